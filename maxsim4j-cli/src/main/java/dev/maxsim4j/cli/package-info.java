@@ -1,0 +1,1 @@
+package dev.maxsim4j.cli;

@@ -1,0 +1,197 @@
+package dev.maxsim4j;
+
+import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.BackendSelector;
+import dev.maxsim4j.internal.Problem;
+import java.util.Objects;
+
+/**
+ * Late-interaction (MaxSim) scoring: for each valid query token the best dot product over the valid
+ * document tokens, summed over query tokens.
+ *
+ * <pre>{@code
+ * try (MaxSim maxSim = MaxSim.create()) {
+ *   float[][] scores = maxSim.scores(queries, documents);   // [Nq][Nd]
+ * }
+ * }</pre>
+ *
+ * <p>Contract, identical on every backend: dot products of the vectors as given (no normalisation; see
+ * {@link TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves
+ * the max; a document with no valid token scores {@code -1e9}; a query with no valid token scores 0 against
+ * any non-empty document; NaN in a valid token makes the score NaN; scores are fp32; in the backward the
+ * gradient of a max flows to one document token, the lowest slot among ties.
+ *
+ * <p>An instance owns a thread pool; it is thread-safe and should be closed. Using it after
+ * {@link #close()} throws {@link IllegalStateException}.
+ */
+public final class MaxSim implements AutoCloseable {
+  private final Backend backend;
+  private volatile boolean closed;
+
+  private MaxSim(Backend backend) {
+    this.backend = backend;
+  }
+
+  /** The automatically chosen backend (property {@code maxsim4j.backend}) on all available processors. */
+  public static MaxSim create() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Configures backend and threads. */
+  public static final class Builder {
+    private String backend = BackendSelector.defaultName();
+    private int threads = Integer.getInteger("maxsim4j.threads", Runtime.getRuntime().availableProcessors());
+
+    private Builder() {}
+
+    /** {@code auto} (default), {@code reference}, {@code scalar} or {@code vector}. */
+    public Builder backend(String name) {
+      this.backend = Objects.requireNonNull(name, "backend");
+      return this;
+    }
+
+    public Builder threads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
+      }
+      this.threads = threads;
+      return this;
+    }
+
+    public MaxSim build() {
+      return new MaxSim(BackendSelector.create(backend, threads));
+    }
+  }
+
+  /** Name of the backend in use, e.g. {@code vector}. */
+  public String backendName() {
+    return backend.name();
+  }
+
+  public int threads() {
+    return backend.threads();
+  }
+
+  // ------------------------------------------------------------------ inference
+
+  /** All pairs: {@code Q [Nq, Lq, d] x D [Nd, Ld, d] -> [Nq][Nd]}. */
+  public float[][] scores(TokenBatch queries, TokenBatch documents) {
+    Problem p = allPairs(queries, documents);
+    return reshape(backend().score(p, null), queries.size(), documents.size());
+  }
+
+  /** Pairwise: {@code Q [B, Lq, d] x D [B, Ld, d] -> [B]}, query {@code b} against document {@code b}. */
+  public float[] pairwise(TokenBatch queries, TokenBatch documents) {
+    return backend().score(pairwiseProblem(queries, documents), null);
+  }
+
+  /**
+   * Candidates: {@code Q [B, Lq, d] x D [B, K, Ld, d] -> [B][K]}. {@code documents} holds {@code B*K} rows,
+   * query {@code b}'s candidates at rows {@code b*K .. b*K+K-1}.
+   */
+  public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
+    Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
+    return reshape(backend().score(p, null), queries.size(), candidatesPerQuery);
+  }
+
+  /**
+   * The {@code k} best documents per query, streaming over the documents: memory is O(Nq x k) per thread,
+   * never Nq x Nd.
+   */
+  public TopK topK(TokenBatch queries, TokenBatch documents, int k) {
+    checkPair(queries, documents);
+    if (k <= 0) {
+      throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
+    }
+    Backend.TopKResult r = backend().topK(queries.tokens(), documents.tokens(), k);
+    return new TopK(r.scores(), r.indices());
+  }
+
+  // ------------------------------------------------------------------ training
+
+  /** All-pairs scores that can be differentiated with {@link TrainingScores#backward}. */
+  public TrainingScores scoresForTraining(TokenBatch queries, TokenBatch documents) {
+    Problem p = allPairs(queries, documents);
+    return training(p, queries, documents, queries.size(), documents.size());
+  }
+
+  public TrainingScores pairwiseForTraining(TokenBatch queries, TokenBatch documents) {
+    Problem p = pairwiseProblem(queries, documents);
+    return training(p, queries, documents, queries.size(), 1);
+  }
+
+  public TrainingScores candidatesForTraining(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
+    Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
+    return training(p, queries, documents, queries.size(), candidatesPerQuery);
+  }
+
+  private TrainingScores training(Problem p, TokenBatch q, TokenBatch d, int rows, int columns) {
+    int[] argmax = new int[Math.multiplyExact(p.pairs(), p.argmaxStride())];
+    float[] scores = backend().score(p, argmax);
+    return new TrainingScores(this, p, q, d, scores, argmax, rows, columns);
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  Backend backend() {
+    if (closed) {
+      throw new IllegalStateException("this MaxSim is closed");
+    }
+    return backend;
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      backend.close();
+    }
+  }
+
+  private static Problem allPairs(TokenBatch q, TokenBatch d) {
+    checkPair(q, d);
+    return Problem.allPairs(q.tokens(), d.tokens());
+  }
+
+  private static Problem pairwiseProblem(TokenBatch q, TokenBatch d) {
+    checkPair(q, d);
+    if (q.size() != d.size()) {
+      throw new IllegalArgumentException("pairwise needs as many documents as queries: queries " + q.shape()
+          + " has B=" + q.size() + ", documents " + d.shape() + " has " + d.size());
+    }
+    return Problem.pairwise(q.tokens(), d.tokens());
+  }
+
+  private static Problem candidatesProblem(TokenBatch q, TokenBatch d, int k) {
+    checkPair(q, d);
+    if (k <= 0) {
+      throw new IllegalArgumentException("candidatesPerQuery = " + k + "; expected K >= 1");
+    }
+    if ((long) q.size() * k != d.size()) {
+      throw new IllegalArgumentException("candidates K mismatch: documents " + d.shape() + " has " + d.size()
+          + " rows; expected B*K = " + q.size() + "*" + k + " = " + (long) q.size() * k);
+    }
+    return Problem.candidates(q.tokens(), d.tokens(), k);
+  }
+
+  private static void checkPair(TokenBatch q, TokenBatch d) {
+    Objects.requireNonNull(q, "queries");
+    Objects.requireNonNull(d, "documents");
+    if (q.dim() != d.dim()) {
+      throw new IllegalArgumentException("d mismatch: queries " + q.shape() + " have d=" + q.dim()
+          + ", documents " + d.shape() + " have d=" + d.dim() + "; expected equal");
+    }
+  }
+
+  private static float[][] reshape(float[] flat, int rows, int columns) {
+    float[][] out = new float[rows][columns];
+    for (int i = 0; i < rows; i++) {
+      System.arraycopy(flat, i * columns, out[i], 0, columns);
+    }
+    return out;
+  }
+}

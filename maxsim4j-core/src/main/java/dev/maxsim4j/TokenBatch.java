@@ -1,0 +1,394 @@
+package dev.maxsim4j;
+
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A batch of token-embedding sets: {@code N} rows, each a sequence of up to {@code L} tokens of dimension
+ * {@code d}, in fp32, fp16 or bf16.
+ *
+ * <p>Two layouts:
+ * <ul>
+ *   <li><b>padded</b> {@code [N, L, d]}, row-major, with an optional validity mask {@code [N, L]} or per-row
+ *       lengths (the first {@code lengths[i]} tokens of row {@code i} are valid);
+ *   <li><b>packed</b> {@code [T, d]}: all rows' tokens concatenated, with offsets {@code [N + 1]} (as
+ *       {@code cu_seqlens}): row {@code i} is tokens {@code offsets[i] .. offsets[i+1]-1}. A mask over the
+ *       {@code T} tokens may be added.
+ * </ul>
+ *
+ * <p>The embedding array or memory is <em>not copied</em>: a batch is a view, and changing the array
+ * afterwards changes later scores. Masks, lengths and offsets are copied. Instances are immutable and
+ * thread-safe to share.
+ */
+public final class TokenBatch {
+  private final Tokens tokens;
+
+  private TokenBatch(Tokens tokens) {
+    this.tokens = tokens;
+  }
+
+  Tokens tokens() {
+    return tokens;
+  }
+
+  // ---------------------------------------------------------------- padded factories
+
+  /** A padded fp32 batch {@code [n, length, dim]} over {@code data} (row-major, {@code n*length*dim}). */
+  public static TokenBatch ofFloats(float[] data, int n, int length, int dim) {
+    Objects.requireNonNull(data, "data");
+    checkPaddedShape("data", data.length, n, length, dim);
+    return new TokenBatch(padded(DType.FLOAT32, n, length, dim, data, null, null));
+  }
+
+  /** A padded fp16 or bf16 batch {@code [n, length, dim]} over {@code bits} (row-major bit patterns). */
+  public static TokenBatch ofHalfs(DType dtype, short[] bits, int n, int length, int dim) {
+    Objects.requireNonNull(bits, "bits");
+    checkHalf(dtype);
+    checkPaddedShape("bits", bits.length, n, length, dim);
+    return new TokenBatch(padded(dtype, n, length, dim, null, bits, null));
+  }
+
+  /**
+   * A batch from nested arrays {@code [n][tokens][dim]}. Rows may have different token counts: then the
+   * batch is packed (no padding is stored). Data is copied into one array.
+   */
+  public static TokenBatch of(float[][][] rows) {
+    Objects.requireNonNull(rows, "rows");
+    int dim = -1;
+    int total = 0;
+    boolean ragged = false;
+    for (int i = 0; i < rows.length; i++) {
+      if (rows[i] == null) {
+        throw new IllegalArgumentException("rows[" + i + "] is null; expected an array of tokens");
+      }
+      if (i > 0 && rows[i].length != rows[0].length) {
+        ragged = true;
+      }
+      for (int t = 0; t < rows[i].length; t++) {
+        float[] token = rows[i][t];
+        if (token == null) {
+          throw new IllegalArgumentException("rows[" + i + "][" + t + "] is null; expected a vector");
+        }
+        if (dim < 0) {
+          dim = token.length;
+        } else if (token.length != dim) {
+          throw new IllegalArgumentException("rows[" + i + "][" + t + "] has dimension " + token.length
+              + "; expected " + dim + " like rows' first token");
+        }
+      }
+      total = Math.addExact(total, rows[i].length);
+    }
+    if (dim < 0) {
+      dim = 1; // no token at all: any dimension matches; an empty row scores -1e9 anyway
+    }
+    float[] data = new float[Math.multiplyExact(total, dim)];
+    int[] offsets = new int[rows.length + 1];
+    int pos = 0;
+    for (int i = 0; i < rows.length; i++) {
+      offsets[i] = pos / dim;
+      for (float[] token : rows[i]) {
+        System.arraycopy(token, 0, data, pos, dim);
+        pos += dim;
+      }
+    }
+    offsets[rows.length] = total;
+    if (!ragged && rows.length > 0) {
+      return ofFloats(data, rows.length, rows[0].length, dim);
+    }
+    return packedFloats(data, offsets, dim);
+  }
+
+  /**
+   * A padded batch over off-heap (or heap) memory holding {@code n*length*dim} elements of {@code dtype},
+   * little-endian as the platform stores them. The memory must stay alive while the batch is used.
+   */
+  public static TokenBatch fromMemorySegment(MemorySegment memory, DType dtype, int n, int length, int dim) {
+    Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(dtype, "dtype");
+    checkPaddedShape("memory", memory.byteSize() / dtype.byteSize(), n, length, dim);
+    return new TokenBatch(padded(dtype, n, length, dim, null, null, memory));
+  }
+
+  // ---------------------------------------------------------------- packed factories
+
+  /** A packed fp32 batch: tokens {@code [T, dim]} in {@code data}, rows delimited by {@code offsets [N+1]}. */
+  public static TokenBatch packedFloats(float[] data, int[] offsets, int dim) {
+    Objects.requireNonNull(data, "data");
+    checkPackedShape("data", data.length, offsets, dim);
+    return new TokenBatch(packed(DType.FLOAT32, offsets, dim, data, null, null));
+  }
+
+  /** A packed fp16/bf16 batch: tokens {@code [T, dim]} as bit patterns, rows delimited by {@code offsets}. */
+  public static TokenBatch packedHalfs(DType dtype, short[] bits, int[] offsets, int dim) {
+    Objects.requireNonNull(bits, "bits");
+    checkHalf(dtype);
+    checkPackedShape("bits", bits.length, offsets, dim);
+    return new TokenBatch(packed(dtype, offsets, dim, null, bits, null));
+  }
+
+  /** A packed batch over memory holding {@code T*dim} elements of {@code dtype}. */
+  public static TokenBatch packedFromMemorySegment(MemorySegment memory, DType dtype, int[] offsets, int dim) {
+    Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(dtype, "dtype");
+    checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
+    return new TokenBatch(packed(dtype, offsets, dim, null, null, memory));
+  }
+
+  // ---------------------------------------------------------------- validity
+
+  /**
+   * This batch with a validity mask: for padded batches {@code [N*L]} flags (row-major), for packed ones
+   * {@code [T]}. A false flag removes the token (from the sum for queries, from the max for documents).
+   */
+  public TokenBatch withMask(boolean[] mask) {
+    Objects.requireNonNull(mask, "mask");
+    if (mask.length != tokens.storedTokens) {
+      throw new IllegalArgumentException("mask has length " + mask.length + "; expected "
+          + tokens.storedTokens + (tokens.isPacked() ? " (T, the packed token count)"
+              : " (N*L = " + tokens.rows + "*" + tokens.paddedLength + ")"));
+    }
+    return new TokenBatch(new Tokens(tokens.dtype, tokens.dim, tokens.paddedLength, tokens.rowStart,
+        tokens.rowLength, tokens.storedTokens, combine(tokens.mask, mask), tokens.f32, tokens.s16,
+        tokens.segment));
+  }
+
+  /** This padded batch with a {@code [N][L]} mask. */
+  public TokenBatch withMask(boolean[][] mask) {
+    Objects.requireNonNull(mask, "mask");
+    requirePadded("withMask(boolean[][])");
+    int n = tokens.rows;
+    int l = tokens.paddedLength;
+    if (mask.length != n) {
+      throw new IllegalArgumentException("mask has shape [" + mask.length + "][..]; expected [" + n + "][" + l + "]");
+    }
+    boolean[] flat = new boolean[n * l];
+    for (int i = 0; i < n; i++) {
+      if (mask[i] == null || mask[i].length != l) {
+        throw new IllegalArgumentException("mask[" + i + "] has length "
+            + (mask[i] == null ? "null" : mask[i].length) + "; expected " + l + " (L)");
+      }
+      System.arraycopy(mask[i], 0, flat, i * l, l);
+    }
+    return withMask(flat);
+  }
+
+  /** This padded batch with per-row lengths: the first {@code lengths[i]} tokens of row {@code i} are valid. */
+  public TokenBatch withLengths(int[] lengths) {
+    Objects.requireNonNull(lengths, "lengths");
+    requirePadded("withLengths");
+    int l = tokens.paddedLength;
+    if (lengths.length != tokens.rows) {
+      throw new IllegalArgumentException("lengths has length " + lengths.length + "; expected " + tokens.rows + " (N)");
+    }
+    int[] rowLength = new int[lengths.length];
+    for (int i = 0; i < lengths.length; i++) {
+      if (lengths[i] < 0 || lengths[i] > l) {
+        throw new IllegalArgumentException("lengths[" + i + "] = " + lengths[i] + "; expected 0 <= length <= " + l + " (L)");
+      }
+      rowLength[i] = Math.min(lengths[i], tokens.rowLength[i]);
+    }
+    return new TokenBatch(new Tokens(tokens.dtype, tokens.dim, l, tokens.rowStart, rowLength,
+        tokens.storedTokens, tokens.mask, tokens.f32, tokens.s16, tokens.segment));
+  }
+
+  /**
+   * An fp32 copy of this batch with every valid token scaled to unit L2 norm (zero vectors stay zero).
+   * Scoring never normalises on its own; this is the explicit opt-in.
+   */
+  public TokenBatch l2Normalized() {
+    float[] data = toFloatArray();
+    int dim = tokens.dim;
+    for (int s = 0; s < tokens.storedTokens; s++) {
+      double sq = 0;
+      for (int k = 0; k < dim; k++) {
+        float v = data[s * dim + k];
+        sq += (double) v * v;
+      }
+      if (sq > 0) {
+        float inv = (float) (1.0 / Math.sqrt(sq));
+        for (int k = 0; k < dim; k++) {
+          data[s * dim + k] *= inv;
+        }
+      }
+    }
+    return withStorage(DType.FLOAT32, data, null);
+  }
+
+  // ---------------------------------------------------------------- accessors
+
+  /** N, the number of rows. */
+  public int size() {
+    return tokens.rows;
+  }
+
+  /** Token dimension d. */
+  public int dim() {
+    return tokens.dim;
+  }
+
+  public DType dtype() {
+    return tokens.dtype;
+  }
+
+  public boolean isPacked() {
+    return tokens.isPacked();
+  }
+
+  /** L for a padded batch; the longest row for a packed one. */
+  public int maxLength() {
+    return tokens.isPacked() ? tokens.maxRowLength : tokens.paddedLength;
+  }
+
+  /** Token slots of row {@code i} (L, its length, or its packed length). */
+  public int length(int row) {
+    Objects.checkIndex(row, tokens.rows);
+    return tokens.rowLength[row];
+  }
+
+  /** Valid tokens of row {@code i}. */
+  public int validTokens(int row) {
+    Objects.checkIndex(row, tokens.rows);
+    return tokens.validCount[row];
+  }
+
+  /** Whether slot {@code t} of row {@code i} is a valid token. */
+  public boolean isValid(int row, int t) {
+    Objects.checkIndex(row, tokens.rows);
+    return t >= 0 && tokens.isValid(row, t);
+  }
+
+  /** Element {@code k} of slot {@code t} of row {@code row}, as fp32. */
+  public float get(int row, int t, int k) {
+    Objects.checkIndex(row, tokens.rows);
+    Objects.checkIndex(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength);
+    Objects.checkIndex(k, tokens.dim);
+    return tokens.element(tokens.rowStart[row] + t, k);
+  }
+
+  /** All stored elements as fp32, in storage order ({@code N*L*d} padded, {@code T*d} packed). */
+  public float[] toFloatArray() {
+    float[] out = new float[Math.multiplyExact(tokens.storedTokens, tokens.dim)];
+    tokens.copyTokens(0, tokens.storedTokens, out, 0);
+    return out;
+  }
+
+  /** Offsets {@code [N+1]} of a packed batch. */
+  public int[] offsets() {
+    if (!tokens.isPacked()) {
+      throw new IllegalStateException("offsets() is for packed batches; this one is padded [N, L, d]");
+    }
+    int[] offsets = Arrays.copyOf(tokens.rowStart, tokens.rows + 1);
+    offsets[tokens.rows] = tokens.storedTokens;
+    return offsets;
+  }
+
+  /** A batch of the same layout and validity over other storage (gradients use this). */
+  TokenBatch withStorage(DType dtype, float[] f32, short[] s16) {
+    return new TokenBatch(new Tokens(dtype, tokens.dim, tokens.paddedLength, tokens.rowStart, tokens.rowLength,
+        tokens.storedTokens, tokens.mask, f32, s16, null));
+  }
+
+  @Override
+  public String toString() {
+    return tokens.isPacked()
+        ? "TokenBatch[packed N=" + tokens.rows + ", T=" + tokens.storedTokens + ", d=" + tokens.dim + ", " + tokens.dtype + "]"
+        : "TokenBatch[N=" + tokens.rows + ", L=" + tokens.paddedLength + ", d=" + tokens.dim + ", " + tokens.dtype + "]";
+  }
+
+  /** Shape for error messages, e.g. {@code [4, 32, 128]} or {@code packed [T=100, 128] N=4}. */
+  String shape() {
+    return tokens.isPacked()
+        ? "packed [T=" + tokens.storedTokens + ", d=" + tokens.dim + "] with N=" + tokens.rows
+        : "[" + tokens.rows + ", " + tokens.paddedLength + ", " + tokens.dim + "]";
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private void requirePadded(String what) {
+    if (tokens.isPacked()) {
+      throw new IllegalArgumentException(what + " needs a padded [N, L, d] batch; this one is " + shape()
+          + " (use withMask(boolean[]) over the T packed tokens)");
+    }
+  }
+
+  private static boolean[] combine(boolean[] existing, boolean[] mask) {
+    boolean[] copy = mask.clone();
+    if (existing != null) {
+      for (int i = 0; i < copy.length; i++) {
+        copy[i] &= existing[i];
+      }
+    }
+    return copy;
+  }
+
+  private static void checkHalf(DType dtype) {
+    Objects.requireNonNull(dtype, "dtype");
+    if (dtype == DType.FLOAT32) {
+      throw new IllegalArgumentException("dtype FLOAT32 given for short[] bits; expected FLOAT16 or BFLOAT16 (use ofFloats for fp32)");
+    }
+  }
+
+  private static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
+    if (n < 0 || length < 0 || dim <= 0) {
+      throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
+          + "]; expected n >= 0, length >= 0, dim >= 1");
+    }
+    long expected = (long) n * length * dim;
+    if ((long) n * length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
+    }
+    if (elements != expected) {
+      throw new IllegalArgumentException(name + " holds " + elements + " elements; expected " + expected
+          + " for shape [" + n + ", " + length + ", " + dim + "]");
+    }
+  }
+
+  private static void checkPackedShape(String name, long elements, int[] offsets, int dim) {
+    Objects.requireNonNull(offsets, "offsets");
+    if (dim <= 0) {
+      throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 1");
+    }
+    if (offsets.length == 0) {
+      throw new IllegalArgumentException("offsets is empty; expected N+1 entries starting at 0");
+    }
+    if (offsets[0] != 0) {
+      throw new IllegalArgumentException("offsets[0] = " + offsets[0] + "; expected 0");
+    }
+    for (int i = 1; i < offsets.length; i++) {
+      if (offsets[i] < offsets[i - 1]) {
+        throw new IllegalArgumentException("offsets not monotone: offsets[" + i + "] = " + offsets[i]
+            + " < offsets[" + (i - 1) + "] = " + offsets[i - 1]);
+      }
+    }
+    long tokens = elements / dim;
+    if (elements % dim != 0) {
+      throw new IllegalArgumentException(name + " holds " + elements + " elements, not a multiple of dim " + dim);
+    }
+    if (offsets[offsets.length - 1] != tokens) {
+      throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = "
+          + tokens + " (" + name + " holds " + elements + " elements of dim " + dim + ")");
+    }
+  }
+
+  private static Tokens padded(DType dtype, int n, int length, int dim, float[] f32, short[] s16, MemorySegment seg) {
+    int[] start = new int[n];
+    int[] len = new int[n];
+    for (int i = 0; i < n; i++) {
+      start[i] = i * length;
+      len[i] = length;
+    }
+    return new Tokens(dtype, dim, length, start, len, n * length, null, f32, s16, seg);
+  }
+
+  private static Tokens packed(DType dtype, int[] offsets, int dim, float[] f32, short[] s16, MemorySegment seg) {
+    int n = offsets.length - 1;
+    int[] start = Arrays.copyOf(offsets, n);
+    int[] len = new int[n];
+    for (int i = 0; i < n; i++) {
+      len[i] = offsets[i + 1] - offsets[i];
+    }
+    return new Tokens(dtype, dim, -1, start, len, offsets[n], null, f32, s16, seg);
+  }
+}

@@ -1,0 +1,103 @@
+package dev.maxsim4j;
+
+import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.Problem;
+import java.util.Objects;
+
+/**
+ * Scores from a forward that will be differentiated, with what the backward needs: the winning document
+ * slot per (pair, query token), never the similarity grid. {@link #backward} turns {@code dL/dscores}
+ * into {@code dL/dQ} and {@code dL/dD}. Scores are laid out row-major as the op returns them
+ * ({@code [Nq*Nd]}, {@code [B]} or {@code [B*K]}).
+ */
+public final class TrainingScores {
+  private final MaxSim owner;
+  private final Problem problem;
+  private final TokenBatch queries;
+  private final TokenBatch documents;
+  private final float[] scores;
+  private final int[] argmax;
+  private final int rows;
+  private final int columns;
+
+  TrainingScores(MaxSim owner, Problem problem, TokenBatch queries, TokenBatch documents, float[] scores,
+      int[] argmax, int rows, int columns) {
+    this.owner = owner;
+    this.problem = problem;
+    this.queries = queries;
+    this.documents = documents;
+    this.scores = scores;
+    this.argmax = argmax;
+    this.rows = rows;
+    this.columns = columns;
+  }
+
+  /** Flat scores (a copy). */
+  public float[] scores() {
+    return scores.clone();
+  }
+
+  /** Scores as {@code [rows][columns]}: {@code [Nq][Nd]}, {@code [B][1]} or {@code [B][K]}. */
+  public float[][] scoreMatrix() {
+    float[][] m = new float[rows][columns];
+    for (int i = 0; i < rows; i++) {
+      System.arraycopy(scores, i * columns, m[i], 0, columns);
+    }
+    return m;
+  }
+
+  /** Winning document slot of query slot {@code s} in pair {@code p}, or -1 (masked query token, empty document). */
+  public int argmax(int pair, int querySlot) {
+    Objects.checkIndex(pair, scores.length);
+    Objects.checkIndex(querySlot, problem.argmaxStride());
+    return argmax[pair * problem.argmaxStride() + querySlot];
+  }
+
+  public Gradients backward(float[] dScores) {
+    return backward(dScores, GradientPrecision.FLOAT32);
+  }
+
+  public Gradients backward(float[][] dScores) {
+    return backward(dScores, GradientPrecision.FLOAT32);
+  }
+
+  public Gradients backward(float[][] dScores, GradientPrecision precision) {
+    Objects.requireNonNull(dScores, "dScores");
+    if (dScores.length != rows) {
+      throw new IllegalArgumentException("dScores has " + dScores.length + " rows; expected " + rows);
+    }
+    float[] flat = new float[rows * columns];
+    for (int i = 0; i < rows; i++) {
+      if (dScores[i] == null || dScores[i].length != columns) {
+        throw new IllegalArgumentException("dScores[" + i + "] has length "
+            + (dScores[i] == null ? "null" : dScores[i].length) + "; expected " + columns);
+      }
+      System.arraycopy(dScores[i], 0, flat, i * columns, columns);
+    }
+    return backward(flat, precision);
+  }
+
+  /** Gradients of {@code sum(dScores * scores)}; {@code dScores} flat like {@link #scores()}. */
+  public Gradients backward(float[] dScores, GradientPrecision precision) {
+    Objects.requireNonNull(dScores, "dScores");
+    Objects.requireNonNull(precision, "precision");
+    if (dScores.length != scores.length) {
+      throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected " + scores.length
+          + " (" + rows + " x " + columns + ")");
+    }
+    Backend.Gradients g = owner.backend().backward(problem, argmax, dScores);
+    return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
+  }
+
+  private static TokenBatch asBatch(TokenBatch like, float[] grad, GradientPrecision precision) {
+    DType type = precision == GradientPrecision.INPUT ? like.dtype() : DType.FLOAT32;
+    if (type == DType.FLOAT32) {
+      return like.withStorage(DType.FLOAT32, grad, null);
+    }
+    short[] bits = new short[grad.length];
+    for (int i = 0; i < grad.length; i++) {
+      bits[i] = type.narrow(grad[i]);
+    }
+    return like.withStorage(type, null, bits);
+  }
+}

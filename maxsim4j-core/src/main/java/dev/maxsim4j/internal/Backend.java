@@ -1,0 +1,45 @@
+package dev.maxsim4j.internal;
+
+/**
+ * One way of computing MaxSim (a CPU kernel, later the GPU). Every backend honours the same contract:
+ * masked query tokens leave the sum, masked document tokens leave the max, a document without a valid
+ * token scores {@link #EMPTY_DOCUMENT_SCORE}, NaN in a valid token makes the score NaN, ties in the max give
+ * the argmax (and so the gradient) to the lowest document slot.
+ */
+public interface Backend extends AutoCloseable {
+
+  /** Score of a document that has no valid token. */
+  float EMPTY_DOCUMENT_SCORE = -1e9f;
+
+  /** Argmax entry of a query slot that is masked, or of any slot when the document is empty. */
+  int NO_ARGMAX = -1;
+
+  String name();
+
+  /**
+   * Scores every pair of {@code problem} into a new flat array (see {@link Problem}). When {@code argmax}
+   * is not null it receives, for each pair and query slot, the winning document slot.
+   */
+  float[] score(Problem problem, int[] argmax);
+
+  /** Top-k documents per query over all documents, never holding Nq x Nd scores at once. */
+  TopKResult topK(Tokens queries, Tokens documents, int k);
+
+  /**
+   * Gradients of {@code sum(dScores * scores)} with respect to the query and document embeddings, in fp32,
+   * laid out like the inputs' storage; masked tokens get exactly zero.
+   */
+  Gradients backward(Problem problem, int[] argmax, float[] dScores);
+
+  /** Threads this backend computes with. */
+  int threads();
+
+  @Override
+  void close();
+
+  /** Per-query best documents: {@code scores[i][r]} and {@code indices[i][r]} for rank r. */
+  record TopKResult(float[][] scores, int[][] indices) {}
+
+  /** dQ ({@code queries.storedTokens * dim}) and dD ({@code documents.storedTokens * dim}). */
+  record Gradients(float[] queries, float[] documents) {}
+}

@@ -1,0 +1,169 @@
+package dev.maxsim4j.internal;
+
+import dev.maxsim4j.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The backends' view of a token-embedding batch: where each row's tokens live and which are valid.
+ *
+ * <p>Padded and packed inputs share one description: row {@code i} owns the token slots
+ * {@code rowStart[i] .. rowStart[i] + rowLength[i] - 1} of the storage, each slot {@code dim} elements long.
+ * A padded batch with per-row lengths has {@code rowLength = lengths}; a mask (one flag per stored token)
+ * may punch holes. Storage is exactly one of a heap {@code float[]}, a heap {@code short[]} (fp16/bf16 bits)
+ * or a {@link MemorySegment}; it is never copied.
+ */
+public final class Tokens {
+  private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
+  private static final ValueLayout.OfShort S16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+
+  public final DType dtype;
+  public final int rows;
+  public final int dim;
+  /** Stored tokens in all (N*L for padded, T for packed). */
+  public final int storedTokens;
+  /** L for a padded batch, -1 for a packed one. */
+  public final int paddedLength;
+  public final int[] rowStart;
+  public final int[] rowLength;
+  /** One flag per stored token, or null when every slot inside rowLength is valid. */
+  public final boolean[] mask;
+  public final int[] validCount;
+  public final int maxRowLength;
+  public final int maxValidCount;
+
+  public final float[] f32;
+  public final short[] s16;
+  public final MemorySegment segment;
+
+  public Tokens(DType dtype, int dim, int paddedLength, int[] rowStart, int[] rowLength, int storedTokens,
+      boolean[] mask, float[] f32, short[] s16, MemorySegment segment) {
+    this.dtype = dtype;
+    this.dim = dim;
+    this.paddedLength = paddedLength;
+    this.rows = rowStart.length;
+    this.rowStart = rowStart;
+    this.rowLength = rowLength;
+    this.storedTokens = storedTokens;
+    this.mask = mask;
+    this.f32 = f32;
+    this.s16 = s16;
+    this.segment = segment;
+    this.validCount = new int[rows];
+    int maxLen = 0;
+    int maxValid = 0;
+    for (int i = 0; i < rows; i++) {
+      int count = 0;
+      if (mask == null) {
+        count = rowLength[i];
+      } else {
+        for (int t = 0, s = rowStart[i]; t < rowLength[i]; t++, s++) {
+          if (mask[s]) {
+            count++;
+          }
+        }
+      }
+      validCount[i] = count;
+      maxLen = Math.max(maxLen, rowLength[i]);
+      maxValid = Math.max(maxValid, count);
+    }
+    this.maxRowLength = maxLen;
+    this.maxValidCount = maxValid;
+  }
+
+  public boolean isPacked() {
+    return paddedLength < 0;
+  }
+
+  /** Whether slot {@code t} of row {@code row} holds a valid token. */
+  public boolean isValid(int row, int t) {
+    return t < rowLength[row] && (mask == null || mask[rowStart[row] + t]);
+  }
+
+  /** Whether every slot of the row (inside its length) is valid, so its tokens are contiguous. */
+  public boolean isDense(int row) {
+    return validCount[row] == rowLength[row];
+  }
+
+  /** Element {@code k} of stored token {@code token}, widened to fp32. */
+  public float element(int token, int k) {
+    long e = (long) token * dim + k;
+    if (f32 != null) {
+      return f32[(int) e];
+    }
+    if (s16 != null) {
+      return dtype.widen(s16[(int) e]);
+    }
+    return dtype == DType.FLOAT32
+        ? segment.getAtIndex(F32, e)
+        : dtype.widen(segment.getAtIndex(S16, e));
+  }
+
+  /** Widens {@code count} consecutive stored tokens starting at {@code token} into {@code dst[off..]}. */
+  public void copyTokens(int token, int count, float[] dst, int off) {
+    int n = count * dim;
+    long e = (long) token * dim;
+    if (f32 != null) {
+      System.arraycopy(f32, (int) e, dst, off, n);
+    } else if (s16 != null) {
+      widen(s16, (int) e, dst, off, n);
+    } else if (dtype == DType.FLOAT32) {
+      MemorySegment.copy(segment, F32, e * 4, dst, off, n);
+    } else {
+      for (int i = 0; i < n; i++) {
+        dst[off + i] = dtype.widen(segment.getAtIndex(S16, e + i));
+      }
+    }
+  }
+
+  private void widen(short[] src, int from, float[] dst, int off, int n) {
+    if (dtype == DType.BFLOAT16) {
+      for (int i = 0; i < n; i++) {
+        dst[off + i] = Float.intBitsToFloat((src[from + i] & 0xffff) << 16);
+      }
+    } else {
+      for (int i = 0; i < n; i++) {
+        dst[off + i] = Float.float16ToFloat(src[from + i]);
+      }
+    }
+  }
+
+  /**
+   * Widens the valid tokens of a row, in slot order, into {@code dst}; writes their slot numbers into
+   * {@code slots} when it is not null. Returns how many were written.
+   */
+  public int gatherValid(int row, float[] dst, int[] slots) {
+    int start = rowStart[row];
+    int len = rowLength[row];
+    if (mask == null) {
+      copyTokens(start, len, dst, 0);
+      if (slots != null) {
+        for (int t = 0; t < len; t++) {
+          slots[t] = t;
+        }
+      }
+      return len;
+    }
+    int n = 0;
+    int t = 0;
+    while (t < len) {
+      if (!mask[start + t]) {
+        t++;
+        continue;
+      }
+      int runEnd = t;
+      while (runEnd < len && mask[start + runEnd]) {
+        runEnd++;
+      }
+      copyTokens(start + t, runEnd - t, dst, n * dim);
+      for (int s = t; s < runEnd; s++) {
+        if (slots != null) {
+          slots[n] = s;
+        }
+        n++;
+      }
+      t = runEnd;
+    }
+    return n;
+  }
+}

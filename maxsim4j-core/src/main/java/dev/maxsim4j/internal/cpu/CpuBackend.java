@@ -1,0 +1,204 @@
+package dev.maxsim4j.internal.cpu;
+
+import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Tokens;
+import java.util.Arrays;
+
+/**
+ * A CPU backend: one {@link PairKernel} driven over a fixed thread pool. Work is split by document (all
+ * pairs) or by query (pairwise, candidates), so each loaded document serves every query that meets it and
+ * no Nq x Nd x Lq x Ld buffer ever exists; extra memory is one document and one query block per thread.
+ */
+public final class CpuBackend implements Backend {
+  /** Documents scored per top-k block: bounds the per-thread score buffer to Nq x this. */
+  private static final int TOPK_BLOCK = 256;
+
+  private final PairKernel kernel;
+  private final ParallelLoop loop;
+
+  CpuBackend(PairKernel kernel, int threads) {
+    this.kernel = kernel;
+    this.loop = new ParallelLoop(threads);
+  }
+
+  public static CpuBackend reference(int threads) {
+    return new CpuBackend(new ReferenceKernel(), threads);
+  }
+
+  public static CpuBackend scalar(int threads) {
+    return new CpuBackend(new ScalarKernel(), threads);
+  }
+
+  @Override
+  public String name() {
+    return kernel.name();
+  }
+
+  @Override
+  public int threads() {
+    return loop.threads();
+  }
+
+  // ------------------------------------------------------------------ forward
+
+  @Override
+  public float[] score(Problem problem, int[] argmax) {
+    float[] out = new float[problem.pairs()];
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    if (out.length == 0) {
+      return out;
+    }
+    PairKernel.Bound bound = kernel.bind(q, d);
+    int stride = problem.argmaxStride();
+    if (problem.kind() == Problem.Kind.ALL_PAIRS) {
+      // Tiles of (documents x queries): a document is loaded once per tile and meets the tile's queries.
+      int docGrain = loop.grainFor(d.rows, 1);
+      int docChunks = (d.rows + docGrain - 1) / docGrain;
+      int queryChunks = Math.max(1, Math.min(q.rows, (loop.threads() * 4 + docChunks - 1) / docChunks));
+      int queryGrain = (q.rows + queryChunks - 1) / queryChunks;
+      queryChunks = (q.rows + queryGrain - 1) / queryGrain;
+      int qc = queryChunks;
+      loop.forRange(docChunks * qc, 1, (from, to) -> {
+        PairKernel.Worker w = bound.newWorker();
+        for (int tile = from; tile < to; tile++) {
+          int d0 = (tile / qc) * docGrain;
+          int d1 = Math.min(d.rows, d0 + docGrain);
+          int q0 = (tile % qc) * queryGrain;
+          int q1 = Math.min(q.rows, q0 + queryGrain);
+          for (int j = d0; j < d1; j++) {
+            scoreDocument(w, problem, j, q0, q1, out, argmax, stride);
+          }
+        }
+      });
+    } else {
+      int perQuery = problem.documentsPerQuery();
+      loop.forRange(q.rows, loop.grainFor(q.rows, 1), (from, to) -> {
+        PairKernel.Worker w = bound.newWorker();
+        for (int i = from; i < to; i++) {
+          for (int c = 0; c < perQuery; c++) {
+            scoreDocument(w, problem, problem.document(i, c), i, i + 1, out, argmax, stride);
+          }
+        }
+      });
+    }
+    return out;
+  }
+
+  /** Scores document {@code j} against queries {@code [q0, q1)} that meet it. */
+  private static void scoreDocument(PairKernel.Worker w, Problem problem, int j, int q0, int q1,
+      float[] out, int[] argmax, int stride) {
+    Tokens d = problem.documents();
+    if (d.validCount[j] == 0) {
+      for (int i = q0; i < q1; i++) {
+        int p = problem.pairOf(i, j);
+        out[p] = EMPTY_DOCUMENT_SCORE;
+        if (argmax != null) {
+          Arrays.fill(argmax, p * stride, (p + 1) * stride, NO_ARGMAX);
+        }
+      }
+      return;
+    }
+    w.load(j);
+    for (int i = q0; i < q1; i++) {
+      int p = problem.pairOf(i, j);
+      if (argmax != null) {
+        Arrays.fill(argmax, p * stride, (p + 1) * stride, NO_ARGMAX);
+      }
+      out[p] = w.score(i, argmax, p * stride);
+    }
+  }
+
+  // ------------------------------------------------------------------ top-k
+
+  @Override
+  public TopKResult topK(Tokens q, Tokens d, int k) {
+    int keep = Math.min(k, d.rows);
+    if (q.rows == 0 || keep == 0) {
+      return new TopKResult(new float[q.rows][0], new int[q.rows][0]);
+    }
+    PairKernel.Bound bound = kernel.bind(q, d);
+    int grain = Math.max(TOPK_BLOCK, loop.grainFor(d.rows, 1));
+    int chunks = (d.rows + grain - 1) / grain;
+    TopKCollector[] partial = new TopKCollector[chunks];
+    loop.forRange(chunks, 1, (from, to) -> {
+      PairKernel.Worker w = bound.newWorker();
+      for (int c = from; c < to; c++) {
+        TopKCollector collector = new TopKCollector(q.rows, keep);
+        int end = Math.min(d.rows, (c + 1) * grain);
+        for (int j = c * grain; j < end; j++) {
+          if (d.validCount[j] == 0) {
+            for (int i = 0; i < q.rows; i++) {
+              collector.offer(i, EMPTY_DOCUMENT_SCORE, j);
+            }
+            continue;
+          }
+          w.load(j);
+          for (int i = 0; i < q.rows; i++) {
+            collector.offer(i, w.score(i, null, 0), j);
+          }
+        }
+        partial[c] = collector;
+      }
+    });
+    TopKCollector merged = new TopKCollector(q.rows, keep);
+    for (TopKCollector c : partial) {
+      merged.mergeFrom(c);
+    }
+    return merged.result();
+  }
+
+  // ------------------------------------------------------------------ backward
+
+  @Override
+  public Gradients backward(Problem problem, int[] argmax, float[] dScores) {
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    int dim = q.dim;
+    int stride = problem.argmaxStride();
+    float[] dq = new float[Math.multiplyExact(q.storedTokens, dim)];
+    float[] dd = new float[Math.multiplyExact(d.storedTokens, dim)];
+    // dQ: each query owns its rows; its pairs are visited in pair order, so the sum order is fixed.
+    loop.forRange(q.rows, loop.grainFor(q.rows, 1), (from, to) -> {
+      for (int i = from; i < to; i++) {
+        int slots = q.rowLength[i];
+        for (int c = 0; c < problem.documentsPerQuery(); c++) {
+          int p = problem.pair(i, c);
+          float g = dScores[p];
+          int j = problem.document(i, c);
+          for (int s = 0; s < slots; s++) {
+            int a = argmax[p * stride + s];
+            if (a >= 0 && g != 0f) {
+              Gradient.axpy(g, d, d.rowStart[j] + a, dq, (q.rowStart[i] + s) * dim);
+            }
+          }
+        }
+      }
+    });
+    // dD: each document owns its rows (destination-owned, no atomics); queries visited in index order.
+    loop.forRange(d.rows, loop.grainFor(d.rows, 1), (from, to) -> {
+      for (int j = from; j < to; j++) {
+        for (int i = problem.firstQueryOf(j); i < problem.endQueryOf(j); i++) {
+          int p = problem.pairOf(i, j);
+          float g = dScores[p];
+          if (g == 0f) {
+            continue;
+          }
+          for (int s = 0; s < q.rowLength[i]; s++) {
+            int a = argmax[p * stride + s];
+            if (a >= 0) {
+              Gradient.axpy(g, q, q.rowStart[i] + s, dd, (d.rowStart[j] + a) * dim);
+            }
+          }
+        }
+      }
+    });
+    return new Gradients(dq, dd);
+  }
+
+  @Override
+  public void close() {
+    loop.close();
+  }
+}

@@ -1,0 +1,82 @@
+package dev.maxsim4j.internal.cpu;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Future;
+
+/**
+ * Runs {@code [0, n)} in contiguous chunks on a fixed pool. Chunk boundaries depend on {@code n} and the
+ * grain only, never on the thread count, so every result is computed the same way on any pool size.
+ */
+final class ParallelLoop implements AutoCloseable {
+
+  interface RangeBody {
+    void run(int from, int to);
+  }
+
+  private final int threads;
+  private final ForkJoinPool pool;
+
+  ParallelLoop(int threads) {
+    if (threads < 1) {
+      throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
+    }
+    this.threads = threads;
+    this.pool = threads == 1 ? null : new ForkJoinPool(threads, ForkJoinPool.defaultForkJoinWorkerThreadFactory, null, false);
+  }
+
+  int threads() {
+    return threads;
+  }
+
+  /** Splits {@code [0, n)} into chunks of {@code grain} items and runs them; rethrows the first failure. */
+  void forRange(int n, int grain, RangeBody body) {
+    if (n <= 0) {
+      return;
+    }
+    int g = Math.max(1, grain);
+    int chunks = (n + g - 1) / g;
+    if (pool == null || chunks == 1) {
+      for (int c = 0; c < chunks; c++) {
+        body.run(c * g, Math.min(n, (c + 1) * g));
+      }
+      return;
+    }
+    List<Future<?>> futures = new ArrayList<>(chunks);
+    for (int c = 0; c < chunks; c++) {
+      int from = c * g;
+      int to = Math.min(n, from + g);
+      futures.add(pool.submit(() -> body.run(from, to)));
+    }
+    RuntimeException failure = null;
+    for (Future<?> f : futures) {
+      try {
+        f.get();
+      } catch (ExecutionException e) {
+        if (failure == null) {
+          failure = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while scoring", e);
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** A grain that gives each thread several chunks (load balance) but chunks of at least {@code min}. */
+  int grainFor(int n, int min) {
+    return Math.max(min, (n + threads * 4 - 1) / (threads * 4));
+  }
+
+  @Override
+  public void close() {
+    if (pool != null) {
+      pool.shutdownNow();
+    }
+  }
+}

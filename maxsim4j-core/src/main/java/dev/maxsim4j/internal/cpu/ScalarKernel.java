@@ -1,0 +1,81 @@
+package dev.maxsim4j.internal.cpu;
+
+import dev.maxsim4j.internal.Tokens;
+
+/**
+ * The portable fast path for JVMs without {@code jdk.incubator.vector}: fp32 arithmetic, each document
+ * widened once into a compact scratch buffer (valid tokens only), four independent partial sums per dot
+ * product so the JIT can keep the FMA pipes busy.
+ */
+final class ScalarKernel implements PairKernel {
+
+  @Override
+  public String name() {
+    return "scalar";
+  }
+
+  @Override
+  public Bound bind(Tokens queries, Tokens documents) {
+    int dim = queries.dim;
+    // queries widened and compacted once: valid tokens only, with their slot numbers
+    float[][] qData = new float[queries.rows][];
+    int[][] qSlots = new int[queries.rows][];
+    for (int i = 0; i < queries.rows; i++) {
+      qData[i] = new float[queries.validCount[i] * dim];
+      qSlots[i] = new int[queries.validCount[i]];
+      queries.gatherValid(i, qData[i], qSlots[i]);
+    }
+    return () -> new Worker() {
+      private final float[] doc = new float[documents.maxValidCount * dim];
+      private final int[] docSlots = new int[documents.maxValidCount];
+      private int docTokens;
+
+      @Override
+      public void load(int j) {
+        docTokens = documents.gatherValid(j, doc, docSlots);
+      }
+
+      @Override
+      public float score(int query, int[] argmax, int offset) {
+        float[] q = qData[query];
+        int[] slots = qSlots[query];
+        double sum = 0;
+        for (int s = 0; s < slots.length; s++) {
+          int qo = s * dim;
+          float best = dot(q, qo, doc, 0, dim);
+          int bestToken = 0;
+          for (int t = 1; t < docTokens; t++) {
+            float dot = dot(q, qo, doc, t * dim, dim);
+            if (dot > best || (dot != dot && best == best)) {
+              best = dot;
+              bestToken = t;
+            }
+          }
+          sum += best;
+          if (argmax != null) {
+            argmax[offset + slots[s]] = docSlots[bestToken];
+          }
+        }
+        return (float) sum;
+      }
+    };
+  }
+
+  private static float dot(float[] a, int ao, float[] b, int bo, int dim) {
+    float s0 = 0;
+    float s1 = 0;
+    float s2 = 0;
+    float s3 = 0;
+    int k = 0;
+    for (; k + 4 <= dim; k += 4) {
+      s0 = Math.fma(a[ao + k], b[bo + k], s0);
+      s1 = Math.fma(a[ao + k + 1], b[bo + k + 1], s1);
+      s2 = Math.fma(a[ao + k + 2], b[bo + k + 2], s2);
+      s3 = Math.fma(a[ao + k + 3], b[bo + k + 3], s3);
+    }
+    for (; k < dim; k++) {
+      s0 = Math.fma(a[ao + k], b[bo + k], s0);
+    }
+    return (s0 + s1) + (s2 + s3);
+  }
+}

@@ -1,0 +1,268 @@
+package dev.maxsim4j.internal.cpu;
+
+import dev.maxsim4j.internal.Tokens;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The fused MaxSim kernel on the Vector API.
+ *
+ * <p><b>Layout.</b> Lanes run over <em>query tokens</em>: each query is packed once as Q<sup>T</sup>
+ * {@code [d][P]} (valid tokens only, P rounded up to the lane count, pad lanes zero). A document token is
+ * then a stream of scalars broadcast against Q<sup>T</sup> rows: {@code acc[lanes] += QT[k][lanes] * D[t][k]}
+ * gives the dot products of one document token with a whole block of query tokens. The max over document
+ * tokens is therefore a plain lane-wise max across loop iterations, no horizontal reduction until the
+ * final sum over query tokens, and the corpus is read as stored, never transposed.
+ *
+ * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 4 document tokens = 8 independent FMA chains (enough
+ * to cover FMA latency on two pipes), 6 loads per 8 FMAs. A tail of fewer than 4 tokens repeats the last
+ * token: a duplicate never changes a max, and the strict {@code >} of the argmax keeps the earlier slot.
+ *
+ * <p><b>Tiles.</b> Documents are walked in tiles of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
+ * when a query has more than one block of lanes, each block revisits the tile from L2 and keeps its
+ * running max (and argmax) in a small array between tiles.
+ *
+ * <p><b>Epilogue.</b> Sum the running max over the valid query lanes in float64, round once to fp32. Lane
+ * max uses {@link Math#max} semantics, so NaN propagates into the score.
+ */
+final class VectorKernel implements PairKernel {
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int V = S.length();
+  static final int TILE = 128;
+
+  @Override
+  public String name() {
+    return "vector";
+  }
+
+  @Override
+  public Bound bind(Tokens queries, Tokens documents) {
+    int dim = queries.dim;
+    int rows = queries.rows;
+    float[][] qt = new float[rows][];
+    int[][] qSlots = new int[rows][];
+    int maxPad = V;
+    float[] scratch = new float[queries.maxValidCount * dim];
+    for (int i = 0; i < rows; i++) {
+      int nv = queries.validCount[i];
+      int pad = (nv + V - 1) / V * V;
+      qSlots[i] = new int[nv];
+      queries.gatherValid(i, scratch, qSlots[i]);
+      float[] t = new float[dim * pad];
+      for (int j = 0; j < nv; j++) {
+        for (int k = 0; k < dim; k++) {
+          t[k * pad + j] = scratch[j * dim + k];
+        }
+      }
+      qt[i] = t;
+      maxPad = Math.max(maxPad, pad);
+    }
+    int runLength = maxPad;
+    return () -> new VectorWorker(documents, qt, qSlots, runLength);
+  }
+
+  private static final class VectorWorker implements Worker {
+    private final Tokens documents;
+    private final float[][] qt;
+    private final int[][] qSlots;
+    private final int dim;
+    private final float[] buffer;
+    private final int[] bufferSlots;
+    private final float[] runMax;
+    private final float[] runArg;
+    private float[] doc;
+    private int docOffset;
+    private int docTokens;
+    private boolean compacted;
+
+    VectorWorker(Tokens documents, float[][] qt, int[][] qSlots, int runLength) {
+      this.documents = documents;
+      this.qt = qt;
+      this.qSlots = qSlots;
+      this.dim = documents.dim;
+      this.buffer = new float[documents.maxValidCount * dim];
+      this.bufferSlots = new int[documents.maxValidCount];
+      this.runMax = new float[runLength];
+      this.runArg = new float[runLength];
+    }
+
+    @Override
+    public void load(int j) {
+      if (documents.f32 != null && documents.isDense(j)) {
+        doc = documents.f32; // fp32, no holes: read the caller's array in place
+        docOffset = documents.rowStart[j] * dim;
+        docTokens = documents.rowLength[j];
+        compacted = false;
+      } else {
+        docTokens = documents.gatherValid(j, buffer, bufferSlots);
+        doc = buffer;
+        docOffset = 0;
+        compacted = true;
+      }
+    }
+
+    @Override
+    public float score(int query, int[] argmax, int offset) {
+      int[] slots = qSlots[query];
+      int valid = slots.length;
+      if (valid == 0) {
+        return 0f; // every query token masked: an empty sum
+      }
+      float[] q = qt[query];
+      int pad = q.length / dim;
+      boolean track = argmax != null;
+      Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
+      if (track) {
+        Arrays.fill(runArg, 0, pad, 0f);
+      }
+      for (int tileStart = 0; tileStart < docTokens; tileStart += TILE) {
+        int tileEnd = Math.min(docTokens, tileStart + TILE);
+        int block = 0;
+        for (; block + 2 * V <= pad; block += 2 * V) {
+          twoVectorBlock(q, pad, block, tileStart, tileEnd, track);
+        }
+        if (block < pad) {
+          oneVectorBlock(q, pad, block, tileStart, tileEnd, track);
+        }
+      }
+      double sum = 0;
+      for (int j = 0; j < valid; j++) {
+        sum += runMax[j];
+      }
+      if (track) {
+        for (int j = 0; j < valid; j++) {
+          int t = (int) runArg[j];
+          argmax[offset + slots[j]] = compacted ? bufferSlots[t] : t;
+        }
+      }
+      return (float) sum;
+    }
+
+    /** Running max of query lanes [block, block + 2V) over document tokens [from, to). */
+    private void twoVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
+      float[] d = doc;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector m0 = FloatVector.fromArray(S, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(S, runMax, block + V);
+      FloatVector i0 = track ? FloatVector.fromArray(S, runArg, block) : null;
+      FloatVector i1 = track ? FloatVector.fromArray(S, runArg, block + V) : null;
+      for (int t = from; t < to; t += 4) {
+        int o0 = docOffset + t * dim;
+        int o1 = docOffset + Math.min(t + 1, last) * dim;
+        int o2 = docOffset + Math.min(t + 2, last) * dim;
+        int o3 = docOffset + Math.min(t + 3, last) * dim;
+        FloatVector a00 = FloatVector.zero(S);
+        FloatVector a01 = FloatVector.zero(S);
+        FloatVector a10 = FloatVector.zero(S);
+        FloatVector a11 = FloatVector.zero(S);
+        FloatVector a20 = FloatVector.zero(S);
+        FloatVector a21 = FloatVector.zero(S);
+        FloatVector a30 = FloatVector.zero(S);
+        FloatVector a31 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          FloatVector q1 = FloatVector.fromArray(S, q, qo + V);
+          FloatVector b = FloatVector.broadcast(S, d[o0 + k]);
+          a00 = q0.fma(b, a00);
+          a01 = q1.fma(b, a01);
+          b = FloatVector.broadcast(S, d[o1 + k]);
+          a10 = q0.fma(b, a10);
+          a11 = q1.fma(b, a11);
+          b = FloatVector.broadcast(S, d[o2 + k]);
+          a20 = q0.fma(b, a20);
+          a21 = q1.fma(b, a21);
+          b = FloatVector.broadcast(S, d[o3 + k]);
+          a30 = q0.fma(b, a30);
+          a31 = q1.fma(b, a31);
+        }
+        if (!track) {
+          m0 = m0.max(a00).max(a10).max(a20).max(a30);
+          m1 = m1.max(a01).max(a11).max(a21).max(a31);
+        } else {
+          // in token order, strict >: the lowest slot wins a tie
+          FloatVector tv = FloatVector.broadcast(S, t);
+          i0 = i0.blend(tv, a00.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a00);
+          i1 = i1.blend(tv, a01.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a01);
+          tv = FloatVector.broadcast(S, Math.min(t + 1, last));
+          i0 = i0.blend(tv, a10.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a10);
+          i1 = i1.blend(tv, a11.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a11);
+          tv = FloatVector.broadcast(S, Math.min(t + 2, last));
+          i0 = i0.blend(tv, a20.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a20);
+          i1 = i1.blend(tv, a21.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a21);
+          tv = FloatVector.broadcast(S, Math.min(t + 3, last));
+          i0 = i0.blend(tv, a30.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a30);
+          i1 = i1.blend(tv, a31.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a31);
+        }
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      if (track) {
+        i0.intoArray(runArg, block);
+        i1.intoArray(runArg, block + V);
+      }
+    }
+
+    /** As {@link #twoVectorBlock} for the last V query lanes. */
+    private void oneVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
+      float[] d = doc;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector m = FloatVector.fromArray(S, runMax, block);
+      FloatVector idx = track ? FloatVector.fromArray(S, runArg, block) : null;
+      for (int t = from; t < to; t += 4) {
+        int o0 = docOffset + t * dim;
+        int o1 = docOffset + Math.min(t + 1, last) * dim;
+        int o2 = docOffset + Math.min(t + 2, last) * dim;
+        int o3 = docOffset + Math.min(t + 3, last) * dim;
+        FloatVector a0 = FloatVector.zero(S);
+        FloatVector a1 = FloatVector.zero(S);
+        FloatVector a2 = FloatVector.zero(S);
+        FloatVector a3 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          a0 = q0.fma(FloatVector.broadcast(S, d[o0 + k]), a0);
+          a1 = q0.fma(FloatVector.broadcast(S, d[o1 + k]), a1);
+          a2 = q0.fma(FloatVector.broadcast(S, d[o2 + k]), a2);
+          a3 = q0.fma(FloatVector.broadcast(S, d[o3 + k]), a3);
+        }
+        if (!track) {
+          m = m.max(a0).max(a1).max(a2).max(a3);
+        } else {
+          VectorMask<Float> gt = a0.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, t), gt);
+          m = m.max(a0);
+          gt = a1.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, Math.min(t + 1, last)), gt);
+          m = m.max(a1);
+          gt = a2.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, Math.min(t + 2, last)), gt);
+          m = m.max(a2);
+          gt = a3.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, Math.min(t + 3, last)), gt);
+          m = m.max(a3);
+        }
+      }
+      m.intoArray(runMax, block);
+      if (track) {
+        idx.intoArray(runArg, block);
+      }
+    }
+  }
+
+  /** Entry point for {@link CpuBackends}, found reflectively so this class loads only with the module. */
+  static PairKernel create() {
+    return new VectorKernel();
+  }
+}
