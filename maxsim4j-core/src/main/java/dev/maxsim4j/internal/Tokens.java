@@ -128,15 +128,26 @@ public final class Tokens {
     }
   }
 
+  /** Copies (and widens) {@code count} consecutive stored tokens into {@code dst[off..]}. */
+  @FunctionalInterface
+  public interface RunCopier {
+    void copy(int token, int count, float[] dst, int off);
+  }
+
   /**
    * Widens the valid tokens of a row, in slot order, into {@code dst}; writes their slot numbers into
    * {@code slots} when it is not null. Returns how many were written.
    */
   public int gatherValid(int row, float[] dst, int[] slots) {
+    return gatherValid(row, dst, slots, this::copyTokens);
+  }
+
+  /** As {@link #gatherValid(int, float[], int[])}, copying each run of valid tokens with {@code copier}. */
+  public int gatherValid(int row, float[] dst, int[] slots, RunCopier copier) {
     int start = rowStart[row];
     int len = rowLength[row];
     if (mask == null) {
-      copyTokens(start, len, dst, 0);
+      copier.copy(start, len, dst, 0);
       if (slots != null) {
         for (int t = 0; t < len; t++) {
           slots[t] = t;
@@ -155,7 +166,7 @@ public final class Tokens {
       while (runEnd < len && mask[start + runEnd]) {
         runEnd++;
       }
-      copyTokens(start + t, runEnd - t, dst, n * dim);
+      copier.copy(start + t, runEnd - t, dst, n * dim);
       for (int s = t; s < runEnd; s++) {
         if (slots != null) {
           slots[n] = s;

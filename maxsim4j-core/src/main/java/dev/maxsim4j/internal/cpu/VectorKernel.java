@@ -2,7 +2,11 @@ package dev.maxsim4j.internal.cpu;
 
 import dev.maxsim4j.internal.Tokens;
 import java.util.Arrays;
+import dev.maxsim4j.DType;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -21,7 +25,7 @@ import jdk.incubator.vector.VectorSpecies;
  * to cover FMA latency on two pipes), 6 loads per 8 FMAs. A tail of fewer than 4 tokens repeats the last
  * token: a duplicate never changes a max, and the strict {@code >} of the argmax keeps the earlier slot.
  *
- * <p><b>Tiles.</b> Documents are walked in tiles of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
+ * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32) in a per-thread buffer, then walked in tiles of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
  * when a query has more than one block of lanes, each block revisits the tile from L2 and keeps its
  * running max (and argmax) in a small array between tiles.
  *
@@ -31,6 +35,8 @@ import jdk.incubator.vector.VectorSpecies;
 final class VectorKernel implements PairKernel {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final int V = S.length();
+  private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, S.vectorShape());
+  private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(V * 16));
   static final int TILE = 128;
 
   @Override
@@ -73,10 +79,7 @@ final class VectorKernel implements PairKernel {
     private final int[] bufferSlots;
     private final float[] runMax;
     private final float[] runArg;
-    private float[] doc;
-    private int docOffset;
     private int docTokens;
-    private boolean compacted;
 
     VectorWorker(Tokens documents, float[][] qt, int[][] qSlots, int runLength) {
       this.documents = documents;
@@ -89,18 +92,31 @@ final class VectorKernel implements PairKernel {
       this.runArg = new float[runLength];
     }
 
+    /**
+     * Stages the document's valid tokens, widened to fp32, in this thread's buffer. Even for fp32 input
+     * the copy pays: one sequential pass lets the hardware prefetcher stream the document into L2, where
+     * the micro-kernel's four strided token streams then hit (measured: 20.1 -> 17-18.5 ms on
+     * 1x1000x32x300x128; see docs/benchmarks.md).
+     */
     @Override
     public void load(int j) {
-      if (documents.f32 != null && documents.isDense(j)) {
-        doc = documents.f32; // fp32, no holes: read the caller's array in place
-        docOffset = documents.rowStart[j] * dim;
-        docTokens = documents.rowLength[j];
-        compacted = false;
-      } else {
-        docTokens = documents.gatherValid(j, buffer, bufferSlots);
-        doc = buffer;
-        docOffset = 0;
-        compacted = true;
+      docTokens = documents.s16 != null && documents.dtype == DType.BFLOAT16
+          ? documents.gatherValid(j, buffer, bufferSlots, this::widenBf16)
+          : documents.gatherValid(j, buffer, bufferSlots);
+    }
+
+    /** bf16 -> fp32 is a 16-bit left shift: V lanes at a time (the scalar loop does not vectorise). */
+    private void widenBf16(int token, int count, float[] dst, int off) {
+      short[] src = documents.s16;
+      int from = token * dim;
+      int n = count * dim;
+      int i = 0;
+      for (; i + V <= n; i += V) {
+        ((IntVector) ShortVector.fromArray(SHORTS, src, from + i).convertShape(VectorOperators.S2I, INTS, 0))
+            .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, off + i);
+      }
+      for (; i < n; i++) {
+        dst[off + i] = Float.intBitsToFloat(src[from + i] << 16);
       }
     }
 
@@ -135,7 +151,7 @@ final class VectorKernel implements PairKernel {
       if (track) {
         for (int j = 0; j < valid; j++) {
           int t = (int) runArg[j];
-          argmax[offset + slots[j]] = compacted ? bufferSlots[t] : t;
+          argmax[offset + slots[j]] = bufferSlots[t];
         }
       }
       return (float) sum;
@@ -143,7 +159,7 @@ final class VectorKernel implements PairKernel {
 
     /** Running max of query lanes [block, block + 2V) over document tokens [from, to). */
     private void twoVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
-      float[] d = doc;
+      float[] d = buffer;
       int dim = this.dim;
       int last = to - 1;
       FloatVector m0 = FloatVector.fromArray(S, runMax, block);
@@ -151,10 +167,10 @@ final class VectorKernel implements PairKernel {
       FloatVector i0 = track ? FloatVector.fromArray(S, runArg, block) : null;
       FloatVector i1 = track ? FloatVector.fromArray(S, runArg, block + V) : null;
       for (int t = from; t < to; t += 4) {
-        int o0 = docOffset + t * dim;
-        int o1 = docOffset + Math.min(t + 1, last) * dim;
-        int o2 = docOffset + Math.min(t + 2, last) * dim;
-        int o3 = docOffset + Math.min(t + 3, last) * dim;
+        int o0 = t * dim;
+        int o1 = Math.min(t + 1, last) * dim;
+        int o2 = Math.min(t + 2, last) * dim;
+        int o3 = Math.min(t + 3, last) * dim;
         FloatVector a00 = FloatVector.zero(S);
         FloatVector a01 = FloatVector.zero(S);
         FloatVector a10 = FloatVector.zero(S);
@@ -216,16 +232,16 @@ final class VectorKernel implements PairKernel {
 
     /** As {@link #twoVectorBlock} for the last V query lanes. */
     private void oneVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
-      float[] d = doc;
+      float[] d = buffer;
       int dim = this.dim;
       int last = to - 1;
       FloatVector m = FloatVector.fromArray(S, runMax, block);
       FloatVector idx = track ? FloatVector.fromArray(S, runArg, block) : null;
       for (int t = from; t < to; t += 4) {
-        int o0 = docOffset + t * dim;
-        int o1 = docOffset + Math.min(t + 1, last) * dim;
-        int o2 = docOffset + Math.min(t + 2, last) * dim;
-        int o3 = docOffset + Math.min(t + 3, last) * dim;
+        int o0 = t * dim;
+        int o1 = Math.min(t + 1, last) * dim;
+        int o2 = Math.min(t + 2, last) * dim;
+        int o3 = Math.min(t + 3, last) * dim;
         FloatVector a0 = FloatVector.zero(S);
         FloatVector a1 = FloatVector.zero(S);
         FloatVector a2 = FloatVector.zero(S);

@@ -1,0 +1,67 @@
+package dev.maxsim4j.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+
+/**
+ * The {@code maxsim4j} command line. Every failure a user can cause ends as one line on stderr and a
+ * non-zero exit status: 2 for a bad command line, 1 for bad input or a failed run. Set
+ * {@code MAXSIM4J_DEBUG=1} to see stack traces.
+ */
+public final class Main {
+  static final String USAGE = """
+      usage: maxsim4j COMMAND [OPTIONS]
+
+      commands:
+        demo    score a synthetic corpus and print ranked lists
+        score   MaxSim of query and document embeddings from .npy / .safetensors files
+        bench   time the fused kernel against the naive grid path
+        help    this text
+
+      """;
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args, System.out, System.err));
+  }
+
+  /** Runs a command; returns the exit status. */
+  public static int run(String[] args, PrintStream out, PrintStream err) {
+    try {
+      if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
+        out.print(USAGE + "  " + DemoCommand.USAGE.replace("\n", "\n  ") + "\n\n  "
+            + ScoreCommand.USAGE.replace("\n", "\n  ") + "\n\n  " + BenchCommand.USAGE.replace("\n", "\n  ") + "\n");
+        return args.length == 0 ? 2 : 0;
+      }
+      return switch (args[0]) {
+        case "score" -> ScoreCommand.run(args, out);
+        case "bench" -> BenchCommand.run(args, out);
+        case "demo" -> DemoCommand.run(args, out, err);
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, score, bench or help");
+      };
+    } catch (UsageException e) {
+      return fail(err, e, e.getMessage(), 2);
+    } catch (NoSuchFileException e) {
+      return fail(err, e, "error: no such file: " + e.getFile(), 1);
+    } catch (AccessDeniedException e) {
+      return fail(err, e, "error: permission denied: " + e.getFile(), 1);
+    } catch (IOException e) {
+      return fail(err, e, "error: " + e, 1);
+    } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
+      return fail(err, e, "error: " + e.getMessage(), 1);
+    } catch (OutOfMemoryError e) {
+      return fail(err, e, "error: out of memory (raise -Xmx through JAVA_OPTS): " + e.getMessage(), 1);
+    }
+  }
+
+  private static int fail(PrintStream err, Throwable e, String line, int status) {
+    err.println("maxsim4j: " + line);
+    if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
+      e.printStackTrace(err);
+    }
+    return status;
+  }
+}

@@ -1,0 +1,184 @@
+package dev.maxsim4j.cli.io;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Just enough JSON for safetensors headers: objects, arrays, strings, integers (as Long), other numbers
+ * (as Double), true/false/null. Throws IllegalArgumentException with the position on bad input.
+ */
+final class MiniJson {
+  private final String s;
+  private int pos;
+
+  private MiniJson(String s) {
+    this.s = s;
+  }
+
+  static Object parse(String text) {
+    MiniJson p = new MiniJson(text);
+    Object v = p.value();
+    p.skipSpace();
+    if (p.pos != text.length()) {
+      throw p.error("trailing characters");
+    }
+    return v;
+  }
+
+  /** A JSON string literal for {@code value}. */
+  static String quote(String value) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : value.toCharArray()) {
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        default -> {
+          if (c < 0x20) {
+            b.append(String.format("\\u%04x", (int) c));
+          } else {
+            b.append(c);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+
+  private Object value() {
+    skipSpace();
+    if (pos >= s.length()) {
+      throw error("unexpected end");
+    }
+    char c = s.charAt(pos);
+    return switch (c) {
+      case '{' -> object();
+      case '[' -> array();
+      case '"' -> string();
+      case 't' -> literal("true", Boolean.TRUE);
+      case 'f' -> literal("false", Boolean.FALSE);
+      case 'n' -> literal("null", null);
+      default -> number();
+    };
+  }
+
+  private Map<String, Object> object() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    pos++;
+    skipSpace();
+    if (peek() == '}') {
+      pos++;
+      return m;
+    }
+    while (true) {
+      skipSpace();
+      String key = string();
+      skipSpace();
+      expect(':');
+      m.put(key, value());
+      skipSpace();
+      if (peek() == ',') {
+        pos++;
+      } else {
+        expect('}');
+        return m;
+      }
+    }
+  }
+
+  private List<Object> array() {
+    List<Object> l = new ArrayList<>();
+    pos++;
+    skipSpace();
+    if (peek() == ']') {
+      pos++;
+      return l;
+    }
+    while (true) {
+      l.add(value());
+      skipSpace();
+      if (peek() == ',') {
+        pos++;
+      } else {
+        expect(']');
+        return l;
+      }
+    }
+  }
+
+  private String string() {
+    expect('"');
+    StringBuilder b = new StringBuilder();
+    while (pos < s.length()) {
+      char c = s.charAt(pos++);
+      if (c == '"') {
+        return b.toString();
+      }
+      if (c == '\\') {
+        char e = s.charAt(pos++);
+        switch (e) {
+          case 'n' -> b.append('\n');
+          case 't' -> b.append('\t');
+          case 'r' -> b.append('\r');
+          case 'b' -> b.append('\b');
+          case 'f' -> b.append('\f');
+          case 'u' -> {
+            b.append((char) Integer.parseInt(s.substring(pos, pos + 4), 16));
+            pos += 4;
+          }
+          default -> b.append(e);
+        }
+      } else {
+        b.append(c);
+      }
+    }
+    throw error("unterminated string");
+  }
+
+  private Object number() {
+    int start = pos;
+    while (pos < s.length() && "+-0123456789.eE".indexOf(s.charAt(pos)) >= 0) {
+      pos++;
+    }
+    String t = s.substring(start, pos);
+    if (t.isEmpty()) {
+      throw error("unexpected character '" + s.charAt(pos) + "'");
+    }
+    try {
+      return t.matches("-?\\d+") ? (Object) Long.parseLong(t) : (Object) Double.parseDouble(t);
+    } catch (NumberFormatException e) {
+      throw error("bad number '" + t + "'");
+    }
+  }
+
+  private Object literal(String word, Object value) {
+    if (!s.startsWith(word, pos)) {
+      throw error("expected " + word);
+    }
+    pos += word.length();
+    return value;
+  }
+
+  private char peek() {
+    return pos < s.length() ? s.charAt(pos) : '\0';
+  }
+
+  private void expect(char c) {
+    if (peek() != c) {
+      throw error("expected '" + c + "'");
+    }
+    pos++;
+  }
+
+  private void skipSpace() {
+    while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
+      pos++;
+    }
+  }
+
+  private IllegalArgumentException error(String what) {
+    return new IllegalArgumentException("bad JSON at offset " + pos + ": " + what);
+  }
+}
