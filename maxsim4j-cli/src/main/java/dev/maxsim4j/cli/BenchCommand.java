@@ -73,6 +73,7 @@ final class BenchCommand {
         SplittableRandom rnd = new SplittableRandom(42);
         TokenBatch q = Synthetic.unitBatch(rnd, dtype, sh[0], sh[2], sh[4]);
         TokenBatch d = Synthetic.unitBatch(rnd, dtype, sh[1], sh[3], sh[4]);
+        jitWarmUp(maxSim, rnd, dtype, sh, threads, !a.has("--no-naive"));
         double fused = medianMillis(() -> maxSim.scores(q, d), iterations);
         double naive = Double.NaN;
         if (!a.has("--no-naive") && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT) {
@@ -100,6 +101,21 @@ final class BenchCommand {
       case FLOAT16 -> "fp16";
       case BFLOAT16 -> "bf16";
     };
+  }
+
+  /**
+   * Compiles both paths on a small problem of the same d and dtype first: a long call measured cold runs
+   * partly interpreted (on-stack replacement), which once made the first naive shape look 10x slower.
+   */
+  private static void jitWarmUp(MaxSim maxSim, SplittableRandom rnd, DType dtype, int[] sh, int threads, boolean naive) {
+    TokenBatch q = Synthetic.unitBatch(rnd, dtype, 2, sh[2], sh[4]);
+    TokenBatch d = Synthetic.unitBatch(rnd, dtype, 16, Math.min(sh[3], 64), sh[4]);
+    for (int i = 0; i < 200; i++) {
+      maxSim.scores(q, d);
+      if (naive) {
+        NaiveMaxSim.scores(q, d, threads);
+      }
+    }
   }
 
   /** Median of timed runs after a warm-up of at least a second; iterations 0 = as many as fit ~2 s. */

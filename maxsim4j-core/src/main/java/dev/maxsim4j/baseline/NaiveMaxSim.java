@@ -1,26 +1,30 @@
 package dev.maxsim4j.baseline;
 
 import dev.maxsim4j.TokenBatch;
+import java.util.concurrent.ForkJoinPool;
 import java.util.stream.IntStream;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The naive path, kept as a benchmark baseline: what {@code einsum('ild,jtd->ijlt').amax(-1).sum(-1)} does.
- * It widens both inputs to fp32 copies, materialises the full {@code [Nq, Nd, Lq, Ld]} similarity grid
- * (each cell a Vector API dot product), then reads the grid back for the max and the sum. Same scores as
- * the fused kernels up to rounding; memory and bandwidth grow with the grid. Padded batches only; masks are
- * applied in the reduction pass. Needs {@code --add-modules jdk.incubator.vector}.
+ * It widens both inputs to fp32 copies, materialises the full similarity grid (layout
+ * {@code [Nq, Nd, Ld, Lq']}, {@code Lq'} = Lq rounded up to the lane count), then reads the grid back for
+ * the max and the sum. The grid pass is a fair GEMM: register-blocked (one vector of query tokens x four
+ * document tokens), lanes over query tokens, FMA over d, so the gap to the fused kernel is what
+ * materialising costs, not a weak dot product. Padded batches only; masks are applied in the reduction
+ * pass. Needs {@code --add-modules jdk.incubator.vector}.
  */
 public final class NaiveMaxSim {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int V = S.length();
 
   private NaiveMaxSim() {}
 
   /** Bytes the grid of this problem needs. */
   public static long gridBytes(TokenBatch q, TokenBatch d) {
-    return 4L * q.size() * d.size() * q.maxLength() * d.maxLength();
+    long lanes = (q.maxLength() + V - 1) / V * (long) V;
+    return 4L * q.size() * d.size() * lanes * d.maxLength();
   }
 
   /** All-pairs scores {@code [Nq][Nd]} through the materialised grid, parallel over documents. */
@@ -33,22 +37,53 @@ public final class NaiveMaxSim {
     int lq = q.maxLength();
     int ld = d.maxLength();
     int dim = q.dim();
-    long cells = (long) nq * nd * lq * ld;
+    int lanes = (lq + V - 1) / V * V;
+    long cells = gridBytes(q, d) / 4;
     if (cells > Integer.MAX_VALUE - 8) {
-      throw new IllegalArgumentException("the naive grid [" + nq + ", " + nd + ", " + lq + ", " + ld + "] needs "
+      throw new IllegalArgumentException("the naive grid [" + nq + ", " + nd + ", " + ld + ", " + lanes + "] needs "
           + (cells * 4 >> 20) + " MiB, more than one Java array holds");
     }
     float[] qf = q.toFloatArray();
     float[] df = d.toFloatArray();
+    float[] qt = new float[nq * dim * lanes]; // Q^T per query: [dim][lanes]
+    for (int i = 0; i < nq; i++) {
+      for (int s = 0; s < lq; s++) {
+        for (int k = 0; k < dim; k++) {
+          qt[(i * dim + k) * lanes + s] = qf[(i * lq + s) * dim + k];
+        }
+      }
+    }
     float[] grid = new float[(int) cells];
     int chunk = Math.max(1, nd / (threads * 4));
-    // pass 1: the similarity grid, grid[i][j][s][t] = <q_is, d_jt>
+    // pass 1: the similarity grid, grid[i][j][t][s] = <q_is, d_jt>
     runParallel(threads, nd, chunk, j -> {
       for (int i = 0; i < nq; i++) {
-        int base = (i * nd + j) * lq * ld;
-        for (int s = 0; s < lq; s++) {
-          for (int t = 0; t < ld; t++) {
-            grid[base + s * ld + t] = dot(qf, (i * lq + s) * dim, df, (j * ld + t) * dim, dim);
+        int base = (i * nd + j) * ld * lanes;
+        int qBase = i * dim * lanes;
+        for (int t = 0; t < ld; t += 4) {
+          int t1 = Math.min(t + 1, ld - 1);
+          int t2 = Math.min(t + 2, ld - 1);
+          int t3 = Math.min(t + 3, ld - 1);
+          for (int lane = 0; lane < lanes; lane += V) {
+            FloatVector a0 = FloatVector.zero(S);
+            FloatVector a1 = FloatVector.zero(S);
+            FloatVector a2 = FloatVector.zero(S);
+            FloatVector a3 = FloatVector.zero(S);
+            int o0 = (j * ld + t) * dim;
+            int o1 = (j * ld + t1) * dim;
+            int o2 = (j * ld + t2) * dim;
+            int o3 = (j * ld + t3) * dim;
+            for (int k = 0; k < dim; k++) {
+              FloatVector qv = FloatVector.fromArray(S, qt, qBase + k * lanes + lane);
+              a0 = qv.fma(FloatVector.broadcast(S, df[o0 + k]), a0);
+              a1 = qv.fma(FloatVector.broadcast(S, df[o1 + k]), a1);
+              a2 = qv.fma(FloatVector.broadcast(S, df[o2 + k]), a2);
+              a3 = qv.fma(FloatVector.broadcast(S, df[o3 + k]), a3);
+            }
+            a0.intoArray(grid, base + t * lanes + lane);
+            a1.intoArray(grid, base + t1 * lanes + lane);
+            a2.intoArray(grid, base + t2 * lanes + lane);
+            a3.intoArray(grid, base + t3 * lanes + lane);
           }
         }
       }
@@ -57,9 +92,8 @@ public final class NaiveMaxSim {
     float[][] out = new float[nq][nd];
     runParallel(threads, nd, chunk, j -> {
       for (int i = 0; i < nq; i++) {
-        int base = (i * nd + j) * lq * ld;
+        int base = (i * nd + j) * ld * lanes;
         double sum = 0;
-        boolean any = false;
         for (int s = 0; s < lq; s++) {
           if (!q.isValid(i, s)) {
             continue;
@@ -67,29 +101,15 @@ public final class NaiveMaxSim {
           float best = Float.NEGATIVE_INFINITY;
           for (int t = 0; t < ld; t++) {
             if (d.isValid(j, t)) {
-              any = true;
-              best = Math.max(best, grid[base + s * ld + t]);
+              best = Math.max(best, grid[base + t * lanes + s]);
             }
           }
           sum += best;
         }
-        out[i][j] = d.validTokens(j) == 0 ? -1e9f : (float) (any ? sum : 0);
+        out[i][j] = d.validTokens(j) == 0 ? -1e9f : (float) sum;
       }
     });
     return out;
-  }
-
-  private static float dot(float[] a, int ao, float[] b, int bo, int dim) {
-    int k = 0;
-    FloatVector acc = FloatVector.zero(S);
-    for (; k + S.length() <= dim; k += S.length()) {
-      acc = FloatVector.fromArray(S, a, ao + k).fma(FloatVector.fromArray(S, b, bo + k), acc);
-    }
-    float sum = acc.reduceLanes(VectorOperators.ADD);
-    for (; k < dim; k++) {
-      sum += a[ao + k] * b[bo + k];
-    }
-    return sum;
   }
 
   private interface IntBody {
@@ -98,10 +118,9 @@ public final class NaiveMaxSim {
 
   private static void runParallel(int threads, int n, int chunk, IntBody body) {
     int chunks = (n + chunk - 1) / chunk;
-    IntStream stream = IntStream.range(0, chunks);
-    java.util.concurrent.ForkJoinPool pool = new java.util.concurrent.ForkJoinPool(threads);
+    ForkJoinPool pool = new ForkJoinPool(threads);
     try {
-      pool.submit(() -> stream.parallel().forEach(c -> {
+      pool.submit(() -> IntStream.range(0, chunks).parallel().forEach(c -> {
         for (int j = c * chunk; j < Math.min(n, (c + 1) * chunk); j++) {
           body.run(j);
         }

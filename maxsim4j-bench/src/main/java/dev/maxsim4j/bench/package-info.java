@@ -1,1 +1,0 @@
-package dev.maxsim4j.bench;

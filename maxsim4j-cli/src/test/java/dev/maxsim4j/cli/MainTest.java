@@ -1,0 +1,220 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.SafeTensors;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line on files the test writes itself: results equal the library's, errors are one line. */
+class MainTest {
+  @TempDir Path dir;
+  private final SplittableRandom rnd = new SplittableRandom();
+  private float[] q;
+  private short[] dHalf;
+  private boolean[] qMask;
+  private boolean[] dMask;
+
+  record Result(int status, String out, String err) {}
+
+  private Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private String p(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  private float[] randoms(int n) {
+    float[] a = new float[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = (float) rnd.nextGaussian();
+    }
+    return a;
+  }
+
+  @BeforeEach
+  void writeInputs() throws IOException {
+    q = randoms(2 * 5 * 8);
+    float[] d = randoms(6 * 7 * 8);
+    dHalf = new short[d.length];
+    for (int i = 0; i < d.length; i++) {
+      dHalf[i] = Float.floatToFloat16(d[i]);
+    }
+    qMask = new boolean[2 * 5];
+    dMask = new boolean[6 * 7];
+    for (int i = 0; i < qMask.length; i++) {
+      qMask[i] = rnd.nextInt(4) != 0;
+    }
+    for (int i = 0; i < dMask.length; i++) {
+      dMask[i] = rnd.nextInt(4) != 0;
+    }
+    Npy.writeFloats(dir.resolve("q.npy"), q, 2, 5, 8);
+    Npy.writeHalfs(dir.resolve("d.npy"), dHalf, 6, 7, 8);
+    Npy.writeHalfs(dir.resolve("d4.npy"), dHalf, 2, 3, 7, 8);
+    Npy.writeBools(dir.resolve("qm.npy"), qMask, 2, 5);
+    Npy.writeBools(dir.resolve("dm.npy"), dMask, 6, 7);
+  }
+
+  private TokenBatch queries() {
+    return TokenBatch.ofFloats(q, 2, 5, 8).withMask(qMask);
+  }
+
+  private TokenBatch docs() {
+    return TokenBatch.ofHalfs(DType.FLOAT16, dHalf, 6, 7, 8).withMask(dMask);
+  }
+
+  private static float[] flat(float[][] m) {
+    float[] f = new float[m.length * m[0].length];
+    for (int i = 0; i < m.length; i++) {
+      System.arraycopy(m[i], 0, f, i * m[0].length, m[0].length);
+    }
+    return f;
+  }
+
+  @Test
+  void scoreAllPairsFromNpyEqualsTheLibrary() throws IOException {
+    Result r = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--query-mask", p("qm.npy"),
+        "--doc-mask", p("dm.npy"), "--out", p("s.npy"));
+    assertEquals(0, r.status, r.err);
+    NdArray s = Npy.read(dir.resolve("s.npy"));
+    assertArrayEquals(new long[] {2, 6}, s.shape());
+    try (MaxSim m = MaxSim.create()) {
+      assertArrayEquals(flat(m.scores(queries(), docs())), s.floats());
+    }
+  }
+
+  @Test
+  void pairwiseCandidatesAndTopK() throws IOException {
+    Npy.writeFloats(dir.resolve("q6.npy"), randoms(6 * 5 * 8), 6, 5, 8);
+    Result pw = run("score", "--queries", p("q6.npy"), "--docs", p("d.npy"), "--pairwise", "--out", p("pw.npy"));
+    assertEquals(0, pw.status, pw.err);
+    assertArrayEquals(new long[] {6}, Npy.read(dir.resolve("pw.npy")).shape());
+
+    Result cand = run("score", "--queries", p("q.npy"), "--docs", p("d4.npy"), "--out", p("c.npy"));
+    assertEquals(0, cand.status, cand.err);
+    NdArray c = Npy.read(dir.resolve("c.npy"));
+    assertArrayEquals(new long[] {2, 3}, c.shape());
+    try (MaxSim m = MaxSim.create()) {
+      TokenBatch d = TokenBatch.ofHalfs(DType.FLOAT16, dHalf, 6, 7, 8);
+      assertArrayEquals(flat(m.candidates(TokenBatch.ofFloats(q, 2, 5, 8), d, 3)), c.floats());
+
+      Result top = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "4", "--out-run", p("run.tsv"));
+      assertEquals(0, top.status, top.err);
+      List<String> lines = Files.readAllLines(dir.resolve("run.tsv"));
+      assertEquals(8, lines.size());
+      float[][] all = m.scores(TokenBatch.ofFloats(q, 2, 5, 8), d);
+      for (int i = 0; i < 2; i++) {
+        for (int r = 0; r < 4; r++) {
+          String[] f = lines.get(i * 4 + r).split("\t");
+          assertEquals(String.valueOf(i), f[0]);
+          assertEquals(String.valueOf(r + 1), f[2]);
+          assertEquals(all[i][Integer.parseInt(f[1])], Float.parseFloat(f[3]), 0f);
+          if (r > 0) {
+            assertTrue(Float.parseFloat(f[3]) <= Float.parseFloat(lines.get(i * 4 + r - 1).split("\t")[3]));
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void safetensorsWithNamedTensorsAndBf16() throws IOException {
+    short[] dBf = new short[dHalf.length];
+    for (int i = 0; i < dBf.length; i++) {
+      dBf[i] = DType.BFLOAT16.narrow(Float.float16ToFloat(dHalf[i]));
+    }
+    Map<String, NdArray> tensors = new LinkedHashMap<>();
+    tensors.put("query_embeddings", NdArray.ofFloats("q", new long[] {2, 5, 8}, q));
+    tensors.put("query_mask", new NdArray("qm", NdArray.ElementType.BOOL, new long[] {2, 5}, null, null, qMask));
+    SafeTensors.write(dir.resolve("q.safetensors"), tensors);
+    Map<String, NdArray> docs = new LinkedHashMap<>();
+    docs.put("doc_embeddings", new NdArray("d", NdArray.ElementType.BF16, new long[] {6, 7, 8}, null, dBf, null));
+    SafeTensors.write(dir.resolve("d.safetensors"), docs);
+
+    Result r = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "query_embeddings",
+        "--query-mask", p("q.safetensors"), "--query-mask-tensor", "query_mask",
+        "--docs", p("d.safetensors"), "--out", p("s.npy"));
+    assertEquals(0, r.status, r.err);
+    try (MaxSim m = MaxSim.create()) {
+      TokenBatch d = TokenBatch.ofHalfs(DType.BFLOAT16, dBf, 6, 7, 8);
+      assertArrayEquals(flat(m.scores(queries(), d)), Npy.read(dir.resolve("s.npy")).floats());
+    }
+    Result ambiguous = run("score", "--queries", p("q.safetensors"), "--docs", p("d.safetensors"), "--out", p("x.npy"));
+    assertOneLineError(ambiguous, 1, "holds 2 tensors");
+    Result missing = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "nope",
+        "--docs", p("d.safetensors"), "--out", p("x.npy"));
+    assertOneLineError(missing, 1, "no tensor 'nope'");
+  }
+
+  private static void assertOneLineError(Result r, int status, String fragment) {
+    assertEquals(status, r.status, r.err);
+    assertEquals(1, r.err.lines().count(), "exactly one line on stderr: " + r.err);
+    assertTrue(r.err.startsWith("maxsim4j: "), r.err);
+    assertTrue(r.err.contains(fragment), r.err);
+    assertFalse(r.err.contains("\tat "), "no stack trace: " + r.err);
+  }
+
+  @Test
+  void errorExits() throws IOException {
+    assertOneLineError(run("score", "--queries", p("missing.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "no such file");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy")), 2, "--out is required");
+    assertOneLineError(run("score", "--bogus"), 2, "unknown option '--bogus'");
+    assertOneLineError(run("frobnicate"), 2, "unknown command");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--doc-mask", p("qm.npy"),
+        "--out", p("s.npy")), 1, "expected [6, 7]");
+    Npy.writeFloats(dir.resolve("d16.npy"), randoms(16), 1, 1, 16);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d16.npy"), "--out", p("s.npy")), 1,
+        "d mismatch");
+    Files.writeString(dir.resolve("junk.npy"), "not numpy at all");
+    assertOneLineError(run("score", "--queries", p("junk.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "not a .npy file");
+    Files.write(dir.resolve("junk.safetensors"), new byte[] {1, 2, 3});
+    assertOneLineError(run("score", "--queries", p("junk.safetensors"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "not a .safetensors file");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "0", "--out-run",
+        p("r.tsv")), 2, "--top-k = 0");
+    assertOneLineError(run("bench", "--device", "cuda", "--shape", "1,2,3,4,8"), 1, "no CUDA backend");
+    assertOneLineError(run("bench", "--shape", "1,2,3"), 2, "expected Nq,Nd,Lq,Ld,d");
+  }
+
+  @Test
+  void benchWritesJsonAndDemoRanks() throws IOException {
+    Result b = run("bench", "--device", "cpu", "--shape", "1,20,8,30,16", "--dtype", "bf16", "--iterations", "2",
+        "--json", p("b.json"));
+    assertEquals(0, b.status, b.err);
+    String json = Files.readString(dir.resolve("b.json"));
+    for (String key : new String[] {"\"shape\": [1, 20, 8, 30, 16]", "\"dtype\": \"bfloat16\"", "\"device\": \"cpu\"",
+        "\"fused_ms\"", "\"naive_ms\"", "\"gflops\""}) {
+      assertTrue(json.contains(key), key + " in " + json);
+    }
+    Result demo = run("demo", "--docs", "300");
+    assertEquals(0, demo.status, demo.err);
+    assertTrue(demo.out.contains("precision@10"), demo.out);
+    assertTrue(demo.out.contains("relevant"), demo.out);
+  }
+}
