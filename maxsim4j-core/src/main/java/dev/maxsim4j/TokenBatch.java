@@ -102,11 +102,14 @@ public final class TokenBatch {
 
   /**
    * A padded batch over off-heap (or heap) memory holding {@code n*length*dim} elements of {@code dtype},
-   * little-endian as the platform stores them. The memory must stay alive while the batch is used.
+   * little-endian as the platform stores them. The memory must stay alive while the batch is used, and
+   * must be readable from any thread (scoring runs on a pool): allocate it from {@code Arena.ofShared()},
+   * {@code Arena.ofAuto()} or {@code Arena.global()}, not a confined arena.
    */
   public static TokenBatch fromMemorySegment(MemorySegment memory, DType dtype, int n, int length, int dim) {
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(dtype, "dtype");
+    checkShared(memory);
     checkPaddedShape("memory", memory.byteSize() / dtype.byteSize(), n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, null, memory));
   }
@@ -132,6 +135,7 @@ public final class TokenBatch {
   public static TokenBatch packedFromMemorySegment(MemorySegment memory, DType dtype, int[] offsets, int dim) {
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(dtype, "dtype");
+    checkShared(memory);
     checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
     return new TokenBatch(packed(dtype, offsets, dim, null, null, memory));
   }
@@ -310,6 +314,13 @@ public final class TokenBatch {
     if (tokens.isPacked()) {
       throw new IllegalArgumentException(what + " needs a padded [N, L, d] batch; this one is " + shape()
           + " (use withMask(boolean[]) over the T packed tokens)");
+    }
+  }
+
+  private static void checkShared(MemorySegment memory) {
+    if (!memory.isAccessibleBy(new Thread(() -> {}))) {
+      throw new IllegalArgumentException("memory is confined to one thread, but scoring reads it from a thread pool;"
+          + " expected a segment from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
     }
   }
 
