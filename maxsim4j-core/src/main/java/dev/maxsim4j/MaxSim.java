@@ -48,7 +48,7 @@ public final class MaxSim implements AutoCloseable {
 
     private Builder() {}
 
-    /** {@code auto} (default), {@code reference}, {@code scalar} or {@code vector}. */
+    /** {@code auto} (default), {@code cpu}, {@code cuda}, {@code reference}, {@code scalar} or {@code vector}. */
     public Builder backend(String name) {
       this.backend = Objects.requireNonNull(name, "backend");
       return this;
@@ -109,6 +109,28 @@ public final class MaxSim implements AutoCloseable {
     }
     Backend.TopKResult r = backend().topK(queries.tokens(), documents.tokens(), k);
     return new TopK(r.scores(), r.indices());
+  }
+
+  // ------------------------------------------------------------------ resident documents
+
+  /**
+   * Makes a document batch resident with this instance's backend (on a GPU: copied to device memory once)
+   * so that many query batches can be scored against it without copying it again. Close the handle to
+   * free it; it is also freed when this MaxSim closes.
+   */
+  public ResidentBatch upload(TokenBatch documents) {
+    Objects.requireNonNull(documents, "documents");
+    return new ResidentBatch(this, documents, backend().makeResident(documents.tokens()));
+  }
+
+  /** All pairs against resident documents. */
+  public float[][] scores(TokenBatch queries, ResidentBatch documents) {
+    return scores(queries, documents.batchFor(this));
+  }
+
+  /** Top-k against resident documents. */
+  public TopK topK(TokenBatch queries, ResidentBatch documents, int k) {
+    return topK(queries, documents.batchFor(this), k);
   }
 
   // ------------------------------------------------------------------ training

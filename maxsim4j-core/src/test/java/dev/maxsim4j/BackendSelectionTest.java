@@ -14,8 +14,12 @@ import org.junit.jupiter.api.Test;
 class BackendSelectionTest {
 
   @Test
-  void autoPicksTheVectorKernelWhenTheModuleIsPresent() {
+  void autoPicksCudaWhenUsableElseTheVectorKernel() {
+    String expected = dev.maxsim4j.internal.BackendSelector.cudaUnavailableReason().isEmpty() ? "cuda" : "vector";
     try (MaxSim m = MaxSim.builder().backend("auto").build()) {
+      assertEquals(expected, m.backendName());
+    }
+    try (MaxSim m = MaxSim.builder().backend("cpu").build()) {
       assertEquals("vector", m.backendName());
     }
   }
@@ -63,7 +67,7 @@ class BackendSelectionTest {
       TokenBatch q = TokenBatch.ofFloats(new float[] {1, 0, 0, 1}, 1, 2, 2);
       TokenBatch d = TokenBatch.ofFloats(new float[] {2, 1, -1, 3}, 1, 2, 2);
       for (int i = 0; i < 2; i++) {
-        try (MaxSim m = MaxSim.create()) {
+        try (MaxSim m = MaxSim.builder().backend(System.getProperty("maxsim4j.backend", "cpu")).build()) {
           System.out.println("backend=" + m.backendName() + " score=" + m.scores(q, d)[0][0]);
         }
       }

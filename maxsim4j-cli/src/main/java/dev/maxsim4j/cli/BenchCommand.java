@@ -23,9 +23,11 @@ import java.util.SplittableRandom;
 final class BenchCommand {
   static final String USAGE = """
       bench [--device cpu|cuda|auto] [--shape Nq,Nd,Lq,Ld,d]... [--dtype fp32|fp16|bf16] [--threads N]
-            [--backend vector|scalar|reference] [--iterations N] [--no-naive] [--json FILE]
-        Default shapes: 1,1000,32,300,128  1,1000,32,1024,128  32,32,32,300,128. Prints ms, GFLOP/s,
-        GB/s and the speedup over the naive path; --json writes one object per case.""";
+            [--backend vector|scalar|reference] [--iterations N] [--no-naive] [--json FILE] [--compare EAGER.json]
+        CPU (default shapes 1,1000,32,300,128  1,1000,32,1024,128  32,32,32,300,128; fp32): fused vs the
+        naive grid path, ms, GFLOP/s, GB/s. CUDA (default: the 15 shapes of docs/benchmarks.md; bf16):
+        kernel ms (CUDA events, resident documents), whole-call ms, PyTorch eager ms from --compare,
+        roofline floor and % of floor. --json writes one object per case.""";
 
   private static final long NAIVE_GRID_LIMIT = 3L << 30;
 
@@ -50,13 +52,19 @@ final class BenchCommand {
       restArgs[i + 1] = rest.get(i);
     }
     Args a = new Args("bench", restArgs, 1,
-        Set.of("--device", "--dtype", "--threads", "--backend", "--iterations", "--json"), Set.of("--no-naive"));
+        Set.of("--device", "--dtype", "--threads", "--backend", "--iterations", "--json", "--compare"),
+        Set.of("--no-naive"));
     String device = a.getOr("--device", "auto");
-    if (device.equals("cuda")) {
-      throw new IllegalArgumentException("--device cuda: this build has no CUDA backend yet; use --device cpu");
-    }
-    if (!device.equals("cpu") && !device.equals("auto")) {
+    if (!device.equals("cpu") && !device.equals("auto") && !device.equals("cuda")) {
       throw new UsageException("bench: --device '" + device + "'; expected cpu, cuda or auto");
+    }
+    java.util.Optional<String> noGpu = dev.maxsim4j.internal.BackendSelector.cudaUnavailableReason();
+    if (device.equals("cuda") && noGpu.isPresent()) {
+      throw new IllegalArgumentException("--device cuda: no usable GPU here (" + noGpu.get() + "); use --device cpu");
+    }
+    if (device.equals("cuda") || (device.equals("auto") && noGpu.isEmpty())) {
+      return GpuBench.run(shapes, Synthetic.parseDType(a.getOr("--dtype", "bf16")),
+          a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1), a.get("--json"), a.get("--compare"), out);
     }
     if (shapes.isEmpty()) {
       shapes = List.of("1,1000,32,300,128", "1,1000,32,1024,128", "32,32,32,300,128");

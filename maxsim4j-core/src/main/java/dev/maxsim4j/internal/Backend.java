@@ -31,6 +31,14 @@ public interface Backend extends AutoCloseable {
    */
   Gradients backward(Problem problem, int[] argmax, float[] dScores);
 
+  /**
+   * Keeps {@code documents} ready for repeated scoring until the returned handle is closed: on a GPU, in
+   * device memory, so later calls with the same batch copy nothing. On the CPU there is nothing to do.
+   */
+  default AutoCloseable makeResident(Tokens documents) {
+    return () -> {};
+  }
+
   /** Threads this backend computes with. */
   int threads();
 

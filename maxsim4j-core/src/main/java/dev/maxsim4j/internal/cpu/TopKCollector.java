@@ -7,13 +7,13 @@ import dev.maxsim4j.internal.Backend;
  * every number, as in {@link Float#compare}, so a corrupt document surfaces instead of hiding), equal
  * scores by the lower document index. Each query keeps a binary min-heap of its current best.
  */
-final class TopKCollector {
+public final class TopKCollector {
   private final int k;
   private final float[][] scores;
   private final int[][] docs;
   private final int[] sizes;
 
-  TopKCollector(int queries, int k) {
+  public TopKCollector(int queries, int k) {
     this.k = k;
     this.scores = new float[queries][k];
     this.docs = new int[queries][k];
@@ -26,7 +26,7 @@ final class TopKCollector {
     return c < 0 || (c == 0 && d1 > d2);
   }
 
-  void offer(int query, float score, int doc) {
+  public void offer(int query, float score, int doc) {
     float[] s = scores[query];
     int[] d = docs[query];
     int n = sizes[query];
@@ -76,7 +76,7 @@ final class TopKCollector {
   }
 
   /** Sorted best-first. */
-  Backend.TopKResult result() {
+  public Backend.TopKResult result() {
     int queries = sizes.length;
     float[][] outS = new float[queries][];
     int[][] outD = new int[queries][];

@@ -1,0 +1,153 @@
+package dev.maxsim4j.cli;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.KernelTimer;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.ResidentBatch;
+import dev.maxsim4j.TokenBatch;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
+
+/**
+ * {@code bench --device cuda}: all-pairs forward on device-resident documents. Two times per shape: the
+ * kernel alone (CUDA events, batches of back-to-back launches, median batch, documents rotated through
+ * enough copies that the working set exceeds L2) and the whole call as a Java caller sees it
+ * ({@code scores(queries, resident)}: query upload, launch, score download; median of >= 50). With
+ * {@code --compare eager.json} (written by maxsim4j-bench/python/torch_eager_baseline.py) the table gains
+ * PyTorch eager times. Floor = max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), the H200's measured ceilings.
+ */
+final class GpuBench {
+  static final List<String> ISSUE_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128",
+      "1,1000,1024,1024,128", "1,5000,32,300,128", "1,10000,32,300,128", "32,32,32,300,128", "128,128,32,300,128",
+      "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48", "1,1000,32,300,64",
+      "1,10000,32,300,64", "16,32,32,8192,128");
+  private static final double PEAK_FLOPS = 790e12;
+  private static final double PEAK_BYTES = 4.3e12;
+  private static final long ROTATION_BYTES = 180L << 20; // three times the H200's 60 MB L2
+
+  private GpuBench() {}
+
+  static int run(List<String> shapes, DType dtype, int threads, String json, String compare, PrintStream out)
+      throws IOException {
+    if (shapes.isEmpty()) {
+      shapes = ISSUE_SHAPES;
+    }
+    Map<String, Double> eager = compare == null ? Map.of() : readEager(Path.of(compare));
+    StringBuilder jsonOut = new StringBuilder("[\n");
+    try (MaxSim maxSim = MaxSim.builder().backend("cuda").threads(threads).build()) {
+      out.println("device: " + KernelTimer.device(maxSim) + ", documents " + dtype + ", queries " + dtype
+          + ", fp32 scores");
+      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d", "kernel ms",
+          "call ms", "eager ms", "speedup", "floor ms", "% floor");
+      for (int s = 0; s < shapes.size(); s++) {
+        String shape = shapes.get(s);
+        int[] sh = BenchCommand.parseShape(shape);
+        TokenBatch q = unitBatch(7 + s, dtype, sh[0], sh[2], sh[4]);
+        float[] docValues = unitValues(1000 + s, sh[1] * sh[3], sh[4]);
+        long corpusBytes = (long) docValues.length * dtype.byteSize();
+        int copies = (int) Math.max(1, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
+        List<ResidentBatch> resident = new ArrayList<>();
+        try {
+          short[] bits = dtype == DType.FLOAT32 ? null : narrow(dtype, docValues);
+          for (int c = 0; c < copies; c++) {
+            TokenBatch d = bits == null ? TokenBatch.ofFloats(docValues, sh[1], sh[3], sh[4])
+                : TokenBatch.ofHalfs(dtype, bits, sh[1], sh[3], sh[4]);
+            resident.add(maxSim.upload(d));
+          }
+          double[] kernel = KernelTimer.allPairsKernelMillis(maxSim, q, resident, 10, 21, 10);
+          double kernelMs = kernel[kernel.length / 2];
+          int calls = 60;
+          double[] call = new double[calls];
+          for (int i = 0; i < 10; i++) {
+            maxSim.scores(q, resident.get(i % copies));
+          }
+          for (int i = 0; i < calls; i++) {
+            long t0 = System.nanoTime();
+            maxSim.scores(q, resident.get(i % copies));
+            call[i] = (System.nanoTime() - t0) / 1e6;
+          }
+          Arrays.sort(call);
+          double callMs = call[calls / 2];
+          double flops = 2.0 * sh[0] * sh[1] * sh[2] * sh[3] * sh[4];
+          double bytes = (double) dtype.byteSize() * ((double) sh[0] * sh[2] + (double) sh[1] * sh[3]) * sh[4];
+          double floorMs = Math.max(flops / PEAK_FLOPS, bytes / PEAK_BYTES) * 1e3;
+          Double eagerMs = eager.get(shape);
+          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs, callMs,
+              eagerMs == null ? "-" : String.format(Locale.ROOT, "%.4f", eagerMs),
+              eagerMs == null ? "-" : String.format(Locale.ROOT, "%.1fx", eagerMs / kernelMs), floorMs,
+              100 * floorMs / kernelMs);
+          jsonOut.append(String.format(Locale.ROOT,
+              "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"device\": \"cuda\", \"fused_ms\": %.5f, "
+                  + "\"call_ms\": %.5f, \"naive_ms\": %s, \"floor_ms\": %.5f, \"gflops\": %.1f, \"copies\": %d},\n",
+              sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs,
+              eagerMs == null ? "null" : String.format(Locale.ROOT, "%.5f", eagerMs), floorMs, flops / kernelMs / 1e6,
+              copies));
+        } finally {
+          resident.forEach(ResidentBatch::close);
+        }
+      }
+    }
+    if (json != null) {
+      int last = jsonOut.lastIndexOf(",");
+      if (last > 0) {
+        jsonOut.deleteCharAt(last);
+      }
+      Files.writeString(Path.of(json), jsonOut.append("]\n").toString());
+    }
+    return 0;
+  }
+
+  /** Unit vectors, fast: uniform entries, normalised, generated in parallel (corpora reach 10^9 values). */
+  static float[] unitValues(long seed, int tokens, int dim) {
+    float[] v = new float[Math.multiplyExact(tokens, dim)];
+    int chunk = 4096;
+    IntStream.range(0, (tokens + chunk - 1) / chunk).parallel().forEach(c -> {
+      SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + c);
+      for (int t = c * chunk; t < Math.min(tokens, (c + 1) * chunk); t++) {
+        double sq = 0;
+        for (int k = 0; k < dim; k++) {
+          float x = (float) (rnd.nextDouble() * 2 - 1);
+          v[t * dim + k] = x;
+          sq += x * x;
+        }
+        Synthetic.normalize(v, t * dim, dim, sq);
+      }
+    });
+    return v;
+  }
+
+  private static TokenBatch unitBatch(long seed, DType dtype, int n, int l, int d) {
+    float[] v = unitValues(seed, n * l, d);
+    return dtype == DType.FLOAT32 ? TokenBatch.ofFloats(v, n, l, d) : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
+  }
+
+  private static short[] narrow(DType dtype, float[] v) {
+    short[] s = new short[v.length];
+    IntStream.range(0, v.length).parallel().forEach(i -> s[i] = dtype.narrow(v[i]));
+    return s;
+  }
+
+  /** {"1,1000,32,300,128": 0.123, ...} as the Python baseline writes it. */
+  static Map<String, Double> readEager(Path file) throws IOException {
+    Map<String, Double> m = new HashMap<>();
+    Matcher mt = Pattern.compile("\"([0-9,]+)\"\\s*:\\s*([0-9.eE+-]+|null)").matcher(Files.readString(file));
+    while (mt.find()) {
+      if (!mt.group(2).equals("null")) {
+        m.put(mt.group(1), Double.parseDouble(mt.group(2)));
+      }
+    }
+    return m;
+  }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Compiles each kernel family (one .cu file) into its own fatbin resource of the jar:
+#   build.sh OUT_DIR "GENCODE FLAGS"
+# A fatbin is rebuilt only when its .cu or any .cuh is newer. Fails, with the compiler's output, when a
+# kernel does not compile. Default targets: SASS for sm_75/80/86/89/90a and PTX for compute_90, so newer
+# GPUs JIT it (see the parent pom's maxsim4j.cuda.gencode property to narrow them for quick local builds).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+gencode=$2
+nvcc=${NVCC:-}
+if [[ -z $nvcc ]]; then
+  if command -v nvcc >/dev/null; then nvcc=$(command -v nvcc); else nvcc=/usr/local/cuda/bin/nvcc; fi
+fi
+if [[ ! -x $nvcc ]]; then
+  echo "maxsim4j: nvcc not found (PATH, /usr/local/cuda/bin); install the CUDA toolkit or build with -Dmaxsim4j.cuda.skip=true (no GPU backend)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+# a change of targets invalidates every fatbin
+if [[ ! -f $out/.gencode ]] || [[ $(cat "$out/.gencode") != "$gencode" ]]; then
+  rm -f "$out"/*.fatbin
+  printf '%s' "$gencode" > "$out/.gencode"
+fi
+newest_header=$(find "$here" -name '*.cuh' -printf '%T@\n' | sort -n | tail -1)
+for cu in "$here"/*.cu; do
+  name=$(basename "$cu" .cu)
+  fatbin=$out/$name.fatbin
+  if [[ -f $fatbin ]]; then
+    fat_time=$(stat -c %Y "$fatbin")
+    cu_time=$(stat -c %Y "$cu")
+    if (( fat_time >= cu_time )) && (( fat_time >= ${newest_header%.*} )); then
+      continue
+    fi
+  fi
+  echo "nvcc: $name.cu -> $name.fatbin"
+  # shellcheck disable=SC2086
+  "$nvcc" -fatbin -O3 -std=c++17 -t 0 $gencode -o "$fatbin" "$cu"
+done

@@ -1,0 +1,54 @@
+// Shared pieces of the maxsim4j kernels: how token batches are described, element loads for each
+// dtype, and the NaN-keeping (value, index) max that every kernel reduces with.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace maxsim4j {
+
+// A batch of token sets as the Java side lays it out (see internal/Tokens.java): row r owns the stored
+// tokens rowStart[r] .. rowStart[r] + rowLength[r] - 1, each `dim` elements; mask (nullable) flags each
+// stored token valid (1) or not (0).
+struct Rows {
+  const int* rowStart;
+  const int* rowLength;
+  const uint8_t* mask;
+};
+
+__device__ __forceinline__ bool isValid(const Rows& r, int token) {
+  return r.mask == nullptr || r.mask[token] != 0;
+}
+
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+
+// Running max with the library's contract: NaN is never dropped (fmaxf would drop it), and a strict >
+// keeps the earlier (lower) index on ties when candidates arrive in index order.
+__device__ __forceinline__ void maxUpdate(float& best, int& bestIndex, float v, int index) {
+  if (v > best || (v != v && best == best)) {
+    best = v;
+    bestIndex = index;
+  }
+}
+
+// Combines two partial maxima that may come in any order: larger value wins, a tie goes to the lower
+// index, NaN dominates.
+__device__ __forceinline__ void maxMerge(float& best, int& bestIndex, float v, int index) {
+  bool vNan = v != v;
+  bool bNan = best != best;
+  if (bNan && !vNan) return;
+  if ((vNan && !bNan) || v > best || (v == best && index < bestIndex) || (vNan && bNan && index < bestIndex)) {
+    best = v;
+    bestIndex = index;
+  }
+}
+
+// Pair p of a launch: all pairs (query p / perQuery, document p % perQuery), or pairwise / candidates
+// (query p / perQuery, document p).
+enum PairMode { ALL_PAIRS = 0, OWN_DOCUMENTS = 1 };
+
+constexpr float EMPTY_DOCUMENT_SCORE = -1e9f;
+
+}  // namespace maxsim4j

@@ -1,0 +1,37 @@
+package dev.maxsim4j;
+
+import dev.maxsim4j.internal.cuda.CudaBackend;
+import java.util.List;
+
+/**
+ * Benchmark support: times a backend's all-pairs kernel alone on resident documents. On the GPU this is
+ * device time from CUDA events (no host copies, no synchronisation per call); a {@link MaxSim} without a
+ * GPU has no kernel-only timer and says so.
+ */
+public final class KernelTimer {
+  private KernelTimer() {}
+
+  /** A short description of the device, e.g. {@code NVIDIA H200 (sm_90, 132 SMs)}, or empty on the CPU. */
+  public static String device(MaxSim maxSim) {
+    return maxSim.backend() instanceof CudaBackend c ? c.deviceDescription() : "";
+  }
+
+  /**
+   * Per-launch milliseconds of {@code batches} batches of {@code perBatch} launches, sorted; documents
+   * rotate through {@code documents} (all resident in {@code maxSim}, all of one shape).
+   */
+  public static double[] allPairsKernelMillis(MaxSim maxSim, TokenBatch queries, List<ResidentBatch> documents,
+      int warmup, int batches, int perBatch) {
+    if (!(maxSim.backend() instanceof CudaBackend cuda)) {
+      throw new IllegalArgumentException("kernel-only timing needs the cuda backend; this MaxSim uses "
+          + maxSim.backendName());
+    }
+    return cuda.timeAllPairsKernel(queries.tokens(),
+        documents.stream().map(r -> r.batchFor(maxSim).tokens()).toList(), warmup, batches, perBatch);
+  }
+
+  /** Device bytes the backend holds now and at its peak (0 on the CPU). */
+  public static long[] deviceBytes(MaxSim maxSim) {
+    return maxSim.backend() instanceof CudaBackend c ? c.allocatedBytes() : new long[2];
+  }
+}

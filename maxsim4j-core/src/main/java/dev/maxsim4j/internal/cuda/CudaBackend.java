@@ -1,0 +1,296 @@
+package dev.maxsim4j.internal.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cpu.CpuBackends;
+import dev.maxsim4j.internal.cpu.TopKCollector;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The GPU backend: fused forward kernels through the CUDA driver. Calls are serialised on one stream by a
+ * lock (several Java threads may call; they take turns on the device). Host arrays are staged through
+ * pinned memory into grow-only scratch buffers; documents made resident with {@link #makeResident} stay
+ * on the device and are not copied again. The backward runs on the CPU from the argmax the GPU recorded
+ * (the GPU backward is issue 4).
+ */
+public final class CudaBackend implements Backend {
+  private static final String FORWARD = "maxsim_forward";
+  private static final int THREADS = 256;
+  /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
+  private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
+  private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
+  private static final int POISON_ARGMAX = 0xdeadbeef;
+
+  private final CudaDevice device;
+  private final Backend cpu;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
+  private boolean closed;
+
+  public CudaBackend(int cpuThreads) {
+    this.device = new CudaDevice(0);
+    this.cpu = CpuBackends.vectorUnavailableReason().isEmpty() ? CpuBackends.vector(cpuThreads)
+        : CpuBackends.scalar(cpuThreads);
+  }
+
+  /** Why the GPU cannot be used here, or empty when it can. */
+  public static Optional<String> unavailableReason() {
+    return CudaDevice.unavailableReason();
+  }
+
+  @Override
+  public String name() {
+    return "cuda";
+  }
+
+  @Override
+  public int threads() {
+    return cpu.threads();
+  }
+
+  /** e.g. {@code NVIDIA H200 (sm_90, 132 SMs)}. */
+  public String deviceDescription() {
+    return device.name + " (sm_" + device.major + device.minor + ", " + device.multiprocessors + " SMs)";
+  }
+
+  /** Device bytes this backend holds now and at most so far (scratch and resident batches). */
+  public long[] allocatedBytes() {
+    return new long[] {device.allocatedBytes(), device.peakAllocatedBytes()};
+  }
+
+  /** The driver's {free, total} device memory. */
+  public long[] deviceMemoryInfo() {
+    return call(Driver::memInfo);
+  }
+
+  // ------------------------------------------------------------------ residency
+
+  private record Resident(DeviceTokens tokens, long pointer, long bytes) {}
+
+  @Override
+  public AutoCloseable makeResident(Tokens documents) {
+    call(() -> {
+      long bytes = DeviceTokens.bytesFor(documents);
+      long p = device.allocate(bytes);
+      resident.put(documents, new Resident(DeviceTokens.upload(device, documents, p), p, bytes));
+      return null;
+    });
+    return () -> call(() -> {
+      Resident r = resident.remove(documents);
+      if (r != null) {
+        Driver.synchronize(device.stream);
+        device.release(r.pointer, r.bytes);
+      }
+      return null;
+    });
+  }
+
+  private DeviceTokens documentsOnDevice(Tokens d) {
+    Resident r = resident.get(d);
+    return r != null ? r.tokens : DeviceTokens.upload(device, d, device.scratch("documents", DeviceTokens.bytesFor(d)));
+  }
+
+  // ------------------------------------------------------------------ forward
+
+  @Override
+  public float[] score(Problem problem, int[] argmax) {
+    int pairs = problem.pairs();
+    if (pairs == 0) {
+      return new float[0];
+    }
+    return call(() -> {
+      DeviceTokens q = DeviceTokens.upload(device, problem.queries(), device.scratch("queries",
+          DeviceTokens.bytesFor(problem.queries())));
+      DeviceTokens d = documentsOnDevice(problem.documents());
+      long scores = device.scratch("scores", 4L * pairs);
+      long argmaxDevice = 0;
+      int stride = problem.argmaxStride();
+      if (argmax != null) {
+        argmaxDevice = device.scratch("argmax", 4L * argmax.length);
+        Driver.fill32(argmaxDevice, POISON_ARGMAX, argmax.length, device.stream);
+      }
+      Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
+      boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
+      launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride);
+      float[] out = new float[pairs];
+      MemorySegment stage = device.pinned(4L * Math.max(pairs, argmax == null ? 0 : argmax.length));
+      Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
+      Driver.synchronize(device.stream);
+      MemorySegment.copy(stage, JAVA_FLOAT, 0, out, 0, pairs);
+      if (argmax != null) {
+        Driver.copyToHost(stage, argmaxDevice, 4L * argmax.length, device.stream);
+        Driver.synchronize(device.stream);
+        MemorySegment.copy(stage, JAVA_INT, 0, argmax, 0, argmax.length);
+      }
+      return out;
+    });
+  }
+
+  private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride) {
+    String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
+    MemorySegment fn = device.function(FORWARD, kernel);
+    try (Arena arena = Arena.ofConfined()) {
+      Object[] args = {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(),
+          d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride};
+      MemorySegment params = arena.allocate(ADDRESS, args.length);
+      for (int i = 0; i < args.length; i++) {
+        MemorySegment slot;
+        if (args[i] instanceof Integer v) {
+          slot = arena.allocateFrom(JAVA_INT, v);
+        } else {
+          slot = arena.allocateFrom(JAVA_LONG, (Long) args[i]);
+        }
+        params.setAtIndex(ADDRESS, i, slot);
+      }
+      Driver.launch(fn, kernel, pairs, 1, THREADS, 0, device.stream, params);
+    }
+  }
+
+  private static String suffix(DType t) {
+    return switch (t) {
+      case FLOAT32 -> "f32";
+      case FLOAT16 -> "f16";
+      case BFLOAT16 -> "bf16";
+    };
+  }
+
+  // ------------------------------------------------------------------ benchmarking
+
+  /**
+   * Milliseconds per all-pairs forward launch on device-resident documents, by CUDA events: after
+   * {@code warmup} launches, {@code batches} batches of {@code perBatch} back-to-back launches (launch gaps
+   * hidden by the queue), rotating through {@code residentDocs} so the working set can exceed L2. Returns
+   * the per-launch time of every batch, sorted.
+   */
+  public double[] timeAllPairsKernel(Tokens queries, java.util.List<Tokens> residentDocs, int warmup, int batches,
+      int perBatch) {
+    return call(() -> {
+      DeviceTokens q = DeviceTokens.upload(device, queries, device.scratch("queries", DeviceTokens.bytesFor(queries)));
+      DeviceTokens[] docs = new DeviceTokens[residentDocs.size()];
+      for (int i = 0; i < docs.length; i++) {
+        Resident r = resident.get(residentDocs.get(i));
+        if (r == null) {
+          throw new IllegalArgumentException("documents " + i + " are not resident; upload them first");
+        }
+        docs[i] = r.tokens;
+      }
+      int nd = residentDocs.get(0).rows;
+      int pairs = queries.rows * nd;
+      long scores = device.scratch("scores", 4L * pairs);
+      int n = 0;
+      for (int i = 0; i < warmup; i++) {
+        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0);
+      }
+      MemorySegment start = Driver.createEvent();
+      MemorySegment end = Driver.createEvent();
+      try {
+        double[] perLaunch = new double[batches];
+        for (int b = 0; b < batches; b++) {
+          Driver.record(start, device.stream);
+          for (int i = 0; i < perBatch; i++) {
+            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0);
+          }
+          Driver.record(end, device.stream);
+          perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
+        }
+        java.util.Arrays.sort(perLaunch);
+        return perLaunch;
+      } finally {
+        Driver.destroyEvent(start);
+        Driver.destroyEvent(end);
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ top-k
+
+  @Override
+  public TopKResult topK(Tokens queries, Tokens documents, int k) {
+    int keep = Math.min(k, documents.rows);
+    if (queries.rows == 0 || keep == 0) {
+      return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
+    }
+    return call(() -> {
+      DeviceTokens q = DeviceTokens.upload(device, queries, device.scratch("queries", DeviceTokens.bytesFor(queries)));
+      DeviceTokens d = documentsOnDevice(documents);
+      int block = (int) Math.max(1, Math.min(documents.rows, TOPK_SCORES_PER_LAUNCH / queries.rows));
+      long scores = device.scratch("scores", 4L * queries.rows * block);
+      MemorySegment stage = device.pinned(4L * queries.rows * block);
+      float[] host = new float[queries.rows * block];
+      TopKCollector collector = new TopKCollector(queries.rows, keep);
+      for (int j0 = 0; j0 < documents.rows; j0 += block) {
+        int width = Math.min(block, documents.rows - j0);
+        int pairs = queries.rows * width;
+        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0);
+        Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
+        Driver.synchronize(device.stream);
+        MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
+        for (int i = 0; i < queries.rows; i++) {
+          for (int c = 0; c < width; c++) {
+            collector.offer(i, host[i * width + c], j0 + c);
+          }
+        }
+      }
+      return collector.result();
+    });
+  }
+
+  // ------------------------------------------------------------------ backward
+
+  @Override
+  public Gradients backward(Problem problem, int[] argmax, float[] dScores) {
+    return cpu.backward(problem, argmax, dScores);
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  private interface DeviceCall<T> {
+    T run();
+  }
+
+  private <T> T call(DeviceCall<T> body) {
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("this CUDA backend is closed");
+      }
+      device.makeCurrent();
+      return body.run();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      device.makeCurrent();
+      for (Resident r : resident.values()) {
+        device.release(r.pointer, r.bytes);
+      }
+      resident.clear();
+      device.close();
+      cpu.close();
+      closed = true;
+    } finally {
+      lock.unlock();
+    }
+  }
+}

@@ -1,0 +1,205 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.CudaException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One GPU as maxsim4j uses it: the primary context, the kernel modules loaded once from the fatbins in
+ * the jar, one stream, grow-only scratch buffers (device and pinned host) so steady-state calls allocate
+ * nothing, and a high-water mark of what it allocated. Not thread-safe: {@link CudaBackend} serialises
+ * calls.
+ */
+final class CudaDevice implements AutoCloseable {
+  static final int MIN_MAJOR = 7;
+  static final int MIN_MINOR = 5;
+  private static final String RESOURCE_DIR = "/dev/maxsim4j/cuda/";
+
+  final int ordinal;
+  final int handle;
+  final String name;
+  final int major;
+  final int minor;
+  final int multiprocessors;
+  final int sharedMemoryPerBlockOptin;
+  final int l2Bytes;
+  private final MemorySegment context;
+  final MemorySegment stream;
+  private final Map<String, MemorySegment> modules = new HashMap<>();
+  private final Map<String, MemorySegment> functions = new HashMap<>();
+  private final Map<String, long[]> deviceScratch = new HashMap<>(); // slot -> {pointer, bytes}
+  private MemorySegment pinned = MemorySegment.NULL;
+  private long allocatedBytes;
+  private long peakAllocatedBytes;
+  private boolean closed;
+
+  private static volatile Optional<String> probe;
+
+  /** Why no usable GPU is here (no driver, no device, too old, no kernels in the jar), or empty. */
+  static Optional<String> unavailableReason() {
+    Optional<String> p = probe;
+    if (p == null) {
+      p = computeReason();
+      probe = p;
+    }
+    return p;
+  }
+
+  private static Optional<String> computeReason() {
+    Optional<String> load = Driver.loadError();
+    if (load.isPresent()) {
+      return load;
+    }
+    if (CudaDevice.class.getResource(RESOURCE_DIR + "maxsim_forward.fatbin") == null) {
+      return Optional.of("this build has no CUDA kernels (built with -Dmaxsim4j.cuda.skip=true)");
+    }
+    try {
+      Driver.init();
+      int count = Driver.deviceCount();
+      if (count == 0) {
+        return Optional.of("the CUDA driver reports no device");
+      }
+      int dev = Driver.device(0);
+      int major = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+      int minor = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+      if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR)) {
+        return Optional.of("GPU 0 (" + Driver.deviceName(dev) + ") has compute capability " + major + "." + minor
+            + "; maxsim4j needs 7.5 or newer");
+      }
+      return Optional.empty();
+    } catch (CudaException e) {
+      return Optional.of("the CUDA driver failed to start: " + e.getMessage());
+    }
+  }
+
+  CudaDevice(int ordinal) {
+    unavailableReason().ifPresent(r -> {
+      throw new IllegalStateException("the CUDA backend is unavailable: " + r);
+    });
+    this.ordinal = ordinal;
+    this.handle = Driver.device(ordinal);
+    this.name = Driver.deviceName(handle);
+    this.major = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    this.minor = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    this.multiprocessors = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    this.sharedMemoryPerBlockOptin = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    this.l2Bytes = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    this.context = Driver.retainPrimaryContext(handle);
+    Driver.setCurrent(context);
+    this.stream = Driver.createStream();
+  }
+
+  /** Binds the context to the calling thread; every entry point calls this first. */
+  void makeCurrent() {
+    if (closed) {
+      throw new IllegalStateException("the CUDA device is closed");
+    }
+    Driver.setCurrent(context);
+  }
+
+  /** A kernel of a module ({@code module}.fatbin in the jar), loaded on first use. */
+  MemorySegment function(String module, String kernel) {
+    return functions.computeIfAbsent(module + "/" + kernel, k -> Driver.function(module(module), kernel));
+  }
+
+  private MemorySegment module(String module) {
+    return modules.computeIfAbsent(module, m -> {
+      String path = RESOURCE_DIR + m + ".fatbin";
+      try (InputStream in = CudaDevice.class.getResourceAsStream(path)) {
+        if (in == null) {
+          throw new IllegalStateException("kernel module " + path + " is missing from the jar");
+        }
+        byte[] bytes = in.readAllBytes();
+        // the image must outlive the load call only; the driver copies it
+        try (Arena arena = Arena.ofConfined()) {
+          MemorySegment image = arena.allocate(bytes.length + 1L, 16);
+          MemorySegment.copy(bytes, 0, image, ValueLayout.JAVA_BYTE, 0, bytes.length);
+          return Driver.loadModule(image);
+        }
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot read kernel module " + path + ": " + e, e);
+      }
+    });
+  }
+
+  /** A device buffer of at least {@code bytes} for a named scratch slot; grows, never shrinks. */
+  long scratch(String slot, long bytes) {
+    long[] entry = deviceScratch.get(slot);
+    if (entry != null && entry[1] >= bytes) {
+      return entry[0];
+    }
+    if (entry != null) {
+      Driver.synchronize(stream); // the old buffer may still be in use by queued work
+      Driver.free(entry[0]);
+      allocatedBytes -= entry[1];
+    }
+    long size = Math.max(bytes, entry == null ? 0 : entry[1] * 3 / 2);
+    long p = allocate(size);
+    deviceScratch.put(slot, new long[] {p, size});
+    return p;
+  }
+
+  /** Pinned host memory of at least {@code bytes} for staging copies; grows, never shrinks. */
+  MemorySegment pinned(long bytes) {
+    if (pinned.byteSize() >= bytes) {
+      return pinned;
+    }
+    Driver.synchronize(stream);
+    if (pinned.byteSize() > 0) {
+      Driver.freeHost(pinned);
+    }
+    pinned = Driver.mallocHost(Math.max(bytes, pinned.byteSize() * 3 / 2));
+    return pinned;
+  }
+
+  /** A tracked device allocation (freed with {@link #release}). */
+  long allocate(long bytes) {
+    long p = Driver.malloc(bytes);
+    allocatedBytes += bytes;
+    peakAllocatedBytes = Math.max(peakAllocatedBytes, allocatedBytes);
+    return p;
+  }
+
+  void release(long pointer, long bytes) {
+    Driver.free(pointer);
+    allocatedBytes -= bytes;
+  }
+
+  long allocatedBytes() {
+    return allocatedBytes;
+  }
+
+  long peakAllocatedBytes() {
+    return peakAllocatedBytes;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    Driver.setCurrent(context);
+    Driver.synchronize(stream);
+    for (long[] e : deviceScratch.values()) {
+      Driver.free(e[0]);
+    }
+    deviceScratch.clear();
+    if (pinned.byteSize() > 0) {
+      Driver.freeHost(pinned);
+    }
+    for (MemorySegment m : modules.values()) {
+      Driver.unloadModule(m);
+    }
+    modules.clear();
+    functions.clear();
+    Driver.destroyStream(stream);
+    Driver.releasePrimaryContext(handle);
+    closed = true;
+  }
+}

@@ -1,0 +1,63 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype,
+ * row starts and lengths, valid-token counts, and the mask as bytes (absent: 0).
+ */
+record DeviceTokens(DType dtype, int dim, long data, long rowStart, long rowLength, long validCount, long mask) {
+
+  /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, each 256-byte aligned. */
+  static long bytesFor(Tokens t) {
+    return align((long) t.storedTokens * t.dim * t.dtype.byteSize()) + 3 * align(4L * t.rows)
+        + (t.mask == null ? 0 : align(t.storedTokens));
+  }
+
+  static long align(long bytes) {
+    return (bytes + 255) & ~255L;
+  }
+
+  /**
+   * Copies {@code t} into {@code device} (a buffer of {@link #bytesFor} bytes) through pinned staging
+   * memory, asynchronously on the device's stream.
+   */
+  static DeviceTokens upload(CudaDevice dev, Tokens t, long device) {
+    long bytes = bytesFor(t);
+    MemorySegment stage = dev.pinned(bytes).asSlice(0, bytes);
+    long dataBytes = (long) t.storedTokens * t.dim * t.dtype.byteSize();
+    long off = 0;
+    if (t.f32 != null) {
+      MemorySegment.copy(t.f32, 0, stage, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, t.f32.length);
+    } else if (t.s16 != null) {
+      MemorySegment.copy(t.s16, 0, stage, ValueLayout.JAVA_SHORT_UNALIGNED, 0, t.s16.length);
+    } else {
+      MemorySegment.copy(t.segment, 0, stage, 0, dataBytes);
+    }
+    long data = device + off;
+    off += align(dataBytes);
+    long rowStart = device + off;
+    MemorySegment.copy(t.rowStart, 0, stage, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
+    off += align(4L * t.rows);
+    long rowLength = device + off;
+    MemorySegment.copy(t.rowLength, 0, stage, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
+    off += align(4L * t.rows);
+    long validCount = device + off;
+    MemorySegment.copy(t.validCount, 0, stage, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
+    off += align(4L * t.rows);
+    long mask = 0;
+    if (t.mask != null) {
+      mask = device + off;
+      for (int i = 0; i < t.storedTokens; i++) {
+        stage.set(ValueLayout.JAVA_BYTE, off + i, (byte) (t.mask[i] ? 1 : 0));
+      }
+    }
+    Driver.copyToDevice(device, stage, bytes, dev.stream);
+    // the staging buffer is reused by the next upload: finish this copy first
+    Driver.synchronize(dev.stream);
+    return new DeviceTokens(t.dtype, t.dim, data, rowStart, rowLength, validCount, mask);
+  }
+}

@@ -1,0 +1,412 @@
+package dev.maxsim4j.internal.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.maxsim4j.CudaException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.Optional;
+
+/**
+ * Hand-written FFM downcalls into the CUDA driver API ({@code libcuda.so.1}). The only class that touches
+ * native CUDA symbols; every call's {@code CUresult} is checked and a failure becomes a
+ * {@link CudaException} with the driver's own error name and text. CUDA handles (contexts, modules,
+ * functions, streams, events) are {@link MemorySegment} addresses, device pointers are {@code long}.
+ */
+final class Driver {
+  static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+  static final int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
+  static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+  static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+  static final int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+  static final int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+  static final int CU_STREAM_NON_BLOCKING = 1;
+  static final int CU_EVENT_DEFAULT = 0;
+
+  private static final Linker LINKER = Linker.nativeLinker();
+  private static final String LOAD_ERROR;
+  private static final SymbolLookup CUDA;
+
+  static {
+    SymbolLookup lookup = null;
+    String error = null;
+    try {
+      lookup = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
+    } catch (IllegalArgumentException | IllegalCallerException e) {
+      error = "libcuda.so.1 (the CUDA driver) cannot be loaded: " + e.getMessage();
+    }
+    CUDA = lookup;
+    LOAD_ERROR = error;
+  }
+
+  private static MethodHandle fn(String name, FunctionDescriptor fd) {
+    if (CUDA == null) {
+      return null;
+    }
+    return CUDA.find(name).map(addr -> LINKER.downcallHandle(addr, fd)).orElse(null);
+  }
+
+  private static final FunctionDescriptor I_I = FunctionDescriptor.of(JAVA_INT, JAVA_INT);
+  private static final FunctionDescriptor I_A = FunctionDescriptor.of(JAVA_INT, ADDRESS);
+  private static final FunctionDescriptor I_AI = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT);
+  private static final FunctionDescriptor I_AA = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS);
+
+  private static final MethodHandle INIT = fn("cuInit", I_I);
+  private static final MethodHandle DEVICE_GET_COUNT = fn("cuDeviceGetCount", I_A);
+  private static final MethodHandle DEVICE_GET = fn("cuDeviceGet", I_AI);
+  private static final MethodHandle DEVICE_GET_ATTRIBUTE = fn("cuDeviceGetAttribute",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+  private static final MethodHandle DEVICE_GET_NAME = fn("cuDeviceGetName",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+  private static final MethodHandle PRIMARY_CTX_RETAIN = fn("cuDevicePrimaryCtxRetain", I_AI);
+  private static final MethodHandle PRIMARY_CTX_RELEASE = fn("cuDevicePrimaryCtxRelease_v2", I_I);
+  private static final MethodHandle CTX_SET_CURRENT = fn("cuCtxSetCurrent", I_A);
+  private static final MethodHandle MODULE_LOAD_DATA = fn("cuModuleLoadData", I_AA);
+  private static final MethodHandle MODULE_UNLOAD = fn("cuModuleUnload", I_A);
+  private static final MethodHandle MODULE_GET_FUNCTION = fn("cuModuleGetFunction",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+  private static final MethodHandle FUNC_SET_ATTRIBUTE = fn("cuFuncSetAttribute",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+  private static final MethodHandle LAUNCH_KERNEL = fn("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT,
+      ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+  private static final MethodHandle MEM_ALLOC = fn("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+  private static final MethodHandle MEM_FREE = fn("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+  private static final MethodHandle MEM_ALLOC_HOST = fn("cuMemAllocHost_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+  private static final MethodHandle MEM_FREE_HOST = fn("cuMemFreeHost", I_A);
+  private static final MethodHandle MEM_GET_INFO = fn("cuMemGetInfo_v2", I_AA);
+  private static final MethodHandle MEMCPY_HTOD_ASYNC = fn("cuMemcpyHtoDAsync_v2",
+      FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
+  private static final MethodHandle MEMCPY_DTOH_ASYNC = fn("cuMemcpyDtoHAsync_v2",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS));
+  private static final MethodHandle MEMSET_D32_ASYNC = fn("cuMemsetD32Async",
+      FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, ADDRESS));
+  private static final MethodHandle STREAM_CREATE = fn("cuStreamCreate", I_AI);
+  private static final MethodHandle STREAM_DESTROY = fn("cuStreamDestroy_v2", I_A);
+  private static final MethodHandle STREAM_SYNCHRONIZE = fn("cuStreamSynchronize", I_A);
+  private static final MethodHandle EVENT_CREATE = fn("cuEventCreate", I_AI);
+  private static final MethodHandle EVENT_DESTROY = fn("cuEventDestroy_v2", I_A);
+  private static final MethodHandle EVENT_RECORD = fn("cuEventRecord", I_AA);
+  private static final MethodHandle EVENT_SYNCHRONIZE = fn("cuEventSynchronize", I_A);
+  private static final MethodHandle EVENT_ELAPSED_TIME = fn("cuEventElapsedTime",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+  private static final MethodHandle GET_ERROR_NAME = fn("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+  private static final MethodHandle GET_ERROR_STRING = fn("cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+
+  private Driver() {}
+
+  /** Why the driver library or one of its symbols is missing, or empty when all are there. */
+  static Optional<String> loadError() {
+    if (LOAD_ERROR != null) {
+      return Optional.of(LOAD_ERROR);
+    }
+    if (INIT == null || LAUNCH_KERNEL == null || MEM_ALLOC == null || GET_ERROR_NAME == null
+        || MEMSET_D32_ASYNC == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null) {
+      return Optional.of("libcuda.so.1 lacks a driver API entry point maxsim4j needs (driver too old)");
+    }
+    return Optional.empty();
+  }
+
+  // ---------------------------------------------------------------- error handling
+
+  static void check(int result, String call) {
+    if (result != 0) {
+      throw new CudaException(call, result, errorText(GET_ERROR_NAME, result, "CUDA_ERROR_" + result),
+          errorText(GET_ERROR_STRING, result, "unknown error"));
+    }
+  }
+
+  private static String errorText(MethodHandle h, int result, String fallback) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      if ((int) h.invokeExact(result, out) != 0) {
+        return fallback;
+      }
+      MemorySegment str = out.get(ADDRESS, 0).reinterpret(4096);
+      return str.getString(0);
+    } catch (Throwable t) {
+      return fallback;
+    }
+  }
+
+  private static RuntimeException rethrow(Throwable t) {
+    if (t instanceof RuntimeException r) {
+      return r;
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+    return new IllegalStateException(t);
+  }
+
+  // ---------------------------------------------------------------- device and context
+
+  static void init() {
+    try {
+      check((int) INIT.invokeExact(0), "cuInit");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static int deviceCount() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment n = arena.allocate(JAVA_INT);
+      check((int) DEVICE_GET_COUNT.invokeExact(n), "cuDeviceGetCount");
+      return n.get(JAVA_INT, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static int device(int ordinal) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment d = arena.allocate(JAVA_INT);
+      check((int) DEVICE_GET.invokeExact(d, ordinal), "cuDeviceGet");
+      return d.get(JAVA_INT, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static int attribute(int device, int attribute) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment v = arena.allocate(JAVA_INT);
+      check((int) DEVICE_GET_ATTRIBUTE.invokeExact(v, attribute, device), "cuDeviceGetAttribute(" + attribute + ")");
+      return v.get(JAVA_INT, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static String deviceName(int device) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment name = arena.allocate(256);
+      check((int) DEVICE_GET_NAME.invokeExact(name, 256, device), "cuDeviceGetName");
+      return name.getString(0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static MemorySegment retainPrimaryContext(int device) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment ctx = arena.allocate(ADDRESS);
+      check((int) PRIMARY_CTX_RETAIN.invokeExact(ctx, device), "cuDevicePrimaryCtxRetain");
+      return ctx.get(ADDRESS, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void releasePrimaryContext(int device) {
+    try {
+      check((int) PRIMARY_CTX_RELEASE.invokeExact(device), "cuDevicePrimaryCtxRelease");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void setCurrent(MemorySegment ctx) {
+    try {
+      check((int) CTX_SET_CURRENT.invokeExact(ctx), "cuCtxSetCurrent");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- modules and launches
+
+  static MemorySegment loadModule(MemorySegment image) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment module = arena.allocate(ADDRESS);
+      check((int) MODULE_LOAD_DATA.invokeExact(module, image), "cuModuleLoadData");
+      return module.get(ADDRESS, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void unloadModule(MemorySegment module) {
+    try {
+      check((int) MODULE_UNLOAD.invokeExact(module), "cuModuleUnload");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static MemorySegment function(MemorySegment module, String name) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment fn = arena.allocate(ADDRESS);
+      check((int) MODULE_GET_FUNCTION.invokeExact(fn, module, arena.allocateFrom(name)), "cuModuleGetFunction(" + name + ")");
+      return fn.get(ADDRESS, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void setMaxDynamicSharedMemory(MemorySegment function, int bytes) {
+    try {
+      check((int) FUNC_SET_ATTRIBUTE.invokeExact(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void launch(MemorySegment function, String name, int gridX, int gridY, int blockX, int sharedBytes,
+      MemorySegment stream, MemorySegment params) {
+    try {
+      check((int) LAUNCH_KERNEL.invokeExact(function, gridX, gridY, 1, blockX, 1, 1, sharedBytes, stream, params,
+          MemorySegment.NULL), "cuLaunchKernel(" + name + ")");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- memory
+
+  static long malloc(long bytes) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment p = arena.allocate(JAVA_LONG);
+      check((int) MEM_ALLOC.invokeExact(p, Math.max(bytes, 1L)), "cuMemAlloc(" + bytes + " bytes)");
+      return p.get(JAVA_LONG, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void free(long pointer) {
+    try {
+      check((int) MEM_FREE.invokeExact(pointer), "cuMemFree");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static MemorySegment mallocHost(long bytes) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment p = arena.allocate(ADDRESS);
+      check((int) MEM_ALLOC_HOST.invokeExact(p, Math.max(bytes, 1L)), "cuMemAllocHost(" + bytes + " bytes)");
+      return p.get(ADDRESS, 0).reinterpret(bytes);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void freeHost(MemorySegment p) {
+    try {
+      check((int) MEM_FREE_HOST.invokeExact(p), "cuMemFreeHost");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** {free, total} bytes of device memory. */
+  static long[] memInfo() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment free = arena.allocate(JAVA_LONG);
+      MemorySegment total = arena.allocate(JAVA_LONG);
+      check((int) MEM_GET_INFO.invokeExact(free, total), "cuMemGetInfo");
+      return new long[] {free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0)};
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void copyToDevice(long dst, MemorySegment src, long bytes, MemorySegment stream) {
+    try {
+      check((int) MEMCPY_HTOD_ASYNC.invokeExact(dst, src, bytes, stream), "cuMemcpyHtoDAsync(" + bytes + " bytes)");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void copyToHost(MemorySegment dst, long src, long bytes, MemorySegment stream) {
+    try {
+      check((int) MEMCPY_DTOH_ASYNC.invokeExact(dst, src, bytes, stream), "cuMemcpyDtoHAsync(" + bytes + " bytes)");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void fill32(long dst, int value, long count, MemorySegment stream) {
+    try {
+      check((int) MEMSET_D32_ASYNC.invokeExact(dst, value, count, stream), "cuMemsetD32Async");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- streams and events
+
+  static MemorySegment createStream() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment s = arena.allocate(ADDRESS);
+      check((int) STREAM_CREATE.invokeExact(s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      return s.get(ADDRESS, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void destroyStream(MemorySegment stream) {
+    try {
+      check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void synchronize(MemorySegment stream) {
+    try {
+      check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cuStreamSynchronize");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static MemorySegment createEvent() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment e = arena.allocate(ADDRESS);
+      check((int) EVENT_CREATE.invokeExact(e, CU_EVENT_DEFAULT), "cuEventCreate");
+      return e.get(ADDRESS, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void destroyEvent(MemorySegment event) {
+    try {
+      check((int) EVENT_DESTROY.invokeExact(event), "cuEventDestroy");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static void record(MemorySegment event, MemorySegment stream) {
+    try {
+      check((int) EVENT_RECORD.invokeExact(event, stream), "cuEventRecord");
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  static float elapsedMillis(MemorySegment start, MemorySegment end) {
+    try (Arena arena = Arena.ofConfined()) {
+      check((int) EVENT_SYNCHRONIZE.invokeExact(end), "cuEventSynchronize");
+      MemorySegment ms = arena.allocate(JAVA_FLOAT);
+      check((int) EVENT_ELAPSED_TIME.invokeExact(ms, start, end), "cuEventElapsedTime");
+      return ms.get(JAVA_FLOAT, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+}

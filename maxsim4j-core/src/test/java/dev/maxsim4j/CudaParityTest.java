@@ -1,0 +1,118 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.internal.cuda.CudaBackend;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The CUDA backend against the float64 reference over the CPU shape matrix, plus Ld = 8192 and 32768,
+ * every dtype pairing, masks, all-masked rows and ragged packed rows; top-k against sorting; resident
+ * documents; device memory after many calls. Tolerance: the fp32 accumulation bound of
+ * {@link Oracle#tolerance} (the kernel widens every dtype to fp32 and accumulates in fp32).
+ */
+@GpuTest
+class CudaParityTest {
+  private static MaxSim reference;
+  private static MaxSim cuda;
+
+  @BeforeAll
+  static void open() {
+    reference = MaxSim.builder().backend("reference").threads(2).build();
+    cuda = MaxSim.builder().backend("cuda").build();
+  }
+
+  @AfterAll
+  static void close() {
+    if (cuda != null) {
+      cuda.close();
+      reference.close();
+    }
+  }
+
+  static Stream<Arguments> cases() {
+    RandomBatches r = new RandomBatches();
+    Stream<Arguments> longDocs = Stream.of(
+        Arguments.of("Ld=8192 bf16 (" + r + ")", r.padded(DType.FLOAT32, 2, 33, 64, 1),
+            r.padded(DType.BFLOAT16, 6, 8192, 64, 2), r.padded(DType.FLOAT16, 2, 8192, 64, 1)),
+        Arguments.of("Ld=32768 fp16 (" + r + ")", r.padded(DType.BFLOAT16, 1, 32, 16, 0),
+            r.padded(DType.FLOAT16, 3, 32768, 16, 0), r.padded(DType.FLOAT32, 1, 32768, 16, 1)),
+        Arguments.of("Lq=1000 d=96 (" + r + ")", r.packed(DType.FLOAT32, 2, 900, 1000, 96, true),
+            r.padded(DType.BFLOAT16, 6, 70, 96, 1), r.padded(DType.BFLOAT16, 2, 70, 96, 0)));
+    return Stream.concat(ParityTest.cases(), longDocs);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void everyOperationMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    String where = "cuda / " + label;
+    float[][] all = cuda.scores(q, d);
+    ParityTest.assertClose(reference.scores(q, d), all, q, d, where + " all-pairs");
+    float[][] cand = cuda.candidates(q, d, 3);
+    for (int b = 0; b < q.size(); b++) {
+      for (int c = 0; c < 3; c++) {
+        assertEquals(all[b][b * 3 + c], cand[b][c], 0f, where + " candidates equal all-pairs");
+      }
+    }
+    float[] pw = cuda.pairwise(q, pd);
+    float[] refPw = reference.pairwise(q, pd);
+    for (int b = 0; b < q.size(); b++) {
+      ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
+    }
+    TrainingScores ts = cuda.scoresForTraining(q, d);
+    assertArrayEquals(ParityTest.flatten(all), ts.scores(), where + " training forward = inference forward");
+    ParityTest.assertArgmaxIsBest(ts, q, d, where);
+    ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 5), all, 5, where);
+  }
+
+  @Test
+  void residentDocumentsScoreLikeHostDocumentsAndFreeTheirMemory() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT32, 3, 32, 128, 0);
+    TokenBatch d = r.padded(DType.BFLOAT16, 500, 300, 128, 2);
+    CudaBackend backend = (CudaBackend) cuda.backend();
+    long before = backend.allocatedBytes()[0];
+    float[][] host = cuda.scores(q, d);
+    try (ResidentBatch resident = cuda.upload(d)) {
+      assertTrue(backend.allocatedBytes()[0] > before);
+      assertArrayEquals(host, cuda.scores(q, resident), r.toString());
+      assertArrayEquals(cuda.topK(q, d, 7).indices(), cuda.topK(q, resident, 7).indices());
+      resident.close();
+      assertThrows(IllegalStateException.class, () -> cuda.scores(q, resident));
+    }
+  }
+
+  @Test
+  void tenThousandSmallCallsLeaveDeviceMemoryWhereItStarted() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT16, 2, 8, 32, 1);
+    TokenBatch d = r.packed(DType.BFLOAT16, 5, 1, 20, 32, true);
+    cuda.scores(q, d); // scratch buffers reach their size
+    CudaBackend backend = (CudaBackend) cuda.backend();
+    long held = backend.allocatedBytes()[0];
+    long free = backend.deviceMemoryInfo()[0];
+    for (int i = 0; i < 10_000; i++) {
+      cuda.scores(q, d);
+    }
+    assertEquals(held, backend.allocatedBytes()[0], "bytes held by the backend");
+    assertEquals(free, backend.deviceMemoryInfo()[0], "driver's free device memory");
+  }
+
+  @Test
+  void useAfterCloseIsIllegalStateNotACrash() {
+    MaxSim m = MaxSim.builder().backend("cuda").build();
+    TokenBatch q = new RandomBatches().padded(DType.FLOAT32, 1, 2, 4, 0);
+    m.scores(q, q);
+    m.close();
+    assertThrows(IllegalStateException.class, () -> m.scores(q, q));
+  }
+}
