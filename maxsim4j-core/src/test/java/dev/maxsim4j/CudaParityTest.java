@@ -48,7 +48,27 @@ class CudaParityTest {
             r.padded(DType.FLOAT16, 3, 32768, 16, 0), r.padded(DType.FLOAT32, 1, 32768, 16, 1)),
         Arguments.of("Lq=1000 d=96 (" + r + ")", r.packed(DType.FLOAT32, 2, 900, 1000, 96, true),
             r.padded(DType.BFLOAT16, 6, 70, 96, 1), r.padded(DType.BFLOAT16, 2, 70, 96, 0)));
-    return Stream.concat(ParityTest.cases(), longDocs);
+    return Stream.concat(Stream.concat(ParityTest.cases(), longDocs), tensorCoreCases(r));
+  }
+
+  /** Queries and documents of one half type with d % 8 == 0: the mma.sync kernel's inputs. */
+  static Stream<Arguments> tensorCoreCases(RandomBatches r) {
+    java.util.List<Arguments> cases = new java.util.ArrayList<>();
+    int[][] shapes = {{8, 1, 1}, {64, 17, 40}, {96, 32, 300}, {128, 33, 129}, {128, 100, 64}, {256, 300, 20},
+        {512, 32, 50}, {1024, 48, 30}};
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+      for (int[] s : shapes) {
+        cases.add(Arguments.of("tensor cores " + type + " d=" + s[0] + " Lq=" + s[1] + " Ld=" + s[2] + " (" + r + ")",
+            r.padded(type, 3, s[1], s[0], 1), r.padded(type, 9, s[2], s[0], 2), r.padded(type, 3, s[2], s[0], 0)));
+      }
+      cases.add(Arguments.of("tensor cores packed " + type + " (" + r + ")", r.packed(type, 3, 0, 70, 128, true),
+          r.packed(type, 9, 0, 90, 128, true), r.packed(type, 3, 1, 90, 128, false)));
+      cases.add(Arguments.of("tensor cores Ld=8192 " + type + " (" + r + ")", r.padded(type, 2, 32, 128, 0),
+          r.padded(type, 6, 8192, 128, 1), r.padded(type, 2, 8192, 128, 0)));
+    }
+    cases.add(Arguments.of("tensor cores Ld=32768 (" + r + ")", r.padded(DType.BFLOAT16, 1, 32, 64, 0),
+        r.padded(DType.BFLOAT16, 3, 32768, 64, 0), r.padded(DType.BFLOAT16, 1, 32768, 64, 1)));
+    return cases.stream();
   }
 
   @ParameterizedTest(name = "{0}")

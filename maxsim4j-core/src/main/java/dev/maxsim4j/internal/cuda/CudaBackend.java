@@ -27,7 +27,12 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class CudaBackend implements Backend {
   private static final String FORWARD = "maxsim_forward";
+  private static final String FORWARD_MMA = "maxsim_forward_mma";
   private static final int THREADS = 256;
+  private static final int MMA_THREADS = 128;
+  private static final int MMA_CHUNK = 32;
+  /** Shared memory for staged query fragments per pass: within the 48 KB every launch may use. */
+  private static final int MMA_FRAGMENT_BUDGET = 40 * 1024;
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
   private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
@@ -123,7 +128,8 @@ public final class CudaBackend implements Backend {
       }
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
       boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
-      launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride);
+      launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
+          problem.queries().maxRowLength);
       float[] out = new float[pairs];
       MemorySegment stage = device.pinned(4L * Math.max(pairs, argmax == null ? 0 : argmax.length));
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
@@ -138,15 +144,41 @@ public final class CudaBackend implements Backend {
     });
   }
 
+  /**
+   * Launches one forward over {@code pairs} pairs. Tensor cores ({@code maxsim_forward_mma}) when queries
+   * and documents share a half type, d is a multiple of 8 (16-byte rows) and the GPU is sm_80 or newer;
+   * otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs.
+   */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride) {
-    String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
-    MemorySegment fn = device.function(FORWARD, kernel);
+      long scores, long argmax, int argmaxStride, int maxQueryLength) {
+    boolean tensorCores = q.dtype() == d.dtype() && q.dtype() != DType.FLOAT32 && q.dim() % 8 == 0
+        && device.major >= 8;
+    String module;
+    String kernel;
+    int threads;
+    int sharedBytes = 0;
+    int rowsPerPass = 0;
+    if (tensorCores) {
+      int mTiles = maxQueryLength <= 32 ? 2 : 8;
+      int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
+      int tilesPerPass = Math.max(1, Math.min(mTiles, MMA_FRAGMENT_BUDGET / (chunks * 1024)));
+      rowsPerPass = 16 * tilesPerPass;
+      sharedBytes = tilesPerPass * chunks * 1024;
+      module = FORWARD_MMA;
+      kernel = FORWARD + "_mma" + mTiles + "_" + suffix(q.dtype());
+      threads = MMA_THREADS;
+    } else {
+      module = FORWARD;
+      kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
+      threads = THREADS;
+    }
+    MemorySegment fn = device.function(module, kernel);
     try (Arena arena = Arena.ofConfined()) {
       Object[] args = {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(),
-          d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride};
-      MemorySegment params = arena.allocate(ADDRESS, args.length);
-      for (int i = 0; i < args.length; i++) {
+          d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, rowsPerPass};
+      int count = tensorCores ? args.length : args.length - 1;
+      MemorySegment params = arena.allocate(ADDRESS, count);
+      for (int i = 0; i < count; i++) {
         MemorySegment slot;
         if (args[i] instanceof Integer v) {
           slot = arena.allocateFrom(JAVA_INT, v);
@@ -155,7 +187,7 @@ public final class CudaBackend implements Backend {
         }
         params.setAtIndex(ADDRESS, i, slot);
       }
-      Driver.launch(fn, kernel, pairs, 1, THREADS, 0, device.stream, params);
+      Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, params);
     }
   }
 
@@ -192,7 +224,7 @@ public final class CudaBackend implements Backend {
       long scores = device.scratch("scores", 4L * pairs);
       int n = 0;
       for (int i = 0; i < warmup; i++) {
-        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0);
+        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
       }
       MemorySegment start = Driver.createEvent();
       MemorySegment end = Driver.createEvent();
@@ -201,7 +233,7 @@ public final class CudaBackend implements Backend {
         for (int b = 0; b < batches; b++) {
           Driver.record(start, device.stream);
           for (int i = 0; i < perBatch; i++) {
-            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0);
+            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
           }
           Driver.record(end, device.stream);
           perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
@@ -234,7 +266,7 @@ public final class CudaBackend implements Backend {
       for (int j0 = 0; j0 < documents.rows; j0 += block) {
         int width = Math.min(block, documents.rows - j0);
         int pairs = queries.rows * width;
-        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0);
+        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0, queries.maxRowLength);
         Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
         Driver.synchronize(device.stream);
         MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);

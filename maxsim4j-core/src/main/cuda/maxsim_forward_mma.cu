@@ -1,0 +1,230 @@
+// Fused MaxSim forward on tensor cores (sm_80+): bf16 or fp16 queries and documents, fp32 accumulation.
+// One thread block (4 warps) per (query, document) pair.
+//
+// The k permutation. A dot product does not care in which order k is summed, so the fragments of
+// mma.m16n8k16 may take any permutation of k as long as A (queries) and B (documents) use the same one.
+// We pick the one that lets each thread load 16 contiguous bytes of a document token: in a 32-wide chunk
+// of d, thread (group g = lane / 4, tig = lane % 4) owns k = tig*8 .. tig*8+7 of token g and uses halves
+// 0-3 as its B fragment for the chunk's first k-step and halves 4-7 for the second. Documents go straight
+// from global memory into registers, coalesced, with no shared-memory staging.
+//
+// Tiles:       queries in passes of up to MT m-tiles (16 rows each), their A fragments staged once in
+//              shared memory in fragment order (each lane reads 32 contiguous bytes: conflict-free);
+//              documents in n-tiles of 8 tokens, dealt round-robin to the warps.
+// Online max:  the C fragment gives each thread rows g and g+8 of every m-tile for two tokens; a running
+//              (max, argmax) per row lives in registers across all n-tiles.
+// Epilogue:    max across the 4 threads of a quad, then across warps through shared memory, then the sum
+//              over valid query rows in a fixed order.
+#include "maxsim_common.cuh"
+
+// mma.sync with bf16 needs sm_80; older targets (sm_75) get no entry points and use maxsim_forward.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+namespace maxsim4j {
+
+constexpr int MMA_WARPS = 4;
+constexpr int MMA_THREADS = MMA_WARPS * 32;
+constexpr int CHUNK = 32;  // d per 16-byte load of 8 halves x 4 threads
+constexpr int LOAD_GROUP = 4;  // chunks requested together (d = 128 in one go)
+
+template <typename T> struct MmaOp;
+template <> struct MmaOp<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <> struct MmaOp<__half> {
+  static __device__ __forceinline__ void run(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+
+// Two halves of row `row` at k and k+1 as one 32-bit register (zero outside the row or past d).
+template <typename T>
+__device__ __forceinline__ uint32_t pairAt(const T* q, int rowStart, int rows, int row, int k, int dim) {
+  if (row >= rows || k >= dim) return 0u;
+  return *reinterpret_cast<const uint32_t*>(q + (size_t)(rowStart + row) * dim + k);
+}
+
+// Stages the A fragments of query rows [r0, r0 + 16 * mActive) into shared memory, fragment order:
+// frag[(m * chunks + c) * 32 + lane] = {k-step 0: a0 a1 a2 a3, k-step 1: a0 a1 a2 a3}.
+template <typename T>
+__device__ void stageQueryFragments(uint4* frag, const T* q, int qStart, int qLength, int r0, int mActive,
+                                    int chunks, int dim) {
+  for (int e = threadIdx.x; e < mActive * chunks * 32; e += MMA_THREADS) {
+    int lane = e % 32;
+    int c = (e / 32) % chunks;
+    int m = e / (32 * chunks);
+    int g = lane / 4, tig = lane % 4;
+    int rowA = r0 + m * 16 + g, rowB = rowA + 8;
+    int k = c * CHUNK + tig * 8;
+    uint4 s0, s1;
+    s0.x = pairAt(q, qStart, qLength, rowA, k + 0, dim);
+    s0.y = pairAt(q, qStart, qLength, rowB, k + 0, dim);
+    s0.z = pairAt(q, qStart, qLength, rowA, k + 2, dim);
+    s0.w = pairAt(q, qStart, qLength, rowB, k + 2, dim);
+    s1.x = pairAt(q, qStart, qLength, rowA, k + 4, dim);
+    s1.y = pairAt(q, qStart, qLength, rowB, k + 4, dim);
+    s1.z = pairAt(q, qStart, qLength, rowA, k + 6, dim);
+    s1.w = pairAt(q, qStart, qLength, rowB, k + 6, dim);
+    frag[2 * e] = s0;
+    frag[2 * e + 1] = s1;
+  }
+}
+
+template <typename T, int MT>
+__device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
+                               const int* __restrict__ dValid, int dim, int query, int doc, float* scores,
+                               int* argmax, int argmaxStride, int pair, int rowsPerPass) {
+  extern __shared__ uint4 queryFrag[];
+  __shared__ float mergeBest[MMA_WARPS][MT * 16];
+  __shared__ int mergeIndex[MMA_WARPS][MT * 16];
+  __shared__ float passSums[MMA_WARPS];
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, tig = lane % 4;
+  const int qStart = qRows.rowStart[query], qLength = qRows.rowLength[query];
+  const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
+  const int chunks = (dim + CHUNK - 1) / CHUNK;
+
+  if (dValid[doc] == 0) {
+    if (threadIdx.x == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
+    if (argmax != nullptr)
+      for (int s = threadIdx.x; s < qLength; s += MMA_THREADS) argmax[(size_t)pair * argmaxStride + s] = -1;
+    return;
+  }
+
+  float total = 0.f;  // thread 0's running sum over passes
+  for (int r0 = 0; r0 < qLength; r0 += rowsPerPass) {
+    const int mActive = min(MT, (min(rowsPerPass, qLength - r0) + 15) / 16);
+    __syncthreads();  // the previous pass is done with queryFrag and the merge arrays
+    stageQueryFragments<T>(queryFrag, q, qStart, qLength, r0, mActive, chunks, dim);
+    __syncthreads();
+
+    float best[MT][2];
+    int bestIndex[MT][2];
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+      best[m][0] = best[m][1] = -INFINITY;
+      bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
+    }
+    // n-tiles of 8 tokens, round-robin over warps; each thread loads token (t0 + g), k = tig*8.. per chunk
+    for (int t0 = warp * 8; t0 < dLength; t0 += MMA_WARPS * 8) {
+      const int token = t0 + g;
+      const bool inRow = token < dLength;
+      const T* dRow = d + (size_t)(dStart + (inRow ? token : 0)) * dim + tig * 8;
+      float acc[MT][4];
+#pragma unroll
+      for (int m = 0; m < MT; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+      // LOAD_GROUP chunks of this n-tile are requested before any is used: enough bytes in flight per
+      // SM to cover memory latency at full bandwidth (Little's law), without holding all of d in registers
+      for (int c0 = 0; c0 < chunks; c0 += LOAD_GROUP) {
+        uint4 b[LOAD_GROUP];
+#pragma unroll
+        for (int u = 0; u < LOAD_GROUP; u++) {
+          int c = c0 + u;
+          b[u] = (inRow && c < chunks && c * CHUNK + tig * 8 < dim)
+                     ? __ldg(reinterpret_cast<const uint4*>(dRow + c * CHUNK))
+                     : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < LOAD_GROUP; u++) {
+          int c = c0 + u;
+          if (c < chunks) {
+#pragma unroll
+            for (int m = 0; m < MT; m++) {
+              if (m < mActive) {
+                uint4 s0 = queryFrag[2 * ((m * chunks + c) * 32 + lane)];
+                uint4 s1 = queryFrag[2 * ((m * chunks + c) * 32 + lane) + 1];
+                const uint32_t a0[4] = {s0.x, s0.y, s0.z, s0.w};
+                const uint32_t a1[4] = {s1.x, s1.y, s1.z, s1.w};
+                MmaOp<T>::run(acc[m], a0, b[u].x, b[u].y);
+                MmaOp<T>::run(acc[m], a1, b[u].z, b[u].w);
+              }
+            }
+          }
+        }
+      }
+      // online max: this thread holds tokens t0 + 2*tig and t0 + 2*tig + 1 for rows g and g + 8
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        int t = t0 + 2 * tig + j;
+        if (t < dLength && isValid(dRows, dStart + t)) {
+#pragma unroll
+          for (int m = 0; m < MT; m++) {
+            maxUpdate(best[m][0], bestIndex[m][0], acc[m][j], t);
+            maxUpdate(best[m][1], bestIndex[m][1], acc[m][2 + j], t);
+          }
+        }
+      }
+    }
+    // epilogue 1: across the quad (the 4 threads sharing rows g, g + 8)
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        float v = best[m][h];
+        int i = bestIndex[m][h];
+        for (int offset = 1; offset < 4; offset *= 2) {
+          float ov = __shfl_xor_sync(0xffffffffu, v, offset);
+          int oi = __shfl_xor_sync(0xffffffffu, i, offset);
+          maxMerge(v, i, ov, oi);
+        }
+        if (tig == 0) {
+          mergeBest[warp][m * 16 + g + 8 * h] = v;
+          mergeIndex[warp][m * 16 + g + 8 * h] = i;
+        }
+      }
+    }
+    __syncthreads();
+    // epilogue 2: across warps, one thread per row; then a fixed-order sum of the valid rows
+    float rowValue = 0.f;
+    int row = threadIdx.x;
+    if (row < mActive * 16) {
+      float v = mergeBest[0][row];
+      int i = mergeIndex[0][row];
+      for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][row], mergeIndex[w][row]);
+      int s = r0 + row;
+      if (s < qLength) {
+        bool valid = isValid(qRows, qStart + s);
+        if (valid) rowValue = v;
+        if (argmax != nullptr) argmax[(size_t)pair * argmaxStride + s] = valid ? i : -1;
+      }
+    }
+    // rows live in threads 0..MT*16-1 (at most 128 = all threads): reduce per warp, then across warps
+    for (int offset = 16; offset > 0; offset /= 2) rowValue += __shfl_xor_sync(0xffffffffu, rowValue, offset);
+    if (lane == 0) passSums[warp] = rowValue;
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (int w = 0; w < MMA_WARPS; w++) total += passSums[w];
+  }
+  if (threadIdx.x == 0) scores[pair] = total;
+}
+
+}  // namespace maxsim4j
+
+using namespace maxsim4j;
+
+// Same parameters as maxsim_forward_*, plus rowsPerPass (query rows staged per pass, a multiple of 16,
+// at most 16 * MT, chosen by the host so the fragments fit the dynamic shared memory it passes).
+#define MAXSIM_MMA_ENTRY(NAME, T, MT)                                                                      \
+  extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
+      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
+      const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
+      int perQuery, int docOffset, long long pairOffset, float* scores, int* argmax, int argmaxStride,      \
+      int rowsPerPass) {                                                                                   \
+    long long pair = pairOffset + blockIdx.x;                                                            \
+    int query = (int)(pair / perQuery);                                                                  \
+    int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
+    forwardPairMma<T, MT>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
+                          query, doc, scores, argmax, argmaxStride, (int)pair, rowsPerPass);             \
+  }
+
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2_bf16, __nv_bfloat16, 2)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma8_bf16, __nv_bfloat16, 8)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2_f16, __half, 2)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma8_f16, __half, 8)
+#endif
