@@ -75,7 +75,7 @@ __device__ void stageQueryFragments(uint4* frag, const T* q, int qStart, int qLe
   }
 }
 
-template <typename T, int MT>
+template <typename T, int MT, int REG_CHUNKS>
 __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                const int* __restrict__ dValid, int dim, int query, int doc, float* scores,
                                int* argmax, int argmaxStride, int pair, int rowsPerPass) {
@@ -103,6 +103,20 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
     __syncthreads();  // the previous pass is done with queryFrag and the merge arrays
     stageQueryFragments<T>(queryFrag, q, qStart, qLength, r0, mActive, chunks, dim);
     __syncthreads();
+    // REG_CHUNKS > 0: every fragment this thread needs moves to registers once per pass, so the token loop
+    // reads no shared memory (ncu: re-reading fragments from shared memory saturated the L1 pipe)
+    uint4 regFrag[REG_CHUNKS > 0 ? MT : 1][REG_CHUNKS > 0 ? REG_CHUNKS : 1][2];
+    if constexpr (REG_CHUNKS > 0) {
+      static_assert(REG_CHUNKS == LOAD_GROUP, "one load group covers the register-resident chunks");
+#pragma unroll
+      for (int m = 0; m < MT; m++)
+#pragma unroll
+        for (int c = 0; c < REG_CHUNKS; c++) {
+          bool present = m < mActive && c < chunks;
+          regFrag[m][c][0] = present ? queryFrag[2 * ((m * chunks + c) * 32 + lane)] : make_uint4(0, 0, 0, 0);
+          regFrag[m][c][1] = present ? queryFrag[2 * ((m * chunks + c) * 32 + lane) + 1] : make_uint4(0, 0, 0, 0);
+        }
+    }
 
     float best[MT][2];
     int bestIndex[MT][2];
@@ -121,7 +135,12 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       for (int m = 0; m < MT; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
       // LOAD_GROUP chunks of this n-tile are requested before any is used: enough bytes in flight per
       // SM to cover memory latency at full bandwidth (Little's law), without holding all of d in registers
-      for (int c0 = 0; c0 < chunks; c0 += LOAD_GROUP) {
+      // with fragments in registers the bound is the constant REG_CHUNKS: the loop unrolls and every
+      // regFrag index is a compile-time constant (a run-time index would move regFrag to local memory)
+      constexpr bool IN_REGISTERS = REG_CHUNKS > 0;
+      const int chunkLimit = IN_REGISTERS ? REG_CHUNKS : chunks;
+#pragma unroll
+      for (int c0 = 0; c0 < chunkLimit; c0 += LOAD_GROUP) {
         uint4 b[LOAD_GROUP];
 #pragma unroll
         for (int u = 0; u < LOAD_GROUP; u++) {
@@ -137,8 +156,14 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
 #pragma unroll
             for (int m = 0; m < MT; m++) {
               if (m < mActive) {
-                uint4 s0 = queryFrag[2 * ((m * chunks + c) * 32 + lane)];
-                uint4 s1 = queryFrag[2 * ((m * chunks + c) * 32 + lane) + 1];
+                uint4 s0, s1;
+                if constexpr (REG_CHUNKS > 0) {
+                  s0 = regFrag[m][c0 + u][0];
+                  s1 = regFrag[m][c0 + u][1];
+                } else {
+                  s0 = queryFrag[2 * ((m * chunks + c) * 32 + lane)];
+                  s1 = queryFrag[2 * ((m * chunks + c) * 32 + lane) + 1];
+                }
                 const uint32_t a0[4] = {s0.x, s0.y, s0.z, s0.w};
                 const uint32_t a1[4] = {s1.x, s1.y, s1.z, s1.w};
                 MmaOp<T>::run(acc[m], a0, b[u].x, b[u].y);
@@ -210,7 +235,7 @@ using namespace maxsim4j;
 
 // Same parameters as maxsim_forward_*, plus rowsPerPass (query rows staged per pass, a multiple of 16,
 // at most 16 * MT, chosen by the host so the fragments fit the dynamic shared memory it passes).
-#define MAXSIM_MMA_ENTRY(NAME, T, MT)                                                                      \
+#define MAXSIM_MMA_ENTRY(NAME, T, MT, REG_CHUNKS)                                                                      \
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
@@ -219,12 +244,16 @@ using namespace maxsim4j;
     long long pair = pairOffset + blockIdx.x;                                                            \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
-    forwardPairMma<T, MT>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
+    forwardPairMma<T, MT, REG_CHUNKS>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
                           query, doc, scores, argmax, argmaxStride, (int)pair, rowsPerPass);             \
   }
 
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2_bf16, __nv_bfloat16, 2)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma8_bf16, __nv_bfloat16, 8)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2_f16, __half, 2)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma8_f16, __half, 8)
+// mma2r: Lq <= 32 per pass and d <= 128, query fragments in registers; mma2 / mma8: fragments read from
+// shared memory (any d; 32 or 128 query rows per pass).
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_bf16, __nv_bfloat16, 2, 4)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2_bf16, __nv_bfloat16, 2, 0)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma8_bf16, __nv_bfloat16, 8, 0)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_f16, __half, 2, 4)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2_f16, __half, 2, 0)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma8_f16, __half, 8, 0)
 #endif

@@ -129,7 +129,7 @@ public final class CudaBackend implements Backend {
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
       boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
       launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
-          problem.queries().maxRowLength);
+          problem.queries().maxRowLength, problem.documents().maxRowLength, problem.queries().rows);
       float[] out = new float[pairs];
       MemorySegment stage = device.pinned(4L * Math.max(pairs, argmax == null ? 0 : argmax.length));
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
@@ -150,7 +150,7 @@ public final class CudaBackend implements Backend {
    * otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs.
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength) {
+      long scores, long argmax, int argmaxStride, int maxQueryLength, int maxDocumentLength, int queries) {
     boolean tensorCores = q.dtype() == d.dtype() && q.dtype() != DType.FLOAT32 && q.dim() % 8 == 0
         && device.major >= 8;
     String module;
@@ -165,7 +165,9 @@ public final class CudaBackend implements Backend {
       rowsPerPass = 16 * tilesPerPass;
       sharedBytes = tilesPerPass * chunks * 1024;
       module = FORWARD_MMA;
-      kernel = FORWARD + "_mma" + mTiles + "_" + suffix(q.dtype());
+      String variant = mTiles == 2 && chunks == 4
+          && registerFragmentsPay(pairs, maxDocumentLength, mode == 0 && queries > 1) ? "2r" : String.valueOf(mTiles);
+      kernel = FORWARD + "_mma" + variant + "_" + suffix(q.dtype());
       threads = MMA_THREADS;
     } else {
       module = FORWARD;
@@ -189,6 +191,18 @@ public final class CudaBackend implements Backend {
       }
       Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, params);
     }
+  }
+
+  /**
+   * Whether the variant that keeps query fragments in registers (118 registers: 4 blocks of 128 threads
+   * per SM) beats the one that reads them from shared memory (58 registers: 8 blocks per SM). Measured on
+   * the H200 (docs/benchmarks.md, GPU v3): registers win when the grid needs several waves anyway, when
+   * documents are long (>= 1024 tokens: the per-block fragment load is amortised), and when documents are
+   * L2-hot because several queries read them (all pairs, Nq > 1: the shared-memory pipe was the limit);
+   * they lose when the grid fits one wave only at the higher occupancy (1x1000x32x300: 0.046 vs 0.058 ms).
+   */
+  private boolean registerFragmentsPay(int pairs, int maxDocumentLength, boolean documentsShared) {
+    return pairs > 8 * device.multiprocessors || maxDocumentLength >= 1024 || documentsShared;
   }
 
   private static String suffix(DType t) {
@@ -224,7 +238,8 @@ public final class CudaBackend implements Backend {
       long scores = device.scratch("scores", 4L * pairs);
       int n = 0;
       for (int i = 0; i < warmup; i++) {
-        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
+        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength,
+            residentDocs.get(0).maxRowLength, queries.rows);
       }
       MemorySegment start = Driver.createEvent();
       MemorySegment end = Driver.createEvent();
@@ -233,7 +248,8 @@ public final class CudaBackend implements Backend {
         for (int b = 0; b < batches; b++) {
           Driver.record(start, device.stream);
           for (int i = 0; i < perBatch; i++) {
-            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
+            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength,
+            residentDocs.get(0).maxRowLength, queries.rows);
           }
           Driver.record(end, device.stream);
           perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
@@ -266,7 +282,8 @@ public final class CudaBackend implements Backend {
       for (int j0 = 0; j0 < documents.rows; j0 += block) {
         int width = Math.min(block, documents.rows - j0);
         int pairs = queries.rows * width;
-        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0, queries.maxRowLength);
+        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0, queries.maxRowLength, documents.maxRowLength,
+            queries.rows);
         Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
         Driver.synchronize(device.stream);
         MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
