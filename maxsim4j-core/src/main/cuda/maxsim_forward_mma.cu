@@ -75,7 +75,7 @@ __device__ void stageQueryFragments(uint4* frag, const T* q, int qStart, int qLe
   }
 }
 
-template <typename T, int MT, int REG_CHUNKS>
+template <typename T, int MT, int REG_CHUNKS, int NT>
 __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                const int* __restrict__ dValid, int dim, int query, int doc, float* scores,
                                int* argmax, int argmaxStride, int pair, int rowsPerPass) {
@@ -125,39 +125,50 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       best[m][0] = best[m][1] = -INFINITY;
       bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
     }
-    // n-tiles of 8 tokens, round-robin over warps; each thread loads token (t0 + g), k = tig*8.. per chunk
-    for (int t0 = warp * 8; t0 < dLength; t0 += MMA_WARPS * 8) {
-      const int token = t0 + g;
-      const bool inRow = token < dLength;
-      const T* dRow = d + (size_t)(dStart + (inRow ? token : 0)) * dim + tig * 8;
-      float acc[MT][4];
+    // NT n-tiles of 8 tokens per warp step, steps round-robin over warps. Each fragment read (from shared
+    // memory or registers) feeds NT mma's: NT divides the shared-memory traffic per document byte.
+    for (int t0 = warp * 8 * NT; t0 < dLength; t0 += MMA_WARPS * 8 * NT) {
+      const T* dRow[NT];
+      bool inRow[NT];
 #pragma unroll
-      for (int m = 0; m < MT; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
-      // LOAD_GROUP chunks of this n-tile are requested before any is used: enough bytes in flight per
-      // SM to cover memory latency at full bandwidth (Little's law), without holding all of d in registers
-      // with fragments in registers the bound is the constant REG_CHUNKS: the loop unrolls and every
-      // regFrag index is a compile-time constant (a run-time index would move regFrag to local memory)
+      for (int n = 0; n < NT; n++) {
+        int token = t0 + 8 * n + g;
+        inRow[n] = token < dLength;
+        dRow[n] = d + (size_t)(dStart + (inRow[n] ? token : 0)) * dim + tig * 8;
+      }
+      float acc[MT][NT][4];
+#pragma unroll
+      for (int m = 0; m < MT; m++)
+#pragma unroll
+        for (int n = 0; n < NT; n++) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.f;
+      // a load group of chunks is requested before any is used: enough bytes in flight per SM to cover
+      // memory latency (Little's law) without holding all of d in registers. With fragments in registers
+      // the bound is the constant REG_CHUNKS, so the loop unrolls and every regFrag index is a constant
+      // (a run-time index would move regFrag to local memory).
+      constexpr int GROUP = LOAD_GROUP / NT;
       constexpr bool IN_REGISTERS = REG_CHUNKS > 0;
       const int chunkLimit = IN_REGISTERS ? REG_CHUNKS : chunks;
 #pragma unroll
-      for (int c0 = 0; c0 < chunkLimit; c0 += LOAD_GROUP) {
-        uint4 b[LOAD_GROUP];
+      for (int c0 = 0; c0 < chunkLimit; c0 += GROUP) {
+        uint4 b[GROUP][NT];
 #pragma unroll
-        for (int u = 0; u < LOAD_GROUP; u++) {
+        for (int u = 0; u < GROUP; u++) {
           int c = c0 + u;
-          b[u] = (inRow && c < chunks && c * CHUNK + tig * 8 < dim)
-                     ? __ldg(reinterpret_cast<const uint4*>(dRow + c * CHUNK))
-                     : make_uint4(0, 0, 0, 0);
+#pragma unroll
+          for (int n = 0; n < NT; n++)
+            b[u][n] = (inRow[n] && c < chunks && c * CHUNK + tig * 8 < dim)
+                          ? __ldg(reinterpret_cast<const uint4*>(dRow[n] + c * CHUNK))
+                          : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
-        for (int u = 0; u < LOAD_GROUP; u++) {
+        for (int u = 0; u < GROUP; u++) {
           int c = c0 + u;
           if (c < chunks) {
 #pragma unroll
             for (int m = 0; m < MT; m++) {
               if (m < mActive) {
                 uint4 s0, s1;
-                if constexpr (REG_CHUNKS > 0) {
+                if constexpr (IN_REGISTERS) {
                   s0 = regFrag[m][c0 + u][0];
                   s1 = regFrag[m][c0 + u][1];
                 } else {
@@ -166,22 +177,28 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
                 }
                 const uint32_t a0[4] = {s0.x, s0.y, s0.z, s0.w};
                 const uint32_t a1[4] = {s1.x, s1.y, s1.z, s1.w};
-                MmaOp<T>::run(acc[m], a0, b[u].x, b[u].y);
-                MmaOp<T>::run(acc[m], a1, b[u].z, b[u].w);
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                  MmaOp<T>::run(acc[m][n], a0, b[u][n].x, b[u][n].y);
+                  MmaOp<T>::run(acc[m][n], a1, b[u][n].z, b[u][n].w);
+                }
               }
             }
           }
         }
       }
-      // online max: this thread holds tokens t0 + 2*tig and t0 + 2*tig + 1 for rows g and g + 8
+      // online max: this thread holds tokens t0 + 8n + 2*tig + {0, 1} for rows g and g + 8
 #pragma unroll
-      for (int j = 0; j < 2; j++) {
-        int t = t0 + 2 * tig + j;
-        if (t < dLength && isValid(dRows, dStart + t)) {
+      for (int n = 0; n < NT; n++) {
 #pragma unroll
-          for (int m = 0; m < MT; m++) {
-            maxUpdate(best[m][0], bestIndex[m][0], acc[m][j], t);
-            maxUpdate(best[m][1], bestIndex[m][1], acc[m][2 + j], t);
+        for (int j = 0; j < 2; j++) {
+          int t = t0 + 8 * n + 2 * tig + j;
+          if (t < dLength && isValid(dRows, dStart + t)) {
+#pragma unroll
+            for (int m = 0; m < MT; m++) {
+              maxUpdate(best[m][0], bestIndex[m][0], acc[m][n][j], t);
+              maxUpdate(best[m][1], bestIndex[m][1], acc[m][n][2 + j], t);
+            }
           }
         }
       }
@@ -235,7 +252,7 @@ using namespace maxsim4j;
 
 // Same parameters as maxsim_forward_*, plus rowsPerPass (query rows staged per pass, a multiple of 16,
 // at most 16 * MT, chosen by the host so the fragments fit the dynamic shared memory it passes).
-#define MAXSIM_MMA_ENTRY(NAME, T, MT, REG_CHUNKS)                                                                      \
+#define MAXSIM_MMA_ENTRY(NAME, T, MT, REG_CHUNKS, NT)                                                                      \
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
@@ -244,16 +261,21 @@ using namespace maxsim4j;
     long long pair = pairOffset + blockIdx.x;                                                            \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
-    forwardPairMma<T, MT, REG_CHUNKS>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
+    forwardPairMma<T, MT, REG_CHUNKS, NT>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
                           query, doc, scores, argmax, argmaxStride, (int)pair, rowsPerPass);             \
   }
 
-// mma2r: Lq <= 32 per pass and d <= 128, query fragments in registers; mma2 / mma8: fragments read from
-// shared memory (any d; 32 or 128 query rows per pass).
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_bf16, __nv_bfloat16, 2, 4)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2_bf16, __nv_bfloat16, 2, 0)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma8_bf16, __nv_bfloat16, 8, 0)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_f16, __half, 2, 4)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2_f16, __half, 2, 0)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma8_f16, __half, 8, 0)
+// Variants (query m-tiles per pass, fragments in registers or shared memory, n-tiles per warp step):
+//   mma2r  Lq <= 32 per pass, d <= 128, fragments in registers
+//   mma2   32 rows per pass, any d, fragments in shared memory
+//   mma2n  as mma2, two n-tiles per step (half the shared-memory reads per document byte)
+//   mma8n  128 rows per pass, any d, two n-tiles per step
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_bf16, __nv_bfloat16, 2, 4, 1)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2_bf16, __nv_bfloat16, 2, 0, 1)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_bf16, __nv_bfloat16, 2, 0, 2)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_bf16, __nv_bfloat16, 8, 0, 2)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_f16, __half, 2, 4, 1)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2_f16, __half, 2, 0, 1)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_f16, __half, 2, 0, 2)
+MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_f16, __half, 8, 0, 2)
 #endif

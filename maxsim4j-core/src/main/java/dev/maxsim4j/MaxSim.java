@@ -4,6 +4,9 @@ import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.Problem;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * Late-interaction (MaxSim) scoring: for each valid query token the best dot product over the valid
@@ -27,6 +30,7 @@ import java.util.Objects;
 public final class MaxSim implements AutoCloseable {
   private final Backend backend;
   private volatile boolean closed;
+  private ExecutorService asyncThread;
 
   private MaxSim(Backend backend) {
     this.backend = backend;
@@ -133,6 +137,35 @@ public final class MaxSim implements AutoCloseable {
     return topK(queries, documents.batchFor(this), k);
   }
 
+  /**
+   * All pairs, asynchronously: returns at once; the copy, the launch and the wait for the device run on
+   * this instance's own thread, so the caller can prepare the next batch meanwhile. Calls complete in
+   * submission order. Bad input still throws here, before anything is queued.
+   */
+  public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, ResidentBatch documents) {
+    TokenBatch d = documents.batchFor(this);
+    checkPair(queries, d);
+    return CompletableFuture.supplyAsync(() -> scores(queries, d), asyncExecutor());
+  }
+
+  /** As {@link #scoresAsync(TokenBatch, ResidentBatch)} for documents on the host. */
+  public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, TokenBatch documents) {
+    checkPair(queries, documents);
+    return CompletableFuture.supplyAsync(() -> scores(queries, documents), asyncExecutor());
+  }
+
+  private synchronized ExecutorService asyncExecutor() {
+    backend(); // closed check
+    if (asyncThread == null) {
+      asyncThread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "maxsim4j-async");
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    return asyncThread;
+  }
+
   // ------------------------------------------------------------------ training
 
   /** All-pairs scores that can be differentiated with {@link TrainingScores#backward}. */
@@ -169,6 +202,16 @@ public final class MaxSim implements AutoCloseable {
   @Override
   public void close() {
     if (!closed) {
+      synchronized (this) {
+        if (asyncThread != null) {
+          asyncThread.shutdown(); // queued calls finish first
+          try {
+            asyncThread.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
       closed = true;
       backend.close();
     }

@@ -128,6 +128,37 @@ class CudaParityTest {
   }
 
   @Test
+  void concurrentCallersAndAsyncCallsGetTheirOwnScores() throws Exception {
+    RandomBatches r = new RandomBatches();
+    TokenBatch d = r.padded(DType.BFLOAT16, 200, 64, 128, 2);
+    java.util.List<TokenBatch> queries = new java.util.ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      queries.add(r.padded(DType.BFLOAT16, 2, 32, 128, 0));
+    }
+    float[][][] expected = new float[8][][];
+    for (int i = 0; i < 8; i++) {
+      expected[i] = cuda.scores(queries.get(i), d);
+    }
+    try (ResidentBatch resident = cuda.upload(d)) {
+      java.util.List<java.util.concurrent.CompletableFuture<float[][]>> futures = new java.util.ArrayList<>();
+      java.util.List<Thread> threads = new java.util.ArrayList<>();
+      float[][][] fromThreads = new float[8][][];
+      for (int i = 0; i < 8; i++) {
+        int k = i;
+        futures.add(cuda.scoresAsync(queries.get(i), resident));
+        Thread t = new Thread(() -> fromThreads[k] = cuda.scores(queries.get(k), resident));
+        threads.add(t);
+        t.start();
+      }
+      for (int i = 0; i < 8; i++) {
+        threads.get(i).join();
+        assertArrayEquals(expected[i], futures.get(i).get(), "async " + i);
+        assertArrayEquals(expected[i], fromThreads[i], "thread " + i);
+      }
+    }
+  }
+
+  @Test
   void useAfterCloseIsIllegalStateNotACrash() {
     MaxSim m = MaxSim.builder().backend("cuda").build();
     TokenBatch q = new RandomBatches().padded(DType.FLOAT32, 1, 2, 4, 0);

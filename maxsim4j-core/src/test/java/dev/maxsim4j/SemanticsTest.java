@@ -127,6 +127,20 @@ class SemanticsTest {
 
   @ParameterizedTest
   @MethodSource("backends")
+  void asynchronousScoresEqualSynchronousOnes(String backend) throws Exception {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT32, 3, 9, 16, 1);
+    TokenBatch d = r.padded(DType.BFLOAT16, 7, 20, 16, 2);
+    try (MaxSim m = open(backend); ResidentBatch resident = m.upload(d)) {
+      java.util.concurrent.CompletableFuture<float[][]> a = m.scoresAsync(q, resident);
+      java.util.concurrent.CompletableFuture<float[][]> b = m.scoresAsync(q, d);
+      org.junit.jupiter.api.Assertions.assertArrayEquals(m.scores(q, d), a.get());
+      org.junit.jupiter.api.Assertions.assertArrayEquals(m.scores(q, d), b.get());
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("backends")
   void emptyBatchesGiveEmptyResults(String backend) {
     TokenBatch none = TokenBatch.ofFloats(new float[0], 0, 3, 4);
     TokenBatch one = TokenBatch.ofFloats(new float[12], 1, 3, 4);

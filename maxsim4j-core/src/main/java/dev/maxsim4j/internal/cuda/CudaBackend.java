@@ -31,16 +31,30 @@ public final class CudaBackend implements Backend {
   private static final int THREADS = 256;
   private static final int MMA_THREADS = 128;
   private static final int MMA_CHUNK = 32;
-  /** Shared memory for staged query fragments per pass: within the 48 KB every launch may use. */
-  private static final int MMA_FRAGMENT_BUDGET = 40 * 1024;
+  /**
+   * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
+   * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
+   * two blocks per SM on sm_80+ (whose opt-in maximum is at least 99 KB; less is clamped below).
+   */
+  private static final int MMA_FRAGMENT_BUDGET = 96 * 1024;
+  private static final int MMA_STATIC_SHARED = 4 * 1024 + 512;
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
   private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
   private static final int POISON_ARGMAX = 0xdeadbeef;
+  private static final int MAX_PARAMS = 24;
 
   private final CudaDevice device;
   private final Backend cpu;
   private final ReentrantLock lock = new ReentrantLock();
+  /**
+   * Kernel parameters: one 8-byte slot per argument and the array of pointers to the slots that
+   * cuLaunchKernel takes. The driver reads them during the launch call, so one block, used under the lock,
+   * serves every launch (no allocation per call).
+   */
+  private final Arena launchArena = Arena.ofShared();
+  private final MemorySegment paramSlots = launchArena.allocate(8L * MAX_PARAMS, 8);
+  private final MemorySegment paramPointers = launchArena.allocate(ADDRESS, MAX_PARAMS);
   private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
   private boolean closed;
 
@@ -48,6 +62,9 @@ public final class CudaBackend implements Backend {
     this.device = new CudaDevice(0);
     this.cpu = CpuBackends.vectorUnavailableReason().isEmpty() ? CpuBackends.vector(cpuThreads)
         : CpuBackends.scalar(cpuThreads);
+    for (int i = 0; i < MAX_PARAMS; i++) {
+      paramPointers.setAtIndex(ADDRESS, i, paramSlots.asSlice(8L * i, 8));
+    }
   }
 
   /** Why the GPU cannot be used here, or empty when it can. */
@@ -116,9 +133,21 @@ public final class CudaBackend implements Backend {
       return new float[0];
     }
     return call(() -> {
-      DeviceTokens q = DeviceTokens.upload(device, problem.queries(), device.scratch("queries",
-          DeviceTokens.bytesFor(problem.queries())));
-      DeviceTokens d = documentsOnDevice(problem.documents());
+      // one pinned buffer, disjoint regions: [queries upload | documents upload | scores, argmax download],
+      // so the whole call needs a single synchronisation, at the end
+      Tokens hostQueries = problem.queries();
+      Tokens hostDocs = problem.documents();
+      boolean docsResident = resident.containsKey(hostDocs);
+      long queryBytes = DeviceTokens.align(DeviceTokens.bytesFor(hostQueries));
+      long docBytes = docsResident ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(hostDocs));
+      long outBytes = 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
+      MemorySegment pinned = device.pinned(queryBytes + docBytes + outBytes);
+      DeviceTokens q = DeviceTokens.uploadAsync(device, hostQueries, device.scratch("queries", queryBytes),
+          pinned.asSlice(0, queryBytes));
+      DeviceTokens d = docsResident ? resident.get(hostDocs).tokens
+          : DeviceTokens.uploadAsync(device, hostDocs, device.scratch("documents", docBytes),
+              pinned.asSlice(queryBytes, docBytes));
+      MemorySegment download = pinned.asSlice(queryBytes + docBytes, outBytes);
       long scores = device.scratch("scores", 4L * pairs);
       long argmaxDevice = 0;
       int stride = problem.argmaxStride();
@@ -129,16 +158,16 @@ public final class CudaBackend implements Backend {
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
       boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
       launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
-          problem.queries().maxRowLength, problem.documents().maxRowLength, problem.queries().rows);
-      float[] out = new float[pairs];
-      MemorySegment stage = device.pinned(4L * Math.max(pairs, argmax == null ? 0 : argmax.length));
-      Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
-      Driver.synchronize(device.stream);
-      MemorySegment.copy(stage, JAVA_FLOAT, 0, out, 0, pairs);
+          hostQueries.maxRowLength, hostDocs.maxRowLength, hostQueries.rows);
+      Driver.copyToHost(download, scores, 4L * pairs, device.stream);
       if (argmax != null) {
-        Driver.copyToHost(stage, argmaxDevice, 4L * argmax.length, device.stream);
-        Driver.synchronize(device.stream);
-        MemorySegment.copy(stage, JAVA_INT, 0, argmax, 0, argmax.length);
+        Driver.copyToHost(download.asSlice(4L * pairs), argmaxDevice, 4L * argmax.length, device.stream);
+      }
+      Driver.synchronize(device.stream);
+      float[] out = new float[pairs];
+      MemorySegment.copy(download, JAVA_FLOAT, 0, out, 0, pairs);
+      if (argmax != null) {
+        MemorySegment.copy(download, JAVA_INT, 4L * pairs, argmax, 0, argmax.length);
       }
       return out;
     });
@@ -161,12 +190,22 @@ public final class CudaBackend implements Backend {
     if (tensorCores) {
       int mTiles = maxQueryLength <= 32 ? 2 : 8;
       int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
-      int tilesPerPass = Math.max(1, Math.min(mTiles, MMA_FRAGMENT_BUDGET / (chunks * 1024)));
+      int budget = Math.min(MMA_FRAGMENT_BUDGET, device.sharedMemoryPerBlockOptin - MMA_STATIC_SHARED);
+      int tilesPerPass = Math.max(1, Math.min(mTiles, budget / (chunks * 1024)));
       rowsPerPass = 16 * tilesPerPass;
       sharedBytes = tilesPerPass * chunks * 1024;
       module = FORWARD_MMA;
-      String variant = mTiles == 2 && chunks == 4
-          && registerFragmentsPay(pairs, maxDocumentLength, mode == 0 && queries > 1) ? "2r" : String.valueOf(mTiles);
+      // see maxsim_forward_mma.cu for the variants; the choice is by measurement (docs/benchmarks.md)
+      String variant;
+      if (mTiles == 8) {
+        variant = "8n";
+      } else if (chunks > 4) {
+        variant = "2n";
+      } else if (chunks == 4 && registerFragmentsPay(pairs, maxDocumentLength, mode == 0 && queries > 1)) {
+        variant = "2r";
+      } else {
+        variant = "2";
+      }
       kernel = FORWARD + "_mma" + variant + "_" + suffix(q.dtype());
       threads = MMA_THREADS;
     } else {
@@ -175,22 +214,20 @@ public final class CudaBackend implements Backend {
       threads = THREADS;
     }
     MemorySegment fn = device.function(module, kernel);
-    try (Arena arena = Arena.ofConfined()) {
-      Object[] args = {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(),
-          d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, rowsPerPass};
-      int count = tensorCores ? args.length : args.length - 1;
-      MemorySegment params = arena.allocate(ADDRESS, count);
-      for (int i = 0; i < count; i++) {
-        MemorySegment slot;
-        if (args[i] instanceof Integer v) {
-          slot = arena.allocateFrom(JAVA_INT, v);
-        } else {
-          slot = arena.allocateFrom(JAVA_LONG, (Long) args[i]);
-        }
-        params.setAtIndex(ADDRESS, i, slot);
-      }
-      Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, params);
+    if (sharedBytes > 48 * 1024) {
+      device.allowDynamicSharedMemory(fn, sharedBytes);
     }
+    Object[] args = {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(),
+        d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, rowsPerPass};
+    int count = tensorCores ? args.length : args.length - 1;
+    for (int i = 0; i < count; i++) {
+      if (args[i] instanceof Integer v) {
+        paramSlots.set(JAVA_INT, 8L * i, v); // the driver reads 4 bytes of an int parameter
+      } else {
+        paramSlots.set(JAVA_LONG, 8L * i, (Long) args[i]);
+      }
+    }
+    Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, paramPointers);
   }
 
   /**
@@ -337,6 +374,7 @@ public final class CudaBackend implements Backend {
       resident.clear();
       device.close();
       cpu.close();
+      launchArena.close();
       closed = true;
     } finally {
       lock.unlock();

@@ -34,6 +34,7 @@ final class CudaDevice implements AutoCloseable {
   private final Map<String, MemorySegment> modules = new HashMap<>();
   private final Map<String, MemorySegment> functions = new HashMap<>();
   private final Map<String, long[]> deviceScratch = new HashMap<>(); // slot -> {pointer, bytes}
+  private final Map<MemorySegment, Integer> sharedMemoryAllowed = new HashMap<>();
   private MemorySegment pinned = MemorySegment.NULL;
   private long allocatedBytes;
   private long peakAllocatedBytes;
@@ -126,6 +127,15 @@ final class CudaDevice implements AutoCloseable {
         throw new IllegalStateException("cannot read kernel module " + path + ": " + e, e);
       }
     });
+  }
+
+  /** Lets {@code function} launch with up to {@code bytes} of dynamic shared memory (set once per size). */
+  void allowDynamicSharedMemory(MemorySegment function, int bytes) {
+    Integer allowed = sharedMemoryAllowed.get(function);
+    if (allowed == null || allowed < bytes) {
+      Driver.setMaxDynamicSharedMemory(function, bytes);
+      sharedMemoryAllowed.put(function, bytes);
+    }
   }
 
   /** A device buffer of at least {@code bytes} for a named scratch slot; grows, never shrinks. */

@@ -23,11 +23,22 @@ record DeviceTokens(DType dtype, int dim, long data, long rowStart, long rowLeng
 
   /**
    * Copies {@code t} into {@code device} (a buffer of {@link #bytesFor} bytes) through pinned staging
-   * memory, asynchronously on the device's stream.
+   * memory, and waits for the copy.
    */
   static DeviceTokens upload(CudaDevice dev, Tokens t, long device) {
+    DeviceTokens tokens = uploadAsync(dev, t, device, dev.pinned(bytesFor(t)));
+    Driver.synchronize(dev.stream);
+    return tokens;
+  }
+
+  /**
+   * Copies {@code t} into {@code device} through {@code staging} (pinned, at least {@link #bytesFor}
+   * bytes) asynchronously on the device's stream: the caller must not reuse that staging memory before
+   * the stream has passed this copy (one synchronisation at the end of a call does it).
+   */
+  static DeviceTokens uploadAsync(CudaDevice dev, Tokens t, long device, MemorySegment staging) {
     long bytes = bytesFor(t);
-    MemorySegment stage = dev.pinned(bytes).asSlice(0, bytes);
+    MemorySegment stage = staging.asSlice(0, bytes);
     long dataBytes = (long) t.storedTokens * t.dim * t.dtype.byteSize();
     long off = 0;
     if (t.f32 != null) {
@@ -56,8 +67,6 @@ record DeviceTokens(DType dtype, int dim, long data, long rowStart, long rowLeng
       }
     }
     Driver.copyToDevice(device, stage, bytes, dev.stream);
-    // the staging buffer is reused by the next upload: finish this copy first
-    Driver.synchronize(dev.stream);
     return new DeviceTokens(t.dtype, t.dim, data, rowStart, rowLength, validCount, mask);
   }
 }
