@@ -75,7 +75,90 @@ __device__ void stageQueryFragments(uint4* frag, const T* q, int qStart, int qLe
   }
 }
 
-template <typename T, int MT, int REG_CHUNKS, int NT>
+// ---- the token loop's three stages -------------------------------------------------------------------
+
+// Load: chunks [c0, c0 + GROUP) of the NT n-tiles starting at token t0 (this thread: token t0 + 8n + g,
+// halves tig*8 .. tig*8+7 of each chunk). Tokens past the row and chunks past d read as zeros.
+template <typename T, int GROUP, int NT>
+__device__ __forceinline__ void loadGroup(uint4 (&b)[GROUP][NT], const T* __restrict__ d, int dStart, int dLength,
+                                          int dim, int chunks, int t0, int c0, int g, int tig) {
+#pragma unroll
+  for (int n = 0; n < NT; n++) {
+    int token = t0 + 8 * n + g;
+    const T* row = d + (size_t)(dStart + (token < dLength ? token : 0)) * dim + tig * 8;
+#pragma unroll
+    for (int u = 0; u < GROUP; u++) {
+      int c = c0 + u;
+      b[u][n] = (token < dLength && c < chunks && c * CHUNK + tig * 8 < dim)
+                    ? __ldg(reinterpret_cast<const uint4*>(row + c * CHUNK))
+                    : make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
+// Multiply: acc[m][n] += Q m-tile m x document n-tile n over the group's chunks. Fragments come from
+// registers (REG_CHUNKS > 0; c0 must then be a compile-time constant after unrolling) or shared memory.
+template <typename T, int MT, int NT, int GROUP, int REG_CHUNKS>
+__device__ __forceinline__ void multiplyGroup(float (&acc)[MT][NT][4], const uint4 (&b)[GROUP][NT],
+                                              const uint4 (&regFrag)[REG_CHUNKS > 0 ? MT : 1][REG_CHUNKS > 0 ? REG_CHUNKS : 1][2],
+                                              const uint4* queryFrag, int c0, int chunks, int mActive, int lane) {
+#pragma unroll
+  for (int u = 0; u < GROUP; u++) {
+    int c = c0 + u;
+    if (c < chunks) {
+#pragma unroll
+      for (int m = 0; m < MT; m++) {
+        if (m < mActive) {
+          uint4 s0, s1;
+          if constexpr (REG_CHUNKS > 0) {
+            s0 = regFrag[m][c0 + u][0];
+            s1 = regFrag[m][c0 + u][1];
+          } else {
+            s0 = queryFrag[2 * ((m * chunks + c) * 32 + lane)];
+            s1 = queryFrag[2 * ((m * chunks + c) * 32 + lane) + 1];
+          }
+          const uint32_t a0[4] = {s0.x, s0.y, s0.z, s0.w};
+          const uint32_t a1[4] = {s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+          for (int n = 0; n < NT; n++) {
+            MmaOp<T>::run(acc[m][n], a0, b[u][n].x, b[u][n].y);
+            MmaOp<T>::run(acc[m][n], a1, b[u][n].z, b[u][n].w);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Online max: this thread holds tokens t0 + 8n + 2*tig + {0, 1} for rows g and g + 8 of every m-tile.
+template <int MT, int NT>
+__device__ __forceinline__ void onlineMax(float (&best)[MT][2], int (&bestIndex)[MT][2], const float (&acc)[MT][NT][4],
+                                          const Rows& dRows, int dStart, int dLength, int t0, int tig) {
+#pragma unroll
+  for (int n = 0; n < NT; n++) {
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      int t = t0 + 8 * n + 2 * tig + j;
+      if (t < dLength && isValid(dRows, dStart + t)) {
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+          maxUpdate(best[m][0], bestIndex[m][0], acc[m][n][j], t);
+          maxUpdate(best[m][1], bestIndex[m][1], acc[m][n][2 + j], t);
+        }
+      }
+    }
+  }
+}
+
+template <int MT, int NT>
+__device__ __forceinline__ void clear(float (&acc)[MT][NT][4]) {
+#pragma unroll
+  for (int m = 0; m < MT; m++)
+#pragma unroll
+    for (int n = 0; n < NT; n++) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.f;
+}
+
+template <typename T, int MT, int REG_CHUNKS, int NT, bool PIPELINED>
 __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                const int* __restrict__ dValid, int dim, int query, int doc, float* scores,
                                int* argmax, int argmaxStride, int pair, int rowsPerPass) {
@@ -126,81 +209,40 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
     }
     // NT n-tiles of 8 tokens per warp step, steps round-robin over warps. Each fragment read (from shared
-    // memory or registers) feeds NT mma's: NT divides the shared-memory traffic per document byte.
-    for (int t0 = warp * 8 * NT; t0 < dLength; t0 += MMA_WARPS * 8 * NT) {
-      const T* dRow[NT];
-      bool inRow[NT];
+    // memory or registers) feeds NT mma's: NT divides the shared-memory traffic per document byte. A load
+    // group of chunks is requested before any is used (bytes in flight cover memory latency, Little's law).
+    constexpr int GROUP = LOAD_GROUP / NT;
+    const int step = MMA_WARPS * 8 * NT;
+    float acc[MT][NT][4];
+    if constexpr (PIPELINED) {
+      // a whole n-tile is one load group (chunks <= GROUP): the next tile's loads are issued before this
+      // tile multiplies, so each warp keeps two groups in flight
+      uint4 b[GROUP][NT];
+      loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, warp * 8 * NT, 0, g, tig);
+      for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
+        uint4 next[GROUP][NT];
+        loadGroup<T, GROUP, NT>(next, d, dStart, dLength, dim, chunks, t0 + step, 0, g, tig);
+        clear(acc);
+        multiplyGroup<T, MT, NT, GROUP, REG_CHUNKS>(acc, b, regFrag, queryFrag, 0, chunks, mActive, lane);
+        onlineMax(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
 #pragma unroll
-      for (int n = 0; n < NT; n++) {
-        int token = t0 + 8 * n + g;
-        inRow[n] = token < dLength;
-        dRow[n] = d + (size_t)(dStart + (inRow[n] ? token : 0)) * dim + tig * 8;
+        for (int u = 0; u < GROUP; u++)
+#pragma unroll
+          for (int n = 0; n < NT; n++) b[u][n] = next[u][n];
       }
-      float acc[MT][NT][4];
+    } else {
+      // with fragments in registers the chunk bound is the constant REG_CHUNKS: the loop unrolls and every
+      // regFrag index is a compile-time constant (a run-time index would move regFrag to local memory)
+      const int chunkLimit = REG_CHUNKS > 0 ? REG_CHUNKS : chunks;
+      for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
+        clear(acc);
 #pragma unroll
-      for (int m = 0; m < MT; m++)
-#pragma unroll
-        for (int n = 0; n < NT; n++) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.f;
-      // a load group of chunks is requested before any is used: enough bytes in flight per SM to cover
-      // memory latency (Little's law) without holding all of d in registers. With fragments in registers
-      // the bound is the constant REG_CHUNKS, so the loop unrolls and every regFrag index is a constant
-      // (a run-time index would move regFrag to local memory).
-      constexpr int GROUP = LOAD_GROUP / NT;
-      constexpr bool IN_REGISTERS = REG_CHUNKS > 0;
-      const int chunkLimit = IN_REGISTERS ? REG_CHUNKS : chunks;
-#pragma unroll
-      for (int c0 = 0; c0 < chunkLimit; c0 += GROUP) {
-        uint4 b[GROUP][NT];
-#pragma unroll
-        for (int u = 0; u < GROUP; u++) {
-          int c = c0 + u;
-#pragma unroll
-          for (int n = 0; n < NT; n++)
-            b[u][n] = (inRow[n] && c < chunks && c * CHUNK + tig * 8 < dim)
-                          ? __ldg(reinterpret_cast<const uint4*>(dRow[n] + c * CHUNK))
-                          : make_uint4(0, 0, 0, 0);
+        for (int c0 = 0; c0 < chunkLimit; c0 += GROUP) {
+          uint4 b[GROUP][NT];
+          loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, t0, c0, g, tig);
+          multiplyGroup<T, MT, NT, GROUP, REG_CHUNKS>(acc, b, regFrag, queryFrag, c0, chunks, mActive, lane);
         }
-#pragma unroll
-        for (int u = 0; u < GROUP; u++) {
-          int c = c0 + u;
-          if (c < chunks) {
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-              if (m < mActive) {
-                uint4 s0, s1;
-                if constexpr (IN_REGISTERS) {
-                  s0 = regFrag[m][c0 + u][0];
-                  s1 = regFrag[m][c0 + u][1];
-                } else {
-                  s0 = queryFrag[2 * ((m * chunks + c) * 32 + lane)];
-                  s1 = queryFrag[2 * ((m * chunks + c) * 32 + lane) + 1];
-                }
-                const uint32_t a0[4] = {s0.x, s0.y, s0.z, s0.w};
-                const uint32_t a1[4] = {s1.x, s1.y, s1.z, s1.w};
-#pragma unroll
-                for (int n = 0; n < NT; n++) {
-                  MmaOp<T>::run(acc[m][n], a0, b[u][n].x, b[u][n].y);
-                  MmaOp<T>::run(acc[m][n], a1, b[u][n].z, b[u][n].w);
-                }
-              }
-            }
-          }
-        }
-      }
-      // online max: this thread holds tokens t0 + 8n + 2*tig + {0, 1} for rows g and g + 8
-#pragma unroll
-      for (int n = 0; n < NT; n++) {
-#pragma unroll
-        for (int j = 0; j < 2; j++) {
-          int t = t0 + 8 * n + 2 * tig + j;
-          if (t < dLength && isValid(dRows, dStart + t)) {
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-              maxUpdate(best[m][0], bestIndex[m][0], acc[m][n][j], t);
-              maxUpdate(best[m][1], bestIndex[m][1], acc[m][n][2 + j], t);
-            }
-          }
-        }
+        onlineMax(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
       }
     }
     // epilogue 1: across the quad (the 4 threads sharing rows g, g + 8)
@@ -252,7 +294,7 @@ using namespace maxsim4j;
 
 // Same parameters as maxsim_forward_*, plus rowsPerPass (query rows staged per pass, a multiple of 16,
 // at most 16 * MT, chosen by the host so the fragments fit the dynamic shared memory it passes).
-#define MAXSIM_MMA_ENTRY(NAME, T, MT, REG_CHUNKS, NT)                                                                      \
+#define MAXSIM_MMA_ENTRY(NAME, T, MT, REG_CHUNKS, NT, PIPELINED)                                                                      \
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
@@ -261,21 +303,26 @@ using namespace maxsim4j;
     long long pair = pairOffset + blockIdx.x;                                                            \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
-    forwardPairMma<T, MT, REG_CHUNKS, NT>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
+    forwardPairMma<T, MT, REG_CHUNKS, NT, PIPELINED>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
                           query, doc, scores, argmax, argmaxStride, (int)pair, rowsPerPass);             \
   }
 
-// Variants (query m-tiles per pass, fragments in registers or shared memory, n-tiles per warp step):
-//   mma2r  Lq <= 32 per pass, d <= 128, fragments in registers
+// Variants (query m-tiles per pass, fragments in registers or shared memory, n-tiles per warp step, whether
+// the next n-tile's loads are issued before this one multiplies):
 //   mma2   32 rows per pass, any d, fragments in shared memory
-//   mma2n  as mma2, two n-tiles per step (half the shared-memory reads per document byte)
+//   mma2p  as mma2, pipelined (d <= 128: an n-tile is one load group)
+//   mma2r  Lq <= 32 per pass, d <= 128, fragments in registers
+//   mma2rp as mma2r, pipelined
+//   mma2n  32 rows per pass, any d, two n-tiles per step (half the shared-memory reads per document byte)
 //   mma8n  128 rows per pass, any d, two n-tiles per step
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_bf16, __nv_bfloat16, 2, 4, 1)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2_bf16, __nv_bfloat16, 2, 0, 1)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_bf16, __nv_bfloat16, 2, 0, 2)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_bf16, __nv_bfloat16, 8, 0, 2)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_f16, __half, 2, 4, 1)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2_f16, __half, 2, 0, 1)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_f16, __half, 2, 0, 2)
-MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_f16, __half, 8, 0, 2)
+#define MAXSIM_MMA_VARIANTS(SUFFIX, T)                                   \
+  MAXSIM_MMA_ENTRY(maxsim_forward_mma2_##SUFFIX, T, 2, 0, 1, false)      \
+  MAXSIM_MMA_ENTRY(maxsim_forward_mma2p_##SUFFIX, T, 2, 0, 1, true)      \
+  MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_##SUFFIX, T, 2, 4, 1, false)     \
+  MAXSIM_MMA_ENTRY(maxsim_forward_mma2rp_##SUFFIX, T, 2, 4, 1, true)     \
+  MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_##SUFFIX, T, 2, 0, 2, false)     \
+  MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_##SUFFIX, T, 8, 0, 2, false)
+
+MAXSIM_MMA_VARIANTS(bf16, __nv_bfloat16)
+MAXSIM_MMA_VARIANTS(f16, __half)
 #endif

@@ -31,6 +31,9 @@ public final class CudaBackend implements Backend {
   private static final int THREADS = 256;
   private static final int MMA_THREADS = 128;
   private static final int MMA_CHUNK = 32;
+  private static final int MMA_LOAD_GROUP = 4;
+  private static final int MMA_REGISTER_CHUNKS = 4;
+  static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
    * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
@@ -195,17 +198,7 @@ public final class CudaBackend implements Backend {
       rowsPerPass = 16 * tilesPerPass;
       sharedBytes = tilesPerPass * chunks * 1024;
       module = FORWARD_MMA;
-      // see maxsim_forward_mma.cu for the variants; the choice is by measurement (docs/benchmarks.md)
-      String variant;
-      if (mTiles == 8) {
-        variant = "8n";
-      } else if (chunks > 4) {
-        variant = "2n";
-      } else if (chunks == 4 && registerFragmentsPay(pairs, maxDocumentLength, mode == 0 && queries > 1)) {
-        variant = "2r";
-      } else {
-        variant = "2";
-      }
+      String variant = mmaVariant(mTiles, chunks, pairs, maxDocumentLength, mode == 0 && queries > 1);
       kernel = FORWARD + "_mma" + variant + "_" + suffix(q.dtype());
       threads = MMA_THREADS;
     } else {
@@ -228,6 +221,37 @@ public final class CudaBackend implements Backend {
       }
     }
     Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, paramPointers);
+  }
+
+  /**
+   * Which tensor-core variant (see maxsim_forward_mma.cu) runs a launch; chosen by measurement
+   * (docs/benchmarks.md). The system property {@value #VARIANT_PROPERTY} forces one where it applies, for
+   * A/B measurements.
+   */
+  private String mmaVariant(int mTiles, int chunks, int pairs, int maxDocumentLength, boolean documentsShared) {
+    if (mTiles == 8) {
+      return "8n";
+    }
+    String forced = System.getProperty(VARIANT_PROPERTY);
+    if (forced != null) {
+      boolean singleGroup = chunks <= MMA_LOAD_GROUP;
+      boolean applies = switch (forced) {
+        case "2", "2n" -> true;
+        case "2p" -> singleGroup;
+        case "2r", "2rp" -> singleGroup && chunks <= MMA_REGISTER_CHUNKS;
+        default -> false;
+      };
+      if (applies) {
+        return forced;
+      }
+    }
+    if (chunks > MMA_LOAD_GROUP) {
+      return "2n";
+    }
+    if (chunks == MMA_REGISTER_CHUNKS && registerFragmentsPay(pairs, maxDocumentLength, documentsShared)) {
+      return "2r";
+    }
+    return "2";
   }
 
   /**
