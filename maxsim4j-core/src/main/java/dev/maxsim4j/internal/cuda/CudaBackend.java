@@ -161,7 +161,7 @@ public final class CudaBackend implements Backend {
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
       boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
       launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
-          hostQueries.maxRowLength, hostDocs.maxRowLength, hostQueries.rows);
+          hostQueries.maxRowLength);
       Driver.copyToHost(download, scores, 4L * pairs, device.stream);
       if (argmax != null) {
         Driver.copyToHost(download.asSlice(4L * pairs), argmaxDevice, 4L * argmax.length, device.stream);
@@ -182,7 +182,7 @@ public final class CudaBackend implements Backend {
    * otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs.
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength, int maxDocumentLength, int queries) {
+      long scores, long argmax, int argmaxStride, int maxQueryLength) {
     boolean tensorCores = q.dtype() == d.dtype() && q.dtype() != DType.FLOAT32 && q.dim() % 8 == 0
         && device.major >= 8;
     String module;
@@ -198,7 +198,7 @@ public final class CudaBackend implements Backend {
       rowsPerPass = 16 * tilesPerPass;
       sharedBytes = tilesPerPass * chunks * 1024;
       module = FORWARD_MMA;
-      String variant = mmaVariant(mTiles, chunks, pairs, maxDocumentLength, mode == 0 && queries > 1);
+      String variant = mmaVariant(mTiles, chunks);
       kernel = FORWARD + "_mma" + variant + "_" + suffix(q.dtype());
       threads = MMA_THREADS;
     } else {
@@ -224,46 +224,31 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Which tensor-core variant (see maxsim_forward_mma.cu) runs a launch; chosen by measurement
-   * (docs/benchmarks.md). The system property {@value #VARIANT_PROPERTY} forces one where it applies, for
-   * A/B measurements.
+   * Which tensor-core variant (see maxsim_forward_mma.cu) runs a launch. By an A/B run of every applicable
+   * variant on the H200 (docs/benchmarks.md, docs/results/ab-variants-*): for d <= 128 the variant with
+   * query fragments in registers and the next n-tile's loads issued early ("2rp") was fastest on every
+   * shape but d = 64, where plain "2" was ~5% ahead (within run-to-run spread); beyond d = 128, two n-tiles
+   * per step ("2n"); beyond 32 query rows per pass, "8n". The system property {@value #VARIANT_PROPERTY}
+   * forces a variant where it applies, for such measurements.
    */
-  private String mmaVariant(int mTiles, int chunks, int pairs, int maxDocumentLength, boolean documentsShared) {
+  private static String mmaVariant(int mTiles, int chunks) {
     if (mTiles == 8) {
       return "8n";
     }
+    boolean fitsRegisters = chunks <= MMA_LOAD_GROUP && chunks <= MMA_REGISTER_CHUNKS;
     String forced = System.getProperty(VARIANT_PROPERTY);
     if (forced != null) {
-      boolean singleGroup = chunks <= MMA_LOAD_GROUP;
       boolean applies = switch (forced) {
         case "2", "2n" -> true;
-        case "2p" -> singleGroup;
-        case "2r", "2rp" -> singleGroup && chunks <= MMA_REGISTER_CHUNKS;
+        case "2p" -> chunks <= MMA_LOAD_GROUP;
+        case "2r", "2rp" -> fitsRegisters;
         default -> false;
       };
       if (applies) {
         return forced;
       }
     }
-    if (chunks > MMA_LOAD_GROUP) {
-      return "2n";
-    }
-    if (chunks == MMA_REGISTER_CHUNKS && registerFragmentsPay(pairs, maxDocumentLength, documentsShared)) {
-      return "2r";
-    }
-    return "2";
-  }
-
-  /**
-   * Whether the variant that keeps query fragments in registers (118 registers: 4 blocks of 128 threads
-   * per SM) beats the one that reads them from shared memory (58 registers: 8 blocks per SM). Measured on
-   * the H200 (docs/benchmarks.md, GPU v3): registers win when the grid needs several waves anyway, when
-   * documents are long (>= 1024 tokens: the per-block fragment load is amortised), and when documents are
-   * L2-hot because several queries read them (all pairs, Nq > 1: the shared-memory pipe was the limit);
-   * they lose when the grid fits one wave only at the higher occupancy (1x1000x32x300: 0.046 vs 0.058 ms).
-   */
-  private boolean registerFragmentsPay(int pairs, int maxDocumentLength, boolean documentsShared) {
-    return pairs > 8 * device.multiprocessors || maxDocumentLength >= 1024 || documentsShared;
+    return fitsRegisters ? "2rp" : "2n";
   }
 
   private static String suffix(DType t) {
@@ -299,8 +284,7 @@ public final class CudaBackend implements Backend {
       long scores = device.scratch("scores", 4L * pairs);
       int n = 0;
       for (int i = 0; i < warmup; i++) {
-        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength,
-            residentDocs.get(0).maxRowLength, queries.rows);
+        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
       }
       MemorySegment start = Driver.createEvent();
       MemorySegment end = Driver.createEvent();
@@ -309,8 +293,7 @@ public final class CudaBackend implements Backend {
         for (int b = 0; b < batches; b++) {
           Driver.record(start, device.stream);
           for (int i = 0; i < perBatch; i++) {
-            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength,
-            residentDocs.get(0).maxRowLength, queries.rows);
+            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
           }
           Driver.record(end, device.stream);
           perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
@@ -343,8 +326,7 @@ public final class CudaBackend implements Backend {
       for (int j0 = 0; j0 < documents.rows; j0 += block) {
         int width = Math.min(block, documents.rows - j0);
         int pairs = queries.rows * width;
-        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0, queries.maxRowLength, documents.maxRowLength,
-            queries.rows);
+        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0, queries.maxRowLength);
         Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
         Driver.synchronize(device.stream);
         MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
