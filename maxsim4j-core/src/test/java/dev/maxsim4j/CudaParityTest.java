@@ -127,6 +127,35 @@ class CudaParityTest {
     assertEquals(free, backend.deviceMemoryInfo()[0], "driver's free device memory");
   }
 
+  /**
+   * Top-k selected on the device (several score blocks, several reduction passes) equals sorting the full
+   * score matrix: higher score first, ties by lower index, NaN first; k beyond the device limit too.
+   */
+  @Test
+  void topKOnTheDeviceEqualsSortingAtScale() {
+    RandomBatches r = new RandomBatches();
+    int nd = 200_000;
+    float[] docs = r.floats(nd * 4 * 16);
+    for (int j = 1000; j < 1010; j++) { // exact ties: documents 1000..1009 copy document 7
+      System.arraycopy(docs, 7 * 4 * 16, docs, j * 4 * 16, 4 * 16);
+    }
+    docs[123_456 * 4 * 16] = Float.NaN; // a corrupt document ranks first, never hidden
+    short[] bits = new short[docs.length];
+    for (int i = 0; i < bits.length; i++) {
+      bits[i] = DType.BFLOAT16.narrow(docs[i]);
+    }
+    TokenBatch d = TokenBatch.ofHalfs(DType.BFLOAT16, bits, nd, 4, 16);
+    for (int nq : new int[] {1, 37}) {
+      TokenBatch q = r.padded(DType.BFLOAT16, nq, 8, 16, 0);
+      float[][] all = cuda.scores(q, d);
+      for (int k : new int[] {1, 10, 100, 512, 600}) {
+        TopK top = cuda.topK(q, d, k);
+        ParityTest.assertTopKIsSortedScores(top, all, k, r + " nq=" + nq + " k=" + k);
+        assertTrue(Float.isNaN(top.scores()[0][0]) && top.indices()[0][0] == 123_456, "NaN document first");
+      }
+    }
+  }
+
   @Test
   void concurrentCallersAndAsyncCallsGetTheirOwnScores() throws Exception {
     RandomBatches r = new RandomBatches();

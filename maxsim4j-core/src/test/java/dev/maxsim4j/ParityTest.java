@@ -176,7 +176,9 @@ class ParityTest {
       for (int j = 0; j < row.length; j++) {
         order[j] = j;
       }
-      Arrays.sort(order, Comparator.<Integer>comparingDouble(j -> -row[j]).thenComparingInt(j -> j));
+      // the contract's order: higher score first (Float.compare: NaN above every number), then lower index
+      Arrays.sort(order, Comparator.<Integer, Float>comparing(j -> row[j], (a, b) -> Float.compare(b, a))
+          .thenComparingInt(j -> j));
       int n = Math.min(k, row.length);
       assertEquals(n, top.indices()[i].length, where + " top-k size");
       for (int r = 0; r < n; r++) {

@@ -28,6 +28,11 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class CudaBackend implements Backend {
   private static final String FORWARD = "maxsim_forward";
   private static final String FORWARD_MMA = "maxsim_forward_mma";
+  private static final String TOPK = "maxsim_topk";
+  private static final int TOPK_THREADS = 1024;
+  private static final int TOPK_SEGMENT = 2048;
+  /** Largest k selected on the device: one segment sort keeps k of 2048, at least a 4x reduction. */
+  private static final int TOPK_DEVICE_MAX_K = 512;
   private static final int THREADS = 256;
   private static final int MMA_THREADS = 128;
   private static final int MMA_CHUNK = 32;
@@ -212,14 +217,7 @@ public final class CudaBackend implements Backend {
     }
     Object[] args = {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(),
         d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, rowsPerPass};
-    int count = tensorCores ? args.length : args.length - 1;
-    for (int i = 0; i < count; i++) {
-      if (args[i] instanceof Integer v) {
-        paramSlots.set(JAVA_INT, 8L * i, v); // the driver reads 4 bytes of an int parameter
-      } else {
-        paramSlots.set(JAVA_LONG, 8L * i, (Long) args[i]);
-      }
-    }
+    setParams(tensorCores ? args : java.util.Arrays.copyOf(args, args.length - 1));
     Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, paramPointers);
   }
 
@@ -318,26 +316,99 @@ public final class CudaBackend implements Backend {
     return call(() -> {
       DeviceTokens q = DeviceTokens.upload(device, queries, device.scratch("queries", DeviceTokens.bytesFor(queries)));
       DeviceTokens d = documentsOnDevice(documents);
-      int block = (int) Math.max(1, Math.min(documents.rows, TOPK_SCORES_PER_LAUNCH / queries.rows));
-      long scores = device.scratch("scores", 4L * queries.rows * block);
-      MemorySegment stage = device.pinned(4L * queries.rows * block);
-      float[] host = new float[queries.rows * block];
-      TopKCollector collector = new TopKCollector(queries.rows, keep);
-      for (int j0 = 0; j0 < documents.rows; j0 += block) {
-        int width = Math.min(block, documents.rows - j0);
-        int pairs = queries.rows * width;
-        launchForward(q, d, 0, width, j0, pairs, scores, 0, 0, queries.maxRowLength);
-        Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
-        Driver.synchronize(device.stream);
-        MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
-        for (int i = 0; i < queries.rows; i++) {
-          for (int c = 0; c < width; c++) {
-            collector.offer(i, host[i * width + c], j0 + c);
-          }
+      int width = (int) Math.max(1, Math.min(documents.rows, TOPK_SCORES_PER_LAUNCH / queries.rows));
+      long scores = device.scratch("scores", 4L * queries.rows * width);
+      return keep <= TOPK_DEVICE_MAX_K
+          ? topKOnDevice(q, d, queries, documents.rows, keep, width, scores)
+          : topKMergedOnHost(q, d, queries, documents.rows, keep, width, scores);
+    });
+  }
+
+  /**
+   * Scores a block of documents at a time, keeps each (query, 2048-score segment)'s best k on the device
+   * (maxsim_topk.cu), reduces the candidates until k remain per query, and brings back only Nq x k.
+   */
+  private TopKResult topKOnDevice(DeviceTokens q, DeviceTokens d, Tokens queries, int nd, int keep, int width,
+      long scores) {
+    int nq = queries.rows;
+    int chunks = (nd + width - 1) / width;
+    int segmentsPerChunk = (width + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
+    long stride = (long) chunks * segmentsPerChunk * keep; // candidates per query after the first selection
+    long candidates = device.scratch("topk-candidates", 8L * nq * stride);
+    long reduced = device.scratch("topk-reduced", 8L * nq * stride);
+    long best = device.scratch("topk-best", 8L * nq * keep);
+    Driver.fill32(candidates, 0, 2L * nq * stride, device.stream); // key 0 pads what no segment writes
+    MemorySegment fromScores = device.function(TOPK, "maxsim_topk_from_scores");
+    MemorySegment fromKeys = device.function(TOPK, "maxsim_topk_from_keys");
+    for (int c = 0; c < chunks; c++) {
+      int j0 = c * width;
+      int w = Math.min(width, nd - j0);
+      launchForward(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength);
+      setParams(scores, w, j0, keep, candidates, stride, (long) c * segmentsPerChunk * keep);
+      Driver.launch(fromScores, "maxsim_topk_from_scores", (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT, nq,
+          TOPK_THREADS, 0, device.stream, paramPointers);
+    }
+    long count = stride;
+    while (count > TOPK_SEGMENT) { // each pass keeps k of every 2048: at least 4x fewer
+      long segments = (count + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
+      setParams(candidates, stride, count, keep, reduced, stride);
+      Driver.launch(fromKeys, "maxsim_topk_from_keys", Math.toIntExact(segments), nq, TOPK_THREADS, 0,
+          device.stream, paramPointers);
+      count = segments * keep;
+      long swap = candidates;
+      candidates = reduced;
+      reduced = swap;
+    }
+    setParams(candidates, stride, count, keep, best, (long) keep); // last pass: sorted and compact
+    Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, paramPointers);
+    MemorySegment stage = device.pinned(8L * nq * keep);
+    Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);
+    Driver.synchronize(device.stream);
+    float[][] outScores = new float[nq][keep];
+    int[][] outDocs = new int[nq][keep];
+    for (int i = 0; i < nq; i++) {
+      for (int r = 0; r < keep; r++) {
+        long key = stage.getAtIndex(JAVA_LONG, (long) i * keep + r);
+        int ordered = (int) (key >>> 32);
+        outScores[i][r] = Float.intBitsToFloat(ordered < 0 ? ordered & 0x7fffffff : ~ordered);
+        outDocs[i][r] = ~(int) key;
+      }
+    }
+    return new TopKResult(outScores, outDocs);
+  }
+
+  /** For k beyond what one 2048-key segment sorts well: blocks of scores come back and merge on the host. */
+  private TopKResult topKMergedOnHost(DeviceTokens q, DeviceTokens d, Tokens queries, int nd, int keep, int width,
+      long scores) {
+    int nq = queries.rows;
+    MemorySegment stage = device.pinned(4L * nq * width);
+    float[] host = new float[nq * width];
+    TopKCollector collector = new TopKCollector(nq, keep);
+    for (int j0 = 0; j0 < nd; j0 += width) {
+      int w = Math.min(width, nd - j0);
+      int pairs = nq * w;
+      launchForward(q, d, 0, w, j0, pairs, scores, 0, 0, queries.maxRowLength);
+      Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
+      Driver.synchronize(device.stream);
+      MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
+      for (int i = 0; i < nq; i++) {
+        for (int c = 0; c < w; c++) {
+          collector.offer(i, host[i * w + c], j0 + c);
         }
       }
-      return collector.result();
-    });
+    }
+    return collector.result();
+  }
+
+  /** Writes kernel arguments into the reused parameter block (ints take 4 bytes of their 8-byte slot). */
+  private void setParams(Object... args) {
+    for (int i = 0; i < args.length; i++) {
+      if (args[i] instanceof Integer v) {
+        paramSlots.set(JAVA_INT, 8L * i, v);
+      } else {
+        paramSlots.set(JAVA_LONG, 8L * i, (Long) args[i]);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ backward
