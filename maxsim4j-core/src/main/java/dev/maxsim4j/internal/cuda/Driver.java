@@ -145,167 +145,139 @@ final class Driver {
     return new IllegalStateException(t);
   }
 
+  /** A downcall returning a CUresult. */
+  @FunctionalInterface
+  private interface Call {
+    int invoke() throws Throwable;
+  }
+
+  /** A downcall returning a CUresult and writing its answer into {@code out}. */
+  @FunctionalInterface
+  private interface OutCall {
+    int invoke(MemorySegment out) throws Throwable;
+  }
+
+  /** Runs a downcall and checks its result. */
+  private static void run(String name, Call call) {
+    int result;
+    try {
+      result = call.invoke();
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+    check(result, name);
+  }
+
+  /** Runs a downcall with one out-parameter of {@code layout} and returns what it wrote. */
+  private static MemorySegment out(String name, java.lang.foreign.MemoryLayout layout, Arena arena, OutCall call) {
+    MemorySegment out = arena.allocate(layout);
+    run(name, () -> call.invoke(out));
+    return out;
+  }
+
+  private static int intOut(String name, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      return out(name, JAVA_INT, arena, call).get(JAVA_INT, 0);
+    }
+  }
+
+  private static long longOut(String name, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      return out(name, JAVA_LONG, arena, call).get(JAVA_LONG, 0);
+    }
+  }
+
+  private static MemorySegment addressOut(String name, OutCall call) {
+    try (Arena arena = Arena.ofConfined()) {
+      return out(name, ADDRESS, arena, call).get(ADDRESS, 0);
+    }
+  }
+
   // ---------------------------------------------------------------- device and context
 
   static void init() {
-    try {
-      check((int) INIT.invokeExact(0), "cuInit");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuInit", () -> (int) INIT.invokeExact(0));
   }
 
   static int deviceCount() {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment n = arena.allocate(JAVA_INT);
-      check((int) DEVICE_GET_COUNT.invokeExact(n), "cuDeviceGetCount");
-      return n.get(JAVA_INT, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return intOut("cuDeviceGetCount", n -> (int) DEVICE_GET_COUNT.invokeExact(n));
   }
 
   static int device(int ordinal) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment d = arena.allocate(JAVA_INT);
-      check((int) DEVICE_GET.invokeExact(d, ordinal), "cuDeviceGet");
-      return d.get(JAVA_INT, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return intOut("cuDeviceGet", d -> (int) DEVICE_GET.invokeExact(d, ordinal));
   }
 
   static int attribute(int device, int attribute) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment v = arena.allocate(JAVA_INT);
-      check((int) DEVICE_GET_ATTRIBUTE.invokeExact(v, attribute, device), "cuDeviceGetAttribute(" + attribute + ")");
-      return v.get(JAVA_INT, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return intOut("cuDeviceGetAttribute(" + attribute + ")",
+        v -> (int) DEVICE_GET_ATTRIBUTE.invokeExact(v, attribute, device));
   }
 
   static String deviceName(int device) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment name = arena.allocate(256);
-      check((int) DEVICE_GET_NAME.invokeExact(name, 256, device), "cuDeviceGetName");
+      run("cuDeviceGetName", () -> (int) DEVICE_GET_NAME.invokeExact(name, 256, device));
       return name.getString(0);
-    } catch (Throwable t) {
-      throw rethrow(t);
     }
   }
 
   static MemorySegment retainPrimaryContext(int device) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment ctx = arena.allocate(ADDRESS);
-      check((int) PRIMARY_CTX_RETAIN.invokeExact(ctx, device), "cuDevicePrimaryCtxRetain");
-      return ctx.get(ADDRESS, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return addressOut("cuDevicePrimaryCtxRetain", c -> (int) PRIMARY_CTX_RETAIN.invokeExact(c, device));
   }
 
   static void releasePrimaryContext(int device) {
-    try {
-      check((int) PRIMARY_CTX_RELEASE.invokeExact(device), "cuDevicePrimaryCtxRelease");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuDevicePrimaryCtxRelease", () -> (int) PRIMARY_CTX_RELEASE.invokeExact(device));
   }
 
   static void setCurrent(MemorySegment ctx) {
-    try {
-      check((int) CTX_SET_CURRENT.invokeExact(ctx), "cuCtxSetCurrent");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuCtxSetCurrent", () -> (int) CTX_SET_CURRENT.invokeExact(ctx));
   }
 
   // ---------------------------------------------------------------- modules and launches
 
   static MemorySegment loadModule(MemorySegment image) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment module = arena.allocate(ADDRESS);
-      check((int) MODULE_LOAD_DATA.invokeExact(module, image), "cuModuleLoadData");
-      return module.get(ADDRESS, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return addressOut("cuModuleLoadData", m -> (int) MODULE_LOAD_DATA.invokeExact(m, image));
   }
 
   static void unloadModule(MemorySegment module) {
-    try {
-      check((int) MODULE_UNLOAD.invokeExact(module), "cuModuleUnload");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuModuleUnload", () -> (int) MODULE_UNLOAD.invokeExact(module));
   }
 
   static MemorySegment function(MemorySegment module, String name) {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment fn = arena.allocate(ADDRESS);
-      check((int) MODULE_GET_FUNCTION.invokeExact(fn, module, arena.allocateFrom(name)), "cuModuleGetFunction(" + name + ")");
-      return fn.get(ADDRESS, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
+      MemorySegment cName = arena.allocateFrom(name);
+      return addressOut("cuModuleGetFunction(" + name + ")",
+          f -> (int) MODULE_GET_FUNCTION.invokeExact(f, module, cName));
     }
   }
 
   static void setMaxDynamicSharedMemory(MemorySegment function, int bytes) {
-    try {
-      check((int) FUNC_SET_ATTRIBUTE.invokeExact(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+        () -> (int) FUNC_SET_ATTRIBUTE.invokeExact(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
   }
 
   static void launch(MemorySegment function, String name, int gridX, int gridY, int blockX, int sharedBytes,
       MemorySegment stream, MemorySegment params) {
-    try {
-      check((int) LAUNCH_KERNEL.invokeExact(function, gridX, gridY, 1, blockX, 1, 1, sharedBytes, stream, params,
-          MemorySegment.NULL), "cuLaunchKernel(" + name + ")");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuLaunchKernel(" + name + ")", () -> (int) LAUNCH_KERNEL.invokeExact(function, gridX, gridY, 1, blockX, 1, 1,
+        sharedBytes, stream, params, MemorySegment.NULL));
   }
 
   // ---------------------------------------------------------------- memory
 
   static long malloc(long bytes) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment p = arena.allocate(JAVA_LONG);
-      check((int) MEM_ALLOC.invokeExact(p, Math.max(bytes, 1L)), "cuMemAlloc(" + bytes + " bytes)");
-      return p.get(JAVA_LONG, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return longOut("cuMemAlloc(" + bytes + " bytes)", p -> (int) MEM_ALLOC.invokeExact(p, Math.max(bytes, 1L)));
   }
 
   static void free(long pointer) {
-    try {
-      check((int) MEM_FREE.invokeExact(pointer), "cuMemFree");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuMemFree", () -> (int) MEM_FREE.invokeExact(pointer));
   }
 
   static MemorySegment mallocHost(long bytes) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment p = arena.allocate(ADDRESS);
-      check((int) MEM_ALLOC_HOST.invokeExact(p, Math.max(bytes, 1L)), "cuMemAllocHost(" + bytes + " bytes)");
-      return p.get(ADDRESS, 0).reinterpret(bytes);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return addressOut("cuMemAllocHost(" + bytes + " bytes)", p -> (int) MEM_ALLOC_HOST.invokeExact(p, Math.max(bytes, 1L)))
+        .reinterpret(bytes);
   }
 
   static void freeHost(MemorySegment p) {
-    try {
-      check((int) MEM_FREE_HOST.invokeExact(p), "cuMemFreeHost");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuMemFreeHost", () -> (int) MEM_FREE_HOST.invokeExact(p));
   }
 
   /** {free, total} bytes of device memory. */
@@ -313,100 +285,54 @@ final class Driver {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment free = arena.allocate(JAVA_LONG);
       MemorySegment total = arena.allocate(JAVA_LONG);
-      check((int) MEM_GET_INFO.invokeExact(free, total), "cuMemGetInfo");
+      run("cuMemGetInfo", () -> (int) MEM_GET_INFO.invokeExact(free, total));
       return new long[] {free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0)};
-    } catch (Throwable t) {
-      throw rethrow(t);
     }
   }
 
   static void copyToDevice(long dst, MemorySegment src, long bytes, MemorySegment stream) {
-    try {
-      check((int) MEMCPY_HTOD_ASYNC.invokeExact(dst, src, bytes, stream), "cuMemcpyHtoDAsync(" + bytes + " bytes)");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuMemcpyHtoDAsync(" + bytes + " bytes)", () -> (int) MEMCPY_HTOD_ASYNC.invokeExact(dst, src, bytes, stream));
   }
 
   static void copyToHost(MemorySegment dst, long src, long bytes, MemorySegment stream) {
-    try {
-      check((int) MEMCPY_DTOH_ASYNC.invokeExact(dst, src, bytes, stream), "cuMemcpyDtoHAsync(" + bytes + " bytes)");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuMemcpyDtoHAsync(" + bytes + " bytes)", () -> (int) MEMCPY_DTOH_ASYNC.invokeExact(dst, src, bytes, stream));
   }
 
   static void fill32(long dst, int value, long count, MemorySegment stream) {
-    try {
-      check((int) MEMSET_D32_ASYNC.invokeExact(dst, value, count, stream), "cuMemsetD32Async");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuMemsetD32Async", () -> (int) MEMSET_D32_ASYNC.invokeExact(dst, value, count, stream));
   }
 
   // ---------------------------------------------------------------- streams and events
 
   static MemorySegment createStream() {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment s = arena.allocate(ADDRESS);
-      check((int) STREAM_CREATE.invokeExact(s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-      return s.get(ADDRESS, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return addressOut("cuStreamCreate", s -> (int) STREAM_CREATE.invokeExact(s, CU_STREAM_NON_BLOCKING));
   }
 
   static void destroyStream(MemorySegment stream) {
-    try {
-      check((int) STREAM_DESTROY.invokeExact(stream), "cuStreamDestroy");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuStreamDestroy", () -> (int) STREAM_DESTROY.invokeExact(stream));
   }
 
   static void synchronize(MemorySegment stream) {
-    try {
-      check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cuStreamSynchronize");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuStreamSynchronize", () -> (int) STREAM_SYNCHRONIZE.invokeExact(stream));
   }
 
   static MemorySegment createEvent() {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment e = arena.allocate(ADDRESS);
-      check((int) EVENT_CREATE.invokeExact(e, CU_EVENT_DEFAULT), "cuEventCreate");
-      return e.get(ADDRESS, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    return addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DEFAULT));
   }
 
   static void destroyEvent(MemorySegment event) {
-    try {
-      check((int) EVENT_DESTROY.invokeExact(event), "cuEventDestroy");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuEventDestroy", () -> (int) EVENT_DESTROY.invokeExact(event));
   }
 
   static void record(MemorySegment event, MemorySegment stream) {
-    try {
-      check((int) EVENT_RECORD.invokeExact(event, stream), "cuEventRecord");
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
+    run("cuEventRecord", () -> (int) EVENT_RECORD.invokeExact(event, stream));
   }
 
   static float elapsedMillis(MemorySegment start, MemorySegment end) {
+    run("cuEventSynchronize", () -> (int) EVENT_SYNCHRONIZE.invokeExact(end));
     try (Arena arena = Arena.ofConfined()) {
-      check((int) EVENT_SYNCHRONIZE.invokeExact(end), "cuEventSynchronize");
-      MemorySegment ms = arena.allocate(JAVA_FLOAT);
-      check((int) EVENT_ELAPSED_TIME.invokeExact(ms, start, end), "cuEventElapsedTime");
-      return ms.get(JAVA_FLOAT, 0);
-    } catch (Throwable t) {
-      throw rethrow(t);
+      return out("cuEventElapsedTime", JAVA_FLOAT, arena, ms -> (int) EVENT_ELAPSED_TIME.invokeExact(ms, start, end))
+          .get(JAVA_FLOAT, 0);
     }
   }
-
 }
