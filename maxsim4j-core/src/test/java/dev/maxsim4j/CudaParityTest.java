@@ -112,6 +112,28 @@ class CudaParityTest {
   }
 
   @Test
+  void uploadingOneBatchTwiceSharesItAndClosingInAnyOrderFreesIt() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.BFLOAT16, 2, 16, 64, 0);
+    TokenBatch d = r.padded(DType.BFLOAT16, 50, 40, 64, 0);
+    CudaBackend backend = (CudaBackend) cuda.backend();
+    long before = backend.allocatedBytes()[0];
+    ResidentBatch first = cuda.upload(d);
+    long once = backend.allocatedBytes()[0];
+    ResidentBatch second = cuda.upload(d);
+    assertEquals(once, backend.allocatedBytes()[0], "the second upload shares the first");
+    first.close();
+    assertArrayEquals(cuda.scores(q, d), cuda.scores(q, second), "still resident for the second holder");
+    second.close();
+    assertEquals(before, backend.allocatedBytes()[0], "freed with the last holder");
+
+    MaxSim other = MaxSim.builder().backend("cuda").build();
+    ResidentBatch outlives = other.upload(d);
+    other.close();
+    outlives.close(); // after its MaxSim: quiet, nothing left to free
+  }
+
+  @Test
   void tenThousandSmallCallsLeaveDeviceMemoryWhereItStarted() {
     RandomBatches r = new RandomBatches();
     TokenBatch q = r.padded(DType.FLOAT16, 2, 8, 32, 1);

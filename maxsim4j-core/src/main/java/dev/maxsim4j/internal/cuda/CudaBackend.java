@@ -107,24 +107,56 @@ public final class CudaBackend implements Backend {
 
   // ------------------------------------------------------------------ residency
 
-  private record Resident(DeviceTokens tokens, long pointer, long bytes) {}
+  /** A batch in device memory; uploading the same batch again shares it (counted), the last close frees it. */
+  private static final class Resident {
+    final DeviceTokens tokens;
+    final long pointer;
+    final long bytes;
+    int holders = 1;
+
+    Resident(DeviceTokens tokens, long pointer, long bytes) {
+      this.tokens = tokens;
+      this.pointer = pointer;
+      this.bytes = bytes;
+    }
+  }
 
   @Override
   public AutoCloseable makeResident(Tokens documents) {
     call(() -> {
-      long bytes = DeviceTokens.bytesFor(documents);
-      long p = device.allocate(bytes);
-      resident.put(documents, new Resident(DeviceTokens.upload(device, documents, p), p, bytes));
-      return null;
-    });
-    return () -> call(() -> {
-      Resident r = resident.remove(documents);
-      if (r != null) {
-        Driver.synchronize(device.stream);
-        device.release(r.pointer, r.bytes);
+      Resident existing = resident.get(documents);
+      if (existing != null) {
+        existing.holders++;
+      } else {
+        long bytes = DeviceTokens.bytesFor(documents);
+        long p = device.allocate(bytes);
+        resident.put(documents, new Resident(DeviceTokens.upload(device, documents, p), p, bytes));
       }
       return null;
     });
+    return new AutoCloseable() {
+      private boolean released;
+
+      @Override
+      public void close() {
+        lock.lock();
+        try {
+          if (released || closed) {
+            return; // closing the backend already freed everything
+          }
+          released = true;
+          device.makeCurrent();
+          Resident r = resident.get(documents);
+          if (r != null && --r.holders == 0) {
+            resident.remove(documents);
+            Driver.synchronize(device.stream);
+            device.release(r.pointer, r.bytes);
+          }
+        } finally {
+          lock.unlock();
+        }
+      }
+    };
   }
 
   private DeviceTokens documentsOnDevice(Tokens d) {
