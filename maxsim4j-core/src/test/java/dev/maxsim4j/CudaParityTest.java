@@ -66,6 +66,10 @@ class CudaParityTest {
       cases.add(Arguments.of("tensor cores Ld=8192 " + type + " (" + r + ")", r.padded(type, 2, 32, 128, 0),
           r.padded(type, 6, 8192, 128, 1), r.padded(type, 2, 8192, 128, 0)));
     }
+    cases.add(Arguments.of("tensor cores Lq=4096 (" + r + ")", r.padded(DType.BFLOAT16, 1, 4096, 16, 1),
+        r.padded(DType.BFLOAT16, 3, 20, 16, 0), r.padded(DType.BFLOAT16, 1, 20, 16, 0)));
+    cases.add(Arguments.of("FFMA Lq=4096 d=33 (" + r + ")", r.padded(DType.FLOAT32, 1, 4096, 33, 2),
+        r.padded(DType.FLOAT16, 3, 20, 33, 1), r.padded(DType.FLOAT32, 1, 20, 33, 0)));
     cases.add(Arguments.of("tensor cores Ld=32768 (" + r + ")", r.padded(DType.BFLOAT16, 1, 32, 64, 0),
         r.padded(DType.BFLOAT16, 3, 32768, 64, 0), r.padded(DType.BFLOAT16, 1, 32768, 64, 1)));
     return cases.stream();
