@@ -51,4 +51,12 @@ enum PairMode { ALL_PAIRS = 0, OWN_DOCUMENTS = 1 };
 
 constexpr float EMPTY_DOCUMENT_SCORE = -1e9f;
 
+// Query slots past a query's length (ragged queries in a buffer strided by the longest) have no argmax:
+// -1, as on the CPU. Called once per pair by every thread of the block.
+__device__ __forceinline__ void clearArgmaxTail(int* argmax, long long pair, int argmaxStride, int queryLength,
+                                                int threads) {
+  if (argmax == nullptr) return;
+  for (int s = queryLength + (int)threadIdx.x; s < argmaxStride; s += threads) argmax[pair * argmaxStride + s] = -1;
+}
+
 }  // namespace maxsim4j

@@ -54,6 +54,7 @@ __device__ void forwardPair(const TQ* __restrict__ q, Rows qRows, const TD* __re
   const int qLength = qRows.rowLength[query];
   const int dStart = dRows.rowStart[doc];
   const int dLength = dRows.rowLength[doc];
+  clearArgmaxTail(argmax, pair, argmaxStride, qLength, THREADS);
 
   if (dValid[doc] == 0) {  // a document with no valid token
     if (threadIdx.x == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;

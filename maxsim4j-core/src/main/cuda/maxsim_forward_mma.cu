@@ -49,6 +49,21 @@ __device__ __forceinline__ uint32_t pairAt(const T* q, int rowStart, int rows, i
   return *reinterpret_cast<const uint32_t*>(q + (size_t)(rowStart + row) * dim + k);
 }
 
+// The A fragments of one lane for one 32-wide chunk: rows A (g) and B (g + 8) of an m-tile, each given by
+// its token row (start, length, token), halves tig*8 .. tig*8+7 permuted as the header explains.
+template <typename T>
+__device__ __forceinline__ void buildFragments(const T* q, int startA, int lengthA, int tokenA, int startB,
+                                               int lengthB, int tokenB, int k, int dim, uint4& s0, uint4& s1) {
+  s0.x = pairAt(q, startA, lengthA, tokenA, k + 0, dim);
+  s0.y = pairAt(q, startB, lengthB, tokenB, k + 0, dim);
+  s0.z = pairAt(q, startA, lengthA, tokenA, k + 2, dim);
+  s0.w = pairAt(q, startB, lengthB, tokenB, k + 2, dim);
+  s1.x = pairAt(q, startA, lengthA, tokenA, k + 4, dim);
+  s1.y = pairAt(q, startB, lengthB, tokenB, k + 4, dim);
+  s1.z = pairAt(q, startA, lengthA, tokenA, k + 6, dim);
+  s1.w = pairAt(q, startB, lengthB, tokenB, k + 6, dim);
+}
+
 // Stages the A fragments of query rows [r0, r0 + 16 * mActive) into shared memory, fragment order:
 // frag[(m * chunks + c) * 32 + lane] = {k-step 0: a0 a1 a2 a3, k-step 1: a0 a1 a2 a3}.
 template <typename T>
@@ -59,17 +74,9 @@ __device__ void stageQueryFragments(uint4* frag, const T* q, int qStart, int qLe
     int c = (e / 32) % chunks;
     int m = e / (32 * chunks);
     int g = lane / 4, tig = lane % 4;
-    int rowA = r0 + m * 16 + g, rowB = rowA + 8;
-    int k = c * CHUNK + tig * 8;
+    int rowA = r0 + m * 16 + g;
     uint4 s0, s1;
-    s0.x = pairAt(q, qStart, qLength, rowA, k + 0, dim);
-    s0.y = pairAt(q, qStart, qLength, rowB, k + 0, dim);
-    s0.z = pairAt(q, qStart, qLength, rowA, k + 2, dim);
-    s0.w = pairAt(q, qStart, qLength, rowB, k + 2, dim);
-    s1.x = pairAt(q, qStart, qLength, rowA, k + 4, dim);
-    s1.y = pairAt(q, qStart, qLength, rowB, k + 4, dim);
-    s1.z = pairAt(q, qStart, qLength, rowA, k + 6, dim);
-    s1.w = pairAt(q, qStart, qLength, rowB, k + 6, dim);
+    buildFragments(q, qStart, qLength, rowA, qStart, qLength, rowA + 8, c * CHUNK + tig * 8, dim, s0, s1);
     frag[2 * e] = s0;
     frag[2 * e + 1] = s1;
   }
@@ -158,6 +165,80 @@ __device__ __forceinline__ void clear(float (&acc)[MT][NT][4]) {
     for (int n = 0; n < NT; n++) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.f;
 }
 
+// The document scan: every warp walks its share of the document's n-tiles (NT at a time, round-robin)
+// and folds each tile's dot products into the running (max, argmax) of its rows.
+template <typename T, int MT, int REG_CHUNKS, int NT, bool PIPELINED>
+__device__ __forceinline__ void scanDocument(float (&best)[MT][2], int (&bestIndex)[MT][2],
+                                             const uint4 (&regFrag)[REG_CHUNKS > 0 ? MT : 1][REG_CHUNKS > 0 ? REG_CHUNKS : 1][2],
+                                             const uint4* queryFrag, const T* __restrict__ d, const Rows& dRows,
+                                             int dStart, int dLength, int dim, int chunks, int mActive) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, tig = lane % 4;
+  // NT n-tiles of 8 tokens per warp step, steps round-robin over warps. Each fragment read (from shared
+  // memory or registers) feeds NT mma's: NT divides the shared-memory traffic per document byte. A load
+  // group of chunks is requested before any is used (bytes in flight cover memory latency, Little's law).
+  constexpr int GROUP = LOAD_GROUP / NT;
+  const int step = MMA_WARPS * 8 * NT;
+  float acc[MT][NT][4];
+  if constexpr (PIPELINED) {
+    // a whole n-tile is one load group (chunks <= GROUP): the next tile's loads are issued before this
+    // tile multiplies, so each warp keeps two groups in flight
+    uint4 b[GROUP][NT];
+    loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, warp * 8 * NT, 0, g, tig);
+    for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
+      uint4 next[GROUP][NT];
+      loadGroup<T, GROUP, NT>(next, d, dStart, dLength, dim, chunks, t0 + step, 0, g, tig);
+      clear(acc);
+      multiplyGroup<T, MT, NT, GROUP, REG_CHUNKS>(acc, b, regFrag, queryFrag, 0, chunks, mActive, lane);
+      onlineMax(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
+#pragma unroll
+      for (int u = 0; u < GROUP; u++)
+#pragma unroll
+        for (int n = 0; n < NT; n++) b[u][n] = next[u][n];
+    }
+  } else {
+    // with fragments in registers the chunk bound is the constant REG_CHUNKS: the loop unrolls and every
+    // regFrag index is a compile-time constant (a run-time index would move regFrag to local memory)
+    const int chunkLimit = REG_CHUNKS > 0 ? REG_CHUNKS : chunks;
+    for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
+      clear(acc);
+#pragma unroll
+      for (int c0 = 0; c0 < chunkLimit; c0 += GROUP) {
+        uint4 b[GROUP][NT];
+        loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, t0, c0, g, tig);
+        multiplyGroup<T, MT, NT, GROUP, REG_CHUNKS>(acc, b, regFrag, queryFrag, c0, chunks, mActive, lane);
+      }
+      onlineMax(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
+    }
+  }
+}
+
+// Epilogue 1: merges each row's maximum across the quad (the 4 threads sharing rows g and g + 8) and
+// leaves it in shared memory, one slot per (warp, row), for the cross-warp merge.
+template <int MT>
+__device__ __forceinline__ void quadMergeToShared(const float (&best)[MT][2], const int (&bestIndex)[MT][2],
+                                                  float (*mergeBest)[MT * 16], int (*mergeIndex)[MT * 16]) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, tig = lane % 4;
+#pragma unroll
+  for (int m = 0; m < MT; m++) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      float v = best[m][h];
+      int i = bestIndex[m][h];
+      for (int offset = 1; offset < 4; offset *= 2) {
+        float ov = __shfl_xor_sync(0xffffffffu, v, offset);
+        int oi = __shfl_xor_sync(0xffffffffu, i, offset);
+        maxMerge(v, i, ov, oi);
+      }
+      if (tig == 0) {
+        mergeBest[warp][m * 16 + g + 8 * h] = v;
+        mergeIndex[warp][m * 16 + g + 8 * h] = i;
+      }
+    }
+  }
+}
+
 template <typename T, int MT, int REG_CHUNKS, int NT, bool PIPELINED>
 __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                const int* __restrict__ dValid, int dim, int query, int doc, float* scores,
@@ -168,10 +249,10 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
   __shared__ float passSums[MMA_WARPS];
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int g = lane / 4, tig = lane % 4;
   const int qStart = qRows.rowStart[query], qLength = qRows.rowLength[query];
   const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
   const int chunks = (dim + CHUNK - 1) / CHUNK;
+  clearArgmaxTail(argmax, pair, argmaxStride, qLength, MMA_THREADS);
 
   if (dValid[doc] == 0) {
     if (threadIdx.x == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
@@ -208,61 +289,9 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       best[m][0] = best[m][1] = -INFINITY;
       bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
     }
-    // NT n-tiles of 8 tokens per warp step, steps round-robin over warps. Each fragment read (from shared
-    // memory or registers) feeds NT mma's: NT divides the shared-memory traffic per document byte. A load
-    // group of chunks is requested before any is used (bytes in flight cover memory latency, Little's law).
-    constexpr int GROUP = LOAD_GROUP / NT;
-    const int step = MMA_WARPS * 8 * NT;
-    float acc[MT][NT][4];
-    if constexpr (PIPELINED) {
-      // a whole n-tile is one load group (chunks <= GROUP): the next tile's loads are issued before this
-      // tile multiplies, so each warp keeps two groups in flight
-      uint4 b[GROUP][NT];
-      loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, warp * 8 * NT, 0, g, tig);
-      for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
-        uint4 next[GROUP][NT];
-        loadGroup<T, GROUP, NT>(next, d, dStart, dLength, dim, chunks, t0 + step, 0, g, tig);
-        clear(acc);
-        multiplyGroup<T, MT, NT, GROUP, REG_CHUNKS>(acc, b, regFrag, queryFrag, 0, chunks, mActive, lane);
-        onlineMax(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
-#pragma unroll
-        for (int u = 0; u < GROUP; u++)
-#pragma unroll
-          for (int n = 0; n < NT; n++) b[u][n] = next[u][n];
-      }
-    } else {
-      // with fragments in registers the chunk bound is the constant REG_CHUNKS: the loop unrolls and every
-      // regFrag index is a compile-time constant (a run-time index would move regFrag to local memory)
-      const int chunkLimit = REG_CHUNKS > 0 ? REG_CHUNKS : chunks;
-      for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
-        clear(acc);
-#pragma unroll
-        for (int c0 = 0; c0 < chunkLimit; c0 += GROUP) {
-          uint4 b[GROUP][NT];
-          loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, t0, c0, g, tig);
-          multiplyGroup<T, MT, NT, GROUP, REG_CHUNKS>(acc, b, regFrag, queryFrag, c0, chunks, mActive, lane);
-        }
-        onlineMax(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
-      }
-    }
-    // epilogue 1: across the quad (the 4 threads sharing rows g, g + 8)
-#pragma unroll
-    for (int m = 0; m < MT; m++) {
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        float v = best[m][h];
-        int i = bestIndex[m][h];
-        for (int offset = 1; offset < 4; offset *= 2) {
-          float ov = __shfl_xor_sync(0xffffffffu, v, offset);
-          int oi = __shfl_xor_sync(0xffffffffu, i, offset);
-          maxMerge(v, i, ov, oi);
-        }
-        if (tig == 0) {
-          mergeBest[warp][m * 16 + g + 8 * h] = v;
-          mergeIndex[warp][m * 16 + g + 8 * h] = i;
-        }
-      }
-    }
+    scanDocument<T, MT, REG_CHUNKS, NT, PIPELINED>(best, bestIndex, regFrag, queryFrag, d, dRows, dStart, dLength, dim,
+                                                   chunks, mActive);
+    quadMergeToShared<MT>(best, bestIndex, mergeBest, mergeIndex);
     __syncthreads();
     // epilogue 2: across warps, one thread per row; then a fixed-order sum of the valid rows
     float rowValue = 0.f;
@@ -286,6 +315,91 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       for (int w = 0; w < MMA_WARPS; w++) total += passSums[w];
   }
   if (threadIdx.x == 0) scores[pair] = total;
+}
+
+// ---- query groups -------------------------------------------------------------------------------------
+// All pairs with Nq > 1 and queries of at most 32 tokens: GROUP_QUERIES queries share a block, their tokens
+// stacked as 128 rows (query slot s = rows 32s .. 32s + 31), so one pass over a document tile feeds all
+// of them. Blocks that share a document run next to each other (block = doc * groups + group): the first
+// reads it from memory, the others mostly from L2.
+constexpr int GROUP_QUERIES = 4;
+constexpr int GROUP_ROWS = 32;
+
+template <typename T>
+__device__ void stageGroupFragments(uint4* frag, const T* q, const Rows& qRows, int firstQuery, int queries,
+                                    int chunks, int dim) {
+  for (int e = threadIdx.x; e < 8 * chunks * 32; e += MMA_THREADS) {
+    int lane = e % 32;
+    int c = (e / 32) % chunks;
+    int m = e / (32 * chunks);
+    int g = lane / 4, tig = lane % 4;
+    int row = m * 16 + g;  // row and row + 8 belong to one query slot
+    int query = firstQuery + row / GROUP_ROWS;
+    int start = query < queries ? qRows.rowStart[query] : 0;
+    int length = query < queries ? qRows.rowLength[query] : 0;
+    int token = row % GROUP_ROWS;
+    uint4 s0, s1;
+    buildFragments(q, start, length, token, start, length, token + 8, c * CHUNK + tig * 8, dim, s0, s1);
+    frag[2 * e] = s0;
+    frag[2 * e + 1] = s1;
+  }
+}
+
+template <typename T>
+__device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
+                                const int* __restrict__ dValid, int dim, int queries, int documents, float* scores,
+                                int* argmax, int argmaxStride) {
+  extern __shared__ uint4 queryFrag[];
+  __shared__ float mergeBest[MMA_WARPS][8 * 16];
+  __shared__ int mergeIndex[MMA_WARPS][8 * 16];
+
+  const int groups = (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
+  const int doc = blockIdx.x / groups;
+  const int firstQuery = (blockIdx.x % groups) * GROUP_QUERIES;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int query = firstQuery + warp;  // in the epilogue, warp w owns query slot w
+  const long long pair = (long long)query * documents + doc;
+  const int qLength = query < queries ? qRows.rowLength[query] : 0;
+  const int qStart = query < queries ? qRows.rowStart[query] : 0;
+  const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
+  const int chunks = (dim + CHUNK - 1) / CHUNK;
+  if (query < queries && argmax != nullptr)
+    for (int s = qLength + lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
+
+  if (dValid[doc] == 0) {
+    if (query < queries) {
+      if (lane == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
+      if (argmax != nullptr)
+        for (int s = lane; s < qLength; s += 32) argmax[pair * argmaxStride + s] = -1;
+    }
+    return;
+  }
+  stageGroupFragments<T>(queryFrag, q, qRows, firstQuery, queries, chunks, dim);
+  __syncthreads();
+  float best[8][2];
+  int bestIndex[8][2];
+#pragma unroll
+  for (int m = 0; m < 8; m++) {
+    best[m][0] = best[m][1] = -INFINITY;
+    bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
+  }
+  const uint4 noRegisters[1][1][2] = {};
+  scanDocument<T, 8, 0, 2, false>(best, bestIndex, noRegisters, queryFrag, d, dRows, dStart, dLength, dim, chunks, 8);
+  quadMergeToShared<8>(best, bestIndex, mergeBest, mergeIndex);
+  __syncthreads();
+  // epilogue 2: thread t owns row t (query slot t / 32, token t % 32): merge across warps, then each warp
+  // sums its query's valid rows in a fixed order
+  float v = mergeBest[0][threadIdx.x];
+  int i = mergeIndex[0][threadIdx.x];
+  for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][threadIdx.x], mergeIndex[w][threadIdx.x]);
+  float rowValue = 0.f;
+  if (query < queries && lane < qLength) {
+    bool valid = isValid(qRows, qStart + lane);
+    if (valid) rowValue = v;
+    if (argmax != nullptr) argmax[pair * argmaxStride + lane] = valid ? i : -1;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) rowValue += __shfl_xor_sync(0xffffffffu, rowValue, offset);
+  if (lane == 0 && query < queries) scores[pair] = rowValue;
 }
 
 }  // namespace maxsim4j
@@ -325,4 +439,17 @@ using namespace maxsim4j;
 
 MAXSIM_MMA_VARIANTS(bf16, __nv_bfloat16)
 MAXSIM_MMA_VARIANTS(f16, __half)
+
+// All pairs, Nq > 1, queries of at most 32 tokens: GROUP_QUERIES queries per block, one block per
+// (document, query group). grid = documents * ceil(queries / GROUP_QUERIES).
+#define MAXSIM_GROUP_ENTRY(NAME, T)                                                                        \
+  extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
+      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
+      const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int queries, \
+      int documents, float* scores, int* argmax, int argmaxStride) {                                      \
+    forwardGroupMma<T>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,     \
+                       queries, documents, scores, argmax, argmaxStride);                                 \
+  }
+MAXSIM_GROUP_ENTRY(maxsim_forward_group4_bf16, __nv_bfloat16)
+MAXSIM_GROUP_ENTRY(maxsim_forward_group4_f16, __half)
 #endif

@@ -46,11 +46,16 @@ public final class TrainingScores {
     return m;
   }
 
-  /** Winning document slot of query slot {@code s} in pair {@code p}, or -1 (masked query token, empty document). */
+  /**
+   * Winning document slot of query slot {@code querySlot} ({@code 0 <= querySlot < queries.maxLength()}) in
+   * pair {@code pair}, or -1 where there is none: a masked query token, a slot past the query's length, an
+   * empty document.
+   */
   public int argmax(int pair, int querySlot) {
     Objects.checkIndex(pair, scores.length);
-    Objects.checkIndex(querySlot, problem.argmaxStride());
-    return argmax[pair * problem.argmaxStride() + querySlot];
+    Objects.checkIndex(querySlot, queries.maxLength());
+    int stride = problem.argmaxStride(); // the longest query: slots beyond it hold nothing
+    return querySlot < stride ? argmax[pair * stride + querySlot] : -1;
   }
 
   public Gradients backward(float[] dScores) {

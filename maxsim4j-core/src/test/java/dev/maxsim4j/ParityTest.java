@@ -141,6 +141,9 @@ class ParityTest {
     for (int i = 0; i < q.size(); i++) {
       for (int j = 0; j < d.size(); j++) {
         int p = i * d.size() + j;
+        for (int s = q.length(i); s < q.maxLength(); s++) {
+          assertEquals(-1, ts.argmax(p, s), where + " no argmax past the query's length");
+        }
         for (int s = 0; s < q.length(i); s++) {
           int a = ts.argmax(p, s);
           if (!q.isValid(i, s) || d.validTokens(j) == 0) {

@@ -37,6 +37,8 @@ public final class CudaBackend implements Backend {
   private static final int MMA_THREADS = 128;
   private static final int MMA_CHUNK = 32;
   private static final int MMA_LOAD_GROUP = 4;
+  private static final int GROUP_QUERIES = 4;
+  private static final int GROUP_ROWS = 32;
   private static final int MMA_REGISTER_CHUNKS = 4;
   static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
   /**
@@ -198,7 +200,7 @@ public final class CudaBackend implements Backend {
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
       boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
       launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
-          hostQueries.maxRowLength);
+          hostQueries.maxRowLength, hostQueries.rows);
       Driver.copyToHost(download, scores, 4L * pairs, device.stream);
       if (argmax != null) {
         Driver.copyToHost(download.asSlice(4L * pairs), argmaxDevice, 4L * argmax.length, device.stream);
@@ -219,9 +221,16 @@ public final class CudaBackend implements Backend {
    * otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs.
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength) {
+      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
     boolean tensorCores = q.dtype() == d.dtype() && q.dtype() != DType.FLOAT32 && q.dim() % 8 == 0
         && device.major >= 8;
+    int chunksOfD = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
+    if (tensorCores && mode == 0 && docOffset == 0 && queries > 1 && maxQueryLength <= GROUP_ROWS
+        && GROUP_ROWS * GROUP_QUERIES / 16 * chunksOfD * 1024 <= MMA_FRAGMENT_BUDGET && !"pair".equals(
+            System.getProperty(VARIANT_PROPERTY))) {
+      launchQueryGroups(q, d, queries, perQuery, scores, argmax, argmaxStride, chunksOfD);
+      return;
+    }
     String module;
     String kernel;
     int threads;
@@ -251,6 +260,25 @@ public final class CudaBackend implements Backend {
         d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, rowsPerPass};
     setParams(tensorCores ? args : java.util.Arrays.copyOf(args, args.length - 1));
     Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, paramPointers);
+  }
+
+  /**
+   * All pairs with several short queries: {@code maxsim_forward_group4} stacks GROUP_QUERIES queries of at
+   * most 32 tokens in one block, so each document tile is read once for all of them.
+   */
+  private void launchQueryGroups(DeviceTokens q, DeviceTokens d, int queries, int documents, long scores,
+      long argmax, int argmaxStride, int chunks) {
+    String kernel = FORWARD + "_group4_" + suffix(q.dtype());
+    MemorySegment fn = device.function(FORWARD_MMA, kernel);
+    int sharedBytes = GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024;
+    if (sharedBytes > 48 * 1024) {
+      device.allowDynamicSharedMemory(fn, sharedBytes);
+    }
+    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+        d.validCount(), q.dim(), queries, documents, scores, argmax, argmaxStride);
+    int groups = (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
+    Driver.launch(fn, kernel, Math.multiplyExact(documents, groups), 1, MMA_THREADS, sharedBytes, device.stream,
+        paramPointers);
   }
 
   /**
@@ -314,7 +342,7 @@ public final class CudaBackend implements Backend {
       long scores = device.scratch("scores", 4L * pairs);
       int n = 0;
       for (int i = 0; i < warmup; i++) {
-        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
+        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength, queries.rows);
       }
       MemorySegment start = Driver.createEvent();
       MemorySegment end = Driver.createEvent();
@@ -323,7 +351,7 @@ public final class CudaBackend implements Backend {
         for (int b = 0; b < batches; b++) {
           Driver.record(start, device.stream);
           for (int i = 0; i < perBatch; i++) {
-            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength);
+            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength, queries.rows);
           }
           Driver.record(end, device.stream);
           perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
@@ -375,7 +403,7 @@ public final class CudaBackend implements Backend {
     for (int c = 0; c < chunks; c++) {
       int j0 = c * width;
       int w = Math.min(width, nd - j0);
-      launchForward(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength);
+      launchForward(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength, nq);
       setParams(scores, w, j0, keep, candidates, stride, (long) c * segmentsPerChunk * keep);
       Driver.launch(fromScores, "maxsim_topk_from_scores", (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT, nq,
           TOPK_THREADS, 0, device.stream, paramPointers);
@@ -419,7 +447,7 @@ public final class CudaBackend implements Backend {
     for (int j0 = 0; j0 < nd; j0 += width) {
       int w = Math.min(width, nd - j0);
       int pairs = nq * w;
-      launchForward(q, d, 0, w, j0, pairs, scores, 0, 0, queries.maxRowLength);
+      launchForward(q, d, 0, w, j0, pairs, scores, 0, 0, queries.maxRowLength, nq);
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);
       MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
