@@ -115,6 +115,23 @@ class CudaParityTest {
     }
   }
 
+  /** Enough documents that the query-group kernel (4 short queries per block) is the one chosen. */
+  @Test
+  void queryGroupsMatchTheReference() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+      TokenBatch q = r.padded(type, 5, 32, 64, 1); // 5 queries: the second group is partial
+      TokenBatch d = r.packed(type, 600, 0, 30, 64, true); // empty and masked documents included
+      String where = "query groups " + type + " (" + r + ")";
+      float[][] all = cuda.scores(q, d);
+      ParityTest.assertClose(reference.scores(q, d), all, q, d, where);
+      TrainingScores ts = cuda.scoresForTraining(q, d);
+      assertArrayEquals(ParityTest.flatten(all), ts.scores(), where + " training forward");
+      ParityTest.assertArgmaxIsBest(ts, q, d, where);
+      ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 9), all, 9, where);
+    }
+  }
+
   @Test
   void uploadingOneBatchTwiceSharesItAndClosingInAnyOrderFreesIt() {
     RandomBatches r = new RandomBatches();
