@@ -4,7 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import java.util.SplittableRandom;
 
-/** Benchmark inputs: L2-normalised random tokens, one shape string {@code Nq,Nd,Lq,Ld,d}. */
+/** Benchmark inputs: L2-normalised random tokens, one shape string {@code NqxNdxLqxLdxd} (JMH splits command-line values on commas). */
 final class BenchData {
   final int nq;
   final int nd;
@@ -15,7 +15,7 @@ final class BenchData {
   final float[] documents;
 
   BenchData(String shape, long seed) {
-    String[] p = shape.split(",");
+    String[] p = shape.split("[,x]");
     nq = Integer.parseInt(p[0].trim());
     nd = Integer.parseInt(p[1].trim());
     lq = Integer.parseInt(p[2].trim());

@@ -29,7 +29,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @State(Scope.Benchmark)
 public class LuceneDefaultProviderBenchmark {
 
-  @Param({"1,1000,32,300,128", "32,32,32,300,128"})
+  @Param({"1x1000x32x300x128", "32x32x32x300x128"})
   public String shape;
 
   private float[][][] queries;

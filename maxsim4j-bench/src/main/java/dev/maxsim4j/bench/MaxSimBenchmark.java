@@ -37,7 +37,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @State(Scope.Benchmark)
 public class MaxSimBenchmark {
 
-  @Param({"1,1000,32,300,128", "1,1000,32,1024,128", "32,32,32,300,128"})
+  @Param({"1x1000x32x300x128", "1x1000x32x1024x128", "32x32x32x300x128"})
   public String shape;
 
   @Param({"fp32", "bf16"})

@@ -21,9 +21,11 @@ import jdk.incubator.vector.VectorSpecies;
  * tokens is therefore a plain lane-wise max across loop iterations, no horizontal reduction until the
  * final sum over query tokens, and the corpus is read as stored, never transposed.
  *
- * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 4 document tokens = 8 independent FMA chains (enough
- * to cover FMA latency on two pipes), 6 loads per 8 FMAs. A tail of fewer than 4 tokens repeats the last
- * token: a duplicate never changes a max, and the strict {@code >} of the argmax keeps the earlier slot.
+ * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 6 document tokens = 12 independent FMA chains (more
+ * than FMA latency x two pipes needs), 8 loads per 12 FMAs; measured 8-9% faster than 2 x 4 on one core
+ * (docs/benchmarks.md). The last V query lanes use 1 vector x 4 tokens. A tail shorter than a step repeats
+ * the last token: a duplicate never changes a max, and the strict {@code >} of the argmax keeps the
+ * earlier slot.
  *
  * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32) in a per-thread buffer, then walked in tiles of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
  * when a query has more than one block of lanes, each block revisits the tile from L2 and keeps its
@@ -157,7 +159,7 @@ final class VectorKernel implements PairKernel {
       return (float) sum;
     }
 
-    /** Running max of query lanes [block, block + 2V) over document tokens [from, to). */
+    /** Running max of query lanes [block, block + 2V) over document tokens [from, to), 6 tokens a step. */
     private void twoVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
       float[] d = buffer;
       int dim = this.dim;
@@ -166,11 +168,13 @@ final class VectorKernel implements PairKernel {
       FloatVector m1 = FloatVector.fromArray(S, runMax, block + V);
       FloatVector i0 = track ? FloatVector.fromArray(S, runArg, block) : null;
       FloatVector i1 = track ? FloatVector.fromArray(S, runArg, block + V) : null;
-      for (int t = from; t < to; t += 4) {
+      for (int t = from; t < to; t += 6) {
         int o0 = t * dim;
         int o1 = Math.min(t + 1, last) * dim;
         int o2 = Math.min(t + 2, last) * dim;
         int o3 = Math.min(t + 3, last) * dim;
+        int o4 = Math.min(t + 4, last) * dim;
+        int o5 = Math.min(t + 5, last) * dim;
         FloatVector a00 = FloatVector.zero(S);
         FloatVector a01 = FloatVector.zero(S);
         FloatVector a10 = FloatVector.zero(S);
@@ -179,47 +183,67 @@ final class VectorKernel implements PairKernel {
         FloatVector a21 = FloatVector.zero(S);
         FloatVector a30 = FloatVector.zero(S);
         FloatVector a31 = FloatVector.zero(S);
+        FloatVector a40 = FloatVector.zero(S);
+        FloatVector a41 = FloatVector.zero(S);
+        FloatVector a50 = FloatVector.zero(S);
+        FloatVector a51 = FloatVector.zero(S);
         for (int k = 0, qo = block; k < dim; k++, qo += pad) {
           FloatVector q0 = FloatVector.fromArray(S, q, qo);
           FloatVector q1 = FloatVector.fromArray(S, q, qo + V);
-          FloatVector b = FloatVector.broadcast(S, d[o0 + k]);
-          a00 = q0.fma(b, a00);
-          a01 = q1.fma(b, a01);
-          b = FloatVector.broadcast(S, d[o1 + k]);
-          a10 = q0.fma(b, a10);
-          a11 = q1.fma(b, a11);
-          b = FloatVector.broadcast(S, d[o2 + k]);
-          a20 = q0.fma(b, a20);
-          a21 = q1.fma(b, a21);
-          b = FloatVector.broadcast(S, d[o3 + k]);
-          a30 = q0.fma(b, a30);
-          a31 = q1.fma(b, a31);
+          FloatVector b0 = FloatVector.broadcast(S, d[o0 + k]);
+          a00 = q0.fma(b0, a00);
+          a01 = q1.fma(b0, a01);
+          FloatVector b1 = FloatVector.broadcast(S, d[o1 + k]);
+          a10 = q0.fma(b1, a10);
+          a11 = q1.fma(b1, a11);
+          FloatVector b2 = FloatVector.broadcast(S, d[o2 + k]);
+          a20 = q0.fma(b2, a20);
+          a21 = q1.fma(b2, a21);
+          FloatVector b3 = FloatVector.broadcast(S, d[o3 + k]);
+          a30 = q0.fma(b3, a30);
+          a31 = q1.fma(b3, a31);
+          FloatVector b4 = FloatVector.broadcast(S, d[o4 + k]);
+          a40 = q0.fma(b4, a40);
+          a41 = q1.fma(b4, a41);
+          FloatVector b5 = FloatVector.broadcast(S, d[o5 + k]);
+          a50 = q0.fma(b5, a50);
+          a51 = q1.fma(b5, a51);
         }
         if (!track) {
-          m0 = m0.max(a00).max(a10).max(a20).max(a30);
-          m1 = m1.max(a01).max(a11).max(a21).max(a31);
+          m0 = m0.max(a00).max(a10).max(a20).max(a30).max(a40).max(a50);
+          m1 = m1.max(a01).max(a11).max(a21).max(a31).max(a41).max(a51);
         } else {
           // in token order, strict >: the lowest slot wins a tie
-          FloatVector tv = FloatVector.broadcast(S, t);
-          i0 = i0.blend(tv, a00.compare(VectorOperators.GT, m0));
+          FloatVector tv0 = FloatVector.broadcast(S, t);
+          i0 = i0.blend(tv0, a00.compare(VectorOperators.GT, m0));
           m0 = m0.max(a00);
-          i1 = i1.blend(tv, a01.compare(VectorOperators.GT, m1));
+          i1 = i1.blend(tv0, a01.compare(VectorOperators.GT, m1));
           m1 = m1.max(a01);
-          tv = FloatVector.broadcast(S, Math.min(t + 1, last));
-          i0 = i0.blend(tv, a10.compare(VectorOperators.GT, m0));
+          FloatVector tv1 = FloatVector.broadcast(S, Math.min(t + 1, last));
+          i0 = i0.blend(tv1, a10.compare(VectorOperators.GT, m0));
           m0 = m0.max(a10);
-          i1 = i1.blend(tv, a11.compare(VectorOperators.GT, m1));
+          i1 = i1.blend(tv1, a11.compare(VectorOperators.GT, m1));
           m1 = m1.max(a11);
-          tv = FloatVector.broadcast(S, Math.min(t + 2, last));
-          i0 = i0.blend(tv, a20.compare(VectorOperators.GT, m0));
+          FloatVector tv2 = FloatVector.broadcast(S, Math.min(t + 2, last));
+          i0 = i0.blend(tv2, a20.compare(VectorOperators.GT, m0));
           m0 = m0.max(a20);
-          i1 = i1.blend(tv, a21.compare(VectorOperators.GT, m1));
+          i1 = i1.blend(tv2, a21.compare(VectorOperators.GT, m1));
           m1 = m1.max(a21);
-          tv = FloatVector.broadcast(S, Math.min(t + 3, last));
-          i0 = i0.blend(tv, a30.compare(VectorOperators.GT, m0));
+          FloatVector tv3 = FloatVector.broadcast(S, Math.min(t + 3, last));
+          i0 = i0.blend(tv3, a30.compare(VectorOperators.GT, m0));
           m0 = m0.max(a30);
-          i1 = i1.blend(tv, a31.compare(VectorOperators.GT, m1));
+          i1 = i1.blend(tv3, a31.compare(VectorOperators.GT, m1));
           m1 = m1.max(a31);
+          FloatVector tv4 = FloatVector.broadcast(S, Math.min(t + 4, last));
+          i0 = i0.blend(tv4, a40.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a40);
+          i1 = i1.blend(tv4, a41.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a41);
+          FloatVector tv5 = FloatVector.broadcast(S, Math.min(t + 5, last));
+          i0 = i0.blend(tv5, a50.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a50);
+          i1 = i1.blend(tv5, a51.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a51);
         }
       }
       m0.intoArray(runMax, block);
