@@ -79,8 +79,7 @@ class CudaParityTest {
   @MethodSource("cases")
   void everyOperationMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
     String where = "cuda / " + label;
-    float[][] all = cuda.scores(q, d);
-    ParityTest.assertClose(reference.scores(q, d), all, q, d, where + " all-pairs");
+    float[][] all = assertAllPairsMatchTheReference(q, d, where);
     float[][] cand = cuda.candidates(q, d, 3);
     for (int b = 0; b < q.size(); b++) {
       for (int c = 0; c < 3; c++) {
@@ -92,10 +91,21 @@ class CudaParityTest {
     for (int b = 0; b < q.size(); b++) {
       ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
     }
+  }
+
+  /**
+   * All pairs against the reference, the training forward equal to inference with valid argmax, and top-k
+   * equal to sorting; returns the scores.
+   */
+  private static float[][] assertAllPairsMatchTheReference(TokenBatch q, TokenBatch d, String where) {
+    float[][] all = cuda.scores(q, d);
+    ParityTest.assertClose(reference.scores(q, d), all, q, d, where + " all-pairs");
     TrainingScores ts = cuda.scoresForTraining(q, d);
     assertArrayEquals(ParityTest.flatten(all), ts.scores(), where + " training forward = inference forward");
     ParityTest.assertArgmaxIsBest(ts, q, d, where);
     ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 5), all, 5, where);
+    ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 9), all, 9, where);
+    return all;
   }
 
   @Test
@@ -122,13 +132,7 @@ class CudaParityTest {
     for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
       TokenBatch q = r.padded(type, 5, 32, 64, 1); // 5 queries: the second group is partial
       TokenBatch d = r.packed(type, 600, 0, 30, 64, true); // empty and masked documents included
-      String where = "query groups " + type + " (" + r + ")";
-      float[][] all = cuda.scores(q, d);
-      ParityTest.assertClose(reference.scores(q, d), all, q, d, where);
-      TrainingScores ts = cuda.scoresForTraining(q, d);
-      assertArrayEquals(ParityTest.flatten(all), ts.scores(), where + " training forward");
-      ParityTest.assertArgmaxIsBest(ts, q, d, where);
-      ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 9), all, 9, where);
+      assertAllPairsMatchTheReference(q, d, "query groups " + type + " (" + r + ")");
     }
   }
 
