@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles each kernel family (one .cu file) into its own fatbin resource of the jar:
 #   build.sh OUT_DIR "GENCODE FLAGS"
-# A fatbin is rebuilt only when its .cu or any .cuh is newer. Fails, with the compiler's output, when a
+# A fatbin is rebuilt only when its .cu, or a file it #includes, is newer. Fails, with the compiler's output, when a
 # kernel does not compile. Default targets: SASS for sm_75/80/86/89/90a and PTX for compute_90, so newer
 # GPUs JIT it (see the parent pom's maxsim4j.cuda.gencode property to narrow them for quick local builds).
 set -euo pipefail
@@ -22,17 +22,23 @@ if [[ ! -f $out/.gencode ]] || [[ $(cat "$out/.gencode") != "$gencode" ]]; then
   rm -f "$out"/*.fatbin
   printf '%s' "$gencode" > "$out/.gencode"
 fi
-newest_header=$(find "$here" -name '*.cuh' -printf '%T@\n' | sort -n | tail -1)
+# a kernel source and every file it #includes from this folder, recursively
+inputs_of() {
+  local file=$1 inc
+  echo "$file"
+  for inc in $(sed -n 's/^#include "\(.*\)"/\1/p' "$file"); do
+    [[ -f $here/$inc ]] && inputs_of "$here/$inc"
+  done
+}
 for cu in "$here"/*.cu; do
   name=$(basename "$cu" .cu)
   fatbin=$out/$name.fatbin
-  if [[ -f $fatbin ]]; then
-    fat_time=$(stat -c %Y "$fatbin")
-    cu_time=$(stat -c %Y "$cu")
-    if (( fat_time >= cu_time )) && (( fat_time >= ${newest_header%.*} )); then
-      continue
-    fi
-  fi
+  stale=0
+  [[ -f $fatbin ]] || stale=1
+  while IFS= read -r input; do
+    [[ $input -nt $fatbin ]] && stale=1  # full-resolution modification times
+  done < <(inputs_of "$cu")
+  (( stale )) || continue
   echo "nvcc: $name.cu -> $name.fatbin"
   # shellcheck disable=SC2086
   "$nvcc" -fatbin -O3 -std=c++17 -t 0 $gencode -o "$fatbin" "$cu"

@@ -17,8 +17,17 @@
 //              over valid query rows in a fixed order.
 #include "maxsim_common.cuh"
 
-// mma.sync with bf16 needs sm_80; older targets (sm_75) get no entry points and use maxsim_forward.
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+// Targets. sm_80+: m16n8k16 for bf16 and fp16. sm_75 has only m16n8k8 (fp16): one m16n8k16 is then two
+// m16n8k8 over the two k halves, on the same A/B registers (a0 a1 | a2 a3, b0 | b1), so the k permutation
+// and everything around it stay as they are; bf16 entry points exist from sm_80 only. Older targets get no
+// entry points (maxsim_forward serves them). MAXSIM4J_FORCE_SPLIT_K (maxsim_forward_mma_k8.cu) builds the
+// sm_75 arithmetic for every target, so a newer GPU can test it.
+#if defined(MAXSIM4J_FORCE_SPLIT_K) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800)
+#define MAXSIM4J_SPLIT_K 1
+#else
+#define MAXSIM4J_SPLIT_K 0
+#endif
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 750
 namespace maxsim4j {
 
 constexpr int MMA_WARPS = 4;
@@ -27,6 +36,7 @@ constexpr int CHUNK = 32;  // d per 16-byte load of 8 halves x 4 threads
 constexpr int LOAD_GROUP = 4;  // chunks requested together (d = 128 in one go)
 
 template <typename T> struct MmaOp;
+#if !MAXSIM4J_SPLIT_K
 template <> struct MmaOp<__nv_bfloat16> {
   static __device__ __forceinline__ void run(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -34,11 +44,21 @@ template <> struct MmaOp<__nv_bfloat16> {
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 };
+#endif
 template <> struct MmaOp<__half> {
   static __device__ __forceinline__ void run(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if MAXSIM4J_SPLIT_K
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(b0));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[2]), "r"(a[3]), "r"(b1));
+#else
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
   }
 };
 
@@ -437,7 +457,9 @@ using namespace maxsim4j;
   MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_##SUFFIX, T, 2, 0, 2, false)     \
   MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_##SUFFIX, T, 8, 0, 2, false)
 
+#if !MAXSIM4J_SPLIT_K
 MAXSIM_MMA_VARIANTS(bf16, __nv_bfloat16)
+#endif
 MAXSIM_MMA_VARIANTS(f16, __half)
 
 // All pairs, Nq > 1, queries of at most 32 tokens: GROUP_QUERIES queries per block, one block per
@@ -450,6 +472,8 @@ MAXSIM_MMA_VARIANTS(f16, __half)
     forwardGroupMma<T>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,     \
                        queries, documents, scores, argmax, argmaxStride);                                 \
   }
+#if !MAXSIM4J_SPLIT_K
 MAXSIM_GROUP_ENTRY(maxsim_forward_group4_bf16, __nv_bfloat16)
+#endif
 MAXSIM_GROUP_ENTRY(maxsim_forward_group4_f16, __half)
 #endif

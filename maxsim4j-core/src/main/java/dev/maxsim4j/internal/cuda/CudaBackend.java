@@ -222,11 +222,15 @@ public final class CudaBackend implements Backend {
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
-    boolean tensorCores = q.dtype() == d.dtype() && q.dtype() != DType.FLOAT32 && q.dim() % 8 == 0
-        && device.major >= 8;
+    // bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu)
+    boolean tensorCores = q.dtype() == d.dtype() && q.dim() % 8 == 0
+        && (q.dtype() == DType.BFLOAT16 && device.major >= 8
+            || q.dtype() == DType.FLOAT16 && (device.major > 7 || device.major == 7 && device.minor >= 5));
+    String mmaModule = q.dtype() == DType.FLOAT16 && "k8".equals(System.getProperty(VARIANT_PROPERTY))
+        ? FORWARD_MMA + "_k8" : FORWARD_MMA;
     int chunksOfD = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
     if (tensorCores && mode == 0 && docOffset == 0 && queryGroupsPay(queries, perQuery, maxQueryLength, chunksOfD)) {
-      launchQueryGroups(q, d, queries, perQuery, scores, argmax, argmaxStride, chunksOfD);
+      launchQueryGroups(mmaModule, q, d, queries, perQuery, scores, argmax, argmaxStride, chunksOfD);
       return;
     }
     String module;
@@ -237,11 +241,10 @@ public final class CudaBackend implements Backend {
     if (tensorCores) {
       int mTiles = maxQueryLength <= 32 ? 2 : 8;
       int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
-      int budget = Math.min(MMA_FRAGMENT_BUDGET, device.sharedMemoryPerBlockOptin - MMA_STATIC_SHARED);
-      int tilesPerPass = Math.max(1, Math.min(mTiles, budget / (chunks * 1024)));
+      int tilesPerPass = Math.max(1, Math.min(mTiles, fragmentBudget() / (chunks * 1024)));
       rowsPerPass = 16 * tilesPerPass;
       sharedBytes = tilesPerPass * chunks * 1024;
-      module = FORWARD_MMA;
+      module = mmaModule;
       String variant = mmaVariant(mTiles, chunks);
       kernel = FORWARD + "_mma" + variant + "_" + suffix(q.dtype());
       threads = MMA_THREADS;
@@ -260,6 +263,11 @@ public final class CudaBackend implements Backend {
     Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, paramPointers);
   }
 
+  /** Dynamic shared memory a tensor-core launch may use for query fragments on this device. */
+  private int fragmentBudget() {
+    return Math.min(MMA_FRAGMENT_BUDGET, device.sharedMemoryPerBlockOptin - MMA_STATIC_SHARED);
+  }
+
   /**
    * Whether stacking 4 queries per block pays. A/B on the H200 (docs/results/ab-groups-*): 8x1000 and
    * 128x128 (x32x300x128) 22% and 10% faster; 16x32x32x8192 1.6x slower, because 4 groups x 32 documents
@@ -269,7 +277,7 @@ public final class CudaBackend implements Backend {
   private boolean queryGroupsPay(int queries, int documents, int maxQueryLength, int chunks) {
     long blocks = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
     return queries > 1 && maxQueryLength <= GROUP_ROWS
-        && GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024 <= MMA_FRAGMENT_BUDGET
+        && GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024 <= fragmentBudget()
         && blocks >= 4L * device.multiprocessors
         && !"pair".equals(System.getProperty(VARIANT_PROPERTY));
   }
@@ -278,10 +286,10 @@ public final class CudaBackend implements Backend {
    * All pairs with several short queries: {@code maxsim_forward_group4} stacks GROUP_QUERIES queries of at
    * most 32 tokens in one block, so each document tile is read once for all of them.
    */
-  private void launchQueryGroups(DeviceTokens q, DeviceTokens d, int queries, int documents, long scores,
-      long argmax, int argmaxStride, int chunks) {
+  private void launchQueryGroups(String module, DeviceTokens q, DeviceTokens d, int queries, int documents,
+      long scores, long argmax, int argmaxStride, int chunks) {
     String kernel = FORWARD + "_group4_" + suffix(q.dtype());
-    MemorySegment fn = device.function(FORWARD_MMA, kernel);
+    MemorySegment fn = device.function(module, kernel);
     int sharedBytes = GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024;
     if (sharedBytes > 48 * 1024) {
       device.allowDynamicSharedMemory(fn, sharedBytes);
