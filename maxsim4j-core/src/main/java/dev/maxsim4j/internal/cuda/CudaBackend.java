@@ -57,6 +57,8 @@ public final class CudaBackend implements Backend {
   private final CudaDevice device;
   private final Backend cpu;
   private final ReentrantLock lock = new ReentrantLock();
+  /** {@value #VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by rule). */
+  private final String forcedVariant = System.getProperty(VARIANT_PROPERTY);
   /**
    * Kernel parameters: one 8-byte slot per argument and the array of pointers to the slots that
    * cuLaunchKernel takes. The driver reads them during the launch call, so one block, used under the lock,
@@ -161,11 +163,6 @@ public final class CudaBackend implements Backend {
     };
   }
 
-  private DeviceTokens documentsOnDevice(Tokens d) {
-    Resident r = resident.get(d);
-    return r != null ? r.tokens : DeviceTokens.upload(device, d, device.scratch("documents", DeviceTokens.bytesFor(d)));
-  }
-
   // ------------------------------------------------------------------ forward
 
   @Override
@@ -175,21 +172,12 @@ public final class CudaBackend implements Backend {
       return new float[0];
     }
     return call(() -> {
-      // one pinned buffer, disjoint regions: [queries upload | documents upload | scores, argmax download],
-      // so the whole call needs a single synchronisation, at the end
       Tokens hostQueries = problem.queries();
-      Tokens hostDocs = problem.documents();
-      boolean docsResident = resident.containsKey(hostDocs);
-      long queryBytes = DeviceTokens.align(DeviceTokens.bytesFor(hostQueries));
-      long docBytes = docsResident ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(hostDocs));
       long outBytes = 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
-      MemorySegment pinned = device.pinned(queryBytes + docBytes + outBytes);
-      DeviceTokens q = DeviceTokens.uploadAsync(device, hostQueries, device.scratch("queries", queryBytes),
-          pinned.asSlice(0, queryBytes));
-      DeviceTokens d = docsResident ? resident.get(hostDocs).tokens
-          : DeviceTokens.uploadAsync(device, hostDocs, device.scratch("documents", docBytes),
-              pinned.asSlice(queryBytes, docBytes));
-      MemorySegment download = pinned.asSlice(queryBytes + docBytes, outBytes);
+      Staged in = stageInputs(hostQueries, problem.documents(), outBytes);
+      DeviceTokens q = in.queries();
+      DeviceTokens d = in.documents();
+      MemorySegment download = in.download();
       long scores = device.scratch("scores", 4L * pairs);
       long argmaxDevice = 0;
       int stride = problem.argmaxStride();
@@ -215,6 +203,27 @@ public final class CudaBackend implements Backend {
     });
   }
 
+  /** Inputs on the device and the pinned region results come back through. */
+  private record Staged(DeviceTokens queries, DeviceTokens documents, MemorySegment download) {}
+
+  /**
+   * Copies the queries (and the documents, unless resident) to the device asynchronously through one
+   * pinned buffer laid out as [queries | documents | download], so a call needs a single synchronisation,
+   * at its end. The caller must not ask the device for more pinned memory before that synchronisation.
+   */
+  private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes) {
+    Resident r = resident.get(documents);
+    long queryBytes = DeviceTokens.align(DeviceTokens.bytesFor(queries));
+    long docBytes = r != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
+    MemorySegment pinned = device.pinned(queryBytes + docBytes + downloadBytes);
+    DeviceTokens q = DeviceTokens.uploadAsync(device, queries, device.scratch("queries", queryBytes),
+        pinned.asSlice(0, queryBytes));
+    DeviceTokens d = r != null ? r.tokens
+        : DeviceTokens.uploadAsync(device, documents, device.scratch("documents", docBytes),
+            pinned.asSlice(queryBytes, docBytes));
+    return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
+  }
+
   /**
    * Launches one forward over {@code pairs} pairs. Tensor cores ({@code maxsim_forward_mma}) when queries
    * and documents share a half type, d is a multiple of 8 (16-byte rows) and the GPU is sm_80 or newer;
@@ -226,7 +235,7 @@ public final class CudaBackend implements Backend {
     boolean tensorCores = q.dtype() == d.dtype() && q.dim() % 8 == 0
         && (q.dtype() == DType.BFLOAT16 && device.major >= 8
             || q.dtype() == DType.FLOAT16 && (device.major > 7 || device.major == 7 && device.minor >= 5));
-    String mmaModule = q.dtype() == DType.FLOAT16 && "k8".equals(System.getProperty(VARIANT_PROPERTY))
+    String mmaModule = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant)
         ? FORWARD_MMA + "_k8" : FORWARD_MMA;
     int chunksOfD = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
     if (tensorCores && mode == 0 && docOffset == 0 && queryGroupsPay(queries, perQuery, maxQueryLength, chunksOfD)) {
@@ -279,7 +288,7 @@ public final class CudaBackend implements Backend {
     return queries > 1 && maxQueryLength <= GROUP_ROWS
         && GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024 <= fragmentBudget()
         && blocks >= 4L * device.multiprocessors
-        && !"pair".equals(System.getProperty(VARIANT_PROPERTY));
+        && !"pair".equals(forcedVariant);
   }
 
   /**
@@ -309,12 +318,12 @@ public final class CudaBackend implements Backend {
    * per step ("2n"); beyond 32 query rows per pass, "8n". The system property {@value #VARIANT_PROPERTY}
    * forces a variant where it applies, for such measurements.
    */
-  private static String mmaVariant(int mTiles, int chunks) {
+  private String mmaVariant(int mTiles, int chunks) {
     if (mTiles == 8) {
       return "8n";
     }
     boolean fitsRegisters = chunks <= MMA_LOAD_GROUP && chunks <= MMA_REGISTER_CHUNKS;
-    String forced = System.getProperty(VARIANT_PROPERTY);
+    String forced = forcedVariant;
     if (forced != null) {
       boolean applies = switch (forced) {
         case "2", "2n" -> true;
@@ -394,13 +403,13 @@ public final class CudaBackend implements Backend {
       return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
     }
     return call(() -> {
-      DeviceTokens q = DeviceTokens.upload(device, queries, device.scratch("queries", DeviceTokens.bytesFor(queries)));
-      DeviceTokens d = documentsOnDevice(documents);
       int width = (int) Math.max(1, Math.min(documents.rows, TOPK_SCORES_PER_LAUNCH / queries.rows));
+      boolean onDevice = keep <= TOPK_DEVICE_MAX_K;
+      Staged in = stageInputs(queries, documents, onDevice ? 8L * queries.rows * keep : 4L * queries.rows * width);
       long scores = device.scratch("scores", 4L * queries.rows * width);
-      return keep <= TOPK_DEVICE_MAX_K
-          ? topKOnDevice(q, d, queries, documents.rows, keep, width, scores)
-          : topKMergedOnHost(q, d, queries, documents.rows, keep, width, scores);
+      return onDevice
+          ? topKOnDevice(in, queries, documents.rows, keep, width, scores)
+          : topKMergedOnHost(in, queries, documents.rows, keep, width, scores);
     });
   }
 
@@ -408,8 +417,9 @@ public final class CudaBackend implements Backend {
    * Scores a block of documents at a time, keeps each (query, 2048-score segment)'s best k on the device
    * (maxsim_topk.cu), reduces the candidates until k remain per query, and brings back only Nq x k.
    */
-  private TopKResult topKOnDevice(DeviceTokens q, DeviceTokens d, Tokens queries, int nd, int keep, int width,
-      long scores) {
+  private TopKResult topKOnDevice(Staged in, Tokens queries, int nd, int keep, int width, long scores) {
+    DeviceTokens q = in.queries();
+    DeviceTokens d = in.documents();
     int nq = queries.rows;
     int chunks = (nd + width - 1) / width;
     int segmentsPerChunk = (width + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
@@ -441,7 +451,7 @@ public final class CudaBackend implements Backend {
     }
     setParams(candidates, stride, count, keep, best, (long) keep); // last pass: sorted and compact
     Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, paramPointers);
-    MemorySegment stage = device.pinned(8L * nq * keep);
+    MemorySegment stage = in.download();
     Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);
     Driver.synchronize(device.stream);
     float[][] outScores = new float[nq][keep];
@@ -458,10 +468,11 @@ public final class CudaBackend implements Backend {
   }
 
   /** For k beyond what one 2048-key segment sorts well: blocks of scores come back and merge on the host. */
-  private TopKResult topKMergedOnHost(DeviceTokens q, DeviceTokens d, Tokens queries, int nd, int keep, int width,
-      long scores) {
+  private TopKResult topKMergedOnHost(Staged in, Tokens queries, int nd, int keep, int width, long scores) {
+    DeviceTokens q = in.queries();
+    DeviceTokens d = in.documents();
     int nq = queries.rows;
-    MemorySegment stage = device.pinned(4L * nq * width);
+    MemorySegment stage = in.download();
     float[] host = new float[nq * width];
     TopKCollector collector = new TopKCollector(nq, keep);
     for (int j0 = 0; j0 < nd; j0 += width) {
