@@ -15,10 +15,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.IntStream;
 
 /**
  * {@code bench --device cuda}: all-pairs forward on device-resident documents. Two times per shape: the
@@ -55,13 +53,13 @@ final class GpuBench {
       for (int s = 0; s < shapes.size(); s++) {
         String shape = shapes.get(s);
         int[] sh = BenchCommand.parseShape(shape);
-        TokenBatch q = unitBatch(7 + s, dtype, sh[0], sh[2], sh[4]);
-        float[] docValues = unitValues(1000 + s, sh[1] * sh[3], sh[4]);
+        TokenBatch q = Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
+        float[] docValues = Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]);
         long corpusBytes = (long) docValues.length * dtype.byteSize();
         int copies = (int) Math.max(1, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
         List<ResidentBatch> resident = new ArrayList<>();
         try {
-          short[] bits = dtype == DType.FLOAT32 ? null : narrow(dtype, docValues);
+          short[] bits = dtype == DType.FLOAT32 ? null : Synthetic.narrow(dtype, docValues);
           for (int c = 0; c < copies; c++) {
             TokenBatch d = bits == null ? TokenBatch.ofFloats(docValues, sh[1], sh[3], sh[4])
                 : TokenBatch.ofHalfs(dtype, bits, sh[1], sh[3], sh[4]);
@@ -124,36 +122,6 @@ final class GpuBench {
       Files.writeString(Path.of(json), jsonOut.append("]\n").toString());
     }
     return 0;
-  }
-
-  /** Unit vectors, fast: uniform entries, normalised, generated in parallel (corpora reach 10^9 values). */
-  static float[] unitValues(long seed, int tokens, int dim) {
-    float[] v = new float[Math.multiplyExact(tokens, dim)];
-    int chunk = 4096;
-    IntStream.range(0, (tokens + chunk - 1) / chunk).parallel().forEach(c -> {
-      SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + c);
-      for (int t = c * chunk; t < Math.min(tokens, (c + 1) * chunk); t++) {
-        double sq = 0;
-        for (int k = 0; k < dim; k++) {
-          float x = (float) (rnd.nextDouble() * 2 - 1);
-          v[t * dim + k] = x;
-          sq += x * x;
-        }
-        Synthetic.normalize(v, t * dim, dim, sq);
-      }
-    });
-    return v;
-  }
-
-  private static TokenBatch unitBatch(long seed, DType dtype, int n, int l, int d) {
-    float[] v = unitValues(seed, n * l, d);
-    return dtype == DType.FLOAT32 ? TokenBatch.ofFloats(v, n, l, d) : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
-  }
-
-  private static short[] narrow(DType dtype, float[] v) {
-    short[] s = new short[v.length];
-    IntStream.range(0, v.length).parallel().forEach(i -> s[i] = dtype.narrow(v[i]));
-    return s;
   }
 
   /** {"1,1000,32,300,128": 0.123, ...} as the Python baseline writes it. */

@@ -3,6 +3,7 @@ package dev.maxsim4j.cli;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 
 /** Synthetic L2-normalised token embeddings for benchmarks and the demo. */
 final class Synthetic {
@@ -35,15 +36,37 @@ final class Synthetic {
     }
   }
 
-  static TokenBatch store(DType dtype, float[] v, int n, int l, int d) {
-    if (dtype == DType.FLOAT32) {
-      return TokenBatch.ofFloats(v, n, l, d);
-    }
+  /**
+   * {@code tokens} unit vectors of {@code dim}, fast enough for GPU-sized corpora (10^9 values): uniform
+   * entries, normalised, generated in parallel chunks with their own seeds (the same values on any pool).
+   */
+  static float[] fastUnitValues(long seed, int tokens, int dim) {
+    float[] v = new float[Math.multiplyExact(tokens, dim)];
+    int chunk = 4096;
+    IntStream.range(0, (tokens + chunk - 1) / chunk).parallel().forEach(c -> {
+      SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + c);
+      for (int t = c * chunk; t < Math.min(tokens, (c + 1) * chunk); t++) {
+        double sq = 0;
+        for (int k = 0; k < dim; k++) {
+          float x = (float) (rnd.nextDouble() * 2 - 1);
+          v[t * dim + k] = x;
+          sq += x * x;
+        }
+        normalize(v, t * dim, dim, sq);
+      }
+    });
+    return v;
+  }
+
+  /** fp32 values rounded to a half type, in parallel. */
+  static short[] narrow(DType dtype, float[] v) {
     short[] s = new short[v.length];
-    for (int i = 0; i < v.length; i++) {
-      s[i] = dtype.narrow(v[i]);
-    }
-    return TokenBatch.ofHalfs(dtype, s, n, l, d);
+    IntStream.range(0, v.length).parallel().forEach(i -> s[i] = dtype.narrow(v[i]));
+    return s;
+  }
+
+  static TokenBatch store(DType dtype, float[] v, int n, int l, int d) {
+    return dtype == DType.FLOAT32 ? TokenBatch.ofFloats(v, n, l, d) : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
   }
 
   static DType parseDType(String s) {
