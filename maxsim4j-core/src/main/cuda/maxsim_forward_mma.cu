@@ -185,13 +185,15 @@ __device__ __forceinline__ void clear(float (&acc)[MT][NT][4]) {
     for (int n = 0; n < NT; n++) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.f;
 }
 
-// The document scan: every warp walks its share of the document's n-tiles (NT at a time, round-robin)
-// and folds each tile's dot products into the running (max, argmax) of its rows.
+// The document scan: every warp walks its share of the n-tiles of tokens [tBegin, dEnd) (NT at a time,
+// round-robin) and folds each tile's dot products into the running (max, argmax) of its rows. The whole
+// document is [0, dLength); a slice of a split document (see "split-Ld" below) is part of it.
 template <typename T, int MT, int REG_CHUNKS, int NT, bool PIPELINED>
 __device__ __forceinline__ void scanDocument(float (&best)[MT][2], int (&bestIndex)[MT][2],
                                              const uint4 (&regFrag)[REG_CHUNKS > 0 ? MT : 1][REG_CHUNKS > 0 ? REG_CHUNKS : 1][2],
                                              const uint4* queryFrag, const T* __restrict__ d, const Rows& dRows,
-                                             int dStart, int dLength, int dim, int chunks, int mActive) {
+                                             int dStart, int tBegin, int dEnd, int dim, int chunks, int mActive) {
+  const int dLength = dEnd;  // tokens at or past dEnd are out of this scan (read as zeros, never maxed)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, tig = lane % 4;
   // NT n-tiles of 8 tokens per warp step, steps round-robin over warps. Each fragment read (from shared
@@ -204,8 +206,8 @@ __device__ __forceinline__ void scanDocument(float (&best)[MT][2], int (&bestInd
     // a whole n-tile is one load group (chunks <= GROUP): the next tile's loads are issued before this
     // tile multiplies, so each warp keeps two groups in flight
     uint4 b[GROUP][NT];
-    loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, warp * 8 * NT, 0, g, tig);
-    for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
+    loadGroup<T, GROUP, NT>(b, d, dStart, dLength, dim, chunks, tBegin + warp * 8 * NT, 0, g, tig);
+    for (int t0 = tBegin + warp * 8 * NT; t0 < dLength; t0 += step) {
       uint4 next[GROUP][NT];
       loadGroup<T, GROUP, NT>(next, d, dStart, dLength, dim, chunks, t0 + step, 0, g, tig);
       clear(acc);
@@ -220,7 +222,7 @@ __device__ __forceinline__ void scanDocument(float (&best)[MT][2], int (&bestInd
     // with fragments in registers the chunk bound is the constant REG_CHUNKS: the loop unrolls and every
     // regFrag index is a compile-time constant (a run-time index would move regFrag to local memory)
     const int chunkLimit = REG_CHUNKS > 0 ? REG_CHUNKS : chunks;
-    for (int t0 = warp * 8 * NT; t0 < dLength; t0 += step) {
+    for (int t0 = tBegin + warp * 8 * NT; t0 < dLength; t0 += step) {
       clear(acc);
 #pragma unroll
       for (int c0 = 0; c0 < chunkLimit; c0 += GROUP) {
@@ -259,10 +261,29 @@ __device__ __forceinline__ void quadMergeToShared(const float (&best)[MT][2], co
   }
 }
 
+// ---- split-Ld ----------------------------------------------------------------------------------------
+// Few pairs with long documents leave most SMs idle (16 x 32 pairs of 8192 tokens: 512 blocks that each
+// walk 8192 tokens). Then the launch has gridDim.y = slices > 1: block (x, y) scans tokens
+// [y * sliceTokens, (y + 1) * sliceTokens) of its pair's document and, instead of a score, leaves each query
+// row's (max, argmax) of that slice in the partial buffers, at ((pair * slices + y) * partialStride + row).
+// maxsim_merge_slices (maxsim_merge.cu) then merges the slices in order and sums the rows.
+struct Split {
+  int sliceTokens;  // tokens per slice, a multiple of every scan step; unused when gridDim.y == 1
+  float* partialMax;
+  int* partialArgmax;
+  int partialStride;  // rows per (pair, slice): the longest query
+};
+
+__device__ __forceinline__ bool isSliced() { return gridDim.y > 1; }
+
+__device__ __forceinline__ size_t partialAt(const Split& split, long long pair, int row) {
+  return ((size_t)pair * gridDim.y + blockIdx.y) * split.partialStride + row;
+}
+
 template <typename T, int MT, int REG_CHUNKS, int NT, bool PIPELINED>
 __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                const int* __restrict__ dValid, int dim, int query, int doc, float* scores,
-                               int* argmax, int argmaxStride, int pair, int rowsPerPass) {
+                               int* argmax, int argmaxStride, int pair, int rowsPerPass, Split split) {
   extern __shared__ uint4 queryFrag[];
   __shared__ float mergeBest[MMA_WARPS][MT * 16];
   __shared__ int mergeIndex[MMA_WARPS][MT * 16];
@@ -272,7 +293,13 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
   const int qStart = qRows.rowStart[query], qLength = qRows.rowLength[query];
   const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
   const int chunks = (dim + CHUNK - 1) / CHUNK;
-  clearArgmaxTail(argmax, pair, argmaxStride, qLength, MMA_THREADS);
+  const int tBegin = isSliced() ? blockIdx.y * split.sliceTokens : 0;
+  const int tEnd = isSliced() ? min(dLength, tBegin + split.sliceTokens) : dLength;
+  if (isSliced()) {
+    if (dValid[doc] == 0 || tBegin >= dLength) return;  // the merge writes empty documents' scores
+  } else {
+    clearArgmaxTail(argmax, pair, argmaxStride, qLength, MMA_THREADS);
+  }
 
   if (dValid[doc] == 0) {
     if (threadIdx.x == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
@@ -309,11 +336,12 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       best[m][0] = best[m][1] = -INFINITY;
       bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
     }
-    scanDocument<T, MT, REG_CHUNKS, NT, PIPELINED>(best, bestIndex, regFrag, queryFrag, d, dRows, dStart, dLength, dim,
-                                                   chunks, mActive);
+    scanDocument<T, MT, REG_CHUNKS, NT, PIPELINED>(best, bestIndex, regFrag, queryFrag, d, dRows, dStart, tBegin, tEnd,
+                                                   dim, chunks, mActive);
     quadMergeToShared<MT>(best, bestIndex, mergeBest, mergeIndex);
     __syncthreads();
-    // epilogue 2: across warps, one thread per row; then a fixed-order sum of the valid rows
+    // epilogue 2: across warps, one thread per row; then a fixed-order sum of the valid rows (or, for a
+    // slice, the rows' partial maxima for the merge)
     float rowValue = 0.f;
     int row = threadIdx.x;
     if (row < mActive * 16) {
@@ -321,7 +349,10 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       int i = mergeIndex[0][row];
       for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][row], mergeIndex[w][row]);
       int s = r0 + row;
-      if (s < qLength) {
+      if (s < qLength && isSliced()) {
+        split.partialMax[partialAt(split, pair, s)] = v;
+        split.partialArgmax[partialAt(split, pair, s)] = i;
+      } else if (s < qLength) {
         bool valid = isValid(qRows, qStart + s);
         if (valid) rowValue = v;
         if (argmax != nullptr) argmax[(size_t)pair * argmaxStride + s] = valid ? i : -1;
@@ -334,7 +365,7 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
     if (threadIdx.x == 0)
       for (int w = 0; w < MMA_WARPS; w++) total += passSums[w];
   }
-  if (threadIdx.x == 0) scores[pair] = total;
+  if (threadIdx.x == 0 && !isSliced()) scores[pair] = total;
 }
 
 // ---- query groups -------------------------------------------------------------------------------------
@@ -368,7 +399,7 @@ __device__ void stageGroupFragments(uint4* frag, const T* q, const Rows& qRows, 
 template <typename T>
 __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                 const int* __restrict__ dValid, int dim, int queries, int documents, float* scores,
-                                int* argmax, int argmaxStride) {
+                                int* argmax, int argmaxStride, Split split) {
   extern __shared__ uint4 queryFrag[];
   __shared__ float mergeBest[MMA_WARPS][8 * 16];
   __shared__ int mergeIndex[MMA_WARPS][8 * 16];
@@ -383,8 +414,13 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   const int qStart = query < queries ? qRows.rowStart[query] : 0;
   const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
   const int chunks = (dim + CHUNK - 1) / CHUNK;
-  if (query < queries && argmax != nullptr)
+  const int tBegin = isSliced() ? blockIdx.y * split.sliceTokens : 0;
+  const int tEnd = isSliced() ? min(dLength, tBegin + split.sliceTokens) : dLength;
+  if (isSliced()) {
+    if (dValid[doc] == 0 || tBegin >= dLength) return;  // the merge writes empty documents' scores
+  } else if (query < queries && argmax != nullptr) {
     for (int s = qLength + lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
+  }
 
   if (dValid[doc] == 0) {
     if (query < queries) {
@@ -404,7 +440,8 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
     bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
   }
   const uint4 noRegisters[1][1][2] = {};
-  scanDocument<T, 8, 0, 2, false>(best, bestIndex, noRegisters, queryFrag, d, dRows, dStart, dLength, dim, chunks, 8);
+  scanDocument<T, 8, 0, 2, false>(best, bestIndex, noRegisters, queryFrag, d, dRows, dStart, tBegin, tEnd, dim, chunks,
+                                  8);
   quadMergeToShared<8>(best, bestIndex, mergeBest, mergeIndex);
   __syncthreads();
   // epilogue 2: thread t owns row t (query slot t / 32, token t % 32): merge across warps, then each warp
@@ -412,6 +449,13 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   float v = mergeBest[0][threadIdx.x];
   int i = mergeIndex[0][threadIdx.x];
   for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][threadIdx.x], mergeIndex[w][threadIdx.x]);
+  if (isSliced()) {
+    if (query < queries && lane < qLength) {
+      split.partialMax[partialAt(split, pair, lane)] = v;
+      split.partialArgmax[partialAt(split, pair, lane)] = i;
+    }
+    return;
+  }
   float rowValue = 0.f;
   if (query < queries && lane < qLength) {
     bool valid = isValid(qRows, qStart + lane);
@@ -427,18 +471,20 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
 using namespace maxsim4j;
 
 // Same parameters as maxsim_forward_*, plus rowsPerPass (query rows staged per pass, a multiple of 16,
-// at most 16 * MT, chosen by the host so the fragments fit the dynamic shared memory it passes).
+// at most 16 * MT, chosen by the host so the fragments fit the dynamic shared memory it passes) and the
+// split-Ld parameters (see Split; ignored when gridDim.y == 1).
 #define MAXSIM_MMA_ENTRY(NAME, T, MT, REG_CHUNKS, NT, PIPELINED)                                                                      \
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
       int perQuery, int docOffset, long long pairOffset, float* scores, int* argmax, int argmaxStride,      \
-      int rowsPerPass) {                                                                                   \
+      int rowsPerPass, int sliceTokens, float* partialMax, int* partialArgmax, int partialStride) {        \
     long long pair = pairOffset + blockIdx.x;                                                            \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
     forwardPairMma<T, MT, REG_CHUNKS, NT, PIPELINED>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
-                          query, doc, scores, argmax, argmaxStride, (int)pair, rowsPerPass);             \
+                          query, doc, scores, argmax, argmaxStride, (int)pair, rowsPerPass,              \
+                          Split{sliceTokens, partialMax, partialArgmax, partialStride});                  \
   }
 
 // Variants (query m-tiles per pass, fragments in registers or shared memory, n-tiles per warp step, whether
@@ -463,14 +509,16 @@ MAXSIM_MMA_VARIANTS(bf16, __nv_bfloat16)
 MAXSIM_MMA_VARIANTS(f16, __half)
 
 // All pairs, Nq > 1, queries of at most 32 tokens: GROUP_QUERIES queries per block, one block per
-// (document, query group). grid = documents * ceil(queries / GROUP_QUERIES).
+// (document, query group). grid = documents * ceil(queries / GROUP_QUERIES) (x slices, see Split).
 #define MAXSIM_GROUP_ENTRY(NAME, T)                                                                        \
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int queries, \
-      int documents, float* scores, int* argmax, int argmaxStride) {                                      \
+      int documents, float* scores, int* argmax, int argmaxStride, int sliceTokens, float* partialMax,      \
+      int* partialArgmax, int partialStride) {                                                            \
     forwardGroupMma<T>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,     \
-                       queries, documents, scores, argmax, argmaxStride);                                 \
+                       queries, documents, scores, argmax, argmaxStride,                                   \
+                       Split{sliceTokens, partialMax, partialArgmax, partialStride});                      \
   }
 #if !MAXSIM4J_SPLIT_K
 MAXSIM_GROUP_ENTRY(maxsim_forward_group4_bf16, __nv_bfloat16)

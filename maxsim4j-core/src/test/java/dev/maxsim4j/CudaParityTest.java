@@ -136,6 +136,60 @@ class CudaParityTest {
     }
   }
 
+  /**
+   * Few pairs of long documents are split along Ld (with and without query groups) and merged: ragged
+   * lengths (empty, shorter than a slice, one token), a NaN in a late slice, and ties in different slices
+   * (the lower slot wins).
+   */
+  @Test
+  void splitDocumentsMatchTheReferenceAndKeepTiesAndNaN() {
+    RandomBatches r = new RandomBatches();
+    int ld = 8192;
+    int dim = 32;
+    for (int queries : new int[] {1, 8}) { // 8 short queries: query groups with slices; 1: pairs with slices
+      for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+        int nd = 40;
+        short[] bits = r.halfs(type, nd * ld * dim);
+        // document 0: tiny tokens, and V at 5000 and 7000, -V at 5500 and 7500 (slices of 512: all different)
+        for (int e = 0; e < ld * dim; e++) {
+          bits[e] = type.narrow(type.widen(bits[e]) * 1e-3f);
+        }
+        for (int k = 0; k < dim; k++) {
+          short v = type.narrow(4f + k % 3);
+          short minus = (short) (v ^ 0x8000);
+          bits[5000 * dim + k] = v;
+          bits[7000 * dim + k] = v;
+          bits[5500 * dim + k] = minus;
+          bits[7500 * dim + k] = minus;
+        }
+        bits[(4 * ld + 7000) * dim + 3] = type == DType.BFLOAT16 ? (short) 0x7fc0 : (short) 0x7e00; // NaN
+        int[] lengths = new int[nd];
+        for (int j = 0; j < nd; j++) {
+          lengths[j] = r.rnd.nextInt(ld + 1);
+        }
+        lengths[0] = ld;
+        lengths[1] = 0;
+        lengths[2] = 1;
+        lengths[3] = 600;
+        lengths[4] = ld;
+        TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
+        TokenBatch q = r.padded(type, queries, 32, dim, 1);
+        String where = "split-Ld Nq=" + queries + " " + type + " (" + r + ")";
+        assertAllPairsMatchTheReference(q, d, where);
+        TrainingScores ts = cuda.scoresForTraining(q, d);
+        for (int i = 0; i < queries; i++) {
+          assertTrue(Float.isNaN(ts.scoreMatrix()[i][4]), where + " NaN in slice 13 reaches the score");
+          for (int s = 0; s < 32; s++) {
+            int a = ts.argmax(i * nd, s);
+            if (q.isValid(i, s)) {
+              assertTrue(a == 5000 || a == 5500, where + " tie goes to the lower slot, got " + a);
+            }
+          }
+        }
+      }
+    }
+  }
+
   @Test
   void uploadingOneBatchTwiceSharesItAndClosingInAnyOrderFreesIt() {
     RandomBatches r = new RandomBatches();

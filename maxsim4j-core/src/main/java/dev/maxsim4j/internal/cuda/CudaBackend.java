@@ -29,6 +29,10 @@ public final class CudaBackend implements Backend {
   private static final String FORWARD = "maxsim_forward";
   private static final String FORWARD_MMA = "maxsim_forward_mma";
   private static final String TOPK = "maxsim_topk";
+  private static final String MERGE = "maxsim_merge";
+  private static final int MERGE_WARPS = 8;
+  private static final int SPLIT_BLOCKS_PER_SM = 8;
+  private static final int SPLIT_MIN_SLICE = 512;
   private static final int TOPK_THREADS = 1024;
   private static final int TOPK_SEGMENT = 2048;
   /** Largest k selected on the device: one segment sort keeps k of 2048, at least a 4x reduction. */
@@ -226,8 +230,9 @@ public final class CudaBackend implements Backend {
 
   /**
    * Launches one forward over {@code pairs} pairs. Tensor cores ({@code maxsim_forward_mma}) when queries
-   * and documents share a half type, d is a multiple of 8 (16-byte rows) and the GPU is sm_80 or newer;
-   * otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs.
+   * and documents share a half type, d is a multiple of 8 (16-byte rows) and the GPU supports that type's
+   * mma; otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs. Few pairs
+   * with long documents are split along Ld ({@link #splitFor}) and merged by a second launch.
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
@@ -235,41 +240,81 @@ public final class CudaBackend implements Backend {
     boolean tensorCores = q.dtype() == d.dtype() && q.dim() % 8 == 0
         && (q.dtype() == DType.BFLOAT16 && device.major >= 8
             || q.dtype() == DType.FLOAT16 && (device.major > 7 || device.major == 7 && device.minor >= 5));
-    String mmaModule = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant)
-        ? FORWARD_MMA + "_k8" : FORWARD_MMA;
-    int chunksOfD = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
-    if (tensorCores && mode == 0 && docOffset == 0 && queryGroupsPay(queries, perQuery, maxQueryLength, chunksOfD)) {
-      launchQueryGroups(mmaModule, q, d, queries, perQuery, scores, argmax, argmaxStride, chunksOfD);
+    if (!tensorCores) {
+      String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
+      setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+          d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride);
+      Driver.launch(device.function(FORWARD, kernel), kernel, pairs, 1, THREADS, 0, device.stream, paramPointers);
       return;
     }
-    String module;
+    String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
+    int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
+    long groupBlocks = (long) perQuery * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
+    Split groupSplit = splitFor(groupBlocks, d.maxLength());
+    boolean groups = mode == 0 && docOffset == 0
+        && queryGroupsPay(queries, groupBlocks * groupSplit.slices(), maxQueryLength, chunks);
+    Split split = groups ? groupSplit : splitFor(pairs, d.maxLength());
+    long partialMax = 0;
+    long partialArgmax = 0;
+    if (split.slices() > 1) {
+      long partials = (long) pairs * split.slices() * maxQueryLength;
+      partialMax = device.scratch("partial-max", 4L * partials);
+      partialArgmax = device.scratch("partial-argmax", 4L * partials);
+    }
     String kernel;
-    int threads;
-    int sharedBytes = 0;
-    int rowsPerPass = 0;
-    if (tensorCores) {
-      int mTiles = maxQueryLength <= 32 ? 2 : 8;
-      int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
-      int tilesPerPass = Math.max(1, Math.min(mTiles, fragmentBudget() / (chunks * 1024)));
-      rowsPerPass = 16 * tilesPerPass;
-      sharedBytes = tilesPerPass * chunks * 1024;
-      module = mmaModule;
-      String variant = mmaVariant(mTiles, chunks);
-      kernel = FORWARD + "_mma" + variant + "_" + suffix(q.dtype());
-      threads = MMA_THREADS;
+    int blocks;
+    int sharedBytes;
+    if (groups) {
+      kernel = FORWARD + "_group4_" + suffix(q.dtype());
+      sharedBytes = GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024;
+      blocks = Math.toIntExact(groupBlocks);
+      setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+          d.validCount(), q.dim(), queries, perQuery, scores, argmax, argmaxStride, split.sliceTokens(), partialMax,
+          partialArgmax, maxQueryLength);
     } else {
-      module = FORWARD;
-      kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
-      threads = THREADS;
+      int mTiles = maxQueryLength <= 32 ? 2 : 8;
+      int tilesPerPass = Math.max(1, Math.min(mTiles, fragmentBudget() / (chunks * 1024)));
+      sharedBytes = tilesPerPass * chunks * 1024;
+      kernel = FORWARD + "_mma" + mmaVariant(mTiles, chunks) + "_" + suffix(q.dtype());
+      blocks = pairs;
+      setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+          d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, 16 * tilesPerPass,
+          split.sliceTokens(), partialMax, partialArgmax, maxQueryLength);
     }
     MemorySegment fn = device.function(module, kernel);
     if (sharedBytes > 48 * 1024) {
       device.allowDynamicSharedMemory(fn, sharedBytes);
     }
-    Object[] args = {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(),
-        d.mask(), d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, rowsPerPass};
-    setParams(tensorCores ? args : java.util.Arrays.copyOf(args, args.length - 1));
-    Driver.launch(fn, kernel, pairs, 1, threads, sharedBytes, device.stream, paramPointers);
+    Driver.launch(fn, kernel, blocks, split.slices(), MMA_THREADS, sharedBytes, device.stream, paramPointers);
+    if (split.slices() > 1) {
+      setParams(partialMax, partialArgmax, split.slices(), split.sliceTokens(), maxQueryLength, q.rowStart(),
+          q.rowLength(), q.mask(), d.rowLength(), d.validCount(), mode, perQuery, docOffset, scores, argmax,
+          argmaxStride, (long) pairs);
+      Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
+          (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, device.stream, paramPointers);
+    }
+  }
+
+  /** How a launch splits documents along Ld: {@code slices} blocks per pair, {@code sliceTokens} tokens each. */
+  private record Split(int slices, int sliceTokens) {
+    static final Split NONE = new Split(1, 0);
+  }
+
+  /**
+   * Split-Ld for launches of too few blocks with long documents (16 x 32 pairs of 8192 tokens: 512 blocks
+   * of 8192 tokens each, about one per SM slot): slices of at least {@value #SPLIT_MIN_SLICE} tokens until
+   * the grid has {@value #SPLIT_BLOCKS_PER_SM} blocks per SM. The property value "nosplit" turns it off.
+   */
+  private Split splitFor(long blocks, int maxDocumentLength) {
+    long wanted = (long) SPLIT_BLOCKS_PER_SM * device.multiprocessors;
+    if (blocks >= wanted || maxDocumentLength < 2 * SPLIT_MIN_SLICE || "nosplit".equals(forcedVariant)) {
+      return Split.NONE;
+    }
+    long slices = Math.min((wanted + blocks - 1) / blocks, maxDocumentLength / SPLIT_MIN_SLICE);
+    int step = 64; // a multiple of every kernel's token step (warps x 8 x n-tiles)
+    int sliceTokens = (int) ((maxDocumentLength + slices - 1) / slices + step - 1) / step * step;
+    int count = (maxDocumentLength + sliceTokens - 1) / sliceTokens;
+    return count < 2 ? Split.NONE : new Split(count, sliceTokens);
   }
 
   /** Dynamic shared memory a tensor-core launch may use for query fragments on this device. */
@@ -280,34 +325,14 @@ public final class CudaBackend implements Backend {
   /**
    * Whether stacking 4 queries per block pays. A/B on the H200 (docs/results/ab-groups-*): 8x1000 and
    * 128x128 (x32x300x128) 22% and 10% faster; 16x32x32x8192 1.6x slower, because 4 groups x 32 documents
-   * is 128 blocks for 132 SMs. So: only while the groups still give several blocks per SM. The property
-   * value "pair" turns groups off for measurements.
+   * is 128 blocks for 132 SMs. So: only while the groups (with their split-Ld slices, counted in
+   * {@code blocks}) still give several blocks per SM. The property value "pair" turns groups off.
    */
-  private boolean queryGroupsPay(int queries, int documents, int maxQueryLength, int chunks) {
-    long blocks = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
+  private boolean queryGroupsPay(int queries, long blocks, int maxQueryLength, int chunks) {
     return queries > 1 && maxQueryLength <= GROUP_ROWS
         && GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024 <= fragmentBudget()
         && blocks >= 4L * device.multiprocessors
         && !"pair".equals(forcedVariant);
-  }
-
-  /**
-   * All pairs with several short queries: {@code maxsim_forward_group4} stacks GROUP_QUERIES queries of at
-   * most 32 tokens in one block, so each document tile is read once for all of them.
-   */
-  private void launchQueryGroups(String module, DeviceTokens q, DeviceTokens d, int queries, int documents,
-      long scores, long argmax, int argmaxStride, int chunks) {
-    String kernel = FORWARD + "_group4_" + suffix(q.dtype());
-    MemorySegment fn = device.function(module, kernel);
-    int sharedBytes = GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024;
-    if (sharedBytes > 48 * 1024) {
-      device.allowDynamicSharedMemory(fn, sharedBytes);
-    }
-    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-        d.validCount(), q.dim(), queries, documents, scores, argmax, argmaxStride);
-    int groups = (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
-    Driver.launch(fn, kernel, Math.multiplyExact(documents, groups), 1, MMA_THREADS, sharedBytes, device.stream,
-        paramPointers);
   }
 
   /**

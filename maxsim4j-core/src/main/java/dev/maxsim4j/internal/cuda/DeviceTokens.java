@@ -7,9 +7,11 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype,
- * row starts and lengths, valid-token counts, and the mask as bytes (absent: 0).
+ * row starts and lengths, valid-token counts, and the mask as bytes (absent: 0); {@code maxLength} is the
+ * longest row.
  */
-record DeviceTokens(DType dtype, int dim, long data, long rowStart, long rowLength, long validCount, long mask) {
+record DeviceTokens(DType dtype, int dim, int rows, int maxLength, long data, long rowStart, long rowLength,
+    long validCount, long mask) {
 
   /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, each 256-byte aligned. */
   static long bytesFor(Tokens t) {
@@ -67,6 +69,6 @@ record DeviceTokens(DType dtype, int dim, long data, long rowStart, long rowLeng
       }
     }
     Driver.copyToDevice(device, stage, bytes, dev.stream);
-    return new DeviceTokens(t.dtype, t.dim, data, rowStart, rowLength, validCount, mask);
+    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, data, rowStart, rowLength, validCount, mask);
   }
 }
