@@ -30,6 +30,22 @@ public final class KernelTimer {
         documents.stream().map(r -> r.batchFor(maxSim).tokens()).toList(), warmup, batches, perBatch);
   }
 
+  /**
+   * Per-step milliseconds of forward + backward of {@code scores.sum()} over all pairs, both inputs
+   * resident in {@code maxSim}, sorted; {@code opBytes[0]} receives the device memory the op allocated on
+   * its first step (scores, argmax, gradients; gradients in the inputs' dtype when
+   * {@code narrowGradients}).
+   */
+  public static double[] trainingStepMillis(MaxSim maxSim, ResidentBatch queries, ResidentBatch documents,
+      boolean deterministic, boolean narrowGradients, int warmup, int batches, int perBatch, long[] opBytes) {
+    if (!(maxSim.backend() instanceof CudaBackend cuda)) {
+      throw new IllegalArgumentException("kernel-only timing needs the cuda backend; this MaxSim uses "
+          + maxSim.backendName());
+    }
+    return cuda.timeTrainingStep(queries.batchFor(maxSim).tokens(), documents.batchFor(maxSim).tokens(),
+        deterministic, narrowGradients, warmup, batches, perBatch, opBytes);
+  }
+
   /** Device bytes the backend holds now and at its peak (0 on the CPU). */
   public static long[] deviceBytes(MaxSim maxSim) {
     return maxSim.backend() instanceof CudaBackend c ? c.allocatedBytes() : new long[2];

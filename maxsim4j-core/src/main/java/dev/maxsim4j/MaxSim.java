@@ -29,11 +29,13 @@ import java.util.concurrent.Executors;
  */
 public final class MaxSim implements AutoCloseable {
   private final Backend backend;
+  private final boolean deterministic;
   private volatile boolean closed;
   private ExecutorService asyncThread;
 
-  private MaxSim(Backend backend) {
+  private MaxSim(Backend backend, boolean deterministic) {
     this.backend = backend;
+    this.deterministic = deterministic;
   }
 
   /** The automatically chosen backend (property {@code maxsim4j.backend}) on all available processors. */
@@ -49,8 +51,19 @@ public final class MaxSim implements AutoCloseable {
   public static final class Builder {
     private String backend = BackendSelector.defaultName();
     private int threads = Integer.getInteger("maxsim4j.threads", Runtime.getRuntime().availableProcessors());
+    private boolean deterministic = true;
 
     private Builder() {}
+
+    /**
+     * Whether the backward must be bitwise equal on every run (default true). {@code false} lets the GPU
+     * add document gradients with atomics, which is faster when documents meet few queries; the CPU
+     * backward is deterministic either way.
+     */
+    public Builder deterministic(boolean deterministic) {
+      this.deterministic = deterministic;
+      return this;
+    }
 
     /** {@code auto} (default), {@code cpu}, {@code cuda}, {@code reference}, {@code scalar} or {@code vector}. */
     public Builder backend(String name) {
@@ -67,7 +80,7 @@ public final class MaxSim implements AutoCloseable {
     }
 
     public MaxSim build() {
-      return new MaxSim(BackendSelector.create(backend, threads));
+      return new MaxSim(BackendSelector.create(backend, threads), deterministic);
     }
   }
 
@@ -182,6 +195,49 @@ public final class MaxSim implements AutoCloseable {
   public TrainingScores candidatesForTraining(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
     return training(p, queries, documents, queries.size(), candidatesPerQuery);
+  }
+
+  /**
+   * Forward, {@code loss} and backward over all pairs in one call, e.g. in-batch contrastive training with
+   * {@code Loss.contrastive(0.05f)}. On a GPU the scores, the argmax and {@code dL/dscores} stay on the
+   * device; the loss, the scores and the gradients come back.
+   */
+  public TrainingStep lossAllPairs(TokenBatch queries, TokenBatch documents, Loss loss) {
+    return lossAllPairs(queries, documents, loss, GradientPrecision.FLOAT32);
+  }
+
+  public TrainingStep lossAllPairs(TokenBatch queries, TokenBatch documents, Loss loss, GradientPrecision precision) {
+    Problem p = allPairs(queries, documents);
+    return lossStep(p, queries, documents, loss, precision);
+  }
+
+  /**
+   * As {@link #lossAllPairs} over candidates {@code [B, K]}: contrastive against a positive candidate,
+   * KL distillation against teacher scores, or margin-MSE with K = 2 (positive, negative).
+   */
+  public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss) {
+    return lossCandidates(queries, documents, candidatesPerQuery, loss, GradientPrecision.FLOAT32);
+  }
+
+  public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss,
+      GradientPrecision precision) {
+    Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
+    return lossStep(p, queries, documents, loss, precision);
+  }
+
+  private TrainingStep lossStep(Problem p, TokenBatch q, TokenBatch d, Loss loss, GradientPrecision precision) {
+    Objects.requireNonNull(loss, "loss");
+    Objects.requireNonNull(precision, "precision");
+    int columns = p.documentsPerQuery();
+    loss.check(q.size(), columns);
+    Backend.LossStep step = backend().lossStep(p, loss, deterministic);
+    Gradients g = new Gradients(TrainingScores.asBatch(q, step.gradients().queries(), precision),
+        TrainingScores.asBatch(d, step.gradients().documents(), precision));
+    return new TrainingStep(step.loss(), reshape(step.scores(), q.size(), columns), g);
+  }
+
+  boolean deterministicBackward() {
+    return deterministic;
   }
 
   private TrainingScores training(Problem p, TokenBatch q, TokenBatch d, int rows, int columns) {

@@ -90,11 +90,11 @@ public final class TrainingScores {
       throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected " + scores.length
           + " (" + rows + " x " + columns + ")");
     }
-    Backend.Gradients g = owner.backend().backward(problem, argmax, dScores);
+    Backend.Gradients g = owner.backend().backward(problem, argmax, dScores, owner.deterministicBackward());
     return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
   }
 
-  private static TokenBatch asBatch(TokenBatch like, float[] grad, GradientPrecision precision) {
+  static TokenBatch asBatch(TokenBatch like, float[] grad, GradientPrecision precision) {
     DType type = precision == GradientPrecision.INPUT ? like.dtype() : DType.FLOAT32;
     if (type == DType.FLOAT32) {
       return like.withStorage(DType.FLOAT32, grad, null);

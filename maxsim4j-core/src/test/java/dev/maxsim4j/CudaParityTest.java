@@ -98,6 +98,10 @@ class CudaParityTest {
    * equal to sorting; returns the scores.
    */
   private static float[][] assertAllPairsMatchTheReference(TokenBatch q, TokenBatch d, String where) {
+    return assertAllPairsMatchTheReference(cuda, q, d, where);
+  }
+
+  private static float[][] assertAllPairsMatchTheReference(MaxSim cuda, TokenBatch q, TokenBatch d, String where) {
     float[][] all = cuda.scores(q, d);
     ParityTest.assertClose(reference.scores(q, d), all, q, d, where + " all-pairs");
     TrainingScores ts = cuda.scoresForTraining(q, d);
@@ -143,14 +147,27 @@ class CudaParityTest {
    */
   @Test
   void splitDocumentsMatchTheReferenceAndKeepTiesAndNaN() {
+    splitDocumentsCheck(cuda, "pairs");
+    // query groups split along Ld are only chosen when forced; the property is read when a backend starts
+    System.setProperty("maxsim4j.cuda.variant", "groupsplit");
+    try (MaxSim groups = MaxSim.builder().backend("cuda").build()) {
+      System.clearProperty("maxsim4j.cuda.variant");
+      splitDocumentsCheck(groups, "query groups");
+    } finally {
+      System.clearProperty("maxsim4j.cuda.variant");
+    }
+  }
+
+  private static void splitDocumentsCheck(MaxSim cuda, String kernels) {
     RandomBatches r = new RandomBatches();
     int ld = 8192;
     int dim = 32;
-    for (int queries : new int[] {1, 8}) { // 8 short queries: query groups with slices; 1: pairs with slices
+    for (int queries : new int[] {1, 8}) {
       for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
-        int nd = 40;
+        int nd = 20;
         short[] bits = r.halfs(type, nd * ld * dim);
-        // document 0: tiny tokens, and V at 5000 and 7000, -V at 5500 and 7500 (slices of 512: all different)
+        // document 0: tiny tokens, V at 5000 and 7000, -V at 5500 and 7500: each tie spans two slices at every
+        // slice size chosen here (512 or 1216 tokens)
         for (int e = 0; e < ld * dim; e++) {
           bits[e] = type.narrow(type.widen(bits[e]) * 1e-3f);
         }
@@ -174,8 +191,8 @@ class CudaParityTest {
         lengths[4] = ld;
         TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
         TokenBatch q = r.padded(type, queries, 32, dim, 1);
-        String where = "split-Ld Nq=" + queries + " " + type + " (" + r + ")";
-        assertAllPairsMatchTheReference(q, d, where);
+        String where = "split-Ld " + kernels + " Nq=" + queries + " " + type + " (" + r + ")";
+        assertAllPairsMatchTheReference(cuda, q, d, where);
         TrainingScores ts = cuda.scoresForTraining(q, d);
         for (int i = 0; i < queries; i++) {
           assertTrue(Float.isNaN(ts.scoreMatrix()[i][4]), where + " NaN in slice 13 reaches the score");

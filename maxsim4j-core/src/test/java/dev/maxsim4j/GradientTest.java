@@ -47,7 +47,7 @@ class GradientTest {
     return b.isPacked() ? b.offsets()[row] : row * b.maxLength();
   }
 
-  private static void assertGradClose(double[] expected, float[] got, String where) {
+  static void assertGradClose(double[] expected, float[] got, String where) {
     assertEquals(expected.length, got.length, where);
     double scale = 1e-6;
     for (double e : expected) {
@@ -92,7 +92,7 @@ class GradientTest {
     }
   }
 
-  private static void check(TokenBatch q, TokenBatch d, TrainingScores ts, float[] dS, int[][] pairs, String where) {
+  static void check(TokenBatch q, TokenBatch d, TrainingScores ts, float[] dS, int[][] pairs, String where) {
     Gradients g = ts.backward(dS);
     double[][] expected = definition(q, d, ts, dS, pairs);
     assertGradClose(expected[0], g.queries().toFloatArray(), where + " dQ");

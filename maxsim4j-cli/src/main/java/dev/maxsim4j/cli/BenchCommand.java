@@ -27,6 +27,7 @@ final class BenchCommand {
         CPU (default shapes 1,1000,32,300,128  1,1000,32,1024,128  32,32,32,300,128; fp32): fused vs the
         naive grid path, ms, GFLOP/s, GB/s. CUDA (default: the 15 shapes of docs/benchmarks.md; bf16):
         kernel ms (CUDA events, resident documents), whole-call ms, PyTorch eager ms from --compare,
+        --train: forward + backward of scores.sum() on the GPU (owned and atomic dD), op memory, eager autograd,
         roofline floor and % of floor. --json writes one object per case.""";
 
   private static final long NAIVE_GRID_LIMIT = 3L << 30;
@@ -53,7 +54,7 @@ final class BenchCommand {
     }
     Args a = new Args("bench", restArgs, 1,
         Set.of("--device", "--dtype", "--threads", "--backend", "--iterations", "--json", "--compare"),
-        Set.of("--no-naive"));
+        Set.of("--no-naive", "--train"));
     String device = a.getOr("--device", "auto");
     if (!device.equals("cpu") && !device.equals("auto") && !device.equals("cuda")) {
       throw new UsageException("bench: --device '" + device + "'; expected cpu, cuda or auto");
@@ -61,6 +62,14 @@ final class BenchCommand {
     java.util.Optional<String> noGpu = dev.maxsim4j.internal.BackendSelector.cudaUnavailableReason();
     if (device.equals("cuda") && noGpu.isPresent()) {
       throw new IllegalArgumentException("--device cuda: no usable GPU here (" + noGpu.get() + "); use --device cpu");
+    }
+    if (a.has("--train")) {
+      if (noGpu.isPresent() || device.equals("cpu")) {
+        throw new IllegalArgumentException("bench --train times the GPU training step; no usable GPU here ("
+            + noGpu.orElse("--device cpu") + ")");
+      }
+      return GpuTrainBench.run(shapes, Synthetic.parseDType(a.getOr("--dtype", "bf16")), a.get("--json"),
+          a.get("--compare"), out);
     }
     if (device.equals("cuda") || (device.equals("auto") && noGpu.isEmpty())) {
       return GpuBench.run(shapes, Synthetic.parseDType(a.getOr("--dtype", "bf16")),

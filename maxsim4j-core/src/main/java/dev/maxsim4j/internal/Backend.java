@@ -27,9 +27,21 @@ public interface Backend extends AutoCloseable {
 
   /**
    * Gradients of {@code sum(dScores * scores)} with respect to the query and document embeddings, in fp32,
-   * laid out like the inputs' storage; masked tokens get exactly zero.
+   * laid out like the inputs' storage; masked tokens get exactly zero. {@code deterministic}: bitwise equal
+   * on every run (backends without a faster non-deterministic path are always deterministic).
    */
-  Gradients backward(Problem problem, int[] argmax, float[] dScores);
+  Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic);
+
+  /**
+   * Forward, {@code loss} over the {@code [queries][documentsPerQuery]} scores, and backward, in one call.
+   * Backends with a device override this to keep scores, argmax and dScores on it.
+   */
+  default LossStep lossStep(Problem problem, dev.maxsim4j.Loss loss, boolean deterministic) {
+    int[] argmax = new int[Math.multiplyExact(problem.pairs(), problem.argmaxStride())];
+    float[] scores = score(problem, argmax);
+    dev.maxsim4j.Loss.Value v = loss.evaluateFlat(scores, problem.queries().rows, problem.documentsPerQuery());
+    return new LossStep(v.loss(), scores, backward(problem, argmax, v.dScores(), deterministic));
+  }
 
   /**
    * Keeps {@code documents} ready for repeated scoring until the returned handle is closed: on a GPU, in
@@ -47,6 +59,9 @@ public interface Backend extends AutoCloseable {
 
   /** Per-query best documents: {@code scores[i][r]} and {@code indices[i][r]} for rank r. */
   record TopKResult(float[][] scores, int[][] indices) {}
+
+  /** The loss, the flat scores and the gradients of one {@link #lossStep}. */
+  record LossStep(double loss, float[] scores, Gradients gradients) {}
 
   /** dQ ({@code queries.storedTokens * dim}) and dD ({@code documents.storedTokens * dim}). */
   record Gradients(float[] queries, float[] documents) {}

@@ -152,7 +152,7 @@ public final class CpuBackend implements Backend {
   // ------------------------------------------------------------------ backward
 
   @Override
-  public Gradients backward(Problem problem, int[] argmax, float[] dScores) {
+  public Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     int dim = q.dim;

@@ -22,16 +22,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * The GPU backend: fused forward kernels through the CUDA driver. Calls are serialised on one stream by a
  * lock (several Java threads may call; they take turns on the device). Host arrays are staged through
  * pinned memory into grow-only scratch buffers; documents made resident with {@link #makeResident} stay
- * on the device and are not copied again. The backward runs on the CPU from the argmax the GPU recorded
- * (the GPU backward is issue 4).
+ * on the device and are not copied again (queries too). The backward and the losses run on the device as
+ * well (maxsim_backward.cu, maxsim_loss.cu).
  */
 public final class CudaBackend implements Backend {
   private static final String FORWARD = "maxsim_forward";
   private static final String FORWARD_MMA = "maxsim_forward_mma";
   private static final String TOPK = "maxsim_topk";
   private static final String MERGE = "maxsim_merge";
+  private static final String BACKWARD = "maxsim_backward";
+  private static final String LOSS = "maxsim_loss";
+  private static final int BACKWARD_WARPS = 8;
+  private static final int OWNED_WARPS = 4;
+  private static final int OWNED_FLOATS_PER_WARP = 2048;
   private static final int MERGE_WARPS = 8;
   private static final int SPLIT_BLOCKS_PER_SM = 8;
+  private static final int SPLIT_BELOW_BLOCKS_PER_SM = 2;
   private static final int SPLIT_MIN_SLICE = 512;
   private static final int TOPK_THREADS = 1024;
   private static final int TOPK_SEGMENT = 2048;
@@ -106,6 +112,19 @@ public final class CudaBackend implements Backend {
   /** Device bytes this backend holds now and at most so far (scratch and resident batches). */
   public long[] allocatedBytes() {
     return new long[] {device.allocatedBytes(), device.peakAllocatedBytes()};
+  }
+
+  /** Bytes of the named scratch buffer this backend holds (0: never allocated), e.g. "argmax". */
+  public long scratchBytes(String slot) {
+    return call(() -> device.scratchBytes(slot));
+  }
+
+  /** Starts a new high-water mark of device bytes at what is allocated now. */
+  public void resetPeakBytes() {
+    call(() -> {
+      device.resetPeak();
+      return null;
+    });
   }
 
   /** The driver's {free, total} device memory. */
@@ -211,18 +230,19 @@ public final class CudaBackend implements Backend {
   private record Staged(DeviceTokens queries, DeviceTokens documents, MemorySegment download) {}
 
   /**
-   * Copies the queries (and the documents, unless resident) to the device asynchronously through one
-   * pinned buffer laid out as [queries | documents | download], so a call needs a single synchronisation,
-   * at its end. The caller must not ask the device for more pinned memory before that synchronisation.
+   * Copies the queries and the documents, unless resident, to the device asynchronously through one pinned
+   * buffer laid out as [queries | documents | download], so a call needs a single synchronisation, at its
+   * end. The caller must not ask the device for more pinned memory before that synchronisation.
    */
   private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes) {
-    Resident r = resident.get(documents);
-    long queryBytes = DeviceTokens.align(DeviceTokens.bytesFor(queries));
-    long docBytes = r != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
+    Resident rq = resident.get(queries);
+    Resident rd = resident.get(documents);
+    long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
+    long docBytes = rd != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
     MemorySegment pinned = device.pinned(queryBytes + docBytes + downloadBytes);
-    DeviceTokens q = DeviceTokens.uploadAsync(device, queries, device.scratch("queries", queryBytes),
-        pinned.asSlice(0, queryBytes));
-    DeviceTokens d = r != null ? r.tokens
+    DeviceTokens q = rq != null ? rq.tokens
+        : DeviceTokens.uploadAsync(device, queries, device.scratch("queries", queryBytes), pinned.asSlice(0, queryBytes));
+    DeviceTokens d = rd != null ? rd.tokens
         : DeviceTokens.uploadAsync(device, documents, device.scratch("documents", docBytes),
             pinned.asSlice(queryBytes, docBytes));
     return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
@@ -250,10 +270,13 @@ public final class CudaBackend implements Backend {
     String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
     int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
     long groupBlocks = (long) perQuery * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
-    Split groupSplit = splitFor(groupBlocks, d.maxLength());
+    // query groups are split along Ld only when forced ("groupsplit"): on 16x32x32x8192 the split groups
+    // measured 0.213 ms against 0.197 unsplit one-pair blocks (docs/benchmarks.md)
+    boolean groupSplit = "groupsplit".equals(forcedVariant);
+    Split forGroups = groupSplit ? splitFor(groupBlocks, d.maxLength(), true) : Split.NONE;
     boolean groups = mode == 0 && docOffset == 0
-        && queryGroupsPay(queries, groupBlocks * groupSplit.slices(), maxQueryLength, chunks);
-    Split split = groups ? groupSplit : splitFor(pairs, d.maxLength());
+        && queryGroupsPay(queries, groupBlocks * forGroups.slices(), maxQueryLength, chunks, groupSplit);
+    Split split = groups ? forGroups : splitFor(pairs, d.maxLength(), false);
     long partialMax = 0;
     long partialArgmax = 0;
     if (split.slices() > 1) {
@@ -301,16 +324,19 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Split-Ld for launches of too few blocks with long documents (16 x 32 pairs of 8192 tokens: 512 blocks
-   * of 8192 tokens each, about one per SM slot): slices of at least {@value #SPLIT_MIN_SLICE} tokens until
-   * the grid has {@value #SPLIT_BLOCKS_PER_SM} blocks per SM. The property value "nosplit" turns it off.
+   * Split-Ld for launches of too few blocks with long documents: below {@value #SPLIT_BELOW_BLOCKS_PER_SM}
+   * blocks per SM (or when {@code forced}), slices of at least {@value #SPLIT_MIN_SLICE} tokens until the
+   * grid has {@value #SPLIT_BLOCKS_PER_SM} blocks per SM. Measured on the H200: 4x8x32x32768 0.529 -> 0.075
+   * ms, 2x16x32x8192 0.144 -> 0.028; 16x32x32x8192 (512 pairs, ~4 blocks per SM already) gained nothing.
+   * The property value "nosplit" turns it off.
    */
-  private Split splitFor(long blocks, int maxDocumentLength) {
+  private Split splitFor(long blocks, int maxDocumentLength, boolean forced) {
     long wanted = (long) SPLIT_BLOCKS_PER_SM * device.multiprocessors;
-    if (blocks >= wanted || maxDocumentLength < 2 * SPLIT_MIN_SLICE || "nosplit".equals(forcedVariant)) {
+    boolean fewBlocks = blocks < (long) SPLIT_BELOW_BLOCKS_PER_SM * device.multiprocessors;
+    if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE || "nosplit".equals(forcedVariant)) {
       return Split.NONE;
     }
-    long slices = Math.min((wanted + blocks - 1) / blocks, maxDocumentLength / SPLIT_MIN_SLICE);
+    long slices = Math.min(Math.max(2, (wanted + blocks - 1) / blocks), maxDocumentLength / SPLIT_MIN_SLICE);
     int step = 64; // a multiple of every kernel's token step (warps x 8 x n-tiles)
     int sliceTokens = (int) ((maxDocumentLength + slices - 1) / slices + step - 1) / step * step;
     int count = (maxDocumentLength + sliceTokens - 1) / sliceTokens;
@@ -328,10 +354,10 @@ public final class CudaBackend implements Backend {
    * is 128 blocks for 132 SMs. So: only while the groups (with their split-Ld slices, counted in
    * {@code blocks}) still give several blocks per SM. The property value "pair" turns groups off.
    */
-  private boolean queryGroupsPay(int queries, long blocks, int maxQueryLength, int chunks) {
+  private boolean queryGroupsPay(int queries, long blocks, int maxQueryLength, int chunks, boolean forced) {
     return queries > 1 && maxQueryLength <= GROUP_ROWS
         && GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024 <= fragmentBudget()
-        && blocks >= 4L * device.multiprocessors
+        && (forced || blocks >= 4L * device.multiprocessors)
         && !"pair".equals(forcedVariant);
   }
 
@@ -417,6 +443,66 @@ public final class CudaBackend implements Backend {
         Driver.destroyEvent(end);
       }
     });
+  }
+
+  /**
+   * Milliseconds per training step on resident inputs by CUDA events: forward with argmax, dScores = 1
+   * (the gradient of {@code scores.sum()}), backward into dQ and dD in the inputs' dtype
+   * ({@code narrowGradients}) or fp32. {@code opBytes[0]} receives the device bytes the first step
+   * allocated above what was held before it (scores, argmax, dScores, gradients, partial maxima): the op's
+   * memory when this backend held only the inputs. Returns the per-step time of every batch, sorted.
+   */
+  public double[] timeTrainingStep(Tokens queries, Tokens documents, boolean deterministic, boolean narrowGradients,
+      int warmup, int batches, int perBatch, long[] opBytes) {
+    return call(() -> {
+      if (resident.get(queries) == null || resident.get(documents) == null) {
+        throw new IllegalArgumentException("upload the queries and the documents first");
+      }
+      Problem problem = Problem.allPairs(queries, documents);
+      Staged in = stageInputs(queries, documents, 0);
+      DType qType = narrowGradients ? queries.dtype : DType.FLOAT32;
+      DType dType = narrowGradients ? documents.dtype : DType.FLOAT32;
+      Driver.synchronize(device.stream);
+      long before = device.allocatedBytes();
+      device.resetPeak();
+      launchSumStep(problem, in, deterministic, qType, dType);
+      Driver.synchronize(device.stream);
+      opBytes[0] = device.peakAllocatedBytes() - before;
+      for (int i = 0; i < warmup; i++) {
+        launchSumStep(problem, in, deterministic, qType, dType);
+      }
+      MemorySegment start = Driver.createEvent();
+      MemorySegment end = Driver.createEvent();
+      try {
+        double[] perStep = new double[batches];
+        for (int b = 0; b < batches; b++) {
+          Driver.record(start, device.stream);
+          for (int i = 0; i < perBatch; i++) {
+            launchSumStep(problem, in, deterministic, qType, dType);
+          }
+          Driver.record(end, device.stream);
+          perStep[b] = Driver.elapsedMillis(start, end) / perBatch;
+        }
+        java.util.Arrays.sort(perStep);
+        return perStep;
+      } finally {
+        Driver.destroyEvent(start);
+        Driver.destroyEvent(end);
+      }
+    });
+  }
+
+  /** Forward with argmax, dScores = 1, backward: {@code scores.sum()} differentiated, all on the stream. */
+  private void launchSumStep(Problem problem, Staged in, boolean deterministic, DType qType, DType dType) {
+    int pairs = problem.pairs();
+    int stride = problem.argmaxStride();
+    long scores = device.scratch("scores", 4L * pairs);
+    long argmax = device.scratch("argmax", Math.max(4, 4L * pairs * stride));
+    long dScores = device.scratch("dscores", 4L * pairs);
+    launchForward(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
+        problem.queries().maxRowLength, problem.queries().rows);
+    Driver.fill32(dScores, Float.floatToRawIntBits(1f), pairs, device.stream);
+    launchBackward(problem, in, argmax, dScores, deterministic, qType, dType);
   }
 
   // ------------------------------------------------------------------ top-k
@@ -527,11 +613,213 @@ public final class CudaBackend implements Backend {
     }
   }
 
-  // ------------------------------------------------------------------ backward
+  // ------------------------------------------------------------------ backward and losses
 
+  /**
+   * The backward on the GPU (maxsim_backward.cu): the argmax and dScores go up, dQ and dD (fp32) come
+   * back. Inputs that are resident are not copied again.
+   */
   @Override
-  public Gradients backward(Problem problem, int[] argmax, float[] dScores) {
-    return cpu.backward(problem, argmax, dScores);
+  public Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    return call(() -> {
+      long dq = 4L * q.storedTokens * q.dim;
+      long dd = 4L * d.storedTokens * d.dim;
+      long argmaxBytes = DeviceTokens.align(4L * argmax.length);
+      long dScoresBytes = DeviceTokens.align(4L * dScores.length);
+      Staged in = stageInputs(q, d, argmaxBytes + dScoresBytes + DeviceTokens.align(dq) + dd);
+      MemorySegment pinned = in.download();
+      long argmaxDevice = device.scratch("argmax", argmaxBytes);
+      long dScoresDevice = device.scratch("dscores", dScoresBytes);
+      MemorySegment.copy(argmax, 0, pinned, JAVA_INT, 0, argmax.length);
+      MemorySegment.copy(dScores, 0, pinned, JAVA_FLOAT, argmaxBytes, dScores.length);
+      Driver.copyToDevice(argmaxDevice, pinned, argmaxBytes, device.stream);
+      Driver.copyToDevice(dScoresDevice, pinned.asSlice(argmaxBytes), dScoresBytes, device.stream);
+      long[] grads = launchBackward(problem, in, argmaxDevice, dScoresDevice, deterministic, DType.FLOAT32, DType.FLOAT32);
+      MemorySegment out = pinned.asSlice(argmaxBytes + dScoresBytes);
+      Driver.copyToHost(out, grads[0], dq, device.stream);
+      Driver.copyToHost(out.asSlice(DeviceTokens.align(dq)), grads[1], dd, device.stream);
+      Driver.synchronize(device.stream);
+      float[] gq = new float[q.storedTokens * q.dim];
+      float[] gd = new float[d.storedTokens * d.dim];
+      MemorySegment.copy(out, JAVA_FLOAT, 0, gq, 0, gq.length);
+      MemorySegment.copy(out, JAVA_FLOAT, DeviceTokens.align(dq), gd, 0, gd.length);
+      return new Gradients(gq, gd);
+    });
+  }
+
+  /**
+   * dQ and dD into zeroed scratch ("grad-queries", "grad-documents"), in the given storage types; returns
+   * their device pointers. dQ by gather; dD owned (deterministic) or atomic (fp32 only).
+   */
+  private long[] launchBackward(Problem problem, Staged in, long argmax, long dScores, boolean deterministic,
+      DType queryGradType, DType documentGradType) {
+    Tokens qt = problem.queries();
+    Tokens dt = problem.documents();
+    DeviceTokens q = in.queries();
+    DeviceTokens d = in.documents();
+    int dim = q.dim();
+    int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
+    int perQuery = problem.documentsPerQuery();
+    int stride = problem.argmaxStride();
+    boolean atomic = !deterministic;
+    DType ddType = atomic ? DType.FLOAT32 : documentGradType;
+    long dqBytes = (long) qt.storedTokens * dim * queryGradType.byteSize();
+    long ddBytes = (long) dt.storedTokens * dim * ddType.byteSize();
+    long dQ = device.scratch("grad-queries", dqBytes);
+    long dD = device.scratch("grad-documents", ddBytes);
+    Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
+    Driver.fill32(dD, 0, (ddBytes + 3) / 4, device.stream);
+    if (qt.rows > 0 && stride > 0) {
+      String dqKernel = "maxsim_backward_dq_" + suffix(d.dtype());
+      setParams(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
+          perQuery, dim, dQ, gradientType(queryGradType));
+      Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
+          (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, paramPointers);
+      if (atomic) {
+        String kernel = "maxsim_backward_dd_atomic_" + suffix(q.dtype());
+        setParams(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
+            perQuery, dim, dD);
+        Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
+            (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, paramPointers);
+      } else if (dt.rows > 0 && dt.maxRowLength > 0) {
+        String kernel = "maxsim_backward_dd_owned_" + suffix(q.dtype());
+        int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
+        int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
+        setParams(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
+            perQuery, qt.rows, dim, dD, gradientType(documentGradType));
+        Driver.launch(device.function(BACKWARD, kernel), kernel, dt.rows,
+            (dt.maxRowLength + tokensPerBlock - 1) / tokensPerBlock, OWNED_WARPS * 32,
+            4 * tokensPerBlock * dim, device.stream, paramPointers);
+      }
+    }
+    if (atomic && documentGradType != DType.FLOAT32) {
+      throw new UnsupportedOperationException("the atomic backward accumulates in fp32; narrowed gradients need "
+          + "the deterministic backward");
+    }
+    return new long[] {dQ, dD};
+  }
+
+  private static int gradientType(DType t) {
+    return switch (t) {
+      case FLOAT32 -> 0;
+      case FLOAT16 -> 1;
+      case BFLOAT16 -> 2;
+    };
+  }
+
+  /**
+   * Forward with argmax, loss and backward on the device (maxsim_loss.cu, maxsim_backward.cu): scores,
+   * argmax and dScores never leave it; the row losses, the scores and fp32 gradients come back.
+   */
+  @Override
+  public LossStep lossStep(Problem problem, dev.maxsim4j.Loss loss, boolean deterministic) {
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    int rows = q.rows;
+    int columns = problem.documentsPerQuery();
+    int pairs = problem.pairs();
+    if (pairs == 0) {
+      return Backend.super.lossStep(problem, loss, deterministic);
+    }
+    return call(() -> {
+      float[] lossInput = lossInput(loss);
+      long dq = 4L * q.storedTokens * q.dim;
+      long dd = 4L * d.storedTokens * d.dim;
+      long inputBytes = DeviceTokens.align(4L * lossInput.length);
+      long scoreBytes = DeviceTokens.align(4L * pairs);
+      long rowBytes = DeviceTokens.align(4L * rows);
+      Staged in = stageInputs(q, d, inputBytes + scoreBytes + rowBytes + DeviceTokens.align(dq) + dd);
+      MemorySegment pinned = in.download();
+      long lossInputDevice = device.scratch("loss-input", inputBytes);
+      if (lossInput.length > 0) {
+        MemorySegment.copy(lossInput, 0, pinned, JAVA_FLOAT, 0, lossInput.length);
+        Driver.copyToDevice(lossInputDevice, pinned, inputBytes, device.stream);
+      }
+      DeviceStep step = launchLossStep(problem, in, loss, lossInputDevice, deterministic, DType.FLOAT32,
+          DType.FLOAT32);
+      MemorySegment out = pinned.asSlice(inputBytes);
+      Driver.copyToHost(out, step.scores(), 4L * pairs, device.stream);
+      Driver.copyToHost(out.asSlice(scoreBytes), step.rowLoss(), 4L * rows, device.stream);
+      Driver.copyToHost(out.asSlice(scoreBytes + rowBytes), step.dQ(), dq, device.stream);
+      Driver.copyToHost(out.asSlice(scoreBytes + rowBytes + DeviceTokens.align(dq)), step.dD(), dd, device.stream);
+      Driver.synchronize(device.stream);
+      float[] scores = new float[pairs];
+      MemorySegment.copy(out, JAVA_FLOAT, 0, scores, 0, pairs);
+      double total = 0;
+      for (int i = 0; i < rows; i++) { // fixed order, float64
+        total += out.getAtIndex(JAVA_FLOAT, scoreBytes / 4 + i);
+      }
+      float[] gq = new float[q.storedTokens * q.dim];
+      float[] gd = new float[d.storedTokens * d.dim];
+      MemorySegment.copy(out, JAVA_FLOAT, scoreBytes + rowBytes, gq, 0, gq.length);
+      MemorySegment.copy(out, JAVA_FLOAT, scoreBytes + rowBytes + DeviceTokens.align(dq), gd, 0, gd.length);
+      return new LossStep(total / rows, scores, new Gradients(gq, gd));
+    });
+  }
+
+  /** Device pointers of one training step's results. */
+  private record DeviceStep(long scores, long rowLoss, long dQ, long dD) {}
+
+  /** The loss's own inputs as one float array (positives as int bits, teacher scores or margins). */
+  private static float[] lossInput(dev.maxsim4j.Loss loss) {
+    return switch (loss) {
+      case dev.maxsim4j.Loss.Contrastive c -> {
+        int[] p = c.positives();
+        float[] f = new float[p == null ? 0 : p.length];
+        for (int i = 0; i < f.length; i++) {
+          f[i] = Float.intBitsToFloat(p[i]);
+        }
+        yield f;
+      }
+      case dev.maxsim4j.Loss.KlDistillation k -> k.teacherFlat();
+      case dev.maxsim4j.Loss.MarginMse m -> m.teacherMargins();
+    };
+  }
+
+  /** Forward (with argmax), loss and backward, queued on the stream; nothing is copied back. */
+  private DeviceStep launchLossStep(Problem problem, Staged in, dev.maxsim4j.Loss loss, long lossInput,
+      boolean deterministic, DType queryGradType, DType documentGradType) {
+    Tokens q = problem.queries();
+    int rows = q.rows;
+    int columns = problem.documentsPerQuery();
+    int pairs = problem.pairs();
+    int stride = problem.argmaxStride();
+    long scores = device.scratch("scores", 4L * pairs);
+    long argmax = device.scratch("argmax", Math.max(4, 4L * pairs * stride));
+    long rowLoss = device.scratch("loss-rows", 4L * rows);
+    long dScores = device.scratch("dscores", 4L * pairs);
+    Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
+    Driver.fill32(argmax, POISON_ARGMAX, (long) pairs * stride, device.stream);
+    launchForward(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1, columns, 0, pairs,
+        scores, argmax, stride, q.maxRowLength, rows);
+    float temperature = switch (loss) {
+      case dev.maxsim4j.Loss.Contrastive c -> c.temperature();
+      case dev.maxsim4j.Loss.KlDistillation k -> k.temperature();
+      case dev.maxsim4j.Loss.MarginMse m -> 1f;
+    };
+    String kernel;
+    switch (loss) {
+      case dev.maxsim4j.Loss.Contrastive c -> {
+        kernel = "maxsim_loss_cross_entropy";
+        setParams(scores, rows, columns, c.positives() == null ? 0L : lossInput, Float.floatToRawIntBits(temperature),
+            rowLoss, dScores);
+      }
+      case dev.maxsim4j.Loss.KlDistillation k -> {
+        kernel = "maxsim_loss_kl";
+        setParams(scores, lossInput, rows, columns, Float.floatToRawIntBits(temperature), rowLoss, dScores);
+      }
+      case dev.maxsim4j.Loss.MarginMse m -> {
+        kernel = "maxsim_loss_margin_mse";
+        setParams(scores, lossInput, rows, rowLoss, dScores);
+      }
+    }
+    boolean perRowBlock = !(loss instanceof dev.maxsim4j.Loss.MarginMse);
+    Driver.launch(device.function(LOSS, kernel), kernel, perRowBlock ? rows : (rows + 255) / 256, 1, 256, 0,
+        device.stream, paramPointers);
+    long[] grads = launchBackward(problem, in, argmax, dScores, deterministic, queryGradType, documentGradType);
+    return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
   }
 
   // ------------------------------------------------------------------ plumbing

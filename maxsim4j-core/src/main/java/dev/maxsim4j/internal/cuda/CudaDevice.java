@@ -181,6 +181,15 @@ final class CudaDevice implements AutoCloseable {
     allocatedBytes -= bytes;
   }
 
+  long scratchBytes(String slot) {
+    long[] entry = deviceScratch.get(slot);
+    return entry == null ? 0 : entry[1];
+  }
+
+  void resetPeak() {
+    peakAllocatedBytes = allocatedBytes;
+  }
+
   long allocatedBytes() {
     return allocatedBytes;
   }

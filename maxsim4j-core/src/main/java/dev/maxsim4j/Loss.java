@@ -1,0 +1,232 @@
+package dev.maxsim4j;
+
+import java.util.Objects;
+
+/**
+ * A training loss over a score matrix {@code [rows][columns]} (all pairs {@code [Nq][Nd]} or candidates
+ * {@code [B][K]}), averaged over rows. {@link #evaluate} is the CPU definition, in float64; the GPU backend
+ * runs the same formulas on the device (fp32) when a loss is passed to
+ * {@link MaxSim#lossAllPairs} or {@link MaxSim#lossCandidates}.
+ *
+ * <ul>
+ *   <li>{@link #contrastive}: cross-entropy of each row against its positive column at temperature T:
+ *       {@code logsumexp(s_i / T) - s_i,pos / T}. In-batch (all pairs, positives on the diagonal or given)
+ *       or over candidates (positive given, default column 0).
+ *   <li>{@link #klDistillation}: {@code KL(softmax(t_i / T) || softmax(s_i / T))} against teacher scores.
+ *       The gradient is not multiplied by T² (scale the result if your recipe does).
+ *   <li>{@link #marginMse}: candidates of K = 2 (positive, negative):
+ *       {@code ((s_i0 - s_i1) - teacherMargin_i)^2}.
+ * </ul>
+ */
+public sealed interface Loss {
+
+  /** Cross-entropy with positives on the diagonal (in-batch contrastive; needs columns >= rows). */
+  static Loss contrastive(float temperature) {
+    return new Contrastive(null, temperature);
+  }
+
+  /** Cross-entropy with row {@code i}'s positive at column {@code positives[i]}. */
+  static Loss contrastive(int[] positives, float temperature) {
+    return new Contrastive(Objects.requireNonNull(positives, "positives").clone(), temperature);
+  }
+
+  static Loss klDistillation(float[][] teacherScores, float temperature) {
+    Objects.requireNonNull(teacherScores, "teacherScores");
+    float[][] copy = new float[teacherScores.length][];
+    for (int i = 0; i < copy.length; i++) {
+      copy[i] = Objects.requireNonNull(teacherScores[i], "teacherScores[" + i + "]").clone();
+    }
+    return new KlDistillation(copy, temperature);
+  }
+
+  static Loss marginMse(float[] teacherMargins) {
+    return new MarginMse(Objects.requireNonNull(teacherMargins, "teacherMargins").clone());
+  }
+
+  /** The loss and {@code dL/dscores} of {@code scores} (a copy; the input is not modified). */
+  default Value evaluate(float[][] scores) {
+    Objects.requireNonNull(scores, "scores");
+    int rows = scores.length;
+    int columns = rows == 0 ? 0 : scores[0].length;
+    float[] flat = new float[rows * columns];
+    for (int i = 0; i < rows; i++) {
+      if (scores[i] == null || scores[i].length != columns) {
+        throw new IllegalArgumentException("scores[" + i + "] has length "
+            + (scores[i] == null ? "null" : scores[i].length) + "; expected " + columns + " like row 0");
+      }
+      System.arraycopy(scores[i], 0, flat, i * columns, columns);
+    }
+    check(rows, columns);
+    return evaluateFlat(flat, rows, columns);
+  }
+
+  /**
+   * Checks that this loss fits a {@code [rows][columns]} score matrix; throws
+   * {@link IllegalArgumentException} naming what does not.
+   */
+  void check(int rows, int columns);
+
+  /** {@link #evaluate} on a row-major score array of a {@link #check checked} shape. */
+  Value evaluateFlat(float[] scores, int rows, int columns);
+
+  /** A loss value and its gradient with respect to the scores, row-major like the scores. */
+  record Value(double loss, float[] dScores, int rows, int columns) {
+    /** {@code dL/dscores} as {@code [rows][columns]}. */
+    public float[][] dScoreMatrix() {
+      float[][] m = new float[rows][columns];
+      for (int i = 0; i < rows; i++) {
+        System.arraycopy(dScores, i * columns, m[i], 0, columns);
+      }
+      return m;
+    }
+  }
+
+  /** Cross-entropy against one positive column per row; {@code positives == null}: the diagonal. */
+  record Contrastive(int[] positives, float temperature) implements Loss {
+    public Contrastive {
+      checkTemperature(temperature);
+    }
+
+    @Override
+    public void check(int rows, int columns) {
+      if (positives == null) {
+        if (columns < rows) {
+          throw new IllegalArgumentException("contrastive loss with positives on the diagonal needs columns >= rows;"
+              + " scores are [" + rows + "][" + columns + "]");
+        }
+        return;
+      }
+      if (positives.length != rows) {
+        throw new IllegalArgumentException("positives has length " + positives.length + "; expected " + rows
+            + " (one per row of the [" + rows + "][" + columns + "] scores)");
+      }
+      for (int i = 0; i < rows; i++) {
+        if (positives[i] < 0 || positives[i] >= columns) {
+          throw new IllegalArgumentException("positives[" + i + "] = " + positives[i] + "; expected 0 <= p < "
+              + columns);
+        }
+      }
+    }
+
+    @Override
+    public Value evaluateFlat(float[] s, int rows, int columns) {
+      float[] d = new float[s.length];
+      double total = 0;
+      double scale = 1.0 / temperature;
+      for (int i = 0; i < rows; i++) {
+        int off = i * columns;
+        int pos = positives == null ? i : positives[i];
+        double lse = logSumExp(s, off, columns, scale);
+        total += lse - s[off + pos] * scale;
+        for (int j = 0; j < columns; j++) {
+          double p = Math.exp(s[off + j] * scale - lse);
+          d[off + j] = (float) ((p - (j == pos ? 1 : 0)) * scale / rows);
+        }
+      }
+      return new Value(total / rows, d, rows, columns);
+    }
+  }
+
+  /** KL divergence of the student's softmax from the teacher's, both at temperature T. */
+  record KlDistillation(float[][] teacherScores, float temperature) implements Loss {
+    public KlDistillation {
+      checkTemperature(temperature);
+    }
+
+    @Override
+    public void check(int rows, int columns) {
+      if (teacherScores.length != rows) {
+        throw new IllegalArgumentException("teacherScores has " + teacherScores.length + " rows; expected " + rows
+            + " like the [" + rows + "][" + columns + "] scores");
+      }
+      for (int i = 0; i < rows; i++) {
+        if (teacherScores[i].length != columns) {
+          throw new IllegalArgumentException("teacherScores[" + i + "] has length " + teacherScores[i].length
+              + "; expected " + columns);
+        }
+      }
+    }
+
+    /** Teacher scores row-major. */
+    public float[] teacherFlat() {
+      int columns = teacherScores.length == 0 ? 0 : teacherScores[0].length;
+      float[] flat = new float[teacherScores.length * columns];
+      for (int i = 0; i < teacherScores.length; i++) {
+        System.arraycopy(teacherScores[i], 0, flat, i * columns, columns);
+      }
+      return flat;
+    }
+
+    @Override
+    public Value evaluateFlat(float[] s, int rows, int columns) {
+      float[] d = new float[s.length];
+      double total = 0;
+      double scale = 1.0 / temperature;
+      float[] t = teacherFlat();
+      for (int i = 0; i < rows; i++) {
+        int off = i * columns;
+        double lseS = logSumExp(s, off, columns, scale);
+        double lseT = logSumExp(t, off, columns, scale);
+        for (int j = 0; j < columns; j++) {
+          double logPt = t[off + j] * scale - lseT;
+          double logPs = s[off + j] * scale - lseS;
+          double pt = Math.exp(logPt);
+          total += pt * (logPt - logPs);
+          d[off + j] = (float) ((Math.exp(logPs) - pt) * scale / rows);
+        }
+      }
+      return new Value(total / rows, d, rows, columns);
+    }
+  }
+
+  /** Squared error of the student's margin (column 0 minus column 1) against the teacher's. */
+  record MarginMse(float[] teacherMargins) implements Loss {
+    @Override
+    public void check(int rows, int columns) {
+      if (columns != 2) {
+        throw new IllegalArgumentException("margin-MSE needs candidates of K = 2 (positive, negative); scores are ["
+            + rows + "][" + columns + "]");
+      }
+      if (teacherMargins.length != rows) {
+        throw new IllegalArgumentException("teacherMargins has length " + teacherMargins.length + "; expected "
+            + rows);
+      }
+    }
+
+    @Override
+    public Value evaluateFlat(float[] s, int rows, int columns) {
+      float[] d = new float[s.length];
+      double total = 0;
+      for (int i = 0; i < rows; i++) {
+        double diff = (double) s[2 * i] - s[2 * i + 1] - teacherMargins[i];
+        total += diff * diff;
+        d[2 * i] = (float) (2 * diff / rows);
+        d[2 * i + 1] = (float) (-2 * diff / rows);
+      }
+      return new Value(total / rows, d, rows, columns);
+    }
+  }
+
+  private static void checkTemperature(float temperature) {
+    if (!(temperature > 0) || Float.isInfinite(temperature)) {
+      throw new IllegalArgumentException("temperature = " + temperature + "; expected a finite value > 0");
+    }
+  }
+
+  /** log(sum_j exp(x_j * scale)) over one row, stably; NaN in the row gives NaN. */
+  private static double logSumExp(float[] x, int off, int n, double scale) {
+    double m = Double.NEGATIVE_INFINITY;
+    for (int j = 0; j < n; j++) {
+      double v = x[off + j] * scale;
+      m = Double.isNaN(v) ? v : Math.max(m, v);
+    }
+    if (Double.isNaN(m) || Double.isInfinite(m)) {
+      return m;
+    }
+    double sum = 0;
+    for (int j = 0; j < n; j++) {
+      sum += Math.exp(x[off + j] * scale - m);
+    }
+    return m + Math.log(sum);
+  }
+}

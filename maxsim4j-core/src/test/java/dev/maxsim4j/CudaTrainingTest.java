@@ -1,0 +1,175 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.internal.cuda.CudaBackend;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The GPU backward and losses: gradients against the float64 definition given the kernel's own argmax
+ * (tolerance 1e-5 of the largest gradient element: fp32 sums of the same terms in another order), over
+ * the CUDA shape matrix; masked tokens exactly zero; the deterministic backward bitwise stable, the atomic
+ * one close to it; each loss on the device against {@link Loss#evaluate} (float64) of the same scores
+ * (loss within 1e-5 relative; gradients within 1e-4 of the largest element, the device loss being fp32).
+ */
+@GpuTest
+class CudaTrainingTest {
+  private static MaxSim cuda;
+  private static MaxSim atomic;
+
+  @BeforeAll
+  static void open() {
+    cuda = MaxSim.builder().backend("cuda").build();
+    atomic = MaxSim.builder().backend("cuda").deterministic(false).build();
+  }
+
+  @AfterAll
+  static void close() {
+    if (cuda != null) {
+      cuda.close();
+      atomic.close();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("dev.maxsim4j.CudaParityTest#cases")
+  void backwardMatchesTheDefinition(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    RandomBatches r = new RandomBatches();
+    String where = "cuda backward / " + label + " (" + r + ")";
+    int nq = q.size();
+    int nd = d.size();
+    float[] dS = r.floats(nq * nd);
+    int[][] pairs = new int[nq * nd][];
+    for (int p = 0; p < pairs.length; p++) {
+      pairs[p] = new int[] {p / nd, p % nd};
+    }
+    TrainingScores all = cuda.scoresForTraining(q, d);
+    GradientTest.check(q, d, all, dS, pairs, where + " all-pairs");
+    TrainingScores allAtomic = atomic.scoresForTraining(q, d);
+    GradientTest.check(q, d, allAtomic, dS, pairs, where + " all-pairs, atomic dD");
+
+    if (nq == 0) {
+      return; // all pairs covered the empty batch; candidates need K = Nd / Nq
+    }
+    int k = nd / nq;
+    float[] dC = r.floats(nq * k);
+    int[][] cPairs = new int[nq * k][];
+    for (int p = 0; p < cPairs.length; p++) {
+      cPairs[p] = new int[] {p / k, p};
+    }
+    GradientTest.check(q, d, cuda.candidatesForTraining(q, d, k), dC, cPairs, where + " candidates");
+
+    float[] dP = r.floats(nq);
+    int[][] pPairs = new int[nq][];
+    for (int p = 0; p < nq; p++) {
+      pPairs[p] = new int[] {p, p};
+    }
+    GradientTest.check(q, pd, cuda.pairwiseForTraining(q, pd), dP, pPairs, where + " pairwise");
+  }
+
+  @Test
+  void deterministicBackwardIsBitwiseStableAndAtomicIsClose() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.BFLOAT16, 16, 32, 128, 1);
+    TokenBatch d = r.padded(DType.BFLOAT16, 64, 300, 128, 2);
+    float[] dS = r.floats(16 * 64);
+    TrainingScores ts = cuda.scoresForTraining(q, d);
+    Gradients first = ts.backward(dS);
+    for (int run = 0; run < 3; run++) {
+      Gradients again = cuda.scoresForTraining(q, d).backward(dS);
+      assertArrayEquals(first.queries().toFloatArray(), again.queries().toFloatArray(), r + " dQ bitwise");
+      assertArrayEquals(first.documents().toFloatArray(), again.documents().toFloatArray(), r + " dD bitwise");
+    }
+    Gradients viaAtomics = atomic.scoresForTraining(q, d).backward(dS);
+    float[] want = first.documents().toFloatArray();
+    double[] expected = new double[want.length];
+    for (int i = 0; i < want.length; i++) {
+      expected[i] = want[i];
+    }
+    GradientTest.assertGradClose(expected, viaAtomics.documents().toFloatArray(), r + " atomic dD");
+  }
+
+  @Test
+  void inferenceAllocatesNoArgmax() {
+    RandomBatches r = new RandomBatches();
+    try (MaxSim fresh = MaxSim.builder().backend("cuda").build()) {
+      CudaBackend backend = (CudaBackend) fresh.backend();
+      TokenBatch q = r.padded(DType.BFLOAT16, 4, 32, 64, 0);
+      TokenBatch d = r.padded(DType.BFLOAT16, 50, 100, 64, 0);
+      fresh.scores(q, d);
+      fresh.topK(q, d, 3);
+      fresh.pairwise(q, r.padded(DType.BFLOAT16, 4, 100, 64, 0));
+      assertEquals(0, backend.scratchBytes("argmax"), "inference must not allocate an argmax buffer");
+      fresh.scoresForTraining(q, d);
+      assertTrue(backend.scratchBytes("argmax") > 0);
+    }
+  }
+
+  /** Each loss on the device equals its float64 definition on the device's scores, gradients included. */
+  @Test
+  void lossesOnTheDeviceMatchTheirDefinition() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT32}) {
+      TokenBatch q = r.padded(type, 12, 32, 64, 1);
+      TokenBatch d = r.packed(type, 24, 0, 80, 64, true);
+      int[] positives = new int[12];
+      float[][] teacher = new float[12][2];
+      float[] margins = new float[12];
+      for (int i = 0; i < 12; i++) {
+        positives[i] = r.rnd.nextInt(2);
+        teacher[i][0] = (float) r.rnd.nextGaussian() * 4;
+        teacher[i][1] = (float) r.rnd.nextGaussian() * 4;
+        margins[i] = (float) r.rnd.nextGaussian() * 3;
+      }
+      List<Loss> allPairs = List.of(Loss.contrastive(0.5f), Loss.contrastive(positivesOf(r, 12, 24), 2f));
+      for (Loss loss : allPairs) {
+        check(cuda.lossAllPairs(q, d, loss), cuda.scoresForTraining(q, d), loss, r + " " + type + " " + loss);
+      }
+      List<Loss> candidates = List.of(Loss.contrastive(positives, 0.7f), Loss.klDistillation(teacher, 1.5f),
+          Loss.marginMse(margins));
+      for (Loss loss : candidates) {
+        check(cuda.lossCandidates(q, d, 2, loss), cuda.candidatesForTraining(q, d, 2), loss, r + " " + type + " " + loss);
+      }
+    }
+  }
+
+  private static int[] positivesOf(RandomBatches r, int rows, int columns) {
+    int[] p = new int[rows];
+    for (int i = 0; i < rows; i++) {
+      p[i] = r.rnd.nextInt(columns);
+    }
+    return p;
+  }
+
+  private static void check(TrainingStep step, TrainingScores forward, Loss loss, String where) {
+    float[][] scores = forward.scoreMatrix();
+    assertArrayEquals(scores, step.scores(), where + " scores");
+    Loss.Value v = loss.evaluate(scores);
+    assertEquals(v.loss(), step.loss(), 1e-5 * Math.max(1, Math.abs(v.loss())), where + " loss");
+    Gradients expected = forward.backward(v.dScores());
+    float[] eq = expected.queries().toFloatArray();
+    float[] ed = expected.documents().toFloatArray();
+    // dL/dscores comes from the device's fp32 loss (expf, logf), the expectation from float64: the gradients
+    // (sums of dScores-weighted rows that partly cancel) agree to 1e-4 of their largest element
+    assertGradClose(eq, step.gradients().queries().toFloatArray(), where + " dQ");
+    assertGradClose(ed, step.gradients().documents().toFloatArray(), where + " dD");
+  }
+
+  private static void assertGradClose(float[] expected, float[] got, String where) {
+    assertEquals(expected.length, got.length, where);
+    double scale = 1e-6;
+    for (float e : expected) {
+      scale = Math.max(scale, Math.abs(e));
+    }
+    for (int i = 0; i < expected.length; i++) {
+      assertEquals(expected[i], got[i], 1e-4 * scale, where + " element " + i);
+    }
+  }
+}

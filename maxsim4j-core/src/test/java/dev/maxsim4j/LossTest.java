@@ -1,0 +1,172 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Losses on the CPU: each loss's gradient against central finite differences of its own float64 value;
+ * the one-call step ({@link MaxSim#lossAllPairs}) against forward + {@link Loss#evaluate} + backward; the
+ * cached-contrastive recipe (documents scored in mini-batches, one loss over all of them, then the
+ * gradients per mini-batch) against the whole batch at once; bad arguments.
+ */
+class LossTest {
+  static Stream<String> backends() {
+    return Stream.of("reference", "vector");
+  }
+
+  @Test
+  void gradientsAreTheDerivativesOfTheLoss() {
+    RandomBatches r = new RandomBatches();
+    float[][] square = matrix(r, 5, 5);
+    float[][] wide = matrix(r, 4, 7);
+    float[][] pairs = matrix(r, 6, 2);
+    List<Object[]> cases = List.of(
+        new Object[] {Loss.contrastive(0.5f), square},
+        new Object[] {Loss.contrastive(new int[] {3, 0, 6, 2}, 2f), wide},
+        new Object[] {Loss.klDistillation(matrix(r, 4, 7), 1.3f), wide},
+        new Object[] {Loss.marginMse(new float[] {1, -2, 0.5f, 3, 0, -1}), pairs});
+    for (Object[] c : cases) {
+      Loss loss = (Loss) c[0];
+      float[][] s = (float[][]) c[1];
+      Loss.Value v = loss.evaluate(s);
+      for (int i = 0; i < s.length; i++) {
+        for (int j = 0; j < s[i].length; j++) {
+          float keep = s[i][j];
+          float h = 1e-2f;
+          s[i][j] = keep + h;
+          double up = loss.evaluate(s).loss();
+          s[i][j] = keep - h;
+          double down = loss.evaluate(s).loss();
+          s[i][j] = keep;
+          double numeric = (up - down) / (2 * h);
+          assertEquals(numeric, v.dScoreMatrix()[i][j], 1e-3 * Math.max(1, Math.abs(numeric)),
+              r + " " + loss + " d/ds[" + i + "][" + j + "]");
+        }
+      }
+    }
+  }
+
+  @Test
+  void knownValues() {
+    // two equal columns: cross-entropy log 2; identical teacher: KL 0; margin equal to the teacher's: 0
+    float[][] s = {{1, 1}, {3, 3}};
+    assertEquals(Math.log(2), Loss.contrastive(1f).evaluate(s).loss(), 1e-12);
+    assertEquals(0, Loss.klDistillation(s, 2f).evaluate(s).loss(), 1e-12);
+    assertEquals(0, Loss.marginMse(new float[] {0, 0}).evaluate(s).loss(), 1e-12);
+    assertTrue(Double.isNaN(Loss.contrastive(1f).evaluate(new float[][] {{Float.NaN, 1}, {0, 1}}).loss()),
+        "NaN scores give a NaN loss");
+  }
+
+  @ParameterizedTest
+  @MethodSource("backends")
+  void oneCallStepEqualsForwardLossBackward(String backend) {
+    RandomBatches r = new RandomBatches();
+    try (MaxSim m = MaxSim.builder().backend(backend).threads(2).build()) {
+      TokenBatch q = r.padded(DType.BFLOAT16, 6, 20, 33, 1);
+      TokenBatch d = r.packed(DType.BFLOAT16, 12, 0, 40, 33, true);
+      Loss loss = Loss.contrastive(0.3f);
+      TrainingStep step = m.lossAllPairs(q, d, loss);
+      TrainingScores ts = m.scoresForTraining(q, d);
+      Loss.Value v = loss.evaluate(ts.scoreMatrix());
+      assertEquals(v.loss(), step.loss(), 0, r + " loss");
+      Gradients g = ts.backward(v.dScores());
+      org.junit.jupiter.api.Assertions.assertArrayEquals(g.queries().toFloatArray(),
+          step.gradients().queries().toFloatArray(), r + " dQ");
+      org.junit.jupiter.api.Assertions.assertArrayEquals(g.documents().toFloatArray(),
+          step.gradients().documents().toFloatArray(), r + " dD");
+    }
+  }
+
+  /** Cached contrastive: score documents in mini-batches, one loss over the whole row, backward per batch. */
+  @ParameterizedTest
+  @MethodSource("backends")
+  void cachedContrastiveEqualsTheWholeBatch(String backend) {
+    RandomBatches r = new RandomBatches();
+    int nq = 8;
+    int chunk = 4;
+    try (MaxSim m = MaxSim.builder().backend(backend).threads(2).build()) {
+      TokenBatch q = r.padded(DType.FLOAT32, nq, 16, 24, 1);
+      float[] docValues = r.floats(nq * 30 * 24);
+      TokenBatch d = TokenBatch.ofFloats(docValues, nq, 30, 24);
+      Loss loss = Loss.contrastive(0.2f);
+      TrainingStep whole = m.lossAllPairs(q, d, loss);
+
+      float[][] scores = new float[nq][nq];
+      TrainingScores[] parts = new TrainingScores[nq / chunk];
+      for (int c = 0; c < parts.length; c++) {
+        float[] slice = java.util.Arrays.copyOfRange(docValues, c * chunk * 30 * 24, (c + 1) * chunk * 30 * 24);
+        parts[c] = m.scoresForTraining(q, TokenBatch.ofFloats(slice, chunk, 30, 24));
+        float[][] part = parts[c].scoreMatrix();
+        for (int i = 0; i < nq; i++) {
+          System.arraycopy(part[i], 0, scores[i], c * chunk, chunk);
+        }
+      }
+      Loss.Value v = loss.evaluate(scores);
+      assertEquals(whole.loss(), v.loss(), 1e-9, r + " loss");
+      float[] dq = new float[q.toFloatArray().length];
+      float[] dd = new float[docValues.length];
+      for (int c = 0; c < parts.length; c++) {
+        float[][] dPart = new float[nq][chunk];
+        for (int i = 0; i < nq; i++) {
+          System.arraycopy(v.dScoreMatrix()[i], c * chunk, dPart[i], 0, chunk);
+        }
+        Gradients g = parts[c].backward(dPart);
+        float[] gq = g.queries().toFloatArray();
+        for (int e = 0; e < gq.length; e++) {
+          dq[e] += gq[e];
+        }
+        float[] gd = g.documents().toFloatArray();
+        System.arraycopy(gd, 0, dd, c * chunk * 30 * 24, gd.length);
+      }
+      GradientTest.assertGradClose(toDouble(whole.gradients().queries().toFloatArray()), dq, r + " dQ");
+      GradientTest.assertGradClose(toDouble(whole.gradients().documents().toFloatArray()), dd, r + " dD");
+    }
+  }
+
+  @Test
+  void badArgumentsNameWhatIsWrong() {
+    try (MaxSim m = MaxSim.builder().backend("vector").threads(1).build()) {
+      RandomBatches r = new RandomBatches();
+      TokenBatch q = r.padded(DType.FLOAT32, 3, 4, 8, 0);
+      TokenBatch d = r.padded(DType.FLOAT32, 6, 4, 8, 0);
+      assertMessage(() -> Loss.contrastive(0f), "temperature");
+      assertMessage(() -> m.lossAllPairs(q, d, Loss.contrastive(new int[] {0, 1}, 1f)), "positives has length 2");
+      assertMessage(() -> m.lossAllPairs(q, d, Loss.contrastive(new int[] {0, 1, 6}, 1f)), "positives[2] = 6");
+      assertMessage(() -> m.lossAllPairs(d, q, Loss.contrastive(1f)), "columns >= rows");
+      assertMessage(() -> m.lossCandidates(q, d, 2, Loss.klDistillation(new float[3][3], 1f)),
+          "teacherScores[0] has length 3");
+      assertMessage(() -> m.lossCandidates(q, TokenBatch.ofFloats(r.floats(9 * 32), 9, 4, 8), 3,
+          Loss.marginMse(new float[3])), "K = 2");
+    }
+  }
+
+  private static void assertMessage(Runnable call, String part) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call::run);
+    assertTrue(e.getMessage().contains(part), e.getMessage() + " should mention " + part);
+  }
+
+  private static float[][] matrix(RandomBatches r, int rows, int columns) {
+    float[][] m = new float[rows][columns];
+    for (int i = 0; i < rows; i++) {
+      for (int j = 0; j < columns; j++) {
+        m[i][j] = (float) r.rnd.nextGaussian() * 2;
+      }
+    }
+    return m;
+  }
+
+  private static double[] toDouble(float[] f) {
+    double[] d = new double[f.length];
+    for (int i = 0; i < f.length; i++) {
+      d[i] = f[i];
+    }
+    return d;
+  }
+}
