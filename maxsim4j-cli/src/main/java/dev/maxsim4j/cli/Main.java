@@ -18,6 +18,8 @@ public final class Main {
         demo    score a synthetic corpus and print ranked lists
         score   MaxSim of query and document embeddings from .npy / .safetensors files
         bench   time the fused kernel against the naive grid path
+        train-example  train a 384 -> 128 projection with the in-batch contrastive loss
+                [--steps N] [--batch B] [--seed S] [--lr X] [--naive] [--backend NAME]
         help    this text
 
       """;
@@ -40,7 +42,8 @@ public final class Main {
         case "score" -> ScoreCommand.run(args, out);
         case "bench" -> BenchCommand.run(args, out);
         case "demo" -> DemoCommand.run(args, out, err);
-        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, score, bench or help");
+        case "train-example" -> TrainExample.run(args, out);
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, score, bench, train-example or help");
       };
     } catch (UsageException e) {
       return fail(err, e, e.getMessage(), 2);

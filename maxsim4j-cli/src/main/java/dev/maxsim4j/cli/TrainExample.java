@@ -1,0 +1,184 @@
+package dev.maxsim4j.cli;
+
+import dev.maxsim4j.Gradients;
+import dev.maxsim4j.Loss;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.TrainingStep;
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.Set;
+import java.util.SplittableRandom;
+
+/**
+ * {@code train-example}: trains a linear projection W (384 -> 128) on top of fixed token features with the
+ * in-batch contrastive loss, MaxSim scores through the library ({@link MaxSim#lossAllPairs}: on the GPU
+ * when present, else the CPU). The projection's products (X W and X^T dX) run here in plain Java. With
+ * {@code --naive} the same steps go through the naive path instead: the similarity grid
+ * [B, B, Lq, Ld] materialised, max and argmax over it, the loss and its backward in float64. Same seed,
+ * same loss curve within floating-point tolerance ({@code TrainExampleTest}).
+ *
+ * <p>Data: B (query, document) pairs of random 384-d token features; a document holds a noisy copy of its
+ * query's tokens among random ones, so the projection can learn to keep what matches.
+ */
+final class TrainExample {
+  static final int FEATURES = 384;
+  static final int PROJECTED = 128;
+  static final int QUERY_TOKENS = 16;
+  static final int DOCUMENT_TOKENS = 64;
+  static final float FEATURE_SCALE = 0.02f;
+  static final float NOISE = 3f;
+
+  private TrainExample() {}
+
+  static int run(String[] argv, PrintStream out) {
+    Args a = new Args("train-example", argv, 1, Set.of("--steps", "--batch", "--seed", "--lr", "--backend"),
+        Set.of("--naive"));
+    int steps = a.intValue("--steps", 20, 1);
+    int batch = a.intValue("--batch", 32, 2);
+    long seed = a.intValue("--seed", 42, 0);
+    float lr = Float.parseFloat(a.getOr("--lr", "0.5"));
+    boolean naive = a.has("--naive");
+    try (MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).build()) {
+      out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "
+          + "0.05), " + (naive ? "naive grid path" : "maxsim4j on " + maxSim.backendName()));
+      double[] losses = train(maxSim, naive, steps, batch, seed, lr);
+      for (int s = 0; s < losses.length; s++) {
+        out.printf(Locale.ROOT, "step %3d  loss %.6f%n", s + 1, losses[s]);
+      }
+    }
+    return 0;
+  }
+
+  /** The loss before each update, for {@code steps} steps of SGD. */
+  static double[] train(MaxSim maxSim, boolean naive, int steps, int batch, long seed, float lr) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    // small features and heavy noise keep the task from being solved at step 0 (T = 0.05 sharpens a lot)
+    float[] xq = gaussian(rnd, batch * QUERY_TOKENS * FEATURES, FEATURE_SCALE);
+    float[] xd = gaussian(rnd, batch * DOCUMENT_TOKENS * FEATURES, FEATURE_SCALE);
+    for (int b = 0; b < batch; b++) { // document b's first tokens: its query's tokens plus noise
+      for (int t = 0; t < QUERY_TOKENS; t++) {
+        for (int k = 0; k < FEATURES; k++) {
+          int dst = ((b * DOCUMENT_TOKENS + 2 * t) * FEATURES) + k;
+          xd[dst] = xq[(b * QUERY_TOKENS + t) * FEATURES + k] + NOISE * xd[dst];
+        }
+      }
+    }
+    float[] w = gaussian(rnd, FEATURES * PROJECTED, (float) (1 / Math.sqrt(FEATURES)));
+    Loss loss = Loss.contrastive(0.05f);
+    double[] curve = new double[steps];
+    for (int s = 0; s < steps; s++) {
+      float[] q = multiply(xq, w, batch * QUERY_TOKENS);
+      float[] d = multiply(xd, w, batch * DOCUMENT_TOKENS);
+      float[] dq;
+      float[] dd;
+      if (naive) {
+        NaiveStep n = naiveStep(q, d, batch, loss);
+        curve[s] = n.loss;
+        dq = n.dq;
+        dd = n.dd;
+      } else {
+        TrainingStep step = maxSim.lossAllPairs(TokenBatch.ofFloats(q, batch, QUERY_TOKENS, PROJECTED),
+            TokenBatch.ofFloats(d, batch, DOCUMENT_TOKENS, PROJECTED), loss);
+        curve[s] = step.loss();
+        Gradients g = step.gradients();
+        dq = g.queries().toFloatArray();
+        dd = g.documents().toFloatArray();
+      }
+      float[] dw = multiplyTransposed(xq, dq, batch * QUERY_TOKENS);
+      float[] dwDocs = multiplyTransposed(xd, dd, batch * DOCUMENT_TOKENS);
+      for (int e = 0; e < w.length; e++) {
+        w[e] -= lr * (dw[e] + dwDocs[e]);
+      }
+    }
+    return curve;
+  }
+
+  private record NaiveStep(double loss, float[] dq, float[] dd) {}
+
+  /** The naive path: the whole [B, B, Lq, Ld] grid, then max, argmax, the loss and the backward from them. */
+  private static NaiveStep naiveStep(float[] q, float[] d, int batch, Loss loss) {
+    float[] grid = new float[batch * batch * QUERY_TOKENS * DOCUMENT_TOKENS];
+    for (int i = 0; i < batch; i++) {
+      for (int j = 0; j < batch; j++) {
+        for (int s = 0; s < QUERY_TOKENS; s++) {
+          for (int t = 0; t < DOCUMENT_TOKENS; t++) {
+            float dot = 0;
+            for (int k = 0; k < PROJECTED; k++) {
+              dot += q[(i * QUERY_TOKENS + s) * PROJECTED + k] * d[(j * DOCUMENT_TOKENS + t) * PROJECTED + k];
+            }
+            grid[((i * batch + j) * QUERY_TOKENS + s) * DOCUMENT_TOKENS + t] = dot;
+          }
+        }
+      }
+    }
+    float[][] scores = new float[batch][batch];
+    int[] argmax = new int[batch * batch * QUERY_TOKENS];
+    for (int p = 0; p < batch * batch; p++) {
+      double sum = 0;
+      for (int s = 0; s < QUERY_TOKENS; s++) {
+        int best = 0;
+        for (int t = 1; t < DOCUMENT_TOKENS; t++) {
+          if (grid[(p * QUERY_TOKENS + s) * DOCUMENT_TOKENS + t] > grid[(p * QUERY_TOKENS + s) * DOCUMENT_TOKENS + best]) {
+            best = t;
+          }
+        }
+        argmax[p * QUERY_TOKENS + s] = best;
+        sum += grid[(p * QUERY_TOKENS + s) * DOCUMENT_TOKENS + best];
+      }
+      scores[p / batch][p % batch] = (float) sum;
+    }
+    Loss.Value v = loss.evaluate(scores);
+    float[] dq = new float[q.length];
+    float[] dd = new float[d.length];
+    for (int p = 0; p < batch * batch; p++) {
+      int i = p / batch;
+      int j = p % batch;
+      float g = v.dScores()[p];
+      for (int s = 0; s < QUERY_TOKENS; s++) {
+        int t = argmax[p * QUERY_TOKENS + s];
+        for (int k = 0; k < PROJECTED; k++) {
+          dq[(i * QUERY_TOKENS + s) * PROJECTED + k] += g * d[(j * DOCUMENT_TOKENS + t) * PROJECTED + k];
+          dd[(j * DOCUMENT_TOKENS + t) * PROJECTED + k] += g * q[(i * QUERY_TOKENS + s) * PROJECTED + k];
+        }
+      }
+    }
+    return new NaiveStep(v.loss(), dq, dd);
+  }
+
+  /** X [rows, FEATURES] times W [FEATURES, PROJECTED]. */
+  private static float[] multiply(float[] x, float[] w, int rows) {
+    float[] out = new float[rows * PROJECTED];
+    for (int r = 0; r < rows; r++) {
+      for (int f = 0; f < FEATURES; f++) {
+        float xv = x[r * FEATURES + f];
+        for (int c = 0; c < PROJECTED; c++) {
+          out[r * PROJECTED + c] += xv * w[f * PROJECTED + c];
+        }
+      }
+    }
+    return out;
+  }
+
+  /** X^T [FEATURES, rows] times dY [rows, PROJECTED]: the gradient of W. */
+  private static float[] multiplyTransposed(float[] x, float[] dy, int rows) {
+    float[] out = new float[FEATURES * PROJECTED];
+    for (int r = 0; r < rows; r++) {
+      for (int f = 0; f < FEATURES; f++) {
+        float xv = x[r * FEATURES + f];
+        for (int c = 0; c < PROJECTED; c++) {
+          out[f * PROJECTED + c] += xv * dy[r * PROJECTED + c];
+        }
+      }
+    }
+    return out;
+  }
+
+  private static float[] gaussian(SplittableRandom rnd, int n, float scale) {
+    float[] a = new float[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = (float) rnd.nextGaussian() * scale;
+    }
+    return a;
+  }
+}
