@@ -115,13 +115,18 @@ final class GpuBench {
       }
     }
     if (json != null) {
-      int last = jsonOut.lastIndexOf(",");
-      if (last > 0) {
-        jsonOut.deleteCharAt(last);
-      }
-      Files.writeString(Path.of(json), jsonOut.append("]\n").toString());
+      GpuBench.writeJsonArray(Path.of(json), jsonOut);
     }
     return 0;
+  }
+
+  /** Writes objects collected as {@code "[\n" + "  {...},\n"...} as a JSON array (the last comma dropped). */
+  static void writeJsonArray(Path file, StringBuilder objects) throws IOException {
+    int last = objects.lastIndexOf(",");
+    if (last > 0) {
+      objects.deleteCharAt(last);
+    }
+    Files.writeString(file, objects.append("]\n").toString());
   }
 
   /** {"1,1000,32,300,128": 0.123, ...} as the Python baseline writes it. */

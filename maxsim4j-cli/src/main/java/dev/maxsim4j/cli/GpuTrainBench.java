@@ -77,11 +77,7 @@ final class GpuTrainBench {
           e == null || Double.isNaN(e[1]) ? "null" : String.format(Locale.ROOT, "%.2f", e[1])));
     }
     if (json != null) {
-      int last = jsonOut.lastIndexOf(",");
-      if (last > 0) {
-        jsonOut.deleteCharAt(last);
-      }
-      Files.writeString(Path.of(json), jsonOut.append("]\n").toString());
+      GpuBench.writeJsonArray(Path.of(json), jsonOut);
     }
     return 0;
   }

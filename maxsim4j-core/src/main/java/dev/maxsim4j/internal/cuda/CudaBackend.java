@@ -420,29 +420,38 @@ public final class CudaBackend implements Backend {
       int nd = residentDocs.get(0).rows;
       int pairs = queries.rows * nd;
       long scores = device.scratch("scores", 4L * pairs);
-      int n = 0;
-      for (int i = 0; i < warmup; i++) {
-        launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength, queries.rows);
-      }
-      MemorySegment start = Driver.createEvent();
-      MemorySegment end = Driver.createEvent();
-      try {
-        double[] perLaunch = new double[batches];
-        for (int b = 0; b < batches; b++) {
-          Driver.record(start, device.stream);
-          for (int i = 0; i < perBatch; i++) {
-            launchForward(q, docs[n++ % docs.length], 0, nd, 0, pairs, scores, 0, 0, queries.maxRowLength, queries.rows);
-          }
-          Driver.record(end, device.stream);
-          perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
-        }
-        java.util.Arrays.sort(perLaunch);
-        return perLaunch;
-      } finally {
-        Driver.destroyEvent(start);
-        Driver.destroyEvent(end);
-      }
+      int[] n = {0};
+      return timeBatches(() -> launchForward(q, docs[n[0]++ % docs.length], 0, nd, 0, pairs, scores, 0, 0,
+          queries.maxRowLength, queries.rows), warmup, batches, perBatch);
     });
+  }
+
+  /**
+   * Runs {@code launch} {@code warmup} times, then {@code batches} batches of {@code perBatch} launches between
+   * two CUDA events; returns the per-launch milliseconds of every batch, sorted. Called under the lock.
+   */
+  private double[] timeBatches(Runnable launch, int warmup, int batches, int perBatch) {
+    for (int i = 0; i < warmup; i++) {
+      launch.run();
+    }
+    MemorySegment start = Driver.createEvent();
+    MemorySegment end = Driver.createEvent();
+    try {
+      double[] perLaunch = new double[batches];
+      for (int b = 0; b < batches; b++) {
+        Driver.record(start, device.stream);
+        for (int i = 0; i < perBatch; i++) {
+          launch.run();
+        }
+        Driver.record(end, device.stream);
+        perLaunch[b] = Driver.elapsedMillis(start, end) / perBatch;
+      }
+      java.util.Arrays.sort(perLaunch);
+      return perLaunch;
+    } finally {
+      Driver.destroyEvent(start);
+      Driver.destroyEvent(end);
+    }
   }
 
   /**
@@ -468,27 +477,7 @@ public final class CudaBackend implements Backend {
       launchSumStep(problem, in, deterministic, qType, dType);
       Driver.synchronize(device.stream);
       opBytes[0] = device.peakAllocatedBytes() - before;
-      for (int i = 0; i < warmup; i++) {
-        launchSumStep(problem, in, deterministic, qType, dType);
-      }
-      MemorySegment start = Driver.createEvent();
-      MemorySegment end = Driver.createEvent();
-      try {
-        double[] perStep = new double[batches];
-        for (int b = 0; b < batches; b++) {
-          Driver.record(start, device.stream);
-          for (int i = 0; i < perBatch; i++) {
-            launchSumStep(problem, in, deterministic, qType, dType);
-          }
-          Driver.record(end, device.stream);
-          perStep[b] = Driver.elapsedMillis(start, end) / perBatch;
-        }
-        java.util.Arrays.sort(perStep);
-        return perStep;
-      } finally {
-        Driver.destroyEvent(start);
-        Driver.destroyEvent(end);
-      }
+      return timeBatches(() -> launchSumStep(problem, in, deterministic, qType, dType), warmup, batches, perBatch);
     });
   }
 
@@ -664,7 +653,11 @@ public final class CudaBackend implements Backend {
     int perQuery = problem.documentsPerQuery();
     int stride = problem.argmaxStride();
     boolean atomic = !deterministic;
-    DType ddType = atomic ? DType.FLOAT32 : documentGradType;
+    if (atomic && documentGradType != DType.FLOAT32) {
+      throw new UnsupportedOperationException("the atomic backward accumulates in fp32; narrowed gradients need "
+          + "the deterministic backward");
+    }
+    DType ddType = documentGradType;
     long dqBytes = (long) qt.storedTokens * dim * queryGradType.byteSize();
     long ddBytes = (long) dt.storedTokens * dim * ddType.byteSize();
     long dQ = device.scratch("grad-queries", dqBytes);
@@ -694,10 +687,6 @@ public final class CudaBackend implements Backend {
             4 * tokensPerBlock * dim, device.stream, paramPointers);
       }
     }
-    if (atomic && documentGradType != DType.FLOAT32) {
-      throw new UnsupportedOperationException("the atomic backward accumulates in fp32; narrowed gradients need "
-          + "the deterministic backward");
-    }
     return new long[] {dQ, dD};
   }
 
@@ -718,7 +707,6 @@ public final class CudaBackend implements Backend {
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     int rows = q.rows;
-    int columns = problem.documentsPerQuery();
     int pairs = problem.pairs();
     if (pairs == 0) {
       return Backend.super.lossStep(problem, loss, deterministic);
@@ -794,21 +782,16 @@ public final class CudaBackend implements Backend {
     Driver.fill32(argmax, POISON_ARGMAX, (long) pairs * stride, device.stream);
     launchForward(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1, columns, 0, pairs,
         scores, argmax, stride, q.maxRowLength, rows);
-    float temperature = switch (loss) {
-      case dev.maxsim4j.Loss.Contrastive c -> c.temperature();
-      case dev.maxsim4j.Loss.KlDistillation k -> k.temperature();
-      case dev.maxsim4j.Loss.MarginMse m -> 1f;
-    };
     String kernel;
     switch (loss) {
       case dev.maxsim4j.Loss.Contrastive c -> {
         kernel = "maxsim_loss_cross_entropy";
-        setParams(scores, rows, columns, c.positives() == null ? 0L : lossInput, Float.floatToRawIntBits(temperature),
-            rowLoss, dScores);
+        setParams(scores, rows, columns, c.positives() == null ? 0L : lossInput,
+            Float.floatToRawIntBits(c.temperature()), rowLoss, dScores);
       }
       case dev.maxsim4j.Loss.KlDistillation k -> {
         kernel = "maxsim_loss_kl";
-        setParams(scores, lossInput, rows, columns, Float.floatToRawIntBits(temperature), rowLoss, dScores);
+        setParams(scores, lossInput, rows, columns, Float.floatToRawIntBits(k.temperature()), rowLoss, dScores);
       }
       case dev.maxsim4j.Loss.MarginMse m -> {
         kernel = "maxsim_loss_margin_mse";
