@@ -24,17 +24,27 @@ import org.junit.jupiter.params.provider.MethodSource;
 class CudaParityTest {
   private static MaxSim reference;
   private static MaxSim cuda;
+  /** The same backend with the warp-per-pair streaming kernel forced wherever it applies (Lq <= 32, d <= 128). */
+  private static MaxSim streaming;
 
   @BeforeAll
   static void open() {
     reference = MaxSim.builder().backend("reference").threads(2).build();
     cuda = MaxSim.builder().backend("cuda").build();
+    // the variant property is read when a backend starts
+    System.setProperty("maxsim4j.cuda.variant", "stream");
+    try {
+      streaming = MaxSim.builder().backend("cuda").build();
+    } finally {
+      System.clearProperty("maxsim4j.cuda.variant");
+    }
   }
 
   @AfterAll
   static void close() {
     if (cuda != null) {
       cuda.close();
+      streaming.close();
       reference.close();
     }
   }
@@ -54,7 +64,7 @@ class CudaParityTest {
   /** Queries and documents of one half type with d % 8 == 0: the mma.sync kernel's inputs. */
   static Stream<Arguments> tensorCoreCases(RandomBatches r) {
     java.util.List<Arguments> cases = new java.util.ArrayList<>();
-    int[][] shapes = {{8, 1, 1}, {64, 17, 40}, {96, 32, 300}, {128, 33, 129}, {128, 100, 64}, {256, 300, 20},
+    int[][] shapes = {{8, 1, 1}, {48, 16, 77}, {24, 31, 9}, {64, 17, 40}, {96, 32, 300}, {128, 33, 129}, {128, 100, 64}, {256, 300, 20},
         {512, 32, 50}, {1024, 48, 30}};
     for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
       for (int[] s : shapes) {
@@ -87,6 +97,19 @@ class CudaParityTest {
       }
     }
     float[] pw = cuda.pairwise(q, pd);
+    float[] refPw = reference.pairwise(q, pd);
+    for (int b = 0; b < q.size(); b++) {
+      ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
+    }
+  }
+
+  /** The streaming kernel on every case it applies to (the rest run the default kernels again). */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void theStreamingKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    String where = "cuda stream / " + label;
+    assertAllPairsMatchTheReference(streaming, q, d, where);
+    float[] pw = streaming.pairwise(q, pd);
     float[] refPw = reference.pairwise(q, pd);
     for (int b = 0; b < q.size(); b++) {
       ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
@@ -129,14 +152,24 @@ class CudaParityTest {
     }
   }
 
-  /** Enough documents that the query-group kernel (4 short queries per block) is the one chosen. */
+  /**
+   * The query-group kernel (4 short queries per block; forced, since the streaming kernel takes these
+   * launches by default) and, with the same inputs, the default choice.
+   */
   @Test
   void queryGroupsMatchTheReference() {
-    RandomBatches r = new RandomBatches();
-    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
-      TokenBatch q = r.padded(type, 5, 32, 64, 1); // 5 queries: the second group is partial
-      TokenBatch d = r.packed(type, 600, 0, 30, 64, true); // empty and masked documents included
-      assertAllPairsMatchTheReference(q, d, "query groups " + type + " (" + r + ")");
+    System.setProperty("maxsim4j.cuda.variant", "groups");
+    try (MaxSim groups = MaxSim.builder().backend("cuda").build()) {
+      System.clearProperty("maxsim4j.cuda.variant");
+      RandomBatches r = new RandomBatches();
+      for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+        TokenBatch q = r.padded(type, 5, 32, 64, 1); // 5 queries: the second group is partial
+        TokenBatch d = r.packed(type, 600, 0, 30, 64, true); // empty and masked documents included
+        assertAllPairsMatchTheReference(groups, q, d, "query groups " + type + " (" + r + ")");
+        assertAllPairsMatchTheReference(q, d, "default kernel " + type + " (" + r + ")");
+      }
+    } finally {
+      System.clearProperty("maxsim4j.cuda.variant");
     }
   }
 
@@ -156,6 +189,12 @@ class CudaParityTest {
     } finally {
       System.clearProperty("maxsim4j.cuda.variant");
     }
+  }
+
+  /** The split-Ld case (long ragged documents, ties far apart, NaN late) on the unsplit streaming kernel. */
+  @Test
+  void theStreamingKernelKeepsTiesAndNaNOnLongDocuments() {
+    splitDocumentsCheck(streaming, "streaming, unsplit");
   }
 
   private static void splitDocumentsCheck(MaxSim cuda, String kernels) {

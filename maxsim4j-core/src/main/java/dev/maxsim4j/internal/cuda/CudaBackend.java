@@ -28,6 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class CudaBackend implements Backend {
   private static final String FORWARD = "maxsim_forward";
   private static final String FORWARD_MMA = "maxsim_forward_mma";
+  private static final String FORWARD_STREAM = "maxsim_forward_stream";
   private static final String TOPK = "maxsim_topk";
   private static final String MERGE = "maxsim_merge";
   private static final String BACKWARD = "maxsim_backward";
@@ -50,6 +51,8 @@ public final class CudaBackend implements Backend {
   private static final int GROUP_QUERIES = 4;
   private static final int GROUP_ROWS = 32;
   private static final int MMA_REGISTER_CHUNKS = 4;
+  private static final int STREAM_MAX_CHUNKS = 4;
+  private static final int STREAM_MIN_PAIRS_PER_SM = 4;
   static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
@@ -267,15 +270,19 @@ public final class CudaBackend implements Backend {
       Driver.launch(device.function(FORWARD, kernel), kernel, pairs, 1, THREADS, 0, device.stream, paramPointers);
       return;
     }
-    String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
     int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
+    if (streamPays(pairs, maxQueryLength, chunks)) {
+      launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks);
+      return;
+    }
+    String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
     long groupBlocks = (long) perQuery * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
     // query groups are split along Ld only when forced ("groupsplit"): on 16x32x32x8192 the split groups
     // measured 0.213 ms against 0.197 unsplit one-pair blocks (docs/benchmarks.md)
     boolean groupSplit = "groupsplit".equals(forcedVariant);
     Split forGroups = groupSplit ? splitFor(groupBlocks, d.maxLength(), true) : Split.NONE;
-    boolean groups = mode == 0 && docOffset == 0
-        && queryGroupsPay(queries, groupBlocks * forGroups.slices(), maxQueryLength, chunks, groupSplit);
+    boolean groups = mode == 0 && docOffset == 0 && queryGroupsPay(queries, groupBlocks * forGroups.slices(),
+        maxQueryLength, chunks, groupSplit || "groups".equals(forcedVariant));
     Split split = groups ? forGroups : splitFor(pairs, d.maxLength(), false);
     long partialMax = 0;
     long partialArgmax = 0;
@@ -318,6 +325,36 @@ public final class CudaBackend implements Backend {
     }
   }
 
+  /**
+   * The warp-per-pair streaming kernel (maxsim_forward_stream.cu, sm_80+) takes every launch it applies to
+   * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM.
+   * A/B on the H200 (docs/benchmarks.md, v12): faster than the block kernel and the query groups on every
+   * such shape (1x10000x32x300x128 0.264 -> 0.216 ms, 128x128 0.293 -> 0.176); on 16x32x32x8192 (512 pairs)
+   * 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" forces it wherever
+   * it applies; any other variant name turns it off.
+   */
+  private boolean streamPays(int pairs, int maxQueryLength, int chunks) {
+    if (maxQueryLength > 32 || chunks > STREAM_MAX_CHUNKS || device.major < 8) {
+      return false;
+    }
+    if (forcedVariant != null) {
+      return forcedVariant.equals("stream");
+    }
+    return pairs >= (long) STREAM_MIN_PAIRS_PER_SM * device.multiprocessors;
+  }
+
+  /** One warp per pair, the grid sized to the warps the GPU holds at once, each warp a run of pairs. */
+  private void launchStream(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride, int chunks) {
+    String kernel = FORWARD + "_stream_c" + chunks + (argmax != 0 ? "_argmax_" : "_") + suffix(q.dtype());
+    MemorySegment fn = device.function(FORWARD_STREAM, kernel);
+    long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS) * device.multiprocessors * 4;
+    int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
+    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride);
+    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, 0, device.stream, paramPointers);
+  }
+
   /** How a launch splits documents along Ld: {@code slices} blocks per pair, {@code sliceTokens} tokens each. */
   private record Split(int slices, int sliceTokens) {
     static final Split NONE = new Split(1, 0);
@@ -328,12 +365,13 @@ public final class CudaBackend implements Backend {
    * blocks per SM (or when {@code forced}), slices of at least {@value #SPLIT_MIN_SLICE} tokens until the
    * grid has {@value #SPLIT_BLOCKS_PER_SM} blocks per SM. Measured on the H200: 4x8x32x32768 0.529 -> 0.075
    * ms, 2x16x32x8192 0.144 -> 0.028; 16x32x32x8192 (512 pairs, ~4 blocks per SM already) gained nothing.
-   * The property value "nosplit" turns it off.
+   * The property values "nosplit" and "stream" (the streaming kernel does not split) turn it off.
    */
   private Split splitFor(long blocks, int maxDocumentLength, boolean forced) {
     long wanted = (long) SPLIT_BLOCKS_PER_SM * device.multiprocessors;
     boolean fewBlocks = blocks < (long) SPLIT_BELOW_BLOCKS_PER_SM * device.multiprocessors;
-    if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE || "nosplit".equals(forcedVariant)) {
+    boolean off = forcedVariant != null && (forcedVariant.equals("nosplit") || forcedVariant.equals("stream"));
+    if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE || off) {
       return Split.NONE;
     }
     long slices = Math.min(Math.max(2, (wanted + blocks - 1) / blocks), maxDocumentLength / SPLIT_MIN_SLICE);
@@ -352,7 +390,8 @@ public final class CudaBackend implements Backend {
    * Whether stacking 4 queries per block pays. A/B on the H200 (docs/results/ab-groups-*): 8x1000 and
    * 128x128 (x32x300x128) 22% and 10% faster; 16x32x32x8192 1.6x slower, because 4 groups x 32 documents
    * is 128 blocks for 132 SMs. So: only while the groups (with their split-Ld slices, counted in
-   * {@code blocks}) still give several blocks per SM. The property value "pair" turns groups off.
+   * {@code blocks}) still give several blocks per SM. The property value "pair" turns groups off, "groups"
+   * forces them (since v12 the streaming kernel takes the launches groups used to win).
    */
   private boolean queryGroupsPay(int queries, long blocks, int maxQueryLength, int chunks, boolean forced) {
     return queries > 1 && maxQueryLength <= GROUP_ROWS

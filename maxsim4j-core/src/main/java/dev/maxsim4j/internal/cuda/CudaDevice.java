@@ -35,6 +35,7 @@ final class CudaDevice implements AutoCloseable {
   private final Map<String, MemorySegment> functions = new HashMap<>();
   private final Map<String, long[]> deviceScratch = new HashMap<>(); // slot -> {pointer, bytes}
   private final Map<MemorySegment, Integer> sharedMemoryAllowed = new HashMap<>();
+  private final Map<MemorySegment, Integer> residentBlocks = new HashMap<>();
   private MemorySegment pinned = MemorySegment.NULL;
   private long allocatedBytes;
   private long peakAllocatedBytes;
@@ -127,6 +128,12 @@ final class CudaDevice implements AutoCloseable {
         throw new IllegalStateException("cannot read kernel module " + path + ": " + e, e);
       }
     });
+  }
+
+  /** Blocks of {@code blockSize} threads (no dynamic shared memory) one SM holds, asked once per kernel. */
+  int residentBlocksPerMultiprocessor(MemorySegment function, int blockSize) {
+    return residentBlocks.computeIfAbsent(function,
+        f -> Math.max(1, Driver.maxActiveBlocksPerMultiprocessor(f, blockSize, 0)));
   }
 
   /** Lets {@code function} launch with up to {@code bytes} of dynamic shared memory (set once per size). */

@@ -74,6 +74,8 @@ final class Driver {
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
   private static final MethodHandle FUNC_SET_ATTRIBUTE = fn("cuFuncSetAttribute",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+  private static final MethodHandle OCCUPANCY_MAX_BLOCKS = fn("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG));
   private static final MethodHandle LAUNCH_KERNEL = fn("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT,
       ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
   private static final MethodHandle MEM_ALLOC = fn("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
@@ -107,7 +109,7 @@ final class Driver {
       return Optional.of(LOAD_ERROR);
     }
     if (INIT == null || LAUNCH_KERNEL == null || MEM_ALLOC == null || GET_ERROR_NAME == null
-        || MEMSET_D32_ASYNC == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null) {
+        || MEMSET_D32_ASYNC == null || OCCUPANCY_MAX_BLOCKS == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null) {
       return Optional.of("libcuda.so.1 lacks a driver API entry point maxsim4j needs (driver too old)");
     }
     return Optional.empty();
@@ -253,6 +255,12 @@ final class Driver {
   static void setMaxDynamicSharedMemory(MemorySegment function, int bytes) {
     run("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
         () -> (int) FUNC_SET_ATTRIBUTE.invokeExact(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
+  }
+
+  /** How many blocks of {@code blockSize} threads of {@code function} one multiprocessor holds at once. */
+  static int maxActiveBlocksPerMultiprocessor(MemorySegment function, int blockSize, long dynamicSharedBytes) {
+    return intOut("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        n -> (int) OCCUPANCY_MAX_BLOCKS.invokeExact(n, function, blockSize, dynamicSharedBytes));
   }
 
   static void launch(MemorySegment function, String name, int gridX, int gridY, int blockX, int sharedBytes,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# On the GPU host: the inference bench once per kernel variant (-Dmaxsim4j.cuda.variant=V; "default" = the
+# rule), logs and JSON under $OUT/ab, then one table of kernel ms per shape and variant.
+#   scripts/gpu-ab.sh default 2rp stream
+set -uo pipefail
+out=${OUT:-/tmp}/ab
+mkdir -p "$out"
+for v in "$@"; do
+  opts=""
+  [[ $v != default ]] && opts="-Dmaxsim4j.cuda.variant=$v"
+  JAVA_OPTS="$opts" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda --json "$out/$v.json" \
+    > "$out/bench-$v.log" 2>&1 || echo "variant $v failed: see $out/bench-$v.log"
+done
+python3 - "$out" "$@" <<'PY'
+import json, sys, os
+out, variants = sys.argv[1], sys.argv[2:]
+runs = {v: {tuple(c["shape"]): c for c in json.load(open(f"{out}/{v}.json"))} for v in variants if os.path.exists(f"{out}/{v}.json")}
+shapes = next(iter(runs.values())).keys() if runs else []
+print("kernel ms (call ms) per variant")
+print("shape".ljust(22) + "floor".rjust(8) + "".join(v.rjust(18) for v in runs))
+for s in shapes:
+    row = "x".join(map(str, s)).ljust(22) + f"{next(iter(runs.values()))[s]['floor_ms']:8.4f}"
+    for v in runs:
+        c = runs[v].get(s)
+        row += (f"{c['fused_ms']:.4f} ({c['call_ms']:.3f})" if c else "-").rjust(18)
+    print(row)
+PY

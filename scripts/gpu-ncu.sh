@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the GPU host: Nsight Compute on one launch of a forward kernel inside the inference bench.
+#   scripts/gpu-ncu.sh NAME KERNEL_REGEX SHAPE [VARIANT]   e.g. stream-10k maxsim_forward_stream 1,10000,32,300,128
+# Writes $OUT/ncu-NAME.txt; prints the lines that say where the time goes.
+set -uo pipefail
+name=$1 kernel=$2 shape=$3 variant=${4:-}
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+opts=""
+[[ -n $variant ]] && opts="-Dmaxsim4j.cuda.variant=$variant"
+JAVA_OPTS="$opts" "$ncu" --clock-control none -k "regex:$kernel" --launch-skip 30 --launch-count 1 \
+  --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+  --section LaunchStats .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda --shape "$shape" \
+  > "${OUT:-/tmp}/ncu-$name.txt" 2>&1
+echo "== $name ($kernel, $shape)"
+grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Mem Busy|Max Bandwidth|Grid Size" \
+  "${OUT:-/tmp}/ncu-$name.txt" | head -20
+grep -o "each warp of this kernel spends [0-9.]* cycles being stalled [^.]*" "${OUT:-/tmp}/ncu-$name.txt" | head -2
