@@ -28,7 +28,7 @@ namespace maxsim4j {
 
 constexpr int STREAM_WARPS = 4;
 constexpr int STREAM_THREADS = STREAM_WARPS * 32;
-constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp: 4 warps x 12 KB = 48 KB static shared memory
+constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB static shared memory
 
 __device__ __forceinline__ void copyAsync16(uint32_t slot, const void* src, bool present) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(slot), "l"(src), "r"(present ? 16 : 0));
@@ -70,26 +70,31 @@ __device__ __forceinline__ void seekTiles(PairCursor& c, long long pair, long lo
   c.pair = end;
 }
 
-// Producer: cp.async of the cursor's next tile into ring slot `slot` (zeros past the document or d).
-template <typename T, int CHUNKS>
+// Producer: cp.async of the cursor's next tile (NT n-tiles of 8 tokens) into ring slot `slot` (zeros past
+// the document or d). Slot layout: [slot][n][chunk][lane] x 16 bytes.
+template <typename T, int CHUNKS, int NT>
 __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCursor& c, const T* __restrict__ d,
                                           int dim, int g, int tig) {
-  const int token = c.tile * 8 + g;
-  const bool inDocument = token < c.dLength;
-  const T* row = d + (size_t)(c.dStart + (inDocument ? token : 0)) * dim + tig * 8;
 #pragma unroll
-  for (int k = 0; k < CHUNKS; k++) {
-    const bool present = inDocument && k * CHUNK + tig * 8 < dim;
-    copyAsync16(ring + (slot * CHUNKS + k) * 512, present ? row + k * CHUNK : d, present);
+  for (int n = 0; n < NT; n++) {
+    const int token = c.tile * 8 * NT + 8 * n + g;
+    const bool inDocument = token < c.dLength;
+    const T* row = d + (size_t)(c.dStart + (inDocument ? token : 0)) * dim + tig * 8;
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+      const bool present = inDocument && k * CHUNK + tig * 8 < dim;
+      copyAsync16(ring + ((slot * NT + n) * CHUNKS + k) * 512, present ? row + k * CHUNK : d, present);
+    }
   }
 }
 
-template <typename T, int CHUNKS, bool ARGMAX>
+template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX>
 __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                               const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
                               long long pairs, float* scores, int* argmax, int argmaxStride) {
-  constexpr int STAGES = STREAM_RING_BYTES / (CHUNKS * 512);
-  __shared__ __align__(16) uint8_t rings[STREAM_WARPS][STREAM_RING_BYTES];
+  constexpr int STAGES = RING / (NT * CHUNKS * 512);
+  static_assert(STAGES >= 2, "the ring holds at least two tiles");
+  __shared__ __align__(16) uint8_t rings[STREAM_WARPS][RING];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, tig = lane % 4;
   const uint32_t ring = (uint32_t)__cvta_generic_to_shared(&rings[warp][lane * 16]);
@@ -105,9 +110,9 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   int producerSlot = 0;
   auto produce = [&]() {
     if (producer.pair < end) {
-      issueTile<T, CHUNKS>(ring, producerSlot, producer, d, dim, g, tig);
+      issueTile<T, CHUNKS, NT>(ring, producerSlot, producer, d, dim, g, tig);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
-      if (++producer.tile * 8 >= producer.dLength)
+      if (++producer.tile * 8 * NT >= producer.dLength)
         seekTiles(producer, producer.pair + 1, end, mode, perQuery, docOffset, dRows, dValid);
     }
     commitGroup();
@@ -150,38 +155,46 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
     }
     // document scan: each step tops the ring up by one tile, waits for the oldest, multiplies it
-    for (int t0 = 0; t0 < dLength; t0 += 8) {
+    for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
       produce();
       waitGroups<STAGES - 1>();
-      uint4 b[CHUNKS];
+      uint4 b[NT][CHUNKS];
 #pragma unroll
-      for (int k = 0; k < CHUNKS; k++) b[k] = loadShared16(ring + (consumerSlot * CHUNKS + k) * 512);
+      for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) b[n][k] = loadShared16(ring + ((consumerSlot * NT + n) * CHUNKS + k) * 512);
       consumerSlot = consumerSlot + 1 == STAGES ? 0 : consumerSlot + 1;
-      float acc[2][1][4];
+      float acc[2][NT][4];
 #pragma unroll
       for (int m = 0; m < 2; m++) {
-        acc[m][0][0] = acc[m][0][1] = acc[m][0][2] = acc[m][0][3] = 0.f;
-        if (m == 0 || secondTile) {
 #pragma unroll
-          for (int k = 0; k < CHUNKS; k++) {
-            const uint32_t a0[4] = {frag[m][k][0].x, frag[m][k][0].y, frag[m][k][0].z, frag[m][k][0].w};
-            const uint32_t a1[4] = {frag[m][k][1].x, frag[m][k][1].y, frag[m][k][1].z, frag[m][k][1].w};
-            MmaOp<T>::run(acc[m][0], a0, b[k].x, b[k].y);
-            MmaOp<T>::run(acc[m][0], a1, b[k].z, b[k].w);
+        for (int n = 0; n < NT; n++) {
+          acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.f;
+          if (m == 0 || secondTile) {
+#pragma unroll
+            for (int k = 0; k < CHUNKS; k++) {
+              const uint32_t a0[4] = {frag[m][k][0].x, frag[m][k][0].y, frag[m][k][0].z, frag[m][k][0].w};
+              const uint32_t a1[4] = {frag[m][k][1].x, frag[m][k][1].y, frag[m][k][1].z, frag[m][k][1].w};
+              MmaOp<T>::run(acc[m][n], a0, b[n][k].x, b[n][k].y);
+              MmaOp<T>::run(acc[m][n], a1, b[n][k].z, b[n][k].w);
+            }
           }
         }
       }
       if constexpr (ARGMAX) {
-        onlineMax<2, 1>(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
+        onlineMax<2, NT>(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
       } else {
 #pragma unroll
-        for (int j = 0; j < 2; j++) {
-          const int t = t0 + 2 * tig + j;
-          const bool valid = t < dLength && isValid(dRows, dStart + t);
+        for (int n = 0; n < NT; n++) {
 #pragma unroll
-          for (int m = 0; m < 2; m++) {
-            best[m][0] = maxKeepNaN(best[m][0], valid ? acc[m][0][j] : -INFINITY);
-            best[m][1] = maxKeepNaN(best[m][1], valid ? acc[m][0][2 + j] : -INFINITY);
+          for (int j = 0; j < 2; j++) {
+            const int t = t0 + 8 * n + 2 * tig + j;
+            const bool valid = t < dLength && isValid(dRows, dStart + t);
+#pragma unroll
+            for (int m = 0; m < 2; m++) {
+              best[m][0] = maxKeepNaN(best[m][0], valid ? acc[m][n][j] : -INFINITY);
+              best[m][1] = maxKeepNaN(best[m][1], valid ? acc[m][n][2 + j] : -INFINITY);
+            }
           }
         }
       }
@@ -232,23 +245,33 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
 using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_*; pairs is the launch's pair count, split into one contiguous run per
-// warp of the grid. Entry names: maxsim_forward_stream_c{CHUNKS}[_argmax]_{type}, CHUNKS = ceil(d / 32).
-#define MAXSIM_STREAM_ENTRY(T, SUFFIX, CHUNKS, ARGMAX, NAME)                                                     \
+// warp of the grid. Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax]_{type}, CHUNKS =
+// ceil(d / 32). Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: by an
+// A/B on the H200 (docs/benchmarks.md, v12) two n-tiles per step paid 22% on 1x1000x32x2048x48 and 2-4%
+// elsewhere; at c4 they need more than the 128 registers 4 blocks per SM allow (spills). Variants kept
+// for A/B runs: c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for
+// 1x4000x32x2048x48, 19% slower).
+#define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, NAME)                                                 \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
       int docOffset, long long pairs, float* scores, int* argmax, int argmaxStride) {                           \
-    forwardStream<T, CHUNKS, ARGMAX>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid,  \
-                                     dim, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride);      \
+    forwardStream<T, CHUNKS, NT, RING, ARGMAX>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, \
+                                               dValid, dim, mode, perQuery, docOffset, pairs, scores, argmax,     \
+                                               argmaxStride);                                                    \
   }
-#define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS)                                                        \
-  MAXSIM_STREAM_ENTRY(T, SUFFIX, CHUNKS, false, maxsim_forward_stream_c##CHUNKS##_##SUFFIX)             \
-  MAXSIM_STREAM_ENTRY(T, SUFFIX, CHUNKS, true, maxsim_forward_stream_c##CHUNKS##_argmax_##SUFFIX)
-#define MAXSIM_STREAM_TYPE(T, SUFFIX) \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 1) \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2) \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 3) \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4)
+#define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                 \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, false, maxsim_forward_stream_c##CHUNKS##VARIANT##_##SUFFIX)             \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax_##SUFFIX)
+#define MAXSIM_STREAM_TYPE(T, SUFFIX)                                       \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 1, 1, STREAM_RING_BYTES, )               \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 3, 1, STREAM_RING_BYTES, )               \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES, )               \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES, _n1)            \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 2, STREAM_RING_BYTES, _n2)            \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES / 2, _r6)        \
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES / 2, _r6)
 
 MAXSIM_STREAM_TYPE(__nv_bfloat16, bf16)
 MAXSIM_STREAM_TYPE(__half, f16)

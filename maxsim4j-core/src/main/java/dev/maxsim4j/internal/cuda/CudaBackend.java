@@ -330,15 +330,15 @@ public final class CudaBackend implements Backend {
    * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM.
    * A/B on the H200 (docs/benchmarks.md, v12): faster than the block kernel and the query groups on every
    * such shape (1x10000x32x300x128 0.264 -> 0.216 ms, 128x128 0.293 -> 0.176); on 16x32x32x8192 (512 pairs)
-   * 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" forces it wherever
-   * it applies; any other variant name turns it off.
+   * 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" (or "stream_n1",
+   * "stream_n2", "stream_r6": kernel variants) forces it wherever it applies; any other name turns it off.
    */
   private boolean streamPays(int pairs, int maxQueryLength, int chunks) {
     if (maxQueryLength > 32 || chunks > STREAM_MAX_CHUNKS || device.major < 8) {
       return false;
     }
     if (forcedVariant != null) {
-      return forcedVariant.equals("stream");
+      return forcedVariant.startsWith("stream");
     }
     return pairs >= (long) STREAM_MIN_PAIRS_PER_SM * device.multiprocessors;
   }
@@ -346,7 +346,15 @@ public final class CudaBackend implements Backend {
   /** One warp per pair, the grid sized to the warps the GPU holds at once, each warp a run of pairs. */
   private void launchStream(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int chunks) {
-    String kernel = FORWARD + "_stream_c" + chunks + (argmax != 0 ? "_argmax_" : "_") + suffix(q.dtype());
+    // A/B variants for d in (32, 64] and (96, 128]: "stream_n1" / "stream_n2" (n-tiles per step; n1 exists
+    // for c2, n2 for c4), "stream_r6" (6 KB ring)
+    String variant = switch (forcedVariant == null ? "" : forcedVariant) {
+      case "stream_n1" -> chunks == 2 ? "_n1" : "";
+      case "stream_n2" -> chunks == 4 ? "_n2" : "";
+      case "stream_r6" -> chunks % 2 == 0 ? "_r6" : "";
+      default -> "";
+    };
+    String kernel = FORWARD + "_stream_c" + chunks + variant + (argmax != 0 ? "_argmax_" : "_") + suffix(q.dtype());
     MemorySegment fn = device.function(FORWARD_STREAM, kernel);
     long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS) * device.multiprocessors * 4;
     int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
@@ -365,12 +373,12 @@ public final class CudaBackend implements Backend {
    * blocks per SM (or when {@code forced}), slices of at least {@value #SPLIT_MIN_SLICE} tokens until the
    * grid has {@value #SPLIT_BLOCKS_PER_SM} blocks per SM. Measured on the H200: 4x8x32x32768 0.529 -> 0.075
    * ms, 2x16x32x8192 0.144 -> 0.028; 16x32x32x8192 (512 pairs, ~4 blocks per SM already) gained nothing.
-   * The property values "nosplit" and "stream" (the streaming kernel does not split) turn it off.
+   * The property values "nosplit" and "stream*" (the streaming kernel does not split) turn it off.
    */
   private Split splitFor(long blocks, int maxDocumentLength, boolean forced) {
     long wanted = (long) SPLIT_BLOCKS_PER_SM * device.multiprocessors;
     boolean fewBlocks = blocks < (long) SPLIT_BELOW_BLOCKS_PER_SM * device.multiprocessors;
-    boolean off = forcedVariant != null && (forcedVariant.equals("nosplit") || forcedVariant.equals("stream"));
+    boolean off = forcedVariant != null && (forcedVariant.equals("nosplit") || forcedVariant.startsWith("stream"));
     if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE || off) {
       return Split.NONE;
     }
