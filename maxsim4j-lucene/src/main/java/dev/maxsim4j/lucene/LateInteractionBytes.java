@@ -1,0 +1,76 @@
+package dev.maxsim4j.lucene;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.TokenBatch;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import org.apache.lucene.util.BytesRef;
+
+/**
+ * The tokens of many {@code LateInteractionField} values gathered into one packed {@code [T, dim]} float
+ * array, straight from the stored bytes: no {@code float[][]} per document, no array per token.
+ *
+ * <p>The stored format (Lucene's {@code LateInteractionField.encode}): a little-endian int {@code dim},
+ * then {@code tokens * dim} little-endian floats.
+ */
+final class LateInteractionBytes {
+  private static final ValueLayout.OfInt INT_LE =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfFloat FLOAT_LE =
+      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private String field;
+  private int dim;
+  private float[] data = new float[0];
+  private int[] offsets = new int[1];
+  private int rows;
+
+  /** Empties the buffer (keeping its capacity) for values of {@code field} with token vectors of {@code dim}. */
+  LateInteractionBytes reset(String field, int dim) {
+    this.field = field;
+    this.dim = dim;
+    this.rows = 0;
+    return this;
+  }
+
+  /** Appends one stored value as the next row; {@code docId} names it in errors. */
+  void add(BytesRef value, int docId) {
+    MemorySegment bytes = MemorySegment.ofArray(value.bytes).asSlice(value.offset, value.length);
+    if (value.length < Integer.BYTES) {
+      throw new IllegalArgumentException(
+          "field " + field + " of doc " + docId + ": " + value.length + " bytes, expected a LateInteractionField value");
+    }
+    int storedDim = bytes.get(INT_LE, 0);
+    long floats = (value.length - Integer.BYTES) / Float.BYTES;
+    if (storedDim != dim || (value.length - Integer.BYTES) % (Float.BYTES * (long) dim) != 0) {
+      throw new IllegalArgumentException("field " + field + " of doc " + docId + ": token vectors of dim "
+          + storedDim + " (" + value.length + " bytes), expected dim " + dim + " like the query vectors");
+    }
+    int tokens = (int) (floats / dim);
+    int start = offsets[rows];
+    if (start + floats > data.length) {
+      data = Arrays.copyOf(data, (int) Math.max(2L * data.length, start + floats));
+    }
+    MemorySegment.copy(bytes, FLOAT_LE, Integer.BYTES, data, start, (int) floats);
+    if (rows + 2 > offsets.length) {
+      offsets = Arrays.copyOf(offsets, 2 * offsets.length + 2);
+    }
+    offsets[++rows] = start + tokens * dim;
+  }
+
+  int rows() {
+    return rows;
+  }
+
+  /** The rows gathered so far as one packed fp32 batch (a view of the buffer, not a copy). */
+  TokenBatch batch() {
+    int[] tokens = new int[rows + 1];
+    for (int r = 0; r <= rows; r++) {
+      tokens[r] = offsets[r] / dim;
+    }
+    MemorySegment used = MemorySegment.ofArray(data).asSlice(0, (long) offsets[rows] * Float.BYTES);
+    return TokenBatch.packedFromMemorySegment(used, DType.FLOAT32, tokens, dim);
+  }
+}

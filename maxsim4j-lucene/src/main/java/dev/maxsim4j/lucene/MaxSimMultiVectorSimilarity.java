@@ -1,0 +1,54 @@
+package dev.maxsim4j.lucene;
+
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import java.util.Objects;
+import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.MultiVectorSimilarity;
+
+/**
+ * Lucene's {@code SUM_MAX_SIM} for one (query, document) pair, computed by maxsim4j: for plugging into
+ * {@code LateInteractionFloatValuesSource} where a {@code DoubleValuesSource} is needed (function queries,
+ * sorting). Lucene decodes each document into {@code float[][]} before calling it, one document at a time;
+ * to rescore many candidates use {@link MaxSimRescorer}, which scores them in one fused call.
+ *
+ * <p>Values as {@link MaxSimRescorer.Scale#LUCENE}: {@code (n + S) / 2} for DOT_PRODUCT (unit vectors) and
+ * COSINE; an empty document scores {@code Float.MIN_VALUE} as in Lucene.
+ */
+public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity {
+  private final MaxSim maxSim;
+
+  /** Scores with the given instance (not closed by this object). */
+  public MaxSimMultiVectorSimilarity(MaxSim maxSim) {
+    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+  }
+
+  /** Scores with the JVM-wide default instance (see {@link MaxSimRescorer#create}). */
+  public MaxSimMultiVectorSimilarity() {
+    this(DefaultMaxSim.get());
+  }
+
+  @Override
+  public float compare(float[][] queryVector, float[][] docVector, VectorSimilarityFunction similarity) {
+    Objects.requireNonNull(queryVector, "queryVector");
+    Objects.requireNonNull(docVector, "docVector");
+    if (similarity != VectorSimilarityFunction.DOT_PRODUCT && similarity != VectorSimilarityFunction.COSINE) {
+      throw new IllegalArgumentException("similarity = " + similarity + "; expected DOT_PRODUCT or COSINE");
+    }
+    if (docVector.length == 0) {
+      return Float.MIN_VALUE;
+    }
+    TokenBatch q = TokenBatch.of(new float[][][] {queryVector});
+    TokenBatch d = TokenBatch.of(new float[][][] {docVector});
+    if (q.dim() != d.dim()) {
+      throw new IllegalArgumentException("queryVector has dim " + q.dim() + ", docVector dim " + d.dim()
+          + "; expected equal");
+    }
+    if (similarity == VectorSimilarityFunction.COSINE) {
+      q = q.l2Normalized();
+      d = d.l2Normalized();
+    }
+    float sum = maxSim.pairwise(q, d)[0];
+    return (float) ((queryVector.length + (double) sum) / 2);
+  }
+}

@@ -1,0 +1,272 @@
+package dev.maxsim4j.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.MaxSim;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.LateInteractionField;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.NoMergePolicy;
+import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.LateInteractionFloatValuesSource;
+import org.apache.lucene.search.LateInteractionRescorer;
+import org.apache.lucene.search.MatchAllDocsQuery;
+import org.apache.lucene.search.Rescorer;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.TotalHits;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * MaxSimRescorer against Lucene's own LateInteractionRescorer on a real on-disk index (FSDirectory, several
+ * segments) of 3000 multi-vector documents with 1 to 80 tokens, one in eleven without the field. Scores
+ * agree within float rounding (relative 1e-5: Lucene sums per-token scaled floats, we scale the fp32 sum);
+ * the top-N lists agree document for document except where two scores are within that tolerance.
+ */
+class MaxSimRescorerTest {
+  private static final String FIELD = "tokens";
+  private static final int DOCS = 3000;
+  private static final int DIM = 48;
+  private static final long SEED = new Random().nextLong();
+
+  @TempDir static Path folder;
+  private static Directory directory;
+  private static DirectoryReader reader;
+  private static IndexSearcher searcher;
+  private static MaxSim maxSim;
+
+  @BeforeAll
+  static void index() throws IOException {
+    Random rnd = new Random(SEED);
+    directory = FSDirectory.open(folder.resolve("index"));
+    // several segments, never merged, so doc ids stay in insertion order
+    IndexWriterConfig config = new IndexWriterConfig().setMaxBufferedDocs(700).setMergePolicy(NoMergePolicy.INSTANCE);
+    try (IndexWriter writer = new IndexWriter(directory, config)) {
+      for (int i = 0; i < DOCS; i++) {
+        Document doc = new Document();
+        doc.add(new StringField("id", Integer.toString(i), Field.Store.YES));
+        if (i % 11 != 5) {
+          doc.add(new LateInteractionField(FIELD, unitVectors(rnd, 1 + rnd.nextInt(80), rnd.nextBoolean())));
+        }
+        writer.addDocument(doc);
+      }
+    }
+    reader = DirectoryReader.open(directory);
+    searcher = new IndexSearcher(reader);
+    maxSim = MaxSim.builder().backend("cpu").threads(2).build();
+    assertTrue(reader.leaves().size() > 1, "the index has several segments");
+  }
+
+  @AfterAll
+  static void close() throws IOException {
+    maxSim.close();
+    reader.close();
+    directory.close();
+  }
+
+  /** Token vectors of unit length (or, when {@code raw}, random lengths: for COSINE). */
+  static float[][] unitVectors(Random rnd, int tokens, boolean scaled) {
+    float[][] v = new float[tokens][DIM];
+    for (float[] t : v) {
+      double norm = 0;
+      for (int k = 0; k < DIM; k++) {
+        t[k] = (float) rnd.nextGaussian();
+        norm += t[k] * t[k];
+      }
+      float s = (float) ((scaled ? 0.5 + rnd.nextDouble() : 1.0) / Math.sqrt(norm));
+      for (int k = 0; k < DIM; k++) {
+        t[k] *= s;
+      }
+    }
+    return v;
+  }
+
+  private static float[][] unitQuery(Random rnd, int tokens) {
+    float[][] q = unitVectors(rnd, tokens, false);
+    return q;
+  }
+
+  @Test
+  void dotProductMatchesLuceneOnTheWholeIndex() throws IOException {
+    Random rnd = new Random(SEED + 1);
+    TopDocs firstPass = searcher.search(MatchAllDocsQuery.INSTANCE, DOCS);
+    for (int queryTokens : new int[] {1, 7, 32}) {
+      float[][] q = unitQuery(rnd, queryTokens);
+      // Lucene's DOT_PRODUCT needs unit vectors: only documents indexed at unit length are compared
+      assertSameRanking(LateInteractionRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT),
+          MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT, MaxSimRescorer.Scale.LUCENE, maxSim),
+          unitOnly(firstPass), 100, "DOT_PRODUCT Lq=" + queryTokens);
+    }
+  }
+
+  @Test
+  void cosineMatchesLuceneAndMissingFieldsFallBack() throws IOException {
+    Random rnd = new Random(SEED + 2);
+    float[][] q = unitVectors(rnd, 16, true);
+    TopDocs firstPass = randomFirstPass(rnd, 1000);
+    assertSameRanking(LateInteractionRescorer.create(FIELD, q, VectorSimilarityFunction.COSINE),
+        MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.COSINE, MaxSimRescorer.Scale.LUCENE, maxSim),
+        firstPass, 50, "COSINE");
+    assertSameRanking(LateInteractionRescorer.withFallbackToFirstPassScore(FIELD, q, VectorSimilarityFunction.COSINE),
+        MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.COSINE, MaxSimRescorer.Scale.LUCENE, maxSim)
+            .withFallbackToFirstPassScore(),
+        firstPass, 1000, "COSINE, fallback to first pass");
+  }
+
+  @Test
+  void rawScaleIsTheMaxSimSum() throws IOException {
+    Random rnd = new Random(SEED + 3);
+    float[][] q = unitQuery(rnd, 5);
+    TopDocs firstPass = randomFirstPass(rnd, 200);
+    TopDocs lucene = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT,
+        MaxSimRescorer.Scale.LUCENE, maxSim).rescore(searcher, firstPass, 200);
+    TopDocs raw = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT, MaxSimRescorer.Scale.RAW,
+        maxSim).rescore(searcher, firstPass, 200);
+    Map<Integer, Float> rawByDoc = byDoc(raw);
+    for (ScoreDoc hit : lucene.scoreDocs) {
+      float s = rawByDoc.get(hit.doc);
+      float expected = hit.score == 0f ? 0f : (float) ((5 + (double) s) / 2);
+      assertEquals(expected, hit.score, 1e-5f, "doc " + hit.doc);
+    }
+  }
+
+  /** The per-document similarity inside Lucene's own values source gives Lucene's values. */
+  @Test
+  void multiVectorSimilarityMatchesSumMaxSim() {
+    Random rnd = new Random(SEED + 5);
+    MaxSimMultiVectorSimilarity ours = new MaxSimMultiVectorSimilarity(maxSim);
+    for (int i = 0; i < 50; i++) {
+      float[][] q = unitVectors(rnd, 1 + rnd.nextInt(40), false);
+      float[][] d = unitVectors(rnd, 1 + rnd.nextInt(90), i % 2 == 1);
+      VectorSimilarityFunction f = i % 2 == 0 ? VectorSimilarityFunction.DOT_PRODUCT : VectorSimilarityFunction.COSINE;
+      float expected = LateInteractionFloatValuesSource.ScoreFunction.SUM_MAX_SIM.compare(q, d, f);
+      assertEquals(expected, ours.compare(q, d, f), 1e-5f * Math.max(1f, expected), f + " case " + i);
+    }
+    assertEquals(Float.MIN_VALUE, ours.compare(unitQuery(rnd, 2), new float[0][], VectorSimilarityFunction.DOT_PRODUCT));
+  }
+
+  @Test
+  void theFirstPassIsLeftAsItWas() throws IOException {
+    TopDocs firstPass = randomFirstPass(new Random(SEED + 4), 300);
+    TopDocs before = copy(firstPass);
+    MaxSimRescorer.create(FIELD, unitQuery(new Random(SEED), 4), VectorSimilarityFunction.DOT_PRODUCT,
+        MaxSimRescorer.Scale.LUCENE, maxSim).rescore(searcher, firstPass, 10);
+    for (int i = 0; i < before.scoreDocs.length; i++) {
+      assertEquals(before.scoreDocs[i].doc, firstPass.scoreDocs[i].doc);
+      assertEquals(before.scoreDocs[i].score, firstPass.scoreDocs[i].score);
+    }
+  }
+
+  @Test
+  void badArgumentsNameWhatIsWrong() {
+    float[][] q = unitQuery(new Random(SEED), 3);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.EUCLIDEAN, MaxSimRescorer.Scale.LUCENE, maxSim));
+    assertTrue(e.getMessage().contains("EUCLIDEAN"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> MaxSimRescorer.create(FIELD, new float[0][], VectorSimilarityFunction.DOT_PRODUCT));
+    assertTrue(e.getMessage().contains("queryVectors"), e.getMessage());
+    float[][] wrongDim = unitVectors(new Random(1), 2, false);
+    float[][] shortRow = {wrongDim[0], new float[DIM - 1]};
+    e = assertThrows(IllegalArgumentException.class,
+        () -> MaxSimRescorer.create(FIELD, shortRow, VectorSimilarityFunction.DOT_PRODUCT));
+    assertTrue(e.getMessage().contains("queryVectors[1]"), e.getMessage());
+    float[][] otherDim = {new float[DIM + 1]};
+    otherDim[0][0] = 1;
+    e = assertThrows(IllegalArgumentException.class, () -> MaxSimRescorer.create(FIELD, otherDim,
+        VectorSimilarityFunction.DOT_PRODUCT, MaxSimRescorer.Scale.LUCENE, maxSim).rescore(searcher,
+            searcher.search(MatchAllDocsQuery.INSTANCE, 10), 5));
+    assertTrue(e.getMessage().contains("dim " + DIM) && e.getMessage().contains("expected dim " + (DIM + 1)),
+        e.getMessage());
+  }
+
+  /** Lucene's order and ours: equal scores per document, the same top-N up to swaps of near-equal scores. */
+  private static void assertSameRanking(Rescorer lucene, Rescorer ours, TopDocs firstPass, int topN, String what)
+      throws IOException {
+    String where = what + " (seed " + SEED + "L)";
+    // Lucene's rescorer overwrites the first pass's scores: each call gets its own copy
+    TopDocs expected = lucene.rescore(searcher, copy(firstPass), topN);
+    TopDocs actual = ours.rescore(searcher, firstPass, topN);
+    assertEquals(expected.scoreDocs.length, actual.scoreDocs.length, where);
+    TopDocs all = ours.rescore(searcher, firstPass, firstPass.scoreDocs.length);
+    Map<Integer, Float> oursByDoc = byDoc(all);
+    for (int i = 0; i < expected.scoreDocs.length; i++) {
+      ScoreDoc e = expected.scoreDocs[i];
+      ScoreDoc a = actual.scoreDocs[i];
+      float tolerance = 1e-5f * Math.max(1f, Math.abs(e.score));
+      assertEquals(e.score, oursByDoc.get(e.doc), tolerance, where + ": score of doc " + e.doc);
+      if (e.doc != a.doc) {
+        assertEquals(e.score, a.score, 2 * tolerance, where + ": rank " + i + " holds doc " + a.doc + ", Lucene "
+            + e.doc + "; only near-equal scores may swap");
+      }
+    }
+    assertTrue(explains(ours, expected.scoreDocs[0]), where + ": explain gives the rescored value");
+  }
+
+  private static TopDocs copy(TopDocs docs) {
+    ScoreDoc[] hits = new ScoreDoc[docs.scoreDocs.length];
+    for (int i = 0; i < hits.length; i++) {
+      hits[i] = new ScoreDoc(docs.scoreDocs[i].doc, docs.scoreDocs[i].score);
+    }
+    return new TopDocs(docs.totalHits, hits);
+  }
+
+  private static boolean explains(Rescorer ours, ScoreDoc top) throws IOException {
+    var first = org.apache.lucene.search.Explanation.match(1f, "first");
+    return Math.abs(ours.explain(searcher, first, top.doc).getValue().floatValue() - top.score)
+        <= 1e-5f * Math.max(1f, Math.abs(top.score));
+  }
+
+  private static Map<Integer, Float> byDoc(TopDocs docs) {
+    Map<Integer, Float> m = new HashMap<>();
+    for (ScoreDoc s : docs.scoreDocs) {
+      m.put(s.doc, s.score);
+    }
+    return m;
+  }
+
+  /** {@code n} distinct random documents with random first-pass scores. */
+  private static TopDocs randomFirstPass(Random rnd, int n) {
+    int[] perm = rnd.ints(0, DOCS).distinct().limit(n).toArray();
+    ScoreDoc[] hits = new ScoreDoc[n];
+    for (int i = 0; i < n; i++) {
+      hits[i] = new ScoreDoc(perm[i], rnd.nextFloat() * 10);
+    }
+    return new TopDocs(new TotalHits(n, TotalHits.Relation.EQUAL_TO), hits);
+  }
+
+  /** The hits whose documents were indexed with unit-length vectors (or without the field). */
+  private static TopDocs unitOnly(TopDocs firstPass) {
+    Random rnd = new Random(SEED);
+    boolean[] unit = new boolean[DOCS];
+    for (int i = 0; i < DOCS; i++) {
+      if (i % 11 != 5) {
+        int tokens = 1 + rnd.nextInt(80);
+        boolean scaled = rnd.nextBoolean();
+        unitVectors(rnd, tokens, scaled); // replay the generator
+        unit[i] = !scaled;
+      } else {
+        unit[i] = true;
+      }
+    }
+    ScoreDoc[] kept = java.util.Arrays.stream(firstPass.scoreDocs).filter(h -> unit[h.doc]).toArray(ScoreDoc[]::new);
+    return new TopDocs(new TotalHits(kept.length, TotalHits.Relation.EQUAL_TO), kept);
+  }
+}
