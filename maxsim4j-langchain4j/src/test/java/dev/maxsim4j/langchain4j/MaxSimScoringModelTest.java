@@ -1,0 +1,75 @@
+package dev.maxsim4j.langchain4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.langchain4j.data.segment.TextSegment;
+import dev.langchain4j.rag.content.Content;
+import dev.langchain4j.rag.content.aggregator.ReRankingContentAggregator;
+import dev.langchain4j.rag.query.Query;
+import dev.maxsim4j.MaxSim;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The scoring model through LangChain4j's own reranking step (ReRankingContentAggregator). */
+class MaxSimScoringModelTest {
+  private static MiniLmTokenEncoder encoder;
+  private static MaxSim maxSim;
+
+  @BeforeAll
+  static void load() {
+    encoder = MiniLmTokenEncoder.load();
+    maxSim = MaxSim.builder().backend("cpu").threads(2).build();
+  }
+
+  @AfterAll
+  static void close() {
+    maxSim.close();
+    encoder.close();
+  }
+
+  @Test
+  void langChain4jRerankingPutsTheSourceParagraphFirst() {
+    MaxSimScoringModel model = new MaxSimScoringModel(encoder, maxSim);
+    ReRankingContentAggregator aggregator = ReRankingContentAggregator.builder().scoringModel(model).maxResults(3)
+        .build();
+    List<Content> contents = new ArrayList<>();
+    for (SampleTexts.Paragraph p : SampleTexts.paragraphs()) {
+      contents.add(Content.from(TextSegment.from(p.text())));
+    }
+    Collections.shuffle(contents, new Random(7)); // the retriever's order must not matter
+    for (SampleTexts.Paragraph p : SampleTexts.paragraphs()) {
+      Query query = Query.from(Paraphrases.BY_TITLE.get(p.title()));
+      List<Content> ranked = aggregator.aggregate(Map.of(query, List.of(contents)));
+      assertEquals(3, ranked.size());
+      assertEquals(p.text(), ranked.get(0).textSegment().text(), query.text());
+    }
+  }
+
+  @Test
+  void scoresAreMeanBestCosinesInOrderOfTheSegments() {
+    MaxSimScoringModel model = new MaxSimScoringModel(encoder, maxSim);
+    List<SampleTexts.Paragraph> paragraphs = SampleTexts.paragraphs();
+    List<TextSegment> segments = paragraphs.stream().map(p -> TextSegment.from(p.text())).toList();
+    List<Double> scores = model.scoreAll(segments, "sea level rises with the moon").content();
+    assertEquals(segments.size(), scores.size());
+    for (double s : scores) {
+      assertTrue(s >= -1 && s <= 1.0001, "mean best cosine in [-1, 1]: " + s);
+    }
+    int best = scores.indexOf(Collections.max(scores));
+    assertEquals("Tides", paragraphs.get(best).title());
+    assertEquals(scores.get(best), model.score(segments.get(best), "sea level rises with the moon").content(), 1e-6);
+    assertTrue(model.scoreAll(List.of(), "anything").content().isEmpty());
+    List<TextSegment> withNull = new ArrayList<>(segments);
+    withNull.add(null);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> model.scoreAll(withNull, "q"));
+    assertTrue(e.getMessage().contains("segments[10]"), e.getMessage());
+  }
+}

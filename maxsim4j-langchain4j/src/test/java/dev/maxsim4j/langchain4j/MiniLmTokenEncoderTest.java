@@ -1,0 +1,78 @@
+package dev.maxsim4j.langchain4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.TopK;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Real text through all-MiniLM-L6-v2 token by token, then MaxSim. */
+class MiniLmTokenEncoderTest {
+  private static MiniLmTokenEncoder encoder;
+  private static MaxSim maxSim;
+
+  @BeforeAll
+  static void load() {
+    encoder = MiniLmTokenEncoder.load();
+    maxSim = MaxSim.builder().backend("cpu").threads(2).build();
+  }
+
+  @AfterAll
+  static void close() {
+    maxSim.close();
+    encoder.close();
+  }
+
+  @Test
+  void tokensAreUnitVectorsOfWordPiecesPlusClsAndSep() {
+    TokenBatch b = encoder.encode(List.of("Tides follow the Moon.", ""));
+    assertEquals(2, b.size());
+    assertEquals(MiniLmTokenEncoder.DIM, b.dim());
+    assertEquals(2, b.length(1), "an empty text is [CLS] [SEP]");
+    assertTrue(b.length(0) >= 6 && b.length(0) <= 10, "word pieces + 2, got " + b.length(0));
+    for (int r = 0; r < b.size(); r++) {
+      for (int t = 0; t < b.length(r); t++) {
+        double norm = 0;
+        for (int k = 0; k < b.dim(); k++) {
+          norm += b.get(r, t, k) * b.get(r, t, k);
+        }
+        assertEquals(1.0, norm, 1e-4, "token " + t + " of row " + r);
+      }
+    }
+    assertArrayEquals(encoder.encode("Tides follow the Moon.").toFloatArray(),
+        encoder.encode(List.of("Tides follow the Moon.")).toFloatArray(), "the same text, the same vectors");
+  }
+
+  @Test
+  void longTextsAreEncodedInWindowsAndKeepEveryToken() {
+    String sentence = "The glacier scraped the valley floor and left a moraine behind. ";
+    String text = sentence.repeat(60); // ~780 word pieces: 4 windows
+    TokenBatch b = encoder.encode(text);
+    int pieces = encoder.encode(List.of(text)).length(0);
+    assertEquals(pieces, b.length(0));
+    assertTrue(b.length(0) > 3 * MiniLmTokenEncoder.WINDOW, "every window kept: " + b.length(0) + " tokens");
+    assertTrue(b.length(0) <= 4 * (MiniLmTokenEncoder.WINDOW + 2), b.length(0) + " tokens in at most 4 windows");
+  }
+
+  /** A query's paraphrase ranks its source paragraph first among the bundled paragraphs. */
+  @Test
+  void paraphrasesFindTheirParagraph() {
+    List<SampleTexts.Paragraph> paragraphs = SampleTexts.paragraphs();
+    assertEquals(10, paragraphs.size());
+    TokenBatch documents = encoder.encode(paragraphs.stream().map(SampleTexts.Paragraph::text).toList());
+    List<String> titles = paragraphs.stream().map(SampleTexts.Paragraph::title).toList();
+    List<String> queries = titles.stream().map(Paraphrases.BY_TITLE::get).toList();
+    TopK top = maxSim.topK(encoder.encode(queries), documents, 3);
+    for (int i = 0; i < queries.size(); i++) {
+      assertEquals(titles.get(i), titles.get(top.indices()[i][0]),
+          "\"" + queries.get(i) + "\" ranked " + titles.get(top.indices()[i][0]) + " first (then "
+              + titles.get(top.indices()[i][1]) + ", " + titles.get(top.indices()[i][2]) + ")");
+    }
+  }
+}
