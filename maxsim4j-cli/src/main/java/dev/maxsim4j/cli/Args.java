@@ -6,12 +6,12 @@ import java.util.Map;
 import java.util.Set;
 
 /** {@code --name value} options and {@code --flag}s, checked against what a command accepts. */
-final class Args {
+public final class Args {
   private final String command;
   private final Map<String, String> values = new HashMap<>();
   private final Set<String> flags = new HashSet<>();
 
-  Args(String command, String[] argv, int from, Set<String> valueOptions, Set<String> flagOptions) {
+  public Args(String command, String[] argv, int from, Set<String> valueOptions, Set<String> flagOptions) {
     this.command = command;
     for (int i = from; i < argv.length; i++) {
       String a = argv[i];
@@ -28,11 +28,11 @@ final class Args {
     }
   }
 
-  String get(String name) {
+  public String get(String name) {
     return values.get(name);
   }
 
-  String require(String name) {
+  public String require(String name) {
     String v = values.get(name);
     if (v == null) {
       throw new UsageException(command + ": " + name + " is required");
@@ -40,15 +40,15 @@ final class Args {
     return v;
   }
 
-  String getOr(String name, String fallback) {
+  public String getOr(String name, String fallback) {
     return values.getOrDefault(name, fallback);
   }
 
-  boolean has(String flag) {
+  public boolean has(String flag) {
     return flags.contains(flag);
   }
 
-  int intValue(String name, int fallback, int min) {
+  public int intValue(String name, int fallback, int min) {
     String v = values.get(name);
     if (v == null) {
       return fallback;

@@ -4,21 +4,25 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
+import dev.maxsim4j.cli.text.TextDemo;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
- * {@code demo}: a synthetic corpus with planted topics, three queries, the ten best documents of each,
+ * {@code demo}: real text by default ({@link TextDemo}); with {@code --synthetic}, a synthetic corpus with planted topics, three queries, the ten best documents of each,
  * and how long it took. A document is a bag of tokens drawn mostly from its topic's "concept" vectors,
  * so MaxSim should rank the query's topic first: the demo prints the precision it reached.
  */
 final class DemoCommand {
   static final String USAGE = """
-      demo [--docs N] [--threads N] [--backend NAME]
-        Builds a synthetic corpus (N documents, 64-300 bf16 tokens of d=128), scores three queries
-        against it and prints each one's top 10.""";
+      demo [--backend NAME]
+        Search over the paragraphs that ship with maxsim4j: real text, token embeddings from
+        all-MiniLM-L6-v2 (ONNX Runtime), three questions, each one's best three paragraphs.
+      demo --synthetic [--docs N] [--threads N] [--backend NAME]
+        A synthetic corpus instead (N documents, 64-300 bf16 tokens of d=128, planted topics): three
+        queries, each one's top 10 and the precision reached.""";
 
   private static final int DIM = 128;
   private static final int TOPICS = 40;
@@ -27,7 +31,13 @@ final class DemoCommand {
   private DemoCommand() {}
 
   static int run(String[] argv, PrintStream out, PrintStream err) {
-    Args a = new Args("demo", argv, 1, Set.of("--docs", "--threads", "--backend"), Set.of());
+    Args a = new Args("demo", argv, 1, Set.of("--docs", "--threads", "--backend"), Set.of("--synthetic"));
+    if (!a.has("--synthetic")) {
+      if (a.get("--docs") != null || a.get("--threads") != null) {
+        throw new UsageException("demo: --docs and --threads belong to demo --synthetic");
+      }
+      return TextDemo.run(a.getOr("--backend", "auto"), out, err);
+    }
     int nDocs = a.intValue("--docs", 5_000, 1);
     SplittableRandom rnd = new SplittableRandom(2026);
     float[] concepts = new float[TOPICS * CONCEPTS * DIM];

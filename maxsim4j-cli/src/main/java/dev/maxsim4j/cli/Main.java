@@ -1,5 +1,9 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.cli.text.EncodeCommand;
+import dev.maxsim4j.cli.text.IndexCommand;
+import dev.maxsim4j.cli.text.RerankCommand;
+import dev.maxsim4j.cli.text.SearchCommand;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.AccessDeniedException;
@@ -15,7 +19,11 @@ public final class Main {
       usage: maxsim4j COMMAND [OPTIONS]
 
       commands:
-        demo    score a synthetic corpus and print ranked lists
+        demo    search the bundled paragraphs (real text; --synthetic: a synthetic corpus)
+        encode  texts -> token embeddings (.safetensors) with all-MiniLM-L6-v2 used token-wise
+        index   encode a folder of text files once, kept in FOLDER/.maxsim4j and reused
+        search  rank a folder's files against a query
+        rerank  order given candidate texts against a query
         score   MaxSim of query and document embeddings from .npy / .safetensors files
         bench   time the fused kernel against the naive grid path
         train-example  train a 384 -> 128 projection with the in-batch contrastive loss
@@ -34,16 +42,24 @@ public final class Main {
   public static int run(String[] args, PrintStream out, PrintStream err) {
     try {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
-        out.print(USAGE + "  " + DemoCommand.USAGE.replace("\n", "\n  ") + "\n\n  "
-            + ScoreCommand.USAGE.replace("\n", "\n  ") + "\n\n  " + BenchCommand.USAGE.replace("\n", "\n  ") + "\n");
+        StringBuilder help = new StringBuilder(USAGE);
+        for (String usage : new String[] {DemoCommand.USAGE, EncodeCommand.USAGE, IndexCommand.USAGE,
+            SearchCommand.USAGE, RerankCommand.USAGE, ScoreCommand.USAGE, BenchCommand.USAGE}) {
+          help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
+        }
+        out.print(help);
         return args.length == 0 ? 2 : 0;
       }
       return switch (args[0]) {
         case "score" -> ScoreCommand.run(args, out);
         case "bench" -> BenchCommand.run(args, out);
         case "demo" -> DemoCommand.run(args, out, err);
+        case "encode" -> EncodeCommand.run(args, out, err);
+        case "index" -> IndexCommand.run(args, out, err);
+        case "search" -> SearchCommand.run(args, out, err);
+        case "rerank" -> RerankCommand.run(args, out, err);
         case "train-example" -> TrainExample.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, score, bench, train-example or help");
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, encode, index, search, rerank, score, bench, train-example or help");
       };
     } catch (UsageException e) {
       return fail(err, e, e.getMessage(), 2);

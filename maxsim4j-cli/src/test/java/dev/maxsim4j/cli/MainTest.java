@@ -214,7 +214,7 @@ class MainTest {
         "\"fused_ms\"", "\"naive_ms\"", "\"gflops\""}) {
       assertTrue(json.contains(key), key + " in " + json);
     }
-    Result demo = run("demo", "--docs", "300");
+    Result demo = run("demo", "--synthetic", "--docs", "300");
     assertEquals(0, demo.status, demo.err);
     assertTrue(demo.out.contains("precision@10"), demo.out);
     assertTrue(demo.out.contains("relevant"), demo.out);

@@ -1,0 +1,122 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.langchain4j.SampleTexts;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.Locale;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real-text commands (encode, index, search, rerank, demo) on the bundled paragraphs. */
+class TextCommandsTest {
+  @TempDir Path dir;
+
+  record Result(int status, String out, String err) {}
+
+  private static Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** The bundled paragraphs as one file each, named after their title. */
+  private Path corpus() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("corpus"));
+    for (SampleTexts.Paragraph p : SampleTexts.paragraphs()) {
+      Files.writeString(folder.resolve(p.title().toLowerCase(Locale.ROOT).replace(' ', '-') + ".txt"), p.text());
+    }
+    return folder;
+  }
+
+  @Test
+  void indexIsReusedAndSearchFindsTheFile() throws IOException {
+    Path folder = corpus();
+    Result first = run("index", "--dir", folder.toString());
+    assertEquals(0, first.status, first.err);
+    assertTrue(first.out.contains("10 files (10 encoded, 0 reused)"), first.out);
+    Result again = run("index", "--dir", folder.toString());
+    assertTrue(again.out.contains("(0 encoded, 10 reused)"), again.out);
+    Path bees = folder.resolve("bees.txt");
+    Files.writeString(bees, Files.readString(bees) + " Drones do not forage.");
+    Files.setLastModifiedTime(bees, FileTime.fromMillis(Files.getLastModifiedTime(bees).toMillis() + 2000));
+    Files.writeString(folder.resolve("new.md"), "Sea otters hold hands while they sleep.");
+    Result changed = run("index", "--dir", folder.toString());
+    assertTrue(changed.out.contains("11 files (2 encoded, 9 reused)"), changed.out);
+
+    Result search = run("search", "--dir", folder.toString(), "--query", "how do honey bees share where food is",
+        "--k", "3");
+    assertEquals(0, search.status, search.err);
+    String firstHit = search.out.lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
+    assertTrue(firstHit.contains("bees.txt"), search.out);
+    Result otters = run("search", "--dir", folder.toString(), "--query", "otters sleeping", "--k", "1");
+    assertTrue(otters.out.contains("new.md"), otters.out);
+  }
+
+  @Test
+  void rerankOrdersCandidates() throws IOException {
+    Path candidates = dir.resolve("candidates.txt");
+    Files.writeString(candidates, "the moon pulls on the oceans\n\nbread leavened with a sour starter\nchess openings\n");
+    Result r = run("rerank", "--query", "what makes sourdough rise", "--candidates", candidates.toString());
+    assertEquals(0, r.status, r.err);
+    String firstHit = r.out.lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
+    assertTrue(firstHit.contains("sour starter") && firstHit.contains("  2  "), r.out);
+  }
+
+  @Test
+  void encodeWritesWhatScoreReads() throws IOException {
+    Path texts = dir.resolve("texts.txt");
+    Files.writeString(texts, "a short text\nand a somewhat longer second text with more words\n");
+    Path out = dir.resolve("e.safetensors");
+    Result r = run("encode", "--in", texts.toString(), "--out", out.toString(), "--dtype", "bf16");
+    assertEquals(0, r.status, r.err);
+    NdArray emb = SafeTensors.read(out, "embeddings");
+    NdArray mask = SafeTensors.read(out, "mask");
+    assertEquals(3, emb.rank());
+    assertEquals(384, emb.dim(2));
+    assertEquals(emb.dim(1), mask.dim(1));
+    assertTrue(mask.flags()[emb.dim(1) * 2 - 1], "the longer text fills its row");
+    assertTrue(!mask.flags()[emb.dim(1) - 1], "the short text is padded");
+    Result score = run("score", "--queries", out.toString(), "--queries-tensor", "embeddings", "--query-mask",
+        out.toString(), "--query-mask-tensor", "mask", "--docs", out.toString(), "--docs-tensor", "embeddings",
+        "--doc-mask", out.toString(), "--doc-mask-tensor", "mask", "--out", dir.resolve("s.npy").toString());
+    assertEquals(0, score.status, score.err);
+  }
+
+  @Test
+  void demoSearchesTheBundledParagraphs() {
+    Result demo = run("demo");
+    assertEquals(0, demo.status, demo.err);
+    assertTrue(demo.err.contains("encoding 10 paragraphs ... 10/10"), demo.err);
+    assertTrue(demo.out.contains("question: how do plants make sugar from light\n  1. Photosynthesis"), demo.out);
+  }
+
+  @Test
+  void badTextInputIsOneLine() throws IOException {
+    Path empty = Files.createDirectories(dir.resolve("empty"));
+    Result search = run("search", "--dir", empty.toString(), "--query", "anything");
+    assertEquals(1, search.status);
+    assertTrue(search.err.contains("holds no .txt or .md file"), search.err);
+    Result missing = run("index", "--dir", dir.resolve("nope").toString());
+    assertEquals(1, missing.status);
+    assertTrue(missing.err.contains("no such file"), missing.err);
+    Result dtype = run("encode", "--in", empty.toString(), "--out", "x", "--dtype", "f64");
+    assertEquals(2, dtype.status);
+    assertTrue(dtype.err.contains("expected f32 or bf16"), dtype.err);
+    Path blank = Files.writeString(dir.resolve("blank.txt"), "\n \n");
+    Result rerank = run("rerank", "--query", "q", "--candidates", blank.toString());
+    assertEquals(1, rerank.status);
+    assertTrue(rerank.err.contains("holds no candidate"), rerank.err);
+  }
+}
