@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.cli.plot.PlotCommand;
 import dev.maxsim4j.cli.text.EncodeCommand;
 import dev.maxsim4j.cli.text.IndexCommand;
 import dev.maxsim4j.cli.text.RerankCommand;
@@ -26,6 +27,7 @@ public final class Main {
         rerank  order given candidate texts against a query
         score   MaxSim of query and document embeddings from .npy / .safetensors files
         bench   time the fused kernel against the naive grid path
+        plot    SVG charts from the bench tools' JSON (for docs/benchmarks.md)
         train-example  train a 384 -> 128 projection with the in-batch contrastive loss
                 [--steps N] [--batch B] [--seed S] [--lr X] [--naive] [--backend NAME]
         help    this text
@@ -44,7 +46,7 @@ public final class Main {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
         for (String usage : new String[] {DemoCommand.USAGE, EncodeCommand.USAGE, IndexCommand.USAGE,
-            SearchCommand.USAGE, RerankCommand.USAGE, ScoreCommand.USAGE, BenchCommand.USAGE}) {
+            SearchCommand.USAGE, RerankCommand.USAGE, ScoreCommand.USAGE, BenchCommand.USAGE, PlotCommand.USAGE}) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
@@ -58,8 +60,9 @@ public final class Main {
         case "index" -> IndexCommand.run(args, out, err);
         case "search" -> SearchCommand.run(args, out, err);
         case "rerank" -> RerankCommand.run(args, out, err);
+        case "plot" -> PlotCommand.run(args, out);
         case "train-example" -> TrainExample.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, encode, index, search, rerank, score, bench, train-example or help");
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected demo, encode, index, search, rerank, score, bench, plot, train-example or help");
       };
     } catch (UsageException e) {
       return fail(err, e, e.getMessage(), 2);

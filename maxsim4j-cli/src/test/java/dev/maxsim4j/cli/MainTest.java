@@ -214,6 +214,13 @@ class MainTest {
         "\"fused_ms\"", "\"naive_ms\"", "\"gflops\""}) {
       assertTrue(json.contains(key), key + " in " + json);
     }
+    Result plot = run("plot", "speedup", "--in", p("b.json"), "--out", p("b.svg"));
+    assertEquals(0, plot.status, plot.err);
+    String svg = Files.readString(dir.resolve("b.svg"));
+    assertTrue(svg.startsWith("<svg") && svg.contains("1×20×8×30×16") && svg.contains("×</text>"), svg);
+    Result noTrain = run("plot", "memory", "--in", p("b.json"), "--out", p("m.svg"));
+    assertEquals(1, noTrain.status);
+    assertTrue(noTrain.err.contains("no B×B row with Lq = 48"), noTrain.err);
     Result demo = run("demo", "--synthetic", "--docs", "300");
     assertEquals(0, demo.status, demo.err);
     assertTrue(demo.out.contains("precision@10"), demo.out);

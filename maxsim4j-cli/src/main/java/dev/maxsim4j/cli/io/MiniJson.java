@@ -9,7 +9,7 @@ import java.util.Map;
  * Just enough JSON for safetensors headers: objects, arrays, strings, integers (as Long), other numbers
  * (as Double), true/false/null. Throws IllegalArgumentException with the position on bad input.
  */
-final class MiniJson {
+public final class MiniJson {
   private final String s;
   private int pos;
 
@@ -17,7 +17,7 @@ final class MiniJson {
     this.s = s;
   }
 
-  static Object parse(String text) {
+  public static Object parse(String text) {
     MiniJson p = new MiniJson(text);
     Object v = p.value();
     p.skipSpace();

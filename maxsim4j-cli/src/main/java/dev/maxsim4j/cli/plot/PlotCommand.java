@@ -1,0 +1,169 @@
+package dev.maxsim4j.cli.plot;
+
+import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.MiniJson;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code plot}: SVG charts from the benchmark JSON the bench commands write, for docs/benchmarks.md.
+ * {@code speedup}: fused vs naive per shape (from {@code bench --json}, CPU or GPU); {@code memory}: op memory
+ * against batch size, maxsim4j vs PyTorch eager (from {@code bench --train --json}).
+ */
+public final class PlotCommand {
+  public static final String USAGE = """
+      plot speedup --in BENCH.json --out CHART.svg [--title TEXT]
+      plot memory --in TRAIN.json --out CHART.svg [--lq 48] [--ld 300] [--title TEXT]
+        SVG charts from the JSON of bench --json (speedup of the fused kernel over the naive path, per
+        shape) and bench --train --json (peak op memory against batch size, maxsim4j vs eager).""";
+
+  private static final String FUSED = "#2f6db3";
+  private static final String NAIVE = "#c8553d";
+  private static final String GRID = "#dddddd";
+  private static final String INK = "#222222";
+
+  private PlotCommand() {}
+
+  public static int run(String[] argv, PrintStream out) throws IOException {
+    if (argv.length < 2 || !(argv[1].equals("speedup") || argv[1].equals("memory"))) {
+      throw new UsageException("plot: expected 'plot speedup' or 'plot memory' (see ./maxsim4j help)");
+    }
+    Args a = new Args("plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
+    Path in = Path.of(a.require("--in"));
+    Path target = Path.of(a.require("--out"));
+    List<Map<String, Object>> rows = rows(in);
+    String svg = argv[1].equals("speedup")
+        ? speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), in.getFileName().toString())
+        : memory(rows, a.intValue("--lq", 48, 1), a.intValue("--ld", 300, 1),
+            a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"), in.getFileName().toString());
+    Files.writeString(target, svg);
+    out.println("wrote " + target);
+    return 0;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<Map<String, Object>> rows(Path in) throws IOException {
+    Object parsed = MiniJson.parse(Files.readString(in));
+    if (!(parsed instanceof List<?> list) || list.isEmpty() || !(list.get(0) instanceof Map)) {
+      throw new IllegalArgumentException(in + " is not a JSON array of benchmark rows (bench --json writes one)");
+    }
+    return (List<Map<String, Object>>) list;
+  }
+
+  private static double number(Map<String, Object> row, String key) {
+    Object v = row.get(key);
+    return v instanceof Number n ? n.doubleValue() : Double.NaN;
+  }
+
+  private static String shape(Map<String, Object> row) {
+    List<?> s = (List<?>) row.get("shape");
+    StringBuilder b = new StringBuilder();
+    for (Object x : s) {
+      b.append(b.isEmpty() ? "" : "×").append(x);
+    }
+    return b.toString();
+  }
+
+  /** Horizontal bars: naive ms / fused ms per shape, with the ratio written at the end of each bar. */
+  static String speedup(List<Map<String, Object>> rows, String title, String source) {
+    List<String> labels = new ArrayList<>();
+    List<Double> values = new ArrayList<>();
+    for (Map<String, Object> r : rows) {
+      double ratio = number(r, "naive_ms") / number(r, "fused_ms");
+      if (Double.isFinite(ratio)) {
+        labels.add(shape(r));
+        values.add(ratio);
+      }
+    }
+    if (values.isEmpty()) {
+      throw new IllegalArgumentException("no row has both fused_ms and naive_ms");
+    }
+    int left = 190;
+    int barH = 18;
+    int top = 60;
+    int plotW = 460;
+    int height = top + labels.size() * (barH + 6) + 50;
+    double max = Math.ceil(values.stream().mapToDouble(Double::doubleValue).max().orElse(1) / 5) * 5;
+    Svg svg = new Svg(left + plotW + 70, height);
+    svg.text(12, 24, title, 16, "start", INK);
+    svg.text(12, 42, "speedup over naive (einsum grid + amax + sum); Nq×Nd×Lq×Ld×d; source: " + source, 11, "start",
+        "#555555");
+    for (double t = 0; t <= max; t += max / 5) {
+      double x = left + plotW * t / max;
+      svg.line(x, top - 4, x, height - 40, GRID, 1);
+      svg.text(x, height - 24, String.format(Locale.ROOT, "%.0f×", t), 11, "middle", INK);
+    }
+    for (int i = 0; i < labels.size(); i++) {
+      double y = top + i * (barH + 6);
+      double w = plotW * values.get(i) / max;
+      svg.text(left - 8, y + barH - 5, labels.get(i), 12, "end", INK);
+      svg.rect(left, y, w, barH, FUSED);
+      svg.text(left + w + 6, y + barH - 5, String.format(Locale.ROOT, "%.1f×", values.get(i)), 11, "start", INK);
+    }
+    return svg.toString();
+  }
+
+  /** Grouped bars on a log scale: maxsim4j op MiB vs eager peak MiB per batch size (B×B pairs). */
+  static String memory(List<Map<String, Object>> rows, int lq, int ld, String title, String source) {
+    List<Map<String, Object>> picked = new ArrayList<>();
+    for (Map<String, Object> r : rows) {
+      List<?> s = (List<?>) r.get("shape");
+      if (((Number) s.get(2)).intValue() == lq && ((Number) s.get(3)).intValue() == ld && s.get(0).equals(s.get(1))) {
+        picked.add(r);
+      }
+    }
+    if (picked.isEmpty()) {
+      throw new IllegalArgumentException("no B×B row with Lq = " + lq + " and Ld = " + ld);
+    }
+    int left = 100;
+    int top = 60;
+    int plotH = 260;
+    int group = 110;
+    int width = left + picked.size() * group + 40;
+    int height = top + plotH + 80;
+    double decades = 6; // 1 MiB .. 10^6 MiB
+    Svg svg = new Svg(Math.max(width, 680), height);
+    svg.text(12, 24, title, 16, "start", INK);
+    svg.text(12, 42, "B queries × B documents, Lq = " + lq + ", Ld = " + ld + ", d = 128, bf16; log scale; source: "
+        + source, 11, "start", "#555555");
+    for (int e = 0; e <= decades; e++) {
+      double y = top + plotH - plotH * e / decades;
+      svg.line(left, y, left + picked.size() * group, y, GRID, 1);
+      svg.text(left - 6, y + 4, String.format(Locale.ROOT, "%,.0f MiB", Math.pow(10, e)).replace(',', ' '), 10, "end",
+          INK);
+    }
+    for (int i = 0; i < picked.size(); i++) {
+      Map<String, Object> r = picked.get(i);
+      double x = left + i * group + 15;
+      double ours = number(r, "op_mib");
+      double eager = number(r, "eager_mib");
+      bar(svg, x, top, plotH, decades, ours, FUSED);
+      if (Double.isFinite(eager)) {
+        bar(svg, x + 40, top, plotH, decades, eager, NAIVE);
+      } else {
+        svg.text(x + 58, top + plotH - 8, "OOM", 12, "middle", NAIVE);
+      }
+      svg.text(x + 38, top + plotH + 18, "B = " + ((List<?>) r.get("shape")).get(0), 12, "middle", INK);
+    }
+    double ly = top + plotH + 44;
+    svg.rect(left, ly - 10, 12, 12, FUSED).text(left + 18, ly, "maxsim4j (allocator high-water mark)", 11, "start", INK);
+    svg.rect(left + 240, ly - 10, 12, 12, NAIVE).text(left + 258, ly, "PyTorch eager (max_memory_allocated)",
+        11, "start", INK);
+    return svg.toString();
+  }
+
+  private static void bar(Svg svg, double x, double top, double plotH, double decades, double mib, String fill) {
+    double h = plotH * Math.max(0, Math.log10(Math.max(mib, 1))) / decades;
+    svg.rect(x, top + plotH - h, 36, h, fill);
+    svg.text(x + 18, top + plotH - h - 4, mib >= 1024 ? String.format(Locale.ROOT, "%.1f GiB", mib / 1024)
+        : String.format(Locale.ROOT, "%.0f MiB", mib), 10, "middle", INK);
+  }
+}
