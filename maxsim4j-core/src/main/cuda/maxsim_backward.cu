@@ -2,6 +2,7 @@
 // similarity grid. score(p) = sum over valid query slots s of <Q[i,s], D[j, argmax(p,s)]>, so
 //   dQ[i,s] = sum over pairs p of query i of dScores[p] * D[j(p), argmax(p,s)]            (a gather)
 //   dD[j,t] = sum over pairs p of document j, slots s with argmax(p,s) == t of dScores[p] * Q[i(p),s]
+// The argmax is int32, or int16 (Index) when the forward saved it narrow (documents shorter than 32768).
 // argmax is -1 for masked query slots, slots past a query's length and empty documents: no gradient, so
 // masked tokens get exactly zero. Sums are fp32; the gradients are written in fp32 or in the input dtype
 // (`outType`: the input's dtype when the caller asks for it), laid out like the inputs' storage; the host zeroes both buffers first (storage slots
@@ -39,8 +40,8 @@ __device__ __forceinline__ int documentOf(int mode, int perQuery, int query, int
   return mode == ALL_PAIRS ? docOffset + c : query * perQuery + c;
 }
 
-template <typename T>
-__device__ void gatherQueryGradient(const T* __restrict__ d, Rows dRows, Rows qRows, const int* __restrict__ argmax,
+template <typename T, typename Index>
+__device__ void gatherQueryGradient(const T* __restrict__ d, Rows dRows, Rows qRows, const Index* __restrict__ argmax,
                                     int argmaxStride, const float* __restrict__ dScores, int mode, int perQuery,
                                     int dim, int query, int slot, void* dQ, int outType) {
   const int lane = threadIdx.x % 32;
@@ -70,8 +71,8 @@ __device__ void gatherQueryGradient(const T* __restrict__ d, Rows dRows, Rows qR
   }
 }
 
-template <typename T>
-__device__ void ownedDocumentGradient(const T* __restrict__ q, Rows qRows, Rows dRows, const int* __restrict__ argmax,
+template <typename T, typename Index>
+__device__ void ownedDocumentGradient(const T* __restrict__ q, Rows qRows, Rows dRows, const Index* __restrict__ argmax,
                                       int argmaxStride, const float* __restrict__ dScores, int mode, int perQuery,
                                       int queries, int dim, int doc, void* dD, int outType) {
   extern __shared__ float owned[];
@@ -110,8 +111,8 @@ __device__ void ownedDocumentGradient(const T* __restrict__ q, Rows qRows, Rows 
   }
 }
 
-template <typename T>
-__device__ void atomicDocumentGradient(const T* __restrict__ q, Rows qRows, Rows dRows, const int* __restrict__ argmax,
+template <typename T, typename Index>
+__device__ void atomicDocumentGradient(const T* __restrict__ q, Rows qRows, Rows dRows, const Index* __restrict__ argmax,
                                        int argmaxStride, const float* __restrict__ dScores, int mode, int perQuery,
                                        int dim, long long pair, int slot, float* __restrict__ dD) {
   const int lane = threadIdx.x % 32;
@@ -130,38 +131,41 @@ __device__ void atomicDocumentGradient(const T* __restrict__ q, Rows qRows, Rows
 
 using namespace maxsim4j;
 
-// Entry points per input dtype. Parameters: queries and documents as in maxsim_forward_*, the saved argmax
-// ([pairs][argmaxStride]), dScores ([pairs]), the pair mapping (mode, perQuery), the output and whether it
-// is in the input type (outType) or fp32.
-#define MAXSIM_BACKWARD_ENTRIES(SUFFIX, T)                                                                    \
+// Entry points per input dtype and argmax width (_a16: int16). Parameters: queries and documents as in
+// maxsim_forward_*, the saved argmax ([pairs][argmaxStride]), dScores ([pairs]), the pair mapping (mode,
+// perQuery), the output and whether it is in the input type (outType) or fp32.
+#define MAXSIM_BACKWARD_ENTRIES(SUFFIX, T, Index)                                                             \
   /* grid (queries, ceil(maxQueryLength / BACKWARD_WARPS)), BACKWARD_WARPS warps */                         \
   extern "C" __global__ void __launch_bounds__(BACKWARD_WARPS * 32) maxsim_backward_dq_##SUFFIX(             \
       const T* d, const int* dStart, const int* dLength, const int* qStart, const int* qLength,             \
-      const int* argmax, int argmaxStride, const float* dScores, int mode, int perQuery, int dim, void* dQ,   \
-      int outType) {                                                                                     \
-    gatherQueryGradient<T>(d, Rows{dStart, dLength, nullptr}, Rows{qStart, qLength, nullptr}, argmax,       \
-                           argmaxStride, dScores, mode, perQuery, dim, blockIdx.x,                          \
-                           blockIdx.y * BACKWARD_WARPS + threadIdx.x / 32, dQ, outType);            \
-  }                                                                                                        \
+      const Index* argmax, int argmaxStride, const float* dScores, int mode, int perQuery, int dim, void* dQ, \
+      int outType) {                                                                                        \
+    gatherQueryGradient<T, Index>(d, Rows{dStart, dLength, nullptr}, Rows{qStart, qLength, nullptr}, argmax, \
+                                  argmaxStride, dScores, mode, perQuery, dim, blockIdx.x,                   \
+                                  blockIdx.y * BACKWARD_WARPS + threadIdx.x / 32, dQ, outType);             \
+  }                                                                                                         \
   /* grid (documents, ceil(maxDocumentLength / (OWNED_WARPS * tokens))), OWNED_WARPS warps, */              \
-  /* OWNED_WARPS * tokens * dim * 4 bytes of dynamic shared memory */                                      \
+  /* OWNED_WARPS * tokens * dim * 4 bytes of dynamic shared memory */                                       \
   extern "C" __global__ void __launch_bounds__(OWNED_WARPS * 32) maxsim_backward_dd_owned_##SUFFIX(          \
       const T* q, const int* qStart, const int* qLength, const int* dStart, const int* dLength,             \
-      const int* argmax, int argmaxStride, const float* dScores, int mode, int perQuery, int queries, int dim, \
-      void* dD, int outType) {                                                                           \
-    ownedDocumentGradient<T>(q, Rows{qStart, qLength, nullptr}, Rows{dStart, dLength, nullptr}, argmax,     \
-                             argmaxStride, dScores, mode, perQuery, queries, dim, blockIdx.x, dD,           \
-                             outType);                                                             \
-  }                                                                                                        \
+      const Index* argmax, int argmaxStride, const float* dScores, int mode, int perQuery, int queries,      \
+      int dim, void* dD, int outType) {                                                                     \
+    ownedDocumentGradient<T, Index>(q, Rows{qStart, qLength, nullptr}, Rows{dStart, dLength, nullptr},       \
+                                    argmax, argmaxStride, dScores, mode, perQuery, queries, dim, blockIdx.x, \
+                                    dD, outType);                                                           \
+  }                                                                                                         \
   /* grid (pairs, ceil(argmaxStride / BACKWARD_WARPS)), BACKWARD_WARPS warps */                             \
   extern "C" __global__ void __launch_bounds__(BACKWARD_WARPS * 32) maxsim_backward_dd_atomic_##SUFFIX(      \
       const T* q, const int* qStart, const int* qLength, const int* dStart, const int* dLength,             \
-      const int* argmax, int argmaxStride, const float* dScores, int mode, int perQuery, int dim, float* dD) { \
-    atomicDocumentGradient<T>(q, Rows{qStart, qLength, nullptr}, Rows{dStart, dLength, nullptr}, argmax,    \
-                              argmaxStride, dScores, mode, perQuery, dim, blockIdx.x,                       \
-                              blockIdx.y * BACKWARD_WARPS + threadIdx.x / 32, dD);                         \
+      const Index* argmax, int argmaxStride, const float* dScores, int mode, int perQuery, int dim,          \
+      float* dD) {                                                                                          \
+    atomicDocumentGradient<T, Index>(q, Rows{qStart, qLength, nullptr}, Rows{dStart, dLength, nullptr},      \
+                                     argmax, argmaxStride, dScores, mode, perQuery, dim, blockIdx.x,        \
+                                     blockIdx.y * BACKWARD_WARPS + threadIdx.x / 32, dD);                   \
   }
 
-MAXSIM_BACKWARD_ENTRIES(f32, float)
-MAXSIM_BACKWARD_ENTRIES(f16, __half)
-MAXSIM_BACKWARD_ENTRIES(bf16, __nv_bfloat16)
+MAXSIM_BACKWARD_ENTRIES(f32, float, int)
+MAXSIM_BACKWARD_ENTRIES(f16, __half, int)
+MAXSIM_BACKWARD_ENTRIES(bf16, __nv_bfloat16, int)
+MAXSIM_BACKWARD_ENTRIES(a16_f16, __half, int16_t)
+MAXSIM_BACKWARD_ENTRIES(a16_bf16, __nv_bfloat16, int16_t)

@@ -88,10 +88,11 @@ __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCur
   }
 }
 
-template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX>
+// Index: the argmax element type, int (int32) or int16_t (documents shorter than 32768); unused without ARGMAX.
+template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index>
 __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                               const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
-                              long long pairs, float* scores, int* argmax, int argmaxStride) {
+                              long long pairs, float* scores, Index* argmax, int argmaxStride) {
   constexpr int STAGES = RING / (NT * CHUNKS * 512);
   static_assert(STAGES >= 2, "the ring holds at least two tiles");
   __shared__ __align__(16) uint8_t rings[STREAM_WARPS][RING];
@@ -231,7 +232,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       if (ARGMAX) {
         const int i = m == 0 ? (h == 0 ? rowArgmax[0][0] : rowArgmax[0][1])
                              : (h == 0 ? rowArgmax[1][0] : rowArgmax[1][1]);
-        argmax[pair * argmaxStride + lane] = valid ? i : -1;
+        argmax[pair * argmaxStride + lane] = (Index)(valid ? i : -1);
       }
     }
     for (int offset = 16; offset > 0; offset /= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
@@ -245,24 +246,27 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
 using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_*; pairs is the launch's pair count, split into one contiguous run per
-// warp of the grid. Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax]_{type}, CHUNKS =
+// warp of the grid. Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax|_argmax16]_{type}, CHUNKS =
 // ceil(d / 32). Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: by an
 // A/B on the H200 (docs/benchmarks.md, v12) two n-tiles per step paid 22% on 1x1000x32x2048x48 and 2-4%
 // elsewhere; at c4 they need more than the 128 registers 4 blocks per SM allow (spills). Variants kept
 // for A/B runs: c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for
 // 1x4000x32x2048x48, 19% slower).
-#define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, NAME)                                                 \
+#define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, NAME)                                          \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
-      int docOffset, long long pairs, float* scores, int* argmax, int argmaxStride) {                           \
-    forwardStream<T, CHUNKS, NT, RING, ARGMAX>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, \
-                                               dValid, dim, mode, perQuery, docOffset, pairs, scores, argmax,     \
-                                               argmaxStride);                                                    \
+      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride) {                          \
+    forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index>(q, Rows{qStart, qLength, qMask}, d,                       \
+                                                      Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, \
+                                                      docOffset, pairs, scores, static_cast<Index*>(argmax),     \
+                                                      argmaxStride);                                             \
   }
-#define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                 \
-  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, false, maxsim_forward_stream_c##CHUNKS##VARIANT##_##SUFFIX)             \
-  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax_##SUFFIX)
+// inference, argmax int32 (_argmax), argmax int16 (_argmax16)
+#define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                    \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, false, int, maxsim_forward_stream_c##CHUNKS##VARIANT##_##SUFFIX)            \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int, maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax_##SUFFIX)      \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int16_t, maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax16_##SUFFIX)
 #define MAXSIM_STREAM_TYPE(T, SUFFIX)                                       \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 1, 1, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \

@@ -140,6 +140,55 @@ class CudaTrainingTest {
     }
   }
 
+  /**
+   * Steps that run the streaming forward keep the argmax in int16: half the buffer, and the same step bit
+   * for bit as with int32 ("wide"), all pairs and candidates, bf16 and fp16, ragged and empty documents.
+   */
+  @Test
+  void narrowArgmaxStepsEqualWideOnesBitwise() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+      TokenBatch q = r.padded(type, 24, 32, 64, 1);
+      TokenBatch d = r.packed(type, 960, 0, 70, 64, true); // 24 x 960 pairs: the streaming kernel
+      float[][] teacher = new float[24][40];
+      for (float[] row : teacher) {
+        for (int c = 0; c < row.length; c++) {
+          row[c] = (float) r.rnd.nextGaussian() * 3;
+        }
+      }
+      String where = r + " " + type;
+      System.setProperty("maxsim4j.cuda.variant", "wide");
+      MaxSim wide;
+      try {
+        wide = MaxSim.builder().backend("cuda").build();
+      } finally {
+        System.clearProperty("maxsim4j.cuda.variant");
+      }
+      try (wide; MaxSim narrow = MaxSim.builder().backend("cuda").build()) {
+        Loss contrastive = Loss.contrastive(positivesOf(r, 24, 960), 0.5f);
+        TrainingStep n = narrow.lossAllPairs(q, d, contrastive);
+        long stride = 32;
+        assertEquals(2L * 24 * 960 * stride, ((CudaBackend) narrow.backend()).scratchBytes("argmax"),
+            where + ": int16 argmax");
+        TrainingStep w = wide.lossAllPairs(q, d, contrastive);
+        assertEquals(4L * 24 * 960 * stride, ((CudaBackend) wide.backend()).scratchBytes("argmax"), where + ": int32");
+        assertSameStep(w, n, where + " all pairs");
+        check(n, narrow.scoresForTraining(q, d), contrastive, where + " all pairs vs definition");
+        Loss kl = Loss.klDistillation(teacher, 2f);
+        assertSameStep(wide.lossCandidates(q, d, 40, kl), narrow.lossCandidates(q, d, 40, kl), where + " candidates");
+      }
+    }
+  }
+
+  private static void assertSameStep(TrainingStep expected, TrainingStep got, String where) {
+    assertEquals(expected.loss(), got.loss(), 0.0, where + " loss");
+    assertArrayEquals(expected.scores(), got.scores(), where + " scores");
+    assertArrayEquals(expected.gradients().queries().toFloatArray(), got.gradients().queries().toFloatArray(),
+        where + " dQ");
+    assertArrayEquals(expected.gradients().documents().toFloatArray(), got.gradients().documents().toFloatArray(),
+        where + " dD");
+  }
+
   private static int[] positivesOf(RandomBatches r, int rows, int columns) {
     int[] p = new int[rows];
     for (int i = 0; i < rows; i++) {

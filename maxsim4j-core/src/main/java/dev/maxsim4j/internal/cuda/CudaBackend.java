@@ -259,10 +259,17 @@ public final class CudaBackend implements Backend {
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
-    // bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu)
-    boolean tensorCores = q.dtype() == d.dtype() && q.dim() % 8 == 0
-        && (q.dtype() == DType.BFLOAT16 && device.major >= 8
-            || q.dtype() == DType.FLOAT16 && (device.major > 7 || device.major == 7 && device.minor >= 5));
+    launchForward(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries,
+        false);
+  }
+
+  /** As above; {@code argmax16}: the argmax is int16 (only where {@link #narrowArgmax} said so). */
+  private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
+    boolean tensorCores = tensorCores(q, d);
+    if (argmax16 && !(tensorCores && streamPays(pairs, maxQueryLength, chunks(q)))) {
+      throw new IllegalStateException("an int16 argmax needs the streaming kernel");
+    }
     if (!tensorCores) {
       String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
       setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
@@ -270,9 +277,9 @@ public final class CudaBackend implements Backend {
       Driver.launch(device.function(FORWARD, kernel), kernel, pairs, 1, THREADS, 0, device.stream, paramPointers);
       return;
     }
-    int chunks = (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
+    int chunks = chunks(q);
     if (streamPays(pairs, maxQueryLength, chunks)) {
-      launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks);
+      launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks, argmax16);
       return;
     }
     String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
@@ -325,6 +332,27 @@ public final class CudaBackend implements Backend {
     }
   }
 
+  /** bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu). */
+  private boolean tensorCores(DeviceTokens q, DeviceTokens d) {
+    return q.dtype() == d.dtype() && q.dim() % 8 == 0
+        && (q.dtype() == DType.BFLOAT16 && device.major >= 8
+            || q.dtype() == DType.FLOAT16 && (device.major > 7 || device.major == 7 && device.minor >= 5));
+  }
+
+  private static int chunks(DeviceTokens q) {
+    return (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
+  }
+
+  /**
+   * Whether a device-only training step keeps its argmax in int16: the streaming kernel runs the forward
+   * (the one forward with an int16 variant) and every document is shorter than 32768 tokens. Half the
+   * argmax memory (256x256x32x300: 8 -> 4 MiB of the op's 29.3). The property value "wide" keeps int32.
+   */
+  private boolean narrowArgmax(DeviceTokens q, DeviceTokens d, int pairs, int maxQueryLength) {
+    return tensorCores(q, d) && streamPays(pairs, maxQueryLength, chunks(q)) && d.maxLength() < Short.MAX_VALUE
+        && !"wide".equals(forcedVariant);
+  }
+
   /**
    * The warp-per-pair streaming kernel (maxsim_forward_stream.cu, sm_80+) takes every launch it applies to
    * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM.
@@ -337,7 +365,7 @@ public final class CudaBackend implements Backend {
     if (maxQueryLength > 32 || chunks > STREAM_MAX_CHUNKS || device.major < 8) {
       return false;
     }
-    if (forcedVariant != null) {
+    if (forcedVariant != null && !forcedVariant.equals("wide")) {
       return forcedVariant.startsWith("stream");
     }
     return pairs >= (long) STREAM_MIN_PAIRS_PER_SM * device.multiprocessors;
@@ -345,7 +373,7 @@ public final class CudaBackend implements Backend {
 
   /** One warp per pair, the grid sized to the warps the GPU holds at once, each warp a run of pairs. */
   private void launchStream(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int chunks) {
+      long scores, long argmax, int argmaxStride, int chunks, boolean argmax16) {
     // A/B variants for d in (32, 64] and (96, 128]: "stream_n1" / "stream_n2" (n-tiles per step; n1 exists
     // for c2, n2 for c4), "stream_r6" (6 KB ring)
     String variant = switch (forcedVariant == null ? "" : forcedVariant) {
@@ -354,7 +382,8 @@ public final class CudaBackend implements Backend {
       case "stream_r6" -> chunks % 2 == 0 ? "_r6" : "";
       default -> "";
     };
-    String kernel = FORWARD + "_stream_c" + chunks + variant + (argmax != 0 ? "_argmax_" : "_") + suffix(q.dtype());
+    String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
+    String kernel = FORWARD + "_stream_c" + chunks + variant + saved + suffix(q.dtype());
     MemorySegment fn = device.function(FORWARD_STREAM, kernel);
     long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS) * device.multiprocessors * 4;
     int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
@@ -533,12 +562,13 @@ public final class CudaBackend implements Backend {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch("scores", 4L * pairs);
-    long argmax = device.scratch("argmax", Math.max(4, 4L * pairs * stride));
+    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), pairs, problem.queries().maxRowLength);
+    long argmax = device.scratch("argmax", Math.max(4, (argmax16 ? 2L : 4L) * pairs * stride));
     long dScores = device.scratch("dscores", 4L * pairs);
     launchForward(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
-        problem.queries().maxRowLength, problem.queries().rows);
+        problem.queries().maxRowLength, problem.queries().rows, argmax16);
     Driver.fill32(dScores, Float.floatToRawIntBits(1f), pairs, device.stream);
-    launchBackward(problem, in, argmax, dScores, deterministic, qType, dType);
+    launchBackward(problem, in, argmax, argmax16, dScores, deterministic, qType, dType);
   }
 
   // ------------------------------------------------------------------ top-k
@@ -672,7 +702,8 @@ public final class CudaBackend implements Backend {
       MemorySegment.copy(dScores, 0, pinned, JAVA_FLOAT, argmaxBytes, dScores.length);
       Driver.copyToDevice(argmaxDevice, pinned, argmaxBytes, device.stream);
       Driver.copyToDevice(dScoresDevice, pinned.asSlice(argmaxBytes), dScoresBytes, device.stream);
-      long[] grads = launchBackward(problem, in, argmaxDevice, dScoresDevice, deterministic, DType.FLOAT32, DType.FLOAT32);
+      long[] grads = launchBackward(problem, in, argmaxDevice, false, dScoresDevice, deterministic, DType.FLOAT32,
+          DType.FLOAT32);
       MemorySegment out = pinned.asSlice(argmaxBytes + dScoresBytes);
       Driver.copyToHost(out, grads[0], dq, device.stream);
       Driver.copyToHost(out.asSlice(DeviceTokens.align(dq)), grads[1], dd, device.stream);
@@ -689,8 +720,8 @@ public final class CudaBackend implements Backend {
    * dQ and dD into zeroed scratch ("grad-queries", "grad-documents"), in the given storage types; returns
    * their device pointers. dQ by gather; dD owned (deterministic) or atomic (fp32 only).
    */
-  private long[] launchBackward(Problem problem, Staged in, long argmax, long dScores, boolean deterministic,
-      DType queryGradType, DType documentGradType) {
+  private long[] launchBackward(Problem problem, Staged in, long argmax, boolean argmax16, long dScores,
+      boolean deterministic, DType queryGradType, DType documentGradType) {
     Tokens qt = problem.queries();
     Tokens dt = problem.documents();
     DeviceTokens q = in.queries();
@@ -712,19 +743,20 @@ public final class CudaBackend implements Backend {
     Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
     Driver.fill32(dD, 0, (ddBytes + 3) / 4, device.stream);
     if (qt.rows > 0 && stride > 0) {
-      String dqKernel = "maxsim_backward_dq_" + suffix(d.dtype());
+      String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
+      String dqKernel = "maxsim_backward_dq_" + width + suffix(d.dtype());
       setParams(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
           perQuery, dim, dQ, gradientType(queryGradType));
       Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
           (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, paramPointers);
       if (atomic) {
-        String kernel = "maxsim_backward_dd_atomic_" + suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_atomic_" + width + suffix(q.dtype());
         setParams(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
             perQuery, dim, dD);
         Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
             (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, paramPointers);
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
-        String kernel = "maxsim_backward_dd_owned_" + suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_owned_" + width + suffix(q.dtype());
         int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
         int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
         setParams(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
@@ -822,13 +854,15 @@ public final class CudaBackend implements Backend {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch("scores", 4L * pairs);
-    long argmax = device.scratch("argmax", Math.max(4, 4L * pairs * stride));
+    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), pairs, q.maxRowLength);
+    long argmaxBytes = (argmax16 ? 2L : 4L) * pairs * stride;
+    long argmax = device.scratch("argmax", Math.max(4, argmaxBytes));
     long rowLoss = device.scratch("loss-rows", 4L * rows);
     long dScores = device.scratch("dscores", 4L * pairs);
     Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
-    Driver.fill32(argmax, POISON_ARGMAX, (long) pairs * stride, device.stream);
+    Driver.fill32(argmax, POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
     launchForward(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1, columns, 0, pairs,
-        scores, argmax, stride, q.maxRowLength, rows);
+        scores, argmax, stride, q.maxRowLength, rows, argmax16);
     String kernel;
     switch (loss) {
       case dev.maxsim4j.Loss.Contrastive c -> {
@@ -848,7 +882,8 @@ public final class CudaBackend implements Backend {
     boolean perRowBlock = !(loss instanceof dev.maxsim4j.Loss.MarginMse);
     Driver.launch(device.function(LOSS, kernel), kernel, perRowBlock ? rows : (rows + 255) / 256, 1, 256, 0,
         device.stream, paramPointers);
-    long[] grads = launchBackward(problem, in, argmax, dScores, deterministic, queryGradType, documentGradType);
+    long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, queryGradType,
+        documentGradType);
     return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
   }
 
