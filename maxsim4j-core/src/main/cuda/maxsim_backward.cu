@@ -8,7 +8,8 @@
 // (`outType`: the input's dtype when the caller asks for it), laid out like the inputs' storage; the host zeroes both buffers first (storage slots
 // outside every row stay zero). The atomic variant accumulates in fp32 only.
 //
-// dQ: one warp per query slot, the query's pairs in order: deterministic, no atomics.
+// dQ: one warp per query slot, the query's pairs in order (loads run ahead, the sum does not): deterministic,
+//   no atomics.
 // dD, deterministic ("owned"): one warp owns TOKENS consecutive tokens of one document and accumulates
 //   their rows in its own shared memory; it scans every (pair, slot) of its document in a fixed order
 //   (query, then slot) and adds the contributions that land in its tokens. The order of the sum is fixed,
@@ -40,6 +41,11 @@ __device__ __forceinline__ int documentOf(int mode, int perQuery, int query, int
   return mode == ALL_PAIRS ? docOffset + c : query * perQuery + c;
 }
 
+// dQ gather. The pairs of the query are taken in order (the fixed order of the sum), but their loads are
+// not serialised: each lane first fetches one pair's (argmax, weight, row) for 32 pairs at once, then the
+// rows of GATHER_AHEAD pairs are loaded before any is accumulated.
+constexpr int GATHER_AHEAD = 8;
+
 template <typename T, typename Index>
 __device__ void gatherQueryGradient(const T* __restrict__ d, Rows dRows, Rows qRows, const Index* __restrict__ argmax,
                                     int argmaxStride, const float* __restrict__ dScores, int mode, int perQuery,
@@ -50,17 +56,43 @@ __device__ void gatherQueryGradient(const T* __restrict__ d, Rows dRows, Rows qR
   const size_t out = (size_t)(qRows.rowStart[query] + slot) * dim;
   for (int k0 = 0; k0 < dim; k0 += 128) {  // 4 elements per lane per round
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int c = 0; c < perQuery; c++) {
-      long long pair = (long long)query * perQuery + c;
-      int a = argmax[pair * argmaxStride + slot];
-      if (a < 0) continue;
-      float w = dScores[pair];
-      int doc = documentOf(mode, perQuery, query, c, 0);
-      const T* row = d + (size_t)(dRows.rowStart[doc] + a) * dim;
+    for (int c0 = 0; c0 < perQuery; c0 += 32) {
+      // lane j: pair c0 + j's winning document row (-1: no gradient) and weight
+      const int n = min(32, perQuery - c0);
+      long long row = -1;
+      float w = 0.f;
+      if (lane < n) {
+        const long long pair = (long long)query * perQuery + c0 + lane;
+        const int a = argmax[pair * argmaxStride + slot];
+        if (a >= 0) {
+          w = dScores[pair];
+          row = (long long)dRows.rowStart[documentOf(mode, perQuery, query, c0 + lane, 0)] + a;
+        }
+      }
+      for (int j0 = 0; j0 < n; j0 += GATHER_AHEAD) {
+        float x[GATHER_AHEAD][4];
+        float wj[GATHER_AHEAD];
+        bool present[GATHER_AHEAD];
 #pragma unroll
-      for (int v = 0; v < 4; v++) {
-        int k = k0 + 32 * v + lane;
-        if (k < dim) acc[v] += w * widen(row[k]);
+        for (int u = 0; u < GATHER_AHEAD; u++) {  // loads first ...
+          const int j = j0 + u;
+          const long long r = __shfl_sync(0xffffffffu, row, j & 31);
+          wj[u] = __shfl_sync(0xffffffffu, w, j & 31);
+          present[u] = j < n && r >= 0;
+          const T* src = d + (size_t)(present[u] ? r : 0) * dim;
+#pragma unroll
+          for (int v = 0; v < 4; v++) {
+            const int k = k0 + 32 * v + lane;
+            x[u][v] = present[u] && k < dim ? widen(src[k]) : 0.f;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < GATHER_AHEAD; u++) {  // ... then the sum, pair by pair in order
+          if (present[u]) {
+#pragma unroll
+            for (int v = 0; v < 4; v++) acc[v] += wj[u] * x[u][v];
+          }
+        }
       }
     }
 #pragma unroll
