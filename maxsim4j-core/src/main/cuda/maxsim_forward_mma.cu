@@ -160,11 +160,7 @@ __device__ __forceinline__ void quadMergeToShared(const float (&best)[MT][2], co
     for (int h = 0; h < 2; h++) {
       float v = best[m][h];
       int i = bestIndex[m][h];
-      for (int offset = 1; offset < 4; offset *= 2) {
-        float ov = __shfl_xor_sync(0xffffffffu, v, offset);
-        int oi = __shfl_xor_sync(0xffffffffu, i, offset);
-        maxMerge(v, i, ov, oi);
-      }
+      quadMerge(v, i);
       if (tig == 0) {
         mergeBest[warp][m * 16 + g + 8 * h] = v;
         mergeIndex[warp][m * 16 + g + 8 * h] = i;
@@ -243,11 +239,7 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
 
     float best[MT][2];
     int bestIndex[MT][2];
-#pragma unroll
-    for (int m = 0; m < MT; m++) {
-      best[m][0] = best[m][1] = -INFINITY;
-      bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
-    }
+    resetRunningMax(best, bestIndex);
     scanDocument<T, MT, REG_CHUNKS, NT, PIPELINED>(best, bestIndex, regFrag, queryFrag, d, dRows, dStart, tBegin, tEnd,
                                                    dim, chunks, mActive);
     quadMergeToShared<MT>(best, bestIndex, mergeBest, mergeIndex);
@@ -346,11 +338,7 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   __syncthreads();
   float best[8][2];
   int bestIndex[8][2];
-#pragma unroll
-  for (int m = 0; m < 8; m++) {
-    best[m][0] = best[m][1] = -INFINITY;
-    bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
-  }
+  resetRunningMax(best, bestIndex);
   const uint4 noRegisters[1][1][2] = {};
   scanDocument<T, 8, 0, 2, false>(best, bestIndex, noRegisters, queryFrag, d, dRows, dStart, tBegin, tEnd, dim, chunks,
                                   8);

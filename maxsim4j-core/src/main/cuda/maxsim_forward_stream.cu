@@ -150,11 +150,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
 
     float best[2][2];
     int bestIndex[2][2];
-#pragma unroll
-    for (int m = 0; m < 2; m++) {
-      best[m][0] = best[m][1] = -INFINITY;
-      bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
-    }
+    resetRunningMax(best, bestIndex);
     // document scan: each step tops the ring up by one tile, waits for the oldest, multiplies it
     for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
       produce();
@@ -210,14 +206,10 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       for (int h = 0; h < 2; h++) {
         float v = best[m][h];
         int i = bestIndex[m][h];
-        for (int offset = 1; offset < 4; offset *= 2) {
-          float ov = __shfl_xor_sync(0xffffffffu, v, offset);
-          if constexpr (ARGMAX) {
-            int oi = __shfl_xor_sync(0xffffffffu, i, offset);
-            maxMerge(v, i, ov, oi);
-          } else {
-            v = maxKeepNaN(v, ov);
-          }
+        if constexpr (ARGMAX) {
+          quadMerge(v, i);
+        } else {
+          for (int offset = 1; offset < 4; offset *= 2) v = maxKeepNaN(v, __shfl_xor_sync(0xffffffffu, v, offset));
         }
         rowMax[m][h] = __shfl_sync(0xffffffffu, v, 4 * (lane % 8));
         rowArgmax[m][h] = ARGMAX ? __shfl_sync(0xffffffffu, i, 4 * (lane % 8)) : 0;

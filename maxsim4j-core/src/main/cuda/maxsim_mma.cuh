@@ -88,6 +88,26 @@ __device__ __forceinline__ void onlineMax(float (&best)[MT][2], int (&bestIndex)
   }
 }
 
+// A row's (max, argmax) across the quad (the 4 lanes that hold the row for different tokens): afterwards
+// every lane of the quad has the row's winner (larger value, NaN first, lower index on ties).
+__device__ __forceinline__ void quadMerge(float& v, int& i) {
+  for (int offset = 1; offset < 4; offset *= 2) {
+    float ov = __shfl_xor_sync(0xffffffffu, v, offset);
+    int oi = __shfl_xor_sync(0xffffffffu, i, offset);
+    maxMerge(v, i, ov, oi);
+  }
+}
+
+// The running (max, argmax) of every row a thread holds, before the first document tile: -inf, no token.
+template <int MT>
+__device__ __forceinline__ void resetRunningMax(float (&best)[MT][2], int (&bestIndex)[MT][2]) {
+#pragma unroll
+  for (int m = 0; m < MT; m++) {
+    best[m][0] = best[m][1] = -INFINITY;
+    bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
+  }
+}
+
 template <int MT, int NT>
 __device__ __forceinline__ void clear(float (&acc)[MT][NT][4]) {
 #pragma unroll

@@ -8,32 +8,15 @@ import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.rag.content.Content;
 import dev.langchain4j.rag.content.aggregator.ReRankingContentAggregator;
 import dev.langchain4j.rag.query.Query;
-import dev.maxsim4j.MaxSim;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The scoring model through LangChain4j's own reranking step (ReRankingContentAggregator). */
-class MaxSimScoringModelTest {
-  private static MiniLmTokenEncoder encoder;
-  private static MaxSim maxSim;
-
-  @BeforeAll
-  static void load() {
-    encoder = MiniLmTokenEncoder.load();
-    maxSim = MaxSim.builder().backend("cpu").threads(2).build();
-  }
-
-  @AfterAll
-  static void close() {
-    maxSim.close();
-    encoder.close();
-  }
+class MaxSimScoringModelTest extends WithModel {
 
   @Test
   void langChain4jRerankingPutsTheSourceParagraphFirst() {

@@ -8,26 +8,10 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Real text through all-MiniLM-L6-v2 token by token, then MaxSim. */
-class MiniLmTokenEncoderTest {
-  private static MiniLmTokenEncoder encoder;
-  private static MaxSim maxSim;
-
-  @BeforeAll
-  static void load() {
-    encoder = MiniLmTokenEncoder.load();
-    maxSim = MaxSim.builder().backend("cpu").threads(2).build();
-  }
-
-  @AfterAll
-  static void close() {
-    maxSim.close();
-    encoder.close();
-  }
+class MiniLmTokenEncoderTest extends WithModel {
 
   @Test
   void tokensAreUnitVectorsOfWordPiecesPlusClsAndSep() {
