@@ -31,6 +31,8 @@ public final class Tokens {
   public final int[] validCount;
   public final int maxRowLength;
   public final int maxValidCount;
+  /** Whether the rows cover every stored token (packed, or padded with every row full): no padding slots. */
+  public final boolean rowsCoverStorage;
 
   public final float[] f32;
   public final short[] s16;
@@ -52,7 +54,9 @@ public final class Tokens {
     this.validCount = new int[rows];
     int maxLen = 0;
     int maxValid = 0;
+    long covered = 0;
     for (int i = 0; i < rows; i++) {
+      covered += rowLength[i];
       int count = 0;
       if (mask == null) {
         count = rowLength[i];
@@ -69,6 +73,7 @@ public final class Tokens {
     }
     this.maxRowLength = maxLen;
     this.maxValidCount = maxValid;
+    this.rowsCoverStorage = covered == storedTokens;
   }
 
   public boolean isPacked() {

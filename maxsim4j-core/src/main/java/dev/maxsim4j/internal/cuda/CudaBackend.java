@@ -740,8 +740,16 @@ public final class CudaBackend implements Backend {
     long ddBytes = (long) dt.storedTokens * dim * ddType.byteSize();
     long dQ = device.scratch("grad-queries", dqBytes);
     long dD = device.scratch("grad-documents", ddBytes);
-    Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
-    Driver.fill32(dD, 0, (ddBytes + 3) / 4, device.stream);
+    // the gather writes every token of every query row, and the owned dD kernel every token of every
+    // document row: zeros are needed only for storage slots outside the rows (padding) and for atomics.
+    // Skipping the memsets saves ~10 us a step at 256x256x32x300 (19 MB of dD).
+    boolean gradsCoverRows = qt.rows > 0 && stride > 0;
+    if (!gradsCoverRows || !qt.rowsCoverStorage) {
+      Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
+    }
+    if (!gradsCoverRows || atomic || !dt.rowsCoverStorage || dt.rows == 0 || dt.maxRowLength == 0) {
+      Driver.fill32(dD, 0, (ddBytes + 3) / 4, device.stream);
+    }
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
       String dqKernel = "maxsim_backward_dq_" + width + suffix(d.dtype());
