@@ -248,6 +248,37 @@ public final class MaxSim implements AutoCloseable {
 
   // ------------------------------------------------------------------ plumbing
 
+  // ------------------------------------------------------------------ projection layer
+
+  /**
+   * {@code Y = X W} for row-major fp32 {@code X [rows, in]} and {@code W [in, out]}: the linear projection of
+   * a late-interaction head (for example token features 384 -> 128), so training code can keep the whole
+   * step on the backend's device (on the GPU backend a device kernel). Each output is summed over {@code in}
+   * in order: the same bits on every run.
+   */
+  public float[] project(float[] x, int rows, int in, float[] w, int out) {
+    checkMatrix("x", x, rows, in);
+    checkMatrix("w", w, in, out);
+    return backend().project(x, rows, in, w, out);
+  }
+
+  /** {@code dW = X^T dY [in, out]}: the gradient of {@link #project}'s {@code W}, summed over rows in order. */
+  public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
+    checkMatrix("x", x, rows, in);
+    checkMatrix("dy", dy, rows, out);
+    return backend().projectionGradient(x, rows, in, dy, out);
+  }
+
+  private static void checkMatrix(String name, float[] m, int rows, int columns) {
+    if (m == null) {
+      throw new IllegalArgumentException(name + " is null; expected a row-major [" + rows + ", " + columns + "] array");
+    }
+    if (rows < 0 || columns < 1 || m.length != (long) rows * columns) {
+      throw new IllegalArgumentException(name + " has " + m.length + " elements for shape [" + rows + ", " + columns
+          + "]; expected rows >= 0, columns >= 1 and rows * columns elements");
+    }
+  }
+
   Backend backend() {
     if (closed) {
       throw new IllegalStateException("this MaxSim is closed");

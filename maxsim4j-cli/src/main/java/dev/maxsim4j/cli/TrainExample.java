@@ -13,7 +13,8 @@ import java.util.SplittableRandom;
 /**
  * {@code train-example}: trains a linear projection W (384 -> 128) on top of fixed token features with the
  * in-batch contrastive loss, MaxSim scores through the library ({@link MaxSim#lossAllPairs}: on the GPU
- * when present, else the CPU). The projection's products (X W and X^T dX) run here in plain Java. With
+ * when present, else the CPU). The projection's products (X W and X^T dY) run through the library too
+ * ({@link MaxSim#project}, {@link MaxSim#projectionGradient}: a device kernel on the GPU). With
  * {@code --naive} the same steps go through the naive path instead: the similarity grid
  * [B, B, Lq, Ld] materialised, max and argmax over it, the loss and its backward in float64. Same seed,
  * same loss curve within floating-point tolerance ({@code TrainExampleTest}).
@@ -68,8 +69,8 @@ final class TrainExample {
     Loss loss = Loss.contrastive(0.05f);
     double[] curve = new double[steps];
     for (int s = 0; s < steps; s++) {
-      float[] q = multiply(xq, w, batch * QUERY_TOKENS);
-      float[] d = multiply(xd, w, batch * DOCUMENT_TOKENS);
+      float[] q = maxSim.project(xq, batch * QUERY_TOKENS, FEATURES, w, PROJECTED);
+      float[] d = maxSim.project(xd, batch * DOCUMENT_TOKENS, FEATURES, w, PROJECTED);
       float[] dq;
       float[] dd;
       if (naive) {
@@ -85,8 +86,8 @@ final class TrainExample {
         dq = g.queries().toFloatArray();
         dd = g.documents().toFloatArray();
       }
-      float[] dw = multiplyTransposed(xq, dq, batch * QUERY_TOKENS);
-      float[] dwDocs = multiplyTransposed(xd, dd, batch * DOCUMENT_TOKENS);
+      float[] dw = maxSim.projectionGradient(xq, batch * QUERY_TOKENS, FEATURES, dq, PROJECTED);
+      float[] dwDocs = maxSim.projectionGradient(xd, batch * DOCUMENT_TOKENS, FEATURES, dd, PROJECTED);
       for (int e = 0; e < w.length; e++) {
         w[e] -= lr * (dw[e] + dwDocs[e]);
       }
@@ -98,7 +99,13 @@ final class TrainExample {
 
   /** The naive path: the whole [B, B, Lq, Ld] grid, then max, argmax, the loss and the backward from them. */
   private static NaiveStep naiveStep(float[] q, float[] d, int batch, Loss loss) {
-    float[] grid = new float[batch * batch * QUERY_TOKENS * DOCUMENT_TOKENS];
+    long cells = (long) batch * batch * QUERY_TOKENS * DOCUMENT_TOKENS;
+    if (cells > Integer.MAX_VALUE - 8) {
+      throw new IllegalStateException(String.format(Locale.ROOT, "the naive path needs a [%d, %d, %d, %d] grid: "
+          + "%.1f GiB of floats, more than a Java array holds; the fused path needs none", batch, batch, QUERY_TOKENS,
+          DOCUMENT_TOKENS, cells * 4.0 / (1L << 30)));
+    }
+    float[] grid = new float[(int) cells];
     for (int i = 0; i < batch; i++) {
       for (int j = 0; j < batch; j++) {
         for (int s = 0; s < QUERY_TOKENS; s++) {
@@ -144,34 +151,6 @@ final class TrainExample {
       }
     }
     return new NaiveStep(v.loss(), dq, dd);
-  }
-
-  /** X [rows, FEATURES] times W [FEATURES, PROJECTED]. */
-  private static float[] multiply(float[] x, float[] w, int rows) {
-    float[] out = new float[rows * PROJECTED];
-    for (int r = 0; r < rows; r++) {
-      for (int f = 0; f < FEATURES; f++) {
-        float xv = x[r * FEATURES + f];
-        for (int c = 0; c < PROJECTED; c++) {
-          out[r * PROJECTED + c] += xv * w[f * PROJECTED + c];
-        }
-      }
-    }
-    return out;
-  }
-
-  /** X^T [FEATURES, rows] times dY [rows, PROJECTED]: the gradient of W. */
-  private static float[] multiplyTransposed(float[] x, float[] dy, int rows) {
-    float[] out = new float[FEATURES * PROJECTED];
-    for (int r = 0; r < rows; r++) {
-      for (int f = 0; f < FEATURES; f++) {
-        float xv = x[r * FEATURES + f];
-        for (int c = 0; c < PROJECTED; c++) {
-          out[f * PROJECTED + c] += xv * dy[r * PROJECTED + c];
-        }
-      }
-    }
-    return out;
   }
 
   private static float[] gaussian(SplittableRandom rnd, int n, float scale) {

@@ -51,6 +51,16 @@ public interface Backend extends AutoCloseable {
     return () -> {};
   }
 
+  /** {@code Y = X W} ({@link Projection#forward}); a device backend runs it there. */
+  default float[] project(float[] x, int rows, int in, float[] w, int out) {
+    return Projection.forward(x, rows, in, w, out);
+  }
+
+  /** {@code dW = X^T dY} ({@link Projection#weightGradient}); a device backend runs it there. */
+  default float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
+    return Projection.weightGradient(x, rows, in, dy, out);
+  }
+
   /** Threads this backend computes with. */
   int threads();
 

@@ -33,6 +33,8 @@ public final class CudaBackend implements Backend {
   private static final String MERGE = "maxsim_merge";
   private static final String BACKWARD = "maxsim_backward";
   private static final String LOSS = "maxsim_loss";
+  private static final String LINEAR = "maxsim_linear";
+  private static final int LINEAR_TILE = 16;
   private static final int BACKWARD_WARPS = 8;
   private static final int OWNED_WARPS = 4;
   private static final int OWNED_FLOATS_PER_WARP = 2048;
@@ -893,6 +895,52 @@ public final class CudaBackend implements Backend {
     long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, queryGradType,
         documentGradType);
     return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
+  }
+
+  // ------------------------------------------------------------------ projection layer
+
+  @Override
+  public float[] project(float[] x, int rows, int in, float[] w, int out) {
+    return linear("maxsim_linear_forward", x, w, rows, in, out, out, rows, (long) rows * out);
+  }
+
+  @Override
+  public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
+    return linear("maxsim_linear_weight_gradient", x, dy, rows, in, out, out, in, (long) in * out);
+  }
+
+  /**
+   * One launch of maxsim_linear.cu: both operands up through one pinned buffer, the output poisoned, then
+   * computed over a grid of 16 x 16 tiles ({@code columns} x {@code rows} of the output) and copied back.
+   */
+  private float[] linear(String kernel, float[] a, float[] b, int rows, int in, int out, int columns, int outputRows,
+      long results) {
+    if (results == 0) {
+      return new float[0];
+    }
+    return call(() -> {
+      long aBytes = DeviceTokens.align(Math.max(4, 4L * a.length));
+      long bBytes = DeviceTokens.align(Math.max(4, 4L * b.length));
+      long outBytes = 4L * results;
+      MemorySegment pinned = device.pinned(aBytes + bBytes + outBytes);
+      MemorySegment.copy(a, 0, pinned, JAVA_FLOAT, 0, a.length);
+      MemorySegment.copy(b, 0, pinned, JAVA_FLOAT, aBytes, b.length);
+      long deviceA = device.scratch("linear-a", aBytes);
+      long deviceB = device.scratch("linear-b", bBytes);
+      long deviceOut = device.scratch("linear-out", outBytes);
+      Driver.copyToDevice(deviceA, pinned, aBytes, device.stream);
+      Driver.copyToDevice(deviceB, pinned.asSlice(aBytes), bBytes, device.stream);
+      Driver.fill32(deviceOut, POISON_SCORE, results, device.stream);
+      setParams(deviceA, deviceB, deviceOut, rows, in, out);
+      Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
+          (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream, paramPointers);
+      MemorySegment download = pinned.asSlice(aBytes + bBytes, outBytes);
+      Driver.copyToHost(download, deviceOut, outBytes, device.stream);
+      Driver.synchronize(device.stream);
+      float[] result = new float[Math.toIntExact(results)];
+      MemorySegment.copy(download, JAVA_FLOAT, 0, result, 0, result.length);
+      return result;
+    });
   }
 
   // ------------------------------------------------------------------ plumbing
