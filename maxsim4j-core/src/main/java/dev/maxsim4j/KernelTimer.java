@@ -34,7 +34,8 @@ public final class KernelTimer {
    * Per-step milliseconds of forward + backward of {@code scores.sum()} over all pairs, both inputs
    * resident in {@code maxSim}, sorted; {@code opBytes[0]} receives the device memory the op allocated on
    * its first step (scores, argmax, gradients; gradients in the inputs' dtype when
-   * {@code narrowGradients}).
+   * {@code narrowGradients}) by the library's allocator, and {@code opBytes[1]} (if present) the driver's
+   * free-memory delta over that step.
    */
   public static double[] trainingStepMillis(MaxSim maxSim, ResidentBatch queries, ResidentBatch documents,
       boolean deterministic, boolean narrowGradients, int warmup, int batches, int perBatch, long[] opBytes) {

@@ -39,8 +39,8 @@ final class GpuTrainBench {
     }
     Map<String, double[]> eager = compare == null ? Map.of() : readEager(Path.of(compare));
     StringBuilder jsonOut = new StringBuilder("[\n");
-    out.printf(Locale.ROOT, "%-22s %12s %12s %10s %10s %10s %8s%n", "shape Nq,Nd,Lq,Ld,d", "owned ms", "atomic ms",
-        "op MiB", "eager ms", "eager MiB", "speedup");
+    out.printf(Locale.ROOT, "%-22s %12s %12s %10s %11s %10s %10s %8s%n", "shape Nq,Nd,Lq,Ld,d", "owned ms",
+        "atomic ms", "op MiB", "driver MiB", "eager ms", "eager MiB", "speedup");
     for (int s = 0; s < shapes.size(); s++) {
       String shape = shapes.get(s);
       int[] sh = BenchCommand.parseShape(shape);
@@ -48,7 +48,7 @@ final class GpuTrainBench {
       TokenBatch d = Synthetic.store(dtype, Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]), sh[1], sh[3], sh[4]);
       double owned;
       double atomic;
-      long[] opBytes = new long[1];
+      long[] opBytes = new long[2];
       try (MaxSim maxSim = MaxSim.builder().backend("cuda").build();
           ResidentBatch rq = maxSim.upload(q);
           ResidentBatch rd = maxSim.upload(d)) {
@@ -63,16 +63,17 @@ final class GpuTrainBench {
         atomic = median(KernelTimer.trainingStepMillis(maxSim, rq, rd, false, false, 5, 21, 5, new long[1]));
       }
       double mib = opBytes[0] / (1024.0 * 1024.0);
+      double driverMib = opBytes[1] / (1024.0 * 1024.0);
       double[] e = eager.get(shape);
       double best = Math.min(owned, atomic);
-      out.printf(Locale.ROOT, "%-22s %12.4f %12.4f %10.1f %10s %10s %8s%n", shape, owned, atomic, mib,
+      out.printf(Locale.ROOT, "%-22s %12.4f %12.4f %10.1f %11.1f %10s %10s %8s%n", shape, owned, atomic, mib, driverMib,
           e == null || Double.isNaN(e[0]) ? (e == null ? "-" : "OOM") : String.format(Locale.ROOT, "%.4f", e[0]),
           e == null || Double.isNaN(e[1]) ? (e == null ? "-" : "OOM") : String.format(Locale.ROOT, "%.1f", e[1]),
           e == null || Double.isNaN(e[0]) ? "-" : String.format(Locale.ROOT, "%.1fx", e[0] / best));
       jsonOut.append(String.format(Locale.ROOT,
           "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"owned_ms\": %.5f, \"atomic_ms\": %.5f, "
-              + "\"op_mib\": %.2f, \"eager_ms\": %s, \"eager_mib\": %s},%n",
-          sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), owned, atomic, mib,
+              + "\"op_mib\": %.2f, \"driver_mib\": %.2f, \"eager_ms\": %s, \"eager_mib\": %s},%n",
+          sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), owned, atomic, mib, driverMib,
           e == null || Double.isNaN(e[0]) ? "null" : String.format(Locale.ROOT, "%.5f", e[0]),
           e == null || Double.isNaN(e[1]) ? "null" : String.format(Locale.ROOT, "%.2f", e[1])));
     }

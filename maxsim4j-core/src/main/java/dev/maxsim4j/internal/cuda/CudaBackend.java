@@ -551,10 +551,16 @@ public final class CudaBackend implements Backend {
       DType dType = narrowGradients ? documents.dtype : DType.FLOAT32;
       Driver.synchronize(device.stream);
       long before = device.allocatedBytes();
+      long freeBefore = Driver.memInfo()[0];
       device.resetPeak();
       launchSumStep(problem, in, deterministic, qType, dType);
       Driver.synchronize(device.stream);
       opBytes[0] = device.peakAllocatedBytes() - before;
+      if (opBytes.length > 1) {
+        // the driver's view: free memory lost to the step (allocation granularity included; the step frees
+        // nothing, its buffers stay as scratch)
+        opBytes[1] = freeBefore - Driver.memInfo()[0];
+      }
       return timeBatches(() -> launchSumStep(problem, in, deterministic, qType, dType), warmup, batches, perBatch);
     });
   }
