@@ -116,6 +116,23 @@ class MaxSimRescorerTest {
     }
   }
 
+  /** The GPU's path (the whole candidate set in one fused call), run on the CPU: the same bits as blocks. */
+  @Test
+  void oneCallForAllCandidatesEqualsBlocks() throws IOException {
+    Random rnd = new Random(SEED + 6);
+    float[][] q = unitQuery(rnd, 12);
+    TopDocs firstPass = randomFirstPass(rnd, 1500);
+    MaxSimRescorer blocks = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT,
+        MaxSimRescorer.Scale.LUCENE, maxSim);
+    assertEquals(64, blocks.blockSize(1500), "cpu: blocks of 64");
+    TopDocs expected = blocks.rescore(searcher, firstPass, 1500);
+    TopDocs oneCall = blocks.withBlockSize(1500).rescore(searcher, firstPass, 1500);
+    for (int i = 0; i < expected.scoreDocs.length; i++) {
+      assertEquals(expected.scoreDocs[i].doc, oneCall.scoreDocs[i].doc, "rank " + i);
+      assertEquals(expected.scoreDocs[i].score, oneCall.scoreDocs[i].score, 0f, "rank " + i);
+    }
+  }
+
   @Test
   void cosineMatchesLuceneAndMissingFieldsFallBack() throws IOException {
     Random rnd = new Random(SEED + 2);
