@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.stream.IntStream;
 import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
@@ -210,7 +211,11 @@ public final class MaxSimRescorer extends Rescorer {
   public Explanation explain(IndexSearcher searcher, Explanation firstPassExplanation, int docID)
       throws IOException {
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-    LeafReaderContext ctx = leaves.get(ReaderUtilHolder.leafIndex(docID, leaves));
+    if (docID < 0 || docID >= searcher.getIndexReader().maxDoc()) {
+      throw new IllegalArgumentException("docID = " + docID + "; not in any leaf of the searcher (maxDoc "
+          + searcher.getIndexReader().maxDoc() + ")");
+    }
+    LeafReaderContext ctx = leaves.get(ReaderUtil.subIndex(docID, leaves));
     BinaryDocValues values = ctx.reader().getBinaryDocValues(field);
     Explanation first = Explanation.match(firstPassExplanation.getValue(), "first pass score", firstPassExplanation);
     if (values == null || !values.advanceExact(docID - ctx.docBase)) {
@@ -245,18 +250,5 @@ public final class MaxSimRescorer extends Rescorer {
   public String toString() {
     return "MaxSimRescorer(field=" + field + ", similarity=" + similarity + ", scale=" + scale + ", queryTokens="
         + queryVectors.length + ", fallbackToFirstPass=" + fallbackToFirstPass + ")";
-  }
-
-  /** Which leaf holds a top-level doc id. */
-  private static final class ReaderUtilHolder {
-    static int leafIndex(int docID, List<LeafReaderContext> leaves) {
-      for (int i = 0; i < leaves.size(); i++) {
-        LeafReaderContext ctx = leaves.get(i);
-        if (docID >= ctx.docBase && docID < ctx.docBase + ctx.reader().maxDoc()) {
-          return i;
-        }
-      }
-      throw new IllegalArgumentException("docID = " + docID + "; not in any leaf of the searcher");
-    }
   }
 }
