@@ -2,13 +2,16 @@
 # On the GPU host: the inference bench once per kernel variant (-Dmaxsim4j.cuda.variant=V; "default" = the
 # rule), logs and JSON under $OUT/ab, then one table of kernel ms per shape and variant.
 #   scripts/gpu-ab.sh default 2rp stream
+# SHAPES="1,1000,128,1024,128 1,1000,1024,1024,128" limits the run to those shapes (default: the 15).
 set -uo pipefail
 out=${OUT:-/tmp}/ab
 mkdir -p "$out"
 for v in "$@"; do
   opts=""
   [[ $v != default ]] && opts="-Dmaxsim4j.cuda.variant=$v"
-  JAVA_OPTS="$opts" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda --json "$out/$v.json" \
+  shapes=()
+  for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
+  JAVA_OPTS="$opts" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda "${shapes[@]}" --json "$out/$v.json" \
     > "$out/bench-$v.log" 2>&1 || echo "variant $v failed: see $out/bench-$v.log"
 done
 python3 - "$out" "$@" <<'PY'

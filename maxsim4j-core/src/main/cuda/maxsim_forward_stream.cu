@@ -21,6 +21,7 @@
 //              one instruction); training also keeps the argmax (strict >, ties to the lower token).
 // Epilogue:    max across the quad; lane L takes row L and the warp sums valid rows in the same shuffle
 //              tree as the block kernels, so every kernel (and top-k) gives the same bits.
+#include "maxsim_async.cuh"
 #include "maxsim_mma.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -30,23 +31,10 @@ constexpr int STREAM_WARPS = 4;
 constexpr int STREAM_THREADS = STREAM_WARPS * 32;
 constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB static shared memory
 
-__device__ __forceinline__ void copyAsync16(uint32_t slot, const void* src, bool present) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(slot), "l"(src), "r"(present ? 16 : 0));
-}
-__device__ __forceinline__ void commitGroup() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int PENDING>
-__device__ __forceinline__ void waitGroups() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
-
 __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(slot));
   return v;
-}
-
-__device__ __forceinline__ float maxKeepNaN(float a, float b) {
-  float r;
-  asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
-  return r;
 }
 
 // Where the producer (or the consumer) is in the warp's run of pairs.

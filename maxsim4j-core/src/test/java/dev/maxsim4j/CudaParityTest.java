@@ -26,15 +26,25 @@ class CudaParityTest {
   private static MaxSim cuda;
   /** The same backend with the warp-per-pair streaming kernel forced wherever it applies (Lq <= 32, d <= 128). */
   private static MaxSim streaming;
+  /** The warpgroup (wgmma) kernel forced wherever it fits; on GPUs other than sm_90 the default kernels. */
+  private static MaxSim warpgroups;
+  /** The wgmma kernel turned off: the block kernels (the sm_80 path) on the launches it would take. */
+  private static MaxSim blockKernels;
 
   @BeforeAll
   static void open() {
     reference = MaxSim.builder().backend("reference").threads(2).build();
     cuda = MaxSim.builder().backend("cuda").build();
     // the variant property is read when a backend starts
-    System.setProperty("maxsim4j.cuda.variant", "stream");
+    streaming = withVariant("stream");
+    warpgroups = withVariant("wgmma");
+    blockKernels = withVariant("nowgmma");
+  }
+
+  private static MaxSim withVariant(String variant) {
+    System.setProperty("maxsim4j.cuda.variant", variant);
     try {
-      streaming = MaxSim.builder().backend("cuda").build();
+      return MaxSim.builder().backend("cuda").build();
     } finally {
       System.clearProperty("maxsim4j.cuda.variant");
     }
@@ -45,6 +55,8 @@ class CudaParityTest {
     if (cuda != null) {
       cuda.close();
       streaming.close();
+      warpgroups.close();
+      blockKernels.close();
       reference.close();
     }
   }
@@ -107,9 +119,27 @@ class CudaParityTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("cases")
   void theStreamingKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
-    String where = "cuda stream / " + label;
-    assertAllPairsMatchTheReference(streaming, q, d, where);
-    float[] pw = streaming.pairwise(q, pd);
+    assertVariantMatchesTheReference(streaming, "cuda stream / " + label, q, d, pd);
+  }
+
+  /** The wgmma kernel on every case it fits (sm_90; elsewhere the default kernels again). */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void theWarpgroupKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    assertVariantMatchesTheReference(warpgroups, "cuda wgmma / " + label, q, d, pd);
+  }
+
+  /** The block kernels where the wgmma kernel would run by default. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void theBlockKernelsMatchTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    assertVariantMatchesTheReference(blockKernels, "cuda nowgmma / " + label, q, d, pd);
+  }
+
+  private static void assertVariantMatchesTheReference(MaxSim variant, String where, TokenBatch q, TokenBatch d,
+      TokenBatch pd) {
+    assertAllPairsMatchTheReference(variant, q, d, where);
+    float[] pw = variant.pairwise(q, pd);
     float[] refPw = reference.pairwise(q, pd);
     for (int b = 0; b < q.size(); b++) {
       ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
@@ -195,6 +225,12 @@ class CudaParityTest {
   @Test
   void theStreamingKernelKeepsTiesAndNaNOnLongDocuments() {
     splitDocumentsCheck(streaming, "streaming, unsplit");
+  }
+
+  /** The same on the wgmma kernel (sm_90), split along Ld there too. */
+  @Test
+  void theWarpgroupKernelKeepsTiesAndNaNOnSplitDocuments() {
+    splitDocumentsCheck(warpgroups, "wgmma");
   }
 
   private static void splitDocumentsCheck(MaxSim cuda, String kernels) {

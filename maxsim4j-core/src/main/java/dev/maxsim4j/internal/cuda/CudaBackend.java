@@ -29,6 +29,7 @@ public final class CudaBackend implements Backend {
   private static final String FORWARD = "maxsim_forward";
   private static final String FORWARD_MMA = "maxsim_forward_mma";
   private static final String FORWARD_STREAM = "maxsim_forward_stream";
+  private static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
   private static final String TOPK = "maxsim_topk";
   private static final String MERGE = "maxsim_merge";
   private static final String BACKWARD = "maxsim_backward";
@@ -55,6 +56,10 @@ public final class CudaBackend implements Backend {
   private static final int MMA_REGISTER_CHUNKS = 4;
   private static final int STREAM_MAX_CHUNKS = 4;
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
+  /** maxsim_forward_wgmma.cu: a ring stage (128 tokens x 64 halves), the alignment pad, static shared memory. */
+  private static final int WGMMA_STAGE_BYTES = 128 * 128;
+  private static final int WGMMA_ALIGN_PAD = 1024;
+  private static final int WGMMA_STATIC_SHARED = 2048;
   static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
@@ -284,6 +289,10 @@ public final class CudaBackend implements Backend {
       launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks, argmax16);
       return;
     }
+    if (wgmmaPays(maxQueryLength, q.dim())) {
+      launchWgmma(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
+      return;
+    }
     String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
     long groupBlocks = (long) perQuery * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
     // query groups are split along Ld only when forced ("groupsplit"): on 16x32x32x8192 the split groups
@@ -293,13 +302,8 @@ public final class CudaBackend implements Backend {
     boolean groups = mode == 0 && docOffset == 0 && queryGroupsPay(queries, groupBlocks * forGroups.slices(),
         maxQueryLength, chunks, groupSplit || "groups".equals(forcedVariant));
     Split split = groups ? forGroups : splitFor(pairs, d.maxLength(), false);
-    long partialMax = 0;
-    long partialArgmax = 0;
-    if (split.slices() > 1) {
-      long partials = (long) pairs * split.slices() * maxQueryLength;
-      partialMax = device.scratch("partial-max", 4L * partials);
-      partialArgmax = device.scratch("partial-argmax", 4L * partials);
-    }
+    long partialMax = partialMax(split, pairs, maxQueryLength);
+    long partialArgmax = partialArgmax(split, pairs, maxQueryLength);
     String kernel;
     int blocks;
     int sharedBytes;
@@ -325,13 +329,81 @@ public final class CudaBackend implements Backend {
       device.allowDynamicSharedMemory(fn, sharedBytes);
     }
     Driver.launch(fn, kernel, blocks, split.slices(), MMA_THREADS, sharedBytes, device.stream, paramPointers);
-    if (split.slices() > 1) {
-      setParams(partialMax, partialArgmax, split.slices(), split.sliceTokens(), maxQueryLength, q.rowStart(),
-          q.rowLength(), q.mask(), d.rowLength(), d.validCount(), mode, perQuery, docOffset, scores, argmax,
-          argmaxStride, (long) pairs);
-      Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
-          (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, device.stream, paramPointers);
+    mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
+  }
+
+  /** Per (pair, slice, query row) maxima of a split launch ({@link #splitFor}); 0 when not split. */
+  private long partialMax(Split split, int pairs, int maxQueryLength) {
+    return split.slices() > 1 ? device.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+  }
+
+  private long partialArgmax(Split split, int pairs, int maxQueryLength) {
+    return split.slices() > 1 ? device.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+  }
+
+  /** The second launch of a split forward: merges the slices in order and sums the rows (maxsim_merge.cu). */
+  private void mergeSlices(Split split, DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset,
+      int pairs, long scores, long argmax, int argmaxStride, int maxQueryLength) {
+    if (split.slices() <= 1) {
+      return;
     }
+    setParams(partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength), split.slices(),
+        split.sliceTokens(), maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
+        mode, perQuery, docOffset, scores, argmax, argmaxStride, (long) pairs);
+    Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
+        (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, device.stream, paramPointers);
+  }
+
+  /**
+   * Whether the warpgroup kernel (maxsim_forward_wgmma.cu: wgmma, sm_90 only) runs a launch the streaming
+   * kernel did not take: by rule queries over 32 tokens or d over 128, where the block kernel re-reads
+   * query fragments from shared memory for every 8 document tokens. Property values: "wgmma" forces it
+   * wherever its shared memory fits; "nowgmma" or a block-kernel variant name turns it off.
+   */
+  private boolean wgmmaPays(int maxQueryLength, int dim) {
+    if (device.major != 9 || wgmmaSharedBytes(maxQueryLength, dim) > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
+      return false;
+    }
+    if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
+      return forcedVariant.equals("wgmma");
+    }
+    return maxQueryLength > 32 || dim > 128;
+  }
+
+  /** One warpgroup (64 query rows per pass) for queries of up to 64 tokens, two (128 rows) beyond. */
+  private static int wgmmaWarpgroups(int maxQueryLength) {
+    return maxQueryLength <= 64 ? 1 : 2;
+  }
+
+  /** The pad, the ring (5 stages with one warpgroup, 4 with two) and one pass of query rows, all of d. */
+  private static int wgmmaSharedBytes(int maxQueryLength, int dim) {
+    int warpgroups = wgmmaWarpgroups(maxQueryLength);
+    int stages = warpgroups == 1 ? 5 : 4;
+    int kChunks = (dim + 63) / 64;
+    return WGMMA_ALIGN_PAD + stages * WGMMA_STAGE_BYTES + kChunks * 64 * warpgroups * 128;
+  }
+
+  /**
+   * Persistent blocks, each a contiguous run of pairs, as many as the GPU holds at once (one pair per
+   * block when split along Ld).
+   */
+  private void launchWgmma(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride, int maxQueryLength) {
+    int warpgroups = wgmmaWarpgroups(maxQueryLength);
+    int threads = warpgroups * 128;
+    int sharedBytes = wgmmaSharedBytes(maxQueryLength, q.dim());
+    String kernel = FORWARD + "_wgmma_w" + warpgroups + (argmax == 0 ? "_" : "_argmax_") + suffix(q.dtype());
+    MemorySegment fn = device.function(FORWARD_WGMMA, kernel);
+    device.allowDynamicSharedMemory(fn, sharedBytes);
+    Split split = splitFor(pairs, d.maxLength(), false);
+    long resident = (long) device.residentBlocksPerMultiprocessor(fn, threads, sharedBytes) * device.multiprocessors;
+    int blocks = split.slices() > 1 ? pairs : (int) Math.max(1, Math.min(pairs, resident));
+    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
+        split.sliceTokens(), partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength),
+        maxQueryLength);
+    Driver.launch(fn, kernel, blocks, split.slices(), threads, sharedBytes, device.stream, paramPointers);
+    mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
   }
 
   /** bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu). */

@@ -35,7 +35,9 @@ final class CudaDevice implements AutoCloseable {
   private final Map<String, MemorySegment> functions = new HashMap<>();
   private final Map<String, long[]> deviceScratch = new HashMap<>(); // slot -> {pointer, bytes}
   private final Map<MemorySegment, Integer> sharedMemoryAllowed = new HashMap<>();
-  private final Map<MemorySegment, Integer> residentBlocks = new HashMap<>();
+  private final Map<Occupancy, Integer> residentBlocks = new HashMap<>();
+
+  private record Occupancy(MemorySegment function, int blockSize, int sharedBytes) {}
   private MemorySegment pinned = MemorySegment.NULL;
   private long allocatedBytes;
   private long peakAllocatedBytes;
@@ -132,8 +134,13 @@ final class CudaDevice implements AutoCloseable {
 
   /** Blocks of {@code blockSize} threads (no dynamic shared memory) one SM holds, asked once per kernel. */
   int residentBlocksPerMultiprocessor(MemorySegment function, int blockSize) {
-    return residentBlocks.computeIfAbsent(function,
-        f -> Math.max(1, Driver.maxActiveBlocksPerMultiprocessor(f, blockSize, 0)));
+    return residentBlocksPerMultiprocessor(function, blockSize, 0);
+  }
+
+  /** As above, with {@code sharedBytes} of dynamic shared memory per block (asked once per size). */
+  int residentBlocksPerMultiprocessor(MemorySegment function, int blockSize, int sharedBytes) {
+    return residentBlocks.computeIfAbsent(new Occupancy(function, blockSize, sharedBytes),
+        o -> Math.max(1, Driver.maxActiveBlocksPerMultiprocessor(o.function(), o.blockSize(), o.sharedBytes())));
   }
 
   /** Lets {@code function} launch with up to {@code bytes} of dynamic shared memory (set once per size). */
