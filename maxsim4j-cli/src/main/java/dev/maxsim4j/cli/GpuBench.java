@@ -19,11 +19,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code bench --device cuda}: all-pairs forward on device-resident documents. Two times per shape: the
+ * {@code bench --device cuda}: all-pairs forward on device-resident documents. Times per shape: the
  * kernel alone (CUDA events, batches of back-to-back launches, median batch, documents rotated through
- * enough copies that the working set exceeds L2) and the whole call as a Java caller sees it
+ * enough copies that the working set exceeds L2); the whole call as a Java caller sees it
  * ({@code scores(queries, resident)}: query upload, launch, score download; median of 60 after at least
- * a second of warm-up, so the call path is JIT-compiled as in a long-running caller). With
+ * a second of warm-up, so the call path is JIT-compiled as in a long-running caller); the same call with
+ * the queries uploaded once too ("call rq"); and a top-10 call. With
  * {@code --compare eager.json} (written by maxsim4j-bench/python/torch_eager_baseline.py) the table gains
  * PyTorch eager times. Floor = max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), the H200's measured ceilings.
  */
@@ -48,8 +49,8 @@ final class GpuBench {
     try (MaxSim maxSim = MaxSim.builder().backend("cuda").threads(threads).build()) {
       out.println("device: " + KernelTimer.device(maxSim) + ", documents " + dtype + ", queries " + dtype
           + ", fp32 scores");
-      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d", "kernel ms",
-          "call ms", "top-10 ms", "eager ms", "speedup", "floor ms", "% floor");
+      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d", "kernel ms",
+          "call ms", "call rq ms", "top-10 ms", "eager ms", "speedup", "floor ms", "% floor");
       for (int s = 0; s < shapes.size(); s++) {
         String shape = shapes.get(s);
         int[] sh = BenchCommand.parseShape(shape);
@@ -67,46 +68,34 @@ final class GpuBench {
           }
           double[] kernel = KernelTimer.allPairsKernelMillis(maxSim, q, resident, 10, 21, 10);
           double kernelMs = kernel[kernel.length / 2];
-          int calls = 60;
-          double[] call = new double[calls];
           // the call path (FFM downcalls, staging) must be JIT-compiled like in a long-running caller:
           // at least a second and 200 calls of warm-up (10 calls measured it half-interpreted)
-          long warmEnd = System.nanoTime() + 1_000_000_000L;
-          for (int i = 0; i < 200 || System.nanoTime() < warmEnd; i++) {
-            maxSim.scores(q, resident.get(i % copies));
+          int[] next = {0};
+          Runnable scoresCall = () -> maxSim.scores(q, resident.get(next[0]++ % copies));
+          double callMs = medianMillis(scoresCall, 1_000_000_000L, 200, 60);
+          // the same with the queries resident too (uploaded once, as the documents are)
+          double residentCallMs;
+          try (ResidentBatch rq = maxSim.upload(q)) {
+            residentCallMs = medianMillis(scoresCall, 200_000_000L, 100, 60);
           }
-          for (int i = 0; i < calls; i++) {
-            long t0 = System.nanoTime();
-            maxSim.scores(q, resident.get(i % copies));
-            call[i] = (System.nanoTime() - t0) / 1e6;
-          }
-          Arrays.sort(call);
-          double callMs = call[calls / 2];
           // top-10 selected on the device, the whole call (only Nq x 10 results come back)
-          double[] top = new double[30];
-          for (int i = 0; i < 10; i++) {
-            maxSim.topK(q, resident.get(i % copies), 10);
-          }
-          for (int i = 0; i < top.length; i++) {
-            long t0 = System.nanoTime();
-            maxSim.topK(q, resident.get(i % copies), 10);
-            top[i] = (System.nanoTime() - t0) / 1e6;
-          }
-          Arrays.sort(top);
-          double topMs = top[top.length / 2];
+          double topMs = medianMillis(() -> maxSim.topK(q, resident.get(next[0]++ % copies), 10), 0L, 10, 30);
           double flops = 2.0 * sh[0] * sh[1] * sh[2] * sh[3] * sh[4];
           double bytes = (double) dtype.byteSize() * ((double) sh[0] * sh[2] + (double) sh[1] * sh[3]) * sh[4];
           double floorMs = Math.max(flops / PEAK_FLOPS, bytes / PEAK_BYTES) * 1e3;
           Double eagerMs = eager.get(shape);
-          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs, callMs, topMs,
+          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs, callMs,
+              residentCallMs, topMs,
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.4f", eagerMs),
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.1fx", eagerMs / kernelMs), floorMs,
               100 * floorMs / kernelMs);
           jsonOut.append(String.format(Locale.ROOT,
               "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"device\": \"cuda\", \"fused_ms\": %.5f, "
-                  + "\"call_ms\": %.5f, \"topk10_ms\": %.5f, \"naive_ms\": %s, \"floor_ms\": %.5f, \"gflops\": %.1f, "
+                  + "\"call_ms\": %.5f, \"call_resident_queries_ms\": %.5f, \"topk10_ms\": %.5f, \"naive_ms\": %s, "
+                  + "\"floor_ms\": %.5f, \"gflops\": %.1f, "
                   + "\"copies\": %d},\n",
-              sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs, topMs,
+              sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs, residentCallMs,
+              topMs,
               eagerMs == null ? "null" : String.format(Locale.ROOT, "%.5f", eagerMs), floorMs, flops / kernelMs / 1e6,
               copies));
         } finally {
@@ -118,6 +107,25 @@ final class GpuBench {
       GpuBench.writeJsonArray(Path.of(json), jsonOut);
     }
     return 0;
+  }
+
+  /**
+   * Median wall time of {@code call} over {@code calls} runs, after warming it up for at least
+   * {@code warmNanos} and {@code warmCalls} runs.
+   */
+  private static double medianMillis(Runnable call, long warmNanos, int warmCalls, int calls) {
+    long warmEnd = System.nanoTime() + warmNanos;
+    for (int i = 0; i < warmCalls || System.nanoTime() < warmEnd; i++) {
+      call.run();
+    }
+    double[] ms = new double[calls];
+    for (int i = 0; i < calls; i++) {
+      long t0 = System.nanoTime();
+      call.run();
+      ms[i] = (System.nanoTime() - t0) / 1e6;
+    }
+    Arrays.sort(ms);
+    return ms[calls / 2];
   }
 
   /** Writes objects collected as {@code "[\n" + "  {...},\n"...} as a JSON array (the last comma dropped). */

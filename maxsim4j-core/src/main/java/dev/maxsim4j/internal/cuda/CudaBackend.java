@@ -56,8 +56,12 @@ public final class CudaBackend implements Backend {
   private static final int MMA_REGISTER_CHUNKS = 4;
   private static final int STREAM_MAX_CHUNKS = 4;
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
-  /** maxsim_forward_wgmma.cu: a ring stage (128 tokens x 64 halves), the alignment pad, static shared memory. */
+  /**
+   * maxsim_forward_wgmma.cu: a ring stage (128 tokens x 64 halves), the ring depths it is built with, the
+   * alignment pad of its dynamic shared memory, and a bound on its static shared memory.
+   */
   private static final int WGMMA_STAGE_BYTES = 128 * 128;
+  private static final int[] WGMMA_STAGES = {4, 6};
   private static final int WGMMA_ALIGN_PAD = 1024;
   private static final int WGMMA_STATIC_SHARED = 2048;
   static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
@@ -355,32 +359,65 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Whether the warpgroup kernel (maxsim_forward_wgmma.cu: wgmma, sm_90 only) runs a launch the streaming
-   * kernel did not take: by rule queries over 32 tokens or d over 128, where the block kernel re-reads
-   * query fragments from shared memory for every 8 document tokens. Property values: "wgmma" forces it
-   * wherever its shared memory fits; "nowgmma" or a block-kernel variant name turns it off.
+   * Whether the warpgroup kernel (maxsim_forward_wgmma.cu: wgmma, sm_90 only) runs a launch: on sm_90 it
+   * takes every launch the streaming kernel did not take. A/B on the H200 against the block kernels
+   * (docs/benchmarks.md, v13): 1x1000x128x1024x128 0.265 -> 0.083 ms, 1x1000x1024x1024x128 2.04 -> 0.63,
+   * 1x1000x32x300x512 0.134 -> 0.088, 16x32x32x8192x128 0.192 -> 0.166; where the streaming kernel applies
+   * it is as fast (1x1000x32x300x128) or, lacking query reuse, slower (128x128x32x300x128 0.176 -> 0.329).
+   * Property values: "wgmma" forces it wherever its shared memory fits; "nowgmma" or a block-kernel
+   * variant name turns it off.
    */
   private boolean wgmmaPays(int maxQueryLength, int dim) {
-    if (device.major != 9 || wgmmaSharedBytes(maxQueryLength, dim) > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
+    if (device.major != 9 || wgmmaSharedBytes(wgmmaRows(maxQueryLength), WGMMA_STAGES[0], dim)
+        > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
       return false;
     }
     if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
       return forcedVariant.equals("wgmma");
     }
-    return maxQueryLength > 32 || dim > 128;
+    return true;
   }
 
-  /** One warpgroup (64 query rows per pass) for queries of up to 64 tokens, two (128 rows) beyond. */
-  private static int wgmmaWarpgroups(int maxQueryLength) {
-    return maxQueryLength <= 64 ? 1 : 2;
+  /** Query rows per pass: 32 or 64 (one warpgroup) for short queries, 128 (two warpgroups) beyond. */
+  private static int wgmmaRows(int maxQueryLength) {
+    return maxQueryLength <= 32 ? 32 : maxQueryLength <= 64 ? 64 : 128;
   }
 
-  /** The pad, the ring (5 stages with one warpgroup, 4 with two) and one pass of query rows, all of d. */
-  private static int wgmmaSharedBytes(int maxQueryLength, int dim) {
-    int warpgroups = wgmmaWarpgroups(maxQueryLength);
-    int stages = warpgroups == 1 ? 5 : 4;
-    int kChunks = (dim + 63) / 64;
-    return WGMMA_ALIGN_PAD + stages * WGMMA_STAGE_BYTES + kChunks * 64 * warpgroups * 128;
+  /** The alignment pad, one pass of query rows (all of d) and the ring. */
+  private static int wgmmaSharedBytes(int rows, int stages, int dim) {
+    return WGMMA_ALIGN_PAD + (dim + 63) / 64 * rows * 128 + stages * WGMMA_STAGE_BYTES;
+  }
+
+  /** A wgmma kernel, its dynamic shared memory and the blocks one SM holds. */
+  private record WgmmaLaunch(String kernel, MemorySegment function, int threads, int sharedBytes, int perSm) {}
+
+  /**
+   * The deepest ring that still keeps two blocks per SM (two blocks hide each other's barriers and
+   * epilogues); failing that, the deepest that fits.
+   */
+  private WgmmaLaunch wgmmaLaunch(int maxQueryLength, int dim, boolean saveArgmax, DType type) {
+    int rows = wgmmaRows(maxQueryLength);
+    int threads = rows > 64 ? 256 : 128;
+    WgmmaLaunch fallback = null;
+    for (int i = WGMMA_STAGES.length - 1; i >= 0; i--) {
+      int stages = WGMMA_STAGES[i];
+      int bytes = wgmmaSharedBytes(rows, stages, dim);
+      if (bytes > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
+        continue;
+      }
+      String kernel = FORWARD + "_wgmma_r" + rows + "_s" + stages + (saveArgmax ? "_argmax_" : "_") + suffix(type);
+      MemorySegment fn = device.function(FORWARD_WGMMA, kernel);
+      device.allowDynamicSharedMemory(fn, bytes);
+      WgmmaLaunch launch = new WgmmaLaunch(kernel, fn, threads, bytes,
+          device.residentBlocksPerMultiprocessor(fn, threads, bytes));
+      if (launch.perSm() >= 2) {
+        return launch;
+      }
+      if (fallback == null) {
+        fallback = launch;
+      }
+    }
+    return fallback;
   }
 
   /**
@@ -389,20 +426,16 @@ public final class CudaBackend implements Backend {
    */
   private void launchWgmma(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    int warpgroups = wgmmaWarpgroups(maxQueryLength);
-    int threads = warpgroups * 128;
-    int sharedBytes = wgmmaSharedBytes(maxQueryLength, q.dim());
-    String kernel = FORWARD + "_wgmma_w" + warpgroups + (argmax == 0 ? "_" : "_argmax_") + suffix(q.dtype());
-    MemorySegment fn = device.function(FORWARD_WGMMA, kernel);
-    device.allowDynamicSharedMemory(fn, sharedBytes);
+    WgmmaLaunch launch = wgmmaLaunch(maxQueryLength, q.dim(), argmax != 0, q.dtype());
     Split split = splitFor(pairs, d.maxLength(), false);
-    long resident = (long) device.residentBlocksPerMultiprocessor(fn, threads, sharedBytes) * device.multiprocessors;
+    long resident = (long) launch.perSm() * device.multiprocessors;
     int blocks = split.slices() > 1 ? pairs : (int) Math.max(1, Math.min(pairs, resident));
     setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
         split.sliceTokens(), partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength),
         maxQueryLength);
-    Driver.launch(fn, kernel, blocks, split.slices(), threads, sharedBytes, device.stream, paramPointers);
+    Driver.launch(launch.function(), launch.kernel(), blocks, split.slices(), launch.threads(), launch.sharedBytes(),
+        device.stream, paramPointers);
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
   }
 
