@@ -46,18 +46,39 @@ struct Operands {
   int dim, mode, perQuery, docOffset;
 };
 
-// What one pair asks of this block (its slice of the document, when split): stages = 0 means nothing to scan.
-struct PairWork {
-  int query, qStart, qLength, doc, dStart, tBegin, tEnd;
+// What one work item asks of this block (its slice of the document, when split). An item is one pair
+// (GROUP = 1) or, with query groups, one document against GROUP consecutive queries of at most 32 tokens,
+// query slot s in rows 32s .. 32s + 31 (all pairs only).
+struct ItemWork {
+  int query, queries;   // the first query and how many (1, or up to GROUP)
+  int qStart, qLength;  // of the first query (GROUP = 1)
+  int doc, dStart, tBegin, tEnd;
   bool emptyDocument;
   int passes, tiles;  // tiles = 0: nothing to scan
 };
 
-template <typename T, int ROWS>
-__device__ __forceinline__ PairWork pairWork(const Operands<T>& in, long long pair, const Split& split) {
-  PairWork w;
-  w.query = (int)(pair / in.perQuery);
-  w.doc = in.mode == ALL_PAIRS ? in.docOffset + (int)(pair % in.perQuery) : (int)pair;
+template <int GROUP>
+__device__ __forceinline__ long long itemCount(long long pairs, int perQuery) {
+  if constexpr (GROUP == 1) return pairs;
+  const long long queries = pairs / perQuery;
+  return (queries + GROUP - 1) / GROUP * perQuery;
+}
+
+template <typename T, int ROWS, int GROUP>
+__device__ __forceinline__ ItemWork itemWork(const Operands<T>& in, long long item, long long pairs,
+                                             const Split& split) {
+  ItemWork w;
+  if constexpr (GROUP == 1) {
+    w.query = (int)(item / in.perQuery);
+    w.queries = 1;
+    w.doc = in.mode == ALL_PAIRS ? in.docOffset + (int)(item % in.perQuery) : (int)item;
+  } else {
+    // items of one document are adjacent: the groups after the first read it from L2
+    const int queries = (int)(pairs / in.perQuery), groups = (queries + GROUP - 1) / GROUP;
+    w.query = (int)(item % groups) * GROUP;
+    w.queries = min(GROUP, queries - w.query);
+    w.doc = in.docOffset + (int)(item / groups);
+  }
   w.qStart = in.qRows.rowStart[w.query];
   w.qLength = in.qRows.rowLength[w.query];
   w.dStart = in.dRows.rowStart[w.doc];
@@ -65,7 +86,7 @@ __device__ __forceinline__ PairWork pairWork(const Operands<T>& in, long long pa
   w.emptyDocument = in.dValid[w.doc] == 0;
   w.tBegin = isSliced() ? blockIdx.y * split.sliceTokens : 0;
   w.tEnd = isSliced() ? min(dLength, w.tBegin + split.sliceTokens) : dLength;
-  w.passes = (w.qLength + ROWS - 1) / ROWS;
+  w.passes = GROUP == 1 ? (w.qLength + ROWS - 1) / ROWS : 1;
   const bool scan = !w.emptyDocument && w.tBegin < w.tEnd && w.passes > 0;
   w.tiles = scan ? (w.tEnd - w.tBegin + WGMMA_TOKENS - 1) / WGMMA_TOKENS : 0;
   return w;
@@ -76,7 +97,7 @@ __device__ __forceinline__ PairWork pairWork(const Operands<T>& in, long long pa
 // depends on token % 8 only) and its source advances by whole rows. Tokens past the slice and halves past
 // d are zeros.
 template <typename T, int THREADS>
-__device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in, const PairWork& w, int tile, int kc) {
+__device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in, const ItemWork& w, int tile, int kc) {
   constexpr int STEP = THREADS / 8;
   static_assert(STEP % 8 == 0, "every copy of a thread has the same swizzle phase");
   const int piece = threadIdx.x % 8, token = threadIdx.x / 8;
@@ -93,38 +114,46 @@ __device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in,
   }
 }
 
-// The pass's ROWS query rows, k-chunk after k-chunk (rows past the query and halves past d are zeros).
-template <typename T, int THREADS, int ROWS>
-__device__ __forceinline__ void issueQuery(uint32_t queryTile, const Operands<T>& in, const PairWork& w, int r0,
+// The pass's ROWS query rows, k-chunk after k-chunk (rows past a query and halves past d are zeros).
+// With query groups, row r is token r % 32 of query slot r / 32.
+template <typename T, int THREADS, int ROWS, int GROUP>
+__device__ __forceinline__ void issueQuery(uint32_t queryTile, const Operands<T>& in, const ItemWork& w, int r0,
                                            int kChunks) {
   for (int e = threadIdx.x; e < ROWS * kChunks * 8; e += THREADS) {
     const int row = e / (kChunks * 8), piece = e % (kChunks * 8);
-    const int s = r0 + row, k = piece * 8;
-    const bool present = s < w.qLength && k < in.dim;
+    const int k = piece * 8;
+    int s = r0 + row, qStart = w.qStart, qLength = w.qLength;
+    if constexpr (GROUP > 1) {
+      const int slot = row / 32;
+      s = row % 32;
+      qStart = slot < w.queries ? in.qRows.rowStart[w.query + slot] : 0;
+      qLength = slot < w.queries ? in.qRows.rowLength[w.query + slot] : 0;
+    }
+    const bool present = s < qLength && k < in.dim;
     copyAsync16(queryTile + (piece / 8) * (ROWS * SWIZZLE_ROW_BYTES) + swizzled(row, piece % 8),
-                present ? in.q + (size_t)(w.qStart + s) * in.dim + k : in.q, present);
+                present ? in.q + (size_t)(qStart + s) * in.dim + k : in.q, present);
   }
 }
 
-// Where the producer is: pair, pass, tile and k-chunk of its run.
+// Where the producer is: item, pass, tile and k-chunk of its run.
 struct StageCursor {
-  long long pair;  // == end when the run is exhausted
+  long long item;  // == end when the run is exhausted
   int pass, tile, kc;
-  PairWork work;
+  ItemWork work;
 };
 
-template <typename T, int ROWS>
-__device__ __forceinline__ void seekStages(StageCursor& c, long long pair, long long end, const Operands<T>& in,
-                                           const Split& split) {
-  for (; pair < end; pair++) {
-    c.work = pairWork<T, ROWS>(in, pair, split);
+template <typename T, int ROWS, int GROUP>
+__device__ __forceinline__ void seekStages(StageCursor& c, long long item, long long end, long long pairs,
+                                           const Operands<T>& in, const Split& split) {
+  for (; item < end; item++) {
+    c.work = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
     if (c.work.tiles > 0) {
-      c.pair = pair;
+      c.item = item;
       c.pass = c.tile = c.kc = 0;
       return;
     }
   }
-  c.pair = end;
+  c.item = end;
 }
 
 // Online max over one tile's accumulators (tokens t0 .. t0 + 127 of the document): this thread's rows
@@ -174,16 +203,70 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
   }
 }
 
+// Epilogue 2 of a pair (GROUP = 1): thread t takes row t of the pass; the valid rows summed per warp, then
+// across warps by thread 0 into `total`, in the block kernels' order.
+template <int ROWS, typename Index>
+__device__ __forceinline__ void sumPassRows(const Rows& qRows, const ItemWork& w,
+                                            long long pair, int r0, const float* rowBest, const int* rowIndex,
+                                            float* passSums, float& total, Index* argmax, int argmaxStride,
+                                            const Split& split) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (threadIdx.x < 128) {
+    const int row = threadIdx.x, s = r0 + row;
+    float rowValue = 0.f;
+    if (row < ROWS && s < w.qLength) {
+      if (isSliced()) {
+        split.partialMax[partialAt(split, pair, s)] = rowBest[row];
+        split.partialArgmax[partialAt(split, pair, s)] = rowIndex[row];
+      } else {
+        const bool valid = isValid(qRows, w.qStart + s);
+        if (valid) rowValue = rowBest[row];
+        if (argmax != nullptr) argmax[pair * argmaxStride + s] = (Index)(valid ? rowIndex[row] : -1);
+      }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) rowValue += __shfl_xor_sync(0xffffffffu, rowValue, offset);
+    if (lane == 0) passSums[warp] = rowValue;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int s = 0; s < 4; s++) total += passSums[s];
+}
+
+// Epilogue 2 of a query group: warp s takes query slot s, lane t its token t; the warp's sum is the score
+// (the same shuffle tree as a pass of one query). An empty document (rowBest == nullptr) scores -1e9.
+template <typename Index>
+__device__ __forceinline__ void sumGroupRows(const Rows& qRows, const ItemWork& w, int perQuery, int docOffset,
+                                             const float* rowBest, const int* rowIndex, float* scores, Index* argmax,
+                                             int argmaxStride) {
+  const int lane = threadIdx.x % 32, slot = threadIdx.x / 32;
+  if (slot >= w.queries) return;
+  const int query = w.query + slot;
+  const long long pair = (long long)query * perQuery + (w.doc - docOffset);
+  const int qLength = qRows.rowLength[query];
+  float rowValue = 0.f;
+  int index = -1;
+  if (lane < qLength && rowBest != nullptr && isValid(qRows, qRows.rowStart[query] + lane)) {
+    rowValue = rowBest[32 * slot + lane];
+    index = rowIndex[32 * slot + lane];
+  }
+  if (argmax != nullptr && lane < argmaxStride) argmax[pair * argmaxStride + lane] = (Index)index;
+  for (int offset = 16; offset > 0; offset /= 2) rowValue += __shfl_xor_sync(0xffffffffu, rowValue, offset);
+  if (lane == 0) scores[pair] = rowBest == nullptr ? EMPTY_DOCUMENT_SCORE : rowValue;
+}
+
 // ROWS: query rows per pass, 32, 64 (one warpgroup) or 128 (two). With 32, only 32 rows are loaded per
 // k-chunk and the warpgroup's m64 operand reads its rows 32-63 from whatever follows (the next k-chunk, or
 // the ring): those rows of the product are never used, and the query takes half the shared memory.
-template <typename T, int ROWS, int STAGES, bool ARGMAX>
-__device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scores, int* argmax, int argmaxStride,
+// GROUP: queries per item (1, or 4 with ROWS = 128: query groups, all pairs, queries of <= 32 tokens,
+// not split). Index: the argmax type (int, or int16_t for documents shorter than 32768 tokens).
+template <typename T, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index>
+__device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scores, Index* argmax, int argmaxStride,
                              Split split) {
   constexpr int WARPGROUPS = ROWS > 64 ? 2 : 1;
   constexpr int THREADS = WARPGROUPS * WARPGROUP_THREADS;
   constexpr int LOOKAHEAD = STAGES - 2;  // stages in flight while one is multiplied and one drains
   static_assert(LOOKAHEAD >= 1, "the ring holds at least three stages");
+  static_assert(GROUP == 1 || GROUP * 32 == ROWS, "a query group fills the pass's rows, 32 per query");
   extern __shared__ uint8_t dynamicShared[];
   __shared__ float rowBest[128];
   __shared__ int rowIndex[128];
@@ -203,20 +286,22 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   const uint64_t queryDescriptor = tileDescriptor(queryTile + warpgroup * 64 * SWIZZLE_ROW_BYTES);
   const uint64_t ringDescriptor = tileDescriptor(ring);
 
-  const long long begin = pairs * blockIdx.x / gridDim.x, end = pairs * (blockIdx.x + 1) / gridDim.x;
+  const long long items = itemCount<GROUP>(pairs, in.perQuery);
+  const long long begin = items * blockIdx.x / gridDim.x, end = items * (blockIdx.x + 1) / gridDim.x;
 
   StageCursor producer;
-  seekStages<T, ROWS>(producer, begin, end, in, split);
+  seekStages<T, ROWS, GROUP>(producer, begin, end, pairs, in, split);
   int producerSlot = 0;
   auto produce = [&]() {
-    if (producer.pair < end) {
+    if (producer.item < end) {
       issueStage<T, THREADS>(ring + producerSlot * WGMMA_STAGE_BYTES, in, producer.work, producer.tile, producer.kc);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
       if (++producer.kc == kChunks) {
         producer.kc = 0;
         if (++producer.tile == producer.work.tiles) {
           producer.tile = 0;
-          if (++producer.pass == producer.work.passes) seekStages<T, ROWS>(producer, producer.pair + 1, end, in, split);
+          if (++producer.pass == producer.work.passes)
+            seekStages<T, ROWS, GROUP>(producer, producer.item + 1, end, pairs, in, split);
         }
       }
     }
@@ -227,23 +312,28 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
 
   int consumerSlot = 0;
   int loadedQuery = -1, loadedPass = -1;
-  for (long long pair = begin; pair < end; pair++) {
-    const PairWork w = pairWork<T, ROWS>(in, pair, split);
-    if (!isSliced()) {
-      clearArgmaxTail(argmax, pair, argmaxStride, w.qLength, THREADS);
+  for (long long item = begin; item < end; item++) {
+    const ItemWork w = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
+    if constexpr (GROUP > 1) {
       if (w.emptyDocument) {
-        if (threadIdx.x == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
+        sumGroupRows<Index>(in.qRows, w, in.perQuery, in.docOffset, nullptr, nullptr, scores, argmax, argmaxStride);
+        continue;
+      }
+    } else if (!isSliced()) {
+      clearArgmaxTail(argmax, item, argmaxStride, w.qLength, THREADS);
+      if (w.emptyDocument) {
+        if (threadIdx.x == 0) scores[item] = EMPTY_DOCUMENT_SCORE;
         if (argmax != nullptr)
-          for (int s = threadIdx.x; s < w.qLength; s += THREADS) argmax[pair * argmaxStride + s] = -1;
+          for (int s = threadIdx.x; s < w.qLength; s += THREADS) argmax[item * argmaxStride + s] = -1;
         continue;
       }
     }
-    float total = 0.f;  // thread 0's running sum over passes
+    float total = 0.f;  // thread 0's running sum over passes (GROUP = 1)
     for (int pass = 0; pass < (w.tiles > 0 ? w.passes : 0); pass++) {
       const int r0 = pass * ROWS;
       if (w.query != loadedQuery || pass != loadedPass) {
         __syncthreads();  // every warpgroup's wgmma on the old rows has completed (waited at its last tile)
-        issueQuery<T, THREADS, ROWS>(queryTile, in, w, r0, kChunks);
+        issueQuery<T, THREADS, ROWS, GROUP>(queryTile, in, w, r0, kChunks);
         commitGroup();
         waitGroups<0>();
         fenceProxyAsync();
@@ -292,28 +382,14 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
         }
       }
       __syncthreads();
-      // epilogue 2: thread t takes row t; the valid rows summed per warp, then across warps (thread 0)
-      if (threadIdx.x < 128) {
-        const int row = threadIdx.x, s = r0 + row;
-        float rowValue = 0.f;
-        if (row < ROWS && s < w.qLength) {
-          if (isSliced()) {
-            split.partialMax[partialAt(split, pair, s)] = rowBest[row];
-            split.partialArgmax[partialAt(split, pair, s)] = rowIndex[row];
-          } else {
-            const bool valid = isValid(in.qRows, w.qStart + s);
-            if (valid) rowValue = rowBest[row];
-            if (argmax != nullptr) argmax[pair * argmaxStride + s] = valid ? rowIndex[row] : -1;
-          }
-        }
-        for (int offset = 16; offset > 0; offset /= 2) rowValue += __shfl_xor_sync(0xffffffffu, rowValue, offset);
-        if (lane == 0) passSums[warp] = rowValue;
+      if constexpr (GROUP == 1) {
+        sumPassRows<ROWS, Index>(in.qRows, w, item, r0, rowBest, rowIndex, passSums, total, argmax,
+                                 argmaxStride, split);
+      } else {
+        sumGroupRows<Index>(in.qRows, w, in.perQuery, in.docOffset, rowBest, rowIndex, scores, argmax, argmaxStride);
       }
-      __syncthreads();
-      if (threadIdx.x == 0)
-        for (int s = 0; s < 4; s++) total += passSums[s];
     }
-    if (threadIdx.x == 0 && !isSliced()) scores[pair] = total;
+    if (GROUP == 1 && threadIdx.x == 0 && !isSliced()) scores[item] = total;
   }
   waitGroups<0>();  // nothing may still be copying into shared memory when the block exits
 }
@@ -322,32 +398,42 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
 
 using namespace maxsim4j;
 
-// Same tensors as maxsim_forward_*; pairs: the launch's pair count, one contiguous run per block (grid.x
-// blocks); grid.y = slices with the split-Ld parameters of maxsim_forward_mma (see Split). Dynamic shared
-// memory: 1024 + ceil(d / 64) x ROWS x 128 + STAGES x 16 KB bytes. Entries
-// maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{type}: ROWS query rows per pass (32 and 64: one
-// warpgroup; 128: two); 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM.
-#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, ARGMAX, NAME)                                                       \
+// Same tensors as maxsim_forward_*; pairs: the launch's pair count; work items (pairs, or with query groups
+// (document, 4 queries)) in one contiguous run per block (grid.x blocks); grid.y = slices with the split-Ld
+// parameters of maxsim_forward_mma (see Split; not with query groups). Dynamic shared memory: 1024 +
+// ceil(d / 64) x ROWS x 128 + STAGES x 16 KB bytes. Entries:
+//   maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{type}: one pair per item, ROWS query rows per pass
+//     (32 and 64: one warpgroup; 128: two);
+//   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{type}: query groups of 4 (all pairs, Lq <= 32);
+// 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM.
+#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
   extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128) NAME(                                     \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
-      int docOffset, long long pairs, float* scores, int* argmax, int argmaxStride, int sliceTokens,            \
+      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride, int sliceTokens,           \
       float* partialMax, int* partialArgmax, int partialStride) {                                               \
     const Operands<T> in{q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode,   \
                          perQuery, docOffset};                                                                  \
-    forwardWgmma<T, ROWS, STAGES, ARGMAX>(in, pairs, scores, argmax, argmaxStride,                              \
-                                          Split{sliceTokens, partialMax, partialArgmax, partialStride});        \
+    forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                        \
+        in, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                                           \
+        Split{sliceTokens, partialMax, partialArgmax, partialStride});                                          \
   }
-#define MAXSIM_WGMMA_SHAPE(T, SUFFIX, ROWS, STAGES)                                                       \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, false, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)          \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, true, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES)                                                              \
+  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)         \
+  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, true, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_GROUPS(T, SUFFIX, STAGES)                                                                   \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, false, int, maxsim_forward_wgmma_g4_s##STAGES##_##SUFFIX)                 \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int, maxsim_forward_wgmma_g4_s##STAGES##_argmax_##SUFFIX)           \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int16_t, maxsim_forward_wgmma_g4_s##STAGES##_argmax16_##SUFFIX)
 #define MAXSIM_WGMMA_TYPE(T, SUFFIX)         \
-  MAXSIM_WGMMA_SHAPE(T, SUFFIX, 32, 4)       \
-  MAXSIM_WGMMA_SHAPE(T, SUFFIX, 32, 6)       \
-  MAXSIM_WGMMA_SHAPE(T, SUFFIX, 64, 4)       \
-  MAXSIM_WGMMA_SHAPE(T, SUFFIX, 64, 6)       \
-  MAXSIM_WGMMA_SHAPE(T, SUFFIX, 128, 4)      \
-  MAXSIM_WGMMA_SHAPE(T, SUFFIX, 128, 6)
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 4)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 6)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 4)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 6)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 4)      \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 6)      \
+  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 4)          \
+  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 6)
 
 MAXSIM_WGMMA_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_TYPE(__half, f16)

@@ -30,6 +30,8 @@ class CudaParityTest {
   private static MaxSim warpgroups;
   /** The wgmma kernel turned off: the block kernels (the sm_80 path) on the launches it would take. */
   private static MaxSim blockKernels;
+  /** wgmma query groups forced wherever they apply (all pairs, Nq > 1, Lq <= 32; sm_90). */
+  private static MaxSim wgmmaGroups;
 
   @BeforeAll
   static void open() {
@@ -39,6 +41,7 @@ class CudaParityTest {
     streaming = withVariant("stream");
     warpgroups = withVariant("wgmma");
     blockKernels = withVariant("nowgmma");
+    wgmmaGroups = withVariant("wgroups");
   }
 
   private static MaxSim withVariant(String variant) {
@@ -57,6 +60,7 @@ class CudaParityTest {
       streaming.close();
       warpgroups.close();
       blockKernels.close();
+      wgmmaGroups.close();
       reference.close();
     }
   }
@@ -127,6 +131,13 @@ class CudaParityTest {
   @MethodSource("cases")
   void theWarpgroupKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
     assertVariantMatchesTheReference(warpgroups, "cuda wgmma / " + label, q, d, pd);
+  }
+
+  /** wgmma query groups on every case they apply to (the rest run the block kernels). */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void wgmmaQueryGroupsMatchTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    assertVariantMatchesTheReference(wgmmaGroups, "cuda wgroups / " + label, q, d, pd);
   }
 
   /** The block kernels where the wgmma kernel would run by default. */

@@ -180,6 +180,40 @@ class CudaTrainingTest {
     }
   }
 
+  /**
+   * wgmma query groups (forced) keep the argmax in int16 too; their steps match the definition, all pairs
+   * (groups) and candidates (the per-pair kernels), ragged and empty documents, a query count not a
+   * multiple of 4.
+   */
+  @Test
+  void wgmmaQueryGroupStepsMatchTheDefinition() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+      // a fresh backend per type: scratch buffers only grow, and the int32 forward below would hide the check
+      System.setProperty("maxsim4j.cuda.variant", "wgroups");
+      MaxSim groups;
+      try {
+        groups = MaxSim.builder().backend("cuda").build();
+      } finally {
+        System.clearProperty("maxsim4j.cuda.variant");
+      }
+      try (groups) {
+        TokenBatch q = r.padded(type, 23, 32, 128, 1);
+        TokenBatch d = r.packed(type, 230, 0, 300, 128, true);
+        String where = r + " " + type + " wgmma groups";
+        Loss contrastive = Loss.contrastive(positivesOf(r, 23, 230), 0.5f);
+        TrainingStep step = groups.lossAllPairs(q, d, contrastive);
+        boolean sm90 = ((CudaBackend) groups.backend()).computeCapabilityMajor() == 9;
+        assertEquals((sm90 ? 2L : 4L) * 23 * 230 * 32, ((CudaBackend) groups.backend()).scratchBytes("argmax"),
+            where + ": int16 argmax on sm_90");
+        check(step, groups.scoresForTraining(q, d), contrastive, where + " all pairs vs definition");
+        Loss kl = Loss.klDistillation(new float[23][10], 2f);
+        check(groups.lossCandidates(q, d, 10, kl), groups.candidatesForTraining(q, d, 10), kl,
+            where + " candidates vs definition");
+      }
+    }
+  }
+
   private static void assertSameStep(TrainingStep expected, TrainingStep got, String where) {
     assertEquals(expected.loss(), got.loss(), 0.0, where + " loss");
     assertArrayEquals(expected.scores(), got.scores(), where + " scores");

@@ -62,6 +62,9 @@ public final class CudaBackend implements Backend {
    */
   private static final int WGMMA_STAGE_BYTES = 128 * 128;
   private static final int[] WGMMA_STAGES = {4, 6};
+  private static final int WGMMA_GROUP_ROWS = 128;
+  private static final int WGMMA_GROUPS_OVER_STREAM_FROM = 512;
+
   private static final int WGMMA_ALIGN_PAD = 1024;
   private static final int WGMMA_STATIC_SHARED = 2048;
   static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
@@ -126,6 +129,11 @@ public final class CudaBackend implements Backend {
   /** Device bytes this backend holds now and at most so far (scratch and resident batches). */
   public long[] allocatedBytes() {
     return new long[] {device.allocatedBytes(), device.peakAllocatedBytes()};
+  }
+
+  /** The GPU's compute capability major version (9: Hopper, where the wgmma kernels run). */
+  public int computeCapabilityMajor() {
+    return device.major;
   }
 
   /** Bytes of the named scratch buffer this backend holds (0: never allocated), e.g. "argmax". */
@@ -278,8 +286,9 @@ public final class CudaBackend implements Backend {
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
     boolean tensorCores = tensorCores(q, d);
-    if (argmax16 && !(tensorCores && streamPays(pairs, maxQueryLength, chunks(q)))) {
-      throw new IllegalStateException("an int16 argmax needs the streaming kernel");
+    boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(mode, queries, perQuery, pairs, maxQueryLength, q, d);
+    if (argmax16 && !(wgmmaGroups || tensorCores && streamPays(pairs, maxQueryLength, chunks(q)))) {
+      throw new IllegalStateException("an int16 argmax needs the streaming kernel or wgmma query groups");
     }
     if (!tensorCores) {
       String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
@@ -289,6 +298,10 @@ public final class CudaBackend implements Backend {
       return;
     }
     int chunks = chunks(q);
+    if (wgmmaGroups) {
+      launchWgmmaGroups(q, d, perQuery, docOffset, pairs, scores, argmax, argmaxStride, queries, argmax16);
+      return;
+    }
     if (streamPays(pairs, maxQueryLength, chunks)) {
       launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks, argmax16);
       return;
@@ -395,8 +408,7 @@ public final class CudaBackend implements Backend {
    * The deepest ring that still keeps two blocks per SM (two blocks hide each other's barriers and
    * epilogues); failing that, the deepest that fits.
    */
-  private WgmmaLaunch wgmmaLaunch(int maxQueryLength, int dim, boolean saveArgmax, DType type) {
-    int rows = wgmmaRows(maxQueryLength);
+  private WgmmaLaunch wgmmaLaunch(int rows, int dim, java.util.function.IntFunction<String> kernelForStages) {
     int threads = rows > 64 ? 256 : 128;
     WgmmaLaunch fallback = null;
     for (int i = WGMMA_STAGES.length - 1; i >= 0; i--) {
@@ -405,7 +417,7 @@ public final class CudaBackend implements Backend {
       if (bytes > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
         continue;
       }
-      String kernel = FORWARD + "_wgmma_r" + rows + "_s" + stages + (saveArgmax ? "_argmax_" : "_") + suffix(type);
+      String kernel = kernelForStages.apply(stages);
       MemorySegment fn = device.function(FORWARD_WGMMA, kernel);
       device.allowDynamicSharedMemory(fn, bytes);
       WgmmaLaunch launch = new WgmmaLaunch(kernel, fn, threads, bytes,
@@ -421,12 +433,56 @@ public final class CudaBackend implements Backend {
   }
 
   /**
+   * Whether wgmma query groups (maxsim_forward_wgmma.cu, sm_90: four queries of at most 32 tokens stacked
+   * as the 128 rows of one block, so a document tile feeds all four) run an all-pairs launch. A/B on the
+   * H200 (docs/benchmarks.md, v14; kernel ms, before -> groups): 16x32x32x8192x128 0.174 -> 0.083,
+   * 128x128x32x1030x128 0.575 -> 0.340 (training step 0.885 -> 0.703), 32x32x32x300x128 0.022 -> 0.013,
+   * 128x128x32x300x128 0.186 -> 0.166, but the 256x256x32x300x128 training step 1.397 -> 1.425 (finding the
+   * argmax costs more per short document). So they take: every launch from half an item (document, 4
+   * queries) per SM that the streaming kernel does not take, and, over it, documents of 512 tokens or
+   * more. Fewer items leave SMs idle: those launches keep the per-pair kernels, which split long
+   * documents. Property value "wgroups" forces them where they apply; any other forced variant turns them
+   * off.
+   */
+  private boolean wgmmaGroupsPay(int mode, int queries, int documents, int pairs, int maxQueryLength,
+      DeviceTokens q, DeviceTokens d) {
+    if (device.major != 9 || mode != 0 || queries < 2 || maxQueryLength > GROUP_ROWS
+        || wgmmaSharedBytes(WGMMA_GROUP_ROWS, WGMMA_STAGES[0], q.dim())
+            > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
+      return false;
+    }
+    if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
+      return forcedVariant.equals("wgroups");
+    }
+    long items = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
+    return 2 * items >= device.multiprocessors
+        && (d.maxLength() >= WGMMA_GROUPS_OVER_STREAM_FROM || !streamPays(pairs, maxQueryLength, chunks(q)));
+  }
+
+  /** Query groups: persistent blocks over (document, 4 queries) items, never split along Ld. */
+  private void launchWgmmaGroups(DeviceTokens q, DeviceTokens d, int documents, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride, int queries, boolean argmax16) {
+    String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
+    WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + saved
+        + suffix(q.dtype()));
+    long items = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
+    int blocks = (int) Math.max(1, Math.min(items, (long) launch.perSm() * device.multiprocessors));
+    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+        d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0);
+    Driver.launch(launch.function(), launch.kernel(), blocks, 1, launch.threads(), launch.sharedBytes(),
+        device.stream, paramPointers);
+  }
+
+  /**
    * Persistent blocks, each a contiguous run of pairs, as many as the GPU holds at once (one pair per
    * block when split along Ld).
    */
   private void launchWgmma(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    WgmmaLaunch launch = wgmmaLaunch(maxQueryLength, q.dim(), argmax != 0, q.dtype());
+    int rows = wgmmaRows(maxQueryLength);
+    String saved = argmax != 0 ? "_argmax_" : "_";
+    WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved
+        + suffix(q.dtype()));
     Split split = splitFor(pairs, d.maxLength(), false);
     long resident = (long) launch.perSm() * device.multiprocessors;
     int blocks = split.slices() > 1 ? pairs : (int) Math.max(1, Math.min(pairs, resident));
@@ -455,9 +511,11 @@ public final class CudaBackend implements Backend {
    * (the one forward with an int16 variant) and every document is shorter than 32768 tokens. Half the
    * argmax memory (256x256x32x300: 8 -> 4 MiB of the op's 29.3). The property value "wide" keeps int32.
    */
-  private boolean narrowArgmax(DeviceTokens q, DeviceTokens d, int pairs, int maxQueryLength) {
-    return tensorCores(q, d) && streamPays(pairs, maxQueryLength, chunks(q)) && d.maxLength() < Short.MAX_VALUE
-        && !"wide".equals(forcedVariant);
+  private boolean narrowArgmax(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int pairs, int maxQueryLength,
+      int queries) {
+    return tensorCores(q, d) && (streamPays(pairs, maxQueryLength, chunks(q))
+        || wgmmaGroupsPay(mode, queries, perQuery, pairs, maxQueryLength, q, d))
+        && d.maxLength() < Short.MAX_VALUE && !"wide".equals(forcedVariant);
   }
 
   /**
@@ -675,7 +733,8 @@ public final class CudaBackend implements Backend {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch("scores", 4L * pairs);
-    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), pairs, problem.queries().maxRowLength);
+    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), 0, problem.documentsPerQuery(), pairs,
+        problem.queries().maxRowLength, problem.queries().rows);
     long argmax = device.scratch("argmax", Math.max(4, (argmax16 ? 2L : 4L) * pairs * stride));
     long dScores = device.scratch("dscores", 4L * pairs);
     launchForward(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
@@ -975,15 +1034,16 @@ public final class CudaBackend implements Backend {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch("scores", 4L * pairs);
-    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), pairs, q.maxRowLength);
+    int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
+    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), mode, columns, pairs, q.maxRowLength, rows);
     long argmaxBytes = (argmax16 ? 2L : 4L) * pairs * stride;
     long argmax = device.scratch("argmax", Math.max(4, argmaxBytes));
     long rowLoss = device.scratch("loss-rows", 4L * rows);
     long dScores = device.scratch("dscores", 4L * pairs);
     Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
     Driver.fill32(argmax, POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
-    launchForward(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1, columns, 0, pairs,
-        scores, argmax, stride, q.maxRowLength, rows, argmax16);
+    launchForward(in.queries(), in.documents(), mode, columns, 0, pairs, scores, argmax, stride, q.maxRowLength, rows,
+        argmax16);
     String kernel;
     switch (loss) {
       case dev.maxsim4j.Loss.Contrastive c -> {
