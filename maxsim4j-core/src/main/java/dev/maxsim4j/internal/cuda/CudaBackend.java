@@ -84,7 +84,12 @@ public final class CudaBackend implements Backend {
   private final CudaDevice device;
   private final Backend cpu;
   private final ReentrantLock lock = new ReentrantLock();
-  /** {@value #VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by rule). */
+  /**
+   * {@value #VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by rule).
+   * Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma", "wgroups", "nowgmma"; the block
+   * kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair", "nosplit", "k8"; "wide" keeps
+   * the argmax in int32 and leaves the rules alone.
+   */
   private final String forcedVariant = System.getProperty(VARIANT_PROPERTY);
   /**
    * Kernel parameters: one 8-byte slot per argument and the array of pointers to the slots that
@@ -271,10 +276,13 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Launches one forward over {@code pairs} pairs. Tensor cores ({@code maxsim_forward_mma}) when queries
-   * and documents share a half type, d is a multiple of 8 (16-byte rows) and the GPU supports that type's
-   * mma; otherwise the fp32 FFMA kernel, which is also the fp32-accuracy path for fp32 inputs. Few pairs
-   * with long documents are split along Ld ({@link #splitFor}) and merged by a second launch.
+   * Launches one forward over {@code pairs} pairs. Tensor cores when queries and documents share a half
+   * type, d is a multiple of 8 (16-byte rows) and the GPU supports that type's mma, in this order: wgmma
+   * query groups ({@link #wgmmaGroupsPay}), the streaming kernel ({@link #streamPays}), the wgmma kernel
+   * ({@link #wgmmaPays}, sm_90), the block kernels; otherwise the fp32 FFMA kernel, which is also the
+   * fp32-accuracy path for fp32 inputs. Few pairs with long documents are split along Ld
+   * ({@link #splitFor}) and merged by a second launch. Inference, training and top-k choose the same way,
+   * so they give the same bits.
    */
   private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
