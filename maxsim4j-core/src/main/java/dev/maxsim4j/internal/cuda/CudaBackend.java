@@ -1,6 +1,5 @@
 package dev.maxsim4j.internal.cuda;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -11,7 +10,6 @@ import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cpu.CpuBackends;
 import dev.maxsim4j.internal.cpu.TopKCollector;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -26,12 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * well (maxsim_backward.cu, maxsim_loss.cu).
  */
 public final class CudaBackend implements Backend {
-  private static final String FORWARD = "maxsim_forward";
-  private static final String FORWARD_MMA = "maxsim_forward_mma";
-  private static final String FORWARD_STREAM = "maxsim_forward_stream";
-  private static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
   private static final String TOPK = "maxsim_topk";
-  private static final String MERGE = "maxsim_merge";
   private static final String BACKWARD = "maxsim_backward";
   private static final String LOSS = "maxsim_loss";
   private static final String LINEAR = "maxsim_linear";
@@ -39,66 +32,22 @@ public final class CudaBackend implements Backend {
   private static final int BACKWARD_WARPS = 8;
   private static final int OWNED_WARPS = 4;
   private static final int OWNED_FLOATS_PER_WARP = 2048;
-  private static final int MERGE_WARPS = 8;
-  private static final int SPLIT_BLOCKS_PER_SM = 8;
-  private static final int SPLIT_BELOW_BLOCKS_PER_SM = 2;
-  private static final int SPLIT_MIN_SLICE = 512;
   private static final int TOPK_THREADS = 1024;
   private static final int TOPK_SEGMENT = 2048;
   /** Largest k selected on the device: one segment sort keeps k of 2048, at least a 4x reduction. */
   private static final int TOPK_DEVICE_MAX_K = 512;
-  private static final int THREADS = 256;
-  private static final int MMA_THREADS = 128;
-  private static final int MMA_CHUNK = 32;
-  private static final int MMA_LOAD_GROUP = 4;
-  private static final int GROUP_QUERIES = 4;
-  private static final int GROUP_ROWS = 32;
-  private static final int MMA_REGISTER_CHUNKS = 4;
-  private static final int STREAM_MAX_CHUNKS = 4;
-  private static final int STREAM_MIN_PAIRS_PER_SM = 4;
-  /**
-   * maxsim_forward_wgmma.cu: a ring stage (128 tokens x 64 halves), the ring depths it is built with, the
-   * alignment pad of its dynamic shared memory, and a bound on its static shared memory.
-   */
-  private static final int WGMMA_STAGE_BYTES = 128 * 128;
-  private static final int[] WGMMA_STAGES = {4, 6};
-  private static final int WGMMA_GROUP_ROWS = 128;
-  private static final int WGMMA_GROUPS_OVER_STREAM_FROM = 512;
-
-  private static final int WGMMA_ALIGN_PAD = 1024;
-  private static final int WGMMA_STATIC_SHARED = 2048;
+  /** The system property that forces a forward kernel variant (see {@link ForwardKernels}). */
   static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
-  /**
-   * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
-   * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
-   * two blocks per SM on sm_80+ (whose opt-in maximum is at least 99 KB; less is clamped below).
-   */
-  private static final int MMA_FRAGMENT_BUDGET = 96 * 1024;
-  private static final int MMA_STATIC_SHARED = 4 * 1024 + 512;
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
   private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
   private static final int POISON_ARGMAX = 0xdeadbeef;
-  private static final int MAX_PARAMS = 24;
 
   private final CudaDevice device;
   private final Backend cpu;
   private final ReentrantLock lock = new ReentrantLock();
-  /**
-   * {@value #VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by rule).
-   * Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma", "wgroups", "nowgmma"; the block
-   * kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair", "nosplit", "k8"; "wide" keeps
-   * the argmax in int32 and leaves the rules alone.
-   */
-  private final String forcedVariant = System.getProperty(VARIANT_PROPERTY);
-  /**
-   * Kernel parameters: one 8-byte slot per argument and the array of pointers to the slots that
-   * cuLaunchKernel takes. The driver reads them during the launch call, so one block, used under the lock,
-   * serves every launch (no allocation per call).
-   */
-  private final Arena launchArena = Arena.ofShared();
-  private final MemorySegment paramSlots = launchArena.allocate(8L * MAX_PARAMS, 8);
-  private final MemorySegment paramPointers = launchArena.allocate(ADDRESS, MAX_PARAMS);
+  private final KernelParams params = new KernelParams();
+  private final ForwardKernels forward;
   private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
   private boolean closed;
 
@@ -106,9 +55,7 @@ public final class CudaBackend implements Backend {
     this.device = new CudaDevice(0);
     this.cpu = CpuBackends.vectorUnavailableReason().isEmpty() ? CpuBackends.vector(cpuThreads)
         : CpuBackends.scalar(cpuThreads);
-    for (int i = 0; i < MAX_PARAMS; i++) {
-      paramPointers.setAtIndex(ADDRESS, i, paramSlots.asSlice(8L * i, 8));
-    }
+    this.forward = new ForwardKernels(device, params);
   }
 
   /** Why the GPU cannot be used here, or empty when it can. */
@@ -237,7 +184,7 @@ public final class CudaBackend implements Backend {
       }
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
       boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
-      launchForward(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
+      forward.launch(q, d, allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, stride,
           hostQueries.maxRowLength, hostQueries.rows);
       Driver.copyToHost(download, scores, 4L * pairs, device.stream);
       if (argmax != null) {
@@ -275,377 +222,6 @@ public final class CudaBackend implements Backend {
     return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
   }
 
-  /**
-   * Launches one forward over {@code pairs} pairs. Tensor cores when queries and documents share a half
-   * type, d is a multiple of 8 (16-byte rows) and the GPU supports that type's mma, in this order: wgmma
-   * query groups ({@link #wgmmaGroupsPay}), the streaming kernel ({@link #streamPays}), the wgmma kernel
-   * ({@link #wgmmaPays}, sm_90), the block kernels; otherwise the fp32 FFMA kernel, which is also the
-   * fp32-accuracy path for fp32 inputs. Few pairs with long documents are split along Ld
-   * ({@link #splitFor}) and merged by a second launch. Inference, training and top-k choose the same way,
-   * so they give the same bits.
-   */
-  private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
-    launchForward(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries,
-        false);
-  }
-
-  /** As above; {@code argmax16}: the argmax is int16 (only where {@link #narrowArgmax} said so). */
-  private void launchForward(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
-    boolean tensorCores = tensorCores(q, d);
-    boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(mode, queries, perQuery, pairs, maxQueryLength, q, d);
-    if (argmax16 && !(wgmmaGroups || tensorCores && streamPays(pairs, maxQueryLength, chunks(q)))) {
-      throw new IllegalStateException("an int16 argmax needs the streaming kernel or wgmma query groups");
-    }
-    if (!tensorCores) {
-      String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
-      setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-          d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride);
-      Driver.launch(device.function(FORWARD, kernel), kernel, pairs, 1, THREADS, 0, device.stream, paramPointers);
-      return;
-    }
-    int chunks = chunks(q);
-    if (wgmmaGroups) {
-      launchWgmmaGroups(q, d, perQuery, docOffset, pairs, scores, argmax, argmaxStride, queries, argmax16);
-      return;
-    }
-    if (streamPays(pairs, maxQueryLength, chunks)) {
-      launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks, argmax16);
-      return;
-    }
-    if (wgmmaPays(maxQueryLength, q.dim())) {
-      launchWgmma(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
-      return;
-    }
-    String module = q.dtype() == DType.FLOAT16 && "k8".equals(forcedVariant) ? FORWARD_MMA + "_k8" : FORWARD_MMA;
-    long groupBlocks = (long) perQuery * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
-    // query groups are split along Ld only when forced ("groupsplit"): on 16x32x32x8192 the split groups
-    // measured 0.213 ms against 0.197 unsplit one-pair blocks (docs/benchmarks.md)
-    boolean groupSplit = "groupsplit".equals(forcedVariant);
-    Split forGroups = groupSplit ? splitFor(groupBlocks, d.maxLength(), true) : Split.NONE;
-    boolean groups = mode == 0 && docOffset == 0 && queryGroupsPay(queries, groupBlocks * forGroups.slices(),
-        maxQueryLength, chunks, groupSplit || "groups".equals(forcedVariant));
-    Split split = groups ? forGroups : splitFor(pairs, d.maxLength(), false);
-    long partialMax = partialMax(split, pairs, maxQueryLength);
-    long partialArgmax = partialArgmax(split, pairs, maxQueryLength);
-    String kernel;
-    int blocks;
-    int sharedBytes;
-    if (groups) {
-      kernel = FORWARD + "_group4_" + suffix(q.dtype());
-      sharedBytes = GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024;
-      blocks = Math.toIntExact(groupBlocks);
-      setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-          d.validCount(), q.dim(), queries, perQuery, scores, argmax, argmaxStride, split.sliceTokens(), partialMax,
-          partialArgmax, maxQueryLength);
-    } else {
-      int mTiles = maxQueryLength <= 32 ? 2 : 8;
-      int tilesPerPass = Math.max(1, Math.min(mTiles, fragmentBudget() / (chunks * 1024)));
-      sharedBytes = tilesPerPass * chunks * 1024;
-      kernel = FORWARD + "_mma" + mmaVariant(mTiles, chunks) + "_" + suffix(q.dtype());
-      blocks = pairs;
-      setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-          d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride, 16 * tilesPerPass,
-          split.sliceTokens(), partialMax, partialArgmax, maxQueryLength);
-    }
-    MemorySegment fn = device.function(module, kernel);
-    if (sharedBytes > 48 * 1024) {
-      device.allowDynamicSharedMemory(fn, sharedBytes);
-    }
-    Driver.launch(fn, kernel, blocks, split.slices(), MMA_THREADS, sharedBytes, device.stream, paramPointers);
-    mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
-  }
-
-  /** Per (pair, slice, query row) maxima of a split launch ({@link #splitFor}); 0 when not split. */
-  private long partialMax(Split split, int pairs, int maxQueryLength) {
-    return split.slices() > 1 ? device.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
-  }
-
-  private long partialArgmax(Split split, int pairs, int maxQueryLength) {
-    return split.slices() > 1 ? device.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
-  }
-
-  /** The second launch of a split forward: merges the slices in order and sums the rows (maxsim_merge.cu). */
-  private void mergeSlices(Split split, DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset,
-      int pairs, long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    if (split.slices() <= 1) {
-      return;
-    }
-    setParams(partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength), split.slices(),
-        split.sliceTokens(), maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
-        mode, perQuery, docOffset, scores, argmax, argmaxStride, (long) pairs);
-    Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
-        (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, device.stream, paramPointers);
-  }
-
-  /**
-   * Whether the warpgroup kernel (maxsim_forward_wgmma.cu: wgmma, sm_90 only) runs a launch: on sm_90 it
-   * takes every launch the streaming kernel did not take. A/B on the H200 against the block kernels
-   * (docs/benchmarks.md, v13): 1x1000x128x1024x128 0.265 -> 0.083 ms, 1x1000x1024x1024x128 2.04 -> 0.63,
-   * 1x1000x32x300x512 0.134 -> 0.088, 16x32x32x8192x128 0.192 -> 0.166; where the streaming kernel applies
-   * it is as fast (1x1000x32x300x128) or, lacking query reuse, slower (128x128x32x300x128 0.176 -> 0.329).
-   * Property values: "wgmma" forces it wherever its shared memory fits; "nowgmma" or a block-kernel
-   * variant name turns it off.
-   */
-  private boolean wgmmaPays(int maxQueryLength, int dim) {
-    if (device.major != 9 || wgmmaSharedBytes(wgmmaRows(maxQueryLength), WGMMA_STAGES[0], dim)
-        > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
-      return false;
-    }
-    if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
-      return forcedVariant.equals("wgmma");
-    }
-    return true;
-  }
-
-  /** Query rows per pass: 32 or 64 (one warpgroup) for short queries, 128 (two warpgroups) beyond. */
-  private static int wgmmaRows(int maxQueryLength) {
-    return maxQueryLength <= 32 ? 32 : maxQueryLength <= 64 ? 64 : 128;
-  }
-
-  /** The alignment pad, one pass of query rows (all of d) and the ring. */
-  private static int wgmmaSharedBytes(int rows, int stages, int dim) {
-    return WGMMA_ALIGN_PAD + (dim + 63) / 64 * rows * 128 + stages * WGMMA_STAGE_BYTES;
-  }
-
-  /** A wgmma kernel, its dynamic shared memory and the blocks one SM holds. */
-  private record WgmmaLaunch(String kernel, MemorySegment function, int threads, int sharedBytes, int perSm) {}
-
-  /**
-   * The deepest ring that still keeps two blocks per SM (two blocks hide each other's barriers and
-   * epilogues); failing that, the deepest that fits.
-   */
-  private WgmmaLaunch wgmmaLaunch(int rows, int dim, java.util.function.IntFunction<String> kernelForStages) {
-    int threads = rows > 64 ? 256 : 128;
-    WgmmaLaunch fallback = null;
-    for (int i = WGMMA_STAGES.length - 1; i >= 0; i--) {
-      int stages = WGMMA_STAGES[i];
-      int bytes = wgmmaSharedBytes(rows, stages, dim);
-      if (bytes > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
-        continue;
-      }
-      String kernel = kernelForStages.apply(stages);
-      MemorySegment fn = device.function(FORWARD_WGMMA, kernel);
-      device.allowDynamicSharedMemory(fn, bytes);
-      WgmmaLaunch launch = new WgmmaLaunch(kernel, fn, threads, bytes,
-          device.residentBlocksPerMultiprocessor(fn, threads, bytes));
-      if (launch.perSm() >= 2) {
-        return launch;
-      }
-      if (fallback == null) {
-        fallback = launch;
-      }
-    }
-    return fallback;
-  }
-
-  /**
-   * Whether wgmma query groups (maxsim_forward_wgmma.cu, sm_90: four queries of at most 32 tokens stacked
-   * as the 128 rows of one block, so a document tile feeds all four) run an all-pairs launch. A/B on the
-   * H200 (docs/benchmarks.md, v14; kernel ms, before -> groups): 16x32x32x8192x128 0.174 -> 0.083,
-   * 128x128x32x1030x128 0.575 -> 0.340 (training step 0.885 -> 0.703), 32x32x32x300x128 0.022 -> 0.013,
-   * 128x128x32x300x128 0.186 -> 0.166, but the 256x256x32x300x128 training step 1.397 -> 1.425 (finding the
-   * argmax costs more per short document). So they take: every launch from half an item (document, 4
-   * queries) per SM that the streaming kernel does not take, and, over it, documents of 512 tokens or
-   * more. Fewer items leave SMs idle: those launches keep the per-pair kernels, which split long
-   * documents. Property value "wgroups" forces them where they apply; any other forced variant turns them
-   * off.
-   */
-  private boolean wgmmaGroupsPay(int mode, int queries, int documents, int pairs, int maxQueryLength,
-      DeviceTokens q, DeviceTokens d) {
-    if (device.major != 9 || mode != 0 || queries < 2 || maxQueryLength > GROUP_ROWS
-        || wgmmaSharedBytes(WGMMA_GROUP_ROWS, WGMMA_STAGES[0], q.dim())
-            > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
-      return false;
-    }
-    if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
-      return forcedVariant.equals("wgroups");
-    }
-    long items = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
-    return 2 * items >= device.multiprocessors
-        && (d.maxLength() >= WGMMA_GROUPS_OVER_STREAM_FROM || !streamPays(pairs, maxQueryLength, chunks(q)));
-  }
-
-  /** Query groups: persistent blocks over (document, 4 queries) items, never split along Ld. */
-  private void launchWgmmaGroups(DeviceTokens q, DeviceTokens d, int documents, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int queries, boolean argmax16) {
-    String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + saved
-        + suffix(q.dtype()));
-    long items = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
-    int blocks = (int) Math.max(1, Math.min(items, (long) launch.perSm() * device.multiprocessors));
-    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-        d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0);
-    Driver.launch(launch.function(), launch.kernel(), blocks, 1, launch.threads(), launch.sharedBytes(),
-        device.stream, paramPointers);
-  }
-
-  /**
-   * Persistent blocks, each a contiguous run of pairs, as many as the GPU holds at once (one pair per
-   * block when split along Ld).
-   */
-  private void launchWgmma(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    int rows = wgmmaRows(maxQueryLength);
-    String saved = argmax != 0 ? "_argmax_" : "_";
-    WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved
-        + suffix(q.dtype()));
-    Split split = splitFor(pairs, d.maxLength(), false);
-    long resident = (long) launch.perSm() * device.multiprocessors;
-    int blocks = split.slices() > 1 ? pairs : (int) Math.max(1, Math.min(pairs, resident));
-    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
-        split.sliceTokens(), partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength),
-        maxQueryLength);
-    Driver.launch(launch.function(), launch.kernel(), blocks, split.slices(), launch.threads(), launch.sharedBytes(),
-        device.stream, paramPointers);
-    mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
-  }
-
-  /** bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu). */
-  private boolean tensorCores(DeviceTokens q, DeviceTokens d) {
-    return q.dtype() == d.dtype() && q.dim() % 8 == 0
-        && (q.dtype() == DType.BFLOAT16 && device.major >= 8
-            || q.dtype() == DType.FLOAT16 && (device.major > 7 || device.major == 7 && device.minor >= 5));
-  }
-
-  private static int chunks(DeviceTokens q) {
-    return (q.dim() + MMA_CHUNK - 1) / MMA_CHUNK;
-  }
-
-  /**
-   * Whether a device-only training step keeps its argmax in int16: the streaming kernel runs the forward
-   * (the one forward with an int16 variant) and every document is shorter than 32768 tokens. Half the
-   * argmax memory (256x256x32x300: 8 -> 4 MiB of the op's 29.3). The property value "wide" keeps int32.
-   */
-  private boolean narrowArgmax(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int pairs, int maxQueryLength,
-      int queries) {
-    return tensorCores(q, d) && (streamPays(pairs, maxQueryLength, chunks(q))
-        || wgmmaGroupsPay(mode, queries, perQuery, pairs, maxQueryLength, q, d))
-        && d.maxLength() < Short.MAX_VALUE && !"wide".equals(forcedVariant);
-  }
-
-  /**
-   * The warp-per-pair streaming kernel (maxsim_forward_stream.cu, sm_80+) takes every launch it applies to
-   * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM.
-   * A/B on the H200 (docs/benchmarks.md, v12): faster than the block kernel and the query groups on every
-   * such shape (1x10000x32x300x128 0.264 -> 0.216 ms, 128x128 0.293 -> 0.176); on 16x32x32x8192 (512 pairs)
-   * 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" (or "stream_n1",
-   * "stream_n2", "stream_r6": kernel variants) forces it wherever it applies; any other name turns it off.
-   */
-  private boolean streamPays(int pairs, int maxQueryLength, int chunks) {
-    if (maxQueryLength > 32 || chunks > STREAM_MAX_CHUNKS || device.major < 8) {
-      return false;
-    }
-    if (forcedVariant != null && !forcedVariant.equals("wide")) {
-      return forcedVariant.startsWith("stream");
-    }
-    return pairs >= (long) STREAM_MIN_PAIRS_PER_SM * device.multiprocessors;
-  }
-
-  /** One warp per pair, the grid sized to the warps the GPU holds at once, each warp a run of pairs. */
-  private void launchStream(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int chunks, boolean argmax16) {
-    // A/B variants for d in (32, 64] and (96, 128]: "stream_n1" / "stream_n2" (n-tiles per step; n1 exists
-    // for c2, n2 for c4), "stream_r6" (6 KB ring)
-    String variant = switch (forcedVariant == null ? "" : forcedVariant) {
-      case "stream_n1" -> chunks == 2 ? "_n1" : "";
-      case "stream_n2" -> chunks == 4 ? "_n2" : "";
-      case "stream_r6" -> chunks % 2 == 0 ? "_r6" : "";
-      default -> "";
-    };
-    String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    String kernel = FORWARD + "_stream_c" + chunks + variant + saved + suffix(q.dtype());
-    MemorySegment fn = device.function(FORWARD_STREAM, kernel);
-    long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS) * device.multiprocessors * 4;
-    int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
-    setParams(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride);
-    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, 0, device.stream, paramPointers);
-  }
-
-  /** How a launch splits documents along Ld: {@code slices} blocks per pair, {@code sliceTokens} tokens each. */
-  private record Split(int slices, int sliceTokens) {
-    static final Split NONE = new Split(1, 0);
-  }
-
-  /**
-   * Split-Ld for launches of too few blocks with long documents: below {@value #SPLIT_BELOW_BLOCKS_PER_SM}
-   * blocks per SM (or when {@code forced}), slices of at least {@value #SPLIT_MIN_SLICE} tokens until the
-   * grid has {@value #SPLIT_BLOCKS_PER_SM} blocks per SM. Measured on the H200: 4x8x32x32768 0.529 -> 0.075
-   * ms, 2x16x32x8192 0.144 -> 0.028; 16x32x32x8192 (512 pairs, ~4 blocks per SM already) gained nothing.
-   * The property values "nosplit" and "stream*" (the streaming kernel does not split) turn it off.
-   */
-  private Split splitFor(long blocks, int maxDocumentLength, boolean forced) {
-    long wanted = (long) SPLIT_BLOCKS_PER_SM * device.multiprocessors;
-    boolean fewBlocks = blocks < (long) SPLIT_BELOW_BLOCKS_PER_SM * device.multiprocessors;
-    boolean off = forcedVariant != null && (forcedVariant.equals("nosplit") || forcedVariant.startsWith("stream"));
-    if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE || off) {
-      return Split.NONE;
-    }
-    long slices = Math.min(Math.max(2, (wanted + blocks - 1) / blocks), maxDocumentLength / SPLIT_MIN_SLICE);
-    int step = 64; // a multiple of every kernel's token step (warps x 8 x n-tiles)
-    int sliceTokens = (int) ((maxDocumentLength + slices - 1) / slices + step - 1) / step * step;
-    int count = (maxDocumentLength + sliceTokens - 1) / sliceTokens;
-    return count < 2 ? Split.NONE : new Split(count, sliceTokens);
-  }
-
-  /** Dynamic shared memory a tensor-core launch may use for query fragments on this device. */
-  private int fragmentBudget() {
-    return Math.min(MMA_FRAGMENT_BUDGET, device.sharedMemoryPerBlockOptin - MMA_STATIC_SHARED);
-  }
-
-  /**
-   * Whether stacking 4 queries per block pays. A/B on the H200 (docs/results/ab-groups-*): 8x1000 and
-   * 128x128 (x32x300x128) 22% and 10% faster; 16x32x32x8192 1.6x slower, because 4 groups x 32 documents
-   * is 128 blocks for 132 SMs. So: only while the groups (with their split-Ld slices, counted in
-   * {@code blocks}) still give several blocks per SM. The property value "pair" turns groups off, "groups"
-   * forces them (since v12 the streaming kernel takes the launches groups used to win).
-   */
-  private boolean queryGroupsPay(int queries, long blocks, int maxQueryLength, int chunks, boolean forced) {
-    return queries > 1 && maxQueryLength <= GROUP_ROWS
-        && GROUP_ROWS * GROUP_QUERIES / 16 * chunks * 1024 <= fragmentBudget()
-        && (forced || blocks >= 4L * device.multiprocessors)
-        && !"pair".equals(forcedVariant);
-  }
-
-  /**
-   * Which tensor-core variant (see maxsim_forward_mma.cu) runs a launch. By an A/B run of every applicable
-   * variant on the H200 (docs/benchmarks.md, docs/results/ab-variants-*): for d <= 128 the variant with
-   * query fragments in registers and the next n-tile's loads issued early ("2rp") was fastest on every
-   * shape but d = 64, where plain "2" was ~5% ahead (within run-to-run spread); beyond d = 128, two n-tiles
-   * per step ("2n"); beyond 32 query rows per pass, "8n". The system property {@value #VARIANT_PROPERTY}
-   * forces a variant where it applies, for such measurements.
-   */
-  private String mmaVariant(int mTiles, int chunks) {
-    if (mTiles == 8) {
-      return "8n";
-    }
-    boolean fitsRegisters = chunks <= MMA_LOAD_GROUP && chunks <= MMA_REGISTER_CHUNKS;
-    String forced = forcedVariant;
-    if (forced != null) {
-      boolean applies = switch (forced) {
-        case "2", "2n" -> true;
-        case "2p" -> chunks <= MMA_LOAD_GROUP;
-        case "2r", "2rp" -> fitsRegisters;
-        default -> false;
-      };
-      if (applies) {
-        return forced;
-      }
-    }
-    return fitsRegisters ? "2rp" : "2n";
-  }
-
-  private static String suffix(DType t) {
-    return switch (t) {
-      case FLOAT32 -> "f32";
-      case FLOAT16 -> "f16";
-      case BFLOAT16 -> "bf16";
-    };
-  }
-
   // ------------------------------------------------------------------ benchmarking
 
   /**
@@ -670,7 +246,7 @@ public final class CudaBackend implements Backend {
       int pairs = queries.rows * nd;
       long scores = device.scratch("scores", 4L * pairs);
       int[] n = {0};
-      return timeBatches(() -> launchForward(q, docs[n[0]++ % docs.length], 0, nd, 0, pairs, scores, 0, 0,
+      return timeBatches(() -> forward.launch(q, docs[n[0]++ % docs.length], 0, nd, 0, pairs, scores, 0, 0,
           queries.maxRowLength, queries.rows), warmup, batches, perBatch);
     });
   }
@@ -741,11 +317,11 @@ public final class CudaBackend implements Backend {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch("scores", 4L * pairs);
-    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), 0, problem.documentsPerQuery(), pairs,
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), 0, problem.documentsPerQuery(), pairs,
         problem.queries().maxRowLength, problem.queries().rows);
     long argmax = device.scratch("argmax", Math.max(4, (argmax16 ? 2L : 4L) * pairs * stride));
     long dScores = device.scratch("dscores", 4L * pairs);
-    launchForward(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
+    forward.launch(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
         problem.queries().maxRowLength, problem.queries().rows, argmax16);
     Driver.fill32(dScores, Float.floatToRawIntBits(1f), pairs, device.stream);
     launchBackward(problem, in, argmax, argmax16, dScores, deterministic, qType, dType);
@@ -790,24 +366,24 @@ public final class CudaBackend implements Backend {
     for (int c = 0; c < chunks; c++) {
       int j0 = c * width;
       int w = Math.min(width, nd - j0);
-      launchForward(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength, nq);
-      setParams(scores, w, j0, keep, candidates, stride, (long) c * segmentsPerChunk * keep);
+      forward.launch(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength, nq);
+      params.set(scores, w, j0, keep, candidates, stride, (long) c * segmentsPerChunk * keep);
       Driver.launch(fromScores, "maxsim_topk_from_scores", (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT, nq,
-          TOPK_THREADS, 0, device.stream, paramPointers);
+          TOPK_THREADS, 0, device.stream, params.pointers());
     }
     long count = stride;
     while (count > TOPK_SEGMENT) { // each pass keeps k of every 2048: at least 4x fewer
       long segments = (count + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
-      setParams(candidates, stride, count, keep, reduced, stride);
+      params.set(candidates, stride, count, keep, reduced, stride);
       Driver.launch(fromKeys, "maxsim_topk_from_keys", Math.toIntExact(segments), nq, TOPK_THREADS, 0,
-          device.stream, paramPointers);
+          device.stream, params.pointers());
       count = segments * keep;
       long swap = candidates;
       candidates = reduced;
       reduced = swap;
     }
-    setParams(candidates, stride, count, keep, best, (long) keep); // last pass: sorted and compact
-    Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, paramPointers);
+    params.set(candidates, stride, count, keep, best, (long) keep); // last pass: sorted and compact
+    Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, params.pointers());
     MemorySegment stage = in.download();
     Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);
     Driver.synchronize(device.stream);
@@ -835,7 +411,7 @@ public final class CudaBackend implements Backend {
     for (int j0 = 0; j0 < nd; j0 += width) {
       int w = Math.min(width, nd - j0);
       int pairs = nq * w;
-      launchForward(q, d, 0, w, j0, pairs, scores, 0, 0, queries.maxRowLength, nq);
+      forward.launch(q, d, 0, w, j0, pairs, scores, 0, 0, queries.maxRowLength, nq);
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);
       MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
@@ -846,17 +422,6 @@ public final class CudaBackend implements Backend {
       }
     }
     return collector.result();
-  }
-
-  /** Writes kernel arguments into the reused parameter block (ints take 4 bytes of their 8-byte slot). */
-  private void setParams(Object... args) {
-    for (int i = 0; i < args.length; i++) {
-      if (args[i] instanceof Integer v) {
-        paramSlots.set(JAVA_INT, 8L * i, v);
-      } else {
-        paramSlots.set(JAVA_LONG, 8L * i, (Long) args[i]);
-      }
-    }
   }
 
   // ------------------------------------------------------------------ backward and losses
@@ -932,26 +497,26 @@ public final class CudaBackend implements Backend {
     }
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
-      String dqKernel = "maxsim_backward_dq_" + width + suffix(d.dtype());
-      setParams(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
+      String dqKernel = "maxsim_backward_dq_" + width + ForwardKernels.suffix(d.dtype());
+      params.set(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
           perQuery, dim, dQ, gradientType(queryGradType));
       Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
-          (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, paramPointers);
+          (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       if (atomic) {
-        String kernel = "maxsim_backward_dd_atomic_" + width + suffix(q.dtype());
-        setParams(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
+        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardKernels.suffix(q.dtype());
+        params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
             perQuery, dim, dD);
         Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
-            (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, paramPointers);
+            (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
-        String kernel = "maxsim_backward_dd_owned_" + width + suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_owned_" + width + ForwardKernels.suffix(q.dtype());
         int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
         int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
-        setParams(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
+        params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
             perQuery, qt.rows, dim, dD, gradientType(documentGradType));
         Driver.launch(device.function(BACKWARD, kernel), kernel, dt.rows,
             (dt.maxRowLength + tokensPerBlock - 1) / tokensPerBlock, OWNED_WARPS * 32,
-            4 * tokensPerBlock * dim, device.stream, paramPointers);
+            4 * tokensPerBlock * dim, device.stream, params.pointers());
       }
     }
     return new long[] {dQ, dD};
@@ -1043,34 +608,34 @@ public final class CudaBackend implements Backend {
     int stride = problem.argmaxStride();
     long scores = device.scratch("scores", 4L * pairs);
     int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
-    boolean argmax16 = narrowArgmax(in.queries(), in.documents(), mode, columns, pairs, q.maxRowLength, rows);
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), mode, columns, pairs, q.maxRowLength, rows);
     long argmaxBytes = (argmax16 ? 2L : 4L) * pairs * stride;
     long argmax = device.scratch("argmax", Math.max(4, argmaxBytes));
     long rowLoss = device.scratch("loss-rows", 4L * rows);
     long dScores = device.scratch("dscores", 4L * pairs);
     Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
     Driver.fill32(argmax, POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
-    launchForward(in.queries(), in.documents(), mode, columns, 0, pairs, scores, argmax, stride, q.maxRowLength, rows,
+    forward.launch(in.queries(), in.documents(), mode, columns, 0, pairs, scores, argmax, stride, q.maxRowLength, rows,
         argmax16);
     String kernel;
     switch (loss) {
       case dev.maxsim4j.Loss.Contrastive c -> {
         kernel = "maxsim_loss_cross_entropy";
-        setParams(scores, rows, columns, c.positives() == null ? 0L : lossInput,
+        params.set(scores, rows, columns, c.positives() == null ? 0L : lossInput,
             Float.floatToRawIntBits(c.temperature()), rowLoss, dScores);
       }
       case dev.maxsim4j.Loss.KlDistillation k -> {
         kernel = "maxsim_loss_kl";
-        setParams(scores, lossInput, rows, columns, Float.floatToRawIntBits(k.temperature()), rowLoss, dScores);
+        params.set(scores, lossInput, rows, columns, Float.floatToRawIntBits(k.temperature()), rowLoss, dScores);
       }
       case dev.maxsim4j.Loss.MarginMse m -> {
         kernel = "maxsim_loss_margin_mse";
-        setParams(scores, lossInput, rows, rowLoss, dScores);
+        params.set(scores, lossInput, rows, rowLoss, dScores);
       }
     }
     boolean perRowBlock = !(loss instanceof dev.maxsim4j.Loss.MarginMse);
     Driver.launch(device.function(LOSS, kernel), kernel, perRowBlock ? rows : (rows + 255) / 256, 1, 256, 0,
-        device.stream, paramPointers);
+        device.stream, params.pointers());
     long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, queryGradType,
         documentGradType);
     return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
@@ -1110,9 +675,9 @@ public final class CudaBackend implements Backend {
       Driver.copyToDevice(deviceA, pinned, aBytes, device.stream);
       Driver.copyToDevice(deviceB, pinned.asSlice(aBytes), bBytes, device.stream);
       Driver.fill32(deviceOut, POISON_SCORE, results, device.stream);
-      setParams(deviceA, deviceB, deviceOut, rows, in, out);
+      params.set(deviceA, deviceB, deviceOut, rows, in, out);
       Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
-          (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream, paramPointers);
+          (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream, params.pointers());
       MemorySegment download = pinned.asSlice(aBytes + bBytes, outBytes);
       Driver.copyToHost(download, deviceOut, outBytes, device.stream);
       Driver.synchronize(device.stream);
@@ -1155,7 +720,7 @@ public final class CudaBackend implements Backend {
       resident.clear();
       device.close();
       cpu.close();
-      launchArena.close();
+      params.close();
       closed = true;
     } finally {
       lock.unlock();
