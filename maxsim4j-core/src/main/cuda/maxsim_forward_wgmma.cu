@@ -1,6 +1,6 @@
 // Fused MaxSim forward on Hopper's warpgroup tensor cores (wgmma, sm_90a only): bf16 or fp16, fp32
-// accumulation; for the launches the streaming kernel does not take (queries over 32 tokens, d over 128,
-// few pairs).
+// accumulation. It takes the launches the streaming kernel does not (queries over 32 tokens, d over 128,
+// few pairs) and, as query groups, all pairs of several short queries against long documents.
 //
 // Why a third forward. The block kernel (maxsim_forward_mma.cu) feeds mma.sync from query fragments that
 // every warp re-reads from shared memory for each 8-token n-tile: at Lq = 128 and 1024 that shared-memory
@@ -8,22 +8,25 @@
 // both operands from shared memory itself, 64 query rows x 128 document tokens per instruction, with no
 // per-thread fragment loads at all.
 //
-// Work:        persistent blocks, each a contiguous run of pairs (consecutive documents); a pair's query
-//              rows in passes of ROWS = 64 x WARPGROUPS rows, each pass one scan of the document.
+// Work:        persistent blocks, each a contiguous run of work items: pairs (a pair's query rows in passes
+//              of ROWS = 32, 64 or 128 rows, each pass one scan of the document), or with query groups
+//              (document, 4 queries of <= 32 tokens as the 128 rows of one pass; a document's items are
+//              adjacent, so the groups after the first read it from L2).
 // Tiles:       A = the pass's query rows in shared memory, 128-byte swizzled and K-major, one 64-half
 //              "k-chunk" of d after another; loaded when (query, pass) changes, so once per block when
 //              Nq = 1 and Lq <= ROWS.
 //              B = 128 document tokens x one k-chunk per stage (16 KB), every thread cp.async'ing 16-byte
 //              pieces straight into the swizzled slot; a tile of 128 tokens is ceil(d / 64) stages.
-// Pipeline:    a ring of STAGES slots; the producer runs STAGES - 2 stages ahead, across passes and pairs.
+// Pipeline:    a ring of STAGES slots; the producer runs STAGES - 2 stages ahead, across passes and items.
 //              One barrier per stage publishes the stage and retires the slot that is refilled next (its
 //              wgmma group was waited for one stage earlier).
 // Multiply:    each warpgroup issues 4 wgmma m64n128k16 per stage into 64 fp32 accumulators per thread;
 //              the next stage's group may run while this one's accumulators are still being filled.
 // Online max:  after a tile's last k-chunk, each thread folds its 2 rows x 32 tokens into a running max
-//              (inference: max.NaN; training: also the argmax, strict >, tokens visited in order).
+//              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max.
 // Epilogue:    max across the quad; rows through shared memory, thread t taking row t; the sum over valid
-//              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order).
+//              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order);
+//              with query groups each warp's sum is one query's score.
 #include "maxsim_async.cuh"
 #include "maxsim_mma.cuh"
 #include "maxsim_split.cuh"

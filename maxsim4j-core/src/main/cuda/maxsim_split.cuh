@@ -4,7 +4,6 @@
 
 namespace maxsim4j {
 
-// ---- split-Ld ----------------------------------------------------------------------------------------
 // Few pairs with long documents leave most SMs idle (16 x 32 pairs of 8192 tokens: 512 blocks that each
 // walk 8192 tokens). Then the launch has gridDim.y = slices > 1: block (x, y) scans tokens
 // [y * sliceTokens, (y + 1) * sliceTokens) of its pair's document and, instead of a score, leaves each query
