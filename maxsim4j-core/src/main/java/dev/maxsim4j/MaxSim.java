@@ -132,8 +132,10 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * Makes a document batch resident with this instance's backend (on a GPU: copied to device memory once)
-   * so that many query batches can be scored against it without copying it again. Close the handle to
-   * free it; it is also freed when this MaxSim closes.
+   * so that many query batches can be scored against it without copying it again. A query batch can be
+   * made resident the same way: while its handle is open, calls that pass that same {@code TokenBatch} as
+   * queries copy nothing to the device. Close the handle to free it; it is also freed when this MaxSim
+   * closes.
    */
   public ResidentBatch upload(TokenBatch documents) {
     Objects.requireNonNull(documents, "documents");

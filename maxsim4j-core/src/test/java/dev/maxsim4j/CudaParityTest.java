@@ -176,6 +176,24 @@ class CudaParityTest {
     return all;
   }
 
+  /** Queries uploaded like documents: the same scores and top-k, the upload shared, and usable after close. */
+  @Test
+  void residentQueriesScoreLikeHostQueries() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.BFLOAT16, 40, 32, 128, 1);
+    TokenBatch d = r.padded(DType.BFLOAT16, 300, 200, 128, 2);
+    float[][] host = cuda.scores(q, d);
+    int[][] hostTop = cuda.topK(q, d, 5).indices();
+    try (ResidentBatch rd = cuda.upload(d)) {
+      try (ResidentBatch rq = cuda.upload(q)) {
+        assertArrayEquals(host, cuda.scores(q, rd), r + " resident queries and documents");
+        assertArrayEquals(host, cuda.scores(q, d), r + " resident queries, host documents");
+        assertArrayEquals(hostTop, cuda.topK(q, rd, 5).indices(), r + " top-k");
+      }
+      assertArrayEquals(host, cuda.scores(q, rd), r + " after the queries' handle closed");
+    }
+  }
+
   @Test
   void residentDocumentsScoreLikeHostDocumentsAndFreeTheirMemory() {
     RandomBatches r = new RandomBatches();
