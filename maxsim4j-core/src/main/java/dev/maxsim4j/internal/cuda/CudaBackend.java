@@ -21,7 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * lock (several Java threads may call; they take turns on the device). Host arrays are staged through
  * pinned memory into grow-only scratch buffers; documents made resident with {@link #makeResident} stay
  * on the device and are not copied again (queries too). The backward and the losses run on the device as
- * well (maxsim_backward.cu, maxsim_loss.cu).
+ * well (maxsim_backward.cu, maxsim_loss.cu). Which forward kernel runs a launch is {@link ForwardKernels}'
+ * job.
  */
 public final class CudaBackend implements Backend {
   private static final String TOPK = "maxsim_topk";
