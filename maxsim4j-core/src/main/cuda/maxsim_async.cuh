@@ -6,9 +6,18 @@
 namespace maxsim4j {
 
 // 16 bytes from global memory to shared memory `slot`; zeros instead when !present (src is then not read,
-// but must still be a valid address).
+// but must still be a valid address). PREFETCH (0 or 128): the L2 prefetch-size hint, so that a miss
+// fetches the aligned 128 bytes from DRAM rather than the 32-byte sectors the copy touches (the 256-byte
+// hint measured less good on the streaming kernel, docs/benchmarks.md v15).
+template <int PREFETCH = 0>
 __device__ __forceinline__ void copyAsync16(uint32_t slot, const void* src, bool present) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(slot), "l"(src), "r"(present ? 16 : 0));
+  static_assert(PREFETCH == 0 || PREFETCH == 128, "prefetch sizes: 0, 128");
+  if constexpr (PREFETCH == 128) {
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(slot), "l"(src),
+                 "r"(present ? 16 : 0));
+  } else {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(slot), "l"(src), "r"(present ? 16 : 0));
+  }
 }
 __device__ __forceinline__ void commitGroup() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most PENDING of this thread's commit groups are still in flight.

@@ -5,7 +5,8 @@
 // straight into registers: bytes in flight are bounded by registers (and the 6 scoreboards a warp has for
 // outstanding loads), a block's prologue stages the query through shared memory and its epilogue merges
 // four warps behind __syncthreads. Nsight Compute on 1 x 10000 x 32 x 300 x 128: DRAM 61% busy, 11-16 warps
-// per SM stalled mostly on those loads. Here each warp owns whole pairs, a contiguous run of them:
+// per SM stalled mostly on those loads. Here each warp owns whole pairs, a contiguous run of them (with
+// one query, partly taken at run time instead: maxsim_work.cuh):
 //
 // Tiles:       A = the query's 32 rows as 2 m-tiles in registers (k permutation of maxsim_forward_mma.cu),
 //              rebuilt only when the query changes (all pairs with Nq = 1: once per warp).
@@ -14,15 +15,18 @@
 //              reads them back with one 16-byte shared load: no other thread touches them, so no barrier,
 //              and the slots are laid out lane-major, so no bank conflicts.
 // Pipeline:    one commit group per tile; the producer runs STAGES - 1 tiles ahead of the consumer across
-//              document and pair boundaries (the next document's first tiles load during this one's
-//              epilogue), so a warp keeps up to (STAGES - 1) x CHUNKS x 512 bytes in flight without
-//              holding them in registers.
+//              document and pair boundaries (it takes the next pair when it reaches the end of one, so the
+//              next document's first tiles load during this one's epilogue) and tells the consumer which
+//              pairs it took through a small per-warp queue. A warp keeps up to (STAGES - 1) x CHUNKS x
+//              512 bytes in flight without holding them in registers; the copies carry the 128-byte L2
+//              prefetch hint (a DRAM miss fetches whole 128-byte blocks).
 // Online max:  per (row, thread) in registers. Inference keeps the value only (max.NaN: NaN propagates in
 //              one instruction); training also keeps the argmax (strict >, ties to the lower token).
 // Epilogue:    max across the quad; lane L takes row L and the warp sums valid rows in the same shuffle
 //              tree as the block kernels, so every kernel (and top-k) gives the same bits.
 #include "maxsim_async.cuh"
 #include "maxsim_mma.cuh"
+#include "maxsim_work.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 namespace maxsim4j {
@@ -30,6 +34,8 @@ namespace maxsim4j {
 constexpr int STREAM_WARPS = 4;
 constexpr int STREAM_THREADS = STREAM_WARPS * 32;
 constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB static shared memory
+// Pair queue entries per warp the host provides as dynamic shared memory: 4 warps x 32 x 8 bytes = 1 KB.
+constexpr int STREAM_QUEUE_ENTRIES = 32;
 
 __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
   uint4 v;
@@ -37,29 +43,19 @@ __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
   return v;
 }
 
-// Where the producer (or the consumer) is in the warp's run of pairs.
+// Where the producer is: its pair and the next tile of it.
 struct PairCursor {
-  long long pair;  // current pair; == end when the run is done
+  long long pair;  // -1 once no pair is left
   int doc, dStart, dLength;
-  int tile;  // next tile of the current pair
+  int tile;
 };
 
-// The next pair at or after `pair` whose document has a valid token (the others have no tiles), with its
-// token range; cursor.pair = end when there is none.
-__device__ __forceinline__ void seekTiles(PairCursor& c, long long pair, long long end, int mode, int perQuery,
-                                          int docOffset, const Rows& dRows, const int* __restrict__ dValid) {
-  for (; pair < end; pair++) {
-    int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;
-    if (dValid[doc] != 0) {
-      c = PairCursor{pair, doc, dRows.rowStart[doc], dRows.rowLength[doc], 0};
-      return;
-    }
-  }
-  c.pair = end;
+__device__ __forceinline__ int documentOf(long long pair, int mode, int perQuery, int docOffset) {
+  return mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;
 }
 
 // Producer: cp.async of the cursor's next tile (NT n-tiles of 8 tokens) into ring slot `slot` (zeros past
-// the document or d). Slot layout: [slot][n][chunk][lane] x 16 bytes.
+// the document or d), with the 128-byte L2 prefetch hint. Slot layout: [slot][n][chunk][lane] x 16 bytes.
 template <typename T, int CHUNKS, int NT>
 __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCursor& c, const T* __restrict__ d,
                                           int dim, int g, int tig) {
@@ -71,16 +67,27 @@ __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCur
 #pragma unroll
     for (int k = 0; k < CHUNKS; k++) {
       const bool present = inDocument && k * CHUNK + tig * 8 < dim;
-      copyAsync16(ring + ((slot * NT + n) * CHUNKS + k) * 512, present ? row + k * CHUNK : d, present);
+      copyAsync16<128>(ring + ((slot * NT + n) * CHUNKS + k) * 512, present ? row + k * CHUNK : d, present);
     }
   }
 }
 
 // Index: the argmax element type, int (int32) or int16_t (documents shorter than 32768); unused without ARGMAX.
-template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index>
+__device__ __forceinline__ unsigned long long globalNanoseconds() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;\n" : "=l"(t));
+  return t;
+}
+
+// TIMED (a diagnostic variant, inference only): lane 0 of warp w writes the %globaltimer at its start and
+// at its end to ((long long*)argmax)[2w, 2w + 1], for the host to see how the warps' finishing times spread.
+// DYNAMIC: pairs partly taken at run time (below); otherwise each warp scans a contiguous run of pairs.
+template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index, bool DYNAMIC,
+          bool TIMED = false>
 __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                               const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
-                              long long pairs, float* scores, Index* argmax, int argmaxStride) {
+                              long long pairs, float* scores, Index* argmax, int argmaxStride,
+                              unsigned long long* work) {
   constexpr int STAGES = RING / (NT * CHUNKS * 512);
   static_assert(STAGES >= 2, "the ring holds at least two tiles");
   __shared__ __align__(16) uint8_t rings[STREAM_WARPS][RING];
@@ -88,42 +95,96 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   const int g = lane / 4, tig = lane % 4;
   const uint32_t ring = (uint32_t)__cvta_generic_to_shared(&rings[warp][lane * 16]);
 
-  // this warp's contiguous run of pairs (consecutive documents: sequential reads, the query kept)
   const long long warps = (long long)gridDim.x * STREAM_WARPS;
   const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
-  const long long begin = pairs * w / warps, end = pairs * (w + 1) / warps;
+  // Pairs. A static split gives each warp a contiguous run, so that with several queries (all pairs with
+  // Nq > 1, candidates) most of its pairs share the query fragments it holds. Taken at run time, nearly
+  // every pair would load a new query: A/B on the H200, 128 x 128 x 32 x 300 x 128 4% slower and the 256 x
+  // 256 training step 2%, so the host asks for DYNAMIC only for one query (or one pair per query), where it
+  // evens out the warps' finishing times: a warp first takes a contiguous run of half an even share (at
+  // least one pair: no atomic to start), then pairs one at a time (maxsim_work.cuh).
+  const WorkCounters counters{work};
+  const long long staticRun = DYNAMIC ? max(1LL, pairs / (2 * warps)) : 0;
+  const long long begin = DYNAMIC ? w * staticRun : pairs * w / warps;
+  const long long end = DYNAMIC ? begin + staticRun : pairs * (w + 1) / warps;
+  const long long dynamicBase = DYNAMIC ? warps * staticRun : pairs;  // pairs from here on are taken
+  long long nextStatic = begin;
+  auto takePair = [&]() -> long long {
+    if (nextStatic < end) return nextStatic++;
+    if (dynamicBase >= pairs) return pairs;
+    long long p = 0;
+    if (lane == 0) p = counters.take(dynamicBase);
+    return __shfl_sync(0xffffffffu, p, 0);
+  };
+  const unsigned long long startedAt = TIMED ? globalNanoseconds() : 0;
 
-  // prologue: the producer fills STAGES - 1 slots (one commit group each, empty past the run)
+  // With DYNAMIC the producer tells the consumer which pairs it took, in order, through this warp's queue
+  // (dynamic shared memory: the rings fill the 48 KB of static). Every lane writes each entry (the same
+  // value), so each lane reads back its own write: no warp barrier. At most STAGES pairs wait in it
+  // (STAGES - 1 tiles in flight, plus the pair just taken). Without, the consumer walks the same run.
+  constexpr int QUEUE = STAGES + 1;
+  static_assert(QUEUE <= STREAM_QUEUE_ENTRIES, "the host sizes the queues for STREAM_QUEUE_ENTRIES pairs");
+  extern __shared__ long long queues[];
+  long long* queue = queues + warp * QUEUE;
+  int queued = 0, consumed = 0;
+
+  // Producer: takes the next pair whose document has a valid token; answers the others (-1e9, no argmax)
+  // itself, so they never reach the queue.
   PairCursor producer;
-  seekTiles(producer, begin, end, mode, perQuery, docOffset, dRows, dValid);
+  auto takeNext = [&]() {
+    for (;;) {
+      const long long pair = takePair();
+      if (pair >= pairs) {
+        producer.pair = -1;
+        return;
+      }
+      const int doc = documentOf(pair, mode, perQuery, docOffset);
+      if (dValid[doc] != 0) {
+        producer = PairCursor{pair, doc, dRows.rowStart[doc], dRows.rowLength[doc], 0};
+        if (DYNAMIC) queue[queued++ % QUEUE] = pair;
+        return;
+      }
+      if (lane == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
+      if (ARGMAX)
+        for (int s = lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
+    }
+  };
+  takeNext();
   int producerSlot = 0;
   auto produce = [&]() {
-    if (producer.pair < end) {
+    if (producer.pair >= 0) {
       issueTile<T, CHUNKS, NT>(ring, producerSlot, producer, d, dim, g, tig);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
-      if (++producer.tile * 8 * NT >= producer.dLength)
-        seekTiles(producer, producer.pair + 1, end, mode, perQuery, docOffset, dRows, dValid);
+      if (++producer.tile * 8 * NT >= producer.dLength) takeNext();
     }
     commitGroup();
   };
+  // prologue: STAGES - 1 tiles in flight (one commit group each, empty once no pair is left)
 #pragma unroll 1
   for (int s = 0; s < STAGES - 1; s++) produce();
 
   uint4 frag[2][CHUNKS][2];
   int fragQuery = -1;
   int consumerSlot = 0;
-  for (long long pair = begin; pair < end; pair++) {
+  // Consumer: the pairs with a valid token in the producer's order (the producer answered the others).
+  // With DYNAMIC, from the queue: when the consumer finishes a pair the producer, STAGES - 1 tiles ahead,
+  // has already taken the next one (or found none left), so an empty queue means the end.
+  long long walked = begin;
+  auto consumeNext = [&]() -> long long {
+    if constexpr (DYNAMIC) {
+      return consumed < queued ? queue[consumed++ % QUEUE] : -1;
+    } else {
+      for (; walked < end; walked++)
+        if (dValid[documentOf(walked, mode, perQuery, docOffset)] != 0) return walked++;
+      return -1;
+    }
+  };
+  for (long long pair = consumeNext(); pair >= 0; pair = consumeNext()) {
     const int query = (int)(pair / perQuery);
-    const int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;
+    const int doc = documentOf(pair, mode, perQuery, docOffset);
     const int qStart = qRows.rowStart[query], qLength = qRows.rowLength[query];
     if (ARGMAX)
       for (int s = qLength + lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
-    if (dValid[doc] == 0) {
-      if (lane == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
-      if (ARGMAX)
-        for (int s = lane; s < qLength; s += 32) argmax[pair * argmaxStride + s] = -1;
-      continue;
-    }
     if (query != fragQuery) {
 #pragma unroll
       for (int m = 0; m < 2; m++)
@@ -219,34 +280,59 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     if (lane == 0) scores[pair] = rowSum;
   }
   waitGroups<0>();  // nothing may still be copying into shared memory when the block exits
+  if (dynamicBase < pairs && lane == 0) counters.finish(warps);  // only launches that took from the counters
+  if (TIMED && lane == 0) {
+    reinterpret_cast<unsigned long long*>(argmax)[2 * w] = startedAt;
+    reinterpret_cast<unsigned long long*>(argmax)[2 * w + 1] = globalNanoseconds();
+  }
 }
 
 }  // namespace maxsim4j
 
 using namespace maxsim4j;
 
-// Same tensors as maxsim_forward_*; pairs is the launch's pair count, split into one contiguous run per
-// warp of the grid. Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax|_argmax16]_{type}, CHUNKS =
-// ceil(d / 32). Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: by an
-// A/B on the H200 (docs/benchmarks.md, v12) two n-tiles per step paid 22% on 1x1000x32x2048x48 and 2-4%
-// elsewhere; at c4 they need more than the 128 registers 4 blocks per SM allow (spills). Variants kept
-// for A/B runs: c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for
-// 1x4000x32x2048x48, 19% slower).
-#define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, NAME)                                          \
+// Same tensors as maxsim_forward_*; pairs is the launch's pair count, split statically among the grid's
+// warps or, by the _dyn entries, partly taken at run time through `work` (two zeroed 64-bit counters, see
+// WorkCounters; the pair queues are then dynamic shared memory, STREAM_QUEUE_ENTRIES x 8 bytes per warp).
+// Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
+// Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: by an A/B on the
+// H200 (docs/benchmarks.md, v12) two n-tiles per step paid 22% on 1x1000x32x2048x48 and 2-4% elsewhere;
+// at c4 they need more than the 128 registers 4 blocks per SM allow (spills). Variants kept for A/B runs:
+// c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for 1x4000x32x2048x48, 19%
+// slower). Every copy carries the 128-byte L2 prefetch hint (A/B before it was
+// kept: 1x10000x32x300x128 0.217 -> 0.197 ms, 1x10000x32x300x64 0.119 -> 0.102, 256 bytes less good;
+// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
+#define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
-      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride) {                          \
-    forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index>(q, Rows{qStart, qLength, qMask}, d,                       \
-                                                      Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, \
-                                                      docOffset, pairs, scores, static_cast<Index*>(argmax),     \
-                                                      argmaxStride);                                             \
+      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                            \
+      unsigned long long* work) {                                                                               \
+    forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC>(                                                 \
+        q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery,          \
+        docOffset, pairs, scores, static_cast<Index*>(argmax), argmaxStride, work);                             \
+  }
+// the diagnostic timed variant: inference, each warp's start and end time written through `argmax`
+#define MAXSIM_STREAM_TIMED(T, SUFFIX, CHUNKS, NT)                                                                \
+  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) maxsim_forward_stream_c##CHUNKS##_timed_##SUFFIX( \
+      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,     \
+      const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,               \
+      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                              \
+      unsigned long long* work) {                                                                                 \
+    forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, true>(                                      \
+        q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, docOffset, \
+        pairs, scores, static_cast<int*>(argmax), argmaxStride, work);                                            \
   }
 // inference, argmax int32 (_argmax), argmax int16 (_argmax16)
-#define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                    \
-  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, false, int, maxsim_forward_stream_c##CHUNKS##VARIANT##_##SUFFIX)            \
-  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int, maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax_##SUFFIX)      \
-  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int16_t, maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax16_##SUFFIX)
+#define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                   \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, false, int, false, maxsim_forward_stream_c##CHUNKS##VARIANT##_##SUFFIX)      \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int, false,                                                          \
+                      maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax_##SUFFIX)                                     \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int16_t, false,                                                      \
+                      maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax16_##SUFFIX)
+// inference with pairs taken at run time (one query, or one pair per query)
+#define MAXSIM_STREAM_DYNAMIC(T, SUFFIX, CHUNKS, NT) \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, maxsim_forward_stream_c##CHUNKS##_dyn_##SUFFIX)
 #define MAXSIM_STREAM_TYPE(T, SUFFIX)                                       \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 1, 1, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \
@@ -255,7 +341,13 @@ using namespace maxsim4j;
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES, _n1)            \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 2, STREAM_RING_BYTES, _n2)            \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES / 2, _r6)        \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES / 2, _r6)
+  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES / 2, _r6)        \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 1, 1)                                    \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2)                                    \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1)                                    \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)                                    \
+  MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2)                                      \
+  MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1)
 
 MAXSIM_STREAM_TYPE(__nv_bfloat16, bf16)
 MAXSIM_STREAM_TYPE(__half, f16)

@@ -29,6 +29,8 @@ final class CudaDevice implements AutoCloseable {
   final int multiprocessors;
   final int sharedMemoryPerBlockOptin;
   final int l2Bytes;
+  /** Whether kernels can write pinned host memory directly (unified addressing: every 64-bit platform). */
+  final boolean hostMapped;
   private final MemorySegment context;
   final MemorySegment stream;
   private final Map<String, MemorySegment> modules = new HashMap<>();
@@ -39,6 +41,7 @@ final class CudaDevice implements AutoCloseable {
 
   private record Occupancy(MemorySegment function, int blockSize, int sharedBytes) {}
   private MemorySegment pinned = MemorySegment.NULL;
+  private long pinnedDevice;
   private long allocatedBytes;
   private long peakAllocatedBytes;
   private boolean closed;
@@ -94,6 +97,7 @@ final class CudaDevice implements AutoCloseable {
     this.multiprocessors = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     this.sharedMemoryPerBlockOptin = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     this.l2Bytes = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    this.hostMapped = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1;
     this.context = Driver.retainPrimaryContext(handle);
     Driver.setCurrent(context);
     this.stream = Driver.createStream();
@@ -169,6 +173,21 @@ final class CudaDevice implements AutoCloseable {
     return p;
   }
 
+  /**
+   * Two 64-bit counters for kernels that hand out work at run time (maxsim_forward_stream.cu), zeroed here
+   * once, on the stream: each launch that uses them leaves them zero when it ends.
+   */
+  long workCounters() {
+    boolean fresh = deviceScratch.get(WORK_COUNTERS) == null;
+    long p = scratch(WORK_COUNTERS, 16);
+    if (fresh) {
+      Driver.fill32(p, 0, 4, stream);
+    }
+    return p;
+  }
+
+  private static final String WORK_COUNTERS = "work-counters";
+
   /** Pinned host memory of at least {@code bytes} for staging copies; grows, never shrinks. */
   MemorySegment pinned(long bytes) {
     if (pinned.byteSize() >= bytes) {
@@ -179,7 +198,20 @@ final class CudaDevice implements AutoCloseable {
       Driver.freeHost(pinned);
     }
     pinned = Driver.mallocHost(Math.max(bytes, pinned.byteSize() * 3 / 2));
+    pinnedDevice = hostMapped ? Driver.hostDevicePointer(pinned) : 0;
     return pinned;
+  }
+
+  /**
+   * The device address of {@code slice}, a part of the current {@link #pinned} memory, for a kernel to
+   * write its results straight to the host (only where {@link #hostMapped}).
+   */
+  long deviceAddress(MemorySegment slice) {
+    long offset = slice.address() - pinned.address();
+    if (!hostMapped || offset < 0 || offset + slice.byteSize() > pinned.byteSize()) {
+      throw new IllegalStateException("not a slice of the mapped pinned memory");
+    }
+    return pinnedDevice + offset;
   }
 
   /** A tracked device allocation (freed with {@link #release}). */

@@ -23,6 +23,7 @@ import java.util.Optional;
 final class Driver {
   static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
   static final int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
+  static final int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
   static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
   static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
   static final int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
@@ -82,6 +83,8 @@ final class Driver {
   private static final MethodHandle MEM_FREE = fn("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
   private static final MethodHandle MEM_ALLOC_HOST = fn("cuMemAllocHost_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
   private static final MethodHandle MEM_FREE_HOST = fn("cuMemFreeHost", I_A);
+  private static final MethodHandle MEM_HOST_GET_DEVICE_POINTER = fn("cuMemHostGetDevicePointer_v2",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
   private static final MethodHandle MEM_GET_INFO = fn("cuMemGetInfo_v2", I_AA);
   private static final MethodHandle MEMCPY_HTOD_ASYNC = fn("cuMemcpyHtoDAsync_v2",
       FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
@@ -286,6 +289,11 @@ final class Driver {
 
   static void freeHost(MemorySegment p) {
     run("cuMemFreeHost", () -> (int) MEM_FREE_HOST.invokeExact(p));
+  }
+
+  /** The device address of pinned host memory from {@link #mallocHost}: kernels write there directly. */
+  static long hostDevicePointer(MemorySegment p) {
+    return longOut("cuMemHostGetDevicePointer", d -> (int) MEM_HOST_GET_DEVICE_POINTER.invokeExact(d, p, 0));
   }
 
   /** {free, total} bytes of device memory. */

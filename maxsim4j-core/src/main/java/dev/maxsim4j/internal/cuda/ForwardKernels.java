@@ -29,6 +29,8 @@ final class ForwardKernels {
   private static final int MMA_REGISTER_CHUNKS = 4;
   private static final int STREAM_MAX_CHUNKS = 4;
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
+  /** The "_dyn" streaming entries' per-warp pair queues (dynamic shared memory): 4 warps x 32 x 8 bytes. */
+  private static final int STREAM_QUEUE_BYTES = 4 * 32 * 8;
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
    * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
@@ -333,25 +335,38 @@ final class ForwardKernels {
     return pairs >= (long) STREAM_MIN_PAIRS_PER_SM * device.multiprocessors;
   }
 
-  /** One warp per pair, the grid sized to the warps the GPU holds at once, each warp a run of pairs. */
+  /**
+   * One warp per pair, the grid sized to the warps the GPU holds at once. Inference over one query (or one
+   * pair per query) takes the "_dyn" entries, whose warps take half their pairs at run time from the
+   * device's work counters (1x10000x32x300x128 0.217 -> 0.189 ms with the prefetch hint, docs/benchmarks.md
+   * v15); with several queries a static split keeps each warp on one query's fragments.
+   */
   private void launchStream(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int chunks, boolean argmax16) {
     // A/B variants for d in (32, 64] and (96, 128]: "stream_n1" / "stream_n2" (n-tiles per step; n1 exists
-    // for c2, n2 for c4), "stream_r6" (6 KB ring)
+    // for c2, n2 for c4), "stream_r6" (6 KB ring); "stream" forces the default entries
     String variant = switch (forcedVariant == null ? "" : forcedVariant) {
       case "stream_n1" -> chunks == 2 ? "_n1" : "";
       case "stream_n2" -> chunks == 4 ? "_n2" : "";
       case "stream_r6" -> chunks % 2 == 0 ? "_r6" : "";
       default -> "";
     };
+    boolean queriesShared = perQuery > 1 && pairs > perQuery;
+    boolean dynamic = argmax == 0 && !queriesShared && variant.isEmpty();
     String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    String kernel = FORWARD + "_stream_c" + chunks + variant + saved + suffix(q.dtype());
+    String kernel = FORWARD + "_stream_c" + chunks + (dynamic ? "_dyn" : variant) + saved + suffix(q.dtype());
     MemorySegment fn = device.function(FORWARD_STREAM, kernel);
-    long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS) * device.multiprocessors * 4;
+    int queueBytes = dynamic ? STREAM_QUEUE_BYTES : 0;
+    if (dynamic) {
+      device.allowDynamicSharedMemory(fn, queueBytes);
+    }
+    long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS, queueBytes) * device.multiprocessors
+        * 4;
     int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride);
-    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, 0, device.stream, params.pointers());
+        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
+        dynamic ? device.workCounters() : 0L);
+    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, queueBytes, device.stream, params.pointers());
   }
 
   /** How a launch splits documents along Ld: {@code slices} blocks per pair, {@code sliceTokens} tokens each. */

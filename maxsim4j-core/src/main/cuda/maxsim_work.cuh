@@ -1,0 +1,31 @@
+// Work handed out at run time to the warps of the persistent streaming kernel (maxsim_forward_stream.cu).
+// Memory serves some SMs faster than others: with a static split the last warp of 1 x 10000 x 32 x 300 x
+// 128 finished 1.9x later than the first (H200, CallPhasesProbe); taking work one unit at a time lets the
+// fast ones take more. (The wgmma kernel's blocks, which keep far more bytes in flight each, gained
+// nothing from it: 1 x 1000 x 128 x 1024 x 128 0.077 -> 0.082 ms, within noise elsewhere.)
+#pragma once
+
+namespace maxsim4j {
+
+// Two 64-bit counters in device memory: work[0] counts units taken beyond the first `base` ones (which
+// the workers split among themselves statically), work[1] the workers that found none left. The last of those zeroes both, so the
+// next launch on the stream starts from zero; the host zeroes them once, when it allocates them.
+struct WorkCounters {
+  unsigned long long* work;
+
+  // The next unit past the first `base` (one thread calls it).
+  __device__ __forceinline__ long long take(long long base) const {
+    return (long long)atomicAdd(&work[0], 1ull) + base;
+  }
+
+  // Called once by one thread of every worker, after its last unit.
+  __device__ __forceinline__ void finish(long long workers) const {
+    __threadfence();  // this worker's takes come before its count
+    if (atomicAdd(&work[1], 1ull) == (unsigned long long)workers - 1) {
+      work[0] = 0;
+      work[1] = 0;
+    }
+  }
+};
+
+}  // namespace maxsim4j
