@@ -342,6 +342,9 @@ public final class MaxSim implements AutoCloseable {
   }
 
   private static float[][] reshape(float[] flat, int rows, int columns) {
+    if (rows == 1) {
+      return new float[][] {flat}; // one query (reranking): no second copy
+    }
     float[][] out = new float[rows][columns];
     for (int i = 0; i < rows; i++) {
       System.arraycopy(flat, i * columns, out[i], 0, columns);
