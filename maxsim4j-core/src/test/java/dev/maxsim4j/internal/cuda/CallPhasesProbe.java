@@ -4,7 +4,9 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.ResidentBatch;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -13,13 +15,21 @@ import java.util.SplittableRandom;
  * A diagnostic for the GPU host, not a test: where the time of one {@code scores} call goes beyond the
  * kernel. Prints the median wall time of the driver operations a call makes (each followed by a stream
  * synchronisation), then of whole calls with host and with resident queries. Run with the test classes on
- * the class path: {@code java -cp ...:lib/test-classes/maxsim4j-core dev.maxsim4j.internal.cuda.CallPhasesProbe}.
+ * the class path: {@code java -cp ...:lib/test-classes/maxsim4j-core dev.maxsim4j.internal.cuda.CallPhasesProbe}
+ * ({@code calls} as the argument: the whole calls only).
  */
 public final class CallPhasesProbe {
   private static final int WARMUP = 500;
   private static final int RUNS = 2000;
 
   public static void main(String[] args) {
+    if (args.length == 0 || !args[0].equals("calls")) {
+      driverAndKernelPhases();
+    }
+    wholeCalls();
+  }
+
+  private static void driverAndKernelPhases() {
     CudaDevice device = new CudaDevice(0);
     long buffer = device.scratch("probe", 4L << 20);
     MemorySegment pinned = device.pinned(4L << 20);
@@ -38,8 +48,21 @@ public final class CallPhasesProbe {
         Driver.synchronize(device.stream);
       });
     }
+    hostReads(device, buffer);
+    for (int[] s : new int[][] {{1, 2112, 32, 300, 128}, {1, 5000, 32, 300, 128}, {1, 10000, 32, 300, 128},
+        {1, 1000, 32, 1024, 128}, {1, 10000, 32, 300, 64}}) {
+      warpTimes(device, s);
+    }
+    int[][] shapes = {{1, 1000, 32, 300, 128}, {1, 5000, 32, 300, 128}, {1, 10000, 32, 300, 128},
+        {128, 128, 32, 300, 128}, {32, 32, 32, 300, 128}, {1, 1000, 1024, 1024, 128}};
+    for (int[] s : shapes) {
+      phases(device, s);
+    }
     device.close();
+  }
 
+  /** Whole {@code scores} calls through the public API, with host and with resident queries. */
+  private static void wholeCalls() {
     try (MaxSim maxSim = MaxSim.builder().backend("cuda").build()) {
       for (int[] s : new int[][] {{1, 1000, 32, 300, 128}, {1, 10000, 32, 300, 128}, {128, 128, 32, 300, 128}}) {
         TokenBatch q = random(s[0], s[2], s[4], 1);
@@ -53,6 +76,200 @@ public final class CallPhasesProbe {
         }
       }
     }
+  }
+
+  /**
+   * Java copies out of host memory: pinned memory after the device wrote it, and ordinary native memory.
+   */
+  private static void hostReads(CudaDevice device, long buffer) {
+    for (int bytes : new int[] {4_000, 40_000, 65_536, 1 << 20}) {
+      float[] out = new float[bytes / 4];
+      MemorySegment pinned = Driver.mallocHost(bytes);
+      try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+        MemorySegment plain = arena.allocate(bytes, 4096);
+        report("copy out of cuMemAllocHost " + bytes + " B", () -> {
+          Driver.copyToHost(pinned, buffer, bytes, device.stream);
+          Driver.synchronize(device.stream);
+          MemorySegment.copy(pinned, ValueLayout.JAVA_FLOAT, 0, out, 0, bytes / 4);
+        });
+        report("copy out of plain native " + bytes + " B", () ->
+            MemorySegment.copy(plain, ValueLayout.JAVA_FLOAT, 0, out, 0, bytes / 4));
+        report("new float[" + bytes / 4 + "]", () -> {
+          float[] f = new float[bytes / 4];
+          sink += f.length;
+        });
+      }
+      Driver.freeHost(pinned);
+    }
+  }
+
+  private static long sink;
+
+  /**
+   * The streaming kernel's diagnostic variant (maxsim_forward_stream_c*_timed): when each warp started and
+   * finished, relative to the first start, in microseconds: how much of a launch is the tail where some
+   * warps are done and others still stream.
+   */
+  private static void warpTimes(CudaDevice device, int[] s) {
+    String shape = s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4];
+    Tokens qt = tokens(s[0], s[2], s[4], 1);
+    Tokens dt = tokens(s[1], s[3], s[4], 2);
+    long qp = device.allocate(DeviceTokens.bytesFor(qt));
+    long dp = device.allocate(DeviceTokens.bytesFor(dt));
+    DeviceTokens q = DeviceTokens.upload(device, qt, qp);
+    DeviceTokens d = DeviceTokens.upload(device, dt, dp);
+    int pairs = s[0] * s[1];
+    int chunks = (s[4] + 31) / 32;
+    String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
+    MemorySegment fn = device.function("maxsim_forward_stream", kernel);
+    device.allowDynamicSharedMemory(fn, 1024);
+    int warps = device.residentBlocksPerMultiprocessor(fn, 128, 1024) * device.multiprocessors * 4;
+    int blocks = (Math.min(pairs, warps) + 3) / 4;
+    long times = device.scratch("warp-times", 16L * blocks * 4);
+    long scores = device.scratch("scores", 4L * pairs);
+    MemorySegment host = device.pinned(16L * blocks * 4);
+    try (KernelParams params = new KernelParams()) {
+      long[] spans = new long[9];
+      long[][] runs = new long[9][];
+      for (int r = 0; r < 9; r++) {
+        params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
+            d.validCount(), q.dim(), 0, s[1], 0, (long) pairs, scores, times, 0, device.workCounters());
+        Driver.launch(fn, kernel, blocks, 1, 128, 1024, device.stream, params.pointers());
+        Driver.copyToHost(host, times, 16L * blocks * 4, device.stream);
+        Driver.synchronize(device.stream);
+        long[] t = new long[2 * blocks * 4];
+        MemorySegment.copy(host, ValueLayout.JAVA_LONG, 0, t, 0, t.length);
+        runs[r] = t;
+        long first = Long.MAX_VALUE;
+        long last = 0;
+        for (int w = 0; w < blocks * 4; w++) {
+          first = Math.min(first, t[2 * w]);
+          last = Math.max(last, t[2 * w + 1]);
+        }
+        spans[r] = last - first;
+      }
+      long[] sorted = spans.clone();
+      Arrays.sort(sorted);
+      int median = 0;
+      while (spans[median] != sorted[4]) {
+        median++;
+      }
+      long[] t = runs[median];
+      int n = blocks * 4;
+      long first = Long.MAX_VALUE;
+      long[] starts = new long[n];
+      long[] ends = new long[n];
+      for (int w = 0; w < n; w++) {
+        first = Math.min(first, t[2 * w]);
+      }
+      for (int w = 0; w < n; w++) {
+        starts[w] = t[2 * w] - first;
+        ends[w] = t[2 * w + 1] - first;
+      }
+      Arrays.sort(starts);
+      Arrays.sort(ends);
+      System.out.printf(Locale.ROOT, "%-20s %d warps: span %6.1f us; starts p50 %5.1f max %5.1f; ends min %6.1f"
+          + " p10 %6.1f p50 %6.1f p90 %6.1f max %6.1f%n", shape, n, spans[median] / 1e3, starts[n / 2] / 1e3,
+          starts[n - 1] / 1e3, ends[0] / 1e3, ends[n / 10] / 1e3, ends[n / 2] / 1e3, ends[n * 9 / 10] / 1e3,
+          ends[n - 1] / 1e3);
+    }
+    device.release(qp, DeviceTokens.bytesFor(qt));
+    device.release(dp, DeviceTokens.bytesFor(dt));
+  }
+
+  /**
+   * One call's steps by hand (poison fill, launch, download, synchronise, copy out), timed on the host
+   * around each step and on the device by events: the kernel alone back to back, the kernel alone
+   * isolated, and the device span of the whole call.
+   */
+  private static void phases(CudaDevice device, int[] s) {
+    String shape = s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4];
+    Tokens qt = tokens(s[0], s[2], s[4], 1);
+    Tokens dt = tokens(s[1], s[3], s[4], 2);
+    DeviceTokens q = DeviceTokens.upload(device, qt, device.allocate(DeviceTokens.bytesFor(qt)));
+    DeviceTokens d = DeviceTokens.upload(device, dt, device.allocate(DeviceTokens.bytesFor(dt)));
+    int pairs = s[0] * s[1];
+    long scores = device.scratch("scores", 4L * pairs);
+    MemorySegment pinned = device.pinned(4L * pairs);
+    ForwardKernels forward = new ForwardKernels(device, new KernelParams());
+    Runnable launch = () -> forward.launch(q, d, 0, s[1], 0, pairs, scores, 0, 0, s[2], s[0]);
+    MemorySegment e0 = Driver.createEvent();
+    MemorySegment e1 = Driver.createEvent();
+    int n = 400;
+    double[] backToBack = new double[n / 20];
+    double[] isolated = new double[n];
+    double[] span = new double[n];
+    long[] enqueue = new long[n];
+    long[] waitSync = new long[n];
+    long[] copyOut = new long[n];
+    long[] total = new long[n];
+    for (int round = 0; round < 2; round++) { // round 0 warms up
+      for (int i = 0; i < n / 20; i++) {
+        Driver.record(e0, device.stream);
+        for (int j = 0; j < 20; j++) {
+          launch.run();
+        }
+        Driver.record(e1, device.stream);
+        backToBack[i] = Driver.elapsedMillis(e0, e1) / 20 * 1e3;
+      }
+      for (int i = 0; i < n; i++) {
+        Driver.record(e0, device.stream);
+        launch.run();
+        Driver.record(e1, device.stream);
+        isolated[i] = Driver.elapsedMillis(e0, e1) * 1e3;
+      }
+      for (int i = 0; i < n; i++) {
+        long t0 = System.nanoTime();
+        Driver.record(e0, device.stream);
+        Driver.fill32(scores, 0x7fc00001, pairs, device.stream);
+        launch.run();
+        Driver.copyToHost(pinned, scores, 4L * pairs, device.stream);
+        Driver.record(e1, device.stream);
+        long t1 = System.nanoTime();
+        Driver.synchronize(device.stream);
+        long t2 = System.nanoTime();
+        float[] out = new float[pairs];
+        MemorySegment.copy(pinned, ValueLayout.JAVA_FLOAT, 0, out, 0, pairs);
+        long t3 = System.nanoTime();
+        enqueue[i] = t1 - t0;
+        waitSync[i] = t2 - t1;
+        copyOut[i] = t3 - t2;
+        total[i] = t3 - t0;
+        span[i] = Driver.elapsedMillis(e0, e1) * 1e3;
+      }
+    }
+    System.out.printf(Locale.ROOT, "%-22s kernel b2b %7.1f us  isolated %7.1f  call span %7.1f | host: enqueue %6.1f"
+        + "  wait %7.1f  copy-out %5.1f  total %7.1f%n", shape, median(backToBack), median(isolated), median(span),
+        median(enqueue) / 1e3, median(waitSync) / 1e3, median(copyOut) / 1e3, median(total) / 1e3);
+    Driver.destroyEvent(e0);
+    Driver.destroyEvent(e1);
+  }
+
+  private static double median(double[] v) {
+    double[] c = v.clone();
+    Arrays.sort(c);
+    return c[c.length / 2];
+  }
+
+  private static double median(long[] v) {
+    long[] c = v.clone();
+    Arrays.sort(c);
+    return c[c.length / 2];
+  }
+
+  private static Tokens tokens(int n, int length, int dim, long seed) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    short[] bits = new short[n * length * dim];
+    for (int i = 0; i < bits.length; i++) {
+      bits[i] = DType.BFLOAT16.narrow((float) rnd.nextGaussian());
+    }
+    int[] start = new int[n];
+    int[] len = new int[n];
+    for (int i = 0; i < n; i++) {
+      start[i] = i * length;
+      len[i] = length;
+    }
+    return new Tokens(DType.BFLOAT16, dim, length, start, len, n * length, null, null, bits, null);
   }
 
   private static TokenBatch random(int n, int length, int dim, long seed) {
