@@ -148,6 +148,11 @@ final class BenchCommand {
       warm++;
     }
     int n = iterations > 0 ? iterations : (int) Math.max(5, Math.min(200, 2_000_000_000L / Math.max(1, one)));
+    return timedMedianMillis(call, n);
+  }
+
+  /** Median wall time in milliseconds of {@code n} runs of {@code call} (the caller warms it up first). */
+  static double timedMedianMillis(Runnable call, int n) {
     double[] ms = new double[n];
     for (int i = 0; i < n; i++) {
       long t0 = System.nanoTime();

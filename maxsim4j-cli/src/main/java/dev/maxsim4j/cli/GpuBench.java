@@ -10,7 +10,6 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -118,14 +117,7 @@ final class GpuBench {
     for (int i = 0; i < warmCalls || System.nanoTime() < warmEnd; i++) {
       call.run();
     }
-    double[] ms = new double[calls];
-    for (int i = 0; i < calls; i++) {
-      long t0 = System.nanoTime();
-      call.run();
-      ms[i] = (System.nanoTime() - t0) / 1e6;
-    }
-    Arrays.sort(ms);
-    return ms[calls / 2];
+    return BenchCommand.timedMedianMillis(call, calls);
   }
 
   /** Writes objects collected as {@code "[\n" + "  {...},\n"...} as a JSON array (the last comma dropped). */
