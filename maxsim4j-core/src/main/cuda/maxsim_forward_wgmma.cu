@@ -10,8 +10,8 @@
 //
 // Work:        persistent blocks, each a contiguous run of work items: pairs (a pair's query rows in passes
 //              of ROWS = 32, 64 or 128 rows, each pass one scan of the document), or with query groups
-//              (document, 4 queries of <= 32 tokens as the 128 rows of one pass; a document's items are
-//              adjacent, so the groups after the first read it from L2).
+//              (document, 4 queries of <= 32 tokens as the 128 rows of one pass), one group per block
+//              against a segment of the documents (groupRun).
 // Tiles:       A = the pass's query rows in shared memory, 128-byte swizzled and K-major, one 64-half
 //              "k-chunk" of d after another; loaded when (query, pass) changes, so once per block when
 //              Nq = 1 and Lq <= ROWS.
@@ -20,13 +20,16 @@
 // Pipeline:    a ring of STAGES slots; the producer runs STAGES - 2 stages ahead, across passes and items.
 //              One barrier per stage publishes the stage and retires the slot that is refilled next (its
 //              wgmma group was waited for one stage earlier).
-// Multiply:    each warpgroup issues 4 wgmma m64n128k16 per stage into 64 fp32 accumulators per thread;
-//              the next stage's group may run while this one's accumulators are still being filled.
+// Multiply:    each warpgroup issues 4 wgmma m64n128k16 per stage into 64 fp32 accumulators per thread
+//              (m64n64k16 into the first 32 for a document's last tile of at most 64 tokens); the next
+//              stage's group may run while this one's accumulators are still being filled.
 // Online max:  after a tile's last k-chunk, each thread folds its 2 rows x 32 tokens into a running max
 //              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max.
 // Epilogue:    max across the quad; rows through shared memory, thread t taking row t; the sum over valid
 //              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order);
 //              with query groups each warp's sum is one query's score.
+#include <type_traits>
+
 #include "maxsim_async.cuh"
 #include "maxsim_mma.cuh"
 #include "maxsim_split.cuh"
@@ -60,11 +63,19 @@ struct ItemWork {
   int passes, tiles;  // tiles = 0: nothing to scan
 };
 
-template <int GROUP>
-__device__ __forceinline__ long long itemCount(long long pairs, int perQuery) {
-  if constexpr (GROUP == 1) return pairs;
-  const long long queries = pairs / perQuery;
-  return (queries + GROUP - 1) / GROUP * perQuery;
+// A query-group block's run of items (GROUP = 4): the grid is `groups` x S blocks, block b taking group
+// b % groups against the documents of segment b / groups of S. Why not equal runs of one item order: a
+// block keeps its group's query rows loaded for its whole run (a reload drains the ring, cp.async groups
+// completing in order; until v16 a document's groups were adjacent, so every item reloaded), and the
+// blocks of one segment all start at its first document together, so the groups read a document at
+// about the same time, once from DRAM and then from L2, whatever the corpus size.
+__device__ __forceinline__ void groupRun(long long pairs, int documents, long long& begin, long long& end) {
+  const int queries = (int)(pairs / documents), groups = (queries + 3) / 4;
+  const int segments = max(1, (int)gridDim.x / groups);
+  const int group = blockIdx.x % groups, segment = blockIdx.x / groups;
+  const long long first = (long long)group * documents;
+  begin = first + (long long)documents * segment / segments;
+  end = segment < segments ? first + (long long)documents * (segment + 1) / segments : begin;
 }
 
 template <typename T, int ROWS, int GROUP>
@@ -76,11 +87,11 @@ __device__ __forceinline__ ItemWork itemWork(const Operands<T>& in, long long it
     w.queries = 1;
     w.doc = in.mode == ALL_PAIRS ? in.docOffset + (int)(item % in.perQuery) : (int)item;
   } else {
-    // items of one document are adjacent: the groups after the first read it from L2
-    const int queries = (int)(pairs / in.perQuery), groups = (queries + GROUP - 1) / GROUP;
-    w.query = (int)(item % groups) * GROUP;
+    // items of one query group are adjacent (see groupRun): its rows stay in shared memory
+    const int queries = (int)(pairs / in.perQuery);
+    w.query = (int)(item / in.perQuery) * GROUP;
     w.queries = min(GROUP, queries - w.query);
-    w.doc = in.docOffset + (int)(item / groups);
+    w.doc = in.docOffset + (int)(item % in.perQuery);
   }
   w.qStart = in.qRows.rowStart[w.query];
   w.qLength = in.qRows.rowLength[w.query];
@@ -159,19 +170,19 @@ __device__ __forceinline__ void seekStages(StageCursor& c, long long item, long 
   c.item = end;
 }
 
-// Online max over one tile's accumulators (tokens t0 .. t0 + 127 of the document): this thread's rows
+// Online max over one tile's accumulators (tokens t0 .. t0 + N - 1 of the document): this thread's rows
 // g and g + 8 of its warp, tokens t0 + 8j + 2 tig + {0, 1}, visited in token order. The value is one
 // max.NaN per element. The argmax (training) is found in a second pass only when the tile's max beats the
 // running one (strictly, or NaN arriving first): on most tiles of a long document it does not, so the
 // index costs little. A tie with an earlier tile keeps the earlier token; within a tile the first equal
 // token in order wins: the lowest index, as maxUpdate would give.
-template <bool ARGMAX>
-__device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], const float (&acc)[64],
+template <bool ARGMAX, int N>
+__device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], const float (&acc)[N / 2],
                                          const Rows& dRows, int dStart, int t0, int tEnd, int tig) {
-  const bool whole = t0 + WGMMA_TOKENS <= tEnd && dRows.mask == nullptr;
+  const bool whole = t0 + N <= tEnd && dRows.mask == nullptr;
   float tileMax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-  for (int j = 0; j < 16; j++) {
+  for (int j = 0; j < N / 8; j++) {
 #pragma unroll
     for (int c = 0; c < 2; c++) {
       const int t = t0 + 8 * j + 2 * tig + c;
@@ -188,7 +199,7 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
       if (m > best[h] || (mNaN && best[h] == best[h])) {
         int index = 0x7fffffff;
 #pragma unroll
-        for (int j = 15; j >= 0; j--) {  // backwards, so the first match in token order is written last
+        for (int j = N / 8 - 1; j >= 0; j--) {  // backwards: the first match in token order is written last
 #pragma unroll
           for (int c = 1; c >= 0; c--) {
             const int t = t0 + 8 * j + 2 * tig + c;
@@ -289,8 +300,13 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   const uint64_t queryDescriptor = tileDescriptor(queryTile + warpgroup * 64 * SWIZZLE_ROW_BYTES);
   const uint64_t ringDescriptor = tileDescriptor(ring);
 
-  const long long items = itemCount<GROUP>(pairs, in.perQuery);
-  const long long begin = items * blockIdx.x / gridDim.x, end = items * (blockIdx.x + 1) / gridDim.x;
+  long long begin, end;
+  if constexpr (GROUP > 1) {
+    groupRun(pairs, in.perQuery, begin, end);
+  } else {
+    begin = pairs * blockIdx.x / gridDim.x;
+    end = pairs * (blockIdx.x + 1) / gridDim.x;
+  }
 
   StageCursor producer;
   seekStages<T, ROWS, GROUP>(producer, begin, end, pairs, in, split);
@@ -345,10 +361,11 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       }
       float best[2] = {-INFINITY, -INFINITY};
       int bestIndex[2] = {0x7fffffff, 0x7fffffff};
-      float acc[64];
-      for (int tile = 0; tile < w.tiles; tile++) {
-        // the k-chunks of one tile: only wgmma touches the accumulators here, so a group may still run
-        // while the next stage is awaited (reading them in this loop would make the compiler wait)
+      // One tile of N tokens from t0 into `acc` (N / 2 registers), then folded into the running max. Its
+      // k-chunks: only wgmma touches the accumulators here, so a group may still run while the next stage
+      // is awaited (reading them in this loop would make the compiler wait).
+      auto multiplyAndFold = [&](auto& acc, auto columns, int t0) {
+        constexpr int N = decltype(columns)::value;
         for (int kc = 0; kc < kChunks; kc++) {
           waitGroups<LOOKAHEAD - 1>();  // this thread's pieces of the stage have landed
           fenceProxyAsync();
@@ -360,15 +377,25 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
           wgmmaFence();
 #pragma unroll
           for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
-            Wgmma<T>::run(acc, a + 2 * k, b + 2 * k, kc > 0 || k > 0);
+            Wgmma<T>::template run<N>(acc, a + 2 * k, b + 2 * k, kc > 0 || k > 0);
           wgmmaCommit();
           wgmmaWait<1>();
         }
         wgmmaWait<0>();
         pinAccumulators(acc);
         if (holdsRows)  // with ROWS = 32, warps 2 and 3 hold only the unused rows 32-63
-          foldTile<ARGMAX>(best, bestIndex, acc, in.dRows, w.dStart, w.tBegin + tile * WGMMA_TOKENS, w.tEnd, tig);
-      }
+          foldTile<ARGMAX, N>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
+      };
+      // A document's last tile of at most 64 tokens is multiplied 64 wide (300 tokens: 128 + 128 + 64
+      // columns instead of 3 x 128), into registers of its own and in a loop of its own: wgmma of two
+      // shapes into one array, or behind an if, makes ptxas serialise every wgmma of the kernel.
+      const int narrowTiles = w.tiles > 0 && w.tEnd - (w.tBegin + (w.tiles - 1) * WGMMA_TOKENS) <= 64 ? 1 : 0;
+      float acc[64];
+      for (int tile = 0; tile < w.tiles - narrowTiles; tile++)
+        multiplyAndFold(acc, std::integral_constant<int, 128>{}, w.tBegin + tile * WGMMA_TOKENS);
+      for (int tile = w.tiles - narrowTiles; tile < w.tiles; tile++)
+        multiplyAndFold(reinterpret_cast<float(&)[32]>(acc), std::integral_constant<int, 64>{},
+                        w.tBegin + tile * WGMMA_TOKENS);
       // epilogue 1: each row's max across its quad, into shared memory
 #pragma unroll
       for (int h = 0; h < 2; h++) {
@@ -402,15 +429,17 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
 using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_*; pairs: the launch's pair count; work items (pairs, or with query groups
-// (document, 4 queries)) in one contiguous run per block (grid.x blocks); grid.y = slices with the split-Ld
+// (document, 4 queries)) in one contiguous run per block (grid.x blocks; with query groups a multiple of
+// ceil(queries / 4), see groupRun); grid.y = slices with the split-Ld
 // parameters of maxsim_forward_mma (see Split; not with query groups). Dynamic shared memory: 1024 +
 // ceil(d / 64) x ROWS x 128 + STAGES x 16 KB bytes. Entries:
 //   maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{type}: one pair per item, ROWS query rows per pass
 //     (32 and 64: one warpgroup; 128: two);
 //   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{type}: query groups of 4 (all pairs, Lq <= 32);
-// 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM.
+// 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM (two warpgroups: at most
+// 128 registers a thread, so that two blocks fit the register file).
 #define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
-  extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128) NAME(                                     \
+  extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                                     \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
       int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride, int sliceTokens,           \

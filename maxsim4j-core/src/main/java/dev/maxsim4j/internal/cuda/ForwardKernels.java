@@ -48,8 +48,6 @@ final class ForwardKernels {
   private static final int WGMMA_GROUP_ROWS = 128;
   private static final int WGMMA_ALIGN_PAD = 1024;
   private static final int WGMMA_STATIC_SHARED = 2048;
-  /** Document length from which wgmma query groups take launches from the streaming kernel. */
-  private static final int WGMMA_GROUPS_OVER_STREAM_FROM = 512;
 
   private final CudaDevice device;
   private final KernelParams params;
@@ -85,7 +83,7 @@ final class ForwardKernels {
   void launch(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
     boolean tensorCores = tensorCores(q, d);
-    boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(mode, queries, perQuery, pairs, maxQueryLength, q, d);
+    boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(mode, queries, perQuery, maxQueryLength, q);
     if (argmax16 && !(wgmmaGroups || tensorCores && streamPays(pairs, maxQueryLength, chunks(q)))) {
       throw new IllegalStateException("an int16 argmax needs the streaming kernel or wgmma query groups");
     }
@@ -233,18 +231,16 @@ final class ForwardKernels {
 
   /**
    * Whether wgmma query groups (maxsim_forward_wgmma.cu, sm_90: four queries of at most 32 tokens stacked
-   * as the 128 rows of one block, so a document tile feeds all four) run an all-pairs launch. A/B on the
-   * H200 (docs/benchmarks.md, v14; kernel ms, before -> groups): 16x32x32x8192x128 0.174 -> 0.083,
-   * 128x128x32x1030x128 0.575 -> 0.340 (training step 0.885 -> 0.703), 32x32x32x300x128 0.022 -> 0.013,
-   * 128x128x32x300x128 0.186 -> 0.166, but the 256x256x32x300x128 training step 1.397 -> 1.425 (finding the
-   * argmax costs more per short document). So they take: every launch from half an item (document, 4
-   * queries) per SM that the streaming kernel does not take, and, over it, documents of 512 tokens or
-   * more. Fewer items leave SMs idle: those launches keep the per-pair kernels, which split long
-   * documents. Property value "wgroups" forces them where they apply; any other forced variant turns them
-   * off.
+   * as the 128 rows of one block, so a document tile feeds all four) run an all-pairs launch: every launch
+   * of several such queries with at least half an item (document, 4 queries) per SM; fewer items leave SMs
+   * idle, and those launches keep the per-pair kernels, which split long documents. Since v16 a block keeps
+   * one group's rows for its whole run (groupRun) and multiplies a document's last tokens 64 wide; A/B on
+   * the H200 against the streaming kernel (docs/benchmarks.md, v16; kernel ms): 128x128x32x300x128 0.179 ->
+   * 0.114, 32x32 0.022 -> 0.014, 2x10000 0.342 -> 0.262, 8x1000 0.095 -> 0.061, 512x1000 5.52 -> 3.30,
+   * and the training steps 128x128 0.413 -> 0.343 ms, 256x256 1.408 -> 1.201. Property value "wgroups"
+   * forces them where they apply; any other forced variant turns them off.
    */
-  private boolean wgmmaGroupsPay(int mode, int queries, int documents, int pairs, int maxQueryLength,
-      DeviceTokens q, DeviceTokens d) {
+  private boolean wgmmaGroupsPay(int mode, int queries, int documents, int maxQueryLength, DeviceTokens q) {
     if (device.major != 9 || mode != 0 || queries < 2 || maxQueryLength > GROUP_ROWS
         || wgmmaSharedBytes(WGMMA_GROUP_ROWS, WGMMA_STAGES[0], q.dim())
             > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
@@ -254,18 +250,22 @@ final class ForwardKernels {
       return forcedVariant.equals("wgroups");
     }
     long items = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
-    return 2 * items >= device.multiprocessors
-        && (d.maxLength() >= WGMMA_GROUPS_OVER_STREAM_FROM || !streamPays(pairs, maxQueryLength, chunks(q)));
+    return 2 * items >= device.multiprocessors;
   }
 
-  /** Query groups: persistent blocks over (document, 4 queries) items, never split along Ld. */
+  /**
+   * Query groups, never split along Ld: each block one group of 4 queries against one of S segments of the
+   * documents, S as many as the GPU holds blocks for every group (at least 1: more groups than that run in
+   * waves); see groupRun in maxsim_forward_wgmma.cu.
+   */
   private void launchWgmmaGroups(DeviceTokens q, DeviceTokens d, int documents, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int queries, boolean argmax16) {
     String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
     WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + saved
         + suffix(q.dtype()));
-    long items = (long) documents * ((queries + GROUP_QUERIES - 1) / GROUP_QUERIES);
-    int blocks = (int) Math.max(1, Math.min(items, (long) launch.perSm() * device.multiprocessors));
+    int groups = (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
+    int segments = Math.max(1, Math.min(documents, launch.perSm() * device.multiprocessors / groups));
+    int blocks = Math.multiplyExact(groups, segments);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0);
     Driver.launch(launch.function(), launch.kernel(), blocks, 1, launch.threads(), launch.sharedBytes(),
@@ -313,16 +313,16 @@ final class ForwardKernels {
   boolean narrowArgmax(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int pairs, int maxQueryLength,
       int queries) {
     return tensorCores(q, d) && (streamPays(pairs, maxQueryLength, chunks(q))
-        || wgmmaGroupsPay(mode, queries, perQuery, pairs, maxQueryLength, q, d))
+        || wgmmaGroupsPay(mode, queries, perQuery, maxQueryLength, q))
         && d.maxLength() < Short.MAX_VALUE && !"wide".equals(forcedVariant);
   }
 
   /**
    * The warp-per-pair streaming kernel (maxsim_forward_stream.cu, sm_80+) takes every launch it applies to
-   * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM.
-   * A/B on the H200 (docs/benchmarks.md, v12): faster than the block kernel and the query groups on every
-   * such shape (1x10000x32x300x128 0.264 -> 0.216 ms, 128x128 0.293 -> 0.176); on 16x32x32x8192 (512 pairs)
-   * 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" (or "stream_n1",
+   * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM,
+   * after wgmma query groups (sm_90, several queries) had their pick. A/B on the H200 (docs/benchmarks.md,
+   * v12): faster than the block kernel on every such shape (1x10000x32x300x128 0.264 -> 0.216 ms); on
+   * 16x32x32x8192 (512 pairs) 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" (or "stream_n1",
    * "stream_n2", "stream_r6": kernel variants) forces it wherever it applies; any other name turns it off.
    */
   private boolean streamPays(int pairs, int maxQueryLength, int chunks) {
