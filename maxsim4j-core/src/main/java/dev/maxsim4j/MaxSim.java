@@ -98,7 +98,7 @@ public final class MaxSim implements AutoCloseable {
   /** All pairs: {@code Q [Nq, Lq, d] x D [Nd, Ld, d] -> [Nq][Nd]}. */
   public float[][] scores(TokenBatch queries, TokenBatch documents) {
     Problem p = allPairs(queries, documents);
-    return reshape(backend().score(p, null), queries.size(), documents.size());
+    return backend().scoreRows(p, queries.size(), documents.size());
   }
 
   /** Pairwise: {@code Q [B, Lq, d] x D [B, Ld, d] -> [B]}, query {@code b} against document {@code b}. */
@@ -112,7 +112,7 @@ public final class MaxSim implements AutoCloseable {
    */
   public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
-    return reshape(backend().score(p, null), queries.size(), candidatesPerQuery);
+    return backend().scoreRows(p, queries.size(), candidatesPerQuery);
   }
 
   /**
@@ -235,7 +235,7 @@ public final class MaxSim implements AutoCloseable {
     Backend.LossStep step = backend().lossStep(p, loss, deterministic);
     Gradients g = new Gradients(TrainingScores.asBatch(q, step.gradients().queries(), precision),
         TrainingScores.asBatch(d, step.gradients().documents(), precision));
-    return new TrainingStep(step.loss(), reshape(step.scores(), q.size(), columns), g);
+    return new TrainingStep(step.loss(), Backend.rows(step.scores(), q.size(), columns), g);
   }
 
   boolean deterministicBackward() {
@@ -339,16 +339,5 @@ public final class MaxSim implements AutoCloseable {
       throw new IllegalArgumentException("d mismatch: queries " + q.shape() + " have d=" + q.dim()
           + ", documents " + d.shape() + " have d=" + d.dim() + "; expected equal");
     }
-  }
-
-  private static float[][] reshape(float[] flat, int rows, int columns) {
-    if (rows == 1) {
-      return new float[][] {flat}; // one query (reranking): no second copy
-    }
-    float[][] out = new float[rows][columns];
-    for (int i = 0; i < rows; i++) {
-      System.arraycopy(flat, i * columns, out[i], 0, columns);
-    }
-    return out;
   }
 }

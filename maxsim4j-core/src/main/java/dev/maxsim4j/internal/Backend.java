@@ -22,6 +22,27 @@ public interface Backend extends AutoCloseable {
    */
   float[] score(Problem problem, int[] argmax);
 
+  /**
+   * The scores of {@code problem} as {@code rows} rows of {@code columns} (pair {@code i * columns + j} in
+   * row i). A backend whose scores land off-heap overrides it to fill the rows from there, without a flat
+   * array in between.
+   */
+  default float[][] scoreRows(Problem problem, int rows, int columns) {
+    return rows(score(problem, null), rows, columns);
+  }
+
+  /** {@code flat} as {@code rows} rows of {@code columns}; one row is {@code flat} itself, not a copy. */
+  static float[][] rows(float[] flat, int rows, int columns) {
+    if (rows == 1) {
+      return new float[][] {flat};
+    }
+    float[][] out = new float[rows][columns];
+    for (int i = 0; i < rows; i++) {
+      System.arraycopy(flat, i * columns, out[i], 0, columns);
+    }
+    return out;
+  }
+
   /** Top-k documents per query over all documents, never holding Nq x Nd scores at once. */
   TopKResult topK(Tokens queries, Tokens documents, int k);
 

@@ -15,6 +15,7 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The GPU backend: fused forward kernels through the CUDA driver. Calls are serialised on one stream by a
@@ -171,46 +172,70 @@ public final class CudaBackend implements Backend {
     if (pairs == 0) {
       return new float[0];
     }
-    return call(() -> {
-      Tokens hostQueries = problem.queries();
-      long outBytes = 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
-      Staged in = stageInputs(hostQueries, problem.documents(), outBytes);
-      MemorySegment download = in.download();
-      boolean allPairs = problem.kind() == Problem.Kind.ALL_PAIRS;
-      int stride = problem.argmaxStride();
-      if (argmax == null && device.hostMapped) {
-        // Scores only: the kernel writes them straight into pinned host memory, so the call is one launch
-        // and one synchronisation (no fill, no copy: on the H200 each driver call costs a few µs).
-        MemorySegment out = download.asSlice(0, 4L * pairs);
-        out.fill(POISON_BYTE);
-        forward.launch(in.queries(), in.documents(), allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs,
-            device.deviceAddress(out), 0, stride, hostQueries.maxRowLength, hostQueries.rows);
-        Driver.synchronize(device.stream);
-        float[] scores = new float[pairs];
-        MemorySegment.copy(out, JAVA_FLOAT, 0, scores, 0, pairs);
-        return scores;
-      }
-      long scores = device.scratch("scores", 4L * pairs);
-      long argmaxDevice = 0;
-      if (argmax != null) {
-        argmaxDevice = device.scratch("argmax", 4L * argmax.length);
-        Driver.fill32(argmaxDevice, POISON_ARGMAX, argmax.length, device.stream);
-      }
-      Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
-      forward.launch(in.queries(), in.documents(), allPairs ? 0 : 1, problem.documentsPerQuery(), 0, pairs, scores,
-          argmaxDevice, stride, hostQueries.maxRowLength, hostQueries.rows);
-      Driver.copyToHost(download, scores, 4L * pairs, device.stream);
-      if (argmax != null) {
-        Driver.copyToHost(download.asSlice(4L * pairs), argmaxDevice, 4L * argmax.length, device.stream);
-      }
-      Driver.synchronize(device.stream);
+    return call(() -> forward(problem, argmax, scores -> {
       float[] out = new float[pairs];
-      MemorySegment.copy(download, JAVA_FLOAT, 0, out, 0, pairs);
-      if (argmax != null) {
-        MemorySegment.copy(download, JAVA_INT, 4L * pairs, argmax, 0, argmax.length);
+      MemorySegment.copy(scores, JAVA_FLOAT, 0, out, 0, pairs);
+      return out;
+    }));
+  }
+
+  /** Each row straight from pinned memory: no flat array and second copy (128x128: 64 KB each). */
+  @Override
+  public float[][] scoreRows(Problem problem, int rows, int columns) {
+    if (rows <= 1 || columns == 0) {
+      return Backend.rows(score(problem, null), rows, columns);
+    }
+    return call(() -> forward(problem, null, scores -> {
+      float[][] out = new float[rows][columns];
+      for (int i = 0; i < rows; i++) {
+        MemorySegment.copy(scores, JAVA_FLOAT, 4L * i * columns, out[i], 0, columns);
       }
       return out;
-    });
+    }));
+  }
+
+  /**
+   * One forward under the lock, its scores handed to {@code read} as pinned host memory after the
+   * synchronisation (and the argmax, when asked for, copied into {@code argmax}). Scores only: the kernel
+   * writes them straight into pinned memory, poisoned on the host, so the call is one launch and one
+   * synchronisation (each driver call costs a few µs on the H200). With the argmax, or without unified
+   * addressing, they are poisoned in device buffers and copied down.
+   */
+  private <R> R forward(Problem problem, int[] argmax, Function<MemorySegment, R> read) {
+    int pairs = problem.pairs();
+    Tokens hostQueries = problem.queries();
+    long outBytes = 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
+    Staged in = stageInputs(hostQueries, problem.documents(), outBytes);
+    MemorySegment download = in.download();
+    MemorySegment hostScores = download.asSlice(0, 4L * pairs);
+    boolean direct = argmax == null && device.hostMapped;
+    long scores;
+    if (direct) {
+      hostScores.fill(POISON_BYTE);
+      scores = device.deviceAddress(hostScores);
+    } else {
+      scores = device.scratch("scores", 4L * pairs);
+      Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
+    }
+    long argmaxDevice = 0;
+    if (argmax != null) {
+      argmaxDevice = device.scratch("argmax", 4L * argmax.length);
+      Driver.fill32(argmaxDevice, POISON_ARGMAX, argmax.length, device.stream);
+    }
+    forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
+        problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, problem.argmaxStride(),
+        hostQueries.maxRowLength, hostQueries.rows);
+    if (!direct) {
+      Driver.copyToHost(hostScores, scores, 4L * pairs, device.stream);
+    }
+    if (argmax != null) {
+      Driver.copyToHost(download.asSlice(4L * pairs), argmaxDevice, 4L * argmax.length, device.stream);
+    }
+    Driver.synchronize(device.stream);
+    if (argmax != null) {
+      MemorySegment.copy(download, JAVA_INT, 4L * pairs, argmax, 0, argmax.length);
+    }
+    return read.apply(hostScores);
   }
 
   /** Inputs on the device and the pinned region results come back through. */
