@@ -16,14 +16,24 @@ import java.util.SplittableRandom;
  * kernel. Prints the median wall time of the driver operations a call makes (each followed by a stream
  * synchronisation), then of whole calls with host and with resident queries. Run with the test classes on
  * the class path: {@code java -cp ...:lib/test-classes/maxsim4j-core dev.maxsim4j.internal.cuda.CallPhasesProbe}
- * ({@code calls} as the argument: the whole calls only).
+ * ({@code calls} as the argument: the whole calls only; {@code direct}: the steps of the direct-to-host call
+ * path, then the whole calls).
  */
 public final class CallPhasesProbe {
   private static final int WARMUP = 500;
   private static final int RUNS = 2000;
 
   public static void main(String[] args) {
-    if (args.length == 0 || !args[0].equals("calls")) {
+    String mode = args.length == 0 ? "all" : args[0];
+    if (mode.equals("direct")) {
+      CudaDevice device = new CudaDevice(0);
+      pinnedReads(device);
+      for (int[] s : new int[][] {{1, 1000, 32, 300, 128}, {1, 10000, 32, 300, 128}, {128, 128, 32, 300, 128},
+          {32, 32, 32, 300, 128}}) {
+        directPhases(device, s);
+      }
+      device.close();
+    } else if (!mode.equals("calls")) {
       driverAndKernelPhases();
     }
     wholeCalls();
@@ -104,6 +114,63 @@ public final class CallPhasesProbe {
   }
 
   private static long sink;
+
+  /**
+   * Only the Java copy of 64 KB (16384 scores) into a float[] (or 128 rows of 128), timed alone after its
+   * source was written by: the CPU (plain native and pinned memory), a device-to-host copy, or the GPU
+   * through the mapping (cuMemsetD32 on the pinned buffer's device address, as the kernel writes scores).
+   * Each case is run 3000 times before it is timed, so the copy is compiled code.
+   */
+  private static void pinnedReads(CudaDevice device) {
+    int n = 16384;
+    long bytes = 4L * n;
+    MemorySegment pinned = device.pinned(bytes).asSlice(0, bytes);
+    long mapped = device.deviceAddress(pinned);
+    long buffer = device.scratch("probe-reads", bytes);
+    MemorySegment plain = java.lang.foreign.Arena.global().allocate(bytes, 4096);
+    float[] flat = new float[n];
+    float[][] rows = new float[128][128];
+    Runnable toFlat = () -> MemorySegment.copy(pinned, ValueLayout.JAVA_FLOAT, 0, flat, 0, n);
+    Runnable toRows = () -> {
+      for (int i = 0; i < 128; i++) {
+        MemorySegment.copy(pinned, ValueLayout.JAVA_FLOAT, 512L * i, rows[i], 0, 128);
+      }
+    };
+    timeCopy("plain native, CPU-written -> float[]", () -> plain.fill((byte) 1),
+        () -> MemorySegment.copy(plain, ValueLayout.JAVA_FLOAT, 0, flat, 0, n));
+    timeCopy("pinned, CPU-written -> float[]", () -> pinned.fill((byte) 1), toFlat);
+    timeCopy("pinned, DMA-written -> float[]", () -> {
+      Driver.copyToHost(pinned, buffer, bytes, device.stream);
+      Driver.synchronize(device.stream);
+    }, toFlat);
+    Runnable gpuWrite = () -> {
+      Driver.fill32(mapped, 0x3f800000, n, device.stream);
+      Driver.synchronize(device.stream);
+    };
+    timeCopy("pinned, GPU-written via mapping -> float[]", gpuWrite, toFlat);
+    timeCopy("pinned, GPU-written via mapping -> 128 rows", gpuWrite, toRows);
+    timeCopy("pinned, CPU-written -> 128 rows", () -> pinned.fill((byte) 1), toRows);
+  }
+
+  private static void timeCopy(String what, Runnable prepare, Runnable copy) {
+    long[] t = new long[3000];
+    for (int round = 0; round < 2; round++) {
+      for (int i = 0; i < t.length; i++) {
+        prepare.run();
+        long t0 = System.nanoTime();
+        copy.run();
+        t[i] = System.nanoTime() - t0;
+      }
+    }
+    System.out.printf(Locale.ROOT, "%-48s median %6.2f us  p10 %6.2f  p90 %6.2f%n", what, median(t) / 1e3,
+        percentile(t, 0.1) / 1e3, percentile(t, 0.9) / 1e3);
+  }
+
+  private static double percentile(long[] v, double p) {
+    long[] c = v.clone();
+    Arrays.sort(c);
+    return c[(int) (c.length * p)];
+  }
 
   /**
    * The streaming kernel's diagnostic variant (maxsim_forward_stream_c*_timed): when each warp started and
@@ -241,6 +308,74 @@ public final class CallPhasesProbe {
     System.out.printf(Locale.ROOT, "%-22s kernel b2b %7.1f us  isolated %7.1f  call span %7.1f | host: enqueue %6.1f"
         + "  wait %7.1f  copy-out %5.1f  total %7.1f%n", shape, median(backToBack), median(isolated), median(span),
         median(enqueue) / 1e3, median(waitSync) / 1e3, median(copyOut) / 1e3, median(total) / 1e3);
+    Driver.destroyEvent(e0);
+    Driver.destroyEvent(e1);
+  }
+
+  /**
+   * The steps of one inference call on the direct path (CudaBackend.score: scores written by the kernel
+   * into pinned host memory), each timed on the host: poison, launch, synchronise, copy out, one row per
+   * query; and the kernel between events, isolated and back to back.
+   */
+  private static void directPhases(CudaDevice device, int[] s) {
+    String shape = s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4];
+    Tokens qt = tokens(s[0], s[2], s[4], 1);
+    Tokens dt = tokens(s[1], s[3], s[4], 2);
+    DeviceTokens q = DeviceTokens.upload(device, qt, device.allocate(DeviceTokens.bytesFor(qt)));
+    DeviceTokens d = DeviceTokens.upload(device, dt, device.allocate(DeviceTokens.bytesFor(dt)));
+    int pairs = s[0] * s[1];
+    MemorySegment out = device.pinned(4L * pairs).asSlice(0, 4L * pairs);
+    long target = device.deviceAddress(out);
+    ForwardKernels forward = new ForwardKernels(device, new KernelParams());
+    Runnable launch = () -> forward.launch(q, d, 0, s[1], 0, pairs, target, 0, 0, s[2], s[0]);
+    MemorySegment e0 = Driver.createEvent();
+    MemorySegment e1 = Driver.createEvent();
+    int n = 400;
+    double[] backToBack = new double[n / 20];
+    double[] isolated = new double[n];
+    long[][] steps = new long[6][n];
+    for (int round = 0; round < 2; round++) { // round 0 warms up
+      for (int i = 0; i < n / 20; i++) {
+        Driver.record(e0, device.stream);
+        for (int j = 0; j < 20; j++) {
+          launch.run();
+        }
+        Driver.record(e1, device.stream);
+        backToBack[i] = Driver.elapsedMillis(e0, e1) / 20 * 1e3;
+      }
+      for (int i = 0; i < n; i++) {
+        Driver.record(e0, device.stream);
+        launch.run();
+        Driver.record(e1, device.stream);
+        isolated[i] = Driver.elapsedMillis(e0, e1) * 1e3;
+      }
+      for (int i = 0; i < n; i++) {
+        long t0 = System.nanoTime();
+        out.fill((byte) -1);
+        long t1 = System.nanoTime();
+        launch.run();
+        long t2 = System.nanoTime();
+        Driver.synchronize(device.stream);
+        long t3 = System.nanoTime();
+        float[] flat = new float[pairs];
+        MemorySegment.copy(out, ValueLayout.JAVA_FLOAT, 0, flat, 0, pairs);
+        long t4 = System.nanoTime();
+        float[][] rows = new float[s[0]][];
+        for (int r = 0; r < s[0]; r++) {
+          rows[r] = Arrays.copyOfRange(flat, r * s[1], (r + 1) * s[1]);
+        }
+        long t5 = System.nanoTime();
+        sink += rows.length;
+        long[] t = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0};
+        for (int k = 0; k < t.length; k++) {
+          steps[k][i] = t[k];
+        }
+      }
+    }
+    System.out.printf(Locale.ROOT, "%-22s kernel b2b %7.1f us  isolated %7.1f | host: poison %5.1f  launch %5.1f"
+        + "  sync %7.1f  copy-out %5.1f  rows %5.1f  total %7.1f%n", shape, median(backToBack), median(isolated),
+        median(steps[0]) / 1e3, median(steps[1]) / 1e3, median(steps[2]) / 1e3, median(steps[3]) / 1e3,
+        median(steps[4]) / 1e3, median(steps[5]) / 1e3);
     Driver.destroyEvent(e0);
     Driver.destroyEvent(e1);
   }
