@@ -60,7 +60,9 @@ struct ItemWork {
   int qStart, qLength;  // of the first query (GROUP = 1)
   int doc, dStart, tBegin, tEnd;
   bool emptyDocument;
-  int passes, tiles;  // tiles = 0: nothing to scan
+  int passes;              // of the whole query
+  int firstPass, endPass;  // the passes this block scans: all, or with split passes pass blockIdx.y alone
+  int tiles;               // 0: nothing to scan
 };
 
 // A query-group block's run of items (GROUP = 4): the grid is `groups` x S blocks, block b taking group
@@ -98,10 +100,12 @@ __device__ __forceinline__ ItemWork itemWork(const Operands<T>& in, long long it
   w.dStart = in.dRows.rowStart[w.doc];
   const int dLength = in.dRows.rowLength[w.doc];
   w.emptyDocument = in.dValid[w.doc] == 0;
-  w.tBegin = isSliced() ? blockIdx.y * split.sliceTokens : 0;
-  w.tEnd = isSliced() ? min(dLength, w.tBegin + split.sliceTokens) : dLength;
+  w.tBegin = slicesDocument(split) ? blockIdx.y * split.sliceTokens : 0;
+  w.tEnd = slicesDocument(split) ? min(dLength, w.tBegin + split.sliceTokens) : dLength;
   w.passes = GROUP == 1 ? (w.qLength + ROWS - 1) / ROWS : 1;
-  const bool scan = !w.emptyDocument && w.tBegin < w.tEnd && w.passes > 0;
+  w.firstPass = GROUP == 1 && split.passSplit ? (int)blockIdx.y : 0;  // constants for query groups
+  w.endPass = GROUP > 1 ? 1 : split.passSplit ? min(w.passes, w.firstPass + 1) : w.passes;
+  const bool scan = !w.emptyDocument && w.tBegin < w.tEnd && w.firstPass < w.endPass;
   w.tiles = scan ? (w.tEnd - w.tBegin + WGMMA_TOKENS - 1) / WGMMA_TOKENS : 0;
   return w;
 }
@@ -163,7 +167,8 @@ __device__ __forceinline__ void seekStages(StageCursor& c, long long item, long 
     c.work = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
     if (c.work.tiles > 0) {
       c.item = item;
-      c.pass = c.tile = c.kc = 0;
+      c.pass = c.work.firstPass;
+      c.tile = c.kc = 0;
       return;
     }
   }
@@ -319,7 +324,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
         producer.kc = 0;
         if (++producer.tile == producer.work.tiles) {
           producer.tile = 0;
-          if (++producer.pass == producer.work.passes)
+          if (++producer.pass == producer.work.endPass)
             seekStages<T, ROWS, GROUP>(producer, producer.item + 1, end, pairs, in, split);
         }
       }
@@ -348,7 +353,8 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       }
     }
     float total = 0.f;  // thread 0's running sum over passes (GROUP = 1)
-    for (int pass = 0; pass < (w.tiles > 0 ? w.passes : 0); pass++) {
+    // the consumer walks the same passes as the producer (StageCursor), stage for stage
+    for (int pass = w.firstPass; pass < (w.tiles > 0 ? w.endPass : 0); pass++) {
       const int r0 = pass * ROWS;
       if (w.query != loadedQuery || pass != loadedPass) {
         __syncthreads();  // every warpgroup's wgmma on the old rows has completed (waited at its last tile)
@@ -430,8 +436,8 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_*; pairs: the launch's pair count; work items (pairs, or with query groups
 // (document, 4 queries)) in one contiguous run per block (grid.x blocks; with query groups a multiple of
-// ceil(queries / 4), see groupRun); grid.y = slices with the split-Ld
-// parameters of maxsim_forward_mma (see Split; not with query groups). Dynamic shared memory: 1024 +
+// ceil(queries / 4), see groupRun); grid.y = slices with the split-Ld parameters of maxsim_forward_mma, or
+// with passSplit = 1 the query's passes (see Split; neither with query groups). Dynamic shared memory: 1024 +
 // ceil(d / 64) x ROWS x 128 + STAGES x 16 KB bytes. Entries:
 //   maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{type}: one pair per item, ROWS query rows per pass
 //     (32 and 64: one warpgroup; 128: two);
@@ -443,12 +449,12 @@ using namespace maxsim4j;
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
       int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride, int sliceTokens,           \
-      float* partialMax, int* partialArgmax, int partialStride) {                                               \
+      float* partialMax, int* partialArgmax, int partialStride, int passSplit) {                                \
     const Operands<T> in{q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode,   \
                          perQuery, docOffset};                                                                  \
     forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                        \
         in, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                                           \
-        Split{sliceTokens, partialMax, partialArgmax, partialStride});                                          \
+        Split{sliceTokens, partialMax, partialArgmax, partialStride, passSplit});                               \
   }
 #define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES)                                                              \
   MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)         \

@@ -2,9 +2,11 @@ package dev.maxsim4j;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -28,6 +30,8 @@ class CudaParityTest {
   private static MaxSim streaming;
   /** The warpgroup (wgmma) kernel forced wherever it fits; on GPUs other than sm_90 the default kernels. */
   private static MaxSim warpgroups;
+  /** The same, a query's passes of rows run one after another in a block instead of spread over blocks. */
+  private static MaxSim serialPasses;
   /** The wgmma kernel turned off: the block kernels (the sm_80 path) on the launches it would take. */
   private static MaxSim blockKernels;
   /** wgmma query groups forced wherever they apply (all pairs, Nq > 1, Lq <= 32; sm_90). */
@@ -40,6 +44,7 @@ class CudaParityTest {
     // the variant property is read when a backend starts
     streaming = withVariant("stream");
     warpgroups = withVariant("wgmma");
+    serialPasses = withVariant("wgmma_serial");
     blockKernels = withVariant("nowgmma");
     wgmmaGroups = withVariant("wgroups");
   }
@@ -59,6 +64,7 @@ class CudaParityTest {
       cuda.close();
       streaming.close();
       warpgroups.close();
+      serialPasses.close();
       blockKernels.close();
       wgmmaGroups.close();
       reference.close();
@@ -131,6 +137,14 @@ class CudaParityTest {
   @MethodSource("cases")
   void theWarpgroupKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
     assertVariantMatchesTheReference(warpgroups, "cuda wgmma / " + label, q, d, pd);
+  }
+
+  /** The wgmma kernel with a long query's passes in one block (split passes are the default). */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void theWarpgroupKernelWithSerialPassesMatchesTheReference(String label, TokenBatch q, TokenBatch d,
+      TokenBatch pd) {
+    assertVariantMatchesTheReference(serialPasses, "cuda wgmma_serial / " + label, q, d, pd);
   }
 
   /** wgmma query groups on every case they apply to (the rest run the block kernels). */
@@ -260,6 +274,49 @@ class CudaParityTest {
   @Test
   void theWarpgroupKernelKeepsTiesAndNaNOnSplitDocuments() {
     splitDocumentsCheck(warpgroups, "wgmma");
+  }
+
+  /**
+   * Queries of several passes of rows (Lq = 300: 3 passes of 128 on the wgmma kernel), spread over blocks by
+   * default and serial when forced: ties go to the lower slot in every pass, NaN reaches the score, empty
+   * and one-token documents, ragged queries with masked rows.
+   */
+  @Test
+  void longQueriesKeepTiesAndNaNWithTheirPassesSplitOrSerial() {
+    RandomBatches r = new RandomBatches();
+    int nd = 300;
+    int ld = 200;
+    int dim = 64;
+    DType type = DType.BFLOAT16;
+    short[] bits = r.halfs(type, nd * ld * dim);
+    for (int k = 0; k < dim; k++) { // document 0: token 150 repeats token 50 exactly (a tie in every row)
+      bits[150 * dim + k] = bits[50 * dim + k];
+    }
+    bits[(4 * ld + 120) * dim + 7] = (short) 0x7fc0; // NaN in document 4
+    int[] lengths = new int[nd];
+    for (int j = 0; j < nd; j++) {
+      lengths[j] = 1 + r.rnd.nextInt(ld);
+    }
+    lengths[0] = ld;
+    lengths[1] = 0;
+    lengths[2] = 1;
+    lengths[4] = ld;
+    TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
+    TokenBatch q = r.padded(type, 2, 300, dim, 1).withLengths(new int[] {300, 170});
+    for (MaxSim variant : new MaxSim[] {cuda, serialPasses}) {
+      String where = (variant == cuda ? "split passes" : "serial passes") + " Lq=300 (" + r + ")";
+      float[][] all = assertAllPairsMatchTheReference(variant, q, d, where);
+      TrainingScores ts = variant.scoresForTraining(q, d);
+      for (int i = 0; i < 2; i++) {
+        assertTrue(Float.isNaN(all[i][4]), where + " NaN reaches the score");
+        assertEquals(Backend.EMPTY_DOCUMENT_SCORE, all[i][1], where + " empty document");
+        for (int s = 0; s < q.length(i); s++) {
+          if (q.isValid(i, s)) {
+            assertNotEquals(150, ts.argmax(i * nd, s), where + " a tie goes to the lower slot, row " + s);
+          }
+        }
+      }
+    }
   }
 
   private static void splitDocumentsCheck(MaxSim cuda, String kernels) {

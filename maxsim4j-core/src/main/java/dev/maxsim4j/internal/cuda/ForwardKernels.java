@@ -53,9 +53,9 @@ final class ForwardKernels {
   private final KernelParams params;
   /**
    * {@value CudaBackend#VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by
-   * rule). Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma", "wgroups", "nowgmma"; the
-   * block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair", "nosplit", "k8"; "wide"
-   * keeps the argmax in int32 and leaves the rules alone.
+   * rule). Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma" (and "wgmma_serial"),
+   * "wgroups", "nowgmma"; the block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair",
+   * "nosplit", "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
 
@@ -142,27 +142,32 @@ final class ForwardKernels {
     if (sharedBytes > 48 * 1024) {
       device.allowDynamicSharedMemory(fn, sharedBytes);
     }
-    Driver.launch(fn, kernel, blocks, split.slices(), MMA_THREADS, sharedBytes, device.stream, params.pointers());
+    Driver.launch(fn, kernel, blocks, split.gridY(), MMA_THREADS, sharedBytes, device.stream, params.pointers());
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
   }
 
-  /** Per (pair, slice, query row) maxima of a split launch ({@link #splitFor}); 0 when not split. */
+  /** Per (pair, slice, query row) maxima of a split launch ({@link Split}); 0 when not split. */
   private long partialMax(Split split, int pairs, int maxQueryLength) {
-    return split.slices() > 1 ? device.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+    return split.partials() ? device.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
   }
 
   private long partialArgmax(Split split, int pairs, int maxQueryLength) {
-    return split.slices() > 1 ? device.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+    return split.partials() ? device.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
   }
 
-  /** The second launch of a split forward: merges the slices in order and sums the rows (maxsim_merge.cu). */
+  /**
+   * The second launch of a split forward: merges the slices in order and sums the rows (maxsim_merge.cu);
+   * split passes left their rows as one slice.
+   */
   private void mergeSlices(Split split, DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset,
       int pairs, long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    if (split.slices() <= 1) {
+    if (!split.partials()) {
       return;
     }
+    // split passes leave one slice covering every document: any slice length past the longest will do
+    int sliceTokens = split.slices() > 1 ? split.sliceTokens() : Math.max(1, d.maxLength());
     params.set(partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength), split.slices(),
-        split.sliceTokens(), maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
+        sliceTokens, maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
         mode, perQuery, docOffset, scores, argmax, argmaxStride, (long) pairs);
     Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
         (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, device.stream, params.pointers());
@@ -174,8 +179,8 @@ final class ForwardKernels {
    * (docs/benchmarks.md, v13): 1x1000x128x1024x128 0.265 -> 0.083 ms, 1x1000x1024x1024x128 2.04 -> 0.63,
    * 1x1000x32x300x512 0.134 -> 0.088, 16x32x32x8192x128 0.192 -> 0.166; where the streaming kernel applies
    * it is as fast (1x1000x32x300x128) or, lacking query reuse, slower (128x128x32x300x128 0.176 -> 0.329).
-   * Property values: "wgmma" forces it wherever its shared memory fits; "nowgmma" or a block-kernel
-   * variant name turns it off.
+   * Property values: "wgmma" (or "wgmma_serial") forces it wherever its shared memory fits; "nowgmma" or a
+   * block-kernel variant name turns it off.
    */
   private boolean wgmmaPays(int maxQueryLength, int dim) {
     if (device.major != 9 || wgmmaSharedBytes(wgmmaRows(maxQueryLength), WGMMA_STAGES[0], dim)
@@ -183,7 +188,7 @@ final class ForwardKernels {
       return false;
     }
     if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
-      return forcedVariant.equals("wgmma");
+      return forcedVariant.startsWith("wgmma");
     }
     return true;
   }
@@ -267,14 +272,18 @@ final class ForwardKernels {
     int segments = Math.max(1, Math.min(documents, launch.perSm() * device.multiprocessors / groups));
     int blocks = Math.multiplyExact(groups, segments);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-        d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0);
+        d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0,
+        0);
     Driver.launch(launch.function(), launch.kernel(), blocks, 1, launch.threads(), launch.sharedBytes(),
         device.stream, params.pointers());
   }
 
   /**
    * Persistent blocks, each a contiguous run of pairs, as many as the GPU holds at once (one pair per
-   * block when split along Ld).
+   * block when split along Ld). A query of several passes (over 128 rows) has its passes spread over
+   * grid.y (Split.passes): a block then loads its rows once, where running a pair's passes one after
+   * another reloads them for each pass, draining the copy ring (maxsim_split.cuh); the merge launch sums
+   * the rows. Property value "wgmma_serial" keeps the passes in one block, for A/B runs.
    */
   private void launchWgmma(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
@@ -283,13 +292,17 @@ final class ForwardKernels {
     WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved
         + suffix(q.dtype()));
     Split split = splitFor(pairs, d.maxLength(), false);
+    int passes = (maxQueryLength + rows - 1) / rows;
+    if (split.slices() == 1 && passes > 1 && !"wgmma_serial".equals(forcedVariant)) {
+      split = Split.passes(passes);
+    }
     long resident = (long) launch.perSm() * device.multiprocessors;
-    int blocks = split.slices() > 1 ? pairs : (int) Math.max(1, Math.min(pairs, resident));
+    int blocks = split.slices() > 1 ? pairs : (int) Math.max(1, Math.min(pairs, resident / split.passes()));
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
         split.sliceTokens(), partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength),
-        maxQueryLength);
-    Driver.launch(launch.function(), launch.kernel(), blocks, split.slices(), launch.threads(), launch.sharedBytes(),
+        maxQueryLength, split.passes() > 1 ? 1 : 0);
+    Driver.launch(launch.function(), launch.kernel(), blocks, split.gridY(), launch.threads(), launch.sharedBytes(),
         device.stream, params.pointers());
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
   }
@@ -369,9 +382,25 @@ final class ForwardKernels {
     Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, queueBytes, device.stream, params.pointers());
   }
 
-  /** How a launch splits documents along Ld: {@code slices} blocks per pair, {@code sliceTokens} tokens each. */
-  private record Split(int slices, int sliceTokens) {
-    static final Split NONE = new Split(1, 0);
+  /**
+   * How a launch spreads a pair over blocks along grid.y: {@code slices} of {@code sliceTokens} document
+   * tokens each (split-Ld), or the query's {@code passes} of rows (wgmma only); at most one above 1.
+   */
+  private record Split(int slices, int sliceTokens, int passes) {
+    static final Split NONE = new Split(1, 0, 1);
+
+    static Split passes(int passes) {
+      return new Split(1, 0, passes);
+    }
+
+    /** Whether blocks leave per-row partials for the merge launch rather than scores. */
+    boolean partials() {
+      return slices > 1 || passes > 1;
+    }
+
+    int gridY() {
+      return slices * passes;
+    }
   }
 
   /**
@@ -392,7 +421,7 @@ final class ForwardKernels {
     int step = 64; // a multiple of every kernel's token step (warps x 8 x n-tiles)
     int sliceTokens = (int) ((maxDocumentLength + slices - 1) / slices + step - 1) / step * step;
     int count = (maxDocumentLength + sliceTokens - 1) / sliceTokens;
-    return count < 2 ? Split.NONE : new Split(count, sliceTokens);
+    return count < 2 ? Split.NONE : new Split(count, sliceTokens, 1);
   }
 
   /** Dynamic shared memory a tensor-core launch may use for query fragments on this device. */
