@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host: the inference bench once per kernel variant (-Dmaxsim4j.cuda.variant=V; "default" = the
 # rule), logs and JSON under $OUT/ab, then one table of kernel ms per shape and variant. JVM options: $BENCH_JVM,
-# default -Xmn256m (see the bench command in docs/benchmarks.md).
+# default the bench command's (docs/benchmarks.md): a 16 GB pre-touched heap.
 #   scripts/gpu-ab.sh default 2rp stream
 # SHAPES="1,1000,128,1024,128 1,1000,1024,1024,128" limits the run to those shapes (default: the 15).
 set -uo pipefail
@@ -12,7 +12,7 @@ for v in "$@"; do
   [[ $v != default ]] && opts="-Dmaxsim4j.cuda.variant=$v"
   shapes=()
   for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
-  JAVA_OPTS="${BENCH_JVM:--Xmn256m} $opts" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda "${shapes[@]}" --json "$out/$v.json" \
+  JAVA_OPTS="${BENCH_JVM:--Xms16g -Xmx16g -XX:+AlwaysPreTouch} $opts" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda "${shapes[@]}" --json "$out/$v.json" \
     > "$out/bench-$v.log" 2>&1 || echo "variant $v failed: see $out/bench-$v.log"
 done
 python3 - "$out" "$@" <<'PY'
