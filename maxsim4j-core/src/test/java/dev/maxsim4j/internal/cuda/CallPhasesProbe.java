@@ -271,20 +271,7 @@ public final class CallPhasesProbe {
     long[] copyOut = new long[n];
     long[] total = new long[n];
     for (int round = 0; round < 2; round++) { // round 0 warms up
-      for (int i = 0; i < n / 20; i++) {
-        Driver.record(e0, device.stream);
-        for (int j = 0; j < 20; j++) {
-          launch.run();
-        }
-        Driver.record(e1, device.stream);
-        backToBack[i] = Driver.elapsedMillis(e0, e1) / 20 * 1e3;
-      }
-      for (int i = 0; i < n; i++) {
-        Driver.record(e0, device.stream);
-        launch.run();
-        Driver.record(e1, device.stream);
-        isolated[i] = Driver.elapsedMillis(e0, e1) * 1e3;
-      }
+      kernelTimes(device, launch, e0, e1, backToBack, isolated);
       for (int i = 0; i < n; i++) {
         long t0 = System.nanoTime();
         Driver.record(e0, device.stream);
@@ -335,20 +322,7 @@ public final class CallPhasesProbe {
     double[] isolated = new double[n];
     long[][] steps = new long[6][n];
     for (int round = 0; round < 2; round++) { // round 0 warms up
-      for (int i = 0; i < n / 20; i++) {
-        Driver.record(e0, device.stream);
-        for (int j = 0; j < 20; j++) {
-          launch.run();
-        }
-        Driver.record(e1, device.stream);
-        backToBack[i] = Driver.elapsedMillis(e0, e1) / 20 * 1e3;
-      }
-      for (int i = 0; i < n; i++) {
-        Driver.record(e0, device.stream);
-        launch.run();
-        Driver.record(e1, device.stream);
-        isolated[i] = Driver.elapsedMillis(e0, e1) * 1e3;
-      }
+      kernelTimes(device, launch, e0, e1, backToBack, isolated);
       for (int i = 0; i < n; i++) {
         long t0 = System.nanoTime();
         out.fill((byte) -1);
@@ -378,6 +352,28 @@ public final class CallPhasesProbe {
         median(steps[4]) / 1e3, median(steps[5]) / 1e3);
     Driver.destroyEvent(e0);
     Driver.destroyEvent(e1);
+  }
+
+  /**
+   * Microseconds per launch between events: {@code backToBack[i]} over a series of 20 launches,
+   * {@code isolated[i]} for one launch alone.
+   */
+  private static void kernelTimes(CudaDevice device, Runnable launch, MemorySegment e0, MemorySegment e1,
+      double[] backToBack, double[] isolated) {
+    for (int i = 0; i < backToBack.length; i++) {
+      Driver.record(e0, device.stream);
+      for (int j = 0; j < 20; j++) {
+        launch.run();
+      }
+      Driver.record(e1, device.stream);
+      backToBack[i] = Driver.elapsedMillis(e0, e1) / 20 * 1e3;
+    }
+    for (int i = 0; i < isolated.length; i++) {
+      Driver.record(e0, device.stream);
+      launch.run();
+      Driver.record(e1, device.stream);
+      isolated[i] = Driver.elapsedMillis(e0, e1) * 1e3;
+    }
   }
 
   private static double median(double[] v) {
