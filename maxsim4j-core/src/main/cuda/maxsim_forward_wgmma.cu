@@ -14,7 +14,7 @@
 //              against a segment of the documents (groupRun).
 // Tiles:       A = the pass's query rows in shared memory, 128-byte swizzled and K-major, one 64-half
 //              "k-chunk" of d after another; loaded when (query, pass) changes, so once per block when
-//              Nq = 1 and Lq <= ROWS.
+//              Nq = 1 and Lq <= ROWS, or with split passes (Split), or with query groups.
 //              B = 128 document tokens x one k-chunk per stage (16 KB), every thread cp.async'ing 16-byte
 //              pieces straight into the swizzled slot; a tile of 128 tokens is ceil(d / 64) stages.
 // Pipeline:    a ring of STAGES slots; the producer runs STAGES - 2 stages ahead, across passes and items.
@@ -26,8 +26,9 @@
 // Online max:  after a tile's last k-chunk, each thread folds its 2 rows x 32 tokens into a running max
 //              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max.
 // Epilogue:    max across the quad; rows through shared memory, thread t taking row t; the sum over valid
-//              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order);
-//              with query groups each warp's sum is one query's score.
+//              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order;
+//              split passes and slices leave per-row partials that maxsim_merge.cu sums); with query
+//              groups each warp's sum is one query's score.
 #include <type_traits>
 
 #include "maxsim_async.cuh"
@@ -393,8 +394,8 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
           foldTile<ARGMAX, N>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
       };
       // A document's last tile of at most 64 tokens is multiplied 64 wide (300 tokens: 128 + 128 + 64
-      // columns instead of 3 x 128), into registers of its own and in a loop of its own: wgmma of two
-      // shapes into one array, or behind an if, makes ptxas serialise every wgmma of the kernel.
+      // columns instead of 3 x 128) into the first 32 accumulators, in a loop of its own: the two shapes
+      // behind an if made ptxas serialise every wgmma of the kernel, and a second array spilled.
       const int narrowTiles = w.tiles > 0 && w.tEnd - (w.tBegin + (w.tiles - 1) * WGMMA_TOKENS) <= 64 ? 1 : 0;
       float acc[64];
       for (int tile = 0; tile < w.tiles - narrowTiles; tile++)
@@ -445,7 +446,7 @@ using namespace maxsim4j;
 // 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM (two warpgroups: at most
 // 128 registers a thread, so that two blocks fit the register file).
 #define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
-  extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                                     \
+  extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
       int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride, int sliceTokens,           \
