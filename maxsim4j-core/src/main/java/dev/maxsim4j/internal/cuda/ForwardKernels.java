@@ -335,8 +335,9 @@ final class ForwardKernels {
    * (queries of at most 32 tokens, d <= 128) with at least {@value #STREAM_MIN_PAIRS_PER_SM} pairs per SM,
    * after wgmma query groups (sm_90, several queries) had their pick. A/B on the H200 (docs/benchmarks.md,
    * v12): faster than the block kernel on every such shape (1x10000x32x300x128 0.264 -> 0.216 ms); on
-   * 16x32x32x8192 (512 pairs) 1.8x slower: too few warps to keep enough tiles in flight. Property values: "stream" (or "stream_n1",
-   * "stream_n2", "stream_r6": kernel variants) forces it wherever it applies; any other name turns it off.
+   * 16x32x32x8192 (512 pairs) 1.8x slower: too few warps to keep enough tiles in flight. Property values:
+   * "stream" (or "stream_n1", "stream_n2", "stream_r6": kernel variants) forces it wherever it applies; any
+   * other name turns it off.
    */
   private boolean streamPays(int pairs, int maxQueryLength, int chunks) {
     if (maxQueryLength > 32 || chunks > STREAM_MAX_CHUNKS || device.major < 8) {
