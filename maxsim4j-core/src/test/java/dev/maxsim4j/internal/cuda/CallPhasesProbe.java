@@ -178,13 +178,10 @@ public final class CallPhasesProbe {
    * warps are done and others still stream.
    */
   private static void warpTimes(CudaDevice device, int[] s) {
-    String shape = s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4];
-    Tokens qt = tokens(s[0], s[2], s[4], 1);
-    Tokens dt = tokens(s[1], s[3], s[4], 2);
-    long qp = device.allocate(DeviceTokens.bytesFor(qt));
-    long dp = device.allocate(DeviceTokens.bytesFor(dt));
-    DeviceTokens q = DeviceTokens.upload(device, qt, qp);
-    DeviceTokens d = DeviceTokens.upload(device, dt, dp);
+    Uploaded u = Uploaded.of(device, s);
+    String shape = u.shape();
+    DeviceTokens q = u.q();
+    DeviceTokens d = u.d();
     int pairs = s[0] * s[1];
     int chunks = (s[4] + 31) / 32;
     String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
@@ -240,8 +237,7 @@ public final class CallPhasesProbe {
           starts[n - 1] / 1e3, ends[0] / 1e3, ends[n / 10] / 1e3, ends[n / 2] / 1e3, ends[n * 9 / 10] / 1e3,
           ends[n - 1] / 1e3);
     }
-    device.release(qp, DeviceTokens.bytesFor(qt));
-    device.release(dp, DeviceTokens.bytesFor(dt));
+    u.close();
   }
 
   /**
@@ -250,11 +246,10 @@ public final class CallPhasesProbe {
    * isolated, and the device span of the whole call.
    */
   private static void phases(CudaDevice device, int[] s) {
-    String shape = s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4];
-    Tokens qt = tokens(s[0], s[2], s[4], 1);
-    Tokens dt = tokens(s[1], s[3], s[4], 2);
-    DeviceTokens q = DeviceTokens.upload(device, qt, device.allocate(DeviceTokens.bytesFor(qt)));
-    DeviceTokens d = DeviceTokens.upload(device, dt, device.allocate(DeviceTokens.bytesFor(dt)));
+    Uploaded u = Uploaded.of(device, s);
+    String shape = u.shape();
+    DeviceTokens q = u.q();
+    DeviceTokens d = u.d();
     int pairs = s[0] * s[1];
     long scores = device.scratch("scores", 4L * pairs);
     MemorySegment pinned = device.pinned(4L * pairs);
@@ -297,6 +292,7 @@ public final class CallPhasesProbe {
         median(enqueue) / 1e3, median(waitSync) / 1e3, median(copyOut) / 1e3, median(total) / 1e3);
     Driver.destroyEvent(e0);
     Driver.destroyEvent(e1);
+    u.close();
   }
 
   /**
@@ -305,11 +301,10 @@ public final class CallPhasesProbe {
    * query; and the kernel between events, isolated and back to back.
    */
   private static void directPhases(CudaDevice device, int[] s) {
-    String shape = s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4];
-    Tokens qt = tokens(s[0], s[2], s[4], 1);
-    Tokens dt = tokens(s[1], s[3], s[4], 2);
-    DeviceTokens q = DeviceTokens.upload(device, qt, device.allocate(DeviceTokens.bytesFor(qt)));
-    DeviceTokens d = DeviceTokens.upload(device, dt, device.allocate(DeviceTokens.bytesFor(dt)));
+    Uploaded u = Uploaded.of(device, s);
+    String shape = u.shape();
+    DeviceTokens q = u.q();
+    DeviceTokens d = u.d();
     int pairs = s[0] * s[1];
     MemorySegment out = device.pinned(4L * pairs).asSlice(0, 4L * pairs);
     long target = device.deviceAddress(out);
@@ -352,6 +347,7 @@ public final class CallPhasesProbe {
         median(steps[4]) / 1e3, median(steps[5]) / 1e3);
     Driver.destroyEvent(e0);
     Driver.destroyEvent(e1);
+    u.close();
   }
 
   /**
@@ -373,6 +369,26 @@ public final class CallPhasesProbe {
       launch.run();
       Driver.record(e1, device.stream);
       isolated[i] = Driver.elapsedMillis(e0, e1) * 1e3;
+    }
+  }
+
+  /** One probe shape (Nq, Nd, Lq, Ld, d): random bf16 queries and documents on the device; close frees them. */
+  private record Uploaded(CudaDevice device, String shape, DeviceTokens q, long qBytes, DeviceTokens d, long dBytes)
+      implements AutoCloseable {
+    static Uploaded of(CudaDevice device, int[] s) {
+      Tokens qt = tokens(s[0], s[2], s[4], 1);
+      Tokens dt = tokens(s[1], s[3], s[4], 2);
+      long qBytes = DeviceTokens.bytesFor(qt);
+      long dBytes = DeviceTokens.bytesFor(dt);
+      return new Uploaded(device, s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4],
+          DeviceTokens.upload(device, qt, device.allocate(qBytes)), qBytes,
+          DeviceTokens.upload(device, dt, device.allocate(dBytes)), dBytes);
+    }
+
+    @Override
+    public void close() {
+      device.release(q.data(), qBytes); // the data sits at the start of its upload
+      device.release(d.data(), dBytes);
     }
   }
 
