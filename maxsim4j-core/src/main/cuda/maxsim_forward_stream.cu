@@ -33,9 +33,8 @@ namespace maxsim4j {
 
 constexpr int STREAM_WARPS = 4;
 constexpr int STREAM_THREADS = STREAM_WARPS * 32;
-// Dynamic shared memory, as the host sizes it: the warps' rings (RING bytes each), then with DYNAMIC their
-// pair queues (STREAM_QUEUE_ENTRIES x 8 bytes each).
-constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB, 4 blocks per SM
+constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB static shared memory
+// Pair queue entries per warp the host provides as dynamic shared memory: 4 warps x 32 x 8 bytes = 1 KB.
 constexpr int STREAM_QUEUE_ENTRIES = 32;
 
 __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
@@ -44,28 +43,11 @@ __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
   return v;
 }
 
-// A unit of work: a pair, or with slices > 1 one slice of sliceTokens of its document (a long document is
-// then scanned by several warps; the last to finish merges the slices, below). Units are numbered
-// pair * slices + slice.
-struct Unit {
-  long long pair;
-  int slice;
-};
-
-__device__ __forceinline__ Unit unitOf(long long unit, int slices) {
-  return slices == 1 ? Unit{unit, 0} : Unit{unit / slices, (int)(unit % slices)};
-}
-
-// The slices of a document that hold tokens (the others are skipped, never queued).
-__device__ __forceinline__ int slicesWithTokens(int dLength, int sliceTokens) {
-  return (dLength + sliceTokens - 1) / sliceTokens;
-}
-
-// Where the producer is: its unit, the first token of its next tile and the end of the unit's tokens.
+// Where the producer is: its pair and the next tile of it.
 struct PairCursor {
-  long long unit;  // -1 once no unit is left
-  int doc, dStart;
-  int next, end;
+  long long pair;  // -1 once no pair is left
+  int doc, dStart, dLength;
+  int tile;
 };
 
 __device__ __forceinline__ int documentOf(long long pair, int mode, int perQuery, int docOffset) {
@@ -79,8 +61,8 @@ __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCur
                                           int dim, int g, int tig) {
 #pragma unroll
   for (int n = 0; n < NT; n++) {
-    const int token = c.next + 8 * n + g;
-    const bool inDocument = token < c.end;
+    const int token = c.tile * 8 * NT + 8 * n + g;
+    const bool inDocument = token < c.dLength;
     const T* row = d + (size_t)(c.dStart + (inDocument ? token : 0)) * dim + tig * 8;
 #pragma unroll
     for (int k = 0; k < CHUNKS; k++) {
@@ -99,96 +81,81 @@ __device__ __forceinline__ unsigned long long globalNanoseconds() {
 
 // TIMED (a diagnostic variant, inference only): lane 0 of warp w writes the %globaltimer at its start and
 // at its end to ((long long*)argmax)[2w, 2w + 1], for the host to see how the warps' finishing times spread.
-// DYNAMIC: units partly taken at run time (below); otherwise each warp scans a contiguous run of pairs.
-// Slices (DYNAMIC only, slices > 1): a unit is a slice of sliceTokens document tokens. Its warp leaves the
-// slice's 32 row maxima in `partials` (unit * 32 + row) and counts itself in arrivals[pair] (zero before
-// the launch); the warp that arrives last for a pair merges its slices and writes the score, and zeroes
-// the count for the next launch. A row's max over slices is the max over all its tokens, so the score has
-// the bits of an unsliced scan.
+// DYNAMIC: pairs partly taken at run time (below); otherwise each warp scans a contiguous run of pairs.
 template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index, bool DYNAMIC,
           bool TIMED = false>
 __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                               const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
                               long long pairs, float* scores, Index* argmax, int argmaxStride,
-                              unsigned long long* work, int slicesAsked, int sliceTokensAsked, float* partials,
-                              int* arrivals) {
-  const int slices = DYNAMIC && !ARGMAX ? slicesAsked : 1;
-  const int sliceTokens = slices > 1 ? sliceTokensAsked : 0x7fffffff;
-  const long long units = pairs * slices;
+                              unsigned long long* work) {
   constexpr int STAGES = RING / (NT * CHUNKS * 512);
   static_assert(STAGES >= 2, "the ring holds at least two tiles");
-  extern __shared__ __align__(16) uint8_t streamShared[];
+  __shared__ __align__(16) uint8_t rings[STREAM_WARPS][RING];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, tig = lane % 4;
-  const uint32_t ring = (uint32_t)__cvta_generic_to_shared(streamShared + warp * RING + lane * 16);
+  const uint32_t ring = (uint32_t)__cvta_generic_to_shared(&rings[warp][lane * 16]);
 
   const long long warps = (long long)gridDim.x * STREAM_WARPS;
   const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
-  // Units. A static split gives each warp a contiguous run, so that with several queries (all pairs with
+  // Pairs. A static split gives each warp a contiguous run, so that with several queries (all pairs with
   // Nq > 1, candidates) most of its pairs share the query fragments it holds. Taken at run time, nearly
   // every pair would load a new query: A/B on the H200, 128 x 128 x 32 x 300 x 128 4% slower and the 256 x
   // 256 training step 2%, so the host asks for DYNAMIC only for one query (or one pair per query), where it
   // evens out the warps' finishing times: a warp first takes a contiguous run of half an even share (at
-  // least one unit: no atomic to start), then units one at a time (maxsim_work.cuh).
+  // least one pair: no atomic to start), then pairs one at a time (maxsim_work.cuh).
   const WorkCounters counters{work};
-  const long long staticRun = DYNAMIC ? max(1LL, units / (2 * warps)) : 0;
-  const long long begin = DYNAMIC ? w * staticRun : units * w / warps;
-  const long long end = DYNAMIC ? begin + staticRun : units * (w + 1) / warps;
-  const long long dynamicBase = DYNAMIC ? warps * staticRun : units;  // units from here on are taken
+  const long long staticRun = DYNAMIC ? max(1LL, pairs / (2 * warps)) : 0;
+  const long long begin = DYNAMIC ? w * staticRun : pairs * w / warps;
+  const long long end = DYNAMIC ? begin + staticRun : pairs * (w + 1) / warps;
+  const long long dynamicBase = DYNAMIC ? warps * staticRun : pairs;  // pairs from here on are taken
   long long nextStatic = begin;
-  auto takeUnit = [&]() -> long long {
+  auto takePair = [&]() -> long long {
     if (nextStatic < end) return nextStatic++;
-    if (dynamicBase >= units) return units;
+    if (dynamicBase >= pairs) return pairs;
     long long p = 0;
     if (lane == 0) p = counters.take(dynamicBase);
     return __shfl_sync(0xffffffffu, p, 0);
   };
   const unsigned long long startedAt = TIMED ? globalNanoseconds() : 0;
 
-  // With DYNAMIC the producer tells the consumer which units it took, in order, through this warp's queue
-  // (after the rings). Every lane writes each entry (the same value), so each lane reads back its own
-  // write: no warp barrier. At most STAGES units wait in it (STAGES - 1 tiles in flight, plus the unit just
-  // taken; every queued unit has a tile). Without, the consumer walks the same run.
+  // With DYNAMIC the producer tells the consumer which pairs it took, in order, through this warp's queue
+  // (dynamic shared memory: the rings fill the 48 KB of static). Every lane writes each entry (the same
+  // value), so each lane reads back its own write: no warp barrier. At most STAGES pairs wait in it
+  // (STAGES - 1 tiles in flight, plus the pair just taken). Without, the consumer walks the same run.
   constexpr int QUEUE = STAGES + 1;
-  static_assert(QUEUE <= STREAM_QUEUE_ENTRIES, "the host sizes the queues for STREAM_QUEUE_ENTRIES units");
-  long long* queue = reinterpret_cast<long long*>(streamShared + STREAM_WARPS * RING) + warp * QUEUE;
+  static_assert(QUEUE <= STREAM_QUEUE_ENTRIES, "the host sizes the queues for STREAM_QUEUE_ENTRIES pairs");
+  extern __shared__ long long queues[];
+  long long* queue = queues + warp * QUEUE;
   int queued = 0, consumed = 0;
 
-  // Producer: takes the next unit with tokens of a document that has a valid token; answers the pairs of
-  // the others (-1e9, no argmax) itself, at their first slice, so they never reach the queue. Slices past
-  // a document's end are skipped.
+  // Producer: takes the next pair whose document has a valid token; answers the others (-1e9, no argmax)
+  // itself, so they never reach the queue.
   PairCursor producer;
   auto takeNext = [&]() {
     for (;;) {
-      const long long unit = takeUnit();
-      if (unit >= units) {
-        producer.unit = -1;
+      const long long pair = takePair();
+      if (pair >= pairs) {
+        producer.pair = -1;
         return;
       }
-      const Unit u = unitOf(unit, slices);
-      const int doc = documentOf(u.pair, mode, perQuery, docOffset);
-      const int dLength = dRows.rowLength[doc];
-      const int sliceBegin = u.slice * sliceTokens;
-      if (dValid[doc] != 0 && sliceBegin < dLength) {
-        producer = PairCursor{unit, doc, dRows.rowStart[doc], sliceBegin, min(dLength, sliceBegin + sliceTokens)};
-        if (DYNAMIC) queue[queued++ % QUEUE] = unit;
+      const int doc = documentOf(pair, mode, perQuery, docOffset);
+      if (dValid[doc] != 0) {
+        producer = PairCursor{pair, doc, dRows.rowStart[doc], dRows.rowLength[doc], 0};
+        if (DYNAMIC) queue[queued++ % QUEUE] = pair;
         return;
       }
-      if (dValid[doc] == 0 && u.slice == 0) {
-        if (lane == 0) scores[u.pair] = EMPTY_DOCUMENT_SCORE;
-        if (ARGMAX)
-          for (int s = lane; s < argmaxStride; s += 32) argmax[u.pair * argmaxStride + s] = -1;
-      }
+      if (lane == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
+      if (ARGMAX)
+        for (int s = lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
     }
   };
   takeNext();
   int producerSlot = 0;
   auto produce = [&]() {
-    if (producer.unit >= 0) {
+    if (producer.pair >= 0) {
       issueTile<T, CHUNKS, NT>(ring, producerSlot, producer, d, dim, g, tig);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
-      producer.next += 8 * NT;
-      if (producer.next >= producer.end) takeNext();
+      if (++producer.tile * 8 * NT >= producer.dLength) takeNext();
     }
     commitGroup();
   };
@@ -199,10 +166,9 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   uint4 frag[2][CHUNKS][2];
   int fragQuery = -1;
   int consumerSlot = 0;
-  // Consumer: the units the producer queued, in its order (it answered the pairs without a valid token).
-  // With DYNAMIC, from the queue: when the consumer finishes a unit the producer, STAGES - 1 tiles ahead,
-  // has already taken the next one (or found none left), so an empty queue means the end. Without, the
-  // units are pairs (no slices).
+  // Consumer: the pairs with a valid token in the producer's order (the producer answered the others).
+  // With DYNAMIC, from the queue: when the consumer finishes a pair the producer, STAGES - 1 tiles ahead,
+  // has already taken the next one (or found none left), so an empty queue means the end.
   long long walked = begin;
   auto consumeNext = [&]() -> long long {
     if constexpr (DYNAMIC) {
@@ -213,9 +179,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       return -1;
     }
   };
-  for (long long unit = consumeNext(); unit >= 0; unit = consumeNext()) {
-    const Unit u = unitOf(unit, slices);
-    const long long pair = u.pair;
+  for (long long pair = consumeNext(); pair >= 0; pair = consumeNext()) {
     const int query = (int)(pair / perQuery);
     const int doc = documentOf(pair, mode, perQuery, docOffset);
     const int qStart = qRows.rowStart[query], qLength = qRows.rowLength[query];
@@ -231,14 +195,13 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       fragQuery = query;
     }
     const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
-    const int sliceBegin = u.slice * sliceTokens, sliceEnd = min(dLength, sliceBegin + sliceTokens);
     const bool secondTile = qLength > 16;
 
     float best[2][2];
     int bestIndex[2][2];
     resetRunningMax(best, bestIndex);
     // document scan: each step tops the ring up by one tile, waits for the oldest, multiplies it
-    for (int t0 = sliceBegin; t0 < sliceEnd; t0 += 8 * NT) {
+    for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
       produce();
       waitGroups<STAGES - 1>();
       uint4 b[NT][CHUNKS];
@@ -265,14 +228,14 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
         }
       }
       if constexpr (ARGMAX) {
-        onlineMax<2, NT>(best, bestIndex, acc, dRows, dStart, sliceEnd, t0, tig);
+        onlineMax<2, NT>(best, bestIndex, acc, dRows, dStart, dLength, t0, tig);
       } else {
 #pragma unroll
         for (int n = 0; n < NT; n++) {
 #pragma unroll
           for (int j = 0; j < 2; j++) {
             const int t = t0 + 8 * n + 2 * tig + j;
-            const bool valid = t < sliceEnd && isValid(dRows, dStart + t);
+            const bool valid = t < dLength && isValid(dRows, dStart + t);
 #pragma unroll
             for (int m = 0; m < 2; m++) {
               best[m][0] = maxKeepNaN(best[m][0], valid ? acc[m][n][j] : -INFINITY);
@@ -302,22 +265,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       }
     }
     const int m = lane / 16, h = (lane % 16) / 8;  // lane L = row m * 16 + 8h + L % 8
-    float v = m == 0 ? (h == 0 ? rowMax[0][0] : rowMax[0][1]) : (h == 0 ? rowMax[1][0] : rowMax[1][1]);
-    if (slices > 1) {
-      // merge: leave this slice's row maxima; the last of the pair's slices to arrive takes them all
-      partials[unit * 32 + lane] = v;
-      __threadfence();  // the partials before the count
-      __syncwarp();
-      int arrived = 0;
-      if (lane == 0) arrived = atomicAdd(&arrivals[pair], 1);
-      arrived = __shfl_sync(0xffffffffu, arrived, 0);
-      const int expected = slicesWithTokens(dLength, sliceTokens);
-      if (arrived != expected - 1) continue;
-      __threadfence();  // the count before the others' partials
-      v = -INFINITY;
-      for (int y = 0; y < expected; y++) v = maxKeepNaN(v, __ldcg(&partials[(pair * slices + y) * 32 + lane]));
-      if (lane == 0) arrivals[pair] = 0;  // for the next launch
-    }
+    const float v = m == 0 ? (h == 0 ? rowMax[0][0] : rowMax[0][1]) : (h == 0 ? rowMax[1][0] : rowMax[1][1]);
     float rowSum = 0.f;
     if (lane < qLength) {
       const bool valid = isValid(qRows, qStart + lane);
@@ -332,7 +280,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     if (lane == 0) scores[pair] = rowSum;
   }
   waitGroups<0>();  // nothing may still be copying into shared memory when the block exits
-  if (dynamicBase < units && lane == 0) counters.finish(warps);  // only launches that took from the counters
+  if (dynamicBase < pairs && lane == 0) counters.finish(warps);  // only launches that took from the counters
   if (TIMED && lane == 0) {
     reinterpret_cast<unsigned long long*>(argmax)[2 * w] = startedAt;
     reinterpret_cast<unsigned long long*>(argmax)[2 * w + 1] = globalNanoseconds();
@@ -359,23 +307,21 @@ using namespace maxsim4j;
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
       int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                            \
-      unsigned long long* work, int slices, int sliceTokens, float* partials, int* arrivals) {                  \
+      unsigned long long* work) {                                                                               \
     forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC>(                                                 \
         q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery,          \
-        docOffset, pairs, scores, static_cast<Index*>(argmax), argmaxStride, work, slices, sliceTokens,         \
-        partials, arrivals);                                                                                    \
+        docOffset, pairs, scores, static_cast<Index*>(argmax), argmaxStride, work);                             \
   }
 // the diagnostic timed variant: inference, each warp's start and end time written through `argmax`
-#define MAXSIM_STREAM_TIMED(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                  \
-  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4)                                                 \
-      maxsim_forward_stream_c##CHUNKS##_timed##VARIANT##_##SUFFIX(                                                \
+#define MAXSIM_STREAM_TIMED(T, SUFFIX, CHUNKS, NT)                                                                \
+  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) maxsim_forward_stream_c##CHUNKS##_timed_##SUFFIX( \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,     \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,               \
       int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                              \
-      unsigned long long* work, int slices, int sliceTokens, float* partials, int* arrivals) {                    \
-    forwardStream<T, CHUNKS, NT, RING, false, int, true, true>(                                                   \
+      unsigned long long* work) {                                                                                 \
+    forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, true>(                                      \
         q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, docOffset, \
-        pairs, scores, static_cast<int*>(argmax), argmaxStride, work, slices, sliceTokens, partials, arrivals);   \
+        pairs, scores, static_cast<int*>(argmax), argmaxStride, work);                                            \
   }
 // inference, argmax int32 (_argmax), argmax int16 (_argmax16)
 #define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                   \
@@ -385,8 +331,8 @@ using namespace maxsim4j;
   MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int16_t, false,                                                      \
                       maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax16_##SUFFIX)
 // inference with pairs taken at run time (one query, or one pair per query)
-#define MAXSIM_STREAM_DYNAMIC(T, SUFFIX, CHUNKS, NT, RING, VARIANT) \
-  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, false, int, true, maxsim_forward_stream_c##CHUNKS##_dyn##VARIANT##_##SUFFIX)
+#define MAXSIM_STREAM_DYNAMIC(T, SUFFIX, CHUNKS, NT) \
+  MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, maxsim_forward_stream_c##CHUNKS##_dyn_##SUFFIX)
 #define MAXSIM_STREAM_TYPE(T, SUFFIX)                                       \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 1, 1, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \
@@ -396,18 +342,12 @@ using namespace maxsim4j;
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 2, STREAM_RING_BYTES, _n2)            \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES / 2, _r6)        \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES / 2, _r6)        \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 1, 1, STREAM_RING_BYTES, )               \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1, STREAM_RING_BYTES, )               \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1, STREAM_RING_BYTES, )               \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2, STREAM_RING_BYTES * 3 / 2, _r18)   \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1, STREAM_RING_BYTES * 3 / 2, _r18)   \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2, STREAM_RING_BYTES * 2, _r24)       \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1, STREAM_RING_BYTES * 2, _r24)       \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )                 \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1, STREAM_RING_BYTES, )                 \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2, STREAM_RING_BYTES * 2, _r24)         \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1, STREAM_RING_BYTES * 2, _r24)
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 1, 1)                                    \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2)                                    \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1)                                    \
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)                                    \
+  MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2)                                      \
+  MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1)
 
 MAXSIM_STREAM_TYPE(__nv_bfloat16, bf16)
 MAXSIM_STREAM_TYPE(__half, f16)

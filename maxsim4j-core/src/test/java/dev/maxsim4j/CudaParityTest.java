@@ -319,45 +319,6 @@ class CudaParityTest {
     }
   }
 
-  /**
-   * One query against long ragged documents: the streaming kernel slices them across warps (d = 128: 8
-   * slices of 128 tokens; d = 48: 3 of 336) and the last warp of a pair merges its slices. The scores match
-   * the reference and have the bits of whole-document scans ("stream_whole") and of the training forward
-   * (never sliced); NaN in a late slice reaches the score; empty and one-token documents.
-   */
-  @Test
-  void longDocumentsSlicedAcrossWarpsGiveTheBitsOfWholeScans() {
-    RandomBatches r = new RandomBatches();
-    int nd = 700;
-    int ld = 1000;
-    try (MaxSim whole = withVariant("stream_whole")) {
-      for (int dim : new int[] {128, 48}) {
-        for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
-          short[] bits = r.halfs(type, nd * ld * dim);
-          for (int k = 0; k < dim; k++) { // document 0: token 900 repeats token 100 (a tie across slices)
-            bits[900 * dim + k] = bits[100 * dim + k];
-          }
-          bits[(4 * ld + 930) * dim + 5] = type == DType.BFLOAT16 ? (short) 0x7fc0 : (short) 0x7e00; // NaN, last slice
-          int[] lengths = new int[nd];
-          for (int j = 0; j < nd; j++) {
-            lengths[j] = 1 + r.rnd.nextInt(ld);
-          }
-          lengths[0] = ld;
-          lengths[1] = 0;
-          lengths[2] = 1;
-          lengths[4] = ld;
-          TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
-          TokenBatch q = r.padded(type, 1, 32, dim, 1).withLengths(new int[] {29});
-          String where = "sliced documents d=" + dim + " " + type + " (" + r + ")";
-          float[][] all = assertAllPairsMatchTheReference(q, d, where);
-          assertArrayEquals(whole.scores(q, d)[0], all[0], where + ": the bits of whole-document scans");
-          assertTrue(Float.isNaN(all[0][4]), where + ": NaN reaches the score");
-          assertEquals(Backend.EMPTY_DOCUMENT_SCORE, all[0][1], where + ": empty document");
-        }
-      }
-    }
-  }
-
   private static void splitDocumentsCheck(MaxSim cuda, String kernels) {
     RandomBatches r = new RandomBatches();
     int ld = 8192;

@@ -178,19 +178,10 @@ final class CudaDevice implements AutoCloseable {
    * once, on the stream: each launch that uses them leaves them zero when it ends.
    */
   long workCounters() {
-    return zeroedScratch(WORK_COUNTERS, 16);
-  }
-
-  /**
-   * A scratch slot of counters (as {@link #scratch}) zeroed on the stream whenever it is allocated: the
-   * kernels that use them leave them zero when they end.
-   */
-  long zeroedScratch(String slot, long bytes) {
-    long before = scratchBytes(slot);
-    long p = scratch(slot, bytes);
-    long size = scratchBytes(slot);
-    if (size != before) {
-      Driver.fill32(p, 0, size / 4, stream);
+    boolean fresh = deviceScratch.get(WORK_COUNTERS) == null;
+    long p = scratch(WORK_COUNTERS, 16);
+    if (fresh) {
+      Driver.fill32(p, 0, 4, stream);
     }
     return p;
   }

@@ -29,14 +29,8 @@ final class ForwardKernels {
   private static final int MMA_REGISTER_CHUNKS = 4;
   private static final int STREAM_MAX_CHUNKS = 4;
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
-  /** The streaming kernel's ring of tiles per warp (dynamic shared memory, 4 warps a block), default entries. */
-  private static final int STREAM_RING_BYTES = 12 * 1024;
-  /** The "_dyn" streaming entries' per-warp pair queues (after the rings): 4 warps x 32 x 8 bytes. */
+  /** The "_dyn" streaming entries' per-warp pair queues (dynamic shared memory): 4 warps x 32 x 8 bytes. */
   private static final int STREAM_QUEUE_BYTES = 4 * 32 * 8;
-  /** Units of work per resident warp the streaming kernel's slices of long documents aim at. */
-  private static final int STREAM_UNITS_PER_WARP = 8;
-  /** The shortest slice, in bytes of tokens: its epilogue (partials, fence, atomic) stays small beside its scan. */
-  private static final int STREAM_MIN_SLICE_BYTES = 32 << 10;
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
    * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
@@ -59,10 +53,9 @@ final class ForwardKernels {
   private final KernelParams params;
   /**
    * {@value CudaBackend#VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by
-   * rule). Families: "stream" (and "stream_n1", "stream_n2", "stream_r6", "stream_r18", "stream_r24",
-   * "stream_whole", "stream_u2", "stream_u4", "stream_u16"), "wgmma" (and "wgmma_serial"), "wgroups",
-   * "nowgmma"; the block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair", "nosplit",
-   * "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
+   * rule). Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma" (and "wgmma_serial"),
+   * "wgroups", "nowgmma"; the block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair",
+   * "nosplit", "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
 
@@ -343,8 +336,8 @@ final class ForwardKernels {
    * after wgmma query groups (sm_90, several queries) had their pick. A/B on the H200 (docs/benchmarks.md,
    * v12): faster than the block kernel on every such shape (1x10000x32x300x128 0.264 -> 0.216 ms); on
    * 16x32x32x8192 (512 pairs) 1.8x slower: too few warps to keep enough tiles in flight. Property values:
-   * "stream" (or one of its variants, {@link #forcedVariant}) forces it wherever it applies; any other
-   * name turns it off.
+   * "stream" (or "stream_n1", "stream_n2", "stream_r6": kernel variants) forces it wherever it applies; any
+   * other name turns it off.
    */
   private boolean streamPays(int pairs, int maxQueryLength, int chunks) {
     if (maxQueryLength > 32 || chunks > STREAM_MAX_CHUNKS || device.major < 8) {
@@ -365,72 +358,29 @@ final class ForwardKernels {
   private void launchStream(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int chunks, boolean argmax16) {
     // A/B variants for d in (32, 64] and (96, 128]: "stream_n1" / "stream_n2" (n-tiles per step; n1 exists
-    // for c2, n2 for c4), "stream_r6" (6 KB ring); "stream" forces the default entries. "stream_r18" and
-    // "stream_r24" (18 or 24 KB rings: 3 or 2 blocks per SM) exist for the "_dyn" entries only.
-    boolean queriesShared = perQuery > 1 && pairs > perQuery;
-    boolean dynamicApplies = argmax == 0 && !queriesShared;
+    // for c2, n2 for c4), "stream_r6" (6 KB ring); "stream" forces the default entries
     String variant = switch (forcedVariant == null ? "" : forcedVariant) {
       case "stream_n1" -> chunks == 2 ? "_n1" : "";
       case "stream_n2" -> chunks == 4 ? "_n2" : "";
       case "stream_r6" -> chunks % 2 == 0 ? "_r6" : "";
-      case "stream_r18" -> chunks % 2 == 0 && dynamicApplies ? "_r18" : "";
-      case "stream_r24" -> chunks % 2 == 0 && dynamicApplies ? "_r24" : "";
       default -> "";
     };
-    boolean dynamic = dynamicApplies && (variant.isEmpty() || variant.equals("_r18") || variant.equals("_r24"));
-    int ringBytes = switch (variant) {
-      case "_r6" -> STREAM_RING_BYTES / 2;
-      case "_r18" -> STREAM_RING_BYTES * 3 / 2;
-      case "_r24" -> STREAM_RING_BYTES * 2;
-      default -> STREAM_RING_BYTES;
-    };
+    boolean queriesShared = perQuery > 1 && pairs > perQuery;
+    boolean dynamic = argmax == 0 && !queriesShared && variant.isEmpty();
     String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    String kernel = FORWARD + "_stream_c" + chunks + (dynamic ? "_dyn" : "") + variant + saved + suffix(q.dtype());
+    String kernel = FORWARD + "_stream_c" + chunks + (dynamic ? "_dyn" : variant) + saved + suffix(q.dtype());
     MemorySegment fn = device.function(FORWARD_STREAM, kernel);
-    int sharedBytes = 4 * ringBytes + (dynamic ? STREAM_QUEUE_BYTES : 0);
-    device.allowDynamicSharedMemory(fn, sharedBytes);
-    long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS, sharedBytes) * device.multiprocessors
+    int queueBytes = dynamic ? STREAM_QUEUE_BYTES : 0;
+    if (dynamic) {
+      device.allowDynamicSharedMemory(fn, queueBytes);
+    }
+    long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS, queueBytes) * device.multiprocessors
         * 4;
-    Split slicing = dynamic ? streamSlices(pairs, warps, d) : Split.NONE;
-    long units = (long) pairs * slicing.slices();
-    long partials = slicing.slices() > 1 ? device.scratch("stream-partials", 4L * 32 * units) : 0L;
-    long arrivals = slicing.slices() > 1 ? device.zeroedScratch("stream-arrivals", 4L * pairs) : 0L;
-    int blocks = (int) ((Math.min(units, warps) + 3) / 4);
+    int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
-        dynamic ? device.workCounters() : 0L, slicing.slices(), slicing.sliceTokens(), partials, arrivals);
-    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, sharedBytes, device.stream, params.pointers());
-  }
-
-  /**
-   * How the streaming kernel's "_dyn" entries slice long documents: into units of work of at least
-   * {@value #STREAM_MIN_SLICE_BYTES} bytes of tokens, about {@value #STREAM_UNITS_PER_WARP} per resident
-   * warp. A warp that takes a whole long document last runs alone for a whole document's scan: on
-   * 1x4000x32x2048x48 the warps finished between 132 and 208 µs (CallPhasesProbe, v16). Property values
-   * "stream_whole" (no slices, as v16), "stream_u2", "stream_u4", "stream_u16" (units per warp) for A/B runs.
-   */
-  private Split streamSlices(int pairs, long warps, DeviceTokens d) {
-    int unitsPerWarp = switch (forcedVariant == null ? "" : forcedVariant) {
-      case "stream_whole" -> 0;
-      case "stream_u2" -> 2;
-      case "stream_u4" -> 4;
-      case "stream_u16" -> 16;
-      default -> STREAM_UNITS_PER_WARP;
-    };
-    int longest = d.maxLength();
-    long rowBytes = (long) d.dim() * d.dtype().byteSize();
-    int minTokens = roundUp16((int) Math.min(longest, Math.ceilDiv(STREAM_MIN_SLICE_BYTES, rowBytes)));
-    long wanted = Math.ceilDiv(unitsPerWarp * warps, pairs);
-    int slices = (int) Math.min(wanted, Math.ceilDiv(longest, minTokens));
-    if (slices <= 1) {
-      return Split.NONE;
-    }
-    int sliceTokens = roundUp16(Math.ceilDiv(longest, slices)); // whole tiles (8 or 16 tokens)
-    return new Split(Math.ceilDiv(longest, sliceTokens), sliceTokens, 1);
-  }
-
-  private static int roundUp16(int tokens) {
-    return (tokens + 15) & ~15;
+        dynamic ? device.workCounters() : 0L);
+    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, queueBytes, device.stream, params.pointers());
   }
 
   /**

@@ -17,7 +17,7 @@ import java.util.SplittableRandom;
  * synchronisation), then of whole calls with host and with resident queries. Run with the test classes on
  * the class path: {@code java -cp ...:lib/test-classes/maxsim4j-core dev.maxsim4j.internal.cuda.CallPhasesProbe}
  * ({@code calls} as the argument: the whole calls only; {@code direct}: the steps of the direct-to-host call
- * path, then the whole calls; {@code warps}: when the streaming kernel's warps finish, whole documents and slices).
+ * path, then the whole calls).
  */
 public final class CallPhasesProbe {
   private static final int WARMUP = 500;
@@ -25,17 +25,6 @@ public final class CallPhasesProbe {
 
   public static void main(String[] args) {
     String mode = args.length == 0 ? "all" : args[0];
-    if (mode.equals("warps")) {
-      CudaDevice device = new CudaDevice(0);
-      // {Nq, Nd, Lq, Ld, d, slices, slice tokens}: the slices ForwardKernels.streamSlices picks
-      for (int[] s : new int[][] {{1, 10000, 32, 300, 128, 2, 160}, {1, 4000, 32, 2048, 48, 5, 416},
-          {1, 1000, 32, 2048, 48, 6, 352}}) {
-        warpTimes(device, s, "", 12 << 10, 1, 0);
-        warpTimes(device, s, "", 12 << 10, s[5], s[6]);
-      }
-      device.close();
-      return;
-    }
     if (mode.equals("direct")) {
       CudaDevice device = new CudaDevice(0);
       pinnedReads(device);
@@ -72,7 +61,7 @@ public final class CallPhasesProbe {
     hostReads(device, buffer);
     for (int[] s : new int[][] {{1, 2112, 32, 300, 128}, {1, 5000, 32, 300, 128}, {1, 10000, 32, 300, 128},
         {1, 1000, 32, 1024, 128}, {1, 10000, 32, 300, 64}}) {
-      warpTimes(device, s, "", 12 << 10, 1, 0);
+      warpTimes(device, s);
     }
     int[][] shapes = {{1, 1000, 32, 300, 128}, {1, 5000, 32, 300, 128}, {1, 10000, 32, 300, 128},
         {128, 128, 32, 300, 128}, {32, 32, 32, 300, 128}, {1, 1000, 1024, 1024, 128}};
@@ -188,22 +177,18 @@ public final class CallPhasesProbe {
    * finished, relative to the first start, in microseconds: how much of a launch is the tail where some
    * warps are done and others still stream.
    */
-  private static void warpTimes(CudaDevice device, int[] s, String variant, int ringBytes, int slices,
-      int sliceTokens) {
+  private static void warpTimes(CudaDevice device, int[] s) {
     Uploaded u = Uploaded.of(device, s);
     String shape = u.shape();
     DeviceTokens q = u.q();
     DeviceTokens d = u.d();
     int pairs = s[0] * s[1];
     int chunks = (s[4] + 31) / 32;
-    String kernel = "maxsim_forward_stream_c" + chunks + "_timed" + variant + "_bf16";
+    String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
     MemorySegment fn = device.function("maxsim_forward_stream", kernel);
-    int sharedBytes = 4 * ringBytes + 1024; // the rings, then the pair queues
-    device.allowDynamicSharedMemory(fn, sharedBytes);
-    int warps = device.residentBlocksPerMultiprocessor(fn, 128, sharedBytes) * device.multiprocessors * 4;
-    int blocks = (Math.min(pairs * slices, warps) + 3) / 4;
-    long partials = slices > 1 ? device.scratch("stream-partials", 4L * 32 * pairs * slices) : 0L;
-    long arrivals = slices > 1 ? device.zeroedScratch("stream-arrivals", 4L * pairs) : 0L;
+    device.allowDynamicSharedMemory(fn, 1024);
+    int warps = device.residentBlocksPerMultiprocessor(fn, 128, 1024) * device.multiprocessors * 4;
+    int blocks = (Math.min(pairs, warps) + 3) / 4;
     long times = device.scratch("warp-times", 16L * blocks * 4);
     long scores = device.scratch("scores", 4L * pairs);
     MemorySegment host = device.pinned(16L * blocks * 4);
@@ -212,9 +197,8 @@ public final class CallPhasesProbe {
       long[][] runs = new long[9][];
       for (int r = 0; r < 9; r++) {
         params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-            d.validCount(), q.dim(), 0, s[1], 0, (long) pairs, scores, times, 0, device.workCounters(), slices,
-            sliceTokens, partials, arrivals);
-        Driver.launch(fn, kernel, blocks, 1, 128, sharedBytes, device.stream, params.pointers());
+            d.validCount(), q.dim(), 0, s[1], 0, (long) pairs, scores, times, 0, device.workCounters());
+        Driver.launch(fn, kernel, blocks, 1, 128, 1024, device.stream, params.pointers());
         Driver.copyToHost(host, times, 16L * blocks * 4, device.stream);
         Driver.synchronize(device.stream);
         long[] t = new long[2 * blocks * 4];
@@ -248,8 +232,8 @@ public final class CallPhasesProbe {
       }
       Arrays.sort(starts);
       Arrays.sort(ends);
-      System.out.printf(Locale.ROOT, "%-20s %-4s %2d slices %d warps: span %6.1f us; starts p50 %5.1f max %5.1f; ends min %6.1f"
-          + " p10 %6.1f p50 %6.1f p90 %6.1f max %6.1f%n", shape, variant, slices, n, spans[median] / 1e3, starts[n / 2] / 1e3,
+      System.out.printf(Locale.ROOT, "%-20s %d warps: span %6.1f us; starts p50 %5.1f max %5.1f; ends min %6.1f"
+          + " p10 %6.1f p50 %6.1f p90 %6.1f max %6.1f%n", shape, n, spans[median] / 1e3, starts[n / 2] / 1e3,
           starts[n - 1] / 1e3, ends[0] / 1e3, ends[n / 10] / 1e3, ends[n / 2] / 1e3, ends[n * 9 / 10] / 1e3,
           ends[n - 1] / 1e3);
     }
