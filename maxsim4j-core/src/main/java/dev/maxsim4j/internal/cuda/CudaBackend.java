@@ -44,12 +44,13 @@ public final class CudaBackend implements Backend {
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
   private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
   private static final int POISON_ARGMAX = 0xdeadbeef;
+  /** The poison of scores written straight to host memory: all-ones bytes, a NaN. */
+  private static final byte POISON_BYTE = (byte) 0xff;
 
   private final CudaDevice device;
   private final Backend cpu;
   private final ReentrantLock lock = new ReentrantLock();
   private final KernelParams params = new KernelParams();
-  private final PoisonedScores hostScores = new PoisonedScores();
   private final ForwardKernels forward;
   private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
   private boolean closed;
@@ -196,24 +197,23 @@ public final class CudaBackend implements Backend {
   /**
    * One forward under the lock, its scores handed to {@code read} as pinned host memory after the
    * synchronisation (and the argmax, when asked for, copied into {@code argmax}). Scores only: the kernel
-   * writes them straight into pinned memory poisoned ahead of time ({@link PoisonedScores}), so the call is
-   * one launch and one synchronisation (each driver call costs a few µs on the H200). With the argmax, or
-   * without unified addressing, they are poisoned in device buffers and copied down.
+   * writes them straight into pinned memory, poisoned on the host, so the call is one launch and one
+   * synchronisation (each driver call costs a few µs on the H200). With the argmax, or without unified
+   * addressing, they are poisoned in device buffers and copied down.
    */
   private <R> R forward(Problem problem, int[] argmax, Function<MemorySegment, R> read) {
     int pairs = problem.pairs();
     Tokens hostQueries = problem.queries();
-    boolean direct = argmax == null && device.hostMapped;
-    long downloadBytes = direct ? 0 : 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
-    Staged in = stageInputs(hostQueries, problem.documents(), downloadBytes);
+    long outBytes = 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
+    Staged in = stageInputs(hostQueries, problem.documents(), outBytes);
     MemorySegment download = in.download();
-    MemorySegment scoresOnHost;
+    MemorySegment hostScores = download.asSlice(0, 4L * pairs);
+    boolean direct = argmax == null && device.hostMapped;
     long scores;
     if (direct) {
-      scoresOnHost = hostScores.take(pairs);
-      scores = hostScores.deviceAddress();
+      hostScores.fill(POISON_BYTE);
+      scores = device.deviceAddress(hostScores);
     } else {
-      scoresOnHost = download.asSlice(0, 4L * pairs);
       scores = device.scratch("scores", 4L * pairs);
       Driver.fill32(scores, POISON_SCORE, pairs, device.stream);
     }
@@ -225,10 +225,8 @@ public final class CudaBackend implements Backend {
     forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
         problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, problem.argmaxStride(),
         hostQueries.maxRowLength, hostQueries.rows);
-    if (direct) {
-      hostScores.prepareNext(pairs); // while the kernel runs
-    } else {
-      Driver.copyToHost(scoresOnHost, scores, 4L * pairs, device.stream);
+    if (!direct) {
+      Driver.copyToHost(hostScores, scores, 4L * pairs, device.stream);
     }
     if (argmax != null) {
       Driver.copyToHost(download.asSlice(4L * pairs), argmaxDevice, 4L * argmax.length, device.stream);
@@ -237,7 +235,7 @@ public final class CudaBackend implements Backend {
     if (argmax != null) {
       MemorySegment.copy(download, JAVA_INT, 4L * pairs, argmax, 0, argmax.length);
     }
-    return read.apply(scoresOnHost);
+    return read.apply(hostScores);
   }
 
   /** Inputs on the device and the pinned region results come back through. */
@@ -758,7 +756,6 @@ public final class CudaBackend implements Backend {
         device.release(r.pointer, r.bytes);
       }
       resident.clear();
-      hostScores.close();
       device.close();
       cpu.close();
       params.close();
