@@ -279,11 +279,7 @@ __device__ __forceinline__ void sumGroupRows(const Rows& qRows, const ItemWork& 
 // the ring): those rows of the product are never used, and the query takes half the shared memory.
 // GROUP: queries per item (1, or 4 with ROWS = 128: query groups, all pairs, queries of <= 32 tokens,
 // not split). Index: the argmax type (int, or int16_t for documents shorter than 32768 tokens).
-// MBAR: the ring's slots are published and retired through mbarriers instead of one block barrier per
-// stage: a slot is full when every thread's copies into it have landed (cp.async arrives on it), empty
-// when every warp has waited for the wgmmas that read it; a warpgroup may then run up to a stage ahead
-// of the other (its wgmmas while the other folds a tile).
-template <typename T, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index, bool MBAR>
+template <typename T, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index>
 __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scores, Index* argmax, int argmaxStride,
                              Split split) {
   constexpr int WARPGROUPS = ROWS > 64 ? 2 : 1;
@@ -295,7 +291,6 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   __shared__ float rowBest[128];
   __shared__ int rowIndex[128];
   __shared__ float passSums[4];
-  __shared__ __align__(8) uint64_t ringBarriers[2 * STAGES];  // MBAR: full[STAGES], then empty[STAGES]
 
   const int kChunks = (in.dim + SWIZZLE_ROW_HALVES - 1) / SWIZZLE_ROW_HALVES;
   // dynamic shared memory: [alignment pad to 1024][query: kChunks x ROWS x 128 B][ring: STAGES x 16 KB]
@@ -310,16 +305,6 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   // 16-byte units) then advances by plain addition
   const uint64_t queryDescriptor = tileDescriptor(queryTile + warpgroup * 64 * SWIZZLE_ROW_BYTES);
   const uint64_t ringDescriptor = tileDescriptor(ring);
-  const uint32_t fullBarrier = (uint32_t)__cvta_generic_to_shared(ringBarriers);
-  const uint32_t emptyBarrier = fullBarrier + 8 * STAGES;
-  if constexpr (MBAR) {
-    if (threadIdx.x == 0)
-      for (int s = 0; s < STAGES; s++) {
-        mbarrierInit(fullBarrier + 8 * s, THREADS);
-        mbarrierInit(emptyBarrier + 8 * s, THREADS / 32);
-      }
-    __syncthreads();
-  }
 
   long long begin, end;
   if constexpr (GROUP > 1) {
@@ -332,17 +317,9 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   StageCursor producer;
   seekStages<T, ROWS, GROUP>(producer, begin, end, pairs, in, split);
   int producerSlot = 0;
-  int produced = 0;  // MBAR: stages issued so far
   auto produce = [&]() {
     if (producer.item < end) {
-      if constexpr (MBAR) {  // the slot's previous stage retired by every warp
-        if (produced >= STAGES) mbarrierWait(emptyBarrier + 8 * producerSlot, (uint32_t)((produced / STAGES - 1) & 1));
-      }
       issueStage<T, THREADS>(ring + producerSlot * WGMMA_STAGE_BYTES, in, producer.work, producer.tile, producer.kc);
-      if constexpr (MBAR) {
-        mbarrierArriveOnCopies(fullBarrier + 8 * producerSlot);
-        produced++;
-      }
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
       if (++producer.kc == kChunks) {
         producer.kc = 0;
@@ -359,14 +336,6 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   for (int s = 0; s < LOOKAHEAD; s++) produce();
 
   int consumerSlot = 0;
-  int consumed = 0, retired = 0;  // MBAR: stages multiplied, and retired (their slot given back) by this warp
-  // MBAR: the warp gives back the slots of stages before `upTo`, whose wgmmas it has waited for (the
-  // fence orders those async-proxy reads before the refill's cp.async writes)
-  auto retireStages = [&](int upTo) {
-    if (retired < upTo) fenceProxyAsync();
-    for (; retired < upTo; retired++)
-      if (lane == 0) mbarrierArrive(emptyBarrier + 8 * (retired % STAGES));
-  };
   int loadedQuery = -1, loadedPass = -1;
   for (long long item = begin; item < end; item++) {
     const ItemWork w = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
@@ -394,7 +363,6 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
         commitGroup();
         waitGroups<0>();
         fenceProxyAsync();
-        if constexpr (MBAR) __syncthreads();  // every thread's rows landed (no stage barrier publishes them)
         loadedQuery = w.query;
         loadedPass = pass;
       }
@@ -406,14 +374,9 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       auto multiplyAndFold = [&](auto& acc, auto columns, int t0) {
         constexpr int N = decltype(columns)::value;
         for (int kc = 0; kc < kChunks; kc++) {
-          if constexpr (MBAR) {
-            mbarrierWait(fullBarrier + 8 * consumerSlot, (uint32_t)((consumed / STAGES) & 1));  // all pieces landed
-            fenceProxyAsync();
-          } else {
-            waitGroups<LOOKAHEAD - 1>();  // this thread's pieces of the stage have landed
-            fenceProxyAsync();
-            __syncthreads();  // ... everyone's have, and the slot refilled next is retired
-          }
+          waitGroups<LOOKAHEAD - 1>();  // this thread's pieces of the stage have landed
+          fenceProxyAsync();
+          __syncthreads();  // ... everyone's have, and the slot refilled next is retired
           produce();
           const uint64_t a = queryDescriptor + (uint64_t)(kc * ROWS * SWIZZLE_ROW_BYTES / 16);
           const uint64_t b = ringDescriptor + (uint64_t)(consumerSlot * WGMMA_STAGE_BYTES / 16);
@@ -424,10 +387,8 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
             Wgmma<T>::template run<N>(acc, a + 2 * k, b + 2 * k, kc > 0 || k > 0);
           wgmmaCommit();
           wgmmaWait<1>();
-          if constexpr (MBAR) retireStages(consumed++);  // the stage before this one is done
         }
         wgmmaWait<0>();
-        if constexpr (MBAR) retireStages(consumed);
         pinAccumulators(acc);
         if (holdsRows)  // with ROWS = 32, warps 2 and 3 hold only the unused rows 32-63
           foldTile<ARGMAX, N>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
@@ -484,7 +445,7 @@ using namespace maxsim4j;
 //   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{type}: query groups of 4 (all pairs, Lq <= 32);
 // 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM (two warpgroups: at most
 // 128 registers a thread, so that two blocks fit the register file).
-#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, MBAR, NAME)                                    \
+#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
   extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
@@ -492,32 +453,26 @@ using namespace maxsim4j;
       float* partialMax, int* partialArgmax, int partialStride, int passSplit) {                                \
     const Operands<T> in{q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode,   \
                          perQuery, docOffset};                                                                  \
-    forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index, MBAR>(                                                  \
+    forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                        \
         in, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                                           \
         Split{sliceTokens, partialMax, partialArgmax, partialStride, passSplit});                               \
   }
-#define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES, MBAR, MB)                                                    \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, MBAR, maxsim_forward_wgmma_r##ROWS##_s##STAGES##MB##_##SUFFIX) \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, true, int, MBAR,                                                         \
-                     maxsim_forward_wgmma_r##ROWS##_s##STAGES##MB##_argmax_##SUFFIX)
-#define MAXSIM_WGMMA_GROUPS(T, SUFFIX, STAGES, MBAR, MB)                                                          \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, false, int, MBAR, maxsim_forward_wgmma_g4_s##STAGES##MB##_##SUFFIX)        \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int, MBAR, maxsim_forward_wgmma_g4_s##STAGES##MB##_argmax_##SUFFIX)  \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int16_t, MBAR,                                                      \
-                     maxsim_forward_wgmma_g4_s##STAGES##MB##_argmax16_##SUFFIX)
-// each entry twice: with a block barrier per stage, and with mbarriers (_mb)
-#define MAXSIM_WGMMA_PIPELINES(T, SUFFIX, MBAR, MB) \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 4, MBAR, MB)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 6, MBAR, MB)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 4, MBAR, MB)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 6, MBAR, MB)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 4, MBAR, MB)   \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 6, MBAR, MB)   \
-  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 4, MBAR, MB)       \
-  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 6, MBAR, MB)
-#define MAXSIM_WGMMA_TYPE(T, SUFFIX)            \
-  MAXSIM_WGMMA_PIPELINES(T, SUFFIX, false, )    \
-  MAXSIM_WGMMA_PIPELINES(T, SUFFIX, true, _mb)
+#define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES)                                                              \
+  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)         \
+  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, true, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_GROUPS(T, SUFFIX, STAGES)                                                                   \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, false, int, maxsim_forward_wgmma_g4_s##STAGES##_##SUFFIX)                 \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int, maxsim_forward_wgmma_g4_s##STAGES##_argmax_##SUFFIX)           \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int16_t, maxsim_forward_wgmma_g4_s##STAGES##_argmax16_##SUFFIX)
+#define MAXSIM_WGMMA_TYPE(T, SUFFIX)         \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 4)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 6)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 4)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 6)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 4)      \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 6)      \
+  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 4)          \
+  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 6)
 
 MAXSIM_WGMMA_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_TYPE(__half, f16)

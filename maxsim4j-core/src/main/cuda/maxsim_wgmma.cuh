@@ -39,26 +39,6 @@ __device__ __forceinline__ void wgmmaWait() {
 // Shared memory written through the generic proxy (cp.async, st.shared) before wgmma (async proxy) reads it.
 __device__ __forceinline__ void fenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// Shared-memory barriers with phases (mbarrier, sm_90 forms): `bar` is the shared address of an aligned
-// 8-byte barrier. A phase completes when `count` arrivals have happened; waiting names the parity of the
-// phase awaited (0 for its 1st, 3rd, ... completion, 1 for its 2nd, 4th, ...).
-__device__ __forceinline__ void mbarrierInit(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbarrierArrive(uint32_t bar) {
-  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
-}
-// One arrival once every cp.async this thread has issued so far has landed (noinc: it is one of `count`).
-__device__ __forceinline__ void mbarrierArriveOnCopies(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbarrierWait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
 // Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.
 template <int REGISTERS>
 __device__ __forceinline__ void pinAccumulators(float (&d)[REGISTERS]) {

@@ -58,11 +58,6 @@ final class ForwardKernels {
    * "nosplit", "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
-  /**
-   * "_mb" with {@code -Dmaxsim4j.cuda.mbarrier=true}: the wgmma entries whose ring runs on mbarriers
-   * instead of a block barrier per stage (an A/B experiment, v17d).
-   */
-  private final String wgmmaPipeline = Boolean.getBoolean("maxsim4j.cuda.mbarrier") ? "_mb" : "";
 
   ForwardKernels(CudaDevice device, KernelParams params) {
     this.device = device;
@@ -271,7 +266,7 @@ final class ForwardKernels {
   private void launchWgmmaGroups(DeviceTokens q, DeviceTokens d, int documents, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int queries, boolean argmax16) {
     String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + wgmmaPipeline + saved
+    WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + saved
         + suffix(q.dtype()));
     int groups = (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
     int segments = Math.max(1, Math.min(documents, launch.perSm() * device.multiprocessors / groups));
@@ -294,7 +289,7 @@ final class ForwardKernels {
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
     int rows = wgmmaRows(maxQueryLength);
     String saved = argmax != 0 ? "_argmax_" : "_";
-    WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + wgmmaPipeline + saved
+    WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved
         + suffix(q.dtype()));
     Split split = splitFor(pairs, d.maxLength(), false);
     int passes = (maxQueryLength + rows - 1) / rows;
