@@ -279,14 +279,9 @@ __device__ __forceinline__ void sumGroupRows(const Rows& qRows, const ItemWork& 
 // the ring): those rows of the product are never used, and the query takes half the shared memory.
 // GROUP: queries per item (1, or 4 with ROWS = 128: query groups, all pairs, queries of <= 32 tokens,
 // not split). Index: the argmax type (int, or int16_t for documents shorter than 32768 tokens).
-// TMA: each stage is one tensor-map copy (cp.async.bulk.tensor, issued by thread 0, the 128-byte swizzle
-// done by the copy) that completes the slot's full barrier; a slot is empty again when every warp has
-// waited for the wgmmas that read it. No block barrier per stage: a warpgroup may run up to a stage ahead
-// of the other (its wgmmas while the other folds a tile). Without, every thread cp.async's its pieces and
-// one block barrier per stage publishes them.
-template <typename T, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index, bool TMA>
-__device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMap, long long pairs, float* scores,
-                             Index* argmax, int argmaxStride, Split split) {
+template <typename T, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index>
+__device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scores, Index* argmax, int argmaxStride,
+                             Split split) {
   constexpr int WARPGROUPS = ROWS > 64 ? 2 : 1;
   constexpr int THREADS = WARPGROUPS * WARPGROUP_THREADS;
   constexpr int LOOKAHEAD = STAGES - 2;  // stages in flight while one is multiplied and one drains
@@ -296,7 +291,6 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
   __shared__ float rowBest[128];
   __shared__ int rowIndex[128];
   __shared__ float passSums[4];
-  __shared__ __align__(8) uint64_t ringBarriers[2 * STAGES];  // TMA: full[STAGES], then empty[STAGES]
 
   const int kChunks = (in.dim + SWIZZLE_ROW_HALVES - 1) / SWIZZLE_ROW_HALVES;
   // dynamic shared memory: [alignment pad to 1024][query: kChunks x ROWS x 128 B][ring: STAGES x 16 KB]
@@ -311,16 +305,6 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
   // 16-byte units) then advances by plain addition
   const uint64_t queryDescriptor = tileDescriptor(queryTile + warpgroup * 64 * SWIZZLE_ROW_BYTES);
   const uint64_t ringDescriptor = tileDescriptor(ring);
-  const uint32_t fullBarrier = (uint32_t)__cvta_generic_to_shared(ringBarriers);
-  const uint32_t emptyBarrier = fullBarrier + 8 * STAGES;
-  if constexpr (TMA) {
-    if (threadIdx.x == 0)
-      for (int s = 0; s < STAGES; s++) {
-        mbarrierInit(fullBarrier + 8 * s, 1);  // thread 0's arrival, with the copy's bytes
-        mbarrierInit(emptyBarrier + 8 * s, THREADS / 32);
-      }
-    __syncthreads();
-  }
 
   long long begin, end;
   if constexpr (GROUP > 1) {
@@ -333,24 +317,9 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
   StageCursor producer;
   seekStages<T, ROWS, GROUP>(producer, begin, end, pairs, in, split);
   int producerSlot = 0;
-  int produced = 0;  // TMA: stages issued so far
   auto produce = [&]() {
     if (producer.item < end) {
-      if constexpr (TMA) {
-        if (threadIdx.x == 0) {
-          // the slot's previous stage retired by every warp, then one copy of 128 tokens x 64 halves
-          if (produced >= STAGES) mbarrierWait(emptyBarrier + 8 * producerSlot, (uint32_t)((produced / STAGES - 1) & 1));
-          const uint32_t full = fullBarrier + 8 * producerSlot;
-          mbarrierExpectBytes(full, WGMMA_STAGE_BYTES);
-          tmaLoadTile(ring + producerSlot * WGMMA_STAGE_BYTES, documentsMap, producer.kc * SWIZZLE_ROW_HALVES,
-                      producer.work.dStart + producer.work.tBegin + producer.tile * WGMMA_TOKENS, full);
-        }
-        __syncwarp();  // warp 0 whole again before the next .aligned instruction
-        produced++;
-      } else {
-        issueStage<T, THREADS>(ring + producerSlot * WGMMA_STAGE_BYTES, in, producer.work, producer.tile,
-                               producer.kc);
-      }
+      issueStage<T, THREADS>(ring + producerSlot * WGMMA_STAGE_BYTES, in, producer.work, producer.tile, producer.kc);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
       if (++producer.kc == kChunks) {
         producer.kc = 0;
@@ -367,12 +336,6 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
   for (int s = 0; s < LOOKAHEAD; s++) produce();
 
   int consumerSlot = 0;
-  int consumed = 0, retired = 0;  // TMA: stages multiplied, and retired (their slot given back) by this warp
-  // TMA: the warp gives back the slots of stages before `upTo`, whose wgmmas it has waited for
-  auto retireStages = [&](int upTo) {
-    for (; retired < upTo; retired++)
-      if (lane == 0) mbarrierArrive(emptyBarrier + 8 * (retired % STAGES));
-  };
   int loadedQuery = -1, loadedPass = -1;
   for (long long item = begin; item < end; item++) {
     const ItemWork w = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
@@ -400,7 +363,6 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
         commitGroup();
         waitGroups<0>();
         fenceProxyAsync();
-        if constexpr (TMA) __syncthreads();  // every thread's rows landed (no stage barrier publishes them)
         loadedQuery = w.query;
         loadedPass = pass;
       }
@@ -412,14 +374,9 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
       auto multiplyAndFold = [&](auto& acc, auto columns, int t0) {
         constexpr int N = decltype(columns)::value;
         for (int kc = 0; kc < kChunks; kc++) {
-          if constexpr (TMA) {
-            mbarrierWait(fullBarrier + 8 * consumerSlot, (uint32_t)((consumed / STAGES) & 1));  // the copy landed
-            __syncwarp();
-          } else {
-            waitGroups<LOOKAHEAD - 1>();  // this thread's pieces of the stage have landed
-            fenceProxyAsync();
-            __syncthreads();  // ... everyone's have, and the slot refilled next is retired
-          }
+          waitGroups<LOOKAHEAD - 1>();  // this thread's pieces of the stage have landed
+          fenceProxyAsync();
+          __syncthreads();  // ... everyone's have, and the slot refilled next is retired
           produce();
           const uint64_t a = queryDescriptor + (uint64_t)(kc * ROWS * SWIZZLE_ROW_BYTES / 16);
           const uint64_t b = ringDescriptor + (uint64_t)(consumerSlot * WGMMA_STAGE_BYTES / 16);
@@ -430,10 +387,8 @@ __device__ void forwardWgmma(const Operands<T>& in, const TensorMap* documentsMa
             Wgmma<T>::template run<N>(acc, a + 2 * k, b + 2 * k, kc > 0 || k > 0);
           wgmmaCommit();
           wgmmaWait<1>();
-          if constexpr (TMA) retireStages(consumed++);  // the stage before this one is done
         }
         wgmmaWait<0>();
-        if constexpr (TMA) retireStages(consumed);
         pinAccumulators(acc);
         if (holdsRows)  // with ROWS = 32, warps 2 and 3 hold only the unused rows 32-63
           foldTile<ARGMAX, N>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
@@ -490,41 +445,34 @@ using namespace maxsim4j;
 //   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{type}: query groups of 4 (all pairs, Lq <= 32);
 // 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM (two warpgroups: at most
 // 128 registers a thread, so that two blocks fit the register file).
-#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, TMA, NAME)                                    \
+#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
   extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
       const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
       int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride, int sliceTokens,           \
-      float* partialMax, int* partialArgmax, int partialStride, int passSplit,                                  \
-      const __grid_constant__ TensorMap documentsMap) {                                                         \
+      float* partialMax, int* partialArgmax, int partialStride, int passSplit) {                                \
     const Operands<T> in{q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode,   \
                          perQuery, docOffset};                                                                  \
-    forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index, TMA>(                                                   \
-        in, &documentsMap, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                            \
+    forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                        \
+        in, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                                           \
         Split{sliceTokens, partialMax, partialArgmax, partialStride, passSplit});                               \
   }
-#define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES, TMA, SFX)                                                    \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, TMA, maxsim_forward_wgmma_r##ROWS##_s##STAGES##SFX##_##SUFFIX) \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, true, int, TMA,                                                         \
-                     maxsim_forward_wgmma_r##ROWS##_s##STAGES##SFX##_argmax_##SUFFIX)
-#define MAXSIM_WGMMA_GROUPS(T, SUFFIX, STAGES, TMA, SFX)                                                          \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, false, int, TMA, maxsim_forward_wgmma_g4_s##STAGES##SFX##_##SUFFIX)        \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int, TMA, maxsim_forward_wgmma_g4_s##STAGES##SFX##_argmax_##SUFFIX)  \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int16_t, TMA,                                                      \
-                     maxsim_forward_wgmma_g4_s##STAGES##SFX##_argmax16_##SUFFIX)
-// each entry twice: cp.async and a block barrier per stage, and tensor-map copies on mbarriers (_tma)
-#define MAXSIM_WGMMA_PIPELINES(T, SUFFIX, TMA, SFX) \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 4, TMA, SFX)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 6, TMA, SFX)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 4, TMA, SFX)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 6, TMA, SFX)    \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 4, TMA, SFX)   \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 6, TMA, SFX)   \
-  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 4, TMA, SFX)       \
-  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 6, TMA, SFX)
-#define MAXSIM_WGMMA_TYPE(T, SUFFIX)            \
-  MAXSIM_WGMMA_PIPELINES(T, SUFFIX, false, )    \
-  MAXSIM_WGMMA_PIPELINES(T, SUFFIX, true, _tma)
+#define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES)                                                              \
+  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)         \
+  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, true, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_GROUPS(T, SUFFIX, STAGES)                                                                   \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, false, int, maxsim_forward_wgmma_g4_s##STAGES##_##SUFFIX)                 \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int, maxsim_forward_wgmma_g4_s##STAGES##_argmax_##SUFFIX)           \
+  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int16_t, maxsim_forward_wgmma_g4_s##STAGES##_argmax16_##SUFFIX)
+#define MAXSIM_WGMMA_TYPE(T, SUFFIX)         \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 4)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 6)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 4)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 6)       \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 4)      \
+  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 6)      \
+  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 4)          \
+  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 6)
 
 MAXSIM_WGMMA_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_TYPE(__half, f16)

@@ -39,42 +39,6 @@ __device__ __forceinline__ void wgmmaWait() {
 // Shared memory written through the generic proxy (cp.async, st.shared) before wgmma (async proxy) reads it.
 __device__ __forceinline__ void fenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// Shared-memory barriers with phases (mbarrier, sm_90 forms): `bar` is the shared address of an aligned
-// 8-byte barrier. A phase completes when `count` arrivals have happened; waiting names the parity of the
-// phase awaited (0 for its 1st, 3rd, ... completion, 1 for its 2nd, 4th, ...).
-__device__ __forceinline__ void mbarrierInit(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbarrierArrive(uint32_t bar) {
-  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
-}
-// One arrival that also expects `bytes` from asynchronous copies (the phase completes when they have landed).
-__device__ __forceinline__ void mbarrierExpectBytes(uint32_t bar, uint32_t bytes) {
-  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar),
-               "r"(bytes)
-               : "memory");
-}
-
-// A CUtensorMap (the driver's cuTensorMapEncodeTiled fills it on the host): 128 opaque bytes.
-struct alignas(64) TensorMap {
-  uint64_t opaque[16];
-};
-
-// The box of a 2-D tensor map at (column, row) into shared memory at `dst`, completing on barrier `bar`.
-__device__ __forceinline__ void tmaLoadTile(uint32_t dst, const TensorMap* map, int column, int row, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(column), "r"(row), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void mbarrierWait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
 // Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.
 template <int REGISTERS>
 __device__ __forceinline__ void pinAccumulators(float (&d)[REGISTERS]) {

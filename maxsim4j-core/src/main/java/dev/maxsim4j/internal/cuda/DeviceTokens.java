@@ -10,8 +10,8 @@ import java.lang.foreign.ValueLayout;
  * row starts and lengths, valid-token counts, and the mask as bytes (absent: 0); {@code maxLength} is the
  * longest row.
  */
-record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
-    long rowLength, long validCount, long mask) {
+record DeviceTokens(DType dtype, int dim, int rows, int maxLength, long data, long rowStart, long rowLength,
+    long validCount, long mask) {
 
   /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, each 256-byte aligned. */
   static long bytesFor(Tokens t) {
@@ -69,7 +69,6 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
       }
     }
     Driver.copyToDevice(device, stage, bytes, dev.stream);
-    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, t.storedTokens, data, rowStart, rowLength,
-        validCount, mask);
+    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, data, rowStart, rowLength, validCount, mask);
   }
 }

@@ -1,7 +1,6 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.DType;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -59,16 +58,6 @@ final class ForwardKernels {
    * "nosplit", "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
-  /**
-   * "_tma" with {@code -Dmaxsim4j.cuda.tma=true}: the wgmma entries that load each stage with one
-   * tensor-map copy on mbarriers instead of every thread's cp.async and a block barrier (an A/B experiment,
-   * v17e).
-   */
-  private final String wgmmaPipeline = Boolean.getBoolean("maxsim4j.cuda.tma") && Driver.hasTensorMaps() ? "_tma" : "";
-  /** Tensor maps of document batches for the "_tma" entries (boxes of one ring stage). */
-  private final java.util.Map<DeviceTokens, MemorySegment> documentMaps = new java.util.HashMap<>();
-  /** What the other entries get for their unused tensor map. */
-  private static final MemorySegment NO_TENSOR_MAP = Arena.global().allocate(Driver.TENSOR_MAP_BYTES, 64);
 
   ForwardKernels(CudaDevice device, KernelParams params) {
     this.device = device;
@@ -277,14 +266,14 @@ final class ForwardKernels {
   private void launchWgmmaGroups(DeviceTokens q, DeviceTokens d, int documents, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int queries, boolean argmax16) {
     String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + wgmmaPipeline + saved
+    WgmmaLaunch launch = wgmmaLaunch(WGMMA_GROUP_ROWS, q.dim(), stages -> FORWARD + "_wgmma_g4_s" + stages + saved
         + suffix(q.dtype()));
     int groups = (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
     int segments = Math.max(1, Math.min(documents, launch.perSm() * device.multiprocessors / groups));
     int blocks = Math.multiplyExact(groups, segments);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0,
-        0, documentsMap(d));
+        0);
     Driver.launch(launch.function(), launch.kernel(), blocks, 1, launch.threads(), launch.sharedBytes(),
         device.stream, params.pointers());
   }
@@ -300,7 +289,7 @@ final class ForwardKernels {
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
     int rows = wgmmaRows(maxQueryLength);
     String saved = argmax != 0 ? "_argmax_" : "_";
-    WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + wgmmaPipeline + saved
+    WgmmaLaunch launch = wgmmaLaunch(rows, q.dim(), stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved
         + suffix(q.dtype()));
     Split split = splitFor(pairs, d.maxLength(), false);
     int passes = (maxQueryLength + rows - 1) / rows;
@@ -312,23 +301,10 @@ final class ForwardKernels {
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
         split.sliceTokens(), partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength),
-        maxQueryLength, split.passes() > 1 ? 1 : 0, documentsMap(d));
+        maxQueryLength, split.passes() > 1 ? 1 : 0);
     Driver.launch(launch.function(), launch.kernel(), blocks, split.gridY(), launch.threads(), launch.sharedBytes(),
         device.stream, params.pointers());
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
-  }
-
-  /** The tensor map the "_tma" wgmma entries read {@code d} through: boxes of 128 tokens x 64 halves. */
-  private MemorySegment documentsMap(DeviceTokens d) {
-    if (wgmmaPipeline.isEmpty()) {
-      return NO_TENSOR_MAP;
-    }
-    return documentMaps.computeIfAbsent(d, t -> {
-      MemorySegment map = Arena.ofAuto().allocate(Driver.TENSOR_MAP_BYTES, 64);
-      Driver.encodeTiled2d(map, t.dtype() == DType.BFLOAT16, t.data(), Math.max(1, t.storedTokens()), t.dim(), 128,
-          64);
-      return map;
-    });
   }
 
   /** bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu). */
