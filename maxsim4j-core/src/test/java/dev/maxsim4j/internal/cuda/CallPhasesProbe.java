@@ -248,13 +248,10 @@ public final class CallPhasesProbe {
   private static void phases(CudaDevice device, int[] s) {
     Uploaded u = Uploaded.of(device, s);
     String shape = u.shape();
-    DeviceTokens q = u.q();
-    DeviceTokens d = u.d();
     int pairs = s[0] * s[1];
     long scores = device.scratch("scores", 4L * pairs);
     MemorySegment pinned = device.pinned(4L * pairs);
-    ForwardKernels forward = new ForwardKernels(device, new KernelParams());
-    Runnable launch = () -> forward.launch(q, d, 0, s[1], 0, pairs, scores, 0, 0, s[2], s[0]);
+    Runnable launch = u.allPairsInto(scores);
     MemorySegment e0 = Driver.createEvent();
     MemorySegment e1 = Driver.createEvent();
     int n = 400;
@@ -303,13 +300,9 @@ public final class CallPhasesProbe {
   private static void directPhases(CudaDevice device, int[] s) {
     Uploaded u = Uploaded.of(device, s);
     String shape = u.shape();
-    DeviceTokens q = u.q();
-    DeviceTokens d = u.d();
     int pairs = s[0] * s[1];
     MemorySegment out = device.pinned(4L * pairs).asSlice(0, 4L * pairs);
-    long target = device.deviceAddress(out);
-    ForwardKernels forward = new ForwardKernels(device, new KernelParams());
-    Runnable launch = () -> forward.launch(q, d, 0, s[1], 0, pairs, target, 0, 0, s[2], s[0]);
+    Runnable launch = u.allPairsInto(device.deviceAddress(out));
     MemorySegment e0 = Driver.createEvent();
     MemorySegment e1 = Driver.createEvent();
     int n = 400;
@@ -372,23 +365,33 @@ public final class CallPhasesProbe {
     }
   }
 
-  /** One probe shape (Nq, Nd, Lq, Ld, d): random bf16 queries and documents on the device; close frees them. */
-  private record Uploaded(CudaDevice device, String shape, DeviceTokens q, long qBytes, DeviceTokens d, long dBytes)
-      implements AutoCloseable {
+  /**
+   * One probe shape {@code s} (Nq, Nd, Lq, Ld, d): random bf16 queries and documents on the device, and the
+   * kernel parameters its launches use; close frees them.
+   */
+  private record Uploaded(CudaDevice device, int[] s, String shape, DeviceTokens q, long qBytes, DeviceTokens d,
+      long dBytes, KernelParams params) implements AutoCloseable {
     static Uploaded of(CudaDevice device, int[] s) {
       Tokens qt = tokens(s[0], s[2], s[4], 1);
       Tokens dt = tokens(s[1], s[3], s[4], 2);
       long qBytes = DeviceTokens.bytesFor(qt);
       long dBytes = DeviceTokens.bytesFor(dt);
-      return new Uploaded(device, s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4],
+      return new Uploaded(device, s, s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4],
           DeviceTokens.upload(device, qt, device.allocate(qBytes)), qBytes,
-          DeviceTokens.upload(device, dt, device.allocate(dBytes)), dBytes);
+          DeviceTokens.upload(device, dt, device.allocate(dBytes)), dBytes, new KernelParams());
+    }
+
+    /** One all-pairs forward launch of this shape, by the backend's rules, writing its scores to {@code scores}. */
+    Runnable allPairsInto(long scores) {
+      ForwardKernels forward = new ForwardKernels(device, params);
+      return () -> forward.launch(q, d, 0, s[1], 0, s[0] * s[1], scores, 0, 0, s[2], s[0]);
     }
 
     @Override
     public void close() {
       device.release(q.data(), qBytes); // the data sits at the start of its upload
       device.release(d.data(), dBytes);
+      params.close();
     }
   }
 
