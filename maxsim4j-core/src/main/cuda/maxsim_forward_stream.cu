@@ -25,7 +25,6 @@
 // Epilogue:    max across the quad; lane L takes row L and the warp sums valid rows in the same shuffle
 //              tree as the block kernels, so every kernel (and top-k) gives the same bits.
 #include "maxsim_async.cuh"
-#include "maxsim_loop.cuh"
 #include "maxsim_mma.cuh"
 #include "maxsim_work.cuh"
 
@@ -288,57 +287,6 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   }
 }
 
-// The persistent loop (maxsim_loop.cuh): the grid stays resident, running forwardStream (inference, pairs
-// taken at run time, one query against the command's documents) once per command the host posts, with the
-// query the command staged, until a LOOP_EXIT or an idle period ends it. `seen` is the host generation the
-// launch starts from: a command posted after it runs at once.
-//
-// One command's scan is a call, not inlined: inlined into the loop, ptxas kept the scan's loop invariants
-// live across commands and spilled inside the scan (c4: 80 bytes); as a call, only the call itself saves
-// and restores registers, once per command.
-template <typename T, int CHUNKS, int NT>
-__device__ __forceinline__ void loopScanInline(const T* q, Rows qRows, const T* d, Rows dRows, const int* dValid,
-                                               int dim, long long pairs, float* scores, unsigned long long* work) {
-  forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true>(q, qRows, d, dRows, dValid, dim, ALL_PAIRS,
-                                                                    (int)pairs, 0, pairs, scores,
-                                                                    static_cast<int*>(nullptr), 0, work);
-}
-template <typename T, int CHUNKS, int NT>
-__device__ __noinline__ void loopScanCall(const T* q, const LoopCommand* c, float* scores, unsigned long long* work) {
-  // the query's row arrays sit at fixed places of the stage: fewer arguments, fewer registers
-  const uint8_t* stage = reinterpret_cast<const uint8_t*>(q);
-  const int* row = reinterpret_cast<const int*>(stage + LOOP_STAGE_ROW_OFFSET);
-  forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true>(
-      q, Rows{row, row + 1, stage + LOOP_STAGE_MASK_OFFSET}, static_cast<const T*>(c->d),
-      Rows{c->dStart, c->dLength, c->dMask}, c->dValid, (int)c->dim, ALL_PAIRS, (int)c->pairs, 0, c->pairs, scores,
-      static_cast<int*>(nullptr), 0, work);
-}
-
-template <typename T, int CHUNKS, int NT>
-__device__ void streamLoop(const T* q, Rows qRows, float* scores, unsigned long long* work, const LoopCommand* host,
-                           LoopStatus* status, LoopState* state, unsigned long long seen, long long idleNanoseconds) {
-  // the cursor follows the pair queues in dynamic shared memory (the rings fill the 48 KB of static)
-  extern __shared__ long long queuesAndCursor[];
-  LoopCursor& cursor = *reinterpret_cast<LoopCursor*>(queuesAndCursor + STREAM_WARPS * STREAM_QUEUE_ENTRIES);
-  if (threadIdx.x == 0) {
-    cursor.seen = seen;
-    cursor.epoch = 0;
-  }
-  for (;;) {
-    nextCommand<STREAM_THREADS>(host, status, state, (uint8_t*)q, &cursor, idleNanoseconds);
-    const LoopCommand& c = *reinterpret_cast<const LoopCommand*>(cursor.command);
-    if (c.op == LOOP_EXIT) return;
-    // inlined where that spills nothing (d <= 64), a call otherwise
-    if constexpr (CHUNKS <= 2) {
-      loopScanInline<T, CHUNKS, NT>(q, qRows, static_cast<const T*>(c.d), Rows{c.dStart, c.dLength, c.dMask},
-                                    c.dValid, (int)c.dim, c.pairs, scores, work);
-    } else {
-      loopScanCall<T, CHUNKS, NT>(q, &c, scores, work);
-    }
-    if (threadIdx.x % 32 == 0) checkOut(state, status, c.generation, gridDim.x * STREAM_WARPS);
-  }
-}
-
 }  // namespace maxsim4j
 
 using namespace maxsim4j;
@@ -353,8 +301,7 @@ using namespace maxsim4j;
 // c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for 1x4000x32x2048x48, 19%
 // slower). Every copy carries the 128-byte L2 prefetch hint (A/B before it was
 // kept: 1x10000x32x300x128 0.217 -> 0.197 ms, 1x10000x32x300x64 0.119 -> 0.102, 256 bytes less good;
-// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC);
-// c{1..4}_loop: the same as a persistent loop that takes its commands from the host (maxsim_loop.cuh).
+// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
 #define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
@@ -364,15 +311,6 @@ using namespace maxsim4j;
     forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC>(                                                 \
         q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery,          \
         docOffset, pairs, scores, static_cast<Index*>(argmax), argmaxStride, work);                             \
-  }
-// the persistent loop: `host` the command in mapped pinned memory, `status` where it answers (see LoopStatus)
-#define MAXSIM_STREAM_LOOP(T, SUFFIX, CHUNKS, NT)                                                                  \
-  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) maxsim_forward_stream_c##CHUNKS##_loop_##SUFFIX( \
-      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, float* scores,                      \
-      unsigned long long* work, const LoopCommand* host, LoopStatus* status, LoopState* state,                     \
-      unsigned long long seen, long long idleNanoseconds) {                                                        \
-    streamLoop<T, CHUNKS, NT>(q, Rows{qStart, qLength, qMask}, scores, work, host, status, state, seen,            \
-                              idleNanoseconds);                                                                    \
   }
 // the diagnostic timed variant: inference, each warp's start and end time written through `argmax`
 #define MAXSIM_STREAM_TIMED(T, SUFFIX, CHUNKS, NT)                                                                \
@@ -408,10 +346,6 @@ using namespace maxsim4j;
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)                                    \
-  MAXSIM_STREAM_LOOP(T, SUFFIX, 1, 1)                                       \
-  MAXSIM_STREAM_LOOP(T, SUFFIX, 2, 2)                                       \
-  MAXSIM_STREAM_LOOP(T, SUFFIX, 3, 1)                                       \
-  MAXSIM_STREAM_LOOP(T, SUFFIX, 4, 1)                                       \
   MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2)                                      \
   MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1)
 

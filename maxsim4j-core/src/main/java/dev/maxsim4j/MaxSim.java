@@ -3,7 +3,6 @@ package dev.maxsim4j;
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.Problem;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -53,7 +52,6 @@ public final class MaxSim implements AutoCloseable {
     private String backend = BackendSelector.defaultName();
     private int threads = Integer.getInteger("maxsim4j.threads", Runtime.getRuntime().availableProcessors());
     private boolean deterministic = true;
-    private Duration persistentKernel = Duration.ZERO;
 
     private Builder() {}
 
@@ -81,29 +79,8 @@ public final class MaxSim implements AutoCloseable {
       return this;
     }
 
-    /**
-     * Keeps a scoring kernel running on the GPU between calls, for at most {@code idle} without one (default:
-     * off). It serves calls of one query against documents made resident with {@link #upload} that the
-     * streaming kernel takes (queries of at most 32 tokens, d at most 128, fp16 or bf16): such a call then
-     * posts its query to the running kernel instead of launching one, which saves the 10-15 µs a launch and
-     * its synchronisation cost (docs/benchmarks.md). The scores are bit for bit those of a launched kernel.
-     *
-     * <p>While it waits the kernel holds every SM of the GPU: any other operation of this instance ends it
-     * first (and the next eligible call starts it again, paying one launch), and other processes' work on the
-     * GPU waits until it ends. So keep {@code idle} short, a few times the gap between your calls. Ignored by
-     * the CPU backends. {@link Duration#ZERO} turns it off.
-     */
-    public Builder persistentKernel(Duration idle) {
-      Objects.requireNonNull(idle, "idle");
-      if (idle.isNegative() || idle.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException("persistentKernel idle = " + idle + "; expected 0 to 1 minute");
-      }
-      this.persistentKernel = idle;
-      return this;
-    }
-
     public MaxSim build() {
-      return new MaxSim(BackendSelector.create(backend, threads, persistentKernel.toNanos()), deterministic);
+      return new MaxSim(BackendSelector.create(backend, threads), deterministic);
     }
   }
 

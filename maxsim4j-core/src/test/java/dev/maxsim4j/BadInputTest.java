@@ -28,13 +28,6 @@ class BadInputTest {
   }
 
   @Test
-  void persistentKernelIdleTimeOutOfRange() {
-    rejects(() -> MaxSim.builder().persistentKernel(java.time.Duration.ofMillis(-1)), "persistentKernel idle = PT-0.001S",
-        "expected 0 to 1 minute");
-    rejects(() -> MaxSim.builder().persistentKernel(java.time.Duration.ofMinutes(2)), "PT2M");
-  }
-
-  @Test
   void dataLengthDoesNotMatchShape() {
     rejects(() -> TokenBatch.ofFloats(new float[10], 2, 3, 4), "data holds 10 elements", "expected 24", "[2, 3, 4]");
     rejects(() -> TokenBatch.ofHalfs(DType.BFLOAT16, new short[5], 1, 1, 4), "bits holds 5", "expected 4");

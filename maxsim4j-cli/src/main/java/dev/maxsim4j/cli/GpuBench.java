@@ -23,8 +23,7 @@ import java.util.regex.Pattern;
  * enough copies that the working set exceeds L2); the whole call as a Java caller sees it
  * ({@code scores(queries, resident)}: query upload, launch, score download; median of 60 after at least
  * a second of warm-up, so the call path is JIT-compiled as in a long-running caller); the same call with
- * the queries uploaded once too ("call rq"); for one query, the same two calls answered by the persistent
- * kernel ({@code MaxSim.Builder.persistentKernel}: "loop ms", "loop rq ms"); and a top-10 call. With
+ * the queries uploaded once too ("call rq"); and a top-10 call. With
  * {@code --compare eager.json} (written by maxsim4j-bench/python/torch_eager_baseline.py) the table gains
  * PyTorch eager times. Floor = max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), the H200's measured ceilings.
  */
@@ -37,14 +36,7 @@ final class GpuBench {
   private static final double PEAK_BYTES = 4.3e12;
   private static final long ROTATION_BYTES = 180L << 20; // three times the H200's 60 MB L2
 
-  /** How long the persistent kernel of the "loop" columns waits for the next call. */
-  private static final java.time.Duration LOOP_IDLE = java.time.Duration.ofMillis(50);
-
   private GpuBench() {}
-
-  private static String jsonNumber(double v) {
-    return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.5f", v);
-  }
 
   static int run(List<String> shapes, DType dtype, int threads, String json, String compare, PrintStream out)
       throws IOException {
@@ -53,13 +45,11 @@ final class GpuBench {
     }
     Map<String, Double> eager = compare == null ? Map.of() : readEager(Path.of(compare));
     StringBuilder jsonOut = new StringBuilder("[\n");
-    try (MaxSim maxSim = MaxSim.builder().backend("cuda").threads(threads).build();
-        MaxSim looped = MaxSim.builder().backend("cuda").threads(threads).persistentKernel(LOOP_IDLE).build()) {
+    try (MaxSim maxSim = MaxSim.builder().backend("cuda").threads(threads).build()) {
       out.println("device: " + KernelTimer.device(maxSim) + ", documents " + dtype + ", queries " + dtype
           + ", fp32 scores");
-      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %10s %10s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d",
-          "kernel ms", "call ms", "call rq ms", "loop ms", "loop rq ms", "top-10 ms", "eager ms", "speedup", "floor ms",
-          "% floor");
+      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d", "kernel ms",
+          "call ms", "call rq ms", "top-10 ms", "eager ms", "speedup", "floor ms", "% floor");
       for (int s = 0; s < shapes.size(); s++) {
         String shape = shapes.get(s);
         int[] sh = BenchCommand.parseShape(shape);
@@ -87,43 +77,24 @@ final class GpuBench {
           try (ResidentBatch rq = maxSim.upload(q)) {
             residentCallMs = medianMillis(scoresCall, 200_000_000L, 100, 60);
           }
-          // one query: the same calls answered by the persistent kernel, on its own resident copies
-          double loopMs = Double.NaN;
-          double residentLoopMs = Double.NaN;
-          if (sh[0] == 1) {
-            List<ResidentBatch> onLoop = new ArrayList<>();
-            try {
-              for (ResidentBatch r : resident) {
-                onLoop.add(looped.upload(r.batch()));
-              }
-              Runnable loopCall = () -> looped.scores(q, onLoop.get(next[0]++ % copies));
-              loopMs = medianMillis(loopCall, 200_000_000L, 100, 60);
-              try (ResidentBatch rq = looped.upload(q)) {
-                residentLoopMs = medianMillis(loopCall, 200_000_000L, 100, 60);
-              }
-            } finally {
-              onLoop.forEach(ResidentBatch::close);
-            }
-          }
           // top-10 selected on the device, the whole call (only Nq x 10 results come back)
           double topMs = medianMillis(() -> maxSim.topK(q, resident.get(next[0]++ % copies), 10), 0L, 10, 30);
           double flops = 2.0 * sh[0] * sh[1] * sh[2] * sh[3] * sh[4];
           double bytes = (double) dtype.byteSize() * ((double) sh[0] * sh[2] + (double) sh[1] * sh[3]) * sh[4];
           double floorMs = Math.max(flops / PEAK_FLOPS, bytes / PEAK_BYTES) * 1e3;
           Double eagerMs = eager.get(shape);
-          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape,
-              kernelMs, callMs, residentCallMs, loopMs, residentLoopMs, topMs,
+          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs, callMs,
+              residentCallMs, topMs,
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.4f", eagerMs),
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.1fx", eagerMs / kernelMs), floorMs,
               100 * floorMs / kernelMs);
           jsonOut.append(String.format(Locale.ROOT,
               "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"device\": \"cuda\", \"fused_ms\": %.5f, "
-                  + "\"call_ms\": %.5f, \"call_resident_queries_ms\": %.5f, \"loop_call_ms\": %s, "
-                  + "\"loop_call_resident_queries_ms\": %s, \"topk10_ms\": %.5f, \"naive_ms\": %s, "
+                  + "\"call_ms\": %.5f, \"call_resident_queries_ms\": %.5f, \"topk10_ms\": %.5f, \"naive_ms\": %s, "
                   + "\"floor_ms\": %.5f, \"gflops\": %.1f, "
                   + "\"copies\": %d},\n",
               sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs, residentCallMs,
-              jsonNumber(loopMs), jsonNumber(residentLoopMs), topMs,
+              topMs,
               eagerMs == null ? "null" : String.format(Locale.ROOT, "%.5f", eagerMs), floorMs, flops / kernelMs / 1e6,
               copies));
         } finally {

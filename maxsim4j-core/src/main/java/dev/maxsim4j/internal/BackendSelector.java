@@ -27,22 +27,14 @@ public final class BackendSelector {
   }
 
   public static Backend create(String name, int threads) {
-    return create(name, threads, 0);
-  }
-
-  /**
-   * As above; {@code loopIdleNanos > 0} lets the CUDA backend answer single-query calls on resident
-   * documents from a persistent kernel that waits that long for the next call (other backends ignore it).
-   */
-  public static Backend create(String name, int threads, long loopIdleNanos) {
     String n = name.trim().toLowerCase(Locale.ROOT);
     return switch (n) {
       case "reference" -> CpuBackends.reference(threads);
       case "scalar" -> CpuBackends.scalar(threads);
       case "vector" -> CpuBackends.vector(threads);
-      case "cuda" -> new CudaBackend(threads, loopIdleNanos);
+      case "cuda" -> new CudaBackend(threads);
       case "cpu" -> bestCpu(threads);
-      case "auto" -> auto(threads, loopIdleNanos);
+      case "auto" -> auto(threads);
       default -> throw new IllegalArgumentException("backend '" + name
           + "' is unknown; expected one of auto, cpu, cuda, reference, scalar, vector (property " + PROPERTY + ")");
     };
@@ -53,10 +45,10 @@ public final class BackendSelector {
     return CudaBackend.unavailableReason();
   }
 
-  private static Backend auto(int threads, long loopIdleNanos) {
+  private static Backend auto(int threads) {
     Optional<String> reason = CudaBackend.unavailableReason();
     if (reason.isEmpty()) {
-      return new CudaBackend(threads, loopIdleNanos);
+      return new CudaBackend(threads);
     }
     if (!cudaFallbackLogged) {
       cudaFallbackLogged = true;

@@ -53,24 +53,9 @@ public final class CudaBackend implements Backend {
   private final KernelParams params = new KernelParams();
   private final ForwardKernels forward;
   private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
-  /** How long the persistent loop waits for a call before its grid ends; 0: no loop. */
-  private final long loopIdleNanos;
-  private StreamLoop loop;
   private boolean closed;
 
   public CudaBackend(int cpuThreads) {
-    this(cpuThreads, 0);
-  }
-
-  /**
-   * {@code loopIdleNanos > 0}: single-query calls against resident documents that the streaming kernel
-   * takes are answered by a persistent grid ({@link StreamLoop}) that waits up to that long for the next.
-   */
-  public CudaBackend(int cpuThreads, long loopIdleNanos) {
-    if (loopIdleNanos < 0) {
-      throw new IllegalArgumentException("loopIdleNanos = " + loopIdleNanos + "; expected >= 0");
-    }
-    this.loopIdleNanos = loopIdleNanos;
     this.device = new CudaDevice(0);
     this.cpu = CpuBackends.vectorUnavailableReason().isEmpty() ? CpuBackends.vector(cpuThreads)
         : CpuBackends.scalar(cpuThreads);
@@ -166,7 +151,6 @@ public final class CudaBackend implements Backend {
           }
           released = true;
           device.makeCurrent();
-          parkLoop(); // it may be reading these documents
           Resident r = resident.get(documents);
           if (r != null && --r.holders == 0) {
             resident.remove(documents);
@@ -188,7 +172,7 @@ public final class CudaBackend implements Backend {
     if (pairs == 0) {
       return new float[0];
     }
-    return callKeepingLoop(() -> forward(problem, argmax, scores -> {
+    return call(() -> forward(problem, argmax, scores -> {
       float[] out = new float[pairs];
       MemorySegment.copy(scores, JAVA_FLOAT, 0, out, 0, pairs);
       return out;
@@ -201,7 +185,7 @@ public final class CudaBackend implements Backend {
     if (rows <= 1 || columns == 0) {
       return Backend.rows(score(problem, null), rows, columns);
     }
-    return callKeepingLoop(() -> forward(problem, null, scores -> {
+    return call(() -> forward(problem, null, scores -> {
       float[][] out = new float[rows][columns];
       for (int i = 0; i < rows; i++) {
         MemorySegment.copy(scores, JAVA_FLOAT, 4L * i * columns, out[i], 0, columns);
@@ -218,13 +202,6 @@ public final class CudaBackend implements Backend {
    * addressing, they are poisoned in device buffers and copied down.
    */
   private <R> R forward(Problem problem, int[] argmax, Function<MemorySegment, R> read) {
-    if (argmax == null) {
-      MemorySegment fromLoop = loopScores(problem);
-      if (fromLoop != null) {
-        return read.apply(fromLoop);
-      }
-    }
-    parkLoop();
     int pairs = problem.pairs();
     Tokens hostQueries = problem.queries();
     long outBytes = 4L * pairs + (argmax == null ? 0 : 4L * argmax.length);
@@ -259,49 +236,6 @@ public final class CudaBackend implements Backend {
       MemorySegment.copy(download, JAVA_INT, 4L * pairs, argmax, 0, argmax.length);
     }
     return read.apply(hostScores);
-  }
-
-  /**
-   * The scores of {@code problem} from the persistent loop (pinned memory, valid until the next call), or
-   * null where it does not apply: no loop asked for, not one query against resident documents, or a shape
-   * a launch would not give to the streaming kernel's "_dyn" entry (the loop runs the same scan, so its
-   * scores are a launch's, bit for bit).
-   */
-  private MemorySegment loopScores(Problem problem) {
-    Tokens q = problem.queries();
-    if (loopIdleNanos == 0 || problem.kind() != Problem.Kind.ALL_PAIRS || q.rows != 1 || !device.hostMapped) {
-      return null;
-    }
-    Resident rd = resident.get(problem.documents());
-    if (rd == null || (long) q.maxRowLength * q.dim * q.dtype.byteSize() > StreamLoop.STAGE_TOKEN_BYTES) {
-      return null;
-    }
-    ForwardKernels.LoopKernel kernel = forward.loopKernel(q.dtype, q.dim, rd.tokens, problem.pairs(), q.maxRowLength);
-    if (kernel == null) {
-      return null;
-    }
-    if (loop == null) {
-      loop = new StreamLoop(device, loopIdleNanos);
-    }
-    Resident rq = resident.get(q);
-    return loop.score(kernel, rd.tokens, problem.pairs(), q, rq == null ? null : rq.tokens);
-  }
-
-  /** Ends the persistent loop's grid, if one runs: it holds every SM. Under the lock. */
-  private void parkLoop() {
-    if (loop != null) {
-      loop.park();
-    }
-  }
-
-  /** The persistent loop's launches and idle exits, in words (for test messages). */
-  public String loopHistory() {
-    return callKeepingLoop(() -> loop == null ? "no loop" : loop.history());
-  }
-
-  /** Launches of the persistent loop's grid so far (0: never used). */
-  public long loopLaunches() {
-    return callKeepingLoop(() -> loop == null ? 0L : loop.launches());
   }
 
   /** Inputs on the device and the pinned region results come back through. */
@@ -798,14 +732,6 @@ public final class CudaBackend implements Backend {
   }
 
   private <T> T call(DeviceCall<T> body) {
-    return callKeepingLoop(() -> {
-      parkLoop();
-      return body.run();
-    });
-  }
-
-  /** As {@link #call}, leaving the persistent loop running: the body parks it if it launches anything. */
-  private <T> T callKeepingLoop(DeviceCall<T> body) {
     lock.lock();
     try {
       if (closed) {
@@ -826,10 +752,6 @@ public final class CudaBackend implements Backend {
         return;
       }
       device.makeCurrent();
-      if (loop != null) {
-        loop.close();
-        loop = null;
-      }
       for (Resident r : resident.values()) {
         device.release(r.pointer, r.bytes);
       }

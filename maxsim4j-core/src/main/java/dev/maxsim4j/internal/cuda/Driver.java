@@ -30,7 +30,6 @@ final class Driver {
   static final int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
   static final int CU_STREAM_NON_BLOCKING = 1;
   static final int CU_EVENT_DEFAULT = 0;
-  static final int CUDA_ERROR_NOT_READY = 600;
 
   private static final Linker LINKER = Linker.nativeLinker();
   private static final String LOAD_ERROR;
@@ -96,7 +95,6 @@ final class Driver {
   private static final MethodHandle STREAM_CREATE = fn("cuStreamCreate", I_AI);
   private static final MethodHandle STREAM_DESTROY = fn("cuStreamDestroy_v2", I_A);
   private static final MethodHandle STREAM_SYNCHRONIZE = fn("cuStreamSynchronize", I_A);
-  private static final MethodHandle STREAM_QUERY = fn("cuStreamQuery", I_A);
   private static final MethodHandle EVENT_CREATE = fn("cuEventCreate", I_AI);
   private static final MethodHandle EVENT_DESTROY = fn("cuEventDestroy_v2", I_A);
   private static final MethodHandle EVENT_RECORD = fn("cuEventRecord", I_AA);
@@ -114,8 +112,7 @@ final class Driver {
       return Optional.of(LOAD_ERROR);
     }
     if (INIT == null || LAUNCH_KERNEL == null || MEM_ALLOC == null || GET_ERROR_NAME == null
-        || MEMSET_D32_ASYNC == null || OCCUPANCY_MAX_BLOCKS == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null
-        || STREAM_QUERY == null) {
+        || MEMSET_D32_ASYNC == null || OCCUPANCY_MAX_BLOCKS == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null) {
       return Optional.of("libcuda.so.1 lacks a driver API entry point maxsim4j needs (driver too old)");
     }
     return Optional.empty();
@@ -333,21 +330,6 @@ final class Driver {
 
   static void synchronize(MemorySegment stream) {
     run("cuStreamSynchronize", () -> (int) STREAM_SYNCHRONIZE.invokeExact(stream));
-  }
-
-  /** Whether everything queued on {@code stream} has finished (a failed kernel throws, with its error). */
-  static boolean idle(MemorySegment stream) {
-    int result;
-    try {
-      result = (int) STREAM_QUERY.invokeExact(stream);
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-    if (result == CUDA_ERROR_NOT_READY) {
-      return false;
-    }
-    check(result, "cuStreamQuery");
-    return true;
   }
 
   static MemorySegment createEvent() {

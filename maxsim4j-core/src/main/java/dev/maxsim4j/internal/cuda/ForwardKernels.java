@@ -31,8 +31,6 @@ final class ForwardKernels {
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
   /** The "_dyn" streaming entries' per-warp pair queues (dynamic shared memory): 4 warps x 32 x 8 bytes. */
   private static final int STREAM_QUEUE_BYTES = 4 * 32 * 8;
-  /** The persistent loop's per-block cursor, after the queues (LOOP_CURSOR_BYTES in maxsim_loop.cuh). */
-  private static final int LOOP_CURSOR_BYTES = 128;
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
    * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
@@ -384,29 +382,6 @@ final class ForwardKernels {
         dynamic ? device.workCounters() : 0L);
     Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, queueBytes, device.stream, params.pointers());
   }
-
-  /**
-   * The streaming kernel's persistent-loop entry for one query of {@code dtype} and {@code dim} against
-   * resident documents {@code d}, or null where a launch of this shape would not take the "_dyn" streaming
-   * entry (so that the loop gives the bits the launch would): see {@link StreamLoop}.
-   */
-  LoopKernel loopKernel(DType dtype, int dim, DeviceTokens d, int pairs, int maxQueryLength) {
-    boolean tensorCores = dtype == d.dtype() && dim % 8 == 0 && dtype != DType.FLOAT32;
-    int chunks = (dim + MMA_CHUNK - 1) / MMA_CHUNK;
-    if (!tensorCores || (forcedVariant != null && !forcedVariant.equals("stream"))
-        || !streamPays(pairs, maxQueryLength, chunks)) {
-      return null;
-    }
-    String kernel = FORWARD + "_stream_c" + chunks + "_loop_" + suffix(dtype);
-    MemorySegment fn = device.function(FORWARD_STREAM, kernel);
-    int sharedBytes = STREAM_QUEUE_BYTES + LOOP_CURSOR_BYTES;
-    device.allowDynamicSharedMemory(fn, sharedBytes);
-    int blocks = device.residentBlocksPerMultiprocessor(fn, MMA_THREADS, sharedBytes) * device.multiprocessors;
-    return new LoopKernel(kernel, fn, blocks, MMA_THREADS, sharedBytes);
-  }
-
-  /** A persistent-loop entry and the grid that keeps every block of it resident at once. */
-  record LoopKernel(String name, MemorySegment function, int blocks, int threads, int sharedBytes) {}
 
   /**
    * How a launch spreads a pair over blocks along grid.y: {@code slices} of {@code sliceTokens} document

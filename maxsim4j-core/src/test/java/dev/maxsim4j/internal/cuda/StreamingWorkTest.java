@@ -61,7 +61,7 @@ class StreamingWorkTest {
   }
 
   /** Random bf16 rows of 1..maxLength tokens; the first {@code masked} rows have every token masked. */
-  static Tokens tokens(SplittableRandom rnd, int rows, int maxLength, int dim, int masked) {
+  private static Tokens tokens(SplittableRandom rnd, int rows, int maxLength, int dim, int masked) {
     int[] start = new int[rows];
     int[] length = new int[rows];
     for (int i = 0; i < rows; i++) {
