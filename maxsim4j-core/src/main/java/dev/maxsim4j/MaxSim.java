@@ -153,20 +153,20 @@ public final class MaxSim implements AutoCloseable {
   }
 
   /**
-   * All pairs, asynchronously: returns at once; the copy, the launch and the wait for the device run on
-   * this instance's own thread, so the caller can prepare the next batch meanwhile. Calls complete in
-   * submission order. Bad input still throws here, before anything is queued.
+   * All pairs, asynchronously: returns at once, and the future completes with the scores. On the GPU the
+   * call is staged and launched before this returns, its scores written straight to pinned memory, and
+   * several calls (up to 8) stay in flight, so a caller that submits the next call before taking the last
+   * one's scores keeps the device busy back to back; on the CPU the call runs on this instance's own
+   * thread. Calls complete in submission order. Bad input still throws here, before anything is queued.
    */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, ResidentBatch documents) {
-    TokenBatch d = documents.batchFor(this);
-    checkPair(queries, d);
-    return CompletableFuture.supplyAsync(() -> scores(queries, d), asyncExecutor());
+    return scoresAsync(queries, documents.batchFor(this));
   }
 
   /** As {@link #scoresAsync(TokenBatch, ResidentBatch)} for documents on the host. */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, TokenBatch documents) {
-    checkPair(queries, documents);
-    return CompletableFuture.supplyAsync(() -> scores(queries, documents), asyncExecutor());
+    Problem p = allPairs(queries, documents);
+    return backend().scoreRowsAsync(p, queries.size(), documents.size(), r -> asyncExecutor().execute(r));
   }
 
   private synchronized ExecutorService asyncExecutor() {

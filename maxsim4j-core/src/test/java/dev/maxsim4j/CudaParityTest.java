@@ -471,6 +471,52 @@ class CudaParityTest {
     }
   }
 
+  /**
+   * More asynchronous calls than the device keeps in flight (8), of several kinds, submitted back to back:
+   * each completes, in order, with its own scores, bit for bit those of the synchronous call; a callback
+   * that submits the next call from the completing thread does not deadlock; closing with calls in flight
+   * completes them first.
+   */
+  @Test
+  void pipelinedAsyncCallsEachGetTheirOwnScores() throws Exception {
+    RandomBatches r = new RandomBatches();
+    TokenBatch d = r.packed(DType.BFLOAT16, 700, 1, 300, 128, true);
+    TokenBatch d32 = r.padded(DType.FLOAT32, 50, 20, 33, 1);
+    int calls = 40;
+    TokenBatch[] queries = new TokenBatch[calls];
+    float[][][] expected = new float[calls][][];
+    for (int i = 0; i < calls; i++) {
+      queries[i] = i % 5 == 4 ? r.padded(DType.FLOAT32, 3, 9, 33, 1) : r.padded(DType.BFLOAT16, 1 + i % 3, 32, 128, i % 2);
+      expected[i] = cuda.scores(queries[i], queries[i].dtype() == DType.FLOAT32 ? d32 : d);
+    }
+    MaxSim m = MaxSim.builder().backend("cuda").build();
+    java.util.List<java.util.concurrent.CompletableFuture<float[][]>> futures = new java.util.ArrayList<>();
+    try (ResidentBatch resident = m.upload(d); ResidentBatch resident32 = m.upload(d32);
+        ResidentBatch rq = m.upload(queries[3])) {
+      for (int i = 0; i < calls; i++) {
+        futures.add(queries[i].dtype() == DType.FLOAT32 ? m.scoresAsync(queries[i], resident32)
+            : i % 7 == 6 ? m.scoresAsync(queries[i], d) : m.scoresAsync(queries[i], resident));
+      }
+      java.util.concurrent.CompletableFuture<float[][]> chained =
+          futures.get(0).thenCompose(first -> m.scoresAsync(queries[1], resident));
+      for (int i = 0; i < calls; i++) {
+        float[][] got = futures.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
+        for (int row = 0; row < got.length; row++) {
+          assertArrayEquals(expected[i][row], got[row], "async call " + i + " row " + row + " " + r);
+        }
+      }
+      assertArrayEquals(expected[1][0], chained.get(60, java.util.concurrent.TimeUnit.SECONDS)[0], "chained call");
+      for (int i = 0; i < calls; i++) {
+        futures.set(i, m.scoresAsync(queries[i], queries[i].dtype() == DType.FLOAT32 ? resident32 : resident));
+      }
+    }
+    m.close(); // the last 40 calls were in flight when their documents closed
+    for (int i = 0; i < calls; i++) {
+      assertArrayEquals(expected[i][0], futures.get(i).get(0, java.util.concurrent.TimeUnit.SECONDS)[0],
+          "call " + i + ", completed by close");
+    }
+  }
+
   @Test
   void useAfterCloseIsIllegalStateNotACrash() {
     MaxSim m = MaxSim.builder().backend("cuda").build();

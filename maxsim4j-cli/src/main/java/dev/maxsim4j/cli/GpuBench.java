@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -23,7 +24,8 @@ import java.util.regex.Pattern;
  * enough copies that the working set exceeds L2); the whole call as a Java caller sees it
  * ({@code scores(queries, resident)}: query upload, launch, score download; median of 60 after at least
  * a second of warm-up, so the call path is JIT-compiled as in a long-running caller); the same call with
- * the queries uploaded once too ("call rq"); and a top-10 call. With
+ * the queries uploaded once too ("call rq"); the same as asynchronous calls kept in flight, 100 submitted
+ * back to back before the last is awaited ("async rq", per call; median of 5 rounds); and a top-10 call. With
  * {@code --compare eager.json} (written by maxsim4j-bench/python/torch_eager_baseline.py) the table gains
  * PyTorch eager times. Floor = max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), the H200's measured ceilings.
  */
@@ -48,8 +50,9 @@ final class GpuBench {
     try (MaxSim maxSim = MaxSim.builder().backend("cuda").threads(threads).build()) {
       out.println("device: " + KernelTimer.device(maxSim) + ", documents " + dtype + ", queries " + dtype
           + ", fp32 scores");
-      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d", "kernel ms",
-          "call ms", "call rq ms", "top-10 ms", "eager ms", "speedup", "floor ms", "% floor");
+      out.printf(Locale.ROOT, "%-22s %10s %10s %10s %12s %10s %10s %8s %9s %7s%n", "shape Nq,Nd,Lq,Ld,d",
+          "kernel ms", "call ms", "call rq ms", "async rq ms", "top-10 ms", "eager ms", "speedup", "floor ms",
+          "% floor");
       for (int s = 0; s < shapes.size(); s++) {
         String shape = shapes.get(s);
         int[] sh = BenchCommand.parseShape(shape);
@@ -74,8 +77,10 @@ final class GpuBench {
           double callMs = medianMillis(scoresCall, 1_000_000_000L, 200, 60);
           // the same with the queries resident too (uploaded once, as the documents are)
           double residentCallMs;
+          double asyncMs;
           try (ResidentBatch rq = maxSim.upload(q)) {
             residentCallMs = medianMillis(scoresCall, 200_000_000L, 100, 60);
+            asyncMs = pipelinedMillisPerCall(() -> maxSim.scoresAsync(q, resident.get(next[0]++ % copies)));
           }
           // top-10 selected on the device, the whole call (only Nq x 10 results come back)
           double topMs = medianMillis(() -> maxSim.topK(q, resident.get(next[0]++ % copies), 10), 0L, 10, 30);
@@ -83,18 +88,19 @@ final class GpuBench {
           double bytes = (double) dtype.byteSize() * ((double) sh[0] * sh[2] + (double) sh[1] * sh[3]) * sh[4];
           double floorMs = Math.max(flops / PEAK_FLOPS, bytes / PEAK_BYTES) * 1e3;
           Double eagerMs = eager.get(shape);
-          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs, callMs,
-              residentCallMs, topMs,
+          out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %12.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs,
+              callMs, residentCallMs, asyncMs, topMs,
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.4f", eagerMs),
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.1fx", eagerMs / kernelMs), floorMs,
               100 * floorMs / kernelMs);
           jsonOut.append(String.format(Locale.ROOT,
               "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"device\": \"cuda\", \"fused_ms\": %.5f, "
-                  + "\"call_ms\": %.5f, \"call_resident_queries_ms\": %.5f, \"topk10_ms\": %.5f, \"naive_ms\": %s, "
+                  + "\"call_ms\": %.5f, \"call_resident_queries_ms\": %.5f, \"async_resident_queries_ms\": %.5f, "
+                  + "\"topk10_ms\": %.5f, \"naive_ms\": %s, "
                   + "\"floor_ms\": %.5f, \"gflops\": %.1f, "
                   + "\"copies\": %d},\n",
               sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs, residentCallMs,
-              topMs,
+              asyncMs, topMs,
               eagerMs == null ? "null" : String.format(Locale.ROOT, "%.5f", eagerMs), floorMs, flops / kernelMs / 1e6,
               copies));
         } finally {
@@ -119,6 +125,33 @@ final class GpuBench {
     }
     return BenchCommand.timedMedianMillis(call, calls);
   }
+
+  /**
+   * Milliseconds per call of {@code submit} kept in flight: rounds of {@value #PIPELINED_CALLS} calls
+   * submitted back to back, the last one awaited (calls complete in order), after a warm-up of 0.2 s;
+   * the median of {@value #PIPELINED_ROUNDS} rounds, per call.
+   */
+  private static double pipelinedMillisPerCall(java.util.function.Supplier<CompletableFuture<float[][]>> submit) {
+    long warmEnd = System.nanoTime() + 200_000_000L;
+    while (System.nanoTime() < warmEnd) {
+      submit.get().join();
+    }
+    double[] perCall = new double[PIPELINED_ROUNDS];
+    for (int r = 0; r < PIPELINED_ROUNDS; r++) {
+      long t0 = System.nanoTime();
+      CompletableFuture<float[][]> last = null;
+      for (int i = 0; i < PIPELINED_CALLS; i++) {
+        last = submit.get();
+      }
+      last.join();
+      perCall[r] = (System.nanoTime() - t0) / 1e6 / PIPELINED_CALLS;
+    }
+    java.util.Arrays.sort(perCall);
+    return perCall[PIPELINED_ROUNDS / 2];
+  }
+
+  private static final int PIPELINED_CALLS = 100;
+  private static final int PIPELINED_ROUNDS = 5;
 
   /** Writes objects collected as {@code "[\n" + "  {...},\n"...} as a JSON array (the last comma dropped). */
   static void writeJsonArray(Path file, StringBuilder objects) throws IOException {

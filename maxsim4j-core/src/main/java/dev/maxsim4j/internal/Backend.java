@@ -31,6 +31,16 @@ public interface Backend extends AutoCloseable {
     return rows(score(problem, null), rows, columns);
   }
 
+  /**
+   * {@link #scoreRows}, asynchronously: returns at once, the future completes with the rows; calls complete
+   * in submission order. By default the call runs on {@code executor}; a device backend overrides it to keep
+   * several calls in flight on the device.
+   */
+  default java.util.concurrent.CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns,
+      java.util.concurrent.Executor executor) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(() -> scoreRows(problem, rows, columns), executor);
+  }
+
   /** {@code flat} as {@code rows} rows of {@code columns}; one row is {@code flat} itself, not a copy. */
   static float[][] rows(float[] flat, int rows, int columns) {
     if (rows == 1) {

@@ -14,6 +14,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
@@ -53,6 +55,8 @@ public final class CudaBackend implements Backend {
   private final KernelParams params = new KernelParams();
   private final ForwardKernels forward;
   private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
+  /** Asynchronous calls in flight; made on the first one. */
+  private PipelinedCalls pipeline;
   private boolean closed;
 
   public CudaBackend(int cpuThreads) {
@@ -185,13 +189,49 @@ public final class CudaBackend implements Backend {
     if (rows <= 1 || columns == 0) {
       return Backend.rows(score(problem, null), rows, columns);
     }
-    return call(() -> forward(problem, null, scores -> {
-      float[][] out = new float[rows][columns];
-      for (int i = 0; i < rows; i++) {
-        MemorySegment.copy(scores, JAVA_FLOAT, 4L * i * columns, out[i], 0, columns);
+    return call(() -> forward(problem, null, scores -> rowsOf(scores, rows, columns)));
+  }
+
+  private static float[][] rowsOf(MemorySegment scores, int rows, int columns) {
+    float[][] out = new float[rows][columns];
+    for (int i = 0; i < rows; i++) {
+      MemorySegment.copy(scores, JAVA_FLOAT, 4L * i * columns, out[i], 0, columns);
+    }
+    return out;
+  }
+
+  /**
+   * Stages and launches the call, then returns: its kernel writes the scores straight into the pinned
+   * memory of one of {@link PipelinedCalls#SLOTS} slots, and the pipeline's thread completes the future
+   * once the call's event has passed. With a slot free, a call costs its caller only the host work of
+   * staging and launching; the kernels of successive calls run back to back.
+   */
+  @Override
+  public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
+    int pairs = problem.pairs();
+    if (pairs == 0 || columns == 0 || !device.hostMapped) {
+      return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
+    }
+    return call(() -> {
+      if (pipeline == null) {
+        pipeline = new PipelinedCalls(device);
       }
-      return out;
-    }));
+      PipelinedCalls.Slot slot = pipeline.take();
+      try {
+        Tokens q = problem.queries();
+        Staged in = stageInputs(q, problem.documents(), 4L * pairs, slot::pinned);
+        MemorySegment scores = in.download();
+        scores.fill(POISON_BYTE);
+        forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
+            problem.documentsPerQuery(), 0, pairs, slot.deviceAddress(scores), 0, problem.argmaxStride(),
+            q.maxRowLength, q.rows);
+        return pipeline.submit(slot, scores, s -> rowsOf(s, rows, columns));
+      } catch (RuntimeException e) {
+        Driver.synchronize(device.stream); // nothing queued may still read the slot's memory
+        pipeline.giveBack(slot);
+        throw e;
+      }
+    });
   }
 
   /**
@@ -247,11 +287,17 @@ public final class CudaBackend implements Backend {
    * end. The caller must not ask the device for more pinned memory before that synchronisation.
    */
   private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes) {
+    return stageInputs(queries, documents, downloadBytes, device::pinned);
+  }
+
+  /** As above, through the pinned memory {@code pinnedFor} gives for a size. */
+  private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes,
+      java.util.function.LongFunction<MemorySegment> pinnedFor) {
     Resident rq = resident.get(queries);
     Resident rd = resident.get(documents);
     long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
     long docBytes = rd != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
-    MemorySegment pinned = device.pinned(queryBytes + docBytes + downloadBytes);
+    MemorySegment pinned = pinnedFor.apply(queryBytes + docBytes + downloadBytes);
     DeviceTokens q = rq != null ? rq.tokens
         : DeviceTokens.uploadAsync(device, queries, device.scratch("queries", queryBytes), pinned.asSlice(0, queryBytes));
     DeviceTokens d = rd != null ? rd.tokens
@@ -752,6 +798,10 @@ public final class CudaBackend implements Backend {
         return;
       }
       device.makeCurrent();
+      if (pipeline != null) {
+        pipeline.close(); // the calls in flight complete first
+        pipeline = null;
+      }
       for (Resident r : resident.values()) {
         device.release(r.pointer, r.bytes);
       }

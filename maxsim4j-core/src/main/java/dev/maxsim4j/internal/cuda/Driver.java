@@ -30,6 +30,7 @@ final class Driver {
   static final int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
   static final int CU_STREAM_NON_BLOCKING = 1;
   static final int CU_EVENT_DEFAULT = 0;
+  static final int CU_EVENT_DISABLE_TIMING = 2;
 
   private static final Linker LINKER = Linker.nativeLinker();
   private static final String LOAD_ERROR;
@@ -334,6 +335,16 @@ final class Driver {
 
   static MemorySegment createEvent() {
     return addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DEFAULT));
+  }
+
+  /** An event that only marks a point of a stream (no timing: cheaper to record and to wait for). */
+  static MemorySegment createMarker() {
+    return addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DISABLE_TIMING));
+  }
+
+  /** Blocks until the work before {@code event}'s last record has finished (a failed kernel throws). */
+  static void waitFor(MemorySegment event) {
+    run("cuEventSynchronize", () -> (int) EVENT_SYNCHRONIZE.invokeExact(event));
   }
 
   static void destroyEvent(MemorySegment event) {

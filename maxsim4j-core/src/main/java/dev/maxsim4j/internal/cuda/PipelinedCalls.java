@@ -1,0 +1,155 @@
+package dev.maxsim4j.internal.cuda;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * Calls in flight on the device at once ({@link CudaBackend#scoreRowsAsync}): each takes a slot, its own
+ * pinned memory (staged inputs, then the scores the kernel writes there) and an event recorded after its
+ * launch, and returns; one thread waits for the events in submission order and completes the calls'
+ * futures. So a caller that keeps several calls in flight overlaps each call's host work (staging, the
+ * launch, reading the scores) with the kernels of the others, which run back to back.
+ *
+ * <p>{@link #take} and {@link #submit} run under the backend's lock; the completing thread takes no lock.
+ */
+final class PipelinedCalls implements AutoCloseable {
+  /** Calls in flight at most: enough for a few µs of host work per call to hide behind ~15 µs kernels. */
+  static final int SLOTS = 8;
+  private static final long CLOSE_TIMEOUT_SECONDS = 60;
+
+  /** A call's pinned memory and completion marker; reused once its call has completed. */
+  static final class Slot {
+    private MemorySegment pinned = MemorySegment.NULL;
+    private long pinnedDevice;
+    private final MemorySegment marker = Driver.createMarker();
+
+    /** This slot's pinned memory, at least {@code bytes} (grown while the slot is idle). */
+    MemorySegment pinned(long bytes) {
+      if (pinned.byteSize() < bytes) {
+        if (pinned.byteSize() > 0) {
+          Driver.freeHost(pinned);
+        }
+        pinned = Driver.mallocHost(Math.max(bytes, pinned.byteSize() * 3 / 2));
+        pinnedDevice = Driver.hostDevicePointer(pinned);
+      }
+      return pinned;
+    }
+
+    /** The device address of {@code slice}, a part of this slot's pinned memory. */
+    long deviceAddress(MemorySegment slice) {
+      return pinnedDevice + (slice.address() - pinned.address());
+    }
+
+    void free() {
+      Driver.destroyEvent(marker);
+      if (pinned.byteSize() > 0) {
+        Driver.freeHost(pinned);
+      }
+    }
+  }
+
+  private record InFlight(Slot slot, MemorySegment scores, Function<MemorySegment, float[][]> read,
+      CompletableFuture<float[][]> future) {}
+
+  private static final InFlight STOP = new InFlight(null, null, null, null);
+
+  private final CudaDevice device;
+  private final ArrayDeque<Slot> idle = new ArrayDeque<>();
+  private final Semaphore free = new Semaphore(SLOTS);
+  private final LinkedBlockingQueue<InFlight> inFlight = new LinkedBlockingQueue<>();
+  private final Thread completer;
+
+  PipelinedCalls(CudaDevice device) {
+    this.device = device;
+    for (int i = 0; i < SLOTS; i++) {
+      idle.add(new Slot());
+    }
+    this.completer = Thread.ofPlatform().daemon().name("maxsim4j-cuda-completer").unstarted(this::complete);
+    completer.start();
+  }
+
+  /** A free slot; waits for the oldest call to complete when all are in flight. */
+  Slot take() {
+    free.acquireUninterruptibly();
+    synchronized (idle) {
+      return idle.poll();
+    }
+  }
+
+  /** Gives back a slot {@link #take} returned that was not submitted (its launch failed). */
+  void giveBack(Slot slot) {
+    synchronized (idle) {
+      idle.add(slot);
+    }
+    free.release();
+  }
+
+  /**
+   * Marks the end of {@code slot}'s work on the device's stream; {@code read} turns its scores into the
+   * result once they are there.
+   */
+  CompletableFuture<float[][]> submit(Slot slot, MemorySegment scores, Function<MemorySegment, float[][]> read) {
+    Driver.record(slot.marker, device.stream);
+    CompletableFuture<float[][]> future = new CompletableFuture<>();
+    inFlight.add(new InFlight(slot, scores, read, future));
+    return future;
+  }
+
+  private void complete() {
+    boolean current = false;
+    for (;;) {
+      InFlight call;
+      try {
+        call = inFlight.take();
+      } catch (InterruptedException e) {
+        continue; // only STOP ends this thread: every submitted call is completed
+      }
+      if (call == STOP) {
+        return;
+      }
+      float[][] result = null;
+      RuntimeException failure = null;
+      try {
+        if (!current) {
+          device.makeCurrent();
+          current = true;
+        }
+        Driver.waitFor(call.slot.marker);
+        result = call.read.apply(call.scores);
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+      // the slot first: a caller's callback on this future may submit the next call, which needs one
+      giveBack(call.slot);
+      if (failure != null) {
+        call.future.completeExceptionally(failure);
+      } else {
+        call.future.complete(result);
+      }
+    }
+  }
+
+  /** Waits for every call in flight to complete, then frees the slots. */
+  @Override
+  public void close() {
+    inFlight.add(STOP);
+    try {
+      completer.join(TimeUnit.SECONDS.toMillis(CLOSE_TIMEOUT_SECONDS));
+      if (!free.tryAcquire(SLOTS, CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("calls still in flight after " + CLOSE_TIMEOUT_SECONDS + " s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for calls in flight", e);
+    }
+    for (Slot s : idle) {
+      s.free();
+    }
+    idle.clear();
+  }
+}
