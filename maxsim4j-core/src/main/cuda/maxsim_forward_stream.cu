@@ -36,8 +36,6 @@ constexpr int STREAM_THREADS = STREAM_WARPS * 32;
 constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB static shared memory
 // Pair queue entries per warp the host provides as dynamic shared memory: 4 warps x 32 x 8 bytes = 1 KB.
 constexpr int STREAM_QUEUE_ENTRIES = 32;
-// The _split entries' dynamic shared memory: per pair of warps, two slots of 32 row maxima.
-constexpr int STREAM_SPLIT_BYTES = STREAM_WARPS / 2 * 2 * 32 * 4;
 
 __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
   uint4 v;
@@ -84,13 +82,8 @@ __device__ __forceinline__ unsigned long long globalNanoseconds() {
 // TIMED (a diagnostic variant, inference only): lane 0 of warp w writes the %globaltimer at its start and
 // at its end to ((long long*)argmax)[2w, 2w + 1], for the host to see how the warps' finishing times spread.
 // DYNAMIC: pairs partly taken at run time (below); otherwise each warp scans a contiguous run of pairs.
-// SPLIT (2; inference, static runs only): two warps of a block share each pair, the first scanning the
-// document's even tiles, the second its odd ones; at the pair's end the second leaves its 32 row maxima in
-// shared memory and the first merges them (max is exact: the same bits as one warp) and writes the score.
-// For launches of fewer pairs than resident warps: 1 x 1000 documents filled 1000 of the H200's 2112 warps,
-// each streaming its document with only its own ring's bytes in flight.
 template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index, bool DYNAMIC,
-          bool TIMED = false, int SPLIT = 1>
+          bool TIMED = false>
 __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                               const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
                               long long pairs, float* scores, Index* argmax, int argmaxStride,
@@ -102,12 +95,8 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   const int g = lane / 4, tig = lane % 4;
   const uint32_t ring = (uint32_t)__cvta_generic_to_shared(&rings[warp][lane * 16]);
 
-  static_assert(SPLIT == 1 || (SPLIT == 2 && !ARGMAX && !DYNAMIC && STREAM_WARPS == 4),
-                "split pairs: inference, static runs, warps in twos");
-  // a worker: one warp, or (SPLIT) two warps of the block that share each of its pairs
-  const int half = SPLIT == 1 ? 0 : warp % 2;
-  const long long warps = (long long)gridDim.x * STREAM_WARPS / SPLIT;
-  const long long w = ((long long)blockIdx.x * STREAM_WARPS + warp) / SPLIT;
+  const long long warps = (long long)gridDim.x * STREAM_WARPS;
+  const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
   // Pairs. A static split gives each warp a contiguous run, so that with several queries (all pairs with
   // Nq > 1, candidates) most of its pairs share the query fragments it holds. Taken at run time, nearly
   // every pair would load a new query: A/B on the H200, 128 x 128 x 32 x 300 x 128 4% slower and the 256 x
@@ -151,12 +140,11 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       }
       const int doc = documentOf(pair, mode, perQuery, docOffset);
       if (dValid[doc] != 0) {
-        producer = PairCursor{pair, doc, dRows.rowStart[doc], dRows.rowLength[doc], half};
-        if (half * 8 * NT >= producer.dLength) continue;  // (SPLIT) no odd tile: nothing to copy
+        producer = PairCursor{pair, doc, dRows.rowStart[doc], dRows.rowLength[doc], 0};
         if (DYNAMIC) queue[queued++ % QUEUE] = pair;
         return;
       }
-      if (lane == 0 && half == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
+      if (lane == 0) scores[pair] = EMPTY_DOCUMENT_SCORE;
       if (ARGMAX)
         for (int s = lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
     }
@@ -167,8 +155,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     if (producer.pair >= 0) {
       issueTile<T, CHUNKS, NT>(ring, producerSlot, producer, d, dim, g, tig);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
-      producer.tile += SPLIT;
-      if (producer.tile * 8 * NT >= producer.dLength) takeNext();
+      if (++producer.tile * 8 * NT >= producer.dLength) takeNext();
     }
     commitGroup();
   };
@@ -178,7 +165,6 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
 
   uint4 frag[2][CHUNKS][2];
   int fragQuery = -1;
-  int splitPairs = 0;
   int consumerSlot = 0;
   // Consumer: the pairs with a valid token in the producer's order (the producer answered the others).
   // With DYNAMIC, from the queue: when the consumer finishes a pair the producer, STAGES - 1 tiles ahead,
@@ -215,7 +201,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     int bestIndex[2][2];
     resetRunningMax(best, bestIndex);
     // document scan: each step tops the ring up by one tile, waits for the oldest, multiplies it
-    for (int t0 = half * 8 * NT; t0 < dLength; t0 += SPLIT * 8 * NT) {
+    for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
       produce();
       waitGroups<STAGES - 1>();
       uint4 b[NT][CHUNKS];
@@ -290,24 +276,6 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
         argmax[pair * argmaxStride + lane] = (Index)(valid ? i : -1);
       }
     }
-    if constexpr (SPLIT == 2) {
-      // the pair's two halves: the second warp's row maxima through shared memory (two slots by pair parity,
-      // so that it may write the next pair's before the first has read these), one barrier per pair
-      // (dynamic shared memory, where the _dyn entries keep their queues: STREAM_SPLIT_BYTES)
-      float* slot = reinterpret_cast<float*>(queues) + ((warp / 2) * 2 + splitPairs % 2) * 32;
-      if (half == 1 && lane < qLength) slot[lane] = rowSum;
-      if (warp / 2 == 0) {  // barrier ids as immediates: ptxas reserves all 16 for a register id
-        asm volatile("bar.sync 1, 64;\n" ::: "memory");
-      } else {
-        asm volatile("bar.sync 2, 64;\n" ::: "memory");
-      }
-      if (half == 1) {
-        splitPairs++;
-        continue;
-      }
-      if (lane < qLength && isValid(qRows, qStart + lane)) rowSum = maxKeepNaN(rowSum, slot[lane]);
-      splitPairs++;
-    }
     for (int offset = 16; offset > 0; offset /= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
     if (lane == 0) scores[pair] = rowSum;
   }
@@ -333,8 +301,7 @@ using namespace maxsim4j;
 // c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for 1x4000x32x2048x48, 19%
 // slower). Every copy carries the 128-byte L2 prefetch hint (A/B before it was
 // kept: 1x10000x32x300x128 0.217 -> 0.197 ms, 1x10000x32x300x64 0.119 -> 0.102, 256 bytes less good;
-// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC);
-// c{1..4}_split: inference, two warps per pair (SPLIT; dynamic shared memory STREAM_SPLIT_BYTES).
+// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
 #define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
@@ -363,17 +330,6 @@ using namespace maxsim4j;
                       maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax_##SUFFIX)                                     \
   MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, true, int16_t, false,                                                      \
                       maxsim_forward_stream_c##CHUNKS##VARIANT##_argmax16_##SUFFIX)
-// inference, two warps per pair (SPLIT)
-#define MAXSIM_STREAM_SPLIT(T, SUFFIX, CHUNKS, NT)                                                                 \
-  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) maxsim_forward_stream_c##CHUNKS##_split_##SUFFIX( \
-      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,      \
-      const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,                \
-      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                               \
-      unsigned long long* work) {                                                                                  \
-    forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, false, false, 2>(                                  \
-        q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, docOffset,  \
-        pairs, scores, static_cast<int*>(argmax), argmaxStride, work);                                             \
-  }
 // inference with pairs taken at run time (one query, or one pair per query)
 #define MAXSIM_STREAM_DYNAMIC(T, SUFFIX, CHUNKS, NT) \
   MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, maxsim_forward_stream_c##CHUNKS##_dyn_##SUFFIX)
@@ -390,10 +346,6 @@ using namespace maxsim4j;
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)                                    \
-  MAXSIM_STREAM_SPLIT(T, SUFFIX, 1, 1)                                      \
-  MAXSIM_STREAM_SPLIT(T, SUFFIX, 2, 2)                                      \
-  MAXSIM_STREAM_SPLIT(T, SUFFIX, 3, 1)                                      \
-  MAXSIM_STREAM_SPLIT(T, SUFFIX, 4, 1)                                      \
   MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2)                                      \
   MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1)
 

@@ -34,8 +34,6 @@ class CudaParityTest {
   private static MaxSim serialPasses;
   /** The wgmma kernel turned off: the block kernels (the sm_80 path) on the launches it would take. */
   private static MaxSim blockKernels;
-  /** The streaming kernel forced, one warp per pair even where a launch has fewer pairs than warps. */
-  private static MaxSim streamingWhole;
   /** wgmma query groups forced wherever they apply (all pairs, Nq > 1, Lq <= 32; sm_90). */
   private static MaxSim wgmmaGroups;
 
@@ -45,7 +43,6 @@ class CudaParityTest {
     cuda = MaxSim.builder().backend("cuda").build();
     // the variant property is read when a backend starts
     streaming = withVariant("stream");
-    streamingWhole = withVariant("stream_whole");
     warpgroups = withVariant("wgmma");
     serialPasses = withVariant("wgmma_serial");
     blockKernels = withVariant("nowgmma");
@@ -66,7 +63,6 @@ class CudaParityTest {
     if (cuda != null) {
       cuda.close();
       streaming.close();
-      streamingWhole.close();
       warpgroups.close();
       serialPasses.close();
       blockKernels.close();
@@ -134,17 +130,6 @@ class CudaParityTest {
   @MethodSource("cases")
   void theStreamingKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
     assertVariantMatchesTheReference(streaming, "cuda stream / " + label, q, d, pd);
-  }
-
-  /**
-   * The streaming kernel with one warp per pair on every case it applies to ("stream" above takes two warps
-   * per pair wherever a launch has fewer pairs than the GPU holds warps: every case here).
-   */
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("cases")
-  void theStreamingKernelWithAWarpPerPairMatchesTheReference(String label, TokenBatch q, TokenBatch d,
-      TokenBatch pd) {
-    assertVariantMatchesTheReference(streamingWhole, "cuda stream_whole / " + label, q, d, pd);
   }
 
   /** The wgmma kernel on every case it fits (sm_90; elsewhere the default kernels again). */

@@ -31,8 +31,6 @@ final class ForwardKernels {
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
   /** The "_dyn" streaming entries' per-warp pair queues (dynamic shared memory): 4 warps x 32 x 8 bytes. */
   private static final int STREAM_QUEUE_BYTES = 4 * 32 * 8;
-  /** The "_split" entries' row maxima (dynamic shared memory): 2 pairs of warps x 2 slots x 32 floats. */
-  private static final int STREAM_SPLIT_BYTES = 2 * 2 * 32 * 4;
   /**
    * Shared memory for the query fragments of one pass. Above 48 KB a kernel needs the opt-in attribute;
    * 96 KB holds 32 query rows even at d = 1024 (one pass, each document read once), and leaves room for
@@ -368,27 +366,17 @@ final class ForwardKernels {
       default -> "";
     };
     boolean queriesShared = perQuery > 1 && pairs > perQuery;
-    boolean inference = argmax == 0 && variant.isEmpty();
+    boolean dynamic = argmax == 0 && !queriesShared && variant.isEmpty();
     String saved = argmax == 0 ? "_" : argmax16 ? "_argmax16_" : "_argmax_";
-    // warps the GPU holds at once (every streaming entry: 4 blocks of 4 warps per SM on the H200)
-    MemorySegment plain = device.function(FORWARD_STREAM, FORWARD + "_stream_c" + chunks + variant + saved
-        + suffix(q.dtype()));
-    long held = (long) device.residentBlocksPerMultiprocessor(plain, MMA_THREADS) * device.multiprocessors * 4;
-    // fewer pairs than warps: two warps per pair (the "_split" entries), else one query's pairs partly taken
-    // at run time ("_dyn"); "stream_whole" keeps one warp per pair (A/B)
-    boolean split = inference && pairs < held && !"stream_whole".equals(forcedVariant);
-    boolean dynamic = inference && !split && !queriesShared;
-    String kernel = FORWARD + "_stream_c" + chunks + (split ? "_split" : dynamic ? "_dyn" : variant) + saved
-        + suffix(q.dtype());
-    MemorySegment fn = split || dynamic ? device.function(FORWARD_STREAM, kernel) : plain;
-    int queueBytes = dynamic ? STREAM_QUEUE_BYTES : split ? STREAM_SPLIT_BYTES : 0;
-    if (queueBytes > 0) {
+    String kernel = FORWARD + "_stream_c" + chunks + (dynamic ? "_dyn" : variant) + saved + suffix(q.dtype());
+    MemorySegment fn = device.function(FORWARD_STREAM, kernel);
+    int queueBytes = dynamic ? STREAM_QUEUE_BYTES : 0;
+    if (dynamic) {
       device.allowDynamicSharedMemory(fn, queueBytes);
     }
     long warps = (long) device.residentBlocksPerMultiprocessor(fn, MMA_THREADS, queueBytes) * device.multiprocessors
         * 4;
-    // a block per 4 warps, or (split) per 2 pairs
-    int blocks = (int) ((Math.min(split ? 2L * pairs : pairs, warps) + 3) / 4);
+    int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
         dynamic ? device.workCounters() : 0L);
