@@ -158,7 +158,7 @@ public final class CudaBackend implements Backend {
           Resident r = resident.get(documents);
           if (r != null && --r.holders == 0) {
             resident.remove(documents);
-            Driver.synchronize(device.stream);
+            device.synchronizeAll(); // calls in flight on any lane may still read them
             device.release(r.pointer, r.bytes);
           }
         } finally {
@@ -219,15 +219,20 @@ public final class CudaBackend implements Backend {
       PipelinedCalls.Slot slot = pipeline.take();
       try {
         Tokens q = problem.queries();
-        Staged in = stageInputs(q, problem.documents(), 4L * pairs, slot::pinned);
+        Staged in = stageInputs(q, problem.documents(), 4L * pairs, slot::pinned, slot.lane);
         MemorySegment scores = in.download();
         scores.fill(POISON_BYTE);
-        forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
-            problem.documentsPerQuery(), 0, pairs, slot.deviceAddress(scores), 0, problem.argmaxStride(),
-            q.maxRowLength, q.rows);
+        forward.use(slot.lane);
+        try {
+          forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
+              problem.documentsPerQuery(), 0, pairs, slot.deviceAddress(scores), 0, problem.argmaxStride(),
+              q.maxRowLength, q.rows);
+        } finally {
+          forward.use(device.main);
+        }
         return pipeline.submit(slot, scores, s -> rowsOf(s, rows, columns));
       } catch (RuntimeException e) {
-        Driver.synchronize(device.stream); // nothing queued may still read the slot's memory
+        Driver.synchronize(slot.lane.stream); // nothing queued may still read the slot's memory
         pipeline.giveBack(slot);
         throw e;
       }
@@ -287,22 +292,23 @@ public final class CudaBackend implements Backend {
    * end. The caller must not ask the device for more pinned memory before that synchronisation.
    */
   private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes) {
-    return stageInputs(queries, documents, downloadBytes, device::pinned);
+    return stageInputs(queries, documents, downloadBytes, device::pinned, device.main);
   }
 
-  /** As above, through the pinned memory {@code pinnedFor} gives for a size. */
+  /** As above, through the pinned memory {@code pinnedFor} gives for a size, on {@code lane}. */
   private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes,
-      java.util.function.LongFunction<MemorySegment> pinnedFor) {
+      java.util.function.LongFunction<MemorySegment> pinnedFor, CudaDevice.Lane lane) {
     Resident rq = resident.get(queries);
     Resident rd = resident.get(documents);
     long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
     long docBytes = rd != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
     MemorySegment pinned = pinnedFor.apply(queryBytes + docBytes + downloadBytes);
     DeviceTokens q = rq != null ? rq.tokens
-        : DeviceTokens.uploadAsync(device, queries, device.scratch("queries", queryBytes), pinned.asSlice(0, queryBytes));
+        : DeviceTokens.uploadAsync(queries, lane.scratch("queries", queryBytes), pinned.asSlice(0, queryBytes),
+            lane.stream);
     DeviceTokens d = rd != null ? rd.tokens
-        : DeviceTokens.uploadAsync(device, documents, device.scratch("documents", docBytes),
-            pinned.asSlice(queryBytes, docBytes));
+        : DeviceTokens.uploadAsync(documents, lane.scratch("documents", docBytes), pinned.asSlice(queryBytes, docBytes),
+            lane.stream);
     return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
   }
 

@@ -6,7 +6,9 @@ import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -101,6 +103,7 @@ final class CudaDevice implements AutoCloseable {
     this.context = Driver.retainPrimaryContext(handle);
     Driver.setCurrent(context);
     this.stream = Driver.createStream();
+    this.main = new Lane(stream, "");
   }
 
   /** Binds the context to the calling thread; every entry point calls this first. */
@@ -158,12 +161,17 @@ final class CudaDevice implements AutoCloseable {
 
   /** A device buffer of at least {@code bytes} for a named scratch slot; grows, never shrinks. */
   long scratch(String slot, long bytes) {
+    return scratch(slot, bytes, stream);
+  }
+
+  /** As above, for a slot used only by work queued on {@code user}. */
+  private long scratch(String slot, long bytes, MemorySegment user) {
     long[] entry = deviceScratch.get(slot);
     if (entry != null && entry[1] >= bytes) {
       return entry[0];
     }
     if (entry != null) {
-      Driver.synchronize(stream); // the old buffer may still be in use by queued work
+      Driver.synchronize(user); // the old buffer may still be in use by queued work
       Driver.free(entry[0]);
       allocatedBytes -= entry[1];
     }
@@ -178,12 +186,59 @@ final class CudaDevice implements AutoCloseable {
    * once, on the stream: each launch that uses them leaves them zero when it ends.
    */
   long workCounters() {
-    boolean fresh = deviceScratch.get(WORK_COUNTERS) == null;
-    long p = scratch(WORK_COUNTERS, 16);
-    if (fresh) {
-      Driver.fill32(p, 0, 4, stream);
+    return main.workCounters();
+  }
+
+  /**
+   * A stream with scratch buffers and work counters of its own, so that launches on different lanes may
+   * run at once (PipelinedCalls alternates them). The device's own stream is {@link #main}.
+   */
+  final class Lane {
+    final MemorySegment stream;
+    private final String name;
+
+    private Lane(MemorySegment stream, String name) {
+      this.stream = stream;
+      this.name = name;
     }
-    return p;
+
+    /** This lane's scratch slot {@code slot} (see {@link CudaDevice#scratch}). */
+    long scratch(String slot, long bytes) {
+      return CudaDevice.this.scratch(slot + name, bytes, stream);
+    }
+
+    /** This lane's two work counters, zeroed once on its stream (each launch leaves them zero). */
+    long workCounters() {
+      boolean fresh = deviceScratch.get(WORK_COUNTERS + name) == null;
+      long p = scratch(WORK_COUNTERS, 16);
+      if (fresh) {
+        Driver.fill32(p, 0, 4, stream);
+      }
+      return p;
+    }
+  }
+
+  /** The lane of the device's own stream: every call but those {@link #lane} hands out. */
+  final Lane main;
+  private final List<Lane> lanes = new ArrayList<>();
+
+  /** Lane {@code i} (0: {@link #main}; others made on first use, each with its own stream). */
+  Lane lane(int i) {
+    if (i == 0) {
+      return main;
+    }
+    while (lanes.size() < i) {
+      lanes.add(new Lane(Driver.createStream(), "#" + (lanes.size() + 1)));
+    }
+    return lanes.get(i - 1);
+  }
+
+  /** Waits for the work queued on every lane. */
+  void synchronizeAll() {
+    Driver.synchronize(stream);
+    for (Lane l : lanes) {
+      Driver.synchronize(l.stream);
+    }
   }
 
   private static final String WORK_COUNTERS = "work-counters";
@@ -250,7 +305,7 @@ final class CudaDevice implements AutoCloseable {
       return;
     }
     Driver.setCurrent(context);
-    Driver.synchronize(stream);
+    synchronizeAll();
     for (long[] e : deviceScratch.values()) {
       Driver.free(e[0]);
     }
@@ -264,6 +319,10 @@ final class CudaDevice implements AutoCloseable {
     modules.clear();
     functions.clear();
     Driver.destroyStream(stream);
+    for (Lane l : lanes) {
+      Driver.destroyStream(l.stream);
+    }
+    lanes.clear();
     Driver.releasePrimaryContext(handle);
     closed = true;
   }

@@ -39,6 +39,11 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, long data, lo
    * the stream has passed this copy (one synchronisation at the end of a call does it).
    */
   static DeviceTokens uploadAsync(CudaDevice dev, Tokens t, long device, MemorySegment staging) {
+    return uploadAsync(t, device, staging, dev.stream);
+  }
+
+  /** As above, the copy queued on {@code stream}. */
+  static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, MemorySegment stream) {
     long bytes = bytesFor(t);
     MemorySegment stage = staging.asSlice(0, bytes);
     long dataBytes = (long) t.storedTokens * t.dim * t.dtype.byteSize();
@@ -68,7 +73,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, long data, lo
         stage.set(ValueLayout.JAVA_BYTE, off + i, (byte) (t.mask[i] ? 1 : 0));
       }
     }
-    Driver.copyToDevice(device, stage, bytes, dev.stream);
+    Driver.copyToDevice(device, stage, bytes, stream);
     return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, data, rowStart, rowLength, validCount, mask);
   }
 }

@@ -59,9 +59,18 @@ final class ForwardKernels {
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
 
+  /** Where launches go: the device's own stream, or another lane for a call kept in flight. */
+  private CudaDevice.Lane lane;
+
   ForwardKernels(CudaDevice device, KernelParams params) {
     this.device = device;
     this.params = params;
+    this.lane = device.main;
+  }
+
+  /** Makes the following launches go to {@code lane} (with its scratch and work counters) until changed back. */
+  void use(CudaDevice.Lane lane) {
+    this.lane = lane;
   }
 
   /**
@@ -91,7 +100,7 @@ final class ForwardKernels {
       String kernel = FORWARD + "_" + suffix(q.dtype()) + "_" + suffix(d.dtype());
       params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
           d.validCount(), q.dim(), mode, perQuery, docOffset, 0L, scores, argmax, argmaxStride);
-      Driver.launch(device.function(FORWARD, kernel), kernel, pairs, 1, THREADS, 0, device.stream, params.pointers());
+      Driver.launch(device.function(FORWARD, kernel), kernel, pairs, 1, THREADS, 0, lane.stream, params.pointers());
       return;
     }
     int chunks = chunks(q);
@@ -142,17 +151,17 @@ final class ForwardKernels {
     if (sharedBytes > 48 * 1024) {
       device.allowDynamicSharedMemory(fn, sharedBytes);
     }
-    Driver.launch(fn, kernel, blocks, split.gridY(), MMA_THREADS, sharedBytes, device.stream, params.pointers());
+    Driver.launch(fn, kernel, blocks, split.gridY(), MMA_THREADS, sharedBytes, lane.stream, params.pointers());
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
   }
 
   /** Per (pair, slice, query row) maxima of a split launch ({@link Split}); 0 when not split. */
   private long partialMax(Split split, int pairs, int maxQueryLength) {
-    return split.partials() ? device.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+    return split.partials() ? lane.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
   }
 
   private long partialArgmax(Split split, int pairs, int maxQueryLength) {
-    return split.partials() ? device.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+    return split.partials() ? lane.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
   }
 
   /**
@@ -170,7 +179,7 @@ final class ForwardKernels {
         sliceTokens, maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
         mode, perQuery, docOffset, scores, argmax, argmaxStride, (long) pairs);
     Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
-        (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, device.stream, params.pointers());
+        (pairs + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0, lane.stream, params.pointers());
   }
 
   /**
@@ -275,7 +284,7 @@ final class ForwardKernels {
         d.validCount(), q.dim(), 0, documents, docOffset, (long) pairs, scores, argmax, argmaxStride, 0, 0L, 0L, 0,
         0);
     Driver.launch(launch.function(), launch.kernel(), blocks, 1, launch.threads(), launch.sharedBytes(),
-        device.stream, params.pointers());
+        lane.stream, params.pointers());
   }
 
   /**
@@ -303,7 +312,7 @@ final class ForwardKernels {
         split.sliceTokens(), partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength),
         maxQueryLength, split.passes() > 1 ? 1 : 0);
     Driver.launch(launch.function(), launch.kernel(), blocks, split.gridY(), launch.threads(), launch.sharedBytes(),
-        device.stream, params.pointers());
+        lane.stream, params.pointers());
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
   }
 
@@ -379,8 +388,8 @@ final class ForwardKernels {
     int blocks = (int) ((Math.min(pairs, warps) + 3) / 4);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, scores, argmax, argmaxStride,
-        dynamic ? device.workCounters() : 0L);
-    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, queueBytes, device.stream, params.pointers());
+        dynamic ? lane.workCounters() : 0L);
+    Driver.launch(fn, kernel, blocks, 1, MMA_THREADS, queueBytes, lane.stream, params.pointers());
   }
 
   /**

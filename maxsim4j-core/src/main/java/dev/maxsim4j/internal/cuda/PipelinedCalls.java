@@ -13,13 +13,18 @@ import java.util.function.Function;
  * pinned memory (staged inputs, then the scores the kernel writes there) and an event recorded after its
  * launch, and returns; one thread waits for the events in submission order and completes the calls'
  * futures. So a caller that keeps several calls in flight overlaps each call's host work (staging, the
- * launch, reading the scores) with the kernels of the others, which run back to back.
+ * launch, reading the scores) with the kernels of the others, which run back to back, on two streams.
  *
  * <p>{@link #take} and {@link #submit} run under the backend's lock; the completing thread takes no lock.
  */
 final class PipelinedCalls implements AutoCloseable {
   /** Calls in flight at most: enough for a few µs of host work per call to hide behind ~15 µs kernels. */
   static final int SLOTS = 8;
+  /**
+   * Streams the slots alternate between: a call's grid may start on the SMs the previous call's last
+   * blocks leave idle, instead of after them (a launch on one stream waits for the whole grid before it).
+   */
+  static final int LANES = 2;
   private static final long CLOSE_TIMEOUT_SECONDS = 60;
 
   /** A call's pinned memory and completion marker; reused once its call has completed. */
@@ -27,6 +32,12 @@ final class PipelinedCalls implements AutoCloseable {
     private MemorySegment pinned = MemorySegment.NULL;
     private long pinnedDevice;
     private final MemorySegment marker = Driver.createMarker();
+    /** The lane this slot's calls run on. */
+    final CudaDevice.Lane lane;
+
+    Slot(CudaDevice.Lane lane) {
+      this.lane = lane;
+    }
 
     /** This slot's pinned memory, at least {@code bytes} (grown while the slot is idle). */
     MemorySegment pinned(long bytes) {
@@ -67,7 +78,7 @@ final class PipelinedCalls implements AutoCloseable {
   PipelinedCalls(CudaDevice device) {
     this.device = device;
     for (int i = 0; i < SLOTS; i++) {
-      idle.add(new Slot());
+      idle.add(new Slot(device.lane(i % LANES)));
     }
     this.completer = Thread.ofPlatform().daemon().name("maxsim4j-cuda-completer").unstarted(this::complete);
     completer.start();
@@ -94,7 +105,7 @@ final class PipelinedCalls implements AutoCloseable {
    * result once they are there.
    */
   CompletableFuture<float[][]> submit(Slot slot, MemorySegment scores, Function<MemorySegment, float[][]> read) {
-    Driver.record(slot.marker, device.stream);
+    Driver.record(slot.marker, slot.lane.stream);
     CompletableFuture<float[][]> future = new CompletableFuture<>();
     inFlight.add(new InFlight(slot, scores, read, future));
     return future;
