@@ -3,6 +3,8 @@ package dev.maxsim4j.internal.cuda;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -11,8 +13,10 @@ import java.util.function.Function;
 /**
  * Calls in flight on the device at once ({@link CudaBackend#scoreRowsAsync}): each takes a slot, its own
  * pinned memory (staged inputs, then the scores the kernel writes there) and an event recorded after its
- * launch, and returns; one thread waits for the events in submission order and completes the calls'
- * futures. So a caller that keeps several calls in flight overlaps each call's host work (staging, the
+ * launch, and returns; one thread waits for the events in submission order, reads the scores and frees the
+ * slots, and a second completes the calls' futures, in the same order. The second runs the callers'
+ * callbacks: one that submits a call may wait there for a slot, which the first still frees (had the first
+ * run it, a callback waiting for a slot only its own thread could free would hang). So a caller that keeps several calls in flight overlaps each call's host work (staging, the
  * launch, reading the scores) with the kernels of the others, which run back to back, on two streams.
  *
  * <p>{@link #take} and {@link #submit} run under the backend's lock; the completing thread takes no lock.
@@ -74,6 +78,8 @@ final class PipelinedCalls implements AutoCloseable {
   private final Semaphore free = new Semaphore(SLOTS);
   private final LinkedBlockingQueue<InFlight> inFlight = new LinkedBlockingQueue<>();
   private final Thread completer;
+  private final ExecutorService callbacks = Executors.newSingleThreadExecutor(
+      r -> Thread.ofPlatform().daemon().name("maxsim4j-cuda-callbacks").unstarted(r));
 
   PipelinedCalls(CudaDevice device) {
     this.device = device;
@@ -135,17 +141,24 @@ final class PipelinedCalls implements AutoCloseable {
       } catch (RuntimeException e) {
         failure = e;
       }
-      // the slot first: a caller's callback on this future may submit the next call, which needs one
       giveBack(call.slot);
-      if (failure != null) {
-        call.future.completeExceptionally(failure);
-      } else {
-        call.future.complete(result);
-      }
+      float[][] value = result;
+      RuntimeException error = failure;
+      callbacks.execute(() -> {
+        if (error != null) {
+          call.future.completeExceptionally(error);
+        } else {
+          call.future.complete(value);
+        }
+      });
     }
   }
 
-  /** Waits for every call in flight to complete, then frees the slots. */
+  /**
+   * Waits for every call in flight to finish on the device, then frees the slots. Their futures complete
+   * on the callbacks thread, possibly just after this returns (this may run under the backend's lock,
+   * which a callback may be waiting for).
+   */
   @Override
   public void close() {
     inFlight.add(STOP);
@@ -162,5 +175,6 @@ final class PipelinedCalls implements AutoCloseable {
       s.free();
     }
     idle.clear();
+    callbacks.shutdown(); // the completions queued run, then the thread ends
   }
 }
