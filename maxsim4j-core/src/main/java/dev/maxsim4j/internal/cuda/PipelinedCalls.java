@@ -13,13 +13,16 @@ import java.util.function.Function;
 /**
  * Calls in flight on the device at once ({@link CudaBackend#scoreRowsAsync}): each takes a slot, its own
  * pinned memory (staged inputs, then the scores the kernel writes there) and an event recorded after its
- * launch, and returns; one thread waits for the events in submission order, reads the scores and frees the
- * slots, and a second completes the calls' futures, in the same order. The second runs the callers'
- * callbacks: one that submits a call may wait there for a slot, which the first still frees (had the first
- * run it, a callback waiting for a slot only its own thread could free would hang). So a caller that keeps several calls in flight overlaps each call's host work (staging, the
- * launch, reading the scores) with the kernels of the others, which run back to back, on two streams.
+ * launch, and returns. So a caller that keeps several calls in flight overlaps each call's host work
+ * (staging, the launch, reading the scores) with the kernels of the others, which run back to back on two
+ * streams.
  *
- * <p>{@link #take} and {@link #submit} run under the backend's lock; the completing thread takes no lock.
+ * <p>One thread waits for the events in submission order, reads the scores and frees the slots; a second
+ * completes the calls' futures, in the same order, and so runs the callers' callbacks. A callback that
+ * submits a call may wait there for a slot, which the first thread still frees (had the first run it, a
+ * callback waiting for a slot only its own thread could free would hang).
+ *
+ * <p>{@link #take} and {@link #submit} run under the backend's lock; neither thread takes it.
  */
 final class PipelinedCalls implements AutoCloseable {
   /** Calls in flight at most: enough for a few µs of host work per call to hide behind ~15 µs kernels. */
