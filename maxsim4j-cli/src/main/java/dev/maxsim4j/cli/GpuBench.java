@@ -29,11 +29,20 @@ import java.util.regex.Pattern;
  * {@code --compare eager.json} (written by maxsim4j-bench/python/torch_eager_baseline.py) the table gains
  * PyTorch eager times. Floor = max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), the H200's measured ceilings.
  */
-final class GpuBench {
+public final class GpuBench {
   static final List<String> ISSUE_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128",
       "1,1000,1024,1024,128", "1,5000,32,300,128", "1,10000,32,300,128", "32,32,32,300,128", "128,128,32,300,128",
       "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48", "1,1000,32,300,64",
       "1,10000,32,300,64", "16,32,32,8192,128");
+  /** The issue's per-call targets on the H200 (ms, resident bf16 inputs), by shape of {@link #ISSUE_SHAPES}. */
+  public static final Map<String, Double> ISSUE_TARGETS = Map.ofEntries(Map.entry("1,1000,32,300,128", 0.024),
+      Map.entry("1,1000,32,1024,128", 0.068), Map.entry("1,1000,128,1024,128", 0.068),
+      Map.entry("1,1000,1024,1024,128", 0.391), Map.entry("1,5000,32,300,128", 0.099),
+      Map.entry("1,10000,32,300,128", 0.198), Map.entry("32,32,32,300,128", 0.013),
+      Map.entry("128,128,32,300,128", 0.152), Map.entry("1,1000,32,300,512", 0.079),
+      Map.entry("1,500,32,300,1024", 0.079), Map.entry("1,1000,32,2048,48", 0.051),
+      Map.entry("1,4000,32,2048,48", 0.203), Map.entry("1,1000,32,300,64", 0.015),
+      Map.entry("1,10000,32,300,64", 0.099), Map.entry("16,32,32,8192,128", 0.121));
   private static final double PEAK_FLOPS = 790e12;
   private static final double PEAK_BYTES = 4.3e12;
   private static final long ROTATION_BYTES = 180L << 20; // three times the H200's 60 MB L2

@@ -221,6 +221,16 @@ class MainTest {
     Result noTrain = run("plot", "memory", "--in", p("b.json"), "--out", p("m.svg"));
     assertEquals(1, noTrain.status);
     assertTrue(noTrain.err.contains("no B×B row with Lq = 48"), noTrain.err);
+    // the GPU bench's rows against the issue's targets (a CPU bench's rows have no call columns)
+    Result noCalls = run("plot", "targets", "--in", p("b.json"), "--out", p("t.svg"));
+    assertEquals(1, noCalls.status);
+    assertTrue(noCalls.err.contains("no row of an issue shape"), noCalls.err);
+    Files.writeString(dir.resolve("g.json"), "[{\"shape\": [1, 10000, 32, 300, 128], \"call_resident_queries_ms\": 0.2066, "
+        + "\"async_resident_queries_ms\": 0.1710}]");
+    Result targets = run("plot", "targets", "--in", p("g.json"), "--out", p("t.svg"));
+    assertEquals(0, targets.status, targets.err);
+    String chart = Files.readString(dir.resolve("t.svg"));
+    assertTrue(chart.contains("1×10000×32×300×128") && chart.contains(">1.04<") && chart.contains(">0.86<"), chart);
     Result demo = run("demo", "--synthetic", "--docs", "300");
     assertEquals(0, demo.status, demo.err);
     assertTrue(demo.out.contains("precision@10"), demo.out);

@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli.plot;
 
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.GpuBench;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.MiniJson;
 import java.io.IOException;
@@ -22,8 +23,10 @@ public final class PlotCommand {
   public static final String USAGE = """
       plot speedup --in BENCH.json --out CHART.svg [--title TEXT]
       plot memory --in TRAIN.json --out CHART.svg [--lq 48] [--ld 300] [--title TEXT]
+      plot targets --in BENCH.json --out CHART.svg [--title TEXT]
         SVG charts from the JSON of bench --json (speedup of the fused kernel over the naive path, per
-        shape) and bench --train --json (peak op memory against batch size, maxsim4j vs eager).""";
+        shape), bench --train --json (peak op memory against batch size, maxsim4j vs eager) and
+        bench --device cuda --json (each call against the GPU issue's per-call target).""";
 
   private static final String FUSED = "#2f6db3";
   private static final String NAIVE = "#c8553d";
@@ -33,17 +36,20 @@ public final class PlotCommand {
   private PlotCommand() {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
-    if (argv.length < 2 || !(argv[1].equals("speedup") || argv[1].equals("memory"))) {
-      throw new UsageException("plot: expected 'plot speedup' or 'plot memory' (see ./maxsim4j help)");
+    if (argv.length < 2 || !Set.of("speedup", "memory", "targets").contains(argv[1])) {
+      throw new UsageException("plot: expected 'plot speedup', 'plot memory' or 'plot targets' (see ./maxsim4j help)");
     }
     Args a = new Args("plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     Path in = Path.of(a.require("--in"));
     Path target = Path.of(a.require("--out"));
     List<Map<String, Object>> rows = rows(in);
-    String svg = argv[1].equals("speedup")
-        ? speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), in.getFileName().toString())
-        : memory(rows, a.intValue("--lq", 48, 1), a.intValue("--ld", 300, 1),
-            a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"), in.getFileName().toString());
+    String source = in.getFileName().toString();
+    String svg = switch (argv[1]) {
+      case "speedup" -> speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), source);
+      case "memory" -> memory(rows, a.intValue("--lq", 48, 1), a.intValue("--ld", 300, 1),
+          a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"), source);
+      default -> targets(rows, a.getOr("--title", "Per-call time against the issue's targets"), source);
+    };
     Files.writeString(target, svg);
     out.println("wrote " + target);
     return 0;
@@ -108,6 +114,59 @@ public final class PlotCommand {
       svg.rect(left, y, w, barH, FUSED);
       svg.text(left + w + 6, y + barH - 5, String.format(Locale.ROOT, "%.1f×", values.get(i)), 11, "start", INK);
     }
+    return svg.toString();
+  }
+
+  /**
+   * Per shape, two bars: a call awaited at once and a call kept in flight (resident queries), each as a
+   * fraction of the shape's target ({@link GpuBench#ISSUE_TARGETS}); a line marks the target (1.0).
+   */
+  static String targets(List<Map<String, Object>> rows, String title, String source) {
+    List<String> labels = new ArrayList<>();
+    List<double[]> values = new ArrayList<>();
+    for (Map<String, Object> r : rows) {
+      Double target = GpuBench.ISSUE_TARGETS.get(shape(r).replace('×', ','));
+      double awaited = number(r, "call_resident_queries_ms");
+      double inFlight = number(r, "async_resident_queries_ms");
+      if (target != null && Double.isFinite(awaited) && Double.isFinite(inFlight)) {
+        labels.add(shape(r));
+        values.add(new double[] {awaited / target, inFlight / target});
+      }
+    }
+    if (values.isEmpty()) {
+      throw new IllegalArgumentException("no row of an issue shape has call_resident_queries_ms and "
+          + "async_resident_queries_ms (bench --device cuda --json writes them)");
+    }
+    int left = 190;
+    int barH = 9;
+    int rowH = 2 * barH + 8;
+    int top = 60;
+    int plotW = 460;
+    int height = top + labels.size() * rowH + 70;
+    double max = 2.0;
+    Svg svg = new Svg(left + plotW + 70, height);
+    svg.text(12, 24, title, 16, "start", INK);
+    svg.text(12, 42, "time per call / target (left of the line: met); Nq×Nd×Lq×Ld×d; source: " + source, 11,
+        "start", "#555555");
+    for (double t = 0; t <= max + 1e-9; t += 0.5) {
+      double x = left + plotW * t / max;
+      svg.line(x, top - 4, x, height - 60, t == 1.0 ? INK : GRID, t == 1.0 ? 2 : 1);
+      svg.text(x, height - 44, String.format(Locale.ROOT, "%.1f", t), 11, "middle", INK);
+    }
+    for (int i = 0; i < labels.size(); i++) {
+      double y = top + i * rowH;
+      svg.text(left - 8, y + barH + 4, labels.get(i), 12, "end", INK);
+      for (int k = 0; k < 2; k++) {
+        double v = values.get(i)[k];
+        double w = plotW * Math.min(v, max) / max;
+        svg.rect(left, y + k * barH, w, barH - 1, k == 0 ? NAIVE : FUSED);
+        svg.text(left + w + 4, y + k * barH + barH - 1, String.format(Locale.ROOT, "%.2f", v), 9, "start", INK);
+      }
+    }
+    double ly = height - 18;
+    svg.rect(left, ly - 10, 12, 12, NAIVE).text(left + 18, ly, "call awaited at once", 11, "start", INK);
+    svg.rect(left + 170, ly - 10, 12, 12, FUSED).text(left + 188, ly, "call kept in flight (scoresAsync)", 11, "start",
+        INK);
     return svg.toString();
   }
 
