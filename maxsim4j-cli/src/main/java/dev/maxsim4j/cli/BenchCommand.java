@@ -26,8 +26,9 @@ final class BenchCommand {
             [--backend vector|scalar|reference] [--iterations N] [--no-naive] [--json FILE] [--compare EAGER.json]
         CPU (default shapes 1,1000,32,300,128  1,1000,32,1024,128  32,32,32,300,128; fp32): fused vs the
         naive grid path, ms, GFLOP/s, GB/s. CUDA (default: the 15 shapes of docs/benchmarks.md; bf16):
-        kernel ms (CUDA events, resident documents), whole-call ms (host and resident queries), PyTorch
-        eager ms from --compare, roofline floor and % of floor. --train: forward + backward of
+        kernel ms (CUDA events, resident documents), whole-call ms (host and resident queries; awaited at
+        once, and per call kept in flight with scoresAsync), PyTorch eager ms from --compare, roofline floor
+        and % of floor. --train: forward + backward of
         scores.sum() on the GPU (owned and atomic dD), op memory, eager autograd. --json writes one
         object per case.""";
 
