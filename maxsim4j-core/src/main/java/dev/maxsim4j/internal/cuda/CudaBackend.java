@@ -20,8 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
- * The GPU backend: fused forward kernels through the CUDA driver. Calls are serialised on one stream by a
- * lock (several Java threads may call; they take turns on the device). Host arrays are staged through
+ * The GPU backend: fused forward kernels through the CUDA driver. Calls take turns under a lock (several
+ * Java threads may call) and run on the device's stream; asynchronous calls stay in flight, on two streams
+ * ({@link PipelinedCalls}). Host arrays are staged through
  * pinned memory into grow-only scratch buffers; documents made resident with {@link #makeResident} stay
  * on the device and are not copied again (queries too). The backward and the losses run on the device as
  * well (maxsim_backward.cu, maxsim_loss.cu). Which forward kernel runs a launch is {@link ForwardKernels}'
