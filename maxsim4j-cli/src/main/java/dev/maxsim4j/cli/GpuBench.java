@@ -10,11 +10,13 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -44,6 +46,9 @@ public final class GpuBench {
       Map.entry("1,4000,32,2048,48", 0.203), Map.entry("1,1000,32,300,64", 0.015),
       Map.entry("1,10000,32,300,64", 0.099), Map.entry("16,32,32,8192,128", 0.121));
   private static final double PEAK_FLOPS = 790e12;
+  /** Calls kept in flight: rounds of this many, per shape (pipelinedMillisPerCall). */
+  private static final int PIPELINED_CALLS = 100;
+  private static final int PIPELINED_ROUNDS = 5;
   private static final double PEAK_BYTES = 4.3e12;
   private static final long ROTATION_BYTES = 180L << 20; // three times the H200's 60 MB L2
 
@@ -143,7 +148,7 @@ public final class GpuBench {
    * submitted back to back, the last one awaited (calls complete in order), after a warm-up of 0.2 s;
    * the median of {@value #PIPELINED_ROUNDS} rounds, per call.
    */
-  private static double pipelinedMillisPerCall(java.util.function.Supplier<CompletableFuture<float[][]>> submit) {
+  private static double pipelinedMillisPerCall(Supplier<CompletableFuture<float[][]>> submit) {
     long warmEnd = System.nanoTime() + 200_000_000L;
     while (System.nanoTime() < warmEnd) {
       submit.get().join();
@@ -158,12 +163,9 @@ public final class GpuBench {
       last.join();
       perCall[r] = (System.nanoTime() - t0) / 1e6 / PIPELINED_CALLS;
     }
-    java.util.Arrays.sort(perCall);
+    Arrays.sort(perCall);
     return perCall[PIPELINED_ROUNDS / 2];
   }
-
-  private static final int PIPELINED_CALLS = 100;
-  private static final int PIPELINED_ROUNDS = 5;
 
   /** Writes objects collected as {@code "[\n" + "  {...},\n"...} as a JSON array (the last comma dropped). */
   static void writeJsonArray(Path file, StringBuilder objects) throws IOException {

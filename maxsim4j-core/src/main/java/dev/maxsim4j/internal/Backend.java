@@ -1,5 +1,8 @@
 package dev.maxsim4j.internal;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
 /**
  * One way of computing MaxSim (a CPU kernel, later the GPU). Every backend honours the same contract:
  * masked query tokens leave the sum, masked document tokens leave the max, a document without a valid
@@ -36,9 +39,8 @@ public interface Backend extends AutoCloseable {
    * in submission order. By default the call runs on {@code executor}; a device backend overrides it to keep
    * several calls in flight on the device.
    */
-  default java.util.concurrent.CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns,
-      java.util.concurrent.Executor executor) {
-    return java.util.concurrent.CompletableFuture.supplyAsync(() -> scoreRows(problem, rows, columns), executor);
+  default CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
+    return CompletableFuture.supplyAsync(() -> scoreRows(problem, rows, columns), executor);
   }
 
   /** {@code flat} as {@code rows} rows of {@code columns}; one row is {@code flat} itself, not a copy. */

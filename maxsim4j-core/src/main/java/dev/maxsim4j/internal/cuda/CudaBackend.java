@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * The GPU backend: fused forward kernels through the CUDA driver. Calls take turns under a lock (several
@@ -298,7 +299,7 @@ public final class CudaBackend implements Backend {
 
   /** As above, through the pinned memory {@code pinnedFor} gives for a size, on {@code lane}. */
   private Staged stageInputs(Tokens queries, Tokens documents, long downloadBytes,
-      java.util.function.LongFunction<MemorySegment> pinnedFor, CudaDevice.Lane lane) {
+      LongFunction<MemorySegment> pinnedFor, CudaDevice.Lane lane) {
     Resident rq = resident.get(queries);
     Resident rd = resident.get(documents);
     long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
