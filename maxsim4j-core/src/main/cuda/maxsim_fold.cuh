@@ -1,0 +1,56 @@
+// The online max of the wgmma forwards (maxsim_forward_wgmma.cu, maxsim_forward_wgmma_ws.cu): one tile of
+// a warpgroup's fp32 accumulators folded into each row's running max (and argmax, for training).
+#pragma once
+#include "maxsim_async.cuh"
+#include "maxsim_common.cuh"
+
+namespace maxsim4j {
+
+// Online max over one tile's accumulators (tokens t0 .. t0 + N - 1 of the document): this thread's rows
+// g and g + 8 of its warp, tokens t0 + 8j + 2 tig + {0, 1}, visited in token order. The value is one
+// max.NaN per element. The argmax (training) is found in a second pass only when the tile's max beats the
+// running one (strictly, or NaN arriving first): on most tiles of a long document it does not, so the
+// index costs little. A tie with an earlier tile keeps the earlier token; within a tile the first equal
+// token in order wins: the lowest index, as maxUpdate would give.
+template <bool ARGMAX, int N>
+__device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], const float (&acc)[N / 2],
+                                         const Rows& dRows, int dStart, int t0, int tEnd, int tig) {
+  const bool whole = t0 + N <= tEnd && dRows.mask == nullptr;
+  float tileMax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < N / 8; j++) {
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+      const int t = t0 + 8 * j + 2 * tig + c;
+      const bool valid = whole || (t < tEnd && isValid(dRows, dStart + t));
+#pragma unroll
+      for (int h = 0; h < 2; h++) tileMax[h] = maxKeepNaN(tileMax[h], valid ? acc[4 * j + 2 * h + c] : -INFINITY);
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const float m = tileMax[h];
+    const bool mNaN = m != m;
+    if constexpr (ARGMAX) {
+      if (m > best[h] || (mNaN && best[h] == best[h])) {
+        int index = 0x7fffffff;
+#pragma unroll
+        for (int j = N / 8 - 1; j >= 0; j--) {  // backwards: the first match in token order is written last
+#pragma unroll
+          for (int c = 1; c >= 0; c--) {
+            const int t = t0 + 8 * j + 2 * tig + c;
+            const float v = acc[4 * j + 2 * h + c];
+            const bool valid = whole || (t < tEnd && isValid(dRows, dStart + t));
+            if (valid && (v == m || (mNaN && v != v))) index = t;
+          }
+        }
+        bestIndex[h] = index;
+        best[h] = m;
+      }
+    } else {
+      best[h] = maxKeepNaN(best[h], m);
+    }
+  }
+}
+
+}  // namespace maxsim4j
