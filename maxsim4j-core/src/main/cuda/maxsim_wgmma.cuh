@@ -39,6 +39,26 @@ __device__ __forceinline__ void wgmmaWait() {
 // Shared memory written through the generic proxy (cp.async, st.shared) before wgmma (async proxy) reads it.
 __device__ __forceinline__ void fenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// Moves this warpgroup's registers per thread to COUNT (a multiple of 8, 24..256): down (INCREASE = false)
+// to hand them to warpgroups that then ask for more (INCREASE = true), as warp-specialized kernels do.
+template <bool INCREASE, int COUNT>
+__device__ __forceinline__ void setMaxRegisters() {
+  if constexpr (INCREASE) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(COUNT));
+  } else {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(COUNT));
+  }
+}
+
+// Named barriers (bar.sync/bar.arrive): `threads` (a multiple of 32) arrivals complete barrier `id`; sync
+// also waits for that, arrive does not. Barrier 0 is __syncthreads'.
+__device__ __forceinline__ void namedBarrierSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void namedBarrierArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.
 template <int REGISTERS>
 __device__ __forceinline__ void pinAccumulators(float (&d)[REGISTERS]) {
@@ -49,7 +69,8 @@ __device__ __forceinline__ void pinAccumulators(float (&d)[REGISTERS]) {
 // D[64 x N] (+)= A[64 x 16] x B[N x 16]^T, A and B by descriptor; accumulate = 0 overwrites D. Thread
 // layout of D (N / 2 registers): warp w of the warpgroup holds rows 16w + lane / 4 (d[4j], d[4j + 1]) and
 // 16w + 8 + lane / 4 (d[4j + 2], d[4j + 3]), at columns 8j + 2 (lane % 4) and + 1, j = 0 .. N / 8 - 1.
-// N = 128 for whole tiles, 64 for a document's last tokens when they are that few.
+// N = 128 for whole tiles, 64 for a document's last tokens when they are that few. A comes by descriptor
+// from shared memory or, in the n128 overload taking words, from registers.
 template <typename T> struct Wgmma;
 
 // The accumulator operands of an N-wide wgmma: N / 2 registers, as the asm's first operands.
@@ -74,6 +95,15 @@ template <typename T> struct Wgmma;
                    ", %32, %33, p, 1, 1, 0, 0;\n}\n"                                                      \
                    : MAXSIM_WGMMA_OUT64                                                                   \
                    : "l"(a), "l"(b), "r"(accumulate));                                                    \
+    }                                                                                                     \
+    /* A from registers: this thread's 4 words of the 64 x 16 A tile, laid out as mma.m16n8k16's A */     \
+    static __device__ __forceinline__ void n128(float (&d)[64], const uint32_t (&a)[4], uint64_t b,       \
+                                                int accumulate) {                                         \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                           \
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " MAXSIM_WGMMA_D128     \
+                   ", {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"                                        \
+                   : MAXSIM_WGMMA_OUT128                                                                  \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));                \
     }                                                                                                     \
     template <int N, int R>                                                                               \
     static __device__ __forceinline__ void run(float (&d)[R], uint64_t a, uint64_t b, int accumulate) {   \

@@ -36,6 +36,10 @@ class CudaParityTest {
   private static MaxSim blockKernels;
   /** wgmma query groups forced wherever they apply (all pairs, Nq > 1, Lq <= 32; sm_90). */
   private static MaxSim wgmmaGroups;
+  /** The warp-specialized wgmma kernel forced wherever it applies (d <= 128, any Lq; sm_90). */
+  private static MaxSim warpSpecialized;
+  /** The same, summing the scores in the kernel where it does not slice documents (an A/B variant). */
+  private static MaxSim warpSpecializedDirect;
 
   @BeforeAll
   static void open() {
@@ -47,6 +51,8 @@ class CudaParityTest {
     serialPasses = withVariant("wgmma_serial");
     blockKernels = withVariant("nowgmma");
     wgmmaGroups = withVariant("wgroups");
+    warpSpecialized = withVariant("wgmma_ws");
+    warpSpecializedDirect = withVariant("wgmma_ws_direct");
   }
 
   private static MaxSim withVariant(String variant) {
@@ -67,6 +73,8 @@ class CudaParityTest {
       serialPasses.close();
       blockKernels.close();
       wgmmaGroups.close();
+      warpSpecialized.close();
+      warpSpecializedDirect.close();
       reference.close();
     }
   }
@@ -145,6 +153,14 @@ class CudaParityTest {
   void theWarpgroupKernelWithSerialPassesMatchesTheReference(String label, TokenBatch q, TokenBatch d,
       TokenBatch pd) {
     assertVariantMatchesTheReference(serialPasses, "cuda wgmma_serial / " + label, q, d, pd);
+  }
+
+  /** The warp-specialized wgmma kernel on every case it applies to (the rest run the block kernels). */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void theWarpSpecializedKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    assertVariantMatchesTheReference(warpSpecialized, "cuda wgmma_ws / " + label, q, d, pd);
+    assertVariantMatchesTheReference(warpSpecializedDirect, "cuda wgmma_ws_direct / " + label, q, d, pd);
   }
 
   /** wgmma query groups on every case they apply to (the rest run the block kernels). */

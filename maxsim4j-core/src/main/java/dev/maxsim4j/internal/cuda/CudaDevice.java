@@ -209,10 +209,18 @@ final class CudaDevice implements AutoCloseable {
 
     /** This lane's two work counters, zeroed once on its stream (each launch leaves them zero). */
     long workCounters() {
-      boolean fresh = deviceScratch.get(WORK_COUNTERS + name) == null;
-      long p = scratch(WORK_COUNTERS, 16);
-      if (fresh) {
-        Driver.fill32(p, 0, 4, stream);
+      return zeroedScratch(WORK_COUNTERS, 16);
+    }
+
+    /**
+     * This lane's scratch slot {@code slot}, zeroed on its stream whenever it is (re)allocated: for counters
+     * that every launch using them leaves zero.
+     */
+    long zeroedScratch(String slot, long bytes) {
+      long[] before = deviceScratch.get(slot + name);
+      long p = scratch(slot, bytes);
+      if (before == null || before[0] != p) {
+        Driver.fill32(p, 0, deviceScratch.get(slot + name)[1] / 4, stream);
       }
       return p;
     }

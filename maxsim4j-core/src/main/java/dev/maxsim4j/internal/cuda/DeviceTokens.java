@@ -8,10 +8,10 @@ import java.lang.foreign.ValueLayout;
 /**
  * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype,
  * row starts and lengths, valid-token counts, and the mask as bytes (absent: 0); {@code maxLength} is the
- * longest row.
+ * longest row, {@code storedTokens} the tokens in {@code data}.
  */
-record DeviceTokens(DType dtype, int dim, int rows, int maxLength, long data, long rowStart, long rowLength,
-    long validCount, long mask) {
+record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
+    long rowLength, long validCount, long mask) {
 
   /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, each 256-byte aligned. */
   static long bytesFor(Tokens t) {
@@ -74,6 +74,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, long data, lo
       }
     }
     Driver.copyToDevice(device, stage, bytes, stream);
-    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, data, rowStart, rowLength, validCount, mask);
+    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, t.storedTokens, data, rowStart, rowLength,
+        validCount, mask);
   }
 }

@@ -78,6 +78,9 @@ final class Driver {
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
   private static final MethodHandle OCCUPANCY_MAX_BLOCKS = fn("cuOccupancyMaxActiveBlocksPerMultiprocessor",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG));
+  private static final MethodHandle TENSOR_MAP_ENCODE_TILED = fn("cuTensorMapEncodeTiled", FunctionDescriptor.of(
+      JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT,
+      JAVA_INT, JAVA_INT));
   private static final MethodHandle LAUNCH_KERNEL = fn("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT,
       ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
   private static final MethodHandle MEM_ALLOC = fn("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
@@ -271,6 +274,33 @@ final class Driver {
       MemorySegment stream, MemorySegment params) {
     run("cuLaunchKernel(" + name + ")", () -> (int) LAUNCH_KERNEL.invokeExact(function, gridX, gridY, 1, blockX, 1, 1,
         sharedBytes, stream, params, MemorySegment.NULL));
+  }
+
+  /** Bytes of a CUtensorMap (it must be 64-byte aligned). */
+  static final int TENSOR_MAP_BYTES = 128;
+
+  /** Whether this driver has tensor maps (CUDA 12 and later). */
+  static boolean hasTensorMaps() {
+    return TENSOR_MAP_ENCODE_TILED != null;
+  }
+
+  /**
+   * Fills {@code map} (128 bytes, 64-byte aligned) with a tensor map over a row-major matrix of 16-bit
+   * elements at device address {@code data}: {@code rows} x {@code columns}, read in boxes of
+   * {@code boxRows} x {@code boxColumns} with the 128-byte swizzle, zeros outside the matrix.
+   */
+  static void encodeTiled2d(MemorySegment map, boolean bfloat16, long data, long rows, long columns, int boxRows,
+      int boxColumns) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment dims = arena.allocateFrom(JAVA_LONG, columns, rows);
+      MemorySegment strides = arena.allocateFrom(JAVA_LONG, 2 * columns);
+      MemorySegment box = arena.allocateFrom(JAVA_INT, boxColumns, boxRows);
+      MemorySegment elementStrides = arena.allocateFrom(JAVA_INT, 1, 1);
+      int dataType = bfloat16 ? 9 : 6; // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16
+      run("cuTensorMapEncodeTiled(" + rows + " x " + columns + ")", () -> (int) TENSOR_MAP_ENCODE_TILED.invokeExact(
+          map, dataType, 2, data, dims, strides, box, elementStrides,
+          0 /* no interleave */, 3 /* 128-byte swizzle */, 2 /* L2 promotion 128 B */, 0 /* zeros outside */));
+    }
   }
 
   // ---------------------------------------------------------------- memory

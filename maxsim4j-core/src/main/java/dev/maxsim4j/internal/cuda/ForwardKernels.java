@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.DType;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -15,6 +16,7 @@ final class ForwardKernels {
   private static final String FORWARD_MMA = "maxsim_forward_mma";
   private static final String FORWARD_STREAM = "maxsim_forward_stream";
   private static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
+  private static final String FORWARD_WGMMA_WS = "maxsim_forward_wgmma_ws";
   private static final String MERGE = "maxsim_merge";
   private static final int MERGE_WARPS = 8;
   private static final int SPLIT_BLOCKS_PER_SM = 8;
@@ -48,16 +50,32 @@ final class ForwardKernels {
   private static final int WGMMA_GROUP_ROWS = 128;
   private static final int WGMMA_ALIGN_PAD = 1024;
   private static final int WGMMA_STATIC_SHARED = 2048;
+  /**
+   * maxsim_forward_wgmma_ws.cu: two consumer warpgroups and a producer warpgroup, the alignment pad and
+   * 192 KB of ring as dynamic shared memory, query rows per pass and document tokens per tile; slices are
+   * added until the items spread over the SMs within {@value #WS_BALANCE} of even, at most
+   * {@value #WS_MAX_SLICES}.
+   */
+  private static final int WS_THREADS = 384;
+  private static final int WS_SHARED_BYTES = 1024 + 192 * 1024;
+  private static final int WS_ROWS = 128;
+  private static final int WS_TOKENS = 128;
+  private static final double WS_BALANCE = 1.03;
+  private static final int WS_MAX_SLICES = 8;
 
   private final CudaDevice device;
   private final KernelParams params;
   /**
    * {@value CudaBackend#VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by
    * rule). Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma" (and "wgmma_serial"),
-   * "wgroups", "nowgmma"; the block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair",
+   * "wgmma_ws", "wgroups", "nowgmma"; the block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair",
    * "nosplit", "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
+
+  /** The tensor map the warp-specialized kernel reads documents through, and what it was last encoded for. */
+  private final MemorySegment documentsMap = Arena.ofAuto().allocate(Driver.TENSOR_MAP_BYTES, 64);
+  private DeviceTokens documentsMapFor;
 
   /** Where launches go: the device's own stream, or another lane for a call kept in flight. */
   private CudaDevice.Lane lane;
@@ -76,8 +94,9 @@ final class ForwardKernels {
   /**
    * Launches one forward over {@code pairs} pairs. Tensor cores when queries and documents share a half
    * type, d is a multiple of 8 (16-byte rows) and the GPU supports that type's mma, in this order: wgmma
-   * query groups ({@link #wgmmaGroupsPay}), the streaming kernel ({@link #streamPays}), the wgmma kernel
-   * ({@link #wgmmaPays}, sm_90), the block kernels; otherwise the fp32 FFMA kernel, which is also the
+   * query groups ({@link #wgmmaGroupsPay}), the streaming kernel ({@link #streamPays}), the
+   * warp-specialized wgmma kernel ({@link #wgmmaWsPays}, sm_90), the wgmma kernel ({@link #wgmmaPays}),
+   * the block kernels; otherwise the fp32 FFMA kernel, which is also the
    * fp32-accuracy path for fp32 inputs. Few pairs with long documents are split along Ld
    * ({@link #splitFor}) and merged by a second launch. Inference, training and top-k choose the same way,
    * so they give the same bits.
@@ -110,6 +129,10 @@ final class ForwardKernels {
     }
     if (streamPays(pairs, maxQueryLength, chunks)) {
       launchStream(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, chunks, argmax16);
+      return;
+    }
+    if (wgmmaWsPays(maxQueryLength, q.dim())) {
+      launchWgmmaWs(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
       return;
     }
     if (wgmmaPays(maxQueryLength, q.dim())) {
@@ -175,7 +198,14 @@ final class ForwardKernels {
     }
     // split passes leave one slice covering every document: any slice length past the longest will do
     int sliceTokens = split.slices() > 1 ? split.sliceTokens() : Math.max(1, d.maxLength());
-    params.set(partialMax(split, pairs, maxQueryLength), partialArgmax(split, pairs, maxQueryLength), split.slices(),
+    merge(split, sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
+  }
+
+  /** Merges {@code split.slices()} slices of {@code sliceTokens} tokens: the partials are always read. */
+  private void merge(Split split, int sliceTokens, DeviceTokens q, DeviceTokens d, int mode, int perQuery,
+      int docOffset, int pairs, long scores, long argmax, int argmaxStride, int maxQueryLength) {
+    long partials = 4L * pairs * split.slices() * maxQueryLength;
+    params.set(lane.scratch("partial-max", partials), lane.scratch("partial-argmax", partials), split.slices(),
         sliceTokens, maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
         mode, perQuery, docOffset, scores, argmax, argmaxStride, (long) pairs);
     Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
@@ -314,6 +344,87 @@ final class ForwardKernels {
     Driver.launch(launch.function(), launch.kernel(), blocks, split.gridY(), launch.threads(), launch.sharedBytes(),
         lane.stream, params.pointers());
     mergeSlices(split, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
+  }
+
+  /**
+   * Whether the warp-specialized wgmma kernel (maxsim_forward_wgmma_ws.cu, sm_90, d <= 128) runs a launch:
+   * queries of more than 128 tokens, where the tensor cores bound the time. A/B on the H200 against the
+   * wgmma kernel (docs/benchmarks.md, v22; three runs): 1x1000x1024x1024x128 kernel 0.55-0.58 -> 0.48-0.54
+   * ms, whole call 0.62-0.63 -> 0.56-0.58; but 1x1000x128x1024x128 kernel 0.085-0.090 -> 0.10-0.13 (Nsight:
+   * DRAM at 3.5 TB/s where the wgmma kernel's two blocks per SM read faster). Property values "wgmma_ws" (and "wgmma_ws_direct") force it wherever d <= 128
+   * (any Lq); any other forced variant turns it off.
+   */
+  private boolean wgmmaWsPays(int maxQueryLength, int dim) {
+    if (device.major != 9 || dim > 128 || !Driver.hasTensorMaps()
+        || WS_SHARED_BYTES > device.sharedMemoryPerBlockOptin - WGMMA_STATIC_SHARED) {
+      return false;
+    }
+    if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
+      return forcedVariant.startsWith("wgmma_ws");
+    }
+    return maxQueryLength > WS_ROWS;
+  }
+
+  /**
+   * One block per SM over items (pass, pair, slice); slices only for launches whose items would spread
+   * unevenly over the SMs ({@link #wsSlices}). Each item leaves per-row partials that the merge launch
+   * sums. Property value "wgmma_ws_direct": without slices the kernel writes the scores itself instead
+   * (per-warpgroup row sums, added by the pair's last warpgroup), an A/B variant.
+   */
+  private void launchWgmmaWs(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride, int maxQueryLength) {
+    String kernel = FORWARD_WGMMA_WS + "_k" + (q.dim() <= 64 ? 1 : 2) + (argmax != 0 ? "_argmax_" : "_")
+        + suffix(q.dtype());
+    MemorySegment fn = device.function(FORWARD_WGMMA_WS, kernel);
+    device.allowDynamicSharedMemory(fn, WS_SHARED_BYTES);
+    int passes = (maxQueryLength + WS_ROWS - 1) / WS_ROWS;
+    int tiles = Math.max(1, (d.maxLength() + WS_TOKENS - 1) / WS_TOKENS);
+    int slices = wsSlices((long) passes * pairs, tiles, device.multiprocessors);
+    int sliceTokens = (tiles + slices - 1) / slices * WS_TOKENS;
+    slices = (tiles * WS_TOKENS + sliceTokens - 1) / sliceTokens;
+    long items = (long) passes * pairs * slices;
+    int blocks = (int) Math.max(1, Math.min(items, device.multiprocessors));
+    // the kernel's own sums (no merge launch) only for A/B runs: they measured slower (docs/benchmarks.md,
+    // v22: a fence and an atomic per item and warpgroup stall the warpgroup's next wgmmas)
+    boolean partials = slices > 1 || !"wgmma_ws_direct".equals(forcedVariant);
+    long partialBytes = partials ? 4L * pairs * slices * maxQueryLength : 0;
+    params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(), d.mask(),
+        d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, passes, slices, sliceTokens,
+        partials ? lane.scratch("partial-max", partialBytes) : 0L,
+        partials ? lane.scratch("partial-argmax", partialBytes) : 0L, maxQueryLength,
+        partials ? 0L : scores, partials ? 0L : argmax, argmaxStride,
+        partials ? 0L : lane.scratch("ws-pass-sums", 8L * pairs * passes),
+        partials ? 0L : lane.zeroedScratch("ws-arrivals", 4L * pairs), documentsMap(d));
+    Driver.launch(fn, kernel, blocks, 1, WS_THREADS, WS_SHARED_BYTES, lane.stream, params.pointers());
+    if (partials) {
+      merge(new Split(slices, sliceTokens, 1), sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax,
+          argmaxStride, maxQueryLength);
+    }
+  }
+
+  /** Slices (a power of two, at most one per tile) until {@code items} x slices spread evenly enough. */
+  static int wsSlices(long items, int tiles, int multiprocessors) {
+    int slices = 1;
+    while (slices * 2 <= Math.min(tiles, WS_MAX_SLICES) && unevenness(items * slices, multiprocessors) > WS_BALANCE) {
+      slices *= 2;
+    }
+    return slices;
+  }
+
+  /** The busiest SM's items over the mean, with {@code items} in equal runs over the SMs. */
+  private static double unevenness(long items, int multiprocessors) {
+    double mean = (double) items / multiprocessors;
+    return items >= multiprocessors ? Math.ceil(mean) / mean : 1 / mean;
+  }
+
+  /** The tensor map over {@code d}'s tokens in ring stages: boxes of 128 tokens x 64 halves. */
+  private MemorySegment documentsMap(DeviceTokens d) {
+    if (!d.equals(documentsMapFor)) {
+      Driver.encodeTiled2d(documentsMap, d.dtype() == DType.BFLOAT16, d.data(), Math.max(1, d.storedTokens()),
+          d.dim(), WS_TOKENS, 64);
+      documentsMapFor = d;
+    }
+    return documentsMap;
   }
 
   /** bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu). */

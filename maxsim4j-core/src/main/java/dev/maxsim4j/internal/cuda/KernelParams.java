@@ -13,11 +13,13 @@ import java.lang.foreign.MemorySegment;
  * backend's lock, serves every launch (no allocation per call).
  */
 final class KernelParams implements AutoCloseable {
-  static final int MAX = 24;
+  static final int MAX = 28;
 
   private final Arena arena = Arena.ofShared();
   private final MemorySegment slots = arena.allocate(8L * MAX, 8);
   private final MemorySegment pointers = arena.allocate(ADDRESS, MAX);
+  /** The one argument passed by value that is larger than 8 bytes: a tensor map (64-byte aligned). */
+  private final MemorySegment tensorMap = arena.allocate(Driver.TENSOR_MAP_BYTES, 64);
 
   KernelParams() {
     for (int i = 0; i < MAX; i++) {
@@ -26,19 +28,24 @@ final class KernelParams implements AutoCloseable {
   }
 
   /**
-   * Writes the arguments (Integer: 4 bytes of its slot; Long: device pointers and 64-bit counts) and
-   * returns the pointer array for {@link Driver#launch}.
+   * Writes the arguments (Integer: 4 bytes of its slot; Long: device pointers and 64-bit counts; a
+   * MemorySegment: a tensor map, copied whole) and returns the pointer array for {@link Driver#launch}.
    */
   MemorySegment set(Object... args) {
     if (args.length > MAX) {
       throw new IllegalArgumentException(args.length + " kernel arguments; at most " + MAX);
     }
     for (int i = 0; i < args.length; i++) {
+      MemorySegment target = slots.asSlice(8L * i, 8);
       if (args[i] instanceof Integer v) {
         slots.set(JAVA_INT, 8L * i, v);
+      } else if (args[i] instanceof MemorySegment map) {
+        MemorySegment.copy(map, 0, tensorMap, 0, Driver.TENSOR_MAP_BYTES);
+        target = tensorMap;
       } else {
         slots.set(JAVA_LONG, 8L * i, (Long) args[i]);
       }
+      pointers.setAtIndex(ADDRESS, i, target);
     }
     return pointers;
   }

@@ -1,0 +1,384 @@
+// Fused MaxSim forward on Hopper, warp-specialized (sm_90a only): queries of more than 64 tokens with
+// d <= 128, bf16 or fp16, fp32 accumulation: the launches where the tensor cores bound the time (Lq = 1024)
+// or a deep copy ring must keep DRAM busy while they work (Lq = 128).
+//
+// Why a fourth forward. In the wgmma kernel (maxsim_forward_wgmma.cu) every thread both copies and
+// multiplies: one block barrier per stage, and a warpgroup folds a tile only after waiting for all of its
+// wgmmas, so the tensor pipe idles through every fold (59% of the compute floor on 1x1000x1024x1024x128;
+// Nsight: barrier and wait stalls). Here the roles are split, as FlashAttention-3 splits them.
+//
+// Roles:       warpgroup 2, the producer: its first warp reads the items' rows and lengths 32 at a time,
+//              and one lane loads document tiles with TMA; warpgroups 0 and 1, the consumers, multiply and
+//              fold, warpgroup w owning rows 64w .. 64w + 63 of the pass. They meet only at the ring's
+//              mbarriers: no block barrier after set-up, and no consumer reads the work's metadata from
+//              global memory (each slot carries its tile's TileInfo).
+// Work:        items (pass, pair, slice) in pass-major order, one contiguous run of equal length per block,
+//              one block per SM. A slice is sliceTokens document tokens (a multiple of 128), for launches
+//              whose items would not even out over the SMs. Training (argmax) and inference run the same
+//              items in the same order and agree to the bit.
+// Tiles:       A = the warpgroup's 64 query rows in registers, loaded from global memory when (query, pass)
+//              changes: a few times per block. B = 128 document tokens x d per stage, 128-byte swizzled,
+//              written by TMA in boxes of 64 halves (KC = 1 box for d <= 64, 2 for d <= 128); TMA writes
+//              zeros past d and past the batch's last token; tokens past the slice are masked in the fold.
+// Pipeline:    STAGES slots with a full and an empty barrier each. The producer waits for a slot's release,
+//              writes its TileInfo, announces its bytes and issues its boxes; the consumers wait for the
+//              slot to fill, and each consumer warp releases it once its wgmmas are done.
+// Multiply:    per tile KC x 4 wgmma m64n128k16 (A from registers, B by descriptor) as one group, waited
+//              for before the fold; the other warpgroup's group keeps the tensor cores busy meanwhile.
+//              (Measured and not kept, docs/benchmarks.md v22: turns between the warpgroups' groups
+//              through named barriers, ping-pong as in FlashAttention-3, and two tiles per group. Two
+//              accumulator sets per warpgroup, the next tile's wgmmas running under this tile's fold, made
+//              ptxas serialise every wgmma: "insufficient register resources".)
+// Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers).
+// Epilogue:    at an item's last tile each row's max across its quad, written to the partials with its
+//              argmax (training) or a stand-in index the merge's tie rule may read. Or, where the launch
+//              gives `scores` (slices == 1; an A/B variant), summed per warpgroup into passSums, the pair's
+//              last warpgroup adding those up in a fixed order (sumRows): no merge launch, the same bits
+//              whichever finished last, but a fence and an atomic per item that stall the warpgroup
+//              (measured slower, docs/benchmarks.md v22).
+#include "maxsim_async.cuh"
+#include "maxsim_common.cuh"
+#include "maxsim_fold.cuh"
+#include "maxsim_mma.cuh"
+#include "maxsim_tma.cuh"
+#include "maxsim_wgmma.cuh"
+
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace maxsim4j {
+
+constexpr int WS_TOKENS = 128;                               // document tokens per tile: N of one wgmma
+constexpr int WS_ROWS = 128;                                 // query rows per pass: two warpgroups of 64
+constexpr int WS_BOX_BYTES = WS_TOKENS * SWIZZLE_ROW_BYTES;  // a TMA box: 128 tokens x 64 halves, 16 KB
+constexpr int WS_CONSUMER_WARPS = 8;
+constexpr int WS_THREADS = WS_CONSUMER_WARPS * 32 + 128;     // and the producer warpgroup (one lane works)
+// Registers per thread after the roles split (setmaxnreg): the producer gives back what the consumers
+// take. The pool is the CTA's launch allocation, 168 a thread (the most 384 threads get), and
+// setmaxnreg.inc waits until the pool can pay: asking for more than the producer released hangs the
+// kernel (64 + 2 x 224 did, on the H200).
+constexpr int WS_LAUNCH_REGISTERS = 168;
+constexpr int WS_PRODUCER_REGISTERS = 56;
+constexpr int WS_CONSUMER_REGISTERS = 224;
+static_assert(WS_PRODUCER_REGISTERS + 2 * WS_CONSUMER_REGISTERS <= 3 * WS_LAUNCH_REGISTERS,
+              "the consumers take no more registers than the producer gives back");
+constexpr int WS_RING_BYTES = 192 * 1024;
+constexpr int WS_NO_INDEX = 0x7fffffff;
+constexpr int WS_SUM_BARRIER = 1;  // named barrier 1 + w: consumer warpgroup w's epilogue (128 threads)
+
+template <typename T>
+struct WsOperands {
+  const T* __restrict__ q;
+  Rows qRows;
+  Rows dRows;  // the documents' rows; their tokens come through the tensor map
+  const int* __restrict__ dValid;
+  int dim, mode, perQuery, docOffset;
+  long long pairs;
+  int passes, slices, sliceTokens;
+  float* partialMax;  // scores == null (the default): per-row partials for maxsim_merge_slices
+  int* partialArgmax;
+  int partialStride;
+  float* scores;      // else (slices == 1): scores and argmax written here, through passSums and arrivals
+  int* argmax;
+  int argmaxStride;
+  float* passSums;    // per (pair, pass, warpgroup): the warpgroup's sum of its 64 rows
+  int* arrivals;      // per pair: warpgroups done; zero before a launch, left zero after it
+};
+
+// Item i: pass `pass` of query `query`'s rows against slice `slice` of document `doc`.
+struct WsItem {
+  long long pair;
+  int query, pass, slice;
+  int qStart, qLength;
+  int dStart, tBegin, tEnd;
+  int tiles;  // 0: nothing to scan (empty document, slice past its end, pass past the query)
+  bool emptyDocument;
+};
+
+template <typename T>
+__device__ __forceinline__ WsItem wsItem(const WsOperands<T>& in, long long item) {
+  WsItem w;
+  w.slice = (int)(item % in.slices);
+  const long long rest = item / in.slices;
+  w.pair = rest % in.pairs;
+  w.pass = (int)(rest / in.pairs);
+  w.query = (int)(w.pair / in.perQuery);
+  const int doc = in.mode == ALL_PAIRS ? in.docOffset + (int)(w.pair % in.perQuery) : (int)w.pair;
+  w.qStart = in.qRows.rowStart[w.query];
+  w.qLength = in.qRows.rowLength[w.query];
+  w.dStart = in.dRows.rowStart[doc];
+  w.tBegin = w.slice * in.sliceTokens;
+  w.tEnd = min(in.dRows.rowLength[doc], w.tBegin + in.sliceTokens);
+  w.emptyDocument = in.dValid[doc] == 0;
+  const bool scan = !w.emptyDocument && w.tBegin < w.tEnd && w.pass * WS_ROWS < w.qLength;
+  w.tiles = scan ? (w.tEnd - w.tBegin + WS_TOKENS - 1) / WS_TOKENS : 0;
+  return w;
+}
+
+// What the consumers need of the tile in a ring slot, written by the producer beside it and published by
+// the slot's full barrier (its arrival releases, the consumers' wait acquires). query < 0: the run is over.
+struct TileInfo {
+  int query, pass, qStart, qLength;
+  int dStart, t0, tEnd, last;  // t0: the tile's first token in its document; last: the item's last tile
+  long long pair;
+  long long partialBase;       // the partial of query row s is at partialBase + s
+};
+
+// A ring position: slot and the parity of its current use.
+struct RingPosition {
+  int slot = 0;
+  uint32_t phase = 0;
+  template <int STAGES>
+  __device__ __forceinline__ void next() {
+    if (++slot == STAGES) {
+      slot = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+// Without partials (scores given), what an item with no tile to scan leaves: an empty document scores -1e9
+// (pass 0 writes it) and an empty query 0; the argmax of its pass's rows that no consumer writes (past
+// the query, or all of an empty document's) is -1.
+template <typename T>
+__device__ __forceinline__ void writeUnscanned(const WsOperands<T>& in, const WsItem& w) {
+  if (w.pass == 0 && (w.emptyDocument || w.qLength == 0))
+    in.scores[w.pair] = w.emptyDocument ? EMPTY_DOCUMENT_SCORE : 0.f;
+  if (in.argmax == nullptr) return;
+  const int first = w.emptyDocument ? w.pass * WS_ROWS : max(w.pass * WS_ROWS, w.qLength);
+  for (int s = first; s < min((w.pass + 1) * WS_ROWS, in.argmaxStride); s++)
+    in.argmax[w.pair * in.argmaxStride + s] = -1;
+}
+
+// Producer warp: the run's items 32 at a time, lane i reading item base + i's rows and lengths (the next
+// 32 items' loads in flight while this batch is issued), then lane 0 walking the batch's tiles: for each,
+// it waits for the slot's release, writes the slot's TileInfo, announces the bytes and issues the KC boxes
+// (k-chunk kc from column 64 kc). A last slot with query = -1, arrived on without bytes, ends the run.
+template <typename T, int KC, int STAGES>
+__device__ __forceinline__ void produceTiles(const WsOperands<T>& in, const TensorMap* documents, long long begin,
+                                             long long end, uint32_t ring, uint32_t fullBars, uint32_t emptyBars,
+                                             TileInfo* infos) {
+  const int lane = threadIdx.x % 32;
+  RingPosition at;
+  WsItem next;
+  next.tiles = 0;
+  if (begin + lane < end) next = wsItem(in, begin + lane);
+  for (long long base = begin; base < end; base += 32) {
+    const WsItem mine = next;
+    next.tiles = 0;
+    if (base + 32 + lane < end) next = wsItem(in, base + 32 + lane);
+    if (in.scores != nullptr && base + lane < end && mine.tiles == 0) writeUnscanned(in, mine);
+    const int count = (int)min(32LL, end - base);
+    for (int j = 0; j < count; j++) {
+      const int tiles = __shfl_sync(0xffffffffu, mine.tiles, j);
+      if (tiles == 0) continue;
+      TileInfo info;
+      info.query = __shfl_sync(0xffffffffu, mine.query, j);
+      info.pass = __shfl_sync(0xffffffffu, mine.pass, j);
+      info.qStart = __shfl_sync(0xffffffffu, mine.qStart, j);
+      info.qLength = __shfl_sync(0xffffffffu, mine.qLength, j);
+      info.dStart = __shfl_sync(0xffffffffu, mine.dStart, j);
+      info.tEnd = __shfl_sync(0xffffffffu, mine.tEnd, j);
+      const int tBegin = __shfl_sync(0xffffffffu, mine.tBegin, j);
+      const long long pair = __shfl_sync(0xffffffffu, mine.pair, j);
+      const int slice = __shfl_sync(0xffffffffu, mine.slice, j);
+      info.pair = pair;
+      info.partialBase = (pair * in.slices + slice) * in.partialStride;
+      if (lane == 0) {
+        for (int tile = 0; tile < tiles; tile++) {
+          mbarrierWait(emptyBars + 8 * at.slot, at.phase ^ 1);
+          info.t0 = tBegin + tile * WS_TOKENS;
+          info.last = tile == tiles - 1;
+          infos[at.slot] = info;
+          const uint32_t full = fullBars + 8 * at.slot;
+          mbarrierExpectBytes(full, KC * WS_BOX_BYTES);
+          const uint32_t slot = ring + at.slot * KC * WS_BOX_BYTES;
+#pragma unroll
+          for (int kc = 0; kc < KC; kc++)
+            tmaLoadBox(slot + kc * WS_BOX_BYTES, documents, kc * SWIZZLE_ROW_HALVES, info.dStart + info.t0, full);
+          at.next<STAGES>();
+        }
+      }
+      __syncwarp();
+    }
+  }
+  if (lane == 0) {
+    mbarrierWait(emptyBars + 8 * at.slot, at.phase ^ 1);
+    infos[at.slot].query = -1;
+    mbarrierArrive(fullBars + 8 * at.slot);
+  }
+}
+
+// This thread's A words for rows `row` and row + 8 of the query (zeros past the query and past d), laid
+// out as mma.m16n8k16's A fragment per 16-half k-step: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8)
+// with k = 16 ks + 2 tig.
+template <typename T, int KC>
+__device__ __forceinline__ void loadQueryRows(uint32_t (&a)[KC * 4][4], const WsOperands<T>& in, const TileInfo& w,
+                                              int row, int tig) {
+#pragma unroll
+  for (int ks = 0; ks < KC * 4; ks++) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      const int s = row + (i & 1) * 8, k = ks * 16 + (i >> 1) * 8 + 2 * tig;
+      a[ks][i] = s < w.qLength && k < in.dim
+                     ? *reinterpret_cast<const uint32_t*>(in.q + (size_t)(w.qStart + s) * in.dim + k)
+                     : 0u;
+    }
+  }
+}
+
+// Without partials: a warpgroup's rows of an item summed (rows g and g + 8 of each quad, a shuffle tree
+// over the 8 quads, then the 4 warps in order) into passSums; the last of the pair's 2 x passes warpgroups
+// to arrive adds them up in (pass, warpgroup) order, so the score does not depend on which came last, and
+// leaves the pair's arrival count zero for the next launch.
+template <typename T>
+__device__ __forceinline__ void sumRows(const WsOperands<T>& in, const TileInfo& w, float rowSum, float* warpSums,
+                                        int consumer, int lane) {
+  for (int offset = 4; offset < 32; offset *= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
+  // warpSums: this epilogue's half of a double buffer. A warp reaches the next epilogue's barrier only
+  // with all four, so it can write this half again only after thread 0 has read it.
+  const int warpInGroup = (threadIdx.x / 32) % 4;
+  if (lane == 0) warpSums[warpInGroup] = rowSum;
+  namedBarrierSync(WS_SUM_BARRIER + consumer, 128);
+  if (threadIdx.x % 128 != 0) return;
+  const float total = ((warpSums[0] + warpSums[1]) + warpSums[2]) + warpSums[3];
+  const int units = 2 * ((w.qLength + WS_ROWS - 1) / WS_ROWS);
+  float* sums = in.passSums + w.pair * in.passes * 2;
+  sums[2 * w.pass + consumer] = total;
+  __threadfence();
+  if (atomicAdd(in.arrivals + w.pair, 1) != units - 1) return;
+  __threadfence();
+  float score = 0.f;
+  for (int u = 0; u < units; u++) score += __ldcg(sums + u);
+  in.scores[w.pair] = score;
+  in.arrivals[w.pair] = 0;
+}
+
+template <typename T, int KC, int STAGES, bool ARGMAX>
+__device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documents) {
+  extern __shared__ uint8_t dynamicShared[];
+  __shared__ alignas(8) uint64_t bars[2 * STAGES];  // full barriers, then empty ones
+  __shared__ TileInfo infos[STAGES];
+  const uint32_t ring = ((uint32_t)__cvta_generic_to_shared(dynamicShared) + 1023) & ~1023u;
+  const uint32_t fullBars = (uint32_t)__cvta_generic_to_shared(bars), emptyBars = fullBars + 8 * STAGES;
+  const int lane = threadIdx.x % 32;
+  const int warp = __shfl_sync(0xffffffffu, (int)threadIdx.x / 32, 0);  // uniform, as ptxas can see
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbarrierInit(fullBars + 8 * s, 1);                    // the producer's expect_tx
+      mbarrierInit(emptyBars + 8 * s, WS_CONSUMER_WARPS);  // each consumer warp, its wgmmas done
+    }
+    fenceBarrierInit();
+  }
+  __syncthreads();
+
+  const long long items = (long long)in.passes * in.pairs * in.slices;
+  const long long begin = items * blockIdx.x / gridDim.x, end = items * (blockIdx.x + 1) / gridDim.x;
+  if (warp >= WS_CONSUMER_WARPS) {
+    setMaxRegisters<false, WS_PRODUCER_REGISTERS>();
+    if (warp == WS_CONSUMER_WARPS) produceTiles<T, KC, STAGES>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
+    return;
+  }
+
+  // consumers
+  setMaxRegisters<true, WS_CONSUMER_REGISTERS>();
+  const int g = lane / 4, tig = lane % 4;
+  const int myRow = (warp / 4) * 64 + (warp % 4) * 16 + g;  // within the pass; and myRow + 8
+  const uint64_t ringDescriptor = tileDescriptor(ring);
+  uint32_t a[KC * 4][4];
+  float acc[64];
+  float best[2] = {-INFINITY, -INFINITY};
+  int bestIndex[2] = {WS_NO_INDEX, WS_NO_INDEX};
+  RingPosition slot;
+  int loadedQuery = -1, loadedPass = -1;
+  const int consumer = warp / 4;
+  __shared__ float warpSums[2][2][4];  // [warpgroup][epilogue parity][warp]
+  int epilogues = 0;
+  for (;;) {
+    mbarrierWait(fullBars + 8 * slot.slot, slot.phase);
+    const TileInfo w = infos[slot.slot];
+    if (w.query < 0) break;
+    if (w.query != loadedQuery || w.pass != loadedPass) {  // no wgmma is in flight here
+      loadQueryRows<T, KC>(a, in, w, w.pass * WS_ROWS + myRow, tig);
+      loadedQuery = w.query;
+      loadedPass = w.pass;
+    }
+    // multiply: the tile's wgmmas as one group, waited for at once
+    wgmmaFence();
+    const uint64_t b = ringDescriptor + (uint64_t)(slot.slot * KC * WS_BOX_BYTES / 16);
+#pragma unroll
+    for (int kc = 0; kc < KC; kc++)
+#pragma unroll
+      for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
+        Wgmma<T>::n128(acc, a[kc * 4 + k], b + (uint64_t)(kc * WS_BOX_BYTES / 16 + 2 * k), kc > 0 || k > 0);
+    wgmmaCommit();
+    wgmmaWait<0>();
+    pinAccumulators(acc);
+    // release the slot (the fold reads registers only), then fold
+    if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
+    slot.next<STAGES>();
+    foldTile<ARGMAX, WS_TOKENS>(best, bestIndex, acc, in.dRows, w.dStart, w.t0, w.tEnd, tig);
+    if (!w.last) continue;
+    // epilogue, after the item's last tile: each row's max across its quad
+    float rowSum = 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      float v = best[h];
+      int i = bestIndex[h];
+      if constexpr (ARGMAX) {
+        quadMerge(v, i);
+      } else {
+        for (int offset = 1; offset < 4; offset *= 2) v = maxKeepNaN(v, __shfl_xor_sync(0xffffffffu, v, offset));
+      }
+      const int s = w.pass * WS_ROWS + myRow + 8 * h;
+      if (in.scores == nullptr) {
+        if (tig == 0 && s < w.qLength) {
+          in.partialMax[w.partialBase + s] = v;
+          in.partialArgmax[w.partialBase + s] = i;
+        }
+      } else {
+        const bool valid = s < w.qLength && isValid(in.qRows, w.qStart + s);
+        if (valid) rowSum += v;
+        if (ARGMAX && in.argmax != nullptr && tig == 0 && s < in.argmaxStride)
+          in.argmax[w.pair * in.argmaxStride + s] = valid ? i : -1;
+      }
+      best[h] = -INFINITY;
+      bestIndex[h] = WS_NO_INDEX;
+    }
+    if (in.scores != nullptr) sumRows(in, w, rowSum, warpSums[consumer][epilogues++ % 2], consumer, lane);
+  }
+}
+
+}  // namespace maxsim4j
+
+using namespace maxsim4j;
+
+// Queries as in maxsim_forward_*; the documents' row starts, lengths, mask and valid counts, their tokens
+// through `documents`, a tensor map over the batch's stored tokens (rows) x d (columns) in boxes of 128 x
+// 64 with the 128-byte swizzle; pairs as in maxsim_forward_* (mode, perQuery, docOffset); items = passes x
+// pairs x slices. scores = null: partials at ((pair x slices + slice) x partialStride + row) for
+// maxsim_merge_slices. Else (slices == 1): scores and argmax (int32, nullable) written here, with passSums
+// (pairs x passes x 2 floats) and arrivals (pairs ints, zero). One block per SM, WS_THREADS
+// threads, dynamic shared memory 1024 + 192 KB. Entries:
+//   maxsim_forward_wgmma_ws_k{KC}[_argmax]_{type}: KC = 1 for d <= 64, 2 for d <= 128.
+#define MAXSIM_WGMMA_WS_ENTRY(T, KC, ARGMAX, NAME)                                                              \
+  extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                  \
+      NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,          \
+           const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,        \
+           int docOffset, long long pairs, int passes, int slices, int sliceTokens, float* partialMax,          \
+           int* partialArgmax, int partialStride, float* scores, void* argmax, int argmaxStride, float* passSums, \
+           int* arrivals, const __grid_constant__ TensorMap documents) {                                       \
+    const WsOperands<T> in{q,        Rows{qStart, qLength, qMask}, Rows{dStart, dLength, dMask}, dValid, dim,    \
+                           mode,     perQuery, docOffset, pairs, passes, slices, sliceTokens, partialMax,       \
+                           partialArgmax, partialStride, scores, static_cast<int*>(argmax), argmaxStride,     \
+                           passSums, arrivals};                                                                 \
+    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), ARGMAX>(in, &documents);                         \
+  }
+#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                              \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, false, maxsim_forward_wgmma_ws_k1_##SUFFIX)            \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, true, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)      \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, false, maxsim_forward_wgmma_ws_k2_##SUFFIX)            \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, true, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)
+
+MAXSIM_WGMMA_WS_TYPE(__nv_bfloat16, bf16)
+MAXSIM_WGMMA_WS_TYPE(__half, f16)
+#endif

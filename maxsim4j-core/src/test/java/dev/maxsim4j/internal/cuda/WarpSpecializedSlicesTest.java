@@ -1,0 +1,33 @@
+package dev.maxsim4j.internal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * How the warp-specialized kernel's launches slice documents (ForwardKernels.wsSlices): only as far as
+ * needed for the items to spread over the SMs within 3% of even, never more slices than tiles, at most 8.
+ * Plain arithmetic: runs on the CPU.
+ */
+class WarpSpecializedSlicesTest {
+  private static final int H200_SMS = 132;
+
+  @Test
+  void manyItemsAreNotSliced() {
+    // 1 x 1000 x 1024 x 1024: 8 passes x 1000 pairs, 61 items on the busiest SM against 60.6
+    assertEquals(1, ForwardKernels.wsSlices(8000, 8, H200_SMS));
+  }
+
+  @Test
+  void unevenItemsAreSlicedUntilEven() {
+    // 1000 items: 8 on the busiest SM against 7.6 (5.5%); 2000: 16 against 15.2; 4000: 31 against 30.3
+    assertEquals(4, ForwardKernels.wsSlices(1000, 8, H200_SMS));
+  }
+
+  @Test
+  void fewItemsTakeAtMostEightSlicesAndNoMoreThanTheirTiles() {
+    assertEquals(8, ForwardKernels.wsSlices(12, 64, H200_SMS));
+    assertEquals(2, ForwardKernels.wsSlices(12, 2, H200_SMS));
+    assertEquals(1, ForwardKernels.wsSlices(12, 1, H200_SMS));
+  }
+}
