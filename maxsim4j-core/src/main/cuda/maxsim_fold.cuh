@@ -3,6 +3,7 @@
 #pragma once
 #include "maxsim_async.cuh"
 #include "maxsim_common.cuh"
+#include "maxsim_mma.cuh"
 
 namespace maxsim4j {
 
@@ -50,6 +51,17 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
     } else {
       best[h] = maxKeepNaN(best[h], m);
     }
+  }
+}
+
+// A row's running (max, argmax) across the quad of lanes that holds it (epilogue 1): the index too with
+// ARGMAX (ties to the lower token), else the max alone.
+template <bool ARGMAX>
+__device__ __forceinline__ void quadMax(float& v, int& i) {
+  if constexpr (ARGMAX) {
+    quadMerge(v, i);
+  } else {
+    for (int offset = 1; offset < 4; offset *= 2) v = maxKeepNaN(v, __shfl_xor_sync(0xffffffffu, v, offset));
   }
 }
 

@@ -362,11 +362,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       for (int h = 0; h < 2; h++) {
         float v = best[h];
         int i = bestIndex[h];
-        if constexpr (ARGMAX) {
-          quadMerge(v, i);
-        } else {
-          for (int offset = 1; offset < 4; offset *= 2) v = maxKeepNaN(v, __shfl_xor_sync(0xffffffffu, v, offset));
-        }
+        quadMax<ARGMAX>(v, i);
         if (tig == 0 && myRow + 8 * h < ROWS) {
           rowBest[myRow + 8 * h] = v;
           rowIndex[myRow + 8 * h] = i;

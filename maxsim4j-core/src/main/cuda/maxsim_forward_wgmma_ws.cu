@@ -324,11 +324,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     for (int h = 0; h < 2; h++) {
       float v = best[h];
       int i = bestIndex[h];
-      if constexpr (ARGMAX) {
-        quadMerge(v, i);
-      } else {
-        for (int offset = 1; offset < 4; offset *= 2) v = maxKeepNaN(v, __shfl_xor_sync(0xffffffffu, v, offset));
-      }
+      quadMax<ARGMAX>(v, i);
       const int s = w.pass * WS_ROWS + myRow + 8 * h;
       if (in.scores == nullptr) {
         if (tig == 0 && s < w.qLength) {
