@@ -18,6 +18,9 @@ final class ForwardKernels {
   private static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
   private static final String FORWARD_WGMMA_WS = "maxsim_forward_wgmma_ws";
   private static final String MERGE = "maxsim_merge";
+  /** The scratch slots of the per-row partials that split launches leave for the merge. */
+  private static final String PARTIAL_MAX = "partial-max";
+  private static final String PARTIAL_ARGMAX = "partial-argmax";
   private static final int MERGE_WARPS = 8;
   private static final int SPLIT_BLOCKS_PER_SM = 8;
   private static final int SPLIT_BELOW_BLOCKS_PER_SM = 2;
@@ -180,11 +183,16 @@ final class ForwardKernels {
 
   /** Per (pair, slice, query row) maxima of a split launch ({@link Split}); 0 when not split. */
   private long partialMax(Split split, int pairs, int maxQueryLength) {
-    return split.partials() ? lane.scratch("partial-max", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+    return split.partials() ? partials(PARTIAL_MAX, pairs, split.slices(), maxQueryLength) : 0L;
   }
 
   private long partialArgmax(Split split, int pairs, int maxQueryLength) {
-    return split.partials() ? lane.scratch("partial-argmax", 4L * pairs * split.slices() * maxQueryLength) : 0L;
+    return split.partials() ? partials(PARTIAL_ARGMAX, pairs, split.slices(), maxQueryLength) : 0L;
+  }
+
+  /** The scratch of one of the per-row partial arrays ({@code slot}): a 4-byte entry per (pair, slice, row). */
+  private long partials(String slot, int pairs, int slices, int maxQueryLength) {
+    return lane.scratch(slot, 4L * pairs * slices * maxQueryLength);
   }
 
   /**
@@ -198,14 +206,15 @@ final class ForwardKernels {
     }
     // split passes leave one slice covering every document: any slice length past the longest will do
     int sliceTokens = split.slices() > 1 ? split.sliceTokens() : Math.max(1, d.maxLength());
-    merge(split, sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength);
+    merge(split.slices(), sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride,
+        maxQueryLength);
   }
 
-  /** Merges {@code split.slices()} slices of {@code sliceTokens} tokens: the partials are always read. */
-  private void merge(Split split, int sliceTokens, DeviceTokens q, DeviceTokens d, int mode, int perQuery,
+  /** Merges {@code slices} slices of {@code sliceTokens} tokens: the partials are always read. */
+  private void merge(int slices, int sliceTokens, DeviceTokens q, DeviceTokens d, int mode, int perQuery,
       int docOffset, int pairs, long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    long partials = 4L * pairs * split.slices() * maxQueryLength;
-    params.set(lane.scratch("partial-max", partials), lane.scratch("partial-argmax", partials), split.slices(),
+    params.set(partials(PARTIAL_MAX, pairs, slices, maxQueryLength),
+        partials(PARTIAL_ARGMAX, pairs, slices, maxQueryLength), slices,
         sliceTokens, maxQueryLength, q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
         mode, perQuery, docOffset, scores, argmax, argmaxStride, (long) pairs);
     Driver.launch(device.function(MERGE, "maxsim_merge_slices"), "maxsim_merge_slices",
@@ -387,18 +396,17 @@ final class ForwardKernels {
     // the kernel's own sums (no merge launch) only for A/B runs: they measured slower (docs/benchmarks.md,
     // v22: a fence and an atomic per item and warpgroup stall the warpgroup's next wgmmas)
     boolean partials = slices > 1 || !"wgmma_ws_direct".equals(forcedVariant);
-    long partialBytes = partials ? 4L * pairs * slices * maxQueryLength : 0;
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, passes, slices, sliceTokens,
-        partials ? lane.scratch("partial-max", partialBytes) : 0L,
-        partials ? lane.scratch("partial-argmax", partialBytes) : 0L, maxQueryLength,
+        partials ? partials(PARTIAL_MAX, pairs, slices, maxQueryLength) : 0L,
+        partials ? partials(PARTIAL_ARGMAX, pairs, slices, maxQueryLength) : 0L, maxQueryLength,
         partials ? 0L : scores, partials ? 0L : argmax, argmaxStride,
         partials ? 0L : lane.scratch("ws-pass-sums", 8L * pairs * passes),
         partials ? 0L : lane.zeroedScratch("ws-arrivals", 4L * pairs), documentsMap(d));
     Driver.launch(fn, kernel, blocks, 1, WS_THREADS, WS_SHARED_BYTES, lane.stream, params.pointers());
     if (partials) {
-      merge(new Split(slices, sliceTokens, 1), sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax,
-          argmaxStride, maxQueryLength);
+      merge(slices, sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride,
+          maxQueryLength);
     }
   }
 
