@@ -8,8 +8,9 @@
 // Nsight: barrier and wait stalls). Here the roles are split, as FlashAttention-3 splits them.
 //
 // Roles:       warpgroup 2, the producer: its first warp reads the items' rows and lengths 32 at a time,
-//              and one lane loads document tiles with TMA; warpgroups 0 and 1, the consumers, multiply and
-//              fold, warpgroup w owning rows 64w .. 64w + 63 of the pass. They meet only at the ring's
+//              and one lane loads document tiles with TMA (its second warp sums the scores, below);
+//              warpgroups 0 and 1, the consumers, multiply and fold, warpgroup w owning rows 64w .. 64w +
+//              63 of the pass. They meet only at the ring's
 //              mbarriers: no block barrier after set-up, and no consumer reads the work's metadata from
 //              global memory (each slot carries its tile's TileInfo).
 // Work:        items (pass, pair, slice) in pass-major order, one contiguous run of equal length per block,
@@ -30,12 +31,13 @@
 //              accumulator sets per warpgroup, the next tile's wgmmas running under this tile's fold, made
 //              ptxas serialise every wgmma: "insufficient register resources".)
 // Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers).
-// Epilogue:    at an item's last tile each row's max across its quad, written to the partials with its
-//              argmax (training) or a stand-in index the merge's tie rule may read. Or, where the launch
-//              gives `scores` (slices == 1; an A/B variant), summed per warpgroup into passSums, the pair's
-//              last warpgroup adding those up in a fixed order (sumRows): no merge launch, the same bits
-//              whichever finished last, but a fence and an atomic per item that stall the warpgroup
-//              (measured slower, docs/benchmarks.md v22).
+// Epilogue:    at an item's last tile each row's max across its quad. Without slices (the default) each
+//              consumer warp sums its rows and hands the sum to the epilogue warp (the producer
+//              warpgroup's second warp) through a small ring of slots; that warp adds an item's 8 sums
+//              in a fixed order, and a query of several passes is summed by its last pass to arrive, in
+//              pass order: no merge launch, the same bits whichever pass finished last, and the fence
+//              and the atomic off the consumers' path. With slices, per-row partials (max and argmax,
+//              or a stand-in index the merge's tie rule may read) for maxsim_merge_slices.
 #include "maxsim_async.cuh"
 #include "maxsim_common.cuh"
 #include "maxsim_fold.cuh"
@@ -62,7 +64,8 @@ static_assert(WS_PRODUCER_REGISTERS + 2 * WS_CONSUMER_REGISTERS <= 3 * WS_LAUNCH
               "the consumers take no more registers than the producer gives back");
 constexpr int WS_RING_BYTES = 192 * 1024;
 constexpr int WS_NO_INDEX = 0x7fffffff;
-constexpr int WS_SUM_BARRIER = 1;  // named barrier 1 + w: consumer warpgroup w's epilogue (128 threads)
+constexpr int WS_EPILOGUE_WARP = WS_CONSUMER_WARPS + 1;  // in the producer warpgroup, beside the TMA warp
+constexpr int WS_EPILOGUE_SLOTS = 4;
 
 template <typename T>
 struct WsOperands {
@@ -79,8 +82,8 @@ struct WsOperands {
   float* scores;      // else (slices == 1): scores and argmax written here, through passSums and arrivals
   int* argmax;
   int argmaxStride;
-  float* passSums;    // per (pair, pass, warpgroup): the warpgroup's sum of its 64 rows
-  int* arrivals;      // per pair: warpgroups done; zero before a launch, left zero after it
+  float* passSums;    // per (pair, pass): the sum of the pass's rows
+  int* arrivals;      // per pair: passes summed; zero before a launch, left zero after it
 };
 
 // Item i: pass `pass` of query `query`'s rows against slice `slice` of document `doc`.
@@ -225,31 +228,67 @@ __device__ __forceinline__ void loadQueryRows(uint32_t (&a)[KC * 4][4], const Ws
   }
 }
 
-// Without partials: a warpgroup's rows of an item summed (rows g and g + 8 of each quad, a shuffle tree
-// over the 8 quads, then the 4 warps in order) into passSums; the last of the pair's 2 x passes warpgroups
-// to arrive adds them up in (pass, warpgroup) order, so the score does not depend on which came last, and
-// leaves the pair's arrival count zero for the next launch.
+// Without partials: what the consumer warps hand the epilogue warp at an item's last tile, each warp the
+// sum of its 16 rows (warp 0 also the item), in a ring of WS_EPILOGUE_SLOTS. pair < 0: the run is over.
+struct EpilogueSlot {
+  float warpSums[WS_CONSUMER_WARPS];
+  long long pair;
+  int pass, qLength;
+};
+
+// The epilogue warp (one lane): each item's 8 warp sums added in a fixed order into the pass's sum; a
+// query of one pass has its score, else the pass's sum goes to passSums and the pair's last pass to
+// arrive adds them up in pass order, so the score does not depend on which pass came last, and leaves
+// the pair's arrival count zero for the next launch. The fence and the atomic wait here, off the
+// consumers' path (v22e had each consumer warpgroup pay them: measured slower than the merge launch).
 template <typename T>
-__device__ __forceinline__ void sumRows(const WsOperands<T>& in, const TileInfo& w, float rowSum, float* warpSums,
-                                        int consumer, int lane) {
+__device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot* slots, uint32_t fullBars,
+                                          uint32_t emptyBars) {
+  RingPosition at;
+  for (;;) {
+    mbarrierWait(fullBars + 8 * at.slot, at.phase);
+    const EpilogueSlot e = slots[at.slot];
+    mbarrierArrive(emptyBars + 8 * at.slot);
+    at.next<WS_EPILOGUE_SLOTS>();
+    if (e.pair < 0) return;
+    const float passSum = (((e.warpSums[0] + e.warpSums[1]) + e.warpSums[2]) + e.warpSums[3]) +
+                          (((e.warpSums[4] + e.warpSums[5]) + e.warpSums[6]) + e.warpSums[7]);
+    const int units = (e.qLength + WS_ROWS - 1) / WS_ROWS;
+    if (units == 1) {
+      in.scores[e.pair] = passSum;
+      continue;
+    }
+    float* sums = in.passSums + e.pair * in.passes;
+    sums[e.pass] = passSum;
+    __threadfence();
+    if (atomicAdd(in.arrivals + e.pair, 1) != units - 1) continue;
+    __threadfence();
+    float score = 0.f;
+    for (int u = 0; u < units; u++) score += __ldcg(sums + u);
+    in.scores[e.pair] = score;
+    in.arrivals[e.pair] = 0;
+  }
+}
+
+// A consumer warp's part of an item's epilogue without partials: the sum of its 16 rows (rows g and g + 8
+// of each quad, then a shuffle tree over the 8 quads) into its place in the next epilogue slot, once the
+// epilogue warp has emptied it. pair < 0 (warp 0 writes it): the run is over.
+__device__ __forceinline__ void handOverRows(EpilogueSlot* slots, uint32_t fullBars, uint32_t emptyBars,
+                                             RingPosition& at, int warp, int lane, float rowSum, long long pair,
+                                             int pass, int qLength) {
   for (int offset = 4; offset < 32; offset *= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
-  // warpSums: this epilogue's half of a double buffer. A warp reaches the next epilogue's barrier only
-  // with all four, so it can write this half again only after thread 0 has read it.
-  const int warpInGroup = (threadIdx.x / 32) % 4;
-  if (lane == 0) warpSums[warpInGroup] = rowSum;
-  namedBarrierSync(WS_SUM_BARRIER + consumer, 128);
-  if (threadIdx.x % 128 != 0) return;
-  const float total = ((warpSums[0] + warpSums[1]) + warpSums[2]) + warpSums[3];
-  const int units = 2 * ((w.qLength + WS_ROWS - 1) / WS_ROWS);
-  float* sums = in.passSums + w.pair * in.passes * 2;
-  sums[2 * w.pass + consumer] = total;
-  __threadfence();
-  if (atomicAdd(in.arrivals + w.pair, 1) != units - 1) return;
-  __threadfence();
-  float score = 0.f;
-  for (int u = 0; u < units; u++) score += __ldcg(sums + u);
-  in.scores[w.pair] = score;
-  in.arrivals[w.pair] = 0;
+  if (lane == 0) {
+    mbarrierWait(emptyBars + 8 * at.slot, at.phase ^ 1);
+    EpilogueSlot& e = slots[at.slot];
+    e.warpSums[warp] = rowSum;
+    if (warp == 0) {
+      e.pair = pair;
+      e.pass = pass;
+      e.qLength = qLength;
+    }
+    mbarrierArrive(fullBars + 8 * at.slot);
+  }
+  at.next<WS_EPILOGUE_SLOTS>();
 }
 
 template <typename T, int KC, int STAGES, bool ARGMAX>
@@ -257,8 +296,12 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
   extern __shared__ uint8_t dynamicShared[];
   __shared__ alignas(8) uint64_t bars[2 * STAGES];  // full barriers, then empty ones
   __shared__ TileInfo infos[STAGES];
+  __shared__ alignas(8) uint64_t epilogueBars[2 * WS_EPILOGUE_SLOTS];  // likewise, for the epilogue ring
+  __shared__ EpilogueSlot epilogueSlots[WS_EPILOGUE_SLOTS];
   const uint32_t ring = ((uint32_t)__cvta_generic_to_shared(dynamicShared) + 1023) & ~1023u;
   const uint32_t fullBars = (uint32_t)__cvta_generic_to_shared(bars), emptyBars = fullBars + 8 * STAGES;
+  const uint32_t epilogueFull = (uint32_t)__cvta_generic_to_shared(epilogueBars),
+                 epilogueEmpty = epilogueFull + 8 * WS_EPILOGUE_SLOTS;
   const int lane = threadIdx.x % 32;
   const int warp = __shfl_sync(0xffffffffu, (int)threadIdx.x / 32, 0);  // uniform, as ptxas can see
 
@@ -266,6 +309,10 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     for (int s = 0; s < STAGES; s++) {
       mbarrierInit(fullBars + 8 * s, 1);                    // the producer's expect_tx
       mbarrierInit(emptyBars + 8 * s, WS_CONSUMER_WARPS);  // each consumer warp, its wgmmas done
+    }
+    for (int s = 0; s < WS_EPILOGUE_SLOTS; s++) {
+      mbarrierInit(epilogueFull + 8 * s, WS_CONSUMER_WARPS);  // each consumer warp, its sum written
+      mbarrierInit(epilogueEmpty + 8 * s, 1);                 // the epilogue warp, the slot read
     }
     fenceBarrierInit();
   }
@@ -276,6 +323,8 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
   if (warp >= WS_CONSUMER_WARPS) {
     setMaxRegisters<false, WS_PRODUCER_REGISTERS>();
     if (warp == WS_CONSUMER_WARPS) produceTiles<T, KC, STAGES>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
+    if (warp == WS_EPILOGUE_WARP && in.scores != nullptr && lane == 0)
+      sumPasses(in, epilogueSlots, epilogueFull, epilogueEmpty);
     return;
   }
 
@@ -290,13 +339,14 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
   int bestIndex[2] = {WS_NO_INDEX, WS_NO_INDEX};
   RingPosition slot;
   int loadedQuery = -1, loadedPass = -1;
-  const int consumer = warp / 4;
-  __shared__ float warpSums[2][2][4];  // [warpgroup][epilogue parity][warp]
-  int epilogues = 0;
+  RingPosition epilogue;
   for (;;) {
     mbarrierWait(fullBars + 8 * slot.slot, slot.phase);
     const TileInfo w = infos[slot.slot];
-    if (w.query < 0) break;
+    if (w.query < 0) {
+      if (in.scores != nullptr) handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, 0.f, -1, 0, 0);
+      break;
+    }
     if (w.query != loadedQuery || w.pass != loadedPass) {  // no wgmma is in flight here
       loadQueryRows<T, KC>(a, in, w, w.pass * WS_ROWS + myRow, tig);
       loadedQuery = w.query;
@@ -340,7 +390,8 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
       best[h] = -INFINITY;
       bestIndex[h] = WS_NO_INDEX;
     }
-    if (in.scores != nullptr) sumRows(in, w, rowSum, warpSums[consumer][epilogues++ % 2], consumer, lane);
+    if (in.scores != nullptr)
+      handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, rowSum, w.pair, w.pass, w.qLength);
   }
 }
 

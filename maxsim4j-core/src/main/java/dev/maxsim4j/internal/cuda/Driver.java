@@ -103,6 +103,8 @@ final class Driver {
   private static final MethodHandle EVENT_DESTROY = fn("cuEventDestroy_v2", I_A);
   private static final MethodHandle EVENT_RECORD = fn("cuEventRecord", I_AA);
   private static final MethodHandle EVENT_SYNCHRONIZE = fn("cuEventSynchronize", I_A);
+  private static final MethodHandle STREAM_WAIT_EVENT = fn("cuStreamWaitEvent",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
   private static final MethodHandle EVENT_ELAPSED_TIME = fn("cuEventElapsedTime",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
   private static final MethodHandle GET_ERROR_NAME = fn("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
@@ -116,7 +118,8 @@ final class Driver {
       return Optional.of(LOAD_ERROR);
     }
     if (INIT == null || LAUNCH_KERNEL == null || MEM_ALLOC == null || GET_ERROR_NAME == null
-        || MEMSET_D32_ASYNC == null || OCCUPANCY_MAX_BLOCKS == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null) {
+        || MEMSET_D32_ASYNC == null || OCCUPANCY_MAX_BLOCKS == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null
+        || STREAM_WAIT_EVENT == null) {
       return Optional.of("libcuda.so.1 lacks a driver API entry point maxsim4j needs (driver too old)");
     }
     return Optional.empty();
@@ -383,6 +386,11 @@ final class Driver {
 
   static void record(MemorySegment event, MemorySegment stream) {
     run("cuEventRecord", () -> (int) EVENT_RECORD.invokeExact(event, stream));
+  }
+
+  /** Makes {@code stream}'s later work wait, on the device, for the work before {@code event}'s last record. */
+  static void streamWait(MemorySegment stream, MemorySegment event) {
+    run("cuStreamWaitEvent", () -> (int) STREAM_WAIT_EVENT.invokeExact(stream, event, 0));
   }
 
   static float elapsedMillis(MemorySegment start, MemorySegment end) {

@@ -360,7 +360,7 @@ final class ForwardKernels {
    * queries of more than 128 tokens, where the tensor cores bound the time. A/B on the H200 against the
    * wgmma kernel (docs/benchmarks.md, v22; three runs): 1x1000x1024x1024x128 kernel 0.55-0.58 -> 0.48-0.54
    * ms, whole call 0.62-0.63 -> 0.56-0.58; but 1x1000x128x1024x128 kernel 0.085-0.090 -> 0.10-0.13 (Nsight:
-   * DRAM at 3.5 TB/s where the wgmma kernel's two blocks per SM read faster). Property values "wgmma_ws" (and "wgmma_ws_direct") force it wherever d <= 128
+   * DRAM at 3.5 TB/s where the wgmma kernel's two blocks per SM read faster). Property values "wgmma_ws" (and "wgmma_ws_merge") force it wherever d <= 128
    * (any Lq); any other forced variant turns it off.
    */
   private boolean wgmmaWsPays(int maxQueryLength, int dim) {
@@ -376,9 +376,10 @@ final class ForwardKernels {
 
   /**
    * One block per SM over items (pass, pair, slice); slices only for launches whose items would spread
-   * unevenly over the SMs ({@link #wsSlices}). Each item leaves per-row partials that the merge launch
-   * sums. Property value "wgmma_ws_direct": without slices the kernel writes the scores itself instead
-   * (per-warpgroup row sums, added by the pair's last warpgroup), an A/B variant.
+   * unevenly over the SMs ({@link #wsSlices}). Without slices the kernel writes the scores itself (its
+   * epilogue warp adds each pass's rows, the pair's last pass the passes); with slices each item leaves
+   * per-row partials that the merge launch sums. Property value "wgmma_ws_merge": partials and the merge
+   * in every launch, an A/B variant.
    */
   private void launchWgmmaWs(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
@@ -393,17 +394,25 @@ final class ForwardKernels {
     slices = (tiles * WS_TOKENS + sliceTokens - 1) / sliceTokens;
     long items = (long) passes * pairs * slices;
     int blocks = (int) Math.max(1, Math.min(items, device.multiprocessors));
-    // the kernel's own sums (no merge launch) only for A/B runs: they measured slower (docs/benchmarks.md,
-    // v22: a fence and an atomic per item and warpgroup stall the warpgroup's next wgmmas)
-    boolean partials = slices > 1 || !"wgmma_ws_direct".equals(forcedVariant);
+    // without slices the kernel sums the scores itself (its epilogue warp), no merge launch; "wgmma_ws_merge"
+    // forces per-row partials and the merge, for A/B runs (docs/benchmarks.md, v23)
+    boolean partials = slices > 1 || "wgmma_ws_merge".equals(forcedVariant);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, passes, slices, sliceTokens,
         partials ? partials(PARTIAL_MAX, pairs, slices, maxQueryLength) : 0L,
         partials ? partials(PARTIAL_ARGMAX, pairs, slices, maxQueryLength) : 0L, maxQueryLength,
         partials ? 0L : scores, partials ? 0L : argmax, argmaxStride,
-        partials ? 0L : lane.scratch("ws-pass-sums", 8L * pairs * passes),
+        partials ? 0L : lane.scratch("ws-pass-sums", 4L * pairs * passes),
         partials ? 0L : lane.zeroedScratch("ws-arrivals", 4L * pairs), documentsMap(d));
+    // a grid on every SM runs after the last such grid on another lane, not interleaved with it
+    boolean wholeDevice = blocks == device.multiprocessors;
+    if (wholeDevice) {
+      device.orderWholeDeviceLaunch(lane);
+    }
     Driver.launch(fn, kernel, blocks, 1, WS_THREADS, WS_SHARED_BYTES, lane.stream, params.pointers());
+    if (wholeDevice) {
+      device.markWholeDeviceLaunch(lane);
+    }
     if (partials) {
       merge(slices, sliceTokens, q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride,
           maxQueryLength);
