@@ -345,7 +345,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
         wgmmaWait<0>();
         pinAccumulators(acc);
         if (holdsRows)  // with ROWS = 32, warps 2 and 3 hold only the unused rows 32-63
-          foldTile<ARGMAX, N>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
+          foldTile<ARGMAX, N, false>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
       };
       // A document's last tile of at most 64 tokens is multiplied 64 wide (300 tokens: 128 + 128 + 64
       // columns instead of 3 x 128) into the first 32 accumulators, in a loop of its own: the two shapes

@@ -366,7 +366,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     // release the slot (the fold reads registers only), then fold
     if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
     slot.next<STAGES>();
-    foldTile<ARGMAX, WS_TOKENS>(best, bestIndex, acc, in.dRows, w.dStart, w.t0, w.tEnd, tig);
+    foldTile<ARGMAX, WS_TOKENS, true>(best, bestIndex, acc, in.dRows, w.dStart, w.t0, w.tEnd, tig);
     if (!w.last) continue;
     // epilogue, after the item's last tile: each row's max across its quad
     float rowSum = 0.f;
