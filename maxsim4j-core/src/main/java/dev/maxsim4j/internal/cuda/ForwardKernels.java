@@ -55,14 +55,16 @@ final class ForwardKernels {
   private static final int WGMMA_STATIC_SHARED = 2048;
   /**
    * maxsim_forward_wgmma_ws.cu: two consumer warpgroups and a producer warpgroup, the alignment pad and
-   * 192 KB of ring as dynamic shared memory, query rows per pass and document tokens per tile; slices are
-   * added until the items spread over the SMs within {@value #WS_BALANCE} of even, at most
-   * {@value #WS_MAX_SLICES}.
+   * 192 KB of ring as dynamic shared memory, query rows per pass and document tokens per tile. Documents
+   * are sliced only where the items would spread over the SMs more than {@value #WS_SLICE_ABOVE} of even
+   * (slices need the merge launch, 11-19 µs on the H200, where a launch of 1000 items has a 5.5% tail of
+   * ~4 µs), and then until within {@value #WS_BALANCE}, at most {@value #WS_MAX_SLICES}.
    */
   private static final int WS_THREADS = 384;
   private static final int WS_SHARED_BYTES = 1024 + 192 * 1024;
   private static final int WS_ROWS = 128;
   private static final int WS_TOKENS = 128;
+  private static final double WS_SLICE_ABOVE = 1.10;
   private static final double WS_BALANCE = 1.03;
   private static final int WS_MAX_SLICES = 8;
 
@@ -404,8 +406,10 @@ final class ForwardKernels {
         partials ? 0L : scores, partials ? 0L : argmax, argmaxStride,
         partials ? 0L : lane.scratch("ws-pass-sums", 4L * pairs * passes),
         partials ? 0L : lane.zeroedScratch("ws-arrivals", 4L * pairs), documentsMap(d));
-    // a grid on every SM runs after the last such grid on another lane, not interleaved with it
-    boolean wholeDevice = blocks == device.multiprocessors;
+    // a grid on every SM that reads each document once per pass runs after the last such grid on another
+    // lane, not interleaved with it (its passes share the document through L2 only while they run
+    // together); a grid of one pass overlaps the other lane's, which fills its tail
+    boolean wholeDevice = blocks == device.multiprocessors && passes > 1;
     if (wholeDevice) {
       device.orderWholeDeviceLaunch(lane);
     }
@@ -419,9 +423,15 @@ final class ForwardKernels {
     }
   }
 
-  /** Slices (a power of two, at most one per tile) until {@code items} x slices spread evenly enough. */
+  /**
+   * 1 where {@code items} spread over the SMs within {@value #WS_SLICE_ABOVE} of even; else slices (a power
+   * of two, at most one per tile) until {@code items} x slices spread within {@value #WS_BALANCE}.
+   */
   static int wsSlices(long items, int tiles, int multiprocessors) {
     int slices = 1;
+    if (unevenness(items, multiprocessors) <= WS_SLICE_ABOVE) {
+      return slices;
+    }
     while (slices * 2 <= Math.min(tiles, WS_MAX_SLICES) && unevenness(items * slices, multiprocessors) > WS_BALANCE) {
       slices *= 2;
     }

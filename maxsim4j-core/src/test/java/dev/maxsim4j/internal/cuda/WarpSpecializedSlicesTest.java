@@ -5,9 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import org.junit.jupiter.api.Test;
 
 /**
- * How the warp-specialized kernel's launches slice documents (ForwardKernels.wsSlices): only as far as
- * needed for the items to spread over the SMs within 3% of even, never more slices than tiles, at most 8.
- * Plain arithmetic: runs on the CPU.
+ * How the warp-specialized kernel's launches slice documents (ForwardKernels.wsSlices): not at all where
+ * the items spread over the SMs within 10% of even (a slice costs the merge launch), else only as far as
+ * needed to come within 3% of even, never more slices than tiles, at most 8. Plain arithmetic: runs on the
+ * CPU.
  */
 class WarpSpecializedSlicesTest {
   private static final int H200_SMS = 132;
@@ -19,9 +20,17 @@ class WarpSpecializedSlicesTest {
   }
 
   @Test
+  void aTailOfLessThanTenPercentIsNotSliced() {
+    // 1 x 1000 x 128 x 1024: 8 items on the busiest SM against 7.6 (5.5%), cheaper than the merge launch
+    assertEquals(1, ForwardKernels.wsSlices(1000, 8, H200_SMS));
+  }
+
+  @Test
   void unevenItemsAreSlicedUntilEven() {
-    // 1000 items: 8 on the busiest SM against 7.6 (5.5%); 2000: 16 against 15.2; 4000: 31 against 30.3
-    assertEquals(4, ForwardKernels.wsSlices(1000, 8, H200_SMS));
+    // 198 items: 2 on the busiest SM against 1.5 (33%); 396: 3 against 3.0
+    assertEquals(2, ForwardKernels.wsSlices(198, 8, H200_SMS));
+    // 165 items: 2 against 1.25; 330: 3 against 2.5; 660: 5 against 5.0
+    assertEquals(4, ForwardKernels.wsSlices(165, 8, H200_SMS));
   }
 
   @Test
