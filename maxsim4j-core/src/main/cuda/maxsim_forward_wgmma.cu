@@ -1,6 +1,7 @@
 // Fused MaxSim forward on Hopper's warpgroup tensor cores (wgmma, sm_90a only): bf16 or fp16, fp32
 // accumulation. It takes the launches the streaming kernel does not (queries over 32 tokens, d over 128,
-// few pairs) and, as query groups, all pairs of several short queries against long documents.
+// few pairs) and, as query groups, all pairs of several short queries against long documents; of those,
+// queries of more than 64 tokens with d <= 128 go to the warp-specialized kernel (maxsim_forward_wgmma_ws.cu).
 //
 // Why a third forward. The block kernel (maxsim_forward_mma.cu) feeds mma.sync from query fragments that
 // every warp re-reads from shared memory for each 8-token n-tile: at Lq = 128 and 1024 that shared-memory

@@ -359,11 +359,13 @@ final class ForwardKernels {
 
   /**
    * Whether the warp-specialized wgmma kernel (maxsim_forward_wgmma_ws.cu, sm_90, d <= 128) runs a launch:
-   * queries of more than 128 tokens, where the tensor cores bound the time. A/B on the H200 against the
-   * wgmma kernel (docs/benchmarks.md, v22; three runs): 1x1000x1024x1024x128 kernel 0.55-0.58 -> 0.48-0.54
-   * ms, whole call 0.62-0.63 -> 0.56-0.58; but 1x1000x128x1024x128 kernel 0.085-0.090 -> 0.10-0.13 (Nsight:
-   * DRAM at 3.5 TB/s where the wgmma kernel's two blocks per SM read faster). Property values "wgmma_ws" (and "wgmma_ws_merge") force it wherever d <= 128
-   * (any Lq); any other forced variant turns it off.
+   * queries of more than 64 tokens (two warpgroups of 64 rows), so every launch the wgmma kernel would run
+   * with 128-row passes. A/B on the H200 against the wgmma kernel (docs/benchmarks.md, v22-v24):
+   * 1x1000x1024x1024x128 kernel 0.55-0.58 -> 0.42-0.45 ms, per call in flight 0.59 -> 0.45-0.48;
+   * 1x1000x128x1024x128 per call in flight 0.0685 -> 0.0589, awaited 0.097 -> 0.089 (v24d: sums in the
+   * kernel and no slices; before v24 its slices and merge launch made it slower there). Property values
+   * "wgmma_ws" (and "wgmma_ws_merge") force it wherever d <= 128 (any Lq); any other forced variant turns
+   * it off.
    */
   private boolean wgmmaWsPays(int maxQueryLength, int dim) {
     if (device.major != 9 || dim > 128 || !Driver.hasTensorMaps()
@@ -373,7 +375,7 @@ final class ForwardKernels {
     if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
       return forcedVariant.startsWith("wgmma_ws");
     }
-    return maxQueryLength > WS_ROWS;
+    return maxQueryLength > WS_ROWS / 2;
   }
 
   /**
