@@ -35,10 +35,10 @@ __device__ __forceinline__ float wholeTileMax(const float (&acc)[N / 2], int h) 
 // Online max over one tile's accumulators (tokens t0 .. t0 + N - 1 of the document): this thread's rows
 // g and g + 8 of its warp, tokens t0 + 8j + 2 tig + {0, 1}. The value is one max.NaN per element; with
 // TREE, a tile whose tokens are all valid (no mask, inside the document: all but a ragged document's
-// last) takes the tree above, others a select per token. The argmax (training) is found in a second pass only when the
-// tile's max beats the running one (strictly, or NaN arriving first): on most tiles of a long document
-// it does not, so the index costs little. A tie with an earlier tile keeps the earlier token; within a
-// tile the first equal token in order wins: the lowest index, as maxUpdate would give.
+// last) takes the tree above, others a select per token. The argmax (training) is found in a second pass
+// only when the tile's max beats the running one (strictly, or NaN arriving first): on most tiles of a
+// long document it does not, so the index costs little. A tie with an earlier tile keeps the earlier
+// token; within a tile the first equal token in order wins: the lowest index, as maxUpdate would give.
 // TREE = false keeps the select per token on whole tiles too (the wgmma kernel): there the tree measured
 // no faster where the fold's cost shows (Lq = 128: 0.0680 against 0.0670 ms per call in flight) and
 // slower where it does not (d = 1024: 0.076 -> 0.087, its registers 144 -> 177; docs/benchmarks.md, v24c).

@@ -9,10 +9,10 @@
 //
 // Roles:       warpgroup 2, the producer: its first warp reads the items' rows and lengths 32 at a time,
 //              and one lane loads document tiles with TMA (its second warp sums the scores, below);
-//              warpgroups 0 and 1, the consumers, multiply and fold, warpgroup w owning rows 64w .. 64w +
-//              63 of the pass. They meet only at the ring's
-//              mbarriers: no block barrier after set-up, and no consumer reads the work's metadata from
-//              global memory (each slot carries its tile's TileInfo).
+//              warpgroups 0 and 1, the consumers, multiply and fold, warpgroup w owning rows 64w to
+//              64w + 63 of the pass. They meet only at the ring's mbarriers: no block barrier after
+//              set-up, and no consumer reads the work's metadata from global memory (each slot carries
+//              its tile's TileInfo).
 // Work:        items (pass, pair, slice) in pass-major order, one contiguous run of equal length per block,
 //              one block per SM. A slice is sliceTokens document tokens (a multiple of 128), for launches
 //              whose items would not even out over the SMs. Training (argmax) and inference run the same
@@ -26,10 +26,10 @@
 //              slot to fill, and each consumer warp releases it once its wgmmas are done.
 // Multiply:    per tile KC x 4 wgmma m64n128k16 (A from registers, B by descriptor) as one group, waited
 //              for before the fold; the other warpgroup's group keeps the tensor cores busy meanwhile.
-//              (Measured and not kept, docs/benchmarks.md v22: turns between the warpgroups' groups
-//              through named barriers, ping-pong as in FlashAttention-3, and two tiles per group. Two
-//              accumulator sets per warpgroup, the next tile's wgmmas running under this tile's fold, made
-//              ptxas serialise every wgmma: "insufficient register resources".)
+//              (Measured and not kept, docs/benchmarks.md v22 and v23b: turns between the warpgroups'
+//              groups through named barriers, ping-pong as in FlashAttention-3, and two tiles per group.
+//              Two accumulator sets per warpgroup, the next tile's wgmmas running under this tile's fold,
+//              made ptxas serialise every wgmma: "insufficient register resources".)
 // Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers).
 // Epilogue:    at an item's last tile each row's max across its quad. Without slices (the default) each
 //              consumer warp sums its rows and hands the sum to the epilogue warp (the producer

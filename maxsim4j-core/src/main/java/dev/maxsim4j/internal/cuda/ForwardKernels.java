@@ -399,7 +399,7 @@ final class ForwardKernels {
     long items = (long) passes * pairs * slices;
     int blocks = (int) Math.max(1, Math.min(items, device.multiprocessors));
     // without slices the kernel sums the scores itself (its epilogue warp), no merge launch; "wgmma_ws_merge"
-    // forces per-row partials and the merge, for A/B runs (docs/benchmarks.md, v23)
+    // forces per-row partials and the merge, for A/B runs (docs/benchmarks.md, v24)
     boolean partials = slices > 1 || "wgmma_ws_merge".equals(forcedVariant);
     params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(), d.mask(),
         d.validCount(), q.dim(), mode, perQuery, docOffset, (long) pairs, passes, slices, sliceTokens,
