@@ -344,7 +344,8 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     mbarrierWait(fullBars + 8 * slot.slot, slot.phase);
     const TileInfo w = infos[slot.slot];
     if (w.query < 0) {
-      if (in.scores != nullptr) handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, 0.f, -1, 0, 0);
+      if (in.scores != nullptr)
+        handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, 0.f, -1, 0, 0);
       break;
     }
     if (w.query != loadedQuery || w.pass != loadedPass) {  // no wgmma is in flight here
