@@ -49,7 +49,10 @@
 namespace maxsim4j {
 
 constexpr int WS_TOKENS = 128;                               // document tokens per tile: N of one wgmma
-constexpr int WS_ROWS = 128;                                 // query rows per pass: two warpgroups of 64
+constexpr int WS_GROUP_ROWS = 64;                            // query rows of one wgmma: M
+// Query rows per pass: two consumer warpgroups of GROUPS x 64 rows each (GROUPS wgmmas on each B slice).
+template <int GROUPS>
+constexpr int WS_ROWS = 2 * GROUPS * WS_GROUP_ROWS;
 constexpr int WS_BOX_BYTES = WS_TOKENS * SWIZZLE_ROW_BYTES;  // a TMA box: 128 tokens x 64 halves, 16 KB
 constexpr int WS_CONSUMER_WARPS = 8;
 constexpr int WS_THREADS = WS_CONSUMER_WARPS * 32 + 128;     // and the producer warpgroup (one lane works)
@@ -96,7 +99,7 @@ struct WsItem {
   bool emptyDocument;
 };
 
-template <typename T>
+template <typename T, int GROUPS>
 __device__ __forceinline__ WsItem wsItem(const WsOperands<T>& in, long long item) {
   WsItem w;
   w.slice = (int)(item % in.slices);
@@ -111,7 +114,7 @@ __device__ __forceinline__ WsItem wsItem(const WsOperands<T>& in, long long item
   w.tBegin = w.slice * in.sliceTokens;
   w.tEnd = min(in.dRows.rowLength[doc], w.tBegin + in.sliceTokens);
   w.emptyDocument = in.dValid[doc] == 0;
-  const bool scan = !w.emptyDocument && w.tBegin < w.tEnd && w.pass * WS_ROWS < w.qLength;
+  const bool scan = !w.emptyDocument && w.tBegin < w.tEnd && w.pass * WS_ROWS<GROUPS> < w.qLength;
   w.tiles = scan ? (w.tEnd - w.tBegin + WS_TOKENS - 1) / WS_TOKENS : 0;
   return w;
 }
@@ -141,13 +144,14 @@ struct RingPosition {
 // Without partials (scores given), what an item with no tile to scan leaves: an empty document scores -1e9
 // (pass 0 writes it) and an empty query 0; the argmax of its pass's rows that no consumer writes (past
 // the query, or all of an empty document's) is -1.
-template <typename T>
+template <typename T, int GROUPS>
 __device__ __forceinline__ void writeUnscanned(const WsOperands<T>& in, const WsItem& w) {
   if (w.pass == 0 && (w.emptyDocument || w.qLength == 0))
     in.scores[w.pair] = w.emptyDocument ? EMPTY_DOCUMENT_SCORE : 0.f;
   if (in.argmax == nullptr) return;
-  const int first = w.emptyDocument ? w.pass * WS_ROWS : max(w.pass * WS_ROWS, w.qLength);
-  for (int s = first; s < min((w.pass + 1) * WS_ROWS, in.argmaxStride); s++)
+  constexpr int ROWS = WS_ROWS<GROUPS>;
+  const int first = w.emptyDocument ? w.pass * ROWS : max(w.pass * ROWS, w.qLength);
+  for (int s = first; s < min((w.pass + 1) * ROWS, in.argmaxStride); s++)
     in.argmax[w.pair * in.argmaxStride + s] = -1;
 }
 
@@ -155,7 +159,7 @@ __device__ __forceinline__ void writeUnscanned(const WsOperands<T>& in, const Ws
 // 32 items' loads in flight while this batch is issued), then lane 0 walking the batch's tiles: for each,
 // it waits for the slot's release, writes the slot's TileInfo, announces the bytes and issues the KC boxes
 // (k-chunk kc from column 64 kc). A last slot with query = -1, arrived on without bytes, ends the run.
-template <typename T, int KC, int STAGES>
+template <typename T, int KC, int STAGES, int GROUPS>
 __device__ __forceinline__ void produceTiles(const WsOperands<T>& in, const TensorMap* documents, long long begin,
                                              long long end, uint32_t ring, uint32_t fullBars, uint32_t emptyBars,
                                              TileInfo* infos) {
@@ -163,12 +167,12 @@ __device__ __forceinline__ void produceTiles(const WsOperands<T>& in, const Tens
   RingPosition at;
   WsItem next;
   next.tiles = 0;
-  if (begin + lane < end) next = wsItem(in, begin + lane);
+  if (begin + lane < end) next = wsItem<T, GROUPS>(in, begin + lane);
   for (long long base = begin; base < end; base += 32) {
     const WsItem mine = next;
     next.tiles = 0;
-    if (base + 32 + lane < end) next = wsItem(in, base + 32 + lane);
-    if (in.scores != nullptr && base + lane < end && mine.tiles == 0) writeUnscanned(in, mine);
+    if (base + 32 + lane < end) next = wsItem<T, GROUPS>(in, base + 32 + lane);
+    if (in.scores != nullptr && base + lane < end && mine.tiles == 0) writeUnscanned<T, GROUPS>(in, mine);
     const int count = (int)min(32LL, end - base);
     for (int j = 0; j < count; j++) {
       const int tiles = __shfl_sync(0xffffffffu, mine.tiles, j);
@@ -241,7 +245,7 @@ struct EpilogueSlot {
 // arrive adds them up in pass order, so the score does not depend on which pass came last, and leaves
 // the pair's arrival count zero for the next launch. The fence and the atomic wait here, off the
 // consumers' path (v22e had each consumer warpgroup pay them: measured slower than the merge launch).
-template <typename T>
+template <typename T, int GROUPS>
 __device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot* slots, uint32_t fullBars,
                                           uint32_t emptyBars) {
   RingPosition at;
@@ -253,7 +257,7 @@ __device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot*
     if (e.pair < 0) return;
     const float passSum = (((e.warpSums[0] + e.warpSums[1]) + e.warpSums[2]) + e.warpSums[3]) +
                           (((e.warpSums[4] + e.warpSums[5]) + e.warpSums[6]) + e.warpSums[7]);
-    const int units = (e.qLength + WS_ROWS - 1) / WS_ROWS;
+    const int units = (e.qLength + WS_ROWS<GROUPS> - 1) / WS_ROWS<GROUPS>;
     if (units == 1) {
       in.scores[e.pair] = passSum;
       continue;
@@ -291,7 +295,7 @@ __device__ __forceinline__ void handOverRows(EpilogueSlot* slots, uint32_t fullB
   at.next<WS_EPILOGUE_SLOTS>();
 }
 
-template <typename T, int KC, int STAGES, bool ARGMAX>
+template <typename T, int KC, int STAGES, int GROUPS, bool ARGMAX>
 __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documents) {
   extern __shared__ uint8_t dynamicShared[];
   __shared__ alignas(8) uint64_t bars[2 * STAGES];  // full barriers, then empty ones
@@ -322,21 +326,30 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
   const long long begin = items * blockIdx.x / gridDim.x, end = items * (blockIdx.x + 1) / gridDim.x;
   if (warp >= WS_CONSUMER_WARPS) {
     setMaxRegisters<false, WS_PRODUCER_REGISTERS>();
-    if (warp == WS_CONSUMER_WARPS) produceTiles<T, KC, STAGES>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
+    if (warp == WS_CONSUMER_WARPS)
+      produceTiles<T, KC, STAGES, GROUPS>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
     if (warp == WS_EPILOGUE_WARP && in.scores != nullptr && lane == 0)
-      sumPasses(in, epilogueSlots, epilogueFull, epilogueEmpty);
+      sumPasses<T, GROUPS>(in, epilogueSlots, epilogueFull, epilogueEmpty);
     return;
   }
 
-  // consumers
+  // consumers: warpgroup warp / 4 owns the pass's rows GROUPS x 64 x (warp / 4) onwards, 64 per group
   setMaxRegisters<true, WS_CONSUMER_REGISTERS>();
+  constexpr int ROWS = WS_ROWS<GROUPS>;
   const int g = lane / 4, tig = lane % 4;
-  const int myRow = (warp / 4) * 64 + (warp % 4) * 16 + g;  // within the pass; and myRow + 8
+  const int myRow = (warp / 4) * GROUPS * WS_GROUP_ROWS + (warp % 4) * 16 + g;  // of group 0; and myRow + 8
   const uint64_t ringDescriptor = tileDescriptor(ring);
-  uint32_t a[KC * 4][4];
-  float acc[64];
-  float best[2] = {-INFINITY, -INFINITY};
-  int bestIndex[2] = {WS_NO_INDEX, WS_NO_INDEX};
+  uint32_t a[GROUPS][KC * 4][4];
+  float acc[GROUPS][64];
+  float best[GROUPS][2];
+  int bestIndex[GROUPS][2];
+#pragma unroll
+  for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      best[r][h] = -INFINITY;
+      bestIndex[r][h] = WS_NO_INDEX;
+    }
   RingPosition slot;
   int loadedQuery = -1, loadedPass = -1;
   RingPosition epilogue;
@@ -349,48 +362,58 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
       break;
     }
     if (w.query != loadedQuery || w.pass != loadedPass) {  // no wgmma is in flight here
-      loadQueryRows<T, KC>(a, in, w, w.pass * WS_ROWS + myRow, tig);
+#pragma unroll
+      for (int r = 0; r < GROUPS; r++)
+        loadQueryRows<T, KC>(a[r], in, w, w.pass * ROWS + r * WS_GROUP_ROWS + myRow, tig);
       loadedQuery = w.query;
       loadedPass = w.pass;
     }
-    // multiply: the tile's wgmmas as one group, waited for at once
+    // multiply: the tile's wgmmas as one group, waited for at once; each k-step's B slice feeds the
+    // warpgroup's GROUPS row groups back to back
     wgmmaFence();
     const uint64_t b = ringDescriptor + (uint64_t)(slot.slot * KC * WS_BOX_BYTES / 16);
 #pragma unroll
     for (int kc = 0; kc < KC; kc++)
 #pragma unroll
       for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
-        Wgmma<T>::n128(acc, a[kc * 4 + k], b + (uint64_t)(kc * WS_BOX_BYTES / 16 + 2 * k), kc > 0 || k > 0);
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+          Wgmma<T>::n128(acc[r], a[r][kc * 4 + k], b + (uint64_t)(kc * WS_BOX_BYTES / 16 + 2 * k), kc > 0 || k > 0);
     wgmmaCommit();
     wgmmaWait<0>();
-    pinAccumulators(acc);
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++) pinAccumulators(acc[r]);
     // release the slot (the fold reads registers only), then fold
     if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
     slot.next<STAGES>();
-    foldTile<ARGMAX, WS_TOKENS, true>(best, bestIndex, acc, in.dRows, w.dStart, w.t0, w.tEnd, tig);
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++)
+      foldTile<ARGMAX, WS_TOKENS, true>(best[r], bestIndex[r], acc[r], in.dRows, w.dStart, w.t0, w.tEnd, tig);
     if (!w.last) continue;
     // epilogue, after the item's last tile: each row's max across its quad
     float rowSum = 0.f;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-      float v = best[h];
-      int i = bestIndex[h];
-      quadMax<ARGMAX>(v, i);
-      const int s = w.pass * WS_ROWS + myRow + 8 * h;
-      if (in.scores == nullptr) {
-        if (tig == 0 && s < w.qLength) {
-          in.partialMax[w.partialBase + s] = v;
-          in.partialArgmax[w.partialBase + s] = i;
+    for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        float v = best[r][h];
+        int i = bestIndex[r][h];
+        quadMax<ARGMAX>(v, i);
+        const int s = w.pass * ROWS + r * WS_GROUP_ROWS + myRow + 8 * h;
+        if (in.scores == nullptr) {
+          if (tig == 0 && s < w.qLength) {
+            in.partialMax[w.partialBase + s] = v;
+            in.partialArgmax[w.partialBase + s] = i;
+          }
+        } else {
+          const bool valid = s < w.qLength && isValid(in.qRows, w.qStart + s);
+          if (valid) rowSum += v;
+          if (ARGMAX && in.argmax != nullptr && tig == 0 && s < in.argmaxStride)
+            in.argmax[w.pair * in.argmaxStride + s] = valid ? i : -1;
         }
-      } else {
-        const bool valid = s < w.qLength && isValid(in.qRows, w.qStart + s);
-        if (valid) rowSum += v;
-        if (ARGMAX && in.argmax != nullptr && tig == 0 && s < in.argmaxStride)
-          in.argmax[w.pair * in.argmaxStride + s] = valid ? i : -1;
+        best[r][h] = -INFINITY;
+        bestIndex[r][h] = WS_NO_INDEX;
       }
-      best[h] = -INFINITY;
-      bestIndex[h] = WS_NO_INDEX;
-    }
     if (in.scores != nullptr)
       handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, rowSum, w.pair, w.pass, w.qLength);
   }
@@ -408,7 +431,7 @@ using namespace maxsim4j;
 // (pairs x passes x 2 floats) and arrivals (pairs ints, zero). One block per SM, WS_THREADS
 // threads, dynamic shared memory 1024 + 192 KB. Entries:
 //   maxsim_forward_wgmma_ws_k{KC}[_argmax]_{type}: KC = 1 for d <= 64, 2 for d <= 128.
-#define MAXSIM_WGMMA_WS_ENTRY(T, KC, ARGMAX, NAME)                                                              \
+#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, NAME)                                                              \
   extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                  \
       NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,          \
            const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,        \
@@ -419,13 +442,17 @@ using namespace maxsim4j;
                            mode,     perQuery, docOffset, pairs, passes, slices, sliceTokens, partialMax,       \
                            partialArgmax, partialStride, scores, static_cast<int*>(argmax), argmaxStride,     \
                            passSums, arrivals};                                                                 \
-    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), ARGMAX>(in, &documents);                         \
+    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX>(in, &documents);                         \
   }
-#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                              \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, false, maxsim_forward_wgmma_ws_k1_##SUFFIX)            \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, true, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)      \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, false, maxsim_forward_wgmma_ws_k2_##SUFFIX)            \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, true, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                                   \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, maxsim_forward_wgmma_ws_k1_##SUFFIX)              \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, true, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)        \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, false, maxsim_forward_wgmma_ws_k2_##SUFFIX)              \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, true, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)        \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, maxsim_forward_wgmma_ws_k1_r256_##SUFFIX)         \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, maxsim_forward_wgmma_ws_k1_r256_argmax_##SUFFIX)   \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, maxsim_forward_wgmma_ws_k2_r256_##SUFFIX)         \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, maxsim_forward_wgmma_ws_k2_r256_argmax_##SUFFIX)
 
 MAXSIM_WGMMA_WS_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_WS_TYPE(__half, f16)

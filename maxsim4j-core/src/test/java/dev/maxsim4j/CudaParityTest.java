@@ -40,6 +40,10 @@ class CudaParityTest {
   private static MaxSim warpSpecialized;
   /** The same, with per-row partials and the merge launch where it would sum the scores itself (A/B). */
   private static MaxSim warpSpecializedMerge;
+  /** The same with passes of 256 query rows (two row groups per warpgroup) on every query length. */
+  private static MaxSim warpSpecializedWide;
+  /** The same with passes of 128 query rows on every query length. */
+  private static MaxSim warpSpecializedNarrow;
 
   @BeforeAll
   static void open() {
@@ -53,6 +57,8 @@ class CudaParityTest {
     wgmmaGroups = withVariant("wgroups");
     warpSpecialized = withVariant("wgmma_ws");
     warpSpecializedMerge = withVariant("wgmma_ws_merge");
+    warpSpecializedWide = withVariant("wgmma_ws_r256");
+    warpSpecializedNarrow = withVariant("wgmma_ws_r128");
   }
 
   private static MaxSim withVariant(String variant) {
@@ -75,6 +81,8 @@ class CudaParityTest {
       wgmmaGroups.close();
       warpSpecialized.close();
       warpSpecializedMerge.close();
+      warpSpecializedWide.close();
+      warpSpecializedNarrow.close();
       reference.close();
     }
   }
@@ -161,6 +169,7 @@ class CudaParityTest {
   void theWarpSpecializedKernelMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
     assertVariantMatchesTheReference(warpSpecialized, "cuda wgmma_ws / " + label, q, d, pd);
     assertVariantMatchesTheReference(warpSpecializedMerge, "cuda wgmma_ws_merge / " + label, q, d, pd);
+    assertVariantMatchesTheReference(warpSpecializedWide, "cuda wgmma_ws_r256 / " + label, q, d, pd);
   }
 
   /** wgmma query groups on every case they apply to (the rest run the block kernels). */
@@ -293,9 +302,10 @@ class CudaParityTest {
   }
 
   /**
-   * Queries of several passes of rows (Lq = 300: 3 passes of 128 on the wgmma kernel), spread over blocks by
-   * default and serial when forced: ties go to the lower slot in every pass, NaN reaches the score, empty
-   * and one-token documents, ragged queries with masked rows.
+   * Queries of several passes of rows (Lq = 300: 2 passes of 256 on the warp-specialized kernel by default,
+   * 3 of 128 when forced narrow or on the wgmma kernel, spread over blocks there or serial when forced): ties
+   * go to the lower slot in every pass, NaN reaches the score, empty and one-token documents, ragged queries
+   * with masked rows.
    */
   @Test
   void longQueriesKeepTiesAndNaNWithTheirPassesSplitOrSerial() {
@@ -319,8 +329,9 @@ class CudaParityTest {
     lengths[4] = ld;
     TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
     TokenBatch q = r.padded(type, 2, 300, dim, 1).withLengths(new int[] {300, 170});
-    for (MaxSim variant : new MaxSim[] {cuda, serialPasses}) {
-      String where = (variant == cuda ? "split passes" : "serial passes") + " Lq=300 (" + r + ")";
+    for (MaxSim variant : new MaxSim[] {cuda, warpSpecializedNarrow, warpgroups, serialPasses}) {
+      String where = (variant == cuda ? "default" : variant == warpSpecializedNarrow ? "wgmma_ws_r128"
+          : variant == warpgroups ? "wgmma, split passes" : "wgmma, serial passes") + " Lq=300 (" + r + ")";
       float[][] all = assertAllPairsMatchTheReference(variant, q, d, where);
       TrainingScores ts = variant.scoresForTraining(q, d);
       for (int i = 0; i < 2; i++) {

@@ -55,14 +55,15 @@ final class ForwardKernels {
   private static final int WGMMA_STATIC_SHARED = 2048;
   /**
    * maxsim_forward_wgmma_ws.cu: two consumer warpgroups and a producer warpgroup, the alignment pad and
-   * 192 KB of ring as dynamic shared memory, query rows per pass and document tokens per tile. Documents
+   * 192 KB of ring as dynamic shared memory, query rows of one wgmma (a row group; a warpgroup multiplies
+   * one or two, so a pass has 128 or 256 rows) and document tokens per tile. Documents
    * are sliced only where the items would spread over the SMs more than {@value #WS_SLICE_ABOVE} of even
    * (slices need the merge launch, 11-19 µs on the H200, where a launch of 1000 items has a 5.5% tail of
    * ~4 µs), and then until within {@value #WS_BALANCE}, at most {@value #WS_MAX_SLICES}.
    */
   private static final int WS_THREADS = 384;
   private static final int WS_SHARED_BYTES = 1024 + 192 * 1024;
-  private static final int WS_ROWS = 128;
+  private static final int WS_GROUP_ROWS = 64;
   private static final int WS_TOKENS = 128;
   private static final double WS_SLICE_ABOVE = 1.10;
   private static final double WS_BALANCE = 1.03;
@@ -73,8 +74,9 @@ final class ForwardKernels {
   /**
    * {@value CudaBackend#VARIANT_PROPERTY}, read once: forces a kernel variant for A/B measurements (null: by
    * rule). Families: "stream" (and "stream_n1", "stream_n2", "stream_r6"), "wgmma" (and "wgmma_serial"),
-   * "wgmma_ws", "wgroups", "nowgmma"; the block kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair",
-   * "nosplit", "k8"; "wide" keeps the argmax in int32 and leaves the rules alone.
+   * "wgmma_ws" (and "wgmma_ws_merge", "wgmma_ws_r128", "wgmma_ws_r256"), "wgroups", "nowgmma"; the block
+   * kernels' "2", "2p", "2r", "2rp", "2n", "groups", "groupsplit", "pair", "nosplit", "k8"; "wide" keeps the
+   * argmax in int32 and leaves the rules alone.
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
 
@@ -364,7 +366,7 @@ final class ForwardKernels {
    * 1x1000x1024x1024x128 kernel 0.55-0.58 -> 0.42-0.45 ms, per call in flight 0.59 -> 0.45-0.48;
    * 1x1000x128x1024x128 per call in flight 0.0685 -> 0.0589, awaited 0.097 -> 0.089 (v24d: sums in the
    * kernel and no slices; before v24 its slices and merge launch made it slower there). Property values
-   * "wgmma_ws" (and "wgmma_ws_merge") force it wherever d <= 128 (any Lq); any other forced variant turns
+   * "wgmma_ws" (and the other "wgmma_ws_" ones) force it wherever d <= 128 (any Lq); any other forced variant turns
    * it off.
    */
   private boolean wgmmaWsPays(int maxQueryLength, int dim) {
@@ -375,7 +377,23 @@ final class ForwardKernels {
     if (forcedVariant != null && !forcedVariant.equals("wide") && !forcedVariant.equals("nosplit")) {
       return forcedVariant.startsWith("wgmma_ws");
     }
-    return maxQueryLength > WS_ROWS / 2;
+    return maxQueryLength > WS_GROUP_ROWS;
+  }
+
+  /**
+   * Row groups of 64 per consumer warpgroup in the warp-specialized kernel: 2 (passes of 256 rows, each
+   * document tile read from L2 once per 256 rows instead of 128) for queries of more than 128 tokens, else
+   * 1. A/B on the H200: docs/benchmarks.md, v25. Property values "wgmma_ws_r128" and "wgmma_ws_r256" force
+   * 1 and 2 (and the kernel).
+   */
+  private int wsGroups(int maxQueryLength) {
+    if ("wgmma_ws_r128".equals(forcedVariant)) {
+      return 1;
+    }
+    if ("wgmma_ws_r256".equals(forcedVariant)) {
+      return 2;
+    }
+    return maxQueryLength > 2 * WS_GROUP_ROWS ? 2 : 1;
   }
 
   /**
@@ -387,11 +405,13 @@ final class ForwardKernels {
    */
   private void launchWgmmaWs(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength) {
-    String kernel = FORWARD_WGMMA_WS + "_k" + (q.dim() <= 64 ? 1 : 2) + (argmax != 0 ? "_argmax_" : "_")
-        + suffix(q.dtype());
+    int groups = wsGroups(maxQueryLength);
+    String kernel = FORWARD_WGMMA_WS + "_k" + (q.dim() <= 64 ? 1 : 2) + (groups == 2 ? "_r256" : "")
+        + (argmax != 0 ? "_argmax_" : "_") + suffix(q.dtype());
     MemorySegment fn = device.function(FORWARD_WGMMA_WS, kernel);
     device.allowDynamicSharedMemory(fn, WS_SHARED_BYTES);
-    int passes = (maxQueryLength + WS_ROWS - 1) / WS_ROWS;
+    int rows = 2 * groups * WS_GROUP_ROWS;
+    int passes = (maxQueryLength + rows - 1) / rows;
     int tiles = Math.max(1, (d.maxLength() + WS_TOKENS - 1) / WS_TOKENS);
     int slices = wsSlices((long) passes * pairs, tiles, device.multiprocessors);
     int sliceTokens = (tiles + slices - 1) / slices * WS_TOKENS;
