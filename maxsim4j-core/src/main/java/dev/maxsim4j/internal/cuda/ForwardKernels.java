@@ -3,6 +3,8 @@ package dev.maxsim4j.internal.cuda;
 import dev.maxsim4j.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * Which forward kernel runs a launch, and launching it: the rules that choose among the streaming kernel,
@@ -80,9 +82,19 @@ final class ForwardKernels {
    */
   private final String forcedVariant = System.getProperty(CudaBackend.VARIANT_PROPERTY);
 
-  /** The tensor map the warp-specialized kernel reads documents through, and what it was last encoded for. */
-  private final MemorySegment documentsMap = Arena.ofAuto().allocate(Driver.TENSOR_MAP_BYTES, 64);
-  private DeviceTokens documentsMapFor;
+  /**
+   * The tensor maps the warp-specialized kernel reads documents through, by the documents they were encoded
+   * for (a record: equal batches share a map), the {@value #DOCUMENT_MAPS} last used: a caller alternating a
+   * few corpora (the bench rotates up to 8 copies) encodes each once. A launch copies its map, so reusing an
+   * entry's memory for the next launch is safe.
+   */
+  private static final int DOCUMENT_MAPS = 8;
+  private final Map<DeviceTokens, MemorySegment> documentMaps = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<DeviceTokens, MemorySegment> eldest) {
+      return size() > DOCUMENT_MAPS;
+    }
+  };
 
   /** Where launches go: the device's own stream, or another lane for a call kept in flight. */
   private CudaDevice.Lane lane;
@@ -468,12 +480,14 @@ final class ForwardKernels {
 
   /** The tensor map over {@code d}'s tokens in ring stages: boxes of 128 tokens x 64 halves. */
   private MemorySegment documentsMap(DeviceTokens d) {
-    if (!d.equals(documentsMapFor)) {
-      Driver.encodeTiled2d(documentsMap, d.dtype() == DType.BFLOAT16, d.data(), Math.max(1, d.storedTokens()),
-          d.dim(), WS_TOKENS, 64);
-      documentsMapFor = d;
+    MemorySegment map = documentMaps.get(d);
+    if (map == null) {
+      map = Arena.ofAuto().allocate(Driver.TENSOR_MAP_BYTES, 64);
+      Driver.encodeTiled2d(map, d.dtype() == DType.BFLOAT16, d.data(), Math.max(1, d.storedTokens()), d.dim(),
+          WS_TOKENS, 64);
+      documentMaps.put(d, map);
     }
-    return documentsMap;
+    return map;
   }
 
   /** bf16 mma needs sm_80; fp16 has tensor cores from sm_75 (m16n8k8, see maxsim_forward_mma.cu). */
