@@ -9,23 +9,26 @@
 //
 // Roles:       warpgroup 2, the producer: its first warp reads the items' rows and lengths 32 at a time,
 //              and one lane loads document tiles with TMA (its second warp sums the scores, below);
-//              warpgroups 0 and 1, the consumers, multiply and fold, warpgroup w owning rows 64w to
-//              64w + 63 of the pass. They meet only at the ring's mbarriers: no block barrier after
+//              warpgroups 0 and 1, the consumers, multiply and fold, warpgroup w owning GROUPS row groups
+//              of 64 (rows 64 GROUPS w onwards) of the pass: a pass is 128 rows with GROUPS = 1 and 256
+//              with GROUPS = 2, which reads each document tile from L2 once per 256 query rows instead of
+//              once per 128 (v25). They meet only at the ring's mbarriers: no block barrier after
 //              set-up, and no consumer reads the work's metadata from global memory (each slot carries
 //              its tile's TileInfo).
 // Work:        items (pass, pair, slice) in pass-major order, one contiguous run of equal length per block,
 //              one block per SM. A slice is sliceTokens document tokens (a multiple of 128), for launches
 //              whose items would not even out over the SMs. Training (argmax) and inference run the same
 //              items in the same order and agree to the bit.
-// Tiles:       A = the warpgroup's 64 query rows in registers, loaded from global memory when (query, pass)
+// Tiles:       A = the warpgroup's GROUPS x 64 query rows in registers, loaded from global memory when (query, pass)
 //              changes: a few times per block. B = 128 document tokens x d per stage, 128-byte swizzled,
 //              written by TMA in boxes of 64 halves (KC = 1 box for d <= 64, 2 for d <= 128); TMA writes
 //              zeros past d and past the batch's last token; tokens past the slice are masked in the fold.
 // Pipeline:    STAGES slots with a full and an empty barrier each. The producer waits for a slot's release,
 //              writes its TileInfo, announces its bytes and issues its boxes; the consumers wait for the
 //              slot to fill, and each consumer warp releases it once its wgmmas are done.
-// Multiply:    per tile KC x 4 wgmma m64n128k16 (A from registers, B by descriptor) as one group, waited
-//              for before the fold; the other warpgroup's group keeps the tensor cores busy meanwhile.
+// Multiply:    per tile and row group KC x 4 wgmma m64n128k16 (A from registers, B by descriptor) as one
+//              commit group, waited for before that row group's fold; the other warpgroup's wgmmas keep the
+//              tensor cores busy meanwhile, and with two row groups so do this warpgroup's second ones.
 //              (Measured and not kept, docs/benchmarks.md v22 and v23b: turns between the warpgroups'
 //              groups through named barriers, ping-pong as in FlashAttention-3, and two tiles per group.
 //              Two accumulator sets per warpgroup, the next tile's wgmmas running under this tile's fold,
@@ -368,27 +371,32 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
       loadedQuery = w.query;
       loadedPass = w.pass;
     }
-    // multiply: the tile's wgmmas as one group, waited for at once; each k-step's B slice feeds the
-    // warpgroup's GROUPS row groups back to back
+    // multiply and fold. One row group: the tile's wgmmas as one commit group, waited for at once, the
+    // slot released (the fold reads registers only), then the fold. Two: one commit group per row group,
+    // and group 0 folded while group 1's wgmmas still run, so this warpgroup keeps the tensor pipe busy
+    // through its own first fold (v25b: 1x1000x1024x1024x128 0.383-0.385 -> 0.374-0.380 ms a kernel).
     wgmmaFence();
     const uint64_t b = ringDescriptor + (uint64_t)(slot.slot * KC * WS_BOX_BYTES / 16);
 #pragma unroll
-    for (int kc = 0; kc < KC; kc++)
+    for (int r = 0; r < GROUPS; r++) {
 #pragma unroll
-      for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
+      for (int kc = 0; kc < KC; kc++)
 #pragma unroll
-        for (int r = 0; r < GROUPS; r++)
+        for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
           Wgmma<T>::n128(acc[r], a[r][kc * 4 + k], b + (uint64_t)(kc * WS_BOX_BYTES / 16 + 2 * k), kc > 0 || k > 0);
-    wgmmaCommit();
+      wgmmaCommit();
+    }
+    if constexpr (GROUPS == 2) {
+      wgmmaWait<1>();
+      pinAccumulators(acc[0]);
+      foldTile<ARGMAX, WS_TOKENS, true>(best[0], bestIndex[0], acc[0], in.dRows, w.dStart, w.t0, w.tEnd, tig);
+    }
     wgmmaWait<0>();
-#pragma unroll
-    for (int r = 0; r < GROUPS; r++) pinAccumulators(acc[r]);
-    // release the slot (the fold reads registers only), then fold
+    pinAccumulators(acc[GROUPS - 1]);
     if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
     slot.next<STAGES>();
-#pragma unroll
-    for (int r = 0; r < GROUPS; r++)
-      foldTile<ARGMAX, WS_TOKENS, true>(best[r], bestIndex[r], acc[r], in.dRows, w.dStart, w.t0, w.tEnd, tig);
+    foldTile<ARGMAX, WS_TOKENS, true>(best[GROUPS - 1], bestIndex[GROUPS - 1], acc[GROUPS - 1], in.dRows, w.dStart,
+                                      w.t0, w.tEnd, tig);
     if (!w.last) continue;
     // epilogue, after the item's last tile: each row's max across its quad
     float rowSum = 0.f;

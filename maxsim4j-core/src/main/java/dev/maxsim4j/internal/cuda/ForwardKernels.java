@@ -395,8 +395,9 @@ final class ForwardKernels {
   /**
    * Row groups of 64 per consumer warpgroup in the warp-specialized kernel: 2 (passes of 256 rows, each
    * document tile read from L2 once per 256 rows instead of 128) for queries of more than 128 tokens, else
-   * 1. A/B on the H200: docs/benchmarks.md, v25. Property values "wgmma_ws_r128" and "wgmma_ws_r256" force
-   * 1 and 2 (and the kernel).
+   * 1. A/B on the H200 (docs/benchmarks.md, v25): 1x1000x1024x1024x128 0.445-0.466 -> 0.374-0.385 ms a
+   * kernel, 1x1000x256x1024x128 0.126-0.133 -> 0.110-0.117. Property values "wgmma_ws_r128" and
+   * "wgmma_ws_r256" force 1 and 2 (and the kernel).
    */
   private int wsGroups(int maxQueryLength) {
     if ("wgmma_ws_r128".equals(forcedVariant)) {
