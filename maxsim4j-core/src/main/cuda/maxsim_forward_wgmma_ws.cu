@@ -438,8 +438,9 @@ using namespace maxsim4j;
 // maxsim_merge_slices. Else (slices == 1): scores and argmax (int32, nullable) written here, with passSums
 // (pairs x passes x 2 floats) and arrivals (pairs ints, zero). One block per SM, WS_THREADS
 // threads, dynamic shared memory 1024 + 192 KB. Entries:
-//   maxsim_forward_wgmma_ws_k{KC}[_argmax]_{type}: KC = 1 for d <= 64, 2 for d <= 128.
-#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, NAME)                                                              \
+//   maxsim_forward_wgmma_ws_k{KC}[_r256][_argmax]_{type}: KC = 1 for d <= 64, 2 for d <= 128; _r256: passes
+//   of 256 query rows (GROUPS = 2), else 128.
+#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, NAME)                                                             \
   extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                  \
       NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,          \
            const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,        \
@@ -450,7 +451,7 @@ using namespace maxsim4j;
                            mode,     perQuery, docOffset, pairs, passes, slices, sliceTokens, partialMax,       \
                            partialArgmax, partialStride, scores, static_cast<int*>(argmax), argmaxStride,     \
                            passSums, arrivals};                                                                 \
-    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX>(in, &documents);                         \
+    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX>(in, &documents);                        \
   }
 #define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                                   \
   MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, maxsim_forward_wgmma_ws_k1_##SUFFIX)              \

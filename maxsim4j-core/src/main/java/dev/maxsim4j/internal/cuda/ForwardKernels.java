@@ -378,8 +378,8 @@ final class ForwardKernels {
    * 1x1000x1024x1024x128 kernel 0.55-0.58 -> 0.42-0.45 ms, per call in flight 0.59 -> 0.45-0.48;
    * 1x1000x128x1024x128 per call in flight 0.0685 -> 0.0589, awaited 0.097 -> 0.089 (v24d: sums in the
    * kernel and no slices; before v24 its slices and merge launch made it slower there). Property values
-   * "wgmma_ws" (and the other "wgmma_ws_" ones) force it wherever d <= 128 (any Lq); any other forced variant turns
-   * it off.
+   * "wgmma_ws" (and the other "wgmma_ws_" ones) force it wherever d <= 128 (any Lq); any other forced
+   * variant turns it off.
    */
   private boolean wgmmaWsPays(int maxQueryLength, int dim) {
     if (device.major != 9 || dim > 128 || !Driver.hasTensorMaps()
@@ -395,8 +395,8 @@ final class ForwardKernels {
   /**
    * Row groups of 64 per consumer warpgroup in the warp-specialized kernel: 2 (passes of 256 rows, each
    * document tile read from L2 once per 256 rows instead of 128) for queries of more than 128 tokens, else
-   * 1. A/B on the H200 (docs/benchmarks.md, v25): 1x1000x1024x1024x128 0.445-0.466 -> 0.374-0.385 ms a
-   * kernel, 1x1000x256x1024x128 0.126-0.133 -> 0.110-0.117. Property values "wgmma_ws_r128" and
+   * 1. A/B on the H200 (docs/benchmarks.md, v25, v25b): 1x1000x1024x1024x128 0.445-0.466 -> 0.372-0.385 ms a
+   * kernel, 1x1000x256x1024x128 0.126-0.133 -> 0.110-0.118. Property values "wgmma_ws_r128" and
    * "wgmma_ws_r256" force 1 and 2 (and the kernel).
    */
   private int wsGroups(int maxQueryLength) {
