@@ -19,8 +19,8 @@
 //              one block per SM. A slice is sliceTokens document tokens (a multiple of 128), for launches
 //              whose items would not even out over the SMs. Training (argmax) and inference run the same
 //              items in the same order and agree to the bit.
-// Tiles:       A = the warpgroup's GROUPS x 64 query rows in registers, loaded from global memory when (query, pass)
-//              changes: a few times per block. B = 128 document tokens x d per stage, 128-byte swizzled,
+// Tiles:       A = the warpgroup's GROUPS x 64 query rows in registers, loaded from global memory when
+//              (query, pass) changes: a few times per block. B = 128 document tokens x d per stage, 128-byte swizzled,
 //              written by TMA in boxes of 64 halves (KC = 1 box for d <= 64, 2 for d <= 128); TMA writes
 //              zeros past d and past the batch's last token; tokens past the slice are masked in the fold.
 // Pipeline:    STAGES slots with a full and an empty barrier each. The producer waits for a slot's release,
@@ -31,9 +31,10 @@
 //              tensor cores busy meanwhile, and with two row groups so do this warpgroup's second ones.
 //              (Measured and not kept, docs/benchmarks.md v22 and v23b: turns between the warpgroups'
 //              groups through named barriers, ping-pong as in FlashAttention-3, and two tiles per group.
-//              Two accumulator sets per warpgroup, the next tile's wgmmas running under this tile's fold,
-//              made ptxas serialise every wgmma: "insufficient register resources".)
-// Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers).
+//              The next tile's wgmmas running under this tile's fold made ptxas serialise every wgmma,
+//              with one row group ("insufficient register resources", v22d) and with two (C7514, v25c).)
+// Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers);
+//              with two row groups, group 0's before, under group 1's wgmmas.
 // Epilogue:    at an item's last tile each row's max across its quad. Without slices (the default) each
 //              consumer warp sums its rows and hands the sum to the epilogue warp (the producer
 //              warpgroup's second warp) through a small ring of slots; that warp adds an item's 8 sums
