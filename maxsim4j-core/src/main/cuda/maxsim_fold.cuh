@@ -69,14 +69,27 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
     if constexpr (ARGMAX) {
       if (m > best[h] || (mNaN && best[h] == best[h])) {
         int index = 0x7fffffff;
+        if (whole && !mNaN) {
+          // every token valid and m one of them: the first k with acc == m, a compare and a select each
+          // (the general loop below costs ~4x that, and on a long document some row of a warp beats its
+          // running max on most tiles: v26)
+          int k = 0;
 #pragma unroll
-        for (int j = N / 8 - 1; j >= 0; j--) {  // backwards: the first match in token order is written last
+          for (int j = N / 8 - 1; j >= 0; j--)
 #pragma unroll
-          for (int c = 1; c >= 0; c--) {
-            const int t = t0 + 8 * j + 2 * tig + c;
-            const float v = acc[4 * j + 2 * h + c];
-            const bool valid = whole || (t < tEnd && isValid(dRows, dStart + t));
-            if (valid && (v == m || (mNaN && v != v))) index = t;
+            for (int c = 1; c >= 0; c--)
+              if (acc[4 * j + 2 * h + c] == m) k = 2 * j + c;
+          index = t0 + 8 * (k >> 1) + 2 * tig + (k & 1);
+        } else {
+#pragma unroll
+          for (int j = N / 8 - 1; j >= 0; j--) {  // backwards: the first match in token order is written last
+#pragma unroll
+            for (int c = 1; c >= 0; c--) {
+              const int t = t0 + 8 * j + 2 * tig + c;
+              const float v = acc[4 * j + 2 * h + c];
+              const bool valid = whole || (t < tEnd && isValid(dRows, dStart + t));
+              if (valid && (v == m || (mNaN && v != v))) index = t;
+            }
           }
         }
         bestIndex[h] = index;
