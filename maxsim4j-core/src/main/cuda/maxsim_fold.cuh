@@ -32,20 +32,71 @@ __device__ __forceinline__ float wholeTileMax(const float (&acc)[N / 2], int h) 
   return v[0];
 }
 
+// Whether a tile's max m (of this thread's values in a row) beats the running max: strictly, or NaN
+// arriving first (a tie keeps the earlier tile's token).
+__device__ __forceinline__ bool beats(float m, float best) { return m > best || (m != m && best == best); }
+
+// The first k (in token order: tokens t0 + 8 (k / 2) + 2 tig + k % 2) of row h's values that equals m, or
+// the first NaN when m is NaN (max.NaN makes m NaN exactly when one is): a compare and a select per value.
+template <int N>
+__device__ __forceinline__ int firstMatch(const float (&acc)[N / 2], int h, float m) {
+  int k = 0;
+  if (m == m) {
+#pragma unroll
+    for (int j = N / 8 - 1; j >= 0; j--)  // backwards: the first match in token order is written last
+#pragma unroll
+      for (int c = 1; c >= 0; c--)
+        if (acc[4 * j + 2 * h + c] == m) k = 2 * j + c;
+  } else {
+#pragma unroll
+    for (int j = N / 8 - 1; j >= 0; j--)
+#pragma unroll
+      for (int c = 1; c >= 0; c--)
+        if (acc[4 * j + 2 * h + c] != acc[4 * j + 2 * h + c]) k = 2 * j + c;
+  }
+  return k;
+}
+
+// Online max and argmax over a whole tile (every token valid: no mask, inside the document; all but a
+// ragged document's last tile): each row's max as a tree of max.NaN and, where the tile beats the running
+// max, the index of its first match. A path of its own, with no per-token validity in it: shared with the
+// general path below, ptxas computed 64 validity predicates per tile before branching and packed them
+// into a register (~130 instructions a tile, on every tile of a training forward: v26).
+template <int N>
+__device__ __forceinline__ void foldWholeTileArgmax(float (&best)[2], int (&bestIndex)[2],
+                                                    const float (&acc)[N / 2], int t0, int tig) {
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    const float m = wholeTileMax<N>(acc, h);
+    if (beats(m, best[h])) {
+      const int k = firstMatch<N>(acc, h, m);
+      bestIndex[h] = t0 + 8 * (k >> 1) + 2 * tig + (k & 1);
+      best[h] = m;
+    }
+  }
+}
+
 // Online max over one tile's accumulators (tokens t0 .. t0 + N - 1 of the document): this thread's rows
 // g and g + 8 of its warp, tokens t0 + 8j + 2 tig + {0, 1}. The value is one max.NaN per element; with
-// TREE, a tile whose tokens are all valid (no mask, inside the document: all but a ragged document's
-// last) takes the tree above, others a select per token. The argmax (training) is found in a second pass
-// only when the tile's max beats the running one (strictly, or NaN arriving first): on most tiles of a
-// long document it does not, so the index costs little. A tie with an earlier tile keeps the earlier
-// token; within a tile the first equal token in order wins: the lowest index, as maxUpdate would give.
-// TREE = false keeps the select per token on whole tiles too (the wgmma kernel): there the tree measured
-// no faster where the fold's cost shows (Lq = 128: 0.0680 against 0.0670 ms per call in flight) and
-// slower where it does not (d = 1024: 0.076 -> 0.087, its registers 144 -> 177; docs/benchmarks.md, v24c).
-template <bool ARGMAX, int N, bool TREE>
+// TREE, a whole tile takes the tree, others a select per token; with ARGMAX and SEPARATE_WHOLE a whole tile
+// takes foldWholeTileArgmax instead. (Not with two row groups in the warp-specialized kernel: there it took
+// ptxas from 84 to 392 bytes of spills, so those keep the shared path.) The argmax (training) is found in a
+// second pass only when the tile's max beats the running one: the first valid token in order equal to
+// it (or the first NaN), the lowest index, as maxUpdate would give; a tie with an earlier tile keeps the
+// earlier token. TREE = false keeps the select per token on whole tiles too (the wgmma kernel): there the
+// tree measured no faster where the fold's cost shows (Lq = 128: 0.0680 against 0.0670 ms per call in
+// flight) and slower where it does not (d = 1024: 0.076 -> 0.087, its registers 144 -> 177;
+// docs/benchmarks.md, v24c).
+template <bool ARGMAX, int N, bool TREE, bool SEPARATE_WHOLE = false>
 __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], const float (&acc)[N / 2],
                                          const Rows& dRows, int dStart, int t0, int tEnd, int tig) {
   const bool whole = t0 + N <= tEnd && dRows.mask == nullptr;
+  if constexpr (ARGMAX && TREE && SEPARATE_WHOLE) {
+    if (whole) {
+      foldWholeTileArgmax<N>(best, bestIndex, acc, t0, tig);
+      return;
+    }
+  }
   float tileMax[2] = {-INFINITY, -INFINITY};
   if (TREE && whole) {
 #pragma unroll
@@ -65,29 +116,22 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
 #pragma unroll
   for (int h = 0; h < 2; h++) {
     const float m = tileMax[h];
-    const bool mNaN = m != m;
     if constexpr (ARGMAX) {
-      if (m > best[h] || (mNaN && best[h] == best[h])) {
-        int index = 0x7fffffff;
-        if (whole && !mNaN) {
-          // every token valid and m one of them: the first k with acc == m, a compare and a select each
-          // (the general loop below costs ~4x that, and on a long document some row of a warp beats its
-          // running max on most tiles: v26)
-          int k = 0;
-#pragma unroll
-          for (int j = N / 8 - 1; j >= 0; j--)
-#pragma unroll
-            for (int c = 1; c >= 0; c--)
-              if (acc[4 * j + 2 * h + c] == m) k = 2 * j + c;
+      if (beats(m, best[h])) {
+        int index;
+        if (whole) {  // m is one of the values: as in foldWholeTile
+          const int k = firstMatch<N>(acc, h, m);
           index = t0 + 8 * (k >> 1) + 2 * tig + (k & 1);
         } else {
+          const bool mNaN = m != m;
+          index = 0x7fffffff;
 #pragma unroll
           for (int j = N / 8 - 1; j >= 0; j--) {  // backwards: the first match in token order is written last
 #pragma unroll
             for (int c = 1; c >= 0; c--) {
               const int t = t0 + 8 * j + 2 * tig + c;
               const float v = acc[4 * j + 2 * h + c];
-              const bool valid = whole || (t < tEnd && isValid(dRows, dStart + t));
+              const bool valid = t < tEnd && isValid(dRows, dStart + t);
               if (valid && (v == m || (mNaN && v != v))) index = t;
             }
           }

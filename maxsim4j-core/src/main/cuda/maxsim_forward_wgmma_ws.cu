@@ -396,8 +396,8 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     pinAccumulators(acc[GROUPS - 1]);
     if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
     slot.next<STAGES>();
-    foldTile<ARGMAX, WS_TOKENS, true>(best[GROUPS - 1], bestIndex[GROUPS - 1], acc[GROUPS - 1], in.dRows, w.dStart,
-                                      w.t0, w.tEnd, tig);
+    foldTile<ARGMAX, WS_TOKENS, true, GROUPS == 1>(best[GROUPS - 1], bestIndex[GROUPS - 1], acc[GROUPS - 1], in.dRows,
+                                                   w.dStart, w.t0, w.tEnd, tig);
     if (!w.last) continue;
     // epilogue, after the item's last tile: each row's max across its quad
     float rowSum = 0.f;
