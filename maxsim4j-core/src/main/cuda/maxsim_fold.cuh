@@ -36,10 +36,11 @@ __device__ __forceinline__ float wholeTileMax(const float (&acc)[N / 2], int h) 
 // arriving first (a tie keeps the earlier tile's token).
 __device__ __forceinline__ bool beats(float m, float best) { return m > best || (m != m && best == best); }
 
-// The first k (in token order: tokens t0 + 8 (k / 2) + 2 tig + k % 2) of row h's values that equals m, or
-// the first NaN when m is NaN (max.NaN makes m NaN exactly when one is): a compare and a select per value.
+// The token of row h's first value (in token order: value k is token t0 + 8 (k / 2) + 2 tig + k % 2) that
+// equals m, or of its first NaN when m is NaN (max.NaN makes m NaN exactly when one is), on a whole tile:
+// a compare and a select per value.
 template <int N>
-__device__ __forceinline__ int firstMatch(const float (&acc)[N / 2], int h, float m) {
+__device__ __forceinline__ int firstMatch(const float (&acc)[N / 2], int h, float m, int t0, int tig) {
   int k = 0;
   if (m == m) {
 #pragma unroll
@@ -54,7 +55,7 @@ __device__ __forceinline__ int firstMatch(const float (&acc)[N / 2], int h, floa
       for (int c = 1; c >= 0; c--)
         if (acc[4 * j + 2 * h + c] != acc[4 * j + 2 * h + c]) k = 2 * j + c;
   }
-  return k;
+  return t0 + 8 * (k >> 1) + 2 * tig + (k & 1);
 }
 
 // Online max and argmax over a whole tile (every token valid: no mask, inside the document; all but a
@@ -69,8 +70,7 @@ __device__ __forceinline__ void foldWholeTileArgmax(float (&best)[2], int (&best
   for (int h = 0; h < 2; h++) {
     const float m = wholeTileMax<N>(acc, h);
     if (beats(m, best[h])) {
-      const int k = firstMatch<N>(acc, h, m);
-      bestIndex[h] = t0 + 8 * (k >> 1) + 2 * tig + (k & 1);
+      bestIndex[h] = firstMatch<N>(acc, h, m, t0, tig);
       best[h] = m;
     }
   }
@@ -119,9 +119,8 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
     if constexpr (ARGMAX) {
       if (beats(m, best[h])) {
         int index;
-        if (whole) {  // m is one of the values: as in foldWholeTile
-          const int k = firstMatch<N>(acc, h, m);
-          index = t0 + 8 * (k >> 1) + 2 * tig + (k & 1);
+        if (whole) {  // m is one of the values: as in foldWholeTileArgmax
+          index = firstMatch<N>(acc, h, m, t0, tig);
         } else {
           const bool mNaN = m != m;
           index = 0x7fffffff;

@@ -437,7 +437,7 @@ using namespace maxsim4j;
 // 64 with the 128-byte swizzle; pairs as in maxsim_forward_* (mode, perQuery, docOffset); items = passes x
 // pairs x slices. scores = null: partials at ((pair x slices + slice) x partialStride + row) for
 // maxsim_merge_slices. Else (slices == 1): scores and argmax (int32, nullable) written here, with passSums
-// (pairs x passes x 2 floats) and arrivals (pairs ints, zero). One block per SM, WS_THREADS
+// (pairs x passes floats) and arrivals (pairs ints, zero). One block per SM, WS_THREADS
 // threads, dynamic shared memory 1024 + 192 KB. Entries:
 //   maxsim_forward_wgmma_ws_k{KC}[_r256][_argmax]_{type}: KC = 1 for d <= 64, 2 for d <= 128; _r256: passes
 //   of 256 query rows (GROUPS = 2), else 128.
