@@ -4,6 +4,11 @@
 # A fatbin is rebuilt only when its .cu, or a file it #includes, is newer. Fails, with the compiler's output, when a
 # kernel does not compile. Default targets: SASS for sm_75/80/86/89/90a and PTX for compute_90, so newer
 # GPUs JIT it (see the parent pom's maxsim4j.cuda.gencode property to narrow them for quick local builds).
+#
+# Fatbins are also kept in a cache keyed by the compiler, the targets and every input's contents
+# (MAXSIM4J_CUDA_CACHE, default ~/.cache/maxsim4j/fatbin), so a fresh clone of a commit built before on this
+# machine copies them instead of running nvcc for minutes. Without nvcc the build goes on without GPU kernels
+# and says so: the jar then scores on the CPU only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -13,9 +18,12 @@ if [[ -z $nvcc ]]; then
   if command -v nvcc >/dev/null; then nvcc=$(command -v nvcc); else nvcc=/usr/local/cuda/bin/nvcc; fi
 fi
 if [[ ! -x $nvcc ]]; then
-  echo "maxsim4j: nvcc not found (PATH, /usr/local/cuda/bin); install the CUDA toolkit or build with -Dmaxsim4j.cuda.skip=true (no GPU backend)" >&2
-  exit 1
+  echo "maxsim4j: nvcc not found (PATH, /usr/local/cuda/bin, NVCC): building without GPU kernels, the jar" \
+       "scores on the CPU only (install the CUDA toolkit for the GPU backend; -Dmaxsim4j.cuda.skip=true skips this step)" >&2
+  exit 0
 fi
+cache=${MAXSIM4J_CUDA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/maxsim4j/fatbin}
+compiler=$("$nvcc" --version | tail -n 2)
 mkdir -p "$out"
 # a change of targets invalidates every fatbin
 if [[ ! -f $out/.gencode ]] || [[ $(cat "$out/.gencode") != "$gencode" ]]; then
@@ -39,7 +47,19 @@ for cu in "$here"/*.cu; do
     [[ $input -nt $fatbin ]] && stale=1  # full-resolution modification times
   done < <(inputs_of "$cu")
   (( stale )) || continue
+  key=$( { printf '%s\n%s\n' "$compiler" "$gencode"; while IFS= read -r input; do
+           printf '%s\n' "${input#"$here"/}"; cat "$input"; done < <(inputs_of "$cu"); } | sha256sum | cut -c1-32)
+  cached=$cache/$name-$key.fatbin
+  if [[ -f $cached ]]; then
+    echo "nvcc: $name.fatbin from the cache ($cached)"
+    cp "$cached" "$fatbin"
+    continue
+  fi
   echo "nvcc: $name.cu -> $name.fatbin"
   # shellcheck disable=SC2086
   "$nvcc" -fatbin -O3 -std=c++17 -t 0 $gencode -o "$fatbin" "$cu"
+  # a failed copy only costs the next clean build a compile
+  if mkdir -p "$cache" 2>/dev/null && cp "$fatbin" "$cached.tmp.$$" 2>/dev/null; then
+    mv -f "$cached.tmp.$$" "$cached"
+  fi
 done
