@@ -32,6 +32,38 @@ public enum DType {
     };
   }
 
+  /** Widens every element of {@code bits} (bit patterns of this half type) to fp32: a new array. */
+  public float[] widen(short[] bits) {
+    Arguments.nonNull(bits, "bits");
+    requireHalf();
+    float[] out = new float[bits.length];
+    for (int i = 0; i < bits.length; i++) {
+      out[i] = widen(bits[i]);
+    }
+    return out;
+  }
+
+  /**
+   * Rounds every element of {@code values} to this half type as {@link #narrow(float)} does (to nearest
+   * even, NaN stays NaN, overflow becomes infinity): a new array of bit patterns, e.g. for
+   * {@link TokenBatch#ofHalfs}.
+   */
+  public short[] narrow(float[] values) {
+    Arguments.nonNull(values, "values");
+    requireHalf();
+    short[] out = new short[values.length];
+    for (int i = 0; i < values.length; i++) {
+      out[i] = narrow(values[i]);
+    }
+    return out;
+  }
+
+  private void requireHalf() {
+    if (this == FLOAT32) {
+      throw new IllegalStateException("FLOAT32 is not stored as short bits; use FLOAT16 or BFLOAT16");
+    }
+  }
+
   /** Rounds an fp32 value to this half type, to nearest even; NaN stays NaN. */
   public short narrow(float value) {
     return switch (this) {

@@ -1,7 +1,5 @@
 package dev.maxsim4j;
 
-import java.util.Objects;
-
 /**
  * A training loss over a score matrix {@code [rows][columns]} (all pairs {@code [Nq][Nd]} or candidates
  * {@code [B][K]}), averaged over rows. {@link #evaluate} is the CPU definition, in float64; the GPU backend
@@ -27,28 +25,30 @@ public sealed interface Loss {
 
   /** Cross-entropy with row {@code i}'s positive at column {@code positives[i]}. */
   static Loss contrastive(int[] positives, float temperature) {
-    return new Contrastive(Objects.requireNonNull(positives, "positives").clone(), temperature);
+    return new Contrastive(Arguments.nonNull(positives, "positives").clone(), temperature);
   }
 
   static Loss klDistillation(float[][] teacherScores, float temperature) {
-    Objects.requireNonNull(teacherScores, "teacherScores");
+    Arguments.nonNull(teacherScores, "teacherScores");
     float[][] copy = new float[teacherScores.length][];
     for (int i = 0; i < copy.length; i++) {
-      copy[i] = Objects.requireNonNull(teacherScores[i], "teacherScores[" + i + "]").clone();
+      copy[i] = Arguments.nonNull(teacherScores[i], "teacherScores[" + i + "]").clone();
     }
     return new KlDistillation(copy, temperature);
   }
 
   static Loss marginMse(float[] teacherMargins) {
-    return new MarginMse(Objects.requireNonNull(teacherMargins, "teacherMargins").clone());
+    return new MarginMse(Arguments.nonNull(teacherMargins, "teacherMargins").clone());
   }
 
   /** The loss and {@code dL/dscores} of {@code scores} (a copy; the input is not modified). */
   default Value evaluate(float[][] scores) {
-    Objects.requireNonNull(scores, "scores");
+    Arguments.nonNull(scores, "scores");
     int rows = scores.length;
-    int columns = rows == 0 ? 0 : scores[0].length;
-    float[] flat = new float[rows * columns];
+    int columns = rows == 0 ? 0 : Arguments.nonNull(scores[0], "scores[0]").length;
+    checkShape(rows, columns);
+    float[] flat = new float[Arguments.arraySize((long) rows * columns, "scores of rows x columns = " + rows + " x "
+        + columns, "evaluate the loss over fewer rows at a time")];
     for (int i = 0; i < rows; i++) {
       if (scores[i] == null || scores[i].length != columns) {
         throw new IllegalArgumentException("scores[" + i + "] has length "
@@ -89,6 +89,7 @@ public sealed interface Loss {
 
     @Override
     public void check(int rows, int columns) {
+      checkShape(rows, columns);
       if (positives == null) {
         if (columns < rows) {
           throw new IllegalArgumentException("contrastive loss with positives on the diagonal needs columns >= rows;"
@@ -130,11 +131,16 @@ public sealed interface Loss {
   /** KL divergence of the student's softmax from the teacher's, both at temperature T. */
   record KlDistillation(float[][] teacherScores, float temperature) implements Loss {
     public KlDistillation {
+      Arguments.nonNull(teacherScores, "teacherScores");
+      for (int i = 0; i < teacherScores.length; i++) {
+        Arguments.nonNull(teacherScores[i], "teacherScores[" + i + "]");
+      }
       checkTemperature(temperature);
     }
 
     @Override
     public void check(int rows, int columns) {
+      checkShape(rows, columns);
       if (teacherScores.length != rows) {
         throw new IllegalArgumentException("teacherScores has " + teacherScores.length + " rows; expected " + rows
             + " like the [" + rows + "][" + columns + "] scores");
@@ -181,8 +187,13 @@ public sealed interface Loss {
 
   /** Squared error of the student's margin (column 0 minus column 1) against the teacher's. */
   record MarginMse(float[] teacherMargins) implements Loss {
+    public MarginMse {
+      Arguments.nonNull(teacherMargins, "teacherMargins");
+    }
+
     @Override
     public void check(int rows, int columns) {
+      checkShape(rows, columns);
       if (columns != 2) {
         throw new IllegalArgumentException("margin-MSE needs candidates of K = 2 (positive, negative); scores are ["
             + rows + "][" + columns + "]");
@@ -204,6 +215,14 @@ public sealed interface Loss {
         d[2 * i + 1] = (float) (-2 * diff / rows);
       }
       return new Value(total / rows, d, rows, columns);
+    }
+  }
+
+  /** A loss averages over rows of at least one column: with none it would be 0/0. */
+  private static void checkShape(int rows, int columns) {
+    if (rows < 1 || columns < 1) {
+      throw new IllegalArgumentException("scores are [" + rows + "][" + columns + "]; a loss needs at least one row"
+          + " and one column");
     }
   }
 

@@ -3,10 +3,11 @@ package dev.maxsim4j;
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.Problem;
-import java.util.Objects;
+import dev.maxsim4j.internal.Tokens;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 
 /**
  * Late-interaction (MaxSim) scoring: for each valid query token the best dot product over the valid
@@ -24,17 +25,28 @@ import java.util.concurrent.Executors;
  * any non-empty document; NaN in a valid token makes the score NaN; scores are fp32; in the backward the
  * gradient of a max flows to one document token, the lowest slot among ties.
  *
- * <p>An instance owns a thread pool; it is thread-safe and should be closed. Using it after
- * {@link #close()} throws {@link IllegalStateException}.
+ * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
+ * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
+ * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k.
+ *
+ * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
+ * {@link #close()} waits for calls running on other threads to return normally, then frees; calls made
+ * after it throw {@link IllegalStateException} ("MaxSim is closed").
  */
 public final class MaxSim implements AutoCloseable {
+  /** ForkJoinPool's limit on parallelism. */
+  public static final int MAX_THREADS = 32767;
+  static final String THREADS_PROPERTY = "maxsim4j.threads";
+
   private final Backend backend;
+  private final String requestedBackend;
   private final boolean deterministic;
-  private volatile boolean closed;
+  private final CallGate gate = new CallGate(this::release);
   private ExecutorService asyncThread;
 
-  private MaxSim(Backend backend, boolean deterministic) {
+  private MaxSim(Backend backend, String requestedBackend, boolean deterministic) {
     this.backend = backend;
+    this.requestedBackend = requestedBackend;
     this.deterministic = deterministic;
   }
 
@@ -47,10 +59,19 @@ public final class MaxSim implements AutoCloseable {
     return new Builder();
   }
 
+  /**
+   * Whether the fast CPU path, the Vector API kernel, can run in this JVM: false when it was started
+   * without {@code --add-modules jdk.incubator.vector}, and CPU scoring then runs scalar loops, roughly 20x
+   * slower.
+   */
+  public static boolean vectorApiAvailable() {
+    return BackendSelector.vectorApiAvailable();
+  }
+
   /** Configures backend and threads. */
   public static final class Builder {
     private String backend = BackendSelector.defaultName();
-    private int threads = Integer.getInteger("maxsim4j.threads", Runtime.getRuntime().availableProcessors());
+    private int threads; // 0: the property maxsim4j.threads, else all available processors
     private boolean deterministic = true;
 
     private Builder() {}
@@ -67,20 +88,39 @@ public final class MaxSim implements AutoCloseable {
 
     /** {@code auto} (default), {@code cpu}, {@code cuda}, {@code reference}, {@code scalar} or {@code vector}. */
     public Builder backend(String name) {
-      this.backend = Objects.requireNonNull(name, "backend");
+      this.backend = Arguments.nonNull(name, "backend");
       return this;
     }
 
+    /** Threads to compute with, {@code 1 ..} {@value MaxSim#MAX_THREADS}. */
     public Builder threads(int threads) {
-      if (threads < 1) {
-        throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
-      }
-      this.threads = threads;
+      this.threads = checkThreads(threads, "threads = " + threads);
       return this;
     }
 
     public MaxSim build() {
-      return new MaxSim(BackendSelector.create(backend, threads), deterministic);
+      int n = threads > 0 ? threads : defaultThreads();
+      return new MaxSim(BackendSelector.create(backend, n), backend, deterministic);
+    }
+
+    private static int defaultThreads() {
+      String property = System.getProperty(THREADS_PROPERTY);
+      if (property == null) {
+        return Math.min(MAX_THREADS, Runtime.getRuntime().availableProcessors());
+      }
+      String seen = "system property " + THREADS_PROPERTY + " = '" + property + "'";
+      try {
+        return checkThreads(Integer.parseInt(property.trim()), seen);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(seen + "; expected an integer, 1 <= threads <= " + MAX_THREADS);
+      }
+    }
+
+    private static int checkThreads(int threads, String seen) {
+      if (threads < 1 || threads > MAX_THREADS) {
+        throw new IllegalArgumentException(seen + "; expected 1 <= threads <= " + MAX_THREADS);
+      }
+      return threads;
     }
   }
 
@@ -93,17 +133,32 @@ public final class MaxSim implements AutoCloseable {
     return backend.threads();
   }
 
+  /**
+   * The backend in use, what computes and on how many threads, and why each faster backend was passed over,
+   * e.g. {@code vector (Vector API, 512-bit float lanes, 2 threads); cuda not used: libcuda.so.1 (the CUDA
+   * driver) cannot be loaded}. Nothing about this is logged above DEBUG, except a missing Vector API module
+   * (a WARNING, once).
+   */
+  public String backendInfo() {
+    return BackendSelector.describe(backend, requestedBackend);
+  }
+
   // ------------------------------------------------------------------ inference
 
-  /** All pairs: {@code Q [Nq, Lq, d] x D [Nd, Ld, d] -> [Nq][Nd]}. */
+  /**
+   * All pairs: {@code Q [Nq, Lq, d] x D [Nd, Ld, d] -> [Nq][Nd]}. Nq x Nd must fit one Java array; beyond
+   * that use {@link #topK} or score the documents in chunks.
+   */
   public float[][] scores(TokenBatch queries, TokenBatch documents) {
-    Problem p = allPairs(queries, documents);
-    return backend().scoreRows(p, queries.size(), documents.size());
+    return call(b -> {
+      Problem p = allPairs(queries, documents);
+      return b.scoreRows(p, queries.size(), documents.size());
+    });
   }
 
   /** Pairwise: {@code Q [B, Lq, d] x D [B, Ld, d] -> [B]}, query {@code b} against document {@code b}. */
   public float[] pairwise(TokenBatch queries, TokenBatch documents) {
-    return backend().score(pairwiseProblem(queries, documents), null);
+    return call(b -> b.score(pairwiseProblem(queries, documents), null));
   }
 
   /**
@@ -111,8 +166,10 @@ public final class MaxSim implements AutoCloseable {
    * query {@code b}'s candidates at rows {@code b*K .. b*K+K-1}.
    */
   public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
-    Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
-    return backend().scoreRows(p, queries.size(), candidatesPerQuery);
+    return call(b -> {
+      Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
+      return b.scoreRows(p, queries.size(), candidatesPerQuery);
+    });
   }
 
   /**
@@ -120,12 +177,14 @@ public final class MaxSim implements AutoCloseable {
    * never Nq x Nd.
    */
   public TopK topK(TokenBatch queries, TokenBatch documents, int k) {
-    checkPair(queries, documents);
-    if (k <= 0) {
-      throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
-    }
-    Backend.TopKResult r = backend().topK(queries.tokens(), documents.tokens(), k);
-    return new TopK(r.scores(), r.indices());
+    return call(b -> {
+      checkPair(queries, documents);
+      if (k <= 0) {
+        throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
+      }
+      Backend.TopKResult r = b.topK(queries.tokens(), documents.tokens(), k);
+      return new TopK(r.scores(), r.indices());
+    });
   }
 
   // ------------------------------------------------------------------ resident documents
@@ -135,21 +194,21 @@ public final class MaxSim implements AutoCloseable {
    * so that many query batches can be scored against it without copying it again. A query batch can be
    * made resident the same way: while its handle is open, calls that pass that same {@code TokenBatch} as
    * queries copy nothing to the device. Close the handle to free it; it is also freed when this MaxSim
-   * closes.
+   * closes. A call running with the batch when its handle closes still completes.
    */
   public ResidentBatch upload(TokenBatch documents) {
-    Objects.requireNonNull(documents, "documents");
-    return new ResidentBatch(this, documents, backend().makeResident(documents.tokens()));
+    Arguments.nonNull(documents, "documents");
+    return call(b -> new ResidentBatch(this, documents, b.makeResident(documents.tokens())));
   }
 
   /** All pairs against resident documents. */
   public float[][] scores(TokenBatch queries, ResidentBatch documents) {
-    return scores(queries, documents.batchFor(this));
+    return scores(queries, resident(documents));
   }
 
   /** Top-k against resident documents. */
   public TopK topK(TokenBatch queries, ResidentBatch documents, int k) {
-    return topK(queries, documents.batchFor(this), k);
+    return topK(queries, resident(documents), k);
   }
 
   /**
@@ -158,19 +217,28 @@ public final class MaxSim implements AutoCloseable {
    * several calls (up to 8) stay in flight, so a caller that submits the next call before taking the last
    * one's scores keeps the device busy back to back; on the CPU the call runs on this instance's own
    * thread. Calls complete in submission order. Bad input still throws here, before anything is queued.
+   * Calls submitted before {@link #close()} still complete; the instance frees once the last one has.
    */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, ResidentBatch documents) {
-    return scoresAsync(queries, documents.batchFor(this));
+    return scoresAsync(queries, resident(documents));
   }
 
   /** As {@link #scoresAsync(TokenBatch, ResidentBatch)} for documents on the host. */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, TokenBatch documents) {
-    Problem p = allPairs(queries, documents);
-    return backend().scoreRowsAsync(p, queries.size(), documents.size(), r -> asyncExecutor().execute(r));
+    gate.enter();
+    try {
+      Problem p = allPairs(queries, documents);
+      CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
+          r -> asyncExecutor().execute(r));
+      gate.submitted();
+      return f.whenComplete((scores, failure) -> gate.landed());
+    } catch (RuntimeException | Error e) {
+      gate.exit();
+      throw e;
+    }
   }
 
   private synchronized ExecutorService asyncExecutor() {
-    backend(); // closed check
     if (asyncThread == null) {
       asyncThread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "maxsim4j-async");
@@ -185,18 +253,16 @@ public final class MaxSim implements AutoCloseable {
 
   /** All-pairs scores that can be differentiated with {@link TrainingScores#backward}. */
   public TrainingScores scoresForTraining(TokenBatch queries, TokenBatch documents) {
-    Problem p = allPairs(queries, documents);
-    return training(p, queries, documents, queries.size(), documents.size());
+    return call(b -> training(b, allPairs(queries, documents), queries, documents, documents.size()));
   }
 
   public TrainingScores pairwiseForTraining(TokenBatch queries, TokenBatch documents) {
-    Problem p = pairwiseProblem(queries, documents);
-    return training(p, queries, documents, queries.size(), 1);
+    return call(b -> training(b, pairwiseProblem(queries, documents), queries, documents, 1));
   }
 
   public TrainingScores candidatesForTraining(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
-    Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
-    return training(p, queries, documents, queries.size(), candidatesPerQuery);
+    return call(b -> training(b, candidatesProblem(queries, documents, candidatesPerQuery), queries, documents,
+        candidatesPerQuery));
   }
 
   /**
@@ -209,8 +275,7 @@ public final class MaxSim implements AutoCloseable {
   }
 
   public TrainingStep lossAllPairs(TokenBatch queries, TokenBatch documents, Loss loss, GradientPrecision precision) {
-    Problem p = allPairs(queries, documents);
-    return lossStep(p, queries, documents, loss, precision);
+    return call(b -> lossStep(b, allPairs(queries, documents), queries, documents, loss, precision));
   }
 
   /**
@@ -223,16 +288,18 @@ public final class MaxSim implements AutoCloseable {
 
   public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss,
       GradientPrecision precision) {
-    Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
-    return lossStep(p, queries, documents, loss, precision);
+    return call(b -> lossStep(b, candidatesProblem(queries, documents, candidatesPerQuery), queries, documents, loss,
+        precision));
   }
 
-  private TrainingStep lossStep(Problem p, TokenBatch q, TokenBatch d, Loss loss, GradientPrecision precision) {
-    Objects.requireNonNull(loss, "loss");
-    Objects.requireNonNull(precision, "precision");
+  private TrainingStep lossStep(Backend b, Problem p, TokenBatch q, TokenBatch d, Loss loss,
+      GradientPrecision precision) {
+    Arguments.nonNull(loss, "loss");
+    Arguments.nonNull(precision, "precision");
+    checkTraining(p);
     int columns = p.documentsPerQuery();
     loss.check(q.size(), columns);
-    Backend.LossStep step = backend().lossStep(p, loss, deterministic);
+    Backend.LossStep step = b.lossStep(p, loss, deterministic);
     Gradients g = new Gradients(TrainingScores.asBatch(q, step.gradients().queries(), precision),
         TrainingScores.asBatch(d, step.gradients().documents(), precision));
     return new TrainingStep(step.loss(), Backend.rows(step.scores(), q.size(), columns), g);
@@ -242,13 +309,25 @@ public final class MaxSim implements AutoCloseable {
     return deterministic;
   }
 
-  private TrainingScores training(Problem p, TokenBatch q, TokenBatch d, int rows, int columns) {
-    int[] argmax = new int[Math.multiplyExact(p.pairs(), p.argmaxStride())];
-    float[] scores = backend().score(p, argmax);
-    return new TrainingScores(this, p, q, d, scores, argmax, rows, columns);
+  private TrainingScores training(Backend b, Problem p, TokenBatch q, TokenBatch d, int columns) {
+    checkTraining(p);
+    int[] argmax = new int[p.pairs() * p.argmaxStride()];
+    float[] scores = b.score(p, argmax);
+    return new TrainingScores(this, p, q, d, scores, argmax, q.size(), columns);
   }
 
-  // ------------------------------------------------------------------ plumbing
+  /** The argmax a training forward saves and the gradients its backward returns must fit Java arrays. */
+  private static void checkTraining(Problem p) {
+    Tokens q = p.queries();
+    Tokens d = p.documents();
+    String instead = "train on smaller batches of queries or documents";
+    Arguments.arraySize((long) p.pairs() * p.argmaxStride(), "saved argmax of pairs x longest query = "
+        + p.pairs() + " x " + p.argmaxStride(), instead);
+    Arguments.arraySize((long) q.storedTokens * q.dim, "query gradients of stored tokens x d = "
+        + q.storedTokens + " x " + q.dim, instead);
+    Arguments.arraySize((long) d.storedTokens * d.dim, "document gradients of stored tokens x d = "
+        + d.storedTokens + " x " + d.dim, instead);
+  }
 
   // ------------------------------------------------------------------ projection layer
 
@@ -261,14 +340,18 @@ public final class MaxSim implements AutoCloseable {
   public float[] project(float[] x, int rows, int in, float[] w, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("w", w, in, out);
-    return backend().project(x, rows, in, w, out);
+    Arguments.arraySize((long) rows * out, "project's output of rows x out = " + rows + " x " + out,
+        "project fewer rows at a time");
+    return call(b -> b.project(x, rows, in, w, out));
   }
 
   /** {@code dW = X^T dY [in, out]}: the gradient of {@link #project}'s {@code W}, summed over rows in order. */
   public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("dy", dy, rows, out);
-    return backend().projectionGradient(x, rows, in, dy, out);
+    Arguments.arraySize((long) in * out, "projectionGradient's output of in x out = " + in + " x " + out,
+        "use a smaller projection");
+    return call(b -> b.projectionGradient(x, rows, in, dy, out));
   }
 
   private static void checkMatrix(String name, float[] m, int rows, int columns) {
@@ -281,33 +364,53 @@ public final class MaxSim implements AutoCloseable {
     }
   }
 
+  // ------------------------------------------------------------------ plumbing
+
+  /** Runs {@code body} as one call admitted by the gate, so {@link #close()} never frees under it. */
+  <T> T call(Function<Backend, T> body) {
+    gate.enter();
+    try {
+      return body.apply(backend);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /** The backend, for tests and tools that reach past the public API; throws when closed. */
   Backend backend() {
-    if (closed) {
-      throw new IllegalStateException("this MaxSim is closed");
+    if (gate.isClosed()) {
+      throw new IllegalStateException("MaxSim is closed");
     }
     return backend;
   }
 
+  /**
+   * Refuses new calls, waits for calls running on other threads to return (they complete normally), then
+   * frees the thread pool and any device memory, resident batches included. Asynchronous calls already
+   * submitted complete too; the instance frees when the last one has. Idempotent.
+   */
   @Override
   public void close() {
-    if (!closed) {
-      synchronized (this) {
-        if (asyncThread != null) {
-          asyncThread.shutdown(); // queued calls finish first
-          try {
-            asyncThread.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
+    gate.close();
+  }
+
+  private void release() {
+    synchronized (this) {
+      if (asyncThread != null) {
+        asyncThread.shutdown(); // idle: every submitted call has landed
       }
-      closed = true;
-      backend.close();
     }
+    backend.close();
+  }
+
+  private TokenBatch resident(ResidentBatch documents) {
+    return Arguments.nonNull(documents, "documents").batchFor(this);
   }
 
   private static Problem allPairs(TokenBatch q, TokenBatch d) {
     checkPair(q, d);
+    Arguments.arraySize((long) q.size() * d.size(), "scores of queries x documents = " + q.size() + " x "
+        + d.size(), "use topK(queries, documents, k), or score the documents in chunks");
     return Problem.allPairs(q.tokens(), d.tokens());
   }
 
@@ -333,11 +436,23 @@ public final class MaxSim implements AutoCloseable {
   }
 
   private static void checkPair(TokenBatch q, TokenBatch d) {
-    Objects.requireNonNull(q, "queries");
-    Objects.requireNonNull(d, "documents");
+    Arguments.nonNull(q, "queries");
+    Arguments.nonNull(d, "documents");
     if (q.dim() != d.dim()) {
       throw new IllegalArgumentException("d mismatch: queries " + q.shape() + " have d=" + q.dim()
           + ", documents " + d.shape() + " have d=" + d.dim() + "; expected equal");
+    }
+    checkRows("queries", q.tokens());
+    checkRows("documents", d.tokens());
+  }
+
+  /** A kernel stages one row at a time, padded to a whole number of vectors, in a Java array. */
+  private static void checkRows(String name, Tokens t) {
+    if (((long) t.maxRowLength + 64) * t.dim > Arguments.MAX_ARRAY) {
+      throw new IllegalArgumentException("the longest row of " + name + " holds tokens x d = " + t.maxRowLength
+          + " x " + t.dim + " = " + (long) t.maxRowLength * t.dim + " elements, but scoring stages a row in one Java"
+          + " array (at most " + Arguments.MAX_ARRAY + " elements, with some padding); split such rows into several"
+          + " shorter ones");
     }
   }
 }

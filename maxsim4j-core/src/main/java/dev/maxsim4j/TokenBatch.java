@@ -3,7 +3,6 @@ package dev.maxsim4j;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.Objects;
 
 /**
  * A batch of token-embedding sets: {@code N} rows, each a sequence of up to {@code L} tokens of dimension
@@ -37,27 +36,32 @@ public final class TokenBatch {
 
   /** A padded fp32 batch {@code [n, length, dim]} over {@code data} (row-major, {@code n*length*dim}). */
   public static TokenBatch ofFloats(float[] data, int n, int length, int dim) {
-    Objects.requireNonNull(data, "data");
+    Arguments.nonNull(data, "data");
     checkPaddedShape("data", data.length, n, length, dim);
     return new TokenBatch(padded(DType.FLOAT32, n, length, dim, data, null, null));
   }
 
   /** A padded fp16 or bf16 batch {@code [n, length, dim]} over {@code bits} (row-major bit patterns). */
   public static TokenBatch ofHalfs(DType dtype, short[] bits, int n, int length, int dim) {
-    Objects.requireNonNull(bits, "bits");
+    Arguments.nonNull(bits, "bits");
     checkHalf(dtype);
     checkPaddedShape("bits", bits.length, n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, bits, null));
   }
 
   /**
-   * A batch from nested arrays {@code [n][tokens][dim]}. Rows may have different token counts: then the
-   * batch is packed (no padding is stored). Data is copied into one array.
+   * A batch from nested arrays {@code [n][tokens][dim]}, {@code n >= 1}. Rows may have different token counts:
+   * then the batch is packed (no padding is stored). Data is copied into one array. A row may hold no token
+   * (it scores as an empty document); an empty {@code rows}, a null or a zero-length token is an error.
    */
   public static TokenBatch of(float[][][] rows) {
-    Objects.requireNonNull(rows, "rows");
+    Arguments.nonNull(rows, "rows");
+    if (rows.length == 0) {
+      throw new IllegalArgumentException("rows is empty; expected at least one row of tokens"
+          + " (for an empty batch of known d use ofFloats(new float[0], 0, 0, d))");
+    }
     int dim = -1;
-    int total = 0;
+    long total = 0;
     boolean ragged = false;
     for (int i = 0; i < rows.length; i++) {
       if (rows[i] == null) {
@@ -71,6 +75,9 @@ public final class TokenBatch {
         if (token == null) {
           throw new IllegalArgumentException("rows[" + i + "][" + t + "] is null; expected a vector");
         }
+        if (token.length == 0) {
+          throw new IllegalArgumentException("rows[" + i + "][" + t + "] has dimension 0; expected d >= 1");
+        }
         if (dim < 0) {
           dim = token.length;
         } else if (token.length != dim) {
@@ -78,12 +85,13 @@ public final class TokenBatch {
               + "; expected " + dim + " like rows' first token");
         }
       }
-      total = Math.addExact(total, rows[i].length);
+      total += rows[i].length;
     }
     if (dim < 0) {
       dim = 1; // no token at all: any dimension matches; an empty row scores -1e9 anyway
     }
-    float[] data = new float[Math.multiplyExact(total, dim)];
+    float[] data = new float[Arguments.arraySize(total * dim, "rows' tokens x d = " + total + " x " + dim,
+        "use fromMemorySegment or packedFromMemorySegment for larger batches")];
     int[] offsets = new int[rows.length + 1];
     int pos = 0;
     for (int i = 0; i < rows.length; i++) {
@@ -93,11 +101,38 @@ public final class TokenBatch {
         pos += dim;
       }
     }
-    offsets[rows.length] = total;
+    offsets[rows.length] = (int) total;
     if (!ragged && rows.length > 0) {
       return ofFloats(data, rows.length, rows[0].length, dim);
     }
     return packedFloats(data, offsets, dim);
+  }
+
+  /**
+   * One row {@code [1, L, d]} from its tokens {@code [L][d]}: a single query (or document), e.g. the output
+   * of an encoder for one text. The data is copied; a null or ragged token is an error naming its index.
+   */
+  public static TokenBatch ofQuery(float[][] tokens) {
+    Arguments.nonNull(tokens, "tokens");
+    if (tokens.length == 0) {
+      throw new IllegalArgumentException("tokens is empty; expected at least one token, [L >= 1][d >= 1]");
+    }
+    for (int t = 0; t < tokens.length; t++) {
+      if (tokens[t] == null) {
+        throw new IllegalArgumentException("tokens[" + t + "] is null; expected a vector");
+      }
+      if (tokens[t].length == 0 || tokens[t].length != tokens[0].length) {
+        throw new IllegalArgumentException("tokens[" + t + "] has dimension " + tokens[t].length + "; expected "
+            + (tokens[0].length == 0 ? "d >= 1" : tokens[0].length + " like tokens[0]"));
+      }
+    }
+    int dim = tokens[0].length;
+    float[] data = new float[Arguments.arraySize((long) tokens.length * dim, "tokens x d = " + tokens.length
+        + " x " + dim, "use fromMemorySegment for larger rows")];
+    for (int t = 0; t < tokens.length; t++) {
+      System.arraycopy(tokens[t], 0, data, t * dim, dim);
+    }
+    return ofFloats(data, 1, tokens.length, dim);
   }
 
   /**
@@ -107,9 +142,7 @@ public final class TokenBatch {
    * {@code Arena.ofAuto()} or {@code Arena.global()}, not a confined arena.
    */
   public static TokenBatch fromMemorySegment(MemorySegment memory, DType dtype, int n, int length, int dim) {
-    Objects.requireNonNull(memory, "memory");
-    Objects.requireNonNull(dtype, "dtype");
-    checkShared(memory);
+    checkSegment(memory, dtype);
     checkPaddedShape("memory", memory.byteSize() / dtype.byteSize(), n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, null, memory));
   }
@@ -118,14 +151,14 @@ public final class TokenBatch {
 
   /** A packed fp32 batch: tokens {@code [T, dim]} in {@code data}, rows delimited by {@code offsets [N+1]}. */
   public static TokenBatch packedFloats(float[] data, int[] offsets, int dim) {
-    Objects.requireNonNull(data, "data");
+    Arguments.nonNull(data, "data");
     checkPackedShape("data", data.length, offsets, dim);
     return new TokenBatch(packed(DType.FLOAT32, offsets, dim, data, null, null));
   }
 
   /** A packed fp16/bf16 batch: tokens {@code [T, dim]} as bit patterns, rows delimited by {@code offsets}. */
   public static TokenBatch packedHalfs(DType dtype, short[] bits, int[] offsets, int dim) {
-    Objects.requireNonNull(bits, "bits");
+    Arguments.nonNull(bits, "bits");
     checkHalf(dtype);
     checkPackedShape("bits", bits.length, offsets, dim);
     return new TokenBatch(packed(dtype, offsets, dim, null, bits, null));
@@ -133,9 +166,7 @@ public final class TokenBatch {
 
   /** A packed batch over memory holding {@code T*dim} elements of {@code dtype}. */
   public static TokenBatch packedFromMemorySegment(MemorySegment memory, DType dtype, int[] offsets, int dim) {
-    Objects.requireNonNull(memory, "memory");
-    Objects.requireNonNull(dtype, "dtype");
-    checkShared(memory);
+    checkSegment(memory, dtype);
     checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
     return new TokenBatch(packed(dtype, offsets, dim, null, null, memory));
   }
@@ -147,7 +178,7 @@ public final class TokenBatch {
    * {@code [T]}. A false flag removes the token (from the sum for queries, from the max for documents).
    */
   public TokenBatch withMask(boolean[] mask) {
-    Objects.requireNonNull(mask, "mask");
+    Arguments.nonNull(mask, "mask");
     if (mask.length != tokens.storedTokens) {
       throw new IllegalArgumentException("mask has length " + mask.length + "; expected "
           + tokens.storedTokens + (tokens.isPacked() ? " (T, the packed token count)"
@@ -160,7 +191,7 @@ public final class TokenBatch {
 
   /** This padded batch with a {@code [N][L]} mask. */
   public TokenBatch withMask(boolean[][] mask) {
-    Objects.requireNonNull(mask, "mask");
+    Arguments.nonNull(mask, "mask");
     requirePadded("withMask(boolean[][])");
     int n = tokens.rows;
     int l = tokens.paddedLength;
@@ -180,7 +211,7 @@ public final class TokenBatch {
 
   /** This padded batch with per-row lengths: the first {@code lengths[i]} tokens of row {@code i} are valid. */
   public TokenBatch withLengths(int[] lengths) {
-    Objects.requireNonNull(lengths, "lengths");
+    Arguments.nonNull(lengths, "lengths");
     requirePadded("withLengths");
     int l = tokens.paddedLength;
     if (lengths.length != tokens.rows) {
@@ -202,7 +233,7 @@ public final class TokenBatch {
    * Scoring never normalises on its own; this is the explicit opt-in.
    */
   public TokenBatch l2Normalized() {
-    float[] data = toFloatArray();
+    float[] data = copyAsFloats("l2Normalized");
     int dim = tokens.dim;
     for (int s = 0; s < tokens.storedTokens; s++) {
       double sq = 0;
@@ -247,33 +278,39 @@ public final class TokenBatch {
 
   /** Token slots of row {@code i} (L, its length, or its packed length). */
   public int length(int row) {
-    Objects.checkIndex(row, tokens.rows);
+    Arguments.index(row, tokens.rows, "row");
     return tokens.rowLength[row];
   }
 
   /** Valid tokens of row {@code i}. */
   public int validTokens(int row) {
-    Objects.checkIndex(row, tokens.rows);
+    Arguments.index(row, tokens.rows, "row");
     return tokens.validCount[row];
   }
 
   /** Whether slot {@code t} of row {@code i} is a valid token. */
   public boolean isValid(int row, int t) {
-    Objects.checkIndex(row, tokens.rows);
+    Arguments.index(row, tokens.rows, "row");
     return t >= 0 && tokens.isValid(row, t);
   }
 
   /** Element {@code k} of slot {@code t} of row {@code row}, as fp32. */
   public float get(int row, int t, int k) {
-    Objects.checkIndex(row, tokens.rows);
-    Objects.checkIndex(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength);
-    Objects.checkIndex(k, tokens.dim);
+    Arguments.index(row, tokens.rows, "row");
+    Arguments.index(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength, "t");
+    Arguments.index(k, tokens.dim, "k");
     return tokens.element(tokens.rowStart[row] + t, k);
   }
 
   /** All stored elements as fp32, in storage order ({@code N*L*d} padded, {@code T*d} packed). */
   public float[] toFloatArray() {
-    float[] out = new float[Math.multiplyExact(tokens.storedTokens, tokens.dim)];
+    return copyAsFloats("toFloatArray");
+  }
+
+  private float[] copyAsFloats(String call) {
+    float[] out = new float[Arguments.arraySize((long) tokens.storedTokens * tokens.dim, call + ": this batch's"
+        + " stored tokens x d = " + tokens.storedTokens + " x " + tokens.dim, "read it in slices with get(row, t,"
+        + " k), or keep it in a MemorySegment")];
     tokens.copyTokens(0, tokens.storedTokens, out, 0);
     return out;
   }
@@ -317,7 +354,16 @@ public final class TokenBatch {
     }
   }
 
-  private static void checkShared(MemorySegment memory) {
+  private static void checkSegment(MemorySegment memory, DType dtype) {
+    Arguments.nonNull(memory, "memory");
+    Arguments.nonNull(dtype, "dtype");
+    if (!memory.scope().isAlive()) {
+      throw new IllegalArgumentException("memory is no longer alive (its arena was closed); expected a live segment");
+    }
+    if (memory.byteSize() % dtype.byteSize() != 0) {
+      throw new IllegalArgumentException("memory holds " + memory.byteSize() + " bytes, not a whole number of "
+          + dtype + " elements (" + dtype.byteSize() + " bytes each)");
+    }
     if (!memory.isAccessibleBy(new Thread(() -> {}))) {
       throw new IllegalArgumentException("memory is confined to one thread, but scoring reads it from a thread pool;"
           + " expected a segment from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
@@ -335,7 +381,7 @@ public final class TokenBatch {
   }
 
   private static void checkHalf(DType dtype) {
-    Objects.requireNonNull(dtype, "dtype");
+    Arguments.nonNull(dtype, "dtype");
     if (dtype == DType.FLOAT32) {
       throw new IllegalArgumentException("dtype FLOAT32 given for short[] bits; expected FLOAT16 or BFLOAT16 (use ofFloats for fp32)");
     }
@@ -357,7 +403,7 @@ public final class TokenBatch {
   }
 
   private static void checkPackedShape(String name, long elements, int[] offsets, int dim) {
-    Objects.requireNonNull(offsets, "offsets");
+    Arguments.nonNull(offsets, "offsets");
     if (dim <= 0) {
       throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 1");
     }

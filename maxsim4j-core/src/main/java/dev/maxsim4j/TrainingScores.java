@@ -2,7 +2,6 @@ package dev.maxsim4j;
 
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.Problem;
-import java.util.Objects;
 
 /**
  * Scores from a forward that will be differentiated, with what the backward needs: the winning document
@@ -52,8 +51,8 @@ public final class TrainingScores {
    * empty document.
    */
   public int argmax(int pair, int querySlot) {
-    Objects.checkIndex(pair, scores.length);
-    Objects.checkIndex(querySlot, queries.maxLength());
+    Arguments.index(pair, scores.length, "pair");
+    Arguments.index(querySlot, queries.maxLength(), "querySlot");
     int stride = problem.argmaxStride(); // the longest query: slots beyond it hold nothing
     return querySlot < stride ? argmax[pair * stride + querySlot] : -1;
   }
@@ -67,7 +66,7 @@ public final class TrainingScores {
   }
 
   public Gradients backward(float[][] dScores, GradientPrecision precision) {
-    Objects.requireNonNull(dScores, "dScores");
+    Arguments.nonNull(dScores, "dScores");
     if (dScores.length != rows) {
       throw new IllegalArgumentException("dScores has " + dScores.length + " rows; expected " + rows);
     }
@@ -84,13 +83,13 @@ public final class TrainingScores {
 
   /** Gradients of {@code sum(dScores * scores)}; {@code dScores} flat like {@link #scores()}. */
   public Gradients backward(float[] dScores, GradientPrecision precision) {
-    Objects.requireNonNull(dScores, "dScores");
-    Objects.requireNonNull(precision, "precision");
+    Arguments.nonNull(dScores, "dScores");
+    Arguments.nonNull(precision, "precision");
     if (dScores.length != scores.length) {
       throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected " + scores.length
           + " (" + rows + " x " + columns + ")");
     }
-    Backend.Gradients g = owner.backend().backward(problem, argmax, dScores, owner.deterministicBackward());
+    Backend.Gradients g = owner.call(b -> b.backward(problem, argmax, dScores, owner.deterministicBackward()));
     return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
   }
 

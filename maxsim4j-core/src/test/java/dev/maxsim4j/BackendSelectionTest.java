@@ -48,6 +48,30 @@ class BackendSelectionTest {
     List<String> reasons = out.lines().filter(l -> l.contains("using the scalar CPU backend because")).toList();
     assertEquals(1, reasons.size(), out);
     assertTrue(reasons.get(0).contains("--add-modules jdk.incubator.vector"), out);
+    assertTrue(reasons.get(0).contains("20x slower"), "the warning names the cost: " + out);
+    assertTrue(out.contains("WARNING"), out);
+    assertTrue(out.contains("vector not used: the JVM was started without --add-modules jdk.incubator.vector"), out);
+    assertTrue(out.contains("vectorApiAvailable=false"), out);
+  }
+
+  /** On a machine without a GPU, auto says nothing at INFO or above; backendInfo() keeps the reason. */
+  @Test
+  void autoIsQuietOnACpuOnlyMachine() throws IOException, InterruptedException {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+        "-Dmaxsim4j.backend=auto",
+        "-cp", System.getProperty("java.class.path"), BackendSelectionTest.Probe.class.getName())
+        .redirectErrorStream(true).start();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.exitValue(), out);
+    if (dev.maxsim4j.internal.BackendSelector.cudaUnavailableReason().isPresent()) {
+      List<String> noise = out.lines().filter(l -> !l.isBlank() && !l.startsWith("backend=") && !l.startsWith("info=")
+          && !l.contains("Using incubator modules")).toList();
+      assertEquals(List.of(), noise, out);
+      assertTrue(out.contains("info=vector (Vector API, "), out);
+      assertTrue(out.contains("; cuda not used: "), out);
+    }
   }
 
   @Test
@@ -69,6 +93,7 @@ class BackendSelectionTest {
       for (int i = 0; i < 2; i++) {
         try (MaxSim m = MaxSim.builder().backend(System.getProperty("maxsim4j.backend", "cpu")).build()) {
           System.out.println("backend=" + m.backendName() + " score=" + m.scores(q, d)[0][0]);
+          System.out.println("info=" + m.backendInfo() + " vectorApiAvailable=" + MaxSim.vectorApiAvailable());
         }
       }
     }

@@ -19,6 +19,11 @@ public interface Backend extends AutoCloseable {
 
   String name();
 
+  /** What computes, for {@code MaxSim.backendInfo()}: e.g. {@code Vector API, 512-bit float lanes}. */
+  default String description() {
+    return name();
+  }
+
   /**
    * Scores every pair of {@code problem} into a new flat array (see {@link Problem}). When {@code argmax}
    * is not null it receives, for each pair and query slot, the winning document slot.

@@ -4,10 +4,13 @@ import dev.maxsim4j.internal.cpu.CpuBackends;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Chooses a backend. {@code auto} takes the fastest one that works on this machine and logs, once, why a
- * faster one was passed over; a name forces that backend and fails loudly when it cannot run.
+ * Chooses a backend. {@code auto} takes the fastest one that works on this machine; a name forces that
+ * backend and fails loudly when it cannot run. Why a faster backend was passed over is logged at DEBUG
+ * (a CPU-only machine is normal, not news) and stays available through {@link #describe}; the one costly
+ * surprise, the Vector API module missing from the JVM, is a WARNING, once per JVM.
  *
  * <p>Names: {@code auto} (CUDA when a usable GPU is present, else the best CPU backend), {@code cpu} (the
  * best CPU backend), {@code cuda}, {@code reference}, {@code scalar}, {@code vector}. The system property
@@ -16,8 +19,8 @@ import java.util.Optional;
 public final class BackendSelector {
   public static final String PROPERTY = "maxsim4j.backend";
   private static final System.Logger LOG = System.getLogger("dev.maxsim4j");
-  private static volatile boolean fallbackLogged;
-  private static volatile boolean cudaFallbackLogged;
+  private static final AtomicBoolean SCALAR_FALLBACK_LOGGED = new AtomicBoolean();
+  private static final AtomicBoolean CUDA_FALLBACK_LOGGED = new AtomicBoolean();
 
   private BackendSelector() {}
 
@@ -45,14 +48,36 @@ public final class BackendSelector {
     return CudaBackend.unavailableReason();
   }
 
+  /** Whether the Vector API kernel, the fast CPU path, can run in this JVM. */
+  public static boolean vectorApiAvailable() {
+    return CpuBackends.vectorUnavailableReason().isEmpty();
+  }
+
+  /**
+   * The chosen backend, what computes and on how many threads, then each faster backend passed over and
+   * why, e.g. {@code vector (Vector API, 512-bit float lanes, 2 threads); cuda not used: ...}.
+   */
+  public static String describe(Backend chosen, String requested) {
+    int threads = chosen.threads();
+    StringBuilder s = new StringBuilder(chosen.name()).append(" (").append(chosen.description()).append(", ")
+        .append(threads).append(threads == 1 ? " thread)" : " threads)");
+    String asked = "backend '" + requested + "' was asked for";
+    if (!chosen.name().equals("cuda")) {
+      s.append("; cuda not used: ").append(cudaUnavailableReason().orElse(asked));
+    }
+    if (chosen.name().equals("scalar") || chosen.name().equals("reference")) {
+      s.append("; vector not used: ").append(CpuBackends.vectorUnavailableReason().orElse(asked));
+    }
+    return s.toString();
+  }
+
   private static Backend auto(int threads) {
     Optional<String> reason = CudaBackend.unavailableReason();
     if (reason.isEmpty()) {
       return new CudaBackend(threads);
     }
-    if (!cudaFallbackLogged) {
-      cudaFallbackLogged = true;
-      LOG.log(System.Logger.Level.INFO, "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");
+    if (CUDA_FALLBACK_LOGGED.compareAndSet(false, true)) {
+      LOG.log(System.Logger.Level.DEBUG, "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");
     }
     return bestCpu(threads);
   }
@@ -62,10 +87,10 @@ public final class BackendSelector {
     if (reason.isEmpty()) {
       return CpuBackends.vector(threads);
     }
-    if (!fallbackLogged) {
-      fallbackLogged = true;
+    if (SCALAR_FALLBACK_LOGGED.compareAndSet(false, true)) {
       LOG.log(System.Logger.Level.WARNING, "maxsim4j: using the scalar CPU backend because " + reason.get()
-          + "; add that flag for the Vector API kernel (several times faster)");
+          + ": scoring is roughly 20x slower than with the Vector API kernel; start the JVM with"
+          + " --add-modules jdk.incubator.vector");
     }
     return CpuBackends.scalar(threads);
   }

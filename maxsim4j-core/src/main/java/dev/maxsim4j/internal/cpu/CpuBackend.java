@@ -36,6 +36,11 @@ public final class CpuBackend implements Backend {
   }
 
   @Override
+  public String description() {
+    return kernel.description();
+  }
+
+  @Override
   public int threads() {
     return loop.threads();
   }

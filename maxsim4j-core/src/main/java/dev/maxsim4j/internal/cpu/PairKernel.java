@@ -14,6 +14,9 @@ interface PairKernel {
 
   String name();
 
+  /** How it computes, e.g. {@code Vector API, 512-bit float lanes}. */
+  String description();
+
   Bound bind(Tokens queries, Tokens documents);
 
   /** Queries prepared against one document batch; shared by all threads, read-only. */

@@ -2,9 +2,11 @@ package dev.maxsim4j.internal.cpu;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Runs {@code [0, n)} in contiguous chunks on a fixed pool. Chunk boundaries depend on {@code n} and the
@@ -48,12 +50,18 @@ final class ParallelLoop implements AutoCloseable {
     for (int c = 0; c < chunks; c++) {
       int from = c * g;
       int to = Math.min(n, from + g);
-      futures.add(pool.submit(() -> body.run(from, to)));
+      try {
+        futures.add(pool.submit(() -> body.run(from, to)));
+      } catch (RejectedExecutionException e) {
+        throw new IllegalStateException("MaxSim was closed while this call was running", e);
+      }
     }
     RuntimeException failure = null;
     for (Future<?> f : futures) {
       try {
         f.get();
+      } catch (CancellationException e) {
+        throw new IllegalStateException("MaxSim was closed while this call was running", e);
       } catch (ExecutionException e) {
         if (failure == null) {
           failure = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());

@@ -14,6 +14,11 @@ final class ReferenceKernel implements PairKernel {
   }
 
   @Override
+  public String description() {
+    return "plain Java loops in float64";
+  }
+
+  @Override
   public Bound bind(Tokens queries, Tokens documents) {
     return () -> new Worker() {
       private int doc;

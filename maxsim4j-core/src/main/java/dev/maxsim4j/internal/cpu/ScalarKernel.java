@@ -15,6 +15,11 @@ final class ScalarKernel implements PairKernel {
   }
 
   @Override
+  public String description() {
+    return "plain Java loops in fp32";
+  }
+
+  @Override
   public Bound bind(Tokens queries, Tokens documents) {
     int dim = queries.dim;
     // queries widened and compacted once: valid tokens only, with their slot numbers

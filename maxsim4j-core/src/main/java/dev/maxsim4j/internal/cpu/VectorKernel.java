@@ -47,6 +47,11 @@ final class VectorKernel implements PairKernel {
   }
 
   @Override
+  public String description() {
+    return "Vector API, " + S.vectorBitSize() + "-bit float lanes";
+  }
+
+  @Override
   public Bound bind(Tokens queries, Tokens documents) {
     int dim = queries.dim;
     int rows = queries.rows;

@@ -82,6 +82,11 @@ public final class CudaBackend implements Backend {
   }
 
   @Override
+  public String description() {
+    return deviceDescription();
+  }
+
+  @Override
   public int threads() {
     return cpu.threads();
   }

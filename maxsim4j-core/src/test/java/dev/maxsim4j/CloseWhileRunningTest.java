@@ -1,0 +1,98 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * close() while another thread's call runs: the call completes normally and close() returns after it; later
+ * calls throw IllegalStateException("MaxSim is closed").
+ */
+class CloseWhileRunningTest {
+  private final RandomBatches r = new RandomBatches();
+  private final TokenBatch q = TokenBatch.ofFloats(r.floats(16 * 32 * 128), 16, 32, 128);
+  private final TokenBatch d = TokenBatch.ofFloats(r.floats(300 * 64 * 128), 300, 64, 128);
+
+  private static void closed(Executable call) {
+    IllegalStateException e = assertThrows(IllegalStateException.class, call);
+    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+  }
+
+  @Test
+  void runningCallsCompleteNormally() throws Exception {
+    float[][] expected;
+    try (MaxSim m = MaxSim.builder().backend("reference").threads(2).build()) {
+      expected = m.scores(q, d);
+    }
+    for (String backend : new String[] {"reference", "vector"}) {
+      MaxSim m = MaxSim.builder().backend(backend).threads(2).build();
+      CountDownLatch started = new CountDownLatch(3);
+      CompletableFuture<?>[] calls = new CompletableFuture<?>[3];
+      for (int c = 0; c < calls.length; c++) {
+        calls[c] = CompletableFuture.supplyAsync(() -> {
+          started.countDown();
+          float[][] last = null;
+          for (int i = 0; i < (backend.equals("vector") ? 200 : 1); i++) {
+            last = m.scores(q, d);
+          }
+          return last;
+        }, runnable -> new Thread(runnable).start());
+      }
+      assertTrue(started.await(10, TimeUnit.SECONDS));
+      Thread.sleep(100);
+      m.close();
+      for (CompletableFuture<?> call : calls) {
+        try {
+          float[][] scores = (float[][]) call.get(60, TimeUnit.SECONDS);
+          if (backend.equals("reference")) {
+            assertArrayEquals(expected, scores);
+          }
+        } catch (java.util.concurrent.ExecutionException e) {
+          // a call that started after close() may see only the closed error, never another exception
+          assertTrue(e.getCause() instanceof IllegalStateException ise
+              && ise.getMessage().equals("MaxSim is closed"), backend + ": " + e.getCause());
+        }
+      }
+      closed(() -> m.scores(q, d));
+    }
+  }
+
+  @Test
+  void asynchronousCallsSubmittedBeforeCloseComplete() {
+    MaxSim m = MaxSim.builder().backend("reference").threads(2).build();
+    CompletableFuture<float[][]> a = m.scoresAsync(q, d);
+    CompletableFuture<float[][]> b = m.scoresAsync(q, d);
+    m.close();
+    assertEquals(16, a.join().length);
+    assertEquals(16, b.join().length);
+    closed(() -> m.scoresAsync(q, d));
+  }
+
+  @Test
+  void everyCallAfterCloseIsIllegalState() {
+    MaxSim m = MaxSim.builder().backend("cpu").threads(1).build();
+    TrainingScores training = m.scoresForTraining(q, d);
+    ResidentBatch resident = m.upload(d);
+    m.close();
+    m.close(); // idempotent
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> m.scores(q, d));
+    assertEquals("MaxSim is closed", e.getMessage());
+    closed(() -> m.topK(q, d, 3));
+    closed(() -> m.pairwise(q, q));
+    closed(() -> m.candidates(q, d, 1));
+    closed(() -> m.upload(d));
+    closed(() -> m.scores(q, resident));
+    closed(() -> m.topK(q, resident, 1));
+    closed(() -> training.backward(new float[16 * 300]));
+    closed(() -> m.lossAllPairs(q, d, Loss.contrastive(1f)));
+    closed(() -> m.project(new float[4], 2, 2, new float[4], 2));
+    resident.close(); // freeing after the owner closed is harmless
+  }
+}

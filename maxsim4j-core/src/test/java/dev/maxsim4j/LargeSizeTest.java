@@ -1,0 +1,104 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Sizes past one Java array are an IllegalArgumentException naming the sizes, the limit and what to do
+ * instead, never an ArithmeticException or NegativeArraySizeException. The shapes overflow with tiny data
+ * (rows of no token) or over a sparse memory-mapped file that is never touched.
+ */
+class LargeSizeTest {
+  private static final String LIMIT = String.valueOf(Integer.MAX_VALUE - 8);
+
+  private static void rejects(Executable call, String... fragments) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+    for (String f : fragments) {
+      assertTrue(e.getMessage().contains(f), "message '" + e.getMessage() + "' should contain '" + f + "'");
+    }
+  }
+
+  private static TokenBatch emptyRows(int n) {
+    return TokenBatch.ofFloats(new float[0], n, 0, 1);
+  }
+
+  @Test
+  void allPairsScoresPastOneArray() {
+    TokenBatch q = emptyRows(50_000);
+    TokenBatch d = emptyRows(50_000);
+    try (MaxSim m = MaxSim.builder().backend("cpu").threads(1).build()) {
+      rejects(() -> m.scores(q, d), "queries x documents = 50000 x 50000", "2500000000", LIMIT, "topK");
+      rejects(() -> m.scoresAsync(q, d), "50000 x 50000", "topK");
+      rejects(() -> m.scoresForTraining(q, d), "50000 x 50000");
+      rejects(() -> m.lossAllPairs(q, d, Loss.contrastive(1f)), "50000 x 50000");
+    }
+  }
+
+  @Test
+  void trainingArgmaxPastOneArray() {
+    TokenBatch q = TokenBatch.ofFloats(new float[1000 * 1000], 1000, 1000, 1);
+    TokenBatch d = emptyRows(3000);
+    TokenBatch candidates = emptyRows(3_000_000);
+    try (MaxSim m = MaxSim.builder().backend("cpu").threads(1).build()) {
+      rejects(() -> m.scoresForTraining(q, d), "argmax", "3000000 x 1000", LIMIT, "smaller batches");
+      rejects(() -> m.lossAllPairs(q, d, Loss.contrastive(1f)), "argmax", "3000000 x 1000");
+      rejects(() -> m.candidatesForTraining(q, candidates, 3000), "argmax", "3000000 x 1000");
+      rejects(() -> m.lossCandidates(q, candidates, 3000, Loss.contrastive(1f)), "argmax");
+    }
+  }
+
+  @Test
+  void projectionOutputsPastOneArray() {
+    try (MaxSim m = MaxSim.builder().backend("cpu").threads(1).build()) {
+      rejects(() -> m.project(new float[65536], 65536, 1, new float[65536], 65536), "rows x out = 65536 x 65536",
+          LIMIT);
+      rejects(() -> m.projectionGradient(new float[0], 0, 65536, new float[0], 65536), "in x out = 65536 x 65536");
+    }
+  }
+
+  @Test
+  void lossOverMoreScoresThanOneArray() {
+    float[] row = new float[1 << 20];
+    float[][] scores = new float[2049][];
+    java.util.Arrays.fill(scores, row); // one 4 MB row, 2049 times: 2^31 + 2^20 scores
+    rejects(() -> Loss.contrastive(1f).evaluate(scores), "rows x columns = 2049 x 1048576", LIMIT);
+  }
+
+  /** 2^26 tokens of d = 33 in bf16: 4.4 GB of sparse file, mapped and never read. */
+  @Test
+  void memoryBatchPastOneArray(@TempDir Path dir) throws IOException {
+    int length = 1 << 26;
+    int dim = 33;
+    long bytes = 2L * length * dim;
+    Path file = Files.createFile(dir.resolve("sparse.bin"));
+    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+      raf.setLength(bytes);
+    }
+    try (Arena arena = Arena.ofShared(); FileChannel ch = FileChannel.open(file)) {
+      MemorySegment seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, bytes, arena);
+      TokenBatch big = TokenBatch.fromMemorySegment(seg, DType.BFLOAT16, 1, length, dim);
+      TokenBatch q = TokenBatch.ofFloats(new float[dim], 1, 1, dim);
+      rejects(big::toFloatArray, "toFloatArray", "67108864 x 33", LIMIT);
+      rejects(big::l2Normalized, "l2Normalized", "67108864 x 33");
+      try (MaxSim m = MaxSim.builder().backend("cpu").threads(1).build()) {
+        String[] row = {"longest row of documents", "67108864 x 33", "split"};
+        rejects(() -> m.scores(q, big), row);
+        rejects(() -> m.topK(q, big, 10), row);
+        rejects(() -> m.pairwise(q, big), row);
+        rejects(() -> m.candidates(q, big, 1), row);
+        rejects(() -> m.scores(big, q), "longest row of queries");
+      }
+    }
+  }
+}
