@@ -2,9 +2,24 @@
 # Stages the project for the GPU host (../shared/gpu-host/stage.sh), then drops what the GPU host does not
 # need so the travelling tree stays under its 64 MiB limit: the JMH module, Lucene and its integration, and
 # the real-text stack (all-MiniLM-L6-v2 alone is a 90 MB jar; ONNX Runtime, the DJL tokenizer, LangChain4j).
+# A failing step says which one it was.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
-bash "$root/../shared/gpu-host/stage.sh"
+step="start"
+trap 'echo "gpu-stage: failed while $step (exit $?)" >&2' ERR
+
+step="building and staging (../shared/gpu-host/stage.sh)"
+# the GPU host needs neither javadoc nor sources jars
+MAVEN_ARGS="${MAVEN_ARGS:-} -Dmaven.javadoc.skip=true -Dmaven.source.skip=true" bash "$root/../shared/gpu-host/stage.sh"
+
+step="checking that the core jar carries the GPU kernels"
+core=$(ls "$root"/.gpu-host/lib/maxsim4j-core-*.jar | head -1)
+if ! unzip -l "$core" | grep -q 'dev/maxsim4j/cuda/.*\.fatbin'; then
+  echo "gpu-stage: $core has no fatbins: the build ran without nvcc (see its output above)" >&2
+  exit 1
+fi
+
+step="trimming .gpu-host"
 cd "$root/.gpu-host"
 rm -f lib/maxsim4j-benchmarks.jar lib/original-maxsim4j-benchmarks.jar lib/maxsim4j-bench-*.jar \
   lib/maxsim4j-lucene-*.jar lib/maxsim4j-langchain4j-*.jar \
