@@ -40,7 +40,7 @@ public final class SafeTensors {
     }
     SafeTensorsHeader.Tensor t = tensors.get(name);
     if (t == null) {
-      throw new IllegalArgumentException(file + " has no tensor " + MiniJson.quote(name) + "; it holds "
+      throw new IllegalArgumentException(file + " has no tensor '" + Printable.of(name) + "'; it holds "
           + shown(tensors.keySet()));
     }
     String source = file + ":" + name;
