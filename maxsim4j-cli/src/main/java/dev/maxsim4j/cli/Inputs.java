@@ -150,10 +150,13 @@ final class Inputs {
           + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
     }
     int n = (int) rows;
-    TokenBatch b = emb.elements() <= heapElements
-        ? (emb.floats() != null ? TokenBatch.ofFloats(emb.floats(), n, l, d)
-            : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d))
-        : TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
+    TokenBatch b;
+    if (emb.elements() > heapElements) {
+      b = TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
+    } else {
+      float[] floats = emb.floats();
+      b = floats != null ? TokenBatch.ofFloats(floats, n, l, d) : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
+    }
     if (mask == null) {
       return b;
     }
@@ -195,10 +198,14 @@ final class Inputs {
     }
     int[] starts = offsets(what, offsets, tokens);
     int d = emb.dim(1);
-    TokenBatch b = emb.elements() <= heapElements
-        ? (emb.floats() != null ? TokenBatch.packedFloats(emb.floats(), starts, d)
-            : TokenBatch.packedHalfs(emb.dtype(), emb.halfs(), starts, d))
-        : TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
+    TokenBatch b;
+    if (emb.elements() > heapElements) {
+      b = TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
+    } else {
+      float[] floats = emb.floats();
+      b = floats != null ? TokenBatch.packedFloats(floats, starts, d)
+          : TokenBatch.packedHalfs(emb.dtype(), emb.halfs(), starts, d);
+    }
     if (mask == null) {
       return b;
     }

@@ -5,13 +5,9 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.NdArray;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
 /** A packed batch's tokens and offsets as arrays to write, built row by row without a padded copy. */
 final class PackedTokens {
-  private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-  private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   private PackedTokens() {}
 
@@ -28,9 +24,9 @@ final class PackedTokens {
         for (int k = 0; k < d; k++) {
           float v = b.get(i, t, k);
           if (bf16) {
-            data.setAtIndex(LE_SHORT, at++, DType.BFLOAT16.narrow(v));
+            data.setAtIndex(NdArray.LE_SHORT, at++, DType.BFLOAT16.narrow(v));
           } else {
-            data.setAtIndex(LE_FLOAT, at++, v);
+            data.setAtIndex(NdArray.LE_FLOAT, at++, v);
           }
         }
       }
