@@ -73,7 +73,8 @@ public final class Main {
     } catch (AccessDeniedException e) {
       return fail(err, e, "error: permission denied: " + e.getFile(), 1);
     } catch (FileSystemException e) {
-      return fail(err, e, "error: " + e.getFile() + ": " + e.getReason(), 1);
+      String what = e.getFile() == null ? e.getMessage() : e.getFile() + ": " + e.getReason();
+      return fail(err, e, "error: " + what, 1);
     } catch (IOException e) {
       return fail(err, e, "error: " + e, 1);
     } catch (UncheckedIOException e) {
