@@ -53,7 +53,8 @@ final class Inputs {
     boolean safetensors = isSafetensors(path);
     List<String> names = safetensors ? SafeTensors.names(file) : List.of();
     if (!safetensors && a.get(o.tensor()) != null) {
-      throw new UsageException(o.tensor() + " names a tensor, but " + path + " is not a .safetensors file");
+      throw new UsageException("score: " + o.tensor() + " names a tensor, but " + path
+          + " is not a .safetensors file");
     }
     String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
     NdArray emb = safetensors ? SafeTensors.read(file, embName) : Npy.read(file);
@@ -63,8 +64,9 @@ final class Inputs {
     String maskTensor = a.get(o.maskTensor());
     if (maskPath == null && maskTensor != null) {
       if (!safetensors) {
-        throw new UsageException(o.maskTensor() + " needs " + o.mask() + " FILE (it defaults to the embeddings"
-            + " file only when that is a .safetensors file, and " + path + " is not)");
+        throw new UsageException("score: " + o.maskTensor() + " needs " + o.mask()
+            + " FILE (it defaults to the embeddings file only when that is a .safetensors file, and " + path
+            + " is not)");
       }
       maskPath = path;
     }
@@ -76,8 +78,8 @@ final class Inputs {
 
     String offsetsPath = a.get(o.offsets());
     if (offsetsPath != null && emb.rank() != 2) {
-      throw new UsageException(o.offsets() + " is for packed [T, d] embeddings, but " + emb.source() + " has shape "
-          + emb.shapeString());
+      throw new UsageException("score: " + o.offsets() + " is for packed [T, d] embeddings, but " + emb.source()
+          + " has shape " + emb.shapeString());
     }
     if (offsetsPath == null && safetensors && emb.rank() == 2 && names.contains(OFFSETS)
         && !OFFSETS.equals(embName)) {
@@ -124,7 +126,8 @@ final class Inputs {
     files.add(file);
     if (!isSafetensors(path)) {
       if (tensor != null) {
-        throw new UsageException(tensorOption + " names a tensor, but " + path + " is not a .safetensors file");
+        throw new UsageException("score: " + tensorOption + " names a tensor, but " + path
+            + " is not a .safetensors file");
       }
       return Npy.read(file);
     }
