@@ -78,6 +78,28 @@ class LargeInputTest {
   }
 
   @Test
+  void misalignedSafetensorsDataIsReadInPlace() throws IOException {
+    // a header of odd length puts the float32 data at an odd address: the mapped view must read it anyway
+    String json = "{\"embeddings\":{\"dtype\":\"F32\",\"shape\":[2,3,4],\"data_offsets\":[0,96]}} ";
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8 + json.length() + 96)
+        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.putLong(json.length()).put(json.getBytes(StandardCharsets.US_ASCII));
+    for (int i = 0; i < 24; i++) {
+      b.putFloat(i * 0.25f);
+    }
+    assertTrue((8 + json.length()) % 4 != 0);
+    Path f = Files.write(dir.resolve("odd.safetensors"), b.array());
+    TokenBatch heap = Inputs.load(args("--docs", f.toString()), Inputs.DOCS).batch();
+    TokenBatch mapped = Inputs.load(args("--docs", f.toString()), Inputs.DOCS, 0).batch();
+    for (int i = 0; i < 2; i++) {
+      for (int t = 0; t < 3; t++) {
+        assertEquals((i * 12 + t * 4 + 3) * 0.25f, mapped.get(i, t, 3));
+        assertEquals(heap.get(i, t, 3), mapped.get(i, t, 3));
+      }
+    }
+  }
+
+  @Test
   void mappedInputsScoreLikeHeapInputs() throws IOException {
     SplittableRandom rnd = new SplittableRandom(3);
     float[] d = new float[40 * 60 * 128];
