@@ -145,7 +145,7 @@ public final class MiniJson {
           case 'u' -> {
             String hex = s.substring(pos, Math.min(s.length(), pos + 4));
             if (!hex.matches("[0-9a-fA-F]{4}")) {
-              throw error("bad escape \\u" + hex);
+              throw error("bad escape " + quote("\\u" + hex));
             }
             b.append((char) Integer.parseInt(hex, 16));
             pos += 4;

@@ -43,7 +43,7 @@ public final class SafeTensors {
       throw new IllegalArgumentException(file + " has no tensor '" + Printable.of(name) + "'; it holds "
           + shown(tensors.keySet()));
     }
-    String source = file + ":" + name;
+    String source = file + ":" + Printable.of(name);
     NdArray.ElementType type = switch (t.dtype()) {
       case "F32" -> NdArray.ElementType.F32;
       case "F16" -> NdArray.ElementType.F16;
