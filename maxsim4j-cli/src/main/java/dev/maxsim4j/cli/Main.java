@@ -80,9 +80,12 @@ public final class Main {
     } catch (UncheckedIOException e) {
       return fail(err, e, "error: " + e.getCause(), 1);
     } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
-      return fail(err, e, "error: " + e.getMessage(), 1);
+      return fail(err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
     } catch (OutOfMemoryError e) {
       return fail(err, e, "error: " + outOfMemory(e), 1);
+    } catch (RuntimeException | InternalError | StackOverflowError e) {
+      // a bug, or a mapped input truncated while it was read: still one line, and the trace on request
+      return fail(err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
     }
   }
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Damaged packed and padded inputs through the whole score command: a result or one line, never a crash. */
 class ScoreFuzzTest {
-  private static final int CASES = 1_000;
+  private static final int CASES = 3_000;
   @TempDir Path dir;
 
   @Test

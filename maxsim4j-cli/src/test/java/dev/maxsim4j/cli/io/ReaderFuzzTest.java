@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * IllegalArgumentException with a one-line message, never any other exception.
  */
 class ReaderFuzzTest {
-  private static final int CASES = 6_000;
+  private static final int CASES = 15_000;
   @TempDir Path dir;
 
   interface Reader {
