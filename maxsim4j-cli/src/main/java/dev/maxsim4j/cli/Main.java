@@ -90,7 +90,7 @@ public final class Main {
   }
 
   /** Suggests a larger heap only where one helps: not for an array past the JVM's size limit or native memory. */
-  private static String outOfMemory(OutOfMemoryError e) {
+  static String outOfMemory(OutOfMemoryError e) {
     String why = String.valueOf(e.getMessage());
     if (why.contains("Java heap space") || why.contains("GC overhead")) {
       return "out of memory with a heap of " + Runtime.getRuntime().maxMemory() / (1 << 20)
