@@ -207,6 +207,11 @@ class ScoreInputsTest {
         "does not exist");
     Result ok = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy"));
     assertEquals(0, ok.status, ok.err);
+    byte[] previous = Files.readAllBytes(dir.resolve("s.npy"));
+    Npy.writeFloats(dir.resolve("d16.npy"), randoms(3 * 4 * 16), 3, 4, 16);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d16.npy"), "--out", p("s.npy")), 1,
+        "mismatch");
+    assertArrayEquals(previous, Files.readAllBytes(dir.resolve("s.npy")), "a failed run keeps the previous output");
     try (Stream<Path> files = Files.list(dir)) {
       assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
     }
