@@ -8,35 +8,135 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 
-/** Turns embedding and mask files into token batches. */
+/**
+ * Turns embedding, mask and offsets files into token batches: padded {@code [N, L, d]} (or {@code [L, d]},
+ * or {@code [B, K, L, d]}) with an optional mask, or packed {@code [T, d]} with offsets {@code [N+1]}.
+ */
 final class Inputs {
+  /** Default tensor names in a .safetensors file, as {@code encode} writes them. */
+  static final String EMBEDDINGS = "embeddings";
+  static final String MASK = "mask";
+  static final String OFFSETS = "offsets";
+
+  /** The options that describe one side (queries or documents). */
+  record Options(String what, String embeddings, String tensor, String mask, String maskTensor, String offsets) {}
+
+  static final Options QUERIES = new Options("queries", "--queries", "--queries-tensor", "--query-mask",
+      "--query-mask-tensor", "--query-offsets");
+  static final Options DOCS = new Options("docs", "--docs", "--docs-tensor", "--doc-mask", "--doc-mask-tensor",
+      "--doc-offsets");
+
+  /** A batch, the shape of the embeddings it came from, and every file it read. */
+  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files) {}
+
+  /** The largest array the JVM allocates. */
+  static final long HEAP_ELEMENTS = Integer.MAX_VALUE - 8;
+
   private Inputs() {}
 
-  /** Reads a .npy or .safetensors tensor ({@code tensor} names one inside a .safetensors file). */
-  static NdArray read(String path, String tensor) throws IOException {
-    Path p = Path.of(path);
-    if (!Files.isRegularFile(p)) {
-      throw new NoSuchFileException(path);
-    }
-    String lower = path.toLowerCase(java.util.Locale.ROOT);
-    if (lower.endsWith(".safetensors")) {
-      return SafeTensors.read(p, tensor);
-    }
-    if (tensor != null) {
-      throw new UsageException("a tensor name was given for " + path + ", which is not a .safetensors file");
-    }
-    return Npy.read(p);
+  static Loaded load(Args a, Options o) throws IOException {
+    return load(a, o, HEAP_ELEMENTS);
   }
 
   /**
-   * Embeddings {@code [N, L, d]} (or {@code [L, d]}, one row) as a padded batch; a 4-D {@code [B, K, L, d]}
-   * becomes {@code B*K} rows. The mask, if any, has the leading shape {@code [N, L]} (or {@code [B, K, L]}).
+   * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the
+   * kernels' fastest paths read; larger ones are scored straight from the mapped file.
    */
-  static TokenBatch batch(String what, NdArray emb, NdArray mask) {
-    if (!emb.isFloating()) {
-      throw new IllegalArgumentException(what + " " + emb.source() + " holds booleans; expected float embeddings");
+  static Loaded load(Args a, Options o, long heapElements) throws IOException {
+    String path = a.require(o.embeddings());
+    Path file = input(path);
+    boolean safetensors = isSafetensors(path);
+    List<String> names = safetensors ? SafeTensors.names(file) : List.of();
+    if (!safetensors && a.get(o.tensor()) != null) {
+      throw new UsageException("score: " + o.tensor() + " names a tensor, but " + path
+          + " is not a .safetensors file");
     }
+    String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
+    NdArray emb = safetensors ? SafeTensors.read(file, embName) : Npy.read(file);
+    List<Path> files = new ArrayList<>(List.of(file));
+
+    String maskPath = a.get(o.mask());
+    String maskTensor = a.get(o.maskTensor());
+    if (maskPath == null && maskTensor != null) {
+      if (!safetensors) {
+        throw new UsageException("score: " + o.maskTensor() + " needs " + o.mask()
+            + " FILE (it defaults to the embeddings file only when that is a .safetensors file, and " + path
+            + " is not)");
+      }
+      maskPath = path;
+    }
+    if (maskPath == null && safetensors && EMBEDDINGS.equals(embName) && names.contains(MASK)) {
+      maskPath = path;
+      maskTensor = MASK;
+    }
+    NdArray mask = maskPath == null ? null : read(maskPath, maskTensor, o.maskTensor(), MASK, files);
+
+    String offsetsPath = a.get(o.offsets());
+    if (offsetsPath != null && emb.rank() != 2) {
+      throw new UsageException("score: " + o.offsets() + " is for packed [T, d] embeddings, but " + emb.source()
+          + " has shape " + emb.shapeString());
+    }
+    if (offsetsPath == null && safetensors && emb.rank() == 2 && names.contains(OFFSETS)
+        && !OFFSETS.equals(embName)) {
+      offsetsPath = path;
+    }
+    NdArray offsets = offsetsPath == null ? null : read(offsetsPath, null, o.offsets(), OFFSETS, files);
+
+    TokenBatch batch = offsets != null
+        ? packed(o.what(), emb, offsets, mask, heapElements)
+        : padded(o.what(), emb, mask, heapElements);
+    return new Loaded(batch, emb, files);
+  }
+
+  /** An input path that exists and is a file; a folder is named as such rather than "no such file". */
+  static Path input(String path) throws IOException {
+    Path p = Path.of(path);
+    if (Files.isDirectory(p)) {
+      throw new IllegalArgumentException(path + " is a directory; expected a .npy or .safetensors file");
+    }
+    if (!Files.exists(p)) {
+      throw new NoSuchFileException(path);
+    }
+    if (!Files.isRegularFile(p)) {
+      throw new IllegalArgumentException(path + " is not a regular file; expected a .npy or .safetensors file");
+    }
+    return p;
+  }
+
+  private static boolean isSafetensors(String path) {
+    return path.toLowerCase(Locale.ROOT).endsWith(".safetensors");
+  }
+
+  /** The tensor to read: the named one, the only one, or the default name when the file holds it. */
+  private static String pick(String named, List<String> names, String fallback) {
+    if (named != null) {
+      return named;
+    }
+    return names.size() != 1 && names.contains(fallback) ? fallback : null;
+  }
+
+  private static NdArray read(String path, String tensor, String tensorOption, String fallback, List<Path> files)
+      throws IOException {
+    Path file = input(path);
+    files.add(file);
+    if (!isSafetensors(path)) {
+      if (tensor != null) {
+        throw new UsageException("score: " + tensorOption + " names a tensor, but " + path
+            + " is not a .safetensors file");
+      }
+      return Npy.read(file);
+    }
+    return SafeTensors.read(file, pick(tensor, SafeTensors.names(file), fallback));
+  }
+
+  /** A padded batch; a mask that only trims each row's tail becomes per-row lengths, which kernels skip. */
+  static TokenBatch padded(String what, NdArray emb, NdArray mask, long heapElements) {
+    emb.dtype();
     int rank = emb.rank();
     if (rank < 2 || rank > 4) {
       throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
@@ -44,28 +144,118 @@ final class Inputs {
     }
     int d = emb.dim(rank - 1);
     int l = emb.dim(rank - 2);
-    int n = 1;
-    for (int a = 0; a < rank - 2; a++) {
-      n = Math.multiplyExact(n, emb.dim(a));
+    long rows = 1;
+    for (int axis = 0; axis < rank - 2; axis++) {
+      rows *= emb.shape()[axis];
     }
-    TokenBatch b = emb.floats() != null
-        ? TokenBatch.ofFloats(emb.floats(), n, l, d)
-        : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
-    if (mask != null) {
-      boolean shapeOk = mask.rank() == rank - 1;
-      for (int a = 0; shapeOk && a < rank - 1; a++) {
-        shapeOk = mask.shape()[a] == emb.shape()[a];
-      }
-      if (!shapeOk) {
-        long[] expected = java.util.Arrays.copyOf(emb.shape(), rank - 1);
-        throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
-            + "; expected " + java.util.Arrays.toString(expected) + " to match embeddings " + emb.shapeString());
-      }
-      if (mask.flags() == null) {
-        throw new IllegalArgumentException(what + " mask " + mask.source() + " holds floats; expected bool or uint8");
-      }
-      b = b.withMask(mask.flags());
+    if (rows * l > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString() + ": "
+          + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
     }
-    return b;
+    int n = (int) rows;
+    TokenBatch b;
+    if (emb.elements() > heapElements) {
+      b = TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
+    } else {
+      float[] floats = emb.floats();
+      b = floats != null ? TokenBatch.ofFloats(floats, n, l, d) : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
+    }
+    if (mask == null) {
+      return b;
+    }
+    long[] expected = Arrays.copyOf(emb.shape(), rank - 1);
+    if (!Arrays.equals(mask.shape(), expected)) {
+      throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
+          + "; expected " + Arrays.toString(expected) + " to match embeddings " + emb.shapeString());
+    }
+    boolean[] flags = flags(what, mask);
+    int[] lengths = trailingLengths(flags, n, l);
+    return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
+  }
+
+  /** Each row's valid-token count if every row is valid tokens followed only by padding; else null. */
+  static int[] trailingLengths(boolean[] flags, int n, int l) {
+    int[] lengths = new int[n];
+    for (int i = 0; i < n; i++) {
+      int t = 0;
+      while (t < l && flags[i * l + t]) {
+        t++;
+      }
+      lengths[i] = t;
+      for (int rest = t; rest < l; rest++) {
+        if (flags[i * l + rest]) {
+          return null;
+        }
+      }
+    }
+    return lengths;
+  }
+
+  /** A packed batch: tokens {@code [T, d]}, rows delimited by {@code offsets [N+1]}, mask {@code [T]}. */
+  static TokenBatch packed(String what, NdArray emb, NdArray offsets, NdArray mask, long heapElements) {
+    emb.dtype();
+    long tokens = emb.shape()[0];
+    if (tokens > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " holds " + tokens
+          + " tokens; at most 2^31-1 tokens are supported");
+    }
+    int[] starts = offsets(what, offsets, tokens);
+    int d = emb.dim(1);
+    TokenBatch b;
+    if (emb.elements() > heapElements) {
+      b = TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
+    } else {
+      float[] floats = emb.floats();
+      b = floats != null ? TokenBatch.packedFloats(floats, starts, d)
+          : TokenBatch.packedHalfs(emb.dtype(), emb.halfs(), starts, d);
+    }
+    if (mask == null) {
+      return b;
+    }
+    if (mask.rank() != 1 || mask.shape()[0] != tokens) {
+      throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
+          + "; expected [" + tokens + "] (one flag per packed token of " + emb.source() + ")");
+    }
+    return b.withMask(flags(what, mask));
+  }
+
+  /** Offsets as cu_seqlens: int32/int64 {@code [N+1]}, from 0, never decreasing, ending at T. */
+  static int[] offsets(String what, NdArray offsets, long tokens) {
+    String name = what + " offsets " + offsets.source();
+    long[] v = offsets.integers();
+    if (v == null) {
+      throw new IllegalArgumentException(name + " holds " + offsets.type() + "; expected int32 or int64 offsets");
+    }
+    if (offsets.rank() != 1 || v.length == 0) {
+      throw new IllegalArgumentException(name + " has shape " + offsets.shapeString() + "; expected [N+1] with N >= 0");
+    }
+    if (v[0] != 0) {
+      throw new IllegalArgumentException(name + " start at " + v[0] + "; expected 0");
+    }
+    int[] out = new int[v.length];
+    for (int i = 1; i < v.length; i++) {
+      if (v[i] < v[i - 1]) {
+        throw new IllegalArgumentException(name + " decrease at " + i + " (" + v[i - 1] + " -> " + v[i]
+            + "); expected non-decreasing offsets");
+      }
+      if (v[i] > tokens) {
+        throw new IllegalArgumentException(name + " reach " + v[i] + " at " + i + ", past the " + tokens + " tokens");
+      }
+      out[i] = (int) v[i];
+    }
+    if (v[v.length - 1] != tokens) {
+      throw new IllegalArgumentException(name + " end at " + v[v.length - 1] + "; expected " + tokens
+          + " (the tokens of the embeddings)");
+    }
+    return out;
+  }
+
+  private static boolean[] flags(String what, NdArray mask) {
+    boolean[] flags = mask.flags();
+    if (flags == null) {
+      throw new IllegalArgumentException(what + " mask " + mask.source() + " holds " + mask.type()
+          + "; expected bool or uint8");
+    }
+    return flags;
   }
 }

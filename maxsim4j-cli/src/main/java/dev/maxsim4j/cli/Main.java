@@ -7,7 +7,9 @@ import dev.maxsim4j.cli.text.RerankCommand;
 import dev.maxsim4j.cli.text.SearchCommand;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 
 /**
@@ -70,17 +72,39 @@ public final class Main {
       return fail(err, e, "error: no such file: " + e.getFile(), 1);
     } catch (AccessDeniedException e) {
       return fail(err, e, "error: permission denied: " + e.getFile(), 1);
+    } catch (FileSystemException e) {
+      String what = e.getFile() == null ? e.getMessage() : e.getFile() + ": " + e.getReason();
+      return fail(err, e, "error: " + what, 1);
     } catch (IOException e) {
       return fail(err, e, "error: " + e, 1);
+    } catch (UncheckedIOException e) {
+      return fail(err, e, "error: " + e.getCause(), 1);
     } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
-      return fail(err, e, "error: " + e.getMessage(), 1);
+      return fail(err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
     } catch (OutOfMemoryError e) {
-      return fail(err, e, "error: out of memory (raise -Xmx through JAVA_OPTS): " + e.getMessage(), 1);
+      return fail(err, e, "error: " + outOfMemory(e), 1);
+    } catch (RuntimeException | InternalError | StackOverflowError e) {
+      // a bug, or a mapped input truncated while it was read: still one line, and the trace on request
+      return fail(err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
     }
   }
 
+  /** Suggests a larger heap only where one helps: not for an array past the JVM's size limit or native memory. */
+  static String outOfMemory(OutOfMemoryError e) {
+    String why = String.valueOf(e.getMessage());
+    if (why.contains("Java heap space") || why.contains("GC overhead")) {
+      return "out of memory with a heap of " + Runtime.getRuntime().maxMemory() / (1 << 20)
+          + " MiB (raise -Xmx through JAVA_OPTS)";
+    }
+    if (why.contains("array size exceeds")) {
+      return "out of memory: an array over the JVM's limit of 2^31-1 elements was needed, which no -Xmx allows";
+    }
+    return "out of memory: " + why;
+  }
+
   private static int fail(PrintStream err, Throwable e, String line, int status) {
-    err.println("maxsim4j: " + line);
+    // a file name or file content quoted in the message must not break the one-line contract
+    err.println("maxsim4j: " + line.replaceAll("\\p{Cntrl}", "?"));
     if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
       e.printStackTrace(err);
     }

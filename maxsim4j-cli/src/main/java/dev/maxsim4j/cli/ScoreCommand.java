@@ -3,13 +3,15 @@ package dev.maxsim4j.cli;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
-import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -22,79 +24,109 @@ final class ScoreCommand {
   static final String USAGE = """
       score --queries Q --docs D [--query-mask QM] [--doc-mask DM] --out S.npy
             [--pairwise] [--top-k K --out-run run.tsv] [--normalize]
+            [--query-offsets QO] [--doc-offsets DO]
             [--queries-tensor NAME] [--docs-tensor NAME] [--query-mask-tensor NAME] [--doc-mask-tensor NAME]
             [--backend auto|reference|scalar|vector] [--threads N]
-        Q, D: .npy (float32/float16) or .safetensors (F32/F16/BF16), [N, L, d]; D may be [B, K, L, d]
-        (candidates). Masks: bool/uint8 [N, L]. Writes float32 scores; a top-k run file has lines
-        query_index<TAB>doc_index<TAB>rank<TAB>score, sorted by query then rank (rank from 1).""";
+        Q, D: .npy (float32/float16) or .safetensors (F32/F16/BF16): padded [N, L, d], D may be [B, K, L, d]
+        (candidates), or packed [T, d] with offsets [N+1] (int32/int64, like cu_seqlens; row i is tokens
+        offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
+        file the tensor "offsets" beside the embeddings. Masks: bool/uint8 [N, L] (packed: [T]); a
+        --*-mask-tensor without --*-mask reads the mask from the embeddings' .safetensors file. A .safetensors
+        file holding "embeddings" (+ "mask", "offsets"), as encode writes it, needs no tensor options.
+        Writes float32 scores to --out; --top-k writes only the run file --out-run, lines
+        query_index<TAB>doc_index<TAB>rank<TAB>score sorted by query then rank (rank from 1); with candidates
+        [B, K, L, d] each query ranks its own K candidates and doc_index is the index among them.""";
 
   private ScoreCommand() {}
 
   static int run(String[] argv, PrintStream out) throws IOException {
     Args a = new Args("score", argv, 1,
         Set.of("--queries", "--docs", "--query-mask", "--doc-mask", "--out", "--top-k", "--out-run",
-            "--queries-tensor", "--docs-tensor", "--query-mask-tensor", "--doc-mask-tensor", "--backend", "--threads"),
+            "--query-offsets", "--doc-offsets", "--queries-tensor", "--docs-tensor", "--query-mask-tensor",
+            "--doc-mask-tensor", "--backend", "--threads"),
         Set.of("--pairwise", "--normalize"));
-    NdArray qe = Inputs.read(a.require("--queries"), a.get("--queries-tensor"));
-    NdArray de = Inputs.read(a.require("--docs"), a.get("--docs-tensor"));
-    NdArray qm = a.get("--query-mask") == null ? null : Inputs.read(a.get("--query-mask"), a.get("--query-mask-tensor"));
-    NdArray dm = a.get("--doc-mask") == null ? null : Inputs.read(a.get("--doc-mask"), a.get("--doc-mask-tensor"));
-    TokenBatch q = Inputs.batch("queries", qe, qm);
-    TokenBatch d = Inputs.batch("docs", de, dm);
-    if (a.has("--normalize")) {
-      q = q.l2Normalized();
-      d = d.l2Normalized();
-    }
-    boolean candidates = de.rank() == 4;
     boolean topK = a.get("--top-k") != null;
     if (topK && a.get("--out-run") == null) {
       throw new UsageException("score: --top-k needs --out-run FILE");
     }
+    if (topK && a.get("--out") != null) {
+      throw new UsageException("score: --out has no effect with --top-k (the run goes to --out-run)");
+    }
+    if (!topK && a.get("--out-run") != null) {
+      throw new UsageException("score: --out-run needs --top-k K");
+    }
     if (!topK && a.get("--out") == null) {
       throw new UsageException("score: --out is required (or --top-k K --out-run FILE)");
     }
-    if (a.has("--pairwise") && (candidates || topK)) {
-      throw new UsageException("score: --pairwise cannot be combined with 4-D candidate documents or --top-k");
+    if (a.has("--pairwise") && topK) {
+      throw new UsageException("score: --pairwise cannot be combined with --top-k");
     }
+    int k = a.intValue("--top-k", 10, 1);
     MaxSim.Builder builder = MaxSim.builder().backend(a.getOr("--backend", "auto"));
     if (a.get("--threads") != null) {
       builder.threads(a.intValue("--threads", 1, 1));
     }
     long start = System.nanoTime();
+    Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
+    Inputs.Loaded docs = Inputs.load(a, Inputs.DOCS);
+    boolean candidates = docs.embeddings().rank() == 4;
+    if (a.has("--pairwise") && candidates) {
+      throw new UsageException("score: --pairwise cannot be combined with 4-D candidate documents");
+    }
+    List<Path> inputs = new ArrayList<>(queries.files());
+    inputs.addAll(docs.files());
+    String option = topK ? "--out-run" : "--out";
+    Path target = Path.of(a.get(option));
+    TokenBatch q = queries.batch();
+    TokenBatch d = docs.batch();
+    int perQuery = 0;
+    if (candidates) {
+      int b = docs.embeddings().dim(0);
+      perQuery = docs.embeddings().dim(1);
+      if (q.size() != b) {
+        throw new IllegalArgumentException("queries have B=" + q.size() + " rows but docs "
+            + docs.embeddings().shapeString() + " have B=" + b);
+      }
+    }
+    long read = System.nanoTime();
     String what;
-    try (MaxSim maxSim = builder.build()) {
+    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = builder.build()) {
+      if (a.has("--normalize")) {
+        q = q.l2Normalized();
+        d = d.l2Normalized();
+      }
       if (topK) {
-        int k = a.intValue("--top-k", 10, 1);
-        TopK top = maxSim.topK(q, d, k);
-        writeRun(Path.of(a.get("--out-run")), top);
-        what = "top-" + k + " of " + d.size() + " documents for " + q.size() + " queries -> " + a.get("--out-run");
+        TopK top = candidates ? TopRows.of(maxSim.candidates(q, d, perQuery), k) : maxSim.topK(q, d, k);
+        writeRun(output.temp(), top);
+        what = "top-" + k + " of " + (candidates ? perQuery + " candidates each" : d.size() + " documents") + " for "
+            + q.size() + " queries -> " + target;
       } else if (a.has("--pairwise")) {
         float[] s = maxSim.pairwise(q, d);
-        Npy.writeFloats(Path.of(a.get("--out")), s, s.length);
-        what = s.length + " pairwise scores -> " + a.get("--out");
+        Npy.writeFloats(output.temp(), s, s.length);
+        what = s.length + " pairwise scores -> " + target;
       } else if (candidates) {
-        int b = de.dim(0);
-        int k = de.dim(1);
-        if (q.size() != b) {
-          throw new IllegalArgumentException("queries have B=" + q.size() + " rows but docs " + de.shapeString()
-              + " have B=" + b);
-        }
-        float[][] s = maxSim.candidates(q, d, k);
-        Npy.writeFloats(Path.of(a.get("--out")), flatten(s, k), b, k);
-        what = "[" + b + ", " + k + "] candidate scores -> " + a.get("--out");
+        float[][] s = maxSim.candidates(q, d, perQuery);
+        Npy.writeFloats(output.temp(), flatten(s, perQuery), q.size(), perQuery);
+        what = "[" + q.size() + ", " + perQuery + "] candidate scores -> " + target;
       } else {
         float[][] s = maxSim.scores(q, d);
-        Npy.writeFloats(Path.of(a.get("--out")), flatten(s, d.size()), q.size(), d.size());
-        what = "[" + q.size() + ", " + d.size() + "] scores -> " + a.get("--out");
+        Npy.writeFloats(output.temp(), flatten(s, d.size()), q.size(), d.size());
+        what = "[" + q.size() + ", " + d.size() + "] scores -> " + target;
       }
-      out.printf(Locale.ROOT, "%s (%s backend, %d threads, %.1f ms)%n", what, maxSim.backendName(),
-          maxSim.threads(), (System.nanoTime() - start) / 1e6);
+      output.commit();
+      out.printf(Locale.ROOT, "%s (%s backend, %d threads, read %.1f ms, scored %.1f ms)%n", what,
+          maxSim.backendName(), maxSim.threads(), (read - start) / 1e6, (System.nanoTime() - read) / 1e6);
     }
     return 0;
   }
 
   private static float[] flatten(float[][] m, int cols) {
-    float[] f = new float[m.length * cols];
+    long size = (long) m.length * cols;
+    if (size > Inputs.HEAP_ELEMENTS) {
+      throw new IllegalArgumentException("the score matrix [" + m.length + ", " + cols + "] has more than 2^31-1"
+          + " entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
+    }
+    float[] f = new float[(int) size];
     for (int i = 0; i < m.length; i++) {
       System.arraycopy(m[i], 0, f, i * cols, cols);
     }

@@ -12,6 +12,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.nio.file.attribute.FileTime;
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
@@ -79,19 +80,25 @@ class TextCommandsTest {
     Path texts = dir.resolve("texts.txt");
     Files.writeString(texts, "a short text\nand a somewhat longer second text with more words\n");
     Path out = dir.resolve("e.safetensors");
-    Result r = run("encode", "--in", texts.toString(), "--out", out.toString(), "--dtype", "bf16");
+    Result r = run("encode", "--in", texts.toString(), "--out", out.toString());
     assertEquals(0, r.status, r.err);
     NdArray emb = SafeTensors.read(out, "embeddings");
-    NdArray mask = SafeTensors.read(out, "mask");
-    assertEquals(3, emb.rank());
-    assertEquals(384, emb.dim(2));
-    assertEquals(emb.dim(1), mask.dim(1));
-    assertTrue(mask.flags()[emb.dim(1) * 2 - 1], "the longer text fills its row");
-    assertTrue(!mask.flags()[emb.dim(1) - 1], "the short text is padded");
-    Result score = run("score", "--queries", out.toString(), "--queries-tensor", "embeddings", "--query-mask",
-        out.toString(), "--query-mask-tensor", "mask", "--docs", out.toString(), "--docs-tensor", "embeddings",
-        "--doc-mask", out.toString(), "--doc-mask-tensor", "mask", "--out", dir.resolve("s.npy").toString());
+    NdArray offsets = SafeTensors.read(out, "offsets");
+    assertEquals(NdArray.ElementType.BF16, emb.type(), "bf16 by default");
+    assertEquals(2, emb.rank(), "packed [T, d]: no padding");
+    assertEquals(384, emb.dim(1));
+    long[] o = offsets.integers();
+    assertEquals(3, o.length);
+    assertEquals(emb.shape()[0], o[2]);
+    assertTrue(o[1] < o[2] - o[1], "the longer text has more tokens");
+    Result score = run("score", "--queries", out.toString(), "--docs", out.toString(), "--top-k", "1",
+        "--out-run", dir.resolve("run.tsv").toString());
     assertEquals(0, score.status, score.err);
+    assertEquals(List.of("0\t0\t1", "1\t1\t1"), Files.readAllLines(dir.resolve("run.tsv")).stream()
+        .map(l -> l.substring(0, l.lastIndexOf('\t'))).toList(), "each text finds itself");
+    Result again = run("encode", "--in", texts.toString(), "--out", texts.toString());
+    assertEquals(1, again.status);
+    assertTrue(again.err.contains("is also the input"), again.err);
   }
 
   @Test

@@ -7,11 +7,15 @@ import java.util.Map;
 
 /**
  * Just enough JSON for safetensors headers: objects, arrays, strings, integers (as Long), other numbers
- * (as Double), true/false/null. Throws IllegalArgumentException with the position on bad input.
+ * (as Double), true/false/null. Throws IllegalArgumentException with the position on bad input, on a key
+ * given twice in one object and on nesting deeper than {@value #MAX_DEPTH}.
  */
 public final class MiniJson {
+  /** Deeper nesting than any real header or chart file; bounds the recursion so it cannot overflow the stack. */
+  static final int MAX_DEPTH = 64;
   private final String s;
   private int pos;
+  private int depth;
 
   private MiniJson(String s) {
     this.s = s;
@@ -54,14 +58,22 @@ public final class MiniJson {
     }
     char c = s.charAt(pos);
     return switch (c) {
-      case '{' -> object();
-      case '[' -> array();
+      case '{', '[' -> nested(c);
       case '"' -> string();
       case 't' -> literal("true", Boolean.TRUE);
       case 'f' -> literal("false", Boolean.FALSE);
       case 'n' -> literal("null", null);
       default -> number();
     };
+  }
+
+  private Object nested(char open) {
+    if (++depth > MAX_DEPTH) {
+      throw error("nesting deeper than " + MAX_DEPTH + " levels");
+    }
+    Object v = open == '{' ? object() : array();
+    depth--;
+    return v;
   }
 
   private Map<String, Object> object() {
@@ -77,6 +89,9 @@ public final class MiniJson {
       String key = string();
       skipSpace();
       expect(':');
+      if (m.containsKey(key)) {
+        throw error("key " + quote(key) + " given twice");
+      }
       m.put(key, value());
       skipSpace();
       if (peek() == ',') {
@@ -117,6 +132,9 @@ public final class MiniJson {
         return b.toString();
       }
       if (c == '\\') {
+        if (pos >= s.length()) {
+          break;
+        }
         char e = s.charAt(pos++);
         switch (e) {
           case 'n' -> b.append('\n');
@@ -125,7 +143,11 @@ public final class MiniJson {
           case 'b' -> b.append('\b');
           case 'f' -> b.append('\f');
           case 'u' -> {
-            b.append((char) Integer.parseInt(s.substring(pos, pos + 4), 16));
+            String hex = s.substring(pos, Math.min(s.length(), pos + 4));
+            if (!hex.matches("[0-9a-fA-F]{4}")) {
+              throw error("bad escape " + quote("\\u" + hex));
+            }
+            b.append((char) Integer.parseInt(hex, 16));
             pos += 4;
           }
           default -> b.append(e);
@@ -144,7 +166,7 @@ public final class MiniJson {
     }
     String t = s.substring(start, pos);
     if (t.isEmpty()) {
-      throw error("unexpected character '" + s.charAt(pos) + "'");
+      throw error(pos < s.length() ? "unexpected character " + quote(String.valueOf(s.charAt(pos))) : "unexpected end");
     }
     try {
       return t.matches("-?\\d+") ? (Object) Long.parseLong(t) : (Object) Double.parseDouble(t);

@@ -1,121 +1,89 @@
 package dev.maxsim4j.cli.io;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
- * NumPy {@code .npy} files (format versions 1-3): reads little-endian float32, float16, bool and uint8 in C
- * order; writes float32.
+ * NumPy {@code .npy} files (format versions 1-3) in C order: reads little-endian float32, float16, bool,
+ * uint8, int32 and int64 as a view of the memory-mapped file and refuses every other dtype by name;
+ * writes the same types.
  */
 public final class Npy {
   private static final byte[] MAGIC = {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y'};
-  private static final Pattern DESCR = Pattern.compile("'descr'\\s*:\\s*'([^']*)'");
-  private static final Pattern FORTRAN = Pattern.compile("'fortran_order'\\s*:\\s*(True|False)");
-  private static final Pattern SHAPE = Pattern.compile("'shape'\\s*:\\s*\\(([^)]*)\\)");
+  /** NumPy itself writes headers of a few hundred bytes; anything far larger is not a real file. */
+  private static final long MAX_HEADER = 1 << 20;
 
   private Npy() {}
 
   public static NdArray read(Path file) throws IOException {
     String name = file.toString();
-    ByteBuffer buf = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
-    if (buf.remaining() < 10) {
-      throw new IllegalArgumentException(name + " is not a .npy file (too short)");
+    MemorySegment all = MappedFiles.map(file);
+    long size = all.byteSize();
+    if (size < MAGIC.length + 4) {
+      throw new IllegalArgumentException(name + " is not a .npy file (" + size + " bytes, too short)");
     }
+    ByteBuffer head = all.asSlice(0, Math.min(size, MAGIC.length + 6)).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     for (byte b : MAGIC) {
-      if (buf.get() != b) {
+      if (head.get() != b) {
         throw new IllegalArgumentException(name + " is not a .npy file (bad magic)");
       }
     }
-    int major = buf.get();
-    buf.get();
-    int headerLength = major == 1 ? Short.toUnsignedInt(buf.getShort()) : buf.getInt();
-    if (headerLength < 0 || headerLength > buf.remaining()) {
-      throw new IllegalArgumentException(name + ": header length " + headerLength + " exceeds the file");
+    int major = head.get();
+    head.get();
+    if (major < 1 || major > 3) {
+      throw new IllegalArgumentException(name + " is a .npy file of format version " + major + "; expected 1, 2 or 3");
     }
-    byte[] hb = new byte[headerLength];
-    buf.get(hb);
-    String header = new String(hb, major >= 3 ? StandardCharsets.UTF_8 : StandardCharsets.ISO_8859_1);
-    String descr = find(DESCR, header, name, "descr");
-    if ("True".equals(find(FORTRAN, header, name, "fortran_order"))) {
-      throw new IllegalArgumentException(name + " is in Fortran order; expected C order (np.ascontiguousarray)");
+    long headerStart = major == 1 ? 10 : 12;
+    if (size < headerStart) {
+      throw new IllegalArgumentException(name + " is not a .npy file (" + size + " bytes, too short)");
     }
-    long[] shape = parseShape(find(SHAPE, header, name, "shape"), name);
-    long n = 1;
-    for (long s : shape) {
-      n = Math.multiplyExact(n, s);
+    long headerLength = major == 1 ? Short.toUnsignedLong(head.getShort()) : Integer.toUnsignedLong(head.getInt());
+    if (headerLength > MAX_HEADER || headerLength > size - headerStart) {
+      throw new IllegalArgumentException(name + ": .npy header length " + headerLength + " exceeds the file ("
+          + size + " bytes)" + (headerLength > MAX_HEADER ? " or the 1 MiB a header may have" : ""));
     }
-    int width = switch (descr) {
-      case "<f4" -> 4;
-      case "<f2", "<u2" -> 2;
-      case "|b1", "|u1", "<u1", "|i1" -> 1;
-      default -> throw new IllegalArgumentException(name + " has dtype '" + descr
-          + "'; expected float32 (<f4), float16 (<f2), bool (|b1) or uint8 (|u1)");
-    };
-    if ((long) width * n != buf.remaining()) {
-      throw new IllegalArgumentException(name + " holds " + buf.remaining() + " data bytes; expected "
-          + width * n + " for shape " + java.util.Arrays.toString(shape) + " of " + descr);
+    byte[] hb = all.asSlice(headerStart, headerLength).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+    String text = new String(hb, major >= 3 ? StandardCharsets.UTF_8 : StandardCharsets.ISO_8859_1);
+    NpyHeader header = NpyHeader.parse(text, name);
+    long dataStart = headerStart + headerLength;
+    long bytes = NdArray.elements(name, header.shape(), header.type()) * header.type().width();
+    if (bytes != size - dataStart) {
+      throw new IllegalArgumentException(name + " holds " + (size - dataStart) + " data bytes; expected " + bytes
+          + " for shape " + java.util.Arrays.toString(header.shape()) + " of " + header.type()
+          + (bytes > size - dataStart ? " (a truncated file?)" : ""));
     }
-    int count = Math.toIntExact(n);
-    return switch (width) {
-      case 4 -> {
-        float[] f = new float[count];
-        buf.asFloatBuffer().get(f);
-        yield NdArray.ofFloats(name, shape, f);
-      }
-      case 2 -> {
-        short[] s = new short[count];
-        buf.asShortBuffer().get(s);
-        yield new NdArray(name, NdArray.ElementType.F16, shape, null, s, null);
-      }
-      default -> {
-        boolean[] b = new boolean[count];
-        for (int i = 0; i < count; i++) {
-          b[i] = buf.get() != 0;
-        }
-        yield new NdArray(name, NdArray.ElementType.BOOL, shape, null, null, b);
-      }
-    };
+    return NdArray.ofSegment(name, header.type(), header.shape(), all.asSlice(dataStart, bytes));
   }
 
   /** Writes float32 data of the given shape. */
   public static void writeFloats(Path file, float[] data, long... shape) throws IOException {
-    ByteBuffer body = ByteBuffer.allocate(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-    body.asFloatBuffer().put(data);
-    write(file, "<f4", shape, body.array());
+    write(file, NdArray.ofFloats(file.toString(), shape, data));
   }
 
   /** Writes float16 bits of the given shape. */
   public static void writeHalfs(Path file, short[] data, long... shape) throws IOException {
-    ByteBuffer body = ByteBuffer.allocate(data.length * 2).order(ByteOrder.LITTLE_ENDIAN);
-    body.asShortBuffer().put(data);
-    write(file, "<f2", shape, body.array());
+    write(file, new NdArray(file.toString(), NdArray.ElementType.F16, shape, null, data, null));
   }
 
   /** Writes a bool array of the given shape. */
   public static void writeBools(Path file, boolean[] data, long... shape) throws IOException {
-    byte[] body = new byte[data.length];
-    for (int i = 0; i < data.length; i++) {
-      body[i] = (byte) (data[i] ? 1 : 0);
-    }
-    write(file, "|b1", shape, body);
+    write(file, new NdArray(file.toString(), NdArray.ElementType.BOOL, shape, null, null, data));
   }
 
-  private static void write(Path file, String descr, long[] shape, byte[] body) throws IOException {
+  /** Writes an array of any readable type (bfloat16, which NumPy lacks, as its raw bits is refused). */
+  public static void write(Path file, NdArray a) throws IOException {
+    String descr = NpyHeader.descr(a.type());
     StringBuilder dims = new StringBuilder();
-    for (long s : shape) {
+    for (long s : a.shape()) {
       dims.append(s).append(", ");
     }
-    if (shape.length > 1) {
+    if (a.rank() > 1) {
       dims.setLength(dims.length() - 1);
     }
     String dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims.toString().trim() + "), }";
@@ -128,30 +96,7 @@ public final class Npy {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING)) {
       ch.write(head.flip());
-      ch.write(ByteBuffer.wrap(body));
+      a.writeTo(ch);
     }
-  }
-
-  private static String find(Pattern p, String header, String name, String key) {
-    Matcher m = p.matcher(header);
-    if (!m.find()) {
-      throw new IllegalArgumentException(name + ": .npy header has no '" + key + "': " + header.trim());
-    }
-    return m.group(1);
-  }
-
-  private static long[] parseShape(String text, String name) {
-    List<Long> dims = new ArrayList<>();
-    for (String part : text.split(",")) {
-      String t = part.trim();
-      if (!t.isEmpty()) {
-        try {
-          dims.add(Long.parseLong(t));
-        } catch (NumberFormatException e) {
-          throw new IllegalArgumentException(name + ": bad shape entry '" + t + "'");
-        }
-      }
-    }
-    return dims.stream().mapToLong(Long::longValue).toArray();
   }
 }

@@ -1,0 +1,176 @@
+package dev.maxsim4j.cli.io;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A .safetensors header checked against the format: a JSON object of tensors, each an object of exactly
+ * {@code dtype} (a string), {@code shape} (non-negative integers) and {@code data_offsets} (two integers
+ * {@code begin <= end} inside the file, spanning the tensor's bytes), no two tensors overlapping; plus an
+ * optional {@code __metadata__} object.
+ */
+record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
+  /** Larger headers are refused (the reference implementation's limit). */
+  private static final long MAX_HEADER = 100_000_000L;
+  private static final Set<String> FIELDS = Set.of("dtype", "shape", "data_offsets");
+  /** Byte widths of the format's dtypes, readable or not, so that every tensor's span is checked. */
+  private static final Map<String, Integer> WIDTHS = Map.ofEntries(Map.entry("BOOL", 1), Map.entry("U8", 1),
+      Map.entry("I8", 1), Map.entry("F8_E4M3", 1), Map.entry("F8_E5M2", 1), Map.entry("I16", 2),
+      Map.entry("U16", 2), Map.entry("F16", 2), Map.entry("BF16", 2), Map.entry("I32", 4), Map.entry("U32", 4),
+      Map.entry("F32", 4), Map.entry("I64", 8), Map.entry("U64", 8), Map.entry("F64", 8));
+
+  record Tensor(String name, String dtype, long[] shape, long begin, long end) {}
+
+  static SafeTensorsHeader read(Path file, MemorySegment all) {
+    long size = all.byteSize();
+    if (size < 8) {
+      throw new IllegalArgumentException(file + " is not a .safetensors file (" + size + " bytes, too short)");
+    }
+    long length = ByteBuffer.wrap(SafeTensors.bytes(all, 0, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    if (length <= 0 || length > Math.min(MAX_HEADER, size - 8)) {
+      throw new IllegalArgumentException(file + " is not a .safetensors file (header length " + length + ", file "
+          + size + " bytes)");
+    }
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(SafeTensors.bytes(all, 8, length)))
+          .toString();
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(file + " has a safetensors header that is not UTF-8");
+    }
+    Object parsed;
+    try {
+      parsed = MiniJson.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(file + " has a bad safetensors header: " + e.getMessage());
+    }
+    if (!(parsed instanceof Map<?, ?> map)) {
+      throw new IllegalArgumentException(file + " has a safetensors header that is not a JSON object");
+    }
+    long dataStart = 8 + length;
+    long dataSize = size - dataStart;
+    Map<String, Tensor> tensors = new LinkedHashMap<>();
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      String name = (String) e.getKey();
+      if (name.equals("__metadata__")) {
+        if (!(e.getValue() instanceof Map<?, ?>)) {
+          throw new IllegalArgumentException(file + ": safetensors __metadata__ is not a JSON object");
+        }
+        continue;
+      }
+      tensors.put(name, tensor(file, name, e.getValue(), dataSize));
+    }
+    checkNoOverlap(file, tensors.values());
+    return new SafeTensorsHeader(tensors, dataStart);
+  }
+
+  private static Tensor tensor(Path file, String name, Object value, long dataSize) {
+    String where = file + ": tensor " + MiniJson.quote(name);
+    if (!(value instanceof Map<?, ?> info)) {
+      throw new IllegalArgumentException(where + " is " + kind(value) + "; expected an object with dtype, shape"
+          + " and data_offsets");
+    }
+    for (Object key : info.keySet()) {
+      if (!FIELDS.contains(key)) {
+        throw new IllegalArgumentException(where + " has an unknown field " + MiniJson.quote((String) key)
+            + "; expected dtype, shape and data_offsets");
+      }
+    }
+    for (String field : List.of("dtype", "shape", "data_offsets")) {
+      if (!info.containsKey(field)) {
+        throw new IllegalArgumentException(where + " has no \"" + field + "\"");
+      }
+    }
+    if (!(info.get("dtype") instanceof String dtype)) {
+      throw new IllegalArgumentException(where + " has a dtype that is " + kind(info.get("dtype"))
+          + "; expected a string such as \"F32\"");
+    }
+    long[] shape = integers(where, "shape", info.get("shape"), -1);
+    long[] offsets = integers(where, "data_offsets", info.get("data_offsets"), 2);
+    if (offsets[0] > offsets[1] || offsets[1] > dataSize) {
+      throw new IllegalArgumentException(where + " has data_offsets " + Arrays.toString(offsets)
+          + "; expected begin <= end <= " + dataSize + " (the data bytes in the file)");
+    }
+    Integer width = WIDTHS.get(dtype);
+    if (width != null) {
+      long bytes = NdArray.elements(where, shape, null);
+      if (bytes > Long.MAX_VALUE / width || bytes * width != offsets[1] - offsets[0]) {
+        throw new IllegalArgumentException(where + ": data_offsets " + Arrays.toString(offsets) + " span "
+            + (offsets[1] - offsets[0]) + " bytes; expected " + (bytes > Long.MAX_VALUE / width ? "more than 2^63"
+                : String.valueOf(bytes * width)) + " for shape " + Arrays.toString(shape) + " of " + dtype);
+      }
+    }
+    return new Tensor(name, dtype, shape, offsets[0], offsets[1]);
+  }
+
+  /** A JSON array of non-negative integers ({@code count} of them unless negative). */
+  private static long[] integers(String where, String field, Object value, int count) {
+    String expected = count < 0 ? "an array of non-negative integers" : "an array of " + count
+        + " non-negative integers";
+    if (!(value instanceof List<?> list) || (count >= 0 && list.size() != count)) {
+      throw new IllegalArgumentException(where + " has " + field + " " + shown(value) + "; expected " + expected);
+    }
+    long[] out = new long[list.size()];
+    for (int i = 0; i < out.length; i++) {
+      if (!(list.get(i) instanceof Long v) || v < 0) {
+        throw new IllegalArgumentException(where + " has " + field + " " + shown(value) + "; expected " + expected);
+      }
+      out[i] = v;
+    }
+    return out;
+  }
+
+  private static void checkNoOverlap(Path file, java.util.Collection<Tensor> tensors) {
+    List<Tensor> sorted = new ArrayList<>(tensors);
+    sorted.sort(Comparator.comparingLong(Tensor::begin).thenComparingLong(Tensor::end));
+    for (int i = 1; i < sorted.size(); i++) {
+      Tensor a = sorted.get(i - 1);
+      Tensor b = sorted.get(i);
+      if (b.begin() < a.end()) {
+        throw new IllegalArgumentException(file + ": tensors " + MiniJson.quote(a.name()) + " and "
+            + MiniJson.quote(b.name()) + " overlap (data_offsets [" + a.begin() + ", " + a.end() + "] and ["
+            + b.begin() + ", " + b.end() + "])");
+      }
+    }
+  }
+
+  private static String kind(Object value) {
+    return switch (value) {
+      case null -> "null";
+      case Map<?, ?> m -> "an object";
+      case List<?> l -> "an array";
+      case String s -> "a string";
+      case Boolean b -> "a boolean";
+      default -> "a number";
+    };
+  }
+
+  private static String shown(Object value) {
+    String s = value instanceof List<?> l && l.size() > 8 ? "an array of " + l.size() + " entries"
+        : value instanceof String str ? MiniJson.quote(str) : String.valueOf(value);
+    return Printable.of(s);
+  }
+
+  static String dtypeName(NdArray.ElementType type) {
+    return switch (type) {
+      case F32 -> "F32";
+      case F16 -> "F16";
+      case BF16 -> "BF16";
+      case BOOL -> "BOOL";
+      case U8 -> "U8";
+      case I32 -> "I32";
+      case I64 -> "I64";
+    };
+  }
+}

@@ -1,0 +1,230 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.SafeTensors;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** score's inputs and outputs: packed files, mask defaults, options that cannot take effect, safe outputs. */
+class ScoreInputsTest {
+  @TempDir Path dir;
+  private final SplittableRandom rnd = new SplittableRandom(7);
+
+  record Result(int status, String out, String err) {}
+
+  private Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private String p(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  private float[] randoms(int n) {
+    float[] a = new float[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = (float) rnd.nextGaussian();
+    }
+    return a;
+  }
+
+  private static void assertOneLineError(Result r, int status, String fragment) {
+    assertEquals(status, r.status, r.err);
+    assertEquals(1, r.err.lines().count(), "exactly one line on stderr: " + r.err);
+    assertTrue(r.err.startsWith("maxsim4j: "), r.err);
+    assertTrue(r.err.contains(fragment), r.err);
+  }
+
+  private static NdArray longs(String name, long... v) {
+    return NdArray.ofSegment(name, NdArray.ElementType.I64, new long[] {v.length}, MemorySegment.ofArray(v));
+  }
+
+  private static short[] bf16(float[] f) {
+    short[] s = new short[f.length];
+    for (int i = 0; i < f.length; i++) {
+      s[i] = DType.BFLOAT16.narrow(f[i]);
+    }
+    return s;
+  }
+
+  @Test
+  void packedSafetensorsAndNpyScoreLikeTheLibrary() throws IOException {
+    int[] offsets = {0, 3, 3, 8, 12};
+    float[] tokens = randoms(12 * 8);
+    short[] bits = bf16(tokens);
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", new NdArray("e", NdArray.ElementType.BF16, new long[] {12, 8}, null, bits, null));
+    t.put("offsets", longs("o", 0, 3, 3, 8, 12));
+    SafeTensors.write(dir.resolve("p.safetensors"), t);
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Result r = run("score", "--queries", p("q.npy"), "--docs", p("p.safetensors"), "--out", p("s.npy"));
+    assertEquals(0, r.status, r.err);
+    TokenBatch q = TokenBatch.ofFloats(Npy.read(dir.resolve("q.npy")).floats(), 2, 5, 8);
+    try (MaxSim m = MaxSim.create()) {
+      float[][] expected = m.scores(q, TokenBatch.packedHalfs(DType.BFLOAT16, bits, offsets, 8));
+      float[] got = Npy.read(dir.resolve("s.npy")).floats();
+      for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 4; j++) {
+          assertEquals(expected[i][j], got[i * 4 + j], 0f);
+        }
+      }
+      // the same tokens as .npy with --doc-offsets (int32)
+      Npy.writeFloats(dir.resolve("p.npy"), tokens, 12, 8);
+      Npy.write(dir.resolve("o.npy"), NdArray.ofSegment("o", NdArray.ElementType.I32, new long[] {5},
+          MemorySegment.ofArray(offsets)));
+      Result n = run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("o.npy"),
+          "--out", p("s2.npy"));
+      assertEquals(0, n.status, n.err);
+      assertArrayEquals(new long[] {2, 4}, Npy.read(dir.resolve("s2.npy")).shape());
+    }
+    Npy.write(dir.resolve("bad.npy"), longs("b", 0, 5, 4, 12));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("bad.npy"),
+        "--out", p("x.npy")), 1, "decrease at 2");
+    Npy.write(dir.resolve("short.npy"), longs("b", 0, 5, 11));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("short.npy"),
+        "--out", p("x.npy")), 1, "end at 11; expected 12");
+    Npy.write(dir.resolve("late.npy"), longs("b", 1, 12));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("late.npy"),
+        "--out", p("x.npy")), 1, "start at 1");
+    Npy.write(dir.resolve("far.npy"), longs("b", 0, 1L << 40, 12));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("far.npy"),
+        "--out", p("x.npy")), 1, "past the 12 tokens");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("q.npy"),
+        "--out", p("x.npy")), 1, "expected int32 or int64 offsets");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--query-offsets", p("o.npy"), "--docs", p("p.npy"),
+        "--out", p("x.npy")), 2, "--query-offsets is for packed");
+  }
+
+  @Test
+  void maskTensorDefaultsToTheEmbeddingsFileAndElseIsAnError() throws IOException {
+    boolean[] mask = new boolean[2 * 5];
+    for (int i = 0; i < mask.length; i++) {
+      mask[i] = i % 5 < 2 || i == 8; // row 1 is not a trailing mask
+    }
+    float[] q = randoms(2 * 5 * 8);
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("e", NdArray.ofFloats("e", new long[] {2, 5, 8}, q));
+    t.put("m", new NdArray("m", NdArray.ElementType.BOOL, new long[] {2, 5}, null, null, mask));
+    SafeTensors.write(dir.resolve("q.safetensors"), t);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    Result r = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "e", "--query-mask-tensor", "m",
+        "--docs", p("d.npy"), "--out", p("s.npy"));
+    assertEquals(0, r.status, r.err);
+    try (MaxSim m = MaxSim.create()) {
+      TokenBatch d = TokenBatch.ofFloats(Npy.read(dir.resolve("d.npy")).floats(), 3, 4, 8);
+      float[][] masked = m.scores(TokenBatch.ofFloats(q, 2, 5, 8).withMask(mask), d);
+      float[] got = Npy.read(dir.resolve("s.npy")).floats();
+      for (int j = 0; j < 3; j++) {
+        assertEquals(masked[1][j], got[3 + j], 0f);
+      }
+    }
+    Npy.writeFloats(dir.resolve("q.npy"), q, 2, 5, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--query-mask-tensor", "m", "--docs", p("d.npy"),
+        "--out", p("x.npy")), 2, "--query-mask-tensor needs --query-mask");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("x.npy"),
+        "--out-run", p("r.tsv")), 2, "--out-run needs --top-k");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("x.npy"),
+        "--top-k", "2", "--out-run", p("r.tsv")), 2, "--out has no effect with --top-k");
+  }
+
+  @Test
+  void trailingMasksBecomeLengthsAndOtherMasksStayMasks() {
+    assertArrayEquals(new int[] {2, 0, 3}, Inputs.trailingLengths(
+        new boolean[] {true, true, false, false, false, false, true, true, true}, 3, 3));
+    assertNull(Inputs.trailingLengths(new boolean[] {true, false, true}, 1, 3));
+    NdArray e = NdArray.ofFloats("e", new long[] {2, 3, 4}, new float[24]);
+    NdArray trailing = new NdArray("m", NdArray.ElementType.BOOL, new long[] {2, 3}, null, null,
+        new boolean[] {true, false, false, true, true, false});
+    TokenBatch b = Inputs.padded("docs", e, trailing, Inputs.HEAP_ELEMENTS);
+    assertEquals(1, b.length(0));
+    assertEquals(2, b.length(1));
+  }
+
+  @Test
+  void topKWithCandidatesRanksEachQuerysOwnCandidates() throws IOException {
+    float[] q = randoms(2 * 5 * 8);
+    float[] d = randoms(2 * 3 * 7 * 8);
+    Npy.writeFloats(dir.resolve("q.npy"), q, 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d4.npy"), d, 2, 3, 7, 8);
+    Result r = run("score", "--queries", p("q.npy"), "--docs", p("d4.npy"), "--top-k", "5", "--out-run", p("r.tsv"));
+    assertEquals(0, r.status, r.err);
+    List<String> lines = Files.readAllLines(dir.resolve("r.tsv"));
+    assertEquals(6, lines.size(), "min(k, K) = 3 per query");
+    try (MaxSim m = MaxSim.create()) {
+      float[][] c = m.candidates(TokenBatch.ofFloats(q, 2, 5, 8), TokenBatch.ofFloats(d, 6, 7, 8), 3);
+      for (String line : lines) {
+        String[] f = line.split("\t");
+        int doc = Integer.parseInt(f[1]);
+        assertTrue(doc < 3, line);
+        assertEquals(c[Integer.parseInt(f[0])][doc], Float.parseFloat(f[3]), 0f);
+      }
+    }
+  }
+
+  @Test
+  void outputsAreCheckedAndNeverHalfWritten() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    byte[] before = Files.readAllBytes(dir.resolve("d.npy"));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("d.npy")), 1,
+        "is also the input");
+    Files.createSymbolicLink(dir.resolve("alias.npy"), dir.resolve("q.npy"));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("alias.npy")), 1,
+        "is also the input");
+    assertArrayEquals(before, Files.readAllBytes(dir.resolve("d.npy")));
+    Files.createDirectories(dir.resolve("folder"));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("folder")), 1,
+        "is a directory; expected a file to write");
+    assertOneLineError(run("score", "--queries", p("folder"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "folder is a directory; expected a .npy or .safetensors file");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("nope/s.npy")), 1,
+        "does not exist");
+    Result ok = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy"));
+    assertEquals(0, ok.status, ok.err);
+    byte[] previous = Files.readAllBytes(dir.resolve("s.npy"));
+    Npy.writeFloats(dir.resolve("d16.npy"), randoms(3 * 4 * 16), 3, 4, 16);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d16.npy"), "--out", p("s.npy")), 1,
+        "mismatch");
+    assertArrayEquals(previous, Files.readAllBytes(dir.resolve("s.npy")), "a failed run keeps the previous output");
+    try (Stream<Path> files = Files.list(dir)) {
+      assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
+    }
+  }
+
+  @Test
+  void unsupportedDtypesAreRefusedAsEmbeddingsAndMasks() throws IOException {
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    Npy.write(dir.resolve("i.npy"), longs("i", 1, 2, 3, 4));
+    assertOneLineError(run("score", "--queries", p("i.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "holds int64; expected float32");
+    Npy.writeFloats(dir.resolve("m.npy"), new float[12], 3, 4);
+    assertOneLineError(run("score", "--queries", p("d.npy"), "--docs", p("d.npy"), "--doc-mask", p("m.npy"),
+        "--out", p("s.npy")), 1, "holds float32; expected bool or uint8");
+  }
+}

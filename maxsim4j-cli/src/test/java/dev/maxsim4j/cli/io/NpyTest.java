@@ -1,0 +1,90 @@
+package dev.maxsim4j.cli.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The .npy reader accepts what it can score and refuses everything else by name, in one line. */
+class NpyTest {
+  @TempDir Path dir;
+
+  /** A version-1 .npy file with the given header dict and data bytes. */
+  static byte[] npy(String dict, byte[] data) {
+    String header = dict + " ".repeat((64 - (10 + dict.length() + 1) % 64) % 64) + "\n";
+    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + data.length).order(ByteOrder.LITTLE_ENDIAN);
+    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
+    b.put(header.getBytes(StandardCharsets.ISO_8859_1)).put(data);
+    return b.array();
+  }
+
+  private String refusal(byte[] file) throws IOException {
+    Path p = Files.write(dir.resolve("x.npy"), file);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Npy.read(p));
+    assertEquals(1, e.getMessage().lines().count(), e.getMessage());
+    assertTrue(e.getMessage().startsWith(p.toString()), e.getMessage());
+    return e.getMessage();
+  }
+
+  private static String dict(String descr, String shape) {
+    return "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  }
+
+  @Test
+  void unsupportedDtypesAreRefusedByName() throws IOException {
+    String m = refusal(npy(dict("<u2", "(2, 2)"), new byte[8]));
+    assertTrue(m.contains("'<u2 (uint16)'"), m);
+    m = refusal(npy(dict("|i1", "(4,)"), new byte[4]));
+    assertTrue(m.contains("'|i1 (int8)'") && !m.contains("boolean"), m);
+    m = refusal(npy(dict(">f4", "(1,)"), new byte[4]));
+    assertTrue(m.contains("big-endian float32"), m);
+    m = refusal(npy(dict("<f8", "(1,)"), new byte[8]));
+    assertTrue(m.contains("float64"), m);
+    m = refusal(npy(dict("|O", "(1,)"), new byte[8]));
+    assertTrue(m.contains("object"), m);
+    m = refusal(npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", new byte[4]));
+    assertTrue(m.contains("structured"), m);
+    m = refusal(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", new byte[16]));
+    assertTrue(m.contains("Fortran order"), m);
+  }
+
+  @Test
+  void badShapesAndHeaderLengthsAreOneLine() throws IOException {
+    assertTrue(refusal(npy(dict("<f4", "(4611686018427387904, 4)"), new byte[0])).contains("2^63"));
+    assertTrue(refusal(npy(dict("<f4", "(-1, 4)"), new byte[0])).contains("negative"));
+    assertTrue(refusal(npy(dict("<f4", "(2, x)"), new byte[0])).contains("shape entry 'x'"));
+    assertTrue(refusal(npy(dict("<f4", "(2, 3)"), new byte[20])).contains("truncated"));
+    assertTrue(refusal(npy("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
+        new byte[4])).contains("twice"));
+    byte[] huge = npy(dict("<f4", "(1,)"), new byte[4]);
+    huge[6] = 2;
+    assertTrue(refusal(huge).contains("header length"));
+    ByteBuffer.wrap(huge).order(ByteOrder.LITTLE_ENDIAN).put(6, (byte) 1).putShort(8, (short) 0xffff);
+    assertTrue(refusal(huge).contains("exceeds the file"));
+  }
+
+  @Test
+  void readsEveryAcceptedType() throws IOException {
+    Path f = dir.resolve("f.npy");
+    Npy.writeFloats(f, new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+    NdArray a = Npy.read(f);
+    assertArrayEquals(new long[] {2, 3}, a.shape());
+    assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6}, a.floats());
+    Path i = dir.resolve("i.npy");
+    Npy.write(i, NdArray.ofSegment("i", NdArray.ElementType.I64, new long[] {3},
+        java.lang.foreign.MemorySegment.ofArray(new long[] {0, 5, 9})));
+    assertArrayEquals(new long[] {0, 5, 9}, Npy.read(i).integers());
+    byte[] u8 = npy(dict("|u1", "(3,)"), new byte[] {0, 7, 1});
+    Path m = Files.write(dir.resolve("m.npy"), u8);
+    assertArrayEquals(new boolean[] {false, true, true}, Npy.read(m).flags());
+  }
+}

@@ -1,0 +1,81 @@
+package dev.maxsim4j.cli.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The .safetensors reader validates the header against the format and names file, tensor and fault. */
+class SafeTensorsTest {
+  @TempDir Path dir;
+
+  static byte[] safetensors(String json, int dataBytes) {
+    byte[] head = json.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(8 + head.length + dataBytes).order(ByteOrder.LITTLE_ENDIAN)
+        .putLong(head.length).put(head).array();
+  }
+
+  private String refusal(String json, int dataBytes) throws IOException {
+    Path p = Files.write(dir.resolve("x.safetensors"), safetensors(json, dataBytes));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SafeTensors.read(p, "t"));
+    assertEquals(1, e.getMessage().lines().count(), e.getMessage());
+    assertTrue(e.getMessage().startsWith(p.toString()), e.getMessage());
+    return e.getMessage();
+  }
+
+  private void refused(String json, int dataBytes, String fragment) throws IOException {
+    String m = refusal(json, dataBytes);
+    assertTrue(m.contains(fragment), m);
+  }
+
+  @Test
+  void malformedHeadersNameTheTensorAndTheFault() throws IOException {
+    refused("{\"t\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4, "tensor \"t\" has no \"shape\"");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":\"1\",\"data_offsets\":[0,4]}}", 4, "non-negative integers");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, "non-negative integers");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, "non-negative integers");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", 4, "array of 2");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", 8, "array of 2");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 4, "non-negative");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", 4, "begin <= end");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 2, "begin <= end <= 2");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, "expected 8");
+    refused("{\"t\":{\"dtype\":7,\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "dtype that is a number");
+    refused("{\"t\":[1,2]}", 0, "tensor \"t\" is an array");
+    refused("[1,2]", 0, "not a JSON object");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"t\":{}}", 4, "given twice");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+        + "\"u\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]}}", 8, "overlap");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4],\"data_offsets\":[0,4]}}", 4, "2^63");
+    refused("{\"t\":" + "[".repeat(100_000) + "]".repeat(100_000) + "}", 0, "nesting deeper");
+    refused("{\"t\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "dtype \"F64\"");
+    refused("{\"t\":{\"dtype\":\"U16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, "dtype \"U16\"");
+    refused("{\"t\":\"\\u12", 0, "bad");
+  }
+
+  @Test
+  void roundTripsEveryReadableType() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("e", new NdArray("e", NdArray.ElementType.BF16, new long[] {2, 2}, null, new short[] {1, 2, 3, 4}, null));
+    t.put("o", NdArray.ofSegment("o", NdArray.ElementType.I32, new long[] {3},
+        java.lang.foreign.MemorySegment.ofArray(new int[] {0, 1, 2})));
+    t.put("m", new NdArray("m", NdArray.ElementType.BOOL, new long[] {3}, null, null, new boolean[] {true, false,
+        true}));
+    Path f = dir.resolve("t.safetensors");
+    SafeTensors.write(f, t);
+    assertArrayEquals(new short[] {1, 2, 3, 4}, SafeTensors.read(f, "e").halfs());
+    assertArrayEquals(new long[] {0, 1, 2}, SafeTensors.read(f, "o").integers());
+    assertArrayEquals(new boolean[] {true, false, true}, SafeTensors.read(f, "m").flags());
+  }
+}
