@@ -26,7 +26,8 @@ import java.util.Set;
 public final class EncodeCommand {
   public static final String USAGE = """
       encode --in TEXTS --out E.safetensors [--dtype f32|bf16]
-        TEXTS: a text file (one text per non-blank line) or a folder (one text per .txt/.md file).
+        TEXTS: a text file (one text per non-blank line) or a folder (one text per .txt/.md file); lines
+        and files that are not UTF-8 text (invalid bytes, NUL bytes) are skipped and named on stderr.
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length; writes
         tensors "embeddings" [N, L, 384] and "mask" [N, L] (false on padding), e.g. for
         score --queries E.safetensors --queries-tensor embeddings --query-mask E.safetensors --query-mask-tensor mask""";
@@ -42,13 +43,15 @@ public final class EncodeCommand {
       throw new UsageException("encode: --dtype = " + dtype + "; expected f32 or bf16");
     }
     List<String> texts = new ArrayList<>();
+    Warnings warnings = new Warnings(err);
     if (Files.isDirectory(in)) {
-      for (Path f : TextFiles.under(in)) {
-        texts.add(TextFiles.read(f));
+      for (Path f : TextFiles.under(in, warnings)) {
+        TextFiles.readOrWarn(f, TextFiles.shown(f), warnings).ifPresent(texts::add);
       }
     } else {
-      texts.addAll(TextFiles.lines(in));
+      TextFiles.lines(in, warnings).forEach(line -> texts.add(line.text()));
     }
+    warnings.finish();
     if (texts.isEmpty()) {
       throw new IllegalArgumentException("encode: " + in + " holds no text; expected non-blank lines or .txt/.md files");
     }
