@@ -77,28 +77,32 @@ class TextIndexRobustnessTest {
     Files.write(manifest, new byte[] {(byte) 0xff, 0, 1, 2, '\n'});
     assertTrue(index(folder).err().contains("rebuilding it"));
 
-    Path tokens;
-    try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
-      tokens = s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();
-    }
-    byte[] bytes = Files.readAllBytes(tokens);
+    byte[] bytes = Files.readAllBytes(tokensFile(folder));
     Random random = new Random(3);
     for (int trial = 0; trial < 6; trial++) {
       byte[] hurt = trial % 2 == 0 ? java.util.Arrays.copyOf(bytes, random.nextInt(bytes.length))
           : flip(bytes, random);
-      try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
-        tokens = s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();
-      }
-      Files.write(tokens, hurt);
+      Files.write(tokensFile(folder), hurt);
       CliRun r = CliRun.of("search", "--dir", folder.toString(), "--query", "otters");
       assertEquals(0, r.status(), r.err());
       assertFalse(r.err().contains("Exception"), r.err());
     }
-    try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
-      s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).forEach(p -> p.toFile().delete());
-    }
+    assertEquals(0, index(folder).status());
+    Path data = tokensFile(folder);
+    byte[] valid = Files.readAllBytes(data);
+    valid[valid.length - 3] ^= 0x10; // one bit of one token value: the header still parses
+    Files.write(data, valid);
+    CliRun flipped = CliRun.of("search", "--dir", folder.toString(), "--query", "otters");
+    assertTrue(flipped.err().contains("do not match their checksum); rebuilding it"), flipped.err());
+    Files.delete(tokensFile(folder));
     CliRun missing = index(folder);
     assertTrue(missing.err().contains("is missing); rebuilding it"), missing.err());
+  }
+
+  private static Path tokensFile(Path folder) throws IOException {
+    try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
+      return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();
+    }
   }
 
   private static byte[] flip(byte[] bytes, Random random) {

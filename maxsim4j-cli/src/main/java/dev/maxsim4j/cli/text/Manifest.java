@@ -10,19 +10,20 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
- * The text index's list of files: a version line, the name of the tokens file it goes with and its token
- * count, then one line per file ({@code file}, bytes, modification time in ms, its passages as
+ * The text index's list of files: a version line, the name of the tokens file it goes with, its token count
+ * and the CRC-32C of its token bits (so that a damaged tokens file is rebuilt, never scored), then one line per file ({@code file}, bytes, modification time in ms, its passages as
  * {@code line:tokens} separated by commas, and the path relative to the folder, escaped by {@link Names}).
  */
 final class Manifest {
   static final String HEADER = "# maxsim4j text index v2: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
   private static final String TOKENS_NAME = "tokens-[0-9a-f]{1,32}\\.safetensors";
 
-  /** What a manifest says: the tokens file beside it, its token count, and the files in order. */
-  record Contents(String tokensFile, long tokens, List<Entry> entries) {}
+  /** What a manifest says: the tokens file beside it, its token count and checksum, and the files in order. */
+  record Contents(String tokensFile, long tokens, long checksum, List<Entry> entries) {}
 
   private Manifest() {}
 
@@ -33,8 +34,9 @@ final class Manifest {
       throw new IllegalArgumentException("it was written by another version of maxsim4j or is not an index");
     }
     String[] head = lines.size() > 1 ? lines.get(1).split("\t", -1) : new String[0];
-    if (head.length != 3 || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)) {
-      throw new IllegalArgumentException("line 2 does not name a tokens file");
+    if (head.length != 4 || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
+        || !head[3].matches("[0-9a-f]{8}")) {
+      throw new IllegalArgumentException("line 2 does not name a tokens file and its checksum");
     }
     long tokens = number(head[2], 2);
     List<Entry> entries = new ArrayList<>();
@@ -76,7 +78,7 @@ final class Manifest {
     if (sum != tokens) {
       throw new IllegalArgumentException("its passages hold " + sum + " tokens, its header says " + tokens);
     }
-    return new Contents(head[1], tokens, List.copyOf(entries));
+    return new Contents(head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
   }
 
   private static long number(String s, int line) {
@@ -86,9 +88,10 @@ final class Manifest {
     return Long.parseLong(s);
   }
 
-  static String format(String tokensFile, long tokens, List<Entry> entries) {
+  static String format(String tokensFile, long tokens, long checksum, List<Entry> entries) {
     StringBuilder out = new StringBuilder(Manifest.HEADER).append('\n');
-    out.append("tokens\t").append(tokensFile).append('\t').append(tokens).append('\n');
+    out.append("tokens\t").append(tokensFile).append('\t').append(tokens).append('\t')
+        .append(String.format(Locale.ROOT, "%08x", checksum)).append('\n');
     for (Entry e : entries) {
       out.append("file\t").append(e.bytes()).append('\t').append(e.modified()).append('\t');
       for (int i = 0; i < e.passages().size(); i++) {

@@ -16,8 +16,8 @@ public final class Passages {
   public static final int CHARS = 1200;
   static final int WORD_CHARS = 40;
 
-  /** One passage: its text and the line of the text it starts on (1 = first). */
-  public record Passage(int line, String text) {}
+  /** One passage: the line of the text it starts on (1 = first), its text and its number of words. */
+  public record Passage(int line, String text, int words) {}
 
   private Passages() {}
 
@@ -39,7 +39,7 @@ public final class Passages {
           line++;
         }
       }
-      out.add(new Passage(line, text.substring(from, words.get(end - 1)[1])));
+      out.add(new Passage(line, text.substring(from, words.get(end - 1)[1]), end - start));
       if (end == words.size()) {
         break;
       }

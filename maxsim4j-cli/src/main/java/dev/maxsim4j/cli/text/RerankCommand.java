@@ -49,7 +49,7 @@ public final class RerankCommand {
       TokenBatch q = encoder.encode(query);
       Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
           + " passages)");
-      PackedRows rows = PackedRows.of(encoder.encode(passages, progress::update));
+      PackedRows rows = PackedRows.encode(encoder, passages, progress);
       progress.done();
       float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passages", err);
       float[] scores = new float[candidates.size()];

@@ -8,6 +8,8 @@ import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.zip.CRC32C;
 
 /**
  * The token embeddings of a folder of text files, kept on disk in {@code FOLDER/.maxsim4j/} and reused: a
@@ -162,14 +165,16 @@ public final class TextIndex {
       throw new IllegalArgumentException("no readable .txt or .md files under " + folder + " (" + skipped
           + " skipped, named in the warnings above)");
     }
+    long reused = entries.stream().mapToLong(Entry::tokens).sum();
+    checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
     Path tmp = changed ? openTemporary(dir, mustSave, warnings) : null;
 
-    TokenBatch encodedBatch = null;
+    PackedRows encoded = null;
     if (!texts.isEmpty()) {
       Progress progress = new Progress(err, "encoding " + texts.size() + " passages of " + freshEntries.size()
           + " new or changed files");
-      encodedBatch = encoder.encode(texts, progress::update);
+      encoded = PackedRows.encode(encoder, texts, progress);
       progress.done();
     }
     // fill in the fresh entries' token counts, then assemble the rows in file order
@@ -177,7 +182,7 @@ public final class TextIndex {
       Entry e = entries.get(freshEntries.get(i));
       List<Span> spans = new ArrayList<>();
       for (Span s : e.passages()) {
-        spans.add(new Span(s.line(), encodedBatch.length(row++)));
+        spans.add(new Span(s.line(), encoded.length(row++)));
       }
       entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), List.copyOf(spans)));
     }
@@ -186,29 +191,18 @@ public final class TextIndex {
       deleteQuietly(tmp);
       throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no text");
     }
-    if (total > MAX_TOKENS) {
-      deleteQuietly(tmp);
-      throw new IllegalArgumentException(folder + " holds " + total + " tokens; one index holds at most "
-          + MAX_TOKENS + "; index its sub-folders one by one");
-    }
+    checkSize(folder, total, tmp);
     int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
     int[] offsets = new int[rows + 1];
     short[] bits = new short[(int) total * DIM];
-    float[] freshData = encodedBatch == null ? null : encodedBatch.toFloatArray();
     for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
       Entry entry = entries.get(e);
       boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
-      int at = entry.passages().isEmpty() ? 0
-          : isFresh ? encodedBatch.offsets()[freshRow] : old.start.get(entry.path());
+      int at = entry.passages().isEmpty() ? 0 : isFresh ? encoded.offsets()[freshRow] : old.start.get(entry.path());
+      short[] from = isFresh ? encoded.bf16() : old.tokens;
       for (Span s : entry.passages()) {
         offsets[row + 1] = offsets[row] + s.tokens();
-        if (isFresh) {
-          for (int x = at * DIM, y = offsets[row] * DIM; y < offsets[row + 1] * DIM; x++, y++) {
-            bits[y] = DType.BFLOAT16.narrow(freshData[x]);
-          }
-        } else {
-          System.arraycopy(old.tokens, at * DIM, bits, offsets[row] * DIM, s.tokens() * DIM);
-        }
+        System.arraycopy(from, at * DIM, bits, offsets[row] * DIM, s.tokens() * DIM);
         at += s.tokens();
         row++;
       }
@@ -221,7 +215,16 @@ public final class TextIndex {
     if (tmp != null) {
       write(dir, tmp, list, total, bits, old.tokensFile);
     }
-    return new TextIndex(list, new PackedRows(null, bits, offsets, DIM), freshEntries.size(), skipped);
+    return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
+  }
+
+  /** Refuses an index past {@link #MAX_TOKENS}; {@code total} may be a lower bound known before encoding. */
+  private static void checkSize(Path folder, long total, Path tmp) {
+    if (total > MAX_TOKENS) {
+      deleteQuietly(tmp);
+      throw new IllegalArgumentException(TextFiles.shown(folder) + " holds at least " + total
+          + " tokens; one index holds at most " + MAX_TOKENS + "; index its sub-folders one by one");
+    }
   }
 
   /** A temporary file in the index folder, made before the slow encoding so an unwritable folder shows first. */
@@ -251,7 +254,7 @@ public final class TextIndex {
       SafeTensors.write(tmp, tensors);
       Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
       manifestTmp = Files.createTempFile(dir, "manifest-", ".tmp");
-      Files.writeString(manifestTmp, Manifest.format(name, total, entries));
+      Files.writeString(manifestTmp, Manifest.format(name, total, checksum(bits), entries));
       Files.move(manifestTmp, dir.resolve(MANIFEST), StandardCopyOption.REPLACE_EXISTING,
           StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException | RuntimeException e) {
@@ -268,6 +271,21 @@ public final class TextIndex {
         }
       }
     }
+  }
+
+  /** CRC-32C of the bits as stored (little-endian). */
+  static long checksum(short[] bits) {
+    CRC32C crc = new CRC32C();
+    ByteBuffer buffer = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    for (int at = 0; at < bits.length; ) {
+      int n = Math.min(bits.length - at, buffer.capacity() / 2);
+      buffer.clear();
+      buffer.asShortBuffer().put(bits, at, n);
+      buffer.limit(2 * n);
+      crc.update(buffer);
+      at += n;
+    }
+    return crc.getValue();
   }
 
   private static void deleteQuietly(Path p) {
@@ -300,6 +318,9 @@ public final class TextIndex {
             || stored.shape()[0] != c.tokens() || stored.halfs() == null) {
           throw new IllegalArgumentException("its tokens are " + stored.type() + " " + stored.shapeString()
               + "; expected BF16 [" + c.tokens() + ", " + DIM + "]");
+        }
+        if (checksum(stored.halfs()) != c.checksum()) {
+          throw new IllegalArgumentException("its tokens do not match their checksum");
         }
         Map<String, Entry> entries = new HashMap<>();
         Map<String, Integer> start = new HashMap<>();

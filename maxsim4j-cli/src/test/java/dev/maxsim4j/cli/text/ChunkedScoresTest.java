@@ -31,7 +31,7 @@ class ChunkedScoresTest {
       q[i] = (float) random.nextGaussian();
     }
     TokenBatch query = TokenBatch.ofFloats(q, 1, 3, dim);
-    PackedRows packed = new PackedRows(null, bits, offsets, dim);
+    PackedRows packed = new PackedRows(bits, offsets, dim);
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     try (MaxSim maxSim = MaxSim.builder().backend("cpu").build()) {
       float[] whole = maxSim.scores(query, TokenBatch.packedHalfs(DType.BFLOAT16, bits, offsets, dim))[0];

@@ -16,7 +16,7 @@ class PassagesTest {
 
   @Test
   void shortTextIsOnePassage() {
-    assertEquals(List.of(new Passages.Passage(2, "hello  world")), Passages.of("\n  hello  world \n"));
+    assertEquals(List.of(new Passages.Passage(2, "hello  world", 2)), Passages.of("\n  hello  world \n"));
     assertTrue(Passages.of(" \n\t ").isEmpty());
     assertTrue(Passages.of("").isEmpty());
   }
