@@ -99,6 +99,20 @@ class TextIndexRobustnessTest {
     assertTrue(missing.err().contains("is missing); rebuilding it"), missing.err());
   }
 
+  @Test
+  void anIndexThatCannotBeWrittenFailsIndexButNotSearch() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    Files.createSymbolicLink(folder.resolve(".maxsim4j"), dir.resolve("nowhere"));
+    CliRun index = index(folder);
+    assertTrue(index.failedCleanly(), index.err());
+    assertTrue(index.err().contains("cannot write the index in " + folder.resolve(".maxsim4j")), index.err());
+    assertFalse(index.err().contains("encoding"), "it fails before encoding: " + index.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("cannot save the index in"), search.err());
+    assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
+  }
+
   private static Path tokensFile(Path folder) throws IOException {
     try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
       return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();

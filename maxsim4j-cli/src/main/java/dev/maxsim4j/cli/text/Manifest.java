@@ -14,9 +14,10 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The text index's list of files: a version line, the name of the tokens file it goes with, its token count
- * and the CRC-32C of its token bits (so that a damaged tokens file is rebuilt, never scored), then one line per file ({@code file}, bytes, modification time in ms, its passages as
- * {@code line:tokens} separated by commas, and the path relative to the folder, escaped by {@link Names}).
+ * The text index's list of files: a version line; the name of the tokens file it goes with, its token count
+ * and the CRC-32C of its token bits (so that a damaged tokens file is rebuilt, never scored); then one line per
+ * file ({@code file}, bytes, modification time in ms, its passages as {@code line:tokens} separated by commas,
+ * and the path relative to the folder, escaped by {@link Names}).
  */
 final class Manifest {
   static final String HEADER = "# maxsim4j text index v2: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";

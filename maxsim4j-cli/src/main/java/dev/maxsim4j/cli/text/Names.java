@@ -3,9 +3,9 @@ package dev.maxsim4j.cli.text;
 import java.util.Locale;
 
 /**
- * File names written on one line: a backslash and every control character are escaped ({@code \\}, {@code \n},
- * {@code \t}, {@code \r}, otherwise {@code \}{@code uXXXX}), so a name holding a newline can neither split a line
- * of the index manifest nor forge a line of output.
+ * File names written on one line: a backslash, every control character and the text-direction marks are
+ * escaped ({@code \\}, {@code \n}, {@code \t}, {@code \r}, otherwise {@code \}{@code uXXXX}), so that a name
+ * holding a newline can neither split a line of the index manifest nor forge a line of output.
  */
 public final class Names {
   private Names() {}
@@ -20,7 +20,7 @@ public final class Names {
         case '\t' -> out.append("\\t");
         case '\r' -> out.append("\\r");
         default -> {
-          if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029' || isUnpairedSurrogate(name, i)) {
+          if (Character.isISOControl(c) || isLineOrDirection(c) || isUnpairedSurrogate(name, i)) {
             out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
           } else {
             out.append(c);
@@ -29,6 +29,12 @@ public final class Names {
       }
     }
     return out.toString();
+  }
+
+  /** Line and paragraph separators, and the marks that turn text right to left (they could fake a name). */
+  private static boolean isLineOrDirection(char c) {
+    return c == '\u2028' || c == '\u2029' || c == '\u200e' || c == '\u200f' || c >= '\u202a' && c <= '\u202e'
+        || c >= '\u2066' && c <= '\u2069';
   }
 
   private static boolean isUnpairedSurrogate(String s, int i) {

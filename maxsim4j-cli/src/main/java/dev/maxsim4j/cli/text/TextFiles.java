@@ -8,6 +8,7 @@ import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -194,6 +195,9 @@ public final class TextFiles {
     if (e instanceof NoSuchFileException) {
       return "it no longer exists";
     }
+    if (e instanceof FileAlreadyExistsException) {
+      return "something that is not a folder is in the way";
+    }
     if (e instanceof FileSystemException f && f.getReason() != null) {
       return f.getReason();
     }
@@ -202,8 +206,9 @@ public final class TextFiles {
 
   /** The first {@code max} characters of a text on one line, for listings. */
   public static String snippet(String text, int max) {
-    String flat = text.strip().replaceAll("\\s+", " ");
-    flat = Names.escape(flat);
+    // control and direction characters could rewrite the terminal line; spaces are folded anyway
+    String flat = text.strip().replaceAll("\\s+", " ")
+        .replaceAll("[\\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]", "?");
     return flat.length() <= max ? flat : flat.substring(0, max - 3) + "...";
   }
 

@@ -13,6 +13,7 @@ class NamesTest {
   void controlCharactersAndBackslashesAreEscaped() {
     assertEquals("a\\nb\\tc\\rd\\\\e\\u0001f\\u007f", Names.escape("a\nb\tc\rd\\e\u0001f\u007f"));
     assertEquals("caf\u00e9 \uD83D\uDE00", Names.escape("caf\u00e9 \uD83D\uDE00"));
+    assertEquals("txt.\\u202eexe", Names.escape("txt.\u202eexe"));
   }
 
   @Test
