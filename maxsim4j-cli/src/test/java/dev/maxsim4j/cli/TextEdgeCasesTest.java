@@ -32,6 +32,7 @@ class TextEdgeCasesTest {
     CliRun r = CliRun.of("index", "--dir", blank.toString());
     assertTrue(r.failedCleanly(), r.err());
     assertTrue(r.err().contains("hold no text"), r.err());
+    assertFalse(Files.exists(blank.resolve(".maxsim4j")), "no index folder is created");
   }
 
   @Test

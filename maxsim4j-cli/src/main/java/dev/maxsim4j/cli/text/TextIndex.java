@@ -127,7 +127,9 @@ public final class TextIndex {
     List<String> texts = new ArrayList<>();
     List<Passages.Passage> fresh = new ArrayList<>();
     int skipped = 0;
-    for (Path f : files) {
+    Progress reading = new Progress(err, "reading " + files.size() + " files");
+    for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
+      Path f = files.get(i);
       String rel = folder.relativize(f).toString();
       String shown = TextFiles.shown(f);
       if (!folder.resolve(rel).equals(f)) {
@@ -161,9 +163,13 @@ public final class TextIndex {
       fresh.addAll(passages);
       passages.forEach(p -> texts.add(p.text()));
     }
+    reading.done();
     if (entries.isEmpty()) {
       throw new IllegalArgumentException("no readable .txt or .md files under " + folder + " (" + skipped
           + " skipped, named in the warnings above)");
+    }
+    if (entries.stream().allMatch(e -> e.passages().isEmpty())) {
+      throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no text");
     }
     long reused = entries.stream().mapToLong(Entry::tokens).sum();
     checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
@@ -187,10 +193,6 @@ public final class TextIndex {
       entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), List.copyOf(spans)));
     }
     long total = entries.stream().mapToLong(Entry::tokens).sum();
-    if (total == 0) {
-      deleteQuietly(tmp);
-      throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no text");
-    }
     checkSize(folder, total, tmp);
     int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
     int[] offsets = new int[rows + 1];
