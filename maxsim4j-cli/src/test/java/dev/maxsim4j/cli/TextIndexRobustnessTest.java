@@ -113,6 +113,21 @@ class TextIndexRobustnessTest {
     assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
   }
 
+  @Test
+  void aManifestThatIsAFolderIsOneLineForIndexAndAWarningForSearch() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands");
+    Files.createDirectories(folder.resolve(".maxsim4j/manifest.tsv/inner"));
+    CliRun index = index(folder);
+    assertTrue(index.failedCleanly(), index.err());
+    assertTrue(index.err().contains("error: cannot write the index in " + folder.resolve(".maxsim4j")), index.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
+    try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
+      assertEquals(List.of("manifest.tsv"), s.map(p -> p.getFileName().toString()).toList(), "nothing left over");
+    }
+  }
+
   private static Path tokensFile(Path folder) throws IOException {
     try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
       return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();

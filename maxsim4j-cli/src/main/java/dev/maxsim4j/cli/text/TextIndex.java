@@ -215,7 +215,11 @@ public final class TextIndex {
     }
     List<Entry> list = List.copyOf(entries);
     if (tmp != null) {
-      write(dir, tmp, list, total, bits, old.tokensFile);
+      try {
+        write(dir, tmp, list, total, bits);
+      } catch (IOException e) {
+        cannotSave(dir, e, mustSave, warnings);
+      }
     }
     return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
   }
@@ -225,7 +229,7 @@ public final class TextIndex {
     if (total > MAX_TOKENS) {
       deleteQuietly(tmp);
       throw new IllegalArgumentException(TextFiles.shown(folder) + " holds at least " + total
-          + " tokens; one index holds at most " + MAX_TOKENS + "; index its sub-folders one by one");
+          + " tokens; one index holds at most " + MAX_TOKENS + "; index fewer or smaller files");
     }
   }
 
@@ -235,18 +239,21 @@ public final class TextIndex {
       Files.createDirectories(dir);
       return Files.createTempFile(dir, "tokens-", ".tmp");
     } catch (IOException e) {
-      if (mustSave) {
-        throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": "
-            + TextFiles.reason(e));
-      }
-      warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + TextFiles.reason(e)
-          + "); going on without saving it");
+      cannotSave(dir, e, mustSave, warnings);
       return null;
     }
   }
 
-  private static void write(Path dir, Path tmp, List<Entry> entries, long total, short[] bits, String oldTokens)
-      throws IOException {
+  private static void cannotSave(Path dir, IOException e, boolean mustSave, Warnings warnings) {
+    if (mustSave) {
+      throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": "
+          + TextFiles.reason(e));
+    }
+    warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + TextFiles.reason(e)
+        + "); going on without saving it");
+  }
+
+  private static void write(Path dir, Path tmp, List<Entry> entries, long total, short[] bits) throws IOException {
     String name = "tokens-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".safetensors";
     Path manifestTmp = null;
     try {
