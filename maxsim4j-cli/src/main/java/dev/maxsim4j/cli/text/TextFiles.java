@@ -98,20 +98,18 @@ public final class TextFiles {
    */
   public static List<Line> lines(Path file, Warnings warnings) throws IOException {
     if (Files.isDirectory(file)) {
-      throw new IllegalArgumentException(file + " is a folder; expected a text file with one text per line");
+      throw new IllegalArgumentException(shown(file) + " is a folder; expected a text file with one text per line");
     }
     byte[] bytes = readAll(file);
     List<Line> out = new ArrayList<>();
     int number = 1;
     for (int start = 0; start < bytes.length; number++) {
+      // lines end at \n, \r\n or a lone \r, as Java's readers count them
       int end = start;
-      while (end < bytes.length && bytes[end] != '\n') {
+      while (end < bytes.length && bytes[end] != '\n' && bytes[end] != '\r') {
         end++;
       }
-      int next = end + 1;
-      if (end > start && bytes[end - 1] == '\r') {
-        end--;
-      }
+      int next = end + (end + 1 < bytes.length && bytes[end] == '\r' && bytes[end + 1] == '\n' ? 2 : 1);
       try {
         String line = decode(bytes, start, end, number == 1);
         if (!line.isBlank()) {
