@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
@@ -90,6 +91,18 @@ class TextSkippedInputTest {
     assertEquals(0, l.status(), l.err());
     assertTrue(l.err().contains("skipped line 2 of " + lines), l.err());
     assertEquals(2, SafeTensors.read(out, "embeddings").dim(0));
+  }
+
+  @Test
+  void aFileThatFailsToReadIsNamedAndSkipped() throws IOException {
+    Path mem = Path.of("/proc/self/mem"); // a regular file whose first page never reads: an I/O error even for root
+    assumeTrue(Files.isRegularFile(mem), "needs Linux /proc");
+    Path folder = mixedFolder();
+    Files.createSymbolicLink(folder.resolve("mem.txt"), mem);
+    CliRun r = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("skipped " + folder.resolve("mem.txt") + ": "), r.err());
+    assertTrue(r.out().contains("indexed 2 files (2 encoded, 0 reused, 4 skipped)"), r.out());
   }
 
   @Test
