@@ -49,6 +49,21 @@ class TextIndexRobustnessTest {
   }
 
   @Test
+  void namesThatAreNotValidInTheFileSystemEncodingAreSkippedByName() throws IOException, InterruptedException {
+    Path folder = folder("a.txt", "otters hold hands");
+    // Java cannot spell a name of invalid UTF-8 bytes, so the shell makes one
+    Process p = new ProcessBuilder("sh", "-c", "printf 'bees dance' > \"$(printf 'x\\377')y.txt\"")
+        .directory(folder.toFile()).start();
+    assertEquals(0, p.waitFor());
+    CliRun index = index(folder);
+    assertEquals(0, index.status(), index.err());
+    assertTrue(index.err().contains("its name is not valid in the file system's encoding"), index.err());
+    assertTrue(index.out().contains("indexed 1 files (1 encoded, 0 reused, 1 skipped)"), index.out());
+    CliRun again = index(folder);
+    assertTrue(again.out().contains("(0 encoded, 1 reused, 1 skipped)"), again.out());
+  }
+
+  @Test
   void damagedManifestOrTokensAreRebuiltWithAWarning() throws IOException {
     Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
     assertEquals(0, index(folder).status());

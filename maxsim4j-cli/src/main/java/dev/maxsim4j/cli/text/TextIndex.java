@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -132,7 +133,7 @@ public final class TextIndex {
       Path f = files.get(i);
       String rel = folder.relativize(f).toString();
       String shown = TextFiles.shown(f);
-      if (!folder.resolve(rel).equals(f)) {
+      if (!roundTrips(folder, rel, f)) {
         warnings.warn("skipped " + shown + ": its name is not valid in the file system's encoding ("
             + System.getProperty("sun.jnu.encoding") + "); rename it or set a UTF-8 locale");
         skipped++;
@@ -222,6 +223,15 @@ public final class TextIndex {
       }
     }
     return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
+  }
+
+  /** Whether a file is found again by its name as a string (not so for bytes invalid in the file system's encoding). */
+  private static boolean roundTrips(Path folder, String rel, Path file) {
+    try {
+      return folder.resolve(rel).equals(file);
+    } catch (InvalidPathException e) {
+      return false;
+    }
   }
 
   /** Refuses an index past {@link #MAX_TOKENS}; {@code total} may be a lower bound known before encoding. */
