@@ -35,7 +35,9 @@ public final class Passages {
       }
       int from = words.get(start)[0];
       for (; lineCountedTo < from; lineCountedTo++) {
-        if (text.charAt(lineCountedTo) == '\n') {
+        char c = text.charAt(lineCountedTo);
+        // lines end at \n, \r\n or a lone \r, as the text commands count them everywhere
+        if (c == '\n' || c == '\r' && (lineCountedTo + 1 == text.length() || text.charAt(lineCountedTo + 1) != '\n')) {
           line++;
         }
       }

@@ -18,6 +18,8 @@ class PassagesTest {
   void shortTextIsOnePassage() {
     assertEquals(List.of(new Passages.Passage(2, "hello  world", 2)), Passages.of("\n  hello  world \n"));
     assertTrue(Passages.of(" \n\t ").isEmpty());
+    String mixed = "a\r\n" + words(0, 200, "\r");
+    assertEquals(List.of(1, 129), Passages.of(mixed).stream().map(Passages.Passage::line).toList());
     assertTrue(Passages.of("").isEmpty());
   }
 
