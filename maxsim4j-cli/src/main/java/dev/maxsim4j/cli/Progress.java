@@ -3,13 +3,17 @@ package dev.maxsim4j.cli;
 import java.io.PrintStream;
 import java.util.Locale;
 
-/** Progress on stderr for work that runs past a second; silent for quicker work. */
+/**
+ * Progress on stderr for work that runs past a second (silent for quicker work; the system property
+ * {@code maxsim4j.progressAfterMs} moves that threshold): the percentage and the count done of the total, at
+ * the first update past the threshold and then every tenth of the way.
+ */
 public final class Progress {
-  private static final long QUIET_NANOS = 1_000_000_000L;
   private final PrintStream err;
   private final String label;
   private final long start = System.nanoTime();
-  private int lastPercent = -1;
+  private final long quietNanos = Long.getLong("maxsim4j.progressAfterMs", 1000) * 1_000_000L;
+  private int lastPercent = Integer.MIN_VALUE;
   private boolean shown;
 
   public Progress(PrintStream err, String label) {
@@ -19,12 +23,12 @@ public final class Progress {
 
   public void update(long done, long total) {
     int percent = (int) (100 * done / Math.max(1, total));
-    if (percent / 10 == lastPercent / 10 || System.nanoTime() - start < QUIET_NANOS) {
+    if (percent / 10 == lastPercent / 10 || System.nanoTime() - start < quietNanos) {
       return;
     }
     lastPercent = percent;
     shown = true;
-    err.printf(Locale.ROOT, "%s ... %d%%%n", label, percent);
+    err.printf(Locale.ROOT, "%s ... %d%% (%d of %d)%n", label, percent, done, total);
   }
 
   public void done() {

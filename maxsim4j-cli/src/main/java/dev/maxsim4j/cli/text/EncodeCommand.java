@@ -26,7 +26,8 @@ import java.util.Set;
 public final class EncodeCommand {
   public static final String USAGE = """
       encode --in TEXTS --out E.safetensors [--dtype bf16|f32]
-        TEXTS: a text file (one text per non-blank line) or a folder (one text per .txt/.md file).
+        TEXTS: a text file (one text per non-blank line) or a folder (one text per .txt/.md file); lines
+        and files that are not UTF-8 text (invalid bytes, NUL bytes) are skipped and named on stderr.
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length, packed
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:
@@ -43,13 +44,15 @@ public final class EncodeCommand {
       throw new UsageException("encode: --dtype = " + dtype + "; expected f32 or bf16");
     }
     List<String> texts = new ArrayList<>();
+    Warnings warnings = new Warnings(err);
     if (Files.isDirectory(in)) {
-      for (Path f : TextFiles.under(in)) {
-        texts.add(TextFiles.read(f));
+      for (Path f : TextFiles.under(in, warnings)) {
+        TextFiles.readOrWarn(f, TextFiles.shown(f), warnings).ifPresent(texts::add);
       }
     } else {
-      texts.addAll(TextFiles.lines(in));
+      TextFiles.lines(in, warnings).forEach(line -> texts.add(line.text()));
     }
+    warnings.finish();
     if (texts.isEmpty()) {
       throw new IllegalArgumentException("encode: " + in + " holds no text; expected non-blank lines or .txt/.md files");
     }

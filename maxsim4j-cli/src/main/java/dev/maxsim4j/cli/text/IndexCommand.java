@@ -1,7 +1,6 @@
 package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.cli.Args;
-import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -14,20 +13,25 @@ public final class IndexCommand {
   public static final String USAGE = """
       index --dir FOLDER
         Token embeddings of every .txt/.md file under FOLDER, stored in FOLDER/.maxsim4j/ and reused:
-        only new or changed files are encoded again.""";
+        only new or changed files are encoded again. Each file is cut into passages of at most 160 words
+        (and 1,200 characters), each repeating the last 32 words of the one before; each passage is scored
+        on its own. Files that are not UTF-8 text (invalid bytes, NUL bytes) or cannot be read are skipped
+        and named on stderr. A damaged index is rebuilt, with a warning. A folder with no .txt or .md
+        file is an error.""";
 
   private IndexCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("index", argv, 1, Set.of("--dir"), Set.of());
     Path folder = Path.of(a.require("--dir"));
+    Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
-      Progress progress = new Progress(err, "encoding new and changed files");
-      TextIndex index = TextIndex.update(folder, encoder, progress::update);
-      progress.done();
-      out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused), %d tokens, in %s%n", index.entries().size(),
-          index.encoded(), index.entries().size() - index.encoded(), index.documents().offsets()[index.entries().size()],
-          folder.resolve(TextIndex.FOLDER));
+      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err);
+      warnings.finish();
+      int files = index.entries().size();
+      out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused, %d skipped), %d passages, %d tokens, in %s%n",
+          files, index.encoded(), files - index.encoded(), index.skipped(), index.rows().size(),
+          index.rows().offsets()[index.rows().size()], TextFiles.shown(folder.resolve(TextIndex.FOLDER)));
     }
     return 0;
   }

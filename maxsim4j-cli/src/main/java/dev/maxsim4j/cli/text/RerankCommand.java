@@ -3,10 +3,14 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.Progress;
+import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -18,33 +22,63 @@ public final class RerankCommand {
   public static final String USAGE = """
       rerank --query TEXT --candidates FILE [--top N] [--backend NAME]
         FILE: one candidate text per non-blank line. Prints them best first with their score (mean best
-        cosine per query token) and number (1 = first non-blank line).""";
+        cosine per query token) and line number in FILE. A candidate longer than a passage (see index) is
+        scored by its best passage. Lines that are not UTF-8 text are skipped and named on stderr.""";
 
   private RerankCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("rerank", argv, 1, Set.of("--query", "--candidates", "--top", "--backend"), Set.of());
     String query = a.require("--query");
-    Path file = Path.of(a.require("--candidates"));
-    List<String> candidates = TextFiles.lines(file);
-    if (candidates.isEmpty()) {
-      throw new IllegalArgumentException("rerank: " + file + " holds no candidate; expected one text per line");
+    if (query.isBlank()) {
+      throw new UsageException("rerank: --query is empty; expected some text");
     }
-    int top = a.intValue("--top", candidates.size(), 1);
+    Path file = Path.of(a.require("--candidates"));
+    int top = a.intValue("--top", Integer.MAX_VALUE, 1);
+    Warnings warnings = new Warnings(err);
+    List<TextFiles.Line> candidates = TextFiles.lines(file, warnings);
+    warnings.finish();
+    if (candidates.isEmpty()) {
+      throw new IllegalArgumentException("rerank: " + TextFiles.shown(file)
+          + " holds no candidate; expected one UTF-8 text per line");
+    }
+    List<String> passages = new ArrayList<>();
+    int[] candidateOf = passagesOf(candidates, passages);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).build()) {
       TokenBatch q = encoder.encode(query);
-      float[] scores = maxSim.scores(q, encoder.encode(candidates))[0];
+      Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
+          + " passages)");
+      PackedRows rows = PackedRows.encode(encoder, passages, progress);
+      progress.done();
+      float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passages", err);
+      float[] scores = new float[candidates.size()];
+      Arrays.fill(scores, Float.NEGATIVE_INFINITY);
+      for (int p = 0; p < passageScores.length; p++) {
+        scores[candidateOf[p]] = Math.max(scores[candidateOf[p]], passageScores[p]);
+      }
       int[] order = IntStream.range(0, scores.length).boxed()
           .sorted(Comparator.<Integer>comparingDouble(i -> -scores[i]).thenComparingInt(i -> i))
           .mapToInt(Integer::intValue).toArray();
-      out.printf(Locale.ROOT, "%4s  %6s  %5s  %s%n", "rank", "score", "#", "candidate (# among non-blank lines)");
+      out.printf(Locale.ROOT, "%4s  %6s  %5s  %s%n", "rank", "score", "line", "candidate");
       for (int r = 0; r < Math.min(top, order.length); r++) {
         int i = order[r];
-        out.printf(Locale.ROOT, "%4d  %6.3f  %5d  %s%n", r + 1, scores[i] / q.length(0), i + 1,
-            TextFiles.snippet(candidates.get(i), 90));
+        out.printf(Locale.ROOT, "%4d  %6.3f  %5d  %s%n", r + 1, scores[i] / q.length(0), candidates.get(i).number(),
+            TextFiles.snippet(candidates.get(i).text(), 90));
       }
     }
     return 0;
+  }
+
+  /** Adds each candidate's passages to {@code passages}; returns the candidate of each passage. */
+  private static int[] passagesOf(List<TextFiles.Line> candidates, List<String> passages) {
+    List<Integer> owner = new ArrayList<>();
+    for (int i = 0; i < candidates.size(); i++) {
+      for (Passages.Passage p : Passages.of(candidates.get(i).text())) {
+        passages.add(p.text());
+        owner.add(i);
+      }
+    }
+    return owner.stream().mapToInt(Integer::intValue).toArray();
   }
 }

@@ -2,22 +2,26 @@ package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
-import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.Args;
-import dev.maxsim4j.cli.Progress;
+import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /** {@code search}: the files of a folder that best match a query, by MaxSim over token embeddings. */
 public final class SearchCommand {
   public static final String USAGE = """
       search --dir FOLDER --query TEXT [--k 5] [--backend NAME]
-        Brings FOLDER's index up to date (see index), then ranks its files against the query. Score: the
-        mean over query tokens of the best cosine with any token of the file.""";
+        Brings FOLDER's index up to date (see index), then ranks its files against the query: a file's score
+        is that of its best passage (the mean over query tokens of the best cosine with any token of the
+        passage); prints FILE:LINE of that passage and its start. Skipped files are named on stderr.""";
 
   private SearchCommand() {}
 
@@ -25,29 +29,49 @@ public final class SearchCommand {
     Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--k", "--backend"), Set.of());
     Path folder = Path.of(a.require("--dir"));
     String query = a.require("--query");
+    if (query.isBlank()) {
+      throw new UsageException("search: --query is empty; expected some text");
+    }
     int k = a.intValue("--k", 5, 1);
+    Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).build()) {
-      Progress progress = new Progress(err, "encoding new and changed files");
-      TextIndex index = TextIndex.update(folder, encoder, progress::update);
-      progress.done();
-      if (index.entries().isEmpty()) {
-        throw new IllegalArgumentException("search: " + folder + " holds no .txt or .md file");
-      }
+      TextIndex index = TextIndex.update(folder, encoder, false, warnings, err);
       TokenBatch q = encoder.encode(query);
       long t0 = System.nanoTime();
-      TopK top = maxSim.topK(q, index.documents(), k);
+      float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
       double ms = (System.nanoTime() - t0) / 1e6;
-      out.printf(Locale.ROOT, "%d files (%d encoded now), query of %d tokens, scored in %.1f ms (%s, first call: JIT cold)%n",
-          index.entries().size(), index.encoded(), q.length(0), ms, maxSim.backendName());
-      out.printf(Locale.ROOT, "%4s  %6s  %s%n", "rank", "score", "file");
-      for (int r = 0; r < top.indices()[0].length; r++) {
-        TextIndex.Entry e = index.entries().get(top.indices()[0][r]);
-        String text = TextFiles.read(folder.resolve(e.path()));
-        out.printf(Locale.ROOT, "%4d  %6.3f  %s  %s%n", r + 1, top.scores()[0][r] / q.length(0), e.path(),
-            TextFiles.snippet(text, 70));
+      List<TextIndex.Entry> entries = index.entries();
+      int[] best = new int[entries.size()];
+      Arrays.fill(best, -1);
+      for (int row = 0; row < scores.length; row++) {
+        int e = index.entryOf(row);
+        if (best[e] < 0 || scores[row] > scores[best[e]]) {
+          best[e] = row;
+        }
+      }
+      int[] order = IntStream.range(0, best.length).filter(e -> best[e] >= 0).boxed()
+          .sorted(Comparator.<Integer>comparingDouble(e -> -scores[best[e]]).thenComparingInt(e -> e))
+          .mapToInt(Integer::intValue).toArray();
+      warnings.finish();
+      out.printf(Locale.ROOT, "%d files, %d passages (%d files encoded now, %d skipped), query of %d tokens, "
+          + "scored in %.1f ms (%s, first call: JIT cold)%n", entries.size(), scores.length, index.encoded(),
+          index.skipped(), q.length(0), ms, maxSim.backendName());
+      out.printf(Locale.ROOT, "%4s  %6s  %s%n", "rank", "score", "file:line  passage");
+      for (int r = 0; r < Math.min(k, order.length); r++) {
+        int row = best[order[r]];
+        TextIndex.Entry e = entries.get(order[r]);
+        TextIndex.Span span = e.passages().get(index.passageOf(row));
+        out.printf(Locale.ROOT, "%4d  %6.3f  %s:%d  %s%n", r + 1, scores[row] / q.length(0), Names.escape(e.path()),
+            span.line(), passageText(folder.resolve(e.path()), index.passageOf(row)));
       }
     }
     return 0;
+  }
+
+  /** The start of a passage, read again from its file ("" when the file changed or went since). */
+  private static String passageText(Path file, int passage) {
+    List<Passages.Passage> passages = TextFiles.tryRead(file).map(Passages::of).orElse(List.of());
+    return passage < passages.size() ? TextFiles.snippet(passages.get(passage).text(), 70) : "";
   }
 }

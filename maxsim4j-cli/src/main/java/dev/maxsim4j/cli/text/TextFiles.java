@@ -1,54 +1,219 @@
 package dev.maxsim4j.cli.text;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
+import java.util.Optional;
 
-/** Where the text commands find their texts: one per line of a file, or one per file of a folder. */
+/**
+ * Where the text commands find their texts: one per line of a file, or one per file of a folder. Only UTF-8
+ * text is read: a file (or line) that is not, or holds a NUL byte, or cannot be read, is skipped with a
+ * warning that names it, so that one bad file never stops the work on the others.
+ */
 public final class TextFiles {
+  /** The largest file read whole (a Java array's limit). */
+  static final long MAX_BYTES = Integer.MAX_VALUE - 8;
+
+  /** One non-blank line of a file, stripped, with its number (1 = first line of the file). */
+  public record Line(int number, String text) {}
+
   private TextFiles() {}
 
-  /** The .txt and .md files under {@code folder} (recursively, not the index folder), sorted by path. */
-  public static List<Path> under(Path folder) throws IOException {
+  /**
+   * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
+   * folders), sorted by path. A sub-folder that cannot be listed is skipped with a warning.
+   */
+  public static List<Path> under(Path folder, Warnings warnings) throws IOException {
+    if (Files.isRegularFile(folder)) {
+      throw new IllegalArgumentException(folder + " is a file; expected a folder of .txt/.md files");
+    }
     if (!Files.isDirectory(folder)) {
       throw new NoSuchFileException(folder.toString());
     }
-    try (Stream<Path> walk = Files.walk(folder)) {
-      return walk.filter(Files::isRegularFile)
-          .filter(p -> !p.startsWith(folder.resolve(TextIndex.FOLDER)))
-          .filter(p -> {
-            String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
-            return name.endsWith(".txt") || name.endsWith(".md");
-          })
-          .sorted()
-          .toList();
-    }
+    Path index = folder.resolve(TextIndex.FOLDER);
+    List<Path> out = new ArrayList<>();
+    Files.walkFileTree(folder, new SimpleFileVisitor<>() {
+      @Override
+      public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
+        return dir.equals(index) ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+        // a link to a file counts as the file; a link to a folder is not followed, so links cannot loop
+        if (isTextName(file) && (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file))) {
+          out.add(file);
+        }
+        return FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+        if (file.equals(folder)) {
+          throw e;
+        }
+        warnings.warn("skipped " + shown(file) + ": " + reason(e));
+        return FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+        if (e != null) {
+          if (dir.equals(folder)) {
+            throw e;
+          }
+          warnings.warn("skipped the rest of " + shown(dir) + ": " + reason(e));
+        }
+        return FileVisitResult.CONTINUE;
+      }
+    });
+    out.sort(null);
+    return out;
   }
 
-  /** The non-blank lines of a text file, stripped. */
-  public static List<String> lines(Path file) throws IOException {
-    List<String> out = new ArrayList<>();
-    for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-      if (!line.isBlank()) {
-        out.add(line.strip());
+  private static boolean isTextName(Path file) {
+    String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
+    return name.endsWith(".txt") || name.endsWith(".md");
+  }
+
+  /**
+   * The non-blank lines of a text file, stripped. A line that is not UTF-8 text is skipped with a warning
+   * naming the file and the line.
+   */
+  public static List<Line> lines(Path file, Warnings warnings) throws IOException {
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(shown(file) + " is a folder; expected a text file with one text per line");
+    }
+    byte[] bytes = readAll(file);
+    List<Line> out = new ArrayList<>();
+    int number = 1;
+    for (int start = 0; start < bytes.length; number++) {
+      // lines end at \n, \r\n or a lone \r, as Java's readers count them
+      int end = start;
+      while (end < bytes.length && bytes[end] != '\n' && bytes[end] != '\r') {
+        end++;
       }
+      int next = end + (end + 1 < bytes.length && bytes[end] == '\r' && bytes[end + 1] == '\n' ? 2 : 1);
+      try {
+        String line = decode(bytes, start, end, number == 1);
+        if (!line.isBlank()) {
+          out.add(new Line(number, line.strip()));
+        }
+      } catch (NotText e) {
+        warnings.warn("skipped line " + number + " of " + shown(file) + ": " + e.getMessage());
+      }
+      start = next;
     }
     return out;
   }
 
-  public static String read(Path file) throws IOException {
-    return Files.readString(file, StandardCharsets.UTF_8);
+  /** The text of a file; a file that is not UTF-8 text or cannot be read is empty, with a warning naming it. */
+  public static Optional<String> readOrWarn(Path file, String shownName, Warnings warnings) {
+    try {
+      return Optional.of(read(file));
+    } catch (NotText e) {
+      warnings.warn("skipped " + shownName + ": " + e.getMessage());
+    } catch (IOException e) {
+      warnings.warn("skipped " + shownName + ": " + reason(e));
+    } catch (IllegalArgumentException e) {
+      warnings.warn("skipped " + shownName + ": " + e.getMessage());
+    }
+    return Optional.empty();
+  }
+
+  /** The text of a file, or empty when it is not UTF-8 text or cannot be read (now). */
+  public static Optional<String> tryRead(Path file) {
+    try {
+      return Optional.of(read(file));
+    } catch (NotText | IOException | IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static String read(Path file) throws IOException, NotText {
+    byte[] bytes = readAll(file);
+    return decode(bytes, 0, bytes.length, true);
+  }
+
+  private static byte[] readAll(Path file) throws IOException {
+    long size = Files.size(file);
+    if (size > MAX_BYTES) {
+      throw new IllegalArgumentException(shown(file) + " holds " + size + " bytes; expected at most " + MAX_BYTES);
+    }
+    return Files.readAllBytes(file);
+  }
+
+  /** Strict UTF-8 (a leading byte-order mark dropped); a NUL byte or a malformed sequence is a NotText. */
+  private static String decode(byte[] bytes, int from, int to, boolean atStart) throws NotText {
+    for (int i = from; i < to; i++) {
+      if (bytes[i] == 0) {
+        throw new NotText("binary, not text (a NUL byte at offset " + i + ")");
+      }
+    }
+    CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+    ByteBuffer in = ByteBuffer.wrap(bytes, from, to - from);
+    CharBuffer out = CharBuffer.allocate(to - from);
+    CoderResult result = decoder.decode(in, out, true);
+    if (!result.isUnderflow()) {
+      throw new NotText("not UTF-8 text (an invalid byte sequence at offset " + in.position() + ")");
+    }
+    decoder.flush(out);
+    out.flip();
+    String text = out.toString();
+    return atStart && text.startsWith("\uFEFF") ? text.substring(1) : text;
+  }
+
+  /** A file's name for a message, escaped so that it stays on one line. */
+  public static String shown(Path file) {
+    return Names.escape(file.toString());
+  }
+
+  /** Why an I/O operation failed, in a few words, without the exception's class name. */
+  public static String reason(IOException e) {
+    if (e instanceof AccessDeniedException) {
+      return "permission denied";
+    }
+    if (e instanceof NoSuchFileException) {
+      return "it no longer exists";
+    }
+    if (e instanceof FileAlreadyExistsException) {
+      return "something that is not a folder is in the way";
+    }
+    if (e instanceof FileSystemException f && f.getReason() != null) {
+      return f.getReason();
+    }
+    return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
   }
 
   /** The first {@code max} characters of a text on one line, for listings. */
   public static String snippet(String text, int max) {
-    String flat = text.strip().replaceAll("\\s+", " ");
+    // control and direction characters could rewrite the terminal line; spaces are folded anyway
+    String flat = text.strip().replaceAll("\\s+", " ")
+        .replaceAll("[\\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]", "?");
     return flat.length() <= max ? flat : flat.substring(0, max - 3) + "...";
+  }
+
+  /** A text that cannot be read as UTF-8 text; the message says why. */
+  private static final class NotText extends Exception {
+    NotText(String why) {
+      super(why, null, false, false);
+    }
   }
 }

@@ -2,162 +2,365 @@ package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.zip.CRC32C;
 
 /**
  * The token embeddings of a folder of text files, kept on disk in {@code FOLDER/.maxsim4j/} and reused: a
- * file whose size and modification time are unchanged is not encoded again.
+ * file whose size and modification time are unchanged is not read or encoded again. Each file is cut into
+ * {@link Passages}; each passage is one row of {@link #documents()}.
  *
- * <p>Layout: {@code manifest.tsv} (one line per file: tokens, bytes, modification time in ms, path relative
- * to the folder) and {@code tokens.safetensors} (tensor {@code tokens}, BF16 {@code [T, 384]}, the files'
- * tokens in manifest order).
+ * <p>Layout: {@code manifest.tsv} (see {@link Manifest}) and the tokens file it names,
+ * {@code tokens-HEX.safetensors} (tensor {@code tokens}, BF16 {@code [T, 384]}, the passages' tokens in
+ * manifest order). Both are written under temporary names and moved into place, the manifest last, so that a
+ * run cut short leaves the previous index whole. A damaged index is rebuilt, with a warning.
  */
 public final class TextIndex {
   public static final String FOLDER = ".maxsim4j";
-  private static final String HEADER = "# maxsim4j text index v1: all-MiniLM-L6-v2 token states, 384-d, bf16";
+  private static final String MANIFEST = "manifest.tsv";
+  /** The most tokens one index holds: the safetensors writer keeps the tensor's bytes in one Java array. */
+  static final long MAX_TOKENS = Integer.MAX_VALUE / (2L * MiniLmTokenEncoder.DIM);
+  private static final int DIM = MiniLmTokenEncoder.DIM;
 
-  /** One indexed file. */
-  public record Entry(String path, long bytes, long modified, int tokens) {}
+  /** One passage of a file: the line it starts on and its number of tokens. */
+  public record Span(int line, int tokens) {}
+
+  /** One indexed file and its passages, in order. */
+  public record Entry(String path, long bytes, long modified, List<Span> passages) {
+    long tokens() {
+      return passages.stream().mapToLong(Span::tokens).sum();
+    }
+  }
 
   private final List<Entry> entries;
-  private final TokenBatch documents;
+  private final PackedRows rows;
+  private final int[] rowEntry;
+  private final int[] rowPassage;
   private final int encoded;
+  private final int skipped;
 
-  private TextIndex(List<Entry> entries, TokenBatch documents, int encoded) {
+  private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped) {
     this.entries = entries;
-    this.documents = documents;
+    this.rows = rows;
     this.encoded = encoded;
+    this.skipped = skipped;
+    this.rowEntry = new int[rows.size()];
+    this.rowPassage = new int[rows.size()];
+    for (int e = 0, row = 0; e < entries.size(); e++) {
+      for (int p = 0; p < entries.get(e).passages().size(); p++, row++) {
+        rowEntry[row] = e;
+        rowPassage[row] = p;
+      }
+    }
   }
 
   public List<Entry> entries() {
     return entries;
   }
 
-  /** One packed bf16 row per entry. */
+  /** One packed bf16 row per passage, the files' passages in order. */
   public TokenBatch documents() {
-    return documents;
+    return rows.slice(0, rows.size());
   }
 
-  /** How many files the last {@link #update} had to encode (the rest came from disk). */
+  PackedRows rows() {
+    return rows;
+  }
+
+  /** The index in {@link #entries()} of the file a row of {@link #documents()} belongs to. */
+  public int entryOf(int row) {
+    return rowEntry[row];
+  }
+
+  /** Which passage of its file a row is (0 = first). */
+  public int passageOf(int row) {
+    return rowPassage[row];
+  }
+
+  /** How many files the last {@link #update} had to read and encode (the rest came from disk). */
   public int encoded() {
     return encoded;
   }
 
-  /** Brings the index of {@code folder} up to date (encoding new and changed files) and loads it. */
-  public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, MiniLmTokenEncoder.Progress progress)
-      throws IOException {
-    Path dir = folder.resolve(FOLDER);
-    Map<String, Entry> old = new HashMap<>();
-    Map<String, Integer> oldStart = new HashMap<>();
-    short[] oldTokens = new short[0];
-    if (Files.isRegularFile(dir.resolve("manifest.tsv")) && Files.isRegularFile(dir.resolve("tokens.safetensors"))) {
-      int start = 0;
-      for (Entry e : readManifest(dir.resolve("manifest.tsv"))) {
-        old.put(e.path(), e);
-        oldStart.put(e.path(), start);
-        start += e.tokens();
-      }
-      NdArray stored = SafeTensors.read(dir.resolve("tokens.safetensors"), "tokens");
-      if (stored.halfs() == null || stored.rank() != 2 || stored.dim(1) != MiniLmTokenEncoder.DIM
-          || stored.dim(0) != start) {
-        throw new IllegalStateException(dir + " is damaged (tokens " + stored.shapeString() + ", manifest " + start
-            + " tokens); delete the folder to rebuild the index");
-      }
-      oldTokens = stored.halfs();
-    }
+  /** How many .txt/.md files were skipped (each named in a warning). */
+  public int skipped() {
+    return skipped;
+  }
 
-    List<Path> files = TextFiles.under(folder);
-    List<String> toEncode = new ArrayList<>();
-    List<Integer> encodeSlots = new ArrayList<>();
-    Entry[] entries = new Entry[files.size()];
-    for (int i = 0; i < files.size(); i++) {
+  /**
+   * Brings the index of {@code folder} up to date (encoding new and changed files) and loads it. With
+   * {@code mustSave}, an index that cannot be written is an error; without, a warning (the search goes on).
+   */
+  public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, boolean mustSave, Warnings warnings,
+      PrintStream err) throws IOException {
+    List<Path> files = TextFiles.under(folder, warnings);
+    if (files.isEmpty()) {
+      throw new IllegalArgumentException("no .txt or .md files under " + folder);
+    }
+    Path dir = folder.resolve(FOLDER);
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      throw new IllegalArgumentException(dir + " is a file, where the index folder belongs; remove or rename it");
+    }
+    Stored old = Stored.load(dir, warnings);
+
+    List<Entry> entries = new ArrayList<>();
+    List<Integer> freshEntries = new ArrayList<>();
+    List<String> texts = new ArrayList<>();
+    List<Passages.Passage> fresh = new ArrayList<>();
+    int skipped = 0;
+    Progress reading = new Progress(err, "reading " + files.size() + " files");
+    for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
       Path f = files.get(i);
       String rel = folder.relativize(f).toString();
-      long bytes = Files.size(f);
-      long modified = Files.getLastModifiedTime(f).toMillis();
-      Entry previous = old.get(rel);
-      if (previous != null && previous.bytes() == bytes && previous.modified() == modified) {
-        entries[i] = previous;
-      } else {
-        entries[i] = new Entry(rel, bytes, modified, -1);
-        toEncode.add(TextFiles.read(f));
-        encodeSlots.add(i);
-      }
-    }
-    TokenBatch fresh = toEncode.isEmpty() ? null : encoder.encode(toEncode, progress);
-    // assemble: reused rows from the old tensor, encoded rows from `fresh`, in file order
-    int[] offsets = new int[files.size() + 1];
-    for (int i = 0, e = 0; i < files.size(); i++) {
-      int tokens = entries[i].tokens() >= 0 ? entries[i].tokens() : fresh.length(e++);
-      entries[i] = new Entry(entries[i].path(), entries[i].bytes(), entries[i].modified(), tokens);
-      offsets[i + 1] = offsets[i] + tokens;
-    }
-    int dim = MiniLmTokenEncoder.DIM;
-    short[] bits = new short[Math.multiplyExact(offsets[files.size()], dim)];
-    float[] freshData = fresh == null ? null : fresh.toFloatArray();
-    int[] freshOffsets = fresh == null ? null : fresh.offsets();
-    for (int i = 0, e = 0; i < files.size(); i++) {
-      if (e < encodeSlots.size() && encodeSlots.get(e) == i) {
-        for (int x = freshOffsets[e] * dim, y = offsets[i] * dim; x < freshOffsets[e + 1] * dim; x++, y++) {
-          bits[y] = DType.BFLOAT16.narrow(freshData[x]);
-        }
-        e++;
-      } else {
-        System.arraycopy(oldTokens, oldStart.get(entries[i].path()) * dim, bits, offsets[i] * dim,
-            entries[i].tokens() * dim);
-      }
-    }
-    List<Entry> list = List.of(entries);
-    if (!toEncode.isEmpty() || old.size() != list.size()) {
-      write(dir, list, bits);
-    }
-    return new TextIndex(list, TokenBatch.packedHalfs(DType.BFLOAT16, bits, offsets, dim), toEncode.size());
-  }
-
-  private static List<Entry> readManifest(Path manifest) throws IOException {
-    List<Entry> out = new ArrayList<>();
-    for (String line : Files.readAllLines(manifest, StandardCharsets.UTF_8)) {
-      if (line.isBlank() || line.startsWith("#")) {
+      String shown = TextFiles.shown(f);
+      if (!roundTrips(folder, rel, f)) {
+        warnings.warn("skipped " + shown + ": its name is not valid in the file system's encoding ("
+            + System.getProperty("sun.jnu.encoding") + "); rename it or set a UTF-8 locale");
+        skipped++;
         continue;
       }
-      String[] f = line.split("\t", 4);
-      if (f.length != 4) {
-        throw new IllegalStateException(manifest + " is damaged at '" + line + "'; delete its folder to rebuild");
+      BasicFileAttributes attrs;
+      try {
+        attrs = Files.readAttributes(f, BasicFileAttributes.class);
+      } catch (IOException e) {
+        warnings.warn("skipped " + shown + ": " + TextFiles.reason(e));
+        skipped++;
+        continue;
       }
-      out.add(new Entry(f[3], Long.parseLong(f[1]), Long.parseLong(f[2]), Integer.parseInt(f[0])));
+      Entry previous = old.entries.get(rel);
+      long modified = attrs.lastModifiedTime().toMillis();
+      if (previous != null && previous.bytes() == attrs.size() && previous.modified() == modified) {
+        entries.add(previous);
+        continue;
+      }
+      var text = TextFiles.readOrWarn(f, shown, warnings);
+      if (text.isEmpty()) {
+        skipped++;
+        continue;
+      }
+      List<Passages.Passage> passages = Passages.of(text.get());
+      freshEntries.add(entries.size());
+      entries.add(new Entry(rel, attrs.size(), modified, passages.stream().map(p -> new Span(p.line(), 0)).toList()));
+      fresh.addAll(passages);
+      passages.forEach(p -> texts.add(p.text()));
     }
-    return out;
+    reading.done();
+    if (entries.isEmpty()) {
+      throw new IllegalArgumentException("no readable .txt or .md files under " + folder + " (" + skipped
+          + " skipped, named in the warnings above)");
+    }
+    if (entries.stream().allMatch(e -> e.passages().isEmpty())) {
+      throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no text");
+    }
+    long reused = entries.stream().mapToLong(Entry::tokens).sum();
+    checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
+    boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
+    Path tmp = changed ? openTemporary(dir, mustSave, warnings) : null;
+
+    PackedRows encoded = null;
+    if (!texts.isEmpty()) {
+      Progress progress = new Progress(err, "encoding " + texts.size() + " passages of " + freshEntries.size()
+          + " new or changed files");
+      encoded = PackedRows.encode(encoder, texts, progress);
+      progress.done();
+    }
+    // fill in the fresh entries' token counts, then assemble the rows in file order
+    for (int i = 0, row = 0; i < freshEntries.size(); i++) {
+      Entry e = entries.get(freshEntries.get(i));
+      List<Span> spans = new ArrayList<>();
+      for (Span s : e.passages()) {
+        spans.add(new Span(s.line(), encoded.length(row++)));
+      }
+      entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), List.copyOf(spans)));
+    }
+    long total = entries.stream().mapToLong(Entry::tokens).sum();
+    checkSize(folder, total, tmp);
+    int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
+    int[] offsets = new int[rows + 1];
+    short[] bits = new short[(int) total * DIM];
+    for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
+      Entry entry = entries.get(e);
+      boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
+      int at = entry.passages().isEmpty() ? 0 : isFresh ? encoded.offsets()[freshRow] : old.start.get(entry.path());
+      short[] from = isFresh ? encoded.bf16() : old.tokens;
+      for (Span s : entry.passages()) {
+        offsets[row + 1] = offsets[row] + s.tokens();
+        System.arraycopy(from, at * DIM, bits, offsets[row] * DIM, s.tokens() * DIM);
+        at += s.tokens();
+        row++;
+      }
+      if (isFresh) {
+        freshRow += entry.passages().size();
+        next++;
+      }
+    }
+    List<Entry> list = List.copyOf(entries);
+    if (tmp != null) {
+      try {
+        write(dir, tmp, list, total, bits);
+      } catch (IOException e) {
+        cannotSave(dir, e, mustSave, warnings);
+      }
+    }
+    return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
   }
 
-  /** Writes both files next to their final names, then moves them in place. */
-  private static void write(Path dir, List<Entry> entries, short[] bits) throws IOException {
-    Files.createDirectories(dir);
-    StringBuilder manifest = new StringBuilder(HEADER).append('\n');
-    for (Entry e : entries) {
-      manifest.append(e.tokens()).append('\t').append(e.bytes()).append('\t').append(e.modified()).append('\t')
-          .append(e.path()).append('\n');
+  /** Whether a file is found again by its name as a string (not so for bytes invalid in the file system's encoding). */
+  private static boolean roundTrips(Path folder, String rel, Path file) {
+    try {
+      return folder.resolve(rel).equals(file);
+    } catch (InvalidPathException e) {
+      return false;
     }
-    Path tokens = dir.resolve("tokens.safetensors.tmp");
-    Map<String, NdArray> tensors = new LinkedHashMap<>();
-    tensors.put("tokens", new NdArray("tokens", NdArray.ElementType.BF16,
-        new long[] {bits.length / MiniLmTokenEncoder.DIM, MiniLmTokenEncoder.DIM}, null, bits, null));
-    SafeTensors.write(tokens, tensors);
-    Path list = dir.resolve("manifest.tsv.tmp");
-    Files.writeString(list, manifest, StandardCharsets.UTF_8);
-    Files.move(tokens, dir.resolve("tokens.safetensors"), StandardCopyOption.REPLACE_EXISTING,
-        StandardCopyOption.ATOMIC_MOVE);
-    Files.move(list, dir.resolve("manifest.tsv"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** Refuses an index past {@link #MAX_TOKENS}; {@code total} may be a lower bound known before encoding. */
+  private static void checkSize(Path folder, long total, Path tmp) {
+    if (total > MAX_TOKENS) {
+      deleteQuietly(tmp);
+      throw new IllegalArgumentException(TextFiles.shown(folder) + " holds at least " + total
+          + " tokens; one index holds at most " + MAX_TOKENS + "; index fewer or smaller files");
+    }
+  }
+
+  /** A temporary file in the index folder, made before the slow encoding so an unwritable folder shows first. */
+  private static Path openTemporary(Path dir, boolean mustSave, Warnings warnings) throws IOException {
+    try {
+      Files.createDirectories(dir);
+      return Files.createTempFile(dir, "tokens-", ".tmp");
+    } catch (IOException e) {
+      cannotSave(dir, e, mustSave, warnings);
+      return null;
+    }
+  }
+
+  private static void cannotSave(Path dir, IOException e, boolean mustSave, Warnings warnings) {
+    if (mustSave) {
+      throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": "
+          + TextFiles.reason(e));
+    }
+    warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + TextFiles.reason(e)
+        + "); going on without saving it");
+  }
+
+  private static void write(Path dir, Path tmp, List<Entry> entries, long total, short[] bits) throws IOException {
+    String name = "tokens-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".safetensors";
+    Path manifestTmp = null;
+    try {
+      Map<String, NdArray> tensors = new LinkedHashMap<>();
+      tensors.put("tokens", new NdArray("tokens", NdArray.ElementType.BF16, new long[] {total, DIM}, null, bits,
+          null));
+      SafeTensors.write(tmp, tensors);
+      Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+      manifestTmp = Files.createTempFile(dir, "manifest-", ".tmp");
+      Files.writeString(manifestTmp, Manifest.format(name, total, checksum(bits), entries));
+      Files.move(manifestTmp, dir.resolve(MANIFEST), StandardCopyOption.REPLACE_EXISTING,
+          StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException | RuntimeException e) {
+      deleteQuietly(tmp);
+      deleteQuietly(manifestTmp);
+      deleteQuietly(dir.resolve(name));
+      throw e;
+    }
+    // the manifest names the new tokens file now; older ones (and the first format's file) are unused
+    try (DirectoryStream<Path> stale = Files.newDirectoryStream(dir, "tokens*.safetensors")) {
+      for (Path p : stale) {
+        if (!p.getFileName().toString().equals(name)) {
+          deleteQuietly(p);
+        }
+      }
+    }
+  }
+
+  /** CRC-32C of the bits as stored (little-endian). */
+  static long checksum(short[] bits) {
+    CRC32C crc = new CRC32C();
+    ByteBuffer buffer = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    for (int at = 0; at < bits.length; ) {
+      int n = Math.min(bits.length - at, buffer.capacity() / 2);
+      buffer.clear();
+      buffer.asShortBuffer().put(bits, at, n);
+      buffer.limit(2 * n);
+      crc.update(buffer);
+      at += n;
+    }
+    return crc.getValue();
+  }
+
+  private static void deleteQuietly(Path p) {
+    if (p != null) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException ignored) {
+        // a leftover temporary file is harmless; the next successful write replaces what matters
+      }
+    }
+  }
+
+  /** The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable. */
+  private record Stored(Map<String, Entry> entries, Map<String, Integer> start, short[] tokens, String tokensFile) {
+    static final Stored NONE = new Stored(Map.of(), Map.of(), new short[0], null);
+
+    static Stored load(Path dir, Warnings warnings) {
+      Path manifest = dir.resolve(MANIFEST);
+      if (!Files.exists(manifest)) {
+        return NONE;
+      }
+      try {
+        Manifest.Contents c = Manifest.read(manifest);
+        Path tokensFile = dir.resolve(c.tokensFile());
+        if (!Files.isRegularFile(tokensFile)) {
+          throw new IllegalArgumentException("its tokens file " + c.tokensFile() + " is missing");
+        }
+        NdArray stored = SafeTensors.read(tokensFile, "tokens");
+        if (stored.type() != NdArray.ElementType.BF16 || stored.rank() != 2 || stored.shape()[1] != DIM
+            || stored.shape()[0] != c.tokens() || stored.halfs() == null) {
+          throw new IllegalArgumentException("its tokens are " + stored.type() + " " + stored.shapeString()
+              + "; expected BF16 [" + c.tokens() + ", " + DIM + "]");
+        }
+        if (checksum(stored.halfs()) != c.checksum()) {
+          throw new IllegalArgumentException("its tokens do not match their checksum");
+        }
+        Map<String, Entry> entries = new HashMap<>();
+        Map<String, Integer> start = new HashMap<>();
+        int at = 0;
+        for (Entry e : c.entries()) {
+          entries.put(e.path(), e);
+          start.put(e.path(), at);
+          at += (int) e.tokens();
+        }
+        return new Stored(entries, start, stored.halfs(), c.tokensFile());
+      } catch (IOException | RuntimeException e) {
+        String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
+        warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it");
+        return NONE;
+      }
+    }
+
+    /** Whether this index lists exactly these entries, so that it need not be written again. */
+    boolean matches(List<Entry> current) {
+      return tokensFile != null && current.size() == entries.size()
+          && current.stream().allMatch(e -> entries.get(e.path()) == e);
+    }
   }
 }

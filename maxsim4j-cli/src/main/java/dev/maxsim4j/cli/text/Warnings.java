@@ -1,0 +1,37 @@
+package dev.maxsim4j.cli.text;
+
+import java.io.PrintStream;
+import java.util.Locale;
+
+/**
+ * Warnings on stderr, one line each. Past the first few they are only counted, so that a folder of binary
+ * files names some of them without burying the result.
+ */
+public final class Warnings {
+  private static final int SHOWN = 20;
+  private final PrintStream err;
+  private int count;
+
+  public Warnings(PrintStream err) {
+    this.err = err;
+  }
+
+  public void warn(String message) {
+    count++;
+    if (count <= SHOWN) {
+      err.println("maxsim4j: warning: " + message);
+    }
+  }
+
+  public int count() {
+    return count;
+  }
+
+  /** Says how many warnings were not shown, if any. */
+  public void finish() {
+    if (count > SHOWN) {
+      err.printf(Locale.ROOT, "maxsim4j: warning: %d more warnings not shown%n", count - SHOWN);
+      count = SHOWN;
+    }
+  }
+}

@@ -1,0 +1,22 @@
+package dev.maxsim4j.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+/** Runs the command line in-process and keeps what it printed. */
+record CliRun(int status, String out, String err) {
+  static CliRun of(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new CliRun(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** A failure the contract allows: one "maxsim4j: error:" line (plus any warnings), no stack trace. */
+  boolean failedCleanly() {
+    return status == 1 && err.lines().filter(l -> !l.startsWith("maxsim4j: warning:")).count() == 1
+        && err.startsWith("maxsim4j: ") && err.contains("maxsim4j: error: ") && !err.contains("\tat ");
+  }
+}

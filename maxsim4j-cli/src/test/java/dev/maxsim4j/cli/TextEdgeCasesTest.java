@@ -1,0 +1,126 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Empty and odd folders, odd arguments, long files and progress of the text commands. */
+class TextEdgeCasesTest {
+  @TempDir Path dir;
+
+  @Test
+  void emptyFolderIsAnErrorThatCreatesNothing() throws IOException {
+    Path empty = Files.createDirectories(dir.resolve("empty"));
+    Files.writeString(empty.resolve("notes.pdf"), "not a text file by name");
+    for (String command : new String[] {"index", "search"}) {
+      CliRun r = command.equals("index") ? CliRun.of("index", "--dir", empty.toString())
+          : CliRun.of("search", "--dir", empty.toString(), "--query", "anything");
+      assertTrue(r.failedCleanly(), r.err());
+      assertTrue(r.err().contains("no .txt or .md files under " + empty), r.err());
+      assertFalse(Files.exists(empty.resolve(".maxsim4j")), "no index folder is created");
+    }
+    Path blank = Files.createDirectories(dir.resolve("blank"));
+    Files.writeString(blank.resolve("a.txt"), " \n\n\t");
+    CliRun r = CliRun.of("index", "--dir", blank.toString());
+    assertTrue(r.failedCleanly(), r.err());
+    assertTrue(r.err().contains("hold no text"), r.err());
+    assertFalse(Files.exists(blank.resolve(".maxsim4j")), "no index folder is created");
+  }
+
+  @Test
+  void wrongKindsOfPathAreOneLine() throws IOException {
+    Path file = Files.writeString(dir.resolve("a.txt"), "otters");
+    CliRun index = CliRun.of("index", "--dir", file.toString());
+    assertTrue(index.failedCleanly(), index.err());
+    assertTrue(index.err().contains(file + " is a file; expected a folder"), index.err());
+    CliRun rerank = CliRun.of("rerank", "--query", "q", "--candidates", dir.toString());
+    assertTrue(rerank.failedCleanly(), rerank.err());
+    assertTrue(rerank.err().contains(dir + " is a folder; expected a text file"), rerank.err());
+    CliRun encode = CliRun.of("encode", "--in", dir.resolve("missing").toString(), "--out",
+        dir.resolve("o.safetensors").toString());
+    assertTrue(encode.failedCleanly() && encode.err().contains("no such file"), encode.err());
+  }
+
+  @Test
+  void badQueriesAndCountsAreUsageErrors() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("f"));
+    Files.writeString(folder.resolve("a.txt"), "otters");
+    Path candidates = Files.writeString(dir.resolve("c.txt"), "one\ntwo\n");
+    String[][] bad = {
+        {"search", "--dir", folder.toString(), "--query", "  "},
+        {"search", "--dir", folder.toString(), "--query", ""},
+        {"search", "--dir", folder.toString(), "--query", "otters", "--k", "0"},
+        {"search", "--dir", folder.toString(), "--query", "otters", "--k", "-3"},
+        {"search", "--dir", folder.toString(), "--query", "otters", "--k", "many"},
+        {"rerank", "--query", "\t", "--candidates", candidates.toString()},
+        {"rerank", "--query", "q", "--candidates", candidates.toString(), "--top", "0"},
+    };
+    for (String[] args : bad) {
+      CliRun r = CliRun.of(args);
+      assertEquals(2, r.status(), String.join(" ", args) + ": " + r.err());
+      assertEquals(1, r.err().lines().count(), r.err());
+    }
+    assertFalse(Files.exists(folder.resolve(".maxsim4j")), "a bad command line does no work");
+  }
+
+  @Test
+  void linksDoNotLoopAndDanglingLinksAreIgnored() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("linked"));
+    Files.writeString(folder.resolve("a.txt"), "otters hold hands");
+    Files.createSymbolicLink(folder.resolve("loop"), folder);
+    Files.createSymbolicLink(folder.resolve("gone.txt"), dir.resolve("nowhere.txt"));
+    Files.createSymbolicLink(folder.resolve("alias.txt"), folder.resolve("a.txt"));
+    CliRun r = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("indexed 2 files"), r.out());
+  }
+
+  @Test
+  void aLongFileIsCutIntoPassagesAndFoundByItsBestOne() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("long"));
+    String filler = IntStream.range(0, 60).mapToObj(i -> "the committee met on day " + i + " to discuss the budget")
+        .collect(Collectors.joining("\n"));
+    Files.writeString(folder.resolve("minutes.txt"), filler + "\nsea otters hold hands while they sleep\n" + filler);
+    Files.writeString(folder.resolve("short.md"), "bread rises because yeast makes gas");
+    CliRun index = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, index.status(), index.err());
+    String passages = index.out().replaceAll("(?s).* (\\d+) passages.*", "$1").strip();
+    assertTrue(Integer.parseInt(passages) >= 7, index.out());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "otters sleeping", "--k", "2");
+    assertEquals(0, search.status(), search.err());
+    String first = search.out().lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
+    int line = Integer.parseInt(first.replaceAll(".*minutes\\.txt:(\\d+) .*", "$1"));
+    assertTrue(line > 1 && line <= 61, "the passage near line 61 is reported: " + first);
+    assertTrue(search.out().lines().filter(l -> l.contains("minutes.txt")).count() == 1, "one line per file");
+  }
+
+  @Test
+  void longWorkShowsProgressWithCounts() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("progress"));
+    for (int i = 0; i < 3; i++) {
+      Files.writeString(folder.resolve(i + ".txt"), "note number " + i);
+    }
+    Path candidates = Files.writeString(dir.resolve("c.txt"), "one\ntwo\nthree\nfour\n");
+    System.setProperty("maxsim4j.progressAfterMs", "0");
+    try {
+      CliRun index = CliRun.of("index", "--dir", folder.toString());
+      assertTrue(index.err().contains("encoding 3 passages of 3 new or changed files ... 100% (3 of 3)"),
+          index.err());
+      CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "note");
+      assertTrue(search.err().contains("scoring 3 passages ... 100% (3 of 3)"), search.err());
+      CliRun rerank = CliRun.of("rerank", "--query", "two", "--candidates", candidates.toString());
+      assertTrue(rerank.err().contains("encoding 4 candidates (4 passages) ... 100% (4 of 4)"), rerank.err());
+      assertTrue(rerank.err().contains("scoring 4 passages ... 100% (4 of 4)"), rerank.err());
+    } finally {
+      System.clearProperty("maxsim4j.progressAfterMs");
+    }
+  }
+}

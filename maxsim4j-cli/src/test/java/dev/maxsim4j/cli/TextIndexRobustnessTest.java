@@ -1,0 +1,185 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The text index survives hostile file names and damaged index files; the next run can always read it. */
+class TextIndexRobustnessTest {
+  @TempDir Path dir;
+
+  private Path folder(String... namesAndTexts) throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("notes"));
+    for (int i = 0; i < namesAndTexts.length; i += 2) {
+      Files.writeString(folder.resolve(namesAndTexts[i]), namesAndTexts[i + 1]);
+    }
+    return folder;
+  }
+
+  private static CliRun index(Path folder) {
+    return CliRun.of("index", "--dir", folder.toString());
+  }
+
+  @Test
+  void namesWithControlCharactersKeepTheIndexReadable() throws IOException {
+    Path folder = folder("new\nline.txt", "otters hold hands while they sleep", "tab\there.md", "bees dance",
+        "cr\rand\u0001ctl\\.txt", "the moon pulls the tides", "plain.txt", "bread rises with yeast");
+    CliRun first = index(folder);
+    assertEquals(0, first.status(), first.err());
+    assertTrue(first.out().contains("indexed 4 files (4 encoded, 0 reused, 0 skipped)"), first.out());
+    CliRun again = index(folder);
+    assertEquals(0, again.status(), again.err());
+    assertTrue(again.out().contains("(0 encoded, 4 reused, 0 skipped)"), again.out());
+    assertFalse(again.err().contains("warning"), again.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "sleeping otters", "--k", "4");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.out().contains("new\\nline.txt:1"), search.out());
+    assertTrue(search.out().contains("cr\\rand\\u0001ctl\\\\.txt:1"), search.out());
+    assertEquals(2 + 4, search.out().lines().count(), "every result on its own line: " + search.out());
+  }
+
+  @Test
+  void namesThatAreNotValidInTheFileSystemEncodingAreSkippedByName() throws IOException, InterruptedException {
+    Path folder = folder("a.txt", "otters hold hands");
+    // Java cannot spell a name of invalid UTF-8 bytes, so the shell makes one
+    Process p = new ProcessBuilder("sh", "-c", "printf 'bees dance' > \"$(printf 'x\\377')y.txt\"")
+        .directory(folder.toFile()).start();
+    assertEquals(0, p.waitFor());
+    CliRun index = index(folder);
+    assertEquals(0, index.status(), index.err());
+    assertTrue(index.err().contains("its name is not valid in the file system's encoding"), index.err());
+    assertTrue(index.out().contains("indexed 1 files (1 encoded, 0 reused, 1 skipped)"), index.out());
+    CliRun again = index(folder);
+    assertTrue(again.out().contains("(0 encoded, 1 reused, 1 skipped)"), again.out());
+  }
+
+  @Test
+  void damagedManifestOrTokensAreRebuiltWithAWarning() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    assertEquals(0, index(folder).status());
+    Path manifest = folder.resolve(".maxsim4j/manifest.tsv");
+    String good = Files.readString(manifest);
+    List<String> damages = List.of(
+        good.replaceFirst("file\t[0-9]+", "file\tlots"),           // not a number
+        good.replaceFirst("file\t[0-9]+", "file\t99999999999999999999"), // past a long
+        good.replaceFirst(":[0-9]+", ":-4"),                         // negative token count
+        good.replaceFirst(":[0-9]+", ":1"),                          // counts disagree with the tokens
+        good.substring(0, good.length() / 2),                        // cut short
+        good.replace("a.txt", "../../etc/passwd"),                   // a path outside the folder
+        good.replace("a.txt", "bad\\q"),                             // an escape never written
+        good.replace("v2", "v1"),                                    // another version
+        good.replace("tokens-", "tokens-../"),                       // a tokens file elsewhere
+        "");
+    for (String damage : damages) {
+      Files.writeString(manifest, damage);
+      CliRun r = index(folder);
+      assertEquals(0, r.status(), damage + "\n" + r.err());
+      assertTrue(r.err().contains("rebuilding it"), r.err());
+      assertTrue(r.out().contains("(2 encoded, 0 reused, 0 skipped)"), r.out());
+      CliRun next = index(folder);
+      assertTrue(next.out().contains("(0 encoded, 2 reused, 0 skipped)") && next.err().isEmpty(), next.err());
+    }
+    Files.write(manifest, new byte[] {(byte) 0xff, 0, 1, 2, '\n'});
+    assertTrue(index(folder).err().contains("rebuilding it"));
+
+    byte[] bytes = Files.readAllBytes(tokensFile(folder));
+    Random random = new Random(3);
+    for (int trial = 0; trial < 6; trial++) {
+      byte[] hurt = trial % 2 == 0 ? java.util.Arrays.copyOf(bytes, random.nextInt(bytes.length))
+          : flip(bytes, random);
+      Files.write(tokensFile(folder), hurt);
+      CliRun r = CliRun.of("search", "--dir", folder.toString(), "--query", "otters");
+      assertEquals(0, r.status(), r.err());
+      assertFalse(r.err().contains("Exception"), r.err());
+    }
+    assertEquals(0, index(folder).status());
+    Path data = tokensFile(folder);
+    byte[] valid = Files.readAllBytes(data);
+    valid[valid.length - 3] ^= 0x10; // one bit of one token value: the header still parses
+    Files.write(data, valid);
+    CliRun flipped = CliRun.of("search", "--dir", folder.toString(), "--query", "otters");
+    assertTrue(flipped.err().contains("do not match their checksum); rebuilding it"), flipped.err());
+    Files.delete(tokensFile(folder));
+    CliRun missing = index(folder);
+    assertTrue(missing.err().contains("is missing); rebuilding it"), missing.err());
+  }
+
+  @Test
+  void anIndexThatCannotBeWrittenFailsIndexButNotSearch() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    Files.createSymbolicLink(folder.resolve(".maxsim4j"), dir.resolve("nowhere"));
+    CliRun index = index(folder);
+    assertTrue(index.failedCleanly(), index.err());
+    assertTrue(index.err().contains("cannot write the index in " + folder.resolve(".maxsim4j")), index.err());
+    assertFalse(index.err().contains("encoding"), "it fails before encoding: " + index.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("cannot save the index in"), search.err());
+    assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
+  }
+
+  @Test
+  void aManifestThatIsAFolderIsOneLineForIndexAndAWarningForSearch() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands");
+    Files.createDirectories(folder.resolve(".maxsim4j/manifest.tsv/inner"));
+    CliRun index = index(folder);
+    assertTrue(index.failedCleanly(), index.err());
+    assertTrue(index.err().contains("error: cannot write the index in " + folder.resolve(".maxsim4j")), index.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
+    try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
+      assertEquals(List.of("manifest.tsv"), s.map(p -> p.getFileName().toString()).toList(), "nothing left over");
+    }
+  }
+
+  private static Path tokensFile(Path folder) throws IOException {
+    try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
+      return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();
+    }
+  }
+
+  private static byte[] flip(byte[] bytes, Random random) {
+    byte[] copy = bytes.clone();
+    for (int i = 0; i < 4; i++) {
+      copy[random.nextInt(Math.min(copy.length, 200))] ^= (byte) (1 << random.nextInt(8));
+    }
+    return copy;
+  }
+
+  @Test
+  void theFirstFormatIsRebuilt() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands");
+    Path old = Files.createDirectories(folder.resolve(".maxsim4j"));
+    Files.writeString(old.resolve("manifest.tsv"),
+        "# maxsim4j text index v1: all-MiniLM-L6-v2 token states, 384-d, bf16\n7\t17\t0\ta.txt\n",
+        StandardCharsets.UTF_8);
+    Files.write(old.resolve("tokens.safetensors"), new byte[] {1, 2, 3});
+    CliRun r = index(folder);
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("another version") && r.err().contains("rebuilding it"), r.err());
+    assertFalse(Files.exists(old.resolve("tokens.safetensors")), "the old tokens file is removed");
+  }
+
+  @Test
+  void indexFolderThatIsAFileIsOneLine() throws IOException {
+    Path folder = folder("a.txt", "otters");
+    Files.writeString(folder.resolve(".maxsim4j"), "mine");
+    CliRun r = index(folder);
+    assertTrue(r.failedCleanly(), r.err());
+    assertTrue(r.err().contains(".maxsim4j is a file"), r.err());
+    assertEquals("mine", Files.readString(folder.resolve(".maxsim4j")), "the user's file is kept");
+    CliRun s = CliRun.of("search", "--dir", folder.toString(), "--query", "otters");
+    assertTrue(s.failedCleanly(), s.err());
+  }
+}

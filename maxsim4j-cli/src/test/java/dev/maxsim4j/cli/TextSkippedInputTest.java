@@ -1,0 +1,141 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.maxsim4j.cli.io.SafeTensors;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Files and lines that are not UTF-8 text are named and skipped; the rest of the work goes on. */
+class TextSkippedInputTest {
+  private static final byte[] LATIN1 = "caf\u00e9 au lait".getBytes(StandardCharsets.ISO_8859_1);
+  private static final byte[] BINARY = {(byte) 0x89, 'P', 'N', 'G', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  private static final byte[] NUL = "text with a\0nul".getBytes(StandardCharsets.UTF_8);
+
+  @TempDir Path dir;
+
+  private Path mixedFolder() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("mixed"));
+    Files.writeString(folder.resolve("otters.txt"), "otters hold hands while they sleep");
+    Files.write(folder.resolve("latin1.txt"), LATIN1);
+    Files.write(folder.resolve("image.md"), BINARY);
+    Files.write(folder.resolve("nul\n.txt"), NUL);
+    Files.write(folder.resolve("bom.txt"), ("\uFEFFbees dance to show where flowers are")
+        .getBytes(StandardCharsets.UTF_8));
+    return folder;
+  }
+
+  @Test
+  void indexAndSearchSkipNonTextFilesByName() throws IOException {
+    Path folder = mixedFolder();
+    CliRun index = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, index.status(), index.err());
+    assertTrue(index.out().contains("indexed 2 files (2 encoded, 0 reused, 3 skipped)"), index.out());
+    assertTrue(index.err().contains("latin1.txt: not UTF-8 text (an invalid byte sequence at offset 3)"),
+        index.err());
+    assertTrue(index.err().contains("image.md: binary, not text"), index.err());
+    assertTrue(index.err().contains("nul\\n.txt: binary, not text"), index.err());
+    assertFalse(index.err().contains("bom.txt"), index.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "bees and flowers", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("latin1.txt"), "skipped files are named on every run: " + search.err());
+    assertTrue(search.out().contains("bom.txt:1  bees dance"), search.out());
+  }
+
+  @Test
+  void aFolderOfOnlyNonTextFilesIsOneLineAndWritesNothing() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("binary"));
+    Files.write(folder.resolve("a.txt"), BINARY);
+    CliRun r = CliRun.of("index", "--dir", folder.toString());
+    assertTrue(r.failedCleanly(), r.err());
+    assertTrue(r.err().contains("no readable .txt or .md files under " + folder), r.err());
+    assertFalse(Files.exists(folder.resolve(".maxsim4j")));
+  }
+
+  @Test
+  void rerankSkipsBadLinesAndKeepsLineNumbers() throws IOException {
+    Path candidates = dir.resolve("candidates.txt");
+    byte[] good1 = "the moon pulls on the oceans\n".getBytes(StandardCharsets.UTF_8);
+    byte[] good2 = "\r\nbread leavened with a sour starter\r\n".getBytes(StandardCharsets.UTF_8);
+    Files.write(candidates, concat(good1, LATIN1, "\n".getBytes(StandardCharsets.UTF_8), NUL, good2));
+    CliRun r = CliRun.of("rerank", "--query", "what makes sourdough rise", "--candidates", candidates.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("skipped line 2 of " + candidates + ": not UTF-8 text"), r.err());
+    assertTrue(r.err().contains("skipped line 3 of " + candidates + ": binary, not text"), r.err());
+    String firstHit = r.out().lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
+    assertTrue(firstHit.contains("    4  bread leavened"), r.out());
+    assertEquals(2 + 1, r.out().lines().count(), r.out());
+  }
+
+  @Test
+  void encodeSkipsNonTextFilesAndLines() throws IOException {
+    Path folder = mixedFolder();
+    Path out = dir.resolve("e.safetensors");
+    CliRun r = CliRun.of("encode", "--in", folder.toString(), "--out", out.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("latin1.txt") && r.err().contains("image.md"), r.err());
+    assertEquals(2, SafeTensors.read(out, "embeddings").dim(0));
+    Path lines = dir.resolve("lines.txt");
+    Files.write(lines, concat("one\n".getBytes(StandardCharsets.UTF_8), LATIN1, "\ntwo\n".getBytes(
+        StandardCharsets.UTF_8)));
+    CliRun l = CliRun.of("encode", "--in", lines.toString(), "--out", out.toString());
+    assertEquals(0, l.status(), l.err());
+    assertTrue(l.err().contains("skipped line 2 of " + lines), l.err());
+    assertEquals(2, SafeTensors.read(out, "embeddings").dim(0));
+  }
+
+  @Test
+  void aFileThatFailsToReadIsNamedAndSkipped() throws IOException {
+    Path mem = Path.of("/proc/self/mem"); // a regular file whose first page never reads: an I/O error even for root
+    assumeTrue(Files.isRegularFile(mem), "needs Linux /proc");
+    Path folder = mixedFolder();
+    Files.createSymbolicLink(folder.resolve("mem.txt"), mem);
+    CliRun r = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("skipped " + folder.resolve("mem.txt") + ": "), r.err());
+    assertTrue(r.out().contains("indexed 2 files (2 encoded, 0 reused, 4 skipped)"), r.out());
+  }
+
+  @Test
+  void unreadableFilesAndFoldersAreNamedAndSkipped() throws IOException {
+    assumeFalse("root".equals(System.getProperty("user.name")), "root reads every file");
+    Path folder = mixedFolder();
+    Path locked = folder.resolve("locked.txt");
+    Files.writeString(locked, "secret");
+    Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
+    Path closed = Files.createDirectories(folder.resolve("closed"));
+    Files.writeString(closed.resolve("inner.txt"), "inner");
+    Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("---------"));
+    try {
+      CliRun r = CliRun.of("index", "--dir", folder.toString());
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().contains("locked.txt: permission denied"), r.err());
+      assertTrue(r.err().contains("closed: permission denied"), r.err());
+    } finally {
+      Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("rwx------"));
+    }
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    int n = 0;
+    for (byte[] p : parts) {
+      n += p.length;
+    }
+    byte[] out = new byte[n];
+    int at = 0;
+    for (byte[] p : parts) {
+      System.arraycopy(p, 0, out, at, p.length);
+      at += p.length;
+    }
+    return out;
+  }
+}

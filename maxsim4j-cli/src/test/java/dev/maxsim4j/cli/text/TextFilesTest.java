@@ -1,0 +1,52 @@
+package dev.maxsim4j.cli.text;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Reading texts: strict UTF-8, line numbers as editors count them, bad lines named and skipped. */
+class TextFilesTest {
+  @TempDir Path dir;
+
+  @Test
+  void linesAreNumberedAcrossAllLineEndings() throws IOException {
+    Path file = dir.resolve("lines.txt");
+    byte[] bad = {'b', 'a', 'd', (byte) 0xc3, '\n'};
+    byte[] head = "\uFEFFone\r\ntwo\rthree\n\n".getBytes(StandardCharsets.UTF_8);
+    byte[] tail = "  six  \n".getBytes(StandardCharsets.UTF_8);
+    byte[] all = new byte[head.length + bad.length + tail.length];
+    System.arraycopy(head, 0, all, 0, head.length);
+    System.arraycopy(bad, 0, all, head.length, bad.length);
+    System.arraycopy(tail, 0, all, head.length + bad.length, tail.length);
+    Files.write(file, all);
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    List<TextFiles.Line> lines = TextFiles.lines(file,
+        new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8)));
+    assertEquals(List.of(new TextFiles.Line(1, "one"), new TextFiles.Line(2, "two"), new TextFiles.Line(3, "three"),
+        new TextFiles.Line(6, "six")), lines);
+    String warning = err.toString(StandardCharsets.UTF_8);
+    assertTrue(warning.startsWith("maxsim4j: warning: skipped line 5 of " + file + ": not UTF-8 text"), warning);
+  }
+
+  @Test
+  void manyWarningsAreCounted() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Warnings warnings = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
+    for (int i = 0; i < 50; i++) {
+      warnings.warn("w" + i);
+    }
+    warnings.finish();
+    String text = err.toString(StandardCharsets.UTF_8);
+    assertEquals(21, text.lines().count(), text);
+    assertTrue(text.endsWith("maxsim4j: warning: 30 more warnings not shown\n"), text);
+  }
+}
