@@ -86,7 +86,7 @@ final class BenchCommand {
     List<Case> cases = new ArrayList<>();
     out.printf(Locale.ROOT, "%-22s %-5s %-7s %3s %10s %10s %8s %9s %8s%n", "shape Nq,Nd,Lq,Ld,d", "dtype",
         "backend", "thr", "fused ms", "naive ms", "speedup", "GFLOP/s", "GB/s");
-    try (MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).threads(threads).build()) {
+    try (MaxSim maxSim = Engine.open(MaxSim.builder().backend(a.getOr("--backend", "auto")).threads(threads), a.getOr("--backend", "auto"))) {
       for (String s : shapes) {
         int[] sh = parseShape(s);
         SplittableRandom rnd = new SplittableRandom(42);

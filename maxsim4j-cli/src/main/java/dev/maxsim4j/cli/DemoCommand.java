@@ -82,7 +82,7 @@ final class DemoCommand {
     if (a.get("--threads") != null) {
       builder.threads(a.intValue("--threads", 1, 1));
     }
-    try (MaxSim maxSim = builder.build()) {
+    try (MaxSim maxSim = Engine.open(builder, a.getOr("--backend", "auto"))) {
       maxSim.topK(queries, docs, 10); // warm-up: JIT compilation of the kernel
       long t0 = System.nanoTime();
       TopK top = maxSim.topK(queries, docs, 10);

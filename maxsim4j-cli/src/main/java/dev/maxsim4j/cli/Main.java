@@ -34,6 +34,9 @@ public final class Main {
                 [--steps N] [--batch B] [--seed S] [--lr X] [--naive] [--backend NAME]
         help    this text
 
+      options for every command that scores:
+        --verbose  say which backend runs and why faster ones were passed over (on stderr)
+
       """;
 
   private Main() {}
@@ -43,7 +46,9 @@ public final class Main {
   }
 
   /** Runs a command; returns the exit status. */
-  public static int run(String[] args, PrintStream out, PrintStream err) {
+  public static int run(String[] argv, PrintStream out, PrintStream err) {
+    String[] args = java.util.Arrays.stream(argv).filter(a -> !a.equals("--verbose")).toArray(String[]::new);
+    Engine.configure(args.length != argv.length, err);
     try {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);

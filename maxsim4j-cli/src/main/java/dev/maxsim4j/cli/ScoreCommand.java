@@ -90,7 +90,7 @@ final class ScoreCommand {
     }
     long read = System.nanoTime();
     String what;
-    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = builder.build()) {
+    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(builder, a.getOr("--backend", "auto"))) {
       if (a.has("--normalize")) {
         q = q.l2Normalized();
         d = d.l2Normalized();

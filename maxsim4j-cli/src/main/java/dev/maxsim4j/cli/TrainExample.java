@@ -40,7 +40,7 @@ final class TrainExample {
     long seed = a.intValue("--seed", 42, 0);
     float lr = Float.parseFloat(a.getOr("--lr", "0.5"));
     boolean naive = a.has("--naive");
-    try (MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).build()) {
+    try (MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
       out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "
           + "0.05), " + (naive ? "naive grid path" : "maxsim4j on " + maxSim.backendName()));
       double[] losses = train(maxSim, naive, steps, batch, seed, lr);

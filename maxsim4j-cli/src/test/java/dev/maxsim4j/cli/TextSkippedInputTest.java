@@ -83,14 +83,14 @@ class TextSkippedInputTest {
     CliRun r = CliRun.of("encode", "--in", folder.toString(), "--out", out.toString());
     assertEquals(0, r.status(), r.err());
     assertTrue(r.err().contains("latin1.txt") && r.err().contains("image.md"), r.err());
-    assertEquals(2, SafeTensors.read(out, "embeddings").dim(0));
+    assertEquals(2 + 1, SafeTensors.read(out, "offsets").dim(0)); // packed: offsets [N+1]
     Path lines = dir.resolve("lines.txt");
     Files.write(lines, concat("one\n".getBytes(StandardCharsets.UTF_8), LATIN1, "\ntwo\n".getBytes(
         StandardCharsets.UTF_8)));
     CliRun l = CliRun.of("encode", "--in", lines.toString(), "--out", out.toString());
     assertEquals(0, l.status(), l.err());
     assertTrue(l.err().contains("skipped line 2 of " + lines), l.err());
-    assertEquals(2, SafeTensors.read(out, "embeddings").dim(0));
+    assertEquals(2 + 1, SafeTensors.read(out, "offsets").dim(0)); // packed: offsets [N+1]
   }
 
   @Test

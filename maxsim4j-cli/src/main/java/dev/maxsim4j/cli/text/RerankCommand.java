@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -45,7 +46,7 @@ public final class RerankCommand {
     List<String> passages = new ArrayList<>();
     int[] candidateOf = passagesOf(candidates, passages);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).build()) {
+        MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
       TokenBatch q = encoder.encode(query);
       Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
           + " passages)");

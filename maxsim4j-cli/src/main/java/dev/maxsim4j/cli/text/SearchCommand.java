@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
@@ -35,7 +36,7 @@ public final class SearchCommand {
     int k = a.intValue("--k", 5, 1);
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = MaxSim.builder().backend(a.getOr("--backend", "auto")).build()) {
+        MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err);
       TokenBatch q = encoder.encode(query);
       long t0 = System.nanoTime();

@@ -2,6 +2,7 @@ package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.langchain4j.SampleTexts;
@@ -28,7 +29,7 @@ public final class TextDemo {
     long t0 = System.nanoTime();
     err.println("loading all-MiniLM-L6-v2 (ONNX Runtime) ...");
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = MaxSim.builder().backend(backend).build()) {
+        MaxSim maxSim = Engine.open(backend)) {
       // encoded two at a time so the progress shows; one call would do
       List<TokenBatch> parts = new ArrayList<>();
       for (int i = 0; i < paragraphs.size(); i += 2) {

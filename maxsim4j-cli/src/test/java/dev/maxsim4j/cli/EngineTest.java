@@ -1,0 +1,68 @@
+package dev.maxsim4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.cli.io.Npy;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** How every scoring command opens its backend: --verbose, and no silent 20x slower path. */
+class EngineTest {
+  @TempDir
+  Path dir;
+
+  private String[] scoreArgs(String... extra) throws IOException {
+    Path q = dir.resolve("q.npy");
+    Path d = dir.resolve("d.npy");
+    Npy.writeFloats(q, new float[] {1, 0, 0, 1}, 1, 2, 2);
+    Npy.writeFloats(d, new float[] {2, 1, -1, 3}, 1, 2, 2);
+    List<String> args = new ArrayList<>(List.of("score", "--queries", q.toString(), "--docs", d.toString(),
+        "--out", dir.resolve("s.npy").toString()));
+    args.addAll(List.of(extra));
+    return args.toArray(String[]::new);
+  }
+
+  @Test
+  void verboseSaysWhichBackendRunsAndWhy() throws IOException {
+    CliRun r = CliRun.of(scoreArgs("--verbose", "--backend", "cpu"));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("maxsim4j: backend vector (Vector API"), r.err());
+    assertTrue(r.err().contains("cuda not used: "), r.err());
+    CliRun quiet = CliRun.of(scoreArgs("--backend", "cpu"));
+    assertEquals(0, quiet.status(), quiet.err());
+    assertEquals("", quiet.err());
+  }
+
+  /** A JVM without the Vector API module is refused, unless the slow path is asked for by name. */
+  @Test
+  void refusesTheScalarFallbackOfAJvmWithoutTheVectorApi() throws Exception {
+    String[] args = scoreArgs();
+    Child refused = child(args);
+    assertEquals(1, refused.status(), refused.output());
+    assertTrue(refused.output().contains("maxsim4j: error: this JVM was started without --add-modules"
+        + " jdk.incubator.vector"), refused.output());
+    assertTrue(refused.output().contains("20x slower"), refused.output());
+    String[] scalar = scoreArgs("--backend", "scalar");
+    Child accepted = child(scalar);
+    assertEquals(0, accepted.status(), accepted.output());
+  }
+
+  private record Child(int status, String output) {}
+
+  private static Child child(String[] args) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), output);
+    return new Child(p.exitValue(), output);
+  }
+}
