@@ -21,7 +21,12 @@ public final class Args {
         if (i + 1 >= argv.length) {
           throw new UsageException(command + ": " + a + " needs a value");
         }
-        values.put(a, argv[++i]);
+        String previous = values.put(a, argv[++i]);
+        if (previous != null) {
+          // silently keeping one of two values would act on a file or number the user may not have meant
+          throw new UsageException(command + ": " + a + " is given twice ('" + previous + "' and '" + argv[i]
+              + "'); expected it once");
+        }
       } else {
         throw new UsageException(command + ": unknown option '" + a + "' (see ./maxsim4j help)");
       }
@@ -53,14 +58,34 @@ public final class Args {
     if (v == null) {
       return fallback;
     }
+    long n;
     try {
-      int n = Integer.parseInt(v.trim());
-      if (n < min) {
-        throw new UsageException(command + ": " + name + " = " + n + "; expected >= " + min);
-      }
-      return n;
+      n = Long.parseLong(v.trim());
     } catch (NumberFormatException e) {
       throw new UsageException(command + ": " + name + " = '" + v + "'; expected an integer");
     }
+    if (n < min || n > Integer.MAX_VALUE) {
+      throw new UsageException(command + ": " + name + " = " + n + "; expected " + min + " <= " + name + " <= "
+          + Integer.MAX_VALUE);
+    }
+    return (int) n;
+  }
+
+  /** A finite number greater than 0, e.g. a learning rate. */
+  public double positiveNumber(String name, double fallback) {
+    String v = values.get(name);
+    if (v == null) {
+      return fallback;
+    }
+    double x;
+    try {
+      x = Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      throw new UsageException(command + ": " + name + " = '" + v + "'; expected a number");
+    }
+    if (!(x > 0) || Double.isInfinite(x)) {
+      throw new UsageException(command + ": " + name + " = " + v.trim() + "; expected a finite number > 0");
+    }
+    return x;
   }
 }

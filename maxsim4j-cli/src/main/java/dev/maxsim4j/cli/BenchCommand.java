@@ -4,6 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.baseline.NaiveMaxSim;
+import dev.maxsim4j.cli.io.AtomicOutput;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -57,6 +58,12 @@ final class BenchCommand {
     Args a = new Args("bench", restArgs, 1,
         Set.of("--device", "--dtype", "--threads", "--backend", "--iterations", "--json", "--compare"),
         Set.of("--no-naive", "--train"));
+    shapes.forEach(BenchCommand::parseShape);
+    if (a.get("--json") != null) {
+      // a missing folder or a clash with --compare is found before the benchmark, not after it
+      AtomicOutput.check("--json", Path.of(a.get("--json")), a.get("--compare") == null ? List.of()
+          : List.of(Path.of(a.get("--compare"))));
+    }
     String device = a.getOr("--device", "auto");
     if (!device.equals("cpu") && !device.equals("auto") && !device.equals("cuda")) {
       throw new UsageException("bench: --device '" + device + "'; expected cpu, cuda or auto");
@@ -109,7 +116,7 @@ final class BenchCommand {
       }
     }
     if (a.get("--json") != null) {
-      Files.writeString(Path.of(a.get("--json")), toJson(cases));
+      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), toJson(cases));
     }
     return 0;
   }
@@ -179,6 +186,11 @@ final class BenchCommand {
       if (sh[i] < 1) {
         throw new UsageException("bench: --shape '" + s + "'; every entry must be >= 1");
       }
+    }
+    // the synthetic batches are single Java arrays
+    if ((long) sh[0] * sh[2] * sh[4] > Inputs.HEAP_ELEMENTS || (long) sh[1] * sh[3] * sh[4] > Inputs.HEAP_ELEMENTS) {
+      throw new UsageException("bench: --shape '" + s + "'; Nq x Lq x d and Nd x Ld x d must each be at most "
+          + Inputs.HEAP_ELEMENTS);
     }
     return sh;
   }

@@ -5,6 +5,7 @@ import dev.maxsim4j.KernelTimer;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.ResidentBatch;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.io.AtomicOutput;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -173,7 +174,7 @@ public final class GpuBench {
     if (last > 0) {
       objects.deleteCharAt(last);
     }
-    Files.writeString(file, objects.append("]\n").toString());
+    AtomicOutput.writeString("--json", file, List.of(), objects.append("]\n").toString());
   }
 
   /** {"1,1000,32,300,128": 0.123, ...} as the Python baseline writes it. */

@@ -144,6 +144,7 @@ final class Inputs {
     }
     int d = emb.dim(rank - 1);
     int l = emb.dim(rank - 2);
+    requireDim(what, emb, d);
     long rows = 1;
     for (int axis = 0; axis < rank - 2; axis++) {
       rows *= emb.shape()[axis];
@@ -171,6 +172,14 @@ final class Inputs {
     boolean[] flags = flags(what, mask);
     int[] lengths = trailingLengths(flags, n, l);
     return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
+  }
+
+  /** A token vector needs at least one component; the library's message would not name the file. */
+  private static void requireDim(String what, NdArray emb, int d) {
+    if (d < 1) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
+          + "; expected a token dimension d >= 1 (the last axis)");
+    }
   }
 
   /** Each row's valid-token count if every row is valid tokens followed only by padding; else null. */
@@ -201,6 +210,7 @@ final class Inputs {
     }
     int[] starts = offsets(what, offsets, tokens);
     int d = emb.dim(1);
+    requireDim(what, emb, d);
     TokenBatch b;
     if (emb.elements() > heapElements) {
       b = TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);

@@ -97,20 +97,24 @@ final class ScoreCommand {
       }
       if (topK) {
         TopK top = candidates ? TopRows.of(maxSim.candidates(q, d, perQuery), k) : maxSim.topK(q, d, k);
-        writeRun(output.temp(), top);
+        output.write(file -> writeRun(file, top));
         what = "top-" + k + " of " + (candidates ? perQuery + " candidates each" : d.size() + " documents") + " for "
             + q.size() + " queries -> " + target;
       } else if (a.has("--pairwise")) {
         float[] s = maxSim.pairwise(q, d);
-        Npy.writeFloats(output.temp(), s, s.length);
+        output.write(file -> Npy.writeFloats(file, s, s.length));
         what = s.length + " pairwise scores -> " + target;
       } else if (candidates) {
         float[][] s = maxSim.candidates(q, d, perQuery);
-        Npy.writeFloats(output.temp(), flatten(s, perQuery), q.size(), perQuery);
+        float[] flat = flatten(s, perQuery);
+        long[] shape = {q.size(), perQuery};
+        output.write(file -> Npy.writeFloats(file, flat, shape));
         what = "[" + q.size() + ", " + perQuery + "] candidate scores -> " + target;
       } else {
         float[][] s = maxSim.scores(q, d);
-        Npy.writeFloats(output.temp(), flatten(s, d.size()), q.size(), d.size());
+        float[] flat = flatten(s, d.size());
+        long[] shape = {q.size(), d.size()};
+        output.write(file -> Npy.writeFloats(file, flat, shape));
         what = "[" + q.size() + ", " + d.size() + "] scores -> " + target;
       }
       output.commit();

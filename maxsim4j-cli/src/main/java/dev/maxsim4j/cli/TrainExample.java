@@ -38,7 +38,7 @@ final class TrainExample {
     int steps = a.intValue("--steps", 20, 1);
     int batch = a.intValue("--batch", 32, 2);
     long seed = a.intValue("--seed", 42, 0);
-    float lr = Float.parseFloat(a.getOr("--lr", "0.5"));
+    float lr = (float) a.positiveNumber("--lr", 0.5);
     boolean naive = a.has("--naive");
     try (MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
       out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "

@@ -218,6 +218,65 @@ class ScoreInputsTest {
   }
 
   @Test
+  void outputsThatAMoveWouldReplaceAreRefusedAndLinksAreWrittenThrough() throws Exception {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    Path fifo = dir.resolve("pipe");
+    assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("pipe")), 1,
+        "is not a regular file");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "1", "--out-run",
+        p("pipe")), 1, "is not a regular file");
+    assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the pipe is still a pipe");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", ""), 1,
+        "--out is empty");
+
+    Files.writeString(dir.resolve("real.npy"), "old");
+    Path link = Files.createSymbolicLink(dir.resolve("link.npy"), Path.of("real.npy"));
+    Result viaLink = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("link.npy"));
+    assertEquals(0, viaLink.status, viaLink.err);
+    assertTrue(Files.isSymbolicLink(link), "the link stays a link");
+    assertEquals(2, Npy.read(dir.resolve("real.npy")).rank(), "the scores went to the file it names");
+    Files.createSymbolicLink(dir.resolve("dangling.npy"), Path.of("fresh.npy"));
+    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("dangling.npy")).status);
+    assertTrue(Files.isRegularFile(dir.resolve("fresh.npy")));
+    Files.createSymbolicLink(dir.resolve("loop1"), Path.of("loop2"));
+    Files.createSymbolicLink(dir.resolve("loop2"), Path.of("loop1"));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("loop1")), 1,
+        "loop of symbolic links");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("q.npy") + "/s.npy"),
+        1, "is not a folder");
+    try (Stream<Path> files = Files.list(dir)) {
+      assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
+    }
+  }
+
+  @Test
+  void anOptionGivenTwiceIsAUsageError() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("a.npy"), "--out",
+        p("b.npy")), 2, "--out is given twice");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--queries", p("d.npy"), "--docs", p("d.npy"),
+        "--out", p("a.npy")), 2, "--queries is given twice");
+    assertFalse(Files.exists(dir.resolve("a.npy")) || Files.exists(dir.resolve("b.npy")));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "99999999999",
+        "--out-run", p("r.tsv")), 2, "expected 1 <= --top-k <= 2147483647");
+  }
+
+  @Test
+  void aTokenDimensionOfZeroNamesTheFile() throws IOException {
+    Npy.writeFloats(dir.resolve("q0.npy"), new float[0], 2, 5, 0);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    assertOneLineError(run("score", "--queries", p("q0.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "queries " + p("q0.npy") + " has shape [2, 5, 0]; expected a token dimension d >= 1");
+    Npy.writeFloats(dir.resolve("p0.npy"), new float[0], 3, 0);
+    Npy.write(dir.resolve("o.npy"), longs("o", 0, 3));
+    assertOneLineError(run("score", "--queries", p("d.npy"), "--docs", p("p0.npy"), "--doc-offsets", p("o.npy"),
+        "--out", p("s.npy")), 1, "docs " + p("p0.npy") + " has shape [3, 0]; expected a token dimension d >= 1");
+  }
+
+  @Test
   void unsupportedDtypesAreRefusedAsEmbeddingsAndMasks() throws IOException {
     Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
     Npy.write(dir.resolve("i.npy"), longs("i", 1, 2, 3, 4));

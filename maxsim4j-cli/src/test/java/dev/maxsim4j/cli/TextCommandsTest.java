@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.cli.io.NdArray;
@@ -99,6 +100,22 @@ class TextCommandsTest {
     Result again = run("encode", "--in", texts.toString(), "--out", texts.toString());
     assertEquals(1, again.status);
     assertTrue(again.err.contains("is also the input"), again.err);
+  }
+
+  @Test
+  void encodeRefusesToOverwriteATextOfItsFolderOrToWriteANameScoreCannotRead() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("texts"));
+    Path text = Files.writeString(folder.resolve("a.txt"), "a text to keep");
+    Files.write(folder.resolve("binary.txt"), new byte[] {0, 1, 2});
+    Result inside = run("encode", "--in", folder.toString(), "--out", text.toString());
+    assertEquals(1, inside.status, inside.err);
+    assertEquals(1, inside.err.lines().count(), "refused before any file is read or warned about: " + inside.err);
+    assertTrue(inside.err.contains("is also the input " + text), inside.err);
+    assertEquals("a text to keep", Files.readString(text));
+    Result npy = run("encode", "--in", text.toString(), "--out", dir.resolve("e.npy").toString());
+    assertEquals(2, npy.status, npy.err);
+    assertTrue(npy.err.contains("does not end in .safetensors"), npy.err);
+    assertFalse(Files.exists(dir.resolve("e.npy")));
   }
 
   @Test

@@ -3,7 +3,9 @@ package dev.maxsim4j.cli.io;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Collection;
@@ -15,24 +17,39 @@ import java.util.concurrent.ThreadLocalRandom;
  * Created before the work starts, it also proves the target folder exists and is writable.
  */
 public final class AtomicOutput implements AutoCloseable {
+  /** Links followed before a chain is taken for a loop (the kernel's own limit). */
+  private static final int MAX_LINKS = 40;
+
+  private final String option;
+  private final Path shown;
   private final Path target;
   private final Path temp;
   private boolean committed;
 
-  private AtomicOutput(Path target, Path temp) {
+  private AtomicOutput(String option, Path shown, Path target, Path temp) {
+    this.option = option;
+    this.shown = shown;
     this.target = target;
     this.temp = temp;
   }
 
   /**
    * Checks {@code target} (given as {@code option}) and reserves its temporary file: refuses a folder, a
-   * missing or unwritable folder to write into, and any of {@code inputs} (compared as files, not names).
+   * device, pipe or socket (which a move would replace), a missing or unwritable folder to write into, and
+   * any of {@code inputs} (compared as files, not names). A symbolic link is written through, not replaced.
    */
   public static AtomicOutput create(String option, Path target, Collection<Path> inputs) throws IOException {
+    if (target.toString().isEmpty()) {
+      throw new IllegalArgumentException(option + " is empty; expected a file to write");
+    }
     if (Files.isDirectory(target)) {
       throw new IllegalArgumentException(option + " " + target + " is a directory; expected a file to write");
     }
     if (Files.exists(target)) {
+      if (!Files.isRegularFile(target)) {
+        throw new IllegalArgumentException(option + " " + target + " is not a regular file (a device, pipe or"
+            + " socket); expected a file to write");
+      }
       for (Path input : inputs) {
         if (Files.exists(input) && Files.isSameFile(target, input)) {
           throw new IllegalArgumentException(option + " " + target + " is also the input " + input
@@ -40,23 +57,73 @@ public final class AtomicOutput implements AutoCloseable {
         }
       }
     }
-    Path folder = target.toAbsolutePath().getParent();
+    Path file = linkTarget(option, target);
+    Path folder = file.toAbsolutePath().getParent();
     if (folder == null || !Files.isDirectory(folder)) {
-      throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " does not exist");
+      throw new IllegalArgumentException(option + " " + target + ": the folder " + folder
+          + (folder != null && Files.exists(folder) ? " is not a folder" : " does not exist"));
     }
-    Path temp = folder.resolve("." + target.getFileName() + "." + Long.toHexString(ThreadLocalRandom.current()
+    Path temp = folder.resolve("." + file.getFileName() + "." + Long.toHexString(ThreadLocalRandom.current()
         .nextLong()) + ".tmp");
     try {
       Files.createFile(temp);
     } catch (AccessDeniedException e) {
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " is not writable");
+    } catch (FileSystemException e) {
+      throw new IllegalArgumentException(option + " " + target + ": cannot create a file in the folder " + folder
+          + " (" + reason(e) + ")");
     }
-    return new AtomicOutput(target, temp);
+    return new AtomicOutput(option, target, file, temp);
+  }
+
+  /** Checks {@code target} as {@link #create} does, before long work whose result goes there. */
+  public static void check(String option, Path target, Collection<Path> inputs) throws IOException {
+    create(option, target, inputs).close();
+  }
+
+  /** Writes {@code text} (UTF-8) to {@code target} atomically. */
+  public static void writeString(String option, Path target, Collection<Path> inputs, String text)
+      throws IOException {
+    try (AtomicOutput output = create(option, target, inputs)) {
+      output.write(file -> Files.writeString(file, text));
+      output.commit();
+    }
+  }
+
+  /** The file a (chain of) symbolic link(s) names, existing or not; {@code target} itself if it is no link. */
+  private static Path linkTarget(String option, Path target) throws IOException {
+    Path file = target.toAbsolutePath();
+    for (int links = 0; Files.isSymbolicLink(file); links++) {
+      if (links == MAX_LINKS) {
+        throw new IllegalArgumentException(option + " " + target + " is a loop of symbolic links; expected a file"
+            + " to write");
+      }
+      file = file.getParent().resolve(Files.readSymbolicLink(file));
+    }
+    return file;
   }
 
   /** Where to write the content. */
   public Path temp() {
     return temp;
+  }
+
+  /** Writes the content with {@code writer}; a failure (a full disk, say) names the output, not the temporary file. */
+  public void write(Writer writer) throws IOException {
+    try {
+      writer.writeTo(temp);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(option + " " + shown + ": writing failed (" + reason(e)
+          + "); the previous file, if any, is kept");
+    }
+  }
+
+  private static String reason(IOException e) {
+    if (e instanceof NoSuchFileException) {
+      return "no such file or folder";
+    }
+    String why = e instanceof FileSystemException f ? f.getReason() : e.getMessage();
+    return why == null ? e.getClass().getSimpleName() : why;
   }
 
   /** Moves the complete temporary file onto the target. */
@@ -75,5 +142,11 @@ public final class AtomicOutput implements AutoCloseable {
     if (!committed) {
       Files.deleteIfExists(temp);
     }
+  }
+
+  /** Writes an output's content to the file it is given. */
+  @FunctionalInterface
+  public interface Writer {
+    void writeTo(Path file) throws IOException;
   }
 }

@@ -3,9 +3,11 @@ package dev.maxsim4j.cli.plot;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.GpuBench;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.MiniJson;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.CharacterCodingException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,6 +44,7 @@ public final class PlotCommand {
     Args a = new Args("plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     Path in = Path.of(a.require("--in"));
     Path target = Path.of(a.require("--out"));
+    AtomicOutput.check("--out", target, List.of(in));
     List<Map<String, Object>> rows = rows(in);
     String source = in.getFileName().toString();
     String svg = switch (argv[1]) {
@@ -50,16 +53,34 @@ public final class PlotCommand {
           a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"), source);
       default -> targets(rows, a.getOr("--title", "Per-call time against the issue's targets"), source);
     };
-    Files.writeString(target, svg);
+    AtomicOutput.writeString("--out", target, List.of(in), svg);
     out.println("wrote " + target);
     return 0;
   }
 
   @SuppressWarnings("unchecked")
   private static List<Map<String, Object>> rows(Path in) throws IOException {
-    Object parsed = MiniJson.parse(Files.readString(in));
-    if (!(parsed instanceof List<?> list) || list.isEmpty() || !(list.get(0) instanceof Map)) {
-      throw new IllegalArgumentException(in + " is not a JSON array of benchmark rows (bench --json writes one)");
+    String expected = "; expected a JSON array of benchmark rows (bench --json writes one)";
+    if (Files.isDirectory(in)) {
+      throw new IllegalArgumentException(in + " is a directory" + expected);
+    }
+    Object parsed;
+    try {
+      parsed = MiniJson.parse(Files.readString(in));
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(in + " is not UTF-8 text" + expected);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(in + ": " + e.getMessage() + expected);
+    }
+    if (!(parsed instanceof List<?> list) || list.isEmpty()) {
+      throw new IllegalArgumentException(in + " is not a non-empty JSON array" + expected);
+    }
+    for (int i = 0; i < list.size(); i++) {
+      // every chart reads each row's shape, so a row without a proper one is refused here, by its index
+      if (!(list.get(i) instanceof Map<?, ?> row) || !(row.get("shape") instanceof List<?> shape) || shape.size() != 5
+          || !shape.stream().allMatch(x -> x instanceof Number)) {
+        throw new IllegalArgumentException(in + ": row " + i + " has no \"shape\" of five numbers" + expected);
+      }
     }
     return (List<Map<String, Object>>) list;
   }

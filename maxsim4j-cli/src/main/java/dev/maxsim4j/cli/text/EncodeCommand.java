@@ -43,20 +43,32 @@ public final class EncodeCommand {
     if (!dtype.equals("f32") && !dtype.equals("bf16")) {
       throw new UsageException("encode: --dtype = " + dtype + "; expected f32 or bf16");
     }
-    List<String> texts = new ArrayList<>();
     Warnings warnings = new Warnings(err);
-    if (Files.isDirectory(in)) {
-      for (Path f : TextFiles.under(in, warnings)) {
-        TextFiles.readOrWarn(f, TextFiles.shown(f), warnings).ifPresent(texts::add);
+    List<Path> files = Files.isDirectory(in) ? TextFiles.under(in, warnings) : List.of(in);
+    List<Path> inputs = new ArrayList<>(files);
+    inputs.add(in);
+    // checked before any text is read: an output that is one of the texts read, or that cannot be written, is
+    // refused before the reading and encoding work
+    try (AtomicOutput output = AtomicOutput.create("--out", target, inputs)) {
+      if (target.getFileName() == null || !target.getFileName().toString().toLowerCase(Locale.ROOT)
+          .endsWith(".safetensors")) {
+        // score picks the reader by the extension, so any other name would make the output unreadable
+        throw new UsageException("encode: --out " + target + " does not end in .safetensors; encode writes"
+            + " .safetensors");
       }
-    } else {
-      TextFiles.lines(in, warnings).forEach(line -> texts.add(line.text()));
-    }
-    warnings.finish();
-    if (texts.isEmpty()) {
-      throw new IllegalArgumentException("encode: " + in + " holds no text; expected non-blank lines or .txt/.md files");
-    }
-    try (AtomicOutput output = AtomicOutput.create("--out", target, List.of(in))) {
+      List<String> texts = new ArrayList<>();
+      if (Files.isDirectory(in)) {
+        for (Path f : files) {
+          TextFiles.readOrWarn(f, TextFiles.shown(f), warnings).ifPresent(texts::add);
+        }
+      } else {
+        TextFiles.lines(in, warnings).forEach(line -> texts.add(line.text()));
+      }
+      warnings.finish();
+      if (texts.isEmpty()) {
+        throw new IllegalArgumentException("encode: " + in + " holds no text; expected non-blank lines or .txt/.md"
+            + " files");
+      }
       TokenBatch b;
       try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
         Progress progress = new Progress(err, "encoding " + texts.size() + " texts");
@@ -68,7 +80,7 @@ public final class EncodeCommand {
       Map<String, NdArray> tensors = new LinkedHashMap<>();
       tensors.put("embeddings", PackedTokens.embeddings(target.toString(), b, dtype.equals("bf16")));
       tensors.put("offsets", PackedTokens.offsets(target.toString(), offsets));
-      SafeTensors.write(output.temp(), tensors);
+      output.write(file -> SafeTensors.write(file, tensors));
       output.commit();
       out.printf(Locale.ROOT, "encoded %d texts into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
           b.size(), target, tokens, b.dim(), dtype, b.size() + 1);

@@ -63,8 +63,15 @@ final class ParallelLoop implements AutoCloseable {
       } catch (CancellationException e) {
         throw new IllegalStateException("MaxSim was closed while this call was running", e);
       } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause != null && cause.getCause() != null && cause.getCause().getClass() == cause.getClass()) {
+          cause = cause.getCause(); // the pool's copy made on this thread wraps the worker's own, with its message
+        }
+        if (cause instanceof Error error) {
+          throw error; // an OutOfMemoryError stays one, so that callers can tell it from a bad argument
+        }
         if (failure == null) {
-          failure = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+          failure = cause instanceof RuntimeException r ? r : new IllegalStateException(cause);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
