@@ -57,7 +57,7 @@ final class BenchCommand {
     }
     Args a = new Args("bench", restArgs, 1,
         Set.of("--device", "--dtype", "--threads", "--backend", "--iterations", "--json", "--compare"),
-        Set.of("--no-naive", "--train"));
+        Set.of("--no-naive", "--train", "--verbose"));
     shapes.forEach(BenchCommand::parseShape);
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
@@ -93,7 +93,7 @@ final class BenchCommand {
     List<Case> cases = new ArrayList<>();
     out.printf(Locale.ROOT, "%-22s %-5s %-7s %3s %10s %10s %8s %9s %8s%n", "shape Nq,Nd,Lq,Ld,d", "dtype",
         "backend", "thr", "fused ms", "naive ms", "speedup", "GFLOP/s", "GB/s");
-    try (MaxSim maxSim = Engine.open(MaxSim.builder().backend(a.getOr("--backend", "auto")).threads(threads), a.getOr("--backend", "auto"))) {
+    try (MaxSim maxSim = Engine.open(a, MaxSim.builder().threads(threads))) {
       for (String s : shapes) {
         int[] sh = parseShape(s);
         SplittableRandom rnd = new SplittableRandom(42);

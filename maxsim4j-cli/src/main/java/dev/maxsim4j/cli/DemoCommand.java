@@ -31,12 +31,12 @@ final class DemoCommand {
   private DemoCommand() {}
 
   static int run(String[] argv, PrintStream out, PrintStream err) {
-    Args a = new Args("demo", argv, 1, Set.of("--docs", "--threads", "--backend"), Set.of("--synthetic"));
+    Args a = new Args("demo", argv, 1, Set.of("--docs", "--threads", "--backend"), Set.of("--synthetic", "--verbose"));
     if (!a.has("--synthetic")) {
       if (a.get("--docs") != null || a.get("--threads") != null) {
         throw new UsageException("demo: --docs and --threads belong to demo --synthetic");
       }
-      return TextDemo.run(a.getOr("--backend", "auto"), out, err);
+      return TextDemo.run(a, out, err);
     }
     int nDocs = a.intValue("--docs", 5_000, 1);
     SplittableRandom rnd = new SplittableRandom(2026);
@@ -78,11 +78,11 @@ final class DemoCommand {
     }
     TokenBatch queries = TokenBatch.ofFloats(q, queryTopics.length, lq, DIM);
 
-    MaxSim.Builder builder = MaxSim.builder().backend(a.getOr("--backend", "auto"));
+    MaxSim.Builder builder = MaxSim.builder();
     if (a.get("--threads") != null) {
       builder.threads(a.intValue("--threads", 1, 1));
     }
-    try (MaxSim maxSim = Engine.open(builder, a.getOr("--backend", "auto"))) {
+    try (MaxSim maxSim = Engine.open(a, builder)) {
       maxSim.topK(queries, docs, 10); // warm-up: JIT compilation of the kernel
       long t0 = System.nanoTime();
       TopK top = maxSim.topK(queries, docs, 10);

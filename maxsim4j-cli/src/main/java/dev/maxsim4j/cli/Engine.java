@@ -4,37 +4,38 @@ import dev.maxsim4j.MaxSim;
 import java.io.PrintStream;
 
 /**
- * The {@link MaxSim} a command scores with, opened the same way by every command: it refuses the scalar
- * fallback that a JVM without the Vector API module would silently take, and under {@code --verbose} says
- * which backend runs and why the faster ones were passed over.
+ * The {@link MaxSim} a command scores with, opened the same way by every command from its {@code --backend}
+ * and {@code --verbose} options: it refuses the scalar fallback that a JVM without the Vector API module
+ * would silently take, and under {@code --verbose} says which backend runs and why faster ones were passed
+ * over.
  */
 public final class Engine {
-  private static volatile boolean verbose;
   private static volatile PrintStream log = System.err;
 
   private Engine() {}
 
-  /** Set by {@link Main} for each run. */
-  static void configure(boolean verboseRun, PrintStream err) {
-    verbose = verboseRun;
+  /** Where {@code --verbose} reports go: set by {@link Main} for each run. */
+  static void logTo(PrintStream err) {
     log = err;
   }
 
-  /** Opens backend {@code requested} ({@code auto}, {@code cpu}, {@code vector}, ...) with the default threads. */
-  public static MaxSim open(String requested) {
-    return open(MaxSim.builder().backend(requested), requested);
+  /** Opens the backend {@code a} names (default {@code auto}) with the default threads. */
+  public static MaxSim open(Args a) {
+    return open(a, MaxSim.builder());
   }
 
-  /** Builds {@code builder}, which was given backend {@code requested}. */
-  public static MaxSim open(MaxSim.Builder builder, String requested) {
-    MaxSim maxSim = builder.build();
-    if (maxSim.backendName().equals("scalar") && !requested.equals("scalar") && !MaxSim.vectorApiAvailable()) {
+  /** Builds {@code builder} (threads already set) with the backend {@code a} names. */
+  public static MaxSim open(Args a, MaxSim.Builder builder) {
+    String requested = a.getOr("--backend", "auto");
+    MaxSim maxSim = builder.backend(requested).build();
+    boolean slowPathAskedFor = requested.trim().equalsIgnoreCase("scalar");
+    if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();
       throw new IllegalStateException("this JVM was started without --add-modules jdk.incubator.vector, so scoring"
           + " would run the scalar loops, about 20x slower; add that flag (the ./maxsim4j launcher does), or pass"
           + " --backend scalar to accept the slow path");
     }
-    if (verbose) {
+    if (a.has("--verbose")) {
       log.println("maxsim4j: backend " + maxSim.backendInfo());
     }
     return maxSim;

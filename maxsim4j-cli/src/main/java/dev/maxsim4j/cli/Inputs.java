@@ -81,8 +81,13 @@ final class Inputs {
       throw new UsageException("score: " + o.offsets() + " is for packed [T, d] embeddings, but " + emb.source()
           + " has shape " + emb.shapeString());
     }
-    if (offsetsPath == null && safetensors && emb.rank() == 2 && names.contains(OFFSETS)
-        && !OFFSETS.equals(embName)) {
+    if (offsetsPath == null && safetensors && names.contains(OFFSETS) && !OFFSETS.equals(embName)) {
+      if (emb.rank() != 2) {
+        // offsets beside padded embeddings would be ignored: the file is not what it seems
+        throw new IllegalArgumentException(o.what() + " " + path + " holds an 'offsets' tensor, but its embeddings "
+            + emb.source() + " have shape " + emb.shapeString() + "; expected packed [T, d] embeddings beside"
+            + " offsets, or a file without offsets for padded [N, L, d]");
+      }
       offsetsPath = path;
     }
     NdArray offsets = offsetsPath == null ? null : read(offsetsPath, null, o.offsets(), OFFSETS, files);

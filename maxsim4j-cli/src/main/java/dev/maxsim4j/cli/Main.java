@@ -46,9 +46,8 @@ public final class Main {
   }
 
   /** Runs a command; returns the exit status. */
-  public static int run(String[] argv, PrintStream out, PrintStream err) {
-    String[] args = java.util.Arrays.stream(argv).filter(a -> !a.equals("--verbose")).toArray(String[]::new);
-    Engine.configure(args.length != argv.length, err);
+  public static int run(String[] args, PrintStream out, PrintStream err) {
+    Engine.logTo(err);
     try {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);

@@ -44,7 +44,7 @@ final class ScoreCommand {
         Set.of("--queries", "--docs", "--query-mask", "--doc-mask", "--out", "--top-k", "--out-run",
             "--query-offsets", "--doc-offsets", "--queries-tensor", "--docs-tensor", "--query-mask-tensor",
             "--doc-mask-tensor", "--backend", "--threads"),
-        Set.of("--pairwise", "--normalize"));
+        Set.of("--pairwise", "--normalize", "--verbose"));
     boolean topK = a.get("--top-k") != null;
     if (topK && a.get("--out-run") == null) {
       throw new UsageException("score: --top-k needs --out-run FILE");
@@ -62,7 +62,7 @@ final class ScoreCommand {
       throw new UsageException("score: --pairwise cannot be combined with --top-k");
     }
     int k = a.intValue("--top-k", 10, 1);
-    MaxSim.Builder builder = MaxSim.builder().backend(a.getOr("--backend", "auto"));
+    MaxSim.Builder builder = MaxSim.builder();
     if (a.get("--threads") != null) {
       builder.threads(a.intValue("--threads", 1, 1));
     }
@@ -90,7 +90,7 @@ final class ScoreCommand {
     }
     long read = System.nanoTime();
     String what;
-    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(builder, a.getOr("--backend", "auto"))) {
+    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(a, builder)) {
       if (a.has("--normalize")) {
         q = q.l2Normalized();
         d = d.l2Normalized();

@@ -34,13 +34,13 @@ final class TrainExample {
 
   static int run(String[] argv, PrintStream out) {
     Args a = new Args("train-example", argv, 1, Set.of("--steps", "--batch", "--seed", "--lr", "--backend"),
-        Set.of("--naive"));
+        Set.of("--naive", "--verbose"));
     int steps = a.intValue("--steps", 20, 1);
     int batch = a.intValue("--batch", 32, 2);
     long seed = a.intValue("--seed", 42, 0);
     float lr = (float) a.positiveNumber("--lr", 0.5);
     boolean naive = a.has("--naive");
-    try (MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
+    try (MaxSim maxSim = Engine.open(a)) {
       out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "
           + "0.05), " + (naive ? "naive grid path" : "maxsim4j on " + maxSim.backendName()));
       double[] losses = train(maxSim, naive, steps, batch, seed, lr);

@@ -286,4 +286,16 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("d.npy"), "--docs", p("d.npy"), "--doc-mask", p("m.npy"),
         "--out", p("s.npy")), 1, "holds float32; expected bool or uint8");
   }
+
+  /** Offsets beside padded embeddings would be silently ignored: refused instead. */
+  @Test
+  void offsetsBesidePaddedEmbeddingsAreRefused() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {2, 3, 8}, randoms(2 * 3 * 8)));
+    t.put("offsets", longs("o", 0, 2, 3));
+    SafeTensors.write(dir.resolve("pad.safetensors"), t);
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("pad.safetensors"), "--out", p("s.npy")), 1,
+        "holds an 'offsets' tensor, but its embeddings");
+  }
 }

@@ -39,7 +39,7 @@ public final class BackendSelector {
       case "cpu" -> bestCpu(threads);
       case "auto" -> auto(threads);
       default -> throw new IllegalArgumentException("backend '" + name
-          + "' is unknown; expected one of auto, cpu, cuda, reference, scalar, vector (property " + PROPERTY + ")");
+          + "' is unknown; expected one of auto, cpu, cuda, reference, scalar, vector");
     };
   }
 

@@ -29,7 +29,7 @@ public final class RerankCommand {
   private RerankCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
-    Args a = new Args("rerank", argv, 1, Set.of("--query", "--candidates", "--top", "--backend"), Set.of());
+    Args a = new Args("rerank", argv, 1, Set.of("--query", "--candidates", "--top", "--backend"), Set.of("--verbose"));
     String query = a.require("--query");
     if (query.isBlank()) {
       throw new UsageException("rerank: --query is empty; expected some text");
@@ -46,7 +46,7 @@ public final class RerankCommand {
     List<String> passages = new ArrayList<>();
     int[] candidateOf = passagesOf(candidates, passages);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
+        MaxSim maxSim = Engine.open(a)) {
       TokenBatch q = encoder.encode(query);
       Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
           + " passages)");

@@ -27,7 +27,7 @@ public final class SearchCommand {
   private SearchCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
-    Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--k", "--backend"), Set.of());
+    Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--k", "--backend"), Set.of("--verbose"));
     Path folder = Path.of(a.require("--dir"));
     String query = a.require("--query");
     if (query.isBlank()) {
@@ -36,7 +36,7 @@ public final class SearchCommand {
     int k = a.intValue("--k", 5, 1);
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = Engine.open(a.getOr("--backend", "auto"))) {
+        MaxSim maxSim = Engine.open(a)) {
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err);
       TokenBatch q = encoder.encode(query);
       long t0 = System.nanoTime();

@@ -2,6 +2,7 @@ package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -24,12 +25,12 @@ public final class TextDemo {
 
   private TextDemo() {}
 
-  public static int run(String backend, PrintStream out, PrintStream err) {
+  public static int run(Args a, PrintStream out, PrintStream err) {
     List<SampleTexts.Paragraph> paragraphs = SampleTexts.paragraphs();
     long t0 = System.nanoTime();
     err.println("loading all-MiniLM-L6-v2 (ONNX Runtime) ...");
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = Engine.open(backend)) {
+        MaxSim maxSim = Engine.open(a)) {
       // encoded two at a time so the progress shows; one call would do
       List<TokenBatch> parts = new ArrayList<>();
       for (int i = 0; i < paragraphs.size(); i += 2) {
