@@ -29,5 +29,5 @@ rm -f lib/maxsim4j-benchmarks.jar lib/original-maxsim4j-benchmarks.jar lib/maxsi
   lib/deps/jspecify-*.jar lib/deps/error_prone_*.jar
 # their tests need what was dropped; the CLI's text commands are not run there
 rm -rf lib/test-classes/maxsim4j-bench lib/test-classes/maxsim4j-lucene lib/test-classes/maxsim4j-langchain4j \
-  lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/TextCommandsTest*.class
+  lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/Text*Test*.class
 echo "trimmed: $(du -sm . | cut -f1) MiB in .gpu-host"
