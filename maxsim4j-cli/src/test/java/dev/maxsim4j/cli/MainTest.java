@@ -34,14 +34,8 @@ class MainTest {
   private boolean[] qMask;
   private boolean[] dMask;
 
-  record Result(int status, String out, String err) {}
-
-  private Result run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   private String p(String name) {
@@ -97,9 +91,9 @@ class MainTest {
 
   @Test
   void scoreAllPairsFromNpyEqualsTheLibrary() throws IOException {
-    Result r = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--query-mask", p("qm.npy"),
+    CliRun r = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--query-mask", p("qm.npy"),
         "--doc-mask", p("dm.npy"), "--out", p("s.npy"));
-    assertEquals(0, r.status, r.err);
+    assertEquals(0, r.status(), r.err());
     NdArray s = Npy.read(dir.resolve("s.npy"));
     assertArrayEquals(new long[] {2, 6}, s.shape());
     try (MaxSim m = MaxSim.create()) {
@@ -110,20 +104,20 @@ class MainTest {
   @Test
   void pairwiseCandidatesAndTopK() throws IOException {
     Npy.writeFloats(dir.resolve("q6.npy"), randoms(6 * 5 * 8), 6, 5, 8);
-    Result pw = run("score", "--queries", p("q6.npy"), "--docs", p("d.npy"), "--pairwise", "--out", p("pw.npy"));
-    assertEquals(0, pw.status, pw.err);
+    CliRun pw = run("score", "--queries", p("q6.npy"), "--docs", p("d.npy"), "--pairwise", "--out", p("pw.npy"));
+    assertEquals(0, pw.status(), pw.err());
     assertArrayEquals(new long[] {6}, Npy.read(dir.resolve("pw.npy")).shape());
 
-    Result cand = run("score", "--queries", p("q.npy"), "--docs", p("d4.npy"), "--out", p("c.npy"));
-    assertEquals(0, cand.status, cand.err);
+    CliRun cand = run("score", "--queries", p("q.npy"), "--docs", p("d4.npy"), "--out", p("c.npy"));
+    assertEquals(0, cand.status(), cand.err());
     NdArray c = Npy.read(dir.resolve("c.npy"));
     assertArrayEquals(new long[] {2, 3}, c.shape());
     try (MaxSim m = MaxSim.create()) {
       TokenBatch d = TokenBatch.ofHalfs(DType.FLOAT16, dHalf, 6, 7, 8);
       assertArrayEquals(flat(m.candidates(TokenBatch.ofFloats(q, 2, 5, 8), d, 3)), c.floats());
 
-      Result top = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "4", "--out-run", p("run.tsv"));
-      assertEquals(0, top.status, top.err);
+      CliRun top = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "4", "--out-run", p("run.tsv"));
+      assertEquals(0, top.status(), top.err());
       List<String> lines = Files.readAllLines(dir.resolve("run.tsv"));
       assertEquals(8, lines.size());
       float[][] all = m.scores(TokenBatch.ofFloats(q, 2, 5, 8), d);
@@ -155,27 +149,27 @@ class MainTest {
     docs.put("doc_embeddings", new NdArray("d", NdArray.ElementType.BF16, new long[] {6, 7, 8}, null, dBf, null));
     SafeTensors.write(dir.resolve("d.safetensors"), docs);
 
-    Result r = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "query_embeddings",
+    CliRun r = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "query_embeddings",
         "--query-mask", p("q.safetensors"), "--query-mask-tensor", "query_mask",
         "--docs", p("d.safetensors"), "--out", p("s.npy"));
-    assertEquals(0, r.status, r.err);
+    assertEquals(0, r.status(), r.err());
     try (MaxSim m = MaxSim.create()) {
       TokenBatch d = TokenBatch.ofHalfs(DType.BFLOAT16, dBf, 6, 7, 8);
       assertArrayEquals(flat(m.scores(queries(), d)), Npy.read(dir.resolve("s.npy")).floats());
     }
-    Result ambiguous = run("score", "--queries", p("q.safetensors"), "--docs", p("d.safetensors"), "--out", p("x.npy"));
+    CliRun ambiguous = run("score", "--queries", p("q.safetensors"), "--docs", p("d.safetensors"), "--out", p("x.npy"));
     assertOneLineError(ambiguous, 1, "holds 2 tensors");
-    Result missing = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "nope",
+    CliRun missing = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "nope",
         "--docs", p("d.safetensors"), "--out", p("x.npy"));
     assertOneLineError(missing, 1, "no tensor 'nope'");
   }
 
-  private static void assertOneLineError(Result r, int status, String fragment) {
-    assertEquals(status, r.status, r.err);
-    assertEquals(1, r.err.lines().count(), "exactly one line on stderr: " + r.err);
-    assertTrue(r.err.startsWith("maxsim4j: "), r.err);
-    assertTrue(r.err.contains(fragment), r.err);
-    assertFalse(r.err.contains("\tat "), "no stack trace: " + r.err);
+  private static void assertOneLineError(CliRun r, int status, String fragment) {
+    assertEquals(status, r.status(), r.err());
+    assertEquals(1, r.err().lines().count(), "exactly one line on stderr: " + r.err());
+    assertTrue(r.err().startsWith("maxsim4j: "), r.err());
+    assertTrue(r.err().contains(fragment), r.err());
+    assertFalse(r.err().contains("\tat "), "no stack trace: " + r.err());
   }
 
   @Test
@@ -206,34 +200,34 @@ class MainTest {
 
   @Test
   void benchWritesJsonAndDemoRanks() throws IOException {
-    Result b = run("bench", "--device", "cpu", "--shape", "1,20,8,30,16", "--dtype", "bf16", "--iterations", "2",
+    CliRun b = run("bench", "--device", "cpu", "--shape", "1,20,8,30,16", "--dtype", "bf16", "--iterations", "2",
         "--json", p("b.json"));
-    assertEquals(0, b.status, b.err);
+    assertEquals(0, b.status(), b.err());
     String json = Files.readString(dir.resolve("b.json"));
     for (String key : new String[] {"\"shape\": [1, 20, 8, 30, 16]", "\"dtype\": \"bfloat16\"", "\"device\": \"cpu\"",
         "\"fused_ms\"", "\"naive_ms\"", "\"gflops\""}) {
       assertTrue(json.contains(key), key + " in " + json);
     }
-    Result plot = run("plot", "speedup", "--in", p("b.json"), "--out", p("b.svg"));
-    assertEquals(0, plot.status, plot.err);
+    CliRun plot = run("plot", "speedup", "--in", p("b.json"), "--out", p("b.svg"));
+    assertEquals(0, plot.status(), plot.err());
     String svg = Files.readString(dir.resolve("b.svg"));
     assertTrue(svg.startsWith("<svg") && svg.contains("1×20×8×30×16") && svg.contains("×</text>"), svg);
-    Result noTrain = run("plot", "memory", "--in", p("b.json"), "--out", p("m.svg"));
-    assertEquals(1, noTrain.status);
-    assertTrue(noTrain.err.contains("no B×B row with Lq = 48"), noTrain.err);
+    CliRun noTrain = run("plot", "memory", "--in", p("b.json"), "--out", p("m.svg"));
+    assertEquals(1, noTrain.status());
+    assertTrue(noTrain.err().contains("no B×B row with Lq = 48"), noTrain.err());
     // the GPU bench's rows against the issue's targets (a CPU bench's rows have no call columns)
-    Result noCalls = run("plot", "targets", "--in", p("b.json"), "--out", p("t.svg"));
-    assertEquals(1, noCalls.status);
-    assertTrue(noCalls.err.contains("no row of an issue shape"), noCalls.err);
+    CliRun noCalls = run("plot", "targets", "--in", p("b.json"), "--out", p("t.svg"));
+    assertEquals(1, noCalls.status());
+    assertTrue(noCalls.err().contains("no row of an issue shape"), noCalls.err());
     Files.writeString(dir.resolve("g.json"), "[{\"shape\": [1, 10000, 32, 300, 128], \"call_resident_queries_ms\": 0.2066, "
         + "\"async_resident_queries_ms\": 0.1710}]");
-    Result targets = run("plot", "targets", "--in", p("g.json"), "--out", p("t.svg"));
-    assertEquals(0, targets.status, targets.err);
+    CliRun targets = run("plot", "targets", "--in", p("g.json"), "--out", p("t.svg"));
+    assertEquals(0, targets.status(), targets.err());
     String chart = Files.readString(dir.resolve("t.svg"));
     assertTrue(chart.contains("1×10000×32×300×128") && chart.contains(">1.04<") && chart.contains(">0.86<"), chart);
-    Result demo = run("demo", "--synthetic", "--docs", "300");
-    assertEquals(0, demo.status, demo.err);
-    assertTrue(demo.out.contains("precision@10"), demo.out);
-    assertTrue(demo.out.contains("relevant"), demo.out);
+    CliRun demo = run("demo", "--synthetic", "--docs", "300");
+    assertEquals(0, demo.status(), demo.err());
+    assertTrue(demo.out().contains("precision@10"), demo.out());
+    assertTrue(demo.out().contains("relevant"), demo.out());
   }
 }

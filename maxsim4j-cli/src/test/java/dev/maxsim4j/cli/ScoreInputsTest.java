@@ -32,14 +32,8 @@ class ScoreInputsTest {
   @TempDir Path dir;
   private final SplittableRandom rnd = new SplittableRandom(7);
 
-  record Result(int status, String out, String err) {}
-
-  private Result run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   private String p(String name) {
@@ -54,11 +48,11 @@ class ScoreInputsTest {
     return a;
   }
 
-  private static void assertOneLineError(Result r, int status, String fragment) {
-    assertEquals(status, r.status, r.err);
-    assertEquals(1, r.err.lines().count(), "exactly one line on stderr: " + r.err);
-    assertTrue(r.err.startsWith("maxsim4j: "), r.err);
-    assertTrue(r.err.contains(fragment), r.err);
+  private static void assertOneLineError(CliRun r, int status, String fragment) {
+    assertEquals(status, r.status(), r.err());
+    assertEquals(1, r.err().lines().count(), "exactly one line on stderr: " + r.err());
+    assertTrue(r.err().startsWith("maxsim4j: "), r.err());
+    assertTrue(r.err().contains(fragment), r.err());
   }
 
   private static NdArray longs(String name, long... v) {
@@ -83,8 +77,8 @@ class ScoreInputsTest {
     t.put("offsets", longs("o", 0, 3, 3, 8, 12));
     SafeTensors.write(dir.resolve("p.safetensors"), t);
     Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
-    Result r = run("score", "--queries", p("q.npy"), "--docs", p("p.safetensors"), "--out", p("s.npy"));
-    assertEquals(0, r.status, r.err);
+    CliRun r = run("score", "--queries", p("q.npy"), "--docs", p("p.safetensors"), "--out", p("s.npy"));
+    assertEquals(0, r.status(), r.err());
     TokenBatch q = TokenBatch.ofFloats(Npy.read(dir.resolve("q.npy")).floats(), 2, 5, 8);
     try (MaxSim m = MaxSim.create()) {
       float[][] expected = m.scores(q, TokenBatch.packedHalfs(DType.BFLOAT16, bits, offsets, 8));
@@ -98,9 +92,9 @@ class ScoreInputsTest {
       Npy.writeFloats(dir.resolve("p.npy"), tokens, 12, 8);
       Npy.write(dir.resolve("o.npy"), NdArray.ofSegment("o", NdArray.ElementType.I32, new long[] {5},
           MemorySegment.ofArray(offsets)));
-      Result n = run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("o.npy"),
+      CliRun n = run("score", "--queries", p("q.npy"), "--docs", p("p.npy"), "--doc-offsets", p("o.npy"),
           "--out", p("s2.npy"));
-      assertEquals(0, n.status, n.err);
+      assertEquals(0, n.status(), n.err());
       assertArrayEquals(new long[] {2, 4}, Npy.read(dir.resolve("s2.npy")).shape());
     }
     Npy.write(dir.resolve("bad.npy"), longs("b", 0, 5, 4, 12));
@@ -133,9 +127,9 @@ class ScoreInputsTest {
     t.put("m", new NdArray("m", NdArray.ElementType.BOOL, new long[] {2, 5}, null, null, mask));
     SafeTensors.write(dir.resolve("q.safetensors"), t);
     Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
-    Result r = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "e", "--query-mask-tensor", "m",
+    CliRun r = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "e", "--query-mask-tensor", "m",
         "--docs", p("d.npy"), "--out", p("s.npy"));
-    assertEquals(0, r.status, r.err);
+    assertEquals(0, r.status(), r.err());
     try (MaxSim m = MaxSim.create()) {
       TokenBatch d = TokenBatch.ofFloats(Npy.read(dir.resolve("d.npy")).floats(), 3, 4, 8);
       float[][] masked = m.scores(TokenBatch.ofFloats(q, 2, 5, 8).withMask(mask), d);
@@ -172,8 +166,8 @@ class ScoreInputsTest {
     float[] d = randoms(2 * 3 * 7 * 8);
     Npy.writeFloats(dir.resolve("q.npy"), q, 2, 5, 8);
     Npy.writeFloats(dir.resolve("d4.npy"), d, 2, 3, 7, 8);
-    Result r = run("score", "--queries", p("q.npy"), "--docs", p("d4.npy"), "--top-k", "5", "--out-run", p("r.tsv"));
-    assertEquals(0, r.status, r.err);
+    CliRun r = run("score", "--queries", p("q.npy"), "--docs", p("d4.npy"), "--top-k", "5", "--out-run", p("r.tsv"));
+    assertEquals(0, r.status(), r.err());
     List<String> lines = Files.readAllLines(dir.resolve("r.tsv"));
     assertEquals(6, lines.size(), "min(k, K) = 3 per query");
     try (MaxSim m = MaxSim.create()) {
@@ -205,8 +199,8 @@ class ScoreInputsTest {
         "folder is a directory; expected a .npy or .safetensors file");
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("nope/s.npy")), 1,
         "does not exist");
-    Result ok = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy"));
-    assertEquals(0, ok.status, ok.err);
+    CliRun ok = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy"));
+    assertEquals(0, ok.status(), ok.err());
     byte[] previous = Files.readAllBytes(dir.resolve("s.npy"));
     Npy.writeFloats(dir.resolve("d16.npy"), randoms(3 * 4 * 16), 3, 4, 16);
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d16.npy"), "--out", p("s.npy")), 1,
@@ -233,12 +227,12 @@ class ScoreInputsTest {
 
     Files.writeString(dir.resolve("real.npy"), "old");
     Path link = Files.createSymbolicLink(dir.resolve("link.npy"), Path.of("real.npy"));
-    Result viaLink = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("link.npy"));
-    assertEquals(0, viaLink.status, viaLink.err);
+    CliRun viaLink = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("link.npy"));
+    assertEquals(0, viaLink.status(), viaLink.err());
     assertTrue(Files.isSymbolicLink(link), "the link stays a link");
     assertEquals(2, Npy.read(dir.resolve("real.npy")).rank(), "the scores went to the file it names");
     Files.createSymbolicLink(dir.resolve("dangling.npy"), Path.of("fresh.npy"));
-    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("dangling.npy")).status);
+    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("dangling.npy")).status());
     assertTrue(Files.isRegularFile(dir.resolve("fresh.npy")));
     Files.createSymbolicLink(dir.resolve("loop1"), Path.of("loop2"));
     Files.createSymbolicLink(dir.resolve("loop2"), Path.of("loop1"));
