@@ -6,7 +6,6 @@ import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -49,7 +48,7 @@ final class Inputs {
    */
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
     String path = a.require(o.embeddings());
-    Path file = input(path);
+    Path file = input(o.embeddings(), path);
     boolean safetensors = isSafetensors(path);
     List<String> names = safetensors ? SafeTensors.names(file) : List.of();
     if (!safetensors && a.get(o.tensor()) != null) {
@@ -74,7 +73,7 @@ final class Inputs {
       maskPath = path;
       maskTensor = MASK;
     }
-    NdArray mask = maskPath == null ? null : read(maskPath, maskTensor, o.maskTensor(), MASK, files);
+    NdArray mask = maskPath == null ? null : read(o.mask(), maskPath, maskTensor, o.maskTensor(), MASK, files);
 
     String offsetsPath = a.get(o.offsets());
     if (offsetsPath != null && emb.rank() != 2) {
@@ -90,7 +89,7 @@ final class Inputs {
       }
       offsetsPath = path;
     }
-    NdArray offsets = offsetsPath == null ? null : read(offsetsPath, null, o.offsets(), OFFSETS, files);
+    NdArray offsets = offsetsPath == null ? null : read(o.offsets(), offsetsPath, null, o.offsets(), OFFSETS, files);
 
     TokenBatch batch = offsets != null
         ? packed(o.what(), emb, offsets, mask, heapElements)
@@ -98,17 +97,21 @@ final class Inputs {
     return new Loaded(batch, emb, files);
   }
 
-  /** An input path that exists and is a file; a folder is named as such rather than "no such file". */
-  static Path input(String path) throws IOException {
+  /**
+   * The file given as {@code option}: it exists and is a regular file; a folder is named as such rather than
+   * "no such file".
+   */
+  static Path input(String option, String path) {
     Path p = Path.of(path);
     if (Files.isDirectory(p)) {
-      throw new IllegalArgumentException(path + " is a directory; expected a .npy or .safetensors file");
+      throw new IllegalArgumentException(option + " " + path + " is a directory; expected a .npy or .safetensors file");
     }
     if (!Files.exists(p)) {
-      throw new NoSuchFileException(path);
+      throw new IllegalArgumentException(option + " " + path + ": no such file");
     }
     if (!Files.isRegularFile(p)) {
-      throw new IllegalArgumentException(path + " is not a regular file; expected a .npy or .safetensors file");
+      throw new IllegalArgumentException(option + " " + path + " is not a regular file; expected a .npy or"
+          + " .safetensors file");
     }
     return p;
   }
@@ -125,9 +128,9 @@ final class Inputs {
     return names.size() != 1 && names.contains(fallback) ? fallback : null;
   }
 
-  private static NdArray read(String path, String tensor, String tensorOption, String fallback, List<Path> files)
-      throws IOException {
-    Path file = input(path);
+  private static NdArray read(String option, String path, String tensor, String tensorOption, String fallback,
+      List<Path> files) throws IOException {
+    Path file = input(option, path);
     files.add(file);
     if (!isSafetensors(path)) {
       if (tensor != null) {

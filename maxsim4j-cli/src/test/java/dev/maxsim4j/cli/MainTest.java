@@ -175,7 +175,9 @@ class MainTest {
   @Test
   void errorExits() throws IOException {
     assertOneLineError(run("score", "--queries", p("missing.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
-        "no such file");
+        "--queries " + p("missing.npy") + ": no such file");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--doc-mask", p("nomask.npy"),
+        "--out", p("s.npy")), 1, "--doc-mask " + p("nomask.npy") + ": no such file");
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy")), 2, "--out is required");
     assertOneLineError(run("score", "--bogus"), 2, "unknown option '--bogus'");
     assertOneLineError(run("frobnicate"), 2, "unknown command");

@@ -196,7 +196,7 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("folder")), 1,
         "is a directory; expected a file to write");
     assertOneLineError(run("score", "--queries", p("folder"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
-        "folder is a directory; expected a .npy or .safetensors file");
+        "--queries " + p("folder") + " is a directory; expected a .npy or .safetensors file");
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("nope/s.npy")), 1,
         "does not exist");
     CliRun ok = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy"));
