@@ -2,12 +2,12 @@
 """PyTorch eager MaxSim baseline for the GPU benchmark table.
 
 Times   torch.einsum('ild,jtd->ijlt', Q.float(), D.float()).amax(-1).sum(-1)
-on the same shapes (Nq,Nd,Lq,Ld,d) and dtype as `maxsim4j bench --device cuda`, with CUDA events: warm-up,
+on the same shapes (Nq,Nd,Lq,Ld,d) and dtype as `./maxsim4j bench gpu`, with CUDA events: warm-up,
 then the median of >= 50 iterations, documents rotated through enough copies that the working set exceeds
 L2. Writes {"Nq,Nd,Lq,Ld,d": milliseconds or null (out of memory)} to the JSON file given.
 
 --train: forward + backward of scores.sum() by autograd (inputs are leaf tensors that require grad), no
-rotation (as `maxsim4j bench --device cuda --train`), median of 30; and the op's peak memory:
+rotation (as `./maxsim4j bench gpu --train`), median of 30; and the op's peak memory:
 torch.cuda.max_memory_allocated() during one step minus what was allocated before it (the inputs), gradients
 included. Writes {"Nq,Nd,Lq,Ld,d": {"ms": ..., "mib": ...}} (null where it ran out of memory).
 
