@@ -3,6 +3,8 @@
  * the FFM API). The API is the package {@code dev.maxsim4j}; everything under {@code dev.maxsim4j.internal} is
  * the implementation and may change in any release.
  */
+// "module": the bench is built after the core, so javac does not see the module the internals are lent to
+@SuppressWarnings("module")
 module dev.maxsim4j {
   // static: without the incubator module (not resolved unless asked for, absent from a trimmed runtime) the
   // library still loads and scores with its scalar loops, as it does on the class path

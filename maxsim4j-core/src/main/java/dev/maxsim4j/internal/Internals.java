@@ -25,11 +25,13 @@ public final class Internals {
 
   private Internals() {}
 
-  /** Called once, by {@code MaxSim}'s static initialiser; a second call is a bug. */
-  public static void install(Access implementation) {
+  /** Called once, by {@code MaxSim}'s static initialiser; any other call fails. */
+  public static synchronized void install(Access implementation) {
     if (implementation == null) {
       throw new IllegalArgumentException("implementation is null; expected the public package's Access");
     }
+    // from MaxSim's initialiser this returns at once; any other caller finds MaxSim's Access installed here
+    initialiseMaxSim();
     if (access != null) {
       throw new IllegalStateException("Internals.install was called twice; expected once, from MaxSim");
     }
@@ -52,14 +54,19 @@ public final class Internals {
   private static Access access() {
     Access a = access;
     if (a == null) {
-      // a caller can hold a TokenBatch before MaxSim was ever touched: initialising MaxSim installs it
-      try {
-        Class.forName(MaxSim.class.getName(), true, MaxSim.class.getClassLoader());
-      } catch (ClassNotFoundException e) {
-        throw new IllegalStateException(e);
-      }
+      // a caller can hold a TokenBatch before MaxSim was ever touched
+      initialiseMaxSim();
       a = access;
     }
     return a;
+  }
+
+  /** Runs MaxSim's static initialiser (which installs its Access) unless it has run or is running. */
+  private static void initialiseMaxSim() {
+    try {
+      Class.forName(MaxSim.class.getName(), true, MaxSim.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException(e);
+    }
   }
 }
