@@ -13,7 +13,7 @@ for v in "$@"; do
   [[ $v != default ]] && opts="-Dmaxsim4j.cuda.variant=$v"
   shapes=()
   for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
-  JAVA_OPTS="${BENCH_JVM:--Xms16g -Xmx16g -XX:+AlwaysPreTouch} $opts" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda "${shapes[@]}" --json "$out/$v.json" \
+  JAVA_OPTS="${BENCH_JVM:--Xms16g -Xmx16g -XX:+AlwaysPreTouch} $opts" .gpu-host/java.sh dev.maxsim4j.bench.Main gpu "${shapes[@]}" --json "$out/$v.json" \
     > "$out/bench-$v.log" 2>&1 || echo "variant $v failed: see $out/bench-$v.log"
 done
 python3 - "$out" "$@" <<'PY'

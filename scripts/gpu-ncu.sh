@@ -9,7 +9,7 @@ opts=""
 [[ -n $variant ]] && opts="-Dmaxsim4j.cuda.variant=$variant"
 JAVA_OPTS="$opts" "$ncu" --clock-control none -k "regex:$kernel" --launch-skip 30 --launch-count 1 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
-  --section LaunchStats --section ComputeWorkloadAnalysis --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" .gpu-host/java.sh dev.maxsim4j.cli.Main bench --device cuda --shape "$shape" \
+  --section LaunchStats --section ComputeWorkloadAnalysis --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" .gpu-host/java.sh dev.maxsim4j.bench.Main gpu --shape "$shape" \
   > "${OUT:-/tmp}/ncu-$name.txt" 2>&1
 echo "== $name ($kernel, $shape)"
 grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Mem Busy|Max Bandwidth|Grid Size|SM Busy|Issue Slots Busy|Executed Ipc A" \

@@ -2,12 +2,12 @@
 """PyTorch eager MaxSim baseline for the GPU benchmark table.
 
 Times   torch.einsum('ild,jtd->ijlt', Q.float(), D.float()).amax(-1).sum(-1)
-on the same shapes (Nq,Nd,Lq,Ld,d) and dtype as `maxsim4j bench --device cuda`, with CUDA events: warm-up,
+on the same shapes (Nq,Nd,Lq,Ld,d) and dtype as `./maxsim4j bench gpu`, with CUDA events: warm-up,
 then the median of >= 50 iterations, documents rotated through enough copies that the working set exceeds
 L2. Writes {"Nq,Nd,Lq,Ld,d": milliseconds or null (out of memory)} to the JSON file given.
 
 --train: forward + backward of scores.sum() by autograd (inputs are leaf tensors that require grad), no
-rotation (as `maxsim4j bench --device cuda --train`), median of 30; and the op's peak memory:
+rotation (as `./maxsim4j bench gpu --train`), median of 30; and the op's peak memory:
 torch.cuda.max_memory_allocated() during one step minus what was allocated before it (the inputs), gradients
 included. Writes {"Nq,Nd,Lq,Ld,d": {"ms": ..., "mib": ...}} (null where it ran out of memory).
 
@@ -18,10 +18,10 @@ import sys
 
 import torch
 
-ISSUE_SHAPES = ["1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128", "1,1000,1024,1024,128",
-                "1,5000,32,300,128", "1,10000,32,300,128", "32,32,32,300,128", "128,128,32,300,128",
-                "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48",
-                "1,1000,32,300,64", "1,10000,32,300,64", "16,32,32,8192,128"]
+INFERENCE_SHAPES = ["1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128", "1,1000,1024,1024,128",
+                    "1,5000,32,300,128", "1,10000,32,300,128", "32,32,32,300,128", "128,128,32,300,128",
+                    "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48",
+                    "1,1000,32,300,64", "1,10000,32,300,64", "16,32,32,8192,128"]
 ROTATION_BYTES = 180 << 20
 
 
@@ -111,7 +111,7 @@ def main(argv):
             shapes.append(argv[i])
             i += 1
     results = {}
-    for shape in shapes or (TRAIN_SHAPES if train else ISSUE_SHAPES):
+    for shape in shapes or (TRAIN_SHAPES if train else INFERENCE_SHAPES):
         try:
             results[shape] = train_shape(shape, dtype) if train else time_shape(shape, dtype)
         except torch.OutOfMemoryError:

@@ -2,6 +2,7 @@ package dev.maxsim4j;
 
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
+import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +38,10 @@ public final class MaxSim implements AutoCloseable {
   /** ForkJoinPool's limit on parallelism. */
   public static final int MAX_THREADS = 32767;
   static final String THREADS_PROPERTY = "maxsim4j.threads";
+
+  static {
+    Internals.install(new InternalAccess());
+  }
 
   private final Backend backend;
   private final String requestedBackend;

@@ -3,7 +3,7 @@ package dev.maxsim4j.bench;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
-import dev.maxsim4j.baseline.NaiveMaxSim;
+import dev.maxsim4j.bench.baseline.NaiveMaxSim;
 import java.util.concurrent.TimeUnit;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.LateInteractionFloatValuesSource;

@@ -12,6 +12,12 @@ public final class Args {
   private final Set<String> flags = new HashSet<>();
 
   public Args(String command, String[] argv, int from, Set<String> valueOptions, Set<String> flagOptions) {
+    this("maxsim4j", command, argv, from, valueOptions, flagOptions);
+  }
+
+  /** As above, for a command of {@code program} (named where an unknown option points to its help). */
+  public Args(String program, String command, String[] argv, int from, Set<String> valueOptions,
+      Set<String> flagOptions) {
     this.command = command;
     for (int i = from; i < argv.length; i++) {
       String a = argv[i];
@@ -28,7 +34,7 @@ public final class Args {
               + "'); expected it once");
         }
       } else {
-        throw new UsageException(command + ": unknown option '" + a + "' (see ./maxsim4j help)");
+        throw new UsageException(command + ": unknown option '" + a + "' (see ./" + program + " help)");
       }
     }
   }

@@ -42,7 +42,7 @@ final class DemoCommand {
     SplittableRandom rnd = new SplittableRandom(2026);
     float[] concepts = new float[TOPICS * CONCEPTS * DIM];
     for (int c = 0; c < TOPICS * CONCEPTS; c++) {
-      Synthetic.unitVector(rnd, concepts, c * DIM, DIM);
+      unitVector(rnd, concepts, c * DIM);
     }
     int[] topicOf = new int[nDocs];
     int[] offsets = new int[nDocs + 1];
@@ -116,6 +116,24 @@ final class DemoCommand {
       token[k] = (float) v;
       sq += v * v;
     }
-    Synthetic.normalize(token, 0, DIM, sq);
+    normalize(token, 0, sq);
+  }
+
+  /** A random direction: Gaussian entries, scaled to length 1. */
+  private static void unitVector(SplittableRandom rnd, float[] v, int off) {
+    double sq = 0;
+    for (int k = 0; k < DIM; k++) {
+      double x = rnd.nextGaussian();
+      v[off + k] = (float) x;
+      sq += x * x;
+    }
+    normalize(v, off, sq);
+  }
+
+  private static void normalize(float[] v, int off, double sq) {
+    float inv = (float) (1 / Math.sqrt(Math.max(sq, 1e-30)));
+    for (int k = 0; k < DIM; k++) {
+      v[off + k] *= inv;
+    }
   }
 }

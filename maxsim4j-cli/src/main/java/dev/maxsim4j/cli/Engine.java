@@ -26,7 +26,11 @@ public final class Engine {
 
   /** Builds {@code builder} (threads already set) with the backend {@code a} names. */
   public static MaxSim open(Args a, MaxSim.Builder builder) {
-    String requested = a.getOr("--backend", "auto");
+    return open(a.getOr("--backend", "auto"), a.has("--verbose"), builder);
+  }
+
+  /** Builds {@code builder} with the backend named {@code requested}; reports it when {@code verbose}. */
+  public static MaxSim open(String requested, boolean verbose, MaxSim.Builder builder) {
     MaxSim maxSim = builder.backend(requested).build();
     boolean slowPathAskedFor = requested.trim().equalsIgnoreCase("scalar");
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
@@ -35,7 +39,7 @@ public final class Engine {
           + " would run the scalar loops, about 20x slower; add that flag (the ./maxsim4j launcher does), or pass"
           + " --backend scalar to accept the slow path");
     }
-    if (a.has("--verbose")) {
+    if (verbose) {
       log.println("maxsim4j: backend " + maxSim.backendInfo());
     }
     return maxSim;

@@ -9,11 +9,11 @@ import org.junit.jupiter.api.Test;
 class MainErrorsTest {
   @Test
   void aLargerHeapIsSuggestedOnlyWhereItHelps() {
-    assertTrue(Main.outOfMemory(new OutOfMemoryError("Java heap space")).contains("raise -Xmx"));
-    String array = Main.outOfMemory(new OutOfMemoryError("Requested array size exceeds VM limit"));
+    assertTrue(CommandRunner.outOfMemory(new OutOfMemoryError("Java heap space")).contains("raise -Xmx"));
+    String array = CommandRunner.outOfMemory(new OutOfMemoryError("Requested array size exceeds VM limit"));
     assertFalse(array.contains("raise -Xmx"), array);
     assertTrue(array.contains("2^31-1"), array);
-    String direct = Main.outOfMemory(new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory"));
+    String direct = CommandRunner.outOfMemory(new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory"));
     assertFalse(direct.contains("raise -Xmx"), direct);
   }
 }

@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.maxsim4j.MaxSim;
 import org.junit.jupiter.api.Test;
 
-/** The training example: the fused path's loss curve equals the naive grid path's, and the loss falls. */
+/**
+ * The training example: the fused path's loss curve equals the naive grid path's, the loss falls, and a bad
+ * value is one line.
+ */
 class TrainExampleTest {
   @Test
   void fusedAndNaiveLossCurvesMatchStepForStep() {
@@ -18,5 +21,19 @@ class TrainExampleTest {
       }
       assertTrue(fused[fused.length - 1] < fused[0], "the loss falls: " + fused[0] + " -> " + fused[fused.length - 1]);
     }
+  }
+
+  @Test
+  void trainExampleTakesOnlyAFinitePositiveLearningRate() {
+    assertUsage(CliRun.of("train-example", "--lr", "abc"), "--lr = 'abc'; expected a number");
+    for (String lr : new String[] {"NaN", "-1", "0", "Infinity"}) {
+      assertUsage(CliRun.of("train-example", "--lr", lr, "--steps", "1"), "expected a finite number > 0");
+    }
+  }
+
+  private static void assertUsage(CliRun r, String fragment) {
+    assertEquals(2, r.status(), r.err());
+    assertEquals(1, r.err().lines().count(), r.err());
+    assertTrue(r.err().contains(fragment), r.err());
   }
 }

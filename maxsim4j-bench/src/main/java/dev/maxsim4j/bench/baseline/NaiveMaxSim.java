@@ -1,4 +1,4 @@
-package dev.maxsim4j.baseline;
+package dev.maxsim4j.bench.baseline;
 
 import dev.maxsim4j.TokenBatch;
 import java.util.concurrent.ForkJoinPool;

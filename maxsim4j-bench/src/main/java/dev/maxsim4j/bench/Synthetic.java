@@ -1,16 +1,17 @@
-package dev.maxsim4j.cli;
+package dev.maxsim4j.bench;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.UsageException;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
-/** Synthetic L2-normalised token embeddings for benchmarks and the demo. */
-final class Synthetic {
+/** Synthetic L2-normalised token embeddings for the benchmarks. */
+public final class Synthetic {
   private Synthetic() {}
 
   /** A padded batch {@code [n, l, d]} of random unit vectors in {@code dtype}. */
-  static TokenBatch unitBatch(SplittableRandom rnd, DType dtype, int n, int l, int d) {
+  public static TokenBatch unitBatch(SplittableRandom rnd, DType dtype, int n, int l, int d) {
     int tokens = Math.multiplyExact(n, l);
     float[] v = new float[Math.multiplyExact(tokens, d)];
     for (int t = 0; t < tokens; t++) {
@@ -19,7 +20,7 @@ final class Synthetic {
     return store(dtype, v, n, l, d);
   }
 
-  static void unitVector(SplittableRandom rnd, float[] v, int off, int d) {
+  private static void unitVector(SplittableRandom rnd, float[] v, int off, int d) {
     double sq = 0;
     for (int k = 0; k < d; k++) {
       double x = rnd.nextGaussian();
@@ -29,7 +30,7 @@ final class Synthetic {
     normalize(v, off, d, sq);
   }
 
-  static void normalize(float[] v, int off, int d, double sq) {
+  private static void normalize(float[] v, int off, int d, double sq) {
     float inv = (float) (1 / Math.sqrt(Math.max(sq, 1e-30)));
     for (int k = 0; k < d; k++) {
       v[off + k] *= inv;
@@ -40,7 +41,7 @@ final class Synthetic {
    * {@code tokens} unit vectors of {@code dim}, fast enough for GPU-sized corpora (10^9 values): uniform
    * entries, normalised, generated in parallel chunks with their own seeds (the same values on any pool).
    */
-  static float[] fastUnitValues(long seed, int tokens, int dim) {
+  public static float[] fastUnitValues(long seed, int tokens, int dim) {
     float[] v = new float[Math.multiplyExact(tokens, dim)];
     int chunk = 4096;
     IntStream.range(0, (tokens + chunk - 1) / chunk).parallel().forEach(c -> {
@@ -59,17 +60,17 @@ final class Synthetic {
   }
 
   /** fp32 values rounded to a half type, in parallel. */
-  static short[] narrow(DType dtype, float[] v) {
+  public static short[] narrow(DType dtype, float[] v) {
     short[] s = new short[v.length];
     IntStream.range(0, v.length).parallel().forEach(i -> s[i] = dtype.narrow(v[i]));
     return s;
   }
 
-  static TokenBatch store(DType dtype, float[] v, int n, int l, int d) {
+  public static TokenBatch store(DType dtype, float[] v, int n, int l, int d) {
     return dtype == DType.FLOAT32 ? TokenBatch.ofFloats(v, n, l, d) : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
   }
 
-  static DType parseDType(String s) {
+  public static DType parseDType(String s) {
     return switch (s.toLowerCase(java.util.Locale.ROOT)) {
       case "fp32", "float32", "f32" -> DType.FLOAT32;
       case "fp16", "float16", "f16", "half" -> DType.FLOAT16;

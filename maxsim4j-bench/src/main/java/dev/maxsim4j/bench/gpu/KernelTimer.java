@@ -1,19 +1,23 @@
-package dev.maxsim4j;
+package dev.maxsim4j.bench.gpu;
 
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.ResidentBatch;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import java.util.List;
 
 /**
- * Benchmark support: times a backend's all-pairs kernel alone on resident documents. On the GPU this is
- * device time from CUDA events (no host copies, no synchronisation per call); a {@link MaxSim} without a
- * GPU has no kernel-only timer and says so.
+ * Times a backend's all-pairs kernel alone on resident documents. On the GPU this is device time from CUDA
+ * events (no host copies, no synchronisation per call); a {@link MaxSim} without a GPU has no kernel-only
+ * timer and says so.
  */
 public final class KernelTimer {
   private KernelTimer() {}
 
   /** A short description of the device, e.g. {@code NVIDIA H200 (sm_90, 132 SMs)}, or empty on the CPU. */
   public static String device(MaxSim maxSim) {
-    return maxSim.backend() instanceof CudaBackend c ? c.deviceDescription() : "";
+    return Internals.backend(maxSim) instanceof CudaBackend c ? c.deviceDescription() : "";
   }
 
   /**
@@ -22,12 +26,10 @@ public final class KernelTimer {
    */
   public static double[] allPairsKernelMillis(MaxSim maxSim, TokenBatch queries, List<ResidentBatch> documents,
       int warmup, int batches, int perBatch) {
-    if (!(maxSim.backend() instanceof CudaBackend cuda)) {
-      throw new IllegalArgumentException("kernel-only timing needs the cuda backend; this MaxSim uses "
-          + maxSim.backendName());
-    }
-    return cuda.timeAllPairsKernel(queries.tokens(),
-        documents.stream().map(r -> r.batchFor(maxSim).tokens()).toList(), warmup, batches, perBatch);
+    CudaBackend cuda = cuda(maxSim);
+    return cuda.timeAllPairsKernel(Internals.tokens(queries),
+        documents.stream().map(r -> Internals.tokens(Internals.batchFor(r, maxSim))).toList(), warmup, batches,
+        perBatch);
   }
 
   /**
@@ -39,16 +41,17 @@ public final class KernelTimer {
    */
   public static double[] trainingStepMillis(MaxSim maxSim, ResidentBatch queries, ResidentBatch documents,
       boolean deterministic, boolean narrowGradients, int warmup, int batches, int perBatch, long[] opBytes) {
-    if (!(maxSim.backend() instanceof CudaBackend cuda)) {
-      throw new IllegalArgumentException("kernel-only timing needs the cuda backend; this MaxSim uses "
-          + maxSim.backendName());
-    }
-    return cuda.timeTrainingStep(queries.batchFor(maxSim).tokens(), documents.batchFor(maxSim).tokens(),
-        deterministic, narrowGradients, warmup, batches, perBatch, opBytes);
+    CudaBackend cuda = cuda(maxSim);
+    return cuda.timeTrainingStep(Internals.tokens(Internals.batchFor(queries, maxSim)),
+        Internals.tokens(Internals.batchFor(documents, maxSim)), deterministic, narrowGradients, warmup, batches,
+        perBatch, opBytes);
   }
 
-  /** Device bytes the backend holds now and at its peak (0 on the CPU). */
-  public static long[] deviceBytes(MaxSim maxSim) {
-    return maxSim.backend() instanceof CudaBackend c ? c.allocatedBytes() : new long[2];
+  private static CudaBackend cuda(MaxSim maxSim) {
+    if (!(Internals.backend(maxSim) instanceof CudaBackend cuda)) {
+      throw new IllegalArgumentException("maxSim uses the " + maxSim.backendName()
+          + " backend; kernel-only timing expected the cuda backend");
+    }
+    return cuda;
   }
 }

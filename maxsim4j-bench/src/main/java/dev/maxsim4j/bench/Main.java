@@ -1,0 +1,52 @@
+package dev.maxsim4j.bench;
+
+import dev.maxsim4j.bench.cpu.CpuBench;
+import dev.maxsim4j.bench.gpu.GpuCommand;
+import dev.maxsim4j.bench.plot.PlotCommand;
+import dev.maxsim4j.cli.CommandRunner;
+import dev.maxsim4j.cli.UsageException;
+import java.io.PrintStream;
+
+/**
+ * The {@code ./maxsim4j bench} command line: the maintainers' measurements behind docs/benchmarks.md. The
+ * JMH benchmarks of this module run from its shaded jar instead ({@code java -jar target/maxsim4j-benchmarks.jar}).
+ * Failures end as one line on stderr, as in {@code maxsim4j}.
+ */
+public final class Main {
+  static final String USAGE = """
+      usage: ./maxsim4j bench COMMAND [OPTIONS]
+
+      commands:
+        gpu     time the GPU kernels and calls (inference; --train: forward + backward)
+        cpu     time the fused kernel against the naive grid path on the CPU
+        plot    SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
+        help    this text
+
+      """;
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args, System.out, System.err));
+  }
+
+  /** Runs a command; returns the exit status. */
+  public static int run(String[] args, PrintStream out, PrintStream err) {
+    return CommandRunner.run("maxsim4j bench", err, () -> {
+      if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
+        StringBuilder help = new StringBuilder(USAGE);
+        for (String usage : new String[] {GpuCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE}) {
+          help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
+        }
+        out.print(help);
+        return args.length == 0 ? 2 : 0;
+      }
+      return switch (args[0]) {
+        case "gpu" -> GpuCommand.run(args, out);
+        case "cpu" -> CpuBench.run(args, out);
+        case "plot" -> PlotCommand.run(args, out);
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected gpu, cpu, plot or help");
+      };
+    });
+  }
+}

@@ -1,0 +1,113 @@
+package dev.maxsim4j.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.internal.BackendSelector;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The bench's commands: results as JSON and charts, bad values one line, found before the work. */
+class BenchCommandsTest {
+  @TempDir Path dir;
+
+  private String p(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  @Test
+  void helpListsTheBenchCommandsAndSpeaksOfGoalsNotIssues() {
+    BenchRun help = BenchRun.of("help");
+    assertEquals(0, help.status(), help.err());
+    for (String command : new String[] {"gpu ", "cpu ", "plot speedup", "plot memory", "plot goals"}) {
+      assertTrue(help.out().contains(command), command + " in " + help.out());
+    }
+    String text = help.out().toLowerCase(Locale.ROOT);
+    assertFalse(text.contains("issue") || text.contains("target"), help.out());
+    assertEquals(2, BenchRun.of().status(), "no command is a usage error");
+    assertTrue(BenchRun.of("frobnicate").refusedWith("unknown command 'frobnicate'"));
+    assertTrue(BenchRun.of("cpu", "--bogus").refusedWith("unknown option '--bogus' (see ./maxsim4j bench help)"));
+  }
+
+  @Test
+  void cpuWritesJsonThatPlotDrawsAsSpeedup() throws IOException {
+    BenchRun b = BenchRun.of("cpu", "--shape", "1,20,8,30,16", "--dtype", "bf16", "--iterations", "2", "--json",
+        p("b.json"));
+    assertEquals(0, b.status(), b.err());
+    String json = Files.readString(dir.resolve("b.json"));
+    for (String key : new String[] {"\"shape\": [1, 20, 8, 30, 16]", "\"dtype\": \"bfloat16\"", "\"device\": \"cpu\"",
+        "\"fused_ms\"", "\"naive_ms\"", "\"gflops\""}) {
+      assertTrue(json.contains(key), key + " in " + json);
+    }
+    BenchRun plot = BenchRun.of("plot", "speedup", "--in", p("b.json"), "--out", p("b.svg"));
+    assertEquals(0, plot.status(), plot.err());
+    String svg = Files.readString(dir.resolve("b.svg"));
+    assertTrue(svg.startsWith("<svg") && svg.contains("1×20×8×30×16") && svg.contains("×</text>"), svg);
+    BenchRun noTrain = BenchRun.of("plot", "memory", "--in", p("b.json"), "--out", p("m.svg"));
+    assertEquals(1, noTrain.status());
+    assertTrue(noTrain.err().contains("no B×B row with Lq = 48"), noTrain.err());
+  }
+
+  @Test
+  void goalsChartsTheGpuRowsAgainstTheirPerCallGoals() throws IOException {
+    // a CPU bench's rows have no call columns
+    Files.writeString(dir.resolve("c.json"), "[{\"shape\": [1, 20, 8, 30, 16], \"fused_ms\": 0.1}]");
+    BenchRun noCalls = BenchRun.of("plot", "goals", "--in", p("c.json"), "--out", p("t.svg"));
+    assertTrue(noCalls.failedCleanly() && noCalls.err().contains("no row of a shape with a per-call goal"),
+        noCalls.err());
+    Files.writeString(dir.resolve("g.json"), "[{\"shape\": [1, 10000, 32, 300, 128], \"call_resident_queries_ms\": 0.2066, "
+        + "\"async_resident_queries_ms\": 0.1710}]");
+    BenchRun goals = BenchRun.of("plot", "goals", "--in", p("g.json"), "--out", p("t.svg"));
+    assertEquals(0, goals.status(), goals.err());
+    String chart = Files.readString(dir.resolve("t.svg"));
+    assertTrue(chart.contains("1×10000×32×300×128") && chart.contains(">1.04<") && chart.contains(">0.86<"), chart);
+    assertFalse(chart.contains("target") || chart.contains("issue"), chart);
+    assertTrue(BenchRun.of("plot", "targets", "--in", p("g.json"), "--out", p("t.svg"))
+        .refusedWith("expected 'plot speedup', 'plot memory' or 'plot goals'"));
+  }
+
+  @Test
+  void benchesCheckEveryShapeAndTheirJsonOutputBeforeRunning() {
+    assertTrue(BenchRun.of("cpu", "--shape", "99999,99999,99999,99999,99999", "--iterations", "1")
+        .refusedWith("must each be at most"));
+    BenchRun second = BenchRun.of("cpu", "--shape", "1,1,1,1,1", "--shape", "1,2", "--iterations", "1");
+    assertTrue(second.refusedWith("cpu: --shape '1,2'"), second.err());
+    assertFalse(second.out().contains("1,1,1,1,1"), "nothing ran before the bad shape was found: " + second.out());
+    BenchRun missing = BenchRun.of("cpu", "--shape", "1,1,1,1,1", "--iterations", "1", "--json", p("nope/b.json"));
+    assertTrue(missing.failedCleanly() && missing.err().contains("does not exist"), missing.err());
+    assertEquals("", missing.out(), "refused before the benchmark ran");
+    assertTrue(BenchRun.of("gpu", "--shape", "1,2,3").refusedWith("gpu: --shape '1,2,3'; expected Nq,Nd,Lq,Ld,d"));
+    assertTrue(BenchRun.of("gpu", "--device", "cuda").refusedWith("unknown option '--device'"));
+  }
+
+  @Test
+  void gpuSaysSoWhenThereIsNoGpu() {
+    if (BackendSelector.cudaUnavailableReason().isPresent()) {
+      BenchRun r = BenchRun.of("gpu", "--shape", "1,2,3,4,8");
+      assertTrue(r.failedCleanly() && r.err().contains("no usable GPU here"), r.err());
+    }
+  }
+
+  @Test
+  void plotRefusesItsInputAsOutputAndNamesABadInput() throws IOException {
+    Path rows = Files.writeString(dir.resolve("rows.json"), "[{\"a\": 1}]");
+    BenchRun same = BenchRun.of("plot", "speedup", "--in", rows.toString(), "--out", rows.toString());
+    assertTrue(same.failedCleanly() && same.err().contains("is also the input"), same.err());
+    assertEquals("[{\"a\": 1}]", Files.readString(rows));
+    BenchRun noShape = BenchRun.of("plot", "memory", "--in", rows.toString(), "--out", p("m.svg"));
+    assertTrue(noShape.failedCleanly() && noShape.err().contains("row 0 has no \"shape\""), noShape.err());
+    Path binary = Files.write(dir.resolve("b.json"), new byte[] {(byte) 0x93, 'N', 'U', 'M'});
+    BenchRun notText = BenchRun.of("plot", "speedup", "--in", binary.toString(), "--out", p("s.svg"));
+    assertTrue(notText.failedCleanly() && notText.err().contains(binary + " is not UTF-8 text"), notText.err());
+    BenchRun folder = BenchRun.of("plot", "speedup", "--in", dir.toString(), "--out", p("s.svg"));
+    assertTrue(folder.failedCleanly() && folder.err().contains(dir + " is a directory"), folder.err());
+    Path json = Files.writeString(dir.resolve("bad.json"), "[{\"shape\": [1, 2");
+    BenchRun badJson = BenchRun.of("plot", "speedup", "--in", json.toString(), "--out", p("s.svg"));
+    assertTrue(badJson.failedCleanly() && badJson.err().contains(json.toString()), badJson.err());
+  }
+}

@@ -1,0 +1,74 @@
+package dev.maxsim4j.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+
+/**
+ * Runs one command of a command-line program so that every failure a user can cause ends as one line on
+ * stderr and a non-zero exit status: 2 for a bad command line, 1 for bad input or a failed run. Set
+ * {@code MAXSIM4J_DEBUG=1} to see stack traces. Shared by {@code maxsim4j} and {@code maxsim4j bench}, so
+ * both report errors alike.
+ */
+public final class CommandRunner {
+  /** A command: runs and returns its exit status. */
+  @FunctionalInterface
+  public interface Command {
+    int run() throws IOException;
+  }
+
+  private CommandRunner() {}
+
+  /** Runs {@code command}; a failure is printed as {@code program: message} on {@code err}. */
+  public static int run(String program, PrintStream err, Command command) {
+    Engine.logTo(err);
+    try {
+      return command.run();
+    } catch (UsageException e) {
+      return fail(program, err, e, e.getMessage(), 2);
+    } catch (NoSuchFileException e) {
+      return fail(program, err, e, "error: no such file: " + e.getFile(), 1);
+    } catch (AccessDeniedException e) {
+      return fail(program, err, e, "error: permission denied: " + e.getFile(), 1);
+    } catch (FileSystemException e) {
+      String what = e.getFile() == null ? e.getMessage() : e.getFile() + ": " + e.getReason();
+      return fail(program, err, e, "error: " + what, 1);
+    } catch (IOException e) {
+      return fail(program, err, e, "error: " + e, 1);
+    } catch (UncheckedIOException e) {
+      return fail(program, err, e, "error: " + e.getCause(), 1);
+    } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
+      return fail(program, err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
+    } catch (OutOfMemoryError e) {
+      return fail(program, err, e, "error: " + outOfMemory(e), 1);
+    } catch (RuntimeException | InternalError | StackOverflowError e) {
+      // a bug, or a mapped input truncated while it was read: still one line, and the trace on request
+      return fail(program, err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
+    }
+  }
+
+  /** Suggests a larger heap only where one helps: not for an array past the JVM's size limit or native memory. */
+  static String outOfMemory(OutOfMemoryError e) {
+    String why = String.valueOf(e.getMessage());
+    if (why.contains("Java heap space") || why.contains("GC overhead")) {
+      return "out of memory with a heap of " + Runtime.getRuntime().maxMemory() / (1 << 20)
+          + " MiB (raise -Xmx through JAVA_OPTS)";
+    }
+    if (why.contains("array size exceeds")) {
+      return "out of memory: an array over the JVM's limit of 2^31-1 elements was needed, which no -Xmx allows";
+    }
+    return "out of memory: " + why;
+  }
+
+  private static int fail(String program, PrintStream err, Throwable e, String line, int status) {
+    // a file name or file content quoted in the message must not break the one-line contract
+    err.println(program + ": " + line.replaceAll("\\p{Cntrl}", "?"));
+    if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
+      e.printStackTrace(err);
+    }
+    return status;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * maxsim4j: fused late-interaction (MaxSim) scoring on the CPU (Vector API) and on NVIDIA GPUs (CUDA through
+ * the FFM API). The API is the package {@code dev.maxsim4j}; everything under {@code dev.maxsim4j.internal} is
+ * the implementation and may change in any release.
+ */
+// "module": the bench is built after the core, so javac does not see the module the internals are lent to
+@SuppressWarnings("module")
+module dev.maxsim4j {
+  // static: without the incubator module (not resolved unless asked for, absent from a trimmed runtime) the
+  // library still loads and scores with its scalar loops, as it does on the class path
+  requires static jdk.incubator.vector;
+
+  exports dev.maxsim4j;
+
+  // the bench module reaches the backend behind a MaxSim and the tokens behind a batch through Internals,
+  // which the public API deliberately does not offer
+  exports dev.maxsim4j.internal to dev.maxsim4j.bench;
+  // the bench module's kernel timer asks the CUDA backend for device time (CUDA events), a GPU-only measurement
+  // with no place in the backend-neutral API
+  exports dev.maxsim4j.internal.cuda to dev.maxsim4j.bench;
+}
