@@ -26,7 +26,7 @@ import java.util.function.LongFunction;
  * ({@link PipelinedCalls}). Host arrays are staged through
  * pinned memory into grow-only scratch buffers; documents made resident with {@link #makeResident} stay
  * on the device and are not copied again (queries too). The backward and the losses run on the device as
- * well (maxsim_backward.cu, maxsim_loss.cu). Which forward kernel runs a launch is {@link ForwardKernels}'
+ * well (maxsim_backward.cu, maxsim_loss.cu). Which forward kernel runs a launch is {@link ForwardPlan}'s
  * job.
  */
 public final class CudaBackend implements Backend {
@@ -45,8 +45,6 @@ public final class CudaBackend implements Backend {
   /** The least time {@link #timeBatches} spends launching before it times. */
   private static final long TIMING_WARMUP_NANOS = 300_000_000L;
 
-  /** The system property that forces a forward kernel variant (see {@link ForwardKernels}). */
-  static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
   private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
@@ -65,10 +63,15 @@ public final class CudaBackend implements Backend {
   private boolean closed;
 
   public CudaBackend(int cpuThreads) {
+    this(cpuThreads, ForwardKernels.RULES);
+  }
+
+  /** A backend whose forward launches are planned by {@code planner} (tests force kernels this way). */
+  CudaBackend(int cpuThreads, ForwardKernels.Planner planner) {
     this.device = new CudaDevice(0);
     this.cpu = CpuBackends.vectorUnavailableReason().isEmpty() ? CpuBackends.vector(cpuThreads)
         : CpuBackends.scalar(cpuThreads);
-    this.forward = new ForwardKernels(device, params);
+    this.forward = new ForwardKernels(device, params, planner);
   }
 
   /** Why the GPU cannot be used here, or empty when it can. */
@@ -606,19 +609,19 @@ public final class CudaBackend implements Backend {
     }
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
-      String dqKernel = "maxsim_backward_dq_" + width + ForwardKernels.suffix(d.dtype());
+      String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
       params.set(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
           perQuery, dim, dQ, gradientType(queryGradType));
       Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
           (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       if (atomic) {
-        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardKernels.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
         params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
             perQuery, dim, dD);
         Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
             (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
-        String kernel = "maxsim_backward_dd_owned_" + width + ForwardKernels.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
         int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
         int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
         params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
