@@ -294,14 +294,12 @@ using namespace maxsim4j;
 // Same tensors as maxsim_forward_*; pairs is the launch's pair count, split statically among the grid's
 // warps or, by the _dyn entries, partly taken at run time through `work` (two zeroed 64-bit counters, see
 // WorkCounters; the pair queues are then dynamic shared memory, STREAM_QUEUE_ENTRIES x 8 bytes per warp).
-// Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
-// Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: by an A/B on the
-// H200 (docs/benchmarks.md, v12) two n-tiles per step paid 22% on 1x1000x32x2048x48 and 2-4% elsewhere;
-// at c4 they need more than the 128 registers 4 blocks per SM allow (spills). Variants kept for A/B runs:
-// c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for 1x4000x32x2048x48, 19%
-// slower). Every copy carries the 128-byte L2 prefetch hint (A/B before it was
-// kept: 1x10000x32x300x128 0.217 -> 0.197 ms, 1x10000x32x300x64 0.119 -> 0.102, 256 bytes less good;
-// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
+// Entry names: maxsim_forward_stream_c{CHUNKS}[_dyn][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
+// Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: that paid on every
+// shape measured, while at c4 two need more than the 128 registers 4 blocks per SM allow (spills). Every
+// copy carries the 128-byte L2 prefetch hint, which pays on work larger than L2 (docs/design/kernel-selection.md
+// holds the measurements; the other ring sizes and n-tile counts are built for tests only, in
+// src/test/cuda/maxsim_forward_stream_ab.cu). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
 #define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
@@ -311,17 +309,6 @@ using namespace maxsim4j;
     forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC>(                                                 \
         q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery,          \
         docOffset, pairs, scores, static_cast<Index*>(argmax), argmaxStride, work);                             \
-  }
-// the diagnostic timed variant: inference, each warp's start and end time written through `argmax`
-#define MAXSIM_STREAM_TIMED(T, SUFFIX, CHUNKS, NT)                                                                \
-  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) maxsim_forward_stream_c##CHUNKS##_timed_##SUFFIX( \
-      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,     \
-      const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,               \
-      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                              \
-      unsigned long long* work) {                                                                                 \
-    forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, true>(                                      \
-        q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, docOffset, \
-        pairs, scores, static_cast<int*>(argmax), argmaxStride, work);                                            \
   }
 // inference, argmax int32 (_argmax), argmax int16 (_argmax16)
 #define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                   \
@@ -338,17 +325,14 @@ using namespace maxsim4j;
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 3, 1, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES, )               \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES, _n1)            \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 2, STREAM_RING_BYTES, _n2)            \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES / 2, _r6)        \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES / 2, _r6)        \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 1, 1)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1)                                    \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)                                    \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2)                                      \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1)
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)
 
+// the test-only kernels include this file for its templates and define entries of their own
+#ifndef MAXSIM4J_TEMPLATES_ONLY
 MAXSIM_STREAM_TYPE(__nv_bfloat16, bf16)
 MAXSIM_STREAM_TYPE(__half, f16)
+#endif
 #endif

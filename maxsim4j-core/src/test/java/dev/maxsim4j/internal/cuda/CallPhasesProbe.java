@@ -185,7 +185,7 @@ public final class CallPhasesProbe {
     int pairs = s[0] * s[1];
     int chunks = (s[4] + 31) / 32;
     String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
-    MemorySegment fn = device.function("maxsim_forward_stream", kernel);
+    MemorySegment fn = device.function("maxsim_forward_stream_ab", kernel);
     device.allowDynamicSharedMemory(fn, 1024);
     int warps = device.residentBlocksPerMultiprocessor(fn, 128, 1024) * device.multiprocessors * 4;
     int blocks = (Math.min(pairs, warps) + 3) / 4;
