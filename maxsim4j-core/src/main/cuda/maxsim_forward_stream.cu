@@ -4,8 +4,8 @@
 // Why a second tensor-core kernel. The block-per-pair kernel (maxsim_forward_mma.cu) loads document tiles
 // straight into registers: bytes in flight are bounded by registers (and the 6 scoreboards a warp has for
 // outstanding loads), a block's prologue stages the query through shared memory and its epilogue merges
-// four warps behind __syncthreads. Nsight Compute on 1 x 10000 x 32 x 300 x 128: DRAM 61% busy, 11-16 warps
-// per SM stalled mostly on those loads. Here each warp owns whole pairs, a contiguous run of them (with
+// four warps behind __syncthreads; under Nsight Compute its warps stalled mostly on those loads with DRAM
+// far from busy. Here each warp owns whole pairs, a contiguous run of them (with
 // one query, partly taken at run time instead: maxsim_work.cuh):
 //
 // Tiles:       A = the query's 32 rows as 2 m-tiles in registers (k permutation of maxsim_forward_mma.cu),
@@ -99,8 +99,8 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
   // Pairs. A static split gives each warp a contiguous run, so that with several queries (all pairs with
   // Nq > 1, candidates) most of its pairs share the query fragments it holds. Taken at run time, nearly
-  // every pair would load a new query: A/B on the H200, 128 x 128 x 32 x 300 x 128 4% slower and the 256 x
-  // 256 training step 2%, so the host asks for DYNAMIC only for one query (or one pair per query), where it
+  // every pair would load a new query, which measured slower (rule 4 of docs/design/kernel-selection.md), so the host
+  // asks for DYNAMIC only for one query (or one pair per query), where it
   // evens out the warps' finishing times: a warp first takes a contiguous run of half an even share (at
   // least one pair: no atomic to start), then pairs one at a time (maxsim_work.cuh).
   const WorkCounters counters{work};

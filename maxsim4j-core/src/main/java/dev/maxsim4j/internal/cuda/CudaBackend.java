@@ -359,8 +359,7 @@ public final class CudaBackend implements Backend {
    * {@code batches} batches of {@code perBatch} launches between two CUDA events; returns the per-launch
    * milliseconds of every batch, sorted. Called under the lock. The timed warm-up lets the JIT compile the
    * launch path first: ten launches left it interpreted, and where the host then takes longer per launch
-   * than the kernel, the batch times the host (v24: 1x1000x128x1024x128 on the warp-specialized kernel,
-   * whose launch encodes a tensor map, measured 0.166 ms per launch against 0.089 per whole call).
+   * than the kernel, the batch times the host (rule 5 of docs/design/kernel-selection.md).
    */
   private double[] timeBatches(Runnable launch, int warmup, int batches, int perBatch) {
     long warmEnd = System.nanoTime() + TIMING_WARMUP_NANOS;
@@ -599,7 +598,7 @@ public final class CudaBackend implements Backend {
     long dD = device.scratch("grad-documents", ddBytes);
     // the gather writes every token of every query row, and the owned dD kernel every token of every
     // document row: zeros are needed only for storage slots outside the rows (padding) and for atomics.
-    // Skipping the memsets saves ~10 us a step at 256x256x32x300 (19 MB of dD).
+    // (rule 15 of docs/design/kernel-selection.md: a step skips memsets of every dD byte).
     boolean gradsCoverRows = qt.rows > 0 && stride > 0;
     if (!gradsCoverRows || !qt.rowsCoverStorage) {
       Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
