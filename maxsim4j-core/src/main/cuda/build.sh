@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compiles each kernel family (one .cu file) into its own fatbin resource of the jar:
-#   build.sh OUT_DIR "GENCODE FLAGS"
+#   build.sh OUT_DIR "GENCODE FLAGS" [SOURCE_DIR]
+# SOURCE_DIR (default: this folder) holds the .cu files; they may #include this folder's files (the test-only
+# kernels in src/test/cuda build so, into the test classes).
 # A fatbin is rebuilt only when its .cu, or a file it #includes, is newer. Fails, with the compiler's output, when a
 # kernel does not compile. Default targets: SASS for sm_75/80/86/89/90a and PTX for compute_90, so newer
 # GPUs JIT it (see the parent pom's maxsim4j.cuda.gencode property to narrow them for quick local builds).
@@ -13,6 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 gencode=$2
+src=$(cd "${3:-$here}" && pwd)
 nvcc=${NVCC:-}
 if [[ -z $nvcc ]]; then
   if command -v nvcc >/dev/null; then nvcc=$(command -v nvcc); else nvcc=/usr/local/cuda/bin/nvcc; fi
@@ -30,15 +33,15 @@ if [[ ! -f $out/.gencode ]] || [[ $(cat "$out/.gencode") != "$gencode" ]]; then
   rm -f "$out"/*.fatbin
   printf '%s' "$gencode" > "$out/.gencode"
 fi
-# a kernel source and every file it #includes from this folder, recursively
+# a kernel source and every file it #includes from the source folder or this one, recursively
 inputs_of() {
   local file=$1 inc
   echo "$file"
   for inc in $(sed -n 's/^#include "\(.*\)"/\1/p' "$file"); do
-    [[ -f $here/$inc ]] && inputs_of "$here/$inc"
+    if [[ -f $src/$inc ]]; then inputs_of "$src/$inc"; elif [[ -f $here/$inc ]]; then inputs_of "$here/$inc"; fi
   done
 }
-for cu in "$here"/*.cu; do
+for cu in "$src"/*.cu; do
   name=$(basename "$cu" .cu)
   fatbin=$out/$name.fatbin
   stale=0
@@ -48,7 +51,7 @@ for cu in "$here"/*.cu; do
   done < <(inputs_of "$cu")
   (( stale )) || continue
   key=$( { printf '%s\n%s\n' "$compiler" "$gencode"; while IFS= read -r input; do
-           printf '%s\n' "${input#"$here"/}"; cat "$input"; done < <(inputs_of "$cu"); } | sha256sum | cut -c1-32)
+           name_in=${input#"$here"/}; printf '%s\n' "${name_in#"$src"/}"; cat "$input"; done < <(inputs_of "$cu"); } | sha256sum | cut -c1-32)
   cached=$cache/$name-$key.fatbin
   if [[ -f $cached ]]; then
     echo "nvcc: $name.fatbin from the cache ($cached)"
@@ -57,7 +60,7 @@ for cu in "$here"/*.cu; do
   fi
   echo "nvcc: $name.cu -> $name.fatbin"
   # shellcheck disable=SC2086
-  "$nvcc" -fatbin -O3 -std=c++17 -t 0 $gencode -o "$fatbin" "$cu"
+  "$nvcc" -fatbin -O3 -std=c++17 -t 0 -I "$here" $gencode -o "$fatbin" "$cu"
   # a failed copy only costs the next clean build a compile
   if mkdir -p "$cache" 2>/dev/null && cp "$fatbin" "$cached.tmp.$$" 2>/dev/null; then
     mv -f "$cached.tmp.$$" "$cached"

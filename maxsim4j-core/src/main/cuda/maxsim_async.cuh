@@ -8,7 +8,7 @@ namespace maxsim4j {
 // 16 bytes from global memory to shared memory `slot`; zeros instead when !present (src is then not read,
 // but must still be a valid address). PREFETCH (0 or 128): the L2 prefetch-size hint, so that a miss
 // fetches the aligned 128 bytes from DRAM rather than the 32-byte sectors the copy touches (the 256-byte
-// hint measured less good on the streaming kernel, docs/benchmarks.md v15).
+// hint measured less good on the streaming kernel; see docs/design/kernel-selection.md, section 17).
 template <int PREFETCH = 0>
 __device__ __forceinline__ void copyAsync16(uint32_t slot, const void* src, bool present) {
   static_assert(PREFETCH == 0 || PREFETCH == 128, "prefetch sizes: 0, 128");

@@ -18,8 +18,8 @@ __device__ __forceinline__ void foldHalves(float (&v)[M]) {
 
 // The max of row h's N / 4 accumulators in this thread (tokens 8j + 2 tig + c of a tile), every token
 // valid: a tree of max.NaN, 5 levels for N = 128, not a chain of 31 with a select before each (the chain
-// and its selects were ~290 instructions a warp per tile, most of the consumer's issue slots in the
-// warp-specialized kernel: docs/benchmarks.md v23). max.NaN is exact and NaN wins, so the order is free.
+// and its selects took most of the consumer's issue slots in the warp-specialized kernel). max.NaN is
+// exact and NaN wins, so the order is free.
 template <int N>
 __device__ __forceinline__ float wholeTileMax(const float (&acc)[N / 2], int h) {
   float v[N / 4];
@@ -62,7 +62,7 @@ __device__ __forceinline__ int firstMatch(const float (&acc)[N / 2], int h, floa
 // ragged document's last tile): each row's max as a tree of max.NaN and, where the tile beats the running
 // max, the index of its first match. A path of its own, with no per-token validity in it: shared with the
 // general path below, ptxas computed 64 validity predicates per tile before branching and packed them
-// into a register (~130 instructions a tile, on every tile of a training forward: v26).
+// into a register, on every tile of a training forward.
 template <int N>
 __device__ __forceinline__ void foldWholeTileArgmax(float (&best)[2], int (&bestIndex)[2],
                                                     const float (&acc)[N / 2], int t0, int tig) {
@@ -84,9 +84,8 @@ __device__ __forceinline__ void foldWholeTileArgmax(float (&best)[2], int (&best
 // second pass only when the tile's max beats the running one: the first valid token in order equal to
 // it (or the first NaN), the lowest index, as maxUpdate would give; a tie with an earlier tile keeps the
 // earlier token. TREE = false keeps the select per token on whole tiles too (the wgmma kernel): there the
-// tree measured no faster where the fold's cost shows (Lq = 128: 0.0680 against 0.0670 ms per call in
-// flight) and slower where it does not (d = 1024: 0.076 -> 0.087, its registers 144 -> 177;
-// docs/benchmarks.md, v24c).
+// tree measured no faster where the fold's cost shows and slower, with more registers, where it does not
+// (docs/design/kernel-selection.md, section 17).
 template <bool ARGMAX, int N, bool TREE, bool SEPARATE_WHOLE = false>
 __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], const float (&acc)[N / 2],
                                          const Rows& dRows, int dStart, int t0, int tEnd, int tig) {

@@ -369,22 +369,19 @@ using namespace maxsim4j;
                           Split{sliceTokens, partialMax, partialArgmax, partialStride});                  \
   }
 
-// Variants (query m-tiles per pass, fragments in registers or shared memory, n-tiles per warp step, whether
-// the next n-tile's loads are issued before this one multiplies):
-//   mma2   32 rows per pass, any d, fragments in shared memory
-//   mma2p  as mma2, pipelined (d <= 128: an n-tile is one load group)
-//   mma2r  Lq <= 32 per pass, d <= 128, fragments in registers
-//   mma2rp as mma2r, pipelined
+// Entries (query m-tiles per pass, fragments in registers or shared memory, n-tiles per warp step, whether
+// the next n-tile's loads are issued before this one multiplies), as the host's rule 12 picks them:
+//   mma2rp 32 rows per pass, d <= 128, fragments in registers, pipelined
 //   mma2n  32 rows per pass, any d, two n-tiles per step (half the shared-memory reads per document byte)
 //   mma8n  128 rows per pass, any d, two n-tiles per step
+// The variants it was measured against are built for tests only (src/test/cuda/maxsim_forward_mma_ab.cu).
 #define MAXSIM_MMA_VARIANTS(SUFFIX, T)                                   \
-  MAXSIM_MMA_ENTRY(maxsim_forward_mma2_##SUFFIX, T, 2, 0, 1, false)      \
-  MAXSIM_MMA_ENTRY(maxsim_forward_mma2p_##SUFFIX, T, 2, 0, 1, true)      \
-  MAXSIM_MMA_ENTRY(maxsim_forward_mma2r_##SUFFIX, T, 2, 4, 1, false)     \
   MAXSIM_MMA_ENTRY(maxsim_forward_mma2rp_##SUFFIX, T, 2, 4, 1, true)     \
   MAXSIM_MMA_ENTRY(maxsim_forward_mma2n_##SUFFIX, T, 2, 0, 2, false)     \
   MAXSIM_MMA_ENTRY(maxsim_forward_mma8n_##SUFFIX, T, 8, 0, 2, false)
 
+// the test-only kernels include this file for its templates and define entries of their own
+#ifndef MAXSIM4J_TEMPLATES_ONLY
 #if !MAXSIM4J_SPLIT_K
 MAXSIM_MMA_VARIANTS(bf16, __nv_bfloat16)
 #endif
@@ -406,4 +403,5 @@ MAXSIM_MMA_VARIANTS(f16, __half)
 MAXSIM_GROUP_ENTRY(maxsim_forward_group4_bf16, __nv_bfloat16)
 #endif
 MAXSIM_GROUP_ENTRY(maxsim_forward_group4_f16, __half)
+#endif  // MAXSIM4J_TEMPLATES_ONLY
 #endif

@@ -4,8 +4,8 @@
 // Why a second tensor-core kernel. The block-per-pair kernel (maxsim_forward_mma.cu) loads document tiles
 // straight into registers: bytes in flight are bounded by registers (and the 6 scoreboards a warp has for
 // outstanding loads), a block's prologue stages the query through shared memory and its epilogue merges
-// four warps behind __syncthreads. Nsight Compute on 1 x 10000 x 32 x 300 x 128: DRAM 61% busy, 11-16 warps
-// per SM stalled mostly on those loads. Here each warp owns whole pairs, a contiguous run of them (with
+// four warps behind __syncthreads; under Nsight Compute its warps stalled mostly on those loads with DRAM
+// far from busy. Here each warp owns whole pairs, a contiguous run of them (with
 // one query, partly taken at run time instead: maxsim_work.cuh):
 //
 // Tiles:       A = the query's 32 rows as 2 m-tiles in registers (k permutation of maxsim_forward_mma.cu),
@@ -99,8 +99,8 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
   // Pairs. A static split gives each warp a contiguous run, so that with several queries (all pairs with
   // Nq > 1, candidates) most of its pairs share the query fragments it holds. Taken at run time, nearly
-  // every pair would load a new query: A/B on the H200, 128 x 128 x 32 x 300 x 128 4% slower and the 256 x
-  // 256 training step 2%, so the host asks for DYNAMIC only for one query (or one pair per query), where it
+  // every pair would load a new query, which measured slower (rule 4 of docs/design/kernel-selection.md), so the host
+  // asks for DYNAMIC only for one query (or one pair per query), where it
   // evens out the warps' finishing times: a warp first takes a contiguous run of half an even share (at
   // least one pair: no atomic to start), then pairs one at a time (maxsim_work.cuh).
   const WorkCounters counters{work};
@@ -294,14 +294,12 @@ using namespace maxsim4j;
 // Same tensors as maxsim_forward_*; pairs is the launch's pair count, split statically among the grid's
 // warps or, by the _dyn entries, partly taken at run time through `work` (two zeroed 64-bit counters, see
 // WorkCounters; the pair queues are then dynamic shared memory, STREAM_QUEUE_ENTRIES x 8 bytes per warp).
-// Entry names: maxsim_forward_stream_c{CHUNKS}[_VARIANT][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
-// Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: by an A/B on the
-// H200 (docs/benchmarks.md, v12) two n-tiles per step paid 22% on 1x1000x32x2048x48 and 2-4% elsewhere;
-// at c4 they need more than the 128 registers 4 blocks per SM allow (spills). Variants kept for A/B runs:
-// c2_n1, c4_n2 (n-tiles per step), c2_r6, c4_r6 (a 6 KB ring: within 2% but for 1x4000x32x2048x48, 19%
-// slower). Every copy carries the 128-byte L2 prefetch hint (A/B before it was
-// kept: 1x10000x32x300x128 0.217 -> 0.197 ms, 1x10000x32x300x64 0.119 -> 0.102, 256 bytes less good;
-// no change on L2-resident work). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
+// Entry names: maxsim_forward_stream_c{CHUNKS}[_dyn][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
+// Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: that paid on every
+// shape measured, while at c4 two need more than the 128 registers 4 blocks per SM allow (spills). Every
+// copy carries the 128-byte L2 prefetch hint, which pays on work larger than L2 (docs/design/kernel-selection.md
+// holds the measurements; the other ring sizes and n-tile counts are built for tests only, in
+// src/test/cuda/maxsim_forward_stream_ab.cu). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
 #define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
@@ -311,17 +309,6 @@ using namespace maxsim4j;
     forwardStream<T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC>(                                                 \
         q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery,          \
         docOffset, pairs, scores, static_cast<Index*>(argmax), argmaxStride, work);                             \
-  }
-// the diagnostic timed variant: inference, each warp's start and end time written through `argmax`
-#define MAXSIM_STREAM_TIMED(T, SUFFIX, CHUNKS, NT)                                                                \
-  extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) maxsim_forward_stream_c##CHUNKS##_timed_##SUFFIX( \
-      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,     \
-      const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,               \
-      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride,                              \
-      unsigned long long* work) {                                                                                 \
-    forwardStream<T, CHUNKS, NT, STREAM_RING_BYTES, false, int, true, true>(                                      \
-        q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode, perQuery, docOffset, \
-        pairs, scores, static_cast<int*>(argmax), argmaxStride, work);                                            \
   }
 // inference, argmax int32 (_argmax), argmax int16 (_argmax16)
 #define MAXSIM_STREAM_ENTRIES(T, SUFFIX, CHUNKS, NT, RING, VARIANT)                                                   \
@@ -338,17 +325,14 @@ using namespace maxsim4j;
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 2, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 3, 1, STREAM_RING_BYTES, )               \
   MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES, )               \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES, _n1)            \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 2, STREAM_RING_BYTES, _n2)            \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 2, 1, STREAM_RING_BYTES / 2, _r6)        \
-  MAXSIM_STREAM_ENTRIES(T, SUFFIX, 4, 1, STREAM_RING_BYTES / 2, _r6)        \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 1, 1)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 2, 2)                                    \
   MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 3, 1)                                    \
-  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)                                    \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 2, 2)                                      \
-  MAXSIM_STREAM_TIMED(T, SUFFIX, 4, 1)
+  MAXSIM_STREAM_DYNAMIC(T, SUFFIX, 4, 1)
 
+// the test-only kernels include this file for its templates and define entries of their own
+#ifndef MAXSIM4J_TEMPLATES_ONLY
 MAXSIM_STREAM_TYPE(__nv_bfloat16, bf16)
 MAXSIM_STREAM_TYPE(__half, f16)
+#endif
 #endif

@@ -5,7 +5,7 @@
 //
 // Why a third forward. The block kernel (maxsim_forward_mma.cu) feeds mma.sync from query fragments that
 // every warp re-reads from shared memory for each 8-token n-tile: at Lq = 128 and 1024 that shared-memory
-// traffic, not DRAM or the tensor cores, bounds it (17-23% of the floor, docs/benchmarks.md). wgmma reads
+// traffic, not DRAM or the tensor cores, bounds it (docs/design/kernel-selection.md, rule 9). wgmma reads
 // both operands from shared memory itself, 64 query rows x 128 document tokens per instruction, with no
 // per-thread fragment loads at all.
 //
@@ -71,7 +71,7 @@ struct ItemWork {
 // A query-group block's run of items (GROUP = 4): the grid is `groups` x S blocks, block b taking group
 // b % groups against the documents of segment b / groups of S. Why not equal runs of one item order: a
 // block keeps its group's query rows loaded for its whole run (a reload drains the ring, cp.async groups
-// completing in order; until v16 a document's groups were adjacent, so every item reloaded), and the
+// completing in order; with a document's groups adjacent, every item would reload), and the
 // blocks of one segment all start at its first document together, so the groups read a document at
 // about the same time, once from DRAM and then from L2, whatever the corpus size.
 __device__ __forceinline__ void groupRun(long long pairs, int documents, long long& begin, long long& end) {

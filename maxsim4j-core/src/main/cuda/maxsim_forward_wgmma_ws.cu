@@ -4,15 +4,14 @@
 //
 // Why a fourth forward. In the wgmma kernel (maxsim_forward_wgmma.cu) every thread both copies and
 // multiplies: one block barrier per stage, and a warpgroup folds a tile only after waiting for all of its
-// wgmmas, so the tensor pipe idles through every fold (59% of the compute floor on 1x1000x1024x1024x128;
-// Nsight: barrier and wait stalls). Here the roles are split, as FlashAttention-3 splits them.
+// wgmmas, so the tensor pipe idles through every fold (Nsight: barrier and wait stalls). Here the roles are split, as FlashAttention-3 splits them.
 //
 // Roles:       warpgroup 2, the producer: its first warp reads the items' rows and lengths 32 at a time,
 //              and one lane loads document tiles with TMA (its second warp sums the scores, below);
 //              warpgroups 0 and 1, the consumers, multiply and fold, warpgroup w owning GROUPS row groups
 //              of 64 (rows 64 GROUPS w onwards) of the pass: a pass is 128 rows with GROUPS = 1 and 256
 //              with GROUPS = 2, which reads each document tile from L2 once per 256 query rows instead of
-//              once per 128 (v25). They meet only at the ring's mbarriers: no block barrier after
+//              once per 128 (rule 6). They meet only at the ring's mbarriers: no block barrier after
 //              set-up, and no consumer reads the work's metadata from global memory (each slot carries
 //              its tile's TileInfo).
 // Work:        items (pass, pair, slice) in pass-major order, one contiguous run of equal length per block,
@@ -29,10 +28,10 @@
 // Multiply:    per tile and row group KC x 4 wgmma m64n128k16 (A from registers, B by descriptor) as one
 //              commit group, waited for before that row group's fold; the other warpgroup's wgmmas keep the
 //              tensor cores busy meanwhile, and with two row groups so do this warpgroup's second ones.
-//              (Measured and not kept, docs/benchmarks.md v22 and v23b: turns between the warpgroups'
+//              (Measured and not kept, docs/design/kernel-selection.md section 17: turns between the warpgroups'
 //              groups through named barriers, ping-pong as in FlashAttention-3, and two tiles per group.
 //              The next tile's wgmmas running under this tile's fold made ptxas serialise every wgmma,
-//              with one row group ("insufficient register resources", v22d) and with two (C7514, v25c).)
+//              with one row group ("insufficient register resources") and with two (C7514).)
 // Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers);
 //              with two row groups, group 0's before, under group 1's wgmmas.
 // Epilogue:    at an item's last tile each row's max across its quad. Without slices (the default) each
@@ -248,7 +247,7 @@ struct EpilogueSlot {
 // query of one pass has its score, else the pass's sum goes to passSums and the pair's last pass to
 // arrive adds them up in pass order, so the score does not depend on which pass came last, and leaves
 // the pair's arrival count zero for the next launch. The fence and the atomic wait here, off the
-// consumers' path (v22e had each consumer warpgroup pay them: measured slower than the merge launch).
+// consumers' path (each consumer warpgroup paying them measured slower than the merge launch).
 template <typename T, int GROUPS>
 __device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot* slots, uint32_t fullBars,
                                           uint32_t emptyBars) {
@@ -375,7 +374,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     // multiply and fold. One row group: the tile's wgmmas as one commit group, waited for at once, the
     // slot released (the fold reads registers only), then the fold. Two: one commit group per row group,
     // and group 0 folded while group 1's wgmmas still run, so this warpgroup keeps the tensor pipe busy
-    // through its own first fold (v25b: 1x1000x1024x1024x128 0.383-0.385 -> 0.374-0.380 ms a kernel).
+    // through its own first fold.
     wgmmaFence();
     const uint64_t b = ringDescriptor + (uint64_t)(slot.slot * KC * WS_BOX_BYTES / 16);
 #pragma unroll

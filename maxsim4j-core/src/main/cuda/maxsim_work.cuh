@@ -1,8 +1,8 @@
 // Work handed out at run time to the warps of the persistent streaming kernel (maxsim_forward_stream.cu).
-// Memory serves some SMs faster than others: with a static split the last warp of 1 x 10000 x 32 x 300 x
-// 128 finished 1.9x later than the first (H200, CallPhasesProbe); taking work one unit at a time lets the
-// fast ones take more. (The wgmma kernel's blocks, which keep far more bytes in flight each, gained
-// nothing from it: 1 x 1000 x 128 x 1024 x 128 0.077 -> 0.082 ms, within noise elsewhere.)
+// Memory serves some SMs faster than others, so with a static split the last warps finish well after the
+// first (CallPhasesProbe shows it); taking work one unit at a time lets the fast ones take more. (The
+// wgmma kernel's blocks, which keep far more bytes in flight each, gained nothing from it: rule 4 of
+// docs/design/kernel-selection.md.)
 #pragma once
 
 namespace maxsim4j {

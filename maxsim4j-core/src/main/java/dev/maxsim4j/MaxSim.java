@@ -55,6 +55,11 @@ public final class MaxSim implements AutoCloseable {
     this.deterministic = deterministic;
   }
 
+  /** A deterministic MaxSim over {@code backend}, built apart from the selector (tests force CUDA kernels so). */
+  static MaxSim over(Backend backend) {
+    return new MaxSim(backend, backend.name(), true);
+  }
+
   /** The automatically chosen backend (property {@code maxsim4j.backend}) on all available processors. */
   public static MaxSim create() {
     return builder().build();

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.cuda.CudaBackend;
+import dev.maxsim4j.internal.cuda.ForcedKernels;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,7 +50,6 @@ class CudaParityTest {
   static void open() {
     reference = MaxSim.builder().backend("reference").threads(2).build();
     cuda = MaxSim.builder().backend("cuda").build();
-    // the variant property is read when a backend starts
     streaming = withVariant("stream");
     warpgroups = withVariant("wgmma");
     serialPasses = withVariant("wgmma_serial");
@@ -61,13 +61,9 @@ class CudaParityTest {
     warpSpecializedNarrow = withVariant("wgmma_ws_r128");
   }
 
-  private static MaxSim withVariant(String variant) {
-    System.setProperty("maxsim4j.cuda.variant", variant);
-    try {
-      return MaxSim.builder().backend("cuda").build();
-    } finally {
-      System.clearProperty("maxsim4j.cuda.variant");
-    }
+  /** A CUDA MaxSim whose forward runs the named kernels (see internal.cuda.ForcedKernels in the tests). */
+  static MaxSim withVariant(String variant) {
+    return MaxSim.over(ForcedKernels.backend(variant, 2));
   }
 
   @AfterAll
@@ -256,9 +252,7 @@ class CudaParityTest {
    */
   @Test
   void queryGroupsMatchTheReference() {
-    System.setProperty("maxsim4j.cuda.variant", "groups");
-    try (MaxSim groups = MaxSim.builder().backend("cuda").build()) {
-      System.clearProperty("maxsim4j.cuda.variant");
+    try (MaxSim groups = withVariant("groups")) {
       RandomBatches r = new RandomBatches();
       for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
         TokenBatch q = r.padded(type, 5, 32, 64, 1); // 5 queries: the second group is partial
@@ -266,8 +260,6 @@ class CudaParityTest {
         assertAllPairsMatchTheReference(groups, q, d, "query groups " + type + " (" + r + ")");
         assertAllPairsMatchTheReference(q, d, "default kernel " + type + " (" + r + ")");
       }
-    } finally {
-      System.clearProperty("maxsim4j.cuda.variant");
     }
   }
 
@@ -279,13 +271,9 @@ class CudaParityTest {
   @Test
   void splitDocumentsMatchTheReferenceAndKeepTiesAndNaN() {
     splitDocumentsCheck(cuda, "pairs");
-    // query groups split along Ld are only chosen when forced; the property is read when a backend starts
-    System.setProperty("maxsim4j.cuda.variant", "groupsplit");
-    try (MaxSim groups = MaxSim.builder().backend("cuda").build()) {
-      System.clearProperty("maxsim4j.cuda.variant");
+    // query groups split along Ld are only chosen when forced
+    try (MaxSim groups = withVariant("groupsplit")) {
       splitDocumentsCheck(groups, "query groups");
-    } finally {
-      System.clearProperty("maxsim4j.cuda.variant");
     }
   }
 

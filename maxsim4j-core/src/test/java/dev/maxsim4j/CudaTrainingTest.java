@@ -157,13 +157,7 @@ class CudaTrainingTest {
         }
       }
       String where = r + " " + type;
-      System.setProperty("maxsim4j.cuda.variant", "wide");
-      MaxSim wide;
-      try {
-        wide = MaxSim.builder().backend("cuda").build();
-      } finally {
-        System.clearProperty("maxsim4j.cuda.variant");
-      }
+      MaxSim wide = CudaParityTest.withVariant("wide");
       try (wide; MaxSim narrow = MaxSim.builder().backend("cuda").build()) {
         Loss contrastive = Loss.contrastive(positivesOf(r, 24, 960), 0.5f);
         TrainingStep n = narrow.lossAllPairs(q, d, contrastive);
@@ -190,13 +184,7 @@ class CudaTrainingTest {
     RandomBatches r = new RandomBatches();
     for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
       // a fresh backend per type: scratch buffers only grow, and the int32 forward below would hide the check
-      System.setProperty("maxsim4j.cuda.variant", "wgroups");
-      MaxSim groups;
-      try {
-        groups = MaxSim.builder().backend("cuda").build();
-      } finally {
-        System.clearProperty("maxsim4j.cuda.variant");
-      }
+      MaxSim groups = CudaParityTest.withVariant("wgroups");
       try (groups) {
         TokenBatch q = r.padded(type, 23, 32, 128, 1);
         TokenBatch d = r.packed(type, 230, 0, 300, 128, true);

@@ -26,7 +26,7 @@ import java.util.function.LongFunction;
  * ({@link PipelinedCalls}). Host arrays are staged through
  * pinned memory into grow-only scratch buffers; documents made resident with {@link #makeResident} stay
  * on the device and are not copied again (queries too). The backward and the losses run on the device as
- * well (maxsim_backward.cu, maxsim_loss.cu). Which forward kernel runs a launch is {@link ForwardKernels}'
+ * well (maxsim_backward.cu, maxsim_loss.cu). Which forward kernel runs a launch is {@link ForwardPlan}'s
  * job.
  */
 public final class CudaBackend implements Backend {
@@ -45,8 +45,6 @@ public final class CudaBackend implements Backend {
   /** The least time {@link #timeBatches} spends launching before it times. */
   private static final long TIMING_WARMUP_NANOS = 300_000_000L;
 
-  /** The system property that forces a forward kernel variant (see {@link ForwardKernels}). */
-  static final String VARIANT_PROPERTY = "maxsim4j.cuda.variant";
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
   private static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
@@ -65,10 +63,15 @@ public final class CudaBackend implements Backend {
   private boolean closed;
 
   public CudaBackend(int cpuThreads) {
+    this(cpuThreads, ForwardKernels.RULES);
+  }
+
+  /** A backend whose forward launches are planned by {@code planner} (tests force kernels this way). */
+  CudaBackend(int cpuThreads, ForwardKernels.Planner planner) {
     this.device = new CudaDevice(0);
     this.cpu = CpuBackends.vectorUnavailableReason().isEmpty() ? CpuBackends.vector(cpuThreads)
         : CpuBackends.scalar(cpuThreads);
-    this.forward = new ForwardKernels(device, params);
+    this.forward = new ForwardKernels(device, params, planner);
   }
 
   /** Why the GPU cannot be used here, or empty when it can. */
@@ -356,8 +359,7 @@ public final class CudaBackend implements Backend {
    * {@code batches} batches of {@code perBatch} launches between two CUDA events; returns the per-launch
    * milliseconds of every batch, sorted. Called under the lock. The timed warm-up lets the JIT compile the
    * launch path first: ten launches left it interpreted, and where the host then takes longer per launch
-   * than the kernel, the batch times the host (v24: 1x1000x128x1024x128 on the warp-specialized kernel,
-   * whose launch encodes a tensor map, measured 0.166 ms per launch against 0.089 per whole call).
+   * than the kernel, the batch times the host (rule 5 of docs/design/kernel-selection.md).
    */
   private double[] timeBatches(Runnable launch, int warmup, int batches, int perBatch) {
     long warmEnd = System.nanoTime() + TIMING_WARMUP_NANOS;
@@ -596,7 +598,7 @@ public final class CudaBackend implements Backend {
     long dD = device.scratch("grad-documents", ddBytes);
     // the gather writes every token of every query row, and the owned dD kernel every token of every
     // document row: zeros are needed only for storage slots outside the rows (padding) and for atomics.
-    // Skipping the memsets saves ~10 us a step at 256x256x32x300 (19 MB of dD).
+    // (rule 15 of docs/design/kernel-selection.md: a step skips memsets of every dD byte).
     boolean gradsCoverRows = qt.rows > 0 && stride > 0;
     if (!gradsCoverRows || !qt.rowsCoverStorage) {
       Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
@@ -606,19 +608,19 @@ public final class CudaBackend implements Backend {
     }
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
-      String dqKernel = "maxsim_backward_dq_" + width + ForwardKernels.suffix(d.dtype());
+      String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
       params.set(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
           perQuery, dim, dQ, gradientType(queryGradType));
       Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
           (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       if (atomic) {
-        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardKernels.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
         params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
             perQuery, dim, dD);
         Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
             (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
-        String kernel = "maxsim_backward_dd_owned_" + width + ForwardKernels.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
         int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
         int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
         params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,

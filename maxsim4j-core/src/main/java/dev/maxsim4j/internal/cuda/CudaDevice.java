@@ -195,8 +195,8 @@ final class CudaDevice implements AutoCloseable {
   /**
    * Orders a launch whose grid holds every SM for its whole run (a persistent, compute-bound grid) after
    * the previous such launch when that went to another lane. Two of them gain nothing by overlapping, and
-   * their blocks interleaved lose the L2 reuse their work order is built on: on the H200 (v24)
-   * 1x1000x1024x1024x128 took 0.52 ms per call in flight on two lanes against 0.46 ordered. Call before
+   * their blocks interleaved lose the L2 reuse their work order is built on (rule 8 of
+   * docs/design/kernel-selection.md). Call before
    * the launch, then {@link #markWholeDeviceLaunch} after it.
    */
   void orderWholeDeviceLaunch(Lane lane) {

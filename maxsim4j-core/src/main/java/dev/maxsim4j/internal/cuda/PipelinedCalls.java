@@ -25,7 +25,7 @@ import java.util.function.Function;
  * <p>{@link #take} and {@link #submit} run under the backend's lock; neither thread takes it.
  */
 final class PipelinedCalls implements AutoCloseable {
-  /** Calls in flight at most: enough for a few µs of host work per call to hide behind ~15 µs kernels. */
+  /** Calls in flight at most: enough for each call's host work to hide behind the kernels queued before it. */
   static final int SLOTS = 8;
   /**
    * Streams the slots alternate between: a call's grid may start on the SMs the previous call's last

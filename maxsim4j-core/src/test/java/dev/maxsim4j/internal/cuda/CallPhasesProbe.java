@@ -185,7 +185,7 @@ public final class CallPhasesProbe {
     int pairs = s[0] * s[1];
     int chunks = (s[4] + 31) / 32;
     String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
-    MemorySegment fn = device.function("maxsim_forward_stream", kernel);
+    MemorySegment fn = device.function("maxsim_forward_stream_ab", kernel);
     device.allowDynamicSharedMemory(fn, 1024);
     int warps = device.residentBlocksPerMultiprocessor(fn, 128, 1024) * device.multiprocessors * 4;
     int blocks = (Math.min(pairs, warps) + 3) / 4;
@@ -383,7 +383,7 @@ public final class CallPhasesProbe {
 
     /** One all-pairs forward launch of this shape, by the backend's rules, writing its scores to {@code scores}. */
     Runnable allPairsInto(long scores) {
-      ForwardKernels forward = new ForwardKernels(device, params);
+      ForwardKernels forward = new ForwardKernels(device, params, ForwardKernels.RULES);
       return () -> forward.launch(q, d, 0, s[1], 0, s[0] * s[1], scores, 0, 0, s[2], s[0]);
     }
 

@@ -33,7 +33,7 @@ class StreamingWorkTest {
       int pairs = documents.rows;
       long scores = device.scratch("scores", 4L * pairs);
       MemorySegment host = device.pinned(4L * pairs + 16);
-      ForwardKernels forward = new ForwardKernels(device, params);
+      ForwardKernels forward = new ForwardKernels(device, params, ForwardKernels.RULES);
       float[] first = null;
       for (int launch = 0; launch < 5; launch++) {
         Driver.fill32(scores, POISON, pairs, device.stream);

@@ -1,4 +1,0 @@
-// The tensor-core forward with sm_75 arithmetic (fp16 m16n8k16 as two m16n8k8) built for every target, so
-// the path Turing GPUs take can be tested on newer ones: -Dmaxsim4j.cuda.variant=k8 selects this module.
-#define MAXSIM4J_FORCE_SPLIT_K
-#include "maxsim_forward_mma.cu"

@@ -1,0 +1,402 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.DType;
+
+/**
+ * Which forward kernel runs a launch, and on what grid: a pure function of the launch's shape and the GPU's
+ * capabilities. Inference, training and top-k all plan here, so they choose the same kernel for a shape and
+ * give the same bits. Rule numbers are the sections of docs/design/kernel-selection.md, which holds the
+ * measurement behind each rule and the command that re-runs it.
+ */
+final class ForwardPlan {
+  private ForwardPlan() {}
+
+  static final String FORWARD = "maxsim_forward";
+  static final String FORWARD_MMA = "maxsim_forward_mma";
+  static final String FORWARD_STREAM = "maxsim_forward_stream";
+  static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
+  static final String FORWARD_WGMMA_WS = "maxsim_forward_wgmma_ws";
+
+  static final int THREADS = 256;
+  static final int MMA_THREADS = 128;
+  static final int GROUP_QUERIES = 4;
+  static final int GROUP_ROWS = 32;
+  private static final int MMA_REGISTER_CHUNKS = 4;
+  private static final int STREAM_MAX_CHUNKS = 4;
+  private static final int STREAM_MIN_PAIRS_PER_SM = 4;
+  /** The run-time pair queues of the streaming kernel's "_dyn" entries: 4 warps x 32 x 8 bytes. */
+  static final int STREAM_QUEUE_BYTES = 4 * 32 * 8;
+  /** Shared memory above which a kernel needs the opt-in attribute. */
+  static final int DEFAULT_SHARED_BYTES = 48 * 1024;
+  /** Query fragments of one block-kernel pass: 32 rows even at d = 1024, and two blocks per SM on sm_80+. */
+  private static final int MMA_FRAGMENT_BUDGET = 96 * 1024;
+  private static final int MMA_STATIC_SHARED = 4 * 1024 + 512;
+  /** maxsim_forward_wgmma.cu: a ring stage (128 tokens x 64 halves), its ring depths, group rows, pads. */
+  private static final int WGMMA_STAGE_BYTES = 128 * 128;
+  private static final int[] WGMMA_STAGES = {4, 6};
+  private static final int WGMMA_GROUP_ROWS = 128;
+  private static final int WGMMA_ALIGN_PAD = 1024;
+  private static final int WGMMA_STATIC_SHARED = 2048;
+  /** maxsim_forward_wgmma_ws.cu: 3 warpgroups, pad + 192 KB ring, 64-row groups, 128-token tiles. */
+  static final int WS_THREADS = 384;
+  static final int WS_SHARED_BYTES = 1024 + 192 * 1024;
+  private static final int WS_GROUP_ROWS = 64;
+  static final int WS_TOKENS = 128;
+  private static final double WS_SLICE_ABOVE = 1.10;
+  private static final double WS_BALANCE = 1.03;
+  private static final int WS_MAX_SLICES = 8;
+  private static final int SPLIT_BLOCKS_PER_SM = 8;
+  private static final int SPLIT_BELOW_BLOCKS_PER_SM = 2;
+  private static final int SPLIT_MIN_SLICE = 512;
+
+  /** The kernel families, each one .cu file (the block kernels two entry shapes). */
+  enum Family { FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK }
+
+  /**
+   * A launch's kernel and grid: {@code blocks} x {@code gridY} blocks of {@code threads} with
+   * {@code sharedBytes} of dynamic shared memory ({@code optIn}: above the default, set first). {@code split}:
+   * document slices or query passes along grid.y, merged by a second launch where {@link Split#partials}.
+   * {@code partials}: the blocks leave per-row partials for a merge launch. Family parameters: {@code rowsPerPass} (block kernels), {@code passes} and {@code wsSlices}/
+   * {@code wsSliceTokens} (warp-specialized), {@code wholeDevice} (ordered after the last such grid).
+   */
+  record Plan(Family family, String module, String entry, int blocks, int gridY, int threads, int sharedBytes,
+      boolean optIn, Split split, boolean partials, int rowsPerPass, int passes, boolean wholeDevice) {
+
+    /** The same launch through another entry point (tests run kernels only they build this way). */
+    Plan withEntry(String module, String entry) {
+      return new Plan(family, module, entry, blocks, gridY, threads, sharedBytes, optIn, split, partials, rowsPerPass,
+          passes, wholeDevice);
+    }
+  }
+
+  /**
+   * How a pair spreads over blocks along grid.y: {@code slices} of {@code sliceTokens} document tokens
+   * (split-Ld), or the query's {@code passes} of rows (wgmma only); at most one above 1. For the
+   * warp-specialized kernel, its slices (grid.y stays 1).
+   */
+  record Split(int slices, int sliceTokens, int passes) {
+    static final Split NONE = new Split(1, 0, 1);
+
+    static Split passes(int passes) {
+      return new Split(1, 0, passes);
+    }
+
+    /** Whether blocks leave per-row partials for the merge launch rather than scores. */
+    boolean partials() {
+      return slices > 1 || passes > 1;
+    }
+
+    int gridY() {
+      return slices * passes;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------- the rule table
+
+  /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
+  static Plan plan(ForwardShape s, GpuCapabilities gpu) {
+    boolean tensorCores = tensorCores(s, gpu);
+    boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(s, gpu);
+    boolean stream = tensorCores && streamPays(s, gpu);
+    if (s.argmax16() && !(wgmmaGroups || stream)) {
+      throw new IllegalStateException("an int16 argmax needs the streaming kernel or wgmma query groups");
+    }
+    if (!tensorCores) {
+      return ffma(s); // rule 1: the types allow no mma; FFMA is also the fp32-accuracy path
+    }
+    if (wgmmaGroups) {
+      return wgmmaGroups(s, gpu); // rule 2: four short queries share each document tile
+    }
+    if (stream) {
+      return stream(s, gpu); // rules 3-4: a warp per pair keeps enough copies in flight
+    }
+    if (wgmmaWsPays(s, gpu)) {
+      return wgmmaWs(s, gpu, wsGroups(s), false); // rules 5-8: TMA producer, register-resident query rows
+    }
+    if (wgmmaPays(s, gpu)) {
+      return wgmma(s, gpu, true); // rules 9-10: wgmma wherever its shared memory fits on sm_90
+    }
+    return block(s, gpu, queryGroupsPay(s, gpu)); // rules 11-13: mma.sync, groups while blocks abound
+  }
+
+  /** Rule 14: the training argmax is int16 where the forward has such entries and documents fit int16. */
+  static boolean narrowArgmax(ForwardShape s, GpuCapabilities gpu) {
+    return tensorCores(s, gpu) && (streamPays(s, gpu) || wgmmaGroupsPay(s, gpu))
+        && s.maxDocumentLength() < Short.MAX_VALUE;
+  }
+
+  /** Rule 1: one half type on both sides, 16-byte rows; bf16 mma from sm_80, fp16 from sm_75 (m16n8k8). */
+  static boolean tensorCores(ForwardShape s, GpuCapabilities gpu) {
+    return s.queryType() == s.documentType() && s.dim() % 8 == 0
+        && (s.queryType() == DType.BFLOAT16 && gpu.major() >= 8
+            || s.queryType() == DType.FLOAT16 && (gpu.major() > 7 || gpu.major() == 7 && gpu.minor() >= 5));
+  }
+
+  /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */
+  static boolean wgmmaGroupsPay(ForwardShape s, GpuCapabilities gpu) {
+    long items = (long) s.perQuery() * groups(s.queries());
+    return wgmmaGroupsApply(s, gpu) && 2 * items >= gpu.multiprocessors();
+  }
+
+  /** Rule 2: where wgmma query groups exist: sm_90, all pairs, several queries of at most 32 tokens. */
+  static boolean wgmmaGroupsApply(ForwardShape s, GpuCapabilities gpu) {
+    return gpu.major() == 9 && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
+        && s.maxQueryLength() <= GROUP_ROWS && wgmmaFits(WGMMA_GROUP_ROWS, s.dim(), gpu);
+  }
+
+  /** Rule 3: queries of at most 32 tokens, d <= 128, sm_80+, at least 4 pairs per SM. */
+  static boolean streamApplies(ForwardShape s, GpuCapabilities gpu) {
+    return s.maxQueryLength() <= 32 && s.chunks() <= STREAM_MAX_CHUNKS && gpu.major() >= 8;
+  }
+
+  private static boolean streamPays(ForwardShape s, GpuCapabilities gpu) {
+    return streamApplies(s, gpu) && s.pairs() >= (long) STREAM_MIN_PAIRS_PER_SM * gpu.multiprocessors();
+  }
+
+  /** Rule 5: the warp-specialized kernel exists on this GPU for d <= 128 (sm_90, tensor maps, 193 KB). */
+  static boolean wgmmaWsApplies(ForwardShape s, GpuCapabilities gpu) {
+    return gpu.major() == 9 && s.dim() <= 128 && gpu.tensorMaps()
+        && WS_SHARED_BYTES <= gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED;
+  }
+
+  /** Rule 5: ... and pays for queries of more than 64 tokens (two consumer warpgroups of rows). */
+  private static boolean wgmmaWsPays(ForwardShape s, GpuCapabilities gpu) {
+    return wgmmaWsApplies(s, gpu) && s.maxQueryLength() > WS_GROUP_ROWS;
+  }
+
+  /** Rule 6: passes of 256 rows (two row groups per warpgroup) for queries of more than 128 tokens. */
+  static int wsGroups(ForwardShape s) {
+    return s.maxQueryLength() > 2 * WS_GROUP_ROWS ? 2 : 1;
+  }
+
+  /** Rule 9: on sm_90 the wgmma kernel takes the rest, where its 4-stage ring fits. */
+  static boolean wgmmaPays(ForwardShape s, GpuCapabilities gpu) {
+    return gpu.major() == 9 && wgmmaFits(wgmmaRows(s.maxQueryLength()), s.dim(), gpu);
+  }
+
+  /** Rule 13: 4 queries per block-kernel block while that still gives 4 blocks per SM. */
+  static boolean queryGroupsPay(ForwardShape s, GpuCapabilities gpu) {
+    long groupBlocks = (long) s.perQuery() * groups(s.queries());
+    return queryGroupsApply(s, gpu) && groupBlocks >= 4L * gpu.multiprocessors();
+  }
+
+  /** Rule 13: where block-kernel query groups exist: all pairs from the first document, queries of <= 32. */
+  static boolean queryGroupsApply(ForwardShape s, GpuCapabilities gpu) {
+    return s.mode() == ForwardShape.ALL_PAIRS && s.docOffset() == 0 && s.queries() > 1
+        && s.maxQueryLength() <= GROUP_ROWS && groupFragmentBytes(s) <= fragmentBudget(gpu);
+  }
+
+  /**
+   * Rule 11: split-Ld below 2 blocks per SM when documents reach 1024 tokens: slices of at least 512 tokens,
+   * enough for 8 blocks per SM ({@code forced}: whatever the blocks).
+   */
+  static Split splitFor(long blocks, int maxDocumentLength, boolean forced, GpuCapabilities gpu) {
+    long wanted = (long) SPLIT_BLOCKS_PER_SM * gpu.multiprocessors();
+    boolean fewBlocks = blocks < (long) SPLIT_BELOW_BLOCKS_PER_SM * gpu.multiprocessors();
+    if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE) {
+      return Split.NONE;
+    }
+    long slices = Math.min(Math.max(2, (wanted + blocks - 1) / blocks), maxDocumentLength / SPLIT_MIN_SLICE);
+    int step = 64; // a multiple of every kernel's token step (warps x 8 x n-tiles)
+    int sliceTokens = (int) ((maxDocumentLength + slices - 1) / slices + step - 1) / step * step;
+    int count = (maxDocumentLength + sliceTokens - 1) / sliceTokens;
+    return count < 2 ? Split.NONE : new Split(count, sliceTokens, 1);
+  }
+
+  /**
+   * Rule 7: 1 where {@code items} spread over the SMs within 1.10 of even; else slices (a power of two, at
+   * most one per tile and 8) until {@code items} x slices spread within 1.03.
+   */
+  static int wsSlices(long items, int tiles, int multiprocessors) {
+    int slices = 1;
+    if (unevenness(items, multiprocessors) <= WS_SLICE_ABOVE) {
+      return slices;
+    }
+    while (slices * 2 <= Math.min(tiles, WS_MAX_SLICES) && unevenness(items * slices, multiprocessors) > WS_BALANCE) {
+      slices *= 2;
+    }
+    return slices;
+  }
+
+  /** The busiest SM's items over the mean, with {@code items} in equal runs over the SMs. */
+  private static double unevenness(long items, int multiprocessors) {
+    double mean = (double) items / multiprocessors;
+    return items >= multiprocessors ? Math.ceil(mean) / mean : 1 / mean;
+  }
+
+  // ------------------------------------------------------------------------------------- family plans
+
+  /** The fp32 FFMA kernel: a block per pair. */
+  static Plan ffma(ForwardShape s) {
+    String entry = FORWARD + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
+    return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false);
+  }
+
+  /**
+   * wgmma query groups, never split along Ld: each block one group of 4 queries against one of as many
+   * document segments as the GPU holds blocks for every group.
+   */
+  static Plan wgmmaGroups(ForwardShape s, GpuCapabilities gpu) {
+    String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
+    Ring ring = ring(WGMMA_GROUP_ROWS, s.dim(), gpu,
+        stages -> FORWARD + "_wgmma_g4_s" + stages + saved + suffix(s.queryType()));
+    int groups = groups(s.queries());
+    int segments = Math.max(1, Math.min(s.perQuery(), ring.perSm() * gpu.multiprocessors() / groups));
+    return new Plan(Family.WGMMA_GROUPS, FORWARD_WGMMA, ring.entry(), Math.multiplyExact(groups, segments), 1,
+        ring.threads(), ring.sharedBytes(), true, Split.NONE, false, 0, 1, false);
+  }
+
+  /**
+   * Rule 4: the streaming kernel, a warp per pair, the grid the warps the GPU holds at once; inference whose
+   * queries are not shared takes the "_dyn" entries (half the pairs taken at run time).
+   */
+  static Plan stream(ForwardShape s, GpuCapabilities gpu) {
+    return stream(s, gpu, !s.argmax() && !s.queriesShared());
+  }
+
+  /** The streaming kernel, its warps taking half their pairs at run time where {@code dynamic}. */
+  static Plan stream(ForwardShape s, GpuCapabilities gpu, boolean dynamic) {
+    String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
+    String entry = FORWARD + "_stream_c" + s.chunks() + (dynamic ? "_dyn" : "") + saved + suffix(s.queryType());
+    int queueBytes = dynamic ? STREAM_QUEUE_BYTES : 0;
+    long warps = (long) gpu.residentBlocks(FORWARD_STREAM, entry, MMA_THREADS, queueBytes) * gpu.multiprocessors()
+        * 4;
+    int blocks = (int) ((Math.min(s.pairs(), warps) + 3) / 4);
+    return new Plan(Family.STREAM, FORWARD_STREAM, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
+        false, 0, 1, false);
+  }
+
+  /**
+   * Rules 6-8: the warp-specialized kernel, one block per SM over items (pass, pair, slice), with
+   * {@code groups} row groups per warpgroup; slices only for an uneven spread ({@link #wsSlices}) or
+   * {@code partials}, where the merge launch sums per-row partials; a grid on every SM with several passes
+   * is ordered after the last such grid on another lane, so its passes share documents through L2.
+   */
+  static Plan wgmmaWs(ForwardShape s, GpuCapabilities gpu, int groups, boolean partials) {
+    String entry = FORWARD_WGMMA_WS + "_k" + (s.dim() <= 64 ? 1 : 2) + (groups == 2 ? "_r256" : "")
+        + (s.argmax() ? "_argmax_" : "_") + suffix(s.queryType());
+    int rows = 2 * groups * WS_GROUP_ROWS;
+    int passes = (s.maxQueryLength() + rows - 1) / rows;
+    int tiles = Math.max(1, (s.maxDocumentLength() + WS_TOKENS - 1) / WS_TOKENS);
+    int slices = wsSlices((long) passes * s.pairs(), tiles, gpu.multiprocessors());
+    int sliceTokens = (tiles + slices - 1) / slices * WS_TOKENS;
+    slices = (tiles * WS_TOKENS + sliceTokens - 1) / sliceTokens;
+    long items = (long) passes * s.pairs() * slices;
+    int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
+    boolean wholeDevice = blocks == gpu.multiprocessors() && passes > 1;
+    return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
+        new Split(slices, sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice);
+  }
+
+  /**
+   * Rules 9-11: the wgmma kernel, persistent blocks as many as the GPU holds; split-Ld for few pairs with
+   * long documents, else ({@code splitPasses}) a query of several passes spread over grid.y so each block
+   * loads its rows once.
+   */
+  static Plan wgmma(ForwardShape s, GpuCapabilities gpu, boolean splitPasses) {
+    int rows = wgmmaRows(s.maxQueryLength());
+    String saved = s.argmax() ? "_argmax_" : "_";
+    Ring ring = ring(rows, s.dim(), gpu,
+        stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved + suffix(s.queryType()));
+    Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
+    int passes = (s.maxQueryLength() + rows - 1) / rows;
+    if (split.slices() == 1 && passes > 1 && splitPasses) {
+      split = Split.passes(passes);
+    }
+    long resident = (long) ring.perSm() * gpu.multiprocessors();
+    int blocks = split.slices() > 1 ? s.pairs() : (int) Math.max(1, Math.min(s.pairs(), resident / split.passes()));
+    return new Plan(Family.WGMMA, FORWARD_WGMMA, ring.entry(), blocks, split.gridY(), ring.threads(),
+        ring.sharedBytes(), true, split, split.partials(), 0, passes, false);
+  }
+
+  /**
+   * Rules 11-13: the block (mma.sync) kernels: 4 queries per block where {@code groups} (split along Ld only
+   * where {@code groupSplit}), else a pair per block, split-Ld for few pairs with long documents.
+   */
+  static Plan block(ForwardShape s, GpuCapabilities gpu, boolean groups) {
+    return block(s, gpu, groups, false);
+  }
+
+  static Plan block(ForwardShape s, GpuCapabilities gpu, boolean groups, boolean groupSplit) {
+    int chunks = s.chunks();
+    if (groups) {
+      long groupBlocks = (long) s.perQuery() * groups(s.queries());
+      Split split = groupSplit ? splitFor(groupBlocks, s.maxDocumentLength(), true, gpu) : Split.NONE;
+      int shared = groupFragmentBytes(s);
+      return new Plan(Family.BLOCK_GROUPS, FORWARD_MMA, FORWARD + "_group4_" + suffix(s.queryType()),
+          Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, shared > DEFAULT_SHARED_BYTES, split,
+          split.partials(), 0, 1, false);
+    }
+    Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
+    int mTiles = s.maxQueryLength() <= 32 ? 2 : 8;
+    int tilesPerPass = Math.max(1, Math.min(mTiles, fragmentBudget(gpu) / (chunks * 1024)));
+    int shared = tilesPerPass * chunks * 1024;
+    // rule 12: fragments in registers with the next loads issued early while d <= 128, else two n-tiles a step
+    String variant = mTiles == 8 ? "8n" : chunks <= MMA_REGISTER_CHUNKS ? "2rp" : "2n";
+    return new Plan(Family.BLOCK, FORWARD_MMA, FORWARD + "_mma" + variant + "_" + suffix(s.queryType()), s.pairs(),
+        split.gridY(), MMA_THREADS, shared, shared > DEFAULT_SHARED_BYTES, split, split.partials(), 16 * tilesPerPass,
+        1, false);
+  }
+
+  // ------------------------------------------------------------------------------------------- helpers
+
+  /** A wgmma entry for a ring depth, its threads, dynamic shared memory and the blocks one SM holds. */
+  private record Ring(String entry, int threads, int sharedBytes, int perSm) {}
+
+  /** The deepest ring that still keeps two blocks per SM (they hide each other's barriers); else the deepest. */
+  private static Ring ring(int rows, int dim, GpuCapabilities gpu, java.util.function.IntFunction<String> entry) {
+    int threads = rows > 64 ? 256 : 128;
+    Ring fallback = null;
+    for (int i = WGMMA_STAGES.length - 1; i >= 0; i--) {
+      int stages = WGMMA_STAGES[i];
+      int bytes = wgmmaSharedBytes(rows, stages, dim);
+      if (bytes > gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED) {
+        continue;
+      }
+      String name = entry.apply(stages);
+      Ring ring = new Ring(name, threads, bytes, gpu.residentBlocks(FORWARD_WGMMA, name, threads, bytes));
+      if (ring.perSm() >= 2) {
+        return ring;
+      }
+      if (fallback == null) {
+        fallback = ring;
+      }
+    }
+    return fallback;
+  }
+
+  private static boolean wgmmaFits(int rows, int dim, GpuCapabilities gpu) {
+    return wgmmaSharedBytes(rows, WGMMA_STAGES[0], dim) <= gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED;
+  }
+
+  /** Query rows per wgmma pass: 32 or 64 (one warpgroup) for short queries, 128 (two warpgroups) beyond. */
+  static int wgmmaRows(int maxQueryLength) {
+    return maxQueryLength <= 32 ? 32 : maxQueryLength <= 64 ? 64 : 128;
+  }
+
+  /** The alignment pad, one pass of query rows (all of d) and the ring. */
+  private static int wgmmaSharedBytes(int rows, int stages, int dim) {
+    return WGMMA_ALIGN_PAD + (dim + 63) / 64 * rows * 128 + stages * WGMMA_STAGE_BYTES;
+  }
+
+  private static int groupFragmentBytes(ForwardShape s) {
+    return GROUP_ROWS * GROUP_QUERIES / 16 * s.chunks() * 1024;
+  }
+
+  /** Dynamic shared memory a block kernel may use for query fragments on this GPU. */
+  private static int fragmentBudget(GpuCapabilities gpu) {
+    return Math.min(MMA_FRAGMENT_BUDGET, gpu.sharedMemoryPerBlockOptin() - MMA_STATIC_SHARED);
+  }
+
+  private static int groups(int queries) {
+    return (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
+  }
+
+  static String suffix(DType t) {
+    return switch (t) {
+      case FLOAT32 -> "f32";
+      case FLOAT16 -> "f16";
+      case BFLOAT16 -> "bf16";
+    };
+  }
+}

@@ -1,0 +1,24 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.DType;
+
+/**
+ * One forward launch as the rules see it: all pairs ({@code mode} 0: every query against {@code perQuery}
+ * documents from {@code docOffset}) or one pair per candidate ({@code mode} 1), the longest query and
+ * document, d, the storage types, and whether the argmax is saved (in int16 where {@code argmax16}).
+ */
+record ForwardShape(int mode, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
+    int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16) {
+
+  static final int ALL_PAIRS = 0;
+
+  /** 32-wide chunks of d: the unit the tensor-core kernels stage query fragments in. */
+  int chunks() {
+    return (dim + 31) / 32;
+  }
+
+  /** Whether several pairs share a query, so a warp kept on one query reuses its fragments. */
+  boolean queriesShared() {
+    return perQuery > 1 && pairs > perQuery;
+  }
+}

@@ -1,0 +1,116 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Tokens;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * A/B runs of forward kernels on the GPU host (scripts/gpu-ab.sh): for each shape, the all-pairs kernel
+ * alone (CUDA events, the median of 21 batches of 10 back-to-back launches, documents rotated through copies
+ * that together exceed three times the H200's L2) under each kernel name of {@link ForcedKernels}
+ * ({@code default}: the rules). Prints one table of kernel ms, a row per shape and a column per name.
+ *
+ * <pre>AbMain [--shape Nq,Nd,Lq,Ld,d]... NAME...</pre>
+ */
+public final class AbMain {
+  private AbMain() {}
+
+  /** The bench's 15 shapes (docs/benchmarks.md). */
+  static final List<String> SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128", "1,1000,128,1024,128",
+      "1,1000,1024,1024,128", "1,5000,32,300,128", "1,10000,32,300,128", "32,32,32,300,128", "128,128,32,300,128",
+      "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48", "1,1000,32,300,64",
+      "1,10000,32,300,64", "16,32,32,8192,128");
+  private static final long ROTATION_BYTES = 180L << 20;
+
+  public static void main(String[] args) throws Exception {
+    List<String> shapes = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--shape") && i + 1 < args.length) {
+        shapes.add(args[++i]);
+      } else {
+        ForcedKernels.planner(args[i]); // refuses an unknown name before any GPU work
+        names.add(args[i]);
+      }
+    }
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException("kernel names = none; expected at least one, e.g. default stream");
+    }
+    if (shapes.isEmpty()) {
+      shapes = SHAPES;
+    }
+    double[][] ms = new double[shapes.size()][names.size()];
+    for (int n = 0; n < names.size(); n++) {
+      try (CudaBackend cuda = new CudaBackend(1, ForcedKernels.planner(names.get(n)))) {
+        if (n == 0) {
+          System.out.println(cuda.deviceDescription() + ", bf16, kernel ms (median batch)");
+        }
+        for (int s = 0; s < shapes.size(); s++) {
+          ms[s][n] = kernelMillis(cuda, shape(shapes.get(s)), s);
+        }
+      }
+    }
+    StringBuilder head = new StringBuilder(String.format("%-24s", "shape"));
+    for (String name : names) {
+      head.append(String.format(" %14s", name));
+    }
+    System.out.println(head);
+    for (int s = 0; s < shapes.size(); s++) {
+      StringBuilder row = new StringBuilder(String.format("%-24s", shapes.get(s)));
+      for (int n = 0; n < names.size(); n++) {
+        row.append(String.format(" %14.5f", ms[s][n]));
+      }
+      System.out.println(row);
+    }
+  }
+
+  private static double kernelMillis(CudaBackend cuda, int[] sh, int seed) throws Exception {
+    Tokens q = tokens(new SplittableRandom(7 + seed), sh[0], sh[2], sh[4]);
+    long corpusBytes = 2L * sh[1] * sh[3] * sh[4];
+    int copies = (int) Math.max(2, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
+    List<Tokens> documents = new ArrayList<>();
+    List<AutoCloseable> resident = new ArrayList<>();
+    try {
+      for (int c = 0; c < copies; c++) {
+        Tokens d = tokens(new SplittableRandom(1000 + seed), sh[1], sh[3], sh[4]);
+        documents.add(d);
+        resident.add(cuda.makeResident(d));
+      }
+      double[] batches = cuda.timeAllPairsKernel(q, documents, 10, 21, 10);
+      return batches[batches.length / 2];
+    } finally {
+      for (AutoCloseable r : resident) {
+        r.close();
+      }
+    }
+  }
+
+  private static int[] shape(String s) {
+    String[] p = s.split(",");
+    if (p.length != 5) {
+      throw new IllegalArgumentException("shape = " + s + "; expected Nq,Nd,Lq,Ld,d");
+    }
+    int[] sh = new int[5];
+    for (int i = 0; i < 5; i++) {
+      sh[i] = Integer.parseInt(p[i].trim());
+    }
+    return sh;
+  }
+
+  /** {@code rows} full rows of {@code length} tokens of unit-scale bf16 values. */
+  private static Tokens tokens(SplittableRandom rnd, int rows, int length, int dim) {
+    int[] start = new int[rows];
+    int[] lengths = new int[rows];
+    for (int i = 0; i < rows; i++) {
+      start[i] = i * length;
+      lengths[i] = length;
+    }
+    short[] bits = new short[rows * length * dim];
+    for (int i = 0; i < bits.length; i++) {
+      bits[i] = DType.BFLOAT16.narrow((float) (rnd.nextDouble() * 2 - 1) / (float) Math.sqrt(dim));
+    }
+    return new Tokens(DType.BFLOAT16, dim, length, start, lengths, rows * length, null, null, bits, null);
+  }
+}

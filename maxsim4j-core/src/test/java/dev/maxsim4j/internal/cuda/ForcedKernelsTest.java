@@ -1,0 +1,77 @@
+package dev.maxsim4j.internal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
+import org.junit.jupiter.api.Test;
+
+/** The test hook forces each family and A/B entry where it applies and leaves the rest to the rules (CPU). */
+class ForcedKernelsTest {
+  private static final GpuCapabilities H200 = new GpuCapabilities(9, 0, 132, 232448, true, (m, e, t, s) -> 2);
+  private static final GpuCapabilities A100 = new GpuCapabilities(8, 0, 108, 166912, false, (m, e, t, s) -> 2);
+
+  private static ForwardShape shape(int queries, int documents, int lq, int ld, int dim, boolean argmax) {
+    return new ForwardShape(0, queries, documents, 0, queries * documents, lq, ld, dim, DType.BFLOAT16,
+        DType.BFLOAT16, argmax, false);
+  }
+
+  private static Plan plan(String name, ForwardShape s, GpuCapabilities gpu) {
+    return ForcedKernels.planner(name).plan(s, gpu);
+  }
+
+  @Test
+  void eachFamilyRunsWhereItsRuleWouldNotPickIt() {
+    ForwardShape few = shape(16, 32, 32, 8192, 128, false); // the rules: wgmma query groups on the H200
+    assertEquals("maxsim_forward_wgmma_g4_s6_bf16", plan("default", few, H200).entry());
+    assertEquals("maxsim_forward_stream_c4_bf16", plan("stream", few, H200).entry());
+    assertEquals("maxsim_forward_wgmma_ws_k2_bf16", plan("wgmma_ws", few, H200).entry());
+    assertEquals("maxsim_forward_wgmma_r32_s6_bf16", plan("wgmma", few, H200).entry());
+    assertEquals("maxsim_forward_group4_bf16", plan("groups", few, H200).entry());
+    assertEquals("maxsim_forward_mma2rp_bf16", plan("pair", few, H200).entry());
+    ForwardShape longQuery = shape(1, 1000, 1024, 1024, 128, false);
+    assertEquals("maxsim_forward_wgmma_ws_k2_r256_bf16", plan("default", longQuery, H200).entry());
+    assertEquals("maxsim_forward_wgmma_ws_k2_bf16", plan("wgmma_ws_r128", longQuery, H200).entry());
+    assertTrue(plan("wgmma_ws_merge", longQuery, H200).partials());
+    assertEquals(8, plan("wgmma", longQuery, H200).gridY(), "split passes");
+    assertEquals(1, plan("wgmma_serial", longQuery, H200).gridY(), "passes in one block");
+    assertEquals("maxsim_forward_mma8n_bf16", plan("nowgmma", longQuery, H200).entry());
+  }
+
+  @Test
+  void abEntriesComeFromTheTestModules() {
+    ForwardShape s = shape(1, 1000, 32, 300, 64, false); // one query: a pair per block
+    Plan p = plan("2p", s, A100);
+    assertEquals(ForcedKernels.MMA_AB, p.module());
+    assertEquals("maxsim_forward_mma2p_bf16", p.entry());
+    assertEquals(ForwardPlan.FORWARD_MMA, plan("2rp", s, A100).module());
+    Plan n1 = plan("stream_n1", s, A100);
+    assertEquals(ForcedKernels.STREAM_AB, n1.module());
+    assertEquals("maxsim_forward_stream_c2_n1_bf16", n1.entry());
+    ForwardShape half = new ForwardShape(0, 8, 1000, 0, 8000, 32, 300, 64, DType.FLOAT16, DType.FLOAT16, false,
+        false);
+    Plan k8 = plan("k8", half, A100);
+    assertEquals(ForcedKernels.MMA_K8, k8.module());
+    assertEquals("maxsim_forward_group4_f16", k8.entry());
+  }
+
+  @Test
+  void wideKeepsTheArgmaxInInt32AndForcedGroupsNarrowIt() {
+    ForwardShape s = shape(24, 960, 32, 70, 64, true);
+    assertTrue(ForwardKernels.RULES.narrowArgmax(s, A100));
+    assertFalse(ForcedKernels.planner("wide").narrowArgmax(s, A100));
+    ForwardShape few = shape(23, 2, 32, 300, 128, true); // too few items for the rule's groups
+    assertFalse(ForwardKernels.RULES.narrowArgmax(few, H200));
+    assertTrue(ForcedKernels.planner("wgroups").narrowArgmax(few, H200));
+  }
+
+  @Test
+  void anUnknownNameIsRefusedWithTheNamesThereAre() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ForcedKernels.planner("v24e"));
+    assertTrue(e.getMessage().contains("kernel name = v24e") && e.getMessage().contains("stream_r6"),
+        e.getMessage());
+  }
+}
