@@ -103,7 +103,7 @@ final class ForwardKernels {
     Object[] args = l.args().clone();
     for (int i = 0; i < args.length; i++) {
       if (args[i] instanceof Scratch s) {
-        args[i] = s.zeroed() ? lane.zeroedScratch(s.slot().key, s.bytes()) : lane.scratch(s.slot().key, s.bytes());
+        args[i] = s.zeroed() ? lane.zeroedScratch(s.slot(), s.bytes()) : lane.scratch(s.slot(), s.bytes());
       } else if (args[i] == DocumentMap.INSTANCE) {
         args[i] = documentsMap(d);
       }

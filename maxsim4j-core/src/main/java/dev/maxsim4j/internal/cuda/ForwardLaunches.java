@@ -18,28 +18,8 @@ final class ForwardLaunches {
   static final String MERGE_ENTRY = "maxsim_merge_slices";
   private static final int MERGE_WARPS = 8;
 
-  /** The forward's scratch buffers. */
-  enum Slot {
-    /** Per (pair, slice, query row) maxima a split launch leaves for the merge. */
-    PARTIAL_MAX("partial-max"),
-    /** Their argmax. */
-    PARTIAL_ARGMAX("partial-argmax"),
-    /** The warp-specialized kernel's per-pass row sums. */
-    WS_PASS_SUMS("ws-pass-sums"),
-    /** The warp-specialized kernel's pass arrivals per pair (zero between launches). */
-    WS_ARRIVALS("ws-arrivals"),
-    /** The streaming kernel's run-time pair counters (zero between launches). */
-    WORK_COUNTERS("work-counters");
-
-    final String key;
-
-    Slot(String key) {
-      this.key = key;
-    }
-  }
-
   /** A scratch buffer of at least {@code bytes}; {@code zeroed}: zero when first handed out. */
-  record Scratch(Slot slot, long bytes, boolean zeroed) {}
+  record Scratch(ScratchSlot slot, long bytes, boolean zeroed) {}
 
   /** The tensor map over the documents (the warp-specialized kernel reads them by TMA). */
   enum DocumentMap { INSTANCE }
@@ -67,17 +47,17 @@ final class ForwardLaunches {
       case STREAM -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), (long) s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(),
-          p.sharedBytes() > 0 ? new Scratch(Slot.WORK_COUNTERS, 16, true) : (Object) 0L}; // "_dyn": run-time pairs
+          p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : (Object) 0L}; // "_dyn": run-time pairs
       case WGMMA_WS -> {
         boolean partials = p.partials();
         yield new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(), d.mask(),
             d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), (long) s.pairs(), p.passes(),
             split.slices(), split.sliceTokens(),
-            partials ? partials(Slot.PARTIAL_MAX, s, split.slices()) : (Object) 0L,
-            partials ? partials(Slot.PARTIAL_ARGMAX, s, split.slices()) : (Object) 0L, lq,
+            partials ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : (Object) 0L,
+            partials ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : (Object) 0L, lq,
             partials ? 0L : o.scores(), partials ? 0L : o.argmax(), o.argmaxStride(),
-            partials ? (Object) 0L : new Scratch(Slot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false),
-            partials ? (Object) 0L : new Scratch(Slot.WS_ARRIVALS, 4L * s.pairs(), true), DocumentMap.INSTANCE};
+            partials ? (Object) 0L : new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false),
+            partials ? (Object) 0L : new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true), DocumentMap.INSTANCE};
       }
       case WGMMA -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), (long) s.pairs(),
@@ -106,7 +86,7 @@ final class ForwardLaunches {
   private static KernelLaunch merge(ForwardShape s, Operands o, int slices, int sliceTokens) {
     DeviceTokens q = o.q();
     DeviceTokens d = o.d();
-    Object[] args = {partials(Slot.PARTIAL_MAX, s, slices), partials(Slot.PARTIAL_ARGMAX, s, slices), slices,
+    Object[] args = {partials(ScratchSlot.PARTIAL_MAX, s, slices), partials(ScratchSlot.PARTIAL_ARGMAX, s, slices), slices,
         sliceTokens, s.maxQueryLength(), q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
         s.mode(), s.perQuery(), s.docOffset(), o.scores(), o.argmax(), o.argmaxStride(), (long) s.pairs()};
     return new KernelLaunch(MERGE, MERGE_ENTRY, (s.pairs() + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0,
@@ -114,15 +94,15 @@ final class ForwardLaunches {
   }
 
   private static Object partialMax(ForwardShape s, Split split) {
-    return split.partials() ? partials(Slot.PARTIAL_MAX, s, split.slices()) : (Object) 0L;
+    return split.partials() ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : (Object) 0L;
   }
 
   private static Object partialArgmax(ForwardShape s, Split split) {
-    return split.partials() ? partials(Slot.PARTIAL_ARGMAX, s, split.slices()) : (Object) 0L;
+    return split.partials() ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : (Object) 0L;
   }
 
   /** A 4-byte entry per (pair, slice, query row). */
-  private static Scratch partials(Slot slot, ForwardShape s, int slices) {
+  private static Scratch partials(ScratchSlot slot, ForwardShape s, int slices) {
     return new Scratch(slot, 4L * s.pairs() * slices * s.maxQueryLength(), false);
   }
 }

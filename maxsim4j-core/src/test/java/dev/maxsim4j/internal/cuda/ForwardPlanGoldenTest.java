@@ -103,8 +103,8 @@ class ForwardPlanGoldenTest {
         for (Object a : l.args()) {
           b.append(b.isEmpty() ? "" : ", ");
           if (a instanceof Scratch s) {
-            log.add((s.zeroed() ? "zeroed " : "scratch ") + s.slot().key + " " + s.bytes());
-            b.append(names.computeIfAbsent(slot(s.slot().key, names), k -> s.slot().key));
+            log.add((s.zeroed() ? "zeroed " : "scratch ") + key(s.slot()) + " " + s.bytes());
+            b.append(names.computeIfAbsent(slot(key(s.slot()), names), k -> key(s.slot())));
           } else if (a instanceof Integer v) {
             b.append(v);
           } else if (a instanceof Long v) {
@@ -126,6 +126,11 @@ class ForwardPlanGoldenTest {
       log.add("throws " + e.getClass().getSimpleName() + ": " + e.getMessage());
     }
     return log;
+  }
+
+  /** A scratch slot's name in the log, e.g. partial-max. */
+  private static String key(ScratchSlot slot) {
+    return slot.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
   }
 
   /** Scratch slots print by name, as the old log did. */
