@@ -19,20 +19,27 @@ final class DeviceLinear {
 
   /** {@code Y = X W}: {@code x} rows x in, {@code w} in x out; at least one result. */
   float[] project(float[] x, int rows, int in, float[] w, int out) {
-    return linear("maxsim_linear_forward", x, w, rows, in, out, out, rows, (long) rows * out);
+    return linear("maxsim_linear_forward", x, w, out, rows, (long) rows * out,
+        (a, b, y) -> new KernelArgs.LinearForward(a, b, y, rows, in, out));
   }
 
   /** {@code dW = X^T dY}: {@code x} rows x in, {@code dy} rows x out; at least one result. */
   float[] weightGradient(float[] x, int rows, int in, float[] dy, int out) {
-    return linear("maxsim_linear_weight_gradient", x, dy, rows, in, out, out, in, (long) in * out);
+    return linear("maxsim_linear_weight_gradient", x, dy, out, in, (long) in * out,
+        (a, dYs, dW) -> new KernelArgs.LinearWeightGradient(a, dYs, dW, rows, in, out));
+  }
+
+  /** A launch's arguments from the device addresses of its two operands and its output. */
+  private interface Operands {
+    KernelArgs of(long a, long b, long out);
   }
 
   /**
    * One launch of maxsim_linear.cu: both operands up through one pinned buffer, the output poisoned, then
    * computed over a grid of 16 x 16 tiles ({@code columns} x {@code rows} of the output) and copied back.
    */
-  private float[] linear(String kernel, float[] a, float[] b, int rows, int in, int out, int columns, int outputRows,
-      long results) {
+  private float[] linear(String kernel, float[] a, float[] b, int columns, int outputRows, long results,
+      Operands operands) {
     long aBytes = DeviceTokens.align(Math.max(4, 4L * a.length));
     long bBytes = DeviceTokens.align(Math.max(4, 4L * b.length));
     long outBytes = 4L * results;
@@ -45,7 +52,7 @@ final class DeviceLinear {
     Driver.copyToDevice(deviceA, pinned, aBytes, device.stream);
     Driver.copyToDevice(deviceB, pinned.asSlice(aBytes), bBytes, device.stream);
     Driver.fill32(deviceOut, CudaBackend.POISON_SCORE, results, device.stream);
-    params.set(deviceA, deviceB, deviceOut, rows, in, out);
+    params.set(operands.of(deviceA, deviceB, deviceOut));
     Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
         (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream, params.pointers());
     MemorySegment download = pinned.asSlice(aBytes + bBytes, outBytes);

@@ -66,14 +66,15 @@ final class DeviceTopK {
       int j0 = c * width;
       int w = Math.min(width, nd - j0);
       forward.launch(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength, nq);
-      params.set(scores, w, j0, keep, candidates, stride, (long) c * segmentsPerChunk * keep);
+      params.set(new KernelArgs.TopKFromScores(scores, w, j0, keep, candidates, stride,
+          (long) c * segmentsPerChunk * keep));
       Driver.launch(fromScores, "maxsim_topk_from_scores", (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT, nq,
           TOPK_THREADS, 0, device.stream, params.pointers());
     }
     long count = stride;
     while (count > TOPK_SEGMENT) { // each pass keeps k of every 2048: at least 4x fewer
       long segments = (count + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
-      params.set(candidates, stride, count, keep, reduced, stride);
+      params.set(new KernelArgs.TopKFromKeys(candidates, stride, count, keep, reduced, stride));
       Driver.launch(fromKeys, "maxsim_topk_from_keys", Math.toIntExact(segments), nq, TOPK_THREADS, 0,
           device.stream, params.pointers());
       count = segments * keep;
@@ -81,7 +82,7 @@ final class DeviceTopK {
       candidates = reduced;
       reduced = swap;
     }
-    params.set(candidates, stride, count, keep, best, (long) keep); // last pass: sorted and compact
+    params.set(new KernelArgs.TopKFromKeys(candidates, stride, count, keep, best, keep)); // last: sorted, compact
     Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, params.pointers());
     MemorySegment stage = in.download();
     Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);

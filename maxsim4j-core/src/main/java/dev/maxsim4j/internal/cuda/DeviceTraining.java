@@ -170,16 +170,16 @@ final class DeviceTraining {
     switch (loss) {
       case Loss.Contrastive c -> {
         kernel = "maxsim_loss_cross_entropy";
-        params.set(scores, rows, columns, c.positives() == null ? 0L : lossInput,
-            Float.floatToRawIntBits(c.temperature()), rowLoss, dScores);
+        params.set(new KernelArgs.CrossEntropy(scores, rows, columns, c.positives() == null ? 0L : lossInput,
+            c.temperature(), rowLoss, dScores));
       }
       case Loss.KlDistillation k -> {
         kernel = "maxsim_loss_kl";
-        params.set(scores, lossInput, rows, columns, Float.floatToRawIntBits(k.temperature()), rowLoss, dScores);
+        params.set(new KernelArgs.KlDivergence(scores, lossInput, rows, columns, k.temperature(), rowLoss, dScores));
       }
       case Loss.MarginMse m -> {
         kernel = "maxsim_loss_margin_mse";
-        params.set(scores, lossInput, rows, rowLoss, dScores);
+        params.set(new KernelArgs.MarginMse(scores, lossInput, rows, rowLoss, dScores));
       }
     }
     boolean perRowBlock = !(loss instanceof Loss.MarginMse);
@@ -225,22 +225,22 @@ final class DeviceTraining {
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
       String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
-      params.set(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(), argmax, stride, dScores, mode,
-          perQuery, dim, dQ, gradientType(queryGradType));
+      params.set(new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(),
+          argmax, stride, dScores, mode, perQuery, dim, dQ, gradientType(queryGradType)));
       Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
           (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       if (atomic) {
         String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
-        params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
-            perQuery, dim, dD);
+        params.set(new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
+            d.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dD));
         Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
             (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
         String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
         int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
         int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
-        params.set(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode,
-            perQuery, qt.rows, dim, dD, gradientType(documentGradType));
+        params.set(new KernelArgs.BackwardDocumentsOwned(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
+            d.rowLength(), argmax, stride, dScores, mode, perQuery, qt.rows, dim, dD, gradientType(documentGradType)));
         Driver.launch(device.function(BACKWARD, kernel), kernel, dt.rows,
             (dt.maxRowLength + tokensPerBlock - 1) / tokensPerBlock, OWNED_WARPS * 32,
             4 * tokensPerBlock * dim, device.stream, params.pointers());

@@ -196,8 +196,20 @@ public final class CallPhasesProbe {
       long[] spans = new long[9];
       long[][] runs = new long[9][];
       for (int r = 0; r < 9; r++) {
-        params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-            d.validCount(), q.dim(), 0, s[1], 0, (long) pairs, scores, times, 0, device.workCounters());
+        // the timed entries write each warp's clock span where the others write the argmax
+        params.set(new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
+            d.rowLength(), d.mask(), d.validCount(), q.dim(), 0, s[1], 0, pairs, scores, times, 0,
+            new KernelArgs.Scratch(ScratchSlot.WORK_COUNTERS, 16, true)), new KernelParams.Resolver() {
+              @Override
+              public long scratch(KernelArgs.Scratch buffer) {
+                return device.main.zeroedScratch(buffer.slot(), buffer.bytes());
+              }
+
+              @Override
+              public MemorySegment tensorMap(DeviceTokens documents) {
+                throw new UnsupportedOperationException("the streaming kernel reads no tensor map");
+              }
+            });
         Driver.launch(fn, kernel, blocks, 1, 128, 1024, device.stream, params.pointers());
         Driver.copyToHost(host, times, 16L * blocks * 4, device.stream);
         Driver.synchronize(device.stream);
