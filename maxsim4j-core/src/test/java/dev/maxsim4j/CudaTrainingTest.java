@@ -106,9 +106,9 @@ class CudaTrainingTest {
       fresh.scores(q, d);
       fresh.topK(q, d, 3);
       fresh.pairwise(q, r.padded(DType.BFLOAT16, 4, 100, 64, 0));
-      assertEquals(0, backend.scratchBytes("argmax"), "inference must not allocate an argmax buffer");
+      assertEquals(0, backend.argmaxBytes(), "inference must not allocate an argmax buffer");
       fresh.scoresForTraining(q, d);
-      assertTrue(backend.scratchBytes("argmax") > 0);
+      assertTrue(backend.argmaxBytes() > 0);
     }
   }
 
@@ -162,10 +162,10 @@ class CudaTrainingTest {
         Loss contrastive = Loss.contrastive(positivesOf(r, 24, 960), 0.5f);
         TrainingStep n = narrow.lossAllPairs(q, d, contrastive);
         long stride = 32;
-        assertEquals(2L * 24 * 960 * stride, ((CudaBackend) narrow.backend()).scratchBytes("argmax"),
+        assertEquals(2L * 24 * 960 * stride, ((CudaBackend) narrow.backend()).argmaxBytes(),
             where + ": int16 argmax");
         TrainingStep w = wide.lossAllPairs(q, d, contrastive);
-        assertEquals(4L * 24 * 960 * stride, ((CudaBackend) wide.backend()).scratchBytes("argmax"), where + ": int32");
+        assertEquals(4L * 24 * 960 * stride, ((CudaBackend) wide.backend()).argmaxBytes(), where + ": int32");
         assertSameStep(w, n, where + " all pairs");
         check(n, narrow.scoresForTraining(q, d), contrastive, where + " all pairs vs definition");
         Loss kl = Loss.klDistillation(teacher, 2f);
@@ -192,7 +192,7 @@ class CudaTrainingTest {
         Loss contrastive = Loss.contrastive(positivesOf(r, 23, 230), 0.5f);
         TrainingStep step = groups.lossAllPairs(q, d, contrastive);
         boolean sm90 = ((CudaBackend) groups.backend()).computeCapabilityMajor() == 9;
-        assertEquals((sm90 ? 2L : 4L) * 23 * 230 * 32, ((CudaBackend) groups.backend()).scratchBytes("argmax"),
+        assertEquals((sm90 ? 2L : 4L) * 23 * 230 * 32, ((CudaBackend) groups.backend()).argmaxBytes(),
             where + ": int16 argmax on sm_90");
         check(step, groups.scoresForTraining(q, d), contrastive, where + " all pairs vs definition");
         Loss kl = Loss.klDistillation(new float[23][10], 2f);

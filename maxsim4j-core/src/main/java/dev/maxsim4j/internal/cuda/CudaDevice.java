@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,21 +24,18 @@ final class CudaDevice implements AutoCloseable {
   static final int MIN_MINOR = 5;
   private static final String RESOURCE_DIR = "/dev/maxsim4j/cuda/";
 
-  final int ordinal;
   final int handle;
   final String name;
   final int major;
   final int minor;
   final int multiprocessors;
   final int sharedMemoryPerBlockOptin;
-  final int l2Bytes;
   /** Whether kernels can write pinned host memory directly (unified addressing: every 64-bit platform). */
   final boolean hostMapped;
   private final MemorySegment context;
   final MemorySegment stream;
   private final Map<String, MemorySegment> modules = new HashMap<>();
   private final Map<String, MemorySegment> functions = new HashMap<>();
-  private final Map<String, long[]> deviceScratch = new HashMap<>(); // slot -> {pointer, bytes}
   private final Map<MemorySegment, Integer> sharedMemoryAllowed = new HashMap<>();
   private final Map<Occupancy, Integer> residentBlocks = new HashMap<>();
 
@@ -94,19 +92,17 @@ final class CudaDevice implements AutoCloseable {
     unavailableReason().ifPresent(r -> {
       throw new IllegalStateException("the CUDA backend is unavailable: " + r);
     });
-    this.ordinal = ordinal;
     this.handle = Driver.device(ordinal);
     this.name = Driver.deviceName(handle);
     this.major = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     this.minor = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     this.multiprocessors = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     this.sharedMemoryPerBlockOptin = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    this.l2Bytes = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     this.hostMapped = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1;
     this.context = Driver.retainPrimaryContext(handle);
     Driver.setCurrent(context);
     this.stream = Driver.createStream();
-    this.main = new Lane(stream, "");
+    this.main = new Lane(stream);
   }
 
   /** Binds the context to the calling thread; every entry point calls this first. */
@@ -142,12 +138,10 @@ final class CudaDevice implements AutoCloseable {
     });
   }
 
-  /** Blocks of {@code blockSize} threads (no dynamic shared memory) one SM holds, asked once per kernel. */
-  int residentBlocksPerMultiprocessor(MemorySegment function, int blockSize) {
-    return residentBlocksPerMultiprocessor(function, blockSize, 0);
-  }
-
-  /** As above, with {@code sharedBytes} of dynamic shared memory per block (asked once per size). */
+  /**
+   * Blocks of {@code blockSize} threads with {@code sharedBytes} of dynamic shared memory one SM holds, asked
+   * once per kernel and size.
+   */
   int residentBlocksPerMultiprocessor(MemorySegment function, int blockSize, int sharedBytes) {
     return residentBlocks.computeIfAbsent(new Occupancy(function, blockSize, sharedBytes),
         o -> Math.max(1, Driver.maxActiveBlocksPerMultiprocessor(o.function(), o.blockSize(), o.sharedBytes())));
@@ -162,26 +156,9 @@ final class CudaDevice implements AutoCloseable {
     }
   }
 
-  /** A device buffer of at least {@code bytes} for a named scratch slot; grows, never shrinks. */
-  long scratch(String slot, long bytes) {
-    return scratch(slot, bytes, stream);
-  }
-
-  /** As above, for a slot used only by work queued on {@code user}. */
-  private long scratch(String slot, long bytes, MemorySegment user) {
-    long[] entry = deviceScratch.get(slot);
-    if (entry != null && entry[1] >= bytes) {
-      return entry[0];
-    }
-    if (entry != null) {
-      Driver.synchronize(user); // the old buffer may still be in use by queued work
-      Driver.free(entry[0]);
-      allocatedBytes -= entry[1];
-    }
-    long size = Math.max(bytes, entry == null ? 0 : entry[1] * 3 / 2);
-    long p = allocate(size);
-    deviceScratch.put(slot, new long[] {p, size});
-    return p;
+  /** The main lane's scratch buffer {@code slot} of at least {@code bytes}; grows, never shrinks. */
+  long scratch(ScratchSlot slot, long bytes) {
+    return main.scratch(slot, bytes);
   }
 
   /**
@@ -220,34 +197,58 @@ final class CudaDevice implements AutoCloseable {
    */
   final class Lane {
     final MemorySegment stream;
-    private final String name;
+    /** slot -> {pointer, bytes} */
+    private final Map<ScratchSlot, long[]> scratch = new EnumMap<>(ScratchSlot.class);
 
-    private Lane(MemorySegment stream, String name) {
+    private Lane(MemorySegment stream) {
       this.stream = stream;
-      this.name = name;
     }
 
-    /** This lane's scratch slot {@code slot} (see {@link CudaDevice#scratch}). */
-    long scratch(String slot, long bytes) {
-      return CudaDevice.this.scratch(slot + name, bytes, stream);
+    /** This lane's buffer {@code slot} of at least {@code bytes}; grows, never shrinks. */
+    long scratch(ScratchSlot slot, long bytes) {
+      long[] entry = scratch.get(slot);
+      if (entry != null && entry[1] >= bytes) {
+        return entry[0];
+      }
+      if (entry != null) {
+        Driver.synchronize(stream); // the old buffer may still be in use by queued work
+        release(entry[0], entry[1]);
+      }
+      long size = Math.max(bytes, entry == null ? 0 : entry[1] * 3 / 2);
+      long p = allocate(size);
+      scratch.put(slot, new long[] {p, size});
+      return p;
     }
 
     /** This lane's two work counters, zeroed once on its stream (each launch leaves them zero). */
     long workCounters() {
-      return zeroedScratch(WORK_COUNTERS, 16);
+      return zeroedScratch(ScratchSlot.WORK_COUNTERS, 16);
     }
 
     /**
-     * This lane's scratch slot {@code slot}, zeroed on its stream whenever it is (re)allocated: for counters
-     * that every launch using them leaves zero.
+     * This lane's buffer {@code slot}, zeroed on its stream whenever it is (re)allocated: for counters that
+     * every launch using them leaves zero.
      */
-    long zeroedScratch(String slot, long bytes) {
-      long[] before = deviceScratch.get(slot + name);
+    long zeroedScratch(ScratchSlot slot, long bytes) {
+      long[] before = scratch.get(slot);
       long p = scratch(slot, bytes);
       if (before == null || before[0] != p) {
-        Driver.fill32(p, 0, deviceScratch.get(slot + name)[1] / 4, stream);
+        Driver.fill32(p, 0, scratch.get(slot)[1] / 4, stream);
       }
       return p;
+    }
+
+    /** Bytes of this lane's buffer {@code slot} (0: never allocated). */
+    long scratchBytes(ScratchSlot slot) {
+      long[] entry = scratch.get(slot);
+      return entry == null ? 0 : entry[1];
+    }
+
+    private void freeScratch() {
+      for (long[] e : scratch.values()) {
+        Driver.free(e[0]);
+      }
+      scratch.clear();
     }
   }
 
@@ -261,7 +262,7 @@ final class CudaDevice implements AutoCloseable {
       return main;
     }
     while (lanes.size() < i) {
-      lanes.add(new Lane(Driver.createStream(), "#" + (lanes.size() + 1)));
+      lanes.add(new Lane(Driver.createStream()));
     }
     return lanes.get(i - 1);
   }
@@ -273,8 +274,6 @@ final class CudaDevice implements AutoCloseable {
       Driver.synchronize(l.stream);
     }
   }
-
-  private static final String WORK_COUNTERS = "work-counters";
 
   /** Pinned host memory of at least {@code bytes} for staging copies; grows, never shrinks. */
   MemorySegment pinned(long bytes) {
@@ -315,11 +314,6 @@ final class CudaDevice implements AutoCloseable {
     allocatedBytes -= bytes;
   }
 
-  long scratchBytes(String slot) {
-    long[] entry = deviceScratch.get(slot);
-    return entry == null ? 0 : entry[1];
-  }
-
   void resetPeak() {
     peakAllocatedBytes = allocatedBytes;
   }
@@ -339,10 +333,10 @@ final class CudaDevice implements AutoCloseable {
     }
     Driver.setCurrent(context);
     synchronizeAll();
-    for (long[] e : deviceScratch.values()) {
-      Driver.free(e[0]);
+    main.freeScratch();
+    for (Lane l : lanes) {
+      l.freeScratch();
     }
-    deviceScratch.clear();
     if (pinned.byteSize() > 0) {
       Driver.freeHost(pinned);
     }

@@ -22,7 +22,6 @@ import java.util.Optional;
  */
 final class Driver {
   static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
-  static final int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
   static final int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
   static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
   static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;

@@ -1,10 +1,9 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardLaunches.DocumentMap;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
-import dev.maxsim4j.internal.cuda.ForwardLaunches.Scratch;
+import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.LinkedHashMap;
@@ -49,6 +48,18 @@ final class ForwardKernels {
 
   /** Where launches go: the device's own stream, or another lane for a call kept in flight. */
   private CudaDevice.Lane lane;
+  /** A launch's scratch buffers on the current lane, and its tensor map. */
+  private final KernelParams.Resolver resolver = new KernelParams.Resolver() {
+    @Override
+    public long scratch(Scratch s) {
+      return s.zeroed() ? lane.zeroedScratch(s.slot(), s.bytes()) : lane.scratch(s.slot(), s.bytes());
+    }
+
+    @Override
+    public MemorySegment tensorMap(DeviceTokens documents) {
+      return documentsMap(documents);
+    }
+  };
 
   ForwardKernels(CudaDevice device, KernelParams params, Planner planner) {
     this.device = device;
@@ -83,7 +94,7 @@ final class ForwardKernels {
         argmax16);
     Operands operands = new Operands(q, d, scores, argmax, argmaxStride);
     for (KernelLaunch launch : ForwardLaunches.of(planner.plan(shape, gpu), shape, operands)) {
-      run(launch, d);
+      run(launch);
     }
   }
 
@@ -99,16 +110,8 @@ final class ForwardKernels {
         q.dtype(), d.dtype(), argmax, argmax16);
   }
 
-  private void run(KernelLaunch l, DeviceTokens d) {
-    Object[] args = l.args().clone();
-    for (int i = 0; i < args.length; i++) {
-      if (args[i] instanceof Scratch s) {
-        args[i] = s.zeroed() ? lane.zeroedScratch(s.slot().key, s.bytes()) : lane.scratch(s.slot().key, s.bytes());
-      } else if (args[i] == DocumentMap.INSTANCE) {
-        args[i] = documentsMap(d);
-      }
-    }
-    params.set(args);
+  private void run(KernelLaunch l) {
+    params.set(l.args(), resolver);
     MemorySegment fn = device.function(l.module(), l.entry());
     if (l.optIn()) {
       device.allowDynamicSharedMemory(fn, l.sharedBytes());

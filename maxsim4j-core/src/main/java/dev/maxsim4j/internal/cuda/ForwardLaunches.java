@@ -3,13 +3,14 @@ package dev.maxsim4j.internal.cuda;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Split;
+import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A plan's kernel launches with their arguments, in the order of each kernel's {@code extern "C"} parameters:
- * the forward and, where its blocks leave per-row partials, the merge. Pure: scratch buffers and the
- * documents' tensor map appear as placeholders that {@link ForwardKernels} resolves on its lane.
+ * A plan's kernel launches with their arguments ({@link KernelArgs}, one record per kernel family): the
+ * forward and, where its blocks leave per-row partials, the merge. Pure: scratch buffers and the documents'
+ * tensor map are placeholders that {@link ForwardKernels} resolves on its lane.
  */
 final class ForwardLaunches {
   private ForwardLaunches() {}
@@ -18,38 +19,12 @@ final class ForwardLaunches {
   static final String MERGE_ENTRY = "maxsim_merge_slices";
   private static final int MERGE_WARPS = 8;
 
-  /** The forward's scratch buffers. */
-  enum Slot {
-    /** Per (pair, slice, query row) maxima a split launch leaves for the merge. */
-    PARTIAL_MAX("partial-max"),
-    /** Their argmax. */
-    PARTIAL_ARGMAX("partial-argmax"),
-    /** The warp-specialized kernel's per-pass row sums. */
-    WS_PASS_SUMS("ws-pass-sums"),
-    /** The warp-specialized kernel's pass arrivals per pair (zero between launches). */
-    WS_ARRIVALS("ws-arrivals"),
-    /** The streaming kernel's run-time pair counters (zero between launches). */
-    WORK_COUNTERS("work-counters");
-
-    final String key;
-
-    Slot(String key) {
-      this.key = key;
-    }
-  }
-
-  /** A scratch buffer of at least {@code bytes}; {@code zeroed}: zero when first handed out. */
-  record Scratch(Slot slot, long bytes, boolean zeroed) {}
-
-  /** The tensor map over the documents (the warp-specialized kernel reads them by TMA). */
-  enum DocumentMap { INSTANCE }
-
   /** Where a forward reads and writes: inputs on the device, scores, and the argmax (0: not saved). */
   record Operands(DeviceTokens q, DeviceTokens d, long scores, long argmax, int argmaxStride) {}
 
-  /** One kernel launch; {@code args}: Integer, Long, {@link Scratch} or {@link DocumentMap}. */
+  /** One kernel launch. */
   record KernelLaunch(String module, String entry, int gridX, int gridY, int threads, int sharedBytes,
-      boolean optIn, boolean wholeDevice, Object[] args) {}
+      boolean optIn, boolean wholeDevice, KernelArgs args) {}
 
   static List<KernelLaunch> of(Plan p, ForwardShape s, Operands o) {
     List<KernelLaunch> launches = new ArrayList<>(2);
@@ -57,39 +32,39 @@ final class ForwardLaunches {
     DeviceTokens d = o.d();
     int lq = s.maxQueryLength();
     Split split = p.split();
-    Object[] args = switch (p.family()) {
-      case FFMA -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
+    KernelArgs args = switch (p.family()) {
+      case FFMA -> new KernelArgs.Ffma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
-          o.argmax(), o.argmaxStride()};
-      case WGMMA_GROUPS -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), 0, s.perQuery(), s.docOffset(), (long) s.pairs(),
-          o.scores(), o.argmax(), o.argmaxStride(), 0, 0L, 0L, 0, 0};
-      case STREAM -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), (long) s.pairs(),
+          o.argmax(), o.argmaxStride());
+      case WGMMA_GROUPS -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
+          d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), 0, s.perQuery(), s.docOffset(), s.pairs(),
+          o.scores(), o.argmax(), o.argmaxStride(), 0, null, null, 0, 0);
+      case STREAM -> new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(),
-          p.sharedBytes() > 0 ? new Scratch(Slot.WORK_COUNTERS, 16, true) : (Object) 0L}; // "_dyn": run-time pairs
+          p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
       case WGMMA_WS -> {
         boolean partials = p.partials();
-        yield new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(), d.mask(),
-            d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), (long) s.pairs(), p.passes(),
+        yield new KernelArgs.WgmmaWs(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(),
+            d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
             split.slices(), split.sliceTokens(),
-            partials ? partials(Slot.PARTIAL_MAX, s, split.slices()) : (Object) 0L,
-            partials ? partials(Slot.PARTIAL_ARGMAX, s, split.slices()) : (Object) 0L, lq,
+            partials ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null,
+            partials ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null, lq,
             partials ? 0L : o.scores(), partials ? 0L : o.argmax(), o.argmaxStride(),
-            partials ? (Object) 0L : new Scratch(Slot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false),
-            partials ? (Object) 0L : new Scratch(Slot.WS_ARRIVALS, 4L * s.pairs(), true), DocumentMap.INSTANCE};
+            partials ? null : new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false),
+            partials ? null : new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true), d);
       }
-      case WGMMA -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), (long) s.pairs(),
+      case WGMMA -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split),
-          partialArgmax(s, split), lq, split.passes() > 1 ? 1 : 0};
-      case BLOCK_GROUPS -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.queries(), s.perQuery(), o.scores(), o.argmax(),
-          o.argmaxStride(), split.sliceTokens(), partialMax(s, split), partialArgmax(s, split), lq};
-      case BLOCK -> new Object[] {q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
+          partialArgmax(s, split), lq, split.passes() > 1 ? 1 : 0);
+      case BLOCK_GROUPS -> new KernelArgs.BlockGroups(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
+          d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), s.queries(), s.perQuery(), o.scores(),
+          o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split), partialArgmax(s, split), lq);
+      case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride(), p.rowsPerPass(), split.sliceTokens(), partialMax(s, split),
-          partialArgmax(s, split), lq};
+          partialArgmax(s, split), lq);
     };
     launches.add(new KernelLaunch(p.module(), p.entry(), p.blocks(), p.gridY(), p.threads(), p.sharedBytes(),
         p.optIn(), p.wholeDevice(), args));
@@ -106,23 +81,25 @@ final class ForwardLaunches {
   private static KernelLaunch merge(ForwardShape s, Operands o, int slices, int sliceTokens) {
     DeviceTokens q = o.q();
     DeviceTokens d = o.d();
-    Object[] args = {partials(Slot.PARTIAL_MAX, s, slices), partials(Slot.PARTIAL_ARGMAX, s, slices), slices,
-        sliceTokens, s.maxQueryLength(), q.rowStart(), q.rowLength(), q.mask(), d.rowLength(), d.validCount(),
-        s.mode(), s.perQuery(), s.docOffset(), o.scores(), o.argmax(), o.argmaxStride(), (long) s.pairs()};
+    KernelArgs args = new KernelArgs.Merge(partials(ScratchSlot.PARTIAL_MAX, s, slices),
+        partials(ScratchSlot.PARTIAL_ARGMAX, s, slices), slices, sliceTokens, s.maxQueryLength(), q.rowStart(),
+        q.rowLength(), q.mask(), d.rowLength(), d.validCount(), s.mode(), s.perQuery(), s.docOffset(), o.scores(),
+        o.argmax(), o.argmaxStride(), s.pairs());
     return new KernelLaunch(MERGE, MERGE_ENTRY, (s.pairs() + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0,
         false, false, args);
   }
 
-  private static Object partialMax(ForwardShape s, Split split) {
-    return split.partials() ? partials(Slot.PARTIAL_MAX, s, split.slices()) : (Object) 0L;
+  /** The partial maxima of a split launch; null where it writes scores. */
+  private static Scratch partialMax(ForwardShape s, Split split) {
+    return split.partials() ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null;
   }
 
-  private static Object partialArgmax(ForwardShape s, Split split) {
-    return split.partials() ? partials(Slot.PARTIAL_ARGMAX, s, split.slices()) : (Object) 0L;
+  private static Scratch partialArgmax(ForwardShape s, Split split) {
+    return split.partials() ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null;
   }
 
   /** A 4-byte entry per (pair, slice, query row). */
-  private static Scratch partials(Slot slot, ForwardShape s, int slices) {
+  private static Scratch partials(ScratchSlot slot, ForwardShape s, int slices) {
     return new Scratch(slot, 4L * s.pairs() * slices * s.maxQueryLength(), false);
   }
 }

@@ -41,7 +41,7 @@ public final class CallPhasesProbe {
 
   private static void driverAndKernelPhases() {
     CudaDevice device = new CudaDevice(0);
-    long buffer = device.scratch("probe", 4L << 20);
+    long buffer = device.allocate(4L << 20);
     MemorySegment pinned = device.pinned(4L << 20);
     report("stream synchronise (idle)", () -> Driver.synchronize(device.stream));
     report("memset 4 B + sync", () -> {
@@ -126,7 +126,7 @@ public final class CallPhasesProbe {
     long bytes = 4L * n;
     MemorySegment pinned = device.pinned(bytes).asSlice(0, bytes);
     long mapped = device.deviceAddress(pinned);
-    long buffer = device.scratch("probe-reads", bytes);
+    long buffer = device.allocate(bytes);
     MemorySegment plain = java.lang.foreign.Arena.global().allocate(bytes, 4096);
     float[] flat = new float[n];
     float[][] rows = new float[128][128];
@@ -189,15 +189,27 @@ public final class CallPhasesProbe {
     device.allowDynamicSharedMemory(fn, 1024);
     int warps = device.residentBlocksPerMultiprocessor(fn, 128, 1024) * device.multiprocessors * 4;
     int blocks = (Math.min(pairs, warps) + 3) / 4;
-    long times = device.scratch("warp-times", 16L * blocks * 4);
-    long scores = device.scratch("scores", 4L * pairs);
+    long times = device.allocate(16L * blocks * 4);
+    long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
     MemorySegment host = device.pinned(16L * blocks * 4);
     try (KernelParams params = new KernelParams()) {
       long[] spans = new long[9];
       long[][] runs = new long[9][];
       for (int r = 0; r < 9; r++) {
-        params.set(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(), d.rowLength(), d.mask(),
-            d.validCount(), q.dim(), 0, s[1], 0, (long) pairs, scores, times, 0, device.workCounters());
+        // the timed entries write each warp's clock span where the others write the argmax
+        params.set(new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
+            d.rowLength(), d.mask(), d.validCount(), q.dim(), 0, s[1], 0, pairs, scores, times, 0,
+            new KernelArgs.Scratch(ScratchSlot.WORK_COUNTERS, 16, true)), new KernelParams.Resolver() {
+              @Override
+              public long scratch(KernelArgs.Scratch buffer) {
+                return device.main.zeroedScratch(buffer.slot(), buffer.bytes());
+              }
+
+              @Override
+              public MemorySegment tensorMap(DeviceTokens documents) {
+                throw new UnsupportedOperationException("the streaming kernel reads no tensor map");
+              }
+            });
         Driver.launch(fn, kernel, blocks, 1, 128, 1024, device.stream, params.pointers());
         Driver.copyToHost(host, times, 16L * blocks * 4, device.stream);
         Driver.synchronize(device.stream);
@@ -237,6 +249,7 @@ public final class CallPhasesProbe {
           starts[n - 1] / 1e3, ends[0] / 1e3, ends[n / 10] / 1e3, ends[n / 2] / 1e3, ends[n * 9 / 10] / 1e3,
           ends[n - 1] / 1e3);
     }
+    device.release(times, 16L * blocks * 4);
     u.close();
   }
 
@@ -249,7 +262,7 @@ public final class CallPhasesProbe {
     Uploaded u = Uploaded.of(device, s);
     String shape = u.shape();
     int pairs = s[0] * s[1];
-    long scores = device.scratch("scores", 4L * pairs);
+    long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
     MemorySegment pinned = device.pinned(4L * pairs);
     Runnable launch = u.allPairsInto(scores);
     MemorySegment e0 = Driver.createEvent();

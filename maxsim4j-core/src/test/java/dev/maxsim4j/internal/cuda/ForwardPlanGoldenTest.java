@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
-import dev.maxsim4j.internal.cuda.ForwardLaunches.Scratch;
+import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
 import dev.maxsim4j.internal.cuda.golden.PlanCases;
 import java.io.IOException;
 import java.io.InputStream;
@@ -100,19 +100,41 @@ class ForwardPlanGoldenTest {
       Operands operands = new Operands(q, d, scores, argmax, stride);
       for (KernelLaunch l : ForwardLaunches.of(ForwardPlan.plan(shape, gpu), shape, operands)) {
         StringBuilder b = new StringBuilder();
-        for (Object a : l.args()) {
-          b.append(b.isEmpty() ? "" : ", ");
-          if (a instanceof Scratch s) {
-            log.add((s.zeroed() ? "zeroed " : "scratch ") + s.slot().key + " " + s.bytes());
-            b.append(names.computeIfAbsent(slot(s.slot().key, names), k -> s.slot().key));
-          } else if (a instanceof Integer v) {
-            b.append(v);
-          } else if (a instanceof Long v) {
-            b.append(names.containsKey(v) ? names.get(v) : v + "L");
-          } else {
-            b.append("tensorMap");
+        l.args().writeTo(new KernelArgs.Sink() {
+          private KernelArgs.Sink add(String text) {
+            b.append(b.isEmpty() ? "" : ", ").append(text);
+            return this;
           }
-        }
+
+          @Override
+          public KernelArgs.Sink i64(long v) {
+            return add(names.containsKey(v) ? names.get(v) : v + "L");
+          }
+
+          @Override
+          public KernelArgs.Sink i32(int v) {
+            return add(Integer.toString(v));
+          }
+
+          @Override
+          public KernelArgs.Sink f32(float v) {
+            return add(v + "f");
+          }
+
+          @Override
+          public KernelArgs.Sink scratch(Scratch s) {
+            if (s == null) {
+              return i64(0L);
+            }
+            log.add((s.zeroed() ? "zeroed " : "scratch ") + key(s.slot()) + " " + s.bytes());
+            return add(names.computeIfAbsent(slot(key(s.slot()), names), k -> key(s.slot())));
+          }
+
+          @Override
+          public KernelArgs.Sink tensorMap(DeviceTokens documents) {
+            return add(documents == d ? "tensorMap" : "tensorMap of other tokens");
+          }
+        });
         if (l.wholeDevice()) {
           log.add("order");
         }
@@ -126,6 +148,11 @@ class ForwardPlanGoldenTest {
       log.add("throws " + e.getClass().getSimpleName() + ": " + e.getMessage());
     }
     return log;
+  }
+
+  /** A scratch slot's name in the log, e.g. partial-max. */
+  private static String key(ScratchSlot slot) {
+    return slot.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
   }
 
   /** Scratch slots print by name, as the old log did. */

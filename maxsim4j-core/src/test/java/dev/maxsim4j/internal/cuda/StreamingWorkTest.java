@@ -31,7 +31,7 @@ class StreamingWorkTest {
       DeviceTokens q = DeviceTokens.upload(device, query, device.allocate(DeviceTokens.bytesFor(query)));
       DeviceTokens d = DeviceTokens.upload(device, documents, device.allocate(DeviceTokens.bytesFor(documents)));
       int pairs = documents.rows;
-      long scores = device.scratch("scores", 4L * pairs);
+      long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
       MemorySegment host = device.pinned(4L * pairs + 16);
       ForwardKernels forward = new ForwardKernels(device, params, ForwardKernels.RULES);
       float[] first = null;

@@ -1,0 +1,100 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.function.LongFunction;
+
+/**
+ * The inputs of device calls: batches made resident (on the device until their last holder lets go) and
+ * the staging of the others through pinned memory. Every job of the backend stages its inputs here, so a
+ * resident batch is never copied again, whichever job reads it. Used under the backend's lock.
+ */
+final class DeviceInputs {
+  /** A batch in device memory; uploading the same batch again shares it (counted), the last close frees it. */
+  private static final class Resident {
+    final DeviceTokens tokens;
+    final long pointer;
+    final long bytes;
+    int holders = 1;
+
+    Resident(DeviceTokens tokens, long pointer, long bytes) {
+      this.tokens = tokens;
+      this.pointer = pointer;
+      this.bytes = bytes;
+    }
+  }
+
+  /** Inputs on the device and the pinned region results come back through. */
+  record Staged(DeviceTokens queries, DeviceTokens documents, MemorySegment download) {}
+
+  private final CudaDevice device;
+  private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
+
+  DeviceInputs(CudaDevice device) {
+    this.device = device;
+  }
+
+  /** Uploads {@code tokens}, or counts one more holder where they are resident already. */
+  void hold(Tokens tokens) {
+    Resident existing = resident.get(tokens);
+    if (existing != null) {
+      existing.holders++;
+    } else {
+      long bytes = DeviceTokens.bytesFor(tokens);
+      long p = device.allocate(bytes);
+      resident.put(tokens, new Resident(DeviceTokens.upload(device, tokens, p), p, bytes));
+    }
+  }
+
+  /** One holder fewer; the last one frees the batch once no lane's queued work can still read it. */
+  void release(Tokens tokens) {
+    Resident r = resident.get(tokens);
+    if (r != null && --r.holders == 0) {
+      resident.remove(tokens);
+      device.synchronizeAll();
+      device.release(r.pointer, r.bytes);
+    }
+  }
+
+  /** Frees every resident batch (the backend closes). */
+  void releaseAll() {
+    for (Resident r : resident.values()) {
+      device.release(r.pointer, r.bytes);
+    }
+    resident.clear();
+  }
+
+  /** The device copy of {@code tokens} where resident, else null. */
+  DeviceTokens resident(Tokens tokens) {
+    Resident r = resident.get(tokens);
+    return r == null ? null : r.tokens;
+  }
+
+  /**
+   * Copies the queries and the documents, unless resident, to the device asynchronously through one pinned
+   * buffer laid out as [queries | documents | download], so a call needs a single synchronisation, at its
+   * end. The caller must not ask the device for more pinned memory before that synchronisation.
+   */
+  Staged stage(Tokens queries, Tokens documents, long downloadBytes) {
+    return stage(queries, documents, downloadBytes, device::pinned, device.main);
+  }
+
+  /** As above, through the pinned memory {@code pinnedFor} gives for a size, on {@code lane}. */
+  Staged stage(Tokens queries, Tokens documents, long downloadBytes, LongFunction<MemorySegment> pinnedFor,
+      CudaDevice.Lane lane) {
+    Resident rq = resident.get(queries);
+    Resident rd = resident.get(documents);
+    long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
+    long docBytes = rd != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
+    MemorySegment pinned = pinnedFor.apply(queryBytes + docBytes + downloadBytes);
+    DeviceTokens q = rq != null ? rq.tokens
+        : DeviceTokens.uploadAsync(queries, lane.scratch(ScratchSlot.QUERIES, queryBytes),
+            pinned.asSlice(0, queryBytes), lane.stream);
+    DeviceTokens d = rd != null ? rd.tokens
+        : DeviceTokens.uploadAsync(documents, lane.scratch(ScratchSlot.DOCUMENTS, docBytes),
+            pinned.asSlice(queryBytes, docBytes), lane.stream);
+    return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
+  }
+}

@@ -1,0 +1,260 @@
+package dev.maxsim4j.internal.cuda;
+
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.Loss;
+import dev.maxsim4j.internal.Backend.Gradients;
+import dev.maxsim4j.internal.Backend.LossStep;
+import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Training on the GPU: the backward (maxsim_backward.cu) and the losses (maxsim_loss.cu), after a forward
+ * that saves its argmax. A loss step keeps scores, argmax and dScores on the device. Used under the
+ * backend's lock.
+ */
+final class DeviceTraining {
+  private static final String BACKWARD = "maxsim_backward";
+  private static final String LOSS = "maxsim_loss";
+  private static final int BACKWARD_WARPS = 8;
+  private static final int OWNED_WARPS = 4;
+  private static final int OWNED_FLOATS_PER_WARP = 2048;
+  private static final int LOSS_THREADS = 256;
+
+  private final CudaDevice device;
+  private final KernelParams params;
+  private final ForwardKernels forward;
+  private final DeviceInputs inputs;
+
+  DeviceTraining(CudaDevice device, KernelParams params, ForwardKernels forward, DeviceInputs inputs) {
+    this.device = device;
+    this.params = params;
+    this.forward = forward;
+    this.inputs = inputs;
+  }
+
+  /**
+   * The backward on the GPU: the argmax and dScores go up, dQ and dD (fp32) come back. Inputs that are
+   * resident are not copied again.
+   */
+  Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    long dq = 4L * q.storedTokens * q.dim;
+    long dd = 4L * d.storedTokens * d.dim;
+    long argmaxBytes = DeviceTokens.align(4L * argmax.length);
+    long dScoresBytes = DeviceTokens.align(4L * dScores.length);
+    Staged in = inputs.stage(q, d, argmaxBytes + dScoresBytes + DeviceTokens.align(dq) + dd);
+    MemorySegment pinned = in.download();
+    long argmaxDevice = device.scratch(ScratchSlot.ARGMAX, argmaxBytes);
+    long dScoresDevice = device.scratch(ScratchSlot.DSCORES, dScoresBytes);
+    MemorySegment.copy(argmax, 0, pinned, JAVA_INT, 0, argmax.length);
+    MemorySegment.copy(dScores, 0, pinned, JAVA_FLOAT, argmaxBytes, dScores.length);
+    Driver.copyToDevice(argmaxDevice, pinned, argmaxBytes, device.stream);
+    Driver.copyToDevice(dScoresDevice, pinned.asSlice(argmaxBytes), dScoresBytes, device.stream);
+    long[] grads = launchBackward(problem, in, argmaxDevice, false, dScoresDevice, deterministic, DType.FLOAT32,
+        DType.FLOAT32);
+    MemorySegment out = pinned.asSlice(argmaxBytes + dScoresBytes);
+    Driver.copyToHost(out, grads[0], dq, device.stream);
+    Driver.copyToHost(out.asSlice(DeviceTokens.align(dq)), grads[1], dd, device.stream);
+    Driver.synchronize(device.stream);
+    float[] gq = new float[q.storedTokens * q.dim];
+    float[] gd = new float[d.storedTokens * d.dim];
+    MemorySegment.copy(out, JAVA_FLOAT, 0, gq, 0, gq.length);
+    MemorySegment.copy(out, JAVA_FLOAT, DeviceTokens.align(dq), gd, 0, gd.length);
+    return new Gradients(gq, gd);
+  }
+
+  /**
+   * Forward with argmax, loss and backward on the device: scores, argmax and dScores never leave it; the
+   * row losses, the scores and fp32 gradients come back. {@code problem} has at least one pair.
+   */
+  LossStep lossStep(Problem problem, Loss loss, boolean deterministic) {
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    int rows = q.rows;
+    int pairs = problem.pairs();
+    float[] lossInput = lossInput(loss);
+    long dq = 4L * q.storedTokens * q.dim;
+    long dd = 4L * d.storedTokens * d.dim;
+    long inputBytes = DeviceTokens.align(4L * lossInput.length);
+    long scoreBytes = DeviceTokens.align(4L * pairs);
+    long rowBytes = DeviceTokens.align(4L * rows);
+    Staged in = inputs.stage(q, d, inputBytes + scoreBytes + rowBytes + DeviceTokens.align(dq) + dd);
+    MemorySegment pinned = in.download();
+    long lossInputDevice = device.scratch(ScratchSlot.LOSS_INPUT, inputBytes);
+    if (lossInput.length > 0) {
+      MemorySegment.copy(lossInput, 0, pinned, JAVA_FLOAT, 0, lossInput.length);
+      Driver.copyToDevice(lossInputDevice, pinned, inputBytes, device.stream);
+    }
+    DeviceStep step = launchLossStep(problem, in, loss, lossInputDevice, deterministic);
+    MemorySegment out = pinned.asSlice(inputBytes);
+    Driver.copyToHost(out, step.scores(), 4L * pairs, device.stream);
+    Driver.copyToHost(out.asSlice(scoreBytes), step.rowLoss(), 4L * rows, device.stream);
+    Driver.copyToHost(out.asSlice(scoreBytes + rowBytes), step.dQ(), dq, device.stream);
+    Driver.copyToHost(out.asSlice(scoreBytes + rowBytes + DeviceTokens.align(dq)), step.dD(), dd, device.stream);
+    Driver.synchronize(device.stream);
+    float[] scores = new float[pairs];
+    MemorySegment.copy(out, JAVA_FLOAT, 0, scores, 0, pairs);
+    double total = 0;
+    for (int i = 0; i < rows; i++) { // fixed order, float64
+      total += out.getAtIndex(JAVA_FLOAT, scoreBytes / 4 + i);
+    }
+    float[] gq = new float[q.storedTokens * q.dim];
+    float[] gd = new float[d.storedTokens * d.dim];
+    MemorySegment.copy(out, JAVA_FLOAT, scoreBytes + rowBytes, gq, 0, gq.length);
+    MemorySegment.copy(out, JAVA_FLOAT, scoreBytes + rowBytes + DeviceTokens.align(dq), gd, 0, gd.length);
+    return new LossStep(total / rows, scores, new Gradients(gq, gd));
+  }
+
+  /**
+   * Forward with argmax, dScores = 1 (the gradient of {@code scores.sum()}), backward into gradients of
+   * the given types: one training step of all pairs, queued on the stream; nothing is copied back.
+   */
+  void launchSumStep(Problem problem, Staged in, boolean deterministic, DType qType, DType dType) {
+    int pairs = problem.pairs();
+    int stride = problem.argmaxStride();
+    long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), 0, problem.documentsPerQuery(), pairs,
+        problem.queries().maxRowLength, problem.queries().rows);
+    long argmax = device.scratch(ScratchSlot.ARGMAX, Math.max(4, (argmax16 ? 2L : 4L) * pairs * stride));
+    long dScores = device.scratch(ScratchSlot.DSCORES, 4L * pairs);
+    forward.launch(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
+        problem.queries().maxRowLength, problem.queries().rows, argmax16);
+    Driver.fill32(dScores, Float.floatToRawIntBits(1f), pairs, device.stream);
+    launchBackward(problem, in, argmax, argmax16, dScores, deterministic, qType, dType);
+  }
+
+  /** Device pointers of one training step's results. */
+  private record DeviceStep(long scores, long rowLoss, long dQ, long dD) {}
+
+  /** The loss's own inputs as one float array (positives as int bits, teacher scores or margins). */
+  private static float[] lossInput(Loss loss) {
+    return switch (loss) {
+      case Loss.Contrastive c -> {
+        int[] p = c.positives();
+        float[] f = new float[p == null ? 0 : p.length];
+        for (int i = 0; i < f.length; i++) {
+          f[i] = Float.intBitsToFloat(p[i]);
+        }
+        yield f;
+      }
+      case Loss.KlDistillation k -> k.teacherFlat();
+      case Loss.MarginMse m -> m.teacherMargins();
+    };
+  }
+
+  /** Forward (with argmax), loss and backward into fp32 gradients, queued on the stream. */
+  private DeviceStep launchLossStep(Problem problem, Staged in, Loss loss, long lossInput, boolean deterministic) {
+    Tokens q = problem.queries();
+    int rows = q.rows;
+    int columns = problem.documentsPerQuery();
+    int pairs = problem.pairs();
+    int stride = problem.argmaxStride();
+    long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
+    int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), mode, columns, pairs, q.maxRowLength, rows);
+    long argmaxBytes = (argmax16 ? 2L : 4L) * pairs * stride;
+    long argmax = device.scratch(ScratchSlot.ARGMAX, Math.max(4, argmaxBytes));
+    long rowLoss = device.scratch(ScratchSlot.LOSS_ROWS, 4L * rows);
+    long dScores = device.scratch(ScratchSlot.DSCORES, 4L * pairs);
+    Driver.fill32(scores, CudaBackend.POISON_SCORE, pairs, device.stream);
+    Driver.fill32(argmax, CudaBackend.POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
+    forward.launch(in.queries(), in.documents(), mode, columns, 0, pairs, scores, argmax, stride, q.maxRowLength, rows,
+        argmax16);
+    String kernel;
+    switch (loss) {
+      case Loss.Contrastive c -> {
+        kernel = "maxsim_loss_cross_entropy";
+        params.set(new KernelArgs.CrossEntropy(scores, rows, columns, c.positives() == null ? 0L : lossInput,
+            c.temperature(), rowLoss, dScores));
+      }
+      case Loss.KlDistillation k -> {
+        kernel = "maxsim_loss_kl";
+        params.set(new KernelArgs.KlDivergence(scores, lossInput, rows, columns, k.temperature(), rowLoss, dScores));
+      }
+      case Loss.MarginMse m -> {
+        kernel = "maxsim_loss_margin_mse";
+        params.set(new KernelArgs.MarginMse(scores, lossInput, rows, rowLoss, dScores));
+      }
+    }
+    boolean perRowBlock = !(loss instanceof Loss.MarginMse);
+    Driver.launch(device.function(LOSS, kernel), kernel, perRowBlock ? rows : (rows + LOSS_THREADS - 1) / LOSS_THREADS,
+        1, LOSS_THREADS, 0, device.stream, params.pointers());
+    long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, DType.FLOAT32, DType.FLOAT32);
+    return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
+  }
+
+  /**
+   * dQ and dD into zeroed scratch, in the given storage types; returns their device pointers. dQ by gather;
+   * dD owned (deterministic) or atomic (fp32 only).
+   */
+  private long[] launchBackward(Problem problem, Staged in, long argmax, boolean argmax16, long dScores,
+      boolean deterministic, DType queryGradType, DType documentGradType) {
+    Tokens qt = problem.queries();
+    Tokens dt = problem.documents();
+    DeviceTokens q = in.queries();
+    DeviceTokens d = in.documents();
+    int dim = q.dim();
+    int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
+    int perQuery = problem.documentsPerQuery();
+    int stride = problem.argmaxStride();
+    boolean atomic = !deterministic;
+    if (atomic && documentGradType != DType.FLOAT32) {
+      throw new UnsupportedOperationException("the atomic backward accumulates in fp32; narrowed gradients need "
+          + "the deterministic backward");
+    }
+    long dqBytes = (long) qt.storedTokens * dim * queryGradType.byteSize();
+    long ddBytes = (long) dt.storedTokens * dim * documentGradType.byteSize();
+    long dQ = device.scratch(ScratchSlot.GRAD_QUERIES, dqBytes);
+    long dD = device.scratch(ScratchSlot.GRAD_DOCUMENTS, ddBytes);
+    // the gather writes every token of every query row, and the owned dD kernel every token of every
+    // document row: zeros are needed only for storage slots outside the rows (padding) and for atomics.
+    // (rule 15 of docs/design/kernel-selection.md: a step skips memsets of every dD byte).
+    boolean gradsCoverRows = qt.rows > 0 && stride > 0;
+    if (!gradsCoverRows || !qt.rowsCoverStorage) {
+      Driver.fill32(dQ, 0, (dqBytes + 3) / 4, device.stream);
+    }
+    if (!gradsCoverRows || atomic || !dt.rowsCoverStorage || dt.rows == 0 || dt.maxRowLength == 0) {
+      Driver.fill32(dD, 0, (ddBytes + 3) / 4, device.stream);
+    }
+    if (qt.rows > 0 && stride > 0) {
+      String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
+      String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
+      params.set(new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(),
+          argmax, stride, dScores, mode, perQuery, dim, dQ, gradientType(queryGradType)));
+      Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
+          (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
+      if (atomic) {
+        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
+        params.set(new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
+            d.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dD));
+        Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
+            (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
+      } else if (dt.rows > 0 && dt.maxRowLength > 0) {
+        String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
+        int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
+        int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
+        params.set(new KernelArgs.BackwardDocumentsOwned(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
+            d.rowLength(), argmax, stride, dScores, mode, perQuery, qt.rows, dim, dD, gradientType(documentGradType)));
+        Driver.launch(device.function(BACKWARD, kernel), kernel, dt.rows,
+            (dt.maxRowLength + tokensPerBlock - 1) / tokensPerBlock, OWNED_WARPS * 32,
+            4 * tokensPerBlock * dim, device.stream, params.pointers());
+      }
+    }
+    return new long[] {dQ, dD};
+  }
+
+  /** The kernels' outType: the storage type gradients are written in. */
+  private static int gradientType(DType t) {
+    return switch (t) {
+      case FLOAT32 -> 0;
+      case FLOAT16 -> 1;
+      case BFLOAT16 -> 2;
+    };
+  }
+}
