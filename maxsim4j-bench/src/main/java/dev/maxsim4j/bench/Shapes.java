@@ -1,6 +1,8 @@
 package dev.maxsim4j.bench;
 
 import dev.maxsim4j.cli.UsageException;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Benchmark shapes written {@code Nq,Nd,Lq,Ld,d}: queries, documents, query tokens, document tokens, dim. */
 public final class Shapes {
@@ -8,6 +10,24 @@ public final class Shapes {
   static final long MAX_ELEMENTS = Integer.MAX_VALUE - 8;
 
   private Shapes() {}
+
+  /** A command line with its repeatable {@code --shape} options taken out: the shapes, and the rest. */
+  public record Split(List<String> shapes, String[] rest) {}
+
+  /** Takes every {@code --shape VALUE} out of {@code argv} (the command name stays first in the rest). */
+  public static Split take(String[] argv) {
+    List<String> shapes = new ArrayList<>();
+    List<String> rest = new ArrayList<>();
+    rest.add(argv[0]);
+    for (int i = 1; i < argv.length; i++) {
+      if (argv[i].equals("--shape") && i + 1 < argv.length) {
+        shapes.add(argv[++i]);
+      } else {
+        rest.add(argv[i]);
+      }
+    }
+    return new Split(shapes, rest.toArray(String[]::new));
+  }
 
   /** Parses {@code s} for {@code command}; a bad shape is a {@link UsageException} naming it. */
   public static int[] parse(String command, String s) {

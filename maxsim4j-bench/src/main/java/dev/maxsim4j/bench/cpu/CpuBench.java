@@ -41,17 +41,9 @@ public final class CpuBench {
       double naiveMs, double gflops, double gbps) {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
-    List<String> shapes = new ArrayList<>();
-    List<String> rest = new ArrayList<>();
-    rest.add(argv[0]);
-    for (int i = 1; i < argv.length; i++) {
-      if (argv[i].equals("--shape") && i + 1 < argv.length) {
-        shapes.add(argv[++i]);
-      } else {
-        rest.add(argv[i]);
-      }
-    }
-    Args a = new Args("maxsim4j bench", "cpu", rest.toArray(String[]::new), 1,
+    Shapes.Split split = Shapes.take(argv);
+    List<String> shapes = split.shapes();
+    Args a = new Args("maxsim4j bench", "cpu", split.rest(), 1,
         Set.of("--dtype", "--threads", "--backend", "--iterations", "--json"), Set.of("--no-naive", "--verbose"));
     shapes.forEach(s -> Shapes.parse("cpu", s));
     if (a.get("--json") != null) {

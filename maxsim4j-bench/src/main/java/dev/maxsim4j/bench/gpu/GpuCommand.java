@@ -9,7 +9,6 @@ import dev.maxsim4j.internal.BackendSelector;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -28,17 +27,9 @@ public final class GpuCommand {
   private GpuCommand() {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
-    List<String> shapes = new ArrayList<>();
-    List<String> rest = new ArrayList<>();
-    rest.add(argv[0]);
-    for (int i = 1; i < argv.length; i++) {
-      if (argv[i].equals("--shape") && i + 1 < argv.length) {
-        shapes.add(argv[++i]);
-      } else {
-        rest.add(argv[i]);
-      }
-    }
-    Args a = new Args("maxsim4j bench", "gpu", rest.toArray(String[]::new), 1,
+    Shapes.Split split = Shapes.take(argv);
+    List<String> shapes = split.shapes();
+    Args a = new Args("maxsim4j bench", "gpu", split.rest(), 1,
         Set.of("--dtype", "--threads", "--json", "--compare"), Set.of("--train"));
     shapes.forEach(s -> Shapes.parse("gpu", s));
     DType dtype = Synthetic.parseDType(a.getOr("--dtype", "bf16"));
