@@ -38,8 +38,8 @@ import java.util.zip.CRC32C;
 public final class TextIndex {
   public static final String FOLDER = ".maxsim4j";
   private static final String MANIFEST = "manifest.tsv";
-  /** The most tokens one index holds: the safetensors writer keeps the tensor's bytes in one Java array. */
-  static final long MAX_TOKENS = Integer.MAX_VALUE / (2L * MiniLmTokenEncoder.DIM);
+  /** The most tokens one index holds: it keeps its bf16 tokens in one Java array (the writer streams them). */
+  static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
   private static final int DIM = MiniLmTokenEncoder.DIM;
 
   /** One passage of a file: the line it starts on and its number of tokens. */
