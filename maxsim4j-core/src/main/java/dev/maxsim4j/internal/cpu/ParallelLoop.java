@@ -56,7 +56,8 @@ final class ParallelLoop implements AutoCloseable {
         throw new IllegalStateException("MaxSim was closed while this call was running", e);
       }
     }
-    RuntimeException failure = null;
+    // every chunk is waited for before anything is thrown: none may still run once the call has returned
+    Throwable failure = null;
     for (Future<?> f : futures) {
       try {
         f.get();
@@ -67,19 +68,21 @@ final class ParallelLoop implements AutoCloseable {
         if (cause != null && cause.getCause() != null && cause.getCause().getClass() == cause.getClass()) {
           cause = cause.getCause(); // the pool's copy made on this thread wraps the worker's own, with its message
         }
-        if (cause instanceof Error error) {
-          throw error; // an OutOfMemoryError stays one, so that callers can tell it from a bad argument
-        }
-        if (failure == null) {
-          failure = cause instanceof RuntimeException r ? r : new IllegalStateException(cause);
+        // an Error (an OutOfMemoryError) stays one, so that callers can tell it from a bad argument
+        if (failure == null || cause instanceof Error && !(failure instanceof Error)) {
+          failure = cause instanceof RuntimeException || cause instanceof Error ? cause
+              : new IllegalStateException(cause);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted while scoring", e);
       }
     }
+    if (failure instanceof Error error) {
+      throw error;
+    }
     if (failure != null) {
-      throw failure;
+      throw (RuntimeException) failure;
     }
   }
 
