@@ -123,4 +123,21 @@ class TextEdgeCasesTest {
       System.clearProperty("maxsim4j.progressAfterMs");
     }
   }
+
+  /** A file that is new but empty (or edited down to blanks) joins an index as a file without passages. */
+  @Test
+  void anEmptyFileAddedToAnIndexedFolderIsKeptWithoutPassages() throws IOException {
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Files.writeString(notes.resolve("a.txt"), "otters hold hands while they sleep");
+    assertEquals(0, CliRun.of("index", "--dir", notes.toString()).status());
+    Files.writeString(notes.resolve("b.txt"), "");
+    for (int run = 0; run < 2; run++) {
+      CliRun r = CliRun.of("search", "--dir", notes.toString(), "--query", "sleeping otters");
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.out().contains("a.txt"), r.out());
+    }
+    try (var files = Files.list(notes.resolve(".maxsim4j"))) {
+      assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
+    }
+  }
 }

@@ -177,52 +177,57 @@ public final class TextIndex {
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
     Path tmp = changed ? openTemporary(dir, mustSave, warnings) : null;
 
-    PackedRows encoded = null;
-    if (!texts.isEmpty()) {
-      Progress progress = new Progress(err, "encoding " + texts.size() + " passages of " + freshEntries.size()
-          + " new or changed files");
-      encoded = PackedRows.encode(encoder, texts, progress);
-      progress.done();
-    }
-    // fill in the fresh entries' token counts, then assemble the rows in file order
-    for (int i = 0, row = 0; i < freshEntries.size(); i++) {
-      Entry e = entries.get(freshEntries.get(i));
-      List<Span> spans = new ArrayList<>();
-      for (Span s : e.passages()) {
-        spans.add(new Span(s.line(), encoded.length(row++)));
+    try {
+      PackedRows encoded = null;
+      if (!texts.isEmpty()) {
+        Progress progress = new Progress(err, "encoding " + texts.size() + " passages of " + freshEntries.size()
+            + " new or changed files");
+        encoded = PackedRows.encode(encoder, texts, progress);
+        progress.done();
       }
-      entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), List.copyOf(spans)));
-    }
-    long total = entries.stream().mapToLong(Entry::tokens).sum();
-    checkSize(folder, total, tmp);
-    int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
-    int[] offsets = new int[rows + 1];
-    short[] bits = new short[(int) total * DIM];
-    for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
-      Entry entry = entries.get(e);
-      boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
-      int at = entry.passages().isEmpty() ? 0 : isFresh ? encoded.offsets()[freshRow] : old.start.get(entry.path());
-      short[] from = isFresh ? encoded.bf16() : old.tokens;
-      for (Span s : entry.passages()) {
-        offsets[row + 1] = offsets[row] + s.tokens();
-        System.arraycopy(from, at * DIM, bits, offsets[row] * DIM, s.tokens() * DIM);
-        at += s.tokens();
-        row++;
+      // fill in the fresh entries' token counts, then assemble the rows in file order
+      for (int i = 0, row = 0; i < freshEntries.size(); i++) {
+        Entry e = entries.get(freshEntries.get(i));
+        List<Span> spans = new ArrayList<>();
+        for (Span s : e.passages()) {
+          spans.add(new Span(s.line(), encoded.length(row++)));
+        }
+        entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), List.copyOf(spans)));
       }
-      if (isFresh) {
-        freshRow += entry.passages().size();
-        next++;
+      long total = entries.stream().mapToLong(Entry::tokens).sum();
+      checkSize(folder, total, tmp);
+      int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
+      int[] offsets = new int[rows + 1];
+      short[] bits = new short[(int) total * DIM];
+      for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
+        Entry entry = entries.get(e);
+        boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
+        int at = entry.passages().isEmpty() ? 0 : isFresh ? encoded.offsets()[freshRow] : old.start.get(entry.path());
+        short[] from = !isFresh ? old.tokens : encoded == null ? null : encoded.bf16(); // null: no passages
+        for (Span s : entry.passages()) {
+          offsets[row + 1] = offsets[row] + s.tokens();
+          System.arraycopy(from, at * DIM, bits, offsets[row] * DIM, s.tokens() * DIM);
+          at += s.tokens();
+          row++;
+        }
+        if (isFresh) {
+          freshRow += entry.passages().size();
+          next++;
+        }
       }
-    }
-    List<Entry> list = List.copyOf(entries);
-    if (tmp != null) {
-      try {
-        write(dir, tmp, list, total, bits);
-      } catch (IOException e) {
-        cannotSave(dir, e, mustSave, warnings);
+      List<Entry> list = List.copyOf(entries);
+      if (tmp != null) {
+        try {
+          write(dir, tmp, list, total, bits);
+        } catch (IOException e) {
+          cannotSave(dir, e, mustSave, warnings);
+        }
       }
+      return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
+    } catch (RuntimeException | Error e) {
+      deleteQuietly(tmp); // a failed run leaves no temporary file behind
+      throw e;
     }
-    return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
   }
 
   /** Whether a file is found again by its name as a string (not so for bytes invalid in the file system's encoding). */
@@ -334,11 +339,12 @@ public final class TextIndex {
         }
         NdArray stored = SafeTensors.read(tokensFile, "tokens");
         if (stored.type() != NdArray.ElementType.BF16 || stored.rank() != 2 || stored.shape()[1] != DIM
-            || stored.shape()[0] != c.tokens() || stored.halfs() == null) {
+            || stored.shape()[0] != c.tokens()) {
           throw new IllegalArgumentException("its tokens are " + stored.type() + " " + stored.shapeString()
               + "; expected BF16 [" + c.tokens() + ", " + DIM + "]");
         }
-        if (checksum(stored.halfs()) != c.checksum()) {
+        short[] tokens = stored.halfs(); // a copy of the mapped file: made once
+        if (checksum(tokens) != c.checksum()) {
           throw new IllegalArgumentException("its tokens do not match their checksum");
         }
         Map<String, Entry> entries = new HashMap<>();
@@ -349,7 +355,7 @@ public final class TextIndex {
           start.put(e.path(), at);
           at += (int) e.tokens();
         }
-        return new Stored(entries, start, stored.halfs(), c.tokensFile());
+        return new Stored(entries, start, tokens, c.tokensFile());
       } catch (IOException | RuntimeException e) {
         String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
         warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it");
