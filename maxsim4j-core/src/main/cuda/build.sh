@@ -23,10 +23,13 @@ fi
 if [[ ! -x $nvcc ]]; then
   echo "maxsim4j: nvcc not found (PATH, /usr/local/cuda/bin, NVCC): building without GPU kernels, the jar" \
        "scores on the CPU only (install the CUDA toolkit for the GPU backend; -Dmaxsim4j.cuda.skip=true skips this step)" >&2
+  # fatbins of an earlier build may not match the sources any more: a jar without kernels is the honest one
+  rm -f "$out"/*.fatbin "$out/.gencode"
   exit 0
 fi
 cache=${MAXSIM4J_CUDA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/maxsim4j/fatbin}
-compiler=$("$nvcc" --version | tail -n 2)
+# the cache key covers the compiler, this script (its nvcc flags) and, per kernel, the targets and sources
+compiler=$("$nvcc" --version | tail -n 2; sha256sum "$here/build.sh" | cut -c1-64)
 mkdir -p "$out"
 # a change of targets invalidates every fatbin
 if [[ ! -f $out/.gencode ]] || [[ $(cat "$out/.gencode") != "$gencode" ]]; then

@@ -18,15 +18,17 @@ final class Arguments {
   }
 
   /**
-   * Checks that {@code size} elements fit one Java array; else names {@code what} (e.g. "scores of queries
-   * x documents = 50000 x 50000"), the size, the limit and what to do instead.
+   * Checks that {@code rows x columns} elements fit one Java array; else names {@code what} (e.g. "scores of
+   * queries x documents"), the sizes, the limit and what to do instead. The message is built only then: this
+   * runs on every call.
    */
-  static int arraySize(long size, String what, String instead) {
-    if (size < 0 || size > MAX_ARRAY) {
-      throw new IllegalArgumentException(what + " = " + size + " elements, more than one Java array holds ("
-          + MAX_ARRAY + "); " + instead);
+  static int arraySize(long rows, long columns, String what, String instead) {
+    if (rows < 0 || columns < 0 || rows != 0 && columns > MAX_ARRAY / rows) {
+      String size = Math.multiplyHigh(rows, columns) == 0 && rows * columns >= 0 ? " = " + rows * columns : "";
+      throw new IllegalArgumentException(what + " = " + rows + " x " + columns + size
+          + " elements, more than one Java array holds (" + MAX_ARRAY + "); " + instead);
     }
-    return (int) size;
+    return (int) (rows * columns);
   }
 
   /** {@code 0 <= index < size}, as an argument check. */

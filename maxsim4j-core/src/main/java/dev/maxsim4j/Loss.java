@@ -47,8 +47,8 @@ public sealed interface Loss {
     int rows = scores.length;
     int columns = rows == 0 ? 0 : Arguments.nonNull(scores[0], "scores[0]").length;
     checkShape(rows, columns);
-    float[] flat = new float[Arguments.arraySize((long) rows * columns, "scores of rows x columns = " + rows + " x "
-        + columns, "evaluate the loss over fewer rows at a time")];
+    float[] flat = new float[Arguments.arraySize(rows, columns, "scores of rows x columns",
+        "evaluate the loss over fewer rows at a time")];
     for (int i = 0; i < rows; i++) {
       if (scores[i] == null || scores[i].length != columns) {
         throw new IllegalArgumentException("scores[" + i + "] has length "

@@ -331,12 +331,9 @@ public final class MaxSim implements AutoCloseable {
     Tokens q = p.queries();
     Tokens d = p.documents();
     String instead = "train on smaller batches of queries or documents";
-    Arguments.arraySize((long) p.pairs() * p.argmaxStride(), "saved argmax of pairs x longest query = "
-        + p.pairs() + " x " + p.argmaxStride(), instead);
-    Arguments.arraySize((long) q.storedTokens * q.dim, "query gradients of stored tokens x d = "
-        + q.storedTokens + " x " + q.dim, instead);
-    Arguments.arraySize((long) d.storedTokens * d.dim, "document gradients of stored tokens x d = "
-        + d.storedTokens + " x " + d.dim, instead);
+    Arguments.arraySize(p.pairs(), p.argmaxStride(), "saved argmax of pairs x longest query", instead);
+    Arguments.arraySize(q.storedTokens, q.dim, "query gradients of stored tokens x d", instead);
+    Arguments.arraySize(d.storedTokens, d.dim, "document gradients of stored tokens x d", instead);
   }
 
   // ------------------------------------------------------------------ projection layer
@@ -350,8 +347,7 @@ public final class MaxSim implements AutoCloseable {
   public float[] project(float[] x, int rows, int in, float[] w, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("w", w, in, out);
-    Arguments.arraySize((long) rows * out, "project's output of rows x out = " + rows + " x " + out,
-        "project fewer rows at a time");
+    Arguments.arraySize(rows, out, "project's output of rows x out", "project fewer rows at a time");
     return call(b -> b.project(x, rows, in, w, out));
   }
 
@@ -359,8 +355,7 @@ public final class MaxSim implements AutoCloseable {
   public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("dy", dy, rows, out);
-    Arguments.arraySize((long) in * out, "projectionGradient's output of in x out = " + in + " x " + out,
-        "use a smaller projection");
+    Arguments.arraySize(in, out, "projectionGradient's output of in x out", "use a smaller projection");
     return call(b -> b.projectionGradient(x, rows, in, dy, out));
   }
 
@@ -419,8 +414,8 @@ public final class MaxSim implements AutoCloseable {
 
   private static Problem allPairs(TokenBatch q, TokenBatch d) {
     checkPair(q, d);
-    Arguments.arraySize((long) q.size() * d.size(), "scores of queries x documents = " + q.size() + " x "
-        + d.size(), "use topK(queries, documents, k), or score the documents in chunks");
+    Arguments.arraySize(q.size(), d.size(), "scores of queries x documents",
+        "use topK(queries, documents, k), or score the documents in chunks");
     return Problem.allPairs(q.tokens(), d.tokens());
   }
 

@@ -90,7 +90,7 @@ public final class TokenBatch {
     if (dim < 0) {
       dim = 1; // no token at all: any dimension matches; an empty row scores -1e9 anyway
     }
-    float[] data = new float[Arguments.arraySize(total * dim, "rows' tokens x d = " + total + " x " + dim,
+    float[] data = new float[Arguments.arraySize(total, dim, "rows' tokens x d",
         "use fromMemorySegment or packedFromMemorySegment for larger batches")];
     int[] offsets = new int[rows.length + 1];
     int pos = 0;
@@ -127,8 +127,8 @@ public final class TokenBatch {
       }
     }
     int dim = tokens[0].length;
-    float[] data = new float[Arguments.arraySize((long) tokens.length * dim, "tokens x d = " + tokens.length
-        + " x " + dim, "use fromMemorySegment for larger rows")];
+    float[] data = new float[Arguments.arraySize(tokens.length, dim, "tokens x d",
+        "use fromMemorySegment for larger rows")];
     for (int t = 0; t < tokens.length; t++) {
       System.arraycopy(tokens[t], 0, data, t * dim, dim);
     }
@@ -308,8 +308,8 @@ public final class TokenBatch {
   }
 
   private float[] copyAsFloats(String call) {
-    float[] out = new float[Arguments.arraySize((long) tokens.storedTokens * tokens.dim, call + ": this batch's"
-        + " stored tokens x d = " + tokens.storedTokens + " x " + tokens.dim, "read it in slices with get(row, t,"
+    float[] out = new float[Arguments.arraySize(tokens.storedTokens, tokens.dim, call + ": this batch's"
+        + " stored tokens x d", "read it in slices with get(row, t,"
         + " k), or keep it in a MemorySegment")];
     tokens.copyTokens(0, tokens.storedTokens, out, 0);
     return out;

@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -100,5 +101,14 @@ class LargeSizeTest {
         rejects(() -> m.scores(big, q), "longest row of queries");
       }
     }
+  }
+
+  /** A product past even a long is still refused, not wrapped around into a small size that would pass. */
+  @Test
+  void aSizeWhoseProductPassesALongIsRefused() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Arguments.arraySize(1L << 40, 1L << 30, "rows' tokens x d", "split them"));
+    assertTrue(e.getMessage().startsWith("rows' tokens x d = 1099511627776 x 1073741824 elements"), e.getMessage());
+    assertEquals(6, Arguments.arraySize(2, 3, "x", "y"));
   }
 }

@@ -292,4 +292,17 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("pad.safetensors"), "--out", p("s.npy")), 1,
         "holds an 'offsets' tensor, but its embeddings");
   }
+
+  /** A replaced output keeps the permissions it had: an owner-only file does not become world-readable. */
+  @Test
+  void aReplacedOutputKeepsItsPermissions() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    Path out = Files.writeString(dir.resolve("s.npy"), "old");
+    var ownerOnly = java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
+    Files.setPosixFilePermissions(out, ownerOnly);
+    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy")).status());
+    assertEquals(2, Npy.read(out).rank());
+    assertEquals(ownerOnly, Files.getPosixFilePermissions(out));
+  }
 }

@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli.io;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileSystemException;
@@ -8,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.util.Collection;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -126,8 +129,17 @@ public final class AtomicOutput implements AutoCloseable {
     return why == null ? e.getClass().getSimpleName() : why;
   }
 
-  /** Moves the complete temporary file onto the target. */
+  /**
+   * Moves the complete temporary file onto the target: on disk first (so a crash right after cannot leave
+   * an empty file in its place), with the permissions of the file it replaces.
+   */
   public void commit() throws IOException {
+    try (FileChannel written = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+      written.force(true);
+    }
+    if (Files.exists(target) && Files.getFileStore(temp).supportsFileAttributeView(PosixFileAttributeView.class)) {
+      Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(target));
+    }
     try {
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
