@@ -1,5 +1,9 @@
 package dev.maxsim4j.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -18,5 +22,14 @@ record CliRun(int status, String out, String err) {
   boolean failedCleanly() {
     return status == 1 && err.lines().filter(l -> !l.startsWith("maxsim4j: warning:")).count() == 1
         && err.startsWith("maxsim4j: ") && err.contains("maxsim4j: error: ") && !err.contains("\tat ");
+  }
+
+  /** Asserts a failure with exit {@code status} as one "maxsim4j: ..." line holding {@code fragment}. */
+  static void assertOneLineError(CliRun r, int status, String fragment) {
+    assertEquals(status, r.status(), r.err());
+    assertEquals(1, r.err().lines().count(), "exactly one line on stderr: " + r.err());
+    assertTrue(r.err().startsWith("maxsim4j: "), r.err());
+    assertTrue(r.err().contains(fragment), r.err());
+    assertFalse(r.err().contains("\tat "), "no stack trace: " + r.err());
   }
 }

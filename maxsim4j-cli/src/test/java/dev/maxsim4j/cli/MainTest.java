@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import static dev.maxsim4j.cli.CliRun.assertOneLineError;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -162,14 +163,6 @@ class MainTest {
     CliRun missing = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "nope",
         "--docs", p("d.safetensors"), "--out", p("x.npy"));
     assertOneLineError(missing, 1, "no tensor 'nope'");
-  }
-
-  private static void assertOneLineError(CliRun r, int status, String fragment) {
-    assertEquals(status, r.status(), r.err());
-    assertEquals(1, r.err().lines().count(), "exactly one line on stderr: " + r.err());
-    assertTrue(r.err().startsWith("maxsim4j: "), r.err());
-    assertTrue(r.err().contains(fragment), r.err());
-    assertFalse(r.err().contains("\tat "), "no stack trace: " + r.err());
   }
 
   @Test

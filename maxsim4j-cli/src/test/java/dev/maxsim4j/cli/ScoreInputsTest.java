@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import static dev.maxsim4j.cli.CliRun.assertOneLineError;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -46,13 +47,6 @@ class ScoreInputsTest {
       a[i] = (float) rnd.nextGaussian();
     }
     return a;
-  }
-
-  private static void assertOneLineError(CliRun r, int status, String fragment) {
-    assertEquals(status, r.status(), r.err());
-    assertEquals(1, r.err().lines().count(), "exactly one line on stderr: " + r.err());
-    assertTrue(r.err().startsWith("maxsim4j: "), r.err());
-    assertTrue(r.err().contains(fragment), r.err());
   }
 
   private static NdArray longs(String name, long... v) {
