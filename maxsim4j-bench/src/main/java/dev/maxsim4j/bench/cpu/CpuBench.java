@@ -27,9 +27,11 @@ import java.util.SplittableRandom;
 public final class CpuBench {
   public static final String USAGE = """
       cpu [--shape Nq,Nd,Lq,Ld,d]... [--dtype fp32|fp16|bf16] [--threads N] [--backend vector|scalar|reference]
-          [--iterations N] [--no-naive] [--json FILE] [--verbose]
+          [--iterations N] [--no-naive] [--sgemm] [--json FILE] [--verbose]
         fused vs the naive grid path on the CPU: ms, GFLOP/s, GB/s (default shapes 1,1000,32,300,128
-        1,1000,32,1024,128  32,32,32,300,128; fp32). --json writes one object per shape.""";
+        1,1000,32,1024,128  32,32,32,300,128; fp32). --sgemm adds OpenBLAS sgemm on the same FLOPs and
+        threads (one product per pair, and one product of all pairs; OPENBLAS_CORETYPE picks its kernels).
+        --json writes one object per shape.""";
 
   private static final List<String> DEFAULT_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128",
       "32,32,32,300,128");
@@ -38,13 +40,13 @@ public final class CpuBench {
   private CpuBench() {}
 
   record Case(int[] shape, String dtype, String device, String backend, int threads, double fusedMs,
-      double naiveMs, double gflops, double gbps) {}
+      double naiveMs, double gflops, double gbps, SgemmBench.Result sgemm) {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
     Shapes.Split split = Shapes.take(argv);
     List<String> shapes = split.shapes();
     Args a = new Args("maxsim4j bench", "cpu", split.rest(), 1,
-        Set.of("--dtype", "--threads", "--backend", "--iterations", "--json"), Set.of("--no-naive", "--verbose"));
+        Set.of("--dtype", "--threads", "--backend", "--iterations", "--json"), Set.of("--no-naive", "--sgemm", "--verbose"));
     shapes.forEach(s -> Shapes.parse("cpu", s));
     if (a.get("--json") != null) {
       // a missing folder is found before the benchmark, not after it
@@ -57,11 +59,19 @@ public final class CpuBench {
     int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
     int iterations = a.intValue("--iterations", 0, 1);
     List<Case> cases = new ArrayList<>();
-    out.printf(Locale.ROOT, "%-22s %-5s %-7s %3s %10s %10s %8s %9s %8s%n", "shape Nq,Nd,Lq,Ld,d", "dtype",
-        "backend", "thr", "fused ms", "naive ms", "speedup", "GFLOP/s", "GB/s");
+    OpenBlas blas = a.has("--sgemm") ? OpenBlas.load() : null;
+    if (blas != null) {
+      out.printf(Locale.ROOT, "sgemm: %s, kernels %s, %d threads (pairs: 1 OpenBLAS thread on each of %d)%n",
+          blas.config(), blas.coreName(), threads, threads);
+    }
+    out.printf(Locale.ROOT, "%-22s %-5s %-7s %3s %10s %10s %8s %9s %8s%s%n", "shape Nq,Nd,Lq,Ld,d", "dtype",
+        "backend", "thr", "fused ms", "naive ms", "speedup", "GFLOP/s", "GB/s",
+        blas == null ? "" : String.format(Locale.ROOT, " %11s %11s %9s %9s", "sgemm pairs", "sgemm all", "GFLOP/s",
+            "vs sgemm"));
     // the CPU is what this times: auto would take a GPU where one is present
     try (MaxSim maxSim = Engine.open(a.getOr("--backend", "cpu"), a.has("--verbose"),
-        MaxSim.builder().threads(threads))) {
+        MaxSim.builder().threads(threads));
+        SgemmBench sgemm = blas == null ? null : new SgemmBench(blas, threads)) {
       for (String s : shapes) {
         int[] sh = Shapes.parse("cpu", s);
         SplittableRandom rnd = new SplittableRandom(42);
@@ -74,12 +84,16 @@ public final class CpuBench {
           naive = Timing.medianMillis(() -> NaiveMaxSim.scores(q, d, threads),
               iterations == 0 ? 0 : Math.min(iterations, 5));
         }
+        SgemmBench.Result sg = sgemm == null ? null : sgemm.time(sh, q.toFloatArray(), d.toFloatArray(), iterations);
         Case c = new Case(sh, dtype.name().toLowerCase(Locale.ROOT), "cpu", maxSim.backendName(), threads, fused, naive,
-            Shapes.flops(sh) / fused / 1e6, Shapes.inputBytes(sh, dtype.byteSize()) / fused / 1e6);
+            Shapes.flops(sh) / fused / 1e6, Shapes.inputBytes(sh, dtype.byteSize()) / fused / 1e6, sg);
         cases.add(c);
-        out.printf(Locale.ROOT, "%-22s %-5s %-7s %3d %10.3f %10s %8s %9.1f %8.2f%n", s, shortType(dtype),
+        out.printf(Locale.ROOT, "%-22s %-5s %-7s %3d %10.3f %10s %8s %9.1f %8.2f%s%n", s, shortType(dtype),
             c.backend, threads, fused, Double.isNaN(naive) ? "-" : String.format(Locale.ROOT, "%.3f", naive),
-            Double.isNaN(naive) ? "-" : String.format(Locale.ROOT, "%.1fx", naive / fused), c.gflops, c.gbps);
+            Double.isNaN(naive) ? "-" : String.format(Locale.ROOT, "%.1fx", naive / fused), c.gflops, c.gbps,
+            sg == null ? "" : String.format(Locale.ROOT, " %11.3f %11s %9.1f %8.2fx", sg.perPairMs(),
+                Double.isNaN(sg.wholeMs()) ? "-" : String.format(Locale.ROOT, "%.3f", sg.wholeMs()),
+                Shapes.flops(sh) / sg.bestMs() / 1e6, sg.bestMs() / fused));
       }
     }
     if (a.get("--json") != null) {
@@ -111,16 +125,22 @@ public final class CpuBench {
     }
   }
 
+  private static String number(double v) {
+    return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.4f", v);
+  }
+
   static String toJson(List<Case> cases) {
     StringBuilder b = new StringBuilder("[\n");
     for (int i = 0; i < cases.size(); i++) {
       Case c = cases.get(i);
       b.append(String.format(Locale.ROOT,
           "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"device\": \"%s\", \"backend\": \"%s\", "
-              + "\"threads\": %d, \"fused_ms\": %.4f, \"naive_ms\": %s, \"speedup\": %s, \"gflops\": %.2f, \"gbps\": %.3f}",
+              + "\"threads\": %d, \"fused_ms\": %.4f, \"naive_ms\": %s, \"speedup\": %s, \"gflops\": %.2f, \"gbps\": %.3f%s}",
           c.shape[0], c.shape[1], c.shape[2], c.shape[3], c.shape[4], c.dtype, c.device, c.backend, c.threads,
-          c.fusedMs, Double.isNaN(c.naiveMs) ? "null" : String.format(Locale.ROOT, "%.4f", c.naiveMs),
-          Double.isNaN(c.naiveMs) ? "null" : String.format(Locale.ROOT, "%.3f", c.naiveMs / c.fusedMs), c.gflops, c.gbps));
+          c.fusedMs, number(c.naiveMs), Double.isNaN(c.naiveMs) ? "null" : String.format(Locale.ROOT, "%.3f", c.naiveMs / c.fusedMs),
+          c.gflops, c.gbps, c.sgemm == null ? "" : String.format(Locale.ROOT,
+              ", \"sgemm_pairs_ms\": %s, \"sgemm_all_ms\": %s, \"fused_vs_sgemm\": %.3f", number(c.sgemm.perPairMs()),
+              number(c.sgemm.wholeMs()), c.sgemm.bestMs() / c.fusedMs)));
       b.append(i + 1 < cases.size() ? ",\n" : "\n");
     }
     return b.append("]\n").toString();
