@@ -54,64 +54,108 @@ final class Dequantizer implements Tokens.RunCopier {
 
   @Override
   public void copy(int token, int count, float[] dst, int off) {
-    for (int t = 0; t < count; t++) {
-      int tok = token + t;
-      long base = tok * tokens.tokenBytes;
-      float scale = tokens.scale(tok);
-      int o = off + t * dim;
-      int k = switch (tokens.dtype) {
-        case INT8 -> int8(base, scale, dst, o);
-        case FLOAT8_E4M3 -> e4m3(base, scale, dst, o);
-        case BINARY -> bits(base, scale, dst, o);
-        default -> throw new IllegalStateException(tokens.dtype + " is not quantized");
-      };
-      for (; k < dim; k++) {
-        dst[o + k] = tokens.element(tok, k);
-      }
+    switch (tokens.dtype) {
+      case INT8 -> int8(token, count, dst, off);
+      case FLOAT8_E4M3 -> e4m3(token, count, dst, off);
+      case BINARY -> bits(token, count, dst, off);
+      default -> throw new IllegalStateException(tokens.dtype + " is not quantized");
     }
   }
 
-  private ByteVector bytes(long at) {
+  private static ByteVector bytes(MemorySegment src, long at) {
     return ByteVector.fromMemorySegment(BYTES, src, at, ByteOrder.LITTLE_ENDIAN);
   }
 
-  /** The whole vectors of one token; returns the first dimension left for the scalar codec. */
-  private int int8(long base, float scale, float[] dst, int o) {
-    int k = 0;
-    for (; k + V <= dim; k += V) {
-      ((FloatVector) bytes(base + k).convertShape(VectorOperators.B2F, S, 0)).mul(scale).intoArray(dst, o + k);
-    }
-    return k;
+  private static FloatVector int8(ByteVector b, float scale) {
+    // through int lanes: a direct byte-to-float conversion across shapes compiles to slower code
+    return ((FloatVector) b.convertShape(VectorOperators.B2I, INTS, 0).convert(VectorOperators.I2F, 0)).mul(scale);
   }
 
-  private int e4m3(long base, float scale, float[] dst, int o) {
-    int k = 0;
-    for (; k + V <= dim; k += V) {
-      IntVector x = (IntVector) bytes(base + k).convertShape(VectorOperators.B2I, INTS, 0);
-      IntVector em = x.and(0x7f);
-      IntVector normal = em.lanewise(VectorOperators.LSHL, 20).add(REBIAS);
-      // exponent field 0: the subnormal m x 2^-9, exact in fp32 (m < 8)
-      IntVector subnormal = ((FloatVector) em.convert(VectorOperators.I2F, 0)).mul(0x1p-9f).reinterpretAsInts();
-      IntVector magnitude = normal.blend(subnormal, em.compare(VectorOperators.LT, 8))
-          .blend(Float.floatToRawIntBits(Float.NaN), em.compare(VectorOperators.EQ, E4M3_NAN));
-      magnitude.or(x.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats().mul(scale)
-          .intoArray(dst, o + k);
-    }
-    return k;
+  private static FloatVector e4m3(ByteVector b, float scale) {
+    IntVector x = (IntVector) b.convertShape(VectorOperators.B2I, INTS, 0);
+    IntVector em = x.and(0x7f);
+    IntVector normal = em.lanewise(VectorOperators.LSHL, 20).add(REBIAS);
+    // exponent field 0: the subnormal m x 2^-9, made from an integer (an fp32 subnormal operand is slow)
+    IntVector subnormal = ((FloatVector) em.convert(VectorOperators.I2F, 0)).mul(0x1p-9f).reinterpretAsInts();
+    IntVector magnitude = normal.blend(subnormal, em.compare(VectorOperators.LT, 8))
+        .blend(Float.floatToRawIntBits(Float.NaN), em.compare(VectorOperators.EQ, E4M3_NAN));
+    return magnitude.or(x.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats().mul(scale);
   }
 
-  private int bits(long base, float scale, float[] dst, int o) {
-    FloatVector plus = FloatVector.broadcast(S, scale);
-    FloatVector minus = FloatVector.broadcast(S, -scale);
-    int k = 0;
-    for (; k + V <= dim; k += V) {
-      int w = 0;
-      for (int i = 0; i < V / 8; i++) {
-        w = (w << 8) | (src.get(ValueLayout.JAVA_BYTE, base + (k >>> 3) + i) & 0xff);
+  /** The dimensions past the last whole vector, through the scalar codec. */
+  private void tail(int token, float[] dst, int o, int from) {
+    for (int k = from; k < dim; k++) {
+      dst[o + k] = tokens.element(token, k);
+    }
+  }
+
+  private void int8(int token, int count, float[] dst, int off) {
+    byte[] heap = tokens.s8;
+    MemorySegment src = this.src;
+    int dim = this.dim;
+    int whole = dim - dim % V;
+    for (int t = 0; t < count; t++) {
+      long base = (long) (token + t) * dim;
+      float scale = tokens.scale(token + t);
+      int o = off + t * dim;
+      // one loop per source kind: a vector merged from two branches would be boxed
+      if (heap != null) {
+        for (int k = 0; k < whole; k += V) {
+          int8(ByteVector.fromArray(BYTES, heap, (int) base + k), scale).intoArray(dst, o + k);
+        }
+      } else {
+        for (int k = 0; k < whole; k += V) {
+          int8(bytes(src, base + k), scale).intoArray(dst, o + k);
+        }
       }
-      VectorMask<Float> one = IntVector.broadcast(INTS, w).and(LANE_BITS).compare(VectorOperators.NE, 0).cast(S);
-      minus.blend(plus, one).intoArray(dst, o + k);
+      tail(token + t, dst, o, whole);
     }
-    return k;
+  }
+
+  private void e4m3(int token, int count, float[] dst, int off) {
+    byte[] heap = tokens.s8;
+    MemorySegment src = this.src;
+    int dim = this.dim;
+    int whole = dim - dim % V;
+    for (int t = 0; t < count; t++) {
+      long base = (long) (token + t) * dim;
+      float scale = tokens.scale(token + t);
+      int o = off + t * dim;
+      if (heap != null) {
+        for (int k = 0; k < whole; k += V) {
+          e4m3(ByteVector.fromArray(BYTES, heap, (int) base + k), scale).intoArray(dst, o + k);
+        }
+      } else {
+        for (int k = 0; k < whole; k += V) {
+          e4m3(bytes(src, base + k), scale).intoArray(dst, o + k);
+        }
+      }
+      tail(token + t, dst, o, whole);
+    }
+  }
+
+  private void bits(int token, int count, float[] dst, int off) {
+    byte[] heap = tokens.s8;
+    MemorySegment src = this.src;
+    int dim = this.dim;
+    long tokenBytes = tokens.tokenBytes;
+    int whole = dim - dim % V;
+    for (int t = 0; t < count; t++) {
+      long base = (token + t) * tokenBytes;
+      float scale = tokens.scale(token + t);
+      FloatVector plus = FloatVector.broadcast(S, scale);
+      FloatVector minus = FloatVector.broadcast(S, -scale);
+      int o = off + t * dim;
+      for (int k = 0; k < whole; k += V) {
+        long at = base + (k >>> 3);
+        int w = 0;
+        for (int i = 0; i < V / 8; i++) {
+          w = (w << 8) | ((heap != null ? heap[(int) (at + i)] : src.get(ValueLayout.JAVA_BYTE, at + i)) & 0xff);
+        }
+        VectorMask<Float> one = IntVector.broadcast(INTS, w).and(LANE_BITS).compare(VectorOperators.NE, 0).cast(S);
+        minus.blend(plus, one).intoArray(dst, o + k);
+      }
+      tail(token + t, dst, o, whole);
+    }
   }
 }
