@@ -1,6 +1,5 @@
 package dev.maxsim4j.bench.cpu;
 
-import dev.maxsim4j.bench.Timing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -12,18 +11,12 @@ import java.util.concurrent.Future;
  * OpenBLAS sgemm on the FLOPs of a MaxSim call, {@code Nq·Nd} products of {@code Lq × Ld × d}, timed two ways:
  * one sgemm per (query, document) pair with the pairs split over the threads (OpenBLAS single-threaded in
  * each), and one sgemm of {@code (Nq·Lq) × (Nd·Ld) × d} threaded by OpenBLAS itself. Neither takes the max:
- * this is the dense matrix product a fused kernel is up against.
+ * this is the dense matrix product a fused kernel is up against. The calls are returned, not timed here, so
+ * the caller times them in the same rounds as the kernel.
  */
 final class SgemmBench implements AutoCloseable {
   /** The whole-product output is one Java array. */
   private static final long MAX_OUTPUT = Integer.MAX_VALUE - 8;
-
-  record Result(double perPairMs, double wholeMs) {
-    /** The faster of the two: the stricter yardstick. */
-    double bestMs() {
-      return Double.isNaN(wholeMs) ? perPairMs : Math.min(perPairMs, wholeMs);
-    }
-  }
 
   private final OpenBlas blas;
   private final int threads;
@@ -35,22 +28,25 @@ final class SgemmBench implements AutoCloseable {
     this.pool = Executors.newFixedThreadPool(threads);
   }
 
-  Result time(int[] sh, float[] queries, float[] documents, int iterations) {
-    int nq = sh[0];
-    int nd = sh[1];
-    int lq = sh[2];
-    int ld = sh[3];
-    int d = sh[4];
-    blas.threads(1);
-    double perPair = Timing.medianMillis(() -> perPair(nq, nd, lq, ld, d, queries, documents), iterations);
-    double whole = Double.NaN;
-    if ((long) nq * lq * nd * ld <= MAX_OUTPUT) {
-      blas.threads(threads);
-      float[] c = new float[nq * lq * nd * ld];
-      whole = Timing.medianMillis(() -> blas.sgemmNt(nq * lq, nd * ld, d, queries, 0, documents, 0, c, 0),
-          iterations);
+  /** One sgemm per (query, document) pair, the pairs split over the threads, OpenBLAS single-threaded in each. */
+  Runnable perPair(int[] sh, float[] queries, float[] documents) {
+    return () -> {
+      blas.threads(1);
+      perPair(sh[0], sh[1], sh[2], sh[3], sh[4], queries, documents);
+    };
+  }
+
+  /** One sgemm of all pairs at once, threaded by OpenBLAS; null when its output would not fit one array. */
+  Runnable whole(int[] sh, float[] queries, float[] documents) {
+    long out = (long) sh[0] * sh[2] * sh[1] * sh[3];
+    if (out > MAX_OUTPUT) {
+      return null;
     }
-    return new Result(perPair, whole);
+    float[] c = new float[(int) out];
+    return () -> {
+      blas.threads(threads);
+      blas.sgemmNt(sh[0] * sh[2], sh[1] * sh[3], sh[4], queries, 0, documents, 0, c, 0);
+    };
   }
 
   /** Document-major like the fused kernel: each thread takes a contiguous run of documents. */
