@@ -101,7 +101,8 @@ final class QuantizeCommand {
         MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, from * Float.BYTES, count);
       }
       Map<String, NdArray> tensors = new LinkedHashMap<>();
-      tensors.put(Inputs.EMBEDDINGS, NdArray.ofSegment(Inputs.EMBEDDINGS, TokenType.elementType(dtype), codeShape, codes));
+      tensors.put(Inputs.EMBEDDINGS, NdArray.ofSegment(Inputs.EMBEDDINGS, TokenType.elementType(dtype), codeShape,
+          codes));
       tensors.put(Inputs.SCALES, NdArray.ofSegment(Inputs.SCALES, NdArray.ElementType.F32, tokenShape, scales));
       String copied = "";
       if (Inputs.EMBEDDINGS.equals(tensor)) {
@@ -117,9 +118,9 @@ final class QuantizeCommand {
       long before = emb.byteSize();
       long after = codes.byteSize() + scales.byteSize();
       out.printf(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales %s float32 (%s, %.2fx"
-              + " smaller%s); file %s -> %s%n", emb.source(), emb.type(), emb.shapeString(), size(before), target,
-          TokenType.elementType(dtype), Arrays.toString(codeShape), Arrays.toString(tokenShape), size(after),
-          (double) before / Math.max(1, after), copied, size(Files.size(in)), size(Files.size(target)));
+              + " smaller%s); file %s -> %s%n", emb.source(), emb.type(), emb.shapeString(), Sizes.of(before), target,
+          TokenType.elementType(dtype), Arrays.toString(codeShape), Arrays.toString(tokenShape), Sizes.of(after),
+          (double) before / Math.max(1, after), copied, Sizes.of(Files.size(in)), Sizes.of(Files.size(target)));
     }
     return 0;
   }
@@ -129,20 +130,5 @@ final class QuantizeCommand {
     Matcher m = Pattern.compile("stored token (\\d+)").matcher(message);
     return m.find() ? m.replaceFirst("token " + TokenType.index(tokenShape, from + Long.parseLong(m.group(1))))
         : message;
-  }
-
-  /** Bytes for people: B, KiB, MiB or GiB with one decimal. */
-  static String size(long bytes) {
-    if (bytes < 1024) {
-      return bytes + " B";
-    }
-    String[] units = {"KiB", "MiB", "GiB", "TiB"};
-    double v = bytes;
-    int u = -1;
-    while (v >= 1024 && u < units.length - 1) {
-      v /= 1024;
-      u++;
-    }
-    return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
   }
 }

@@ -40,7 +40,8 @@ public final class StoredCodes {
       for (int k = 0; k < d; k++) {
         float v = values[t * d + k];
         switch (dtype) {
-          case INT8 -> codes[t * width + k] = s == 0 ? 0 : (byte) Math.max(-128, Math.min(127, Math.rint(v / (double) s)));
+          case INT8 -> codes[t * width + k] = s == 0 ? 0
+              : (byte) Math.max(-128, Math.min(127, Math.rint(v / (double) s)));
           case FLOAT8_E4M3 -> codes[t * width + k] = e4m3(s == 0 ? Math.copySign(0.0, v) : v / (double) s);
           case BINARY -> {
             if (Math.copySign(1f, v) * Math.copySign(1f, s) > 0) {
