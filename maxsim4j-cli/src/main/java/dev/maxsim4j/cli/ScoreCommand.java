@@ -29,8 +29,9 @@ final class ScoreCommand {
             [--docs-scale-tensor NAME] [--doc-scales S] [--docs-bits D]   (the same for queries:
             --queries-scale-tensor, --query-scales, --queries-bits)
             [--backend auto|reference|scalar|vector] [--threads N]
-        Q, D: .npy (float32/float16, int8) or .safetensors (F32/F16/BF16, I8, F8_E4M3, U8 packed bits with
-        --docs-bits D: the last axis holds ceil(D/8) bytes, most significant bit first, bit 1 = +1, 0 = -1).
+        Q, D: .npy (float32/float16, int8; uint8 packed bits) or .safetensors (F32/F16/BF16, I8, F8_E4M3; U8
+        packed bits): packed bits need --docs-bits D / --queries-bits D (the last axis holds ceil(D/8) bytes,
+        most significant bit first, bit 1 = +1, bit 0 = -1).
         Quantized tokens may have fp32 scales (value = scale x stored value; none = 1): [N, L] padded, [T]
         packed, the tensor "scales" beside "embeddings" (as quantize writes it) or --docs-scale-tensor /
         --doc-scales. Layouts: padded [N, L, d], D may be [B, K, L, d]
