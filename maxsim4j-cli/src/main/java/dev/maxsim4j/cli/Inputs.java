@@ -63,9 +63,9 @@ final class Inputs {
     String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
     NdArray emb = safetensors ? SafeTensors.read(file, embName) : Npy.read(file);
     List<Path> files = new ArrayList<>(List.of(file));
-    requireRank(o.what(), emb);
     int bits = a.intValue(o.bits(), 0, 1);
     DType dtype = TokenType.dtype(o, emb, bits);
+    requireRank(o.what(), emb);
 
     String maskPath = a.get(o.mask());
     String maskTensor = a.get(o.maskTensor());

@@ -66,14 +66,14 @@ class QuantizedScoreTest {
   @Test
   void paddedDocumentsWithScalesAndAMaskScoreLikeTheLibrary() throws IOException {
     int n = 3;
-    int l = 4;
     for (DType dtype : TYPES) {
       for (int d : DIMS) {
+        int l = d == 3 ? 1 : 4;
         byte[] c = codes(rnd, dtype, n * l, d);
         float[] s = scales(rnd, n * l);
         boolean[] mask = new boolean[n * l];
         for (int i = 0; i < mask.length; i++) {
-          mask[i] = i / l == 2 ? false : rnd.nextInt(3) != 0 || i % l == 1; // row 2: all masked
+          mask[i] = i / l == 2 ? false : rnd.nextInt(3) != 0 || i % l == l - 1; // row 2: all masked
         }
         Map<String, NdArray> t = new LinkedHashMap<>();
         t.put("embeddings", bytes("e", elementType(dtype), new long[] {n, l, dtype.bytesPerToken(d)}, c));
