@@ -4,7 +4,6 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 
 /**
  * The stored bytes of a quantized batch, recovered from its values and scales through the public API (which
@@ -13,10 +12,6 @@ import java.util.Arrays;
  * again and compared, so a byte that does not give the same value is an error, never a silent change.
  */
 public final class StoredCodes {
-  /** The non-negative e4m3fn values of the bytes 0x00 .. 0x7e, increasing. */
-  private static final float[] E4M3 = Arrays.copyOf(
-      decode(DType.FLOAT8_E4M3, allBytes(), 256), 0x7f);
-
   private StoredCodes() {}
 
   /**
@@ -65,28 +60,16 @@ public final class StoredCodes {
   /** The e4m3fn byte nearest to {@code x} (finite, within the range the quantizer produces). */
   private static byte e4m3(double x) {
     double a = Math.abs(x);
-    int i = Arrays.binarySearch(E4M3, (float) a);
     int code;
-    if (i >= 0) {
-      code = i;
+    if (a < 0x1p-6) {
+      code = (int) Math.rint(a * 0x1p9); // subnormal: m x 2^-9; m = 8 is the smallest normal, 0x08
     } else {
-      int above = Math.min(-i - 1, E4M3.length - 1);
-      int below = Math.max(above - 1, 0);
-      code = a - E4M3[below] <= E4M3[above] - a ? below : above;
+      int e = Math.getExponent(a);
+      // a mantissa that rounds up to 8 carries into the exponent field, as the encoding does
+      code = ((e + 7) << 3) + (int) Math.rint((Math.scalb(a, -e) - 1) * 8);
     }
+    code = Math.min(code, 0x7e);
     return (byte) (Math.copySign(1.0, x) < 0 ? code | 0x80 : code);
-  }
-
-  private static byte[] allBytes() {
-    byte[] b = new byte[256];
-    for (int i = 0; i < 256; i++) {
-      b[i] = (byte) i;
-    }
-    return b;
-  }
-
-  private static float[] decode(DType dtype, byte[] codes, int d) {
-    return TokenBatch.ofBytes(dtype, codes, null, 1, 1, d).toFloatArray();
   }
 
   private static float[] decode(DType dtype, byte[] codes, float[] scales, int tokens, int d) {
