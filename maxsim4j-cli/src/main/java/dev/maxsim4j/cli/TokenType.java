@@ -23,7 +23,7 @@ record TokenType(DType dtype, int dim, float[] scales) {
     if (!emb.isFloating()) {
       throw notEmbeddings(what, emb);
     }
-    return new TokenType(emb.dtype(), emb.dim(emb.rank() - 1), null);
+    return new TokenType(emb.dtype(), emb.rank() == 0 ? 0 : emb.dim(emb.rank() - 1), null);
   }
 
   /**
