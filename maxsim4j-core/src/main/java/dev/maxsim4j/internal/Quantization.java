@@ -45,7 +45,7 @@ public final class Quantization {
   public static Quantized quantize(Tokens tokens, DType type) {
     int dim = tokens.dim;
     int n = tokens.storedTokens;
-    int tokenBytes = (int) type.bytesPerToken(dim);
+    int tokenBytes = Math.toIntExact(type.bytesPerToken(dim));
     byte[] out = new byte[Math.multiplyExact(n, tokenBytes)];
     float[] scales = new float[n];
     float[] row = new float[dim];
