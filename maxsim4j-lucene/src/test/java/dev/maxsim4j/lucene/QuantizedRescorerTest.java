@@ -160,6 +160,84 @@ class QuantizedRescorerTest {
     }
   }
 
+  /** Awkward widths, one-token and empty documents, one-token queries, ragged lengths: each type against the reference. */
+  @Test
+  void awkwardShapesScoreTheirDequantizedTokens() throws IOException {
+    Random rnd = new Random(SEED + 7);
+    for (int d : new int[] {1, 3, 8, 127, 513}) {
+      try (Directory small = new org.apache.lucene.store.ByteBuffersDirectory()) {
+        int docs = 40;
+        try (IndexWriter writer = new IndexWriter(small, new IndexWriterConfig())) {
+          for (int i = 0; i < docs; i++) {
+            float[][] v = QuantizedLateInteractionFieldTest.gaussian(rnd, i % 4 == 0 ? 1 : 1 + rnd.nextInt(30), d);
+            Document doc = new Document();
+            for (var e : FIELDS.entrySet()) {
+              // document 1 stores no tokens
+              doc.add(i == 1 ? new org.apache.lucene.document.BinaryDocValuesField(e.getValue(),
+                  QuantizedLateInteractionField.encode(e.getKey(), new byte[0], null, 0, d))
+                  : new QuantizedLateInteractionField(e.getValue(), v, e.getKey()));
+            }
+            writer.addDocument(doc);
+          }
+        }
+        try (DirectoryReader r = DirectoryReader.open(small)) {
+          IndexSearcher s = new IndexSearcher(r);
+          TopDocs all = s.search(MatchAllDocsQuery.INSTANCE, docs);
+          for (int lq : new int[] {1, 5}) {
+            float[][] q = QuantizedLateInteractionFieldTest.gaussian(rnd, lq, d);
+            for (DType type : FIELDS.keySet()) {
+              String what = type + " d=" + d + " Lq=" + lq + " (seed " + SEED + "L)";
+              TopDocs rescored = MaxSimRescorer.createQuantized(FIELDS.get(type), q, MaxSimRescorer.Scale.RAW, maxSim)
+                  .rescore(s, all, docs);
+              for (ScoreDoc hit : rescored.scoreDocs) {
+                BinaryDocValues values = r.leaves().get(0).reader().getBinaryDocValues(FIELDS.get(type));
+                values.advanceExact(hit.doc);
+                TokenBatch stored = QuantizedLateInteractionField.decode(values.binaryValue());
+                if (stored.validTokens(0) == 0) {
+                  assertEquals(-1e9f, hit.score, what + ": an empty document");
+                  continue;
+                }
+                double[] ref = maxSimAndMagnitude(q, stored);
+                assertEquals(ref[0], hit.score, 1e-5 * ref[1] + 1e-6, what + ": doc " + hit.doc);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** The float64 MaxSim of {@code q} and one row of dequantized tokens, and the sum of |q_i| x max |d_t|. */
+  private static double[] maxSimAndMagnitude(float[][] q, TokenBatch doc) {
+    double sum = 0;
+    double magnitude = 0;
+    double largest = 0;
+    for (int t = 0; t < doc.validTokens(0); t++) {
+      double norm = 0;
+      for (int k = 0; k < doc.dim(); k++) {
+        norm += (double) doc.get(0, t, k) * doc.get(0, t, k);
+      }
+      largest = Math.max(largest, Math.sqrt(norm));
+    }
+    for (float[] token : q) {
+      double best = Double.NEGATIVE_INFINITY;
+      double norm = 0;
+      for (float x : token) {
+        norm += (double) x * x;
+      }
+      for (int t = 0; t < doc.validTokens(0); t++) {
+        double dot = 0;
+        for (int k = 0; k < doc.dim(); k++) {
+          dot += (double) token[k] * doc.get(0, t, k);
+        }
+        best = Math.max(best, dot);
+      }
+      sum += best;
+      magnitude += Math.sqrt(norm) * largest;
+    }
+    return new double[] {sum, magnitude};
+  }
+
   @Test
   void luceneScaleAndFallbackWorkAsForFloatFields() throws IOException {
     TopDocs all = searcher.search(MatchAllDocsQuery.INSTANCE, DOCS);
