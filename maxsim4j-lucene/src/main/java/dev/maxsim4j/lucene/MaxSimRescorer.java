@@ -142,7 +142,7 @@ public final class MaxSimRescorer extends Rescorer {
 
   /**
    * This rescorer with the query quantized to {@code type} as {@link TokenBatch#quantize} does (FLOAT32: as
-   * given): {@link DType#BINARY} queries against BINARY documents score by population counts.
+   * given); documents then score MaxSim against the dequantized query, e.g. 1-bit against 1-bit documents.
    */
   public MaxSimRescorer withQueryType(DType type) {
     Objects.requireNonNull(type, "type");
