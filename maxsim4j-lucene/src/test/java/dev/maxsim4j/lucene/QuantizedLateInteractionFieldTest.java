@@ -106,6 +106,24 @@ class QuantizedLateInteractionFieldTest {
     }
   }
 
+  /** A padded row stores only its valid tokens, in order. */
+  @Test
+  void maskedTokensAreNotStored() {
+    Random rnd = new Random(SEED + 2);
+    float[][] v = gaussian(rnd, 5, 11);
+    TokenBatch row = TokenBatch.of(new float[][][] {v}).quantize(DType.FLOAT8_E4M3)
+        .withMask(new boolean[][] {{true, false, true, true, false}});
+    TokenBatch stored = QuantizedLateInteractionField.decode(QuantizedLateInteractionField.encode(row));
+    assertEquals(3, stored.validTokens(0));
+    int[] kept = {0, 2, 3};
+    for (int t = 0; t < kept.length; t++) {
+      assertEquals(row.scales()[kept[t]], stored.scales()[t]);
+      for (int k = 0; k < 11; k++) {
+        assertEquals(row.get(0, kept[t], k), stored.get(0, t, k), 0f, "token " + kept[t] + " dim " + k);
+      }
+    }
+  }
+
   @Test
   void noScalesMeansOneAndNoTokensIsAllowed() {
     BytesRef value = QuantizedLateInteractionField.encode(DType.INT8, new byte[] {1, -2, 3, 4, 5, -128}, null, 2, 3);
