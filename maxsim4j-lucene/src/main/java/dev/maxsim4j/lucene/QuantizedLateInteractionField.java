@@ -62,7 +62,21 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
       throw new IllegalArgumentException("tokens has " + tokens.size() + " rows of " + tokens.dtype()
           + "; expected one row of INT8, FLOAT8_E4M3 or BINARY");
     }
-    return QuantizedRows.encode(tokens);
+    int tokenBytes = (int) tokens.dtype().bytesPerToken(tokens.dim());
+    byte[] stored = tokens.toByteArray();
+    float[] storedScales = tokens.scales();
+    int valid = tokens.validTokens(0);
+    byte[] data = new byte[Math.multiplyExact(valid, tokenBytes)];
+    float[] scales = new float[valid];
+    int out = 0;
+    // one row: its slot t is stored token t, packed or padded
+    for (int t = 0; t < tokens.length(0); t++) {
+      if (tokens.isValid(0, t)) {
+        System.arraycopy(stored, t * tokenBytes, data, out * tokenBytes, tokenBytes);
+        scales[out++] = storedScales[t];
+      }
+    }
+    return encode(tokens.dtype(), data, scales, valid, tokens.dim());
   }
 
   /**
