@@ -52,6 +52,7 @@ class QuantizationTest {
     assertEquals(512, DType.FLOAT32.bytesPerToken(128));
     assertEquals(1, DType.FLOAT8_E4M3.byteSize());
     assertThrows(IllegalStateException.class, DType.BINARY::byteSize);
+    assertThrows(IllegalStateException.class, () -> TokenBatch.ofFloats(new float[1], 1, 1, 1).toByteArray());
     assertTrue(DType.BINARY.isQuantized() && DType.INT8.isQuantized() && !DType.BFLOAT16.isQuantized());
   }
 
@@ -78,6 +79,8 @@ class QuantizationTest {
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
       TokenBatch q = f.quantize(type);
       assertEquals(type, q.dtype(), r.toString());
+      TokenBatch again = TokenBatch.packedBytes(type, q.toByteArray(), q.scales(), q.offsets(), 37);
+      assertArrayEquals(q.toFloatArray(), again.toFloatArray(), 0f, r + " toByteArray and scales rebuild the batch");
       assertArrayEquals(f.offsets(), q.offsets(), r.toString());
       float[] y = q.toFloatArray();
       float[] scales = q.scales();
@@ -148,6 +151,7 @@ class QuantizationTest {
       m.copyFrom(MemorySegment.ofArray(new byte[] {1, 2, 3, -1, -2, -3}));
       TokenBatch padded = TokenBatch.fromMemorySegment(m, DType.INT8, new float[] {1, 2}, 2, 1, 3);
       assertArrayEquals(new float[] {1, 2, 3, -2, -4, -6}, padded.toFloatArray(), 0f);
+      assertArrayEquals(new byte[] {1, 2, 3, -1, -2, -3}, padded.toByteArray());
       TokenBatch packed = TokenBatch.packedFromMemorySegment(m, DType.INT8, null, new int[] {0, 0, 2}, 3);
       assertEquals(0, packed.length(0));
       assertArrayEquals(new float[] {1, 2, 3, -1, -2, -3}, packed.toFloatArray(), 0f);
