@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -97,7 +98,8 @@ final class QuantizeCommand {
           throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), from,
               tokenShape));
         }
-        StoredCodes.copy(q, codes, from * dtype.bytesPerToken(d));
+        byte[] stored = q.toByteArray();
+        MemorySegment.copy(stored, 0, codes, ValueLayout.JAVA_BYTE, from * dtype.bytesPerToken(d), stored.length);
         MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, from * Float.BYTES, count);
       }
       Map<String, NdArray> tensors = new LinkedHashMap<>();

@@ -1,7 +1,6 @@
 package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.TokenBatch;
-import dev.maxsim4j.cli.StoredCodes;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
@@ -56,10 +55,7 @@ final class StoredTokens {
       return ofBf16(store.dtype().narrow(floats.toFloatArray()), dim);
     }
     TokenBatch q = floats.quantize(store.dtype());
-    float[] scales = q.scales();
-    byte[] codes = new byte[Math.toIntExact(scales.length * store.dtype().bytesPerToken(dim))];
-    StoredCodes.copy(q, MemorySegment.ofArray(codes), 0);
-    return new StoredTokens(store, dim, null, codes, scales);
+    return new StoredTokens(store, dim, null, q.toByteArray(), q.scales());
   }
 
   Store store() {
