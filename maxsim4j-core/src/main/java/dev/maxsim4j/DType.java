@@ -3,24 +3,59 @@ package dev.maxsim4j;
 /**
  * Element type of token embeddings. Scores and accumulation are always fp32 (the reference backend
  * accumulates in float64); half-precision inputs are widened to fp32 in registers, never rounded further.
+ *
+ * <p>The quantized types ({@link #INT8}, {@link #FLOAT8_E4M3}, {@link #BINARY}) store each token as bytes plus
+ * one fp32 scale: the token's value is {@code scale x q} for its stored values {@code q} (scale 1 when none is
+ * given). Scoring is exact on those values: a quantized batch scores as MaxSim on its dequantized vectors,
+ * accumulated in fp32. Training inputs stay {@link #FLOAT32}, {@link #FLOAT16} or {@link #BFLOAT16}.
  */
 public enum DType {
   /** IEEE 754 binary32. */
-  FLOAT32(4),
+  FLOAT32(32),
   /** IEEE 754 binary16 ("half"), stored as {@code short} bit patterns. */
-  FLOAT16(2),
+  FLOAT16(16),
   /** bfloat16 (the upper 16 bits of a binary32), stored as {@code short} bit patterns. */
-  BFLOAT16(2);
+  BFLOAT16(16),
+  /** Signed 8-bit integers {@code -128..127} (symmetric: value = scale x q), one byte per dimension. */
+  INT8(8),
+  /**
+   * OCP 8-bit floating point E4M3 ("e4m3fn", safetensors {@code F8_E4M3}): 1 sign, 4 exponent (bias 7) and 3
+   * mantissa bits, no infinities, largest finite value 448, {@code 0x7f}/{@code 0xff} are NaN.
+   */
+  FLOAT8_E4M3(8),
+  /**
+   * One bit per dimension, eight dimensions per byte, most significant bit first (NumPy {@code packbits}
+   * order): bit 1 is +1, bit 0 is -1. A token of {@code d} dimensions takes {@code ceil(d / 8)} bytes; the
+   * padding bits of its last byte are ignored.
+   */
+  BINARY(1);
 
-  private final int byteSize;
+  private final int bits;
 
-  DType(int byteSize) {
-    this.byteSize = byteSize;
+  DType(int bits) {
+    this.bits = bits;
   }
 
-  /** Bytes per element. */
+  /**
+   * Bytes per element.
+   *
+   * @throws IllegalStateException for {@link #BINARY}, whose elements are bits: use {@link #bytesPerToken}
+   */
   public int byteSize() {
-    return byteSize;
+    if (this == BINARY) {
+      throw new IllegalStateException("BINARY stores 8 dimensions per byte; use bytesPerToken(dim)");
+    }
+    return bits / 8;
+  }
+
+  /** Bytes one token of {@code dim} dimensions takes in this type ({@code ceil(dim / 8)} for BINARY). */
+  public long bytesPerToken(int dim) {
+    return ((long) dim * bits + 7) / 8;
+  }
+
+  /** Whether this type stores bytes plus a per-token scale: {@link #INT8}, {@link #FLOAT8_E4M3}, {@link #BINARY}. */
+  public boolean isQuantized() {
+    return bits <= 8;
   }
 
   /** Widens one stored element (a {@code short} bit pattern for the half types) to fp32. */
@@ -28,7 +63,7 @@ public enum DType {
     return switch (this) {
       case FLOAT16 -> Float.float16ToFloat(bits);
       case BFLOAT16 -> Float.intBitsToFloat((bits & 0xffff) << 16);
-      case FLOAT32 -> throw new IllegalStateException("FLOAT32 is not stored as short bits");
+      default -> throw new IllegalStateException(this + " is not stored as short bits");
     };
   }
 
@@ -59,8 +94,8 @@ public enum DType {
   }
 
   private void requireHalf() {
-    if (this == FLOAT32) {
-      throw new IllegalStateException("FLOAT32 is not stored as short bits; use FLOAT16 or BFLOAT16");
+    if (this != FLOAT16 && this != BFLOAT16) {
+      throw new IllegalStateException(this + " is not stored as short bits; use FLOAT16 or BFLOAT16");
     }
   }
 
@@ -76,7 +111,7 @@ public enum DType {
         int roundingBias = 0x7fff + ((bits >>> 16) & 1);
         yield (short) ((bits + roundingBias) >>> 16);
       }
-      case FLOAT32 -> throw new IllegalStateException("FLOAT32 is not stored as short bits");
+      default -> throw new IllegalStateException(this + " is not stored as short bits");
     };
   }
 }

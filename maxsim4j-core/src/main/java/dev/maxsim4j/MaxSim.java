@@ -330,6 +330,12 @@ public final class MaxSim implements AutoCloseable {
   private static void checkTraining(Problem p) {
     Tokens q = p.queries();
     Tokens d = p.documents();
+    for (Tokens t : new Tokens[] {q, d}) {
+      if (t.dtype.isQuantized()) {
+        throw new IllegalArgumentException((t == q ? "queries" : "documents") + " are " + t.dtype
+            + "; training takes FLOAT32, FLOAT16 or BFLOAT16 inputs (quantize for retrieval, not for training)");
+      }
+    }
     String instead = "train on smaller batches of queries or documents";
     Arguments.arraySize(p.pairs(), p.argmaxStride(), "saved argmax of pairs x longest query", instead);
     Arguments.arraySize(q.storedTokens, q.dim, "query gradients of stored tokens x d", instead);

@@ -1,12 +1,14 @@
 package dev.maxsim4j;
 
+import dev.maxsim4j.internal.Quantization;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
  * A batch of token-embedding sets: {@code N} rows, each a sequence of up to {@code L} tokens of dimension
- * {@code d}, in fp32, fp16 or bf16.
+ * {@code d}, in fp32, fp16 or bf16, or quantized (int8, fp8 e4m3 or one bit per dimension, each token with an
+ * fp32 scale; see {@link DType}).
  *
  * <p>Two layouts:
  * <ul>
@@ -18,8 +20,13 @@ import java.util.Arrays;
  * </ul>
  *
  * <p>The embedding array or memory is <em>not copied</em>: a batch is a view, and changing the array
- * afterwards changes later scores. Masks, lengths and offsets are copied. Instances are immutable and
+ * afterwards changes later scores. Masks, lengths, offsets and scales are copied. Instances are immutable and
  * thread-safe to share.
+ *
+ * <p>A quantized batch ({@link #ofBytes}, {@link #packedBytes}, the {@code MemorySegment} factories with a
+ * quantized type, or {@link #quantize}) is scored without being expanded in memory, and scores exactly as
+ * MaxSim on its dequantized vectors ({@code scale x q}). It can be scored, ranked and made resident like any
+ * batch; training calls take fp32, fp16 or bf16 only.
  */
 public final class TokenBatch {
   private final Tokens tokens;
@@ -47,6 +54,19 @@ public final class TokenBatch {
     checkHalf(dtype);
     checkPaddedShape("bits", bits.length, n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, bits, null));
+  }
+
+  /**
+   * A padded quantized batch {@code [n, length, dim]} over {@code data}: {@code dtype.bytesPerToken(dim)} bytes
+   * per token, row-major ({@code [n, length, dim]} int8 or e4m3 bytes, {@code [n, length, ceil(dim / 8)]} for
+   * {@link DType#BINARY}), with one scale per token {@code [n * length]} or null for scale 1.
+   */
+  public static TokenBatch ofBytes(DType dtype, byte[] data, float[] scales, int n, int length, int dim) {
+    Arguments.nonNull(data, "data");
+    checkQuantized(dtype, "byte[] data");
+    checkPaddedBytes("data", data.length, dtype, n, length, dim);
+    return new TokenBatch(paddedTokens(dtype, n, length, dim, null, null, data, null,
+        checkScales(scales, (long) n * length)));
   }
 
   /**
@@ -142,7 +162,23 @@ public final class TokenBatch {
    * {@code Arena.ofAuto()} or {@code Arena.global()}, not a confined arena.
    */
   public static TokenBatch fromMemorySegment(MemorySegment memory, DType dtype, int n, int length, int dim) {
+    return fromMemorySegment(memory, dtype, null, n, length, dim);
+  }
+
+  /**
+   * As {@link #fromMemorySegment(MemorySegment, DType, int, int, int)}; for a quantized type the memory holds
+   * {@code n*length} tokens of {@code dtype.bytesPerToken(dim)} bytes and {@code scales} one scale per token
+   * (null: scale 1); for the float types {@code scales} must be null.
+   */
+  public static TokenBatch fromMemorySegment(MemorySegment memory, DType dtype, float[] scales, int n, int length,
+      int dim) {
     checkSegment(memory, dtype);
+    if (dtype.isQuantized()) {
+      checkPaddedBytes("memory", memory.byteSize(), dtype, n, length, dim);
+      return new TokenBatch(paddedTokens(dtype, n, length, dim, null, null, null, memory,
+          checkScales(scales, (long) n * length)));
+    }
+    requireNoScales(scales, dtype);
     checkPaddedShape("memory", memory.byteSize() / dtype.byteSize(), n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, null, memory));
   }
@@ -166,7 +202,34 @@ public final class TokenBatch {
 
   /** A packed batch over memory holding {@code T*dim} elements of {@code dtype}. */
   public static TokenBatch packedFromMemorySegment(MemorySegment memory, DType dtype, int[] offsets, int dim) {
+    return packedFromMemorySegment(memory, dtype, null, offsets, dim);
+  }
+
+  /**
+   * A packed quantized batch: tokens {@code [T]} of {@code dtype.bytesPerToken(dim)} bytes each in {@code data},
+   * one scale per token {@code [T]} (or null for scale 1), rows delimited by {@code offsets [N+1]}.
+   */
+  public static TokenBatch packedBytes(DType dtype, byte[] data, float[] scales, int[] offsets, int dim) {
+    Arguments.nonNull(data, "data");
+    checkQuantized(dtype, "byte[] data");
+    checkPackedBytes("data", data.length, dtype, offsets, dim);
+    return new TokenBatch(packedTokens(dtype, offsets, dim, null, null, data, null,
+        checkScales(scales, offsets[offsets.length - 1])));
+  }
+
+  /**
+   * A packed batch over memory holding {@code T} tokens of {@code dtype}; for a quantized type, {@code scales}
+   * holds one scale per token (null: scale 1), and must be null otherwise.
+   */
+  public static TokenBatch packedFromMemorySegment(MemorySegment memory, DType dtype, float[] scales, int[] offsets,
+      int dim) {
     checkSegment(memory, dtype);
+    if (dtype.isQuantized()) {
+      checkPackedBytes("memory", memory.byteSize(), dtype, offsets, dim);
+      return new TokenBatch(packedTokens(dtype, offsets, dim, null, null, null, memory,
+          checkScales(scales, offsets[offsets.length - 1])));
+    }
+    requireNoScales(scales, dtype);
     checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
     return new TokenBatch(packed(dtype, offsets, dim, null, null, memory));
   }
@@ -184,9 +247,7 @@ public final class TokenBatch {
           + tokens.storedTokens + (tokens.isPacked() ? " (T, the packed token count)"
               : " (N*L = " + tokens.rows + "*" + tokens.paddedLength + ")"));
     }
-    return new TokenBatch(new Tokens(tokens.dtype, tokens.dim, tokens.paddedLength, tokens.rowStart,
-        tokens.rowLength, tokens.storedTokens, combine(tokens.mask, mask), tokens.f32, tokens.s16,
-        tokens.segment));
+    return new TokenBatch(tokens.withValidity(tokens.rowLength, combine(tokens.mask, mask)));
   }
 
   /** This padded batch with a {@code [N][L]} mask. */
@@ -224,8 +285,7 @@ public final class TokenBatch {
       }
       rowLength[i] = Math.min(lengths[i], tokens.rowLength[i]);
     }
-    return new TokenBatch(new Tokens(tokens.dtype, tokens.dim, l, tokens.rowStart, rowLength,
-        tokens.storedTokens, tokens.mask, tokens.f32, tokens.s16, tokens.segment));
+    return new TokenBatch(tokens.withValidity(rowLength, tokens.mask));
   }
 
   /**
@@ -249,6 +309,47 @@ public final class TokenBatch {
       }
     }
     return withStorage(DType.FLOAT32, data, null);
+  }
+
+  /**
+   * A quantized copy of this batch in {@code type} ({@link DType#INT8}, {@link DType#FLOAT8_E4M3} or
+   * {@link DType#BINARY}), with the same layout, mask and lengths. Each token gets the scale that suits its
+   * type: absmax / 127 for int8 and absmax / 448 for fp8 (so the largest magnitude is stored exactly, values
+   * rounded to nearest even), and for one bit the mean magnitude {@code mean |x|} (with the signs fixed, the
+   * scale of least squared error); the sign bit is set for {@code x >= 0}. A token of zeros stays exactly zero
+   * (scale 1 for int8 and fp8, 0 for one bit). Quantizing a quantized batch requantizes its dequantized values.
+   *
+   * @throws IllegalArgumentException when {@code type} is not quantized, or a stored token holds NaN or an
+   *     infinity (the error names it)
+   */
+  public TokenBatch quantize(DType type) {
+    Arguments.nonNull(type, "type");
+    if (!type.isQuantized()) {
+      throw new IllegalArgumentException("type is " + type + "; expected INT8, FLOAT8_E4M3 or BINARY");
+    }
+    Arguments.arraySize(tokens.storedTokens, type.bytesPerToken(tokens.dim), "quantize: this batch's stored"
+        + " tokens x bytes per token", "quantize it in slices of rows");
+    Quantization.Quantized q = Quantization.quantize(tokens, type);
+    return new TokenBatch(new Tokens(type, tokens.dim, tokens.paddedLength, tokens.rowStart, tokens.rowLength,
+        tokens.storedTokens, tokens.mask, null, null, q.data(), null, q.scales()));
+  }
+
+  /**
+   * The per-token scales of a quantized batch, one per stored token ({@code N*L} padded, {@code T} packed),
+   * all 1 when none were given; a copy.
+   *
+   * @throws IllegalStateException for a batch of an unquantized type
+   */
+  public float[] scales() {
+    if (!tokens.dtype.isQuantized()) {
+      throw new IllegalStateException("scales() is for quantized batches; this one is " + tokens.dtype);
+    }
+    if (tokens.scales != null) {
+      return tokens.scales.clone();
+    }
+    float[] ones = new float[tokens.storedTokens];
+    Arrays.fill(ones, 1f);
+    return ones;
   }
 
   // ---------------------------------------------------------------- accessors
@@ -294,7 +395,7 @@ public final class TokenBatch {
     return t >= 0 && tokens.isValid(row, t);
   }
 
-  /** Element {@code k} of slot {@code t} of row {@code row}, as fp32. */
+  /** Element {@code k} of slot {@code t} of row {@code row}, as fp32 (dequantized for the quantized types). */
   public float get(int row, int t, int k) {
     Arguments.index(row, tokens.rows, "row");
     Arguments.index(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength, "t");
@@ -302,7 +403,7 @@ public final class TokenBatch {
     return tokens.element(tokens.rowStart[row] + t, k);
   }
 
-  /** All stored elements as fp32, in storage order ({@code N*L*d} padded, {@code T*d} packed). */
+  /** All stored elements as fp32 (dequantized for the quantized types), in storage order ({@code N*L*d} padded, {@code T*d} packed). */
   public float[] toFloatArray() {
     return copyAsFloats("toFloatArray");
   }
@@ -328,7 +429,7 @@ public final class TokenBatch {
   /** A batch of the same layout and validity over other storage (gradients use this). */
   TokenBatch withStorage(DType dtype, float[] f32, short[] s16) {
     return new TokenBatch(new Tokens(dtype, tokens.dim, tokens.paddedLength, tokens.rowStart, tokens.rowLength,
-        tokens.storedTokens, tokens.mask, f32, s16, null));
+        tokens.storedTokens, tokens.mask, f32, s16, null, null, null));
   }
 
   @Override
@@ -360,7 +461,7 @@ public final class TokenBatch {
     if (!memory.scope().isAlive()) {
       throw new IllegalArgumentException("memory is no longer alive (its arena was closed); expected a live segment");
     }
-    if (memory.byteSize() % dtype.byteSize() != 0) {
+    if (!dtype.isQuantized() && memory.byteSize() % dtype.byteSize() != 0) {
       throw new IllegalArgumentException("memory holds " + memory.byteSize() + " bytes, not a whole number of "
           + dtype + " elements (" + dtype.byteSize() + " bytes each)");
     }
@@ -382,9 +483,67 @@ public final class TokenBatch {
 
   private static void checkHalf(DType dtype) {
     Arguments.nonNull(dtype, "dtype");
-    if (dtype == DType.FLOAT32) {
-      throw new IllegalArgumentException("dtype FLOAT32 given for short[] bits; expected FLOAT16 or BFLOAT16 (use ofFloats for fp32)");
+    if (dtype != DType.FLOAT16 && dtype != DType.BFLOAT16) {
+      throw new IllegalArgumentException("dtype " + dtype + " given for short[] bits; expected FLOAT16 or BFLOAT16"
+          + (dtype == DType.FLOAT32 ? " (use ofFloats for fp32)" : " (use ofBytes for quantized types)"));
     }
+  }
+
+  private static void checkQuantized(DType dtype, String storage) {
+    Arguments.nonNull(dtype, "dtype");
+    if (!dtype.isQuantized()) {
+      throw new IllegalArgumentException("dtype " + dtype + " given for " + storage
+          + "; expected INT8, FLOAT8_E4M3 or BINARY (use ofFloats or ofHalfs for " + dtype + ")");
+    }
+  }
+
+  private static void requireNoScales(float[] scales, DType dtype) {
+    if (scales != null) {
+      throw new IllegalArgumentException("scales given for dtype " + dtype
+          + "; expected null (scales belong to INT8, FLOAT8_E4M3 and BINARY)");
+    }
+  }
+
+  /** A copy of {@code scales} after checking its length and that every scale is finite. */
+  private static float[] checkScales(float[] scales, long tokens) {
+    if (scales == null) {
+      return null;
+    }
+    if (scales.length != tokens) {
+      throw new IllegalArgumentException("scales has length " + scales.length + "; expected " + tokens
+          + " (one per stored token)");
+    }
+    for (int i = 0; i < scales.length; i++) {
+      if (!Float.isFinite(scales[i])) {
+        throw new IllegalArgumentException("scales[" + i + "] = " + scales[i] + "; expected a finite scale");
+      }
+    }
+    return scales.clone();
+  }
+
+  private static void checkPaddedBytes(String name, long bytes, DType dtype, int n, int length, int dim) {
+    if (n < 0 || length < 0 || dim <= 0) {
+      throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
+          + "]; expected n >= 0, length >= 0, dim >= 1");
+    }
+    if ((long) n * length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
+    }
+    long perToken = dtype.bytesPerToken(dim);
+    long expected = (long) n * length * perToken;
+    if (bytes != expected) {
+      throw new IllegalArgumentException(name + " holds " + bytes + " bytes; expected " + expected + " for shape ["
+          + n + ", " + length + ", " + dim + "] of " + dtype + " (" + perToken + " bytes per token)");
+    }
+  }
+
+  private static void checkPackedBytes(String name, long bytes, DType dtype, int[] offsets, int dim) {
+    long perToken = dim > 0 ? dtype.bytesPerToken(dim) : 1;
+    if (dim > 0 && bytes % perToken != 0) {
+      throw new IllegalArgumentException(name + " holds " + bytes + " bytes, not a whole number of " + dtype
+          + " tokens of dim " + dim + " (" + perToken + " bytes each)");
+    }
+    checkPackedShape(name, bytes / perToken * Math.max(dim, 1), offsets, dim);
   }
 
   private static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
@@ -430,22 +589,32 @@ public final class TokenBatch {
   }
 
   private static Tokens padded(DType dtype, int n, int length, int dim, float[] f32, short[] s16, MemorySegment seg) {
+    return paddedTokens(dtype, n, length, dim, f32, s16, null, seg, null);
+  }
+
+  private static Tokens paddedTokens(DType dtype, int n, int length, int dim, float[] f32, short[] s16, byte[] s8,
+      MemorySegment seg, float[] scales) {
     int[] start = new int[n];
     int[] len = new int[n];
     for (int i = 0; i < n; i++) {
       start[i] = i * length;
       len[i] = length;
     }
-    return new Tokens(dtype, dim, length, start, len, n * length, null, f32, s16, seg);
+    return new Tokens(dtype, dim, length, start, len, n * length, null, f32, s16, s8, seg, scales);
   }
 
   private static Tokens packed(DType dtype, int[] offsets, int dim, float[] f32, short[] s16, MemorySegment seg) {
+    return packedTokens(dtype, offsets, dim, f32, s16, null, seg, null);
+  }
+
+  private static Tokens packedTokens(DType dtype, int[] offsets, int dim, float[] f32, short[] s16, byte[] s8,
+      MemorySegment seg, float[] scales) {
     int n = offsets.length - 1;
     int[] start = Arrays.copyOf(offsets, n);
     int[] len = new int[n];
     for (int i = 0; i < n; i++) {
       len[i] = offsets[i + 1] - offsets[i];
     }
-    return new Tokens(dtype, dim, -1, start, len, offsets[n], null, f32, s16, seg);
+    return new Tokens(dtype, dim, -1, start, len, offsets[n], null, f32, s16, s8, seg, scales);
   }
 }

@@ -10,12 +10,17 @@ import java.lang.foreign.ValueLayout;
  * <p>Padded and packed inputs share one description: row {@code i} owns the token slots
  * {@code rowStart[i] .. rowStart[i] + rowLength[i] - 1} of the storage, each slot {@code dim} elements long.
  * A padded batch with per-row lengths has {@code rowLength = lengths}; a mask (one flag per stored token)
- * may punch holes. Storage is exactly one of a heap {@code float[]}, a heap {@code short[]} (fp16/bf16 bits)
- * or a {@link MemorySegment}; it is never copied.
+ * may punch holes. Storage is exactly one of a heap {@code float[]}, a heap {@code short[]} (fp16/bf16 bits),
+ * a heap {@code byte[]} (the quantized types) or a {@link MemorySegment}; it is never copied.
+ *
+ * <p>Quantized tokens ({@link DType#isQuantized()}) take {@link #tokenBytes} bytes each and carry one fp32
+ * scale ({@link #scales}, null when every scale is 1); {@link #element}, {@link #copyTokens} and
+ * {@link #gatherValid} return their dequantized values, so any kernel that stages through them is exact.
  */
 public final class Tokens {
   private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
   private static final ValueLayout.OfShort S16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+  private static final ValueLayout.OfByte S8 = ValueLayout.JAVA_BYTE;
 
   public final DType dtype;
   public final int rows;
@@ -36,11 +41,25 @@ public final class Tokens {
 
   public final float[] f32;
   public final short[] s16;
+  /** Stored bytes of a quantized type on the heap. */
+  public final byte[] s8;
   public final MemorySegment segment;
+  /** One scale per stored token of a quantized type, or null when every scale is 1. */
+  public final float[] scales;
+  /** Bytes per stored token: {@code dtype.bytesPerToken(dim)}. */
+  public final int tokenBytes;
 
   public Tokens(DType dtype, int dim, int paddedLength, int[] rowStart, int[] rowLength, int storedTokens,
       boolean[] mask, float[] f32, short[] s16, MemorySegment segment) {
+    this(dtype, dim, paddedLength, rowStart, rowLength, storedTokens, mask, f32, s16, null, segment, null);
+  }
+
+  public Tokens(DType dtype, int dim, int paddedLength, int[] rowStart, int[] rowLength, int storedTokens,
+      boolean[] mask, float[] f32, short[] s16, byte[] s8, MemorySegment segment, float[] scales) {
     this.dtype = dtype;
+    this.s8 = s8;
+    this.scales = scales;
+    this.tokenBytes = Math.toIntExact(dtype.bytesPerToken(dim));
     this.dim = dim;
     this.paddedLength = paddedLength;
     this.rows = rowStart.length;
@@ -76,6 +95,12 @@ public final class Tokens {
     this.rowsCoverStorage = covered == storedTokens;
   }
 
+  /** The same storage with other row lengths and mask (a validity change never copies tokens). */
+  public Tokens withValidity(int[] newRowLength, boolean[] newMask) {
+    return new Tokens(dtype, dim, paddedLength, rowStart, newRowLength, storedTokens, newMask, f32, s16, s8,
+        segment, scales);
+  }
+
   public boolean isPacked() {
     return paddedLength < 0;
   }
@@ -90,8 +115,16 @@ public final class Tokens {
     return validCount[row] == rowLength[row];
   }
 
-  /** Element {@code k} of stored token {@code token}, widened to fp32. */
+  /** The scale of stored token {@code token} (1 for unquantized types or when none was given). */
+  public float scale(int token) {
+    return scales == null ? 1f : scales[token];
+  }
+
+  /** Element {@code k} of stored token {@code token}, widened (dequantized) to fp32. */
   public float element(int token, int k) {
+    if (dtype.isQuantized()) {
+      return scale(token) * stored(token, k);
+    }
     long e = (long) token * dim + k;
     if (f32 != null) {
       return f32[(int) e];
@@ -104,8 +137,38 @@ public final class Tokens {
         : dtype.widen(segment.getAtIndex(S16, e));
   }
 
+  /** Element {@code k} of stored token {@code token} exactly, in float64: the reference's value. */
+  public double value(int token, int k) {
+    return dtype.isQuantized() ? (double) scale(token) * stored(token, k) : element(token, k);
+  }
+
+  /** The stored value {@code q} of element {@code k} of a quantized token, before its scale. */
+  public float stored(int token, int k) {
+    long base = (long) token * tokenBytes;
+    return switch (dtype) {
+      case INT8 -> storedByte(base + k);
+      case FLOAT8_E4M3 -> Quantization.E4M3[storedByte(base + k) & 0xff];
+      case BINARY -> (storedByte(base + (k >>> 3)) & (0x80 >>> (k & 7))) != 0 ? 1f : -1f;
+      default -> throw new IllegalStateException(dtype + " is not quantized");
+    };
+  }
+
+  private byte storedByte(long index) {
+    return s8 != null ? s8[(int) index] : segment.get(S8, index);
+  }
+
   /** Widens {@code count} consecutive stored tokens starting at {@code token} into {@code dst[off..]}. */
   public void copyTokens(int token, int count, float[] dst, int off) {
+    if (dtype.isQuantized()) {
+      for (int t = 0; t < count; t++) {
+        float scale = scale(token + t);
+        int o = off + t * dim;
+        for (int k = 0; k < dim; k++) {
+          dst[o + k] = scale * stored(token + t, k);
+        }
+      }
+      return;
+    }
     int n = count * dim;
     long e = (long) token * dim;
     if (f32 != null) {

@@ -93,6 +93,7 @@ public final class CpuBench {
       case FLOAT32 -> "fp32";
       case FLOAT16 -> "fp16";
       case BFLOAT16 -> "bf16";
+      default -> t.name().toLowerCase(java.util.Locale.ROOT);
     };
   }
 

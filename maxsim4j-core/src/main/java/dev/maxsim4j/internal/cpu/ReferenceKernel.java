@@ -53,7 +53,7 @@ final class ReferenceKernel implements PairKernel {
         }
         double dot = 0;
         for (int k = 0; k < q.dim; k++) {
-          dot += (double) q.element(q.rowStart[i] + s, k) * d.element(d.rowStart[j] + t, k);
+          dot += q.value(q.rowStart[i] + s, k) * d.value(d.rowStart[j] + t, k);
         }
         if (bestSlot < 0 || (Double.isNaN(dot) && !Double.isNaN(best))) {
           best = dot; // NaN is never dropped

@@ -255,6 +255,7 @@ final class DeviceTraining {
       case FLOAT32 -> 0;
       case FLOAT16 -> 1;
       case BFLOAT16 -> 2;
+      default -> throw new IllegalStateException("gradients are not written in " + t);
     };
   }
 }

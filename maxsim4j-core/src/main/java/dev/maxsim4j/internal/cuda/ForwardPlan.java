@@ -397,6 +397,7 @@ final class ForwardPlan {
       case FLOAT32 -> "f32";
       case FLOAT16 -> "f16";
       case BFLOAT16 -> "bf16";
+      default -> throw new IllegalStateException("no float kernel suffix for " + t);
     };
   }
 }

@@ -1,0 +1,134 @@
+package dev.maxsim4j.internal;
+
+import dev.maxsim4j.DType;
+
+/**
+ * The codecs of the quantized token types: how a stored byte (or bit) becomes a value, and how a float token
+ * becomes bytes plus a scale. Every kernel decodes through the same definitions; {@link #E4M3} is the one
+ * table of fp8 values.
+ */
+public final class Quantization {
+  /** The value of every e4m3fn byte; {@code 0x7f} and {@code 0xff} are NaN. */
+  public static final float[] E4M3 = new float[256];
+
+  /** The largest finite e4m3fn value. */
+  public static final float E4M3_MAX = 448f;
+
+  static {
+    for (int b = 0; b < 256; b++) {
+      int exponent = (b >>> 3) & 0xf;
+      int mantissa = b & 0x7;
+      double magnitude = exponent == 0
+          ? mantissa * Math.scalb(1.0, -9) // subnormal: m/8 x 2^-6
+          : (8 + mantissa) * Math.scalb(1.0, exponent - 10); // (1 + m/8) x 2^(e-7)
+      float value = (float) magnitude;
+      if ((b & 0x7f) == 0x7f) {
+        value = Float.NaN;
+      }
+      E4M3[b] = (b & 0x80) != 0 ? -value : value;
+    }
+  }
+
+  private Quantization() {}
+
+  /** A token's stored bytes and scale, as {@link #quantize} makes them. */
+  public record Quantized(byte[] data, float[] scales) {}
+
+  /**
+   * Quantizes {@code tokens} (every stored token, valid or not) to {@code type}: per token, the scale that
+   * keeps the largest magnitude representable (absmax / 127 for int8, absmax / 448 for fp8, values rounded
+   * to nearest even) or, for one bit, the mean magnitude (the scale that minimises the squared error given
+   * the signs). A token of zeros gets scale 1 (int8, fp8) or 0 (binary): it stays exactly zero.
+   *
+   * @throws IllegalArgumentException when a token holds NaN or an infinity
+   */
+  public static Quantized quantize(Tokens tokens, DType type) {
+    int dim = tokens.dim;
+    int n = tokens.storedTokens;
+    int tokenBytes = (int) type.bytesPerToken(dim);
+    byte[] out = new byte[Math.multiplyExact(n, tokenBytes)];
+    float[] scales = new float[n];
+    float[] row = new float[dim];
+    for (int t = 0; t < n; t++) {
+      tokens.copyTokens(t, 1, row, 0);
+      double absMax = 0;
+      double absSum = 0;
+      for (int k = 0; k < dim; k++) {
+        float v = row[k];
+        if (!Float.isFinite(v)) {
+          throw new IllegalArgumentException("stored token " + t + " holds " + v + " at dimension " + k
+              + "; expected finite values to quantize");
+        }
+        absMax = Math.max(absMax, Math.abs(v));
+        absSum += Math.abs(v);
+      }
+      int base = t * tokenBytes;
+      switch (type) {
+        case INT8 -> {
+          float scale = absMax == 0 ? 1f : (float) (absMax / 127);
+          for (int k = 0; k < dim; k++) {
+            out[base + k] = (byte) Math.max(-127, Math.min(127, Math.rint(row[k] / scale)));
+          }
+          scales[t] = scale;
+        }
+        case FLOAT8_E4M3 -> {
+          float scale = absMax == 0 ? 1f : (float) (absMax / E4M3_MAX);
+          for (int k = 0; k < dim; k++) {
+            out[base + k] = encodeE4m3(row[k] / scale);
+          }
+          scales[t] = scale;
+        }
+        case BINARY -> {
+          for (int k = 0; k < dim; k++) {
+            if (row[k] >= 0) {
+              out[base + (k >>> 3)] |= (byte) (0x80 >>> (k & 7));
+            }
+          }
+          scales[t] = (float) (absSum / dim);
+        }
+        default -> throw new IllegalArgumentException("type " + type
+            + " is not a quantized type; expected INT8, FLOAT8_E4M3 or BINARY");
+      }
+    }
+    return new Quantized(out, scales);
+  }
+
+  /**
+   * The e4m3fn byte nearest to {@code x} (ties to the even code), saturating at +-448; NaN gives {@code 0x7f}.
+   */
+  public static byte encodeE4m3(float x) {
+    if (Float.isNaN(x)) {
+      return 0x7f;
+    }
+    int sign = (Float.floatToRawIntBits(x) >>> 24) & 0x80;
+    float a = Math.abs(x);
+    if (a >= E4M3_MAX) {
+      return (byte) (sign | 0x7e);
+    }
+    // the non-negative finite codes 0..0x7e are increasing in value: find the two around a
+    int lo = 0;
+    int hi = 0x7e;
+    while (hi - lo > 1) {
+      int mid = (lo + hi) >>> 1;
+      if (E4M3[mid] <= a) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    float below = E4M3[lo];
+    float above = E4M3[hi];
+    int code;
+    if (a - below < above - a) {
+      code = lo;
+    } else if (a - below > above - a) {
+      code = hi;
+    } else {
+      code = (lo & 1) == 0 ? lo : hi;
+    }
+    if (a == below) {
+      code = lo;
+    }
+    return (byte) (sign | code);
+  }
+}

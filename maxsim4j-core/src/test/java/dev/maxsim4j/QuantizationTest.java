@@ -1,0 +1,175 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.internal.Quantization;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Test;
+
+/** The quantized types' codecs, factories, {@link TokenBatch#quantize} and their errors. */
+class QuantizationTest {
+
+  @Test
+  void e4m3DecodesTheOcpValues() {
+    assertEquals(0f, Quantization.E4M3[0x00], 0f);
+    assertEquals(Math.scalb(1f, -9), Quantization.E4M3[0x01], 0f); // smallest subnormal
+    assertEquals(7 * Math.scalb(1f, -9), Quantization.E4M3[0x07], 0f); // largest subnormal
+    assertEquals(Math.scalb(1f, -6), Quantization.E4M3[0x08], 0f); // smallest normal
+    assertEquals(1f, Quantization.E4M3[0x38], 0f);
+    assertEquals(448f, Quantization.E4M3[0x7e], 0f);
+    assertEquals(-448f, Quantization.E4M3[0xfe], 0f);
+    assertTrue(Float.isNaN(Quantization.E4M3[0x7f]));
+    assertTrue(Float.isNaN(Quantization.E4M3[0xff]));
+  }
+
+  @Test
+  void e4m3EncodeRoundTripsEveryFiniteCodeAndRoundsToNearestEven() {
+    for (int b = 0; b < 256; b++) {
+      if ((b & 0x7f) == 0x7f || b == 0x80) {
+        continue; // NaN; -0 encodes back as -0 (0x80) only through its sign: checked below
+      }
+      assertEquals((byte) b, Quantization.encodeE4m3(Quantization.E4M3[b]), "code " + b);
+    }
+    assertEquals((byte) 0x80, Quantization.encodeE4m3(-0f));
+    // halfway between 1 (0x38, even) and 1.125 (0x39): to 0x38; between 1.125 and 1.25 (0x3a): to 0x3a
+    assertEquals((byte) 0x38, Quantization.encodeE4m3(1.0625f));
+    assertEquals((byte) 0x3a, Quantization.encodeE4m3(1.1875f));
+    assertEquals((byte) 0x7e, Quantization.encodeE4m3(1e6f), "saturates at 448");
+    assertEquals((byte) 0xfe, Quantization.encodeE4m3(-460f));
+    assertEquals((byte) 0x7f, Quantization.encodeE4m3(Float.NaN));
+  }
+
+  @Test
+  void bytesPerTokenAndByteSize() {
+    assertEquals(128, DType.INT8.bytesPerToken(128));
+    assertEquals(16, DType.BINARY.bytesPerToken(128));
+    assertEquals(1, DType.BINARY.bytesPerToken(3));
+    assertEquals(2, DType.BINARY.bytesPerToken(9));
+    assertEquals(512, DType.FLOAT32.bytesPerToken(128));
+    assertEquals(1, DType.FLOAT8_E4M3.byteSize());
+    assertThrows(IllegalStateException.class, DType.BINARY::byteSize);
+    assertTrue(DType.BINARY.isQuantized() && DType.INT8.isQuantized() && !DType.BFLOAT16.isQuantized());
+  }
+
+  @Test
+  void storedValuesDequantizeWithTheirScale() {
+    TokenBatch i8 = TokenBatch.ofBytes(DType.INT8, new byte[] {-128, 127, 3}, new float[] {0.5f}, 1, 1, 3);
+    assertArrayEquals(new float[] {-64f, 63.5f, 1.5f}, i8.toFloatArray(), 0f);
+    TokenBatch fp8 = TokenBatch.ofBytes(DType.FLOAT8_E4M3, new byte[] {0x38, (byte) 0xb8}, null, 1, 1, 2);
+    assertArrayEquals(new float[] {1f, -1f}, fp8.toFloatArray(), 0f);
+    // 0b1010_0000 0b1xxx_xxxx for d = 9: +1 -1 +1 -1 -1 -1 -1 -1 +1; the padding bits are ignored
+    TokenBatch bits = TokenBatch.ofBytes(DType.BINARY, new byte[] {(byte) 0xa0, (byte) 0xff}, new float[] {2f},
+        1, 1, 9);
+    assertArrayEquals(new float[] {2, -2, 2, -2, -2, -2, -2, -2, 2}, bits.toFloatArray(), 0f);
+    assertEquals(-2f, bits.get(0, 0, 7), 0f);
+    assertArrayEquals(new float[] {2f}, bits.scales(), 0f);
+    assertArrayEquals(new float[] {1f}, fp8.scales(), 0f);
+  }
+
+  @Test
+  void quantizeKeepsLayoutAndBoundsTheError() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch f = r.packed(DType.FLOAT32, 5, 0, 9, 37, true);
+    float[] x = f.toFloatArray();
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+      TokenBatch q = f.quantize(type);
+      assertEquals(type, q.dtype(), r.toString());
+      assertArrayEquals(f.offsets(), q.offsets(), r.toString());
+      float[] y = q.toFloatArray();
+      float[] scales = q.scales();
+      for (int t = 0; t < scales.length; t++) {
+        double absMax = 0;
+        double absSum = 0;
+        for (int k = 0; k < 37; k++) {
+          absMax = Math.max(absMax, Math.abs(x[t * 37 + k]));
+          absSum += Math.abs(x[t * 37 + k]);
+        }
+        for (int k = 0; k < 37; k++) {
+          int e = t * 37 + k;
+          switch (type) {
+            case INT8 -> assertEquals(x[e], y[e], absMax / 127 * 0.5001, r + " int8 within half a step");
+            case FLOAT8_E4M3 -> assertEquals(x[e], y[e], Math.abs(x[e]) / 16 + absMax / 448 * Math.scalb(1.0, -9),
+                r + " fp8 within half an ulp");
+            default -> {
+              assertEquals(absSum / 37, scales[t], 1e-6 * absSum, r + " binary scale is the mean magnitude");
+              assertEquals(x[e] >= 0 ? scales[t] : -scales[t], y[e], 0f, r + " binary keeps the sign");
+            }
+          }
+        }
+      }
+      for (int i = 0; i < f.size(); i++) {
+        for (int t = 0; t < f.length(i); t++) {
+          assertEquals(f.isValid(i, t), q.isValid(i, t), r + " mask kept");
+        }
+      }
+    }
+  }
+
+  @Test
+  void quantizeKeepsZerosExactAndRefusesNonFiniteValues() {
+    TokenBatch zeros = TokenBatch.ofFloats(new float[4], 1, 1, 4);
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+      assertArrayEquals(new float[4], zeros.quantize(type).toFloatArray(), 0f, type.toString());
+    }
+    TokenBatch nan = TokenBatch.ofFloats(new float[] {0, 1, Float.NaN, 2}, 2, 1, 2);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> nan.quantize(DType.INT8));
+    assertTrue(e.getMessage().contains("stored token 1") && e.getMessage().contains("NaN"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> zeros.quantize(DType.BFLOAT16));
+    assertTrue(e.getMessage().contains("BFLOAT16"), e.getMessage());
+  }
+
+  @Test
+  void badQuantizedInputIsNamed() {
+    assertMessage(() -> TokenBatch.ofBytes(DType.INT8, new byte[5], null, 1, 2, 3), "data holds 5 bytes; expected 6");
+    TokenBatch.ofBytes(DType.BINARY, new byte[4], null, 2, 1, 9); // 2 bytes per token of 9 bits
+    assertMessage(() -> TokenBatch.ofBytes(DType.BINARY, new byte[3], null, 2, 1, 9), "data holds 3 bytes");
+    assertMessage(() -> TokenBatch.ofBytes(DType.FLOAT32, new byte[4], null, 1, 1, 1), "dtype FLOAT32 given for byte[]");
+    assertMessage(() -> TokenBatch.ofBytes(DType.INT8, new byte[2], new float[] {1}, 1, 2, 1),
+        "scales has length 1; expected 2");
+    assertMessage(() -> TokenBatch.ofBytes(DType.INT8, new byte[2], new float[] {1, Float.NaN}, 1, 2, 1),
+        "scales[1] = NaN");
+    assertMessage(() -> TokenBatch.packedBytes(DType.INT8, new byte[6], new float[] {1, Float.POSITIVE_INFINITY},
+        new int[] {0, 2}, 3), "scales[1] = Infinity");
+    assertMessage(() -> TokenBatch.packedBytes(DType.INT8, new byte[7], null, new int[] {0, 2}, 3),
+        "not a whole number of INT8 tokens");
+    assertMessage(() -> TokenBatch.ofHalfs(DType.INT8, new short[1], 1, 1, 1), "use ofBytes");
+    assertMessage(() -> TokenBatch.fromMemorySegment(MemorySegment.ofArray(new float[2]), DType.FLOAT32,
+        new float[] {1}, 1, 1, 2), "scales given for dtype FLOAT32");
+  }
+
+  @Test
+  void memorySegmentsHoldQuantizedBytes() {
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment m = arena.allocate(6);
+      m.copyFrom(MemorySegment.ofArray(new byte[] {1, 2, 3, -1, -2, -3}));
+      TokenBatch padded = TokenBatch.fromMemorySegment(m, DType.INT8, new float[] {1, 2}, 2, 1, 3);
+      assertArrayEquals(new float[] {1, 2, 3, -2, -4, -6}, padded.toFloatArray(), 0f);
+      TokenBatch packed = TokenBatch.packedFromMemorySegment(m, DType.INT8, null, new int[] {0, 0, 2}, 3);
+      assertEquals(0, packed.length(0));
+      assertArrayEquals(new float[] {1, 2, 3, -1, -2, -3}, packed.toFloatArray(), 0f);
+      try (MaxSim m2 = MaxSim.builder().backend("vector").threads(1).build()) {
+        float[][] s = m2.scores(TokenBatch.ofFloats(new float[] {1, 0, 0}, 1, 1, 3), padded);
+        assertArrayEquals(new float[] {1, -2}, s[0], 0f);
+      }
+    }
+  }
+
+  @Test
+  void trainingRefusesQuantizedInputs() {
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1, 0}, 1, 1, 2);
+    TokenBatch d = TokenBatch.ofBytes(DType.INT8, new byte[] {1, 2}, null, 1, 1, 2);
+    try (MaxSim m = MaxSim.builder().backend("vector").threads(1).build()) {
+      assertMessage(() -> m.scoresForTraining(q, d), "documents are INT8; training takes FLOAT32");
+      assertMessage(() -> m.lossAllPairs(d, q, Loss.contrastive(1f)), "queries are INT8");
+    }
+  }
+
+  private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+    assertTrue(e.getMessage().contains(part), "message \"" + e.getMessage() + "\" lacks \"" + part + "\"");
+  }
+}

@@ -1,0 +1,144 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Quantized batches (int8, fp8 e4m3, one bit; as documents, as queries, on both sides) on every fast CPU
+ * backend against the float64 reference on their dequantized values, over d in {1, 3, 8, 33, 127, 513}, L = 1,
+ * masks, lengths, ragged packed rows and all-masked rows. Tolerance: the fp32 bound of {@link Oracle#tolerance}
+ * (dequantizing is one fp32 multiply per element, well inside it).
+ */
+class QuantizedParityTest {
+  private static final DType[] QUANTIZED = {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
+  private static final int K = 3;
+  private static MaxSim reference;
+  private static final List<MaxSim> fast = new ArrayList<>();
+
+  @BeforeAll
+  static void open() {
+    reference = MaxSim.builder().backend("reference").threads(2).build();
+    for (String name : new String[] {"scalar", "vector"}) {
+      fast.add(MaxSim.builder().backend(name).threads(2).build());
+    }
+  }
+
+  @AfterAll
+  static void close() {
+    reference.close();
+    fast.forEach(MaxSim::close);
+  }
+
+  static Stream<Arguments> cases() {
+    RandomBatches r = new RandomBatches();
+    List<Arguments> cases = new ArrayList<>();
+    for (DType type : QUANTIZED) {
+      for (int d : new int[] {1, 3, 8, 33, 127, 513}) {
+        int nq = 3;
+        cases.add(args(r, type + " documents d=" + d, r.padded(DType.FLOAT32, nq, 7, d, 0),
+            r.padded(type, nq * K, 11, d, 0), r.padded(type, nq, 5, d, 0)));
+        cases.add(args(r, type + " both sides d=" + d, r.padded(type, nq, 9, d, 0),
+            r.padded(type, nq * K, 6, d, 1), r.padded(type, nq, 5, d, 2)));
+        cases.add(args(r, type + " queries, bf16 documents d=" + d, r.padded(type, nq, 5, d, 1),
+            r.padded(DType.BFLOAT16, nq * K, 7, d, 0), r.padded(DType.FLOAT16, nq, 5, d, 0)));
+      }
+      cases.add(args(r, type + " L=1", r.padded(DType.FLOAT32, 2, 1, 24, 0), r.padded(type, 2 * K, 1, 24, 0),
+          r.padded(type, 2, 1, 24, 0)));
+      cases.add(args(r, type + " lengths", r.padded(DType.BFLOAT16, 3, 33, 40, 2), r.padded(type, 3 * K, 13, 40, 2),
+          r.padded(type, 3, 13, 40, 2)));
+      cases.add(args(r, type + " packed ragged", r.packed(DType.FLOAT32, 3, 0, 40, 19, true),
+          r.packed(type, 3 * K, 0, 25, 19, true), r.packed(type, 3, 1, 25, 19, false)));
+      cases.add(args(r, type + " all masked rows", ParityTestRows.allMaskedRow(r.padded(type, 3, 6, 8, 1)),
+          ParityTestRows.allMaskedRow(r.padded(type, 3 * K, 6, 8, 1)),
+          ParityTestRows.allMaskedRow(r.padded(type, 3, 6, 8, 0))));
+      cases.add(args(r, type + " long document", r.padded(DType.FLOAT32, 1, 40, 16, 0),
+          r.padded(type, K, 3000, 16, 1), r.padded(type, 1, 3000, 16, 0)));
+    }
+    return cases.stream();
+  }
+
+  private static Arguments args(RandomBatches r, String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    return Arguments.of(label + " (" + r + ")", q, d, pd);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void everyCallMatchesTheReferenceOnDequantizedValues(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    float[][] ref = reference.scores(q, d);
+    float[] refPairwise = reference.pairwise(q, pd);
+    float[][] dequantized = reference.scores(dequantize(q), dequantize(d));
+    ParityTest.assertClose(dequantized, ref, q, d, label + " reference = reference on the dequantized copy");
+    for (MaxSim m : fast) {
+      String where = m.backendName() + " / " + label;
+      float[][] all = m.scores(q, d);
+      ParityTest.assertClose(ref, all, q, d, where + " all-pairs");
+      float[][] cand = m.candidates(q, d, K);
+      for (int b = 0; b < q.size(); b++) {
+        for (int c = 0; c < K; c++) {
+          assertEquals(all[b][b * K + c], cand[b][c], 0f, where + " candidates equal all-pairs");
+        }
+      }
+      float[] pw = m.pairwise(q, pd);
+      for (int b = 0; b < q.size(); b++) {
+        ParityTest.assertScore(refPairwise[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise b=" + b);
+      }
+      ParityTest.assertTopKIsSortedScores(m.topK(q, d, 4), all, 4, where);
+      try (ResidentBatch resident = m.upload(d)) {
+        ParityTest.assertClose(ref, m.scores(q, resident), q, d, where + " resident");
+      }
+    }
+  }
+
+  /** The same layout and validity in fp32, holding the dequantized values. */
+  static TokenBatch dequantize(TokenBatch b) {
+    float[] values = b.toFloatArray();
+    TokenBatch f = b.isPacked()
+        ? TokenBatch.packedFloats(values, b.offsets(), b.dim())
+        : TokenBatch.ofFloats(values, b.size(), b.maxLength(), b.dim());
+    boolean[] mask = new boolean[values.length / b.dim()];
+    int slot = 0;
+    for (int i = 0; i < b.size(); i++) {
+      int slots = b.isPacked() ? b.length(i) : b.maxLength();
+      for (int t = 0; t < slots; t++) {
+        mask[slot++] = b.isValid(i, t);
+      }
+    }
+    return f.withMask(mask);
+  }
+
+  @Test
+  void anFp8NanByteInAValidTokenMakesTheScoreNan() {
+    byte[] docs = new byte[2 * 4];
+    docs[5] = (byte) 0xff; // document 1, token 0, element 1
+    TokenBatch d = TokenBatch.ofBytes(DType.FLOAT8_E4M3, docs, null, 2, 1, 4);
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1, 1, 1, 1}, 1, 1, 4);
+    for (MaxSim m : fast) {
+      float[][] s = m.scores(q, d);
+      assertEquals(0f, s[0][0], 0f, m.backendName());
+      assertTrue(Float.isNaN(s[0][1]), m.backendName() + ": NaN byte gives a NaN score, got " + s[0][1]);
+    }
+  }
+
+  @Test
+  void anEmptyQuantizedDocumentScoresMinusOneBillion() {
+    TokenBatch d = TokenBatch.ofBytes(DType.BINARY, new byte[] {1, 0x40}, new float[] {1, 2}, 2, 1, 3)
+        .withLengths(new int[] {0, 1});
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1, -1, 1}, 1, 1, 3);
+    for (MaxSim m : fast) {
+      float[][] s = m.scores(q, d);
+      assertEquals(-1e9f, s[0][0], 0f, m.backendName());
+      // 0b010 -> (-1, +1, -1) x 2: dot with (1, -1, 1) = -6
+      assertEquals(-6f, s[0][1], 0f, m.backendName());
+    }
+  }
+}
