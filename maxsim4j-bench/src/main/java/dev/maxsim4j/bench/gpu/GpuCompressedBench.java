@@ -21,7 +21,7 @@ import java.util.function.Function;
  * same run three ways, kernel alone on resident documents (CUDA events, as {@link GpuBench}): the compressed
  * documents; the same documents dequantized and stored as bf16 (dequantize-then-bf16: the bf16 kernel over
  * what an expansion in memory would leave, the expansion itself not timed); and the bf16 kernel over the
- * original values. Then the compressed call (resident documents, host queries) and a top-10 call. Floors
+ * original values (both with bf16 queries, the queries' values). Then the compressed call (resident documents, host queries) and a top-10 call. Floors
  * count each type's bytes, scales included: max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s).
  */
 final class GpuCompressedBench {
@@ -49,6 +49,9 @@ final class GpuCompressedBench {
         TokenBatch q = queryType.isQuantized()
             ? TokenBatch.ofFloats(queryValues, sh[0], sh[2], sh[4]).quantize(queryType)
             : Synthetic.store(queryType, queryValues, sh[0], sh[2], sh[4]);
+        // the bf16 kernels read bf16 queries: these queries' values (dequantized where compressed) in bf16
+        TokenBatch qBf16 = queryType == DType.BFLOAT16 ? q
+            : Synthetic.store(DType.BFLOAT16, q.toFloatArray(), sh[0], sh[2], sh[4]);
         float[] docValues = Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]);
         TokenBatch compressed = TokenBatch.ofFloats(docValues, sh[1], sh[3], sh[4]).quantize(documentType);
         byte[] bytes = Internals.tokens(compressed).s8;
@@ -64,10 +67,10 @@ final class GpuCompressedBench {
           topMs = Timing.medianMillis(() -> maxSim.topK(q, rd, 10), 0L, 10, 30);
         }
         short[] dequantized = Synthetic.narrow(DType.BFLOAT16, compressed.toFloatArray());
-        double dequantMs = kernelMillis(maxSim, q, tokens * sh[4] * 2,
+        double dequantMs = kernelMillis(maxSim, qBf16, tokens * sh[4] * 2,
             c -> TokenBatch.ofHalfs(DType.BFLOAT16, dequantized, sh[1], sh[3], sh[4]));
         short[] original = Synthetic.narrow(DType.BFLOAT16, docValues);
-        double bf16Ms = kernelMillis(maxSim, q, tokens * sh[4] * 2,
+        double bf16Ms = kernelMillis(maxSim, qBf16, tokens * sh[4] * 2,
             c -> TokenBatch.ofHalfs(DType.BFLOAT16, original, sh[1], sh[3], sh[4]));
         double queryBytes = (double) sh[0] * sh[2] * (queryType.isQuantized() ? queryType.bytesPerToken(sh[4]) + 4
             : (long) sh[4] * queryType.byteSize());
