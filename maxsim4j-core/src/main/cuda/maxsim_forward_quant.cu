@@ -11,8 +11,9 @@
 // k permutation: the mma's 16 k values of a step are spread over a quad, k = 2*tig + {0, 1, 8, 9}. The sum
 // over k does not care which physical dims they are, as long as A and B agree, so thread tig of a quad takes
 // PIECE_DIMS consecutive dims of a token (16 for 8-bit, 32 for 1-bit: one 16-byte or 4-byte copy) and step j
-// of the piece multiplies its dims 4j .. 4j + 3 (e = 0..3 for k = 2*tig, 2*tig + 1, 2*tig + 8, 2*tig + 9).
-// The query fragments are built in the same order once per query. A chunk is the 4 pieces of a quad.
+// of the piece multiplies 4 of them (e = 0..3 for k = 2*tig, 2*tig + 1, 2*tig + 8, 2*tig + 9) in whichever
+// order expands in the fewest instructions (pieceDim). The query fragments are built in the same order once per
+// query. A chunk is the 4 pieces of a quad.
 //
 // Rows: the query's rows in passes of 32 (2 m-tiles); a query of more than 32 tokens reads the document
 // again per pass (from L2). Inference only: training refuses compressed inputs, and top-k needs no argmax.
@@ -61,15 +62,26 @@ template <> __device__ __forceinline__ uint32_t pack<__half>(float lo, float hi)
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// 4 signed bytes of `w` (e = 0..3, lowest address first) as b0 = (e0, e1), b1 = (e2, e3); exact.
+// 4 signed bytes of `w` as b0 = (byte 0, byte 2), b1 = (byte 1, byte 3), exactly, in integer operations and
+// one packed subtraction per pair. bf16 (8 significant bits): 128 + the low 7 bits, minus 128, or 256 where the
+// byte is negative (its top bit lands on the exponent's lowest bit: 0x4380 is 256). fp16: 1024 + (x + 128),
+// minus 1152.
+template <typename O> __device__ __forceinline__ uint32_t expandPair(uint32_t w);
+template <> __device__ __forceinline__ uint32_t expandPair<__nv_bfloat16>(uint32_t w) {
+  const uint32_t m = (w & 0x007F007Fu) | 0x43004300u;
+  const uint32_t s = (w & 0x00800080u) | 0x43004300u;
+  __nv_bfloat162 v = __hsub2(*reinterpret_cast<const __nv_bfloat162*>(&m), *reinterpret_cast<const __nv_bfloat162*>(&s));
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+template <> __device__ __forceinline__ uint32_t expandPair<__half>(uint32_t w) {
+  const uint32_t m = (w & 0x00FF00FFu) ^ 0x64806480u;
+  const uint32_t s = 0x64806480u;
+  __half2 v = __hsub2(*reinterpret_cast<const __half2*>(&m), *reinterpret_cast<const __half2*>(&s));
+  return *reinterpret_cast<uint32_t*>(&v);
+}
 template <typename O> __device__ __forceinline__ void expand(S8, uint32_t w, uint32_t& b0, uint32_t& b1) {
-  const uint32_t u = w ^ 0x80808080u;  // x + 128 as unsigned bytes, placed under 2^23: f = 2^23 + x + 128
-  const float f0 = __int_as_float(__byte_perm(u, 0x4B000000u, 0x7440)) - 8388736.f;
-  const float f1 = __int_as_float(__byte_perm(u, 0x4B000000u, 0x7441)) - 8388736.f;
-  const float f2 = __int_as_float(__byte_perm(u, 0x4B000000u, 0x7442)) - 8388736.f;
-  const float f3 = __int_as_float(__byte_perm(u, 0x4B000000u, 0x7443)) - 8388736.f;
-  b0 = pack<O>(f0, f1);
-  b1 = pack<O>(f2, f3);
+  b0 = expandPair<O>(w);
+  b1 = expandPair<O>(w >> 8);
 }
 template <typename O> __device__ __forceinline__ void expand(E4M3, uint32_t w, uint32_t& b0, uint32_t& b1) {
   const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), __NV_E4M3);
@@ -84,23 +96,34 @@ template <typename O> __device__ __forceinline__ void expand(E4M3, uint32_t w, u
     b1 = pack<O>(b.x, b.y);
   }
 }
-// Bits of step j (e = 0..3 are bits 7 - (4j + e) % 8 of byte j / 2) as +-1.
+// Bits of step j as +-1: a set bit clears the sign of its half. b0 takes bits 15 - 2j and 31 - 2j of `w`, b1
+// bits 14 - 2j and 30 - 2j (a shift and one logic operation each).
 template <typename O> __device__ __forceinline__ void expandBits(uint32_t w, int j, uint32_t& b0, uint32_t& b1) {
   constexpr uint32_t MINUS = std::is_same<O, __half>::value ? 0xBC00BC00u : 0xBF80BF80u;
-  const int top = 8 * (j / 2) + 7 - 4 * (j % 2);  // the bit of e = 0
-  const uint32_t n = w >> (top - 3);               // e0..e3 at bits 3..0
-  // a set bit clears the sign of its half: bit 3 -> 15, bit 2 -> 31, bit 1 -> 15, bit 0 -> 31
-  b0 = MINUS ^ ((n & 8u) << 12) ^ ((n & 4u) << 29);
-  b1 = MINUS ^ ((n & 2u) << 14) ^ ((n & 1u) << 31);
+  b0 = ((w << (2 * j)) & 0x80008000u) ^ MINUS;
+  b1 = ((w << (2 * j + 1)) & 0x80008000u) ^ MINUS;
 }
 
-// Two raw query values of row `row` at dims p, p + 1 (zero outside the query or past d), packed.
+// The dim within a piece of element e (0..3) of step j: the order in which the expansion above leaves them.
+template <typename TD> __device__ __forceinline__ int pieceDim(int j, int e);
+template <> __device__ __forceinline__ int pieceDim<S8>(int j, int e) {
+  return 4 * j + (e == 0 ? 0 : e == 1 ? 2 : e == 2 ? 1 : 3);
+}
+template <> __device__ __forceinline__ int pieceDim<E4M3>(int j, int e) {
+  return 4 * j + e;
+}
+template <> __device__ __forceinline__ int pieceDim<B1>(int j, int e) {
+  const int bit = (e == 0 ? 15 : e == 1 ? 31 : e == 2 ? 14 : 30) - 2 * j;  // bit of the little-endian word
+  return 8 * (bit / 8) + 7 - bit % 8;                                      // most significant bit first
+}
+
+// Two raw query values of row `row` at dims p and p2 (zero outside the query or past d), packed.
 template <typename TQ, typename O>
 __device__ __forceinline__ uint32_t queryPair(const typename TQ::Storage* q, int start, int length, int row, int p,
-                                              int dim) {
+                                              int p2, int dim) {
   if (row >= length) return 0u;
   const float lo = p < dim ? Element<TQ>::at(q, (size_t)(start + row), p, dim) : 0.f;
-  const float hi = p + 1 < dim ? Element<TQ>::at(q, (size_t)(start + row), p + 1, dim) : 0.f;
+  const float hi = p2 < dim ? Element<TQ>::at(q, (size_t)(start + row), p2, dim) : 0.f;
   return pack<O>(lo, hi);
 }
 
@@ -151,7 +174,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
   constexpr int STEPS = P::DIMS / 4;              // k16 steps per piece
   constexpr int CHUNK_DIMS = 4 * P::DIMS;         // dims per chunk (a quad's pieces)
   constexpr int TILE_BYTES = NT * CHUNKS * 32 * P::BYTES;
-  constexpr int SCALE_BYTES = NT * 32 * 8;        // each thread's two tokens' scales per n-tile
+  constexpr int SCALE_BYTES = NT * 8 * 4;         // the 8 tokens' scales per n-tile
   constexpr int STAGE_BYTES = TILE_BYTES + SCALE_BYTES;
   constexpr int STAGES = QUANT_RING_BYTES / STAGE_BYTES < QUANT_MAX_STAGES ? QUANT_RING_BYTES / STAGE_BYTES
                                                                           : QUANT_MAX_STAGES;
@@ -169,7 +192,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
     return ringBase + slot * STAGE_BYTES + ((n * CHUNKS + k) * 32 + lane) * P::BYTES;
   };
   auto scaleSlot = [&](int slot, int n) -> uint32_t {
-    return ringBase + slot * STAGE_BYTES + TILE_BYTES + (n * 32 + lane) * 8;
+    return ringBase + slot * STAGE_BYTES + TILE_BYTES + n * 32;
   };
 
   const long long warps = (long long)gridDim.x * QUANT_WARPS;
@@ -237,12 +260,11 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
           const bool present = inDocument && offset < tokenBytes;
           copyPiece<P::BYTES>(pieceSlot(producerSlot, n, k), present ? row + offset : d, present);
         }
-        // the scales of the two tokens this thread's C fragment holds
-        const int t0 = producer.tile * 8 * NT + 8 * n + 2 * tig;
-#pragma unroll
-        for (int j = 0; j < (D_SCALED ? 2 : 0); j++) {
-          const bool present = t0 + j < producer.dLength;
-          copyAsyncSmall<4>(scaleSlot(producerSlot, n) + 4 * j, present ? dScale + producer.dStart + t0 + j : dScale,
+        // the n-tile's 8 scales, one per lane of the first 8 (the others read them after a warp barrier)
+        const int st = producer.tile * 8 * NT + 8 * n + lane;
+        if (D_SCALED && lane < 8) {
+          const bool present = st < producer.dLength;
+          copyAsyncSmall<4>(scaleSlot(producerSlot, n) + 4 * lane, present ? dScale + producer.dStart + st : dScale,
                             present);
         }
       }
@@ -284,12 +306,14 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
           for (int k = 0; k < CHUNKS; k++) {
 #pragma unroll
             for (int j = 0; j < STEPS; j++) {
-              const int p = k * CHUNK_DIMS + tig * P::DIMS + 4 * j;
+              const int p = k * CHUNK_DIMS + tig * P::DIMS;
+              const int e0 = p + pieceDim<TD>(j, 0), e1 = p + pieceDim<TD>(j, 1);
+              const int e2 = p + pieceDim<TD>(j, 2), e3 = p + pieceDim<TD>(j, 3);
               const int ra = r0 + m * 16 + g, rb = ra + 8;
-              frag[m][k][j][0] = queryPair<TQ, O>(q, qStart, qLength, ra, p, dim);
-              frag[m][k][j][1] = queryPair<TQ, O>(q, qStart, qLength, rb, p, dim);
-              frag[m][k][j][2] = queryPair<TQ, O>(q, qStart, qLength, ra, p + 2, dim);
-              frag[m][k][j][3] = queryPair<TQ, O>(q, qStart, qLength, rb, p + 2, dim);
+              frag[m][k][j][0] = queryPair<TQ, O>(q, qStart, qLength, ra, e0, e1, dim);
+              frag[m][k][j][1] = queryPair<TQ, O>(q, qStart, qLength, rb, e0, e1, dim);
+              frag[m][k][j][2] = queryPair<TQ, O>(q, qStart, qLength, ra, e2, e3, dim);
+              frag[m][k][j][3] = queryPair<TQ, O>(q, qStart, qLength, rb, e2, e3, dim);
             }
           }
 #pragma unroll
@@ -307,8 +331,10 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
 #pragma unroll
       for (int m = 0; m < 2; m++) best[m][0] = best[m][1] = -INFINITY;
       for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
+        if (D_SCALED) __syncwarp();  // every lane has read the scales of the slot the producer refills now
         produce();
         waitGroups<STAGES - 1>();
+        if (D_SCALED) __syncwarp();  // the scales the first 8 lanes copied are visible to all
         L b[NT][CHUNKS];
         float2 ds[NT];
 #pragma unroll
@@ -326,7 +352,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
           }
           if constexpr (D_SCALED) {
             asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(ds[n].x), "=f"(ds[n].y)
-                         : "r"(scaleSlot(consumerSlot, n)));
+                         : "r"(scaleSlot(consumerSlot, n) + 8 * tig));
           } else {
             ds[n] = make_float2(1.f, 1.f);
           }
@@ -447,9 +473,9 @@ using namespace maxsim4j;
   MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, true, 0, maxsim_forward_quant_c##CHUNKS##_dyn_##QN##_##DN)
 #define MAXSIM_QUANT_QUERY(TQ, QN)                 \
   MAXSIM_QUANT_PAIR(TQ, QN, S8, s8, 1, 2)          \
-  MAXSIM_QUANT_PAIR(TQ, QN, S8, s8, 2, 1)          \
+  MAXSIM_QUANT_PAIR(TQ, QN, S8, s8, 2, 2)          \
   MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 1, 2)      \
-  MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 2, 1)      \
+  MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 2, 2)      \
   MAXSIM_QUANT_PAIR(TQ, QN, B1, b1, 1, 2)
 // the test-only kernels include this file for its templates and define entries of their own
 #ifndef MAXSIM4J_TEMPLATES_ONLY

@@ -61,7 +61,14 @@ public final class AbMain {
               + " documents, kernel ms (median batch)");
         }
         for (int s = 0; s < shapes.size(); s++) {
-          ms[s][n] = kernelMillis(cuda, shape(shapes.get(s)), s);
+          int[] sh = shape(shapes.get(s));
+          ForwardShape fs = new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.BFLOAT16,
+              documentType, false, false);
+          ForwardPlan.Plan p = ForcedKernels.planner(names.get(n)).plan(fs, cuda.capabilities());
+          System.out.println(names.get(n) + " " + shapes.get(s) + ": " + p.entry() + " grid " + p.blocks() + " x "
+              + p.threads() + ", " + cuda.capabilities().residentBlocks(p.module(), p.entry(), p.threads(),
+              p.sharedBytes()) + " blocks per SM");
+          ms[s][n] = kernelMillis(cuda, sh, s);
         }
       }
     }
