@@ -174,7 +174,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
   constexpr int STEPS = P::DIMS / 4;              // k16 steps per piece
   constexpr int CHUNK_DIMS = 4 * P::DIMS;         // dims per chunk (a quad's pieces)
   constexpr int TILE_BYTES = NT * CHUNKS * 32 * P::BYTES;
-  constexpr int SCALE_BYTES = NT * 8 * 4;         // the 8 tokens' scales per n-tile
+  constexpr int SCALE_BYTES = NT * 32 * 8;        // each thread's two tokens' scales per n-tile
   constexpr int STAGE_BYTES = TILE_BYTES + SCALE_BYTES;
   constexpr int STAGES = QUANT_RING_BYTES / STAGE_BYTES < QUANT_MAX_STAGES ? QUANT_RING_BYTES / STAGE_BYTES
                                                                           : QUANT_MAX_STAGES;
@@ -192,7 +192,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
     return ringBase + slot * STAGE_BYTES + ((n * CHUNKS + k) * 32 + lane) * P::BYTES;
   };
   auto scaleSlot = [&](int slot, int n) -> uint32_t {
-    return ringBase + slot * STAGE_BYTES + TILE_BYTES + n * 32;
+    return ringBase + slot * STAGE_BYTES + TILE_BYTES + (n * 32 + lane) * 8;
   };
 
   const long long warps = (long long)gridDim.x * QUANT_WARPS;
@@ -260,11 +260,13 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
           const bool present = inDocument && offset < tokenBytes;
           copyPiece<P::BYTES>(pieceSlot(producerSlot, n, k), present ? row + offset : d, present);
         }
-        // the n-tile's 8 scales, one per lane of the first 8 (the others read them after a warp barrier)
-        const int st = producer.tile * 8 * NT + 8 * n + lane;
-        if (D_SCALED && lane < 8) {
-          const bool present = st < producer.dLength;
-          copyAsyncSmall<4>(scaleSlot(producerSlot, n) + 4 * lane, present ? dScale + producer.dStart + st : dScale,
+        // the scales of the two tokens this thread's C fragment holds, into its own slot: no barrier (copied
+        // once by 8 lanes instead, with two warp barriers per step, it measured slower)
+        const int t0 = producer.tile * 8 * NT + 8 * n + 2 * tig;
+#pragma unroll
+        for (int j = 0; j < (D_SCALED ? 2 : 0); j++) {
+          const bool present = t0 + j < producer.dLength;
+          copyAsyncSmall<4>(scaleSlot(producerSlot, n) + 4 * j, present ? dScale + producer.dStart + t0 + j : dScale,
                             present);
         }
       }
@@ -331,10 +333,8 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
 #pragma unroll
       for (int m = 0; m < 2; m++) best[m][0] = best[m][1] = -INFINITY;
       for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
-        if (D_SCALED) __syncwarp();  // every lane has read the scales of the slot the producer refills now
         produce();
         waitGroups<STAGES - 1>();
-        if (D_SCALED) __syncwarp();  // the scales the first 8 lanes copied are visible to all
         L b[NT][CHUNKS];
         float2 ds[NT];
 #pragma unroll
@@ -352,7 +352,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
           }
           if constexpr (D_SCALED) {
             asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(ds[n].x), "=f"(ds[n].y)
-                         : "r"(scaleSlot(consumerSlot, n) + 8 * tig));
+                         : "r"(scaleSlot(consumerSlot, n)));
           } else {
             ds[n] = make_float2(1.f, 1.f);
           }
