@@ -50,6 +50,9 @@ public enum DType {
 
   /** Bytes one token of {@code dim} dimensions takes in this type ({@code ceil(dim / 8)} for BINARY). */
   public long bytesPerToken(int dim) {
+    if (dim < 0) {
+      throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 0");
+    }
     return ((long) dim * bits + 7) / 8;
   }
 

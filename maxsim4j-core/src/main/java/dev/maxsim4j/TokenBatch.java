@@ -416,6 +416,28 @@ public final class TokenBatch {
     return out;
   }
 
+  /**
+   * The stored bytes of a quantized batch, in storage order ({@code N*L} or {@code T} tokens of
+   * {@code dtype().bytesPerToken(dim())} bytes): what {@link #quantize} produced or the factory was given,
+   * e.g. to write them to a file or an index beside {@link #scales()}. A copy.
+   *
+   * @throws IllegalStateException for a batch of an unquantized type
+   */
+  public byte[] toByteArray() {
+    if (!tokens.dtype.isQuantized()) {
+      throw new IllegalStateException("toByteArray() is for quantized batches; this one is " + tokens.dtype);
+    }
+    long bytes = tokens.storedTokens * tokens.tokenBytes;
+    byte[] out = new byte[Arguments.arraySize(1, bytes, "toByteArray: this batch's stored bytes",
+        "read the batch's memory segment in slices")];
+    if (tokens.s8 != null) {
+      System.arraycopy(tokens.s8, 0, out, 0, out.length);
+    } else {
+      MemorySegment.copy(tokens.segment, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, out, 0, out.length);
+    }
+    return out;
+  }
+
   /** Offsets {@code [N+1]} of a packed batch. */
   public int[] offsets() {
     if (!tokens.isPacked()) {

@@ -1,8 +1,108 @@
 package dev.maxsim4j;
 
+import java.util.List;
+import java.util.PriorityQueue;
+
 /**
  * The best {@code k} documents of each query: {@code scores[i][r]} and {@code indices[i][r]} at rank
  * {@code r} (0 is best). Higher scores first; equal scores by the lower document index; a NaN score ranks
  * above every number so that a corrupt document is seen, not hidden. A query has {@code min(k, Nd)} entries.
  */
-public record TopK(float[][] scores, int[][] indices) {}
+public record TopK(float[][] scores, int[][] indices) {
+
+  /**
+   * The exact top {@code k} over a corpus scored in parts (shards, partitions, devices): part {@code p} holds
+   * the top-k of the same queries over documents {@code firstDocuments[p] ..}, its indices local to the part.
+   * The result indexes the whole corpus and orders entries as every top-k does; each part needs only its own
+   * top {@code k} (a part's best k contain all of its entries in the global best k). A bounded merge: it reads
+   * at most {@code k} entries per part and query.
+   */
+  public static TopK merge(int k, List<TopK> parts, int[] firstDocuments) {
+    if (k < 1) {
+      throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
+    }
+    Arguments.nonNull(parts, "parts");
+    Arguments.nonNull(firstDocuments, "firstDocuments");
+    if (parts.isEmpty()) {
+      throw new IllegalArgumentException("parts is empty; expected at least one part's top-k");
+    }
+    if (firstDocuments.length != parts.size()) {
+      throw new IllegalArgumentException("firstDocuments has " + firstDocuments.length + " entries; expected "
+          + parts.size() + " (one per part)");
+    }
+    int queries = -1;
+    for (int p = 0; p < parts.size(); p++) {
+      TopK part = parts.get(p);
+      if (part == null || part.scores == null || part.indices == null) {
+        throw new IllegalArgumentException("parts[" + p + "] is null or has null arrays");
+      }
+      if (queries < 0) {
+        queries = part.scores.length;
+      }
+      if (part.scores.length != queries || part.indices.length != queries) {
+        throw new IllegalArgumentException("parts[" + p + "] has " + part.scores.length + " queries; expected "
+            + queries + " like parts[0]");
+      }
+      if (firstDocuments[p] < 0) {
+        throw new IllegalArgumentException("firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected >= 0");
+      }
+      for (int i = 0; i < queries; i++) {
+        if (part.scores[i].length != part.indices[i].length) {
+          throw new IllegalArgumentException("parts[" + p + "] query " + i + " has " + part.scores[i].length
+              + " scores and " + part.indices[i].length + " indices; expected as many of each");
+        }
+        for (int local : part.indices[i]) {
+          if (local < 0 || (long) firstDocuments[p] + local > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("parts[" + p + "] query " + i + " has document " + local
+                + " at firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected 0 <= document and a"
+                + " corpus index below 2^31");
+          }
+        }
+      }
+    }
+    float[][] scores = new float[queries][];
+    int[][] indices = new int[queries][];
+    for (int i = 0; i < queries; i++) {
+      mergeQuery(i, k, parts, firstDocuments, scores, indices);
+    }
+    return new TopK(scores, indices);
+  }
+
+  /** One query: a heap of the parts' next entries, best first. */
+  private static void mergeQuery(int i, int k, List<TopK> parts, int[] first, float[][] scores, int[][] indices) {
+    int available = 0;
+    PriorityQueue<int[]> heads = new PriorityQueue<>((a, b) -> compare(parts, first, i, a, b));
+    for (int p = 0; p < parts.size(); p++) {
+      int n = parts.get(p).scores[i].length;
+      available += Math.min(n, k);
+      if (n > 0) {
+        heads.add(new int[] {p, 0});
+      }
+    }
+    int n = Math.min(k, available);
+    scores[i] = new float[n];
+    indices[i] = new int[n];
+    for (int r = 0; r < n; r++) {
+      int[] head = heads.poll();
+      TopK part = parts.get(head[0]);
+      scores[i][r] = part.scores[i][head[1]];
+      indices[i][r] = first[head[0]] + part.indices[i][head[1]];
+      if (++head[1] < part.scores[i].length) {
+        heads.add(head);
+      }
+    }
+  }
+
+  /** Negative when entry {@code a} ranks above {@code b}: the higher score, then the lower corpus index. */
+  private static int compare(List<TopK> parts, int[] first, int i, int[] a, int[] b) {
+    float sa = parts.get(a[0]).scores[i][a[1]];
+    float sb = parts.get(b[0]).scores[i][b[1]];
+    int byScore = Float.compare(sb, sa);
+    if (byScore != 0) { // Float.compare, as every top-k orders: NaN highest, +0 above -0
+      return byScore;
+    }
+    long da = (long) first[a[0]] + parts.get(a[0]).indices[i][a[1]];
+    long db = (long) first[b[0]] + parts.get(b[0]).indices[i][b[1]];
+    return Long.compare(da, db);
+  }
+}

@@ -44,6 +44,28 @@ class QuantizationTest {
   }
 
   @Test
+  void e4m3EncodeIsTheNearestCodeTiesToEven() {
+    for (int c = 0; c < 0x7e; c++) {
+      float mid = (Quantization.E4M3[c] + Quantization.E4M3[c + 1]) / 2; // exact: few mantissa bits
+      assertEquals((byte) ((c & 1) == 0 ? c : c + 1), Quantization.encodeE4m3(mid), "midpoint above code " + c);
+      assertEquals((byte) (0x80 | ((c & 1) == 0 ? c : c + 1)), Quantization.encodeE4m3(-mid), "negative midpoint");
+    }
+    java.util.SplittableRandom rnd = new java.util.SplittableRandom(5);
+    for (int i = 0; i < 200_000; i++) {
+      float x = (float) Math.scalb(rnd.nextDouble(), rnd.nextInt(-14, 10));
+      int best = 0;
+      for (int c = 1; c <= 0x7e; c++) {
+        double dc = Math.abs(Quantization.E4M3[c] - (double) x);
+        double db = Math.abs(Quantization.E4M3[best] - (double) x);
+        if (dc < db || (dc == db && (c & 1) == 0)) {
+          best = c;
+        }
+      }
+      assertEquals((byte) best, Quantization.encodeE4m3(x), "x = " + x);
+    }
+  }
+
+  @Test
   void bytesPerTokenAndByteSize() {
     assertEquals(128, DType.INT8.bytesPerToken(128));
     assertEquals(16, DType.BINARY.bytesPerToken(128));
@@ -52,6 +74,7 @@ class QuantizationTest {
     assertEquals(512, DType.FLOAT32.bytesPerToken(128));
     assertEquals(1, DType.FLOAT8_E4M3.byteSize());
     assertThrows(IllegalStateException.class, DType.BINARY::byteSize);
+    assertThrows(IllegalStateException.class, () -> TokenBatch.ofFloats(new float[1], 1, 1, 1).toByteArray());
     assertTrue(DType.BINARY.isQuantized() && DType.INT8.isQuantized() && !DType.BFLOAT16.isQuantized());
   }
 
@@ -78,6 +101,8 @@ class QuantizationTest {
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
       TokenBatch q = f.quantize(type);
       assertEquals(type, q.dtype(), r.toString());
+      TokenBatch again = TokenBatch.packedBytes(type, q.toByteArray(), q.scales(), q.offsets(), 37);
+      assertArrayEquals(q.toFloatArray(), again.toFloatArray(), 0f, r + " toByteArray and scales rebuild the batch");
       assertArrayEquals(f.offsets(), q.offsets(), r.toString());
       float[] y = q.toFloatArray();
       float[] scales = q.scales();
@@ -148,6 +173,7 @@ class QuantizationTest {
       m.copyFrom(MemorySegment.ofArray(new byte[] {1, 2, 3, -1, -2, -3}));
       TokenBatch padded = TokenBatch.fromMemorySegment(m, DType.INT8, new float[] {1, 2}, 2, 1, 3);
       assertArrayEquals(new float[] {1, 2, 3, -2, -4, -6}, padded.toFloatArray(), 0f);
+      assertArrayEquals(new byte[] {1, 2, 3, -1, -2, -3}, padded.toByteArray());
       TokenBatch packed = TokenBatch.packedFromMemorySegment(m, DType.INT8, null, new int[] {0, 0, 2}, 3);
       assertEquals(0, packed.length(0));
       assertArrayEquals(new float[] {1, 2, 3, -1, -2, -3}, packed.toFloatArray(), 0f);

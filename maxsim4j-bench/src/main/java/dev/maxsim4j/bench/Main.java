@@ -3,6 +3,7 @@ package dev.maxsim4j.bench;
 import dev.maxsim4j.bench.cpu.CpuBench;
 import dev.maxsim4j.bench.gpu.GpuCommand;
 import dev.maxsim4j.bench.plot.PlotCommand;
+import dev.maxsim4j.bench.quality.QualityCommand;
 import dev.maxsim4j.cli.CommandRunner;
 import dev.maxsim4j.cli.UsageException;
 import java.io.PrintStream;
@@ -20,6 +21,7 @@ public final class Main {
         gpu     time the GPU kernels and calls (inference; --train: forward + backward)
         cpu     time the fused kernel against the naive grid path on the CPU
         plot    SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
+        quality score error and top-10 agreement of compressed documents against fp32
         help    this text
 
       """;
@@ -35,7 +37,7 @@ public final class Main {
     return CommandRunner.run("maxsim4j bench", err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
-        for (String usage : new String[] {GpuCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE}) {
+        for (String usage : new String[] {GpuCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE, QualityCommand.USAGE}) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
@@ -45,7 +47,8 @@ public final class Main {
         case "gpu" -> GpuCommand.run(args, out);
         case "cpu" -> CpuBench.run(args, out);
         case "plot" -> PlotCommand.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0] + "'; expected gpu, cpu, plot or help");
+        case "quality" -> QualityCommand.run(args, out);
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected gpu, cpu, plot, quality or help");
       };
     });
   }

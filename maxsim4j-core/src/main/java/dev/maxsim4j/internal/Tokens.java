@@ -46,8 +46,8 @@ public final class Tokens {
   public final MemorySegment segment;
   /** One scale per stored token of a quantized type, or null when every scale is 1. */
   public final float[] scales;
-  /** Bytes per stored token: {@code dtype.bytesPerToken(dim)}. */
-  public final int tokenBytes;
+  /** Bytes per stored token: {@code dtype.bytesPerToken(dim)} (a long: fp32 tokens of huge d pass 2^31). */
+  public final long tokenBytes;
 
   public Tokens(DType dtype, int dim, int paddedLength, int[] rowStart, int[] rowLength, int storedTokens,
       boolean[] mask, float[] f32, short[] s16, MemorySegment segment) {
@@ -59,7 +59,7 @@ public final class Tokens {
     this.dtype = dtype;
     this.s8 = s8;
     this.scales = scales;
-    this.tokenBytes = Math.toIntExact(dtype.bytesPerToken(dim));
+    this.tokenBytes = dtype.bytesPerToken(dim);
     this.dim = dim;
     this.paddedLength = paddedLength;
     this.rows = rowStart.length;

@@ -15,7 +15,7 @@ import org.apache.lucene.util.BytesRef;
  * <p>The stored format (Lucene's {@code LateInteractionField.encode}): a little-endian int {@code dim},
  * then {@code tokens * dim} little-endian floats.
  */
-final class LateInteractionBytes {
+final class LateInteractionBytes implements StoredTokens {
   private static final ValueLayout.OfInt INT_LE =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfFloat FLOAT_LE =
@@ -27,16 +27,16 @@ final class LateInteractionBytes {
   private int[] offsets = new int[1];
   private int rows;
 
-  /** Empties the buffer (keeping its capacity) for values of {@code field} with token vectors of {@code dim}. */
-  LateInteractionBytes reset(String field, int dim) {
+  @Override
+  public LateInteractionBytes reset(String field, int dim) {
     this.field = field;
     this.dim = dim;
     this.rows = 0;
     return this;
   }
 
-  /** Appends one stored value as the next row; {@code docId} names it in errors. */
-  void add(BytesRef value, int docId) {
+  @Override
+  public void add(BytesRef value, int docId) {
     MemorySegment bytes = MemorySegment.ofArray(value.bytes).asSlice(value.offset, value.length);
     if (value.length < Integer.BYTES) {
       throw new IllegalArgumentException(
@@ -60,12 +60,14 @@ final class LateInteractionBytes {
     offsets[++rows] = start + tokens * dim;
   }
 
-  int rows() {
+  @Override
+  public int rows() {
     return rows;
   }
 
   /** The rows gathered so far as one packed fp32 batch (a view of the buffer, not a copy). */
-  TokenBatch batch() {
+  @Override
+  public TokenBatch batch() {
     int[] tokens = new int[rows + 1];
     for (int r = 0; r <= rows; r++) {
       tokens[r] = offsets[r] / dim;

@@ -1,5 +1,6 @@
 package dev.maxsim4j.lucene;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
@@ -40,6 +41,11 @@ import org.apache.lucene.util.ArrayUtil;
  * <p>Lucene's own scorer differs from the raw sum in two places (see {@code docs/integrations.md}): it
  * clamps each query token's best similarity at {@code Float.MIN_VALUE} (its running max starts there in
  * 10.3-10.6), and it scales similarities into [0, 1]. Neither changes the order for unit vectors.
+ *
+ * <p>Compressed fields. {@link #createQuantized} rescores a {@link QuantizedLateInteractionField} (int8, fp8 or
+ * one bit per dimension, with per-token scales): the stored bytes are gathered and scored as they are, never
+ * expanded to floats in memory, and each document scores exactly MaxSim on its dequantized vectors. Its
+ * similarity is DOT_PRODUCT (index quantized unit vectors); {@link #withQueryType} compresses the query too.
  */
 public final class MaxSimRescorer extends Rescorer {
 
@@ -58,6 +64,10 @@ public final class MaxSimRescorer extends Rescorer {
   private final Scale scale;
   private final boolean fallbackToFirstPass;
   private final MaxSim maxSim;
+  /** Whether the field holds QuantizedLateInteractionField values rather than LateInteractionField ones. */
+  private final boolean quantized;
+  /** The query's stored type: FLOAT32, or a quantized type ({@link #withQueryType}). */
+  private final DType queryType;
   /** Hits per block when > 0 (tests: the one-block path of the GPU on the CPU). */
   private final int blockOverride;
   /**
@@ -67,15 +77,19 @@ public final class MaxSimRescorer extends Rescorer {
   private static final int CPU_BLOCK = 64;
   /** One gathering buffer per thread, grown to the largest block it has seen and then reused. */
   private static final ThreadLocal<LateInteractionBytes> BUFFERS = ThreadLocal.withInitial(LateInteractionBytes::new);
+  private static final ThreadLocal<QuantizedTokenBytes> QUANTIZED_BUFFERS =
+      ThreadLocal.withInitial(QuantizedTokenBytes::new);
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
-      boolean fallbackToFirstPass, MaxSim maxSim) {
-    this(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, 0);
+      boolean fallbackToFirstPass, MaxSim maxSim, boolean quantized) {
+    this(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, 0, quantized, DType.FLOAT32);
   }
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
-      boolean fallbackToFirstPass, MaxSim maxSim, int blockOverride) {
+      boolean fallbackToFirstPass, MaxSim maxSim, int blockOverride, boolean quantized, DType queryType) {
     this.blockOverride = blockOverride;
+    this.quantized = quantized;
+    this.queryType = Objects.requireNonNull(queryType, "queryType");
     this.field = Objects.requireNonNull(field, "field");
     this.similarity = Objects.requireNonNull(similarity, "similarity");
     this.scale = Objects.requireNonNull(scale, "scale");
@@ -85,31 +99,64 @@ public final class MaxSimRescorer extends Rescorer {
           + "; expected DOT_PRODUCT or COSINE (MaxSim sums best dot products; EUCLIDEAN and MAXIMUM_INNER_PRODUCT"
           + " scale each token's similarity non-linearly)");
     }
+    if (quantized && similarity != VectorSimilarityFunction.DOT_PRODUCT) {
+      throw new IllegalArgumentException("similarity = " + similarity + " for quantized field " + field
+          + "; expected DOT_PRODUCT (normalising would expand the stored tokens: index quantized unit vectors)");
+    }
     this.queryVectors = checkQuery(queryVectors);
     TokenBatch q = TokenBatch.of(new float[][][] {queryVectors});
-    this.query = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
+    q = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
+    this.query = queryType == DType.FLOAT32 ? q : q.quantize(queryType);
     this.fallbackToFirstPass = fallbackToFirstPass;
   }
 
   /** Lucene-scaled scores, documents without the field score 0; scored by a JVM-wide default MaxSim. */
   public static MaxSimRescorer create(String field, float[][] queryVectors, VectorSimilarityFunction similarity) {
-    return new MaxSimRescorer(field, queryVectors, similarity, Scale.LUCENE, false, DefaultMaxSim.get());
+    return new MaxSimRescorer(field, queryVectors, similarity, Scale.LUCENE, false, DefaultMaxSim.get(), false);
   }
 
   /** As {@link #create(String, float[][], VectorSimilarityFunction)} on the given instance and scale. */
   public static MaxSimRescorer create(String field, float[][] queryVectors, VectorSimilarityFunction similarity,
       Scale scale, MaxSim maxSim) {
-    return new MaxSimRescorer(field, queryVectors, similarity, scale, false, maxSim);
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, false, maxSim, false);
+  }
+
+  /**
+   * Rescores by a {@link QuantizedLateInteractionField} (DOT_PRODUCT): Lucene-scaled scores, documents without
+   * the field score 0; scored by a JVM-wide default MaxSim.
+   */
+  public static MaxSimRescorer createQuantized(String field, float[][] queryVectors) {
+    return createQuantized(field, queryVectors, Scale.LUCENE, DefaultMaxSim.get());
+  }
+
+  /** As {@link #createQuantized(String, float[][])} on the given instance and scale. */
+  public static MaxSimRescorer createQuantized(String field, float[][] queryVectors, Scale scale, MaxSim maxSim) {
+    return new MaxSimRescorer(field, queryVectors, VectorSimilarityFunction.DOT_PRODUCT, scale, false, maxSim, true);
   }
 
   /** This rescorer, but documents without the field keep their first-pass score. */
   public MaxSimRescorer withFallbackToFirstPassScore() {
-    return new MaxSimRescorer(field, queryVectors, similarity, scale, true, maxSim, blockOverride);
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, true, maxSim, blockOverride, quantized,
+        queryType);
+  }
+
+  /**
+   * This rescorer with the query quantized to {@code type} as {@link TokenBatch#quantize} does (FLOAT32: as
+   * given); documents then score MaxSim against the dequantized query, e.g. 1-bit against 1-bit documents.
+   */
+  public MaxSimRescorer withQueryType(DType type) {
+    Objects.requireNonNull(type, "type");
+    if (type != DType.FLOAT32 && !type.isQuantized()) {
+      throw new IllegalArgumentException("type is " + type + "; expected FLOAT32, INT8, FLOAT8_E4M3 or BINARY");
+    }
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, blockOverride,
+        quantized, type);
   }
 
   /** This rescorer with {@code hits} per fused call (tests). */
   MaxSimRescorer withBlockSize(int hits) {
-    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, hits);
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, hits, quantized,
+        queryType);
   }
 
   @Override
@@ -162,7 +209,7 @@ public final class MaxSimRescorer extends Rescorer {
 
   /** Gathers hits [from, to) (sorted by doc) and sets their scores: the rescored value, or the fallback. */
   private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to) throws IOException {
-    LateInteractionBytes tokens = BUFFERS.get().reset(field, query.dim());
+    StoredTokens tokens = buffer().reset(field, query.dim());
     ScoreDoc[] scored = new ScoreDoc[to - from];
     int leaf = -1;
     int leafEnd = 0;
@@ -194,6 +241,11 @@ public final class MaxSimRescorer extends Rescorer {
     }
   }
 
+  /** This thread's gathering buffer for the field's format. */
+  private StoredTokens buffer() {
+    return quantized ? QUANTIZED_BUFFERS.get() : BUFFERS.get();
+  }
+
   /** The reported value of each row of {@code documents} (one fused call). */
   private float[] score(TokenBatch documents) {
     TokenBatch d = similarity == VectorSimilarityFunction.COSINE ? documents.l2Normalized() : documents;
@@ -223,7 +275,7 @@ public final class MaxSimRescorer extends Rescorer {
       return Explanation.match(score, "no " + field + " value: " + (fallbackToFirstPass ? "first pass score" : "0"),
           first);
     }
-    LateInteractionBytes tokens = new LateInteractionBytes().reset(field, query.dim());
+    StoredTokens tokens = (quantized ? new QuantizedTokenBytes() : new LateInteractionBytes()).reset(field, query.dim());
     tokens.add(values.binaryValue(), docID);
     float value = score(tokens.batch())[0];
     return Explanation.match(value, "MaxSim (" + similarity + ", " + scale + " scale) of " + queryVectors.length
@@ -248,7 +300,8 @@ public final class MaxSimRescorer extends Rescorer {
 
   @Override
   public String toString() {
-    return "MaxSimRescorer(field=" + field + ", similarity=" + similarity + ", scale=" + scale + ", queryTokens="
-        + queryVectors.length + ", fallbackToFirstPass=" + fallbackToFirstPass + ")";
+    return "MaxSimRescorer(field=" + field + (quantized ? " (quantized)" : "") + ", similarity=" + similarity
+        + ", scale=" + scale + ", queryTokens=" + queryVectors.length + ", queryType=" + queryType
+        + ", fallbackToFirstPass=" + fallbackToFirstPass + ")";
   }
 }

@@ -83,15 +83,20 @@ class MaxSimRescorerTest {
 
   /** Token vectors of unit length (or, when {@code raw}, random lengths: for COSINE). */
   static float[][] unitVectors(Random rnd, int tokens, boolean scaled) {
-    float[][] v = new float[tokens][DIM];
+    return unitVectors(rnd, tokens, scaled, DIM);
+  }
+
+  /** As {@link #unitVectors(Random, int, boolean)} of {@code dim} dimensions. */
+  static float[][] unitVectors(Random rnd, int tokens, boolean scaled, int dim) {
+    float[][] v = new float[tokens][dim];
     for (float[] t : v) {
       double norm = 0;
-      for (int k = 0; k < DIM; k++) {
+      for (int k = 0; k < dim; k++) {
         t[k] = (float) rnd.nextGaussian();
         norm += t[k] * t[k];
       }
       float s = (float) ((scaled ? 0.5 + rnd.nextDouble() : 1.0) / Math.sqrt(norm));
-      for (int k = 0; k < DIM; k++) {
+      for (int k = 0; k < dim; k++) {
         t[k] *= s;
       }
     }

@@ -1,0 +1,111 @@
+package dev.maxsim4j.bench.quality;
+
+import dev.maxsim4j.cli.UsageException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Debian's package descriptions, read from an apt {@code Translation-en} list: per package its one-line
+ * summary and its long description joined into one paragraph of plain text.
+ */
+final class DebianDescriptions {
+  /** Where {@code apt-get -o Acquire::Languages=en update} leaves the lists. */
+  static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
+
+  record Description(String name, String summary, String text) {}
+
+  private DebianDescriptions() {}
+
+  /** The largest {@code *_main_i18n_Translation-en*} list under {@link #APT_LISTS}, or null if there is none. */
+  static Path findTranslations() {
+    if (!Files.isDirectory(APT_LISTS)) {
+      return null;
+    }
+    try (Stream<Path> files = Files.list(APT_LISTS)) {
+      return files.filter(p -> p.getFileName().toString().contains("_main_i18n_Translation-en"))
+          .max((a, b) -> Long.compare(size(a), size(b))).orElse(null);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static long size(Path p) {
+    try {
+      return Files.size(p);
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /** Every package of {@code file} (plain text, or lz4-compressed as apt stores it, through the lz4 program). */
+  static Map<String, Description> read(Path file) throws IOException {
+    if (!Files.isRegularFile(file)) {
+      throw new UsageException("--translations " + file + " is not a file; expected an apt Translation-en list");
+    }
+    if (file.getFileName().toString().endsWith(".lz4")) {
+      Process lz4;
+      try {
+        lz4 = new ProcessBuilder("lz4", "-dc", file.toString()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      } catch (IOException e) {
+        throw new UsageException("--translations " + file + " is lz4-compressed and the lz4 program is missing;"
+            + " expected lz4 on the PATH (apt-get install lz4) or a decompressed list");
+      }
+      try (InputStream in = lz4.getInputStream()) {
+        Map<String, Description> all = parse(in);
+        if (lz4.waitFor() != 0) {
+          throw new UsageException("--translations " + file + ": lz4 -dc failed; expected an lz4-compressed list");
+        }
+        return all;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while reading " + file, e);
+      }
+    }
+    try (InputStream in = Files.newInputStream(file)) {
+      return parse(in);
+    }
+  }
+
+  /** Parses the deb822 stanzas: {@code Package:}, {@code Description-en:} and its indented lines. */
+  static Map<String, Description> parse(InputStream in) throws IOException {
+    Map<String, Description> all = new HashMap<>();
+    BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+    String name = null;
+    String summary = null;
+    List<String> lines = new ArrayList<>();
+    for (String line = r.readLine(); ; line = r.readLine()) {
+      if (line == null || line.isEmpty()) {
+        if (name != null && summary != null) {
+          all.putIfAbsent(name, new Description(name, summary, String.join(" ", lines)));
+        }
+        name = null;
+        summary = null;
+        lines.clear();
+        if (line == null) {
+          return all;
+        }
+      } else if (line.startsWith("Package: ")) {
+        name = line.substring("Package: ".length()).strip();
+      } else if (line.startsWith("Description-en: ")) {
+        summary = line.substring("Description-en: ".length()).strip();
+      } else if (line.startsWith(" ") && summary != null) {
+        // " ." is deb822's empty line between paragraphs
+        String text = line.strip();
+        if (!text.isEmpty() && !text.equals(".")) {
+          lines.add(text);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.maxsim4j.bench.quality;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.bench.Main;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The quality command: its metrics, its reading of apt's lists, and a small run end to end. */
+class QualityCommandTest {
+  @TempDir Path dir;
+
+  @Test
+  void agreementCountsErrorsOverlapAndRecall() {
+    float[][] reference = {{10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0.5f, 0.25f}};
+    float[][] scores = {{10, 9, 8, 7, 6, 5, 4, 3, 2, 0.1f, 0.5f, 0.5f}}; // document 9 falls out of the top 10
+    Agreement a = Agreement.of(reference, scores, new int[] {9});
+    assertEquals(0.9, a.top10Overlap(), 1e-12);
+    assertEquals(1.0, a.maxRelativeError(), 1e-6); // document 11: 0.5 for 0.25
+    assertEquals((0.9 + 1.0) / 12, a.meanRelativeError(), 1e-6);
+    assertEquals(0.0, a.recallAt10());
+    assertTrue(Double.isNaN(Agreement.of(reference, reference, null).recallAt10()));
+    assertArrayEquals(new int[] {0, 1, 2}, Agreement.top(new float[] {3, 2, 1}));
+  }
+
+  @Test
+  void readsPackagesSummariesAndLongDescriptions() throws IOException {
+    String list = """
+        Package: one
+        Description-md5: 0
+        Description-en: The first package
+         Its long description
+         runs over lines.
+         .
+         A second paragraph.
+
+        Package: two
+        Description-en: The second
+         Text.
+        """;
+    Map<String, DebianDescriptions.Description> all =
+        DebianDescriptions.parse(new ByteArrayInputStream(list.getBytes(StandardCharsets.UTF_8)));
+    assertEquals(2, all.size());
+    assertEquals("The first package", all.get("one").summary());
+    assertEquals("Its long description runs over lines. A second paragraph.", all.get("one").text());
+    assertEquals("Text.", all.get("two").text());
+  }
+
+  @Test
+  void aSmallRunReportsEveryTypeOnBothDataSets() throws IOException {
+    List<String> names = QualityCommand.packageList();
+    assertEquals(3000, names.size());
+    StringBuilder list = new StringBuilder();
+    for (int i = 0; i < 12; i++) {
+      list.append("Package: ").append(names.get(i)).append("\nDescription-en: tool number ").append(i)
+          .append(" for files\n A program that converts files of kind ").append(i).append(" into other kinds.\n\n");
+    }
+    Path translations = dir.resolve("Translation-en");
+    Files.writeString(translations, list);
+    Path json = dir.resolve("q.json");
+    Run r = run("quality", "--translations", translations.toString(), "--docs", "12", "--queries", "3",
+        "--random-docs", "30", "--threads", "1", "--json", json.toString());
+    assertEquals(0, r.status, r.err);
+    for (String type : new String[] {"int8", "fp8", "binary", "binary-sym"}) {
+      assertTrue(r.out.contains("  " + type + " "), type + " in " + r.out);
+    }
+    String written = Files.readString(json);
+    assertEquals(8, written.lines().filter(l -> l.contains("\"type\"")).count(), written);
+    assertTrue(written.contains("\"type\": \"int8\", \"mean_relative_error\": 0.00"), written);
+  }
+
+  @Test
+  void badArgumentsAreOneLine() throws IOException {
+    assertTrue(run("quality", "--docs", "10", "--queries", "11").refused("--queries 11 is more than --docs 10"));
+    assertTrue(run("quality", "--docs", "3001").refused("--docs 3001 is more than the 3000 listed packages"));
+    assertTrue(run("quality", "--translations", dir.resolve("none").toString()).refused("is not a file"));
+    Path other = dir.resolve("other");
+    Files.writeString(other, "Package: x\nDescription-en: y\n z\n");
+    Run missing = run("quality", "--translations", other.toString(), "--docs", "5", "--queries", "1",
+        "--random-docs", "5");
+    assertTrue(missing.refused("lacks 5 of the 5 listed packages"), missing.err);
+  }
+
+  private record Run(int status, String out, String err) {
+    boolean refused(String fragment) {
+      return status == 2 && err.lines().count() == 1 && err.contains(fragment);
+    }
+  }
+
+  private static Run run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+}

@@ -1,0 +1,312 @@
+package dev.maxsim4j;
+
+import dev.maxsim4j.internal.Tokens;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+
+/**
+ * MUVERA fixed dimensional encodings (Dhulipala et al., NeurIPS 2024): one vector per token set whose inner
+ * product approximates MaxSim, so a single-vector index (Lucene's HNSW) can find candidates that exact MaxSim
+ * then reranks.
+ *
+ * <p>Per repetition, {@code simHashBits} random Gaussian hyperplanes cut the token space into
+ * {@code 2^simHashBits} partitions (a token's partition is its sign pattern). Each token is projected by a random
+ * ±1 matrix to {@code projectionDim} dimensions (no projection when it equals the token dimension). A query's
+ * block for a partition is the <em>sum</em> of its projected tokens there, a document's the <em>average</em>;
+ * a partition no document token falls into takes the token whose sign pattern is nearest in Hamming distance
+ * (ties: the lowest slot), unless {@link Builder#fillEmptyPartitions} is off. Blocks are concatenated over
+ * repetitions; an optional final projection (a count sketch) reduces the result to {@code finalDim}. The inner
+ * product of a query's and a document's encodings then sums, per partition, the query tokens' similarity to
+ * the document tokens that share their partition: MaxSim's max approximated by a local average.
+ *
+ * <p>Only valid tokens count. Everything random derives from {@link Builder#seed}: the same parameters give
+ * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel; instances are
+ * immutable and thread-safe. Quantized batches are encoded from their dequantized values.
+ */
+public final class FixedDimensionalEncoder {
+  private final int dim;
+  private final int simHashBits;
+  private final int repetitions;
+  private final int projectionDim;
+  private final int finalDim;
+  private final boolean fillEmpty;
+  private final long seed;
+  /** Per repetition, the hyperplanes {@code [simHashBits][dim]}. */
+  private final float[][][] hyperplanes;
+  /** Per repetition, the ±1 projection {@code [projectionDim][dim]}, or null for none. */
+  private final byte[][][] projections;
+  /** Count-sketch bucket and sign of each encoding coordinate, or null without a final projection. */
+  private final int[] finalBucket;
+  private final byte[] finalSign;
+
+  private FixedDimensionalEncoder(Builder b) {
+    this.dim = b.dim;
+    this.simHashBits = b.simHashBits;
+    this.repetitions = b.repetitions;
+    this.projectionDim = b.projectionDim;
+    this.finalDim = b.finalDim;
+    this.fillEmpty = b.fillEmpty;
+    this.seed = b.seed;
+    this.hyperplanes = new float[repetitions][simHashBits][dim];
+    this.projections = projectionDim == dim ? null : new byte[repetitions][projectionDim][dim];
+    for (int r = 0; r < repetitions; r++) {
+      SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + r);
+      for (float[] plane : hyperplanes[r]) {
+        for (int k = 0; k < dim; k++) {
+          plane[k] = (float) rnd.nextGaussian();
+        }
+      }
+      if (projections != null) {
+        for (byte[] row : projections[r]) {
+          for (int k = 0; k < dim; k++) {
+            row[k] = (byte) (rnd.nextBoolean() ? 1 : -1);
+          }
+        }
+      }
+    }
+    if (finalDim > 0) {
+      int raw = rawDimension();
+      SplittableRandom rnd = new SplittableRandom(~seed);
+      finalBucket = new int[raw];
+      finalSign = new byte[raw];
+      for (int i = 0; i < raw; i++) {
+        finalBucket[i] = rnd.nextInt(finalDim);
+        finalSign[i] = (byte) (rnd.nextBoolean() ? 1 : -1);
+      }
+    } else {
+      finalBucket = null;
+      finalSign = null;
+    }
+  }
+
+  /** A builder for tokens of dimension {@code dim}. */
+  public static Builder builder(int dim) {
+    if (dim < 1) {
+      throw new IllegalArgumentException("dim = " + dim + "; expected the token dimension, >= 1");
+    }
+    return new Builder(dim);
+  }
+
+  /** Length of each encoding: {@code repetitions x 2^simHashBits x projectionDim}, or {@code finalDim}. */
+  public int dimension() {
+    return finalDim > 0 ? finalDim : rawDimension();
+  }
+
+  private int rawDimension() {
+    return repetitions * (1 << simHashBits) * projectionDim;
+  }
+
+  /** Token dimension the encoder takes. */
+  public int tokenDimension() {
+    return dim;
+  }
+
+  /** Encodings of every row of {@code queries} as queries (sums per partition): {@code [N][dimension()]}. */
+  public float[][] encodeQueries(TokenBatch queries) {
+    return encode(queries, "queries", true);
+  }
+
+  /** Encodings of every row of {@code documents} as documents (averages, empty partitions filled). */
+  public float[][] encodeDocuments(TokenBatch documents) {
+    return encode(documents, "documents", false);
+  }
+
+  private float[][] encode(TokenBatch batch, String name, boolean query) {
+    Arguments.nonNull(batch, name);
+    Tokens t = batch.tokens();
+    if (t.dim != dim) {
+      throw new IllegalArgumentException(name + " have dimension " + t.dim + "; this encoder takes " + dim);
+    }
+    Arguments.arraySize(t.rows, dimension(), name + " encodings of rows x dimension", "encode in slices of rows");
+    float[][] out = new float[t.rows][];
+    IntStream.range(0, t.rows).parallel().forEach(row -> out[row] = encodeRow(t, row, query));
+    return out;
+  }
+
+  private float[] encodeRow(Tokens t, int row, boolean query) {
+    int n = t.validCount[row];
+    float[] tokens = new float[n * dim];
+    t.gatherValid(row, tokens, null);
+    int partitions = 1 << simHashBits;
+    float[] raw = new float[rawDimension()];
+    int[] pattern = new int[n];
+    float[] projected = new float[n * projectionDim];
+    int[] count = new int[partitions];
+    for (int r = 0; r < repetitions; r++) {
+      for (int i = 0; i < n; i++) {
+        pattern[i] = partition(r, tokens, i * dim);
+        project(r, tokens, i * dim, projected, i * projectionDim);
+      }
+      int block = r * partitions * projectionDim;
+      Arrays.fill(count, 0);
+      for (int i = 0; i < n; i++) {
+        int at = block + pattern[i] * projectionDim;
+        for (int k = 0; k < projectionDim; k++) {
+          raw[at + k] += projected[i * projectionDim + k];
+        }
+        count[pattern[i]]++;
+      }
+      if (query) {
+        continue;
+      }
+      for (int p = 0; p < partitions; p++) {
+        int at = block + p * projectionDim;
+        if (count[p] > 1) {
+          for (int k = 0; k < projectionDim; k++) {
+            raw[at + k] /= count[p];
+          }
+        } else if (count[p] == 0 && fillEmpty && n > 0) {
+          int nearest = nearest(pattern, n, p);
+          System.arraycopy(projected, nearest * projectionDim, raw, at, projectionDim);
+        }
+      }
+    }
+    return finalBucket == null ? raw : sketch(raw);
+  }
+
+  /** The sign pattern of one token under repetition {@code r}'s hyperplanes: bit i set for a positive side. */
+  private int partition(int r, float[] tokens, int off) {
+    int bits = 0;
+    for (int i = 0; i < simHashBits; i++) {
+      float[] plane = hyperplanes[r][i];
+      double dot = 0;
+      for (int k = 0; k < dim; k++) {
+        dot += (double) plane[k] * tokens[off + k];
+      }
+      if (dot > 0) {
+        bits |= 1 << i;
+      }
+    }
+    return bits;
+  }
+
+  private void project(int r, float[] tokens, int off, float[] out, int outOff) {
+    if (projections == null) {
+      System.arraycopy(tokens, off, out, outOff, dim);
+      return;
+    }
+    double scale = 1 / Math.sqrt(projectionDim);
+    for (int j = 0; j < projectionDim; j++) {
+      byte[] row = projections[r][j];
+      double sum = 0;
+      for (int k = 0; k < dim; k++) {
+        sum += row[k] * tokens[off + k];
+      }
+      out[outOff + j] = (float) (sum * scale);
+    }
+  }
+
+  /** The lowest token whose sign pattern is nearest to partition {@code p} in Hamming distance. */
+  private static int nearest(int[] pattern, int n, int p) {
+    int best = 0;
+    int bestDistance = Integer.MAX_VALUE;
+    for (int i = 0; i < n; i++) {
+      int distance = Integer.bitCount(pattern[i] ^ p);
+      if (distance < bestDistance) {
+        best = i;
+        bestDistance = distance;
+      }
+    }
+    return best;
+  }
+
+  private float[] sketch(float[] raw) {
+    float[] out = new float[finalDim];
+    for (int i = 0; i < raw.length; i++) {
+      out[finalBucket[i]] += finalSign[i] * raw[i];
+    }
+    return out;
+  }
+
+  @Override
+  public String toString() {
+    return "FixedDimensionalEncoder[d=" + dim + ", simHashBits=" + simHashBits + ", repetitions=" + repetitions
+        + ", projectionDim=" + projectionDim + (finalDim > 0 ? ", finalDim=" + finalDim : "") + ", fillEmpty="
+        + fillEmpty + ", seed=" + seed + ", dimension=" + dimension() + "]";
+  }
+
+  /**
+   * Parameters of an encoder. The defaults (4 SimHash bits, 8 repetitions, projection to 8 dimensions, no final
+   * projection: 1,024 dimensions for d >= 8) fit Lucene's default limit on vector dimensions.
+   */
+  public static final class Builder {
+    /** Encodings longer than this are refused: one encoding per document must stay a modest vector. */
+    public static final int MAX_DIMENSION = 1 << 16;
+    private final int dim;
+    private int simHashBits = 4;
+    private int repetitions = 8;
+    private int projectionDim;
+    private int finalDim;
+    private boolean fillEmpty = true;
+    private long seed = 42;
+
+    private Builder(int dim) {
+      this.dim = dim;
+      this.projectionDim = Math.min(8, dim);
+    }
+
+    /** SimHash hyperplanes per repetition, 0 to 10: {@code 2^bits} partitions. */
+    public Builder simHashBits(int bits) {
+      if (bits < 0 || bits > 10) {
+        throw new IllegalArgumentException("simHashBits = " + bits + "; expected 0 to 10 (2^bits partitions)");
+      }
+      this.simHashBits = bits;
+      return this;
+    }
+
+    /** Independent repetitions, >= 1: more repetitions approximate MaxSim better, in a longer encoding. */
+    public Builder repetitions(int repetitions) {
+      if (repetitions < 1) {
+        throw new IllegalArgumentException("repetitions = " + repetitions + "; expected >= 1");
+      }
+      this.repetitions = repetitions;
+      return this;
+    }
+
+    /** Dimensions each token is projected to, 1 to d (d: no projection). */
+    public Builder projectionDim(int projectionDim) {
+      if (projectionDim < 1 || projectionDim > dim) {
+        throw new IllegalArgumentException("projectionDim = " + projectionDim + "; expected 1 to the token"
+            + " dimension " + dim + " (" + dim + ": no projection)");
+      }
+      this.projectionDim = projectionDim;
+      return this;
+    }
+
+    /** Length of a final count-sketch projection of the whole encoding, or 0 (the default) for none. */
+    public Builder finalDim(int finalDim) {
+      if (finalDim < 0) {
+        throw new IllegalArgumentException("finalDim = " + finalDim + "; expected >= 1, or 0 for no final projection");
+      }
+      this.finalDim = finalDim;
+      return this;
+    }
+
+    /** Whether a document's empty partitions take its nearest token (default true, as in the paper). */
+    public Builder fillEmptyPartitions(boolean fill) {
+      this.fillEmpty = fill;
+      return this;
+    }
+
+    /** Seed of every random draw; encodings are comparable only between encoders of equal parameters and seed. */
+    public Builder seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    /** The encoder. */
+    public FixedDimensionalEncoder build() {
+      long raw = (long) repetitions * (1 << simHashBits) * projectionDim;
+      if (raw > MAX_DIMENSION) {
+        throw new IllegalArgumentException("repetitions x 2^simHashBits x projectionDim = " + repetitions + " x "
+            + (1 << simHashBits) + " x " + projectionDim + " = " + raw + "; expected at most " + MAX_DIMENSION);
+      }
+      if (finalDim > raw) {
+        throw new IllegalArgumentException("finalDim = " + finalDim + "; expected at most the encoding's " + raw
+            + " dimensions (a final projection reduces)");
+      }
+      return new FixedDimensionalEncoder(this);
+    }
+  }
+}

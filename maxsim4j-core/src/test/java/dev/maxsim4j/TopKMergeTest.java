@@ -1,0 +1,66 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@link TopK#merge}: per-part top-k merged equal the top-k of the whole corpus, ties and NaN included. */
+class TopKMergeTest {
+
+  @Test
+  void mergedPartsEqualTheWholeCorpus() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT32, 3, 5, 8, 0);
+    int nd = 23;
+    float[] data = r.floats(nd * 4 * 8);
+    data[5 * 4 * 8] = Float.NaN; // document 5 scores NaN: ranks first
+    System.arraycopy(data, 0, data, 17 * 4 * 8, 4 * 8); // document 17 ties document 0
+    try (MaxSim m = MaxSim.builder().backend("vector").threads(2).build()) {
+      TokenBatch all = TokenBatch.ofFloats(data, nd, 4, 8);
+      for (int k : new int[] {1, 4, 23, 40}) {
+        TopK whole = m.topK(q, all, k);
+        int[] cuts = {0, 0, 6, 17, 18, nd}; // an empty part, a one-document part
+        List<TopK> parts = new ArrayList<>();
+        int[] first = new int[cuts.length - 1];
+        for (int p = 0; p + 1 < cuts.length; p++) {
+          first[p] = cuts[p];
+          int n = cuts[p + 1] - cuts[p];
+          float[] slice = new float[n * 4 * 8];
+          System.arraycopy(data, cuts[p] * 4 * 8, slice, 0, slice.length);
+          parts.add(n == 0 ? new TopK(new float[3][0], new int[3][0])
+              : m.topK(q, TokenBatch.ofFloats(slice, n, 4, 8), k));
+        }
+        TopK merged = TopK.merge(k, parts, first);
+        for (int i = 0; i < 3; i++) {
+          assertArrayEquals(whole.indices()[i], merged.indices()[i], r + " k=" + k + " query " + i);
+          assertArrayEquals(whole.scores()[i], merged.scores()[i], 0f, r + " k=" + k + " query " + i);
+        }
+        assertEquals(5, merged.indices()[0][0], "NaN ranks first");
+      }
+    }
+  }
+
+  @Test
+  void badPartsAreNamed() {
+    TopK one = new TopK(new float[][] {{1f}}, new int[][] {{0}});
+    assertMessage(() -> TopK.merge(0, List.of(one), new int[] {0}), "k = 0");
+    assertMessage(() -> TopK.merge(1, List.of(), new int[0]), "parts is empty");
+    assertMessage(() -> TopK.merge(1, List.of(one), new int[] {0, 1}), "expected 1 (one per part)");
+    assertMessage(() -> TopK.merge(1, List.of(one, new TopK(new float[2][0], new int[2][0])), new int[] {0, 1}),
+        "parts[1] has 2 queries; expected 1");
+    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{1}})),
+        new int[] {Integer.MAX_VALUE}), "below 2^31");
+    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{}})), new int[] {0}),
+        "1 scores and 0 indices");
+  }
+
+  private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+    assertTrue(e.getMessage().contains(part), "message \"" + e.getMessage() + "\" lacks \"" + part + "\"");
+  }
+}

@@ -1,0 +1,140 @@
+package dev.maxsim4j.lucene;
+
+import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.lucene.codecs.Codec;
+import org.apache.lucene.document.KnnFloatVectorField;
+import org.apache.lucene.document.LateInteractionField;
+import org.apache.lucene.index.IndexableField;
+import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.FieldExistsQuery;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.TotalHits;
+
+/**
+ * Late-interaction retrieval in a Lucene index: candidates by HNSW on each document's MUVERA encoding
+ * ({@link FixedDimensionalEncoder}), then exact MaxSim over the candidates' token vectors.
+ *
+ * <p>A document carries two fields ({@link #documentFields}): its encoding in a {@link KnnFloatVectorField}
+ * (maximum inner product, the similarity encodings approximate MaxSim with) and its token vectors in a
+ * {@link LateInteractionField}. {@link #search} encodes the query, takes the {@code candidates} nearest
+ * encodings (optionally together with the best hits of a lexical query) and reranks them with
+ * {@link MaxSimRescorer}; scores are raw MaxSim sums. Both fields are ordinary Lucene fields, so the same
+ * documents shard across a cluster as any Lucene index does (each shard returns its reranked top k; the
+ * coordinator merges by score).
+ *
+ * <pre>{@code
+ * var retriever = new LateInteractionRetriever(FixedDimensionalEncoder.builder(128).build(), "fde", "tokens", maxSim);
+ * IndexWriterConfig config = new IndexWriterConfig().setCodec(retriever.codec());   // only for encodings over 1024
+ * writer.addDocument(retriever.documentFields(tokens));
+ * TopDocs top10 = retriever.search(searcher, queryTokens, 500, 10);
+ * }</pre>
+ */
+public final class LateInteractionRetriever {
+  private final FixedDimensionalEncoder encoder;
+  private final String encodingField;
+  private final String tokensField;
+  private final MaxSim maxSim;
+
+  /**
+   * A retriever whose documents hold their encoding in {@code encodingField} and their tokens in
+   * {@code tokensField}, reranked with {@code maxSim} (the caller keeps and closes it).
+   */
+  public LateInteractionRetriever(FixedDimensionalEncoder encoder, String encodingField, String tokensField,
+      MaxSim maxSim) {
+    this.encoder = Objects.requireNonNull(encoder, "encoder");
+    this.encodingField = Objects.requireNonNull(encodingField, "encodingField");
+    this.tokensField = Objects.requireNonNull(tokensField, "tokensField");
+    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+    if (encodingField.equals(tokensField)) {
+      throw new IllegalArgumentException("encodingField and tokensField are both \"" + tokensField
+          + "\"; expected two fields");
+    }
+  }
+
+  /** The encoder documents and queries are encoded with. */
+  public FixedDimensionalEncoder encoder() {
+    return encoder;
+  }
+
+  /**
+   * A codec for {@code IndexWriterConfig.setCodec} that accepts this encoder's encodings: Lucene's default
+   * codec when they fit its 1,024 dimensions, else {@link WideVectorsCodec}.
+   */
+  public Codec codec() {
+    return encoder.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(encoder.dimension());
+  }
+
+  /** The fields of a document of token vectors {@code [L][d]} (at least one token). */
+  public List<IndexableField> documentFields(float[][] tokens) {
+    TokenBatch batch = TokenBatch.ofQuery(tokens);
+    float[] encoding = encoder.encodeDocuments(batch)[0];
+    return List.of(new KnnFloatVectorField(encodingField, encoding, VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT),
+        new LateInteractionField(tokensField, tokens));
+  }
+
+  /** The best {@code k} documents among the {@code candidates} nearest encodings, by exact MaxSim. */
+  public TopDocs search(IndexSearcher searcher, float[][] queryTokens, int candidates, int k) throws IOException {
+    return search(searcher, queryTokens, null, candidates, k);
+  }
+
+  /**
+   * As {@link #search(IndexSearcher, float[][], int, int)}, the candidates being the {@code candidates} nearest
+   * encodings together with the best {@code candidates} hits of {@code lexical} (when not null).
+   */
+  public TopDocs search(IndexSearcher searcher, float[][] queryTokens, Query lexical, int candidates, int k)
+      throws IOException {
+    Objects.requireNonNull(searcher, "searcher");
+    checkCounts(candidates, k);
+    float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
+    TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, candidates), candidates);
+    TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(lexical, candidates));
+    return rerank(searcher, queryTokens, firstPass, k);
+  }
+
+  /** The exact best {@code k} documents by MaxSim over every document with token vectors (brute force). */
+  public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
+    Objects.requireNonNull(searcher, "searcher");
+    checkCounts(1, k);
+    int all = Math.max(1, searcher.getIndexReader().maxDoc());
+    TopDocs everything = searcher.search(new FieldExistsQuery(tokensField), all);
+    return rerank(searcher, queryTokens, everything, k);
+  }
+
+  private TopDocs rerank(IndexSearcher searcher, float[][] queryTokens, TopDocs firstPass, int k)
+      throws IOException {
+    return MaxSimRescorer.create(tokensField, queryTokens, VectorSimilarityFunction.DOT_PRODUCT,
+        MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstPass, k);
+  }
+
+  private static TopDocs union(TopDocs a, TopDocs b) {
+    Map<Integer, ScoreDoc> byDoc = new LinkedHashMap<>();
+    for (ScoreDoc h : a.scoreDocs) {
+      byDoc.put(h.doc, h);
+    }
+    for (ScoreDoc h : b.scoreDocs) {
+      byDoc.putIfAbsent(h.doc, h);
+    }
+    ScoreDoc[] hits = byDoc.values().toArray(new ScoreDoc[0]);
+    return new TopDocs(new TotalHits(hits.length, TotalHits.Relation.EQUAL_TO), hits);
+  }
+
+  private static void checkCounts(int candidates, int k) {
+    if (candidates < 1) {
+      throw new IllegalArgumentException("candidates = " + candidates + "; expected >= 1");
+    }
+    if (k < 1) {
+      throw new IllegalArgumentException("k = " + k + "; expected >= 1");
+    }
+  }
+}

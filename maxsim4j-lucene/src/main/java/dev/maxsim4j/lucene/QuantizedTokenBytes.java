@@ -1,0 +1,88 @@
+package dev.maxsim4j.lucene;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.TokenBatch;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import org.apache.lucene.util.BytesRef;
+
+/**
+ * The tokens of many {@link QuantizedLateInteractionField} values gathered into one packed quantized batch:
+ * the stored token bytes copied side by side, the scales beside them, never expanded to floats. All values
+ * gathered together must have one type.
+ */
+final class QuantizedTokenBytes implements StoredTokens {
+  private static final ValueLayout.OfFloat FLOAT_LE =
+      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private String field;
+  private int dim;
+  private DType type;
+  private int firstDoc;
+  private byte[] data = new byte[0];
+  private float[] scales = new float[0];
+  private int[] offsets = new int[1];
+  private int rows;
+
+  @Override
+  public QuantizedTokenBytes reset(String field, int dim) {
+    this.field = field;
+    this.dim = dim;
+    this.type = null;
+    this.rows = 0;
+    return this;
+  }
+
+  @Override
+  public void add(BytesRef value, int docId) {
+    String what = docId < 0 ? field : "field " + field + " of doc " + docId;
+    QuantizedLateInteractionField.Header h = QuantizedLateInteractionField.header(value, what);
+    if (h.dim() != dim) {
+      throw new IllegalArgumentException(what + ": token vectors of dim " + h.dim() + "; expected dim " + dim
+          + " like the query vectors");
+    }
+    if (type == null) {
+      type = h.type();
+      firstDoc = docId;
+    } else if (h.type() != type) {
+      throw new IllegalArgumentException(what + ": " + h.type() + " tokens; expected " + type + " like doc "
+          + firstDoc + " (one type per field)");
+    }
+    int tokenBytes = (int) type.bytesPerToken(dim);
+    int start = offsets[rows];
+    int bytes = h.tokens() * tokenBytes;
+    long end = (long) start * tokenBytes + bytes;
+    if (end > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException(what + ": the gathered tokens pass 2 GB; expected fewer hits per block");
+    }
+    if (end > data.length) {
+      data = Arrays.copyOf(data, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(2L * data.length, end)));
+    }
+    if (start + h.tokens() > scales.length) {
+      scales = Arrays.copyOf(scales, Math.max(2 * scales.length, start + h.tokens()));
+    }
+    int from = value.offset + QuantizedLateInteractionField.HEADER;
+    System.arraycopy(value.bytes, from, data, start * tokenBytes, bytes);
+    MemorySegment.copy(MemorySegment.ofArray(value.bytes), FLOAT_LE, from + bytes, scales, start, h.tokens());
+    if (rows + 2 > offsets.length) {
+      offsets = Arrays.copyOf(offsets, 2 * offsets.length + 2);
+    }
+    offsets[++rows] = start + h.tokens();
+  }
+
+  @Override
+  public int rows() {
+    return rows;
+  }
+
+  @Override
+  public TokenBatch batch() {
+    int tokens = offsets[rows];
+    DType t = type == null ? DType.INT8 : type;
+    MemorySegment used = MemorySegment.ofArray(data).asSlice(0, tokens * t.bytesPerToken(dim));
+    return TokenBatch.packedFromMemorySegment(used, t, Arrays.copyOf(scales, tokens), Arrays.copyOf(offsets, rows + 1),
+        dim);
+  }
+}
