@@ -47,6 +47,9 @@ public final class GpuCommand {
     DType dtype = compressed != null ? compressed : Synthetic.parseDType(dtypeName);
     DType queryType = compressed == null ? dtype : queryName != null ? queryType(queryName)
         : dtypeName.equals("binary-sym") ? DType.BINARY : DType.BFLOAT16;
+    if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
+      throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
+    }
     int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
@@ -57,9 +60,6 @@ public final class GpuCommand {
     if (noGpu.isPresent()) {
       throw new IllegalArgumentException("gpu: no usable GPU here (" + noGpu.get()
           + "); expected one (the CPU bench is ./maxsim4j bench cpu)");
-    }
-    if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
-      throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
     }
     if (compressed != null) {
       return GpuCompressedBench.run(shapes, dtype, queryType, threads, a.get("--json"), out);

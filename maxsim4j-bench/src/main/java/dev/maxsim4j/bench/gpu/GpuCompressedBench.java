@@ -7,7 +7,6 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.bench.Shapes;
 import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.bench.Timing;
-import dev.maxsim4j.internal.Internals;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -54,7 +53,7 @@ final class GpuCompressedBench {
             : Synthetic.store(DType.BFLOAT16, q.toFloatArray(), sh[0], sh[2], sh[4]);
         float[] docValues = Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]);
         TokenBatch compressed = TokenBatch.ofFloats(docValues, sh[1], sh[3], sh[4]).quantize(documentType);
-        byte[] bytes = Internals.tokens(compressed).s8;
+        byte[] bytes = compressed.toByteArray();
         float[] scales = compressed.scales();
         long tokens = (long) sh[1] * sh[3];
         long compressedBytes = tokens * (documentType.bytesPerToken(sh[4]) + 4);
