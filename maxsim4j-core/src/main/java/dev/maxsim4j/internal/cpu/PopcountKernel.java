@@ -16,8 +16,12 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Tokens are staged as 32-bit words (the bytes as stored, the padding bits of the last byte and the
  * padding bytes of the last word zero on both sides, so they never differ). As in {@link VectorKernel}, lanes
  * run over query tokens (each query laid out once as words {@code [W][P]}) and a document word is broadcast
- * against them; the running max per lane needs no reduction until the final sum. Scales are finite, so no
- * value is NaN; the strict {@code >} of the argmax keeps the lowest slot on a tie.
+ * against them; the running max per lane needs no reduction until the final sum. A pair's value is
+ * {@code dot x (queryScale x docScale)}: scaling the integer dot product first would overflow to infinity for a
+ * huge scale that the other token's small scale brings back into range. Scales are finite, so the only NaN
+ * would be an infinite scale product times a zero dot product, whose exact value is 0: a query and document
+ * whose scales can multiply past fp32's range take a plain loop that keeps it 0. The strict {@code >} of the
+ * argmax keeps the lowest slot on a tie.
  */
 final class PopcountKernel {
   private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
@@ -31,6 +35,7 @@ final class PopcountKernel {
     int rows = queries.rows;
     int[][] qw = new int[rows][];
     float[][] qScale = new float[rows][];
+    float[] qMaxScale = new float[rows];
     int[][] qSlots = new int[rows][];
     int[] token = new int[words];
     MemorySegment tokenWords = MemorySegment.ofArray(token);
@@ -47,6 +52,7 @@ final class PopcountKernel {
           t[w * pad + j] = token[w];
         }
         s[j] = queries.scale(stored);
+        qMaxScale[i] = Math.max(qMaxScale[i], Math.abs(s[j]));
       }
       qw[i] = t;
       qScale[i] = s;
@@ -54,7 +60,7 @@ final class PopcountKernel {
       maxPad = Math.max(maxPad, pad);
     }
     int runLength = maxPad;
-    return () -> new Worker(documents, words, qw, qScale, qSlots, runLength);
+    return () -> new Worker(documents, words, qw, qScale, qMaxScale, qSlots, runLength);
   }
 
   /** 32-bit words per token. */
@@ -92,6 +98,7 @@ final class PopcountKernel {
     private final int words;
     private final int[][] qw;
     private final float[][] qScale;
+    private final float[] qMaxScale;
     private final int[][] qSlots;
     private final int[] docWords;
     private final MemorySegment docSegment;
@@ -101,12 +108,16 @@ final class PopcountKernel {
     private final float[] runArg;
     private final boolean wholeWords;
     private int docTokens;
+    /** The loaded document's largest |scale|. */
+    private float docMaxScale;
 
-    Worker(Tokens documents, int words, int[][] qw, float[][] qScale, int[][] qSlots, int runLength) {
+    Worker(Tokens documents, int words, int[][] qw, float[][] qScale, float[] qMaxScale, int[][] qSlots,
+        int runLength) {
       this.documents = documents;
       this.words = words;
       this.qw = qw;
       this.qScale = qScale;
+      this.qMaxScale = qMaxScale;
       this.qSlots = qSlots;
       this.docWords = new int[documents.maxValidCount * words];
       this.docSegment = MemorySegment.ofArray(docWords);
@@ -123,6 +134,7 @@ final class PopcountKernel {
       int start = d.rowStart[j];
       int n = 0;
       int s = 0;
+      float maxScale = 0;
       while (s < d.rowLength[j]) {
         if (d.mask != null && !d.mask[start + s]) {
           s++;
@@ -142,11 +154,13 @@ final class PopcountKernel {
             stage(d, start + t, docSegment, 4L * n * words, words);
           }
           docScale[n] = d.scale(start + t);
+          maxScale = Math.max(maxScale, Math.abs(docScale[n]));
           docSlots[n] = t;
         }
         s = end;
       }
       docTokens = n;
+      docMaxScale = maxScale;
     }
 
     @Override
@@ -164,12 +178,16 @@ final class PopcountKernel {
       if (track) {
         Arrays.fill(runArg, 0, pad, 0f);
       }
-      int block = 0;
-      for (; block + 2 * V <= pad; block += 2 * V) {
-        twoVectorBlock(q, qs, pad, block, track);
-      }
-      if (block < pad) {
-        oneVectorBlock(q, qs, pad, block, track);
+      if ((double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
+        scoreOverflowingScales(q, qs, pad, valid);
+      } else {
+        int block = 0;
+        for (; block + 2 * V <= pad; block += 2 * V) {
+          twoVectorBlock(q, qs, pad, block, track);
+        }
+        if (block < pad) {
+          oneVectorBlock(q, qs, pad, block, track);
+        }
       }
       double sum = 0;
       for (int j = 0; j < valid; j++) {
@@ -247,10 +265,37 @@ final class PopcountKernel {
       }
     }
 
-    /** {@code (d - 2 popcount) x docScale x queryScale}: the dot product of the two dequantized tokens. */
+    /** {@code (d - 2 popcount) x (queryScale x docScale)}: the dot product of the two dequantized tokens. */
     private static FloatVector value(IntVector dim, IntVector popcount, float docScale, FloatVector queryScale) {
       IntVector dot = dim.sub(popcount.lanewise(VectorOperators.LSHL, 1));
-      return ((FloatVector) dot.convert(VectorOperators.I2F, 0)).mul(docScale).mul(queryScale);
+      return ((FloatVector) dot.convert(VectorOperators.I2F, 0)).mul(queryScale.mul(docScale));
+    }
+
+    /**
+     * Every query lane's running max over the document one pair at a time, for a query and document whose scale
+     * product may pass fp32's range: a zero dot product stays 0 there instead of infinity x 0. Scales that large
+     * are rare, so this plain loop (same max and argmax rules as the blocks) keeps the blocks free of the test.
+     */
+    private void scoreOverflowingScales(int[] q, float[] qs, int pad, int valid) {
+      int dim = documents.dim;
+      for (int j = 0; j < valid; j++) {
+        float max = Float.NEGATIVE_INFINITY;
+        int arg = 0;
+        for (int t = 0; t < docTokens; t++) {
+          int popcount = 0;
+          for (int w = 0; w < words; w++) {
+            popcount += Integer.bitCount(q[w * pad + j] ^ docWords[t * words + w]);
+          }
+          int dot = dim - 2 * popcount;
+          float x = dot == 0 ? 0f : dot * (qs[j] * docScale[t]);
+          if (x > max) {
+            arg = t;
+          }
+          max = Math.max(max, x);
+        }
+        runMax[j] = max;
+        runArg[j] = arg;
+      }
     }
   }
 }

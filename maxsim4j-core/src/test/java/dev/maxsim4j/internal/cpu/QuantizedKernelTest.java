@@ -81,6 +81,33 @@ class QuantizedKernelTest {
     assertTrue(Float.isNaN(w.score(0, null, 0)));
   }
 
+  /**
+   * One bit on both sides with a tiny or zero query scale against huge document scales (and the reverse): every
+   * element product and every score is inside fp32, so no pair may overflow to infinity or turn NaN on the way.
+   */
+  @Test
+  void oneBitPairsOfHugeAndTinyScalesStayFinite() {
+    SplittableRandom r = new SplittableRandom(11);
+    float[] small = {0f, -0f, Float.MIN_VALUE, 1e-38f, -1e-38f, 1e-5f};
+    float[] huge = {3e38f, -3e38f, Float.MAX_VALUE, -Float.MAX_VALUE, 0f, 1f};
+    for (int d : new int[] {1, 2, 7, 32, 33, 100, 513}) {
+      for (boolean swap : new boolean[] {false, true}) {
+        Tokens q = withScales(bits(r, 3, 19, d), r, swap ? huge : small);
+        Tokens docs = withScales(bits(r, 4, 23, d), r, swap ? small : huge);
+        assertMatchesReference(q, docs, "d=" + d + (swap ? " huge query scales" : " huge document scales"));
+      }
+    }
+  }
+
+  private static Tokens withScales(Tokens t, SplittableRandom r, float[] pick) {
+    float[] scales = new float[t.storedTokens];
+    for (int i = 0; i < scales.length; i++) {
+      scales[i] = pick[r.nextInt(pick.length)];
+    }
+    return new Tokens(t.dtype, t.dim, t.paddedLength, t.rowStart, t.rowLength, t.storedTokens, t.mask, null, null,
+        t.s8, null, scales);
+  }
+
   @Test
   void theExpansionEqualsTheCodecBitForBit() {
     int d = 256;
