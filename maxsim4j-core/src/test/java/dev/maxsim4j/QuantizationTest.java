@@ -134,6 +134,42 @@ class QuantizationTest {
     }
   }
 
+  /**
+   * Tokens whose largest magnitude sits at fp32's edges (MAX_VALUE, 3e38, 1e-38, subnormals down to
+   * MIN_VALUE): every dequantized value stays finite and within the type's error bound (a scale rounded past
+   * MAX_VALUE / 127 dequantized 127 to infinity; one that underflowed clipped or zeroed the token).
+   */
+  @Test
+  void quantizeKeepsTokensAtFp32sEdgesFiniteAndWithinTheirBound() {
+    float min = Float.MIN_VALUE;
+    float[] tops = {Float.MAX_VALUE, Math.nextDown(Float.MAX_VALUE), 3e38f, 1e-38f, Float.MIN_NORMAL, 1e-40f,
+        1000 * min, 190 * min, 127 * min, 5 * min, min};
+    java.util.SplittableRandom r = new java.util.SplittableRandom(3);
+    int d = 9;
+    float[] x = new float[tops.length * d];
+    for (int t = 0; t < tops.length; t++) {
+      x[t * d] = r.nextBoolean() ? tops[t] : -tops[t];
+      for (int k = 1; k < d; k++) {
+        x[t * d + k] = (float) (tops[t] * (2 * r.nextDouble() - 1));
+      }
+    }
+    TokenBatch f = TokenBatch.ofFloats(x, 1, tops.length, d);
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      float[] y = f.quantize(type).toFloatArray();
+      for (int t = 0; t < tops.length; t++) {
+        for (int k = 0; k < d; k++) {
+          int e = t * d + k;
+          String where = type + " token of absmax " + tops[t] + " dim " + k + ": " + x[e] + " -> " + y[e];
+          assertTrue(Float.isFinite(y[e]), where);
+          double bound = type == DType.INT8
+              ? tops[t] / 127.0 * 0.5001 + min
+              : Math.abs(x[e]) / 16 + tops[t] / 448.0 * Math.scalb(1.0, -9) + min;
+          assertEquals(x[e], y[e], bound, where);
+        }
+      }
+    }
+  }
+
   @Test
   void quantizeKeepsZerosExactAndRefusesNonFiniteValues() {
     TokenBatch zeros = TokenBatch.ofFloats(new float[4], 1, 1, 4);

@@ -65,14 +65,14 @@ public final class Quantization {
       int base = t * tokenBytes;
       switch (type) {
         case INT8 -> {
-          float scale = absMax == 0 ? 1f : (float) (absMax / 127);
+          float scale = fitScale(absMax, 127);
           for (int k = 0; k < dim; k++) {
             out[base + k] = (byte) Math.max(-127, Math.min(127, Math.rint(row[k] / scale)));
           }
           scales[t] = scale;
         }
         case FLOAT8_E4M3 -> {
-          float scale = absMax == 0 ? 1f : (float) (absMax / E4M3_MAX);
+          float scale = fitScale(absMax, E4M3_MAX);
           for (int k = 0; k < dim; k++) {
             out[base + k] = encodeE4m3(row[k] / scale);
           }
@@ -91,6 +91,26 @@ public final class Quantization {
       }
     }
     return new Quantized(out, scales);
+  }
+
+  /**
+   * The fp32 scale that maps the largest code {@code top} to {@code absMax} (1 for a token of zeros), moved by
+   * an ulp where rounding it to fp32 would break that: a subnormal {@code absMax / top} rounded down would clip
+   * the largest values (or vanish to 0 and zero the token), one rounded up near fp32's limit would dequantize
+   * the largest code to infinity. A normal scale is left as rounded: half an ulp never moves a code.
+   */
+  static float fitScale(double absMax, float top) {
+    if (absMax == 0) {
+      return 1f;
+    }
+    float scale = (float) (absMax / top);
+    if (scale < Float.MIN_NORMAL && (double) scale * top < absMax) {
+      scale = Math.nextUp(scale);
+    }
+    if (Float.isInfinite(scale * top)) {
+      scale = Math.nextDown(scale);
+    }
+    return scale;
   }
 
   /**
