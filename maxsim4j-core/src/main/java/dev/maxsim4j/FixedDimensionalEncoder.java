@@ -119,19 +119,21 @@ public final class FixedDimensionalEncoder {
       throw new IllegalArgumentException(name + " have dimension " + t.dim + "; this encoder takes " + dim);
     }
     Arguments.arraySize(t.rows, dimension(), name + " encodings of rows x dimension", "encode in slices of rows");
+    Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
     float[][] out = new float[t.rows][];
     IntStream.range(0, t.rows).parallel().forEach(row -> out[row] = encodeRow(t, row, query));
     return out;
   }
 
+  /** Sums and averages in float64, rounded once: fp32 sums of huge tokens overflowed where the average does not. */
   private float[] encodeRow(Tokens t, int row, boolean query) {
     int n = t.validCount[row];
     float[] tokens = new float[n * dim];
     t.gatherValid(row, tokens, null);
     int partitions = 1 << simHashBits;
-    float[] raw = new float[rawDimension()];
+    double[] raw = new double[rawDimension()];
     int[] pattern = new int[n];
-    float[] projected = new float[n * projectionDim];
+    double[] projected = new double[n * projectionDim];
     int[] count = new int[partitions];
     for (int r = 0; r < repetitions; r++) {
       for (int i = 0; i < n; i++) {
@@ -162,7 +164,14 @@ public final class FixedDimensionalEncoder {
         }
       }
     }
-    return finalBucket == null ? raw : sketch(raw);
+    if (finalBucket != null) {
+      return sketch(raw);
+    }
+    float[] out = new float[raw.length];
+    for (int i = 0; i < raw.length; i++) {
+      out[i] = (float) raw[i];
+    }
+    return out;
   }
 
   /** The sign pattern of one token under repetition {@code r}'s hyperplanes: bit i set for a positive side. */
@@ -181,9 +190,11 @@ public final class FixedDimensionalEncoder {
     return bits;
   }
 
-  private void project(int r, float[] tokens, int off, float[] out, int outOff) {
+  private void project(int r, float[] tokens, int off, double[] out, int outOff) {
     if (projections == null) {
-      System.arraycopy(tokens, off, out, outOff, dim);
+      for (int k = 0; k < dim; k++) {
+        out[outOff + k] = tokens[off + k];
+      }
       return;
     }
     double scale = 1 / Math.sqrt(projectionDim);
@@ -193,7 +204,7 @@ public final class FixedDimensionalEncoder {
       for (int k = 0; k < dim; k++) {
         sum += row[k] * tokens[off + k];
       }
-      out[outOff + j] = (float) (sum * scale);
+      out[outOff + j] = sum * scale;
     }
   }
 
@@ -211,10 +222,14 @@ public final class FixedDimensionalEncoder {
     return best;
   }
 
-  private float[] sketch(float[] raw) {
-    float[] out = new float[finalDim];
+  private float[] sketch(double[] raw) {
+    double[] sum = new double[finalDim];
     for (int i = 0; i < raw.length; i++) {
-      out[finalBucket[i]] += finalSign[i] * raw[i];
+      sum[finalBucket[i]] += finalSign[i] * raw[i];
+    }
+    float[] out = new float[finalDim];
+    for (int i = 0; i < finalDim; i++) {
+      out[i] = (float) sum[i];
     }
     return out;
   }

@@ -2,6 +2,7 @@ package dev.maxsim4j;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -174,6 +175,39 @@ class FixedDimensionalEncoderTest {
     FixedDimensionalEncoder fde = FixedDimensionalEncoder.builder(8).build();
     assertMessage(() -> fde.encodeQueries(TokenBatch.ofFloats(new float[9], 1, 1, 9)), "this encoder takes 8");
     assertMessage(() -> fde.encodeDocuments(null), "documents is null");
+  }
+
+  /**
+   * Tokens near fp32's largest value: a document's average, a query's sum and the final sketch are the float64
+   * values rounded once, so a block overflows to infinity only when its exact value does, and never turns NaN.
+   */
+  @Test
+  void hugeTokensEncodeAsTheirExactSumsRoundedOnce() {
+    float big = 3e38f;
+    TokenBatch docs = TokenBatch.ofFloats(new float[] {big, big, big, big, -big, -big}, 1, 3, 2);
+    FixedDimensionalEncoder one = FixedDimensionalEncoder.builder(2).simHashBits(0).repetitions(1).build();
+    // one partition: the document block is the mean, (3e38 + 3e38 - 3e38) / 3 per dimension
+    assertArrayEquals(new float[] {1e38f, 1e38f}, one.encodeDocuments(docs)[0], 1e32f);
+    assertArrayEquals(new float[] {big, big}, one.encodeQueries(docs)[0], 1e32f);
+    SplittableRandom r = new SplittableRandom(9);
+    for (int d : new int[] {1, 3, 33}) {
+      float[] x = new float[5 * 7 * d];
+      for (int k = 0; k < x.length; k++) {
+        x[k] = (float) (Float.MAX_VALUE * (2 * r.nextDouble() - 1));
+      }
+      TokenBatch b = TokenBatch.ofFloats(x, 5, 7, d);
+      for (FixedDimensionalEncoder e : new FixedDimensionalEncoder[] {
+          FixedDimensionalEncoder.builder(d).simHashBits(2).repetitions(3).build(),
+          FixedDimensionalEncoder.builder(d).simHashBits(2).repetitions(3).projectionDim(1).finalDim(5).build()}) {
+        for (float[][] enc : new float[][][] {e.encodeDocuments(b), e.encodeQueries(b)}) {
+          for (float[] row : enc) {
+            for (float v : row) {
+              assertFalse(Float.isNaN(v), e + ": NaN in the encoding of finite tokens " + Arrays.toString(row));
+            }
+          }
+        }
+      }
+    }
   }
 
   private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
