@@ -248,6 +248,8 @@ public final class FixedDimensionalEncoder {
   public static final class Builder {
     /** Encodings longer than this are refused: one encoding per document must stay a modest vector. */
     public static final int MAX_DIMENSION = 1 << 16;
+    /** The random hyperplanes and projections together hold at most this many entries (up to 1 GiB). */
+    public static final long MAX_MATRIX_ENTRIES = 1L << 28;
     private final int dim;
     private int simHashBits = 4;
     private int repetitions = 8;
@@ -316,6 +318,13 @@ public final class FixedDimensionalEncoder {
       if (raw > MAX_DIMENSION) {
         throw new IllegalArgumentException("repetitions x 2^simHashBits x projectionDim = " + repetitions + " x "
             + (1 << simHashBits) + " x " + projectionDim + " = " + raw + "; expected at most " + MAX_DIMENSION);
+      }
+      long matrices = (long) repetitions * (simHashBits + (projectionDim == dim ? 0 : projectionDim)) * dim;
+      if (matrices > MAX_MATRIX_ENTRIES) {
+        throw new IllegalArgumentException("repetitions x (simHashBits + projectionDim) x d = " + repetitions + " x ("
+            + simHashBits + " + " + (projectionDim == dim ? 0 : projectionDim) + ") x " + dim + " = " + matrices
+            + " random matrix entries; expected at most " + MAX_MATRIX_ENTRIES
+            + " (fewer repetitions or a smaller projectionDim)");
       }
       if (finalDim > raw) {
         throw new IllegalArgumentException("finalDim = " + finalDim + "; expected at most the encoding's " + raw

@@ -172,6 +172,9 @@ class FixedDimensionalEncoderTest {
     assertMessage(() -> FixedDimensionalEncoder.builder(8).finalDim(5000).build(), "finalDim = 5000");
     assertMessage(() -> FixedDimensionalEncoder.builder(128).simHashBits(10).repetitions(64).projectionDim(128)
         .build(), "expected at most 65536");
+    // 65536 projections of a million dimensions would be 64 GiB of random signs: refused before allocating
+    assertMessage(() -> FixedDimensionalEncoder.builder(1 << 20).simHashBits(0).projectionDim(1)
+        .repetitions(1 << 16).build(), "random matrix entries; expected at most 268435456");
     FixedDimensionalEncoder fde = FixedDimensionalEncoder.builder(8).build();
     assertMessage(() -> fde.encodeQueries(TokenBatch.ofFloats(new float[9], 1, 1, 9)), "this encoder takes 8");
     assertMessage(() -> fde.encodeDocuments(null), "documents is null");
