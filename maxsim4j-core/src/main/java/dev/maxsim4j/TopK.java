@@ -16,6 +16,9 @@ public record TopK(float[][] scores, int[][] indices) {
    * The result indexes the whole corpus and orders entries as every top-k does; each part needs only its own
    * top {@code k} (a part's best k contain all of its entries in the global best k). A bounded merge: it reads
    * at most {@code k} entries per part and query.
+   *
+   * @throws IllegalArgumentException for a null or mismatched part, or one whose entries are not in top-k order
+   *     (each document once), which the merge would return out of order
    */
   public static TopK merge(int k, List<TopK> parts, int[] firstDocuments) {
     if (k < 1) {
@@ -47,15 +50,27 @@ public record TopK(float[][] scores, int[][] indices) {
         throw new IllegalArgumentException("firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected >= 0");
       }
       for (int i = 0; i < queries; i++) {
+        if (part.scores[i] == null || part.indices[i] == null) {
+          throw new IllegalArgumentException("parts[" + p + "] query " + i + " has null "
+              + (part.scores[i] == null ? "scores" : "indices") + "; expected its top-k arrays");
+        }
         if (part.scores[i].length != part.indices[i].length) {
           throw new IllegalArgumentException("parts[" + p + "] query " + i + " has " + part.scores[i].length
               + " scores and " + part.indices[i].length + " indices; expected as many of each");
         }
-        for (int local : part.indices[i]) {
+        for (int r = 0; r < part.indices[i].length; r++) {
+          int local = part.indices[i][r];
           if (local < 0 || (long) firstDocuments[p] + local > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("parts[" + p + "] query " + i + " has document " + local
                 + " at firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected 0 <= document and a"
                 + " corpus index below 2^31");
+          }
+          // the merge reads each part from its best entry on: one out of order would be returned out of order
+          if (r > 0 && ranksAbove(part.scores[i][r], local, part.scores[i][r - 1], part.indices[i][r - 1])) {
+            throw new IllegalArgumentException("parts[" + p + "] query " + i + " ranks (" + part.scores[i][r]
+                + ", document " + local + ") after (" + part.scores[i][r - 1] + ", document "
+                + part.indices[i][r - 1] + "); expected a top-k: higher scores first, equal scores by the"
+                + " lower document, each document once");
           }
         }
       }
@@ -91,6 +106,12 @@ public record TopK(float[][] scores, int[][] indices) {
         heads.add(head);
       }
     }
+  }
+
+  /** Whether (score, document) must rank before (or is the same entry as) the entry before it. */
+  private static boolean ranksAbove(float score, int document, float previousScore, int previousDocument) {
+    int byScore = Float.compare(score, previousScore);
+    return byScore > 0 || byScore == 0 && document <= previousDocument;
   }
 
   /** Negative when entry {@code a} ranks above {@code b}: the higher score, then the lower corpus index. */

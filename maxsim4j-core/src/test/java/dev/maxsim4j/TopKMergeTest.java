@@ -57,6 +57,22 @@ class TopKMergeTest {
         new int[] {Integer.MAX_VALUE}), "below 2^31");
     assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{}})), new int[] {0}),
         "1 scores and 0 indices");
+    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {null}, new int[][] {{0}})), new int[] {0}),
+        "parts[0] query 0 has null scores");
+    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {null})), new int[] {0}),
+        "parts[0] query 0 has null indices");
+    // a part out of order (a lower score first, an equal score at a higher document, a document twice, NaN
+    // second) would come back out of order or repeated: refused, naming the two entries
+    assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{1f, 3f}}, new int[][] {{0, 1}})),
+        new int[] {0}), "ranks (3.0, document 1) after (1.0, document 0)");
+    assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{2f, 2f}}, new int[][] {{4, 3}})),
+        new int[] {0}), "ranks (2.0, document 3) after (2.0, document 4)");
+    assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{2f, 2f}}, new int[][] {{4, 4}})),
+        new int[] {0}), "ranks (2.0, document 4) after (2.0, document 4)");
+    assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{1f, Float.NaN}}, new int[][] {{0, 1}})),
+        new int[] {0}), "ranks (NaN, document 1)");
+    assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{-0f, 0f}}, new int[][] {{0, 1}})),
+        new int[] {0}), "ranks (0.0, document 1) after (-0.0, document 0)");
   }
 
   private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
