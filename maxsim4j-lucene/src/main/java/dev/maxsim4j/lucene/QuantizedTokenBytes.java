@@ -66,6 +66,13 @@ final class QuantizedTokenBytes implements StoredTokens {
     int from = value.offset + QuantizedLateInteractionField.HEADER;
     System.arraycopy(value.bytes, from, data, start * tokenBytes, bytes);
     MemorySegment.copy(MemorySegment.ofArray(value.bytes), FLOAT_LE, from + bytes, scales, start, h.tokens());
+    // checked here, where the value is still known: the gathered batch could only name its position in the block
+    for (int t = start; t < start + h.tokens(); t++) {
+      if (!Float.isFinite(scales[t])) {
+        throw new IllegalArgumentException(what + ": token " + (t - start) + " has scale " + scales[t]
+            + "; expected a finite scale");
+      }
+    }
     if (rows + 2 > offsets.length) {
       offsets = Arrays.copyOf(offsets, 2 * offsets.length + 2);
     }

@@ -156,6 +156,17 @@ class QuantizedLateInteractionFieldTest {
     byte[] code = good.bytes.clone();
     code[1] = 9;
     assertMessage(() -> QuantizedLateInteractionField.decode(new BytesRef(code)), "type code 9");
+    // a stored scale that is not finite (written by another writer, or a corrupt value) names its token and,
+    // when gathered for rescoring, the field and document
+    BytesRef scaled = QuantizedLateInteractionField.encode(DType.BINARY, new byte[2], new float[] {1, 2}, 2, 3);
+    for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY}) {
+      byte[] stored = scaled.bytes.clone();
+      java.nio.ByteBuffer.wrap(stored).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(stored.length - 4, bad);
+      assertMessage(() -> QuantizedLateInteractionField.decode(new BytesRef(stored)),
+          "value: token 1 has scale " + bad);
+      assertMessage(() -> new QuantizedTokenBytes().reset("tokens", 3).add(new BytesRef(stored), 7),
+          "field tokens of doc 7: token 1 has scale " + bad);
+    }
   }
 
   private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
