@@ -116,6 +116,95 @@ class QuantizedParityTest {
     return f.withMask(mask);
   }
 
+  /**
+   * Scales at fp32's edges (0, -0, subnormal, 1e-38, scales whose largest code lands just inside fp32, 3e38,
+   * MAX_VALUE), so that single dequantized values overflow fp32 while the exact scores need not: every backend
+   * scores as the float64 reference, NaN only where it is NaN and infinite where it passes fp32's range,
+   * wherever every token pair's exact dot product is inside fp32 (beyond, a sum over query tokens may meet
+   * infinities of both signs, as it does for fp32 inputs).
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("extremeScaleCases")
+  void extremeScalesScoreAsTheExactReference(String label, TokenBatch q, TokenBatch d) {
+    float[][] want = reference.scores(q, d);
+    for (MaxSim m : fast) {
+      String where = m.backendName() + " / " + label;
+      float[][] all = m.scores(q, d);
+      for (int i = 0; i < q.size(); i++) {
+        for (int j = 0; j < d.size(); j++) {
+          if (pairDotsInsideFp32(q, i, d, j)) {
+            ParityTest.assertScore(want[i][j], all[i][j], Oracle.tolerance(q, i, d, j),
+                where + " [" + i + "][" + j + "]");
+          }
+        }
+      }
+      ParityTest.assertTopKIsSortedScores(m.topK(q, d, 3), all, 3, where);
+    }
+  }
+
+  static Stream<Arguments> extremeScaleCases() {
+    float[] edges = {0f, -0f, Float.MIN_VALUE, 1e-38f, -1e-38f, 1f, 7e35f, -2e36f, 3e38f, -3e38f, Float.MAX_VALUE};
+    java.util.SplittableRandom r = new java.util.SplittableRandom(20);
+    List<Arguments> cases = new ArrayList<>();
+    for (DType type : QUANTIZED) {
+      for (int d : new int[] {1, 7, 32, 33, 64, 129}) {
+        TokenBatch docs = extreme(r, type, 4, 6, d, edges);
+        cases.add(Arguments.of(type + " both sides d=" + d, extreme(r, type, 2, 5, d, edges), docs));
+        cases.add(Arguments.of(type + " documents, fp32 queries with zeros d=" + d, fp32WithZeros(r, 2, 5, d), docs));
+        cases.add(Arguments.of(type + " queries, fp32 documents with zeros d=" + d, extreme(r, type, 2, 5, d, edges),
+            fp32WithZeros(r, 4, 6, d)));
+      }
+    }
+    return cases.stream();
+  }
+
+  /** Whether every valid query token's exact dot product with every valid document token is inside fp32. */
+  private static boolean pairDotsInsideFp32(TokenBatch q, int i, TokenBatch d, int j) {
+    for (int s = 0; s < q.length(i); s++) {
+      for (int t = 0; t < d.length(j); t++) {
+        if (q.isValid(i, s) && d.isValid(j, t) && !(Math.abs(exactDot(q, i, s, d, j, t)) < Float.MAX_VALUE / 2)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The float64 dot product of the exact values scale x q (get() rounds each to fp32, which may overflow). */
+  private static double exactDot(TokenBatch q, int i, int s, TokenBatch d, int j, int t) {
+    double sum = 0;
+    for (int k = 0; k < q.dim(); k++) {
+      sum += exact(q, i, s, k) * exact(d, j, t, k);
+    }
+    return sum;
+  }
+
+  private static double exact(TokenBatch b, int row, int t, int k) {
+    return b.tokens().value(b.tokens().rowStart[row] + t, k);
+  }
+
+  /** Random codes (no fp8 NaN byte) with every token's scale drawn from {@code edges}. */
+  private static TokenBatch extreme(java.util.SplittableRandom r, DType type, int n, int l, int d, float[] edges) {
+    byte[] b = new byte[(int) (n * l * type.bytesPerToken(d))];
+    for (int k = 0; k < b.length; k++) {
+      int v = r.nextInt(256);
+      b[k] = (byte) (type == DType.FLOAT8_E4M3 && (v & 0x7f) == 0x7f ? v ^ 1 : v);
+    }
+    float[] scales = new float[n * l];
+    for (int t = 0; t < scales.length; t++) {
+      scales[t] = edges[r.nextInt(edges.length)];
+    }
+    return TokenBatch.ofBytes(type, b, scales, n, l, d);
+  }
+
+  private static TokenBatch fp32WithZeros(java.util.SplittableRandom r, int n, int l, int d) {
+    float[] f = new float[n * l * d];
+    for (int k = 0; k < f.length; k++) {
+      f[k] = r.nextInt(3) == 0 ? 0f : (float) r.nextGaussian();
+    }
+    return TokenBatch.ofFloats(f, n, l, d);
+  }
+
   @Test
   void anFp8NanByteInAValidTokenMakesTheScoreNan() {
     byte[] docs = new byte[2 * 4];

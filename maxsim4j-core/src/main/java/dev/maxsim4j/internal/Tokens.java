@@ -184,6 +184,33 @@ public final class Tokens {
     }
   }
 
+  /**
+   * The stored values {@code q} of {@code count} consecutive quantized tokens, before their scales, into
+   * {@code dst[off..]}: kernels that apply each pair's scales after its dot product stage these.
+   */
+  public void copyStored(int token, int count, float[] dst, int off) {
+    for (int t = 0; t < count; t++) {
+      int o = off + t * dim;
+      for (int k = 0; k < dim; k++) {
+        dst[o + k] = stored(token + t, k);
+      }
+    }
+  }
+
+  /** The largest {@code |scale|} of row {@code row}'s valid tokens (1 for unquantized types or no scales). */
+  public float maxValidScale(int row) {
+    if (scales == null) {
+      return 1f;
+    }
+    float max = 0;
+    for (int t = 0; t < rowLength[row]; t++) {
+      if (isValid(row, t)) {
+        max = Math.max(max, Math.abs(scales[rowStart[row] + t]));
+      }
+    }
+    return max;
+  }
+
   private void widen(short[] src, int from, float[] dst, int off, int n) {
     if (dtype == DType.BFLOAT16) {
       for (int i = 0; i < n; i++) {

@@ -15,7 +15,8 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Expands quantized tokens into fp32, {@code scale x q}, a vector of lanes at a time: int8 by widening, e4m3 by
  * moving its exponent and mantissa bits into fp32 position (subnormals and the NaN codes exact), one bit per
- * dimension by selecting {@code +scale} or {@code -scale}. Each value equals {@link Tokens#element}'s bit for bit.
+ * dimension by selecting {@code +scale} or {@code -scale}. Each value equals {@link Tokens#element}'s bit for bit
+ * ({@link Tokens#stored}'s for the copier of stored values).
  */
 final class Dequantizer implements Tokens.RunCopier {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -32,16 +33,28 @@ final class Dequantizer implements Tokens.RunCopier {
   private final Tokens tokens;
   private final MemorySegment src;
   private final int dim;
+  /** Whether each value is multiplied by its token's scale; without, the stored values {@code q} come out. */
+  private final boolean scaled;
 
-  private Dequantizer(Tokens tokens) {
+  private Dequantizer(Tokens tokens, boolean scaled) {
     this.tokens = tokens;
     this.src = tokens.s8 != null ? MemorySegment.ofArray(tokens.s8) : tokens.segment;
     this.dim = tokens.dim;
+    this.scaled = scaled;
   }
 
-  /** The copier for {@code tokens} of a quantized type. */
+  /** The copier for {@code tokens} of a quantized type: {@code scale x q}. */
   static Tokens.RunCopier of(Tokens tokens) {
-    return BYTES == null ? tokens::copyTokens : new Dequantizer(tokens);
+    return BYTES == null ? tokens::copyTokens : new Dequantizer(tokens, true);
+  }
+
+  /** The copier of {@code tokens}' stored values {@code q}, before their scales ({@link Tokens#copyStored}). */
+  static Tokens.RunCopier stored(Tokens tokens) {
+    return BYTES == null ? tokens::copyStored : new Dequantizer(tokens, false);
+  }
+
+  private float scale(int token) {
+    return scaled ? tokens.scale(token) : 1f;
   }
 
   private static int[] laneBits() {
@@ -85,7 +98,7 @@ final class Dequantizer implements Tokens.RunCopier {
   /** The dimensions past the last whole vector, through the scalar codec. */
   private void tail(int token, float[] dst, int o, int from) {
     for (int k = from; k < dim; k++) {
-      dst[o + k] = tokens.element(token, k);
+      dst[o + k] = scaled ? tokens.element(token, k) : tokens.stored(token, k);
     }
   }
 
@@ -96,7 +109,7 @@ final class Dequantizer implements Tokens.RunCopier {
     int whole = dim - dim % V;
     for (int t = 0; t < count; t++) {
       long base = (long) (token + t) * dim;
-      float scale = tokens.scale(token + t);
+      float scale = scale(token + t);
       int o = off + t * dim;
       // one loop per source kind: a vector merged from two branches would be boxed
       if (heap != null) {
@@ -119,7 +132,7 @@ final class Dequantizer implements Tokens.RunCopier {
     int whole = dim - dim % V;
     for (int t = 0; t < count; t++) {
       long base = (long) (token + t) * dim;
-      float scale = tokens.scale(token + t);
+      float scale = scale(token + t);
       int o = off + t * dim;
       if (heap != null) {
         for (int k = 0; k < whole; k += V) {
@@ -142,7 +155,7 @@ final class Dequantizer implements Tokens.RunCopier {
     int whole = dim - dim % V;
     for (int t = 0; t < count; t++) {
       long base = (token + t) * tokenBytes;
-      float scale = tokens.scale(token + t);
+      float scale = scale(token + t);
       FloatVector plus = FloatVector.broadcast(S, scale);
       FloatVector minus = FloatVector.broadcast(S, -scale);
       int o = off + t * dim;

@@ -5,7 +5,9 @@ import dev.maxsim4j.internal.Tokens;
 /**
  * The portable fast path for JVMs without {@code jdk.incubator.vector}: fp32 arithmetic, each document
  * widened once into a compact scratch buffer (valid tokens only), four independent partial sums per dot
- * product so the JIT can keep the FMA pipes busy.
+ * product so the JIT can keep the FMA pipes busy. Quantized tokens are staged as their stored values and each
+ * dot product multiplied by {@code queryScale x documentScale}, as the vector kernel does (expanding first
+ * overflows single elements of huge scales into infinities, and NaN, where the exact score is not).
  */
 final class ScalarKernel implements PairKernel {
 
@@ -22,22 +24,41 @@ final class ScalarKernel implements PairKernel {
   @Override
   public Bound bind(Tokens queries, Tokens documents) {
     int dim = queries.dim;
+    boolean qQuantized = queries.dtype.isQuantized();
+    boolean dQuantized = documents.dtype.isQuantized();
     // queries widened and compacted once: valid tokens only, with their slot numbers
     float[][] qData = new float[queries.rows][];
+    float[][] qScale = new float[queries.rows][];
     int[][] qSlots = new int[queries.rows][];
     for (int i = 0; i < queries.rows; i++) {
       qData[i] = new float[queries.validCount[i] * dim];
       qSlots[i] = new int[queries.validCount[i]];
-      queries.gatherValid(i, qData[i], qSlots[i]);
+      queries.gatherValid(i, qData[i], qSlots[i], qQuantized ? queries::copyStored : queries::copyTokens);
+      qScale[i] = new float[qSlots[i].length];
+      for (int s = 0; s < qSlots[i].length; s++) {
+        qScale[i][s] = queries.scale(queries.rowStart[i] + qSlots[i][s]);
+      }
     }
+    boolean scaled = qQuantized || dQuantized;
     return () -> new Worker() {
       private final float[] doc = new float[documents.maxValidCount * dim];
       private final int[] docSlots = new int[documents.maxValidCount];
+      private final float[] docScale = new float[documents.maxValidCount];
       private int docTokens;
 
       @Override
       public void load(int j) {
-        docTokens = documents.gatherValid(j, doc, docSlots);
+        docTokens = documents.gatherValid(j, doc, docSlots,
+            dQuantized ? documents::copyStored : documents::copyTokens);
+        for (int t = 0; t < docTokens; t++) {
+          docScale[t] = documents.scale(documents.rowStart[j] + docSlots[t]);
+        }
+      }
+
+      /** The pair's dot product times both scales; a zero dot product stays 0 when their product overflows. */
+      private float value(float[] q, int qo, float qs, int t) {
+        float dot = dot(q, qo, doc, t * dim, dim);
+        return !scaled || dot == 0 ? dot : dot * (qs * docScale[t]);
       }
 
       @Override
@@ -47,10 +68,11 @@ final class ScalarKernel implements PairKernel {
         double sum = 0;
         for (int s = 0; s < slots.length; s++) {
           int qo = s * dim;
-          float best = dot(q, qo, doc, 0, dim);
+          float qs = qScale[query][s];
+          float best = value(q, qo, qs, 0);
           int bestToken = 0;
           for (int t = 1; t < docTokens; t++) {
-            float dot = dot(q, qo, doc, t * dim, dim);
+            float dot = value(q, qo, qs, t);
             if (dot > best || (dot != dot && best == best)) {
               best = dot;
               bestToken = t;

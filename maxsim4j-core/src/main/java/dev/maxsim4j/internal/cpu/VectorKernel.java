@@ -33,6 +33,12 @@ import jdk.incubator.vector.VectorSpecies;
  * when a query has more than one block of lanes, each block revisits the tile from L2 and keeps its
  * running max (and argmax) in a small array between tiles.
  *
+ * <p><b>Scales.</b> Quantized tokens (either side) are staged as their stored values {@code q}, exact in fp32,
+ * and each dot product is multiplied by {@code queryScale x documentScale} before the max, as the GPU kernel
+ * does: expanded first, a huge scale overflowed single elements to infinity, and an infinity times a zero
+ * query value, or infinities of both signs, gave NaN where the exact score is finite or infinite. Where the
+ * scale product itself overflows, a zero dot product keeps its exact value 0.
+ *
  * <p>One-bit queries against one-bit documents take {@link PopcountKernel} instead.
  *
  * <p><b>Epilogue.</b> Sum the running max over the valid query lanes in float64, round once to fp32. Lane
@@ -62,15 +68,19 @@ final class VectorKernel implements PairKernel {
     }
     int dim = queries.dim;
     int rows = queries.rows;
+    boolean scaled = queries.dtype.isQuantized() || documents.dtype.isQuantized();
     float[][] qt = new float[rows][];
+    float[][] qScale = scaled ? new float[rows][] : null;
+    float[] qMaxScale = new float[rows];
     int[][] qSlots = new int[rows][];
     int maxPad = V;
     float[] scratch = new float[queries.maxValidCount * dim];
+    Tokens.RunCopier stored = queries.dtype.isQuantized() ? Dequantizer.stored(queries) : queries::copyTokens;
     for (int i = 0; i < rows; i++) {
       int nv = queries.validCount[i];
       int pad = (nv + V - 1) / V * V;
       qSlots[i] = new int[nv];
-      queries.gatherValid(i, scratch, qSlots[i]);
+      queries.gatherValid(i, scratch, qSlots[i], stored);
       float[] t = new float[dim * pad];
       for (int j = 0; j < nv; j++) {
         for (int k = 0; k < dim; k++) {
@@ -78,10 +88,17 @@ final class VectorKernel implements PairKernel {
         }
       }
       qt[i] = t;
+      if (scaled) {
+        qScale[i] = new float[pad];
+        for (int j = 0; j < nv; j++) {
+          qScale[i][j] = queries.scale(queries.rowStart[i] + qSlots[i][j]);
+        }
+        qMaxScale[i] = queries.maxValidScale(i);
+      }
       maxPad = Math.max(maxPad, pad);
     }
     int runLength = maxPad;
-    return () -> new VectorWorker(documents, qt, qSlots, runLength);
+    return () -> new VectorWorker(documents, qt, qScale, qMaxScale, qSlots, runLength);
   }
 
   private static final class VectorWorker implements Worker {
@@ -94,18 +111,29 @@ final class VectorKernel implements PairKernel {
     private final float[] runMax;
     private final float[] runArg;
     private final Tokens.RunCopier dequantizer;
+    /** Per query, its lanes' scales; null when neither side is quantized (no pair is scaled). */
+    private final float[][] qScale;
+    private final float[] qMaxScale;
+    /** The staged tokens' scales (all 1 for an unquantized document type). */
+    private final float[] docScale;
+    private float docMaxScale = 1f;
     private int docTokens;
 
-    VectorWorker(Tokens documents, float[][] qt, int[][] qSlots, int runLength) {
+    VectorWorker(Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale, int[][] qSlots,
+        int runLength) {
       this.documents = documents;
       this.qt = qt;
+      this.qScale = qScale;
+      this.qMaxScale = qMaxScale;
       this.qSlots = qSlots;
       this.dim = documents.dim;
       this.buffer = new float[documents.maxValidCount * dim];
       this.bufferSlots = new int[documents.maxValidCount];
       this.runMax = new float[runLength];
       this.runArg = new float[runLength];
-      this.dequantizer = documents.dtype.isQuantized() ? Dequantizer.of(documents) : null;
+      this.dequantizer = documents.dtype.isQuantized() ? Dequantizer.stored(documents) : null;
+      this.docScale = new float[documents.maxValidCount];
+      Arrays.fill(docScale, 1f);
     }
 
     /**
@@ -118,6 +146,12 @@ final class VectorKernel implements PairKernel {
     public void load(int j) {
       if (dequantizer != null) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, dequantizer);
+        float maxScale = 0;
+        for (int t = 0; t < docTokens; t++) {
+          docScale[t] = documents.scale(documents.rowStart[j] + bufferSlots[t]);
+          maxScale = Math.max(maxScale, Math.abs(docScale[t]));
+        }
+        docMaxScale = maxScale;
       } else if (documents.s16 != null && documents.dtype == DType.BFLOAT16) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
       } else {
@@ -154,14 +188,28 @@ final class VectorKernel implements PairKernel {
       if (track) {
         Arrays.fill(runArg, 0, pad, 0f);
       }
-      for (int tileStart = 0; tileStart < docTokens; tileStart += TILE) {
-        int tileEnd = Math.min(docTokens, tileStart + TILE);
-        int block = 0;
-        for (; block + 2 * V <= pad; block += 2 * V) {
-          twoVectorBlock(q, pad, block, tileStart, tileEnd, track);
-        }
-        if (block < pad) {
-          oneVectorBlock(q, pad, block, tileStart, tileEnd, track);
+      float[] qs = qScale == null ? null : qScale[query];
+      if (qs != null && (double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
+        scoreOverflowingScales(q, qs, pad, valid);
+      } else {
+        for (int tileStart = 0; tileStart < docTokens; tileStart += TILE) {
+          int tileEnd = Math.min(docTokens, tileStart + TILE);
+          int block = 0;
+          if (qs == null) {
+            for (; block + 2 * V <= pad; block += 2 * V) {
+              twoVectorBlock(q, pad, block, tileStart, tileEnd, track);
+            }
+            if (block < pad) {
+              oneVectorBlock(q, pad, block, tileStart, tileEnd, track);
+            }
+          } else {
+            for (; block + 2 * V <= pad; block += 2 * V) {
+              twoVectorBlockScaled(q, qs, pad, block, tileStart, tileEnd, track);
+            }
+            if (block < pad) {
+              oneVectorBlockScaled(q, qs, pad, block, tileStart, tileEnd, track);
+            }
+          }
         }
       }
       double sum = 0;
@@ -315,6 +363,207 @@ final class VectorKernel implements PairKernel {
       m.intoArray(runMax, block);
       if (track) {
         idx.intoArray(runArg, block);
+      }
+    }
+
+    /**
+     * As {@link #twoVectorBlock}, each dot product multiplied by query scale x document scale first: a copy, not
+     * a flag, because a vector that may be null (or merged from two paths) is boxed and the fp32 path slowed 5x.
+     */
+    private void twoVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to, boolean track) {
+      float[] d = buffer;
+      float[] ds = docScale;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector s0 = FloatVector.fromArray(S, qs, block);
+      FloatVector s1 = FloatVector.fromArray(S, qs, block + V);
+      FloatVector m0 = FloatVector.fromArray(S, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(S, runMax, block + V);
+      FloatVector i0 = track ? FloatVector.fromArray(S, runArg, block) : null;
+      FloatVector i1 = track ? FloatVector.fromArray(S, runArg, block + V) : null;
+      for (int t = from; t < to; t += 6) {
+        int o0 = t * dim;
+        int o1 = Math.min(t + 1, last) * dim;
+        int o2 = Math.min(t + 2, last) * dim;
+        int o3 = Math.min(t + 3, last) * dim;
+        int o4 = Math.min(t + 4, last) * dim;
+        int o5 = Math.min(t + 5, last) * dim;
+        FloatVector a00 = FloatVector.zero(S);
+        FloatVector a01 = FloatVector.zero(S);
+        FloatVector a10 = FloatVector.zero(S);
+        FloatVector a11 = FloatVector.zero(S);
+        FloatVector a20 = FloatVector.zero(S);
+        FloatVector a21 = FloatVector.zero(S);
+        FloatVector a30 = FloatVector.zero(S);
+        FloatVector a31 = FloatVector.zero(S);
+        FloatVector a40 = FloatVector.zero(S);
+        FloatVector a41 = FloatVector.zero(S);
+        FloatVector a50 = FloatVector.zero(S);
+        FloatVector a51 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          FloatVector q1 = FloatVector.fromArray(S, q, qo + V);
+          FloatVector b0 = FloatVector.broadcast(S, d[o0 + k]);
+          a00 = q0.fma(b0, a00);
+          a01 = q1.fma(b0, a01);
+          FloatVector b1 = FloatVector.broadcast(S, d[o1 + k]);
+          a10 = q0.fma(b1, a10);
+          a11 = q1.fma(b1, a11);
+          FloatVector b2 = FloatVector.broadcast(S, d[o2 + k]);
+          a20 = q0.fma(b2, a20);
+          a21 = q1.fma(b2, a21);
+          FloatVector b3 = FloatVector.broadcast(S, d[o3 + k]);
+          a30 = q0.fma(b3, a30);
+          a31 = q1.fma(b3, a31);
+          FloatVector b4 = FloatVector.broadcast(S, d[o4 + k]);
+          a40 = q0.fma(b4, a40);
+          a41 = q1.fma(b4, a41);
+          FloatVector b5 = FloatVector.broadcast(S, d[o5 + k]);
+          a50 = q0.fma(b5, a50);
+          a51 = q1.fma(b5, a51);
+        }
+        {
+          float d0 = ds[t];
+          float d1 = ds[Math.min(t + 1, last)];
+          float d2 = ds[Math.min(t + 2, last)];
+          float d3 = ds[Math.min(t + 3, last)];
+          float d4 = ds[Math.min(t + 4, last)];
+          float d5 = ds[Math.min(t + 5, last)];
+          a00 = a00.mul(s0.mul(d0));
+          a01 = a01.mul(s1.mul(d0));
+          a10 = a10.mul(s0.mul(d1));
+          a11 = a11.mul(s1.mul(d1));
+          a20 = a20.mul(s0.mul(d2));
+          a21 = a21.mul(s1.mul(d2));
+          a30 = a30.mul(s0.mul(d3));
+          a31 = a31.mul(s1.mul(d3));
+          a40 = a40.mul(s0.mul(d4));
+          a41 = a41.mul(s1.mul(d4));
+          a50 = a50.mul(s0.mul(d5));
+          a51 = a51.mul(s1.mul(d5));
+        }
+        if (!track) {
+          m0 = m0.max(a00).max(a10).max(a20).max(a30).max(a40).max(a50);
+          m1 = m1.max(a01).max(a11).max(a21).max(a31).max(a41).max(a51);
+        } else {
+          // in token order, strict >: the lowest slot wins a tie
+          FloatVector tv0 = FloatVector.broadcast(S, t);
+          i0 = i0.blend(tv0, a00.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a00);
+          i1 = i1.blend(tv0, a01.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a01);
+          FloatVector tv1 = FloatVector.broadcast(S, Math.min(t + 1, last));
+          i0 = i0.blend(tv1, a10.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a10);
+          i1 = i1.blend(tv1, a11.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a11);
+          FloatVector tv2 = FloatVector.broadcast(S, Math.min(t + 2, last));
+          i0 = i0.blend(tv2, a20.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a20);
+          i1 = i1.blend(tv2, a21.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a21);
+          FloatVector tv3 = FloatVector.broadcast(S, Math.min(t + 3, last));
+          i0 = i0.blend(tv3, a30.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a30);
+          i1 = i1.blend(tv3, a31.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a31);
+          FloatVector tv4 = FloatVector.broadcast(S, Math.min(t + 4, last));
+          i0 = i0.blend(tv4, a40.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a40);
+          i1 = i1.blend(tv4, a41.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a41);
+          FloatVector tv5 = FloatVector.broadcast(S, Math.min(t + 5, last));
+          i0 = i0.blend(tv5, a50.compare(VectorOperators.GT, m0));
+          m0 = m0.max(a50);
+          i1 = i1.blend(tv5, a51.compare(VectorOperators.GT, m1));
+          m1 = m1.max(a51);
+        }
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      if (track) {
+        i0.intoArray(runArg, block);
+        i1.intoArray(runArg, block + V);
+      }
+    }
+
+    /** As {@link #oneVectorBlock}, each dot product multiplied by its scales first. */
+    private void oneVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to, boolean track) {
+      float[] d = buffer;
+      float[] ds = docScale;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector s0 = FloatVector.fromArray(S, qs, block);
+      FloatVector m = FloatVector.fromArray(S, runMax, block);
+      FloatVector idx = track ? FloatVector.fromArray(S, runArg, block) : null;
+      for (int t = from; t < to; t += 4) {
+        int o0 = t * dim;
+        int o1 = Math.min(t + 1, last) * dim;
+        int o2 = Math.min(t + 2, last) * dim;
+        int o3 = Math.min(t + 3, last) * dim;
+        FloatVector a0 = FloatVector.zero(S);
+        FloatVector a1 = FloatVector.zero(S);
+        FloatVector a2 = FloatVector.zero(S);
+        FloatVector a3 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          a0 = q0.fma(FloatVector.broadcast(S, d[o0 + k]), a0);
+          a1 = q0.fma(FloatVector.broadcast(S, d[o1 + k]), a1);
+          a2 = q0.fma(FloatVector.broadcast(S, d[o2 + k]), a2);
+          a3 = q0.fma(FloatVector.broadcast(S, d[o3 + k]), a3);
+        }
+        {
+          a0 = a0.mul(s0.mul(ds[t]));
+          a1 = a1.mul(s0.mul(ds[Math.min(t + 1, last)]));
+          a2 = a2.mul(s0.mul(ds[Math.min(t + 2, last)]));
+          a3 = a3.mul(s0.mul(ds[Math.min(t + 3, last)]));
+        }
+        if (!track) {
+          m = m.max(a0).max(a1).max(a2).max(a3);
+        } else {
+          VectorMask<Float> gt = a0.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, t), gt);
+          m = m.max(a0);
+          gt = a1.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, Math.min(t + 1, last)), gt);
+          m = m.max(a1);
+          gt = a2.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, Math.min(t + 2, last)), gt);
+          m = m.max(a2);
+          gt = a3.compare(VectorOperators.GT, m);
+          idx = idx.blend(FloatVector.broadcast(S, Math.min(t + 3, last)), gt);
+          m = m.max(a3);
+        }
+      }
+      m.intoArray(runMax, block);
+      if (track) {
+        idx.intoArray(runArg, block);
+      }
+    }
+
+    /**
+     * The running max of every query lane over the whole document, one pair at a time, for a query and document
+     * whose scale product may pass fp32's range: there a zero dot product must stay 0, not become infinity x 0.
+     * Scales that large are rare, so this plain loop (same max, NaN and argmax rules as the blocks) serves them;
+     * the blocks keep no per-pair test.
+     */
+    private void scoreOverflowingScales(float[] q, float[] qs, int pad, int valid) {
+      for (int j = 0; j < valid; j++) {
+        float max = Float.NEGATIVE_INFINITY;
+        int arg = 0;
+        for (int t = 0; t < docTokens; t++) {
+          float dot = 0;
+          for (int k = 0; k < dim; k++) {
+            dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
+          }
+          float x = dot == 0 ? 0f : dot * (qs[j] * docScale[t]);
+          if (x > max) {
+            arg = t;
+          }
+          max = Math.max(max, x);
+        }
+        runMax[j] = max;
+        runArg[j] = arg;
       }
     }
   }

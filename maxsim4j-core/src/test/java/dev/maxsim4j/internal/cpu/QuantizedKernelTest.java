@@ -99,6 +99,51 @@ class QuantizedKernelTest {
     }
   }
 
+  /**
+   * Query and document scales whose products pass fp32's range (the kernels' exact per-pair path, where a zero
+   * dot product stays 0): each query's first token has scale MAX_VALUE and only zero values (int8, fp8), so its
+   * exact best is 0 against documents of scale 3e38 (one bit has no zero token: the test above covers its
+   * path); every score is the reference's and every argmax a token whose dot product is the reference's best.
+   */
+  @Test
+  void scaleProductsPastFp32KeepZeroDotProductsAtZero() {
+    SplittableRandom r = new SplittableRandom(13);
+    float[] queryScales = {0f, -0f, 1e-38f, 1e-30f, -1e-30f};
+    float[] docScales = {3e38f, -3e38f, Float.MAX_VALUE, 1e-30f, 0f};
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      for (int d : new int[] {1, 8, 33, 64}) {
+        Tokens docs = withScales(random(r, type, 4, 9, d, true, false), r, docScales);
+        Tokens q = withScales(random(r, type, 3, 7, d, false, false), r, queryScales);
+        for (int i = 0; i < q.rows; i++) {
+          int first = q.rowStart[i];
+          q.scales[first] = Float.MAX_VALUE;
+          java.util.Arrays.fill(q.s8, first * d, (first + 1) * d, (byte) 0);
+        }
+        PairKernel.Worker fast = new VectorKernel().bind(q, docs).newWorker();
+        int[] want = new int[q.maxRowLength];
+        int[] got = new int[q.maxRowLength];
+        for (int j = 0; j < docs.rows; j++) {
+          if (docs.validCount[j] == 0) {
+            continue;
+          }
+          fast.load(j);
+          for (int i = 0; i < q.rows; i++) {
+            String pair = type + " d=" + d + " query " + i + " document " + j;
+            double ref = ReferenceKernel.maxSim(q, i, docs, j, want, 0);
+            float score = fast.score(i, got, 0);
+            assertEquals(ref, score, 1e-5 * magnitude(q, i, docs, j) + 1e-30, pair);
+            for (int s = 0; s < q.rowLength[i]; s++) {
+              double best = dot(q, q.rowStart[i] + s, docs, docs.rowStart[j] + want[s]);
+              double chosen = dot(q, q.rowStart[i] + s, docs, docs.rowStart[j] + got[s]);
+              assertTrue(docs.isValid(j, got[s]) && Math.abs(best - chosen) <= 1e-5 * Math.abs(best) + 1e-30,
+                  pair + " slot " + s + ": argmax " + got[s] + " (dot " + chosen + "), reference " + want[s]);
+            }
+          }
+        }
+      }
+    }
+  }
+
   private static Tokens withScales(Tokens t, SplittableRandom r, float[] pick) {
     float[] scales = new float[t.storedTokens];
     for (int i = 0; i < scales.length; i++) {
