@@ -21,6 +21,10 @@ record Encoded(MemorySegment tokens, int[] offsets, int dim, DType dtype) {
     return offsets[size()];
   }
 
+  private long bytesPerToken() {
+    return (dtype == DType.FLOAT32 ? 4L : 2L) * dim;
+  }
+
   /** All rows as one packed bf16 batch (a view, no copy). */
   TokenBatch batch() {
     return rows(0, size());
@@ -32,7 +36,7 @@ record Encoded(MemorySegment tokens, int[] offsets, int dim, DType dtype) {
     for (int i = 0; i <= to - from; i++) {
       o[i] = offsets[from + i] - offsets[from];
     }
-    long bytes = (dtype == DType.FLOAT32 ? 4L : 2L) * dim;
+    long bytes = bytesPerToken();
     return TokenBatch.packedFromMemorySegment(tokens.asSlice(offsets[from] * bytes, (long) o[to - from] * bytes),
         dtype, o, dim);
   }
@@ -53,8 +57,9 @@ record Encoded(MemorySegment tokens, int[] offsets, int dim, DType dtype) {
     float[][] out = new float[n][dim];
     long at = (long) offsets[i] * dim;
     for (int t = 0; t < n; t++) {
-      for (int k = 0; k < dim; k++) {
-        out[t][k] = toFloat(tokens.getAtIndex(BF16, at++));
+      for (int k = 0; k < dim; k++, at++) {
+        out[t][k] = dtype == DType.FLOAT32 ? tokens.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, at)
+            : toFloat(tokens.getAtIndex(BF16, at));
       }
     }
     return out;
@@ -85,12 +90,12 @@ record Encoded(MemorySegment tokens, int[] offsets, int dim, DType dtype) {
     for (int i = 0; i < rows.length; i++) {
       o[i + 1] = o[i] + offsets[rows[i] + 1] - offsets[rows[i]];
     }
-    long bytes = 2L * dim;
+    long bytes = bytesPerToken();
     MemorySegment out = arena.allocate(Math.max(1, o[rows.length]) * bytes, 64);
     for (int i = 0; i < rows.length; i++) {
       MemorySegment.copy(tokens, offsets[rows[i]] * bytes, out, o[i] * bytes, (o[i + 1] - o[i]) * bytes);
     }
-    return new Encoded(out, o, dim);
+    return new Encoded(out, o, dim, dtype);
   }
 
   static float toFloat(short bf16) {

@@ -143,7 +143,7 @@ final class KnownItemEvaluation {
     FixedDimensionalEncoder encoder = p.encoder(d.dim());
     LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, LuceneIndex.FDE, LuceneIndex.TOKENS,
         maxSim);
-    try (LuceneIndex index = LuceneIndex.build(dir, d, retriever, maxSim, threads)) {
+    try (LuceneIndex index = LuceneIndex.build(dir, d, retriever, maxSim, threads, true)) {
       report.fact(String.format(Locale.ROOT, "Lucene index (FDE %s, %d dims, %s; tokens fp32; mean 384-d) of %s:"
               + " built in %.1f s, %.2f GB on disk (token doc values %.2f GB, vectors + graphs %.2f GB),"
               + " %d segments; load %s", p, encoder.dimension(), encoder.dimension() > 1024 ? "WideVectorsCodec"

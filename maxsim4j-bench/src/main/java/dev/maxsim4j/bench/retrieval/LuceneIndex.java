@@ -68,9 +68,12 @@ final class LuceneIndex implements AutoCloseable {
     }
   }
 
-  /** Indexes every document of {@code docs} into a fresh {@code dir} (whatever it held is deleted). */
+  /**
+   * Indexes every document of {@code docs} into a fresh {@code dir} (whatever it held is deleted), with the
+   * mean-pooled vectors when {@code withMean}.
+   */
   static LuceneIndex build(Path dir, Encoded docs, LateInteractionRetriever retriever, MaxSim maxSim,
-      int threads) throws IOException {
+      int threads, boolean withMean) throws IOException {
     deleteTree(dir);
     Files.createDirectories(dir);
     FSDirectory directory = FSDirectory.open(dir);
@@ -85,7 +88,9 @@ final class LuceneIndex implements AutoCloseable {
       IntStream.range(0, threads).parallel().forEach(t -> {
         for (int i = t; i < docs.size(); i += threads) {
           List<IndexableField> fields = new ArrayList<>(retriever.documentFields(docs.row(i)));
-          fields.add(new KnnFloatVectorField(MEAN, docs.meanUnit(i), VectorSimilarityFunction.DOT_PRODUCT));
+          if (withMean) {
+            fields.add(new KnnFloatVectorField(MEAN, docs.meanUnit(i), VectorSimilarityFunction.DOT_PRODUCT));
+          }
           fields.add(new NumericDocValuesField(ID, i));
           try {
             writer.addDocument(fields);

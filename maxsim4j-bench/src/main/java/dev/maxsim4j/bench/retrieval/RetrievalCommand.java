@@ -70,6 +70,9 @@ public final class RetrievalCommand {
     try (InputStream in = new java.io.ByteArrayInputStream(pinText.getBytes(StandardCharsets.UTF_8))) {
       pins = KnownItems.readPins(in);
     }
+    if (pins.isEmpty()) {
+      throw new IllegalStateException(PINNED + " in the bench jar is empty; expected the pinned packages");
+    }
     List<Item> items = KnownItems.select(translations, pins);
     TokenCache cache = new TokenCache(Path.of(a.getOr("--cache", "/work/cache/eval")), hash(pinText));
     if (a.get("--encode") != null) {

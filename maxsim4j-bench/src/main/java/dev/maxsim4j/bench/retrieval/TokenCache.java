@@ -2,6 +2,7 @@ package dev.maxsim4j.bench.retrieval;
 
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.bench.retrieval.KnownItems.Item;
+import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -27,27 +28,34 @@ import java.util.Map;
 final class TokenCache {
   static final int CHUNK = 500;
   private final Path dir;
+  private final int chunk;
 
   TokenCache(Path root, String setHash) {
-    this.dir = root.resolve("minilm-bf16-" + setHash);
+    this(root, setHash, CHUNK);
+  }
+
+  /** A cache of chunks of {@code chunk} packages (tests use small ones). */
+  TokenCache(Path root, String setHash, int chunk) {
+    this.dir = root.resolve("minilm-bf16-" + setHash + (chunk == CHUNK ? "" : "-" + chunk));
+    this.chunk = chunk;
   }
 
   Path dir() {
     return dir;
   }
 
-  private Path chunk(int c) {
+  private Path file(int c) {
     return dir.resolve(String.format(Locale.ROOT, "chunk-%05d.safetensors", c));
   }
 
-  static int chunks(int items) {
-    return (items + CHUNK - 1) / CHUNK;
+  int chunks(int items) {
+    return (items + chunk - 1) / chunk;
   }
 
   /** Chunks of the first {@code n} items already encoded, from the first. */
   int encodedChunks(int n) {
     int c = 0;
-    while (c < chunks(n) && Files.isRegularFile(chunk(c))) {
+    while (c < chunks(n) && Files.isRegularFile(file(c))) {
       c++;
     }
     return c;
@@ -59,7 +67,7 @@ final class TokenCache {
     int total = chunks(n);
     int missing = 0;
     for (int c = 0; c < total; c++) {
-      missing += Files.isRegularFile(chunk(c)) ? 0 : 1;
+      missing += Files.isRegularFile(file(c)) ? 0 : 1;
     }
     if (missing == 0) {
       return;
@@ -68,22 +76,22 @@ final class TokenCache {
       long start = System.nanoTime();
       int done = 0;
       for (int c = 0; c < total; c++) {
-        if (Files.isRegularFile(chunk(c))) {
+        if (Files.isRegularFile(file(c))) {
           continue;
         }
-        List<Item> part = items.subList(c * CHUNK, Math.min(items.size(), (c + 1) * CHUNK));
+        List<Item> part = items.subList(c * chunk, Math.min(items.size(), (c + 1) * chunk));
         TokenBatch docs = encoder.encode(part.stream().map(Item::text).toList());
         TokenBatch queries = encoder.encode(part.stream().map(Item::summary).toList());
         Map<String, NdArray> tensors = new LinkedHashMap<>();
         put(tensors, "doc", docs);
         put(tensors, "query", queries);
-        Path temp = dir.resolve(chunk(c).getFileName() + ".part");
+        Path temp = dir.resolve(file(c).getFileName() + ".part");
         SafeTensors.write(temp, tensors);
-        Files.move(temp, chunk(c), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(temp, file(c), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         done++;
         double s = (System.nanoTime() - start) / 1e9;
         log.printf(Locale.ROOT, "encoded chunk %d (%d of %d missing): %.0f s, %.1f ms per package%n", c, done,
-            missing, s, 1000 * s / (done * (double) CHUNK));
+            missing, s, 1000 * s / (done * (double) chunk));
       }
     }
   }
@@ -104,16 +112,16 @@ final class TokenCache {
   /** The documents ({@code "doc"}) or queries ({@code "query"}) of the first {@code n} items, off the heap. */
   Encoded load(String kind, int n, Arena arena) throws IOException {
     if (encodedChunks(n) < chunks(n)) {
-      throw new IllegalStateException(dir + " holds " + encodedChunks(n) + " of the " + chunks(n)
+      throw new UsageException(dir + " holds " + encodedChunks(n) + " of the " + chunks(n)
           + " chunks the first " + n + " packages need; encode them first (--encode " + n + ")");
     }
     List<NdArray> tokens = new ArrayList<>();
     List<int[]> offsets = new ArrayList<>();
     long total = 0;
     for (int c = 0; c < chunks(n); c++) {
-      int rows = Math.min(CHUNK, n - c * CHUNK);
-      int[] o = SafeTensors.read(chunk(c), kind + "_offsets").segment().toArray(ValueLayout.JAVA_INT);
-      tokens.add(SafeTensors.read(chunk(c), kind + "_tokens"));
+      int rows = Math.min(chunk, n - c * chunk);
+      int[] o = SafeTensors.read(file(c), kind + "_offsets").segment().toArray(ValueLayout.JAVA_INT_UNALIGNED);
+      tokens.add(SafeTensors.read(file(c), kind + "_tokens"));
       offsets.add(o);
       total += o[rows];
     }
@@ -122,10 +130,10 @@ final class TokenCache {
     int[] merged = new int[n + 1];
     long at = 0;
     for (int c = 0; c < offsets.size(); c++) {
-      int rows = Math.min(CHUNK, n - c * CHUNK);
+      int rows = Math.min(chunk, n - c * chunk);
       int[] o = offsets.get(c);
       for (int r = 0; r < rows; r++) {
-        merged[c * CHUNK + r + 1] = (int) (at + o[r + 1]);
+        merged[c * chunk + r + 1] = (int) (at + o[r + 1]);
       }
       long bytes = (long) o[rows] * dim * 2;
       MemorySegment.copy(tokens.get(c).segment(), 0, all, at * dim * 2, bytes);
