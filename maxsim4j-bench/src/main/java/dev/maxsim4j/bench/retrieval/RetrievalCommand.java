@@ -26,20 +26,26 @@ import java.util.stream.Stream;
  */
 public final class RetrievalCommand {
   public static final String USAGE = """
-      retrieval [--translations FILE] [--packages FILE] [--cache DIR] [--docs N] [--queries N] [--fde LIST]
-                [--candidates LIST] [--index-dir DIR] [--threads N] [--json FILE]
+      retrieval [--translations FILE] [--cache DIR] [--docs N] [--queries N] [--fde LIST] [--candidates LIST]
+                [--lucene LIST|first|none] [--lucene-exact N] [--exact-timed N] [--index-dir DIR] [--threads N]
+                [--json FILE]
       retrieval --prepare FILE [--translations FILE] [--packages FILE]
       retrieval --encode N [--translations FILE] [--cache DIR]
-      retrieval --synthetic SIZES [--queries N] [--json FILE]
+      retrieval --synthetic SIZES [--queries N] [--candidates N] [--fde SET] [--index-dir DIR] [--json FILE]
         Debian known-item retrieval with all-MiniLM-L6-v2 tokens: the first --docs (default 10000) packages of
-        the pinned list as documents, --queries (default 500) of them spread evenly as queries; Recall@1/@10,
-        MRR@10, overlap with exact top-10, time per query, index size and build time of exact MaxSim, FDE
-        (HNSW) alone, FDE + exact rerank of --candidates (default 100,500,2000) and mean-pooled HNSW + rerank.
-        --fde: FDE parameter sets bits:reps:proj[:final] (default 4:8:8). Token embeddings are cached as bf16
-        under --cache (default /work/cache/eval); --encode N encodes the first N packages into it (resumable).
-        --prepare writes the filtered list of packages built from the two lists. FILE defaults: apt's
-        bookworm main Translation-en and binary-amd64 Packages under /var/lib/apt/lists
-        (apt-get -o Acquire::Languages=en update). --synthetic: comma-separated corpus sizes.""";
+        the pinned list as documents, --queries (default 500) of them spread evenly as queries. Reports
+        Recall@1/@10, MRR@10 and overlap with exact MaxSim's top 10 for exact MaxSim (in memory; --exact-timed
+        queries timed, default 50), a brute-force scan of each --fde set (bits:repetitions:projection[:final],
+        default 4:8:8) and of mean-pooled vectors, alone and + exact rerank of --candidates (default
+        100,500,2000); then, per --lucene set (default the first --fde set), an on-disk index under
+        --index-dir (default /work/cache/eval/index): FDE HNSW alone, FDE and mean-pooled HNSW + exact rerank,
+        and --lucene-exact queries (default 5) of brute force through the index, each timed per query.
+        Token embeddings are cached as bf16 under --cache (default /work/cache/eval); --encode N encodes the
+        first N packages into it (resumable). --prepare writes the filtered list the lists give. FILE
+        defaults: apt's bookworm main Translation-en and binary-amd64 Packages under /var/lib/apt/lists
+        (apt-get -o Acquire::Languages=en update). --synthetic: comma-separated sizes of a clustered
+        synthetic corpus, exact MaxSim against FDE (default 3:8:8) HNSW + rerank of --candidates (200).""";
+
 
   static final String PINNED = "debian-known-items.txt";
   static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
