@@ -44,6 +44,28 @@ class QuantizationTest {
   }
 
   @Test
+  void e4m3EncodeIsTheNearestCodeTiesToEven() {
+    for (int c = 0; c < 0x7e; c++) {
+      float mid = (Quantization.E4M3[c] + Quantization.E4M3[c + 1]) / 2; // exact: few mantissa bits
+      assertEquals((byte) ((c & 1) == 0 ? c : c + 1), Quantization.encodeE4m3(mid), "midpoint above code " + c);
+      assertEquals((byte) (0x80 | ((c & 1) == 0 ? c : c + 1)), Quantization.encodeE4m3(-mid), "negative midpoint");
+    }
+    java.util.SplittableRandom rnd = new java.util.SplittableRandom(5);
+    for (int i = 0; i < 200_000; i++) {
+      float x = (float) Math.scalb(rnd.nextDouble(), rnd.nextInt(-14, 10));
+      int best = 0;
+      for (int c = 1; c <= 0x7e; c++) {
+        double dc = Math.abs(Quantization.E4M3[c] - (double) x);
+        double db = Math.abs(Quantization.E4M3[best] - (double) x);
+        if (dc < db || (dc == db && (c & 1) == 0)) {
+          best = c;
+        }
+      }
+      assertEquals((byte) best, Quantization.encodeE4m3(x), "x = " + x);
+    }
+  }
+
+  @Test
   void bytesPerTokenAndByteSize() {
     assertEquals(128, DType.INT8.bytesPerToken(128));
     assertEquals(16, DType.BINARY.bytesPerToken(128));

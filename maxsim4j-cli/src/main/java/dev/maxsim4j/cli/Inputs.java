@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
@@ -13,22 +14,25 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Turns embedding, mask and offsets files into token batches: padded {@code [N, L, d]} (or {@code [L, d]},
- * or {@code [B, K, L, d]}) with an optional mask, or packed {@code [T, d]} with offsets {@code [N+1]}.
+ * Turns embedding, mask, offsets and scales files into token batches: padded {@code [N, L, d]} (or
+ * {@code [L, d]}, or {@code [B, K, L, d]}) with an optional mask, or packed {@code [T, d]} with offsets
+ * {@code [N+1]}; float, int8, fp8 or packed-bit tokens, the quantized ones with optional per-token scales.
  */
 final class Inputs {
   /** Default tensor names in a .safetensors file, as {@code encode} writes them. */
   static final String EMBEDDINGS = "embeddings";
   static final String MASK = "mask";
   static final String OFFSETS = "offsets";
+  static final String SCALES = "scales";
 
   /** The options that describe one side (queries or documents). */
-  record Options(String what, String embeddings, String tensor, String mask, String maskTensor, String offsets) {}
+  record Options(String what, String embeddings, String tensor, String mask, String maskTensor, String offsets,
+      String scales, String scaleTensor, String bits) {}
 
   static final Options QUERIES = new Options("queries", "--queries", "--queries-tensor", "--query-mask",
-      "--query-mask-tensor", "--query-offsets");
+      "--query-mask-tensor", "--query-offsets", "--query-scales", "--queries-scale-tensor", "--queries-bits");
   static final Options DOCS = new Options("docs", "--docs", "--docs-tensor", "--doc-mask", "--doc-mask-tensor",
-      "--doc-offsets");
+      "--doc-offsets", "--doc-scales", "--docs-scale-tensor", "--docs-bits");
 
   /** A batch, the shape of the embeddings it came from, and every file it read. */
   record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files) {}
@@ -44,7 +48,8 @@ final class Inputs {
 
   /**
    * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the
-   * kernels' fastest paths read; larger ones are scored straight from the mapped file.
+   * kernels' fastest paths read; larger ones are scored straight from the mapped file. Quantized tokens stay
+   * in their stored bytes either way.
    */
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
     String path = a.require(o.embeddings());
@@ -58,6 +63,9 @@ final class Inputs {
     String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
     NdArray emb = safetensors ? SafeTensors.read(file, embName) : Npy.read(file);
     List<Path> files = new ArrayList<>(List.of(file));
+    int bits = a.intValue(o.bits(), 0, 1);
+    DType dtype = TokenType.dtype(o, emb, bits);
+    requireRank(o.what(), emb);
 
     String maskPath = a.get(o.mask());
     String maskTensor = a.get(o.maskTensor());
@@ -91,10 +99,45 @@ final class Inputs {
     }
     NdArray offsets = offsetsPath == null ? null : read(o.offsets(), offsetsPath, null, o.offsets(), OFFSETS, files);
 
+    NdArray scales = scales(a, o, path, safetensors, names, embName, emb, dtype, files);
+    TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
+        scales == null ? null : TokenType.scales(o.what(), scales, emb));
     TokenBatch batch = offsets != null
-        ? packed(o.what(), emb, offsets, mask, heapElements)
-        : padded(o.what(), emb, mask, heapElements);
+        ? packed(o.what(), emb, type, offsets, mask, heapElements)
+        : padded(o.what(), emb, type, mask, heapElements);
     return new Loaded(batch, emb, files);
+  }
+
+  /**
+   * The scales of quantized embeddings: from {@code o.scales()} FILE (and {@code o.scaleTensor()}), or the
+   * {@code scales} tensor beside {@code embeddings} in a .safetensors file; null when there are none.
+   */
+  private static NdArray scales(Args a, Options o, String path, boolean safetensors, List<String> names,
+      String embName, NdArray emb, DType dtype, List<Path> files) throws IOException {
+    String scalesPath = a.get(o.scales());
+    String scaleTensor = a.get(o.scaleTensor());
+    if (scalesPath == null && scaleTensor != null) {
+      if (!safetensors) {
+        throw new UsageException("score: " + o.scaleTensor() + " needs " + o.scales() + " FILE (it defaults to the"
+            + " embeddings file only when that is a .safetensors file, and " + path + " is not)");
+      }
+      scalesPath = path;
+    }
+    if (scalesPath != null && !dtype.isQuantized()) {
+      throw new UsageException("score: " + (a.get(o.scaleTensor()) != null ? o.scaleTensor() : o.scales())
+          + " is for int8, float8_e4m3fn or packed-bit embeddings, but " + o.what() + " " + emb.source() + " holds "
+          + emb.type() + "; expected quantized embeddings (I8, F8_E4M3, U8) or no scales");
+    }
+    if (scalesPath == null && safetensors && EMBEDDINGS.equals(embName) && names.contains(SCALES)) {
+      if (!dtype.isQuantized()) {
+        // scales beside float embeddings would be ignored: the file is not what it seems
+        throw new IllegalArgumentException(o.what() + " " + path + " holds a 'scales' tensor, but its embeddings "
+            + emb.source() + " hold " + emb.type() + "; expected scales only beside I8, F8_E4M3 or U8 embeddings");
+      }
+      scalesPath = path;
+      scaleTensor = SCALES;
+    }
+    return scalesPath == null ? null : read(o.scales(), scalesPath, scaleTensor, o.scaleTensor(), SCALES, files);
   }
 
   /**
@@ -142,15 +185,16 @@ final class Inputs {
     return SafeTensors.read(file, pick(tensor, SafeTensors.names(file), fallback));
   }
 
-  /** A padded batch; a mask that only trims each row's tail becomes per-row lengths, which kernels skip. */
+  /** A padded batch of float tokens (see below). */
   static TokenBatch padded(String what, NdArray emb, NdArray mask, long heapElements) {
-    emb.dtype();
+    return padded(what, emb, TokenType.floating(what, emb), mask, heapElements);
+  }
+
+  /** A padded batch; a mask that only trims each row's tail becomes per-row lengths, which kernels skip. */
+  static TokenBatch padded(String what, NdArray emb, TokenType type, NdArray mask, long heapElements) {
+    requireRank(what, emb);
     int rank = emb.rank();
-    if (rank < 2 || rank > 4) {
-      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
-          + "; expected [N, L, d]" + (rank == 4 ? "" : " (or [L, d], or [B, K, L, d] for candidates)"));
-    }
-    int d = emb.dim(rank - 1);
+    int d = type.dim();
     int l = emb.dim(rank - 2);
     requireDim(what, emb, d);
     long rows = 1;
@@ -163,7 +207,11 @@ final class Inputs {
     }
     int n = (int) rows;
     TokenBatch b;
-    if (emb.elements() > heapElements) {
+    if (type.dtype().isQuantized()) {
+      b = emb.elements() > heapElements
+          ? TokenBatch.fromMemorySegment(emb.segment(), type.dtype(), type.scales(), n, l, d)
+          : TokenBatch.ofBytes(type.dtype(), emb.bytes(), type.scales(), n, l, d);
+    } else if (emb.elements() > heapElements) {
       b = TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
     } else {
       float[] floats = emb.floats();
@@ -180,6 +228,14 @@ final class Inputs {
     boolean[] flags = flags(what, mask);
     int[] lengths = trailingLengths(flags, n, l);
     return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
+  }
+
+  private static void requireRank(String what, NdArray emb) {
+    int rank = emb.rank();
+    if (rank < 2 || rank > 4) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
+          + "; expected [N, L, d]" + (rank == 4 ? "" : " (or [L, d], or [B, K, L, d] for candidates)"));
+    }
   }
 
   /** A token vector needs at least one component; the library's message would not name the file. */
@@ -209,18 +265,22 @@ final class Inputs {
   }
 
   /** A packed batch: tokens {@code [T, d]}, rows delimited by {@code offsets [N+1]}, mask {@code [T]}. */
-  static TokenBatch packed(String what, NdArray emb, NdArray offsets, NdArray mask, long heapElements) {
-    emb.dtype();
+  static TokenBatch packed(String what, NdArray emb, TokenType type, NdArray offsets, NdArray mask,
+      long heapElements) {
     long tokens = emb.shape()[0];
     if (tokens > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(what + " " + emb.source() + " holds " + tokens
           + " tokens; at most 2^31-1 tokens are supported");
     }
     int[] starts = offsets(what, offsets, tokens);
-    int d = emb.dim(1);
+    int d = type.dim();
     requireDim(what, emb, d);
     TokenBatch b;
-    if (emb.elements() > heapElements) {
+    if (type.dtype().isQuantized()) {
+      b = emb.elements() > heapElements
+          ? TokenBatch.packedFromMemorySegment(emb.segment(), type.dtype(), type.scales(), starts, d)
+          : TokenBatch.packedBytes(type.dtype(), emb.bytes(), type.scales(), starts, d);
+    } else if (emb.elements() > heapElements) {
       b = TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
     } else {
       float[] floats = emb.floats();

@@ -22,6 +22,7 @@ public final class Main {
         search  rank a folder's files against a query
         rerank  order given candidate texts against a query
         score   MaxSim of query and document embeddings from .npy / .safetensors files
+        quantize  float token embeddings -> int8, fp8 or 1-bit tokens with per-token scales
         train-example  train a 384 -> 128 projection with the in-batch contrastive loss
                 [--steps N] [--batch B] [--seed S] [--lr X] [--naive] [--backend NAME]
         help    this text
@@ -43,7 +44,7 @@ public final class Main {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
         for (String usage : new String[] {DemoCommand.USAGE, EncodeCommand.USAGE, IndexCommand.USAGE,
-            SearchCommand.USAGE, RerankCommand.USAGE, ScoreCommand.USAGE}) {
+            SearchCommand.USAGE, RerankCommand.USAGE, ScoreCommand.USAGE, QuantizeCommand.USAGE}) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
@@ -56,9 +57,10 @@ public final class Main {
         case "search" -> SearchCommand.run(args, out, err);
         case "rerank" -> RerankCommand.run(args, out, err);
         case "score" -> ScoreCommand.run(args, out);
+        case "quantize" -> QuantizeCommand.run(args, out);
         case "train-example" -> TrainExample.run(args, out);
         default -> throw new UsageException("unknown command '" + args[0]
-            + "'; expected demo, encode, index, search, rerank, score, train-example or help"
+            + "'; expected demo, encode, index, search, rerank, score, quantize, train-example or help"
             + (args[0].equals("bench") || args[0].equals("plot") ? " (the benchmarks: ./maxsim4j bench)" : ""));
       };
     });

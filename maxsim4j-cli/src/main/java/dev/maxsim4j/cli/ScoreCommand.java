@@ -26,8 +26,15 @@ final class ScoreCommand {
             [--pairwise] [--top-k K --out-run run.tsv] [--normalize]
             [--query-offsets QO] [--doc-offsets DO]
             [--queries-tensor NAME] [--docs-tensor NAME] [--query-mask-tensor NAME] [--doc-mask-tensor NAME]
+            [--docs-scale-tensor NAME] [--doc-scales S] [--docs-bits D]   (the same for queries:
+            --queries-scale-tensor, --query-scales, --queries-bits)
             [--backend auto|reference|scalar|vector] [--threads N]
-        Q, D: .npy (float32/float16) or .safetensors (F32/F16/BF16): padded [N, L, d], D may be [B, K, L, d]
+        Q, D: .npy (float32/float16, int8; uint8 packed bits) or .safetensors (F32/F16/BF16, I8, F8_E4M3; U8
+        packed bits): packed bits need --docs-bits D / --queries-bits D (the last axis holds ceil(D/8) bytes,
+        most significant bit first, bit 1 = +1, bit 0 = -1).
+        Quantized tokens may have fp32 scales (value = scale x stored value; none = 1): [N, L] padded, [T]
+        packed, the tensor "scales" beside "embeddings" (as quantize writes it) or --docs-scale-tensor /
+        --doc-scales. Layouts: padded [N, L, d], D may be [B, K, L, d]
         (candidates), or packed [T, d] with offsets [N+1] (int32/int64, like cu_seqlens; row i is tokens
         offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
         file the tensor "offsets" beside the embeddings. Masks: bool/uint8 [N, L] (packed: [T]); a
@@ -43,7 +50,8 @@ final class ScoreCommand {
     Args a = new Args("score", argv, 1,
         Set.of("--queries", "--docs", "--query-mask", "--doc-mask", "--out", "--top-k", "--out-run",
             "--query-offsets", "--doc-offsets", "--queries-tensor", "--docs-tensor", "--query-mask-tensor",
-            "--doc-mask-tensor", "--backend", "--threads"),
+            "--doc-mask-tensor", "--query-scales", "--doc-scales", "--queries-scale-tensor", "--docs-scale-tensor",
+            "--queries-bits", "--docs-bits", "--backend", "--threads"),
         Set.of("--pairwise", "--normalize", "--verbose"));
     boolean topK = a.get("--top-k") != null;
     if (topK && a.get("--out-run") == null) {

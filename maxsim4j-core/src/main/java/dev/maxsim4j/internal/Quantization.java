@@ -105,30 +105,13 @@ public final class Quantization {
     if (a >= E4M3_MAX) {
       return (byte) (sign | 0x7e);
     }
-    // the non-negative finite codes 0..0x7e are increasing in value: find the two around a
-    int lo = 0;
-    int hi = 0x7e;
-    while (hi - lo > 1) {
-      int mid = (lo + hi) >>> 1;
-      if (E4M3[mid] <= a) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
+    if (a < 0x1p-6f) {
+      // subnormal: m x 2^-9, m = 8 being the smallest normal, whose code is 8 too (scaling by 2^9 is exact)
+      return (byte) (sign | (int) Math.rint(a * 512f));
     }
-    float below = E4M3[lo];
-    float above = E4M3[hi];
-    int code;
-    if (a - below < above - a) {
-      code = lo;
-    } else if (a - below > above - a) {
-      code = hi;
-    } else {
-      code = (lo & 1) == 0 ? lo : hi;
-    }
-    if (a == below) {
-      code = lo;
-    }
-    return (byte) (sign | code);
+    int e = Math.getExponent(a);
+    // the mantissa rounded to 3 bits, ties to even; 16 carries into the next exponent, as the code does
+    int m = (int) Math.rint(Math.scalb(a, 3 - e));
+    return (byte) (sign | (((e + 7) << 3) + m - 8));
   }
 }

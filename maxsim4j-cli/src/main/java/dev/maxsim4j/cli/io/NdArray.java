@@ -12,14 +12,14 @@ import java.util.Arrays;
 /**
  * A dense array read from (or to be written to) a file: its element type, shape and little-endian data.
  * Read arrays are views of a memory-mapped file, so a file larger than any Java array can be scored
- * without a copy; {@link #floats()}, {@link #halfs()}, {@link #flags()} and {@link #integers()} copy onto
- * the heap when an array is wanted.
+ * without a copy; {@link #floats()}, {@link #halfs()}, {@link #bytes()}, {@link #flags()} and
+ * {@link #integers()} copy onto the heap when an array is wanted.
  */
 public final class NdArray {
   /** The element types the readers accept; others are refused by name when the file is read. */
   public enum ElementType {
     F32("float32", 4), F16("float16", 2), BF16("bfloat16", 2), BOOL("bool", 1), U8("uint8", 1),
-    I32("int32", 4), I64("int64", 8);
+    I8("int8", 1), F8_E4M3("float8_e4m3fn", 1), I32("int32", 4), I64("int64", 8);
 
     private final String numpyName;
     private final int width;
@@ -195,6 +195,19 @@ public final class NdArray {
     short[] s = new short[heapCount()];
     MemorySegment.copy(data, LE_SHORT, 0, s, 0, s.length);
     return s;
+  }
+
+  /** The raw bytes of an array of one-byte elements (int8, float8, uint8, bool); null for other types. */
+  public byte[] bytes() {
+    if (type.width != 1) {
+      return null;
+    }
+    if (flags != null) {
+      return segment().toArray(ValueLayout.JAVA_BYTE);
+    }
+    byte[] b = new byte[heapCount()];
+    MemorySegment.copy(data, ValueLayout.JAVA_BYTE, 0, b, 0, b.length);
+    return b;
   }
 
   /** Nonzero elements of a bool or uint8 array; null for other types. */

@@ -11,7 +11,7 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * NumPy {@code .npy} files (format versions 1-3) in C order: reads little-endian float32, float16, bool,
- * uint8, int32 and int64 as a view of the memory-mapped file and refuses every other dtype by name;
+ * uint8, int8, int32 and int64 as a view of the memory-mapped file and refuses every other dtype by name;
  * writes the same types.
  */
 public final class Npy {

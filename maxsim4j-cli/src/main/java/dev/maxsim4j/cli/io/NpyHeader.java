@@ -53,8 +53,8 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
     return new NpyHeader(type(descr, file), shape);
   }
 
-  private static final String ACCEPTED = "float32 '<f4', float16 '<f2', bool '|b1', uint8 '|u1', int32 '<i4'"
-      + " or int64 '<i8'";
+  private static final String ACCEPTED = "float32 '<f4', float16 '<f2', bool '|b1', uint8 '|u1', int8 '|i1',"
+      + " int32 '<i4' or int64 '<i8'";
 
   /** The element type of a dtype string, or an IllegalArgumentException naming the dtype. */
   static NdArray.ElementType type(String descr, String file) {
@@ -69,6 +69,7 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
           case "f2": return NdArray.ElementType.F16;
           case "b1": return NdArray.ElementType.BOOL;
           case "u1": return NdArray.ElementType.U8;
+          case "i1": return NdArray.ElementType.I8;
           case "i4": return NdArray.ElementType.I32;
           case "i8": return NdArray.ElementType.I64;
           default: break;
@@ -117,9 +118,12 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
       case F16 -> "<f2";
       case BOOL -> "|b1";
       case U8 -> "|u1";
+      case I8 -> "|i1";
       case I32 -> "<i4";
       case I64 -> "<i8";
       case BF16 -> throw new IllegalArgumentException("bfloat16 has no .npy dtype; write .safetensors instead");
+      case F8_E4M3 -> throw new IllegalArgumentException("float8_e4m3fn has no .npy dtype; write .safetensors"
+          + " instead");
     };
   }
 

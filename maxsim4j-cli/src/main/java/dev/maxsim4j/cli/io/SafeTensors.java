@@ -16,7 +16,8 @@ import java.util.Map;
 /**
  * {@code .safetensors} files: an 8-byte little-endian header length, a JSON header naming each tensor's
  * dtype, shape and byte range, then the data. The header is validated in full; tensors of F32, F16, BF16,
- * BOOL, U8, I32 and I64 are read as views of the memory-mapped file, other dtypes are refused by name.
+ * BOOL, U8, I8, F8_E4M3, I32 and I64 are read as views of the memory-mapped file, other dtypes are refused by
+ * name.
  */
 public final class SafeTensors {
   private SafeTensors() {}
@@ -50,10 +51,12 @@ public final class SafeTensors {
       case "BF16" -> NdArray.ElementType.BF16;
       case "BOOL" -> NdArray.ElementType.BOOL;
       case "U8" -> NdArray.ElementType.U8;
+      case "I8" -> NdArray.ElementType.I8;
+      case "F8_E4M3" -> NdArray.ElementType.F8_E4M3;
       case "I32" -> NdArray.ElementType.I32;
       case "I64" -> NdArray.ElementType.I64;
       default -> throw new IllegalArgumentException(source + " has dtype " + MiniJson.quote(t.dtype())
-          + "; expected F32, F16, BF16, BOOL, U8, I32 or I64");
+          + "; expected F32, F16, BF16, BOOL, U8, I8, F8_E4M3, I32 or I64");
     };
     return NdArray.ofSegment(source, type, t.shape(),
         all.asSlice(header.dataStart() + t.begin(), t.end() - t.begin()));

@@ -169,6 +169,8 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
       case BF16 -> "BF16";
       case BOOL -> "BOOL";
       case U8 -> "U8";
+      case I8 -> "I8";
+      case F8_E4M3 -> "F8_E4M3";
       case I32 -> "I32";
       case I64 -> "I64";
     };

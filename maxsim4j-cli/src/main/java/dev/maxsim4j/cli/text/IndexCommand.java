@@ -11,27 +11,31 @@ import java.util.Set;
 /** {@code index}: encodes a folder of text files into its {@code .maxsim4j/} index (only what changed). */
 public final class IndexCommand {
   public static final String USAGE = """
-      index --dir FOLDER
+      index --dir FOLDER [--store bf16|int8|binary]
         Token embeddings of every .txt/.md file under FOLDER, stored in FOLDER/.maxsim4j/ and reused:
         only new or changed files are encoded again. Each file is cut into passages of at most 160 words
         (and 1,200 characters), each repeating the last 32 words of the one before; each passage is scored
         on its own. Files that are not UTF-8 text (invalid bytes, NUL bytes) or cannot be read are skipped
         and named on stderr. A damaged index is rebuilt, with a warning. A folder with no .txt or .md
-        file is an error.""";
+        file is an error. --store: how the token vectors are kept: bf16 (2 bytes per dimension, the default
+        for a new index), int8 (1 byte per dimension + a scale per token) or binary (1 bit per dimension + a
+        scale per token); without it an index keeps its store; another store rebuilds the index.""";
 
   private IndexCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
-    Args a = new Args("index", argv, 1, Set.of("--dir"), Set.of());
+    Args a = new Args("index", argv, 1, Set.of("--dir", "--store"), Set.of());
+    Store store = Store.parse("index", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
-      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err);
+      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, store);
       warnings.finish();
       int files = index.entries().size();
-      out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused, %d skipped), %d passages, %d tokens, in %s%n",
-          files, index.encoded(), files - index.encoded(), index.skipped(), index.rows().size(),
-          index.rows().offsets()[index.rows().size()], TextFiles.shown(folder.resolve(TextIndex.FOLDER)));
+      out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused, %d skipped), %d passages, %d tokens, in %s"
+          + " (%s, %s tokens)%n", files, index.encoded(), files - index.encoded(), index.skipped(),
+          index.rows().size(), index.rows().offsets()[index.rows().size()],
+          TextFiles.shown(folder.resolve(TextIndex.FOLDER)), index.size(), index.store());
     }
     return 0;
   }

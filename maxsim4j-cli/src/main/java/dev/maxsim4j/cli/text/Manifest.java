@@ -14,24 +14,35 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The text index's list of files: a version line; the name of the tokens file it goes with, its token count
- * and the CRC-32C of its token bits (so that a damaged tokens file is rebuilt, never scored); then one line per
- * file ({@code file}, bytes, modification time in ms, its passages as {@code line:tokens} separated by commas,
+ * The text index's list of files: a version line naming how the tokens are stored; the name of the tokens
+ * file it goes with, its token count and the CRC-32C of its stored tokens (so that a damaged tokens file is
+ * rebuilt, never scored); then one line per file ({@code file}, bytes, modification time in ms, its passages as {@code line:tokens} separated by commas,
  * and the path relative to the folder, escaped by {@link Names}).
  */
 final class Manifest {
   static final String HEADER = "# maxsim4j text index v2: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
+
+  /** The version line of an index of {@code store} tokens (bf16's is the one indexes had before other stores). */
+  static String header(Store store) {
+    return HEADER.replace(", bf16, ", ", " + store + ", ");
+  }
   private static final String TOKENS_NAME = "tokens-[0-9a-f]{1,32}\\.safetensors";
 
   /** What a manifest says: the tokens file beside it, its token count and checksum, and the files in order. */
-  record Contents(String tokensFile, long tokens, long checksum, List<Entry> entries) {}
+  record Contents(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {}
 
   private Manifest() {}
 
   /** Parses a manifest; anything it does not expect is an IllegalArgumentException saying what and where. */
   static Contents read(Path file) throws IOException {
     List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-    if (lines.isEmpty() || !lines.get(0).equals(HEADER)) {
+    Store store = null;
+    for (Store s : Store.values()) {
+      if (!lines.isEmpty() && lines.get(0).equals(header(s))) {
+        store = s;
+      }
+    }
+    if (store == null) {
       throw new IllegalArgumentException("it was written by another version of maxsim4j or is not an index");
     }
     String[] head = lines.size() > 1 ? lines.get(1).split("\t", -1) : new String[0];
@@ -79,7 +90,7 @@ final class Manifest {
     if (sum != tokens) {
       throw new IllegalArgumentException("its passages hold " + sum + " tokens, its header says " + tokens);
     }
-    return new Contents(head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
+    return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
   }
 
   private static long number(String s, int line) {
@@ -89,8 +100,8 @@ final class Manifest {
     return Long.parseLong(s);
   }
 
-  static String format(String tokensFile, long tokens, long checksum, List<Entry> entries) {
-    StringBuilder out = new StringBuilder(Manifest.HEADER).append('\n');
+  static String format(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {
+    StringBuilder out = new StringBuilder(header(store)).append('\n');
     out.append("tokens\t").append(tokensFile).append('\t').append(tokens).append('\t')
         .append(String.format(Locale.ROOT, "%08x", checksum)).append('\n');
     for (Entry e : entries) {

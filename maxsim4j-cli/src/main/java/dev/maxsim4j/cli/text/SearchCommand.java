@@ -19,15 +19,18 @@ import java.util.stream.IntStream;
 /** {@code search}: the files of a folder that best match a query, by MaxSim over token embeddings. */
 public final class SearchCommand {
   public static final String USAGE = """
-      search --dir FOLDER --query TEXT [--k 5] [--backend NAME]
+      search --dir FOLDER --query TEXT [--k 5] [--backend NAME] [--store bf16|int8|binary]
         Brings FOLDER's index up to date (see index), then ranks its files against the query: a file's score
         is that of its best passage (the mean over query tokens of the best cosine with any token of the
-        passage); prints FILE:LINE of that passage and its start. Skipped files are named on stderr.""";
+        passage); prints FILE:LINE of that passage and its start. Skipped files are named on stderr.
+        --store as for index (without it the index keeps its store).""";
 
   private SearchCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
-    Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--k", "--backend"), Set.of("--verbose"));
+    Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--k", "--backend", "--store"),
+        Set.of("--verbose"));
+    Store store = Store.parse("search", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
     String query = a.require("--query");
     if (query.isBlank()) {
@@ -37,7 +40,7 @@ public final class SearchCommand {
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
-      TextIndex index = TextIndex.update(folder, encoder, false, warnings, err);
+      TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store);
       TokenBatch q = encoder.encode(query);
       long t0 = System.nanoTime();
       float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
@@ -55,9 +58,10 @@ public final class SearchCommand {
           .sorted(Comparator.<Integer>comparingDouble(e -> -scores[best[e]]).thenComparingInt(e -> e))
           .mapToInt(Integer::intValue).toArray();
       warnings.finish();
-      out.printf(Locale.ROOT, "%d files, %d passages (%d files encoded now, %d skipped), query of %d tokens, "
-          + "scored in %.1f ms (%s, first call: JIT cold)%n", entries.size(), scores.length, index.encoded(),
-          index.skipped(), q.length(0), ms, maxSim.backendName());
+      out.printf(Locale.ROOT, "%d files, %d passages (%d files encoded now, %d skipped), index %s (%s tokens),"
+          + " query of %d tokens, scored in %.1f ms (%s, first call: JIT cold)%n", entries.size(), scores.length,
+          index.encoded(), index.skipped(), index.size(), index.store(), q.length(0), ms,
+          maxSim.backendName());
       out.printf(Locale.ROOT, "%4s  %6s  %s%n", "rank", "score", "file:line  passage");
       for (int r = 0; r < Math.min(k, order.length); r++) {
         int row = best[order[r]];

@@ -1,15 +1,12 @@
 package dev.maxsim4j.cli.text;
 
-import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
-import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -19,11 +16,9 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.zip.CRC32C;
 
 /**
  * The token embeddings of a folder of text files, kept on disk in {@code FOLDER/.maxsim4j/} and reused: a
@@ -31,14 +26,15 @@ import java.util.zip.CRC32C;
  * {@link Passages}; each passage is one row of {@link #documents()}.
  *
  * <p>Layout: {@code manifest.tsv} (see {@link Manifest}) and the tokens file it names,
- * {@code tokens-HEX.safetensors} (tensor {@code tokens}, BF16 {@code [T, 384]}, the passages' tokens in
- * manifest order). Both are written under temporary names and moved into place, the manifest last, so that a
- * run cut short leaves the previous index whole. A damaged index is rebuilt, with a warning.
+ * {@code tokens-HEX.safetensors} (the passages' tokens in manifest order, as {@link StoredTokens} describes:
+ * bf16, or int8 / 1-bit codes with per-token scales, the {@link Store} the manifest names). Both are
+ * written under temporary names and moved into place, the manifest last, so that a run cut short leaves
+ * the previous index whole. A damaged index is rebuilt, with a warning.
  */
 public final class TextIndex {
   public static final String FOLDER = ".maxsim4j";
   private static final String MANIFEST = "manifest.tsv";
-  /** The most tokens one index holds: it keeps its bf16 tokens in one Java array (the writer streams them). */
+  /** The most tokens one index holds: it keeps its tokens in one Java array (the writer streams them). */
   static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
   private static final int DIM = MiniLmTokenEncoder.DIM;
 
@@ -58,12 +54,14 @@ public final class TextIndex {
   private final int[] rowPassage;
   private final int encoded;
   private final int skipped;
+  private final long bytes;
 
-  private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped) {
+  private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped, long bytes) {
     this.entries = entries;
     this.rows = rows;
     this.encoded = encoded;
     this.skipped = skipped;
+    this.bytes = bytes;
     this.rowEntry = new int[rows.size()];
     this.rowPassage = new int[rows.size()];
     for (int e = 0, row = 0; e < entries.size(); e++) {
@@ -78,7 +76,7 @@ public final class TextIndex {
     return entries;
   }
 
-  /** One packed bf16 row per passage, the files' passages in order. */
+  /** One packed row per passage, the files' passages in order, in the index's store type. */
   public TokenBatch documents() {
     return rows.slice(0, rows.size());
   }
@@ -107,12 +105,28 @@ public final class TextIndex {
     return skipped;
   }
 
+  /** How the tokens are stored. */
+  public Store store() {
+    return rows.tokens().store();
+  }
+
+  /** Bytes of the index on disk (its tokens file and manifest); 0 when it could not be saved. */
+  public long bytes() {
+    return bytes;
+  }
+
+  /** {@link #bytes()} for people. */
+  public String size() {
+    return bytes == 0 ? "not saved" : Sizes.of(bytes);
+  }
+
   /**
    * Brings the index of {@code folder} up to date (encoding new and changed files) and loads it. With
    * {@code mustSave}, an index that cannot be written is an error; without, a warning (the search goes on).
+   * {@code store} null keeps the index's store (bf16 for a new one); another store than the index's rebuilds it.
    */
   public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, boolean mustSave, Warnings warnings,
-      PrintStream err) throws IOException {
+      PrintStream err, Store store) throws IOException {
     List<Path> files = TextFiles.under(folder, warnings);
     if (files.isEmpty()) {
       throw new IllegalArgumentException("no .txt or .md files under " + folder);
@@ -122,6 +136,13 @@ public final class TextIndex {
       throw new IllegalArgumentException(dir + " is a file, where the index folder belongs; remove or rename it");
     }
     Stored old = Stored.load(dir, warnings);
+    if (store == null) {
+      store = old.store == null ? Store.BF16 : old.store;
+    } else if (old.tokens != null && old.store != store) {
+      warnings.warn("the index in " + TextFiles.shown(dir) + " stores " + old.store + " tokens; rebuilding"
+          + " it with " + store + " tokens (--store " + store + ")");
+      old = Stored.NONE;
+    }
 
     List<Entry> entries = new ArrayList<>();
     List<Integer> freshEntries = new ArrayList<>();
@@ -182,7 +203,7 @@ public final class TextIndex {
       if (!texts.isEmpty()) {
         Progress progress = new Progress(err, "encoding " + texts.size() + " passages of " + freshEntries.size()
             + " new or changed files");
-        encoded = PackedRows.encode(encoder, texts, progress);
+        encoded = PackedRows.encode(encoder, texts, progress, store);
         progress.done();
       }
       // fill in the fresh entries' token counts, then assemble the rows in file order
@@ -198,15 +219,15 @@ public final class TextIndex {
       checkSize(folder, total, tmp);
       int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
       int[] offsets = new int[rows + 1];
-      short[] bits = new short[(int) total * DIM];
+      StoredTokens tokens = StoredTokens.allocate(store, (int) total, DIM);
       for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
         Entry entry = entries.get(e);
         boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
         int at = entry.passages().isEmpty() ? 0 : isFresh ? encoded.offsets()[freshRow] : old.start.get(entry.path());
-        short[] from = !isFresh ? old.tokens : encoded == null ? null : encoded.bf16(); // null: no passages
+        StoredTokens from = !isFresh ? old.tokens : encoded == null ? null : encoded.tokens(); // null: no passages
         for (Span s : entry.passages()) {
           offsets[row + 1] = offsets[row] + s.tokens();
-          System.arraycopy(from, at * DIM, bits, offsets[row] * DIM, s.tokens() * DIM);
+          from.copyTo(at, tokens, offsets[row], s.tokens());
           at += s.tokens();
           row++;
         }
@@ -216,14 +237,15 @@ public final class TextIndex {
         }
       }
       List<Entry> list = List.copyOf(entries);
+      long bytes = changed ? 0 : old.bytes;
       if (tmp != null) {
         try {
-          write(dir, tmp, list, total, bits);
+          bytes = write(dir, tmp, list, total, tokens);
         } catch (IOException e) {
           cannotSave(dir, e, mustSave, warnings);
         }
       }
-      return new TextIndex(list, new PackedRows(bits, offsets, DIM), freshEntries.size(), skipped);
+      return new TextIndex(list, new PackedRows(tokens, offsets), freshEntries.size(), skipped, bytes);
     } catch (RuntimeException | Error e) {
       deleteQuietly(tmp); // a failed run leaves no temporary file behind
       throw e;
@@ -268,17 +290,19 @@ public final class TextIndex {
         + "); going on without saving it");
   }
 
-  private static void write(Path dir, Path tmp, List<Entry> entries, long total, short[] bits) throws IOException {
+  /** Writes the tokens file and then the manifest; returns their bytes together. */
+  private static long write(Path dir, Path tmp, List<Entry> entries, long total, StoredTokens tokens)
+      throws IOException {
     String name = "tokens-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".safetensors";
     Path manifestTmp = null;
+    long bytes;
     try {
-      Map<String, NdArray> tensors = new LinkedHashMap<>();
-      tensors.put("tokens", new NdArray("tokens", NdArray.ElementType.BF16, new long[] {total, DIM}, null, bits,
-          null));
-      SafeTensors.write(tmp, tensors);
+      SafeTensors.write(tmp, tokens.tensors());
       Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
       manifestTmp = Files.createTempFile(dir, "manifest-", ".tmp");
-      Files.writeString(manifestTmp, Manifest.format(name, total, checksum(bits), entries));
+      String manifest = Manifest.format(tokens.store(), name, total, tokens.checksum(), entries);
+      Files.writeString(manifestTmp, manifest);
+      bytes = Files.size(dir.resolve(name)) + Files.size(manifestTmp);
       Files.move(manifestTmp, dir.resolve(MANIFEST), StandardCopyOption.REPLACE_EXISTING,
           StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException | RuntimeException e) {
@@ -295,21 +319,7 @@ public final class TextIndex {
         }
       }
     }
-  }
-
-  /** CRC-32C of the bits as stored (little-endian). */
-  static long checksum(short[] bits) {
-    CRC32C crc = new CRC32C();
-    ByteBuffer buffer = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
-    for (int at = 0; at < bits.length; ) {
-      int n = Math.min(bits.length - at, buffer.capacity() / 2);
-      buffer.clear();
-      buffer.asShortBuffer().put(bits, at, n);
-      buffer.limit(2 * n);
-      crc.update(buffer);
-      at += n;
-    }
-    return crc.getValue();
+    return bytes;
   }
 
   private static void deleteQuietly(Path p) {
@@ -322,29 +332,29 @@ public final class TextIndex {
     }
   }
 
-  /** The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable. */
-  private record Stored(Map<String, Entry> entries, Map<String, Integer> start, short[] tokens, String tokensFile) {
-    static final Stored NONE = new Stored(Map.of(), Map.of(), new short[0], null);
+  /**
+   * The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable,
+   * except its store when its manifest names one, so that a rebuilt index keeps it.
+   */
+  private record Stored(Map<String, Entry> entries, Map<String, Integer> start, StoredTokens tokens,
+      String tokensFile, long bytes, Store store) {
+    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null);
 
     static Stored load(Path dir, Warnings warnings) {
       Path manifest = dir.resolve(MANIFEST);
       if (!Files.exists(manifest)) {
         return NONE;
       }
+      Store store = null;
       try {
         Manifest.Contents c = Manifest.read(manifest);
+        store = c.store();
         Path tokensFile = dir.resolve(c.tokensFile());
         if (!Files.isRegularFile(tokensFile)) {
           throw new IllegalArgumentException("its tokens file " + c.tokensFile() + " is missing");
         }
-        NdArray stored = SafeTensors.read(tokensFile, "tokens");
-        if (stored.type() != NdArray.ElementType.BF16 || stored.rank() != 2 || stored.shape()[1] != DIM
-            || stored.shape()[0] != c.tokens()) {
-          throw new IllegalArgumentException("its tokens are " + stored.type() + " " + stored.shapeString()
-              + "; expected BF16 [" + c.tokens() + ", " + DIM + "]");
-        }
-        short[] tokens = stored.halfs(); // a copy of the mapped file: made once
-        if (checksum(tokens) != c.checksum()) {
+        StoredTokens tokens = StoredTokens.read(tokensFile, c.store(), c.tokens(), DIM);
+        if (tokens.checksum() != c.checksum()) {
           throw new IllegalArgumentException("its tokens do not match their checksum");
         }
         Map<String, Entry> entries = new HashMap<>();
@@ -355,11 +365,12 @@ public final class TextIndex {
           start.put(e.path(), at);
           at += (int) e.tokens();
         }
-        return new Stored(entries, start, tokens, c.tokensFile());
+        return new Stored(entries, start, tokens, c.tokensFile(), Files.size(tokensFile) + Files.size(manifest),
+            store);
       } catch (IOException | RuntimeException e) {
         String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
         warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it");
-        return NONE;
+        return new Stored(Map.of(), Map.of(), null, null, 0, store);
       }
     }
 

@@ -43,8 +43,10 @@ class NpyTest {
   void unsupportedDtypesAreRefusedByName() throws IOException {
     String m = refusal(npy(dict("<u2", "(2, 2)"), new byte[8]));
     assertTrue(m.contains("'<u2 (uint16)'"), m);
-    m = refusal(npy(dict("|i1", "(4,)"), new byte[4]));
-    assertTrue(m.contains("'|i1 (int8)'") && !m.contains("boolean"), m);
+    m = refusal(npy(dict("|V1", "(4,)"), new byte[4]));
+    assertTrue(m.contains("'|V1 (raw bytes (void))'") && !m.contains("boolean"), m);
+    m = refusal(npy(dict("<i2", "(4,)"), new byte[8]));
+    assertTrue(m.contains("'<i2 (int16)'"), m);
     m = refusal(npy(dict(">f4", "(1,)"), new byte[4]));
     assertTrue(m.contains("big-endian float32"), m);
     m = refusal(npy(dict("<f8", "(1,)"), new byte[8]));
@@ -86,5 +88,10 @@ class NpyTest {
     byte[] u8 = npy(dict("|u1", "(3,)"), new byte[] {0, 7, 1});
     Path m = Files.write(dir.resolve("m.npy"), u8);
     assertArrayEquals(new boolean[] {false, true, true}, Npy.read(m).flags());
+    Path s8 = Files.write(dir.resolve("s8.npy"), npy(dict("|i1", "(3,)"), new byte[] {-128, 0, 127}));
+    assertEquals(NdArray.ElementType.I8, Npy.read(s8).type());
+    assertArrayEquals(new byte[] {-128, 0, 127}, Npy.read(s8).bytes());
+    Npy.write(s8, Npy.read(s8));
+    assertArrayEquals(new byte[] {-128, 0, 127}, Npy.read(s8).bytes());
   }
 }

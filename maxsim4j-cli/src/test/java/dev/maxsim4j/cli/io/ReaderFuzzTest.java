@@ -45,15 +45,20 @@ class ReaderFuzzTest {
     t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {3},
         java.lang.foreign.MemorySegment.ofArray(new long[] {0, 2, 6})));
     t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {6}, null, null, new boolean[6]));
+    t.put("codes", NdArray.ofSegment("c", NdArray.ElementType.I8, new long[] {2, 3},
+        java.lang.foreign.MemorySegment.ofArray(new byte[] {1, -2, 3, -4, 5, -6})));
+    t.put("fp8", NdArray.ofSegment("f", NdArray.ElementType.F8_E4M3, new long[] {3},
+        java.lang.foreign.MemorySegment.ofArray(new byte[] {0x38, 0x40, (byte) 0xb8})));
     Path f = dir.resolve("valid.safetensors");
     SafeTensors.write(f, t);
     fuzz(Files.readAllBytes(f), "x.safetensors", p -> {
-      for (String name : List.of("embeddings", "offsets", "mask")) {
+      for (String name : List.of("embeddings", "offsets", "mask", "codes", "fp8")) {
         try {
           NdArray a = SafeTensors.read(p, name);
           a.halfs();
           a.integers();
           a.flags();
+          a.bytes();
         } catch (IllegalArgumentException e) {
           assertOneLine(e);
         }

@@ -72,10 +72,19 @@ class SafeTensorsTest {
         java.lang.foreign.MemorySegment.ofArray(new int[] {0, 1, 2})));
     t.put("m", new NdArray("m", NdArray.ElementType.BOOL, new long[] {3}, null, null, new boolean[] {true, false,
         true}));
+    t.put("i8", NdArray.ofSegment("i8", NdArray.ElementType.I8, new long[] {3},
+        java.lang.foreign.MemorySegment.ofArray(new byte[] {-128, 0, 127})));
+    t.put("f8", NdArray.ofSegment("f8", NdArray.ElementType.F8_E4M3, new long[] {1, 2},
+        java.lang.foreign.MemorySegment.ofArray(new byte[] {0x38, (byte) 0xc0})));
     Path f = dir.resolve("t.safetensors");
     SafeTensors.write(f, t);
     assertArrayEquals(new short[] {1, 2, 3, 4}, SafeTensors.read(f, "e").halfs());
     assertArrayEquals(new long[] {0, 1, 2}, SafeTensors.read(f, "o").integers());
     assertArrayEquals(new boolean[] {true, false, true}, SafeTensors.read(f, "m").flags());
+    assertArrayEquals(new byte[] {-128, 0, 127}, SafeTensors.read(f, "i8").bytes());
+    NdArray f8 = SafeTensors.read(f, "f8");
+    assertEquals(NdArray.ElementType.F8_E4M3, f8.type());
+    assertArrayEquals(new byte[] {0x38, (byte) 0xc0}, f8.bytes());
+    assertTrue(Files.readString(f, java.nio.charset.StandardCharsets.ISO_8859_1).contains("\"dtype\":\"F8_E4M3\""));
   }
 }

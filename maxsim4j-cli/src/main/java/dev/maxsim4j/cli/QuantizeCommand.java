@@ -1,0 +1,136 @@
+package dev.maxsim4j.cli;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.SafeTensors;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code quantize}: float token embeddings in a .safetensors file to int8, fp8 or packed bits with per-token
+ * scales, in the layout {@code score} reads. Works through the tokens a slice at a time, so it holds the mapped
+ * input, the output and one slice, never an expanded copy.
+ */
+final class QuantizeCommand {
+  static final String USAGE = """
+      quantize --in E.safetensors [--tensor embeddings] --to int8|fp8|binary --out C.safetensors
+        Quantizes the float tokens of E (F32/F16/BF16, padded [.., L, d] or packed [T, d]) one token at a
+        time: int8 with scale absmax/127, fp8 (e4m3fn) with scale absmax/448, binary (1 bit per dimension,
+        bit 1 = +1 for x >= 0, packed 8 per byte, most significant bit first) with scale mean |x|. Writes
+        "embeddings" (I8, F8_E4M3, or U8 [.., ceil(d/8)]), "scales" F32 (one per token) and copies "mask"
+        and "offsets" if E holds them beside "embeddings"; score reads the result as is (binary: with
+        --docs-bits d / --queries-bits d).""";
+
+  /** Tokens per quantize call: bounds the heap a slice takes while keeping calls few. */
+  static final int SLICE_TOKENS = 16_384;
+
+  private QuantizeCommand() {}
+
+  static int run(String[] argv, PrintStream out) throws IOException {
+    Args a = new Args("quantize", argv, 1, Set.of("--in", "--tensor", "--to", "--out"), Set.of());
+    String to = a.require("--to");
+    DType dtype = switch (to) {
+      case "int8" -> DType.INT8;
+      case "fp8" -> DType.FLOAT8_E4M3;
+      case "binary" -> DType.BINARY;
+      default -> throw new UsageException("quantize: --to = " + to + "; expected int8, fp8 or binary");
+    };
+    String inPath = a.require("--in");
+    Path in = Inputs.input("--in", inPath);
+    Path target = Path.of(a.require("--out"));
+    for (Path p : new Path[] {in, target}) {
+      if (p.getFileName() == null || !p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
+        throw new UsageException("quantize: " + (p == in ? "--in " : "--out ") + p + " does not end in .safetensors;"
+            + " quantize reads and writes .safetensors");
+      }
+    }
+    List<String> names = SafeTensors.names(in);
+    String tensor = a.get("--tensor");
+    if (tensor == null && names.size() != 1 && names.contains(Inputs.EMBEDDINGS)) {
+      tensor = Inputs.EMBEDDINGS;
+    }
+    NdArray emb = SafeTensors.read(in, tensor);
+    if (!emb.isFloating()) {
+      throw new IllegalArgumentException("quantize: " + emb.source() + " holds " + emb.type() + "; expected float32,"
+          + " float16 or bfloat16 embeddings to quantize");
+    }
+    if (emb.rank() < 2) {
+      throw new IllegalArgumentException("quantize: " + emb.source() + " has shape " + emb.shapeString()
+          + "; expected tokens [.., d] (padded [N, L, d] or packed [T, d])");
+    }
+    int d = emb.dim(emb.rank() - 1);
+    if (d < 1) {
+      throw new IllegalArgumentException("quantize: " + emb.source() + " has shape " + emb.shapeString()
+          + "; expected a token dimension d >= 1 (the last axis)");
+    }
+    long tokens = emb.elements() / d;
+    long[] tokenShape = Arrays.copyOf(emb.shape(), emb.rank() - 1);
+    long[] codeShape = emb.shape();
+    codeShape[codeShape.length - 1] = dtype.bytesPerToken(d);
+
+    try (AtomicOutput output = AtomicOutput.create("--out", target, List.of(in))) {
+      Arena arena = Arena.ofAuto();
+      MemorySegment codes = arena.allocate(Math.multiplyExact(tokens, dtype.bytesPerToken(d)));
+      MemorySegment scales = arena.allocate(tokens * Float.BYTES, Float.BYTES);
+      long width = (long) d * emb.type().width();
+      for (long from = 0; from < tokens; from += SLICE_TOKENS) {
+        int count = (int) Math.min(SLICE_TOKENS, tokens - from);
+        MemorySegment slice = emb.segment().asSlice(from * width, count * width);
+        TokenBatch q;
+        try {
+          q = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), from,
+              tokenShape));
+        }
+        byte[] stored = q.toByteArray();
+        MemorySegment.copy(stored, 0, codes, ValueLayout.JAVA_BYTE, from * dtype.bytesPerToken(d), stored.length);
+        MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, from * Float.BYTES, count);
+      }
+      Map<String, NdArray> tensors = new LinkedHashMap<>();
+      tensors.put(Inputs.EMBEDDINGS, NdArray.ofSegment(Inputs.EMBEDDINGS, TokenType.elementType(dtype), codeShape,
+          codes));
+      tensors.put(Inputs.SCALES, NdArray.ofSegment(Inputs.SCALES, NdArray.ElementType.F32, tokenShape, scales));
+      String copied = "";
+      if (Inputs.EMBEDDINGS.equals(tensor)) {
+        for (String name : List.of(Inputs.MASK, Inputs.OFFSETS)) {
+          if (names.contains(name)) {
+            tensors.put(name, SafeTensors.read(in, name));
+            copied += ", " + name + " copied";
+          }
+        }
+      }
+      output.write(file -> SafeTensors.write(file, tensors));
+      output.commit();
+      long before = emb.byteSize();
+      long after = codes.byteSize() + scales.byteSize();
+      out.printf(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales %s float32 (%s, %.2fx"
+              + " smaller%s); file %s -> %s%n", emb.source(), emb.type(), emb.shapeString(), Sizes.of(before), target,
+          TokenType.elementType(dtype), Arrays.toString(codeShape), Arrays.toString(tokenShape), Sizes.of(after),
+          (double) before / Math.max(1, after), copied, Sizes.of(Files.size(in)), Sizes.of(Files.size(target)));
+    }
+    return 0;
+  }
+
+  /** The library's message about token t of a slice, with the token named by its place in the file. */
+  private static String inFile(String message, long from, long[] tokenShape) {
+    Matcher m = Pattern.compile("stored token (\\d+)").matcher(message);
+    return m.find() ? m.replaceFirst("token " + TokenType.index(tokenShape, from + Long.parseLong(m.group(1))))
+        : message;
+  }
+}

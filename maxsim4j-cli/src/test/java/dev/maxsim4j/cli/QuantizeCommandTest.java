@@ -1,0 +1,152 @@
+package dev.maxsim4j.cli;
+
+import static dev.maxsim4j.cli.CliRun.assertOneLineError;
+import static dev.maxsim4j.cli.QuantizedFiles.gaussians;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.SafeTensors;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** quantize writes what TokenBatch.quantize makes, in the layout score reads, and score ranks it the same. */
+class QuantizeCommandTest {
+  private static final String[] TO = {"int8", "fp8", "binary"};
+  private static final DType[] TYPES = {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
+
+  @TempDir Path dir;
+  private final SplittableRandom rnd = new SplittableRandom();
+
+  private String p(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  private static short[] bf16(float[] f) {
+    return DType.BFLOAT16.narrow(f);
+  }
+
+  @Test
+  void paddedWithMaskMatchesTheLibrarysQuantizeAndScores() throws IOException {
+    for (int d : new int[] {1, 3, 33, 127, 513}) {
+      int n = 3;
+      int l = 4;
+      float[] e = gaussians(rnd, n * l * d);
+      java.util.Arrays.fill(e, 0, d, 0f); // an all-zero token
+      boolean[] mask = new boolean[n * l];
+      for (int i = 0; i < mask.length; i++) {
+        mask[i] = rnd.nextInt(3) != 0;
+      }
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("embeddings", new NdArray("e", NdArray.ElementType.BF16, new long[] {n, l, d}, null, bf16(e), null));
+      t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {n, l}, null, null, mask));
+      SafeTensors.write(dir.resolve("e.safetensors"), t);
+      float[] q = gaussians(rnd, 2 * 5 * d);
+      Npy.writeFloats(dir.resolve("q.npy"), q, 2, 5, d);
+      TokenBatch source = TokenBatch.ofHalfs(DType.BFLOAT16, bf16(e), n, l, d);
+      for (int x = 0; x < TO.length; x++) {
+        DType dtype = TYPES[x];
+        String what = TO[x] + " d=" + d;
+        CliRun r = CliRun.of("quantize", "--in", p("e.safetensors"), "--to", TO[x], "--out", p("c.safetensors"));
+        assertEquals(0, r.status(), what + ": " + r.err());
+        assertTrue(r.out().contains("mask copied") && r.out().contains("smaller"), r.out());
+        TokenBatch expected = source.quantize(dtype);
+        assertEquals(List.of("embeddings", "scales", "mask"), SafeTensors.names(dir.resolve("c.safetensors")));
+        NdArray codes = SafeTensors.read(dir.resolve("c.safetensors"), "embeddings");
+        assertEquals(TokenType.elementType(dtype), codes.type(), what);
+        assertArrayEquals(new long[] {n, l, dtype.bytesPerToken(d)}, codes.shape(), what);
+        NdArray scales = SafeTensors.read(dir.resolve("c.safetensors"), "scales");
+        assertArrayEquals(new long[] {n, l}, scales.shape());
+        assertArrayEquals(expected.scales(), scales.floats(), 0f, what);
+        assertArrayEquals(mask, SafeTensors.read(dir.resolve("c.safetensors"), "mask").flags());
+        // the stored bytes decode to exactly the library's quantized values
+        TokenBatch stored = TokenBatch.ofBytes(dtype, codes.bytes(), scales.floats(), n, l, d);
+        assertArrayEquals(expected.toFloatArray(), stored.toFloatArray(), 0f, what);
+
+        String[] score = dtype == DType.BINARY
+            ? new String[] {"score", "--queries", p("q.npy"), "--docs", p("c.safetensors"), "--docs-bits",
+                String.valueOf(d), "--out", p("s.npy")}
+            : new String[] {"score", "--queries", p("q.npy"), "--docs", p("c.safetensors"), "--out", p("s.npy")};
+        CliRun s = CliRun.of(score);
+        assertEquals(0, s.status(), what + ": " + s.err());
+        try (MaxSim m = MaxSim.create()) {
+          float[][] api = m.scores(TokenBatch.ofFloats(q, 2, 5, d), expected.withMask(mask));
+          float[] got = Npy.read(dir.resolve("s.npy")).floats();
+          for (int i = 0; i < 2; i++) {
+            assertArrayEquals(api[i], java.util.Arrays.copyOfRange(got, i * n, i * n + n), 0f, what);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void packedWithOffsetsKeepsTheOffsetsAndSpansManySlices() throws IOException {
+    int d = 8;
+    int tokens = QuantizeCommand.SLICE_TOKENS * 2 + 5;
+    float[] e = gaussians(rnd, tokens * d);
+    long[] offsets = {0, 7, 7, QuantizeCommand.SLICE_TOKENS + 3, tokens};
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {tokens, d}, e));
+    t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {offsets.length},
+        MemorySegment.ofArray(offsets)));
+    SafeTensors.write(dir.resolve("e.safetensors"), t);
+    CliRun r = CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", p("c.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    assertEquals(List.of("embeddings", "scales", "offsets"), SafeTensors.names(dir.resolve("c.safetensors")));
+    assertArrayEquals(offsets, SafeTensors.read(dir.resolve("c.safetensors"), "offsets").integers());
+    int[] o = {0, 7, 7, QuantizeCommand.SLICE_TOKENS + 3, tokens};
+    TokenBatch expected = TokenBatch.packedFloats(e, o, d).quantize(DType.INT8);
+    NdArray scales = SafeTensors.read(dir.resolve("c.safetensors"), "scales");
+    assertArrayEquals(new long[] {tokens}, scales.shape());
+    assertArrayEquals(expected.scales(), scales.floats(), 0f);
+    TokenBatch stored = TokenBatch.packedBytes(DType.INT8,
+        SafeTensors.read(dir.resolve("c.safetensors"), "embeddings").bytes(), scales.floats(), o, d);
+    assertArrayEquals(expected.toFloatArray(), stored.toFloatArray(), 0f);
+  }
+
+  @Test
+  void badArgumentsAreOneLine() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {2, 4}, gaussians(rnd, 8)));
+    SafeTensors.write(dir.resolve("e.safetensors"), t);
+    assertOneLineError(CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int4", "--out", p("c.safetensors")),
+        2, "--to = int4; expected int8, fp8 or binary");
+    assertOneLineError(CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", p("c.npy")), 2,
+        "does not end in .safetensors");
+    assertOneLineError(CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out",
+        p("e.safetensors")), 1, "is also the input");
+    assertOneLineError(CliRun.of("quantize", "--in", p("none.safetensors"), "--to", "int8", "--out",
+        p("c.safetensors")), 1, "no such file");
+    assertEquals(0, CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out",
+        p("c.safetensors")).status());
+    assertOneLineError(CliRun.of("quantize", "--in", p("c.safetensors"), "--to", "int8", "--out",
+        p("again.safetensors")), 1, "holds int8; expected float32, float16 or bfloat16 embeddings to quantize");
+    assertFalse(Files.exists(dir.resolve("again.safetensors")));
+    float[] nan = gaussians(rnd, 3 * 2 * 4);
+    nan[(2 * 2 + 1) * 4 + 3] = Float.NaN;
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {3, 2, 4}, nan));
+    SafeTensors.write(dir.resolve("nan.safetensors"), t);
+    assertOneLineError(CliRun.of("quantize", "--in", p("nan.safetensors"), "--to", "fp8", "--out",
+        p("n.safetensors")), 1, "quantize: " + p("nan.safetensors") + ":embeddings: token [2, 1] holds NaN at"
+            + " dimension 3; expected finite values to quantize");
+    try (Stream<Path> files = Files.list(dir)) {
+      assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package dev.maxsim4j.cli.text;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.Main;
+import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** index / search --store: int8 and 1-bit tokens with scales, as TokenBatch.quantize makes them; a change rebuilds. */
+class TextIndexStoreTest {
+  private static final String[] TEXTS = {"otters hold hands while they sleep so that they do not drift apart",
+      "the moon pulls the tides twice a day", "bread rises because yeast makes carbon dioxide"};
+
+  @TempDir Path dir;
+
+  private record Run(int status, String out, String err) {}
+
+  private static Run run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private Path folder() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("notes"));
+    for (int i = 0; i < TEXTS.length; i++) {
+      Files.writeString(folder.resolve("f" + i + ".txt"), TEXTS[i]);
+    }
+    return folder;
+  }
+
+  private static Path tokensFile(Path folder) throws IOException {
+    try (Stream<Path> s = Files.list(folder.resolve(TextIndex.FOLDER))) {
+      return s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).findFirst().orElseThrow();
+    }
+  }
+
+  private static double mib(String out) {
+    Matcher m = Pattern.compile("\\((\\d+(?:\\.\\d)?) (B|KiB|MiB), (bf16|int8|binary) tokens\\)").matcher(out);
+    assertTrue(m.find(), out);
+    double v = Double.parseDouble(m.group(1));
+    return m.group(2).equals("B") ? v / 1024 / 1024 : m.group(2).equals("KiB") ? v / 1024 : v;
+  }
+
+  @Test
+  void storesQuantizedTokensAndRebuildsOnAChangeOfStore() throws IOException {
+    Path folder = folder();
+    Run bf16 = run("index", "--dir", folder.toString());
+    assertEquals(0, bf16.status(), bf16.err());
+    assertTrue(bf16.out().contains("bf16 tokens)"), bf16.out());
+    double bf16Size = mib(bf16.out());
+
+    for (Store store : new Store[] {Store.INT8, Store.BINARY}) {
+      Run r = run("index", "--dir", folder.toString(), "--store", store.toString());
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().contains("tokens; rebuilding it with " + store + " tokens (--store " + store + ")"), r.err());
+      assertTrue(r.out().contains("(3 encoded, 0 reused, 0 skipped)") && r.out().contains(store + " tokens)"),
+          r.out());
+      assertTrue(mib(r.out()) < bf16Size, r.out());
+
+      // the stored codes and scales are what TokenBatch.quantize makes of the encoder's tokens
+      NdArray codes = SafeTensors.read(tokensFile(folder), "tokens");
+      float[] scales = SafeTensors.read(tokensFile(folder), "scales").floats();
+      assertEquals(store == Store.INT8 ? NdArray.ElementType.I8 : NdArray.ElementType.U8, codes.type());
+      try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+        List<String> passages = Stream.of(TEXTS).map(t -> Passages.of(t).get(0).text()).toList();
+        TokenBatch expected = encoder.encode(passages).quantize(store.dtype());
+        TokenBatch stored = TokenBatch.packedBytes(store.dtype(), codes.bytes(), scales, expected.offsets(),
+            MiniLmTokenEncoder.DIM);
+        assertArrayEquals(expected.scales(), scales, 0f);
+        assertArrayEquals(expected.toFloatArray(), stored.toFloatArray(), 0f);
+      }
+
+      Run again = run("search", "--dir", folder.toString(), "--query", "sleeping otters", "--k", "1");
+      assertEquals(0, again.status(), again.err());
+      assertFalse(again.err().contains("rebuilding"), "no --store keeps the index's store: " + again.err());
+      assertTrue(again.out().contains("0 files encoded now") && again.out().contains(store + " tokens)"),
+          again.out());
+      assertTrue(again.out().contains("f0.txt:1"), again.out());
+    }
+    Run back = run("search", "--dir", folder.toString(), "--query", "tides", "--store", "bf16", "--k", "1");
+    assertEquals(0, back.status(), back.err());
+    assertTrue(back.err().contains("stores binary tokens; rebuilding it with bf16 tokens"), back.err());
+    assertTrue(back.out().contains("f1.txt:1") && back.out().contains("bf16 tokens)"), back.out());
+    assertEquals(List.of("tokens"), SafeTensors.names(tokensFile(folder)), "bf16 tokens need no scales");
+  }
+
+  @Test
+  void aDamagedQuantizedIndexIsRebuiltAndABadStoreIsAUsageError() throws IOException {
+    Path folder = folder();
+    assertEquals(0, run("index", "--dir", folder.toString(), "--store", "int8").status());
+    byte[] valid = Files.readAllBytes(tokensFile(folder));
+    valid[valid.length - 2] ^= 0x10; // one bit of the last scale: the header still parses
+    Files.write(tokensFile(folder), valid);
+    Run flipped = run("search", "--dir", folder.toString(), "--query", "otters");
+    assertEquals(0, flipped.status(), flipped.err());
+    assertTrue(flipped.err().contains("do not match their checksum); rebuilding it"), flipped.err());
+    assertTrue(flipped.out().contains("int8 tokens)"), "a rebuilt index keeps the store it had: " + flipped.out());
+    Run bad = run("index", "--dir", folder.toString(), "--store", "int4");
+    assertEquals(2, bad.status());
+    assertEquals("maxsim4j: index: --store = int4; expected bf16, int8 or binary\n", bad.err());
+  }
+}
