@@ -9,11 +9,13 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.apache.lucene.document.KnnFloatVectorField;
+import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.document.NumericDocValuesField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
@@ -70,10 +72,12 @@ final class LuceneIndex implements AutoCloseable {
 
   /**
    * Indexes every document of {@code docs} into a fresh {@code dir} (whatever it held is deleted), with the
-   * mean-pooled vectors when {@code withMean}.
+   * mean-pooled vectors when {@code withMean}. {@code encodings} (flat, one per document) are the documents'
+   * FDEs computed beforehand, or null for {@link LateInteractionRetriever#documentFields} to encode each.
    */
-  static LuceneIndex build(Path dir, Encoded docs, LateInteractionRetriever retriever, MaxSim maxSim,
-      int threads, boolean withMean) throws IOException {
+  static LuceneIndex build(Path dir, Encoded docs, LateInteractionRetriever retriever, float[] encodings,
+      MaxSim maxSim, int threads, boolean withMean) throws IOException {
+    int fdeDim = retriever.encoder().dimension();
     deleteTree(dir);
     Files.createDirectories(dir);
     FSDirectory directory = FSDirectory.open(dir);
@@ -87,7 +91,9 @@ final class LuceneIndex implements AutoCloseable {
       // documents are added from several threads: Lucene builds the HNSW graphs as they arrive
       IntStream.range(0, threads).parallel().forEach(t -> {
         for (int i = t; i < docs.size(); i += threads) {
-          List<IndexableField> fields = new ArrayList<>(retriever.documentFields(docs.row(i)));
+          List<IndexableField> fields = new ArrayList<>(encodings == null ? retriever.documentFields(docs.row(i))
+              : List.of(new KnnFloatVectorField(FDE, Arrays.copyOfRange(encodings, i * fdeDim, (i + 1) * fdeDim),
+                  VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT), new LateInteractionField(TOKENS, docs.row(i))));
           if (withMean) {
             fields.add(new KnnFloatVectorField(MEAN, docs.meanUnit(i), VectorSimilarityFunction.DOT_PRODUCT));
           }

@@ -66,7 +66,7 @@ final class SyntheticScaling {
           LateInteractionRetriever retriever = new LateInteractionRetriever(params.encoder(corpus.dim),
               LuceneIndex.FDE, LuceneIndex.TOKENS, maxSim);
           Path dir = indexRoot.resolve("synthetic-" + n + "-" + params.toString().replace(':', '-'));
-          try (LuceneIndex index = LuceneIndex.build(dir, docs, retriever, maxSim, threads, false)) {
+          try (LuceneIndex index = LuceneIndex.build(dir, docs, retriever, null, maxSim, threads, false)) {
             for (int j = 0; j < Math.min(20, queries); j++) {
               index.fdeRerank(q[j], candidates, Ranking.TOP);
             }
