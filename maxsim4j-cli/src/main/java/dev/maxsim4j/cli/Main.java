@@ -56,7 +56,7 @@ public final class Main {
         case "index" -> IndexCommand.run(args, out, err);
         case "search" -> SearchCommand.run(args, out, err);
         case "rerank" -> RerankCommand.run(args, out, err);
-        case "score" -> ScoreCommand.run(args, out);
+        case "score" -> ScoreCommand.run(args, out, err);
         case "quantize" -> QuantizeCommand.run(args, out);
         case "train-example" -> TrainExample.run(args, out);
         default -> throw new UsageException("unknown command '" + args[0]
