@@ -5,6 +5,8 @@ import dev.maxsim4j.cli.text.IndexCommand;
 import dev.maxsim4j.cli.text.RerankCommand;
 import dev.maxsim4j.cli.text.SearchCommand;
 import java.io.PrintStream;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@code maxsim4j} command line. Every failure a user can cause ends as one line on stderr and a
@@ -31,6 +33,13 @@ public final class Main {
         --verbose  say which backend runs and why faster ones were passed over (on stderr)
 
       """;
+
+  /** Lucene announces its use of the Vector API at INFO on stderr, which is for warnings and errors here. */
+  private static final Logger LUCENE_VECTORS = Logger.getLogger("org.apache.lucene.internal.vectorization");
+
+  static {
+    LUCENE_VECTORS.setLevel(Level.WARNING);
+  }
 
   private Main() {}
 

@@ -57,7 +57,8 @@ import org.apache.lucene.util.BytesRef;
  * {@link LateInteractionField} for bf16, a {@link QuantizedLateInteractionField} for int8 / binary). The
  * {@link TextIndex} tokens file stays the source of truth: this index is brought in line with it on every run
  * (a changed file's passages replaced, a removed file's deleted, in one Lucene commit, which is atomic), and
- * rebuilt from it, with a warning, when it is damaged.
+ * rebuilt from it, with a warning, when it is damaged. When the tokens could not be saved, neither is this index
+ * (it is built in memory for the one search).
  */
 public final class LuceneIndex implements Closeable {
   public static final String FOLDER = "lucene";
@@ -143,6 +144,10 @@ public final class LuceneIndex implements Closeable {
       throws IOException {
     Path dir = folder.resolve(TextIndex.FOLDER).resolve(FOLDER);
     String shown = TextFiles.shown(dir);
+    if (index.bytes() == 0) {
+      // tokens that could not be saved (already warned about) leave nothing on disk for this index to match
+      return write(new ByteBuffersDirectory(), index, true, false, err);
+    }
     Directory fs;
     try {
       Files.createDirectories(dir);

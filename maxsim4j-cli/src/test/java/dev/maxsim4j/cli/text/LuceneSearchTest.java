@@ -172,6 +172,31 @@ class LuceneSearchTest {
   }
 
   @Test
+  void aFileOfQueriesRanksEachAsItsOwnSearchAndReportsMeanStageTimes() throws IOException {
+    Path folder = corpus();
+    Path queries = Files.writeString(dir.resolve("queries.txt"), String.join("\n\n", QUERIES) + "\n");
+    for (String mode : new String[] {"--candidates", "--exact"}) {
+      List<String> a = new ArrayList<>(List.of("search", "--dir", folder.toString(), "--queries", queries.toString(),
+          "--k", "3", mode));
+      if (mode.equals("--candidates")) {
+        a.add("50");
+      }
+      Result all = run(a.toArray(String[]::new));
+      assertEquals(0, all.status(), all.err());
+      assertTrue(all.out().contains("3 queries, mean per query after the first: encode "), all.out());
+      assertTrue(all.out().contains(mode.equals("--exact") ? "exact MaxSim " : "rerank "), all.out());
+      List<String> each = new ArrayList<>();
+      for (String q : QUERIES) {
+        a.set(3, "--query");
+        a.set(4, q);
+        each.addAll(run(a.toArray(String[]::new)).ranking());
+      }
+      assertEquals(each, all.ranking());
+      assertTrue(all.out().contains("query 3: " + QUERIES[2]), all.out());
+    }
+  }
+
+  @Test
   void badOptionsAreOneLine() throws IOException {
     Path folder = corpus();
     Result both = run("search", "--dir", folder.toString(), "--query", "x", "--exact", "--candidates", "5");
@@ -180,5 +205,12 @@ class LuceneSearchTest {
     Result zero = run("search", "--dir", folder.toString(), "--query", "x", "--candidates", "0");
     assertEquals(2, zero.status());
     assertEquals(1, zero.err().lines().count(), zero.err());
+    Result neither = run("search", "--dir", folder.toString());
+    assertEquals(2, neither.status());
+    assertTrue(neither.err().contains("either --query TEXT or --queries FILE"), neither.err());
+    Files.writeString(dir.resolve("blank.txt"), "\n  \n");
+    Result blank = run("search", "--dir", folder.toString(), "--queries", dir.resolve("blank.txt").toString());
+    assertEquals(1, blank.status());
+    assertTrue(blank.err().contains("holds no query"), blank.err());
   }
 }
