@@ -9,6 +9,7 @@ import dev.maxsim4j.bench.Timing;
 import dev.maxsim4j.bench.baseline.NaiveMaxSim;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
+import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -20,16 +21,23 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
- * {@code cpu}: times the fused kernel and the naive grid-materialising path on synthetic L2-normalised
- * data; median wall time per all-pairs call after warm-up. This is a quick check; the JMH benchmarks in
- * this module are the measurement of record for the CPU.
+ * {@code cpu}: times the fused kernel on synthetic L2-normalised data, against fp32 documents when another
+ * type is asked for, against OpenBLAS sgemm on the same FLOPs with {@code --sgemm}, and against the naive
+ * grid-materialising path. The compared calls alternate over rounds and each keeps its best round's median
+ * (see {@link Rounds}). This is a quick check; the JMH benchmarks in this module are the measurement of
+ * record for the CPU.
  */
 public final class CpuBench {
   public static final String USAGE = """
-      cpu [--shape Nq,Nd,Lq,Ld,d]... [--dtype fp32|fp16|bf16] [--threads N] [--backend vector|scalar|reference]
-          [--iterations N] [--no-naive] [--json FILE] [--verbose]
-        fused vs the naive grid path on the CPU: ms, GFLOP/s, GB/s (default shapes 1,1000,32,300,128
-        1,1000,32,1024,128  32,32,32,300,128; fp32). --json writes one object per shape.""";
+      cpu [--shape Nq,Nd,Lq,Ld,d]... [--dtype T] [--query-dtype T] [--threads N]
+          [--backend vector|scalar|reference] [--iterations N] [--rounds N] [--no-naive] [--sgemm] [--json FILE]
+          [--verbose]
+        the fused kernel on the CPU: ms, GFLOP/s, GB/s (default shapes 1,1000,32,300,128  1,1000,32,1024,128
+        32,32,32,300,128). --dtype sets the documents' type: fp32 (default), fp16, bf16, int8, fp8, binary, or
+        binary-sym (both sides one bit); queries are fp32 unless --query-dtype says otherwise. Any type but fp32
+        is timed beside fp32 on the same values. --sgemm adds OpenBLAS sgemm on the same FLOPs and threads (one
+        product per pair, and one of all pairs; OPENBLAS_CORETYPE picks its kernels). --rounds (default 3):
+        the compared calls alternate this many times. --json writes one object per shape.""";
 
   private static final List<String> DEFAULT_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128",
       "32,32,32,300,128");
@@ -37,14 +45,33 @@ public final class CpuBench {
 
   private CpuBench() {}
 
-  record Case(int[] shape, String dtype, String device, String backend, int threads, double fusedMs,
-      double naiveMs, double gflops, double gbps) {}
+  record Case(int[] shape, DType docType, DType queryType, String backend, int threads, double fusedMs,
+      double fp32Ms, double naiveMs, double sgemmPairsMs, double sgemmAllMs) {
+    double gflops() {
+      return Shapes.flops(shape) / fusedMs / 1e6;
+    }
+
+    /** Both inputs read once in their stored form, a quantized token's fp32 scale included. */
+    double gbps() {
+      return (bytes(queryType, (double) shape[0] * shape[2]) + bytes(docType, (double) shape[1] * shape[3]))
+          / fusedMs / 1e6;
+    }
+
+    private double bytes(DType t, double tokens) {
+      return tokens * (t.bytesPerToken(shape[4]) + (t.isQuantized() ? Float.BYTES : 0));
+    }
+
+    double sgemmBestMs() {
+      return Double.isNaN(sgemmAllMs) ? sgemmPairsMs : Math.min(sgemmPairsMs, sgemmAllMs);
+    }
+  }
 
   public static int run(String[] argv, PrintStream out) throws IOException {
     Shapes.Split split = Shapes.take(argv);
     List<String> shapes = split.shapes();
     Args a = new Args("maxsim4j bench", "cpu", split.rest(), 1,
-        Set.of("--dtype", "--threads", "--backend", "--iterations", "--json"), Set.of("--no-naive", "--verbose"));
+        Set.of("--dtype", "--query-dtype", "--threads", "--backend", "--iterations", "--rounds", "--json"),
+        Set.of("--no-naive", "--sgemm", "--verbose"));
     shapes.forEach(s -> Shapes.parse("cpu", s));
     if (a.get("--json") != null) {
       // a missing folder is found before the benchmark, not after it
@@ -53,77 +80,130 @@ public final class CpuBench {
     if (shapes.isEmpty()) {
       shapes = DEFAULT_SHAPES;
     }
-    DType dtype = Synthetic.parseDType(a.getOr("--dtype", "fp32"));
+    String docName = a.getOr("--dtype", "fp32");
+    DType docType = parseType("--dtype", docName.equals("binary-sym") ? "binary" : docName);
+    DType queryType = parseType("--query-dtype", a.getOr("--query-dtype", docName.equals("binary-sym") ? "binary" : "fp32"));
     int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
     int iterations = a.intValue("--iterations", 0, 1);
+    int rounds = a.intValue("--rounds", 3, 1);
+    boolean naive = !a.has("--no-naive");
+    boolean compareFp32 = docType != DType.FLOAT32 || queryType != DType.FLOAT32;
+    OpenBlas blas = a.has("--sgemm") ? OpenBlas.load() : null;
+    if (blas != null) {
+      out.printf(Locale.ROOT, "sgemm: %s, kernels %s; all pairs on %d OpenBLAS threads, per pair on %d threads of 1%n",
+          blas.config(), blas.coreName(), threads, threads);
+    }
+    out.println(header(compareFp32, blas != null));
     List<Case> cases = new ArrayList<>();
-    out.printf(Locale.ROOT, "%-22s %-5s %-7s %3s %10s %10s %8s %9s %8s%n", "shape Nq,Nd,Lq,Ld,d", "dtype",
-        "backend", "thr", "fused ms", "naive ms", "speedup", "GFLOP/s", "GB/s");
     // the CPU is what this times: auto would take a GPU where one is present
     try (MaxSim maxSim = Engine.open(a.getOr("--backend", "cpu"), a.has("--verbose"),
-        MaxSim.builder().threads(threads))) {
+        MaxSim.builder().threads(threads));
+        SgemmBench sgemm = blas == null ? null : new SgemmBench(blas, threads)) {
       for (String s : shapes) {
         int[] sh = Shapes.parse("cpu", s);
         SplittableRandom rnd = new SplittableRandom(42);
-        TokenBatch q = Synthetic.unitBatch(rnd, dtype, sh[0], sh[2], sh[4]);
-        TokenBatch d = Synthetic.unitBatch(rnd, dtype, sh[1], sh[3], sh[4]);
-        jitWarmUp(maxSim, rnd, dtype, sh, threads, !a.has("--no-naive"));
-        double fused = Timing.medianMillis(() -> maxSim.scores(q, d), iterations);
-        double naive = Double.NaN;
-        if (!a.has("--no-naive") && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT) {
-          naive = Timing.medianMillis(() -> NaiveMaxSim.scores(q, d, threads),
+        TokenBatch q32 = Synthetic.unitBatch(rnd, DType.FLOAT32, sh[0], sh[2], sh[4]);
+        TokenBatch d32 = Synthetic.unitBatch(rnd, DType.FLOAT32, sh[1], sh[3], sh[4]);
+        TokenBatch q = as(q32, queryType);
+        TokenBatch d = as(d32, docType);
+        jitWarmUp(maxSim, rnd, queryType, docType, sh, threads, naive);
+        List<Runnable> calls = new ArrayList<>(List.of(() -> maxSim.scores(q, d)));
+        if (compareFp32) {
+          calls.add(() -> maxSim.scores(q32, d32));
+        }
+        int sgemmAt = calls.size();
+        Runnable whole = null;
+        if (sgemm != null) {
+          float[] qv = q32.toFloatArray();
+          float[] dv = d32.toFloatArray();
+          calls.add(sgemm.perPair(sh, qv, dv));
+          whole = sgemm.whole(sh, qv, dv);
+          if (whole != null) {
+            calls.add(whole);
+          }
+        }
+        double[] ms = Rounds.bestMedians(calls, iterations, rounds);
+        double naiveMs = Double.NaN;
+        if (naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT) {
+          naiveMs = Timing.medianMillis(() -> NaiveMaxSim.scores(q, d, threads),
               iterations == 0 ? 0 : Math.min(iterations, 5));
         }
-        Case c = new Case(sh, dtype.name().toLowerCase(Locale.ROOT), "cpu", maxSim.backendName(), threads, fused, naive,
-            Shapes.flops(sh) / fused / 1e6, Shapes.inputBytes(sh, dtype.byteSize()) / fused / 1e6);
+        Case c = new Case(sh, docType, queryType, maxSim.backendName(), threads, ms[0],
+            compareFp32 ? ms[1] : Double.NaN, naiveMs, sgemm == null ? Double.NaN : ms[sgemmAt],
+            whole == null ? Double.NaN : ms[sgemmAt + 1]);
         cases.add(c);
-        out.printf(Locale.ROOT, "%-22s %-5s %-7s %3d %10.3f %10s %8s %9.1f %8.2f%n", s, shortType(dtype),
-            c.backend, threads, fused, Double.isNaN(naive) ? "-" : String.format(Locale.ROOT, "%.3f", naive),
-            Double.isNaN(naive) ? "-" : String.format(Locale.ROOT, "%.1fx", naive / fused), c.gflops, c.gbps);
+        out.println(row(s, c, compareFp32, blas != null));
       }
     }
     if (a.get("--json") != null) {
-      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), toJson(cases));
+      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), CpuBenchJson.of(cases));
     }
     return 0;
   }
 
-  private static String shortType(DType t) {
+  private static TokenBatch as(TokenBatch fp32, DType type) {
+    return switch (type) {
+      case FLOAT32 -> fp32;
+      case FLOAT16, BFLOAT16 -> Synthetic.store(type, fp32.toFloatArray(), fp32.size(), fp32.maxLength(), fp32.dim());
+      default -> fp32.quantize(type);
+    };
+  }
+
+  static DType parseType(String option, String s) {
+    return switch (s.toLowerCase(Locale.ROOT)) {
+      case "fp32", "float32", "f32" -> DType.FLOAT32;
+      case "fp16", "float16", "f16", "half" -> DType.FLOAT16;
+      case "bf16", "bfloat16" -> DType.BFLOAT16;
+      case "int8", "i8" -> DType.INT8;
+      case "fp8", "e4m3", "float8_e4m3" -> DType.FLOAT8_E4M3;
+      case "binary", "bit", "1bit" -> DType.BINARY;
+      default -> throw new UsageException("cpu: " + option + " '" + s + "' is unknown; expected fp32, fp16, bf16, "
+          + "int8, fp8, binary" + (option.equals("--dtype") ? " or binary-sym" : ""));
+    };
+  }
+
+  static String shortType(DType t) {
     return switch (t) {
       case FLOAT32 -> "fp32";
       case FLOAT16 -> "fp16";
       case BFLOAT16 -> "bf16";
-      default -> t.name().toLowerCase(java.util.Locale.ROOT);
+      case INT8 -> "int8";
+      case FLOAT8_E4M3 -> "fp8";
+      case BINARY -> "bin";
     };
   }
 
+  private static String header(boolean fp32, boolean sgemm) {
+    return String.format(Locale.ROOT, "%-22s %-5s %-5s %-7s %3s %10s%s %10s %8s %9s %8s%s", "shape Nq,Nd,Lq,Ld,d",
+        "docs", "query", "backend", "thr", "fused ms", fp32 ? String.format(Locale.ROOT, " %10s %8s", "fp32 ms", "vs fp32") : "",
+        "naive ms", "speedup", "GFLOP/s", "GB/s",
+        sgemm ? String.format(Locale.ROOT, " %11s %11s %9s %9s", "sgemm pairs", "sgemm all", "GFLOP/s", "vs sgemm") : "");
+  }
+
+  private static String row(String shape, Case c, boolean fp32, boolean sgemm) {
+    return String.format(Locale.ROOT, "%-22s %-5s %-5s %-7s %3d %10.3f%s %10s %8s %9.1f %8.2f%s", shape,
+        shortType(c.docType()), shortType(c.queryType()), c.backend(), c.threads(), c.fusedMs(),
+        fp32 ? String.format(Locale.ROOT, " %10.3f %7.2fx", c.fp32Ms(), c.fp32Ms() / c.fusedMs()) : "",
+        Double.isNaN(c.naiveMs()) ? "-" : String.format(Locale.ROOT, "%.3f", c.naiveMs()),
+        Double.isNaN(c.naiveMs()) ? "-" : String.format(Locale.ROOT, "%.1fx", c.naiveMs() / c.fusedMs()), c.gflops(),
+        c.gbps(), sgemm ? String.format(Locale.ROOT, " %11.3f %11s %9.1f %8.2fx", c.sgemmPairsMs(),
+            Double.isNaN(c.sgemmAllMs()) ? "-" : String.format(Locale.ROOT, "%.3f", c.sgemmAllMs()),
+            Shapes.flops(c.shape()) / c.sgemmBestMs() / 1e6, c.sgemmBestMs() / c.fusedMs()) : "");
+  }
+
   /**
-   * Compiles both paths on a small problem of the same d and dtype first: a long call measured cold runs
+   * Compiles both paths on a small problem of the same d and types first: a long call measured cold runs
    * partly interpreted (on-stack replacement), which once made the first naive shape look 10x slower.
    */
-  private static void jitWarmUp(MaxSim maxSim, SplittableRandom rnd, DType dtype, int[] sh, int threads, boolean naive) {
-    TokenBatch q = Synthetic.unitBatch(rnd, dtype, 2, sh[2], sh[4]);
-    TokenBatch d = Synthetic.unitBatch(rnd, dtype, 16, Math.min(sh[3], 64), sh[4]);
+  private static void jitWarmUp(MaxSim maxSim, SplittableRandom rnd, DType queryType, DType docType, int[] sh,
+      int threads, boolean naive) {
+    TokenBatch q = as(Synthetic.unitBatch(rnd, DType.FLOAT32, 2, sh[2], sh[4]), queryType);
+    TokenBatch d = as(Synthetic.unitBatch(rnd, DType.FLOAT32, 16, Math.min(sh[3], 64), sh[4]), docType);
     for (int i = 0; i < 200; i++) {
       maxSim.scores(q, d);
       if (naive) {
         NaiveMaxSim.scores(q, d, threads);
       }
     }
-  }
-
-  static String toJson(List<Case> cases) {
-    StringBuilder b = new StringBuilder("[\n");
-    for (int i = 0; i < cases.size(); i++) {
-      Case c = cases.get(i);
-      b.append(String.format(Locale.ROOT,
-          "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"device\": \"%s\", \"backend\": \"%s\", "
-              + "\"threads\": %d, \"fused_ms\": %.4f, \"naive_ms\": %s, \"speedup\": %s, \"gflops\": %.2f, \"gbps\": %.3f}",
-          c.shape[0], c.shape[1], c.shape[2], c.shape[3], c.shape[4], c.dtype, c.device, c.backend, c.threads,
-          c.fusedMs, Double.isNaN(c.naiveMs) ? "null" : String.format(Locale.ROOT, "%.4f", c.naiveMs),
-          Double.isNaN(c.naiveMs) ? "null" : String.format(Locale.ROOT, "%.3f", c.naiveMs / c.fusedMs), c.gflops, c.gbps));
-      b.append(i + 1 < cases.size() ? ",\n" : "\n");
-    }
-    return b.append("]\n").toString();
   }
 }

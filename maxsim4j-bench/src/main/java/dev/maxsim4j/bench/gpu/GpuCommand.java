@@ -4,6 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.bench.Shapes;
 import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.internal.BackendSelector;
 import java.io.IOException;
@@ -21,6 +22,10 @@ public final class GpuCommand {
         events, resident documents), whole-call ms (host and resident queries; awaited at once, and per call
         kept in flight with scoresAsync), top-10 ms, PyTorch eager ms from --compare, roofline floor and
         % of floor. --json writes one object per shape.
+      gpu [--shape ...]... --dtype int8|fp8|binary|binary-sym [--query-dtype T] [--threads N] [--json FILE]
+        compressed documents (queries bf16, 1-bit for binary-sym; --query-dtype: fp32, fp16, bf16, int8, fp8 or
+        binary): kernel ms against the floor counted with the type's bytes and scales, beside the bf16 kernel
+        on the same documents dequantized and on their original values, the call and a top-10 call.
       gpu --train [--shape ...]... [--dtype ...] [--json FILE] [--compare TRAIN-EAGER.json]
         forward + backward of scores.sum() (owned and atomic document gradient), op memory, eager autograd.""";
 
@@ -30,9 +35,21 @@ public final class GpuCommand {
     Shapes.Split split = Shapes.take(argv);
     List<String> shapes = split.shapes();
     Args a = new Args("maxsim4j bench", "gpu", split.rest(), 1,
-        Set.of("--dtype", "--threads", "--json", "--compare"), Set.of("--train"));
+        Set.of("--dtype", "--query-dtype", "--threads", "--json", "--compare"), Set.of("--train"));
     shapes.forEach(s -> Shapes.parse("gpu", s));
-    DType dtype = Synthetic.parseDType(a.getOr("--dtype", "bf16"));
+    String dtypeName = a.getOr("--dtype", "bf16");
+    DType compressed = compressedType(dtypeName);
+    String queryName = a.get("--query-dtype");
+    if (compressed == null && queryName != null) {
+      throw new UsageException("gpu: --query-dtype goes with a compressed --dtype (int8, fp8, binary, binary-sym); "
+          + "saw --dtype " + dtypeName);
+    }
+    DType dtype = compressed != null ? compressed : Synthetic.parseDType(dtypeName);
+    DType queryType = compressed == null ? dtype : queryName != null ? queryType(queryName)
+        : dtypeName.equals("binary-sym") ? DType.BINARY : DType.BFLOAT16;
+    if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
+      throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
+    }
     int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
@@ -44,7 +61,29 @@ public final class GpuCommand {
       throw new IllegalArgumentException("gpu: no usable GPU here (" + noGpu.get()
           + "); expected one (the CPU bench is ./maxsim4j bench cpu)");
     }
+    if (compressed != null) {
+      return GpuCompressedBench.run(shapes, dtype, queryType, threads, a.get("--json"), out);
+    }
     return a.has("--train") ? GpuTrainBench.run(shapes, dtype, a.get("--json"), a.get("--compare"), out)
         : GpuBench.run(shapes, dtype, threads, a.get("--json"), a.get("--compare"), out);
+  }
+
+  /** The document type of a compressed --dtype, or null for the float types. */
+  static DType compressedType(String name) {
+    return switch (name) {
+      case "int8" -> DType.INT8;
+      case "fp8" -> DType.FLOAT8_E4M3;
+      case "binary", "binary-sym" -> DType.BINARY;
+      default -> null;
+    };
+  }
+
+  private static DType queryType(String name) {
+    DType t = compressedType(name);
+    if (name.equals("binary-sym")) {
+      throw new UsageException("gpu: --query-dtype binary-sym is unknown; expected fp32, fp16, bf16, int8, fp8 or "
+          + "binary");
+    }
+    return t != null ? t : Synthetic.parseDType(name);
   }
 }

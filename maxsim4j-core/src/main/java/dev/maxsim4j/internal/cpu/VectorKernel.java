@@ -27,9 +27,13 @@ import jdk.incubator.vector.VectorSpecies;
  * the last token: a duplicate never changes a max, and the strict {@code >} of the argmax keeps the
  * earlier slot.
  *
- * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32) in a per-thread buffer, then walked in tiles of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
+ * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32; quantized tokens expanded
+ * by {@link Dequantizer}, once for all the queries that meet it) in a per-thread buffer, then walked in tiles
+ * of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
  * when a query has more than one block of lanes, each block revisits the tile from L2 and keeps its
  * running max (and argmax) in a small array between tiles.
+ *
+ * <p>One-bit queries against one-bit documents take {@link PopcountKernel} instead.
  *
  * <p><b>Epilogue.</b> Sum the running max over the valid query lanes in float64, round once to fp32. Lane
  * max uses {@link Math#max} semantics, so NaN propagates into the score.
@@ -53,6 +57,9 @@ final class VectorKernel implements PairKernel {
 
   @Override
   public Bound bind(Tokens queries, Tokens documents) {
+    if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
+      return PopcountKernel.bind(queries, documents);
+    }
     int dim = queries.dim;
     int rows = queries.rows;
     float[][] qt = new float[rows][];
@@ -86,6 +93,7 @@ final class VectorKernel implements PairKernel {
     private final int[] bufferSlots;
     private final float[] runMax;
     private final float[] runArg;
+    private final Tokens.RunCopier dequantizer;
     private int docTokens;
 
     VectorWorker(Tokens documents, float[][] qt, int[][] qSlots, int runLength) {
@@ -97,6 +105,7 @@ final class VectorKernel implements PairKernel {
       this.bufferSlots = new int[documents.maxValidCount];
       this.runMax = new float[runLength];
       this.runArg = new float[runLength];
+      this.dequantizer = documents.dtype.isQuantized() ? Dequantizer.of(documents) : null;
     }
 
     /**
@@ -107,9 +116,13 @@ final class VectorKernel implements PairKernel {
      */
     @Override
     public void load(int j) {
-      docTokens = documents.s16 != null && documents.dtype == DType.BFLOAT16
-          ? documents.gatherValid(j, buffer, bufferSlots, this::widenBf16)
-          : documents.gatherValid(j, buffer, bufferSlots);
+      if (dequantizer != null) {
+        docTokens = documents.gatherValid(j, buffer, bufferSlots, dequantizer);
+      } else if (documents.s16 != null && documents.dtype == DType.BFLOAT16) {
+        docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
+      } else {
+        docTokens = documents.gatherValid(j, buffer, bufferSlots);
+      }
     }
 
     /** bf16 -> fp32 is a 16-bit left shift: V lanes at a time (the scalar loop does not vectorise). */

@@ -91,6 +91,11 @@ public final class CudaBackend implements Backend {
     return device.name + " (sm_" + device.major + device.minor + ", " + device.multiprocessors + " SMs)";
   }
 
+  /** What the forward's rules read of this GPU. */
+  GpuCapabilities capabilities() {
+    return forward.capabilities();
+  }
+
   /** Device bytes this backend holds now and at most so far (scratch and resident batches). */
   public long[] allocatedBytes() {
     return new long[] {device.allocatedBytes(), device.peakAllocatedBytes()};

@@ -6,17 +6,28 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype,
- * row starts and lengths, valid-token counts, and the mask as bytes (absent: 0); {@code maxLength} is the
- * longest row, {@code storedTokens} the tokens in {@code data}.
+ * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype (the
+ * raw bytes of compressed types), row starts and lengths, valid-token counts, the mask as bytes (absent: 0)
+ * and, for compressed types, one fp32 scale per stored token (absent: 0); {@code maxLength} is the longest
+ * row, {@code storedTokens} the tokens in {@code data}.
  */
 record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
-    long rowLength, long validCount, long mask) {
+    long rowLength, long validCount, long mask, long scales) {
 
-  /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, each 256-byte aligned. */
+  /** Tokens of an uncompressed type (no scales). */
+  DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
+      long rowLength, long validCount, long mask) {
+    this(dtype, dim, rows, maxLength, storedTokens, data, rowStart, rowLength, validCount, mask, 0L);
+  }
+
+  /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, the scales, each 256-byte aligned. */
   static long bytesFor(Tokens t) {
-    return align((long) t.storedTokens * t.dim * t.dtype.byteSize()) + 3 * align(4L * t.rows)
-        + (t.mask == null ? 0 : align(t.storedTokens));
+    return align(dataBytes(t)) + 3 * align(4L * t.rows) + (t.mask == null ? 0 : align(t.storedTokens))
+        + (t.dtype.isQuantized() ? align(4L * t.storedTokens) : 0);
+  }
+
+  private static long dataBytes(Tokens t) {
+    return (long) t.storedTokens * t.tokenBytes;
   }
 
   static long align(long bytes) {
@@ -46,12 +57,14 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
   static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, MemorySegment stream) {
     long bytes = bytesFor(t);
     MemorySegment stage = staging.asSlice(0, bytes);
-    long dataBytes = (long) t.storedTokens * t.dim * t.dtype.byteSize();
+    long dataBytes = dataBytes(t);
     long off = 0;
     if (t.f32 != null) {
       MemorySegment.copy(t.f32, 0, stage, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, t.f32.length);
     } else if (t.s16 != null) {
       MemorySegment.copy(t.s16, 0, stage, ValueLayout.JAVA_SHORT_UNALIGNED, 0, t.s16.length);
+    } else if (t.s8 != null) {
+      MemorySegment.copy(t.s8, 0, stage, ValueLayout.JAVA_BYTE, 0, Math.toIntExact(dataBytes));
     } else {
       MemorySegment.copy(t.segment, 0, stage, 0, dataBytes);
     }
@@ -72,9 +85,21 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
       for (int i = 0; i < t.storedTokens; i++) {
         stage.set(ValueLayout.JAVA_BYTE, off + i, (byte) (t.mask[i] ? 1 : 0));
       }
+      off += align(t.storedTokens);
+    }
+    long scales = 0;
+    if (t.dtype.isQuantized()) {
+      scales = device + off;
+      if (t.scales != null) {
+        MemorySegment.copy(t.scales, 0, stage, ValueLayout.JAVA_FLOAT_UNALIGNED, off, t.storedTokens);
+      } else {
+        for (int i = 0; i < t.storedTokens; i++) { // no scales: every token's is 1
+          stage.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4L * i, 1f);
+        }
+      }
     }
     Driver.copyToDevice(device, stage, bytes, stream);
     return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, t.storedTokens, data, rowStart, rowLength,
-        validCount, mask);
+        validCount, mask, scales);
   }
 }

@@ -76,6 +76,11 @@ final class ForwardKernels {
         });
   }
 
+  /** What the rules read of this GPU (the A/B runs print their plans with it). */
+  GpuCapabilities capabilities() {
+    return gpu;
+  }
+
   /** Makes the following launches go to {@code lane} (with its scratch and work counters) until changed back. */
   void use(CudaDevice.Lane lane) {
     this.lane = lane;

@@ -61,6 +61,13 @@ final class ForwardLaunches {
       case BLOCK_GROUPS -> new KernelArgs.BlockGroups(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), s.queries(), s.perQuery(), o.scores(),
           o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split), partialArgmax(s, split), lq);
+      case FFMA_SCALED -> new KernelArgs.FfmaScaled(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
+          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(),
+          s.perQuery(), s.docOffset(), 0L, o.scores(), o.argmax(), o.argmaxStride());
+      case QUANT -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
+          d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+          s.docOffset(), s.pairs(), o.scores(),
+          p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
       case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride(), p.rowsPerPass(), split.sliceTokens(), partialMax(s, split),

@@ -16,6 +16,8 @@ final class ForwardPlan {
   static final String FORWARD_STREAM = "maxsim_forward_stream";
   static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
   static final String FORWARD_WGMMA_WS = "maxsim_forward_wgmma_ws";
+  static final String FORWARD_SCALED = "maxsim_forward_scaled";
+  static final String FORWARD_QUANT = "maxsim_forward_quant";
 
   static final int THREADS = 256;
   static final int MMA_THREADS = 128;
@@ -49,8 +51,17 @@ final class ForwardPlan {
   private static final int SPLIT_BELOW_BLOCKS_PER_SM = 2;
   private static final int SPLIT_MIN_SLICE = 512;
 
-  /** The kernel families, each one .cu file (the block kernels two entry shapes). */
-  enum Family { FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK }
+  /** maxsim_forward_quant.cu: 64 dims of 8-bit documents (128 of 1-bit ones) per chunk, at most 128 dims. */
+  private static final int QUANT_CHUNK_DIMS = 64;
+  private static final int QUANT_MAX_DIM = 128;
+  /** Its pair queues of the "_dyn" entries: 4 warps x 32 x 8 bytes. */
+  static final int QUANT_QUEUE_BYTES = 4 * 32 * 8;
+
+  /**
+   * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
+   * the launches with a compressed side.
+   */
+  enum Family { FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT }
 
   /**
    * A launch's kernel and grid: {@code blocks} x {@code gridY} blocks of {@code threads} with
@@ -95,6 +106,10 @@ final class ForwardPlan {
 
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
   static Plan plan(ForwardShape s, GpuCapabilities gpu) {
+    if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
+      // rule 18: compressed documents expanded in registers for the tensor cores, else FFMA on either side
+      return quantApplies(s, gpu) ? quant(s, gpu) : ffmaScaled(s);
+    }
     boolean tensorCores = tensorCores(s, gpu);
     boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(s, gpu);
     boolean stream = tensorCores && streamPays(s, gpu);
@@ -130,6 +145,20 @@ final class ForwardPlan {
     return s.queryType() == s.documentType() && s.dim() % 8 == 0
         && (s.queryType() == DType.BFLOAT16 && gpu.major() >= 8
             || s.queryType() == DType.FLOAT16 && (gpu.major() > 7 || gpu.major() == 7 && gpu.minor() >= 5));
+  }
+
+  /**
+   * Rule 18: compressed documents on tensor cores: sm_80+, inference, queries in a type whose values bf16 or
+   * fp16 hold exactly (bf16, fp16 or compressed; fp32 queries keep fp32 accuracy on the FFMA kernel), d at
+   * most 128 and a multiple of 16 (8-bit documents) or 32 (1-bit ones), so every copy is whole and aligned.
+   */
+  static boolean quantApplies(ForwardShape s, GpuCapabilities gpu) {
+    DType q = s.queryType();
+    DType d = s.documentType();
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q.isQuantized();
+    int multiple = d == DType.BINARY ? 32 : 16;
+    return gpu.major() >= 8 && !s.argmax() && d.isQuantized() && queries && s.dim() <= QUANT_MAX_DIM
+        && s.dim() % multiple == 0;
   }
 
   /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */
@@ -230,6 +259,31 @@ final class ForwardPlan {
   static Plan ffma(ForwardShape s) {
     String entry = FORWARD + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
     return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false);
+  }
+
+  /** The FFMA kernel with each side's scales: a block per pair, any types, the argmax where asked. */
+  static Plan ffmaScaled(ForwardShape s) {
+    String entry = FORWARD_SCALED + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
+    return new Plan(Family.FFMA_SCALED, FORWARD_SCALED, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0,
+        1, false);
+  }
+
+  /**
+   * Rule 18: the tensor-core kernel for compressed documents, a warp per pair, the grid the warps the GPU
+   * holds at once; pairs taken partly at run time where queries are not shared (as rule 4).
+   */
+  static Plan quant(ForwardShape s, GpuCapabilities gpu) {
+    boolean dynamic = !s.queriesShared();
+    int chunkDims = s.documentType() == DType.BINARY ? 2 * QUANT_CHUNK_DIMS : QUANT_CHUNK_DIMS;
+    int chunks = (s.dim() + chunkDims - 1) / chunkDims;
+    String entry = FORWARD_QUANT + "_c" + chunks + (dynamic ? "_dyn_" : "_") + suffix(s.queryType()) + "_"
+        + suffix(s.documentType());
+    int queueBytes = dynamic ? QUANT_QUEUE_BYTES : 0;
+    long warps = (long) gpu.residentBlocks(FORWARD_QUANT, entry, MMA_THREADS, queueBytes) * gpu.multiprocessors()
+        * 4;
+    int blocks = (int) Math.max(1, (Math.min(s.pairs(), warps) + 3) / 4);
+    return new Plan(Family.QUANT, FORWARD_QUANT, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
+        false, 0, 1, false);
   }
 
   /**
@@ -397,7 +451,9 @@ final class ForwardPlan {
       case FLOAT32 -> "f32";
       case FLOAT16 -> "f16";
       case BFLOAT16 -> "bf16";
-      default -> throw new IllegalStateException("no float kernel suffix for " + t);
+      case INT8 -> "s8";
+      case FLOAT8_E4M3 -> "e4m3";
+      case BINARY -> "b1";
     };
   }
 }

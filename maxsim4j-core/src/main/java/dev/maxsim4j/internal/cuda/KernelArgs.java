@@ -43,6 +43,36 @@ sealed interface KernelArgs {
     }
   }
 
+  /**
+   * The FFMA kernel for compressed tokens on either side (maxsim_forward_scaled.cu): a block per pair, each
+   * side's per-token scales (0: all 1).
+   */
+  record FfmaScaled(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
+      long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset, long pairOffset,
+      long scores, long argmax, int argmaxStride) implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(qScale).i64(d).i64(dStart).i64(dLength).i64(dMask)
+          .i64(dScale).i64(dValid).i32(dim).i32(mode).i32(perQuery).i32(docOffset).i64(pairOffset).i64(scores)
+          .i64(argmax).i32(argmaxStride);
+    }
+  }
+
+  /**
+   * The tensor-core kernel for compressed documents, a warp per pair (maxsim_forward_quant.cu); {@code work}:
+   * the run-time pair counters of the "_dyn" entries.
+   */
+  record Quant(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
+      long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset, long pairs, long scores,
+      Scratch work) implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(qScale).i64(d).i64(dStart).i64(dLength).i64(dMask)
+          .i64(dScale).i64(dValid).i32(dim).i32(mode).i32(perQuery).i32(docOffset).i64(pairs).i64(scores)
+          .scratch(work);
+    }
+  }
+
   /** The block (mma.sync) kernels, a pair per block (maxsim_forward_mma.cu). */
   record Block(long q, long qStart, long qLength, long qMask, long d, long dStart, long dLength, long dMask,
       long dValid, int dim, int mode, int perQuery, int docOffset, long pairOffset, long scores, long argmax,

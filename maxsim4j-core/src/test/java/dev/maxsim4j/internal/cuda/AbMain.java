@@ -12,7 +12,9 @@ import java.util.SplittableRandom;
  * that together exceed three times the H200's L2) under each kernel name of {@link ForcedKernels}
  * ({@code default}: the rules). Prints one table of kernel ms, a row per shape and a column per name.
  *
- * <pre>AbMain [--shape Nq,Nd,Lq,Ld,d]... NAME...</pre>
+ * With {@code --dtype int8|fp8|binary} the documents are those values quantized (queries stay bf16).
+ *
+ * <pre>AbMain [--shape Nq,Nd,Lq,Ld,d]... [--dtype T] NAME...</pre>
  */
 public final class AbMain {
   private AbMain() {}
@@ -23,6 +25,8 @@ public final class AbMain {
       "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48", "1,1000,32,300,64",
       "1,10000,32,300,64", "16,32,32,8192,128");
   private static final long ROTATION_BYTES = 180L << 20;
+  /** The documents' type: bf16, or the compressed type --dtype names. */
+  private static DType documentType = DType.BFLOAT16;
 
   public static void main(String[] args) throws Exception {
     List<String> shapes = new ArrayList<>();
@@ -30,6 +34,14 @@ public final class AbMain {
     for (int i = 0; i < args.length; i++) {
       if (args[i].equals("--shape") && i + 1 < args.length) {
         shapes.add(args[++i]);
+      } else if (args[i].equals("--dtype") && i + 1 < args.length) {
+        String t = args[++i];
+        documentType = switch (t) {
+          case "int8" -> DType.INT8;
+          case "fp8" -> DType.FLOAT8_E4M3;
+          case "binary" -> DType.BINARY;
+          default -> throw new IllegalArgumentException("--dtype = " + t + "; expected int8, fp8 or binary");
+        };
       } else {
         ForcedKernels.planner(args[i]); // refuses an unknown name before any GPU work
         names.add(args[i]);
@@ -45,10 +57,18 @@ public final class AbMain {
     for (int n = 0; n < names.size(); n++) {
       try (CudaBackend cuda = new CudaBackend(1, ForcedKernels.planner(names.get(n)))) {
         if (n == 0) {
-          System.out.println(cuda.deviceDescription() + ", bf16, kernel ms (median batch)");
+          System.out.println(cuda.deviceDescription() + ", bf16 queries, " + documentType
+              + " documents, kernel ms (median batch)");
         }
         for (int s = 0; s < shapes.size(); s++) {
-          ms[s][n] = kernelMillis(cuda, shape(shapes.get(s)), s);
+          int[] sh = shape(shapes.get(s));
+          ForwardShape fs = new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.BFLOAT16,
+              documentType, false, false);
+          ForwardPlan.Plan p = ForcedKernels.planner(names.get(n)).plan(fs, cuda.capabilities());
+          System.out.println(names.get(n) + " " + shapes.get(s) + ": " + p.entry() + " grid " + p.blocks() + " x "
+              + p.threads() + ", " + cuda.capabilities().residentBlocks(p.module(), p.entry(), p.threads(),
+              p.sharedBytes()) + " blocks per SM");
+          ms[s][n] = kernelMillis(cuda, sh, s);
         }
       }
     }
@@ -75,6 +95,9 @@ public final class AbMain {
     try {
       for (int c = 0; c < copies; c++) {
         Tokens d = tokens(new SplittableRandom(1000 + seed), sh[1], sh[3], sh[4]);
+        if (documentType != DType.BFLOAT16) {
+          d = compressed(d);
+        }
         documents.add(d);
         resident.add(cuda.makeResident(d));
       }
@@ -97,6 +120,13 @@ public final class AbMain {
       sh[i] = Integer.parseInt(p[i].trim());
     }
     return sh;
+  }
+
+  /** {@code t}'s values quantized to --dtype's type. */
+  private static Tokens compressed(Tokens t) {
+    float[] v = DType.BFLOAT16.widen(t.s16);
+    return dev.maxsim4j.internal.Internals.tokens(
+        dev.maxsim4j.TokenBatch.ofFloats(v, t.rows, t.maxRowLength, t.dim).quantize(documentType));
   }
 
   /** {@code rows} full rows of {@code length} tokens of unit-scale bf16 values. */

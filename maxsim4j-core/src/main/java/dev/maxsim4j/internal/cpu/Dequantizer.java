@@ -1,0 +1,161 @@
+package dev.maxsim4j.internal.cpu;
+
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Expands quantized tokens into fp32, {@code scale x q}, a vector of lanes at a time: int8 by widening, e4m3 by
+ * moving its exponent and mantissa bits into fp32 position (subnormals and the NaN codes exact), one bit per
+ * dimension by selecting {@code +scale} or {@code -scale}. Each value equals {@link Tokens#element}'s bit for bit.
+ */
+final class Dequantizer implements Tokens.RunCopier {
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+  private static final int V = S.length();
+  private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, S.vectorShape());
+  /** V bytes; null below 8 lanes, where no byte shape of that size exists and the scalar codec is used. */
+  private static final VectorSpecies<Byte> BYTES = V >= 8 ? VectorSpecies.of(byte.class, VectorShape.forBitSize(V * 8)) : null;
+  /** Lane k tests bit V-1-k of V bits read most significant first: NumPy packbits order. */
+  private static final IntVector LANE_BITS = IntVector.fromArray(INTS, laneBits(), 0);
+  private static final int E4M3_NAN = 0x7f;
+  /** e4m3's exponent bias is 7, fp32's 127: a normal e4m3 value moves to fp32 by adding 120 to the exponent. */
+  private static final int REBIAS = (127 - 7) << 23;
+
+  private final Tokens tokens;
+  private final MemorySegment src;
+  private final int dim;
+
+  private Dequantizer(Tokens tokens) {
+    this.tokens = tokens;
+    this.src = tokens.s8 != null ? MemorySegment.ofArray(tokens.s8) : tokens.segment;
+    this.dim = tokens.dim;
+  }
+
+  /** The copier for {@code tokens} of a quantized type. */
+  static Tokens.RunCopier of(Tokens tokens) {
+    return BYTES == null ? tokens::copyTokens : new Dequantizer(tokens);
+  }
+
+  private static int[] laneBits() {
+    int[] bits = new int[V];
+    for (int k = 0; k < V; k++) {
+      bits[k] = 1 << (V - 1 - k);
+    }
+    return bits;
+  }
+
+  @Override
+  public void copy(int token, int count, float[] dst, int off) {
+    switch (tokens.dtype) {
+      case INT8 -> int8(token, count, dst, off);
+      case FLOAT8_E4M3 -> e4m3(token, count, dst, off);
+      case BINARY -> bits(token, count, dst, off);
+      default -> throw new IllegalStateException(tokens.dtype + " is not quantized");
+    }
+  }
+
+  private static ByteVector bytes(MemorySegment src, long at) {
+    return ByteVector.fromMemorySegment(BYTES, src, at, ByteOrder.LITTLE_ENDIAN);
+  }
+
+  private static FloatVector int8(ByteVector b, float scale) {
+    // through int lanes: a direct byte-to-float conversion across shapes compiles to slower code
+    return ((FloatVector) b.convertShape(VectorOperators.B2I, INTS, 0).convert(VectorOperators.I2F, 0)).mul(scale);
+  }
+
+  private static FloatVector e4m3(ByteVector b, float scale) {
+    IntVector x = (IntVector) b.convertShape(VectorOperators.B2I, INTS, 0);
+    IntVector em = x.and(0x7f);
+    IntVector normal = em.lanewise(VectorOperators.LSHL, 20).add(REBIAS);
+    // exponent field 0: the subnormal m x 2^-9, made from an integer (an fp32 subnormal operand is slow)
+    IntVector subnormal = ((FloatVector) em.convert(VectorOperators.I2F, 0)).mul(0x1p-9f).reinterpretAsInts();
+    IntVector magnitude = normal.blend(subnormal, em.compare(VectorOperators.LT, 8))
+        .blend(Float.floatToRawIntBits(Float.NaN), em.compare(VectorOperators.EQ, E4M3_NAN));
+    return magnitude.or(x.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats().mul(scale);
+  }
+
+  /** The dimensions past the last whole vector, through the scalar codec. */
+  private void tail(int token, float[] dst, int o, int from) {
+    for (int k = from; k < dim; k++) {
+      dst[o + k] = tokens.element(token, k);
+    }
+  }
+
+  private void int8(int token, int count, float[] dst, int off) {
+    byte[] heap = tokens.s8;
+    MemorySegment src = this.src;
+    int dim = this.dim;
+    int whole = dim - dim % V;
+    for (int t = 0; t < count; t++) {
+      long base = (long) (token + t) * dim;
+      float scale = tokens.scale(token + t);
+      int o = off + t * dim;
+      // one loop per source kind: a vector merged from two branches would be boxed
+      if (heap != null) {
+        for (int k = 0; k < whole; k += V) {
+          int8(ByteVector.fromArray(BYTES, heap, (int) base + k), scale).intoArray(dst, o + k);
+        }
+      } else {
+        for (int k = 0; k < whole; k += V) {
+          int8(bytes(src, base + k), scale).intoArray(dst, o + k);
+        }
+      }
+      tail(token + t, dst, o, whole);
+    }
+  }
+
+  private void e4m3(int token, int count, float[] dst, int off) {
+    byte[] heap = tokens.s8;
+    MemorySegment src = this.src;
+    int dim = this.dim;
+    int whole = dim - dim % V;
+    for (int t = 0; t < count; t++) {
+      long base = (long) (token + t) * dim;
+      float scale = tokens.scale(token + t);
+      int o = off + t * dim;
+      if (heap != null) {
+        for (int k = 0; k < whole; k += V) {
+          e4m3(ByteVector.fromArray(BYTES, heap, (int) base + k), scale).intoArray(dst, o + k);
+        }
+      } else {
+        for (int k = 0; k < whole; k += V) {
+          e4m3(bytes(src, base + k), scale).intoArray(dst, o + k);
+        }
+      }
+      tail(token + t, dst, o, whole);
+    }
+  }
+
+  private void bits(int token, int count, float[] dst, int off) {
+    byte[] heap = tokens.s8;
+    MemorySegment src = this.src;
+    int dim = this.dim;
+    long tokenBytes = tokens.tokenBytes;
+    int whole = dim - dim % V;
+    for (int t = 0; t < count; t++) {
+      long base = (token + t) * tokenBytes;
+      float scale = tokens.scale(token + t);
+      FloatVector plus = FloatVector.broadcast(S, scale);
+      FloatVector minus = FloatVector.broadcast(S, -scale);
+      int o = off + t * dim;
+      for (int k = 0; k < whole; k += V) {
+        long at = base + (k >>> 3);
+        int w = 0;
+        for (int i = 0; i < V / 8; i++) {
+          w = (w << 8) | ((heap != null ? heap[(int) (at + i)] : src.get(ValueLayout.JAVA_BYTE, at + i)) & 0xff);
+        }
+        VectorMask<Float> one = IntVector.broadcast(INTS, w).and(LANE_BITS).compare(VectorOperators.NE, 0).cast(S);
+        minus.blend(plus, one).intoArray(dst, o + k);
+      }
+      tail(token + t, dst, o, whole);
+    }
+  }
+}

@@ -1,0 +1,256 @@
+package dev.maxsim4j.internal.cpu;
+
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * MaxSim of one-bit queries against one-bit documents without expanding either: the dot product of two
+ * {@code +-1} vectors of d dimensions is {@code d - 2 popcount(q xor t)}, times both tokens' scales.
+ *
+ * <p>Tokens are staged as 32-bit words (the bytes as stored, the padding bits of the last byte and the
+ * padding bytes of the last word zero on both sides, so they never differ). As in {@link VectorKernel}, lanes
+ * run over query tokens (each query laid out once as words {@code [W][P]}) and a document word is broadcast
+ * against them; the running max per lane needs no reduction until the final sum. Scales are finite, so no
+ * value is NaN; the strict {@code >} of the argmax keeps the lowest slot on a tie.
+ */
+final class PopcountKernel {
+  private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
+  private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, I.vectorShape());
+  private static final int V = I.length();
+
+  private PopcountKernel() {}
+
+  static PairKernel.Bound bind(Tokens queries, Tokens documents) {
+    int words = words(queries);
+    int rows = queries.rows;
+    int[][] qw = new int[rows][];
+    float[][] qScale = new float[rows][];
+    int[][] qSlots = new int[rows][];
+    int[] token = new int[words];
+    MemorySegment tokenWords = MemorySegment.ofArray(token);
+    int maxPad = V;
+    for (int i = 0; i < rows; i++) {
+      int[] slots = validSlots(queries, i);
+      int pad = (slots.length + V - 1) / V * V;
+      int[] t = new int[words * pad];
+      float[] s = new float[pad];
+      for (int j = 0; j < slots.length; j++) {
+        int stored = queries.rowStart[i] + slots[j];
+        stage(queries, stored, tokenWords, 0, words);
+        for (int w = 0; w < words; w++) {
+          t[w * pad + j] = token[w];
+        }
+        s[j] = queries.scale(stored);
+      }
+      qw[i] = t;
+      qScale[i] = s;
+      qSlots[i] = slots;
+      maxPad = Math.max(maxPad, pad);
+    }
+    int runLength = maxPad;
+    return () -> new Worker(documents, words, qw, qScale, qSlots, runLength);
+  }
+
+  /** 32-bit words per token. */
+  private static int words(Tokens t) {
+    return (int) ((t.tokenBytes + 3) / 4);
+  }
+
+  /** The slots of row {@code i}'s valid tokens, in order. */
+  private static int[] validSlots(Tokens t, int i) {
+    int[] slots = new int[t.validCount[i]];
+    int n = 0;
+    for (int s = 0; s < t.rowLength[i] && n < slots.length; s++) {
+      if (t.mask == null || t.mask[t.rowStart[i] + s]) {
+        slots[n++] = s;
+      }
+    }
+    return slots;
+  }
+
+  /** Copies stored token {@code token}'s bytes into {@code words} words at byte {@code at} of {@code dst}. */
+  private static void stage(Tokens t, int token, MemorySegment dst, long at, int words) {
+    int bytes = (int) t.tokenBytes;
+    MemorySegment src = t.s8 != null ? MemorySegment.ofArray(t.s8) : t.segment;
+    dst.set(ValueLayout.JAVA_INT_UNALIGNED, at + 4L * (words - 1), 0);
+    MemorySegment.copy(src, token * t.tokenBytes, dst, at, bytes);
+    int used = t.dim & 7;
+    if (used != 0) {
+      byte last = dst.get(ValueLayout.JAVA_BYTE, at + bytes - 1);
+      dst.set(ValueLayout.JAVA_BYTE, at + bytes - 1, (byte) (last & (0xff00 >>> used)));
+    }
+  }
+
+  private static final class Worker implements PairKernel.Worker {
+    private final Tokens documents;
+    private final int words;
+    private final int[][] qw;
+    private final float[][] qScale;
+    private final int[][] qSlots;
+    private final int[] docWords;
+    private final MemorySegment docSegment;
+    private final float[] docScale;
+    private final int[] docSlots;
+    private final float[] runMax;
+    private final float[] runArg;
+    private final boolean wholeWords;
+    private int docTokens;
+
+    Worker(Tokens documents, int words, int[][] qw, float[][] qScale, int[][] qSlots, int runLength) {
+      this.documents = documents;
+      this.words = words;
+      this.qw = qw;
+      this.qScale = qScale;
+      this.qSlots = qSlots;
+      this.docWords = new int[documents.maxValidCount * words];
+      this.docSegment = MemorySegment.ofArray(docWords);
+      this.docScale = new float[documents.maxValidCount];
+      this.docSlots = new int[documents.maxValidCount];
+      this.runMax = new float[runLength];
+      this.runArg = new float[runLength];
+      this.wholeWords = documents.dim % 32 == 0;
+    }
+
+    @Override
+    public void load(int j) {
+      Tokens d = documents;
+      int start = d.rowStart[j];
+      int n = 0;
+      int s = 0;
+      while (s < d.rowLength[j]) {
+        if (d.mask != null && !d.mask[start + s]) {
+          s++;
+          continue;
+        }
+        int end = s;
+        while (end < d.rowLength[j] && (d.mask == null || d.mask[start + end])) {
+          end++;
+        }
+        if (wholeWords) {
+          // d % 32 == 0: the stored bytes are already whole words with no padding bits, one copy per run
+          MemorySegment src = d.s8 != null ? MemorySegment.ofArray(d.s8) : d.segment;
+          MemorySegment.copy(src, (start + s) * d.tokenBytes, docSegment, 4L * n * words, (end - s) * d.tokenBytes);
+        }
+        for (int t = s; t < end; t++, n++) {
+          if (!wholeWords) {
+            stage(d, start + t, docSegment, 4L * n * words, words);
+          }
+          docScale[n] = d.scale(start + t);
+          docSlots[n] = t;
+        }
+        s = end;
+      }
+      docTokens = n;
+    }
+
+    @Override
+    public float score(int query, int[] argmax, int offset) {
+      int[] slots = qSlots[query];
+      int valid = slots.length;
+      if (valid == 0) {
+        return 0f; // every query token masked: an empty sum
+      }
+      int[] q = qw[query];
+      float[] qs = qScale[query];
+      int pad = qs.length;
+      boolean track = argmax != null;
+      Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
+      if (track) {
+        Arrays.fill(runArg, 0, pad, 0f);
+      }
+      int block = 0;
+      for (; block + 2 * V <= pad; block += 2 * V) {
+        twoVectorBlock(q, qs, pad, block, track);
+      }
+      if (block < pad) {
+        oneVectorBlock(q, qs, pad, block, track);
+      }
+      double sum = 0;
+      for (int j = 0; j < valid; j++) {
+        sum += runMax[j];
+      }
+      if (track) {
+        for (int j = 0; j < valid; j++) {
+          argmax[offset + slots[j]] = docSlots[(int) runArg[j]];
+        }
+      }
+      return (float) sum;
+    }
+
+    /** Query lanes [block, block + 2V) against every document token: one broadcast word feeds two vectors. */
+    private void twoVectorBlock(int[] q, float[] qs, int pad, int block, boolean track) {
+      int[] dw = docWords;
+      int words = this.words;
+      IntVector dim = IntVector.broadcast(I, documents.dim);
+      FloatVector s0 = FloatVector.fromArray(F, qs, block);
+      FloatVector s1 = FloatVector.fromArray(F, qs, block + V);
+      FloatVector m0 = FloatVector.fromArray(F, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(F, runMax, block + V);
+      FloatVector i0 = track ? FloatVector.fromArray(F, runArg, block) : null;
+      FloatVector i1 = track ? FloatVector.fromArray(F, runArg, block + V) : null;
+      for (int t = 0, o = 0; t < docTokens; t++, o += words) {
+        IntVector c0 = IntVector.zero(I);
+        IntVector c1 = IntVector.zero(I);
+        for (int w = 0, qo = block; w < words; w++, qo += pad) {
+          IntVector b = IntVector.broadcast(I, dw[o + w]);
+          c0 = c0.add(IntVector.fromArray(I, q, qo).lanewise(VectorOperators.XOR, b).lanewise(VectorOperators.BIT_COUNT));
+          c1 = c1.add(IntVector.fromArray(I, q, qo + V).lanewise(VectorOperators.XOR, b).lanewise(VectorOperators.BIT_COUNT));
+        }
+        float ds = docScale[t];
+        FloatVector x0 = value(dim, c0, ds, s0);
+        FloatVector x1 = value(dim, c1, ds, s1);
+        if (track) {
+          FloatVector tv = FloatVector.broadcast(F, t);
+          i0 = i0.blend(tv, x0.compare(VectorOperators.GT, m0));
+          i1 = i1.blend(tv, x1.compare(VectorOperators.GT, m1));
+        }
+        m0 = m0.max(x0);
+        m1 = m1.max(x1);
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      if (track) {
+        i0.intoArray(runArg, block);
+        i1.intoArray(runArg, block + V);
+      }
+    }
+
+    /** As {@link #twoVectorBlock} for the last V query lanes. */
+    private void oneVectorBlock(int[] q, float[] qs, int pad, int block, boolean track) {
+      int[] dw = docWords;
+      int words = this.words;
+      IntVector dim = IntVector.broadcast(I, documents.dim);
+      FloatVector s0 = FloatVector.fromArray(F, qs, block);
+      FloatVector m0 = FloatVector.fromArray(F, runMax, block);
+      FloatVector i0 = track ? FloatVector.fromArray(F, runArg, block) : null;
+      for (int t = 0, o = 0; t < docTokens; t++, o += words) {
+        IntVector c0 = IntVector.zero(I);
+        for (int w = 0, qo = block; w < words; w++, qo += pad) {
+          c0 = c0.add(IntVector.fromArray(I, q, qo).lanewise(VectorOperators.XOR, dw[o + w])
+              .lanewise(VectorOperators.BIT_COUNT));
+        }
+        FloatVector x0 = value(dim, c0, docScale[t], s0);
+        if (track) {
+          i0 = i0.blend(FloatVector.broadcast(F, t), x0.compare(VectorOperators.GT, m0));
+        }
+        m0 = m0.max(x0);
+      }
+      m0.intoArray(runMax, block);
+      if (track) {
+        i0.intoArray(runArg, block);
+      }
+    }
+
+    /** {@code (d - 2 popcount) x docScale x queryScale}: the dot product of the two dequantized tokens. */
+    private static FloatVector value(IntVector dim, IntVector popcount, float docScale, FloatVector queryScale) {
+      IntVector dot = dim.sub(popcount.lanewise(VectorOperators.LSHL, 1));
+      return ((FloatVector) dot.convert(VectorOperators.I2F, 0)).mul(docScale).mul(queryScale);
+    }
+  }
+}

@@ -1,0 +1,229 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Compressed tokens (int8, fp8 e4m3, 1-bit) on the CUDA backend against the float64 reference on their
+ * dequantized values: every pairing of a compressed side with every other type, on the tensor-core kernel
+ * for compressed documents (d a multiple of 16, or 32 for 1-bit, up to 128) and the FFMA kernel (the rest:
+ * d = 1, 3, 33, 127, 513, fp32 queries), over one-token, ragged, masked, all-masked and empty rows, queries
+ * of several 32-row passes, negative and zero scales; all pairs, pairwise, candidates, top-k, resident
+ * documents and calls in flight. Tolerance: {@link Oracle#tolerance}, the fp32 accumulation bound on the
+ * dequantized values (every kernel multiplies exact values and accumulates in fp32).
+ */
+@GpuTest
+class CudaCompressedTest {
+  private static final DType[] COMPRESSED = {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
+  private static MaxSim reference;
+  private static MaxSim cuda;
+
+  @BeforeAll
+  static void open() {
+    reference = MaxSim.builder().backend("reference").threads(2).build();
+    cuda = MaxSim.builder().backend("cuda").build();
+  }
+
+  @AfterAll
+  static void close() {
+    if (cuda != null) {
+      cuda.close();
+      reference.close();
+    }
+  }
+
+  /** A batch of {@code type}: random floats, quantized where compressed; masking as RandomBatches.padded. */
+  static TokenBatch batch(RandomBatches r, DType type, int n, int l, int d, int masking) {
+    TokenBatch floats = r.padded(DType.FLOAT32, n, l, d, masking);
+    if (type == DType.FLOAT32) {
+      return floats;
+    }
+    TokenBatch b = type.isQuantized() ? TokenBatch.ofFloats(r.floats(n * l * d), n, l, d).quantize(type)
+        : TokenBatch.ofHalfs(type, r.halfs(type, n * l * d), n, l, d);
+    return masking == 0 ? b : sameRows(b, floats);
+  }
+
+  /** {@code b} with the mask or lengths of {@code like}. */
+  private static TokenBatch sameRows(TokenBatch b, TokenBatch like) {
+    boolean[] mask = new boolean[like.size() * like.maxLength()];
+    int[] lengths = new int[like.size()];
+    boolean masked = false;
+    for (int i = 0; i < like.size(); i++) {
+      lengths[i] = like.length(i);
+      for (int t = 0; t < like.length(i); t++) {
+        mask[i * like.maxLength() + t] = like.isValid(i, t);
+        masked |= !like.isValid(i, t);
+      }
+    }
+    TokenBatch out = b.withLengths(lengths);
+    return masked ? out.withMask(mask) : out;
+  }
+
+  static Stream<Arguments> cases() {
+    RandomBatches r = new RandomBatches();
+    List<Arguments> cases = new ArrayList<>();
+    DType[] queryTypes = {DType.BFLOAT16, DType.FLOAT16, DType.FLOAT32, DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
+    // {d, Lq, Ld}: the tensor-core kernel's dims, then the FFMA kernel's awkward ones
+    int[][] shapes = {{128, 32, 300}, {64, 17, 40}, {32, 1, 1}, {48, 33, 9}, {96, 70, 64}, {16, 5, 130}, {1, 4, 7},
+        {3, 9, 5}, {33, 12, 20}, {127, 6, 11}, {513, 3, 4}};
+    for (DType dt : COMPRESSED) {
+      for (DType qt : queryTypes) {
+        int[] s = shapes[Math.floorMod(dt.ordinal() * 7 + qt.ordinal() * 3, 6)]; // a tensor-core shape each
+        cases.add(Arguments.of(qt + " x " + dt + " d=" + s[0] + " Lq=" + s[1] + " Ld=" + s[2] + " (" + r + ")",
+            batch(r, qt, 3, s[1], s[0], 1), batch(r, dt, 9, s[2], s[0], 2), batch(r, dt, 3, s[2], s[0], 0)));
+      }
+      for (int[] s : shapes) {
+        cases.add(Arguments.of("BFLOAT16 x " + dt + " d=" + s[0] + " Lq=" + s[1] + " Ld=" + s[2] + " (" + r + ")",
+            batch(r, DType.BFLOAT16, 3, s[1], s[0], 2), batch(r, dt, 9, s[2], s[0], 1),
+            batch(r, dt, 3, s[2], s[0], 2)));
+      }
+      // compressed queries against uncompressed documents
+      for (DType docs : new DType[] {DType.BFLOAT16, DType.FLOAT32}) {
+        cases.add(Arguments.of(dt + " x " + docs + " d=40 (" + r + ")", batch(r, dt, 3, 20, 40, 1),
+            batch(r, docs, 9, 30, 40, 2), batch(r, docs, 3, 30, 40, 0)));
+      }
+    }
+    return cases.stream();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void everyCallMatchesTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
+    String where = "cuda / " + label;
+    float[][] all = cuda.scores(q, d);
+    ParityTest.assertClose(reference.scores(q, d), all, q, d, where + " all-pairs");
+    float[][] cand = cuda.candidates(q, d, 3);
+    for (int b = 0; b < q.size(); b++) {
+      for (int c = 0; c < 3; c++) {
+        assertEquals(all[b][b * 3 + c], cand[b][c], 0f, where + " candidates equal all-pairs");
+      }
+    }
+    float[] pw = cuda.pairwise(q, pd);
+    float[] refPw = reference.pairwise(q, pd);
+    for (int b = 0; b < q.size(); b++) {
+      ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
+    }
+    ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 5), all, 5, where);
+    try (ResidentBatch rd = cuda.upload(d)) {
+      assertArrayEquals(all, cuda.scores(q, rd), where + " resident documents");
+      assertArrayEquals(all, cuda.scoresAsync(q, rd).join(), where + " in flight");
+    }
+  }
+
+  /**
+   * Scales as given: negative (a max of the scaled products, not of the raw ones), zero, and mixed across
+   * the tokens of one document, on both kernels (d = 128 and d = 33), every byte value of each type (fp8: but its NaNs).
+   */
+  @Test
+  void negativeAndZeroScalesScoreTheScaledProducts() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : COMPRESSED) {
+      for (int dim : new int[] {128, 33}) {
+        int n = 20;
+        int l = 50;
+        int bytesPerToken = Math.toIntExact(type.bytesPerToken(dim));
+        byte[] data = new byte[n * l * bytesPerToken];
+        for (int i = 0; i < data.length; i++) {
+          data[i] = (byte) (type == DType.FLOAT8_E4M3 ? r.rnd.nextInt(0x7f) | (r.rnd.nextBoolean() ? 0x80 : 0)
+              : r.rnd.nextInt(256));
+        }
+        float[] scales = new float[n * l];
+        for (int i = 0; i < scales.length; i++) {
+          int kind = r.rnd.nextInt(4);
+          scales[i] = kind == 0 ? 0f : kind == 1 ? -(float) r.rnd.nextDouble() : (float) r.rnd.nextDouble() * 0.1f;
+        }
+        TokenBatch d = TokenBatch.ofBytes(type, data, scales, n, l, dim);
+        for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16, type}) {
+          TokenBatch q = batch(r, qt, 4, 40, dim, 2);
+          ParityTest.assertClose(reference.scores(q, d), cuda.scores(q, d), q, d,
+              qt + " x " + type + " d=" + dim + " scales (" + r + ")");
+        }
+      }
+    }
+  }
+
+  /** An fp8 NaN byte (0x7f or 0xff) makes its document's score NaN on both kernels, the others as the reference. */
+  @Test
+  void anFp8NanByteMakesTheScoreNan() {
+    RandomBatches r = new RandomBatches();
+    for (int dim : new int[] {64, 33}) {
+      for (byte nan : new byte[] {0x7f, (byte) 0xff}) {
+        int n = 6;
+        int l = 40;
+        byte[] data = new byte[n * l * dim];
+        for (int i = 0; i < data.length; i++) {
+          data[i] = (byte) (r.rnd.nextInt(0x7f) | (r.rnd.nextBoolean() ? 0x80 : 0)); // every byte but the NaNs
+        }
+        data[(2 * l + 17) * dim + 5] = nan; // document 2
+        TokenBatch d = TokenBatch.ofBytes(DType.FLOAT8_E4M3, data, null, n, l, dim);
+        TokenBatch q = batch(r, DType.BFLOAT16, 2, 32, dim, 0);
+        float[][] s = cuda.scores(q, d);
+        for (int i = 0; i < 2; i++) {
+          for (int j = 0; j < n; j++) {
+            assertEquals(j == 2, Float.isNaN(s[i][j]), "d=" + dim + " query " + i + " document " + j + ": " + s[i][j]);
+          }
+        }
+        ParityTest.assertClose(reference.scores(q, d), s, q, d, "fp8 NaN byte d=" + dim + " (" + r + ")");
+      }
+    }
+  }
+
+  /** Documents with no valid token score -1e9 on both kernels, beside scored ones, every call. */
+  @Test
+  void emptyAndAllMaskedDocumentsScoreMinusOneBillion() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : COMPRESSED) {
+      for (int dim : new int[] {128, 33}) {
+        TokenBatch floats = r.padded(DType.FLOAT32, 6, 20, dim, 0);
+        boolean[] mask = new boolean[6 * 20];
+        java.util.Arrays.fill(mask, true);
+        java.util.Arrays.fill(mask, 20, 40, false); // document 1 all masked
+        TokenBatch d = floats.quantize(type).withLengths(new int[] {20, 20, 0, 5, 1, 20}).withMask(mask);
+        TokenBatch q = batch(r, DType.BFLOAT16, 2, 32, dim, 0);
+        float[][] s = cuda.scores(q, d);
+        for (float[] row : s) {
+          assertEquals(-1e9f, row[1], 0f, type + " all masked");
+          assertEquals(-1e9f, row[2], 0f, type + " empty");
+          assertTrue(row[3] > -1e8f, type + " scored");
+        }
+        ParityTest.assertClose(reference.scores(q, d), s, q, d, type + " d=" + dim + " (" + r + ")");
+      }
+    }
+  }
+
+  /** A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries. */
+  @Test
+  void manyDocumentsMatchTheReferenceWithOneQueryAndWithSeveral() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : COMPRESSED) {
+      TokenBatch d = batch(r, type, 3000, 40, 128, 2);
+      for (int queries : new int[] {1, 5}) {
+        TokenBatch q = batch(r, DType.BFLOAT16, queries, 32, 128, 1);
+        float[][] all = cuda.scores(q, d);
+        ParityTest.assertClose(reference.scores(q, d), all, q, d, type + " Nq=" + queries + " (" + r + ")");
+        ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), all, 10, type + " top-k");
+        try (ResidentBatch rd = cuda.upload(d)) {
+          List<CompletableFuture<float[][]>> inFlight = new ArrayList<>();
+          for (int i = 0; i < 12; i++) {
+            inFlight.add(cuda.scoresAsync(q, rd));
+          }
+          for (CompletableFuture<float[][]> f : inFlight) {
+            assertArrayEquals(all, f.join(), type + " in flight");
+          }
+        }
+      }
+    }
+  }
+}
