@@ -201,6 +201,16 @@ public final class LuceneIndex implements Closeable {
     Map<String, String> data = commitData(index.store());
     boolean rebuild = create || !DirectoryReader.indexExists(d)
         || !SegmentInfos.readLatestCommit(d).getUserData().equals(data);
+    if (!rebuild) {
+      // an index already in line is only read: no writer, no lock, so a read-only folder serves as well
+      DirectoryReader current = DirectoryReader.open(d);
+      Set<String> wanted = new HashSet<>();
+      index.entries().stream().filter(e -> !e.passages().isEmpty()).forEach(e -> wanted.add(version(e)));
+      if (liveVersions(current).equals(wanted)) {
+        return new LuceneIndex(d, current, index.store(), 0, 0, saved);
+      }
+      current.close();
+    }
     Codec codec = ENCODER.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(ENCODER.dimension());
     IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
         .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
