@@ -330,8 +330,7 @@ public final class LuceneIndex implements Closeable {
   public Result search(MaxSim maxSim, TokenBatch query, int candidates) throws IOException {
     IndexSearcher searcher = new IndexSearcher(reader);
     long t0 = System.nanoTime();
-    float[] encoding = ENCODER.encodeQueries(query)[0];
-    TopDocs first = searcher.search(new KnnFloatVectorQuery(FDE, encoding, candidates), candidates);
+    TopDocs first = nearest(searcher, query, candidates);
     long t1 = System.nanoTime();
     float[][] vectors = new float[query.length(0)][query.dim()];
     for (int t = 0; t < vectors.length; t++) {
@@ -344,6 +343,24 @@ public final class LuceneIndex implements Closeable {
         : MaxSimRescorer.createQuantized(TOKENS, vectors, MaxSimRescorer.Scale.RAW, maxSim);
     TopDocs top = first.scoreDocs.length == 0 ? first : rescorer.rescore(searcher, first, first.scoreDocs.length);
     long t2 = System.nanoTime();
+    return new Result(hits(searcher, top), first.scoreDocs.length, t1 - t0, t2 - t1);
+  }
+
+  /**
+   * The {@code candidates} passages whose encodings are nearest the query's, nearest first, their scores the
+   * encodings' similarity (for a rerank elsewhere).
+   */
+  public List<Hit> candidates(TokenBatch query, int candidates) throws IOException {
+    IndexSearcher searcher = new IndexSearcher(reader);
+    return hits(searcher, nearest(searcher, query, candidates));
+  }
+
+  private static TopDocs nearest(IndexSearcher searcher, TokenBatch query, int candidates) throws IOException {
+    float[] encoding = ENCODER.encodeQueries(query)[0];
+    return searcher.search(new KnnFloatVectorQuery(FDE, encoding, candidates), candidates);
+  }
+
+  private static List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {
     StoredFields stored = searcher.storedFields();
     List<Hit> hits = new ArrayList<>();
     for (ScoreDoc h : top.scoreDocs) {
@@ -351,7 +368,7 @@ public final class LuceneIndex implements Closeable {
       hits.add(new Hit(doc.get(PATH), doc.getField(PASSAGE).numericValue().intValue(),
           doc.getField(LINE).numericValue().intValue(), h.score));
     }
-    return new Result(hits, first.scoreDocs.length, t1 - t0, t2 - t1);
+    return hits;
   }
 
   @Override

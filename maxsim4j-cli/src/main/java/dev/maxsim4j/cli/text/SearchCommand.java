@@ -24,12 +24,14 @@ import java.util.stream.IntStream;
 public final class SearchCommand {
   public static final String USAGE = """
       search --dir FOLDER (--query TEXT | --queries FILE) [--k 5] [--candidates 200 | --exact]
-             [--backend NAME] [--store bf16|int8|binary]
+             [--rerank tokens|lucene] [--backend NAME] [--store bf16|int8|binary]
         Brings FOLDER's index up to date (see index), then ranks its files against the query: a file's score
         is that of its best passage (the mean over query tokens of the best cosine with any token of the
         passage); prints FILE:LINE of that passage and its start. The passages scored are the --candidates
-        whose MUVERA encodings are nearest the query's (HNSW in the Lucene index), reranked by exact MaxSim;
-        --exact scores every passage instead. Prints the time of each stage and the index's size. --queries:
+        whose MUVERA encodings are nearest the query's (HNSW in the Lucene index), reranked by exact MaxSim
+        on their tokens gathered from the tokens file (--rerank tokens, the default: one fused call) or read
+        from the Lucene index (--rerank lucene: MaxSimRescorer, as a Lucene deployment would); --exact
+        scores every passage instead. Prints the time of each stage and the index's size. --queries:
         one query per line (blank lines skipped), each ranked in turn, then the mean time of each stage per
         query (the first query left out: its time is mostly the JIT's). Skipped files are named on stderr.
         --store as for index (without it the index keeps its store).""";
@@ -45,7 +47,7 @@ public final class SearchCommand {
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--queries", "--k", "--backend", "--store",
-        "--candidates"), Set.of("--verbose", "--exact"));
+        "--candidates", "--rerank"), Set.of("--verbose", "--exact"));
     Store store = Store.parse("search", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
     List<String> queries = queries(a);
@@ -55,6 +57,13 @@ public final class SearchCommand {
       throw new UsageException("search: --candidates has no effect with --exact (every passage is scored)");
     }
     int candidates = a.intValue("--candidates", CANDIDATES, 1);
+    String rerank = a.getOr("--rerank", "tokens");
+    if (!rerank.equals("tokens") && !rerank.equals("lucene")) {
+      throw new UsageException("search: --rerank = " + rerank + "; expected tokens or lucene");
+    }
+    if (exact && a.get("--rerank") != null) {
+      throw new UsageException("search: --rerank has no effect with --exact (every passage is scored)");
+    }
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
@@ -71,7 +80,7 @@ public final class SearchCommand {
         }
         long[] sums = new long[3];
         for (int i = 0; i < queries.size(); i++) {
-          Ranked r = rank(encoder, maxSim, index, lucene, queries.get(i), candidates, err);
+          Ranked r = rank(encoder, maxSim, index, lucene, rerank.equals("lucene"), queries.get(i), candidates, err);
           String stages = stages(r, lucene) + (i == 0 ? " (first query: JIT cold)" : "");
           if (queries.size() > 1) {
             out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, queries.get(i), stages);
@@ -126,7 +135,7 @@ public final class SearchCommand {
   }
 
   private static Ranked rank(MiniLmTokenEncoder encoder, MaxSim maxSim, TextIndex index, LuceneIndex lucene,
-      String query, int candidates, PrintStream err) throws IOException {
+      boolean viaLucene, String query, int candidates, PrintStream err) throws IOException {
     long t0 = System.nanoTime();
     TokenBatch q = encoder.encode(query);
     long encode = System.nanoTime() - t0;
@@ -134,6 +143,18 @@ public final class SearchCommand {
       long t1 = System.nanoTime();
       float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
       return new Ranked(bestPerFile(index, scores), q.length(0), encode, 0, System.nanoTime() - t1, scores.length);
+    }
+    if (!viaLucene) {
+      long t1 = System.nanoTime();
+      List<LuceneIndex.Hit> near = lucene.candidates(q, candidates);
+      long t2 = System.nanoTime();
+      int[] rows = near.stream().mapToInt(h -> index.rowOf(h.path(), h.passage())).filter(row -> row >= 0).toArray();
+      float[] scores = rows.length == 0 ? new float[0] : maxSim.scores(q, index.rows().gather(rows))[0];
+      List<LuceneIndex.Hit> reranked = IntStream.range(0, rows.length).boxed()
+          .sorted(Comparator.<Integer>comparingDouble(i -> -scores[i]).thenComparingInt(i -> rows[i]))
+          .map(i -> new LuceneIndex.Hit(near.get(i).path(), near.get(i).passage(), near.get(i).line(), scores[i]))
+          .toList();
+      return new Ranked(bestPerFile(reranked), q.length(0), encode, t2 - t1, System.nanoTime() - t2, near.size());
     }
     LuceneIndex.Result r = lucene.search(maxSim, q, candidates);
     return new Ranked(bestPerFile(r.hits()), q.length(0), encode, r.candidatesNanos(), r.rerankNanos(),

@@ -69,6 +69,10 @@ class LuceneSearchTest {
       List<String> b = new ArrayList<>(List.of("search", "--dir", folder.toString(), "--query", query, "--k", "20",
           "--exact"));
       b.addAll(List.of(extra));
+      int rerank = b.indexOf("--rerank");
+      if (rerank >= 0) {
+        b.subList(rerank, rerank + 2).clear();
+      }
       Result exact = run(b.toArray(String[]::new));
       assertEquals(0, exact.status(), exact.err());
       assertTrue(exact.out().contains("exact MaxSim over all"), exact.out());
@@ -84,8 +88,11 @@ class LuceneSearchTest {
     assertEquals(0, index.status(), index.err());
     assertTrue(index.out().contains("Lucene index: ") && index.out().contains("1024-d encodings"), index.out());
     assertCandidatesEqualExact(folder);
+    assertCandidatesEqualExact(folder, "--rerank", "lucene");
     assertCandidatesEqualExact(folder, "--store", "int8");
+    assertCandidatesEqualExact(folder, "--store", "int8", "--rerank", "lucene");
     assertCandidatesEqualExact(folder, "--store", "binary");
+    assertCandidatesEqualExact(folder, "--store", "binary", "--rerank", "lucene");
     Result top = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "1");
     assertTrue(top.ranking().getFirst().contains("bees.txt") || top.ranking().getFirst().contains("all.md"),
         top.out());
@@ -205,6 +212,9 @@ class LuceneSearchTest {
     Result zero = run("search", "--dir", folder.toString(), "--query", "x", "--candidates", "0");
     assertEquals(2, zero.status());
     assertEquals(1, zero.err().lines().count(), zero.err());
+    Result rerank = run("search", "--dir", folder.toString(), "--query", "x", "--rerank", "gpu");
+    assertEquals(2, rerank.status());
+    assertTrue(rerank.err().contains("--rerank = gpu; expected tokens or lucene"), rerank.err());
     Result neither = run("search", "--dir", folder.toString());
     assertEquals(2, neither.status());
     assertTrue(neither.err().contains("either --query TEXT or --queries FILE"), neither.err());
