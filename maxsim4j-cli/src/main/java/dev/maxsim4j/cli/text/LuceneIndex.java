@@ -161,7 +161,8 @@ public final class LuceneIndex implements Closeable {
       fs.close();
       return inMemory(shown, "another maxsim4j run is writing it", index, mustSave, warnings, err);
     } catch (IOException | RuntimeException e) {
-      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
+      String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName()
+          : e.getMessage().lines().findFirst().orElseThrow();
       warnings.warn("the Lucene index in " + shown + " cannot be used (" + why + "); rebuilding it");
     }
     try {
