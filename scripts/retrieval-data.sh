@@ -37,14 +37,16 @@ for f in "$translations" "$packages"; do
 done
 (cd "$cache" && sha256sum "$translations" "$packages")
 
-pinned=$root/maxsim4j-bench/src/main/resources/dev/maxsim4j/bench/retrieval/debian-known-items.txt
+pinned_gz=$root/maxsim4j-bench/src/main/resources/dev/maxsim4j/bench/retrieval/debian-known-items.txt.gz
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+pinned=$tmp/pinned.txt
+gzip -dc "$pinned_gz" > "$pinned"
 "$root/maxsim4j" bench retrieval --prepare "$tmp/built.txt" --translations "$cache/$translations" \
   --packages "$cache/$packages"
 if [[ $repin == 1 ]]; then
-  cp "$tmp/built.txt" "$pinned"
-  echo "pinned list rewritten: $pinned (rebuild the bench before encoding)"
+  gzip -9 -n -c "$tmp/built.txt" > "$pinned_gz"
+  echo "pinned list rewritten: $pinned_gz (rebuild the bench before encoding)"
   exit 0
 elif ! cmp -s "$tmp/built.txt" "$pinned"; then
   echo "note: these lists give a different set than the pinned one ($(wc -l <"$tmp/built.txt") packages against" \

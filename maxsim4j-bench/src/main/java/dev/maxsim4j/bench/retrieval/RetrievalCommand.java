@@ -47,7 +47,7 @@ public final class RetrievalCommand {
         synthetic corpus, exact MaxSim against FDE (default 3:8:8) HNSW + rerank of --candidates (200).""";
 
 
-  static final String PINNED = "debian-known-items.txt";
+  static final String PINNED = "debian-known-items.txt.gz";
   static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
 
   private RetrievalCommand() {}
@@ -96,7 +96,8 @@ public final class RetrievalCommand {
       if (in == null) {
         throw new IllegalStateException(PINNED + " is missing from the bench jar");
       }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      // gzipped: the list travels with every copy of the tree, which the GPU host limits in size
+      return new String(new java.util.zip.GZIPInputStream(in).readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 
