@@ -1,10 +1,9 @@
 package dev.maxsim4j.bench.retrieval;
 
+import dev.maxsim4j.bench.debian.Deb822;
 import dev.maxsim4j.cli.UsageException;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -12,12 +11,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The known-item evaluation set from Debian's package lists: a package's one-line description is a query and
@@ -140,61 +137,28 @@ final class KnownItems {
    */
   static List<Description> parseTranslations(InputStream in) throws IOException {
     List<Description> all = new ArrayList<>();
-    BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-    String md5 = null;
-    String summary = null;
-    List<String> lines = new ArrayList<>();
-    for (String line = r.readLine(); ; line = r.readLine()) {
-      if (line == null || line.isEmpty()) {
-        if (md5 != null && summary != null) {
-          all.add(new Description(md5, summary, String.join(" ", lines)));
-        }
-        md5 = null;
-        summary = null;
-        lines.clear();
-        if (line == null) {
-          return all;
-        }
-      } else if (line.startsWith("Description-md5: ")) {
-        md5 = line.substring("Description-md5: ".length()).strip();
-      } else if (line.startsWith("Description-en: ")) {
-        summary = line.substring("Description-en: ".length()).strip();
-      } else if (line.startsWith(" ") && summary != null) {
-        String text = line.strip();
-        if (!text.isEmpty() && !text.equals(".")) {
-          lines.add(text);
-        }
+    Deb822.read(in, stanza -> {
+      String md5 = stanza.get("Description-md5");
+      String summary = stanza.get("Description-en");
+      if (md5 != null && summary != null) {
+        all.add(new Description(md5, summary, stanza.text("Description-en")));
       }
-    }
+    });
+    return all;
   }
 
   /** Per package of a Packages list (its first stanza), {version, description md5}. */
   static Map<String, String[]> parsePackages(InputStream in) throws IOException {
     Map<String, String[]> all = new LinkedHashMap<>();
-    Set<String> seen = new HashSet<>();
-    BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-    String name = null;
-    String version = null;
-    String md5 = null;
-    for (String line = r.readLine(); ; line = r.readLine()) {
-      if (line == null || line.isEmpty()) {
-        if (name != null && version != null && md5 != null && seen.add(name)) {
-          all.put(name, new String[] {version, md5});
-        }
-        name = null;
-        version = null;
-        md5 = null;
-        if (line == null) {
-          return all;
-        }
-      } else if (line.startsWith("Package: ")) {
-        name = line.substring("Package: ".length()).strip();
-      } else if (line.startsWith("Version: ")) {
-        version = line.substring("Version: ".length()).strip();
-      } else if (line.startsWith("Description-md5: ")) {
-        md5 = line.substring("Description-md5: ".length()).strip();
+    Deb822.read(in, stanza -> {
+      String name = stanza.get("Package");
+      String version = stanza.get("Version");
+      String md5 = stanza.get("Description-md5");
+      if (name != null && version != null && md5 != null) {
+        all.putIfAbsent(name, new String[] {version, md5});
       }
-    }
+    });
+    return all;
   }
 
   /** The pinned list: one {@link Item#pinLine} per line. */
