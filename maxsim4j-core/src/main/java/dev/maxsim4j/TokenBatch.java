@@ -44,15 +44,15 @@ public final class TokenBatch {
   /** A padded fp32 batch {@code [n, length, dim]} over {@code data} (row-major, {@code n*length*dim}). */
   public static TokenBatch ofFloats(float[] data, int n, int length, int dim) {
     Arguments.nonNull(data, "data");
-    checkPaddedShape("data", data.length, n, length, dim);
+    BatchChecks.checkPaddedShape("data", data.length, n, length, dim);
     return new TokenBatch(padded(DType.FLOAT32, n, length, dim, data, null, null));
   }
 
   /** A padded fp16 or bf16 batch {@code [n, length, dim]} over {@code bits} (row-major bit patterns). */
   public static TokenBatch ofHalfs(DType dtype, short[] bits, int n, int length, int dim) {
     Arguments.nonNull(bits, "bits");
-    checkHalf(dtype);
-    checkPaddedShape("bits", bits.length, n, length, dim);
+    BatchChecks.checkHalf(dtype);
+    BatchChecks.checkPaddedShape("bits", bits.length, n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, bits, null));
   }
 
@@ -63,10 +63,10 @@ public final class TokenBatch {
    */
   public static TokenBatch ofBytes(DType dtype, byte[] data, float[] scales, int n, int length, int dim) {
     Arguments.nonNull(data, "data");
-    checkQuantized(dtype, "byte[] data");
-    checkPaddedBytes("data", data.length, dtype, n, length, dim);
+    BatchChecks.checkQuantized(dtype, "byte[] data");
+    BatchChecks.checkPaddedBytes("data", data.length, dtype, n, length, dim);
     return new TokenBatch(paddedTokens(dtype, n, length, dim, null, null, data, null,
-        checkScales(scales, (long) n * length)));
+        BatchChecks.checkScales(scales, (long) n * length)));
   }
 
   /**
@@ -172,14 +172,14 @@ public final class TokenBatch {
    */
   public static TokenBatch fromMemorySegment(MemorySegment memory, DType dtype, float[] scales, int n, int length,
       int dim) {
-    checkSegment(memory, dtype);
+    BatchChecks.checkSegment(memory, dtype);
     if (dtype.isQuantized()) {
-      checkPaddedBytes("memory", memory.byteSize(), dtype, n, length, dim);
+      BatchChecks.checkPaddedBytes("memory", memory.byteSize(), dtype, n, length, dim);
       return new TokenBatch(paddedTokens(dtype, n, length, dim, null, null, null, memory,
-          checkScales(scales, (long) n * length)));
+          BatchChecks.checkScales(scales, (long) n * length)));
     }
-    requireNoScales(scales, dtype);
-    checkPaddedShape("memory", memory.byteSize() / dtype.byteSize(), n, length, dim);
+    BatchChecks.requireNoScales(scales, dtype);
+    BatchChecks.checkPaddedShape("memory", memory.byteSize() / dtype.byteSize(), n, length, dim);
     return new TokenBatch(padded(dtype, n, length, dim, null, null, memory));
   }
 
@@ -188,15 +188,15 @@ public final class TokenBatch {
   /** A packed fp32 batch: tokens {@code [T, dim]} in {@code data}, rows delimited by {@code offsets [N+1]}. */
   public static TokenBatch packedFloats(float[] data, int[] offsets, int dim) {
     Arguments.nonNull(data, "data");
-    checkPackedShape("data", data.length, offsets, dim);
+    BatchChecks.checkPackedShape("data", data.length, offsets, dim);
     return new TokenBatch(packed(DType.FLOAT32, offsets, dim, data, null, null));
   }
 
   /** A packed fp16/bf16 batch: tokens {@code [T, dim]} as bit patterns, rows delimited by {@code offsets}. */
   public static TokenBatch packedHalfs(DType dtype, short[] bits, int[] offsets, int dim) {
     Arguments.nonNull(bits, "bits");
-    checkHalf(dtype);
-    checkPackedShape("bits", bits.length, offsets, dim);
+    BatchChecks.checkHalf(dtype);
+    BatchChecks.checkPackedShape("bits", bits.length, offsets, dim);
     return new TokenBatch(packed(dtype, offsets, dim, null, bits, null));
   }
 
@@ -211,10 +211,10 @@ public final class TokenBatch {
    */
   public static TokenBatch packedBytes(DType dtype, byte[] data, float[] scales, int[] offsets, int dim) {
     Arguments.nonNull(data, "data");
-    checkQuantized(dtype, "byte[] data");
-    checkPackedBytes("data", data.length, dtype, offsets, dim);
+    BatchChecks.checkQuantized(dtype, "byte[] data");
+    BatchChecks.checkPackedBytes("data", data.length, dtype, offsets, dim);
     return new TokenBatch(packedTokens(dtype, offsets, dim, null, null, data, null,
-        checkScales(scales, offsets[offsets.length - 1])));
+        BatchChecks.checkScales(scales, offsets[offsets.length - 1])));
   }
 
   /**
@@ -223,14 +223,14 @@ public final class TokenBatch {
    */
   public static TokenBatch packedFromMemorySegment(MemorySegment memory, DType dtype, float[] scales, int[] offsets,
       int dim) {
-    checkSegment(memory, dtype);
+    BatchChecks.checkSegment(memory, dtype);
     if (dtype.isQuantized()) {
-      checkPackedBytes("memory", memory.byteSize(), dtype, offsets, dim);
+      BatchChecks.checkPackedBytes("memory", memory.byteSize(), dtype, offsets, dim);
       return new TokenBatch(packedTokens(dtype, offsets, dim, null, null, null, memory,
-          checkScales(scales, offsets[offsets.length - 1])));
+          BatchChecks.checkScales(scales, offsets[offsets.length - 1])));
     }
-    requireNoScales(scales, dtype);
-    checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
+    BatchChecks.requireNoScales(scales, dtype);
+    BatchChecks.checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
     return new TokenBatch(packed(dtype, offsets, dim, null, null, memory));
   }
 
@@ -477,22 +477,6 @@ public final class TokenBatch {
     }
   }
 
-  private static void checkSegment(MemorySegment memory, DType dtype) {
-    Arguments.nonNull(memory, "memory");
-    Arguments.nonNull(dtype, "dtype");
-    if (!memory.scope().isAlive()) {
-      throw new IllegalArgumentException("memory is no longer alive (its arena was closed); expected a live segment");
-    }
-    if (!dtype.isQuantized() && memory.byteSize() % dtype.byteSize() != 0) {
-      throw new IllegalArgumentException("memory holds " + memory.byteSize() + " bytes, not a whole number of "
-          + dtype + " elements (" + dtype.byteSize() + " bytes each)");
-    }
-    if (!memory.isAccessibleBy(new Thread(() -> {}))) {
-      throw new IllegalArgumentException("memory is confined to one thread, but scoring reads it from a thread pool;"
-          + " expected a segment from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
-    }
-  }
-
   private static boolean[] combine(boolean[] existing, boolean[] mask) {
     boolean[] copy = mask.clone();
     if (existing != null) {
@@ -501,113 +485,6 @@ public final class TokenBatch {
       }
     }
     return copy;
-  }
-
-  private static void checkHalf(DType dtype) {
-    Arguments.nonNull(dtype, "dtype");
-    if (dtype != DType.FLOAT16 && dtype != DType.BFLOAT16) {
-      throw new IllegalArgumentException("dtype " + dtype + " given for short[] bits; expected FLOAT16 or BFLOAT16"
-          + (dtype == DType.FLOAT32 ? " (use ofFloats for fp32)" : " (use ofBytes for quantized types)"));
-    }
-  }
-
-  private static void checkQuantized(DType dtype, String storage) {
-    Arguments.nonNull(dtype, "dtype");
-    if (!dtype.isQuantized()) {
-      throw new IllegalArgumentException("dtype " + dtype + " given for " + storage
-          + "; expected INT8, FLOAT8_E4M3 or BINARY (use ofFloats or ofHalfs for " + dtype + ")");
-    }
-  }
-
-  private static void requireNoScales(float[] scales, DType dtype) {
-    if (scales != null) {
-      throw new IllegalArgumentException("scales given for dtype " + dtype
-          + "; expected null (scales belong to INT8, FLOAT8_E4M3 and BINARY)");
-    }
-  }
-
-  /** A copy of {@code scales} after checking its length and that every scale is finite. */
-  private static float[] checkScales(float[] scales, long tokens) {
-    if (scales == null) {
-      return null;
-    }
-    if (scales.length != tokens) {
-      throw new IllegalArgumentException("scales has length " + scales.length + "; expected " + tokens
-          + " (one per stored token)");
-    }
-    for (int i = 0; i < scales.length; i++) {
-      if (!Float.isFinite(scales[i])) {
-        throw new IllegalArgumentException("scales[" + i + "] = " + scales[i] + "; expected a finite scale");
-      }
-    }
-    return scales.clone();
-  }
-
-  private static void checkPaddedBytes(String name, long bytes, DType dtype, int n, int length, int dim) {
-    if (n < 0 || length < 0 || dim <= 0) {
-      throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
-          + "]; expected n >= 0, length >= 0, dim >= 1");
-    }
-    if ((long) n * length > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
-    }
-    long perToken = dtype.bytesPerToken(dim);
-    long expected = (long) n * length * perToken;
-    if (bytes != expected) {
-      throw new IllegalArgumentException(name + " holds " + bytes + " bytes; expected " + expected + " for shape ["
-          + n + ", " + length + ", " + dim + "] of " + dtype + " (" + perToken + " bytes per token)");
-    }
-  }
-
-  private static void checkPackedBytes(String name, long bytes, DType dtype, int[] offsets, int dim) {
-    long perToken = dim > 0 ? dtype.bytesPerToken(dim) : 1;
-    if (dim > 0 && bytes % perToken != 0) {
-      throw new IllegalArgumentException(name + " holds " + bytes + " bytes, not a whole number of " + dtype
-          + " tokens of dim " + dim + " (" + perToken + " bytes each)");
-    }
-    checkPackedShape(name, bytes / perToken * Math.max(dim, 1), offsets, dim);
-  }
-
-  private static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
-    if (n < 0 || length < 0 || dim <= 0) {
-      throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
-          + "]; expected n >= 0, length >= 0, dim >= 1");
-    }
-    long expected = (long) n * length * dim;
-    if ((long) n * length > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
-    }
-    if (elements != expected) {
-      throw new IllegalArgumentException(name + " holds " + elements + " elements; expected " + expected
-          + " for shape [" + n + ", " + length + ", " + dim + "]");
-    }
-  }
-
-  private static void checkPackedShape(String name, long elements, int[] offsets, int dim) {
-    Arguments.nonNull(offsets, "offsets");
-    if (dim <= 0) {
-      throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 1");
-    }
-    if (offsets.length == 0) {
-      throw new IllegalArgumentException("offsets is empty; expected N+1 entries starting at 0");
-    }
-    if (offsets[0] != 0) {
-      throw new IllegalArgumentException("offsets[0] = " + offsets[0] + "; expected 0");
-    }
-    for (int i = 1; i < offsets.length; i++) {
-      if (offsets[i] < offsets[i - 1]) {
-        throw new IllegalArgumentException("offsets not monotone: offsets[" + i + "] = " + offsets[i]
-            + " < offsets[" + (i - 1) + "] = " + offsets[i - 1]);
-      }
-    }
-    long tokens = elements / dim;
-    if (elements % dim != 0) {
-      throw new IllegalArgumentException(name + " holds " + elements + " elements, not a multiple of dim " + dim);
-    }
-    if (offsets[offsets.length - 1] != tokens) {
-      throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = "
-          + tokens + " (" + name + " holds " + elements + " elements of dim " + dim + ")");
-    }
   }
 
   private static Tokens padded(DType dtype, int n, int length, int dim, float[] f32, short[] s16, MemorySegment seg) {

@@ -4,6 +4,7 @@ import dev.maxsim4j.bench.cpu.CpuBench;
 import dev.maxsim4j.bench.gpu.GpuCommand;
 import dev.maxsim4j.bench.plot.PlotCommand;
 import dev.maxsim4j.bench.quality.QualityCommand;
+import dev.maxsim4j.bench.retrieval.RetrievalCommand;
 import dev.maxsim4j.cli.CommandRunner;
 import dev.maxsim4j.cli.UsageException;
 import java.io.PrintStream;
@@ -22,6 +23,7 @@ public final class Main {
         cpu     time the fused kernel against the naive grid path on the CPU
         plot    SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
         quality score error and top-10 agreement of compressed documents against fp32
+        retrieval known-item retrieval on real text: exact MaxSim, FDE candidates + rerank, timings
         help    this text
 
       """;
@@ -37,7 +39,8 @@ public final class Main {
     return CommandRunner.run("maxsim4j bench", err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
-        for (String usage : new String[] {GpuCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE, QualityCommand.USAGE}) {
+        for (String usage : new String[] {GpuCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE, QualityCommand.USAGE,
+            RetrievalCommand.USAGE}) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
@@ -48,7 +51,9 @@ public final class Main {
         case "cpu" -> CpuBench.run(args, out);
         case "plot" -> PlotCommand.run(args, out);
         case "quality" -> QualityCommand.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0] + "'; expected gpu, cpu, plot, quality or help");
+        case "retrieval" -> RetrievalCommand.run(args, out);
+        default -> throw new UsageException("unknown command '" + args[0] + "'; expected gpu, cpu, plot, quality, retrieval"
+            + " or help");
       };
     });
   }

@@ -52,7 +52,11 @@ final class Inputs {
    * in their stored bytes either way.
    */
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
-    String path = a.require(o.embeddings());
+    return load(a, o, a.require(o.embeddings()), heapElements);
+  }
+
+  /** As above, the embeddings being {@code path} (one shard of a folder) rather than the option's file. */
+  static Loaded load(Args a, Options o, String path, long heapElements) throws IOException {
     Path file = input(o.embeddings(), path);
     boolean safetensors = isSafetensors(path);
     List<String> names = safetensors ? SafeTensors.names(file) : List.of();

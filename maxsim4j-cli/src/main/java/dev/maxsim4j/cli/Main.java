@@ -5,6 +5,8 @@ import dev.maxsim4j.cli.text.IndexCommand;
 import dev.maxsim4j.cli.text.RerankCommand;
 import dev.maxsim4j.cli.text.SearchCommand;
 import java.io.PrintStream;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@code maxsim4j} command line. Every failure a user can cause ends as one line on stderr and a
@@ -32,6 +34,13 @@ public final class Main {
 
       """;
 
+  /** Lucene announces its use of the Vector API at INFO on stderr, which is for warnings and errors here. */
+  private static final Logger LUCENE_VECTORS = Logger.getLogger("org.apache.lucene.internal.vectorization");
+
+  static {
+    LUCENE_VECTORS.setLevel(Level.WARNING);
+  }
+
   private Main() {}
 
   public static void main(String[] args) {
@@ -56,7 +65,7 @@ public final class Main {
         case "index" -> IndexCommand.run(args, out, err);
         case "search" -> SearchCommand.run(args, out, err);
         case "rerank" -> RerankCommand.run(args, out, err);
-        case "score" -> ScoreCommand.run(args, out);
+        case "score" -> ScoreCommand.run(args, out, err);
         case "quantize" -> QuantizeCommand.run(args, out);
         case "train-example" -> TrainExample.run(args, out);
         default -> throw new UsageException("unknown command '" + args[0]

@@ -29,6 +29,9 @@ final class ScoreCommand {
             [--docs-scale-tensor NAME] [--doc-scales S] [--docs-bits D]   (the same for queries:
             --queries-scale-tensor, --query-scales, --queries-bits)
             [--backend auto|reference|scalar|vector] [--threads N]
+        D may be a folder of .safetensors shards (as encode / quantize write them; one token type and d):
+        the documents are the shards concatenated in name order, each memory-mapped and scored on its own
+        (progress per shard on stderr), --top-k merged exactly, so the heap need not hold the corpus.
         Q, D: .npy (float32/float16, int8; uint8 packed bits) or .safetensors (F32/F16/BF16, I8, F8_E4M3; U8
         packed bits): packed bits need --docs-bits D / --queries-bits D (the last axis holds ceil(D/8) bytes,
         most significant bit first, bit 1 = +1, bit 0 = -1).
@@ -46,7 +49,7 @@ final class ScoreCommand {
 
   private ScoreCommand() {}
 
-  static int run(String[] argv, PrintStream out) throws IOException {
+  static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("score", argv, 1,
         Set.of("--queries", "--docs", "--query-mask", "--doc-mask", "--out", "--top-k", "--out-run",
             "--query-offsets", "--doc-offsets", "--queries-tensor", "--docs-tensor", "--query-mask-tensor",
@@ -73,6 +76,9 @@ final class ScoreCommand {
     MaxSim.Builder builder = MaxSim.builder();
     if (a.get("--threads") != null) {
       builder.threads(a.intValue("--threads", 1, 1));
+    }
+    if (ShardedScore.applies(a)) {
+      return ShardedScore.run(a, out, err, builder);
     }
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
@@ -145,7 +151,7 @@ final class ScoreCommand {
     return f;
   }
 
-  private static void writeRun(Path file, TopK top) throws IOException {
+  static void writeRun(Path file, TopK top) throws IOException {
     try (BufferedWriter w = Files.newBufferedWriter(file)) {
       for (int i = 0; i < top.indices().length; i++) {
         for (int r = 0; r < top.indices()[i].length; r++) {

@@ -114,7 +114,8 @@ class TextEdgeCasesTest {
       CliRun index = CliRun.of("index", "--dir", folder.toString());
       assertTrue(index.err().contains("encoding 3 passages of 3 new or changed files ... 100% (3 of 3)"),
           index.err());
-      CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "note");
+      assertTrue(index.err().contains("adding 3 passages to the Lucene index ... 100% (3 of 3)"), index.err());
+      CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "note", "--exact");
       assertTrue(search.err().contains("scoring 3 passages ... 100% (3 of 3)"), search.err());
       CliRun rerank = CliRun.of("rerank", "--query", "two", "--candidates", candidates.toString());
       assertTrue(rerank.err().contains("encoding 4 candidates (4 passages) ... 100% (4 of 4)"), rerank.err());

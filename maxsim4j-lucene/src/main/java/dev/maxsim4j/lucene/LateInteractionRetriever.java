@@ -33,9 +33,12 @@ import org.apache.lucene.search.TotalHits;
  * documents shard across a cluster as any Lucene index does (each shard returns its reranked top k; the
  * coordinator merges by score).
  *
+ * <p>Encodings wider than Lucene's 1,024 dimensions index with {@link #codec()}; on real text a wide encoding
+ * recalled more than a final projection down to 1,024 ({@code docs/retrieval.md}).
+ *
  * <pre>{@code
  * var retriever = new LateInteractionRetriever(FixedDimensionalEncoder.builder(128).build(), "fde", "tokens", maxSim);
- * IndexWriterConfig config = new IndexWriterConfig().setCodec(retriever.codec());   // only for encodings over 1024
+ * IndexWriterConfig config = new IndexWriterConfig().setCodec(retriever.codec());   // needed past 1024 dimensions
  * writer.addDocument(retriever.documentFields(tokens));
  * TopDocs top10 = retriever.search(searcher, queryTokens, 500, 10);
  * }</pre>
@@ -77,8 +80,19 @@ public final class LateInteractionRetriever {
 
   /** The fields of a document of token vectors {@code [L][d]} (at least one token). */
   public List<IndexableField> documentFields(float[][] tokens) {
-    TokenBatch batch = TokenBatch.ofQuery(tokens);
-    float[] encoding = encoder.encodeDocuments(batch)[0];
+    return documentFields(tokens, encoder.encodeDocuments(TokenBatch.ofQuery(tokens))[0]);
+  }
+
+  /**
+   * The fields of a document whose encoding is already computed, e.g. a row of
+   * {@code encoder().encodeDocuments(batch)} for many documents at once (rows are encoded in parallel).
+   */
+  public List<IndexableField> documentFields(float[][] tokens, float[] encoding) {
+    Objects.requireNonNull(encoding, "encoding");
+    if (encoding.length != encoder.dimension()) {
+      throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
+          + encoder.dimension() + ", this retriever's encoder's");
+    }
     return List.of(new KnnFloatVectorField(encodingField, encoding, VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT),
         new LateInteractionField(tokensField, tokens));
   }

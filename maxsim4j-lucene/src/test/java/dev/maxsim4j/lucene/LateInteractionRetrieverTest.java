@@ -98,6 +98,7 @@ class LateInteractionRetrieverTest {
         }
       }
       assertThrows(IllegalArgumentException.class, () -> new LateInteractionRetriever(encoder, "x", "x", maxSim));
+      assertThrows(IllegalArgumentException.class, () -> retriever.documentFields(docs[0], new float[3]));
     }
   }
 

@@ -1,17 +1,13 @@
 package dev.maxsim4j.bench.quality;
 
+import dev.maxsim4j.bench.debian.Deb822;
 import dev.maxsim4j.cli.UsageException;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -77,35 +73,16 @@ final class DebianDescriptions {
     }
   }
 
-  /** Parses the deb822 stanzas: {@code Package:}, {@code Description-en:} and its indented lines. */
+  /** Per package of a Translation list: its {@code Description-en} summary and long description. */
   static Map<String, Description> parse(InputStream in) throws IOException {
     Map<String, Description> all = new HashMap<>();
-    BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-    String name = null;
-    String summary = null;
-    List<String> lines = new ArrayList<>();
-    for (String line = r.readLine(); ; line = r.readLine()) {
-      if (line == null || line.isEmpty()) {
-        if (name != null && summary != null) {
-          all.putIfAbsent(name, new Description(name, summary, String.join(" ", lines)));
-        }
-        name = null;
-        summary = null;
-        lines.clear();
-        if (line == null) {
-          return all;
-        }
-      } else if (line.startsWith("Package: ")) {
-        name = line.substring("Package: ".length()).strip();
-      } else if (line.startsWith("Description-en: ")) {
-        summary = line.substring("Description-en: ".length()).strip();
-      } else if (line.startsWith(" ") && summary != null) {
-        // " ." is deb822's empty line between paragraphs
-        String text = line.strip();
-        if (!text.isEmpty() && !text.equals(".")) {
-          lines.add(text);
-        }
+    Deb822.read(in, stanza -> {
+      String name = stanza.get("Package");
+      String summary = stanza.get("Description-en");
+      if (name != null && summary != null) {
+        all.putIfAbsent(name, new Description(name, summary, stanza.text("Description-en")));
       }
-    }
+    });
+    return all;
   }
 }

@@ -19,7 +19,10 @@ public final class IndexCommand {
         and named on stderr. A damaged index is rebuilt, with a warning. A folder with no .txt or .md
         file is an error. --store: how the token vectors are kept: bf16 (2 bytes per dimension, the default
         for a new index), int8 (1 byte per dimension + a scale per token) or binary (1 bit per dimension + a
-        scale per token); without it an index keeps its store; another store rebuilds the index.""";
+        scale per token); without it an index keeps its store; another store rebuilds the index.
+        Beside the tokens, FOLDER/.maxsim4j/lucene/ holds a Lucene index of the passages for search's
+        candidates: each passage's MUVERA encoding (HNSW) and its token vectors (as stored), kept in line
+        with the tokens (only changed files' passages are replaced; a damaged one is rebuilt from them).""";
 
   private IndexCommand() {}
 
@@ -30,12 +33,19 @@ public final class IndexCommand {
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
       TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, store);
-      warnings.finish();
-      int files = index.entries().size();
-      out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused, %d skipped), %d passages, %d tokens, in %s"
-          + " (%s, %s tokens)%n", files, index.encoded(), files - index.encoded(), index.skipped(),
-          index.rows().size(), index.rows().offsets()[index.rows().size()],
-          TextFiles.shown(folder.resolve(TextIndex.FOLDER)), index.size(), index.store());
+      long t0 = System.nanoTime();
+      try (LuceneIndex lucene = LuceneIndex.sync(folder, index, true, warnings, err)) {
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        warnings.finish();
+        int files = index.entries().size();
+        out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused, %d skipped), %d passages, %d tokens, in %s"
+            + " (%s, %s tokens)%n", files, index.encoded(), files - index.encoded(), index.skipped(),
+            index.rows().size(), index.rows().offsets()[index.rows().size()],
+            TextFiles.shown(folder.resolve(TextIndex.FOLDER)), index.size(), index.store());
+        out.printf(Locale.ROOT, "Lucene index: %d passages (%d added, %d removed) with %d-d encodings, %s, updated in"
+            + " %.1f s%n", lucene.passages(), lucene.added(), lucene.removed(), lucene.encodingDimension(),
+            lucene.size(), seconds);
+      }
     }
     return 0;
   }

@@ -56,6 +56,19 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
     return offsets[row + 1] - offsets[row];
   }
 
+  /** The given rows, in that order, copied into a batch of their own (one fused call scores them all). */
+  TokenBatch gather(int[] rows) {
+    int[] o = new int[rows.length + 1];
+    for (int i = 0; i < rows.length; i++) {
+      o[i + 1] = Math.addExact(o[i], length(rows[i]));
+    }
+    StoredTokens gathered = StoredTokens.allocate(tokens.store(), o[rows.length], dim());
+    for (int i = 0; i < rows.length; i++) {
+      tokens.copyTo(offsets[rows[i]], gathered, o[i], length(rows[i]));
+    }
+    return gathered.batch(0, o[rows.length], o);
+  }
+
   /** Rows {@code from} (inclusive) to {@code to} (exclusive) as a batch of their own. */
   TokenBatch slice(int from, int to) {
     int[] o = new int[to - from + 1];

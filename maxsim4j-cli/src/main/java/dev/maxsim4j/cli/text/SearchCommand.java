@@ -8,70 +8,205 @@ import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
 
 /** {@code search}: the files of a folder that best match a query, by MaxSim over token embeddings. */
 public final class SearchCommand {
   public static final String USAGE = """
-      search --dir FOLDER --query TEXT [--k 5] [--backend NAME] [--store bf16|int8|binary]
+      search --dir FOLDER (--query TEXT | --queries FILE) [--k 5] [--candidates 200 | --exact]
+             [--rerank tokens|lucene] [--backend NAME] [--store bf16|int8|binary]
         Brings FOLDER's index up to date (see index), then ranks its files against the query: a file's score
         is that of its best passage (the mean over query tokens of the best cosine with any token of the
-        passage); prints FILE:LINE of that passage and its start. Skipped files are named on stderr.
+        passage); prints FILE:LINE of that passage and its start. The passages scored are the --candidates
+        whose MUVERA encodings are nearest the query's (HNSW in the Lucene index), reranked by exact MaxSim
+        on their tokens gathered from the tokens file (--rerank tokens, the default: one fused call) or read
+        from the Lucene index (--rerank lucene: MaxSimRescorer, as a Lucene deployment would); --exact
+        scores every passage instead. Prints the time of each stage and the index's size. --queries:
+        one query per line (blank lines skipped), each ranked in turn, then the mean time of each stage per
+        query (the first query left out: its time is mostly the JIT's). Skipped files are named on stderr.
         --store as for index (without it the index keeps its store).""";
+  static final int CANDIDATES = 200;
 
   private SearchCommand() {}
 
+  /** The best passage of one file: its row's file, passage number and line, and its MaxSim sum. */
+  private record Best(String path, int passage, int line, float score) {}
+
+  /** One query's ranking and the nanoseconds of its stages: encode, candidates (0 for exact), score. */
+  private record Ranked(List<Best> best, int queryTokens, long encode, long candidates, long score, int scored) {}
+
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
-    Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--k", "--backend", "--store"),
-        Set.of("--verbose"));
+    Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--queries", "--k", "--backend", "--store",
+        "--candidates", "--rerank"), Set.of("--verbose", "--exact"));
     Store store = Store.parse("search", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
-    String query = a.require("--query");
-    if (query.isBlank()) {
-      throw new UsageException("search: --query is empty; expected some text");
-    }
+    List<String> queries = queries(a);
     int k = a.intValue("--k", 5, 1);
+    boolean exact = a.has("--exact");
+    if (exact && a.get("--candidates") != null) {
+      throw new UsageException("search: --candidates has no effect with --exact (every passage is scored)");
+    }
+    int candidates = a.intValue("--candidates", CANDIDATES, 1);
+    String rerank = a.getOr("--rerank", "tokens");
+    if (!rerank.equals("tokens") && !rerank.equals("lucene")) {
+      throw new UsageException("search: --rerank = " + rerank + "; expected tokens or lucene");
+    }
+    if (exact && a.get("--rerank") != null) {
+      throw new UsageException("search: --rerank has no effect with --exact (every passage is scored)");
+    }
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store);
-      TokenBatch q = encoder.encode(query);
-      long t0 = System.nanoTime();
-      float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
-      double ms = (System.nanoTime() - t0) / 1e6;
-      List<TextIndex.Entry> entries = index.entries();
-      int[] best = new int[entries.size()];
-      Arrays.fill(best, -1);
-      for (int row = 0; row < scores.length; row++) {
-        int e = index.entryOf(row);
-        if (best[e] < 0 || scores[row] > scores[best[e]]) {
-          best[e] = row;
+      LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, false, warnings, err);
+      try {
+        warnings.finish();
+        String size = index.size() + (lucene == null ? "" : " + Lucene " + lucene.size());
+        String summary = String.format(Locale.ROOT, "%d files, %d passages (%d files encoded now, %d skipped),"
+            + " index %s (%s tokens), %s backend", index.entries().size(), index.rows().size(), index.encoded(),
+            index.skipped(), size, index.store(), maxSim.backendName());
+        if (queries.size() > 1) {
+          out.println(summary);
         }
-      }
-      int[] order = IntStream.range(0, best.length).filter(e -> best[e] >= 0).boxed()
-          .sorted(Comparator.<Integer>comparingDouble(e -> -scores[best[e]]).thenComparingInt(e -> e))
-          .mapToInt(Integer::intValue).toArray();
-      warnings.finish();
-      out.printf(Locale.ROOT, "%d files, %d passages (%d files encoded now, %d skipped), index %s (%s tokens),"
-          + " query of %d tokens, scored in %.1f ms (%s, first call: JIT cold)%n", entries.size(), scores.length,
-          index.encoded(), index.skipped(), index.size(), index.store(), q.length(0), ms,
-          maxSim.backendName());
-      out.printf(Locale.ROOT, "%4s  %6s  %s%n", "rank", "score", "file:line  passage");
-      for (int r = 0; r < Math.min(k, order.length); r++) {
-        int row = best[order[r]];
-        TextIndex.Entry e = entries.get(order[r]);
-        TextIndex.Span span = e.passages().get(index.passageOf(row));
-        out.printf(Locale.ROOT, "%4d  %6.3f  %s:%d  %s%n", r + 1, scores[row] / q.length(0), Names.escape(e.path()),
-            span.line(), passageText(folder.resolve(e.path()), index.passageOf(row)));
+        long[] sums = new long[3];
+        for (int i = 0; i < queries.size(); i++) {
+          Ranked r = rank(encoder, maxSim, index, lucene, rerank.equals("lucene"), queries.get(i), candidates, err);
+          String stages = stages(r, lucene) + (i == 0 ? " (first query: JIT cold)" : "");
+          if (queries.size() > 1) {
+            out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, queries.get(i), stages);
+          } else {
+            out.println(summary + "; " + stages);
+          }
+          print(out, folder, r, k);
+          if (i > 0) {
+            sums[0] += r.encode();
+            sums[1] += r.candidates();
+            sums[2] += r.score();
+          }
+        }
+        if (queries.size() > 1) {
+          double n = (queries.size() - 1) * 1e6;
+          out.printf(Locale.ROOT, "%n%d queries, mean per query after the first: encode %.2f ms, %s%n",
+              queries.size(), sums[0] / n, lucene == null ? String.format(Locale.ROOT, "exact MaxSim %.2f ms",
+                  sums[2] / n) : String.format(Locale.ROOT, "candidates %.2f ms, rerank %.2f ms", sums[1] / n,
+                  sums[2] / n));
+        }
+      } finally {
+        if (lucene != null) {
+          lucene.close();
+        }
       }
     }
     return 0;
+  }
+
+  /** The queries: --query TEXT, or the lines of --queries FILE. */
+  private static List<String> queries(Args a) throws IOException {
+    String query = a.get("--query");
+    String file = a.get("--queries");
+    if ((query == null) == (file == null)) {
+      throw new UsageException("search: give either --query TEXT or --queries FILE");
+    }
+    if (query != null) {
+      if (query.isBlank()) {
+        throw new UsageException("search: --query is empty; expected some text");
+      }
+      return List.of(query);
+    }
+    Path path = Path.of(file);
+    if (!Files.isRegularFile(path)) {
+      throw new IllegalArgumentException("--queries " + file + ": no such file");
+    }
+    List<String> lines = Files.readAllLines(path).stream().filter(l -> !l.isBlank()).toList();
+    if (lines.isEmpty()) {
+      throw new IllegalArgumentException("--queries " + file + " holds no query; expected one per line");
+    }
+    return lines;
+  }
+
+  private static Ranked rank(MiniLmTokenEncoder encoder, MaxSim maxSim, TextIndex index, LuceneIndex lucene,
+      boolean viaLucene, String query, int candidates, PrintStream err) throws IOException {
+    long t0 = System.nanoTime();
+    TokenBatch q = encoder.encode(query);
+    long encode = System.nanoTime() - t0;
+    if (lucene == null) {
+      long t1 = System.nanoTime();
+      float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
+      return new Ranked(bestPerFile(index, scores), q.length(0), encode, 0, System.nanoTime() - t1, scores.length);
+    }
+    if (!viaLucene) {
+      long t1 = System.nanoTime();
+      List<LuceneIndex.Hit> near = lucene.candidates(q, candidates);
+      long t2 = System.nanoTime();
+      int[] rows = near.stream().mapToInt(h -> index.rowOf(h.path(), h.passage())).filter(row -> row >= 0).toArray();
+      float[] scores = rows.length == 0 ? new float[0] : maxSim.scores(q, index.rows().gather(rows))[0];
+      List<LuceneIndex.Hit> reranked = IntStream.range(0, rows.length).boxed()
+          .sorted(Comparator.<Integer>comparingDouble(i -> -scores[i]).thenComparingInt(i -> rows[i]))
+          .map(i -> new LuceneIndex.Hit(near.get(i).path(), near.get(i).passage(), near.get(i).line(), scores[i]))
+          .toList();
+      return new Ranked(bestPerFile(reranked), q.length(0), encode, t2 - t1, System.nanoTime() - t2, near.size());
+    }
+    LuceneIndex.Result r = lucene.search(maxSim, q, candidates);
+    return new Ranked(bestPerFile(r.hits()), q.length(0), encode, r.candidatesNanos(), r.rerankNanos(),
+        r.candidates());
+  }
+
+  private static String stages(Ranked r, LuceneIndex lucene) {
+    if (lucene == null) {
+      return String.format(Locale.ROOT, "query of %d tokens: encode %.1f ms, exact MaxSim over all %d passages"
+          + " %.1f ms", r.queryTokens(), r.encode() / 1e6, r.scored(), r.score() / 1e6);
+    }
+    return String.format(Locale.ROOT, "query of %d tokens: encode %.1f ms, candidates %.1f ms (%d of %d passages"
+        + " by their %d-d encodings), rerank %.1f ms", r.queryTokens(), r.encode() / 1e6, r.candidates() / 1e6,
+        r.scored(), lucene.passages(), lucene.encodingDimension(), r.score() / 1e6);
+  }
+
+  private static void print(PrintStream out, Path folder, Ranked r, int k) {
+    out.printf(Locale.ROOT, "%4s  %6s  %s%n", "rank", "score", "file:line  passage");
+    for (int i = 0; i < Math.min(k, r.best().size()); i++) {
+      Best b = r.best().get(i);
+      out.printf(Locale.ROOT, "%4d  %6.3f  %s:%d  %s%n", i + 1, b.score() / r.queryTokens(),
+          Names.escape(b.path()), b.line(), passageText(folder.resolve(b.path()), b.passage()));
+    }
+  }
+
+  /** Each file's best passage by its score against every row, best first (ties: the earlier file). */
+  private static List<Best> bestPerFile(TextIndex index, float[] scores) {
+    List<TextIndex.Entry> entries = index.entries();
+    int[] best = new int[entries.size()];
+    Arrays.fill(best, -1);
+    for (int row = 0; row < scores.length; row++) {
+      int e = index.entryOf(row);
+      if (best[e] < 0 || scores[row] > scores[best[e]]) {
+        best[e] = row;
+      }
+    }
+    return IntStream.range(0, best.length).filter(e -> best[e] >= 0).boxed()
+        .sorted(Comparator.<Integer>comparingDouble(e -> -scores[best[e]]).thenComparingInt(e -> e))
+        .map(e -> {
+          TextIndex.Entry entry = entries.get(e);
+          int passage = index.passageOf(best[e]);
+          return new Best(entry.path(), passage, entry.passages().get(passage).line(), scores[best[e]]);
+        }).toList();
+  }
+
+  /** Each file's best reranked passage, best first (hits come best first: a file's first hit is its best). */
+  private static List<Best> bestPerFile(List<LuceneIndex.Hit> hits) {
+    Map<String, Best> byFile = new LinkedHashMap<>();
+    for (LuceneIndex.Hit h : hits) {
+      byFile.putIfAbsent(h.path(), new Best(h.path(), h.passage(), h.line(), h.score()));
+    }
+    return new ArrayList<>(byFile.values());
   }
 
   /** The start of a passage, read again from its file ("" when the file changed or went since). */

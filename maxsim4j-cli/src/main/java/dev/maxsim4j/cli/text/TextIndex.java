@@ -55,6 +55,8 @@ public final class TextIndex {
   private final int encoded;
   private final int skipped;
   private final long bytes;
+  /** Each file's first row and passage count by path, made when first asked for. */
+  private Map<String, int[]> firstRows;
 
   private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped, long bytes) {
     this.entries = entries;
@@ -88,6 +90,19 @@ public final class TextIndex {
   /** The index in {@link #entries()} of the file a row of {@link #documents()} belongs to. */
   public int entryOf(int row) {
     return rowEntry[row];
+  }
+
+  /** The row of passage {@code passage} of the file at {@code path}; -1 when the index holds no such passage. */
+  public int rowOf(String path, int passage) {
+    if (firstRows == null) {
+      Map<String, int[]> first = new HashMap<>();
+      for (int e = 0, row = 0; e < entries.size(); row += entries.get(e).passages().size(), e++) {
+        first.put(entries.get(e).path(), new int[] {row, entries.get(e).passages().size()});
+      }
+      firstRows = first;
+    }
+    int[] rows = firstRows.get(path);
+    return rows == null || passage < 0 || passage >= rows[1] ? -1 : rows[0] + passage;
   }
 
   /** Which passage of its file a row is (0 = first). */

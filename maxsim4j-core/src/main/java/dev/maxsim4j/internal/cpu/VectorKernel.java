@@ -1,6 +1,9 @@
 package dev.maxsim4j.internal.cpu;
 
 import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import dev.maxsim4j.DType;
 import jdk.incubator.vector.FloatVector;
@@ -139,8 +142,7 @@ final class VectorKernel implements PairKernel {
     /**
      * Stages the document's valid tokens, widened to fp32, in this thread's buffer. Even for fp32 input
      * the copy pays: one sequential pass lets the hardware prefetcher stream the document into L2, where
-     * the micro-kernel's four strided token streams then hit (measured: 20.1 -> 17-18.5 ms on
-     * 1x1000x32x300x128; see docs/benchmarks.md).
+     * the micro-kernel's four strided token streams then hit.
      */
     @Override
     public void load(int j) {
@@ -154,6 +156,8 @@ final class VectorKernel implements PairKernel {
         docMaxScale = maxScale;
       } else if (documents.s16 != null && documents.dtype == DType.BFLOAT16) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
+      } else if (documents.segment != null && documents.dtype == DType.BFLOAT16) {
+        docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16Segment);
       } else {
         docTokens = documents.gatherValid(j, buffer, bufferSlots);
       }
@@ -171,6 +175,22 @@ final class VectorKernel implements PairKernel {
       }
       for (; i < n; i++) {
         dst[off + i] = Float.intBitsToFloat(src[from + i] << 16);
+      }
+    }
+
+    /** As {@link #widenBf16} from memory (a mapped corpus): element by element it would dominate the call. */
+    private void widenBf16Segment(int token, int count, float[] dst, int off) {
+      MemorySegment src = documents.segment;
+      long from = (long) token * dim * 2;
+      int n = count * dim;
+      int i = 0;
+      for (; i + V <= n; i += V) {
+        ((IntVector) ShortVector.fromMemorySegment(SHORTS, src, from + 2L * i, ByteOrder.nativeOrder())
+            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()
+            .intoArray(dst, off + i);
+      }
+      for (; i < n; i++) {
+        dst[off + i] = Float.intBitsToFloat(src.get(ValueLayout.JAVA_SHORT_UNALIGNED, from + 2L * i) << 16);
       }
     }
 

@@ -1,0 +1,48 @@
+package dev.maxsim4j.bench.retrieval;
+
+import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.cli.UsageException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** One FDE parameter set as the command line gives it: {@code bits:repetitions:projection[:final]}. */
+record FdeParams(int simHashBits, int repetitions, int projectionDim, int finalDim) {
+  static List<FdeParams> parseList(String option, String value) {
+    List<FdeParams> all = new ArrayList<>();
+    for (String s : value.split(",")) {
+      String[] f = s.strip().split(":");
+      if (f.length < 3 || f.length > 4) {
+        throw new UsageException(option + " '" + s + "'; expected bits:repetitions:projection[:final], e.g. 4:8:8");
+      }
+      int[] v = new int[4];
+      for (int i = 0; i < f.length; i++) {
+        try {
+          v[i] = Integer.parseInt(f[i]);
+        } catch (NumberFormatException e) {
+          throw new UsageException(option + " '" + s + "': '" + f[i] + "' is not an integer");
+        }
+      }
+      all.add(new FdeParams(v[0], v[1], v[2], v[3]));
+    }
+    return all;
+  }
+
+  /** The encoder for tokens of dimension {@code dim}; a CLI error for parameters the encoder refuses. */
+  FixedDimensionalEncoder encoder(int dim) {
+    try {
+      return FixedDimensionalEncoder.builder(dim).simHashBits(simHashBits).repetitions(repetitions)
+          .projectionDim(projectionDim).finalDim(finalDim).build();
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--fde " + this + ": " + e.getMessage());
+    }
+  }
+
+  int rawDimension() {
+    return repetitions * (1 << simHashBits) * projectionDim;
+  }
+
+  @Override
+  public String toString() {
+    return simHashBits + ":" + repetitions + ":" + projectionDim + (finalDim > 0 ? ":" + finalDim : "");
+  }
+}

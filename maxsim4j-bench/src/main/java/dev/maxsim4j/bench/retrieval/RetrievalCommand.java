@@ -1,0 +1,131 @@
+package dev.maxsim4j.bench.retrieval;
+
+import dev.maxsim4j.bench.retrieval.KnownItems.Item;
+import dev.maxsim4j.bench.retrieval.KnownItems.Pin;
+import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.AtomicOutput;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * {@code retrieval}: known-item retrieval on Debian's package descriptions (one-line description as the query,
+ * long description as the document to find) with exact MaxSim, MUVERA candidates + exact rerank and a
+ * mean-pooled single vector + exact rerank, and the time per query of each; {@code --synthetic} times FDE +
+ * rerank against exact search on clustered synthetic corpora of growing size.
+ */
+public final class RetrievalCommand {
+  public static final String USAGE = """
+      retrieval [--translations FILE] [--cache DIR] [--docs N] [--queries N] [--fde LIST] [--candidates LIST]
+                [--lucene LIST|first|none] [--lucene-exact N] [--exact-timed N] [--index-dir DIR] [--threads N]
+                [--json FILE]
+      retrieval --prepare FILE [--translations FILE] [--packages FILE]
+      retrieval --encode N [--translations FILE] [--cache DIR]
+      retrieval --synthetic SIZES [--queries N] [--candidates N] [--fde SET] [--index-dir DIR] [--json FILE]
+        Debian known-item retrieval with all-MiniLM-L6-v2 tokens: the first --docs (default 10000) packages of
+        the pinned list as documents, --queries (default 500) of them spread evenly as queries. Reports
+        Recall@1/@10, MRR@10 and overlap with exact MaxSim's top 10 for exact MaxSim (in memory; --exact-timed
+        queries timed, default 50), a brute-force scan of each --fde set (bits:repetitions:projection[:final],
+        default 4:8:8) and of mean-pooled vectors, alone and + exact rerank of --candidates (default
+        100,500,2000); then, per --lucene set (default the first --fde set), an on-disk index under
+        --index-dir (default /work/cache/eval/index): FDE HNSW alone, FDE and mean-pooled HNSW + exact rerank,
+        and --lucene-exact queries (default 5) of brute force through the index, each timed per query.
+        Token embeddings are cached as bf16 under --cache (default /work/cache/eval); --encode N encodes the
+        first N packages into it (resumable). --prepare writes the filtered list the lists give. FILE
+        defaults: apt's bookworm main Translation-en and binary-amd64 Packages under /var/lib/apt/lists
+        (apt-get -o Acquire::Languages=en update). --synthetic: comma-separated sizes of a clustered
+        synthetic corpus, exact MaxSim against FDE (default 3:8:8) HNSW + rerank of --candidates (200).""";
+
+
+  static final String PINNED = "debian-known-items.txt.gz";
+  static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
+
+  private RetrievalCommand() {}
+
+  public static int run(String[] argv, PrintStream out) throws IOException {
+    Args a = new Args("maxsim4j bench", "retrieval", argv, 1, Set.of("--translations", "--packages", "--cache",
+        "--docs", "--queries", "--fde", "--candidates", "--index-dir", "--threads", "--json", "--prepare",
+        "--encode", "--synthetic", "--lucene", "--lucene-exact", "--exact-timed"), Set.of());
+    if (a.get("--json") != null) {
+      AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
+    }
+    if (a.get("--synthetic") != null) {
+      return SyntheticScaling.run(a, out);
+    }
+    Path translations = list(a, "--translations", "_main_i18n_Translation-en");
+    if (a.get("--prepare") != null) {
+      Path packages = list(a, "--packages", "_main_binary-amd64_Packages");
+      List<Item> items = KnownItems.build(translations, packages);
+      String text = KnownItems.pinText(items);
+      AtomicOutput.writeString("--prepare", Path.of(a.get("--prepare")), List.of(), text);
+      out.printf("%d packages (set %s) written to %s%n", items.size(), hash(text), a.get("--prepare"));
+      return 0;
+    }
+    String pinText = pinned();
+    List<Pin> pins;
+    try (InputStream in = new java.io.ByteArrayInputStream(pinText.getBytes(StandardCharsets.UTF_8))) {
+      pins = KnownItems.readPins(in);
+    }
+    if (pins.isEmpty()) {
+      throw new IllegalStateException(PINNED + " in the bench jar is empty; expected the pinned packages");
+    }
+    List<Item> items = KnownItems.select(translations, pins);
+    TokenCache cache = new TokenCache(Path.of(a.getOr("--cache", "/work/cache/eval")), hash(pinText));
+    if (a.get("--encode") != null) {
+      int n = Math.min(items.size(), a.intValue("--encode", items.size(), 1));
+      cache.encode(items, n, out);
+      out.printf("%d packages encoded in %s%n", n, cache.dir());
+      return 0;
+    }
+    return KnownItemEvaluation.run(a, items, cache, out);
+  }
+
+  /** The pinned list shipped with the bench. */
+  static String pinned() throws IOException {
+    try (InputStream in = RetrievalCommand.class.getResourceAsStream(PINNED)) {
+      if (in == null) {
+        throw new IllegalStateException(PINNED + " is missing from the bench jar");
+      }
+      // gzipped: the list travels with every copy of the tree, which the GPU host limits in size
+      return new String(new java.util.zip.GZIPInputStream(in).readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  /** The first 12 hex digits of the SHA-256 of {@code text}: the cache key of an evaluation set. */
+  static String hash(String text) {
+    try {
+      byte[] h = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(h).substring(0, 12);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** {@code option}'s file, else the largest bookworm list under apt's lists whose name contains {@code part}. */
+  private static Path list(Args a, String option, String part) throws IOException {
+    if (a.get(option) != null) {
+      return Path.of(a.get(option));
+    }
+    if (Files.isDirectory(APT_LISTS)) {
+      try (Stream<Path> files = Files.list(APT_LISTS)) {
+        Path found = files.filter(p -> p.getFileName().toString().contains("dists_bookworm" + part))
+            .max((x, y) -> Long.compare(x.toFile().length(), y.toFile().length())).orElse(null);
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    throw new UsageException("no " + option + " and no *dists_bookworm" + part + "* under " + APT_LISTS
+        + "; expected the list apt-get -o Acquire::Languages=en update writes");
+  }
+}

@@ -1,0 +1,94 @@
+package dev.maxsim4j.bench.retrieval;
+
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.lucene.LateInteractionRetriever;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code retrieval --synthetic}: time per query of FDE candidates (HNSW in an on-disk Lucene index) + exact
+ * rerank against exact MaxSim over the whole corpus (in memory, fp32), on {@link ClusteredCorpus} corpora of
+ * growing size: the first grows with the log of the corpus (HNSW) and the candidate count, the second
+ * linearly.
+ */
+final class SyntheticScaling {
+  private SyntheticScaling() {}
+
+  static int run(Args a, PrintStream out) throws IOException {
+    int[] sizes = KnownItemEvaluation.ints("--synthetic", a.get("--synthetic"));
+    int queries = a.intValue("--queries", 100, 1);
+    int candidates = KnownItemEvaluation.ints("--candidates", a.getOr("--candidates", "200"))[0];
+    FdeParams params = FdeParams.parseList("--fde", a.getOr("--fde", "3:8:8")).get(0);
+    int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
+    Path indexRoot = Path.of(a.getOr("--index-dir", "/work/cache/eval/index"));
+    ClusteredCorpus corpus = new ClusteredCorpus(42, 64, 16, 8);
+    Report report = new Report(out);
+    report.fact(String.format(Locale.ROOT, "synthetic: %d centres, %d-d unit tokens, %d per document (%d topics),"
+            + " %d per query (a document's tokens, perturbed); %d queries per size; FDE %s + exact rerank of %d"
+            + " candidates; %d threads", ClusteredCorpus.CENTRES, corpus.dim, corpus.docTokens,
+        ClusteredCorpus.TOPICS, corpus.queryTokens, queries, params, candidates, threads));
+    try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(threads).build()) {
+      for (int n : sizes) {
+        try (Arena arena = Arena.ofShared()) {
+          long start = System.nanoTime();
+          Encoded docs = corpus.documents(n, arena);
+          double generated = (System.nanoTime() - start) / 1e9;
+          int[] target = new int[queries];
+          float[][][] q = new float[queries][][];
+          for (int j = 0; j < queries; j++) {
+            target[j] = (int) ((long) j * n / queries);
+            q[j] = corpus.query(j, target[j]);
+          }
+          TokenBatch all = docs.batch();
+          int[][] exactTop = new int[queries][];
+          for (int j = 0; j < Math.min(3, queries); j++) {
+            maxSim.topK(TokenBatch.ofQuery(q[j]), all, Ranking.TOP);
+          }
+          Ranking exact = new Ranking();
+          long exactNs = 0;
+          for (int j = 0; j < queries; j++) {
+            start = System.nanoTime();
+            exactTop[j] = maxSim.topK(TokenBatch.ofQuery(q[j]), all, Ranking.TOP).indices()[0];
+            exactNs += System.nanoTime() - start;
+            exact.add(exactTop[j], target[j], exactTop[j]);
+          }
+          String size = n + " docs";
+          report.fact(String.format(Locale.ROOT, "%s: generated in %.1f s; load %s", size, generated, Report.load()));
+          report.header();
+          report.add(size, "exact MaxSim (in memory, fp32)", "-", 0, exact, exactNs / 1e6 / queries, "");
+          LateInteractionRetriever retriever = new LateInteractionRetriever(params.encoder(corpus.dim),
+              LuceneIndex.FDE, LuceneIndex.TOKENS, maxSim);
+          Path dir = indexRoot.resolve("synthetic-" + n + "-" + params.toString().replace(':', '-'));
+          try (LuceneIndex index = LuceneIndex.build(dir, docs, retriever, null, maxSim, threads, false)) {
+            for (int j = 0; j < Math.min(20, queries); j++) {
+              index.fdeRerank(q[j], candidates, Ranking.TOP);
+            }
+            Ranking fde = new Ranking();
+            long fdeNs = 0;
+            for (int j = 0; j < queries; j++) {
+              start = System.nanoTime();
+              int[] top = index.fdeRerank(q[j], candidates, Ranking.TOP);
+              fdeNs += System.nanoTime() - start;
+              fde.add(top, target[j], exactTop[j]);
+            }
+            report.add(size, "FDE HNSW + exact rerank", params + "=" + retriever.encoder().dimension(), candidates,
+                fde, fdeNs / 1e6 / queries, String.format(Locale.ROOT, "index built in %.1f s, %.2f GB, %d segments",
+                    index.buildSeconds, index.bytes / 1e9, index.segments));
+          }
+          LuceneIndex.deleteTree(dir);
+        }
+      }
+    }
+    if (a.get("--json") != null) {
+      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), report.toJson());
+    }
+    return 0;
+  }
+}

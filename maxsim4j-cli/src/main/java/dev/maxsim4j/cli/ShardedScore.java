@@ -1,0 +1,180 @@
+package dev.maxsim4j.cli;
+
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.TopK;
+import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Npy;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code score --docs FOLDER}: the documents are the concatenation of the folder's .safetensors shards in
+ * name order. Each shard is memory-mapped and scored on its own (quantized tokens stay in their stored bytes),
+ * so the heap holds only the queries, each shard's offsets and the results: a corpus far larger than the heap
+ * is scored exactly, its top k merged across shards.
+ */
+final class ShardedScore {
+  /** Options that name one file for the whole corpus, which a folder of shards cannot share. */
+  private static final List<String> WHOLE_CORPUS_FILES = List.of("--doc-mask", "--doc-offsets", "--doc-scales");
+
+  /** One shard: its file, its documents (views of the mapped file) and the index of its first document. */
+  record Shard(Path file, TokenBatch batch, long first) {}
+
+  private ShardedScore() {}
+
+  /** Whether {@code --docs} names a folder of shards rather than one file. */
+  static boolean applies(Args a) {
+    return a.get("--docs") != null && Files.isDirectory(Path.of(a.get("--docs")));
+  }
+
+  static int run(Args a, PrintStream out, PrintStream err, MaxSim.Builder builder) throws IOException {
+    for (String option : WHOLE_CORPUS_FILES) {
+      if (a.get(option) != null) {
+        throw new UsageException("score: " + option + " names one file for the whole corpus, but --docs "
+            + a.get("--docs") + " is a folder of shards; write each shard's " + option.substring(6)
+            + " into the shard (as encode and quantize do)");
+      }
+    }
+    if (a.has("--pairwise")) {
+      throw new UsageException("score: --pairwise needs one --docs file, not a folder of shards");
+    }
+    boolean topK = a.get("--top-k") != null;
+    int k = a.intValue("--top-k", 10, 1);
+    long start = System.nanoTime();
+    Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
+    List<Shard> shards = load(a, Path.of(a.get("--docs")));
+    long documents = shards.getLast().first() + shards.getLast().batch().size();
+    TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
+    if (!topK && (long) q.size() * documents > Inputs.HEAP_ELEMENTS) {
+      throw new IllegalArgumentException("the score matrix [" + q.size() + ", " + documents + "] has more than"
+          + " 2^31-1 entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
+    }
+    List<Path> inputs = new ArrayList<>(queries.files());
+    shards.forEach(s -> inputs.add(s.file()));
+    String option = topK ? "--out-run" : "--out";
+    Path target = Path.of(a.get(option));
+    long read = System.nanoTime();
+    String what;
+    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(a, builder)) {
+      if (topK) {
+        TopK top = topK(maxSim, q, shards, k, a.has("--normalize"), err);
+        output.write(file -> ScoreCommand.writeRun(file, top));
+        what = "top-" + k + " of " + documents + " documents in " + shards.size() + " shards for " + q.size()
+            + " queries -> " + target;
+      } else {
+        float[] flat = scores(maxSim, q, shards, (int) documents, a.has("--normalize"), err);
+        long[] shape = {q.size(), documents};
+        output.write(file -> Npy.writeFloats(file, flat, shape));
+        what = "[" + q.size() + ", " + documents + "] scores of " + shards.size() + " shards -> " + target;
+      }
+      output.commit();
+      out.printf(Locale.ROOT, "%s (%s backend, %d threads, read %.1f ms, scored %.1f ms)%n", what,
+          maxSim.backendName(), maxSim.threads(), (read - start) / 1e6, (System.nanoTime() - read) / 1e6);
+    }
+    return 0;
+  }
+
+  /** The .safetensors files of {@code folder}, sorted by name. */
+  static List<Path> files(Path folder) throws IOException {
+    List<Path> files = new ArrayList<>();
+    try (DirectoryStream<Path> all = Files.newDirectoryStream(folder)) {
+      for (Path p : all) {
+        if (p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors") && Files.isRegularFile(p)) {
+          files.add(p);
+        }
+      }
+    }
+    if (files.isEmpty()) {
+      throw new IllegalArgumentException("--docs " + folder + " holds no .safetensors files; expected a folder of"
+          + " shards as encode or quantize write them");
+    }
+    files.sort(Comparator.comparing(p -> p.getFileName().toString()));
+    return files;
+  }
+
+  /**
+   * Every shard, mapped (never copied onto the heap) and checked against the first before any is scored: all
+   * hold tokens of one dimension and one stored type, so that their scores rank together.
+   */
+  static List<Shard> load(Args a, Path folder) throws IOException {
+    List<Shard> shards = new ArrayList<>();
+    long first = 0;
+    for (Path file : files(folder)) {
+      Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file.toString(), 0);
+      if (loaded.embeddings().rank() == 4) {
+        throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
+            + "; expected documents [N, L, d] or packed [T, d] (candidates [B, K, L, d] need one --docs file)");
+      }
+      TokenBatch b = loaded.batch();
+      if (!shards.isEmpty()) {
+        Shard head = shards.getFirst();
+        if (b.dim() != head.batch().dim() || b.dtype() != head.batch().dtype()) {
+          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(b) + "; expected "
+              + describe(head.batch()) + " like " + head.file().getFileName() + " (every shard of one corpus)");
+        }
+      }
+      shards.add(new Shard(file, b, first));
+      first += b.size();
+    }
+    if (first > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("--docs " + folder + " holds " + first + " documents; at most 2^31-1 are"
+          + " supported (document indices are ints)");
+    }
+    return shards;
+  }
+
+  private static String describe(TokenBatch b) {
+    return b.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = " + b.dim();
+  }
+
+  /** The exact top k over all shards: each shard's top k, merged as it comes (indices in the whole corpus). */
+  private static TopK topK(MaxSim maxSim, TokenBatch q, List<Shard> shards, int k, boolean normalize,
+      PrintStream err) {
+    TopK merged = null;
+    for (int s = 0; s < shards.size(); s++) {
+      Shard shard = shards.get(s);
+      long t0 = System.nanoTime();
+      TopK part = maxSim.topK(q, docs(shard, normalize), k);
+      merged = merged == null
+          ? TopK.merge(k, List.of(part), new int[] {(int) shard.first()})
+          : TopK.merge(k, List.of(merged, part), new int[] {0, (int) shard.first()});
+      progress(err, s, shards, t0);
+    }
+    return merged;
+  }
+
+  /** All scores {@code [Nq, N]} row-major, each shard filling its columns; the caller checked that they fit. */
+  private static float[] scores(MaxSim maxSim, TokenBatch q, List<Shard> shards, int documents, boolean normalize,
+      PrintStream err) {
+    float[] flat = new float[q.size() * documents];
+    for (int s = 0; s < shards.size(); s++) {
+      Shard shard = shards.get(s);
+      long t0 = System.nanoTime();
+      float[][] part = maxSim.scores(q, docs(shard, normalize));
+      for (int i = 0; i < part.length; i++) {
+        System.arraycopy(part[i], 0, flat, i * documents + (int) shard.first(), part[i].length);
+      }
+      progress(err, s, shards, t0);
+    }
+    return flat;
+  }
+
+  /** A shard's documents; normalising builds float copies, one shard at a time. */
+  private static TokenBatch docs(Shard shard, boolean normalize) {
+    return normalize ? shard.batch().l2Normalized() : shard.batch();
+  }
+
+  private static void progress(PrintStream err, int s, List<Shard> shards, long t0) {
+    Shard shard = shards.get(s);
+    err.printf(Locale.ROOT, "score: shard %d of %d, %s: %d documents in %.1f ms%n", s + 1, shards.size(),
+        shard.file().getFileName(), shard.batch().size(), (System.nanoTime() - t0) / 1e6);
+  }
+}

@@ -1,0 +1,380 @@
+package dev.maxsim4j.cli.text;
+
+import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.Progress;
+import dev.maxsim4j.cli.Sizes;
+import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
+import dev.maxsim4j.lucene.MaxSimRescorer;
+import dev.maxsim4j.lucene.QuantizedLateInteractionField;
+import dev.maxsim4j.lucene.WideVectorsCodec;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.lucene.codecs.Codec;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.KnnFloatVectorField;
+import org.apache.lucene.document.LateInteractionField;
+import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.SegmentInfos;
+import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.DocIdSetIterator;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.store.LockObtainFailedException;
+import org.apache.lucene.util.Bits;
+import org.apache.lucene.util.BytesRef;
+
+/**
+ * The text index's passages in a Lucene index, {@code FOLDER/.maxsim4j/lucene/}, for candidate search: each
+ * passage is a document holding its file's path, its passage number and line, its MUVERA encoding in a
+ * {@link KnnFloatVectorField} (HNSW, maximum inner product) and its token vectors (a float
+ * {@link LateInteractionField} for bf16, a {@link QuantizedLateInteractionField} for int8 / binary). The
+ * {@link TextIndex} tokens file stays the source of truth: this index is brought in line with it on every run
+ * (a changed file's passages replaced, a removed file's deleted, in one Lucene commit, which is atomic), and
+ * rebuilt from it, with a warning, when it is damaged. When the tokens could not be saved, neither is this index
+ * (it is built in memory for the one search).
+ */
+public final class LuceneIndex implements Closeable {
+  public static final String FOLDER = "lucene";
+  private static final String PATH = "path";
+  /** A file's path, size and modification time: the passages of one version of one file. */
+  private static final String VERSION = "version";
+  private static final String PASSAGE = "passage";
+  private static final String LINE = "line";
+  private static final String FDE = "fde";
+  private static final String TOKENS = "tokens";
+  /** Passages encoded per call of the encoder (rows in parallel). */
+  private static final int ROWS = 1024;
+  /** Seed of the encodings' random draws; the commit records it, so another seed rebuilds the index. */
+  private static final long SEED = 42;
+  static final FixedDimensionalEncoder ENCODER = FixedDimensionalEncoder.builder(MiniLmTokenEncoder.DIM).seed(SEED)
+      .build();
+
+  /** A reranked passage: its file, which passage of it (0 = first), the line it starts on, its MaxSim sum. */
+  public record Hit(String path, int passage, int line, float score) {}
+
+  /** Reranked candidates, best first, and the time of each stage. */
+  public record Result(List<Hit> hits, int candidates, long candidatesNanos, long rerankNanos) {}
+
+  private final Directory directory;
+  private final DirectoryReader reader;
+  private final Store store;
+  private final int added;
+  private final int removed;
+  private final boolean saved;
+
+  private LuceneIndex(Directory directory, DirectoryReader reader, Store store, int added, int removed,
+      boolean saved) {
+    this.directory = directory;
+    this.reader = reader;
+    this.store = store;
+    this.added = added;
+    this.removed = removed;
+    this.saved = saved;
+  }
+
+  /** Passages (documents) added by the last {@link #sync}. */
+  public int added() {
+    return added;
+  }
+
+  /** Passages deleted by the last {@link #sync} (those of changed and removed files). */
+  public int removed() {
+    return removed;
+  }
+
+  /** Passages in the index. */
+  public int passages() {
+    return reader.numDocs();
+  }
+
+  /** Length of each passage's encoding. */
+  public int encodingDimension() {
+    return ENCODER.dimension();
+  }
+
+  /** Bytes of the index on disk; 0 when it is kept in memory only. */
+  public long bytes() throws IOException {
+    if (!saved) {
+      return 0;
+    }
+    long sum = 0;
+    for (String f : directory.listAll()) {
+      sum += directory.fileLength(f);
+    }
+    return sum;
+  }
+
+  /** {@link #bytes()} for people. */
+  public String size() throws IOException {
+    return saved ? Sizes.of(bytes()) : "not saved";
+  }
+
+  /**
+   * Brings the Lucene index of {@code folder} in line with {@code index} and opens it. With {@code mustSave}, an
+   * index that cannot be written is an error; without, a warning, and the index is built in memory.
+   */
+  public static LuceneIndex sync(Path folder, TextIndex index, boolean mustSave, Warnings warnings, PrintStream err)
+      throws IOException {
+    Path dir = folder.resolve(TextIndex.FOLDER).resolve(FOLDER);
+    String shown = TextFiles.shown(dir);
+    if (index.bytes() == 0) {
+      // tokens that could not be saved (already warned about) leave nothing on disk for this index to match
+      return write(new ByteBuffersDirectory(), index, true, false, err);
+    }
+    Directory fs;
+    try {
+      Files.createDirectories(dir);
+      fs = FSDirectory.open(dir);
+    } catch (IOException e) {
+      return inMemory(shown, TextFiles.reason(e), index, mustSave, warnings, err);
+    }
+    try {
+      return write(fs, index, false, true, err);
+    } catch (LockObtainFailedException e) {
+      fs.close();
+      return inMemory(shown, "another maxsim4j run is writing it", index, mustSave, warnings, err);
+    } catch (IOException | RuntimeException e) {
+      String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName()
+          : e.getMessage().lines().findFirst().orElseThrow();
+      warnings.warn("the Lucene index in " + shown + " cannot be used (" + why + "); rebuilding it");
+    }
+    try {
+      clear(fs);
+      return write(fs, index, true, true, err);
+    } catch (IOException e) {
+      fs.close();
+      return inMemory(shown, TextFiles.reason(e), index, mustSave, warnings, err);
+    }
+  }
+
+  private static LuceneIndex inMemory(String shown, String why, TextIndex index, boolean mustSave, Warnings warnings,
+      PrintStream err) throws IOException {
+    if (mustSave) {
+      throw new IllegalArgumentException("cannot write the Lucene index in " + shown + ": " + why);
+    }
+    warnings.warn("cannot save the Lucene index in " + shown + " (" + why + "); building it in memory");
+    return write(new ByteBuffersDirectory(), index, true, false, err);
+  }
+
+  /** Removes every file of a damaged index (only this folder's, which holds nothing else). */
+  private static void clear(Directory d) throws IOException {
+    for (String f : d.listAll()) {
+      if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+        d.deleteFile(f);
+      }
+    }
+  }
+
+  /** What a commit records: the passages' store and encoder; an index of other ones is rebuilt. */
+  private static Map<String, String> commitData(Store store) {
+    return Map.of("maxsim4j", "text passages v1", "store", store.toString(), "encoder", ENCODER.toString());
+  }
+
+  private static LuceneIndex write(Directory d, TextIndex index, boolean create, boolean saved, PrintStream err)
+      throws IOException {
+    Map<String, String> data = commitData(index.store());
+    boolean rebuild = create || !DirectoryReader.indexExists(d)
+        || !SegmentInfos.readLatestCommit(d).getUserData().equals(data);
+    if (!rebuild) {
+      // an index already in line is only read: no writer, no lock, so a read-only folder serves as well
+      DirectoryReader current = DirectoryReader.open(d);
+      Set<String> wanted = new HashSet<>();
+      index.entries().stream().filter(e -> !e.passages().isEmpty()).forEach(e -> wanted.add(version(e)));
+      if (liveVersions(current).equals(wanted)) {
+        return new LuceneIndex(d, current, index.store(), 0, 0, saved);
+      }
+      current.close();
+    }
+    Codec codec = ENCODER.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(ENCODER.dimension());
+    IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
+        .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
+    int added;
+    int before = 0;
+    try (IndexWriter writer = new IndexWriter(d, config)) {
+      List<TextIndex.Entry> entries = index.entries();
+      Set<String> wanted = new HashSet<>();
+      entries.forEach(e -> wanted.add(version(e)));
+      Set<String> present = new HashSet<>();
+      if (!rebuild) {
+        try (DirectoryReader r = DirectoryReader.open(writer)) {
+          before = r.numDocs();
+          for (String v : liveVersions(r)) {
+            if (wanted.contains(v)) {
+              present.add(v);
+            } else {
+              writer.deleteDocuments(new Term(VERSION, v));
+            }
+          }
+        }
+      }
+      List<Integer> rows = new ArrayList<>();
+      for (int e = 0, row = 0; e < entries.size(); row += entries.get(e).passages().size(), e++) {
+        if (!present.contains(version(entries.get(e)))) {
+          for (int p = 0; p < entries.get(e).passages().size(); p++) {
+            rows.add(row + p);
+          }
+        }
+      }
+      added = rows.size();
+      Progress progress = new Progress(err, "adding " + added + " passages to the Lucene index");
+      for (int from = 0; from < rows.size(); ) {
+        int to = from + 1;
+        while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1) {
+          to++;
+        }
+        addRows(writer, index, rows.get(from), rows.get(to - 1) + 1);
+        from = to;
+        progress.update(from, rows.size());
+      }
+      if (rebuild || writer.hasUncommittedChanges()) {
+        writer.setLiveCommitData(data.entrySet());
+        writer.commit();
+      }
+      progress.done();
+    }
+    DirectoryReader reader = DirectoryReader.open(d);
+    int removed = before + added - reader.numDocs();
+    return new LuceneIndex(d, reader, index.store(), added, removed, saved);
+  }
+
+  /** The file versions of {@link #VERSION} with at least one live passage. */
+  private static Set<String> liveVersions(DirectoryReader r) throws IOException {
+    Set<String> live = new HashSet<>();
+    for (LeafReaderContext leaf : r.leaves()) {
+      Terms terms = leaf.reader().terms(VERSION);
+      if (terms == null) {
+        continue;
+      }
+      Bits liveDocs = leaf.reader().getLiveDocs();
+      TermsEnum te = terms.iterator();
+      PostingsEnum postings = null;
+      for (BytesRef t = te.next(); t != null; t = te.next()) {
+        postings = te.postings(postings, PostingsEnum.NONE);
+        for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+          if (liveDocs == null || liveDocs.get(doc)) {
+            live.add(t.utf8ToString());
+            break;
+          }
+        }
+      }
+    }
+    return live;
+  }
+
+  private static String version(TextIndex.Entry e) {
+    return e.path() + "\u0000" + e.bytes() + "\u0000" + e.modified();
+  }
+
+  /** Adds rows {@code from} to {@code to} of the index, a run of whole files' passages. */
+  private static void addRows(IndexWriter writer, TextIndex index, int from, int to) throws IOException {
+    TokenBatch batch = index.rows().slice(from, to);
+    float[][] encodings = ENCODER.encodeDocuments(batch);
+    float[] floats = index.store() == Store.BF16 ? batch.toFloatArray() : null;
+    int[] offsets = batch.offsets();
+    int d = batch.dim();
+    List<Document> docs = new ArrayList<>();
+    for (int row = from; row < to; row++) {
+      TextIndex.Entry entry = index.entries().get(index.entryOf(row));
+      int passage = index.passageOf(row);
+      Document doc = new Document();
+      doc.add(new StringField(PATH, entry.path(), Field.Store.YES));
+      doc.add(new StringField(VERSION, version(entry), Field.Store.NO));
+      doc.add(new StoredField(PASSAGE, passage));
+      doc.add(new StoredField(LINE, entry.passages().get(passage).line()));
+      doc.add(new KnnFloatVectorField(FDE, encodings[row - from], VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
+      if (floats != null) {
+        int start = offsets[row - from];
+        float[][] tokens = new float[offsets[row - from + 1] - start][];
+        for (int t = 0; t < tokens.length; t++) {
+          tokens[t] = Arrays.copyOfRange(floats, (start + t) * d, (start + t + 1) * d);
+        }
+        doc.add(new LateInteractionField(TOKENS, tokens));
+      } else {
+        doc.add(new QuantizedLateInteractionField(TOKENS, index.rows().slice(row, row + 1)));
+      }
+      docs.add(doc);
+    }
+    writer.addDocuments(docs);
+  }
+
+  /**
+   * The passages among the {@code candidates} whose encodings are nearest the query's, reranked by exact MaxSim
+   * ({@code query}: one row of float tokens).
+   */
+  public Result search(MaxSim maxSim, TokenBatch query, int candidates) throws IOException {
+    IndexSearcher searcher = new IndexSearcher(reader);
+    long t0 = System.nanoTime();
+    TopDocs first = nearest(searcher, query, candidates);
+    long t1 = System.nanoTime();
+    float[][] vectors = new float[query.length(0)][query.dim()];
+    for (int t = 0; t < vectors.length; t++) {
+      for (int k = 0; k < vectors[t].length; k++) {
+        vectors[t][k] = query.get(0, t, k);
+      }
+    }
+    MaxSimRescorer rescorer = store == Store.BF16
+        ? MaxSimRescorer.create(TOKENS, vectors, VectorSimilarityFunction.DOT_PRODUCT, MaxSimRescorer.Scale.RAW, maxSim)
+        : MaxSimRescorer.createQuantized(TOKENS, vectors, MaxSimRescorer.Scale.RAW, maxSim);
+    TopDocs top = first.scoreDocs.length == 0 ? first : rescorer.rescore(searcher, first, first.scoreDocs.length);
+    long t2 = System.nanoTime();
+    return new Result(hits(searcher, top), first.scoreDocs.length, t1 - t0, t2 - t1);
+  }
+
+  /**
+   * The {@code candidates} passages whose encodings are nearest the query's, nearest first, their scores the
+   * encodings' similarity (for a rerank elsewhere).
+   */
+  public List<Hit> candidates(TokenBatch query, int candidates) throws IOException {
+    IndexSearcher searcher = new IndexSearcher(reader);
+    return hits(searcher, nearest(searcher, query, candidates));
+  }
+
+  private static TopDocs nearest(IndexSearcher searcher, TokenBatch query, int candidates) throws IOException {
+    float[] encoding = ENCODER.encodeQueries(query)[0];
+    return searcher.search(new KnnFloatVectorQuery(FDE, encoding, candidates), candidates);
+  }
+
+  private static List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {
+    StoredFields stored = searcher.storedFields();
+    List<Hit> hits = new ArrayList<>();
+    for (ScoreDoc h : top.scoreDocs) {
+      Document doc = stored.document(h.doc);
+      hits.add(new Hit(doc.get(PATH), doc.getField(PASSAGE).numericValue().intValue(),
+          doc.getField(LINE).numericValue().intValue(), h.score));
+    }
+    return hits;
+  }
+
+  @Override
+  public void close() throws IOException {
+    reader.close();
+    directory.close();
+  }
+}

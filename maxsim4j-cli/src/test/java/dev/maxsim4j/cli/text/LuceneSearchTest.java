@@ -1,0 +1,226 @@
+package dev.maxsim4j.cli.text;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.cli.Main;
+import dev.maxsim4j.langchain4j.SampleTexts;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.store.FSDirectory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** search's Lucene candidates + exact rerank: equal to brute force when every passage is a candidate; kept in line. */
+class LuceneSearchTest {
+  @TempDir Path dir;
+
+  record Result(int status, String out, String err) {
+    /** The ranked lines, without the header that carries timings. */
+    List<String> ranking() {
+      return out.lines().filter(l -> l.matches("\\s*\\d+  .*")).toList();
+    }
+  }
+
+  private static Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** The bundled paragraphs, one file each, and a long file of several passages. */
+  private Path corpus() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("corpus"));
+    StringBuilder all = new StringBuilder();
+    for (SampleTexts.Paragraph p : SampleTexts.paragraphs()) {
+      Files.writeString(folder.resolve(p.title().toLowerCase(Locale.ROOT).replace(' ', '-') + ".txt"), p.text());
+      all.append(p.text()).append("\n\n");
+    }
+    Files.createDirectories(folder.resolve("sub"));
+    Files.writeString(folder.resolve("sub/all.md"), all.toString());
+    return folder;
+  }
+
+  private static final String[] QUERIES = {"how do honey bees share where food is", "what makes bread rise",
+      "the moon and the tides"};
+
+  private static void assertCandidatesEqualExact(Path folder, String... extra) {
+    for (String query : QUERIES) {
+      List<String> a = new ArrayList<>(List.of("search", "--dir", folder.toString(), "--query", query, "--k", "20",
+          "--candidates", "1000"));
+      a.addAll(List.of(extra));
+      Result candidates = run(a.toArray(String[]::new));
+      assertEquals(0, candidates.status(), candidates.err());
+      assertTrue(candidates.out().contains("candidates") && candidates.out().contains("rerank")
+          && candidates.out().contains("+ Lucene"), candidates.out());
+      List<String> b = new ArrayList<>(List.of("search", "--dir", folder.toString(), "--query", query, "--k", "20",
+          "--exact"));
+      b.addAll(List.of(extra));
+      int rerank = b.indexOf("--rerank");
+      if (rerank >= 0) {
+        b.subList(rerank, rerank + 2).clear();
+      }
+      Result exact = run(b.toArray(String[]::new));
+      assertEquals(0, exact.status(), exact.err());
+      assertTrue(exact.out().contains("exact MaxSim over all"), exact.out());
+      assertFalse(candidates.ranking().isEmpty(), candidates.out());
+      assertEquals(exact.ranking(), candidates.ranking(), query + " " + List.of(extra));
+    }
+  }
+
+  @Test
+  void candidatesCoveringEveryPassageRankAsExactSearchForEveryStore() throws IOException {
+    Path folder = corpus();
+    Result index = run("index", "--dir", folder.toString());
+    assertEquals(0, index.status(), index.err());
+    assertTrue(index.out().contains("Lucene index: ") && index.out().contains("1024-d encodings"), index.out());
+    assertCandidatesEqualExact(folder);
+    assertCandidatesEqualExact(folder, "--rerank", "lucene");
+    assertCandidatesEqualExact(folder, "--store", "int8");
+    assertCandidatesEqualExact(folder, "--store", "int8", "--rerank", "lucene");
+    assertCandidatesEqualExact(folder, "--store", "binary");
+    assertCandidatesEqualExact(folder, "--store", "binary", "--rerank", "lucene");
+    Result top = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "1");
+    assertTrue(top.ranking().getFirst().contains("bees.txt") || top.ranking().getFirst().contains("all.md"),
+        top.out());
+  }
+
+  private static int luceneDocs(Path folder) throws IOException {
+    try (var d = FSDirectory.open(folder.resolve(TextIndex.FOLDER).resolve(LuceneIndex.FOLDER));
+        DirectoryReader r = DirectoryReader.open(d)) {
+      return r.numDocs();
+    }
+  }
+
+  private static int passages(Result index) {
+    return Integer.parseInt(index.out().replaceAll("(?s).*skipped\\), (\\d+) passages.*", "$1"));
+  }
+
+  @Test
+  void updatesReplaceOnlyChangedFilesPassages() throws IOException {
+    Path folder = corpus();
+    Result first = run("index", "--dir", folder.toString());
+    assertEquals(0, first.status(), first.err());
+    assertEquals(passages(first), luceneDocs(folder));
+    Result same = run("index", "--dir", folder.toString());
+    assertTrue(same.out().contains("(0 added, 0 removed)"), same.out());
+
+    Path bees = folder.resolve("bees.txt");
+    Files.writeString(bees, Files.readString(bees) + " Drones do not forage.");
+    Files.setLastModifiedTime(bees, FileTime.fromMillis(Files.getLastModifiedTime(bees).toMillis() + 2000));
+    Files.writeString(folder.resolve("new.md"), "Sea otters hold hands while they sleep.");
+    Files.delete(folder.resolve("sub/all.md"));
+    Result changed = run("index", "--dir", folder.toString());
+    assertEquals(0, changed.status(), changed.err());
+    assertTrue(changed.out().contains("(2 added, "), changed.out()); // one passage each for bees.txt and new.md
+    assertEquals(passages(changed), luceneDocs(folder));
+    Result otters = run("search", "--dir", folder.toString(), "--query", "otters sleeping", "--k", "1");
+    assertEquals(0, otters.status(), otters.err());
+    assertTrue(otters.ranking().getFirst().contains("new.md"), otters.out());
+    Result all = run("search", "--dir", folder.toString(), "--query", "bees", "--k", "50");
+    assertFalse(all.out().contains("all.md"), all.out());
+    assertEquals(11, all.ranking().size(), all.out());
+
+    // search brings the Lucene index up to date itself
+    Files.writeString(folder.resolve("newer.txt"), "Penguins huddle together against the Antarctic winter.");
+    Result penguins = run("search", "--dir", folder.toString(), "--query", "penguins in the cold", "--k", "1");
+    assertTrue(penguins.ranking().getFirst().contains("newer.txt"), penguins.out());
+    assertEquals(passages(changed) + 1, luceneDocs(folder));
+  }
+
+  private static List<Path> luceneFiles(Path folder) throws IOException {
+    try (Stream<Path> s = Files.list(folder.resolve(TextIndex.FOLDER).resolve(LuceneIndex.FOLDER))) {
+      return s.filter(p -> !p.getFileName().toString().equals("write.lock")).sorted().toList();
+    }
+  }
+
+  @Test
+  void aDamagedLuceneIndexIsRebuiltWithAWarning() throws IOException {
+    Path folder = corpus();
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    int docs = luceneDocs(folder);
+    // a commit point cut short
+    for (Path f : luceneFiles(folder)) {
+      if (f.getFileName().toString().startsWith("segments_")) {
+        Files.write(f, new byte[] {0x3f, (byte) 0xd7, 0x6c, 0x17, 1, 2, 3});
+      }
+    }
+    Result search = run("search", "--dir", folder.toString(), "--query", QUERIES[1], "--k", "20");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("maxsim4j: warning: the Lucene index in") && search.err().contains("rebuilding it"),
+        search.err());
+    assertEquals(docs, luceneDocs(folder));
+    assertCandidatesEqualExact(folder);
+
+    // every other file of the index overwritten with garbage
+    for (Path f : luceneFiles(folder)) {
+      if (!f.getFileName().toString().startsWith("segments_")) {
+        Files.write(f, "not a Lucene file".getBytes(StandardCharsets.US_ASCII));
+      }
+    }
+    Result index = run("index", "--dir", folder.toString());
+    assertEquals(0, index.status(), index.err());
+    assertTrue(index.err().contains("rebuilding it"), index.err());
+    assertTrue(index.out().contains("(" + docs + " added, 0 removed)"), index.out());
+    assertCandidatesEqualExact(folder);
+  }
+
+  @Test
+  void aFileOfQueriesRanksEachAsItsOwnSearchAndReportsMeanStageTimes() throws IOException {
+    Path folder = corpus();
+    Path queries = Files.writeString(dir.resolve("queries.txt"), String.join("\n\n", QUERIES) + "\n");
+    for (String mode : new String[] {"--candidates", "--exact"}) {
+      List<String> a = new ArrayList<>(List.of("search", "--dir", folder.toString(), "--queries", queries.toString(),
+          "--k", "3", mode));
+      if (mode.equals("--candidates")) {
+        a.add("50");
+      }
+      Result all = run(a.toArray(String[]::new));
+      assertEquals(0, all.status(), all.err());
+      assertTrue(all.out().contains("3 queries, mean per query after the first: encode "), all.out());
+      assertTrue(all.out().contains(mode.equals("--exact") ? "exact MaxSim " : "rerank "), all.out());
+      List<String> each = new ArrayList<>();
+      for (String q : QUERIES) {
+        a.set(3, "--query");
+        a.set(4, q);
+        each.addAll(run(a.toArray(String[]::new)).ranking());
+      }
+      assertEquals(each, all.ranking());
+      assertTrue(all.out().contains("query 3: " + QUERIES[2]), all.out());
+    }
+  }
+
+  @Test
+  void badOptionsAreOneLine() throws IOException {
+    Path folder = corpus();
+    Result both = run("search", "--dir", folder.toString(), "--query", "x", "--exact", "--candidates", "5");
+    assertEquals(2, both.status());
+    assertTrue(both.err().contains("--candidates has no effect with --exact"), both.err());
+    Result zero = run("search", "--dir", folder.toString(), "--query", "x", "--candidates", "0");
+    assertEquals(2, zero.status());
+    assertEquals(1, zero.err().lines().count(), zero.err());
+    Result rerank = run("search", "--dir", folder.toString(), "--query", "x", "--rerank", "gpu");
+    assertEquals(2, rerank.status());
+    assertTrue(rerank.err().contains("--rerank = gpu; expected tokens or lucene"), rerank.err());
+    Result neither = run("search", "--dir", folder.toString());
+    assertEquals(2, neither.status());
+    assertTrue(neither.err().contains("either --query TEXT or --queries FILE"), neither.err());
+    Files.writeString(dir.resolve("blank.txt"), "\n  \n");
+    Result blank = run("search", "--dir", folder.toString(), "--queries", dir.resolve("blank.txt").toString());
+    assertEquals(1, blank.status());
+    assertTrue(blank.err().contains("holds no query"), blank.err());
+  }
+}

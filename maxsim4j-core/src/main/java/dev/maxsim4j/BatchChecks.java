@@ -1,0 +1,135 @@
+package dev.maxsim4j;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The argument checks of {@link TokenBatch}'s factories: shapes against storage sizes, dtypes against storage
+ * kinds, scales and memory segments. Each failure is an {@link IllegalArgumentException} naming the argument,
+ * what it held and what was expected.
+ */
+final class BatchChecks {
+  private BatchChecks() {}
+
+  static void checkSegment(MemorySegment memory, DType dtype) {
+    Arguments.nonNull(memory, "memory");
+    Arguments.nonNull(dtype, "dtype");
+    if (!memory.scope().isAlive()) {
+      throw new IllegalArgumentException("memory is no longer alive (its arena was closed); expected a live segment");
+    }
+    if (!dtype.isQuantized() && memory.byteSize() % dtype.byteSize() != 0) {
+      throw new IllegalArgumentException("memory holds " + memory.byteSize() + " bytes, not a whole number of "
+          + dtype + " elements (" + dtype.byteSize() + " bytes each)");
+    }
+    if (!memory.isAccessibleBy(new Thread(() -> {}))) {
+      throw new IllegalArgumentException("memory is confined to one thread, but scoring reads it from a thread pool;"
+          + " expected a segment from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
+    }
+  }
+
+  static void checkHalf(DType dtype) {
+    Arguments.nonNull(dtype, "dtype");
+    if (dtype != DType.FLOAT16 && dtype != DType.BFLOAT16) {
+      throw new IllegalArgumentException("dtype " + dtype + " given for short[] bits; expected FLOAT16 or BFLOAT16"
+          + (dtype == DType.FLOAT32 ? " (use ofFloats for fp32)" : " (use ofBytes for quantized types)"));
+    }
+  }
+
+  static void checkQuantized(DType dtype, String storage) {
+    Arguments.nonNull(dtype, "dtype");
+    if (!dtype.isQuantized()) {
+      throw new IllegalArgumentException("dtype " + dtype + " given for " + storage
+          + "; expected INT8, FLOAT8_E4M3 or BINARY (use ofFloats or ofHalfs for " + dtype + ")");
+    }
+  }
+
+  static void requireNoScales(float[] scales, DType dtype) {
+    if (scales != null) {
+      throw new IllegalArgumentException("scales given for dtype " + dtype
+          + "; expected null (scales belong to INT8, FLOAT8_E4M3 and BINARY)");
+    }
+  }
+
+  /** A copy of {@code scales} after checking its length and that every scale is finite. */
+  static float[] checkScales(float[] scales, long tokens) {
+    if (scales == null) {
+      return null;
+    }
+    if (scales.length != tokens) {
+      throw new IllegalArgumentException("scales has length " + scales.length + "; expected " + tokens
+          + " (one per stored token)");
+    }
+    for (int i = 0; i < scales.length; i++) {
+      if (!Float.isFinite(scales[i])) {
+        throw new IllegalArgumentException("scales[" + i + "] = " + scales[i] + "; expected a finite scale");
+      }
+    }
+    return scales.clone();
+  }
+
+  static void checkPaddedBytes(String name, long bytes, DType dtype, int n, int length, int dim) {
+    if (n < 0 || length < 0 || dim <= 0) {
+      throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
+          + "]; expected n >= 0, length >= 0, dim >= 1");
+    }
+    if ((long) n * length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
+    }
+    long perToken = dtype.bytesPerToken(dim);
+    long expected = (long) n * length * perToken;
+    if (bytes != expected) {
+      throw new IllegalArgumentException(name + " holds " + bytes + " bytes; expected " + expected + " for shape ["
+          + n + ", " + length + ", " + dim + "] of " + dtype + " (" + perToken + " bytes per token)");
+    }
+  }
+
+  static void checkPackedBytes(String name, long bytes, DType dtype, int[] offsets, int dim) {
+    long perToken = dim > 0 ? dtype.bytesPerToken(dim) : 1;
+    if (dim > 0 && bytes % perToken != 0) {
+      throw new IllegalArgumentException(name + " holds " + bytes + " bytes, not a whole number of " + dtype
+          + " tokens of dim " + dim + " (" + perToken + " bytes each)");
+    }
+    checkPackedShape(name, bytes / perToken * Math.max(dim, 1), offsets, dim);
+  }
+
+  static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
+    if (n < 0 || length < 0 || dim <= 0) {
+      throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
+          + "]; expected n >= 0, length >= 0, dim >= 1");
+    }
+    long expected = (long) n * length * dim;
+    if ((long) n * length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
+    }
+    if (elements != expected) {
+      throw new IllegalArgumentException(name + " holds " + elements + " elements; expected " + expected
+          + " for shape [" + n + ", " + length + ", " + dim + "]");
+    }
+  }
+
+  static void checkPackedShape(String name, long elements, int[] offsets, int dim) {
+    Arguments.nonNull(offsets, "offsets");
+    if (dim <= 0) {
+      throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 1");
+    }
+    if (offsets.length == 0) {
+      throw new IllegalArgumentException("offsets is empty; expected N+1 entries starting at 0");
+    }
+    if (offsets[0] != 0) {
+      throw new IllegalArgumentException("offsets[0] = " + offsets[0] + "; expected 0");
+    }
+    for (int i = 1; i < offsets.length; i++) {
+      if (offsets[i] < offsets[i - 1]) {
+        throw new IllegalArgumentException("offsets not monotone: offsets[" + i + "] = " + offsets[i]
+            + " < offsets[" + (i - 1) + "] = " + offsets[i - 1]);
+      }
+    }
+    long tokens = elements / dim;
+    if (elements % dim != 0) {
+      throw new IllegalArgumentException(name + " holds " + elements + " elements, not a multiple of dim " + dim);
+    }
+    if (offsets[offsets.length - 1] != tokens) {
+      throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = "
+          + tokens + " (" + name + " holds " + elements + " elements of dim " + dim + ")");
+    }
+  }
+}

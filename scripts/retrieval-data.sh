@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Prepares the Debian known-item retrieval evaluation (./maxsim4j bench retrieval) reproducibly:
+#   1. fetches Debian bookworm main's English descriptions (apt-get -o Acquire::Languages=en update, as root)
+#   2. copies the lists into CACHE (a later plain `apt-get update` may delete the Translation-en list)
+#   3. checks that the lists give the pinned set of packages (or, with --repin, rewrites the pinned list)
+#   4. encodes the first N packages with the bundled MiniLM token encoder into CACHE (resumable; nice 19)
+# usage: scripts/retrieval-data.sh [--cache DIR] [--encode N] [--no-fetch] [--repin]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cache=/work/cache/eval encode=all fetch=1 repin=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --cache) cache=$2; shift 2 ;;
+    --encode) encode=$2; shift 2 ;;
+    --no-fetch) fetch=0; shift ;;
+    --repin) repin=1; shift ;;
+    *) echo "retrieval-data.sh: unknown option '$1'; expected --cache DIR, --encode N, --no-fetch or --repin" >&2
+       exit 2 ;;
+  esac
+done
+lists=/var/lib/apt/lists
+translations=deb.debian.org_debian_dists_bookworm_main_i18n_Translation-en.lz4
+packages=deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4
+mkdir -p "$cache"
+if [[ $fetch == 1 ]]; then
+  if [[ $(id -u) != 0 ]]; then
+    echo "retrieval-data.sh: apt-get update needs root; run as root or pass --no-fetch with the lists in $cache" >&2
+    exit 2
+  fi
+  apt-get -o Acquire::Languages=en update >/dev/null
+  for f in "$translations" "$packages" deb.debian.org_debian_dists_bookworm_InRelease; do
+    cp -p "$lists/$f" "$cache/"
+  done
+fi
+for f in "$translations" "$packages"; do
+  [[ -f $cache/$f ]] || { echo "retrieval-data.sh: $cache/$f is missing; run without --no-fetch" >&2; exit 2; }
+done
+(cd "$cache" && sha256sum "$translations" "$packages")
+
+pinned_gz=$root/maxsim4j-bench/src/main/resources/dev/maxsim4j/bench/retrieval/debian-known-items.txt.gz
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pinned=$tmp/pinned.txt
+gzip -dc "$pinned_gz" > "$pinned"
+"$root/maxsim4j" bench retrieval --prepare "$tmp/built.txt" --translations "$cache/$translations" \
+  --packages "$cache/$packages"
+if [[ $repin == 1 ]]; then
+  gzip -9 -n -c "$tmp/built.txt" > "$pinned_gz"
+  echo "pinned list rewritten: $pinned_gz (rebuild the bench before encoding)"
+  exit 0
+elif ! cmp -s "$tmp/built.txt" "$pinned"; then
+  echo "note: these lists give a different set than the pinned one ($(wc -l <"$tmp/built.txt") packages against" \
+       "$(wc -l <"$pinned")); the evaluation uses the pinned packages, found by their description md5" >&2
+fi
+
+[[ $encode == all ]] && encode=$(wc -l <"$pinned")
+nice -n 19 "$root/maxsim4j" bench retrieval --encode "$encode" --translations "$cache/$translations" --cache "$cache"
