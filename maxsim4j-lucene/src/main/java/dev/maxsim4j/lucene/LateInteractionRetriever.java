@@ -93,6 +93,19 @@ public final class LateInteractionRetriever {
       throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
           + encoder.dimension() + ", this retriever's encoder's");
     }
+    // the tokens are not encoded here, so their shape is checked here: a token of another d would be indexed
+    // and only fail the searches that rerank its document
+    if (tokens == null || tokens.length == 0) {
+      throw new IllegalArgumentException("tokens is " + (tokens == null ? "null" : "empty")
+          + "; expected [L >= 1][" + encoder.tokenDimension() + "]");
+    }
+    for (int t = 0; t < tokens.length; t++) {
+      if (tokens[t] == null || tokens[t].length != encoder.tokenDimension()) {
+        throw new IllegalArgumentException("tokens[" + t + "] has " + (tokens[t] == null ? "no vector"
+            : "dimension " + tokens[t].length) + "; expected " + encoder.tokenDimension()
+            + ", the token dimension of this retriever's encoder");
+      }
+    }
     return List.of(new KnnFloatVectorField(encodingField, encoding, VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT),
         new LateInteractionField(tokensField, tokens));
   }

@@ -99,6 +99,15 @@ class LateInteractionRetrieverTest {
       }
       assertThrows(IllegalArgumentException.class, () -> new LateInteractionRetriever(encoder, "x", "x", maxSim));
       assertThrows(IllegalArgumentException.class, () -> retriever.documentFields(docs[0], new float[3]));
+      // with an encoding computed beforehand, tokens of another shape are refused before they reach the index
+      float[] encoding = encoder.encodeDocuments(TokenBatch.ofQuery(docs[0]))[0];
+      int d = encoder.tokenDimension();
+      for (float[][] bad : new float[][][] {null, new float[0][], {new float[d], null}, {new float[d + 1]},
+          {new float[d], new float[d - 1]}}) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> retriever.documentFields(bad, encoding));
+        assertTrue(e.getMessage().startsWith("tokens"), e.getMessage());
+      }
     }
   }
 
