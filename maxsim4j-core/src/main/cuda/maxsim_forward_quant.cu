@@ -413,11 +413,14 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
             const float s = j == 0 ? ds[n].x : ds[n].y;
 #pragma unroll
             for (int m = 0; m < 2; m++) {
-              float v0 = D_SCALED ? acc[m][n][j] * s : acc[m][n][j];
-              float v1 = D_SCALED ? acc[m][n][2 + j] * s : acc[m][n][2 + j];
+              float v0 = acc[m][n][j];
+              float v1 = acc[m][n][2 + j];
               if constexpr (Q_SCALED) {
-                v0 *= rowScale[m][0];
-                v1 *= rowScale[m][1];
+                v0 = scaledDot(v0, rowScale[m][0] * (D_SCALED ? s : 1.f));
+                v1 = scaledDot(v1, rowScale[m][1] * (D_SCALED ? s : 1.f));
+              } else if constexpr (D_SCALED) {
+                v0 *= s;
+                v1 *= s;
               }
               best[m][0] = maxKeepNaN(best[m][0], valid ? v0 : -INFINITY);
               best[m][1] = maxKeepNaN(best[m][1], valid ? v1 : -INFINITY);

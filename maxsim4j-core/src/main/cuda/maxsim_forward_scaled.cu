@@ -102,7 +102,7 @@ __device__ void forwardPair(const typename TQ::Storage* __restrict__ q, Rows qRo
         if (t < dLength && isValid(dRows, dStart + t)) {
           const float ds = scaleOf(dScale, dStart + t);
 #pragma unroll
-          for (int r = 0; r < ROWS_PER_THREAD; r++) maxUpdate(best[r], bestIndex[r], acc[r][c] * qs[r] * ds, t);
+          for (int r = 0; r < ROWS_PER_THREAD; r++) maxUpdate(best[r], bestIndex[r], scaledDot(acc[r][c], qs[r] * ds), t);
         }
       }
     }

@@ -58,6 +58,12 @@ template <> struct Element<B1> {
   }
 };
 
+// A dot product times its pair's scale product (query scale x document scale, multiplied first as every
+// backend does), keeping an exact zero where that product overflows (0 x inf would read NaN).
+__device__ __forceinline__ float scaledDot(float dot, float scaleProduct) {
+  return dot == 0.f && isinf(scaleProduct) ? 0.f : dot * scaleProduct;
+}
+
 // A token's scale: 1 without a scales array (the uncompressed types pass none).
 __device__ __forceinline__ float scaleOf(const float* scales, int token) {
   return scales == nullptr ? 1.f : scales[token];
