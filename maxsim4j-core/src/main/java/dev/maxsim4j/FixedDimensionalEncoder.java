@@ -32,10 +32,16 @@ public final class FixedDimensionalEncoder {
   private final int finalDim;
   private final boolean fillEmpty;
   private final long seed;
-  /** Per repetition, the hyperplanes {@code [simHashBits][dim]}. */
-  private final float[][][] hyperplanes;
-  /** Per repetition, the ±1 projection {@code [projectionDim][dim]}, or null for none. */
-  private final byte[][][] projections;
+  /** Whether tokens are projected (projectionDim below d). */
+  private final boolean projects;
+  /** Columns of {@link #weights} per repetition: its hyperplanes, then its projection rows if it projects. */
+  private final int columnsPerRepetition;
+  /**
+   * Every repetition's Gaussian hyperplanes and ±1/sqrt(projectionDim) projection rows as one matrix
+   * {@code [dim][columns]}: a token's products with all of them are one pass over its values, whose inner loop
+   * over the columns the JIT vectorises.
+   */
+  private final double[] weights;
   /** Count-sketch bucket and sign of each encoding coordinate, or null without a final projection. */
   private final int[] finalBucket;
   private final byte[] finalSign;
@@ -48,19 +54,23 @@ public final class FixedDimensionalEncoder {
     this.finalDim = b.finalDim;
     this.fillEmpty = b.fillEmpty;
     this.seed = b.seed;
-    this.hyperplanes = new float[repetitions][simHashBits][dim];
-    this.projections = projectionDim == dim ? null : new byte[repetitions][projectionDim][dim];
+    this.projects = projectionDim != dim;
+    this.columnsPerRepetition = simHashBits + (projects ? projectionDim : 0);
+    int columns = repetitions * columnsPerRepetition;
+    this.weights = new double[Math.multiplyExact(dim, columns)];
+    double scale = 1 / Math.sqrt(projectionDim);
     for (int r = 0; r < repetitions; r++) {
       SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + r);
-      for (float[] plane : hyperplanes[r]) {
+      int first = r * columnsPerRepetition;
+      for (int i = 0; i < simHashBits; i++) {
         for (int k = 0; k < dim; k++) {
-          plane[k] = (float) rnd.nextGaussian();
+          weights[k * columns + first + i] = (float) rnd.nextGaussian();
         }
       }
-      if (projections != null) {
-        for (byte[] row : projections[r]) {
+      if (projects) {
+        for (int j = 0; j < projectionDim; j++) {
           for (int k = 0; k < dim; k++) {
-            row[k] = (byte) (rnd.nextBoolean() ? 1 : -1);
+            weights[k * columns + first + simHashBits + j] = (rnd.nextBoolean() ? 1 : -1) * scale;
           }
         }
       }
@@ -120,6 +130,8 @@ public final class FixedDimensionalEncoder {
     }
     Arguments.arraySize(t.rows, dimension(), name + " encodings of rows x dimension", "encode in slices of rows");
     Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
+    Arguments.arraySize(t.maxValidCount, (long) repetitions * columnsPerRepetition, name
+        + "' longest row of tokens x projections", "encode shorter rows");
     float[][] out = new float[t.rows][];
     IntStream.range(0, t.rows).parallel().forEach(row -> out[row] = encodeRow(t, row, query));
     return out;
@@ -135,10 +147,31 @@ public final class FixedDimensionalEncoder {
     int[] pattern = new int[n];
     double[] projected = new double[n * projectionDim];
     int[] count = new int[partitions];
+    int columns = repetitions * columnsPerRepetition;
+    double[] products = new double[n * columns];
+    for (int i = 0; i < n; i++) {
+      int out = i * columns;
+      for (int k = 0; k < dim; k++) {
+        double x = tokens[i * dim + k];
+        int w = k * columns;
+        for (int c = 0; c < columns; c++) {
+          products[out + c] += x * weights[w + c];
+        }
+      }
+    }
     for (int r = 0; r < repetitions; r++) {
       for (int i = 0; i < n; i++) {
-        pattern[i] = partition(r, tokens, i * dim);
-        project(r, tokens, i * dim, projected, i * projectionDim);
+        int at = i * columns + r * columnsPerRepetition;
+        int bits = 0;
+        for (int b = 0; b < simHashBits; b++) {
+          if (products[at + b] > 0) {
+            bits |= 1 << b;
+          }
+        }
+        pattern[i] = bits;
+        for (int k = 0; k < projectionDim; k++) {
+          projected[i * projectionDim + k] = projects ? products[at + simHashBits + k] : tokens[i * dim + k];
+        }
       }
       int block = r * partitions * projectionDim;
       Arrays.fill(count, 0);
@@ -172,40 +205,6 @@ public final class FixedDimensionalEncoder {
       out[i] = (float) raw[i];
     }
     return out;
-  }
-
-  /** The sign pattern of one token under repetition {@code r}'s hyperplanes: bit i set for a positive side. */
-  private int partition(int r, float[] tokens, int off) {
-    int bits = 0;
-    for (int i = 0; i < simHashBits; i++) {
-      float[] plane = hyperplanes[r][i];
-      double dot = 0;
-      for (int k = 0; k < dim; k++) {
-        dot += (double) plane[k] * tokens[off + k];
-      }
-      if (dot > 0) {
-        bits |= 1 << i;
-      }
-    }
-    return bits;
-  }
-
-  private void project(int r, float[] tokens, int off, double[] out, int outOff) {
-    if (projections == null) {
-      for (int k = 0; k < dim; k++) {
-        out[outOff + k] = tokens[off + k];
-      }
-      return;
-    }
-    double scale = 1 / Math.sqrt(projectionDim);
-    for (int j = 0; j < projectionDim; j++) {
-      byte[] row = projections[r][j];
-      double sum = 0;
-      for (int k = 0; k < dim; k++) {
-        sum += row[k] * tokens[off + k];
-      }
-      out[outOff + j] = sum * scale;
-    }
   }
 
   /** The lowest token whose sign pattern is nearest to partition {@code p} in Hamming distance. */
@@ -249,8 +248,8 @@ public final class FixedDimensionalEncoder {
   public static final class Builder {
     /** Encodings longer than this are refused: one encoding per document must stay a modest vector. */
     public static final int MAX_DIMENSION = 1 << 16;
-    /** The random hyperplanes and projections together hold at most this many entries (up to 1 GiB). */
-    public static final long MAX_MATRIX_ENTRIES = 1L << 28;
+    /** The random hyperplanes and projections together hold at most this many entries (float64: 1 GiB). */
+    public static final long MAX_MATRIX_ENTRIES = 1L << 27;
     private final int dim;
     private int simHashBits = 3;
     private int repetitions = 8;

@@ -174,7 +174,7 @@ class FixedDimensionalEncoderTest {
         .build(), "expected at most 65536");
     // 65536 projections of a million dimensions would be 64 GiB of random signs: refused before allocating
     assertMessage(() -> FixedDimensionalEncoder.builder(1 << 20).simHashBits(0).projectionDim(1)
-        .repetitions(1 << 16).build(), "random matrix entries; expected at most 268435456");
+        .repetitions(1 << 16).build(), "random matrix entries; expected at most " + FixedDimensionalEncoder.Builder.MAX_MATRIX_ENTRIES);
     FixedDimensionalEncoder fde = FixedDimensionalEncoder.builder(8).build();
     assertMessage(() -> fde.encodeQueries(TokenBatch.ofFloats(new float[9], 1, 1, 9)), "this encoder takes 8");
     assertMessage(() -> fde.encodeDocuments(null), "documents is null");
