@@ -4,11 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.maxsim4j.bench.Main;
+import dev.maxsim4j.bench.BenchRun;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,11 +67,11 @@ class QualityCommandTest {
     Path translations = dir.resolve("Translation-en");
     Files.writeString(translations, list);
     Path json = dir.resolve("q.json");
-    Run r = run("quality", "--translations", translations.toString(), "--docs", "12", "--queries", "3",
+    BenchRun r = BenchRun.of("quality", "--translations", translations.toString(), "--docs", "12", "--queries", "3",
         "--random-docs", "30", "--threads", "1", "--json", json.toString());
-    assertEquals(0, r.status, r.err);
+    assertEquals(0, r.status(), r.err());
     for (String type : new String[] {"int8", "fp8", "binary", "binary-sym"}) {
-      assertTrue(r.out.contains("  " + type + " "), type + " in " + r.out);
+      assertTrue(r.out().contains("  " + type + " "), type + " in " + r.out());
     }
     String written = Files.readString(json);
     assertEquals(8, written.lines().filter(l -> l.contains("\"type\"")).count(), written);
@@ -82,27 +80,13 @@ class QualityCommandTest {
 
   @Test
   void badArgumentsAreOneLine() throws IOException {
-    assertTrue(run("quality", "--docs", "10", "--queries", "11").refused("--queries 11 is more than --docs 10"));
-    assertTrue(run("quality", "--docs", "3001").refused("--docs 3001 is more than the 3000 listed packages"));
-    assertTrue(run("quality", "--translations", dir.resolve("none").toString()).refused("is not a file"));
+    assertTrue(BenchRun.of("quality", "--docs", "10", "--queries", "11").refusedWith("--queries 11 is more than --docs 10"));
+    assertTrue(BenchRun.of("quality", "--docs", "3001").refusedWith("--docs 3001 is more than the 3000 listed packages"));
+    assertTrue(BenchRun.of("quality", "--translations", dir.resolve("none").toString()).refusedWith("is not a file"));
     Path other = dir.resolve("other");
     Files.writeString(other, "Package: x\nDescription-en: y\n z\n");
-    Run missing = run("quality", "--translations", other.toString(), "--docs", "5", "--queries", "1",
+    BenchRun missing = BenchRun.of("quality", "--translations", other.toString(), "--docs", "5", "--queries", "1",
         "--random-docs", "5");
-    assertTrue(missing.refused("lacks 5 of the 5 listed packages"), missing.err);
-  }
-
-  private record Run(int status, String out, String err) {
-    boolean refused(String fragment) {
-      return status == 2 && err.lines().count() == 1 && err.contains(fragment);
-    }
-  }
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    assertTrue(missing.refusedWith("lacks 5 of the 5 listed packages"), missing.err());
   }
 }

@@ -3,11 +3,11 @@ package dev.maxsim4j.bench.retrieval;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.maxsim4j.bench.Main;
 import dev.maxsim4j.bench.retrieval.KnownItems.Item;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.bench.BenchRun;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -78,34 +78,20 @@ class RetrievalCommandTest {
   @Test
   void syntheticScalingTimesBothMethods() throws IOException {
     Path json = dir.resolve("s.json");
-    Run r = run("retrieval", "--synthetic", "50,120", "--queries", "4", "--candidates", "20", "--fde", "2:2:4",
+    BenchRun r = BenchRun.of("retrieval", "--synthetic", "50,120", "--queries", "4", "--candidates", "20", "--fde", "2:2:4",
         "--threads", "1", "--index-dir", dir.toString(), "--json", json.toString());
-    assertEquals(0, r.status, r.err);
+    assertEquals(0, r.status(), r.err());
     assertEquals(4, Files.readString(json).lines().filter(l -> l.contains("\"method\"")).count());
-    assertTrue(r.out.contains("120 docs: generated"), r.out);
+    assertTrue(r.out().contains("120 docs: generated"), r.out());
   }
 
   @Test
   void badArgumentsAreOneLine() {
-    assertTrue(run("retrieval", "--synthetic", "10,x").refused("--synthetic '10,x'; expected integers"));
-    assertTrue(run("retrieval", "--synthetic", "0").refused("expected positive integers"));
-    assertTrue(run("retrieval", "--synthetic", "10", "--fde", "4:8").refused("expected bits:repetitions:projection"));
-    assertTrue(run("retrieval", "--synthetic", "10", "--fde", "11:1:1").refused("simHashBits = 11"));
-    assertTrue(run("retrieval", "--translations", dir.resolve("none").toString()).refused("is not a file"));
-    assertTrue(run("retrieval", "--bogus").refused("unknown option '--bogus'"));
-  }
-
-  private record Run(int status, String out, String err) {
-    boolean refused(String fragment) {
-      return status == 2 && err.lines().count() == 1 && err.contains(fragment);
-    }
-  }
-
-  private static Run run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "10,x").refusedWith("--synthetic '10,x'; expected integers"));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "0").refusedWith("expected positive integers"));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "4:8").refusedWith("expected bits:repetitions:projection"));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "11:1:1").refusedWith("simHashBits = 11"));
+    assertTrue(BenchRun.of("retrieval", "--translations", dir.resolve("none").toString()).refusedWith("is not a file"));
+    assertTrue(BenchRun.of("retrieval", "--bogus").refusedWith("unknown option '--bogus'"));
   }
 }
