@@ -43,6 +43,8 @@ public final class CudaBackend implements Backend {
   private final DeviceTraining training;
   private final DeviceLinear linear;
   private final DeviceTiming timing;
+  /** The device memory calls may use: the cap of maxsim4j.cuda.memoryLimit, or what the device has free. */
+  private volatile MemoryBudget memory;
   /** Asynchronous calls in flight; made on the first one. */
   private PipelinedCalls pipeline;
   private boolean closed;
@@ -57,6 +59,7 @@ public final class CudaBackend implements Backend {
       throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
     }
     this.threads = threads;
+    this.memory = MemoryBudget.fromSystemProperty();
     this.device = new CudaDevice(0);
     this.inputs = new DeviceInputs(device);
     this.forward = new ForwardKernels(device, params, planner);
@@ -291,7 +294,104 @@ public final class CudaBackend implements Backend {
     if (queries.rows == 0 || keep == 0) {
       return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
     }
-    return call(() -> topK.topK(queries, documents, keep));
+    return call(() -> topK.topK(queries, documents, keep, availableBytes()));
+  }
+
+  /**
+   * Caps the device memory this backend's calls may use at {@code bytes} (0: what the device has free, less
+   * headroom), as the system property maxsim4j.cuda.memoryLimit does when the backend is made. Top-k over
+   * documents whose copy would not fit streams them from the host in chunks.
+   */
+  public void limitMemory(long bytes) {
+    memory = new MemoryBudget(bytes);
+  }
+
+  /** Document chunks top-k has streamed from the host so far. */
+  long streamedChunks() {
+    return call(topK::chunksStreamed);
+  }
+
+  /** Device bytes a call may still allocate. */
+  private long availableBytes() {
+    long[] info = Driver.memInfo();
+    return memory.available(device.allocatedBytes(), info[0], info[1]);
+  }
+
+  // ------------------------------------------------------------------ measurements at scale (the bench)
+
+  /**
+   * A bf16 corpus of {@code documents} x {@code length} x {@code dim} generated on the device from {@code seed},
+   * with no host copy; top-k runs over it with {@link #topK(Tokens, GeneratedCorpus, int)}.
+   */
+  public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed) {
+    return call(() -> GeneratedCorpus.generate(device, params, this, documents, length, dim, seed));
+  }
+
+  /** Each query's {@code k} best documents of a generated corpus. */
+  public TopKResult topK(Tokens queries, GeneratedCorpus corpus, int k) {
+    return call(() -> {
+      DeviceTokens documents = corpus.open();
+      int keep = Math.min(k, documents.rows());
+      if (queries.rows == 0 || keep < 1) {
+        return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
+      }
+      if (queries.dim != documents.dim() || queries.dtype != documents.dtype()) {
+        throw new IllegalArgumentException("queries of " + queries.dtype + ", dim " + queries.dim
+            + "; expected the corpus's " + documents.dtype() + ", dim " + documents.dim());
+      }
+      return topK.topK(queries, documents, keep);
+    });
+  }
+
+  /** Copies a generated corpus's tokens into {@code destination} (host memory of its dataBytes at least). */
+  public void copyToHost(GeneratedCorpus corpus, MemorySegment destination) {
+    call(() -> {
+      DeviceTokens documents = corpus.open();
+      if (destination.byteSize() < corpus.dataBytes()) {
+        throw new IllegalArgumentException("destination of " + destination.byteSize() + " bytes; expected at least "
+            + corpus.dataBytes());
+      }
+      Driver.copyToHost(destination, documents.data(), corpus.dataBytes(), device.stream);
+      Driver.synchronize(device.stream);
+      return null;
+    });
+  }
+
+  void release(GeneratedCorpus corpus) {
+    lock.lock();
+    try {
+      if (corpus.closed() || closed) {
+        return; // closing the backend already freed everything
+      }
+      corpus.markClosed();
+      device.makeCurrent();
+      device.synchronizeAll();
+      device.release(corpus.pointer, corpus.bytes);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** {@code bytes} of page-locked host memory, which the GPU copies from at full bus speed. */
+  public PinnedHostMemory allocatePinned(long bytes) {
+    return call(() -> new PinnedHostMemory(this, Driver.mallocHost(bytes)));
+  }
+
+  void freePinned(MemorySegment segment) {
+    call(() -> {
+      Driver.freeHost(segment);
+      return null;
+    });
+  }
+
+  /** GB/s of host-to-device copies from pinned memory: {@code pieces} copies of {@code pieceBytes} from its start. */
+  public double hostToDeviceGigabytesPerSecond(PinnedHostMemory pinned, long pieceBytes, int pieces) {
+    return call(() -> CopyBandwidth.hostToDevice(device, pinned.segment(), pieceBytes, pieces));
+  }
+
+  /** GB/s through device memory of device-to-device copies of {@code bytes} (read and written counted). */
+  public double deviceCopyGigabytesPerSecond(long bytes, int repetitions) {
+    return call(() -> CopyBandwidth.deviceToDevice(device, bytes, repetitions));
   }
 
   /** The backward on the GPU: the argmax and dScores go up, dQ and dD (fp32) come back. */
@@ -357,6 +457,7 @@ public final class CudaBackend implements Backend {
         pipeline = null;
       }
       inputs.releaseAll();
+      topK.close();
       device.close();
       params.close();
       closed = true;

@@ -97,4 +97,18 @@ final class DeviceInputs {
             pinned.asSlice(queryBytes, docBytes), lane.stream);
     return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
   }
+
+  /**
+   * The queries staged as {@link #stage} stages them, with no documents (they are on the device already, or
+   * come in chunks): {@code documents} of the result is null.
+   */
+  Staged stageQueries(Tokens queries, long downloadBytes) {
+    Resident rq = resident.get(queries);
+    long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
+    MemorySegment pinned = device.pinned(queryBytes + downloadBytes);
+    DeviceTokens q = rq != null ? rq.tokens
+        : DeviceTokens.uploadAsync(queries, device.scratch(ScratchSlot.QUERIES, queryBytes),
+            pinned.asSlice(0, queryBytes), device.stream);
+    return new Staged(q, null, pinned.asSlice(queryBytes, downloadBytes));
+  }
 }

@@ -58,7 +58,6 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     long bytes = bytesFor(t);
     MemorySegment stage = staging.asSlice(0, bytes);
     long dataBytes = dataBytes(t);
-    long off = 0;
     if (t.f32 != null) {
       MemorySegment.copy(t.f32, 0, stage, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, t.f32.length);
     } else if (t.s16 != null) {
@@ -68,38 +67,53 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     } else {
       MemorySegment.copy(t.segment, 0, stage, 0, dataBytes);
     }
-    long data = device + off;
-    off += align(dataBytes);
-    long rowStart = device + off;
-    MemorySegment.copy(t.rowStart, 0, stage, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
+    DeviceTokens tokens = stageMetadata(t, device, stage.asSlice(dataRegion(t)));
+    Driver.copyToDevice(device, stage, bytes, stream);
+    return tokens;
+  }
+
+  /** Bytes from the start of {@code t}'s device copy to its row arrays: the data, aligned. */
+  static long dataRegion(Tokens t) {
+    return align(dataBytes(t));
+  }
+
+  /**
+   * Writes {@code t}'s row starts, lengths, valid counts, mask and scales into {@code metadata} (pinned, the
+   * {@link #bytesFor} bytes after {@link #dataRegion}) as they lie after the data of its device copy at
+   * {@code device}, which the caller fills with the data and then the metadata.
+   */
+  static DeviceTokens stageMetadata(Tokens t, long device, MemorySegment metadata) {
+    long base = device + dataRegion(t);
+    long off = 0;
+    long rowStart = base + off;
+    MemorySegment.copy(t.rowStart, 0, metadata, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
     off += align(4L * t.rows);
-    long rowLength = device + off;
-    MemorySegment.copy(t.rowLength, 0, stage, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
+    long rowLength = base + off;
+    MemorySegment.copy(t.rowLength, 0, metadata, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
     off += align(4L * t.rows);
-    long validCount = device + off;
-    MemorySegment.copy(t.validCount, 0, stage, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
+    long validCount = base + off;
+    MemorySegment.copy(t.validCount, 0, metadata, ValueLayout.JAVA_INT_UNALIGNED, off, t.rows);
     off += align(4L * t.rows);
     long mask = 0;
     if (t.mask != null) {
-      mask = device + off;
+      mask = base + off;
       for (int i = 0; i < t.storedTokens; i++) {
-        stage.set(ValueLayout.JAVA_BYTE, off + i, (byte) (t.mask[i] ? 1 : 0));
+        metadata.set(ValueLayout.JAVA_BYTE, off + i, (byte) (t.mask[i] ? 1 : 0));
       }
       off += align(t.storedTokens);
     }
     long scales = 0;
     if (t.dtype.isQuantized()) {
-      scales = device + off;
+      scales = base + off;
       if (t.scales != null) {
-        MemorySegment.copy(t.scales, 0, stage, ValueLayout.JAVA_FLOAT_UNALIGNED, off, t.storedTokens);
+        MemorySegment.copy(t.scales, 0, metadata, ValueLayout.JAVA_FLOAT_UNALIGNED, off, t.storedTokens);
       } else {
         for (int i = 0; i < t.storedTokens; i++) { // no scales: every token's is 1
-          stage.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4L * i, 1f);
+          metadata.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4L * i, 1f);
         }
       }
     }
-    Driver.copyToDevice(device, stage, bytes, stream);
-    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, t.storedTokens, data, rowStart, rowLength,
+    return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, t.storedTokens, device, rowStart, rowLength,
         validCount, mask, scales);
   }
 }

@@ -7,13 +7,18 @@ import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cpu.TopKCollector;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
+import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * Top-k on the GPU: the forward scores a block of documents at a time and maxsim_topk.cu keeps the best k of
- * every segment on the device, so only Nq x k comes back. Used under the backend's lock.
+ * every segment on the device, so only Nq x k comes back. Documents whose device copy would not fit in the
+ * memory the backend may use are streamed from the host in chunks ({@link StreamedChunks}), each scored while
+ * the next is copied, their candidates kept with the others: the result is the one the whole batch gives.
+ * Used under the backend's lock.
  */
-final class DeviceTopK {
+final class DeviceTopK implements AutoCloseable {
   private static final String TOPK = "maxsim_topk";
   private static final int TOPK_THREADS = 1024;
   private static final int TOPK_SEGMENT = 2048;
@@ -21,106 +26,239 @@ final class DeviceTopK {
   private static final int TOPK_DEVICE_MAX_K = 512;
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
+  /** Device memory kept free for a forward's own scratch (partial maxima, counters) beside a streamed call's. */
+  private static final long FORWARD_SCRATCH_BYTES = 64L << 20;
 
   private final CudaDevice device;
   private final KernelParams params;
   private final ForwardKernels forward;
   private final DeviceInputs inputs;
+  private final StreamedChunks streamed;
 
   DeviceTopK(CudaDevice device, KernelParams params, ForwardKernels forward, DeviceInputs inputs) {
     this.device = device;
     this.params = params;
     this.forward = forward;
     this.inputs = inputs;
-  }
-
-  /** Each query's {@code keep} best documents, {@code keep} at least 1 and at most the documents. */
-  TopKResult topK(Tokens queries, Tokens documents, int keep) {
-    int width = (int) Math.max(1, Math.min(documents.rows, TOPK_SCORES_PER_LAUNCH / queries.rows));
-    boolean onDevice = keep <= TOPK_DEVICE_MAX_K;
-    Staged in = inputs.stage(queries, documents, onDevice ? 8L * queries.rows * keep : 4L * queries.rows * width);
-    long scores = device.scratch(ScratchSlot.SCORES, 4L * queries.rows * width);
-    return onDevice
-        ? onDevice(in, queries, documents.rows, keep, width, scores)
-        : mergedOnHost(in, queries, documents.rows, keep, width, scores);
+    this.streamed = new StreamedChunks(device);
   }
 
   /**
-   * Scores a block of documents at a time, keeps each (query, 2048-score segment)'s best k on the device
-   * (maxsim_topk.cu), reduces the candidates until k remain per query, and brings back only Nq x k.
+   * Each query's {@code keep} best documents, {@code keep} at least 1 and at most the documents. Documents not
+   * resident whose copy with the call's buffers exceeds {@code availableBytes} of device memory are streamed.
    */
-  private TopKResult onDevice(Staged in, Tokens queries, int nd, int keep, int width, long scores) {
-    DeviceTokens q = in.queries();
-    DeviceTokens d = in.documents();
+  TopKResult topK(Tokens queries, Tokens documents, int keep, long availableBytes) {
     int nq = queries.rows;
-    int chunks = (nd + width - 1) / width;
-    int segmentsPerChunk = (width + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
-    long stride = (long) chunks * segmentsPerChunk * keep; // candidates per query after the first selection
-    long candidates = device.scratch(ScratchSlot.TOPK_CANDIDATES, 8L * nq * stride);
-    long reduced = device.scratch(ScratchSlot.TOPK_REDUCED, 8L * nq * stride);
-    long best = device.scratch(ScratchSlot.TOPK_BEST, 8L * nq * keep);
-    Driver.fill32(candidates, 0, 2L * nq * stride, device.stream); // key 0 pads what no segment writes
-    MemorySegment fromScores = device.function(TOPK, "maxsim_topk_from_scores");
-    MemorySegment fromKeys = device.function(TOPK, "maxsim_topk_from_keys");
-    for (int c = 0; c < chunks; c++) {
-      int j0 = c * width;
-      int w = Math.min(width, nd - j0);
-      forward.launch(q, d, 0, w, j0, nq * w, scores, 0, 0, queries.maxRowLength, nq);
-      params.set(new KernelArgs.TopKFromScores(scores, w, j0, keep, candidates, stride,
-          (long) c * segmentsPerChunk * keep));
-      Driver.launch(fromScores, "maxsim_topk_from_scores", (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT, nq,
-          TOPK_THREADS, 0, device.stream, params.pointers());
+    int width = width(nq, documents.rows);
+    if (inputs.resident(documents) == null
+        && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width) > availableBytes) {
+      return streamed(queries, documents, keep, width, availableBytes);
     }
-    long count = stride;
-    while (count > TOPK_SEGMENT) { // each pass keeps k of every 2048: at least 4x fewer
-      long segments = (count + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
-      params.set(new KernelArgs.TopKFromKeys(candidates, stride, count, keep, reduced, stride));
-      Driver.launch(fromKeys, "maxsim_topk_from_keys", Math.toIntExact(segments), nq, TOPK_THREADS, 0,
-          device.stream, params.pointers());
-      count = segments * keep;
-      long swap = candidates;
-      candidates = reduced;
-      reduced = swap;
+    Staged in = inputs.stage(queries, documents, downloadBytes(nq, keep, width));
+    return whole(in, queries, documents.rows, keep, width);
+  }
+
+  /** As above for documents already on the device (a generated corpus). */
+  TopKResult topK(Tokens queries, DeviceTokens documents, int keep) {
+    int width = width(queries.rows, documents.rows());
+    Staged in = inputs.stageQueries(queries, downloadBytes(queries.rows, keep, width));
+    return whole(new Staged(in.queries(), documents, in.download()), queries, documents.rows(), keep, width);
+  }
+
+  private TopKResult whole(Staged in, Tokens queries, int nd, int keep, int width) {
+    Selection s = selection(in, queries, keep, width, segments(nd, width));
+    for (int j0 = 0; j0 < nd; j0 += width) {
+      s.block(in.documents(), j0, Math.min(width, nd - j0), j0);
     }
-    params.set(new KernelArgs.TopKFromKeys(candidates, stride, count, keep, best, keep)); // last: sorted, compact
-    Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, params.pointers());
-    MemorySegment stage = in.download();
-    Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);
-    Driver.synchronize(device.stream);
-    float[][] outScores = new float[nq][keep];
-    int[][] outDocs = new int[nq][keep];
-    for (int i = 0; i < nq; i++) {
-      for (int r = 0; r < keep; r++) {
-        long key = stage.getAtIndex(JAVA_LONG, (long) i * keep + r);
-        int ordered = (int) (key >>> 32);
-        outScores[i][r] = Float.intBitsToFloat(ordered < 0 ? ordered & 0x7fffffff : ~ordered);
-        outDocs[i][r] = ~(int) key;
+    return s.finish();
+  }
+
+  /** Chunks of documents copied while the previous one is scored; the candidates of all of them kept together. */
+  private TopKResult streamed(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
+    long reserve = callBytes(queries, documents.rows, keep, width);
+    List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve));
+    // a chunk boundary may split a segment: its candidates come out of the chunks' share
+    long extra = keep <= TOPK_DEVICE_MAX_K ? 16L * queries.rows * keep * chunks.size() : 0;
+    long chunkBytes = MemoryBudget.chunkBytes(availableBytes, reserve + extra);
+    if (chunks.size() > 1 && extra > 0) {
+      chunks = DocumentChunks.plan(documents, chunkBytes);
+    }
+    long segments = 0;
+    long bufferBytes = 0;
+    for (Chunk c : chunks) {
+      segments += segments(c.rows(), width);
+      bufferBytes = Math.max(bufferBytes, DocumentChunks.deviceBytes(documents, c.rows(), c.tokens()));
+    }
+    Staged in = inputs.stageQueries(queries, downloadBytes(queries.rows, keep, width));
+    Selection s = selection(in, queries, keep, width, segments);
+    streamed.forEach(documents, chunks, bufferBytes, (d, c) -> {
+      for (int j0 = 0; j0 < c.rows(); j0 += width) {
+        s.block(d, j0, Math.min(width, c.rows() - j0), c.firstRow() + j0);
       }
+    });
+    return s.finish();
+  }
+
+  /** Documents per forward launch for {@code nq} queries. */
+  static int width(int nq, int nd) {
+    return (int) Math.max(1, Math.min(nd, TOPK_SCORES_PER_LAUNCH / nq));
+  }
+
+  /** The 2048-score segments of {@code nd} documents scored in blocks of {@code width}. */
+  static long segments(int nd, int width) {
+    long perBlock = (width + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
+    int rest = nd % width;
+    return (long) (nd / width) * perBlock + (rest + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
+  }
+
+  /** Device bytes of a call besides the documents: queries, a block of scores, candidates, the forward's scratch. */
+  static long callBytes(Tokens queries, int nd, int keep, int width) {
+    int nq = queries.rows;
+    long bytes = DeviceTokens.bytesFor(queries) + 4L * nq * width + FORWARD_SCRATCH_BYTES;
+    if (keep <= TOPK_DEVICE_MAX_K) {
+      bytes += 16L * nq * segments(nd, width) * keep + 8L * nq * keep;
     }
-    return new TopKResult(outScores, outDocs);
+    return bytes;
+  }
+
+  private static long downloadBytes(int nq, int keep, int width) {
+    return keep <= TOPK_DEVICE_MAX_K ? 8L * nq * keep : 4L * nq * width;
+  }
+
+  private Selection selection(Staged in, Tokens queries, int keep, int width, long segments) {
+    return keep <= TOPK_DEVICE_MAX_K ? new OnDevice(in, queries, keep, width, segments)
+        : new MergedOnHost(in, queries, keep, width);
+  }
+
+  /** Where the scores of each block of documents go. */
+  private interface Selection {
+    /** Scores documents {@code first .. first + w - 1} of {@code d}, which are the batch's from {@code global}. */
+    void block(DeviceTokens d, int first, int w, int global);
+
+    TopKResult finish();
+  }
+
+  /**
+   * Keeps each (query, 2048-score segment)'s best k on the device (maxsim_topk.cu), reduces the candidates until
+   * k remain per query, and brings back only Nq x k.
+   */
+  private final class OnDevice implements Selection {
+    private final Staged in;
+    private final int nq;
+    private final int maxQueryLength;
+    private final int keep;
+    private final long stride; // candidates per query after the first selection
+    private final long scores;
+    private final long candidates;
+    private final long reduced;
+    private final long best;
+    private final MemorySegment fromScores = device.function(TOPK, "maxsim_topk_from_scores");
+    private final MemorySegment fromKeys = device.function(TOPK, "maxsim_topk_from_keys");
+    private long segmentsUsed;
+
+    OnDevice(Staged in, Tokens queries, int keep, int width, long segments) {
+      this.in = in;
+      this.nq = queries.rows;
+      this.maxQueryLength = queries.maxRowLength;
+      this.keep = keep;
+      this.stride = segments * keep;
+      this.scores = device.scratch(ScratchSlot.SCORES, 4L * nq * width);
+      this.candidates = device.scratch(ScratchSlot.TOPK_CANDIDATES, 8L * nq * stride);
+      this.reduced = device.scratch(ScratchSlot.TOPK_REDUCED, 8L * nq * stride);
+      this.best = device.scratch(ScratchSlot.TOPK_BEST, 8L * nq * keep);
+      Driver.fill32(candidates, 0, 2L * nq * stride, device.stream); // key 0 pads what no segment writes
+    }
+
+    @Override
+    public void block(DeviceTokens d, int first, int w, int global) {
+      forward.launch(in.queries(), d, 0, w, first, nq * w, scores, 0, 0, maxQueryLength, nq);
+      int blockSegments = (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
+      params.set(new KernelArgs.TopKFromScores(scores, w, global, keep, candidates, stride, segmentsUsed * keep));
+      Driver.launch(fromScores, "maxsim_topk_from_scores", blockSegments, nq, TOPK_THREADS, 0, device.stream,
+          params.pointers());
+      segmentsUsed += blockSegments;
+    }
+
+    @Override
+    public TopKResult finish() {
+      long count = stride;
+      long from = candidates;
+      long to = reduced;
+      while (count > TOPK_SEGMENT) { // each pass keeps k of every 2048: at least 4x fewer
+        long segments = (count + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
+        params.set(new KernelArgs.TopKFromKeys(from, stride, count, keep, to, stride));
+        Driver.launch(fromKeys, "maxsim_topk_from_keys", Math.toIntExact(segments), nq, TOPK_THREADS, 0,
+            device.stream, params.pointers());
+        count = segments * keep;
+        long swap = from;
+        from = to;
+        to = swap;
+      }
+      params.set(new KernelArgs.TopKFromKeys(from, stride, count, keep, best, keep)); // last: sorted, compact
+      Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, params.pointers());
+      MemorySegment stage = in.download();
+      Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);
+      Driver.synchronize(device.stream);
+      float[][] outScores = new float[nq][keep];
+      int[][] outDocs = new int[nq][keep];
+      for (int i = 0; i < nq; i++) {
+        for (int r = 0; r < keep; r++) {
+          long key = stage.getAtIndex(JAVA_LONG, (long) i * keep + r);
+          int ordered = (int) (key >>> 32);
+          outScores[i][r] = Float.intBitsToFloat(ordered < 0 ? ordered & 0x7fffffff : ~ordered);
+          outDocs[i][r] = ~(int) key;
+        }
+      }
+      return new TopKResult(outScores, outDocs);
+    }
   }
 
   /** For k beyond what one 2048-key segment sorts well: blocks of scores come back and merge on the host. */
-  private TopKResult mergedOnHost(Staged in, Tokens queries, int nd, int keep, int width, long scores) {
-    DeviceTokens q = in.queries();
-    DeviceTokens d = in.documents();
-    int nq = queries.rows;
-    MemorySegment stage = in.download();
-    float[] host = new float[nq * width];
-    TopKCollector collector = new TopKCollector(nq, keep);
-    for (int j0 = 0; j0 < nd; j0 += width) {
-      int w = Math.min(width, nd - j0);
+  private final class MergedOnHost implements Selection {
+    private final Staged in;
+    private final int nq;
+    private final int maxQueryLength;
+    private final long scores;
+    private final float[] host;
+    private final TopKCollector collector;
+
+    MergedOnHost(Staged in, Tokens queries, int keep, int width) {
+      this.in = in;
+      this.nq = queries.rows;
+      this.maxQueryLength = queries.maxRowLength;
+      this.scores = device.scratch(ScratchSlot.SCORES, 4L * nq * width);
+      this.host = new float[nq * width];
+      this.collector = new TopKCollector(nq, keep);
+    }
+
+    @Override
+    public void block(DeviceTokens d, int first, int w, int global) {
       int pairs = nq * w;
-      forward.launch(q, d, 0, w, j0, pairs, scores, 0, 0, queries.maxRowLength, nq);
+      forward.launch(in.queries(), d, 0, w, first, pairs, scores, 0, 0, maxQueryLength, nq);
+      MemorySegment stage = in.download();
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);
       MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
       for (int i = 0; i < nq; i++) {
         for (int c = 0; c < w; c++) {
-          collector.offer(i, host[i * w + c], j0 + c);
+          collector.offer(i, host[i * w + c], global + c);
         }
       }
     }
-    return collector.result();
+
+    @Override
+    public TopKResult finish() {
+      return collector.result();
+    }
+  }
+
+  /** Chunks streamed so far. */
+  long chunksStreamed() {
+    return streamed.chunksCopied();
+  }
+
+  @Override
+  public void close() {
+    streamed.close();
   }
 }

@@ -93,6 +93,9 @@ final class Driver {
       FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
   private static final MethodHandle MEMCPY_DTOH_ASYNC = fn("cuMemcpyDtoHAsync_v2",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS));
+  private static final MethodHandle MEMCPY_DTOD_ASYNC = fn("cuMemcpyDtoDAsync_v2",
+      FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS));
+  private static final MethodHandle MEM_HOST_GET_FLAGS = fn("cuMemHostGetFlags", I_AA);
   private static final MethodHandle MEMSET_D32_ASYNC = fn("cuMemsetD32Async",
       FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, ADDRESS));
   private static final MethodHandle STREAM_CREATE = fn("cuStreamCreate", I_AI);
@@ -341,6 +344,26 @@ final class Driver {
 
   static void copyToDevice(long dst, MemorySegment src, long bytes, MemorySegment stream) {
     run("cuMemcpyHtoDAsync(" + bytes + " bytes)", () -> (int) MEMCPY_HTOD_ASYNC.invokeExact(dst, src, bytes, stream));
+  }
+
+  static void copyOnDevice(long dst, long src, long bytes, MemorySegment stream) {
+    run("cuMemcpyDtoDAsync(" + bytes + " bytes)", () -> (int) MEMCPY_DTOD_ASYNC.invokeExact(dst, src, bytes, stream));
+  }
+
+  /**
+   * Whether {@code address} lies in page-locked memory the driver allocated (cuMemAllocHost): copies from there
+   * need no staging. Any other memory is an answer, not an error.
+   */
+  static boolean isPinned(MemorySegment address) {
+    if (MEM_HOST_GET_FLAGS == null) {
+      return false;
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment flags = arena.allocate(JAVA_INT);
+      return (int) MEM_HOST_GET_FLAGS.invokeExact(flags, address) == 0;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
   }
 
   static void copyToHost(MemorySegment dst, long src, long bytes, MemorySegment stream) {

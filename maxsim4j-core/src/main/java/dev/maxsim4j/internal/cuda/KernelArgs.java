@@ -243,4 +243,12 @@ sealed interface KernelArgs {
       a.i64(x).i64(dy).i64(dw).i32(rows).i32(in).i32(out);
     }
   }
+
+  /** Pseudo-random bf16 tokens from a seed (maxsim_fill.cu). */
+  record FillBf16(long out, long count, long seed, float scale) implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(out).i64(count).i64(seed).f32(scale);
+    }
+  }
 }

@@ -60,6 +60,7 @@ class KernelSignatureTest {
     mirror(KernelArgs.MarginMse.class, "main/maxsim_loss.cu maxsim_loss_margin_mse");
     mirror(KernelArgs.LinearForward.class, "main/maxsim_linear.cu maxsim_linear_forward");
     mirror(KernelArgs.LinearWeightGradient.class, "main/maxsim_linear.cu maxsim_linear_weight_gradient");
+    mirror(KernelArgs.FillBf16.class, "main/maxsim_fill.cu maxsim_fill_bf16");
   }
 
   private static void mirror(Class<?> record, String... signatures) {

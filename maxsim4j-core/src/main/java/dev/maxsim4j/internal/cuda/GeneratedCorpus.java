@@ -1,0 +1,109 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A bf16 document corpus made on the device for measurements at scale (maxsim_fill.cu): {@code documents}
+ * documents of {@code length} tokens of {@code dim} values, uniform in +-sqrt(3 / dim) (tokens of unit norm on
+ * average), a function of the seed only, never on the host. Made and used through {@link CudaBackend}; close it
+ * to free the device memory.
+ */
+public final class GeneratedCorpus implements AutoCloseable {
+  private static final String FILL = "maxsim_fill";
+  private static final int FILL_THREADS = 256;
+  /** Blocks per SM of the fill's grid-stride loop: enough to keep every SM's stores in flight. */
+  private static final int FILL_BLOCKS_PER_SM = 16;
+
+  final DeviceTokens tokens;
+  final long pointer;
+  final long bytes;
+  private final CudaBackend owner;
+  private boolean closed;
+
+  private GeneratedCorpus(DeviceTokens tokens, long pointer, long bytes, CudaBackend owner) {
+    this.tokens = tokens;
+    this.pointer = pointer;
+    this.bytes = bytes;
+    this.owner = owner;
+  }
+
+  /** Allocates and fills a corpus on {@code device}; the caller holds the backend's lock. */
+  static GeneratedCorpus generate(CudaDevice device, KernelParams params, CudaBackend owner, int documents,
+      int length, int dim, long seed) {
+    if (documents < 1 || length < 1 || dim < 1) {
+      throw new IllegalArgumentException("corpus of " + documents + " x " + length + " x " + dim
+          + "; expected documents, length and dim >= 1");
+    }
+    if ((long) documents * length > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("corpus of " + documents + " x " + length + " tokens; expected at most "
+          + Integer.MAX_VALUE + " tokens (token indices are int)");
+    }
+    int tokens = documents * length;
+    int[] start = new int[documents];
+    int[] len = new int[documents];
+    for (int i = 0; i < documents; i++) {
+      start[i] = i * length;
+      len[i] = length;
+    }
+    // no storage on the host: only the rows, which stageMetadata lays out as every device batch has them
+    Tokens rows = new Tokens(DType.BFLOAT16, dim, length, start, len, tokens, null, null, null, MemorySegment.NULL);
+    long bytes = DeviceTokens.bytesFor(rows);
+    long region = DeviceTokens.dataRegion(rows);
+    long p = device.allocate(bytes);
+    try {
+      MemorySegment stage = device.pinned(bytes - region);
+      DeviceTokens t = DeviceTokens.stageMetadata(rows, p, stage.asSlice(0, bytes - region));
+      Driver.copyToDevice(p + region, stage, bytes - region, device.stream);
+      params.set(new KernelArgs.FillBf16(p, (long) tokens * dim, seed, (float) Math.sqrt(3.0 / dim)));
+      Driver.launch(device.function(FILL, "maxsim_fill_bf16"), "maxsim_fill_bf16",
+          device.multiprocessors * FILL_BLOCKS_PER_SM, 1, FILL_THREADS, 0, device.stream, params.pointers());
+      Driver.synchronize(device.stream);
+      return new GeneratedCorpus(t, p, bytes, owner);
+    } catch (RuntimeException e) {
+      device.release(p, bytes);
+      throw e;
+    }
+  }
+
+  public int documents() {
+    return tokens.rows();
+  }
+
+  public int length() {
+    return tokens.maxLength();
+  }
+
+  public int dim() {
+    return tokens.dim();
+  }
+
+  /** Bytes of the tokens (bf16), without the row arrays: what a host copy holds. */
+  public long dataBytes() {
+    return 2L * tokens.storedTokens() * tokens.dim();
+  }
+
+  /** Whether {@link #close} has freed it. */
+  boolean closed() {
+    return closed;
+  }
+
+  /** Marks it freed; the backend frees the memory. */
+  void markClosed() {
+    closed = true;
+  }
+
+  /** The device tokens; throws {@link IllegalStateException} once closed. */
+  DeviceTokens open() {
+    if (closed) {
+      throw new IllegalStateException("this generated corpus is closed");
+    }
+    return tokens;
+  }
+
+  @Override
+  public void close() {
+    owner.release(this);
+  }
+}

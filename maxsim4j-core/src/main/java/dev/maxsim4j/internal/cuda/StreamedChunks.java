@@ -1,0 +1,151 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.stream.LongStream;
+
+/**
+ * Documents copied to the device chunk by chunk while the previous chunk is scored: two device buffers take
+ * turns, the copies run on a stream of their own, and events order each copy after the scoring that last read
+ * its buffer. Documents already in page-locked memory (cuMemAllocHost) are copied from where they lie; any
+ * others (heap, off-heap, memory-mapped) go through two pinned staging buffers, filled by several threads.
+ * Pinned staging memory is kept between calls (pinning is slow); device buffers are not. Used under the
+ * backend's lock.
+ */
+final class StreamedChunks implements AutoCloseable {
+  /** Pieces the staging copy is split into for threads: small enough to balance, large enough to be cheap. */
+  private static final long COPY_PIECE_BYTES = 8L << 20;
+
+  /** Scores one chunk, on the device's stream, once its documents are there. */
+  interface ChunkScorer {
+    void score(DeviceTokens documents, Chunk chunk);
+  }
+
+  private final CudaDevice device;
+  private MemorySegment copyStream;
+  private final MemorySegment[] copied = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
+  private final MemorySegment[] scored = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
+  private final MemorySegment[] staging = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
+  private long chunksCopied;
+
+  StreamedChunks(CudaDevice device) {
+    this.device = device;
+    for (int b = 0; b < staging.length; b++) {
+      staging[b] = MemorySegment.NULL;
+    }
+  }
+
+  /**
+   * Copies each chunk of {@code documents} into one of two device buffers of {@code chunkBytes} and calls
+   * {@code scorer} for it, in order; returns once every chunk's scoring is queued on the device's stream and
+   * no copy can still read host memory the caller may free.
+   */
+  void forEach(Tokens documents, List<Chunk> chunks, long chunkBytes, ChunkScorer scorer) {
+    if (copyStream == null) {
+      copyStream = Driver.createStream();
+      for (int b = 0; b < copied.length; b++) {
+        copied[b] = Driver.createMarker();
+        scored[b] = Driver.createMarker();
+      }
+    }
+    MemorySegment source = DocumentChunks.storage(documents);
+    boolean pinnedSource = source.isNative() && source.byteSize() > 0 && Driver.isPinned(source)
+        && Driver.isPinned(source.asSlice(source.byteSize() - 1));
+    int buffers = Math.min(chunks.size(), MemoryBudget.CHUNK_BUFFERS);
+    long[] device = new long[buffers];
+    try {
+      for (int b = 0; b < buffers; b++) {
+        device[b] = this.device.allocate(chunkBytes);
+      }
+      for (int i = 0; i < chunks.size(); i++) {
+        int b = i % MemoryBudget.CHUNK_BUFFERS;
+        Chunk chunk = chunks.get(i);
+        Tokens part = DocumentChunks.view(documents, chunk);
+        long region = DeviceTokens.dataRegion(part);
+        long bytes = DeviceTokens.bytesFor(part);
+        if (i >= MemoryBudget.CHUNK_BUFFERS) {
+          Driver.waitFor(copied[b]); // the staging memory of chunk i - 2 is read
+        }
+        MemorySegment stage = staging(b, pinnedSource ? bytes - region : Math.max(bytes, chunkBytes));
+        if (!pinnedSource) {
+          copyInParallel(part.segment, stage);
+        }
+        DeviceTokens tokens = DeviceTokens.stageMetadata(part, device[b],
+            stage.asSlice(pinnedSource ? 0 : region, bytes - region));
+        if (i >= MemoryBudget.CHUNK_BUFFERS) {
+          Driver.streamWait(copyStream, scored[b]); // chunk i - 2's scoring has read this buffer
+        }
+        if (pinnedSource) {
+          if (part.segment.byteSize() > 0) {
+            Driver.copyToDevice(device[b], part.segment, part.segment.byteSize(), copyStream);
+          }
+          Driver.copyToDevice(device[b] + region, stage, bytes - region, copyStream);
+        } else {
+          Driver.copyToDevice(device[b], stage, bytes, copyStream);
+        }
+        Driver.record(copied[b], copyStream);
+        chunksCopied++;
+        Driver.streamWait(this.device.stream, copied[b]);
+        scorer.score(tokens, chunk);
+        Driver.record(scored[b], this.device.stream);
+      }
+    } finally {
+      // nothing queued may read a buffer freed here, or host memory the caller frees after the call
+      Driver.synchronize(copyStream);
+      this.device.synchronizeAll();
+      for (long p : device) {
+        if (p != 0) {
+          this.device.release(p, chunkBytes);
+        }
+      }
+    }
+  }
+
+  /** Chunks copied so far, by every call (tests see that a call streamed). */
+  long chunksCopied() {
+    return chunksCopied;
+  }
+
+  /** Staging buffer {@code b}, at least {@code bytes}; grows, never shrinks (its last copy has been waited for). */
+  private MemorySegment staging(int b, long bytes) {
+    if (staging[b].byteSize() < bytes) {
+      Driver.synchronize(copyStream);
+      long grown = Math.max(bytes, staging[b].byteSize() * 3 / 2);
+      if (staging[b].byteSize() > 0) {
+        Driver.freeHost(staging[b]);
+        staging[b] = MemorySegment.NULL;
+      }
+      staging[b] = Driver.mallocHost(grown);
+    }
+    return staging[b];
+  }
+
+  /** Copies {@code from} to the start of {@code to} in pieces on the common pool's threads. */
+  private static void copyInParallel(MemorySegment from, MemorySegment to) {
+    long bytes = from.byteSize();
+    long pieces = (bytes + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES;
+    LongStream.range(0, pieces).parallel().forEach(p -> {
+      long off = p * COPY_PIECE_BYTES;
+      MemorySegment.copy(from, off, to, off, Math.min(COPY_PIECE_BYTES, bytes - off));
+    });
+  }
+
+  @Override
+  public void close() {
+    if (copyStream == null) {
+      return;
+    }
+    Driver.synchronize(copyStream);
+    for (int b = 0; b < staging.length; b++) {
+      if (staging[b].byteSize() > 0) {
+        Driver.freeHost(staging[b]);
+      }
+      Driver.destroyEvent(copied[b]);
+      Driver.destroyEvent(scored[b]);
+    }
+    Driver.destroyStream(copyStream);
+    copyStream = null;
+  }
+}

@@ -1,0 +1,142 @@
+package dev.maxsim4j.internal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.GpuTest;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.internal.Backend.TopKResult;
+import dev.maxsim4j.internal.Internals;
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Top-k over documents streamed from the host in chunks, forced by a small memory cap, gives exactly what the
+ * whole batch on the device gives: heap, off-heap and page-locked storage, ragged masked rows, k selected on the
+ * device and merged on the host, and a corpus generated on the device against its own host copy.
+ */
+@GpuTest
+class CudaStreamedTopKTest {
+  private static final int DIM = 128;
+  /** Device bytes per streamed chunk the cap leaves: a few MB, so a test batch takes several chunks. */
+  private static final long CHUNK = 6L << 20;
+
+  private static CudaBackend whole;
+  private static CudaBackend streamed;
+
+  @BeforeAll
+  static void backends() {
+    whole = new CudaBackend(1);
+    streamed = new CudaBackend(1);
+  }
+
+  @AfterAll
+  static void close() {
+    whole.close();
+    streamed.close();
+  }
+
+  @Test
+  void bfloat16OnTheHeap() {
+    SplittableRandom r = new SplittableRandom(1);
+    assertStreamedEqualsWhole(queries(r, 5), TokenBatch.ofHalfs(DType.BFLOAT16, bits(r, 3000 * 64), 3000, 64, DIM), 10);
+  }
+
+  @Test
+  void bfloat16OffHeapAndPageLocked() {
+    SplittableRandom r = new SplittableRandom(2);
+    short[] bits = bits(r, 2500 * 80);
+    MemorySegment offHeap = Arena.ofAuto().allocate(2L * bits.length);
+    MemorySegment.copy(bits, 0, offHeap, ValueLayout.JAVA_SHORT, 0, bits.length);
+    TokenBatch q = queries(r, 3);
+    assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(offHeap, DType.BFLOAT16, 2500, 80, DIM), 100);
+    try (PinnedHostMemory pinned = streamed.allocatePinned(offHeap.byteSize())) {
+      pinned.segment().copyFrom(offHeap);
+      assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(pinned.segment(), DType.BFLOAT16, 2500, 80, DIM), 100);
+    }
+  }
+
+  @Test
+  void raggedMaskedRowsWithKMergedOnTheHost() {
+    SplittableRandom r = new SplittableRandom(3);
+    int n = 3000;
+    int[] offsets = new int[n + 1];
+    for (int i = 0; i < n; i++) {
+      offsets[i + 1] = offsets[i] + (i % 97 == 5 ? 0 : 1 + r.nextInt(90));
+    }
+    boolean[] mask = new boolean[offsets[n]];
+    for (int i = 0; i < mask.length; i++) {
+      mask[i] = r.nextInt(6) != 0;
+    }
+    TokenBatch d = TokenBatch.packedHalfs(DType.BFLOAT16, bits(r, offsets[n]), offsets, DIM).withMask(mask);
+    assertStreamedEqualsWhole(queries(r, 4), d, 600);
+  }
+
+  @Test
+  void aGeneratedCorpusEqualsItsHostCopyStreamed() {
+    SplittableRandom r = new SplittableRandom(4);
+    TokenBatch q = queries(r, 8);
+    try (GeneratedCorpus corpus = whole.generateCorpus(4000, 60, DIM, 42);
+        PinnedHostMemory host = whole.allocatePinned(corpus.dataBytes())) {
+      whole.copyToHost(corpus, host.segment());
+      TopKResult onDevice = whole.topK(Internals.tokens(q), corpus, 50);
+      TokenBatch copy = TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, 4000, 60, DIM);
+      assertSame(onDevice, whole.topK(Internals.tokens(q), Internals.tokens(copy), 50), "the host copy, whole");
+      assertStreamedEqualsWhole(q, copy, 50);
+    }
+  }
+
+  @Test
+  void aCapTooSmallForOneDocumentSaysSo() {
+    SplittableRandom r = new SplittableRandom(5);
+    Tokens q = Internals.tokens(queries(r, 1));
+    Tokens d = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, bits(r, 100 * 300), 100, 300, DIM));
+    try (CudaBackend tight = new CudaBackend(1)) {
+      tight.limitMemory(DeviceTopK.callBytes(q, d.rows, 10, DeviceTopK.width(q.rows, d.rows)) + 1000);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> tight.topK(q, d, 10));
+      assertTrue(e.getMessage().startsWith("document 0 needs "), e.getMessage());
+    }
+  }
+
+  /** The cap leaves {@link #CHUNK} bytes per chunk; the streamed call must take several. */
+  private static void assertStreamedEqualsWhole(TokenBatch queries, TokenBatch documents, int k) {
+    Tokens q = Internals.tokens(queries);
+    Tokens d = Internals.tokens(documents);
+    TopKResult expected = whole.topK(q, d, k);
+    int width = DeviceTopK.width(q.rows, d.rows);
+    streamed.limitMemory(streamed.allocatedBytes()[0] + DeviceTopK.callBytes(q, d.rows, k, width) + 2 * CHUNK);
+    long before = streamed.streamedChunks();
+    TopKResult actual = streamed.topK(q, d, k);
+    long chunks = streamed.streamedChunks() - before;
+    assertTrue(chunks > 2, "streamed in " + chunks + " chunks");
+    assertSame(expected, actual, chunks + " chunks");
+  }
+
+  private static void assertSame(TopKResult expected, TopKResult actual, String what) {
+    for (int i = 0; i < expected.indices().length; i++) {
+      assertArrayEquals(expected.indices()[i], actual.indices()[i], what + ", query " + i);
+      assertArrayEquals(expected.scores()[i], actual.scores()[i], what + ", query " + i);
+    }
+  }
+
+  private static TokenBatch queries(SplittableRandom r, int n) {
+    return TokenBatch.ofHalfs(DType.BFLOAT16, bits(r, n * 32), n, 32, DIM);
+  }
+
+  /** bf16 bits of {@code tokens} random tokens of {@value #DIM}. */
+  private static short[] bits(SplittableRandom r, int tokens) {
+    short[] s = new short[tokens * DIM];
+    for (int i = 0; i < s.length; i++) {
+      s[i] = DType.BFLOAT16.narrow((float) r.nextGaussian());
+    }
+    return s;
+  }
+}
