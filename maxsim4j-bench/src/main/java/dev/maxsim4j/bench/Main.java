@@ -2,6 +2,7 @@ package dev.maxsim4j.bench;
 
 import dev.maxsim4j.bench.cpu.CpuBench;
 import dev.maxsim4j.bench.gpu.GpuCommand;
+import dev.maxsim4j.bench.gpu.GpuScaleCommand;
 import dev.maxsim4j.bench.plot.PlotCommand;
 import dev.maxsim4j.bench.quality.QualityCommand;
 import dev.maxsim4j.bench.retrieval.RetrievalCommand;
@@ -20,6 +21,7 @@ public final class Main {
 
       commands:
         gpu     time the GPU kernels and calls (inference; --train: forward + backward)
+        gpu-scale exact top-k at scale on the GPU: a corpus generated on the device, one streamed from pinned memory
         cpu     time the fused kernel against the naive grid path on the CPU
         plot    SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
         quality score error and top-10 agreement of compressed documents against fp32
@@ -39,8 +41,8 @@ public final class Main {
     return CommandRunner.run("maxsim4j bench", err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
-        for (String usage : new String[] {GpuCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE, QualityCommand.USAGE,
-            RetrievalCommand.USAGE}) {
+        for (String usage : new String[] {GpuCommand.USAGE, GpuScaleCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE,
+            QualityCommand.USAGE, RetrievalCommand.USAGE}) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
@@ -48,12 +50,13 @@ public final class Main {
       }
       return switch (args[0]) {
         case "gpu" -> GpuCommand.run(args, out);
+        case "gpu-scale" -> GpuScaleCommand.run(args, out);
         case "cpu" -> CpuBench.run(args, out);
         case "plot" -> PlotCommand.run(args, out);
         case "quality" -> QualityCommand.run(args, out);
         case "retrieval" -> RetrievalCommand.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0] + "'; expected gpu, cpu, plot, quality, retrieval"
-            + " or help");
+        default -> throw new UsageException("unknown command '" + args[0]
+            + "'; expected gpu, gpu-scale, cpu, plot, quality, retrieval or help");
       };
     });
   }

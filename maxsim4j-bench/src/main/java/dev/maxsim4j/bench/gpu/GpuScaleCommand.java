@@ -1,0 +1,68 @@
+package dev.maxsim4j.bench.gpu;
+
+import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.internal.BackendSelector;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/** {@code gpu-scale}: exact top-k over a corpus generated on the GPU and over one streamed from pinned host memory. */
+public final class GpuScaleCommand {
+  public static final String USAGE = """
+      gpu-scale [--documents N] [--length L] [--dim D] [--batches 1,8,32] [--k K] [--repeat R] [--check-documents N]
+                [--stream-documents N] [--stream-cap-gb G] [--skip-resident] [--skip-stream] [--seed S] [--json FILE]
+        exact top-k at scale on the GPU, bf16 documents and queries of 32 tokens. Resident: a corpus of N x L x D
+        (default 1000000 x 300 x 128, 76.8 GB) generated on the device, the median wall time per query batch of
+        each size (--repeat calls, top-k included), GB/s, % of the device copy bandwidth measured in the same run
+        and % of the tensor-core floor; the top-k of one query over --check-documents documents against a full
+        ranking of their scores. Streamed: a corpus of --stream-documents (default 530000, 40.7 GB) in pinned
+        host memory, device memory capped at --stream-cap-gb (default 4), time per batch against the pinned
+        host-to-device bandwidth measured in the same run, results against the same corpus resident.""";
+
+  private GpuScaleCommand() {}
+
+  public static int run(String[] argv, PrintStream out) throws IOException {
+    Args a = new Args("maxsim4j bench", "gpu-scale", argv, 1,
+        Set.of("--documents", "--length", "--dim", "--batches", "--k", "--repeat", "--check-documents",
+            "--stream-documents", "--stream-cap-gb", "--seed", "--json"), Set.of("--skip-resident", "--skip-stream"));
+    GpuScaleBench.Settings s = new GpuScaleBench.Settings(a.intValue("--documents", 1_000_000, 1),
+        a.intValue("--length", 300, 1), a.intValue("--dim", 128, 1), batches(a.getOr("--batches", "1,8,32")),
+        a.intValue("--k", 100, 1), a.intValue("--repeat", 5, 1), a.intValue("--check-documents", 20_000, 0),
+        a.intValue("--stream-documents", 530_000, 1), (long) (a.positiveNumber("--stream-cap-gb", 4) * 1e9),
+        a.intValue("--seed", 1, 0), !a.has("--skip-resident"), !a.has("--skip-stream"));
+    for (int[] sized : new int[][] {{s.documents(), s.length()}, {s.streamDocuments(), s.length()}}) {
+      if ((long) sized[0] * sized[1] > Integer.MAX_VALUE) {
+        throw new UsageException("gpu-scale: " + sized[0] + " documents of " + sized[1] + " tokens is "
+            + (long) sized[0] * sized[1] + " tokens; expected at most " + Integer.MAX_VALUE);
+      }
+    }
+    if (a.get("--json") != null) {
+      AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
+    }
+    Optional<String> noGpu = BackendSelector.cudaUnavailableReason();
+    if (noGpu.isPresent()) {
+      throw new IllegalArgumentException("gpu-scale: no usable GPU here (" + noGpu.get() + "); expected one");
+    }
+    return GpuScaleBench.run(s, a.get("--json"), out);
+  }
+
+  /** "1,8,32" -> {1, 8, 32}. */
+  static int[] batches(String list) {
+    try {
+      int[] b = Arrays.stream(list.split(",")).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      if (b.length > 0 && Arrays.stream(b).allMatch(n -> n >= 1)) {
+        return b;
+      }
+    } catch (NumberFormatException e) {
+      // the message below says what was expected
+    }
+    throw new UsageException("gpu-scale: --batches = '" + list + "'; expected query counts >= 1 separated by commas,"
+        + " e.g. 1,8,32");
+  }
+}

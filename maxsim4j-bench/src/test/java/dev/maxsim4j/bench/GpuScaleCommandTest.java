@@ -1,0 +1,40 @@
+package dev.maxsim4j.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.internal.BackendSelector;
+import org.junit.jupiter.api.Test;
+
+/** {@code gpu-scale}: its options are checked before any GPU work, and without a GPU it says so in one line. */
+class GpuScaleCommandTest {
+
+  @Test
+  void helpListsIt() {
+    BenchRun help = BenchRun.of("help");
+    assertEquals(0, help.status());
+    assertTrue(help.out().contains("gpu-scale [--documents N]"), help.out());
+  }
+
+  @Test
+  void badSizesAreRefusedBeforeAnyWork() {
+    assertTrue(BenchRun.of("gpu-scale", "--batches", "1,x").refusedWith(
+        "gpu-scale: --batches = '1,x'; expected query counts >= 1 separated by commas, e.g. 1,8,32"));
+    assertTrue(BenchRun.of("gpu-scale", "--batches", "0").refusedWith("gpu-scale: --batches = '0'"));
+    assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "-4").refusedWith(
+        "gpu-scale: --stream-cap-gb = -4; expected a finite number > 0"));
+    assertTrue(BenchRun.of("gpu-scale", "--documents", "10000000", "--length", "300").refusedWith(
+        "gpu-scale: 10000000 documents of 300 tokens is 3000000000 tokens; expected at most 2147483647"));
+    assertTrue(BenchRun.of("gpu-scale", "--k", "0").refusedWith("gpu-scale: --k = 0; expected 1 <= --k"));
+  }
+
+  @Test
+  void withoutAGpuItFailsInOneLine() {
+    if (BackendSelector.cudaUnavailableReason().isEmpty()) {
+      return; // a GPU is here: the command would run
+    }
+    BenchRun run = BenchRun.of("gpu-scale", "--documents", "100", "--length", "4", "--dim", "16");
+    assertTrue(run.failedCleanly(), run.err());
+    assertTrue(run.err().contains("gpu-scale: no usable GPU here ("), run.err());
+  }
+}
