@@ -306,8 +306,11 @@ public final class CudaBackend implements Backend {
     memory = new MemoryBudget(bytes);
   }
 
-  /** Document chunks top-k has streamed from the host so far. */
-  long streamedChunks() {
+  /**
+   * Document chunks top-k has streamed from the host so far: {copied from page-locked memory where they lie,
+   * copied through pinned staging}.
+   */
+  public long[] streamedChunks() {
     return call(topK::chunksStreamed);
   }
 

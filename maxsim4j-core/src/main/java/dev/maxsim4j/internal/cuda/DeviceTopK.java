@@ -252,8 +252,8 @@ final class DeviceTopK implements AutoCloseable {
     }
   }
 
-  /** Chunks streamed so far. */
-  long chunksStreamed() {
+  /** Chunks streamed so far: {from page-locked memory, through staging}. */
+  long[] chunksStreamed() {
     return streamed.chunksCopied();
   }
 

@@ -7,8 +7,11 @@ package dev.maxsim4j.internal.cuda;
  */
 final class MemoryBudget {
   static final String PROPERTY = "maxsim4j.cuda.memoryLimit";
-  /** Largest chunk: a copy of 1 GiB outlasts a chunk's launches hundreds of times, so larger gains nothing. */
-  static final long MAX_CHUNK_BYTES = 1L << 30;
+  /**
+   * Largest chunk: copies of 256 MiB already run at the bus's full speed and outlast a chunk's launches, and the
+   * first chunk's copy, which nothing overlaps, stays a few ms.
+   */
+  static final long MAX_CHUNK_BYTES = 256L << 20;
   /** Device buffers streamed chunks take turns in: one copied while the other is scored. */
   static final int CHUNK_BUFFERS = 2;
 

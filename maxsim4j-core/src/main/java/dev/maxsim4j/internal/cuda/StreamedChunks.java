@@ -28,7 +28,8 @@ final class StreamedChunks implements AutoCloseable {
   private final MemorySegment[] copied = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
   private final MemorySegment[] scored = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
   private final MemorySegment[] staging = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
-  private long chunksCopied;
+  /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
+  private final long[] chunksCopied = new long[2];
 
   StreamedChunks(CudaDevice device) {
     this.device = device;
@@ -86,7 +87,7 @@ final class StreamedChunks implements AutoCloseable {
           Driver.copyToDevice(device[b], stage, bytes, copyStream);
         }
         Driver.record(copied[b], copyStream);
-        chunksCopied++;
+        chunksCopied[pinnedSource ? 0 : 1]++;
         Driver.streamWait(this.device.stream, copied[b]);
         scorer.score(tokens, chunk);
         Driver.record(scored[b], this.device.stream);
@@ -103,9 +104,9 @@ final class StreamedChunks implements AutoCloseable {
     }
   }
 
-  /** Chunks copied so far, by every call (tests see that a call streamed). */
-  long chunksCopied() {
-    return chunksCopied;
+  /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
+  long[] chunksCopied() {
+    return chunksCopied.clone();
   }
 
   /** Staging buffer {@code b}, at least {@code bytes}; grows, never shrinks (its last copy has been waited for). */

@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,7 +48,8 @@ class CudaStreamedTopKTest {
   @Test
   void bfloat16OnTheHeap() {
     SplittableRandom r = new SplittableRandom(1);
-    assertStreamedEqualsWhole(queries(r, 5), TokenBatch.ofHalfs(DType.BFLOAT16, bits(r, 3000 * 64), 3000, 64, DIM), 10);
+    assertStreamedEqualsWhole(queries(r, 5), TokenBatch.ofHalfs(DType.BFLOAT16, bits(r, 3000 * 64), 3000, 64, DIM), 10,
+        false);
   }
 
   @Test
@@ -57,10 +59,11 @@ class CudaStreamedTopKTest {
     MemorySegment offHeap = Arena.ofAuto().allocate(2L * bits.length);
     MemorySegment.copy(bits, 0, offHeap, ValueLayout.JAVA_SHORT, 0, bits.length);
     TokenBatch q = queries(r, 3);
-    assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(offHeap, DType.BFLOAT16, 2500, 80, DIM), 100);
+    assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(offHeap, DType.BFLOAT16, 2500, 80, DIM), 100, false);
     try (PinnedHostMemory pinned = streamed.allocatePinned(offHeap.byteSize())) {
       pinned.segment().copyFrom(offHeap);
-      assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(pinned.segment(), DType.BFLOAT16, 2500, 80, DIM), 100);
+      assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(pinned.segment(), DType.BFLOAT16, 2500, 80, DIM), 100,
+          true);
     }
   }
 
@@ -77,7 +80,7 @@ class CudaStreamedTopKTest {
       mask[i] = r.nextInt(6) != 0;
     }
     TokenBatch d = TokenBatch.packedHalfs(DType.BFLOAT16, bits(r, offsets[n]), offsets, DIM).withMask(mask);
-    assertStreamedEqualsWhole(queries(r, 4), d, 600);
+    assertStreamedEqualsWhole(queries(r, 4), d, 600, false);
   }
 
   @Test
@@ -90,7 +93,7 @@ class CudaStreamedTopKTest {
       TopKResult onDevice = whole.topK(Internals.tokens(q), corpus, 50);
       TokenBatch copy = TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, 4000, 60, DIM);
       assertSame(onDevice, whole.topK(Internals.tokens(q), Internals.tokens(copy), 50), "the host copy, whole");
-      assertStreamedEqualsWhole(q, copy, 50);
+      assertStreamedEqualsWhole(q, copy, 50, true);
     }
   }
 
@@ -106,17 +109,23 @@ class CudaStreamedTopKTest {
     }
   }
 
-  /** The cap leaves {@link #CHUNK} bytes per chunk; the streamed call must take several. */
-  private static void assertStreamedEqualsWhole(TokenBatch queries, TokenBatch documents, int k) {
+  /**
+   * The cap leaves {@link #CHUNK} bytes per chunk; the streamed call must take several, copied from where they
+   * lie exactly when {@code pageLocked}.
+   */
+  private static void assertStreamedEqualsWhole(TokenBatch queries, TokenBatch documents, int k,
+      boolean pageLocked) {
     Tokens q = Internals.tokens(queries);
     Tokens d = Internals.tokens(documents);
     TopKResult expected = whole.topK(q, d, k);
     int width = DeviceTopK.width(q.rows, d.rows);
     streamed.limitMemory(streamed.allocatedBytes()[0] + DeviceTopK.callBytes(q, d.rows, k, width) + 2 * CHUNK);
-    long before = streamed.streamedChunks();
+    long[] before = streamed.streamedChunks();
     TopKResult actual = streamed.topK(q, d, k);
-    long chunks = streamed.streamedChunks() - before;
+    long[] after = streamed.streamedChunks();
+    long chunks = after[0] + after[1] - before[0] - before[1];
     assertTrue(chunks > 2, "streamed in " + chunks + " chunks");
+    assertEquals(pageLocked ? chunks : 0, after[0] - before[0], "chunks copied from page-locked memory");
     assertSame(expected, actual, chunks + " chunks");
   }
 

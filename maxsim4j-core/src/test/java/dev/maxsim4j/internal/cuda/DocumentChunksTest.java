@@ -51,7 +51,7 @@ class DocumentChunksTest {
 
   /** 1M x 300 x 128 bf16 (76.8 GB): every size past 2^31 bytes is a long; no storage is needed to plan. */
   @Test
-  void aCorpusOfTensOfGigabytesIsPlannedInGibChunksWithoutOverflow() {
+  void aCorpusOfTensOfGigabytesIsPlannedInFullChunksWithoutOverflow() {
     int n = 1_000_000;
     int length = 300;
     int[] start = new int[n];
@@ -63,9 +63,9 @@ class DocumentChunksTest {
     Tokens t = new Tokens(DType.BFLOAT16, 128, length, start, len, n * length, null, null, null, MemorySegment.NULL);
     assertEquals(76_800_000_000L + 3 * 4_000_000L, DeviceTokens.bytesFor(t));
     List<Chunk> chunks = DocumentChunks.plan(t, MemoryBudget.MAX_CHUNK_BYTES);
-    // 13,978 documents of 76,800 bytes and their three int arrays fit 1 GiB; 13,979 do not
-    assertEquals(13_978, chunks.get(0).rows());
-    assertEquals((n + 13_977) / 13_978, chunks.size());
+    // 3,494 documents of 76,800 bytes and their three int arrays fit 256 MiB; 3,495 do not
+    assertEquals(3_494, chunks.get(0).rows());
+    assertEquals((n + 3_493) / 3_494, chunks.size());
     Chunk last = chunks.get(chunks.size() - 1);
     assertEquals(n, last.firstRow() + last.rows());
     assertEquals(last.firstRow() * length, last.firstToken());

@@ -33,9 +33,9 @@ class MemoryBudgetTest {
   }
 
   @Test
-  void twoChunkBuffersShareWhatTheCallLeavesUpToOneGibEach() {
-    assertEquals(GIB, MemoryBudget.chunkBytes(100 * GIB, GIB));
-    assertEquals(GIB / 2, MemoryBudget.chunkBytes(2 * GIB, GIB));
+  void twoChunkBuffersShareWhatTheCallLeavesUpTo256MibEach() {
+    assertEquals(GIB / 4, MemoryBudget.chunkBytes(100 * GIB, GIB));
+    assertEquals(GIB / 8, MemoryBudget.chunkBytes(GIB + GIB / 4, GIB));
     assertEquals(0, MemoryBudget.chunkBytes(GIB, 2 * GIB));
   }
 
