@@ -20,6 +20,7 @@
 #include "maxsim_async.cuh"
 #include "maxsim_mma.cuh"
 #include "maxsim_quant.cuh"
+#include "maxsim_quant_expand.cuh"
 #include "maxsim_work.cuh"
 #include <type_traits>
 
@@ -31,91 +32,6 @@ constexpr int QUANT_THREADS = QUANT_WARPS * 32;
 constexpr int QUANT_RING_BYTES = 12 * 1024;  // per warp: 4 warps x 12 KB = 48 KB static shared memory
 constexpr int QUANT_MAX_STAGES = 12;
 constexpr int QUANT_QUEUE_ENTRIES = 32;  // the pair queue per warp the host gives as dynamic shared memory
-
-// How a document type is stored and expanded: bytes per thread per chunk, the dims they hold.
-template <typename TD> struct Piece;
-template <> struct Piece<S8> {
-  static constexpr int BYTES = 16, DIMS = 16;
-};
-template <> struct Piece<E4M3> {
-  static constexpr int BYTES = 16, DIMS = 16;
-};
-template <> struct Piece<B1> {
-  static constexpr int BYTES = 4, DIMS = 32;
-};
-
-// The mma operand type: fp16 for fp16 queries, bf16 otherwise.
-template <typename TQ> struct Operand {
-  using Type = __nv_bfloat16;
-};
-template <> struct Operand<F16> {
-  using Type = __half;
-};
-
-template <typename O> __device__ __forceinline__ uint32_t pack(float lo, float hi);
-template <> __device__ __forceinline__ uint32_t pack<__nv_bfloat16>(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-template <> __device__ __forceinline__ uint32_t pack<__half>(float lo, float hi) {
-  __half2 v = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// 4 signed bytes of `w` as b0 = (byte 0, byte 2), b1 = (byte 1, byte 3), exactly, in integer operations and
-// one packed subtraction per pair. bf16 (8 significant bits): 128 + the low 7 bits, minus 128, or 256 where the
-// byte is negative (its top bit lands on the exponent's lowest bit: 0x4380 is 256). fp16: 1024 + (x + 128),
-// minus 1152.
-template <typename O> __device__ __forceinline__ uint32_t expandPair(uint32_t w);
-template <> __device__ __forceinline__ uint32_t expandPair<__nv_bfloat16>(uint32_t w) {
-  const uint32_t m = (w & 0x007F007Fu) | 0x43004300u;
-  const uint32_t s = (w & 0x00800080u) | 0x43004300u;
-  __nv_bfloat162 v = __hsub2(*reinterpret_cast<const __nv_bfloat162*>(&m), *reinterpret_cast<const __nv_bfloat162*>(&s));
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-template <> __device__ __forceinline__ uint32_t expandPair<__half>(uint32_t w) {
-  const uint32_t m = (w & 0x00FF00FFu) ^ 0x64806480u;
-  const uint32_t s = 0x64806480u;
-  __half2 v = __hsub2(*reinterpret_cast<const __half2*>(&m), *reinterpret_cast<const __half2*>(&s));
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-template <typename O> __device__ __forceinline__ void expand(S8, uint32_t w, uint32_t& b0, uint32_t& b1) {
-  b0 = expandPair<O>(w);
-  b1 = expandPair<O>(w >> 8);
-}
-template <typename O> __device__ __forceinline__ void expand(E4M3, uint32_t w, uint32_t& b0, uint32_t& b1) {
-  const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), __NV_E4M3);
-  const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w >> 16), __NV_E4M3);
-  if constexpr (std::is_same<O, __half>::value) {
-    b0 = *reinterpret_cast<const uint32_t*>(&lo);
-    b1 = *reinterpret_cast<const uint32_t*>(&hi);
-  } else {
-    const float2 a = __half22float2(__half2(lo));
-    const float2 b = __half22float2(__half2(hi));
-    b0 = pack<O>(a.x, a.y);
-    b1 = pack<O>(b.x, b.y);
-  }
-}
-// Bits of step j as +-1: a set bit clears the sign of its half. b0 takes bits 15 - 2j and 31 - 2j of `w`, b1
-// bits 14 - 2j and 30 - 2j (a shift and one logic operation each).
-template <typename O> __device__ __forceinline__ void expandBits(uint32_t w, int j, uint32_t& b0, uint32_t& b1) {
-  constexpr uint32_t MINUS = std::is_same<O, __half>::value ? 0xBC00BC00u : 0xBF80BF80u;
-  b0 = ((w << (2 * j)) & 0x80008000u) ^ MINUS;
-  b1 = ((w << (2 * j + 1)) & 0x80008000u) ^ MINUS;
-}
-
-// The dim within a piece of element e (0..3) of step j: the order in which the expansion above leaves them.
-template <typename TD> __device__ __forceinline__ int pieceDim(int j, int e);
-template <> __device__ __forceinline__ int pieceDim<S8>(int j, int e) {
-  return 4 * j + (e == 0 ? 0 : e == 1 ? 2 : e == 2 ? 1 : 3);
-}
-template <> __device__ __forceinline__ int pieceDim<E4M3>(int j, int e) {
-  return 4 * j + e;
-}
-template <> __device__ __forceinline__ int pieceDim<B1>(int j, int e) {
-  const int bit = (e == 0 ? 15 : e == 1 ? 31 : e == 2 ? 14 : 30) - 2 * j;  // bit of the little-endian word
-  return 8 * (bit / 8) + 7 - bit % 8;                                      // most significant bit first
-}
 
 // Two raw query values of row `row` at dims p and p2 (zero outside the query or past d), packed.
 template <typename TQ, typename O>
@@ -131,34 +47,6 @@ struct QuantCursor {
   long long pair;  // -1 once no pair is left
   int doc, dStart, dLength;
   int tile;
-};
-
-__device__ __forceinline__ int quantDocumentOf(long long pair, int mode, int perQuery, int docOffset) {
-  return mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;
-}
-
-// 4 or 8 bytes from global to shared (.ca: these sizes are not allowed with .cg); zeros where !present.
-template <int BYTES>
-__device__ __forceinline__ void copyAsyncSmall(uint32_t slot, const void* src, bool present) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(slot), "l"(src), "n"(BYTES),
-               "r"(present ? BYTES : 0));
-}
-
-template <int BYTES>
-__device__ __forceinline__ void copyPiece(uint32_t slot, const void* src, bool present) {
-  if constexpr (BYTES == 16) {
-    copyAsync16<128>(slot, src, present);
-  } else {
-    copyAsyncSmall<BYTES>(slot, src, present);
-  }
-}
-
-template <int BYTES> struct Loaded;
-template <> struct Loaded<16> {
-  using Type = uint4;
-};
-template <> struct Loaded<4> {
-  using Type = uint32_t;
 };
 
 // VARIANT (A/B entries of the tests only; 0 ships): bit 1 leaves the document scales out, bit 2 the expansion
