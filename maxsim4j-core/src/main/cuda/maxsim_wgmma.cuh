@@ -70,7 +70,7 @@ __device__ __forceinline__ void pinAccumulators(float (&d)[REGISTERS]) {
 // layout of D (N / 2 registers): warp w of the warpgroup holds rows 16w + lane / 4 (d[4j], d[4j + 1]) and
 // 16w + 8 + lane / 4 (d[4j + 2], d[4j + 3]), at columns 8j + 2 (lane % 4) and + 1, j = 0 .. N / 8 - 1.
 // N = 128 for whole tiles, 64 for a document's last tokens when they are that few. A comes by descriptor
-// from shared memory or, in the n128 overload taking words, from registers.
+// from shared memory or, in the overloads taking words (n32, n64, n128), from registers.
 template <typename T> struct Wgmma;
 
 // The accumulator operands of an N-wide wgmma: N / 2 registers, as the asm's first operands.
@@ -78,6 +78,9 @@ template <typename T> struct Wgmma;
 #define MAXSIM_WGMMA_OUT128 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 #define MAXSIM_WGMMA_D64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 #define MAXSIM_WGMMA_OUT64 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
+#define MAXSIM_WGMMA_D32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define MAXSIM_WGMMA_OUT32 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 
 // One Wgmma<T> per input type (TYPE: its PTX name): n128, n64, and run<N> choosing between them.
 #define MAXSIM_WGMMA_FOR(T, TYPE)                                                                         \
@@ -104,6 +107,31 @@ template <typename T> struct Wgmma;
                    ", {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"                                        \
                    : MAXSIM_WGMMA_OUT128                                                                  \
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));                \
+    }                                                                                                     \
+    static __device__ __forceinline__ void n64(float (&d)[32], const uint32_t (&a)[4], uint64_t b,        \
+                                               int accumulate) {                                          \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                           \
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " " MAXSIM_WGMMA_D64       \
+                   ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"                                        \
+                   : MAXSIM_WGMMA_OUT64                                                                   \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));                \
+    }                                                                                                     \
+    static __device__ __forceinline__ void n32(float (&d)[16], const uint32_t (&a)[4], uint64_t b,        \
+                                               int accumulate) {                                          \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"                                           \
+                   "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " " MAXSIM_WGMMA_D32       \
+                   ", {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"                                        \
+                   : MAXSIM_WGMMA_OUT32                                                                   \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));                \
+    }                                                                                                     \
+    /* A from registers, N = 32, 64 or 128 */                                                             \
+    template <int N, int R>                                                                               \
+    static __device__ __forceinline__ void run(float (&d)[R], const uint32_t (&a)[4], uint64_t b,         \
+                                               int accumulate) {                                          \
+      static_assert(R == N / 2, "N / 2 accumulators");                                                    \
+      if constexpr (N == 128) n128(d, a, b, accumulate);                                                  \
+      else if constexpr (N == 64) n64(d, a, b, accumulate);                                               \
+      else n32(d, a, b, accumulate);                                                                      \
     }                                                                                                     \
     template <int N, int R>                                                                               \
     static __device__ __forceinline__ void run(float (&d)[R], uint64_t a, uint64_t b, int accumulate) {   \

@@ -75,9 +75,10 @@ class CudaCompressedTest {
     RandomBatches r = new RandomBatches();
     List<Arguments> cases = new ArrayList<>();
     DType[] queryTypes = {DType.BFLOAT16, DType.FLOAT16, DType.FLOAT32, DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
-    // {d, Lq, Ld}: the tensor-core kernel's dims, then the FFMA kernel's awkward ones
+    // {d, Lq, Ld}: the tensor-core kernels' dims, the FFMA kernel's awkward ones, then wider d and longer
+    // queries (on sm_90: several stages per tile, several passes of query rows)
     int[][] shapes = {{128, 32, 300}, {64, 17, 40}, {32, 1, 1}, {48, 33, 9}, {96, 70, 64}, {16, 5, 130}, {1, 4, 7},
-        {3, 9, 5}, {33, 12, 20}, {127, 6, 11}, {513, 3, 4}};
+        {3, 9, 5}, {33, 12, 20}, {127, 6, 11}, {513, 3, 4}, {256, 140, 70}, {512, 40, 33}, {1024, 8, 65}};
     for (DType dt : COMPRESSED) {
       for (DType qt : queryTypes) {
         int[] s = shapes[Math.floorMod(dt.ordinal() * 7 + qt.ordinal() * 3, 6)]; // a tensor-core shape each
@@ -124,13 +125,14 @@ class CudaCompressedTest {
 
   /**
    * Scales as given: negative (a max of the scaled products, not of the raw ones), zero, and mixed across
-   * the tokens of one document, on both kernels (d = 128 and d = 33), every byte value of each type (fp8: but its NaNs).
+   * the tokens of one document, on every kernel (d = 128 and 256, tensor cores; d = 33, FFMA), every byte value of
+   * each type (fp8: but its NaNs).
    */
   @Test
   void negativeAndZeroScalesScoreTheScaledProducts() {
     RandomBatches r = new RandomBatches();
     for (DType type : COMPRESSED) {
-      for (int dim : new int[] {128, 33}) {
+      for (int dim : new int[] {128, 256, 33}) {
         int n = 20;
         int l = 50;
         int bytesPerToken = Math.toIntExact(type.bytesPerToken(dim));
@@ -154,11 +156,11 @@ class CudaCompressedTest {
     }
   }
 
-  /** An fp8 NaN byte (0x7f or 0xff) makes its document's score NaN on both kernels, the others as the reference. */
+  /** An fp8 NaN byte (0x7f or 0xff) makes its document's score NaN on every kernel, the others as the reference. */
   @Test
   void anFp8NanByteMakesTheScoreNan() {
     RandomBatches r = new RandomBatches();
-    for (int dim : new int[] {64, 33}) {
+    for (int dim : new int[] {64, 256, 33}) {
       for (byte nan : new byte[] {0x7f, (byte) 0xff}) {
         int n = 6;
         int l = 40;
@@ -180,12 +182,12 @@ class CudaCompressedTest {
     }
   }
 
-  /** Documents with no valid token score -1e9 on both kernels, beside scored ones, every call. */
+  /** Documents with no valid token score -1e9 on every kernel, beside scored ones, every call. */
   @Test
   void emptyAndAllMaskedDocumentsScoreMinusOneBillion() {
     RandomBatches r = new RandomBatches();
     for (DType type : COMPRESSED) {
-      for (int dim : new int[] {128, 33}) {
+      for (int dim : new int[] {128, 256, 33}) {
         TokenBatch floats = r.padded(DType.FLOAT32, 6, 20, dim, 0);
         boolean[] mask = new boolean[6 * 20];
         java.util.Arrays.fill(mask, true);

@@ -68,6 +68,9 @@ final class ForwardLaunches {
           d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(),
           p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
+      case QUANT_WGMMA -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
+          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(),
+          s.perQuery(), s.docOffset(), s.pairs(), o.scores(), null);
       case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride(), p.rowsPerPass(), split.sliceTokens(), partialMax(s, split),

@@ -18,6 +18,7 @@ final class ForwardPlan {
   static final String FORWARD_WGMMA_WS = "maxsim_forward_wgmma_ws";
   static final String FORWARD_SCALED = "maxsim_forward_scaled";
   static final String FORWARD_QUANT = "maxsim_forward_quant";
+  static final String FORWARD_QUANT_WGMMA = "maxsim_forward_quant_wgmma";
 
   static final int THREADS = 256;
   static final int MMA_THREADS = 128;
@@ -56,12 +57,26 @@ final class ForwardPlan {
   private static final int QUANT_MAX_DIM = 128;
   /** Its pair queues of the "_dyn" entries: 4 warps x 32 x 8 bytes. */
   static final int QUANT_QUEUE_BYTES = 4 * 32 * 8;
+  /**
+   * maxsim_forward_quant_wgmma.cu: one warpgroup, its ring (QW_RING_BYTES, at most 8 stages of 64 tokens), query
+   * rows as B (at most 64 KB of them for 128 rows, else passes of 32), 32 rows per query slot.
+   */
+  private static final int QW_RING_BYTES = 54 * 1024;
+  private static final int QW_MAX_STAGES = 8;
+  private static final int QW_MAX_ROWS_BYTES = 64 * 1024;
+  private static final int QW_MAX_DIM = 2048;
+  /** Where both compressed kernels run, when the wgmma one measured faster (see quantWgmmaPays). */
+  private static final int QW_MAX_ONE_PASS_ROWS = 128;
+  private static final int QW_STAGE_TOKENS = 128;
+  private static final int QW_MIN_GROUP_STAGES_PER_BLOCK = 8;
+  private static final int QW_MIN_PAIRS_PER_BLOCK = 4;
+  private static final int QW_LONG_DOCUMENT = 1024;
 
   /**
    * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
    * the launches with a compressed side.
    */
-  enum Family { FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT }
+  enum Family { FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA }
 
   /**
    * A launch's kernel and grid: {@code blocks} x {@code gridY} blocks of {@code threads} with
@@ -107,7 +122,11 @@ final class ForwardPlan {
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
   static Plan plan(ForwardShape s, GpuCapabilities gpu) {
     if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
-      // rule 18: compressed documents expanded in registers for the tensor cores, else FFMA on either side
+      // rule 18: compressed documents expanded in registers for the tensor cores (wgmma on sm_90, else mma),
+      // else FFMA on either side
+      if (quantWgmmaPays(s, gpu)) {
+        return quantWgmma(s, gpu);
+      }
       return quantApplies(s, gpu) ? quant(s, gpu) : ffmaScaled(s);
     }
     boolean tensorCores = tensorCores(s, gpu);
@@ -158,6 +177,19 @@ final class ForwardPlan {
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q.isQuantized();
     int multiple = d == DType.BINARY ? 32 : 16;
     return gpu.major() >= 8 && !s.argmax() && d.isQuantized() && queries && s.dim() <= QUANT_MAX_DIM
+        && s.dim() % multiple == 0;
+  }
+
+  /**
+   * Rule 18 on sm_90: as {@link #quantApplies}, with d up to 2048 (documents stream through in 128-dim stages;
+   * the query rows stay in shared memory).
+   */
+  static boolean quantWgmmaApplies(ForwardShape s, GpuCapabilities gpu) {
+    DType q = s.queryType();
+    DType d = s.documentType();
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q.isQuantized();
+    int multiple = d == DType.BINARY ? 32 : 16;
+    return gpu.major() == 9 && !s.argmax() && d.isQuantized() && queries && s.dim() <= QW_MAX_DIM
         && s.dim() % multiple == 0;
   }
 
@@ -284,6 +316,78 @@ final class ForwardPlan {
     int blocks = (int) Math.max(1, (Math.min(s.pairs(), warps) + 3) / 4);
     return new Plan(Family.QUANT, FORWARD_QUANT, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
         false, 0, 1, false);
+  }
+
+  /**
+   * Rule 18 on sm_90: the wgmma kernel where the mma.sync one cannot run (d over 128); and, for bf16 or fp16
+   * queries, where it measured faster: queries of 33 to 128 tokens (one pass instead of one per 32 rows; longer
+   * ones take several passes, which measured slower), query groups with at least 8 document stages of 128
+   * tokens per resident block, and long documents with at least 4 pairs per resident block. One short query
+   * against short documents, and few items, stay on the mma.sync kernel, which balances them at run time.
+   */
+  static boolean quantWgmmaPays(ForwardShape s, GpuCapabilities gpu) {
+    if (!quantWgmmaApplies(s, gpu)) {
+      return false;
+    }
+    if (!quantApplies(s, gpu)) {
+      return true;
+    }
+    DType q = s.queryType();
+    if (q != DType.BFLOAT16 && q != DType.FLOAT16) {
+      return false; // compressed queries scale every product by a row scale, which the wgmma fold pays for
+    }
+    if (s.maxQueryLength() > GROUP_ROWS) {
+      return s.maxQueryLength() <= QW_MAX_ONE_PASS_ROWS;
+    }
+    QuantWgmmaLaunch l = quantWgmmaLaunch(s);
+    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
+        * gpu.multiprocessors();
+    long stages = (s.maxDocumentLength() + QW_STAGE_TOKENS - 1) / QW_STAGE_TOKENS;
+    return l.grouped() ? l.items() * stages >= QW_MIN_GROUP_STAGES_PER_BLOCK * resident
+        : s.maxDocumentLength() >= QW_LONG_DOCUMENT && l.items() >= QW_MIN_PAIRS_PER_BLOCK * resident;
+  }
+
+  /**
+   * Rule 18 on sm_90: a warpgroup per block, persistent blocks, each a contiguous run of items: groups of 4
+   * all-pairs queries of at most 32 tokens against a document, or pairs with 32 query rows per pass (128 for
+   * longer queries while their rows fit).
+   */
+  static Plan quantWgmma(ForwardShape s, GpuCapabilities gpu) {
+    QuantWgmmaLaunch l = quantWgmmaLaunch(s);
+    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
+        * gpu.multiprocessors();
+    int blocks = (int) Math.max(1, Math.min(l.items(), resident));
+    return new Plan(Family.QUANT_WGMMA, FORWARD_QUANT_WGMMA, l.entry(), blocks, 1, MMA_THREADS, l.sharedBytes(),
+        l.sharedBytes() > DEFAULT_SHARED_BYTES, Split.NONE, false, 0, 1, false);
+  }
+
+  /** The wgmma compressed kernel's entry, dynamic shared memory and items for {@code s}. */
+  private record QuantWgmmaLaunch(String entry, boolean grouped, int sharedBytes, long items) {}
+
+  private static QuantWgmmaLaunch quantWgmmaLaunch(ForwardShape s) {
+    boolean bits = s.documentType() == DType.BINARY;
+    int chunks = !bits && s.dim() <= 64 ? 1 : bits ? 1 : 2;
+    boolean wide = quantWgmmaRowBytes(s, chunks, 128) <= QW_MAX_ROWS_BYTES;
+    boolean grouped = wide && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
+        && s.maxQueryLength() <= GROUP_ROWS;
+    int rows = grouped || wide && s.maxQueryLength() > GROUP_ROWS ? 128 : GROUP_ROWS;
+    String entry = FORWARD_QUANT_WGMMA + (grouped ? "_g" : "_p") + rows + "_c" + chunks + "_"
+        + suffix(s.queryType()) + "_" + suffix(s.documentType());
+    // a stage: each thread's 2 rows per m-tile (two m-tiles for 32 rows), their pieces and their scales
+    int stageRows = 2 * (rows == GROUP_ROWS ? 2 : 1);
+    int stageBytes = stageRows * MMA_THREADS * (chunks * (bits ? 4 : 16) + 4);
+    int stages = Math.min(QW_MAX_STAGES, QW_RING_BYTES / stageBytes);
+    // then the epilogue's maxima [2][4][rows], the rows' scales and validity, and 4 slot sums
+    int sharedBytes = quantWgmmaRowBytes(s, chunks, rows) + stages * stageBytes + (10 * rows + 4) * 4;
+    long items = grouped ? (long) groups(s.queries()) * s.perQuery() : s.pairs();
+    return new QuantWgmmaLaunch(entry, grouped, sharedBytes, items);
+  }
+
+  /** The query rows' bytes in shared memory: {@code rows} x d rounded up to whole stages, in bf16. */
+  private static int quantWgmmaRowBytes(ForwardShape s, int chunks, int rows) {
+    int stageDims = chunks * (s.documentType() == DType.BINARY ? 128 : 64);
+    int stagesPerTile = (s.dim() + stageDims - 1) / stageDims;
+    return stagesPerTile * stageDims * 2 * rows;
   }
 
   /**

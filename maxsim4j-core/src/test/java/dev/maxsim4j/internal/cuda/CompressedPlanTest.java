@@ -14,9 +14,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Rule 18 of the forward plan: launches with a compressed side take the tensor-core kernel for compressed
- * documents where its types and d allow (inference on sm_80+), else the scaled FFMA kernel, whose entry
- * exists for every pair of types. Runs on the CPU.
+ * Rule 18 of the forward plan: launches with a compressed side take a tensor-core kernel for compressed
+ * documents where its types and d allow (inference; wgmma on sm_90, mma.sync on sm_80-89), else the scaled
+ * FFMA kernel, whose entry exists for every pair of types. Runs on the CPU.
  */
 class CompressedPlanTest {
   private static final GpuCapabilities H200 = gpu(9, 0);
@@ -29,19 +29,67 @@ class CompressedPlanTest {
     return new ForwardShape(0, queries, documents, 0, queries * documents, lq, 300, dim, qt, dt, argmax, false);
   }
 
+  private static ForwardShape shape(int queries, int documents, int lq, int ld, int dim, DType qt, DType dt) {
+    return new ForwardShape(0, queries, documents, 0, queries * documents, lq, ld, dim, qt, dt, false, false);
+  }
+
   @Test
-  void compressedDocumentsWithHalfOrCompressedQueriesTakeTheTensorCoreKernel() {
+  void onSm90QueryGroupsLongQueriesLongDocumentsAndWideDimsTakeTheWgmmaKernel() {
+    Plan p = ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200);
+    assertEquals(Family.QUANT_WGMMA, p.family());
+    assertEquals("maxsim_forward_quant_wgmma_g128_c2_bf16_s8", p.entry()); // 2 groups of 4 queries x 2000
+    assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM here)
+    // 128 rows x 128 dims of bf16; 6 stages of 2 rows x 128 threads x (2 chunks x 16 bytes + a scale); the
+    // epilogue's maxima, the rows' scales and validity, the slot sums
+    assertEquals(128 * 128 * 2 + 6 * (2 * 128 * (2 * 16 + 4)) + (10 * 128 + 4) * 4, p.sharedBytes());
+    assertEquals(true, p.optIn());
+    assertEquals("maxsim_forward_quant_wgmma_p32_c1_bf16_s8", // long documents, one short query
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_p128_c1_f16_b1", // 33 to 128 query tokens: one pass of 128 rows
+        ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.FLOAT16, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_g128_c2_bf16_e4m3", // groups against very long documents
+        ForwardPlan.plan(shape(16, 32, 32, 8192, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_p32_c1_b1_b1", // compressed queries: where only wgmma runs
+        ForwardPlan.plan(shape(1, 100, 32, 300, 256, DType.BINARY, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_p32_c2_bf16_s8", // d = 1024: 128 rows would not fit, so passes of 32
+        ForwardPlan.plan(shape(1, 500, 128, 300, 1024, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_p32_c2_f16_s8", // d over 128: the mma.sync kernel does not run
+        ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.FLOAT16, DType.INT8), H200).entry());
+  }
+
+  @Test
+  void oneShortQueryAgainstShortDocumentsOrFewItemsTakeTheMmaKernel() {
     Plan p = ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
     assertEquals(Family.QUANT, p.family());
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry()); // one query: pairs taken at run time
     assertEquals(132 * 4, p.blocks()); // the warps the GPU holds (4 blocks per SM here), 4 per block
     assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
-    assertEquals("maxsim_forward_quant_c1_f16_e4m3",
-        ForwardPlan.plan(shape(5, 1000, 32, 64, DType.FLOAT16, DType.FLOAT8_E4M3, false), H200).entry());
+    assertEquals("maxsim_forward_quant_c1_f16_e4m3", // 2 groups x 100 documents: under 8 stages per block
+        ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.FLOAT8_E4M3, false), H200).entry());
+    assertEquals("maxsim_forward_quant_c1_dyn_bf16_s8", // long documents, but under 4 pairs per block
+        ForwardPlan.plan(shape(1, 1000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_c2_dyn_bf16_e4m3", // over 128 query tokens: several passes either way
+        ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_c2_s8_s8", // compressed queries, both kernels run: mma.sync
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_b1_b1",
-        ForwardPlan.plan(shape(1, 1000, 100, 128, DType.BINARY, DType.BINARY, false), H200).entry());
+        ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_c2_bf16_s8", // groups, but under 8 stages per block
+        ForwardPlan.plan(shape(32, 32, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).entry());
+  }
+
+  @Test
+  void beforeSm90CompressedDocumentsTakeTheMmaKernel() {
+    GpuCapabilities ada = gpu(8, 9);
+    Plan p = ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false), ada);
+    assertEquals(Family.QUANT, p.family());
+    assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry());
+    assertEquals("maxsim_forward_quant_c1_f16_e4m3",
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), ada).entry());
+    assertEquals("maxsim_forward_quant_c1_dyn_b1_b1",
+        ForwardPlan.plan(shape(1, 1000, 100, 128, DType.BINARY, DType.BINARY, false), ada).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_s8_s8",
-        ForwardPlan.plan(shape(1, 4000, 32, 48, DType.INT8, DType.INT8, false), H200).entry());
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.INT8, DType.INT8), ada).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_bf16_s8",
         ForwardPlan.plan(shape(1, 3, 32, 16, DType.BFLOAT16, DType.INT8, false), gpu(8, 0)).entry());
   }
@@ -54,8 +102,9 @@ class CompressedPlanTest {
         new Case(shape(1, 100, 32, 128, DType.INT8, DType.BFLOAT16, false), H200, "maxsim_forward_scaled_s8_bf16"),
         new Case(shape(1, 100, 32, 128, DType.BINARY, DType.FLOAT32, false), H200, "maxsim_forward_scaled_b1_f32"),
         new Case(shape(1, 100, 32, 33, DType.BFLOAT16, DType.INT8, false), H200, "maxsim_forward_scaled_bf16_s8"),
-        new Case(shape(1, 100, 32, 144, DType.BFLOAT16, DType.FLOAT8_E4M3, false), H200,
+        new Case(shape(1, 100, 32, 144, DType.BFLOAT16, DType.FLOAT8_E4M3, false), gpu(8, 9),
             "maxsim_forward_scaled_bf16_e4m3"),
+        new Case(shape(1, 100, 32, 2064, DType.BFLOAT16, DType.INT8, false), H200, "maxsim_forward_scaled_bf16_s8"),
         new Case(shape(1, 100, 32, 48, DType.BFLOAT16, DType.BINARY, false), H200, "maxsim_forward_scaled_bf16_b1"),
         new Case(shape(1, 100, 32, 128, DType.BFLOAT16, DType.INT8, true), H200, "maxsim_forward_scaled_bf16_s8"),
         new Case(shape(1, 100, 32, 128, DType.FLOAT16, DType.INT8, false), gpu(7, 5), "maxsim_forward_scaled_f16_s8"))) {
@@ -72,16 +121,22 @@ class CompressedPlanTest {
     DeviceTokens d = new DeviceTokens(DType.INT8, 128, 10000, 300, 3_000_000, 0x1100, 0x1200, 0x1300, 0x1400, 0,
         0x1500);
     ForwardShape s = shape(1, 10000, 32, 128, DType.INT8, DType.INT8, false);
-    List<KernelLaunch> launches = ForwardLaunches.of(ForwardPlan.plan(s, H200), s, new Operands(q, d, 0x9000, 0, 0));
+    List<KernelLaunch> launches = ForwardLaunches.of(ForwardPlan.plan(s, gpu(8, 9)), s,
+        new Operands(q, d, 0x9000, 0, 0));
     assertEquals(1, launches.size());
     KernelArgs.Quant a = assertInstanceOf(KernelArgs.Quant.class, launches.get(0).args());
     assertEquals(0x500, a.qScale());
     assertEquals(0x1500, a.dScale());
     assertNotNull(a.work());
     ForwardShape several = shape(5, 1000, 32, 128, DType.BFLOAT16, DType.INT8, false);
-    KernelArgs.Quant b = (KernelArgs.Quant) ForwardLaunches.of(ForwardPlan.plan(several, H200), several,
+    KernelArgs.Quant b = (KernelArgs.Quant) ForwardLaunches.of(ForwardPlan.plan(several, gpu(8, 9)), several,
         new Operands(q, d, 0x9000, 0, 0)).get(0).args();
     assertNull(b.work()); // queries shared: a static split, no counters
+    ForwardShape groups = shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8);
+    KernelArgs.Quant w = (KernelArgs.Quant) ForwardLaunches.of(ForwardPlan.plan(groups, H200), groups,
+        new Operands(q, d, 0x9000, 0, 0)).get(0).args();
+    assertEquals(0x1500, w.dScale());
+    assertNull(w.work()); // the wgmma kernel splits statically
     ForwardShape ffma = shape(1, 100, 32, 33, DType.FLOAT32, DType.INT8, true);
     KernelArgs.FfmaScaled f = assertInstanceOf(KernelArgs.FfmaScaled.class, ForwardLaunches.of(
         ForwardPlan.plan(ffma, H200), ffma, new Operands(q, d, 0x9000, 0x9800, 32)).get(0).args());
