@@ -23,8 +23,8 @@ import java.util.function.UnaryOperator;
  *   <li>{@code stream_n1}, {@code stream_n2}, {@code stream_r6}: the streaming kernel's A/B entries;
  *   <li>{@code k8}: block kernels with sm_75 arithmetic (fp16 m16n8k16 as two m16n8k8) on any GPU;
  *   <li>{@code wide}: the rules, the training argmax kept in int32;
- *   <li>{@code quant_v1}, {@code quant_v2}, {@code quant_v4}, {@code quant_n2}: the tensor-core kernel for
- *       compressed documents with bf16 queries, its A/B entries (maxsim_forward_quant_ab.cu), where one exists.
+ *   <li>{@code quant_mma}, {@code quant_wgmma}: compressed documents on the mma.sync or the wgmma kernel
+ *       wherever it runs (rule 18 chooses between them where both do).
  * </ul>
  */
 public final class ForcedKernels {
@@ -34,7 +34,6 @@ public final class ForcedKernels {
   static final String MMA_AB = "maxsim_forward_mma_ab";
   static final String MMA_K8 = "maxsim_forward_mma_k8";
   static final String STREAM_AB = "maxsim_forward_stream_ab";
-  static final String QUANT_AB = "maxsim_forward_quant_ab";
 
   /** A CUDA backend (GPU 0) running {@code name}'s kernels. */
   public static Backend backend(String name, int cpuThreads) {
@@ -78,11 +77,13 @@ public final class ForcedKernels {
       case "stream_n1" -> streamVariant("_n1", 2);
       case "stream_n2" -> streamVariant("_n2", 4);
       case "stream_r6" -> streamVariant("_r6", 0);
-      case "quant_v1", "quant_v2", "quant_v4", "quant_n2" -> quantVariant(name.substring("quant".length()));
+      case "quant_mma" -> (s, g) -> ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.plan(s, g);
+      case "quant_wgmma" -> (s, g) -> ForwardPlan.quantWgmmaApplies(s, g) ? ForwardPlan.quantWgmma(s, g)
+          : ForwardPlan.plan(s, g);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma, wgmma_serial, "
-          + "nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_v1, "
-          + "quant_v2, quant_v4, quant_n2");
+          + "nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
+          + "quant_wgmma");
     };
   }
 
@@ -161,24 +162,5 @@ public final class ForcedKernels {
       Plan p = ForwardPlan.stream(s, ab, false);
       return p.withEntry(STREAM_AB, rename.apply(p.entry()));
     }, true);
-  }
-
-  /**
-   * The tensor-core kernel for compressed documents with an A/B entry ({@code suffix}) where the rules pick its
-   * "_dyn" bf16-query entry for int8 (c1, c2), fp8 (c2) or 1-bit (c1) documents; its grid sized by that entry.
-   */
-  private static ForwardKernels.Planner quantVariant(String suffix) {
-    return (s, g) -> {
-      Plan p = ForwardPlan.plan(s, g);
-      if (p.family() != Family.QUANT || !p.entry().matches(".*_c(1|2)_dyn_bf16_(s8|b1)|.*_c2_dyn_bf16_e4m3")) {
-        return p;
-      }
-      UnaryOperator<String> rename = e -> e.replaceFirst("_dyn_", suffix + "_dyn_");
-      GpuCapabilities ab = new GpuCapabilities(g.major(), g.minor(), g.multiprocessors(),
-          g.sharedMemoryPerBlockOptin(), g.tensorMaps(),
-          (module, entry, threads, shared) -> g.residentBlocks(QUANT_AB, rename.apply(entry), threads, shared));
-      Plan q = ForwardPlan.quant(s, ab);
-      return q.withEntry(QUANT_AB, rename.apply(q.entry()));
-    };
   }
 }
