@@ -33,6 +33,11 @@ final class DistributedTopK {
   private DistributedTopK() {}
 
   static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k) {
+    return topK(queries, corpus, k, PairScoring.CHUNK_ROWS);
+  }
+
+  /** As above with chunks of at most {@code chunkRows} documents (tests use small chunks to cross their bounds). */
+  static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k, int chunkRows) {
     if (queries == null || corpus == null) {
       throw new IllegalArgumentException((queries == null ? "queries" : "corpus") + " is null; expected a table");
     }
@@ -52,7 +57,7 @@ final class DistributedTopK {
     Broadcast<QuerySet> broadcast = JavaSparkContext.fromSparkContext(spark.sparkContext()).broadcast(set);
     JavaRDD<Row> documents = corpus.data().select(TableColumns.of(corpus)).javaRDD();
     int reducers = Math.max(1, Math.min(set.size(), spark.sparkContext().defaultParallelism()));
-    JavaRDD<Row> merged = documents.mapPartitionsWithIndex(new PartitionTopK(broadcast, k), false)
+    JavaRDD<Row> merged = documents.mapPartitionsWithIndex(new PartitionTopK(broadcast, k, chunkRows), false)
         .mapToPair(t -> t)
         .groupByKey(reducers)
         .flatMap(new MergeTopK(broadcast, k));
@@ -63,7 +68,7 @@ final class DistributedTopK {
   record PartTop(int partition, float[] scores, int[] local, Object[] ids) implements Serializable {}
 
   /** Ranks one partition in chunks; emits (query index, its best k here) for every query. */
-  private record PartitionTopK(Broadcast<QuerySet> queries, int k)
+  private record PartitionTopK(Broadcast<QuerySet> queries, int k, int chunkRows)
       implements Function2<Integer, Iterator<Row>, Iterator<Tuple2<Integer, PartTop>>> {
     @Override
     public Iterator<Tuple2<Integer, PartTop>> call(Integer partition, Iterator<Row> rows) {
@@ -80,7 +85,7 @@ final class DistributedTopK {
         Row r = rows.next();
         chunk.add(r.get(0), r.get(1), r.get(2));
         chunkIds.add(r.get(0));
-        if (rows.hasNext() && chunk.rows() < PairScoring.CHUNK_ROWS && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
+        if (rows.hasNext() && chunk.rows() < chunkRows && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
           continue;
         }
         int dim = set.tokens().dim() != 0 ? set.tokens().dim() : chunk.dim();

@@ -33,13 +33,33 @@ final class PairScoring {
   private static final String DOC_TOKENS = PREFIX + "dt";
   private static final String DOC_MASK = PREFIX + "dm";
   /** A chunk's bounds: enough rows for fused calls, few enough tokens to stay far below a task's heap. */
-  static final int CHUNK_ROWS = 8192;
-  static final int CHUNK_TOKENS = 1 << 18;
+  static final int CHUNK_ROWS = 16384;
+  static final int CHUNK_TOKENS = 1 << 19;
 
   private PairScoring() {}
 
   static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
       EmbeddingTable queries, EmbeddingTable corpus) {
+    return score(pairs, queryId, docId, scoreColumn, queries, corpus, CHUNK_ROWS);
+  }
+
+  /** As above with chunks of at most {@code chunkRows} rows (tests use small chunks to cross their bounds). */
+  static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
+      EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
+    Dataset<Row> joined = joined(pairs, queryId, docId, queries, corpus);
+    List<String> columns = Arrays.asList(pairs.columns());
+    if (columns.contains(scoreColumn)) {
+      throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
+          + "'; expected the scores' column name to be new");
+    }
+    StructType out = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
+    Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId), chunkRows);
+    return joined.mapPartitions(scorer, Encoders.row(out));
+  }
+
+  /** The pairs' columns, then the query's tokens and mask and the document's: what the scorer reads. */
+  static Dataset<Row> joined(Dataset<Row> pairs, String queryId, String docId, EmbeddingTable queries,
+      EmbeddingTable corpus) {
     if (pairs == null || queries == null || corpus == null) {
       throw new IllegalArgumentException((pairs == null ? "pairs" : queries == null ? "queries" : "corpus")
           + " is null; expected a Dataset");
@@ -49,10 +69,6 @@ final class PairScoring {
       if (!columns.contains(c)) {
         throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
       }
-    }
-    if (columns.contains(scoreColumn)) {
-      throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
-          + "'; expected the scores' column name to be new");
     }
     Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK);
     Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK);
@@ -65,9 +81,7 @@ final class PairScoring {
     for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK}) {
       keep.add(col(c));
     }
-    StructType out = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
-    return joined.select(keep.toArray(Column[]::new)).mapPartitions(
-        new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId)), Encoders.row(out));
+    return joined.select(keep.toArray(Column[]::new));
   }
 
   private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask) {
@@ -76,7 +90,8 @@ final class PairScoring {
   }
 
   /** One partition: chunks of rows, grouped by query, one call per query and chunk. */
-  private record Scorer(int width, int queryId, int docId) implements MapPartitionsFunction<Row, Row> {
+  private record Scorer(int width, int queryId, int docId, int chunkRows)
+      implements MapPartitionsFunction<Row, Row> {
     @Override
     public Iterator<Row> call(Iterator<Row> rows) {
       return new Iterator<>() {
@@ -104,7 +119,7 @@ final class PairScoring {
       Map<Object, List<Row>> byQuery = new LinkedHashMap<>();
       int taken = 0;
       long tokens = 0;
-      while (rows.hasNext() && taken < CHUNK_ROWS && tokens < CHUNK_TOKENS) {
+      while (rows.hasNext() && taken < chunkRows && tokens < CHUNK_TOKENS) {
         Row r = rows.next();
         byQuery.computeIfAbsent(r.get(queryId), x -> new ArrayList<>()).add(r);
         taken++;

@@ -1,26 +1,26 @@
 package dev.maxsim4j.spark;
 
 import dev.maxsim4j.DType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * Collects the token cells of many rows, {@code array<array<float>>} or {@link TokenCodec} {@code binary}, into
- * one packed batch of one type, so that a partition is scored in a few fused calls. Errors name the row's id.
+ * one packed batch of one type, so that a partition is scored in a few fused calls. Rows are kept as they come
+ * and copied once, into arrays of the exact size, when the batch is packed. Errors name the row's id.
  */
 final class TokenRows {
   private final String role;
+  private final List<Object> pending = new ArrayList<>(); // per row: a TokenCodec.Cell or the row's float[]
   private DType type;
   private int dim;
   private int[] offsets = new int[17];
   private int rows;
   private int tokens;
-  private float[] floats = new float[0];
-  private short[] halfs = new short[0];
-  private byte[] bytes = new byte[0];
-  private float[] scales = new float[0];
   private boolean[] mask;
-  private int used; // elements of floats/halfs, or bytes of bytes, in use
 
   /** {@code role} names the rows in errors: "query" or "document". */
   TokenRows(String role) {
@@ -41,9 +41,9 @@ final class TokenRows {
   }
 
   void clear() {
+    pending.clear();
     rows = 0;
     tokens = 0;
-    used = 0;
     mask = null;
     type = null;
     dim = 0;
@@ -57,7 +57,12 @@ final class TokenRows {
     String what = "tokens of " + role + " '" + id + "'";
     int before = tokens;
     if (cell instanceof byte[] b) {
-      addCell(TokenCodec.read(b, what), what);
+      TokenCodec.Cell c = TokenCodec.read(b, what);
+      if (c.length() > 0) {
+        accept(c.type(), c.dim(), what);
+        pending.add(c);
+        tokens = Math.addExact(tokens, c.length());
+      }
     } else if (cell instanceof scala.collection.Seq<?> seq) {
       addArrays(seq, what);
     } else if (cell == null) {
@@ -84,87 +89,102 @@ final class TokenRows {
     int d = dim == 0 ? fallbackDim : dim;
     int[] off = Arrays.copyOf(offsets, rows + 1);
     boolean[] m = mask == null ? null : Arrays.copyOf(mask, tokens);
-    return switch (t) {
-      case FLOAT32 -> new PackedTokens(t, d, off, Arrays.copyOf(floats, used), null, null, null, m);
-      case FLOAT16, BFLOAT16 -> new PackedTokens(t, d, off, null, Arrays.copyOf(halfs, used), null, null, m);
-      default -> new PackedTokens(t, d, off, null, null, Arrays.copyOf(bytes, used),
-          Arrays.copyOf(scales, tokens), m);
-    };
+    if (t.isQuantized()) {
+      int perToken = Math.toIntExact(t.bytesPerToken(d));
+      byte[] bytes = new byte[Math.multiplyExact(tokens, perToken)];
+      float[] scales = new float[tokens];
+      int at = 0;
+      for (Object row : pending) {
+        TokenCodec.Cell c = (TokenCodec.Cell) row;
+        payload(c).asFloatBuffer().get(scales, at, c.length());
+        System.arraycopy(c.bytes(), c.payloadOffset() + 4 * c.length(), bytes,
+            at * perToken, c.length() * perToken);
+        at += c.length();
+      }
+      return new PackedTokens(t, d, off, null, null, bytes, scales, m);
+    }
+    int elements = Math.multiplyExact(tokens, d);
+    if (t == DType.FLOAT32) {
+      float[] floats = new float[elements];
+      int at = 0;
+      for (Object row : pending) {
+        if (row instanceof float[] values) {
+          System.arraycopy(values, 0, floats, at, values.length);
+          at += values.length;
+        } else {
+          TokenCodec.Cell c = (TokenCodec.Cell) row;
+          payload(c).asFloatBuffer().get(floats, at, c.length() * d);
+          at += c.length() * d;
+        }
+      }
+      return new PackedTokens(t, d, off, floats, null, null, null, m);
+    }
+    short[] halfs = new short[elements];
+    int at = 0;
+    for (Object row : pending) {
+      TokenCodec.Cell c = (TokenCodec.Cell) row;
+      payload(c).asShortBuffer().get(halfs, at, c.length() * d);
+      at += c.length() * d;
+    }
+    return new PackedTokens(t, d, off, null, halfs, null, null, m);
   }
 
-  private void addCell(TokenCodec.Cell c, String what) {
-    if (c.length() == 0) {
-      return;
-    }
-    accept(c.type(), c.dim(), what);
-    byte[] b = c.bytes();
-    int at = c.payloadOffset();
-    var in = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    int n = c.length();
-    if (c.type().isQuantized()) {
-      int perToken = (int) c.type().bytesPerToken(c.dim());
-      scales = grow(scales, tokens + n);
-      in.position(at).asFloatBuffer().get(scales, tokens, n);
-      bytes = grow(bytes, used + n * perToken);
-      System.arraycopy(b, at + 4 * n, bytes, used, n * perToken);
-      used += n * perToken;
-    } else if (c.type() == DType.FLOAT32) {
-      floats = grow(floats, used + n * dim);
-      in.position(at).asFloatBuffer().get(floats, used, n * dim);
-      used += n * dim;
-    } else {
-      halfs = grow(halfs, used + n * dim);
-      in.position(at).asShortBuffer().get(halfs, used, n * dim);
-      used += n * dim;
-    }
-    tokens = Math.addExact(tokens, n);
+  private static ByteBuffer payload(TokenCodec.Cell c) {
+    return ByteBuffer.wrap(c.bytes()).order(ByteOrder.LITTLE_ENDIAN).position(c.payloadOffset());
   }
 
   private void addArrays(scala.collection.Seq<?> seq, String what) {
     int n = seq.length();
+    if (n == 0) {
+      return;
+    }
+    float[] values = null;
     for (int t = 0; t < n; t++) {
       Object token = seq.apply(t);
-      if (!(token instanceof scala.collection.Seq<?> values)) {
+      if (!(token instanceof scala.collection.Seq<?> elements)) {
         throw new IllegalArgumentException(what + ": token " + t + " is " + (token == null ? "null" : "a "
             + token.getClass().getName()) + "; expected array<float>");
       }
-      int d = values.length();
+      int d = elements.length();
       if (d == 0) {
         throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
       }
       accept(DType.FLOAT32, d, what);
-      floats = grow(floats, used + d);
+      if (values == null) {
+        values = new float[Math.multiplyExact(n, d)];
+      }
       for (int k = 0; k < d; k++) {
-        Object v = values.apply(k);
+        Object v = elements.apply(k);
         if (!(v instanceof Float f)) {
           throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is "
               + (v == null ? "null" : v.getClass().getName()) + "; expected a float");
         }
-        floats[used++] = f;
+        values[t * d + k] = f;
       }
-      tokens = Math.addExact(tokens, 1);
     }
+    pending.add(values);
+    tokens = Math.addExact(tokens, n);
   }
 
   private void addMask(Object maskCell, int rowTokens, String what) {
+    String row = what.substring("tokens of ".length());
     List<?> flags = maskCell instanceof scala.collection.Seq<?> s ? scala.jdk.javaapi.CollectionConverters.asJava(s)
         : null;
     if (flags == null || flags.size() != rowTokens) {
-      throw new IllegalArgumentException("mask of " + what.substring("tokens of ".length()) + " has "
+      throw new IllegalArgumentException("mask of " + row + " has "
           + (flags == null ? "type " + maskCell.getClass().getName() : flags.size() + " flags")
           + "; expected array<boolean> with one flag per token (" + rowTokens + ")");
     }
+    int at = tokens - rowTokens;
     if (mask == null) {
       mask = new boolean[Math.max(16, tokens)];
-      Arrays.fill(mask, 0, tokens - rowTokens, true);
+      Arrays.fill(mask, 0, at, true);
     }
     mask = grow(mask, tokens);
-    int at = tokens - rowTokens;
     for (int t = 0; t < rowTokens; t++) {
-      Object f = flags.get(t);
-      if (!(f instanceof Boolean valid)) {
-        throw new IllegalArgumentException("mask of " + what.substring("tokens of ".length()) + " has " + f
-            + " at token " + t + "; expected true or false");
+      if (!(flags.get(t) instanceof Boolean valid)) {
+        throw new IllegalArgumentException("mask of " + row + " has " + flags.get(t) + " at token " + t
+            + "; expected true or false");
       }
       mask[at + t] = valid;
     }
@@ -185,18 +205,6 @@ final class TokenRows {
       throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the " + role
           + "s before it");
     }
-  }
-
-  private static float[] grow(float[] a, int n) {
-    return n <= a.length ? a : Arrays.copyOf(a, Math.max(n, a.length * 2));
-  }
-
-  private static short[] grow(short[] a, int n) {
-    return n <= a.length ? a : Arrays.copyOf(a, Math.max(n, a.length * 2));
-  }
-
-  private static byte[] grow(byte[] a, int n) {
-    return n <= a.length ? a : Arrays.copyOf(a, Math.max(n, a.length * 2));
   }
 
   private static boolean[] grow(boolean[] a, int n) {

@@ -56,7 +56,7 @@ class SparkScoringTest {
   }
 
   @Test
-  void pairsScoreAsOneProcessDoesAndKeepTheirColumns() {
+  void pairsScoreAsOneProcessDoesAndKeepTheirColumnsInLargeAndSmallChunks() {
     Random r = new Random(23);
     List<Row> pairs = new ArrayList<>();
     for (int i = 0; i < 120; i++) {
@@ -67,7 +67,8 @@ class SparkScoringTest {
     for (int slices : new int[] {1, 5}) {
       Dataset<Row> input = spark.createDataFrame(JavaSparkContext.fromSparkContext(spark.sparkContext())
           .parallelize(pairs, slices), schema);
-      List<Row> scored = SparkMaxSim.scorePairs(input, table(QUERIES, 2), table(CORPUS, 3)).collectAsList();
+      List<Row> scored = PairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2),
+          table(CORPUS, 3), slices == 1 ? PairScoring.CHUNK_ROWS : 7).collectAsList();
       assertEquals(120, scored.size());
       boolean[] seen = new boolean[120];
       for (Row row : scored) {

@@ -60,6 +60,17 @@ class SparkTopKTest {
   }
 
   @Test
+  void partitionsRankedInSeveralChunksMatchOneCall() {
+    Corpus queries = Corpus.random("q", 4, 6, 16, 13, 0);
+    Corpus corpus = Corpus.random("d", 70, 9, 16, 14, 8);
+    for (int chunkRows : new int[] {1, 4, 7}) {
+      List<Row> rows = DistributedTopK.topK(masked(table(queries, 1)), masked(table(corpus, 3)), 6, chunkRows)
+          .collectAsList();
+      assertMatches(reference.topK(queries.batch(), corpus.batch(), 6), rows, queries, corpus);
+    }
+  }
+
+  @Test
   void kBeyondTheCorpusReturnsEveryDocumentAndAnEmptyCorpusNothing() {
     Corpus queries = Corpus.random("q", 3, 4, 8, 3, 0);
     Corpus corpus = Corpus.random("d", 5, 4, 8, 4, 0);
