@@ -19,6 +19,10 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import scala.Tuple2;
@@ -55,9 +59,13 @@ final class DistributedTopK {
       return spark.createDataFrame(List.of(), schema);
     }
     Broadcast<QuerySet> broadcast = JavaSparkContext.fromSparkContext(spark.sparkContext()).broadcast(set);
-    JavaRDD<Row> documents = corpus.data().select(TableColumns.of(corpus)).javaRDD();
+    // Spark's internal rows: no conversion to Row, and array<array<float>> read unboxed
+    JavaRDD<InternalRow> documents = corpus.data().select(TableColumns.of(corpus)).queryExecution().toRdd()
+        .toJavaRDD();
     int reducers = Math.max(1, Math.min(set.size(), spark.sparkContext().defaultParallelism()));
-    JavaRDD<Row> merged = documents.mapPartitionsWithIndex(new PartitionTopK(broadcast, k, chunkRows), false)
+    PartitionTopK ranking = new PartitionTopK(broadcast, k, chunkRows, corpus.idType(),
+        corpus.data().schema().apply(corpus.tokens()).dataType() instanceof BinaryType);
+    JavaRDD<Row> merged = documents.mapPartitionsWithIndex(ranking, false)
         .mapToPair(t -> t)
         .groupByKey(reducers)
         .flatMap(new MergeTopK(broadcast, k));
@@ -68,13 +76,15 @@ final class DistributedTopK {
   record PartTop(int partition, float[] scores, int[] local, Object[] ids) implements Serializable {}
 
   /** Ranks one partition in chunks; emits (query index, its best k here) for every query. */
-  private record PartitionTopK(Broadcast<QuerySet> queries, int k, int chunkRows)
-      implements Function2<Integer, Iterator<Row>, Iterator<Tuple2<Integer, PartTop>>> {
+  private record PartitionTopK(Broadcast<QuerySet> queries, int k, int chunkRows, DataType idType,
+      boolean binaryTokens)
+      implements Function2<Integer, Iterator<InternalRow>, Iterator<Tuple2<Integer, PartTop>>> {
     @Override
-    public Iterator<Tuple2<Integer, PartTop>> call(Integer partition, Iterator<Row> rows) {
+    public Iterator<Tuple2<Integer, PartTop>> call(Integer partition, Iterator<InternalRow> rows) {
       if (!rows.hasNext()) {
         return Collections.emptyIterator();
       }
+      scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
       QuerySet set = queries.value();
       TokenRows chunk = new TokenRows("document");
       List<Object> chunkIds = new ArrayList<>();
@@ -82,9 +92,10 @@ final class DistributedTopK {
       Map<Integer, Object> bestIds = Map.of();
       int chunkStart = 0;
       while (rows.hasNext()) {
-        Row r = rows.next();
-        chunk.add(r.get(0), r.get(1), r.get(2));
-        chunkIds.add(r.get(0));
+        InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
+        Object id = toId.apply(r.get(0, idType));
+        chunk.add(id, r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1), r.isNullAt(2) ? null : r.getArray(2));
+        chunkIds.add(id);
         if (rows.hasNext() && chunk.rows() < chunkRows && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
           continue;
         }

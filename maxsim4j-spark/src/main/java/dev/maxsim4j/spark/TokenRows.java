@@ -6,9 +6,11 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.spark.sql.catalyst.util.ArrayData;
 
 /**
- * Collects the token cells of many rows, {@code array<array<float>>} or {@link TokenCodec} {@code binary}, into
+ * Collects the token cells of many rows, {@code array<array<float>>} (as a {@code Row} or Spark's internal rows
+ * hold it) or {@link TokenCodec} {@code binary}, into
  * one packed batch of one type, so that a partition is scored in a few fused calls. Rows are kept as they come
  * and copied once, into arrays of the exact size, when the batch is packed. Errors name the row's id.
  */
@@ -65,6 +67,8 @@ final class TokenRows {
       }
     } else if (cell instanceof scala.collection.Seq<?> seq) {
       addArrays(seq, what);
+    } else if (cell instanceof ArrayData arrays) {
+      addArrays(arrays, what);
     } else if (cell == null) {
       throw new IllegalArgumentException(what + " is null; expected its tokens (is the id missing from its table?)");
     } else {
@@ -166,10 +170,41 @@ final class TokenRows {
     tokens = Math.addExact(tokens, n);
   }
 
+  /** The same from Spark's internal rows, which hold the floats unboxed. */
+  private void addArrays(ArrayData arrays, String what) {
+    int n = arrays.numElements();
+    if (n == 0) {
+      return;
+    }
+    float[] values = null;
+    for (int t = 0; t < n; t++) {
+      if (arrays.isNullAt(t)) {
+        throw new IllegalArgumentException(what + ": token " + t + " is null; expected array<float>");
+      }
+      ArrayData token = arrays.getArray(t);
+      int d = token.numElements();
+      if (d == 0) {
+        throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
+      }
+      accept(DType.FLOAT32, d, what);
+      for (int k = 0; k < d; k++) {
+        if (token.isNullAt(k)) {
+          throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is null; expected a float");
+        }
+      }
+      if (values == null) {
+        values = new float[Math.multiplyExact(n, d)];
+      }
+      System.arraycopy(token.toFloatArray(), 0, values, t * d, d);
+    }
+    pending.add(values);
+    tokens = Math.addExact(tokens, n);
+  }
+
   private void addMask(Object maskCell, int rowTokens, String what) {
     String row = what.substring("tokens of ".length());
     List<?> flags = maskCell instanceof scala.collection.Seq<?> s ? scala.jdk.javaapi.CollectionConverters.asJava(s)
-        : null;
+        : maskCell instanceof ArrayData a ? maskFlags(a) : null;
     if (flags == null || flags.size() != rowTokens) {
       throw new IllegalArgumentException("mask of " + row + " has "
           + (flags == null ? "type " + maskCell.getClass().getName() : flags.size() + " flags")
@@ -188,6 +223,14 @@ final class TokenRows {
       }
       mask[at + t] = valid;
     }
+  }
+
+  private static List<Boolean> maskFlags(ArrayData a) {
+    List<Boolean> flags = new ArrayList<>(a.numElements());
+    for (int i = 0; i < a.numElements(); i++) {
+      flags.add(a.isNullAt(i) ? null : a.getBoolean(i));
+    }
+    return flags;
   }
 
   /** All rows of one batch must share a type and d. */
