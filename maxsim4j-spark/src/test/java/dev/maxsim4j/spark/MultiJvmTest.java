@@ -42,7 +42,7 @@ class MultiJvmTest {
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.executor.extraJavaOptions", "-Dmaxsim4j.threads=1")
+        .config("spark.executor.cores", "1")
         .config("spark.sql.warehouse.dir", System.getProperty("java.io.tmpdir") + "/maxsim4j-spark-warehouse")
         .getOrCreate();
   }
@@ -64,6 +64,10 @@ class MultiJvmTest {
     Dataset<Row> documents = spark.createDataFrame(jsc.parallelize(corpus.rows(), 6), Corpus.ARRAYS);
     Set<Long> pids = new TreeSet<>(jsc.parallelize(List.of(1, 2, 3, 4, 5, 6), 6)
         .map(x -> ProcessHandle.current().pid()).collect());
+    // spark.executor.cores = 1, so each executor's MaxSim takes one thread, not one per core of the host
+    List<Integer> threads = jsc.parallelize(List.of(1, 2, 3, 4), 4).map(x -> ExecutorMaxSim.get().threads())
+        .collect();
+    assertEquals(List.of(1, 1, 1, 1), threads);
     assertFalse(pids.contains(ProcessHandle.current().pid()), "a task ran in the driver");
     List<Row> rows = SparkMaxSim.topK(EmbeddingTable.of(spark.createDataFrame(queries.rows(), Corpus.ARRAYS))
         .withMask("mask"), EmbeddingTable.of(documents).withMask("mask"), 9).collectAsList();
