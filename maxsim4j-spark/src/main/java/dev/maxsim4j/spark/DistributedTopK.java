@@ -94,7 +94,8 @@ final class DistributedTopK {
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
         Object id = toId.apply(r.get(0, idType));
-        chunk.add(id, r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1), r.isNullAt(2) ? null : r.getArray(2));
+        Object tokens = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
+        chunk.add(id, tokens, r.isNullAt(2) ? null : r.getArray(2));
         chunkIds.add(id);
         if (rows.hasNext() && chunk.rows() < chunkRows && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
           continue;
