@@ -46,12 +46,9 @@ final class PairScoring {
   /** As above with chunks of at most {@code chunkRows} rows (tests use small chunks to cross their bounds). */
   static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
       EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
+    check(pairs, queryId, docId, scoreColumn, queries, corpus);
     Dataset<Row> joined = joined(pairs, queryId, docId, queries, corpus);
     List<String> columns = Arrays.asList(pairs.columns());
-    if (columns.contains(scoreColumn)) {
-      throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
-          + "'; expected the scores' column name to be new");
-    }
     StructType out = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
     Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId), chunkRows);
     return joined.mapPartitions(scorer, Encoders.row(out));
@@ -60,16 +57,7 @@ final class PairScoring {
   /** The pairs' columns, then the query's tokens and mask and the document's: what the scorer reads. */
   static Dataset<Row> joined(Dataset<Row> pairs, String queryId, String docId, EmbeddingTable queries,
       EmbeddingTable corpus) {
-    if (pairs == null || queries == null || corpus == null) {
-      throw new IllegalArgumentException((pairs == null ? "pairs" : queries == null ? "queries" : "corpus")
-          + " is null; expected a Dataset");
-    }
-    List<String> columns = Arrays.asList(pairs.columns());
-    for (String c : new String[] {queryId, docId}) {
-      if (!columns.contains(c)) {
-        throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
-      }
-    }
+    check(pairs, queryId, docId, null, queries, corpus);
     Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK);
     Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK);
     Dataset<Row> withQueries = pairs.join(q, pairs.col(queryId).equalTo(q.col(QUERY_KEY)), "left");
@@ -82,6 +70,25 @@ final class PairScoring {
       keep.add(col(c));
     }
     return joined.select(keep.toArray(Column[]::new));
+  }
+
+  /** The tables are given, the pairs have both id columns and, unless null, not yet {@code scoreColumn}. */
+  static void check(Dataset<Row> pairs, String queryId, String docId, String scoreColumn, EmbeddingTable queries,
+      EmbeddingTable corpus) {
+    if (pairs == null || queries == null || corpus == null) {
+      throw new IllegalArgumentException((pairs == null ? "pairs" : queries == null ? "queries" : "corpus")
+          + " is null; expected a Dataset");
+    }
+    List<String> columns = Arrays.asList(pairs.columns());
+    for (String c : new String[] {queryId, docId}) {
+      if (!columns.contains(c)) {
+        throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
+      }
+    }
+    if (scoreColumn != null && columns.contains(scoreColumn)) {
+      throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
+          + "'; expected the scores' column name to be new");
+    }
   }
 
   private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask) {

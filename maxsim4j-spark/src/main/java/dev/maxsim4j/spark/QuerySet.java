@@ -2,10 +2,11 @@ package dev.maxsim4j.spark;
 
 import dev.maxsim4j.TokenBatch;
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.spark.sql.Row;
 
-/** The queries of a top-k job, collected on the driver and broadcast: their ids and packed tokens. */
+/** Queries collected on the driver to be broadcast: their ids and packed tokens. */
 record QuerySet(Object[] ids, PackedTokens tokens) implements Serializable {
 
   static QuerySet collect(EmbeddingTable queries) {
@@ -22,6 +23,29 @@ record QuerySet(Object[] ids, PackedTokens tokens) implements Serializable {
 
   int size() {
     return ids.length;
+  }
+
+  /** Query {@code i} alone as a one-row batch (a copy of its tokens); d {@code dimWhenEmpty} if none has one. */
+  TokenBatch query(int i, int dimWhenEmpty) {
+    int[] offsets = tokens.offsets();
+    int from = offsets[i];
+    int to = offsets[i + 1];
+    int dim = tokens.dim() != 0 ? tokens.dim() : Math.max(1, dimWhenEmpty);
+    int[] one = {0, to - from};
+    boolean[] mask = tokens.mask() == null ? null : Arrays.copyOfRange(tokens.mask(), from, to);
+    PackedTokens row = switch (tokens.type()) {
+      case FLOAT32 -> new PackedTokens(tokens.type(), dim, one,
+          Arrays.copyOfRange(tokens.floats(), from * dim, to * dim), null, null, null, mask);
+      case FLOAT16, BFLOAT16 -> new PackedTokens(tokens.type(), dim, one, null,
+          Arrays.copyOfRange(tokens.halfs(), from * dim, to * dim), null, null, mask);
+      default -> {
+        int perToken = (int) tokens.type().bytesPerToken(dim);
+        yield new PackedTokens(tokens.type(), dim, one, null, null,
+            Arrays.copyOfRange(tokens.bytes(), from * perToken, to * perToken),
+            Arrays.copyOfRange(tokens.scales(), from, to), mask);
+      }
+    };
+    return row.toBatch();
   }
 
   /** The queries as a batch of d {@code dim} when none of them holds a token (any d scores them alike). */

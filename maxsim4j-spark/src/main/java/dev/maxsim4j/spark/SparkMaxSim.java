@@ -40,6 +40,24 @@ public final class SparkMaxSim {
   }
 
   /**
+   * As {@link #scorePairs(Dataset, EmbeddingTable, EmbeddingTable)}, without moving any document: the pairs'
+   * distinct ids and the queries they name are collected on the driver and broadcast, each corpus partition
+   * scores the pairs of its own documents, and only (query, document, score) rows are joined back to the pairs.
+   * Much faster where the pairs' ids and their queries fit in memory (millions of pairs do); the corpus is read
+   * in full either way.
+   */
+  public static Dataset<Row> scorePairsByScan(Dataset<Row> pairs, EmbeddingTable queries, EmbeddingTable corpus) {
+    return scorePairsByScan(pairs, "query_id", "doc_id", queries, corpus);
+  }
+
+  /** As {@link #scorePairsByScan(Dataset, EmbeddingTable, EmbeddingTable)} with other id columns. */
+  public static Dataset<Row> scorePairsByScan(Dataset<Row> pairs, String queryIdColumn, String docIdColumn,
+      EmbeddingTable queries, EmbeddingTable corpus) {
+    return ScanPairScoring.score(pairs, queryIdColumn, docIdColumn, "score", queries, corpus,
+        PairScoring.CHUNK_ROWS);
+  }
+
+  /**
    * {@code rows} with a {@code scores} column ({@code array<float>}, in the order of the candidates): column
    * {@code query_id} names a query, column {@code candidates} an array of document ids. A row with an empty
    * list gets no scores, one with a null list null.

@@ -83,6 +83,50 @@ class SparkScoringTest {
   }
 
   @Test
+  void pairsScoredByScanningTheCorpusMatchAndRepeatedPairsKeepTheirRows() {
+    Random r = new Random(27);
+    List<Row> pairs = new ArrayList<>();
+    for (int i = 0; i < 90; i++) {
+      pairs.add(RowFactory.create(QUERIES.ids().get(r.nextInt(6)), CORPUS.ids().get(r.nextInt(30)), i));
+    }
+    pairs.add(RowFactory.create("q1", "d3", 90));
+    pairs.add(RowFactory.create("q1", "d3", 91));
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType)
+        .add("label", DataTypes.IntegerType);
+    Dataset<Row> input = spark.createDataFrame(JavaSparkContext.fromSparkContext(spark.sparkContext())
+        .parallelize(pairs, 3), schema);
+    for (int chunkRows : new int[] {PairScoring.CHUNK_ROWS, 5}) {
+      List<Row> scored = ScanPairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2),
+          table(CORPUS, 4), chunkRows).collectAsList();
+      assertEquals(92, scored.size());
+      boolean[] seen = new boolean[92];
+      for (Row row : scored) {
+        seen[row.getInt(2)] = true;
+        float want = want(row.getString(0), row.getString(1));
+        assertEquals(want, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(want)), row.toString());
+      }
+      for (boolean s : seen) {
+        assertTrue(s);
+      }
+    }
+    StructType ids = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    assertEquals(0, SparkMaxSim.scorePairsByScan(spark.createDataFrame(List.of(), ids), table(QUERIES, 1),
+        table(CORPUS, 1)).count());
+  }
+
+  @Test
+  void aScannedPairWhoseQueryOrDocumentIsMissingFailsNamingIt() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    for (String[] pair : new String[][] {{"q1", "nowhere", "document 'nowhere'"}, {"nobody", "d1", "query 'nobody'"}}) {
+      Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q2", "d1"),
+          RowFactory.create(pair[0], pair[1])), schema);
+      SparkException e = assertThrows(SparkException.class,
+          () -> SparkMaxSim.scorePairsByScan(pairs, table(QUERIES, 1), table(CORPUS, 2)).collectAsList());
+      assertTrue(JobFailure.describe(e).contains(pair[2]), JobFailure.describe(e));
+    }
+  }
+
+  @Test
   void noPairsGiveNoRows() {
     StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
     Dataset<Row> none = spark.createDataFrame(List.of(), schema);

@@ -98,6 +98,9 @@ final class SparkThroughput {
       System.out.printf("pairs, %s: the joins alone (tokens brought to the pairs, nothing scored) %.3f s%n",
           layout, joinOnly);
     }
+    double[] scan = interleaved(repeats, () -> maxSim.candidates(pq, candidatesBatch, candidates),
+        () -> noop(SparkMaxSim.scorePairsByScan(pairRows, pqt, dt)));
+    report("pairs by scan, corpus as generated", (double) pairQueries * candidates, scan[0], scan[1]);
     spark.stop();
   }
 
