@@ -1,0 +1,78 @@
+package dev.maxsim4j.spark;
+
+import static org.apache.spark.sql.functions.array_sort;
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.collect_list;
+import static org.apache.spark.sql.functions.first;
+import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.monotonically_increasing_id;
+import static org.apache.spark.sql.functions.posexplode;
+import static org.apache.spark.sql.functions.size;
+import static org.apache.spark.sql.functions.struct;
+import static org.apache.spark.sql.functions.when;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.types.ArrayType;
+
+/**
+ * Scores (query, K candidates) rows: the candidates are exploded into pairs, scored as {@link PairScoring}
+ * scores pairs, and gathered back into each row in candidate order.
+ */
+final class CandidateScoring {
+  private static final String ROW = PairScoring.PREFIX + "row";
+  private static final String ORIGINAL = PairScoring.PREFIX + "original";
+  private static final String POSITION = PairScoring.PREFIX + "pos";
+  private static final String DOC = PairScoring.PREFIX + "doc";
+  private static final String SCORE = PairScoring.PREFIX + "score";
+  private static final String SCORED = PairScoring.PREFIX + "scored";
+
+  private CandidateScoring() {}
+
+  static Dataset<Row> score(Dataset<Row> rows, String queryId, String candidates, String scoresColumn,
+      EmbeddingTable queries, EmbeddingTable corpus) {
+    if (rows == null) {
+      throw new IllegalArgumentException("rows is null; expected a Dataset of (query id, candidates) rows");
+    }
+    List<String> columns = Arrays.asList(rows.columns());
+    for (String c : new String[] {queryId, candidates}) {
+      if (!columns.contains(c)) {
+        throw new IllegalArgumentException("rows has no column '" + c + "'; it has " + columns);
+      }
+    }
+    if (!(rows.schema().apply(candidates).dataType() instanceof ArrayType)) {
+      throw new IllegalArgumentException("candidates column '" + candidates + "' is "
+          + rows.schema().apply(candidates).dataType().simpleString() + "; expected an array of document ids");
+    }
+    if (columns.contains(scoresColumn)) {
+      throw new IllegalArgumentException("rows already has a column '" + scoresColumn
+          + "'; expected the scores' column name to be new");
+    }
+    Column[] originals = columns.stream().map(c -> col(c)).toArray(Column[]::new);
+    Column nonEmpty = col(candidates).isNotNull().and(size(col(candidates)).gt(0));
+    // the row id is taken before the explode: in the same select Spark would evaluate it once per candidate
+    Dataset<Row> pairs = rows.where(nonEmpty).withColumn(ROW, monotonically_increasing_id())
+        .select(col(ROW), struct(originals).as(ORIGINAL), col(queryId).as(PairScoring.PREFIX + "q"),
+            posexplode(col(candidates)).as(new String[] {POSITION, DOC}));
+    Dataset<Row> scored = PairScoring.score(pairs, PairScoring.PREFIX + "q", DOC, SCORE, queries, corpus);
+    Dataset<Row> gathered = scored.groupBy(col(ROW))
+        .agg(first(col(ORIGINAL)).as(ORIGINAL), array_sort(collect_list(struct(col(POSITION), col(SCORE))))
+            .as(SCORED));
+    List<Column> out = new ArrayList<>();
+    for (String c : columns) {
+      out.add(col(ORIGINAL).getField(c).as(c));
+    }
+    out.add(col(SCORED).getField(SCORE).as(scoresColumn));
+    Dataset<Row> withScores = gathered.select(out.toArray(Column[]::new));
+    // rows with an empty candidate list get no scores, a null list null scores: no row is dropped
+    List<Column> empty = new ArrayList<>(Arrays.asList(originals));
+    empty.add(when(col(candidates).isNull(), lit(null).cast("array<float>")).otherwise(lit(new float[0]))
+        .as(scoresColumn));
+    return withScores.unionByName(rows.where(nonEmpty.isNull().or(nonEmpty.equalTo(false)))
+        .select(empty.toArray(Column[]::new)));
+  }
+}

@@ -1,0 +1,40 @@
+package dev.maxsim4j.spark;
+
+import dev.maxsim4j.TokenBatch;
+
+/** One token cell as a SQL function receives it ({@code array<array<float>>} or a binary cell) as floats. */
+final class Cells {
+  private Cells() {}
+
+  /** {@code [L][d]} floats of one cell; {@code what} names it in errors. */
+  static float[][] toFloats(Object cell, String what) {
+    if (cell instanceof byte[] b) {
+      return TokenCodec.decode(b);
+    }
+    if (!(cell instanceof scala.collection.Seq<?> seq)) {
+      throw new IllegalArgumentException(what + " is " + (cell == null ? "null" : "a " + cell.getClass().getName())
+          + "; expected array<array<float>> or a binary token cell");
+    }
+    float[][] out = new float[seq.length()][];
+    for (int t = 0; t < out.length; t++) {
+      if (!(seq.apply(t) instanceof scala.collection.Seq<?> token)) {
+        throw new IllegalArgumentException(what + ": token " + t + " is null; expected array<float>");
+      }
+      out[t] = new float[token.length()];
+      for (int k = 0; k < out[t].length; k++) {
+        if (!(token.apply(k) instanceof Float f)) {
+          throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is null; expected a float");
+        }
+        out[t][k] = f;
+      }
+    }
+    return out;
+  }
+
+  /** One cell as a one-row batch; an empty cell of unknown d takes {@code dimWhenEmpty}. */
+  static TokenBatch toBatch(Object cell, String what, int dimWhenEmpty) {
+    TokenRows rows = new TokenRows(what);
+    rows.add("", cell, null);
+    return rows.pack(rows.dim() != 0 ? rows.dim() : Math.max(1, dimWhenEmpty)).toBatch();
+  }
+}

@@ -1,0 +1,178 @@
+package dev.maxsim4j.spark;
+
+import dev.maxsim4j.TopK;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import scala.Tuple2;
+
+/**
+ * Exact top-k of broadcast queries over a partitioned corpus: each partition ranks its documents with
+ * {@code MaxSim.topK} (in bounded chunks, merged as it goes), sends its best k per query, and a shuffle by
+ * query brings every partition's k to one task, where {@link TopK#merge} keeps the global best k. Ties rank by
+ * corpus order (partition, then position), as one {@code MaxSim.topK} call over the collected corpus ranks them.
+ */
+final class DistributedTopK {
+  private DistributedTopK() {}
+
+  static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k) {
+    return topK(queries, corpus, k, PairScoring.CHUNK_ROWS);
+  }
+
+  /** As above with chunks of at most {@code chunkRows} documents (tests use small chunks to cross their bounds). */
+  static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k, int chunkRows) {
+    if (queries == null || corpus == null) {
+      throw new IllegalArgumentException((queries == null ? "queries" : "corpus") + " is null; expected a table");
+    }
+    if (k < 1) {
+      throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
+    }
+    SparkSession spark = corpus.data().sparkSession();
+    StructType schema = new StructType()
+        .add("query_id", queries.idType(), true)
+        .add("doc_id", corpus.idType(), true)
+        .add("rank", DataTypes.IntegerType, false)
+        .add("score", DataTypes.FloatType, false);
+    QuerySet set = QuerySet.collect(queries);
+    if (set.size() == 0) {
+      return spark.createDataFrame(List.of(), schema);
+    }
+    Broadcast<QuerySet> broadcast = JavaSparkContext.fromSparkContext(spark.sparkContext()).broadcast(set);
+    // Spark's internal rows: no conversion to Row, and array<array<float>> read unboxed
+    JavaRDD<InternalRow> documents = corpus.data().select(TableColumns.of(corpus)).queryExecution().toRdd()
+        .toJavaRDD();
+    int reducers = Math.max(1, Math.min(set.size(), spark.sparkContext().defaultParallelism()));
+    PartitionTopK ranking = new PartitionTopK(broadcast, k, chunkRows, corpus.idType(),
+        corpus.data().schema().apply(corpus.tokens()).dataType() instanceof BinaryType);
+    JavaRDD<Row> merged = documents.mapPartitionsWithIndex(ranking, false)
+        .mapToPair(t -> t)
+        .groupByKey(reducers)
+        .flatMap(new MergeTopK(broadcast, k));
+    return spark.createDataFrame(merged, schema);
+  }
+
+  /** One partition's best k for one query: scores and partition-local indices in top-k order, and their ids. */
+  record PartTop(int partition, float[] scores, int[] local, Object[] ids) implements Serializable {}
+
+  /** Ranks one partition in chunks; emits (query index, its best k here) for every query. */
+  private record PartitionTopK(Broadcast<QuerySet> queries, int k, int chunkRows, DataType idType,
+      boolean binaryTokens)
+      implements Function2<Integer, Iterator<InternalRow>, Iterator<Tuple2<Integer, PartTop>>> {
+    @Override
+    public Iterator<Tuple2<Integer, PartTop>> call(Integer partition, Iterator<InternalRow> rows) {
+      if (!rows.hasNext()) {
+        return Collections.emptyIterator();
+      }
+      scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
+      QuerySet set = queries.value();
+      TokenRows chunk = new TokenRows("document");
+      List<Object> chunkIds = new ArrayList<>();
+      TopK best = null;
+      Map<Integer, Object> bestIds = Map.of();
+      int chunkStart = 0;
+      while (rows.hasNext()) {
+        InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
+        Object id = toId.apply(r.get(0, idType));
+        Object tokens = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
+        chunk.add(id, tokens, r.isNullAt(2) ? null : r.getArray(2));
+        chunkIds.add(id);
+        if (rows.hasNext() && chunk.rows() < chunkRows && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
+          continue;
+        }
+        int dim = set.tokens().dim() != 0 ? set.tokens().dim() : chunk.dim();
+        TopK part = ExecutorMaxSim.get().topK(set.batch(dim), chunk.pack(Math.max(1, dim)).toBatch(), k);
+        best = best == null ? part : TopK.merge(k, List.of(best, part), new int[] {0, chunkStart});
+        bestIds = idsOf(best, bestIds, chunkIds, chunkStart);
+        chunkStart = Math.addExact(chunkStart, chunk.rows());
+        chunk.clear();
+        chunkIds.clear();
+      }
+      List<Tuple2<Integer, PartTop>> out = new ArrayList<>(set.size());
+      for (int q = 0; q < set.size(); q++) {
+        Object[] ids = new Object[best.indices()[q].length];
+        for (int r = 0; r < ids.length; r++) {
+          ids[r] = bestIds.get(best.indices()[q][r]);
+        }
+        out.add(new Tuple2<>(q, new PartTop(partition, best.scores()[q], best.indices()[q], ids)));
+      }
+      return out.iterator();
+    }
+
+    /** The ids of the documents in {@code best}: from the chunk just ranked, or kept from before it. */
+    private static Map<Integer, Object> idsOf(TopK best, Map<Integer, Object> before, List<Object> chunkIds,
+        int chunkStart) {
+      Map<Integer, Object> ids = new HashMap<>();
+      for (int[] row : best.indices()) {
+        for (int local : row) {
+          ids.put(local, local >= chunkStart ? chunkIds.get(local - chunkStart) : before.get(local));
+        }
+      }
+      return ids;
+    }
+  }
+
+  /** All partitions' best k for one query, merged into the global best k as (query, doc, rank, score) rows. */
+  private record MergeTopK(Broadcast<QuerySet> queries, int k)
+      implements FlatMapFunction<Tuple2<Integer, Iterable<PartTop>>, Row> {
+    @Override
+    public Iterator<Row> call(Tuple2<Integer, Iterable<PartTop>> query) {
+      List<PartTop> parts = new ArrayList<>();
+      query._2().forEach(parts::add);
+      parts.sort(Comparator.comparingInt(PartTop::partition));
+      // corpus order is (partition, local index): offsets that keep it, so ties rank as in one call
+      int[] first = new int[parts.size()];
+      List<TopK> tops = new ArrayList<>(parts.size());
+      long next = 0;
+      for (int p = 0; p < parts.size(); p++) {
+        PartTop part = parts.get(p);
+        first[p] = Math.toIntExact(next);
+        next += Arrays.stream(part.local()).max().orElse(-1) + 1L;
+        tops.add(new TopK(new float[][] {part.scores()}, new int[][] {part.local()}));
+      }
+      TopK merged = TopK.merge(k, tops, first);
+      Object queryId = queries.value().ids()[query._1()];
+      List<Row> rows = new ArrayList<>(merged.indices()[0].length);
+      for (int r = 0; r < merged.indices()[0].length; r++) {
+        int global = merged.indices()[0][r];
+        int p = Arrays.binarySearch(first, global); // offsets rise strictly: every part holds an entry
+        if (p < 0) {
+          p = -p - 2;
+        }
+        PartTop part = parts.get(p);
+        int local = global - first[p];
+        rows.add(RowFactory.create(queryId, idAt(part, local), r + 1, merged.scores()[0][r]));
+      }
+      return rows.iterator();
+    }
+
+    private static Object idAt(PartTop part, int local) {
+      for (int i = 0; i < part.local().length; i++) {
+        if (part.local()[i] == local) {
+          return part.ids()[i];
+        }
+      }
+      throw new IllegalStateException("merged top-k entry " + local + " is not in partition " + part.partition());
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package dev.maxsim4j.spark;
+
+import java.util.Arrays;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.FloatType;
+
+/**
+ * A table of token embeddings: an id column, a tokens column ({@code array<array<float>>}, or {@code binary}
+ * cells of {@link TokenCodec}) and optionally a mask column ({@code array<boolean>}, one flag per token; a
+ * false flag leaves the token out). Ids can be of any type Spark can join on, and should be unique.
+ *
+ * <pre>{@code
+ * EmbeddingTable corpus = EmbeddingTable.of(spark.read().parquet("corpus/"));          // id, tokens
+ * EmbeddingTable queries = EmbeddingTable.of(df, "qid", "embedding").withMask("attention");
+ * }</pre>
+ */
+public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String mask) {
+  public EmbeddingTable {
+    if (data == null) {
+      throw new IllegalArgumentException("data is null; expected a Dataset<Row> of token embeddings");
+    }
+    check(data, id, "id");
+    check(data, tokens, "tokens");
+    DataType t = data.schema().apply(tokens).dataType();
+    if (!(t instanceof BinaryType) && !isArraysOfFloat(t)) {
+      throw new IllegalArgumentException("tokens column '" + tokens + "' is " + t.simpleString()
+          + "; expected array<array<float>> or binary (TokenCodec cells)");
+    }
+    if (mask != null) {
+      check(data, mask, "mask");
+      DataType m = data.schema().apply(mask).dataType();
+      if (!(m instanceof ArrayType a && a.elementType() instanceof BooleanType)) {
+        throw new IllegalArgumentException("mask column '" + mask + "' is " + m.simpleString()
+            + "; expected array<boolean>");
+      }
+    }
+  }
+
+  /** Columns {@code id} and {@code tokens}, no mask. */
+  public static EmbeddingTable of(Dataset<Row> data) {
+    return new EmbeddingTable(data, "id", "tokens", null);
+  }
+
+  public static EmbeddingTable of(Dataset<Row> data, String id, String tokens) {
+    return new EmbeddingTable(data, id, tokens, null);
+  }
+
+  /** This table with a validity mask column. */
+  public EmbeddingTable withMask(String maskColumn) {
+    if (maskColumn == null) {
+      throw new IllegalArgumentException("maskColumn is null; expected an array<boolean> column's name");
+    }
+    return new EmbeddingTable(data, id, tokens, maskColumn);
+  }
+
+  /** Spark type of the id column. */
+  DataType idType() {
+    return data.schema().apply(id).dataType();
+  }
+
+  private static boolean isArraysOfFloat(DataType t) {
+    return t instanceof ArrayType outer && outer.elementType() instanceof ArrayType inner
+        && inner.elementType() instanceof FloatType;
+  }
+
+  private static void check(Dataset<Row> data, String column, String role) {
+    if (column == null) {
+      throw new IllegalArgumentException(role + " column is null; expected a column name");
+    }
+    if (!Arrays.asList(data.columns()).contains(column)) {
+      throw new IllegalArgumentException(role + " column '" + column + "' is not in the table; it has "
+          + Arrays.toString(data.columns()));
+    }
+  }
+}

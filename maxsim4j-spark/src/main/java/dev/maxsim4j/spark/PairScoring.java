@@ -1,0 +1,168 @@
+package dev.maxsim4j.spark;
+
+import static org.apache.spark.sql.functions.col;
+
+import dev.maxsim4j.MaxSim;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Scores (query id, document id) rows: joins the token tables in Spark, then each partition groups a bounded
+ * chunk of its rows by query and scores each query's documents in one fused call.
+ */
+final class PairScoring {
+  static final String PREFIX = "__maxsim4j_";
+  private static final String QUERY_KEY = PREFIX + "qk";
+  private static final String QUERY_TOKENS = PREFIX + "qt";
+  private static final String QUERY_MASK = PREFIX + "qm";
+  private static final String DOC_KEY = PREFIX + "dk";
+  private static final String DOC_TOKENS = PREFIX + "dt";
+  private static final String DOC_MASK = PREFIX + "dm";
+  /** A chunk's bounds: enough rows for fused calls, few enough tokens to stay far below a task's heap. */
+  static final int CHUNK_ROWS = 16384;
+  static final int CHUNK_TOKENS = 1 << 19;
+
+  private PairScoring() {}
+
+  static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
+      EmbeddingTable queries, EmbeddingTable corpus) {
+    return score(pairs, queryId, docId, scoreColumn, queries, corpus, CHUNK_ROWS);
+  }
+
+  /** As above with chunks of at most {@code chunkRows} rows (tests use small chunks to cross their bounds). */
+  static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
+      EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
+    check(pairs, queryId, docId, scoreColumn, queries, corpus);
+    Dataset<Row> joined = joined(pairs, queryId, docId, queries, corpus);
+    List<String> columns = Arrays.asList(pairs.columns());
+    StructType out = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
+    Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId), chunkRows);
+    return joined.mapPartitions(scorer, Encoders.row(out));
+  }
+
+  /** The pairs' columns, then the query's tokens and mask and the document's: what the scorer reads. */
+  static Dataset<Row> joined(Dataset<Row> pairs, String queryId, String docId, EmbeddingTable queries,
+      EmbeddingTable corpus) {
+    check(pairs, queryId, docId, null, queries, corpus);
+    Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK);
+    Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK);
+    Dataset<Row> withQueries = pairs.join(q, pairs.col(queryId).equalTo(q.col(QUERY_KEY)), "left");
+    Dataset<Row> joined = withQueries.join(d, withQueries.col(docId).equalTo(d.col(DOC_KEY)), "left");
+    List<Column> keep = new ArrayList<>();
+    for (String c : pairs.columns()) {
+      keep.add(withQueries.col(c));
+    }
+    for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK}) {
+      keep.add(col(c));
+    }
+    return joined.select(keep.toArray(Column[]::new));
+  }
+
+  /** The tables are given, the pairs have both id columns and, unless null, not yet {@code scoreColumn}. */
+  static void check(Dataset<Row> pairs, String queryId, String docId, String scoreColumn, EmbeddingTable queries,
+      EmbeddingTable corpus) {
+    if (pairs == null || queries == null || corpus == null) {
+      throw new IllegalArgumentException((pairs == null ? "pairs" : queries == null ? "queries" : "corpus")
+          + " is null; expected a Dataset");
+    }
+    List<String> columns = Arrays.asList(pairs.columns());
+    for (String c : new String[] {queryId, docId}) {
+      if (!columns.contains(c)) {
+        throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
+      }
+    }
+    if (scoreColumn != null && columns.contains(scoreColumn)) {
+      throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
+          + "'; expected the scores' column name to be new");
+    }
+  }
+
+  private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask) {
+    Column[] c = TableColumns.of(t);
+    return t.data().select(c[0].as(key), c[1].as(tokens), c[2].as(mask));
+  }
+
+  /** One partition: chunks of rows, grouped by query, one call per query and chunk. */
+  private record Scorer(int width, int queryId, int docId, int chunkRows)
+      implements MapPartitionsFunction<Row, Row> {
+    @Override
+    public Iterator<Row> call(Iterator<Row> rows) {
+      return new Iterator<>() {
+        private final ArrayDeque<Row> ready = new ArrayDeque<>();
+
+        @Override
+        public boolean hasNext() {
+          while (ready.isEmpty() && rows.hasNext()) {
+            scoreChunk(rows, ready);
+          }
+          return !ready.isEmpty();
+        }
+
+        @Override
+        public Row next() {
+          if (!hasNext()) {
+            throw new NoSuchElementException();
+          }
+          return ready.poll();
+        }
+      };
+    }
+
+    private void scoreChunk(Iterator<Row> rows, ArrayDeque<Row> out) {
+      Map<Object, List<Row>> byQuery = new LinkedHashMap<>();
+      int taken = 0;
+      long tokens = 0;
+      while (rows.hasNext() && taken < chunkRows && tokens < CHUNK_TOKENS) {
+        Row r = rows.next();
+        byQuery.computeIfAbsent(r.get(queryId), x -> new ArrayList<>()).add(r);
+        taken++;
+        tokens += approximateTokens(r.get(width + 2));
+      }
+      MaxSim maxSim = ExecutorMaxSim.get();
+      TokenRows query = new TokenRows("query");
+      TokenRows docs = new TokenRows("document");
+      for (Map.Entry<Object, List<Row>> group : byQuery.entrySet()) {
+        List<Row> members = group.getValue();
+        Row first = members.get(0);
+        query.clear();
+        docs.clear();
+        query.add(group.getKey(), first.get(width), first.get(width + 1));
+        for (Row r : members) {
+          docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
+        }
+        int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
+        float[] scores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
+        for (int i = 0; i < members.size(); i++) {
+          Object[] values = new Object[width + 1];
+          for (int c = 0; c < width; c++) {
+            values[c] = members.get(i).get(c);
+          }
+          values[width] = scores[i];
+          out.add(RowFactory.create(values));
+        }
+      }
+    }
+
+    private static long approximateTokens(Object cell) {
+      if (cell instanceof byte[] b) {
+        return b.length >= TokenCodec.HEADER_BYTES ? java.nio.ByteBuffer.wrap(b)
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(6) : 0;
+      }
+      return cell instanceof scala.collection.Seq<?> s ? s.length() : 0;
+    }
+  }
+}

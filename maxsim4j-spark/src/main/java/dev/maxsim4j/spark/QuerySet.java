@@ -1,0 +1,59 @@
+package dev.maxsim4j.spark;
+
+import dev.maxsim4j.TokenBatch;
+import java.io.Serializable;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.spark.sql.Row;
+
+/** Queries collected on the driver to be broadcast: their ids and packed tokens. */
+record QuerySet(Object[] ids, PackedTokens tokens) implements Serializable {
+
+  static QuerySet collect(EmbeddingTable queries) {
+    List<Row> rows = queries.data().select(TableColumns.of(queries)).collectAsList();
+    TokenRows tokens = new TokenRows("query");
+    Object[] ids = new Object[rows.size()];
+    for (int i = 0; i < ids.length; i++) {
+      Row r = rows.get(i);
+      ids[i] = r.get(0);
+      tokens.add(ids[i], r.get(1), r.get(2));
+    }
+    return new QuerySet(ids, tokens.pack(tokens.dim()));
+  }
+
+  int size() {
+    return ids.length;
+  }
+
+  /** Query {@code i} alone as a one-row batch (a copy of its tokens); d {@code dimWhenEmpty} if none has one. */
+  TokenBatch query(int i, int dimWhenEmpty) {
+    int[] offsets = tokens.offsets();
+    int from = offsets[i];
+    int to = offsets[i + 1];
+    int dim = tokens.dim() != 0 ? tokens.dim() : Math.max(1, dimWhenEmpty);
+    int[] one = {0, to - from};
+    boolean[] mask = tokens.mask() == null ? null : Arrays.copyOfRange(tokens.mask(), from, to);
+    PackedTokens row = switch (tokens.type()) {
+      case FLOAT32 -> new PackedTokens(tokens.type(), dim, one,
+          Arrays.copyOfRange(tokens.floats(), from * dim, to * dim), null, null, null, mask);
+      case FLOAT16, BFLOAT16 -> new PackedTokens(tokens.type(), dim, one, null,
+          Arrays.copyOfRange(tokens.halfs(), from * dim, to * dim), null, null, mask);
+      default -> {
+        int perToken = (int) tokens.type().bytesPerToken(dim);
+        yield new PackedTokens(tokens.type(), dim, one, null, null,
+            Arrays.copyOfRange(tokens.bytes(), from * perToken, to * perToken),
+            Arrays.copyOfRange(tokens.scales(), from, to), mask);
+      }
+    };
+    return row.toBatch();
+  }
+
+  /** The queries as a batch of d {@code dim} when none of them holds a token (any d scores them alike). */
+  TokenBatch batch(int dimWhenEmpty) {
+    if (tokens.dim() != 0) {
+      return tokens.toBatch();
+    }
+    return new PackedTokens(tokens.type(), Math.max(1, dimWhenEmpty), tokens.offsets(), new float[0], null, null,
+        null, tokens.mask()).toBatch();
+  }
+}

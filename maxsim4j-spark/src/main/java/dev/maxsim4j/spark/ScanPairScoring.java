@@ -1,0 +1,163 @@
+package dev.maxsim4j.spark;
+
+import static org.apache.spark.sql.functions.col;
+
+import dev.maxsim4j.MaxSim;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.CatalystTypeConverters;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Scores (query id, document id) rows without moving document tokens: the pairs' distinct ids and the queries
+ * they name are collected and broadcast, each corpus partition scores the pairs of its own documents (one call
+ * per query and chunk), and the scores, ids only, are joined back to the pairs.
+ */
+final class ScanPairScoring {
+  private static final String QUERY_KEY = PairScoring.PREFIX + "sq";
+  private static final String DOC_KEY = PairScoring.PREFIX + "sd";
+  private static final String SCORE = PairScoring.PREFIX + "ss";
+
+  private ScanPairScoring() {}
+
+  static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
+      EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
+    PairScoring.check(pairs, queryId, docId, scoreColumn, queries, corpus);
+    SparkSession spark = corpus.data().sparkSession();
+    Dataset<Row> keys = pairs.select(col(queryId).cast(queries.idType()).as(QUERY_KEY),
+        col(docId).cast(corpus.idType()).as(DOC_KEY)).distinct();
+    Dataset<Row> named = queries.data().join(keys.select(QUERY_KEY).distinct(),
+        queries.data().col(queries.id()).equalTo(col(QUERY_KEY)), "left_semi");
+    QuerySet set = QuerySet.collect(new EmbeddingTable(named, queries.id(), queries.tokens(), queries.mask()));
+    Map<Object, Integer> queryIndex = new HashMap<>();
+    for (int i = 0; i < set.size(); i++) {
+      queryIndex.putIfAbsent(set.ids()[i], i);
+    }
+    Map<Object, List<Integer>> byDocument = new HashMap<>();
+    for (Row key : keys.collectAsList()) {
+      Integer q = queryIndex.get(key.get(0));
+      if (q != null && !key.isNullAt(1)) {
+        byDocument.computeIfAbsent(key.get(1), d -> new ArrayList<>()).add(q);
+      }
+    }
+    Map<Object, int[]> plan = new HashMap<>();
+    byDocument.forEach((d, qs) -> plan.put(d, qs.stream().mapToInt(Integer::intValue).toArray()));
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    Broadcast<Plan> broadcast = jsc.broadcast(new Plan(set, plan));
+    JavaRDD<InternalRow> documents = corpus.data().select(TableColumns.of(corpus)).queryExecution().toRdd()
+        .toJavaRDD();
+    boolean binary = corpus.data().schema().apply(corpus.tokens()).dataType() instanceof BinaryType;
+    JavaRDD<Row> scored = documents.mapPartitions(new Scan(broadcast, chunkRows, corpus.idType(), binary));
+    Dataset<Row> scores = spark.createDataFrame(scored, new StructType()
+        .add(QUERY_KEY, queries.idType()).add(DOC_KEY, corpus.idType()).add(SCORE, DataTypes.FloatType));
+    Dataset<Row> joined = pairs.join(scores, pairs.col(queryId).cast(queries.idType()).equalTo(scores.col(QUERY_KEY))
+        .and(pairs.col(docId).cast(corpus.idType()).equalTo(scores.col(DOC_KEY))), "left");
+    List<Column> out = new ArrayList<>();
+    for (String c : pairs.columns()) {
+      out.add(pairs.col(c));
+    }
+    out.add(scores.col(SCORE));
+    StructType schema = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
+    List<String> columns = Arrays.asList(pairs.columns());
+    return joined.select(out.toArray(Column[]::new)).map(new RequireScore(broadcast, columns.indexOf(queryId),
+        columns.indexOf(docId), columns.size()), Encoders.row(schema));
+  }
+
+  /** The broadcast: the queries, and for every document id the indices of the queries it is paired with. */
+  record Plan(QuerySet queries, Map<Object, int[]> queriesOfDocument) implements Serializable {}
+
+  /** One corpus partition: its documents that pairs name, grouped by query, one call per query and chunk. */
+  private record Scan(Broadcast<Plan> plan, int chunkRows, DataType idType, boolean binaryTokens)
+      implements FlatMapFunction<Iterator<InternalRow>, Row> {
+    @Override
+    public Iterator<Row> call(Iterator<InternalRow> rows) {
+      scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
+      Plan p = plan.value();
+      Map<Integer, TokenRows> documents = new LinkedHashMap<>();
+      Map<Integer, List<Object>> documentIds = new HashMap<>();
+      List<Row> out = new ArrayList<>();
+      int pending = 0;
+      long tokens = 0;
+      while (rows.hasNext()) {
+        InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
+        Object id = toId.apply(r.get(0, idType));
+        int[] queries = id == null ? null : p.queriesOfDocument().get(id);
+        if (queries == null) {
+          continue;
+        }
+        Object cell = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
+        Object mask = r.isNullAt(2) ? null : r.getArray(2);
+        for (int q : queries) {
+          TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> new TokenRows("document"));
+          int before = rowsOfQuery.tokens();
+          rowsOfQuery.add(id, cell, mask);
+          tokens += rowsOfQuery.tokens() - before;
+          documentIds.computeIfAbsent(q, x -> new ArrayList<>()).add(id);
+          pending++;
+        }
+        if (pending >= chunkRows || tokens >= PairScoring.CHUNK_TOKENS) {
+          score(p.queries(), documents, documentIds, out);
+          pending = 0;
+          tokens = 0;
+        }
+      }
+      score(p.queries(), documents, documentIds, out);
+      return out.iterator();
+    }
+
+    private static void score(QuerySet queries, Map<Integer, TokenRows> documents,
+        Map<Integer, List<Object>> documentIds, List<Row> out) {
+      MaxSim maxSim = ExecutorMaxSim.get();
+      for (Map.Entry<Integer, TokenRows> e : documents.entrySet()) {
+        int q = e.getKey();
+        TokenRows rows = e.getValue();
+        int queryDim = queries.tokens().dim();
+        int dim = queryDim != 0 ? queryDim : rows.dim() != 0 ? rows.dim() : 1;
+        float[] scores = maxSim.scores(queries.query(q, dim), rows.pack(dim).toBatch())[0];
+        List<Object> ids = documentIds.get(q);
+        for (int i = 0; i < scores.length; i++) {
+          out.add(RowFactory.create(queries.ids()[q], ids.get(i), scores[i]));
+        }
+      }
+      documents.clear();
+      documentIds.clear();
+    }
+  }
+
+  /** Every pair gets a score; one without names the id its tables lack, rather than being dropped. */
+  private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width)
+      implements MapFunction<Row, Row> {
+    @Override
+    public Row call(Row row) {
+      if (row.isNullAt(width)) {
+        Object q = row.get(queryId);
+        boolean knownQuery = Arrays.asList(plan.value().queries().ids()).contains(q);
+        throw new IllegalArgumentException(knownQuery
+            ? "document '" + row.get(docId) + "' of a pair with query '" + q + "' is not in the corpus"
+            : "query '" + q + "' of a pair is not in the query table");
+      }
+      return row;
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package dev.maxsim4j.spark;
+
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+
+/**
+ * MaxSim over Spark Datasets, the batched API: scores pairs or candidate lists whose embeddings come from
+ * joins with a query and a corpus table, and ranks a partitioned corpus for a set of queries exactly. Every
+ * partition makes fused calls on its executor's one {@code MaxSim} ({@link ExecutorMaxSim}); the SQL function of
+ * {@link MaxSimFunctions} scores one pair per call and is for ad-hoc use.
+ *
+ * <pre>{@code
+ * EmbeddingTable queries = EmbeddingTable.of(spark.read().parquet("queries.parquet"));
+ * EmbeddingTable corpus = EmbeddingTable.of(spark.read().parquet("corpus/"));
+ * Dataset<Row> labels = SparkMaxSim.scorePairs(pairs, queries, corpus);   // pairs + score
+ * Dataset<Row> run = SparkMaxSim.topK(queries, corpus, 100);              // query_id, doc_id, rank, score
+ * TrecRun.write(run, "run.trec", "maxsim4j");
+ * }</pre>
+ *
+ * <p>Results are lazy Datasets, as Spark's are: each action recomputes them, so {@code persist()} a result that
+ * feeds several actions. A failure on an executor (a document of the wrong d, a malformed cell) fails the job
+ * with Spark's {@code SparkException}, whose cause is the {@code IllegalArgumentException} naming the row.
+ */
+public final class SparkMaxSim {
+  private SparkMaxSim() {}
+
+  /**
+   * {@code pairs} with a {@code score} column: columns {@code query_id} and {@code doc_id} name a query of
+   * {@code queries} and a document of {@code corpus}. A pair whose id is missing from its table fails the job
+   * with an error naming the id, rather than dropping the pair.
+   */
+  public static Dataset<Row> scorePairs(Dataset<Row> pairs, EmbeddingTable queries, EmbeddingTable corpus) {
+    return scorePairs(pairs, "query_id", "doc_id", queries, corpus);
+  }
+
+  /** As {@link #scorePairs(Dataset, EmbeddingTable, EmbeddingTable)} with other id columns. */
+  public static Dataset<Row> scorePairs(Dataset<Row> pairs, String queryIdColumn, String docIdColumn,
+      EmbeddingTable queries, EmbeddingTable corpus) {
+    return PairScoring.score(pairs, queryIdColumn, docIdColumn, "score", queries, corpus);
+  }
+
+  /**
+   * As {@link #scorePairs(Dataset, EmbeddingTable, EmbeddingTable)}, without moving any document: the pairs'
+   * distinct ids and the queries they name are collected on the driver and broadcast, each corpus partition
+   * scores the pairs of its own documents, and only (query, document, score) rows are joined back to the pairs.
+   * Much faster where the pairs' ids and their queries fit in memory (millions of pairs do); the corpus is read
+   * in full either way.
+   */
+  public static Dataset<Row> scorePairsByScan(Dataset<Row> pairs, EmbeddingTable queries, EmbeddingTable corpus) {
+    return scorePairsByScan(pairs, "query_id", "doc_id", queries, corpus);
+  }
+
+  /** As {@link #scorePairsByScan(Dataset, EmbeddingTable, EmbeddingTable)} with other id columns. */
+  public static Dataset<Row> scorePairsByScan(Dataset<Row> pairs, String queryIdColumn, String docIdColumn,
+      EmbeddingTable queries, EmbeddingTable corpus) {
+    return ScanPairScoring.score(pairs, queryIdColumn, docIdColumn, "score", queries, corpus,
+        PairScoring.CHUNK_ROWS);
+  }
+
+  /**
+   * {@code rows} with a {@code scores} column ({@code array<float>}, in the order of the candidates): column
+   * {@code query_id} names a query, column {@code candidates} an array of document ids. A row with an empty
+   * list gets no scores, one with a null list null.
+   */
+  public static Dataset<Row> scoreCandidates(Dataset<Row> rows, EmbeddingTable queries, EmbeddingTable corpus) {
+    return scoreCandidates(rows, "query_id", "candidates", queries, corpus);
+  }
+
+  /** As {@link #scoreCandidates(Dataset, EmbeddingTable, EmbeddingTable)} with other columns. */
+  public static Dataset<Row> scoreCandidates(Dataset<Row> rows, String queryIdColumn, String candidatesColumn,
+      EmbeddingTable queries, EmbeddingTable corpus) {
+    return CandidateScoring.score(rows, queryIdColumn, candidatesColumn, "scores", queries, corpus);
+  }
+
+  /**
+   * The exact {@code k} best documents of {@code corpus} for every query: rows {@code (query_id, doc_id, rank,
+   * score)}, rank 1 the best, {@code min(k, documents)} per query, ordered as {@code MaxSim.topK} orders (higher
+   * scores first, ties by corpus order). The queries are collected to the driver and broadcast, so they must fit
+   * in memory; the corpus stays partitioned, and only k entries per query and partition cross the network.
+   */
+  public static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k) {
+    return DistributedTopK.topK(queries, corpus, k);
+  }
+}

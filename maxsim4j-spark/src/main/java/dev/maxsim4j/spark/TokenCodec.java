@@ -1,0 +1,163 @@
+package dev.maxsim4j.spark;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.TokenBatch;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The compact {@code binary} column: one document's tokens in {@link DType#BFLOAT16} (or any other
+ * {@link DType}) with a header that states its type, dimension and token count, so a cell can be checked and
+ * read on its own. Little-endian throughout:
+ *
+ * <pre>
+ * byte 0       0x6D ('m'), marks a maxsim4j token cell
+ * byte 1       type: 0 FLOAT32, 1 FLOAT16, 2 BFLOAT16, 3 INT8, 4 FLOAT8_E4M3, 5 BINARY
+ * bytes 2-5    d, int32 (0 only for a cell with no token)
+ * bytes 6-9    L, the token count, int32
+ * then         FLOAT32/FLOAT16/BFLOAT16: L x d elements, row-major (4 or 2 bytes each)
+ *              INT8/FLOAT8_E4M3/BINARY: L fp32 scales, then L x type.bytesPerToken(d) bytes
+ * </pre>
+ *
+ * <p>A cell is exactly {@link #HEADER_BYTES} plus its payload; any other length is an error. bf16 takes 2 bytes
+ * per element against the 4 of {@code array<array<float>>} (plus Spark's per-array headers), int8 and fp8 1,
+ * binary 1/8, each quantized token with a 4-byte scale.
+ */
+public final class TokenCodec {
+  /** Bytes before the payload. */
+  public static final int HEADER_BYTES = 10;
+  static final byte MARK = 0x6D;
+  private static final DType[] CODES = {DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16, DType.INT8,
+      DType.FLOAT8_E4M3, DType.BINARY};
+
+  private TokenCodec() {}
+
+  /**
+   * Encodes {@code tokens [L][d]} in {@code type}: half types round to nearest even, quantized types use
+   * {@link TokenBatch#quantize}'s per-token scales. {@code L = 0} is allowed (an empty document).
+   */
+  public static byte[] encode(float[][] tokens, DType type) {
+    if (tokens == null) {
+      throw new IllegalArgumentException("tokens is null; expected [L][d] floats");
+    }
+    if (type == null) {
+      throw new IllegalArgumentException("type is null; expected a DType such as BFLOAT16");
+    }
+    if (tokens.length == 0) {
+      return header(type, 0, 0, 0).array();
+    }
+    TokenBatch batch = TokenBatch.ofQuery(tokens);
+    int length = tokens.length;
+    int dim = batch.dim();
+    if (type.isQuantized()) {
+      TokenBatch q = batch.quantize(type);
+      byte[] data = q.toByteArray();
+      float[] scales = q.scales();
+      ByteBuffer out = header(type, dim, length, 4L * length + data.length);
+      for (float s : scales) {
+        out.putFloat(s);
+      }
+      return out.put(data).array();
+    }
+    float[] values = batch.toFloatArray();
+    ByteBuffer out = header(type, dim, length, (long) values.length * type.byteSize());
+    if (type == DType.FLOAT32) {
+      out.asFloatBuffer().put(values);
+    } else {
+      out.asShortBuffer().put(type.narrow(values));
+    }
+    return out.array();
+  }
+
+  /** Decodes a cell to {@code [L][d]} fp32 values (dequantized for the quantized types). */
+  public static float[][] decode(byte[] cell) {
+    Cell c = read(cell, "cell");
+    float[][] out = new float[c.length()][c.dim()];
+    if (c.length() == 0) {
+      return out;
+    }
+    TokenBatch one = c.toBatch();
+    for (int t = 0; t < c.length(); t++) {
+      for (int k = 0; k < c.dim(); k++) {
+        out[t][k] = one.get(0, t, k);
+      }
+    }
+    return out;
+  }
+
+  /** The type a cell holds. */
+  public static DType type(byte[] cell) {
+    return read(cell, "cell").type();
+  }
+
+  /** A checked view of one cell; {@code what} names it in errors (e.g. "tokens of document 'd7'"). */
+  static Cell read(byte[] cell, String what) {
+    if (cell == null) {
+      throw new IllegalArgumentException(what + " is null; expected a maxsim4j token cell");
+    }
+    if (cell.length < HEADER_BYTES || cell[0] != MARK) {
+      throw new IllegalArgumentException(what + " is " + cell.length + " bytes that do not start with a maxsim4j"
+          + " token header; expected a cell written by TokenCodec.encode or maxsim_encode");
+    }
+    ByteBuffer in = ByteBuffer.wrap(cell).order(ByteOrder.LITTLE_ENDIAN);
+    int code = cell[1];
+    if (code < 0 || code >= CODES.length) {
+      throw new IllegalArgumentException(what + " has type code " + code + "; expected 0.." + (CODES.length - 1));
+    }
+    DType type = CODES[code];
+    int dim = in.getInt(2);
+    int length = in.getInt(6);
+    if (dim < 0 || length < 0 || dim == 0 && length > 0) {
+      throw new IllegalArgumentException(what + " has d = " + dim + " and L = " + length
+          + "; expected d >= 1 (or d = 0 with L = 0) and L >= 0");
+    }
+    long expected = HEADER_BYTES + payloadBytes(type, dim, length);
+    if (cell.length != expected) {
+      throw new IllegalArgumentException(what + " is " + cell.length + " bytes; expected " + expected + " for L = "
+          + length + " tokens of d = " + dim + " in " + type);
+    }
+    return new Cell(type, dim, length, cell);
+  }
+
+  private static long payloadBytes(DType type, int dim, int length) {
+    return type.isQuantized() ? length * (4 + type.bytesPerToken(dim)) : (long) length * dim * type.byteSize();
+  }
+
+  private static ByteBuffer header(DType type, int dim, int length, long payload) {
+    long size = HEADER_BYTES + payload;
+    if (size > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("tokens [" + length + "][" + dim + "] in " + type + " take " + size
+          + " bytes; expected a cell below 2^31 bytes");
+    }
+    ByteBuffer out = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
+    int code = java.util.Arrays.asList(CODES).indexOf(type);
+    return out.put(MARK).put((byte) code).putInt(dim).putInt(length);
+  }
+
+  /** A checked cell: its type, d, token count and bytes. */
+  record Cell(DType type, int dim, int length, byte[] bytes) {
+    /** Offset of the first scale (quantized) or element (float types). */
+    int payloadOffset() {
+      return HEADER_BYTES;
+    }
+
+    /** The cell as a one-row batch. */
+    TokenBatch toBatch() {
+      ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).position(HEADER_BYTES);
+      if (type.isQuantized()) {
+        float[] scales = new float[length];
+        in.asFloatBuffer().get(scales);
+        byte[] data = java.util.Arrays.copyOfRange(bytes, HEADER_BYTES + 4 * length, bytes.length);
+        return TokenBatch.ofBytes(type, data, scales, 1, length, dim);
+      }
+      if (type == DType.FLOAT32) {
+        float[] values = new float[length * dim];
+        in.asFloatBuffer().get(values);
+        return TokenBatch.ofFloats(values, 1, length, dim);
+      }
+      short[] bits = new short[length * dim];
+      in.asShortBuffer().get(bits);
+      return TokenBatch.ofHalfs(type, bits, 1, length, dim);
+    }
+  }
+}

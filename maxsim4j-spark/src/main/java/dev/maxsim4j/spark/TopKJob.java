@@ -1,0 +1,90 @@
+package dev.maxsim4j.spark;
+
+import java.io.PrintStream;
+import java.util.List;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The {@code spark-submit} entry point: exact top-k of a query table over a corpus, both Parquet with columns
+ * {@code id} and {@code tokens} (and {@code mask} with {@code --mask mask}), written to {@code OUT/topk/}
+ * (Parquet: query_id, doc_id, rank, score) and {@code OUT/run.trec}.
+ *
+ * <pre>
+ * spark-submit --class dev.maxsim4j.spark.TopKJob maxsim4j-spark-VERSION-job.jar \
+ *   --queries q.parquet --corpus corpus/ --k 100 --out run/
+ * </pre>
+ *
+ * <p>A failure ends as one line on stderr and exit status 1 (2 for a bad command line); an existing output is
+ * refused, not replaced.
+ */
+public final class TopKJob {
+  private static final String PROGRAM = "maxsim4j-spark";
+  private static final List<String> OPTIONS = List.of("--queries", "--corpus", "--k", "--out", "--tag", "--mask");
+
+  private TopKJob() {}
+
+  public static void main(String[] args) {
+    SparkSession spark = SparkSession.builder().appName("maxsim4j top-k").getOrCreate();
+    int status;
+    try {
+      status = run(spark, args, System.err);
+    } finally {
+      spark.stop();
+    }
+    if (status != 0) {
+      System.exit(status);
+    }
+  }
+
+  /** Runs the job on {@code spark}; returns the exit status, a failure reported as one line on {@code err}. */
+  static int run(SparkSession spark, String[] args, PrintStream err) {
+    try {
+      JobOptions o = new JobOptions(args, OPTIONS);
+      String mask = o.getOr("--mask", null);
+      EmbeddingTable queries = table(spark, o.require("--queries"), mask);
+      EmbeddingTable corpus = table(spark, o.require("--corpus"), mask);
+      int k = o.positiveInt("--k");
+      Path out = new Path(o.require("--out"));
+      Path parquet = new Path(out, "topk");
+      Path trec = new Path(out, "run.trec");
+      FileSystem fs = out.getFileSystem(spark.sparkContext().hadoopConfiguration());
+      for (Path p : new Path[] {parquet, trec}) {
+        if (fs.exists(p)) {
+          throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
+              + "; expected a new output folder (a previous run is not replaced)");
+        }
+      }
+      Dataset<Row> run = SparkMaxSim.topK(queries, corpus, k).persist();
+      try {
+        run.write().parquet(parquet.toString());
+        TrecRun.write(run, trec.toString(), o.getOr("--tag", "maxsim4j"));
+      } finally {
+        run.unpersist();
+      }
+      return 0;
+    } catch (JobOptions.UsageError e) {
+      return fail(err, e, e.getMessage() + " (usage: --queries Q.parquet --corpus CORPUS/ --k K --out OUT/"
+          + " [--tag TAG] [--mask COLUMN])", 2);
+    } catch (Exception | OutOfMemoryError e) {
+      // Spark's AnalysisException (a missing path, a bad schema) is checked only to javac, so catch Exception
+      return fail(err, e, JobFailure.describe(e), 1);
+    }
+  }
+
+  private static EmbeddingTable table(SparkSession spark, String path, String mask) {
+    EmbeddingTable t = EmbeddingTable.of(spark.read().parquet(path));
+    return mask == null ? t : t.withMask(mask);
+  }
+
+  private static int fail(PrintStream err, Throwable e, String line, int status) {
+    err.println(PROGRAM + ": " + line.replaceAll("\\p{Cntrl}", "?"));
+    if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
+      e.printStackTrace(err);
+    }
+    return status;
+  }
+}

@@ -1,0 +1,72 @@
+package dev.maxsim4j.spark;
+
+import static org.apache.spark.sql.functions.col;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.UUID;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+
+/**
+ * Writes a top-k result as a TREC run file, {@code query Q0 doc rank score tag} per line, by query and rank, to
+ * any path Spark's Hadoop configuration reaches (local, HDFS, S3). The file is written beside the target under
+ * a temporary name and then renamed, so a failed job leaves no half-written run.
+ */
+public final class TrecRun {
+  private TrecRun() {}
+
+  /** Writes {@code topK} (columns {@code query_id, doc_id, rank, score}) to {@code path}. */
+  public static void write(Dataset<Row> topK, String path, String tag) throws IOException {
+    if (topK == null || path == null || tag == null) {
+      throw new IllegalArgumentException((topK == null ? "topK" : path == null ? "path" : "tag")
+          + " is null; expected a top-k Dataset, a path and a run tag");
+    }
+    for (String c : new String[] {"query_id", "doc_id", "rank", "score"}) {
+      if (!Arrays.asList(topK.columns()).contains(c)) {
+        throw new IllegalArgumentException("topK has no column '" + c + "'; expected SparkMaxSim.topK's columns"
+            + " query_id, doc_id, rank, score, it has " + Arrays.toString(topK.columns()));
+      }
+    }
+    checkField(tag, "run tag");
+    Path target = new Path(path);
+    FileSystem fs = target.getFileSystem(topK.sparkSession().sparkContext().hadoopConfiguration());
+    if (fs.exists(target) && fs.getFileStatus(target).isDirectory()) {
+      throw new IllegalArgumentException("run file " + path + " is a directory; expected a file to write");
+    }
+    Path temp = new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
+    Iterator<Row> rows = topK.select("query_id", "doc_id", "rank", "score")
+        .orderBy(col("query_id"), col("rank")).toLocalIterator();
+    try {
+      try (Writer out = new BufferedWriter(new OutputStreamWriter(fs.create(temp, false), StandardCharsets.UTF_8))) {
+        while (rows.hasNext()) {
+          Row r = rows.next();
+          String query = checkField(String.valueOf(r.get(0)), "query id");
+          String doc = checkField(String.valueOf(r.get(1)), "document id");
+          out.write(query + " Q0 " + doc + " " + r.getInt(2) + " " + r.getFloat(3) + " " + tag + "\n");
+        }
+      }
+      if (fs.exists(target) && !fs.delete(target, false) || !fs.rename(temp, target)) {
+        throw new IOException("could not move " + temp + " to " + target);
+      }
+    } finally {
+      fs.delete(temp, false);
+    }
+  }
+
+  /** A TREC field is one whitespace-free token: an id with a blank would shift every column after it. */
+  private static String checkField(String value, String what) {
+    if (value.isEmpty() || value.chars().anyMatch(Character::isWhitespace)) {
+      throw new IllegalArgumentException(what + " '" + value + "' is empty or holds whitespace; a TREC run needs"
+          + " ids without blanks");
+    }
+    return value;
+  }
+}

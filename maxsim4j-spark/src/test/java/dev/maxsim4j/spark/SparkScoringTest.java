@@ -1,0 +1,228 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.MaxSim;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.spark.SparkException;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class SparkScoringTest {
+  private static SparkSession spark;
+  private static MaxSim reference;
+  private static final Corpus QUERIES = Corpus.random("q", 6, 6, 12, 21, 5); // q0 and q5 hold no token
+  private static final Corpus CORPUS = Corpus.random("d", 30, 8, 12, 22, 6);
+  private static float[][] expected;
+
+  @BeforeAll
+  static void start() {
+    spark = LocalSpark.start();
+    reference = MaxSim.create();
+    expected = reference.scores(QUERIES.batch(), CORPUS.batch());
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+    reference.close();
+  }
+
+  private static EmbeddingTable table(Corpus c, int slices) {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    return EmbeddingTable.of(spark.createDataFrame(jsc.parallelize(c.rows(), slices), Corpus.ARRAYS))
+        .withMask("mask");
+  }
+
+  private static float want(String query, String doc) {
+    return expected[QUERIES.ids().indexOf(query)][CORPUS.ids().indexOf(doc)];
+  }
+
+  @Test
+  void pairsScoreAsOneProcessDoesAndKeepTheirColumnsInLargeAndSmallChunks() {
+    Random r = new Random(23);
+    List<Row> pairs = new ArrayList<>();
+    for (int i = 0; i < 120; i++) {
+      pairs.add(RowFactory.create(QUERIES.ids().get(r.nextInt(6)), CORPUS.ids().get(r.nextInt(30)), i));
+    }
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType)
+        .add("label", DataTypes.IntegerType);
+    for (int slices : new int[] {1, 5}) {
+      Dataset<Row> input = spark.createDataFrame(JavaSparkContext.fromSparkContext(spark.sparkContext())
+          .parallelize(pairs, slices), schema);
+      List<Row> scored = PairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2),
+          table(CORPUS, 3), slices == 1 ? PairScoring.CHUNK_ROWS : 7).collectAsList();
+      assertEquals(120, scored.size());
+      boolean[] seen = new boolean[120];
+      for (Row row : scored) {
+        seen[row.getInt(2)] = true;
+        float want = want(row.getString(0), row.getString(1));
+        assertEquals(want, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(want)), row.toString());
+      }
+      for (boolean s : seen) {
+        assertTrue(s);
+      }
+    }
+  }
+
+  @Test
+  void pairsScoredByScanningTheCorpusMatchAndRepeatedPairsKeepTheirRows() {
+    Random r = new Random(27);
+    List<Row> pairs = new ArrayList<>();
+    for (int i = 0; i < 90; i++) {
+      pairs.add(RowFactory.create(QUERIES.ids().get(r.nextInt(6)), CORPUS.ids().get(r.nextInt(30)), i));
+    }
+    pairs.add(RowFactory.create("q1", "d3", 90));
+    pairs.add(RowFactory.create("q1", "d3", 91));
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType)
+        .add("label", DataTypes.IntegerType);
+    Dataset<Row> input = spark.createDataFrame(JavaSparkContext.fromSparkContext(spark.sparkContext())
+        .parallelize(pairs, 3), schema);
+    for (int chunkRows : new int[] {PairScoring.CHUNK_ROWS, 5}) {
+      List<Row> scored = ScanPairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2),
+          table(CORPUS, 4), chunkRows).collectAsList();
+      assertEquals(92, scored.size());
+      boolean[] seen = new boolean[92];
+      for (Row row : scored) {
+        seen[row.getInt(2)] = true;
+        float want = want(row.getString(0), row.getString(1));
+        assertEquals(want, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(want)), row.toString());
+      }
+      for (boolean s : seen) {
+        assertTrue(s);
+      }
+    }
+    StructType ids = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    assertEquals(0, SparkMaxSim.scorePairsByScan(spark.createDataFrame(List.of(), ids), table(QUERIES, 1),
+        table(CORPUS, 1)).count());
+  }
+
+  @Test
+  void aScannedPairWhoseQueryOrDocumentIsMissingFailsNamingIt() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    for (String[] pair : new String[][] {{"q1", "nowhere", "document 'nowhere'"}, {"nobody", "d1", "query 'nobody'"}}) {
+      Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q2", "d1"),
+          RowFactory.create(pair[0], pair[1])), schema);
+      SparkException e = assertThrows(SparkException.class,
+          () -> SparkMaxSim.scorePairsByScan(pairs, table(QUERIES, 1), table(CORPUS, 2)).collectAsList());
+      assertTrue(JobFailure.describe(e).contains(pair[2]), JobFailure.describe(e));
+    }
+  }
+
+  @Test
+  void noPairsGiveNoRows() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    Dataset<Row> none = spark.createDataFrame(List.of(), schema);
+    assertEquals(0, SparkMaxSim.scorePairs(none, table(QUERIES, 1), table(CORPUS, 1)).count());
+  }
+
+  @Test
+  void aPairWhoseDocumentIsMissingFailsNamingIt() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q1", "d1"),
+        RowFactory.create("q1", "nowhere")), schema);
+    SparkException e = assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(pairs, table(QUERIES, 1), table(CORPUS, 1)).collectAsList());
+    assertTrue(JobFailure.describe(e).contains("document 'nowhere' is null"), JobFailure.describe(e));
+  }
+
+  @Test
+  void candidateListsScoreInTheirOrderAndEmptyListsStay() {
+    List<Row> rows = new ArrayList<>();
+    Random r = new Random(24);
+    Map<String, String[]> lists = new HashMap<>();
+    for (int i = 0; i < 6; i++) {
+      String[] candidates = new String[i == 2 ? 0 : 5];
+      for (int j = 0; j < candidates.length; j++) {
+        candidates[j] = CORPUS.ids().get(r.nextInt(30));
+      }
+      lists.put("row" + i, candidates);
+      rows.add(RowFactory.create("row" + i, QUERIES.ids().get(i), candidates));
+    }
+    rows.add(RowFactory.create("nulls", "q1", null));
+    StructType schema = new StructType().add("row", DataTypes.StringType).add("query_id", DataTypes.StringType)
+        .add("candidates", DataTypes.createArrayType(DataTypes.StringType));
+    List<Row> scored = SparkMaxSim.scoreCandidates(spark.createDataFrame(rows, schema), table(QUERIES, 2),
+        table(CORPUS, 2)).collectAsList();
+    assertEquals(7, scored.size());
+    for (Row row : scored) {
+      if (row.getString(0).equals("nulls")) {
+        assertNull(row.get(3));
+        continue;
+      }
+      List<Float> scores = row.getList(3);
+      String[] candidates = lists.get(row.getString(0));
+      assertEquals(candidates.length, scores.size(), row.getString(0));
+      for (int j = 0; j < candidates.length; j++) {
+        float want = want(row.getString(1), candidates[j]);
+        assertEquals(want, scores.get(j), 1e-5f * Math.max(1, Math.abs(want)));
+      }
+    }
+  }
+
+  @Test
+  void theSqlFunctionScoresArraysAndCellsAlike() {
+    MaxSimFunctions.register(spark);
+    Corpus plain = Corpus.random("p", 4, 5, 8, 25, 3);
+    spark.createDataFrame(plain.rows(), Corpus.ARRAYS).createOrReplaceTempView("plain");
+    List<Row> rows = spark.sql("SELECT a.id, b.id, maxsim(a.tokens, b.tokens), maxsim(maxsim_encode(a.tokens,"
+        + " 'fp32'), b.tokens), maxsim_decode(maxsim_encode(b.tokens, 'bf16')) FROM plain a CROSS JOIN plain b")
+        .collectAsList();
+    assertEquals(16, rows.size());
+    Corpus unmasked = new Corpus(plain.ids(), plain.tokens(), new ArrayList<>(), 8);
+    for (float[][] t : plain.tokens()) {
+      boolean[] m = new boolean[t.length];
+      java.util.Arrays.fill(m, true);
+      unmasked.masks().add(m);
+    }
+    float[][] want = reference.scores(unmasked.batch(), unmasked.batch());
+    for (Row row : rows) {
+      int a = plain.ids().indexOf(row.getString(0));
+      int b = plain.ids().indexOf(row.getString(1));
+      assertEquals(want[a][b], row.getFloat(2), 1e-5f * Math.max(1, Math.abs(want[a][b])));
+      assertEquals(row.getFloat(2), row.getFloat(3));
+      assertEquals(plain.tokens().get(b).length, row.getList(4).size());
+    }
+  }
+
+  @Test
+  void columnsConvertToCellsAndBack() {
+    Corpus plain = Corpus.random("p", 3, 4, 10, 26, 2);
+    Dataset<Row> df = spark.createDataFrame(plain.rows(), Corpus.ARRAYS);
+    for (DType type : DType.values()) {
+      List<Row> back = df.select(functions.col("id"),
+          TokenColumns.decode(TokenColumns.encode(functions.col("tokens"), type)).as("t")).collectAsList();
+      for (Row row : back) {
+        float[][] original = plain.tokens().get(plain.ids().indexOf(row.getString(0)));
+        float[][] direct = TokenCodec.decode(TokenCodec.encode(original, type));
+        List<List<Float>> got = new ArrayList<>();
+        for (Object token : row.getList(1)) {
+          got.add(scala.jdk.javaapi.CollectionConverters.asJava((scala.collection.Seq<Float>) token));
+        }
+        assertEquals(direct.length, got.size());
+        for (int t = 0; t < direct.length; t++) {
+          for (int k = 0; k < direct[t].length; k++) {
+            assertEquals(direct[t][k], got.get(t).get(k), type + " " + row.getString(0));
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.TokenBatch;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class TokenCodecTest {
+  private static final float[][] TOKENS = {{0.5f, -1.25f, 3.1f}, {1e-3f, 2f, -0.7f}};
+
+  @Test
+  void eachTypeDecodesToTheValuesTheLibraryStoresForIt() {
+    TokenBatch batch = TokenBatch.ofQuery(TOKENS);
+    for (DType type : DType.values()) {
+      byte[] cell = TokenCodec.encode(TOKENS, type);
+      assertEquals(type, TokenCodec.type(cell));
+      float[] want = switch (type) {
+        case FLOAT32 -> batch.toFloatArray();
+        case FLOAT16, BFLOAT16 -> type.widen(type.narrow(batch.toFloatArray()));
+        default -> batch.quantize(type).toFloatArray();
+      };
+      float[][] got = TokenCodec.decode(cell);
+      assertArrayEquals(want, flat(got), type.toString());
+    }
+    assertEquals(TokenCodec.HEADER_BYTES + 2 * 3 * 2, TokenCodec.encode(TOKENS, DType.BFLOAT16).length);
+  }
+
+  @Test
+  void anEmptyDocumentIsAHeaderOnly() {
+    byte[] cell = TokenCodec.encode(new float[0][], DType.BFLOAT16);
+    assertEquals(TokenCodec.HEADER_BYTES, cell.length);
+    assertEquals(0, TokenCodec.decode(cell).length);
+  }
+
+  @Test
+  void aCellOfTheWrongLengthOrMarkIsRefused() {
+    byte[] cell = TokenCodec.encode(TOKENS, DType.BFLOAT16);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TokenCodec.decode(Arrays.copyOf(cell, cell.length - 1)));
+    assertTrue(e.getMessage().contains("expected 22 for L = 2 tokens of d = 3 in BFLOAT16"), e.getMessage());
+    byte[] foreign = cell.clone();
+    foreign[0] = 0;
+    e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(foreign));
+    assertTrue(e.getMessage().contains("maxsim4j token header"), e.getMessage());
+    byte[] badType = cell.clone();
+    badType[1] = 9;
+    e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(badType));
+    assertTrue(e.getMessage().contains("type code 9"), e.getMessage());
+  }
+
+  @Test
+  void rowsOfDifferentTypesOrDimensionsCannotShareABatch() {
+    TokenRows rows = new TokenRows("document");
+    rows.add("a", TokenCodec.encode(TOKENS, DType.BFLOAT16), null);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> rows.add("b", TokenCodec.encode(TOKENS, DType.INT8), null));
+    assertTrue(e.getMessage().contains("document 'b' are INT8; expected BFLOAT16"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> rows.add("c", TokenCodec.encode(new float[][] {{1f, 2f}}, DType.BFLOAT16), null));
+    assertTrue(e.getMessage().contains("document 'c' have d = 2; expected d = 3"), e.getMessage());
+  }
+
+  private static float[] flat(float[][] rows) {
+    float[] out = new float[rows.length * rows[0].length];
+    for (int i = 0; i < rows.length; i++) {
+      System.arraycopy(rows[i], 0, out, i * rows[i].length, rows[i].length);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,106 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.DType;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TopKJobTest {
+  private static SparkSession spark;
+
+  @BeforeAll
+  static void start() {
+    spark = LocalSpark.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
+
+  private static String write(Corpus c, Path dir, String name, boolean bf16) {
+    Dataset<Row> df = spark.createDataFrame(c.rows(), Corpus.ARRAYS).repartition(3);
+    if (bf16) {
+      df = df.withColumn("tokens", TokenColumns.encode(functions.col("tokens"), DType.BFLOAT16));
+    }
+    String path = dir.resolve(name).toString();
+    df.write().parquet(path);
+    return path;
+  }
+
+  private record Result(int status, String err) {}
+
+  private static Result run(String... args) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = TopKJob.run(spark, args, new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void writesTheRunAsParquetAndTrecAndRefusesToOverwriteIt(@TempDir Path dir) throws Exception {
+    String queries = write(Corpus.random("q", 3, 4, 8, 31, 0), dir, "q.parquet", false);
+    String corpus = write(Corpus.random("d", 25, 6, 8, 32, 5), dir, "corpus", true);
+    String out = dir.resolve("run").toString();
+    Result ok = run("--queries", queries, "--corpus", corpus, "--k", "4", "--out", out, "--mask", "mask");
+    assertEquals(0, ok.status(), ok.err());
+    List<String> lines = Files.readAllLines(dir.resolve("run/run.trec"));
+    assertEquals(12, lines.size());
+    assertTrue(lines.get(0).matches("q0 Q0 d\\d+ 1 -?[0-9.E-]+ maxsim4j"), lines.get(0));
+    Dataset<Row> parquet = spark.read().parquet(dir.resolve("run/topk").toString());
+    assertEquals(12, parquet.count());
+    for (String line : lines) {
+      String[] f = line.split(" ");
+      Row row = parquet.where(functions.col("query_id").equalTo(f[0]).and(functions.col("rank")
+          .equalTo(Integer.parseInt(f[3])))).first();
+      assertEquals(f[2], row.getString(1));
+      assertEquals(Float.parseFloat(f[4]), row.getFloat(3));
+    }
+
+    Result again = run("--queries", queries, "--corpus", corpus, "--k", "4", "--out", out, "--mask", "mask");
+    assertEquals(1, again.status());
+    assertTrue(again.err().startsWith("maxsim4j-spark: error: --out ") && again.err().contains("already holds"),
+        again.err());
+    assertEquals(1, again.err().lines().count());
+  }
+
+  @Test
+  void failuresAreOneLine(@TempDir Path dir) {
+    String queries = write(Corpus.random("q", 2, 3, 8, 33, 0), dir, "q.parquet", false);
+    String wide = write(Corpus.random("d", 4, 3, 6, 34, 0), dir, "wide", false);
+    String out = dir.resolve("run").toString();
+
+    Result missing = run("--queries", queries, "--corpus", dir.resolve("nothing").toString(), "--k", "3",
+        "--out", out);
+    assertEquals(1, missing.status());
+    assertTrue(missing.err().contains("does not exist") || missing.err().contains("PATH_NOT_FOUND"), missing.err());
+    assertEquals(1, missing.err().lines().count(), missing.err());
+
+    Result mismatch = run("--queries", queries, "--corpus", wide, "--k", "3", "--out", out);
+    assertEquals(1, mismatch.status());
+    assertTrue(mismatch.err().contains("d mismatch"), mismatch.err());
+    assertEquals(1, mismatch.err().lines().count(), mismatch.err());
+    assertFalse(Files.exists(dir.resolve("run/run.trec")));
+
+    Result usage = run("--queries", queries, "--corpus", wide, "--k", "zero", "--out", out);
+    assertEquals(2, usage.status());
+    assertTrue(usage.err().contains("--k = 'zero'; expected an integer >= 1"), usage.err());
+    Result unknown = run("--querys", queries);
+    assertEquals(2, unknown.status());
+    assertTrue(unknown.err().contains("unknown option '--querys'"), unknown.err());
+  }
+}
