@@ -5,10 +5,8 @@ import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.zip.CRC32C;
@@ -16,27 +14,28 @@ import java.util.zip.CRC32C;
 /**
  * A text index's token vectors as they are stored: bf16 bits, or the int8 / 1-bit codes of each token and its
  * fp32 scale. In a tokens file: tensor {@code tokens} ({@code BF16 [T, d]}, {@code I8 [T, d]} or
- * {@code U8 [T, ceil(d/8)]}) and, for the codes, {@code scales} ({@code F32 [T]}).
+ * {@code U8 [T, ceil(d/8)]}) and, for the codes, {@code scales} ({@code F32 [T]}). Both are little-endian
+ * memory: heap arrays while an index is built, the mapped tokens file once it is read, so that searching an
+ * index does not copy its tokens onto the heap (only the scales of the rows a call scores).
  */
 final class StoredTokens {
+  private static final ValueLayout.OfFloat LE_FLOAT = NdArray.LE_FLOAT;
   private final Store store;
   private final int dim;
-  private final int width;
-  private final short[] bf16;
-  private final byte[] codes;
-  private final float[] scales;
+  private final int width; // bytes per token
+  private final MemorySegment data;
+  private final MemorySegment scales; // null for bf16
 
-  private StoredTokens(Store store, int dim, short[] bf16, byte[] codes, float[] scales) {
+  private StoredTokens(Store store, int dim, MemorySegment data, MemorySegment scales) {
     this.store = store;
     this.dim = dim;
-    this.width = store == Store.BF16 ? dim : (int) store.dtype().bytesPerToken(dim);
-    this.bf16 = bf16;
-    this.codes = codes;
+    this.width = store == Store.BF16 ? 2 * dim : (int) store.dtype().bytesPerToken(dim);
+    this.data = data;
     this.scales = scales;
   }
 
   static StoredTokens ofBf16(short[] bits, int dim) {
-    return new StoredTokens(Store.BF16, dim, bits, null, null);
+    return new StoredTokens(Store.BF16, dim, MemorySegment.ofArray(bits), null);
   }
 
   /** Room for {@code tokens} tokens; the caller has checked that they fit one Java array. */
@@ -44,8 +43,9 @@ final class StoredTokens {
     if (store == Store.BF16) {
       return ofBf16(new short[Math.multiplyExact(tokens, dim)], dim);
     }
-    return new StoredTokens(store, dim, null, new byte[Math.toIntExact(tokens * store.dtype().bytesPerToken(dim))],
-        new float[tokens]);
+    return new StoredTokens(store, dim,
+        MemorySegment.ofArray(new byte[Math.toIntExact(tokens * store.dtype().bytesPerToken(dim))]),
+        MemorySegment.ofArray(new float[tokens]));
   }
 
   /** Float tokens (a packed or one-row batch, every token) in this store's form. */
@@ -55,7 +55,7 @@ final class StoredTokens {
       return ofBf16(store.dtype().narrow(floats.toFloatArray()), dim);
     }
     TokenBatch q = floats.quantize(store.dtype());
-    return new StoredTokens(store, dim, null, q.toByteArray(), q.scales());
+    return new StoredTokens(store, dim, MemorySegment.ofArray(q.toByteArray()), MemorySegment.ofArray(q.scales()));
   }
 
   Store store() {
@@ -67,29 +67,31 @@ final class StoredTokens {
   }
 
   int tokens() {
-    return store == Store.BF16 ? bf16.length / dim : scales.length;
+    return Math.toIntExact(data.byteSize() / width);
+  }
+
+  /** Whether the tokens are in heap arrays (being built) rather than a mapped file. */
+  boolean onHeap() {
+    return data.heapBase().isPresent();
   }
 
   /** Copies {@code count} tokens from token {@code from} into {@code to} at token {@code at}. */
   void copyTo(int from, StoredTokens to, int at, int count) {
-    if (store == Store.BF16) {
-      System.arraycopy(bf16, from * width, to.bf16, at * width, count * width);
-    } else {
-      System.arraycopy(codes, from * width, to.codes, at * width, count * width);
-      System.arraycopy(scales, from, to.scales, at, count);
+    MemorySegment.copy(data, (long) from * width, to.data, (long) at * width, (long) count * width);
+    if (scales != null) {
+      MemorySegment.copy(scales, 4L * from, to.scales, 4L * at, 4L * count);
     }
   }
 
   /** Tokens {@code from} (inclusive) to {@code to} (exclusive) as a packed batch with these row offsets. */
   TokenBatch batch(int from, int to, int[] offsets) {
-    boolean all = from == 0 && to == tokens();
+    MemorySegment rows = data.asSlice((long) from * width, (long) (to - from) * width);
     if (store == Store.BF16) {
-      short[] bits = all ? bf16 : Arrays.copyOfRange(bf16, from * width, to * width);
-      return TokenBatch.packedHalfs(store.dtype(), bits, offsets, dim);
+      return TokenBatch.packedFromMemorySegment(rows, store.dtype(), offsets, dim);
     }
-    byte[] c = all ? codes : Arrays.copyOfRange(codes, from * width, to * width);
-    float[] s = all ? scales : Arrays.copyOfRange(scales, from, to);
-    return TokenBatch.packedBytes(store.dtype(), c, s, offsets, dim);
+    float[] s = new float[to - from];
+    MemorySegment.copy(scales, LE_FLOAT, 4L * from, s, 0, s.length);
+    return TokenBatch.packedFromMemorySegment(rows, store.dtype(), s, offsets, dim);
   }
 
   /**
@@ -98,28 +100,20 @@ final class StoredTokens {
    */
   long checksum() {
     CRC32C crc = new CRC32C();
-    ByteBuffer buffer = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
-    if (store == Store.BF16) {
-      for (int at = 0; at < bf16.length; ) {
-        int n = Math.min(bf16.length - at, buffer.capacity() / 2);
-        buffer.clear();
-        buffer.asShortBuffer().put(bf16, at, n);
-        buffer.limit(2 * n);
-        crc.update(buffer);
-        at += n;
-      }
-    } else {
-      crc.update(codes);
-      for (int at = 0; at < scales.length; ) {
-        int n = Math.min(scales.length - at, buffer.capacity() / 4);
-        buffer.clear();
-        buffer.asFloatBuffer().put(scales, at, n);
-        buffer.limit(4 * n);
-        crc.update(buffer);
-        at += n;
-      }
+    update(crc, data);
+    if (scales != null) {
+      update(crc, scales);
     }
     return crc.getValue();
+  }
+
+  private static void update(CRC32C crc, MemorySegment bytes) {
+    byte[] chunk = new byte[1 << 16];
+    for (long at = 0; at < bytes.byteSize(); at += chunk.length) {
+      int n = (int) Math.min(chunk.length, bytes.byteSize() - at);
+      MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
+      crc.update(chunk, 0, n);
+    }
   }
 
   /** The tensors of a tokens file. */
@@ -127,16 +121,19 @@ final class StoredTokens {
     Map<String, NdArray> t = new LinkedHashMap<>();
     int tokens = tokens();
     if (store == Store.BF16) {
-      t.put("tokens", new NdArray("tokens", NdArray.ElementType.BF16, new long[] {tokens, dim}, null, bf16, null));
+      t.put("tokens", NdArray.ofSegment("tokens", NdArray.ElementType.BF16, new long[] {tokens, dim}, data));
     } else {
       NdArray.ElementType type = store == Store.INT8 ? NdArray.ElementType.I8 : NdArray.ElementType.U8;
-      t.put("tokens", NdArray.ofSegment("tokens", type, new long[] {tokens, width}, MemorySegment.ofArray(codes)));
-      t.put("scales", NdArray.ofFloats("scales", new long[] {tokens}, scales));
+      t.put("tokens", NdArray.ofSegment("tokens", type, new long[] {tokens, width}, data));
+      t.put("scales", NdArray.ofSegment("scales", NdArray.ElementType.F32, new long[] {tokens}, scales));
     }
     return t;
   }
 
-  /** Reads a tokens file of {@code tokens} tokens of this store; an IllegalArgumentException if it is not one. */
+  /**
+   * Reads a tokens file of {@code tokens} tokens of this store, mapped rather than copied; an
+   * IllegalArgumentException if it is not one.
+   */
   static StoredTokens read(Path file, Store store, long tokens, int dim) throws IOException {
     NdArray stored = SafeTensors.read(file, "tokens");
     NdArray.ElementType type = switch (store) {
@@ -150,13 +147,13 @@ final class StoredTokens {
           + "; expected " + type + " [" + tokens + ", " + width + "]");
     }
     if (store == Store.BF16) {
-      return ofBf16(stored.halfs(), dim); // a copy of the mapped file: made once
+      return new StoredTokens(store, dim, stored.segment(), null);
     }
     NdArray scales = SafeTensors.read(file, "scales");
     if (scales.type() != NdArray.ElementType.F32 || scales.rank() != 1 || scales.shape()[0] != tokens) {
       throw new IllegalArgumentException("its scales are " + scales.type() + " " + scales.shapeString()
           + "; expected float32 [" + tokens + "]");
     }
-    return new StoredTokens(store, dim, null, stored.bytes(), scales.floats());
+    return new StoredTokens(store, dim, stored.segment(), scales.segment());
   }
 }
