@@ -69,16 +69,7 @@ class SparkScoringTest {
           .parallelize(pairs, slices), schema);
       List<Row> scored = PairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2),
           table(CORPUS, 3), slices == 1 ? PairScoring.CHUNK_ROWS : 7).collectAsList();
-      assertEquals(120, scored.size());
-      boolean[] seen = new boolean[120];
-      for (Row row : scored) {
-        seen[row.getInt(2)] = true;
-        float want = want(row.getString(0), row.getString(1));
-        assertEquals(want, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(want)), row.toString());
-      }
-      for (boolean s : seen) {
-        assertTrue(s);
-      }
+      assertEveryRowScored(120, scored);
     }
   }
 
@@ -98,16 +89,7 @@ class SparkScoringTest {
     for (int chunkRows : new int[] {PairScoring.CHUNK_ROWS, 5}) {
       List<Row> scored = ScanPairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2),
           table(CORPUS, 4), chunkRows).collectAsList();
-      assertEquals(92, scored.size());
-      boolean[] seen = new boolean[92];
-      for (Row row : scored) {
-        seen[row.getInt(2)] = true;
-        float want = want(row.getString(0), row.getString(1));
-        assertEquals(want, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(want)), row.toString());
-      }
-      for (boolean s : seen) {
-        assertTrue(s);
-      }
+      assertEveryRowScored(92, scored);
     }
     StructType ids = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
     assertEquals(0, SparkMaxSim.scorePairsByScan(spark.createDataFrame(List.of(), ids), table(QUERIES, 1),
@@ -223,6 +205,20 @@ class SparkScoringTest {
           }
         }
       }
+    }
+  }
+
+  /** {@code rows} rows (query id, doc id, label 0 .. rows - 1, score), each label once, each score the reference's. */
+  private void assertEveryRowScored(int rows, List<Row> scored) {
+    assertEquals(rows, scored.size());
+    boolean[] seen = new boolean[rows];
+    for (Row row : scored) {
+      seen[row.getInt(2)] = true;
+      float want = want(row.getString(0), row.getString(1));
+      assertEquals(want, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(want)), row.toString());
+    }
+    for (boolean s : seen) {
+      assertTrue(s);
     }
   }
 }
