@@ -351,6 +351,14 @@ public final class CudaBackend implements Backend {
     return call(() -> GeneratedCorpus.generate(device, params, this, documents, length, dim, seed));
   }
 
+  /**
+   * Documents {@code firstDocument ..} of the corpus that {@link #generateCorpus(int, int, int, long)} makes
+   * from {@code seed}: the shard of it this device holds when several share the corpus.
+   */
+  public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed, long firstDocument) {
+    return generateCorpus(documents, length, dim, GeneratedCorpus.seedFrom(seed, firstDocument * length * dim));
+  }
+
   /** Each query's {@code k} best documents of a generated corpus. */
   public TopKResult topK(Tokens queries, GeneratedCorpus corpus, int k) {
     return call(() -> {
