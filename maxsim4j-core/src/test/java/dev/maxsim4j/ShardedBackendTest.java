@@ -108,7 +108,7 @@ class ShardedBackendTest {
     for (MaxSim m : sharded) {
       ShardingChecks.inference(one, m, q, d, true, r + " one document " + m.backendInfo());
       ShardingChecks.training(one, m, q, r.padded(DType.FLOAT32, 1, 6, 8, 1), r.padded(DType.FLOAT32, 2, 6, 8, 2),
-          2, r + " one query " + m.backendInfo());
+          2, true, r + " one query " + m.backendInfo());
     }
   }
 
@@ -123,7 +123,7 @@ class ShardedBackendTest {
           33, 2)}, new TokenBatch[] {r.packed(type, nq, 0, 14, 33, true), r.packed(type, nq * k, 1, 14, 33, true)});
       for (TokenBatch[] pair : docs) {
         for (MaxSim m : sharded) {
-          ShardingChecks.training(one, m, q, pair[0], pair[1], k, r + " " + type + " " + m.backendInfo());
+          ShardingChecks.training(one, m, q, pair[0], pair[1], k, true, r + " " + type + " " + m.backendInfo());
         }
       }
     }

@@ -40,6 +40,11 @@ public final class CudaDevices {
     return new ShardedBackend(backends, b -> ((CudaBackend) b).freeBytes());
   }
 
+  /** GPUs the driver reports (those CUDA_VISIBLE_DEVICES leaves visible); 0 where CUDA cannot run. */
+  public static int visible() {
+    return CudaBackend.unavailableReason().isPresent() ? 0 : CudaDevice.visibleDevices();
+  }
+
   private static int[] chosen() {
     int visible = CudaDevice.visibleDevices();
     String value = System.getProperty(PROPERTY);
