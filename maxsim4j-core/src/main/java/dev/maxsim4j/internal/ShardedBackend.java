@@ -111,7 +111,9 @@ public final class ShardedBackend implements Backend {
       }
     }
     Split split = split(documents);
-    Outcome<AutoCloseable> made = attempt(s -> backends.get(s).makeResident(split.shards().get(s)));
+    // an empty shard holds nothing (a device cannot allocate 0 bytes)
+    Outcome<AutoCloseable> made = attempt(s -> split.shards().get(s).rows == 0 ? () -> {}
+        : backends.get(s).makeResident(split.shards().get(s)));
     List<AutoCloseable> handles = made.results().stream().filter(h -> h != null).toList();
     if (made.failure() != null) {
       closeAll(handles); // the shards that did upload
@@ -367,7 +369,7 @@ public final class ShardedBackend implements Backend {
    */
   @Override
   public LossStep lossStep(Problem problem, Loss loss, boolean deterministic) {
-    if (problem.kind() == Problem.Kind.ALL_PAIRS || splitQueries(problem) == null) {
+    if (problem.kind() == Problem.Kind.ALL_PAIRS || queryBounds(problem) == null) {
       return backends.get(0).lossStep(problem, loss, deterministic);
     }
     return Backend.super.lossStep(problem, loss, deterministic);
@@ -382,25 +384,34 @@ public final class ShardedBackend implements Backend {
    * gradients, laid out like the storage, could not be put back from.
    */
   private QuerySplit splitQueries(Problem problem) {
-    Tokens q = problem.queries();
-    Tokens d = problem.documents();
-    int perQuery = problem.kind() == Problem.Kind.PAIRWISE ? 1 : problem.candidatesPerQuery();
-    int n = backends.size();
-    int[] bounds = new int[n + 1];
-    for (int s = 0; s <= n; s++) {
-      bounds[s] = (int) ((long) q.rows * s / n);
-    }
-    if (!inOrder(q, bounds, 1) || !inOrder(d, bounds, perQuery)) {
+    int[] bounds = queryBounds(problem);
+    if (bounds == null) {
       return null;
     }
+    int perQuery = perQuery(problem);
     List<Problem> parts = new ArrayList<>();
-    for (int s = 0; s < n; s++) {
-      Tokens qs = TokenSlices.rows(q, bounds[s], bounds[s + 1]);
-      Tokens ds = TokenSlices.rows(d, bounds[s] * perQuery, bounds[s + 1] * perQuery);
+    for (int s = 0; s + 1 < bounds.length; s++) {
+      Tokens qs = TokenSlices.rows(problem.queries(), bounds[s], bounds[s + 1]);
+      Tokens ds = TokenSlices.rows(problem.documents(), bounds[s] * perQuery, bounds[s + 1] * perQuery);
       parts.add(problem.kind() == Problem.Kind.PAIRWISE ? Problem.pairwise(qs, ds) : Problem.candidates(qs, ds,
           perQuery));
     }
     return new QuerySplit(bounds, parts);
+  }
+
+  /** The first query of each shard, equal parts, and the end; null when {@link #splitQueries} cannot split. */
+  private int[] queryBounds(Problem problem) {
+    int n = backends.size();
+    int[] bounds = new int[n + 1];
+    for (int s = 0; s <= n; s++) {
+      bounds[s] = (int) ((long) problem.queries().rows * s / n);
+    }
+    return inOrder(problem.queries(), bounds, 1) && inOrder(problem.documents(), bounds, perQuery(problem))
+        ? bounds : null;
+  }
+
+  private static int perQuery(Problem problem) {
+    return problem.kind() == Problem.Kind.PAIRWISE ? 1 : problem.candidatesPerQuery();
   }
 
   /** Whether the shards of rows {@code bounds[s] * per ..} own slot ranges in shard order, none overlapping. */
