@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Two GPUs of one host against the first alone: every call within fp32 rounding (kernels are chosen by shape, so
  * a shard may run another kernel than the whole batch), top-k consistent with the scores, resident batches split
- * by free memory. Skipped, with the reason, where fewer than two GPUs are visible.
+ * equally or, where halves do not fit, by free memory. Skipped, with the reason, where fewer than two GPUs are visible.
  */
 @GpuTest
 class MultiGpuTest {
@@ -56,19 +56,20 @@ class MultiGpuTest {
   }
 
   @Test
-  void residentShardsFollowEachDevicesFreeMemory() {
+  void residentShardsFollowEachDevicesFreeMemoryWhereEqualPartsDoNotFit() {
     List<Backend> devices = ((ShardedBackend) two.backend()).backends();
     CudaBackend first = (CudaBackend) devices.get(0);
     CudaBackend second = (CudaBackend) devices.get(1);
     long[] before = {first.allocatedBytes()[0], second.allocatedBytes()[0]};
-    first.limitMemory(first.allocatedBytes()[0] + (600L << 20));
-    second.limitMemory(second.allocatedBytes()[0] + (200L << 20));
+    first.limitMemory(first.allocatedBytes()[0] + (100L << 20));
+    second.limitMemory(second.allocatedBytes()[0] + (60L << 20));
     try {
-      TokenBatch d = new RandomBatches().padded(DType.BFLOAT16, 2000, 300, 128, 0); // 154 MB
+      TokenBatch d = new RandomBatches().padded(DType.BFLOAT16, 2000, 300, 128, 0); // 154 MB: halves exceed 60 MB
       try (ResidentBatch resident = two.upload(d)) {
         long a = first.allocatedBytes()[0] - before[0];
         long b = second.allocatedBytes()[0] - before[1];
-        assertTrue(a > 2 * b && b > 0, "shards of " + a + " and " + b + " bytes; expected about 3:1");
+        assertTrue(a > b * 3 / 2 && b > 40L << 20 && b <= 60L << 20, "shards of " + a + " and " + b
+            + " bytes; expected about 100:60");
       }
       assertEquals(before[0], first.allocatedBytes()[0], "the first shard freed");
       assertEquals(before[1], second.allocatedBytes()[0], "the second shard freed");

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The multi-device path on CPU backends: a MaxSim sharded over 2 and 3 backends (equal parts, and unequal
- * capacities that leave a shard empty) answers every call with the same bits as one backend.
+ * The multi-device path on CPU backends: a MaxSim sharded over 2 and 3 backends (equal parts, and capacities
+ * too small for equal parts, 3:0:1, that leave a shard empty) answers every call with the same bits as one backend.
  */
 class ShardedBackendTest {
   private static MaxSim one;
@@ -31,7 +31,7 @@ class ShardedBackendTest {
     one = MaxSim.over(BackendSelector.create("cpu", 1));
     sharded.add(MaxSim.over(ShardedBackend.equalParts(cpus(2))));
     sharded.add(MaxSim.over(ShardedBackend.equalParts(cpus(3))));
-    long[] weights = {3, 0, 1};
+    long[] weights = {3, 0, 1}; // bytes: no equal part fits, so the shards follow the capacities, one empty
     List<Backend> three = cpus(3);
     ToLongFunction<Backend> capacity = b -> weights[three.indexOf(b)];
     sharded.add(MaxSim.over(new ShardedBackend(three, capacity)));

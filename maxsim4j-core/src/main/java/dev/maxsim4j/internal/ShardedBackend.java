@@ -19,7 +19,8 @@ import java.util.function.ToLongFunction;
 
 /**
  * One backend over several (the GPUs of a host): documents are split into shards of whole documents, in order,
- * by each backend's capacity, and every shard is scored at once on its own backend. All-pairs scores and top-k
+ * equal where they fit each backend's capacity (else in proportion to it), and every shard is scored at once on
+ * its own backend. All-pairs scores and top-k
  * broadcast the queries: scores are concatenated in document order, top-k merged exactly ({@link TopK#merge}).
  * Pairwise and candidate calls, forward and backward, split the queries with their own documents, so each
  * document's gradient comes from one backend and the result is deterministic; the all-pairs backward and
@@ -54,8 +55,9 @@ public final class ShardedBackend implements Backend {
   private record Split(int[] bounds, List<Tokens> shards) {}
 
   /**
-   * Shards over {@code backends} (two or more, each owned and closed by this one), by {@code capacity}: the
-   * bytes a backend can hold now (a device's free memory), or equal weights.
+   * Shards over {@code backends} (two or more, each owned and closed by this one), bounded by {@code capacity}:
+   * the bytes a backend can hold now (a device's free memory). Shards are equal where they fit, else in
+   * proportion to the capacities ({@link TokenSlices#split}).
    */
   public ShardedBackend(List<Backend> backends, ToLongFunction<Backend> capacity) {
     if (backends == null || backends.size() < 2) {
@@ -72,7 +74,7 @@ public final class ShardedBackend implements Backend {
 
   /** Shards over {@code backends} in equal parts (CPU backends, which have no memory of their own). */
   public static ShardedBackend equalParts(List<Backend> backends) {
-    return new ShardedBackend(backends, b -> 1);
+    return new ShardedBackend(backends, b -> Long.MAX_VALUE);
   }
 
   /** The backends, in shard order. */

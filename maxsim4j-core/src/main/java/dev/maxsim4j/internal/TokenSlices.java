@@ -67,19 +67,21 @@ public final class TokenSlices {
   }
 
   /**
-   * Where the shards of {@code t} begin: shard {@code s} holds rows {@code bounds[s] .. bounds[s + 1] - 1},
-   * whole rows in order, each shard's bytes in proportion to its {@code capacity} (bytes, or any weight).
+   * Where the shards of {@code t} begin: shard {@code s} holds rows {@code bounds[s] .. bounds[s + 1] - 1}, whole
+   * rows in order. Equal parts (by bytes) where each fits its shard's {@code capacity} (bytes), so every device
+   * has the same work and a batch splits the same way whatever memory is free; else parts in proportion to the
+   * capacities.
    */
   public static int[] split(Tokens t, long[] capacity) {
     int n = capacity.length;
-    double total = 0;
+    long[] equal = new long[n];
     for (int s = 0; s < n; s++) {
       if (capacity[s] < 0) {
         throw new IllegalArgumentException("capacity[" + s + "] = " + capacity[s] + "; expected >= 0");
       }
-      total += capacity[s];
+      equal[s] = 1;
     }
-    if (n == 0 || total <= 0) {
+    if (n == 0 || Arrays.stream(capacity).allMatch(c -> c == 0)) {
       throw new IllegalArgumentException("capacities " + Arrays.toString(capacity)
           + "; expected at least one shard with a capacity above 0");
     }
@@ -87,18 +89,35 @@ public final class TokenSlices {
     for (int r = 0; r < t.rows; r++) {
       before[r + 1] = before[r] + rowBytes(t, r);
     }
+    int[] bounds = proportional(before, equal);
+    for (int s = 0; s < n; s++) {
+      if (before[bounds[s + 1]] - before[bounds[s]] > capacity[s]) {
+        return proportional(before, capacity);
+      }
+    }
+    return bounds;
+  }
+
+  /** Bounds of shards of rows in proportion to {@code weights}; {@code before[r]}: bytes of rows 0 .. r - 1. */
+  private static int[] proportional(long[] before, long[] weights) {
+    int rows = before.length - 1;
+    int n = weights.length;
+    double total = 0;
+    for (long w : weights) {
+      total += w;
+    }
     int[] bounds = new int[n + 1];
     double share = 0;
     int row = 0;
     for (int s = 0; s < n - 1; s++) {
-      share += capacity[s];
-      double target = before[t.rows] * (share / total);
-      while (row < t.rows && before[row] + rowBytes(t, row) / 2.0 <= target) {
+      share += weights[s];
+      double target = before[rows] * (share / total);
+      while (row < rows && before[row] + (before[row + 1] - before[row]) / 2.0 <= target) {
         row++; // a row goes to the shard that holds more than half of it
       }
       bounds[s + 1] = row;
     }
-    bounds[n] = t.rows;
+    bounds[n] = rows;
     return bounds;
   }
 

@@ -58,18 +58,19 @@ class TokenSlicesTest {
     }
   }
 
+  /** Rows of {@code padded(10, 4, 8)} cost 4 x 32 + 12 = 140 bytes each: 1400 in all. */
   @Test
-  void shardsAreWholeRowsInOrderByCapacity() {
+  void shardsAreEqualWholeRowsWhereTheyFitElseByCapacity() {
     Tokens t = padded(10, 4, 8);
-    assertArrayEquals(new int[] {0, 5, 10}, TokenSlices.split(t, new long[] {1, 1}));
-    assertArrayEquals(new int[] {0, 3, 7, 10}, TokenSlices.split(t, new long[] {1, 1, 1}));
-    assertArrayEquals(new int[] {0, 8, 10}, TokenSlices.split(t, new long[] {80, 20}));
+    long big = Long.MAX_VALUE;
+    assertArrayEquals(new int[] {0, 5, 10}, TokenSlices.split(t, new long[] {big, big}));
+    assertArrayEquals(new int[] {0, 3, 7, 10}, TokenSlices.split(t, new long[] {big, big, big}));
+    assertArrayEquals(new int[] {0, 5, 10}, TokenSlices.split(t, new long[] {1000, 800}), "equal parts fit");
+    assertArrayEquals(new int[] {0, 6, 10}, TokenSlices.split(t, new long[] {1000, 600}), "700 bytes exceed 600");
+    assertArrayEquals(new int[] {0, 8, 10}, TokenSlices.split(t, new long[] {80, 20}), "neither fits: 8:2");
     assertArrayEquals(new int[] {0, 0, 10}, TokenSlices.split(t, new long[] {0, 7}));
-    assertArrayEquals(new int[] {0, 0, 1, 1}, TokenSlices.split(padded(1, 4, 8), new long[] {1, 1, 1}),
+    assertArrayEquals(new int[] {0, 0, 1, 1}, TokenSlices.split(padded(1, 4, 8), new long[] {big, big, big}),
         "the shard holding most of the row");
-    assertArrayEquals(new int[] {0, 5, 10}, TokenSlices.split(t, new long[] {Long.MAX_VALUE, Long.MAX_VALUE}));
-    Tokens ragged = t.withValidity(new int[] {4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, null);
-    assertArrayEquals(new int[] {0, 5, 10}, TokenSlices.split(ragged, new long[] {1, 1}));
     IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
         () -> TokenSlices.split(t, new long[] {0, 0}));
     assertEquals("capacities [0, 0]; expected at least one shard with a capacity above 0", none.getMessage());
@@ -80,6 +81,6 @@ class TokenSlicesTest {
   void packedRowsWeighTheirOwnTokens() {
     Tokens t = new Tokens(DType.FLOAT32, 2, -1, new int[] {0, 10, 11, 12}, new int[] {10, 1, 1, 1}, 13, null,
         new float[26], null, null);
-    assertArrayEquals(new int[] {0, 1, 4}, TokenSlices.split(t, new long[] {1, 1}));
+    assertArrayEquals(new int[] {0, 1, 4}, TokenSlices.split(t, new long[] {Long.MAX_VALUE, Long.MAX_VALUE}));
   }
 }

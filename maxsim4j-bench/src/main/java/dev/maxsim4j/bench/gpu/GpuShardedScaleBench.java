@@ -129,19 +129,23 @@ final class GpuShardedScaleBench {
   private record Sharded(List<CudaBackend> devices, List<GeneratedCorpus> shards, int[] first)
       implements AutoCloseable {
 
-    /** Shards of whole documents in proportion to each device's free memory, as the library splits. */
+    /** Shards of whole documents, equal where they fit each device's free memory, else in proportion to it. */
     static Sharded generate(List<CudaBackend> devices, GpuScaleBench.Settings s, int documents, PrintStream out) {
       long[] free = new long[devices.size()];
+      long perDocument = 2L * s.length() * s.dim() + 12; // bf16 tokens and the row's metadata
+      boolean equalFits = true;
       double total = 0;
       for (int i = 0; i < free.length; i++) {
         free[i] = devices.get(i).freeBytes();
         total += free[i];
+        equalFits &= (long) Math.ceil((double) documents / free.length) * perDocument <= free[i];
       }
       int[] first = new int[devices.size() + 1];
       double share = 0;
       for (int i = 0; i < free.length; i++) {
-        share += free[i];
-        first[i + 1] = i == free.length - 1 ? documents : (int) Math.round(documents * (share / total));
+        share += equalFits ? 1 : free[i];
+        double whole = equalFits ? free.length : total;
+        first[i + 1] = i == free.length - 1 ? documents : (int) Math.round(documents * (share / whole));
       }
       long t0 = System.nanoTime();
       List<GeneratedCorpus> shards = new ArrayList<>();
