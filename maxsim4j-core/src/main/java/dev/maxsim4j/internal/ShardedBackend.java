@@ -279,21 +279,21 @@ public final class ShardedBackend implements Backend {
       return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
     }
     Split split = shardsOf(problem.documents());
-    List<CompletableFuture<float[][]>> parts = new ArrayList<>();
-    for (int s = 0; s < backends.size(); s++) {
-      Tokens shard = split.shards().get(s);
-      parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null)
-          : backends.get(s).scoreRowsAsync(Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor));
-    }
-    synchronized (this) {
+    synchronized (this) { // submitters take turns, so every device queues the calls in the same order
+      List<CompletableFuture<float[][]>> parts = new ArrayList<>();
+      for (int s = 0; s < backends.size(); s++) {
+        Tokens shard = split.shards().get(s);
+        parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null)
+            : backends.get(s).scoreRowsAsync(Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor));
+      }
       CompletableFuture<?>[] waits = new CompletableFuture<?>[parts.size() + 1];
       for (int s = 0; s < parts.size(); s++) {
         waits[s] = parts.get(s);
       }
-      waits[parts.size()] = lastAsync.exceptionally(e -> null);
+      waits[parts.size()] = lastAsync;
       CompletableFuture<float[][]> merged = CompletableFuture.allOf(waits).thenApply(done ->
           concatenate(parts.stream().map(CompletableFuture::join).toList(), split.bounds(), rows, columns));
-      lastAsync = merged;
+      lastAsync = merged.handle((r, e) -> null); // the next call waits for this one, not for its scores or failure
       return merged;
     }
   }
