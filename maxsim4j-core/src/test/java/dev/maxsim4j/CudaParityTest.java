@@ -234,7 +234,7 @@ class CudaParityTest {
     RandomBatches r = new RandomBatches();
     TokenBatch q = r.padded(DType.FLOAT32, 3, 32, 128, 0);
     TokenBatch d = r.padded(DType.BFLOAT16, 500, 300, 128, 2);
-    CudaBackend backend = (CudaBackend) cuda.backend();
+    CudaBackend backend = GpuDevices.first(cuda);
     long before = backend.allocatedBytes()[0];
     float[][] host = cuda.scores(q, d);
     try (ResidentBatch resident = cuda.upload(d)) {
@@ -393,7 +393,7 @@ class CudaParityTest {
     RandomBatches r = new RandomBatches();
     TokenBatch q = r.padded(DType.BFLOAT16, 2, 16, 64, 0);
     TokenBatch d = r.padded(DType.BFLOAT16, 50, 40, 64, 0);
-    CudaBackend backend = (CudaBackend) cuda.backend();
+    CudaBackend backend = GpuDevices.first(cuda);
     long before = backend.allocatedBytes()[0];
     ResidentBatch first = cuda.upload(d);
     long once = backend.allocatedBytes()[0];
@@ -416,7 +416,7 @@ class CudaParityTest {
     TokenBatch q = r.padded(DType.FLOAT16, 2, 8, 32, 1);
     TokenBatch d = r.packed(DType.BFLOAT16, 5, 1, 20, 32, true);
     cuda.scores(q, d); // scratch buffers reach their size
-    CudaBackend backend = (CudaBackend) cuda.backend();
+    CudaBackend backend = GpuDevices.first(cuda);
     long held = backend.allocatedBytes()[0];
     long free = backend.deviceMemoryInfo()[0];
     for (int i = 0; i < 10_000; i++) {

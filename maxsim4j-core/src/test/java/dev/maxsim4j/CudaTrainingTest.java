@@ -100,7 +100,7 @@ class CudaTrainingTest {
   void inferenceAllocatesNoArgmax() {
     RandomBatches r = new RandomBatches();
     try (MaxSim fresh = MaxSim.builder().backend("cuda").build()) {
-      CudaBackend backend = (CudaBackend) fresh.backend();
+      CudaBackend backend = GpuDevices.first(fresh);
       TokenBatch q = r.padded(DType.BFLOAT16, 4, 32, 64, 0);
       TokenBatch d = r.padded(DType.BFLOAT16, 50, 100, 64, 0);
       fresh.scores(q, d);
@@ -162,7 +162,7 @@ class CudaTrainingTest {
         Loss contrastive = Loss.contrastive(positivesOf(r, 24, 960), 0.5f);
         TrainingStep n = narrow.lossAllPairs(q, d, contrastive);
         long stride = 32;
-        assertEquals(2L * 24 * 960 * stride, ((CudaBackend) narrow.backend()).argmaxBytes(),
+        assertEquals(2L * 24 * 960 * stride, GpuDevices.first(narrow).argmaxBytes(),
             where + ": int16 argmax");
         TrainingStep w = wide.lossAllPairs(q, d, contrastive);
         assertEquals(4L * 24 * 960 * stride, ((CudaBackend) wide.backend()).argmaxBytes(), where + ": int32");

@@ -14,6 +14,7 @@ class GpuScaleCommandTest {
     BenchRun help = BenchRun.of("help");
     assertEquals(0, help.status());
     assertTrue(help.out().contains("gpu-scale [--documents N]"), help.out());
+    assertTrue(help.out().contains("[--devices 0,1 [--single-documents N]]"), help.out());
   }
 
   @Test
@@ -26,6 +27,10 @@ class GpuScaleCommandTest {
     assertTrue(BenchRun.of("gpu-scale", "--documents", "10000000", "--length", "300").refusedWith(
         "gpu-scale: 10000000 documents of 300 tokens is 3000000000 tokens; expected at most 2147483647"));
     assertTrue(BenchRun.of("gpu-scale", "--k", "0").refusedWith("gpu-scale: --k = 0; expected 1 <= --k"));
+    for (String devices : new String[] {"0,0", "1,x", "-1", "0,"}) {
+      assertTrue(BenchRun.of("gpu-scale", "--devices", devices).refusedWith("gpu-scale: --devices = '" + devices
+          + "'; expected distinct GPU ordinals separated by commas, e.g. 0,1"), devices);
+    }
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.maxsim4j.internal;
 
 import dev.maxsim4j.internal.cpu.CpuBackends;
 import dev.maxsim4j.internal.cuda.CudaBackend;
+import dev.maxsim4j.internal.cuda.CudaDevices;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -14,7 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Names: {@code auto} (CUDA when a usable GPU is present, else the best CPU backend), {@code cpu} (the
  * best CPU backend), {@code cuda}, {@code reference}, {@code scalar}, {@code vector}. The system property
- * {@value #PROPERTY} supplies the default name.
+ * {@value #PROPERTY} supplies the default name; {@code cuda} uses every visible GPU, or those that
+ * {@code maxsim4j.cuda.devices} names ({@link CudaDevices}).
  */
 public final class BackendSelector {
   public static final String PROPERTY = "maxsim4j.backend";
@@ -35,7 +37,7 @@ public final class BackendSelector {
       case "reference" -> CpuBackends.reference(threads);
       case "scalar" -> CpuBackends.scalar(threads);
       case "vector" -> CpuBackends.vector(threads);
-      case "cuda" -> new CudaBackend(threads);
+      case "cuda" -> CudaDevices.create(threads);
       case "cpu" -> bestCpu(threads);
       case "auto" -> auto(threads);
       default -> throw new IllegalArgumentException("backend '" + name
@@ -74,7 +76,7 @@ public final class BackendSelector {
   private static Backend auto(int threads) {
     Optional<String> reason = CudaBackend.unavailableReason();
     if (reason.isEmpty()) {
-      return new CudaBackend(threads);
+      return CudaDevices.create(threads);
     }
     if (CUDA_FALLBACK_LOGGED.compareAndSet(false, true)) {
       LOG.log(System.Logger.Level.DEBUG, "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");

@@ -32,6 +32,7 @@ public final class GpuCommand {
   private GpuCommand() {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
+    GpuScaleCommand.oneDevice(0); // kernel timers and the documented numbers are one GPU's
     Shapes.Split split = Shapes.take(argv);
     List<String> shapes = split.shapes();
     Args a = new Args("maxsim4j bench", "gpu", split.rest(), 1,

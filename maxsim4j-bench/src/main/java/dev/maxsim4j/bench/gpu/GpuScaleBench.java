@@ -190,8 +190,13 @@ final class GpuScaleBench {
     }
   }
 
+  /** As below, for a result of the backend's own type. */
+  static String sameResult(TopKResult expected, TopKResult actual) {
+    return sameResult(expected, new dev.maxsim4j.TopK(actual.scores(), actual.indices()));
+  }
+
   /** "yes" when every query's ids and scores are the same bits, else how many ranks differ. */
-  private static String sameResult(TopKResult expected, dev.maxsim4j.TopK actual) {
+  static String sameResult(TopKResult expected, dev.maxsim4j.TopK actual) {
     int differ = 0;
     int total = 0;
     for (int i = 0; i < expected.indices().length; i++) {

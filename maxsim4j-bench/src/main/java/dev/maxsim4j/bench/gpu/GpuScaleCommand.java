@@ -4,6 +4,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.internal.BackendSelector;
+import dev.maxsim4j.internal.cuda.CudaDevices;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -17,20 +18,26 @@ public final class GpuScaleCommand {
   public static final String USAGE = """
       gpu-scale [--documents N] [--length L] [--dim D] [--batches 1,8,32] [--k K] [--repeat R] [--check-documents N]
                 [--stream-documents N] [--stream-cap-gb G] [--skip-resident] [--skip-stream] [--seed S] [--json FILE]
+                [--devices 0,1 [--single-documents N]]
         exact top-k at scale on the GPU, bf16 documents and queries of 32 tokens. Resident: a corpus of N x L x D
         (default 1000000 x 300 x 128, 76.8 GB) generated on the device, the median wall time per query batch of
         each size (--repeat calls, top-k included), GB/s, % of the device copy bandwidth measured in the same run
         and % of the tensor-core floor; the top-k of one query over --check-documents documents against a full
         ranking of their scores. Streamed: a corpus of --stream-documents (default 530000, 40.7 GB) in pinned
         host memory, device memory capped at --stream-cap-gb (default 4), time per batch against the pinned
-        host-to-device bandwidth measured in the same run, results against the same corpus resident.""";
+        host-to-device bandwidth measured in the same run, results against the same corpus resident. One GPU
+        (ordinal 0) unless --devices names several: then the corpus of --documents is split across them, each shard
+        generated on its device, after --single-documents (default 1000000) on the first device alone and split,
+        for the speed-up and the equality of the results (0 skips it); the floor is the devices' copy bandwidths
+        added up; nothing is streamed.""";
 
   private GpuScaleCommand() {}
 
   public static int run(String[] argv, PrintStream out) throws IOException {
     Args a = new Args("maxsim4j bench", "gpu-scale", argv, 1,
         Set.of("--documents", "--length", "--dim", "--batches", "--k", "--repeat", "--check-documents",
-            "--stream-documents", "--stream-cap-gb", "--seed", "--json"), Set.of("--skip-resident", "--skip-stream"));
+            "--stream-documents", "--stream-cap-gb", "--seed", "--json", "--devices", "--single-documents"),
+        Set.of("--skip-resident", "--skip-stream"));
     GpuScaleBench.Settings s = new GpuScaleBench.Settings(a.intValue("--documents", 1_000_000, 1),
         a.intValue("--length", 300, 1), a.intValue("--dim", 128, 1), batches(a.getOr("--batches", "1,8,32")),
         a.intValue("--k", 100, 1), a.intValue("--repeat", 5, 1), a.intValue("--check-documents", 20_000, 0),
@@ -42,6 +49,7 @@ public final class GpuScaleCommand {
             + (long) sized[0] * sized[1] + " tokens; expected at most " + Integer.MAX_VALUE);
       }
     }
+    int[] devices = devices(a.getOr("--devices", "0"));
     if (a.get("--json") != null) {
       AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
     }
@@ -49,7 +57,42 @@ public final class GpuScaleCommand {
     if (noGpu.isPresent()) {
       throw new IllegalArgumentException("gpu-scale: no usable GPU here (" + noGpu.get() + "); expected one");
     }
+    for (int d : devices) {
+      if (d >= CudaDevices.visible()) {
+        throw new IllegalArgumentException("gpu-scale: --devices names GPU " + d + "; expected one of the "
+            + CudaDevices.visible() + " the driver reports");
+      }
+    }
+    if (devices.length > 1) {
+      return GpuShardedScaleBench.run(s, devices, a.intValue("--single-documents", 1_000_000, 0), a.get("--json"),
+          out);
+    }
+    oneDevice(devices[0]);
     return GpuScaleBench.run(s, a.get("--json"), out);
+  }
+
+  /**
+   * Keeps a single-device measurement on {@code ordinal}, whatever the host has: the library would otherwise
+   * shard over every visible GPU. A device list set by the caller's system property stays.
+   */
+  static void oneDevice(int ordinal) {
+    if (System.getProperty(CudaDevices.PROPERTY) == null) {
+      System.setProperty(CudaDevices.PROPERTY, Integer.toString(ordinal));
+    }
+  }
+
+  /** "0,1" -> {0, 1}: distinct ordinals. */
+  static int[] devices(String list) {
+    try {
+      int[] d = Arrays.stream(list.split(",", -1)).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      if (d.length > 0 && Arrays.stream(d).allMatch(n -> n >= 0) && Arrays.stream(d).distinct().count() == d.length) {
+        return d;
+      }
+    } catch (NumberFormatException e) {
+      // the message below says what was expected
+    }
+    throw new UsageException("gpu-scale: --devices = '" + list + "'; expected distinct GPU ordinals separated by"
+        + " commas, e.g. 0,1");
   }
 
   /** "1,8,32" -> {1, 8, 32}. */

@@ -33,6 +33,7 @@ public final class CudaBackend implements Backend {
   private static final byte POISON_BYTE = (byte) 0xff;
 
   private final CudaDevice device;
+  private final int ordinal;
   /** The threads the caller asked for; the device does the work, so none are started. */
   private final int threads;
   private final ReentrantLock lock = new ReentrantLock();
@@ -50,17 +51,27 @@ public final class CudaBackend implements Backend {
   private boolean closed;
 
   public CudaBackend(int threads) {
-    this(threads, ForwardKernels.RULES);
+    this(threads, 0);
+  }
+
+  /** The backend of GPU {@code ordinal} (as the driver numbers the visible devices). */
+  public CudaBackend(int threads, int ordinal) {
+    this(threads, ordinal, ForwardKernels.RULES);
   }
 
   /** A backend whose forward launches are planned by {@code planner} (tests force kernels this way). */
   CudaBackend(int threads, ForwardKernels.Planner planner) {
+    this(threads, 0, planner);
+  }
+
+  private CudaBackend(int threads, int ordinal, ForwardKernels.Planner planner) {
     if (threads < 1) {
       throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
     }
     this.threads = threads;
     this.memory = MemoryBudget.fromSystemProperty();
-    this.device = new CudaDevice(0);
+    this.device = new CudaDevice(ordinal);
+    this.ordinal = ordinal;
     this.inputs = new DeviceInputs(device);
     this.forward = new ForwardKernels(device, params, planner);
     this.topK = new DeviceTopK(device, params, forward, inputs);
@@ -81,7 +92,7 @@ public final class CudaBackend implements Backend {
 
   @Override
   public String description() {
-    return deviceDescription();
+    return ordinal == 0 ? deviceDescription() : "GPU " + ordinal + ": " + deviceDescription();
   }
 
   @Override
@@ -112,6 +123,16 @@ public final class CudaBackend implements Backend {
   /** Bytes of the device buffer the forward saves its argmax in (0: never allocated). */
   public long argmaxBytes() {
     return call(() -> device.main.scratchBytes(ScratchSlot.ARGMAX));
+  }
+
+  /** The device's ordinal among the visible ones. */
+  public int ordinal() {
+    return ordinal;
+  }
+
+  /** Device bytes calls may still allocate: what the sharding of a resident batch across devices weighs. */
+  public long freeBytes() {
+    return call(this::availableBytes);
   }
 
   /** The driver's {free, total} device memory. */
@@ -328,6 +349,14 @@ public final class CudaBackend implements Backend {
    */
   public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed) {
     return call(() -> GeneratedCorpus.generate(device, params, this, documents, length, dim, seed));
+  }
+
+  /**
+   * Documents {@code firstDocument ..} of the corpus that {@link #generateCorpus(int, int, int, long)} makes
+   * from {@code seed}: the shard of it this device holds when several share the corpus.
+   */
+  public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed, long firstDocument) {
+    return generateCorpus(documents, length, dim, GeneratedCorpus.seedFrom(seed, firstDocument * length * dim));
   }
 
   /** Each query's {@code k} best documents of a generated corpus. */

@@ -75,17 +75,27 @@ final class CudaDevice implements AutoCloseable {
       if (count == 0) {
         return Optional.of("the CUDA driver reports no device");
       }
-      int dev = Driver.device(0);
-      int major = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-      int minor = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-      if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR)) {
-        return Optional.of("GPU 0 (" + Driver.deviceName(dev) + ") has compute capability " + major + "." + minor
-            + "; maxsim4j needs 7.5 or newer");
-      }
-      return Optional.empty();
+      return unusableReason(0);
     } catch (CudaException e) {
       return Optional.of("the CUDA driver failed to start: " + e.getMessage());
     }
+  }
+
+  /** Why visible GPU {@code ordinal} cannot run maxsim4j's kernels (compute capability too old), or empty. */
+  static Optional<String> unusableReason(int ordinal) {
+    int dev = Driver.device(ordinal);
+    int major = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    int minor = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR)) {
+      return Optional.of("GPU " + ordinal + " (" + Driver.deviceName(dev) + ") has compute capability " + major + "."
+          + minor + "; maxsim4j needs 7.5 or newer");
+    }
+    return Optional.empty();
+  }
+
+  /** GPUs the driver reports (those CUDA_VISIBLE_DEVICES leaves visible). */
+  static int visibleDevices() {
+    return Driver.deviceCount();
   }
 
   CudaDevice(int ordinal) {

@@ -15,6 +15,8 @@ public final class GeneratedCorpus implements AutoCloseable {
   private static final int FILL_THREADS = 256;
   /** Blocks per SM of the fill's grid-stride loop: enough to keep every SM's stores in flight. */
   private static final int FILL_BLOCKS_PER_SM = 16;
+  /** The odd multiplier of the seed in maxsim_fill.cu: element i is a hash of {@code seed * M + i} (mod 2^64). */
+  private static final long SEED_MULTIPLIER = 0x9e3779b97f4a7c15L;
 
   final DeviceTokens tokens;
   final long pointer;
@@ -65,6 +67,24 @@ public final class GeneratedCorpus implements AutoCloseable {
       device.release(p, bytes);
       throw e;
     }
+  }
+
+  /**
+   * The seed whose corpus begins as the corpus of {@code seed} does at element {@code firstElement}, so that
+   * shards generated on several devices are, together, the corpus one device would generate: M is odd, so
+   * {@code seed + firstElement / M} (mod 2^64) hashes to {@code seed * M + firstElement}.
+   */
+  public static long seedFrom(long seed, long firstElement) {
+    return seed + firstElement * inverse(SEED_MULTIPLIER);
+  }
+
+  /** The inverse of an odd number mod 2^64, by Newton's iteration (each step doubles the correct low bits). */
+  static long inverse(long odd) {
+    long x = odd; // odd * odd = 1 mod 8: three bits
+    for (int i = 0; i < 5; i++) {
+      x *= 2 - odd * x;
+    }
+    return x;
   }
 
   public int documents() {

@@ -1,0 +1,129 @@
+package dev.maxsim4j.internal;
+
+import java.util.Arrays;
+
+/**
+ * Whole rows of a {@link Tokens} batch as a batch of their own, and the split of a batch into shards by
+ * capacity. A slice holds the stored tokens from its first row's first slot to its last row's last slot:
+ * a memory segment is viewed, heap arrays are copied (a device upload reads a batch's storage whole).
+ */
+public final class TokenSlices {
+  /** Bytes a row costs a device beyond its tokens: its start, length and valid count. */
+  private static final long ROW_BYTES = 12;
+
+  private TokenSlices() {}
+
+  /** Rows {@code from .. to - 1} of {@code t}, their slots renumbered from 0; {@code t} itself when whole. */
+  public static Tokens rows(Tokens t, int from, int to) {
+    if (from < 0 || to > t.rows || from > to) {
+      throw new IllegalArgumentException("rows " + from + " .. " + to + " of a batch of " + t.rows
+          + " rows; expected 0 <= from <= to <= rows");
+    }
+    if (from == 0 && to == t.rows) {
+      return t;
+    }
+    int first = firstSlot(t, from, to);
+    int end = endSlot(t, from, to);
+    int n = to - from;
+    int[] start = new int[n];
+    for (int i = 0; i < n; i++) {
+      start[i] = t.rowStart[from + i] - first;
+    }
+    int[] length = Arrays.copyOfRange(t.rowLength, from, to);
+    boolean[] mask = t.mask == null ? null : Arrays.copyOfRange(t.mask, first, end);
+    float[] scales = t.scales == null ? null : Arrays.copyOfRange(t.scales, first, end);
+    long elements = (long) t.dim;
+    float[] f32 = t.f32 == null ? null
+        : Arrays.copyOfRange(t.f32, Math.toIntExact(first * elements), Math.toIntExact(end * elements));
+    short[] s16 = t.s16 == null ? null
+        : Arrays.copyOfRange(t.s16, Math.toIntExact(first * elements), Math.toIntExact(end * elements));
+    byte[] s8 = t.s8 == null ? null
+        : Arrays.copyOfRange(t.s8, Math.toIntExact(first * t.tokenBytes), Math.toIntExact(end * t.tokenBytes));
+    java.lang.foreign.MemorySegment segment = t.segment == null ? null
+        : t.segment.asSlice(first * t.tokenBytes, (end - (long) first) * t.tokenBytes);
+    return new Tokens(t.dtype, t.dim, t.paddedLength, start, length, end - first, mask, f32, s16, s8, segment,
+        scales);
+  }
+
+  /** The first stored slot of rows {@code from .. to - 1} (0 when there are none). */
+  public static int firstSlot(Tokens t, int from, int to) {
+    if (from == to) {
+      return 0;
+    }
+    int first = Integer.MAX_VALUE;
+    for (int i = from; i < to; i++) {
+      first = Math.min(first, t.rowStart[i]);
+    }
+    return first;
+  }
+
+  /** One past the last stored slot of rows {@code from .. to - 1}: a padded row owns its padding too. */
+  public static int endSlot(Tokens t, int from, int to) {
+    int end = 0;
+    for (int i = from; i < to; i++) {
+      end = Math.max(end, t.rowStart[i] + (t.isPacked() ? t.rowLength[i] : t.paddedLength));
+    }
+    return Math.max(end, firstSlot(t, from, to));
+  }
+
+  /**
+   * Where the shards of {@code t} begin: shard {@code s} holds rows {@code bounds[s] .. bounds[s + 1] - 1}, whole
+   * rows in order. Equal parts (by bytes) where each fits its shard's {@code capacity} (bytes), so every device
+   * has the same work and a batch splits the same way whatever memory is free; else parts in proportion to the
+   * capacities.
+   */
+  public static int[] split(Tokens t, long[] capacity) {
+    int n = capacity.length;
+    long[] equal = new long[n];
+    for (int s = 0; s < n; s++) {
+      if (capacity[s] < 0) {
+        throw new IllegalArgumentException("capacity[" + s + "] = " + capacity[s] + "; expected >= 0");
+      }
+      equal[s] = 1;
+    }
+    if (n == 0 || Arrays.stream(capacity).allMatch(c -> c == 0)) {
+      throw new IllegalArgumentException("capacities " + Arrays.toString(capacity)
+          + "; expected at least one shard with a capacity above 0");
+    }
+    long[] before = new long[t.rows + 1]; // bytes of rows 0 .. r - 1
+    for (int r = 0; r < t.rows; r++) {
+      before[r + 1] = before[r] + rowBytes(t, r);
+    }
+    int[] bounds = proportional(before, equal);
+    for (int s = 0; s < n; s++) {
+      if (before[bounds[s + 1]] - before[bounds[s]] > capacity[s]) {
+        return proportional(before, capacity);
+      }
+    }
+    return bounds;
+  }
+
+  /** Bounds of shards of rows in proportion to {@code weights}; {@code before[r]}: bytes of rows 0 .. r - 1. */
+  private static int[] proportional(long[] before, long[] weights) {
+    int rows = before.length - 1;
+    int n = weights.length;
+    double total = 0;
+    for (long w : weights) {
+      total += w;
+    }
+    int[] bounds = new int[n + 1];
+    double share = 0;
+    int row = 0;
+    for (int s = 0; s < n - 1; s++) {
+      share += weights[s];
+      double target = before[rows] * (share / total);
+      while (row < rows && before[row] + (before[row + 1] - before[row]) / 2.0 <= target) {
+        row++; // a row goes to the shard that holds more than half of it
+      }
+      bounds[s + 1] = row;
+    }
+    bounds[n] = rows;
+    return bounds;
+  }
+
+  /** Device bytes of row {@code r}: its slots and its metadata. */
+  public static long rowBytes(Tokens t, int r) {
+    return (t.isPacked() ? t.rowLength[r] : t.paddedLength) * (t.tokenBytes + (t.mask == null ? 0 : 1)
+        + (t.dtype.isQuantized() ? 4 : 0)) + ROW_BYTES;
+  }
+}

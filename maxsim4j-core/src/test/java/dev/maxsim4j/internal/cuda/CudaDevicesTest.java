@@ -1,0 +1,51 @@
+package dev.maxsim4j.internal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.junit.jupiter.api.Test;
+
+/** Which GPUs maxsim4j.cuda.devices names, and shards of a generated corpus that make up the whole one. */
+class CudaDevicesTest {
+  private static final String EXPECTED = "; expected comma-separated ordinals of distinct visible devices, 0 .. 1"
+      + " (the driver reports 2 devices), e.g. 0,1";
+
+  @Test
+  void namesDistinctVisibleOrdinalsInTheirOrder() {
+    assertArrayEquals(new int[] {0, 1}, CudaDevices.parse("0,1", 2));
+    assertArrayEquals(new int[] {1, 0}, CudaDevices.parse(" 1 , 0 ", 2));
+    assertArrayEquals(new int[] {3}, CudaDevices.parse("3", 8));
+  }
+
+  @Test
+  void anythingElseIsRefusedNamingTheProperty() {
+    String[][] cases = {
+        {"", " holds '', not an ordinal"},
+        {"0,", " holds '', not an ordinal"},
+        {"0;1", " holds '0;1', not an ordinal"},
+        {"2", " names device 2, which is not visible"},
+        {"-1", " names device -1, which is not visible"},
+        {"1,1", " names device 1 twice"}};
+    for (String[] c : cases) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CudaDevices.parse(c[0], 2));
+      assertEquals("system property maxsim4j.cuda.devices = '" + c[0] + "'" + c[1] + EXPECTED, e.getMessage());
+    }
+    IllegalArgumentException one = assertThrows(IllegalArgumentException.class, () -> CudaDevices.parse("1", 1));
+    assertEquals("system property maxsim4j.cuda.devices = '1' names device 1, which is not visible; expected"
+        + " comma-separated ordinals of distinct visible devices, 0 .. 0 (the driver reports 1 device), e.g. 0,1",
+        one.getMessage());
+  }
+
+  /** The fill hashes {@code seed * M + i}: a shard's seed must continue the whole corpus's sequence. */
+  @Test
+  void aShardsSeedContinuesTheWholeCorpus() {
+    long m = 0x9e3779b97f4a7c15L;
+    assertEquals(1L, m * GeneratedCorpus.inverse(m));
+    for (long seed : new long[] {0, 1, 42, -7, Long.MAX_VALUE}) {
+      for (long first : new long[] {0, 1, 38_400, 1_000_000L * 300 * 128, Long.MAX_VALUE / 3}) {
+        assertEquals(seed * m + first, GeneratedCorpus.seedFrom(seed, first) * m, seed + " from " + first);
+      }
+    }
+  }
+}
