@@ -16,7 +16,7 @@ import java.util.Locale;
  * {@code retrieval --synthetic}: time per query of FDE candidates (HNSW in an on-disk Lucene index) + exact
  * rerank against exact MaxSim over the whole corpus (in memory, fp32), on {@link ClusteredCorpus} corpora of
  * growing size: the first grows with the log of the corpus (HNSW) and the candidate count, the second
- * linearly.
+ * linearly. {@code --exact-only} skips the indexes, so that every size's exact time comes from one quiet run.
  */
 final class SyntheticScaling {
   private SyntheticScaling() {}
@@ -63,6 +63,9 @@ final class SyntheticScaling {
           report.fact(String.format(Locale.ROOT, "%s: generated in %.1f s; load %s", size, generated, Report.load()));
           report.header();
           report.add(size, "exact MaxSim (in memory, fp32)", "-", 0, exact, exactNs / 1e6 / queries, "");
+          if (a.has("--exact-only")) {
+            continue;
+          }
           LateInteractionRetriever retriever = new LateInteractionRetriever(params.encoder(corpus.dim),
               LuceneIndex.FDE, LuceneIndex.TOKENS, maxSim);
           Path dir = indexRoot.resolve("synthetic-" + n + "-" + params.toString().replace(':', '-'));

@@ -83,6 +83,10 @@ class RetrievalCommandTest {
     assertEquals(0, r.status(), r.err());
     assertEquals(4, Files.readString(json).lines().filter(l -> l.contains("\"method\"")).count());
     assertTrue(r.out().contains("120 docs: generated"), r.out());
+    BenchRun exact = BenchRun.of("retrieval", "--synthetic", "50,120", "--queries", "4", "--exact-only", "--threads",
+        "1", "--index-dir", dir.toString());
+    assertEquals(0, exact.status(), exact.err());
+    assertTrue(exact.out().contains("120 docs: generated") && !exact.out().contains("FDE HNSW"), exact.out());
   }
 
   @Test
