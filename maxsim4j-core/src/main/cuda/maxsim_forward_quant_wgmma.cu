@@ -432,7 +432,7 @@ using namespace maxsim4j;
   MAXSIM_QW_SHAPES(TQ, QN, E4M3, e4m3, 1)      \
   MAXSIM_QW_SHAPES(TQ, QN, E4M3, e4m3, 2)      \
   MAXSIM_QW_SHAPES(TQ, QN, B1, b1, 1)
-// the scratch harnesses include this file for its templates and define entries of their own
+// A/B harnesses may include this file for its templates and define entries of their own
 #ifndef MAXSIM4J_TEMPLATES_ONLY
 MAXSIM_QW_QUERY(BF16, bf16)
 MAXSIM_QW_QUERY(F16, f16)
