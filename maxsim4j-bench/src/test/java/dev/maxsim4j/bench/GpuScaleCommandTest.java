@@ -26,6 +26,15 @@ class GpuScaleCommandTest {
     assertTrue(BenchRun.of("gpu-scale", "--documents", "10000000", "--length", "300").refusedWith(
         "gpu-scale: 10000000 documents of 300 tokens is 3000000000 tokens; expected at most 2147483647"));
     assertTrue(BenchRun.of("gpu-scale", "--k", "0").refusedWith("gpu-scale: --k = 0; expected 1 <= --k"));
+    assertTrue(BenchRun.of("gpu-scale", "--check-documents", "10000000", "--length", "300").refusedWith(
+        "gpu-scale: 10000000 documents of 300 tokens is 3000000000 tokens; expected at most 2147483647"));
+  }
+
+  @Test
+  void aMemoryCapThatRoundsToNoBytesIsRefusedNotTakenAsNoCap() {
+    assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "1e-10").refusedWith(
+        "gpu-scale: --stream-cap-gb = 1.0E-10 is 0 bytes; expected at least 1 byte and below 2^63"));
+    assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "1e300").refusedWith("expected at least 1 byte"));
   }
 
   @Test
