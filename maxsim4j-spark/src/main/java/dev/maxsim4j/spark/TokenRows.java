@@ -150,9 +150,7 @@ final class TokenRows {
             + token.getClass().getName()) + "; expected array<float>");
       }
       int d = elements.length();
-      if (d == 0) {
-        throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
-      }
+      checkTokenDim(d, values == null ? d : values.length / n, t, what);
       accept(DType.FLOAT32, d, what);
       if (values == null) {
         values = new float[Math.multiplyExact(n, d)];
@@ -183,9 +181,7 @@ final class TokenRows {
       }
       ArrayData token = arrays.getArray(t);
       int d = token.numElements();
-      if (d == 0) {
-        throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
-      }
+      checkTokenDim(d, values == null ? d : values.length / n, t, what);
       accept(DType.FLOAT32, d, what);
       for (int k = 0; k < d; k++) {
         if (token.isNullAt(k)) {
@@ -199,6 +195,17 @@ final class TokenRows {
     }
     pending.add(values);
     tokens = Math.addExact(tokens, n);
+  }
+
+  /** A token of a row holds {@code rowDim} elements, as its first token does. */
+  private static void checkTokenDim(int d, int rowDim, int t, String what) {
+    if (d == 0) {
+      throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
+    }
+    if (d != rowDim) {
+      throw new IllegalArgumentException(what + ": token " + t + " has d = " + d + "; expected d = " + rowDim
+          + " like token 0 of the same row");
+    }
   }
 
   private void addMask(Object maskCell, int rowTokens, String what) {
@@ -241,13 +248,17 @@ final class TokenRows {
       return;
     }
     if (t != type) {
-      throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + role
-          + "s before it (a column holds one type; convert it with TokenColumns.encode)");
+      throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + plural()
+          + " before it (a column holds one type; convert it with TokenColumns.encode)");
     }
     if (d != dim) {
-      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the " + role
-          + "s before it");
+      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the "
+          + plural() + " before it");
     }
+  }
+
+  private String plural() {
+    return role.endsWith("y") ? role.substring(0, role.length() - 1) + "ies" : role + "s";
   }
 
   private static boolean[] grow(boolean[] a, int n) {
