@@ -1,6 +1,8 @@
 package dev.maxsim4j.spark;
 
 import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.count;
+import static org.apache.spark.sql.functions.lit;
 
 import dev.maxsim4j.MaxSim;
 import java.util.ArrayDeque;
@@ -17,6 +19,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.expressions.Window;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
@@ -32,6 +35,8 @@ final class PairScoring {
   private static final String DOC_KEY = PREFIX + "dk";
   private static final String DOC_TOKENS = PREFIX + "dt";
   private static final String DOC_MASK = PREFIX + "dm";
+  private static final String QUERY_COPIES = PREFIX + "qc";
+  private static final String DOC_COPIES = PREFIX + "dc";
   /** A chunk's bounds: enough rows for fused calls, few enough tokens to stay far below a task's heap. */
   static final int CHUNK_ROWS = 16384;
   static final int CHUNK_TOKENS = 1 << 19;
@@ -54,19 +59,22 @@ final class PairScoring {
     return joined.mapPartitions(scorer, Encoders.row(out));
   }
 
-  /** The pairs' columns, then the query's tokens and mask and the document's: what the scorer reads. */
+  /**
+   * The pairs' columns, then the query's tokens and mask and the document's, then how many rows of its table
+   * hold the query's id and the document's: what the scorer reads.
+   */
   static Dataset<Row> joined(Dataset<Row> pairs, String queryId, String docId, EmbeddingTable queries,
       EmbeddingTable corpus) {
     check(pairs, queryId, docId, null, queries, corpus);
-    Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK);
-    Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK);
+    Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK, QUERY_COPIES);
+    Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK, DOC_COPIES);
     Dataset<Row> withQueries = pairs.join(q, pairs.col(queryId).equalTo(q.col(QUERY_KEY)), "left");
     Dataset<Row> joined = withQueries.join(d, withQueries.col(docId).equalTo(d.col(DOC_KEY)), "left");
     List<Column> keep = new ArrayList<>();
     for (String c : pairs.columns()) {
       keep.add(withQueries.col(c));
     }
-    for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK}) {
+    for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK, QUERY_COPIES, DOC_COPIES}) {
       keep.add(col(c));
     }
     return joined.select(keep.toArray(Column[]::new));
@@ -91,9 +99,14 @@ final class PairScoring {
     }
   }
 
-  private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask) {
+  /**
+   * A table keyed for the join, each row with the count of rows that share its id: a duplicate id would join a
+   * pair twice. Counted over a window by id, the partitioning and order the join needs anyway.
+   */
+  private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask, String copies) {
     Column[] c = TableColumns.of(t);
-    return t.data().select(c[0].as(key), c[1].as(tokens), c[2].as(mask));
+    return t.data().select(c[0].as(key), c[1].as(tokens), c[2].as(mask))
+        .withColumn(copies, count(lit(1)).over(Window.partitionBy(col(key))));
   }
 
   /** One partition: chunks of rows, grouped by query, one call per query and chunk. */
@@ -140,8 +153,10 @@ final class PairScoring {
         Row first = members.get(0);
         query.clear();
         docs.clear();
+        requireUnique(first, width + 4, "query '" + group.getKey() + "'", "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
         for (Row r : members) {
+          requireUnique(r, width + 5, "document '" + r.get(docId) + "'", "corpus");
           docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
         }
         int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
@@ -154,6 +169,14 @@ final class PairScoring {
           values[width] = scores[i];
           out.add(RowFactory.create(values));
         }
+      }
+    }
+
+    /** {@code copies} is null where the id is missing, which adding its null tokens reports. */
+    private static void requireUnique(Row r, int copies, String what, String table) {
+      if (!r.isNullAt(copies) && r.getLong(copies) > 1) {
+        throw new IllegalArgumentException(what + " appears " + r.getLong(copies) + " times in the " + table
+            + "; expected unique ids");
       }
     }
 
