@@ -1,7 +1,9 @@
 package dev.maxsim4j.spark;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
+import java.util.UUID;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
@@ -48,22 +50,33 @@ public final class TopKJob {
       EmbeddingTable queries = table(spark, o.require("--queries"), mask);
       EmbeddingTable corpus = table(spark, o.require("--corpus"), mask);
       int k = o.positiveInt("--k");
+      String tag = TrecRun.checkField(o.getOr("--tag", "maxsim4j"), "--tag");
       Path out = new Path(o.require("--out"));
       Path parquet = new Path(out, "topk");
       Path trec = new Path(out, "run.trec");
       FileSystem fs = out.getFileSystem(spark.sparkContext().hadoopConfiguration());
+      if (fs.exists(out) && !fs.getFileStatus(out).isDirectory()) {
+        throw new IllegalArgumentException("--out " + out + " is a file; expected a folder to write the run in");
+      }
       for (Path p : new Path[] {parquet, trec}) {
         if (fs.exists(p)) {
           throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
               + "; expected a new output folder (a previous run is not replaced)");
         }
       }
+      // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
+      Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
       Dataset<Row> run = SparkMaxSim.topK(queries, corpus, k).persist();
       try {
-        run.write().parquet(parquet.toString());
-        TrecRun.write(run, trec.toString(), o.getOr("--tag", "maxsim4j"));
+        run.write().parquet(staged.toString());
+        TrecRun.write(run, trec.toString(), tag);
+        if (!fs.rename(staged, parquet)) {
+          fs.delete(trec, false);
+          throw new IOException("could not move " + staged + " to " + parquet);
+        }
       } finally {
         run.unpersist();
+        fs.delete(staged, true);
       }
       return 0;
     } catch (JobOptions.UsageError e) {

@@ -62,7 +62,7 @@ public final class TrecRun {
   }
 
   /** A TREC field is one whitespace-free token: an id with a blank would shift every column after it. */
-  private static String checkField(String value, String what) {
+  static String checkField(String value, String what) {
     if (value.isEmpty() || value.chars().anyMatch(Character::isWhitespace)) {
       throw new IllegalArgumentException(what + " '" + value + "' is empty or holds whitespace; a TREC run needs"
           + " ids without blanks");

@@ -79,6 +79,47 @@ class TopKJobTest {
   }
 
   @Test
+  void aFailedRunLeavesNoOutputSoThatItCanBeRunAgain(@TempDir Path dir) throws Exception {
+    String queries = write(Corpus.random("q", 2, 3, 8, 35, 0), dir, "q.parquet", false);
+    String corpus = write(Corpus.random("d", 6, 3, 8, 36, 0), dir, "corpus", false);
+    // ids a TREC line cannot hold are found while the run file is written, after the Parquet run
+    String blanks = dir.resolve("blanks").toString();
+    spark.read().parquet(corpus).withColumn("id", functions.concat(functions.col("id"), functions.lit(" x")))
+        .write().parquet(blanks);
+    Path out = dir.resolve("run");
+    Result failed = run("--queries", queries, "--corpus", blanks, "--k", "3", "--out", out.toString());
+    assertEquals(1, failed.status());
+    assertTrue(failed.err().contains("document id 'd") && failed.err().contains("holds whitespace"), failed.err());
+    assertEquals(List.of(), listed(out));
+
+    Result tag = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString(), "--tag", "a b");
+    assertEquals(1, tag.status());
+    assertTrue(tag.err().contains("--tag 'a b' is empty or holds whitespace"), tag.err());
+    assertEquals(List.of(), listed(out));
+
+    Result ok = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString());
+    assertEquals(0, ok.status(), ok.err());
+    assertEquals(List.of("run.trec", "topk"), listed(out));
+    assertEquals(6, Files.readAllLines(out.resolve("run.trec")).size());
+
+    Path file = Files.writeString(dir.resolve("file"), "x");
+    Result onFile = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", file.toString());
+    assertEquals(1, onFile.status());
+    assertTrue(onFile.err().contains("is a file; expected a folder"), onFile.err());
+    assertEquals("x", Files.readString(file));
+  }
+
+  /** The names in {@code folder} that are not Hadoop's checksum files, sorted; none when it does not exist. */
+  private static List<String> listed(Path folder) throws Exception {
+    if (!Files.exists(folder)) {
+      return List.of();
+    }
+    try (var names = Files.list(folder)) {
+      return names.map(p -> p.getFileName().toString()).filter(n -> !n.endsWith(".crc")).sorted().toList();
+    }
+  }
+
+  @Test
   void failuresAreOneLine(@TempDir Path dir) {
     String queries = write(Corpus.random("q", 2, 3, 8, 33, 0), dir, "q.parquet", false);
     String wide = write(Corpus.random("d", 4, 3, 6, 34, 0), dir, "wide", false);
@@ -99,6 +140,9 @@ class TopKJobTest {
     Result usage = run("--queries", queries, "--corpus", wide, "--k", "zero", "--out", out);
     assertEquals(2, usage.status());
     assertTrue(usage.err().contains("--k = 'zero'; expected an integer >= 1"), usage.err());
+    Result empty = run("--queries", queries, "--corpus", wide, "--k", "3", "--out", " ");
+    assertEquals(2, empty.status());
+    assertTrue(empty.err().contains("--out is empty; expected a value"), empty.err());
     Result unknown = run("--querys", queries);
     assertEquals(2, unknown.status());
     assertTrue(unknown.err().contains("unknown option '--querys'"), unknown.err());
