@@ -98,6 +98,18 @@ class TokenCodecTest {
     assertEquals("tokens of query 'q3' have d = 1; expected d = 2 like the queries before it", e.getMessage());
   }
 
+  @Test
+  void aColumnToEncodeThatIsNotFloatsIsRefusedSayingWhatItHolds() {
+    scala.collection.Seq<?> doubles = CollectionConverters.asScala(
+        List.of(CollectionConverters.asScala(List.of(1.0, 2.0)).toSeq())).toSeq();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(doubles, "tokens"));
+    assertEquals("tokens: token 0 element 0 is a java.lang.Double; expected a float (cast array<array<double>> to"
+        + " array<array<float>>)", e.getMessage());
+    scala.collection.Seq<?> flat = CollectionConverters.asScala(List.of(1f, 2f)).toSeq();
+    e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(flat, "tokens"));
+    assertEquals("tokens: token 0 is a java.lang.Float; expected array<float>", e.getMessage());
+  }
+
   /** {@code tokens} as a Spark Row holds an {@code array<array<float>>} value. */
   private static scala.collection.Seq<?> arrays(float[][] tokens) {
     List<scala.collection.Seq<Float>> rows = new ArrayList<>();
