@@ -105,7 +105,8 @@ final class DistributedTopK {
         Object tokens = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
         chunk.add(id, tokens, r.isNullAt(2) ? null : r.getArray(2));
         chunkIds.add(id);
-        if (rows.hasNext() && chunk.rows() < chunkRows && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
+        if (rows.hasNext() && chunk.rows() < chunkRows
+            && (long) chunk.tokens() * chunk.dim() < PairScoring.CHUNK_ELEMENTS) {
           continue;
         }
         int dim = set.tokens().dim() != 0 ? set.tokens().dim() : chunk.dim();

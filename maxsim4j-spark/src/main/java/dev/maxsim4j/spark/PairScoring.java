@@ -37,9 +37,12 @@ final class PairScoring {
   private static final String DOC_MASK = PREFIX + "dm";
   private static final String QUERY_COPIES = PREFIX + "qc";
   private static final String DOC_COPIES = PREFIX + "dc";
-  /** A chunk's bounds: enough rows for fused calls, few enough tokens to stay far below a task's heap. */
+  /**
+   * A chunk's bounds: enough rows for fused calls, few enough values (2^19 tokens of d = 128) to stay far below
+   * a task's heap and below 2^31 packed elements whatever d is.
+   */
   static final int CHUNK_ROWS = 16384;
-  static final int CHUNK_TOKENS = 1 << 19;
+  static final long CHUNK_ELEMENTS = 1L << 26;
 
   private PairScoring() {}
 
@@ -138,12 +141,12 @@ final class PairScoring {
     private void scoreChunk(Iterator<Row> rows, ArrayDeque<Row> out) {
       Map<Object, List<Row>> byQuery = new LinkedHashMap<>();
       int taken = 0;
-      long tokens = 0;
-      while (rows.hasNext() && taken < chunkRows && tokens < CHUNK_TOKENS) {
+      long elements = 0;
+      while (rows.hasNext() && taken < chunkRows && elements < CHUNK_ELEMENTS) {
         Row r = rows.next();
         byQuery.computeIfAbsent(r.get(queryId), x -> new ArrayList<>()).add(r);
         taken++;
-        tokens += approximateTokens(r.get(width + 2));
+        elements += approximateElements(r.get(width + 2));
       }
       MaxSim maxSim = ExecutorMaxSim.get();
       TokenRows query = new TokenRows("query");
@@ -180,12 +183,20 @@ final class PairScoring {
       }
     }
 
-    private static long approximateTokens(Object cell) {
+    /** L x d of a document cell as its header or first token states it (checked when the row is added). */
+    private static long approximateElements(Object cell) {
       if (cell instanceof byte[] b) {
-        return b.length >= TokenCodec.HEADER_BYTES ? java.nio.ByteBuffer.wrap(b)
-            .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(6) : 0;
+        if (b.length < TokenCodec.HEADER_BYTES) {
+          return 0;
+        }
+        java.nio.ByteBuffer header = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        return Math.max(0L, header.getInt(2)) * Math.max(0, header.getInt(6));
       }
-      return cell instanceof scala.collection.Seq<?> s ? s.length() : 0;
+      if (cell instanceof scala.collection.Seq<?> s && s.nonEmpty()
+          && s.apply(0) instanceof scala.collection.Seq<?> first) {
+        return (long) s.length() * first.length();
+      }
+      return 0;
     }
   }
 }

@@ -105,7 +105,7 @@ final class ScanPairScoring {
       Map<Integer, List<Object>> documentIds = new HashMap<>();
       List<Row> out = new ArrayList<>();
       int pending = 0;
-      long tokens = 0;
+      long elements = 0;
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
         Object id = toId.apply(r.get(0, idType));
@@ -119,14 +119,14 @@ final class ScanPairScoring {
           TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> new TokenRows("document"));
           int before = rowsOfQuery.tokens();
           rowsOfQuery.add(id, cell, mask);
-          tokens += rowsOfQuery.tokens() - before;
+          elements += (long) (rowsOfQuery.tokens() - before) * rowsOfQuery.dim();
           documentIds.computeIfAbsent(q, x -> new ArrayList<>()).add(id);
           pending++;
         }
-        if (pending >= chunkRows || tokens >= PairScoring.CHUNK_TOKENS) {
+        if (pending >= chunkRows || elements >= PairScoring.CHUNK_ELEMENTS) {
           score(p.queries(), documents, documentIds, out);
           pending = 0;
-          tokens = 0;
+          elements = 0;
         }
       }
       score(p.queries(), documents, documentIds, out);
