@@ -2,12 +2,14 @@ package dev.maxsim4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -141,6 +143,24 @@ class TextIndexRobustnessTest {
     try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
       assertEquals(List.of("manifest.tsv"), s.map(p -> p.getFileName().toString()).toList(), "nothing left over");
     }
+  }
+
+  @Test
+  void aManifestReplacedByAPipeIsRebuiltNotWaitedOn() throws Exception {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    assertEquals(0, index(folder).status());
+    Path manifest = folder.resolve(".maxsim4j/manifest.tsv");
+    Files.delete(manifest);
+    Process p = new ProcessBuilder("mkfifo", manifest.toString()).start();
+    assertEquals(0, p.waitFor());
+    CliRun search = assertTimeoutPreemptively(Duration.ofSeconds(60),
+        () -> CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--k", "1"));
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("(its manifest is not a regular file); rebuilding it"), search.err());
+    assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
+    CliRun again = index(folder);
+    assertEquals(0, again.status(), again.err());
+    assertTrue(again.out().contains("(0 encoded, 2 reused, 0 skipped)") && again.err().isEmpty(), again.err());
   }
 
   private static Path tokensFile(Path folder) throws IOException {
