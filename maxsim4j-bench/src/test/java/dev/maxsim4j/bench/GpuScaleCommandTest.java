@@ -31,6 +31,13 @@ class GpuScaleCommandTest {
   }
 
   @Test
+  void aQueryBatchLargerThanAJavaArrayIsRefused() {
+    assertTrue(BenchRun.of("gpu-scale", "--batches", "1,100000000", "--dim", "128").refusedWith(
+        "gpu-scale: a batch of 100000000 queries of 32 x 128 values is more than one Java array holds; expected at"
+            + " most 524287 queries per batch"));
+  }
+
+  @Test
   void aMemoryCapThatRoundsToNoBytesIsRefusedNotTakenAsNoCap() {
     assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "1e-10").refusedWith(
         "gpu-scale: --stream-cap-gb = 1.0E-10 is 0 bytes; expected at least 1 byte and below 2^63"));

@@ -43,6 +43,14 @@ public final class GpuScaleCommand {
             + (long) sized[0] * sized[1] + " tokens; expected at most " + Integer.MAX_VALUE);
       }
     }
+    for (int nq : s.batches()) {
+      // the queries are generated as one fp32 array on the host
+      if ((long) nq * GpuScaleBench.QUERY_TOKENS * s.dim() > Integer.MAX_VALUE - 8) {
+        throw new UsageException("gpu-scale: a batch of " + nq + " queries of " + GpuScaleBench.QUERY_TOKENS + " x "
+            + s.dim() + " values is more than one Java array holds; expected at most "
+            + (Integer.MAX_VALUE - 8) / ((long) GpuScaleBench.QUERY_TOKENS * s.dim()) + " queries per batch");
+      }
+    }
     if (a.get("--json") != null) {
       AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
     }
