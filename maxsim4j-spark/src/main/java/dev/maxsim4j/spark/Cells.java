@@ -42,7 +42,7 @@ final class Cells {
   /** One cell as a one-row batch; an empty cell of unknown d takes {@code dimWhenEmpty}. */
   static TokenBatch toBatch(Object cell, String what, int dimWhenEmpty) {
     TokenRows rows = new TokenRows(what);
-    rows.add("", cell, null);
+    rows.addUnnamed(cell);
     return rows.pack(rows.dim() != 0 ? rows.dim() : Math.max(1, dimWhenEmpty)).toBatch();
   }
 }

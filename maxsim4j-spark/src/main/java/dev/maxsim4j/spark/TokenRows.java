@@ -56,7 +56,15 @@ final class TokenRows {
    * {@code maskCell}, when not null, an {@code array<boolean>} with one flag per token.
    */
   void add(Object id, Object cell, Object maskCell) {
-    String what = "tokens of " + role + " '" + id + "'";
+    addNamed("tokens of " + role + " '" + id + "'", cell, maskCell);
+  }
+
+  /** As {@link #add} for a row without an id (a SQL function's argument), named by its role alone. */
+  void addUnnamed(Object cell) {
+    addNamed("tokens of the " + role, cell, null);
+  }
+
+  private void addNamed(String what, Object cell, Object maskCell) {
     int before = tokens;
     if (cell instanceof byte[] b) {
       TokenCodec.Cell c = TokenCodec.read(b, what);

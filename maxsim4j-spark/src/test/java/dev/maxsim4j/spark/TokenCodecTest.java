@@ -110,6 +110,14 @@ class TokenCodecTest {
     assertEquals("tokens: token 0 is a java.lang.Float; expected array<float>", e.getMessage());
   }
 
+  @Test
+  void aSqlFunctionsArgumentIsNamedByItsRoleNotAnEmptyId() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> MaxSimFunctions.score(arrays(new float[][] {{1f, 2f}}), "tokens"));
+    assertEquals("tokens of the document is a java.lang.String; expected array<array<float>> or a binary token cell",
+        e.getMessage());
+  }
+
   /** {@code tokens} as a Spark Row holds an {@code array<array<float>>} value. */
   private static scala.collection.Seq<?> arrays(float[][] tokens) {
     List<scala.collection.Seq<Float>> rows = new ArrayList<>();
