@@ -91,6 +91,7 @@ final class DistributedTopK {
       scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
       QuerySet set = queries.value();
       TokenRows chunk = new TokenRows("document");
+      chunk.expectDim(set.tokens().dim(), "the queries");
       List<Object> chunkIds = new ArrayList<>();
       TopK best = null;
       Map<Integer, Object> bestIds = Map.of();

@@ -158,6 +158,7 @@ final class PairScoring {
         docs.clear();
         requireUnique(first, width + 4, "query '" + group.getKey() + "'", "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
+        docs.expectDim(query.dim(), "query '" + group.getKey() + "'");
         for (Row r : members) {
           requireUnique(r, width + 5, "document '" + r.get(docId) + "'", "corpus");
           docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));

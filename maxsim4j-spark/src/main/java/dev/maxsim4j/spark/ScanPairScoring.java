@@ -116,7 +116,7 @@ final class ScanPairScoring {
         Object cell = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
         Object mask = r.isNullAt(2) ? null : r.getArray(2);
         for (int q : queries) {
-          TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> new TokenRows("document"));
+          TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> expecting(p.queries().tokens().dim()));
           int before = rowsOfQuery.tokens();
           rowsOfQuery.add(id, cell, mask);
           elements += (long) (rowsOfQuery.tokens() - before) * rowsOfQuery.dim();
@@ -131,6 +131,12 @@ final class ScanPairScoring {
       }
       score(p.queries(), documents, documentIds, out);
       return out.iterator();
+    }
+
+    private static TokenRows expecting(int queryDim) {
+      TokenRows rows = new TokenRows("document");
+      rows.expectDim(queryDim, "the queries");
+      return rows;
     }
 
     private static void score(QuerySet queries, Map<Integer, TokenRows> documents,

@@ -23,6 +23,8 @@ final class TokenRows {
   private int rows;
   private int tokens;
   private boolean[] mask;
+  private int expectedDim; // 0: any
+  private String expectedOf;
 
   /** {@code role} names the rows in errors: "query" or "document". */
   TokenRows(String role) {
@@ -40,6 +42,15 @@ final class TokenRows {
   /** d of the rows so far; 0 while none held a token. */
   int dim() {
     return dim;
+  }
+
+  /**
+   * Rows must have d = {@code d} ({@code 0}: any), as {@code of} has, e.g. "the queries": a row of another d
+   * is an error naming it, rather than a mismatch of two whole batches. Kept by {@link #clear}.
+   */
+  void expectDim(int d, String of) {
+    expectedDim = d;
+    expectedOf = of;
   }
 
   void clear() {
@@ -251,6 +262,10 @@ final class TokenRows {
   /** All rows of one batch must share a type and d. */
   private void accept(DType t, int d, String what) {
     if (type == null) {
+      if (expectedDim != 0 && d != expectedDim) {
+        throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + expectedDim + " like "
+            + expectedOf);
+      }
       type = t;
       dim = d;
       return;

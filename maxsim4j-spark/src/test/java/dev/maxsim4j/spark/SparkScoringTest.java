@@ -158,6 +158,19 @@ class SparkScoringTest {
   }
 
   @Test
+  void aCorpusOfAnotherDFailsNamingADocumentAndWhatItDiffersFrom() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q1", "d1")), schema);
+    EmbeddingTable narrow = table(Corpus.random("d", 3, 4, 6, 28, 0), 1);
+    String byJoin = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(pairs, table(QUERIES, 1), narrow).collectAsList()));
+    assertEquals("tokens of document 'd1' have d = 6; expected d = 12 like query 'q1'", byJoin);
+    String byScan = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairsByScan(pairs, table(QUERIES, 1), narrow).collectAsList()));
+    assertEquals("tokens of document 'd1' have d = 6; expected d = 12 like the queries", byScan);
+  }
+
+  @Test
   void candidateListsScoreInTheirOrderAndEmptyListsStay() {
     List<Row> rows = new ArrayList<>();
     Random r = new Random(24);
