@@ -2,6 +2,7 @@ package dev.maxsim4j.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
@@ -107,6 +108,19 @@ class TopKJobTest {
     assertEquals(1, onFile.status());
     assertTrue(onFile.err().contains("is a file; expected a folder"), onFile.err());
     assertEquals("x", Files.readString(file));
+  }
+
+  @Test
+  void aRunOfOtherColumnTypesIsRefusedBeforeAnyLineIsWritten(@TempDir Path dir) {
+    Dataset<Row> run = spark.sql("SELECT 'q1' AS query_id, 'd1' AS doc_id, CAST(1 AS BIGINT) AS rank, 0.5f AS score");
+    Path file = dir.resolve("run.trec");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TrecRun.write(run, file.toString(), "tag"));
+    assertEquals("topK column 'rank' is bigint; expected int as SparkMaxSim.topK writes it", e.getMessage());
+    Dataset<Row> doubles = spark.sql("SELECT 'q1' AS query_id, 'd1' AS doc_id, 1 AS rank, 0.5d AS score");
+    e = assertThrows(IllegalArgumentException.class, () -> TrecRun.write(doubles, file.toString(), "tag"));
+    assertEquals("topK column 'score' is double; expected float as SparkMaxSim.topK writes it", e.getMessage());
+    assertFalse(Files.exists(file));
   }
 
   /** The names in {@code folder} that are not Hadoop's checksum files, sorted; none when it does not exist. */
