@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
@@ -30,15 +31,27 @@ public final class TopKJob {
   private TopKJob() {}
 
   public static void main(String[] args) {
-    SparkSession spark = SparkSession.builder().appName("maxsim4j top-k").getOrCreate();
-    int status;
-    try {
-      status = run(spark, args, System.err);
-    } finally {
-      spark.stop();
-    }
+    int status = start(() -> SparkSession.builder().appName("maxsim4j top-k").getOrCreate(), args, System.err);
     if (status != 0) {
       System.exit(status);
+    }
+  }
+
+  /**
+   * Starts Spark, runs the job and stops Spark; a session that cannot start (a bad {@code --conf} value) is a
+   * one-line failure like any other.
+   */
+  static int start(Supplier<SparkSession> session, String[] args, PrintStream err) {
+    SparkSession spark;
+    try {
+      spark = session.get();
+    } catch (Exception | OutOfMemoryError e) {
+      return fail(err, e, JobFailure.describe(e), 1);
+    }
+    try {
+      return run(spark, args, err);
+    } finally {
+      spark.stop();
     }
   }
 

@@ -123,6 +123,17 @@ class TopKJobTest {
     assertFalse(Files.exists(file));
   }
 
+  @Test
+  void aSessionThatCannotStartIsOneLine() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = TopKJob.start(() -> {
+      throw new IllegalArgumentException("spark.executor.memory = 'lots'; expected a size\n\tat somewhere");
+    }, new String[] {"--k", "1"}, new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertEquals(1, status);
+    assertEquals("maxsim4j-spark: error: spark.executor.memory = 'lots'; expected a size\n",
+        err.toString(StandardCharsets.UTF_8));
+  }
+
   /** The names in {@code folder} that are not Hadoop's checksum files, sorted; none when it does not exist. */
   private static List<String> listed(Path folder) throws Exception {
     if (!Files.exists(folder)) {
