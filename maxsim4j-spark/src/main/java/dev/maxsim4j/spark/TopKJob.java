@@ -60,8 +60,8 @@ public final class TopKJob {
     try {
       JobOptions o = new JobOptions(args, OPTIONS);
       String mask = o.getOr("--mask", null);
-      EmbeddingTable queries = table(spark, o.require("--queries"), mask);
-      EmbeddingTable corpus = table(spark, o.require("--corpus"), mask);
+      EmbeddingTable queries = table(spark, "--queries", o.require("--queries"), mask);
+      EmbeddingTable corpus = table(spark, "--corpus", o.require("--corpus"), mask);
       int k = o.positiveInt("--k");
       String tag = TrecRun.checkField(o.getOr("--tag", "maxsim4j"), "--tag");
       Path out = new Path(o.require("--out"));
@@ -101,9 +101,15 @@ public final class TopKJob {
     }
   }
 
-  private static EmbeddingTable table(SparkSession spark, String path, String mask) {
-    EmbeddingTable t = EmbeddingTable.of(spark.read().parquet(path));
-    return mask == null ? t : t.withMask(mask);
+  /** The table at {@code path}; a missing or mistyped column is reported with the option that named it. */
+  private static EmbeddingTable table(SparkSession spark, String option, String path, String mask) {
+    Dataset<Row> data = spark.read().parquet(path);
+    try {
+      EmbeddingTable t = EmbeddingTable.of(data);
+      return mask == null ? t : t.withMask(mask);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(option + " " + path + ": " + e.getMessage(), e);
+    }
   }
 
   private static int fail(PrintStream err, Throwable e, String line, int status) {

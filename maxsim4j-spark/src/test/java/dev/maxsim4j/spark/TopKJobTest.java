@@ -166,6 +166,12 @@ class TopKJobTest {
     Result usage = run("--queries", queries, "--corpus", wide, "--k", "zero", "--out", out);
     assertEquals(2, usage.status());
     assertTrue(usage.err().contains("--k = 'zero'; expected an integer >= 1"), usage.err());
+    String noMask = dir.resolve("nomask").toString();
+    spark.read().parquet(wide).drop("mask").write().parquet(noMask);
+    Result masked = run("--queries", queries, "--corpus", noMask, "--k", "3", "--out", out, "--mask", "mask");
+    assertEquals(1, masked.status());
+    assertTrue(masked.err().startsWith("maxsim4j-spark: error: --corpus " + noMask + ": mask column 'mask' is not"
+        + " in the table"), masked.err());
     Result empty = run("--queries", queries, "--corpus", wide, "--k", "3", "--out", " ");
     assertEquals(2, empty.status());
     assertTrue(empty.err().contains("--out is empty; expected a value"), empty.err());
