@@ -31,6 +31,22 @@ class GpuScaleCommandTest {
       assertTrue(BenchRun.of("gpu-scale", "--devices", devices).refusedWith("gpu-scale: --devices = '" + devices
           + "'; expected distinct GPU ordinals separated by commas, e.g. 0,1"), devices);
     }
+    assertTrue(BenchRun.of("gpu-scale", "--check-documents", "10000000", "--length", "300").refusedWith(
+        "gpu-scale: 10000000 documents of 300 tokens is 3000000000 tokens; expected at most 2147483647"));
+  }
+
+  @Test
+  void aQueryBatchLargerThanAJavaArrayIsRefused() {
+    assertTrue(BenchRun.of("gpu-scale", "--batches", "1,100000000", "--dim", "128").refusedWith(
+        "gpu-scale: a batch of 100000000 queries of 32 x 128 values is more than one Java array holds; expected at"
+            + " most 524287 queries per batch"));
+  }
+
+  @Test
+  void aMemoryCapThatRoundsToNoBytesIsRefusedNotTakenAsNoCap() {
+    assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "1e-10").refusedWith(
+        "gpu-scale: --stream-cap-gb = 1.0E-10 is 0 bytes; expected at least 1 byte and below 2^63"));
+    assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "1e300").refusedWith("expected at least 1 byte"));
   }
 
   @Test

@@ -2,12 +2,14 @@ package dev.maxsim4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -141,6 +143,61 @@ class TextIndexRobustnessTest {
     try (Stream<Path> s = Files.list(folder.resolve(".maxsim4j"))) {
       assertEquals(List.of("manifest.tsv"), s.map(p -> p.getFileName().toString()).toList(), "nothing left over");
     }
+  }
+
+  @Test
+  void aDamagedTokensFileLargeEnoughToBeMappedIsRebuilt() throws IOException {
+    String[] words = {"otters", "river", "stone", "moss", "heron", "reed", "willow", "trout", "mud", "bank"};
+    Random random = new Random(5);
+    String[] files = new String[2 * 14];
+    for (int f = 0; f < 14; f++) {
+      StringBuilder text = new StringBuilder();
+      for (int line = 0; line < 6; line++) {
+        for (int w = 0; w < 24; w++) {
+          text.append(words[random.nextInt(words.length)]).append(' ');
+        }
+        text.append('\n');
+      }
+      files[2 * f] = "f" + f + ".txt";
+      files[2 * f + 1] = text.toString();
+    }
+    Path folder = folder(files);
+    Files.writeString(folder.resolve("z.txt"), "bees dance in the summer sun");
+    assertEquals(0, index(folder).status());
+    byte[] bytes = Files.readAllBytes(tokensFile(folder));
+    assertTrue(bytes.length >= 1 << 20, "a tokens file of " + bytes.length + " bytes is read, not mapped");
+    for (int trial = 0; trial < 4; trial++) {
+      int cut = (1 << 20) + random.nextInt(bytes.length - (1 << 20)); // still mapped, short of its header's size
+      byte[] hurt = trial % 2 == 0 ? java.util.Arrays.copyOf(bytes, cut) : bytes.clone();
+      if (trial % 2 == 1) {
+        hurt[bytes.length - 1 - random.nextInt(bytes.length / 2)] ^= 0x10; // a token value: the header still parses
+      }
+      Files.write(tokensFile(folder), hurt);
+      CliRun r = CliRun.of("search", "--dir", folder.toString(), "--query", "bees dancing", "--k", "1");
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().contains("rebuilding it"), r.err());
+      assertTrue(r.out().contains("z.txt:1  bees dance"), r.out());
+      assertEquals(0, index(folder).status());
+      bytes = Files.readAllBytes(tokensFile(folder));
+    }
+  }
+
+  @Test
+  void aManifestReplacedByAPipeIsRebuiltNotWaitedOn() throws Exception {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    assertEquals(0, index(folder).status());
+    Path manifest = folder.resolve(".maxsim4j/manifest.tsv");
+    Files.delete(manifest);
+    Process p = new ProcessBuilder("mkfifo", manifest.toString()).start();
+    assertEquals(0, p.waitFor());
+    CliRun search = assertTimeoutPreemptively(Duration.ofSeconds(60),
+        () -> CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--k", "1"));
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("(its manifest is not a regular file); rebuilding it"), search.err());
+    assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
+    CliRun again = index(folder);
+    assertEquals(0, again.status(), again.err());
+    assertTrue(again.out().contains("(0 encoded, 2 reused, 0 skipped)") && again.err().isEmpty(), again.err());
   }
 
   private static Path tokensFile(Path folder) throws IOException {

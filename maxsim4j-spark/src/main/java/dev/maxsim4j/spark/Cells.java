@@ -17,13 +17,17 @@ final class Cells {
     }
     float[][] out = new float[seq.length()][];
     for (int t = 0; t < out.length; t++) {
-      if (!(seq.apply(t) instanceof scala.collection.Seq<?> token)) {
-        throw new IllegalArgumentException(what + ": token " + t + " is null; expected array<float>");
+      Object value = seq.apply(t);
+      if (!(value instanceof scala.collection.Seq<?> token)) {
+        throw new IllegalArgumentException(what + ": token " + t + " is " + describe(value)
+            + "; expected array<float>");
       }
       out[t] = new float[token.length()];
       for (int k = 0; k < out[t].length; k++) {
-        if (!(token.apply(k) instanceof Float f)) {
-          throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is null; expected a float");
+        Object element = token.apply(k);
+        if (!(element instanceof Float f)) {
+          throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is " + describe(element)
+              + "; expected a float (cast array<array<double>> to array<array<float>>)");
         }
         out[t][k] = f;
       }
@@ -31,10 +35,14 @@ final class Cells {
     return out;
   }
 
+  private static String describe(Object value) {
+    return value == null ? "null" : "a " + value.getClass().getName();
+  }
+
   /** One cell as a one-row batch; an empty cell of unknown d takes {@code dimWhenEmpty}. */
   static TokenBatch toBatch(Object cell, String what, int dimWhenEmpty) {
     TokenRows rows = new TokenRows(what);
-    rows.add("", cell, null);
+    rows.addUnnamed(cell);
     return rows.pack(rows.dim() != 0 ? rows.dim() : Math.max(1, dimWhenEmpty)).toBatch();
   }
 }

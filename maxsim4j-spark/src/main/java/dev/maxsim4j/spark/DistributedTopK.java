@@ -7,9 +7,11 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
@@ -32,6 +34,8 @@ import scala.Tuple2;
  * {@code MaxSim.topK} (in bounded chunks, merged as it goes), sends its best k per query, and a shuffle by
  * query brings every partition's k to one task, where {@link TopK#merge} keeps the global best k. Ties rank by
  * corpus order (partition, then position), as one {@code MaxSim.topK} call over the collected corpus ranks them.
+ * Ids are checked where it costs no pass of its own: queries on the driver, documents as they are read (a null
+ * id) and merged (one id twice in a query's top k).
  */
 final class DistributedTopK {
   private DistributedTopK() {}
@@ -87,6 +91,7 @@ final class DistributedTopK {
       scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
       QuerySet set = queries.value();
       TokenRows chunk = new TokenRows("document");
+      chunk.expectDim(set.tokens().dim(), "the queries");
       List<Object> chunkIds = new ArrayList<>();
       TopK best = null;
       Map<Integer, Object> bestIds = Map.of();
@@ -94,10 +99,15 @@ final class DistributedTopK {
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
         Object id = toId.apply(r.get(0, idType));
+        if (id == null) {
+          throw new IllegalArgumentException("a document's id is null (partition " + partition + ", row "
+              + (chunkStart + chunk.rows()) + "); expected every document to have an id (results name them by id)");
+        }
         Object tokens = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
         chunk.add(id, tokens, r.isNullAt(2) ? null : r.getArray(2));
         chunkIds.add(id);
-        if (rows.hasNext() && chunk.rows() < chunkRows && chunk.tokens() < PairScoring.CHUNK_TOKENS) {
+        if (rows.hasNext() && chunk.rows() < chunkRows
+            && (long) chunk.tokens() * chunk.dim() < PairScoring.CHUNK_ELEMENTS) {
           continue;
         }
         int dim = set.tokens().dim() != 0 ? set.tokens().dim() : chunk.dim();
@@ -153,6 +163,7 @@ final class DistributedTopK {
       TopK merged = TopK.merge(k, tops, first);
       Object queryId = queries.value().ids()[query._1()];
       List<Row> rows = new ArrayList<>(merged.indices()[0].length);
+      Set<Object> listed = new HashSet<>();
       for (int r = 0; r < merged.indices()[0].length; r++) {
         int global = merged.indices()[0][r];
         int p = Arrays.binarySearch(first, global); // offsets rise strictly: every part holds an entry
@@ -161,7 +172,12 @@ final class DistributedTopK {
         }
         PartTop part = parts.get(p);
         int local = global - first[p];
-        rows.add(RowFactory.create(queryId, idAt(part, local), r + 1, merged.scores()[0][r]));
+        Object docId = idAt(part, local);
+        if (!listed.add(docId)) {
+          throw new IllegalArgumentException("document id '" + docId + "' appears more than once in the corpus"
+              + " (twice in the top " + k + " of query '" + queryId + "'); expected unique ids");
+        }
+        rows.add(RowFactory.create(queryId, docId, r + 1, merged.scores()[0][r]));
       }
       return rows.iterator();
     }

@@ -8,11 +8,15 @@ import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.NullType;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * A table of token embeddings: an id column, a tokens column ({@code array<array<float>>}, or {@code binary}
  * cells of {@link TokenCodec}) and optionally a mask column ({@code array<boolean>}, one flag per token; a
- * false flag leaves the token out). Ids can be of any type Spark can join on, and should be unique.
+ * false flag leaves the token out). Ids are strings, numbers, dates or other single values, and unique: scoring
+ * fails on a duplicate it meets rather than scoring one id twice.
  *
  * <pre>{@code
  * EmbeddingTable corpus = EmbeddingTable.of(spark.read().parquet("corpus/"));          // id, tokens
@@ -26,6 +30,13 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     }
     check(data, id, "id");
     check(data, tokens, "tokens");
+    DataType i = data.schema().apply(id).dataType();
+    if (i instanceof BinaryType || i instanceof ArrayType || i instanceof MapType || i instanceof StructType
+        || i instanceof NullType) {
+      // such values (byte[] above all) have no value equality or text form in Java: ids would not match or print
+      throw new IllegalArgumentException("id column '" + id + "' is " + i.simpleString()
+          + "; expected a single value per row such as a string or a number");
+    }
     DataType t = data.schema().apply(tokens).dataType();
     if (!(t instanceof BinaryType) && !isArraysOfFloat(t)) {
       throw new IllegalArgumentException("tokens column '" + tokens + "' is " + t.simpleString()

@@ -17,6 +17,9 @@ final class JobOptions {
       if (i + 1 >= argv.length) {
         throw new UsageError(a + " needs a value");
       }
+      if (argv[i + 1].isBlank()) {
+        throw new UsageError(a + " is empty; expected a value");
+      }
       String previous = values.put(a, argv[++i]);
       if (previous != null) {
         throw new UsageError(a + " is given twice ('" + previous + "' and '" + argv[i] + "'); expected it once");

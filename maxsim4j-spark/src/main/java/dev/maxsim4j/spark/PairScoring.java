@@ -1,6 +1,8 @@
 package dev.maxsim4j.spark;
 
 import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.count;
+import static org.apache.spark.sql.functions.lit;
 
 import dev.maxsim4j.MaxSim;
 import java.util.ArrayDeque;
@@ -17,6 +19,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.expressions.Window;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
@@ -32,9 +35,14 @@ final class PairScoring {
   private static final String DOC_KEY = PREFIX + "dk";
   private static final String DOC_TOKENS = PREFIX + "dt";
   private static final String DOC_MASK = PREFIX + "dm";
-  /** A chunk's bounds: enough rows for fused calls, few enough tokens to stay far below a task's heap. */
+  private static final String QUERY_COPIES = PREFIX + "qc";
+  private static final String DOC_COPIES = PREFIX + "dc";
+  /**
+   * A chunk's bounds: enough rows for fused calls, few enough values (2^19 tokens of d = 128) to stay far below
+   * a task's heap and below 2^31 packed elements whatever d is.
+   */
   static final int CHUNK_ROWS = 16384;
-  static final int CHUNK_TOKENS = 1 << 19;
+  static final long CHUNK_ELEMENTS = 1L << 26;
 
   private PairScoring() {}
 
@@ -54,19 +62,22 @@ final class PairScoring {
     return joined.mapPartitions(scorer, Encoders.row(out));
   }
 
-  /** The pairs' columns, then the query's tokens and mask and the document's: what the scorer reads. */
+  /**
+   * The pairs' columns, then the query's tokens and mask and the document's, then how many rows of its table
+   * hold the query's id and the document's: what the scorer reads.
+   */
   static Dataset<Row> joined(Dataset<Row> pairs, String queryId, String docId, EmbeddingTable queries,
       EmbeddingTable corpus) {
     check(pairs, queryId, docId, null, queries, corpus);
-    Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK);
-    Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK);
+    Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK, QUERY_COPIES);
+    Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK, DOC_COPIES);
     Dataset<Row> withQueries = pairs.join(q, pairs.col(queryId).equalTo(q.col(QUERY_KEY)), "left");
     Dataset<Row> joined = withQueries.join(d, withQueries.col(docId).equalTo(d.col(DOC_KEY)), "left");
     List<Column> keep = new ArrayList<>();
     for (String c : pairs.columns()) {
       keep.add(withQueries.col(c));
     }
-    for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK}) {
+    for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK, QUERY_COPIES, DOC_COPIES}) {
       keep.add(col(c));
     }
     return joined.select(keep.toArray(Column[]::new));
@@ -91,9 +102,14 @@ final class PairScoring {
     }
   }
 
-  private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask) {
+  /**
+   * A table keyed for the join, each row with the count of rows that share its id: a duplicate id would join a
+   * pair twice. Counted over a window by id, the partitioning and order the join needs anyway.
+   */
+  private static Dataset<Row> side(EmbeddingTable t, String key, String tokens, String mask, String copies) {
     Column[] c = TableColumns.of(t);
-    return t.data().select(c[0].as(key), c[1].as(tokens), c[2].as(mask));
+    return t.data().select(c[0].as(key), c[1].as(tokens), c[2].as(mask))
+        .withColumn(copies, count(lit(1)).over(Window.partitionBy(col(key))));
   }
 
   /** One partition: chunks of rows, grouped by query, one call per query and chunk. */
@@ -125,12 +141,12 @@ final class PairScoring {
     private void scoreChunk(Iterator<Row> rows, ArrayDeque<Row> out) {
       Map<Object, List<Row>> byQuery = new LinkedHashMap<>();
       int taken = 0;
-      long tokens = 0;
-      while (rows.hasNext() && taken < chunkRows && tokens < CHUNK_TOKENS) {
+      long elements = 0;
+      while (rows.hasNext() && taken < chunkRows && elements < CHUNK_ELEMENTS) {
         Row r = rows.next();
         byQuery.computeIfAbsent(r.get(queryId), x -> new ArrayList<>()).add(r);
         taken++;
-        tokens += approximateTokens(r.get(width + 2));
+        elements += approximateElements(r.get(width + 2));
       }
       MaxSim maxSim = ExecutorMaxSim.get();
       TokenRows query = new TokenRows("query");
@@ -140,8 +156,11 @@ final class PairScoring {
         Row first = members.get(0);
         query.clear();
         docs.clear();
+        requireUnique(first, width + 4, "query '" + group.getKey() + "'", "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
+        docs.expectDim(query.dim(), "query '" + group.getKey() + "'");
         for (Row r : members) {
+          requireUnique(r, width + 5, "document '" + r.get(docId) + "'", "corpus");
           docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
         }
         int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
@@ -157,12 +176,28 @@ final class PairScoring {
       }
     }
 
-    private static long approximateTokens(Object cell) {
-      if (cell instanceof byte[] b) {
-        return b.length >= TokenCodec.HEADER_BYTES ? java.nio.ByteBuffer.wrap(b)
-            .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(6) : 0;
+    /** {@code copies} is null where the id is missing, which adding its null tokens reports. */
+    private static void requireUnique(Row r, int copies, String what, String table) {
+      if (!r.isNullAt(copies) && r.getLong(copies) > 1) {
+        throw new IllegalArgumentException(what + " appears " + r.getLong(copies) + " times in the " + table
+            + "; expected unique ids");
       }
-      return cell instanceof scala.collection.Seq<?> s ? s.length() : 0;
+    }
+
+    /** L x d of a document cell as its header or first token states it (checked when the row is added). */
+    private static long approximateElements(Object cell) {
+      if (cell instanceof byte[] b) {
+        if (b.length < TokenCodec.HEADER_BYTES) {
+          return 0;
+        }
+        java.nio.ByteBuffer header = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        return Math.max(0L, header.getInt(2)) * Math.max(0, header.getInt(6));
+      }
+      if (cell instanceof scala.collection.Seq<?> s && s.nonEmpty()
+          && s.apply(0) instanceof scala.collection.Seq<?> first) {
+        return (long) s.length() * first.length();
+      }
+      return 0;
     }
   }
 }

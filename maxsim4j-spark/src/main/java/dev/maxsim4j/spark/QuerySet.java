@@ -3,7 +3,9 @@ package dev.maxsim4j.spark;
 import dev.maxsim4j.TokenBatch;
 import java.io.Serializable;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.spark.sql.Row;
 
 /** Queries collected on the driver to be broadcast: their ids and packed tokens. */
@@ -13,9 +15,18 @@ record QuerySet(Object[] ids, PackedTokens tokens) implements Serializable {
     List<Row> rows = queries.data().select(TableColumns.of(queries)).collectAsList();
     TokenRows tokens = new TokenRows("query");
     Object[] ids = new Object[rows.size()];
+    Set<Object> seen = new HashSet<>();
     for (int i = 0; i < ids.length; i++) {
       Row r = rows.get(i);
       ids[i] = r.get(0);
+      if (ids[i] == null) {
+        throw new IllegalArgumentException("a query's id is null; expected every query to have an id (results"
+            + " name queries by id)");
+      }
+      if (!seen.add(ids[i])) {
+        throw new IllegalArgumentException("query id '" + ids[i] + "' appears more than once in the query table;"
+            + " expected unique ids");
+      }
       tokens.add(ids[i], r.get(1), r.get(2));
     }
     return new QuerySet(ids, tokens.pack(tokens.dim()));

@@ -1,6 +1,8 @@
 package dev.maxsim4j.spark;
 
 import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.count;
+import static org.apache.spark.sql.functions.lit;
 
 import dev.maxsim4j.MaxSim;
 import java.io.Serializable;
@@ -24,6 +26,7 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.CatalystTypeConverters;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.expressions.Window;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -38,6 +41,7 @@ final class ScanPairScoring {
   private static final String QUERY_KEY = PairScoring.PREFIX + "sq";
   private static final String DOC_KEY = PairScoring.PREFIX + "sd";
   private static final String SCORE = PairScoring.PREFIX + "ss";
+  private static final String COPIES = PairScoring.PREFIX + "sc";
 
   private ScanPairScoring() {}
 
@@ -69,8 +73,10 @@ final class ScanPairScoring {
         .toJavaRDD();
     boolean binary = corpus.data().schema().apply(corpus.tokens()).dataType() instanceof BinaryType;
     JavaRDD<Row> scored = documents.mapPartitions(new Scan(broadcast, chunkRows, corpus.idType(), binary));
+    // a document id held by several corpus rows scores once per row: counted where the join partitions by it
     Dataset<Row> scores = spark.createDataFrame(scored, new StructType()
-        .add(QUERY_KEY, queries.idType()).add(DOC_KEY, corpus.idType()).add(SCORE, DataTypes.FloatType));
+        .add(QUERY_KEY, queries.idType()).add(DOC_KEY, corpus.idType()).add(SCORE, DataTypes.FloatType))
+        .withColumn(COPIES, count(lit(1)).over(Window.partitionBy(col(QUERY_KEY), col(DOC_KEY))));
     Dataset<Row> joined = pairs.join(scores, pairs.col(queryId).cast(queries.idType()).equalTo(scores.col(QUERY_KEY))
         .and(pairs.col(docId).cast(corpus.idType()).equalTo(scores.col(DOC_KEY))), "left");
     List<Column> out = new ArrayList<>();
@@ -78,6 +84,7 @@ final class ScanPairScoring {
       out.add(pairs.col(c));
     }
     out.add(scores.col(SCORE));
+    out.add(scores.col(COPIES));
     StructType schema = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
     List<String> columns = Arrays.asList(pairs.columns());
     return joined.select(out.toArray(Column[]::new)).map(new RequireScore(broadcast, columns.indexOf(queryId),
@@ -98,7 +105,7 @@ final class ScanPairScoring {
       Map<Integer, List<Object>> documentIds = new HashMap<>();
       List<Row> out = new ArrayList<>();
       int pending = 0;
-      long tokens = 0;
+      long elements = 0;
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
         Object id = toId.apply(r.get(0, idType));
@@ -109,21 +116,27 @@ final class ScanPairScoring {
         Object cell = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
         Object mask = r.isNullAt(2) ? null : r.getArray(2);
         for (int q : queries) {
-          TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> new TokenRows("document"));
+          TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> expecting(p.queries().tokens().dim()));
           int before = rowsOfQuery.tokens();
           rowsOfQuery.add(id, cell, mask);
-          tokens += rowsOfQuery.tokens() - before;
+          elements += (long) (rowsOfQuery.tokens() - before) * rowsOfQuery.dim();
           documentIds.computeIfAbsent(q, x -> new ArrayList<>()).add(id);
           pending++;
         }
-        if (pending >= chunkRows || tokens >= PairScoring.CHUNK_TOKENS) {
+        if (pending >= chunkRows || elements >= PairScoring.CHUNK_ELEMENTS) {
           score(p.queries(), documents, documentIds, out);
           pending = 0;
-          tokens = 0;
+          elements = 0;
         }
       }
       score(p.queries(), documents, documentIds, out);
       return out.iterator();
+    }
+
+    private static TokenRows expecting(int queryDim) {
+      TokenRows rows = new TokenRows("document");
+      rows.expectDim(queryDim, "the queries");
+      return rows;
     }
 
     private static void score(QuerySet queries, Map<Integer, TokenRows> documents,
@@ -145,7 +158,10 @@ final class ScanPairScoring {
     }
   }
 
-  /** Every pair gets a score; one without names the id its tables lack, rather than being dropped. */
+  /**
+   * Every pair gets one score; one without names the id its tables lack, rather than being dropped, and one
+   * scored against several corpus rows names the id they share; the count column is dropped.
+   */
   private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width)
       implements MapFunction<Row, Row> {
     @Override
@@ -157,7 +173,15 @@ final class ScanPairScoring {
             ? "document '" + row.get(docId) + "' of a pair with query '" + q + "' is not in the corpus"
             : "query '" + q + "' of a pair is not in the query table");
       }
-      return row;
+      if (row.getLong(width + 1) > 1) {
+        throw new IllegalArgumentException("document '" + row.get(docId) + "' appears " + row.getLong(width + 1)
+            + " times in the corpus; expected unique ids");
+      }
+      Object[] values = new Object[width + 1];
+      for (int c = 0; c <= width; c++) {
+        values[c] = row.get(c);
+      }
+      return RowFactory.create(values);
     }
   }
 }

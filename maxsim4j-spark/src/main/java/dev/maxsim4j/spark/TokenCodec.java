@@ -116,7 +116,21 @@ public final class TokenCodec {
       throw new IllegalArgumentException(what + " is " + cell.length + " bytes; expected " + expected + " for L = "
           + length + " tokens of d = " + dim + " in " + type);
     }
+    if (type.isQuantized()) {
+      checkScales(in, length, what);
+    }
     return new Cell(type, dim, length, cell);
+  }
+
+  /** A scale that is not finite would fail the whole batch later without naming the row, or score NaN. */
+  private static void checkScales(ByteBuffer in, int length, String what) {
+    for (int t = 0; t < length; t++) {
+      float scale = in.getFloat(HEADER_BYTES + 4 * t);
+      if (!Float.isFinite(scale)) {
+        throw new IllegalArgumentException(what + " has scale " + scale + " at token " + t
+            + "; expected a finite scale");
+      }
+    }
   }
 
   private static long payloadBytes(DType type, int dim, int length) {

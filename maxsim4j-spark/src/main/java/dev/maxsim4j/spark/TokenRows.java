@@ -23,6 +23,8 @@ final class TokenRows {
   private int rows;
   private int tokens;
   private boolean[] mask;
+  private int expectedDim; // 0: any
+  private String expectedOf;
 
   /** {@code role} names the rows in errors: "query" or "document". */
   TokenRows(String role) {
@@ -42,6 +44,15 @@ final class TokenRows {
     return dim;
   }
 
+  /**
+   * Rows must have d = {@code d} ({@code 0}: any), as {@code of} has, e.g. "the queries": a row of another d
+   * is an error naming it, rather than a mismatch of two whole batches. Kept by {@link #clear}.
+   */
+  void expectDim(int d, String of) {
+    expectedDim = d;
+    expectedOf = of;
+  }
+
   void clear() {
     pending.clear();
     rows = 0;
@@ -56,7 +67,15 @@ final class TokenRows {
    * {@code maskCell}, when not null, an {@code array<boolean>} with one flag per token.
    */
   void add(Object id, Object cell, Object maskCell) {
-    String what = "tokens of " + role + " '" + id + "'";
+    addNamed("tokens of " + role + " '" + id + "'", cell, maskCell);
+  }
+
+  /** As {@link #add} for a row without an id (a SQL function's argument), named by its role alone. */
+  void addUnnamed(Object cell) {
+    addNamed("tokens of the " + role, cell, null);
+  }
+
+  private void addNamed(String what, Object cell, Object maskCell) {
     int before = tokens;
     if (cell instanceof byte[] b) {
       TokenCodec.Cell c = TokenCodec.read(b, what);
@@ -150,9 +169,7 @@ final class TokenRows {
             + token.getClass().getName()) + "; expected array<float>");
       }
       int d = elements.length();
-      if (d == 0) {
-        throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
-      }
+      checkTokenDim(d, values == null ? d : values.length / n, t, what);
       accept(DType.FLOAT32, d, what);
       if (values == null) {
         values = new float[Math.multiplyExact(n, d)];
@@ -183,9 +200,7 @@ final class TokenRows {
       }
       ArrayData token = arrays.getArray(t);
       int d = token.numElements();
-      if (d == 0) {
-        throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
-      }
+      checkTokenDim(d, values == null ? d : values.length / n, t, what);
       accept(DType.FLOAT32, d, what);
       for (int k = 0; k < d; k++) {
         if (token.isNullAt(k)) {
@@ -199,6 +214,17 @@ final class TokenRows {
     }
     pending.add(values);
     tokens = Math.addExact(tokens, n);
+  }
+
+  /** A token of a row holds {@code rowDim} elements, as its first token does. */
+  private static void checkTokenDim(int d, int rowDim, int t, String what) {
+    if (d == 0) {
+      throw new IllegalArgumentException(what + ": token " + t + " has no element; expected d >= 1");
+    }
+    if (d != rowDim) {
+      throw new IllegalArgumentException(what + ": token " + t + " has d = " + d + "; expected d = " + rowDim
+          + " like token 0 of the same row");
+    }
   }
 
   private void addMask(Object maskCell, int rowTokens, String what) {
@@ -236,18 +262,26 @@ final class TokenRows {
   /** All rows of one batch must share a type and d. */
   private void accept(DType t, int d, String what) {
     if (type == null) {
+      if (expectedDim != 0 && d != expectedDim) {
+        throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + expectedDim + " like "
+            + expectedOf);
+      }
       type = t;
       dim = d;
       return;
     }
     if (t != type) {
-      throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + role
-          + "s before it (a column holds one type; convert it with TokenColumns.encode)");
+      throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + plural()
+          + " before it (a column holds one type; convert it with TokenColumns.encode)");
     }
     if (d != dim) {
-      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the " + role
-          + "s before it");
+      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the "
+          + plural() + " before it");
     }
+  }
+
+  private String plural() {
+    return role.endsWith("y") ? role.substring(0, role.length() - 1) + "ies" : role + "s";
   }
 
   private static boolean[] grow(boolean[] a, int n) {

@@ -1,7 +1,10 @@
 package dev.maxsim4j.spark;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
+import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
@@ -28,15 +31,27 @@ public final class TopKJob {
   private TopKJob() {}
 
   public static void main(String[] args) {
-    SparkSession spark = SparkSession.builder().appName("maxsim4j top-k").getOrCreate();
-    int status;
-    try {
-      status = run(spark, args, System.err);
-    } finally {
-      spark.stop();
-    }
+    int status = start(() -> SparkSession.builder().appName("maxsim4j top-k").getOrCreate(), args, System.err);
     if (status != 0) {
       System.exit(status);
+    }
+  }
+
+  /**
+   * Starts Spark, runs the job and stops Spark; a session that cannot start (a bad {@code --conf} value) is a
+   * one-line failure like any other.
+   */
+  static int start(Supplier<SparkSession> session, String[] args, PrintStream err) {
+    SparkSession spark;
+    try {
+      spark = session.get();
+    } catch (Exception | OutOfMemoryError e) {
+      return fail(err, e, JobFailure.describe(e), 1);
+    }
+    try {
+      return run(spark, args, err);
+    } finally {
+      spark.stop();
     }
   }
 
@@ -45,25 +60,36 @@ public final class TopKJob {
     try {
       JobOptions o = new JobOptions(args, OPTIONS);
       String mask = o.getOr("--mask", null);
-      EmbeddingTable queries = table(spark, o.require("--queries"), mask);
-      EmbeddingTable corpus = table(spark, o.require("--corpus"), mask);
+      EmbeddingTable queries = table(spark, "--queries", o.require("--queries"), mask);
+      EmbeddingTable corpus = table(spark, "--corpus", o.require("--corpus"), mask);
       int k = o.positiveInt("--k");
+      String tag = TrecRun.checkField(o.getOr("--tag", "maxsim4j"), "--tag");
       Path out = new Path(o.require("--out"));
       Path parquet = new Path(out, "topk");
       Path trec = new Path(out, "run.trec");
       FileSystem fs = out.getFileSystem(spark.sparkContext().hadoopConfiguration());
+      if (fs.exists(out) && !fs.getFileStatus(out).isDirectory()) {
+        throw new IllegalArgumentException("--out " + out + " is a file; expected a folder to write the run in");
+      }
       for (Path p : new Path[] {parquet, trec}) {
         if (fs.exists(p)) {
           throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
               + "; expected a new output folder (a previous run is not replaced)");
         }
       }
+      // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
+      Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
       Dataset<Row> run = SparkMaxSim.topK(queries, corpus, k).persist();
       try {
-        run.write().parquet(parquet.toString());
-        TrecRun.write(run, trec.toString(), o.getOr("--tag", "maxsim4j"));
+        run.write().parquet(staged.toString());
+        TrecRun.write(run, trec.toString(), tag);
+        if (!fs.rename(staged, parquet)) {
+          fs.delete(trec, false);
+          throw new IOException("could not move " + staged + " to " + parquet);
+        }
       } finally {
         run.unpersist();
+        fs.delete(staged, true);
       }
       return 0;
     } catch (JobOptions.UsageError e) {
@@ -75,9 +101,15 @@ public final class TopKJob {
     }
   }
 
-  private static EmbeddingTable table(SparkSession spark, String path, String mask) {
-    EmbeddingTable t = EmbeddingTable.of(spark.read().parquet(path));
-    return mask == null ? t : t.withMask(mask);
+  /** The table at {@code path}; a missing or mistyped column is reported with the option that named it. */
+  private static EmbeddingTable table(SparkSession spark, String option, String path, String mask) {
+    Dataset<Row> data = spark.read().parquet(path);
+    try {
+      EmbeddingTable t = EmbeddingTable.of(data);
+      return mask == null ? t : t.withMask(mask);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(option + " " + path + ": " + e.getMessage(), e);
+    }
   }
 
   private static int fail(PrintStream err, Throwable e, String line, int status) {

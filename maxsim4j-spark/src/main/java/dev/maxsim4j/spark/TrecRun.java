@@ -14,6 +14,8 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 
 /**
  * Writes a top-k result as a TREC run file, {@code query Q0 doc rank score tag} per line, by query and rank, to
@@ -35,6 +37,8 @@ public final class TrecRun {
             + " query_id, doc_id, rank, score, it has " + Arrays.toString(topK.columns()));
       }
     }
+    checkType(topK, "rank", DataTypes.IntegerType);
+    checkType(topK, "score", DataTypes.FloatType);
     checkField(tag, "run tag");
     Path target = new Path(path);
     FileSystem fs = target.getFileSystem(topK.sparkSession().sparkContext().hadoopConfiguration());
@@ -61,8 +65,17 @@ public final class TrecRun {
     }
   }
 
+  /** The lines are written with getInt and getFloat, which fail mid-file on any other type. */
+  private static void checkType(Dataset<Row> topK, String column, DataType expected) {
+    DataType type = topK.schema().apply(column).dataType();
+    if (!type.equals(expected)) {
+      throw new IllegalArgumentException("topK column '" + column + "' is " + type.simpleString() + "; expected "
+          + expected.simpleString() + " as SparkMaxSim.topK writes it");
+    }
+  }
+
   /** A TREC field is one whitespace-free token: an id with a blank would shift every column after it. */
-  private static String checkField(String value, String what) {
+  static String checkField(String value, String what) {
     if (value.isEmpty() || value.chars().anyMatch(Character::isWhitespace)) {
       throw new IllegalArgumentException(what + " '" + value + "' is empty or holds whitespace; a TREC run needs"
           + " ids without blanks");

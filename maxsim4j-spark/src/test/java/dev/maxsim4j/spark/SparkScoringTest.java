@@ -126,6 +126,51 @@ class SparkScoringTest {
   }
 
   @Test
+  void aRepeatedIdFailsNamingItInsteadOfScoringAPairTwice() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q1", "d1"), RowFactory.create("q2", "d2")),
+        schema);
+    EmbeddingTable twiceQueries = EmbeddingTable.of(table(QUERIES, 1).data().union(table(QUERIES, 2).data()))
+        .withMask("mask");
+    EmbeddingTable twiceCorpus = EmbeddingTable.of(table(CORPUS, 1).data().union(table(CORPUS, 2).data()))
+        .withMask("mask");
+    String byJoin = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(pairs, table(QUERIES, 1), twiceCorpus).collectAsList()));
+    assertTrue(byJoin.matches("document 'd[12]' appears 2 times in the corpus; expected unique ids"), byJoin);
+    byJoin = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(pairs, twiceQueries, table(CORPUS, 1)).collectAsList()));
+    assertTrue(byJoin.matches("query 'q[12]' appears 2 times in the query table; expected unique ids"), byJoin);
+    String byScan = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairsByScan(pairs, table(QUERIES, 1), twiceCorpus).collectAsList()));
+    assertTrue(byScan.matches("document 'd[12]' appears 2 times in the corpus; expected unique ids"), byScan);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairsByScan(pairs, twiceQueries, table(CORPUS, 1)));
+    assertTrue(e.getMessage().matches("query id 'q[12]' appears more than once in the query table; expected unique"
+        + " ids"), e.getMessage());
+
+    // candidates are scored as pairs: two scores per candidate would come back in one list
+    Dataset<Row> rows = spark.createDataFrame(List.of(RowFactory.create("q1", new String[] {"d1", "d2"})),
+        new StructType().add("query_id", DataTypes.StringType)
+            .add("candidates", DataTypes.createArrayType(DataTypes.StringType)));
+    String candidates = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scoreCandidates(rows, table(QUERIES, 1), twiceCorpus).collectAsList()));
+    assertTrue(candidates.matches("document 'd[12]' appears 2 times in the corpus; expected unique ids"), candidates);
+  }
+
+  @Test
+  void aCorpusOfAnotherDFailsNamingADocumentAndWhatItDiffersFrom() {
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q1", "d1")), schema);
+    EmbeddingTable narrow = table(Corpus.random("d", 3, 4, 6, 28, 0), 1);
+    String byJoin = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(pairs, table(QUERIES, 1), narrow).collectAsList()));
+    assertEquals("tokens of document 'd1' have d = 6; expected d = 12 like query 'q1'", byJoin);
+    String byScan = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairsByScan(pairs, table(QUERIES, 1), narrow).collectAsList()));
+    assertEquals("tokens of document 'd1' have d = 6; expected d = 12 like the queries", byScan);
+  }
+
+  @Test
   void candidateListsScoreInTheirOrderAndEmptyListsStay() {
     List<Row> rows = new ArrayList<>();
     Random r = new Random(24);

@@ -15,8 +15,11 @@ import org.apache.spark.SparkException;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -150,6 +153,55 @@ class SparkTopKTest {
     assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> EmbeddingTable.of(table(queries, 1), "id", "mask"));
     assertTrue(e.getMessage().contains("array<boolean>"), e.getMessage());
+  }
+
+  @Test
+  void idsThatAreNullRepeatedOrWithoutValueEqualityFailNamingThem() {
+    Corpus queries = Corpus.random("q", 3, 4, 8, 15, 0);
+    Corpus corpus = Corpus.random("d", 8, 4, 8, 16, 0);
+    EmbeddingTable q = masked(table(queries, 1));
+    EmbeddingTable d = masked(table(corpus, 2));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.topK(masked(table(queries, 1).union(table(queries, 1))), d, 2));
+    assertEquals("query id 'q0' appears more than once in the query table; expected unique ids", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> SparkMaxSim.topK(masked(withNullId(queries)), d, 2));
+    assertTrue(e.getMessage().startsWith("a query's id is null"), e.getMessage());
+
+    // the same document twice: each query's best document would be listed at ranks 1 and 2
+    String dup = causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.topK(q, masked(table(corpus, 2).union(table(corpus, 3))), 2).collectAsList()));
+    assertTrue(dup.matches("document id 'd\\d+' appears more than once in the corpus \\(twice in the top 2 of"
+        + " query 'q\\d'\\); expected unique ids"), dup);
+    String none = causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.topK(q, masked(withNullId(corpus)), 2).collectAsList()));
+    assertTrue(none.startsWith("a document's id is null (partition "), none);
+
+    // byte[] ids compare and print by identity: refused when the table is made
+    e = assertThrows(IllegalArgumentException.class,
+        () -> EmbeddingTable.of(table(corpus, 1).withColumn("id", functions.col("id").cast("binary"))));
+    assertEquals("id column 'id' is binary; expected a single value per row such as a string or a number",
+        e.getMessage());
+  }
+
+  /** The rows of {@code c} and one more whose id is null. */
+  private static Dataset<Row> withNullId(Corpus c) {
+    List<Row> rows = new ArrayList<>(c.rows());
+    rows.add(RowFactory.create(null, c.tokens().get(0), c.masks().get(0)));
+    StructType nullable = new StructType().add("id", DataTypes.StringType, true)
+        .add("tokens", TokenColumns.ARRAYS, false)
+        .add("mask", DataTypes.createArrayType(DataTypes.BooleanType, false), false);
+    return spark.createDataFrame(JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(rows, 2),
+        nullable);
+  }
+
+  /** The message of the IllegalArgumentException that failed a job. */
+  static String causeOf(SparkException e) {
+    Throwable cause = e;
+    while (cause != null && !(cause instanceof IllegalArgumentException)) {
+      cause = cause.getCause();
+    }
+    assertTrue(cause != null, "no IllegalArgumentException among the causes of " + e);
+    return cause.getMessage();
   }
 
   /**

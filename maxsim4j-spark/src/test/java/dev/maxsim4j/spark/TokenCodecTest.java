@@ -7,8 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import scala.jdk.javaapi.CollectionConverters;
 
 class TokenCodecTest {
   private static final float[][] TOKENS = {{0.5f, -1.25f, 3.1f}, {1e-3f, 2f, -0.7f}};
@@ -63,6 +68,67 @@ class TokenCodecTest {
     e = assertThrows(IllegalArgumentException.class,
         () -> rows.add("c", TokenCodec.encode(new float[][] {{1f, 2f}}, DType.BFLOAT16), null));
     assertTrue(e.getMessage().contains("document 'c' have d = 2; expected d = 3"), e.getMessage());
+  }
+
+  @Test
+  void aQuantizedCellWhoseScaleIsNotFiniteIsRefusedNamingItsRow() {
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+      for (float scale : new float[] {Float.NaN, Float.POSITIVE_INFINITY}) {
+        byte[] cell = TokenCodec.encode(TOKENS, type);
+        ByteBuffer.wrap(cell).order(ByteOrder.LITTLE_ENDIAN).putFloat(TokenCodec.HEADER_BYTES + 4, scale);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(cell));
+        assertEquals("cell has scale " + scale + " at token 1; expected a finite scale", e.getMessage());
+        TokenRows rows = new TokenRows("document");
+        rows.add("a", TokenCodec.encode(TOKENS, type), null);
+        e = assertThrows(IllegalArgumentException.class, () -> rows.add("b", cell, null));
+        assertTrue(e.getMessage().startsWith("tokens of document 'b' has scale"), e.getMessage());
+      }
+    }
+  }
+
+  @Test
+  void aRaggedRowIsRefusedNamingTheTokenAndARaggedColumnNamingTheRow() {
+    TokenRows rows = new TokenRows("query");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> rows.add("q1", arrays(new float[][] {{1f, 2f}, {3f, 4f}, {5f}}), null));
+    assertEquals("tokens of query 'q1': token 2 has d = 1; expected d = 2 like token 0 of the same row",
+        e.getMessage());
+    rows.add("q2", arrays(new float[][] {{1f, 2f}}), null);
+    e = assertThrows(IllegalArgumentException.class, () -> rows.add("q3", arrays(new float[][] {{1f}}), null));
+    assertEquals("tokens of query 'q3' have d = 1; expected d = 2 like the queries before it", e.getMessage());
+  }
+
+  @Test
+  void aColumnToEncodeThatIsNotFloatsIsRefusedSayingWhatItHolds() {
+    scala.collection.Seq<?> doubles = CollectionConverters.asScala(
+        List.of(CollectionConverters.asScala(List.of(1.0, 2.0)).toSeq())).toSeq();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(doubles, "tokens"));
+    assertEquals("tokens: token 0 element 0 is a java.lang.Double; expected a float (cast array<array<double>> to"
+        + " array<array<float>>)", e.getMessage());
+    scala.collection.Seq<?> flat = CollectionConverters.asScala(List.of(1f, 2f)).toSeq();
+    e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(flat, "tokens"));
+    assertEquals("tokens: token 0 is a java.lang.Float; expected array<float>", e.getMessage());
+  }
+
+  @Test
+  void aSqlFunctionsArgumentIsNamedByItsRoleNotAnEmptyId() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> MaxSimFunctions.score(arrays(new float[][] {{1f, 2f}}), "tokens"));
+    assertEquals("tokens of the document is a java.lang.String; expected array<array<float>> or a binary token cell",
+        e.getMessage());
+  }
+
+  /** {@code tokens} as a Spark Row holds an {@code array<array<float>>} value. */
+  private static scala.collection.Seq<?> arrays(float[][] tokens) {
+    List<scala.collection.Seq<Float>> rows = new ArrayList<>();
+    for (float[] token : tokens) {
+      List<Float> values = new ArrayList<>();
+      for (float v : token) {
+        values.add(v);
+      }
+      rows.add(CollectionConverters.asScala(values).toSeq());
+    }
+    return CollectionConverters.asScala(rows).toSeq();
   }
 
   private static float[] flat(float[][] rows) {

@@ -2,6 +2,7 @@ package dev.maxsim4j.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
@@ -79,6 +80,71 @@ class TopKJobTest {
   }
 
   @Test
+  void aFailedRunLeavesNoOutputSoThatItCanBeRunAgain(@TempDir Path dir) throws Exception {
+    String queries = write(Corpus.random("q", 2, 3, 8, 35, 0), dir, "q.parquet", false);
+    String corpus = write(Corpus.random("d", 6, 3, 8, 36, 0), dir, "corpus", false);
+    // ids a TREC line cannot hold are found while the run file is written, after the Parquet run
+    String blanks = dir.resolve("blanks").toString();
+    spark.read().parquet(corpus).withColumn("id", functions.concat(functions.col("id"), functions.lit(" x")))
+        .write().parquet(blanks);
+    Path out = dir.resolve("run");
+    Result failed = run("--queries", queries, "--corpus", blanks, "--k", "3", "--out", out.toString());
+    assertEquals(1, failed.status());
+    assertTrue(failed.err().contains("document id 'd") && failed.err().contains("holds whitespace"), failed.err());
+    assertEquals(List.of(), listed(out));
+
+    Result tag = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString(), "--tag", "a b");
+    assertEquals(1, tag.status());
+    assertTrue(tag.err().contains("--tag 'a b' is empty or holds whitespace"), tag.err());
+    assertEquals(List.of(), listed(out));
+
+    Result ok = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString());
+    assertEquals(0, ok.status(), ok.err());
+    assertEquals(List.of("run.trec", "topk"), listed(out));
+    assertEquals(6, Files.readAllLines(out.resolve("run.trec")).size());
+
+    Path file = Files.writeString(dir.resolve("file"), "x");
+    Result onFile = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", file.toString());
+    assertEquals(1, onFile.status());
+    assertTrue(onFile.err().contains("is a file; expected a folder"), onFile.err());
+    assertEquals("x", Files.readString(file));
+  }
+
+  @Test
+  void aRunOfOtherColumnTypesIsRefusedBeforeAnyLineIsWritten(@TempDir Path dir) {
+    Dataset<Row> run = spark.sql("SELECT 'q1' AS query_id, 'd1' AS doc_id, CAST(1 AS BIGINT) AS rank, 0.5f AS score");
+    Path file = dir.resolve("run.trec");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TrecRun.write(run, file.toString(), "tag"));
+    assertEquals("topK column 'rank' is bigint; expected int as SparkMaxSim.topK writes it", e.getMessage());
+    Dataset<Row> doubles = spark.sql("SELECT 'q1' AS query_id, 'd1' AS doc_id, 1 AS rank, 0.5d AS score");
+    e = assertThrows(IllegalArgumentException.class, () -> TrecRun.write(doubles, file.toString(), "tag"));
+    assertEquals("topK column 'score' is double; expected float as SparkMaxSim.topK writes it", e.getMessage());
+    assertFalse(Files.exists(file));
+  }
+
+  @Test
+  void aSessionThatCannotStartIsOneLine() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = TopKJob.start(() -> {
+      throw new IllegalArgumentException("spark.executor.memory = 'lots'; expected a size\n\tat somewhere");
+    }, new String[] {"--k", "1"}, new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertEquals(1, status);
+    assertEquals("maxsim4j-spark: error: spark.executor.memory = 'lots'; expected a size\n",
+        err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** The names in {@code folder} that are not Hadoop's checksum files, sorted; none when it does not exist. */
+  private static List<String> listed(Path folder) throws Exception {
+    if (!Files.exists(folder)) {
+      return List.of();
+    }
+    try (var names = Files.list(folder)) {
+      return names.map(p -> p.getFileName().toString()).filter(n -> !n.endsWith(".crc")).sorted().toList();
+    }
+  }
+
+  @Test
   void failuresAreOneLine(@TempDir Path dir) {
     String queries = write(Corpus.random("q", 2, 3, 8, 33, 0), dir, "q.parquet", false);
     String wide = write(Corpus.random("d", 4, 3, 6, 34, 0), dir, "wide", false);
@@ -92,13 +158,23 @@ class TopKJobTest {
 
     Result mismatch = run("--queries", queries, "--corpus", wide, "--k", "3", "--out", out);
     assertEquals(1, mismatch.status());
-    assertTrue(mismatch.err().contains("d mismatch"), mismatch.err());
+    assertTrue(mismatch.err().matches("maxsim4j-spark: error: tokens of document 'd\\d' have d = 6; expected d = 8 like"
+        + " the queries\\R"), mismatch.err());
     assertEquals(1, mismatch.err().lines().count(), mismatch.err());
     assertFalse(Files.exists(dir.resolve("run/run.trec")));
 
     Result usage = run("--queries", queries, "--corpus", wide, "--k", "zero", "--out", out);
     assertEquals(2, usage.status());
     assertTrue(usage.err().contains("--k = 'zero'; expected an integer >= 1"), usage.err());
+    String noMask = dir.resolve("nomask").toString();
+    spark.read().parquet(wide).drop("mask").write().parquet(noMask);
+    Result masked = run("--queries", queries, "--corpus", noMask, "--k", "3", "--out", out, "--mask", "mask");
+    assertEquals(1, masked.status());
+    assertTrue(masked.err().startsWith("maxsim4j-spark: error: --corpus " + noMask + ": mask column 'mask' is not"
+        + " in the table"), masked.err());
+    Result empty = run("--queries", queries, "--corpus", wide, "--k", "3", "--out", " ");
+    assertEquals(2, empty.status());
+    assertTrue(empty.err().contains("--out is empty; expected a value"), empty.err());
     Result unknown = run("--querys", queries);
     assertEquals(2, unknown.status());
     assertTrue(unknown.err().contains("unknown option '--querys'"), unknown.err());

@@ -30,7 +30,7 @@ import java.util.stream.IntStream;
  * pinned host-to-device bandwidth measured here.
  */
 final class GpuScaleBench {
-  private static final int QUERY_TOKENS = 32;
+  static final int QUERY_TOKENS = 32;
   private static final long GIB = 1L << 30;
 
   record Settings(int documents, int length, int dim, int[] batches, int k, int repeat, int checkDocuments,

@@ -41,15 +41,24 @@ public final class GpuScaleCommand {
     GpuScaleBench.Settings s = new GpuScaleBench.Settings(a.intValue("--documents", 1_000_000, 1),
         a.intValue("--length", 300, 1), a.intValue("--dim", 128, 1), batches(a.getOr("--batches", "1,8,32")),
         a.intValue("--k", 100, 1), a.intValue("--repeat", 5, 1), a.intValue("--check-documents", 20_000, 0),
-        a.intValue("--stream-documents", 530_000, 1), (long) (a.positiveNumber("--stream-cap-gb", 4) * 1e9),
+        a.intValue("--stream-documents", 530_000, 1), capBytes(a.positiveNumber("--stream-cap-gb", 4)),
         a.intValue("--seed", 1, 0), !a.has("--skip-resident"), !a.has("--skip-stream"));
-    for (int[] sized : new int[][] {{s.documents(), s.length()}, {s.streamDocuments(), s.length()}}) {
+    for (int[] sized : new int[][] {{s.documents(), s.length()}, {s.streamDocuments(), s.length()},
+        {s.checkDocuments(), s.length()}}) {
       if ((long) sized[0] * sized[1] > Integer.MAX_VALUE) {
         throw new UsageException("gpu-scale: " + sized[0] + " documents of " + sized[1] + " tokens is "
             + (long) sized[0] * sized[1] + " tokens; expected at most " + Integer.MAX_VALUE);
       }
     }
     int[] devices = devices(a.getOr("--devices", "0"));
+    for (int nq : s.batches()) {
+      // the queries are generated as one fp32 array on the host
+      if ((long) nq * GpuScaleBench.QUERY_TOKENS * s.dim() > Integer.MAX_VALUE - 8) {
+        throw new UsageException("gpu-scale: a batch of " + nq + " queries of " + GpuScaleBench.QUERY_TOKENS + " x "
+            + s.dim() + " values is more than one Java array holds; expected at most "
+            + (Integer.MAX_VALUE - 8) / ((long) GpuScaleBench.QUERY_TOKENS * s.dim()) + " queries per batch");
+      }
+    }
     if (a.get("--json") != null) {
       AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
     }
@@ -93,6 +102,16 @@ public final class GpuScaleCommand {
     }
     throw new UsageException("gpu-scale: --devices = '" + list + "'; expected distinct GPU ordinals separated by"
         + " commas, e.g. 0,1");
+  }
+
+  /** The device memory cap in bytes; one that rounds to 0 bytes would read as "no cap" and stream nothing. */
+  static long capBytes(double gigabytes) {
+    double bytes = gigabytes * 1e9;
+    if (bytes < 1 || bytes >= Long.MAX_VALUE) {
+      throw new UsageException("gpu-scale: --stream-cap-gb = " + gigabytes + " is " + (long) bytes
+          + " bytes; expected at least 1 byte and below 2^63");
+    }
+    return (long) bytes;
   }
 
   /** "1,8,32" -> {1, 8, 32}. */

@@ -362,6 +362,10 @@ public final class TextIndex {
       }
       Store store = null;
       try {
+        if (!Files.isRegularFile(manifest)) {
+          // a pipe would block the read forever, a device never end it
+          throw new IllegalArgumentException("its manifest is not a regular file");
+        }
         Manifest.Contents c = Manifest.read(manifest);
         store = c.store();
         Path tokensFile = dir.resolve(c.tokensFile());
