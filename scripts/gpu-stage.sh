@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Stages the project for the GPU host (../shared/gpu-host/stage.sh), then drops what the GPU host does not
 # need so the travelling tree stays under its 64 MiB limit: JMH and the bench's shaded jar, Lucene and its
-# integration, and the real-text stack (all-MiniLM-L6-v2 alone is a 90 MB jar; ONNX Runtime, the DJL
-# tokenizer, LangChain4j). The thin bench jar stays: `.gpu-host/java.sh dev.maxsim4j.bench.Main gpu ...`
+# integration, the real-text stack (all-MiniLM-L6-v2 alone is a 90 MB jar; ONNX Runtime, the DJL
+# tokenizer, LangChain4j), the Spark module (not built for the stage: Spark's own jars are over 100 MB) and the
+# streaming kernel's A/B fatbin (the forced names stream_n1, stream_n2, stream_r6 need it: stage it by hand for
+# that A/B). The thin bench jar stays: `.gpu-host/java.sh dev.maxsim4j.bench.Main gpu ...`
 # runs the GPU benches there. A failing step says which one it was.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
@@ -11,7 +13,8 @@ trap 'echo "gpu-stage: failed while $step (exit $?)" >&2' ERR
 
 step="building and staging (../shared/gpu-host/stage.sh)"
 # the GPU host needs neither javadoc nor sources jars
-MAVEN_ARGS="${MAVEN_ARGS:-} -Dmaven.javadoc.skip=true -Dmaven.source.skip=true" bash "$root/../shared/gpu-host/stage.sh"
+MAVEN_ARGS="${MAVEN_ARGS:-} -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl !maxsim4j-spark" \
+  bash "$root/../shared/gpu-host/stage.sh"
 
 step="checking that the core jar carries the GPU kernels"
 core=$(ls "$root"/.gpu-host/lib/maxsim4j-core-*.jar | head -1)
@@ -33,7 +36,8 @@ rm -f lib/maxsim4j-benchmarks.jar lib/original-maxsim4j-benchmarks.jar \
   lib/deps/jspecify-*.jar lib/deps/error_prone_*.jar
 # their tests need what was dropped; the CLI's text commands are not run there, and SealedInternalsTest reads
 # the LangChain4j integration's jar
-rm -rf lib/test-classes/maxsim4j-lucene lib/test-classes/maxsim4j-langchain4j \
+rm -f lib/maxsim4j-spark-*.jar lib/test-classes/maxsim4j-core/dev/maxsim4j/cuda/maxsim_forward_stream_ab.fatbin
+rm -rf lib/test-classes/maxsim4j-spark lib/test-classes/maxsim4j-lucene lib/test-classes/maxsim4j-langchain4j \
   lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/Text*Test*.class \
   lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/SealedInternalsTest*.class
 
