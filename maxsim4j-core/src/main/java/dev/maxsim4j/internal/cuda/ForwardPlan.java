@@ -64,7 +64,7 @@ final class ForwardPlan {
   private static final int QW_RING_BYTES = 54 * 1024;
   private static final int QW_MAX_STAGES = 8;
   private static final int QW_MAX_ROWS_BYTES = 64 * 1024;
-  private static final int QW_MAX_DIM = 2048;
+  private static final int QW_MAX_DIM = 1024;
   /** Where both compressed kernels run, when the wgmma one measured faster (see quantWgmmaPays). */
   private static final int QW_MAX_ONE_PASS_ROWS = 128;
   private static final int QW_STAGE_TOKENS = 128;
@@ -181,8 +181,8 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 18 on sm_90: as {@link #quantApplies}, with d up to 2048 (documents stream through in 128-dim stages;
-   * the query rows stay in shared memory).
+   * Rule 18 on sm_90: as {@link #quantApplies}, with d up to 1024, the widest the GPU tests run (documents
+   * stream through in 128-dim stages; the query rows stay in shared memory).
    */
   static boolean quantWgmmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();

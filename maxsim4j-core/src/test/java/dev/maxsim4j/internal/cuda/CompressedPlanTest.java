@@ -104,7 +104,7 @@ class CompressedPlanTest {
         new Case(shape(1, 100, 32, 33, DType.BFLOAT16, DType.INT8, false), H200, "maxsim_forward_scaled_bf16_s8"),
         new Case(shape(1, 100, 32, 144, DType.BFLOAT16, DType.FLOAT8_E4M3, false), gpu(8, 9),
             "maxsim_forward_scaled_bf16_e4m3"),
-        new Case(shape(1, 100, 32, 2064, DType.BFLOAT16, DType.INT8, false), H200, "maxsim_forward_scaled_bf16_s8"),
+        new Case(shape(1, 100, 32, 1040, DType.BFLOAT16, DType.INT8, false), H200, "maxsim_forward_scaled_bf16_s8"),
         new Case(shape(1, 100, 32, 48, DType.BFLOAT16, DType.BINARY, false), H200, "maxsim_forward_scaled_bf16_b1"),
         new Case(shape(1, 100, 32, 128, DType.BFLOAT16, DType.INT8, true), H200, "maxsim_forward_scaled_bf16_s8"),
         new Case(shape(1, 100, 32, 128, DType.FLOAT16, DType.INT8, false), gpu(7, 5), "maxsim_forward_scaled_f16_s8"))) {
