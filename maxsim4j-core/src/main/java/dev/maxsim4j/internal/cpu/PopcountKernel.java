@@ -189,16 +189,7 @@ final class PopcountKernel {
           oneVectorBlock(q, qs, pad, block, track);
         }
       }
-      double sum = 0;
-      for (int j = 0; j < valid; j++) {
-        sum += runMax[j];
-      }
-      if (track) {
-        for (int j = 0; j < valid; j++) {
-          argmax[offset + slots[j]] = docSlots[(int) runArg[j]];
-        }
-      }
-      return (float) sum;
+      return LaneMaxima.finish(runMax, runArg, valid, slots, docSlots, argmax, offset);
     }
 
     /** Query lanes [block, block + 2V) against every document token: one broadcast word feeds two vectors. */

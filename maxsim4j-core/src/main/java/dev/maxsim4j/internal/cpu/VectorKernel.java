@@ -44,8 +44,8 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>One-bit queries against one-bit documents take {@link PopcountKernel} instead.
  *
- * <p><b>Epilogue.</b> Sum the running max over the valid query lanes in float64, round once to fp32. Lane
- * max uses {@link Math#max} semantics, so NaN propagates into the score.
+ * <p><b>Epilogue.</b> Sum the running max over the valid query lanes in float64, round once to fp32
+ * ({@link LaneMaxima}). Lane max uses {@link Math#max} semantics, so NaN propagates into the score.
  */
 final class VectorKernel implements PairKernel {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -232,17 +232,7 @@ final class VectorKernel implements PairKernel {
           }
         }
       }
-      double sum = 0;
-      for (int j = 0; j < valid; j++) {
-        sum += runMax[j];
-      }
-      if (track) {
-        for (int j = 0; j < valid; j++) {
-          int t = (int) runArg[j];
-          argmax[offset + slots[j]] = bufferSlots[t];
-        }
-      }
-      return (float) sum;
+      return LaneMaxima.finish(runMax, runArg, valid, slots, bufferSlots, argmax, offset);
     }
 
     /** Running max of query lanes [block, block + 2V) over document tokens [from, to), 6 tokens a step. */
