@@ -1,5 +1,6 @@
 // Asynchronous copies into shared memory (cp.async, sm_80+) and the NaN-keeping max of the inference
-// epilogues, shared by the streaming kernels (maxsim_forward_stream.cu, maxsim_forward_wgmma.cu).
+// epilogues, shared by the streaming kernels (maxsim_forward_stream.cu, maxsim_forward_wgmma.cu, the compressed
+// kernels).
 #pragma once
 #include <stdint.h>
 
@@ -19,6 +20,13 @@ __device__ __forceinline__ void copyAsync16(uint32_t slot, const void* src, bool
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(slot), "l"(src), "r"(present ? 16 : 0));
   }
 }
+// 4 or 8 bytes from global to shared (.ca: these sizes are not allowed with .cg); zeros where !present.
+template <int BYTES>
+__device__ __forceinline__ void copyAsyncSmall(uint32_t slot, const void* src, bool present) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(slot), "l"(src), "n"(BYTES),
+               "r"(present ? BYTES : 0));
+}
+
 __device__ __forceinline__ void commitGroup() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most PENDING of this thread's commit groups are still in flight.
 template <int PENDING>

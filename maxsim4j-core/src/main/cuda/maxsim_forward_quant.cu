@@ -49,9 +49,7 @@ struct QuantCursor {
   int tile;
 };
 
-// VARIANT (A/B entries of the tests only; 0 ships): bit 1 leaves the document scales out, bit 2 the expansion
-// (raw bytes as operands), bit 4 splits each accumulator over even and odd k steps (two shorter mma chains).
-template <typename TQ, typename TD, int CHUNKS, int NT, bool DYNAMIC, int VARIANT = 0>
+template <typename TQ, typename TD, int CHUNKS, int NT, bool DYNAMIC>
 __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qRows, const float* __restrict__ qScale,
                              const uint8_t* __restrict__ d, Rows dRows, const float* __restrict__ dScale,
                              const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
@@ -68,9 +66,6 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
                                                                           : QUANT_MAX_STAGES;
   static_assert(STAGES >= 2, "the ring holds at least two tiles");
   constexpr bool Q_SCALED = Compressed<TQ>::value;
-  constexpr bool D_SCALED = (VARIANT & 1) == 0;
-  constexpr bool EXPAND = (VARIANT & 2) == 0;
-  constexpr bool KSPLIT = (VARIANT & 4) != 0;
   __shared__ __align__(16) uint8_t rings[QUANT_WARPS][STAGES * STAGE_BYTES];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, tig = lane % 4;
@@ -152,7 +147,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
         // once by 8 lanes instead, with two warp barriers per step, it measured slower)
         const int t0 = producer.tile * 8 * NT + 8 * n + 2 * tig;
 #pragma unroll
-        for (int j = 0; j < (D_SCALED ? 2 : 0); j++) {
+        for (int j = 0; j < 2; j++) {
           const bool present = t0 + j < producer.dLength;
           copyAsyncSmall<4>(scaleSlot(producerSlot, n) + 4 * j, present ? dScale + producer.dStart + t0 + j : dScale,
                             present);
@@ -238,21 +233,17 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
               asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(b[n][k]) : "r"(pieceSlot(consumerSlot, n, k)));
             }
           }
-          if constexpr (D_SCALED) {
-            asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(ds[n].x), "=f"(ds[n].y)
-                         : "r"(scaleSlot(consumerSlot, n)));
-          } else {
-            ds[n] = make_float2(1.f, 1.f);
-          }
+          asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(ds[n].x), "=f"(ds[n].y)
+                       : "r"(scaleSlot(consumerSlot, n)));
         }
         consumerSlot = consumerSlot + 1 == STAGES ? 0 : consumerSlot + 1;
-        float acc[2][NT][4], odd[2][NT][4];
+        float acc[2][NT][4];
 #pragma unroll
         for (int m = 0; m < 2; m++)
 #pragma unroll
           for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) acc[m][n][i] = odd[m][n][i] = 0.f;
+            for (int i = 0; i < 4; i++) acc[m][n][i] = 0.f;
 #pragma unroll
         for (int n = 0; n < NT; n++) {
 #pragma unroll
@@ -261,33 +252,15 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
             for (int j = 0; j < STEPS; j++) {
               uint32_t b0, b1;
               if constexpr (std::is_same<TD, B1>::value) {
-                if constexpr (EXPAND) {
-                  expandBits<O>(b[n][k], j, b0, b1);
-                } else {
-                  b0 = b1 = b[n][k];
-                }
+                expandBits<O>(b[n][k], j, b0, b1);
               } else {
                 const uint32_t word = j == 0 ? b[n][k].x : j == 1 ? b[n][k].y : j == 2 ? b[n][k].z : b[n][k].w;
-                if constexpr (EXPAND) {
-                  expand<O>(TD{}, word, b0, b1);
-                } else {
-                  b0 = b1 = word;
-                }
+                expand<O>(TD{}, word, b0, b1);
               }
-              float(&c0)[4] = KSPLIT && (j & 1) ? odd[0][n] : acc[0][n];
-              float(&c1)[4] = KSPLIT && (j & 1) ? odd[1][n] : acc[1][n];
-              MmaOp<O>::run(c0, frag[0][k][j], b0, b1);
-              if (secondTile) MmaOp<O>::run(c1, frag[1][k][j], b0, b1);
+              MmaOp<O>::run(acc[0][n], frag[0][k][j], b0, b1);
+              if (secondTile) MmaOp<O>::run(acc[1][n], frag[1][k][j], b0, b1);
             }
           }
-        }
-        if constexpr (KSPLIT) {
-#pragma unroll
-          for (int m = 0; m < 2; m++)
-#pragma unroll
-            for (int n = 0; n < NT; n++)
-#pragma unroll
-              for (int i = 0; i < 4; i++) acc[m][n][i] += odd[m][n][i];
         }
         // scale each dot product, then the running max over valid tokens (max.NaN: NaN propagates); a tile
         // wholly inside an unmasked document needs no validity test
@@ -304,9 +277,9 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
               float v0 = acc[m][n][j];
               float v1 = acc[m][n][2 + j];
               if constexpr (Q_SCALED) {
-                v0 = scaledDot(v0, rowScale[m][0] * (D_SCALED ? s : 1.f));
-                v1 = scaledDot(v1, rowScale[m][1] * (D_SCALED ? s : 1.f));
-              } else if constexpr (D_SCALED) {
+                v0 = scaledDot(v0, rowScale[m][0] * s);
+                v1 = scaledDot(v1, rowScale[m][1] * s);
+              } else {
                 v0 *= s;
                 v1 *= s;
               }
@@ -349,26 +322,26 @@ using namespace maxsim4j;
 // 64-bit counters; the pair queues are then dynamic shared memory, QUANT_QUEUE_ENTRIES x 8 bytes per warp).
 // Entry names: maxsim_forward_quant_c{CHUNKS}[_dyn]_{query type}_{document type}; a chunk is 64 dims of
 // 8-bit documents or 128 of 1-bit ones (d a multiple of 16, or of 32 for 1-bit).
-#define MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, DYNAMIC, VARIANT, NAME)                                        \
+#define MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, DYNAMIC, NAME)                                        \
   extern "C" __global__ void __launch_bounds__(QUANT_THREADS, 4) NAME(                                       \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
       unsigned long long* work) {                                                                             \
-    forwardQuant<TQ, TD, CHUNKS, NT, DYNAMIC, VARIANT>(q, Rows{qStart, qLength, qMask}, qScale, d,                     \
+    forwardQuant<TQ, TD, CHUNKS, NT, DYNAMIC>(q, Rows{qStart, qLength, qMask}, qScale, d,                     \
                                               Rows{dStart, dLength, dMask}, dScale, dValid, dim, mode,        \
                                               perQuery, docOffset, pairs, scores, work);                      \
   }
 #define MAXSIM_QUANT_PAIR(TQ, QN, TD, DN, CHUNKS, NT)                                                   \
-  MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, false, 0, maxsim_forward_quant_c##CHUNKS##_##QN##_##DN)        \
-  MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, true, 0, maxsim_forward_quant_c##CHUNKS##_dyn_##QN##_##DN)
+  MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, false, maxsim_forward_quant_c##CHUNKS##_##QN##_##DN)        \
+  MAXSIM_QUANT_ENTRY(TQ, TD, CHUNKS, NT, true, maxsim_forward_quant_c##CHUNKS##_dyn_##QN##_##DN)
 #define MAXSIM_QUANT_QUERY(TQ, QN)                 \
   MAXSIM_QUANT_PAIR(TQ, QN, S8, s8, 1, 2)          \
   MAXSIM_QUANT_PAIR(TQ, QN, S8, s8, 2, 2)          \
   MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 1, 2)      \
   MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 2, 2)      \
   MAXSIM_QUANT_PAIR(TQ, QN, B1, b1, 1, 2)
-// the test-only kernels include this file for its templates and define entries of their own
+// A/B harnesses may include this file for its templates and define entries of their own
 #ifndef MAXSIM4J_TEMPLATES_ONLY
 MAXSIM_QUANT_QUERY(BF16, bf16)
 MAXSIM_QUANT_QUERY(F16, f16)

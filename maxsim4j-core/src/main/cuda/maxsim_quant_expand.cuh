@@ -118,13 +118,6 @@ __device__ __forceinline__ int quantDocumentOf(long long pair, int mode, int per
   return mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;
 }
 
-// 4 or 8 bytes from global to shared (.ca: these sizes are not allowed with .cg); zeros where !present.
-template <int BYTES>
-__device__ __forceinline__ void copyAsyncSmall(uint32_t slot, const void* src, bool present) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(slot), "l"(src), "n"(BYTES),
-               "r"(present ? BYTES : 0));
-}
-
 template <int BYTES>
 __device__ __forceinline__ void copyPiece(uint32_t slot, const void* src, bool present) {
   if constexpr (BYTES == 16) {
