@@ -12,9 +12,10 @@ import java.util.SplittableRandom;
  * that together exceed three times the H200's L2) under each kernel name of {@link ForcedKernels}
  * ({@code default}: the rules). Prints one table of kernel ms, a row per shape and a column per name.
  *
- * With {@code --dtype int8|fp8|binary} the documents are those values quantized (queries stay bf16).
+ * With {@code --dtype int8|fp8|binary} the documents are those values quantized, and with
+ * {@code --query-dtype} the queries (bf16 otherwise).
  *
- * <pre>AbMain [--shape Nq,Nd,Lq,Ld,d]... [--dtype T] NAME...</pre>
+ * <pre>AbMain [--shape Nq,Nd,Lq,Ld,d]... [--dtype T] [--query-dtype T] NAME...</pre>
  */
 public final class AbMain {
   private AbMain() {}
@@ -25,8 +26,9 @@ public final class AbMain {
       "1,1000,32,300,512", "1,500,32,300,1024", "1,1000,32,2048,48", "1,4000,32,2048,48", "1,1000,32,300,64",
       "1,10000,32,300,64", "16,32,32,8192,128");
   private static final long ROTATION_BYTES = 180L << 20;
-  /** The documents' type: bf16, or the compressed type --dtype names. */
+  /** The documents' and queries' types: bf16, or the compressed types --dtype and --query-dtype name. */
   private static DType documentType = DType.BFLOAT16;
+  private static DType queryType = DType.BFLOAT16;
 
   public static void main(String[] args) throws Exception {
     List<String> shapes = new ArrayList<>();
@@ -35,13 +37,9 @@ public final class AbMain {
       if (args[i].equals("--shape") && i + 1 < args.length) {
         shapes.add(args[++i]);
       } else if (args[i].equals("--dtype") && i + 1 < args.length) {
-        String t = args[++i];
-        documentType = switch (t) {
-          case "int8" -> DType.INT8;
-          case "fp8" -> DType.FLOAT8_E4M3;
-          case "binary" -> DType.BINARY;
-          default -> throw new IllegalArgumentException("--dtype = " + t + "; expected int8, fp8 or binary");
-        };
+        documentType = compressedType("--dtype", args[++i]);
+      } else if (args[i].equals("--query-dtype") && i + 1 < args.length) {
+        queryType = compressedType("--query-dtype", args[++i]);
       } else {
         ForcedKernels.planner(args[i]); // refuses an unknown name before any GPU work
         names.add(args[i]);
@@ -57,12 +55,12 @@ public final class AbMain {
     for (int n = 0; n < names.size(); n++) {
       try (CudaBackend cuda = new CudaBackend(1, ForcedKernels.planner(names.get(n)))) {
         if (n == 0) {
-          System.out.println(cuda.deviceDescription() + ", bf16 queries, " + documentType
+          System.out.println(cuda.deviceDescription() + ", " + queryType + " queries, " + documentType
               + " documents, kernel ms (median batch)");
         }
         for (int s = 0; s < shapes.size(); s++) {
           int[] sh = shape(shapes.get(s));
-          ForwardShape fs = new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.BFLOAT16,
+          ForwardShape fs = new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], queryType,
               documentType, false, false);
           ForwardPlan.Plan p = ForcedKernels.planner(names.get(n)).plan(fs, cuda.capabilities());
           System.out.println(names.get(n) + " " + shapes.get(s) + ": " + p.entry() + " grid " + p.blocks() + " x "
@@ -88,6 +86,9 @@ public final class AbMain {
 
   private static double kernelMillis(CudaBackend cuda, int[] sh, int seed) throws Exception {
     Tokens q = tokens(new SplittableRandom(7 + seed), sh[0], sh[2], sh[4]);
+    if (queryType != DType.BFLOAT16) {
+      q = quantized(q, queryType);
+    }
     long corpusBytes = 2L * sh[1] * sh[3] * sh[4];
     int copies = (int) Math.max(2, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
     List<Tokens> documents = new ArrayList<>();
@@ -96,7 +97,7 @@ public final class AbMain {
       for (int c = 0; c < copies; c++) {
         Tokens d = tokens(new SplittableRandom(1000 + seed), sh[1], sh[3], sh[4]);
         if (documentType != DType.BFLOAT16) {
-          d = compressed(d);
+          d = quantized(d, documentType);
         }
         documents.add(d);
         resident.add(cuda.makeResident(d));
@@ -122,11 +123,20 @@ public final class AbMain {
     return sh;
   }
 
-  /** {@code t}'s values quantized to --dtype's type. */
-  private static Tokens compressed(Tokens t) {
+  private static DType compressedType(String flag, String t) {
+    return switch (t) {
+      case "int8" -> DType.INT8;
+      case "fp8" -> DType.FLOAT8_E4M3;
+      case "binary" -> DType.BINARY;
+      default -> throw new IllegalArgumentException(flag + " = " + t + "; expected int8, fp8 or binary");
+    };
+  }
+
+  /** {@code t}'s values quantized to {@code type}. */
+  private static Tokens quantized(Tokens t, DType type) {
     float[] v = DType.BFLOAT16.widen(t.s16);
     return dev.maxsim4j.internal.Internals.tokens(
-        dev.maxsim4j.TokenBatch.ofFloats(v, t.rows, t.maxRowLength, t.dim).quantize(documentType));
+        dev.maxsim4j.TokenBatch.ofFloats(v, t.rows, t.maxRowLength, t.dim).quantize(type));
   }
 
   /** {@code rows} full rows of {@code length} tokens of unit-scale bf16 values. */
