@@ -1,5 +1,6 @@
 // The online max of the wgmma forwards (maxsim_forward_wgmma.cu, maxsim_forward_wgmma_ws.cu): one tile of
-// a warpgroup's fp32 accumulators folded into each row's running max (and argmax, for training).
+// a warpgroup's accumulators folded into each row's running max (and argmax, for training), scaled first
+// where both sides are int8.
 #pragma once
 #include "maxsim_async.cuh"
 #include "maxsim_common.cuh"
@@ -142,6 +143,66 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
     }
   }
 }
+
+// The running max of one row over an int8 tile (int8 on both sides): each raw dot product (exact in s32) times
+// its document token's scale (the tile's 128, in shared memory at
+// `scales`), negated where the row's query scale is negative (FLIP), over the valid tokens (every token of a
+// WHOLE tile); rowScaled then applies the query scale. Four partial maxima per row keep the max.NaN chains short.
+template <int N, bool WHOLE, bool FLIP, typename Acc>
+__device__ __forceinline__ void foldScaledRows(float (&tileMax)[2], const Acc (&acc)[N / 2], const bool (&flip)[2],
+                                               uint32_t scales, const Rows& dRows, int dStart, int t0, int tEnd,
+                                               int tig) {
+  float part[2][4];
+#pragma unroll
+  for (int h = 0; h < 2; h++)
+#pragma unroll
+    for (int p = 0; p < 4; p++) part[h][p] = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < N / 8; j++) {
+    float s[2];
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(s[0]), "=f"(s[1]) : "r"(scales + 4 * (8 * j + 2 * tig)));
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+      const int t = t0 + 8 * j + 2 * tig + c;
+      const bool valid = WHOLE || (t < tEnd && isValid(dRows, dStart + t));
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        float v = (float)acc[4 * j + 2 * h + c] * s[c];
+        if constexpr (FLIP) v = flip[h] ? -v : v;
+        float& m = part[h][(2 * j + c) % 4];
+        m = maxKeepNaN(m, valid ? v : -INFINITY);
+      }
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++)
+    tileMax[h] = maxKeepNaN(maxKeepNaN(part[h][0], part[h][1]), maxKeepNaN(part[h][2], part[h][3]));
+}
+
+// Online max over one int8 tile's accumulators (tokens t0 .. t0 + N - 1, as foldTile): rows of a negative
+// query scale keep the max of the negated products, so rowScaled gives the max of the fully scaled ones.
+// Whole tiles and rows of non-negative scales, the common case, take loops without a select per value.
+template <int N, typename Acc>
+__device__ __forceinline__ void foldScaledTile(float (&best)[2], const Acc (&acc)[N / 2], const bool (&flip)[2],
+                                               uint32_t scales, const Rows& dRows, int dStart, int t0, int tEnd,
+                                               int tig) {
+  const bool whole = t0 + N <= tEnd && dRows.mask == nullptr;
+  float tileMax[2];
+  if (flip[0] || flip[1]) {
+    foldScaledRows<N, false, true>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
+  } else if (whole) {
+    foldScaledRows<N, true, false>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
+  } else {
+    foldScaledRows<N, false, false>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++) best[h] = maxKeepNaN(best[h], tileMax[h]);
+}
+
+// A row's max from foldScaledTile's m and its query scale qs: |qs| x m. Multiplying by a fixed qs, rounding
+// included, is monotone (decreasing when qs < 0, hence the negated products), so this is the max over the
+// document of qs x each product. A zero scale makes every product 0, but NaN stays NaN.
+__device__ __forceinline__ float rowScaled(float m, float qs) { return qs == 0.f && m == m ? 0.f : fabsf(qs) * m; }
 
 // A row's running (max, argmax) across the quad of lanes that holds it (epilogue 1): the index too with
 // ARGMAX (ties to the lower token), else the max alone.

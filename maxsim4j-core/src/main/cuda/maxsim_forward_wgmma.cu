@@ -1,7 +1,9 @@
 // Fused MaxSim forward on Hopper's warpgroup tensor cores (wgmma, sm_90a only): bf16 or fp16, fp32
-// accumulation. It takes the launches the streaming kernel does not (queries over 32 tokens, d over 128,
-// few pairs) and, as query groups, all pairs of several short queries against long documents; of those,
-// queries of more than 64 tokens with d <= 128 go to the warp-specialized kernel (maxsim_forward_wgmma_ws.cu).
+// accumulation; and, where both sides are int8 tokens (rule 19), their bytes multiplied as stored with s32
+// accumulation (exact), 128 elements per k-chunk instead of 64. Of the half-type launches it
+// takes those the streaming kernel does not (queries over 32 tokens, d over 128, few pairs) and, as query
+// groups, all pairs of several short queries against long documents; of those, queries of more than 64
+// tokens with d <= 128 go to the warp-specialized kernel (maxsim_forward_wgmma_ws.cu).
 //
 // Why a third forward. The block kernel (maxsim_forward_mma.cu) feeds mma.sync from query fragments that
 // every warp re-reads from shared memory for each 8-token n-tile: at Lq = 128 and 1024 that shared-memory
@@ -25,7 +27,9 @@
 //              (m64n64k16 into the first 32 for a document's last tile of at most 64 tokens); the next
 //              stage's group may run while this one's accumulators are still being filled.
 // Online max:  after a tile's last k-chunk, each thread folds its 2 rows x 32 tokens into a running max
-//              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max.
+//              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max. int8
+//              products are first multiplied by their document token's scale, and the row's max by its query
+//              token's in epilogue 1 (foldScaledTile, rowScaled).
 // Epilogue:    max across the quad; rows through shared memory, thread t taking row t; the sum over valid
 //              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order;
 //              split passes and slices leave per-row partials that maxsim_merge.cu sums); with query
@@ -44,13 +48,26 @@ namespace maxsim4j {
 constexpr int WGMMA_TOKENS = 128;                                       // N of one wgmma: tokens per tile
 constexpr int WGMMA_STAGE_BYTES = WGMMA_TOKENS * SWIZZLE_ROW_BYTES;     // 16 KB
 constexpr int WARPGROUP_THREADS = 128;
+constexpr int WGMMA_K_BYTES = 32;                                       // of each row per instruction
+constexpr int WGMMA_SCALE_BYTES = WGMMA_TOKENS * 4;                     // a tile's document scales (int8)
+
+// An element type's layout in the swizzled tiles: elements per 128-byte row (a k-chunk) and per 16-byte
+// piece; SCALED for int8, whose tokens carry scales.
+template <typename T>
+struct Layout {
+  static constexpr int ROW = SWIZZLE_ROW_BYTES / (int)sizeof(T);
+  static constexpr int PIECE = 16 / (int)sizeof(T);
+  static constexpr bool SCALED = sizeof(T) == 1;
+};
 
 template <typename T>
 struct Operands {
   const T* __restrict__ q;
   Rows qRows;
+  const float* __restrict__ qScale;  // int8: per stored token; unused by the half types
   const T* __restrict__ d;
   Rows dRows;
+  const float* __restrict__ dScale;
   const int* __restrict__ dValid;
   int dim, mode, perQuery, docOffset;
 };
@@ -115,7 +132,7 @@ __device__ __forceinline__ ItemWork itemWork(const Operands<T>& in, long long it
 
 // Producer: cp.async of k-chunk kc of tile `tile` of a pass into the slot at shared address `slot`. Thread
 // t always copies piece t % 8 of tokens t / 8 + i x THREADS / 8: its shared offsets are fixed (the swizzle
-// depends on token % 8 only) and its source advances by whole rows. Tokens past the slice and halves past
+// depends on token % 8 only) and its source advances by whole rows. Tokens past the slice and elements past
 // d are zeros.
 template <typename T, int THREADS>
 __device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in, const ItemWork& w, int tile, int kc) {
@@ -123,7 +140,7 @@ __device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in,
   static_assert(STEP % 8 == 0, "every copy of a thread has the same swizzle phase");
   const int piece = threadIdx.x % 8, token = threadIdx.x / 8;
   const int t = w.tBegin + tile * WGMMA_TOKENS + token;
-  const int k = kc * SWIZZLE_ROW_HALVES + piece * 8;
+  const int k = kc * Layout<T>::ROW + piece * Layout<T>::PIECE;
   const int remaining = w.tEnd - t;
   const bool inRow = k < in.dim;
   const T* src = in.d + (size_t)(w.dStart + t) * in.dim + k;
@@ -135,14 +152,26 @@ __device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in,
   }
 }
 
-// The pass's ROWS query rows, k-chunk after k-chunk (rows past a query and halves past d are zeros).
+// int8: the document scales of tile `tile` into `slot` (thread t < 128 copies token t's; zeros past the
+// slice). They ride with the tile's last k-chunk, so the fold that follows that stage reads them from shared
+// memory instead of waiting on global loads; the slot is refilled two stages later.
+template <typename T>
+__device__ __forceinline__ void issueTileScales(uint32_t slot, const Operands<T>& in, const ItemWork& w, int tile) {
+  if (threadIdx.x < WGMMA_TOKENS) {
+    const int t = w.tBegin + tile * WGMMA_TOKENS + threadIdx.x;
+    const bool present = t < w.tEnd;
+    copyAsyncSmall<4>(slot + 4 * threadIdx.x, present ? in.dScale + w.dStart + t : in.dScale, present);
+  }
+}
+
+// The pass's ROWS query rows, k-chunk after k-chunk (rows past a query and elements past d are zeros).
 // With query groups, row r is token r % 32 of query slot r / 32.
 template <typename T, int THREADS, int ROWS, int GROUP>
 __device__ __forceinline__ void issueQuery(uint32_t queryTile, const Operands<T>& in, const ItemWork& w, int r0,
                                            int kChunks) {
   for (int e = threadIdx.x; e < ROWS * kChunks * 8; e += THREADS) {
     const int row = e / (kChunks * 8), piece = e % (kChunks * 8);
-    const int k = piece * 8;
+    const int k = piece * Layout<T>::PIECE;
     int s = r0 + row, qStart = w.qStart, qLength = w.qLength;
     if constexpr (GROUP > 1) {
       const int slot = row / 32;
@@ -176,6 +205,20 @@ __device__ __forceinline__ void seekStages(StageCursor& c, long long item, long 
     }
   }
   c.item = end;
+}
+
+// The query scale of this thread's pass row `row` (int8; 1 for rows past the query, which are unused).
+template <typename T, int ROWS, int GROUP>
+__device__ __forceinline__ float passRowScale(const Operands<T>& in, const ItemWork& w, int r0, int row) {
+  int s = r0 + row, qStart = w.qStart, qLength = w.qLength;
+  if constexpr (GROUP > 1) {
+    const int slot = row / 32;
+    if (slot >= w.queries) return 1.f;
+    s = row % 32;
+    qStart = in.qRows.rowStart[w.query + slot];
+    qLength = in.qRows.rowLength[w.query + slot];
+  }
+  return row < ROWS && s < qLength ? in.qScale[qStart + s] : 1.f;
 }
 
 // Epilogue 2 of a pair (GROUP = 1): thread t takes row t of the pass; the valid rows summed per warp, then
@@ -242,15 +285,20 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   constexpr int LOOKAHEAD = STAGES - 2;  // stages in flight while one is multiplied and one drains
   static_assert(LOOKAHEAD >= 1, "the ring holds at least three stages");
   static_assert(GROUP == 1 || GROUP * 32 == ROWS, "a query group fills the pass's rows, 32 per query");
+  constexpr bool SCALED = Layout<T>::SCALED;
+  static_assert(!(SCALED && ARGMAX), "int8 tokens are for inference");
+  using Acc = typename Wgmma<T>::Accumulator;
   extern __shared__ uint8_t dynamicShared[];
   __shared__ float rowBest[128];
   __shared__ int rowIndex[128];
   __shared__ float passSums[4];
 
-  const int kChunks = (in.dim + SWIZZLE_ROW_HALVES - 1) / SWIZZLE_ROW_HALVES;
+  const int kChunks = (in.dim + Layout<T>::ROW - 1) / Layout<T>::ROW;
   // dynamic shared memory: [alignment pad to 1024][query: kChunks x ROWS x 128 B][ring: STAGES x 16 KB]
+  // [int8: the ring's tile scales, STAGES x 512 B]
   const uint32_t queryTile = ((uint32_t)__cvta_generic_to_shared(dynamicShared) + 1023) & ~1023u;
   const uint32_t ring = queryTile + kChunks * ROWS * SWIZZLE_ROW_BYTES;
+  const uint32_t scaleRing = ring + STAGES * WGMMA_STAGE_BYTES;
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int warpgroup = warp / 4, g = lane / 4, tig = lane % 4;
@@ -275,6 +323,8 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   auto produce = [&]() {
     if (producer.item < end) {
       issueStage<T, THREADS>(ring + producerSlot * WGMMA_STAGE_BYTES, in, producer.work, producer.tile, producer.kc);
+      if (SCALED && producer.kc == kChunks - 1)
+        issueTileScales<T>(scaleRing + producerSlot * WGMMA_SCALE_BYTES, in, producer.work, producer.tile);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
       if (++producer.kc == kChunks) {
         producer.kc = 0;
@@ -323,11 +373,21 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       }
       float best[2] = {-INFINITY, -INFINITY};
       int bestIndex[2] = {0x7fffffff, 0x7fffffff};
+      float rowScale[2] = {1.f, 1.f};
+      bool flip[2] = {false, false};
+      if constexpr (SCALED) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+          rowScale[h] = passRowScale<T, ROWS, GROUP>(in, w, r0, myRow + 8 * h);
+          flip[h] = rowScale[h] < 0.f;
+        }
+      }
       // One tile of N tokens from t0 into `acc` (N / 2 registers), then folded into the running max. Its
       // k-chunks: only wgmma touches the accumulators here, so a group may still run while the next stage
       // is awaited (reading them in this loop would make the compiler wait).
       auto multiplyAndFold = [&](auto& acc, auto columns, int t0) {
         constexpr int N = decltype(columns)::value;
+        uint32_t tileScales = 0;
         for (int kc = 0; kc < kChunks; kc++) {
           waitGroups<LOOKAHEAD - 1>();  // this thread's pieces of the stage have landed
           fenceProxyAsync();
@@ -335,28 +395,34 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
           produce();
           const uint64_t a = queryDescriptor + (uint64_t)(kc * ROWS * SWIZZLE_ROW_BYTES / 16);
           const uint64_t b = ringDescriptor + (uint64_t)(consumerSlot * WGMMA_STAGE_BYTES / 16);
+          tileScales = scaleRing + consumerSlot * WGMMA_SCALE_BYTES;  // the last k-chunk's are the tile's
           consumerSlot = consumerSlot + 1 == STAGES ? 0 : consumerSlot + 1;
           wgmmaFence();
 #pragma unroll
-          for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
+          for (int k = 0; k < SWIZZLE_ROW_BYTES / WGMMA_K_BYTES; k++)  // 32 bytes = 2 descriptor units
             Wgmma<T>::template run<N>(acc, a + 2 * k, b + 2 * k, kc > 0 || k > 0);
           wgmmaCommit();
           wgmmaWait<1>();
         }
         wgmmaWait<0>();
         pinAccumulators(acc);
-        if (holdsRows)  // with ROWS = 32, warps 2 and 3 hold only the unused rows 32-63
-          foldTile<ARGMAX, N, false>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
+        if (holdsRows) {  // with ROWS = 32, warps 2 and 3 hold only the unused rows 32-63
+          if constexpr (SCALED) {
+            foldScaledTile<N>(best, acc, flip, tileScales, in.dRows, w.dStart, t0, w.tEnd, tig);
+          } else {
+            foldTile<ARGMAX, N, false>(best, bestIndex, acc, in.dRows, w.dStart, t0, w.tEnd, tig);
+          }
+        }
       };
       // A document's last tile of at most 64 tokens is multiplied 64 wide (300 tokens: 128 + 128 + 64
       // columns instead of 3 x 128) into the first 32 accumulators, in a loop of its own: the two shapes
       // behind an if made ptxas serialise every wgmma of the kernel, and a second array spilled.
       const int narrowTiles = w.tiles > 0 && w.tEnd - (w.tBegin + (w.tiles - 1) * WGMMA_TOKENS) <= 64 ? 1 : 0;
-      float acc[64];
+      Acc acc[64];
       for (int tile = 0; tile < w.tiles - narrowTiles; tile++)
         multiplyAndFold(acc, std::integral_constant<int, 128>{}, w.tBegin + tile * WGMMA_TOKENS);
       for (int tile = w.tiles - narrowTiles; tile < w.tiles; tile++)
-        multiplyAndFold(reinterpret_cast<float(&)[32]>(acc), std::integral_constant<int, 64>{},
+        multiplyAndFold(reinterpret_cast<Acc(&)[32]>(acc), std::integral_constant<int, 64>{},
                         w.tBegin + tile * WGMMA_TOKENS);
       // epilogue 1: each row's max across its quad, into shared memory
 #pragma unroll
@@ -364,6 +430,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
         float v = best[h];
         int i = bestIndex[h];
         quadMax<ARGMAX>(v, i);
+        if constexpr (SCALED) v = rowScaled(v, rowScale[h]);
         if (tig == 0 && myRow + 8 * h < ROWS) {
           rowBest[myRow + 8 * h] = v;
           rowIndex[myRow + 8 * h] = i;
@@ -386,11 +453,12 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
 
 using namespace maxsim4j;
 
-// Same tensors as maxsim_forward_*; pairs: the launch's pair count; work items (pairs, or with query groups
+// Same tensors as maxsim_forward_*, with each side's per-token scales (read by the int8 entries, which need
+// both; unused by the half types); pairs: the launch's pair count; work items (pairs, or with query groups
 // (document, 4 queries)) in one contiguous run per block (grid.x blocks; with query groups a multiple of
 // ceil(queries / 4), see groupRun); grid.y = slices with the split-Ld parameters of maxsim_forward_mma, or
 // with passSplit = 1 the query's passes (see Split; neither with query groups). Dynamic shared memory: 1024 +
-// ceil(d / 64) x ROWS x 128 + STAGES x 16 KB bytes. Entries:
+// ceil(d x element bytes / 128) x ROWS x 128 + STAGES x 16 KB (+ STAGES x 512 for int8) bytes. Entries:
 //   maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{type}: one pair per item, ROWS query rows per pass
 //     (32 and 64: one warpgroup; 128: two);
 //   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{type}: query groups of 4 (all pairs, Lq <= 32);
@@ -398,12 +466,13 @@ using namespace maxsim4j;
 // 128 registers a thread, so that two blocks fit the register file).
 #define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
   extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                \
-      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
-      const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,             \
-      int docOffset, long long pairs, float* scores, void* argmax, int argmaxStride, int sliceTokens,           \
-      float* partialMax, int* partialArgmax, int partialStride, int passSplit) {                                \
-    const Operands<T> in{q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim, mode,   \
-                         perQuery, docOffset};                                                                  \
+      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale, const T* d, \
+      const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale, const int* dValid,      \
+      int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores, void* argmax,             \
+      int argmaxStride, int sliceTokens, float* partialMax, int* partialArgmax, int partialStride,             \
+      int passSplit) {                                                                                          \
+    const Operands<T> in{q,      Rows{qStart, qLength, qMask}, qScale, d, Rows{dStart, dLength, dMask},          \
+                         dScale, dValid, dim, mode, perQuery, docOffset};                                       \
     forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                        \
         in, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                                           \
         Split{sliceTokens, partialMax, partialArgmax, partialStride, passSplit});                               \
@@ -427,4 +496,14 @@ using namespace maxsim4j;
 
 MAXSIM_WGMMA_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_TYPE(__half, f16)
+
+// int8 on both sides (inference only): the same passes and query groups, no argmax
+MAXSIM_WGMMA_ENTRY(int8_t, 32, 4, 1, false, int, maxsim_forward_wgmma_r32_s4_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 32, 6, 1, false, int, maxsim_forward_wgmma_r32_s6_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 64, 4, 1, false, int, maxsim_forward_wgmma_r64_s4_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 64, 6, 1, false, int, maxsim_forward_wgmma_r64_s6_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 128, 4, 1, false, int, maxsim_forward_wgmma_r128_s4_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 128, 6, 1, false, int, maxsim_forward_wgmma_r128_s6_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 128, 4, 4, false, int, maxsim_forward_wgmma_g4_s4_s8)
+MAXSIM_WGMMA_ENTRY(int8_t, 128, 6, 4, false, int, maxsim_forward_wgmma_g4_s6_s8)
 #endif

@@ -17,9 +17,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Compressed tokens (int8, fp8 e4m3, 1-bit) on the CUDA backend against the float64 reference on their
- * dequantized values: every pairing of a compressed side with every other type, on the tensor-core kernel
- * for compressed documents (d a multiple of 16, or 32 for 1-bit, up to 128) and the FFMA kernel (the rest:
- * d = 1, 3, 33, 127, 513, fp32 queries), over one-token, ragged, masked, all-masked and empty rows, queries
+ * dequantized values: every pairing of a compressed side with every other type, on the tensor-core kernels
+ * for compressed documents (d a multiple of 16, or 32 for 1-bit), the wgmma kernel for int8 on both sides
+ * (sm_90) and the FFMA kernel (the rest: d = 1, 3, 33, 127, 513, fp32 queries), over one-token, ragged,
+ * masked, all-masked and empty rows, queries
  * of several 32-row passes, negative and zero scales; all pairs, pairwise, candidates, top-k, resident
  * documents and calls in flight. Tolerance: {@link Oracle#tolerance}, the fp32 accumulation bound on the
  * dequantized values (every kernel multiplies exact values and accumulates in fp32).
@@ -90,6 +91,16 @@ class CudaCompressedTest {
             batch(r, DType.BFLOAT16, 3, s[1], s[0], 2), batch(r, dt, 9, s[2], s[0], 1),
             batch(r, dt, 3, s[2], s[0], 2)));
       }
+      // int8 and e4m3 on both sides (int8 on sm_90: the wgmma kernel on the integer tensor cores): 32, 64 and
+      // 128 rows per pass, several passes, narrow and wide d
+      if (dt != DType.BINARY) {
+        int[][] eightBit = {{128, 32, 300}, {16, 1, 1}, {48, 17, 130}, {64, 50, 64}, {128, 100, 257}, {256, 140, 70},
+            {1024, 8, 65}};
+        for (int[] s : eightBit) {
+          cases.add(Arguments.of(dt + " x " + dt + " d=" + s[0] + " Lq=" + s[1] + " Ld=" + s[2] + " (" + r + ")",
+              batch(r, dt, 3, s[1], s[0], 1), batch(r, dt, 9, s[2], s[0], 2), batch(r, dt, 3, s[2], s[0], 0)));
+        }
+      }
       // compressed queries against uncompressed documents
       for (DType docs : new DType[] {DType.BFLOAT16, DType.FLOAT32}) {
         cases.add(Arguments.of(dt + " x " + docs + " d=40 (" + r + ")", batch(r, dt, 3, 20, 40, 1),
@@ -156,6 +167,43 @@ class CudaCompressedTest {
     }
   }
 
+  /**
+   * Products far below a dot product's largest (2^-10 .. 2^-18 of it) still count, as fp32 accumulation keeps
+   * them: e4m3 and int8 on both sides, 33 query tokens (the wgmma kernels' launches), the largest at the first
+   * dimension or elsewhere, small ones of both signs. (The fp8 tensor cores drop those below 2^-13 of the
+   * running sum: 0.77% of |q||d| here, which is why e4m3 x e4m3 does not run on them.)
+   */
+  @Test
+  void productsFarBelowTheLargestStillCount() {
+    int lq = 33;
+    for (DType type : new DType[] {DType.FLOAT8_E4M3, DType.INT8}) {
+      // e4m3: 1.0 (0x38) and 2^-4 .. 2^-9; int8: 127 and 1 .. 8
+      byte one = type == DType.INT8 ? (byte) 127 : 0x38;
+      byte[] smalls = type == DType.INT8 ? new byte[] {8, 4, 2, 1}
+          : new byte[] {0x18, 0x10, 0x0c, 0x08, 0x04, 0x02, 0x01};
+      for (byte small : smalls) {
+        for (int dim : new int[] {32, 128}) {
+          byte[] q = new byte[lq * dim];
+          byte[] d = new byte[2 * dim];
+          java.util.Arrays.fill(q, small);
+          java.util.Arrays.fill(d, small);
+          for (int s = 0; s < lq; s++) {
+            q[s * dim] = one;
+          }
+          d[0] = one;
+          d[dim + 5] = one; // a second document whose large product is elsewhere
+          for (int k = dim + 6; k < 2 * dim; k += 3) {
+            d[k] = (byte) (type == DType.INT8 ? -small : small | 0x80); // negative ones too
+          }
+          TokenBatch qb = TokenBatch.ofBytes(type, q, null, 1, lq, dim);
+          TokenBatch db = TokenBatch.ofBytes(type, d, null, 2, 1, dim);
+          ParityTest.assertClose(reference.scores(qb, db), cuda.scores(qb, db), qb, db,
+              type + " x " + type + " small=" + small + " d=" + dim);
+        }
+      }
+    }
+  }
+
   /** An fp8 NaN byte (0x7f or 0xff) makes its document's score NaN on every kernel, the others as the reference. */
   @Test
   void anFp8NanByteMakesTheScoreNan() {
@@ -170,14 +218,17 @@ class CudaCompressedTest {
         }
         data[(2 * l + 17) * dim + 5] = nan; // document 2
         TokenBatch d = TokenBatch.ofBytes(DType.FLOAT8_E4M3, data, null, n, l, dim);
-        TokenBatch q = batch(r, DType.BFLOAT16, 2, 32, dim, 0);
-        float[][] s = cuda.scores(q, d);
-        for (int i = 0; i < 2; i++) {
-          for (int j = 0; j < n; j++) {
-            assertEquals(j == 2, Float.isNaN(s[i][j]), "d=" + dim + " query " + i + " document " + j + ": " + s[i][j]);
+        for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT8_E4M3}) {
+          TokenBatch q = batch(r, qt, 2, 32, dim, 0);
+          float[][] s = cuda.scores(q, d);
+          for (int i = 0; i < 2; i++) {
+            for (int j = 0; j < n; j++) {
+              assertEquals(j == 2, Float.isNaN(s[i][j]),
+                  qt + " d=" + dim + " query " + i + " document " + j + ": " + s[i][j]);
+            }
           }
+          ParityTest.assertClose(reference.scores(q, d), s, q, d, qt + " x fp8 NaN byte d=" + dim + " (" + r + ")");
         }
-        ParityTest.assertClose(reference.scores(q, d), s, q, d, "fp8 NaN byte d=" + dim + " (" + r + ")");
       }
     }
   }
@@ -193,36 +244,45 @@ class CudaCompressedTest {
         java.util.Arrays.fill(mask, true);
         java.util.Arrays.fill(mask, 20, 40, false); // document 1 all masked
         TokenBatch d = floats.quantize(type).withLengths(new int[] {20, 20, 0, 5, 1, 20}).withMask(mask);
-        TokenBatch q = batch(r, DType.BFLOAT16, 2, 32, dim, 0);
-        float[][] s = cuda.scores(q, d);
-        for (float[] row : s) {
-          assertEquals(-1e9f, row[1], 0f, type + " all masked");
-          assertEquals(-1e9f, row[2], 0f, type + " empty");
-          assertTrue(row[3] > -1e8f, type + " scored");
+        for (DType qt : new DType[] {DType.BFLOAT16, type}) {
+          TokenBatch q = batch(r, qt, 2, 32, dim, 0);
+          float[][] s = cuda.scores(q, d);
+          for (float[] row : s) {
+            assertEquals(-1e9f, row[1], 0f, qt + " x " + type + " all masked");
+            assertEquals(-1e9f, row[2], 0f, qt + " x " + type + " empty");
+            assertTrue(row[3] > -1e8f, qt + " x " + type + " scored");
+          }
+          ParityTest.assertClose(reference.scores(q, d), s, q, d, qt + " x " + type + " d=" + dim + " (" + r + ")");
         }
-        ParityTest.assertClose(reference.scores(q, d), s, q, d, type + " d=" + dim + " (" + r + ")");
       }
     }
   }
 
-  /** A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries. */
+  /**
+   * A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries, or
+   * (int8 queries and documents on sm_90) query groups.
+   */
   @Test
   void manyDocumentsMatchTheReferenceWithOneQueryAndWithSeveral() {
     RandomBatches r = new RandomBatches();
     for (DType type : COMPRESSED) {
       TokenBatch d = batch(r, type, 3000, 40, 128, 2);
       for (int queries : new int[] {1, 5}) {
-        TokenBatch q = batch(r, DType.BFLOAT16, queries, 32, 128, 1);
-        float[][] all = cuda.scores(q, d);
-        ParityTest.assertClose(reference.scores(q, d), all, q, d, type + " Nq=" + queries + " (" + r + ")");
-        ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), all, 10, type + " top-k");
-        try (ResidentBatch rd = cuda.upload(d)) {
-          List<CompletableFuture<float[][]>> inFlight = new ArrayList<>();
-          for (int i = 0; i < 12; i++) {
-            inFlight.add(cuda.scoresAsync(q, rd));
-          }
-          for (CompletableFuture<float[][]> f : inFlight) {
-            assertArrayEquals(all, f.join(), type + " in flight");
+        for (DType qt : queries == 5 && type != DType.BINARY ? new DType[] {DType.BFLOAT16, type}
+            : new DType[] {DType.BFLOAT16}) {
+          String where = qt + " x " + type + " Nq=" + queries + " (" + r + ")";
+          TokenBatch q = batch(r, qt, queries, 32, 128, 1);
+          float[][] all = cuda.scores(q, d);
+          ParityTest.assertClose(reference.scores(q, d), all, q, d, where);
+          ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), all, 10, where + " top-k");
+          try (ResidentBatch rd = cuda.upload(d)) {
+            List<CompletableFuture<float[][]>> inFlight = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+              inFlight.add(cuda.scoresAsync(q, rd));
+            }
+            for (CompletableFuture<float[][]> f : inFlight) {
+              assertArrayEquals(all, f.join(), where + " in flight");
+            }
           }
         }
       }

@@ -36,9 +36,9 @@ final class ForwardLaunches {
       case FFMA -> new KernelArgs.Ffma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride());
-      case WGMMA_GROUPS -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
-          d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), 0, s.perQuery(), s.docOffset(), s.pairs(),
-          o.scores(), o.argmax(), o.argmaxStride(), 0, null, null, 0, 0);
+      case WGMMA_GROUPS -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
+          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), 0, s.perQuery(),
+          s.docOffset(), s.pairs(), o.scores(), o.argmax(), o.argmaxStride(), 0, null, null, 0, 0);
       case STREAM -> new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(),
@@ -54,10 +54,10 @@ final class ForwardLaunches {
             partials ? null : new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false),
             partials ? null : new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true), d);
       }
-      case WGMMA -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(),
-          o.scores(), o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split),
-          partialArgmax(s, split), lq, split.passes() > 1 ? 1 : 0);
+      case WGMMA -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
+          d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+          s.docOffset(), s.pairs(), o.scores(), o.argmax(), o.argmaxStride(), split.sliceTokens(),
+          partialMax(s, split), partialArgmax(s, split), lq, split.passes() > 1 ? 1 : 0);
       case BLOCK_GROUPS -> new KernelArgs.BlockGroups(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), s.queries(), s.perQuery(), o.scores(),
           o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split), partialArgmax(s, split), lq);

@@ -34,8 +34,12 @@ final class ForwardPlan {
   /** Query fragments of one block-kernel pass: 32 rows even at d = 1024, and two blocks per SM on sm_80+. */
   private static final int MMA_FRAGMENT_BUDGET = 96 * 1024;
   private static final int MMA_STATIC_SHARED = 4 * 1024 + 512;
-  /** maxsim_forward_wgmma.cu: a ring stage (128 tokens x 64 halves), its ring depths, group rows, pads. */
+  /**
+   * maxsim_forward_wgmma.cu: a ring stage (128 tokens x 128 bytes; int8 adds the tile's 128 scales), its
+   * ring depths, group rows, pads.
+   */
   private static final int WGMMA_STAGE_BYTES = 128 * 128;
+  private static final int WGMMA_SCALE_BYTES = 128 * 4;
   private static final int[] WGMMA_STAGES = {4, 6};
   private static final int WGMMA_GROUP_ROWS = 128;
   private static final int WGMMA_ALIGN_PAD = 1024;
@@ -82,8 +86,9 @@ final class ForwardPlan {
    * A launch's kernel and grid: {@code blocks} x {@code gridY} blocks of {@code threads} with
    * {@code sharedBytes} of dynamic shared memory ({@code optIn}: above the default, set first). {@code split}:
    * document slices or query passes along grid.y, merged by a second launch where {@link Split#partials}.
-   * {@code partials}: the blocks leave per-row partials for a merge launch. Family parameters: {@code rowsPerPass} (block kernels), {@code passes} and {@code wsSlices}/
-   * {@code wsSliceTokens} (warp-specialized), {@code wholeDevice} (ordered after the last such grid).
+   * {@code partials}: the blocks leave per-row partials for a merge launch. Family parameters:
+   * {@code rowsPerPass} (block kernels), {@code passes} (warp-specialized and wgmma), {@code wholeDevice}
+   * (ordered after the last such grid).
    */
   record Plan(Family family, String module, String entry, int blocks, int gridY, int threads, int sharedBytes,
       boolean optIn, Split split, boolean partials, int rowsPerPass, int passes, boolean wholeDevice) {
@@ -122,6 +127,10 @@ final class ForwardPlan {
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
   static Plan plan(ForwardShape s, GpuCapabilities gpu) {
     if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
+      if (wgmmaInt8Pays(s, gpu)) {
+        // rule 19: int8 on both sides straight into the integer tensor cores
+        return wgmmaGroupsPay(s, gpu) ? wgmmaGroups(s, gpu) : wgmma(s, gpu, true);
+      }
       // rule 18: compressed documents expanded in registers for the tensor cores (wgmma on sm_90, else mma),
       // else FFMA on either side
       if (quantWgmmaPays(s, gpu)) {
@@ -193,6 +202,27 @@ final class ForwardPlan {
         && s.dim() % multiple == 0;
   }
 
+  /**
+   * Rule 19: int8 on both sides on sm_90, inference, d a multiple of 16 (whole 16-byte copies): the wgmma
+   * kernel multiplies the stored bytes as they are (s32 accumulators, exact) and scales each product in its
+   * fold, where its shared memory fits. Not e4m3: the fp8 tensor cores add into a 13-bit mantissa (products
+   * below 2^-13 of the running sum are dropped), where every kernel's contract is fp32 accumulation.
+   */
+  static boolean wgmmaInt8Applies(ForwardShape s, GpuCapabilities gpu) {
+    return gpu.major() == 9 && s.queryType() == DType.INT8 && s.documentType() == DType.INT8 && !s.argmax()
+        && s.dim() % 16 == 0 && wgmmaFits(wgmmaRows(s.maxQueryLength()), s, gpu);
+  }
+
+  /**
+   * Rule 19: where that kernel applies, it runs where it measured faster than the mma.sync kernel expanding the
+   * documents: queries of more than 32 tokens, query groups, and d over 128 (where the mma.sync kernel does
+   * not run). One query of at most 32 tokens per pair reads the documents faster there, a warp per pair.
+   */
+  static boolean wgmmaInt8Pays(ForwardShape s, GpuCapabilities gpu) {
+    return wgmmaInt8Applies(s, gpu)
+        && (!quantApplies(s, gpu) || s.maxQueryLength() > GROUP_ROWS || wgmmaGroupsPay(s, gpu));
+  }
+
   /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */
   static boolean wgmmaGroupsPay(ForwardShape s, GpuCapabilities gpu) {
     long items = (long) s.perQuery() * groups(s.queries());
@@ -202,7 +232,7 @@ final class ForwardPlan {
   /** Rule 2: where wgmma query groups exist: sm_90, all pairs, several queries of at most 32 tokens. */
   static boolean wgmmaGroupsApply(ForwardShape s, GpuCapabilities gpu) {
     return gpu.major() == 9 && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
-        && s.maxQueryLength() <= GROUP_ROWS && wgmmaFits(WGMMA_GROUP_ROWS, s.dim(), gpu);
+        && s.maxQueryLength() <= GROUP_ROWS && wgmmaFits(WGMMA_GROUP_ROWS, s, gpu);
   }
 
   /** Rule 3: queries of at most 32 tokens, d <= 128, sm_80+, at least 4 pairs per SM. */
@@ -232,7 +262,7 @@ final class ForwardPlan {
 
   /** Rule 9: on sm_90 the wgmma kernel takes the rest, where its 4-stage ring fits. */
   static boolean wgmmaPays(ForwardShape s, GpuCapabilities gpu) {
-    return gpu.major() == 9 && wgmmaFits(wgmmaRows(s.maxQueryLength()), s.dim(), gpu);
+    return gpu.major() == 9 && wgmmaFits(wgmmaRows(s.maxQueryLength()), s, gpu);
   }
 
   /** Rule 13: 4 queries per block-kernel block while that still gives 4 blocks per SM. */
@@ -396,7 +426,7 @@ final class ForwardPlan {
    */
   static Plan wgmmaGroups(ForwardShape s, GpuCapabilities gpu) {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
-    Ring ring = ring(WGMMA_GROUP_ROWS, s.dim(), gpu,
+    Ring ring = ring(WGMMA_GROUP_ROWS, s, gpu,
         stages -> FORWARD + "_wgmma_g4_s" + stages + saved + suffix(s.queryType()));
     int groups = groups(s.queries());
     int segments = Math.max(1, Math.min(s.perQuery(), ring.perSm() * gpu.multiprocessors() / groups));
@@ -454,7 +484,7 @@ final class ForwardPlan {
   static Plan wgmma(ForwardShape s, GpuCapabilities gpu, boolean splitPasses) {
     int rows = wgmmaRows(s.maxQueryLength());
     String saved = s.argmax() ? "_argmax_" : "_";
-    Ring ring = ring(rows, s.dim(), gpu,
+    Ring ring = ring(rows, s, gpu,
         stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved + suffix(s.queryType()));
     Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
     int passes = (s.maxQueryLength() + rows - 1) / rows;
@@ -502,12 +532,13 @@ final class ForwardPlan {
   private record Ring(String entry, int threads, int sharedBytes, int perSm) {}
 
   /** The deepest ring that still keeps two blocks per SM (they hide each other's barriers); else the deepest. */
-  private static Ring ring(int rows, int dim, GpuCapabilities gpu, java.util.function.IntFunction<String> entry) {
+  private static Ring ring(int rows, ForwardShape s, GpuCapabilities gpu,
+      java.util.function.IntFunction<String> entry) {
     int threads = rows > 64 ? 256 : 128;
     Ring fallback = null;
     for (int i = WGMMA_STAGES.length - 1; i >= 0; i--) {
       int stages = WGMMA_STAGES[i];
-      int bytes = wgmmaSharedBytes(rows, stages, dim);
+      int bytes = wgmmaSharedBytes(rows, stages, s);
       if (bytes > gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED) {
         continue;
       }
@@ -523,8 +554,8 @@ final class ForwardPlan {
     return fallback;
   }
 
-  private static boolean wgmmaFits(int rows, int dim, GpuCapabilities gpu) {
-    return wgmmaSharedBytes(rows, WGMMA_STAGES[0], dim) <= gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED;
+  private static boolean wgmmaFits(int rows, ForwardShape s, GpuCapabilities gpu) {
+    return wgmmaSharedBytes(rows, WGMMA_STAGES[0], s) <= gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED;
   }
 
   /** Query rows per wgmma pass: 32 or 64 (one warpgroup) for short queries, 128 (two warpgroups) beyond. */
@@ -532,9 +563,14 @@ final class ForwardPlan {
     return maxQueryLength <= 32 ? 32 : maxQueryLength <= 64 ? 64 : 128;
   }
 
-  /** The alignment pad, one pass of query rows (all of d) and the ring. */
-  private static int wgmmaSharedBytes(int rows, int stages, int dim) {
-    return WGMMA_ALIGN_PAD + (dim + 63) / 64 * rows * 128 + stages * WGMMA_STAGE_BYTES;
+  /**
+   * The alignment pad, one pass of query rows (all of d, in 128-byte k-chunks) and the ring, whose stages
+   * carry their tile's document scales where the tokens are int8.
+   */
+  private static int wgmmaSharedBytes(int rows, int stages, ForwardShape s) {
+    long rowBytes = s.queryType().bytesPerToken(s.dim());
+    int stageBytes = WGMMA_STAGE_BYTES + (s.queryType().isQuantized() ? WGMMA_SCALE_BYTES : 0);
+    return WGMMA_ALIGN_PAD + (int) ((rowBytes + 127) / 128) * rows * 128 + stages * stageBytes;
   }
 
   private static int groupFragmentBytes(ForwardShape s) {

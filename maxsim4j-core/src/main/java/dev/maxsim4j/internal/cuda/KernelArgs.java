@@ -112,14 +112,18 @@ sealed interface KernelArgs {
     }
   }
 
-  /** The wgmma kernel and its query groups (maxsim_forward_wgmma.cu). */
-  record Wgmma(long q, long qStart, long qLength, long qMask, long d, long dStart, long dLength, long dMask,
-      long dValid, int dim, int mode, int perQuery, int docOffset, long pairs, long scores, long argmax,
-      int argmaxStride, int sliceTokens, Scratch partialMax, Scratch partialArgmax, int partialStride, int passSplit)
-      implements KernelArgs {
+  /**
+   * The wgmma kernel and its query groups (maxsim_forward_wgmma.cu); the scales are read for 8-bit tokens
+   * only (0 for the half types).
+   */
+  record Wgmma(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
+      long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset, long pairs, long scores,
+      long argmax, int argmaxStride, int sliceTokens, Scratch partialMax, Scratch partialArgmax, int partialStride,
+      int passSplit) implements KernelArgs {
     @Override
     public void writeTo(Sink a) {
-      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(d).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i32(dim)
+      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(qScale).i64(d).i64(dStart).i64(dLength).i64(dMask)
+          .i64(dScale).i64(dValid).i32(dim)
           .i32(mode).i32(perQuery).i32(docOffset).i64(pairs).i64(scores).i64(argmax).i32(argmaxStride)
           .i32(sliceTokens).scratch(partialMax).scratch(partialArgmax).i32(partialStride).i32(passSplit);
     }

@@ -14,9 +14,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Rule 18 of the forward plan: launches with a compressed side take a tensor-core kernel for compressed
- * documents where its types and d allow (inference; wgmma on sm_90, mma.sync on sm_80-89), else the scaled
- * FFMA kernel, whose entry exists for every pair of types. Runs on the CPU.
+ * Rules 18 and 19 of the forward plan: launches with a compressed side take a tensor-core kernel for compressed
+ * documents where its types and d allow (inference; wgmma on sm_90, mma.sync on sm_80-89), int8 on both sides
+ * the wgmma kernel on the integer tensor cores (sm_90), else the scaled FFMA kernel, whose entry exists for
+ * every pair of types. Runs on the CPU.
  */
 class CompressedPlanTest {
   private static final GpuCapabilities H200 = gpu(9, 0);
@@ -70,12 +71,43 @@ class CompressedPlanTest {
         ForwardPlan.plan(shape(1, 1000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_e4m3", // over 128 query tokens: several passes either way
         ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
-    assertEquals("maxsim_forward_quant_c2_s8_s8", // compressed queries, both kernels run: mma.sync
-        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_c2_s8_e4m3", // compressed queries, both kernels run: mma.sync
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_b1_b1",
         ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_c2_bf16_s8", // groups, but under 8 stages per block
         ForwardPlan.plan(shape(32, 32, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).entry());
+  }
+
+  @Test
+  void onSm90Int8OnBothSidesTakesTheWgmmaKernelAsStored() {
+    Plan p = ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.INT8, DType.INT8), H200);
+    assertEquals(Family.WGMMA, p.family());
+    assertEquals("maxsim_forward_wgmma_r128_s6_s8", p.entry());
+    // the pad, 128 rows of 128 bytes, the ring of 128 tokens x 128 bytes and their 128 scales a stage
+    assertEquals(1024 + 128 * 128 + 6 * (128 * 128 + 128 * 4), p.sharedBytes());
+    assertEquals(8, p.split().passes()); // 1024 rows in passes of 128, spread over grid.y
+    assertEquals("maxsim_forward_wgmma_r64_s6_s8",
+        ForwardPlan.plan(shape(1, 10000, 33, 300, 128, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_wgmma_g4_s6_s8", // several short queries: query groups
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_wgmma_r32_s6_s8", // d over 128: the mma.sync kernel does not run
+        ForwardPlan.plan(shape(1, 4000, 32, 300, 512, DType.INT8, DType.INT8), H200).entry());
+    // one query of at most 32 tokens: the mma.sync kernel, a warp per pair, reads the documents faster
+    assertEquals("maxsim_forward_quant_c2_dyn_s8_s8",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
+    // where it does not apply: e4m3 (the fp8 tensor cores do not accumulate in fp32), d not a multiple of 16,
+    // the argmax, two types, before sm_90
+    assertEquals("maxsim_forward_quant_c2_e4m3_e4m3",
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_scaled_s8_s8",
+        ForwardPlan.plan(shape(1, 100, 32, 300, 40, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_scaled_s8_s8",
+        ForwardPlan.plan(shape(1, 100, 32, 128, DType.INT8, DType.INT8, true), H200).entry());
+    assertEquals(Family.QUANT,
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3), H200).family());
+    assertEquals(Family.QUANT, ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8), gpu(8, 9))
+        .family());
   }
 
   @Test
@@ -137,6 +169,11 @@ class CompressedPlanTest {
         new Operands(q, d, 0x9000, 0, 0)).get(0).args();
     assertEquals(0x1500, w.dScale());
     assertNull(w.work()); // the wgmma kernel splits statically
+    ForwardShape groups8 = shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8);
+    KernelArgs.Wgmma e = assertInstanceOf(KernelArgs.Wgmma.class, ForwardLaunches.of(ForwardPlan.plan(groups8, H200),
+        groups8, new Operands(q, d, 0x9000, 0, 0)).get(0).args()); // int8 on both sides, sm_90
+    assertEquals(0x500, e.qScale());
+    assertEquals(0x1500, e.dScale());
     ForwardShape ffma = shape(1, 100, 32, 33, DType.FLOAT32, DType.INT8, true);
     KernelArgs.FfmaScaled f = assertInstanceOf(KernelArgs.FfmaScaled.class, ForwardLaunches.of(
         ForwardPlan.plan(ffma, H200), ffma, new Operands(q, d, 0x9000, 0x9800, 32)).get(0).args());
