@@ -69,7 +69,9 @@ final class DeviceFde {
     long bytes = weightBytes + (sketch == null ? 0 : 4L * (sketch[0].length + sketch[1].length));
     MemorySegment pinned = device.pinned(bytes);
     MemorySegment.copy(p.weights(), 0, pinned, JAVA_DOUBLE_UNALIGNED, 0, p.weights().length);
-    Driver.copyToDevice(weights, pinned, 8L * p.weights().length, device.stream);
+    if (p.weights().length > 0) { // no hyperplanes and no projection: nothing to multiply by
+      Driver.copyToDevice(weights, pinned, 8L * p.weights().length, device.stream);
+    }
     if (sketch != null) {
       MemorySegment at = pinned.asSlice(weightBytes);
       MemorySegment.copy(sketch[0], 0, at, JAVA_INT_UNALIGNED, 0, sketch[0].length);
@@ -203,7 +205,9 @@ final class DeviceFde {
     MemorySegment pinned = device.pinned(outAt + outBytes);
     DeviceTokens tokens = DeviceTokens.uploadAsync(device, view, area + at.tokens, pinned);
     stageRows(view, pinned.asSlice(slotsAt, 4L * valid), pinned.asSlice(rowFirstAt, 4L * (rows + 1)));
-    Driver.copyToDevice(area + at.slots, pinned.asSlice(slotsAt), 4L * valid, device.stream);
+    if (valid > 0) {
+      Driver.copyToDevice(area + at.slots, pinned.asSlice(slotsAt), 4L * valid, device.stream);
+    }
     Driver.copyToDevice(area + at.rowFirst, pinned.asSlice(rowFirstAt), 4L * (rows + 1), device.stream);
     long result = area + at.out;
     Driver.fill32(result, CudaBackend.POISON_SCORE, (long) rows * p.dimension(), device.stream);
