@@ -1,9 +1,9 @@
 package dev.maxsim4j;
 
+import dev.maxsim4j.internal.FdeEncoding;
+import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
-import java.util.Arrays;
 import java.util.SplittableRandom;
-import java.util.stream.IntStream;
 
 /**
  * MUVERA fixed dimensional encodings (Dhulipala et al., NeurIPS 2024): one vector per token set whose inner
@@ -21,8 +21,10 @@ import java.util.stream.IntStream;
  * the document tokens that share their partition: MaxSim's max approximated by a local average.
  *
  * <p>Only valid tokens count. Everything random derives from {@link Builder#seed}: the same parameters give
- * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel; instances are
- * immutable and thread-safe. Quantized batches are encoded from their dequantized values.
+ * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel;
+ * {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (on the
+ * GPU for index builds), to the same bits. Instances are immutable and thread-safe. Quantized batches are
+ * encoded from their dequantized values.
  */
 public final class FixedDimensionalEncoder {
   private final int dim;
@@ -32,19 +34,10 @@ public final class FixedDimensionalEncoder {
   private final int finalDim;
   private final boolean fillEmpty;
   private final long seed;
-  /** Whether tokens are projected (projectionDim below d). */
-  private final boolean projects;
-  /** Columns of {@link #weights} per repetition: its hyperplanes, then its projection rows if it projects. */
+  /** Columns of the matrix per repetition: its hyperplanes, then its projection rows if it projects. */
   private final int columnsPerRepetition;
-  /**
-   * Every repetition's Gaussian hyperplanes and ±1/sqrt(projectionDim) projection rows as one matrix
-   * {@code [dim][columns]}: a token's products with all of them are one pass over its values, whose inner loop
-   * over the columns the JIT vectorises.
-   */
-  private final double[] weights;
-  /** Count-sketch bucket and sign of each encoding coordinate, or null without a final projection. */
-  private final int[] finalBucket;
-  private final byte[] finalSign;
+  /** The shape and every random draw, as the backends encode with them. */
+  private final FdeParameters parameters;
 
   private FixedDimensionalEncoder(Builder b) {
     this.dim = b.dim;
@@ -54,10 +47,12 @@ public final class FixedDimensionalEncoder {
     this.finalDim = b.finalDim;
     this.fillEmpty = b.fillEmpty;
     this.seed = b.seed;
-    this.projects = projectionDim != dim;
+    boolean projects = projectionDim != dim;
     this.columnsPerRepetition = simHashBits + (projects ? projectionDim : 0);
     int columns = repetitions * columnsPerRepetition;
-    this.weights = new double[Math.multiplyExact(dim, columns)];
+    // every repetition's Gaussian hyperplanes and ±1/sqrt(projectionDim) projection rows as one matrix
+    // [dim][columns]: a token's products with all of them are one pass over its values, vectorised over columns
+    double[] weights = new double[Math.multiplyExact(dim, columns)];
     double scale = 1 / Math.sqrt(projectionDim);
     for (int r = 0; r < repetitions; r++) {
       SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + r);
@@ -75,6 +70,8 @@ public final class FixedDimensionalEncoder {
         }
       }
     }
+    int[] finalBucket = null;
+    byte[] finalSign = null;
     if (finalDim > 0) {
       int raw = rawDimension();
       SplittableRandom rnd = new SplittableRandom(~seed);
@@ -84,10 +81,9 @@ public final class FixedDimensionalEncoder {
         finalBucket[i] = rnd.nextInt(finalDim);
         finalSign[i] = (byte) (rnd.nextBoolean() ? 1 : -1);
       }
-    } else {
-      finalBucket = null;
-      finalSign = null;
     }
+    this.parameters = new FdeParameters(dim, simHashBits, repetitions, projectionDim, finalDim, fillEmpty, weights,
+        finalBucket, finalSign);
   }
 
   /** A builder for tokens of dimension {@code dim}. */
@@ -123,6 +119,11 @@ public final class FixedDimensionalEncoder {
   }
 
   private float[][] encode(TokenBatch batch, String name, boolean query) {
+    return FdeEncoding.encode(parameters, checked(batch, name), query);
+  }
+
+  /** The tokens of {@code batch} ({@code name}: queries or documents), checked as every encoding call checks them. */
+  Tokens checked(TokenBatch batch, String name) {
     Arguments.nonNull(batch, name);
     Tokens t = batch.tokens();
     if (t.dim != dim) {
@@ -132,105 +133,12 @@ public final class FixedDimensionalEncoder {
     Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
     Arguments.arraySize(t.maxValidCount, (long) repetitions * columnsPerRepetition, name
         + "' longest row of tokens x projections", "encode shorter rows");
-    float[][] out = new float[t.rows][];
-    IntStream.range(0, t.rows).parallel().forEach(row -> out[row] = encodeRow(t, row, query));
-    return out;
+    return t;
   }
 
-  /** Sums and averages in float64, rounded once: fp32 sums of huge tokens overflowed where the average does not. */
-  private float[] encodeRow(Tokens t, int row, boolean query) {
-    int n = t.validCount[row];
-    float[] tokens = new float[n * dim];
-    t.gatherValid(row, tokens, null);
-    int partitions = 1 << simHashBits;
-    double[] raw = new double[rawDimension()];
-    int[] pattern = new int[n];
-    double[] projected = new double[n * projectionDim];
-    int[] count = new int[partitions];
-    int columns = repetitions * columnsPerRepetition;
-    double[] products = new double[n * columns];
-    for (int i = 0; i < n; i++) {
-      int out = i * columns;
-      for (int k = 0; k < dim; k++) {
-        double x = tokens[i * dim + k];
-        int w = k * columns;
-        for (int c = 0; c < columns; c++) {
-          products[out + c] += x * weights[w + c];
-        }
-      }
-    }
-    for (int r = 0; r < repetitions; r++) {
-      for (int i = 0; i < n; i++) {
-        int at = i * columns + r * columnsPerRepetition;
-        int bits = 0;
-        for (int b = 0; b < simHashBits; b++) {
-          if (products[at + b] > 0) {
-            bits |= 1 << b;
-          }
-        }
-        pattern[i] = bits;
-        for (int k = 0; k < projectionDim; k++) {
-          projected[i * projectionDim + k] = projects ? products[at + simHashBits + k] : tokens[i * dim + k];
-        }
-      }
-      int block = r * partitions * projectionDim;
-      Arrays.fill(count, 0);
-      for (int i = 0; i < n; i++) {
-        int at = block + pattern[i] * projectionDim;
-        for (int k = 0; k < projectionDim; k++) {
-          raw[at + k] += projected[i * projectionDim + k];
-        }
-        count[pattern[i]]++;
-      }
-      if (query) {
-        continue;
-      }
-      for (int p = 0; p < partitions; p++) {
-        int at = block + p * projectionDim;
-        if (count[p] > 1) {
-          for (int k = 0; k < projectionDim; k++) {
-            raw[at + k] /= count[p];
-          }
-        } else if (count[p] == 0 && fillEmpty && n > 0) {
-          int nearest = nearest(pattern, n, p);
-          System.arraycopy(projected, nearest * projectionDim, raw, at, projectionDim);
-        }
-      }
-    }
-    if (finalBucket != null) {
-      return sketch(raw);
-    }
-    float[] out = new float[raw.length];
-    for (int i = 0; i < raw.length; i++) {
-      out[i] = (float) raw[i];
-    }
-    return out;
-  }
-
-  /** The lowest token whose sign pattern is nearest to partition {@code p} in Hamming distance. */
-  private static int nearest(int[] pattern, int n, int p) {
-    int best = 0;
-    int bestDistance = Integer.MAX_VALUE;
-    for (int i = 0; i < n; i++) {
-      int distance = Integer.bitCount(pattern[i] ^ p);
-      if (distance < bestDistance) {
-        best = i;
-        bestDistance = distance;
-      }
-    }
-    return best;
-  }
-
-  private float[] sketch(double[] raw) {
-    double[] sum = new double[finalDim];
-    for (int i = 0; i < raw.length; i++) {
-      sum[finalBucket[i]] += finalSign[i] * raw[i];
-    }
-    float[] out = new float[finalDim];
-    for (int i = 0; i < finalDim; i++) {
-      out[i] = (float) sum[i];
-    }
-    return out;
+  /** What a backend encodes with. */
+  FdeParameters parameters() {
+    return parameters;
   }
 
   @Override

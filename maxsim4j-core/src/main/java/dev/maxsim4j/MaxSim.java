@@ -380,6 +380,29 @@ public final class MaxSim implements AutoCloseable {
     }
   }
 
+  // ------------------------------------------------------------------ fixed dimensional encodings
+
+  /**
+   * {@code encoder}'s encodings of {@code queries} ({@link FixedDimensionalEncoder#encodeQueries}), computed on this
+   * instance's backend: on a GPU by device kernels, rows in chunks that keep device memory bounded, bit for bit the
+   * encoder's own result; on the CPU the encoder's own code. The GPU pays for large batches (an index build);
+   * arguments are checked as the encoder checks them.
+   */
+  public float[][] encodeQueries(FixedDimensionalEncoder encoder, TokenBatch queries) {
+    return encode(encoder, queries, "queries", true);
+  }
+
+  /** As {@link #encodeQueries}, the documents' encodings ({@link FixedDimensionalEncoder#encodeDocuments}). */
+  public float[][] encodeDocuments(FixedDimensionalEncoder encoder, TokenBatch documents) {
+    return encode(encoder, documents, "documents", false);
+  }
+
+  private float[][] encode(FixedDimensionalEncoder encoder, TokenBatch batch, String name, boolean queries) {
+    Arguments.nonNull(encoder, "encoder");
+    Tokens t = encoder.checked(batch, name);
+    return call(b -> b.encodeFde(encoder.parameters(), t, queries));
+  }
+
   // ------------------------------------------------------------------ plumbing
 
   /** Runs {@code body} as one call admitted by the gate, so {@link #close()} never frees under it. */

@@ -2,6 +2,7 @@ package dev.maxsim4j.bench;
 
 import dev.maxsim4j.bench.cpu.CpuBench;
 import dev.maxsim4j.bench.gpu.GpuCommand;
+import dev.maxsim4j.bench.gpu.GpuFdeCommand;
 import dev.maxsim4j.bench.gpu.GpuScaleCommand;
 import dev.maxsim4j.bench.plot.PlotCommand;
 import dev.maxsim4j.bench.quality.QualityCommand;
@@ -22,6 +23,7 @@ public final class Main {
       commands:
         gpu     time the GPU kernels and calls (inference; --train: forward + backward)
         gpu-scale exact top-k at scale on the GPU: a corpus generated on the device, one streamed from pinned memory
+        gpu-fde FDE encoding on the CPU against the GPU, rows per second, checked bit for bit
         cpu     time the fused kernel against the naive grid path on the CPU
         plot    SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
         quality score error and top-10 agreement of compressed documents against fp32
@@ -41,7 +43,8 @@ public final class Main {
     return CommandRunner.run("maxsim4j bench", err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
-        for (String usage : new String[] {GpuCommand.USAGE, GpuScaleCommand.USAGE, CpuBench.USAGE, PlotCommand.USAGE,
+        for (String usage : new String[] {GpuCommand.USAGE, GpuScaleCommand.USAGE, GpuFdeCommand.USAGE,
+            CpuBench.USAGE, PlotCommand.USAGE,
             QualityCommand.USAGE, RetrievalCommand.USAGE}) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
@@ -51,12 +54,13 @@ public final class Main {
       return switch (args[0]) {
         case "gpu" -> GpuCommand.run(args, out);
         case "gpu-scale" -> GpuScaleCommand.run(args, out);
+        case "gpu-fde" -> GpuFdeCommand.run(args, out);
         case "cpu" -> CpuBench.run(args, out);
         case "plot" -> PlotCommand.run(args, out);
         case "quality" -> QualityCommand.run(args, out);
         case "retrieval" -> RetrievalCommand.run(args, out);
         default -> throw new UsageException("unknown command '" + args[0]
-            + "'; expected gpu, gpu-scale, cpu, plot, quality, retrieval or help");
+            + "'; expected gpu, gpu-scale, gpu-fde, cpu, plot, quality, retrieval or help");
       };
     });
   }

@@ -99,6 +99,14 @@ public interface Backend extends AutoCloseable {
     return Projection.weightGradient(x, rows, in, dy, out);
   }
 
+  /**
+   * Fixed dimensional encodings of every row of {@code tokens} ({@code queries}: as queries, else as documents),
+   * bit for bit {@link FdeEncoding}'s; a device backend computes them there.
+   */
+  default float[][] encodeFde(FdeParameters parameters, Tokens tokens, boolean queries) {
+    return FdeEncoding.encode(parameters, tokens, queries);
+  }
+
   /** Threads this backend computes with. */
   int threads();
 

@@ -445,6 +445,25 @@ public final class ShardedBackend implements Backend {
     return backends.get(0).projectionGradient(x, rows, in, dy, out);
   }
 
+  // ------------------------------------------------------------------ fixed dimensional encodings
+
+  /** Rows split in equal parts, each encoded on its own backend at once; a row's encoding is the same anywhere. */
+  @Override
+  public float[][] encodeFde(FdeParameters parameters, Tokens tokens, boolean queries) {
+    int n = backends.size();
+    int[] bounds = new int[n + 1];
+    for (int s = 0; s <= n; s++) {
+      bounds[s] = (int) ((long) tokens.rows * s / n);
+    }
+    List<float[][]> parts = all(s -> backends.get(s).encodeFde(parameters,
+        TokenSlices.rows(tokens, bounds[s], bounds[s + 1]), queries));
+    float[][] out = new float[tokens.rows][];
+    for (int s = 0; s < n; s++) {
+      System.arraycopy(parts.get(s), 0, out, bounds[s], bounds[s + 1] - bounds[s]);
+    }
+    return out;
+  }
+
   // ------------------------------------------------------------------ plumbing
 
   /**

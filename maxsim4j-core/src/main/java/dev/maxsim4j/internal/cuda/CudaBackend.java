@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.maxsim4j.Loss;
 import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
@@ -22,7 +23,8 @@ import java.util.function.Function;
  * ({@link PipelinedCalls}). Host arrays are staged through pinned memory into grow-only scratch buffers;
  * documents made resident with {@link #makeResident} stay on the device and are not copied again (queries
  * too). This class keeps residency, the forward and the asynchronous calls; top-k ({@link DeviceTopK}),
- * training ({@link DeviceTraining}), the projection ({@link DeviceLinear}) and the benchmarks' device timing
+ * training ({@link DeviceTraining}), the projection ({@link DeviceLinear}), fixed dimensional encodings
+ * ({@link DeviceFde}) and the benchmarks' device timing
  * ({@link DeviceTiming}) run in their own classes under the same lock. Which forward kernel runs a launch is
  * {@link ForwardPlan}'s job.
  */
@@ -43,6 +45,7 @@ public final class CudaBackend implements Backend {
   private final DeviceTopK topK;
   private final DeviceTraining training;
   private final DeviceLinear linear;
+  private final DeviceFde fde;
   private final DeviceTiming timing;
   /** The device memory calls may use: the cap of maxsim4j.cuda.memoryLimit, or what the device has free. */
   private volatile MemoryBudget memory;
@@ -77,6 +80,7 @@ public final class CudaBackend implements Backend {
     this.topK = new DeviceTopK(device, params, forward, inputs);
     this.training = new DeviceTraining(device, params, forward, inputs);
     this.linear = new DeviceLinear(device, params);
+    this.fde = new DeviceFde(device, params);
     this.timing = new DeviceTiming(device, forward, training, inputs);
   }
 
@@ -455,6 +459,15 @@ public final class CudaBackend implements Backend {
       return new float[0];
     }
     return call(() -> linear.weightGradient(x, rows, in, dy, out));
+  }
+
+  /** Fixed dimensional encodings by device kernels, rows in chunks within the memory calls may use. */
+  @Override
+  public float[][] encodeFde(FdeParameters parameters, Tokens tokens, boolean queries) {
+    if (tokens.rows == 0) {
+      return new float[0][];
+    }
+    return call(() -> fde.encode(parameters, tokens, queries, availableBytes()));
   }
 
   // ------------------------------------------------------------------ plumbing

@@ -255,4 +255,41 @@ sealed interface KernelArgs {
       a.i64(out).i64(count).i64(seed).f32(scale);
     }
   }
+
+  /** Valid tokens widened to fp32, compacted (maxsim_fde.cu). */
+  record FdeGather(long data, int storage, long slots, long scales, int dim, long count, long out)
+      implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(data).i32(storage).i64(slots).i64(scales).i32(dim).i64(count).i64(out);
+    }
+  }
+
+  /** Tokens times the encoder's matrix in float64 (maxsim_fde.cu). */
+  record FdeProducts(long tokens, long weights, long products, int count, int dim, int columns)
+      implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(tokens).i64(weights).i64(products).i32(count).i32(dim).i32(columns);
+    }
+  }
+
+  /** Sign patterns, partition sums or averages and empty-partition fill, a block per row (maxsim_fde.cu). */
+  record FdePartitions(long products, long tokens, long rowFirst, long patterns, long out, long raw, int simHashBits,
+      int repetitions, int projectionDim, int projects, int columns, int document, int fill) implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(products).i64(tokens).i64(rowFirst).i64(patterns).i64(out).i64(raw).i32(simHashBits).i32(repetitions)
+          .i32(projectionDim).i32(projects).i32(columns).i32(document).i32(fill);
+    }
+  }
+
+  /** The final count sketch, a block per row (maxsim_fde.cu). */
+  record FdeSketch(long raw, long bucketStart, long members, int rawDimension, int finalDim, long out)
+      implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(raw).i64(bucketStart).i64(members).i32(rawDimension).i32(finalDim).i64(out);
+    }
+  }
 }

@@ -62,6 +62,10 @@ class KernelSignatureTest {
     mirror(KernelArgs.LinearForward.class, "main/maxsim_linear.cu maxsim_linear_forward");
     mirror(KernelArgs.LinearWeightGradient.class, "main/maxsim_linear.cu maxsim_linear_weight_gradient");
     mirror(KernelArgs.FillBf16.class, "main/maxsim_fill.cu maxsim_fill_bf16");
+    mirror(KernelArgs.FdeGather.class, "main/maxsim_fde.cu maxsim_fde_gather");
+    mirror(KernelArgs.FdeProducts.class, "main/maxsim_fde.cu maxsim_fde_products");
+    mirror(KernelArgs.FdePartitions.class, "main/maxsim_fde.cu maxsim_fde_partitions");
+    mirror(KernelArgs.FdeSketch.class, "main/maxsim_fde.cu maxsim_fde_sketch");
   }
 
   private static void mirror(Class<?> record, String... signatures) {

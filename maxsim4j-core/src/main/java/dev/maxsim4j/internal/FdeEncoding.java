@@ -1,0 +1,126 @@
+package dev.maxsim4j.internal;
+
+import java.util.Arrays;
+import java.util.stream.IntStream;
+
+/**
+ * Fixed dimensional encodings on the CPU, rows in parallel: the definition every backend's encodings equal bit
+ * for bit. Per row: the valid tokens times {@link FdeParameters#weights} in float64 (each product rounded, then
+ * added over k ascending), sign patterns, per-partition sums (queries) or averages (documents) of the projected
+ * tokens over tokens ascending, empty document partitions filled from the nearest token, and the optional final
+ * sketch summed over coordinates ascending; rounded to float once at the end.
+ */
+public final class FdeEncoding {
+  private FdeEncoding() {}
+
+  /** Encodings of every row of {@code t} ({@code queries}: sums per partition, else documents' averages). */
+  public static float[][] encode(FdeParameters p, Tokens t, boolean queries) {
+    float[][] out = new float[t.rows][];
+    IntStream.range(0, t.rows).parallel().forEach(row -> out[row] = encodeRow(p, t, row, queries));
+    return out;
+  }
+
+  /** Sums and averages in float64, rounded once: fp32 sums of huge tokens overflowed where the average does not. */
+  private static float[] encodeRow(FdeParameters p, Tokens t, int row, boolean query) {
+    int dim = p.dim();
+    int projectionDim = p.projectionDim();
+    int simHashBits = p.simHashBits();
+    boolean projects = p.projects();
+    double[] weights = p.weights();
+    int n = t.validCount[row];
+    float[] tokens = new float[n * dim];
+    t.gatherValid(row, tokens, null);
+    int partitions = p.partitions();
+    double[] raw = new double[p.rawDimension()];
+    int[] pattern = new int[n];
+    double[] projected = new double[n * projectionDim];
+    int[] count = new int[partitions];
+    int columns = p.columns();
+    int columnsPerRepetition = p.columnsPerRepetition();
+    double[] products = new double[n * columns];
+    for (int i = 0; i < n; i++) {
+      int out = i * columns;
+      for (int k = 0; k < dim; k++) {
+        double x = tokens[i * dim + k];
+        int w = k * columns;
+        for (int c = 0; c < columns; c++) {
+          products[out + c] += x * weights[w + c];
+        }
+      }
+    }
+    for (int r = 0; r < p.repetitions(); r++) {
+      for (int i = 0; i < n; i++) {
+        int at = i * columns + r * columnsPerRepetition;
+        int bits = 0;
+        for (int b = 0; b < simHashBits; b++) {
+          if (products[at + b] > 0) {
+            bits |= 1 << b;
+          }
+        }
+        pattern[i] = bits;
+        for (int k = 0; k < projectionDim; k++) {
+          projected[i * projectionDim + k] = projects ? products[at + simHashBits + k] : tokens[i * dim + k];
+        }
+      }
+      int block = r * partitions * projectionDim;
+      Arrays.fill(count, 0);
+      for (int i = 0; i < n; i++) {
+        int at = block + pattern[i] * projectionDim;
+        for (int k = 0; k < projectionDim; k++) {
+          raw[at + k] += projected[i * projectionDim + k];
+        }
+        count[pattern[i]]++;
+      }
+      if (query) {
+        continue;
+      }
+      for (int q = 0; q < partitions; q++) {
+        int at = block + q * projectionDim;
+        if (count[q] > 1) {
+          for (int k = 0; k < projectionDim; k++) {
+            raw[at + k] /= count[q];
+          }
+        } else if (count[q] == 0 && p.fillEmpty() && n > 0) {
+          int nearest = nearest(pattern, n, q);
+          System.arraycopy(projected, nearest * projectionDim, raw, at, projectionDim);
+        }
+      }
+    }
+    if (p.finalDim() > 0) {
+      return sketch(p, raw);
+    }
+    float[] out = new float[raw.length];
+    for (int i = 0; i < raw.length; i++) {
+      out[i] = (float) raw[i];
+    }
+    return out;
+  }
+
+  /** The lowest token whose sign pattern is nearest to partition {@code p} in Hamming distance. */
+  private static int nearest(int[] pattern, int n, int p) {
+    int best = 0;
+    int bestDistance = Integer.MAX_VALUE;
+    for (int i = 0; i < n; i++) {
+      int distance = Integer.bitCount(pattern[i] ^ p);
+      if (distance < bestDistance) {
+        best = i;
+        bestDistance = distance;
+      }
+    }
+    return best;
+  }
+
+  private static float[] sketch(FdeParameters p, double[] raw) {
+    int[] bucket = p.finalBucket();
+    byte[] sign = p.finalSign();
+    double[] sum = new double[p.finalDim()];
+    for (int i = 0; i < raw.length; i++) {
+      sum[bucket[i]] += sign[i] * raw[i];
+    }
+    float[] out = new float[sum.length];
+    for (int i = 0; i < sum.length; i++) {
+      out[i] = (float) sum[i];
+    }
+    return out;
+  }
+}
