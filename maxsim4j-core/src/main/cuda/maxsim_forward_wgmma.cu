@@ -39,6 +39,7 @@
 #include "maxsim_async.cuh"
 #include "maxsim_fold.cuh"
 #include "maxsim_mma.cuh"
+#include "maxsim_quant_expand.cuh"
 #include "maxsim_split.cuh"
 #include "maxsim_wgmma.cuh"
 
@@ -51,23 +52,44 @@ constexpr int WARPGROUP_THREADS = 128;
 constexpr int WGMMA_K_BYTES = 32;                                       // of each row per instruction
 constexpr int WGMMA_SCALE_BYTES = WGMMA_TOKENS * 4;                     // a tile's document scales (int8)
 
-// An element type's layout in the swizzled tiles: elements per 128-byte row (a k-chunk) and per 16-byte
-// piece; SCALED for int8, whose tokens carry scales.
+// An operand type's layout in the swizzled tiles: elements per 128-byte row (a k-chunk) and per 16-byte piece.
 template <typename T>
 struct Layout {
   static constexpr int ROW = SWIZZLE_ROW_BYTES / (int)sizeof(T);
   static constexpr int PIECE = 16 / (int)sizeof(T);
-  static constexpr bool SCALED = sizeof(T) == 1;
 };
 
-template <typename T>
+// How one side's tokens are stored for operand type T: as T itself (copied into the tiles as they are), or
+// as int8 or e4m3 bytes (S = S8, E4M3: EXPANDED to T, exactly, on their way into the tiles).
+template <typename T, typename S> struct Side {
+  using Storage = T;
+  static constexpr bool EXPANDED = false;
+};
+template <typename T> struct Side<T, S8> {
+  using Storage = int8_t;
+  static constexpr bool EXPANDED = true;
+};
+template <typename T> struct Side<T, E4M3> {
+  using Storage = uint8_t;
+  static constexpr bool EXPANDED = true;
+};
+
+// A launch's tensors: T_ is what the tensor cores multiply (bf16, fp16, or int8 on both sides), SQ_ and SD_ how
+// the queries and the documents are stored. SCALED: tokens with scales (int8 or e4m3 on either side).
+template <typename T_, typename SQ_ = T_, typename SD_ = T_>
 struct Operands {
-  const T* __restrict__ q;
+  using T = T_;
+  using SQ = SQ_;
+  using SD = SD_;
+  using QStorage = typename Side<T, SQ>::Storage;
+  using DStorage = typename Side<T, SD>::Storage;
+  static constexpr bool SCALED = sizeof(T) == 1 || Side<T, SQ>::EXPANDED || Side<T, SD>::EXPANDED;
+  const QStorage* __restrict__ q;
   Rows qRows;
-  const float* __restrict__ qScale;  // int8: per stored token; unused by the half types
-  const T* __restrict__ d;
+  const float* __restrict__ qScale;  // compressed queries: per stored token; else null
+  const DStorage* __restrict__ d;
   Rows dRows;
-  const float* __restrict__ dScale;
+  const float* __restrict__ dScale;  // compressed documents: per stored token; else null
   const int* __restrict__ dValid;
   int dim, mode, perQuery, docOffset;
 };
@@ -100,9 +122,8 @@ __device__ __forceinline__ void groupRun(long long pairs, int documents, long lo
   end = segment < segments ? first + (long long)documents * (segment + 1) / segments : begin;
 }
 
-template <typename T, int ROWS, int GROUP>
-__device__ __forceinline__ ItemWork itemWork(const Operands<T>& in, long long item, long long pairs,
-                                             const Split& split) {
+template <typename In, int ROWS, int GROUP>
+__device__ __forceinline__ ItemWork itemWork(const In& in, long long item, long long pairs, const Split& split) {
   ItemWork w;
   if constexpr (GROUP == 1) {
     w.query = (int)(item / in.perQuery);
@@ -134,8 +155,9 @@ __device__ __forceinline__ ItemWork itemWork(const Operands<T>& in, long long it
 // t always copies piece t % 8 of tokens t / 8 + i x THREADS / 8: its shared offsets are fixed (the swizzle
 // depends on token % 8 only) and its source advances by whole rows. Tokens past the slice and elements past
 // d are zeros.
-template <typename T, int THREADS>
-__device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in, const ItemWork& w, int tile, int kc) {
+template <typename In, int THREADS>
+__device__ __forceinline__ void issueStage(uint32_t slot, const In& in, const ItemWork& w, int tile, int kc) {
+  using T = typename In::T;
   constexpr int STEP = THREADS / 8;
   static_assert(STEP % 8 == 0, "every copy of a thread has the same swizzle phase");
   const int piece = threadIdx.x % 8, token = threadIdx.x / 8;
@@ -143,7 +165,7 @@ __device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in,
   const int k = kc * Layout<T>::ROW + piece * Layout<T>::PIECE;
   const int remaining = w.tEnd - t;
   const bool inRow = k < in.dim;
-  const T* src = in.d + (size_t)(w.dStart + t) * in.dim + k;
+  const auto* src = in.d + (size_t)(w.dStart + t) * in.dim + k;
   const uint32_t dst = slot + swizzled(token, piece);
 #pragma unroll
   for (int i = 0; i < WGMMA_TOKENS / STEP; i++) {
@@ -152,11 +174,66 @@ __device__ __forceinline__ void issueStage(uint32_t slot, const Operands<T>& in,
   }
 }
 
-// int8: the document scales of tile `tile` into `slot` (thread t < 128 copies token t's; zeros past the
+// Expanded documents: thread t loads 16 stored bytes (16 dims) of tokens t / 4 + i x THREADS / 4, dims
+// 16 (t % 4) onwards of the k-chunk, into registers; the next produce() expands them (exactly) into the two
+// 8-dim pieces of the operand tile they make and stores those, so the loads have a stage to land. Tokens past
+// the slice and dims past d are zeros.
+template <int THREADS>
+struct PendingStage {
+  static constexpr int COPIES = WGMMA_TOKENS * 4 / THREADS;
+  uint4 raw[COPIES];
+  uint32_t slot;
+  bool live;
+};
+
+template <typename In, int THREADS>
+__device__ __forceinline__ void loadExpandedStage(PendingStage<THREADS>& p, uint32_t slot, const In& in,
+                                                  const ItemWork& w, int tile, int kc) {
+  constexpr int STEP = THREADS / 4;
+  const int token = threadIdx.x / 4, part = threadIdx.x % 4;
+  const int t = w.tBegin + tile * WGMMA_TOKENS + token;
+  const int k = kc * Layout<typename In::T>::ROW + part * 16;
+  const auto* src = in.d + (size_t)(w.dStart + t) * in.dim + k;
+#pragma unroll
+  for (int i = 0; i < PendingStage<THREADS>::COPIES; i++) {
+    const bool present = k < in.dim && t + i * STEP < w.tEnd;
+    p.raw[i] = present ? __ldg(reinterpret_cast<const uint4*>(src + (size_t)i * STEP * in.dim)) : make_uint4(0, 0, 0, 0);
+  }
+  p.slot = slot;
+  p.live = true;
+}
+
+__device__ __forceinline__ void storeShared16(uint32_t address, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "r"(a), "r"(b), "r"(c), "r"(d)
+               : "memory");
+}
+
+// 8 stored values (two words, dims in order) as one 16-byte piece of T at shared address `address`.
+template <typename T, typename S>
+__device__ __forceinline__ void storeExpandedPiece(uint32_t address, uint32_t w0, uint32_t w1) {
+  uint32_t v[4];
+  expandInOrder<T>(S{}, w0, v[0], v[1]);
+  expandInOrder<T>(S{}, w1, v[2], v[3]);
+  storeShared16(address, v[0], v[1], v[2], v[3]);
+}
+
+template <typename In, int THREADS>
+__device__ __forceinline__ void storeExpandedStage(const PendingStage<THREADS>& p) {
+  constexpr int STEP = THREADS / 4;
+  const int token = threadIdx.x / 4, part = threadIdx.x % 4;
+#pragma unroll
+  for (int i = 0; i < PendingStage<THREADS>::COPIES; i++) {
+    const int row = token + i * STEP;
+    storeExpandedPiece<typename In::T, typename In::SD>(p.slot + swizzled(row, 2 * part), p.raw[i].x, p.raw[i].y);
+    storeExpandedPiece<typename In::T, typename In::SD>(p.slot + swizzled(row, 2 * part + 1), p.raw[i].z, p.raw[i].w);
+  }
+}
+
+// Scaled tokens: the document scales of tile `tile` into `slot` (thread t < 128 copies token t's; zeros past the
 // slice). They ride with the tile's last k-chunk, so the fold that follows that stage reads them from shared
 // memory instead of waiting on global loads; the slot is refilled two stages later.
-template <typename T>
-__device__ __forceinline__ void issueTileScales(uint32_t slot, const Operands<T>& in, const ItemWork& w, int tile) {
+template <typename In>
+__device__ __forceinline__ void issueTileScales(uint32_t slot, const In& in, const ItemWork& w, int tile) {
   if (threadIdx.x < WGMMA_TOKENS) {
     const int t = w.tBegin + tile * WGMMA_TOKENS + threadIdx.x;
     const bool present = t < w.tEnd;
@@ -164,11 +241,13 @@ __device__ __forceinline__ void issueTileScales(uint32_t slot, const Operands<T>
   }
 }
 
-// The pass's ROWS query rows, k-chunk after k-chunk (rows past a query and elements past d are zeros).
-// With query groups, row r is token r % 32 of query slot r / 32.
-template <typename T, int THREADS, int ROWS, int GROUP>
-__device__ __forceinline__ void issueQuery(uint32_t queryTile, const Operands<T>& in, const ItemWork& w, int r0,
+// The pass's ROWS query rows, k-chunk after k-chunk (rows past a query and elements past d are zeros):
+// cp.async, or for expanded queries loaded, expanded and stored. With query groups, row r is token r % 32 of
+// query slot r / 32.
+template <typename In, int THREADS, int ROWS, int GROUP>
+__device__ __forceinline__ void issueQuery(uint32_t queryTile, const In& in, const ItemWork& w, int r0,
                                            int kChunks) {
+  using T = typename In::T;
   for (int e = threadIdx.x; e < ROWS * kChunks * 8; e += THREADS) {
     const int row = e / (kChunks * 8), piece = e % (kChunks * 8);
     const int k = piece * Layout<T>::PIECE;
@@ -180,8 +259,14 @@ __device__ __forceinline__ void issueQuery(uint32_t queryTile, const Operands<T>
       qLength = slot < w.queries ? in.qRows.rowLength[w.query + slot] : 0;
     }
     const bool present = s < qLength && k < in.dim;
-    copyAsync16(queryTile + (piece / 8) * (ROWS * SWIZZLE_ROW_BYTES) + swizzled(row, piece % 8),
-                present ? in.q + (size_t)(qStart + s) * in.dim + k : in.q, present);
+    const uint32_t address = queryTile + (piece / 8) * (ROWS * SWIZZLE_ROW_BYTES) + swizzled(row, piece % 8);
+    if constexpr (Side<T, typename In::SQ>::EXPANDED) {
+      const uint2 raw = present ? __ldg(reinterpret_cast<const uint2*>(in.q + (size_t)(qStart + s) * in.dim + k))
+                                : make_uint2(0, 0);
+      storeExpandedPiece<T, typename In::SQ>(address, raw.x, raw.y);
+    } else {
+      copyAsync16(address, present ? in.q + (size_t)(qStart + s) * in.dim + k : in.q, present);
+    }
   }
 }
 
@@ -192,11 +277,11 @@ struct StageCursor {
   ItemWork work;
 };
 
-template <typename T, int ROWS, int GROUP>
+template <typename In, int ROWS, int GROUP>
 __device__ __forceinline__ void seekStages(StageCursor& c, long long item, long long end, long long pairs,
-                                           const Operands<T>& in, const Split& split) {
+                                           const In& in, const Split& split) {
   for (; item < end; item++) {
-    c.work = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
+    c.work = itemWork<In, ROWS, GROUP>(in, item, pairs, split);
     if (c.work.tiles > 0) {
       c.item = item;
       c.pass = c.work.firstPass;
@@ -207,9 +292,11 @@ __device__ __forceinline__ void seekStages(StageCursor& c, long long item, long 
   c.item = end;
 }
 
-// The query scale of this thread's pass row `row` (int8; 1 for rows past the query, which are unused).
-template <typename T, int ROWS, int GROUP>
-__device__ __forceinline__ float passRowScale(const Operands<T>& in, const ItemWork& w, int r0, int row) {
+// The query scale of this thread's pass row `row` (scaled tokens; 1 for uncompressed queries and for rows past
+// the query, which are unused).
+template <typename In, int ROWS, int GROUP>
+__device__ __forceinline__ float passRowScale(const In& in, const ItemWork& w, int r0, int row) {
+  if (in.qScale == nullptr) return 1.f;
   int s = r0 + row, qStart = w.qStart, qLength = w.qLength;
   if constexpr (GROUP > 1) {
     const int slot = row / 32;
@@ -277,16 +364,18 @@ __device__ __forceinline__ void sumGroupRows(const Rows& qRows, const ItemWork& 
 // the ring): those rows of the product are never used, and the query takes half the shared memory.
 // GROUP: queries per item (1, or 4 with ROWS = 128: query groups, all pairs, queries of <= 32 tokens,
 // not split). Index: the argmax type (int, or int16_t for documents shorter than 32768 tokens).
-template <typename T, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index>
-__device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scores, Index* argmax, int argmaxStride,
+template <typename In, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index>
+__device__ void forwardWgmma(const In& in, long long pairs, float* scores, Index* argmax, int argmaxStride,
                              Split split) {
   constexpr int WARPGROUPS = ROWS > 64 ? 2 : 1;
   constexpr int THREADS = WARPGROUPS * WARPGROUP_THREADS;
   constexpr int LOOKAHEAD = STAGES - 2;  // stages in flight while one is multiplied and one drains
   static_assert(LOOKAHEAD >= 1, "the ring holds at least three stages");
   static_assert(GROUP == 1 || GROUP * 32 == ROWS, "a query group fills the pass's rows, 32 per query");
-  constexpr bool SCALED = Layout<T>::SCALED;
-  static_assert(!(SCALED && ARGMAX), "int8 tokens are for inference");
+  using T = typename In::T;
+  constexpr bool SCALED = In::SCALED;
+  constexpr bool EXPAND_D = Side<T, typename In::SD>::EXPANDED;
+  static_assert(!(SCALED && ARGMAX), "compressed tokens are for inference");
   using Acc = typename Wgmma<T>::Accumulator;
   extern __shared__ uint8_t dynamicShared[];
   __shared__ float rowBest[128];
@@ -318,20 +407,33 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   }
 
   StageCursor producer;
-  seekStages<T, ROWS, GROUP>(producer, begin, end, pairs, in, split);
+  seekStages<In, ROWS, GROUP>(producer, begin, end, pairs, in, split);
   int producerSlot = 0;
+  PendingStage<THREADS> pending;
+  pending.live = false;
+  // With expanded documents a call stores the stage the previous call loaded: stage s is stored by the
+  // consumer's stage s - 1 at the latest (LOOKAHEAD >= 2), into a slot whose wgmma (stage s - STAGES) is done.
   auto produce = [&]() {
+    if constexpr (EXPAND_D) {
+      if (pending.live) storeExpandedStage<In, THREADS>(pending);
+      pending.live = false;
+    }
     if (producer.item < end) {
-      issueStage<T, THREADS>(ring + producerSlot * WGMMA_STAGE_BYTES, in, producer.work, producer.tile, producer.kc);
+      const uint32_t slot = ring + producerSlot * WGMMA_STAGE_BYTES;
+      if constexpr (EXPAND_D) {
+        loadExpandedStage<In, THREADS>(pending, slot, in, producer.work, producer.tile, producer.kc);
+      } else {
+        issueStage<In, THREADS>(slot, in, producer.work, producer.tile, producer.kc);
+      }
       if (SCALED && producer.kc == kChunks - 1)
-        issueTileScales<T>(scaleRing + producerSlot * WGMMA_SCALE_BYTES, in, producer.work, producer.tile);
+        issueTileScales<In>(scaleRing + producerSlot * WGMMA_SCALE_BYTES, in, producer.work, producer.tile);
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
       if (++producer.kc == kChunks) {
         producer.kc = 0;
         if (++producer.tile == producer.work.tiles) {
           producer.tile = 0;
           if (++producer.pass == producer.work.endPass)
-            seekStages<T, ROWS, GROUP>(producer, producer.item + 1, end, pairs, in, split);
+            seekStages<In, ROWS, GROUP>(producer, producer.item + 1, end, pairs, in, split);
         }
       }
     }
@@ -343,7 +445,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
   int consumerSlot = 0;
   int loadedQuery = -1, loadedPass = -1;
   for (long long item = begin; item < end; item++) {
-    const ItemWork w = itemWork<T, ROWS, GROUP>(in, item, pairs, split);
+    const ItemWork w = itemWork<In, ROWS, GROUP>(in, item, pairs, split);
     if constexpr (GROUP > 1) {
       if (w.emptyDocument) {
         sumGroupRows<Index>(in.qRows, w, in.perQuery, in.docOffset, nullptr, nullptr, scores, argmax, argmaxStride);
@@ -364,7 +466,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       const int r0 = pass * ROWS;
       if (w.query != loadedQuery || pass != loadedPass) {
         __syncthreads();  // every warpgroup's wgmma on the old rows has completed (waited at its last tile)
-        issueQuery<T, THREADS, ROWS, GROUP>(queryTile, in, w, r0, kChunks);
+        issueQuery<In, THREADS, ROWS, GROUP>(queryTile, in, w, r0, kChunks);
         commitGroup();
         waitGroups<0>();
         fenceProxyAsync();
@@ -378,7 +480,7 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
       if constexpr (SCALED) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-          rowScale[h] = passRowScale<T, ROWS, GROUP>(in, w, r0, myRow + 8 * h);
+          rowScale[h] = passRowScale<In, ROWS, GROUP>(in, w, r0, myRow + 8 * h);
           flip[h] = rowScale[h] < 0.f;
         }
       }
@@ -453,57 +555,76 @@ __device__ void forwardWgmma(const Operands<T>& in, long long pairs, float* scor
 
 using namespace maxsim4j;
 
-// Same tensors as maxsim_forward_*, with each side's per-token scales (read by the int8 entries, which need
-// both; unused by the half types); pairs: the launch's pair count; work items (pairs, or with query groups
-// (document, 4 queries)) in one contiguous run per block (grid.x blocks; with query groups a multiple of
-// ceil(queries / 4), see groupRun); grid.y = slices with the split-Ld parameters of maxsim_forward_mma, or
-// with passSplit = 1 the query's passes (see Split; neither with query groups). Dynamic shared memory: 1024 +
-// ceil(d x element bytes / 128) x ROWS x 128 + STAGES x 16 KB (+ STAGES x 512 for int8) bytes. Entries:
-//   maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{type}: one pair per item, ROWS query rows per pass
+// Same tensors as maxsim_forward_*, with each side's per-token scales (read where that side is compressed,
+// null otherwise); pairs: the launch's pair count; work items (pairs, or with query groups (document,
+// 4 queries)) in one contiguous run per block (grid.x blocks; with query groups a multiple of ceil(queries / 4),
+// see groupRun); grid.y = slices with the split-Ld parameters of maxsim_forward_mma, or with passSplit = 1 the
+// query's passes (see Split; neither with query groups). Dynamic shared memory: 1024 + ceil(d x operand bytes /
+// 128) x ROWS x 128 + STAGES x 16 KB (+ STAGES x 512 with compressed tokens) bytes. Entries:
+//   maxsim_forward_wgmma_r{ROWS}_s{STAGES}[_argmax]_{types}: one pair per item, ROWS query rows per pass
 //     (32 and 64: one warpgroup; 128: two);
-//   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{type}: query groups of 4 (all pairs, Lq <= 32);
+//   maxsim_forward_wgmma_g4_s{STAGES}[_argmax|_argmax16]_{types}: query groups of 4 (all pairs, Lq <= 32);
 // 4 or 6 stages, the host taking the deeper ring where it keeps two blocks per SM (two warpgroups: at most
-// 128 registers a thread, so that two blocks fit the register file).
-#define MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                          \
+// 128 registers a thread, so that two blocks fit the register file). {types}: one type for both sides (bf16,
+// f16; s8 and e4m3, inference only), or the queries' then the documents' (bf16_s8, f16_e4m3, ...).
+#define MAXSIM_WGMMA_ENTRY(IN, ROWS, STAGES, GROUP, ARGMAX, Index, NAME)                                         \
   extern "C" __global__ void __launch_bounds__(ROWS > 64 ? 256 : 128, ROWS > 64 ? 2 : 1) NAME(                \
-      const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale, const T* d, \
-      const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale, const int* dValid,      \
-      int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores, void* argmax,             \
-      int argmaxStride, int sliceTokens, float* partialMax, int* partialArgmax, int partialStride,             \
-      int passSplit) {                                                                                          \
-    const Operands<T> in{q,      Rows{qStart, qLength, qMask}, qScale, d, Rows{dStart, dLength, dMask},          \
-                         dScale, dValid, dim, mode, perQuery, docOffset};                                       \
-    forwardWgmma<T, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                        \
+      const IN::QStorage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
+      const IN::DStorage* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,  \
+      const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,        \
+      void* argmax, int argmaxStride, int sliceTokens, float* partialMax, int* partialArgmax,                   \
+      int partialStride, int passSplit) {                                                                       \
+    const IN in{q, Rows{qStart, qLength, qMask}, qScale, d, Rows{dStart, dLength, dMask}, dScale, dValid, dim,  \
+                mode, perQuery, docOffset};                                                                     \
+    forwardWgmma<IN, ROWS, STAGES, GROUP, ARGMAX, Index>(                                                       \
         in, pairs, scores, static_cast<Index*>(argmax), argmaxStride,                                           \
         Split{sliceTokens, partialMax, partialArgmax, partialStride, passSplit});                               \
   }
-#define MAXSIM_WGMMA_PAIRS(T, SUFFIX, ROWS, STAGES)                                                              \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, false, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)         \
-  MAXSIM_WGMMA_ENTRY(T, ROWS, STAGES, 1, true, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_argmax_##SUFFIX)
-#define MAXSIM_WGMMA_GROUPS(T, SUFFIX, STAGES)                                                                   \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, false, int, maxsim_forward_wgmma_g4_s##STAGES##_##SUFFIX)                 \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int, maxsim_forward_wgmma_g4_s##STAGES##_argmax_##SUFFIX)           \
-  MAXSIM_WGMMA_ENTRY(T, 128, STAGES, 4, true, int16_t, maxsim_forward_wgmma_g4_s##STAGES##_argmax16_##SUFFIX)
-#define MAXSIM_WGMMA_TYPE(T, SUFFIX)         \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 4)       \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 32, 6)       \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 4)       \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 64, 6)       \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 4)      \
-  MAXSIM_WGMMA_PAIRS(T, SUFFIX, 128, 6)      \
-  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 4)          \
-  MAXSIM_WGMMA_GROUPS(T, SUFFIX, 6)
+#define MAXSIM_WGMMA_PAIRS(IN, SUFFIX, ROWS, STAGES)                                                             \
+  MAXSIM_WGMMA_ENTRY(IN, ROWS, STAGES, 1, false, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_##SUFFIX)        \
+  MAXSIM_WGMMA_ENTRY(IN, ROWS, STAGES, 1, true, int, maxsim_forward_wgmma_r##ROWS##_s##STAGES##_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_GROUPS(IN, SUFFIX, STAGES)                                                                  \
+  MAXSIM_WGMMA_ENTRY(IN, 128, STAGES, 4, false, int, maxsim_forward_wgmma_g4_s##STAGES##_##SUFFIX)                \
+  MAXSIM_WGMMA_ENTRY(IN, 128, STAGES, 4, true, int, maxsim_forward_wgmma_g4_s##STAGES##_argmax_##SUFFIX)          \
+  MAXSIM_WGMMA_ENTRY(IN, 128, STAGES, 4, true, int16_t, maxsim_forward_wgmma_g4_s##STAGES##_argmax16_##SUFFIX)
+#define MAXSIM_WGMMA_TYPE(IN, SUFFIX)         \
+  MAXSIM_WGMMA_PAIRS(IN, SUFFIX, 32, 4)       \
+  MAXSIM_WGMMA_PAIRS(IN, SUFFIX, 32, 6)       \
+  MAXSIM_WGMMA_PAIRS(IN, SUFFIX, 64, 4)       \
+  MAXSIM_WGMMA_PAIRS(IN, SUFFIX, 64, 6)       \
+  MAXSIM_WGMMA_PAIRS(IN, SUFFIX, 128, 4)      \
+  MAXSIM_WGMMA_PAIRS(IN, SUFFIX, 128, 6)      \
+  MAXSIM_WGMMA_GROUPS(IN, SUFFIX, 4)          \
+  MAXSIM_WGMMA_GROUPS(IN, SUFFIX, 6)
+// compressed tokens (inference only): the same passes and query groups, no argmax
+#define MAXSIM_WGMMA_COMPRESSED(IN, SUFFIX)                                                     \
+  MAXSIM_WGMMA_ENTRY(IN, 32, 4, 1, false, int, maxsim_forward_wgmma_r32_s4_##SUFFIX)             \
+  MAXSIM_WGMMA_ENTRY(IN, 32, 6, 1, false, int, maxsim_forward_wgmma_r32_s6_##SUFFIX)             \
+  MAXSIM_WGMMA_ENTRY(IN, 64, 4, 1, false, int, maxsim_forward_wgmma_r64_s4_##SUFFIX)             \
+  MAXSIM_WGMMA_ENTRY(IN, 64, 6, 1, false, int, maxsim_forward_wgmma_r64_s6_##SUFFIX)             \
+  MAXSIM_WGMMA_ENTRY(IN, 128, 4, 1, false, int, maxsim_forward_wgmma_r128_s4_##SUFFIX)           \
+  MAXSIM_WGMMA_ENTRY(IN, 128, 6, 1, false, int, maxsim_forward_wgmma_r128_s6_##SUFFIX)           \
+  MAXSIM_WGMMA_ENTRY(IN, 128, 4, 4, false, int, maxsim_forward_wgmma_g4_s4_##SUFFIX)             \
+  MAXSIM_WGMMA_ENTRY(IN, 128, 6, 4, false, int, maxsim_forward_wgmma_g4_s6_##SUFFIX)
 
-MAXSIM_WGMMA_TYPE(__nv_bfloat16, bf16)
-MAXSIM_WGMMA_TYPE(__half, f16)
+using WgmmaBf16 = Operands<__nv_bfloat16>;
+using WgmmaF16 = Operands<__half>;
+MAXSIM_WGMMA_TYPE(WgmmaBf16, bf16)
+MAXSIM_WGMMA_TYPE(WgmmaF16, f16)
 
-// int8 on both sides (inference only): the same passes and query groups, no argmax
-MAXSIM_WGMMA_ENTRY(int8_t, 32, 4, 1, false, int, maxsim_forward_wgmma_r32_s4_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 32, 6, 1, false, int, maxsim_forward_wgmma_r32_s6_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 64, 4, 1, false, int, maxsim_forward_wgmma_r64_s4_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 64, 6, 1, false, int, maxsim_forward_wgmma_r64_s6_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 128, 4, 1, false, int, maxsim_forward_wgmma_r128_s4_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 128, 6, 1, false, int, maxsim_forward_wgmma_r128_s6_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 128, 4, 4, false, int, maxsim_forward_wgmma_g4_s4_s8)
-MAXSIM_WGMMA_ENTRY(int8_t, 128, 6, 4, false, int, maxsim_forward_wgmma_g4_s6_s8)
+// int8 on both sides: the bytes as stored, on the s8 tensor cores
+using WgmmaS8 = Operands<int8_t>;
+MAXSIM_WGMMA_COMPRESSED(WgmmaS8, s8)
+// bf16 or fp16 queries against int8 or e4m3 documents, and e4m3 on both sides (fp16 holds every e4m3 value):
+// expanded on their way into the tiles
+using WgmmaBf16S8 = Operands<__nv_bfloat16, __nv_bfloat16, S8>;
+using WgmmaBf16E4m3 = Operands<__nv_bfloat16, __nv_bfloat16, E4M3>;
+using WgmmaF16S8 = Operands<__half, __half, S8>;
+using WgmmaF16E4m3 = Operands<__half, __half, E4M3>;
+using WgmmaE4m3 = Operands<__half, E4M3, E4M3>;
+MAXSIM_WGMMA_COMPRESSED(WgmmaBf16S8, bf16_s8)
+MAXSIM_WGMMA_COMPRESSED(WgmmaBf16E4m3, bf16_e4m3)
+MAXSIM_WGMMA_COMPRESSED(WgmmaF16S8, f16_s8)
+MAXSIM_WGMMA_COMPRESSED(WgmmaF16E4m3, f16_e4m3)
+MAXSIM_WGMMA_COMPRESSED(WgmmaE4m3, e4m3)
 #endif

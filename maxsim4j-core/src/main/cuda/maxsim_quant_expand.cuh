@@ -1,6 +1,7 @@
 // How the compressed-document kernels (maxsim_forward_quant.cu on mma.sync, maxsim_forward_quant_wgmma.cu on
 // wgmma) load and expand document bytes: the piece of a token each thread copies, the exact expansion of its bytes
-// into bf16 or fp16 operand pairs, and the k order (pieceDim) that expansion leaves, which the query operand follows.
+// into bf16 or fp16 operand pairs, and the k order (pieceDim) that expansion leaves, which the query operand follows;
+// and the same expansion in dimension order for the wgmma kernel's tiles (maxsim_forward_wgmma.cu).
 #pragma once
 #include <type_traits>
 #include "maxsim_async.cuh"
@@ -93,6 +94,18 @@ template <typename O> __device__ __forceinline__ void expand(E4M3, uint32_t w, u
     b1 = pack<O>(b.x, b.y);
   }
 }
+// 4 stored int8 or e4m3 values (a word, dims 0-3) as two operand pairs in dimension order, (0, 1) and (2, 3),
+// as the wgmma kernel's shared-memory tiles hold them (expand leaves int8 as (0, 2) and (1, 3)).
+template <typename O> __device__ __forceinline__ void expandInOrder(S8, uint32_t w, uint32_t& p01, uint32_t& p23) {
+  uint32_t b0, b1;
+  expand<O>(S8{}, w, b0, b1);
+  p01 = __byte_perm(b0, b1, 0x5410);
+  p23 = __byte_perm(b0, b1, 0x7632);
+}
+template <typename O> __device__ __forceinline__ void expandInOrder(E4M3, uint32_t w, uint32_t& p01, uint32_t& p23) {
+  expand<O>(E4M3{}, w, p01, p23);
+}
+
 // Bits of step j as +-1: a set bit clears the sign of its half. b0 takes bits 15 - 2j and 31 - 2j of `w`, b1
 // bits 14 - 2j and 30 - 2j (a shift and one logic operation each).
 template <typename O> __device__ __forceinline__ void expandBits(uint32_t w, int j, uint32_t& b0, uint32_t& b1) {

@@ -127,8 +127,8 @@ final class ForwardPlan {
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
   static Plan plan(ForwardShape s, GpuCapabilities gpu) {
     if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
-      if (wgmmaInt8Pays(s, gpu)) {
-        // rule 19: int8 on both sides straight into the integer tensor cores
+      if (wgmmaCompressedPays(s, gpu)) {
+        // rule 19: int8 and e4m3 documents through the wgmma kernel's tiles (int8 on both sides as stored)
         return wgmmaGroupsPay(s, gpu) ? wgmmaGroups(s, gpu) : wgmma(s, gpu, true);
       }
       // rule 18: compressed documents expanded in registers for the tensor cores (wgmma on sm_90, else mma),
@@ -203,23 +203,31 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 19: int8 on both sides on sm_90, inference, d a multiple of 16 (whole 16-byte copies): the wgmma
-   * kernel multiplies the stored bytes as they are (s32 accumulators, exact) and scales each product in its
-   * fold, where its shared memory fits. Not e4m3: the fp8 tensor cores add into a 13-bit mantissa (products
-   * below 2^-13 of the running sum are dropped), where every kernel's contract is fp32 accumulation.
+   * Rule 19: int8 or e4m3 documents on sm_90 with bf16 or fp16 queries or queries of their own type, inference,
+   * d a multiple of 16 (whole 16-byte loads) up to 1024 (the widest the GPU tests run): the wgmma kernel, where
+   * its shared memory fits. int8 on both sides
+   * is multiplied as stored (s32 accumulators, exact); everything else is expanded, exactly, to bf16 or fp16
+   * on its way into the tiles (e4m3 on both sides to fp16). Not on the fp8 tensor cores: they add into a 13-bit
+   * mantissa (products below 2^-13 of the running sum are dropped), where every kernel's contract is fp32
+   * accumulation. Each product is scaled in the fold.
    */
-  static boolean wgmmaInt8Applies(ForwardShape s, GpuCapabilities gpu) {
-    return gpu.major() == 9 && s.queryType() == DType.INT8 && s.documentType() == DType.INT8 && !s.argmax()
-        && s.dim() % 16 == 0 && wgmmaFits(wgmmaRows(s.maxQueryLength()), s, gpu);
+  static boolean wgmmaCompressedApplies(ForwardShape s, GpuCapabilities gpu) {
+    DType q = s.queryType();
+    DType d = s.documentType();
+    boolean documents = d == DType.INT8 || d == DType.FLOAT8_E4M3;
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q == d;
+    return gpu.major() == 9 && documents && queries && !s.argmax() && s.dim() % 16 == 0 && s.dim() <= QW_MAX_DIM
+        && wgmmaFits(wgmmaRows(s.maxQueryLength()), s, gpu);
   }
 
   /**
-   * Rule 19: where that kernel applies, it runs where it measured faster than the mma.sync kernel expanding the
-   * documents: queries of more than 32 tokens, query groups, and d over 128 (where the mma.sync kernel does
-   * not run). One query of at most 32 tokens per pair reads the documents faster there, a warp per pair.
+   * Rule 19: where that kernel applies, it runs where it measured faster than the compressed-document kernels
+   * of rule 18: queries of more than 32 tokens, query groups, and d over 128 (where the mma.sync kernel does not
+   * run). One query of at most 32 tokens per pair reads the documents faster on the mma.sync kernel, a warp per
+   * pair.
    */
-  static boolean wgmmaInt8Pays(ForwardShape s, GpuCapabilities gpu) {
-    return wgmmaInt8Applies(s, gpu)
+  static boolean wgmmaCompressedPays(ForwardShape s, GpuCapabilities gpu) {
+    return wgmmaCompressedApplies(s, gpu)
         && (!quantApplies(s, gpu) || s.maxQueryLength() > GROUP_ROWS || wgmmaGroupsPay(s, gpu));
   }
 
@@ -427,7 +435,7 @@ final class ForwardPlan {
   static Plan wgmmaGroups(ForwardShape s, GpuCapabilities gpu) {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
     Ring ring = ring(WGMMA_GROUP_ROWS, s, gpu,
-        stages -> FORWARD + "_wgmma_g4_s" + stages + saved + suffix(s.queryType()));
+        stages -> FORWARD + "_wgmma_g4_s" + stages + saved + wgmmaTypes(s));
     int groups = groups(s.queries());
     int segments = Math.max(1, Math.min(s.perQuery(), ring.perSm() * gpu.multiprocessors() / groups));
     return new Plan(Family.WGMMA_GROUPS, FORWARD_WGMMA, ring.entry(), Math.multiplyExact(groups, segments), 1,
@@ -485,7 +493,7 @@ final class ForwardPlan {
     int rows = wgmmaRows(s.maxQueryLength());
     String saved = s.argmax() ? "_argmax_" : "_";
     Ring ring = ring(rows, s, gpu,
-        stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved + suffix(s.queryType()));
+        stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved + wgmmaTypes(s));
     Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
     int passes = (s.maxQueryLength() + rows - 1) / rows;
     if (split.slices() == 1 && passes > 1 && splitPasses) {
@@ -564,13 +572,25 @@ final class ForwardPlan {
   }
 
   /**
-   * The alignment pad, one pass of query rows (all of d, in 128-byte k-chunks) and the ring, whose stages
-   * carry their tile's document scales where the tokens are int8.
+   * The alignment pad, one pass of query rows (all of d as the tensor cores take it, in 128-byte k-chunks) and
+   * the ring, whose stages carry their tile's document scales where a side is compressed.
    */
   private static int wgmmaSharedBytes(int rows, int stages, ForwardShape s) {
-    long rowBytes = s.queryType().bytesPerToken(s.dim());
-    int stageBytes = WGMMA_STAGE_BYTES + (s.queryType().isQuantized() ? WGMMA_SCALE_BYTES : 0);
+    long rowBytes = (long) s.dim() * (isInt8Pair(s) ? 1 : 2);
+    boolean scaled = s.queryType().isQuantized() || s.documentType().isQuantized();
+    int stageBytes = WGMMA_STAGE_BYTES + (scaled ? WGMMA_SCALE_BYTES : 0);
     return WGMMA_ALIGN_PAD + (int) ((rowBytes + 127) / 128) * rows * 128 + stages * stageBytes;
+  }
+
+  /** int8 on both sides: the wgmma kernel multiplies the bytes as stored, 128 per k-chunk. */
+  private static boolean isInt8Pair(ForwardShape s) {
+    return s.queryType() == DType.INT8 && s.documentType() == DType.INT8;
+  }
+
+  /** The wgmma entries' type suffix: one type for both sides, else the queries' then the documents'. */
+  private static String wgmmaTypes(ForwardShape s) {
+    return s.queryType() == s.documentType() ? suffix(s.queryType())
+        : suffix(s.queryType()) + "_" + suffix(s.documentType());
   }
 
   private static int groupFragmentBytes(ForwardShape s) {

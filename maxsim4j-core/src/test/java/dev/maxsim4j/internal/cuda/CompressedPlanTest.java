@@ -35,27 +35,27 @@ class CompressedPlanTest {
   }
 
   @Test
-  void onSm90QueryGroupsLongQueriesLongDocumentsAndWideDimsTakeTheWgmmaKernel() {
-    Plan p = ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200);
+  void onSm90OneBitDocumentsCompressedQueriesAndLongDocumentsTakeTheExpandingWgmmaKernel() {
+    Plan p = ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY), H200);
     assertEquals(Family.QUANT_WGMMA, p.family());
-    assertEquals("maxsim_forward_quant_wgmma_g128_c2_bf16_s8", p.entry()); // 2 groups of 4 queries x 2000
+    assertEquals("maxsim_forward_quant_wgmma_g128_c1_bf16_b1", p.entry()); // 2 groups of 4 queries x 2000
     assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM here)
-    // 128 rows x 128 dims of bf16; 6 stages of 2 rows x 128 threads x (2 chunks x 16 bytes + a scale); the
+    // 128 rows x 128 dims of bf16; 8 stages of 2 rows x 128 threads x (a 4-byte piece + a scale); the
     // epilogue's maxima, the rows' scales and validity, the slot sums
-    assertEquals(128 * 128 * 2 + 6 * (2 * 128 * (2 * 16 + 4)) + (10 * 128 + 4) * 4, p.sharedBytes());
+    assertEquals(128 * 128 * 2 + 8 * (2 * 128 * (4 + 4)) + (10 * 128 + 4) * 4, p.sharedBytes());
     assertEquals(true, p.optIn());
     assertEquals("maxsim_forward_quant_wgmma_p32_c1_bf16_s8", // long documents, one short query
         ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_quant_wgmma_p128_c1_f16_b1", // 33 to 128 query tokens: one pass of 128 rows
         ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.FLOAT16, DType.BINARY), H200).entry());
-    assertEquals("maxsim_forward_quant_wgmma_g128_c2_bf16_e4m3", // groups against very long documents
-        ForwardPlan.plan(shape(16, 32, 32, 8192, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_g128_c1_bf16_b1", // groups against very long documents
+        ForwardPlan.plan(shape(16, 32, 32, 8192, 256, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_wgmma_p32_c1_b1_b1", // compressed queries: where only wgmma runs
         ForwardPlan.plan(shape(1, 100, 32, 300, 256, DType.BINARY, DType.BINARY), H200).entry());
-    assertEquals("maxsim_forward_quant_wgmma_p32_c2_bf16_s8", // d = 1024: 128 rows would not fit, so passes of 32
+    assertEquals("maxsim_forward_quant_wgmma_p32_c2_bf16_s8", // d = 1024, 128 rows: rule 19's tiles do not fit
         ForwardPlan.plan(shape(1, 500, 128, 300, 1024, DType.BFLOAT16, DType.INT8), H200).entry());
-    assertEquals("maxsim_forward_quant_wgmma_p32_c2_f16_s8", // d over 128: the mma.sync kernel does not run
-        ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.FLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_p32_c2_s8_e4m3", // two compressed types, d over 128
+        ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.INT8, DType.FLOAT8_E4M3), H200).entry());
   }
 
   @Test
@@ -65,47 +65,57 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry()); // one query: pairs taken at run time
     assertEquals(132 * 4, p.blocks()); // the warps the GPU holds (4 blocks per SM here), 4 per block
     assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
-    assertEquals("maxsim_forward_quant_c1_f16_e4m3", // 2 groups x 100 documents: under 8 stages per block
-        ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.FLOAT8_E4M3, false), H200).entry());
+    assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
+        ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.BINARY, false), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_bf16_s8", // long documents, but under 4 pairs per block
         ForwardPlan.plan(shape(1, 1000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
-    assertEquals("maxsim_forward_quant_c2_dyn_bf16_e4m3", // over 128 query tokens: several passes either way
-        ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // over 128 query tokens: several passes either way
+        ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_c2_s8_e4m3", // compressed queries, both kernels run: mma.sync
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_b1_b1",
         ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
-    assertEquals("maxsim_forward_quant_c2_bf16_s8", // groups, but under 8 stages per block
-        ForwardPlan.plan(shape(32, 32, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_c1_bf16_b1", // groups, but under 8 stages per block
+        ForwardPlan.plan(shape(32, 32, 32, 300, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
   }
 
   @Test
-  void onSm90Int8OnBothSidesTakesTheWgmmaKernelAsStored() {
+  void onSm90Int8AndE4m3DocumentsTakeTheWgmmaKernelsTiles() {
     Plan p = ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.INT8, DType.INT8), H200);
     assertEquals(Family.WGMMA, p.family());
     assertEquals("maxsim_forward_wgmma_r128_s6_s8", p.entry());
     // the pad, 128 rows of 128 bytes, the ring of 128 tokens x 128 bytes and their 128 scales a stage
     assertEquals(1024 + 128 * 128 + 6 * (128 * 128 + 128 * 4), p.sharedBytes());
     assertEquals(8, p.split().passes()); // 1024 rows in passes of 128, spread over grid.y
+    // expanded to halves: 128 rows of 256 bytes (two k-chunks of 64 dims)
+    Plan e = ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200);
+    assertEquals("maxsim_forward_wgmma_r128_s6_bf16_e4m3", e.entry());
+    assertEquals(1024 + 2 * 128 * 128 + 6 * (128 * 128 + 128 * 4), e.sharedBytes());
+    assertEquals("maxsim_forward_wgmma_r128_s6_e4m3", // e4m3 on both sides, expanded to fp16
+        ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_wgmma_r64_s6_s8",
         ForwardPlan.plan(shape(1, 10000, 33, 300, 128, DType.INT8, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_wgmma_g4_s6_s8", // several short queries: query groups
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
-    assertEquals("maxsim_forward_wgmma_r32_s6_s8", // d over 128: the mma.sync kernel does not run
-        ForwardPlan.plan(shape(1, 4000, 32, 300, 512, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_wgmma_g4_s6_bf16_s8",
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_wgmma_g4_s6_f16_e4m3",
+        ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.FLOAT8_E4M3, false), H200).entry());
+    assertEquals("maxsim_forward_wgmma_r32_s6_f16_s8", // d over 128: the mma.sync kernel does not run
+        ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.FLOAT16, DType.INT8), H200).entry());
     // one query of at most 32 tokens: the mma.sync kernel, a warp per pair, reads the documents faster
     assertEquals("maxsim_forward_quant_c2_dyn_s8_s8",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
-    // where it does not apply: e4m3 (the fp8 tensor cores do not accumulate in fp32), d not a multiple of 16,
-    // the argmax, two types, before sm_90
-    assertEquals("maxsim_forward_quant_c2_e4m3_e4m3",
-        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    // where it does not apply: d not a multiple of 16, the argmax, queries of another compressed type, 1-bit
+    // documents, before sm_90
     assertEquals("maxsim_forward_scaled_s8_s8",
         ForwardPlan.plan(shape(1, 100, 32, 300, 40, DType.INT8, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_scaled_s8_s8",
         ForwardPlan.plan(shape(1, 100, 32, 128, DType.INT8, DType.INT8, true), H200).entry());
     assertEquals(Family.QUANT,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3), H200).family());
+    assertEquals(Family.QUANT_WGMMA,
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY), H200).family());
     assertEquals(Family.QUANT, ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8), gpu(8, 9))
         .family());
   }
@@ -164,11 +174,11 @@ class CompressedPlanTest {
     KernelArgs.Quant b = (KernelArgs.Quant) ForwardLaunches.of(ForwardPlan.plan(several, gpu(8, 9)), several,
         new Operands(q, d, 0x9000, 0, 0)).get(0).args();
     assertNull(b.work()); // queries shared: a static split, no counters
-    ForwardShape groups = shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8);
+    ForwardShape groups = shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY);
     KernelArgs.Quant w = (KernelArgs.Quant) ForwardLaunches.of(ForwardPlan.plan(groups, H200), groups,
         new Operands(q, d, 0x9000, 0, 0)).get(0).args();
     assertEquals(0x1500, w.dScale());
-    assertNull(w.work()); // the wgmma kernel splits statically
+    assertNull(w.work()); // the expanding wgmma kernel splits statically
     ForwardShape groups8 = shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8);
     KernelArgs.Wgmma e = assertInstanceOf(KernelArgs.Wgmma.class, ForwardLaunches.of(ForwardPlan.plan(groups8, H200),
         groups8, new Operands(q, d, 0x9000, 0, 0)).get(0).args()); // int8 on both sides, sm_90

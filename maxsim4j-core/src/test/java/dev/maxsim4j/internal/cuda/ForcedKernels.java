@@ -25,8 +25,8 @@ import java.util.function.UnaryOperator;
  *   <li>{@code wide}: the rules, the training argmax kept in int32;
  *   <li>{@code quant_mma}, {@code quant_wgmma}: compressed documents on the mma.sync or the wgmma kernel
  *       wherever it runs (rule 18 chooses between them where both do);
- *   <li>{@code wgmma_s8}: int8 on both sides on the wgmma kernel's s8 entries wherever they run (rule 19
- *       chooses where).
+ *   <li>{@code wgmma_compressed}: int8 and e4m3 documents on the wgmma kernel wherever its compressed entries
+ *       run (rule 19 chooses where).
  * </ul>
  */
 public final class ForcedKernels {
@@ -82,12 +82,12 @@ public final class ForcedKernels {
       case "quant_mma" -> (s, g) -> ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.plan(s, g);
       case "quant_wgmma" -> (s, g) -> ForwardPlan.quantWgmmaApplies(s, g) ? ForwardPlan.quantWgmma(s, g)
           : ForwardPlan.plan(s, g);
-      case "wgmma_s8" -> (s, g) -> !ForwardPlan.wgmmaInt8Applies(s, g) ? ForwardPlan.plan(s, g)
+      case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
           : ForwardPlan.wgmmaGroupsPay(s, g) ? ForwardPlan.wgmmaGroups(s, g) : ForwardPlan.wgmma(s, g, true);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma, wgmma_serial, "
           + "nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
-          + "quant_wgmma, wgmma_s8");
+          + "quant_wgmma, wgmma_compressed");
     };
   }
 
