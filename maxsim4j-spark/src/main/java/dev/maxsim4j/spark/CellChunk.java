@@ -12,14 +12,14 @@ import org.apache.spark.unsafe.Platform;
 /**
  * A {@link DocumentChunk} of {@link TokenCodec} binary cells, each copied once, from Spark's row straight into
  * the batch's buffer: reading a cell as a {@code byte[]} and packing it later would copy (and allocate) it twice.
- * The buffer is kept from one chunk to the next and the batch views its filled part, so a partition allocates
- * it once; it holds at most {@link #BUFFER_BYTES}, a bound that keeps a chunk in the caches between being packed
- * and being scored, not the whole partition in memory twice.
+ * The buffer is sized for a full chunk at the first document, kept from one chunk to the next, and the batch
+ * views its filled part, so a partition allocates it once and never grows it; it holds at most
+ * {@link #BUFFER_BYTES} (unless one document alone takes more), which bounds what a task holds besides its
+ * rows, whatever the size of its partition.
  */
 final class CellChunk implements DocumentChunk {
   /** The most token bytes a chunk holds, unless one document alone takes more. */
   static final long BUFFER_BYTES = 32L << 20;
-  private static final int FIRST_BYTES = 1 << 20;
 
   private final TokenShape shape = new TokenShape("document");
   private final int maxRows;
@@ -121,7 +121,8 @@ final class CellChunk implements DocumentChunk {
     if (bytes <= held) {
       return;
     }
-    long grown = Math.max(bytes, Math.min(BUFFER_BYTES, Math.max(FIRST_BYTES, 2L * held)));
+    // sized at once for a chunk of documents like the first, so that a partition neither grows nor copies it
+    long grown = Math.max(bytes, Math.min(BUFFER_BYTES, held == 0 ? (long) bytes * maxRows : 2L * held));
     int elements = Math.toIntExact((grown + unit - 1) / unit);
     data = !sameKind ? newArray(type, elements)
         : data instanceof byte[] b ? Arrays.copyOf(b, elements)
