@@ -46,17 +46,18 @@ tr ':' '\n' < "$work/spark-classpath.txt" | while read -r jar; do ln -s "$jar" "
 echo "SPARK_HOME=$SPARK_HOME: $(ls "$SPARK_HOME/jars" | wc -l) jars; job jar $(basename "$job")"
 
 # bin/spark-class: the launcher prints its messages, a NUL and a newline, then the java command's arguments
-# each ended by a NUL; the script runs that command
+# each ended by a NUL; the shell is replaced by that command (exec), so run it in a subshell or in the
+# background, where $! is then the JVM's own process id
 spark_class() {
   local parts=() cmd=()
-  "$java" -Xmx128m -cp "$SPARK_HOME/jars/*" org.apache.spark.launcher.Main "$@" > "$work/command"
-  mapfile -d '' parts < "$work/command"
+  "$java" -Xmx128m -cp "$SPARK_HOME/jars/*" org.apache.spark.launcher.Main "$@" > "$work/command.$BASHPID"
+  mapfile -d '' parts < "$work/command.$BASHPID"
   [[ -z ${parts[0]} ]] || printf '%s' "${parts[0]}"
   cmd=("${parts[@]:1}")
   cmd[0]=${cmd[0]#$'\n'}
-  "${cmd[@]}"
+  exec "${cmd[@]}"
 }
-spark_submit() { spark_class org.apache.spark.deploy.SparkSubmit "$@"; }
+spark_submit() { (spark_class org.apache.spark.deploy.SparkSubmit "$@"); }
 
 # runs spark-submit, its output in logs/NAME.log; fails the script unless it exits with STATUS
 submit() {
