@@ -49,9 +49,9 @@ echo "SPARK_HOME=$SPARK_HOME: $(ls "$SPARK_HOME/jars" | wc -l) jars; job jar $(b
 # each ended by a NUL; the shell is replaced by that command (exec), so run it in a subshell or in the
 # background, where $! is then the JVM's own process id
 spark_class() {
-  local parts=() cmd=()
-  "$java" -Xmx128m -cp "$SPARK_HOME/jars/*" org.apache.spark.launcher.Main "$@" > "$work/command.$BASHPID"
-  mapfile -d '' parts < "$work/command.$BASHPID"
+  local parts=() cmd=() file="$work/command.$BASHPID"
+  "$java" -Xmx128m -cp "$SPARK_HOME/jars/*" org.apache.spark.launcher.Main "$@" > "$file"
+  mapfile -d '' parts < "$file"
   [[ -z ${parts[0]} ]] || printf '%s' "${parts[0]}"
   cmd=("${parts[@]:1}")
   cmd[0]=${cmd[0]#$'\n'}
