@@ -64,7 +64,7 @@ final class DistributedTopK {
     }
     Broadcast<QuerySet> broadcast = JavaSparkContext.fromSparkContext(spark.sparkContext()).broadcast(set);
     // Spark's internal rows: no conversion to Row, and array<array<float>> read unboxed
-    JavaRDD<InternalRow> documents = corpus.data().select(TableColumns.of(corpus)).queryExecution().toRdd()
+    JavaRDD<InternalRow> documents = corpus.data().select(TableColumns.read(corpus)).queryExecution().toRdd()
         .toJavaRDD();
     int reducers = Math.max(1, Math.min(set.size(), spark.sparkContext().defaultParallelism()));
     PartitionTopK ranking = new PartitionTopK(broadcast, k, chunkRows, corpus.idType(),
@@ -90,34 +90,28 @@ final class DistributedTopK {
       }
       scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
       QuerySet set = queries.value();
-      TokenRows chunk = new TokenRows("document");
-      chunk.expectDim(set.tokens().dim(), "the queries");
+      DocumentChunk chunk = DocumentChunk.of(binaryTokens, chunkRows, PairScoring.CHUNK_ELEMENTS,
+          set.tokens().dim());
       List<Object> chunkIds = new ArrayList<>();
-      TopK best = null;
-      Map<Integer, Object> bestIds = Map.of();
-      int chunkStart = 0;
+      Ranked ranked = new Ranked();
       while (rows.hasNext()) {
-        InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
+        InternalRow r = rows.next(); // a reused buffer: the chunk copies what it keeps
         Object id = toId.apply(r.get(0, idType));
         if (id == null) {
           throw new IllegalArgumentException("a document's id is null (partition " + partition + ", row "
-              + (chunkStart + chunk.rows()) + "); expected every document to have an id (results name them by id)");
+              + (ranked.chunkStart + chunk.rows()) + "); expected every document to have an id (results name"
+              + " them by id)");
         }
-        Object tokens = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
-        chunk.add(id, tokens, r.isNullAt(2) ? null : r.getArray(2));
+        Object mask = r.numFields() > 2 && !r.isNullAt(2) ? r.getArray(2) : null;
+        if (!chunk.add(id, r, mask)) {
+          ranked.rank(set, chunk, chunkIds, k);
+          chunk.add(id, r, mask);
+        }
         chunkIds.add(id);
-        if (rows.hasNext() && chunk.rows() < chunkRows
-            && (long) chunk.tokens() * chunk.dim() < PairScoring.CHUNK_ELEMENTS) {
-          continue;
-        }
-        int dim = set.tokens().dim() != 0 ? set.tokens().dim() : chunk.dim();
-        TopK part = ExecutorMaxSim.get().topK(set.batch(dim), chunk.pack(Math.max(1, dim)).toBatch(), k);
-        best = best == null ? part : TopK.merge(k, List.of(best, part), new int[] {0, chunkStart});
-        bestIds = idsOf(best, bestIds, chunkIds, chunkStart);
-        chunkStart = Math.addExact(chunkStart, chunk.rows());
-        chunk.clear();
-        chunkIds.clear();
       }
+      ranked.rank(set, chunk, chunkIds, k);
+      TopK best = ranked.best;
+      Map<Integer, Object> bestIds = ranked.ids;
       List<Tuple2<Integer, PartTop>> out = new ArrayList<>(set.size());
       for (int q = 0; q < set.size(); q++) {
         Object[] ids = new Object[best.indices()[q].length];
@@ -128,17 +122,32 @@ final class DistributedTopK {
       }
       return out.iterator();
     }
+  }
 
-    /** The ids of the documents in {@code best}: from the chunk just ranked, or kept from before it. */
-    private static Map<Integer, Object> idsOf(TopK best, Map<Integer, Object> before, List<Object> chunkIds,
-        int chunkStart) {
-      Map<Integer, Object> ids = new HashMap<>();
+  /** A partition's best k so far, over the chunks ranked, with the ids of the documents it holds. */
+  private static final class Ranked {
+    private TopK best;
+    private Map<Integer, Object> ids = Map.of();
+    private int chunkStart;
+
+    /** Ranks the chunk's documents, merges them into the best so far and empties the chunk. */
+    void rank(QuerySet set, DocumentChunk chunk, List<Object> chunkIds, int k) {
+      if (chunk.rows() == 0) {
+        return;
+      }
+      int dim = set.tokens().dim() != 0 ? set.tokens().dim() : Math.max(1, chunk.dim());
+      TopK part = ExecutorMaxSim.get().topK(set.batch(dim), chunk.batch(dim), k);
+      best = best == null ? part : TopK.merge(k, List.of(best, part), new int[] {0, chunkStart});
+      Map<Integer, Object> kept = new HashMap<>();
       for (int[] row : best.indices()) {
         for (int local : row) {
-          ids.put(local, local >= chunkStart ? chunkIds.get(local - chunkStart) : before.get(local));
+          kept.put(local, local >= chunkStart ? chunkIds.get(local - chunkStart) : ids.get(local));
         }
       }
-      return ids;
+      ids = kept;
+      chunkStart = Math.addExact(chunkStart, chunk.rows());
+      chunk.clear();
+      chunkIds.clear();
     }
   }
 

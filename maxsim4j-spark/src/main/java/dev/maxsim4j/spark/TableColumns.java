@@ -13,4 +13,13 @@ final class TableColumns {
     Column mask = t.mask() == null ? lit(null).cast("array<boolean>") : col(t.mask());
     return new Column[] {col(t.id()), col(t.tokens()), mask};
   }
+
+  /**
+   * The columns a scan of {@code t} reads: (id, tokens), and the mask only where the table has one, since a
+   * column of null masks would make Spark copy every row into a new one to add it.
+   */
+  static Column[] read(EmbeddingTable t) {
+    return t.mask() == null ? new Column[] {col(t.id()), col(t.tokens())}
+        : new Column[] {col(t.id()), col(t.tokens()), col(t.mask())};
+  }
 }

@@ -2,6 +2,8 @@ package dev.maxsim4j.spark;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -29,6 +31,11 @@ public final class TokenCodec {
   static final byte MARK = 0x6D;
   private static final DType[] CODES = {DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16, DType.INT8,
       DType.FLOAT8_E4M3, DType.BINARY};
+
+  /** A cell's header and payload are little-endian on every platform. */
+  static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   private TokenCodec() {}
 
@@ -95,37 +102,46 @@ public final class TokenCodec {
     if (cell == null) {
       throw new IllegalArgumentException(what + " is null; expected a maxsim4j token cell");
     }
-    if (cell.length < HEADER_BYTES || cell[0] != MARK) {
-      throw new IllegalArgumentException(what + " is " + cell.length + " bytes that do not start with a maxsim4j"
+    Header h = header(MemorySegment.ofArray(cell), what);
+    return new Cell(h.type(), h.dim(), h.length(), cell);
+  }
+
+  /**
+   * The type, d and token count of the cell in {@code cell} (wherever it lies: a row of Spark's, a byte array),
+   * checked against its size and, for a quantized type, its scales.
+   */
+  static Header header(MemorySegment cell, String what) {
+    long size = cell.byteSize();
+    if (size < HEADER_BYTES || cell.get(ValueLayout.JAVA_BYTE, 0) != MARK) {
+      throw new IllegalArgumentException(what + " is " + size + " bytes that do not start with a maxsim4j"
           + " token header; expected a cell written by TokenCodec.encode or maxsim_encode");
     }
-    ByteBuffer in = ByteBuffer.wrap(cell).order(ByteOrder.LITTLE_ENDIAN);
-    int code = cell[1];
+    int code = cell.get(ValueLayout.JAVA_BYTE, 1);
     if (code < 0 || code >= CODES.length) {
       throw new IllegalArgumentException(what + " has type code " + code + "; expected 0.." + (CODES.length - 1));
     }
     DType type = CODES[code];
-    int dim = in.getInt(2);
-    int length = in.getInt(6);
+    int dim = cell.get(INT, 2);
+    int length = cell.get(INT, 6);
     if (dim < 0 || length < 0 || dim == 0 && length > 0) {
       throw new IllegalArgumentException(what + " has d = " + dim + " and L = " + length
           + "; expected d >= 1 (or d = 0 with L = 0) and L >= 0");
     }
     long expected = HEADER_BYTES + payloadBytes(type, dim, length);
-    if (cell.length != expected) {
-      throw new IllegalArgumentException(what + " is " + cell.length + " bytes; expected " + expected + " for L = "
+    if (size != expected) {
+      throw new IllegalArgumentException(what + " is " + size + " bytes; expected " + expected + " for L = "
           + length + " tokens of d = " + dim + " in " + type);
     }
     if (type.isQuantized()) {
-      checkScales(in, length, what);
+      checkScales(cell, length, what);
     }
-    return new Cell(type, dim, length, cell);
+    return new Header(type, dim, length);
   }
 
   /** A scale that is not finite would fail the whole batch later without naming the row, or score NaN. */
-  private static void checkScales(ByteBuffer in, int length, String what) {
+  private static void checkScales(MemorySegment cell, int length, String what) {
     for (int t = 0; t < length; t++) {
-      float scale = in.getFloat(HEADER_BYTES + 4 * t);
+      float scale = cell.get(FLOAT, HEADER_BYTES + 4L * t);
       if (!Float.isFinite(scale)) {
         throw new IllegalArgumentException(what + " has scale " + scale + " at token " + t
             + "; expected a finite scale");
@@ -147,6 +163,9 @@ public final class TokenCodec {
     int code = java.util.Arrays.asList(CODES).indexOf(type);
     return out.put(MARK).put((byte) code).putInt(dim).putInt(length);
   }
+
+  /** What a cell's header states, checked. */
+  record Header(DType type, int dim, int length) {}
 
   /** A checked cell: its type, d, token count and bytes. */
   record Cell(DType type, int dim, int length, byte[] bytes) {

@@ -15,20 +15,16 @@ import org.apache.spark.sql.catalyst.util.ArrayData;
  * and copied once, into arrays of the exact size, when the batch is packed. Errors name the row's id.
  */
 final class TokenRows {
-  private final String role;
+  private final TokenShape shape;
   private final List<Object> pending = new ArrayList<>(); // per row: a TokenCodec.Cell or the row's float[]
-  private DType type;
-  private int dim;
   private int[] offsets = new int[17];
   private int rows;
   private int tokens;
   private boolean[] mask;
-  private int expectedDim; // 0: any
-  private String expectedOf;
 
   /** {@code role} names the rows in errors: "query" or "document". */
   TokenRows(String role) {
-    this.role = role;
+    this.shape = new TokenShape(role);
   }
 
   int rows() {
@@ -41,7 +37,7 @@ final class TokenRows {
 
   /** d of the rows so far; 0 while none held a token. */
   int dim() {
-    return dim;
+    return shape.dim();
   }
 
   /**
@@ -49,8 +45,7 @@ final class TokenRows {
    * is an error naming it, rather than a mismatch of two whole batches. Kept by {@link #clear}.
    */
   void expectDim(int d, String of) {
-    expectedDim = d;
-    expectedOf = of;
+    shape.expectDim(d, of);
   }
 
   void clear() {
@@ -58,8 +53,7 @@ final class TokenRows {
     rows = 0;
     tokens = 0;
     mask = null;
-    type = null;
-    dim = 0;
+    shape.reset();
   }
 
   /**
@@ -67,12 +61,12 @@ final class TokenRows {
    * {@code maskCell}, when not null, an {@code array<boolean>} with one flag per token.
    */
   void add(Object id, Object cell, Object maskCell) {
-    addNamed("tokens of " + role + " '" + id + "'", cell, maskCell);
+    addNamed("tokens of " + shape.role() + " '" + id + "'", cell, maskCell);
   }
 
   /** As {@link #add} for a row without an id (a SQL function's argument), named by its role alone. */
   void addUnnamed(Object cell) {
-    addNamed("tokens of the " + role, cell, null);
+    addNamed("tokens of the " + shape.role(), cell, null);
   }
 
   private void addNamed(String what, Object cell, Object maskCell) {
@@ -80,7 +74,7 @@ final class TokenRows {
     if (cell instanceof byte[] b) {
       TokenCodec.Cell c = TokenCodec.read(b, what);
       if (c.length() > 0) {
-        accept(c.type(), c.dim(), what);
+        shape.accept(c.type(), c.dim(), what);
         pending.add(c);
         tokens = Math.addExact(tokens, c.length());
       }
@@ -108,8 +102,8 @@ final class TokenRows {
 
   /** The rows so far; {@code fallbackDim} is d when no row held a token (any d scores such rows alike). */
   PackedTokens pack(int fallbackDim) {
-    DType t = type == null ? DType.FLOAT32 : type;
-    int d = dim == 0 ? fallbackDim : dim;
+    DType t = shape.type() == null ? DType.FLOAT32 : shape.type();
+    int d = shape.dim() == 0 ? fallbackDim : shape.dim();
     int[] off = Arrays.copyOf(offsets, rows + 1);
     boolean[] m = mask == null ? null : Arrays.copyOf(mask, tokens);
     if (t.isQuantized()) {
@@ -170,7 +164,7 @@ final class TokenRows {
       }
       int d = elements.length();
       checkTokenDim(d, values == null ? d : values.length / n, t, what);
-      accept(DType.FLOAT32, d, what);
+      shape.accept(DType.FLOAT32, d, what);
       if (values == null) {
         values = new float[Math.multiplyExact(n, d)];
       }
@@ -201,7 +195,7 @@ final class TokenRows {
       ArrayData token = arrays.getArray(t);
       int d = token.numElements();
       checkTokenDim(d, values == null ? d : values.length / n, t, what);
-      accept(DType.FLOAT32, d, what);
+      shape.accept(DType.FLOAT32, d, what);
       for (int k = 0; k < d; k++) {
         if (token.isNullAt(k)) {
           throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is null; expected a float");
@@ -228,6 +222,20 @@ final class TokenRows {
   }
 
   private void addMask(Object maskCell, int rowTokens, String what) {
+    int at = tokens - rowTokens;
+    if (mask == null) {
+      mask = new boolean[Math.max(16, tokens)];
+      Arrays.fill(mask, 0, at, true);
+    }
+    mask = grow(mask, tokens);
+    copyMask(maskCell, rowTokens, what, mask, at);
+  }
+
+  /**
+   * Copies a row's mask cell ({@code array<boolean>} as a Row or Spark's internal rows hold it), one flag per
+   * token of the row, into {@code dst[at..]}; any other cell is an error naming the row.
+   */
+  static void copyMask(Object maskCell, int rowTokens, String what, boolean[] dst, int at) {
     String row = what.substring("tokens of ".length());
     List<?> flags = maskCell instanceof scala.collection.Seq<?> s ? scala.jdk.javaapi.CollectionConverters.asJava(s)
         : maskCell instanceof ArrayData a ? maskFlags(a) : null;
@@ -236,18 +244,12 @@ final class TokenRows {
           + (flags == null ? "type " + maskCell.getClass().getName() : flags.size() + " flags")
           + "; expected array<boolean> with one flag per token (" + rowTokens + ")");
     }
-    int at = tokens - rowTokens;
-    if (mask == null) {
-      mask = new boolean[Math.max(16, tokens)];
-      Arrays.fill(mask, 0, at, true);
-    }
-    mask = grow(mask, tokens);
     for (int t = 0; t < rowTokens; t++) {
       if (!(flags.get(t) instanceof Boolean valid)) {
         throw new IllegalArgumentException("mask of " + row + " has " + flags.get(t) + " at token " + t
             + "; expected true or false");
       }
-      mask[at + t] = valid;
+      dst[at + t] = valid;
     }
   }
 
@@ -259,32 +261,7 @@ final class TokenRows {
     return flags;
   }
 
-  /** All rows of one batch must share a type and d. */
-  private void accept(DType t, int d, String what) {
-    if (type == null) {
-      if (expectedDim != 0 && d != expectedDim) {
-        throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + expectedDim + " like "
-            + expectedOf);
-      }
-      type = t;
-      dim = d;
-      return;
-    }
-    if (t != type) {
-      throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + plural()
-          + " before it (a column holds one type; convert it with TokenColumns.encode)");
-    }
-    if (d != dim) {
-      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the "
-          + plural() + " before it");
-    }
-  }
-
-  private String plural() {
-    return role.endsWith("y") ? role.substring(0, role.length() - 1) + "ies" : role + "s";
-  }
-
-  private static boolean[] grow(boolean[] a, int n) {
+  static boolean[] grow(boolean[] a, int n) {
     return n <= a.length ? a : Arrays.copyOf(a, Math.max(n, a.length * 2));
   }
 }

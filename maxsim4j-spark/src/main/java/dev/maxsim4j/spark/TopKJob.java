@@ -1,7 +1,9 @@
 package dev.maxsim4j.spark;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -38,67 +40,104 @@ public final class TopKJob {
   }
 
   /**
-   * Starts Spark, runs the job and stops Spark; a session that cannot start (a bad {@code --conf} value) is a
-   * one-line failure like any other.
+   * Checks the command line, starts Spark, runs the job and stops Spark; a bad command line fails before Spark
+   * starts, and a session that cannot start (a bad {@code --conf} value) is a one-line failure like any other.
+   * The failure's line is printed after Spark has stopped, so that it is the last line of stderr and not buried
+   * in Spark's shutdown log.
    */
   static int start(Supplier<SparkSession> session, String[] args, PrintStream err) {
+    try {
+      Request.parse(args);
+    } catch (JobOptions.UsageError e) {
+      return usage(err, e);
+    }
     SparkSession spark;
     try {
       spark = session.get();
     } catch (Exception | OutOfMemoryError e) {
       return fail(err, e, JobFailure.describe(e), 1);
     }
+    ByteArrayOutputStream failure = new ByteArrayOutputStream();
+    int status = 1;
     try {
-      return run(spark, args, err);
+      status = run(spark, args, new PrintStream(failure, true, StandardCharsets.UTF_8));
     } finally {
-      spark.stop();
+      // the exit status reaches Spark's listeners and event log, as a failed application's should
+      spark.sparkContext().stop(status);
+      err.print(failure.toString(StandardCharsets.UTF_8));
+      err.flush();
     }
+    return status;
   }
 
   /** Runs the job on {@code spark}; returns the exit status, a failure reported as one line on {@code err}. */
   static int run(SparkSession spark, String[] args, PrintStream err) {
+    Request request;
     try {
-      JobOptions o = new JobOptions(args, OPTIONS);
-      String mask = o.getOr("--mask", null);
-      EmbeddingTable queries = table(spark, "--queries", o.require("--queries"), mask);
-      EmbeddingTable corpus = table(spark, "--corpus", o.require("--corpus"), mask);
-      int k = o.positiveInt("--k");
-      String tag = TrecRun.checkField(o.getOr("--tag", "maxsim4j"), "--tag");
-      Path out = new Path(o.require("--out"));
-      Path parquet = new Path(out, "topk");
-      Path trec = new Path(out, "run.trec");
-      FileSystem fs = out.getFileSystem(spark.sparkContext().hadoopConfiguration());
-      if (fs.exists(out) && !fs.getFileStatus(out).isDirectory()) {
-        throw new IllegalArgumentException("--out " + out + " is a file; expected a folder to write the run in");
-      }
-      for (Path p : new Path[] {parquet, trec}) {
-        if (fs.exists(p)) {
-          throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
-              + "; expected a new output folder (a previous run is not replaced)");
-        }
-      }
-      // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
-      Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
-      Dataset<Row> run = SparkMaxSim.topK(queries, corpus, k).persist();
-      try {
-        run.write().parquet(staged.toString());
-        TrecRun.write(run, trec.toString(), tag);
-        if (!fs.rename(staged, parquet)) {
-          fs.delete(trec, false);
-          throw new IOException("could not move " + staged + " to " + parquet);
-        }
-      } finally {
-        run.unpersist();
-        fs.delete(staged, true);
-      }
-      return 0;
+      request = Request.parse(args);
     } catch (JobOptions.UsageError e) {
-      return fail(err, e, e.getMessage() + " (usage: --queries Q.parquet --corpus CORPUS/ --k K --out OUT/"
-          + " [--tag TAG] [--mask COLUMN])", 2);
+      return usage(err, e);
+    }
+    try {
+      run(spark, request);
+      return 0;
     } catch (Exception | OutOfMemoryError e) {
       // Spark's AnalysisException (a missing path, a bad schema) is checked only to javac, so catch Exception
       return fail(err, e, JobFailure.describe(e), 1);
     }
+  }
+
+  private static void run(SparkSession spark, Request request) throws IOException {
+    Path out = new Path(request.out());
+    Path parquet = new Path(out, "topk");
+    Path trec = new Path(out, "run.trec");
+    // the output is checked first: a run that could not be written is refused before any table is read
+    FileSystem fs = out.getFileSystem(spark.sparkContext().hadoopConfiguration());
+    if (fs.exists(out) && !fs.getFileStatus(out).isDirectory()) {
+      throw new IllegalArgumentException("--out " + out + " is a file; expected a folder to write the run in");
+    }
+    for (Path p : new Path[] {parquet, trec}) {
+      if (fs.exists(p)) {
+        throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
+            + "; expected a new output folder (a previous run is not replaced)");
+      }
+    }
+    EmbeddingTable queries = table(spark, "--queries", request.queries(), request.mask());
+    EmbeddingTable corpus = table(spark, "--corpus", request.corpus(), request.mask());
+    // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
+    Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
+    Dataset<Row> run = SparkMaxSim.topK(queries, corpus, request.k()).persist();
+    try {
+      run.write().parquet(staged.toString());
+      TrecRun.write(run, trec.toString(), request.tag());
+      if (!fs.rename(staged, parquet)) {
+        fs.delete(trec, false);
+        throw new IOException("could not move " + staged + " to " + parquet);
+      }
+    } finally {
+      run.unpersist();
+      fs.delete(staged, true);
+    }
+  }
+
+  /** The job's command line, checked. */
+  private record Request(String queries, String corpus, String mask, int k, String tag, String out) {
+    static Request parse(String[] args) {
+      JobOptions o = new JobOptions(args, OPTIONS);
+      Request r = new Request(o.require("--queries"), o.require("--corpus"), o.getOr("--mask", null),
+          o.positiveInt("--k"), o.getOr("--tag", "maxsim4j"), o.require("--out"));
+      try {
+        TrecRun.checkField(r.tag(), "--tag");
+      } catch (IllegalArgumentException e) {
+        throw new JobOptions.UsageError(e.getMessage());
+      }
+      return r;
+    }
+  }
+
+  private static int usage(PrintStream err, JobOptions.UsageError e) {
+    return fail(err, e, e.getMessage() + " (usage: --queries Q.parquet --corpus CORPUS/ --k K --out OUT/"
+        + " [--tag TAG] [--mask COLUMN])", 2);
   }
 
   /** The table at {@code path}; a missing or mistyped column is reported with the option that named it. */

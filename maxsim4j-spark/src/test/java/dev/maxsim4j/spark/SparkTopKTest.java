@@ -127,6 +127,26 @@ class SparkTopKTest {
   }
 
   @Test
+  void binaryCellsOfEveryTypeRankedInSeveralChunksMatchOneCallOnTheSameCells() {
+    Corpus queries = Corpus.random("q", 3, 5, 16, 17, 0);
+    Corpus corpus = Corpus.random("d", 50, 7, 16, 18, 6);
+    for (DType type : DType.values()) {
+      Dataset<Row> cells = table(corpus, 3).withColumn("tokens", TokenColumns.encode(functions.col("tokens"), type));
+      // the reference: the same cells in one batch, in the order Spark holds them
+      TokenRows packed = new TokenRows("document");
+      for (Row r : cells.collectAsList()) {
+        packed.add(r.get(0), r.get(1), r.get(2));
+      }
+      TopK want = reference.topK(queries.batch(), packed.pack(16).toBatch(), 6);
+      for (int chunkRows : new int[] {1, 4, 50}) {
+        List<Row> rows = DistributedTopK.topK(masked(table(queries, 1)), masked(cells), 6, chunkRows)
+            .collectAsList();
+        assertMatches(want, rows, queries, corpus);
+      }
+    }
+  }
+
+  @Test
   void aBadDocumentFailsTheJobWithTheExecutorsCause() {
     Corpus queries = Corpus.random("q", 2, 4, 8, 10, 0);
     Corpus corpus = Corpus.random("d", 6, 4, 8, 11, 0);

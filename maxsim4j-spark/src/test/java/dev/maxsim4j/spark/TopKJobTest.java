@@ -94,7 +94,7 @@ class TopKJobTest {
     assertEquals(List.of(), listed(out));
 
     Result tag = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString(), "--tag", "a b");
-    assertEquals(1, tag.status());
+    assertEquals(2, tag.status());
     assertTrue(tag.err().contains("--tag 'a b' is empty or holds whitespace"), tag.err());
     assertEquals(List.of(), listed(out));
 
@@ -128,7 +128,8 @@ class TopKJobTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = TopKJob.start(() -> {
       throw new IllegalArgumentException("spark.executor.memory = 'lots'; expected a size\n\tat somewhere");
-    }, new String[] {"--k", "1"}, new PrintStream(err, true, StandardCharsets.UTF_8));
+    }, new String[] {"--queries", "q", "--corpus", "c", "--k", "1", "--out", "o"},
+        new PrintStream(err, true, StandardCharsets.UTF_8));
     assertEquals(1, status);
     assertEquals("maxsim4j-spark: error: spark.executor.memory = 'lots'; expected a size\n",
         err.toString(StandardCharsets.UTF_8));

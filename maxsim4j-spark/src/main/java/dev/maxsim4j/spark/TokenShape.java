@@ -1,0 +1,71 @@
+package dev.maxsim4j.spark;
+
+import dev.maxsim4j.DType;
+
+/**
+ * The one type and d that the token rows of a batch share, set by the first row that holds a token, and the d
+ * every row must have; a row that differs is an error naming it rather than a mismatch of two whole batches.
+ */
+final class TokenShape {
+  private final String role;
+  private DType type;
+  private int dim;
+  private int expectedDim; // 0: any
+  private String expectedOf;
+
+  /** {@code role} names the rows in errors: "query" or "document". */
+  TokenShape(String role) {
+    this.role = role;
+  }
+
+  String role() {
+    return role;
+  }
+
+  /** The rows' type; null while none held a token. */
+  DType type() {
+    return type;
+  }
+
+  /** d of the rows; 0 while none held a token. */
+  int dim() {
+    return dim;
+  }
+
+  /** Rows must have d = {@code d} ({@code 0}: any), as {@code of} has, e.g. "the queries"; kept by reset. */
+  void expectDim(int d, String of) {
+    expectedDim = d;
+    expectedOf = of;
+  }
+
+  /** Forgets the type and d of the rows so far, for the next batch. */
+  void reset() {
+    type = null;
+    dim = 0;
+  }
+
+  /** Accepts a row of {@code t} and {@code d} named {@code what}, or fails naming it. */
+  void accept(DType t, int d, String what) {
+    if (type == null) {
+      if (expectedDim != 0 && d != expectedDim) {
+        throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + expectedDim + " like "
+            + expectedOf);
+      }
+      type = t;
+      dim = d;
+      return;
+    }
+    if (t != type) {
+      throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + plural()
+          + " before it (a column holds one type; convert it with TokenColumns.encode)");
+    }
+    if (d != dim) {
+      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the "
+          + plural() + " before it");
+    }
+  }
+
+  private String plural() {
+    return role.endsWith("y") ? role.substring(0, role.length() - 1) + "ies" : role + "s";
+  }
+}
