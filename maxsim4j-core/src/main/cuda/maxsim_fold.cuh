@@ -1,6 +1,6 @@
 // The online max of the wgmma forwards (maxsim_forward_wgmma.cu, maxsim_forward_wgmma_ws.cu): one tile of
 // a warpgroup's accumulators folded into each row's running max (and argmax, for training), scaled first
-// where both sides are int8.
+// where a side holds compressed tokens.
 #pragma once
 #include "maxsim_async.cuh"
 #include "maxsim_common.cuh"
@@ -144,8 +144,9 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
   }
 }
 
-// The running max of one row over an int8 tile (int8 on both sides): each raw dot product (exact in s32) times
-// its document token's scale (the tile's 128, in shared memory at
+// The running max of one row over a tile of compressed tokens (int8 or e4m3 documents): each dot product of
+// the raw values (exact in s32 for int8 on both sides, else fp32 over the exactly expanded values) times its
+// document token's scale (the tile's 128, in shared memory at
 // `scales`), negated where the row's query scale is negative (FLIP), over the valid tokens (every token of a
 // WHOLE tile); rowScaled then applies the query scale. Four partial maxima per row keep the max.NaN chains short.
 template <int N, bool WHOLE, bool FLIP, typename Acc>
@@ -179,7 +180,7 @@ __device__ __forceinline__ void foldScaledRows(float (&tileMax)[2], const Acc (&
     tileMax[h] = maxKeepNaN(maxKeepNaN(part[h][0], part[h][1]), maxKeepNaN(part[h][2], part[h][3]));
 }
 
-// Online max over one int8 tile's accumulators (tokens t0 .. t0 + N - 1, as foldTile): rows of a negative
+// Online max over one scaled tile's accumulators (tokens t0 .. t0 + N - 1, as foldTile): rows of a negative
 // query scale keep the max of the negated products, so rowScaled gives the max of the fully scaled ones.
 // Whole tiles and rows of non-negative scales, the common case, take loops without a select per value.
 template <int N, typename Acc>

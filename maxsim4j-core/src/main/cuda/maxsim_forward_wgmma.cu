@@ -1,6 +1,7 @@
 // Fused MaxSim forward on Hopper's warpgroup tensor cores (wgmma, sm_90a only): bf16 or fp16, fp32
-// accumulation; and, where both sides are int8 tokens (rule 19), their bytes multiplied as stored with s32
-// accumulation (exact), 128 elements per k-chunk instead of 64. Of the half-type launches it
+// accumulation; and (rule 19) int8 on both sides multiplied as stored with s32 accumulation (exact), 128
+// elements per k-chunk instead of 64, or int8 and e4m3 tokens expanded exactly to bf16 or fp16 on their way into
+// the tiles. Of the half-type launches it
 // takes those the streaming kernel does not (queries over 32 tokens, d over 128, few pairs) and, as query
 // groups, all pairs of several short queries against long documents; of those, queries of more than 64
 // tokens with d <= 128 go to the warp-specialized kernel (maxsim_forward_wgmma_ws.cu).
@@ -27,9 +28,9 @@
 //              (m64n64k16 into the first 32 for a document's last tile of at most 64 tokens); the next
 //              stage's group may run while this one's accumulators are still being filled.
 // Online max:  after a tile's last k-chunk, each thread folds its 2 rows x 32 tokens into a running max
-//              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max. int8
-//              products are first multiplied by their document token's scale, and the row's max by its query
-//              token's in epilogue 1 (foldScaledTile, rowScaled).
+//              (max.NaN); training also keeps the argmax, searched only in tiles that raise the max. Products
+//              of compressed tokens are first multiplied by their document token's scale, and the row's max by
+//              its query token's in epilogue 1 (foldScaledTile, rowScaled).
 // Epilogue:    max across the quad; rows through shared memory, thread t taking row t; the sum over valid
 //              rows in the block kernel's order (a warp's shuffle tree, then warps, then passes in order;
 //              split passes and slices leave per-row partials that maxsim_merge.cu sums); with query
@@ -50,7 +51,7 @@ constexpr int WGMMA_TOKENS = 128;                                       // N of 
 constexpr int WGMMA_STAGE_BYTES = WGMMA_TOKENS * SWIZZLE_ROW_BYTES;     // 16 KB
 constexpr int WARPGROUP_THREADS = 128;
 constexpr int WGMMA_K_BYTES = 32;                                       // of each row per instruction
-constexpr int WGMMA_SCALE_BYTES = WGMMA_TOKENS * 4;                     // a tile's document scales (int8)
+constexpr int WGMMA_SCALE_BYTES = WGMMA_TOKENS * 4;                     // a tile's document scales
 
 // An operand type's layout in the swizzled tiles: elements per 128-byte row (a k-chunk) and per 16-byte piece.
 template <typename T>
@@ -384,7 +385,7 @@ __device__ void forwardWgmma(const In& in, long long pairs, float* scores, Index
 
   const int kChunks = (in.dim + Layout<T>::ROW - 1) / Layout<T>::ROW;
   // dynamic shared memory: [alignment pad to 1024][query: kChunks x ROWS x 128 B][ring: STAGES x 16 KB]
-  // [int8: the ring's tile scales, STAGES x 512 B]
+  // [compressed tokens: the ring's tile scales, STAGES x 512 B]
   const uint32_t queryTile = ((uint32_t)__cvta_generic_to_shared(dynamicShared) + 1023) & ~1023u;
   const uint32_t ring = queryTile + kChunks * ROWS * SWIZZLE_ROW_BYTES;
   const uint32_t scaleRing = ring + STAGES * WGMMA_STAGE_BYTES;

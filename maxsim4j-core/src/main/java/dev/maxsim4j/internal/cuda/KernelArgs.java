@@ -113,8 +113,8 @@ sealed interface KernelArgs {
   }
 
   /**
-   * The wgmma kernel and its query groups (maxsim_forward_wgmma.cu); the scales are read for 8-bit tokens
-   * only (0 for the half types).
+   * The wgmma kernel and its query groups (maxsim_forward_wgmma.cu); each side's scales are read where that
+   * side is compressed (0 for the half types).
    */
   record Wgmma(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
       long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset, long pairs, long scores,
