@@ -67,6 +67,21 @@ class TextCommandsTest {
   }
 
   @Test
+  void indexEncodesOnTheBackendItIsGivenAndRefusesAnUnknownOne() throws IOException {
+    Path folder = corpus();
+    Result scalar = run("index", "--dir", folder.toString(), "--backend", "cpu", "--verbose");
+    assertEquals(0, scalar.status, scalar.err);
+    assertTrue(scalar.out.contains("10 files (10 encoded, 0 reused, 0 skipped)"), scalar.out);
+    Result search = run("search", "--dir", folder.toString(), "--query", "how do honey bees share where food is",
+        "--k", "1");
+    assertTrue(search.out.contains("bees.txt"), search.out);
+    Result unknown = run("index", "--dir", folder.toString(), "--backend", "tpu");
+    assertEquals(1, unknown.status);
+    assertEquals(1, unknown.err.strip().lines().count(), unknown.err);
+    assertTrue(unknown.err.contains("tpu"), unknown.err);
+  }
+
+  @Test
   void rerankOrdersCandidates() throws IOException {
     Path candidates = dir.resolve("candidates.txt");
     Files.writeString(candidates, "the moon pulls on the oceans\n\nbread leavened with a sour starter\nchess openings\n");

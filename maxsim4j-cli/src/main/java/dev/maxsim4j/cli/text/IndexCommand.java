@@ -1,6 +1,8 @@
 package dev.maxsim4j.cli.text;
 
+import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -11,7 +13,7 @@ import java.util.Set;
 /** {@code index}: encodes a folder of text files into its {@code .maxsim4j/} index (only what changed). */
 public final class IndexCommand {
   public static final String USAGE = """
-      index --dir FOLDER [--store bf16|int8|binary]
+      index --dir FOLDER [--store bf16|int8|binary] [--backend NAME] [--verbose]
         Token embeddings of every .txt/.md file under FOLDER, stored in FOLDER/.maxsim4j/ and reused:
         only new or changed files are encoded again. Each file is cut into passages of at most 160 words
         (and 1,200 characters), each repeating the last 32 words of the one before; each passage is scored
@@ -22,19 +24,22 @@ public final class IndexCommand {
         scale per token); without it an index keeps its store; another store rebuilds the index.
         Beside the tokens, FOLDER/.maxsim4j/lucene/ holds a Lucene index of the passages for search's
         candidates: each passage's MUVERA encoding (HNSW) and its token vectors (as stored), kept in line
-        with the tokens (only changed files' passages are replaced; a damaged one is rebuilt from them).""";
+        with the tokens (only changed files' passages are replaced; a damaged one is rebuilt from them).
+        The MUVERA encodings are computed on the backend (--backend, default auto: the GPU where there is
+        one); they are the same on every backend.""";
 
   private IndexCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
-    Args a = new Args("index", argv, 1, Set.of("--dir", "--store"), Set.of());
+    Args a = new Args("index", argv, 1, Set.of("--dir", "--store", "--backend"), Set.of("--verbose"));
     Store store = Store.parse("index", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
     Warnings warnings = new Warnings(err);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+        MaxSim maxSim = Engine.open(a)) {
       TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, store);
       long t0 = System.nanoTime();
-      try (LuceneIndex lucene = LuceneIndex.sync(folder, index, true, warnings, err)) {
+      try (LuceneIndex lucene = LuceneIndex.sync(folder, index, maxSim, true, warnings, err)) {
         double seconds = (System.nanoTime() - t0) / 1e9;
         warnings.finish();
         int files = index.entries().size();

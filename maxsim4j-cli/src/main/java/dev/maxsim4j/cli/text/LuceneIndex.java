@@ -137,29 +137,31 @@ public final class LuceneIndex implements Closeable {
   }
 
   /**
-   * Brings the Lucene index of {@code folder} in line with {@code index} and opens it. With {@code mustSave}, an
-   * index that cannot be written is an error; without, a warning, and the index is built in memory.
+   * Brings the Lucene index of {@code folder} in line with {@code index} and opens it, encoding added passages on
+   * {@code maxSim}'s backend (on a GPU, device kernels; the encodings are the same on every backend). With
+   * {@code mustSave}, an index that cannot be written is an error; without, a warning, and the index is built in
+   * memory.
    */
-  public static LuceneIndex sync(Path folder, TextIndex index, boolean mustSave, Warnings warnings, PrintStream err)
-      throws IOException {
+  public static LuceneIndex sync(Path folder, TextIndex index, MaxSim maxSim, boolean mustSave, Warnings warnings,
+      PrintStream err) throws IOException {
     Path dir = folder.resolve(TextIndex.FOLDER).resolve(FOLDER);
     String shown = TextFiles.shown(dir);
     if (index.bytes() == 0) {
       // tokens that could not be saved (already warned about) leave nothing on disk for this index to match
-      return write(new ByteBuffersDirectory(), index, true, false, err);
+      return write(new ByteBuffersDirectory(), index, maxSim, true, false, err);
     }
     Directory fs;
     try {
       Files.createDirectories(dir);
       fs = FSDirectory.open(dir);
     } catch (IOException e) {
-      return inMemory(shown, TextFiles.reason(e), index, mustSave, warnings, err);
+      return inMemory(shown, TextFiles.reason(e), index, maxSim, mustSave, warnings, err);
     }
     try {
-      return write(fs, index, false, true, err);
+      return write(fs, index, maxSim, false, true, err);
     } catch (LockObtainFailedException e) {
       fs.close();
-      return inMemory(shown, "another maxsim4j run is writing it", index, mustSave, warnings, err);
+      return inMemory(shown, "another maxsim4j run is writing it", index, maxSim, mustSave, warnings, err);
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName()
           : e.getMessage().lines().findFirst().orElseThrow();
@@ -167,20 +169,20 @@ public final class LuceneIndex implements Closeable {
     }
     try {
       clear(fs);
-      return write(fs, index, true, true, err);
+      return write(fs, index, maxSim, true, true, err);
     } catch (IOException e) {
       fs.close();
-      return inMemory(shown, TextFiles.reason(e), index, mustSave, warnings, err);
+      return inMemory(shown, TextFiles.reason(e), index, maxSim, mustSave, warnings, err);
     }
   }
 
-  private static LuceneIndex inMemory(String shown, String why, TextIndex index, boolean mustSave, Warnings warnings,
-      PrintStream err) throws IOException {
+  private static LuceneIndex inMemory(String shown, String why, TextIndex index, MaxSim maxSim, boolean mustSave,
+      Warnings warnings, PrintStream err) throws IOException {
     if (mustSave) {
       throw new IllegalArgumentException("cannot write the Lucene index in " + shown + ": " + why);
     }
     warnings.warn("cannot save the Lucene index in " + shown + " (" + why + "); building it in memory");
-    return write(new ByteBuffersDirectory(), index, true, false, err);
+    return write(new ByteBuffersDirectory(), index, maxSim, true, false, err);
   }
 
   /** Removes every file of a damaged index (only this folder's, which holds nothing else). */
@@ -197,8 +199,8 @@ public final class LuceneIndex implements Closeable {
     return Map.of("maxsim4j", "text passages v1", "store", store.toString(), "encoder", ENCODER.toString());
   }
 
-  private static LuceneIndex write(Directory d, TextIndex index, boolean create, boolean saved, PrintStream err)
-      throws IOException {
+  private static LuceneIndex write(Directory d, TextIndex index, MaxSim maxSim, boolean create, boolean saved,
+      PrintStream err) throws IOException {
     Map<String, String> data = commitData(index.store());
     boolean rebuild = create || !DirectoryReader.indexExists(d)
         || !SegmentInfos.readLatestCommit(d).getUserData().equals(data);
@@ -249,7 +251,7 @@ public final class LuceneIndex implements Closeable {
         while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1) {
           to++;
         }
-        addRows(writer, index, rows.get(from), rows.get(to - 1) + 1);
+        addRows(writer, index, maxSim, rows.get(from), rows.get(to - 1) + 1);
         from = to;
         progress.update(from, rows.size());
       }
@@ -293,9 +295,10 @@ public final class LuceneIndex implements Closeable {
   }
 
   /** Adds rows {@code from} to {@code to} of the index, a run of whole files' passages. */
-  private static void addRows(IndexWriter writer, TextIndex index, int from, int to) throws IOException {
+  private static void addRows(IndexWriter writer, TextIndex index, MaxSim maxSim, int from, int to)
+      throws IOException {
     TokenBatch batch = index.rows().slice(from, to);
-    float[][] encodings = ENCODER.encodeDocuments(batch);
+    float[][] encodings = maxSim.encodeDocuments(ENCODER, batch);
     float[] floats = index.store() == Store.BF16 ? batch.toFloatArray() : null;
     int[] offsets = batch.offsets();
     int d = batch.dim();

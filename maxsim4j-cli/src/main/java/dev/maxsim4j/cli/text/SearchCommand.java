@@ -68,7 +68,7 @@ public final class SearchCommand {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store);
-      LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, false, warnings, err);
+      LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, maxSim, false, warnings, err);
       try {
         warnings.finish();
         String size = index.size() + (lucene == null ? "" : " + Lucene " + lucene.size());
