@@ -44,6 +44,15 @@ inputs_of() {
     if [[ -f $src/$inc ]]; then inputs_of "$src/$inc"; elif [[ -f $here/$inc ]]; then inputs_of "$here/$inc"; fi
   done
 }
+# a fatbin whose kernel source is gone (deleted or renamed) would still be packaged from a kept build folder
+for fatbin in "$out"/*.fatbin; do
+  [[ -e $fatbin ]] || continue
+  name=$(basename "$fatbin" .fatbin)
+  if [[ ! -f $src/$name.cu ]]; then
+    echo "nvcc: removing $name.fatbin ($name.cu is gone)"
+    rm -f "$fatbin"
+  fi
+done
 for cu in "$src"/*.cu; do
   name=$(basename "$cu" .cu)
   fatbin=$out/$name.fatbin
