@@ -59,8 +59,11 @@ final class DeviceFde {
       }
       return out;
     } finally {
-      Driver.synchronize(device.stream); // nothing queued may still use the memory
-      device.release(base, total);
+      try {
+        Driver.synchronize(device.stream); // nothing queued may still use the memory
+      } finally {
+        device.release(base, total); // freed even when the wait reports a failed launch
+      }
     }
   }
 

@@ -361,7 +361,8 @@ final class ForwardPlan {
    * queries, where it measured faster: queries of 33 to 128 tokens (one pass instead of one per 32 rows; longer
    * ones take several passes, which measured slower), query groups with at least 8 document stages of 128
    * tokens per resident block, and long documents with at least 4 pairs per resident block. One short query
-   * against short documents, and few items, stay on the mma.sync kernel, which balances them at run time.
+   * against short documents, and few items, stay on the mma.sync kernel, which balances them at run time. (Rule
+   * 19 is asked first: of int8 and e4m3 documents this kernel keeps what that one leaves, e.g. long documents.)
    */
   static boolean quantWgmmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantWgmmaApplies(s, gpu)) {
