@@ -58,10 +58,6 @@ __device__ __forceinline__ uint32_t dynamicSharedBytes() {
   return bytes;
 }
 
-template <typename O> __device__ __forceinline__ O operandOf(float v);
-template <> __device__ __forceinline__ __nv_bfloat16 operandOf<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ __forceinline__ __half operandOf<__half>(float v) { return __float2half_rn(v); }
-
 // Items in order without divisions: item i is (query, j), j < perQuery; with query groups `query` is the
 // group's first query and items step through one group's documents before the next group's.
 struct QwCursor {

@@ -40,6 +40,11 @@ template <> __device__ __forceinline__ uint32_t pack<__half>(float lo, float hi)
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
+// One operand value (exact where v is: the callers pass query values of bf16, fp16 or a compressed type).
+template <typename O> __device__ __forceinline__ O operandOf(float v);
+template <> __device__ __forceinline__ __nv_bfloat16 operandOf<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __forceinline__ __half operandOf<__half>(float v) { return __float2half_rn(v); }
+
 // 4 signed bytes of `w` as b0 = (byte 0, byte 2), b1 = (byte 1, byte 3), exactly, in integer operations and
 // one packed subtraction per pair. bf16 (8 significant bits): 128 + the low 7 bits, minus 128, or 256 where the
 // byte is negative (its top bit lands on the exponent's lowest bit: 0x4380 is 256). fp16: 1024 + (x + 128),

@@ -49,4 +49,17 @@ __device__ __forceinline__ void tmaLoadBox(uint32_t dst, const TensorMap* map, i
       : "memory");
 }
 
+// `bytes` (a multiple of 16) of global memory at `src` into shared memory at `dst`, both 16-byte aligned, as
+// one bulk copy completing on barrier `bar` (no tensor map: the bytes are contiguous).
+__device__ __forceinline__ void bulkCopy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+// An arrival on `bar` once this thread's earlier cp.async copies have landed; counted in the barrier's
+// arrivals (.noinc), so the barrier's count includes it.
+__device__ __forceinline__ void copyAsyncArrive(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 }  // namespace maxsim4j

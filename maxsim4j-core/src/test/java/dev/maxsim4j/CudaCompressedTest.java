@@ -30,11 +30,21 @@ class CudaCompressedTest {
   private static final DType[] COMPRESSED = {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
   private static MaxSim reference;
   private static MaxSim cuda;
+  /**
+   * The compressed-document kernels forced wherever they apply, so each is checked on every case whichever the
+   * rules pick: the bulk-copy kernel (rule 20, sm_90) and the mma.sync kernel (rule 18).
+   */
+  private static final String[] FORCED = {"quant_tma", "quant_mma"};
+  private static MaxSim[] forced;
 
   @BeforeAll
   static void open() {
     reference = MaxSim.builder().backend("reference").threads(2).build();
     cuda = MaxSim.builder().backend("cuda").build();
+    forced = new MaxSim[FORCED.length];
+    for (int i = 0; i < FORCED.length; i++) {
+      forced[i] = CudaParityTest.withVariant(FORCED[i]);
+    }
   }
 
   @AfterAll
@@ -42,6 +52,9 @@ class CudaCompressedTest {
     if (cuda != null) {
       cuda.close();
       reference.close();
+      for (MaxSim m : forced) {
+        m.close();
+      }
     }
   }
 
@@ -79,7 +92,8 @@ class CudaCompressedTest {
     // {d, Lq, Ld}: the tensor-core kernels' dims, the FFMA kernel's awkward ones, then wider d and longer
     // queries (on sm_90: several stages per tile, several passes of query rows)
     int[][] shapes = {{128, 32, 300}, {64, 17, 40}, {32, 1, 1}, {48, 33, 9}, {96, 70, 64}, {16, 5, 130}, {1, 4, 7},
-        {3, 9, 5}, {33, 12, 20}, {127, 6, 11}, {513, 3, 4}, {256, 140, 70}, {512, 40, 33}, {1024, 8, 65}};
+        {3, 9, 5}, {33, 12, 20}, {127, 6, 11}, {513, 3, 4}, {256, 140, 70}, {512, 40, 33}, {1024, 8, 65},
+        {48, 20, 77}, {112, 32, 129}};
     for (DType dt : COMPRESSED) {
       for (DType qt : queryTypes) {
         int[] s = shapes[Math.floorMod(dt.ordinal() * 7 + qt.ordinal() * 3, 6)]; // a tensor-core shape each
@@ -128,9 +142,26 @@ class CudaCompressedTest {
       ParityTest.assertScore(refPw[b], pw[b], Oracle.tolerance(q, b, pd, b), where + " pairwise");
     }
     ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 5), all, 5, where);
+    for (int i = 0; i < FORCED.length; i++) {
+      String kernel = where + " (" + FORCED[i] + " where it applies)";
+      ParityTest.assertClose(reference.scores(q, d), forced[i].scores(q, d), q, d, kernel + " all-pairs");
+      float[] forcedPw = forced[i].pairwise(q, pd);
+      for (int b = 0; b < q.size(); b++) {
+        ParityTest.assertScore(refPw[b], forcedPw[b], Oracle.tolerance(q, b, pd, b), kernel + " pairwise");
+      }
+    }
     try (ResidentBatch rd = cuda.upload(d)) {
       assertArrayEquals(all, cuda.scores(q, rd), where + " resident documents");
       assertArrayEquals(all, cuda.scoresAsync(q, rd).join(), where + " in flight");
+    }
+  }
+
+  /** The rules' kernels and each forced one score {@code q} x {@code d} as the reference does. */
+  private static void assertEveryKernelClose(TokenBatch q, TokenBatch d, String where) {
+    float[][] expected = reference.scores(q, d);
+    ParityTest.assertClose(expected, cuda.scores(q, d), q, d, where);
+    for (int i = 0; i < FORCED.length; i++) {
+      ParityTest.assertClose(expected, forced[i].scores(q, d), q, d, where + " (" + FORCED[i] + ")");
     }
   }
 
@@ -159,9 +190,10 @@ class CudaCompressedTest {
         }
         TokenBatch d = TokenBatch.ofBytes(type, data, scales, n, l, dim);
         for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16, type}) {
-          TokenBatch q = batch(r, qt, 4, 40, dim, 2);
-          ParityTest.assertClose(reference.scores(q, d), cuda.scores(q, d), q, d,
-              qt + " x " + type + " d=" + dim + " scales (" + r + ")");
+          for (int lq : new int[] {32, 40}) {
+            TokenBatch q = batch(r, qt, 4, lq, dim, 2);
+            assertEveryKernelClose(q, d, qt + " x " + type + " d=" + dim + " Lq=" + lq + " scales (" + r + ")");
+          }
         }
       }
     }
@@ -227,7 +259,7 @@ class CudaCompressedTest {
                   qt + " d=" + dim + " query " + i + " document " + j + ": " + s[i][j]);
             }
           }
-          ParityTest.assertClose(reference.scores(q, d), s, q, d, qt + " x fp8 NaN byte d=" + dim + " (" + r + ")");
+          assertEveryKernelClose(q, d, qt + " x fp8 NaN byte d=" + dim + " (" + r + ")");
         }
       }
     }
@@ -252,7 +284,7 @@ class CudaCompressedTest {
             assertEquals(-1e9f, row[2], 0f, qt + " x " + type + " empty");
             assertTrue(row[3] > -1e8f, qt + " x " + type + " scored");
           }
-          ParityTest.assertClose(reference.scores(q, d), s, q, d, qt + " x " + type + " d=" + dim + " (" + r + ")");
+          assertEveryKernelClose(q, d, qt + " x " + type + " d=" + dim + " (" + r + ")");
         }
       }
     }

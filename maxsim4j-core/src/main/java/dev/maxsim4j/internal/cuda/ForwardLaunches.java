@@ -71,6 +71,16 @@ final class ForwardLaunches {
       case QUANT_WGMMA -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
           d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(),
           s.perQuery(), s.docOffset(), s.pairs(), o.scores(), null);
+      case QUANT_TMA -> {
+        if (d.data() % 16 != 0) {
+          // every document buffer is an allocation or scratch slot of its own, 256-byte aligned
+          throw new IllegalStateException("documents at 0x" + Long.toHexString(d.data())
+              + "; the bulk-copy kernel expects 16-byte aligned documents");
+        }
+        yield new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
+            d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+            s.docOffset(), s.pairs(), o.scores(), new Scratch(ScratchSlot.WORK_COUNTERS, 16, true));
+      }
       case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride(), p.rowsPerPass(), split.sliceTokens(), partialMax(s, split),

@@ -19,6 +19,7 @@ final class ForwardPlan {
   static final String FORWARD_SCALED = "maxsim_forward_scaled";
   static final String FORWARD_QUANT = "maxsim_forward_quant";
   static final String FORWARD_QUANT_WGMMA = "maxsim_forward_quant_wgmma";
+  static final String FORWARD_QUANT_TMA = "maxsim_forward_quant_tma";
 
   static final int THREADS = 256;
   static final int MMA_THREADS = 128;
@@ -75,12 +76,26 @@ final class ForwardPlan {
   private static final int QW_MIN_GROUP_STAGES_PER_BLOCK = 8;
   private static final int QW_MIN_PAIRS_PER_BLOCK = 4;
   private static final int QW_LONG_DOCUMENT = 1024;
+  /**
+   * maxsim_forward_quant_tma.cu: a consumer warpgroup and a producer warp, 32 query rows, 64-dim chunks, at most
+   * 128 dims; its dynamic shared memory: the rows (bf16, 128 bytes per chunk), the ring, 16 slots' tiles and
+   * barriers (32 + 2 x 8 bytes each), the epilogue's maxima and the rows' validity (9 x 32 floats).
+   */
+  static final int QT_THREADS = 160;
+  private static final int QT_ROWS = 32;
+  private static final int QT_MAX_DIM = 128;
+  private static final int QT_RING_BYTES = 40 * 1024;
+  private static final int QT_SLOT_BYTES = 16 * (32 + 16);
+  private static final int QT_TOKENS = 64;
+  private static final int QT_MIN_TILES_PER_BLOCK = 16;
 
   /**
    * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
    * the launches with a compressed side.
    */
-  enum Family { FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA }
+  enum Family {
+    FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA, QUANT_TMA
+  }
 
   /**
    * A launch's kernel and grid: {@code blocks} x {@code gridY} blocks of {@code threads} with
@@ -130,6 +145,9 @@ final class ForwardPlan {
       if (wgmmaCompressedPays(s, gpu)) {
         // rule 19: int8 and e4m3 documents through the wgmma kernel's tiles (int8 on both sides as stored)
         return wgmmaGroupsPay(s, gpu) ? wgmmaGroups(s, gpu) : wgmma(s, gpu, true);
+      }
+      if (quantTmaPays(s, gpu)) {
+        return quantTma(s, gpu); // rule 20: short float queries against int8 and e4m3 documents, bulk copies
       }
       // rule 18: compressed documents expanded in registers for the tensor cores (wgmma on sm_90, else mma),
       // else FFMA on either side
@@ -229,6 +247,37 @@ final class ForwardPlan {
   static boolean wgmmaCompressedPays(ForwardShape s, GpuCapabilities gpu) {
     return wgmmaCompressedApplies(s, gpu)
         && (!quantApplies(s, gpu) || s.maxQueryLength() > GROUP_ROWS || wgmmaGroupsPay(s, gpu));
+  }
+
+  /**
+   * Rule 20: int8 or e4m3 documents against bf16 or fp16 queries of at most 32 tokens on sm_90, inference, d a
+   * multiple of 16 up to 128 (each tile of a document is whole 16-byte units, copied in one piece): the kernel
+   * whose producer warp copies each 64-token tile with one bulk copy, so the consumers spend their instructions
+   * on expanding and multiplying. Asked after rule 19, which keeps query groups.
+   */
+  static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
+    DType q = s.queryType();
+    DType d = s.documentType();
+    boolean documents = d == DType.INT8 || d == DType.FLOAT8_E4M3;
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16;
+    return gpu.major() == 9 && documents && queries && !s.argmax() && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM
+        && s.maxQueryLength() <= QT_ROWS && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
+  }
+
+  /**
+   * Rule 20: ... and pays once the launch has at least 16 tiles of 64 tokens per resident block: with fewer (one
+   * query against 1000 documents of 300 tokens: about 13) the mma.sync kernel of rule 18, which balances single
+   * pairs across warps, measured 2-3% faster.
+   */
+  static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
+    if (!quantTmaApplies(s, gpu)) {
+      return false;
+    }
+    Plan p = quantTma(s, gpu);
+    long tiles = s.pairs() * ((s.maxDocumentLength() + QT_TOKENS - 1) / QT_TOKENS);
+    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, p.entry(), QT_THREADS, p.sharedBytes())
+        * gpu.multiprocessors();
+    return tiles >= QT_MIN_TILES_PER_BLOCK * resident;
   }
 
   /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */
@@ -427,6 +476,29 @@ final class ForwardPlan {
     int stageDims = chunks * (s.documentType() == DType.BINARY ? 128 : 64);
     int stagesPerTile = (s.dim() + stageDims - 1) / stageDims;
     return stagesPerTile * stageDims * 2 * rows;
+  }
+
+  /**
+   * Rule 20: the bulk-copy kernel, persistent blocks as many as the GPU holds, each taking its first pair and
+   * then one at a time at run time.
+   */
+  static Plan quantTma(ForwardShape s, GpuCapabilities gpu) {
+    String entry = FORWARD_QUANT_TMA + "_c" + quantTmaChunks(s) + "_" + suffix(s.queryType()) + "_"
+        + suffix(s.documentType());
+    int shared = quantTmaSharedBytes(s);
+    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, entry, QT_THREADS, shared) * gpu.multiprocessors();
+    int blocks = (int) Math.max(1, Math.min(s.pairs(), resident));
+    return new Plan(Family.QUANT_TMA, FORWARD_QUANT_TMA, entry, blocks, 1, QT_THREADS, shared, true, Split.NONE,
+        false, 0, 1, false);
+  }
+
+  private static int quantTmaChunks(ForwardShape s) {
+    return s.dim() <= 64 ? 1 : 2;
+  }
+
+  /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu. */
+  private static int quantTmaSharedBytes(ForwardShape s) {
+    return quantTmaChunks(s) * QT_ROWS * 128 + QT_RING_BYTES + QT_SLOT_BYTES + 9 * QT_ROWS * 4;
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cuda;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.maxsim4j.DType;
@@ -44,8 +45,8 @@ class CompressedPlanTest {
     // epilogue's maxima, the rows' scales and validity, the slot sums
     assertEquals(128 * 128 * 2 + 8 * (2 * 128 * (4 + 4)) + (10 * 128 + 4) * 4, p.sharedBytes());
     assertEquals(true, p.optIn());
-    assertEquals("maxsim_forward_quant_wgmma_p32_c1_bf16_s8", // long documents, one short query
-        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_wgmma_p32_c1_bf16_b1", // long documents, one short query
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 64, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_wgmma_p128_c1_f16_b1", // 33 to 128 query tokens: one pass of 128 rows
         ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.FLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_wgmma_g128_c1_bf16_b1", // groups against very long documents
@@ -59,16 +60,47 @@ class CompressedPlanTest {
   }
 
   @Test
-  void oneShortQueryAgainstShortDocumentsOrFewItemsTakeTheMmaKernel() {
+  void shortFloatQueriesAgainstMany8BitDocumentsTakeTheBulkCopyKernel() {
     Plan p = ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
-    assertEquals(Family.QUANT, p.family());
+    assertEquals(Family.QUANT_TMA, p.family());
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", p.entry());
+    assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM here)
+    assertEquals(ForwardPlan.QT_THREADS, p.threads());
+    // the query's 32 rows (2 chunks of 128 bytes), the 40 KB ring, 16 slots' tiles and barriers, maxima and validity
+    assertEquals(2 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 9 * 32 * 4, p.sharedBytes());
+    assertEquals(true, p.optIn());
+    assertEquals("maxsim_forward_quant_tma_c1_f16_e4m3",
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 16 tiles per resident block
+        ForwardPlan.plan(new ForwardShape(1, 2112, 1, 0, 2112, 20, 256, 112, DType.BFLOAT16, DType.INT8, false, false),
+            H200).entry());
+    // where it does not run: query groups (rule 19), 33 query tokens, d over 128 or not a multiple of 16, int8
+    // queries, 1-bit documents, before sm_90, and under 16 tiles per resident block
+    assertEquals(Family.WGMMA_GROUPS,
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
+    for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
+        shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.INT8), shape(1, 10000, 32, 300, 40, DType.BFLOAT16,
+            DType.INT8), shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8),
+        shape(1, 10000, 32, 300, 128, DType.BFLOAT16, DType.BINARY))) {
+      assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
+    }
+    assertEquals(Family.QUANT, ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false),
+        gpu(8, 9)).family());
+    assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(1, 2111, 1, 0, 2111, 20, 256, 112,
+        DType.BFLOAT16, DType.INT8, false, false), H200).family());
+  }
+
+  @Test
+  void oneShortQueryAgainstShortDocumentsOrFewItemsTakeTheMmaKernel() {
+    Plan p = ForwardPlan.plan(shape(1, 1000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
+    assertEquals(Family.QUANT, p.family()); // 5000 tiles of 64 tokens: under 16 per resident block
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry()); // one query: pairs taken at run time
-    assertEquals(132 * 4, p.blocks()); // the warps the GPU holds (4 blocks per SM here), 4 per block
+    assertEquals(250, p.blocks()); // a warp per pair, 4 per block
     assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
     assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
         ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.BINARY, false), H200).entry());
-    assertEquals("maxsim_forward_quant_c1_dyn_bf16_s8", // long documents, but under 4 pairs per block
-        ForwardPlan.plan(shape(1, 1000, 32, 2048, 48, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // long documents, but under 4 pairs per block
+        ForwardPlan.plan(shape(1, 1000, 32, 2048, 64, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // over 128 query tokens: several passes either way
         ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_c2_s8_e4m3", // compressed queries, both kernels run: mma.sync

@@ -44,8 +44,11 @@ class ForcedKernelsTest {
   @Test
   void compressedDocumentsRunOnEitherTensorCoreKernelWhereItRuns() {
     ForwardShape one = new ForwardShape(0, 1, 10000, 0, 10000, 32, 300, 128, DType.BFLOAT16, DType.INT8, false,
-        false); // the rules: mma.sync
-    assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("default", one, H200).entry());
+        false); // the rules: the bulk-copy kernel
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", plan("default", one, H200).entry());
+    assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_mma", one, H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", plan("quant_tma", one, H200).entry());
+    assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_tma", one, A100).entry());
     assertEquals("maxsim_forward_quant_wgmma_p32_c2_bf16_s8", plan("quant_wgmma", one, H200).entry());
     ForwardShape wide = new ForwardShape(0, 1, 100, 0, 100, 32, 300, 512, DType.BFLOAT16, DType.INT8, false,
         false); // only the wgmma kernels run

@@ -40,7 +40,7 @@ class KernelSignatureTest {
     mirror(KernelArgs.Ffma.class, "main/maxsim_forward.cu MAXSIM_FORWARD_ENTRY:NAME");
     mirror(KernelArgs.FfmaScaled.class, "main/maxsim_forward_scaled.cu MAXSIM_SCALED_ENTRY:NAME");
     mirror(KernelArgs.Quant.class, "main/maxsim_forward_quant.cu MAXSIM_QUANT_ENTRY:NAME",
-        "main/maxsim_forward_quant_wgmma.cu MAXSIM_QW_ENTRY:NAME");
+        "main/maxsim_forward_quant_wgmma.cu MAXSIM_QW_ENTRY:NAME", "main/maxsim_forward_quant_tma.cu MAXSIM_QT_ENTRY:NAME");
     mirror(KernelArgs.Block.class, "main/maxsim_forward_mma.cu MAXSIM_MMA_ENTRY:NAME");
     mirror(KernelArgs.BlockGroups.class, "main/maxsim_forward_mma.cu MAXSIM_GROUP_ENTRY:NAME");
     mirror(KernelArgs.Stream.class, "main/maxsim_forward_stream.cu MAXSIM_STREAM_ENTRY:NAME",

@@ -1,0 +1,333 @@
+// Fused MaxSim forward for int8 and e4m3 documents against short bf16 or fp16 queries (at most 32 tokens,
+// d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the
+// bytes read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
+//
+// Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
+//              run time) and loads each 64-token tile of a document's stored bytes with one bulk copy (its
+//              tokens are contiguous), the 32 lanes its 64 scales with small copies; warps 0-3, the consumer
+//              warpgroup, expand and multiply. They meet only at the ring's barriers, and each slot carries
+//              its Tile, so the consumers read no work metadata from global memory. The producer takes the
+//              next pair and reads its document's row while the current one's tiles go out, so those
+//              round trips to memory never leave the ring unfilled.
+// Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
+//              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
+//              and e4m3 value is exact in both); B = the query's 32 rows in shared memory, 128-byte swizzled
+//              and K-major, in the k order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written
+//              when the query changes (once per block for one query).
+// Pipeline:    a slot is released as soon as its bytes are in registers, before the multiply, so the
+//              producer refills it while the tile is scored; the ring holds 40 KB of tiles (4 at d = 128,
+//              12 at d = 48). The consumers take and expand the next tile while the current tile's wgmmas
+//              run (two sets of A registers, alternating), and three blocks per SM hide each other's folds.
+// Online max:  each dot product times its document token's scale, then per query row a running max over
+//              this thread's valid rows (max.NaN: NaN propagates; a row past the document or masked is -inf).
+// Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
+//              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows.
+#include "maxsim_async.cuh"
+#include "maxsim_quant_expand.cuh"
+#include "maxsim_tma.cuh"
+#include "maxsim_wgmma.cuh"
+#include "maxsim_work.cuh"
+#include <type_traits>
+
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace maxsim4j {
+
+constexpr int QT_CONSUMERS = 128;                 // one warpgroup
+constexpr int QT_THREADS = QT_CONSUMERS + 32;     // and the producer warp
+constexpr int QT_TOKENS = 64;                     // document tokens per tile: wgmma's M
+constexpr int QT_ROWS = 32;                       // query rows: wgmma's N
+constexpr int QT_RING_BYTES = 40 * 1024;
+constexpr int QT_MAX_STAGES = 16;
+constexpr int QT_CONSUMER_BARRIER = 1;            // named barrier of the consumer warpgroup
+
+// What a slot holds: the tile of `pair` (query `query`) from its document's token `first`, `tokens` of them; the
+// document's first stored token `start` and whether this is its last tile. Pair -1 ends the work.
+struct Tile {
+  long long pair;
+  int query, first, tokens, start, last, unused;
+};
+constexpr int QT_TILE_BYTES = 32;
+static_assert(sizeof(Tile) == QT_TILE_BYTES, "the host counts 32 bytes per slot's tile");
+
+// A pair as the producer reads it: its query, its document's first stored token, length and valid tokens.
+struct PairRow {
+  int query, start, length, valid;
+};
+
+// The dynamic shared memory the host gives: query rows, ring, tiles, barriers, the epilogue's maxima [2][4][32]
+// and the rows' validity [32].
+template <int CHUNKS>
+__host__ __device__ constexpr int quantTmaSharedBytes() {
+  return CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8)
+         + (2 * 4 + 1) * QT_ROWS * 4;
+}
+
+// CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2).
+template <typename TQ, typename TD, int CHUNKS>
+__device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows, const uint8_t* __restrict__ d,
+                                Rows dRows, const float* __restrict__ dScale, const int* __restrict__ dValid, int dim,
+                                int mode, int perQuery, int docOffset, long long pairs, float* scores,
+                                unsigned long long* work) {
+  using O = typename Operand<TQ>::Type;
+  constexpr int STEPS = CHUNKS * 4;  // wgmma k-steps of 16
+  constexpr int B_BYTES = CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES;
+  extern __shared__ __align__(1024) uint8_t shared[];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int tokenBytes = dim;  // one byte per value; d % 16 == 0, so every tile is whole 16-byte units
+  const int stageBytes = QT_TOKENS * tokenBytes + QT_TOKENS * 4;
+  const int stages = min(QT_MAX_STAGES, QT_RING_BYTES / stageBytes);
+  const uint32_t bBase = (uint32_t)__cvta_generic_to_shared(shared);
+  const uint32_t ringBase = bBase + B_BYTES;
+  Tile* tiles = reinterpret_cast<Tile*>(shared + B_BYTES + QT_RING_BYTES);
+  const uint32_t fullBars = (uint32_t)__cvta_generic_to_shared(tiles + QT_MAX_STAGES);
+  const uint32_t emptyBars = fullBars + 8 * QT_MAX_STAGES;
+  float* red = reinterpret_cast<float*>(shared + B_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8));
+  float* rowValid = red + 2 * 4 * QT_ROWS;
+  if (tid == 0) {
+    uint32_t bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
+    if (bytes < (uint32_t)quantTmaSharedBytes<CHUNKS>()) __trap();  // the host sized it for another kernel
+    for (int s = 0; s < QT_MAX_STAGES; s++) {
+      mbarrierInit(fullBars + 8 * s, 1 + 32);        // the producer's expect_tx, and each lane's scale copies
+      mbarrierInit(emptyBars + 8 * s, QT_CONSUMERS);  // each consumer thread, its pieces in registers
+    }
+    fenceBarrierInit();
+  }
+  __syncthreads();
+
+  if (warp == QT_CONSUMERS / 32) {
+    // ------------------------------------------------------------------------------------------- producer
+    const WorkCounters counters{work};
+    int slot = 0;
+    uint32_t phase = 0;
+    auto next = [&]() {
+      if (++slot == stages) {
+        slot = 0;
+        phase ^= 1;
+      }
+    };
+    auto rowOf = [&](long long pair) {
+      const int doc = quantDocumentOf(pair, mode, perQuery, docOffset);
+      return PairRow{(int)(pair / perQuery), dRows.rowStart[doc], dRows.rowLength[doc], dValid[doc]};
+    };
+    // the pair after next is taken, and the next one's row read, while this one's tiles are issued
+    long long pair = blockIdx.x;
+    PairRow row = pair < pairs ? rowOf(pair) : PairRow{};
+    long long taken = lane == 0 ? counters.take(gridDim.x) : 0;
+    while (pair < pairs) {
+      const long long current = pair;
+      const PairRow r = row;
+      pair = __shfl_sync(0xffffffffu, taken, 0);
+      if (pair < pairs) {
+        row = rowOf(pair);
+        if (lane == 0) taken = counters.take(gridDim.x);
+      }
+      if (r.valid == 0) {
+        if (lane == 0) scores[current] = EMPTY_DOCUMENT_SCORE;
+        continue;
+      }
+      for (int first = 0; first < r.length; first += QT_TOKENS) {
+        const int tokens = min(QT_TOKENS, r.length - first);
+        const uint32_t full = fullBars + 8 * slot, stage = ringBase + slot * stageBytes;
+        mbarrierWait(emptyBars + 8 * slot, phase ^ 1);
+        if (lane == 0) {
+          tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, 0};
+          mbarrierExpectBytes(full, tokens * tokenBytes);
+          bulkCopy(stage, d + (size_t)(r.start + first) * tokenBytes, tokens * tokenBytes, full);
+        }
+        const float* scale = dScale + r.start + first + lane;
+        const uint32_t scaleSlot = stage + QT_TOKENS * tokenBytes + 4 * lane;
+        copyAsyncSmall<4>(scaleSlot, lane < tokens ? scale : dScale, lane < tokens);
+        copyAsyncSmall<4>(scaleSlot + 128, lane + 32 < tokens ? scale + 32 : dScale, lane + 32 < tokens);
+        copyAsyncArrive(full);
+        next();
+      }
+    }
+    mbarrierWait(emptyBars + 8 * slot, phase ^ 1);
+    if (lane == 0) {
+      tiles[slot] = Tile{-1, 0, 0, 0, 0, 0, 0};
+      mbarrierArrive(fullBars + 8 * slot);
+      counters.finish(gridDim.x);
+    }
+    mbarrierArrive(fullBars + 8 * slot);
+    return;
+  }
+
+  // --------------------------------------------------------------------------------------------- consumers
+  const int g = lane / 4, t = lane % 4;
+  const int row0 = 16 * warp + g;  // this thread's rows of a tile: row0 and row0 + 8
+  const uint32_t pieceOffset = row0 * tokenBytes + 16 * t;
+  // e4m3 pieces past d (d not a multiple of 64) are zeroed: their B rows are zero, but a byte there may be NaN
+  bool present[CHUNKS];
+#pragma unroll
+  for (int c = 0; c < CHUNKS; c++) present[c] = !std::is_same<TD, E4M3>::value || 64 * c + 16 * t < tokenBytes;
+
+  // The query's rows as B, in the k order of the pieces; masked rows, rows past the query and dims past d are
+  // zero, and rows that count are flagged in rowValid. Called with no wgmma in flight.
+  auto loadQuery = [&](int query) {
+    namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);  // every warp's wgmmas reading the previous rows are done
+    const int start = qRows.rowStart[query], length = qRows.rowLength[query];
+    if (length > QT_ROWS) __trap();  // the plan sends longer queries elsewhere
+    O* b = reinterpret_cast<O*>(shared);
+    constexpr int HALVES = CHUNKS * SWIZZLE_ROW_HALVES;
+    for (int idx = tid; idx < QT_ROWS * HALVES; idx += QT_CONSUMERS) {
+      const int n = idx / HALVES, kk = idx % HALVES;
+      const int step = kk / 16, pos = kk % 16;
+      const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
+      const int physical = (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
+      const bool valid = n < length && isValid(qRows, start + n);
+      const float v = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
+      const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES
+                          + swizzled(n, (kk % SWIZZLE_ROW_HALVES) / 8) + (kk % 8) * 2;
+      b[at / 2] = operandOf<O>(v);
+    }
+    if (tid < QT_ROWS) rowValid[tid] = tid < length && isValid(qRows, start + tid) ? 1.f : 0.f;
+    fenceProxyAsync();
+    namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);
+  };
+
+  // The next filled slot's tile; unless it ends the work, this thread's pieces expanded into `a` (A fragments:
+  // a[s][0] row g and a[s][1] row g + 8 at k = 2t, 2t + 1; a[s][2], a[s][3] at 2t + 8, 2t + 9) and its rows'
+  // scales, and the slot goes back to the producer.
+  int slot = 0;
+  uint32_t phase = 0;
+  auto take = [&](uint32_t(&a)[STEPS][4], float(&ds)[2]) -> Tile {
+    const uint32_t stage = ringBase + slot * stageBytes;
+    mbarrierWait(fullBars + 8 * slot, phase);
+    const Tile tile = tiles[slot];
+    if (tile.pair >= 0) {
+      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[0]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * row0));
+      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[1]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * (row0 + 8)));
+#pragma unroll
+      for (int c = 0; c < CHUNKS; c++) {
+        uint4 raw[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+          const uint32_t at = stage + pieceOffset + h * 8 * tokenBytes + 64 * c;
+          asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(raw[h].x), "=r"(raw[h].y), "=r"(raw[h].z), "=r"(raw[h].w)
+                       : "r"(at));
+          if (!present[c]) raw[h] = make_uint4(0u, 0u, 0u, 0u);
+        }
+        if (c == CHUNKS - 1) mbarrierArrive(emptyBars + 8 * slot);  // every piece of the slot is in registers
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          uint32_t(&f)[4] = a[4 * c + j];
+          expand<O>(TD{}, j == 0 ? raw[0].x : j == 1 ? raw[0].y : j == 2 ? raw[0].z : raw[0].w, f[0], f[2]);
+          expand<O>(TD{}, j == 0 ? raw[1].x : j == 1 ? raw[1].y : j == 2 ? raw[1].z : raw[1].w, f[1], f[3]);
+        }
+      }
+    }
+    if (++slot == stages) {
+      slot = 0;
+      phase ^= 1;
+    }
+    return tile;
+  };
+
+  const uint64_t bDescriptor = tileDescriptor(bBase);
+  int loadedQuery = -1, parity = 0;
+  float best[QT_ROWS / 4];
+  // Scores `tile`, whose A fragments are `a`: its wgmmas run while the next tile is taken into `nextA`.
+  auto score = [&](const Tile& tile, const uint32_t(&a)[STEPS][4], const float(&ds)[2], uint32_t(&nextA)[STEPS][4],
+                   float(&nextDs)[2]) -> Tile {
+    if (tile.first == 0) {
+      if (tile.query != loadedQuery) {
+        loadQuery(tile.query);
+        loadedQuery = tile.query;
+      }
+#pragma unroll
+      for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
+    }
+    float acc[QT_ROWS / 2];
+    wgmmaFence();
+#pragma unroll
+    for (int s = 0; s < STEPS; s++) {
+      const uint64_t desc = bDescriptor + (uint64_t)((s / 4) * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4));
+      Wgmma<O>::template run<QT_ROWS>(acc, a[s], desc, s > 0);
+    }
+    wgmmaCommit();
+    const Tile next = take(nextA, nextDs);
+    wgmmaWait<0>();
+    pinAccumulators(acc);
+
+    // each dot product times its document token's scale, then the running max over valid rows; a tile wholly
+    // inside an unmasked document needs no validity test
+    const bool whole = dRows.mask == nullptr && tile.tokens == QT_TOKENS;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const int r = row0 + 8 * h;
+      if (whole || (r < tile.tokens && isValid(dRows, tile.start + tile.first + r))) {
+#pragma unroll
+        for (int jj = 0; jj < QT_ROWS / 8; jj++) {
+#pragma unroll
+          for (int e = 0; e < 2; e++) best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[h]);
+        }
+      }
+    }
+    if (!tile.last) return next;
+
+    // the document's last tile: the max over the warp's rows (lanes of one t share columns), then the warps'
+#pragma unroll
+    for (int x = 0; x < QT_ROWS / 4; x++) {
+      float v = best[x];
+      for (int offset = 4; offset < 32; offset *= 2) v = maxKeepNaN(v, __shfl_xor_sync(0xffffffffu, v, offset));
+      best[x] = v;
+    }
+    float* maxima = red + parity * 4 * QT_ROWS;
+    if (g == 0) {
+#pragma unroll
+      for (int jj = 0; jj < QT_ROWS / 8; jj++) {
+        maxima[warp * QT_ROWS + 8 * jj + 2 * t] = best[2 * jj];
+        maxima[warp * QT_ROWS + 8 * jj + 2 * t + 1] = best[2 * jj + 1];
+      }
+    }
+    namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);
+    parity ^= 1;
+    if (warp == 0) {
+      float rowSum = 0.f;
+      if (rowValid[lane] != 0.f) {
+        rowSum = maxKeepNaN(maxKeepNaN(maxima[lane], maxima[QT_ROWS + lane]),
+                            maxKeepNaN(maxima[2 * QT_ROWS + lane], maxima[3 * QT_ROWS + lane]));
+      }
+      for (int offset = 16; offset > 0; offset /= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
+      if (lane == 0) scores[tile.pair] = rowSum;
+    }
+    return next;
+  };
+
+  // two sets of A fragments, alternating: one multiplied, the other filled
+  uint32_t a0[STEPS][4], a1[STEPS][4];
+  float ds0[2], ds1[2];
+  Tile tile = take(a0, ds0);
+  while (tile.pair >= 0) {
+    tile = score(tile, a0, ds0, a1, ds1);
+    if (tile.pair < 0) break;
+    tile = score(tile, a1, ds1, a0, ds0);
+  }
+}
+
+}  // namespace maxsim4j
+
+using namespace maxsim4j;
+
+// Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16), queries of
+// at most 32 tokens; `work`: two zeroed 64-bit counters, the pairs after each block's first taken at run time.
+// Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128).
+#define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NAME)                                                                 \
+  extern "C" __global__ void __launch_bounds__(QT_THREADS, 3) NAME(                                           \
+      const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
+      const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
+      const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
+      unsigned long long* work) {                                                                             \
+    forwardQuantTma<TQ, TD, CHUNKS>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dScale,  \
+                                    dValid, dim, mode, perQuery, docOffset, pairs, scores, work);             \
+  }
+#define MAXSIM_QT_PAIR(TQ, QN, TD, DN)                                      \
+  MAXSIM_QT_ENTRY(TQ, TD, 1, maxsim_forward_quant_tma_c1_##QN##_##DN)      \
+  MAXSIM_QT_ENTRY(TQ, TD, 2, maxsim_forward_quant_tma_c2_##QN##_##DN)
+MAXSIM_QT_PAIR(BF16, bf16, S8, s8)
+MAXSIM_QT_PAIR(BF16, bf16, E4M3, e4m3)
+MAXSIM_QT_PAIR(F16, f16, S8, s8)
+MAXSIM_QT_PAIR(F16, f16, E4M3, e4m3)
+#endif
