@@ -19,7 +19,7 @@
 //              12 at d = 48). The consumers take and expand the next tile while the current tile's wgmmas
 //              run (two sets of A registers, alternating), and three blocks per SM hide each other's folds.
 // Online max:  each dot product times its document token's scale, then per query row a running max over
-//              this thread's valid rows (max.NaN: NaN propagates; a row past the document or masked is -inf).
+//              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
 //              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows.
 #include "maxsim_async.cuh"
@@ -150,6 +150,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       counters.finish(gridDim.x);
     }
     mbarrierArrive(fullBars + 8 * slot);
+    // the last tiles' scale copies land before the warp exits (their arrivals complete those tiles)
+    commitGroup();
+    waitGroups<0>();
     return;
   }
 
@@ -157,7 +160,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const int g = lane / 4, t = lane % 4;
   const int row0 = 16 * warp + g;  // this thread's rows of a tile: row0 and row0 + 8
   const uint32_t pieceOffset = row0 * tokenBytes + 16 * t;
-  // e4m3 pieces past d (d not a multiple of 64) are zeroed: their B rows are zero, but a byte there may be NaN
+  // e4m3 pieces past d (d not a multiple of 64) are zeroed: B is zero at those dims, but a byte there may be NaN
   bool present[CHUNKS];
 #pragma unroll
   for (int c = 0; c < CHUNKS; c++) present[c] = !std::is_same<TD, E4M3>::value || 64 * c + 16 * t < tokenBytes;

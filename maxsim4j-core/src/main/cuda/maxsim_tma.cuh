@@ -1,5 +1,5 @@
-// Hopper's bulk tensor copies (TMA, sm_90) and the shared-memory barriers they complete, as the
-// warp-specialized wgmma forward uses them (maxsim_forward_wgmma_ws.cu). See the PTX ISA, "Tensor Copy
+// Hopper's bulk copies (TMA, sm_90: by tensor map, or of contiguous bytes) and the shared-memory barriers they
+// complete, as the warp-specialized forwards use them (maxsim_forward_wgmma_ws.cu, maxsim_forward_quant_tma.cu). See the PTX ISA, "Tensor Copy
 // Instructions" and "Parallel Synchronization and Communication Instructions: mbarrier".
 #pragma once
 #include <stdint.h>

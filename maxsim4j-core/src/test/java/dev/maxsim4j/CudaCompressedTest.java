@@ -292,7 +292,8 @@ class CudaCompressedTest {
 
   /**
    * A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries, or
-   * (int8 queries and documents on sm_90) query groups.
+   * (int8 queries and documents on sm_90) query groups; with the compressed-document kernels forced, many pairs
+   * per block and several queries per block.
    */
   @Test
   void manyDocumentsMatchTheReferenceWithOneQueryAndWithSeveral() {
@@ -305,8 +306,17 @@ class CudaCompressedTest {
           String where = qt + " x " + type + " Nq=" + queries + " (" + r + ")";
           TokenBatch q = batch(r, qt, queries, 32, 128, 1);
           float[][] all = cuda.scores(q, d);
-          ParityTest.assertClose(reference.scores(q, d), all, q, d, where);
+          float[][] expected = reference.scores(q, d);
+          ParityTest.assertClose(expected, all, q, d, where);
           ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), all, 10, where + " top-k");
+          // each forced kernel twice in a row: blocks or warps that take many pairs at run time, switch queries
+          // inside a block, and find their work counters zeroed by the launch before
+          for (int i = 0; i < FORCED.length; i++) {
+            for (int call = 0; call < 2; call++) {
+              ParityTest.assertClose(expected, forced[i].scores(q, d), q, d, where + " (" + FORCED[i] + ", call "
+                  + call + ")");
+            }
+          }
           try (ResidentBatch rd = cuda.upload(d)) {
             List<CompletableFuture<float[][]>> inFlight = new ArrayList<>();
             for (int i = 0; i < 12; i++) {

@@ -267,14 +267,15 @@ final class ForwardPlan {
   /**
    * Rule 20: ... and pays once the launch has at least 16 tiles of 64 tokens per resident block: with fewer (one
    * query against 1000 documents of 300 tokens: about 13) the mma.sync kernel of rule 18, which balances single
-   * pairs across warps, measured 2-3% faster.
+   * pairs across warps, measured 2-3% faster. Tiles are counted at the longest document's length: a ragged batch
+   * may count more than it holds, which only matters near the threshold, where the two kernels are close.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
       return false;
     }
     Plan p = quantTma(s, gpu);
-    long tiles = s.pairs() * ((s.maxDocumentLength() + QT_TOKENS - 1) / QT_TOKENS);
+    long tiles = (long) s.pairs() * ((s.maxDocumentLength() + QT_TOKENS - 1) / QT_TOKENS);
     long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, p.entry(), QT_THREADS, p.sharedBytes())
         * gpu.multiprocessors();
     return tiles >= QT_MIN_TILES_PER_BLOCK * resident;

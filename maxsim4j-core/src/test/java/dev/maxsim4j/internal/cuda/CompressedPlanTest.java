@@ -40,7 +40,7 @@ class CompressedPlanTest {
     Plan p = ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY), H200);
     assertEquals(Family.QUANT_WGMMA, p.family());
     assertEquals("maxsim_forward_quant_wgmma_g128_c1_bf16_b1", p.entry()); // 2 groups of 4 queries x 2000
-    assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM here)
+    assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM on this test's stand-in GPU)
     // 128 rows x 128 dims of bf16; 8 stages of 2 rows x 128 threads x (a 4-byte piece + a scale); the
     // epilogue's maxima, the rows' scales and validity, the slot sums
     assertEquals(128 * 128 * 2 + 8 * (2 * 128 * (4 + 4)) + (10 * 128 + 4) * 4, p.sharedBytes());
@@ -64,7 +64,7 @@ class CompressedPlanTest {
     Plan p = ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
     assertEquals(Family.QUANT_TMA, p.family());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", p.entry());
-    assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM here)
+    assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM on this test's stand-in GPU)
     assertEquals(ForwardPlan.QT_THREADS, p.threads());
     // the query's 32 rows (2 chunks of 128 bytes), the 40 KB ring, 16 slots' tiles and barriers, maxima and validity
     assertEquals(2 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 9 * 32 * 4, p.sharedBytes());
