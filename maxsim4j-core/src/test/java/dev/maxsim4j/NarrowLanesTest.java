@@ -1,0 +1,71 @@
+package dev.maxsim4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The vector kernel with 256-bit lanes, as it runs on AVX2 machines and where the JVM keeps AVX-512 machines to 256
+ * bits ({@code -XX:MaxVectorSize=32}), and with AVX2's 16 registers ({@code -XX:UseAVX=2}): the other tests run
+ * with this machine's widest lanes, so the blocks of 8-lane vectors (four vectors of query tokens, two, one) run
+ * only here, in a JVM of their own, against the float64 reference over query lengths that reach each block.
+ */
+class NarrowLanesTest {
+
+  @ParameterizedTest
+  @ValueSource(strings = {"-XX:MaxVectorSize=32", "-XX:UseAVX=2"})
+  void the256BitKernelMatchesTheReference(String flag) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:-UsePerfData", flag, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+        "-cp", System.getProperty("java.class.path"), Probe.class.getName()));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output;
+    try (InputStream in = p.getInputStream()) {
+      output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "finished: " + String.join(" ", command));
+    assertEquals(0, p.exitValue(), String.join(" ", command) + "\n" + output);
+    String line = output.lines().filter(l -> l.startsWith("probe: ")).findFirst().orElse(output);
+    // a CPU without AVX2 has no 256-bit lanes to test
+    assertTrue(line.startsWith("probe: 256-bit lanes, every case matched") || line.contains("narrower lanes"), line);
+  }
+
+  /** The child JVM: the vector backend against the reference, every shape, dtype and masking below. */
+  static final class Probe {
+    public static void main(String[] args) {
+      try (MaxSim reference = MaxSim.builder().backend("reference").threads(1).build();
+          MaxSim vector = MaxSim.builder().backend("cpu").threads(2).build()) {
+        String info = vector.backendInfo();
+        if (!info.contains("256-bit")) {
+          System.out.println("probe: narrower lanes here: " + info);
+          return;
+        }
+        RandomBatches r = new RandomBatches();
+        int cases = 0;
+        // query lengths around the blocks of 4, 2 and 1 vectors of 8 lanes; awkward and common d
+        for (int lq : new int[] {1, 7, 8, 17, 24, 32, 33, 40, 56, 64, 65, 97}) {
+          for (int dim : new int[] {1, 3, 33, 127, 128}) {
+            for (DType type : new DType[] {DType.FLOAT32, DType.BFLOAT16, DType.INT8}) {
+              int masking = cases % 3;
+              TokenBatch q = r.padded(DType.FLOAT32, 3, lq, dim, masking);
+              TokenBatch d = r.padded(type, 5, 1 + (cases * 37) % 300, dim, (masking + 1) % 3);
+              String where = "256-bit lanes, Lq=" + lq + " d=" + dim + " " + type + " masking=" + masking + " (" + r
+                  + ")";
+              ParityTest.assertClose(reference.scores(q, d), vector.scores(q, d), q, d, where);
+              cases++;
+            }
+          }
+        }
+        System.out.println("probe: 256-bit lanes, every case matched (" + cases + " cases; " + info + ")");
+      }
+    }
+  }
+}
