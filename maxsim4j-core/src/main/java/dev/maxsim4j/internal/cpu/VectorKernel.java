@@ -27,9 +27,9 @@ import jdk.incubator.vector.VectorSpecies;
  * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 6 document tokens = 12 independent FMA chains (more
  * than FMA latency x two pipes needs), 8 loads per 12 FMAs; measured 8-9% faster than 2 x 4 on one core
  * (docs/benchmarks.md). With 8 lanes or fewer, 4 vectors x 3 tokens first (7 loads per 12 FMAs, and 15 live
- * vectors were too many for AVX2's 16 registers). The last V query lanes use 1 vector x 4 tokens. A tail shorter than a step repeats
- * the last token: a duplicate never changes a max, and the strict {@code >} of the argmax keeps the
- * earlier slot.
+ * vectors were too many for AVX2's 16 registers). The last V query lanes use 1 vector x 4 tokens. A tail
+ * shorter than a step repeats the last token: a duplicate never changes a max, and the strict {@code >} of the
+ * argmax keeps the earlier slot.
  *
  * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32; quantized tokens expanded
  * by {@link Dequantizer}, once for all the queries that meet it) in a per-thread buffer, then walked in tiles
