@@ -53,9 +53,12 @@ class NarrowLanesTest {
         // query lengths around the blocks of 4, 2 and 1 vectors of 8 lanes; awkward and common d
         for (int lq : new int[] {1, 7, 8, 17, 24, 32, 33, 40, 56, 64, 65, 97}) {
           for (int dim : new int[] {1, 3, 33, 127, 128}) {
-            for (DType type : new DType[] {DType.FLOAT32, DType.BFLOAT16, DType.INT8}) {
+            for (DType type : new DType[] {DType.FLOAT32, DType.BFLOAT16, DType.INT8, DType.FLOAT8_E4M3,
+                DType.BINARY}) {
               int masking = cases % 3;
-              TokenBatch q = r.padded(DType.FLOAT32, 3, lq, dim, masking);
+              // compressed queries too (scales on both sides), where the documents are compressed
+              TokenBatch q = r.padded(type == DType.INT8 && cases % 2 == 0 ? DType.INT8 : DType.FLOAT32, 3, lq,
+                  dim, masking);
               TokenBatch d = r.padded(type, 5, 1 + (cases * 37) % 300, dim, (masking + 1) % 3);
               String where = "256-bit lanes, Lq=" + lq + " d=" + dim + " " + type + " masking=" + masking + " (" + r
                   + ")";

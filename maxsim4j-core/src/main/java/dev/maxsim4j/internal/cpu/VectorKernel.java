@@ -229,6 +229,11 @@ final class VectorKernel implements PairKernel {
               oneVectorBlock(q, pad, block, tileStart, tileEnd, track);
             }
           } else {
+            if (V <= 8 && !track) {
+              for (; block + 4 * V <= pad; block += 4 * V) {
+                fourVectorBlockScaled(q, qs, pad, block, tileStart, tileEnd);
+              }
+            }
             for (; block + 2 * V <= pad; block += 2 * V) {
               twoVectorBlockScaled(q, qs, pad, block, tileStart, tileEnd, track);
             }
@@ -441,6 +446,73 @@ final class VectorKernel implements PairKernel {
       if (track) {
         idx.intoArray(runArg, block);
       }
+    }
+
+    /** As {@link #fourVectorBlock}, each dot product multiplied by query scale x document scale first. */
+    private void fourVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to) {
+      float[] d = buffer;
+      float[] ds = docScale;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector s0 = FloatVector.fromArray(S, qs, block);
+      FloatVector s1 = FloatVector.fromArray(S, qs, block + V);
+      FloatVector s2 = FloatVector.fromArray(S, qs, block + 2 * V);
+      FloatVector s3 = FloatVector.fromArray(S, qs, block + 3 * V);
+      FloatVector m0 = FloatVector.fromArray(S, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(S, runMax, block + V);
+      FloatVector m2 = FloatVector.fromArray(S, runMax, block + 2 * V);
+      FloatVector m3 = FloatVector.fromArray(S, runMax, block + 3 * V);
+      for (int t = from; t < to; t += 3) {
+        int t1 = Math.min(t + 1, last);
+        int t2 = Math.min(t + 2, last);
+        int o0 = t * dim;
+        int o1 = t1 * dim;
+        int o2 = t2 * dim;
+        FloatVector a00 = FloatVector.zero(S);
+        FloatVector a01 = FloatVector.zero(S);
+        FloatVector a02 = FloatVector.zero(S);
+        FloatVector a03 = FloatVector.zero(S);
+        FloatVector a10 = FloatVector.zero(S);
+        FloatVector a11 = FloatVector.zero(S);
+        FloatVector a12 = FloatVector.zero(S);
+        FloatVector a13 = FloatVector.zero(S);
+        FloatVector a20 = FloatVector.zero(S);
+        FloatVector a21 = FloatVector.zero(S);
+        FloatVector a22 = FloatVector.zero(S);
+        FloatVector a23 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          FloatVector q1 = FloatVector.fromArray(S, q, qo + V);
+          FloatVector q2 = FloatVector.fromArray(S, q, qo + 2 * V);
+          FloatVector q3 = FloatVector.fromArray(S, q, qo + 3 * V);
+          FloatVector b0 = FloatVector.broadcast(S, d[o0 + k]);
+          a00 = q0.fma(b0, a00);
+          a01 = q1.fma(b0, a01);
+          a02 = q2.fma(b0, a02);
+          a03 = q3.fma(b0, a03);
+          FloatVector b1 = FloatVector.broadcast(S, d[o1 + k]);
+          a10 = q0.fma(b1, a10);
+          a11 = q1.fma(b1, a11);
+          a12 = q2.fma(b1, a12);
+          a13 = q3.fma(b1, a13);
+          FloatVector b2 = FloatVector.broadcast(S, d[o2 + k]);
+          a20 = q0.fma(b2, a20);
+          a21 = q1.fma(b2, a21);
+          a22 = q2.fma(b2, a22);
+          a23 = q3.fma(b2, a23);
+        }
+        float d0 = ds[t];
+        float d1 = ds[t1];
+        float d2 = ds[t2];
+        m0 = m0.max(a00.mul(s0.mul(d0))).max(a10.mul(s0.mul(d1))).max(a20.mul(s0.mul(d2)));
+        m1 = m1.max(a01.mul(s1.mul(d0))).max(a11.mul(s1.mul(d1))).max(a21.mul(s1.mul(d2)));
+        m2 = m2.max(a02.mul(s2.mul(d0))).max(a12.mul(s2.mul(d1))).max(a22.mul(s2.mul(d2)));
+        m3 = m3.max(a03.mul(s3.mul(d0))).max(a13.mul(s3.mul(d1))).max(a23.mul(s3.mul(d2)));
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      m2.intoArray(runMax, block + 2 * V);
+      m3.intoArray(runMax, block + 3 * V);
     }
 
     /**
