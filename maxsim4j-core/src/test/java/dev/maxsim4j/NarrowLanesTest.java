@@ -16,7 +16,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The vector kernel with 256-bit lanes, as it runs on AVX2 machines and where the JVM keeps AVX-512 machines to 256
  * bits ({@code -XX:MaxVectorSize=32}), and with AVX2's 16 registers ({@code -XX:UseAVX=2}): the other tests run
  * with this machine's widest lanes, so the blocks of 8-lane vectors (four vectors of query tokens, two, one) run
- * only here, in a JVM of their own, against the float64 reference over query lengths that reach each block.
+ * only here, in a JVM of their own, against the float64 reference over query lengths that reach each block, with
+ * the training forward's argmax.
  */
 class NarrowLanesTest {
 
@@ -62,7 +63,14 @@ class NarrowLanesTest {
               TokenBatch d = r.padded(type, 5, 1 + (cases * 37) % 300, dim, (masking + 1) % 3);
               String where = "256-bit lanes, Lq=" + lq + " d=" + dim + " " + type + " masking=" + masking + " (" + r
                   + ")";
-              ParityTest.assertClose(reference.scores(q, d), vector.scores(q, d), q, d, where);
+              float[][] all = vector.scores(q, d);
+              ParityTest.assertClose(reference.scores(q, d), all, q, d, where);
+              if (!type.isQuantized()) {
+                // training: the argmax blocks (two vectors of query tokens, then one), the forward's bits
+                TrainingScores ts = vector.scoresForTraining(q, d);
+                org.junit.jupiter.api.Assertions.assertArrayEquals(ParityTest.flatten(all), ts.scores(), where);
+                ParityTest.assertArgmaxIsBest(ts, q, d, where);
+              }
               cases++;
             }
           }
