@@ -41,6 +41,14 @@
 //              pass order: no merge launch, the same bits whichever pass finished last, and the fence
 //              and the atomic off the consumers' path. With slices, per-row partials (max and argmax,
 //              or a stand-in index the merge's tie rule may read) for maxsim_merge_slices.
+// Query groups: with GROUPED, a pass is not one query's rows but 32 rows of each of ROWS / 32 all-pairs
+//              queries of at most 32 tokens (8 with two row groups), so each document tile read from memory
+//              feeds 8 queries' wgmmas instead of 4 (maxsim_forward_wgmma.cu's groups), and the tensor cores,
+//              not DRAM, bound many short queries against a corpus. An item is (group, document); a 16-row
+//              warp slice lies within one query, so each warp hands over one sum per row group, and the
+//              epilogue warp writes each query's score as the sum of its two slices. (A document's last
+//              tile of at most 64 tokens multiplied 64 wide, as the wgmma kernel does, made ptxas serialise
+//              the wgmmas: C7511, insufficient registers for the wgmma pipeline.)
 #include "maxsim_async.cuh"
 #include "maxsim_common.cuh"
 #include "maxsim_fold.cuh"
@@ -73,7 +81,8 @@ constexpr int WS_NO_INDEX = 0x7fffffff;
 constexpr int WS_EPILOGUE_WARP = WS_CONSUMER_WARPS + 1;  // in the producer warpgroup, beside the TMA warp
 constexpr int WS_EPILOGUE_SLOTS = 4;
 
-template <typename T>
+// Index: the training argmax's type (int, or int16_t for documents shorter than 32768 tokens).
+template <typename T, typename Index>
 struct WsOperands {
   const T* __restrict__ q;
   Rows qRows;
@@ -86,25 +95,48 @@ struct WsOperands {
   int* partialArgmax;
   int partialStride;
   float* scores;      // else (slices == 1): scores and argmax written here, through passSums and arrivals
-  int* argmax;
+  Index* argmax;
   int argmaxStride;
   float* passSums;    // per (pair, pass): the sum of the pass's rows
   int* arrivals;      // per pair: passes summed; zero before a launch, left zero after it
 };
 
-// Item i: pass `pass` of query `query`'s rows against slice `slice` of document `doc`.
+// Item i: pass `pass` of query `query`'s rows against slice `slice` of document `doc`; with query groups,
+// `queries` queries from `query` on (the group) against the whole document, `pair` the first query's.
 struct WsItem {
   long long pair;
-  int query, pass, slice;
+  int query, queries, pass, slice;
   int qStart, qLength;
   int dStart, tBegin, tEnd;
   int tiles;  // 0: nothing to scan (empty document, slice past its end, pass past the query)
   bool emptyDocument;
 };
 
-template <typename T, int GROUPS>
-__device__ __forceinline__ WsItem wsItem(const WsOperands<T>& in, long long item) {
+// Queries per pass with query groups: 32 rows each.
+template <int GROUPS>
+constexpr int WS_GROUP_QUERIES = WS_ROWS<GROUPS> / 32;
+
+template <typename In, int GROUPS, bool GROUPED>
+__device__ __forceinline__ WsItem wsItem(const In& in, long long item) {
   WsItem w;
+  if constexpr (GROUPED) {  // items in group-major order, so a block's run keeps its group's rows
+    const int docIndex = (int)(item % in.perQuery);
+    const int doc = in.docOffset + docIndex;
+    w.query = (int)(item / in.perQuery) * WS_GROUP_QUERIES<GROUPS>;
+    w.queries = min(WS_GROUP_QUERIES<GROUPS>, (int)(in.pairs / in.perQuery) - w.query);
+    w.pair = (long long)w.query * in.perQuery + docIndex;
+    w.pass = 0;
+    w.slice = 0;
+    w.qStart = 0;
+    w.qLength = 0;
+    w.dStart = in.dRows.rowStart[doc];
+    w.tBegin = 0;
+    w.tEnd = in.dRows.rowLength[doc];
+    w.emptyDocument = in.dValid[doc] == 0;
+    w.tiles = w.emptyDocument ? 0 : (w.tEnd + WS_TOKENS - 1) / WS_TOKENS;
+    return w;
+  }
+  w.queries = 1;
   w.slice = (int)(item % in.slices);
   const long long rest = item / in.slices;
   w.pair = rest % in.pairs;
@@ -125,7 +157,7 @@ __device__ __forceinline__ WsItem wsItem(const WsOperands<T>& in, long long item
 // What the consumers need of the tile in a ring slot, written by the producer beside it and published by
 // the slot's full barrier (its arrival releases, the consumers' wait acquires). query < 0: the run is over.
 struct TileInfo {
-  int query, pass, qStart, qLength;
+  int query, queries, pass, qStart, qLength;
   int dStart, t0, tEnd, last;  // t0: the tile's first token in its document; last: the item's last tile
   long long pair;
   long long partialBase;       // the partial of query row s is at partialBase + s
@@ -147,8 +179,17 @@ struct RingPosition {
 // Without partials (scores given), what an item with no tile to scan leaves: an empty document scores -1e9
 // (pass 0 writes it) and an empty query 0; the argmax of its pass's rows that no consumer writes (past
 // the query, or all of an empty document's) is -1.
-template <typename T, int GROUPS>
-__device__ __forceinline__ void writeUnscanned(const WsOperands<T>& in, const WsItem& w) {
+template <typename In, int GROUPS, bool GROUPED>
+__device__ __forceinline__ void writeUnscanned(const In& in, const WsItem& w) {
+  if constexpr (GROUPED) {  // only an empty document has no tile: -1e9 for each query, no argmax
+    for (int j = 0; j < w.queries; j++) {
+      const long long pair = w.pair + (long long)j * in.perQuery;
+      in.scores[pair] = EMPTY_DOCUMENT_SCORE;
+      if (in.argmax != nullptr)
+        for (int s = 0; s < in.argmaxStride; s++) in.argmax[pair * in.argmaxStride + s] = -1;
+    }
+    return;
+  }
   if (w.pass == 0 && (w.emptyDocument || w.qLength == 0))
     in.scores[w.pair] = w.emptyDocument ? EMPTY_DOCUMENT_SCORE : 0.f;
   if (in.argmax == nullptr) return;
@@ -162,26 +203,27 @@ __device__ __forceinline__ void writeUnscanned(const WsOperands<T>& in, const Ws
 // 32 items' loads in flight while this batch is issued), then lane 0 walking the batch's tiles: for each,
 // it waits for the slot's release, writes the slot's TileInfo, announces the bytes and issues the KC boxes
 // (k-chunk kc from column 64 kc). A last slot with query = -1, arrived on without bytes, ends the run.
-template <typename T, int KC, int STAGES, int GROUPS>
-__device__ __forceinline__ void produceTiles(const WsOperands<T>& in, const TensorMap* documents, long long begin,
+template <typename In, int KC, int STAGES, int GROUPS, bool GROUPED>
+__device__ __forceinline__ void produceTiles(const In& in, const TensorMap* documents, long long begin,
                                              long long end, uint32_t ring, uint32_t fullBars, uint32_t emptyBars,
                                              TileInfo* infos) {
   const int lane = threadIdx.x % 32;
   RingPosition at;
   WsItem next;
   next.tiles = 0;
-  if (begin + lane < end) next = wsItem<T, GROUPS>(in, begin + lane);
+  if (begin + lane < end) next = wsItem<In, GROUPS, GROUPED>(in, begin + lane);
   for (long long base = begin; base < end; base += 32) {
     const WsItem mine = next;
     next.tiles = 0;
-    if (base + 32 + lane < end) next = wsItem<T, GROUPS>(in, base + 32 + lane);
-    if (in.scores != nullptr && base + lane < end && mine.tiles == 0) writeUnscanned<T, GROUPS>(in, mine);
+    if (base + 32 + lane < end) next = wsItem<In, GROUPS, GROUPED>(in, base + 32 + lane);
+    if (in.scores != nullptr && base + lane < end && mine.tiles == 0) writeUnscanned<In, GROUPS, GROUPED>(in, mine);
     const int count = (int)min(32LL, end - base);
     for (int j = 0; j < count; j++) {
       const int tiles = __shfl_sync(0xffffffffu, mine.tiles, j);
       if (tiles == 0) continue;
       TileInfo info;
       info.query = __shfl_sync(0xffffffffu, mine.query, j);
+      info.queries = __shfl_sync(0xffffffffu, mine.queries, j);
       info.pass = __shfl_sync(0xffffffffu, mine.pass, j);
       info.qStart = __shfl_sync(0xffffffffu, mine.qStart, j);
       info.qLength = __shfl_sync(0xffffffffu, mine.qLength, j);
@@ -217,30 +259,31 @@ __device__ __forceinline__ void produceTiles(const WsOperands<T>& in, const Tens
   }
 }
 
-// This thread's A words for rows `row` and row + 8 of the query (zeros past the query and past d), laid
-// out as mma.m16n8k16's A fragment per 16-half k-step: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8)
-// with k = 16 ks + 2 tig.
-template <typename T, int KC>
-__device__ __forceinline__ void loadQueryRows(uint32_t (&a)[KC * 4][4], const WsOperands<T>& in, const TileInfo& w,
-                                              int row, int tig) {
+// This thread's A words for rows `row` and row + 8 of the query of qLength rows from qStart (zeros past the
+// query and past d), laid out as mma.m16n8k16's A fragment per 16-half k-step: (row, k), (row + 8, k),
+// (row, k + 8), (row + 8, k + 8) with k = 16 ks + 2 tig.
+template <typename In, int KC>
+__device__ __forceinline__ void loadQueryRows(uint32_t (&a)[KC * 4][4], const In& in, int qStart,
+                                              int qLength, int row, int tig) {
 #pragma unroll
   for (int ks = 0; ks < KC * 4; ks++) {
 #pragma unroll
     for (int i = 0; i < 4; i++) {
       const int s = row + (i & 1) * 8, k = ks * 16 + (i >> 1) * 8 + 2 * tig;
-      a[ks][i] = s < w.qLength && k < in.dim
-                     ? *reinterpret_cast<const uint32_t*>(in.q + (size_t)(w.qStart + s) * in.dim + k)
+      a[ks][i] = s < qLength && k < in.dim
+                     ? *reinterpret_cast<const uint32_t*>(in.q + (size_t)(qStart + s) * in.dim + k)
                      : 0u;
     }
   }
 }
 
 // Without partials: what the consumer warps hand the epilogue warp at an item's last tile, each warp the
-// sum of its 16 rows (warp 0 also the item), in a ring of WS_EPILOGUE_SLOTS. pair < 0: the run is over.
+// sum of its 16 rows (with query groups, one per row group: warpSums[r]; else warpSums[0], its row groups
+// added), warp 0 also the item, in a ring of WS_EPILOGUE_SLOTS. pair < 0: the run is over.
 struct EpilogueSlot {
-  float warpSums[WS_CONSUMER_WARPS];
+  float warpSums[2][WS_CONSUMER_WARPS];
   long long pair;
-  int pass, qLength;
+  int pass, qLength, queries;
 };
 
 // The epilogue warp (one lane): each item's 8 warp sums added in a fixed order into the pass's sum; a
@@ -248,8 +291,8 @@ struct EpilogueSlot {
 // arrive adds them up in pass order, so the score does not depend on which pass came last, and leaves
 // the pair's arrival count zero for the next launch. The fence and the atomic wait here, off the
 // consumers' path (each consumer warpgroup paying them measured slower than the merge launch).
-template <typename T, int GROUPS>
-__device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot* slots, uint32_t fullBars,
+template <typename In, int GROUPS, bool GROUPED>
+__device__ __forceinline__ void sumPasses(const In& in, EpilogueSlot* slots, uint32_t fullBars,
                                           uint32_t emptyBars) {
   RingPosition at;
   for (;;) {
@@ -258,8 +301,17 @@ __device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot*
     mbarrierArrive(emptyBars + 8 * at.slot);
     at.next<WS_EPILOGUE_SLOTS>();
     if (e.pair < 0) return;
-    const float passSum = (((e.warpSums[0] + e.warpSums[1]) + e.warpSums[2]) + e.warpSums[3]) +
-                          (((e.warpSums[4] + e.warpSums[5]) + e.warpSums[6]) + e.warpSums[7]);
+    if constexpr (GROUPED) {
+      // query j's 32 rows: row group (j / 2) % GROUPS of warpgroup j / (2 GROUPS), warps 2 (j % 2) and + 1 of it
+      for (int j = 0; j < e.queries; j++) {
+        const int r = (j / 2) % GROUPS, warp = 4 * (j / (2 * GROUPS)) + 2 * (j % 2);
+        in.scores[e.pair + (long long)j * in.perQuery] = e.warpSums[r][warp] + e.warpSums[r][warp + 1];
+      }
+      continue;
+    }
+    const float* sums0 = e.warpSums[0];
+    const float passSum = (((sums0[0] + sums0[1]) + sums0[2]) + sums0[3]) +
+                          (((sums0[4] + sums0[5]) + sums0[6]) + sums0[7]);
     const int units = (e.qLength + WS_ROWS<GROUPS> - 1) / WS_ROWS<GROUPS>;
     if (units == 1) {
       in.scores[e.pair] = passSum;
@@ -277,29 +329,35 @@ __device__ __forceinline__ void sumPasses(const WsOperands<T>& in, EpilogueSlot*
   }
 }
 
-// A consumer warp's part of an item's epilogue without partials: the sum of its 16 rows (rows g and g + 8
-// of each quad, then a shuffle tree over the 8 quads) into its place in the next epilogue slot, once the
-// epilogue warp has emptied it. pair < 0 (warp 0 writes it): the run is over.
+// A consumer warp's part of an item's epilogue without partials: the sum of its 16 rows of each of SUMS row
+// groups (rows g and g + 8 of each quad, then a shuffle tree over the 8 quads) into its place in the next
+// epilogue slot, once the epilogue warp has emptied it. pair < 0 (warp 0 writes it): the run is over.
+template <int SUMS>
 __device__ __forceinline__ void handOverRows(EpilogueSlot* slots, uint32_t fullBars, uint32_t emptyBars,
-                                             RingPosition& at, int warp, int lane, float rowSum, long long pair,
-                                             int pass, int qLength) {
-  for (int offset = 4; offset < 32; offset *= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
+                                             RingPosition& at, int warp, int lane, float (&rowSums)[SUMS],
+                                             long long pair, int pass, int qLength, int queries) {
+#pragma unroll
+  for (int r = 0; r < SUMS; r++)
+    for (int offset = 4; offset < 32; offset *= 2) rowSums[r] += __shfl_xor_sync(0xffffffffu, rowSums[r], offset);
   if (lane == 0) {
     mbarrierWait(emptyBars + 8 * at.slot, at.phase ^ 1);
     EpilogueSlot& e = slots[at.slot];
-    e.warpSums[warp] = rowSum;
+#pragma unroll
+    for (int r = 0; r < SUMS; r++) e.warpSums[r][warp] = rowSums[r];
     if (warp == 0) {
       e.pair = pair;
       e.pass = pass;
       e.qLength = qLength;
+      e.queries = queries;
     }
     mbarrierArrive(fullBars + 8 * at.slot);
   }
   at.next<WS_EPILOGUE_SLOTS>();
 }
 
-template <typename T, int KC, int STAGES, int GROUPS, bool ARGMAX>
-__device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documents) {
+template <typename T, int KC, int STAGES, int GROUPS, bool ARGMAX, bool GROUPED, typename Index>
+__device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* documents) {
+  using In = WsOperands<T, Index>;
   extern __shared__ uint8_t dynamicShared[];
   __shared__ alignas(8) uint64_t bars[2 * STAGES];  // full barriers, then empty ones
   __shared__ TileInfo infos[STAGES];
@@ -325,20 +383,23 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
   }
   __syncthreads();
 
-  const long long items = (long long)in.passes * in.pairs * in.slices;
+  const long long items =
+      GROUPED ? (in.pairs / in.perQuery + WS_GROUP_QUERIES<GROUPS> - 1) / WS_GROUP_QUERIES<GROUPS> * in.perQuery
+              : (long long)in.passes * in.pairs * in.slices;
   const long long begin = items * blockIdx.x / gridDim.x, end = items * (blockIdx.x + 1) / gridDim.x;
   if (warp >= WS_CONSUMER_WARPS) {
     setMaxRegisters<false, WS_PRODUCER_REGISTERS>();
     if (warp == WS_CONSUMER_WARPS)
-      produceTiles<T, KC, STAGES, GROUPS>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
+      produceTiles<In, KC, STAGES, GROUPS, GROUPED>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
     if (warp == WS_EPILOGUE_WARP && in.scores != nullptr && lane == 0)
-      sumPasses<T, GROUPS>(in, epilogueSlots, epilogueFull, epilogueEmpty);
+      sumPasses<In, GROUPS, GROUPED>(in, epilogueSlots, epilogueFull, epilogueEmpty);
     return;
   }
 
   // consumers: warpgroup warp / 4 owns the pass's rows GROUPS x 64 x (warp / 4) onwards, 64 per group
   setMaxRegisters<true, WS_CONSUMER_REGISTERS>();
   constexpr int ROWS = WS_ROWS<GROUPS>;
+  constexpr int SUMS = GROUPED ? GROUPS : 1;  // row sums handed over per item
   const int g = lane / 4, tig = lane % 4;
   const int myRow = (warp / 4) * GROUPS * WS_GROUP_ROWS + (warp % 4) * 16 + g;  // of group 0; and myRow + 8
   const uint64_t ringDescriptor = tileDescriptor(ring);
@@ -360,70 +421,98 @@ __device__ void forwardWgmmaWs(const WsOperands<T>& in, const TensorMap* documen
     mbarrierWait(fullBars + 8 * slot.slot, slot.phase);
     const TileInfo w = infos[slot.slot];
     if (w.query < 0) {
-      if (in.scores != nullptr)
-        handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, 0.f, -1, 0, 0);
+      if (in.scores != nullptr) {
+        float none[SUMS] = {};
+        handOverRows<SUMS>(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, none, -1, 0, 0, 0);
+      }
       break;
     }
     if (w.query != loadedQuery || w.pass != loadedPass) {  // no wgmma is in flight here
 #pragma unroll
-      for (int r = 0; r < GROUPS; r++)
-        loadQueryRows<T, KC>(a[r], in, w, w.pass * ROWS + r * WS_GROUP_ROWS + myRow, tig);
+      for (int r = 0; r < GROUPS; r++) {
+        const int s = w.pass * ROWS + r * WS_GROUP_ROWS + myRow;
+        if constexpr (GROUPED) {  // rows s and s + 8: token s % 32 (and + 8) of query s / 32 of the group
+          const int j = s / 32;
+          const bool inGroup = j < w.queries;
+          loadQueryRows<In, KC>(a[r], in, inGroup ? in.qRows.rowStart[w.query + j] : 0,
+                               inGroup ? in.qRows.rowLength[w.query + j] : 0, s % 32, tig);
+        } else {
+          loadQueryRows<In, KC>(a[r], in, w.qStart, w.qLength, s, tig);
+        }
+      }
       loadedQuery = w.query;
       loadedPass = w.pass;
     }
-    // multiply and fold. One row group: the tile's wgmmas as one commit group, waited for at once, the
-    // slot released (the fold reads registers only), then the fold. Two: one commit group per row group,
-    // and group 0 folded while group 1's wgmmas still run, so this warpgroup keeps the tensor pipe busy
-    // through its own first fold.
-    wgmmaFence();
-    const uint64_t b = ringDescriptor + (uint64_t)(slot.slot * KC * WS_BOX_BYTES / 16);
+    // multiply and fold one tile N tokens wide. One row group: the tile's wgmmas as one commit group, waited
+    // for at once, the slot released (the fold reads registers only), then the fold. Two: one commit group per
+    // row group, and group 0 folded while group 1's wgmmas still run, so this warpgroup keeps the tensor pipe
+    // busy through its own first fold.
+    auto multiplyAndFold = [&](auto columns) {
+      constexpr int N = decltype(columns)::value;
+      wgmmaFence();
+      const uint64_t b = ringDescriptor + (uint64_t)(slot.slot * KC * WS_BOX_BYTES / 16);
 #pragma unroll
-    for (int r = 0; r < GROUPS; r++) {
+      for (int r = 0; r < GROUPS; r++) {
+        auto& tile = reinterpret_cast<float(&)[N / 2]>(acc[r]);
 #pragma unroll
-      for (int kc = 0; kc < KC; kc++)
+        for (int kc = 0; kc < KC; kc++)
 #pragma unroll
-        for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
-          Wgmma<T>::n128(acc[r], a[r][kc * 4 + k], b + (uint64_t)(kc * WS_BOX_BYTES / 16 + 2 * k), kc > 0 || k > 0);
-      wgmmaCommit();
-    }
-    if constexpr (GROUPS == 2) {
-      wgmmaWait<1>();
-      pinAccumulators(acc[0]);
-      foldTile<ARGMAX, WS_TOKENS, true>(best[0], bestIndex[0], acc[0], in.dRows, w.dStart, w.t0, w.tEnd, tig);
-    }
-    wgmmaWait<0>();
-    pinAccumulators(acc[GROUPS - 1]);
-    if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
-    slot.next<STAGES>();
-    foldTile<ARGMAX, WS_TOKENS, true, GROUPS == 1>(best[GROUPS - 1], bestIndex[GROUPS - 1], acc[GROUPS - 1], in.dRows,
-                                                   w.dStart, w.t0, w.tEnd, tig);
+          for (int k = 0; k < SWIZZLE_ROW_HALVES / 16; k++)  // 16 halves = 32 bytes = 2 descriptor units
+            Wgmma<T>::template run<N>(tile, a[r][kc * 4 + k], b + (uint64_t)(kc * WS_BOX_BYTES / 16 + 2 * k),
+                                      kc > 0 || k > 0);
+        wgmmaCommit();
+      }
+      if constexpr (GROUPS == 2) {
+        wgmmaWait<1>();
+        auto& tile = reinterpret_cast<float(&)[N / 2]>(acc[0]);
+        pinAccumulators(tile);
+        foldTile<ARGMAX, N, true>(best[0], bestIndex[0], tile, in.dRows, w.dStart, w.t0, w.tEnd, tig);
+      }
+      wgmmaWait<0>();
+      auto& tile = reinterpret_cast<float(&)[N / 2]>(acc[GROUPS - 1]);
+      pinAccumulators(tile);
+      if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
+      slot.next<STAGES>();
+      foldTile<ARGMAX, N, true, GROUPS == 1>(best[GROUPS - 1], bestIndex[GROUPS - 1], tile, in.dRows, w.dStart, w.t0,
+                                             w.tEnd, tig);
+    };
+    multiplyAndFold(std::integral_constant<int, WS_TOKENS>{});
     if (!w.last) continue;
     // epilogue, after the item's last tile: each row's max across its quad
-    float rowSum = 0.f;
+    float rowSums[SUMS] = {};
 #pragma unroll
-    for (int r = 0; r < GROUPS; r++)
+    for (int r = 0; r < GROUPS; r++) {
+      // with query groups the warp's 16 rows of row group r are tokens of one query: j of the group
+      const int j = (w.pass * ROWS + r * WS_GROUP_ROWS + myRow) / 32;
+      const bool inGroup = GROUPED && j < w.queries;
+      const int qStart = inGroup ? in.qRows.rowStart[w.query + j] : w.qStart;
+      const int qLength = inGroup ? in.qRows.rowLength[w.query + j] : GROUPED ? 0 : w.qLength;
+      const long long pair = GROUPED ? w.pair + (long long)j * in.perQuery : w.pair;
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         float v = best[r][h];
         int i = bestIndex[r][h];
         quadMax<ARGMAX>(v, i);
-        const int s = w.pass * ROWS + r * WS_GROUP_ROWS + myRow + 8 * h;
+        const int row = w.pass * ROWS + r * WS_GROUP_ROWS + myRow + 8 * h;
+        const int s = GROUPED ? row % 32 : row;
         if (in.scores == nullptr) {
-          if (tig == 0 && s < w.qLength) {
+          if (tig == 0 && s < qLength) {
             in.partialMax[w.partialBase + s] = v;
             in.partialArgmax[w.partialBase + s] = i;
           }
         } else {
-          const bool valid = s < w.qLength && isValid(in.qRows, w.qStart + s);
-          if (valid) rowSum += v;
-          if (ARGMAX && in.argmax != nullptr && tig == 0 && s < in.argmaxStride)
-            in.argmax[w.pair * in.argmaxStride + s] = valid ? i : -1;
+          const bool valid = s < qLength && isValid(in.qRows, qStart + s);
+          if (valid) rowSums[GROUPED ? r : 0] += v;
+          if (ARGMAX && in.argmax != nullptr && tig == 0 && s < in.argmaxStride && (!GROUPED || inGroup))
+            in.argmax[pair * in.argmaxStride + s] = (Index)(valid ? i : -1);
         }
         best[r][h] = -INFINITY;
         bestIndex[r][h] = WS_NO_INDEX;
       }
+    }
     if (in.scores != nullptr)
-      handOverRows(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, rowSum, w.pair, w.pass, w.qLength);
+      handOverRows<SUMS>(epilogueSlots, epilogueFull, epilogueEmpty, epilogue, warp, lane, rowSums, w.pair, w.pass,
+                         w.qLength, w.queries);
   }
 }
 
@@ -440,28 +529,37 @@ using namespace maxsim4j;
 // threads, dynamic shared memory 1024 + 192 KB. Entries:
 //   maxsim_forward_wgmma_ws_k{KC}[_r256][_argmax]_{type}: KC = 1 for d <= 64, 2 for d <= 128; _r256: passes
 //   of 256 query rows (GROUPS = 2), else 128.
-#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, NAME)                                                             \
-  extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                  \
-      NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,          \
-           const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,        \
-           int docOffset, long long pairs, int passes, int slices, int sliceTokens, float* partialMax,          \
-           int* partialArgmax, int partialStride, float* scores, void* argmax, int argmaxStride, float* passSums, \
-           int* arrivals, const __grid_constant__ TensorMap documents) {                                       \
-    const WsOperands<T> in{q,        Rows{qStart, qLength, qMask}, Rows{dStart, dLength, dMask}, dValid, dim,    \
-                           mode,     perQuery, docOffset, pairs, passes, slices, sliceTokens, partialMax,       \
-                           partialArgmax, partialStride, scores, static_cast<int*>(argmax), argmaxStride,     \
-                           passSums, arrivals};                                                                 \
-    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX>(in, &documents);                        \
+//   maxsim_forward_wgmma_ws_k{KC}_q8[_argmax|_argmax16]_{type}: query groups (GROUPED), 8 all-pairs queries of at
+//   most 32 tokens per pass; mode ALL_PAIRS, passes = slices = 1, scores given (passSums and arrivals unused);
+//   _argmax16: the argmax in int16.
+#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, GROUPED, Index, NAME)                                      \
+  extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                 \
+      NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,         \
+           const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,       \
+           int docOffset, long long pairs, int passes, int slices, int sliceTokens, float* partialMax,         \
+           int* partialArgmax, int partialStride, float* scores, void* argmax, int argmaxStride,               \
+           float* passSums, int* arrivals, const __grid_constant__ TensorMap documents) {                      \
+    const WsOperands<T, Index> in{q,          Rows{qStart, qLength, qMask}, Rows{dStart, dLength, dMask},    \
+                                  dValid,     dim, mode, perQuery, docOffset, pairs, passes, slices,         \
+                                  sliceTokens, partialMax, partialArgmax, partialStride, scores,             \
+                                  static_cast<Index*>(argmax), argmaxStride, passSums, arrivals};            \
+    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX, GROUPED, Index>(in, &documents); \
   }
-#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                                   \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, maxsim_forward_wgmma_ws_k1_##SUFFIX)              \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, true, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)        \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, false, maxsim_forward_wgmma_ws_k2_##SUFFIX)              \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, true, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)        \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, maxsim_forward_wgmma_ws_k1_r256_##SUFFIX)         \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, maxsim_forward_wgmma_ws_k1_r256_argmax_##SUFFIX)   \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, maxsim_forward_wgmma_ws_k2_r256_##SUFFIX)         \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, maxsim_forward_wgmma_ws_k2_r256_argmax_##SUFFIX)
+#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                                                \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, false, int, maxsim_forward_wgmma_ws_k1_##SUFFIX)               \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, true, false, int, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)         \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, false, false, int, maxsim_forward_wgmma_ws_k2_##SUFFIX)               \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, true, false, int, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)         \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, false, int, maxsim_forward_wgmma_ws_k1_r256_##SUFFIX)          \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, false, int, maxsim_forward_wgmma_ws_k1_r256_argmax_##SUFFIX)    \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, false, int, maxsim_forward_wgmma_ws_k2_r256_##SUFFIX)          \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, false, int, maxsim_forward_wgmma_ws_k2_r256_argmax_##SUFFIX)    \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, true, int, maxsim_forward_wgmma_ws_k1_q8_##SUFFIX)             \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, true, int, maxsim_forward_wgmma_ws_k1_q8_argmax_##SUFFIX)       \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, true, int16_t, maxsim_forward_wgmma_ws_k1_q8_argmax16_##SUFFIX) \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, true, int, maxsim_forward_wgmma_ws_k2_q8_##SUFFIX)             \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, true, int, maxsim_forward_wgmma_ws_k2_q8_argmax_##SUFFIX)       \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, true, int16_t, maxsim_forward_wgmma_ws_k2_q8_argmax16_##SUFFIX)
 
 MAXSIM_WGMMA_WS_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_WS_TYPE(__half, f16)

@@ -45,6 +45,8 @@ class CudaParityTest {
   private static MaxSim warpSpecializedWide;
   /** The same with passes of 128 query rows on every query length. */
   private static MaxSim warpSpecializedNarrow;
+  /** The warp-specialized kernel's query groups (8 queries per pass) forced wherever they apply (sm_90). */
+  private static MaxSim warpSpecializedGroups;
 
   @BeforeAll
   static void open() {
@@ -59,6 +61,7 @@ class CudaParityTest {
     warpSpecializedMerge = withVariant("wgmma_ws_merge");
     warpSpecializedWide = withVariant("wgmma_ws_r256");
     warpSpecializedNarrow = withVariant("wgmma_ws_r128");
+    warpSpecializedGroups = withVariant("wgmma_ws_q8");
   }
 
   /** A CUDA MaxSim whose forward runs the named kernels (see internal.cuda.ForcedKernels in the tests). */
@@ -79,6 +82,7 @@ class CudaParityTest {
       warpSpecializedMerge.close();
       warpSpecializedWide.close();
       warpSpecializedNarrow.close();
+      warpSpecializedGroups.close();
       reference.close();
     }
   }
@@ -168,11 +172,78 @@ class CudaParityTest {
     assertVariantMatchesTheReference(warpSpecializedWide, "cuda wgmma_ws_r256 / " + label, q, d, pd);
   }
 
-  /** wgmma query groups on every case they apply to (the rest run the block kernels). */
+  /**
+   * wgmma query groups on every case they apply to, on the wgmma kernel (4 queries per block) and on the
+   * warp-specialized one (8 per pass); the rest run the default kernels.
+   */
   @ParameterizedTest(name = "{0}")
   @MethodSource("cases")
   void wgmmaQueryGroupsMatchTheReference(String label, TokenBatch q, TokenBatch d, TokenBatch pd) {
     assertVariantMatchesTheReference(wgmmaGroups, "cuda wgroups / " + label, q, d, pd);
+    assertVariantMatchesTheReference(warpSpecializedGroups, "cuda wgmma_ws_q8 / " + label, q, d, pd);
+  }
+
+  /**
+   * The warp-specialized kernel's query groups across their edges: 19 queries (a last group of 3), ragged and
+   * masked queries with an empty one, documents empty, of one token and of several 128-token tiles, a tie
+   * in every row and a NaN, for d = 16, 64 and 128 in both half types; scores, the training argmax, top-k
+   * and resident documents against the reference.
+   */
+  @Test
+  void queryGroupsOfEightKeepTiesNaNAndEmptyRows() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+      for (int dim : new int[] {16, 64, 128}) {
+        int nd = 150;
+        int ld = 300;
+        short[] bits = r.halfs(type, nd * ld * dim);
+        for (int k = 0; k < dim; k++) { // document 0: token 200 repeats token 70 exactly (a tie in every row)
+          bits[200 * dim + k] = bits[70 * dim + k];
+        }
+        bits[(3 * ld + 250) * dim + 1] = type == DType.BFLOAT16 ? (short) 0x7fc0 : (short) 0x7e00; // NaN
+        int[] lengths = new int[nd];
+        for (int j = 0; j < nd; j++) {
+          lengths[j] = 1 + r.rnd.nextInt(ld);
+        }
+        lengths[0] = ld;
+        lengths[1] = 0;
+        lengths[2] = 1;
+        lengths[3] = ld;
+        lengths[4] = 129;
+        TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
+        int[] queryLengths = new int[19];
+        for (int i = 0; i < queryLengths.length; i++) {
+          queryLengths[i] = 1 + r.rnd.nextInt(32);
+        }
+        queryLengths[5] = 0;
+        queryLengths[6] = 32;
+        TokenBatch q = r.padded(type, 19, 32, dim, 1).withLengths(queryLengths);
+        String where = "wgmma_ws_q8 " + type + " d=" + dim + " (" + r + ")";
+        float[][] all = assertAllPairsMatchTheReference(warpSpecializedGroups, q, d, where);
+        TrainingScores ts = warpSpecializedGroups.scoresForTraining(q, d);
+        for (int i = 0; i < q.size(); i++) {
+          assertEquals(Backend.EMPTY_DOCUMENT_SCORE, all[i][1], where + " empty document");
+          boolean anyValid = false;
+          for (int s = 0; s < q.length(i); s++) {
+            anyValid |= q.isValid(i, s);
+          }
+          if (anyValid) {
+            assertTrue(Float.isNaN(all[i][3]), where + " NaN reaches the score of query " + i);
+          } else {
+            assertEquals(0f, all[i][3], where + " an empty query scores 0");
+          }
+          for (int s = 0; s < q.length(i); s++) {
+            if (q.isValid(i, s)) {
+              assertNotEquals(200, ts.argmax(i * nd, s), where + " a tie goes to the lower slot, row " + s);
+            }
+          }
+        }
+        try (ResidentBatch resident = warpSpecializedGroups.upload(d)) {
+          assertArrayEquals(all, warpSpecializedGroups.scores(q, resident), where + " resident documents");
+          ParityTest.assertTopKIsSortedScores(warpSpecializedGroups.topK(q, resident, 7), all, 7, where);
+        }
+      }
+    }
   }
 
   /** The block kernels where the wgmma kernel would run by default. */

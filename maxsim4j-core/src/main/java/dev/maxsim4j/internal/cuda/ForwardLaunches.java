@@ -45,14 +45,15 @@ final class ForwardLaunches {
           p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
       case WGMMA_WS -> {
         boolean partials = p.partials();
+        boolean passSums = !partials && p.passes() > 1; // one pass writes its scores directly
         yield new KernelArgs.WgmmaWs(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(),
             d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
             split.slices(), split.sliceTokens(),
             partials ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null,
             partials ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null, lq,
             partials ? 0L : o.scores(), partials ? 0L : o.argmax(), o.argmaxStride(),
-            partials ? null : new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false),
-            partials ? null : new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true), d);
+            passSums ? new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false) : null,
+            passSums ? new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true) : null, d);
       }
       case WGMMA -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),

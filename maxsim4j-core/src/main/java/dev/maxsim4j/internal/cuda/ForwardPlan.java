@@ -50,6 +50,8 @@ final class ForwardPlan {
   static final int WS_SHARED_BYTES = 1024 + 192 * 1024;
   private static final int WS_GROUP_ROWS = 64;
   static final int WS_TOKENS = 128;
+  /** Its query groups: 8 queries of at most 32 tokens per 256-row pass. */
+  static final int WS_GROUP_QUERIES = 8;
   private static final double WS_SLICE_ABOVE = 1.10;
   private static final double WS_BALANCE = 1.03;
   private static final int WS_MAX_SLICES = 8;
@@ -157,13 +159,17 @@ final class ForwardPlan {
       return quantApplies(s, gpu) ? quant(s, gpu) : ffmaScaled(s);
     }
     boolean tensorCores = tensorCores(s, gpu);
-    boolean wgmmaGroups = tensorCores && wgmmaGroupsPay(s, gpu);
-    boolean stream = tensorCores && streamPays(s, gpu);
-    if (s.argmax16() && !(wgmmaGroups || stream)) {
+    boolean wsQueryGroups = tensorCores && wsQueryGroupsPay(s, gpu);
+    boolean wgmmaGroups = tensorCores && !wsQueryGroups && wgmmaGroupsPay(s, gpu);
+    boolean stream = tensorCores && !wsQueryGroups && streamPays(s, gpu);
+    if (s.argmax16() && !(wsQueryGroups || wgmmaGroups || stream)) {
       throw new IllegalStateException("an int16 argmax needs the streaming kernel or wgmma query groups");
     }
     if (!tensorCores) {
       return ffma(s); // rule 1: the types allow no mma; FFMA is also the fp32-accuracy path
+    }
+    if (wsQueryGroups) {
+      return wgmmaWsQueryGroups(s, gpu); // rule 2: eight short queries share each document tile
     }
     if (wgmmaGroups) {
       return wgmmaGroups(s, gpu); // rule 2: four short queries share each document tile
@@ -182,7 +188,7 @@ final class ForwardPlan {
 
   /** Rule 14: the training argmax is int16 where the forward has such entries and documents fit int16. */
   static boolean narrowArgmax(ForwardShape s, GpuCapabilities gpu) {
-    return tensorCores(s, gpu) && (streamPays(s, gpu) || wgmmaGroupsPay(s, gpu))
+    return tensorCores(s, gpu) && (wsQueryGroupsPay(s, gpu) || streamPays(s, gpu) || wgmmaGroupsPay(s, gpu))
         && s.maxDocumentLength() < Short.MAX_VALUE;
   }
 
@@ -291,6 +297,25 @@ final class ForwardPlan {
   static boolean wgmmaGroupsApply(ForwardShape s, GpuCapabilities gpu) {
     return gpu.major() == 9 && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
         && s.maxQueryLength() <= GROUP_ROWS && wgmmaFits(WGMMA_GROUP_ROWS, s, gpu);
+  }
+
+  /**
+   * Rule 2: where the warp-specialized kernel's query groups exist: as rule 5 (sm_90, d <= 128, tensor maps),
+   * all pairs, several queries of at most 32 tokens.
+   */
+  static boolean wsQueryGroupsApply(ForwardShape s, GpuCapabilities gpu) {
+    return wgmmaWsApplies(s, gpu) && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
+        && s.maxQueryLength() <= GROUP_ROWS;
+  }
+
+  /**
+   * Rule 2: ... and pays for more queries than one group of 4 on the wgmma kernel (2 to 4 queries leave most of a
+   * pass's 8 slots empty), with at least an item (group of 8, document) per SM: with fewer, the wgmma kernel's
+   * two blocks per SM measured as fast or faster.
+   */
+  static boolean wsQueryGroupsPay(ForwardShape s, GpuCapabilities gpu) {
+    long items = (long) s.perQuery() * ((s.queries() + WS_GROUP_QUERIES - 1) / WS_GROUP_QUERIES);
+    return wsQueryGroupsApply(s, gpu) && s.queries() > GROUP_QUERIES && items >= gpu.multiprocessors();
   }
 
   /** Rule 3: queries of at most 32 tokens, d <= 128, sm_80+, at least 4 pairs per SM. */
@@ -556,6 +581,20 @@ final class ForwardPlan {
     boolean wholeDevice = blocks == gpu.multiprocessors() && passes > 1;
     return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
         new Split(slices, sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice);
+  }
+
+  /**
+   * Rule 2: the warp-specialized kernel with query groups, one block per SM over items (group of 8 queries,
+   * document) in group-major order; scores written by the kernel (one pass, no slices).
+   */
+  static Plan wgmmaWsQueryGroups(ForwardShape s, GpuCapabilities gpu) {
+    String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
+    String entry = FORWARD_WGMMA_WS + "_k" + (s.dim() <= 64 ? 1 : 2) + "_q" + WS_GROUP_QUERIES + saved
+        + suffix(s.queryType());
+    long items = (long) s.perQuery() * ((s.queries() + WS_GROUP_QUERIES - 1) / WS_GROUP_QUERIES);
+    int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
+    return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
+        Split.NONE, false, 0, 1, false);
   }
 
   /**

@@ -15,6 +15,7 @@ import java.util.function.UnaryOperator;
  *   <li>{@code wgmma_serial}: the wgmma kernel with a query's passes in one block;
  *   <li>{@code wgmma_ws_merge}: warp-specialized, per-row partials and the merge launch in every launch;
  *   <li>{@code wgmma_ws_r128}, {@code wgmma_ws_r256}: warp-specialized, passes of 128 or 256 rows;
+ *   <li>{@code wgmma_ws_q8}: warp-specialized with query groups (8 queries per pass) wherever they apply;
  *   <li>{@code nowgmma}: the block kernels (query groups by their rule) on every tensor-core launch;
  *   <li>{@code groups}, {@code groupsplit}, {@code pair}: block kernels with 4 queries per block where they
  *       apply (split along Ld for few blocks), or a pair per block;
@@ -63,6 +64,8 @@ public final class ForcedKernels {
       case "wgmma_ws_merge" -> ws(null, true);
       case "wgmma_ws_r128" -> ws(1, false);
       case "wgmma_ws_r256" -> ws(2, false);
+      case "wgmma_ws_q8" -> family((s, g) -> ForwardPlan.wsQueryGroupsApply(s, g) ? ForwardPlan.wgmmaWsQueryGroups(s, g)
+          : null, true);
       case "wgmma" -> family((s, g) -> ForwardPlan.wgmmaPays(s, g) ? ForwardPlan.wgmma(s, g, true) : null, false);
       case "wgmma_serial" -> family((s, g) -> ForwardPlan.wgmmaPays(s, g) ? ForwardPlan.wgmma(s, g, false) : null,
           false);
@@ -87,7 +90,7 @@ public final class ForcedKernels {
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
           : ForwardPlan.wgmmaGroupsPay(s, g) ? ForwardPlan.wgmmaGroups(s, g) : ForwardPlan.wgmma(s, g, true);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
-          + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma, wgmma_serial, "
+          + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, wgmma_serial, "
           + "nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
           + "quant_wgmma, quant_tma, wgmma_compressed");
     };
@@ -100,7 +103,8 @@ public final class ForcedKernels {
 
   /**
    * {@code forced} wherever tensor cores apply and it gives a plan, else the rules; {@code narrow}: the
-   * training argmax is int16 wherever the forced family has such entries (streaming kernel, wgmma groups).
+   * training argmax is int16 wherever the forced family has such entries (streaming kernel, wgmma groups, the
+   * warp-specialized kernel's query groups).
    */
   private static ForwardKernels.Planner family(FamilyPlan forced, boolean narrow) {
     return new ForwardKernels.Planner() {
@@ -121,8 +125,9 @@ public final class ForcedKernels {
           return false;
         }
         Plan p = ForwardPlan.tensorCores(s, gpu) ? forced.plan(s, gpu) : null;
-        return p != null && (p.family() == Family.STREAM || p.family() == Family.WGMMA_GROUPS)
-            && s.maxDocumentLength() < Short.MAX_VALUE;
+        boolean narrowEntries = p != null && (p.family() == Family.STREAM || p.family() == Family.WGMMA_GROUPS
+            || p.entry().contains("_q" + ForwardPlan.WS_GROUP_QUERIES + "_"));
+        return narrowEntries && s.maxDocumentLength() < Short.MAX_VALUE;
       }
     };
   }

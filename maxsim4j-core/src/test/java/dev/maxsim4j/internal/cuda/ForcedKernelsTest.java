@@ -32,6 +32,10 @@ class ForcedKernelsTest {
     assertEquals("maxsim_forward_wgmma_r32_s6_bf16", plan("wgmma", few, H200).entry());
     assertEquals("maxsim_forward_group4_bf16", plan("groups", few, H200).entry());
     assertEquals("maxsim_forward_mma2rp_bf16", plan("pair", few, H200).entry());
+    assertEquals("maxsim_forward_wgmma_ws_k2_q8_bf16", plan("wgmma_ws_q8", few, H200).entry());
+    ForwardShape many = shape(32, 10000, 32, 300, 128, false); // the rules: 8 queries per warp-specialized pass
+    assertEquals("maxsim_forward_wgmma_ws_k2_q8_bf16", plan("default", many, H200).entry());
+    assertEquals("maxsim_forward_wgmma_g4_s6_bf16", plan("wgroups", many, H200).entry());
     ForwardShape longQuery = shape(1, 1000, 1024, 1024, 128, false);
     assertEquals("maxsim_forward_wgmma_ws_k2_r256_bf16", plan("default", longQuery, H200).entry());
     assertEquals("maxsim_forward_wgmma_ws_k2_bf16", plan("wgmma_ws_r128", longQuery, H200).entry());
@@ -87,6 +91,13 @@ class ForcedKernelsTest {
     ForwardShape few = shape(23, 2, 32, 300, 128, true); // too few items for the rule's groups
     assertFalse(ForwardKernels.RULES.narrowArgmax(few, H200));
     assertTrue(ForcedKernels.planner("wgroups").narrowArgmax(few, H200));
+    ForwardShape many = shape(32, 1000, 32, 300, 128, true); // the warp-specialized groups save int16 too
+    assertTrue(ForwardKernels.RULES.narrowArgmax(many, H200));
+    assertTrue(ForcedKernels.planner("wgmma_ws_q8").narrowArgmax(many, H200));
+    ForwardShape many16 = new ForwardShape(0, 32, 1000, 0, 32000, 32, 300, 128, DType.BFLOAT16, DType.BFLOAT16, true,
+        true);
+    assertEquals("maxsim_forward_wgmma_ws_k2_q8_argmax16_bf16", ForwardKernels.RULES.plan(many16, H200).entry());
+    assertEquals("maxsim_forward_wgmma_ws_k2_q8_argmax_bf16", ForwardKernels.RULES.plan(many, H200).entry());
   }
 
   @Test
