@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cpu;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -35,6 +34,9 @@ final class Dequantizer implements Tokens.RunCopier {
   private final int dim;
   /** Whether each value is multiplied by its token's scale; without, the stored values {@code q} come out. */
   private final boolean scaled;
+  /** Mapped tokens' bytes, copied here before they are expanded (this copier serves one thread). */
+  private byte[] staged = new byte[0];
+  private long stagedFrom;
 
   private Dequantizer(Tokens tokens, boolean scaled) {
     this.tokens = tokens;
@@ -75,10 +77,6 @@ final class Dequantizer implements Tokens.RunCopier {
     }
   }
 
-  private static ByteVector bytes(MemorySegment src, long at) {
-    return ByteVector.fromMemorySegment(BYTES, src, at, ByteOrder.LITTLE_ENDIAN);
-  }
-
   private static FloatVector int8(ByteVector b, float scale) {
     // through int lanes: a direct byte-to-float conversion across shapes compiles to slower code
     return ((FloatVector) b.convertShape(VectorOperators.B2I, INTS, 0).convert(VectorOperators.I2F, 0)).mul(scale);
@@ -102,68 +100,71 @@ final class Dequantizer implements Tokens.RunCopier {
     }
   }
 
+  /**
+   * The stored bytes of {@code count} tokens from {@code token}: the heap array itself, or mapped bytes copied to
+   * this copier's buffer by one bulk copy (a vector load from a mapping whose file shrank crashes the JVM once
+   * compiled, where the copy's fault is an error); {@link #stagedFrom} is the byte offset of its index 0.
+   */
+  private byte[] stage(int token, int count, long tokenBytes) {
+    if (tokens.s8 != null) {
+      stagedFrom = 0;
+      return tokens.s8;
+    }
+    int n = Math.toIntExact(count * tokenBytes);
+    if (staged.length < n) {
+      staged = new byte[n];
+    }
+    stagedFrom = token * tokenBytes;
+    MemorySegment.copy(src, ValueLayout.JAVA_BYTE, stagedFrom, staged, 0, n);
+    return staged;
+  }
+
   private void int8(int token, int count, float[] dst, int off) {
-    byte[] heap = tokens.s8;
-    MemorySegment src = this.src;
+    byte[] bytes = stage(token, count, dim);
     int dim = this.dim;
     int whole = dim - dim % V;
     for (int t = 0; t < count; t++) {
-      long base = (long) (token + t) * dim;
+      int base = (int) ((long) (token + t) * dim - stagedFrom);
       float scale = scale(token + t);
       int o = off + t * dim;
-      // one loop per source kind: a vector merged from two branches would be boxed
-      if (heap != null) {
-        for (int k = 0; k < whole; k += V) {
-          int8(ByteVector.fromArray(BYTES, heap, (int) base + k), scale).intoArray(dst, o + k);
-        }
-      } else {
-        for (int k = 0; k < whole; k += V) {
-          int8(bytes(src, base + k), scale).intoArray(dst, o + k);
-        }
+      for (int k = 0; k < whole; k += V) {
+        int8(ByteVector.fromArray(BYTES, bytes, base + k), scale).intoArray(dst, o + k);
       }
       tail(token + t, dst, o, whole);
     }
   }
 
   private void e4m3(int token, int count, float[] dst, int off) {
-    byte[] heap = tokens.s8;
-    MemorySegment src = this.src;
+    byte[] bytes = stage(token, count, dim);
     int dim = this.dim;
     int whole = dim - dim % V;
     for (int t = 0; t < count; t++) {
-      long base = (long) (token + t) * dim;
+      int base = (int) ((long) (token + t) * dim - stagedFrom);
       float scale = scale(token + t);
       int o = off + t * dim;
-      if (heap != null) {
-        for (int k = 0; k < whole; k += V) {
-          e4m3(ByteVector.fromArray(BYTES, heap, (int) base + k), scale).intoArray(dst, o + k);
-        }
-      } else {
-        for (int k = 0; k < whole; k += V) {
-          e4m3(bytes(src, base + k), scale).intoArray(dst, o + k);
-        }
+      for (int k = 0; k < whole; k += V) {
+        e4m3(ByteVector.fromArray(BYTES, bytes, base + k), scale).intoArray(dst, o + k);
       }
       tail(token + t, dst, o, whole);
     }
   }
 
   private void bits(int token, int count, float[] dst, int off) {
-    byte[] heap = tokens.s8;
-    MemorySegment src = this.src;
-    int dim = this.dim;
     long tokenBytes = tokens.tokenBytes;
+    byte[] bytes = stage(token, count, tokenBytes);
+    int dim = this.dim;
     int whole = dim - dim % V;
     for (int t = 0; t < count; t++) {
-      long base = (token + t) * tokenBytes;
+      int base = (int) ((token + t) * tokenBytes - stagedFrom);
       float scale = scale(token + t);
       FloatVector plus = FloatVector.broadcast(S, scale);
       FloatVector minus = FloatVector.broadcast(S, -scale);
       int o = off + t * dim;
       for (int k = 0; k < whole; k += V) {
-        long at = base + (k >>> 3);
+        int at = base + (k >>> 3);
         int w = 0;
         for (int i = 0; i < V / 8; i++) {
-          w = (w << 8) | ((heap != null ? heap[(int) (at + i)] : src.get(ValueLayout.JAVA_BYTE, at + i)) & 0xff);
+          w = (w << 8) | (bytes[at + i] & 0xff);
         }
         VectorMask<Float> one = IntVector.broadcast(INTS, w).and(LANE_BITS).compare(VectorOperators.NE, 0).cast(S);
         minus.blend(plus, one).intoArray(dst, o + k);

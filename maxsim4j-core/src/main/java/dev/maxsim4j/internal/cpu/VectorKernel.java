@@ -122,6 +122,8 @@ final class VectorKernel implements PairKernel {
     private final float[] docScale;
     private float docMaxScale = 1f;
     private int docTokens;
+    /** A mapped bf16 document's tokens, copied here before they are widened. */
+    private short[] staged = new short[0];
 
     VectorWorker(Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale, int[][] qSlots,
         int runLength) {
@@ -166,9 +168,23 @@ final class VectorKernel implements PairKernel {
 
     /** bf16 -> fp32 is a 16-bit left shift: V lanes at a time (the scalar loop does not vectorise). */
     private void widenBf16(int token, int count, float[] dst, int off) {
-      short[] src = documents.s16;
-      int from = token * dim;
+      widen(documents.s16, token * dim, count * dim, dst, off);
+    }
+
+    /**
+     * As {@link #widenBf16} from memory (a mapped corpus), staged on the heap by one bulk copy first: a vector
+     * load from a mapping whose file shrank crashes the JVM once compiled, where the copy's fault is an error.
+     */
+    private void widenBf16Segment(int token, int count, float[] dst, int off) {
       int n = count * dim;
+      if (staged.length < n) {
+        staged = new short[n];
+      }
+      MemorySegment.copy(documents.segment, ValueLayout.JAVA_SHORT_UNALIGNED, (long) token * dim * 2, staged, 0, n);
+      widen(staged, 0, n, dst, off);
+    }
+
+    private static void widen(short[] src, int from, int n, float[] dst, int off) {
       int i = 0;
       for (; i + V <= n; i += V) {
         ((IntVector) ShortVector.fromArray(SHORTS, src, from + i).convertShape(VectorOperators.S2I, INTS, 0))
@@ -176,22 +192,6 @@ final class VectorKernel implements PairKernel {
       }
       for (; i < n; i++) {
         dst[off + i] = Float.intBitsToFloat(src[from + i] << 16);
-      }
-    }
-
-    /** As {@link #widenBf16} from memory (a mapped corpus): element by element it would dominate the call. */
-    private void widenBf16Segment(int token, int count, float[] dst, int off) {
-      MemorySegment src = documents.segment;
-      long from = (long) token * dim * 2;
-      int n = count * dim;
-      int i = 0;
-      for (; i + V <= n; i += V) {
-        ((IntVector) ShortVector.fromMemorySegment(SHORTS, src, from + 2L * i, ByteOrder.nativeOrder())
-            .convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()
-            .intoArray(dst, off + i);
-      }
-      for (; i < n; i++) {
-        dst[off + i] = Float.intBitsToFloat(src.get(ValueLayout.JAVA_SHORT_UNALIGNED, from + 2L * i) << 16);
       }
     }
 
