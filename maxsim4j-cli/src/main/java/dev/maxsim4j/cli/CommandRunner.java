@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.cli.io.MappedFiles;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -45,9 +46,25 @@ public final class CommandRunner {
     } catch (OutOfMemoryError e) {
       return fail(program, err, e, "error: " + outOfMemory(e), 1);
     } catch (RuntimeException | InternalError | StackOverflowError e) {
-      // a bug, or a mapped input truncated while it was read: still one line, and the trace on request
+      // a read from a mapped input faulted (an InternalError, maybe wrapped by a worker thread): most often its
+      // file shrank or was replaced during the run
+      String changed = causedBy(e, InternalError.class) ? MappedFiles.changed() : "";
+      if (!changed.isEmpty()) {
+        return fail(program, err, e, "error: an input changed while it was read: " + changed
+            + "; inputs must stay as they are until the run ends", 1);
+      }
+      // else a bug: still one line, and the trace on request
       return fail(program, err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
     }
+  }
+
+  private static boolean causedBy(Throwable e, Class<? extends Throwable> kind) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (kind.isInstance(t)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Suggests a larger heap only where one helps: not for an array past the JVM's size limit or native memory. */

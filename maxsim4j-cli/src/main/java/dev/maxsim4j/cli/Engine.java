@@ -19,20 +19,27 @@ public final class Engine {
     log = err;
   }
 
-  /** Opens the backend {@code a} names (default {@code auto}) with the default threads. */
+  /**
+   * Opens the backend {@code a} names with the default threads; without {@code --backend}, the library's default
+   * (the {@code maxsim4j.backend} system property, else {@code auto}).
+   */
   public static MaxSim open(Args a) {
     return open(a, MaxSim.builder());
   }
 
-  /** Builds {@code builder} (threads already set) with the backend {@code a} names. */
+  /** Builds {@code builder} (threads already set) with the backend {@code a} names, as {@link #open(Args)}. */
   public static MaxSim open(Args a, MaxSim.Builder builder) {
-    return open(a.getOr("--backend", "auto"), a.has("--verbose"), builder);
+    return open(a.get("--backend"), a.has("--verbose"), builder);
   }
 
-  /** Builds {@code builder} with the backend named {@code requested}; reports it when {@code verbose}. */
+  /**
+   * Builds {@code builder} with the backend named {@code requested} (null: the builder's default); reports it when
+   * {@code verbose}.
+   */
   public static MaxSim open(String requested, boolean verbose, MaxSim.Builder builder) {
-    MaxSim maxSim = builder.backend(requested).build();
-    boolean slowPathAskedFor = requested.trim().equalsIgnoreCase("scalar");
+    MaxSim maxSim = (requested == null ? builder : builder.backend(requested)).build();
+    String named = requested != null ? requested : System.getProperty("maxsim4j.backend", "auto");
+    boolean slowPathAskedFor = named.trim().equalsIgnoreCase("scalar");
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();
       throw new IllegalStateException("this JVM was started without --add-modules jdk.incubator.vector, so scoring"

@@ -70,6 +70,10 @@ final class Inputs {
     int bits = a.intValue(o.bits(), 0, 1);
     DType dtype = TokenType.dtype(o, emb, bits);
     requireRank(o.what(), emb);
+    if (o == QUERIES && emb.rank() == 4) { // only documents come as [B, K, L, d] candidates
+      throw new IllegalArgumentException("queries " + emb.source() + " has shape " + emb.shapeString()
+          + "; expected [N, L, d] or [L, d]");
+    }
 
     String maskPath = a.get(o.mask());
     String maskTensor = a.get(o.maskTensor());
@@ -201,9 +205,14 @@ final class Inputs {
     int d = type.dim();
     int l = emb.dim(rank - 2);
     requireDim(what, emb, d);
-    long rows = 1;
+    long rows = 1; // the rows the leading axes make, capped past 2^31 - 1 so the product cannot wrap
     for (int axis = 0; axis < rank - 2; axis++) {
-      rows *= emb.shape()[axis];
+      long size = emb.shape()[axis];
+      rows = size == 0 || rows == 0 ? 0 : rows > Integer.MAX_VALUE / size ? Integer.MAX_VALUE + 1L : rows * size;
+    }
+    if (rows > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
+          + ": more than 2^31-1 rows; at most 2^31-1 are supported");
     }
     if (rows * l > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString() + ": "

@@ -87,9 +87,16 @@ final class ShardedScore {
     List<Path> files = new ArrayList<>();
     try (DirectoryStream<Path> all = Files.newDirectoryStream(folder)) {
       for (Path p : all) {
-        if (p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors") && Files.isRegularFile(p)) {
-          files.add(p);
+        if (!p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
+          continue;
         }
+        if (!Files.isRegularFile(p)) { // skipping it would renumber every later shard's documents
+          String what = Files.isDirectory(p) ? "a directory"
+              : Files.isSymbolicLink(p) && !Files.exists(p) ? "a link to a missing file" : "not a regular file";
+          throw new IllegalArgumentException("--docs " + folder + ": " + p.getFileName() + " is " + what
+              + "; expected every .safetensors entry of the folder to be a shard file");
+        }
+        files.add(p);
       }
     }
     if (files.isEmpty()) {

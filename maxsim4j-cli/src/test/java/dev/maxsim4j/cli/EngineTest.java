@@ -40,6 +40,28 @@ class EngineTest {
     assertEquals("", quiet.err());
   }
 
+  /** Without --backend, the maxsim4j.backend system property names it, as the README says; a bad name is an error. */
+  @Test
+  void theBackendPropertyIsHonouredWithoutTheFlag() throws IOException {
+    String before = System.getProperty("maxsim4j.backend");
+    try {
+      System.setProperty("maxsim4j.backend", "reference");
+      CliRun r = CliRun.of(scoreArgs("--verbose"));
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().contains("maxsim4j: backend reference"), r.err());
+      System.setProperty("maxsim4j.backend", "nope");
+      assertTrue(CliRun.of(scoreArgs()).failedCleanly(), "an unknown name is refused");
+      CliRun flag = CliRun.of(scoreArgs("--verbose", "--backend", "cpu"));
+      assertTrue(flag.err().contains("maxsim4j: backend vector"), "the flag wins: " + flag.err());
+    } finally {
+      if (before == null) {
+        System.clearProperty("maxsim4j.backend");
+      } else {
+        System.setProperty("maxsim4j.backend", before);
+      }
+    }
+  }
+
   /** A JVM without the Vector API module is refused, unless the slow path is asked for by name. */
   @Test
   void refusesTheScalarFallbackOfAJvmWithoutTheVectorApi() throws Exception {

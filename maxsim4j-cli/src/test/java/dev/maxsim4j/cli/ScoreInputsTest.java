@@ -141,6 +141,26 @@ class ScoreInputsTest {
         "--top-k", "2", "--out-run", p("r.tsv")), 2, "--out has no effect with --top-k");
   }
 
+  /** Queries as [B, K, L, d] (the documents' candidate layout) are refused, not read as B x K queries. */
+  @Test
+  void fourDimensionalQueriesAreRefused() throws IOException {
+    Npy.writeFloats(dir.resolve("q4.npy"), randoms(2 * 4 * 5 * 8), 2, 4, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 5 * 8), 3, 5, 8);
+    assertOneLineError(run("score", "--queries", p("q4.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "has shape [2, 4, 5, 8]; expected [N, L, d] or [L, d]");
+  }
+
+  /** Leading axes of 2^31 rows or more (with L = 0, no tokens at all) are refused, not wrapped to a few rows. */
+  @Test
+  void moreThanTwoToThe31RowsAreRefused() {
+    for (long[] shape : new long[][] {{(1L << 32) + 3, 0, 4}, {1L << 33, 0, 4}, {1L << 16, 1L << 16, 0, 4}}) {
+      NdArray e = NdArray.ofFloats("e", shape, new float[0]);
+      IllegalArgumentException x = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> Inputs.padded("docs", e, null, Inputs.HEAP_ELEMENTS));
+      assertTrue(x.getMessage().contains("more than 2^31-1 rows"), x.getMessage());
+    }
+  }
+
   @Test
   void trailingMasksBecomeLengthsAndOtherMasksStayMasks() {
     assertArrayEquals(new int[] {2, 0, 3}, Inputs.trailingLengths(

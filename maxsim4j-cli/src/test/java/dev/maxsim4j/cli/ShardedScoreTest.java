@@ -206,6 +206,26 @@ class ShardedScoreTest {
   }
 
   /**
+   * A .safetensors entry of the folder that is not a file (a dangling link, a directory) is an error naming it:
+   * skipping it would give every later shard's documents other numbers in the run file.
+   */
+  @Test
+  void anEntryThatIsNotAShardFileIsNamed() throws IOException {
+    Path shards = Files.createDirectories(dir.resolve("odd"));
+    corpus(DType.INT8, 16, 4).write(shards.resolve("a.safetensors"), 0, 4);
+    corpus(DType.INT8, 16, 4).write(shards.resolve("c.safetensors"), 0, 4);
+    Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 16), 1, 1, 16);
+    Files.createSymbolicLink(shards.resolve("b.safetensors"), dir.resolve("missing.safetensors"));
+    List<String> args = List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--top-k", "2",
+        "--out-run", p("run.tsv"));
+    CliRun.assertOneLineError(run(args), 1, "b.safetensors is a link to a missing file");
+    Files.delete(shards.resolve("b.safetensors"));
+    Files.createDirectory(shards.resolve("b.safetensors"));
+    CliRun.assertOneLineError(run(args), 1, "b.safetensors is a directory");
+    assertTrue(!Files.exists(dir.resolve("run.tsv")));
+  }
+
+  /**
    * A float32 shard of {@code docs} documents of {@code perDoc} tokens, d = 128, whose tokens are a hole (zeros
    * that take no disk space) except token {@code hot} of the shard (if >= 0), all ones.
    */

@@ -70,6 +70,7 @@ public final class AtomicOutput implements AutoCloseable {
         .nextLong()) + ".tmp");
     try {
       Files.createFile(temp);
+      TemporaryFiles.track(temp);
     } catch (AccessDeniedException e) {
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " is not writable");
     } catch (FileSystemException e) {
@@ -146,6 +147,7 @@ public final class AtomicOutput implements AutoCloseable {
       Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
     }
     committed = true;
+    TemporaryFiles.done(temp);
   }
 
   /** Removes the temporary file unless it was committed. */
@@ -153,6 +155,7 @@ public final class AtomicOutput implements AutoCloseable {
   public void close() throws IOException {
     if (!committed) {
       Files.deleteIfExists(temp);
+      TemporaryFiles.done(temp);
     }
   }
 

@@ -5,13 +5,18 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** Read-only memory maps of whole files, so inputs of any size are views rather than heap copies. */
-final class MappedFiles {
+public final class MappedFiles {
   /** Below this a plain read is cheaper than a mapping and its unmapping. */
   private static final long MAP_FROM = 1 << 20;
+  /** The files this run mapped, and their sizes then: to name the one that changed when a read faults. */
+  private static final Map<Path, Long> MAPPED = new ConcurrentHashMap<>();
 
   private MappedFiles() {}
 
@@ -23,7 +28,9 @@ final class MappedFiles {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size >= MAP_FROM) {
-        return ch.map(FileChannel.MapMode.READ_ONLY, 0, size, Arena.ofAuto());
+        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, Arena.ofAuto());
+        MAPPED.put(file.toAbsolutePath(), size);
+        return mapped;
       }
       ByteBuffer b = ByteBuffer.allocate((int) size);
       while (b.hasRemaining() && ch.read(b) >= 0) {
@@ -31,5 +38,26 @@ final class MappedFiles {
       }
       return MemorySegment.ofArray(b.array()).asSlice(0, b.position());
     }
+  }
+
+  /**
+   * The mapped files whose size is no longer what it was when they were mapped ("FILE (N bytes when read, now
+   * M)"), joined; empty if none did.
+   */
+  public static String changed() {
+    StringBuilder out = new StringBuilder();
+    MAPPED.forEach((file, size) -> {
+      long now;
+      try {
+        now = Files.size(file);
+      } catch (IOException e) {
+        now = -1;
+      }
+      if (now != size) {
+        out.append(out.isEmpty() ? "" : ", ").append(file).append(" (").append(size).append(" bytes when read, ")
+            .append(now < 0 ? "now gone" : "now " + now).append(")");
+      }
+    });
+    return out.toString();
   }
 }

@@ -71,7 +71,7 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
       }
       tensors.put(name, tensor(file, name, e.getValue(), dataSize));
     }
-    checkNoOverlap(file, tensors.values());
+    checkLayout(file, tensors.values(), dataSize);
     return new SafeTensorsHeader(tensors, dataStart);
   }
 
@@ -131,17 +131,32 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
     return out;
   }
 
-  private static void checkNoOverlap(Path file, java.util.Collection<Tensor> tensors) {
+  /**
+   * The format's layout: the tensors' byte ranges tile the data section exactly, no two overlapping, no hole
+   * between them and nothing after the last (a file that breaks it is damaged or was not written as safetensors).
+   */
+  private static void checkLayout(Path file, java.util.Collection<Tensor> tensors, long dataSize) {
     List<Tensor> sorted = new ArrayList<>(tensors);
     sorted.sort(Comparator.comparingLong(Tensor::begin).thenComparingLong(Tensor::end));
-    for (int i = 1; i < sorted.size(); i++) {
-      Tensor a = sorted.get(i - 1);
-      Tensor b = sorted.get(i);
-      if (b.begin() < a.end()) {
-        throw new IllegalArgumentException(file + ": tensors " + MiniJson.quote(a.name()) + " and "
-            + MiniJson.quote(b.name()) + " overlap (data_offsets [" + a.begin() + ", " + a.end() + "] and ["
-            + b.begin() + ", " + b.end() + "])");
+    long covered = 0;
+    String last = null;
+    for (Tensor t : sorted) {
+      if (t.begin() < covered) {
+        throw new IllegalArgumentException(file + ": tensors " + MiniJson.quote(last) + " and "
+            + MiniJson.quote(t.name()) + " overlap (" + MiniJson.quote(t.name()) + " starts at byte " + t.begin()
+            + " of the data, before byte " + covered + " where the other ends)");
       }
+      if (t.begin() > covered) {
+        throw new IllegalArgumentException(file + ": bytes " + covered + " to " + t.begin() + " of the data belong"
+            + " to no tensor (before " + MiniJson.quote(t.name()) + "); expected the tensors' data_offsets to"
+            + " cover the data with no hole");
+      }
+      covered = t.end();
+      last = t.name();
+    }
+    if (covered != dataSize) {
+      throw new IllegalArgumentException(file + ": the data section holds " + dataSize + " bytes but its tensors"
+          + " end at byte " + covered + "; expected no bytes after the last tensor");
     }
   }
 

@@ -4,6 +4,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.io.TemporaryFiles;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -34,6 +35,8 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class TextIndex {
   public static final String FOLDER = ".maxsim4j";
   private static final String MANIFEST = "manifest.tsv";
+  /** A temporary file this old is a killed run's, not one being written. */
+  private static final long STALE_TEMPORARY_MILLIS = 24L * 60 * 60 * 1000;
   /** The most tokens one index holds: it keeps its tokens in one Java array (the writer streams them). */
   static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
   private static final int DIM = MiniLmTokenEncoder.DIM;
@@ -289,7 +292,7 @@ public final class TextIndex {
   private static Path openTemporary(Path dir, boolean mustSave, Warnings warnings) throws IOException {
     try {
       Files.createDirectories(dir);
-      return Files.createTempFile(dir, "tokens-", ".tmp");
+      return TemporaryFiles.track(Files.createTempFile(dir, "tokens-", ".tmp"));
     } catch (IOException e) {
       cannotSave(dir, e, mustSave, warnings);
       return null;
@@ -314,12 +317,14 @@ public final class TextIndex {
     try {
       SafeTensors.write(tmp, tokens.tensors());
       Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
-      manifestTmp = Files.createTempFile(dir, "manifest-", ".tmp");
+      TemporaryFiles.done(tmp);
+      manifestTmp = TemporaryFiles.track(Files.createTempFile(dir, "manifest-", ".tmp"));
       String manifest = Manifest.format(tokens.store(), name, total, tokens.checksum(), entries);
       Files.writeString(manifestTmp, manifest);
       bytes = Files.size(dir.resolve(name)) + Files.size(manifestTmp);
       Files.move(manifestTmp, dir.resolve(MANIFEST), StandardCopyOption.REPLACE_EXISTING,
           StandardCopyOption.ATOMIC_MOVE);
+      TemporaryFiles.done(manifestTmp);
     } catch (IOException | RuntimeException e) {
       deleteQuietly(tmp);
       deleteQuietly(manifestTmp);
@@ -334,10 +339,25 @@ public final class TextIndex {
         }
       }
     }
+    // and temporary files of runs killed outright (no shutdown hook ran), once old enough not to be a
+    // concurrent run's
+    long before = System.currentTimeMillis() - STALE_TEMPORARY_MILLIS;
+    try (DirectoryStream<Path> stale = Files.newDirectoryStream(dir, "{tokens,manifest}-*.tmp")) {
+      for (Path p : stale) {
+        try {
+          if (Files.getLastModifiedTime(p).toMillis() < before) {
+            deleteQuietly(p);
+          }
+        } catch (IOException gone) {
+          // deleted meanwhile, by its own run or another's sweep
+        }
+      }
+    }
     return bytes;
   }
 
   private static void deleteQuietly(Path p) {
+    TemporaryFiles.done(p);
     if (p != null) {
       try {
         Files.deleteIfExists(p);

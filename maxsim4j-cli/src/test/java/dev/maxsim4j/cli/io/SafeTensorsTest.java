@@ -62,6 +62,10 @@ class SafeTensorsTest {
     refused("{\"t\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "dtype \"F64\"");
     refused("{\"t\":{\"dtype\":\"U16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, "dtype \"U16\"");
     refused("{\"t\":\"\\u12", 0, "bad");
+    // the format's layout: the data section tiled by the tensors, no hole, nothing after the last
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "bytes 0 to 4 of the data belong"
+        + " to no tensor");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 12, "expected no bytes after the last");
   }
 
   @Test
