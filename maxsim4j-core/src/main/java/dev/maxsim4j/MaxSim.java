@@ -213,6 +213,7 @@ public final class MaxSim implements AutoCloseable {
    */
   public ResidentBatch upload(TokenBatch documents) {
     Arguments.nonNull(documents, "documents");
+    checkRows("documents", documents.tokens());
     return call(b -> new ResidentBatch(this, documents, b.makeResident(documents.tokens())));
   }
 
@@ -485,8 +486,15 @@ public final class MaxSim implements AutoCloseable {
     checkRows("documents", d.tokens());
   }
 
-  /** A kernel stages one row at a time, padded to a whole number of vectors, in a Java array. */
+  /**
+   * A kernel stages one row at a time, padded to a whole number of vectors, in a Java array; and a batch over a
+   * MemorySegment needs its memory still open (else the JDK's bare "Already closed" would name neither).
+   */
   private static void checkRows(String name, Tokens t) {
+    if (t.segment != null && !t.segment.scope().isAlive()) {
+      throw new IllegalStateException(name + " read their tokens from a MemorySegment whose arena was closed after"
+          + " the batch was made; expected that memory to stay open while the batch is used");
+    }
     if (((long) t.maxRowLength + 64) * t.dim > Arguments.MAX_ARRAY) {
       throw new IllegalArgumentException("the longest row of " + name + " holds tokens x d = " + t.maxRowLength
           + " x " + t.dim + " = " + (long) t.maxRowLength * t.dim + " elements, but scoring stages a row in one Java"

@@ -22,6 +22,23 @@ class OffHeapTest {
     }
   }
 
+  /** Memory closed after the batch was made is an error naming the side, before any backend reads it. */
+  @Test
+  void memoryClosedAfterTheBatchIsNamed() {
+    Arena arena = Arena.ofShared();
+    TokenBatch d = TokenBatch.fromMemorySegment(arena.allocate(ValueLayout.JAVA_FLOAT, 8), DType.FLOAT32, 1, 2, 4);
+    arena.close();
+    TokenBatch q = TokenBatch.ofFloats(new float[8], 1, 2, 4);
+    try (MaxSim m = MaxSim.builder().backend("vector").build()) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> m.scores(q, d));
+      assertTrue(e.getMessage().startsWith("documents read their tokens from a MemorySegment whose arena was closed"),
+          e.getMessage());
+      e = assertThrows(IllegalStateException.class, () -> m.topK(d, q, 1));
+      assertTrue(e.getMessage().startsWith("queries"), e.getMessage());
+      assertThrows(IllegalStateException.class, () -> m.upload(d));
+    }
+  }
+
   @Test
   void nativeMemoryEqualsHeapForEveryDtypeAndLayout() {
     RandomBatches r = new RandomBatches();
