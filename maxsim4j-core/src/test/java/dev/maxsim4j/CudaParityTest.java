@@ -196,19 +196,8 @@ class CudaParityTest {
       for (int dim : new int[] {16, 64, 128}) {
         int nd = 150;
         int ld = 300;
-        short[] bits = r.halfs(type, nd * ld * dim);
-        for (int k = 0; k < dim; k++) { // document 0: token 200 repeats token 70 exactly (a tie in every row)
-          bits[200 * dim + k] = bits[70 * dim + k];
-        }
-        bits[(3 * ld + 250) * dim + 1] = type == DType.BFLOAT16 ? (short) 0x7fc0 : (short) 0x7e00; // NaN
-        int[] lengths = new int[nd];
-        for (int j = 0; j < nd; j++) {
-          lengths[j] = 1 + r.rnd.nextInt(ld);
-        }
-        lengths[0] = ld;
-        lengths[1] = 0;
-        lengths[2] = 1;
-        lengths[3] = ld;
+        short[] bits = tiedHalfs(r, type, nd, ld, dim, 70, 200, 3, 250, 1);
+        int[] lengths = raggedLengths(r, nd, ld, 3);
         lengths[4] = 129;
         TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
         int[] queryLengths = new int[19];
@@ -373,20 +362,8 @@ class CudaParityTest {
     int ld = 200;
     int dim = 64;
     DType type = DType.BFLOAT16;
-    short[] bits = r.halfs(type, nd * ld * dim);
-    for (int k = 0; k < dim; k++) { // document 0: token 150 repeats token 50 exactly (a tie in every row)
-      bits[150 * dim + k] = bits[50 * dim + k];
-    }
-    bits[(4 * ld + 120) * dim + 7] = (short) 0x7fc0; // NaN in document 4
-    int[] lengths = new int[nd];
-    for (int j = 0; j < nd; j++) {
-      lengths[j] = 1 + r.rnd.nextInt(ld);
-    }
-    lengths[0] = ld;
-    lengths[1] = 0;
-    lengths[2] = 1;
-    lengths[4] = ld;
-    TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(lengths);
+    short[] bits = tiedHalfs(r, type, nd, ld, dim, 50, 150, 4, 120, 7);
+    TokenBatch d = TokenBatch.ofHalfs(type, bits, nd, ld, dim).withLengths(raggedLengths(r, nd, ld, 4));
     TokenBatch q = r.padded(type, 2, 300, dim, 1).withLengths(new int[] {300, 170});
     for (MaxSim variant : new MaxSim[] {cuda, warpSpecializedNarrow, warpgroups, serialPasses}) {
       String where = (variant == cuda ? "default" : variant == warpSpecializedNarrow ? "wgmma_ws_r128"
@@ -403,6 +380,32 @@ class CudaParityTest {
         }
       }
     }
+  }
+
+  /**
+   * Random halves for {@code nd} documents of {@code ld} tokens: in document 0 token {@code tie} repeats token
+   * {@code tiedWith} exactly (a tie in every row), and document {@code nanDoc} has a NaN at token {@code nanToken},
+   * dimension {@code nanDim}.
+   */
+  private static short[] tiedHalfs(RandomBatches r, DType type, int nd, int ld, int dim, int tiedWith, int tie,
+      int nanDoc, int nanToken, int nanDim) {
+    short[] bits = r.halfs(type, nd * ld * dim);
+    System.arraycopy(bits, tiedWith * dim, bits, tie * dim, dim);
+    bits[(nanDoc * ld + nanToken) * dim + nanDim] = type == DType.BFLOAT16 ? (short) 0x7fc0 : (short) 0x7e00;
+    return bits;
+  }
+
+  /** Random lengths 1..ld, with documents 0 and {@code fullDoc} whole, 1 empty and 2 of one token. */
+  private static int[] raggedLengths(RandomBatches r, int nd, int ld, int fullDoc) {
+    int[] lengths = new int[nd];
+    for (int j = 0; j < nd; j++) {
+      lengths[j] = 1 + r.rnd.nextInt(ld);
+    }
+    lengths[0] = ld;
+    lengths[1] = 0;
+    lengths[2] = 1;
+    lengths[fullDoc] = ld;
+    return lengths;
   }
 
   private static void splitDocumentsCheck(MaxSim cuda, String kernels) {
