@@ -2,7 +2,7 @@
 // similarity grid. score(p) = sum over valid query slots s of <Q[i,s], D[j, argmax(p,s)]>, so
 //   dQ[i,s] = sum over pairs p of query i of dScores[p] * D[j(p), argmax(p,s)]            (a gather)
 //   dD[j,t] = sum over pairs p of document j, slots s with argmax(p,s) == t of dScores[p] * Q[i(p),s]
-// The argmax is int32, or int16 (Index) when the forward saved it narrow (documents shorter than 32768).
+// The argmax is int32, or int16 (Index) when the forward saved it narrow (documents of at most 32766 tokens).
 // argmax is -1 for masked query slots, slots past a query's length and empty documents: no gradient, so
 // masked tokens get exactly zero. Sums are fp32; the gradients are written in fp32 or in the input dtype
 // (`outType`: the input's dtype when the caller asks for it), laid out like the inputs' storage; the host zeroes both buffers first (storage slots

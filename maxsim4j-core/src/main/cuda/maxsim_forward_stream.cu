@@ -72,7 +72,7 @@ __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCur
   }
 }
 
-// Index: the argmax element type, int (int32) or int16_t (documents shorter than 32768); unused without ARGMAX.
+// Index: the argmax element type, int (int32) or int16_t (documents of at most 32766 tokens); unused without ARGMAX.
 __device__ __forceinline__ unsigned long long globalNanoseconds() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %globaltimer;\n" : "=l"(t));

@@ -364,7 +364,7 @@ __device__ __forceinline__ void sumGroupRows(const Rows& qRows, const ItemWork& 
 // k-chunk and the warpgroup's m64 operand reads its rows 32-63 from whatever follows (the next k-chunk, or
 // the ring): those rows of the product are never used, and the query takes half the shared memory.
 // GROUP: queries per item (1, or 4 with ROWS = 128: query groups, all pairs, queries of <= 32 tokens,
-// not split). Index: the argmax type (int, or int16_t for documents shorter than 32768 tokens).
+// not split). Index: the argmax type (int, or int16_t for documents of at most 32766 tokens).
 template <typename In, int ROWS, int STAGES, int GROUP, bool ARGMAX, typename Index>
 __device__ void forwardWgmma(const In& in, long long pairs, float* scores, Index* argmax, int argmaxStride,
                              Split split) {

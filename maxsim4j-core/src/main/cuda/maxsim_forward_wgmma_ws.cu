@@ -13,7 +13,8 @@
 //              with GROUPS = 2, which reads each document tile from L2 once per 256 query rows instead of
 //              once per 128 (rule 6). They meet only at the ring's mbarriers: no block barrier after
 //              set-up, and no consumer reads the work's metadata from global memory (each slot carries
-//              its tile's TileInfo).
+//              its tile's TileInfo) but, with query groups, each query's row start and length, when its
+//              rows are loaded and at an item's end.
 // Work:        items (pass, pair, slice) in pass-major order, one contiguous run of equal length per block,
 //              one block per SM. A slice is sliceTokens document tokens (a multiple of 128), for launches
 //              whose items would not even out over the SMs. Training (argmax) and inference run the same
@@ -81,7 +82,7 @@ constexpr int WS_NO_INDEX = 0x7fffffff;
 constexpr int WS_EPILOGUE_WARP = WS_CONSUMER_WARPS + 1;  // in the producer warpgroup, beside the TMA warp
 constexpr int WS_EPILOGUE_SLOTS = 4;
 
-// Index: the training argmax's type (int, or int16_t for documents shorter than 32768 tokens).
+// Index: the training argmax's type (int, or int16_t for documents of at most 32766 tokens).
 template <typename T, typename Index>
 struct WsOperands {
   const T* __restrict__ q;

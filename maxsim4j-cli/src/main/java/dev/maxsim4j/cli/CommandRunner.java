@@ -26,6 +26,7 @@ public final class CommandRunner {
   /** Runs {@code command}; a failure is printed as {@code program: message} on {@code err}. */
   public static int run(String program, PrintStream err, Command command) {
     Engine.logTo(err);
+    MappedFiles.forget();
     try {
       return command.run();
     } catch (UsageException e) {

@@ -23,6 +23,9 @@ public final class Engine {
    * Opens the backend {@code a} names with the default threads; without {@code --backend}, the library's default
    * (the {@code maxsim4j.backend} system property, else {@code auto}).
    */
+  /** The library's system property naming the default backend. */
+  private static final String BACKEND_PROPERTY = "maxsim4j.backend";
+
   public static MaxSim open(Args a) {
     return open(a, MaxSim.builder());
   }
@@ -37,8 +40,17 @@ public final class Engine {
    * {@code verbose}.
    */
   public static MaxSim open(String requested, boolean verbose, MaxSim.Builder builder) {
-    MaxSim maxSim = (requested == null ? builder : builder.backend(requested)).build();
-    String named = requested != null ? requested : System.getProperty("maxsim4j.backend", "auto");
+    String named = requested != null ? requested : System.getProperty(BACKEND_PROPERTY, "auto");
+    MaxSim maxSim;
+    try {
+      maxSim = (requested == null ? builder : builder.backend(requested)).build();
+    } catch (IllegalArgumentException e) {
+      if (requested != null) {
+        throw e;
+      }
+      throw new IllegalArgumentException("-D" + BACKEND_PROPERTY + "=" + named + " (no --backend given): "
+          + e.getMessage(), e);
+    }
     boolean slowPathAskedFor = named.trim().equalsIgnoreCase("scalar");
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();

@@ -50,7 +50,9 @@ class EngineTest {
       assertEquals(0, r.status(), r.err());
       assertTrue(r.err().contains("maxsim4j: backend reference"), r.err());
       System.setProperty("maxsim4j.backend", "nope");
-      assertTrue(CliRun.of(scoreArgs()).failedCleanly(), "an unknown name is refused");
+      CliRun bad = CliRun.of(scoreArgs());
+      assertTrue(bad.failedCleanly(), "an unknown name is refused: " + bad.err());
+      assertTrue(bad.err().contains("-Dmaxsim4j.backend=nope (no --backend given)"), bad.err());
       CliRun flag = CliRun.of(scoreArgs("--verbose", "--backend", "cpu"));
       assertTrue(flag.err().contains("maxsim4j: backend vector"), "the flag wins: " + flag.err());
     } finally {

@@ -4,6 +4,7 @@ import static dev.maxsim4j.cli.QuantizedFiles.codes;
 import static dev.maxsim4j.cli.QuantizedFiles.gaussians;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
@@ -222,7 +223,7 @@ class ShardedScoreTest {
     Files.delete(shards.resolve("b.safetensors"));
     Files.createDirectory(shards.resolve("b.safetensors"));
     CliRun.assertOneLineError(run(args), 1, "b.safetensors is a directory");
-    assertTrue(!Files.exists(dir.resolve("run.tsv")));
+    assertFalse(Files.exists(dir.resolve("run.tsv")));
   }
 
   /**

@@ -40,6 +40,11 @@ public final class MappedFiles {
     }
   }
 
+  /** Forgets the files mapped so far: a new run (in the same JVM) starts with none. */
+  public static void forget() {
+    MAPPED.clear();
+  }
+
   /**
    * The mapped files whose size is no longer what it was when they were mapped ("FILE (N bytes when read, now
    * M)"), joined; empty if none did.

@@ -331,27 +331,21 @@ public final class TextIndex {
       deleteQuietly(dir.resolve(name));
       throw e;
     }
-    // the manifest names the new tokens file now; older ones (and the first format's file) are unused
-    try (DirectoryStream<Path> stale = Files.newDirectoryStream(dir, "tokens*.safetensors")) {
+    // the manifest names the new tokens file now; older ones (and the first format's file) are unused; and
+    // temporary files of runs killed outright (no shutdown hook ran) are a day old. Both sweeps are best
+    // effort: the index is saved already. (A concurrent run's tokens temporary is as old as its encoding, but
+    // deleting it costs nothing: it is written with CREATE when the run saves.)
+    long before = System.currentTimeMillis() - STALE_TEMPORARY_MILLIS;
+    String sweep = "{tokens*.safetensors,tokens-*.tmp,manifest-*.tmp}";
+    try (DirectoryStream<Path> stale = Files.newDirectoryStream(dir, sweep)) {
       for (Path p : stale) {
-        if (!p.getFileName().toString().equals(name)) {
+        String file = p.getFileName().toString();
+        if (file.endsWith(".safetensors") ? !file.equals(name) : Files.getLastModifiedTime(p).toMillis() < before) {
           deleteQuietly(p);
         }
       }
-    }
-    // and temporary files of runs killed outright (no shutdown hook ran), once old enough not to be a
-    // concurrent run's
-    long before = System.currentTimeMillis() - STALE_TEMPORARY_MILLIS;
-    try (DirectoryStream<Path> stale = Files.newDirectoryStream(dir, "{tokens,manifest}-*.tmp")) {
-      for (Path p : stale) {
-        try {
-          if (Files.getLastModifiedTime(p).toMillis() < before) {
-            deleteQuietly(p);
-          }
-        } catch (IOException gone) {
-          // deleted meanwhile, by its own run or another's sweep
-        }
-      }
+    } catch (IOException leftover) {
+      // a file the sweep cannot read or delete stays until a later save
     }
     return bytes;
   }

@@ -15,7 +15,8 @@ import jdk.incubator.vector.VectorSpecies;
  * Expands quantized tokens into fp32, {@code scale x q}, a vector of lanes at a time: int8 by widening, e4m3 by
  * moving its exponent and mantissa bits into fp32 position (subnormals and the NaN codes exact), one bit per
  * dimension by selecting {@code +scale} or {@code -scale}. Each value equals {@link Tokens#element}'s bit for bit
- * ({@link Tokens#stored}'s for the copier of stored values).
+ * ({@link Tokens#stored}'s for the copier of stored values). A copier serves one thread (it stages mapped bytes in
+ * a buffer of its own): each kernel worker makes its own.
  */
 final class Dequantizer implements Tokens.RunCopier {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;

@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cpu;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import dev.maxsim4j.DType;
 import jdk.incubator.vector.FloatVector;

@@ -163,7 +163,8 @@ final class ForwardPlan {
     boolean wgmmaGroups = tensorCores && !wsQueryGroups && wgmmaGroupsPay(s, gpu);
     boolean stream = tensorCores && !wsQueryGroups && streamPays(s, gpu);
     if (s.argmax16() && !(wsQueryGroups || wgmmaGroups || stream)) {
-      throw new IllegalStateException("an int16 argmax needs the streaming kernel or wgmma query groups");
+      throw new IllegalStateException("an int16 argmax for " + s + " needs the streaming kernel or query groups"
+          + " (the wgmma or the warp-specialized kernel's), which this launch does not take");
     }
     if (!tensorCores) {
       return ffma(s); // rule 1: the types allow no mma; FFMA is also the fp32-accuracy path
@@ -310,12 +311,14 @@ final class ForwardPlan {
 
   /**
    * Rule 2: ... and pays for more queries than one group of 4 on the wgmma kernel (2 to 4 queries leave most of a
-   * pass's 8 slots empty), with at least an item (group of 8, document) per SM: with fewer, the wgmma kernel's
-   * two blocks per SM measured as fast or faster.
+   * pass's 8 slots empty), with at least an item (group of 8, document) per SM (with fewer, the wgmma kernel's
+   * two blocks per SM measured as fast or faster) and items that spread over the SMs within 1.10 of even: each
+   * block takes a run of whole items and no item is split, so 133 items on 132 SMs would take two items' time.
    */
   static boolean wsQueryGroupsPay(ForwardShape s, GpuCapabilities gpu) {
     long items = (long) s.perQuery() * ((s.queries() + WS_GROUP_QUERIES - 1) / WS_GROUP_QUERIES);
-    return wsQueryGroupsApply(s, gpu) && s.queries() > GROUP_QUERIES && items >= gpu.multiprocessors();
+    return wsQueryGroupsApply(s, gpu) && s.queries() > GROUP_QUERIES && items >= gpu.multiprocessors()
+        && unevenness(items, gpu.multiprocessors()) <= WS_SLICE_ABOVE;
   }
 
   /** Rule 3: queries of at most 32 tokens, d <= 128, sm_80+, at least 4 pairs per SM. */

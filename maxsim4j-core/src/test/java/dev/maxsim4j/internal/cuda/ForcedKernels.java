@@ -90,8 +90,8 @@ public final class ForcedKernels {
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
           : ForwardPlan.wgmmaGroupsPay(s, g) ? ForwardPlan.wgmmaGroups(s, g) : ForwardPlan.wgmma(s, g, true);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
-          + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, wgmma_serial, "
-          + "nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
+          + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
+          + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
           + "quant_wgmma, quant_tma, wgmma_compressed");
     };
   }

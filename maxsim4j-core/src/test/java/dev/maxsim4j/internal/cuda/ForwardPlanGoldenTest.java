@@ -53,7 +53,8 @@ class ForwardPlanGoldenTest {
       all = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     for (String entry : new String[] {"maxsim_forward_f32_f32", "maxsim_forward_f16_bf16", "wgmma_g4_s6",
-        "wgmma_g4_s4_argmax16", "stream_c2_dyn", "stream_c4_argmax16", "wgmma_ws_k1_r256", "wgmma_ws_k2_argmax", "wgmma_ws_k1_q8_bf16", "wgmma_ws_k2_q8_argmax",
+        "wgmma_g4_s4_argmax16", "stream_c2_dyn", "stream_c4_argmax16", "wgmma_ws_k1_r256", "wgmma_ws_k2_argmax",
+        "wgmma_ws_k1_q8_bf16", "wgmma_ws_k2_q8_argmax16",
         "wgmma_r32_s6", "wgmma_r64_s4", "wgmma_r128_s6_argmax", "group4_f16", "mma2rp_bf16", "mma2n_f16",
         "mma8n_bf16", "maxsim_merge_slices", "order ; launch", "argmax int16", "throws"}) {
       assertTrue(all.contains(entry) || entry.equals("throws"), entry);
