@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(LOSS_THREADS)
     float logPt = t[j] * scale - lseT;
     float logPs = s[j] * scale - lseS;
     float pt = expf(logPt);
-    kl += pt * (logPt - logPs);
+    if (pt > 0.f) kl += pt * (logPt - logPs);  // 0 log 0 = 0: a teacher score of -inf is probability 0
     dScores[(size_t)i * columns + j] = (expf(logPs) - pt) * scale / rows;
   }
   kl = blockReduce<false>(kl, scratch);

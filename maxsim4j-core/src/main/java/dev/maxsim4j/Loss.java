@@ -134,6 +134,19 @@ public sealed interface Loss {
       Arguments.nonNull(teacherScores, "teacherScores");
       for (int i = 0; i < teacherScores.length; i++) {
         Arguments.nonNull(teacherScores[i], "teacherScores[" + i + "]");
+        boolean anyFinite = teacherScores[i].length == 0;
+        for (int j = 0; j < teacherScores[i].length; j++) {
+          float t = teacherScores[i][j];
+          if (Float.isNaN(t) || t == Float.POSITIVE_INFINITY) {
+            throw new IllegalArgumentException("teacherScores[" + i + "][" + j + "] = " + t
+                + "; expected a finite score, or -Infinity for probability 0");
+          }
+          anyFinite |= t != Float.NEGATIVE_INFINITY;
+        }
+        if (!anyFinite) {
+          throw new IllegalArgumentException("teacherScores[" + i + "] is -Infinity everywhere; expected at least one"
+              + " finite score (the teacher's distribution needs some probability)");
+        }
       }
       checkTemperature(temperature);
     }
@@ -177,7 +190,9 @@ public sealed interface Loss {
           double logPt = t[off + j] * scale - lseT;
           double logPs = s[off + j] * scale - lseS;
           double pt = Math.exp(logPt);
-          total += pt * (logPt - logPs);
+          if (pt > 0) { // 0 log 0 = 0: a teacher score of -Infinity is probability 0
+            total += pt * (logPt - logPs);
+          }
           d[off + j] = (float) ((Math.exp(logPs) - pt) * scale / rows);
         }
       }

@@ -481,8 +481,12 @@ public final class MaxSim implements AutoCloseable {
     Arguments.nonNull(q, "queries");
     Arguments.nonNull(d, "documents");
     if (q.dim() != d.dim()) {
+      TokenBatch tokenless = d.tokens().storedTokens == 0 ? d : q.tokens().storedTokens == 0 ? q : null;
+      String placeholder = tokenless == null ? "" : " (" + (tokenless == d ? "documents" : "queries") + " hold no"
+          + " token, so their d is a placeholder: build them with the other side's d, e.g. TokenBatch.ofFloats(new"
+          + " float[0], n, 0, d))";
       throw new IllegalArgumentException("d mismatch: queries " + q.shape() + " have d=" + q.dim()
-          + ", documents " + d.shape() + " have d=" + d.dim() + "; expected equal");
+          + ", documents " + d.shape() + " have d=" + d.dim() + "; expected equal" + placeholder);
     }
     checkRows("queries", q.tokens());
     checkRows("documents", d.tokens());

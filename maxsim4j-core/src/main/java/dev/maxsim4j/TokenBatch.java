@@ -72,7 +72,9 @@ public final class TokenBatch {
   /**
    * A batch from nested arrays {@code [n][tokens][dim]}, {@code n >= 1}. Rows may have different token counts:
    * then the batch is packed (no padding is stored). Data is copied into one array. A row may hold no token
-   * (it scores as an empty document); an empty {@code rows}, a null or a zero-length token is an error.
+   * (it scores as an empty document); an empty {@code rows}, a null or a zero-length token is an error. Rows
+   * that hold no token at all give no dimension: the batch gets d = 1, and scoring it against queries of another d
+   * is refused (build it with that d instead, e.g. {@code ofFloats(new float[0], n, 0, d)}).
    */
   public static TokenBatch of(float[][][] rows) {
     Arguments.nonNull(rows, "rows");
@@ -108,7 +110,7 @@ public final class TokenBatch {
       total += rows[i].length;
     }
     if (dim < 0) {
-      dim = 1; // no token at all: any dimension matches; an empty row scores -1e9 anyway
+      dim = 1; // no token at all gives no dimension: a placeholder, which MaxSim's d check names as such
     }
     float[] data = new float[Arguments.arraySize(total, dim, "rows' tokens x d",
         "use fromMemorySegment or packedFromMemorySegment for larger batches")];
@@ -270,7 +272,11 @@ public final class TokenBatch {
     return withMask(flat);
   }
 
-  /** This padded batch with per-row lengths: the first {@code lengths[i]} tokens of row {@code i} are valid. */
+  /**
+   * This padded batch with per-row lengths: the first {@code lengths[i]} tokens of row {@code i} are valid, of
+   * those this batch already has (lengths only narrow: a row already shortened, or masked, stays so; start from
+   * the unrestricted batch to lengthen rows).
+   */
   public TokenBatch withLengths(int[] lengths) {
     Arguments.nonNull(lengths, "lengths");
     requirePadded("withLengths");

@@ -97,11 +97,18 @@ public record TopK(float[][] scores, int[][] indices) {
     int n = Math.min(k, available);
     scores[i] = new float[n];
     indices[i] = new int[n];
+    java.util.Map<Integer, Integer> partOf = new java.util.HashMap<>(); // a corpus document: the part it came from
     for (int r = 0; r < n; r++) {
       int[] head = heads.poll();
       TopK part = parts.get(head[0]);
       scores[i][r] = part.scores[i][head[1]];
       indices[i][r] = first[head[0]] + part.indices[i][head[1]];
+      Integer earlier = partOf.putIfAbsent(indices[i][r], head[0]);
+      if (earlier != null) {
+        throw new IllegalArgumentException("parts[" + earlier + "] and parts[" + head[0] + "] both rank document "
+            + indices[i][r] + " for query " + i + " (firstDocuments " + first[earlier] + " and " + first[head[0]]
+            + "); expected parts over disjoint ranges of documents");
+      }
       if (++head[1] < part.scores[i].length) {
         heads.add(head);
       }

@@ -26,6 +26,18 @@ class HostileInputTest {
     }
   }
 
+  /** Documents with no token at all carry no d: the mismatch says so; built with the queries' d they score -1e9. */
+  @org.junit.jupiter.api.Test
+  void tokenlessDocumentsNameTheirPlaceholderDimension() {
+    TokenBatch q = TokenBatch.of(new float[][][] {{{1f, 2f, 3f}}});
+    try (MaxSim m = cpu()) {
+      rejects(() -> m.scores(q, TokenBatch.of(new float[][][] {{}, {}})), "d mismatch",
+          "documents hold no token, so their d is a placeholder");
+      float[][] s = m.scores(q, TokenBatch.ofFloats(new float[0], 2, 0, 3));
+      org.junit.jupiter.api.Assertions.assertArrayEquals(new float[] {-1e9f, -1e9f}, s[0]);
+    }
+  }
+
   private static MaxSim cpu() {
     return MaxSim.builder().backend("cpu").threads(1).build();
   }
@@ -93,6 +105,10 @@ class HostileInputTest {
     rejects(() -> Loss.contrastive(null, 1f), "positives is null");
     rejects(() -> Loss.klDistillation(null, 1f), "teacherScores is null");
     rejects(() -> Loss.klDistillation(new float[][] {null}, 1f), "teacherScores[0] is null");
+    rejects(() -> Loss.klDistillation(new float[][] {{1f, Float.NaN}}, 1f), "teacherScores[0][1] = NaN");
+    rejects(() -> Loss.klDistillation(new float[][] {{Float.POSITIVE_INFINITY}}, 1f), "teacherScores[0][0] = Infinity");
+    rejects(() -> Loss.klDistillation(new float[][] {{2f}, {Float.NEGATIVE_INFINITY}}, 1f),
+        "teacherScores[1] is -Infinity everywhere");
     rejects(() -> new Loss.KlDistillation(null, 1f), "teacherScores is null");
     rejects(() -> Loss.marginMse(null), "teacherMargins is null");
     rejects(() -> new Loss.MarginMse(null), "teacherMargins is null");

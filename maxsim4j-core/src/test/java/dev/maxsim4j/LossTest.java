@@ -53,6 +53,16 @@ class LossTest {
     }
   }
 
+  /** A teacher score of -Infinity is probability 0: 0 log 0 = 0 in the loss, as in its gradient. */
+  @Test
+  void aMinusInfinityTeacherScoreIsProbabilityZero() {
+    Loss.Value v = Loss.klDistillation(new float[][] {{1f, Float.NEGATIVE_INFINITY}}, 1f)
+        .evaluate(new float[][] {{1f, 0f}});
+    double expected = Math.log(Math.E + 1) - 1; // KL([1, 0] || softmax(1, 0)) = -log softmax(1, 0)[0]
+    assertEquals(expected, v.loss(), 1e-6);
+    assertEquals((float) (Math.E / (Math.E + 1) - 1), v.dScores()[0], 1e-6f);
+  }
+
   @Test
   void knownValues() {
     // two equal columns: cross-entropy log 2; identical teacher: KL 0; margin equal to the teacher's: 0

@@ -45,6 +45,19 @@ class TopKMergeTest {
     }
   }
 
+  /** Parts that rank the same corpus document (equal firstDocuments, or ranges that overlap) are refused. */
+  @Test
+  void overlappingPartsAreRefused() {
+    TopK a = new TopK(new float[][] {{5f, 4f}}, new int[][] {{0, 1}});
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TopK.merge(4, List.of(a, a), new int[] {0, 0}));
+    assertTrue(e.getMessage().contains("parts[0] and parts[1] both rank document 0 for query 0"), e.getMessage());
+    TopK b = new TopK(new float[][] {{3f}}, new int[][] {{0}});
+    e = assertThrows(IllegalArgumentException.class, () -> TopK.merge(3, List.of(a, b), new int[] {0, 1}));
+    assertTrue(e.getMessage().contains("both rank document 1"), e.getMessage());
+    assertArrayEquals(new int[] {0, 1, 2}, TopK.merge(3, List.of(a, b), new int[] {0, 2}).indices()[0]);
+  }
+
   @Test
   void badPartsAreNamed() {
     TopK one = new TopK(new float[][] {{1f}}, new int[][] {{0}});

@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.IntStream;
@@ -159,6 +160,16 @@ public final class MaxSimRescorer extends Rescorer {
         queryType);
   }
 
+  /**
+   * The library's ranking (TopK's): Float.compare's order of scores, highest first (NaN above every number, +0
+   * above -0), ties to the lower doc id. A total order, unlike ScoreDoc.COMPARATOR, which NaN breaks (a sort that
+   * throws, or a wrong top n).
+   */
+  private static final Comparator<ScoreDoc> RANKING = (a, b) -> {
+    int byScore = Float.compare(b.score, a.score);
+    return byScore != 0 ? byScore : Integer.compare(a.doc, b.doc);
+  };
+
   @Override
   public TopDocs rescore(IndexSearcher searcher, TopDocs firstPassTopDocs, int topN) throws IOException {
     Objects.requireNonNull(searcher, "searcher");
@@ -170,6 +181,10 @@ public final class MaxSimRescorer extends Rescorer {
     ScoreDoc[] hits = new ScoreDoc[firstPassTopDocs.scoreDocs.length];
     for (int i = 0; i < hits.length; i++) {
       ScoreDoc h = firstPassTopDocs.scoreDocs[i];
+      if (h.doc < 0) {
+        throw new IllegalArgumentException("firstPassTopDocs.scoreDocs[" + i + "].doc = " + h.doc
+            + "; expected a document of this searcher (0 or more)");
+      }
       hits[i] = new ScoreDoc(h.doc, h.score, h.shardIndex);
     }
     Arrays.sort(hits, (a, b) -> Integer.compare(a.doc, b.doc));
@@ -192,10 +207,10 @@ public final class MaxSimRescorer extends Rescorer {
       throw e.getCause();
     }
     if (topN < hits.length) {
-      ArrayUtil.select(hits, 0, hits.length, topN, ScoreDoc.COMPARATOR);
+      ArrayUtil.select(hits, 0, hits.length, topN, RANKING);
       hits = Arrays.copyOf(hits, topN);
     }
-    Arrays.sort(hits, ScoreDoc.COMPARATOR);
+    Arrays.sort(hits, RANKING);
     return new TopDocs(firstPassTopDocs.totalHits, hits);
   }
 

@@ -219,6 +219,42 @@ class MaxSimRescorerTest {
         e.getMessage());
   }
 
+  /**
+   * A NaN score ranks first, as TopK ranks it (ties to the lower doc), whatever topN: a sort that is total on NaN,
+   * not ScoreDoc.COMPARATOR's, which threw or mis-ranked. A negative doc id is refused, naming the hit.
+   */
+  @Test
+  void nanScoresRankFirstAndBadDocIdsAreNamed(@TempDir Path folder) throws IOException {
+    try (Directory dir = FSDirectory.open(folder.resolve("nan"))) {
+      try (IndexWriter writer = new IndexWriter(dir, new IndexWriterConfig())) {
+        for (int i = 0; i < 200; i++) {
+          Document doc = new Document();
+          doc.add(new LateInteractionField(FIELD, new float[][] {{i % 40 == 7 ? Float.NaN : i * 0.01f, 1f}}));
+          writer.addDocument(doc);
+        }
+      }
+      try (DirectoryReader r = DirectoryReader.open(dir)) {
+        IndexSearcher s = new IndexSearcher(r);
+        MaxSimRescorer rescorer = MaxSimRescorer.create(FIELD, new float[][] {{1f, 1f}},
+            VectorSimilarityFunction.DOT_PRODUCT, MaxSimRescorer.Scale.RAW, maxSim);
+        for (int topN : new int[] {200, 10}) {
+          ScoreDoc[] top = rescorer.rescore(s, s.search(MatchAllDocsQuery.INSTANCE, 200), topN).scoreDocs;
+          int[] nanDocs = {7, 47, 87, 127, 167};
+          for (int i = 0; i < nanDocs.length; i++) {
+            assertEquals(nanDocs[i], top[i].doc, "topN " + topN + ": NaN documents first, in doc order");
+            assertTrue(Float.isNaN(top[i].score));
+          }
+          for (int i = nanDocs.length + 1; i < top.length; i++) {
+            assertTrue(top[i - 1].score >= top[i].score, "topN " + topN + ": descending after the NaNs");
+          }
+        }
+        TopDocs bad = new TopDocs(new TotalHits(1, TotalHits.Relation.EQUAL_TO), new ScoreDoc[] {new ScoreDoc(-1, 1f)});
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rescorer.rescore(s, bad, 1));
+        assertTrue(e.getMessage().contains("scoreDocs[0].doc = -1"), e.getMessage());
+      }
+    }
+  }
+
   /** Lucene's order and ours: equal scores per document, the same top-N up to swaps of near-equal scores. */
   private static void assertSameRanking(Rescorer lucene, Rescorer ours, TopDocs firstPass, int topN, String what)
       throws IOException {

@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs {@code [0, n)} in contiguous chunks on a fixed pool. Chunk boundaries depend on {@code n} and the
@@ -47,12 +48,19 @@ final class ParallelLoop implements AutoCloseable {
       return;
     }
     List<Future<?>> futures = new ArrayList<>(chunks);
+    AtomicBoolean stopped = new AtomicBoolean(); // set when the call gives up: chunks not started yet skip
     for (int c = 0; c < chunks; c++) {
       int from = c * g;
       int to = Math.min(n, from + g);
       try {
-        futures.add(pool.submit(() -> body.run(from, to)));
+        futures.add(pool.submit(() -> {
+          if (!stopped.get()) {
+            body.run(from, to);
+          }
+        }));
       } catch (RejectedExecutionException e) {
+        stopped.set(true);
+        awaitAll(futures);
         throw new IllegalStateException("MaxSim was closed while this call was running", e);
       }
     }
@@ -74,6 +82,8 @@ final class ParallelLoop implements AutoCloseable {
               : new IllegalStateException(cause);
         }
       } catch (InterruptedException e) {
+        stopped.set(true);
+        awaitAll(futures);
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted while scoring", e);
       }
@@ -83,6 +93,29 @@ final class ParallelLoop implements AutoCloseable {
     }
     if (failure != null) {
       throw (RuntimeException) failure;
+    }
+  }
+
+  /**
+   * Waits for every chunk to end (those not started end at once once stopped), whatever interrupts this thread
+   * meanwhile, and keeps its interrupt status: the caller's buffers must outlive every chunk that reads them.
+   */
+  private static void awaitAll(List<Future<?>> futures) {
+    boolean interrupted = false;
+    for (Future<?> f : futures) {
+      while (true) {
+        try {
+          f.get();
+          break;
+        } catch (InterruptedException again) {
+          interrupted = true;
+        } catch (ExecutionException | CancellationException ended) {
+          break;
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

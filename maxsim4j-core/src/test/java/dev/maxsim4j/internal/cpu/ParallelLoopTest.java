@@ -31,6 +31,47 @@ class ParallelLoopTest {
     }
   }
 
+  /**
+   * An interrupted call throws only after every chunk has ended (the chunks not started yet do not run), and the
+   * caller's thread keeps its interrupt.
+   */
+  @Test
+  void anInterruptedCallReturnsOnlyAfterEveryChunkHasEnded() throws Exception {
+    try (ParallelLoop loop = new ParallelLoop(2)) {
+      AtomicInteger running = new AtomicInteger();
+      AtomicInteger started = new AtomicInteger();
+      java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+      java.util.concurrent.atomic.AtomicInteger runningAfter = new AtomicInteger(-1);
+      java.util.concurrent.atomic.AtomicBoolean keptInterrupt = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread caller = new Thread(() -> {
+        try {
+          loop.forRange(64, 1, (from, to) -> {
+            running.incrementAndGet();
+            started.incrementAndGet();
+            long end = System.nanoTime() + 50_000_000L; // 50 ms of work that ignores interrupts
+            while (System.nanoTime() < end) {
+              Thread.onSpinWait();
+            }
+            running.decrementAndGet();
+          });
+        } catch (Throwable t) {
+          thrown.set(t);
+          runningAfter.set(running.get());
+          keptInterrupt.set(Thread.currentThread().isInterrupted());
+        }
+      });
+      caller.start();
+      Thread.sleep(80);
+      caller.interrupt();
+      caller.join(10_000);
+      assertEquals(IllegalStateException.class, thrown.get().getClass(), String.valueOf(thrown.get()));
+      assertEquals(0, runningAfter.get(), "chunks still running when the call threw");
+      assertEquals(true, keptInterrupt.get(), "the caller keeps its interrupt");
+      Thread.sleep(120);
+      assertEquals(true, started.get() < 64, "chunks not started when the call gave up never run: " + started.get());
+    }
+  }
+
   /** No chunk may still be running once a failed call has returned (its buffers may be reused or freed). */
   @Test
   void aFailedCallReturnsOnlyAfterEveryChunkHasEnded() {
