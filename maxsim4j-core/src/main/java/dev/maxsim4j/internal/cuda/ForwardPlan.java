@@ -312,13 +312,18 @@ final class ForwardPlan {
   /**
    * Rule 2: ... and pays for more queries than one group of 4 on the wgmma kernel (2 to 4 queries leave most of a
    * pass's 8 slots empty), with at least an item (group of 8, document) per SM (with fewer, the wgmma kernel's
-   * two blocks per SM measured as fast or faster) and items that spread over the SMs within 1.10 of even: each
-   * block takes a run of whole items and no item is split, so 133 items on 132 SMs would take two items' time.
+   * two blocks per SM measured as fast or faster), unless its items spread over the SMs more than 1.10 times as
+   * unevenly as the wgmma groups' documents over their blocks: each block takes a run of whole items, so 133
+   * items on 132 SMs take two items' time, where the wgmma kernel's blocks may split the documents more evenly.
    */
   static boolean wsQueryGroupsPay(ForwardShape s, GpuCapabilities gpu) {
     long items = (long) s.perQuery() * ((s.queries() + WS_GROUP_QUERIES - 1) / WS_GROUP_QUERIES);
-    return wsQueryGroupsApply(s, gpu) && s.queries() > GROUP_QUERIES && items >= gpu.multiprocessors()
-        && unevenness(items, gpu.multiprocessors()) <= WS_SLICE_ABOVE;
+    if (!wsQueryGroupsApply(s, gpu) || s.queries() <= GROUP_QUERIES || items < gpu.multiprocessors()) {
+      return false;
+    }
+    double alternative = wgmmaGroupsApply(s, gpu)
+        ? unevenness(s.perQuery(), wgmmaGroups(s, gpu).blocks() / groups(s.queries())) : 1;
+    return unevenness(items, gpu.multiprocessors()) <= WS_SLICE_ABOVE * alternative;
   }
 
   /** Rule 3: queries of at most 32 tokens, d <= 128, sm_80+, at least 4 pairs per SM. */
