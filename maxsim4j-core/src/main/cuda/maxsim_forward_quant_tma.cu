@@ -1,6 +1,6 @@
-// Fused MaxSim forward for int8 and e4m3 documents against short bf16 or fp16 queries (at most 32 tokens,
-// d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the
-// bytes read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries (at most 32 tokens,
+// d <= 128, 1-bit at d = 128) on Hopper (sm_90a only): the launches that read many documents once each, where the
+// time is the bytes read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
 //              run time) and loads each 64-token tile of a document's stored bytes with one bulk copy (its
@@ -11,13 +11,17 @@
 //              round trips to memory never leave the ring unfilled.
 // Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
 //              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
-//              and e4m3 value is exact in both); B = the query's 32 rows in shared memory, 128-byte swizzled
-//              and K-major, in the k order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written
-//              when the query changes (once per block for one query).
+//              and e4m3 value is exact in both; a 1-bit row is four words, thread t's word its 32 dims, each
+//              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
+//              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
+//              (once per block for one query).
 // Pipeline:    a slot is released as soon as its bytes are in registers, before the multiply, so the
 //              producer refills it while the tile is scored; the ring holds 40 KB of tiles (4 at d = 128,
-//              12 at d = 48). The consumers take and expand the next tile while the current tile's wgmmas
-//              run (two sets of A registers, alternating), and three blocks per SM hide each other's folds.
+//              12 at d = 48, 16 for 1-bit). At d = 65-128 of 8-bit documents the consumers take and expand
+//              the next tile while the current tile's wgmmas run (two sets of A registers, alternating), and
+//              three blocks per SM hide each other's folds; a tile of fewer bytes (1-bit, or d <= 64) is taken
+//              raw and expanded just before its wgmmas, which leaves registers for four (QuantTmaBlocks). The
+//              producer waits for free slots suspended, not spinning on the scheduler it shares.
 // Online max:  each dot product times its document token's scale, then per query row a running max over
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
@@ -39,6 +43,15 @@ constexpr int QT_ROWS = 32;                       // query rows: wgmma's N
 constexpr int QT_RING_BYTES = 40 * 1024;
 constexpr int QT_MAX_STAGES = 16;
 constexpr int QT_CONSUMER_BARRIER = 1;            // named barrier of the consumer warpgroup
+
+// Blocks per SM the registers are bounded for, and where a tile is expanded. Three at d = 65-128 of 8-bit
+// documents, whose next tile is expanded under the current one's wgmmas (two sets of A registers); four where
+// the next tile's bytes are few (1-bit: two words; 8-bit d <= 64: 8 words), which wait raw and are expanded just
+// before their own wgmmas (LATE), so that the fourth block's warps hide the expansion instead.
+template <typename TD, int CHUNKS> struct QuantTmaBlocks {
+  static constexpr bool LATE = std::is_same<TD, B1>::value || CHUNKS == 1;
+  static constexpr int PER_SM = LATE ? 4 : 3;
+};
 
 // What a slot holds: the tile of `pair` (query `query`) from its document's token `first`, `tokens` of them; the
 // document's first stored token `start` and whether this is its last tile. Pair -1 ends the work.
@@ -73,7 +86,11 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   constexpr int B_BYTES = CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES;
   extern __shared__ __align__(1024) uint8_t shared[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int tokenBytes = dim;  // one byte per value; d % 16 == 0, so every tile is whole 16-byte units
+  constexpr bool BITS = std::is_same<TD, B1>::value;
+  constexpr bool LATE = QuantTmaBlocks<TD, CHUNKS>::LATE;
+  static_assert(!BITS || CHUNKS == 2, "1-bit tokens are 128 dims: four words per row, one per thread of a quad");
+  // one byte per value (d % 16 == 0) or 16 bytes per 1-bit token, so every tile is whole 16-byte units
+  const int tokenBytes = BITS ? dim / 8 : dim;
   const int stageBytes = QT_TOKENS * tokenBytes + QT_TOKENS * 4;
   const int stages = min(QT_MAX_STAGES, QT_RING_BYTES / stageBytes);
   const uint32_t bBase = (uint32_t)__cvta_generic_to_shared(shared);
@@ -129,7 +146,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       for (int first = 0; first < r.length; first += QT_TOKENS) {
         const int tokens = min(QT_TOKENS, r.length - first);
         const uint32_t full = fullBars + 8 * slot, stage = ringBase + slot * stageBytes;
-        mbarrierWait(emptyBars + 8 * slot, phase ^ 1);
+        mbarrierWaitSuspended(emptyBars + 8 * slot, phase ^ 1);
         if (lane == 0) {
           tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, 0};
           mbarrierExpectBytes(full, tokens * tokenBytes);
@@ -159,7 +176,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // --------------------------------------------------------------------------------------------- consumers
   const int g = lane / 4, t = lane % 4;
   const int row0 = 16 * warp + g;  // this thread's rows of a tile: row0 and row0 + 8
-  const uint32_t pieceOffset = row0 * tokenBytes + 16 * t;
+  const uint32_t pieceOffset = row0 * tokenBytes + (BITS ? 4 : 16) * t;
   // e4m3 pieces past d (d not a multiple of 64) are zeroed: B is zero at those dims, but a byte there may be NaN
   bool present[CHUNKS];
 #pragma unroll
@@ -173,25 +190,60 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     if (length > QT_ROWS) __trap();  // the plan sends longer queries elsewhere
     O* b = reinterpret_cast<O*>(shared);
     constexpr int HALVES = CHUNKS * SWIZZLE_ROW_HALVES;
-    for (int idx = tid; idx < QT_ROWS * HALVES; idx += QT_CONSUMERS) {
-      const int n = idx / HALVES, kk = idx % HALVES;
-      const int step = kk / 16, pos = kk % 16;
-      const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
-      const int physical = (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
-      const bool valid = n < length && isValid(qRows, start + n);
-      const float v = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
-      const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES
-                          + swizzled(n, (kk % SWIZZLE_ROW_HALVES) / 8) + (kk % 8) * 2;
-      b[at / 2] = operandOf<O>(v);
+    constexpr int PER_THREAD = QT_ROWS * HALVES / QT_CONSUMERS, BATCH = 4;
+    static_assert(PER_THREAD % BATCH == 0, "whole batches of a thread's query elements");
+    // a batch's loads are all issued before its first store: one trip to memory per batch, not per element
+    for (int first = 0; first < PER_THREAD; first += BATCH) {
+      float v[BATCH];
+#pragma unroll
+      for (int i = 0; i < BATCH; i++) {
+        const int idx = tid + (first + i) * QT_CONSUMERS;
+        const int n = idx / HALVES, kk = idx % HALVES;
+        const int step = kk / 16, pos = kk % 16;
+        const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
+        const int physical = BITS ? owner * 32 + pieceDim<B1>(step, e)
+                                  : (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
+        const bool valid = n < length && isValid(qRows, start + n);
+        v[i] = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
+      }
+#pragma unroll
+      for (int i = 0; i < BATCH; i++) {
+        const int idx = tid + (first + i) * QT_CONSUMERS;
+        const int n = idx / HALVES, kk = idx % HALVES;
+        const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES
+                            + swizzled(n, (kk % SWIZZLE_ROW_HALVES) / 8) + (kk % 8) * 2;
+        b[at / 2] = operandOf<O>(v[i]);
+      }
     }
     if (tid < QT_ROWS) rowValid[tid] = tid < length && isValid(qRows, start + tid) ? 1.f : 0.f;
     fenceProxyAsync();
     namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);
   };
 
-  // The next filled slot's tile; unless it ends the work, this thread's pieces expanded into `a` (A fragments:
-  // a[s][0] row g and a[s][1] row g + 8 at k = 2t, 2t + 1; a[s][2], a[s][3] at 2t + 8, 2t + 9) and its rows'
-  // scales, and the slot goes back to the producer.
+  // A chunk of a tile's bytes of this thread as loaded (its two rows' 16-byte pieces, or for 1-bit documents the
+  // two rows' words in .x and .y) expanded into A fragments: a[s][0] row g and a[s][1] row g + 8 at k = 2t,
+  // 2t + 1; a[s][2], a[s][3] at 2t + 8, 2t + 9.
+  auto expandChunk = [&](int c, const uint4(&raw)[2], uint32_t(&a)[STEPS][4]) {
+    if constexpr (BITS) {
+#pragma unroll
+      for (int j = 0; j < STEPS; j++) {
+        expandBits<O>(raw[0].x, j, a[j][0], a[j][2]);
+        expandBits<O>(raw[0].y, j, a[j][1], a[j][3]);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        uint32_t(&f)[4] = a[4 * c + j];
+        expand<O>(TD{}, j == 0 ? raw[0].x : j == 1 ? raw[0].y : j == 2 ? raw[0].z : raw[0].w, f[0], f[2]);
+        expand<O>(TD{}, j == 0 ? raw[1].x : j == 1 ? raw[1].y : j == 2 ? raw[1].z : raw[1].w, f[1], f[3]);
+      }
+    }
+  };
+  constexpr int RAW_CHUNKS = BITS ? 1 : CHUNKS;
+
+  // The next filled slot's tile; unless it ends the work, this thread's bytes of it and its rows' scales, and
+  // the slot goes back to the producer. The bytes are expanded into `a` here, or (LATE) kept raw in `a`'s first
+  // registers until the tile's wgmmas (unstash).
   int slot = 0;
   uint32_t phase = 0;
   auto take = [&](uint32_t(&a)[STEPS][4], float(&ds)[2]) -> Tile {
@@ -202,22 +254,31 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[0]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * row0));
       asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[1]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * (row0 + 8)));
 #pragma unroll
-      for (int c = 0; c < CHUNKS; c++) {
-        uint4 raw[2];
+      for (int c = 0; c < RAW_CHUNKS; c++) {
+        uint4 raw[2] = {};
 #pragma unroll
         for (int h = 0; h < 2; h++) {
           const uint32_t at = stage + pieceOffset + h * 8 * tokenBytes + 64 * c;
-          asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                       : "=r"(raw[h].x), "=r"(raw[h].y), "=r"(raw[h].z), "=r"(raw[h].w)
-                       : "r"(at));
-          if (!present[c]) raw[h] = make_uint4(0u, 0u, 0u, 0u);
+          if constexpr (BITS) {
+            uint32_t word;
+            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(at));
+            (h == 0 ? raw[0].x : raw[0].y) = word;
+          } else {
+            asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(raw[h].x), "=r"(raw[h].y), "=r"(raw[h].z), "=r"(raw[h].w)
+                         : "r"(at));
+            if (!present[c]) raw[h] = make_uint4(0u, 0u, 0u, 0u);
+          }
         }
-        if (c == CHUNKS - 1) mbarrierArrive(emptyBars + 8 * slot);  // every piece of the slot is in registers
+        if (c == RAW_CHUNKS - 1) mbarrierArrive(emptyBars + 8 * slot);  // every piece of the slot is in registers
+        if constexpr (LATE) {
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-          uint32_t(&f)[4] = a[4 * c + j];
-          expand<O>(TD{}, j == 0 ? raw[0].x : j == 1 ? raw[0].y : j == 2 ? raw[0].z : raw[0].w, f[0], f[2]);
-          expand<O>(TD{}, j == 0 ? raw[1].x : j == 1 ? raw[1].y : j == 2 ? raw[1].z : raw[1].w, f[1], f[3]);
+          for (int h = 0; h < 2; h++) {
+            uint32_t(&f)[4] = a[2 * c + h];
+            f[0] = raw[h].x, f[1] = raw[h].y, f[2] = raw[h].z, f[3] = raw[h].w;
+          }
+        } else {
+          expandChunk(c, raw, a);
         }
       }
     }
@@ -227,12 +288,26 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
     return tile;
   };
+  // LATE: the raw bytes take() left in `a` expanded into it, just before its wgmmas.
+  auto unstash = [&](uint32_t(&a)[STEPS][4]) {
+    uint4 raw[RAW_CHUNKS][2];
+#pragma unroll
+    for (int c = 0; c < RAW_CHUNKS; c++) {
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const uint32_t(&f)[4] = a[2 * c + h];
+        raw[c][h] = make_uint4(f[0], f[1], f[2], f[3]);
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < RAW_CHUNKS; c++) expandChunk(c, raw[c], a);
+  };
 
   const uint64_t bDescriptor = tileDescriptor(bBase);
   int loadedQuery = -1, parity = 0;
   float best[QT_ROWS / 4];
   // Scores `tile`, whose A fragments are `a`: its wgmmas run while the next tile is taken into `nextA`.
-  auto score = [&](const Tile& tile, const uint32_t(&a)[STEPS][4], const float(&ds)[2], uint32_t(&nextA)[STEPS][4],
+  auto score = [&](const Tile& tile, uint32_t(&a)[STEPS][4], const float(&ds)[2], uint32_t(&nextA)[STEPS][4],
                    float(&nextDs)[2]) -> Tile {
     if (tile.first == 0) {
       if (tile.query != loadedQuery) {
@@ -243,6 +318,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
     }
     float acc[QT_ROWS / 2];
+    if constexpr (LATE) unstash(a);
     wgmmaFence();
 #pragma unroll
     for (int s = 0; s < STEPS; s++) {
@@ -316,9 +392,10 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16), queries of
 // at most 32 tokens; `work`: two zeroed 64-bit counters, the pairs after each block's first taken at run time.
-// Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128).
+// Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
+// 1-bit documents c2 only, d = 128).
 #define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NAME)                                                                 \
-  extern "C" __global__ void __launch_bounds__(QT_THREADS, 3) NAME(                                           \
+  extern "C" __global__ void __launch_bounds__(QT_THREADS, QuantTmaBlocks<TD, CHUNKS>::PER_SM) NAME(           \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
@@ -333,4 +410,6 @@ MAXSIM_QT_PAIR(BF16, bf16, S8, s8)
 MAXSIM_QT_PAIR(BF16, bf16, E4M3, e4m3)
 MAXSIM_QT_PAIR(F16, f16, S8, s8)
 MAXSIM_QT_PAIR(F16, f16, E4M3, e4m3)
+MAXSIM_QT_ENTRY(BF16, B1, 2, maxsim_forward_quant_tma_c2_bf16_b1)
+MAXSIM_QT_ENTRY(F16, B1, 2, maxsim_forward_quant_tma_c2_f16_b1)
 #endif

@@ -112,11 +112,14 @@ template <typename O> __device__ __forceinline__ void expandInOrder(E4M3, uint32
 }
 
 // Bits of step j as +-1: a set bit clears the sign of its half. b0 takes bits 15 - 2j and 31 - 2j of `w`, b1
-// bits 14 - 2j and 30 - 2j (a shift and one logic operation each).
+// bits 14 - 2j and 30 - 2j (a shift and one lop3 each: the -1 pair is read from constant memory, as the exponents
+// above, so the mask and the sign flip are one instruction).
+__constant__ uint32_t MINUS_ONES_BF16 = 0xBF80BF80u;
+__constant__ uint32_t MINUS_ONES_F16 = 0xBC00BC00u;
 template <typename O> __device__ __forceinline__ void expandBits(uint32_t w, int j, uint32_t& b0, uint32_t& b1) {
-  constexpr uint32_t MINUS = std::is_same<O, __half>::value ? 0xBC00BC00u : 0xBF80BF80u;
-  b0 = ((w << (2 * j)) & 0x80008000u) ^ MINUS;
-  b1 = ((w << (2 * j + 1)) & 0x80008000u) ^ MINUS;
+  const uint32_t minus = std::is_same<O, __half>::value ? MINUS_ONES_F16 : MINUS_ONES_BF16;
+  b0 = maskXor<0x80008000u>(w << (2 * j), minus);
+  b1 = maskXor<0x80008000u>(w << (2 * j + 1), minus);
 }
 
 // The dim within a piece of element e (0..3) of step j: the order in which the expansion above leaves them.

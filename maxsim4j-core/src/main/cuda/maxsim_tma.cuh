@@ -37,6 +37,16 @@ __device__ __forceinline__ void mbarrierWait(uint32_t bar, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
+// The same wait for a thread that expects to wait long (a producer in front of a full ring): each try may suspend
+// it for up to a millisecond (it resumes when the phase completes), where the default limit is short enough that
+// its retries take issue slots from the warps that share its scheduler.
+__device__ __forceinline__ void mbarrierWaitSuspended(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n@!done bra WAIT;\n}\n" ::"r"(
+          bar),
+      "r"(parity), "n"(1000000)
+      : "memory");
+}
 
 // The box of a 2-D tensor map at element coordinates (column, row) into shared memory at `dst` (aligned
 // as the map's swizzle requires), completing its bytes on barrier `bar`. Elements outside the tensor

@@ -265,6 +265,34 @@ class CudaCompressedTest {
     }
   }
 
+  /**
+   * Documents that end on either side of a 64-token tile (the bulk-copy kernel's unit: lengths 1, 63-65, 127-129
+   * and a whole 300) and masked tokens inside a tile, against queries of 1, 31 and 32 tokens with masked rows, bf16
+   * and fp16: 1-bit documents at d = 128 (two words a thread, expanded just before their wgmmas) and 8-bit ones at
+   * d = 48 and 64 (four blocks per SM) and 128 (expanded under the previous tile's wgmmas).
+   */
+  @Test
+  void documentsEndingAroundATileMatchTheReference() {
+    RandomBatches r = new RandomBatches();
+    int[] lengths = {1, 63, 64, 65, 127, 128, 129, 300, 2, 64};
+    for (DType type : COMPRESSED) {
+      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {48, 64, 128}) {
+        TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, 300, dim, 0);
+        boolean[] mask = new boolean[lengths.length * 300];
+        for (int i = 0; i < mask.length; i++) {
+          mask[i] = i / 300 != 3 || i % 300 % 7 != 0; // document 3 (65 tokens) has masked tokens in both tiles
+        }
+        TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(mask);
+        for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+          for (int lq : new int[] {1, 31, 32}) {
+            TokenBatch q = batch(r, qt, 3, lq, dim, 1);
+            assertEveryKernelClose(q, d, qt + " x " + type + " d=" + dim + " Lq=" + lq + " (" + r + ")");
+          }
+        }
+      }
+    }
+  }
+
   /** Documents with no valid token score -1e9 on every kernel, beside scored ones, every call. */
   @Test
   void emptyAndAllMaskedDocumentsScoreMinusOneBillion() {

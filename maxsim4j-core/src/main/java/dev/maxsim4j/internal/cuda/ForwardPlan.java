@@ -149,7 +149,7 @@ final class ForwardPlan {
         return wgmmaGroupsPay(s, gpu) ? wgmmaGroups(s, gpu) : wgmma(s, gpu, true);
       }
       if (quantTmaPays(s, gpu)) {
-        return quantTma(s, gpu); // rule 20: short float queries against int8 and e4m3 documents, bulk copies
+        return quantTma(s, gpu); // rule 20: short float queries against 8-bit and 1-bit documents, bulk copies
       }
       // rule 18: compressed documents expanded in registers for the tensor cores (wgmma on sm_90, else mma),
       // else FFMA on either side
@@ -257,29 +257,37 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 20: int8 or e4m3 documents against bf16 or fp16 queries of at most 32 tokens on sm_90, inference, d a
-   * multiple of 16 up to 128 (each tile of a document is whole 16-byte units, copied in one piece): the kernel
-   * whose producer warp copies each 64-token tile with one bulk copy, so the consumers spend their instructions
-   * on expanding and multiplying. Asked after rule 19, which keeps query groups.
+   * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with d = 128 (16 bytes
+   * a token), against bf16 or fp16 queries of at most 32 tokens on sm_90, inference: each tile of a document is
+   * whole 16-byte units, so the kernel's producer warp copies it with one bulk copy and the consumers spend their
+   * instructions on expanding and multiplying. Query groups stay where they share each expanded tile: rule 19's
+   * for 8-bit documents (asked first), rule 18's wgmma groups for 1-bit ones.
    */
   static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();
     DType d = s.documentType();
-    boolean documents = d == DType.INT8 || d == DType.FLOAT8_E4M3;
+    boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM;
+    boolean bits = d == DType.BINARY && s.dim() == QT_MAX_DIM && !quantWgmmaLaunch(s).grouped();
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16;
-    return gpu.major() == 9 && documents && queries && !s.argmax() && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM
-        && s.maxQueryLength() <= QT_ROWS && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
+    return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
+        && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
   }
 
   /**
-   * Rule 20: ... and pays once the launch has at least 16 tiles of 64 tokens per resident block: with fewer (one
-   * query against 1000 documents of 300 tokens: about 13) the mma.sync kernel of rule 18, which balances single
-   * pairs across warps, measured 2-3% faster. Tiles are counted at the longest document's length: a ragged batch
-   * may count more than it holds, which only matters near the threshold, where the two kernels are close.
+   * Rule 20: ... and pays wherever it applies for 1-bit documents and 8-bit ones of d <= 64, whose blocks run four
+   * to an SM (one query against 1000 documents of 300 tokens: 1-bit 0.021 ms against the mma.sync kernel's 0.027,
+   * int8 at d = 64 0.0164 against 0.0177), and for 8-bit documents of d = 65-128 once the launch has at least 16
+   * tiles of 64 tokens per resident block: with fewer (that shape at d = 128: about 13) the mma.sync kernel of rule
+   * 18, which balances single pairs across warps, measured 2-3% faster. Tiles are counted at the longest
+   * document's length: a ragged batch may count more than it holds, which only matters near the threshold, where
+   * the two kernels are close.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
       return false;
+    }
+    if (s.documentType() == DType.BINARY || quantTmaChunks(s) == 1) {
+      return true;
     }
     Plan p = quantTma(s, gpu);
     long tiles = (long) s.pairs() * ((s.maxDocumentLength() + QT_TOKENS - 1) / QT_TOKENS);

@@ -15,8 +15,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Rules 18 and 19 of the forward plan: launches with a compressed side take a tensor-core kernel for compressed
- * documents where its types and d allow (inference; wgmma on sm_90, mma.sync on sm_80-89), int8 on both sides
+ * Rules 18 to 20 of the forward plan: launches with a compressed side take a tensor-core kernel for compressed
+ * documents where its types and d allow (inference; wgmma on sm_90, mma.sync on sm_80-89; on sm_90 the bulk-copy
+ * kernel for short float queries against many 8-bit documents or any 1-bit ones of d = 128), int8 on both sides
  * the wgmma kernel on the integer tensor cores (sm_90), else the scaled FFMA kernel, whose entry exists for
  * every pair of types. Runs on the CPU.
  */
@@ -74,14 +75,21 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 16 tiles per resident block
         ForwardPlan.plan(new ForwardShape(1, 2112, 1, 0, 2112, 20, 256, 112, DType.BFLOAT16, DType.INT8, false, false),
             H200).entry());
-    // where it does not run: query groups (rule 19), 33 query tokens, d over 128 or not a multiple of 16, int8
-    // queries, 1-bit documents, before sm_90, and under 16 tiles per resident block
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_b1", // 1-bit documents at d = 128: 16 bytes a token
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_f16_b1", // pairwise, and under 16 tiles per resident block
+        ForwardPlan.plan(new ForwardShape(1, 100, 1, 0, 100, 20, 256, 128, DType.FLOAT16, DType.BINARY, false,
+            false), H200).entry());
+    // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d over 128 or
+    // not a multiple of 16 (1-bit: other than 128), int8 queries, before sm_90, and under 16 tiles per resident block
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
         shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.INT8), shape(1, 10000, 32, 300, 40, DType.BFLOAT16,
             DType.INT8), shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8),
-        shape(1, 10000, 32, 300, 128, DType.BFLOAT16, DType.BINARY))) {
+        shape(1, 10000, 32, 300, 96, DType.BFLOAT16, DType.BINARY),
+        shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.BINARY),
+        shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
     }
     assertEquals(Family.QUANT, ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false),

@@ -28,6 +28,7 @@ import java.util.function.UnaryOperator;
  *       wherever it runs (rule 18 chooses between them where both do);
  *   <li>{@code wgmma_compressed}: int8 and e4m3 documents on the wgmma kernel wherever its compressed entries
  *       run (rule 19 chooses where).
+ *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20).
  * </ul>
  */
 public final class ForcedKernels {
