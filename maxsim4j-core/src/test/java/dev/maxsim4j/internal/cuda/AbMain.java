@@ -90,19 +90,24 @@ public final class AbMain {
     if (queryType != DType.BFLOAT16) {
       q = quantized(q, queryType);
     }
-    long corpusBytes = 2L * sh[1] * sh[3] * sh[4];
+    // the documents' stored bytes (a compressed token's scale included), rotated over enough device copies that
+    // a launch finds none of them in L2 from the launch before
+    long tokenBytes = documentType.isQuantized() ? documentType.bytesPerToken(sh[4]) + 4 : 2L * sh[4];
+    long corpusBytes = tokenBytes * sh[1] * sh[3];
     int copies = (int) Math.max(2, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
     List<Tokens> documents = new ArrayList<>();
     List<AutoCloseable> resident = new ArrayList<>();
     try {
-      // one batch made once, uploaded `copies` times: the rotation is over device buffers
+      // one batch made once; each copy a distinct Tokens over the same arrays, so that each is uploaded on its own
+      // (the backend holds one device copy per Tokens object)
       Tokens d = tokens(new SplittableRandom(1000 + seed), sh[1], sh[3], sh[4]);
       if (documentType != DType.BFLOAT16) {
         d = quantized(d, documentType);
       }
       for (int c = 0; c < copies; c++) {
-        documents.add(d);
-        resident.add(cuda.makeResident(d));
+        Tokens copy = d.withValidity(d.rowLength, d.mask);
+        documents.add(copy);
+        resident.add(cuda.makeResident(copy));
       }
       double[] batches = cuda.timeAllPairsKernel(q, documents, 10, 21, 10);
       return batches[batches.length / 2];
