@@ -23,12 +23,16 @@ import org.apache.spark.storage.StorageLevel;
 /**
  * Throughput of Spark batch scoring and exact top-k against one {@code MaxSim} call on the same bf16 data, in
  * one JVM ({@code local[N]}, the executor's MaxSim on {@code N} threads). Not a test: run it as
- * docs/scaling.md says. Arguments: {@code cores docs queries pairQueries candidates partitions repeats}.
+ * docs/scaling.md says. Arguments: {@code cores docs queries pairQueries candidates partitions repeats
+ * [warmup]}: each comparison runs both sides {@code warmup} times untimed (default 2: the Spark side's code, the
+ * scan of its cache and the chunked calls, is compiled only once it runs), then {@code repeats} timed rounds by
+ * turns, each printed, and reports the best of each side.
  */
 final class SparkThroughput {
   private static final int LENGTH = 32;
   private static final int DIM = 128;
   private static final int K = 100;
+  private static int warmup;
 
   private SparkThroughput() {}
 
@@ -40,6 +44,7 @@ final class SparkThroughput {
     int candidates = Integer.parseInt(args[4]);
     int partitions = Integer.parseInt(args[5]);
     int repeats = Integer.parseInt(args[6]);
+    warmup = args.length > 7 ? Integer.parseInt(args[7]) : 2;
     System.setProperty("maxsim4j.threads", Integer.toString(cores));
     SparkSession spark = SparkSession.builder().master("local[" + cores + "]").appName("maxsim4j-spark-throughput")
         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
@@ -47,8 +52,8 @@ final class SparkThroughput {
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     System.out.printf("maxsim4j-spark throughput: local[%d], MaxSim on %d threads (%s), %d documents and %d"
-        + " queries of %d x %d bf16 tokens, k = %d, %d corpus partitions, best of %d%n", cores, cores,
-        ExecutorMaxSim.get().backendName(), docs, queries, LENGTH, DIM, K, partitions, repeats);
+        + " queries of %d x %d bf16 tokens, k = %d, %d corpus partitions, best of %d after %d untimed%n", cores,
+        cores, ExecutorMaxSim.get().backendName(), docs, queries, LENGTH, DIM, K, partitions, repeats, warmup);
 
     Dataset<Row> corpus = cells(spark, docs, partitions, 1).persist(StorageLevel.MEMORY_ONLY());
     Dataset<Row> querySet = cells(spark, queries, 1, 2).persist(StorageLevel.MEMORY_ONLY());
@@ -148,11 +153,20 @@ final class SparkThroughput {
 
   /** Best times of {@code single} and {@code spark}, run by turns so that a busy machine slows both alike. */
   private static double[] interleaved(int repeats, Supplier<Object> single, Supplier<Object> spark) {
-    double[] best = {Double.MAX_VALUE, Double.MAX_VALUE};
-    for (int i = 0; i < repeats; i++) {
-      best[0] = Math.min(best[0], best(1, single));
-      best[1] = Math.min(best[1], best(1, spark));
+    for (int i = 0; i < warmup; i++) {
+      single.get();
+      spark.get();
     }
+    double[] best = {Double.MAX_VALUE, Double.MAX_VALUE};
+    StringBuilder rounds = new StringBuilder("  rounds (one call / Spark, s):");
+    for (int i = 0; i < repeats; i++) {
+      double a = best(1, single);
+      double b = best(1, spark);
+      rounds.append(String.format(" %.3f/%.3f", a, b));
+      best[0] = Math.min(best[0], a);
+      best[1] = Math.min(best[1], b);
+    }
+    System.out.println(rounds);
     return best;
   }
 
