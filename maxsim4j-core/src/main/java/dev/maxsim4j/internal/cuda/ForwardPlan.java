@@ -274,19 +274,18 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 20: ... and pays wherever it applies for 1-bit documents and 8-bit ones of d <= 64, whose blocks run four
-   * to an SM (one query against 1000 documents of 300 tokens: 1-bit 0.021 ms against the mma.sync kernel's 0.027,
-   * int8 at d = 64 0.0164 against 0.0177), and for 8-bit documents of d = 65-128 once the launch has at least 16
-   * tiles of 64 tokens per resident block: with fewer (that shape at d = 128: about 13) the mma.sync kernel of rule
-   * 18, which balances single pairs across warps, measured 2-3% faster. Tiles are counted at the longest
-   * document's length: a ragged batch may count more than it holds, which only matters near the threshold, where
-   * the two kernels are close.
+   * Rule 20: ... and pays wherever it applies for 1-bit documents (one query against 1000 documents of 300
+   * tokens: 0.022 ms against the mma.sync kernel's 0.028), and for 8-bit documents once the launch has at least 16
+   * tiles of 64 tokens per resident block: with fewer the mma.sync kernel of rule 18, which balances single pairs
+   * across warps, measured faster (that shape: about 13 tiles a block at d = 128, 2-3%; 9.5 at d = 64, whose blocks
+   * run four to an SM, 5%). Tiles are counted at the longest document's length: a ragged batch may count more than
+   * it holds, which only matters near the threshold, where the two kernels are close.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
       return false;
     }
-    if (s.documentType() == DType.BINARY || quantTmaChunks(s) == 1) {
+    if (s.documentType() == DType.BINARY) {
       return true;
     }
     Plan p = quantTma(s, gpu);

@@ -103,6 +103,10 @@ class CompressedPlanTest {
     Plan p = ForwardPlan.plan(shape(1, 1000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
     assertEquals(Family.QUANT, p.family()); // 5000 tiles of 64 tokens: under 16 per resident block
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry()); // one query: pairs taken at run time
+    assertEquals("maxsim_forward_quant_c1_dyn_f16_e4m3", // d = 64 at four blocks per SM: 9.5 tiles a block
+        ForwardPlan.plan(shape(1, 1000, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1_f16_e4m3", // ten times the documents: 95
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
     assertEquals(250, p.blocks()); // a warp per pair, 4 per block
     assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
     assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
