@@ -4,24 +4,23 @@
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
 //              run time) and loads each 64-token tile of a document's stored bytes with one bulk copy (its
-//              tokens are contiguous), the 32 lanes its 64 scales with small copies; warps 0-3, the consumer
-//              warpgroup, expand and multiply. They meet only at the ring's barriers, and each slot carries
-//              its Tile, so the consumers read no work metadata from global memory. The producer takes the
-//              next pair and reads its document's row while the current one's tiles go out, so those
-//              round trips to memory never leave the ring unfilled.
+//              tokens are contiguous) and its 64 scales with another where they are whole 16-byte units (else
+//              the 32 lanes copy them two each); warps 0-3, the consumer warpgroup, expand and multiply. They
+//              meet only at the ring's barriers, and each slot carries its Tile, so the consumers read no
+//              work metadata from global memory. The producer takes the next pair and reads its document's
+//              row while the current one's tiles go out, so those round trips to memory never leave the ring
+//              unfilled.
 // Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
 //              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
 //              and e4m3 value is exact in both; a 1-bit row is four words, thread t's word its 32 dims, each
 //              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
 //              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
 //              (once per block for one query).
-// Pipeline:    a slot is released as soon as its bytes are in registers, before the multiply, so the
-//              producer refills it while the tile is scored; the ring holds 40 KB of tiles (4 at d = 128,
-//              12 at d = 48, 16 for 1-bit). At d = 65-128 of 8-bit documents the consumers take and expand
-//              the next tile while the current tile's wgmmas run (two sets of A registers, alternating), and
-//              three blocks per SM hide each other's folds; a tile of fewer bytes (1-bit, or d <= 64) is taken
-//              raw and expanded just before its wgmmas, which leaves registers for four (QuantTmaBlocks). The
-//              producer waits for free slots suspended, not spinning on the scheduler it shares.
+// Pipeline:    the producer runs ahead by the ring (40 KB of tiles: 4 at d = 128, 12 at d = 48, 16 for 1-bit).
+//              The consumers take the next tile's place and scales while the current tile's wgmmas run, and
+//              expand its bytes straight from its slot just before its own wgmmas, which releases the slot: one
+//              set of A registers, so four blocks fit on an SM and their warps hide each other's expansion
+//              and folds. The producer waits for free slots suspended, not spinning on the scheduler it shares.
 // Online max:  each dot product times its document token's scale, then per query row a running max over
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
@@ -44,14 +43,9 @@ constexpr int QT_RING_BYTES = 40 * 1024;
 constexpr int QT_MAX_STAGES = 16;
 constexpr int QT_CONSUMER_BARRIER = 1;            // named barrier of the consumer warpgroup
 
-// Blocks per SM the registers are bounded for, and where a tile is expanded. Three at d = 65-128 of 8-bit
-// documents, whose next tile is expanded under the current one's wgmmas (two sets of A registers); four where
-// the next tile's bytes are few (1-bit: two words; 8-bit d <= 64: 8 words), which wait raw and are expanded just
-// before their own wgmmas (LATE), so that the fourth block's warps hide the expansion instead.
-template <typename TD, int CHUNKS> struct QuantTmaBlocks {
-  static constexpr bool LATE = std::is_same<TD, B1>::value || CHUNKS == 1;
-  static constexpr int PER_SM = LATE ? 4 : 3;
-};
+// Blocks per SM the registers are bounded for: each tile waits in its slot and is expanded just before its own
+// wgmmas, so one set of A registers does, and the other blocks' warps hide the expansion.
+constexpr int QT_BLOCKS_PER_SM = 4;
 
 // What a slot holds: the tile of `pair` (query `query`) from its document's token `first`, `tokens` of them; the
 // document's first stored token `start` and whether this is its last tile. Pair -1 ends the work.
@@ -87,7 +81,6 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   extern __shared__ __align__(1024) uint8_t shared[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   constexpr bool BITS = std::is_same<TD, B1>::value;
-  constexpr bool LATE = QuantTmaBlocks<TD, CHUNKS>::LATE;
   static_assert(!BITS || CHUNKS == 2, "1-bit tokens are 128 dims: four words per row, one per thread of a quad");
   // one byte per value (d % 16 == 0) or 16 bytes per 1-bit token, so every tile is whole 16-byte units
   const int tokenBytes = BITS ? dim / 8 : dim;
@@ -105,7 +98,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
     if (bytes < (uint32_t)quantTmaSharedBytes<CHUNKS>()) __trap();  // the host sized it for another kernel
     for (int s = 0; s < QT_MAX_STAGES; s++) {
-      mbarrierInit(fullBars + 8 * s, 1 + 32);        // the producer's expect_tx, and each lane's scale copies
+      mbarrierInit(fullBars + 8 * s, 1 + 32);        // the producer's expect_tx, and each lane (its scale copies)
       mbarrierInit(emptyBars + 8 * s, QT_CONSUMERS);  // each consumer thread, its pieces in registers
     }
     fenceBarrierInit();
@@ -147,16 +140,25 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         const int tokens = min(QT_TOKENS, r.length - first);
         const uint32_t full = fullBars + 8 * slot, stage = ringBase + slot * stageBytes;
         mbarrierWaitSuspended(emptyBars + 8 * slot, phase ^ 1);
+        const float* scales = dScale + r.start + first;
+        const uint32_t scaleSlot = stage + QT_TOKENS * tokenBytes;
+        // the scales ride in a second bulk copy where they are whole 16-byte units (padded layouts, most tiles of
+        // packed ones), else each lane copies its two
+        const bool bulkScales = tokens % 4 == 0 && ((uintptr_t)scales & 15) == 0;
         if (lane == 0) {
           tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, 0};
-          mbarrierExpectBytes(full, tokens * tokenBytes);
+          mbarrierExpectBytes(full, tokens * (tokenBytes + (bulkScales ? 4 : 0)));
           bulkCopy(stage, d + (size_t)(r.start + first) * tokenBytes, tokens * tokenBytes, full);
+          if (bulkScales) bulkCopy(scaleSlot, scales, tokens * 4, full);
         }
-        const float* scale = dScale + r.start + first + lane;
-        const uint32_t scaleSlot = stage + QT_TOKENS * tokenBytes + 4 * lane;
-        copyAsyncSmall<4>(scaleSlot, lane < tokens ? scale : dScale, lane < tokens);
-        copyAsyncSmall<4>(scaleSlot + 128, lane + 32 < tokens ? scale + 32 : dScale, lane + 32 < tokens);
-        copyAsyncArrive(full);
+        if (bulkScales) {
+          mbarrierArrive(full);
+        } else {
+          copyAsyncSmall<4>(scaleSlot + 4 * lane, lane < tokens ? scales + lane : dScale, lane < tokens);
+          copyAsyncSmall<4>(scaleSlot + 128 + 4 * lane, lane + 32 < tokens ? scales + 32 + lane : dScale,
+                            lane + 32 < tokens);
+          copyAsyncArrive(full);
+        }
         next();
       }
     }
@@ -189,30 +191,33 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     const int start = qRows.rowStart[query], length = qRows.rowLength[query];
     if (length > QT_ROWS) __trap();  // the plan sends longer queries elsewhere
     O* b = reinterpret_cast<O*>(shared);
-    constexpr int HALVES = CHUNKS * SWIZZLE_ROW_HALVES;
-    constexpr int PER_THREAD = QT_ROWS * HALVES / QT_CONSUMERS, BATCH = 4;
+    // each thread fills one column of B (position kk of a row's halves) in every ROW_STEP-th row, so where that
+    // column's dim and swizzled place come from is worked out once, not per element
+    constexpr int HALVES = CHUNKS * SWIZZLE_ROW_HALVES, ROW_STEP = QT_CONSUMERS / HALVES;
+    constexpr int PER_THREAD = QT_ROWS / ROW_STEP, BATCH = 4;
     static_assert(PER_THREAD % BATCH == 0, "whole batches of a thread's query elements");
+    int thread;  // read here, not hoisted with what follows out of the tile loop, where registers are short
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(thread));
+    const int kk = thread % HALVES, firstRow = thread / HALVES;
+    const int step = kk / 16, pos = kk % 16;
+    const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
+    const int physical = BITS ? owner * 32 + pieceDim<B1>(step, e)
+                              : (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
+    const uint32_t column = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES + (kk % 8) * 2;
+    const int chunk16 = (kk % SWIZZLE_ROW_HALVES) / 8;
     // a batch's loads are all issued before its first store: one trip to memory per batch, not per element
     for (int first = 0; first < PER_THREAD; first += BATCH) {
       float v[BATCH];
 #pragma unroll
       for (int i = 0; i < BATCH; i++) {
-        const int idx = tid + (first + i) * QT_CONSUMERS;
-        const int n = idx / HALVES, kk = idx % HALVES;
-        const int step = kk / 16, pos = kk % 16;
-        const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
-        const int physical = BITS ? owner * 32 + pieceDim<B1>(step, e)
-                                  : (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
+        const int n = firstRow + (first + i) * ROW_STEP;
         const bool valid = n < length && isValid(qRows, start + n);
         v[i] = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
       }
 #pragma unroll
       for (int i = 0; i < BATCH; i++) {
-        const int idx = tid + (first + i) * QT_CONSUMERS;
-        const int n = idx / HALVES, kk = idx % HALVES;
-        const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES
-                            + swizzled(n, (kk % SWIZZLE_ROW_HALVES) / 8) + (kk % 8) * 2;
-        b[at / 2] = operandOf<O>(v[i]);
+        const int n = firstRow + (first + i) * ROW_STEP;
+        b[(column + swizzled(n, chunk16)) / 2] = operandOf<O>(v[i]);
       }
     }
     if (tid < QT_ROWS) rowValid[tid] = tid < length && isValid(qRows, start + tid) ? 1.f : 0.f;
@@ -241,46 +246,37 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   };
   constexpr int RAW_CHUNKS = BITS ? 1 : CHUNKS;
 
-  // The next filled slot's tile; unless it ends the work, this thread's bytes of it and its rows' scales, and
-  // the slot goes back to the producer. The bytes are expanded into `a` here, or (LATE) kept raw in `a`'s first
-  // registers until the tile's wgmmas (unstash).
-  int slot = 0;
+  // This thread's bytes of chunk c of the tile in ring slot `stage` (raw[h]: row g + 8h).
+  auto loadChunk = [&](uint32_t stage, int c, uint4(&raw)[2]) {
+    raw[0] = raw[1] = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const uint32_t at = stage + pieceOffset + h * 8 * tokenBytes + 64 * c;
+      if constexpr (BITS) {
+        uint32_t word;
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(at));
+        (h == 0 ? raw[0].x : raw[0].y) = word;
+      } else {
+        asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(raw[h].x), "=r"(raw[h].y), "=r"(raw[h].z), "=r"(raw[h].w)
+                     : "r"(at));
+        if (!present[c]) raw[h] = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+  };
+
+  // The next filled slot's tile and, unless it ends the work, its rows' scales; its bytes stay in the slot,
+  // `held`, until expandHeld just before the tile's wgmmas.
+  int slot = 0, held = 0;
   uint32_t phase = 0;
-  auto take = [&](uint32_t(&a)[STEPS][4], float(&ds)[2]) -> Tile {
+  auto take = [&](float(&ds)[2]) -> Tile {
     const uint32_t stage = ringBase + slot * stageBytes;
     mbarrierWait(fullBars + 8 * slot, phase);
     const Tile tile = tiles[slot];
     if (tile.pair >= 0) {
       asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[0]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * row0));
       asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[1]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * (row0 + 8)));
-#pragma unroll
-      for (int c = 0; c < RAW_CHUNKS; c++) {
-        uint4 raw[2] = {};
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-          const uint32_t at = stage + pieceOffset + h * 8 * tokenBytes + 64 * c;
-          if constexpr (BITS) {
-            uint32_t word;
-            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(at));
-            (h == 0 ? raw[0].x : raw[0].y) = word;
-          } else {
-            asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-                         : "=r"(raw[h].x), "=r"(raw[h].y), "=r"(raw[h].z), "=r"(raw[h].w)
-                         : "r"(at));
-            if (!present[c]) raw[h] = make_uint4(0u, 0u, 0u, 0u);
-          }
-        }
-        if (c == RAW_CHUNKS - 1) mbarrierArrive(emptyBars + 8 * slot);  // every piece of the slot is in registers
-        if constexpr (LATE) {
-#pragma unroll
-          for (int h = 0; h < 2; h++) {
-            uint32_t(&f)[4] = a[2 * c + h];
-            f[0] = raw[h].x, f[1] = raw[h].y, f[2] = raw[h].z, f[3] = raw[h].w;
-          }
-        } else {
-          expandChunk(c, raw, a);
-        }
-      }
+      held = slot;
     }
     if (++slot == stages) {
       slot = 0;
@@ -288,27 +284,25 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
     return tile;
   };
-  // LATE: the raw bytes take() left in `a` expanded into it, just before its wgmmas.
-  auto unstash = [&](uint32_t(&a)[STEPS][4]) {
+
+  // The held tile's bytes expanded into `a`, and its slot back to the producer.
+  auto expandHeld = [&](uint32_t(&a)[STEPS][4]) {
     uint4 raw[RAW_CHUNKS][2];
 #pragma unroll
-    for (int c = 0; c < RAW_CHUNKS; c++) {
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        const uint32_t(&f)[4] = a[2 * c + h];
-        raw[c][h] = make_uint4(f[0], f[1], f[2], f[3]);
-      }
-    }
+    for (int c = 0; c < RAW_CHUNKS; c++) loadChunk(ringBase + held * stageBytes, c, raw[c]);
+    mbarrierArrive(emptyBars + 8 * held);
 #pragma unroll
     for (int c = 0; c < RAW_CHUNKS; c++) expandChunk(c, raw[c], a);
   };
 
+  // B's descriptor per k-step: the steps only move the address field of its low word, and its high word is the
+  // same for every address, so the loop adds to one 32-bit word
   const uint64_t bDescriptor = tileDescriptor(bBase);
+  const uint32_t bDescriptorLow = (uint32_t)bDescriptor, bDescriptorHigh = (uint32_t)(bDescriptor >> 32);
   int loadedQuery = -1, parity = 0;
   float best[QT_ROWS / 4];
-  // Scores `tile`, whose A fragments are `a`: its wgmmas run while the next tile is taken into `nextA`.
-  auto score = [&](const Tile& tile, uint32_t(&a)[STEPS][4], const float(&ds)[2], uint32_t(&nextA)[STEPS][4],
-                   float(&nextDs)[2]) -> Tile {
+  // Scores `tile`, whose A fragments are `a`: its wgmmas run while the next tile is taken.
+  auto score = [&](const Tile& tile, const uint32_t(&a)[STEPS][4], const float(&ds)[2], float(&nextDs)[2]) -> Tile {
     if (tile.first == 0) {
       if (tile.query != loadedQuery) {
         loadQuery(tile.query);
@@ -318,15 +312,14 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
     }
     float acc[QT_ROWS / 2];
-    if constexpr (LATE) unstash(a);
     wgmmaFence();
 #pragma unroll
     for (int s = 0; s < STEPS; s++) {
-      const uint64_t desc = bDescriptor + (uint64_t)((s / 4) * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4));
-      Wgmma<O>::template run<QT_ROWS>(acc, a[s], desc, s > 0);
+      const uint32_t low = bDescriptorLow + (s / 4) * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
+      Wgmma<O>::template run<QT_ROWS>(acc, a[s], (uint64_t)bDescriptorHigh << 32 | low, s > 0);
     }
     wgmmaCommit();
-    const Tile next = take(nextA, nextDs);
+    const Tile next = take(nextDs);
     wgmmaWait<0>();
     pinAccumulators(acc);
 
@@ -375,14 +368,13 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     return next;
   };
 
-  // two sets of A fragments, alternating: one multiplied, the other filled
-  uint32_t a0[STEPS][4], a1[STEPS][4];
-  float ds0[2], ds1[2];
-  Tile tile = take(a0, ds0);
+  uint32_t a[STEPS][4];
+  float ds[2], nextDs[2];
+  Tile tile = take(ds);
   while (tile.pair >= 0) {
-    tile = score(tile, a0, ds0, a1, ds1);
-    if (tile.pair < 0) break;
-    tile = score(tile, a1, ds1, a0, ds0);
+    expandHeld(a);
+    tile = score(tile, a, ds, nextDs);
+    ds[0] = nextDs[0], ds[1] = nextDs[1];
   }
 }
 
@@ -395,7 +387,7 @@ using namespace maxsim4j;
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
 // 1-bit documents c2 only, d = 128).
 #define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NAME)                                                                 \
-  extern "C" __global__ void __launch_bounds__(QT_THREADS, QuantTmaBlocks<TD, CHUNKS>::PER_SM) NAME(           \
+  extern "C" __global__ void __launch_bounds__(QT_THREADS, QT_BLOCKS_PER_SM) NAME(                         \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \

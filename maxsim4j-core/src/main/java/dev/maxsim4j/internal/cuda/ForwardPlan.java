@@ -89,7 +89,7 @@ final class ForwardPlan {
   private static final int QT_RING_BYTES = 40 * 1024;
   private static final int QT_SLOT_BYTES = 16 * (32 + 16);
   private static final int QT_TOKENS = 64;
-  private static final int QT_MIN_TILES_PER_BLOCK = 16;
+  private static final int QT_MIN_TILES_PER_BLOCK = 8;
 
   /**
    * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
@@ -275,11 +275,11 @@ final class ForwardPlan {
 
   /**
    * Rule 20: ... and pays wherever it applies for 1-bit documents (one query against 1000 documents of 300
-   * tokens: 0.022 ms against the mma.sync kernel's 0.028), and for 8-bit documents once the launch has at least 16
-   * tiles of 64 tokens per resident block: with fewer the mma.sync kernel of rule 18, which balances single pairs
-   * across warps, measured faster (that shape: about 13 tiles a block at d = 128, 2-3%; 9.5 at d = 64, whose blocks
-   * run four to an SM, 5%). Tiles are counted at the longest document's length: a ragged batch may count more than
-   * it holds, which only matters near the threshold, where the two kernels are close.
+   * tokens: 0.016 ms against the mma.sync kernel's 0.028), and for 8-bit documents once the launch has at least 8
+   * tiles of 64 tokens per resident block (4 blocks per SM): that shape has 9.5 and is 16% faster at d = 128 (int8
+   * 0.023 ms against 0.027), 7-8% at d = 64; fewer were not measured and stay with the mma.sync kernel of rule 18,
+   * which balances single pairs across warps. Tiles are counted at the longest document's length: a ragged batch
+   * may count more than it holds.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
