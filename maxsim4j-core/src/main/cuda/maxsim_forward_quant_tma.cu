@@ -142,8 +142,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         mbarrierWaitSuspended(emptyBars + 8 * slot, phase ^ 1);
         const float* scales = dScale + r.start + first;
         const uint32_t scaleSlot = stage + QT_TOKENS * tokenBytes;
-        // the scales ride in a second bulk copy where they are whole 16-byte units (padded layouts, most tiles of
-        // packed ones), else each lane copies its two
+        // the scales ride in a second bulk copy where they are whole 16-byte units (padded layouts, and packed
+        // documents starting at a multiple of 4 tokens), else each lane copies its two
         const bool bulkScales = tokens % 4 == 0 && ((uintptr_t)scales & 15) == 0;
         if (lane == 0) {
           tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, 0};

@@ -268,9 +268,8 @@ class CudaCompressedTest {
   /**
    * Documents that end on either side of a 64-token tile (the bulk-copy kernel's unit: lengths 1, 63-65, 127-129
    * and a whole 300) and masked tokens inside a tile, against queries of 1, 31 and 32 tokens with masked rows, bf16
-   * and fp16, one query and three: 1-bit documents at d = 128 (two words a thread, expanded just before their
-   * wgmmas) and 8-bit ones at d = 48 and 64 (four blocks per SM) and 128 (expanded under the previous tile's
-   * wgmmas).
+   * and fp16, one query and three: 1-bit documents at d = 128 (two words a thread) and 8-bit ones at d = 48, 64
+   * and 128, each tile expanded from its slot just before its wgmmas.
    */
   @Test
   void documentsEndingAroundATileMatchTheReference() {
@@ -294,6 +293,25 @@ class CudaCompressedTest {
                   + r + ")");
             }
           }
+        }
+      }
+    }
+  }
+
+  /**
+   * Packed documents of ragged lengths with masked tokens, whose first tokens fall anywhere: within one launch the
+   * bulk-copy kernel copies the scales of some tiles with one bulk copy (16-byte aligned) and of others a lane at a
+   * time.
+   */
+  @Test
+  void packedRaggedDocumentsMatchTheReference() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : COMPRESSED) {
+      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {64, 128}) {
+        TokenBatch d = r.packed(type, 40, 60, 200, dim, true);
+        for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+          TokenBatch q = batch(r, qt, 1, 32, dim, 1);
+          assertEveryKernelClose(q, d, qt + " x packed " + type + " d=" + dim + " (" + r + ")");
         }
       }
     }

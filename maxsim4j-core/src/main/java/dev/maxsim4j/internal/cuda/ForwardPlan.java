@@ -89,7 +89,7 @@ final class ForwardPlan {
   private static final int QT_RING_BYTES = 40 * 1024;
   private static final int QT_SLOT_BYTES = 16 * (32 + 16);
   private static final int QT_TOKENS = 64;
-  private static final int QT_MIN_TILES_PER_BLOCK = 8;
+  private static final int QT_MIN_TILES_PER_BLOCK = 9;
 
   /**
    * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
@@ -275,11 +275,11 @@ final class ForwardPlan {
 
   /**
    * Rule 20: ... and pays wherever it applies for 1-bit documents (one query against 1000 documents of 300
-   * tokens: 0.016 ms against the mma.sync kernel's 0.028), and for 8-bit documents once the launch has at least 8
+   * tokens: 0.016 ms against the mma.sync kernel's 0.027), and for 8-bit documents once the launch has at least 9
    * tiles of 64 tokens per resident block (4 blocks per SM): that shape has 9.5 and is 16% faster at d = 128 (int8
-   * 0.023 ms against 0.027), 7-8% at d = 64; fewer were not measured and stay with the mma.sync kernel of rule 18,
-   * which balances single pairs across warps. Tiles are counted at the longest document's length: a ragged batch
-   * may count more than it holds.
+   * 0.023 ms against 0.028), 7-8% at d = 64. Fewer tiles were not measured on this kernel and stay with the
+   * mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted at the longest
+   * document's length: a ragged batch may count more than it holds.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
