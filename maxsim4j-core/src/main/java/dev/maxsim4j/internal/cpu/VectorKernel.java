@@ -42,7 +42,8 @@ import jdk.incubator.vector.VectorSpecies;
  * query value, or infinities of both signs, gave NaN where the exact score is finite or infinite. Where the
  * scale product itself overflows, a zero dot product keeps its exact value 0.
  *
- * <p>One-bit queries against one-bit documents take {@link PopcountKernel} instead.
+ * <p>One-bit queries against one-bit documents take {@link PopcountKernel} instead, and float queries against
+ * one-bit documents {@link BitTableKernel} where its tables apply.
  *
  * <p><b>Epilogue.</b> Sum the running max over the valid query lanes in float64, round once to fp32
  * ({@link LaneMaxima}). Lane max uses {@link Math#max} semantics, so NaN propagates into the score.
@@ -68,6 +69,10 @@ final class VectorKernel implements PairKernel {
   public Bound bind(Tokens queries, Tokens documents) {
     if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
       return PopcountKernel.bind(queries, documents);
+    }
+    PairKernel.Bound tables = BitTableKernel.bindOrNull(queries, documents);
+    if (tables != null) {
+      return tables;
     }
     int dim = queries.dim;
     int rows = queries.rows;

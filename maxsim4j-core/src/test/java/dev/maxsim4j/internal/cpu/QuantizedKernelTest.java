@@ -1,6 +1,8 @@
 package dev.maxsim4j.internal.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
@@ -17,9 +19,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The vector kernel on quantized tokens (its vectorised expansion of int8, e4m3 and one-bit documents, and
- * its popcount path when both sides are one bit) against the float64 reference kernel: every score within the
- * fp32 bound (relative 1e-5 of the sum over query tokens of the largest sum of |q||d|), every argmax the
+ * The vector kernel on quantized tokens (its vectorised expansion of int8, e4m3 and one-bit documents, its
+ * popcount path when both sides are one bit, its tables for float queries against one-bit documents) against
+ * the float64 reference kernel: every score within the fp32 bound (relative 1e-5 of the sum over query tokens of the largest sum of |q||d|), every argmax the
  * reference's or a token whose dot product is within that bound of it. Scales include zero and negative values;
  * storage is heap bytes or a native segment; d covers widths below, at and around the lane count and 32-bit
  * words.
@@ -34,6 +36,9 @@ class QuantizedKernelTest {
       for (int d : DIMS) {
         cases.add(Arguments.of(DType.FLOAT32, docs, d, false, seed++));
         cases.add(Arguments.of(docs, docs, d, true, seed++));
+        if (docs == DType.BINARY) {
+          cases.add(Arguments.of(DType.FLOAT32, docs, d, true, seed++)); // the tables, with masks on both sides
+        }
       }
     }
     return cases.stream();
@@ -59,6 +64,58 @@ class QuantizedKernelTest {
     assertMatchesReference(q, docs, "ties");
     Tokens longQuery = bits(r, 1, 70, 64);
     assertMatchesReference(longQuery, bits(r, 2, 1, 64), "one document token");
+  }
+
+  /**
+   * Float queries against one-bit documents read {@link BitTableKernel}'s tables where they apply (here also at
+   * magnitudes near 1e30, inside its bound); a NaN or an infinity in a valid query token, a sum of magnitudes
+   * past MAX_VALUE / 4 or tables past the cache budget take the expanding path, and either way every score and
+   * argmax is the reference's.
+   */
+  @Test
+  void floatQueriesAgainstOneBitDocumentsTakeTheTablesWhereTheyApply() {
+    SplittableRandom r = new SplittableRandom(17);
+    Tokens docs = random(r, DType.BINARY, 4, 30, 128, true, false);
+    Tokens q = random(r, DType.FLOAT32, 3, 32, 128, true, false);
+    assertNotNull(BitTableKernel.bindOrNull(q, docs));
+    assertMatchesReference(q, docs, "tables");
+    for (int k = 0; k < q.f32.length; k++) {
+      q.f32[k] *= 1e30f;
+    }
+    assertNotNull(BitTableKernel.bindOrNull(q, docs));
+    assertMatchesReference(q, docs, "tables, values near 1e30");
+    for (float odd : new float[] {Float.NaN, Float.POSITIVE_INFINITY, 3e37f}) {
+      Tokens oddQ = random(new SplittableRandom(19), DType.FLOAT32, 3, 32, 128, true, false);
+      int valid = oddQ.rowStart[2] + firstValid(oddQ, 2);
+      java.util.Arrays.fill(oddQ.f32, valid * 128, valid * 128 + 128, 0f);
+      oddQ.f32[valid * 128 + 7] = odd;
+      oddQ.f32[valid * 128 + 8] = Float.isNaN(odd) ? 1f : odd;
+      oddQ.f32[valid * 128 + 9] = Float.isNaN(odd) ? 1f : odd;
+      assertNull(BitTableKernel.bindOrNull(oddQ, docs), "query value " + odd);
+      if (Float.isFinite(odd)) {
+        assertMatchesReference(oddQ, docs, "query value " + odd);
+        continue;
+      }
+      PairKernel.Worker w = new VectorKernel().bind(oddQ, docs).newWorker();
+      for (int j = 0; j < docs.rows; j++) {
+        if (docs.validCount[j] > 0) {
+          w.load(j);
+          assertEquals((float) ReferenceKernel.maxSim(oddQ, 2, docs, j, null, 0), w.score(2, null, 0),
+              "query value " + odd + " document " + j);
+        }
+      }
+    }
+    Tokens wide = random(r, DType.FLOAT32, 1, 80, 1024, false, false);
+    assertNull(BitTableKernel.bindOrNull(wide, random(r, DType.BINARY, 2, 10, 1024, false, false)),
+        "tables over the cache budget");
+  }
+
+  private static int firstValid(Tokens t, int row) {
+    int s = 0;
+    while (!t.isValid(row, s)) {
+      s++;
+    }
+    return s;
   }
 
   @Test

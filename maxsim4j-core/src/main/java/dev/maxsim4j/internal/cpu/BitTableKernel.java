@@ -1,0 +1,249 @@
+package dev.maxsim4j.internal.cpu;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * MaxSim of float queries against one-bit documents without expanding the documents. A document token is
+ * {@code s x b} with {@code b} in {@code +-1}, so its dot product with a query token {@code q} is
+ * {@code s x (2 S - Q)}, where {@code Q} is the sum of {@code q} and {@code S} the sum of {@code q} over the
+ * token's set bits; {@code S} is read eight dimensions at a time from a table of the partial sums of every byte
+ * value, built once per query (the lookup tables of product-quantization "fast scan", here on the vector lanes).
+ * Per document token and query lane that is {@code d / 8} table reads and adds where the expanding path spends
+ * {@code d} multiply-adds, and the document is never widened.
+ *
+ * <p>As in {@link VectorKernel}, lanes run over query tokens: a query's table is laid out {@code [d/8][256][P]}
+ * (P its valid tokens rounded up to whole vectors), so one stored byte selects a row of lanes, and the running
+ * max per lane needs no reduction until the final sum ({@link LaneMaxima}). The strict {@code >} of the argmax
+ * keeps the lowest slot on a tie.
+ *
+ * <p><b>Where it applies</b> ({@link #bindOrNull}): fp32, bf16 and fp16 queries whose valid values are finite
+ * with {@code sum |q| <= MAX_VALUE / 4} per token (so no partial sum, {@code 2 S} or {@code Q} overflows where
+ * the dot product does not, and no infinity meets another), and tables that fit one core's L2 cache together
+ * ({@value #TABLE_BYTES} bytes: one query of 64 tokens at d = 128, or two of 32): the drivers score every query
+ * against a loaded document, so several queries' tables would each be read back from further out, and their
+ * build would not pay for itself. Elsewhere (many queries, long ones, wide tokens) the expanding path serves. The error is that of an fp32 dot product: {@code S} and {@code Q} are sums of at most d
+ * values, each table entry rounded once from float64, and the subtraction rounds once.
+ */
+final class BitTableKernel {
+  private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+  private static final int V = F.length();
+  /** Every query's tables together: an L2 cache. */
+  static final long TABLE_BYTES = 1L << 20;
+
+  private BitTableKernel() {}
+
+  /** The queries bound to tables, or null where the tables do not apply (see the class comment). */
+  static PairKernel.Bound bindOrNull(Tokens queries, Tokens documents) {
+    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized() || queries.dim != documents.dim) {
+      return null;
+    }
+    int dim = queries.dim;
+    int bytes = (int) documents.tokenBytes;
+    long total = 0;
+    for (int i = 0; i < queries.rows; i++) {
+      total += (long) bytes * 256 * pad(queries.validCount[i]) * Float.BYTES;
+      if (total > TABLE_BYTES) {
+        return null;
+      }
+    }
+    int rows = queries.rows;
+    float[][] tables = new float[rows][];
+    float[][] sums = new float[rows][];
+    int[][] slots = new int[rows][];
+    float[] values = new float[queries.maxValidCount * dim];
+    double[] partial = new double[256];
+    for (int i = 0; i < rows; i++) {
+      int valid = queries.validCount[i];
+      int pad = pad(valid);
+      slots[i] = new int[valid];
+      queries.gatherValid(i, values, slots[i]);
+      float[] table = new float[bytes * 256 * pad];
+      float[] sum = new float[pad];
+      for (int j = 0; j < valid; j++) {
+        double all = 0;
+        double absolute = 0;
+        for (int k = 0; k < dim; k++) {
+          float v = values[j * dim + k];
+          if (!Float.isFinite(v)) {
+            return null;
+          }
+          all += v;
+          absolute += Math.abs(v);
+        }
+        if (absolute > Float.MAX_VALUE / 4) {
+          return null;
+        }
+        sum[j] = (float) all;
+        for (int p = 0; p < bytes; p++) {
+          // entry b: the sum over b's set bits, most significant first (bit 7 is dimension 8p); dimensions past
+          // d add nothing, so a stored token's padding bits never count
+          partial[0] = 0;
+          for (int b = 1; b < 256; b++) {
+            int k = 8 * p + 7 - Integer.numberOfTrailingZeros(b);
+            partial[b] = partial[b & (b - 1)] + (k < dim ? values[j * dim + k] : 0f);
+            table[((p << 8) | b) * pad + j] = (float) partial[b];
+          }
+        }
+      }
+      tables[i] = table;
+      sums[i] = sum;
+    }
+    int runLength = pad(queries.maxValidCount);
+    return () -> new Worker(documents, bytes, tables, sums, slots, runLength);
+  }
+
+  private static int pad(int valid) {
+    return Math.max(V, (valid + V - 1) / V * V);
+  }
+
+  private static final class Worker implements PairKernel.Worker {
+    private final Tokens documents;
+    private final int bytes;
+    private final float[][] tables;
+    private final float[][] sums;
+    private final int[][] qSlots;
+    private final byte[] docBytes;
+    private final MemorySegment docSegment;
+    private final float[] docScale;
+    private final int[] docSlots;
+    private final float[] runMax;
+    private final float[] runArg;
+    private int docTokens;
+
+    Worker(Tokens documents, int bytes, float[][] tables, float[][] sums, int[][] qSlots, int runLength) {
+      this.documents = documents;
+      this.bytes = bytes;
+      this.tables = tables;
+      this.sums = sums;
+      this.qSlots = qSlots;
+      this.docBytes = new byte[documents.maxValidCount * bytes];
+      this.docSegment = MemorySegment.ofArray(docBytes);
+      this.docScale = new float[documents.maxValidCount];
+      this.docSlots = new int[documents.maxValidCount];
+      this.runMax = new float[runLength];
+      this.runArg = new float[runLength];
+    }
+
+    /** Stages the document's valid tokens' bytes (one copy per run of valid tokens), scales and slots. */
+    @Override
+    public void load(int j) {
+      Tokens d = documents;
+      MemorySegment src = d.s8 != null ? MemorySegment.ofArray(d.s8) : d.segment;
+      int start = d.rowStart[j];
+      int n = 0;
+      int s = 0;
+      while (s < d.rowLength[j]) {
+        if (d.mask != null && !d.mask[start + s]) {
+          s++;
+          continue;
+        }
+        int end = s;
+        while (end < d.rowLength[j] && (d.mask == null || d.mask[start + end])) {
+          end++;
+        }
+        MemorySegment.copy(src, (start + s) * d.tokenBytes, docSegment, (long) n * bytes, (end - s) * d.tokenBytes);
+        for (int t = s; t < end; t++, n++) {
+          docScale[n] = d.scale(start + t);
+          docSlots[n] = t;
+        }
+        s = end;
+      }
+      docTokens = n;
+    }
+
+    @Override
+    public float score(int query, int[] argmax, int offset) {
+      int[] slots = qSlots[query];
+      int valid = slots.length;
+      if (valid == 0) {
+        return 0f; // every query token masked: an empty sum
+      }
+      float[] table = tables[query];
+      float[] sum = sums[query];
+      int pad = sum.length;
+      boolean track = argmax != null;
+      Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
+      if (track) {
+        Arrays.fill(runArg, 0, pad, 0f);
+      }
+      int block = 0;
+      for (; block + 2 * V <= pad; block += 2 * V) {
+        twoVectorBlock(table, sum, pad, block, track);
+      }
+      if (block < pad) {
+        oneVectorBlock(table, sum, pad, block, track);
+      }
+      return LaneMaxima.finish(runMax, runArg, valid, slots, docSlots, argmax, offset);
+    }
+
+    /** Query lanes [block, block + 2V) against every document token: each stored byte selects two vectors. */
+    private void twoVectorBlock(float[] table, float[] sum, int pad, int block, boolean track) {
+      byte[] db = docBytes;
+      int bytes = this.bytes;
+      FloatVector two = FloatVector.broadcast(F, 2f);
+      FloatVector q0 = FloatVector.fromArray(F, sum, block).neg();
+      FloatVector q1 = FloatVector.fromArray(F, sum, block + V).neg();
+      FloatVector m0 = FloatVector.fromArray(F, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(F, runMax, block + V);
+      FloatVector i0 = track ? FloatVector.fromArray(F, runArg, block) : null;
+      FloatVector i1 = track ? FloatVector.fromArray(F, runArg, block + V) : null;
+      for (int t = 0, o = 0; t < docTokens; t++, o += bytes) {
+        int at = (db[o] & 0xff) * pad + block;
+        FloatVector s0 = FloatVector.fromArray(F, table, at);
+        FloatVector s1 = FloatVector.fromArray(F, table, at + V);
+        for (int p = 1; p < bytes; p++) {
+          at = (((p << 8) | (db[o + p] & 0xff)) * pad) + block;
+          s0 = s0.add(FloatVector.fromArray(F, table, at));
+          s1 = s1.add(FloatVector.fromArray(F, table, at + V));
+        }
+        float ds = docScale[t];
+        FloatVector x0 = s0.fma(two, q0).mul(ds);
+        FloatVector x1 = s1.fma(two, q1).mul(ds);
+        if (track) {
+          FloatVector tv = FloatVector.broadcast(F, t);
+          i0 = i0.blend(tv, x0.compare(VectorOperators.GT, m0));
+          i1 = i1.blend(tv, x1.compare(VectorOperators.GT, m1));
+        }
+        m0 = m0.max(x0);
+        m1 = m1.max(x1);
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      if (track) {
+        i0.intoArray(runArg, block);
+        i1.intoArray(runArg, block + V);
+      }
+    }
+
+    /** As {@link #twoVectorBlock} for the last V query lanes. */
+    private void oneVectorBlock(float[] table, float[] sum, int pad, int block, boolean track) {
+      byte[] db = docBytes;
+      int bytes = this.bytes;
+      FloatVector two = FloatVector.broadcast(F, 2f);
+      FloatVector q0 = FloatVector.fromArray(F, sum, block).neg();
+      FloatVector m0 = FloatVector.fromArray(F, runMax, block);
+      FloatVector i0 = track ? FloatVector.fromArray(F, runArg, block) : null;
+      for (int t = 0, o = 0; t < docTokens; t++, o += bytes) {
+        FloatVector s0 = FloatVector.fromArray(F, table, (db[o] & 0xff) * pad + block);
+        for (int p = 1; p < bytes; p++) {
+          s0 = s0.add(FloatVector.fromArray(F, table, (((p << 8) | (db[o + p] & 0xff)) * pad) + block));
+        }
+        FloatVector x0 = s0.fma(two, q0).mul(docScale[t]);
+        if (track) {
+          i0 = i0.blend(FloatVector.broadcast(F, t), x0.compare(VectorOperators.GT, m0));
+        }
+        m0 = m0.max(x0);
+      }
+      m0.intoArray(runMax, block);
+      if (track) {
+        i0.intoArray(runArg, block);
+      }
+    }
+  }
+}
