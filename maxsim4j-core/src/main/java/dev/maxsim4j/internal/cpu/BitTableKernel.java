@@ -14,10 +14,11 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code s x (2 S - Q)}, where {@code Q} is the sum of {@code q} and {@code S} the sum of {@code q} over the
  * token's set bits; {@code S} is read eight dimensions at a time from a table of the partial sums of every byte
  * value, built once per query (the lookup tables of product-quantization "fast scan", here on the vector lanes).
- * Per document token and query lane that is {@code d / 8} table reads and adds where the expanding path spends
- * {@code d} multiply-adds, and the document is never widened.
+ * Per document token and query lane that is {@code ceil(d / 8)} table reads and adds where the expanding path
+ * spends {@code d} multiply-adds, and the document is never widened.
  *
- * <p>As in {@link VectorKernel}, lanes run over query tokens: a query's table is laid out {@code [d/8][256][P]}
+ * <p>As in {@link VectorKernel}, lanes run over query tokens: a query's table is laid out
+ * {@code [ceil(d/8)][256][P]}
  * (P its valid tokens rounded up to whole vectors), so one stored byte selects a row of lanes, and the running
  * max per lane needs no reduction until the final sum ({@link LaneMaxima}). The strict {@code >} of the argmax
  * keeps the lowest slot on a tie.
@@ -27,8 +28,12 @@ import jdk.incubator.vector.VectorSpecies;
  * the dot product does not, and no infinity meets another), and tables that fit one core's L2 cache together
  * ({@value #TABLE_BYTES} bytes: one query of 64 tokens at d = 128, or two of 32): the drivers score every query
  * against a loaded document, so several queries' tables would each be read back from further out, and their
- * build would not pay for itself. Elsewhere (many queries, long ones, wide tokens) the expanding path serves. The error is that of an fp32 dot product: {@code S} and {@code Q} are sums of at most d
- * values, each table entry rounded once from float64, and the subtraction rounds once.
+ * build would not pay for itself. Elsewhere (many queries, long ones, wide tokens) the expanding path serves.
+ *
+ * <p>The error is within that of an fp32 dot product: each table entry and {@code Q} are rounded once from
+ * float64, {@code S} adds {@code ceil(d / 8)} of them in fp32 (with the doubling, the subtraction and the scale
+ * about {@code 2 ceil(d/8) + 5} roundings of {@code sum |q| |s|}), where the expanding path's multiply-add chain
+ * has about d.
  */
 final class BitTableKernel {
   private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -47,7 +52,7 @@ final class BitTableKernel {
     int bytes = (int) documents.tokenBytes;
     long total = 0;
     for (int i = 0; i < queries.rows; i++) {
-      total += (long) bytes * 256 * pad(queries.validCount[i]) * Float.BYTES;
+      total += (long) bytes * 256 * pad(queries.validCount[i]) * Float.BYTES; // none for a wholly masked row
       if (total > TABLE_BYTES) {
         return null;
       }
@@ -94,12 +99,12 @@ final class BitTableKernel {
       tables[i] = table;
       sums[i] = sum;
     }
-    int runLength = pad(queries.maxValidCount);
+    int runLength = Math.max(V, pad(queries.maxValidCount));
     return () -> new Worker(documents, bytes, tables, sums, slots, runLength);
   }
 
   private static int pad(int valid) {
-    return Math.max(V, (valid + V - 1) / V * V);
+    return (valid + V - 1) / V * V;
   }
 
   private static final class Worker implements PairKernel.Worker {
@@ -114,6 +119,8 @@ final class BitTableKernel {
     private final int[] docSlots;
     private final float[] runMax;
     private final float[] runArg;
+    /** The documents' stored bytes as a segment, whether a heap array or mapped. */
+    private final MemorySegment source;
     private int docTokens;
 
     Worker(Tokens documents, int bytes, float[][] tables, float[][] sums, int[][] qSlots, int runLength) {
@@ -128,13 +135,13 @@ final class BitTableKernel {
       this.docSlots = new int[documents.maxValidCount];
       this.runMax = new float[runLength];
       this.runArg = new float[runLength];
+      this.source = documents.s8 != null ? MemorySegment.ofArray(documents.s8) : documents.segment;
     }
 
     /** Stages the document's valid tokens' bytes (one copy per run of valid tokens), scales and slots. */
     @Override
     public void load(int j) {
       Tokens d = documents;
-      MemorySegment src = d.s8 != null ? MemorySegment.ofArray(d.s8) : d.segment;
       int start = d.rowStart[j];
       int n = 0;
       int s = 0;
@@ -147,7 +154,7 @@ final class BitTableKernel {
         while (end < d.rowLength[j] && (d.mask == null || d.mask[start + end])) {
           end++;
         }
-        MemorySegment.copy(src, (start + s) * d.tokenBytes, docSegment, (long) n * bytes, (end - s) * d.tokenBytes);
+        MemorySegment.copy(source, (start + s) * d.tokenBytes, docSegment, (long) n * bytes, (end - s) * d.tokenBytes);
         for (int t = s; t < end; t++, n++) {
           docScale[n] = d.scale(start + t);
           docSlots[n] = t;

@@ -1,8 +1,9 @@
 package dev.maxsim4j.internal.cpu;
 
 /**
- * The epilogue the lane-wise kernels ({@link VectorKernel}, {@link PopcountKernel}) share: each valid query
- * lane holds its running max over the document's tokens and, when tracked, the buffer position of the winner.
+ * The epilogue the lane-wise kernels ({@link VectorKernel}, {@link PopcountKernel}, {@link BitTableKernel})
+ * share: each valid query lane holds its running max over the document's tokens and, when tracked, the buffer
+ * position of the winner.
  */
 final class LaneMaxima {
   private LaneMaxima() {}

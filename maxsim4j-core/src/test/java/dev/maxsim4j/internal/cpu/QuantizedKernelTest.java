@@ -111,11 +111,39 @@ class QuantizedKernelTest {
   }
 
   private static int firstValid(Tokens t, int row) {
-    int s = 0;
-    while (!t.isValid(row, s)) {
-      s++;
+    for (int s = 0; s < t.rowLength[row]; s++) {
+      if (t.isValid(row, s)) {
+        return s;
+      }
     }
-    return s;
+    throw new IllegalStateException("row " + row + " has no valid token");
+  }
+
+  /**
+   * One short query takes the tables at awkward d (1, 3, 9, 33, 127, 200) and at magnitudes just under the bound
+   * (sum |q| = 0.9 x MAX_VALUE / 4 per token), and scores as the reference does.
+   */
+  @Test
+  void shortQueriesTakeTheTablesAtAwkwardWidthsAndLargeMagnitudes() {
+    SplittableRandom r = new SplittableRandom(23);
+    for (int d : new int[] {1, 3, 9, 33, 127, 200}) {
+      Tokens docs = random(r, DType.BINARY, 4, 20, d, true, true);
+      Tokens q = random(r, DType.FLOAT32, 1, 3, d, false, false); // 3 x 0.9 / 4 of MAX_VALUE: the score fits
+      assertNotNull(BitTableKernel.bindOrNull(q, docs), "d=" + d);
+      assertMatchesReference(q, docs, "tables d=" + d);
+      for (int t = 0; t < 3; t++) {
+        double absolute = 0;
+        for (int k = 0; k < d; k++) {
+          absolute += Math.abs(q.f32[t * d + k]);
+        }
+        double factor = 0.9 * Float.MAX_VALUE / 4 / absolute;
+        for (int k = 0; k < d; k++) {
+          q.f32[t * d + k] = (float) (q.f32[t * d + k] * factor);
+        }
+      }
+      assertNotNull(BitTableKernel.bindOrNull(q, docs), "d=" + d + " near the bound");
+      assertMatchesReference(q, docs, "tables d=" + d + " near the bound");
+    }
   }
 
   @Test
