@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cpu;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -175,10 +174,7 @@ final class BitTableKernel {
       float[] sum = sums[query];
       int pad = sum.length;
       boolean track = argmax != null;
-      Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
-      if (track) {
-        Arrays.fill(runArg, 0, pad, 0f);
-      }
+      LaneMaxima.reset(runMax, runArg, pad, track);
       int block = 0;
       for (; block + 2 * V <= pad; block += 2 * V) {
         twoVectorBlock(table, sum, pad, block, track);

@@ -8,6 +8,14 @@ package dev.maxsim4j.internal.cpu;
 final class LaneMaxima {
   private LaneMaxima() {}
 
+  /** Starts lanes [0, pad) at -infinity and, when tracked, their winners at position 0 (the lowest on a tie). */
+  static void reset(float[] runMax, float[] runArg, int pad, boolean track) {
+    java.util.Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
+    if (track) {
+      java.util.Arrays.fill(runArg, 0, pad, 0f);
+    }
+  }
+
   /**
    * The sum of the first {@code valid} maxima in float64, rounded once to fp32; with {@code argmax}, each lane's
    * winning position mapped to its document slot through {@code docSlots}, written at

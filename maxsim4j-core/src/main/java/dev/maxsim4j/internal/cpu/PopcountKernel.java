@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cpu;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
@@ -174,10 +173,7 @@ final class PopcountKernel {
       float[] qs = qScale[query];
       int pad = qs.length;
       boolean track = argmax != null;
-      Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
-      if (track) {
-        Arrays.fill(runArg, 0, pad, 0f);
-      }
+      LaneMaxima.reset(runMax, runArg, pad, track);
       if ((double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
         scoreOverflowingScales(q, qs, pad, valid);
       } else {

@@ -209,10 +209,7 @@ final class VectorKernel implements PairKernel {
       float[] q = qt[query];
       int pad = q.length / dim;
       boolean track = argmax != null;
-      Arrays.fill(runMax, 0, pad, Float.NEGATIVE_INFINITY);
-      if (track) {
-        Arrays.fill(runArg, 0, pad, 0f);
-      }
+      LaneMaxima.reset(runMax, runArg, pad, track);
       float[] qs = qScale == null ? null : qScale[query];
       if (qs != null && (double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
         scoreOverflowingScales(q, qs, pad, valid);
