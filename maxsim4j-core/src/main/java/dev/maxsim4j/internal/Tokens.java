@@ -239,34 +239,38 @@ public final class Tokens {
 
   /** As {@link #gatherValid(int, float[], int[])}, copying each run of valid tokens with {@code copier}. */
   public int gatherValid(int row, float[] dst, int[] slots, RunCopier copier) {
+    return forEachValidRun(row, slots, (token, count, n) -> copier.copy(token, count, dst, n * dim));
+  }
+
+  /** A run of {@code count} consecutive valid stored tokens from {@code token}; {@code n} valid ones came before. */
+  @FunctionalInterface
+  public interface ValidRun {
+    void visit(int token, int count, int n);
+  }
+
+  /**
+   * Visits the runs of valid tokens of a row in slot order; writes their slot numbers into {@code slots} when it
+   * is not null. Returns how many valid tokens there were.
+   */
+  public int forEachValidRun(int row, int[] slots, ValidRun run) {
     int start = rowStart[row];
     int len = rowLength[row];
-    if (mask == null) {
-      copier.copy(start, len, dst, 0);
-      if (slots != null) {
-        for (int t = 0; t < len; t++) {
-          slots[t] = t;
-        }
-      }
-      return len;
-    }
     int n = 0;
     int t = 0;
     while (t < len) {
-      if (!mask[start + t]) {
+      if (mask != null && !mask[start + t]) {
         t++;
         continue;
       }
       int runEnd = t;
-      while (runEnd < len && mask[start + runEnd]) {
+      while (runEnd < len && (mask == null || mask[start + runEnd])) {
         runEnd++;
       }
-      copier.copy(start + t, runEnd - t, dst, n * dim);
-      for (int s = t; s < runEnd; s++) {
+      run.visit(start + t, runEnd - t, n);
+      for (int s = t; s < runEnd; s++, n++) {
         if (slots != null) {
           slots[n] = s;
         }
-        n++;
       }
       t = runEnd;
     }

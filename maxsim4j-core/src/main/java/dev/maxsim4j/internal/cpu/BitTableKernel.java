@@ -141,26 +141,12 @@ final class BitTableKernel {
     @Override
     public void load(int j) {
       Tokens d = documents;
-      int start = d.rowStart[j];
-      int n = 0;
-      int s = 0;
-      while (s < d.rowLength[j]) {
-        if (d.mask != null && !d.mask[start + s]) {
-          s++;
-          continue;
+      docTokens = d.forEachValidRun(j, docSlots, (token, count, n) -> {
+        MemorySegment.copy(source, token * d.tokenBytes, docSegment, (long) n * bytes, count * d.tokenBytes);
+        for (int i = 0; i < count; i++) {
+          docScale[n + i] = d.scale(token + i);
         }
-        int end = s;
-        while (end < d.rowLength[j] && (d.mask == null || d.mask[start + end])) {
-          end++;
-        }
-        MemorySegment.copy(source, (start + s) * d.tokenBytes, docSegment, (long) n * bytes, (end - s) * d.tokenBytes);
-        for (int t = s; t < end; t++, n++) {
-          docScale[n] = d.scale(start + t);
-          docSlots[n] = t;
-        }
-        s = end;
-      }
-      docTokens = n;
+      });
     }
 
     @Override

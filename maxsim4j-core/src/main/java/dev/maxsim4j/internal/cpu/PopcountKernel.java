@@ -130,35 +130,23 @@ final class PopcountKernel {
     @Override
     public void load(int j) {
       Tokens d = documents;
-      int start = d.rowStart[j];
-      int n = 0;
-      int s = 0;
-      float maxScale = 0;
-      while (s < d.rowLength[j]) {
-        if (d.mask != null && !d.mask[start + s]) {
-          s++;
-          continue;
-        }
-        int end = s;
-        while (end < d.rowLength[j] && (d.mask == null || d.mask[start + end])) {
-          end++;
-        }
+      docTokens = d.forEachValidRun(j, docSlots, (token, count, n) -> {
         if (wholeWords) {
           // d % 32 == 0: the stored bytes are already whole words with no padding bits, one copy per run
           MemorySegment src = d.s8 != null ? MemorySegment.ofArray(d.s8) : d.segment;
-          MemorySegment.copy(src, (start + s) * d.tokenBytes, docSegment, 4L * n * words, (end - s) * d.tokenBytes);
+          MemorySegment.copy(src, token * d.tokenBytes, docSegment, 4L * n * words, count * d.tokenBytes);
         }
-        for (int t = s; t < end; t++, n++) {
+        for (int i = 0; i < count; i++) {
           if (!wholeWords) {
-            stage(d, start + t, docSegment, 4L * n * words, words);
+            stage(d, token + i, docSegment, 4L * (n + i) * words, words);
           }
-          docScale[n] = d.scale(start + t);
-          maxScale = Math.max(maxScale, Math.abs(docScale[n]));
-          docSlots[n] = t;
+          docScale[n + i] = d.scale(token + i);
         }
-        s = end;
+      });
+      float maxScale = 0;
+      for (int t = 0; t < docTokens; t++) {
+        maxScale = Math.max(maxScale, Math.abs(docScale[t]));
       }
-      docTokens = n;
       docMaxScale = maxScale;
     }
 
