@@ -15,7 +15,7 @@
 //              and e4m3 value is exact in both; a 1-bit row is four words, thread t's word its 32 dims, each
 //              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
 //              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
-//              (once per block for one query).
+//              (once per block for one query: the block's first, while its first tile is on its way).
 // Pipeline:    the producer runs ahead by the ring (40 KB of tiles: 4 at d = 128, 12 at d = 48, 16 for 1-bit).
 //              The consumers take the next tile's place and scales while the current tile's wgmmas run, and
 //              expand its bytes straight from its slot just before its own wgmmas, which releases the slot: one
@@ -194,7 +194,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     // each thread fills one column of B (position kk of a row's halves) in every ROW_STEP-th row, so where that
     // column's dim and swizzled place come from is worked out once, not per element
     constexpr int HALVES = CHUNKS * SWIZZLE_ROW_HALVES, ROW_STEP = QT_CONSUMERS / HALVES;
-    constexpr int PER_THREAD = QT_ROWS / ROW_STEP, BATCH = 4;
+    constexpr int PER_THREAD = QT_ROWS / ROW_STEP, BATCH = PER_THREAD < 8 ? PER_THREAD : 8;
     static_assert(PER_THREAD % BATCH == 0, "whole batches of a thread's query elements");
     int thread;  // read here, not hoisted with what follows out of the tile loop, where registers are short
     asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(thread));
@@ -304,10 +304,6 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // Scores `tile`, whose A fragments are `a`: its wgmmas run while the next tile is taken.
   auto score = [&](const Tile& tile, const uint32_t(&a)[STEPS][4], const float(&ds)[2], float(&nextDs)[2]) -> Tile {
     if (tile.first == 0) {
-      if (tile.query != loadedQuery) {
-        loadQuery(tile.query);
-        loadedQuery = tile.query;
-      }
 #pragma unroll
       for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
     }
@@ -370,11 +366,27 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 
   uint32_t a[STEPS][4];
   float ds[2], nextDs[2];
-  Tile tile = take(ds);
-  while (tile.pair >= 0) {
-    expandHeld(a);
-    tile = score(tile, a, ds, nextDs);
-    ds[0] = nextDs[0], ds[1] = nextDs[1];
+  // The tiles of one query at a time, its rows loaded first (one call site: loadQuery is long). The block's first
+  // pair is blockIdx.x (the producer's too), so its query's rows are read while its first tile is on its way.
+  int query = blockIdx.x < pairs ? (int)(blockIdx.x / perQuery) : -1;
+  Tile tile;
+  bool started = false;
+  for (;;) {
+    if (query >= 0) {
+      loadQuery(query);
+      loadedQuery = query;
+    }
+    if (!started) {
+      tile = take(ds);
+      started = true;
+    }
+    while (tile.pair >= 0 && (tile.first != 0 || tile.query == loadedQuery)) {
+      expandHeld(a);
+      tile = score(tile, a, ds, nextDs);
+      ds[0] = nextDs[0], ds[1] = nextDs[1];
+    }
+    if (tile.pair < 0) break;
+    query = tile.query;
   }
 }
 

@@ -317,6 +317,46 @@ class CudaCompressedTest {
     }
   }
 
+  /**
+   * bf16 queries against 8-bit documents whatever the span of their values' exponents (where an fp16 operand with a
+   * power-of-two scale would be exact, and where it would not), in one launch and one at a time: unit-scale
+   * values, values near 2^-30 and near 2^20, a span of 40 exponents, a subnormal value, and all zeros.
+   */
+  @Test
+  void bf16QueriesOfEveryExponentSpanMatchTheReference() {
+    RandomBatches r = new RandomBatches();
+    int queries = 6;
+    int lq = 32;
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      for (int dim : new int[] {48, 128}) {
+        float[] v = r.floats(queries * lq * dim);
+        for (int i = 0; i < v.length; i++) {
+          int query = i / (lq * dim);
+          v[i] = switch (query) {
+            case 1 -> Math.scalb(v[i], -30);
+            case 2 -> Math.scalb(v[i], 20);
+            case 3 -> i % 17 == 0 ? Math.scalb(v[i], -40) : v[i];
+            case 4 -> i % (lq * dim) == 5 ? Float.MIN_NORMAL / 4 : v[i];
+            case 5 -> 0f;
+            default -> v[i];
+          };
+        }
+        short[] bits = new short[v.length];
+        for (int i = 0; i < v.length; i++) {
+          bits[i] = DType.BFLOAT16.narrow(v[i]);
+        }
+        TokenBatch q = TokenBatch.ofHalfs(DType.BFLOAT16, bits, queries, lq, dim);
+        TokenBatch d = batch(r, type, 6, 100, dim, 1);
+        assertEveryKernelClose(q, d, "bf16 spans x " + type + " d=" + dim + " (" + r + ")");
+        for (int i = 0; i < queries; i++) {
+          TokenBatch one = TokenBatch.ofHalfs(DType.BFLOAT16,
+              java.util.Arrays.copyOfRange(bits, i * lq * dim, (i + 1) * lq * dim), 1, lq, dim);
+          assertEveryKernelClose(one, d, "bf16 span " + i + " x " + type + " d=" + dim + " (" + r + ")");
+        }
+      }
+    }
+  }
+
   /** Documents with no valid token score -1e9 on every kernel, beside scored ones, every call. */
   @Test
   void emptyAndAllMaskedDocumentsScoreMinusOneBillion() {

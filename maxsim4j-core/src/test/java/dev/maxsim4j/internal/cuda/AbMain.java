@@ -39,7 +39,8 @@ public final class AbMain {
       } else if (args[i].equals("--dtype") && i + 1 < args.length) {
         documentType = compressedType("--dtype", args[++i]);
       } else if (args[i].equals("--query-dtype") && i + 1 < args.length) {
-        queryType = compressedType("--query-dtype", args[++i]);
+        String t = args[++i];
+        queryType = t.equals("fp16") ? DType.FLOAT16 : compressedType("--query-dtype", t);
       } else {
         ForcedKernels.planner(args[i]); // refuses an unknown name before any GPU work
         names.add(args[i]);
@@ -87,7 +88,9 @@ public final class AbMain {
 
   private static double kernelMillis(CudaBackend cuda, int[] sh, int seed) throws Exception {
     Tokens q = tokens(new SplittableRandom(7 + seed), sh[0], sh[2], sh[4]);
-    if (queryType != DType.BFLOAT16) {
+    if (queryType == DType.FLOAT16) {
+      q = halves(q);
+    } else if (queryType != DType.BFLOAT16) {
       q = quantized(q, queryType);
     }
     // the documents' stored bytes (a compressed token's scale included), rotated over enough device copies that
@@ -135,7 +138,7 @@ public final class AbMain {
       case "int8" -> DType.INT8;
       case "fp8" -> DType.FLOAT8_E4M3;
       case "binary" -> DType.BINARY;
-      default -> throw new IllegalArgumentException(flag + " = " + t + "; expected int8, fp8 or binary");
+      default -> throw new IllegalArgumentException(flag + " = " + t + "; expected int8, fp8 or binary (or fp16 for --query-dtype)");
     };
   }
 
@@ -144,6 +147,16 @@ public final class AbMain {
     float[] v = DType.BFLOAT16.widen(t.s16);
     return dev.maxsim4j.internal.Internals.tokens(
         dev.maxsim4j.TokenBatch.ofFloats(v, t.rows, t.maxRowLength, t.dim).quantize(type));
+  }
+
+  /** {@code t}'s bf16 values as fp16 (exact for these: unit-scale values of at most 8 significant bits). */
+  private static Tokens halves(Tokens t) {
+    short[] bits = new short[t.s16.length];
+    for (int i = 0; i < bits.length; i++) {
+      bits[i] = DType.FLOAT16.narrow(DType.BFLOAT16.widen(t.s16[i]));
+    }
+    return new Tokens(DType.FLOAT16, t.dim, t.paddedLength, t.rowStart, t.rowLength, t.storedTokens, null, null,
+        bits, null);
   }
 
   /** {@code rows} full rows of {@code length} tokens of unit-scale bf16 values. */
