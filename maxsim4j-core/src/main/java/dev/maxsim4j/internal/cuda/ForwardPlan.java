@@ -89,7 +89,8 @@ final class ForwardPlan {
   private static final int QT_RING_BYTES = 40 * 1024;
   private static final int QT_SLOT_BYTES = 16 * (32 + 16);
   private static final int QT_TOKENS = 64;
-  private static final int QT_MIN_TILES_PER_BLOCK = 9;
+  private static final int QT_MIN_DOCUMENTS_PER_QUERY = 4;
+  private static final int QT_MIN_PAIRWISE_TILES_PER_BLOCK = 9;
 
   /**
    * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
@@ -274,10 +275,11 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 20: ... and pays wherever it applies for 1-bit documents (one query against 1000 documents of 300
-   * tokens: 0.016 ms against the mma.sync kernel's 0.027), and for 8-bit documents once the launch has at least 9
-   * tiles of 64 tokens per resident block (4 blocks per SM): that shape has 9.5 and is 16% faster at d = 128 (int8
-   * 0.023 ms against 0.028), 7-8% at d = 64. Fewer tiles were not measured on this kernel and stay with the
+   * Rule 20: ... and pays wherever it applies for 1-bit documents (one query against 1000 documents of 300 tokens:
+   * 0.014 ms against the mma.sync kernel's 0.027), and for 8-bit documents wherever a query has at least 4 of them
+   * (its rows are loaded once for them: one query against 4 documents of 300 tokens, 0.0078 ms against 0.0201, up
+   * to 10,000). Launches where most pairs have a query of their own (pairwise), which load a query per pair and were
+   * not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per SM) and leave fewer to the
    * mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted at the longest
    * document's length: a ragged batch may count more than it holds.
    */
@@ -285,14 +287,14 @@ final class ForwardPlan {
     if (!quantTmaApplies(s, gpu)) {
       return false;
     }
-    if (s.documentType() == DType.BINARY) {
+    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY) {
       return true;
     }
     Plan p = quantTma(s, gpu);
     long tiles = (long) s.pairs() * ((s.maxDocumentLength() + QT_TOKENS - 1) / QT_TOKENS);
     long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, p.entry(), QT_THREADS, p.sharedBytes())
         * gpu.multiprocessors();
-    return tiles >= QT_MIN_TILES_PER_BLOCK * resident;
+    return tiles >= QT_MIN_PAIRWISE_TILES_PER_BLOCK * resident;
   }
 
   /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */

@@ -75,8 +75,10 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 9 tiles per resident block
         ForwardPlan.plan(new ForwardShape(1, 1188, 1, 0, 1188, 20, 256, 112, DType.BFLOAT16, DType.INT8, false, false),
             H200).entry());
-    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // 1000 documents of 300 tokens: 9.5
-        ForwardPlan.plan(shape(1, 1000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // one query, however few documents it has from 4
+        ForwardPlan.plan(shape(1, 4, 32, 128, DType.BFLOAT16, DType.INT8, false), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8",
+        ForwardPlan.plan(shape(1, 800, 32, 128, DType.BFLOAT16, DType.INT8, false), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c1_f16_e4m3",
         ForwardPlan.plan(shape(1, 1000, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_b1", // 1-bit documents at d = 128: 16 bytes a token
@@ -85,7 +87,8 @@ class CompressedPlanTest {
         ForwardPlan.plan(new ForwardShape(1, 100, 1, 0, 100, 20, 256, 128, DType.FLOAT16, DType.BINARY, false,
             false), H200).entry());
     // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d over 128 or
-    // not a multiple of 16 (1-bit: other than 128), int8 queries, before sm_90, and under 9 tiles per resident block
+    // not a multiple of 16 (1-bit: other than 128), int8 queries, before sm_90, fewer than 4 documents per query
+    // under 9 tiles per resident block
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
@@ -100,15 +103,18 @@ class CompressedPlanTest {
         gpu(8, 9)).family());
     assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(1, 1187, 1, 0, 1187, 20, 256, 112,
         DType.BFLOAT16, DType.INT8, false, false), H200).family());
+    assertEquals(Family.QUANT, ForwardPlan.plan(shape(1, 3, 32, 128, DType.BFLOAT16, DType.INT8, false), H200)
+        .family());
   }
 
   @Test
   void oneShortQueryAgainstShortDocumentsOrFewItemsTakeTheMmaKernel() {
-    Plan p = ForwardPlan.plan(shape(1, 800, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
-    assertEquals(Family.QUANT, p.family()); // 4000 tiles of 64 tokens: under 9 per resident block
+    // 8-bit documents before sm_90 (on it, the bulk-copy kernel of rule 20 takes a query with 4 documents or more)
+    Plan p = ForwardPlan.plan(shape(1, 800, 32, 128, DType.BFLOAT16, DType.INT8, false), gpu(8, 9));
+    assertEquals(Family.QUANT, p.family());
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry()); // one query: pairs taken at run time
     assertEquals("maxsim_forward_quant_c1_dyn_f16_e4m3",
-        ForwardPlan.plan(shape(1, 800, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
+        ForwardPlan.plan(shape(1, 800, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), gpu(8, 9)).entry());
     assertEquals(200, p.blocks()); // a warp per pair, 4 per block
     assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
     assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
