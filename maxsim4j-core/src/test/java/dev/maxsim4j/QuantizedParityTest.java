@@ -144,6 +144,7 @@ class QuantizedParityTest {
 
   static Stream<Arguments> extremeScaleCases() {
     float[] edges = {0f, -0f, Float.MIN_VALUE, 1e-38f, -1e-38f, 1f, 7e35f, -2e36f, 3e38f, -3e38f, Float.MAX_VALUE};
+    float[] tiny = {1e-30f, -1e-30f, 1e-34f, 1e-38f, 0f};
     java.util.SplittableRandom r = new java.util.SplittableRandom(20);
     List<Arguments> cases = new ArrayList<>();
     for (DType type : QUANTIZED) {
@@ -153,9 +154,24 @@ class QuantizedParityTest {
         cases.add(Arguments.of(type + " documents, fp32 queries with zeros d=" + d, fp32WithZeros(r, 2, 5, d), docs));
         cases.add(Arguments.of(type + " queries, fp32 documents with zeros d=" + d, extreme(r, type, 2, 5, d, edges),
             fp32WithZeros(r, 4, 6, d)));
+        // float values near fp32's largest against tiny scales: exact products far inside fp32, raw ones not
+        cases.add(Arguments.of(type + " documents of tiny scales, huge fp32 queries d=" + d,
+            huge(r, 2, 5, d), extreme(r, type, 4, 6, d, tiny)));
+        cases.add(Arguments.of(type + " queries of tiny scales, huge fp32 documents d=" + d,
+            extreme(r, type, 2, 5, d, tiny), huge(r, 4, 6, d)));
       }
     }
     return cases.stream();
+  }
+
+  /** fp32 tokens whose values are near fp32's largest, of either sign, or 0 or 1 (a mix within tokens). */
+  private static TokenBatch huge(java.util.SplittableRandom r, int n, int l, int d) {
+    float[] values = {3e38f, -3e38f, 1e38f, Float.MAX_VALUE, -Float.MAX_VALUE, 0f, 1f};
+    float[] f = new float[n * l * d];
+    for (int k = 0; k < f.length; k++) {
+      f[k] = values[r.nextInt(values.length)];
+    }
+    return TokenBatch.ofFloats(f, n, l, d);
   }
 
   /** Whether every valid query token's exact dot product with every valid document token is inside fp32. */

@@ -7,7 +7,9 @@ import dev.maxsim4j.internal.Tokens;
  * widened once into a compact scratch buffer (valid tokens only), four independent partial sums per dot
  * product so the JIT can keep the FMA pipes busy. Quantized tokens are staged as their stored values and each
  * dot product multiplied by {@code queryScale x documentScale}, as the vector kernel does (expanding first
- * overflows single elements of huge scales into infinities, and NaN, where the exact score is not).
+ * overflows single elements of huge scales into infinities, and NaN, where the exact score is not); a float
+ * token whose products with stored values could pass fp32's range is divided by a power of two first
+ * ({@link Headroom}).
  */
 final class ScalarKernel implements PairKernel {
 
@@ -37,9 +39,17 @@ final class ScalarKernel implements PairKernel {
       qScale[i] = new float[qSlots[i].length];
       for (int s = 0; s < qSlots[i].length; s++) {
         qScale[i][s] = queries.scale(queries.rowStart[i] + qSlots[i][s]);
+        if (dQuantized && !qQuantized) { // float tokens against stored values
+          float divisor = Headroom.divisor(qData[i], s * dim, dim, 1, Headroom.largestStored(documents.dtype));
+          if (divisor != 1f) {
+            Headroom.divide(qData[i], s * dim, dim, 1, divisor);
+            qScale[i][s] = divisor;
+          }
+        }
       }
     }
     boolean scaled = qQuantized || dQuantized;
+    double largestQuery = qQuantized && !dQuantized ? Headroom.largestStored(queries.dtype) : 0;
     return () -> new Worker() {
       private final float[] doc = new float[documents.maxValidCount * dim];
       private final int[] docSlots = new int[documents.maxValidCount];
@@ -52,6 +62,12 @@ final class ScalarKernel implements PairKernel {
             dQuantized ? documents::copyStored : documents::copyTokens);
         for (int t = 0; t < docTokens; t++) {
           docScale[t] = documents.scale(documents.rowStart[j] + docSlots[t]);
+          if (largestQuery > 0) { // float tokens against stored query values
+            docScale[t] = Headroom.divisor(doc, t * dim, dim, 1, largestQuery);
+            if (docScale[t] != 1f) {
+              Headroom.divide(doc, t * dim, dim, 1, docScale[t]);
+            }
+          }
         }
       }
 

@@ -40,7 +40,8 @@ import jdk.incubator.vector.VectorSpecies;
  * and each dot product is multiplied by {@code queryScale x documentScale} before the max, as the GPU kernel
  * does: expanded first, a huge scale overflowed single elements to infinity, and an infinity times a zero
  * query value, or infinities of both signs, gave NaN where the exact score is finite or infinite. Where the
- * scale product itself overflows, a zero dot product keeps its exact value 0.
+ * scale product itself overflows, a zero dot product keeps its exact value 0. A float token whose products with
+ * stored values could pass fp32's range is divided by a power of two first ({@link Headroom}).
  *
  * <p>One-bit queries against one-bit documents take {@link PopcountKernel} instead, and float queries against
  * one-bit documents {@link BitTableKernel} where its tables apply.
@@ -102,11 +103,24 @@ final class VectorKernel implements PairKernel {
           qScale[i][j] = queries.scale(queries.rowStart[i] + qSlots[i][j]);
         }
         qMaxScale[i] = queries.maxValidScale(i);
+        if (!queries.dtype.isQuantized()) { // float lanes against stored values
+          double largest = Headroom.largestStored(documents.dtype);
+          for (int j = 0; j < nv; j++) {
+            float divisor = Headroom.divisor(t, j, dim, pad, largest);
+            if (divisor != 1f) {
+              Headroom.divide(t, j, dim, pad, divisor);
+              qScale[i][j] = divisor;
+              qMaxScale[i] = Math.max(qMaxScale[i], divisor);
+            }
+          }
+        }
       }
       maxPad = Math.max(maxPad, pad);
     }
     int runLength = maxPad;
-    return () -> new VectorWorker(documents, qt, qScale, qMaxScale, qSlots, runLength);
+    boolean floatDocuments = scaled && !documents.dtype.isQuantized();
+    double largestQuery = floatDocuments ? Headroom.largestStored(queries.dtype) : 0;
+    return () -> new VectorWorker(documents, qt, qScale, qMaxScale, qSlots, runLength, largestQuery);
   }
 
   private static final class VectorWorker implements Worker {
@@ -128,9 +142,12 @@ final class VectorKernel implements PairKernel {
     private int docTokens;
     /** A mapped bf16 document's tokens, copied here before they are widened. */
     private short[] staged = new short[0];
+    /** Against quantized queries, the largest value they stage (float documents' headroom), else 0. */
+    private final double largestQuery;
 
     VectorWorker(Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale, int[][] qSlots,
-        int runLength) {
+        int runLength, double largestQuery) {
+      this.largestQuery = largestQuery;
       this.documents = documents;
       this.qt = qt;
       this.qScale = qScale;
@@ -167,6 +184,18 @@ final class VectorKernel implements PairKernel {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16Segment);
       } else {
         docTokens = documents.gatherValid(j, buffer, bufferSlots);
+      }
+      if (largestQuery > 0) { // float tokens against stored query values: each its own headroom
+        float maxScale = 1f;
+        for (int t = 0; t < docTokens; t++) {
+          float divisor = Headroom.divisor(buffer, t * dim, dim, 1, largestQuery);
+          if (divisor != 1f) {
+            Headroom.divide(buffer, t * dim, dim, 1, divisor);
+          }
+          docScale[t] = divisor;
+          maxScale = Math.max(maxScale, divisor);
+        }
+        docMaxScale = maxScale;
       }
     }
 
