@@ -66,6 +66,9 @@ final class Inputs {
     }
     String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
     NdArray emb = safetensors ? SafeTensors.read(file, embName) : Npy.read(file);
+    if (embName == null && names.size() == 1) {
+      embName = names.get(0);
+    }
     List<Path> files = new ArrayList<>(List.of(file));
     int bits = a.intValue(o.bits(), 0, 1);
     DType dtype = TokenType.dtype(o, emb, bits);
@@ -85,7 +88,9 @@ final class Inputs {
       }
       maskPath = path;
     }
-    if (maskPath == null && safetensors && EMBEDDINGS.equals(embName) && names.contains(MASK)) {
+    // the companions "mask", "scales" and "offsets" go with whichever tensor holds the embeddings: read or refused,
+    // never ignored
+    if (maskPath == null && safetensors && names.contains(MASK) && !MASK.equals(embName)) {
       maskPath = path;
       maskTensor = MASK;
     }
@@ -118,7 +123,7 @@ final class Inputs {
 
   /**
    * The scales of quantized embeddings: from {@code o.scales()} FILE (and {@code o.scaleTensor()}), or the
-   * {@code scales} tensor beside {@code embeddings} in a .safetensors file; null when there are none.
+   * {@code scales} tensor beside the embeddings in a .safetensors file; null when there are none.
    */
   private static NdArray scales(Args a, Options o, String path, boolean safetensors, List<String> names,
       String embName, NdArray emb, DType dtype, List<Path> files) throws IOException {
@@ -136,7 +141,7 @@ final class Inputs {
           + " is for int8, float8_e4m3fn or packed-bit embeddings, but " + o.what() + " " + emb.source() + " holds "
           + emb.type() + "; expected quantized embeddings (I8, F8_E4M3, U8) or no scales");
     }
-    if (scalesPath == null && safetensors && EMBEDDINGS.equals(embName) && names.contains(SCALES)) {
+    if (scalesPath == null && safetensors && names.contains(SCALES) && !SCALES.equals(embName)) {
       if (!dtype.isQuantized()) {
         // scales beside float embeddings would be ignored: the file is not what it seems
         throw new IllegalArgumentException(o.what() + " " + path + " holds a 'scales' tensor, but its embeddings "
@@ -233,11 +238,7 @@ final class Inputs {
     if (mask == null) {
       return b;
     }
-    long[] expected = Arrays.copyOf(emb.shape(), rank - 1);
-    if (!Arrays.equals(mask.shape(), expected)) {
-      throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
-          + "; expected " + Arrays.toString(expected) + " to match embeddings " + emb.shapeString());
-    }
+    requirePaddedMask(what, emb, mask);
     boolean[] flags = flags(what, mask);
     int[] lengths = trailingLengths(flags, n, l);
     return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
@@ -303,11 +304,49 @@ final class Inputs {
     if (mask == null) {
       return b;
     }
+    requirePackedMask(what, emb, mask);
+    return b.withMask(flags(what, mask));
+  }
+
+  private static void requirePaddedMask(String what, NdArray emb, NdArray mask) {
+    long[] expected = Arrays.copyOf(emb.shape(), emb.rank() - 1);
+    if (!Arrays.equals(mask.shape(), expected)) {
+      throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
+          + "; expected " + Arrays.toString(expected) + " to match embeddings " + emb.shapeString());
+    }
+  }
+
+  private static void requirePackedMask(String what, NdArray emb, NdArray mask) {
+    long tokens = emb.shape()[0];
     if (mask.rank() != 1 || mask.shape()[0] != tokens) {
       throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
           + "; expected [" + tokens + "] (one flag per packed token of " + emb.source() + ")");
     }
-    return b.withMask(flags(what, mask));
+  }
+
+  /**
+   * Checks a mask and offsets found beside {@code emb} as score will read them (either may be null), so a tool
+   * that copies them (quantize) refuses what score would refuse: offsets only beside packed [T, d] embeddings and
+   * running from 0 to T, a bool/uint8 mask of one flag per token slot.
+   */
+  static void requireCompanions(String what, NdArray emb, NdArray mask, NdArray offsets) {
+    boolean packed = offsets != null;
+    if (packed) {
+      if (emb.rank() != 2) {
+        throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString() + " beside"
+            + " offsets " + offsets.source() + "; expected packed [T, d] embeddings beside offsets, or no offsets for"
+            + " padded [N, L, d]");
+      }
+      offsets(what, offsets, emb.shape()[0]);
+    }
+    if (mask != null) {
+      flags(what, mask);
+      if (packed) {
+        requirePackedMask(what, emb, mask);
+      } else {
+        requirePaddedMask(what, emb, mask);
+      }
+    }
   }
 
   /** Offsets as cu_seqlens: int32/int64 {@code [N+1]}, from 0, never decreasing, ending at T. */

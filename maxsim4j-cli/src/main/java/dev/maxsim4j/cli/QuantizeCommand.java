@@ -33,8 +33,8 @@ final class QuantizeCommand {
         time: int8 with scale absmax/127, fp8 (e4m3fn) with scale absmax/448, binary (1 bit per dimension,
         bit 1 = +1 for x >= 0, packed 8 per byte, most significant bit first) with scale mean |x|. Writes
         "embeddings" (I8, F8_E4M3, or U8 [.., ceil(d/8)]), "scales" F32 (one per token) and copies "mask"
-        and "offsets" if E holds them beside "embeddings"; score reads the result as is (binary: with
-        --docs-bits d / --queries-bits d).""";
+        and "offsets" if E holds them beside the tensor (checked as score reads them); score reads the result
+        as is (binary: with --docs-bits d / --queries-bits d).""";
 
   /** Tokens per quantize call: bounds the heap a slice takes while keeping calls few. */
   static final int SLICE_TOKENS = 16_384;
@@ -78,6 +78,14 @@ final class QuantizeCommand {
       throw new IllegalArgumentException("quantize: " + emb.source() + " has shape " + emb.shapeString()
           + "; expected a token dimension d >= 1 (the last axis)");
     }
+    // the mask and offsets beside the tensor are copied, so they are checked as score will read them, first
+    Map<String, NdArray> companions = new LinkedHashMap<>();
+    for (String name : List.of(Inputs.MASK, Inputs.OFFSETS)) {
+      if (names.contains(name) && !name.equals(tensor) && (tensor != null || names.size() > 1)) {
+        companions.put(name, SafeTensors.read(in, name));
+      }
+    }
+    Inputs.requireCompanions("quantize: --in", emb, companions.get(Inputs.MASK), companions.get(Inputs.OFFSETS));
     long tokens = emb.elements() / d;
     long[] tokenShape = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     long[] codeShape = emb.shape();
@@ -107,13 +115,9 @@ final class QuantizeCommand {
           codes));
       tensors.put(Inputs.SCALES, NdArray.ofSegment(Inputs.SCALES, NdArray.ElementType.F32, tokenShape, scales));
       String copied = "";
-      if (Inputs.EMBEDDINGS.equals(tensor)) {
-        for (String name : List.of(Inputs.MASK, Inputs.OFFSETS)) {
-          if (names.contains(name)) {
-            tensors.put(name, SafeTensors.read(in, name));
-            copied += ", " + name + " copied";
-          }
-        }
+      for (Map.Entry<String, NdArray> c : companions.entrySet()) {
+        tensors.put(c.getKey(), c.getValue());
+        copied += ", " + c.getKey() + " copied";
       }
       output.write(file -> SafeTensors.write(file, tensors));
       output.commit();

@@ -36,12 +36,14 @@ final class ScoreCommand {
         packed bits): packed bits need --docs-bits D / --queries-bits D (the last axis holds ceil(D/8) bytes,
         most significant bit first, bit 1 = +1, bit 0 = -1).
         Quantized tokens may have fp32 scales (value = scale x stored value; none = 1): [N, L] padded, [T]
-        packed, the tensor "scales" beside "embeddings" (as quantize writes it) or --docs-scale-tensor /
+        packed, the tensor "scales" beside the embeddings (as quantize writes it) or --docs-scale-tensor /
         --doc-scales. Layouts: padded [N, L, d], D may be [B, K, L, d]
         (candidates), or packed [T, d] with offsets [N+1] (int32/int64, like cu_seqlens; row i is tokens
         offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
-        file the tensor "offsets" beside the embeddings. Masks: bool/uint8 [N, L] (packed: [T]); a
-        --*-mask-tensor without --*-mask reads the mask from the embeddings' .safetensors file. A .safetensors
+        file the tensor "offsets" beside the embeddings. Masks: bool/uint8 [N, L] (packed: [T]); the tensor
+        "mask" beside the embeddings, or a --*-mask-tensor without --*-mask, reads the mask from the embeddings'
+        .safetensors file ("mask", "scales" and "offsets" beside them are always read, whatever the embeddings
+        tensor is called, or refused where they do not fit). A .safetensors
         file holding "embeddings" (+ "mask", "offsets"), as encode writes it, needs no tensor options.
         Writes float32 scores to --out; --top-k writes only the run file --out-run, lines
         query_index<TAB>doc_index<TAB>rank<TAB>score sorted by query then rank (rank from 1); with candidates

@@ -149,4 +149,46 @@ class QuantizeCommandTest {
       assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
     }
   }
+
+  /**
+   * The mask and offsets beside a tensor of any name are copied (a packed file keeps its documents), and checked
+   * as score reads them first: a mask of the wrong shape or type, offsets beside padded tokens or decreasing.
+   */
+  @Test
+  void theMaskAndOffsetsBesideAnyTensorAreCheckedAndCopied() throws IOException {
+    int d = 8;
+    float[] e = gaussians(rnd, 10 * d);
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("tokens", NdArray.ofFloats("e", new long[] {10, d}, e));
+    t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {3},
+        MemorySegment.ofArray(new long[] {0, 4, 10})));
+    SafeTensors.write(dir.resolve("p.safetensors"), t);
+    CliRun r = CliRun.of("quantize", "--in", p("p.safetensors"), "--tensor", "tokens", "--to", "int8", "--out",
+        p("pc.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("offsets copied"), r.out());
+    assertArrayEquals(new long[] {0, 4, 10}, SafeTensors.read(dir.resolve("pc.safetensors"), "offsets").integers());
+
+    Map<String, Map<String, NdArray>> bad = new LinkedHashMap<>();
+    bad.put("has shape [7, 7]; expected [3, 4]", Map.of("mask",
+        new NdArray("m", NdArray.ElementType.BOOL, new long[] {7, 7}, null, null, new boolean[49])));
+    bad.put("holds float32; expected bool or uint8", Map.of("mask", NdArray.ofFloats("m", new long[] {3, 4},
+        new float[12])));
+    bad.put("expected packed [T, d] embeddings beside offsets", Map.of("offsets", NdArray.ofSegment("o",
+        NdArray.ElementType.I64, new long[] {2}, MemorySegment.ofArray(new long[] {0, 3}))));
+    for (Map.Entry<String, Map<String, NdArray>> c : bad.entrySet()) {
+      Map<String, NdArray> file = new LinkedHashMap<>();
+      file.put("x", NdArray.ofFloats("e", new long[] {3, 4, d}, gaussians(rnd, 3 * 4 * d)));
+      file.putAll(c.getValue());
+      SafeTensors.write(dir.resolve("bad.safetensors"), file);
+      assertOneLineError(CliRun.of("quantize", "--in", p("bad.safetensors"), "--tensor", "x", "--to", "fp8",
+          "--out", p("b.safetensors")), 1, c.getKey());
+      assertFalse(Files.exists(dir.resolve("b.safetensors")), c.getKey());
+    }
+    t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {3},
+        MemorySegment.ofArray(new long[] {0, 5, 3})));
+    SafeTensors.write(dir.resolve("p.safetensors"), t);
+    assertOneLineError(CliRun.of("quantize", "--in", p("p.safetensors"), "--tensor", "tokens", "--to", "binary",
+        "--out", p("b.safetensors")), 1, "decrease at 2 (5 -> 3); expected non-decreasing offsets");
+  }
 }

@@ -63,9 +63,11 @@ class QuantizedScoreTest {
     return s;
   }
 
+  /** Also with the codes under another name than "embeddings": the scales and mask beside them are read all the same. */
   @Test
   void paddedDocumentsWithScalesAndAMaskScoreLikeTheLibrary() throws IOException {
     int n = 3;
+    for (String name : new String[] {"embeddings", "codes"}) {
     for (DType dtype : TYPES) {
       for (int d : DIMS) {
         int l = d == 3 ? 1 : 4;
@@ -76,7 +78,7 @@ class QuantizedScoreTest {
           mask[i] = i / l == 2 ? false : rnd.nextInt(3) != 0 || i % l == l - 1; // row 2: all masked
         }
         Map<String, NdArray> t = new LinkedHashMap<>();
-        t.put("embeddings", bytes("e", elementType(dtype), new long[] {n, l, dtype.bytesPerToken(d)}, c));
+        t.put(name, bytes("e", elementType(dtype), new long[] {n, l, dtype.bytesPerToken(d)}, c));
         t.put("scales", floats("s", new long[] {n, l}, s));
         t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {n, l}, null, null, mask));
         SafeTensors.write(dir.resolve("d.safetensors"), t);
@@ -84,6 +86,9 @@ class QuantizedScoreTest {
         Npy.writeFloats(dir.resolve("q.npy"), q, 2, 5, d);
         List<String> a = args("score", "--queries", p("q.npy"), "--docs", p("d.safetensors"), "--out", p("s.npy"));
         a.addAll(bits("--docs-bits", dtype, d));
+        if (!name.equals("embeddings")) {
+          a.addAll(List.of("--docs-tensor", name));
+        }
         CliRun r = run(a);
         assertEquals(0, r.status(), dtype + " d=" + d + ": " + r.err());
         TokenBatch qb = TokenBatch.ofFloats(q, 2, 5, d);
@@ -101,6 +106,7 @@ class QuantizedScoreTest {
           assertEquals(-1e9f, got[0][2], 0f, "an all-masked document");
         }
       }
+    }
     }
   }
 
