@@ -2,7 +2,6 @@ package dev.maxsim4j.bench;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
-import dev.maxsim4j.cli.UsageException;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
@@ -70,12 +69,4 @@ public final class Synthetic {
     return dtype == DType.FLOAT32 ? TokenBatch.ofFloats(v, n, l, d) : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
   }
 
-  public static DType parseDType(String s) {
-    return switch (s.toLowerCase(java.util.Locale.ROOT)) {
-      case "fp32", "float32", "f32" -> DType.FLOAT32;
-      case "fp16", "float16", "f16", "half" -> DType.FLOAT16;
-      case "bf16", "bfloat16" -> DType.BFLOAT16;
-      default -> throw new UsageException("dtype '" + s + "' is unknown; expected fp32, fp16 or bf16");
-    };
-  }
 }

@@ -51,6 +51,8 @@ class CpuBenchTest {
     assertTrue(BenchRun.of("cpu", "--dtype", "int4").refusedWith("cpu: --dtype 'int4' is unknown; expected fp32"));
     assertTrue(BenchRun.of("cpu", "--query-dtype", "binary-sym")
         .refusedWith("cpu: --query-dtype 'binary-sym' is unknown"));
+    assertTrue(BenchRun.of("cpu", "--dtype", "BINARY-SYM", "--query-dtype", "int8")
+        .refusedWith("cpu: --dtype BINARY-SYM times 1-bit queries, but --query-dtype is int8"));
   }
 
   @Test

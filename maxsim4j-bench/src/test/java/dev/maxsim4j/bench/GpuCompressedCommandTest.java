@@ -12,8 +12,18 @@ class GpuCompressedCommandTest {
     assertTrue(BenchRun.of("gpu", "--query-dtype", "fp8").refusedWith(
         "gpu: --query-dtype goes with a compressed --dtype (int8, fp8, binary, binary-sym); saw --dtype bf16"));
     assertTrue(BenchRun.of("gpu", "--dtype", "int8", "--query-dtype", "binary-sym").refusedWith(
-        "gpu: --query-dtype binary-sym is unknown; expected fp32, fp16, bf16, int8, fp8 or binary"));
-    assertTrue(BenchRun.of("gpu", "--dtype", "int4").refusedWith("dtype 'int4' is unknown"));
+        "gpu: --query-dtype 'binary-sym' is unknown; expected fp32, fp16, bf16, int8, fp8 or binary"));
+    assertTrue(BenchRun.of("gpu", "--dtype", "int4").refusedWith(
+        "gpu: --dtype 'int4' is unknown; expected fp32, fp16, bf16, int8, fp8, binary or binary-sym"));
+    assertTrue(BenchRun.of("gpu", "--dtype", "binary-sym", "--query-dtype", "int8").refusedWith(
+        "gpu: --dtype binary-sym times 1-bit queries, but --query-dtype is int8"));
+    assertTrue(BenchRun.of("gpu-fde", "--dtype", "int8").refusedWith(
+        "gpu-fde: --dtype 'int8' is unknown; expected fp32, fp16 or bf16"));
+    // the names of every bench command are one table: case and aliases as the CPU bench takes them
+    for (String name : new String[] {"INT8", "i8", "e4m3", "Binary-Sym"}) {
+      BenchRun b = BenchRun.of("gpu", "--dtype", name);
+      assertTrue(!b.err().contains("is unknown"), name + ": " + b.err());
+    }
   }
 
   @Test

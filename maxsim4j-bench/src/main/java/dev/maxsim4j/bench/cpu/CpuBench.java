@@ -3,6 +3,7 @@ package dev.maxsim4j.bench.cpu;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.bench.BenchTypes;
 import dev.maxsim4j.bench.Shapes;
 import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.bench.Timing;
@@ -81,8 +82,15 @@ public final class CpuBench {
       shapes = DEFAULT_SHAPES;
     }
     String docName = a.getOr("--dtype", "fp32");
-    DType docType = parseType("--dtype", docName.equals("binary-sym") ? "binary" : docName);
-    DType queryType = parseType("--query-dtype", a.getOr("--query-dtype", docName.equals("binary-sym") ? "binary" : "fp32"));
+    boolean symmetric = BenchTypes.isSymmetric(docName);
+    DType docType = symmetric ? DType.BINARY : BenchTypes.parse("cpu", "--dtype", docName, BenchTypes.ALL, true);
+    String queryName = a.get("--query-dtype");
+    DType queryType = queryName == null ? (symmetric ? DType.BINARY : DType.FLOAT32)
+        : BenchTypes.parse("cpu", "--query-dtype", queryName, BenchTypes.ALL, false);
+    if (symmetric && queryType != DType.BINARY) {
+      throw new UsageException("cpu: --dtype " + docName + " times 1-bit queries, but --query-dtype is " + queryName
+          + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
+    }
     int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
     int iterations = a.intValue("--iterations", 0, 1);
     int rounds = a.intValue("--rounds", 3, 1);
@@ -146,19 +154,6 @@ public final class CpuBench {
       case FLOAT32 -> fp32;
       case FLOAT16, BFLOAT16 -> Synthetic.store(type, fp32.toFloatArray(), fp32.size(), fp32.maxLength(), fp32.dim());
       default -> fp32.quantize(type);
-    };
-  }
-
-  static DType parseType(String option, String s) {
-    return switch (s.toLowerCase(Locale.ROOT)) {
-      case "fp32", "float32", "f32" -> DType.FLOAT32;
-      case "fp16", "float16", "f16", "half" -> DType.FLOAT16;
-      case "bf16", "bfloat16" -> DType.BFLOAT16;
-      case "int8", "i8" -> DType.INT8;
-      case "fp8", "e4m3", "float8_e4m3" -> DType.FLOAT8_E4M3;
-      case "binary", "bit", "1bit" -> DType.BINARY;
-      default -> throw new UsageException("cpu: " + option + " '" + s + "' is unknown; expected fp32, fp16, bf16, "
-          + "int8, fp8, binary" + (option.equals("--dtype") ? " or binary-sym" : ""));
     };
   }
 

@@ -1,8 +1,8 @@
 package dev.maxsim4j.bench.gpu;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.bench.BenchTypes;
 import dev.maxsim4j.bench.Shapes;
-import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
@@ -39,15 +39,21 @@ public final class GpuCommand {
         Set.of("--dtype", "--query-dtype", "--threads", "--json", "--compare"), Set.of("--train"));
     shapes.forEach(s -> Shapes.parse("gpu", s));
     String dtypeName = a.getOr("--dtype", "bf16");
-    DType compressed = compressedType(dtypeName);
+    boolean symmetric = BenchTypes.isSymmetric(dtypeName);
+    DType dtype = symmetric ? DType.BINARY : BenchTypes.parse("gpu", "--dtype", dtypeName, BenchTypes.ALL, true);
+    DType compressed = dtype.isQuantized() ? dtype : null;
     String queryName = a.get("--query-dtype");
     if (compressed == null && queryName != null) {
       throw new UsageException("gpu: --query-dtype goes with a compressed --dtype (int8, fp8, binary, binary-sym); "
           + "saw --dtype " + dtypeName);
     }
-    DType dtype = compressed != null ? compressed : Synthetic.parseDType(dtypeName);
-    DType queryType = compressed == null ? dtype : queryName != null ? queryType(queryName)
-        : dtypeName.equals("binary-sym") ? DType.BINARY : DType.BFLOAT16;
+    DType queryType = compressed == null ? dtype
+        : queryName != null ? BenchTypes.parse("gpu", "--query-dtype", queryName, BenchTypes.ALL, false)
+        : symmetric ? DType.BINARY : DType.BFLOAT16;
+    if (symmetric && queryType != DType.BINARY) {
+      throw new UsageException("gpu: --dtype " + dtypeName + " times 1-bit queries, but --query-dtype is "
+          + queryName + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
+    }
     if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
       throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
     }
@@ -69,22 +75,4 @@ public final class GpuCommand {
         : GpuBench.run(shapes, dtype, threads, a.get("--json"), a.get("--compare"), out);
   }
 
-  /** The document type of a compressed --dtype, or null for the float types. */
-  static DType compressedType(String name) {
-    return switch (name) {
-      case "int8" -> DType.INT8;
-      case "fp8" -> DType.FLOAT8_E4M3;
-      case "binary", "binary-sym" -> DType.BINARY;
-      default -> null;
-    };
-  }
-
-  private static DType queryType(String name) {
-    DType t = compressedType(name);
-    if (name.equals("binary-sym")) {
-      throw new UsageException("gpu: --query-dtype binary-sym is unknown; expected fp32, fp16, bf16, int8, fp8 or "
-          + "binary");
-    }
-    return t != null ? t : Synthetic.parseDType(name);
-  }
 }

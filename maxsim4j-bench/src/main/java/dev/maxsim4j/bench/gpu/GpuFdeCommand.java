@@ -4,6 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.bench.BenchTypes;
 import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.bench.Timing;
 import dev.maxsim4j.cli.Args;
@@ -40,7 +41,7 @@ public final class GpuFdeCommand {
     int cpuRows = a.intValue("--cpu-rows", 1000, 1);
     int repeat = a.intValue("--repeat", 3, 1);
     long seed = a.intValue("--seed", 1, 0);
-    DType dtype = Synthetic.parseDType(a.getOr("--dtype", "fp32"));
+    DType dtype = BenchTypes.parse("gpu-fde", "--dtype", a.getOr("--dtype", "fp32"), BenchTypes.FLOATS, false);
     List<Named> encoders = new ArrayList<>();
     for (String spec : a.getOr("--fde", "5:20:8,3:8:16").split(",")) {
       encoders.add(new Named(spec.strip(), encoder(spec.strip(), dim)));
