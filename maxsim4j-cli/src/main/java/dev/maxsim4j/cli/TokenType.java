@@ -52,6 +52,10 @@ record TokenType(DType dtype, int dim, float[] scales) {
     if (dtype == DType.BINARY && emb.rank() >= 1) {
       long width = emb.shape()[emb.rank() - 1];
       long needed = (bits + 7L) / 8;
+      if (width == 0) { // no byte a token holds no bit: no --docs-bits fits
+        throw new IllegalArgumentException(o.what() + " " + emb.source() + " has shape " + emb.shapeString()
+            + ": 0 bytes per token; expected ceil(" + bits + "/8) = " + needed + " bytes of packed bits per token");
+      }
       if (width != needed) {
         throw new UsageException("score: " + o.bits() + " " + bits + " packs into " + needed + " bytes per token,"
             + " but " + o.what() + " " + emb.source() + " has shape " + emb.shapeString() + " (" + width
