@@ -66,7 +66,10 @@ public sealed interface Loss {
    */
   void check(int rows, int columns);
 
-  /** {@link #evaluate} on a row-major score array of a {@link #check checked} shape. */
+  /**
+   * {@link #evaluate} on a row-major score array of {@code rows x columns} (checked as {@link #check} does; the
+   * input is not modified).
+   */
   Value evaluateFlat(float[] scores, int rows, int columns);
 
   /** A loss value and its gradient with respect to the scores, row-major like the scores. */
@@ -109,18 +112,25 @@ public sealed interface Loss {
       }
     }
 
+    /** Row i's positive column. */
+    @Override
+    public int[] positives() {
+      return positives == null ? null : positives.clone();
+    }
+
     @Override
     public Value evaluateFlat(float[] s, int rows, int columns) {
+      checkFlat(this, s, rows, columns);
       float[] d = new float[s.length];
       double total = 0;
       double scale = 1.0 / temperature;
       for (int i = 0; i < rows; i++) {
         int off = i * columns;
         int pos = positives == null ? i : positives[i];
-        double lse = logSumExp(s, off, columns, scale);
-        total += lse - s[off + pos] * scale;
+        LogSoftmax row = new LogSoftmax(s, off, columns, scale);
+        total -= row.of(s[off + pos]);
         for (int j = 0; j < columns; j++) {
-          double p = Math.exp(s[off + j] * scale - lse);
+          double p = Math.exp(row.of(s[off + j]));
           d[off + j] = (float) ((p - (j == pos ? 1 : 0)) * scale / rows);
         }
       }
@@ -166,6 +176,16 @@ public sealed interface Loss {
       }
     }
 
+    /** The teacher's scores (a copy). */
+    @Override
+    public float[][] teacherScores() {
+      float[][] copy = new float[teacherScores.length][];
+      for (int i = 0; i < copy.length; i++) {
+        copy[i] = teacherScores[i].clone();
+      }
+      return copy;
+    }
+
     /** Teacher scores row-major. */
     public float[] teacherFlat() {
       int columns = teacherScores.length == 0 ? 0 : teacherScores[0].length;
@@ -178,17 +198,18 @@ public sealed interface Loss {
 
     @Override
     public Value evaluateFlat(float[] s, int rows, int columns) {
+      checkFlat(this, s, rows, columns);
       float[] d = new float[s.length];
       double total = 0;
       double scale = 1.0 / temperature;
       float[] t = teacherFlat();
       for (int i = 0; i < rows; i++) {
         int off = i * columns;
-        double lseS = logSumExp(s, off, columns, scale);
-        double lseT = logSumExp(t, off, columns, scale);
+        LogSoftmax student = new LogSoftmax(s, off, columns, scale);
+        LogSoftmax teacher = new LogSoftmax(t, off, columns, scale);
         for (int j = 0; j < columns; j++) {
-          double logPt = t[off + j] * scale - lseT;
-          double logPs = s[off + j] * scale - lseS;
+          double logPt = teacher.of(t[off + j]);
+          double logPs = student.of(s[off + j]);
           double pt = Math.exp(logPt);
           if (pt > 0) { // 0 log 0 = 0: a teacher score of -Infinity is probability 0
             total += pt * (logPt - logPs);
@@ -204,6 +225,18 @@ public sealed interface Loss {
   record MarginMse(float[] teacherMargins) implements Loss {
     public MarginMse {
       Arguments.nonNull(teacherMargins, "teacherMargins");
+      for (int i = 0; i < teacherMargins.length; i++) {
+        if (!Float.isFinite(teacherMargins[i])) {
+          throw new IllegalArgumentException("teacherMargins[" + i + "] = " + teacherMargins[i]
+              + "; expected a finite margin");
+        }
+      }
+    }
+
+    /** The teacher's margins (a copy). */
+    @Override
+    public float[] teacherMargins() {
+      return teacherMargins.clone();
     }
 
     @Override
@@ -221,6 +254,7 @@ public sealed interface Loss {
 
     @Override
     public Value evaluateFlat(float[] s, int rows, int columns) {
+      checkFlat(this, s, rows, columns);
       float[] d = new float[s.length];
       double total = 0;
       for (int i = 0; i < rows; i++) {
@@ -241,26 +275,20 @@ public sealed interface Loss {
     }
   }
 
+  /** The gradient scales with 1 / T, so T below 1 / Float.MAX_VALUE would overflow every fp32 gradient. */
   private static void checkTemperature(float temperature) {
-    if (!(temperature > 0) || Float.isInfinite(temperature)) {
-      throw new IllegalArgumentException("temperature = " + temperature + "; expected a finite value > 0");
+    if (!(temperature >= 1 / Float.MAX_VALUE) || Float.isInfinite(temperature)) {
+      throw new IllegalArgumentException("temperature = " + temperature + "; expected a finite value >= "
+          + 1 / Float.MAX_VALUE + " (1 / the largest float: the gradient scales with 1 / T)");
     }
   }
 
-  /** log(sum_j exp(x_j * scale)) over one row, stably; NaN in the row gives NaN. */
-  private static double logSumExp(float[] x, int off, int n, double scale) {
-    double m = Double.NEGATIVE_INFINITY;
-    for (int j = 0; j < n; j++) {
-      double v = x[off + j] * scale;
-      m = Double.isNaN(v) ? v : Math.max(m, v);
+  private static void checkFlat(Loss loss, float[] scores, int rows, int columns) {
+    Arguments.nonNull(scores, "scores");
+    loss.check(rows, columns);
+    if (scores.length != (long) rows * columns) {
+      throw new IllegalArgumentException("scores has length " + scores.length + "; expected rows x columns = "
+          + rows + " x " + columns);
     }
-    if (Double.isNaN(m) || Double.isInfinite(m)) {
-      return m;
-    }
-    double sum = 0;
-    for (int j = 0; j < n; j++) {
-      sum += Math.exp(x[off + j] * scale - m);
-    }
-    return m + Math.log(sum);
   }
 }

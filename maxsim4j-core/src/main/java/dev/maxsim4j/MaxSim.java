@@ -497,15 +497,22 @@ public final class MaxSim implements AutoCloseable {
    * MemorySegment needs its memory still open (else the JDK's bare "Already closed" would name neither).
    */
   private static void checkRows(String name, Tokens t) {
+    requireOpenMemory(name, t);
+    long staged = ((long) t.maxRowLength + 64) * t.dim;
+    if (t.maxRowLength > 0 && staged > Arguments.MAX_ARRAY) {
+      throw new IllegalArgumentException("the longest row of " + name + " holds tokens x d = " + t.maxRowLength
+          + " x " + t.dim + " = " + (long) t.maxRowLength * t.dim + " elements, but scoring stages a row, padded by"
+          + " up to 64 tokens, in one Java array: (" + t.maxRowLength + " + 64) x " + t.dim + " = " + staged
+          + " elements, at most " + Arguments.MAX_ARRAY + "; split such rows into several shorter ones"
+          + (65L * t.dim > Arguments.MAX_ARRAY ? ", or use fewer dimensions" : ""));
+    }
+  }
+
+  /** A batch over a MemorySegment needs its memory still open: else the JDK's bare "Already closed". */
+  static void requireOpenMemory(String name, Tokens t) {
     if (t.segment != null && !t.segment.scope().isAlive()) {
       throw new IllegalStateException(name + " read their tokens from a MemorySegment whose arena was closed after"
           + " the batch was made; expected that memory to stay open while the batch is used");
-    }
-    if (((long) t.maxRowLength + 64) * t.dim > Arguments.MAX_ARRAY) {
-      throw new IllegalArgumentException("the longest row of " + name + " holds tokens x d = " + t.maxRowLength
-          + " x " + t.dim + " = " + (long) t.maxRowLength * t.dim + " elements, but scoring stages a row in one Java"
-          + " array (at most " + Arguments.MAX_ARRAY + " elements, with some padding); split such rows into several"
-          + " shorter ones");
     }
   }
 }

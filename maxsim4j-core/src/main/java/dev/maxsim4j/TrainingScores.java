@@ -89,6 +89,8 @@ public final class TrainingScores {
       throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected " + scores.length
           + " (" + rows + " x " + columns + ")");
     }
+    MaxSim.requireOpenMemory("queries", queries.tokens());
+    MaxSim.requireOpenMemory("documents", documents.tokens());
     Backend.Gradients g = owner.call(b -> b.backward(problem, argmax, dScores, owner.deterministicBackward()));
     return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
   }

@@ -228,4 +228,63 @@ class GradientTest {
     }
     assertTrue(refQ.length > 0);
   }
+
+  /**
+   * A NaN in a valid document token: the score is NaN and the max's gradient goes to the first NaN slot on every
+   * backend (the reference keeps the first NaN it meets), short query and one of many lanes, scaled or not.
+   */
+  @ParameterizedTest
+  @MethodSource("backends")
+  void aNanWinsAtItsFirstSlot(String backend) {
+    try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
+      for (int lq : new int[] {2, 40}) {
+        float[] qv = new float[lq];
+        java.util.Arrays.fill(qv, 1f);
+        TokenBatch q = TokenBatch.ofFloats(qv, 1, lq, 1);
+        TokenBatch d = TokenBatch.ofFloats(new float[] {0f, Float.NaN, 2f, Float.NaN}, 1, 4, 1);
+        TrainingScores ts = m.scoresForTraining(q, d);
+        assertTrue(Float.isNaN(ts.scores()[0]), backend + " Lq=" + lq);
+        for (int s = 0; s < lq; s++) {
+          assertEquals(1, ts.argmax(0, s), backend + " Lq=" + lq + " query token " + s);
+        }
+        float[] dD = ts.backward(new float[] {1f}).documents().toFloatArray();
+        assertEquals(0f, dD[0], 0f, backend);
+        assertEquals(lq, dD[1], 0f, backend + ": every query token's gradient on the first NaN");
+        assertEquals(0f, dD[2], 0f, backend);
+      }
+    }
+  }
+
+  /** The memory of a batch closed between the forward and backward: a message that names it, not the JDK's. */
+  @org.junit.jupiter.api.Test
+  void backwardAfterTheBatchsMemoryClosedSaysSo() {
+    try (MaxSim m = MaxSim.builder().backend("vector").threads(1).build()) {
+      java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+      java.lang.foreign.MemorySegment s = arena.allocate(4L * 8);
+      TokenBatch d = TokenBatch.fromMemorySegment(s, DType.FLOAT32, 1, 2, 4);
+      TrainingScores ts = m.scoresForTraining(TokenBatch.ofFloats(new float[] {1, 2, 3, 4}, 1, 1, 4), d);
+      arena.close();
+      IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+          () -> ts.backward(new float[] {1f}));
+      assertTrue(e.getMessage().startsWith("documents read their tokens from a MemorySegment whose arena was closed"),
+          e.getMessage());
+    }
+  }
+
+  /** A document of more than 2^24 valid tokens: the winner's slot is past what an fp32 lane holds exactly. */
+  @ParameterizedTest
+  @MethodSource("backends")
+  void aWinnerPast2To24TokensKeepsItsSlot(String backend) {
+    int n = (1 << 24) + 3;
+    float[] doc = new float[n];
+    doc[n - 2] = 2f;
+    doc[5] = 1f;
+    try (MaxSim m = MaxSim.builder().backend(backend).threads(2).build()) {
+      TrainingScores ts = m.scoresForTraining(TokenBatch.ofFloats(new float[] {1f, -1f}, 1, 2, 1),
+          TokenBatch.ofFloats(doc, 1, n, 1));
+      assertEquals(2f + 0f, ts.scores()[0], 0f, backend);
+      assertEquals(n - 2, ts.argmax(0, 0), backend);
+      assertEquals(0, ts.argmax(0, 1), backend + ": -x is largest (0) first at slot 0");
+    }
+  }
 }

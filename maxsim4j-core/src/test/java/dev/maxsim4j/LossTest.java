@@ -157,6 +157,34 @@ class LossTest {
     }
   }
 
+  /** Edge arguments: a tiny temperature keeps the log-sum; the values a loss holds cannot change after it is made. */
+  @Test
+  void tinyTemperaturesNonFiniteMarginsAndCopies() {
+    for (float t : new float[] {1e-20f, 1e-38f}) {
+      Loss.Value v = Loss.contrastive(new int[] {0}, t).evaluate(new float[][] {{1f, 1f}});
+      assertEquals(Math.log(2), v.loss(), 1e-12, "two tied candidates at T = " + t);
+      assertEquals(-0.5 / t, v.dScores()[0], 1e-6 * 0.5 / t, "T = " + t);
+      assertEquals(0.5 / t, v.dScores()[1], 1e-6 * 0.5 / t, "T = " + t);
+      Loss.Value kl = Loss.klDistillation(new float[][] {{1f, 1f}}, t).evaluate(new float[][] {{1f, 1f}});
+      assertEquals(0, kl.loss(), 1e-12, "equal distributions at T = " + t);
+    }
+    assertMessage(() -> Loss.contrastive(Float.MIN_VALUE), "expected a finite value >= ");
+    assertMessage(() -> Loss.klDistillation(new float[][] {{1f}}, 1e-39f), "the gradient scales with 1 / T");
+    assertMessage(() -> Loss.marginMse(new float[] {1f, Float.NaN}), "teacherMargins[1] = NaN");
+    assertMessage(() -> Loss.marginMse(new float[] {Float.POSITIVE_INFINITY}), "teacherMargins[0] = Infinity");
+    Loss.KlDistillation kl = (Loss.KlDistillation) Loss.klDistillation(new float[][] {{1f, 2f}}, 1f);
+    kl.teacherScores()[0][0] = Float.NaN;
+    assertEquals(1f, kl.teacherScores()[0][0], 0f, "the teacher's scores are a copy");
+    Loss.MarginMse mse = (Loss.MarginMse) Loss.marginMse(new float[] {1f});
+    mse.teacherMargins()[0] = Float.NaN;
+    assertEquals(1f, mse.teacherMargins()[0], 0f);
+    Loss.Contrastive c = (Loss.Contrastive) Loss.contrastive(new int[] {0}, 1f);
+    c.positives()[0] = 5;
+    assertEquals(0, c.positives()[0]);
+    assertMessage(() -> Loss.contrastive(1f).evaluateFlat(new float[1], 5, 5), "scores has length 1; expected");
+    assertMessage(() -> Loss.contrastive(1f).evaluateFlat(new float[6], 3, 2), "columns >= rows");
+  }
+
   private static void assertMessage(Runnable call, String part) {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call::run);
     assertTrue(e.getMessage().contains(part), e.getMessage() + " should mention " + part);

@@ -55,6 +55,8 @@ final class VectorKernel implements PairKernel {
   private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, S.vectorShape());
   private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(V * 16));
   static final int TILE = 128;
+  /** Positions the fp32 lanes of the argmax hold exactly: longer documents, tracked, take a plain loop. */
+  static final int EXACT_POSITIONS = 1 << 24;
 
   @Override
   public String name() {
@@ -240,6 +242,9 @@ final class VectorKernel implements PairKernel {
       boolean track = argmax != null;
       LaneMaxima.reset(runMax, runArg, pad, track);
       float[] qs = qScale == null ? null : qScale[query];
+      if (track && docTokens > EXACT_POSITIONS) {
+        return scoreLongDocument(q, qs, pad, valid, slots, argmax, offset);
+      }
       if (qs != null && (double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
         scoreOverflowingScales(q, qs, pad, valid);
       } else {
@@ -273,7 +278,58 @@ final class VectorKernel implements PairKernel {
           }
         }
       }
+      if (track) {
+        // the blocks' winners move on strictly greater values, which NaN never is: a lane whose max is NaN wins
+        // at its first NaN, as on every backend
+        for (int j = 0; j < valid; j++) {
+          if (Float.isNaN(runMax[j])) {
+            runArg[j] = firstNaN(q, qs, pad, j);
+          }
+        }
+      }
       return LaneMaxima.finish(runMax, runArg, valid, slots, bufferSlots, argmax, offset);
+    }
+
+    /** Lane j's value against staged token t, as the blocks compute it (the dot product, times the scales). */
+    private float value(float[] q, float[] qs, int pad, int j, int t) {
+      float dot = 0;
+      for (int k = 0; k < dim; k++) {
+        dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
+      }
+      return qs == null || dot == 0 ? dot : dot * (qs[j] * docScale[t]);
+    }
+
+    /** The first staged token whose value for lane j is NaN (the lane's max is NaN, so there is one). */
+    private int firstNaN(float[] q, float[] qs, int pad, int j) {
+      for (int t = 0; t < docTokens; t++) {
+        if (Float.isNaN(value(q, qs, pad, j, t))) {
+          return t;
+        }
+      }
+      return 0;
+    }
+
+    /**
+     * A tracked score over a document of more than {@link #EXACT_POSITIONS} valid tokens: lane by lane in a plain
+     * loop with int positions (the same values, max, NaN and tie rules as the blocks; such documents are rare).
+     */
+    private float scoreLongDocument(float[] q, float[] qs, int pad, int valid, int[] slots, int[] argmax,
+        int offset) {
+      double sum = 0;
+      for (int j = 0; j < valid; j++) {
+        float max = Float.NEGATIVE_INFINITY;
+        int arg = 0;
+        for (int t = 0; t < docTokens; t++) {
+          float x = value(q, qs, pad, j, t);
+          if (x > max || (Float.isNaN(x) && !Float.isNaN(max))) {
+            max = x;
+            arg = t;
+          }
+        }
+        sum += max;
+        argmax[offset + slots[j]] = bufferSlots[arg];
+      }
+      return (float) sum;
     }
 
     /** Running max of query lanes [block, block + 2V) over document tokens [from, to), 6 tokens a step. */
