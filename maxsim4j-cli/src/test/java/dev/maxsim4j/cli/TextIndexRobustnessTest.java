@@ -116,6 +116,46 @@ class TextIndexRobustnessTest {
     assertTrue(missing.err().contains("is missing); rebuilding it"), missing.err());
   }
 
+  /**
+   * Bytes flipped inside the Lucene index's files, where opening it checks nothing (its headers and footers
+   * intact): the checksums are verified before the index is reused, so it is rebuilt with a warning rather than
+   * scoring damaged token values.
+   */
+  @Test
+  void aLuceneIndexDamagedInsideItsFilesIsRebuilt() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands while they sleep", "b.txt", "the moon pulls the tides");
+    assertEquals(0, index(folder).status());
+    CliRun clean = CliRun.of("search", "--dir", folder.toString(), "--query", "ocean tides", "--rerank", "lucene");
+    assertEquals(0, clean.status(), clean.err());
+    Path lucene = folder.resolve(".maxsim4j/lucene");
+    try (Stream<Path> files = Files.list(lucene)) {
+      for (Path f : files.filter(f -> !f.getFileName().toString().startsWith("segments")
+          && !f.getFileName().toString().equals("write.lock")).toList()) {
+        byte[] b = Files.readAllBytes(f);
+        for (int i = b.length / 3; i < 2 * b.length / 3; i += 3) {
+          b[i] ^= 0x40;
+        }
+        Files.write(f, b);
+      }
+    }
+    CliRun damaged = CliRun.of("search", "--dir", folder.toString(), "--query", "ocean tides", "--rerank", "lucene");
+    assertEquals(0, damaged.status(), damaged.err());
+    assertTrue(damaged.err().contains("cannot be used") && damaged.err().contains("rebuilding it"), damaged.err());
+    assertEquals(clean.out().lines().filter(l -> l.contains(".txt:")).toList(),
+        damaged.out().lines().filter(l -> l.contains(".txt:")).toList(), "the same hits as the clean index");
+    // more candidates than passages, up to the largest the option takes
+    CliRun all = CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--candidates", "2147483647");
+    assertEquals(0, all.status(), all.err());
+    // a queries file with a line that is not UTF-8: skipped with a warning, the others answered
+    Path queries = dir.resolve("q.txt");
+    Files.write(queries, new byte[] {'o', 't', 't', 'e', 'r', 's', '\n', (byte) 0xff, (byte) 0xfe, '\n', 'm', 'o',
+        'o', 'n', '\n'});
+    CliRun q = CliRun.of("search", "--dir", folder.toString(), "--queries", queries.toString());
+    assertEquals(0, q.status(), q.err());
+    assertTrue(q.err().contains("skipped line 2 of"), q.err());
+    assertTrue(q.out().contains("2 queries"), q.out());
+  }
+
   @Test
   void anIndexThatCannotBeWrittenFailsIndexButNotSearch() throws IOException {
     Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");

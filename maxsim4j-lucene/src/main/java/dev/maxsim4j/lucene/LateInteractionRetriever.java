@@ -93,6 +93,7 @@ public final class LateInteractionRetriever {
       throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
           + encoder.dimension() + ", this retriever's encoder's");
     }
+    requireInnerProductRange("the document's encoding", encoding);
     // the tokens are not encoded here, so their shape is checked here: a token of another d would be indexed
     // and only fail the searches that rerank its document
     if (tokens == null || tokens.length == 0) {
@@ -124,8 +125,11 @@ public final class LateInteractionRetriever {
     Objects.requireNonNull(searcher, "searcher");
     checkCounts(candidates, k);
     float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
-    TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, candidates), candidates);
-    TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(lexical, candidates));
+    requireInnerProductRange("queryTokens' encoding", encoding);
+    // more candidates than documents would only size Lucene's queues past them (and past what it allows)
+    int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
+    TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, n), n);
+    TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(lexical, n));
     return rerank(searcher, queryTokens, firstPass, k);
   }
 
@@ -154,6 +158,22 @@ public final class LateInteractionRetriever {
     }
     ScoreDoc[] hits = byDoc.values().toArray(new ScoreDoc[0]);
     return new TopDocs(new TotalHits(hits.length, TotalHits.Relation.EQUAL_TO), hits);
+  }
+
+  /**
+   * An encoding whose norm passes sqrt(Float.MAX_VALUE) could meet another in an fp32 inner product that
+   * overflows, which HNSW would drop or refuse: tokens that large are refused up front, naming them.
+   */
+  private static void requireInnerProductRange(String what, float[] encoding) {
+    double squares = 0;
+    for (float v : encoding) {
+      squares += (double) v * v;
+    }
+    if (!(squares <= Float.MAX_VALUE)) {
+      throw new IllegalArgumentException(what + " has norm " + Math.sqrt(squares) + " (its token values are too"
+          + " large or not finite); expected at most " + Math.sqrt(Float.MAX_VALUE)
+          + ", so that inner products of encodings stay inside fp32");
+    }
   }
 
   private static void checkCounts(int candidates, int k) {

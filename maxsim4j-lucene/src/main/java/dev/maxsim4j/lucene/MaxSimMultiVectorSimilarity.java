@@ -38,6 +38,9 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
     if (docVector.length == 0) {
       return Float.MIN_VALUE;
     }
+    if (queryVector.length == 0) {
+      return 0f; // a query with no token scores 0
+    }
     TokenBatch q = TokenBatch.of(new float[][][] {queryVector});
     TokenBatch d = TokenBatch.of(new float[][][] {docVector});
     if (q.dim() != d.dim()) {

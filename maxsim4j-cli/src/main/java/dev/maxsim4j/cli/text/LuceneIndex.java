@@ -205,8 +205,18 @@ public final class LuceneIndex implements Closeable {
     boolean rebuild = create || !DirectoryReader.indexExists(d)
         || !SegmentInfos.readLatestCommit(d).getUserData().equals(data);
     if (!rebuild) {
-      // an index already in line is only read: no writer, no lock, so a read-only folder serves as well
+      // an index already in line is only read: no writer, no lock, so a read-only folder serves as well; its
+      // files' checksums are verified first (opening checks only headers and footers, and a flipped byte in the
+      // token doc values would otherwise score), as the tokens file's are
       DirectoryReader current = DirectoryReader.open(d);
+      try {
+        for (LeafReaderContext leaf : current.leaves()) {
+          leaf.reader().checkIntegrity();
+        }
+      } catch (IOException | RuntimeException e) {
+        current.close();
+        throw e;
+      }
       Set<String> wanted = new HashSet<>();
       index.entries().stream().filter(e -> !e.passages().isEmpty()).forEach(e -> wanted.add(version(e)));
       if (liveVersions(current).equals(wanted)) {
@@ -361,7 +371,9 @@ public final class LuceneIndex implements Closeable {
 
   private static TopDocs nearest(IndexSearcher searcher, TokenBatch query, int candidates) throws IOException {
     float[] encoding = ENCODER.encodeQueries(query)[0];
-    return searcher.search(new KnnFloatVectorQuery(FDE, encoding, candidates), candidates);
+    // more candidates than passages would only size Lucene's queues past them (and past what it allows)
+    int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
+    return searcher.search(new KnnFloatVectorQuery(FDE, encoding, n), n);
   }
 
   private static List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {

@@ -50,7 +50,8 @@ public final class SearchCommand {
         "--candidates", "--rerank"), Set.of("--verbose", "--exact"));
     Store store = Store.parse("search", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
-    List<String> queries = queries(a);
+    Warnings warnings = new Warnings(err);
+    List<String> queries = queries(a, warnings);
     int k = a.intValue("--k", 5, 1);
     boolean exact = a.has("--exact");
     if (exact && a.get("--candidates") != null) {
@@ -64,7 +65,6 @@ public final class SearchCommand {
     if (exact && a.get("--rerank") != null) {
       throw new UsageException("search: --rerank has no effect with --exact (every passage is scored)");
     }
-    Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store);
@@ -110,8 +110,8 @@ public final class SearchCommand {
     return 0;
   }
 
-  /** The queries: --query TEXT, or the lines of --queries FILE. */
-  private static List<String> queries(Args a) throws IOException {
+  /** The queries: --query TEXT, or the lines of --queries FILE (lines that are not UTF-8 skipped with a warning). */
+  private static List<String> queries(Args a, Warnings warnings) throws IOException {
     String query = a.get("--query");
     String file = a.get("--queries");
     if ((query == null) == (file == null)) {
@@ -124,10 +124,10 @@ public final class SearchCommand {
       return List.of(query);
     }
     Path path = Path.of(file);
-    if (!Files.isRegularFile(path)) {
+    if (!Files.exists(path)) {
       throw new IllegalArgumentException("--queries " + file + ": no such file");
     }
-    List<String> lines = Files.readAllLines(path).stream().filter(l -> !l.isBlank()).toList();
+    List<String> lines = TextFiles.lines(path, warnings).stream().map(TextFiles.Line::text).toList();
     if (lines.isEmpty()) {
       throw new IllegalArgumentException("--queries " + file + " holds no query; expected one per line");
     }
