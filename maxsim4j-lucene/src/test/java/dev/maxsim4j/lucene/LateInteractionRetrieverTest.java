@@ -87,6 +87,14 @@ class LateInteractionRetrieverTest {
             TopDocs exact = retriever.searchExact(searcher, query, 10);
             TopDocs all = retriever.search(searcher, query, DOCS, 10);
             assertArrayEquals(ids(exact), ids(all), "every document a candidate: exact");
+            if (i == 0) { // more candidates than documents are the documents, up to the largest int
+              assertArrayEquals(ids(exact), ids(retriever.search(searcher, query, Integer.MAX_VALUE, 10)));
+              float[][] huge = {query[0].clone()};
+              java.util.Arrays.fill(huge[0], 3e38f);
+              IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                  () -> retriever.search(searcher, huge, 10, 5));
+              assertTrue(e.getMessage().startsWith("queryTokens' encoding has norm"), e.getMessage());
+            }
             float[] direct = maxSim.scores(TokenBatch.ofQuery(query), TokenBatch.of(new float[][][] {
                 docs[Integer.parseInt(searcher.storedFields().document(exact.scoreDocs[0].doc).get("id"))]}))[0];
             assertEquals(direct[0], exact.scoreDocs[0].score, 1e-5f * Math.abs(direct[0]), "raw MaxSim scores");
