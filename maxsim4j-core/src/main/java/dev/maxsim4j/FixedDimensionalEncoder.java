@@ -113,7 +113,11 @@ public final class FixedDimensionalEncoder {
     return encode(queries, "queries", true);
   }
 
-  /** Encodings of every row of {@code documents} as documents (averages, empty partitions filled). */
+  /**
+   * Encodings of every row of {@code documents} as documents (averages, empty partitions filled). A document with
+   * no valid token encodes to zeros: its encoding's inner product with any query is 0, where MaxSim scores it -1e9,
+   * so leave such documents out of a candidate index.
+   */
   public float[][] encodeDocuments(TokenBatch documents) {
     return encode(documents, "documents", false);
   }

@@ -43,8 +43,8 @@ public record TopK(float[][] scores, int[][] indices) {
         queries = part.scores.length;
       }
       if (part.scores.length != queries || part.indices.length != queries) {
-        throw new IllegalArgumentException("parts[" + p + "] has " + part.scores.length + " queries; expected "
-            + queries + " like parts[0]");
+        throw new IllegalArgumentException("parts[" + p + "] has " + part.scores.length + " rows of scores and "
+            + part.indices.length + " of indices; expected " + queries + " of each, one per query like parts[0]");
       }
       if (firstDocuments[p] < 0) {
         throw new IllegalArgumentException("firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected >= 0");

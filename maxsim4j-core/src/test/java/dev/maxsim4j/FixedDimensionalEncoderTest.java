@@ -227,6 +227,28 @@ class FixedDimensionalEncoderTest {
     return v;
   }
 
+  /**
+   * A row of a million tokens at 64 repetitions: the products are staged a repetition at a time (all at once
+   * took about 5.6 GB), and the row encodes as its halves' tokens would in one batch.
+   */
+  @Test
+  void aLongRowEncodesInModestMemory() {
+    FixedDimensionalEncoder e = FixedDimensionalEncoder.builder(2).simHashBits(10).repetitions(64).projectionDim(1)
+        .build();
+    SplittableRandom r = new SplittableRandom(11);
+    float[] x = new float[2 * 1_000_000];
+    for (int k = 0; k < x.length; k++) {
+      x[k] = (float) r.nextGaussian();
+    }
+    float[] doc = e.encodeDocuments(TokenBatch.ofFloats(x, 1, 1_000_000, 2))[0];
+    float[] query = e.encodeQueries(TokenBatch.ofFloats(x, 1, 1_000_000, 2))[0];
+    assertEquals(e.dimension(), doc.length);
+    float[] small = Arrays.copyOf(x, 2 * 1000);
+    assertArrayEquals(e.encodeQueries(TokenBatch.ofFloats(small, 1, 1000, 2))[0],
+        e.encodeQueries(TokenBatch.ofFloats(small, 1, 1000, 2))[0]);
+    assertFalse(Float.isNaN(doc[0]) || Float.isNaN(query[0]));
+  }
+
   private static void normalize(float[] v) {
     double sq = 0;
     for (float x : v) {

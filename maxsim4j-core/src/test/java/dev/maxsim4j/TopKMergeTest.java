@@ -65,7 +65,9 @@ class TopKMergeTest {
     assertMessage(() -> TopK.merge(1, List.of(), new int[0]), "parts is empty");
     assertMessage(() -> TopK.merge(1, List.of(one), new int[] {0, 1}), "expected 1 (one per part)");
     assertMessage(() -> TopK.merge(1, List.of(one, new TopK(new float[2][0], new int[2][0])), new int[] {0, 1}),
-        "parts[1] has 2 queries; expected 1");
+        "parts[1] has 2 rows of scores and 2 of indices; expected 1 of each");
+    assertMessage(() -> TopK.merge(3, List.of(new TopK(new float[1][0], new int[2][0])), new int[] {0}),
+        "parts[0] has 1 rows of scores and 2 of indices; expected 1 of each");
     assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{1}})),
         new int[] {Integer.MAX_VALUE}), "below 2^31");
     assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{}})), new int[] {0}),

@@ -37,20 +37,23 @@ public final class FdeEncoding {
     int[] count = new int[partitions];
     int columns = p.columns();
     int columnsPerRepetition = p.columnsPerRepetition();
-    double[] products = new double[n * columns];
-    for (int i = 0; i < n; i++) {
-      int out = i * columns;
-      for (int k = 0; k < dim; k++) {
-        double x = tokens[i * dim + k];
-        int w = k * columns;
-        for (int c = 0; c < columns; c++) {
-          products[out + c] += x * weights[w + c];
+    // one repetition's products at a time: all of them at once would hold n x columns doubles, far more than the
+    // row (a row of 10^6 tokens of d = 2 took gigabytes at 64 repetitions)
+    double[] products = new double[n * columnsPerRepetition];
+    for (int r = 0; r < p.repetitions(); r++) {
+      Arrays.fill(products, 0);
+      for (int i = 0; i < n; i++) {
+        int out = i * columnsPerRepetition;
+        for (int k = 0; k < dim; k++) {
+          double x = tokens[i * dim + k];
+          int w = k * columns + r * columnsPerRepetition;
+          for (int c = 0; c < columnsPerRepetition; c++) {
+            products[out + c] += x * weights[w + c];
+          }
         }
       }
-    }
-    for (int r = 0; r < p.repetitions(); r++) {
       for (int i = 0; i < n; i++) {
-        int at = i * columns + r * columnsPerRepetition;
+        int at = i * columnsPerRepetition;
         int bits = 0;
         for (int b = 0; b < simHashBits; b++) {
           if (products[at + b] > 0) {

@@ -126,12 +126,14 @@ public final class CpuBackend implements Backend {
     PairKernel.Bound bound = kernel.bind(q, d);
     int grain = Math.max(TOPK_BLOCK, loop.grainFor(d.rows, 1));
     int chunks = (d.rows + grain - 1) / grain;
-    TopKCollector[] partial = new TopKCollector[chunks];
+    // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
+    // (threads + 1) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter)
+    TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {
       PairKernel.Worker w = bound.newWorker();
       for (int c = from; c < to; c++) {
-        TopKCollector collector = new TopKCollector(q.rows, keep);
         int end = Math.min(d.rows, (c + 1) * grain);
+        TopKCollector collector = new TopKCollector(q.rows, Math.min(keep, end - c * grain));
         for (int j = c * grain; j < end; j++) {
           if (d.validCount[j] == 0) {
             for (int i = 0; i < q.rows; i++) {
@@ -144,13 +146,11 @@ public final class CpuBackend implements Backend {
             collector.offer(i, w.score(i, null, 0), j);
           }
         }
-        partial[c] = collector;
+        synchronized (merged) {
+          merged.mergeFrom(collector);
+        }
       }
     });
-    TopKCollector merged = new TopKCollector(q.rows, keep);
-    for (TopKCollector c : partial) {
-      merged.mergeFrom(c);
-    }
     return merged.result();
   }
 
