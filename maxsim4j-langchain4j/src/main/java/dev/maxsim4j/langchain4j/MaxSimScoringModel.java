@@ -30,8 +30,14 @@ public final class MaxSimScoringModel implements ScoringModel {
 
   @Override
   public Response<List<Double>> scoreAll(List<TextSegment> segments, String query) {
-    Objects.requireNonNull(segments, "segments");
-    Objects.requireNonNull(query, "query");
+    if (segments == null) {
+      throw new IllegalArgumentException("segments is null; expected a list of text segments");
+    }
+    if (query == null || query.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c))) {
+      // the encoder would keep only its [CLS] and [SEP] tokens, which score against any text
+      throw new IllegalArgumentException("query is " + (query == null ? "null" : "without text (only whitespace or"
+          + " control characters)") + "; expected some text");
+    }
     if (segments.isEmpty()) {
       return Response.from(List.of());
     }

@@ -54,5 +54,11 @@ class MaxSimScoringModelTest extends WithModel {
     withNull.add(null);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> model.scoreAll(withNull, "q"));
     assertTrue(e.getMessage().contains("segments[10]"), e.getMessage());
+    for (String q : new String[] {"", "  ", "\0\0", null}) {
+      IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> model.scoreAll(segments, q));
+      assertTrue(bad.getMessage().startsWith("query is "), bad.getMessage());
+    }
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> model.scoreAll(null, "q")).getMessage()
+        .startsWith("segments is null"));
   }
 }

@@ -203,8 +203,15 @@ public final class MaxSimRescorer extends Rescorer {
           throw new UncheckedIOException(e);
         }
       });
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+    } catch (RuntimeException e) {
+      // a worker's exception comes back as a new one of its class whose message is the original's toString(); the
+      // original, which names the problem, is what the caller gets
+      RuntimeException original = e.getCause() != null && e.getCause().getClass() == e.getClass()
+          ? (RuntimeException) e.getCause() : e;
+      if (original instanceof UncheckedIOException io) {
+        throw io.getCause();
+      }
+      throw original;
     }
     if (topN < hits.length) {
       ArrayUtil.select(hits, 0, hits.length, topN, RANKING);

@@ -1,6 +1,7 @@
 package dev.maxsim4j.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -217,6 +218,8 @@ class MaxSimRescorerTest {
             searcher.search(MatchAllDocsQuery.INSTANCE, 10), 5));
     assertTrue(e.getMessage().contains("dim " + DIM) && e.getMessage().contains("expected dim " + (DIM + 1)),
         e.getMessage());
+    // thrown in a block scored on another thread, it reaches the caller as thrown, not wrapped in its own name
+    assertFalse(e.getMessage().startsWith("java.lang."), e.getMessage());
   }
 
   /**
