@@ -48,16 +48,17 @@ final class CandidateScoring {
       throw new IllegalArgumentException("candidates column '" + candidates + "' is "
           + rows.schema().apply(candidates).dataType().simpleString() + "; expected an array of document ids");
     }
-    if (columns.contains(scoresColumn)) {
+    if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoresColumn))) {
       throw new IllegalArgumentException("rows already has a column '" + scoresColumn
           + "'; expected the scores' column name to be new");
     }
-    Column[] originals = columns.stream().map(c -> col(c)).toArray(Column[]::new);
-    Column nonEmpty = col(candidates).isNotNull().and(size(col(candidates)).gt(0));
+    Column[] originals = columns.stream().map(c -> col(PairScoring.quoted(c))).toArray(Column[]::new);
+    Column candidateList = col(PairScoring.quoted(candidates));
+    Column nonEmpty = candidateList.isNotNull().and(size(candidateList).gt(0));
     // the row id is taken before the explode: in the same select Spark would evaluate it once per candidate
     Dataset<Row> pairs = rows.where(nonEmpty).withColumn(ROW, monotonically_increasing_id())
-        .select(col(ROW), struct(originals).as(ORIGINAL), col(queryId).as(PairScoring.PREFIX + "q"),
-            posexplode(col(candidates)).as(new String[] {POSITION, DOC}));
+        .select(col(ROW), struct(originals).as(ORIGINAL), col(PairScoring.quoted(queryId)).as(PairScoring.PREFIX + "q"),
+            posexplode(candidateList).as(new String[] {POSITION, DOC}));
     Dataset<Row> scored = PairScoring.score(pairs, PairScoring.PREFIX + "q", DOC, SCORE, queries, corpus);
     Dataset<Row> gathered = scored.groupBy(col(ROW))
         .agg(first(col(ORIGINAL)).as(ORIGINAL), array_sort(collect_list(struct(col(POSITION), col(SCORE))))
@@ -70,7 +71,7 @@ final class CandidateScoring {
     Dataset<Row> withScores = gathered.select(out.toArray(Column[]::new));
     // rows with an empty candidate list get no scores, a null list null scores: no row is dropped
     List<Column> empty = new ArrayList<>(Arrays.asList(originals));
-    empty.add(when(col(candidates).isNull(), lit(null).cast("array<float>")).otherwise(lit(new float[0]))
+    empty.add(when(candidateList.isNull(), lit(null).cast("array<float>")).otherwise(lit(new float[0]))
         .as(scoresColumn));
     return withScores.unionByName(rows.where(nonEmpty.isNull().or(nonEmpty.equalTo(false)))
         .select(empty.toArray(Column[]::new)));

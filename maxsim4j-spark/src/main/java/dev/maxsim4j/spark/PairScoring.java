@@ -71,11 +71,15 @@ final class PairScoring {
     check(pairs, queryId, docId, null, queries, corpus);
     Dataset<Row> q = side(queries, QUERY_KEY, QUERY_TOKENS, QUERY_MASK, QUERY_COPIES);
     Dataset<Row> d = side(corpus, DOC_KEY, DOC_TOKENS, DOC_MASK, DOC_COPIES);
-    Dataset<Row> withQueries = pairs.join(q, pairs.col(queryId).equalTo(q.col(QUERY_KEY)), "left");
-    Dataset<Row> joined = withQueries.join(d, withQueries.col(docId).equalTo(d.col(DOC_KEY)), "left");
+    // the pairs' ids are cast to the tables' id types first: Spark's own coercion would compare in another type
+    // (an int 7 against the strings "7", "007" and " 7" as numbers) and join one pair to several documents
+    Dataset<Row> withQueries = pairs.join(q,
+        pairs.col(quoted(queryId)).cast(queries.idType()).equalTo(q.col(QUERY_KEY)), "left");
+    Dataset<Row> joined = withQueries.join(d,
+        withQueries.col(quoted(docId)).cast(corpus.idType()).equalTo(d.col(DOC_KEY)), "left");
     List<Column> keep = new ArrayList<>();
     for (String c : pairs.columns()) {
-      keep.add(withQueries.col(c));
+      keep.add(withQueries.col(quoted(c)));
     }
     for (String c : new String[] {QUERY_TOKENS, QUERY_MASK, DOC_TOKENS, DOC_MASK, QUERY_COPIES, DOC_COPIES}) {
       keep.add(col(c));
@@ -83,7 +87,15 @@ final class PairScoring {
     return joined.select(keep.toArray(Column[]::new));
   }
 
-  /** The tables are given, the pairs have both id columns and, unless null, not yet {@code scoreColumn}. */
+  /** A column name as Spark reads it literally: a dot in it is part of the name, not a field of a struct. */
+  static String quoted(String name) {
+    return "`" + name.replace("`", "``") + "`";
+  }
+
+  /**
+   * The tables are given, the pairs have both id columns and, unless null, not yet {@code scoreColumn} (in any
+   * case: Spark resolves names without regard to case).
+   */
   static void check(Dataset<Row> pairs, String queryId, String docId, String scoreColumn, EmbeddingTable queries,
       EmbeddingTable corpus) {
     if (pairs == null || queries == null || corpus == null) {
@@ -96,7 +108,7 @@ final class PairScoring {
         throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
       }
     }
-    if (scoreColumn != null && columns.contains(scoreColumn)) {
+    if (scoreColumn != null && columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoreColumn))) {
       throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
           + "'; expected the scores' column name to be new");
     }

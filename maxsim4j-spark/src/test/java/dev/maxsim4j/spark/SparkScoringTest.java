@@ -125,6 +125,36 @@ class SparkScoringTest {
     assertTrue(JobFailure.describe(e).contains("document 'nowhere' is null"), JobFailure.describe(e));
   }
 
+  /**
+   * Pair ids of another type than the tables' are compared in the tables' type: an int 7 names the document "7",
+   * not also "007" and " 7" (Spark's own coercion would compare them as numbers and join the pair three times); a
+   * column whose name holds a dot is carried as it is.
+   */
+  @Test
+  void pairIdsOfAnotherTypeNameOneDocumentEach() {
+    List<Row> rows = CORPUS.rows();
+    List<Row> renamed = List.of(RowFactory.create("7", rows.get(0).get(1), rows.get(0).get(2)),
+        RowFactory.create("007", rows.get(1).get(1), rows.get(1).get(2)),
+        RowFactory.create(" 7", rows.get(2).get(1), rows.get(2).get(2)));
+    EmbeddingTable corpus = EmbeddingTable.of(spark.createDataFrame(renamed, Corpus.ARRAYS)).withMask("mask");
+    List<Row> qRows = QUERIES.rows();
+    EmbeddingTable queries = EmbeddingTable.of(spark.createDataFrame(
+        List.of(RowFactory.create("1", qRows.get(1).get(1), qRows.get(1).get(2))), Corpus.ARRAYS)).withMask("mask");
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create(1, 7, "x")), new StructType()
+        .add("query_id", DataTypes.IntegerType).add("doc_id", DataTypes.IntegerType).add("a.b", DataTypes.StringType));
+    float score = expected[1][0];
+    for (List<Row> got : List.of(SparkMaxSim.scorePairs(pairs, queries, corpus).collectAsList(),
+        SparkMaxSim.scorePairsByScan(pairs, queries, corpus).collectAsList())) {
+      assertEquals(1, got.size(), got.toString());
+      assertEquals(score, got.get(0).getFloat(3), 1e-5f * Math.abs(score), got.toString());
+      assertEquals("x", got.get(0).getString(2));
+    }
+    Dataset<Row> candidates = spark.createDataFrame(List.of(RowFactory.create(1, new int[] {7})), new StructType()
+        .add("query_id", DataTypes.IntegerType).add("candidates", DataTypes.createArrayType(DataTypes.IntegerType)));
+    List<Row> scored = SparkMaxSim.scoreCandidates(candidates, queries, corpus).collectAsList();
+    assertEquals(1, scored.get(0).getList(2).size(), scored.toString());
+  }
+
   @Test
   void aRepeatedIdFailsNamingItInsteadOfScoringAPairTwice() {
     StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
