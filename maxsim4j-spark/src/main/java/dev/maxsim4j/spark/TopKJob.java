@@ -102,6 +102,16 @@ public final class TopKJob {
             + "; expected a new output folder (a previous run is not replaced)");
       }
     }
+    // and it can be written in: a file made and removed there now, not a failure after the whole top-k
+    Path probe = new Path(out, ".write-check." + UUID.randomUUID() + ".tmp");
+    try {
+      fs.mkdirs(out);
+      fs.create(probe, false).close();
+      fs.delete(probe, false);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("--out " + out + " cannot be written (" + e.getMessage()
+          + "); expected a folder this job can write in");
+    }
     EmbeddingTable queries = table(spark, "--queries", request.queries(), request.mask());
     EmbeddingTable corpus = table(spark, "--corpus", request.corpus(), request.mask());
     // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither

@@ -25,7 +25,10 @@ import org.apache.spark.sql.types.DataTypes;
 public final class TrecRun {
   private TrecRun() {}
 
-  /** Writes {@code topK} (columns {@code query_id, doc_id, rank, score}) to {@code path}. */
+  /**
+   * Writes {@code topK} (columns {@code query_id, doc_id, rank, score}) to {@code path}, replacing a file there
+   * once the new one is whole ({@link TopKJob} refuses to replace a run; this writer is the library's).
+   */
   public static void write(Dataset<Row> topK, String path, String tag) throws IOException {
     if (topK == null || path == null || tag == null) {
       throw new IllegalArgumentException((topK == null ? "topK" : path == null ? "path" : "tag")
@@ -49,7 +52,13 @@ public final class TrecRun {
     Iterator<Row> rows = topK.select("query_id", "doc_id", "rank", "score")
         .orderBy(col("query_id"), col("rank")).toLocalIterator();
     try {
-      try (Writer out = new BufferedWriter(new OutputStreamWriter(fs.create(temp, false), StandardCharsets.UTF_8))) {
+      java.io.OutputStream stream;
+      try {
+        stream = fs.create(temp, false);
+      } catch (IOException e) {
+        throw new IOException("run file " + path + " cannot be written: " + e.getMessage(), e);
+      }
+      try (Writer out = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8))) {
         while (rows.hasNext()) {
           Row r = rows.next();
           String query = checkField(String.valueOf(r.get(0)), "query id");

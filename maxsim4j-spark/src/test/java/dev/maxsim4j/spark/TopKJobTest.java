@@ -108,6 +108,11 @@ class TopKJobTest {
     assertEquals(1, onFile.status());
     assertTrue(onFile.err().contains("is a file; expected a folder"), onFile.err());
     assertEquals("x", Files.readString(file));
+    // a folder that cannot be made is found before any table is read (the queries here do not even exist)
+    Result underFile = run("--queries", dir.resolve("none.parquet").toString(), "--corpus", corpus, "--k", "3",
+        "--out", file.resolve("run").toString());
+    assertEquals(1, underFile.status());
+    assertTrue(underFile.err().contains("cannot be written") && underFile.err().contains("--out"), underFile.err());
   }
 
   @Test
