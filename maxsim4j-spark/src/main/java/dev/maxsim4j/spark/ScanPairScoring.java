@@ -56,13 +56,13 @@ final class ScanPairScoring {
     QuerySet set = QuerySet.collect(new EmbeddingTable(named, queries.id(), queries.tokens(), queries.mask()));
     Map<Object, Integer> queryIndex = new HashMap<>();
     for (int i = 0; i < set.size(); i++) {
-      queryIndex.putIfAbsent(set.ids()[i], i);
+      queryIndex.putIfAbsent(lookupKey(set.ids()[i]), i);
     }
     Map<Object, List<Integer>> byDocument = new HashMap<>();
     for (Row key : keys.collectAsList()) {
-      Integer q = queryIndex.get(key.get(0));
+      Integer q = queryIndex.get(lookupKey(key.get(0)));
       if (q != null && !key.isNullAt(1)) {
-        byDocument.computeIfAbsent(key.get(1), d -> new ArrayList<>()).add(q);
+        byDocument.computeIfAbsent(lookupKey(key.get(1)), d -> new ArrayList<>()).add(q);
       }
     }
     Map<Object, int[]> plan = new HashMap<>();
@@ -92,6 +92,21 @@ final class ScanPairScoring {
         columns.indexOf(docId), columns.size()), Encoders.row(schema));
   }
 
+  /**
+   * An id as Spark compares it: -0.0 and 0.0 (float or double) are one id to its joins and distinct(), two to
+   * Java's equals, so the executor's lookup takes them as Spark does (two such documents are then a duplicate id,
+   * refused as on the join path).
+   */
+  static Object lookupKey(Object id) {
+    if (id instanceof Double d && d == 0) {
+      return 0.0;
+    }
+    if (id instanceof Float f && f == 0) {
+      return 0f;
+    }
+    return id;
+  }
+
   /** The broadcast: the queries, and for every document id the indices of the queries it is paired with. */
   record Plan(QuerySet queries, Map<Object, int[]> queriesOfDocument) implements Serializable {}
 
@@ -110,7 +125,7 @@ final class ScanPairScoring {
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
         Object id = toId.apply(r.get(0, idType));
-        int[] queries = id == null ? null : p.queriesOfDocument().get(id);
+        int[] queries = id == null ? null : p.queriesOfDocument().get(lookupKey(id));
         if (queries == null) {
           continue;
         }

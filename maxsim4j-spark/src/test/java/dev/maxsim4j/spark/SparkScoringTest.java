@@ -155,6 +155,30 @@ class SparkScoringTest {
     assertEquals(1, scored.get(0).getList(2).size(), scored.toString());
   }
 
+  /** Double ids 0.0 and -0.0 are one id to Spark: both paths refuse them as a repeated id, neither scores one. */
+  @Test
+  void zeroAndMinusZeroIdsAreOneIdOnBothPaths() {
+    StructType doubles = new StructType().add("id", DataTypes.DoubleType, false)
+        .add("tokens", TokenColumns.ARRAYS, false)
+        .add("mask", DataTypes.createArrayType(DataTypes.BooleanType, false), false);
+    List<Row> rows = CORPUS.rows();
+    EmbeddingTable corpus = EmbeddingTable.of(spark.createDataFrame(List.of(
+        RowFactory.create(0.0, rows.get(0).get(1), rows.get(0).get(2)),
+        RowFactory.create(-0.0, rows.get(1).get(1), rows.get(1).get(2))), doubles)).withMask("mask");
+    List<Row> qRows = QUERIES.rows();
+    EmbeddingTable queries = EmbeddingTable.of(spark.createDataFrame(
+        List.of(RowFactory.create(1.0, qRows.get(1).get(1), qRows.get(1).get(2))), doubles)).withMask("mask");
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create(1.0, 0.0), RowFactory.create(1.0, -0.0)),
+        new StructType().add("query_id", DataTypes.DoubleType).add("doc_id", DataTypes.DoubleType));
+    for (String cause : List.of(
+        SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scorePairs(pairs, queries, corpus).collectAsList())),
+        SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scorePairsByScan(pairs, queries, corpus).collectAsList())))) {
+      assertTrue(cause.matches("document '-?0.0' appears 2 times in the corpus; expected unique ids"), cause);
+    }
+  }
+
   @Test
   void aRepeatedIdFailsNamingItInsteadOfScoringAPairTwice() {
     StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
