@@ -290,13 +290,16 @@ final class VectorKernel implements PairKernel {
       return LaneMaxima.finish(runMax, runArg, valid, slots, bufferSlots, argmax, offset);
     }
 
-    /** Lane j's value against staged token t, as the blocks compute it (the dot product, times the scales). */
+    /**
+     * Lane j's value against staged token t, as the blocks compute it: the dot product, times the scales where
+     * there are any (a zero dot product stays 0 when their product overflows).
+     */
     private float value(float[] q, float[] qs, int pad, int j, int t) {
       float dot = 0;
       for (int k = 0; k < dim; k++) {
         dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
       }
-      return qs == null || dot == 0 ? dot : dot * (qs[j] * docScale[t]);
+      return qs == null ? dot : dot == 0 ? 0f : dot * (qs[j] * docScale[t]);
     }
 
     /** The first staged token whose value for lane j is NaN (the lane's max is NaN, so there is one). */
@@ -787,11 +790,7 @@ final class VectorKernel implements PairKernel {
         float max = Float.NEGATIVE_INFINITY;
         int arg = 0;
         for (int t = 0; t < docTokens; t++) {
-          float dot = 0;
-          for (int k = 0; k < dim; k++) {
-            dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
-          }
-          float x = dot == 0 ? 0f : dot * (qs[j] * docScale[t]);
+          float x = value(q, qs, pad, j, t);
           if (x > max) {
             arg = t;
           }
