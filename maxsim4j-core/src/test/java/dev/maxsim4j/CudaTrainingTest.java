@@ -96,6 +96,48 @@ class CudaTrainingTest {
     GradientTest.assertGradClose(expected, viaAtomics.documents().toFloatArray(), r + " atomic dD");
   }
 
+  /**
+   * A NaN in a valid document token: the score is NaN and every query token's argmax (so the max's gradient) is
+   * the document's first NaN slot, as on the CPU backends; the NaN token comes after finite winners and before
+   * others, in the first tile and past several, in fp32 and bf16.
+   */
+  @Test
+  void aNanWinsAtItsFirstSlot() {
+    for (DType type : new DType[] {DType.FLOAT32, DType.BFLOAT16}) {
+      for (int dim : new int[] {1, 64, 128}) {
+        for (int[] shape : new int[][] {{2, 4, 1}, {32, 300, 7}, {32, 300, 201}}) {
+          int lq = shape[0], ld = shape[1], nanAt = shape[2];
+          float[] qv = new float[lq * dim];
+          java.util.Arrays.fill(qv, 1f);
+          float[] dv = new float[ld * dim];
+          for (int t = 0; t < ld; t++) {
+            java.util.Arrays.fill(dv, t * dim, (t + 1) * dim, t == nanAt || t == ld - 1 ? Float.NaN : t % 5);
+          }
+          TokenBatch q = batch(type, qv, lq, dim);
+          TokenBatch d = batch(type, dv, ld, dim);
+          String where = type + " d=" + dim + " Lq=" + lq + " Ld=" + ld + " NaN at " + nanAt;
+          TrainingScores ts = cuda.scoresForTraining(q, d);
+          assertTrue(Float.isNaN(ts.scores()[0]), where);
+          for (int s = 0; s < lq; s++) {
+            assertEquals(nanAt, ts.argmax(0, s), where + ", query token " + s);
+          }
+        }
+      }
+    }
+  }
+
+  /** One row of {@code values} in fp32, or in bf16 (the values here are exact in it). */
+  private static TokenBatch batch(DType type, float[] values, int length, int dim) {
+    if (type == DType.FLOAT32) {
+      return TokenBatch.ofFloats(values, 1, length, dim);
+    }
+    short[] bits = new short[values.length];
+    for (int i = 0; i < bits.length; i++) {
+      bits[i] = (short) (Float.floatToRawIntBits(values[i]) >>> 16);
+    }
+    return TokenBatch.ofHalfs(DType.BFLOAT16, bits, 1, length, dim);
+  }
+
   @Test
   void inferenceAllocatesNoArgmax() {
     RandomBatches r = new RandomBatches();
