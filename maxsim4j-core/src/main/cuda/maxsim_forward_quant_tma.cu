@@ -24,7 +24,9 @@
 // Online max:  each dot product times its document token's scale, then per query row a running max over
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
-//              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows.
+//              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows, each times its
+//              weight: 1, or for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
+//              the host (HalfOperands.java).
 #include "maxsim_async.cuh"
 #include "maxsim_quant_expand.cuh"
 #include "maxsim_tma.cuh"
@@ -71,8 +73,9 @@ __host__ __device__ constexpr int quantTmaSharedBytes() {
 
 // CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2).
 template <typename TQ, typename TD, int CHUNKS>
-__device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows, const uint8_t* __restrict__ d,
-                                Rows dRows, const float* __restrict__ dScale, const int* __restrict__ dValid, int dim,
+__device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows,
+                                const float* __restrict__ qWeight, const uint8_t* __restrict__ d, Rows dRows,
+                                const float* __restrict__ dScale, const int* __restrict__ dValid, int dim,
                                 int mode, int perQuery, int docOffset, long long pairs, float* scores,
                                 unsigned long long* work) {
   using O = typename Operand<TQ>::Type;
@@ -92,7 +95,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const uint32_t fullBars = (uint32_t)__cvta_generic_to_shared(tiles + QT_MAX_STAGES);
   const uint32_t emptyBars = fullBars + 8 * QT_MAX_STAGES;
   float* red = reinterpret_cast<float*>(shared + B_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8));
-  float* rowValid = red + 2 * 4 * QT_ROWS;
+  float* rowWeight = red + 2 * 4 * QT_ROWS;  // per query row: 0 where it does not count, else its weight
   if (tid == 0) {
     uint32_t bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
@@ -185,7 +188,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   for (int c = 0; c < CHUNKS; c++) present[c] = !std::is_same<TD, E4M3>::value || 64 * c + 16 * t < tokenBytes;
 
   // The query's rows as B, in the k order of the pieces; masked rows, rows past the query and dims past d are
-  // zero, and rows that count are flagged in rowValid. Called with no wgmma in flight.
+  // zero, and rows that count have their weight in rowWeight. Called with no wgmma in flight.
   auto loadQuery = [&](int query) {
     namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);  // every warp's wgmmas reading the previous rows are done
     const int start = qRows.rowStart[query], length = qRows.rowLength[query];
@@ -220,7 +223,11 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         b[(column + swizzled(n, chunk16)) / 2] = operandOf<O>(v[i]);
       }
     }
-    if (tid < QT_ROWS) rowValid[tid] = tid < length && isValid(qRows, start + tid) ? 1.f : 0.f;
+    if (tid < QT_ROWS) {
+      rowWeight[tid] = tid >= length || !isValid(qRows, start + tid) ? 0.f
+                       : qWeight != nullptr                          ? qWeight[start + tid]
+                                                                     : 1.f;
+    }
     fenceProxyAsync();
     namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);
   };
@@ -354,9 +361,10 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     parity ^= 1;
     if (warp == 0) {
       float rowSum = 0.f;
-      if (rowValid[lane] != 0.f) {
+      const float weight = rowWeight[lane];
+      if (weight != 0.f) {
         rowSum = maxKeepNaN(maxKeepNaN(maxima[lane], maxima[QT_ROWS + lane]),
-                            maxKeepNaN(maxima[2 * QT_ROWS + lane], maxima[3 * QT_ROWS + lane]));
+                            maxKeepNaN(maxima[2 * QT_ROWS + lane], maxima[3 * QT_ROWS + lane])) * weight;
       }
       for (int offset = 16; offset > 0; offset /= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
       if (lane == 0) scores[tile.pair] = rowSum;
@@ -395,7 +403,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16), queries of
-// at most 32 tokens; `work`: two zeroed 64-bit counters, the pairs after each block's first taken at run time.
+// at most 32 tokens; qScale: each query token's weight (null: 1); `work`: two zeroed 64-bit counters, the pairs after
+// each block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
 // 1-bit documents c2 only, d = 128).
 #define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NAME)                                                                 \
@@ -404,8 +413,8 @@ using namespace maxsim4j;
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
       unsigned long long* work) {                                                                             \
-    forwardQuantTma<TQ, TD, CHUNKS>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dScale,  \
-                                    dValid, dim, mode, perQuery, docOffset, pairs, scores, work);             \
+    forwardQuantTma<TQ, TD, CHUNKS>(q, Rows{qStart, qLength, qMask}, qScale, d, Rows{dStart, dLength, dMask},   \
+                                    dScale, dValid, dim, mode, perQuery, docOffset, pairs, scores, work);     \
   }
 #define MAXSIM_QT_PAIR(TQ, QN, TD, DN)                                      \
   MAXSIM_QT_ENTRY(TQ, TD, 1, maxsim_forward_quant_tma_c1_##QN##_##DN)      \

@@ -34,7 +34,7 @@ class CudaCompressedTest {
    * The compressed-document kernels forced wherever they apply, so each is checked on every case whichever the
    * rules pick: the bulk-copy kernel (rule 20, sm_90) and the mma.sync kernel (rule 18).
    */
-  private static final String[] FORCED = {"quant_tma", "quant_mma"};
+  private static final String[] FORCED = {"quant_tma", "quant_mma", "quant_tma_bf16"};
   private static MaxSim[] forced;
 
   @BeforeAll
@@ -320,12 +320,13 @@ class CudaCompressedTest {
   /**
    * bf16 queries against 8-bit documents whatever the span of their values' exponents (where an fp16 operand with a
    * power-of-two scale would be exact, and where it would not), in one launch and one at a time: unit-scale
-   * values, values near 2^-30 and near 2^20, a span of 40 exponents, a subnormal value, and all zeros.
+   * values, values near 2^-30 and near 2^20, a span of 40 exponents, a subnormal value, all zeros, and tokens near
+   * 2^-30 beside tokens near 2^20 (a power of two each).
    */
   @Test
   void bf16QueriesOfEveryExponentSpanMatchTheReference() {
     RandomBatches r = new RandomBatches();
-    int queries = 6;
+    int queries = 7;
     int lq = 32;
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
       for (int dim : new int[] {48, 128}) {
@@ -338,6 +339,7 @@ class CudaCompressedTest {
             case 3 -> i % 17 == 0 ? Math.scalb(v[i], -40) : v[i];
             case 4 -> i % (lq * dim) == 5 ? Float.MIN_NORMAL / 4 : v[i];
             case 5 -> 0f;
+            case 6 -> Math.scalb(v[i], (i / dim) % 2 == 0 ? -30 : 20);
             default -> v[i];
           };
         }
@@ -352,6 +354,35 @@ class CudaCompressedTest {
           TokenBatch one = TokenBatch.ofHalfs(DType.BFLOAT16,
               java.util.Arrays.copyOfRange(bits, i * lq * dim, (i + 1) * lq * dim), 1, lq, dim);
           assertEveryKernelClose(one, d, "bf16 span " + i + " x " + type + " d=" + dim + " (" + r + ")");
+        }
+      }
+    }
+  }
+
+  /**
+   * bf16 query tokens near 2^120 and near 2^-100 against 8-bit documents on the rules' kernel (rule 20, the fp16
+   * copy): each token goes in times its own power of two, so dot products with the stored bytes (up to 127 or 448)
+   * do not overflow where the scores of the dequantized values are finite.
+   */
+  @Test
+  void bf16QueriesFarFromOneKeepTheirScoresThroughTheFp16Copy() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      for (int dim : new int[] {48, 128}) {
+        for (int power : new int[] {120, -100}) {
+          float[] v = r.floats(4 * dim);
+          short[] bits = new short[v.length];
+          for (int i = 0; i < v.length; i++) {
+            bits[i] = DType.BFLOAT16.narrow(Math.scalb(v[i], power));
+          }
+          TokenBatch q = TokenBatch.ofHalfs(DType.BFLOAT16, bits, 1, 4, dim);
+          TokenBatch d = batch(r, type, 6, 100, dim, 1);
+          float[][] expected = reference.scores(q, d);
+          String where = "bf16 near 2^" + power + " x " + type + " d=" + dim + " (" + r + ")";
+          for (float e : expected[0]) {
+            assertTrue(Float.isFinite(e), where + ": the reference " + e);
+          }
+          ParityTest.assertClose(expected, cuda.scores(q, d), q, d, where);
         }
       }
     }

@@ -9,10 +9,17 @@ import java.lang.foreign.ValueLayout;
  * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype (the
  * raw bytes of compressed types), row starts and lengths, valid-token counts, the mask as bytes (absent: 0)
  * and, for compressed types, one fp32 scale per stored token (absent: 0); {@code maxLength} is the longest
- * row, {@code storedTokens} the tokens in {@code data}.
+ * row, {@code storedTokens} the tokens in {@code data}. {@code halfOperands}: the same rows as fp16 operands, each
+ * token's scale its weight ({@link HalfOperands}), for bf16 queries that go there exactly; else null.
  */
 record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
-    long rowLength, long validCount, long mask, long scales) {
+    long rowLength, long validCount, long mask, long scales, DeviceTokens halfOperands) {
+
+  /** Tokens with no fp16 copy. */
+  DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
+      long rowLength, long validCount, long mask, long scales) {
+    this(dtype, dim, rows, maxLength, storedTokens, data, rowStart, rowLength, validCount, mask, scales, null);
+  }
 
   /** Tokens of an uncompressed type (no scales). */
   DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
@@ -20,10 +27,13 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     this(dtype, dim, rows, maxLength, storedTokens, data, rowStart, rowLength, validCount, mask, 0L);
   }
 
-  /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, the scales, each 256-byte aligned. */
+  /**
+   * Bytes the upload of {@code t} needs: data, three int arrays, the mask, the scales, the fp16 copy, each 256-byte
+   * aligned.
+   */
   static long bytesFor(Tokens t) {
     return align(dataBytes(t)) + 3 * align(4L * t.rows) + (t.mask == null ? 0 : align(t.storedTokens))
-        + (t.dtype.isQuantized() ? align(4L * t.storedTokens) : 0);
+        + (t.dtype.isQuantized() ? align(4L * t.storedTokens) : 0) + HalfOperands.bytes(t);
   }
 
   private static long dataBytes(Tokens t) {
@@ -78,7 +88,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
   }
 
   /**
-   * Writes {@code t}'s row starts, lengths, valid counts, mask and scales into {@code metadata} (pinned, the
+   * Writes {@code t}'s row starts, lengths, valid counts, mask, scales and fp16 copy into {@code metadata} (pinned, the
    * {@link #bytesFor} bytes after {@link #dataRegion}) as they lie after the data of its device copy at
    * {@code device}, which the caller fills with the data and then the metadata.
    */
@@ -112,8 +122,15 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
           metadata.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4L * i, 1f);
         }
       }
+      off += align(4L * t.storedTokens);
+    }
+    DeviceTokens half = null;
+    long halfBytes = HalfOperands.bytes(t);
+    if (halfBytes > 0 && HalfOperands.write(t, metadata.asSlice(off, halfBytes))) {
+      half = new DeviceTokens(DType.FLOAT16, t.dim, t.rows, t.maxRowLength, t.storedTokens, base + off, rowStart,
+          rowLength, validCount, mask, base + off + HalfOperands.weightsOffset(t));
     }
     return new DeviceTokens(t.dtype, t.dim, t.rows, t.maxRowLength, t.storedTokens, device, rowStart, rowLength,
-        validCount, mask, scales);
+        validCount, mask, scales, half);
   }
 }

@@ -23,6 +23,11 @@ final class ForwardKernels {
     default boolean narrowArgmax(ForwardShape shape, GpuCapabilities gpu) {
       return ForwardPlan.narrowArgmax(shape, gpu);
     }
+
+    /** Whether queries with an fp16 copy read it in a launch of {@code shape} planned as {@code plan} (rule 20). */
+    default boolean halfOperands(ForwardShape shape, ForwardPlan.Plan plan) {
+      return ForwardPlan.halfOperandsPay(shape, plan);
+    }
   }
 
   /** The rules. */
@@ -97,8 +102,14 @@ final class ForwardKernels {
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
     ForwardShape shape = shape(q, d, mode, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0,
         argmax16);
+    ForwardPlan.Plan plan = planner.plan(shape, gpu);
+    if (q.halfOperands() != null && planner.halfOperands(shape, plan)) {
+      q = q.halfOperands();
+      shape = shape(q, d, mode, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0, argmax16);
+      plan = planner.plan(shape, gpu);
+    }
     Operands operands = new Operands(q, d, scores, argmax, argmaxStride);
-    for (KernelLaunch launch : ForwardLaunches.of(planner.plan(shape, gpu), shape, operands)) {
+    for (KernelLaunch launch : ForwardLaunches.of(plan, shape, operands)) {
       run(launch);
     }
   }

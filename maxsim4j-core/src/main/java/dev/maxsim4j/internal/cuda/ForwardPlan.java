@@ -297,6 +297,17 @@ final class ForwardPlan {
     return tiles >= QT_MIN_PAIRWISE_TILES_PER_BLOCK * resident;
   }
 
+  /**
+   * Rule 20, bf16 queries: a launch of bf16 queries against int8 or e4m3 documents that takes the bulk-copy kernel
+   * reads the queries' exact fp16 copy where they have one ({@link HalfOperands}), through the fp16 entries: an 8-bit
+   * word expands into fp16 operands in 5 instructions, into bf16 ones in 7. 1-bit documents keep bf16 (not timed).
+   */
+  static boolean halfOperandsPay(ForwardShape s, Plan p) {
+    DType d = s.documentType();
+    return p.family() == Family.QUANT_TMA && s.queryType() == DType.BFLOAT16
+        && (d == DType.INT8 || d == DType.FLOAT8_E4M3);
+  }
+
   /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */
   static boolean wgmmaGroupsPay(ForwardShape s, GpuCapabilities gpu) {
     long items = (long) s.perQuery() * groups(s.queries());

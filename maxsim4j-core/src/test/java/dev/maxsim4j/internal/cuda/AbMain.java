@@ -63,9 +63,16 @@ public final class AbMain {
           int[] sh = shape(shapes.get(s));
           ForwardShape fs = new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], queryType,
               documentType, false, false);
-          ForwardPlan.Plan p = ForcedKernels.planner(names.get(n)).plan(fs, cuda.capabilities());
-          System.out.println(names.get(n) + " " + shapes.get(s) + ": " + p.entry() + " grid " + p.blocks() + " x "
-              + p.threads() + ", " + cuda.capabilities().residentBlocks(p.module(), p.entry(), p.threads(),
+          ForwardKernels.Planner planner = ForcedKernels.planner(names.get(n));
+          ForwardPlan.Plan p = planner.plan(fs, cuda.capabilities());
+          String copy = "";
+          if (planner.halfOperands(fs, p)) { // as ForwardKernels runs it: random queries always have the copy
+            p = planner.plan(new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.FLOAT16,
+                documentType, false, false), cuda.capabilities());
+            copy = " (the queries' fp16 copy)";
+          }
+          System.out.println(names.get(n) + " " + shapes.get(s) + ": " + p.entry() + copy + " grid " + p.blocks()
+              + " x " + p.threads() + ", " + cuda.capabilities().residentBlocks(p.module(), p.entry(), p.threads(),
               p.sharedBytes()) + " blocks per SM");
           ms[s][n] = kernelMillis(cuda, sh, s);
           System.out.printf("  %.5f ms%n", ms[s][n]); // as it comes, so a run cut short still reports it

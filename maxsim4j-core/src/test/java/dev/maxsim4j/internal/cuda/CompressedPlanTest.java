@@ -1,10 +1,12 @@
 package dev.maxsim4j.internal.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
@@ -207,6 +209,23 @@ class CompressedPlanTest {
       assertEquals(c.entry(), p.entry(), c.toString());
       assertEquals(c.shape().pairs(), p.blocks());
     }
+  }
+
+  /** bf16 queries with an fp16 copy read it where the rules send them to the bulk-copy kernel with 8-bit documents. */
+  @Test
+  void bf16QueriesReadTheirFp16CopyOnTheBulkCopyKernelAgainst8BitDocuments() {
+    for (DType d : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      ForwardShape s = shape(1, 10000, 32, 128, DType.BFLOAT16, d, false);
+      assertTrue(ForwardPlan.halfOperandsPay(s, ForwardPlan.plan(s, H200)), s.toString());
+    }
+    // 1-bit documents, fp16 queries, query groups (rule 19), before sm_90 (rule 18): as they are
+    for (ForwardShape s : List.of(shape(1, 10000, 32, 300, 128, DType.BFLOAT16, DType.BINARY),
+        shape(1, 10000, 32, 300, 128, DType.FLOAT16, DType.INT8),
+        shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8))) {
+      assertFalse(ForwardPlan.halfOperandsPay(s, ForwardPlan.plan(s, H200)), s.toString());
+    }
+    ForwardShape ampere = shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false);
+    assertFalse(ForwardPlan.halfOperandsPay(ampere, ForwardPlan.plan(ampere, gpu(8, 0))));
   }
 
   @Test

@@ -28,7 +28,8 @@ import java.util.function.UnaryOperator;
  *       wherever it runs (rule 18 chooses between them where both do);
  *   <li>{@code wgmma_compressed}: int8 and e4m3 documents on the wgmma kernel wherever its compressed entries
  *       run (rule 19 chooses where).
- *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20).
+ *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20);
+ *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
  * </ul>
  */
 public final class ForcedKernels {
@@ -88,12 +89,23 @@ public final class ForcedKernels {
           : ForwardPlan.plan(s, g);
       case "quant_tma" -> (s, g) -> ForwardPlan.quantTmaApplies(s, g) ? ForwardPlan.quantTma(s, g)
           : ForwardPlan.plan(s, g);
+      case "quant_tma_bf16" -> new ForwardKernels.Planner() { // the rules, bf16 queries kept as bf16 operands
+        @Override
+        public Plan plan(ForwardShape s, GpuCapabilities gpu) {
+          return ForwardPlan.plan(s, gpu);
+        }
+
+        @Override
+        public boolean halfOperands(ForwardShape s, Plan p) {
+          return false;
+        }
+      };
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
           : ForwardPlan.wgmmaGroupsPay(s, g) ? ForwardPlan.wgmmaGroups(s, g) : ForwardPlan.wgmma(s, g, true);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
           + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
-          + "quant_wgmma, quant_tma, wgmma_compressed");
+          + "quant_wgmma, quant_tma, quant_tma_bf16, wgmma_compressed");
     };
   }
 
