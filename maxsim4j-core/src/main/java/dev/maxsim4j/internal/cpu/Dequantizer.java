@@ -27,8 +27,10 @@ final class Dequantizer implements Tokens.RunCopier {
   /** Lane k tests bit V-1-k of V bits read most significant first: NumPy packbits order. */
   private static final IntVector LANE_BITS = IntVector.fromArray(INTS, laneBits(), 0);
   private static final int E4M3_NAN = 0x7f;
-  /** e4m3's exponent bias is 7, fp32's 127: a normal e4m3 value moves to fp32 by adding 120 to the exponent. */
-  private static final int REBIAS = (127 - 7) << 23;
+  /** An e4m3 byte shifted left by 20 and masked: its sign at fp32's bit 31, its exponent and mantissa at 26-20. */
+  private static final int E4M3_FIELDS = 0x87f00000;
+  /** e4m3's exponent bias is 7, fp32's 127: the shifted fields read as fp32 are the e4m3 value times 2^-120. */
+  private static final float REBIAS = 0x1p120f;
 
   private final Tokens tokens;
   private final MemorySegment src;
@@ -85,13 +87,12 @@ final class Dequantizer implements Tokens.RunCopier {
 
   private static FloatVector e4m3(ByteVector b, float scale) {
     IntVector x = (IntVector) b.convertShape(VectorOperators.B2I, INTS, 0);
-    IntVector em = x.and(0x7f);
-    IntVector normal = em.lanewise(VectorOperators.LSHL, 20).add(REBIAS);
-    // exponent field 0: the subnormal m x 2^-9, made from an integer (an fp32 subnormal operand is slow)
-    IntVector subnormal = ((FloatVector) em.convert(VectorOperators.I2F, 0)).mul(0x1p-9f).reinterpretAsInts();
-    IntVector magnitude = normal.blend(subnormal, em.compare(VectorOperators.LT, 8))
-        .blend(Float.floatToRawIntBits(Float.NaN), em.compare(VectorOperators.EQ, E4M3_NAN));
-    return magnitude.or(x.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats().mul(scale);
+    // the sign-extended byte shifted once puts every field in place; the product with 2^120 is exact, subnormal
+    // codes included (their fp32 fields are subnormal too: slow on CPUs that take a microcode assist for such
+    // operands, which only codes below 2^-6 meet), and the NaN codes are the one case the fields miss
+    IntVector fields = x.lanewise(VectorOperators.LSHL, 20).and(E4M3_FIELDS)
+        .blend(Float.floatToRawIntBits(Float.NaN), x.and(E4M3_NAN).compare(VectorOperators.EQ, E4M3_NAN));
+    return fields.reinterpretAsFloats().mul(REBIAS).mul(scale);
   }
 
   /** The dimensions past the last whole vector, through the scalar codec. */

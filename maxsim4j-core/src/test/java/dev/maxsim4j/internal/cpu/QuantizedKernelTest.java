@@ -238,26 +238,31 @@ class QuantizedKernelTest {
         t.s8, null, scales);
   }
 
+  /** Every byte value under scales of every kind, scaled and as stored, equals the scalar codec's bit for bit. */
   @Test
   void theExpansionEqualsTheCodecBitForBit() {
     int d = 256;
-    byte[] all = new byte[3 * d];
+    float[] scales = {0.37f, -2.5f, 0f, 1e30f, 3e38f, 1e-30f, Float.MIN_VALUE, Float.NaN, Float.POSITIVE_INFINITY};
+    byte[] all = new byte[scales.length * d];
     for (int k = 0; k < all.length; k++) {
       all[k] = (byte) k;
     }
-    float[] scales = {0.37f, -2.5f, 0f};
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
       int tokens = (int) (all.length / type.bytesPerToken(d));
       Tokens t = new Tokens(type, d, tokens, new int[] {0}, new int[] {tokens}, tokens, null, null, null, all, null,
           java.util.Arrays.copyOf(scales, tokens));
       float[] out = new float[tokens * d];
       Dequantizer.of(t).copy(0, tokens, out, 0);
+      float[] stored = new float[tokens * d];
+      Dequantizer.stored(t).copy(0, tokens, stored, 0);
       for (int i = 0; i < tokens; i++) {
         for (int k = 0; k < d; k++) {
           float want = t.element(i, k);
           float got = out[i * d + k];
           assertTrue(Float.floatToIntBits(want) == Float.floatToIntBits(got),
               type + " token " + i + " dim " + k + ": want " + want + ", got " + got);
+          assertTrue(Float.floatToIntBits(t.stored(i, k)) == Float.floatToIntBits(stored[i * d + k]),
+              type + " token " + i + " dim " + k + " as stored: want " + t.stored(i, k) + ", got " + stored[i * d + k]);
         }
       }
     }
