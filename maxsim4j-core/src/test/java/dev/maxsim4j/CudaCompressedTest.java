@@ -360,9 +360,10 @@ class CudaCompressedTest {
   }
 
   /**
-   * bf16 query tokens near 2^120 and near 2^-100 against 8-bit documents on the rules' kernel (rule 20, the fp16
-   * copy): each token goes in times its own power of two, so dot products with the stored bytes (up to 127 or 448)
-   * do not overflow where the scores of the dequantized values are finite.
+   * bf16 query tokens near 2^120 and near 2^-100 against 8-bit documents on the bulk-copy kernel through their fp16
+   * copy (forced: the rules make it for large calls only): each token goes in times its own power of two, so dot
+   * products with the stored bytes (up to 127 or 448) do not overflow where the scores of the dequantized values
+   * are finite.
    */
   @Test
   void bf16QueriesFarFromOneKeepTheirScoresThroughTheFp16Copy() {
@@ -382,7 +383,7 @@ class CudaCompressedTest {
           for (float e : expected[0]) {
             assertTrue(Float.isFinite(e), where + ": the reference " + e);
           }
-          ParityTest.assertClose(expected, cuda.scores(q, d), q, d, where);
+          ParityTest.assertClose(expected, forced[0].scores(q, d), q, d, where + " (" + FORCED[0] + ")");
         }
       }
     }

@@ -75,7 +75,7 @@ public final class CudaBackend implements Backend {
     this.memory = MemoryBudget.fromSystemProperty();
     this.device = new CudaDevice(ordinal);
     this.ordinal = ordinal;
-    this.inputs = new DeviceInputs(device);
+    this.inputs = new DeviceInputs(device, planner::halfCopy);
     this.forward = new ForwardKernels(device, params, planner);
     this.topK = new DeviceTopK(device, params, forward, inputs);
     this.training = new DeviceTraining(device, params, forward, inputs);

@@ -4,6 +4,7 @@ import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.function.BiPredicate;
 import java.util.function.LongFunction;
 
 /**
@@ -30,10 +31,13 @@ final class DeviceInputs {
   record Staged(DeviceTokens queries, DeviceTokens documents, MemorySegment download) {}
 
   private final CudaDevice device;
+  /** Whether a call's queries carry their fp16 copy against its documents ({@link HalfOperands}). */
+  private final BiPredicate<Tokens, Tokens> halfCopy;
   private final Map<Tokens, Resident> resident = new IdentityHashMap<>();
 
-  DeviceInputs(CudaDevice device) {
+  DeviceInputs(CudaDevice device, BiPredicate<Tokens, Tokens> halfCopy) {
     this.device = device;
+    this.halfCopy = halfCopy;
   }
 
   /** Uploads {@code tokens}, or counts one more holder where they are resident already. */
@@ -86,12 +90,13 @@ final class DeviceInputs {
       CudaDevice.Lane lane) {
     Resident rq = resident.get(queries);
     Resident rd = resident.get(documents);
-    long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
+    boolean half = rq == null && halfCopy.test(queries, documents);
+    long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries, half));
     long docBytes = rd != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
     MemorySegment pinned = pinnedFor.apply(queryBytes + docBytes + downloadBytes);
     DeviceTokens q = rq != null ? rq.tokens
         : DeviceTokens.uploadAsync(queries, lane.scratch(ScratchSlot.QUERIES, queryBytes),
-            pinned.asSlice(0, queryBytes), lane.stream);
+            pinned.asSlice(0, queryBytes), lane.stream, half);
     DeviceTokens d = rd != null ? rd.tokens
         : DeviceTokens.uploadAsync(documents, lane.scratch(ScratchSlot.DOCUMENTS, docBytes),
             pinned.asSlice(queryBytes, docBytes), lane.stream);

@@ -27,13 +27,15 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     this(dtype, dim, rows, maxLength, storedTokens, data, rowStart, rowLength, validCount, mask, 0L);
   }
 
-  /**
-   * Bytes the upload of {@code t} needs: data, three int arrays, the mask, the scales, the fp16 copy, each 256-byte
-   * aligned.
-   */
+  /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, the scales, each 256-byte aligned. */
   static long bytesFor(Tokens t) {
+    return bytesFor(t, false);
+  }
+
+  /** As above, with room for the fp16 copy where {@code halfCopy} asks for one and {@code t} may have it. */
+  static long bytesFor(Tokens t, boolean halfCopy) {
     return align(dataBytes(t)) + 3 * align(4L * t.rows) + (t.mask == null ? 0 : align(t.storedTokens))
-        + (t.dtype.isQuantized() ? align(4L * t.storedTokens) : 0) + HalfOperands.bytes(t);
+        + (t.dtype.isQuantized() ? align(4L * t.storedTokens) : 0) + (halfCopy ? HalfOperands.bytes(t) : 0);
   }
 
   private static long dataBytes(Tokens t) {
@@ -65,7 +67,13 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
 
   /** As above, the copy queued on {@code stream}. */
   static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, MemorySegment stream) {
-    long bytes = bytesFor(t);
+    return uploadAsync(t, device, staging, stream, false);
+  }
+
+  /** As above, with the fp16 copy where {@code halfCopy} asks for one (staging of {@code bytesFor(t, true)}). */
+  static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, MemorySegment stream,
+      boolean halfCopy) {
+    long bytes = bytesFor(t, halfCopy);
     MemorySegment stage = staging.asSlice(0, bytes);
     long dataBytes = dataBytes(t);
     if (t.f32 != null) {
@@ -77,7 +85,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     } else {
       MemorySegment.copy(t.segment, 0, stage, 0, dataBytes);
     }
-    DeviceTokens tokens = stageMetadata(t, device, stage.asSlice(dataRegion(t)));
+    DeviceTokens tokens = stageMetadata(t, device, stage.asSlice(dataRegion(t)), halfCopy);
     Driver.copyToDevice(device, stage, bytes, stream);
     return tokens;
   }
@@ -93,6 +101,11 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
    * {@code device}, which the caller fills with the data and then the metadata.
    */
   static DeviceTokens stageMetadata(Tokens t, long device, MemorySegment metadata) {
+    return stageMetadata(t, device, metadata, false);
+  }
+
+  /** As above, with the fp16 copy after the scales where {@code halfCopy} asks for one and {@code t} fits. */
+  static DeviceTokens stageMetadata(Tokens t, long device, MemorySegment metadata, boolean halfCopy) {
     long base = device + dataRegion(t);
     long off = 0;
     long rowStart = base + off;
@@ -125,7 +138,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
       off += align(4L * t.storedTokens);
     }
     DeviceTokens half = null;
-    long halfBytes = HalfOperands.bytes(t);
+    long halfBytes = halfCopy ? HalfOperands.bytes(t) : 0;
     if (halfBytes > 0 && HalfOperands.write(t, metadata.asSlice(off, halfBytes))) {
       half = new DeviceTokens(DType.FLOAT16, t.dim, t.rows, t.maxRowLength, t.storedTokens, base + off, rowStart,
           rowLength, validCount, mask, base + off + HalfOperands.weightsOffset(t));

@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
 import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
@@ -22,6 +23,11 @@ final class ForwardKernels {
     /** Whether a training forward of {@code shape} keeps its argmax in int16 (rule 14). */
     default boolean narrowArgmax(ForwardShape shape, GpuCapabilities gpu) {
       return ForwardPlan.narrowArgmax(shape, gpu);
+    }
+
+    /** Whether a call's {@code queries} are staged with their fp16 copy against {@code documents} (rule 20). */
+    default boolean halfCopy(Tokens queries, Tokens documents) {
+      return HalfOperands.pays(queries, documents);
     }
 
     /** Whether queries with an fp16 copy read it in a launch of {@code shape} planned as {@code plan} (rule 20). */

@@ -19,23 +19,44 @@ final class HalfOperands {
   static final int MAX_SPAN = 15 + 17;
   /** The longest rows given a copy: rule 20's queries. */
   static final int MAX_LENGTH = 32;
-  /** The most values given a copy, about a millisecond on one core: larger batches keep bf16 operands. */
+  /** The most values given a copy: larger batches keep bf16 operands. */
   static final long MAX_VALUES = 1L << 20;
+  /**
+   * Stored document tokens a call needs per query value for its copy to pay: the copy is a pass over the query's
+   * values on the host (about 1.5 ns a value once compiled: 6 us for 32 x 128), and the kernel gains about 8% of its
+   * time, about 0.2 ns per 64-token tile (H200: 1.3 us at 1 x 1000 x 300 tokens, 10 us at 1 x 10,000 x 300), so a
+   * call pays from about 8 tiles, 512 tokens, per query value.
+   */
+  static final int DOCUMENT_TOKENS_PER_VALUE = 512;
 
-  private static final ValueLayout.OfShort S16 = ValueLayout.JAVA_SHORT_UNALIGNED;
-  private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
   private static final int BIAS = 127;
 
   private HalfOperands() {}
 
   /**
-   * Whether {@code t} gets a copy if its tokens fit: bf16 rows of at most 32 tokens, at most 2^20 values, held on
-   * the host (a corpus generated on the device has none there).
+   * Whether {@code t} may get a copy: bf16 rows of at most 32 tokens, at most 2^20 values, held on the host (a
+   * corpus generated on the device has none there).
    */
   static boolean eligible(Tokens t) {
     long values = (long) t.storedTokens * t.dim;
     return t.dtype == DType.BFLOAT16 && t.maxRowLength <= MAX_LENGTH && values <= MAX_VALUES
         && (t.s16 != null || (t.segment != null && t.segment.byteSize() >= 2 * values));
+  }
+
+  /** Whether rule 20 could read a copy of {@code queries} against {@code documents}: 8-bit documents. */
+  static boolean applies(Tokens queries, Tokens documents) {
+    return eligible(queries) && (documents.dtype == DType.INT8 || documents.dtype == DType.FLOAT8_E4M3);
+  }
+
+  /**
+   * Whether a call of {@code queries} against {@code documents} makes the copy: one query (several take rule 19's
+   * query groups, one per pair takes a document each) against {@link #DOCUMENT_TOKENS_PER_VALUE} stored document
+   * tokens per query value or more.
+   */
+  static boolean pays(Tokens queries, Tokens documents) {
+    long values = (long) queries.storedTokens * queries.dim;
+    return queries.rows == 1 && documents.storedTokens >= DOCUMENT_TOKENS_PER_VALUE * values
+        && applies(queries, documents);
   }
 
   /** Bytes of an eligible batch's copy ({@link #write}): the fp16 values, then one fp32 weight a token. */
@@ -54,30 +75,35 @@ final class HalfOperands {
    * unusable, where a valid token does not fit.
    */
   static boolean write(Tokens t, MemorySegment out) {
-    out.fill((byte) 0);
-    long weights = weightsOffset(t);
-    for (int token = 0; token < t.storedTokens; token++) {
-      out.set(F32, weights + 4L * token, 1f);
+    int values = t.storedTokens * t.dim;
+    short[] bf16 = t.s16;
+    if (bf16 == null) {
+      bf16 = new short[values];
+      MemorySegment.copy(t.segment, ValueLayout.JAVA_SHORT_UNALIGNED, 0, bf16, 0, values);
     }
+    short[] half = new short[values];
+    float[] weights = new float[t.storedTokens];
+    java.util.Arrays.fill(weights, 1f);
+    short[] from = bf16;
     boolean[] fits = {true};
     for (int row = 0; row < t.rows && fits[0]; row++) {
       t.forEachValidRun(row, null, (first, count, n) -> {
         for (int token = first; token < first + count && fits[0]; token++) {
-          fits[0] = writeToken(t, token, out, weights);
+          fits[0] = writeToken(from, token * t.dim, t.dim, half, weights, token);
         }
       });
     }
+    MemorySegment.copy(half, 0, out, ValueLayout.JAVA_SHORT_UNALIGNED, 0, values);
+    MemorySegment.copy(weights, 0, out, ValueLayout.JAVA_FLOAT_UNALIGNED, weightsOffset(t), t.storedTokens);
     return fits[0];
   }
 
-  private static boolean writeToken(Tokens t, int token, MemorySegment out, long weights) {
-    long from = (long) token * t.dim;
+  private static boolean writeToken(short[] bf16, int from, int dim, short[] half, float[] weights, int token) {
     int low = Integer.MAX_VALUE; // the lowest and highest biased exponent of a nonzero finite value
     int high = Integer.MIN_VALUE;
-    for (int i = 0; i < t.dim; i++) {
-      int bits = value(t, from + i);
-      int exponent = (bits >>> 7) & 0xff;
-      if ((bits & 0x7fff) != 0 && exponent != 0xff) {
+    for (int i = from; i < from + dim; i++) {
+      int exponent = (bf16[i] >>> 7) & 0xff;
+      if ((bf16[i] & 0x7fff) != 0 && exponent != 0xff) {
         low = Math.min(low, exponent);
         high = Math.max(high, exponent);
       }
@@ -86,15 +112,11 @@ final class HalfOperands {
       return false; // a subnormal value, or a span no power of two fits
     }
     int k = high < low ? 0 : Math.max(-17 - (low - BIAS), Math.min(0, 15 - (high - BIAS)));
-    for (int i = 0; i < t.dim; i++) {
-      float v = Float.intBitsToFloat(value(t, from + i) << 16);
-      out.set(S16, 2 * (from + i), Float.floatToFloat16(Math.scalb(v, k)));
+    float power = Float.intBitsToFloat((BIAS + k) << 23); // k lies in [-112, 109]: a normal fp32 either way
+    for (int i = from; i < from + dim; i++) {
+      half[i] = Float.floatToFloat16(Float.intBitsToFloat(bf16[i] << 16) * power);
     }
-    out.set(F32, weights + 4L * token, Math.scalb(1f, -k));
+    weights[token] = Float.intBitsToFloat((BIAS - k) << 23);
     return true;
-  }
-
-  private static int value(Tokens t, long i) {
-    return (t.s16 != null ? t.s16[Math.toIntExact(i)] : t.segment.getAtIndex(S16, i)) & 0xffff;
   }
 }

@@ -66,7 +66,8 @@ public final class AbMain {
           ForwardKernels.Planner planner = ForcedKernels.planner(names.get(n));
           ForwardPlan.Plan p = planner.plan(fs, cuda.capabilities());
           String copy = "";
-          if (planner.halfOperands(fs, p)) { // as ForwardKernels runs it: random queries always have the copy
+          if (planner.halfOperands(fs, p) && planner.halfCopy(shapeOnly(queryType, sh[0], sh[2], sh[4]),
+              shapeOnly(documentType, sh[1], sh[3], sh[4]))) { // as a call stages and runs it (random queries fit)
             p = planner.plan(new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.FLOAT16,
                 documentType, false, false), cuda.capabilities());
             copy = " (the queries' fp16 copy)";
@@ -126,6 +127,19 @@ public final class AbMain {
         r.close();
       }
     }
+  }
+
+  /** A batch of {@code n} rows of {@code length} tokens that holds no values: what the planner asks of a call. */
+  private static Tokens shapeOnly(DType type, int n, int length, int dim) {
+    int[] start = new int[n];
+    int[] lengths = new int[n];
+    for (int i = 0; i < n; i++) {
+      start[i] = i * length;
+      lengths[i] = length;
+    }
+    long bytes = type == DType.BFLOAT16 ? 2L * n * length * dim : 0; // values "on the host", for the copy's test
+    return new Tokens(type, dim, length, start, lengths, n * length, null, null, null,
+        java.lang.foreign.MemorySegment.ofArray(new byte[(int) Math.min(bytes, Integer.MAX_VALUE - 8)]));
   }
 
   private static int[] shape(String s) {

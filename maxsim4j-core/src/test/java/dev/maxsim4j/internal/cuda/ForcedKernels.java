@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
 import java.util.function.UnaryOperator;
@@ -28,7 +29,8 @@ import java.util.function.UnaryOperator;
  *       wherever it runs (rule 18 chooses between them where both do);
  *   <li>{@code wgmma_compressed}: int8 and e4m3 documents on the wgmma kernel wherever its compressed entries
  *       run (rule 19 chooses where).
- *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20);
+ *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20), bf16 queries
+ *       through their fp16 copy wherever they have one, whatever the call's size;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
  * </ul>
  */
@@ -87,12 +89,26 @@ public final class ForcedKernels {
       case "quant_mma" -> (s, g) -> ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.plan(s, g);
       case "quant_wgmma" -> (s, g) -> ForwardPlan.quantWgmmaApplies(s, g) ? ForwardPlan.quantWgmma(s, g)
           : ForwardPlan.plan(s, g);
-      case "quant_tma" -> (s, g) -> ForwardPlan.quantTmaApplies(s, g) ? ForwardPlan.quantTma(s, g)
-          : ForwardPlan.plan(s, g);
+      case "quant_tma" -> new ForwardKernels.Planner() { // bf16 queries with their fp16 copy wherever it applies
+        @Override
+        public Plan plan(ForwardShape s, GpuCapabilities gpu) {
+          return ForwardPlan.quantTmaApplies(s, gpu) ? ForwardPlan.quantTma(s, gpu) : ForwardPlan.plan(s, gpu);
+        }
+
+        @Override
+        public boolean halfCopy(Tokens queries, Tokens documents) {
+          return HalfOperands.applies(queries, documents);
+        }
+      };
       case "quant_tma_bf16" -> new ForwardKernels.Planner() { // the rules, bf16 queries kept as bf16 operands
         @Override
         public Plan plan(ForwardShape s, GpuCapabilities gpu) {
           return ForwardPlan.plan(s, gpu);
+        }
+
+        @Override
+        public boolean halfCopy(Tokens queries, Tokens documents) {
+          return false;
         }
 
         @Override

@@ -202,16 +202,38 @@ class HalfOperandsTest {
     assertEquals(32, HalfOperands.MAX_SPAN);
   }
 
+  /** A call makes the copy for one query against 512 stored tokens of 8-bit documents per query value or more. */
+  @Test
+  void aCallMakesTheCopyForOneQueryAgainstManyDocumentTokens() {
+    Tokens one = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, new short[32 * 64], 1, 32, 64));
+    Tokens two = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, new short[2 * 32 * 64], 2, 32, 64));
+    int tokens = HalfOperands.DOCUMENT_TOKENS_PER_VALUE * 32 * 64; // 1 x 16,384 x 64 tokens (2^20)
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      Tokens many = Internals.tokens(TokenBatch.ofBytes(type, new byte[tokens * 16], null, tokens / 64, 64, 16));
+      Tokens few = Internals.tokens(TokenBatch.ofBytes(type, new byte[(tokens - 64) * 16], null, tokens / 64 - 1,
+          64, 16));
+      assertTrue(HalfOperands.pays(one, many), type.toString());
+      assertFalse(HalfOperands.pays(one, few), type + ": too few tiles to win back the host's pass");
+      assertFalse(HalfOperands.pays(two, many), type + ": several queries take query groups");
+      assertTrue(HalfOperands.applies(two, few), type.toString());
+    }
+    Tokens bits = Internals.tokens(TokenBatch.ofBytes(DType.BINARY, new byte[tokens * 2], null, tokens / 64, 64,
+        16));
+    assertFalse(HalfOperands.applies(one, bits), "1-bit documents keep bf16 operands");
+  }
+
   /** An upload of short bf16 rows carries the copy after its scales' place: fp16 values, then the weights. */
   @Test
   void anUploadCarriesTheCopyAsAnFp16View() {
     Tokens t = batch(0.25f, 3, Math.scalb(1f, 20));
     long region = DeviceTokens.dataRegion(t);
-    long bytes = DeviceTokens.bytesFor(t);
+    long bytes = DeviceTokens.bytesFor(t, true);
     assertEquals(region + 3 * DeviceTokens.align(4L * t.rows) + HalfOperands.bytes(t), bytes);
+    assertEquals(bytes - HalfOperands.bytes(t), DeviceTokens.bytesFor(t));
     MemorySegment metadata = MemorySegment.ofArray(new byte[Math.toIntExact(bytes - region)]);
     long device = 0x10000;
-    DeviceTokens up = DeviceTokens.stageMetadata(t, device, metadata);
+    assertNull(DeviceTokens.stageMetadata(t, device, metadata).halfOperands(), "no copy unless asked");
+    DeviceTokens up = DeviceTokens.stageMetadata(t, device, metadata, true);
     DeviceTokens half = up.halfOperands();
     assertNotNull(half);
     assertNull(half.halfOperands());
@@ -223,9 +245,9 @@ class HalfOperandsTest {
     assertEquals(half.data() + HalfOperands.weightsOffset(t), half.scales());
     assertEquals(Math.scalb(1f, 20), half(metadata.asSlice(at), 3) * metadata.get(ValueLayout.JAVA_FLOAT_UNALIGNED,
         half.scales() - device - region));
-    assertNull(DeviceTokens.stageMetadata(batch(1f, 3, Math.scalb(1f, -40)), device, metadata).halfOperands());
+    assertNull(DeviceTokens.stageMetadata(batch(1f, 3, Math.scalb(1f, -40)), device, metadata, true).halfOperands());
     Tokens floats = Internals.tokens(TokenBatch.ofFloats(new float[8], 1, 1, 8));
     assertNull(DeviceTokens.stageMetadata(floats, device,
-        MemorySegment.ofArray(new byte[Math.toIntExact(DeviceTokens.bytesFor(floats))])).halfOperands());
+        MemorySegment.ofArray(new byte[Math.toIntExact(DeviceTokens.bytesFor(floats, true))]), true).halfOperands());
   }
 }
