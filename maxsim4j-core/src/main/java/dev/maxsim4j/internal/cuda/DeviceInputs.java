@@ -40,6 +40,11 @@ final class DeviceInputs {
     this.halfCopy = halfCopy;
   }
 
+  /** Whether a call stages {@code queries} with their fp16 copy against {@code documents}. */
+  boolean halfCopy(Tokens queries, Tokens documents) {
+    return halfCopy.test(queries, documents);
+  }
+
   /** Uploads {@code tokens}, or counts one more holder where they are resident already. */
   void hold(Tokens tokens) {
     Resident existing = resident.get(tokens);

@@ -30,8 +30,10 @@ final class DeviceTiming {
 
   /** See {@link CudaBackend#timeAllPairsKernel}. */
   double[] allPairsKernel(Tokens queries, List<Tokens> residentDocs, int warmup, int batches, int perBatch) {
+    // the queries staged as a call of them against these documents stages them, fp16 copy included
+    boolean half = inputs.halfCopy(queries, residentDocs.get(0));
     DeviceTokens q = DeviceTokens.upload(device, queries,
-        device.scratch(ScratchSlot.QUERIES, DeviceTokens.bytesFor(queries)));
+        device.scratch(ScratchSlot.QUERIES, DeviceTokens.bytesFor(queries, half)), half);
     DeviceTokens[] docs = new DeviceTokens[residentDocs.size()];
     for (int i = 0; i < docs.length; i++) {
       docs[i] = inputs.resident(residentDocs.get(i));

@@ -51,7 +51,12 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
    * memory, and waits for the copy.
    */
   static DeviceTokens upload(CudaDevice dev, Tokens t, long device) {
-    DeviceTokens tokens = uploadAsync(dev, t, device, dev.pinned(bytesFor(t)));
+    return upload(dev, t, device, false);
+  }
+
+  /** As above, with the fp16 copy where {@code halfCopy} asks for one ({@code device} of {@code bytesFor(t, true)}). */
+  static DeviceTokens upload(CudaDevice dev, Tokens t, long device, boolean halfCopy) {
+    DeviceTokens tokens = uploadAsync(t, device, dev.pinned(bytesFor(t, halfCopy)), dev.stream, halfCopy);
     Driver.synchronize(dev.stream);
     return tokens;
   }
