@@ -35,6 +35,7 @@ final class PopcountKernel {
     int[][] qw = new int[rows][];
     float[][] qScale = new float[rows][];
     float[] qMaxScale = new float[rows];
+    float[] qMinScale = new float[rows];
     int[][] qSlots = new int[rows][];
     int[] token = new int[words];
     MemorySegment tokenWords = MemorySegment.ofArray(token);
@@ -53,13 +54,14 @@ final class PopcountKernel {
         s[j] = queries.scale(stored);
         qMaxScale[i] = Math.max(qMaxScale[i], Math.abs(s[j]));
       }
+      qMinScale[i] = ScaleRange.smallestNonzero(s, slots.length);
       qw[i] = t;
       qScale[i] = s;
       qSlots[i] = slots;
       maxPad = Math.max(maxPad, pad);
     }
     int runLength = maxPad;
-    return () -> new Worker(documents, words, qw, qScale, qMaxScale, qSlots, runLength);
+    return () -> new Worker(documents, words, qw, qScale, qMaxScale, qMinScale, qSlots, runLength);
   }
 
   /** 32-bit words per token. */
@@ -98,6 +100,8 @@ final class PopcountKernel {
     private final int[][] qw;
     private final float[][] qScale;
     private final float[] qMaxScale;
+    /** Per query, its lanes' smallest nonzero |scale| (infinity where none). */
+    private final float[] qMinScale;
     private final int[][] qSlots;
     private final int[] docWords;
     private final MemorySegment docSegment;
@@ -107,16 +111,18 @@ final class PopcountKernel {
     private final float[] runArg;
     private final boolean wholeWords;
     private int docTokens;
-    /** The loaded document's largest |scale|. */
+    /** The loaded document's largest and smallest nonzero |scale|. */
     private float docMaxScale;
+    private float docMinScale;
 
-    Worker(Tokens documents, int words, int[][] qw, float[][] qScale, float[] qMaxScale, int[][] qSlots,
-        int runLength) {
+    Worker(Tokens documents, int words, int[][] qw, float[][] qScale, float[] qMaxScale, float[] qMinScale,
+        int[][] qSlots, int runLength) {
       this.documents = documents;
       this.words = words;
       this.qw = qw;
       this.qScale = qScale;
       this.qMaxScale = qMaxScale;
+      this.qMinScale = qMinScale;
       this.qSlots = qSlots;
       this.docWords = new int[documents.maxValidCount * words];
       this.docSegment = MemorySegment.ofArray(docWords);
@@ -148,6 +154,7 @@ final class PopcountKernel {
         maxScale = Math.max(maxScale, Math.abs(docScale[t]));
       }
       docMaxScale = maxScale;
+      docMinScale = ScaleRange.smallestNonzero(docScale, docTokens);
     }
 
     @Override
@@ -162,8 +169,8 @@ final class PopcountKernel {
       int pad = qs.length;
       boolean track = argmax != null;
       LaneMaxima.reset(runMax, runArg, pad, track);
-      if ((double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
-        scoreOverflowingScales(q, qs, pad, valid);
+      if (ScaleRange.outOfRange(qMaxScale[query], qMinScale[query], docMaxScale, docMinScale)) {
+        scoreScalesOutOfRange(q, qs, pad, valid);
       } else {
         int block = 0;
         for (; block + 2 * V <= pad; block += 2 * V) {
@@ -247,11 +254,12 @@ final class PopcountKernel {
     }
 
     /**
-     * Every query lane's running max over the document one pair at a time, for a query and document whose scale
-     * product may pass fp32's range: a zero dot product stays 0 there instead of infinity x 0. Scales that large
-     * are rare, so this plain loop (same max and argmax rules as the blocks) keeps the blocks free of the test.
+     * Every query lane's running max over the document one pair at a time, for a query and document whose fp32
+     * scale product may overflow or not be normal ({@link ScaleRange}): the product is taken in float64, and a zero
+     * dot product stays 0 instead of infinity x 0. Such scales are rare, so this plain loop (same max and argmax
+     * rules as the blocks) keeps the blocks free of the test.
      */
-    private void scoreOverflowingScales(int[] q, float[] qs, int pad, int valid) {
+    private void scoreScalesOutOfRange(int[] q, float[] qs, int pad, int valid) {
       int dim = documents.dim;
       for (int j = 0; j < valid; j++) {
         float max = Float.NEGATIVE_INFINITY;
@@ -262,7 +270,7 @@ final class PopcountKernel {
             popcount += Integer.bitCount(q[w * pad + j] ^ docWords[t * words + w]);
           }
           int dot = dim - 2 * popcount;
-          float x = dot == 0 ? 0f : dot * (qs[j] * docScale[t]);
+          float x = dot == 0 ? 0f : (float) (dot * ((double) qs[j] * docScale[t]));
           if (x > max) {
             arg = t;
           }

@@ -83,6 +83,7 @@ final class VectorKernel implements PairKernel {
     float[][] qt = new float[rows][];
     float[][] qScale = scaled ? new float[rows][] : null;
     float[] qMaxScale = new float[rows];
+    float[] qMinScale = new float[rows];
     int[][] qSlots = new int[rows][];
     int maxPad = V;
     float[] scratch = new float[queries.maxValidCount * dim];
@@ -105,6 +106,7 @@ final class VectorKernel implements PairKernel {
           qScale[i][j] = queries.scale(queries.rowStart[i] + qSlots[i][j]);
         }
         qMaxScale[i] = queries.maxValidScale(i);
+        qMinScale[i] = ScaleRange.smallestNonzero(qScale[i], nv);
         if (!queries.dtype.isQuantized()) { // float lanes against stored values
           double largest = Headroom.largestStored(documents.dtype);
           for (int j = 0; j < nv; j++) {
@@ -115,6 +117,7 @@ final class VectorKernel implements PairKernel {
               qMaxScale[i] = Math.max(qMaxScale[i], divisor);
             }
           }
+          qMinScale[i] = ScaleRange.smallestNonzero(qScale[i], nv);
         }
       }
       maxPad = Math.max(maxPad, pad);
@@ -122,7 +125,7 @@ final class VectorKernel implements PairKernel {
     int runLength = maxPad;
     boolean floatDocuments = scaled && !documents.dtype.isQuantized();
     double largestQuery = floatDocuments ? Headroom.largestStored(queries.dtype) : 0;
-    return () -> new VectorWorker(documents, qt, qScale, qMaxScale, qSlots, runLength, largestQuery);
+    return () -> new VectorWorker(documents, qt, qScale, qMaxScale, qMinScale, qSlots, runLength, largestQuery);
   }
 
   private static final class VectorWorker implements Worker {
@@ -138,22 +141,26 @@ final class VectorKernel implements PairKernel {
     /** Per query, its lanes' scales; null when neither side is quantized (no pair is scaled). */
     private final float[][] qScale;
     private final float[] qMaxScale;
+    /** Per query, its lanes' smallest nonzero |scale| (infinity where none). */
+    private final float[] qMinScale;
     /** The staged tokens' scales (all 1 for an unquantized document type). */
     private final float[] docScale;
     private float docMaxScale = 1f;
+    private float docMinScale = 1f;
     private int docTokens;
     /** A mapped bf16 document's tokens, copied here before they are widened. */
     private short[] staged = new short[0];
     /** Against quantized queries, the largest value they stage (float documents' headroom), else 0. */
     private final double largestQuery;
 
-    VectorWorker(Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale, int[][] qSlots,
-        int runLength, double largestQuery) {
+    VectorWorker(Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale, float[] qMinScale,
+        int[][] qSlots, int runLength, double largestQuery) {
       this.largestQuery = largestQuery;
       this.documents = documents;
       this.qt = qt;
       this.qScale = qScale;
       this.qMaxScale = qMaxScale;
+      this.qMinScale = qMinScale;
       this.qSlots = qSlots;
       this.dim = documents.dim;
       this.buffer = new float[documents.maxValidCount * dim];
@@ -180,6 +187,7 @@ final class VectorKernel implements PairKernel {
           maxScale = Math.max(maxScale, Math.abs(docScale[t]));
         }
         docMaxScale = maxScale;
+        docMinScale = ScaleRange.smallestNonzero(docScale, docTokens);
       } else if (documents.s16 != null && documents.dtype == DType.BFLOAT16) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
       } else if (documents.segment != null && documents.dtype == DType.BFLOAT16) {
@@ -198,6 +206,7 @@ final class VectorKernel implements PairKernel {
           maxScale = Math.max(maxScale, divisor);
         }
         docMaxScale = maxScale;
+        docMinScale = ScaleRange.smallestNonzero(docScale, docTokens);
       }
     }
 
@@ -245,8 +254,8 @@ final class VectorKernel implements PairKernel {
       if (track && docTokens > EXACT_POSITIONS) {
         return scoreLongDocument(q, qs, pad, valid, slots, argmax, offset);
       }
-      if (qs != null && (double) qMaxScale[query] * docMaxScale > Float.MAX_VALUE) {
-        scoreOverflowingScales(q, qs, pad, valid);
+      if (qs != null && ScaleRange.outOfRange(qMaxScale[query], qMinScale[query], docMaxScale, docMinScale)) {
+        scoreScalesOutOfRange(q, qs, pad, valid);
       } else {
         for (int tileStart = 0; tileStart < docTokens; tileStart += TILE) {
           int tileEnd = Math.min(docTokens, tileStart + TILE);
@@ -291,15 +300,16 @@ final class VectorKernel implements PairKernel {
     }
 
     /**
-     * Lane j's value against staged token t, as the blocks compute it: the dot product, times the scales where
-     * there are any (a zero dot product stays 0 when their product overflows).
+     * Lane j's value against staged token t: the dot product, times the scales where there are any, their product
+     * taken in float64 (exact) so that neither its overflow nor its underflow reaches a score whose exact value fp32
+     * holds (a zero dot product stays 0).
      */
     private float value(float[] q, float[] qs, int pad, int j, int t) {
       float dot = 0;
       for (int k = 0; k < dim; k++) {
         dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
       }
-      return qs == null ? dot : dot == 0 ? 0f : dot * (qs[j] * docScale[t]);
+      return qs == null ? dot : dot == 0 ? 0f : (float) (dot * ((double) qs[j] * docScale[t]));
     }
 
     /** The first staged token whose value for lane j is NaN (the lane's max is NaN, so there is one). */
@@ -781,11 +791,11 @@ final class VectorKernel implements PairKernel {
 
     /**
      * The running max of every query lane over the whole document, one pair at a time, for a query and document
-     * whose scale product may pass fp32's range: there a zero dot product must stay 0, not become infinity x 0.
-     * Scales that large are rare, so this plain loop (same max, NaN and argmax rules as the blocks) serves them;
-     * the blocks keep no per-pair test.
+     * whose fp32 scale product may overflow or not be normal ({@link ScaleRange}): the product is taken in float64
+     * ({@link #value}), and a zero dot product stays 0, not infinity x 0. Such scales are rare, so this plain loop
+     * (same max, NaN and argmax rules as the blocks) serves them; the blocks keep no per-pair test.
      */
-    private void scoreOverflowingScales(float[] q, float[] qs, int pad, int valid) {
+    private void scoreScalesOutOfRange(float[] q, float[] qs, int pad, int valid) {
       for (int j = 0; j < valid; j++) {
         float max = Float.NEGATIVE_INFINITY;
         int arg = 0;
