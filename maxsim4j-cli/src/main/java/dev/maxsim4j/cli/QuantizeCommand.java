@@ -52,7 +52,7 @@ final class QuantizeCommand {
     };
     String inPath = a.require("--in");
     Path in = Inputs.input("--in", inPath);
-    Path target = Path.of(a.require("--out"));
+    Path target = AtomicOutput.target("--out", a.require("--out"));
     for (Path p : new Path[] {in, target}) {
       if (p.getFileName() == null || !p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
         throw new UsageException("quantize: " + (p == in ? "--in " : "--out ") + p + " does not end in .safetensors;"

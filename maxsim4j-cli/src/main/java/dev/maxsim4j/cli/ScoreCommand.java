@@ -92,13 +92,17 @@ final class ScoreCommand {
     List<Path> inputs = new ArrayList<>(queries.files());
     inputs.addAll(docs.files());
     String option = topK ? "--out-run" : "--out";
-    Path target = Path.of(a.get(option));
+    Path target = AtomicOutput.target(option, a.get(option));
     TokenBatch q = queries.batch();
     TokenBatch d = docs.batch();
     int perQuery = 0;
     if (candidates) {
       int b = docs.embeddings().dim(0);
       perQuery = docs.embeddings().dim(1);
+      if (perQuery == 0) {
+        throw new IllegalArgumentException("--docs " + docs.files() + " has shape " + docs.embeddings().shapeString()
+            + ": K = 0 candidates per query; expected at least 1");
+      }
       if (q.size() != b) {
         throw new IllegalArgumentException("queries have B=" + q.size() + " rows but docs "
             + docs.embeddings().shapeString() + " have B=" + b);

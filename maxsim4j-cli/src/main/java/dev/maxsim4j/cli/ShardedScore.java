@@ -60,7 +60,7 @@ final class ShardedScore {
     List<Path> inputs = new ArrayList<>(queries.files());
     shards.forEach(s -> inputs.add(s.file()));
     String option = topK ? "--out-run" : "--out";
-    Path target = Path.of(a.get(option));
+    Path target = AtomicOutput.target(option, a.get(option));
     long read = System.nanoTime();
     String what;
     try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(a, builder)) {

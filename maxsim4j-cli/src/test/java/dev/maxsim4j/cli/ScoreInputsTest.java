@@ -225,6 +225,31 @@ class ScoreInputsTest {
     }
   }
 
+  /**
+   * An output name near the file system's 255-byte limit is written (its temporary file's name does not grow
+   * with it); a path ending in a separator names a folder and is refused, the file without the separator kept;
+   * candidates of K = 0 are refused naming the file and its shape. Found by a hostile test.
+   */
+  @Test
+  void longOutputNamesTrailingSeparatorsAndEmptyCandidates() throws Exception {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    String longName = "s".repeat(250) + ".npy";
+    CliRun ok = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p(longName));
+    assertEquals(0, ok.status(), ok.err());
+    assertTrue(Files.size(dir.resolve(longName)) > 0);
+    Files.writeString(dir.resolve("keep.npy"), "keep");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("keep.npy") + "/"), 1,
+        "names a folder (it ends in a separator); expected a file to write");
+    assertEquals("keep", Files.readString(dir.resolve("keep.npy")));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("new") + "/"), 1,
+        "names a folder");
+    assertFalse(Files.exists(dir.resolve("new")));
+    Npy.writeFloats(dir.resolve("empty.npy"), new float[0], 2, 0, 4, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("empty.npy"), "--out", p("e.npy")), 1,
+        "K = 0 candidates per query; expected at least 1");
+  }
+
   @Test
   void outputsThatAMoveWouldReplaceAreRefusedAndLinksAreWrittenThrough() throws Exception {
     Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);

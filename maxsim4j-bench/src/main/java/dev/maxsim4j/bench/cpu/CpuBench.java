@@ -76,7 +76,7 @@ public final class CpuBench {
     shapes.forEach(s -> Shapes.parse("cpu", s));
     if (a.get("--json") != null) {
       // a missing folder is found before the benchmark, not after it
-      AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }
     if (shapes.isEmpty()) {
       shapes = DEFAULT_SHAPES;
@@ -144,7 +144,8 @@ public final class CpuBench {
       }
     }
     if (a.get("--json") != null) {
-      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), CpuBenchJson.of(cases));
+      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(),
+          CpuBenchJson.of(cases));
     }
     return 0;
   }

@@ -60,8 +60,8 @@ public final class GpuCommand {
     int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
-      AtomicOutput.check("--json", Path.of(a.get("--json")), a.get("--compare") == null ? List.of()
-          : List.of(Path.of(a.get("--compare"))));
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")),
+          a.get("--compare") == null ? List.of() : List.of(Path.of(a.get("--compare"))));
     }
     Optional<String> noGpu = BackendSelector.cudaUnavailableReason();
     if (noGpu.isPresent()) {

@@ -60,7 +60,7 @@ public final class GpuScaleCommand {
       }
     }
     if (a.get("--json") != null) {
-      AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }
     Optional<String> noGpu = BackendSelector.cudaUnavailableReason();
     if (noGpu.isPresent()) {

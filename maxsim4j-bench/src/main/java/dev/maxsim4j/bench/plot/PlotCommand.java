@@ -44,7 +44,7 @@ public final class PlotCommand {
     }
     Args a = new Args("maxsim4j bench", "plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     Path in = Path.of(a.require("--in"));
-    Path target = Path.of(a.require("--out"));
+    Path target = AtomicOutput.target("--out", a.require("--out"));
     AtomicOutput.check("--out", target, List.of(in));
     List<Map<String, Object>> rows = rows(in);
     String source = in.getFileName().toString();

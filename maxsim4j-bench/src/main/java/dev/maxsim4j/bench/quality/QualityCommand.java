@@ -66,7 +66,7 @@ public final class QualityCommand {
     Args a = new Args("maxsim4j bench", "quality", argv, 1,
         Set.of("--translations", "--docs", "--queries", "--random-docs", "--threads", "--json"), Set.of());
     if (a.get("--json") != null) {
-      AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }
     List<String> packages = packageList();
     int docs = a.intValue("--docs", packages.size(), 1);
@@ -100,7 +100,7 @@ public final class QualityCommand {
       compare(maxSim, text.what, text.queries, text.documents, text.relevant, rows, out);
     }
     if (a.get("--json") != null) {
-      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), toJson(rows));
+      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(), toJson(rows));
     }
     return 0;
   }

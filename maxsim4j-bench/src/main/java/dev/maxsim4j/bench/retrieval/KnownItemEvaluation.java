@@ -122,7 +122,7 @@ final class KnownItemEvaluation {
       }
     }
     if (a.get("--json") != null) {
-      AtomicOutput.writeString("--json", Path.of(a.get("--json")), List.of(), report.toJson());
+      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(), report.toJson());
     }
     return 0;
   }

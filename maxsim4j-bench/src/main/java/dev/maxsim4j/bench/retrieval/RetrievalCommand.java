@@ -59,7 +59,7 @@ public final class RetrievalCommand {
         "--docs", "--queries", "--fde", "--candidates", "--index-dir", "--threads", "--json", "--prepare",
         "--encode", "--synthetic", "--lucene", "--lucene-exact", "--exact-timed"), Set.of("--exact-only"));
     if (a.get("--json") != null) {
-      AtomicOutput.check("--json", Path.of(a.get("--json")), List.of());
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }
     if (a.get("--synthetic") != null) {
       return SyntheticScaling.run(a, out);
@@ -69,7 +69,7 @@ public final class RetrievalCommand {
       Path packages = list(a, "--packages", "_main_binary-amd64_Packages");
       List<Item> items = KnownItems.build(translations, packages);
       String text = KnownItems.pinText(items);
-      AtomicOutput.writeString("--prepare", Path.of(a.get("--prepare")), List.of(), text);
+      AtomicOutput.writeString("--prepare", AtomicOutput.target("--prepare", a.get("--prepare")), List.of(), text);
       out.printf("%d packages (set %s) written to %s%n", items.size(), hash(text), a.get("--prepare"));
       return 0;
     }

@@ -37,6 +37,21 @@ public final class AtomicOutput implements AutoCloseable {
   }
 
   /**
+   * The output path {@code value} given as {@code option}: refuses an empty one and one that ends in a separator
+   * (a folder's name, which {@link Path#of} would silently turn into the file without it).
+   */
+  public static Path target(String option, String value) {
+    if (value == null || value.isEmpty()) {
+      throw new IllegalArgumentException(option + " is empty; expected a file to write");
+    }
+    if (value.endsWith("/") || value.endsWith(java.io.File.separator)) {
+      throw new IllegalArgumentException(option + " " + value + " names a folder (it ends in a separator); expected"
+          + " a file to write");
+    }
+    return Path.of(value);
+  }
+
+  /**
    * Checks {@code target} (given as {@code option}) and reserves its temporary file: refuses a folder, a
    * device, pipe or socket (which a move would replace), a missing or unwritable folder to write into, and
    * any of {@code inputs} (compared as files, not names). A symbolic link is written through, not replaced.
@@ -66,8 +81,9 @@ public final class AtomicOutput implements AutoCloseable {
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder
           + (folder != null && Files.exists(folder) ? " is not a folder" : " does not exist"));
     }
-    Path temp = folder.resolve("." + file.getFileName() + "." + Long.toHexString(ThreadLocalRandom.current()
-        .nextLong()) + ".tmp");
+    // a name of its own length, not the target's plus a suffix: a target name near the file system's limit
+    // would leave no room for one
+    Path temp = folder.resolve(".maxsim4j-" + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
     try {
       Files.createFile(temp);
       TemporaryFiles.track(temp);

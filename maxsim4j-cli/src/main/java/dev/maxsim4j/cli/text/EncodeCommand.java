@@ -38,7 +38,7 @@ public final class EncodeCommand {
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("encode", argv, 1, Set.of("--in", "--out", "--dtype"), Set.of());
     Path in = Path.of(a.require("--in"));
-    Path target = Path.of(a.require("--out"));
+    Path target = AtomicOutput.target("--out", a.require("--out"));
     String dtype = a.getOr("--dtype", "bf16");
     if (!dtype.equals("f32") && !dtype.equals("bf16")) {
       throw new UsageException("encode: --dtype = " + dtype + "; expected f32 or bf16");
