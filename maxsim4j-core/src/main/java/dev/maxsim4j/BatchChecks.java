@@ -71,9 +71,7 @@ final class BatchChecks {
       throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
           + "]; expected n >= 0, length >= 0, dim >= 1");
     }
-    if ((long) n * length > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
-    }
+    checkPaddedTokens(n, length, dim);
     long perToken = dtype.bytesPerToken(dim);
     long expected = (long) n * length * perToken;
     if (bytes != expected) {
@@ -88,7 +86,21 @@ final class BatchChecks {
       throw new IllegalArgumentException(name + " holds " + bytes + " bytes, not a whole number of " + dtype
           + " tokens of dim " + dim + " (" + perToken + " bytes each)");
     }
-    checkPackedShape(name, bytes / perToken * Math.max(dim, 1), offsets, dim);
+    long tokens = bytes / perToken;
+    if (tokens > Arguments.MAX_ARRAY) { // tokens x dim below would not fit a long
+      throw new IllegalArgumentException(name + " holds " + bytes + " bytes, " + tokens + " " + dtype
+          + " tokens of dim " + dim + "; expected at most " + Arguments.MAX_ARRAY);
+    }
+    checkPackedShape(name, tokens * Math.max(dim, 1), offsets, dim);
+  }
+
+  /** Rows and a mask of n x length tokens are Java arrays: both counts must fit one. */
+  private static void checkPaddedTokens(int n, int length, int dim) {
+    if ((long) n * length > Arguments.MAX_ARRAY || n > Arguments.MAX_ARRAY) {
+      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has " + n + " rows of "
+          + length + " tokens; expected at most " + Arguments.MAX_ARRAY + " of each (rows and tokens are kept in"
+          + " Java arrays)");
+    }
   }
 
   static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
@@ -97,9 +109,7 @@ final class BatchChecks {
           + "]; expected n >= 0, length >= 0, dim >= 1");
     }
     long expected = (long) n * length * dim;
-    if ((long) n * length > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has more than 2^31-1 tokens");
-    }
+    checkPaddedTokens(n, length, dim);
     if (elements != expected) {
       throw new IllegalArgumentException(name + " holds " + elements + " elements; expected " + expected
           + " for shape [" + n + ", " + length + ", " + dim + "]");

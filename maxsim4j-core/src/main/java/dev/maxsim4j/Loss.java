@@ -277,9 +277,10 @@ public sealed interface Loss {
 
   /** The gradient scales with 1 / T, so T below 1 / Float.MAX_VALUE would overflow every fp32 gradient. */
   private static void checkTemperature(float temperature) {
-    if (!(temperature >= 1 / Float.MAX_VALUE) || Float.isInfinite(temperature)) {
+    float smallest = Math.nextUp(1 / Float.MAX_VALUE); // 1 / Float.MAX_VALUE rounds to a float whose inverse is not one
+    if (!(temperature >= smallest) || Float.isInfinite(temperature)) {
       throw new IllegalArgumentException("temperature = " + temperature + "; expected a finite value >= "
-          + 1 / Float.MAX_VALUE + " (1 / the largest float: the gradient scales with 1 / T)");
+          + smallest + " (its inverse a float: the gradient scales with 1 / T)");
     }
   }
 

@@ -85,7 +85,7 @@ public record TopK(float[][] scores, int[][] indices) {
 
   /** One query: a heap of the parts' next entries, best first. */
   private static void mergeQuery(int i, int k, List<TopK> parts, int[] first, float[][] scores, int[][] indices) {
-    int available = 0;
+    long available = 0; // parts may hold more than 2^31 entries together
     PriorityQueue<int[]> heads = new PriorityQueue<>((a, b) -> compare(parts, first, i, a, b));
     for (int p = 0; p < parts.size(); p++) {
       int n = parts.get(p).scores[i].length;
@@ -94,7 +94,8 @@ public record TopK(float[][] scores, int[][] indices) {
         heads.add(new int[] {p, 0});
       }
     }
-    int n = Math.min(k, available);
+    int n = Arguments.arraySize(1, Math.min(k, available), "query " + i + "'s merged top-k",
+        "ask for a smaller k");
     scores[i] = new float[n];
     indices[i] = new int[n];
     java.util.Map<Integer, Integer> partOf = new java.util.HashMap<>(); // a corpus document: the part it came from

@@ -111,4 +111,33 @@ class LargeSizeTest {
     assertTrue(e.getMessage().startsWith("rows' tokens x d = 1099511627776 x 1073741824 elements"), e.getMessage());
     assertEquals(6, Arguments.arraySize(2, 3, "x", "y"));
   }
+
+  /**
+   * A hostile tester's findings: rows of no token just below 2^31 (an OutOfMemoryError where a message was due),
+   * a packed 1-bit segment so large that bytes x 8 wrapped (accepted), parts of a merge holding more than 2^31
+   * entries together (a NegativeArraySizeException, or overlapping parts merged into nothing).
+   */
+  @Test
+  void rowCountsSegmentsAndMergesPastTheLimits() {
+    rejects(() -> TokenBatch.ofFloats(new float[0], Integer.MAX_VALUE, 0, 1), "rows of 0 tokens", LIMIT);
+    rejects(() -> TokenBatch.fromMemorySegment(MemorySegment.ofArray(new byte[0]), DType.INT8, null,
+        Integer.MAX_VALUE, 0, 1), "rows of 0 tokens", LIMIT);
+    MemorySegment huge = Arena.ofAuto().allocate(16).reinterpret((1L << 61) + 1);
+    rejects(() -> TokenBatch.packedFromMemorySegment(huge, DType.BINARY, new int[] {0, 1}, 8), "tokens of dim 8",
+        LIMIT);
+    int entries = 1 << 20;
+    float[] scores = new float[entries];
+    int[] documents = new int[entries];
+    for (int i = 0; i < entries; i++) {
+      documents[i] = i;
+    }
+    TopK part = new TopK(new float[][] {scores}, new int[][] {documents});
+    rejects(() -> TopK.merge(entries, java.util.Collections.nCopies(4096, part), new int[4096]), "both rank");
+    int[] disjoint = new int[2048];
+    for (int p = 0; p < disjoint.length; p++) {
+      disjoint[p] = p << 20;
+    }
+    rejects(() -> TopK.merge(Integer.MAX_VALUE, java.util.Collections.nCopies(2048, part), disjoint),
+        "merged top-k", LIMIT);
+  }
 }

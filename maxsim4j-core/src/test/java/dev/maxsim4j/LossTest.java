@@ -169,6 +169,12 @@ class LossTest {
       assertEquals(0, kl.loss(), 1e-12, "equal distributions at T = " + t);
     }
     assertMessage(() -> Loss.contrastive(Float.MIN_VALUE), "expected a finite value >= ");
+    // the float 1 / Float.MAX_VALUE rounds down, and its inverse passes the largest float: infinite gradients
+    assertMessage(() -> Loss.contrastive(1 / Float.MAX_VALUE), "its inverse a float");
+    float smallest = Math.nextUp(1 / Float.MAX_VALUE);
+    for (float g : Loss.contrastive(smallest).evaluate(new float[][] {{0f, 1f}}).dScores()) {
+      assertTrue(Float.isFinite(g), "T = " + smallest + ": " + g);
+    }
     assertMessage(() -> Loss.klDistillation(new float[][] {{1f}}, 1e-39f), "the gradient scales with 1 / T");
     assertMessage(() -> Loss.marginMse(new float[] {1f, Float.NaN}), "teacherMargins[1] = NaN");
     assertMessage(() -> Loss.marginMse(new float[] {Float.POSITIVE_INFINITY}), "teacherMargins[0] = Infinity");
