@@ -64,7 +64,7 @@ struct PairRow {
 };
 
 // The dynamic shared memory the host gives: query rows, ring, tiles, barriers, the epilogue's maxima [2][4][32]
-// and the rows' validity [32].
+// and the rows' weights [32] (0 for rows that do not count).
 template <int CHUNKS>
 __host__ __device__ constexpr int quantTmaSharedBytes() {
   return CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8)

@@ -255,8 +255,8 @@ final class PopcountKernel {
 
     /**
      * Every query lane's running max over the document one pair at a time, for a query and document whose fp32
-     * scale product may overflow or not be normal ({@link ScaleRange}): the product is taken in float64, and a zero
-     * dot product stays 0 instead of infinity x 0. Such scales are rare, so this plain loop (same max and argmax
+     * scale product may overflow or not be normal ({@link ScaleRange}): such products are taken in float64, and a
+     * zero dot product stays 0 instead of infinity x 0. Such scales are rare, so this plain loop (same max and argmax
      * rules as the blocks) keeps the blocks free of the test.
      */
     private void scoreScalesOutOfRange(int[] q, float[] qs, int pad, int valid) {
@@ -270,7 +270,7 @@ final class PopcountKernel {
             popcount += Integer.bitCount(q[w * pad + j] ^ docWords[t * words + w]);
           }
           int dot = dim - 2 * popcount;
-          float x = dot == 0 ? 0f : (float) (dot * ((double) qs[j] * docScale[t]));
+          float x = dot == 0 ? 0f : ScaleRange.scaled(dot, qs[j], docScale[t]);
           if (x > max) {
             arg = t;
           }

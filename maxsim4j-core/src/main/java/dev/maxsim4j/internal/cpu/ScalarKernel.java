@@ -72,12 +72,12 @@ final class ScalarKernel implements PairKernel {
       }
 
       /**
-       * The pair's dot product times both scales, their product taken in float64 (exact) so that neither its
-       * overflow nor its underflow reaches a score fp32 holds; a zero dot product stays 0.
+       * The pair's dot product times both scales, as the vector kernel takes them ({@link ScaleRange#scaled}); a
+       * zero dot product stays 0.
        */
       private float value(float[] q, int qo, float qs, int t) {
         float dot = dot(q, qo, doc, t * dim, dim);
-        return !scaled || dot == 0 ? dot : (float) (dot * ((double) qs * docScale[t]));
+        return !scaled || dot == 0 ? dot : ScaleRange.scaled(dot, qs, docScale[t]);
       }
 
       @Override

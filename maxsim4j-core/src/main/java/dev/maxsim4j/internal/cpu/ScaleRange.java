@@ -21,6 +21,19 @@ final class ScaleRange {
     return min;
   }
 
+  /**
+   * {@code dot} times both scales as the kernels' blocks take it, {@code dot x fl32(qs x ds)}, where that product is
+   * a normal float (or 0 from a zero scale); else through the exact float64 product, rounded once.
+   */
+  static float scaled(float dot, float queryScale, float documentScale) {
+    float product = queryScale * documentScale;
+    if (Math.abs(product) >= Float.MIN_NORMAL && Math.abs(product) <= Float.MAX_VALUE || queryScale == 0f
+        || documentScale == 0f) {
+      return dot * product;
+    }
+    return (float) (dot * ((double) queryScale * documentScale));
+  }
+
   /** Whether scales within these magnitudes may meet in an fp32 product that overflows or is not normal. */
   static boolean outOfRange(float queryLargest, float querySmallest, float documentLargest,
       float documentSmallest) {

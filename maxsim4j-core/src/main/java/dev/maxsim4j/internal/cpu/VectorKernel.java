@@ -300,16 +300,16 @@ final class VectorKernel implements PairKernel {
     }
 
     /**
-     * Lane j's value against staged token t: the dot product, times the scales where there are any, their product
-     * taken in float64 (exact) so that neither its overflow nor its underflow reaches a score whose exact value fp32
-     * holds (a zero dot product stays 0).
+     * Lane j's value against staged token t: the dot product, times the scales where there are any, as the blocks
+     * take them where their fp32 product is normal, else through float64 ({@link ScaleRange#scaled}); a zero dot
+     * product stays 0.
      */
     private float value(float[] q, float[] qs, int pad, int j, int t) {
       float dot = 0;
       for (int k = 0; k < dim; k++) {
         dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
       }
-      return qs == null ? dot : dot == 0 ? 0f : (float) (dot * ((double) qs[j] * docScale[t]));
+      return qs == null ? dot : dot == 0 ? 0f : ScaleRange.scaled(dot, qs[j], docScale[t]);
     }
 
     /** The first staged token whose value for lane j is NaN (the lane's max is NaN, so there is one). */
@@ -791,7 +791,7 @@ final class VectorKernel implements PairKernel {
 
     /**
      * The running max of every query lane over the whole document, one pair at a time, for a query and document
-     * whose fp32 scale product may overflow or not be normal ({@link ScaleRange}): the product is taken in float64
+     * whose fp32 scale product may overflow or not be normal ({@link ScaleRange}): such products are taken in float64
      * ({@link #value}), and a zero dot product stays 0, not infinity x 0. Such scales are rare, so this plain loop
      * (same max, NaN and argmax rules as the blocks) serves them; the blocks keep no per-pair test.
      */

@@ -75,8 +75,9 @@ public final class CudaBackend implements Backend {
     this.memory = MemoryBudget.fromSystemProperty();
     this.device = new CudaDevice(ordinal);
     this.ordinal = ordinal;
-    this.inputs = new DeviceInputs(device, planner::halfCopy);
     this.forward = new ForwardKernels(device, params, planner);
+    GpuCapabilities gpu = forward.capabilities();
+    this.inputs = new DeviceInputs(device, (q, d) -> planner.halfCopy(q, d, gpu));
     this.topK = new DeviceTopK(device, params, forward, inputs);
     this.training = new DeviceTraining(device, params, forward, inputs);
     this.linear = new DeviceLinear(device, params);

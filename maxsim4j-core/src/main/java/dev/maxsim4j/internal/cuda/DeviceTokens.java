@@ -27,7 +27,10 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     this(dtype, dim, rows, maxLength, storedTokens, data, rowStart, rowLength, validCount, mask, 0L);
   }
 
-  /** Bytes the upload of {@code t} needs: data, three int arrays, the mask, the scales, each 256-byte aligned. */
+  /**
+   * Bytes the upload of {@code t} needs without the fp16 copy: data, three int arrays, the mask, the scales, each
+   * 256-byte aligned.
+   */
   static long bytesFor(Tokens t) {
     return bytesFor(t, false);
   }

@@ -51,7 +51,8 @@ final class DeviceTopK implements AutoCloseable {
     int nq = queries.rows;
     int width = width(nq, documents.rows);
     if (inputs.resident(documents) == null
-        && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width) > availableBytes) {
+        && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width)
+            + (inputs.halfCopy(queries, documents) ? HalfOperands.bytes(queries) : 0) > availableBytes) {
       return streamed(queries, documents, keep, width, availableBytes);
     }
     Staged in = inputs.stage(queries, documents, downloadBytes(nq, keep, width));

@@ -26,8 +26,8 @@ final class ForwardKernels {
     }
 
     /** Whether a call's {@code queries} are staged with their fp16 copy against {@code documents} (rule 20). */
-    default boolean halfCopy(Tokens queries, Tokens documents) {
-      return HalfOperands.pays(queries, documents);
+    default boolean halfCopy(Tokens queries, Tokens documents, GpuCapabilities gpu) {
+      return HalfOperands.pays(queries, documents, gpu);
     }
 
     /** Whether queries with an fp16 copy read it in a launch of {@code shape} planned as {@code plan} (rule 20). */
@@ -110,9 +110,14 @@ final class ForwardKernels {
         argmax16);
     ForwardPlan.Plan plan = planner.plan(shape, gpu);
     if (q.halfOperands() != null && planner.halfOperands(shape, plan)) {
-      q = q.halfOperands();
-      shape = shape(q, d, mode, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0, argmax16);
-      plan = planner.plan(shape, gpu);
+      ForwardShape half = shape(q.halfOperands(), d, mode, perQuery, docOffset, pairs, maxQueryLength, queries,
+          argmax != 0, argmax16);
+      ForwardPlan.Plan halfPlan = planner.plan(half, gpu);
+      if (halfPlan.family() == ForwardPlan.Family.QUANT_TMA) { // only rule 20's kernel applies the copy's weights
+        q = q.halfOperands();
+        shape = half;
+        plan = halfPlan;
+      }
     }
     Operands operands = new Operands(q, d, scores, argmax, argmaxStride);
     for (KernelLaunch launch : ForwardLaunches.of(plan, shape, operands)) {

@@ -12,7 +12,9 @@ import java.lang.foreign.ValueLayout;
  * serves a token when the exponents of its nonzero finite values span at most {@link #MAX_SPAN} and none is
  * subnormal. k is the power of two closest to 1 that does it (0 for values from 2^-17 to 2^15). Why: an 8-bit
  * document word expands into fp16 operands in 5 instructions, into bf16 ones in 7. Products of exact operands
- * summed in fp32 scale by 2^k exactly, so the score is the bf16 one.
+ * summed in fp32 scale by 2^k exactly, so the score is the bf16 one while each scaled dot product times its
+ * document token's scale stays within fp32's normal range (it leaves it only for document scales beyond about
+ * 2^96 or below 2^-100 together with query values far from 1).
  */
 final class HalfOperands {
   /** The widest span of exponents one power of two fits into fp16's: from -17 to 15. */
@@ -49,14 +51,19 @@ final class HalfOperands {
   }
 
   /**
-   * Whether a call of {@code queries} against {@code documents} makes the copy: one query (several take rule 19's
-   * query groups, one per pair takes a document each) against {@link #DOCUMENT_TOKENS_PER_VALUE} stored document
-   * tokens per query value or more.
+   * Whether a call of {@code queries} against {@code documents} on {@code gpu} makes the copy: one query (several
+   * take rule 19's query groups, one per pair takes a document each) against {@link #DOCUMENT_TOKENS_PER_VALUE}
+   * stored document tokens per query value or more, in a launch the rules give rule 20's kernel.
    */
-  static boolean pays(Tokens queries, Tokens documents) {
+  static boolean pays(Tokens queries, Tokens documents, GpuCapabilities gpu) {
     long values = (long) queries.storedTokens * queries.dim;
-    return queries.rows == 1 && documents.storedTokens >= DOCUMENT_TOKENS_PER_VALUE * values
-        && applies(queries, documents);
+    if (queries.rows != 1 || documents.storedTokens < DOCUMENT_TOKENS_PER_VALUE * values
+        || !applies(queries, documents)) {
+      return false;
+    }
+    ForwardShape launch = new ForwardShape(ForwardShape.ALL_PAIRS, 1, documents.rows, 0, documents.rows,
+        queries.maxRowLength, documents.maxRowLength, queries.dim, DType.FLOAT16, documents.dtype, false, false);
+    return ForwardPlan.plan(launch, gpu).family() == ForwardPlan.Family.QUANT_TMA;
   }
 
   /** Bytes of an eligible batch's copy ({@link #write}): the fp16 values, then one fp32 weight a token. */

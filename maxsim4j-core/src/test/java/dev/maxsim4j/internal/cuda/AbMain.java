@@ -67,7 +67,7 @@ public final class AbMain {
           ForwardPlan.Plan p = planner.plan(fs, cuda.capabilities());
           String copy = "";
           if (planner.halfOperands(fs, p) && planner.halfCopy(shapeOnly(queryType, sh[0], sh[2], sh[4]),
-              shapeOnly(documentType, sh[1], sh[3], sh[4]))) { // as a call stages and runs it (random queries fit)
+              shapeOnly(documentType, sh[1], sh[3], sh[4]), cuda.capabilities())) { // as a call stages and runs it (random queries fit)
             p = planner.plan(new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.FLOAT16,
                 documentType, false, false), cuda.capabilities());
             copy = " (the queries' fp16 copy)";

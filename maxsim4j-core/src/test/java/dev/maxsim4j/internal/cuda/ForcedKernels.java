@@ -96,7 +96,7 @@ public final class ForcedKernels {
         }
 
         @Override
-        public boolean halfCopy(Tokens queries, Tokens documents) {
+        public boolean halfCopy(Tokens queries, Tokens documents, GpuCapabilities gpu) {
           return HalfOperands.applies(queries, documents);
         }
       };
@@ -107,7 +107,7 @@ public final class ForcedKernels {
         }
 
         @Override
-        public boolean halfCopy(Tokens queries, Tokens documents) {
+        public boolean halfCopy(Tokens queries, Tokens documents, GpuCapabilities gpu) {
           return false;
         }
 

@@ -202,23 +202,29 @@ class HalfOperandsTest {
     assertEquals(32, HalfOperands.MAX_SPAN);
   }
 
-  /** A call makes the copy for one query against 512 stored tokens of 8-bit documents per query value or more. */
+  /**
+   * A call makes the copy for one query against 512 stored tokens of 8-bit documents per query value or more, in a
+   * launch the rules give rule 20 (sm_90).
+   */
   @Test
   void aCallMakesTheCopyForOneQueryAgainstManyDocumentTokens() {
-    Tokens one = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, new short[32 * 64], 1, 32, 64));
-    Tokens two = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, new short[2 * 32 * 64], 2, 32, 64));
-    int tokens = HalfOperands.DOCUMENT_TOKENS_PER_VALUE * 32 * 64; // 1 x 16,384 x 64 tokens (2^20)
+    GpuCapabilities h200 = new GpuCapabilities(9, 0, 132, 227 * 1024, true, (module, entry, threads, shared) -> 4);
+    GpuCapabilities ampere = new GpuCapabilities(8, 0, 108, 163 * 1024, true, (module, entry, threads, shared) -> 4);
+    Tokens one = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, new short[4 * 64], 1, 4, 64));
+    Tokens two = Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, new short[2 * 4 * 64], 2, 4, 64));
+    int tokens = HalfOperands.DOCUMENT_TOKENS_PER_VALUE * 4 * 64; // 1 x 2,048 x 64 tokens
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
-      Tokens many = Internals.tokens(TokenBatch.ofBytes(type, new byte[tokens * 16], null, tokens / 64, 64, 16));
-      Tokens few = Internals.tokens(TokenBatch.ofBytes(type, new byte[(tokens - 64) * 16], null, tokens / 64 - 1,
-          64, 16));
-      assertTrue(HalfOperands.pays(one, many), type.toString());
-      assertFalse(HalfOperands.pays(one, few), type + ": too few tiles to win back the host's pass");
-      assertFalse(HalfOperands.pays(two, many), type + ": several queries take query groups");
+      Tokens many = Internals.tokens(TokenBatch.ofBytes(type, new byte[tokens * 64], null, tokens / 64, 64, 64));
+      Tokens few = Internals.tokens(TokenBatch.ofBytes(type, new byte[(tokens - 64) * 64], null, tokens / 64 - 1,
+          64, 64));
+      assertTrue(HalfOperands.pays(one, many, h200), type.toString());
+      assertFalse(HalfOperands.pays(one, many, ampere), type + ": rule 20 runs on sm_90 only");
+      assertFalse(HalfOperands.pays(one, few, h200), type + ": too few tiles to win back the host's pass");
+      assertFalse(HalfOperands.pays(two, many, h200), type + ": several queries take query groups");
       assertTrue(HalfOperands.applies(two, few), type.toString());
     }
-    Tokens bits = Internals.tokens(TokenBatch.ofBytes(DType.BINARY, new byte[tokens * 2], null, tokens / 64, 64,
-        16));
+    Tokens bits = Internals.tokens(TokenBatch.ofBytes(DType.BINARY, new byte[tokens * 8], null, tokens / 64, 64,
+        64));
     assertFalse(HalfOperands.applies(one, bits), "1-bit documents keep bf16 operands");
   }
 
