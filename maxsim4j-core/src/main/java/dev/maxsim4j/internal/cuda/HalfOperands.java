@@ -24,10 +24,9 @@ final class HalfOperands {
   /** The most values given a copy: larger batches keep bf16 operands. */
   static final long MAX_VALUES = 1L << 20;
   /**
-   * Stored document tokens a call needs per query value for its copy to pay: the copy is a pass over the query's
-   * values on the host (about 1.5 ns a value once compiled: 6 us for 32 x 128), and the kernel gains about 8% of its
-   * time, about 0.2 ns per 64-token tile (H200: 1.3 us at 1 x 1000 x 300 tokens, 10 us at 1 x 10,000 x 300), so a
-   * call pays from about 8 tiles, 512 tokens, per query value.
+   * Stored document tokens a call needs per query value for its copy to pay: the copy costs a pass over the query's
+   * values on the host, and the kernel gains a share of each 64-token tile's time, so a call pays from about 8 tiles
+   * per query value (the measurements: docs/design/kernel-selection.md, rule 20).
    */
   static final int DOCUMENT_TOKENS_PER_VALUE = 512;
 
