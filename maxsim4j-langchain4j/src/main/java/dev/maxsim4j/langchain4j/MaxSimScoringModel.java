@@ -33,10 +33,14 @@ public final class MaxSimScoringModel implements ScoringModel {
     if (segments == null) {
       throw new IllegalArgumentException("segments is null; expected a list of text segments");
     }
-    if (query == null || query.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c))) {
-      // the encoder would keep only its [CLS] and [SEP] tokens, which score against any text
-      throw new IllegalArgumentException("query is " + (query == null ? "null" : "without text (only whitespace or"
-          + " control characters)") + "; expected some text");
+    if (query == null) {
+      throw new IllegalArgumentException("query is null; expected some text");
+    }
+    TokenBatch q = encoder.encode(query);
+    if (q.validTokens(0) <= 2) {
+      // the tokenizer kept no word piece (whitespace, control, format or lone combining characters): only the
+      // encoder's [CLS] and [SEP], which score the same against any text
+      throw new IllegalArgumentException("query is without text (no word piece in it); expected some text");
     }
     if (segments.isEmpty()) {
       return Response.from(List.of());
@@ -49,7 +53,6 @@ public final class MaxSimScoringModel implements ScoringModel {
       }
       texts.add(s.text());
     }
-    TokenBatch q = encoder.encode(query);
     float[] sums = maxSim.scores(q, encoder.encode(texts))[0];
     int queryTokens = q.validTokens(0);
     List<Double> scores = new ArrayList<>(sums.length);

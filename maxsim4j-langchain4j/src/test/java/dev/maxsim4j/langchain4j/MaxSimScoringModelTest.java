@@ -54,7 +54,8 @@ class MaxSimScoringModelTest extends WithModel {
     withNull.add(null);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> model.scoreAll(withNull, "q"));
     assertTrue(e.getMessage().contains("segments[10]"), e.getMessage());
-    for (String q : new String[] {"", "  ", "\0\0", null}) {
+    // no word piece: whitespace, control, zero-width, byte-order mark, a lone combining mark, a soft hyphen
+    for (String q : new String[] {"", "  ", "\0\0", null, "\u200B", "\uFEFF", "\u0301", "\u00AD", "\u200D\u200C"}) {
       IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> model.scoreAll(segments, q));
       assertTrue(bad.getMessage().startsWith("query is "), bad.getMessage());
     }

@@ -5,6 +5,7 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -76,10 +77,14 @@ public final class MaxSimRescorer extends Rescorer {
    * fused call, one launch, where a call's fixed cost matters more than overlapping the gathering with it.
    */
   private static final int CPU_BLOCK = 64;
-  /** One gathering buffer per thread, grown to the largest block it has seen and then reused. */
-  private static final ThreadLocal<LateInteractionBytes> BUFFERS = ThreadLocal.withInitial(LateInteractionBytes::new);
-  private static final ThreadLocal<QuantizedTokenBytes> QUANTIZED_BUFFERS =
-      ThreadLocal.withInitial(QuantizedTokenBytes::new);
+  /**
+   * Each thread's idle gathering buffers, grown to the largest block they have seen and then reused. A batch is a
+   * view of its buffer, so a thread that takes another block while one of its own is still being scored (a
+   * fork-join worker steals tasks while it waits) takes another buffer.
+   */
+  private static final ThreadLocal<ArrayDeque<StoredTokens>> BUFFERS = ThreadLocal.withInitial(ArrayDeque::new);
+  private static final ThreadLocal<ArrayDeque<StoredTokens>> QUANTIZED_BUFFERS =
+      ThreadLocal.withInitial(ArrayDeque::new);
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
       boolean fallbackToFirstPass, MaxSim maxSim, boolean quantized) {
@@ -231,7 +236,20 @@ public final class MaxSimRescorer extends Rescorer {
 
   /** Gathers hits [from, to) (sorted by doc) and sets their scores: the rescored value, or the fallback. */
   private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to) throws IOException {
-    StoredTokens tokens = buffer().reset(field, query.dim());
+    ArrayDeque<StoredTokens> idle = quantized ? QUANTIZED_BUFFERS.get() : BUFFERS.get();
+    StoredTokens buffer = idle.poll();
+    if (buffer == null) {
+      buffer = quantized ? new QuantizedTokenBytes() : new LateInteractionBytes();
+    }
+    try {
+      rescoreBlock(buffer.reset(field, query.dim()), leaves, hits, from, to);
+    } finally {
+      idle.push(buffer);
+    }
+  }
+
+  private void rescoreBlock(StoredTokens tokens, List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to)
+      throws IOException {
     ScoreDoc[] scored = new ScoreDoc[to - from];
     int leaf = -1;
     int leafEnd = 0;
@@ -261,11 +279,6 @@ public final class MaxSimRescorer extends Rescorer {
         scored[i].score = rescored[i];
       }
     }
-  }
-
-  /** This thread's gathering buffer for the field's format. */
-  private StoredTokens buffer() {
-    return quantized ? QUANTIZED_BUFFERS.get() : BUFFERS.get();
   }
 
   /** The reported value of each row of {@code documents} (one fused call). */

@@ -122,6 +122,36 @@ class MaxSimRescorerTest {
     }
   }
 
+  /**
+   * Rescoring from inside a fork-join pool of several workers gives the scores rescoring from a plain thread gives:
+   * a worker that steals another block while its own is being scored gathers into another buffer (a hostile
+   * tester saw thousands of wrong scores once the gathering buffer was shared).
+   */
+  @Test
+  void rescoringInsideAForkJoinPoolGivesTheSameScores() throws Exception {
+    Random rnd = new Random(SEED + 7);
+    TopDocs firstPass = searcher.search(MatchAllDocsQuery.INSTANCE, DOCS);
+    try (java.util.concurrent.ForkJoinPool pool = new java.util.concurrent.ForkJoinPool(4)) {
+      for (int query = 0; query < 4; query++) {
+        MaxSimRescorer rescorer = MaxSimRescorer.create(FIELD, unitQuery(rnd, 5),
+            VectorSimilarityFunction.DOT_PRODUCT, MaxSimRescorer.Scale.RAW, maxSim);
+        Map<Integer, Float> expected = new HashMap<>();
+        for (ScoreDoc d : rescorer.rescore(searcher, firstPass, DOCS).scoreDocs) {
+          expected.put(d.doc, d.score);
+        }
+        java.util.List<java.util.concurrent.Future<TopDocs>> inPool = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+          inPool.add(pool.submit(() -> rescorer.rescore(searcher, firstPass, DOCS)));
+        }
+        for (java.util.concurrent.Future<TopDocs> f : inPool) {
+          for (ScoreDoc d : f.get().scoreDocs) {
+            assertEquals(expected.get(d.doc), d.score, 0f, "query " + query + ", doc " + d.doc);
+          }
+        }
+      }
+    }
+  }
+
   /** The GPU's path (the whole candidate set in one fused call), run on the CPU: the same bits as blocks. */
   @Test
   void oneCallForAllCandidatesEqualsBlocks() throws IOException {
