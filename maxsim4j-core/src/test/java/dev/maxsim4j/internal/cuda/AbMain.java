@@ -66,8 +66,9 @@ public final class AbMain {
           ForwardKernels.Planner planner = ForcedKernels.planner(names.get(n));
           ForwardPlan.Plan p = planner.plan(fs, cuda.capabilities());
           String copy = "";
+          // as a call stages and runs it (random queries always fit)
           if (planner.halfOperands(fs, p) && planner.halfCopy(shapeOnly(queryType, sh[0], sh[2], sh[4]),
-              shapeOnly(documentType, sh[1], sh[3], sh[4]), cuda.capabilities())) { // as a call stages and runs it (random queries fit)
+              shapeOnly(documentType, sh[1], sh[3], sh[4]), cuda.capabilities())) {
             p = planner.plan(new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.FLOAT16,
                 documentType, false, false), cuda.capabilities());
             copy = " (the queries' fp16 copy)";
