@@ -8,7 +8,9 @@ import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.stream.IntStream;
 import org.apache.lucene.index.BinaryDocValues;
@@ -21,6 +23,7 @@ import org.apache.lucene.search.Rescorer;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.util.ArrayUtil;
+import org.apache.lucene.util.BytesRef;
 
 /**
  * A drop-in replacement for Lucene's {@code LateInteractionRescorer}: rescores first-pass hits by the
@@ -46,7 +49,8 @@ import org.apache.lucene.util.ArrayUtil;
  *
  * <p>Compressed fields. {@link #createQuantized} rescores a {@link QuantizedLateInteractionField} (int8, fp8 or
  * one bit per dimension, with per-token scales): the stored bytes are gathered and scored as they are, never
- * expanded to floats in memory, and each document scores exactly MaxSim on its dequantized vectors. Its
+ * expanded to floats in memory, and each document scores exactly MaxSim on its dequantized vectors (a field's
+ * values may differ in type from document to document: each type is scored in its own call). Its
  * similarity is DOT_PRODUCT (index quantized unit vectors); {@link #withQueryType} compresses the query too.
  */
 public final class MaxSimRescorer extends Rescorer {
@@ -234,51 +238,69 @@ public final class MaxSimRescorer extends Rescorer {
     return "cuda".equals(maxSim.backendName()) ? Math.max(1, hits) : CPU_BLOCK;
   }
 
-  /** Gathers hits [from, to) (sorted by doc) and sets their scores: the rescored value, or the fallback. */
+  /**
+   * Gathers hits [from, to) (sorted by doc) and sets their scores: the rescored value, or the fallback. Values of
+   * a quantized field may differ in type from document to document; each type met is gathered into a buffer of
+   * its own and scored in its own call, so a document scores the same whatever else its block holds.
+   */
   private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to) throws IOException {
     ArrayDeque<StoredTokens> idle = quantized ? QUANTIZED_BUFFERS.get() : BUFFERS.get();
+    Map<DType, Gathered> byType = new EnumMap<>(DType.class);
+    try {
+      int leaf = -1;
+      int leafEnd = 0;
+      BinaryDocValues values = null;
+      for (int h = from; h < to; h++) {
+        ScoreDoc hit = hits[h];
+        if (hit.doc >= leafEnd) {
+          do {
+            if (++leaf == leaves.size()) {
+              throw new IllegalArgumentException("hit doc " + hit.doc + " is past the searcher's last document ("
+                  + leafEnd + "); expected firstPassTopDocs from this searcher");
+            }
+            leafEnd = leaves.get(leaf).docBase + leaves.get(leaf).reader().maxDoc();
+          } while (hit.doc >= leafEnd);
+          values = leaves.get(leaf).reader().getBinaryDocValues(field); // null: no document of the leaf has it
+        }
+        if (values != null && values.advanceExact(hit.doc - leaves.get(leaf).docBase)) {
+          BytesRef value = values.binaryValue();
+          DType type = quantized
+              ? QuantizedLateInteractionField.header(value, "field " + field + " of doc " + hit.doc).type()
+              : DType.FLOAT32;
+          Gathered group = byType.get(type);
+          if (group == null) {
+            group = new Gathered(take(idle), new ScoreDoc[to - from]);
+            byType.put(type, group);
+          }
+          group.hits[group.tokens.rows()] = hit;
+          group.tokens.add(value, hit.doc);
+        } else if (!fallbackToFirstPass) {
+          hit.score = 0f;
+        }
+      }
+      for (Gathered group : byType.values()) {
+        float[] rescored = score(group.tokens.batch());
+        for (int i = 0; i < rescored.length; i++) {
+          group.hits[i].score = rescored[i];
+        }
+      }
+    } finally {
+      for (Gathered group : byType.values()) {
+        idle.push(group.tokens);
+      }
+    }
+  }
+
+  /** One type's gathered values of a block and their hits, in gathering order. */
+  private record Gathered(StoredTokens tokens, ScoreDoc[] hits) {}
+
+  /** An idle buffer of this thread, reset for this field, or a new one; the caller pushes it back when done. */
+  private StoredTokens take(ArrayDeque<StoredTokens> idle) {
     StoredTokens buffer = idle.poll();
     if (buffer == null) {
       buffer = quantized ? new QuantizedTokenBytes() : new LateInteractionBytes();
     }
-    try {
-      rescoreBlock(buffer.reset(field, query.dim()), leaves, hits, from, to);
-    } finally {
-      idle.push(buffer);
-    }
-  }
-
-  private void rescoreBlock(StoredTokens tokens, List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to)
-      throws IOException {
-    ScoreDoc[] scored = new ScoreDoc[to - from];
-    int leaf = -1;
-    int leafEnd = 0;
-    BinaryDocValues values = null;
-    for (int h = from; h < to; h++) {
-      ScoreDoc hit = hits[h];
-      if (hit.doc >= leafEnd) {
-        do {
-          if (++leaf == leaves.size()) {
-            throw new IllegalArgumentException("hit doc " + hit.doc + " is past the searcher's last document ("
-                + leafEnd + "); expected firstPassTopDocs from this searcher");
-          }
-          leafEnd = leaves.get(leaf).docBase + leaves.get(leaf).reader().maxDoc();
-        } while (hit.doc >= leafEnd);
-        values = leaves.get(leaf).reader().getBinaryDocValues(field); // null: no document of the leaf has it
-      }
-      if (values != null && values.advanceExact(hit.doc - leaves.get(leaf).docBase)) {
-        scored[tokens.rows()] = hit;
-        tokens.add(values.binaryValue(), hit.doc);
-      } else if (!fallbackToFirstPass) {
-        hit.score = 0f;
-      }
-    }
-    if (tokens.rows() > 0) {
-      float[] rescored = score(tokens.batch());
-      for (int i = 0; i < rescored.length; i++) {
-        scored[i].score = rescored[i];
-      }
-    }
+    return buffer.reset(field, query.dim());
   }
 
   /** The reported value of each row of {@code documents} (one fused call). */

@@ -47,8 +47,8 @@ final class QuantizedTokenBytes implements StoredTokens {
       type = h.type();
       firstDoc = docId;
     } else if (h.type() != type) {
-      throw new IllegalArgumentException(what + ": " + h.type() + " tokens; expected " + type + " like doc "
-          + firstDoc + " (one type per field)");
+      throw new IllegalStateException(what + ": " + h.type() + " tokens gathered with the " + type + " tokens of doc "
+          + firstDoc + "; each type has its own buffer");
     }
     int tokenBytes = (int) type.bytesPerToken(dim);
     int start = offsets[rows];

@@ -271,29 +271,47 @@ class QuantizedRescorerTest {
     assertTrue(e.getMessage().contains("FLOAT16"), e.getMessage());
   }
 
+  /**
+   * A field whose values differ in type from document to document: each document scores MaxSim on its own
+   * dequantized tokens, the same whether its block holds one type or several (blocks of 1, 7 and 64 hits).
+   */
   @Test
-  void oneTypePerFieldInABlock() throws IOException {
+  void mixedTypesInOneField() throws IOException {
+    DType[] types = {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
+    Random rnd = new Random(SEED + 1);
     try (Directory mixed = FSDirectory.open(folder.resolve("mixed"))) {
-      try (IndexWriter writer = new IndexWriter(mixed, new IndexWriterConfig())) {
-        for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      try (IndexWriter writer = new IndexWriter(mixed, new IndexWriterConfig().setMaxBufferedDocs(40)
+          .setMergePolicy(NoMergePolicy.INSTANCE))) {
+        for (int i = 0; i < 100; i++) {
           Document doc = new Document();
-          doc.add(new QuantizedLateInteractionField("v", query, type));
+          float[][] v = MaxSimRescorerTest.unitVectors(rnd, 1 + rnd.nextInt(20), false, DIM);
+          doc.add(new QuantizedLateInteractionField("v", v, types[(i * 7 + i / 5) % 3]));
           writer.addDocument(doc);
         }
       }
       try (DirectoryReader r = DirectoryReader.open(mixed)) {
         IndexSearcher s = new IndexSearcher(r);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MaxSimRescorer
-            .createQuantized("v", query, MaxSimRescorer.Scale.RAW, maxSim).rescore(s, s.search(
-                MatchAllDocsQuery.INSTANCE, 2), 2));
-        assertTrue(e.getMessage().contains("field v of doc 1: FLOAT8_E4M3 tokens; expected INT8 like doc 0"),
-            e.getMessage());
+        Map<Integer, Double> expected = reference(r, "v", DType.FLOAT32);
+        TopDocs all = s.search(MatchAllDocsQuery.INSTANCE, 100);
+        for (int block : new int[] {1, 7, 64}) {
+          TopDocs top = MaxSimRescorer.createQuantized("v", query, MaxSimRescorer.Scale.RAW, maxSim)
+              .withBlockSize(block).rescore(s, all, 100);
+          assertEquals(100, top.scoreDocs.length);
+          for (ScoreDoc h : top.scoreDocs) {
+            assertEquals(expected.get(h.doc), h.score, TOLERANCE, "doc " + h.doc + ", blocks of " + block);
+          }
+        }
       }
     }
   }
 
   /** The float64 MaxSim of the (dequantized) query and each document's dequantized stored tokens. */
   private static Map<Integer, Double> reference(String field, DType queryType) throws IOException {
+    return reference(reader, field, queryType);
+  }
+
+  private static Map<Integer, Double> reference(DirectoryReader reader, String field, DType queryType)
+      throws IOException {
     TokenBatch q = TokenBatch.of(new float[][][] {query});
     if (queryType != DType.FLOAT32) {
       q = q.quantize(queryType);
