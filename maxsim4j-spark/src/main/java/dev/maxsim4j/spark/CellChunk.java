@@ -49,7 +49,9 @@ final class CellChunk implements DocumentChunk {
     int length = h.length();
     long payload = h.type().isQuantized() ? length * h.type().bytesPerToken(h.dim())
         : (long) length * h.dim() * h.type().byteSize();
-    if (rows > 0 && (rows >= maxRows || dataBytes + payload > BUFFER_BYTES
+    // a document of another type than the chunk's starts the next chunk: a batch holds one type
+    boolean otherType = length > 0 && shape.type() != null && h.type() != shape.type();
+    if (rows > 0 && (otherType || rows >= maxRows || dataBytes + payload > BUFFER_BYTES
         || (long) (tokens + length) * h.dim() > maxElements)) {
       return false;
     }

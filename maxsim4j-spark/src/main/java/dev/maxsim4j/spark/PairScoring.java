@@ -4,10 +4,12 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -167,16 +169,29 @@ final class PairScoring {
         List<Row> members = group.getValue();
         Row first = members.get(0);
         query.clear();
-        docs.clear();
         requireUnique(first, width + 4, "query '" + group.getKey() + "'", "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
-        docs.expectDim(query.dim(), "query '" + group.getKey() + "'");
-        for (Row r : members) {
+        // one call per type the documents are stored in (a column's rows may differ), scores in the rows' order
+        Map<DType, List<Integer>> byType = new EnumMap<>(DType.class);
+        for (int i = 0; i < members.size(); i++) {
+          Row r = members.get(i);
           requireUnique(r, width + 5, "document '" + r.get(docId) + "'", "corpus");
-          docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
+          byType.computeIfAbsent(TokenCodec.statedType(r.get(width + 2)), x -> new ArrayList<>()).add(i);
         }
-        int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
-        float[] scores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
+        float[] scores = new float[members.size()];
+        for (List<Integer> ofType : byType.values()) {
+          docs.clear();
+          docs.expectDim(query.dim(), "query '" + group.getKey() + "'");
+          for (int i : ofType) {
+            Row r = members.get(i);
+            docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
+          }
+          int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
+          float[] typeScores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
+          for (int j = 0; j < typeScores.length; j++) {
+            scores[ofType.get(j)] = typeScores[j];
+          }
+        }
         for (int i = 0; i < members.size(); i++) {
           Object[] values = new Object[width + 1];
           for (int c = 0; c < width; c++) {

@@ -4,6 +4,7 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -107,6 +108,9 @@ final class ScanPairScoring {
     return id;
   }
 
+  /** The documents of one call: those of one query stored in one type (a column's rows may differ in type). */
+  private record Group(int query, DType type) {}
+
   /** The broadcast: the queries, and for every document id the indices of the queries it is paired with. */
   record Plan(QuerySet queries, Map<Object, int[]> queriesOfDocument) implements Serializable {}
 
@@ -117,8 +121,8 @@ final class ScanPairScoring {
     public Iterator<Row> call(Iterator<InternalRow> rows) {
       scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
       Plan p = plan.value();
-      Map<Integer, TokenRows> documents = new LinkedHashMap<>();
-      Map<Integer, List<Object>> documentIds = new HashMap<>();
+      Map<Group, TokenRows> documents = new LinkedHashMap<>();
+      Map<Group, List<Object>> documentIds = new HashMap<>();
       List<Row> out = new ArrayList<>();
       int pending = 0;
       long elements = 0;
@@ -131,12 +135,14 @@ final class ScanPairScoring {
         }
         Object cell = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
         Object mask = r.isNullAt(2) ? null : r.getArray(2);
+        DType type = TokenCodec.statedType(cell);
         for (int q : queries) {
-          TokenRows rowsOfQuery = documents.computeIfAbsent(q, x -> expecting(p.queries().tokens().dim()));
+          Group group = new Group(q, type);
+          TokenRows rowsOfQuery = documents.computeIfAbsent(group, x -> expecting(p.queries().tokens().dim()));
           int before = rowsOfQuery.tokens();
           rowsOfQuery.add(id, cell, mask);
           elements += (long) (rowsOfQuery.tokens() - before) * rowsOfQuery.dim();
-          documentIds.computeIfAbsent(q, x -> new ArrayList<>()).add(id);
+          documentIds.computeIfAbsent(group, x -> new ArrayList<>()).add(id);
           pending++;
         }
         if (pending >= chunkRows || elements >= PairScoring.CHUNK_ELEMENTS) {
@@ -155,16 +161,16 @@ final class ScanPairScoring {
       return rows;
     }
 
-    private static void score(QuerySet queries, Map<Integer, TokenRows> documents,
-        Map<Integer, List<Object>> documentIds, List<Row> out) {
+    private static void score(QuerySet queries, Map<Group, TokenRows> documents,
+        Map<Group, List<Object>> documentIds, List<Row> out) {
       MaxSim maxSim = ExecutorMaxSim.get();
-      for (Map.Entry<Integer, TokenRows> e : documents.entrySet()) {
-        int q = e.getKey();
+      for (Map.Entry<Group, TokenRows> e : documents.entrySet()) {
+        int q = e.getKey().query();
         TokenRows rows = e.getValue();
         int queryDim = queries.tokens().dim();
         int dim = queryDim != 0 ? queryDim : rows.dim() != 0 ? rows.dim() : 1;
         float[] scores = maxSim.scores(queries.query(q, dim), rows.pack(dim).toBatch())[0];
-        List<Object> ids = documentIds.get(q);
+        List<Object> ids = documentIds.get(e.getKey());
         for (int i = 0; i < scores.length; i++) {
           out.add(RowFactory.create(queries.ids()[q], ids.get(i), scores[i]));
         }

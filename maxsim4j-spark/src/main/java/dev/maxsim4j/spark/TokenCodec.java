@@ -97,6 +97,18 @@ public final class TokenCodec {
     return read(cell, "cell").type();
   }
 
+  /**
+   * The type a cell states: its header's for a binary cell, FLOAT32 for {@code array<array<float>>}, and FLOAT32
+   * too for a cell too short or unmarked to state one (reading it then says what is wrong). Calls group documents
+   * by it, since a batch holds one type and a column's rows may differ.
+   */
+  static DType statedType(Object cell) {
+    if (cell instanceof byte[] b && b.length >= HEADER_BYTES && b[0] == MARK && b[1] >= 0 && b[1] < CODES.length) {
+      return CODES[b[1]];
+    }
+    return DType.FLOAT32;
+  }
+
   /** A checked view of one cell; {@code what} names it in errors (e.g. "tokens of document 'd7'"). */
   static Cell read(byte[] cell, String what) {
     if (cell == null) {

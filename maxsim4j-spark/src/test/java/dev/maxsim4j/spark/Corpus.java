@@ -1,5 +1,6 @@
 package dev.maxsim4j.spark;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +41,36 @@ record Corpus(List<String> ids, List<float[][]> tokens, List<boolean[]> masks, i
       masks.add(m);
     }
     return new Corpus(ids, tokens, masks, dim);
+  }
+
+  static final StructType CELLS = new StructType()
+      .add("id", DataTypes.StringType, false)
+      .add("tokens", DataTypes.BinaryType, false)
+      .add("mask", DataTypes.createArrayType(DataTypes.BooleanType, false), false);
+
+  /** The type row {@code i} is stored in by {@link #mixedCellRows}: every type in turn, neighbours differing. */
+  static DType mixedType(int i) {
+    DType[] all = DType.values();
+    return all[(i * 7 + i / 3) % all.length];
+  }
+
+  /** Rows (id, binary cell, mask) whose cells are stored in {@link #mixedType}s: one column of every type. */
+  List<Row> mixedCellRows() {
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < ids.size(); i++) {
+      rows.add(RowFactory.create(ids.get(i), TokenCodec.encode(tokens.get(i), mixedType(i)), masks.get(i)));
+    }
+    return rows;
+  }
+
+  /** The values {@link #mixedCellRows} holds: each row's tokens rounded or quantized to its type. */
+  Corpus mixedDecoded() {
+    List<float[][]> stored = new ArrayList<>();
+    for (int i = 0; i < ids.size(); i++) {
+      stored.add(tokens.get(i).length == 0 ? tokens.get(i)
+          : TokenCodec.decode(TokenCodec.encode(tokens.get(i), mixedType(i))));
+    }
+    return new Corpus(ids, stored, masks, dim);
   }
 
   /** Rows (id, tokens, mask). */

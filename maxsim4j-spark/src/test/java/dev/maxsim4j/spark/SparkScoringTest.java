@@ -96,6 +96,35 @@ class SparkScoringTest {
         table(CORPUS, 1)).count());
   }
 
+  /** A corpus column whose cells differ in type scores each pair as its document's own type gives it. */
+  @Test
+  void pairsAgainstCellsOfMixedTypesScoreAsTheirOwnTypes() {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    EmbeddingTable cells = EmbeddingTable.of(spark.createDataFrame(jsc.parallelize(CORPUS.mixedCellRows(), 3),
+        Corpus.CELLS)).withMask("mask");
+    float[][] want = reference.scores(QUERIES.batch(), CORPUS.mixedDecoded().batch());
+    List<Row> pairs = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      pairs.add(RowFactory.create(QUERIES.ids().get(i % 6), CORPUS.ids().get((i * 7) % 30), i));
+    }
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType)
+        .add("label", DataTypes.IntegerType);
+    Dataset<Row> input = spark.createDataFrame(jsc.parallelize(pairs, 2), schema);
+    for (int chunkRows : new int[] {PairScoring.CHUNK_ROWS, 7}) {
+      for (List<Row> scored : List.of(
+          PairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2), cells, chunkRows)
+              .collectAsList(),
+          ScanPairScoring.score(input, "query_id", "doc_id", "score", table(QUERIES, 2), cells, chunkRows)
+              .collectAsList())) {
+        assertEquals(100, scored.size());
+        for (Row row : scored) {
+          float w = want[QUERIES.ids().indexOf(row.getString(0))][CORPUS.ids().indexOf(row.getString(1))];
+          assertEquals(w, row.getFloat(3), 1e-5f * Math.max(1, Math.abs(w)), row.toString());
+        }
+      }
+    }
+  }
+
   @Test
   void aScannedPairWhoseQueryOrDocumentIsMissingFailsNamingIt() {
     StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);

@@ -146,6 +146,20 @@ class SparkTopKTest {
     }
   }
 
+  /** A column whose cells differ in type ranks each document as its own type gives it, in any chunking. */
+  @Test
+  void cellsOfMixedTypesInOneColumnRankAsTheirOwnTypes() {
+    Corpus queries = Corpus.random("q", 3, 5, 16, 19, 0);
+    Corpus corpus = Corpus.random("d", 60, 7, 16, 20, 11);
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    Dataset<Row> cells = spark.createDataFrame(jsc.parallelize(corpus.mixedCellRows(), 3), Corpus.CELLS);
+    TopK want = reference.topK(queries.batch(), corpus.mixedDecoded().batch(), 8);
+    for (int chunkRows : new int[] {1, 4, 60}) {
+      assertMatches(want, DistributedTopK.topK(masked(table(queries, 1)), masked(cells), 8, chunkRows)
+          .collectAsList(), queries, corpus);
+    }
+  }
+
   @Test
   void aBadDocumentFailsTheJobWithTheExecutorsCause() {
     Corpus queries = Corpus.random("q", 2, 4, 8, 10, 0);
