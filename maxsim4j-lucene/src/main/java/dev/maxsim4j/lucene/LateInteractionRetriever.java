@@ -13,6 +13,8 @@ import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
@@ -129,7 +131,7 @@ public final class LateInteractionRetriever {
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
     TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, n), n);
-    TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(lexical, n));
+    TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(withTokens(lexical), n));
     return rerank(searcher, queryTokens, firstPass, k);
   }
 
@@ -146,6 +148,15 @@ public final class LateInteractionRetriever {
       throws IOException {
     return MaxSimRescorer.create(tokensField, queryTokens, VectorSimilarityFunction.DOT_PRODUCT,
         MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstPass, k);
+  }
+
+  /**
+   * The lexical query's hits among documents with token vectors: one without them would be reranked to 0, above
+   * every document whose raw MaxSim is negative.
+   */
+  private Query withTokens(Query lexical) {
+    return new BooleanQuery.Builder().add(lexical, BooleanClause.Occur.MUST)
+        .add(new FieldExistsQuery(tokensField), BooleanClause.Occur.FILTER).build();
   }
 
   private static TopDocs union(TopDocs a, TopDocs b) {

@@ -1,0 +1,63 @@
+package dev.maxsim4j.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.MaxSim;
+import java.nio.file.Path;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.FSDirectory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Hostile retrieval: documents that a lexical query finds but that hold no token vectors. */
+class HostileRetrievalTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void lexicalHitsWithoutTokensNeverOutrankScoredDocuments() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
+        FSDirectory directory = FSDirectory.open(dir)) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
+        for (int j = 0; j < 3; j++) {
+          Document doc = new Document();
+          retriever.documentFields(new float[][] {{-1, -1, 0, 0}, {-1, -1 - j, 0, 0}}).forEach(doc::add);
+          doc.add(new StringField("id", "d" + j, Field.Store.YES));
+          doc.add(new StringField("tag", "x", Field.Store.NO));
+          writer.addDocument(doc);
+        }
+        writer.commit();
+        Document textOnly = new Document(); // its own segment, with neither an encoding nor tokens
+        textOnly.add(new StringField("id", "text", Field.Store.YES));
+        textOnly.add(new StringField("tag", "x", Field.Store.NO));
+        writer.addDocument(textOnly);
+      }
+      try (DirectoryReader reader = DirectoryReader.open(directory)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}}; // every document's raw MaxSim is -2
+        TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 100, 10);
+        TopDocs exact = retriever.searchExact(searcher, q, 10);
+        assertEquals(exact.scoreDocs.length, top.scoreDocs.length, "only documents with token vectors are ranked");
+        for (int r = 0; r < top.scoreDocs.length; r++) {
+          ScoreDoc hit = top.scoreDocs[r];
+          assertEquals(exact.scoreDocs[r].doc, hit.doc, "rank " + r + " is "
+              + searcher.storedFields().document(hit.doc).get("id") + " at " + hit.score);
+          assertEquals(-2f, hit.score);
+        }
+      }
+    }
+  }
+}
