@@ -57,8 +57,14 @@ public final class TextFiles {
       @Override
       public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
         // a link to a file counts as the file; a link to a folder is not followed, so links cannot loop
-        if (isTextName(file) && (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file))) {
-          out.add(file);
+        if (isTextName(file)) {
+          if (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file)) {
+            out.add(file);
+          } else if (!attrs.isDirectory()) {
+            // a pipe or device would block or never end, a broken or looping link has nothing to read
+            warnings.warn("skipped " + file + ": " + (attrs.isSymbolicLink() ? "a link to no readable file"
+                : "not a regular file"));
+          }
         }
         return FileVisitResult.CONTINUE;
       }

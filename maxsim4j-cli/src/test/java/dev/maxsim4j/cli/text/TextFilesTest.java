@@ -37,6 +37,25 @@ class TextFilesTest {
     assertTrue(warning.startsWith("maxsim4j: warning: skipped line 5 of " + file + ": not UTF-8 text"), warning);
   }
 
+  /** Entries with a text name that are no regular file (a pipe, a link to nothing) are skipped and named. */
+  @Test
+  void entriesThatAreNoRegularFileAreNamed() throws Exception {
+    Files.writeString(dir.resolve("a.txt"), "text");
+    Path pipe = dir.resolve("pipe.txt");
+    Path loop = dir.resolve("loop.md");
+    Path broken = dir.resolve("broken.txt");
+    Files.createSymbolicLink(loop, loop);
+    Files.createSymbolicLink(broken, dir.resolve("missing"));
+    boolean pipes = new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor() == 0;
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Warnings warnings = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertEquals(List.of(dir.resolve("a.txt")), TextFiles.under(dir, warnings));
+    String text = err.toString(StandardCharsets.UTF_8);
+    assertTrue(text.contains("skipped " + loop + ": a link to no readable file"), text);
+    assertTrue(text.contains("skipped " + broken + ": a link to no readable file"), text);
+    assertTrue(!pipes || text.contains("skipped " + pipe + ": not a regular file"), text);
+  }
+
   @Test
   void manyWarningsAreCounted() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
