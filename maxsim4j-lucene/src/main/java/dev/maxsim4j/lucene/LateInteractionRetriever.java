@@ -4,6 +4,7 @@ import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,10 @@ import java.util.Objects;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
+import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.IndexableField;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
@@ -147,7 +151,29 @@ public final class LateInteractionRetriever {
   private TopDocs rerank(IndexSearcher searcher, float[][] queryTokens, TopDocs firstPass, int k)
       throws IOException {
     return MaxSimRescorer.create(tokensField, queryTokens, VectorSimilarityFunction.DOT_PRODUCT,
-        MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstPass, k);
+        MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, withTokens(searcher, firstPass), k);
+  }
+
+  /**
+   * The hits that hold token vectors: the rescorer scores a document without them 0, above every document whose
+   * raw MaxSim is negative (an encoding indexed without its tokens, by hand, would be such a candidate).
+   */
+  private TopDocs withTokens(IndexSearcher searcher, TopDocs hits) throws IOException {
+    List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+    List<ScoreDoc> kept = new ArrayList<>(hits.scoreDocs.length);
+    for (ScoreDoc h : hits.scoreDocs) {
+      if (h.doc < 0 || h.doc >= searcher.getIndexReader().maxDoc()) {
+        kept.add(h); // the rescorer names it
+        continue;
+      }
+      LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(h.doc, leaves));
+      BinaryDocValues values = leaf.reader().getBinaryDocValues(tokensField);
+      if (values != null && values.advanceExact(h.doc - leaf.docBase)) {
+        kept.add(h);
+      }
+    }
+    return kept.size() == hits.scoreDocs.length ? hits
+        : new TopDocs(new TotalHits(kept.size(), TotalHits.Relation.EQUAL_TO), kept.toArray(new ScoreDoc[0]));
   }
 
   /**

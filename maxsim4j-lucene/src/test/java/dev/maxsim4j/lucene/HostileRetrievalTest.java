@@ -60,4 +60,29 @@ class HostileRetrievalTest {
       }
     }
   }
+  /** A document indexed with an encoding but no token vectors (by hand) is a candidate but never ranked. */
+  @Test
+  void nearestEncodingsWithoutTokensAreNotRanked() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
+        FSDirectory directory = FSDirectory.open(dir)) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      float[][] tokens = {{-1, -1, 0, 0}, {-1, -2, 0, 0}};
+      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
+        Document whole = new Document();
+        retriever.documentFields(tokens).forEach(whole::add);
+        writer.addDocument(whole);
+        Document encodingOnly = new Document();
+        encodingOnly.add(retriever.documentFields(tokens).get(0));
+        writer.addDocument(encodingOnly);
+      }
+      try (DirectoryReader reader = DirectoryReader.open(directory)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        TopDocs top = retriever.search(searcher, new float[][] {{1, 0, 0, 0}, {0, 1, 0, 0}}, 10, 10);
+        assertEquals(1, top.scoreDocs.length);
+        assertEquals(0, top.scoreDocs[0].doc);
+        assertEquals(-2f, top.scoreDocs[0].score);
+      }
+    }
+  }
 }
