@@ -130,6 +130,7 @@ public final class FixedDimensionalEncoder {
   Tokens checked(TokenBatch batch, String name) {
     Arguments.nonNull(batch, name);
     Tokens t = batch.tokens();
+    MaxSim.requireOpenMemory(name, t);
     if (t.dim != dim) {
       throw new IllegalArgumentException(name + " have dimension " + t.dim + "; this encoder takes " + dim);
     }

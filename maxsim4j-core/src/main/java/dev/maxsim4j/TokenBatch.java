@@ -333,6 +333,7 @@ public final class TokenBatch {
     if (!type.isQuantized()) {
       throw new IllegalArgumentException("type is " + type + "; expected INT8, FLOAT8_E4M3 or BINARY");
     }
+    requireOpenMemory();
     Arguments.arraySize(tokens.storedTokens, type.bytesPerToken(tokens.dim), "quantize: this batch's stored"
         + " tokens x bytes per token", "quantize it in slices of rows");
     Quantization.Quantized q = Quantization.quantize(tokens, type);
@@ -406,6 +407,7 @@ public final class TokenBatch {
     Arguments.index(row, tokens.rows, "row");
     Arguments.index(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength, "t");
     Arguments.index(k, tokens.dim, "k");
+    requireOpenMemory();
     return tokens.element(tokens.rowStart[row] + t, k);
   }
 
@@ -415,6 +417,7 @@ public final class TokenBatch {
   }
 
   private float[] copyAsFloats(String call) {
+    requireOpenMemory();
     float[] out = new float[Arguments.arraySize(tokens.storedTokens, tokens.dim, call + ": this batch's"
         + " stored tokens x d", "read it in slices with get(row, t,"
         + " k), or keep it in a MemorySegment")];
@@ -433,6 +436,7 @@ public final class TokenBatch {
     if (!tokens.dtype.isQuantized()) {
       throw new IllegalStateException("toByteArray() is for quantized batches; this one is " + tokens.dtype);
     }
+    requireOpenMemory();
     long bytes = tokens.storedTokens * tokens.tokenBytes;
     byte[] out = new byte[Arguments.arraySize(1, bytes, "toByteArray: this batch's stored bytes",
         "read the batch's memory segment in slices")];
@@ -452,6 +456,11 @@ public final class TokenBatch {
     int[] offsets = Arrays.copyOf(tokens.rowStart, tokens.rows + 1);
     offsets[tokens.rows] = tokens.storedTokens;
     return offsets;
+  }
+
+  /** Reading a batch over a MemorySegment needs that memory still open: else the JDK's bare "Already closed". */
+  private void requireOpenMemory() {
+    MaxSim.requireOpenMemory("this TokenBatch's rows", tokens);
   }
 
   /** A batch of the same layout and validity over other storage (gradients use this). */
