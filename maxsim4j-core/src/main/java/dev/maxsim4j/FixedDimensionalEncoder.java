@@ -227,11 +227,14 @@ public final class FixedDimensionalEncoder {
 
     /** The encoder. */
     public FixedDimensionalEncoder build() {
-      long raw = (long) repetitions * (1 << simHashBits) * projectionDim;
-      if (raw > MAX_DIMENSION) {
+      long perProjection = (long) repetitions * (1 << simHashBits);
+      // compared by division: the full product can pass 2^63 and wrap a long into range
+      if (perProjection > MAX_DIMENSION / projectionDim) {
         throw new IllegalArgumentException("repetitions x 2^simHashBits x projectionDim = " + repetitions + " x "
-            + (1 << simHashBits) + " x " + projectionDim + " = " + raw + "; expected at most " + MAX_DIMENSION);
+            + (1 << simHashBits) + " x " + projectionDim + " = " + java.math.BigInteger.valueOf(perProjection)
+            .multiply(java.math.BigInteger.valueOf(projectionDim)) + "; expected at most " + MAX_DIMENSION);
       }
+      long raw = perProjection * projectionDim;
       long matrices = (long) repetitions * (simHashBits + (projectionDim == dim ? 0 : projectionDim)) * dim;
       if (matrices > MAX_MATRIX_ENTRIES) {
         throw new IllegalArgumentException("repetitions x (simHashBits + projectionDim) x d = " + repetitions + " x ("
