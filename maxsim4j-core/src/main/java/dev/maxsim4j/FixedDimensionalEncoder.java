@@ -3,6 +3,7 @@ package dev.maxsim4j;
 import dev.maxsim4j.internal.FdeEncoding;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
+import java.math.BigInteger;
 import java.util.SplittableRandom;
 
 /**
@@ -231,8 +232,8 @@ public final class FixedDimensionalEncoder {
       // compared by division: the full product can pass 2^63 and wrap a long into range
       if (perProjection > MAX_DIMENSION / projectionDim) {
         throw new IllegalArgumentException("repetitions x 2^simHashBits x projectionDim = " + repetitions + " x "
-            + (1 << simHashBits) + " x " + projectionDim + " = " + java.math.BigInteger.valueOf(perProjection)
-            .multiply(java.math.BigInteger.valueOf(projectionDim)) + "; expected at most " + MAX_DIMENSION);
+            + (1 << simHashBits) + " x " + projectionDim + " = " + BigInteger.valueOf(perProjection)
+            .multiply(BigInteger.valueOf(projectionDim)) + "; expected at most " + MAX_DIMENSION);
       }
       long raw = perProjection * projectionDim;
       long matrices = (long) repetitions * (simHashBits + (projectionDim == dim ? 0 : projectionDim)) * dim;
