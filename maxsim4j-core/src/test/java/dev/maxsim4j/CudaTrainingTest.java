@@ -126,6 +126,26 @@ class CudaTrainingTest {
     }
   }
 
+  /**
+   * A pair whose dScore is 0 still multiplies its tokens, as on the CPU backends: its winning infinite or NaN token
+   * makes the query token's gradient NaN (0 x inf), finite ones add 0; deterministic and atomic dD alike.
+   */
+  @Test
+  void aZeroDScoreStillMultipliesItsTokens() {
+    for (MaxSim m : new MaxSim[] {cuda, atomic}) {
+      for (float special : new float[] {Float.POSITIVE_INFINITY, Float.NaN}) {
+        TokenBatch q = TokenBatch.of(new float[][][] {{{1f, 1f}}});
+        TokenBatch d = TokenBatch.of(new float[][][] {{{special, 0f}}, {{1f, 0f}}});
+        Gradients g = m.scoresForTraining(q, d).backward(new float[] {0f, 1f});
+        String where = "a zero dScore on a token holding " + special;
+        float[] dq = g.queries().toFloatArray();
+        assertTrue(Float.isNaN(dq[0]), where + ": dQ[0] = " + dq[0]);
+        assertEquals(0f, dq[1], where);
+        assertArrayEquals(new float[] {0f, 0f, 1f, 1f}, g.documents().toFloatArray(), where);
+      }
+    }
+  }
+
   /** One row of {@code values} in fp32, or in bf16 (the values here are exact in it). */
   private static TokenBatch batch(DType type, float[] values, int length, int dim) {
     if (type == DType.FLOAT32) {

@@ -47,6 +47,27 @@ class GradientTest {
     return b.isPacked() ? b.offsets()[row] : row * b.maxLength();
   }
 
+  /**
+   * A pair whose dScore is 0 still multiplies its tokens, as the GPU does and as the chain rule in IEEE arithmetic
+   * gives: its winning infinite or NaN token makes the query token's gradient NaN (0 x inf), finite ones add 0.
+   */
+  @ParameterizedTest
+  @MethodSource("backends")
+  void aZeroDScoreStillMultipliesItsTokens(String backend) {
+    for (float special : new float[] {Float.POSITIVE_INFINITY, Float.NaN}) {
+      TokenBatch q = TokenBatch.of(new float[][][] {{{1f, 1f}}});
+      TokenBatch d = TokenBatch.of(new float[][][] {{{special, 0f}}, {{1f, 0f}}});
+      try (MaxSim m = MaxSim.builder().backend(backend).build()) {
+        Gradients g = m.scoresForTraining(q, d).backward(new float[] {0f, 1f});
+        String where = backend + ", a zero dScore on a token holding " + special;
+        float[] dq = g.queries().toFloatArray();
+        assertTrue(Float.isNaN(dq[0]), where + ": dQ[0] = " + dq[0]);
+        assertEquals(0f, dq[1], where);
+        assertArrayEquals(new float[] {0f, 0f, 1f, 1f}, g.documents().toFloatArray(), where);
+      }
+    }
+  }
+
   static void assertGradClose(double[] expected, float[] got, String where) {
     assertEquals(expected.length, got.length, where);
     double scale = 1e-6;

@@ -164,7 +164,8 @@ public final class CpuBackend implements Backend {
     int stride = problem.argmaxStride();
     float[] dq = new float[Math.multiplyExact(q.storedTokens, dim)];
     float[] dd = new float[Math.multiplyExact(d.storedTokens, dim)];
-    // dQ: each query owns its rows; its pairs are visited in pair order, so the sum order is fixed.
+    // dQ: each query owns its rows; its pairs are visited in pair order, so the sum order is fixed. A pair whose
+    // dScore is 0 still adds its products, as the GPU does: 0 times an infinite or NaN token is NaN.
     loop.forRange(q.rows, loop.grainFor(q.rows, 1), (from, to) -> {
       for (int i = from; i < to; i++) {
         int slots = q.rowLength[i];
@@ -174,7 +175,7 @@ public final class CpuBackend implements Backend {
           int j = problem.document(i, c);
           for (int s = 0; s < slots; s++) {
             int a = argmax[p * stride + s];
-            if (a >= 0 && g != 0f) {
+            if (a >= 0) {
               Gradient.axpy(g, d, d.rowStart[j] + a, dq, (q.rowStart[i] + s) * dim);
             }
           }
@@ -187,9 +188,6 @@ public final class CpuBackend implements Backend {
         for (int i = problem.firstQueryOf(j); i < problem.endQueryOf(j); i++) {
           int p = problem.pairOf(i, j);
           float g = dScores[p];
-          if (g == 0f) {
-            continue;
-          }
           for (int s = 0; s < q.rowLength[i]; s++) {
             int a = argmax[p * stride + s];
             if (a >= 0) {
