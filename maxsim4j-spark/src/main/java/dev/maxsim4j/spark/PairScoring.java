@@ -3,6 +3,7 @@ package dev.maxsim4j.spark;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.when;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
@@ -22,6 +23,7 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.expressions.Window;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
@@ -76,9 +78,9 @@ final class PairScoring {
     // the pairs' ids are cast to the tables' id types first: Spark's own coercion would compare in another type
     // (an int 7 against the strings "7", "007" and " 7" as numbers) and join one pair to several documents
     Dataset<Row> withQueries = pairs.join(q,
-        pairs.col(quoted(queryId)).cast(queries.idType()).equalTo(q.col(QUERY_KEY)), "left");
+        idAs(pairs, queryId, queries.idType()).equalTo(q.col(QUERY_KEY)), "left");
     Dataset<Row> joined = withQueries.join(d,
-        withQueries.col(quoted(docId)).cast(corpus.idType()).equalTo(d.col(DOC_KEY)), "left");
+        idAs(withQueries, docId, corpus.idType()).equalTo(d.col(DOC_KEY)), "left");
     List<Column> keep = new ArrayList<>();
     for (String c : pairs.columns()) {
       keep.add(withQueries.col(quoted(c)));
@@ -87,6 +89,20 @@ final class PairScoring {
       keep.add(col(c));
     }
     return joined.select(keep.toArray(Column[]::new));
+  }
+
+  /**
+   * Column {@code column} of {@code data} cast to a table's id {@code type}, null where the cast changes the id
+   * (7.9 to 7, " 7" to 7): such a pair names no row, which fails naming it, rather than the row it rounds to.
+   */
+  static Column idAs(Dataset<Row> data, String column, DataType type) {
+    Column id = data.col(quoted(column));
+    DataType own = data.schema().apply(column).dataType();
+    if (own.equals(type)) {
+      return id;
+    }
+    Column cast = id.cast(type);
+    return when(cast.cast(own).equalTo(id), cast);
   }
 
   /** A column name as Spark reads it literally: a dot in it is part of the name, not a field of a struct. */

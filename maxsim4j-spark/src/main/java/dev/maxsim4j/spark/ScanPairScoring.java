@@ -50,8 +50,8 @@ final class ScanPairScoring {
       EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
     PairScoring.check(pairs, queryId, docId, scoreColumn, queries, corpus);
     SparkSession spark = corpus.data().sparkSession();
-    Dataset<Row> keys = pairs.select(col(PairScoring.quoted(queryId)).cast(queries.idType()).as(QUERY_KEY),
-        col(PairScoring.quoted(docId)).cast(corpus.idType()).as(DOC_KEY)).distinct();
+    Dataset<Row> keys = pairs.select(PairScoring.idAs(pairs, queryId, queries.idType()).as(QUERY_KEY),
+        PairScoring.idAs(pairs, docId, corpus.idType()).as(DOC_KEY)).distinct();
     Dataset<Row> named = queries.data().join(keys.select(QUERY_KEY).distinct(),
         queries.data().col(queries.id()).equalTo(col(QUERY_KEY)), "left_semi");
     QuerySet set = QuerySet.collect(new EmbeddingTable(named, queries.id(), queries.tokens(), queries.mask()));
@@ -78,9 +78,9 @@ final class ScanPairScoring {
     Dataset<Row> scores = spark.createDataFrame(scored, new StructType()
         .add(QUERY_KEY, queries.idType()).add(DOC_KEY, corpus.idType()).add(SCORE, DataTypes.FloatType))
         .withColumn(COPIES, count(lit(1)).over(Window.partitionBy(col(QUERY_KEY), col(DOC_KEY))));
-    Dataset<Row> joined = pairs.join(scores, pairs.col(PairScoring.quoted(queryId)).cast(queries.idType())
+    Dataset<Row> joined = pairs.join(scores, PairScoring.idAs(pairs, queryId, queries.idType())
         .equalTo(scores.col(QUERY_KEY))
-        .and(pairs.col(PairScoring.quoted(docId)).cast(corpus.idType()).equalTo(scores.col(DOC_KEY))), "left");
+        .and(PairScoring.idAs(pairs, docId, corpus.idType()).equalTo(scores.col(DOC_KEY))), "left");
     List<Column> out = new ArrayList<>();
     for (String c : pairs.columns()) {
       out.add(pairs.col(PairScoring.quoted(c)));

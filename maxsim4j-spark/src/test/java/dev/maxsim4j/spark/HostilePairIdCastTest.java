@@ -1,0 +1,75 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Arrays;
+import java.util.List;
+import org.apache.spark.SparkException;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** A pair id that the cast to the table's id type changes (7.9 to 7) names no row, rather than another one. */
+class HostilePairIdCastTest {
+  private static SparkSession spark;
+  private static final StructType INT_IDS = new StructType().add("id", DataTypes.IntegerType, false)
+      .add("tokens", TokenColumns.ARRAYS, false);
+  private static final StructType DOUBLE_PAIRS = new StructType().add("query_id", DataTypes.IntegerType)
+      .add("doc_id", DataTypes.DoubleType);
+
+  @BeforeAll
+  static void start() {
+    spark = LocalSpark.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    spark.stop();
+  }
+
+  private static EmbeddingTable ints(int id, float[][] tokens) {
+    return EmbeddingTable.of(spark.createDataFrame(List.of(RowFactory.create(id, tokens)), INT_IDS));
+  }
+
+  @Test
+  void aFractionalDocumentIdIsNotScoredAsTheIntegerItTruncatesTo() {
+    EmbeddingTable queries = ints(1, new float[][] {{1, 0}});
+    EmbeddingTable corpus = ints(7, new float[][] {{0.5f, 0}});
+    for (boolean ansi : new boolean[] {true, false}) {
+      spark.conf().set("spark.sql.ansi.enabled", String.valueOf(ansi));
+      try {
+        Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create(1, 7.9)), DOUBLE_PAIRS);
+        for (String cause : List.of(
+            SparkTopKTest.causeOf(assertThrows(SparkException.class,
+                () -> SparkMaxSim.scorePairs(pairs, queries, corpus).collectAsList())),
+            SparkTopKTest.causeOf(assertThrows(SparkException.class,
+                () -> SparkMaxSim.scorePairsByScan(pairs, queries, corpus).collectAsList())))) {
+          assertEquals(true, cause.contains("7.9"), cause);
+        }
+        // 7.0 is document 7 exactly; beside it, 7.9 must still name no document on the scan path
+        Dataset<Row> both = spark.createDataFrame(List.of(RowFactory.create(1, 7.0), RowFactory.create(1, 7.9)),
+            DOUBLE_PAIRS);
+        String cause = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scorePairsByScan(both, queries, corpus).collectAsList()));
+        assertEquals(true, cause.contains("7.9"), cause);
+        assertEquals(0.5f, SparkMaxSim.scorePairs(spark.createDataFrame(List.of(RowFactory.create(1, 7.0)),
+            DOUBLE_PAIRS), queries, corpus).collectAsList().get(0).getFloat(2));
+        Dataset<Row> candidates = spark.createDataFrame(List.of(RowFactory.create(1, Arrays.asList(7.9))),
+            new StructType().add("query_id", DataTypes.IntegerType)
+                .add("candidates", DataTypes.createArrayType(DataTypes.DoubleType)));
+        cause = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scoreCandidates(candidates, queries, corpus).collectAsList()));
+        assertEquals(true, cause.contains("7.9"), cause);
+      } finally {
+        spark.conf().unset("spark.sql.ansi.enabled");
+      }
+    }
+  }
+}
