@@ -61,8 +61,8 @@ public final class TrecRun {
       try (Writer out = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8))) {
         while (rows.hasNext()) {
           Row r = rows.next();
-          String query = checkField(String.valueOf(r.get(0)), "query id");
-          String doc = checkField(String.valueOf(r.get(1)), "document id");
+          String query = checkField(r.get(0), "query id");
+          String doc = checkField(r.get(1), "document id");
           out.write(query + " Q0 " + doc + " " + r.getInt(2) + " " + r.getFloat(3) + " " + tag + "\n");
         }
       }
@@ -83,12 +83,20 @@ public final class TrecRun {
     }
   }
 
-  /** A TREC field is one whitespace-free token: an id with a blank would shift every column after it. */
-  static String checkField(String value, String what) {
-    if (value.isEmpty() || value.chars().anyMatch(Character::isWhitespace)) {
-      throw new IllegalArgumentException(what + " '" + value + "' is empty or holds whitespace; a TREC run needs"
-          + " ids without blanks");
+  /**
+   * A TREC field is one whitespace-free token: an id with a blank would shift every column after it, and readers
+   * split on more blanks than Java's whitespace (Python's split() on U+00A0 and U+0085), so any is refused.
+   */
+  static String checkField(Object value, String what) {
+    if (value == null) {
+      throw new IllegalArgumentException(what + " is null; a TREC run needs every id");
     }
-    return value;
+    String text = value.toString();
+    if (text.isEmpty() || text.codePoints().anyMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c)
+        || Character.isISOControl(c))) {
+      throw new IllegalArgumentException(what + " '" + text + "' is empty or holds whitespace or a control"
+          + " character; a TREC run needs ids without blanks");
+    }
+    return text;
   }
 }
