@@ -17,6 +17,10 @@ final class JobOptions {
       if (i + 1 >= argv.length) {
         throw new UsageError(a + " needs a value");
       }
+      if (accepted.contains(argv[i + 1])) {
+        // a value left out would otherwise take the next option's name as the value, and its value as an option
+        throw new UsageError(a + " needs a value, not the option '" + argv[i + 1] + "'");
+      }
       if (argv[i + 1].isBlank()) {
         throw new UsageError(a + " is empty; expected a value");
       }
