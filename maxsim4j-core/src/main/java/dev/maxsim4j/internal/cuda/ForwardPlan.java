@@ -194,11 +194,16 @@ final class ForwardPlan {
         && s.maxDocumentLength() < Short.MAX_VALUE;
   }
 
-  /** Rule 1: one half type on both sides, 16-byte rows; bf16 mma from sm_80, fp16 from sm_75 (m16n8k8). */
+  /**
+   * Rule 1: one half type on both sides, 16-byte rows; bf16 mma from sm_80, fp16 from sm_75 (m16n8k8); and one
+   * m-tile of query fragments (1 KB per 32 dims) fits the block kernels' shared memory, as every other tensor-core
+   * rule falls back to them.
+   */
   static boolean tensorCores(ForwardShape s, GpuCapabilities gpu) {
     return s.queryType() == s.documentType() && s.dim() % 8 == 0
         && (s.queryType() == DType.BFLOAT16 && gpu.major() >= 8
-            || s.queryType() == DType.FLOAT16 && (gpu.major() > 7 || gpu.major() == 7 && gpu.minor() >= 5));
+            || s.queryType() == DType.FLOAT16 && (gpu.major() > 7 || gpu.major() == 7 && gpu.minor() >= 5))
+        && 1024L * s.chunks() <= gpu.sharedMemoryPerBlockOptin() - MMA_STATIC_SHARED;
   }
 
   /**
