@@ -666,7 +666,7 @@ final class ForwardPlan {
       Split split = groupSplit ? splitFor(groupBlocks, s.maxDocumentLength(), true, gpu) : Split.NONE;
       int shared = groupFragmentBytes(s);
       return new Plan(Family.BLOCK_GROUPS, FORWARD_MMA, FORWARD + "_group4_" + suffix(s.queryType()),
-          Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, shared > DEFAULT_SHARED_BYTES, split,
+          Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split,
           split.partials(), 0, 1, false);
     }
     Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
@@ -676,7 +676,7 @@ final class ForwardPlan {
     // rule 12: fragments in registers with the next loads issued early while d <= 128, else two n-tiles a step
     String variant = mTiles == 8 ? "8n" : chunks <= MMA_REGISTER_CHUNKS ? "2rp" : "2n";
     return new Plan(Family.BLOCK, FORWARD_MMA, FORWARD + "_mma" + variant + "_" + suffix(s.queryType()), s.pairs(),
-        split.gridY(), MMA_THREADS, shared, shared > DEFAULT_SHARED_BYTES, split, split.partials(), 16 * tilesPerPass,
+        split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split, split.partials(), 16 * tilesPerPass,
         1, false);
   }
 
@@ -741,6 +741,14 @@ final class ForwardPlan {
 
   private static int groupFragmentBytes(ForwardShape s) {
     return GROUP_ROWS * GROUP_QUERIES / 16 * s.chunks() * 1024;
+  }
+
+  /**
+   * Whether a block kernel with {@code shared} bytes of fragments needs the opt-in: without it the dynamic shared
+   * memory may only take what its static arrays leave of 48 KB.
+   */
+  private static boolean blockOptIn(int shared) {
+    return shared + MMA_STATIC_SHARED > DEFAULT_SHARED_BYTES;
   }
 
   /** Dynamic shared memory a block kernel may use for query fragments on this GPU. */

@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
@@ -41,6 +42,25 @@ class WideDimensionPlanTest {
         }
       }
     }
+  }
+
+  /**
+   * Without the opt-in a kernel's dynamic shared memory may take 48 KB less its static shared memory (the block
+   * kernels' merge arrays), so 48 KB of fragments need it too.
+   */
+  @Test
+  void blockKernelsOptInWhereTheirFragmentsAndStaticSharedMemoryPass48Kb() {
+    GpuCapabilities a100 = gpu(8, 0, 166912);
+    Plan pair = plan(a100, 32, 768, DType.BFLOAT16); // 2 m-tiles x 24 chunks x 1 KB
+    assertEquals(Family.BLOCK, pair.family());
+    assertEquals(48 * 1024, pair.sharedBytes());
+    assertTrue(pair.optIn());
+    Plan groups = ForwardPlan.plan(new ForwardShape(0, 128, 1000, 0, 128 * 1000, 32, 300, 192, DType.BFLOAT16,
+        DType.BFLOAT16, false, false), a100); // 8 m-tiles x 6 chunks x 1 KB
+    assertEquals(Family.BLOCK_GROUPS, groups.family());
+    assertEquals(48 * 1024, groups.sharedBytes());
+    assertTrue(groups.optIn());
+    assertFalse(plan(a100, 32, 512, DType.BFLOAT16).optIn(), "32 KB and the merge arrays stay below 48 KB");
   }
 
   @Test
