@@ -76,14 +76,7 @@ final class DeviceTopK implements AutoCloseable {
 
   /** Chunks of documents copied while the previous one is scored; the candidates of all of them kept together. */
   private TopKResult streamed(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
-    long reserve = callBytes(queries, documents.rows, keep, width);
-    List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve));
-    // a chunk boundary may split a segment: its candidates come out of the chunks' share
-    long extra = keep <= TOPK_DEVICE_MAX_K ? 16L * queries.rows * keep * chunks.size() : 0;
-    long chunkBytes = MemoryBudget.chunkBytes(availableBytes, reserve + extra);
-    if (chunks.size() > 1 && extra > 0) {
-      chunks = DocumentChunks.plan(documents, chunkBytes);
-    }
+    List<Chunk> chunks = chunks(queries, documents, keep, width, availableBytes);
     long segments = 0;
     long bufferBytes = 0;
     for (Chunk c : chunks) {
@@ -98,6 +91,40 @@ final class DeviceTopK implements AutoCloseable {
       }
     });
     return s.finish();
+  }
+
+  /**
+   * The chunks a streamed call copies: two buffers of the largest one, beside the call's own buffers and the
+   * candidates of the segments its chunk boundaries add, fit {@code availableBytes}.
+   */
+  static List<Chunk> chunks(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
+    long reserve = callBytes(queries, documents.rows, keep, width);
+    List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve));
+    // a chunk boundary may split a segment: its candidates come out of the chunks' share
+    long extra = 0;
+    if (chunks.size() > 1 && keep <= TOPK_DEVICE_MAX_K) {
+      extra = 16L * queries.rows * keep * chunks.size();
+      chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve + extra));
+    }
+    // smaller chunks may add more segments than that share holds: shrink them until it holds their own
+    for (long added = addedCandidateBytes(queries, documents, keep, width, chunks); added > extra;
+        added = addedCandidateBytes(queries, documents, keep, width, chunks)) {
+      extra = added;
+      chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve + extra));
+    }
+    return chunks;
+  }
+
+  /** Device bytes of the candidates of the segments {@code chunks} add to those of the whole batch. */
+  private static long addedCandidateBytes(Tokens queries, Tokens documents, int keep, int width, List<Chunk> chunks) {
+    if (keep > TOPK_DEVICE_MAX_K) {
+      return 0;
+    }
+    long segments = -segments(documents.rows, width);
+    for (Chunk c : chunks) {
+      segments += segments(c.rows(), width);
+    }
+    return 16L * queries.rows * keep * Math.max(0, segments);
   }
 
   /** Documents per forward launch for {@code nq} queries. */

@@ -1,7 +1,14 @@
 package dev.maxsim4j.internal.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The device top-k's blocks of documents and the 2048-score segments its candidates are counted in. */
@@ -26,5 +33,50 @@ class TopKBlocksTest {
     assertEquals(1_000_000, DeviceTopK.width(1, 1_000_000));
     assertEquals(131_072, DeviceTopK.width(32, 1_000_000));
     assertEquals(1, DeviceTopK.width(8_000_000, 5));
+  }
+
+  /**
+   * A streamed call's device memory: the queries, a block of scores, the forward's scratch, the candidates of every
+   * chunk's segments (twice) and the best k, and two buffers of its largest chunk fit what it may use, however
+   * many more chunks the candidates' share of the memory leaves.
+   */
+  @Test
+  void aStreamedCallFitsItsMemoryWithTheCandidatesOfEveryChunk() {
+    Tokens queries = batch(64, 32);
+    Tokens documents = batch(1_000_000, 300);
+    for (int keep : new int[] {100, 512}) {
+      for (long available : new long[] {832L << 20, 1L << 30, 2L << 30}) {
+        int width = DeviceTopK.width(64, 1_000_000);
+        List<Chunk> chunks = DeviceTopK.chunks(queries, documents, keep, width, available);
+        long segments = 0;
+        long buffer = 0;
+        int next = 0;
+        for (Chunk c : chunks) {
+          assertEquals(next, c.firstRow());
+          next += c.rows();
+          segments += DeviceTopK.segments(c.rows(), width);
+          buffer = Math.max(buffer, DocumentChunks.deviceBytes(documents, c.rows(), c.tokens()));
+        }
+        assertEquals(1_000_000, next);
+        long used = DeviceTokens.bytesFor(queries) + 4L * 64 * width + (64L << 20) + 16L * 64 * keep * segments
+            + 8L * 64 * keep + 2 * buffer;
+        assertTrue(used <= available, "k = " + keep + ", " + (available >> 20) + " MiB: " + chunks.size()
+            + " chunks use " + (used >> 20) + " MiB");
+      }
+    }
+    // 640 MiB leave no chunk size whose candidates fit beside it: refused, not planned past the budget
+    assertThrows(IllegalArgumentException.class,
+        () -> DeviceTopK.chunks(queries, documents, 512, DeviceTopK.width(64, 1_000_000), 640L << 20));
+  }
+
+  /** {@code n} bf16 rows of {@code length} tokens of d = 128, with no storage (planning reads none). */
+  private static Tokens batch(int n, int length) {
+    int[] start = new int[n];
+    int[] lengths = new int[n];
+    for (int i = 0; i < n; i++) {
+      start[i] = i * length;
+      lengths[i] = length;
+    }
+    return new Tokens(DType.BFLOAT16, 128, length, start, lengths, n * length, null, null, null, MemorySegment.NULL);
   }
 }
