@@ -49,9 +49,7 @@ final class CellChunk implements DocumentChunk {
     int length = h.length();
     long payload = h.type().isQuantized() ? length * h.type().bytesPerToken(h.dim())
         : (long) length * h.dim() * h.type().byteSize();
-    // a document of another type than the chunk's starts the next chunk: a batch holds one type
-    boolean otherType = length > 0 && shape.type() != null && h.type() != shape.type();
-    if (rows > 0 && (otherType || rows >= maxRows || dataBytes + payload > BUFFER_BYTES
+    if (rows > 0 && (rows >= maxRows || dataBytes + payload > BUFFER_BYTES
         || (long) (tokens + length) * h.dim() > maxElements)) {
       return false;
     }
@@ -77,6 +75,21 @@ final class CellChunk implements DocumentChunk {
     }
     offsets[++rows] = tokens;
     return true;
+  }
+
+  /**
+   * The type the tokens cell of {@code row} states ({@link TokenCodec#statedType}): the chunk of a partition's
+   * documents it joins, one per type.
+   */
+  static DType statedType(InternalRow row) {
+    if (row.isNullAt(1)) {
+      return DType.FLOAT32; // adding it names the null
+    }
+    MemorySegment cell = cellOf(row, 1);
+    if (cell.byteSize() < TokenCodec.HEADER_BYTES) {
+      return DType.FLOAT32;
+    }
+    return TokenCodec.statedType(cell.get(ValueLayout.JAVA_BYTE, 0), cell.get(ValueLayout.JAVA_BYTE, 1));
   }
 
   /** The cell in {@code row} where it lies in the row's memory; a copy only for rows not laid out by Spark. */

@@ -1,11 +1,13 @@
 package dev.maxsim4j.spark;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.TopK;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -79,7 +81,10 @@ final class DistributedTopK {
   /** One partition's best k for one query: scores and partition-local indices in top-k order, and their ids. */
   record PartTop(int partition, float[] scores, int[] local, Object[] ids) implements Serializable {}
 
-  /** Ranks one partition in chunks; emits (query index, its best k here) for every query. */
+  /**
+   * Ranks one partition in chunks, one chunk per type its documents are stored in (a batch holds one type, and a
+   * binary column's cells may differ); emits (query index, its best k here) for every query.
+   */
   private record PartitionTopK(Broadcast<QuerySet> queries, int k, int chunkRows, DataType idType,
       boolean binaryTokens)
       implements Function2<Integer, Iterator<InternalRow>, Iterator<Tuple2<Integer, PartTop>>> {
@@ -90,26 +95,29 @@ final class DistributedTopK {
       }
       scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
       QuerySet set = queries.value();
-      DocumentChunk chunk = DocumentChunk.of(binaryTokens, chunkRows, PairScoring.CHUNK_ELEMENTS,
-          set.tokens().dim());
-      List<Object> chunkIds = new ArrayList<>();
+      Map<DType, Pending> byType = new EnumMap<>(DType.class);
       Ranked ranked = new Ranked();
+      int position = 0;
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: the chunk copies what it keeps
         Object id = toId.apply(r.get(0, idType));
         if (id == null) {
           throw new IllegalArgumentException("a document's id is null (partition " + partition + ", row "
-              + (ranked.chunkStart + chunk.rows()) + "); expected every document to have an id (results name"
-              + " them by id)");
+              + position + "); expected every document to have an id (results name them by id)");
         }
         Object mask = r.numFields() > 2 && !r.isNullAt(2) ? r.getArray(2) : null;
-        if (!chunk.add(id, r, mask)) {
-          ranked.rank(set, chunk, chunkIds, k);
-          chunk.add(id, r, mask);
+        Pending p = byType.computeIfAbsent(binaryTokens ? CellChunk.statedType(r) : DType.FLOAT32,
+            t -> new Pending(DocumentChunk.of(binaryTokens, chunkRows, PairScoring.CHUNK_ELEMENTS,
+                set.tokens().dim())));
+        if (!p.chunk.add(id, r, mask)) {
+          ranked.rank(set, p, k);
+          p.chunk.add(id, r, mask);
         }
-        chunkIds.add(id);
+        p.add(id, position++);
       }
-      ranked.rank(set, chunk, chunkIds, k);
+      for (Pending p : byType.values()) {
+        ranked.rank(set, p, k);
+      }
       TopK best = ranked.best;
       Map<Integer, Object> bestIds = ranked.ids;
       List<Tuple2<Integer, PartTop>> out = new ArrayList<>(set.size());
@@ -124,30 +132,59 @@ final class DistributedTopK {
     }
   }
 
-  /** A partition's best k so far, over the chunks ranked, with the ids of the documents it holds. */
+  /** A chunk of one type's documents, with their ids and positions in the partition. */
+  private static final class Pending {
+    private final DocumentChunk chunk;
+    private final List<Object> ids = new ArrayList<>();
+    private int[] positions = new int[16];
+
+    Pending(DocumentChunk chunk) {
+      this.chunk = chunk;
+    }
+
+    void add(Object id, int position) {
+      if (ids.size() == positions.length) {
+        positions = Arrays.copyOf(positions, 2 * positions.length);
+      }
+      positions[ids.size()] = position;
+      ids.add(id);
+    }
+  }
+
+  /** A partition's best k so far, over the chunks ranked, indexed by position, with the ids of the documents. */
   private static final class Ranked {
     private TopK best;
     private Map<Integer, Object> ids = Map.of();
-    private int chunkStart;
 
     /** Ranks the chunk's documents, merges them into the best so far and empties the chunk. */
-    void rank(QuerySet set, DocumentChunk chunk, List<Object> chunkIds, int k) {
-      if (chunk.rows() == 0) {
+    void rank(QuerySet set, Pending p, int k) {
+      if (p.chunk.rows() == 0) {
         return;
       }
-      int dim = set.tokens().dim() != 0 ? set.tokens().dim() : Math.max(1, chunk.dim());
-      TopK part = ExecutorMaxSim.get().topK(set.batch(dim), chunk.batch(dim), k);
-      best = best == null ? part : TopK.merge(k, List.of(best, part), new int[] {0, chunkStart});
+      int dim = set.tokens().dim() != 0 ? set.tokens().dim() : Math.max(1, p.chunk.dim());
+      TopK part = ExecutorMaxSim.get().topK(set.batch(dim), p.chunk.batch(dim), k);
+      // chunk indices to partition positions, which keep the chunk's order, so ties rank as in one call
+      int[][] placed = new int[part.indices().length][];
+      Map<Integer, Object> fresh = new HashMap<>();
+      for (int q = 0; q < placed.length; q++) {
+        placed[q] = new int[part.indices()[q].length];
+        for (int r = 0; r < placed[q].length; r++) {
+          int local = part.indices()[q][r];
+          placed[q][r] = p.positions[local];
+          fresh.put(placed[q][r], p.ids.get(local));
+        }
+      }
+      TopK ranked = new TopK(part.scores(), placed);
+      best = best == null ? ranked : TopK.merge(k, List.of(best, ranked), new int[] {0, 0});
       Map<Integer, Object> kept = new HashMap<>();
       for (int[] row : best.indices()) {
-        for (int local : row) {
-          kept.put(local, local >= chunkStart ? chunkIds.get(local - chunkStart) : ids.get(local));
+        for (int position : row) {
+          kept.put(position, fresh.containsKey(position) ? fresh.get(position) : ids.get(position));
         }
       }
       ids = kept;
-      chunkStart = Math.addExact(chunkStart, chunk.rows());
-      chunk.clear();
-      chunkIds.clear();
+      p.chunk.clear();
+      p.ids.clear();
     }
   }
 

@@ -103,10 +103,12 @@ public final class TokenCodec {
    * by it, since a batch holds one type and a column's rows may differ.
    */
   static DType statedType(Object cell) {
-    if (cell instanceof byte[] b && b.length >= HEADER_BYTES && b[0] == MARK && b[1] >= 0 && b[1] < CODES.length) {
-      return CODES[b[1]];
-    }
-    return DType.FLOAT32;
+    return cell instanceof byte[] b && b.length >= HEADER_BYTES ? statedType(b[0], b[1]) : DType.FLOAT32;
+  }
+
+  /** The type a cell whose first two bytes are {@code mark} and {@code code} states, as above. */
+  static DType statedType(byte mark, byte code) {
+    return mark == MARK && code >= 0 && code < CODES.length ? CODES[code] : DType.FLOAT32;
   }
 
   /** A checked view of one cell; {@code what} names it in errors (e.g. "tokens of document 'd7'"). */

@@ -57,7 +57,8 @@ final class TokenShape {
     }
     if (t != type) {
       throw new IllegalArgumentException(what + " are " + t + "; expected " + type + " like the " + plural()
-          + " before it (a column holds one type; convert it with TokenColumns.encode)");
+          + " before it (a batch holds one type: the queries of a top-k or scan job are one batch; convert"
+          + " the column with TokenColumns.encode)");
     }
     if (d != dim) {
       throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the "

@@ -128,11 +128,17 @@ class CellChunkTest {
     CellChunk chunk = new CellChunk(100, 1L << 26, 8);
     byte[] bf16 = TokenCodec.encode(tokens(new Random(5), 2, 8), DType.BFLOAT16);
     assertTrue(chunk.add("d0", unsafe("d0", bf16, null), null));
-    // a document of another type starts the next chunk
-    assertFalse(chunk.add("d1", unsafe("d1", TokenCodec.encode(tokens(new Random(6), 2, 8), DType.FLOAT32), null),
-        null));
-    assertEquals(1, chunk.rows());
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new CellChunk(100, 1L << 26, 8).add("d2",
+    // a chunk holds one type: top-k keeps a chunk per type (CellChunk.statedType)
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> chunk.add("d1",
+        unsafe("d1", TokenCodec.encode(tokens(new Random(6), 2, 8), DType.FLOAT32), null), null));
+    assertEquals("tokens of document 'd1' are FLOAT32; expected BFLOAT16 like the documents before it (a batch"
+        + " holds one type: the queries of a top-k or scan job are one batch; convert the column with"
+        + " TokenColumns.encode)", e.getMessage());
+    assertEquals(DType.FLOAT32, CellChunk.statedType(unsafe("d1", TokenCodec.encode(tokens(new Random(6), 2, 8),
+        DType.FLOAT32), null)));
+    assertEquals(DType.INT8, CellChunk.statedType(unsafe("d1", TokenCodec.encode(tokens(new Random(6), 2, 8),
+        DType.INT8), null)));
+    e = assertThrows(IllegalArgumentException.class, () -> new CellChunk(100, 1L << 26, 8).add("d2",
         unsafe("d2", TokenCodec.encode(tokens(new Random(7), 2, 6), DType.BFLOAT16), null), null));
     assertEquals("tokens of document 'd2' have d = 6; expected d = 8 like the queries", e.getMessage());
     e = assertThrows(IllegalArgumentException.class,
