@@ -5,6 +5,8 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +17,6 @@ import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
@@ -136,7 +137,7 @@ public final class LateInteractionRetriever {
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
     TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, n), n);
     TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(withTokens(lexical), n));
-    return rerank(searcher, queryTokens, firstPass, k);
+    return rerank(searcher, queryTokens, withTokens(searcher, firstPass), k);
   }
 
   /** The exact best {@code k} documents by MaxSim over every document with token vectors (brute force). */
@@ -151,34 +152,41 @@ public final class LateInteractionRetriever {
   private TopDocs rerank(IndexSearcher searcher, float[][] queryTokens, TopDocs firstPass, int k)
       throws IOException {
     return MaxSimRescorer.create(tokensField, queryTokens, VectorSimilarityFunction.DOT_PRODUCT,
-        MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, withTokens(searcher, firstPass), k);
+        MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstPass, k);
   }
 
   /**
-   * The hits that hold token vectors: the rescorer scores a document without them 0, above every document whose
-   * raw MaxSim is negative (an encoding indexed without its tokens, by hand, would be such a candidate).
+   * The candidates that hold token vectors: the rescorer scores a document without them 0, above every document
+   * whose raw MaxSim is negative (an encoding indexed without its tokens, by hand, would be such a candidate). The
+   * hits are read in doc order, one doc-values iterator per leaf.
    */
   private TopDocs withTokens(IndexSearcher searcher, TopDocs hits) throws IOException {
+    ScoreDoc[] byDoc = hits.scoreDocs.clone();
+    Arrays.sort(byDoc, Comparator.comparingInt(h -> h.doc));
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-    List<ScoreDoc> kept = new ArrayList<>(hits.scoreDocs.length);
-    for (ScoreDoc h : hits.scoreDocs) {
-      if (h.doc < 0 || h.doc >= searcher.getIndexReader().maxDoc()) {
-        kept.add(h); // the rescorer names it
-        continue;
+    List<ScoreDoc> kept = new ArrayList<>(byDoc.length);
+    int leaf = -1;
+    int leafEnd = 0;
+    BinaryDocValues values = null;
+    for (ScoreDoc h : byDoc) {
+      while (h.doc >= leafEnd && leaf + 1 < leaves.size()) {
+        leaf++;
+        leafEnd = leaves.get(leaf).docBase + leaves.get(leaf).reader().maxDoc();
+        values = leaves.get(leaf).reader().getBinaryDocValues(tokensField);
       }
-      LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(h.doc, leaves));
-      BinaryDocValues values = leaf.reader().getBinaryDocValues(tokensField);
-      if (values != null && values.advanceExact(h.doc - leaf.docBase)) {
+      if (h.doc < 0 || h.doc >= leafEnd) {
+        kept.add(h); // not a document of this searcher: the rescorer names it
+      } else if (values != null && values.advanceExact(h.doc - leaves.get(leaf).docBase)) {
         kept.add(h);
       }
     }
-    return kept.size() == hits.scoreDocs.length ? hits
+    return kept.size() == byDoc.length ? hits
         : new TopDocs(new TotalHits(kept.size(), TotalHits.Relation.EQUAL_TO), kept.toArray(new ScoreDoc[0]));
   }
 
   /**
-   * The lexical query's hits among documents with token vectors: one without them would be reranked to 0, above
-   * every document whose raw MaxSim is negative.
+   * The lexical query's hits among documents with token vectors, so that its best {@code candidates} are all
+   * documents the rerank can score, not crowded out by ones without tokens.
    */
   private Query withTokens(Query lexical) {
     return new BooleanQuery.Builder().add(lexical, BooleanClause.Occur.MUST)

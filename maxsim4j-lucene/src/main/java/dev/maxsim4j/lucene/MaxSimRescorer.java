@@ -264,9 +264,10 @@ public final class MaxSimRescorer extends Rescorer {
         }
         if (values != null && values.advanceExact(hit.doc - leaves.get(leaf).docBase)) {
           BytesRef value = values.binaryValue();
-          DType type = quantized
-              ? QuantizedLateInteractionField.header(value, "field " + field + " of doc " + hit.doc).type()
-              : DType.FLOAT32;
+          DType type = quantized ? QuantizedLateInteractionField.statedType(value) : DType.FLOAT32;
+          if (type == null) { // not a quantized value: the header check says what it is
+            type = QuantizedLateInteractionField.header(value, "field " + field + " of doc " + hit.doc).type();
+          }
           Gathered group = byType.get(type);
           if (group == null) {
             group = new Gathered(take(idle), new ScoreDoc[to - from]);

@@ -152,6 +152,17 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
 
   record Header(DType type, int dim, int tokens) {}
 
+  /**
+   * The type a stored value states, read without checking the rest of it (a rescorer groups hits by it per hit);
+   * null where its first bytes are no version-{@value #VERSION} header, which {@link #header} then names.
+   */
+  static DType statedType(BytesRef value) {
+    if (value.length < HEADER || value.bytes[value.offset] != VERSION) {
+      return null;
+    }
+    return typeOf(value.bytes[value.offset + 1]);
+  }
+
   private static byte code(DType type) {
     return switch (type) {
       case INT8 -> 1;
@@ -162,12 +173,21 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
   }
 
   private static DType type(byte code, String what) {
+    DType type = typeOf(code);
+    if (type == null) {
+      throw new IllegalArgumentException(what + ": type code " + code + "; expected 1 (INT8), "
+          + "2 (FLOAT8_E4M3) or 3 (BINARY)");
+    }
+    return type;
+  }
+
+  /** The type of a stored type code; null for none. */
+  private static DType typeOf(byte code) {
     return switch (code) {
       case 1 -> DType.INT8;
       case 2 -> DType.FLOAT8_E4M3;
       case 3 -> DType.BINARY;
-      default -> throw new IllegalArgumentException(what + ": type code " + code + "; expected 1 (INT8), "
-          + "2 (FLOAT8_E4M3) or 3 (BINARY)");
+      default -> null;
     };
   }
 

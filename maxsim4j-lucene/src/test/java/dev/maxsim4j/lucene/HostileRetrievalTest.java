@@ -1,10 +1,13 @@
 package dev.maxsim4j.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.StringField;
@@ -82,6 +85,51 @@ class HostileRetrievalTest {
         assertEquals(1, top.scoreDocs.length);
         assertEquals(0, top.scoreDocs[0].doc);
         assertEquals(-2f, top.scoreDocs[0].score);
+      }
+    }
+  }
+  /**
+   * Lexical hits without token vectors do not take the lexical query's candidate places: the one document of the
+   * term that has tokens is a candidate though five without them come first in the term's hits.
+   */
+  @Test
+  void lexicalHitsWithoutTokensDoNotCrowdOutOnesWithThem() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(2).repetitions(4).build();
+    float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}};
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
+        FSDirectory directory = FSDirectory.open(dir)) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
+        for (int j = 0; j < 5; j++) { // first in the term's hits (equal scores rank by doc id)
+          Document textOnly = new Document();
+          textOnly.add(new StringField("tag", "x", Field.Store.NO));
+          writer.addDocument(textOnly);
+        }
+        Document target = new Document(); // doc 5: the far side of the query, never among the nearest encodings
+        retriever.documentFields(new float[][] {{-1, 0, 0, 0}, {0, -1, 0, 0}}).forEach(target::add);
+        target.add(new StringField("tag", "x", Field.Store.NO));
+        writer.addDocument(target);
+        Random rnd = new Random(7);
+        for (int j = 0; j < 20; j++) {
+          float[][] tokens = new float[3][4];
+          for (float[] t : tokens) {
+            t[0] = 0.5f + rnd.nextFloat();
+            t[1] = 0.5f + rnd.nextFloat();
+            t[2] = rnd.nextFloat() - 0.5f;
+            t[3] = rnd.nextFloat() - 0.5f;
+          }
+          Document doc = new Document();
+          retriever.documentFields(tokens).forEach(doc::add);
+          writer.addDocument(doc);
+        }
+      }
+      try (DirectoryReader reader = DirectoryReader.open(directory)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        TopDocs nearest = retriever.search(searcher, q, 3, 30);
+        assertTrue(Arrays.stream(nearest.scoreDocs).noneMatch(h -> h.doc == 5),
+            "the target is not among the nearest encodings, so only the lexical query can bring it");
+        TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 3, 30);
+        assertTrue(Arrays.stream(top.scoreDocs).anyMatch(h -> h.doc == 5), "the target is a candidate");
       }
     }
   }
