@@ -60,9 +60,10 @@ public final class TextFiles {
         if (isTextName(file)) {
           if (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file)) {
             out.add(file);
-          } else if (!attrs.isDirectory()) {
-            // a pipe or device would block or never end, a broken or looping link has nothing to read
-            warnings.warn("skipped " + file + ": " + (attrs.isSymbolicLink() ? "a link to no readable file"
+          } else if (!attrs.isDirectory() && !(attrs.isSymbolicLink() && Files.isDirectory(file))) {
+            // a pipe or device would block or never end, a broken or looping link has nothing to read (a link to a
+            // folder is not followed, by design, whatever its name)
+            warnings.warn("skipped " + shown(file) + ": " + (attrs.isSymbolicLink() ? "a link to no readable file"
                 : "not a regular file"));
           }
         }

@@ -37,7 +37,10 @@ class TextFilesTest {
     assertTrue(warning.startsWith("maxsim4j: warning: skipped line 5 of " + file + ": not UTF-8 text"), warning);
   }
 
-  /** Entries with a text name that are no regular file (a pipe, a link to nothing) are skipped and named. */
+  /**
+   * Entries with a text name that are no regular file (a pipe, a link to nothing) are skipped and named; a link to a
+   * folder is not followed, without a word, whatever its name.
+   */
   @Test
   void entriesThatAreNoRegularFileAreNamed() throws Exception {
     Files.writeString(dir.resolve("a.txt"), "text");
@@ -46,6 +49,8 @@ class TextFilesTest {
     Path broken = dir.resolve("broken.txt");
     Files.createSymbolicLink(loop, loop);
     Files.createSymbolicLink(broken, dir.resolve("missing"));
+    Path folderLink = dir.resolve("folder.txt");
+    Files.createSymbolicLink(folderLink, Files.createDirectory(dir.resolve("sub")));
     boolean pipes = new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor() == 0;
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     Warnings warnings = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
@@ -54,6 +59,7 @@ class TextFilesTest {
     assertTrue(text.contains("skipped " + loop + ": a link to no readable file"), text);
     assertTrue(text.contains("skipped " + broken + ": a link to no readable file"), text);
     assertTrue(!pipes || text.contains("skipped " + pipe + ": not a regular file"), text);
+    assertTrue(!text.contains(folderLink.toString()), "a link to a folder is not followed, silently: " + text);
   }
 
   @Test
