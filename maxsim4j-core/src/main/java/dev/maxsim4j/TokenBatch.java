@@ -308,9 +308,12 @@ public final class TokenBatch {
         sq += (double) v * v;
       }
       if (sq > 0) {
-        float inv = (float) (1.0 / Math.sqrt(sq));
+        double norm = Math.sqrt(sq);
+        float inv = (float) (1.0 / norm);
+        boolean normalInverse = inv >= Float.MIN_NORMAL && inv <= Float.MAX_VALUE;
         for (int k = 0; k < dim; k++) {
-          data[s * dim + k] *= inv;
+          // a norm outside fp32's normal range has a reciprocal that overflows or is subnormal: divide in float64
+          data[s * dim + k] = normalInverse ? data[s * dim + k] * inv : (float) (data[s * dim + k] / norm);
         }
       }
     }
