@@ -339,6 +339,9 @@ public final class TokenBatch {
     requireOpenMemory();
     Arguments.arraySize(tokens.storedTokens, type.bytesPerToken(tokens.dim), "quantize: this batch's stored"
         + " tokens x bytes per token", "quantize it in slices of rows");
+    // each token is staged as fp32, d floats in one array (a batch of no token stages none)
+    Arguments.arraySize(Math.min(tokens.storedTokens, 1), tokens.dim, "quantize: one token staged as fp32",
+        "quantize tokens of fewer dimensions");
     Quantization.Quantized q = Quantization.quantize(tokens, type);
     return new TokenBatch(new Tokens(type, tokens.dim, tokens.paddedLength, tokens.rowStart, tokens.rowLength,
         tokens.storedTokens, tokens.mask, null, null, q.data(), null, q.scales()));

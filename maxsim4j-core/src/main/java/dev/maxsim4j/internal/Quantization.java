@@ -48,7 +48,7 @@ public final class Quantization {
     int tokenBytes = Math.toIntExact(type.bytesPerToken(dim));
     byte[] out = new byte[Math.multiplyExact(n, tokenBytes)];
     float[] scales = new float[n];
-    float[] row = new float[dim];
+    float[] row = new float[n == 0 ? 0 : dim]; // a batch of no token may have any d: stage none
     for (int t = 0; t < n; t++) {
       tokens.copyTokens(t, 1, row, 0);
       double absMax = 0;
