@@ -295,7 +295,8 @@ public final class TokenBatch {
   }
 
   /**
-   * An fp32 copy of this batch with every valid token scaled to unit L2 norm (zero vectors stay zero).
+   * An fp32 copy of this batch with every valid token scaled to unit L2 norm (zero vectors stay zero; a token
+   * holding NaN is left as it is, and one holding an infinity becomes NaN there and 0 elsewhere: either scores NaN).
    * Scoring never normalises on its own; this is the explicit opt-in.
    */
   public TokenBatch l2Normalized() {
