@@ -88,8 +88,9 @@ final class DemoCommand {
       TopK top = maxSim.topK(queries, docs, 10);
       double ms = (System.nanoTime() - t0) / 1e6;
       double flops = 2.0 * queries.size() * lq * (double) offsets[nDocs] * DIM;
-      out.printf(Locale.ROOT, "maxsim4j demo: %d queries x %d documents (%d bf16 tokens of d=%d), %s backend, %d threads%n",
-          queryTopics.length, nDocs, offsets[nDocs], DIM, maxSim.backendName(), maxSim.threads());
+      out.printf(Locale.ROOT, "maxsim4j demo: %d queries x %d documents (%d bf16 tokens of d=%d), %s backend, %d"
+          + " thread%s%n", queryTopics.length, nDocs, offsets[nDocs], DIM, maxSim.backendName(), maxSim.threads(),
+          maxSim.threads() == 1 ? "" : "s");
       int hits = 0;
       for (int i = 0; i < queryTopics.length; i++) {
         out.printf(Locale.ROOT, "%nquery %d (topic %d): top 10%n", i, queryTopics[i]);

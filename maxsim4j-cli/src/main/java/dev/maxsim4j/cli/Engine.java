@@ -45,7 +45,8 @@ public final class Engine {
     try {
       maxSim = (requested == null ? builder : builder.backend(requested)).build();
     } catch (IllegalArgumentException e) {
-      if (requested != null) {
+      // only a refused backend name comes from the property; other settings' errors name themselves
+      if (requested != null || e.getMessage() == null || !e.getMessage().startsWith("backend '")) {
         throw e;
       }
       throw new IllegalArgumentException("-D" + BACKEND_PROPERTY + "=" + named + " (no --backend given): "

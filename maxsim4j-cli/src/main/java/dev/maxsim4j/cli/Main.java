@@ -27,7 +27,7 @@ public final class Main {
         quantize  float token embeddings -> int8, fp8 or 1-bit tokens with per-token scales
         train-example  train a 384 -> 128 projection with the in-batch contrastive loss
                 [--steps N] [--batch B] [--seed S] [--lr X] [--naive] [--backend NAME]
-        help    this text
+        help    this text (COMMAND --help: that command's alone)
 
       options for every command that scores:
         --verbose  say which backend runs and why faster ones were passed over (on stderr)
@@ -59,6 +59,13 @@ public final class Main {
         out.print(help);
         return args.length == 0 ? 2 : 0;
       }
+      if (args.length == 2 && (args[1].equals("--help") || args[1].equals("-h"))) {
+        String usage = usageOf(args[0]);
+        if (usage != null) {
+          out.print("usage: maxsim4j " + usage);
+          return 0;
+        }
+      }
       return switch (args[0]) {
         case "demo" -> DemoCommand.run(args, out, err);
         case "encode" -> EncodeCommand.run(args, out, err);
@@ -73,5 +80,19 @@ public final class Main {
             + (args[0].equals("bench") || args[0].equals("plot") ? " (the benchmarks: ./maxsim4j bench)" : ""));
       };
     });
+  }
+
+  /** The usage text of {@code command} ({@code maxsim4j COMMAND --help}); null for a command without one. */
+  private static String usageOf(String command) {
+    return switch (command) {
+      case "demo" -> DemoCommand.USAGE;
+      case "encode" -> EncodeCommand.USAGE;
+      case "index" -> IndexCommand.USAGE;
+      case "search" -> SearchCommand.USAGE;
+      case "rerank" -> RerankCommand.USAGE;
+      case "score" -> ScoreCommand.USAGE;
+      case "quantize" -> QuantizeCommand.USAGE;
+      default -> null;
+    };
   }
 }

@@ -138,8 +138,9 @@ final class ScoreCommand {
         what = "[" + q.size() + ", " + d.size() + "] scores -> " + target;
       }
       output.commit();
-      out.printf(Locale.ROOT, "%s (%s backend, %d threads, read %.1f ms, scored %.1f ms)%n", what,
-          maxSim.backendName(), maxSim.threads(), (read - start) / 1e6, (System.nanoTime() - read) / 1e6);
+      out.printf(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)%n", what,
+          maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
+          (System.nanoTime() - read) / 1e6);
     }
     return 0;
   }

@@ -76,8 +76,9 @@ final class ShardedScore {
         what = "[" + q.size() + ", " + documents + "] scores of " + shards.size() + " shards -> " + target;
       }
       output.commit();
-      out.printf(Locale.ROOT, "%s (%s backend, %d threads, read %.1f ms, scored %.1f ms)%n", what,
-          maxSim.backendName(), maxSim.threads(), (read - start) / 1e6, (System.nanoTime() - read) / 1e6);
+      out.printf(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)%n", what,
+          maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
+          (System.nanoTime() - read) / 1e6);
     }
     return 0;
   }

@@ -64,6 +64,25 @@ class EngineTest {
     }
   }
 
+  /** A bad setting other than the backend is reported as itself, not as the backend property's. */
+  @Test
+  void aBadThreadCountIsNotBlamedOnTheBackendProperty() throws IOException {
+    String before = System.getProperty("maxsim4j.threads");
+    try {
+      System.setProperty("maxsim4j.threads", "40000");
+      CliRun bad = CliRun.of(scoreArgs());
+      assertTrue(bad.failedCleanly(), bad.err());
+      assertTrue(bad.err().contains("maxsim4j.threads = '40000'"), bad.err());
+      assertTrue(!bad.err().contains("-Dmaxsim4j.backend"), bad.err());
+    } finally {
+      if (before == null) {
+        System.clearProperty("maxsim4j.threads");
+      } else {
+        System.setProperty("maxsim4j.threads", before);
+      }
+    }
+  }
+
   /** A JVM without the Vector API module is refused, unless the slow path is asked for by name. */
   @Test
   void refusesTheScalarFallbackOfAJvmWithoutTheVectorApi() throws Exception {

@@ -200,6 +200,19 @@ class MainTest {
     assertFalse(help.out().contains("bench") || help.out().contains("plot"), help.out());
   }
 
+  /** COMMAND --help prints that command's usage alone and succeeds. */
+  @Test
+  void eachCommandHasItsOwnHelp() {
+    for (String command : new String[] {"demo", "encode", "index", "search", "rerank", "score", "quantize"}) {
+      for (String flag : new String[] {"--help", "-h"}) {
+        CliRun help = run(command, flag);
+        assertEquals(0, help.status(), command + " " + flag + ": " + help.err());
+        assertTrue(help.out().startsWith("usage: maxsim4j " + command), command + ": " + help.out());
+        assertFalse(help.out().contains("commands:"), command + ": " + help.out());
+      }
+    }
+  }
+
   @Test
   void syntheticDemoRanksTheQueryTopicsFirst() {
     CliRun demo = run("demo", "--synthetic", "--docs", "300");
