@@ -3,24 +3,27 @@
 // time is the bytes read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
-//              run time) and loads each 64-token tile of a document's stored bytes with one bulk copy (its
-//              tokens are contiguous) and its 64 scales with another where they are whole 16-byte units (else
-//              the 32 lanes copy them two each); warps 0-3, the consumer warpgroup, expand and multiply. They
-//              meet only at the ring's barriers, and each slot carries its Tile, so the consumers read no
-//              work metadata from global memory. The producer takes the next pair and reads its document's
-//              row while the current one's tiles go out, so those round trips to memory never leave the ring
-//              unfilled.
+//              run time) and loads each slot of a document's stored bytes with one bulk copy (its tokens are
+//              contiguous) and its scales with another where they are whole 16-byte units (else the 32 lanes
+//              copy them); warps 0-3, the consumer warpgroup, expand and multiply. They meet only at the ring's
+//              barriers, and each slot carries its Tile, so the consumers read no work metadata from global
+//              memory. The producer takes the next pair and reads its document's row while the current one's
+//              slots go out, so those round trips to memory never leave the ring unfilled.
 // Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
 //              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
 //              and e4m3 value is exact in both; a 1-bit row is four words, thread t's word its 32 dims, each
 //              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
 //              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
-//              (once per block for one query: the block's first, while its first tile is on its way).
-// Pipeline:    the producer runs ahead by the ring (40 KB of tiles: 4 at d = 128, 12 at d = 48, 16 for 1-bit).
-//              The consumers take the next tile's place and scales while the current tile's wgmmas run, and
-//              expand its bytes straight from its slot just before its own wgmmas, which releases the slot: one
-//              set of A registers, so four blocks fit on an SM and their warps hide each other's expansion
-//              and folds. The producer waits for free slots suspended, not spinning on the scheduler it shares.
+//              (once per block for one query: the block's first, while its first slot is on its way). A slot
+//              holds one such tile, or two (128 tokens) for 8-bit tokens of at most 64 dims, where taking a
+//              slot, its scales and its validity would otherwise cost about as much as expanding its tile.
+// Pipeline:    the producer runs ahead by the ring (40 KB: 4 slots at d = 128, 6 of 128 tokens at d = 48, 16
+//              for 1-bit). The consumers take a slot's tiles one at a time: each tile's bytes loaded from the
+//              slot (released after its last tile's), expanded into one set of A registers just before its
+//              wgmmas, and folded; the next slot's place and scales are taken while the last tile's wgmmas run.
+//              One set of A registers and accumulators, so four blocks fit on an SM and their warps hide each
+//              other's expansion and folds. The producer waits for free slots suspended, not spinning on the
+//              scheduler it shares.
 // Online max:  each dot product times its document token's scale, then per query row a running max over
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
@@ -85,9 +88,14 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   constexpr bool BITS = std::is_same<TD, B1>::value;
   static_assert(!BITS || CHUNKS == 2, "1-bit tokens are 128 dims: four words per row, one per thread of a quad");
+  // 8-bit tokens of at most 64 dims ride two wgmma tiles to a slot: taking and releasing a slot, its scales and
+  // its validity cost as much as expanding a short tile, so a slot of 128 tokens halves that per token (wider
+  // tokens keep one tile a slot: two would not leave the ring enough stages, nor the registers two sets of A)
+  constexpr int SUB = CHUNKS == 1 && !BITS ? 2 : 1;
+  constexpr int SLOT_TOKENS = QT_TOKENS * SUB;
   // one byte per value (d % 16 == 0) or 16 bytes per 1-bit token, so every tile is whole 16-byte units
   const int tokenBytes = BITS ? dim / 8 : dim;
-  const int stageBytes = QT_TOKENS * tokenBytes + QT_TOKENS * 4;
+  const int stageBytes = SLOT_TOKENS * tokenBytes + SLOT_TOKENS * 4;
   const int stages = min(QT_MAX_STAGES, QT_RING_BYTES / stageBytes);
   const uint32_t bBase = (uint32_t)__cvta_generic_to_shared(shared);
   const uint32_t ringBase = bBase + B_BYTES;
@@ -139,14 +147,14 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         if (lane == 0) scores[current] = EMPTY_DOCUMENT_SCORE;
         continue;
       }
-      for (int first = 0; first < r.length; first += QT_TOKENS) {
-        const int tokens = min(QT_TOKENS, r.length - first);
+      for (int first = 0; first < r.length; first += SLOT_TOKENS) {
+        const int tokens = min(SLOT_TOKENS, r.length - first);
         const uint32_t full = fullBars + 8 * slot, stage = ringBase + slot * stageBytes;
         mbarrierWaitSuspended(emptyBars + 8 * slot, phase ^ 1);
         const float* scales = dScale + r.start + first;
-        const uint32_t scaleSlot = stage + QT_TOKENS * tokenBytes;
+        const uint32_t scaleSlot = stage + SLOT_TOKENS * tokenBytes;
         // the scales ride in a second bulk copy where they are whole 16-byte units (padded layouts, and packed
-        // documents starting at a multiple of 4 tokens), else each lane copies its two
+        // documents starting at a multiple of 4 tokens), else each lane copies one in 32
         const bool bulkScales = tokens % 4 == 0 && ((uintptr_t)scales & 15) == 0;
         if (lane == 0) {
           tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, 0};
@@ -157,9 +165,10 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         if (bulkScales) {
           mbarrierArrive(full);
         } else {
-          copyAsyncSmall<4>(scaleSlot + 4 * lane, lane < tokens ? scales + lane : dScale, lane < tokens);
-          copyAsyncSmall<4>(scaleSlot + 128 + 4 * lane, lane + 32 < tokens ? scales + 32 + lane : dScale,
-                            lane + 32 < tokens);
+#pragma unroll
+          for (int i = lane; i < SLOT_TOKENS; i += 32) {
+            copyAsyncSmall<4>(scaleSlot + 4 * i, i < tokens ? scales + i : dScale, i < tokens);
+          }
           copyAsyncArrive(full);
         }
         next();
@@ -253,12 +262,12 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   };
   constexpr int RAW_CHUNKS = BITS ? 1 : CHUNKS;
 
-  // This thread's bytes of chunk c of the tile in ring slot `stage` (raw[h]: row g + 8h).
-  auto loadChunk = [&](uint32_t stage, int c, uint4(&raw)[2]) {
+  // This thread's bytes of chunk c of wgmma tile `sub` of the slot at `stage` (raw[h]: row g + 8h).
+  auto loadChunk = [&](uint32_t stage, int sub, int c, uint4(&raw)[2]) {
     raw[0] = raw[1] = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-      const uint32_t at = stage + pieceOffset + h * 8 * tokenBytes + 64 * c;
+      const uint32_t at = stage + pieceOffset + (sub * QT_TOKENS + h * 8) * tokenBytes + 64 * c;
       if constexpr (BITS) {
         uint32_t word;
         asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(at));
@@ -272,17 +281,21 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
   };
 
-  // The next filled slot's tile and, unless it ends the work, its rows' scales; its bytes stay in the slot,
-  // `held`, until expandHeld just before the tile's wgmmas.
+  // The next filled slot's tile and, unless it ends the work, its rows' scales (ds[sub][h]: row 64 sub + g + 8h);
+  // its bytes stay in the slot, `held`, until score loads them just before the slot's wgmmas.
   int slot = 0, held = 0;
   uint32_t phase = 0;
-  auto take = [&](float(&ds)[2]) -> Tile {
+  auto take = [&](float(&ds)[SUB][2]) -> Tile {
     const uint32_t stage = ringBase + slot * stageBytes;
     mbarrierWait(fullBars + 8 * slot, phase);
     const Tile tile = tiles[slot];
     if (tile.pair >= 0) {
-      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[0]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * row0));
-      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[1]) : "r"(stage + QT_TOKENS * tokenBytes + 4 * (row0 + 8)));
+      const uint32_t scales = stage + SLOT_TOKENS * tokenBytes + 4 * row0;
+#pragma unroll
+      for (int sub = 0; sub < SUB; sub++) {
+        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[sub][0]) : "r"(scales + 4 * QT_TOKENS * sub));
+        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[sub][1]) : "r"(scales + 4 * (QT_TOKENS * sub + 8)));
+      }
       held = slot;
     }
     if (++slot == stages) {
@@ -292,53 +305,62 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     return tile;
   };
 
-  // The held tile's bytes expanded into `a`, and its slot back to the producer.
-  auto expandHeld = [&](uint32_t(&a)[STEPS][4]) {
-    uint4 raw[RAW_CHUNKS][2];
-#pragma unroll
-    for (int c = 0; c < RAW_CHUNKS; c++) loadChunk(ringBase + held * stageBytes, c, raw[c]);
-    mbarrierArrive(emptyBars + 8 * held);
-#pragma unroll
-    for (int c = 0; c < RAW_CHUNKS; c++) expandChunk(c, raw[c], a);
-  };
-
   // B's descriptor per k-step: the steps only move the address field of its low word, and its high word is the
   // same for every address, so the loop adds to one 32-bit word
   const uint64_t bDescriptor = tileDescriptor(bBase);
   const uint32_t bDescriptorLow = (uint32_t)bDescriptor, bDescriptorHigh = (uint32_t)(bDescriptor >> 32);
   int loadedQuery = -1, parity = 0;
   float best[QT_ROWS / 4];
-  // Scores `tile`, whose A fragments are `a`: its wgmmas run while the next tile is taken.
-  auto score = [&](const Tile& tile, const uint32_t(&a)[STEPS][4], const float(&ds)[2], float(&nextDs)[2]) -> Tile {
-    if (tile.first == 0) {
-#pragma unroll
-      for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
-    }
-    float acc[QT_ROWS / 2];
-    wgmmaFence();
-#pragma unroll
-    for (int s = 0; s < STEPS; s++) {
-      const uint32_t low = bDescriptorLow + (s / 4) * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
-      Wgmma<O>::template run<QT_ROWS>(acc, a[s], (uint64_t)bDescriptorHigh << 32 | low, s > 0);
-    }
-    wgmmaCommit();
-    const Tile next = take(nextDs);
-    wgmmaWait<0>();
-    pinAccumulators(acc);
-
-    // each dot product times its document token's scale, then the running max over valid rows; a tile wholly
-    // inside an unmasked document needs no validity test
-    const bool whole = dRows.mask == nullptr && tile.tokens == QT_TOKENS;
+  // Each dot product of wgmma tile `sub` times its document token's scale, then the running max over valid rows;
+  // a slot wholly inside an unmasked document needs no validity test.
+  auto fold = [&](const Tile& tile, int sub, const float(&acc)[QT_ROWS / 2], const float(&ds)[SUB][2]) {
+    const bool whole = dRows.mask == nullptr && tile.tokens == SLOT_TOKENS;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-      const int r = row0 + 8 * h;
+      const int r = QT_TOKENS * sub + row0 + 8 * h;
       if (whole || (r < tile.tokens && isValid(dRows, tile.start + tile.first + r))) {
 #pragma unroll
         for (int jj = 0; jj < QT_ROWS / 8; jj++) {
 #pragma unroll
-          for (int e = 0; e < 2; e++) best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[h]);
+          for (int e = 0; e < 2; e++) {
+            best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[sub][h]);
+          }
         }
       }
+    }
+  };
+  // Scores the slot `tile`, held in the ring, one wgmma tile at a time: its bytes loaded (the slot given back after
+  // the last tile's), expanded into one set of A registers and multiplied, the products folded; the last tile's
+  // wgmmas run while the next slot is taken.
+  auto score = [&](const Tile& tile, const float(&ds)[SUB][2], float(&nextDs)[SUB][2]) -> Tile {
+    if (tile.first == 0) {
+#pragma unroll
+      for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
+    }
+    Tile next;
+#pragma unroll
+    for (int sub = 0; sub < SUB; sub++) {
+      if (sub * QT_TOKENS >= tile.tokens) break;  // a document's last slot may hold one tile only
+      const bool lastTile = sub == SUB - 1 || (sub + 1) * QT_TOKENS >= tile.tokens;
+      uint4 raw[RAW_CHUNKS][2];
+#pragma unroll
+      for (int c = 0; c < RAW_CHUNKS; c++) loadChunk(ringBase + held * stageBytes, sub, c, raw[c]);
+      if (lastTile) mbarrierArrive(emptyBars + 8 * held);
+      uint32_t a[STEPS][4];
+#pragma unroll
+      for (int c = 0; c < RAW_CHUNKS; c++) expandChunk(c, raw[c], a);
+      float acc[QT_ROWS / 2];
+      wgmmaFence();
+#pragma unroll
+      for (int s = 0; s < STEPS; s++) {
+        const uint32_t low = bDescriptorLow + (s / 4) * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
+        Wgmma<O>::template run<QT_ROWS>(acc, a[s], (uint64_t)bDescriptorHigh << 32 | low, s > 0);
+      }
+      wgmmaCommit();
+      if (lastTile) next = take(nextDs);
+      wgmmaWait<0>();
+      pinAccumulators(acc);
+      fold(tile, sub, acc, ds);
     }
     if (!tile.last) return next;
 
@@ -372,8 +394,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     return next;
   };
 
-  uint32_t a[STEPS][4];
-  float ds[2], nextDs[2];
+  float ds[SUB][2], nextDs[SUB][2];
   // The tiles of one query at a time, its rows loaded first (one call site: loadQuery is long). The block's first
   // pair is blockIdx.x (the producer's too), so its query's rows are read while its first tile is on its way.
   int query = blockIdx.x < pairs ? (int)(blockIdx.x / perQuery) : -1;
@@ -389,9 +410,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       started = true;
     }
     while (tile.pair >= 0 && (tile.first != 0 || tile.query == loadedQuery)) {
-      expandHeld(a);
-      tile = score(tile, a, ds, nextDs);
-      ds[0] = nextDs[0], ds[1] = nextDs[1];
+      tile = score(tile, ds, nextDs);
+#pragma unroll
+      for (int sub = 0; sub < SUB; sub++) ds[sub][0] = nextDs[sub][0], ds[sub][1] = nextDs[sub][1];
     }
     if (tile.pair < 0) break;
     query = tile.query;

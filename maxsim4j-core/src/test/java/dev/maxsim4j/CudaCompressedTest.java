@@ -266,15 +266,16 @@ class CudaCompressedTest {
   }
 
   /**
-   * Documents that end on either side of a 64-token tile (the bulk-copy kernel's unit: lengths 1, 63-65, 127-129
-   * and a whole 300) and masked tokens inside a tile, against queries of 1, 31 and 32 tokens with masked rows, bf16
-   * and fp16, one query and three: 1-bit documents at d = 128 (two words a thread) and 8-bit ones at d = 48, 64
-   * and 128, each tile expanded from its slot just before its wgmmas.
+   * Documents that end on either side of a 64-token tile and of a 128-token slot (the bulk-copy kernel's units:
+   * lengths 1, 63-65, 127-129, 192, 257 and a whole 300) and masked tokens inside a tile, against queries of 1, 31
+   * and 32 tokens with masked rows, bf16 and fp16, one query and three: 1-bit documents at d = 128 (two words a
+   * thread) and 8-bit ones at d = 48 and 64 (two tiles a slot) and 128 (one), each tile expanded from its slot's
+   * bytes just before its wgmmas.
    */
   @Test
   void documentsEndingAroundATileMatchTheReference() {
     RandomBatches r = new RandomBatches();
-    int[] lengths = {1, 63, 64, 65, 127, 128, 129, 300, 2, 64};
+    int[] lengths = {1, 63, 64, 65, 127, 128, 129, 300, 2, 64, 192, 257};
     for (DType type : COMPRESSED) {
       for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {48, 64, 128}) {
         TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, 300, dim, 0);
