@@ -15,12 +15,13 @@
 //              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
 //              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
 //              (once per block for one query: the block's first, while its first slot is on its way). A slot
-//              holds one such tile, or two (128 tokens) for 8-bit tokens of at most 64 dims, where taking a
-//              slot, its scales and its validity would otherwise cost about as much as expanding its tile.
-// Pipeline:    the producer runs ahead by the ring (40 KB: 4 slots at d = 128, 6 of 128 tokens at d = 48, 16
-//              for 1-bit). The consumers take a slot's tiles one at a time: each tile's bytes loaded from the
-//              slot (released after its last tile's), expanded into one set of A registers just before its
-//              wgmmas, and folded; the next slot's place and scales are taken while the last tile's wgmmas run.
+//              holds one such tile, two (128 tokens) for 8-bit tokens of at most 64 dims and five (320) for
+//              1-bit tokens, where taking a slot would otherwise cost about as much as expanding its tile.
+// Pipeline:    the producer runs ahead by the ring (40 KB: 4 slots at d = 128, 6 of 128 tokens at d = 48, 6
+//              of 320 for 1-bit). The consumers take a slot's tiles one at a time: each tile's bytes loaded from
+//              the slot (released after its last tile's), expanded into one set of A registers just before its
+//              wgmmas, and folded; while its wgmmas run the next tile's scales are loaded, or after the slot's
+//              last tile the next slot is taken with its first tile's scales.
 //              One set of A registers and accumulators, so four blocks fit on an SM and their warps hide each
 //              other's expansion and folds. The producer waits for free slots suspended, not spinning on the
 //              scheduler it shares.
@@ -88,10 +89,11 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   constexpr bool BITS = std::is_same<TD, B1>::value;
   static_assert(!BITS || CHUNKS == 2, "1-bit tokens are 128 dims: four words per row, one per thread of a quad");
-  // 8-bit tokens of at most 64 dims ride two wgmma tiles to a slot: taking and releasing a slot, its scales and
-  // its validity cost as much as expanding a short tile, so a slot of 128 tokens halves that per token (wider
-  // tokens keep one tile a slot: two would not leave the ring enough stages, nor the registers two sets of A)
-  constexpr int SUB = CHUNKS == 1 && !BITS ? 2 : 1;
+  // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so short
+  // tokens share it over several: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a
+  // token still six stages in the ring), two for 8-bit tokens of at most 64 dims; wider tokens keep one tile a
+  // slot, as two would not leave the ring enough stages
+  constexpr int SUB = BITS ? 5 : CHUNKS == 1 ? 2 : 1;
   constexpr int SLOT_TOKENS = QT_TOKENS * SUB;
   // one byte per value (d % 16 == 0) or 16 bytes per 1-bit token, so every tile is whole 16-byte units
   const int tokenBytes = BITS ? dim / 8 : dim;
@@ -281,22 +283,22 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
   };
 
-  // The next filled slot's tile and, unless it ends the work, its rows' scales (ds[sub][h]: row 64 sub + g + 8h);
-  // its bytes stay in the slot, `held`, until score loads them just before the slot's wgmmas.
+  // The scales of wgmma tile `sub` of the held slot (ds[h]: its row g + 8h), loaded a tile ahead of its fold.
   int slot = 0, held = 0;
+  auto loadScales = [&](int sub, float(&ds)[2]) {
+    const uint32_t scales = ringBase + held * stageBytes + SLOT_TOKENS * tokenBytes + 4 * (QT_TOKENS * sub + row0);
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[0]) : "r"(scales));
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[1]) : "r"(scales + 4 * 8));
+  };
+  // The next filled slot's tile and, unless it ends the work, its first wgmma tile's scales; its bytes stay in the
+  // slot, `held`, until score loads each wgmma tile's just before its wgmmas.
   uint32_t phase = 0;
-  auto take = [&](float(&ds)[SUB][2]) -> Tile {
-    const uint32_t stage = ringBase + slot * stageBytes;
+  auto take = [&](float(&ds)[2]) -> Tile {
     mbarrierWait(fullBars + 8 * slot, phase);
     const Tile tile = tiles[slot];
     if (tile.pair >= 0) {
-      const uint32_t scales = stage + SLOT_TOKENS * tokenBytes + 4 * row0;
-#pragma unroll
-      for (int sub = 0; sub < SUB; sub++) {
-        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[sub][0]) : "r"(scales + 4 * QT_TOKENS * sub));
-        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[sub][1]) : "r"(scales + 4 * (QT_TOKENS * sub + 8)));
-      }
       held = slot;
+      loadScales(0, ds);
     }
     if (++slot == stages) {
       slot = 0;
@@ -313,7 +315,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   float best[QT_ROWS / 4];
   // Each dot product of wgmma tile `sub` times its document token's scale, then the running max over valid rows;
   // a slot wholly inside an unmasked document needs no validity test.
-  auto fold = [&](const Tile& tile, int sub, const float(&acc)[QT_ROWS / 2], const float(&ds)[SUB][2]) {
+  auto fold = [&](const Tile& tile, int sub, const float(&acc)[QT_ROWS / 2], const float(&ds)[2]) {
     const bool whole = dRows.mask == nullptr && tile.tokens == SLOT_TOKENS;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -323,16 +325,16 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         for (int jj = 0; jj < QT_ROWS / 8; jj++) {
 #pragma unroll
           for (int e = 0; e < 2; e++) {
-            best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[sub][h]);
+            best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[h]);
           }
         }
       }
     }
   };
   // Scores the slot `tile`, held in the ring, one wgmma tile at a time: its bytes loaded (the slot given back after
-  // the last tile's), expanded into one set of A registers and multiplied, the products folded; the last tile's
-  // wgmmas run while the next slot is taken.
-  auto score = [&](const Tile& tile, const float(&ds)[SUB][2], float(&nextDs)[SUB][2]) -> Tile {
+  // the last tile's), expanded into one set of A registers and multiplied, the products folded with the scales in
+  // ds. While a tile's wgmmas run the next tile's scales are loaded into ds (the next slot's, taken, after the last).
+  auto score = [&](const Tile& tile, float(&ds)[2]) -> Tile {
     if (tile.first == 0) {
 #pragma unroll
       for (int x = 0; x < QT_ROWS / 4; x++) best[x] = -INFINITY;
@@ -357,10 +359,16 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         Wgmma<O>::template run<QT_ROWS>(acc, a[s], (uint64_t)bDescriptorHigh << 32 | low, s > 0);
       }
       wgmmaCommit();
-      if (lastTile) next = take(nextDs);
+      float nextDs[2];
+      if (lastTile) {
+        next = take(nextDs);
+      } else {
+        loadScales(sub + 1, nextDs);
+      }
       wgmmaWait<0>();
       pinAccumulators(acc);
       fold(tile, sub, acc, ds);
+      ds[0] = nextDs[0], ds[1] = nextDs[1];
     }
     if (!tile.last) return next;
 
@@ -394,11 +402,11 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     return next;
   };
 
-  float ds[SUB][2], nextDs[SUB][2];
   // The tiles of one query at a time, its rows loaded first (one call site: loadQuery is long). The block's first
   // pair is blockIdx.x (the producer's too), so its query's rows are read while its first tile is on its way.
   int query = blockIdx.x < pairs ? (int)(blockIdx.x / perQuery) : -1;
   Tile tile;
+  float ds[2];
   bool started = false;
   for (;;) {
     if (query >= 0) {
@@ -410,9 +418,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       started = true;
     }
     while (tile.pair >= 0 && (tile.first != 0 || tile.query == loadedQuery)) {
-      tile = score(tile, ds, nextDs);
-#pragma unroll
-      for (int sub = 0; sub < SUB; sub++) ds[sub][0] = nextDs[sub][0], ds[sub][1] = nextDs[sub][1];
+      tile = score(tile, ds);
     }
     if (tile.pair < 0) break;
     query = tile.query;

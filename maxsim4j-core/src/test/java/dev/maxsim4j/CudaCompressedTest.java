@@ -266,22 +266,23 @@ class CudaCompressedTest {
   }
 
   /**
-   * Documents that end on either side of a 64-token tile and of a 128-token slot (the bulk-copy kernel's units:
-   * lengths 1, 63-65, 127-129, 192, 257 and a whole 300) and masked tokens inside a tile, against queries of 1, 31
-   * and 32 tokens with masked rows, bf16 and fp16, one query and three: 1-bit documents at d = 128 (two words a
-   * thread) and 8-bit ones at d = 48 and 64 (two tiles a slot) and 128 (one), each tile expanded from its slot's
-   * bytes just before its wgmmas.
+   * Documents that end on either side of a 64-token tile and of a slot (the bulk-copy kernel's units: lengths 1,
+   * 63-65, 127-129, 192, 255-257, 319-321 and 513) and masked tokens inside a tile, against queries of 1, 31 and 32
+   * tokens with masked rows, bf16 and fp16, one query and three: 1-bit documents at d = 128 (two words a thread,
+   * several tiles a slot) and 8-bit ones at d = 48 and 64 (two tiles a slot) and 128 (one), each tile expanded
+   * from its slot's bytes just before its wgmmas.
    */
   @Test
   void documentsEndingAroundATileMatchTheReference() {
     RandomBatches r = new RandomBatches();
-    int[] lengths = {1, 63, 64, 65, 127, 128, 129, 300, 2, 64, 192, 257};
+    int[] lengths = {1, 63, 64, 65, 127, 128, 129, 300, 2, 64, 192, 257, 255, 256, 319, 320, 321, 513};
+    int width = 513;
     for (DType type : COMPRESSED) {
       for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {48, 64, 128}) {
-        TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, 300, dim, 0);
-        boolean[] mask = new boolean[lengths.length * 300];
+        TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, width, dim, 0);
+        boolean[] mask = new boolean[lengths.length * width];
         for (int i = 0; i < mask.length; i++) {
-          mask[i] = i / 300 != 3 || i % 300 % 7 != 0; // document 3 (65 tokens) has masked tokens in both tiles
+          mask[i] = i / width != 3 || i % width % 7 != 0; // document 3 (65 tokens) has masked tokens in both tiles
         }
         TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(mask);
         for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
