@@ -15,16 +15,15 @@
 //              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
 //              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
 //              (once per block for one query: the block's first, while its first slot is on its way). A slot
-//              holds one such tile, two (128 tokens) for 8-bit tokens of at most 64 dims and five (320) for
-//              1-bit tokens, where taking a slot would otherwise cost about as much as expanding its tile.
-// Pipeline:    the producer runs ahead by the ring (40 KB: 4 slots at d = 128, 6 of 128 tokens at d = 48, 6
-//              of 320 for 1-bit). The consumers take a slot's tiles one at a time: each tile's bytes loaded from
-//              the slot (released after its last tile's), expanded into one set of A registers just before its
-//              wgmmas, and folded; while its wgmmas run the next tile's scales are loaded, or after the slot's
-//              last tile the next slot is taken with its first tile's scales.
-//              One set of A registers and accumulators, so four blocks fit on an SM and their warps hide each
-//              other's expansion and folds. The producer waits for free slots suspended, not spinning on the
-//              scheduler it shares.
+//              holds two such tiles (128 tokens) of 8-bit tokens or five (320) of 1-bit tokens, since taking a
+//              slot costs about as much as expanding a tile.
+// Pipeline:    the producer runs ahead by the ring (40 KB: 2 slots at d = 128, 6 at d = 48, 6 for 1-bit).
+//              The consumers take a slot's tiles one at a time: each tile's bytes loaded from the slot
+//              (released after its last tile's), expanded into one set of A registers just before its wgmmas,
+//              and folded; while its wgmmas run the next tile's scales are loaded, or after the slot's last
+//              tile the next slot is taken with its first tile's scales. One set of A registers and
+//              accumulators, so four blocks fit on an SM and their warps hide each other's expansion and folds.
+//              The producer waits for free slots suspended, not spinning on the scheduler it shares.
 // Online max:  each dot product times its document token's scale, then per query row a running max over
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
@@ -89,11 +88,11 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   constexpr bool BITS = std::is_same<TD, B1>::value;
   static_assert(!BITS || CHUNKS == 2, "1-bit tokens are 128 dims: four words per row, one per thread of a quad");
-  // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so short
-  // tokens share it over several: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a
-  // token still six stages in the ring), two for 8-bit tokens of at most 64 dims; wider tokens keep one tile a
-  // slot, as two would not leave the ring enough stages
-  constexpr int SUB = BITS ? 5 : CHUNKS == 1 ? 2 : 1;
+  // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so tiles
+  // share it: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a token still six
+  // stages in the ring), two for 8-bit tokens (128 tokens; at d = 128 the ring then holds two slots, which
+  // still keep the consumers fed)
+  constexpr int SUB = BITS ? 5 : 2;
   constexpr int SLOT_TOKENS = QT_TOKENS * SUB;
   // one byte per value (d % 16 == 0) or 16 bytes per 1-bit token, so every tile is whole 16-byte units
   const int tokenBytes = BITS ? dim / 8 : dim;
