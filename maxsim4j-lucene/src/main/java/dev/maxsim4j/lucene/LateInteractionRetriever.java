@@ -103,17 +103,7 @@ public final class LateInteractionRetriever {
     requireInnerProductRange("the document's encoding", encoding);
     // the tokens are not encoded here, so their shape is checked here: a token of another d would be indexed
     // and only fail the searches that rerank its document
-    if (tokens == null || tokens.length == 0) {
-      throw new IllegalArgumentException("tokens is " + (tokens == null ? "null" : "empty")
-          + "; expected [L >= 1][" + encoder.tokenDimension() + "]");
-    }
-    for (int t = 0; t < tokens.length; t++) {
-      if (tokens[t] == null || tokens[t].length != encoder.tokenDimension()) {
-        throw new IllegalArgumentException("tokens[" + t + "] has " + (tokens[t] == null ? "no vector"
-            : "dimension " + tokens[t].length) + "; expected " + encoder.tokenDimension()
-            + ", the token dimension of this retriever's encoder");
-      }
-    }
+    checkTokens("tokens", tokens);
     return List.of(new KnnFloatVectorField(encodingField, encoding, VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT),
         new LateInteractionField(tokensField, tokens));
   }
@@ -131,6 +121,7 @@ public final class LateInteractionRetriever {
       throws IOException {
     Objects.requireNonNull(searcher, "searcher");
     checkCounts(candidates, k);
+    checkTokens("queryTokens", queryTokens);
     float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
     requireInnerProductRange("queryTokens' encoding", encoding);
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
@@ -144,6 +135,8 @@ public final class LateInteractionRetriever {
   public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
     Objects.requireNonNull(searcher, "searcher");
     checkCounts(1, k);
+    // checked against the encoder, not left to the rerank: it would blame the first document, or find none to blame
+    checkTokens("queryTokens", queryTokens);
     int all = Math.max(1, searcher.getIndexReader().maxDoc());
     TopDocs everything = searcher.search(new FieldExistsQuery(tokensField), all);
     return rerank(searcher, queryTokens, everything, k);
@@ -218,6 +211,21 @@ public final class LateInteractionRetriever {
       throw new IllegalArgumentException(what + " has norm " + Math.sqrt(squares) + " (its token values are too"
           + " large or not finite); expected at most " + Math.sqrt(Float.MAX_VALUE)
           + ", so that inner products of encodings stay inside fp32");
+    }
+  }
+
+  /** Token vectors {@code [L >= 1][d]} of this retriever's encoder's d; {@code name} names them in errors. */
+  private void checkTokens(String name, float[][] tokens) {
+    if (tokens == null || tokens.length == 0) {
+      throw new IllegalArgumentException(name + " is " + (tokens == null ? "null" : "empty")
+          + "; expected [L >= 1][" + encoder.tokenDimension() + "]");
+    }
+    for (int t = 0; t < tokens.length; t++) {
+      if (tokens[t] == null || tokens[t].length != encoder.tokenDimension()) {
+        throw new IllegalArgumentException(name + "[" + t + "] has " + (tokens[t] == null ? "no vector"
+            : "dimension " + tokens[t].length) + "; expected " + encoder.tokenDimension()
+            + ", the token dimension of this retriever's encoder");
+      }
     }
   }
 

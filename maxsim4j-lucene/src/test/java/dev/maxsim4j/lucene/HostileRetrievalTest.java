@@ -1,6 +1,7 @@
 package dev.maxsim4j.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.FixedDimensionalEncoder;
@@ -14,6 +15,7 @@ import org.apache.lucene.document.StringField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.MultiReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.ScoreDoc;
@@ -130,6 +132,38 @@ class HostileRetrievalTest {
             "the target is not among the nearest encodings, so only the lexical query can bring it");
         TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 3, 30);
         assertTrue(Arrays.stream(top.scoreDocs).anyMatch(h -> h.doc == 5), "the target is a candidate");
+      }
+    }
+  }
+
+  /**
+   * A query of the wrong shape is named as the query, by both searches: the exact search blamed the first document
+   * for a query of another d (or, on an index without documents, found nothing), and a null query was named by
+   * the name of a parameter inside the library.
+   */
+  @Test
+  void badQueriesAreNamedAsTheQuery() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
+        FSDirectory directory = FSDirectory.open(dir)) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
+        Document doc = new Document();
+        retriever.documentFields(new float[][] {{1, 0, 0, 0}}).forEach(doc::add);
+        writer.addDocument(doc);
+      }
+      try (DirectoryReader reader = DirectoryReader.open(directory)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        IndexSearcher empty = new IndexSearcher(new MultiReader());
+        for (IndexSearcher s : new IndexSearcher[] {searcher, empty}) {
+          for (float[][] q : new float[][][] {null, {}, {{1, 0, 0}}, {{1, 0, 0, 0}, null}}) {
+            for (boolean exact : new boolean[] {false, true}) {
+              IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                  () -> { if (exact) retriever.searchExact(s, q, 5); else retriever.search(s, q, 5, 5); });
+              assertTrue(e.getMessage().startsWith("queryTokens"), e.getMessage());
+            }
+          }
+        }
       }
     }
   }
