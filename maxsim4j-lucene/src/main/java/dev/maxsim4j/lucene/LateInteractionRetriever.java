@@ -15,8 +15,10 @@ import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.index.BinaryDocValues;
+import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.VectorEncoding;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
@@ -124,6 +126,7 @@ public final class LateInteractionRetriever {
     checkTokens("queryTokens", queryTokens);
     float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
     requireInnerProductRange("queryTokens' encoding", encoding);
+    checkEncodingField(searcher);
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
     TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, n), n);
@@ -165,7 +168,7 @@ public final class LateInteractionRetriever {
       while (h.doc >= leafEnd && leaf + 1 < leaves.size()) {
         leaf++;
         leafEnd = leaves.get(leaf).docBase + leaves.get(leaf).reader().maxDoc();
-        values = leaves.get(leaf).reader().getBinaryDocValues(tokensField);
+        values = MaxSimRescorer.binaryValues(leaves.get(leaf).reader(), tokensField);
       }
       if (h.doc < 0 || h.doc >= leafEnd) {
         kept.add(h); // not a document of this searcher: the rescorer names it
@@ -211,6 +214,23 @@ public final class LateInteractionRetriever {
       throw new IllegalArgumentException(what + " has norm " + Math.sqrt(squares) + " (its token values are too"
           + " large or not finite); expected at most " + Math.sqrt(Float.MAX_VALUE)
           + ", so that inner products of encodings stay inside fp32");
+    }
+  }
+
+  /**
+   * Every segment that has the encoding field holds it as this encoder's float encodings: the nearest-neighbour
+   * query would find no candidate in a field of another kind, silently.
+   */
+  private void checkEncodingField(IndexSearcher searcher) {
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      FieldInfo info = leaf.reader().getFieldInfos().fieldInfo(encodingField);
+      if (info != null && (info.getVectorDimension() != encoder.dimension()
+          || info.getVectorEncoding() != VectorEncoding.FLOAT32)) {
+        throw new IllegalArgumentException("field " + encodingField + " of segment " + leaf.reader() + " holds "
+            + (info.getVectorDimension() == 0 ? "no vectors"
+                : info.getVectorEncoding() + " vectors of " + info.getVectorDimension() + " dimensions")
+            + "; expected FLOAT32 vectors of " + encoder.dimension() + " dimensions, this retriever's encodings");
+      }
     }
   }
 

@@ -14,6 +14,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.stream.IntStream;
 import org.apache.lucene.index.BinaryDocValues;
+import org.apache.lucene.index.DocValuesType;
+import org.apache.lucene.index.FieldInfo;
+import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.VectorSimilarityFunction;
@@ -260,7 +263,7 @@ public final class MaxSimRescorer extends Rescorer {
             }
             leafEnd = leaves.get(leaf).docBase + leaves.get(leaf).reader().maxDoc();
           } while (hit.doc >= leafEnd);
-          values = leaves.get(leaf).reader().getBinaryDocValues(field); // null: no document of the leaf has it
+          values = binaryValues(leaves.get(leaf).reader(), field); // null: no document of the leaf has it
         }
         if (values != null && values.advanceExact(hit.doc - leaves.get(leaf).docBase)) {
           BytesRef value = values.binaryValue();
@@ -326,7 +329,7 @@ public final class MaxSimRescorer extends Rescorer {
           + searcher.getIndexReader().maxDoc() + ")");
     }
     LeafReaderContext ctx = leaves.get(ReaderUtil.subIndex(docID, leaves));
-    BinaryDocValues values = ctx.reader().getBinaryDocValues(field);
+    BinaryDocValues values = binaryValues(ctx.reader(), field);
     Explanation first = Explanation.match(firstPassExplanation.getValue(), "first pass score", firstPassExplanation);
     if (values == null || !values.advanceExact(docID - ctx.docBase)) {
       float score = fallbackToFirstPass ? first.getValue().floatValue() : 0f;
@@ -338,6 +341,21 @@ public final class MaxSimRescorer extends Rescorer {
     float value = score(tokens.batch())[0];
     return Explanation.match(value, "MaxSim (" + similarity + ", " + scale + " scale) of " + queryVectors.length
         + " query token vectors against field " + field + " (maxsim4j, " + maxSim.backendName() + ")", first);
+  }
+
+  /**
+   * The leaf's binary doc values of {@code field}, null where no document of the leaf has the field. A field the
+   * leaf indexes without doc values (a text field of that name) is refused: read as absent, it would score every
+   * document 0, or drop them all from a retriever's candidates.
+   */
+  static BinaryDocValues binaryValues(LeafReader reader, String field) throws IOException {
+    BinaryDocValues values = reader.getBinaryDocValues(field); // Lucene names another doc-values type itself
+    FieldInfo info = reader.getFieldInfos().fieldInfo(field);
+    if (values == null && info != null && info.getDocValuesType() == DocValuesType.NONE) {
+      throw new IllegalArgumentException("field " + field + " of segment " + reader + " has no doc values (it is"
+          + " indexed as another kind of field); expected the binary doc values of late-interaction token vectors");
+    }
+    return values;
   }
 
   private static float[][] checkQuery(float[][] queryVectors) {

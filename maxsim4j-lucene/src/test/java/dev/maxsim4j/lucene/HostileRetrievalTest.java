@@ -17,7 +17,9 @@ import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.MultiReader;
 import org.apache.lucene.index.Term;
+import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
@@ -164,6 +166,49 @@ class HostileRetrievalTest {
             }
           }
         }
+      }
+    }
+  }
+
+  /**
+   * Fields that the index holds as another kind than the retriever expects are refused by name: a text field as the
+   * tokens (every candidate was dropped, or scored 0 by the rescorer), the token field as the encodings (no
+   * candidate found), encodings of another encoder.
+   */
+  @Test
+  void fieldsOfAnotherKindAreNamed() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}};
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
+        FSDirectory directory = FSDirectory.open(dir)) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
+        for (int j = 0; j < 3; j++) {
+          Document doc = new Document();
+          retriever.documentFields(new float[][] {{1, j, 0, 0}}).forEach(doc::add);
+          doc.add(new StringField("id", "d" + j, Field.Store.YES));
+          writer.addDocument(doc);
+        }
+      }
+      try (DirectoryReader reader = DirectoryReader.open(directory)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        assertEquals(3, retriever.search(searcher, q, 10, 10).scoreDocs.length);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> new LateInteractionRetriever(encoder, "fde", "id", maxSim).search(searcher, q, 10, 10));
+        assertTrue(e.getMessage().startsWith("field id of segment ") && e.getMessage().contains("no doc values"),
+            e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> MaxSimRescorer.create("id", q,
+            VectorSimilarityFunction.DOT_PRODUCT).rescore(searcher, searcher.search(MatchAllDocsQuery.INSTANCE, 10), 10));
+        assertTrue(e.getMessage().startsWith("field id of segment "), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+            () -> new LateInteractionRetriever(encoder, "tokens", "fde", maxSim).search(searcher, q, 10, 10));
+        assertTrue(e.getMessage().startsWith("field tokens of segment ") && e.getMessage().contains("no vectors"),
+            e.getMessage());
+        FixedDimensionalEncoder wider = FixedDimensionalEncoder.builder(4).simHashBits(2).repetitions(2).build();
+        e = assertThrows(IllegalArgumentException.class,
+            () -> new LateInteractionRetriever(wider, "fde", "tokens", maxSim).search(searcher, q, 10, 10));
+        assertTrue(e.getMessage().contains("FLOAT32 vectors of 16 dimensions; expected FLOAT32 vectors of 32"),
+            e.getMessage());
       }
     }
   }
