@@ -41,17 +41,31 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
     if (queryVector.length == 0) {
       return 0f; // a query with no token scores 0
     }
-    TokenBatch q = TokenBatch.of(new float[][][] {queryVector});
-    TokenBatch d = TokenBatch.of(new float[][][] {docVector});
-    if (q.dim() != d.dim()) {
-      throw new IllegalArgumentException("queryVector has dim " + q.dim() + ", docVector dim " + d.dim()
+    int queryDim = dim("queryVector", queryVector);
+    int docDim = dim("docVector", docVector);
+    if (queryDim != docDim) {
+      throw new IllegalArgumentException("queryVector has dim " + queryDim + ", docVector dim " + docDim
           + "; expected equal");
     }
+    TokenBatch q = TokenBatch.of(new float[][][] {queryVector});
+    TokenBatch d = TokenBatch.of(new float[][][] {docVector});
     if (similarity == VectorSimilarityFunction.COSINE) {
       q = q.l2Normalized();
       d = d.l2Normalized();
     }
     float sum = maxSim.pairwise(q, d)[0];
     return (float) ((queryVector.length + (double) sum) / 2);
+  }
+
+  /** The dim of every token of {@code vectors}, checked here so that errors name them, not the batch's rows. */
+  private static int dim(String name, float[][] vectors) {
+    int dim = vectors[0] == null ? 0 : vectors[0].length;
+    for (int t = 0; t < vectors.length; t++) {
+      if (vectors[t] == null || vectors[t].length != dim || dim == 0) {
+        throw new IllegalArgumentException(name + "[" + t + "] has length "
+            + (vectors[t] == null ? "null" : vectors[t].length) + "; expected every token of dim " + dim + " >= 1");
+      }
+    }
+    return dim;
   }
 }

@@ -213,6 +213,16 @@ class MaxSimRescorerTest {
       assertEquals(expected, ours.compare(q, d, f), 1e-5f * Math.max(1f, expected), f + " case " + i);
     }
     assertEquals(Float.MIN_VALUE, ours.compare(unitQuery(rnd, 2), new float[0][], VectorSimilarityFunction.DOT_PRODUCT));
+    // a ragged or null token is named by the argument that holds it, not by the batch built from it
+    float[][] q = unitQuery(rnd, 2);
+    float[][][] bad = {{q[0], new float[DIM - 1]}, {q[0], null}, {new float[0]}};
+    for (float[][] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> ours.compare(q, b, VectorSimilarityFunction.DOT_PRODUCT));
+      assertTrue(e.getMessage().startsWith("docVector["), e.getMessage());
+      e = assertThrows(IllegalArgumentException.class, () -> ours.compare(b, q, VectorSimilarityFunction.COSINE));
+      assertTrue(e.getMessage().startsWith("queryVector["), e.getMessage());
+    }
   }
 
   @Test
