@@ -6,6 +6,7 @@ import dev.langchain4j.model.scoring.ScoringModel;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -17,7 +18,8 @@ import java.util.Objects;
  *
  * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
  * cosine with any segment token, in [-1, 1], so one {@code minScore} threshold means the same for short and
- * long queries. Neither the encoder nor the MaxSim instance is closed by this model.
+ * long queries. A segment without text (no word piece) has no valid token and scores {@code -1e9 / n}, below
+ * every segment with text. Neither the encoder nor the MaxSim instance is closed by this model.
  */
 public final class MaxSimScoringModel implements ScoringModel {
   private final MiniLmTokenEncoder encoder;
@@ -53,12 +55,31 @@ public final class MaxSimScoringModel implements ScoringModel {
       }
       texts.add(s.text());
     }
-    float[] sums = maxSim.scores(q, encoder.encode(texts))[0];
+    float[] sums = maxSim.scores(q, withoutTextMasked(encoder.encode(texts)))[0];
     int queryTokens = q.validTokens(0);
     List<Double> scores = new ArrayList<>(sums.length);
     for (float s : sums) {
       scores.add((double) s / queryTokens);
     }
     return Response.from(scores);
+  }
+
+  /**
+   * The segments without a word piece masked whole: their [CLS] and [SEP] alone would score against any query,
+   * above segments with text; with no valid token they score MaxSim's -1e9 (divided by n), below all of those.
+   */
+  private static TokenBatch withoutTextMasked(TokenBatch segments) {
+    int total = 0;
+    for (int i = 0; i < segments.size(); i++) {
+      total += segments.length(i);
+    }
+    boolean[] mask = new boolean[total];
+    boolean masked = false;
+    for (int i = 0, start = 0; i < segments.size(); start += segments.length(i), i++) {
+      boolean hasText = segments.validTokens(i) > 2;
+      Arrays.fill(mask, start, start + segments.length(i), hasText);
+      masked |= !hasText;
+    }
+    return masked ? segments.withMask(mask) : segments;
   }
 }

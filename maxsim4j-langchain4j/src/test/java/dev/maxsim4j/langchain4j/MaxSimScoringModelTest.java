@@ -62,4 +62,21 @@ class MaxSimScoringModelTest extends WithModel {
     assertTrue(assertThrows(IllegalArgumentException.class, () -> model.scoreAll(null, "q")).getMessage()
         .startsWith("segments is null"));
   }
+
+  /**
+   * A segment without a word piece (blank, zero-width, a lone combining mark) scored its [CLS] and [SEP] alone, above
+   * a segment with text; it has no valid token, so it scores below every segment with text.
+   */
+  @Test
+  void segmentsWithoutTextRankLast() {
+    MaxSimScoringModel model = new MaxSimScoringModel(encoder, maxSim);
+    String query = "hello world";
+    int n = encoder.encode(query).validTokens(0);
+    List<TextSegment> segments = List.of(TextSegment.from("\u200B"), TextSegment.from(" x "),
+        TextSegment.from("\u0301 "), TextSegment.from("the tides of the sea"));
+    List<Double> scores = model.scoreAll(segments, query).content();
+    assertEquals(-1e9 / n, scores.get(0), 1e-3);
+    assertEquals(-1e9 / n, scores.get(2), 1e-3);
+    assertTrue(scores.get(1) >= -1 && scores.get(3) >= -1, scores.toString());
+  }
 }
