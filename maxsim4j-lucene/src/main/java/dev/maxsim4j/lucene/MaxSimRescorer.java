@@ -193,6 +193,9 @@ public final class MaxSimRescorer extends Rescorer {
     ScoreDoc[] hits = new ScoreDoc[firstPassTopDocs.scoreDocs.length];
     for (int i = 0; i < hits.length; i++) {
       ScoreDoc h = firstPassTopDocs.scoreDocs[i];
+      if (h == null) {
+        throw new IllegalArgumentException("firstPassTopDocs.scoreDocs[" + i + "] is null; expected a hit");
+      }
       if (h.doc < 0) {
         throw new IllegalArgumentException("firstPassTopDocs.scoreDocs[" + i + "].doc = " + h.doc
             + "; expected a document of this searcher (0 or more)");

@@ -294,6 +294,9 @@ class MaxSimRescorerTest {
         TopDocs bad = new TopDocs(new TotalHits(1, TotalHits.Relation.EQUAL_TO), new ScoreDoc[] {new ScoreDoc(-1, 1f)});
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rescorer.rescore(s, bad, 1));
         assertTrue(e.getMessage().contains("scoreDocs[0].doc = -1"), e.getMessage());
+        TopDocs hole = new TopDocs(new TotalHits(2, TotalHits.Relation.EQUAL_TO), new ScoreDoc[] {new ScoreDoc(0, 1f), null});
+        e = assertThrows(IllegalArgumentException.class, () -> rescorer.rescore(s, hole, 1));
+        assertTrue(e.getMessage().contains("scoreDocs[1] is null"), e.getMessage());
       }
     }
   }
