@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import org.apache.lucene.document.BinaryDocValuesField;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.LateInteractionField;
@@ -20,6 +21,7 @@ import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.NoMergePolicy;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.LateInteractionFloatValuesSource;
 import org.apache.lucene.search.LateInteractionRescorer;
@@ -30,6 +32,7 @@ import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TotalHits;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.BytesRef;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -372,5 +375,37 @@ class MaxSimRescorerTest {
     }
     ScoreDoc[] kept = java.util.Arrays.stream(firstPass.scoreDocs).filter(h -> unit[h.doc]).toArray(ScoreDoc[]::new);
     return new TopDocs(new TotalHits(kept.length, TotalHits.Relation.EQUAL_TO), kept);
+  }
+
+  /**
+   * A float value of no token (written by hand: LateInteractionField refuses one) scores -1e9 raw, whatever its
+   * block holds, including a block of only such values; explain agrees.
+   */
+  @Test
+  void handWrittenValuesOfNoTokenScoreMinusOneE9(@TempDir Path folder) throws IOException {
+    try (Directory dir = FSDirectory.open(folder.resolve("empty"))) {
+      try (IndexWriter writer = new IndexWriter(dir, new IndexWriterConfig())) {
+        for (int i = 0; i < 3; i++) {
+          Document doc = new Document();
+          doc.add(i == 1 ? new LateInteractionField(FIELD, new float[][] {{1f, 1f}})
+              : new BinaryDocValuesField(FIELD, new BytesRef(new byte[] {2, 0, 0, 0}))); // dim 2, no floats
+          writer.addDocument(doc);
+        }
+      }
+      try (DirectoryReader r = DirectoryReader.open(dir)) {
+        IndexSearcher s = new IndexSearcher(r);
+        float[][] q = {{1f, 0f}, {0f, 1f}};
+        MaxSimRescorer raw = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT,
+            MaxSimRescorer.Scale.RAW, maxSim);
+        for (int block : new int[] {1, 64}) {
+          ScoreDoc[] top = raw.withBlockSize(block).rescore(s, s.search(MatchAllDocsQuery.INSTANCE, 3), 3).scoreDocs;
+          assertEquals(1, top[0].doc);
+          assertEquals(2f, top[0].score);
+          assertEquals(-1e9f, top[1].score);
+          assertEquals(-1e9f, top[2].score);
+        }
+        assertEquals(-1e9f, raw.explain(s, Explanation.match(0f, "first"), 2).getValue().floatValue());
+      }
+    }
   }
 }
