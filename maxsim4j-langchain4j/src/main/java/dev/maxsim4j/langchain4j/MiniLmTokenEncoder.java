@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Per-token embeddings of real text: all-MiniLM-L6-v2 (the ONNX model and tokenizer that ship in
@@ -29,7 +30,8 @@ import java.util.Objects;
  * <p>Each text becomes the token vectors of its word pieces plus {@code [CLS]} and {@code [SEP]}, each L2-
  * normalised (so dot products are cosines). Texts longer than {@value #WINDOW} word pieces are cut into
  * windows of that many, each encoded on its own (with its own {@code [CLS]}/{@code [SEP]}); the document is
- * all their tokens. Thread-safe; close it to free the ONNX session and the tokenizer.
+ * all their tokens. Thread-safe; close it to free the ONNX session and the tokenizer (a second close does
+ * nothing; a close waits for encodings in progress, and an encoding after it is an IllegalStateException).
  */
 public final class MiniLmTokenEncoder implements AutoCloseable {
   /** Word pieces per encoded window (the model was trained on sequences of up to 256 tokens). */
@@ -52,6 +54,9 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   private final long cls;
   private final long sep;
   private final String outputName;
+  // encodings share the native session and tokenizer; close waits for them, so neither is freed under one
+  private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+  private boolean closed;
 
   private MiniLmTokenEncoder(OrtSession session, HuggingFaceTokenizer tokenizer) throws OrtException {
     this.session = session;
@@ -111,6 +116,18 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   /** As {@link #encode(List)}, reporting progress after each batch of windows (may be null). */
   public TokenBatch encode(List<String> texts, Progress progress) {
     Objects.requireNonNull(texts, "texts");
+    lifecycle.readLock().lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("this MiniLmTokenEncoder is closed");
+      }
+      return encodeOpen(texts, progress);
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+  }
+
+  private TokenBatch encodeOpen(List<String> texts, Progress progress) {
     List<long[]> windows = new ArrayList<>();
     int[] lastWindowOf = new int[texts.size()];
     for (int i = 0; i < texts.size(); i++) {
@@ -214,12 +231,21 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
 
   @Override
   public void close() {
+    lifecycle.writeLock().lock();
     try {
-      session.close();
-    } catch (OrtException e) {
-      throw new IllegalStateException("cannot close the ONNX session: " + e.getMessage(), e);
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        session.close();
+      } catch (OrtException e) {
+        throw new IllegalStateException("cannot close the ONNX session: " + e.getMessage(), e);
+      } finally {
+        tokenizer.close();
+      }
     } finally {
-      tokenizer.close();
+      lifecycle.writeLock().unlock();
     }
   }
 }

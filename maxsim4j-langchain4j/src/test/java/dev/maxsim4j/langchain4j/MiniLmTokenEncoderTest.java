@@ -33,6 +33,29 @@ class MiniLmTokenEncoderTest extends WithModel {
         encoder.encode(List.of("Tides follow the Moon.")).toFloatArray(), "the same text, the same vectors");
   }
 
+  /**
+   * A second close does nothing, an encoding after close is refused by name, and a close during an encoding waits
+   * for it rather than freeing the native session under it.
+   */
+  @Test
+  void closeIsIdempotentAndWaitsForEncodingsInProgress() throws Exception {
+    MiniLmTokenEncoder own = MiniLmTokenEncoder.load();
+    List<String> texts = java.util.Collections.nCopies(64, "The glacier scraped the valley floor. ".repeat(20));
+    var encoding = java.util.concurrent.CompletableFuture.supplyAsync(() -> own.encode(texts));
+    Thread.sleep(50);
+    own.close();
+    try {
+      assertEquals(64, encoding.get().size(), "an encoding started before close finishes");
+    } catch (java.util.concurrent.ExecutionException e) {
+      assertTrue(e.getCause() instanceof IllegalStateException && e.getCause().getMessage().contains("closed"),
+          "an encoding that had not started is refused: " + e.getCause());
+    }
+    own.close();
+    IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+        () -> own.encode("after close"));
+    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+  }
+
   @Test
   void longTextsAreEncodedInWindowsAndKeepEveryToken() {
     String sentence = "The glacier scraped the valley floor and left a moraine behind. ";
