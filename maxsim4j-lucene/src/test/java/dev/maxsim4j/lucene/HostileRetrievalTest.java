@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
@@ -24,6 +25,8 @@ import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.store.FSDirectory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,67 +34,81 @@ import org.junit.jupiter.api.io.TempDir;
 class HostileRetrievalTest {
   @TempDir
   Path dir;
+  MaxSim maxSim;
+  FSDirectory directory;
+
+  @BeforeEach
+  void open() throws IOException {
+    maxSim = MaxSim.builder().backend("vector").threads(2).build();
+    directory = FSDirectory.open(dir);
+  }
+
+  @AfterEach
+  void close() throws IOException {
+    directory.close();
+    maxSim.close();
+  }
+
+  private IndexWriter writer(LateInteractionRetriever retriever) throws IOException {
+    return new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()));
+  }
 
   @Test
   void lexicalHitsWithoutTokensNeverOutrankScoredDocuments() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
-    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
-        FSDirectory directory = FSDirectory.open(dir)) {
-      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
-        for (int j = 0; j < 3; j++) {
-          Document doc = new Document();
-          retriever.documentFields(new float[][] {{-1, -1, 0, 0}, {-1, -1 - j, 0, 0}}).forEach(doc::add);
-          doc.add(new StringField("id", "d" + j, Field.Store.YES));
-          doc.add(new StringField("tag", "x", Field.Store.NO));
-          writer.addDocument(doc);
-        }
-        writer.commit();
-        Document textOnly = new Document(); // its own segment, with neither an encoding nor tokens
-        textOnly.add(new StringField("id", "text", Field.Store.YES));
-        textOnly.add(new StringField("tag", "x", Field.Store.NO));
-        writer.addDocument(textOnly);
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      for (int j = 0; j < 3; j++) {
+        Document doc = new Document();
+        retriever.documentFields(new float[][] {{-1, -1, 0, 0}, {-1, -1 - j, 0, 0}}).forEach(doc::add);
+        doc.add(new StringField("id", "d" + j, Field.Store.YES));
+        doc.add(new StringField("tag", "x", Field.Store.NO));
+        writer.addDocument(doc);
       }
-      try (DirectoryReader reader = DirectoryReader.open(directory)) {
-        IndexSearcher searcher = new IndexSearcher(reader);
-        float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}}; // every document's raw MaxSim is -2
-        TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 100, 10);
-        TopDocs exact = retriever.searchExact(searcher, q, 10);
-        assertEquals(exact.scoreDocs.length, top.scoreDocs.length, "only documents with token vectors are ranked");
-        for (int r = 0; r < top.scoreDocs.length; r++) {
-          ScoreDoc hit = top.scoreDocs[r];
-          assertEquals(exact.scoreDocs[r].doc, hit.doc, "rank " + r + " is "
-              + searcher.storedFields().document(hit.doc).get("id") + " at " + hit.score);
-          assertEquals(-2f, hit.score);
-        }
+      writer.commit();
+      Document textOnly = new Document(); // its own segment, with neither an encoding nor tokens
+      textOnly.add(new StringField("id", "text", Field.Store.YES));
+      textOnly.add(new StringField("tag", "x", Field.Store.NO));
+      writer.addDocument(textOnly);
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}}; // every document's raw MaxSim is -2
+      TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 100, 10);
+      TopDocs exact = retriever.searchExact(searcher, q, 10);
+      assertEquals(exact.scoreDocs.length, top.scoreDocs.length, "only documents with token vectors are ranked");
+      for (int r = 0; r < top.scoreDocs.length; r++) {
+        ScoreDoc hit = top.scoreDocs[r];
+        assertEquals(exact.scoreDocs[r].doc, hit.doc, "rank " + r + " is "
+            + searcher.storedFields().document(hit.doc).get("id") + " at " + hit.score);
+        assertEquals(-2f, hit.score);
       }
     }
   }
+
   /** A document indexed with an encoding but no token vectors (by hand) is a candidate but never ranked. */
   @Test
   void nearestEncodingsWithoutTokensAreNotRanked() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
-    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
-        FSDirectory directory = FSDirectory.open(dir)) {
-      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-      float[][] tokens = {{-1, -1, 0, 0}, {-1, -2, 0, 0}};
-      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
-        Document whole = new Document();
-        retriever.documentFields(tokens).forEach(whole::add);
-        writer.addDocument(whole);
-        Document encodingOnly = new Document();
-        encodingOnly.add(retriever.documentFields(tokens).get(0));
-        writer.addDocument(encodingOnly);
-      }
-      try (DirectoryReader reader = DirectoryReader.open(directory)) {
-        IndexSearcher searcher = new IndexSearcher(reader);
-        TopDocs top = retriever.search(searcher, new float[][] {{1, 0, 0, 0}, {0, 1, 0, 0}}, 10, 10);
-        assertEquals(1, top.scoreDocs.length);
-        assertEquals(0, top.scoreDocs[0].doc);
-        assertEquals(-2f, top.scoreDocs[0].score);
-      }
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    float[][] tokens = {{-1, -1, 0, 0}, {-1, -2, 0, 0}};
+    try (IndexWriter writer = writer(retriever)) {
+      Document whole = new Document();
+      retriever.documentFields(tokens).forEach(whole::add);
+      writer.addDocument(whole);
+      Document encodingOnly = new Document();
+      encodingOnly.add(retriever.documentFields(tokens).get(0));
+      writer.addDocument(encodingOnly);
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      TopDocs top = retriever.search(searcher, new float[][] {{1, 0, 0, 0}, {0, 1, 0, 0}}, 10, 10);
+      assertEquals(1, top.scoreDocs.length);
+      assertEquals(0, top.scoreDocs[0].doc);
+      assertEquals(-2f, top.scoreDocs[0].score);
     }
   }
+
   /**
    * Lexical hits without token vectors do not take the lexical query's candidate places: the one document of the
    * term that has tokens is a candidate though five without them come first in the term's hits.
@@ -100,41 +117,38 @@ class HostileRetrievalTest {
   void lexicalHitsWithoutTokensDoNotCrowdOutOnesWithThem() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(2).repetitions(4).build();
     float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}};
-    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
-        FSDirectory directory = FSDirectory.open(dir)) {
-      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
-        for (int j = 0; j < 5; j++) { // first in the term's hits (equal scores rank by doc id)
-          Document textOnly = new Document();
-          textOnly.add(new StringField("tag", "x", Field.Store.NO));
-          writer.addDocument(textOnly);
-        }
-        Document target = new Document(); // doc 5: the far side of the query, never among the nearest encodings
-        retriever.documentFields(new float[][] {{-1, 0, 0, 0}, {0, -1, 0, 0}}).forEach(target::add);
-        target.add(new StringField("tag", "x", Field.Store.NO));
-        writer.addDocument(target);
-        Random rnd = new Random(7);
-        for (int j = 0; j < 20; j++) {
-          float[][] tokens = new float[3][4];
-          for (float[] t : tokens) {
-            t[0] = 0.5f + rnd.nextFloat();
-            t[1] = 0.5f + rnd.nextFloat();
-            t[2] = rnd.nextFloat() - 0.5f;
-            t[3] = rnd.nextFloat() - 0.5f;
-          }
-          Document doc = new Document();
-          retriever.documentFields(tokens).forEach(doc::add);
-          writer.addDocument(doc);
-        }
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      for (int j = 0; j < 5; j++) { // first in the term's hits (equal scores rank by doc id)
+        Document textOnly = new Document();
+        textOnly.add(new StringField("tag", "x", Field.Store.NO));
+        writer.addDocument(textOnly);
       }
-      try (DirectoryReader reader = DirectoryReader.open(directory)) {
-        IndexSearcher searcher = new IndexSearcher(reader);
-        TopDocs nearest = retriever.search(searcher, q, 3, 30);
-        assertTrue(Arrays.stream(nearest.scoreDocs).noneMatch(h -> h.doc == 5),
-            "the target is not among the nearest encodings, so only the lexical query can bring it");
-        TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 3, 30);
-        assertTrue(Arrays.stream(top.scoreDocs).anyMatch(h -> h.doc == 5), "the target is a candidate");
+      Document target = new Document(); // doc 5: the far side of the query, never among the nearest encodings
+      retriever.documentFields(new float[][] {{-1, 0, 0, 0}, {0, -1, 0, 0}}).forEach(target::add);
+      target.add(new StringField("tag", "x", Field.Store.NO));
+      writer.addDocument(target);
+      Random rnd = new Random(7);
+      for (int j = 0; j < 20; j++) {
+        float[][] tokens = new float[3][4];
+        for (float[] t : tokens) {
+          t[0] = 0.5f + rnd.nextFloat();
+          t[1] = 0.5f + rnd.nextFloat();
+          t[2] = rnd.nextFloat() - 0.5f;
+          t[3] = rnd.nextFloat() - 0.5f;
+        }
+        Document doc = new Document();
+        retriever.documentFields(tokens).forEach(doc::add);
+        writer.addDocument(doc);
       }
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      TopDocs nearest = retriever.search(searcher, q, 3, 30);
+      assertTrue(Arrays.stream(nearest.scoreDocs).noneMatch(h -> h.doc == 5),
+          "the target is not among the nearest encodings, so only the lexical query can bring it");
+      TopDocs top = retriever.search(searcher, q, new TermQuery(new Term("tag", "x")), 3, 30);
+      assertTrue(Arrays.stream(top.scoreDocs).anyMatch(h -> h.doc == 5), "the target is a candidate");
     }
   }
 
@@ -146,24 +160,21 @@ class HostileRetrievalTest {
   @Test
   void badQueriesAreNamedAsTheQuery() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
-    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
-        FSDirectory directory = FSDirectory.open(dir)) {
-      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
-        Document doc = new Document();
-        retriever.documentFields(new float[][] {{1, 0, 0, 0}}).forEach(doc::add);
-        writer.addDocument(doc);
-      }
-      try (DirectoryReader reader = DirectoryReader.open(directory)) {
-        IndexSearcher searcher = new IndexSearcher(reader);
-        IndexSearcher empty = new IndexSearcher(new MultiReader());
-        for (IndexSearcher s : new IndexSearcher[] {searcher, empty}) {
-          for (float[][] q : new float[][][] {null, {}, {{1, 0, 0}}, {{1, 0, 0, 0}, null}}) {
-            for (boolean exact : new boolean[] {false, true}) {
-              IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                  () -> { if (exact) retriever.searchExact(s, q, 5); else retriever.search(s, q, 5, 5); });
-              assertTrue(e.getMessage().startsWith("queryTokens"), e.getMessage());
-            }
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      Document doc = new Document();
+      retriever.documentFields(new float[][] {{1, 0, 0, 0}}).forEach(doc::add);
+      writer.addDocument(doc);
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      IndexSearcher empty = new IndexSearcher(new MultiReader());
+      for (IndexSearcher s : new IndexSearcher[] {searcher, empty}) {
+        for (float[][] q : new float[][][] {null, {}, {{1, 0, 0}}, {{1, 0, 0, 0}, null}}) {
+          for (boolean exact : new boolean[] {false, true}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> { if (exact) retriever.searchExact(s, q, 5); else retriever.search(s, q, 5, 5); });
+            assertTrue(e.getMessage().startsWith("queryTokens"), e.getMessage());
           }
         }
       }
@@ -179,37 +190,34 @@ class HostileRetrievalTest {
   void fieldsOfAnotherKindAreNamed() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
     float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}};
-    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
-        FSDirectory directory = FSDirectory.open(dir)) {
-      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-      try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
-        for (int j = 0; j < 3; j++) {
-          Document doc = new Document();
-          retriever.documentFields(new float[][] {{1, j, 0, 0}}).forEach(doc::add);
-          doc.add(new StringField("id", "d" + j, Field.Store.YES));
-          writer.addDocument(doc);
-        }
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      for (int j = 0; j < 3; j++) {
+        Document doc = new Document();
+        retriever.documentFields(new float[][] {{1, j, 0, 0}}).forEach(doc::add);
+        doc.add(new StringField("id", "d" + j, Field.Store.YES));
+        writer.addDocument(doc);
       }
-      try (DirectoryReader reader = DirectoryReader.open(directory)) {
-        IndexSearcher searcher = new IndexSearcher(reader);
-        assertEquals(3, retriever.search(searcher, q, 10, 10).scoreDocs.length);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-            () -> new LateInteractionRetriever(encoder, "fde", "id", maxSim).search(searcher, q, 10, 10));
-        assertTrue(e.getMessage().startsWith("field id of segment ") && e.getMessage().contains("no doc values"),
-            e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> MaxSimRescorer.create("id", q,
-            VectorSimilarityFunction.DOT_PRODUCT).rescore(searcher, searcher.search(MatchAllDocsQuery.INSTANCE, 10), 10));
-        assertTrue(e.getMessage().startsWith("field id of segment "), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class,
-            () -> new LateInteractionRetriever(encoder, "tokens", "fde", maxSim).search(searcher, q, 10, 10));
-        assertTrue(e.getMessage().startsWith("field tokens of segment ") && e.getMessage().contains("no vectors"),
-            e.getMessage());
-        FixedDimensionalEncoder wider = FixedDimensionalEncoder.builder(4).simHashBits(2).repetitions(2).build();
-        e = assertThrows(IllegalArgumentException.class,
-            () -> new LateInteractionRetriever(wider, "fde", "tokens", maxSim).search(searcher, q, 10, 10));
-        assertTrue(e.getMessage().contains("FLOAT32 vectors of 16 dimensions; expected FLOAT32 vectors of 32"),
-            e.getMessage());
-      }
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      assertEquals(3, retriever.search(searcher, q, 10, 10).scoreDocs.length);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> new LateInteractionRetriever(encoder, "fde", "id", maxSim).search(searcher, q, 10, 10));
+      assertTrue(e.getMessage().startsWith("field id of segment ") && e.getMessage().contains("no doc values"),
+          e.getMessage());
+      e = assertThrows(IllegalArgumentException.class, () -> MaxSimRescorer.create("id", q,
+          VectorSimilarityFunction.DOT_PRODUCT).rescore(searcher, searcher.search(MatchAllDocsQuery.INSTANCE, 10), 10));
+      assertTrue(e.getMessage().startsWith("field id of segment "), e.getMessage());
+      e = assertThrows(IllegalArgumentException.class,
+          () -> new LateInteractionRetriever(encoder, "tokens", "fde", maxSim).search(searcher, q, 10, 10));
+      assertTrue(e.getMessage().startsWith("field tokens of segment ") && e.getMessage().contains("no vectors"),
+          e.getMessage());
+      FixedDimensionalEncoder wider = FixedDimensionalEncoder.builder(4).simHashBits(2).repetitions(2).build();
+      e = assertThrows(IllegalArgumentException.class,
+          () -> new LateInteractionRetriever(wider, "fde", "tokens", maxSim).search(searcher, q, 10, 10));
+      assertTrue(e.getMessage().contains("FLOAT32 vectors of 16 dimensions; expected FLOAT32 vectors of 32"),
+          e.getMessage());
     }
   }
 }
