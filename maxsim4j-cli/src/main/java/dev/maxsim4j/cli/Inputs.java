@@ -34,8 +34,8 @@ final class Inputs {
   static final Options DOCS = new Options("docs", "--docs", "--docs-tensor", "--doc-mask", "--doc-mask-tensor",
       "--doc-offsets", "--doc-scales", "--docs-scale-tensor", "--docs-bits");
 
-  /** A batch, the shape of the embeddings it came from, and every file it read. */
-  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files) {}
+  /** A batch, the shape of the embeddings it came from, every file it read, and whether scales were read. */
+  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files, boolean scaled) {}
 
   /** The largest array the JVM allocates. */
   static final long HEAP_ELEMENTS = Integer.MAX_VALUE - 8;
@@ -118,7 +118,7 @@ final class Inputs {
     TokenBatch batch = offsets != null
         ? packed(o.what(), emb, type, offsets, mask, heapElements)
         : padded(o.what(), emb, type, mask, heapElements);
-    return new Loaded(batch, emb, files);
+    return new Loaded(batch, emb, files, scales != null);
   }
 
   /**

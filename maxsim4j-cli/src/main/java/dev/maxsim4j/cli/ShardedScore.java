@@ -25,8 +25,11 @@ final class ShardedScore {
   /** Options that name one file for the whole corpus, which a folder of shards cannot share. */
   private static final List<String> WHOLE_CORPUS_FILES = List.of("--doc-mask", "--doc-offsets", "--doc-scales");
 
-  /** One shard: its file, its documents (views of the mapped file) and the index of its first document. */
-  record Shard(Path file, TokenBatch batch, long first) {}
+  /**
+   * One shard: its file, its documents (views of the mapped file), the index of its first document and whether
+   * its quantized tokens came with scales.
+   */
+  record Shard(Path file, TokenBatch batch, long first, boolean scaled) {}
 
   private ShardedScore() {}
 
@@ -110,7 +113,7 @@ final class ShardedScore {
 
   /**
    * Every shard, mapped (never copied onto the heap) and checked against the first before any is scored: all
-   * hold tokens of one dimension and one stored type, so that their scores rank together.
+   * hold tokens of one dimension and one stored type, all with scales or none, so that their scores rank together.
    */
   static List<Shard> load(Args a, Path folder) throws IOException {
     List<Shard> shards = new ArrayList<>();
@@ -128,8 +131,14 @@ final class ShardedScore {
           throw new IllegalArgumentException("docs shard " + file + " holds " + describe(b) + "; expected "
               + describe(head.batch()) + " like " + head.file().getFileName() + " (every shard of one corpus)");
         }
+        if (loaded.scaled() != head.scaled()) {
+          // a quantized shard without scales reads as scale 1: its scores would not rank with scaled ones
+          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(b) + (loaded.scaled()
+              ? " with" : " without") + " scales; expected them " + (head.scaled() ? "with" : "without")
+              + " scales like " + head.file().getFileName() + " (every shard of one corpus)");
+        }
       }
-      shards.add(new Shard(file, b, first));
+      shards.add(new Shard(file, b, first, loaded.scaled()));
       first += b.size();
     }
     if (first > Integer.MAX_VALUE) {

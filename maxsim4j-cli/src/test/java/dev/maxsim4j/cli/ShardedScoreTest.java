@@ -206,6 +206,21 @@ class ShardedScoreTest {
     CliRun.assertOneLineError(r, 2, "--doc-offsets names one file for the whole corpus");
   }
 
+  /** A quantized shard without scales reads as scale 1: beside scaled shards its scores would not rank with theirs. */
+  @Test
+  void aShardWithoutTheScalesOfTheOthersIsNamed() throws IOException {
+    Path shards = Files.createDirectories(dir.resolve("unscaled"));
+    Corpus c = corpus(DType.INT8, 16, 4);
+    c.write(shards.resolve("a.safetensors"), 0, 4);
+    new Corpus(c.dtype(), c.d(), c.data(), null, c.mask(), c.offsets()).write(shards.resolve("b.safetensors"), 0, 4);
+    Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 16), 1, 1, 16);
+    CliRun r = run(List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--top-k", "2",
+        "--out-run", p("run.tsv")));
+    CliRun.assertOneLineError(r, 1, "b.safetensors holds int8 tokens of d = 16 without scales; expected them with"
+        + " scales like a.safetensors");
+    assertFalse(Files.exists(dir.resolve("run.tsv")));
+  }
+
   /**
    * A .safetensors entry of the folder that is not a file (a dangling link, a directory) is an error naming it:
    * skipping it would give every later shard's documents other numbers in the run file.
