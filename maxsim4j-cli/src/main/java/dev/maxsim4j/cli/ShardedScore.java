@@ -53,7 +53,7 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
-    List<Shard> shards = load(a, Path.of(a.get("--docs")));
+    List<Shard> shards = load(a, Path.of(a.get("--docs")), queries.files());
     long documents = shards.getLast().first() + shards.getLast().batch().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK && (long) q.size() * documents > Inputs.HEAP_ELEMENTS) {
@@ -113,12 +113,15 @@ final class ShardedScore {
 
   /**
    * Every shard, mapped (never copied onto the heap) and checked against the first before any is scored: all
-   * hold tokens of one dimension and one stored type, all with scales or none, so that their scores rank together.
+   * hold tokens of one dimension and one stored type, all with scales or none, so that their scores rank together;
+   * none is a file read already (a queries file, or an earlier shard through a link), whose rows would be ranked
+   * as extra documents.
    */
-  static List<Shard> load(Args a, Path folder) throws IOException {
+  static List<Shard> load(Args a, Path folder, List<Path> queryFiles) throws IOException {
     List<Shard> shards = new ArrayList<>();
     long first = 0;
     for (Path file : files(folder)) {
+      requireNotRead(file, queryFiles, shards);
       Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file.toString(), 0);
       if (loaded.embeddings().rank() == 4) {
         throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
@@ -146,6 +149,22 @@ final class ShardedScore {
           + " supported (document indices are ints)");
     }
     return shards;
+  }
+
+  /** Refuses a shard that is a queries file or an earlier shard (compared as files, not names). */
+  private static void requireNotRead(Path file, List<Path> queryFiles, List<Shard> shards) throws IOException {
+    for (Path q : queryFiles) {
+      if (Files.isSameFile(file, q)) {
+        throw new IllegalArgumentException("docs shard " + file + " is also the queries input " + q + "; expected"
+            + " the --docs folder to hold only document shards");
+      }
+    }
+    for (Shard s : shards) {
+      if (Files.isSameFile(file, s.file())) {
+        throw new IllegalArgumentException("docs shard " + file + " is the same file as shard " + s.file()
+            + "; expected each shard once (its documents would be ranked twice)");
+      }
+    }
   }
 
   private static String describe(TokenBatch b) {

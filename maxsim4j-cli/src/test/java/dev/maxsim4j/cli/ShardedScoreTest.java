@@ -222,6 +222,26 @@ class ShardedScoreTest {
   }
 
   /**
+   * A file read already (the queries kept in the folder, a shard linked twice) is no shard: its rows would be ranked
+   * as extra documents and shift the indices of every later one.
+   */
+  @Test
+  void aShardThatIsTheQueriesOrAnotherShardIsNamed() throws IOException {
+    Path shards = Files.createDirectories(dir.resolve("twice"));
+    corpus(DType.FLOAT32, 16, 4).write(shards.resolve("a.safetensors"), 0, 4);
+    Path queries = shards.resolve("queries.safetensors");
+    corpus(DType.FLOAT32, 16, 4).write(queries, 0, 2);
+    List<String> args = List.of("score", "--queries", queries.toString(), "--docs", shards.toString(), "--top-k",
+        "2", "--out-run", p("run.tsv"));
+    CliRun.assertOneLineError(run(args), 1, "queries.safetensors is also the queries input");
+    Files.move(queries, dir.resolve("queries.safetensors"));
+    Files.createSymbolicLink(shards.resolve("b.safetensors"), shards.resolve("a.safetensors"));
+    CliRun.assertOneLineError(run(List.of("score", "--queries", p("queries.safetensors"), "--docs",
+        shards.toString(), "--top-k", "2", "--out-run", p("run.tsv"))), 1, "b.safetensors is the same file as shard");
+    assertFalse(Files.exists(dir.resolve("run.tsv")));
+  }
+
+  /**
    * A .safetensors entry of the folder that is not a file (a dangling link, a directory) is an error naming it:
    * skipping it would give every later shard's documents other numbers in the run file.
    */
