@@ -71,6 +71,11 @@ final class ScoreCommand {
     if (!topK && a.get("--out") == null) {
       throw new UsageException("score: --out is required (or --top-k K --out-run FILE)");
     }
+    if (!topK && a.get("--out").toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
+      // the scores are written as .npy: under this name every reader would take them for a damaged .safetensors
+      throw new UsageException("score: --out " + a.get("--out") + " ends in .safetensors, but score writes its"
+          + " scores as .npy; name the file .npy");
+    }
     if (a.has("--pairwise") && topK) {
       throw new UsageException("score: --pairwise cannot be combined with --top-k");
     }

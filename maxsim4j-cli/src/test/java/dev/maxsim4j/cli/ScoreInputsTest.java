@@ -226,6 +226,19 @@ class ScoreInputsTest {
   }
 
   /**
+   * Scores are written as .npy: under a .safetensors name (one file or a folder of shards) they would be taken for a
+   * damaged .safetensors file, or for a shard by the next score of that folder, so the name is refused up front.
+   */
+  @Test
+  void scoresAreNotWrittenUnderASafetensorsName() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.SafeTensors")), 2,
+        "ends in .safetensors, but score writes its scores as .npy");
+    assertFalse(Files.exists(dir.resolve("s.SafeTensors")));
+  }
+
+  /**
    * An output name near the file system's 255-byte limit is written (its temporary file's name does not grow
    * with it); a path ending in a separator names a folder and is refused, the file without the separator kept;
    * candidates of K = 0 are refused naming the file and its shape. Found by a hostile test.
