@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.MaxSim;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -26,6 +27,10 @@ public final class Args {
       } else if (valueOptions.contains(a)) {
         if (i + 1 >= argv.length) {
           throw new UsageException(command + ": " + a + " needs a value");
+        }
+        if (valueOptions.contains(argv[i + 1]) || flagOptions.contains(argv[i + 1])) {
+          // taken as the value, the next option would name a file, and its own value then be an unknown option
+          throw new UsageException(command + ": " + a + " needs a value, not the option " + argv[i + 1]);
         }
         String previous = values.put(a, argv[++i]);
         if (previous != null) {
@@ -60,6 +65,15 @@ public final class Args {
   }
 
   public int intValue(String name, int fallback, int min) {
+    return intValue(name, fallback, min, Integer.MAX_VALUE);
+  }
+
+  /** {@code --threads}: from 1 to what MaxSim takes; the fallback where it is not given, capped there. */
+  public int threads(int fallback) {
+    return intValue("--threads", Math.min(fallback, MaxSim.MAX_THREADS), 1, MaxSim.MAX_THREADS);
+  }
+
+  public int intValue(String name, int fallback, int min, int max) {
     String v = values.get(name);
     if (v == null) {
       return fallback;
@@ -70,9 +84,8 @@ public final class Args {
     } catch (NumberFormatException e) {
       throw new UsageException(command + ": " + name + " = '" + v + "'; expected an integer");
     }
-    if (n < min || n > Integer.MAX_VALUE) {
-      throw new UsageException(command + ": " + name + " = " + n + "; expected " + min + " <= " + name + " <= "
-          + Integer.MAX_VALUE);
+    if (n < min || n > max) {
+      throw new UsageException(command + ": " + name + " = " + n + "; expected " + min + " <= " + name + " <= " + max);
     }
     return (int) n;
   }

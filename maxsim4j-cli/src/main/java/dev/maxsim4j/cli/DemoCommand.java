@@ -80,7 +80,7 @@ final class DemoCommand {
 
     MaxSim.Builder builder = MaxSim.builder();
     if (a.get("--threads") != null) {
-      builder.threads(a.intValue("--threads", 1, 1));
+      builder.threads(a.threads(1));
     }
     try (MaxSim maxSim = Engine.open(a, builder)) {
       maxSim.topK(queries, docs, 10); // warm-up: JIT compilation of the kernel

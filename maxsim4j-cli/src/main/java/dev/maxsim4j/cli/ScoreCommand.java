@@ -82,7 +82,7 @@ final class ScoreCommand {
     int k = a.intValue("--top-k", 10, 1);
     MaxSim.Builder builder = MaxSim.builder();
     if (a.get("--threads") != null) {
-      builder.threads(a.intValue("--threads", 1, 1));
+      builder.threads(a.threads(1));
     }
     if (ShardedScore.applies(a)) {
       return ShardedScore.run(a, out, err, builder);

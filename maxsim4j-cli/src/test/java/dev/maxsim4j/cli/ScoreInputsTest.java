@@ -310,6 +310,28 @@ class ScoreInputsTest {
         "--out-run", p("r.tsv")), 2, "expected 1 <= --top-k <= 2147483647");
   }
 
+  /** An option whose value is missing does not take the next option's name as its value (a file of that name). */
+  @Test
+  void anOptionFollowedByAnotherOptionIsAUsageError() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out-run", "--top-k", "3"), 2,
+        "--out-run needs a value, not the option --top-k");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", "--normalize"), 2,
+        "--out needs a value, not the option --normalize");
+    assertFalse(Files.exists(dir.resolve("--top-k")) || Files.exists(Path.of("--top-k")));
+  }
+
+  /** --threads is checked against what MaxSim takes, by its own name, before any work. */
+  @Test
+  void threadsBeyondTheLibrarysLimitAreAUsageError() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy"), "--threads",
+        "100000"), 2, "--threads = 100000; expected 1 <= --threads <= " + dev.maxsim4j.MaxSim.MAX_THREADS);
+    assertFalse(Files.exists(dir.resolve("s.npy")));
+  }
+
   @Test
   void aTokenDimensionOfZeroNamesTheFile() throws IOException {
     Npy.writeFloats(dir.resolve("q0.npy"), new float[0], 2, 5, 0);

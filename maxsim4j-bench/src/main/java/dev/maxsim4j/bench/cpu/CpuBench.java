@@ -91,7 +91,7 @@ public final class CpuBench {
       throw new UsageException("cpu: --dtype " + docName + " times 1-bit queries, but --query-dtype is " + queryName
           + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
     }
-    int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
+    int threads = a.threads(Runtime.getRuntime().availableProcessors());
     int iterations = a.intValue("--iterations", 0, 1);
     int rounds = a.intValue("--rounds", 3, 1);
     boolean naive = !a.has("--no-naive");

@@ -57,7 +57,7 @@ public final class GpuCommand {
     if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
       throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
     }
-    int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
+    int threads = a.threads(Runtime.getRuntime().availableProcessors());
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")),

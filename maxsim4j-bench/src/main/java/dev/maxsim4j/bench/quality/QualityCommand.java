@@ -78,7 +78,7 @@ public final class QualityCommand {
       throw new UsageException("--queries " + queries + " is more than --docs " + docs);
     }
     int randomDocs = a.intValue("--random-docs", 2000, 1);
-    int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
+    int threads = a.threads(Runtime.getRuntime().availableProcessors());
     Path translations = a.get("--translations") != null ? Path.of(a.get("--translations"))
         : DebianDescriptions.findTranslations();
     if (translations == null) {

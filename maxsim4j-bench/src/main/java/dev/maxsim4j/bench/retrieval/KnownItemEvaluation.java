@@ -47,7 +47,7 @@ final class KnownItemEvaluation {
     List<FdeParams> indexed = a.getOr("--lucene", "first").equals("none") ? List.of()
         : a.getOr("--lucene", "first").equals("first") ? sweep.subList(0, 1)
         : FdeParams.parseList("--lucene", a.get("--lucene"));
-    int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
+    int threads = a.threads(Runtime.getRuntime().availableProcessors());
     int exactTimed = a.intValue("--exact-timed", 50, 0);
     Path indexRoot = Path.of(a.getOr("--index-dir", cache.dir().resolveSibling("index").toString()));
     String corpus = docs + " docs";

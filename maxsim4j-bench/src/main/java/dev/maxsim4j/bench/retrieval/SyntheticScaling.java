@@ -26,7 +26,7 @@ final class SyntheticScaling {
     int queries = a.intValue("--queries", 100, 1);
     int candidates = KnownItemEvaluation.ints("--candidates", a.getOr("--candidates", "200"))[0];
     FdeParams params = FdeParams.parseList("--fde", a.getOr("--fde", "3:8:8")).get(0);
-    int threads = a.intValue("--threads", Runtime.getRuntime().availableProcessors(), 1);
+    int threads = a.threads(Runtime.getRuntime().availableProcessors());
     Path indexRoot = Path.of(a.getOr("--index-dir", "/work/cache/eval/index"));
     ClusteredCorpus corpus = new ClusteredCorpus(42, 64, 16, 8);
     Report report = new Report(out);
