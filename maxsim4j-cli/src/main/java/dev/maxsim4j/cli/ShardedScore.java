@@ -53,7 +53,7 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
-    List<Shard> shards = load(a, Path.of(a.get("--docs")), queries.files());
+    List<Shard> shards = load(a, Path.of(a.get("--docs")), queries.files(), err);
     long documents = shards.getLast().first() + shards.getLast().batch().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK && (long) q.size() * documents > Inputs.HEAP_ELEMENTS) {
@@ -86,12 +86,20 @@ final class ShardedScore {
     return 0;
   }
 
-  /** The .safetensors files of {@code folder}, sorted by name. */
-  static List<Path> files(Path folder) throws IOException {
+  /**
+   * The .safetensors files of {@code folder}, sorted by name. Its .npy files are named on {@code err}: arrays
+   * that may well be documents, which a folder's shards never are.
+   */
+  static List<Path> files(Path folder, PrintStream err) throws IOException {
     List<Path> files = new ArrayList<>();
+    List<String> arrays = new ArrayList<>();
     try (DirectoryStream<Path> all = Files.newDirectoryStream(folder)) {
       for (Path p : all) {
-        if (!p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
+        String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
+        if (name.endsWith(".npy")) {
+          arrays.add(p.getFileName().toString());
+        }
+        if (!name.endsWith(".safetensors")) {
           continue;
         }
         if (!Files.isRegularFile(p)) { // skipping it would renumber every later shard's documents
@@ -108,6 +116,12 @@ final class ShardedScore {
           + " shards as encode or quantize write them");
     }
     files.sort(Comparator.comparing(p -> p.getFileName().toString()));
+    if (!arrays.isEmpty()) {
+      arrays.sort(null);
+      err.println("score: --docs " + folder + ": left out " + arrays.size() + " .npy file"
+          + (arrays.size() == 1 ? "" : "s") + " (" + String.join(", ", arrays.subList(0, Math.min(3, arrays.size())))
+          + (arrays.size() > 3 ? ", ..." : "") + "); a folder's shards are .safetensors files");
+    }
     return files;
   }
 
@@ -117,10 +131,10 @@ final class ShardedScore {
    * none is a file read already (a queries file, or an earlier shard through a link), whose rows would be ranked
    * as extra documents.
    */
-  static List<Shard> load(Args a, Path folder, List<Path> queryFiles) throws IOException {
+  static List<Shard> load(Args a, Path folder, List<Path> queryFiles, PrintStream err) throws IOException {
     List<Shard> shards = new ArrayList<>();
     long first = 0;
-    for (Path file : files(folder)) {
+    for (Path file : files(folder, err)) {
       requireNotRead(file, queryFiles, shards);
       Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file.toString(), 0);
       if (loaded.embeddings().rank() == 4) {

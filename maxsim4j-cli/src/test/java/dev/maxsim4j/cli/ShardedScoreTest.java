@@ -165,8 +165,10 @@ class ShardedScoreTest {
     c.write(shards.resolve("b.safetensors"), 0, 7);
     float[] q = gaussians(rnd, 2 * 3 * d);
     Npy.writeFloats(dir.resolve("q.npy"), q, 2, 3, d);
+    Npy.writeFloats(shards.resolve("c.npy"), padded, 2, 5, d); // not a shard: named on stderr, left out
     CliRun r = run(List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--out", p("s.npy")));
     assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("left out 1 .npy file (c.npy); a folder's shards are .safetensors files"), r.err());
     float[] got = Npy.read(dir.resolve("s.npy")).floats();
     try (MaxSim m = MaxSim.create()) {
       TokenBatch qb = TokenBatch.ofFloats(q, 2, 3, d);
