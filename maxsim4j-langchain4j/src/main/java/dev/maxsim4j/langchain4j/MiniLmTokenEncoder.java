@@ -31,7 +31,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * normalised (so dot products are cosines). Texts longer than {@value #WINDOW} word pieces are cut into
  * windows of that many, each encoded on its own (with its own {@code [CLS]}/{@code [SEP]}); the document is
  * all their tokens. Thread-safe; close it to free the ONNX session and the tokenizer (a second close does
- * nothing; a close waits for encodings in progress, and an encoding after it is an IllegalStateException).
+ * nothing; a close waits for encodings in progress, and an encoding after it is an IllegalStateException, as is
+ * a close from an encoding's own {@link Progress}).
  */
 public final class MiniLmTokenEncoder implements AutoCloseable {
   /** Word pieces per encoded window (the model was trained on sequences of up to 256 tokens). */
@@ -231,6 +232,11 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
 
   @Override
   public void close() {
+    if (lifecycle.getReadHoldCount() > 0) {
+      // the read lock cannot be upgraded: waiting for this thread's own encoding would never return
+      throw new IllegalStateException("close() called during an encoding on the same thread (from its Progress);"
+          + " expected close after encode returns");
+    }
     lifecycle.writeLock().lock();
     try {
       if (closed) {

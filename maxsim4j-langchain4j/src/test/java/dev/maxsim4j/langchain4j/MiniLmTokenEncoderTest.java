@@ -56,6 +56,17 @@ class MiniLmTokenEncoderTest extends WithModel {
     assertTrue(e.getMessage().contains("closed"), e.getMessage());
   }
 
+  /** A close from an encoding's own Progress is refused, not a wait on this thread's own read lock forever. */
+  @Test
+  void closeFromTheEncodingsOwnProgressIsRefused() {
+    MiniLmTokenEncoder own = MiniLmTokenEncoder.load();
+    IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+        () -> own.encode(List.of("Tides follow the Moon."), (done, all) -> own.close()));
+    assertTrue(e.getMessage().contains("during an encoding on the same thread"), e.getMessage());
+    assertEquals(1, own.encode("still open").size(), "the refused close left the encoder open");
+    own.close();
+  }
+
   @Test
   void longTextsAreEncodedInWindowsAndKeepEveryToken() {
     String sentence = "The glacier scraped the valley floor and left a moraine behind. ";
