@@ -269,7 +269,7 @@ class CudaCompressedTest {
    * Documents that end on either side of a 64-token tile and of a slot (the bulk-copy kernel's units: lengths 1,
    * 63-65, 127-129, 192, 255-257, 319-321 and 513) and masked tokens inside a tile, against queries of 1, 31 and 32
    * tokens with masked rows, bf16 and fp16, one query and three: 1-bit documents at d = 128 (two words a thread,
-   * several tiles a slot) and 8-bit ones at d = 48 and 64 (two tiles a slot) and 128 (one), each tile expanded
+   * five tiles a slot) and 8-bit ones at d = 48, 64 and 128 (two tiles a slot), each tile expanded
    * from its slot's bytes just before its wgmmas.
    */
   @Test
