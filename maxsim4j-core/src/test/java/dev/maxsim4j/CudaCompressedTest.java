@@ -268,8 +268,8 @@ class CudaCompressedTest {
   /**
    * Documents that end on either side of a 64-token tile and of a slot (the bulk-copy kernel's units: lengths 1,
    * 63-65, 127-129, 192, 255-257, 319-321 and 513) and masked tokens inside a tile, against queries of 1, 31 and 32
-   * tokens with masked rows, bf16 and fp16, one query and three: 1-bit documents at d = 128 (two words a thread,
-   * five tiles a slot) and 8-bit ones at d = 48, 64 and 128 (two tiles a slot), each tile expanded
+   * tokens with masked rows, bf16 and fp16, one query and three, and without a mask: 1-bit documents at d = 128
+   * (two words a thread, five tiles a slot) and 8-bit ones at d = 48, 64 and 128 (two tiles a slot), each tile expanded
    * from its slot's bytes just before its wgmmas.
    */
   @Test
@@ -296,6 +296,10 @@ class CudaCompressedTest {
             }
           }
         }
+        // no mask at all: whole slots skip the per-token validity test, which only this case reaches
+        TokenBatch unmasked = floats.quantize(type).withLengths(lengths);
+        assertEveryKernelClose(batch(r, DType.BFLOAT16, 1, 32, dim, 1), unmasked,
+            "bf16 x unmasked " + type + " d=" + dim + " (" + r + ")");
       }
     }
   }

@@ -275,7 +275,7 @@ class EntryPointFuzzTest {
 
   // ------------------------------------------------------------------ the fuzz
 
-  /** Random cases a run: about 3 s on the 2-core build host. */
+  /** Random cases a run, a few seconds of the build: a failure names its seed to replay it. */
   private static final int CASES = 20;
 
   @Test

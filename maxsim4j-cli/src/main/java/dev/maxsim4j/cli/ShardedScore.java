@@ -10,10 +10,13 @@ import java.io.PrintStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * {@code score --docs FOLDER}: the documents are the concatenation of the folder's .safetensors shards in
@@ -133,9 +136,19 @@ final class ShardedScore {
    */
   static List<Shard> load(Args a, Path folder, List<Path> queryFiles, PrintStream err) throws IOException {
     List<Shard> shards = new ArrayList<>();
+    Map<Object, Path> read = new HashMap<>(); // by file key: one look-up a shard, not a comparison with each
+    for (Path q : queryFiles) {
+      read.put(fileKey(q), q);
+    }
     long first = 0;
     for (Path file : files(folder, err)) {
-      requireNotRead(file, queryFiles, shards);
+      Path earlier = read.putIfAbsent(fileKey(file), file);
+      if (earlier != null) {
+        throw new IllegalArgumentException("docs shard " + file + (queryFiles.contains(earlier)
+            ? " is also the queries input " + earlier + "; expected the --docs folder to hold only document shards"
+            : " is the same file as shard " + earlier + "; expected each shard once (its documents would be ranked"
+                + " twice)"));
+      }
       Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file.toString(), 0);
       if (loaded.embeddings().rank() == 4) {
         throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
@@ -165,20 +178,13 @@ final class ShardedScore {
     return shards;
   }
 
-  /** Refuses a shard that is a queries file or an earlier shard (compared as files, not names). */
-  private static void requireNotRead(Path file, List<Path> queryFiles, List<Shard> shards) throws IOException {
-    for (Path q : queryFiles) {
-      if (Files.isSameFile(file, q)) {
-        throw new IllegalArgumentException("docs shard " + file + " is also the queries input " + q + "; expected"
-            + " the --docs folder to hold only document shards");
-      }
-    }
-    for (Shard s : shards) {
-      if (Files.isSameFile(file, s.file())) {
-        throw new IllegalArgumentException("docs shard " + file + " is the same file as shard " + s.file()
-            + "; expected each shard once (its documents would be ranked twice)");
-      }
-    }
+  /**
+   * What identifies a file whatever the path to it (its device and inode where the file system has them, else its
+   * real path), so that a link to a file read already is caught.
+   */
+  private static Object fileKey(Path file) throws IOException {
+    Object key = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
+    return key != null ? key : file.toRealPath();
   }
 
   private static String describe(TokenBatch b) {

@@ -62,8 +62,9 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
     int dim = vectors[0] == null ? 0 : vectors[0].length;
     for (int t = 0; t < vectors.length; t++) {
       if (vectors[t] == null || vectors[t].length != dim || dim == 0) {
-        throw new IllegalArgumentException(name + "[" + t + "] has length "
-            + (vectors[t] == null ? "null" : vectors[t].length) + "; expected every token of dim " + dim + " >= 1");
+        String seen = vectors[t] == null ? " is null" : " has length " + vectors[t].length;
+        throw new IllegalArgumentException(name + "[" + t + "]" + seen + "; expected "
+            + (dim == 0 ? "a vector of length >= 1" : "length " + dim + ", as " + name + "[0]"));
       }
     }
     return dim;
