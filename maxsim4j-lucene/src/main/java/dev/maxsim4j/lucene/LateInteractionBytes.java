@@ -65,6 +65,11 @@ final class LateInteractionBytes implements StoredTokens {
     return rows;
   }
 
+  @Override
+  public long capacityBytes() {
+    return (long) data.length * Float.BYTES + (long) offsets.length * Integer.BYTES;
+  }
+
   /** The rows gathered so far as one packed fp32 batch (a view of the buffer, not a copy). */
   @Override
   public TokenBatch batch() {

@@ -85,13 +85,18 @@ public final class MaxSimRescorer extends Rescorer {
    */
   private static final int CPU_BLOCK = 64;
   /**
-   * Each thread's idle gathering buffers, grown to the largest block they have seen and then reused. A batch is a
-   * view of its buffer, so a thread that takes another block while one of its own is still being scored (a
-   * fork-join worker steals tasks while it waits) takes another buffer.
+   * Each thread's idle gathering buffers, grown to the largest block they have seen (up to RETAINED_BYTES) and then
+   * reused. A batch is a view of its buffer, so a thread that takes another block while one of its own is still
+   * being scored (a fork-join worker steals tasks while it waits) takes another buffer.
    */
   private static final ThreadLocal<ArrayDeque<StoredTokens>> BUFFERS = ThreadLocal.withInitial(ArrayDeque::new);
   private static final ThreadLocal<ArrayDeque<StoredTokens>> QUANTIZED_BUFFERS =
       ThreadLocal.withInitial(ArrayDeque::new);
+  /**
+   * The largest buffer a thread keeps idle: a larger one (a GPU block of many long candidates) is left to the
+   * collector, not held for the life of a pool thread that may never rescore again.
+   */
+  static final long RETAINED_BYTES = 64L << 20;
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
       boolean fallbackToFirstPass, MaxSim maxSim, boolean quantized) {
@@ -293,7 +298,7 @@ public final class MaxSimRescorer extends Rescorer {
       }
     } finally {
       for (Gathered group : byType.values()) {
-        idle.push(group.tokens);
+        keepIdle(idle, group.tokens);
       }
     }
   }
@@ -301,7 +306,14 @@ public final class MaxSimRescorer extends Rescorer {
   /** One type's gathered values of a block and their hits, in gathering order. */
   private record Gathered(StoredTokens tokens, ScoreDoc[] hits) {}
 
-  /** An idle buffer of this thread, reset for this field, or a new one; the caller pushes it back when done. */
+  /** Back to this thread's idle buffers, unless it holds more than {@link #RETAINED_BYTES}. */
+  static void keepIdle(ArrayDeque<StoredTokens> idle, StoredTokens buffer) {
+    if (buffer.capacityBytes() <= RETAINED_BYTES) {
+      idle.push(buffer);
+    }
+  }
+
+  /** An idle buffer of this thread, reset for this field, or a new one; the caller gives it to keepIdle when done. */
   private StoredTokens take(ArrayDeque<StoredTokens> idle) {
     StoredTokens buffer = idle.poll();
     if (buffer == null) {

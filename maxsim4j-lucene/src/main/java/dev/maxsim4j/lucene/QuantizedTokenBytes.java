@@ -85,6 +85,11 @@ final class QuantizedTokenBytes implements StoredTokens {
   }
 
   @Override
+  public long capacityBytes() {
+    return data.length + (long) scales.length * Float.BYTES + (long) offsets.length * Integer.BYTES;
+  }
+
+  @Override
   public TokenBatch batch() {
     int tokens = offsets[rows];
     DType t = type == null ? DType.INT8 : type;

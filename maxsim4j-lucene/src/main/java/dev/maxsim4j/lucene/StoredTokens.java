@@ -15,4 +15,7 @@ interface StoredTokens {
 
   /** The rows gathered so far as one packed batch (a view of the buffer where the type allows). */
   TokenBatch batch();
+
+  /** The bytes this buffer holds on to, whatever it holds now. */
+  long capacityBytes();
 }

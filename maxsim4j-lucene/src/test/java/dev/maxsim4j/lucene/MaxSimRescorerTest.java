@@ -408,4 +408,21 @@ class MaxSimRescorerTest {
       }
     }
   }
+
+  /** A thread keeps a gathering buffer idle only up to RETAINED_BYTES: a huge block's is left to the collector. */
+  @Test
+  void hugeGatheringBuffersAreNotKeptIdle() {
+    java.util.ArrayDeque<StoredTokens> idle = new java.util.ArrayDeque<>();
+    StoredTokens small = new LateInteractionBytes().reset("f", 4);
+    small.add(LateInteractionField.encode(new float[][] {{1, 2, 3, 4}}), 0);
+    MaxSimRescorer.keepIdle(idle, small);
+    assertEquals(1, idle.size(), "a small buffer is kept for the next block");
+    int dim = 1024;
+    StoredTokens huge = new LateInteractionBytes().reset("f", dim);
+    huge.add(LateInteractionField.encode(new float[(int) (MaxSimRescorer.RETAINED_BYTES / Float.BYTES / dim) + 1][dim]),
+        0);
+    assertTrue(huge.capacityBytes() > MaxSimRescorer.RETAINED_BYTES);
+    MaxSimRescorer.keepIdle(idle, huge);
+    assertEquals(1, idle.size(), "a buffer over " + MaxSimRescorer.RETAINED_BYTES + " bytes is not kept");
+  }
 }
