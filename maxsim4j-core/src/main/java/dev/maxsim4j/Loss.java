@@ -25,20 +25,15 @@ public sealed interface Loss {
 
   /** Cross-entropy with row {@code i}'s positive at column {@code positives[i]}. */
   static Loss contrastive(int[] positives, float temperature) {
-    return new Contrastive(Arguments.nonNull(positives, "positives").clone(), temperature);
+    return new Contrastive(Arguments.nonNull(positives, "positives"), temperature);
   }
 
   static Loss klDistillation(float[][] teacherScores, float temperature) {
-    Arguments.nonNull(teacherScores, "teacherScores");
-    float[][] copy = new float[teacherScores.length][];
-    for (int i = 0; i < copy.length; i++) {
-      copy[i] = Arguments.nonNull(teacherScores[i], "teacherScores[" + i + "]").clone();
-    }
-    return new KlDistillation(copy, temperature);
+    return new KlDistillation(teacherScores, temperature);
   }
 
   static Loss marginMse(float[] teacherMargins) {
-    return new MarginMse(Arguments.nonNull(teacherMargins, "teacherMargins").clone());
+    return new MarginMse(teacherMargins);
   }
 
   /** The loss and {@code dL/dscores} of {@code scores} (a copy; the input is not modified). */
@@ -87,6 +82,7 @@ public sealed interface Loss {
   /** Cross-entropy against one positive column per row; {@code positives == null}: the diagonal. */
   record Contrastive(int[] positives, float temperature) implements Loss {
     public Contrastive {
+      positives = positives == null ? null : positives.clone(); // the caller's array could change after the check
       checkTemperature(temperature);
     }
 
@@ -142,8 +138,9 @@ public sealed interface Loss {
   record KlDistillation(float[][] teacherScores, float temperature) implements Loss {
     public KlDistillation {
       Arguments.nonNull(teacherScores, "teacherScores");
+      teacherScores = teacherScores.clone(); // checked below as copied: the caller's rows could change after the check
       for (int i = 0; i < teacherScores.length; i++) {
-        Arguments.nonNull(teacherScores[i], "teacherScores[" + i + "]");
+        teacherScores[i] = Arguments.nonNull(teacherScores[i], "teacherScores[" + i + "]").clone();
         boolean anyFinite = teacherScores[i].length == 0;
         for (int j = 0; j < teacherScores[i].length; j++) {
           float t = teacherScores[i][j];
@@ -224,7 +221,7 @@ public sealed interface Loss {
   /** Squared error of the student's margin (column 0 minus column 1) against the teacher's. */
   record MarginMse(float[] teacherMargins) implements Loss {
     public MarginMse {
-      Arguments.nonNull(teacherMargins, "teacherMargins");
+      teacherMargins = Arguments.nonNull(teacherMargins, "teacherMargins").clone(); // checked as copied, as above
       for (int i = 0; i < teacherMargins.length; i++) {
         if (!Float.isFinite(teacherMargins[i])) {
           throw new IllegalArgumentException("teacherMargins[" + i + "] = " + teacherMargins[i]
