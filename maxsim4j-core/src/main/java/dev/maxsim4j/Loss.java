@@ -18,7 +18,10 @@ package dev.maxsim4j;
  */
 public sealed interface Loss {
 
-  /** Cross-entropy with positives on the diagonal (in-batch contrastive; needs columns >= rows). */
+  /**
+   * Cross-entropy with positives on the diagonal (in-batch contrastive; needs columns >= rows); passed to
+   * {@link MaxSim#lossCandidates}, each query's first candidate.
+   */
   static Loss contrastive(float temperature) {
     return new Contrastive(null, temperature);
   }

@@ -297,8 +297,9 @@ public final class MaxSim implements AutoCloseable {
   }
 
   /**
-   * As {@link #lossAllPairs} over candidates {@code [B, K]}: contrastive against a positive candidate,
-   * KL distillation against teacher scores, or margin-MSE with K = 2 (positive, negative).
+   * As {@link #lossAllPairs} over candidates {@code [B, K]}: contrastive against a positive candidate (each
+   * query's first candidate where the loss names no positives), KL distillation against teacher scores, or
+   * margin-MSE with K = 2 (positive, negative).
    */
   public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss) {
     return lossCandidates(queries, documents, candidatesPerQuery, loss, GradientPrecision.FLOAT32);
@@ -306,8 +307,14 @@ public final class MaxSim implements AutoCloseable {
 
   public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss,
       GradientPrecision precision) {
-    return call(b -> lossStep(b, candidatesProblem(queries, documents, candidatesPerQuery), queries, documents, loss,
-        precision));
+    return call(b -> lossStep(b, candidatesProblem(queries, documents, candidatesPerQuery), queries, documents,
+        firstCandidatePositive(loss, queries.size()), precision));
+  }
+
+  /** Over candidates a contrastive loss without positives means column 0, not the all-pairs diagonal. */
+  private static Loss firstCandidatePositive(Loss loss, int queries) {
+    return loss instanceof Loss.Contrastive c && c.positives() == null
+        ? Loss.contrastive(new int[queries], c.temperature()) : loss;
   }
 
   private TrainingStep lossStep(Backend b, Problem p, TokenBatch q, TokenBatch d, Loss loss,
