@@ -54,6 +54,22 @@ class BenchCommandsTest {
   }
 
   @Test
+  void chartsLeaveOutRowsWhoseTimesAreNotPositive() throws IOException {
+    // a speedup axis of 0 (an infinite or negative fused time) stepped by 0 and drew ticks until out of memory
+    Files.writeString(dir.resolve("z.json"), "[{\"shape\": [1, 2, 3, 4, 5], \"fused_ms\": -1, \"naive_ms\": 2},"
+        + " {\"shape\": [1, 2, 3, 4, 6], \"fused_ms\": 1e400, \"naive_ms\": 2}]");
+    BenchRun none = BenchRun.of("plot", "speedup", "--in", p("z.json"), "--out", p("z.svg"));
+    assertTrue(none.failedCleanly() && none.err().contains("each a positive time"), none.err());
+    Files.writeString(dir.resolve("n.json"), "[{\"shape\": [1, 2, 3, 4, 7], \"fused_ms\": -1, \"naive_ms\": -3}]");
+    BenchRun negative = BenchRun.of("plot", "speedup", "--in", p("n.json"), "--out", p("n.svg"));
+    assertTrue(negative.failedCleanly() && negative.err().contains("each a positive time"), negative.err());
+    Files.writeString(dir.resolve("g.json"), "[{\"shape\": [1, 10000, 32, 300, 128], \"call_resident_queries_ms\": -0.2,"
+        + " \"async_resident_queries_ms\": 0.1710}]");
+    BenchRun goals = BenchRun.of("plot", "goals", "--in", p("g.json"), "--out", p("g.svg"));
+    assertTrue(goals.failedCleanly() && goals.err().contains("each a positive time"), goals.err());
+  }
+
+  @Test
   void goalsChartsTheGpuRowsAgainstTheirPerCallGoals() throws IOException {
     // a CPU bench's rows have no call columns
     Files.writeString(dir.resolve("c.json"), "[{\"shape\": [1, 20, 8, 30, 16], \"fused_ms\": 0.1}]");

@@ -91,6 +91,11 @@ public final class PlotCommand {
     return v instanceof Number n ? n.doubleValue() : Double.NaN;
   }
 
+  /** A time or ratio a chart can draw: a zero or negative one made the speedup axis loop forever. */
+  private static boolean positive(double v) {
+    return v > 0 && v < Double.POSITIVE_INFINITY;
+  }
+
   private static String shape(Map<String, Object> row) {
     List<?> s = (List<?>) row.get("shape");
     StringBuilder b = new StringBuilder();
@@ -105,14 +110,15 @@ public final class PlotCommand {
     List<String> labels = new ArrayList<>();
     List<Double> values = new ArrayList<>();
     for (Map<String, Object> r : rows) {
-      double ratio = number(r, "naive_ms") / number(r, "fused_ms");
-      if (Double.isFinite(ratio)) {
+      double naive = number(r, "naive_ms");
+      double fused = number(r, "fused_ms");
+      if (positive(naive) && positive(fused) && positive(naive / fused)) {
         labels.add(shape(r));
-        values.add(ratio);
+        values.add(naive / fused);
       }
     }
     if (values.isEmpty()) {
-      throw new IllegalArgumentException("no row has both fused_ms and naive_ms");
+      throw new IllegalArgumentException("no row has both fused_ms and naive_ms, each a positive time");
     }
     int left = 190;
     int barH = 18;
@@ -150,14 +156,14 @@ public final class PlotCommand {
       Double goal = GpuBench.PER_CALL_GOALS.get(shape(r).replace('×', ','));
       double awaited = number(r, "call_resident_queries_ms");
       double inFlight = number(r, "async_resident_queries_ms");
-      if (goal != null && Double.isFinite(awaited) && Double.isFinite(inFlight)) {
+      if (goal != null && positive(awaited) && positive(inFlight)) {
         labels.add(shape(r));
         values.add(new double[] {awaited / goal, inFlight / goal});
       }
     }
     if (values.isEmpty()) {
       throw new IllegalArgumentException("no row of a shape with a per-call goal has call_resident_queries_ms and "
-          + "async_resident_queries_ms (gpu --json writes them)");
+          + "async_resident_queries_ms, each a positive time (gpu --json writes them)");
     }
     int left = 190;
     int barH = 9;
