@@ -105,6 +105,10 @@ public record TopK(float[][] scores, int[][] indices) {
       scores[i][r] = part.scores[i][head[1]];
       indices[i][r] = first[head[0]] + part.indices[i][head[1]];
       Integer earlier = partOf.putIfAbsent(indices[i][r], head[0]);
+      if (earlier != null && earlier == head[0]) { // one part's entries passed the order check at different scores
+        throw new IllegalArgumentException("parts[" + earlier + "] ranks document " + part.indices[i][head[1]]
+            + " twice for query " + i + "; expected a top-k: each document once");
+      }
       if (earlier != null) {
         throw new IllegalArgumentException("parts[" + earlier + "] and parts[" + head[0] + "] both rank document "
             + indices[i][r] + " for query " + i + " (firstDocuments " + first[earlier] + " and " + first[head[0]]

@@ -84,6 +84,8 @@ class TopKMergeTest {
         new int[] {0}), "ranks (2.0, document 3) after (2.0, document 4)");
     assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{2f, 2f}}, new int[][] {{4, 4}})),
         new int[] {0}), "ranks (2.0, document 4) after (2.0, document 4)");
+    assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{5f, 4f}}, new int[][] {{3, 3}})),
+        new int[] {7}), "parts[0] ranks document 3 twice for query 0; expected a top-k: each document once");
     assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{1f, Float.NaN}}, new int[][] {{0, 1}})),
         new int[] {0}), "ranks (NaN, document 1)");
     assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{-0f, 0f}}, new int[][] {{0, 1}})),
