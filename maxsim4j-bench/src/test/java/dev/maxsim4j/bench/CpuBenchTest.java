@@ -46,6 +46,14 @@ class CpuBenchTest {
     assertTrue(b.out().lines().anyMatch(l -> l.startsWith("2,3,4,5,16") && l.contains(" fp8   int8 ")), b.out());
   }
 
+  /** A backend that does not open prints nothing but its one error line: no table header first. */
+  @Test
+  void anUnknownBackendPrintsNoTable() {
+    BenchRun b = BenchRun.of("cpu", "--shape", "2,3,4,5,16", "--backend", "foo", "--iterations", "1");
+    assertTrue(b.failedCleanly() && b.err().contains("foo"), b.status() + " " + b.err());
+    assertTrue(b.out().isEmpty(), "printed before the error: " + b.out());
+  }
+
   @Test
   void anUnknownTypeIsOneLine() {
     assertTrue(BenchRun.of("cpu", "--dtype", "int4").refusedWith("cpu: --dtype 'int4' is unknown; expected fp32"));

@@ -97,16 +97,17 @@ public final class CpuBench {
     boolean naive = !a.has("--no-naive");
     boolean compareFp32 = docType != DType.FLOAT32 || queryType != DType.FLOAT32;
     OpenBlas blas = a.has("--sgemm") ? OpenBlas.load() : null;
-    if (blas != null) {
-      out.printf(Locale.ROOT, "sgemm: %s, kernels %s; all pairs on %d OpenBLAS threads, per pair on %d threads of 1%n",
-          blas.config(), blas.coreName(), threads, threads);
-    }
-    out.println(header(compareFp32, blas != null));
     List<Case> cases = new ArrayList<>();
     // the CPU is what this times: auto would take a GPU where one is present
     try (MaxSim maxSim = Engine.open(a.getOr("--backend", "cpu"), a.has("--verbose"),
         MaxSim.builder().threads(threads));
         SgemmBench sgemm = blas == null ? null : new SgemmBench(blas, threads)) {
+      // printed once the backend has opened: a refused one is the run's only line
+      if (blas != null) {
+        out.printf(Locale.ROOT, "sgemm: %s, kernels %s; all pairs on %d OpenBLAS threads, per pair on %d threads of"
+            + " 1%n", blas.config(), blas.coreName(), threads, threads);
+      }
+      out.println(header(compareFp32, blas != null));
       for (String s : shapes) {
         int[] sh = Shapes.parse("cpu", s);
         SplittableRandom rnd = new SplittableRandom(42);
