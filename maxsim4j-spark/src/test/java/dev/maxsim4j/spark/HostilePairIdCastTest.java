@@ -9,30 +9,16 @@ import org.apache.spark.SparkException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** A pair id that the cast to the table's id type changes (7.9 to 7) names no row, rather than another one. */
-class HostilePairIdCastTest {
-  private static SparkSession spark;
+class HostilePairIdCastTest extends WithLocalSpark {
   private static final StructType INT_IDS = new StructType().add("id", DataTypes.IntegerType, false)
       .add("tokens", TokenColumns.ARRAYS, false);
   private static final StructType DOUBLE_PAIRS = new StructType().add("query_id", DataTypes.IntegerType)
       .add("doc_id", DataTypes.DoubleType);
-
-  @BeforeAll
-  static void start() {
-    spark = LocalSpark.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    spark.stop();
-  }
 
   private static EmbeddingTable ints(int id, float[][] tokens) {
     return EmbeddingTable.of(spark.createDataFrame(List.of(RowFactory.create(id, tokens)), INT_IDS));

@@ -15,29 +15,15 @@ import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Ids that a TREC reader would split (any Unicode blank) or misread (a control character, null) are refused. */
-class HostileTrecRunTest {
-  private static SparkSession spark;
+class HostileTrecRunTest extends WithLocalSpark {
   private static final StructType RUN = new StructType().add("query_id", DataTypes.StringType)
       .add("doc_id", DataTypes.StringType).add("rank", DataTypes.IntegerType).add("score", DataTypes.FloatType);
-
-  @BeforeAll
-  static void start() {
-    spark = LocalSpark.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    spark.stop();
-  }
 
   @Test
   void idsWithUnicodeBlanksControlCharactersOrNullAreRefusedAndNoFileIsLeft(@TempDir Path dir) {

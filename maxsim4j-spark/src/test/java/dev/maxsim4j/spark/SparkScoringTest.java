@@ -17,7 +17,6 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -25,8 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-class SparkScoringTest {
-  private static SparkSession spark;
+class SparkScoringTest extends WithLocalSpark {
   private static MaxSim reference;
   private static final Corpus QUERIES = Corpus.random("q", 6, 6, 12, 21, 5); // q0 and q5 hold no token
   private static final Corpus CORPUS = Corpus.random("d", 30, 8, 12, 22, 6);
@@ -34,14 +32,12 @@ class SparkScoringTest {
 
   @BeforeAll
   static void start() {
-    spark = LocalSpark.start();
     reference = MaxSim.create();
     expected = reference.scores(QUERIES.batch(), CORPUS.batch());
   }
 
   @AfterAll
   static void stop() {
-    spark.stop();
     reference.close();
   }
 

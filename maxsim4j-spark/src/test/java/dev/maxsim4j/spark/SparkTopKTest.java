@@ -16,7 +16,6 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -25,19 +24,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class SparkTopKTest {
-  private static SparkSession spark;
+class SparkTopKTest extends WithLocalSpark {
   private static MaxSim reference;
 
   @BeforeAll
   static void start() {
-    spark = LocalSpark.start();
     reference = MaxSim.create();
   }
 
   @AfterAll
   static void stop() {
-    spark.stop();
     reference.close();
   }
 

@@ -14,25 +14,11 @@ import java.nio.file.Path;
 import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class TopKJobTest {
-  private static SparkSession spark;
-
-  @BeforeAll
-  static void start() {
-    spark = LocalSpark.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    spark.stop();
-  }
+class TopKJobTest extends WithLocalSpark {
 
   private static String write(Corpus c, Path dir, String name, boolean bf16) {
     Dataset<Row> df = spark.createDataFrame(c.rows(), Corpus.ARRAYS).repartition(3);
