@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.text.Warnings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.DirectoryStream;
@@ -121,7 +122,7 @@ final class ShardedScore {
     files.sort(Comparator.comparing(p -> p.getFileName().toString()));
     if (!arrays.isEmpty()) {
       arrays.sort(null);
-      err.println("score: --docs " + folder + ": left out " + arrays.size() + " .npy file"
+      new Warnings(err).warn("score --docs " + folder + ": left out " + arrays.size() + " .npy file"
           + (arrays.size() == 1 ? "" : "s") + " (" + String.join(", ", arrays.subList(0, Math.min(3, arrays.size())))
           + (arrays.size() > 3 ? ", ..." : "") + "); a folder's shards are .safetensors files");
     }
