@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Compiles each kernel family (one .cu file) into its own fatbin resource of the jar:
 #   build.sh OUT_DIR "GENCODE FLAGS" [SOURCE_DIR]
-# SOURCE_DIR (default: this folder) holds the .cu files; they may #include this folder's files (the test-only
-# kernels in src/test/cuda build so, into the test classes).
+# SOURCE_DIR (default: this folder) holds the .cu files, directly or one folder down (this folder: one folder per
+# job, common/ holding what several share); they #include files by their path from this folder (the test-only
+# kernels in src/test/cuda build so, into the test classes). Fatbins are named by the .cu file alone, so two
+# sources may not share a name.
 # A fatbin is rebuilt only when its .cu, or a file it #includes, is newer. Fails, with the compiler's output, when a
 # kernel does not compile. Default targets: SASS for sm_75/80/86/89/90a and PTX for compute_90, so newer
 # GPUs JIT it (see the parent pom's maxsim4j.cuda.gencode property to narrow them for quick local builds).
@@ -44,16 +46,26 @@ inputs_of() {
     if [[ -f $src/$inc ]]; then inputs_of "$src/$inc"; elif [[ -f $here/$inc ]]; then inputs_of "$here/$inc"; fi
   done
 }
+mapfile -t sources < <(find "$src" -maxdepth 2 -name '*.cu' | sort)
+declare -A source_of=()
+for cu in "${sources[@]}"; do
+  name=$(basename "$cu" .cu)
+  if [[ -n ${source_of[$name]:-} ]]; then
+    echo "nvcc: $cu and ${source_of[$name]} would both become $name.fatbin; rename one" >&2
+    exit 1
+  fi
+  source_of[$name]=$cu
+done
 # a fatbin whose kernel source is gone (deleted or renamed) would still be packaged from a kept build folder
 for fatbin in "$out"/*.fatbin; do
   [[ -e $fatbin ]] || continue
   name=$(basename "$fatbin" .fatbin)
-  if [[ ! -f $src/$name.cu ]]; then
+  if [[ -z ${source_of[$name]:-} ]]; then
     echo "nvcc: removing $name.fatbin ($name.cu is gone)"
     rm -f "$fatbin"
   fi
 done
-for cu in "$src"/*.cu; do
+for cu in "${sources[@]}"; do
   name=$(basename "$cu" .cu)
   fatbin=$out/$name.fatbin
   stale=0

@@ -4,7 +4,7 @@
 //   mma2p  as mma2, pipelined (d <= 128: an n-tile is one load group)
 //   mma2r  Lq <= 32 per pass, d <= 128, fragments in registers
 #define MAXSIM4J_TEMPLATES_ONLY
-#include "maxsim_forward_mma.cu"
+#include "forward/maxsim_forward_mma.cu"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 750
 #define MAXSIM_MMA_AB_VARIANTS(SUFFIX, T)                                \

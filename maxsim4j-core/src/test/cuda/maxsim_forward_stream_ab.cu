@@ -3,7 +3,7 @@
 //   c2_n1, c4_n2: one or two n-tiles per step instead of the shipped two (c2) or one (c4)
 //   c2_r6, c4_r6: a 6 KB ring per warp instead of 12 KB
 #define MAXSIM4J_TEMPLATES_ONLY
-#include "maxsim_forward_stream.cu"
+#include "forward/maxsim_forward_stream.cu"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 // the diagnostic timed variant: inference, each warp's start and end time written through `argmax`

@@ -2,7 +2,7 @@
 // in the k permutation that maxsim_forward_mma.cu's header explains, and the online (max, argmax) over the
 // C fragments of a tile of document tokens.
 #pragma once
-#include "maxsim_common.cuh"
+#include "common/maxsim_common.cuh"
 
 // Targets. sm_80+: m16n8k16 for bf16 and fp16. sm_75 has only m16n8k8 (fp16): one m16n8k16 is then two
 // m16n8k8 over the two k halves, on the same A/B registers (a0 a1 | a2 a3, b0 | b1), so the k permutation

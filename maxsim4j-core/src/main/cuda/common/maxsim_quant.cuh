@@ -4,7 +4,7 @@
 // the dot product, so every value they multiply is exact in bf16 and fp16.
 #pragma once
 #include <cuda_fp8.h>
-#include "maxsim_common.cuh"
+#include "common/maxsim_common.cuh"
 
 namespace maxsim4j {
 

@@ -6,7 +6,7 @@
 //   maxsim_fde_products    tokens x the encoder's matrix [d][columns], each product summed over k ascending
 //   maxsim_fde_partitions  per row and repetition: sign patterns, partition sums or averages, empty partitions
 //   maxsim_fde_sketch      the optional final count sketch
-#include "maxsim_quant.cuh"
+#include "common/maxsim_quant.cuh"
 
 using namespace maxsim4j;
 

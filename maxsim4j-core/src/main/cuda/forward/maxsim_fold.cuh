@@ -2,9 +2,9 @@
 // a warpgroup's accumulators folded into each row's running max (and argmax, for training), scaled first
 // where a side holds compressed tokens.
 #pragma once
-#include "maxsim_async.cuh"
-#include "maxsim_common.cuh"
-#include "maxsim_mma.cuh"
+#include "common/maxsim_async.cuh"
+#include "common/maxsim_common.cuh"
+#include "common/maxsim_mma.cuh"
 
 namespace maxsim4j {
 

@@ -10,7 +10,7 @@
 // Epilogue:   a warp-shuffle max across the 32 column owners of each row, then a fixed-order sum over
 //             query tokens (deterministic: no atomics).
 // Arithmetic is fp32 FFMA whatever the input dtype: the fp32-accuracy path of the library.
-#include "maxsim_common.cuh"
+#include "common/maxsim_common.cuh"
 
 namespace maxsim4j {
 

@@ -15,8 +15,8 @@
 //              (max, argmax) per row lives in registers across all n-tiles.
 // Epilogue:    max across the 4 threads of a quad, then across warps through shared memory, then the sum
 //              over valid query rows in a fixed order.
-#include "maxsim_mma.cuh"
-#include "maxsim_split.cuh"
+#include "common/maxsim_mma.cuh"
+#include "forward/maxsim_split.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 750
 namespace maxsim4j {

@@ -17,11 +17,11 @@
 //
 // Rows: the query's rows in passes of 32 (2 m-tiles); a query of more than 32 tokens reads the document
 // again per pass (from L2). Inference only: training refuses compressed inputs, and top-k needs no argmax.
-#include "maxsim_async.cuh"
-#include "maxsim_mma.cuh"
-#include "maxsim_quant.cuh"
-#include "maxsim_quant_expand.cuh"
-#include "maxsim_work.cuh"
+#include "common/maxsim_async.cuh"
+#include "common/maxsim_mma.cuh"
+#include "common/maxsim_quant.cuh"
+#include "forward/maxsim_quant_expand.cuh"
+#include "forward/maxsim_work.cuh"
 #include <type_traits>
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800

@@ -30,11 +30,11 @@
 //              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows, each times its
 //              weight: 1, or for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
 //              the host (HalfOperands.java).
-#include "maxsim_async.cuh"
-#include "maxsim_quant_expand.cuh"
-#include "maxsim_tma.cuh"
-#include "maxsim_wgmma.cuh"
-#include "maxsim_work.cuh"
+#include "common/maxsim_async.cuh"
+#include "forward/maxsim_quant_expand.cuh"
+#include "common/maxsim_tma.cuh"
+#include "common/maxsim_wgmma.cuh"
+#include "forward/maxsim_work.cuh"
 #include <type_traits>
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -24,9 +24,9 @@
 //              running max over this thread's document rows of every stage (max.NaN).
 // Epilogue:    per document, the max across the 8 rows of a warp (shuffles) and the 4 warps (shared memory,
 //              one barrier), then warp s sums the valid rows of query slot s.
-#include "maxsim_async.cuh"
-#include "maxsim_quant_expand.cuh"
-#include "maxsim_wgmma.cuh"
+#include "common/maxsim_async.cuh"
+#include "forward/maxsim_quant_expand.cuh"
+#include "common/maxsim_wgmma.cuh"
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace maxsim4j {

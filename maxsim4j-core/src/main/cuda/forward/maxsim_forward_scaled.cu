@@ -4,7 +4,7 @@
 // multiplies each dot product before the max (a negative scale turns a max into a min, so it cannot come
 // after), one multiply per (query token, document token). It serves every shape the tensor-core kernel for
 // compressed documents (maxsim_forward_quant.cu) does not take, and training's argmax.
-#include "maxsim_quant.cuh"
+#include "common/maxsim_quant.cuh"
 
 namespace maxsim4j {
 

@@ -24,9 +24,9 @@
 //              one instruction); training also keeps the argmax (strict >, ties to the lower token).
 // Epilogue:    max across the quad; lane L takes row L and the warp sums valid rows in the same shuffle
 //              tree as the block kernels, so every kernel (and top-k) gives the same bits.
-#include "maxsim_async.cuh"
-#include "maxsim_mma.cuh"
-#include "maxsim_work.cuh"
+#include "common/maxsim_async.cuh"
+#include "common/maxsim_mma.cuh"
+#include "forward/maxsim_work.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 namespace maxsim4j {

@@ -37,12 +37,12 @@
 //              groups each warp's sum is one query's score.
 #include <type_traits>
 
-#include "maxsim_async.cuh"
-#include "maxsim_fold.cuh"
-#include "maxsim_mma.cuh"
-#include "maxsim_quant_expand.cuh"
-#include "maxsim_split.cuh"
-#include "maxsim_wgmma.cuh"
+#include "common/maxsim_async.cuh"
+#include "forward/maxsim_fold.cuh"
+#include "common/maxsim_mma.cuh"
+#include "forward/maxsim_quant_expand.cuh"
+#include "forward/maxsim_split.cuh"
+#include "common/maxsim_wgmma.cuh"
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace maxsim4j {

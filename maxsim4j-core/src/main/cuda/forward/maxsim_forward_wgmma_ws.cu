@@ -50,12 +50,12 @@
 //              epilogue warp writes each query's score as the sum of its two slices. (A document's last
 //              tile of at most 64 tokens multiplied 64 wide, as the wgmma kernel does, made ptxas serialise
 //              the wgmmas: C7511, insufficient registers for the wgmma pipeline.)
-#include "maxsim_async.cuh"
-#include "maxsim_common.cuh"
-#include "maxsim_fold.cuh"
-#include "maxsim_mma.cuh"
-#include "maxsim_tma.cuh"
-#include "maxsim_wgmma.cuh"
+#include "common/maxsim_async.cuh"
+#include "common/maxsim_common.cuh"
+#include "forward/maxsim_fold.cuh"
+#include "common/maxsim_mma.cuh"
+#include "common/maxsim_tma.cuh"
+#include "common/maxsim_wgmma.cuh"
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace maxsim4j {

@@ -2,7 +2,7 @@
 // per query row; this merges the slices in slice order (ties keep the lower document slot, NaN dominates),
 // drops masked query rows, and sums the rest in a fixed order, so the result does not depend on which
 // slice finished first. One warp per pair.
-#include "maxsim_common.cuh"
+#include "common/maxsim_common.cuh"
 
 namespace maxsim4j {
 

@@ -4,8 +4,8 @@
 // and the same expansion in dimension order for the wgmma kernel's tiles (maxsim_forward_wgmma.cu).
 #pragma once
 #include <type_traits>
-#include "maxsim_async.cuh"
-#include "maxsim_quant.cuh"
+#include "common/maxsim_async.cuh"
+#include "common/maxsim_quant.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 namespace maxsim4j {

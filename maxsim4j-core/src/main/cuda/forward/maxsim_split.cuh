@@ -1,6 +1,6 @@
 // Split-Ld, shared by the block kernels that support it (maxsim_forward_mma.cu, maxsim_forward_wgmma.cu).
 #pragma once
-#include "maxsim_common.cuh"
+#include "common/maxsim_common.cuh"
 
 namespace maxsim4j {
 

@@ -16,7 +16,7 @@
 //   so the result is bitwise the same on every run.
 // dD, atomic: one warp per (pair, slot), atomicAdd into dD. Faster when a document meets few queries, but
 //   the order of float additions (and so the last bits) varies from run to run.
-#include "maxsim_common.cuh"
+#include "common/maxsim_common.cuh"
 
 namespace maxsim4j {
 

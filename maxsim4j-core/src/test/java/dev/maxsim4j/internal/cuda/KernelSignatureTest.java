@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every {@link KernelArgs} record mirrors its kernels' {@code extern "C"} signatures, parsed from the .cu
- * sources (src/main/cuda and src/test/cuda): the same parameters in the same order, by name, kind and width,
+ * sources (src/main/cuda and its folders, src/test/cuda): the same parameters in the same order, by name, kind and width,
  * and writes its components in that order. Runs on the CPU: a mismatch here would be memory corruption on
  * the GPU.
  */
@@ -223,7 +223,7 @@ class KernelSignatureTest {
     Map<String, List<Param>> out = new LinkedHashMap<>();
     for (Path dir : List.of(MAIN, TEST)) {
       assertTrue(Files.isDirectory(dir), dir.toAbsolutePath() + " (the test runs in the module's directory)");
-      try (Stream<Path> files = Files.list(dir)) {
+      try (Stream<Path> files = Files.walk(dir, 2)) {
         for (Path file : files.filter(f -> f.toString().endsWith(".cu") || f.toString().endsWith(".cuh")).sorted()
             .toList()) {
           String prefix = (dir == MAIN ? "main/" : "test/") + file.getFileName() + " ";
