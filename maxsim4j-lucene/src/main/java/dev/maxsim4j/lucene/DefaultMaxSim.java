@@ -10,11 +10,17 @@ import dev.maxsim4j.MaxSim;
 final class DefaultMaxSim {
   private DefaultMaxSim() {}
 
-  private static final class Holder {
-    static final MaxSim INSTANCE = MaxSim.create();
-  }
+  private static MaxSim instance;
 
-  static MaxSim get() {
-    return Holder.INSTANCE;
+  /**
+   * The instance, created on the first call that succeeds: a creation that fails (a bad maxsim4j.threads or
+   * maxsim4j.backend) reaches the caller as MaxSim throws it, and a later call tries again, where a class
+   * initialiser would give an ExceptionInInitializerError and then NoClassDefFoundError for good.
+   */
+  static synchronized MaxSim get() {
+    if (instance == null) {
+      instance = MaxSim.create();
+    }
+    return instance;
   }
 }

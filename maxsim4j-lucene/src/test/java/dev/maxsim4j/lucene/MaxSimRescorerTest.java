@@ -155,6 +155,50 @@ class MaxSimRescorerTest {
     }
   }
 
+  /**
+   * A default instance that cannot be created (here: a bad maxsim4j.threads) is refused by MaxSim's own
+   * IllegalArgumentException on every try, and made once the property is fixed: not an
+   * ExceptionInInitializerError, then NoClassDefFoundError for the life of the JVM.
+   */
+  @Test
+  void aDefaultInstanceThatCannotBeMadeIsNamedAndTriedAgain() throws Exception {
+    java.lang.reflect.Field field = DefaultMaxSim.class.getDeclaredField("instance");
+    field.setAccessible(true);
+    MaxSim kept;
+    synchronized (DefaultMaxSim.class) {
+      kept = (MaxSim) field.get(null);
+      field.set(null, null);
+    }
+    String property = System.getProperty("maxsim4j.threads");
+    float[][] q = unitQuery(new Random(SEED), 3);
+    try {
+      System.setProperty("maxsim4j.threads", "many");
+      for (int attempt = 0; attempt < 2; attempt++) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT));
+        assertTrue(e.getMessage().contains("maxsim4j.threads = 'many'"), e.getMessage());
+      }
+      System.setProperty("maxsim4j.threads", "1");
+      TopDocs top = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT)
+          .rescore(searcher, searcher.search(MatchAllDocsQuery.INSTANCE, 50), 5);
+      assertEquals(5, top.scoreDocs.length);
+      assertEquals(1, DefaultMaxSim.get().threads());
+    } finally {
+      if (property == null) {
+        System.clearProperty("maxsim4j.threads");
+      } else {
+        System.setProperty("maxsim4j.threads", property);
+      }
+      synchronized (DefaultMaxSim.class) {
+        MaxSim made = (MaxSim) field.get(null);
+        if (made != null) {
+          made.close();
+        }
+        field.set(null, kept);
+      }
+    }
+  }
+
   /** The GPU's path (the whole candidate set in one fused call), run on the CPU: the same bits as blocks. */
   @Test
   void oneCallForAllCandidatesEqualsBlocks() throws IOException {
