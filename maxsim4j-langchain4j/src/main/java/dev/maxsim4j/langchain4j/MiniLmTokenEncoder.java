@@ -83,9 +83,22 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
     try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {
       Map<String, String> options = Map.of("truncation", "false", "padding", "false");
       HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson, options);
-      OrtSession.SessionOptions sessionOptions = new OrtSession.SessionOptions();
-      OrtSession session = OrtEnvironment.getEnvironment().createSession(model.readAllBytes(), sessionOptions);
-      return new MiniLmTokenEncoder(session, tokenizer);
+      OrtSession session = null;
+      // the session keeps a copy of its options, so they are freed at once; a failed load frees what it made
+      try (OrtSession.SessionOptions sessionOptions = new OrtSession.SessionOptions()) {
+        session = OrtEnvironment.getEnvironment().createSession(model.readAllBytes(), sessionOptions);
+        return new MiniLmTokenEncoder(session, tokenizer);
+      } catch (IOException | OrtException | RuntimeException | Error e) {
+        tokenizer.close();
+        if (session != null) {
+          try {
+            session.close();
+          } catch (OrtException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+        }
+        throw e;
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read all-MiniLM-L6-v2 from the classpath", e);
     } catch (OrtException e) {
