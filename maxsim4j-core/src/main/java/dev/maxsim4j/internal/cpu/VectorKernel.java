@@ -53,10 +53,19 @@ final class VectorKernel implements PairKernel {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final int V = S.length();
   private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, S.vectorShape());
-  private static final VectorSpecies<Short> SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(V * 16));
+  /** V shorts; null where no vector shape of V shorts exists (64-bit float lanes), and bf16 is widened by the scalar loop. */
+  private static final VectorSpecies<Short> SHORTS = shortsOfLaneCount();
   static final int TILE = 128;
   /** Positions the fp32 lanes of the argmax hold exactly: longer documents, tracked, take a plain loop. */
   static final int EXACT_POSITIONS = 1 << 24;
+
+  private static VectorSpecies<Short> shortsOfLaneCount() {
+    try {
+      return VectorSpecies.of(short.class, VectorShape.forBitSize(V * 16));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
 
   @Override
   public String name() {
@@ -230,7 +239,7 @@ final class VectorKernel implements PairKernel {
 
     private static void widen(short[] src, int from, int n, float[] dst, int off) {
       int i = 0;
-      for (; i + V <= n; i += V) {
+      for (; SHORTS != null && i + V <= n; i += V) {
         ((IntVector) ShortVector.fromArray(SHORTS, src, from + i).convertShape(VectorOperators.S2I, INTS, 0))
             .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, off + i);
       }
