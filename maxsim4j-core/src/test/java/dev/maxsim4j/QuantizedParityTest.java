@@ -221,6 +221,70 @@ class QuantizedParityTest {
     return TokenBatch.ofFloats(f, n, l, d);
   }
 
+  /**
+   * fp32 tokens of tiny values (subnormal, or near fp32's smallest normal) against e4m3 codes of large scales, both
+   * ways round: the exact products are ordinary numbers, but the kernels' raw products with fractional codes (down
+   * to 2^-9) are subnormal, where they lose bits, or vanish, before the scale brings them back. Every backend scores
+   * within fp32's rounding of the exact products.
+   */
+  @Test
+  void tinyFloatTokensAgainstLargeScaledFp8CodesKeepTheirBits() {
+    float[] values = {1e-43f, -7e-44f, Float.MIN_VALUE, 3e-42f, 0x1p-130f, 0f};
+    float[] scales = {0x1p100f, -0x1p120f, 3e30f};
+    java.util.SplittableRandom r = new java.util.SplittableRandom(21);
+    for (int d : new int[] {1, 3, 33}) {
+      float[] f = new float[2 * 3 * d];
+      for (int k = 0; k < f.length; k++) {
+        f[k] = values[r.nextInt(values.length)];
+      }
+      TokenBatch tiny = TokenBatch.ofFloats(f, 2, 3, d);
+      byte[] b = new byte[4 * 3 * d];
+      for (int k = 0; k < b.length; k++) {
+        b[k] = (byte) (r.nextInt(0x38) | (r.nextBoolean() ? 0x80 : 0)); // 2^-9 .. 0.9375: fractional codes
+      }
+      float[] s = new float[4 * 3];
+      for (int t = 0; t < s.length; t++) {
+        s[t] = scales[r.nextInt(scales.length)];
+      }
+      TokenBatch codes = TokenBatch.ofBytes(DType.FLOAT8_E4M3, b, s, 4, 3, d);
+      for (TokenBatch[] pair : new TokenBatch[][] {{tiny, codes}, {codes, tiny}}) {
+        TokenBatch q = pair[0];
+        TokenBatch docs = pair[1];
+        float[][] want = reference.scores(q, docs);
+        for (MaxSim m : fast) {
+          float[][] all = m.scores(q, docs);
+          for (int i = 0; i < q.size(); i++) {
+            for (int j = 0; j < docs.size(); j++) {
+              String where = m.backendName() + " " + q.dtype() + " x " + docs.dtype() + " d=" + d + " [" + i + "][" + j
+                  + "]: want " + want[i][j] + " got " + all[i][j];
+              assertTrue(Math.abs(all[i][j] - want[i][j]) <= exactTolerance(q, i, docs, j), where);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * fp32's error bound on exact values: about d + Lq roundings of the summed magnitudes of the winning products, and
+   * half of fp32's smallest step per query token where a score is itself subnormal.
+   */
+  private static double exactTolerance(TokenBatch q, int i, TokenBatch d, int j) {
+    double magnitude = 0;
+    for (int s = 0; s < q.length(i); s++) {
+      double largest = 0;
+      for (int t = 0; t < d.length(j); t++) {
+        double sum = 0;
+        for (int k = 0; k < q.dim(); k++) {
+          sum += Math.abs(exact(q, i, s, k) * exact(d, j, t, k));
+        }
+        largest = Math.max(largest, sum);
+      }
+      magnitude += largest;
+    }
+    return 4 * Math.ulp(1.0f) * (q.dim() + q.length(i) + 4) * magnitude + q.length(i) * (double) Float.MIN_VALUE;
+  }
+
   @Test
   void anFp8NanByteInAValidTokenMakesTheScoreNan() {
     byte[] docs = new byte[2 * 4];

@@ -6,12 +6,17 @@ import dev.maxsim4j.DType;
  * Keeps the dot products of a scaled pair inside fp32 where the products of the values themselves are: the
  * kernels multiply the staged values of both sides (a quantized side's stored values) and apply queryScale x
  * documentScale after, so a float token of huge values met by stored values up to 448 could overflow where its
- * products with the tiny scaled values they stand for do not. Such a token is divided by a power of two 2^e
- * (exact) and its scale multiplied by 2^e. Tokens whose |values| sum, times the largest value the other side
- * stages, stays under a quarter of fp32's largest are left as they are, so ordinary inputs keep every bit.
+ * products with the tiny scaled values they stand for do not; and a token of tiny values met by e4m3's fractional
+ * stored values (down to 2^-9) could round its products in fp32's subnormal range, losing bits (or the whole
+ * product) that a large scale would then bring back into the score. Such a token is divided by a power of two 2^e
+ * (exact; e is negative for a tiny token) and its scale multiplied by 2^e. Tokens whose |values| sum, times the
+ * largest value the other side stages, lies between 2^-64 and a quarter of fp32's largest are left as
+ * they are, so ordinary inputs keep every bit.
  */
 final class Headroom {
   private static final double LIMIT = Float.MAX_VALUE / 4.0;
+  /** Below this bound a token is scaled up to a bound in [1, 2): its largest products stay far above subnormal. */
+  private static final double SMALL = 0x1p-64;
 
   private Headroom() {}
 
@@ -28,7 +33,7 @@ final class Headroom {
   /**
    * The power of two a token is divided by: {@code values[from + i * stride]} for i in [0, n), whose products
    * meet values of at most {@code largest}; 1 where none is needed, or where a value is not finite (an infinity
-   * stays one, as given).
+   * stays one, as given). Below 1 (down to fp32's smallest, 2^-149) for a token of tiny values.
    */
   static float divisor(float[] values, int from, int n, int stride, double largest) {
     double sum = 0;
@@ -36,6 +41,9 @@ final class Headroom {
       sum += Math.abs(values[from + i * stride]);
     }
     double bound = sum * largest;
+    if (bound > 0 && bound < SMALL) {
+      return Math.scalb(1f, Math.getExponent(bound)); // bound >= 2^-149, the smallest nonzero |value|
+    }
     if (!(bound > LIMIT) || Double.isInfinite(sum)) {
       return 1f; // NaN or in range: nothing to do
     }
@@ -44,12 +52,12 @@ final class Headroom {
 
   /**
    * Divides {@code values[from + i * stride]}, i in [0, n), by {@code divisor}, a power of two: exact but for
-   * values it takes below fp32's normal range, far below the token's largest.
+   * values it takes below fp32's normal range, far below the token's largest. A division, not a product with the
+   * inverse: the inverse of a divisor below 2^-127 is not a float.
    */
   static void divide(float[] values, int from, int n, int stride, float divisor) {
-    float inverse = 1f / divisor;
     for (int i = 0; i < n; i++) {
-      values[from + i * stride] *= inverse;
+      values[from + i * stride] /= divisor;
     }
   }
 }
