@@ -92,6 +92,7 @@ public final class Main {
       case "rerank" -> RerankCommand.USAGE;
       case "score" -> ScoreCommand.USAGE;
       case "quantize" -> QuantizeCommand.USAGE;
+      case "train-example" -> TrainExample.USAGE;
       default -> null;
     };
   }

@@ -29,6 +29,13 @@ final class TrainExample {
   static final int DOCUMENT_TOKENS = 64;
   static final float FEATURE_SCALE = 0.02f;
   static final float NOISE = 3f;
+  static final String USAGE = """
+      train-example [--steps 20] [--batch 32] [--seed 42] [--lr 0.5] [--naive] [--backend NAME]
+        Trains a projection W (384 -> 128) of random token features with the in-batch contrastive loss
+        (T = 0.05), MaxSim through the library (on the GPU where there is one), and prints the loss of
+        each step. --naive: the same steps through the naive path (the [B, B, Lq, Ld] similarity grid
+        materialised), for comparison: the same loss curve.
+      """;
 
   private TrainExample() {}
 

@@ -203,7 +203,8 @@ class MainTest {
   /** COMMAND --help prints that command's usage alone and succeeds. */
   @Test
   void eachCommandHasItsOwnHelp() {
-    for (String command : new String[] {"demo", "encode", "index", "search", "rerank", "score", "quantize"}) {
+    for (String command : new String[] {"demo", "encode", "index", "search", "rerank", "score", "quantize",
+        "train-example"}) {
       for (String flag : new String[] {"--help", "-h"}) {
         CliRun help = run(command, flag);
         assertEquals(0, help.status(), command + " " + flag + ": " + help.err());
