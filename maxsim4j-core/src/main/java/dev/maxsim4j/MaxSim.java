@@ -99,8 +99,8 @@ public final class MaxSim implements AutoCloseable {
     /**
      * {@code auto} (default), {@code cpu}, {@code cuda}, {@code reference}, {@code scalar} or {@code vector}.
      * {@code cuda} uses every visible GPU, or those the system property {@code maxsim4j.cuda.devices} names
-     * (e.g. {@code 0,1}): resident documents are split across them by free memory, calls score every part at
-     * once and merge, with the API and results of one GPU.
+     * (e.g. {@code 0,1}): resident documents are split across them in equal parts where those fit, else by free
+     * memory; calls score every part at once and merge, with the API and results of one GPU.
      */
     public Builder backend(String name) {
       this.backend = Arguments.nonNull(name, "backend");
