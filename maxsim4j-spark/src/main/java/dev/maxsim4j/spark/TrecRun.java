@@ -66,11 +66,33 @@ public final class TrecRun {
           out.write(query + " Q0 " + doc + " " + r.getInt(2) + " " + r.getFloat(3) + " " + tag + "\n");
         }
       }
-      if (fs.exists(target) && !fs.delete(target, false) || !fs.rename(temp, target)) {
-        throw new IOException("could not move " + temp + " to " + target);
-      }
+      replace(fs, temp, target);
     } finally {
       fs.delete(temp, false);
+    }
+  }
+
+  /**
+   * Moves the whole new run to {@code target}. A file systems' rename does not replace (HDFS) or not atomically,
+   * so an old run is first set aside under a side name, put back if the new one cannot take its place, and
+   * deleted only once it has: at no moment is neither run on disk.
+   */
+  private static void replace(FileSystem fs, Path temp, Path target) throws IOException {
+    Path old = null;
+    if (fs.exists(target)) {
+      old = new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".old");
+      if (!fs.rename(target, old)) {
+        throw new IOException("could not move the old run " + target + " aside to " + old + "; it is unchanged");
+      }
+    }
+    if (!fs.rename(temp, target)) {
+      if (old != null && !fs.rename(old, target)) {
+        throw new IOException("could not move " + temp + " to " + target + "; the old run is kept as " + old);
+      }
+      throw new IOException("could not move " + temp + " to " + target + (old != null ? "; the old run is unchanged" : ""));
+    }
+    if (old != null) {
+      fs.delete(old, false);
     }
   }
 

@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -20,7 +23,10 @@ import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Ids that a TREC reader would split (any Unicode blank) or misread (a control character, null) are refused. */
+/**
+ * Ids that a TREC reader would split (any Unicode blank) or misread (a control character, null) are refused; an
+ * old run survives a write that fails at any step.
+ */
 class HostileTrecRunTest extends WithLocalSpark {
   private static final StructType RUN = new StructType().add("query_id", DataTypes.StringType)
       .add("doc_id", DataTypes.StringType).add("rank", DataTypes.IntegerType).add("score", DataTypes.FloatType);
@@ -47,5 +53,40 @@ class HostileTrecRunTest extends WithLocalSpark {
     }, new String[] {"--queries", "q", "--corpus", "c", "--k", "5", "--out", "o", "--tag", "run\u00a01"},
         new PrintStream(err, true, StandardCharsets.UTF_8));
     assertEquals(2, status, err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** The local file system, but a finished run cannot be renamed into place (as on a store that refuses it). */
+  public static final class RefusingRenames extends RawLocalFileSystem {
+    @Override
+    public boolean rename(org.apache.hadoop.fs.Path src, org.apache.hadoop.fs.Path dst) throws IOException {
+      return !src.getName().endsWith(".tmp") && super.rename(src, dst);
+    }
+  }
+
+  @Test
+  void anOldRunSurvivesANewOneThatCannotTakeItsPlace(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("run.trec");
+    Files.writeString(file, "q0 Q0 d0 1 1.0 old\n");
+    Dataset<Row> run = spark.createDataFrame(List.of(RowFactory.create("q1", "d1", 1, 2f)), RUN);
+    Configuration conf = spark.sparkContext().hadoopConfiguration();
+    conf.set("fs.file.impl", RefusingRenames.class.getName());
+    conf.setBoolean("fs.file.impl.disable.cache", true);
+    try {
+      IOException e = assertThrows(IOException.class, () -> TrecRun.write(run, file.toString(), "new"));
+      assertTrue(e.getMessage().contains("the old run is unchanged"), e.getMessage());
+    } finally {
+      conf.unset("fs.file.impl");
+      conf.unset("fs.file.impl.disable.cache");
+    }
+    assertEquals("q0 Q0 d0 1 1.0 old\n", Files.readString(file));
+    try (var left = Files.list(dir)) {
+      assertEquals(List.of(file), left.toList(), "no side file is left");
+    }
+    TrecRun.write(run, file.toString(), "new");
+    assertEquals("q1 Q0 d1 1 2.0 new\n", Files.readString(file));
+    try (var left = Files.list(dir)) { // Hadoop's local file system keeps a checksum beside the run
+      assertEquals(List.of(), left.map(f -> f.getFileName().toString())
+          .filter(f -> f.contains(".tmp") || f.contains(".old")).toList(), "no side file is left");
+    }
   }
 }
