@@ -170,6 +170,39 @@ class TextIndexRobustnessTest {
     assertTrue(search.out().contains("a.txt:1  otters hold hands"), search.out());
   }
 
+  /**
+   * Writing the Lucene index fails (its lock file cannot be opened, as a read-only folder or a full disk would fail
+   * a write): the index is kept as it was, not taken for damaged and deleted, and is updated once it can be.
+   */
+  @Test
+  void aLuceneIndexThatCannotBeWrittenIsKeptNotRebuilt() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    assertEquals(0, index(folder).status());
+    Path lucene = folder.resolve(".maxsim4j/lucene");
+    Path lock = lucene.resolve("write.lock");
+    Files.deleteIfExists(lock);
+    Files.createDirectories(lock.resolve("inner"));
+    Files.writeString(folder.resolve("b.txt"), "bees dance in the hive");
+
+    CliRun failed = index(folder);
+    assertTrue(failed.failedCleanly(), failed.err());
+    assertTrue(failed.err().contains("cannot write the Lucene index in " + lucene), failed.err());
+    assertFalse(failed.err().contains("rebuilding"), failed.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "bees", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("cannot save the Lucene index in"), search.err());
+    assertFalse(search.err().contains("rebuilding"), search.err());
+    assertTrue(search.out().contains("b.txt:1  bees dance in the hive"), search.out());
+
+    Files.delete(lock.resolve("inner"));
+    Files.delete(lock);
+    CliRun updated = index(folder);
+    assertEquals(0, updated.status(), updated.err());
+    assertEquals("", updated.err().lines().filter(l -> l.contains("warning")).reduce("", String::concat),
+        "the kept index is whole");
+    assertTrue(updated.out().contains("(1 added, 1 removed)"), updated.out());
+  }
+
   @Test
   void aManifestThatIsAFolderIsOneLineForIndexAndAWarningForSearch() throws IOException {
     Path folder = folder("a.txt", "otters hold hands");

@@ -163,6 +163,13 @@ public final class LuceneIndex implements Closeable {
       fs.close();
       return inMemory(shown, "another maxsim4j run is writing it", index, maxSim, mustSave, warnings, err);
     } catch (IOException | RuntimeException e) {
+      if (e instanceof IOException io && intact(fs)) {
+        // the index reads whole, so writing to it failed (a full disk, a read-only folder): rebuilding would only
+        // delete it and fail alike
+        discardUncommitted(fs);
+        fs.close();
+        return inMemory(shown, TextFiles.reason(io), index, maxSim, mustSave, warnings, err);
+      }
       String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName()
           : e.getMessage().lines().findFirst().orElseThrow();
       warnings.warn("the Lucene index in " + shown + " cannot be used (" + why + "); rebuilding it");
@@ -171,6 +178,7 @@ public final class LuceneIndex implements Closeable {
       clear(fs);
       return write(fs, index, maxSim, true, true, err);
     } catch (IOException e) {
+      discardUncommitted(fs);
       fs.close();
       return inMemory(shown, TextFiles.reason(e), index, maxSim, mustSave, warnings, err);
     }
@@ -183,6 +191,32 @@ public final class LuceneIndex implements Closeable {
     }
     warnings.warn("cannot save the Lucene index in " + shown + " (" + why + "); building it in memory");
     return write(new ByteBuffersDirectory(), index, maxSim, true, false, err);
+  }
+
+  /** Whether the index's last commit opens and its files match their checksums. */
+  private static boolean intact(Directory d) {
+    try (DirectoryReader r = DirectoryReader.open(d)) {
+      for (LeafReaderContext leaf : r.leaves()) {
+        leaf.reader().checkIntegrity();
+      }
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Deletes the files a failed write left behind (a full disk keeps them otherwise): a new writer's first act is
+   * to delete every file no commit references, and this one closes without committing. Best effort.
+   */
+  private static void discardUncommitted(Directory d) {
+    IndexWriterConfig config = new IndexWriterConfig().setOpenMode(IndexWriterConfig.OpenMode.CREATE_OR_APPEND)
+        .setCommitOnClose(false);
+    try (IndexWriter cleaner = new IndexWriter(d, config)) {
+      cleaner.rollback();
+    } catch (IOException | RuntimeException ignored) {
+      // what stays is deleted by the next run that opens a writer
+    }
   }
 
   /** Removes every file of a damaged index (only this folder's, which holds nothing else). */
@@ -226,7 +260,9 @@ public final class LuceneIndex implements Closeable {
     }
     Codec codec = ENCODER.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(ENCODER.dimension());
     IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
-        .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
+        .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND)
+        // a run that fails midway must not commit half an update as it closes
+        .setCommitOnClose(false);
     int added;
     int before = 0;
     try (IndexWriter writer = new IndexWriter(d, config)) {
