@@ -9,9 +9,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -299,6 +301,20 @@ class TextIndexRobustnessTest {
     assertEquals(0, r.status(), r.err());
     assertTrue(r.err().contains("another version") && r.err().contains("rebuilding it"), r.err());
     assertFalse(Files.exists(old.resolve("tokens.safetensors")), "the old tokens file is removed");
+  }
+
+  /** The index's files get the permissions any new file of its folder gets, not those of a private temporary file. */
+  @Test
+  void indexFilesGetTheUmasksPermissions() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands");
+    assertEquals(0, index(folder).status());
+    Path index = folder.resolve(".maxsim4j");
+    Set<PosixFilePermission> expected = Files.getPosixFilePermissions(Files.createFile(dir.resolve("probe")));
+    try (Stream<Path> files = Files.list(index)) {
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        assertEquals(expected, Files.getPosixFilePermissions(f), f.toString());
+      }
+    }
   }
 
   @Test

@@ -292,11 +292,20 @@ public final class TextIndex {
   private static Path openTemporary(Path dir, boolean mustSave, Warnings warnings) throws IOException {
     try {
       Files.createDirectories(dir);
-      return TemporaryFiles.track(Files.createTempFile(dir, "tokens-", ".tmp"));
+      return temporary(dir, "tokens-");
     } catch (IOException e) {
       cannotSave(dir, e, mustSave, warnings);
       return null;
     }
+  }
+
+  /**
+   * A new empty file {@code PREFIX-HEX.tmp} in {@code dir}, tracked, made with the permissions the umask gives
+   * (a temporary file's own are its owner's alone, which the index files would keep once moved into place).
+   */
+  private static Path temporary(Path dir, String prefix) throws IOException {
+    String name = prefix + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".tmp";
+    return TemporaryFiles.track(Files.createFile(dir.resolve(name)));
   }
 
   private static void cannotSave(Path dir, IOException e, boolean mustSave, Warnings warnings) {
@@ -318,7 +327,7 @@ public final class TextIndex {
       SafeTensors.write(tmp, tokens.tensors());
       Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
       TemporaryFiles.done(tmp);
-      manifestTmp = TemporaryFiles.track(Files.createTempFile(dir, "manifest-", ".tmp"));
+      manifestTmp = temporary(dir, "manifest-");
       String manifest = Manifest.format(tokens.store(), name, total, tokens.checksum(), entries);
       Files.writeString(manifestTmp, manifest);
       bytes = Files.size(dir.resolve(name)) + Files.size(manifestTmp);
