@@ -8,7 +8,6 @@ import dev.maxsim4j.TokenBatch;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
@@ -26,8 +25,8 @@ public final class MaxSimScoringModel implements ScoringModel {
   private final MaxSim maxSim;
 
   public MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim) {
-    this.encoder = Objects.requireNonNull(encoder, "encoder");
-    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+    this.encoder = Arguments.nonNull(encoder, "encoder");
+    this.maxSim = Arguments.nonNull(maxSim, "maxSim");
   }
 
   @Override

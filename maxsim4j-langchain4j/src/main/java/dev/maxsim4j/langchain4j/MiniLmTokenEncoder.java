@@ -15,7 +15,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -119,7 +118,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
 
   /** The token vectors of one text as a batch of one row. */
   public TokenBatch encode(String text) {
-    return encode(List.of(text), null);
+    return encode(List.of(Arguments.nonNull(text, "text")), null);
   }
 
   /** The token vectors of each text, one packed row per text, fp32, {@value #DIM}-d, unit length. */
@@ -129,7 +128,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
 
   /** As {@link #encode(List)}, reporting progress after each batch of windows (may be null). */
   public TokenBatch encode(List<String> texts, Progress progress) {
-    Objects.requireNonNull(texts, "texts");
+    Arguments.nonNull(texts, "texts");
     lifecycle.readLock().lock();
     try {
       if (closed) {

@@ -79,4 +79,16 @@ class MaxSimScoringModelTest extends WithModel {
     assertEquals(-1e9 / n, scores.get(2), 1e-3);
     assertTrue(scores.get(1) >= -1 && scores.get(3) >= -1, scores.toString());
   }
+
+  @Test
+  void nullArgumentsAreNamedInIllegalArgumentExceptions() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new MaxSimScoringModel(null, maxSim));
+    assertEquals("encoder is null", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> new MaxSimScoringModel(encoder, null));
+    assertEquals("maxSim is null", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> encoder.encode((List<String>) null));
+    assertEquals("texts is null", e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> encoder.encode((String) null));
+    assertEquals("text is null", e.getMessage());
+  }
 }

@@ -10,7 +10,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
@@ -64,10 +63,10 @@ public final class LateInteractionRetriever {
    */
   public LateInteractionRetriever(FixedDimensionalEncoder encoder, String encodingField, String tokensField,
       MaxSim maxSim) {
-    this.encoder = Objects.requireNonNull(encoder, "encoder");
-    this.encodingField = Objects.requireNonNull(encodingField, "encodingField");
-    this.tokensField = Objects.requireNonNull(tokensField, "tokensField");
-    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+    this.encoder = Arguments.nonNull(encoder, "encoder");
+    this.encodingField = Arguments.nonNull(encodingField, "encodingField");
+    this.tokensField = Arguments.nonNull(tokensField, "tokensField");
+    this.maxSim = Arguments.nonNull(maxSim, "maxSim");
     if (encodingField.equals(tokensField)) {
       throw new IllegalArgumentException("encodingField and tokensField are both \"" + tokensField
           + "\"; expected two fields");
@@ -97,7 +96,7 @@ public final class LateInteractionRetriever {
    * {@code encoder().encodeDocuments(batch)} for many documents at once (rows are encoded in parallel).
    */
   public List<IndexableField> documentFields(float[][] tokens, float[] encoding) {
-    Objects.requireNonNull(encoding, "encoding");
+    Arguments.nonNull(encoding, "encoding");
     if (encoding.length != encoder.dimension()) {
       throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
           + encoder.dimension() + ", this retriever's encoder's");
@@ -121,7 +120,7 @@ public final class LateInteractionRetriever {
    */
   public TopDocs search(IndexSearcher searcher, float[][] queryTokens, Query lexical, int candidates, int k)
       throws IOException {
-    Objects.requireNonNull(searcher, "searcher");
+    Arguments.nonNull(searcher, "searcher");
     checkCounts(candidates, k);
     checkTokens("queryTokens", queryTokens);
     float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
@@ -136,7 +135,7 @@ public final class LateInteractionRetriever {
 
   /** The exact best {@code k} documents by MaxSim over every document with token vectors (brute force). */
   public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
-    Objects.requireNonNull(searcher, "searcher");
+    Arguments.nonNull(searcher, "searcher");
     checkCounts(1, k);
     // checked against the encoder, not left to the rerank: it would blame the first document, or find none to blame
     checkTokens("queryTokens", queryTokens);

@@ -2,7 +2,6 @@ package dev.maxsim4j.lucene;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
-import java.util.Objects;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.MultiVectorSimilarity;
 
@@ -20,7 +19,7 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
 
   /** Scores with the given instance (not closed by this object). */
   public MaxSimMultiVectorSimilarity(MaxSim maxSim) {
-    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+    this.maxSim = Arguments.nonNull(maxSim, "maxSim");
   }
 
   /** Scores with the JVM-wide default instance (see {@link MaxSimRescorer#create}). */
@@ -30,8 +29,8 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
 
   @Override
   public float compare(float[][] queryVector, float[][] docVector, VectorSimilarityFunction similarity) {
-    Objects.requireNonNull(queryVector, "queryVector");
-    Objects.requireNonNull(docVector, "docVector");
+    Arguments.nonNull(queryVector, "queryVector");
+    Arguments.nonNull(docVector, "docVector");
     if (similarity != VectorSimilarityFunction.DOT_PRODUCT && similarity != VectorSimilarityFunction.COSINE) {
       throw new IllegalArgumentException("similarity = " + similarity + "; expected DOT_PRODUCT or COSINE");
     }

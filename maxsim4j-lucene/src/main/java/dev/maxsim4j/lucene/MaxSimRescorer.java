@@ -11,7 +11,6 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.stream.IntStream;
 import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DocValuesType;
@@ -107,11 +106,11 @@ public final class MaxSimRescorer extends Rescorer {
       boolean fallbackToFirstPass, MaxSim maxSim, int blockOverride, boolean quantized, DType queryType) {
     this.blockOverride = blockOverride;
     this.quantized = quantized;
-    this.queryType = Objects.requireNonNull(queryType, "queryType");
-    this.field = Objects.requireNonNull(field, "field");
-    this.similarity = Objects.requireNonNull(similarity, "similarity");
-    this.scale = Objects.requireNonNull(scale, "scale");
-    this.maxSim = Objects.requireNonNull(maxSim, "maxSim");
+    this.queryType = Arguments.nonNull(queryType, "queryType");
+    this.field = Arguments.nonNull(field, "field");
+    this.similarity = Arguments.nonNull(similarity, "similarity");
+    this.scale = Arguments.nonNull(scale, "scale");
+    this.maxSim = Arguments.nonNull(maxSim, "maxSim");
     if (similarity != VectorSimilarityFunction.DOT_PRODUCT && similarity != VectorSimilarityFunction.COSINE) {
       throw new IllegalArgumentException("similarity = " + similarity
           + "; expected DOT_PRODUCT or COSINE (MaxSim sums best dot products; EUCLIDEAN and MAXIMUM_INNER_PRODUCT"
@@ -163,7 +162,7 @@ public final class MaxSimRescorer extends Rescorer {
    * given); documents then score MaxSim against the dequantized query, e.g. 1-bit against 1-bit documents.
    */
   public MaxSimRescorer withQueryType(DType type) {
-    Objects.requireNonNull(type, "type");
+    Arguments.nonNull(type, "type");
     if (type != DType.FLOAT32 && !type.isQuantized()) {
       throw new IllegalArgumentException("type is " + type + "; expected FLOAT32, INT8, FLOAT8_E4M3 or BINARY");
     }
@@ -189,8 +188,8 @@ public final class MaxSimRescorer extends Rescorer {
 
   @Override
   public TopDocs rescore(IndexSearcher searcher, TopDocs firstPassTopDocs, int topN) throws IOException {
-    Objects.requireNonNull(searcher, "searcher");
-    Objects.requireNonNull(firstPassTopDocs, "firstPassTopDocs");
+    Arguments.nonNull(searcher, "searcher");
+    Arguments.nonNull(firstPassTopDocs, "firstPassTopDocs");
     if (topN < 0) {
       throw new IllegalArgumentException("topN = " + topN + "; expected >= 0");
     }

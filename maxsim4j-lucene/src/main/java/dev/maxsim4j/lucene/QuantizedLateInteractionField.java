@@ -5,7 +5,6 @@ import dev.maxsim4j.TokenBatch;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.util.Objects;
 import org.apache.lucene.document.BinaryDocValuesField;
 import org.apache.lucene.util.BytesRef;
 
@@ -46,7 +45,7 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
 
   /** The stored value of {@code vectors} ({@code [tokens][d]}, at least one token) quantized to {@code type}. */
   public static BytesRef encode(float[][] vectors, DType type) {
-    Objects.requireNonNull(type, "type");
+    Arguments.nonNull(type, "type");
     if (vectors == null || vectors.length == 0) {
       throw new IllegalArgumentException("vectors is " + (vectors == null ? "null" : "empty")
           + "; expected [tokens][d] with at least one token (encode(type, data, scales, 0, d) stores none)");
@@ -57,7 +56,7 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
 
   /** The stored value of {@code tokens}, one row of a quantized batch (its valid tokens, in order). */
   public static BytesRef encode(TokenBatch tokens) {
-    Objects.requireNonNull(tokens, "tokens");
+    Arguments.nonNull(tokens, "tokens");
     if (tokens.size() != 1 || !tokens.dtype().isQuantized()) {
       throw new IllegalArgumentException("tokens has " + tokens.size() + " rows of " + tokens.dtype()
           + "; expected one row of INT8, FLOAT8_E4M3 or BINARY");
@@ -84,8 +83,8 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
    * {@code tokens x type.bytesPerToken(d)} bytes, {@code scales} one finite scale per token (null: all 1).
    */
   public static BytesRef encode(DType type, byte[] data, float[] scales, int tokens, int d) {
-    Objects.requireNonNull(type, "type");
-    Objects.requireNonNull(data, "data");
+    Arguments.nonNull(type, "type");
+    Arguments.nonNull(data, "data");
     requireQuantized(type);
     if (d < 1 || tokens < 0) {
       throw new IllegalArgumentException("tokens = " + tokens + ", d = " + d + "; expected tokens >= 0, d >= 1");
@@ -122,7 +121,7 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
 
   /** The tokens of a stored value as one row of a quantized batch (over a copy of its bytes). */
   public static TokenBatch decode(BytesRef value) {
-    Objects.requireNonNull(value, "value");
+    Arguments.nonNull(value, "value");
     QuantizedTokenBytes row = new QuantizedTokenBytes().reset("value", header(value, "value").dim());
     row.add(value, -1);
     return row.batch();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
 import java.io.IOException;
@@ -28,9 +29,13 @@ import org.apache.lucene.store.FSDirectory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Hostile retrieval: documents that a lexical query finds but that hold no token vectors. */
+/**
+ * Hostile retrieval: documents that a lexical query finds but that hold no token vectors; null arguments, each
+ * named in an IllegalArgumentException as the core library names its own.
+ */
 class HostileRetrievalTest {
   @TempDir
   Path dir;
@@ -219,5 +224,41 @@ class HostileRetrievalTest {
       assertTrue(e.getMessage().contains("FLOAT32 vectors of 16 dimensions; expected FLOAT32 vectors of 32"),
           e.getMessage());
     }
+  }
+
+  @Test
+  void nullArgumentsAreNamedInIllegalArgumentExceptions() throws IOException {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    float[][] tokens = {{1, 0, 0, 0}};
+    MaxSimRescorer rescorer = MaxSimRescorer.create("tokens", tokens, VectorSimilarityFunction.DOT_PRODUCT,
+        MaxSimRescorer.Scale.RAW, maxSim);
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      writer.commit();
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      TopDocs none = new TopDocs(new org.apache.lucene.search.TotalHits(0,
+          org.apache.lucene.search.TotalHits.Relation.EQUAL_TO), new ScoreDoc[0]);
+      assertNamed("encoder", () -> new LateInteractionRetriever(null, "fde", "tokens", maxSim));
+      assertNamed("tokensField", () -> new LateInteractionRetriever(encoder, "fde", null, maxSim));
+      assertNamed("maxSim", () -> new LateInteractionRetriever(encoder, "fde", "tokens", null));
+      assertNamed("searcher", () -> retriever.searchExact(null, tokens, 1));
+      assertNamed("maxSim", () -> MaxSimRescorer.create("tokens", tokens, VectorSimilarityFunction.DOT_PRODUCT,
+          MaxSimRescorer.Scale.RAW, null));
+      assertNamed("searcher", () -> rescorer.rescore(null, none, 1));
+      assertNamed("firstPassTopDocs", () -> rescorer.rescore(searcher, null, 1));
+      assertNamed("type", () -> rescorer.withQueryType(null));
+      assertNamed("maxSim", () -> new MaxSimMultiVectorSimilarity(null));
+      assertNamed("queryVector", () -> new MaxSimMultiVectorSimilarity(maxSim).compare(null, tokens,
+          VectorSimilarityFunction.DOT_PRODUCT));
+      assertNamed("type", () -> QuantizedLateInteractionField.encode(tokens, (DType) null));
+      assertNamed("value", () -> QuantizedLateInteractionField.decode(null));
+    }
+  }
+
+  private static void assertNamed(String argument, Executable call) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call, argument);
+    assertTrue(e.getMessage().startsWith(argument + " is null"), e.getMessage());
   }
 }
