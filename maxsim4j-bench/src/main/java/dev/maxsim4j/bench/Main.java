@@ -10,6 +10,10 @@ import dev.maxsim4j.bench.retrieval.RetrievalCommand;
 import dev.maxsim4j.cli.CommandRunner;
 import dev.maxsim4j.cli.UsageException;
 import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The {@code ./maxsim4j bench} command line: the maintainers' measurements behind docs/benchmarks.md. The
@@ -32,6 +36,21 @@ public final class Main {
 
       """;
 
+  /** Each command's own usage text, in the order help lists them. */
+  private static final Map<String, String> USAGES = new LinkedHashMap<>();
+
+  static {
+    USAGES.put("gpu", GpuCommand.USAGE);
+    USAGES.put("gpu-scale", GpuScaleCommand.USAGE);
+    USAGES.put("gpu-fde", GpuFdeCommand.USAGE);
+    USAGES.put("cpu", CpuBench.USAGE);
+    USAGES.put("plot", PlotCommand.USAGE);
+    USAGES.put("quality", QualityCommand.USAGE);
+    USAGES.put("retrieval", RetrievalCommand.USAGE);
+  }
+
+  private static final List<String> HELP = List.of("--help", "-h");
+
   private Main() {}
 
   public static void main(String[] args) {
@@ -43,13 +62,16 @@ public final class Main {
     return CommandRunner.run("maxsim4j bench", err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
-        for (String usage : new String[] {GpuCommand.USAGE, GpuScaleCommand.USAGE, GpuFdeCommand.USAGE,
-            CpuBench.USAGE, PlotCommand.USAGE,
-            QualityCommand.USAGE, RetrievalCommand.USAGE}) {
+        for (String usage : USAGES.values()) {
           help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
         return args.length == 0 ? 2 : 0;
+      }
+      // COMMAND --help, as every maxsim4j command takes it
+      if (USAGES.containsKey(args[0]) && Arrays.stream(args, 1, args.length).anyMatch(HELP::contains)) {
+        out.print("usage: ./maxsim4j bench " + USAGES.get(args[0]));
+        return 0;
       }
       return switch (args[0]) {
         case "gpu" -> GpuCommand.run(args, out);

@@ -35,6 +35,18 @@ class BenchCommandsTest {
   }
 
   @Test
+  void eachCommandPrintsItsOwnUsageOnHelp() {
+    for (String command : new String[] {"gpu", "gpu-scale", "gpu-fde", "cpu", "plot", "quality", "retrieval"}) {
+      for (String flag : new String[] {"--help", "-h"}) {
+        BenchRun help = BenchRun.of(command, flag);
+        assertEquals(0, help.status(), command + " " + flag + ": " + help.err());
+        assertTrue(help.out().startsWith("usage: ./maxsim4j bench " + command), command + ": " + help.out());
+        assertTrue(help.err().isEmpty(), help.err());
+      }
+    }
+  }
+
+  @Test
   void cpuWritesJsonThatPlotDrawsAsSpeedup() throws IOException {
     BenchRun b = BenchRun.of("cpu", "--shape", "1,20,8,30,16", "--dtype", "bf16", "--iterations", "2", "--json",
         p("b.json"));
