@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.text;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
@@ -205,6 +206,9 @@ public final class TextFiles {
     }
     if (e instanceof FileSystemException f && f.getReason() != null) {
       return f.getReason();
+    }
+    if (e instanceof CharacterCodingException) { // its own message is only "Input length = 1"
+      return "it is not UTF-8 text";
     }
     return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
   }
