@@ -73,7 +73,7 @@ public final class TrecRun {
   }
 
   /**
-   * Moves the whole new run to {@code target}. A file systems' rename does not replace (HDFS) or not atomically,
+   * Moves the whole new run to {@code target}. A file system's rename does not replace (HDFS) or not atomically,
    * so an old run is first set aside under a side name, put back if the new one cannot take its place, and
    * deleted only once it has: at no moment is neither run on disk.
    */
@@ -85,7 +85,16 @@ public final class TrecRun {
         throw new IOException("could not move the old run " + target + " aside to " + old + "; it is unchanged");
       }
     }
-    if (!fs.rename(temp, target)) {
+    boolean moved;
+    try {
+      moved = fs.rename(temp, target);
+    } catch (IOException | RuntimeException e) { // some stores throw where others return false
+      if (old != null && !fs.rename(old, target)) {
+        e.addSuppressed(new IOException("the old run is kept as " + old));
+      }
+      throw e;
+    }
+    if (!moved) {
       if (old != null && !fs.rename(old, target)) {
         throw new IOException("could not move " + temp + " to " + target + "; the old run is kept as " + old);
       }

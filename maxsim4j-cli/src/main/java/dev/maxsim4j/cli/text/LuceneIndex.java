@@ -305,6 +305,11 @@ public final class LuceneIndex implements Closeable {
         writer.setLiveCommitData(data.entrySet());
         writer.commit();
       }
+      // without commit on close, merges still running would be dropped as it closes: finish and keep them
+      writer.waitForMerges();
+      if (writer.hasUncommittedChanges()) {
+        writer.commit();
+      }
       progress.done();
     }
     DirectoryReader reader = DirectoryReader.open(d);
