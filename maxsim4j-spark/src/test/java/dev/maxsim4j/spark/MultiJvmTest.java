@@ -61,6 +61,16 @@ class MultiJvmTest {
     Corpus queries = Corpus.random("q", 4, 5, 16, 41, 0);
     Corpus corpus = Corpus.random("d", 80, 8, 16, 42, 11);
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    // on a busy host the second executor registers late, and the first would take every task meanwhile
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (spark.sparkContext().statusTracker().getExecutorInfos().length < 3 && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
     Dataset<Row> documents = spark.createDataFrame(jsc.parallelize(corpus.rows(), 6), Corpus.ARRAYS);
     Set<Long> pids = new TreeSet<>(jsc.parallelize(List.of(1, 2, 3, 4, 5, 6), 6)
         .map(x -> ProcessHandle.current().pid()).collect());
