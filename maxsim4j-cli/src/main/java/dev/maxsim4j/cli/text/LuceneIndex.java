@@ -260,9 +260,7 @@ public final class LuceneIndex implements Closeable {
     }
     Codec codec = ENCODER.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(ENCODER.dimension());
     IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
-        .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND)
-        // a run that fails midway must not commit half an update as it closes
-        .setCommitOnClose(false);
+        .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
     int added;
     int before = 0;
     try (IndexWriter writer = new IndexWriter(d, config)) {
@@ -303,11 +301,6 @@ public final class LuceneIndex implements Closeable {
       }
       if (rebuild || writer.hasUncommittedChanges()) {
         writer.setLiveCommitData(data.entrySet());
-        writer.commit();
-      }
-      // without commit on close, merges still running would be dropped as it closes: finish and keep them
-      writer.waitForMerges();
-      if (writer.hasUncommittedChanges()) {
         writer.commit();
       }
       progress.done();
