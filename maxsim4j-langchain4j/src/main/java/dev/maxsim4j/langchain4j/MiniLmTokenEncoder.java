@@ -87,7 +87,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       try (OrtSession.SessionOptions sessionOptions = new OrtSession.SessionOptions()) {
         session = OrtEnvironment.getEnvironment().createSession(model.readAllBytes(), sessionOptions);
         return new MiniLmTokenEncoder(session, tokenizer);
-      } catch (IOException | OrtException | RuntimeException | Error e) {
+      } catch (Throwable e) { // rethrown as it came
         tokenizer.close();
         if (session != null) {
           try {

@@ -85,20 +85,17 @@ public final class TrecRun {
         throw new IOException("could not move the old run " + target + " aside to " + old + "; it is unchanged");
       }
     }
-    boolean moved;
+    IOException failure = null; // some stores throw where others return false
+    boolean moved = false;
     try {
       moved = fs.rename(temp, target);
-    } catch (IOException | RuntimeException e) { // some stores throw where others return false
-      if (old != null && !fs.rename(old, target)) {
-        e.addSuppressed(new IOException("the old run is kept as " + old));
-      }
-      throw e;
+    } catch (IOException e) {
+      failure = e;
     }
     if (!moved) {
-      if (old != null && !fs.rename(old, target)) {
-        throw new IOException("could not move " + temp + " to " + target + "; the old run is kept as " + old);
-      }
-      throw new IOException("could not move " + temp + " to " + target + (old != null ? "; the old run is unchanged" : ""));
+      String kept = old == null ? "" : fs.rename(old, target) ? "; the old run is unchanged"
+          : "; the old run is kept as " + old;
+      throw new IOException("could not move " + temp + " to " + target + kept, failure);
     }
     if (old != null) {
       fs.delete(old, false);
