@@ -1,19 +1,22 @@
 // Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries (at most 32 tokens,
-// d <= 128, 1-bit at d = 128) on Hopper (sm_90a only): the launches that read many documents once each, where the
-// time is the bytes read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
+// d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes
+// read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
 //              run time) and loads each slot of a document's stored bytes with one bulk copy (its tokens are
-//              contiguous) and its scales with another where they are whole 16-byte units (else the 32 lanes
-//              copy them); warps 0-3, the consumer warpgroup, expand and multiply. They meet only at the ring's
+//              contiguous; 1-bit tokens narrower than 16 bytes from the 16-byte unit holding the first, the
+//              offset into it carried in the slot's Tile) and its scales with another where they are whole
+//              16-byte units (else the 32 lanes copy them); warps 0-3, the consumer warpgroup, expand and
+//              multiply. They meet only at the ring's
 //              barriers, and each slot carries its Tile, so the consumers read no work metadata from global
 //              memory. The producer takes the next pair and reads its document's row while the current one's
 //              slots go out, so those round trips to memory never leave the ring unfilled.
 // Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
 //              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
-//              and e4m3 value is exact in both; a 1-bit row is four words, thread t's word its 32 dims, each
-//              bit a +-1); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k
-//              order the expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes
+//              and e4m3 value is exact in both; a 1-bit row is read as four words, thread t's word its 32 dims,
+//              each bit a +-1, the bytes past a row narrower than 128 dims meeting zeros in B); B = the query's
+//              32 rows in shared memory, 128-byte swizzled and K-major, in the k order the expansion leaves
+//              (pieceDim, maxsim_quant_expand.cuh), written when the query changes
 //              (once per block for one query: the block's first, while its first slot is on its way). A slot
 //              holds two such tiles (128 tokens) of 8-bit tokens or five (320) of 1-bit tokens, since taking a
 //              slot costs about as much as expanding a tile.
@@ -53,10 +56,11 @@ constexpr int QT_CONSUMER_BARRIER = 1;            // named barrier of the consum
 constexpr int QT_BLOCKS_PER_SM = 4;
 
 // What a slot holds: the tile of `pair` (query `query`) from its document's token `first`, `tokens` of them; the
-// document's first stored token `start` and whether this is its last tile. Pair -1 ends the work.
+// document's first stored token `start`, whether this is its last tile, and the byte at which its first token
+// begins in the slot (`lead`: 0 but for 1-bit tokens narrower than 16 bytes). Pair -1 ends the work.
 struct Tile {
   long long pair;
-  int query, first, tokens, start, last, unused;
+  int query, first, tokens, start, last, lead;
 };
 constexpr int QT_TILE_BYTES = 32;
 static_assert(sizeof(Tile) == QT_TILE_BYTES, "the host counts 32 bytes per slot's tile");
@@ -74,8 +78,9 @@ __host__ __device__ constexpr int quantTmaSharedBytes() {
          + (2 * 4 + 1) * QT_ROWS * 4;
 }
 
-// CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2).
-template <typename TQ, typename TD, int CHUNKS>
+// CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2; 1-bit rows are read as 2). NARROW: 1-bit tokens of fewer
+// than 16 bytes, which start anywhere in a slot (the 16-byte ones keep aligned loads and copies).
+template <typename TQ, typename TD, int CHUNKS, bool NARROW>
 __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows,
                                 const float* __restrict__ qWeight, const uint8_t* __restrict__ d, Rows dRows,
                                 const float* __restrict__ dScale, const int* __restrict__ dValid, int dim,
@@ -87,16 +92,20 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   extern __shared__ __align__(1024) uint8_t shared[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   constexpr bool BITS = std::is_same<TD, B1>::value;
-  static_assert(!BITS || CHUNKS == 2, "1-bit tokens are 128 dims: four words per row, one per thread of a quad");
+  static_assert(!BITS || CHUNKS == 2, "1-bit rows are read as 128 dims: four words, one per thread of a quad");
+  static_assert(BITS || !NARROW, "8-bit tiles are whole 16-byte units");
   // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so tiles
   // share it: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a token still six
   // stages in the ring), two for 8-bit tokens (128 tokens; at d = 128 the ring then holds two slots, which
   // still keep the consumers fed)
   constexpr int SUB = BITS ? 5 : 2;
   constexpr int SLOT_TOKENS = QT_TOKENS * SUB;
-  // one byte per value (d % 16 == 0) or 16 bytes per 1-bit token, so every tile is whole 16-byte units
-  const int tokenBytes = BITS ? dim / 8 : dim;
-  const int stageBytes = SLOT_TOKENS * tokenBytes + SLOT_TOKENS * 4;
+  // one byte per value (d % 16 == 0: every tile is whole 16-byte units) or ceil(d / 8) per 1-bit token; narrow
+  // ones' slots take 32 bytes more: the copy's lead into its first 16-byte unit, and words read past the last row
+  const int tokenBytes = BITS ? (dim + 7) / 8 : dim;
+  if (tid == 0 && BITS && NARROW == (tokenBytes == 16)) __trap();  // the host picked the other entry
+  const int dataBytes = SLOT_TOKENS * tokenBytes + (NARROW ? 32 : 0);
+  const int stageBytes = dataBytes + SLOT_TOKENS * 4;
   const int stages = min(QT_MAX_STAGES, QT_RING_BYTES / stageBytes);
   const uint32_t bBase = (uint32_t)__cvta_generic_to_shared(shared);
   const uint32_t ringBase = bBase + B_BYTES;
@@ -153,14 +162,18 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         const uint32_t full = fullBars + 8 * slot, stage = ringBase + slot * stageBytes;
         mbarrierWaitSuspended(emptyBars + 8 * slot, phase ^ 1);
         const float* scales = dScale + r.start + first;
-        const uint32_t scaleSlot = stage + SLOT_TOKENS * tokenBytes;
+        const uint32_t scaleSlot = stage + dataBytes;
+        // the bulk copy moves whole, aligned 16-byte units: narrow 1-bit tokens from the unit holding the first
+        const uint8_t* bytes = d + (size_t)(r.start + first) * tokenBytes;
+        const int lead = NARROW ? (int)((uintptr_t)bytes & 15) : 0;
+        const uint32_t copyBytes = (uint32_t)((lead + tokens * tokenBytes + 15) & ~15);
         // the scales ride in a second bulk copy where they are whole 16-byte units (padded layouts, and packed
         // documents starting at a multiple of 4 tokens), else each lane copies one in 32
         const bool bulkScales = tokens % 4 == 0 && ((uintptr_t)scales & 15) == 0;
         if (lane == 0) {
-          tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, 0};
-          mbarrierExpectBytes(full, tokens * (tokenBytes + (bulkScales ? 4 : 0)));
-          bulkCopy(stage, d + (size_t)(r.start + first) * tokenBytes, tokens * tokenBytes, full);
+          tiles[slot] = Tile{current, r.query, first, tokens, r.start, first + tokens >= r.length, lead};
+          mbarrierExpectBytes(full, copyBytes + (bulkScales ? tokens * 4 : 0));
+          bulkCopy(stage, bytes - lead, copyBytes, full);
           if (bulkScales) bulkCopy(scaleSlot, scales, tokens * 4, full);
         }
         if (bulkScales) {
@@ -263,7 +276,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   };
   constexpr int RAW_CHUNKS = BITS ? 1 : CHUNKS;
 
-  // This thread's bytes of chunk c of wgmma tile `sub` of the slot at `stage` (raw[h]: row g + 8h).
+  // This thread's bytes of chunk c of wgmma tile `sub` of the slot at `stage` (raw[h]: row g + 8h). A 1-bit row
+  // narrower than 16 bytes may start anywhere: its word is two aligned ones, funnel-shifted.
   auto loadChunk = [&](uint32_t stage, int sub, int c, uint4(&raw)[2]) {
     raw[0] = raw[1] = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
@@ -271,7 +285,14 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       const uint32_t at = stage + pieceOffset + (sub * QT_TOKENS + h * 8) * tokenBytes + 64 * c;
       if constexpr (BITS) {
         uint32_t word;
-        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(at));
+        if constexpr (!NARROW) {
+          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(at));
+        } else {
+          uint32_t lo, hi;
+          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(lo) : "r"(at & ~3u));
+          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(hi) : "r"((at & ~3u) + 4));
+          word = __funnelshift_r(lo, hi, 8 * (at & 3u));
+        }
         (h == 0 ? raw[0].x : raw[0].y) = word;
       } else {
         asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
@@ -285,7 +306,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // The scales of wgmma tile `sub` of the held slot (ds[h]: its row g + 8h), loaded a tile ahead of its fold.
   int slot = 0, held = 0;
   auto loadScales = [&](int sub, float(&ds)[2]) {
-    const uint32_t scales = ringBase + held * stageBytes + SLOT_TOKENS * tokenBytes + 4 * (QT_TOKENS * sub + row0);
+    const uint32_t scales = ringBase + held * stageBytes + dataBytes + 4 * (QT_TOKENS * sub + row0);
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[0]) : "r"(scales));
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(ds[1]) : "r"(scales + 4 * 8));
   };
@@ -345,7 +366,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       const bool lastTile = sub == SUB - 1 || (sub + 1) * QT_TOKENS >= tile.tokens;
       uint4 raw[RAW_CHUNKS][2];
 #pragma unroll
-      for (int c = 0; c < RAW_CHUNKS; c++) loadChunk(ringBase + held * stageBytes, sub, c, raw[c]);
+      for (int c = 0; c < RAW_CHUNKS; c++) {
+        loadChunk(ringBase + held * stageBytes + (NARROW ? tile.lead : 0), sub, c, raw[c]);
+      }
       if (lastTile) mbarrierArrive(emptyBars + 8 * held);
       uint32_t a[STEPS][4];
 #pragma unroll
@@ -428,27 +451,31 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 
 using namespace maxsim4j;
 
-// Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16), queries of
-// at most 32 tokens; qScale: each query token's weight (null: 1); `work`: two zeroed 64-bit counters, the pairs after
-// each block's first taken at run time.
+// Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16 for 8-bit
+// documents; 1-bit ones any d up to 128, in a buffer whose last 16-byte unit is whole), queries of at most 32
+// tokens; qScale: each query token's weight (null: 1); `work`: two zeroed 64-bit counters, the pairs after each
+// block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
-// 1-bit documents c2 only, d = 128).
-#define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NAME)                                                                 \
+// 1-bit documents c2 only, read as 128 dims; `_narrow` for 1-bit tokens of fewer than 16 bytes, d <= 120).
+#define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NARROW, NAME)                                                         \
   extern "C" __global__ void __launch_bounds__(QT_THREADS, QT_BLOCKS_PER_SM) NAME(                         \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
       unsigned long long* work) {                                                                             \
-    forwardQuantTma<TQ, TD, CHUNKS>(q, Rows{qStart, qLength, qMask}, qScale, d, Rows{dStart, dLength, dMask},   \
-                                    dScale, dValid, dim, mode, perQuery, docOffset, pairs, scores, work);     \
+    forwardQuantTma<TQ, TD, CHUNKS, NARROW>(q, Rows{qStart, qLength, qMask}, qScale, d,                      \
+                                            Rows{dStart, dLength, dMask}, dScale, dValid, dim, mode, perQuery, \
+                                            docOffset, pairs, scores, work);                                   \
   }
 #define MAXSIM_QT_PAIR(TQ, QN, TD, DN)                                      \
-  MAXSIM_QT_ENTRY(TQ, TD, 1, maxsim_forward_quant_tma_c1_##QN##_##DN)      \
-  MAXSIM_QT_ENTRY(TQ, TD, 2, maxsim_forward_quant_tma_c2_##QN##_##DN)
+  MAXSIM_QT_ENTRY(TQ, TD, 1, false, maxsim_forward_quant_tma_c1_##QN##_##DN) \
+  MAXSIM_QT_ENTRY(TQ, TD, 2, false, maxsim_forward_quant_tma_c2_##QN##_##DN)
 MAXSIM_QT_PAIR(BF16, bf16, S8, s8)
 MAXSIM_QT_PAIR(BF16, bf16, E4M3, e4m3)
 MAXSIM_QT_PAIR(F16, f16, S8, s8)
 MAXSIM_QT_PAIR(F16, f16, E4M3, e4m3)
-MAXSIM_QT_ENTRY(BF16, B1, 2, maxsim_forward_quant_tma_c2_bf16_b1)
-MAXSIM_QT_ENTRY(F16, B1, 2, maxsim_forward_quant_tma_c2_f16_b1)
+MAXSIM_QT_ENTRY(BF16, B1, 2, false, maxsim_forward_quant_tma_c2_bf16_b1)
+MAXSIM_QT_ENTRY(F16, B1, 2, false, maxsim_forward_quant_tma_c2_f16_b1)
+MAXSIM_QT_ENTRY(BF16, B1, 2, true, maxsim_forward_quant_tma_c2_bf16_b1_narrow)
+MAXSIM_QT_ENTRY(F16, B1, 2, true, maxsim_forward_quant_tma_c2_f16_b1_narrow)
 #endif

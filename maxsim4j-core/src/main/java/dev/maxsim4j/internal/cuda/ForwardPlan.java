@@ -263,17 +263,20 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with d = 128 (16 bytes
-   * a token), against bf16 or fp16 queries of at most 32 tokens on sm_90, inference: each tile of a document is
-   * whole 16-byte units, so the kernel's producer warp copies it with one bulk copy and the consumers spend their
-   * instructions on expanding and multiplying. Query groups stay where they share each expanded tile: rule 19's
-   * for 8-bit documents (asked first), rule 18's wgmma groups for 1-bit ones.
+   * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with any d up to 128,
+   * against bf16 or fp16 queries of at most 32 tokens on sm_90, inference: a document's tokens are contiguous, so
+   * the kernel's producer warp copies each tile with one bulk copy (8-bit tiles are whole 16-byte units; 1-bit
+   * ones narrower than 16 bytes a token from the unit holding the first) and the consumers spend their
+   * instructions on expanding and multiplying (1-bit rows as 128 dims, zero in the query past d). Query groups
+   * stay where they share each expanded tile: rule 19's for 8-bit documents (asked first), rule 18's wgmma
+   * groups for 1-bit ones where d is a multiple of 32 (the rest had only the FFMA kernel).
    */
   static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();
     DType d = s.documentType();
     boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM;
-    boolean bits = d == DType.BINARY && s.dim() == QT_MAX_DIM && !quantWgmmaLaunch(s).grouped();
+    boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
+        && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16;
     return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
         && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
@@ -542,8 +545,10 @@ final class ForwardPlan {
    * then one at a time at run time.
    */
   static Plan quantTma(ForwardShape s, GpuCapabilities gpu) {
+    // 1-bit tokens of fewer than 16 bytes start anywhere in a slot: their entry reads each word as two
+    boolean narrow = s.documentType() == DType.BINARY && (s.dim() + 7) / 8 != 16;
     String entry = FORWARD_QUANT_TMA + "_c" + quantTmaChunks(s) + "_" + suffix(s.queryType()) + "_"
-        + suffix(s.documentType());
+        + suffix(s.documentType()) + (narrow ? "_narrow" : "");
     int shared = quantTmaSharedBytes(s);
     long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, entry, QT_THREADS, shared) * gpu.multiprocessors();
     int blocks = (int) Math.max(1, Math.min(s.pairs(), resident));
@@ -552,7 +557,7 @@ final class ForwardPlan {
   }
 
   private static int quantTmaChunks(ForwardShape s) {
-    return s.dim() <= 64 ? 1 : 2;
+    return s.dim() <= 64 && s.documentType() != DType.BINARY ? 1 : 2;
   }
 
   /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu. */

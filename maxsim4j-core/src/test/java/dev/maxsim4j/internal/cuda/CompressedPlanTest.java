@@ -48,8 +48,6 @@ class CompressedPlanTest {
     // epilogue's maxima, the rows' scales and validity, the slot sums
     assertEquals(128 * 128 * 2 + 8 * (2 * 128 * (4 + 4)) + (10 * 128 + 4) * 4, p.sharedBytes());
     assertEquals(true, p.optIn());
-    assertEquals("maxsim_forward_quant_wgmma_p32_c1_bf16_b1", // long documents, one short query
-        ForwardPlan.plan(shape(1, 4000, 32, 2048, 64, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_wgmma_p128_c1_f16_b1", // 33 to 128 query tokens: one pass of 128 rows
         ForwardPlan.plan(shape(1, 1000, 100, 300, 128, DType.FLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_wgmma_g128_c1_bf16_b1", // groups against very long documents
@@ -88,15 +86,24 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c2_f16_b1", // pairwise, and under 9 tiles per resident block
         ForwardPlan.plan(new ForwardShape(1, 100, 1, 0, 100, 20, 256, 128, DType.FLOAT16, DType.BINARY, false,
             false), H200).entry());
+    // 1-bit tokens of fewer than 16 bytes (any d below 121), long documents among them: the narrow entries
+    for (int d : new int[] {1, 33, 48, 64, 96, 120}) {
+      assertEquals("maxsim_forward_quant_tma_c2_bf16_b1_narrow",
+          ForwardPlan.plan(shape(1, 4000, 32, 2048, d, DType.BFLOAT16, DType.BINARY), H200).entry(), "d = " + d);
+    }
+    assertEquals("maxsim_forward_quant_tma_c2_f16_b1",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 121, DType.FLOAT16, DType.BINARY), H200).entry());
+    // several short queries at a d rule 18's wgmma groups do not take (not a multiple of 32)
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_b1_narrow",
+        ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
     // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d over 128 or
-    // not a multiple of 16 (1-bit: other than 128), int8 queries, before sm_90, fewer than 4 documents per query
+    // not a multiple of 16 (1-bit: over 128), int8 queries, before sm_90, fewer than 4 documents per query
     // under 9 tiles per resident block
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
         shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.INT8), shape(1, 10000, 32, 300, 40, DType.BFLOAT16,
             DType.INT8), shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8),
-        shape(1, 10000, 32, 300, 96, DType.BFLOAT16, DType.BINARY),
         shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.BINARY),
         shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
@@ -121,8 +128,6 @@ class CompressedPlanTest {
     assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
     assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
         ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.BINARY, false), H200).entry());
-    assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // long documents, but under 4 pairs per block
-        ForwardPlan.plan(shape(1, 1000, 32, 2048, 64, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // over 128 query tokens: several passes either way
         ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_c2_s8_e4m3", // compressed queries, both kernels run: mma.sync
@@ -201,7 +206,8 @@ class CompressedPlanTest {
         new Case(shape(1, 100, 32, 144, DType.BFLOAT16, DType.FLOAT8_E4M3, false), gpu(8, 9),
             "maxsim_forward_scaled_bf16_e4m3"),
         new Case(shape(1, 100, 32, 1040, DType.BFLOAT16, DType.INT8, false), H200, "maxsim_forward_scaled_bf16_s8"),
-        new Case(shape(1, 100, 32, 48, DType.BFLOAT16, DType.BINARY, false), H200, "maxsim_forward_scaled_bf16_b1"),
+        new Case(shape(1, 100, 32, 144, DType.BFLOAT16, DType.BINARY, false), H200, "maxsim_forward_scaled_bf16_b1"),
+        new Case(shape(1, 100, 32, 48, DType.BFLOAT16, DType.BINARY, false), gpu(8, 9), "maxsim_forward_scaled_bf16_b1"),
         new Case(shape(1, 100, 32, 128, DType.BFLOAT16, DType.INT8, true), H200, "maxsim_forward_scaled_bf16_s8"),
         new Case(shape(1, 100, 32, 128, DType.FLOAT16, DType.INT8, false), gpu(7, 5), "maxsim_forward_scaled_f16_s8"))) {
       Plan p = ForwardPlan.plan(c.shape(), c.gpu());

@@ -32,6 +32,7 @@ import java.util.function.UnaryOperator;
  *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20), bf16 queries
  *       through their fp16 copy wherever they have one, whatever the call's size;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
+ *   <li>{@code quant_ffma}: every launch with a compressed side on the scaled FFMA kernel, which runs them all.
  * </ul>
  */
 public final class ForcedKernels {
@@ -116,12 +117,14 @@ public final class ForcedKernels {
           return false;
         }
       };
+      case "quant_ffma" -> (s, g) -> s.queryType().isQuantized() || s.documentType().isQuantized()
+          ? ForwardPlan.ffmaScaled(s) : ForwardPlan.plan(s, g);
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
           : ForwardPlan.wgmmaGroupsPay(s, g) ? ForwardPlan.wgmmaGroups(s, g) : ForwardPlan.wgmma(s, g, true);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
           + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
-          + "quant_wgmma, quant_tma, quant_tma_bf16, wgmma_compressed");
+          + "quant_wgmma, quant_tma, quant_tma_bf16, quant_ffma, wgmma_compressed");
     };
   }
 
