@@ -1,5 +1,5 @@
-// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries (at most 32 tokens,
-// d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, or 1-bit documents
+// against short 1-bit queries (at most 32 tokens, d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes
 // read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
@@ -31,8 +31,9 @@
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
 //              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows, each times its
-//              weight: 1, or for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
-//              the host (HalfOperands.java).
+//              weight: 1, for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
+//              the host (HalfOperands.java), for 1-bit queries |scale| (its sign flips the row's +-1 values in B,
+//              so every weight is >= 0 and the max of the scaled products is the weight times the row's max).
 #include "common/maxsim_async.cuh"
 #include "forward/maxsim_quant_expand.cuh"
 #include "common/maxsim_tma.cuh"
@@ -88,6 +89,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 unsigned long long* work) {
   using O = typename Operand<TQ>::Type;
   constexpr int STEPS = CHUNKS * 4;  // wgmma k-steps of 16
+  constexpr bool Q_SCALED = Compressed<TQ>::value;  // 1-bit queries: qWeight holds each token's scale
+  static_assert(!Q_SCALED || std::is_same<TQ, B1>::value, "compressed queries are 1-bit ones, exact in bf16");
   constexpr int B_BYTES = CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES;
   extern __shared__ __align__(1024) uint8_t shared[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -239,6 +242,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         const int n = firstRow + (first + i) * ROW_STEP;
         const bool valid = n < length && isValid(qRows, start + n);
         v[i] = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
+        if (Q_SCALED && valid && signbit(qWeight[start + n])) v[i] = -v[i];
       }
 #pragma unroll
       for (int i = 0; i < BATCH; i++) {
@@ -248,6 +252,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
     if (tid < QT_ROWS) {
       rowWeight[tid] = tid >= length || !isValid(qRows, start + tid) ? 0.f
+                       : Q_SCALED                                    ? fabsf(qWeight[start + tid])
                        : qWeight != nullptr                          ? qWeight[start + tid]
                                                                      : 1.f;
     }
@@ -453,7 +458,7 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16 for 8-bit
 // documents; 1-bit ones any d up to 128, in a buffer whose last 16-byte unit is whole), queries of at most 32
-// tokens; qScale: each query token's weight (null: 1); `work`: two zeroed 64-bit counters, the pairs after each
+// tokens; qScale: each query token's weight (null: 1), or for 1-bit queries its scale; `work`: two zeroed 64-bit counters, the pairs after each
 // block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
 // 1-bit documents c2 only, read as 128 dims; `_narrow` for 1-bit tokens of fewer than 16 bytes, d <= 120).
@@ -478,4 +483,6 @@ MAXSIM_QT_ENTRY(BF16, B1, 2, false, maxsim_forward_quant_tma_c2_bf16_b1)
 MAXSIM_QT_ENTRY(F16, B1, 2, false, maxsim_forward_quant_tma_c2_f16_b1)
 MAXSIM_QT_ENTRY(BF16, B1, 2, true, maxsim_forward_quant_tma_c2_bf16_b1_narrow)
 MAXSIM_QT_ENTRY(F16, B1, 2, true, maxsim_forward_quant_tma_c2_f16_b1_narrow)
+MAXSIM_QT_ENTRY(B1, B1, 2, false, maxsim_forward_quant_tma_c2_b1_b1)
+MAXSIM_QT_ENTRY(B1, B1, 2, true, maxsim_forward_quant_tma_c2_b1_b1_narrow)
 #endif

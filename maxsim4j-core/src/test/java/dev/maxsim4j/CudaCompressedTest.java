@@ -165,6 +165,38 @@ class CudaCompressedTest {
     }
   }
 
+  /** Random bytes of {@code type} and scales of either sign or zero, a token's scale per token. */
+  private static TokenBatch signedScales(RandomBatches r, DType type, int n, int l, int dim) {
+    byte[] data = new byte[Math.toIntExact(n * l * type.bytesPerToken(dim))];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = (byte) r.rnd.nextInt(256);
+    }
+    float[] scales = new float[n * l];
+    for (int i = 0; i < scales.length; i++) {
+      int kind = r.rnd.nextInt(4);
+      scales[i] = kind == 0 ? 0f : kind == 1 ? -(float) r.rnd.nextDouble() : (float) r.rnd.nextDouble() * 0.1f;
+    }
+    return TokenBatch.ofBytes(type, data, scales, n, l, dim);
+  }
+
+  /**
+   * 1-bit queries against 1-bit documents, both with scales of either sign or zero: the bulk-copy kernel folds a
+   * query token's sign into its +-1 row and multiplies the row's max by |scale|, so a negative query scale must
+   * still pick the max of the scaled products (narrow tokens too, ragged queries and documents).
+   */
+  @Test
+  void oneBitQueriesWithScalesOfEitherSignScoreTheScaledProducts() {
+    RandomBatches r = new RandomBatches();
+    for (int dim : new int[] {128, 48, 33, 1}) {
+      for (int lq : new int[] {1, 7, 32}) {
+        TokenBatch q = signedScales(r, DType.BINARY, 3, lq, dim).withLengths(new int[] {lq, Math.max(1, lq / 2), lq});
+        TokenBatch d = signedScales(r, DType.BINARY, 12, 70, dim)
+            .withLengths(new int[] {70, 1, 64, 65, 0, 70, 33, 70, 2, 70, 69, 70});
+        assertEveryKernelClose(q, d, "BINARY x BINARY d=" + dim + " Lq=" + lq + " signed scales (" + r + ")");
+      }
+    }
+  }
+
   /**
    * Scales as given: negative (a max of the scaled products, not of the raw ones), zero, and mixed across
    * the tokens of one document, on every kernel (d = 128 and 256, tensor cores; d = 33, FFMA), every byte value of

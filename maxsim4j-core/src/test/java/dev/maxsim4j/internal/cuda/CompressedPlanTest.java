@@ -96,6 +96,16 @@ class CompressedPlanTest {
     // several short queries at a d rule 18's wgmma groups do not take (not a multiple of 32)
     assertEquals("maxsim_forward_quant_tma_c2_bf16_b1_narrow",
         ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
+    // 1-bit queries against 1-bit documents: +-1 rows in B, each row's max times its token's |scale|
+    assertEquals("maxsim_forward_quant_tma_c2_b1_b1",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_b1_b1_narrow",
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BINARY, DType.BINARY), H200).entry());
+    for (ForwardShape s : List.of(shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
+        shape(1, 10000, 32, 300, 128, DType.BINARY, DType.INT8),
+        shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3))) {
+      assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
+    }
     // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d over 128 or
     // not a multiple of 16 (1-bit: over 128), int8 queries, before sm_90, fewer than 4 documents per query
     // under 9 tiles per resident block
