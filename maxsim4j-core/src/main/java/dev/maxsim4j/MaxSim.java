@@ -26,6 +26,12 @@ import java.util.function.Function;
  * any non-empty document; NaN in a valid token makes the score NaN; scores are fp32; in the backward the
  * gradient of a max flows to one document token, the lowest slot among ties.
  *
+ * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend), within the
+ * roundings of fp32 dot products. On the CPU a pair whose dot products could pass fp32's largest value part way
+ * (its largest query token's sum of |values| times the document's largest |value|, near {@code 3.4e38}) is
+ * scored in float64, so such a sum never sticks at an infinity, nor sums infinities of both signs to NaN, where
+ * the exact score is finite; the GPU kernels do not take this path.
+ *
  * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k.

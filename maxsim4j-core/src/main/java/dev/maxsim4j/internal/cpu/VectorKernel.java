@@ -219,6 +219,33 @@ final class VectorKernel implements PairKernel {
       }
     }
 
+    /**
+     * Stored values are bounded by their type, fp16 by 65504; fp32 and bf16 staged values are read once, V lanes
+     * at a time, while the document is in cache.
+     */
+    @Override
+    public double documentMagnitude() {
+      if (dequantizer != null) {
+        return Headroom.largestStored(documents.dtype) * docMaxScale;
+      }
+      if (documents.dtype == DType.FLOAT16) {
+        return 65504;
+      }
+      int n = docTokens * dim;
+      // |x| as the bits with the sign cleared: integers that order as the magnitudes do, NaN above infinity
+      IntVector m = IntVector.zero(INTS);
+      int i = 0;
+      for (; i + V <= n; i += V) {
+        m = m.max(FloatVector.fromArray(S, buffer, i).reinterpretAsInts().lanewise(VectorOperators.AND, 0x7fffffff));
+      }
+      int bits = m.reduceLanes(VectorOperators.MAX);
+      for (; i < n; i++) {
+        bits = Math.max(bits, Float.floatToRawIntBits(buffer[i]) & 0x7fffffff);
+      }
+      float largest = Float.intBitsToFloat(bits);
+      return largestQuery > 0 ? (double) largest * docMaxScale : largest; // staged values divided by up to that
+    }
+
     /** bf16 -> fp32 is a 16-bit left shift: V lanes at a time (the scalar loop does not vectorise). */
     private void widenBf16(int token, int count, float[] dst, int off) {
       widen(documents.s16, token * dim, count * dim, dst, off);
