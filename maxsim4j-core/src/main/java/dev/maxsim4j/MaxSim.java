@@ -32,6 +32,12 @@ import java.util.function.Function;
  * scored in float64, so such a sum never sticks at an infinity, nor sums infinities of both signs to NaN, where
  * the exact score is finite; the GPU kernels do not take this path.
  *
+ * <p>On the CPU a pair scores the same bits whatever else its call holds, but for fp32, fp16 or bf16 queries
+ * against 1-bit documents: there the call reads the documents through per-query tables where every query's
+ * table fits 1 MiB together and every query value is finite, with each token's {@code sum |q|} at most a quarter
+ * of fp32's largest, and expands the bits otherwise; the two round differently, so a query scored alone and the
+ * same query in a larger batch can differ in the last bits (within fp32 rounding of a d-term dot product).
+ *
  * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k.

@@ -28,6 +28,7 @@ import jdk.incubator.vector.VectorSpecies;
  * ({@value #TABLE_BYTES} bytes: one query of 64 tokens at d = 128, or two of 32): the drivers score every query
  * against a loaded document, so several queries' tables would each be read back from further out, and their
  * build would not pay for itself. Elsewhere (many queries, long ones, wide tokens) the expanding path serves.
+ * The choice is per call, so a query's scores depend in their last bits on the other queries of its call.
  *
  * <p>The error is within that of an fp32 dot product: each table entry and {@code Q} are rounded once from
  * float64, {@code S} adds {@code ceil(d / 8)} of them in fp32 (with the doubling, the subtraction and the scale
