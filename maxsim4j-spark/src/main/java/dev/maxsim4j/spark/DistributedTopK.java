@@ -195,46 +195,70 @@ final class DistributedTopK {
     public Iterator<Row> call(Tuple2<Integer, Iterable<PartTop>> query) {
       List<PartTop> parts = new ArrayList<>();
       query._2().forEach(parts::add);
-      parts.sort(Comparator.comparingInt(PartTop::partition));
-      // corpus order is (partition, local index): offsets that keep it, so ties rank as in one call
-      int[] first = new int[parts.size()];
-      List<TopK> tops = new ArrayList<>(parts.size());
-      long next = 0;
-      for (int p = 0; p < parts.size(); p++) {
-        PartTop part = parts.get(p);
-        first[p] = Math.toIntExact(next);
-        next += Arrays.stream(part.local()).max().orElse(-1) + 1L;
-        tops.add(new TopK(new float[][] {part.scores()}, new int[][] {part.local()}));
-      }
-      TopK merged = TopK.merge(k, tops, first);
-      Object queryId = queries.value().ids()[query._1()];
-      List<Row> rows = new ArrayList<>(merged.indices()[0].length);
-      Set<Object> listed = new HashSet<>();
-      for (int r = 0; r < merged.indices()[0].length; r++) {
-        int global = merged.indices()[0][r];
-        int p = Arrays.binarySearch(first, global); // offsets rise strictly: every part holds an entry
-        if (p < 0) {
-          p = -p - 2;
-        }
-        PartTop part = parts.get(p);
-        int local = global - first[p];
-        Object docId = idAt(part, local);
-        if (!listed.add(docId)) {
-          throw new IllegalArgumentException("document id '" + docId + "' appears more than once in the corpus"
-              + " (twice in the top " + k + " of query '" + queryId + "'); expected unique ids");
-        }
-        rows.add(RowFactory.create(queryId, docId, r + 1, merged.scores()[0][r]));
-      }
-      return rows.iterator();
+      return merge(queries.value().ids()[query._1()], parts, k).iterator();
     }
+  }
 
-    private static Object idAt(PartTop part, int local) {
-      for (int i = 0; i < part.local().length; i++) {
-        if (part.local()[i] == local) {
-          return part.ids()[i];
-        }
+  /**
+   * The global best {@code k} of one query over its partitions' best k, as (query, doc, rank, score) rows. Corpus
+   * order is (partition, position): each part's entries are numbered by position among themselves and the parts
+   * follow one another, so ties rank as in one call over the collected corpus, and the numbers stay below the
+   * entries merged however many rows the partitions hold (their positions summed passed 2^31 on a corpus of
+   * billions).
+   */
+  static List<Row> merge(Object queryId, List<PartTop> parts, int k) {
+    List<PartTop> sorted = new ArrayList<>(parts.size());
+    for (PartTop part : parts) {
+      if (part.local().length > 0) { // a part of no entry would share its offset with the next
+        sorted.add(part);
       }
-      throw new IllegalStateException("merged top-k entry " + local + " is not in partition " + part.partition());
     }
+    sorted.sort(Comparator.comparingInt(PartTop::partition));
+    int[] first = new int[sorted.size()];
+    int[][] entryAt = new int[sorted.size()][]; // part p's entry at each number, its positions ascending
+    List<TopK> tops = new ArrayList<>(sorted.size());
+    long next = 0;
+    for (int p = 0; p < sorted.size(); p++) {
+      PartTop part = sorted.get(p);
+      int n = part.local().length;
+      Integer[] order = new Integer[n];
+      for (int i = 0; i < n; i++) {
+        order[i] = i;
+      }
+      Arrays.sort(order, Comparator.comparingInt(i -> part.local()[i]));
+      int[] numbered = new int[n];
+      entryAt[p] = new int[n];
+      for (int r = 0; r < n; r++) {
+        numbered[order[r]] = r;
+        entryAt[p][r] = order[r];
+      }
+      if (next + n > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("query '" + queryId + "' gathers more than 2^31 - 1 entries from "
+            + parts.size() + " partitions' top " + k + "; expected fewer partitions or a smaller k");
+      }
+      first[p] = (int) next;
+      next += n;
+      tops.add(new TopK(new float[][] {part.scores()}, new int[][] {numbered}));
+    }
+    if (tops.isEmpty()) {
+      return List.of();
+    }
+    TopK merged = TopK.merge(k, tops, first);
+    List<Row> rows = new ArrayList<>(merged.indices()[0].length);
+    Set<Object> listed = new HashSet<>();
+    for (int r = 0; r < merged.indices()[0].length; r++) {
+      int global = merged.indices()[0][r];
+      int p = Arrays.binarySearch(first, global); // offsets rise strictly: every part holds an entry
+      if (p < 0) {
+        p = -p - 2;
+      }
+      Object docId = sorted.get(p).ids()[entryAt[p][global - first[p]]];
+      if (!listed.add(docId)) {
+        throw new IllegalArgumentException("document id '" + docId + "' appears more than once in the corpus"
+            + " (twice in the top " + k + " of query '" + queryId + "'); expected unique ids");
+      }
+      rows.add(RowFactory.create(queryId, docId, r + 1, merged.scores()[0][r]));
+    }
+    return rows;
   }
 }
