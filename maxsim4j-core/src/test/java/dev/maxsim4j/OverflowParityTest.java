@@ -72,6 +72,34 @@ class OverflowParityTest {
     }
   }
 
+  @Test
+  void halfDocumentsScoreAsTheirFp32WideningBesideHugeQueries() {
+    // queries of sum |q| near 1e34, far past what fp16's type bound allows, but whose products stay in range
+    SplittableRandom r = new SplittableRandom(3);
+    int dim = 5;
+    float[] q = new float[4 * 3 * dim];
+    for (int i = 0; i < q.length; i++) {
+      q[i] = (float) (r.nextGaussian() * (i % dim == 0 ? 1e34 : 1));
+    }
+    float[] d = new float[6 * 4 * dim];
+    for (int i = 0; i < d.length; i++) {
+      d[i] = (float) r.nextGaussian();
+    }
+    TokenBatch queries = TokenBatch.ofFloats(q, 4, 3, dim);
+    for (DType half : new DType[] {DType.FLOAT16, DType.BFLOAT16}) {
+      short[] bits = half.narrow(d);
+      TokenBatch halfs = TokenBatch.ofHalfs(half, bits, 6, 4, dim);
+      TokenBatch widened = TokenBatch.ofFloats(halfs.toFloatArray(), 6, 4, dim);
+      for (String backend : FAST) {
+        float[][] a = scores(backend, queries, halfs);
+        float[][] b = scores(backend, queries, widened);
+        for (int i = 0; i < a.length; i++) {
+          assertArrayEquals(b[i], a[i], backend + " " + half + " query " + i);
+        }
+      }
+    }
+  }
+
   /** Magnitudes in [2e19, 4e19] with random signs: every product passes fp32's largest. */
   private static float[] values(SplittableRandom r, int n) {
     float[] v = new float[n];

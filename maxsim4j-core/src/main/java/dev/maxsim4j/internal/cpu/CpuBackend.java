@@ -182,7 +182,8 @@ public final class CpuBackend implements Backend {
 
     float score(PairKernel.Worker w, double documentMagnitude, int i, int j, int[] argmax, int offset) {
       double norm = exact ? 0 : queryNorm[i];
-      if (Double.isNaN(norm) || Double.isNaN(documentMagnitude) || norm * documentMagnitude * slack <= Float.MAX_VALUE) {
+      if (Double.isNaN(norm) || Double.isNaN(documentMagnitude)
+          || norm * documentMagnitude * slack <= Float.MAX_VALUE) {
         return w.score(i, argmax, offset);
       }
       return (float) ReferenceKernel.maxSim(queries, i, documents, j, argmax, offset);

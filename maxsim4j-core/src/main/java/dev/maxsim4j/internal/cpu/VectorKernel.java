@@ -220,16 +220,13 @@ final class VectorKernel implements PairKernel {
     }
 
     /**
-     * Stored values are bounded by their type, fp16 by 65504; fp32 and bf16 staged values are read once, V lanes
-     * at a time, while the document is in cache.
+     * Stored values are bounded by their type; float values are read once, V lanes at a time, while the document
+     * is in cache (their values, not their type: an fp16 document scores as its fp32 widening, to the bit).
      */
     @Override
     public double documentMagnitude() {
       if (dequantizer != null) {
         return Headroom.largestStored(documents.dtype) * docMaxScale;
-      }
-      if (documents.dtype == DType.FLOAT16) {
-        return 65504;
       }
       int n = docTokens * dim;
       // |x| as the bits with the sign cleared: integers that order as the magnitudes do, NaN above infinity
