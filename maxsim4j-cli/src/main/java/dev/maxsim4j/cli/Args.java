@@ -32,6 +32,10 @@ public final class Args {
           // taken as the value, the next option would name a file, and its own value then be an unknown option
           throw new UsageException(command + ": " + a + " needs a value, not the option " + argv[i + 1]);
         }
+        if (argv[i + 1].isEmpty()) {
+          // an empty path is the working folder to java.nio: --docs "" would score every shard found there
+          throw new UsageException(command + ": " + a + " = ''; expected a non-empty value");
+        }
         String previous = values.put(a, argv[++i]);
         if (previous != null) {
           // silently keeping one of two values would act on a file or number the user may not have meant

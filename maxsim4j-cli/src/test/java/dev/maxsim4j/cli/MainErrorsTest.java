@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import static dev.maxsim4j.cli.CliRun.assertOneLineError;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,5 +16,22 @@ class MainErrorsTest {
     assertTrue(array.contains("2^31-1"), array);
     String direct = CommandRunner.outOfMemory(new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory"));
     assertFalse(direct.contains("raise -Xmx"), direct);
+  }
+
+  @Test
+  void anEmptyOptionValueIsAUsageErrorRatherThanTheWorkingFolder() {
+    // java.nio reads "" as the working folder: --docs "" scored the shards found there, --in "" encoded it
+    String[][] bad = {
+        {"score", "--queries", "q.npy", "--docs", "", "--out", "s.npy"},
+        {"score", "--queries", "", "--docs", "d.npy", "--out", "s.npy"},
+        {"score", "--queries", "q.npy", "--docs", "d.npy", "--doc-mask", "", "--out", "s.npy"},
+        {"quantize", "--in", "", "--to", "int8", "--out", "c.safetensors"},
+        {"encode", "--in", "", "--out", "e.safetensors"},
+        {"rerank", "--query", "otters", "--candidates", ""},
+    };
+    for (String[] args : bad) {
+      String option = args[java.util.Arrays.asList(args).indexOf("") - 1];
+      assertOneLineError(CliRun.of(args), 2, option + " = ''; expected a non-empty value");
+    }
   }
 }

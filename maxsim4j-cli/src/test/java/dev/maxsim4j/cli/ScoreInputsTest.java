@@ -274,8 +274,8 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "1", "--out-run",
         p("pipe")), 1, "is not a regular file");
     assertTrue(Files.exists(fifo) && !Files.isRegularFile(fifo), "the pipe is still a pipe");
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", ""), 1,
-        "--out is empty");
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", ""), 2,
+        "--out = ''; expected a non-empty value");
 
     Files.writeString(dir.resolve("real.npy"), "old");
     Path link = Files.createSymbolicLink(dir.resolve("link.npy"), Path.of("real.npy"));
