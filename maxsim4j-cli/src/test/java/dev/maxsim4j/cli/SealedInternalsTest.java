@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.lang.classfile.ClassFile;
+import java.lang.classfile.constantpool.MemberRefEntry;
 import java.lang.classfile.constantpool.PoolEntry;
 import java.lang.classfile.constantpool.Utf8Entry;
 import java.net.URISyntaxException;
@@ -31,6 +32,21 @@ class SealedInternalsTest {
     // the check finds what it looks for: the core's public classes do refer to its internals
     assertTrue(internalReferences(location(dev.maxsim4j.MaxSim.class)).stream()
         .anyMatch(r -> r.startsWith("dev/maxsim4j/MaxSim.class -> ")));
+  }
+
+  @Test
+  void everyFileMovedIntoPlaceGoesThroughTheOneForcedAtomicMove() throws Exception {
+    // a move of its own skips the force to disk before the rename: a crash could leave an empty file in place
+    List<String> moves = new ArrayList<>();
+    forEachClassFile(location(Main.class), (name, bytes) -> {
+      for (PoolEntry e : ClassFile.of().parse(bytes).constantPool()) {
+        if (e instanceof MemberRefEntry m && m.owner().asInternalName().equals("java/nio/file/Files")
+            && m.name().stringValue().equals("move")) {
+          moves.add(name);
+        }
+      }
+    });
+    assertEquals(List.of("dev/maxsim4j/cli/io/AtomicOutput.class"), moves, "only AtomicOutput.moveIntoPlace moves");
   }
 
   /** "class file -> referenced name" for each constant naming something under dev/maxsim4j/internal/. */

@@ -3,6 +3,7 @@ package dev.maxsim4j.bench.retrieval;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.bench.retrieval.KnownItems.Item;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -13,7 +14,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -86,8 +86,13 @@ final class TokenCache {
         put(tensors, "doc", docs);
         put(tensors, "query", queries);
         Path temp = dir.resolve(file(c).getFileName() + ".part");
-        SafeTensors.write(temp, tensors);
-        Files.move(temp, file(c), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        try {
+          SafeTensors.write(temp, tensors);
+          AtomicOutput.moveIntoPlace(temp, file(c));
+        } catch (IOException | RuntimeException e) {
+          Files.deleteIfExists(temp);
+          throw e;
+        }
         done++;
         double s = (System.nanoTime() - start) / 1e9;
         log.printf(Locale.ROOT, "encoded chunk %d (%d of %d missing): %.0f s, %.1f ms per package%n", c, done,

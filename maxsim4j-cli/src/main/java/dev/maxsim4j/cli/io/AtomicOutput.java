@@ -147,23 +147,51 @@ public final class AtomicOutput implements AutoCloseable {
   }
 
   /**
-   * Moves the complete temporary file onto the target: on disk first (so a crash right after cannot leave
-   * an empty file in its place), with the permissions of the file it replaces.
+   * Moves the complete temporary file onto the target as {@link #moveIntoPlace} does, with the permissions of the
+   * file it replaces.
    */
   public void commit() throws IOException {
-    try (FileChannel written = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-      written.force(true);
-    }
+    // forced while still writable: the permissions copied next may be read-only ones
+    force(temp);
     if (Files.exists(target) && Files.getFileStore(temp).supportsFileAttributeView(PosixFileAttributeView.class)) {
       Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(target));
     }
+    rename(temp, target);
+    committed = true;
+    TemporaryFiles.done(temp);
+  }
+
+  /**
+   * Replaces {@code target} with the complete file {@code temp} of the same folder, the one way every output of
+   * the command line reaches its place: {@code temp} forced to disk first (so a crash right after cannot leave an
+   * empty or partial file under the target's name), then renamed in one atomic step (a reader sees the old file or
+   * the new one, never neither), then the folder forced (so the rename itself survives a crash).
+   */
+  public static void moveIntoPlace(Path temp, Path target) throws IOException {
+    force(temp);
+    rename(temp, target);
+  }
+
+  private static void force(Path file) throws IOException {
+    try (FileChannel written = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      written.force(true);
+    }
+  }
+
+  private static void rename(Path temp, Path target) throws IOException {
     try {
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
-      Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+      // a copy and delete instead could leave the target missing or half-written: refused, the old file kept
+      throw new FileSystemException(target.toString(), null, "cannot be replaced in one step from " + temp
+          + " (another file system); the previous file, if any, is kept");
     }
-    committed = true;
-    TemporaryFiles.done(temp);
+    Path folder = target.toAbsolutePath().getParent();
+    try (FileChannel dir = FileChannel.open(folder, StandardOpenOption.READ)) {
+      dir.force(true);
+    } catch (IOException notSupported) {
+      // some systems cannot open or force a folder: the file itself is on disk, only the rename may be lost
+    }
   }
 
   /** Removes the temporary file unless it was committed. */

@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.Sizes;
+import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.TemporaryFiles;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -12,7 +13,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -325,14 +325,13 @@ public final class TextIndex {
     long bytes;
     try {
       SafeTensors.write(tmp, tokens.tensors());
-      Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+      AtomicOutput.moveIntoPlace(tmp, dir.resolve(name));
       TemporaryFiles.done(tmp);
       manifestTmp = temporary(dir, "manifest-");
       String manifest = Manifest.format(tokens.store(), name, total, tokens.checksum(), entries);
       Files.writeString(manifestTmp, manifest);
       bytes = Files.size(dir.resolve(name)) + Files.size(manifestTmp);
-      Files.move(manifestTmp, dir.resolve(MANIFEST), StandardCopyOption.REPLACE_EXISTING,
-          StandardCopyOption.ATOMIC_MOVE);
+      AtomicOutput.moveIntoPlace(manifestTmp, dir.resolve(MANIFEST));
       TemporaryFiles.done(manifestTmp);
     } catch (IOException | RuntimeException e) {
       deleteQuietly(tmp);
