@@ -76,6 +76,13 @@ final class ScoreCommand {
       throw new UsageException("score: --out " + a.get("--out") + " ends in .safetensors, but score writes its"
           + " scores as .npy; name the file .npy");
     }
+    String run = topK ? a.get("--out-run").toLowerCase(Locale.ROOT) : "";
+    if (run.endsWith(".safetensors") || run.endsWith(".npy")) {
+      // a text run under an array's name is taken for a damaged array, and in a --docs folder for a damaged shard
+      throw new UsageException("score: --out-run " + a.get("--out-run") + " ends in "
+          + run.substring(run.lastIndexOf('.')) + ", but the run is a text file (query, doc, rank, score per line);"
+          + " name it .tsv");
+    }
     if (a.has("--pairwise") && topK) {
       throw new UsageException("score: --pairwise cannot be combined with --top-k");
     }

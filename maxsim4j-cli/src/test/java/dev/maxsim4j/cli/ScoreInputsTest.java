@@ -236,6 +236,13 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.SafeTensors")), 2,
         "ends in .safetensors, but score writes its scores as .npy");
     assertFalse(Files.exists(dir.resolve("s.SafeTensors")));
+    // the run file is text: under an array's name, inside a folder of shards, the next score took it for a shard
+    Path shards = Files.createDirectories(dir.resolve("shards"));
+    for (String name : new String[] {"run.safetensors", "run.NPY"}) {
+      assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "2", "--out-run",
+          shards.resolve(name).toString()), 2, "but the run is a text file");
+      assertFalse(Files.exists(shards.resolve(name)));
+    }
   }
 
   /**
