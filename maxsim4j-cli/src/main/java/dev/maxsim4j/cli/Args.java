@@ -42,6 +42,9 @@ public final class Args {
           throw new UsageException(command + ": " + a + " is given twice ('" + previous + "' and '" + argv[i]
               + "'); expected it once");
         }
+        if (a.equals("--backend")) {
+          Engine.checkBackend(command, argv[i]);
+        }
       } else {
         throw new UsageException(command + ": unknown option '" + a + "' (see ./" + program + " help)");
       }

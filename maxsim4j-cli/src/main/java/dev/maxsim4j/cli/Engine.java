@@ -2,6 +2,8 @@ package dev.maxsim4j.cli;
 
 import dev.maxsim4j.MaxSim;
 import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
 
 /**
  * The {@link MaxSim} a command scores with, opened the same way by every command from its {@code --backend}
@@ -23,6 +25,21 @@ public final class Engine {
    * Opens the backend {@code a} names with the default threads; without {@code --backend}, the library's default
    * (the {@code maxsim4j.backend} system property, else {@code auto}).
    */
+  /** The names the library's {@code MaxSim.Builder.backend} takes (case and surrounding space aside). */
+  static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "reference", "scalar",
+      "vector");
+
+  /**
+   * Refuses a {@code --backend} name the library does not know, as a mistake in the command line, before any input
+   * is read (the library would refuse it only once the inputs were loaded).
+   */
+  static void checkBackend(String command, String name) {
+    if (!BACKENDS.contains(name.trim().toLowerCase(Locale.ROOT))) {
+      throw new UsageException(command + ": --backend = " + name + "; expected one of "
+          + String.join(", ", BACKENDS));
+    }
+  }
+
   /** The library's system property naming the default backend. */
   private static final String BACKEND_PROPERTY = "maxsim4j.backend";
 

@@ -108,4 +108,27 @@ class EngineTest {
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), output);
     return new Child(p.exitValue(), output);
   }
+
+  /**
+   * An unknown --backend is a mistake in the command line (exit 2), found before any input is read, for every
+   * command; the names the CLI accepts are the library's own.
+   */
+  @Test
+  void anUnknownBackendIsAUsageErrorBeforeAnyWork() {
+    CliRun r = CliRun.of("score", "--queries", "missing-q.npy", "--docs", "missing-d.npy", "--out", "s.npy",
+        "--backend", "gpu");
+    CliRun.assertOneLineError(r, 2, "score: --backend = gpu; expected one of auto, cpu, cuda, reference, scalar,"
+        + " vector");
+    CliRun.assertOneLineError(CliRun.of("train-example", "--backend", "nope"), 2, "--backend = nope");
+    IllegalArgumentException unknown = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> dev.maxsim4j.MaxSim.builder().backend("gpu").build());
+    assertTrue(unknown.getMessage().contains("is unknown"), "the library words a name it lacks so");
+    for (String name : Engine.BACKENDS) {
+      try (dev.maxsim4j.MaxSim m = dev.maxsim4j.MaxSim.builder().backend(" " + name.toUpperCase() + " ").build()) {
+        assertTrue(m.backendName() != null);
+      } catch (RuntimeException e) {
+        assertTrue(!String.valueOf(e.getMessage()).contains("is unknown"), name + ": " + e.getMessage());
+      }
+    }
+  }
 }

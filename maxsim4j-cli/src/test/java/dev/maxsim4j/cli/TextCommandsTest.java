@@ -76,7 +76,7 @@ class TextCommandsTest {
         "--k", "1");
     assertTrue(search.out.contains("bees.txt"), search.out);
     Result unknown = run("index", "--dir", folder.toString(), "--backend", "tpu");
-    assertEquals(1, unknown.status);
+    assertEquals(2, unknown.status, "a mistake in the command line");
     assertEquals(1, unknown.err.strip().lines().count(), unknown.err);
     assertTrue(unknown.err.contains("tpu"), unknown.err);
   }
