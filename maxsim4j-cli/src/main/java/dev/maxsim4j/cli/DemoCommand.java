@@ -27,6 +27,10 @@ final class DemoCommand {
   private static final int DIM = 128;
   private static final int TOPICS = 40;
   private static final int CONCEPTS = 12;
+  /** Most tokens a synthetic document has. */
+  private static final int MAX_DOC_TOKENS = 64 + 236;
+  /** Documents whose tokens surely fit one Java array; more overflowed the token count into a bare error. */
+  static final int MAX_DOCS = Integer.MAX_VALUE / (MAX_DOC_TOKENS * DIM);
 
   private DemoCommand() {}
 
@@ -38,7 +42,7 @@ final class DemoCommand {
       }
       return TextDemo.run(a, out, err);
     }
-    int nDocs = a.intValue("--docs", 5_000, 1);
+    int nDocs = a.intValue("--docs", 5_000, 1, MAX_DOCS);
     SplittableRandom rnd = new SplittableRandom(2026);
     float[] concepts = new float[TOPICS * CONCEPTS * DIM];
     for (int c = 0; c < TOPICS * CONCEPTS; c++) {
@@ -48,7 +52,7 @@ final class DemoCommand {
     int[] offsets = new int[nDocs + 1];
     for (int j = 0; j < nDocs; j++) {
       topicOf[j] = rnd.nextInt(TOPICS);
-      offsets[j + 1] = offsets[j] + 64 + rnd.nextInt(237);
+      offsets[j + 1] = offsets[j] + 64 + rnd.nextInt(MAX_DOC_TOKENS - 64 + 1);
     }
     Progress progress = new Progress(err, "building " + nDocs + " documents");
     short[] docBits = new short[Math.multiplyExact(offsets[nDocs], DIM)];

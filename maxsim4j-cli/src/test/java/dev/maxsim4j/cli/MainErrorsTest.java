@@ -34,4 +34,11 @@ class MainErrorsTest {
       assertOneLineError(CliRun.of(args), 2, option + " = ''; expected a non-empty value");
     }
   }
+
+  @Test
+  void theSyntheticDemoRefusesMoreDocumentsThanItsTokensCanHold() {
+    // past about 90k documents the token count overflowed an int: "error: integer overflow", or a wrapped count
+    assertOneLineError(CliRun.of("demo", "--synthetic", "--docs", "2000000"), 2,
+        "demo: --docs = 2000000; expected 1 <= --docs <= " + DemoCommand.MAX_DOCS);
+  }
 }
