@@ -27,6 +27,8 @@ final class TrainExample {
   static final int PROJECTED = 128;
   static final int QUERY_TOKENS = 16;
   static final int DOCUMENT_TOKENS = 64;
+  /** The largest batch whose document features fit one Java array; a larger one overflowed their int size. */
+  static final int MAX_BATCH = Integer.MAX_VALUE / (DOCUMENT_TOKENS * FEATURES);
   static final float FEATURE_SCALE = 0.02f;
   static final float NOISE = 3f;
   static final String USAGE = """
@@ -43,7 +45,7 @@ final class TrainExample {
     Args a = new Args("train-example", argv, 1, Set.of("--steps", "--batch", "--seed", "--lr", "--backend"),
         Set.of("--naive", "--verbose"));
     int steps = a.intValue("--steps", 20, 1);
-    int batch = a.intValue("--batch", 32, 2);
+    int batch = a.intValue("--batch", 32, 2, MAX_BATCH);
     long seed = a.intValue("--seed", 42, 0);
     float lr = (float) a.positiveNumber("--lr", 0.5);
     boolean naive = a.has("--naive");

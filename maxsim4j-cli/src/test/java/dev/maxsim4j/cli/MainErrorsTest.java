@@ -41,4 +41,13 @@ class MainErrorsTest {
     assertOneLineError(CliRun.of("demo", "--synthetic", "--docs", "2000000"), 2,
         "demo: --docs = 2000000; expected 1 <= --docs <= " + DemoCommand.MAX_DOCS);
   }
+
+  @Test
+  void trainExampleRefusesABatchWhoseFeaturesOverflowAnArray() {
+    // batch x 64 tokens x 384 features overflowed an int: an ArrayIndexOutOfBounds or NegativeArraySize "bug"
+    for (String batch : new String[] {"100000000", "2147483647"}) {
+      assertOneLineError(CliRun.of("train-example", "--batch", batch, "--steps", "1"), 2,
+          "train-example: --batch = " + batch + "; expected 2 <= --batch <= " + TrainExample.MAX_BATCH);
+    }
+  }
 }
