@@ -43,6 +43,7 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
       }
     }
     p.expect('}');
+    p.end();
     if (descr == null || fortran == null || shape == null) {
       throw new IllegalArgumentException(file + ": .npy header lacks "
           + (descr == null ? "'descr'" : fortran == null ? "'fortran_order'" : "'shape'") + ": " + p.shown());
@@ -155,6 +156,15 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
             + "' belongs");
       }
       pos++;
+    }
+
+    /** Only padding may follow the dict: anything else means the header is not the dict it seems to be. */
+    void end() {
+      skip();
+      if (pos < s.length()) {
+        throw error("'" + Printable.of(s.substring(pos, Math.min(s.length(), pos + 20)).strip()) + "' after the dict;"
+            + " expected only spaces and a newline");
+      }
     }
 
     void once(Object seen, String key) {

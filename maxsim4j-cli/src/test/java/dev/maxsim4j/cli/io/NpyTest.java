@@ -40,6 +40,13 @@ class NpyTest {
   }
 
   @Test
+  void textAfterTheHeaderDictIsRefused() throws IOException {
+    String m = refusal(npy(dict("<f4", "(2,)") + " (3,)", new byte[8]));
+    assertTrue(m.contains("'(3,)' after the dict; expected only spaces and a newline"), m);
+    assertEquals(2, Npy.read(Files.write(dir.resolve("ok.npy"), npy(dict("<f4", "(2,)"), new byte[8]))).elements());
+  }
+
+  @Test
   void unsupportedDtypesAreRefusedByName() throws IOException {
     String m = refusal(npy(dict("<u2", "(2, 2)"), new byte[8]));
     assertTrue(m.contains("'<u2 (uint16)'"), m);
