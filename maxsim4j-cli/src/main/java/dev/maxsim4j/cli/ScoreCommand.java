@@ -91,6 +91,10 @@ final class ScoreCommand {
     if (a.get("--threads") != null) {
       builder.threads(a.threads(1));
     }
+    String option = topK ? "--out-run" : "--out";
+    // checked before the inputs are read (which may copy gigabytes or scan every fp8 byte), so a missing or
+    // unwritable folder fails at once; the output is checked again against every file read once they are known
+    AtomicOutput.check(option, AtomicOutput.target(option, a.get(option)), namedFiles(a));
     if (ShardedScore.applies(a)) {
       return ShardedScore.run(a, out, err, builder);
     }
@@ -103,7 +107,6 @@ final class ScoreCommand {
     }
     List<Path> inputs = new ArrayList<>(queries.files());
     inputs.addAll(docs.files());
-    String option = topK ? "--out-run" : "--out";
     Path target = AtomicOutput.target(option, a.get(option));
     TokenBatch q = queries.batch();
     TokenBatch d = docs.batch();
@@ -155,6 +158,19 @@ final class ScoreCommand {
           (System.nanoTime() - read) / 1e6);
     }
     return 0;
+  }
+
+  /** The files the command line names for queries and documents (a --docs folder included). */
+  private static List<Path> namedFiles(Args a) {
+    List<Path> files = new ArrayList<>();
+    for (Inputs.Options o : List.of(Inputs.QUERIES, Inputs.DOCS)) {
+      for (String option : List.of(o.embeddings(), o.mask(), o.offsets(), o.scales())) {
+        if (a.get(option) != null) {
+          files.add(Path.of(a.get(option)));
+        }
+      }
+    }
+    return files;
   }
 
   private static float[] flatten(float[][] m, int cols) {

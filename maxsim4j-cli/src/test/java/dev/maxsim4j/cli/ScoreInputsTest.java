@@ -265,6 +265,16 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("new") + "/"), 1,
         "names a folder");
     assertFalse(Files.exists(dir.resolve("new")));
+    // the output is checked before any input is read: here the damaged documents would have been named first
+    Files.writeString(dir.resolve("damaged.npy"), "not an array");
+    Files.createDirectories(dir.resolve("shards"));
+    Files.createSymbolicLink(dir.resolve("run.tsv"), dir.resolve("q.npy"));
+    for (String docs : new String[] {p("damaged.npy"), p("shards")}) {
+      assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", docs, "--out", p("gone") + "/s.npy"), 1,
+          "--out " + p("gone") + "/s.npy: the folder " + p("gone") + " does not exist");
+      assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", docs, "--top-k", "1", "--out-run",
+          p("run.tsv")), 1, "--out-run " + p("run.tsv") + " is also the input");
+    }
     Npy.writeFloats(dir.resolve("empty.npy"), new float[0], 2, 0, 4, 8);
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("empty.npy"), "--out", p("e.npy")), 1,
         "K = 0 candidates per query; expected at least 1");
