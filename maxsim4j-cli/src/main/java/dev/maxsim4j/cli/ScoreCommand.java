@@ -146,6 +146,7 @@ final class ScoreCommand {
         output.write(file -> Npy.writeFloats(file, flat, shape));
         what = "[" + q.size() + ", " + perQuery + "] candidate scores -> " + target;
       } else {
+        requireMatrixFits(q.size(), d.size());
         float[][] s = maxSim.scores(q, d);
         float[] flat = flatten(s, d.size());
         long[] shape = {q.size(), d.size()};
@@ -173,13 +174,20 @@ final class ScoreCommand {
     return files;
   }
 
-  private static float[] flatten(float[][] m, int cols) {
-    long size = (long) m.length * cols;
-    if (size > Inputs.HEAP_ELEMENTS) {
-      throw new IllegalArgumentException("the score matrix [" + m.length + ", " + cols + "] has more than 2^31-1"
-          + " entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
+  /**
+   * Refuses, before any scoring, an all-pairs score matrix that one .npy array written from Java cannot hold; the
+   * library's own refusal would point to its API rather than to the option that helps.
+   */
+  static void requireMatrixFits(long queries, long documents) {
+    if (queries * documents > Inputs.HEAP_ELEMENTS) {
+      throw new IllegalArgumentException("the score matrix [" + queries + ", " + documents + "] has more than"
+          + " 2^31-1 entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
     }
-    float[] f = new float[(int) size];
+  }
+
+  private static float[] flatten(float[][] m, int cols) {
+    requireMatrixFits(m.length, cols);
+    float[] f = new float[m.length * cols];
     for (int i = 0; i < m.length; i++) {
       System.arraycopy(m[i], 0, f, i * cols, cols);
     }

@@ -60,9 +60,8 @@ final class ShardedScore {
     List<Shard> shards = load(a, Path.of(a.get("--docs")), queries.files(), err);
     long documents = shards.getLast().first() + shards.getLast().batch().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
-    if (!topK && (long) q.size() * documents > Inputs.HEAP_ELEMENTS) {
-      throw new IllegalArgumentException("the score matrix [" + q.size() + ", " + documents + "] has more than"
-          + " 2^31-1 entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
+    if (!topK) {
+      ScoreCommand.requireMatrixFits(q.size(), documents);
     }
     List<Path> inputs = new ArrayList<>(queries.files());
     shards.forEach(s -> inputs.add(s.file()));

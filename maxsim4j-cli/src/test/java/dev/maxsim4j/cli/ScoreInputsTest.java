@@ -396,4 +396,15 @@ class ScoreInputsTest {
     assertEquals(2, Npy.read(out).rank());
     assertEquals(ownerOnly, Files.getPosixFilePermissions(out));
   }
+
+  /** An all-pairs matrix past one array is refused with the option that helps, not the library's API advice. */
+  @Test
+  void aScoreMatrixTooLargeForOneArrayPointsToTopK() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), new float[65_536], 65_536, 1, 1);
+    Npy.writeFloats(dir.resolve("d.npy"), new float[32_769], 32_769, 1, 1);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "the score matrix [65536, 32769] has more than 2^31-1 entries, more than one .npy array written from Java"
+            + " can hold; use --top-k K --out-run FILE");
+    assertFalse(Files.exists(dir.resolve("s.npy")));
+  }
 }
