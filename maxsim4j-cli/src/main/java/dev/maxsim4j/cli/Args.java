@@ -114,4 +114,15 @@ public final class Args {
     }
     return x;
   }
+
+  /** As {@link #positiveNumber}, for a value used as a float: one that float rounds to 0 or infinity is refused. */
+  public float positiveFloat(String name, float fallback) {
+    double x = positiveNumber(name, fallback);
+    float f = (float) x;
+    if (!(f > 0) || Float.isInfinite(f)) {
+      throw new UsageException(command + ": " + name + " = " + values.get(name).trim() + "; expected a number from "
+          + Float.MIN_VALUE + " to " + Float.MAX_VALUE + " (a float)");
+    }
+    return f;
+  }
 }

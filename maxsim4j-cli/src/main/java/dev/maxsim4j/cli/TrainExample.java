@@ -47,7 +47,7 @@ final class TrainExample {
     int steps = a.intValue("--steps", 20, 1);
     int batch = a.intValue("--batch", 32, 2, MAX_BATCH);
     long seed = a.intValue("--seed", 42, 0);
-    float lr = (float) a.positiveNumber("--lr", 0.5);
+    float lr = a.positiveFloat("--lr", 0.5f);
     boolean naive = a.has("--naive");
     try (MaxSim maxSim = Engine.open(a)) {
       out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "

@@ -50,4 +50,13 @@ class MainErrorsTest {
           "train-example: --batch = " + batch + "; expected 2 <= --batch <= " + TrainExample.MAX_BATCH);
     }
   }
+
+  @Test
+  void trainExampleRefusesALearningRateThatAFloatCannotHold() {
+    // cast to float, 1e300 became infinity (the loss NaN from step 2) and 1e-320 became 0 (no training at all)
+    for (String lr : new String[] {"1e300", "1e-320"}) {
+      assertOneLineError(CliRun.of("train-example", "--lr", lr, "--steps", "1"), 2,
+          "train-example: --lr = " + lr + "; expected a number from");
+    }
+  }
 }
