@@ -86,6 +86,11 @@ final class QuantizeCommand {
       }
     }
     Inputs.requireCompanions("quantize: --in", emb, companions.get(Inputs.MASK), companions.get(Inputs.OFFSETS));
+    if (names.contains(Inputs.SCALES) && !Inputs.SCALES.equals(tensor) && (tensor != null || names.size() > 1)) {
+      // score refuses scales beside float embeddings (are they applied already?); replacing them would hide that
+      throw new IllegalArgumentException("quantize: --in " + inPath + " holds a 'scales' tensor, but its embeddings "
+          + emb.source() + " hold " + emb.type() + "; expected float embeddings without scales");
+    }
     long tokens = emb.elements() / d;
     long[] tokenShape = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     long[] codeShape = emb.shape();

@@ -176,6 +176,8 @@ class QuantizeCommandTest {
         new float[12])));
     bad.put("expected packed [T, d] embeddings beside offsets", Map.of("offsets", NdArray.ofSegment("o",
         NdArray.ElementType.I64, new long[] {2}, MemorySegment.ofArray(new long[] {0, 3}))));
+    bad.put("holds a 'scales' tensor, but its embeddings " + p("bad.safetensors") + ":x hold float32; expected float"
+        + " embeddings without scales", Map.of("scales", NdArray.ofFloats("s", new long[] {3, 4}, new float[12])));
     for (Map.Entry<String, Map<String, NdArray>> c : bad.entrySet()) {
       Map<String, NdArray> file = new LinkedHashMap<>();
       file.put("x", NdArray.ofFloats("e", new long[] {3, 4, d}, gaussians(rnd, 3 * 4 * d)));
