@@ -7,6 +7,7 @@ import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -163,13 +164,29 @@ final class Inputs {
       throw new IllegalArgumentException(option + " " + path + " is a directory; expected a .npy or .safetensors file");
     }
     if (!Files.exists(p)) {
-      throw new IllegalArgumentException(option + " " + path + ": no such file");
+      throw new IllegalArgumentException(option + " " + path + (isLinkLoop(p) ? " is a loop of symbolic links;"
+          + " expected a .npy or .safetensors file" : ": no such file"));
     }
     if (!Files.isRegularFile(p)) {
       throw new IllegalArgumentException(option + " " + path + " is not a regular file; expected a .npy or"
           + " .safetensors file");
     }
     return p;
+  }
+
+  /** Whether following {@code p}'s links never reaches a file (the system gives up, as on a loop). */
+  static boolean isLinkLoop(Path p) {
+    if (!Files.isSymbolicLink(p)) {
+      return false;
+    }
+    try {
+      p.toRealPath();
+      return false;
+    } catch (NoSuchFileException missing) {
+      return false;
+    } catch (IOException e) {
+      return true;
+    }
   }
 
   private static boolean isSafetensors(String path) {

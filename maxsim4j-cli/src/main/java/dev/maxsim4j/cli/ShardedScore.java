@@ -106,7 +106,7 @@ final class ShardedScore {
           continue;
         }
         if (!Files.isRegularFile(p)) { // skipping it would renumber every later shard's documents
-          String what = Files.isDirectory(p) ? "a directory"
+          String what = Files.isDirectory(p) ? "a directory" : Inputs.isLinkLoop(p) ? "a loop of symbolic links"
               : Files.isSymbolicLink(p) && !Files.exists(p) ? "a link to a missing file" : "not a regular file";
           throw new IllegalArgumentException("--docs " + folder + ": " + p.getFileName() + " is " + what
               + "; expected every .safetensors entry of the folder to be a shard file");

@@ -261,6 +261,14 @@ class ShardedScoreTest {
     Files.createDirectory(shards.resolve("b.safetensors"));
     CliRun.assertOneLineError(run(args), 1, "b.safetensors is a directory");
     assertFalse(Files.exists(dir.resolve("run.tsv")));
+    // a loop of links is named as one, not as a link to a missing file, here and as a --queries file
+    Files.delete(shards.resolve("b.safetensors"));
+    Files.createSymbolicLink(shards.resolve("b.safetensors"), shards.resolve("loop.link"));
+    Files.createSymbolicLink(shards.resolve("loop.link"), shards.resolve("b.safetensors"));
+    CliRun.assertOneLineError(run(args), 1, "b.safetensors is a loop of symbolic links");
+    CliRun.assertOneLineError(CliRun.of("score", "--queries", shards.resolve("b.safetensors").toString(), "--docs",
+        p("q.npy"), "--out", p("s.npy")), 1, "--queries " + shards.resolve("b.safetensors") + " is a loop of symbolic"
+        + " links; expected a .npy or .safetensors file");
   }
 
   /**
