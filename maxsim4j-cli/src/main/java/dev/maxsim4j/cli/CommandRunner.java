@@ -46,7 +46,8 @@ public final class CommandRunner {
       return fail(program, err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
     } catch (OutOfMemoryError e) {
       return fail(program, err, e, "error: " + outOfMemory(e), 1);
-    } catch (RuntimeException | InternalError | StackOverflowError e) {
+    } catch (RuntimeException | InternalError | StackOverflowError | LinkageError | AssertionError e) {
+      // LinkageError: a class or native library that cannot be loaded (a damaged jar, a JVM without a module)
       // a read from a mapped input faulted (an InternalError, maybe wrapped by a worker thread): most often its
       // file shrank or was replaced during the run
       String changed = causedBy(e, InternalError.class) ? MappedFiles.changed() : "";

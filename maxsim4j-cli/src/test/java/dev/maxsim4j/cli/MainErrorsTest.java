@@ -59,4 +59,18 @@ class MainErrorsTest {
           "train-example: --lr = " + lr + "; expected a number from");
     }
   }
+
+  @Test
+  void anErrorFromLoadingCodeIsOneLineNotAStackTrace() {
+    // a class or native library that cannot be loaded escaped as the JVM's own stack trace
+    for (Error error : new Error[] {new NoClassDefFoundError("jdk/incubator/vector/FloatVector"),
+        new UnsatisfiedLinkError("no maxsim4j_cuda in java.library.path"), new AssertionError("broken")}) {
+      java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+      int status = CommandRunner.run("maxsim4j", new java.io.PrintStream(err, true), () -> {
+        throw error;
+      });
+      assertTrue(status == 1 && err.toString().lines().count() == 1, err.toString());
+      assertTrue(err.toString().startsWith("maxsim4j: error: unexpected " + error), err.toString());
+    }
+  }
 }
