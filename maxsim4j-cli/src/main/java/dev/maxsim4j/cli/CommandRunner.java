@@ -31,17 +31,11 @@ public final class CommandRunner {
       return command.run();
     } catch (UsageException e) {
       return fail(program, err, e, e.getMessage(), 2);
-    } catch (NoSuchFileException e) {
-      return fail(program, err, e, "error: no such file: " + e.getFile(), 1);
-    } catch (AccessDeniedException e) {
-      return fail(program, err, e, "error: permission denied: " + e.getFile(), 1);
-    } catch (FileSystemException e) {
-      String what = e.getFile() == null ? e.getMessage() : e.getFile() + ": " + e.getReason();
-      return fail(program, err, e, "error: " + what, 1);
     } catch (IOException e) {
-      return fail(program, err, e, "error: " + e, 1);
+      return fail(program, err, e, "error: " + describe(e), 1);
     } catch (UncheckedIOException e) {
-      return fail(program, err, e, "error: " + e.getCause(), 1);
+      // a stream or worker wraps the same failures: worded alike, not as the wrapped class's name
+      return fail(program, err, e, "error: " + describe(e.getCause()), 1);
     } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
       return fail(program, err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
     } catch (OutOfMemoryError e) {
@@ -58,6 +52,16 @@ public final class CommandRunner {
       // else a bug: still one line, and the trace on request
       return fail(program, err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
     }
+  }
+
+  /** A failed file operation in a few words: what it was, on which file. */
+  private static String describe(IOException e) {
+    return switch (e) {
+      case NoSuchFileException f -> "no such file: " + f.getFile();
+      case AccessDeniedException f -> "permission denied: " + f.getFile();
+      case FileSystemException f -> f.getFile() == null ? f.getMessage() : f.getFile() + ": " + f.getReason();
+      default -> e.toString();
+    };
   }
 
   private static boolean causedBy(Throwable e, Class<? extends Throwable> kind) {

@@ -73,4 +73,27 @@ class MainErrorsTest {
       assertTrue(err.toString().startsWith("maxsim4j: error: unexpected " + error), err.toString());
     }
   }
+
+  @Test
+  void aWrappedFileFailureIsWordedAsTheSameFailureUnwrapped() {
+    // an UncheckedIOException printed its cause's class name: "java.nio.file.NoSuchFileException: gone.txt"
+    java.io.IOException[] failures = {new java.nio.file.NoSuchFileException("gone.txt"),
+        new java.nio.file.AccessDeniedException("locked.txt")};
+    for (java.io.IOException failure : failures) {
+      String[] lines = new String[2];
+      for (int wrapped = 0; wrapped < 2; wrapped++) {
+        boolean wrap = wrapped == 1;
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int status = CommandRunner.run("maxsim4j", new java.io.PrintStream(err, true), () -> {
+          if (wrap) {
+            throw new java.io.UncheckedIOException(failure);
+          }
+          throw failure;
+        });
+        assertTrue(status == 1, err.toString());
+        lines[wrapped] = err.toString();
+      }
+      assertTrue(lines[0].equals(lines[1]) && !lines[1].contains("Exception"), lines[0] + " / " + lines[1]);
+    }
+  }
 }
