@@ -27,10 +27,12 @@ import java.util.function.Function;
  * gradient of a max flows to one document token, the lowest slot among ties.
  *
  * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend), within the
- * roundings of fp32 dot products. On the CPU a pair whose dot products could pass fp32's largest value part way
- * (its largest query token's sum of |values| times the document's largest |value|, near {@code 3.4e38}) is
- * scored in float64, so such a sum never sticks at an infinity, nor sums infinities of both signs to NaN, where
- * the exact score is finite; the GPU kernels do not take this path.
+ * roundings of fp32 dot products. Dot products are summed in fp32, so values near {@code 1e19} can pass fp32's
+ * largest value part way through a sum; on the CPU a pair whose fp32 score comes out infinite or NaN is scored
+ * again in float64, so such a sum does not stick at an infinity, nor sum infinities of both signs to NaN, where
+ * the exact score is finite. Not caught: a token whose partial sum passed {@code -3.4e38} and came back (terms
+ * near fp32's largest of both signs) drops out of its max while another token's stays finite. The GPU kernels
+ * keep the fp32 result.
  *
  * <p>On the CPU a pair scores the same bits whatever else its call holds, but for fp32, fp16 or bf16 queries
  * against 1-bit documents: there the call reads the documents through per-query tables where every query's

@@ -151,15 +151,6 @@ final class BitTableKernel {
     }
 
     @Override
-    public double documentMagnitude() {
-      float max = 0;
-      for (int t = 0; t < docTokens; t++) {
-        max = Math.max(max, Math.abs(docScale[t])); // each value is +-scale
-      }
-      return max;
-    }
-
-    @Override
     public float score(int query, int[] argmax, int offset) {
       int[] slots = qSlots[query];
       int valid = slots.length;

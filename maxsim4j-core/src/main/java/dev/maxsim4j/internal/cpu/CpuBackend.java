@@ -56,7 +56,6 @@ public final class CpuBackend implements Backend {
       return out;
     }
     PairKernel.Bound bound = kernel.bind(q, d);
-    Range range = new Range(q, d);
     int stride = problem.argmaxStride();
     if (problem.kind() == Problem.Kind.ALL_PAIRS) {
       // Tiles of (documents x queries): a document is loaded once per tile and meets the tile's queries.
@@ -74,7 +73,7 @@ public final class CpuBackend implements Backend {
           int q0 = (tile % qc) * queryGrain;
           int q1 = Math.min(q.rows, q0 + queryGrain);
           for (int j = d0; j < d1; j++) {
-            scoreDocument(w, range, problem, j, q0, q1, out, argmax, stride);
+            scoreDocument(w, problem, j, q0, q1, out, argmax, stride);
           }
         }
       });
@@ -84,7 +83,7 @@ public final class CpuBackend implements Backend {
         PairKernel.Worker w = bound.newWorker();
         for (int i = from; i < to; i++) {
           for (int c = 0; c < perQuery; c++) {
-            scoreDocument(w, range, problem, problem.document(i, c), i, i + 1, out, argmax, stride);
+            scoreDocument(w, problem, problem.document(i, c), i, i + 1, out, argmax, stride);
           }
         }
       });
@@ -93,7 +92,7 @@ public final class CpuBackend implements Backend {
   }
 
   /** Scores document {@code j} against queries {@code [q0, q1)} that meet it. */
-  private void scoreDocument(PairKernel.Worker w, Range range, Problem problem, int j, int q0, int q1,
+  private static void scoreDocument(PairKernel.Worker w, Problem problem, int j, int q0, int q1,
       float[] out, int[] argmax, int stride) {
     Tokens d = problem.documents();
     if (d.validCount[j] == 0) {
@@ -107,14 +106,24 @@ public final class CpuBackend implements Backend {
       return;
     }
     w.load(j);
-    double magnitude = range.exact ? 0 : w.documentMagnitude();
     for (int i = q0; i < q1; i++) {
       int p = problem.pairOf(i, j);
       if (argmax != null) {
         Arrays.fill(argmax, p * stride, (p + 1) * stride, NO_ARGMAX);
       }
-      out[p] = range.score(w, magnitude, i, j, argmax, p * stride);
+      out[p] = inRange(w.score(i, argmax, p * stride), problem.queries(), i, d, j, argmax, p * stride);
     }
+  }
+
+  /**
+   * {@code score} as the kernel gave it, or scored again in float64 where it is infinite or NaN: there an fp32
+   * partial sum may have passed fp32's largest value part way and stuck at an infinity (or met one of the other
+   * sign and made NaN) where the float64 reference, the contract, stays finite. Checking the result rather than
+   * bounding each pair's values first keeps the kernels' loops as they are; a pair whose inputs hold NaN or an
+   * infinity gives the same score on both paths.
+   */
+  private static float inRange(float score, Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
+    return Float.isFinite(score) ? score : (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
   }
 
   // ------------------------------------------------------------------ top-k
@@ -126,7 +135,6 @@ public final class CpuBackend implements Backend {
       return new TopKResult(new float[q.rows][0], new int[q.rows][0]);
     }
     PairKernel.Bound bound = kernel.bind(q, d);
-    Range range = new Range(q, d);
     int grain = Math.max(TOPK_BLOCK, loop.grainFor(d.rows, 1));
     int chunks = (d.rows + grain - 1) / grain;
     // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
@@ -145,9 +153,8 @@ public final class CpuBackend implements Backend {
             continue;
           }
           w.load(j);
-          double magnitude = range.exact ? 0 : w.documentMagnitude();
           for (int i = 0; i < q.rows; i++) {
-            collector.offer(i, range.score(w, magnitude, i, j, null, 0), j);
+            collector.offer(i, inRange(w.score(i, null, 0), q, i, d, j, null, 0), j);
           }
         }
         synchronized (merged) {
@@ -156,61 +163,6 @@ public final class CpuBackend implements Backend {
       }
     });
     return merged.result();
-  }
-
-  /**
-   * Where a kernel's fp32 dot products may leave fp32's range: there an overflowed partial sum sticks at an
-   * infinity (and infinities of both signs sum to NaN) where the float64 reference, the contract, stays finite, so
-   * such a pair is scored in float64 instead. A pair is safe when its largest query token |values| sum times the
-   * document's largest |value|, widened by the fp32 roundings of a d-term sum, stays below fp32's largest; a pair
-   * holding NaN scores NaN on either path and stays on the kernel.
-   */
-  private final class Range {
-    final boolean exact;
-    private final Tokens queries;
-    private final Tokens documents;
-    private final double[] queryNorm;
-    private final double slack;
-
-    Range(Tokens queries, Tokens documents) {
-      this.queries = queries;
-      this.documents = documents;
-      this.exact = kernel instanceof ReferenceKernel;
-      this.queryNorm = exact ? null : largestNorms(queries);
-      this.slack = Math.exp((queries.dim + 8) * 0x1p-23); // (1 + 2^-24)^(d + 8), with room to spare
-    }
-
-    float score(PairKernel.Worker w, double documentMagnitude, int i, int j, int[] argmax, int offset) {
-      double norm = exact ? 0 : queryNorm[i];
-      if (Double.isNaN(norm) || Double.isNaN(documentMagnitude)
-          || norm * documentMagnitude * slack <= Float.MAX_VALUE) {
-        return w.score(i, argmax, offset);
-      }
-      return (float) ReferenceKernel.maxSim(queries, i, documents, j, argmax, offset);
-    }
-
-    /** Per row, the largest sum of |values| over its valid tokens, dequantized; NaN where a valid value is NaN. */
-    private static double[] largestNorms(Tokens t) {
-      double[] norms = new double[t.rows];
-      for (int i = 0; i < t.rows; i++) {
-        double largest = 0;
-        for (int s = 0; s < t.rowLength[i]; s++) {
-          if (!t.isValid(i, s)) {
-            continue;
-          }
-          double sum = 0;
-          for (int k = 0; k < t.dim; k++) {
-            sum += Math.abs(t.value(t.rowStart[i] + s, k));
-          }
-          largest = Math.max(largest, sum);
-          if (Double.isNaN(largest)) {
-            break;
-          }
-        }
-        norms[i] = largest;
-      }
-      return norms;
-    }
   }
 
   // ------------------------------------------------------------------ backward

@@ -35,12 +35,5 @@ interface PairKernel {
      * {@link dev.maxsim4j.internal.Backend#NO_ARGMAX} for masked slots.
      */
     float score(int query, int[] argmax, int offset);
-
-    /**
-     * An upper bound on the magnitude of the loaded document's valid values, dequantized: NaN where one is NaN,
-     * infinity where one is infinite. The driver compares it with the queries' to find pairs whose fp32 dot
-     * products could leave fp32's range ({@link CpuBackend}).
-     */
-    double documentMagnitude();
   }
 }

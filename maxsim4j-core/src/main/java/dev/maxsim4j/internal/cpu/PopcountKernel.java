@@ -158,11 +158,6 @@ final class PopcountKernel {
     }
 
     @Override
-    public double documentMagnitude() {
-      return docMaxScale; // each value is +-scale
-    }
-
-    @Override
     public float score(int query, int[] argmax, int offset) {
       int[] slots = qSlots[query];
       int valid = slots.length;

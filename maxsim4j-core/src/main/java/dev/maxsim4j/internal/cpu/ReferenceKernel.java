@@ -32,11 +32,6 @@ final class ReferenceKernel implements PairKernel {
       public float score(int query, int[] argmax, int offset) {
         return (float) maxSim(queries, query, documents, doc, argmax, offset);
       }
-
-      @Override
-      public double documentMagnitude() {
-        return 0; // float64 throughout: no pair needs another path
-      }
     };
   }
 

@@ -71,19 +71,6 @@ final class ScalarKernel implements PairKernel {
         }
       }
 
-      @Override
-      public double documentMagnitude() {
-        double max = 0;
-        for (int t = 0; t < docTokens; t++) {
-          float largest = 0;
-          for (int k = 0; k < dim; k++) {
-            largest = Math.max(largest, Math.abs(doc[t * dim + k]));
-          }
-          max = Math.max(max, (double) largest * Math.abs(docScale[t]));
-        }
-        return max;
-      }
-
       /**
        * The pair's dot product times both scales, as the vector kernel takes them ({@link ScaleRange#scaled}); a
        * zero dot product stays 0.

@@ -219,30 +219,6 @@ final class VectorKernel implements PairKernel {
       }
     }
 
-    /**
-     * Stored values are bounded by their type; float values are read once, V lanes at a time, while the document
-     * is in cache (their values, not their type: an fp16 document scores as its fp32 widening, to the bit).
-     */
-    @Override
-    public double documentMagnitude() {
-      if (dequantizer != null) {
-        return Headroom.largestStored(documents.dtype) * docMaxScale;
-      }
-      int n = docTokens * dim;
-      // |x| as the bits with the sign cleared: integers that order as the magnitudes do, NaN above infinity
-      IntVector m = IntVector.zero(INTS);
-      int i = 0;
-      for (; i + V <= n; i += V) {
-        m = m.max(FloatVector.fromArray(S, buffer, i).reinterpretAsInts().lanewise(VectorOperators.AND, 0x7fffffff));
-      }
-      int bits = m.reduceLanes(VectorOperators.MAX);
-      for (; i < n; i++) {
-        bits = Math.max(bits, Float.floatToRawIntBits(buffer[i]) & 0x7fffffff);
-      }
-      float largest = Float.intBitsToFloat(bits);
-      return largestQuery > 0 ? (double) largest * docMaxScale : largest; // staged values divided by up to that
-    }
-
     /** bf16 -> fp32 is a 16-bit left shift: V lanes at a time (the scalar loop does not vectorise). */
     private void widenBf16(int token, int count, float[] dst, int off) {
       widen(documents.s16, token * dim, count * dim, dst, off);
