@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
@@ -43,6 +44,7 @@ import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
@@ -144,11 +146,17 @@ public final class LuceneIndex implements Closeable {
    */
   public static LuceneIndex sync(Path folder, TextIndex index, MaxSim maxSim, boolean mustSave, Warnings warnings,
       PrintStream err) throws IOException {
+    return sync(folder, index, batch -> maxSim.encodeDocuments(ENCODER, batch), mustSave, warnings, err);
+  }
+
+  /** {@link #sync} with the passages' encodings computed by {@code maxSim}. */
+  static LuceneIndex sync(Path folder, TextIndex index, Function<TokenBatch, float[][]> maxSim, boolean mustSave,
+      Warnings warnings, PrintStream err) throws IOException {
     Path dir = folder.resolve(TextIndex.FOLDER).resolve(FOLDER);
     String shown = TextFiles.shown(dir);
     if (index.bytes() == 0) {
       // tokens that could not be saved (already warned about) leave nothing on disk for this index to match
-      return write(new ByteBuffersDirectory(), index, maxSim, true, false, err);
+      return inMemory(index, maxSim, err);
     }
     Directory fs;
     try {
@@ -162,21 +170,30 @@ public final class LuceneIndex implements Closeable {
     } catch (LockObtainFailedException e) {
       fs.close();
       return inMemory(shown, "another maxsim4j run is writing it", index, maxSim, mustSave, warnings, err);
+    } catch (EncodingFailed e) {
+      // the encoder failed, not the index (which the failed write left as it was): report that failure itself
+      fs.close();
+      throw e.getCause();
     } catch (IOException | RuntimeException e) {
-      if (e instanceof IOException io && intact(fs)) {
+      // a writer closed by a failure (a merge's full disk) names that failure only as its cause
+      Exception real = e instanceof AlreadyClosedException && e.getCause() instanceof Exception c ? c : e;
+      if (real instanceof IOException io && intact(fs)) {
         // the index reads whole, so writing to it failed (a full disk, a read-only folder): rebuilding would only
         // delete it and fail alike
         discardUncommitted(fs);
         fs.close();
         return inMemory(shown, TextFiles.reason(io), index, maxSim, mustSave, warnings, err);
       }
-      String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName()
-          : e.getMessage().lines().findFirst().orElseThrow();
+      String why = real.getMessage() == null || real.getMessage().isBlank() ? real.getClass().getSimpleName()
+          : real.getMessage().lines().findFirst().orElseThrow();
       warnings.warn("the Lucene index in " + shown + " cannot be used (" + why + "); rebuilding it");
     }
     try {
       clear(fs);
       return write(fs, index, maxSim, true, true, err);
+    } catch (EncodingFailed e) {
+      fs.close();
+      throw e.getCause();
     } catch (IOException e) {
       discardUncommitted(fs);
       fs.close();
@@ -184,13 +201,35 @@ public final class LuceneIndex implements Closeable {
     }
   }
 
-  private static LuceneIndex inMemory(String shown, String why, TextIndex index, MaxSim maxSim, boolean mustSave,
-      Warnings warnings, PrintStream err) throws IOException {
+  private static LuceneIndex inMemory(String shown, String why, TextIndex index,
+      Function<TokenBatch, float[][]> maxSim, boolean mustSave, Warnings warnings, PrintStream err)
+      throws IOException {
     if (mustSave) {
       throw new IllegalArgumentException("cannot write the Lucene index in " + shown + ": " + why);
     }
     warnings.warn("cannot save the Lucene index in " + shown + " (" + why + "); building it in memory");
-    return write(new ByteBuffersDirectory(), index, maxSim, true, false, err);
+    return inMemory(index, maxSim, err);
+  }
+
+  private static LuceneIndex inMemory(TextIndex index, Function<TokenBatch, float[][]> maxSim, PrintStream err)
+      throws IOException {
+    try {
+      return write(new ByteBuffersDirectory(), index, maxSim, true, false, err);
+    } catch (EncodingFailed e) {
+      throw e.getCause();
+    }
+  }
+
+  /** A failure of the encoder while writing, told apart from the index's own so that it is not taken for damage. */
+  private static final class EncodingFailed extends RuntimeException {
+    EncodingFailed(RuntimeException cause) {
+      super(cause);
+    }
+
+    @Override
+    public synchronized RuntimeException getCause() {
+      return (RuntimeException) super.getCause();
+    }
   }
 
   /** Whether the index's last commit opens and its files match their checksums. */
@@ -233,8 +272,8 @@ public final class LuceneIndex implements Closeable {
     return Map.of("maxsim4j", "text passages v1", "store", store.toString(), "encoder", ENCODER.toString());
   }
 
-  private static LuceneIndex write(Directory d, TextIndex index, MaxSim maxSim, boolean create, boolean saved,
-      PrintStream err) throws IOException {
+  private static LuceneIndex write(Directory d, TextIndex index, Function<TokenBatch, float[][]> maxSim,
+      boolean create, boolean saved, PrintStream err) throws IOException {
     Map<String, String> data = commitData(index.store());
     boolean rebuild = create || !DirectoryReader.indexExists(d)
         || !SegmentInfos.readLatestCommit(d).getUserData().equals(data);
@@ -261,53 +300,74 @@ public final class LuceneIndex implements Closeable {
     Codec codec = ENCODER.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(ENCODER.dimension());
     IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
         .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
-    int added;
-    int before = 0;
+    int[] counts;
     try (IndexWriter writer = new IndexWriter(d, config)) {
-      List<TextIndex.Entry> entries = index.entries();
-      Set<String> wanted = new HashSet<>();
-      entries.forEach(e -> wanted.add(version(e)));
-      Set<String> present = new HashSet<>();
-      if (!rebuild) {
-        try (DirectoryReader r = DirectoryReader.open(writer)) {
-          before = r.numDocs();
-          for (String v : liveVersions(r)) {
-            if (wanted.contains(v)) {
-              present.add(v);
-            } else {
-              writer.deleteDocuments(new Term(VERSION, v));
-            }
-          }
+      try {
+        counts = update(writer, index, maxSim, rebuild, data, err);
+      } catch (IOException | RuntimeException | Error e) {
+        // closing would commit the passages added so far, and a file with some of its passages would then pass
+        // for indexed; rolling back keeps the last commit, whole
+        try {
+          writer.rollback();
+        } catch (IOException | RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
         }
+        throw e;
       }
-      List<Integer> rows = new ArrayList<>();
-      for (int e = 0, row = 0; e < entries.size(); row += entries.get(e).passages().size(), e++) {
-        if (!present.contains(version(entries.get(e)))) {
-          for (int p = 0; p < entries.get(e).passages().size(); p++) {
-            rows.add(row + p);
-          }
-        }
-      }
-      added = rows.size();
-      Progress progress = new Progress(err, "adding " + added + " passages to the Lucene index");
-      for (int from = 0; from < rows.size(); ) {
-        int to = from + 1;
-        while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1) {
-          to++;
-        }
-        addRows(writer, index, maxSim, rows.get(from), rows.get(to - 1) + 1);
-        from = to;
-        progress.update(from, rows.size());
-      }
-      if (rebuild || writer.hasUncommittedChanges()) {
-        writer.setLiveCommitData(data.entrySet());
-        writer.commit();
-      }
-      progress.done();
     }
     DirectoryReader reader = DirectoryReader.open(d);
-    int removed = before + added - reader.numDocs();
-    return new LuceneIndex(d, reader, index.store(), added, removed, saved);
+    int removed = counts[0] + counts[1] - reader.numDocs();
+    return new LuceneIndex(d, reader, index.store(), counts[1], removed, saved);
+  }
+
+  /**
+   * Deletes the passages of files no longer in {@code index}, adds those not yet in {@code writer}'s index and
+   * commits; returns the passages before and the passages added.
+   */
+  private static int[] update(IndexWriter writer, TextIndex index, Function<TokenBatch, float[][]> maxSim,
+      boolean rebuild, Map<String, String> data, PrintStream err) throws IOException {
+    int before = 0;
+    List<TextIndex.Entry> entries = index.entries();
+    Set<String> wanted = new HashSet<>();
+    entries.forEach(e -> wanted.add(version(e)));
+    Set<String> present = new HashSet<>();
+    if (!rebuild) {
+      try (DirectoryReader r = DirectoryReader.open(writer)) {
+        before = r.numDocs();
+        for (String v : liveVersions(r)) {
+          if (wanted.contains(v)) {
+            present.add(v);
+          } else {
+            writer.deleteDocuments(new Term(VERSION, v));
+          }
+        }
+      }
+    }
+    List<Integer> rows = new ArrayList<>();
+    for (int e = 0, row = 0; e < entries.size(); row += entries.get(e).passages().size(), e++) {
+      if (!present.contains(version(entries.get(e)))) {
+        for (int p = 0; p < entries.get(e).passages().size(); p++) {
+          rows.add(row + p);
+        }
+      }
+    }
+    int added = rows.size();
+    Progress progress = new Progress(err, "adding " + added + " passages to the Lucene index");
+    for (int from = 0; from < rows.size(); ) {
+      int to = from + 1;
+      while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1) {
+        to++;
+      }
+      addRows(writer, index, maxSim, rows.get(from), rows.get(to - 1) + 1);
+      from = to;
+      progress.update(from, rows.size());
+    }
+    if (rebuild || writer.hasUncommittedChanges()) {
+      writer.setLiveCommitData(data.entrySet());
+      writer.commit();
+    }
+    progress.done();
+    return new int[] {before, added};
   }
 
   /** The file versions of {@link #VERSION} with at least one live passage. */
@@ -339,10 +399,15 @@ public final class LuceneIndex implements Closeable {
   }
 
   /** Adds rows {@code from} to {@code to} of the index, a run of whole files' passages. */
-  private static void addRows(IndexWriter writer, TextIndex index, MaxSim maxSim, int from, int to)
-      throws IOException {
+  private static void addRows(IndexWriter writer, TextIndex index, Function<TokenBatch, float[][]> maxSim, int from,
+      int to) throws IOException {
     TokenBatch batch = index.rows().slice(from, to);
-    float[][] encodings = maxSim.encodeDocuments(ENCODER, batch);
+    float[][] encodings;
+    try {
+      encodings = maxSim.apply(batch);
+    } catch (RuntimeException e) {
+      throw new EncodingFailed(e);
+    }
     float[] floats = index.store() == Store.BF16 ? batch.toFloatArray() : null;
     int[] offsets = batch.offsets();
     int d = batch.dim();

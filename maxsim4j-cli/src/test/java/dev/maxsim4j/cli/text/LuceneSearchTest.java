@@ -2,9 +2,12 @@ package dev.maxsim4j.cli.text;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Main;
+import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.langchain4j.SampleTexts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.SegmentInfos;
 import org.apache.lucene.store.FSDirectory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -222,5 +226,54 @@ class LuceneSearchTest {
     Result blank = run("search", "--dir", folder.toString(), "--queries", dir.resolve("blank.txt").toString());
     assertEquals(1, blank.status());
     assertTrue(blank.err().contains("holds no query"), blank.err());
+  }
+
+  @Test
+  void anEncoderFailingPartWayLeavesTheLuceneIndexAsItWasAndIsReportedAsItself() throws IOException {
+    Path folder = corpus();
+    Result first = run("index", "--dir", folder.toString());
+    assertEquals(0, first.status(), first.err());
+    int docs = luceneDocs(folder);
+    long generation = luceneGeneration(folder);
+    // the first and the last file change, so their passages are added in two calls of the encoder
+    List<Path> files;
+    try (Stream<Path> s = Files.walk(folder)) {
+      files = s.filter(p -> p.toString().endsWith(".txt") || p.toString().endsWith(".md"))
+          .filter(p -> !p.startsWith(folder.resolve(TextIndex.FOLDER))).sorted().toList();
+    }
+    for (Path f : List.of(files.getFirst(), files.getLast())) {
+      Files.writeString(f, Files.readString(f) + " One more sentence.");
+      Files.setLastModifiedTime(f, FileTime.fromMillis(Files.getLastModifiedTime(f).toMillis() + 2000));
+    }
+    ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+    PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
+    Warnings warnings = new Warnings(err);
+    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+        MaxSim maxSim = MaxSim.builder().backend("cpu").build()) {
+      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, null);
+      int[] calls = {0};
+      IllegalStateException failed = assertThrows(IllegalStateException.class, () -> LuceneIndex.sync(folder, index,
+          batch -> {
+            if (++calls[0] > 1) {
+              throw new IllegalStateException("the encoder failed on call " + calls[0]);
+            }
+            return maxSim.encodeDocuments(LuceneIndex.ENCODER, batch);
+          }, true, warnings, err));
+      assertEquals("the encoder failed on call 2", failed.getMessage());
+      assertFalse(errBytes.toString(StandardCharsets.UTF_8).contains("rebuilding"), errBytes.toString());
+      assertEquals(generation, luceneGeneration(folder));
+      assertEquals(docs, luceneDocs(folder));
+    }
+    Result again = run("index", "--dir", folder.toString());
+    assertEquals(0, again.status(), again.err());
+    assertFalse(again.err().contains("rebuilding"), again.err());
+    assertEquals(passages(again), luceneDocs(folder));
+    assertCandidatesEqualExact(folder);
+  }
+
+  private static long luceneGeneration(Path folder) throws IOException {
+    try (var d = FSDirectory.open(folder.resolve(TextIndex.FOLDER).resolve(LuceneIndex.FOLDER))) {
+      return SegmentInfos.readLatestCommit(d).getGeneration();
+    }
   }
 }
