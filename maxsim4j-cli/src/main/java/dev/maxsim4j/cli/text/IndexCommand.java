@@ -36,8 +36,9 @@ public final class IndexCommand {
     Path folder = Path.of(a.require("--dir"));
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = Engine.open(a)) {
-      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, store);
+        MaxSim maxSim = Engine.open(a);
+        UpdateLock lock = new UpdateLock(err)) {
+      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, store, lock);
       long t0 = System.nanoTime();
       try (LuceneIndex lucene = LuceneIndex.sync(folder, index, maxSim, true, warnings, err)) {
         double seconds = (System.nanoTime() - t0) / 1e9;

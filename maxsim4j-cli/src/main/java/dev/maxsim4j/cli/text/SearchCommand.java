@@ -66,9 +66,12 @@ public final class SearchCommand {
       throw new UsageException("search: --rerank has no effect with --exact (every passage is scored)");
     }
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = Engine.open(a)) {
-      TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store);
+        MaxSim maxSim = Engine.open(a);
+        UpdateLock lock = new UpdateLock(err)) {
+      TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store, lock);
       LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, maxSim, false, warnings, err);
+      // the queries read only what is loaded and open, so another run may update the folder's index meanwhile
+      lock.close();
       try {
         warnings.finish();
         String size = index.size() + (lucene == null ? "" : " + Lucene " + lucene.size());

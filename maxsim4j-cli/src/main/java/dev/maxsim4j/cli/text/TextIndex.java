@@ -35,7 +35,7 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class TextIndex {
   public static final String FOLDER = ".maxsim4j";
   private static final String MANIFEST = "manifest.tsv";
-  /** A temporary file this old is a killed run's, not one being written. */
+  /** A temporary file this old is a killed run's, not one being written, where the update lock cannot be held. */
   private static final long STALE_TEMPORARY_MILLIS = 24L * 60 * 60 * 1000;
   /** The most tokens one index holds: it keeps its tokens in one Java array (the writer streams them). */
   static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
@@ -142,9 +142,10 @@ public final class TextIndex {
    * Brings the index of {@code folder} up to date (encoding new and changed files) and loads it. With
    * {@code mustSave}, an index that cannot be written is an error; without, a warning (the search goes on).
    * {@code store} null keeps the index's store (bf16 for a new one); another store than the index's rebuilds it.
+   * {@code lock} is taken before the index is read; the caller releases it once done with the index folder.
    */
   public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, boolean mustSave, Warnings warnings,
-      PrintStream err, Store store) throws IOException {
+      PrintStream err, Store store, UpdateLock lock) throws IOException {
     List<Path> files = TextFiles.under(folder, warnings);
     if (files.isEmpty()) {
       throw new IllegalArgumentException("no .txt or .md files under " + folder);
@@ -153,7 +154,13 @@ public final class TextIndex {
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
       throw new IllegalArgumentException(dir + " is a file, where the index folder belongs; remove or rename it");
     }
+    // an index folder not there yet is made (and locked) only to be written, so that a run that fails first leaves
+    // none behind
+    if (Files.isDirectory(dir)) {
+      lock.hold(dir);
+    }
     Stored old = Stored.load(dir, warnings);
+    sweep(dir, lock.held() ? old.tokensFile : null, stale(lock));
     if (store == null) {
       store = old.store == null ? Store.BF16 : old.store;
     } else if (old.tokens != null && old.store != store) {
@@ -214,7 +221,7 @@ public final class TextIndex {
     long reused = entries.stream().mapToLong(Entry::tokens).sum();
     checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
-    Path tmp = changed ? openTemporary(dir, mustSave, warnings) : null;
+    Path tmp = changed ? openTemporary(dir, mustSave, warnings, lock) : null;
 
     try {
       PackedRows encoded = null;
@@ -258,7 +265,7 @@ public final class TextIndex {
       long bytes = changed ? 0 : old.bytes;
       if (tmp != null) {
         try {
-          bytes = write(dir, tmp, list, total, tokens);
+          bytes = write(dir, tmp, list, total, tokens, stale(lock));
         } catch (IOException e) {
           cannotSave(dir, e, mustSave, warnings);
         }
@@ -289,9 +296,11 @@ public final class TextIndex {
   }
 
   /** A temporary file in the index folder, made before the slow encoding so an unwritable folder shows first. */
-  private static Path openTemporary(Path dir, boolean mustSave, Warnings warnings) throws IOException {
+  private static Path openTemporary(Path dir, boolean mustSave, Warnings warnings, UpdateLock lock)
+      throws IOException {
     try {
       Files.createDirectories(dir);
+      lock.hold(dir);
       return temporary(dir, "tokens-");
     } catch (IOException e) {
       cannotSave(dir, e, mustSave, warnings);
@@ -318,7 +327,7 @@ public final class TextIndex {
   }
 
   /** Writes the tokens file and then the manifest; returns their bytes together. */
-  private static long write(Path dir, Path tmp, List<Entry> entries, long total, StoredTokens tokens)
+  private static long write(Path dir, Path tmp, List<Entry> entries, long total, StoredTokens tokens, long stale)
       throws IOException {
     String name = "tokens-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".safetensors";
     Path manifestTmp = null;
@@ -339,23 +348,37 @@ public final class TextIndex {
       deleteQuietly(dir.resolve(name));
       throw e;
     }
-    // the manifest names the new tokens file now; older ones (and the first format's file) are unused; and
-    // temporary files of runs killed outright (no shutdown hook ran) are a day old. Both sweeps are best
-    // effort: the index is saved already. (A concurrent run's tokens temporary is as old as its encoding, but
-    // deleting it costs nothing: it is written with CREATE when the run saves.)
-    long before = System.currentTimeMillis() - STALE_TEMPORARY_MILLIS;
-    String sweep = "{tokens*.safetensors,tokens-*.tmp,manifest-*.tmp}";
-    try (DirectoryStream<Path> stale = Files.newDirectoryStream(dir, sweep)) {
-      for (Path p : stale) {
+    // the manifest names the new tokens file now; older ones (and the first format's file) are unused
+    sweep(dir, name, stale);
+    return bytes;
+  }
+
+  /**
+   * The time before which a temporary file of ours is a killed run's: with the lock held no other run writes here, so
+   * every one made before it was taken.
+   */
+  private static long stale(UpdateLock lock) {
+    return lock.held() ? lock.since() : System.currentTimeMillis() - STALE_TEMPORARY_MILLIS;
+  }
+
+  /**
+   * Deletes the tokens files other than {@code keep} (none when it is null) and the temporary files of ours last
+   * modified before {@code before} (those of runs killed outright, whose shutdown hook did not run). Best effort:
+   * a file the sweep cannot read or delete stays until a later one.
+   */
+  private static void sweep(Path dir, String keep, long before) {
+    String ours = "{tokens*.safetensors,tokens-*.tmp,manifest-*.tmp}";
+    try (DirectoryStream<Path> found = Files.newDirectoryStream(dir, ours)) {
+      for (Path p : found) {
         String file = p.getFileName().toString();
-        if (file.endsWith(".safetensors") ? !file.equals(name) : Files.getLastModifiedTime(p).toMillis() < before) {
+        if (file.endsWith(".safetensors") ? keep != null && !file.equals(keep)
+            : Files.getLastModifiedTime(p).toMillis() < before) {
           deleteQuietly(p);
         }
       }
-    } catch (IOException leftover) {
-      // a file the sweep cannot read or delete stays until a later save
+    } catch (IOException | RuntimeException leftover) {
+      // the index is read or saved already; what stays is swept by a later run
     }
-    return bytes;
   }
 
   private static void deleteQuietly(Path p) {

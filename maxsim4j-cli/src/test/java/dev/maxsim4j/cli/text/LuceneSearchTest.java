@@ -249,8 +249,9 @@ class LuceneSearchTest {
     PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
-        MaxSim maxSim = MaxSim.builder().backend("cpu").build()) {
-      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, null);
+        MaxSim maxSim = MaxSim.builder().backend("cpu").build();
+        UpdateLock lock = new UpdateLock(err)) {
+      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, null, lock);
       int[] calls = {0};
       IllegalStateException failed = assertThrows(IllegalStateException.class, () -> LuceneIndex.sync(folder, index,
           batch -> {

@@ -1,0 +1,112 @@
+package dev.maxsim4j.cli.text;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Keeps one maxsim4j run at a time updating a folder's index ({@code FOLDER/.maxsim4j/}: the tokens file, the
+ * manifest and the Lucene index, which must stay in line): held from before the index is read (for a folder without
+ * one, from before it is first written) until the Lucene index is in line with it; a second run waits, saying so. The lock is the operating system's on
+ * {@code .maxsim4j/update.lock} (released when the process ends, killed or not; the file stays, empty), and a
+ * lock per folder within this JVM (the operating system's is the whole process's).
+ */
+public final class UpdateLock implements AutoCloseable {
+  static final String FILE = "update.lock";
+  private static final Map<Path, ReentrantLock> IN_PROCESS = new ConcurrentHashMap<>();
+
+  private final PrintStream err;
+  private ReentrantLock local;
+  private FileChannel channel;
+  private FileLock lock;
+  private long since;
+
+  /** A lock not yet held ({@code err}: where a run that waits says so). */
+  public UpdateLock(PrintStream err) {
+    this.err = err;
+  }
+
+  /**
+   * Takes the lock of the index folder {@code dir}, waiting for another run that holds it; returns whether it is
+   * held. Not held when the lock file cannot be made (a read-only folder, where this run cannot write either).
+   */
+  boolean hold(Path dir) throws IOException {
+    if (lock != null || local != null) {
+      return lock != null;
+    }
+    Path file = dir.resolve(FILE);
+    try {
+      Files.createDirectories(dir);
+      if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+        // opening a pipe to write waits for a reader, forever; a link may point anywhere
+        return false;
+      }
+      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+    } catch (IOException e) {
+      return false;
+    }
+    local = IN_PROCESS.computeIfAbsent(dir.toRealPath(), k -> new ReentrantLock());
+    try {
+      if (!local.tryLock()) {
+        waiting(dir);
+        local.lockInterruptibly();
+      }
+      lock = channel.tryLock();
+      if (lock == null) {
+        waiting(dir);
+        lock = channel.lock();
+      }
+      since = System.currentTimeMillis();
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      close();
+      throw new IOException("interrupted while waiting for another maxsim4j run updating " + TextFiles.shown(dir));
+    } catch (IOException | RuntimeException | Error e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void waiting(Path dir) {
+    err.println("maxsim4j: another maxsim4j run is updating the index in " + TextFiles.shown(dir)
+        + "; waiting for it to finish");
+  }
+
+  /** Whether this run holds the lock. */
+  boolean held() {
+    return lock != null;
+  }
+
+  /** When the lock was taken, in milliseconds since the epoch (as file modification times). */
+  long since() {
+    return since;
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      if (lock != null) {
+        lock.release();
+      }
+    } finally {
+      lock = null;
+      if (local != null && local.isHeldByCurrentThread()) {
+        local.unlock();
+      }
+      local = null;
+      if (channel != null) {
+        channel.close();
+        channel = null;
+      }
+    }
+  }
+}

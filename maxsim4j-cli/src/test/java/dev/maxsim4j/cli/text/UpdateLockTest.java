@@ -1,0 +1,162 @@
+package dev.maxsim4j.cli.text;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.cli.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One run at a time updates a folder's index; a killed run's temporary files go at the next run. */
+class UpdateLockTest {
+  @TempDir Path dir;
+
+  record Result(int status, String out, String err) {}
+
+  private static Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private Path folder() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("notes"));
+    String[] texts = {"Honey bees dance to show where the flowers are.", "Bread rises because yeast makes gas.",
+        "The moon pulls the sea and makes the tides.", "Sea otters hold hands while they sleep."};
+    for (int i = 0; i < texts.length; i++) {
+      Files.writeString(folder.resolve("note" + i + ".txt"), (texts[i] + " ").repeat(40 * (i + 1)));
+    }
+    return folder;
+  }
+
+  @Test
+  void twoRunsAtOnceLeaveTheTokensAndTheLuceneIndexInLine() throws Exception {
+    Path folder = folder();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      for (String[] stores : new String[][] {{"int8", "binary"}, {"bf16", "int8"}}) {
+        CountDownLatch start = new CountDownLatch(2);
+        List<Future<Result>> runs = new ArrayList<>();
+        for (String store : stores) {
+          runs.add(pool.submit(() -> {
+            start.countDown();
+            start.await();
+            return run("index", "--dir", folder.toString(), "--store", store);
+          }));
+        }
+        for (Future<Result> r : runs) {
+          Result result = r.get(5, TimeUnit.MINUTES);
+          assertEquals(0, result.status(), result.err());
+          assertFalse(result.err().contains("cannot"), result.err());
+        }
+        Result again = run("index", "--dir", folder.toString());
+        assertEquals(0, again.status(), again.err());
+        assertEquals("", again.err());
+        assertTrue(again.out().contains("(0 encoded, 4 reused, 0 skipped)"), again.out());
+        assertTrue(again.out().contains("(0 added, 0 removed)"), again.out());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aRunInAnotherProcessWaitsForTheLockAndSaysSo() throws Exception {
+    Path folder = folder();
+    Path index = folder.resolve(TextIndex.FOLDER);
+    Path log = dir.resolve("child.log");
+    Process child;
+    try (UpdateLock held = new UpdateLock(System.err)) {
+      assertTrue(held.hold(index));
+      child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "--add-modules", "jdk.incubator.vector", "-cp", System.getProperty("java.class.path"),
+          Main.class.getName(), "index", "--dir", folder.toString())
+          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (!Files.readString(log).contains("waiting for it to finish") && System.nanoTime() < deadline) {
+        assertTrue(child.isAlive(), Files.readString(log));
+        Thread.sleep(100);
+      }
+      assertTrue(Files.readString(log).contains("another maxsim4j run is updating the index in"),
+          Files.readString(log));
+      Thread.sleep(500);
+      assertTrue(child.isAlive(), Files.readString(log));
+      assertFalse(Files.exists(index.resolve("manifest.tsv")), "nothing written while the lock is held");
+    }
+    assertTrue(child.waitFor(5, TimeUnit.MINUTES), Files.readString(log));
+    assertEquals(0, child.exitValue(), Files.readString(log));
+    assertTrue(Files.readString(log).contains("indexed 4 files (4 encoded"), Files.readString(log));
+  }
+
+  @Test
+  void aKilledRunsTemporaryFilesGoAtTheNextRunOnlyOursAndOnlyOlderOnes() throws IOException {
+    Path folder = folder();
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    Path index = folder.resolve(TextIndex.FOLDER);
+    long minuteAgo = System.currentTimeMillis() - 60_000;
+    List<Path> killed = List.of(index.resolve("tokens-0123456789abcdef.tmp"),
+        index.resolve("manifest-0123456789abcdef.tmp"), index.resolve("tokens-fedcba9876543210.safetensors"));
+    List<Path> others = List.of(index.resolve("notes.tmp"), index.resolve("tokens.tmp.keep"),
+        folder.resolve("tokens-0123456789abcdef.tmp"));
+    for (Path p : killed) {
+      Files.writeString(p, "cut short");
+      Files.setLastModifiedTime(p, FileTime.fromMillis(minuteAgo));
+    }
+    for (Path p : others) {
+      Files.writeString(p, "not ours");
+      Files.setLastModifiedTime(p, FileTime.fromMillis(minuteAgo));
+    }
+    Path future = index.resolve("manifest-aaaaaaaaaaaaaaaa.tmp");
+    Files.writeString(future, "newer than the run");
+    Files.setLastModifiedTime(future, FileTime.fromMillis(System.currentTimeMillis() + 3_600_000));
+
+    Result again = run("index", "--dir", folder.toString());
+    assertEquals(0, again.status(), again.err());
+    assertTrue(again.out().contains("(0 encoded, 4 reused"), again.out());
+    for (Path p : killed) {
+      assertFalse(Files.exists(p), p + " stayed");
+    }
+    for (Path p : others) {
+      assertTrue(Files.exists(p), p + " was deleted");
+    }
+    assertTrue(Files.exists(future), "a temporary file newer than the run was deleted");
+    Result search = run("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.out().contains("note3.txt"), search.out());
+  }
+
+  @Test
+  void aLockFileThatIsAPipeOrALinkIsNotOpened() throws Exception {
+    Path folder = folder();
+    Path index = Files.createDirectories(folder.resolve(TextIndex.FOLDER));
+    Process p = new ProcessBuilder("mkfifo", index.resolve(UpdateLock.FILE).toString()).start();
+    assertEquals(0, p.waitFor());
+    Result pipe = assertTimeoutPreemptively(Duration.ofMinutes(2), () -> run("index", "--dir", folder.toString()));
+    assertEquals(0, pipe.status(), pipe.err());
+    Files.delete(index.resolve(UpdateLock.FILE));
+    Path elsewhere = dir.resolve("elsewhere.lock");
+    Files.createSymbolicLink(index.resolve(UpdateLock.FILE), elsewhere);
+    Result link = run("index", "--dir", folder.toString());
+    assertEquals(0, link.status(), link.err());
+    assertFalse(Files.exists(elsewhere), "the lock followed a link out of the index folder");
+  }
+}
