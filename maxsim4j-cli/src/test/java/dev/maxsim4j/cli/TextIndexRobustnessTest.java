@@ -206,6 +206,23 @@ class TextIndexRobustnessTest {
     assertTrue(updated.out().contains("(1 added, 1 removed)"), updated.out());
   }
 
+  /** The first write of a Lucene index fails: there was no index to be damaged, so none is said to be rebuilt. */
+  @Test
+  void aNewLuceneIndexThatCannotBeWrittenIsReportedAsSuchNotAsDamage() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    Path lucene = folder.resolve(".maxsim4j/lucene");
+    Files.createDirectories(lucene.resolve("write.lock/inner"));
+    CliRun failed = index(folder);
+    assertTrue(failed.failedCleanly(), failed.err());
+    assertTrue(failed.err().contains("cannot write the Lucene index in " + lucene), failed.err());
+    assertFalse(failed.err().contains("rebuilding") || failed.err().contains("cannot be used"), failed.err());
+    CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "bees", "--k", "1");
+    assertEquals(0, search.status(), search.err());
+    assertTrue(search.err().contains("cannot save the Lucene index in " + lucene), search.err());
+    assertFalse(search.err().contains("rebuilding") || search.err().contains("cannot be used"), search.err());
+    assertTrue(search.out().contains("b.txt:1  bees dance"), search.out());
+  }
+
   @Test
   void aManifestThatIsAFolderIsOneLineForIndexAndAWarningForSearch() throws IOException {
     Path folder = folder("a.txt", "otters hold hands");

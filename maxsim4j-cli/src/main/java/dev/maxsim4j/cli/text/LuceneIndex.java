@@ -165,6 +165,7 @@ public final class LuceneIndex implements Closeable {
     } catch (IOException e) {
       return inMemory(shown, TextFiles.reason(e), index, maxSim, mustSave, warnings, err);
     }
+    boolean existed = existed(fs);
     try {
       return write(fs, index, maxSim, false, true, err);
     } catch (LockObtainFailedException e) {
@@ -177,12 +178,17 @@ public final class LuceneIndex implements Closeable {
     } catch (IOException | RuntimeException e) {
       // a writer closed by a failure (a merge's full disk) names that failure only as its cause
       Exception real = e instanceof AlreadyClosedException && e.getCause() instanceof Exception c ? c : e;
-      if (real instanceof IOException io && intact(fs)) {
-        // the index reads whole, so writing to it failed (a full disk, a read-only folder): rebuilding would only
-        // delete it and fail alike
+      if (real instanceof IOException io && (!existed || intact(fs))) {
+        // no index was there, or it reads whole, so writing failed (a full disk, a read-only folder), not the
+        // index: rebuilding would only delete it and fail alike
         discardUncommitted(fs);
         fs.close();
         return inMemory(shown, TextFiles.reason(io), index, maxSim, mustSave, warnings, err);
+      }
+      if (!existed) {
+        discardUncommitted(fs);
+        fs.close();
+        throw e;
       }
       String why = real.getMessage() == null || real.getMessage().isBlank() ? real.getClass().getSimpleName()
           : real.getMessage().lines().findFirst().orElseThrow();
@@ -229,6 +235,15 @@ public final class LuceneIndex implements Closeable {
     @Override
     public synchronized RuntimeException getCause() {
       return (RuntimeException) super.getCause();
+    }
+  }
+
+  /** Whether the folder holds a commit of an index (true where it cannot be told, which a rebuild then settles). */
+  private static boolean existed(Directory d) {
+    try {
+      return DirectoryReader.indexExists(d);
+    } catch (IOException | RuntimeException e) {
+      return true;
     }
   }
 
