@@ -141,4 +141,42 @@ class TextEdgeCasesTest {
       assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
     }
   }
+
+  /**
+   * Text the tokenizer keeps no word piece of (zero-width spaces, lone combining marks, control characters) is only
+   * [CLS] and [SEP], which match every query alike: such a passage is never listed, such a query is an error.
+   */
+  @Test
+  void textWithoutAWordPieceMatchesNothing() throws IOException {
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Files.writeString(notes.resolve("a.txt"), "otters hold hands while they sleep");
+    Files.writeString(notes.resolve("b.txt"), "\u200b\u200b \u0301 \u0001");
+    Files.writeString(notes.resolve("c.txt"), "bees dance to show where food is\n\n" + "\u200b ".repeat(400));
+    assertEquals(0, CliRun.of("index", "--dir", notes.toString()).status());
+    for (String[] mode : new String[][] {{"--exact"}, {"--candidates", "50"}, {"--candidates", "50", "--rerank",
+        "lucene"}}) {
+      for (String query : new String[] {"sleeping otters", "the moon"}) {
+        String[] args = new String[] {"search", "--dir", notes.toString(), "--query", query, "--k", "10"};
+        CliRun r = CliRun.of(java.util.stream.Stream.concat(java.util.Arrays.stream(args),
+            java.util.Arrays.stream(mode)).toArray(String[]::new));
+        assertEquals(0, r.status(), r.err());
+        assertTrue(r.out().contains("a.txt:1") && r.out().contains("c.txt:1"), r.out());
+        assertFalse(r.out().contains("b.txt"), String.join(" ", mode) + ": " + r.out());
+      }
+    }
+    for (String mode : new String[] {"--exact", "--candidates"}) {
+      CliRun empty = mode.equals("--exact")
+          ? CliRun.of("search", "--dir", notes.toString(), "--query", "\u200b\u0301", mode)
+          : CliRun.of("search", "--dir", notes.toString(), "--query", "\u200b\u0301", mode, "50");
+      CliRun.assertOneLineError(empty, 1, "has no word piece");
+    }
+    Path candidates = Files.writeString(dir.resolve("candidates.txt"), "\u200b\u200b\nbees dance\notters sleep\n");
+    CliRun rerank = CliRun.of("rerank", "--query", "sleeping otters", "--candidates", candidates.toString());
+    assertEquals(0, rerank.status(), rerank.err());
+    java.util.List<String> ranked = rerank.out().lines().filter(l -> l.matches("\\s*\\d+  .*")).toList();
+    assertEquals(3, ranked.size(), rerank.out());
+    assertTrue(ranked.get(2).matches("\\s*3\\s+-\\d+\\.\\d+\\s+1 .*"), rerank.out());
+    CliRun.assertOneLineError(CliRun.of("rerank", "--query", "\u0001", "--candidates", candidates.toString()), 1,
+        "has no word piece");
+  }
 }

@@ -24,7 +24,12 @@ public final class RerankCommand {
       rerank --query TEXT --candidates FILE [--top N] [--backend NAME]
         FILE: one candidate text per non-blank line. Prints them best first with their score (mean best
         cosine per query token) and line number in FILE. A candidate longer than a passage (see index) is
-        scored by its best passage. Lines that are not UTF-8 text are skipped and named on stderr.""";
+        scored by its best passage. Lines that are not UTF-8 text are skipped and named on stderr. A candidate
+        without a word piece (only format, control or lone combining characters) has no valid token: it scores
+        MaxSim's -1e9 (divided by the query's tokens), last; such a query is an error.""";
+
+  /** MaxSim's score of a document with no valid token. */
+  private static final float NO_VALID_TOKEN = -1e9f;
 
   private RerankCommand() {}
 
@@ -48,6 +53,7 @@ public final class RerankCommand {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
       TokenBatch q = encoder.encode(query);
+      SearchCommand.requireText("rerank", query, q);
       Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
           + " passages)");
       PackedRows rows = PackedRows.encode(encoder, passages, progress);
@@ -56,7 +62,10 @@ public final class RerankCommand {
       float[] scores = new float[candidates.size()];
       Arrays.fill(scores, Float.NEGATIVE_INFINITY);
       for (int p = 0; p < passageScores.length; p++) {
-        scores[candidateOf[p]] = Math.max(scores[candidateOf[p]], passageScores[p]);
+        // a passage without a word piece is its [CLS] and [SEP] alone, which match every query alike: it has no
+        // valid token, and scores as such
+        float score = rows.length(p) > 2 ? passageScores[p] : NO_VALID_TOKEN;
+        scores[candidateOf[p]] = Math.max(scores[candidateOf[p]], score);
       }
       int[] order = IntStream.range(0, scores.length).boxed()
           .sorted(Comparator.<Integer>comparingDouble(i -> -scores[i]).thenComparingInt(i -> i))

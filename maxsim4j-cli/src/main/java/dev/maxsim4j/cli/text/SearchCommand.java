@@ -34,7 +34,9 @@ public final class SearchCommand {
         scores every passage instead. Prints the time of each stage and the index's size. --queries:
         one query per line (blank lines skipped), each ranked in turn, then the mean time of each stage per
         query (the first query left out: its time is mostly the JIT's). Skipped files are named on stderr.
-        --store as for index (without it the index keeps its store).""";
+        A passage (or query) without a word piece (only format, control or lone combining characters) has no
+        text to match: it is never listed (a query is an error). --store as for index (without it the index
+        keeps its store).""";
   static final int CANDIDATES = 200;
 
   private SearchCommand() {}
@@ -142,6 +144,7 @@ public final class SearchCommand {
     long t0 = System.nanoTime();
     TokenBatch q = encoder.encode(query);
     long encode = System.nanoTime() - t0;
+    requireText("search", query, q);
     if (lucene == null) {
       long t1 = System.nanoTime();
       float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
@@ -149,9 +152,10 @@ public final class SearchCommand {
     }
     if (!viaLucene) {
       long t1 = System.nanoTime();
-      List<LuceneIndex.Hit> near = lucene.candidates(q, candidates);
+      List<LuceneIndex.Hit> near = lucene.candidates(q, candidates).stream()
+          .filter(h -> hasText(index, index.rowOf(h.path(), h.passage()))).toList();
       long t2 = System.nanoTime();
-      int[] rows = near.stream().mapToInt(h -> index.rowOf(h.path(), h.passage())).filter(row -> row >= 0).toArray();
+      int[] rows = near.stream().mapToInt(h -> index.rowOf(h.path(), h.passage())).toArray();
       float[] scores = rows.length == 0 ? new float[0] : maxSim.scores(q, index.rows().gather(rows))[0];
       List<LuceneIndex.Hit> reranked = IntStream.range(0, rows.length).boxed()
           .sorted(Comparator.<Integer>comparingDouble(i -> -scores[i]).thenComparingInt(i -> rows[i]))
@@ -160,8 +164,9 @@ public final class SearchCommand {
       return new Ranked(bestPerFile(reranked), q.length(0), encode, t2 - t1, System.nanoTime() - t2, near.size());
     }
     LuceneIndex.Result r = lucene.search(maxSim, q, candidates);
-    return new Ranked(bestPerFile(r.hits()), q.length(0), encode, r.candidatesNanos(), r.rerankNanos(),
-        r.candidates());
+    List<LuceneIndex.Hit> hits = r.hits().stream().filter(h -> hasText(index, index.rowOf(h.path(), h.passage())))
+        .toList();
+    return new Ranked(bestPerFile(hits), q.length(0), encode, r.candidatesNanos(), r.rerankNanos(), r.candidates());
   }
 
   private static String stages(Ranked r, LuceneIndex lucene) {
@@ -190,7 +195,7 @@ public final class SearchCommand {
     Arrays.fill(best, -1);
     for (int row = 0; row < scores.length; row++) {
       int e = index.entryOf(row);
-      if (best[e] < 0 || scores[row] > scores[best[e]]) {
+      if (hasText(index, row) && (best[e] < 0 || scores[row] > scores[best[e]])) {
         best[e] = row;
       }
     }
@@ -201,6 +206,25 @@ public final class SearchCommand {
           int passage = index.passageOf(best[e]);
           return new Best(entry.path(), passage, entry.passages().get(passage).line(), scores[best[e]]);
         }).toList();
+  }
+
+  /**
+   * Whether a row of the index is a passage with text: one the tokenizer kept no word piece of (only format, control
+   * or lone combining characters) is its [CLS] and [SEP] alone, which would match every query alike.
+   */
+  private static boolean hasText(TextIndex index, int row) {
+    return row >= 0 && index.rows().length(row) > 2;
+  }
+
+  /**
+   * Refuses a query the tokenizer kept no word piece of: its [CLS] and [SEP] alone would rank the passages by
+   * nothing the query says.
+   */
+  static void requireText(String command, String query, TokenBatch encoded) {
+    if (encoded.validTokens(0) <= 2) {
+      throw new IllegalArgumentException(command + ": the query \"" + TextFiles.snippet(query, 40) + "\" has no word"
+          + " piece (only format, control or lone combining characters); expected some text");
+    }
   }
 
   /** Each file's best reranked passage, best first (hits come best first: a file's first hit is its best). */
