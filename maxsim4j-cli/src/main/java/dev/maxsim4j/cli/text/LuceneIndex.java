@@ -170,7 +170,9 @@ public final class LuceneIndex implements Closeable {
       return write(fs, index, maxSim, false, true, err);
     } catch (LockObtainFailedException e) {
       fs.close();
-      return inMemory(shown, "another maxsim4j run is writing it", index, maxSim, mustSave, warnings, err);
+      // maxsim4j runs take turns (UpdateLock), so the writer holding it is another program's
+      return inMemory(shown, "another program holds its write lock (" + IndexWriter.WRITE_LOCK_NAME + ")", index,
+          maxSim, mustSave, warnings, err);
     } catch (EncodingFailed e) {
       // the encoder failed, not the index (which the failed write left as it was): report that failure itself
       fs.close();

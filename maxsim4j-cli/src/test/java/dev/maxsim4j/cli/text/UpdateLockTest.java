@@ -21,6 +21,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.store.FSDirectory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -158,5 +161,26 @@ class UpdateLockTest {
     Result link = run("index", "--dir", folder.toString());
     assertEquals(0, link.status(), link.err());
     assertFalse(Files.exists(elsewhere), "the lock followed a link out of the index folder");
+  }
+
+  @Test
+  void aLuceneWriteLockHeldByAnotherProgramIsNamedAsSuch() throws IOException {
+    Path folder = folder();
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    Files.writeString(folder.resolve("note0.txt"), "Penguins huddle together against the cold.");
+    Path lucene = folder.resolve(TextIndex.FOLDER).resolve(LuceneIndex.FOLDER);
+    try (var d = FSDirectory.open(lucene); IndexWriter other = new IndexWriter(d, new IndexWriterConfig())) {
+      Result index = run("index", "--dir", folder.toString());
+      assertEquals(1, index.status(), index.err());
+      assertTrue(index.err().contains("cannot write the Lucene index in " + lucene + ": another program holds its"
+          + " write lock (write.lock)"), index.err());
+      Result search = run("search", "--dir", folder.toString(), "--query", "penguins", "--k", "1");
+      assertEquals(0, search.status(), search.err());
+      assertTrue(search.err().contains("another program holds its write lock"), search.err());
+      assertTrue(search.out().contains("note0.txt"), search.out());
+    }
+    Result again = run("index", "--dir", folder.toString());
+    assertEquals(0, again.status(), again.err());
+    assertEquals("", again.err());
   }
 }
