@@ -164,7 +164,11 @@ public final class SearchCommand {
       return new Ranked(bestPerFile(reranked), q.length(0), encode, t2 - t1, System.nanoTime() - t2, near.size());
     }
     LuceneIndex.Result r = lucene.search(maxSim, q, candidates);
+    // ties in row order, as the other paths break them: Lucene's doc order leaves the files' order once an update
+    // has added a file's passages again
     List<LuceneIndex.Hit> hits = r.hits().stream().filter(h -> hasText(index, index.rowOf(h.path(), h.passage())))
+        .sorted(Comparator.<LuceneIndex.Hit>comparingDouble(h -> -h.score())
+            .thenComparingInt(h -> index.rowOf(h.path(), h.passage())))
         .toList();
     return new Ranked(bestPerFile(hits), q.length(0), encode, r.candidatesNanos(), r.rerankNanos(), r.candidates());
   }

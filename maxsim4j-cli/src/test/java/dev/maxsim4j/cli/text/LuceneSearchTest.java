@@ -277,4 +277,32 @@ class LuceneSearchTest {
       return SegmentInfos.readLatestCommit(d).getGeneration();
     }
   }
+
+  /** Files of equal score rank in file order on every path, also once an update has renumbered Lucene's documents. */
+  @Test
+  void tiesRankInFileOrderOnEveryPathAfterAnUpdate() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("twins"));
+    String text = "Sea otters hold hands while they sleep so that they do not drift apart.";
+    Files.writeString(folder.resolve("a.txt"), text);
+    Files.writeString(folder.resolve("b.txt"), text);
+    Files.writeString(folder.resolve("c.txt"), "Honey bees dance to show the others where the flowers are.");
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    // the same text, a new version: a.txt's passage is added again, after b.txt's
+    Path a = folder.resolve("a.txt");
+    Files.setLastModifiedTime(a, FileTime.fromMillis(Files.getLastModifiedTime(a).toMillis() + 2000));
+    Result updated = run("index", "--dir", folder.toString());
+    assertTrue(updated.out().contains("(1 added, 1 removed)"), updated.out());
+    List<List<String>> rankings = new ArrayList<>();
+    for (String[] mode : new String[][] {{"--exact"}, {"--rerank", "tokens"}, {"--rerank", "lucene"}}) {
+      List<String> args = new ArrayList<>(List.of("search", "--dir", folder.toString(), "--query", "otters sleeping",
+          "--k", "3"));
+      args.addAll(List.of(mode));
+      Result r = run(args.toArray(String[]::new));
+      assertEquals(0, r.status(), r.err());
+      rankings.add(r.ranking().stream().map(l -> l.replaceAll("^\\s*\\d+\\s+\\S+\\s+(\\S+).*", "$1")).toList());
+    }
+    assertEquals(List.of("a.txt:1", "b.txt:1", "c.txt:1"), rankings.get(0));
+    assertEquals(rankings.get(0), rankings.get(1));
+    assertEquals(rankings.get(0), rankings.get(2));
+  }
 }
