@@ -8,9 +8,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
-/** Runs the command line in-process and keeps what it printed. */
-record CliRun(int status, String out, String err) {
-  static CliRun of(String... args) {
+/** Runs the command line in-process and keeps what it printed (public: the text commands' tests use it too). */
+public record CliRun(int status, String out, String err) {
+  public static CliRun of(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),

@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.SampleTexts;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,14 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 class TextCommandsTest {
   @TempDir Path dir;
 
-  record Result(int status, String out, String err) {}
-
-  private static Result run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   /** The bundled paragraphs as one file each, named after their title. */
@@ -45,50 +36,50 @@ class TextCommandsTest {
   @Test
   void indexIsReusedAndSearchFindsTheFile() throws IOException {
     Path folder = corpus();
-    Result first = run("index", "--dir", folder.toString());
-    assertEquals(0, first.status, first.err);
-    assertTrue(first.out.contains("10 files (10 encoded, 0 reused, 0 skipped)"), first.out);
-    Result again = run("index", "--dir", folder.toString());
-    assertTrue(again.out.contains("(0 encoded, 10 reused, 0 skipped)"), again.out);
+    CliRun first = run("index", "--dir", folder.toString());
+    assertEquals(0, first.status(), first.err());
+    assertTrue(first.out().contains("10 files (10 encoded, 0 reused, 0 skipped)"), first.out());
+    CliRun again = run("index", "--dir", folder.toString());
+    assertTrue(again.out().contains("(0 encoded, 10 reused, 0 skipped)"), again.out());
     Path bees = folder.resolve("bees.txt");
     Files.writeString(bees, Files.readString(bees) + " Drones do not forage.");
     Files.setLastModifiedTime(bees, FileTime.fromMillis(Files.getLastModifiedTime(bees).toMillis() + 2000));
     Files.writeString(folder.resolve("new.md"), "Sea otters hold hands while they sleep.");
-    Result changed = run("index", "--dir", folder.toString());
-    assertTrue(changed.out.contains("11 files (2 encoded, 9 reused, 0 skipped)"), changed.out);
+    CliRun changed = run("index", "--dir", folder.toString());
+    assertTrue(changed.out().contains("11 files (2 encoded, 9 reused, 0 skipped)"), changed.out());
 
-    Result search = run("search", "--dir", folder.toString(), "--query", "how do honey bees share where food is",
+    CliRun search = run("search", "--dir", folder.toString(), "--query", "how do honey bees share where food is",
         "--k", "3");
-    assertEquals(0, search.status, search.err);
-    String firstHit = search.out.lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
-    assertTrue(firstHit.contains("bees.txt"), search.out);
-    Result otters = run("search", "--dir", folder.toString(), "--query", "otters sleeping", "--k", "1");
-    assertTrue(otters.out.contains("new.md"), otters.out);
+    assertEquals(0, search.status(), search.err());
+    String firstHit = search.out().lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
+    assertTrue(firstHit.contains("bees.txt"), search.out());
+    CliRun otters = run("search", "--dir", folder.toString(), "--query", "otters sleeping", "--k", "1");
+    assertTrue(otters.out().contains("new.md"), otters.out());
   }
 
   @Test
   void indexEncodesOnTheBackendItIsGivenAndRefusesAnUnknownOne() throws IOException {
     Path folder = corpus();
-    Result scalar = run("index", "--dir", folder.toString(), "--backend", "cpu", "--verbose");
-    assertEquals(0, scalar.status, scalar.err);
-    assertTrue(scalar.out.contains("10 files (10 encoded, 0 reused, 0 skipped)"), scalar.out);
-    Result search = run("search", "--dir", folder.toString(), "--query", "how do honey bees share where food is",
+    CliRun scalar = run("index", "--dir", folder.toString(), "--backend", "cpu", "--verbose");
+    assertEquals(0, scalar.status(), scalar.err());
+    assertTrue(scalar.out().contains("10 files (10 encoded, 0 reused, 0 skipped)"), scalar.out());
+    CliRun search = run("search", "--dir", folder.toString(), "--query", "how do honey bees share where food is",
         "--k", "1");
-    assertTrue(search.out.contains("bees.txt"), search.out);
-    Result unknown = run("index", "--dir", folder.toString(), "--backend", "tpu");
-    assertEquals(2, unknown.status, "a mistake in the command line");
-    assertEquals(1, unknown.err.strip().lines().count(), unknown.err);
-    assertTrue(unknown.err.contains("tpu"), unknown.err);
+    assertTrue(search.out().contains("bees.txt"), search.out());
+    CliRun unknown = run("index", "--dir", folder.toString(), "--backend", "tpu");
+    assertEquals(2, unknown.status(), "a mistake in the command line");
+    assertEquals(1, unknown.err().strip().lines().count(), unknown.err());
+    assertTrue(unknown.err().contains("tpu"), unknown.err());
   }
 
   @Test
   void rerankOrdersCandidates() throws IOException {
     Path candidates = dir.resolve("candidates.txt");
     Files.writeString(candidates, "the moon pulls on the oceans\n\nbread leavened with a sour starter\nchess openings\n");
-    Result r = run("rerank", "--query", "what makes sourdough rise", "--candidates", candidates.toString());
-    assertEquals(0, r.status, r.err);
-    String firstHit = r.out.lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
-    assertTrue(firstHit.contains("sour starter") && firstHit.contains("  3  "), r.out);
+    CliRun r = run("rerank", "--query", "what makes sourdough rise", "--candidates", candidates.toString());
+    assertEquals(0, r.status(), r.err());
+    String firstHit = r.out().lines().filter(l -> l.strip().startsWith("1 ")).findFirst().orElseThrow();
+    assertTrue(firstHit.contains("sour starter") && firstHit.contains("  3  "), r.out());
   }
 
   @Test
@@ -96,8 +87,8 @@ class TextCommandsTest {
     Path texts = dir.resolve("texts.txt");
     Files.writeString(texts, "a short text\nand a somewhat longer second text with more words\n");
     Path out = dir.resolve("e.safetensors");
-    Result r = run("encode", "--in", texts.toString(), "--out", out.toString());
-    assertEquals(0, r.status, r.err);
+    CliRun r = run("encode", "--in", texts.toString(), "--out", out.toString());
+    assertEquals(0, r.status(), r.err());
     NdArray emb = SafeTensors.read(out, "embeddings");
     NdArray offsets = SafeTensors.read(out, "offsets");
     assertEquals(NdArray.ElementType.BF16, emb.type(), "bf16 by default");
@@ -107,14 +98,14 @@ class TextCommandsTest {
     assertEquals(3, o.length);
     assertEquals(emb.shape()[0], o[2]);
     assertTrue(o[1] < o[2] - o[1], "the longer text has more tokens");
-    Result score = run("score", "--queries", out.toString(), "--docs", out.toString(), "--top-k", "1",
+    CliRun score = run("score", "--queries", out.toString(), "--docs", out.toString(), "--top-k", "1",
         "--out-run", dir.resolve("run.tsv").toString());
-    assertEquals(0, score.status, score.err);
+    assertEquals(0, score.status(), score.err());
     assertEquals(List.of("0\t0\t1", "1\t1\t1"), Files.readAllLines(dir.resolve("run.tsv")).stream()
         .map(l -> l.substring(0, l.lastIndexOf('\t'))).toList(), "each text finds itself");
-    Result again = run("encode", "--in", texts.toString(), "--out", texts.toString());
-    assertEquals(1, again.status);
-    assertTrue(again.err.contains("is also the input"), again.err);
+    CliRun again = run("encode", "--in", texts.toString(), "--out", texts.toString());
+    assertEquals(1, again.status());
+    assertTrue(again.err().contains("is also the input"), again.err());
   }
 
   @Test
@@ -122,40 +113,40 @@ class TextCommandsTest {
     Path folder = Files.createDirectories(dir.resolve("texts"));
     Path text = Files.writeString(folder.resolve("a.txt"), "a text to keep");
     Files.write(folder.resolve("binary.txt"), new byte[] {0, 1, 2});
-    Result inside = run("encode", "--in", folder.toString(), "--out", text.toString());
-    assertEquals(1, inside.status, inside.err);
-    assertEquals(1, inside.err.lines().count(), "refused before any file is read or warned about: " + inside.err);
-    assertTrue(inside.err.contains("is also the input " + text), inside.err);
+    CliRun inside = run("encode", "--in", folder.toString(), "--out", text.toString());
+    assertEquals(1, inside.status(), inside.err());
+    assertEquals(1, inside.err().lines().count(), "refused before any file is read or warned about: " + inside.err());
+    assertTrue(inside.err().contains("is also the input " + text), inside.err());
     assertEquals("a text to keep", Files.readString(text));
-    Result npy = run("encode", "--in", text.toString(), "--out", dir.resolve("e.npy").toString());
-    assertEquals(2, npy.status, npy.err);
-    assertTrue(npy.err.contains("does not end in .safetensors"), npy.err);
+    CliRun npy = run("encode", "--in", text.toString(), "--out", dir.resolve("e.npy").toString());
+    assertEquals(2, npy.status(), npy.err());
+    assertTrue(npy.err().contains("does not end in .safetensors"), npy.err());
     assertFalse(Files.exists(dir.resolve("e.npy")));
   }
 
   @Test
   void demoSearchesTheBundledParagraphs() {
-    Result demo = run("demo");
-    assertEquals(0, demo.status, demo.err);
-    assertTrue(demo.err.contains("encoding 10 paragraphs ... 10/10"), demo.err);
-    assertTrue(demo.out.contains("question: how do plants make sugar from light\n  1. Photosynthesis"), demo.out);
+    CliRun demo = run("demo");
+    assertEquals(0, demo.status(), demo.err());
+    assertTrue(demo.err().contains("encoding 10 paragraphs ... 10/10"), demo.err());
+    assertTrue(demo.out().contains("question: how do plants make sugar from light\n  1. Photosynthesis"), demo.out());
   }
 
   @Test
   void badTextInputIsOneLine() throws IOException {
     Path empty = Files.createDirectories(dir.resolve("empty"));
-    Result search = run("search", "--dir", empty.toString(), "--query", "anything");
-    assertEquals(1, search.status);
-    assertTrue(search.err.contains("no .txt or .md files under " + empty), search.err);
-    Result missing = run("index", "--dir", dir.resolve("nope").toString());
-    assertEquals(1, missing.status);
-    assertTrue(missing.err.contains("no such file"), missing.err);
-    Result dtype = run("encode", "--in", empty.toString(), "--out", "x", "--dtype", "f64");
-    assertEquals(2, dtype.status);
-    assertTrue(dtype.err.contains("expected f32 or bf16"), dtype.err);
+    CliRun search = run("search", "--dir", empty.toString(), "--query", "anything");
+    assertEquals(1, search.status());
+    assertTrue(search.err().contains("no .txt or .md files under " + empty), search.err());
+    CliRun missing = run("index", "--dir", dir.resolve("nope").toString());
+    assertEquals(1, missing.status());
+    assertTrue(missing.err().contains("no such file"), missing.err());
+    CliRun dtype = run("encode", "--in", empty.toString(), "--out", "x", "--dtype", "f64");
+    assertEquals(2, dtype.status());
+    assertTrue(dtype.err().contains("expected f32 or bf16"), dtype.err());
     Path blank = Files.writeString(dir.resolve("blank.txt"), "\n \n");
-    Result rerank = run("rerank", "--query", "q", "--candidates", blank.toString());
-    assertEquals(1, rerank.status);
-    assertTrue(rerank.err.contains("holds no candidate"), rerank.err);
+    CliRun rerank = run("rerank", "--query", "q", "--candidates", blank.toString());
+    assertEquals(1, rerank.status());
+    assertTrue(rerank.err().contains("holds no candidate"), rerank.err());
   }
 }

@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.cli.CliRun;
 import dev.maxsim4j.cli.Main;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -31,14 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 class UpdateLockTest {
   @TempDir Path dir;
 
-  record Result(int status, String out, String err) {}
-
-  private static Result run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   private Path folder() throws IOException {
@@ -58,7 +50,7 @@ class UpdateLockTest {
     try {
       for (String[] stores : new String[][] {{"int8", "binary"}, {"bf16", "int8"}}) {
         CountDownLatch start = new CountDownLatch(2);
-        List<Future<Result>> runs = new ArrayList<>();
+        List<Future<CliRun>> runs = new ArrayList<>();
         for (String store : stores) {
           runs.add(pool.submit(() -> {
             start.countDown();
@@ -66,12 +58,12 @@ class UpdateLockTest {
             return run("index", "--dir", folder.toString(), "--store", store);
           }));
         }
-        for (Future<Result> r : runs) {
-          Result result = r.get(5, TimeUnit.MINUTES);
+        for (Future<CliRun> r : runs) {
+          CliRun result = r.get(5, TimeUnit.MINUTES);
           assertEquals(0, result.status(), result.err());
           assertFalse(result.err().contains("cannot"), result.err());
         }
-        Result again = run("index", "--dir", folder.toString());
+        CliRun again = run("index", "--dir", folder.toString());
         assertEquals(0, again.status(), again.err());
         assertEquals("", again.err());
         assertTrue(again.out().contains("(0 encoded, 4 reused, 0 skipped)"), again.out());
@@ -132,7 +124,7 @@ class UpdateLockTest {
     Files.writeString(future, "newer than the run");
     Files.setLastModifiedTime(future, FileTime.fromMillis(System.currentTimeMillis() + 3_600_000));
 
-    Result again = run("index", "--dir", folder.toString());
+    CliRun again = run("index", "--dir", folder.toString());
     assertEquals(0, again.status(), again.err());
     assertTrue(again.out().contains("(0 encoded, 4 reused"), again.out());
     for (Path p : killed) {
@@ -142,7 +134,7 @@ class UpdateLockTest {
       assertTrue(Files.exists(p), p + " was deleted");
     }
     assertTrue(Files.exists(future), "a temporary file newer than the run was deleted");
-    Result search = run("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    CliRun search = run("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
     assertEquals(0, search.status(), search.err());
     assertTrue(search.out().contains("note3.txt"), search.out());
   }
@@ -153,12 +145,12 @@ class UpdateLockTest {
     Path index = Files.createDirectories(folder.resolve(TextIndex.FOLDER));
     Process p = new ProcessBuilder("mkfifo", index.resolve(UpdateLock.FILE).toString()).start();
     assertEquals(0, p.waitFor());
-    Result pipe = assertTimeoutPreemptively(Duration.ofMinutes(2), () -> run("index", "--dir", folder.toString()));
+    CliRun pipe = assertTimeoutPreemptively(Duration.ofMinutes(2), () -> run("index", "--dir", folder.toString()));
     assertEquals(0, pipe.status(), pipe.err());
     Files.delete(index.resolve(UpdateLock.FILE));
     Path elsewhere = dir.resolve("elsewhere.lock");
     Files.createSymbolicLink(index.resolve(UpdateLock.FILE), elsewhere);
-    Result link = run("index", "--dir", folder.toString());
+    CliRun link = run("index", "--dir", folder.toString());
     assertEquals(0, link.status(), link.err());
     assertFalse(Files.exists(elsewhere), "the lock followed a link out of the index folder");
   }
@@ -170,16 +162,16 @@ class UpdateLockTest {
     Files.writeString(folder.resolve("note0.txt"), "Penguins huddle together against the cold.");
     Path lucene = folder.resolve(TextIndex.FOLDER).resolve(LuceneIndex.FOLDER);
     try (var d = FSDirectory.open(lucene); IndexWriter other = new IndexWriter(d, new IndexWriterConfig())) {
-      Result index = run("index", "--dir", folder.toString());
+      CliRun index = run("index", "--dir", folder.toString());
       assertEquals(1, index.status(), index.err());
       assertTrue(index.err().contains("cannot write the Lucene index in " + lucene + ": another program holds its"
           + " write lock (write.lock)"), index.err());
-      Result search = run("search", "--dir", folder.toString(), "--query", "penguins", "--k", "1");
+      CliRun search = run("search", "--dir", folder.toString(), "--query", "penguins", "--k", "1");
       assertEquals(0, search.status(), search.err());
       assertTrue(search.err().contains("another program holds its write lock"), search.err());
       assertTrue(search.out().contains("note0.txt"), search.out());
     }
-    Result again = run("index", "--dir", folder.toString());
+    CliRun again = run("index", "--dir", folder.toString());
     assertEquals(0, again.status(), again.err());
     assertEquals("", again.err());
   }
