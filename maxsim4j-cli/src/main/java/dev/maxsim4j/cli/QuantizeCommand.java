@@ -69,9 +69,10 @@ final class QuantizeCommand {
       throw new IllegalArgumentException("quantize: " + emb.source() + " holds " + emb.type() + "; expected float32,"
           + " float16 or bfloat16 embeddings to quantize");
     }
-    if (emb.rank() < 2) {
+    if (emb.rank() < 2 || emb.rank() > 4) {
+      // the ranks score reads, so quantize never writes a file score refuses
       throw new IllegalArgumentException("quantize: " + emb.source() + " has shape " + emb.shapeString()
-          + "; expected tokens [.., d] (padded [N, L, d] or packed [T, d])");
+          + "; expected tokens [.., d] (padded [N, L, d], packed [T, d] or candidates [B, K, L, d])");
     }
     int d = emb.dim(emb.rank() - 1);
     if (d < 1) {

@@ -145,6 +145,12 @@ class QuantizeCommandTest {
     assertOneLineError(CliRun.of("quantize", "--in", p("nan.safetensors"), "--to", "fp8", "--out",
         p("n.safetensors")), 1, "quantize: " + p("nan.safetensors") + ":embeddings: token [2, 1] holds NaN at"
             + " dimension 3; expected finite values to quantize");
+    // five axes: score reads two to four, so quantize writes nothing it would refuse
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {1, 1, 5, 6, 4}, gaussians(rnd, 120)));
+    SafeTensors.write(dir.resolve("five.safetensors"), t);
+    assertOneLineError(CliRun.of("quantize", "--in", p("five.safetensors"), "--to", "int8", "--out",
+        p("f.safetensors")), 1, "has shape [1, 1, 5, 6, 4]; expected tokens [.., d]");
+    assertFalse(Files.exists(dir.resolve("f.safetensors")));
     try (Stream<Path> files = Files.list(dir)) {
       assertFalse(files.anyMatch(f -> f.getFileName().toString().endsWith(".tmp")), "no temporary file is left");
     }
