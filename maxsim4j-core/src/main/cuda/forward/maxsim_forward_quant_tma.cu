@@ -1,5 +1,5 @@
-// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, or 1-bit documents
-// against short 1-bit queries (at most 32 tokens, d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries (at most 32 tokens,
+// d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes
 // read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
@@ -31,9 +31,8 @@
 //              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
 //              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows, each times its
-//              weight: 1, for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
-//              the host (HalfOperands.java), for 1-bit queries |scale| (its sign flips the row's +-1 values in B,
-//              so every weight is >= 0 and the max of the scaled products is the weight times the row's max).
+//              weight: 1, or for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
+//              the host (HalfOperands.java).
 #include "common/maxsim_async.cuh"
 #include "forward/maxsim_quant_expand.cuh"
 #include "common/maxsim_tma.cuh"
@@ -71,6 +70,13 @@ struct PairRow {
   int query, start, length, valid;
 };
 
+// The dim within a 1-bit piece of 16 (a halfword, its bytes moved to bytes 0 and 2 of a word, expanded as a word's
+// steps 4-7) of element e of step j (0-3): pieceDim<B1>'s order for the rows read as 64 dims.
+__device__ __forceinline__ int halfPieceDim(int j, int e) {
+  const int bit = (e == 0 ? 15 : e == 1 ? 31 : e == 2 ? 14 : 30) - 2 * (j + 4);  // 0-7 or 16-23
+  return bit < 8 ? 7 - bit : 8 + 23 - bit;
+}
+
 // The dynamic shared memory the host gives: query rows, ring, tiles, barriers, the epilogue's maxima [2][4][32]
 // and the rows' weights [32] (0 for rows that do not count).
 template <int CHUNKS>
@@ -89,13 +95,12 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 unsigned long long* work) {
   using O = typename Operand<TQ>::Type;
   constexpr int STEPS = CHUNKS * 4;  // wgmma k-steps of 16
-  constexpr bool Q_SCALED = Compressed<TQ>::value;  // 1-bit queries: qWeight holds each token's scale
-  static_assert(!Q_SCALED || std::is_same<TQ, B1>::value, "compressed queries are 1-bit ones, exact in bf16");
   constexpr int B_BYTES = CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES;
   extern __shared__ __align__(1024) uint8_t shared[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   constexpr bool BITS = std::is_same<TD, B1>::value;
-  static_assert(!BITS || CHUNKS == 2, "1-bit rows are read as 128 dims: four words, one per thread of a quad");
+  // 1-bit rows are read as 128 dims (a word per thread of a quad) or, at d <= 64, as 64 (a halfword each)
+  static_assert(!BITS || CHUNKS == 2 || NARROW, "1-bit rows read as 64 dims are narrow ones");
   static_assert(BITS || !NARROW, "8-bit tiles are whole 16-byte units");
   // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so tiles
   // share it: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a token still six
@@ -207,7 +212,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // --------------------------------------------------------------------------------------------- consumers
   const int g = lane / 4, t = lane % 4;
   const int row0 = 16 * warp + g;  // this thread's rows of a tile: row0 and row0 + 8
-  const uint32_t pieceOffset = row0 * tokenBytes + (BITS ? 4 : 16) * t;
+  const uint32_t pieceOffset = row0 * tokenBytes + (BITS ? 2 * CHUNKS : 16) * t;
   // e4m3 pieces past d (d not a multiple of 64) are zeroed: B is zero at those dims, but a byte there may be NaN
   bool present[CHUNKS];
 #pragma unroll
@@ -230,8 +235,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     const int kk = thread % HALVES, firstRow = thread / HALVES;
     const int step = kk / 16, pos = kk % 16;
     const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
-    const int physical = BITS ? owner * 32 + pieceDim<B1>(step, e)
-                              : (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
+    const int physical = BITS && CHUNKS == 2 ? owner * 32 + pieceDim<B1>(step, e)
+                         : BITS              ? owner * 16 + halfPieceDim(step, e)
+                                             : (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
     const uint32_t column = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES + (kk % 8) * 2;
     const int chunk16 = (kk % SWIZZLE_ROW_HALVES) / 8;
     // a batch's loads are all issued before its first store: one trip to memory per batch, not per element
@@ -242,7 +248,6 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         const int n = firstRow + (first + i) * ROW_STEP;
         const bool valid = n < length && isValid(qRows, start + n);
         v[i] = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
-        if (Q_SCALED && valid && signbit(qWeight[start + n])) v[i] = -v[i];
       }
 #pragma unroll
       for (int i = 0; i < BATCH; i++) {
@@ -252,7 +257,6 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
     if (tid < QT_ROWS) {
       rowWeight[tid] = tid >= length || !isValid(qRows, start + tid) ? 0.f
-                       : Q_SCALED                                    ? fabsf(qWeight[start + tid])
                        : qWeight != nullptr                          ? qWeight[start + tid]
                                                                      : 1.f;
     }
@@ -265,10 +269,12 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // 2t + 1; a[s][2], a[s][3] at 2t + 8, 2t + 9.
   auto expandChunk = [&](int c, const uint4(&raw)[2], uint32_t(&a)[STEPS][4]) {
     if constexpr (BITS) {
+      // a halfword's bits sit in bytes 0 and 2 of its word (loadChunk), which steps 4-7 of a word take
+      constexpr int FIRST = CHUNKS == 2 ? 0 : 4;
 #pragma unroll
       for (int j = 0; j < STEPS; j++) {
-        expandBits<O>(raw[0].x, j, a[j][0], a[j][2]);
-        expandBits<O>(raw[0].y, j, a[j][1], a[j][3]);
+        expandBits<O>(raw[0].x, FIRST + j, a[j][0], a[j][2]);
+        expandBits<O>(raw[0].y, FIRST + j, a[j][1], a[j][3]);
       }
     } else {
 #pragma unroll
@@ -297,6 +303,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
           asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(lo) : "r"(at & ~3u));
           asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(hi) : "r"((at & ~3u) + 4));
           word = __funnelshift_r(lo, hi, 8 * (at & 3u));
+          if constexpr (CHUNKS == 1) word = __byte_perm(word, 0u, 0x4140);  // halfword bytes to bytes 0 and 2
         }
         (h == 0 ? raw[0].x : raw[0].y) = word;
       } else {
@@ -458,10 +465,10 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16 for 8-bit
 // documents; 1-bit ones any d up to 128, in a buffer whose last 16-byte unit is whole), queries of at most 32
-// tokens; qScale: each query token's weight (null: 1), or for 1-bit queries its scale; `work`: two zeroed 64-bit counters, the pairs after each
+// tokens; qScale: each query token's weight (null: 1); `work`: two zeroed 64-bit counters, the pairs after each
 // block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
-// 1-bit documents c2 only, read as 128 dims; `_narrow` for 1-bit tokens of fewer than 16 bytes, d <= 120).
+// 1-bit rows read as 128 dims, c2, or at d <= 64 as 64, c1; `_narrow` for 1-bit tokens of fewer than 16 bytes).
 #define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NARROW, NAME)                                                         \
   extern "C" __global__ void __launch_bounds__(QT_THREADS, QT_BLOCKS_PER_SM) NAME(                         \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
@@ -483,6 +490,6 @@ MAXSIM_QT_ENTRY(BF16, B1, 2, false, maxsim_forward_quant_tma_c2_bf16_b1)
 MAXSIM_QT_ENTRY(F16, B1, 2, false, maxsim_forward_quant_tma_c2_f16_b1)
 MAXSIM_QT_ENTRY(BF16, B1, 2, true, maxsim_forward_quant_tma_c2_bf16_b1_narrow)
 MAXSIM_QT_ENTRY(F16, B1, 2, true, maxsim_forward_quant_tma_c2_f16_b1_narrow)
-MAXSIM_QT_ENTRY(B1, B1, 2, false, maxsim_forward_quant_tma_c2_b1_b1)
-MAXSIM_QT_ENTRY(B1, B1, 2, true, maxsim_forward_quant_tma_c2_b1_b1_narrow)
+MAXSIM_QT_ENTRY(BF16, B1, 1, true, maxsim_forward_quant_tma_c1_bf16_b1_narrow)
+MAXSIM_QT_ENTRY(F16, B1, 1, true, maxsim_forward_quant_tma_c1_f16_b1_narrow)
 #endif

@@ -32,9 +32,10 @@ class CudaCompressedTest {
   private static MaxSim cuda;
   /**
    * The compressed-document kernels forced wherever they apply, so each is checked on every case whichever the
-   * rules pick: the bulk-copy kernel (rule 20, sm_90) and the mma.sync kernel (rule 18).
+   * rules pick: the bulk-copy kernel (rule 20, sm_90) and the mma.sync kernel (rule 18), and the bulk-copy kernel
+   * reading 1-bit rows of d <= 64 as 128 dims (the entries d = 65-120 take).
    */
-  private static final String[] FORCED = {"quant_tma", "quant_mma", "quant_tma_bf16"};
+  private static final String[] FORCED = {"quant_tma", "quant_mma", "quant_tma_bf16", "quant_tma_c2"};
   private static MaxSim[] forced;
 
   @BeforeAll

@@ -264,13 +264,12 @@ final class ForwardPlan {
 
   /**
    * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with any d up to 128,
-   * against bf16 or fp16 queries (1-bit documents also 1-bit queries, +-1 exact in bf16, each row's max times
-   * its token's |scale|) of at most 32 tokens on sm_90, inference: a document's tokens are contiguous, so
+   * against bf16 or fp16 queries of at most 32 tokens on sm_90, inference: a document's tokens are contiguous, so
    * the kernel's producer warp copies each tile with one bulk copy (8-bit tiles are whole 16-byte units; 1-bit
    * ones narrower than 16 bytes a token from the unit holding the first) and the consumers spend their
-   * instructions on expanding and multiplying (1-bit rows as 128 dims, zero in the query past d). Query groups
-   * stay where they share each expanded tile: rule 19's for 8-bit documents (asked first), rule 18's wgmma
-   * groups for 1-bit ones where d is a multiple of 32 (the rest had only the FFMA kernel).
+   * instructions on expanding and multiplying (1-bit rows as 128 dims, or 64 at d <= 64, zero in the query past
+   * d). Query groups stay where they share each expanded tile: rule 19's for 8-bit documents (asked first), rule
+   * 18's wgmma groups for 1-bit ones where d is a multiple of 32 (the rest had only the FFMA kernel).
    */
   static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();
@@ -278,7 +277,7 @@ final class ForwardPlan {
     boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM;
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
-    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q == DType.BINARY && bits;
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16;
     return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
         && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
   }
@@ -557,8 +556,9 @@ final class ForwardPlan {
         false, 0, 1, false);
   }
 
+  /** 64-dim chunks of the query rows: 1 at d <= 64 (1-bit rows then read as 64 dims, a halfword a thread), else 2. */
   private static int quantTmaChunks(ForwardShape s) {
-    return s.dim() <= 64 && s.documentType() != DType.BINARY ? 1 : 2;
+    return s.dim() <= 64 ? 1 : 2;
   }
 
   /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu. */

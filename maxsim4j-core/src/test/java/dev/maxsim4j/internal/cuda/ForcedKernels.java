@@ -33,6 +33,7 @@ import java.util.function.UnaryOperator;
  *       through their fp16 copy wherever they have one, whatever the call's size;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
  *   <li>{@code quant_ffma}: every launch with a compressed side on the scaled FFMA kernel, which runs them all.
+ *   <li>{@code quant_tma_c2}: the rules, but 1-bit rows of d <= 64 read as 128 dims (the c2 narrow entries).
  * </ul>
  */
 public final class ForcedKernels {
@@ -117,6 +118,15 @@ public final class ForcedKernels {
           return false;
         }
       };
+      case "quant_tma_c2" -> (s, g) -> { // 1-bit rows at d <= 64 read as 128 dims, as before the c1 entries
+        Plan p = ForwardPlan.plan(s, g);
+        if (p.family() != Family.QUANT_TMA || !p.entry().contains("_c1_") || !p.entry().endsWith("_b1_narrow")) {
+          return p;
+        }
+        return new Plan(p.family(), p.module(), p.entry().replace("_c1_", "_c2_"), p.blocks(), p.gridY(),
+            p.threads(), p.sharedBytes() + 32 * 128, p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(),
+            p.wholeDevice());
+      };
       case "quant_ffma" -> (s, g) -> s.queryType().isQuantized() || s.documentType().isQuantized()
           ? ForwardPlan.ffmaScaled(s) : ForwardPlan.plan(s, g);
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
@@ -124,7 +134,7 @@ public final class ForcedKernels {
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
           + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
-          + "quant_wgmma, quant_tma, quant_tma_bf16, quant_ffma, wgmma_compressed");
+          + "quant_wgmma, quant_tma, quant_tma_bf16, quant_tma_c2, quant_ffma, wgmma_compressed");
     };
   }
 
