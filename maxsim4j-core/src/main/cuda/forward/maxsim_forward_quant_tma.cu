@@ -7,19 +7,19 @@
 //              contiguous; 1-bit tokens narrower than 16 bytes from the 16-byte unit holding the first, the
 //              offset into it carried in the slot's Tile) and its scales with another where they are whole
 //              16-byte units (else the 32 lanes copy them); warps 0-3, the consumer warpgroup, expand and
-//              multiply. They meet only at the ring's
-//              barriers, and each slot carries its Tile, so the consumers read no work metadata from global
-//              memory. The producer takes the next pair and reads its document's row while the current one's
-//              slots go out, so those round trips to memory never leave the ring unfilled.
+//              multiply. They meet only at the ring's barriers, and each slot carries its Tile, so the consumers
+//              read no work metadata from global memory. The producer takes the next pair and reads its
+//              document's row while the current one's slots go out, so those round trips to memory never leave
+//              the ring unfilled.
 // Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
 //              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
 //              and e4m3 value is exact in both; a 1-bit row is read as four words, thread t's word its 32 dims,
-//              each bit a +-1, the bytes past a row narrower than 128 dims meeting zeros in B); B = the query's
-//              32 rows in shared memory, 128-byte swizzled and K-major, in the k order the expansion leaves
-//              (pieceDim, maxsim_quant_expand.cuh), written when the query changes
-//              (once per block for one query: the block's first, while its first slot is on its way). A slot
-//              holds two such tiles (128 tokens) of 8-bit tokens or five (320) of 1-bit tokens, since taking a
-//              slot costs about as much as expanding a tile.
+//              or at d <= 64 as four halfwords, each bit a +-1, the bytes past a narrower row meeting zeros in
+//              B); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k order the
+//              expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes (once per
+//              block for one query: the block's first, while its first slot is on its way). A slot holds two
+//              such tiles (128 tokens) of 8-bit tokens or five (320) of 1-bit tokens, since taking a slot costs
+//              about as much as expanding a tile.
 // Pipeline:    the producer runs ahead by the ring (40 KB: 2 slots at d = 128, 6 at d = 48, 6 for 1-bit).
 //              The consumers take a slot's tiles one at a time: each tile's bytes loaded from the slot
 //              (released after its last tile's), expanded into one set of A registers just before its wgmmas,
@@ -85,8 +85,8 @@ __host__ __device__ constexpr int quantTmaSharedBytes() {
          + (2 * 4 + 1) * QT_ROWS * 4;
 }
 
-// CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2; 1-bit rows are read as 2). NARROW: 1-bit tokens of fewer
-// than 16 bytes, which start anywhere in a slot (the 16-byte ones keep aligned loads and copies).
+// CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2), also for 1-bit rows, read as 64 or 128 dims. NARROW: 1-bit
+// tokens of fewer than 16 bytes, which start anywhere in a slot (the 16-byte ones keep aligned loads and copies).
 template <typename TQ, typename TD, int CHUNKS, bool NARROW>
 __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows,
                                 const float* __restrict__ qWeight, const uint8_t* __restrict__ d, Rows dRows,
