@@ -1,6 +1,7 @@
-// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries (at most 32 tokens,
-// d <= 128) on Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes
-// read, so every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, and for 1-bit
+// documents against short 1-bit queries (at most 32 tokens, d <= 128), on Hopper (sm_90a only): the launches that
+// read many documents once each, where the time is the bytes read, so every instruction spent per byte shows
+// (docs/design/kernel-selection.md, rule 20).
 //
 // Roles:       warp 4, the producer: lane 0 takes the pairs (the first one per block, then one at a time at
 //              run time) and loads each slot of a document's stored bytes with one bulk copy (its tokens are
@@ -27,12 +28,14 @@
 //              tile the next slot is taken with its first tile's scales. One set of A registers and
 //              accumulators, so four blocks fit on an SM and their warps hide each other's expansion and folds.
 //              The producer waits for free slots suspended, not spinning on the scheduler it shares.
-// Online max:  each dot product times its document token's scale, then per query row a running max over
-//              this thread's valid rows (max.NaN: NaN propagates); rows past the document or masked are skipped.
+// Online max:  each dot product times its document token's scale (for 1-bit queries times the pair's scale
+//              product, query scale x document scale, as every other kernel rounds it), then per query row a
+//              running max over this thread's valid rows (max.NaN: NaN propagates); rows past the document or
+//              masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
 //              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows, each times its
-//              weight: 1, or for an fp16 copy of bf16 queries the power of two that undoes the token's scaling on
-//              the host (HalfOperands.java).
+//              weight: 1 (also for 1-bit queries, whose scales the fold applied), or for an fp16 copy of bf16
+//              queries the power of two that undoes the token's scaling on the host (HalfOperands.java).
 #include "common/maxsim_async.cuh"
 #include "forward/maxsim_quant_expand.cuh"
 #include "common/maxsim_tma.cuh"
@@ -70,6 +73,18 @@ struct PairRow {
   int query, start, length, valid;
 };
 
+// Shared-memory reads the compiler may not hoist out of the tile loop, where registers are short.
+__device__ __forceinline__ float sharedFloat(const float* p) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"((uint32_t)__cvta_generic_to_shared(p)));
+  return v;
+}
+__device__ __forceinline__ float2 sharedFloat2(const float* p) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"((uint32_t)__cvta_generic_to_shared(p)));
+  return v;
+}
+
 // The dim within a 1-bit piece of 16 (a halfword, its bytes moved to bytes 0 and 2 of a word, expanded as a word's
 // steps 4-7) of element e of step j (0-3): pieceDim<B1>'s order for the rows read as 64 dims.
 __device__ __forceinline__ int halfPieceDim(int j, int e) {
@@ -77,12 +92,12 @@ __device__ __forceinline__ int halfPieceDim(int j, int e) {
   return bit < 8 ? 7 - bit : 8 + 23 - bit;
 }
 
-// The dynamic shared memory the host gives: query rows, ring, tiles, barriers, the epilogue's maxima [2][4][32]
-// and the rows' weights [32] (0 for rows that do not count).
+// The dynamic shared memory the host gives: query rows, ring, tiles, barriers, the epilogue's maxima [2][4][32],
+// the rows' weights [32] (0 for rows that do not count) and the rows' scales [32] (1-bit queries).
 template <int CHUNKS>
 __host__ __device__ constexpr int quantTmaSharedBytes() {
   return CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8)
-         + (2 * 4 + 1) * QT_ROWS * 4;
+         + (2 * 4 + 2) * QT_ROWS * 4;
 }
 
 // CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2), also for 1-bit rows, read as 64 or 128 dims. NARROW: 1-bit
@@ -95,6 +110,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 unsigned long long* work) {
   using O = typename Operand<TQ>::Type;
   constexpr int STEPS = CHUNKS * 4;  // wgmma k-steps of 16
+  constexpr bool Q_SCALED = Compressed<TQ>::value;  // 1-bit queries: qWeight holds each token's scale
+  static_assert(!Q_SCALED || std::is_same<TQ, B1>::value, "compressed queries are 1-bit ones, +-1 exact in bf16");
   constexpr int B_BYTES = CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES;
   extern __shared__ __align__(1024) uint8_t shared[];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -122,6 +139,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const uint32_t emptyBars = fullBars + 8 * QT_MAX_STAGES;
   float* red = reinterpret_cast<float*>(shared + B_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8));
   float* rowWeight = red + 2 * 4 * QT_ROWS;  // per query row: 0 where it does not count, else its weight
+  float* rowScale = rowWeight + QT_ROWS;     // 1-bit queries: per row its scale (0 past the query)
   if (tid == 0) {
     uint32_t bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
@@ -218,6 +236,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 #pragma unroll
   for (int c = 0; c < CHUNKS; c++) present[c] = !std::is_same<TD, E4M3>::value || 64 * c + 16 * t < tokenBytes;
 
+  // 1-bit queries: the largest magnitude of the query's scales (rows past the query hold 0; a masked row's NaN is
+  // ignored, as its max is not summed), which tells the tiles whose scale products cannot overflow
+  float qScaleMax = 0.f;
   // The query's rows as B, in the k order of the pieces; masked rows, rows past the query and dims past d are
   // zero, and rows that count have their weight in rowWeight. Called with no wgmma in flight.
   auto loadQuery = [&](int query) {
@@ -257,11 +278,18 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
     if (tid < QT_ROWS) {
       rowWeight[tid] = tid >= length || !isValid(qRows, start + tid) ? 0.f
-                       : qWeight != nullptr                          ? qWeight[start + tid]
+                       : !Q_SCALED && qWeight != nullptr             ? qWeight[start + tid]
                                                                      : 1.f;
     }
+    if (Q_SCALED && tid < QT_ROWS) rowScale[tid] = tid < length ? scaleOf(qWeight, start + tid) : 0.f;
     fenceProxyAsync();
     namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);
+    if constexpr (Q_SCALED) {
+      qScaleMax = fabsf(rowScale[lane]);
+      for (int offset = 16; offset > 0; offset /= 2) {
+        qScaleMax = fmaxf(qScaleMax, __shfl_xor_sync(0xffffffffu, qScaleMax, offset));
+      }
+    }
   };
 
   // A chunk of a tile's bytes of this thread as loaded (its two rows' 16-byte pieces, or for 1-bit documents the
@@ -353,11 +381,30 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     for (int h = 0; h < 2; h++) {
       const int r = QT_TOKENS * sub + row0 + 8 * h;
       if (whole || (r < tile.tokens && isValid(dRows, tile.start + tile.first + r))) {
+        if constexpr (Q_SCALED) {
+          // where no scale product of the row can overflow, 0 x product needs no care (else scaledDot keeps 0)
+          if (isfinite(qScaleMax * fabsf(ds[h]))) {
 #pragma unroll
-        for (int jj = 0; jj < QT_ROWS / 8; jj++) {
+            for (int jj = 0; jj < QT_ROWS / 8; jj++) {
+              const float2 qs = sharedFloat2(rowScale + 8 * jj + 2 * t);
+              best[2 * jj] = maxKeepNaN(best[2 * jj], acc[4 * jj + 2 * h] * (qs.x * ds[h]));
+              best[2 * jj + 1] = maxKeepNaN(best[2 * jj + 1], acc[4 * jj + 2 * h + 1] * (qs.y * ds[h]));
+            }
+          } else {
 #pragma unroll
-          for (int e = 0; e < 2; e++) {
-            best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[h]);
+            for (int jj = 0; jj < QT_ROWS / 8; jj++) {
+              const float2 qs = sharedFloat2(rowScale + 8 * jj + 2 * t);
+              best[2 * jj] = maxKeepNaN(best[2 * jj], scaledDot(acc[4 * jj + 2 * h], qs.x * ds[h]));
+              best[2 * jj + 1] = maxKeepNaN(best[2 * jj + 1], scaledDot(acc[4 * jj + 2 * h + 1], qs.y * ds[h]));
+            }
+          }
+        } else {
+#pragma unroll
+          for (int jj = 0; jj < QT_ROWS / 8; jj++) {
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+              best[2 * jj + e] = maxKeepNaN(best[2 * jj + e], acc[4 * jj + 2 * h + e] * ds[h]);
+            }
           }
         }
       }
@@ -465,7 +512,7 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16 for 8-bit
 // documents; 1-bit ones any d up to 128, in a buffer whose last 16-byte unit is whole), queries of at most 32
-// tokens; qScale: each query token's weight (null: 1); `work`: two zeroed 64-bit counters, the pairs after each
+// tokens; qScale: each query token's weight (null: 1), for 1-bit queries its scale; `work`: two zeroed 64-bit counters, the pairs after each
 // block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
 // 1-bit rows read as 128 dims, c2, or at d <= 64 as 64, c1; `_narrow` for 1-bit tokens of fewer than 16 bytes).
@@ -492,4 +539,7 @@ MAXSIM_QT_ENTRY(BF16, B1, 2, true, maxsim_forward_quant_tma_c2_bf16_b1_narrow)
 MAXSIM_QT_ENTRY(F16, B1, 2, true, maxsim_forward_quant_tma_c2_f16_b1_narrow)
 MAXSIM_QT_ENTRY(BF16, B1, 1, true, maxsim_forward_quant_tma_c1_bf16_b1_narrow)
 MAXSIM_QT_ENTRY(F16, B1, 1, true, maxsim_forward_quant_tma_c1_f16_b1_narrow)
+MAXSIM_QT_ENTRY(B1, B1, 2, false, maxsim_forward_quant_tma_c2_b1_b1)
+MAXSIM_QT_ENTRY(B1, B1, 2, true, maxsim_forward_quant_tma_c2_b1_b1_narrow)
+MAXSIM_QT_ENTRY(B1, B1, 1, true, maxsim_forward_quant_tma_c1_b1_b1_narrow)
 #endif

@@ -166,6 +166,14 @@ class CudaCompressedTest {
     }
   }
 
+  private static byte[] randomBytes(RandomBatches r, int n) {
+    byte[] data = new byte[n];
+    for (int i = 0; i < n; i++) {
+      data[i] = (byte) r.rnd.nextInt(256);
+    }
+    return data;
+  }
+
   /** Random bytes of {@code type} and scales of either sign or zero, a token's scale per token. */
   private static TokenBatch signedScales(RandomBatches r, DType type, int n, int l, int dim) {
     byte[] data = new byte[Math.toIntExact(n * l * type.bytesPerToken(dim))];
@@ -181,9 +189,9 @@ class CudaCompressedTest {
   }
 
   /**
-   * 1-bit queries against 1-bit documents, both with scales of either sign or zero: the bulk-copy kernel folds a
-   * query token's sign into its +-1 row and multiplies the row's max by |scale|, so a negative query scale must
-   * still pick the max of the scaled products (narrow tokens too, ragged queries and documents).
+   * 1-bit queries against 1-bit documents, both with scales of either sign or zero: each dot product times the
+   * pair's scale product before the max, so a negative query scale picks the max of the scaled products (narrow
+   * tokens too, ragged queries and documents; the bulk-copy kernel at d up to 128 with 32 query tokens or fewer).
    */
   @Test
   void oneBitQueriesWithScalesOfEitherSignScoreTheScaledProducts() {
@@ -195,6 +203,38 @@ class CudaCompressedTest {
             .withLengths(new int[] {70, 1, 64, 65, 0, 70, 33, 70, 2, 70, 69, 70});
         assertEveryKernelClose(q, d, "BINARY x BINARY d=" + dim + " Lq=" + lq + " signed scales (" + r + ")");
       }
+    }
+  }
+
+  /**
+   * 1-bit scale products past fp32's largest (3e19 x 3e19): a dot product of 0 still scores 0, where the product
+   * of 0 and an infinite scale product reads NaN, and the others an infinity of their sign. One query token in
+   * each query carries the huge scale, so no score sums infinities of both signs; d even, so dot products of 0
+   * are common (d = 2: half of them), on every kernel, including the bulk-copy kernel's fold that takes care only
+   * where a tile's products can overflow.
+   */
+  @Test
+  void oneBitScaleProductsPastFp32KeepZeroDotProductsAtZero() {
+    RandomBatches r = new RandomBatches();
+    for (int dim : new int[] {128, 48, 2}) {
+      int nq = 3;
+      int lq = 5;
+      float[] qScales = new float[nq * lq];
+      for (int i = 0; i < qScales.length; i++) {
+        qScales[i] = i % lq == 2 ? (i / lq % 2 == 0 ? 3e19f : -3e19f) : 1f + i;
+      }
+      int nd = 8;
+      int ld = 40;
+      float[] dScales = new float[nd * ld];
+      for (int i = 0; i < dScales.length; i++) {
+        int kind = r.rnd.nextInt(4);
+        dScales[i] = kind == 0 ? 3e19f : kind == 1 ? -3e19f : kind == 2 ? 0f : 0.5f;
+      }
+      TokenBatch qs = TokenBatch.ofBytes(DType.BINARY, randomBytes(r, nq * lq * ((dim + 7) / 8)), qScales, nq, lq,
+          dim);
+      TokenBatch ds = TokenBatch.ofBytes(DType.BINARY, randomBytes(r, nd * ld * ((dim + 7) / 8)), dScales, nd, ld,
+          dim);
+      assertEveryKernelClose(qs, ds, "BINARY x BINARY d=" + dim + " scale products past fp32 (" + r + ")");
     }
   }
 

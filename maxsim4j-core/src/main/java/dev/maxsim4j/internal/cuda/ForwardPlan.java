@@ -264,7 +264,9 @@ final class ForwardPlan {
 
   /**
    * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with any d up to 128,
-   * against bf16 or fp16 queries of at most 32 tokens on sm_90, inference: a document's tokens are contiguous, so
+   * against bf16 or fp16 queries, or 1-bit documents against 1-bit queries (+-1 exact in bf16, each dot product
+   * times the pair's scale product as rule 18's kernels round it), of at most 32 tokens on sm_90, inference: a
+   * document's tokens are contiguous, so
    * the kernel's producer warp copies each tile with one bulk copy (8-bit tiles are whole 16-byte units; 1-bit
    * ones narrower than 16 bytes a token from the unit holding the first) and the consumers spend their
    * instructions on expanding and multiplying (1-bit rows as 128 dims, or 64 at d <= 64, zero in the query past
@@ -277,7 +279,7 @@ final class ForwardPlan {
     boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM;
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
-    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16;
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q == DType.BINARY && bits;
     return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
         && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
   }
@@ -563,7 +565,7 @@ final class ForwardPlan {
 
   /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu. */
   private static int quantTmaSharedBytes(ForwardShape s) {
-    return quantTmaChunks(s) * QT_ROWS * 128 + QT_RING_BYTES + QT_SLOT_BYTES + 9 * QT_ROWS * 4;
+    return quantTmaChunks(s) * QT_ROWS * 128 + QT_RING_BYTES + QT_SLOT_BYTES + 10 * QT_ROWS * 4;
   }
 
   /**

@@ -67,8 +67,9 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", p.entry());
     assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM on this test's stand-in GPU)
     assertEquals(ForwardPlan.QT_THREADS, p.threads());
-    // the query's 32 rows (2 chunks of 128 bytes), the 40 KB ring, 16 slots' tiles and barriers, maxima and validity
-    assertEquals(2 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 9 * 32 * 4, p.sharedBytes());
+    // the query's 32 rows (2 chunks of 128 bytes), the 40 KB ring, 16 slots' tiles and barriers, the epilogue's
+    // maxima, the rows' weights and (1-bit queries) scales
+    assertEquals(2 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 10 * 32 * 4, p.sharedBytes());
     assertEquals(true, p.optIn());
     assertEquals("maxsim_forward_quant_tma_c1_f16_e4m3",
         ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
@@ -97,10 +98,15 @@ class CompressedPlanTest {
     // several short queries at a d rule 18's wgmma groups do not take (not a multiple of 32)
     assertEquals("maxsim_forward_quant_tma_c1_bf16_b1_narrow",
         ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
-    // compressed queries stay on the kernels that multiply by each pair's scale product (1-bit queries here would
-    // round a score differently from the kernel the same pair takes in another launch)
-    for (ForwardShape s : List.of(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY),
-        shape(1, 4000, 32, 2048, 48, DType.BINARY, DType.BINARY), shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
+    // 1-bit queries against 1-bit documents: +-1 rows in B, each dot product times the pair's scale product as
+    // rule 18's kernels round it; other compressed queries stay there
+    assertEquals("maxsim_forward_quant_tma_c2_b1_b1",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1_b1_b1_narrow",
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BINARY, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_b1_b1_narrow",
+        ForwardPlan.plan(shape(1, 1000, 32, 300, 96, DType.BINARY, DType.BINARY), H200).entry());
+    for (ForwardShape s : List.of(shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
         shape(1, 10000, 32, 300, 128, DType.BINARY, DType.INT8),
         shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());

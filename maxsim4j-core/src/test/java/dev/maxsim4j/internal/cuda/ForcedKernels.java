@@ -34,6 +34,8 @@ import java.util.function.UnaryOperator;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
  *   <li>{@code quant_ffma}: every launch with a compressed side on the scaled FFMA kernel, which runs them all.
  *   <li>{@code quant_tma_c2}: the rules, but 1-bit rows of d <= 64 read as 128 dims (the c2 narrow entries).
+ *   <li>{@code quant_rule18}: the rules, but compressed queries never on the bulk-copy kernel: rule 18's choice
+ *       (the route 1-bit queries took before rule 20 took them).
  * </ul>
  */
 public final class ForcedKernels {
@@ -127,6 +129,14 @@ public final class ForcedKernels {
             p.threads(), p.sharedBytes() + 32 * 128, p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(),
             p.wholeDevice());
       };
+      case "quant_rule18" -> (s, g) -> {
+        Plan p = ForwardPlan.plan(s, g);
+        if (p.family() != Family.QUANT_TMA || !s.queryType().isQuantized()) {
+          return p;
+        }
+        return ForwardPlan.quantWgmmaPays(s, g) ? ForwardPlan.quantWgmma(s, g)
+            : ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.ffmaScaled(s);
+      };
       case "quant_ffma" -> (s, g) -> s.queryType().isQuantized() || s.documentType().isQuantized()
           ? ForwardPlan.ffmaScaled(s) : ForwardPlan.plan(s, g);
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
@@ -134,7 +144,8 @@ public final class ForcedKernels {
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
           + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
-          + "quant_wgmma, quant_tma, quant_tma_bf16, quant_tma_c2, quant_ffma, wgmma_compressed");
+          + "quant_wgmma, quant_tma, quant_tma_bf16, quant_tma_c2, quant_rule18, quant_ffma, "
+          + "wgmma_compressed");
     };
   }
 
