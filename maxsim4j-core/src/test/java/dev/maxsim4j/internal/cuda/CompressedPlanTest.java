@@ -99,14 +99,17 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c1_bf16_b1_narrow",
         ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
     // 1-bit queries against 1-bit documents: +-1 rows in B, each dot product times the pair's scale product as
-    // rule 18's kernels round it; other compressed queries stay there
+    // rule 18's kernels round it; longer 1-bit queries, their query groups, d over 128 and other compressed queries
+    // stay there
     assertEquals("maxsim_forward_quant_tma_c2_b1_b1",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c1_b1_b1_narrow",
         ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_b1_b1_narrow",
         ForwardPlan.plan(shape(1, 1000, 32, 300, 96, DType.BINARY, DType.BINARY), H200).entry());
-    for (ForwardShape s : List.of(shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
+    for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BINARY, DType.BINARY),
+        shape(8, 2000, 32, 300, 128, DType.BINARY, DType.BINARY), shape(1, 10000, 32, 300, 256, DType.BINARY,
+            DType.BINARY), shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
         shape(1, 10000, 32, 300, 128, DType.BINARY, DType.INT8),
         shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
