@@ -211,6 +211,10 @@ public final class MaxSim implements AutoCloseable {
       if (k <= 0) {
         throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
       }
+      // each query keeps min(k, Nd) entries, as the backends clamp k: the result is Nq x that, checked before work
+      Arguments.arraySize(queries.size(), Math.min(k, documents.size()), "topK's results of queries x min(k,"
+          + " documents) = " + queries.size() + " x min(" + k + ", " + documents.size() + ")",
+          "ask for a smaller k, or rank the queries in smaller batches");
       Backend.TopKResult r = b.topK(queries.tokens(), documents.tokens(), k);
       return new TopK(r.scores(), r.indices());
     });

@@ -46,6 +46,22 @@ class LargeSizeTest {
     }
   }
 
+  /**
+   * A hostile tester's finding: topK of 65536 queries x 65536 documents with k = 65536 ran out of memory; its
+   * result is Nq x min(k, Nd), refused by name before any work, while a k past Nd is clamped to Nd.
+   */
+  @Test
+  void topKResultsPastOneArray() {
+    TokenBatch q = emptyRows(65536);
+    TokenBatch d = emptyRows(65536);
+    try (MaxSim m = MaxSim.builder().backend("cpu").threads(1).build()) {
+      rejects(() -> m.topK(q, d, 65536), "topK", "65536 x min(65536, 65536)", "4294967296", LIMIT, "smaller k");
+      rejects(() -> m.topK(q, d, Integer.MAX_VALUE), "65536 x 65536", LIMIT);
+      TopK clamped = m.topK(emptyRows(3), emptyRows(2), Integer.MAX_VALUE);
+      assertEquals(2, clamped.scores()[0].length, "k past Nd keeps Nd entries");
+    }
+  }
+
   @Test
   void trainingArgmaxPastOneArray() {
     TokenBatch q = TokenBatch.ofFloats(new float[1000 * 1000], 1000, 1000, 1);
