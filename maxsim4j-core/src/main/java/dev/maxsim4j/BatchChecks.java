@@ -101,6 +101,23 @@ final class BatchChecks {
           + length + " tokens; expected at most " + Arguments.MAX_ARRAY + " of each (rows and tokens are kept in"
           + " Java arrays)");
     }
+    checkRowBookkeeping("shape [" + n + ", " + length + ", " + dim + "]", n, Runtime.getRuntime().maxMemory());
+  }
+
+  /** Bytes of per-row bookkeeping a batch keeps: a row start, a length and a valid count, an int each. */
+  static final long ROW_BOOKKEEPING_BYTES = 3L * Integer.BYTES;
+
+  /**
+   * A batch keeps three ints per row whatever its tokens, so rows of no token cost heap that their (empty) data
+   * does not: more rows than {@code heapBytes} can book are refused here rather than as an OutOfMemoryError.
+   */
+  static void checkRowBookkeeping(String what, long rows, long heapBytes) {
+    long bytes = rows * ROW_BOOKKEEPING_BYTES;
+    if (bytes > heapBytes) {
+      throw new IllegalArgumentException(what + " has " + rows + " rows, whose bookkeeping (a start, a length and"
+          + " a valid count per row, " + ROW_BOOKKEEPING_BYTES + " bytes) takes " + bytes + " bytes, more than this"
+          + " JVM's whole heap (" + heapBytes + " bytes, -Xmx); expected fewer rows per batch, or a larger heap");
+    }
   }
 
   static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
@@ -124,6 +141,7 @@ final class BatchChecks {
     if (offsets.length == 0) {
       throw new IllegalArgumentException("offsets is empty; expected N+1 entries starting at 0");
     }
+    checkRowBookkeeping("offsets of length " + offsets.length, offsets.length - 1L, Runtime.getRuntime().maxMemory());
     if (offsets[0] != 0) {
       throw new IllegalArgumentException("offsets[0] = " + offsets[0] + "; expected 0");
     }

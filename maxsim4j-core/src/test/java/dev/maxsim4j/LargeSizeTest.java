@@ -119,6 +119,27 @@ class LargeSizeTest {
     }
   }
 
+  /**
+   * A hostile tester's finding: rows of no token just below the array limit passed every size check, then their
+   * per-row bookkeeping (three ints a row, 24 GB) ran out of memory; each padded factory now refuses such a row
+   * count by name when the heap could not hold that bookkeeping at all.
+   */
+  @Test
+  void rowsWhoseBookkeepingPassesTheHeapAreRefused() {
+    int n = Integer.MAX_VALUE - 8;
+    rejects(() -> BatchChecks.checkRowBookkeeping("offsets of length " + (n + 1L), n, 4L << 30), "2147483639 rows",
+        "25769803668 bytes", "4294967296 bytes");
+    BatchChecks.checkRowBookkeeping("shape", 1000, 12_000);
+    org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.getRuntime().maxMemory() < 12L * n,
+        "a heap that holds 24 GB of bookkeeping would allocate it");
+    String[] named = {"shape [2147483639, 0, ", "2147483639 rows", "bookkeeping", "heap"};
+    rejects(() -> TokenBatch.ofFloats(new float[0], n, 0, 1), named);
+    rejects(() -> TokenBatch.ofHalfs(DType.BFLOAT16, new short[0], n, 0, 8), named);
+    rejects(() -> TokenBatch.ofBytes(DType.BINARY, new byte[0], null, n, 0, 8), named);
+    rejects(() -> TokenBatch.fromMemorySegment(MemorySegment.ofArray(new float[0]), DType.FLOAT32, n, 0, 4), named);
+    rejects(() -> TokenBatch.fromMemorySegment(MemorySegment.ofArray(new byte[0]), DType.INT8, null, n, 0, 4), named);
+  }
+
   /** A product past even a long is still refused, not wrapped around into a small size that would pass. */
   @Test
   void aSizeWhoseProductPassesALongIsRefused() {
