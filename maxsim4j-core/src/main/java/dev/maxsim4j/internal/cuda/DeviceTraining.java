@@ -242,7 +242,7 @@ final class DeviceTraining {
         params.set(new KernelArgs.BackwardDocumentsOwned(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
             d.rowLength(), argmax, stride, dScores, mode, perQuery, qt.rows, dim, dD, gradientType(documentGradType)));
         Driver.launch(device.function(BACKWARD, kernel), kernel, dt.rows,
-            (dt.maxRowLength + tokensPerBlock - 1) / tokensPerBlock, OWNED_WARPS * 32,
+            Math.ceilDiv(dt.maxRowLength, tokensPerBlock), OWNED_WARPS * 32,
             4 * tokensPerBlock * dim, device.stream, params.pointers());
       }
     }

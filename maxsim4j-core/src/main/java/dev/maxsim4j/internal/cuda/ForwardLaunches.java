@@ -106,7 +106,7 @@ final class ForwardLaunches {
         partials(ScratchSlot.PARTIAL_ARGMAX, s, slices), slices, sliceTokens, s.maxQueryLength(), q.rowStart(),
         q.rowLength(), q.mask(), d.rowLength(), d.validCount(), s.mode(), s.perQuery(), s.docOffset(), o.scores(),
         o.argmax(), o.argmaxStride(), s.pairs());
-    return new KernelLaunch(MERGE, MERGE_ENTRY, (s.pairs() + MERGE_WARPS - 1) / MERGE_WARPS, 1, MERGE_WARPS * 32, 0,
+    return new KernelLaunch(MERGE, MERGE_ENTRY, Math.ceilDiv(s.pairs(), MERGE_WARPS), 1, MERGE_WARPS * 32, 0,
         false, false, args);
   }
 

@@ -301,7 +301,7 @@ final class ForwardPlan {
       return true;
     }
     Plan p = quantTma(s, gpu);
-    long tiles = (long) s.pairs() * ((s.maxDocumentLength() + QT_TOKENS - 1) / QT_TOKENS);
+    long tiles = (long) s.pairs() * Math.ceilDiv(s.maxDocumentLength(), QT_TOKENS);
     long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, p.entry(), QT_THREADS, p.sharedBytes())
         * gpu.multiprocessors();
     return tiles >= QT_MIN_PAIRWISE_TILES_PER_BLOCK * resident;
@@ -347,7 +347,7 @@ final class ForwardPlan {
    * items on 132 SMs take two items' time, where the wgmma kernel's blocks may split the documents more evenly.
    */
   static boolean wsQueryGroupsPay(ForwardShape s, GpuCapabilities gpu) {
-    long items = (long) s.perQuery() * ((s.queries() + WS_GROUP_QUERIES - 1) / WS_GROUP_QUERIES);
+    long items = (long) s.perQuery() * Math.ceilDiv(s.queries(), WS_GROUP_QUERIES);
     if (!wsQueryGroupsApply(s, gpu) || s.queries() <= GROUP_QUERIES || items < gpu.multiprocessors()) {
       return false;
     }
@@ -411,7 +411,7 @@ final class ForwardPlan {
     long slices = Math.min(Math.max(2, (wanted + blocks - 1) / blocks), maxDocumentLength / SPLIT_MIN_SLICE);
     int step = 64; // a multiple of every kernel's token step (warps x 8 x n-tiles)
     int sliceTokens = (int) ((maxDocumentLength + slices - 1) / slices + step - 1) / step * step;
-    int count = (maxDocumentLength + sliceTokens - 1) / sliceTokens;
+    int count = Math.ceilDiv(maxDocumentLength, sliceTokens);
     return count < 2 ? Split.NONE : new Split(count, sliceTokens, 1);
   }
 
@@ -494,7 +494,7 @@ final class ForwardPlan {
     QuantWgmmaLaunch l = quantWgmmaLaunch(s);
     long resident = (long) gpu.residentBlocks(FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
         * gpu.multiprocessors();
-    long stages = (s.maxDocumentLength() + QW_STAGE_TOKENS - 1) / QW_STAGE_TOKENS;
+    long stages = Math.ceilDiv(s.maxDocumentLength(), QW_STAGE_TOKENS);
     return l.grouped() ? l.items() * stages >= QW_MIN_GROUP_STAGES_PER_BLOCK * resident
         : s.maxDocumentLength() >= QW_LONG_DOCUMENT && l.items() >= QW_MIN_PAIRS_PER_BLOCK * resident;
   }
@@ -612,16 +612,23 @@ final class ForwardPlan {
     String entry = FORWARD_WGMMA_WS + "_k" + (s.dim() <= 64 ? 1 : 2) + (groups == 2 ? "_r256" : "")
         + (s.argmax() ? "_argmax_" : "_") + suffix(s.queryType());
     int rows = 2 * groups * WS_GROUP_ROWS;
-    int passes = (s.maxQueryLength() + rows - 1) / rows;
-    int tiles = Math.max(1, (s.maxDocumentLength() + WS_TOKENS - 1) / WS_TOKENS);
+    int passes = Math.ceilDiv(s.maxQueryLength(), rows);
+    int tiles = Math.max(1, Math.ceilDiv(s.maxDocumentLength(), WS_TOKENS));
     int slices = wsSlices((long) passes * s.pairs(), tiles, gpu.multiprocessors());
-    int sliceTokens = (tiles + slices - 1) / slices * WS_TOKENS;
-    slices = (tiles * WS_TOKENS + sliceTokens - 1) / sliceTokens;
+    long sliceTokens = (long) Math.ceilDiv(tiles, slices) * WS_TOKENS;
+    if (sliceTokens > Integer.MAX_VALUE) {
+      // the kernel takes a slice's tokens as an int: one slice of whole tiles over such documents would pass it
+      throw new IllegalArgumentException("documents of " + s.maxDocumentLength() + " tokens: a slice of "
+          + Math.ceilDiv(tiles, slices) + " tiles of " + WS_TOKENS + " tokens holds " + sliceTokens + " tokens,"
+          + " more than an int; expected documents of at most " + (Integer.MAX_VALUE / WS_TOKENS * WS_TOKENS)
+          + " tokens for the warp-specialized kernel");
+    }
+    slices = (int) Math.ceilDiv((long) tiles * WS_TOKENS, sliceTokens);
     long items = (long) passes * s.pairs() * slices;
     int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
     boolean wholeDevice = blocks == gpu.multiprocessors() && passes > 1;
     return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
-        new Split(slices, sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice);
+        new Split(slices, (int) sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice);
   }
 
   /**
@@ -632,7 +639,7 @@ final class ForwardPlan {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
     String entry = FORWARD_WGMMA_WS + "_k" + (s.dim() <= 64 ? 1 : 2) + "_q" + WS_GROUP_QUERIES + saved
         + suffix(s.queryType());
-    long items = (long) s.perQuery() * ((s.queries() + WS_GROUP_QUERIES - 1) / WS_GROUP_QUERIES);
+    long items = (long) s.perQuery() * Math.ceilDiv(s.queries(), WS_GROUP_QUERIES);
     int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
     return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
         Split.NONE, false, 0, 1, false);
@@ -649,7 +656,7 @@ final class ForwardPlan {
     Ring ring = ring(rows, s, gpu,
         stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved + wgmmaTypes(s));
     Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
-    int passes = (s.maxQueryLength() + rows - 1) / rows;
+    int passes = Math.ceilDiv(s.maxQueryLength(), rows);
     if (split.slices() == 1 && passes > 1 && splitPasses) {
       split = Split.passes(passes);
     }
@@ -765,7 +772,7 @@ final class ForwardPlan {
   }
 
   private static int groups(int queries) {
-    return (queries + GROUP_QUERIES - 1) / GROUP_QUERIES;
+    return Math.ceilDiv(queries, GROUP_QUERIES);
   }
 
   static String suffix(DType t) {

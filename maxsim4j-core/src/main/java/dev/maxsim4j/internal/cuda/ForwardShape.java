@@ -14,7 +14,7 @@ record ForwardShape(int mode, int queries, int perQuery, int docOffset, int pair
 
   /** 32-wide chunks of d: the unit the tensor-core kernels stage query fragments in. */
   int chunks() {
-    return (dim + 31) / 32;
+    return Math.ceilDiv(dim, 32); // not (dim + 31) / 32, which wraps for d near 2^31
   }
 
   /** Whether several pairs share a query, so a warp kept on one query reuses its fragments. */
