@@ -39,6 +39,8 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   /** Width of the token vectors. */
   public static final int DIM = 384;
   private static final int BATCH = 16;
+  /** The longest Java array the JVM reliably allocates. */
+  private static final int MAX_ARRAY = Integer.MAX_VALUE - 8;
   private static final String MODEL = "all-minilm-l6-v2.onnx";
   private static final String TOKENIZER = "all-minilm-l6-v2-tokenizer.json";
 
@@ -159,6 +161,11 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       }
       lastWindowOf[i] = windows.size() - 1;
     }
+    long tokens = 0;
+    for (long[] w : windows) {
+      tokens += w.length;
+    }
+    int floats = packedFloats(tokens); // refused here, before the model runs, when it cannot fit
     float[][] tokensOfWindow = new float[windows.size()][];
     int textsDone = 0;
     for (int b = 0; b < windows.size(); b += BATCH) {
@@ -174,11 +181,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
     }
     // rows: each text's windows, concatenated
     int[] offsets = new int[texts.size() + 1];
-    int total = 0;
-    for (float[] w : tokensOfWindow) {
-      total += w.length / DIM;
-    }
-    float[] data = new float[total * DIM];
+    float[] data = new float[floats];
     int at = 0;
     int window = 0;
     for (int i = 0; i < texts.size(); i++) {
@@ -189,6 +192,20 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       offsets[i + 1] = at;
     }
     return TokenBatch.packedFloats(data, offsets, DIM);
+  }
+
+  /**
+   * The floats of {@code tokens} packed token vectors, which one Java array must hold: else an
+   * IllegalArgumentException naming the sizes (tokens x {@value #DIM} in int would wrap past 5.6 million tokens).
+   */
+  static int packedFloats(long tokens) {
+    long floats = tokens * DIM;
+    if (tokens < 0 || floats > MAX_ARRAY) {
+      throw new IllegalArgumentException("texts hold " + tokens + " tokens (word pieces and each window's [CLS] and"
+          + " [SEP]): tokens x " + DIM + " = " + floats + " floats, more than one Java array holds (" + MAX_ARRAY
+          + "); expected at most " + MAX_ARRAY / DIM + " tokens: encode the texts in smaller lists");
+    }
+    return (int) floats;
   }
 
   /** The model on one batch of windows (padded to the longest): each window's unit token vectors, flat. */
