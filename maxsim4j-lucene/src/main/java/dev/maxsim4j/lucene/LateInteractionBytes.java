@@ -48,16 +48,17 @@ final class LateInteractionBytes implements StoredTokens {
       throw new IllegalArgumentException("field " + field + " of doc " + docId + ": token vectors of dim "
           + storedDim + " (" + value.length + " bytes), expected dim " + dim + " like the query vectors");
     }
-    int tokens = (int) (floats / dim);
     int start = offsets[rows];
     if (start + floats > data.length) {
-      data = Arrays.copyOf(data, (int) Math.max(2L * data.length, start + floats));
+      data = Arrays.copyOf(data, Capacity.grown(data.length, start + floats,
+          "field " + field + " of doc " + docId + ": the gathered floats"));
     }
     MemorySegment.copy(bytes, FLOAT_LE, Integer.BYTES, data, start, (int) floats);
-    if (rows + 2 > offsets.length) {
-      offsets = Arrays.copyOf(offsets, 2 * offsets.length + 2);
+    if (rows + 2L > offsets.length) {
+      offsets = Arrays.copyOf(offsets, Capacity.grown(offsets.length, rows + 2L,
+          "field " + field + " of doc " + docId + ": the gathered rows' offsets"));
     }
-    offsets[++rows] = start + tokens * dim;
+    offsets[++rows] = (int) (start + floats);
   }
 
   @Override

@@ -54,14 +54,12 @@ final class QuantizedTokenBytes implements StoredTokens {
     int start = offsets[rows];
     int bytes = h.tokens() * tokenBytes;
     long end = (long) start * tokenBytes + bytes;
-    if (end > Integer.MAX_VALUE - 8) {
-      throw new IllegalArgumentException(what + ": the gathered tokens pass 2 GB; expected fewer hits per block");
-    }
     if (end > data.length) {
-      data = Arrays.copyOf(data, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(2L * data.length, end)));
+      data = Arrays.copyOf(data, Capacity.grown(data.length, end, what + ": the gathered token bytes"));
     }
-    if (start + h.tokens() > scales.length) {
-      scales = Arrays.copyOf(scales, Math.max(2 * scales.length, start + h.tokens()));
+    if ((long) start + h.tokens() > scales.length) {
+      scales = Arrays.copyOf(scales, Capacity.grown(scales.length, (long) start + h.tokens(),
+          what + ": the gathered scales"));
     }
     int from = value.offset + QuantizedLateInteractionField.HEADER;
     System.arraycopy(value.bytes, from, data, start * tokenBytes, bytes);
@@ -73,8 +71,8 @@ final class QuantizedTokenBytes implements StoredTokens {
             + "; expected a finite scale");
       }
     }
-    if (rows + 2 > offsets.length) {
-      offsets = Arrays.copyOf(offsets, 2 * offsets.length + 2);
+    if (rows + 2L > offsets.length) {
+      offsets = Arrays.copyOf(offsets, Capacity.grown(offsets.length, rows + 2L, what + ": the gathered rows' offsets"));
     }
     offsets[++rows] = start + h.tokens();
   }
