@@ -31,4 +31,19 @@ class HostileLossRecordsTest {
         () -> new Loss.KlDistillation(nullRow, 1f));
     assertEquals("teacherScores[0] is null", e.getMessage().substring(0, "teacherScores[0] is null".length()));
   }
+
+  /**
+   * teacherFlat of a ragged teacher threw an ArrayIndexOutOfBoundsException (a shorter row) or dropped scores (a
+   * longer one), and sized its copy as rows x columns in int; each is now an IllegalArgumentException by name.
+   */
+  @Test
+  void teacherFlatOfARaggedTeacherIsRefusedByName() {
+    assertEquals(4, new Loss.KlDistillation(new float[][] {{1f, 2f}, {3f, 4f}}, 1f).teacherFlat().length);
+    for (float[][] ragged : new float[][][] {{{1f, 2f}, {3f}}, {{1f}, {2f, 3f}}}) {
+      Loss.KlDistillation kl = new Loss.KlDistillation(ragged, 1f);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, kl::teacherFlat);
+      assertEquals("teacherScores[1] has length " + ragged[1].length + "; expected " + ragged[0].length
+          + " like teacherScores[0] for a row-major copy", e.getMessage());
+    }
+  }
 }
