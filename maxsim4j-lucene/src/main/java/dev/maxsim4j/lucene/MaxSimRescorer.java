@@ -359,15 +359,18 @@ public final class MaxSimRescorer extends Rescorer {
 
   /**
    * The leaf's binary doc values of {@code field}, null where no document of the leaf has the field. A field the
-   * leaf indexes without doc values (a text field of that name) is refused: read as absent, it would score every
-   * document 0, or drop them all from a retriever's candidates.
+   * leaf holds as anything else (a text field of that name, numeric or sorted doc values) is refused: Lucene
+   * returns null for it, and read as absent it would score every document 0, or drop them all from a retriever's
+   * candidates.
    */
   static BinaryDocValues binaryValues(LeafReader reader, String field) throws IOException {
-    BinaryDocValues values = reader.getBinaryDocValues(field); // Lucene names another doc-values type itself
+    BinaryDocValues values = reader.getBinaryDocValues(field);
     FieldInfo info = reader.getFieldInfos().fieldInfo(field);
-    if (values == null && info != null && info.getDocValuesType() == DocValuesType.NONE) {
-      throw new IllegalArgumentException("field " + field + " of segment " + reader + " has no doc values (it is"
-          + " indexed as another kind of field); expected the binary doc values of late-interaction token vectors");
+    if (values == null && info != null && info.getDocValuesType() != DocValuesType.BINARY) {
+      throw new IllegalArgumentException("field " + field + " of segment " + reader + " has "
+          + (info.getDocValuesType() == DocValuesType.NONE ? "no doc values (it is indexed as another kind of field)"
+              : info.getDocValuesType() + " doc values")
+          + "; expected the binary doc values of late-interaction token vectors");
     }
     return values;
   }

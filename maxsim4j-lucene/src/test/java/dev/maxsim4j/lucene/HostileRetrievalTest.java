@@ -13,6 +13,8 @@ import java.util.Arrays;
 import java.util.Random;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
+import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.SortedDocValuesField;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
@@ -20,12 +22,14 @@ import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.MultiReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.BytesRef;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -223,6 +227,34 @@ class HostileRetrievalTest {
           () -> new LateInteractionRetriever(wider, "fde", "tokens", maxSim).search(searcher, q, 10, 10));
       assertTrue(e.getMessage().contains("FLOAT32 vectors of 16 dimensions; expected FLOAT32 vectors of 32"),
           e.getMessage());
+    }
+  }
+
+  /** Doc values of another type under the tokens' name read as no value to Lucene: refused, not scored 0. */
+  @Test
+  void docValuesOfAnotherTypeAreNamedNotScoredZero() throws Exception {
+    float[][] q = {{1, 0, 0, 0}};
+    try (IndexWriter writer = new IndexWriter(directory, new IndexWriterConfig())) {
+      Document doc = new Document();
+      doc.add(new NumericDocValuesField("number", 3));
+      doc.add(new SortedDocValuesField("sorted", new BytesRef("x")));
+      writer.addDocument(doc);
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      TopDocs all = searcher.search(MatchAllDocsQuery.INSTANCE, 10);
+      for (String field : new String[] {"number", "sorted"}) {
+        MaxSimRescorer rescorer = MaxSimRescorer.create(field, q, VectorSimilarityFunction.DOT_PRODUCT,
+            MaxSimRescorer.Scale.RAW, maxSim);
+        for (Executable call : new Executable[] {() -> rescorer.rescore(searcher, all, 10),
+            () -> rescorer.explain(searcher, Explanation.match(1f, "first"), 0),
+            () -> MaxSimRescorer.createQuantized(field, q, MaxSimRescorer.Scale.RAW, maxSim)
+                .rescore(searcher, all, 10)}) {
+          IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call, field);
+          assertTrue(e.getMessage().startsWith("field " + field + " of segment ")
+              && e.getMessage().contains(" doc values; expected the binary doc values"), e.getMessage());
+        }
+      }
     }
   }
 
