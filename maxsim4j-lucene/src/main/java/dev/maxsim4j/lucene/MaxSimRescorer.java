@@ -190,6 +190,7 @@ public final class MaxSimRescorer extends Rescorer {
   public TopDocs rescore(IndexSearcher searcher, TopDocs firstPassTopDocs, int topN) throws IOException {
     Arguments.nonNull(searcher, "searcher");
     Arguments.nonNull(firstPassTopDocs, "firstPassTopDocs");
+    Arguments.nonNull(firstPassTopDocs.scoreDocs, "firstPassTopDocs.scoreDocs");
     if (topN < 0) {
       throw new IllegalArgumentException("topN = " + topN + "; expected >= 0");
     }
@@ -337,6 +338,8 @@ public final class MaxSimRescorer extends Rescorer {
   @Override
   public Explanation explain(IndexSearcher searcher, Explanation firstPassExplanation, int docID)
       throws IOException {
+    Arguments.nonNull(searcher, "searcher");
+    Arguments.nonNull(firstPassExplanation, "firstPassExplanation");
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     if (docID < 0 || docID >= searcher.getIndexReader().maxDoc()) {
       throw new IllegalArgumentException("docID = " + docID + "; not in any leaf of the searcher (maxDoc "

@@ -280,6 +280,9 @@ class HostileRetrievalTest {
           MaxSimRescorer.Scale.RAW, null));
       assertNamed("searcher", () -> rescorer.rescore(null, none, 1));
       assertNamed("firstPassTopDocs", () -> rescorer.rescore(searcher, null, 1));
+      assertNamed("firstPassTopDocs.scoreDocs", () -> rescorer.rescore(searcher, new TopDocs(none.totalHits, null), 1));
+      assertNamed("searcher", () -> rescorer.explain(null, Explanation.match(1f, "first"), 0));
+      assertNamed("firstPassExplanation", () -> rescorer.explain(searcher, null, 0));
       assertNamed("type", () -> rescorer.withQueryType(null));
       assertNamed("maxSim", () -> new MaxSimMultiVectorSimilarity(null));
       assertNamed("queryVector", () -> new MaxSimMultiVectorSimilarity(maxSim).compare(null, tokens,
