@@ -53,7 +53,7 @@ final class ScanPairScoring {
     Dataset<Row> keys = pairs.select(PairScoring.idAs(pairs, queryId, queries.idType()).as(QUERY_KEY),
         PairScoring.idAs(pairs, docId, corpus.idType()).as(DOC_KEY)).distinct();
     Dataset<Row> named = queries.data().join(keys.select(QUERY_KEY).distinct(),
-        queries.data().col(queries.id()).equalTo(col(QUERY_KEY)), "left_semi");
+        queries.data().col(PairScoring.quoted(queries.id())).equalTo(col(QUERY_KEY)), "left_semi");
     QuerySet set = QuerySet.collect(new EmbeddingTable(named, queries.id(), queries.tokens(), queries.mask()));
     Map<Object, Integer> queryIndex = new HashMap<>();
     for (int i = 0; i < set.size(); i++) {
