@@ -63,6 +63,10 @@ public final class TrecRun {
           Row r = rows.next();
           String query = checkField(r.get(0), "query id");
           String doc = checkField(r.get(1), "document id");
+          if (r.isNullAt(2) || r.isNullAt(3)) {
+            throw new IllegalArgumentException((r.isNullAt(2) ? "rank" : "score") + " of query '" + query
+                + "' and document '" + doc + "' is null; a TREC run needs a rank and a score on every line");
+          }
           out.write(query + " Q0 " + doc + " " + r.getInt(2) + " " + r.getFloat(3) + " " + tag + "\n");
         }
       }

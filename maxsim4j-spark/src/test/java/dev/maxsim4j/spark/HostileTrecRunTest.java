@@ -46,6 +46,18 @@ class HostileTrecRunTest extends WithLocalSpark {
   }
 
   @Test
+  void aNullRankOrScoreIsRefusedNamingItsLineAndNoFileIsLeft(@TempDir Path dir) {
+    Path file = dir.resolve("run.trec");
+    for (Row bad : List.of(RowFactory.create("q1", "d1", null, 1f), RowFactory.create("q1", "d1", 2, null))) {
+      Dataset<Row> run = spark.createDataFrame(List.of(RowFactory.create("q1", "d0", 1, 2f), bad), RUN);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> TrecRun.write(run, file.toString(), "t"), bad.toString());
+      assertTrue(e.getMessage().matches("(rank|score) of query 'q1' and document 'd1' is null.*"), e.getMessage());
+      assertFalse(Files.exists(file), bad.toString());
+    }
+  }
+
+  @Test
   void aTagWithAUnicodeBlankIsAUsageError() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = TopKJob.start(() -> {
