@@ -93,7 +93,8 @@ final class PairScoring {
 
   /**
    * Column {@code column} of {@code data} cast to a table's id {@code type}, null where the cast changes the id
-   * (7.9 to 7, " 7" to 7): such a pair names no row, which fails naming it, rather than the row it rounds to.
+   * (7.9 to 7, " 7" to 7) or cannot be made ("abc" to an int, which ANSI mode's cast fails the job on): such a
+   * pair names no row, which fails naming it, rather than the row it rounds to.
    */
   static Column idAs(Dataset<Row> data, String column, DataType type) {
     Column id = data.col(quoted(column));
@@ -101,8 +102,8 @@ final class PairScoring {
     if (own.equals(type)) {
       return id;
     }
-    Column cast = id.cast(type);
-    return when(cast.cast(own).equalTo(id), cast);
+    Column cast = id.try_cast(type);
+    return when(cast.try_cast(own).equalTo(id), cast);
   }
 
   /** A column name as Spark reads it literally: a dot in it is part of the name, not a field of a struct. */

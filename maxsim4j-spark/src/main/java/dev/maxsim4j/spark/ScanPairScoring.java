@@ -87,6 +87,7 @@ final class ScanPairScoring {
     }
     out.add(scores.col(SCORE));
     out.add(scores.col(COPIES));
+    out.add(PairScoring.idAs(pairs, queryId, queries.idType()).as(QUERY_KEY + "p"));
     StructType schema = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
     List<String> columns = Arrays.asList(pairs.columns());
     return joined.select(out.toArray(Column[]::new)).map(new RequireScore(broadcast, columns.indexOf(queryId),
@@ -182,7 +183,7 @@ final class ScanPairScoring {
 
   /**
    * Every pair gets one score; one without names the id its tables lack, rather than being dropped, and one
-   * scored against several corpus rows names the id they share; the count column is dropped.
+   * scored against several corpus rows names the id they share; the count and cast query id columns are dropped.
    */
   private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width)
       implements MapFunction<Row, Row> {
@@ -190,7 +191,10 @@ final class ScanPairScoring {
     public Row call(Row row) {
       if (row.isNullAt(width)) {
         Object q = row.get(queryId);
-        boolean knownQuery = Arrays.asList(plan.value().queries().ids()).contains(q);
+        // the pair's id as the query table types it: a string "1" is query 1 of an int table
+        Object asTable = row.get(width + 2);
+        boolean knownQuery = asTable != null && Arrays.stream(plan.value().queries().ids())
+            .anyMatch(id -> lookupKey(id).equals(lookupKey(asTable)));
         throw new IllegalArgumentException(knownQuery
             ? "document '" + row.get(docId) + "' of a pair with query '" + q + "' is not in the corpus"
             : "query '" + q + "' of a pair is not in the query table");

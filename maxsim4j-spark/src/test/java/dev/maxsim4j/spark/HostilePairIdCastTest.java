@@ -58,4 +58,39 @@ class HostilePairIdCastTest extends WithLocalSpark {
       }
     }
   }
+
+  /**
+   * A string pair id that is no int ("abc") names no document of an int table, in ANSI mode too, where a plain
+   * cast fails the job with Spark's CAST_INVALID_INPUT; the scan path names the missing document, not the query
+   * that the string id "1" names.
+   */
+  @Test
+  void aPairIdThatCannotBeCastNamesNoRowInAnsiModeToo() {
+    EmbeddingTable table = EmbeddingTable.of(spark.createDataFrame(List.of(RowFactory.create(1,
+        new float[][] {{1, 0}}), RowFactory.create(7, new float[][] {{0.5f, 0}})), INT_IDS));
+    StructType strings = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    for (boolean ansi : new boolean[] {true, false}) {
+      spark.conf().set("spark.sql.ansi.enabled", String.valueOf(ansi));
+      try {
+        Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("1", "7"),
+            RowFactory.create("1", "abc")), strings);
+        String joined = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scorePairs(pairs, table, table).collectAsList()));
+        assertEquals(true, joined.contains("document 'abc'"), joined);
+        String scanned = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scorePairsByScan(pairs, table, table).collectAsList()));
+        assertEquals("document 'abc' of a pair with query '1' is not in the corpus", scanned);
+        Dataset<Row> candidates = spark.createDataFrame(List.of(RowFactory.create("1", Arrays.asList("7", "abc"))),
+            new StructType().add("query_id", DataTypes.StringType)
+                .add("candidates", DataTypes.createArrayType(DataTypes.StringType)));
+        String listed = SparkTopKTest.causeOf(assertThrows(SparkException.class,
+            () -> SparkMaxSim.scoreCandidates(candidates, table, table).collectAsList()));
+        assertEquals(true, listed.contains("document 'abc'"), listed);
+        assertEquals(0.5f, SparkMaxSim.scorePairsByScan(pairs.limit(1), table, table).collectAsList().get(0)
+            .getFloat(2));
+      } finally {
+        spark.conf().unset("spark.sql.ansi.enabled");
+      }
+    }
+  }
 }
