@@ -18,6 +18,7 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
 
 /**
  * Scores (query, K candidates) rows: the candidates are exploded into pairs, scored as {@link PairScoring}
@@ -44,9 +45,15 @@ final class CandidateScoring {
         throw new IllegalArgumentException("rows has no column '" + c + "'; it has " + columns);
       }
     }
-    if (!(rows.schema().apply(candidates).dataType() instanceof ArrayType)) {
-      throw new IllegalArgumentException("candidates column '" + candidates + "' is "
-          + rows.schema().apply(candidates).dataType().simpleString() + "; expected an array of document ids");
+    DataType listType = rows.schema().apply(candidates).dataType();
+    DataType queryType = rows.schema().apply(queryId).dataType();
+    if (!(listType instanceof ArrayType list) || !EmbeddingTable.isSingleValue(list.elementType())) {
+      throw new IllegalArgumentException("candidates column '" + candidates + "' is " + listType.simpleString()
+          + "; expected an array of document ids, single values such as strings or numbers");
+    }
+    if (!EmbeddingTable.isSingleValue(queryType)) {
+      throw new IllegalArgumentException("rows column '" + queryId + "' is " + queryType.simpleString()
+          + "; expected query ids, single values such as strings or numbers");
     }
     if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoresColumn))) {
       throw new IllegalArgumentException("rows already has a column '" + scoresColumn

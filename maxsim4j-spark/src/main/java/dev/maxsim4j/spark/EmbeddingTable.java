@@ -31,8 +31,7 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     check(data, id, "id");
     check(data, tokens, "tokens");
     DataType i = data.schema().apply(id).dataType();
-    if (i instanceof BinaryType || i instanceof ArrayType || i instanceof MapType || i instanceof StructType
-        || i instanceof NullType) {
+    if (!isSingleValue(i) || i instanceof NullType) {
       // such values (byte[] above all) have no value equality or text form in Java: ids would not match or print
       throw new IllegalArgumentException("id column '" + id + "' is " + i.simpleString()
           + "; expected a single value per row such as a string or a number");
@@ -72,6 +71,11 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
   /** Spark type of the id column. */
   DataType idType() {
     return data.schema().apply(id).dataType();
+  }
+
+  /** Whether values of {@code t} have value equality and a text form in Java, as ids need. */
+  static boolean isSingleValue(DataType t) {
+    return !(t instanceof BinaryType || t instanceof ArrayType || t instanceof MapType || t instanceof StructType);
   }
 
   private static boolean isArraysOfFloat(DataType t) {

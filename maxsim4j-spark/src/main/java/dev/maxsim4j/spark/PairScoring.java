@@ -126,6 +126,12 @@ final class PairScoring {
       if (!columns.contains(c)) {
         throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
       }
+      // such a column cannot be cast to a table's id type: Spark would refuse the join with an analysis error
+      DataType type = pairs.schema().apply(c).dataType();
+      if (!EmbeddingTable.isSingleValue(type)) {
+        throw new IllegalArgumentException("pairs column '" + c + "' is " + type.simpleString()
+            + "; expected ids, single values such as strings or numbers");
+      }
     }
     if (scoreColumn != null && columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoreColumn))) {
       throw new IllegalArgumentException("pairs already has a column '" + scoreColumn

@@ -93,4 +93,33 @@ class HostilePairIdCastTest extends WithLocalSpark {
       }
     }
   }
+
+  /** Id columns of arrays, maps, structs or bytes cannot name a row: refused on the driver, naming the column. */
+  @Test
+  void idColumnsThatHoldNoSingleValueAreRefusedNamingThem() {
+    EmbeddingTable table = ints(1, new float[][] {{1, 0}});
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create(Arrays.asList("1"), 1)),
+        new StructType().add("query_id", DataTypes.createArrayType(DataTypes.StringType))
+            .add("doc_id", DataTypes.IntegerType));
+    for (org.junit.jupiter.api.function.Executable call : List.<org.junit.jupiter.api.function.Executable>of(
+        () -> SparkMaxSim.scorePairs(pairs, table, table),
+        () -> SparkMaxSim.scorePairsByScan(pairs, table, table))) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+      assertEquals("pairs column 'query_id' is array<string>; expected ids, single values such as strings or"
+          + " numbers", e.getMessage());
+    }
+    Dataset<Row> nested = spark.createDataFrame(List.of(RowFactory.create(1, Arrays.asList(Arrays.asList(1)))),
+        new StructType().add("query_id", DataTypes.IntegerType).add("candidates",
+            DataTypes.createArrayType(DataTypes.createArrayType(DataTypes.IntegerType))));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scoreCandidates(nested, table, table));
+    assertEquals("candidates column 'candidates' is array<array<int>>; expected an array of document ids, single"
+        + " values such as strings or numbers", e.getMessage());
+    Dataset<Row> binaryQuery = spark.createDataFrame(List.of(RowFactory.create(new byte[] {1}, Arrays.asList(1))),
+        new StructType().add("query_id", DataTypes.BinaryType).add("candidates",
+            DataTypes.createArrayType(DataTypes.IntegerType)));
+    e = assertThrows(IllegalArgumentException.class, () -> SparkMaxSim.scoreCandidates(binaryQuery, table, table));
+    assertEquals("rows column 'query_id' is binary; expected query ids, single values such as strings or numbers",
+        e.getMessage());
+  }
 }
