@@ -44,6 +44,9 @@ import org.apache.lucene.util.BytesRef;
  * the raw MaxSim sum {@code S} of {@code n} query tokens, equal to Lucene's within float rounding, same
  * order. With {@link Scale#RAW} a document scores {@code S} itself (maxsim4j's contract). Documents without
  * the field score 0, or keep their first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene.
+ * Hits are ordered as {@link dev.maxsim4j.TopK} orders them: higher scores first, equal scores by the lower doc
+ * id, and a NaN score (NaN in a valid token of the query or the document) above every other, so that the order is
+ * total and the same on every run.
  *
  * <p>Lucene's own scorer differs from the raw sum in two places (see {@code docs/integrations.md}): it
  * clamps each query token's best similarity at {@code Float.MIN_VALUE} (its running max starts there in
