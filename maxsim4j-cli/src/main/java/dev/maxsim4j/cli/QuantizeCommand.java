@@ -51,14 +51,15 @@ final class QuantizeCommand {
       default -> throw new UsageException("quantize: --to = " + to + "; expected int8, fp8 or binary");
     };
     String inPath = a.require("--in");
-    Path in = Inputs.input("--in", inPath);
+    // the command line is checked in full (exit 2) before any file is looked at (exit 1)
     Path target = AtomicOutput.target("--out", a.require("--out"));
-    for (Path p : new Path[] {in, target}) {
+    for (Path p : new Path[] {Path.of(inPath), target}) {
       if (p.getFileName() == null || !p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
-        throw new UsageException("quantize: " + (p == in ? "--in " : "--out ") + p + " does not end in .safetensors;"
-            + " quantize reads and writes .safetensors");
+        throw new UsageException("quantize: " + (p == target ? "--out " : "--in ") + p + " does not end in"
+            + " .safetensors; quantize reads and writes .safetensors");
       }
     }
+    Path in = Inputs.input("--in", inPath);
     List<String> names = SafeTensors.names(in);
     String tensor = a.get("--tensor");
     if (tensor == null && names.size() != 1 && names.contains(Inputs.EMBEDDINGS)) {

@@ -207,7 +207,7 @@ class ScoreInputsTest {
         "is also the input");
     assertArrayEquals(before, Files.readAllBytes(dir.resolve("d.npy")));
     Files.createDirectories(dir.resolve("folder"));
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("folder")), 1,
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("folder")), 2,
         "is a directory; expected a file to write");
     assertOneLineError(run("score", "--queries", p("folder"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
         "--queries " + p("folder") + " is a directory; expected a .npy or .safetensors file");
@@ -259,10 +259,10 @@ class ScoreInputsTest {
     assertEquals(0, ok.status(), ok.err());
     assertTrue(Files.size(dir.resolve(longName)) > 0);
     Files.writeString(dir.resolve("keep.npy"), "keep");
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("keep.npy") + "/"), 1,
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("keep.npy") + "/"), 2,
         "names a folder (it ends in a separator); expected a file to write");
     assertEquals("keep", Files.readString(dir.resolve("keep.npy")));
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("new") + "/"), 1,
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("new") + "/"), 2,
         "names a folder");
     assertFalse(Files.exists(dir.resolve("new")));
     // the output is checked before any input is read: here the damaged documents would have been named first

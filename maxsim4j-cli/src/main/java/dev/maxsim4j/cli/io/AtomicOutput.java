@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli.io;
 
+import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
@@ -37,18 +38,24 @@ public final class AtomicOutput implements AutoCloseable {
   }
 
   /**
-   * The output path {@code value} given as {@code option}: refuses an empty one and one that ends in a separator
-   * (a folder's name, which {@link Path#of} would silently turn into the file without it).
+   * The output path {@code value} given as {@code option}: refuses an empty one, one that ends in a separator
+   * (a folder's name, which {@link Path#of} would silently turn into the file without it) and one that names an
+   * existing folder. These are mistakes in the command line, so they are usage errors (exit 2), as every other
+   * malformed option value is.
    */
   public static Path target(String option, String value) {
     if (value == null || value.isEmpty()) {
-      throw new IllegalArgumentException(option + " is empty; expected a file to write");
+      throw new UsageException(option + " is empty; expected a file to write");
     }
     if (value.endsWith("/") || value.endsWith(java.io.File.separator)) {
-      throw new IllegalArgumentException(option + " " + value + " names a folder (it ends in a separator); expected"
+      throw new UsageException(option + " " + value + " names a folder (it ends in a separator); expected"
           + " a file to write");
     }
-    return Path.of(value);
+    Path target = Path.of(value);
+    if (Files.isDirectory(target)) {
+      throw new UsageException(option + " " + target + " is a directory; expected a file to write");
+    }
+    return target;
   }
 
   /**
@@ -58,10 +65,10 @@ public final class AtomicOutput implements AutoCloseable {
    */
   public static AtomicOutput create(String option, Path target, Collection<Path> inputs) throws IOException {
     if (target.toString().isEmpty()) {
-      throw new IllegalArgumentException(option + " is empty; expected a file to write");
+      throw new UsageException(option + " is empty; expected a file to write");
     }
     if (Files.isDirectory(target)) {
-      throw new IllegalArgumentException(option + " " + target + " is a directory; expected a file to write");
+      throw new UsageException(option + " " + target + " is a directory; expected a file to write");
     }
     if (Files.exists(target)) {
       if (!Files.isRegularFile(target)) {

@@ -1,0 +1,47 @@
+package dev.maxsim4j.cli;
+
+import static dev.maxsim4j.cli.CliRun.assertOneLineError;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.maxsim4j.cli.io.Npy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An output path that names a folder (ending in a separator, or an existing folder) is a mistake in the command
+ * line: every command with an output option refuses it as a usage error (exit 2), before reading any input.
+ * Found by a hostile test: these exited 1 where every other malformed option value exits 2.
+ */
+class OutputPathUsageTest {
+  @TempDir Path dir;
+
+  private String p(String name) {
+    return dir.resolve(name).toString();
+  }
+
+  @Test
+  void folderOutputsAreUsageErrorsForEveryCommand() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), new float[2 * 3 * 4], 2, 3, 4);
+    Files.createDirectories(dir.resolve("sub"));
+    Files.writeString(dir.resolve("texts.txt"), "a text\n");
+    for (String out : List.of(p("sub"), p("sub") + "/", p("new") + "/")) {
+      for (String[] args : List.of(
+          new String[] {"score", "--queries", p("q.npy"), "--docs", p("q.npy"), "--out", out},
+          new String[] {"score", "--queries", p("q.npy"), "--docs", p("q.npy"), "--top-k", "1", "--out-run", out},
+          new String[] {"score", "--queries", p("q.npy"), "--docs", p("sub"), "--out", out},
+          new String[] {"quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", out},
+          new String[] {"encode", "--in", p("texts.txt"), "--out", out})) {
+        CliRun r = CliRun.of(args);
+        assertOneLineError(r, 2, out.endsWith("/") ? "names a folder (it ends in a separator)" : "is a directory");
+      }
+    }
+    assertFalse(Files.exists(dir.resolve("new")), "nothing is created for a refused output");
+    try (var files = Files.list(dir.resolve("sub"))) {
+      assertFalse(files.findAny().isPresent(), "nothing is written into the folder named as an output");
+    }
+  }
+}
