@@ -8,21 +8,36 @@ import java.util.Map;
 /**
  * Just enough JSON for safetensors headers: objects, arrays, strings, integers (as Long), other numbers
  * (as Double), true/false/null. Throws IllegalArgumentException with the position on bad input, on a key
- * given twice in one object and on nesting deeper than {@value #MAX_DEPTH}.
+ * given twice in one object, on nesting deeper than {@value #MAX_DEPTH} and past the limits a caller sets on
+ * array entries and values (checked as the text is read, so a hostile text is refused before its tree fills the
+ * heap).
  */
 public final class MiniJson {
   /** Deeper nesting than any real header or chart file; bounds the recursion so it cannot overflow the stack. */
   static final int MAX_DEPTH = 64;
   private final String s;
+  private final int maxArray;
+  private final long maxValues;
   private int pos;
   private int depth;
+  private long values;
 
-  private MiniJson(String s) {
+  private MiniJson(String s, int maxArray, long maxValues) {
     this.s = s;
+    this.maxArray = maxArray;
+    this.maxValues = maxValues;
   }
 
   public static Object parse(String text) {
-    MiniJson p = new MiniJson(text);
+    return parse(text, Integer.MAX_VALUE, Long.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #parse(String)}, refusing an array of more than {@code maxArray} entries or more than {@code maxValues}
+   * values in all.
+   */
+  public static Object parse(String text, int maxArray, long maxValues) {
+    MiniJson p = new MiniJson(text, maxArray, maxValues);
     Object v = p.value();
     p.skipSpace();
     if (p.pos != text.length()) {
@@ -52,6 +67,9 @@ public final class MiniJson {
   }
 
   private Object value() {
+    if (++values > maxValues) {
+      throw error("more than " + maxValues + " values");
+    }
     skipSpace();
     if (pos >= s.length()) {
       throw error("unexpected end");
@@ -112,6 +130,9 @@ public final class MiniJson {
       return l;
     }
     while (true) {
+      if (l.size() == maxArray) {
+        throw error("an array of more than " + maxArray + " entries");
+      }
       l.add(value());
       skipSpace();
       if (peek() == ',') {

@@ -9,6 +9,8 @@ import java.util.List;
  */
 record NpyHeader(NdArray.ElementType type, long[] shape) {
   private static final int MAX_DIMS = 64;
+  /** The most characters of a header an error message shows. */
+  private static final int SHOWN = 200;
 
   static NpyHeader parse(String text, String file) {
     Parser p = new Parser(text, file);
@@ -230,8 +232,11 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
       return dims.stream().mapToLong(Long::longValue).toArray();
     }
 
+    /** The header for a message, cut short: a header may be a MiB long, an error message stays readable. */
     String shown() {
-      return Printable.of(s.strip().replaceAll("\\s+", " "));
+      String flat = s.strip().replaceAll("\\s+", " ");
+      return Printable.of(flat.length() <= SHOWN ? flat : flat.substring(0, SHOWN) + "... (" + flat.length()
+          + " characters)");
     }
 
     IllegalArgumentException error(String what) {

@@ -23,6 +23,13 @@ import java.util.Set;
 record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
   /** Larger headers are refused (the reference implementation's limit). */
   private static final long MAX_HEADER = 100_000_000L;
+  /** The most axes a shape may have (as for .npy): no array of a header holds more entries than this. */
+  static final int MAX_RANK = 64;
+  /**
+   * The most JSON values a header may hold, about 100,000 tensors: far more than an embeddings file has, and few
+   * enough that the parsed header takes some hundred MiB of heap, not gigabytes.
+   */
+  static final long MAX_VALUES = 1_000_000L;
   private static final Set<String> FIELDS = Set.of("dtype", "shape", "data_offsets");
   /** Byte widths of the format's dtypes, readable or not, so that every tensor's span is checked. */
   private static final Map<String, Integer> WIDTHS = Map.ofEntries(Map.entry("BOOL", 1), Map.entry("U8", 1),
@@ -51,9 +58,12 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
     }
     Object parsed;
     try {
-      parsed = MiniJson.parse(text);
+      parsed = MiniJson.parse(text, MAX_RANK, MAX_VALUES);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(file + " has a bad safetensors header: " + e.getMessage());
+      String limits = e.getMessage().contains(" entries") ? "; expected shapes of at most " + MAX_RANK + " axes"
+          : e.getMessage().contains(" values") ? "; expected a header of at most " + MAX_VALUES + " JSON values"
+              + " (some " + MAX_VALUES / 10 + " tensors)" : "";
+      throw new IllegalArgumentException(file + " has a bad safetensors header: " + e.getMessage() + limits);
     }
     if (!(parsed instanceof Map<?, ?> map)) {
       throw new IllegalArgumentException(file + " has a safetensors header that is not a JSON object");

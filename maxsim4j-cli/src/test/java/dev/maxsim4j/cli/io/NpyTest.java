@@ -74,6 +74,9 @@ class NpyTest {
     assertTrue(refusal(npy(dict("<f4", "(2, 3)"), new byte[20])).contains("truncated"));
     assertTrue(refusal(npy("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
         new byte[4])).contains("twice"));
+    // a header of thousands of axes is refused in a line of its own length, not of the header's
+    String axes = refusal(npy(dict("<f4", "(" + "1, ".repeat(20_000) + ")"), new byte[4]));
+    assertTrue(axes.contains("more than 64 dimensions") && axes.length() < 500, axes);
     byte[] huge = npy(dict("<f4", "(1,)"), new byte[4]);
     huge[6] = 2;
     assertTrue(refusal(huge).contains("header length"));

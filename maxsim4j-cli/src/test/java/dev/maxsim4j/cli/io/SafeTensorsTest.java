@@ -68,6 +68,32 @@ class SafeTensorsTest {
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 12, "expected no bytes after the last");
   }
 
+  /**
+   * A header's arrays and values are bounded while it is parsed: a shape of a million axes or a header of a million
+   * tensors took gigabytes of heap (and a shape of a million axes printed a line of megabytes) before the error.
+   * Found by a hostile test.
+   */
+  @Test
+  void hugeShapesAndHeadersAreRefusedWhileParsing() throws IOException {
+    String huge = "{\"t\":{\"dtype\":\"F32\",\"shape\":[" + "1,".repeat(1_000_000) + "1],\"data_offsets\":[0,4]}}";
+    String m = refusal(huge, 4);
+    assertTrue(m.contains("an array of more than 64 entries; expected shapes of at most 64 axes"), m);
+    assertTrue(m.length() < 500, "a short line: " + m.length());
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[" + "1,".repeat(64) + "1],\"data_offsets\":[0,4]}}", 4,
+        "at most 64 axes");
+    Path ok = Files.write(dir.resolve("rank64.safetensors"), safetensors("{\"t\":{\"dtype\":\"F32\",\"shape\":["
+        + "1,".repeat(63) + "1],\"data_offsets\":[0,4]}}", 4));
+    assertEquals(64, SafeTensors.read(ok, "t").rank());
+    StringBuilder many = new StringBuilder("{");
+    for (int i = 0; i <= SafeTensorsHeader.MAX_VALUES / 5; i++) {
+      many.append(i == 0 ? "" : ",").append("\"t").append(i).append("\":{\"dtype\":\"F32\",\"shape\":[0],"
+          + "\"data_offsets\":[0,0]}");
+    }
+    refused(many.append("}").toString(), 0, "expected a header of at most 1000000 JSON values");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1048576,1048576],\"data_offsets\":[0,4]}}", 4,
+        "span 4 bytes; expected");
+  }
+
   @Test
   void roundTripsEveryReadableType() throws IOException {
     Map<String, NdArray> t = new LinkedHashMap<>();
