@@ -44,6 +44,9 @@ public final class EncodeCommand {
       throw new UsageException("encode: --dtype = " + dtype + "; expected f32 or bf16");
     }
     Warnings warnings = new Warnings(err);
+    if (!Files.isDirectory(in)) {
+      TextFiles.requireTextFile("--in", in);
+    }
     List<Path> files = Files.isDirectory(in) ? TextFiles.under(in, warnings) : List.of(in);
     List<Path> inputs = new ArrayList<>(files);
     inputs.add(in);
@@ -62,7 +65,7 @@ public final class EncodeCommand {
           TextFiles.readOrWarn(f, TextFiles.shown(f), warnings).ifPresent(texts::add);
         }
       } else {
-        TextFiles.lines(in, warnings).forEach(line -> texts.add(line.text()));
+        TextFiles.lines("--in", in, warnings).forEach(line -> texts.add(line.text()));
       }
       warnings.finish();
       if (texts.isEmpty()) {

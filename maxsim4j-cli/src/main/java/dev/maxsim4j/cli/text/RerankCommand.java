@@ -42,7 +42,7 @@ public final class RerankCommand {
     Path file = Path.of(a.require("--candidates"));
     int top = a.intValue("--top", Integer.MAX_VALUE, 1);
     Warnings warnings = new Warnings(err);
-    List<TextFiles.Line> candidates = TextFiles.lines(file, warnings);
+    List<TextFiles.Line> candidates = TextFiles.lines("--candidates", file, warnings);
     warnings.finish();
     if (candidates.isEmpty()) {
       throw new IllegalArgumentException("rerank: " + TextFiles.shown(file)

@@ -8,7 +8,6 @@ import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -129,10 +128,7 @@ public final class SearchCommand {
       return List.of(query);
     }
     Path path = Path.of(file);
-    if (!Files.exists(path)) {
-      throw new IllegalArgumentException("--queries " + file + ": no such file");
-    }
-    List<String> lines = TextFiles.lines(path, warnings).stream().map(TextFiles.Line::text).toList();
+    List<String> lines = TextFiles.lines("--queries", path, warnings).stream().map(TextFiles.Line::text).toList();
     if (lines.isEmpty()) {
       throw new IllegalArgumentException("--queries " + file + " holds no query; expected one per line");
     }

@@ -45,6 +45,10 @@ public final class TextFiles {
       throw new IllegalArgumentException(folder + " is a file; expected a folder of .txt/.md files");
     }
     if (!Files.isDirectory(folder)) {
+      if (Files.exists(folder)) {
+        throw new IllegalArgumentException(shown(folder) + " is not a folder (a pipe, device or socket); expected a"
+            + " folder of .txt/.md files");
+      }
       throw new NoSuchFileException(folder.toString());
     }
     Path index = folder.resolve(TextIndex.FOLDER);
@@ -101,13 +105,11 @@ public final class TextFiles {
   }
 
   /**
-   * The non-blank lines of a text file, stripped. A line that is not UTF-8 text is skipped with a warning
-   * naming the file and the line.
+   * The non-blank lines of the text file given as {@code option}, stripped (see {@link #requireTextFile}). A line
+   * that is not UTF-8 text is skipped with a warning naming the file and the line.
    */
-  public static List<Line> lines(Path file, Warnings warnings) throws IOException {
-    if (Files.isDirectory(file)) {
-      throw new IllegalArgumentException(shown(file) + " is a folder; expected a text file with one text per line");
-    }
+  public static List<Line> lines(String option, Path file, Warnings warnings) throws IOException {
+    requireTextFile(option, file);
     byte[] bytes = readAll(file);
     List<Line> out = new ArrayList<>();
     int number = 1;
@@ -159,7 +161,31 @@ public final class TextFiles {
     return decode(bytes, 0, bytes.length, true);
   }
 
+  /**
+   * Checks the text file given as {@code option}: it exists and is a regular file (or a link to one). A folder is
+   * named as such; a pipe, device or socket is refused, since the file is read whole and such a one would block
+   * until a writer comes or never end.
+   */
+  public static void requireTextFile(String option, Path file) {
+    String expected = "; expected a text file with one text per line";
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(option + " " + shown(file) + " is a folder" + expected);
+    }
+    if (!Files.exists(file)) {
+      throw new IllegalArgumentException(option + " " + shown(file) + (Files.isSymbolicLink(file)
+          ? " is a link to no readable file" : ": no such file") + expected);
+    }
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException(option + " " + shown(file) + " is not a regular file (a pipe, device or"
+          + " socket)" + expected);
+    }
+  }
+
   private static byte[] readAll(Path file) throws IOException {
+    if (!Files.isRegularFile(file)) {
+      // a file listed as regular may have been replaced by a pipe or device since: it would block or never end
+      throw new IllegalArgumentException(shown(file) + " is not a regular file (a pipe, device or socket)");
+    }
     long size = Files.size(file);
     if (size > MAX_BYTES) {
       throw new IllegalArgumentException(shown(file) + " holds " + size + " bytes; expected at most " + MAX_BYTES);

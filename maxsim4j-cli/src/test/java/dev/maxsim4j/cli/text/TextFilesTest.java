@@ -29,7 +29,7 @@ class TextFilesTest {
     System.arraycopy(tail, 0, all, head.length + bad.length, tail.length);
     Files.write(file, all);
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    List<TextFiles.Line> lines = TextFiles.lines(file,
+    List<TextFiles.Line> lines = TextFiles.lines("--in", file,
         new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8)));
     assertEquals(List.of(new TextFiles.Line(1, "one"), new TextFiles.Line(2, "two"), new TextFiles.Line(3, "three"),
         new TextFiles.Line(6, "six")), lines);
