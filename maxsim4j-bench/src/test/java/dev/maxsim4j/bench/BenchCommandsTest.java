@@ -2,12 +2,15 @@ package dev.maxsim4j.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.internal.BackendSelector;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -137,5 +140,18 @@ class BenchCommandsTest {
     Path json = Files.writeString(dir.resolve("bad.json"), "[{\"shape\": [1, 2");
     BenchRun badJson = BenchRun.of("plot", "speedup", "--in", json.toString(), "--out", p("s.svg"));
     assertTrue(badJson.failedCleanly() && badJson.err().contains(json.toString()), badJson.err());
+    // a pipe blocked until a writer came, /dev/zero was read until the heap ran out (found by a hostile test)
+    Path fifo = dir.resolve("rows-pipe.json");
+    boolean made;
+    try {
+      made = new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor() == 0;
+    } catch (IOException | InterruptedException noMkfifo) {
+      made = false;
+    }
+    for (String device : made ? List.of(fifo.toString(), "/dev/zero") : List.of("/dev/zero")) {
+      BenchRun r = assertTimeoutPreemptively(Duration.ofSeconds(60),
+          () -> BenchRun.of("plot", "speedup", "--in", device, "--out", p("s.svg")));
+      assertTrue(r.failedCleanly() && r.err().contains(device + " is not a regular file"), r.err());
+    }
   }
 }

@@ -65,6 +65,10 @@ public final class PlotCommand {
     if (Files.isDirectory(in)) {
       throw new IllegalArgumentException(in + " is a directory" + expected);
     }
+    if (Files.exists(in) && !Files.isRegularFile(in)) {
+      // the rows are read whole: a pipe would block until a writer came, a device such as /dev/zero never end
+      throw new IllegalArgumentException(in + " is not a regular file (a pipe, device or socket)" + expected);
+    }
     Object parsed;
     try {
       parsed = MiniJson.parse(Files.readString(in));
