@@ -3,6 +3,10 @@ package dev.maxsim4j.cli.io;
 import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileSystemException;
@@ -13,28 +17,52 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.util.Collection;
+import java.util.HexFormat;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+import java.util.zip.CRC32;
 
 /**
  * An output file written in full to a temporary file beside it and then moved into place in one step,
  * so that a failed or interrupted run never leaves a half-written file or destroys the previous one.
  * Created before the work starts, it also proves the target folder exists and is writable.
+ *
+ * <p>The temporary file is {@code .maxsim4j-TAG-HEX.tmp} (TAG: the CRC-32 of the target's name, HEX: random), and
+ * while it is written this process holds an operating-system lock on {@code .maxsim4j-TAG-HEX.lock} beside it. A run
+ * killed outright (kill -9, a crash) leaves both; the next run writing the same output removes those whose lock it
+ * can take, which proves that no live process owns them (the system drops a process's locks when it ends, killed or
+ * not). A lock file, not the temporary file itself, is locked because closing any channel of a file releases the
+ * process's locks on it, and every writer opens and closes the temporary file.
  */
 public final class AtomicOutput implements AutoCloseable {
   /** Links followed before a chain is taken for a loop (the kernel's own limit). */
   private static final int MAX_LINKS = 40;
+  private static final String PREFIX = ".maxsim4j-";
+  /** Exactly the names this class gives its temporary and lock files; nothing else is ever removed. */
+  private static final Pattern OURS = Pattern.compile("\\.maxsim4j-[0-9a-f]{8}-[0-9a-f]{16}\\.(tmp|lock)");
+  /**
+   * A lock file without its temporary file is removed only when this old: the owner creates it a moment before it
+   * locks it, and in that moment the lock could be taken by a sweep.
+   */
+  private static final long ORPHAN_LOCK_MILLIS = 10 * 60 * 1000;
 
   private final String option;
   private final Path shown;
   private final Path target;
   private final Path temp;
+  private final Path lockFile;
+  private final FileChannel lockChannel;
   private boolean committed;
 
-  private AtomicOutput(String option, Path shown, Path target, Path temp) {
+  private AtomicOutput(String option, Path shown, Path target, Path temp, Path lockFile, FileChannel lockChannel) {
     this.option = option;
     this.shown = shown;
     this.target = target;
     this.temp = temp;
+    this.lockFile = lockFile;
+    this.lockChannel = lockChannel;
   }
 
   /**
@@ -88,19 +116,116 @@ public final class AtomicOutput implements AutoCloseable {
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder
           + (folder != null && Files.exists(folder) ? " is not a folder" : " does not exist"));
     }
+    // one spelling of the folder for every run of this JVM, so that a sweep knows this JVM's own files by name
+    Path real = folder.toRealPath();
+    String tag = tag(file.getFileName().toString());
+    sweep(real, tag);
     // a name of its own length, not the target's plus a suffix: a target name near the file system's limit
     // would leave no room for one
-    Path temp = folder.resolve(".maxsim4j-" + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
+    String stem = PREFIX + tag + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+    Path temp = real.resolve(stem + ".tmp");
+    Path lockFile = real.resolve(stem + ".lock");
+    FileChannel lockChannel = null;
     try {
+      lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      TemporaryFiles.track(lockFile);
+      lock(lockChannel);
       Files.createFile(temp);
       TemporaryFiles.track(temp);
     } catch (AccessDeniedException e) {
+      release(lockChannel, lockFile);
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " is not writable");
     } catch (FileSystemException e) {
+      release(lockChannel, lockFile);
       throw new IllegalArgumentException(option + " " + target + ": cannot create a file in the folder " + folder
           + " (" + reason(e) + ")");
+    } catch (IOException | RuntimeException | Error e) {
+      release(lockChannel, lockFile);
+      throw e;
     }
-    return new AtomicOutput(option, target, file, temp);
+    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel);
+  }
+
+  /** The tag of an output's file names: the CRC-32 of its name, as 8 hex digits. */
+  static String tag(String fileName) {
+    CRC32 crc = new CRC32();
+    crc.update(fileName.getBytes(StandardCharsets.UTF_8));
+    return HexFormat.of().toHexDigits((int) crc.getValue());
+  }
+
+  /**
+   * Locks a new lock file. Where the file system has no locks (some network ones) it stays unlocked; a sweep there
+   * cannot take a lock either, so it removes nothing.
+   */
+  private static void lock(FileChannel channel) {
+    try {
+      channel.lock();
+    } catch (IOException unsupported) {
+      // see above: an unlocked lock file on such a system only means that nothing is swept
+    }
+  }
+
+  /** Closes {@code channel} (releasing its lock) and removes {@code file}; quietly, as a cleanup. */
+  private static void release(FileChannel channel, Path file) {
+    try {
+      if (channel != null) {
+        channel.close();
+      }
+      Files.deleteIfExists(file);
+    } catch (IOException ignored) {
+      // a lock file left behind is removed by the next run writing the same output
+    } finally {
+      TemporaryFiles.done(file);
+    }
+  }
+
+  /**
+   * Removes the temporary and lock files of runs killed while writing an output of this tag into {@code folder}:
+   * those whose lock this process can take, so no live process owns them. This JVM's own are skipped without
+   * being opened (a second channel closed here would release this JVM's lock on them). Best effort: what cannot
+   * be read or removed stays for a later run.
+   */
+  private static void sweep(Path folder, String tag) {
+    Set<String> stems = new TreeSet<>();
+    Set<String> withTemp = new TreeSet<>();
+    try (DirectoryStream<Path> found = Files.newDirectoryStream(folder, PREFIX + tag + "-*.{tmp,lock}")) {
+      for (Path p : found) {
+        String name = p.getFileName().toString();
+        if (OURS.matcher(name).matches()) {
+          String stem = name.substring(0, name.lastIndexOf('.'));
+          stems.add(stem);
+          if (name.endsWith(".tmp")) {
+            withTemp.add(stem);
+          }
+        }
+      }
+    } catch (IOException | RuntimeException unreadable) {
+      return;
+    }
+    for (String stem : stems) {
+      Path temp = folder.resolve(stem + ".tmp");
+      Path lockFile = folder.resolve(stem + ".lock");
+      if (TemporaryFiles.isTracked(temp) || TemporaryFiles.isTracked(lockFile)) {
+        continue;
+      }
+      try {
+        if (!withTemp.contains(stem)
+            && System.currentTimeMillis() - Files.getLastModifiedTime(lockFile).toMillis() < ORPHAN_LOCK_MILLIS) {
+          continue;
+        }
+        // a temporary file without its lock file is a dead run's too: the owner makes the lock file first and
+        // removes it last; the lock file made here for it is locked and removed like any other
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = channel.tryLock()) {
+          if (lock != null) {
+            Files.deleteIfExists(temp);
+            Files.deleteIfExists(lockFile);
+          }
+        }
+      } catch (IOException | OverlappingFileLockException | UnsupportedOperationException skipped) {
+        // held, gone meanwhile, or unreadable: left for a later run
+      }
+    }
   }
 
   /** Checks {@code target} as {@link #create} does, before long work whose result goes there. */
@@ -201,12 +326,16 @@ public final class AtomicOutput implements AutoCloseable {
     }
   }
 
-  /** Removes the temporary file unless it was committed. */
+  /** Removes the temporary file unless it was committed, then the lock file (last, so no sweep takes it for dead). */
   @Override
   public void close() throws IOException {
-    if (!committed) {
-      Files.deleteIfExists(temp);
-      TemporaryFiles.done(temp);
+    try {
+      if (!committed) {
+        Files.deleteIfExists(temp);
+        TemporaryFiles.done(temp);
+      }
+    } finally {
+      release(lockChannel, lockFile);
     }
   }
 

@@ -33,6 +33,11 @@ public final class TemporaryFiles {
     }
   }
 
+  /** Whether {@code file} is one this JVM is writing now. */
+  public static boolean isTracked(Path file) {
+    return PENDING.contains(file);
+  }
+
   private static void deleteAll() {
     for (Path file : PENDING) {
       try {

@@ -3,12 +3,20 @@ package dev.maxsim4j.cli.io;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -58,5 +66,94 @@ class AtomicOutputTest {
     }
     assertFalse(Files.exists(temp), "the temporary file is removed");
     assertEquals("kept", Files.readString(target.resolve("inside")));
+  }
+
+  /**
+   * kill -9 during a write left {@code .maxsim4j-*.tmp} files beside the output for good (found by a hostile test).
+   * The next write of the same output removes a killed run's temporary and lock files, and nothing else: not those
+   * a live process holds the lock of (here another JVM), not another output's, not a lock file made a moment ago
+   * (its owner may not have locked it yet), not names of another pattern.
+   */
+  @Test
+  void theTemporaryFilesOfKilledRunsAreRemovedAndNoLiveOnes() throws Exception {
+    Path target = dir.resolve("out.npy");
+    String tag = AtomicOutput.tag("out.npy");
+    String other = AtomicOutput.tag("other.npy");
+    List<String> dead = List.of(".maxsim4j-" + tag + "-0123456789abcdef.tmp",
+        ".maxsim4j-" + tag + "-0123456789abcdef.lock", ".maxsim4j-" + tag + "-1111111111111111.tmp",
+        ".maxsim4j-" + tag + "-2222222222222222.lock");
+    List<String> kept = List.of(".maxsim4j-" + tag + "-3333333333333333.lock", ".maxsim4j-" + other
+        + "-4444444444444444.tmp", ".maxsim4j-5555555555555555.tmp", ".maxsim4j-" + tag + "-6666666666666666.tmp",
+        ".maxsim4j-" + tag + "-6666666666666666.lock", ".maxsim4j-" + tag + "-777.tmp", "notes.tmp");
+    for (String name : dead) {
+      Files.writeString(dir.resolve(name), "partial");
+    }
+    for (String name : kept) {
+      Files.writeString(dir.resolve(name), "partial");
+    }
+    // a lock file without its temporary file is a dead run's only once it is old
+    Files.setLastModifiedTime(dir.resolve(dead.get(3)), FileTime.from(Instant.now().minusSeconds(3600)));
+    Process holder = holdLock(dir.resolve(".maxsim4j-" + tag + "-6666666666666666.lock"));
+    try {
+      try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
+        output.write(file -> Files.writeString(file, "new"));
+        output.commit();
+      }
+    } finally {
+      holder.getOutputStream().close();
+      holder.waitFor();
+    }
+    Set<String> expected = new TreeSet<>(kept);
+    expected.add("out.npy");
+    expected.add("Hold.java");
+    try (var left = Files.list(dir)) {
+      assertEquals(expected, new TreeSet<>(left.map(p -> p.getFileName().toString()).toList()));
+    }
+    // once its holder is gone, the live run's pair is a dead one too
+    AtomicOutput.create("--out", target, List.of()).close();
+    assertFalse(Files.exists(dir.resolve(".maxsim4j-" + tag + "-6666666666666666.tmp")));
+    assertFalse(Files.exists(dir.resolve(".maxsim4j-" + tag + "-6666666666666666.lock")));
+  }
+
+  /** Two outputs of the same file open at once in one JVM: neither sweeps the other's files. */
+  @Test
+  void outputsOfThisJvmAreNotSwept() throws IOException {
+    Path target = dir.resolve("same.txt");
+    try (AtomicOutput first = AtomicOutput.create("--out", target, List.of())) {
+      try (AtomicOutput second = AtomicOutput.create("--out", dir.resolve("./same.txt"), List.of())) {
+        assertTrue(Files.exists(first.temp()), "the first output's temporary file is kept");
+        second.write(file -> Files.writeString(file, "second"));
+        second.commit();
+      }
+      first.write(file -> Files.writeString(file, "first"));
+      first.commit();
+    }
+    assertEquals("first", Files.readString(target));
+    try (var left = Files.list(dir)) {
+      assertEquals(List.of(target), left.toList());
+    }
+  }
+
+  /** Another JVM that holds the operating system's lock on {@code file} until its standard input closes. */
+  private Process holdLock(Path file) throws IOException {
+    Path source = Files.writeString(dir.resolve("Hold.java"), """
+        import java.nio.channels.FileChannel;
+        import java.nio.file.Path;
+        import java.nio.file.StandardOpenOption;
+        public class Hold {
+          public static void main(String[] args) throws Exception {
+            try (FileChannel c = FileChannel.open(Path.of(args[0]), StandardOpenOption.WRITE); var lock = c.lock()) {
+              System.out.println("locked");
+              System.out.flush();
+              System.in.read();
+            }
+          }
+        }
+        """);
+    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        source.toString(), file.toString()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
+    assertEquals("locked", line, "the lock holder started");
+    return p;
   }
 }
