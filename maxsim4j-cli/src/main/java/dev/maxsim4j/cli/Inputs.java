@@ -2,6 +2,7 @@ package dev.maxsim4j.cli;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.SafeTensors;
@@ -165,7 +166,7 @@ final class Inputs {
     }
     if (!Files.exists(p)) {
       throw new IllegalArgumentException(option + " " + path + (isLinkLoop(p) ? " is a loop of symbolic links;"
-          + " expected a .npy or .safetensors file" : ": no such file"));
+          + " expected a .npy or .safetensors file" : ": " + Absent.why(p)));
     }
     if (!Files.isRegularFile(p)) {
       throw new IllegalArgumentException(option + " " + path + " is not a regular file; expected a .npy or"

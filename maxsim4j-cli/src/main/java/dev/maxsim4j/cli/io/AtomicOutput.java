@@ -116,6 +116,12 @@ public final class AtomicOutput implements AutoCloseable {
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder
           + (folder != null && Files.exists(folder) ? " is not a folder" : " does not exist"));
     }
+    String unnameable = Absent.why(file);
+    if (!unnameable.equals("no such file")) {
+      // refused before any work: the move into place at its end would fail, naming the temporary file
+      throw new IllegalArgumentException(option + " " + target + ": " + unnameable + "; expected "
+          + (unnameable.contains("too long") ? "a file name this file system takes" : "a file this run can create"));
+    }
     // one spelling of the folder for every run of this JVM, so that a sweep knows this JVM's own files by name
     Path real = folder.toRealPath();
     String tag = tag(file.getFileName().toString());

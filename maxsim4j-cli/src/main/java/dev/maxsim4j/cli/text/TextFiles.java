@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli.text;
 
+import dev.maxsim4j.cli.io.Absent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -173,7 +174,7 @@ public final class TextFiles {
     }
     if (!Files.exists(file)) {
       throw new IllegalArgumentException(option + " " + shown(file) + (Files.isSymbolicLink(file)
-          ? " is a link to no readable file" : ": no such file") + expected);
+          ? " is a link to no readable file" : ": " + Absent.why(file)) + expected);
     }
     if (!Files.isRegularFile(file)) {
       throw new IllegalArgumentException(option + " " + shown(file) + " is not a regular file (a pipe, device or"
