@@ -44,4 +44,16 @@ class OutputPathUsageTest {
       assertFalse(files.findAny().isPresent(), "nothing is written into the folder named as an output");
     }
   }
+
+  /**
+   * The command line is checked before any file: an output name the command cannot write is a usage error (exit 2)
+   * even when the input is missing too, not the input's "no such file" (exit 1).
+   */
+  @Test
+  void outputNamesAreCheckedBeforeInputs() {
+    assertOneLineError(CliRun.of("encode", "--in", p("missing.txt"), "--out", p("e.npy")), 2,
+        "does not end in .safetensors");
+    assertOneLineError(CliRun.of("quantize", "--in", p("missing.safetensors"), "--to", "int8", "--out", p("c.npy")), 2,
+        "does not end in .safetensors");
+  }
 }

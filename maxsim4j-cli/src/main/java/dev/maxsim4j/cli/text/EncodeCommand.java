@@ -43,6 +43,13 @@ public final class EncodeCommand {
     if (!dtype.equals("f32") && !dtype.equals("bf16")) {
       throw new UsageException("encode: --dtype = " + dtype + "; expected f32 or bf16");
     }
+    if (target.getFileName() == null || !target.getFileName().toString().toLowerCase(Locale.ROOT)
+        .endsWith(".safetensors")) {
+      // score picks the reader by the extension, so any other name would make the output unreadable; a mistake in
+      // the command line, reported before any file is looked at
+      throw new UsageException("encode: --out " + target + " does not end in .safetensors; encode writes"
+          + " .safetensors");
+    }
     Warnings warnings = new Warnings(err);
     if (!Files.isDirectory(in)) {
       TextFiles.requireTextFile("--in", in);
@@ -53,12 +60,6 @@ public final class EncodeCommand {
     // checked before any text is read: an output that is one of the texts read, or that cannot be written, is
     // refused before the reading and encoding work
     try (AtomicOutput output = AtomicOutput.create("--out", target, inputs)) {
-      if (target.getFileName() == null || !target.getFileName().toString().toLowerCase(Locale.ROOT)
-          .endsWith(".safetensors")) {
-        // score picks the reader by the extension, so any other name would make the output unreadable
-        throw new UsageException("encode: --out " + target + " does not end in .safetensors; encode writes"
-            + " .safetensors");
-      }
       List<String> texts = new ArrayList<>();
       if (Files.isDirectory(in)) {
         for (Path f : files) {
