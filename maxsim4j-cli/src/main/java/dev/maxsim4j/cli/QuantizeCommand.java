@@ -130,10 +130,12 @@ final class QuantizeCommand {
       output.commit();
       long before = emb.byteSize();
       long after = codes.byteSize() + scales.byteSize();
-      out.printf(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales %s float32 (%s, %.2fx"
-              + " smaller%s); file %s -> %s%n", emb.source(), emb.type(), emb.shapeString(), Sizes.of(before), target,
+      // a file of no tokens has no ratio to report
+      String ratio = after == 0 ? "no tokens" : String.format(Locale.ROOT, "%.2fx smaller", (double) before / after);
+      out.printf(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales %s float32 (%s, %s%s);"
+              + " file %s -> %s%n", emb.source(), emb.type(), emb.shapeString(), Sizes.of(before), target,
           TokenType.elementType(dtype), Arrays.toString(codeShape), Arrays.toString(tokenShape), Sizes.of(after),
-          (double) before / Math.max(1, after), copied, Sizes.of(Files.size(in)), Sizes.of(Files.size(target)));
+          ratio, copied, Sizes.of(Files.size(in)), Sizes.of(Files.size(target)));
     }
     return 0;
   }

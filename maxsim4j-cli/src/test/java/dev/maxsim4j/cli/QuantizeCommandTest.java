@@ -96,6 +96,17 @@ class QuantizeCommandTest {
   }
 
   @Test
+  void aFileOfNoTokensIsQuantizedAndSaysSo() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", new NdArray("e", NdArray.ElementType.F32, new long[] {2, 0, 8}, new float[0], null, null));
+    SafeTensors.write(dir.resolve("empty.safetensors"), t);
+    CliRun r = CliRun.of("quantize", "--in", p("empty.safetensors"), "--to", "int8", "--out", p("c0.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("no tokens") && !r.out().contains("0.00x"), r.out());
+    assertArrayEquals(new long[] {2, 0, 8}, SafeTensors.read(dir.resolve("c0.safetensors"), "embeddings").shape());
+  }
+
+  @Test
   void packedWithOffsetsKeepsTheOffsetsAndSpansManySlices() throws IOException {
     int d = 8;
     int tokens = QuantizeCommand.SLICE_TOKENS * 2 + 5;
