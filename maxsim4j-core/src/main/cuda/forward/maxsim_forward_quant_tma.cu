@@ -73,15 +73,13 @@ struct PairRow {
   int query, start, length, valid;
 };
 
-// Shared-memory reads the compiler may not hoist out of the tile loop, where registers are short.
-__device__ __forceinline__ float sharedFloat(const float* p) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"((uint32_t)__cvta_generic_to_shared(p)));
-  return v;
-}
+// Two floats from shared memory in a read the compiler may not hoist out of the tile loop, where registers are
+// short (the query's scales, hoisted, made the tile loop spill).
 __device__ __forceinline__ float2 sharedFloat2(const float* p) {
   float2 v;
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"((uint32_t)__cvta_generic_to_shared(p)));
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+               : "=f"(v.x), "=f"(v.y)
+               : "r"((uint32_t)__cvta_generic_to_shared(p)));
   return v;
 }
 
