@@ -7,7 +7,9 @@ import dev.maxsim4j.internal.Problem;
  * Scores from a forward that will be differentiated, with what the backward needs: the winning document
  * slot per (pair, query token), never the similarity grid. {@link #backward} turns {@code dL/dscores}
  * into {@code dL/dQ} and {@code dL/dD}. Scores are laid out row-major as the op returns them
- * ({@code [Nq*Nd]}, {@code [B]} or {@code [B*K]}).
+ * ({@code [Nq*Nd]}, {@code [B]} or {@code [B*K]}). The backward reads the batches' tokens again (a batch is a
+ * view of its array or memory), so they must hold what the forward saw: changed in between, the saved argmax no
+ * longer matches them and the gradients are those of no score.
  */
 public final class TrainingScores {
   private final MaxSim owner;
