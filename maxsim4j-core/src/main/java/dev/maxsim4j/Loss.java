@@ -15,6 +15,10 @@ package dev.maxsim4j;
  *   <li>{@link #marginMse}: candidates of K = 2 (positive, negative):
  *       {@code ((s_i0 - s_i1) - teacherMargin_i)^2}.
  * </ul>
+ *
+ * <p>Scores are taken as the forward gives them: a row holding an infinite score (an exact score past fp32's
+ * range, e.g. from tokens near {@code 1e20}) yields a NaN loss and NaN gradients for that row, not the limit
+ * the formula tends to. Unit-length tokens, as retrievers produce, are far from that range.
  */
 public sealed interface Loss {
 
