@@ -14,8 +14,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.regex.Pattern;
 
 /**
  * Per-token embeddings of real text: all-MiniLM-L6-v2 (the ONNX model and tokenizer that ship in
@@ -29,9 +31,12 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>Each text becomes the token vectors of its word pieces plus {@code [CLS]} and {@code [SEP]}, each L2-
  * normalised (so dot products are cosines). Texts longer than {@value #WINDOW} word pieces are cut into
  * windows of that many, each encoded on its own (with its own {@code [CLS]}/{@code [SEP]}); the document is
- * all their tokens. Thread-safe; close it to free the ONNX session and the tokenizer (a second close does
- * nothing; a close waits for encodings in progress, and an encoding after it is an IllegalStateException, as is
- * a close from an encoding's own {@link Progress}).
+ * all their tokens. Text is read as text: {@code [SEP]} or {@code [MASK]} written in it are word pieces, not
+ * the model's special tokens.
+ *
+ * <p>Thread-safe; close it to free the ONNX session and the tokenizer (a second close does nothing; a close
+ * waits for encodings in progress, and an encoding after it is an IllegalStateException, as is a close from an
+ * encoding's own {@link Progress}).
  */
 public final class MiniLmTokenEncoder implements AutoCloseable {
   /** Word pieces per encoded window (the model was trained on sequences of up to 256 tokens). */
@@ -43,6 +48,8 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   private static final int MAX_ARRAY = Integer.MAX_VALUE - 8;
   private static final String MODEL = "all-minilm-l6-v2.onnx";
   private static final String TOKENIZER = "all-minilm-l6-v2-tokenizer.json";
+  /** The names of the vocabulary's special tokens, which the tokenizer matches case-sensitively in raw text. */
+  private static final Pattern SPECIAL_TOKEN = Pattern.compile("\\[(PAD|UNK|CLS|SEP|MASK)]");
 
   /** Called after each batch of windows: texts fully encoded so far, of all. */
   @FunctionalInterface
@@ -150,7 +157,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       if (text == null) {
         throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
       }
-      long[] pieces = tokenizer.encode(text, false, false).getIds();
+      long[] pieces = tokenizer.encode(asText(text), false, false).getIds();
       for (int start = 0; start == 0 || start < pieces.length; start += WINDOW) {
         int end = Math.min(pieces.length, start + WINDOW);
         long[] w = new long[end - start + 2];
@@ -192,6 +199,16 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       offsets[i + 1] = at;
     }
     return TokenBatch.packedFloats(data, offsets, DIM);
+  }
+
+  /**
+   * The text as the tokenizer must see it to read it as text. A special token's name ({@code [SEP]},
+   * {@code [MASK]}...) is lowercased, so that it becomes its word pieces rather than the model's control token;
+   * the uncased tokenizer lowercases all text anyway, so nothing else changes.
+   */
+  static String asText(String text) {
+    return text.indexOf('[') < 0 ? text
+        : SPECIAL_TOKEN.matcher(text).replaceAll(m -> m.group().toLowerCase(Locale.ROOT));
   }
 
   /**
