@@ -32,7 +32,8 @@ import java.util.regex.Pattern;
  * normalised (so dot products are cosines). Texts longer than {@value #WINDOW} word pieces are cut into
  * windows of that many, each encoded on its own (with its own {@code [CLS]}/{@code [SEP]}); the document is
  * all their tokens. Text is read as text: {@code [SEP]} or {@code [MASK]} written in it are word pieces, not
- * the model's special tokens.
+ * the model's special tokens, and an unpaired surrogate (not a character) is dropped as the tokenizer drops
+ * U+FFFD and control characters.
  *
  * <p>Thread-safe; close it to free the ONNX session and the tokenizer (a second close does nothing; a close
  * waits for encodings in progress, and an encoding after it is an IllegalStateException, as is a close from an
@@ -204,11 +205,33 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   /**
    * The text as the tokenizer must see it to read it as text. A special token's name ({@code [SEP]},
    * {@code [MASK]}...) is lowercased, so that it becomes its word pieces rather than the model's control token;
-   * the uncased tokenizer lowercases all text anyway, so nothing else changes.
+   * the uncased tokenizer lowercases all text anyway, so nothing else changes. An unpaired surrogate, which is
+   * not a character, becomes U+FFFD (as in any UTF-8 encoding), which the tokenizer drops: passed as it is, it
+   * made the native call decode the whole text lossily, which dropped every character beyond the BMP with it.
    */
   static String asText(String text) {
-    return text.indexOf('[') < 0 ? text
-        : SPECIAL_TOKEN.matcher(text).replaceAll(m -> m.group().toLowerCase(Locale.ROOT));
+    StringBuilder repaired = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      boolean pair = Character.isHighSurrogate(c) && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1));
+      if (pair) {
+        if (repaired != null) {
+          repaired.append(c).append(text.charAt(i + 1));
+        }
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        if (repaired == null) {
+          repaired = new StringBuilder(text.length()).append(text, 0, i);
+        }
+        repaired.append('\uFFFD');
+      } else if (repaired != null) {
+        repaired.append(c);
+      }
+    }
+    String out = repaired == null ? text : repaired.toString();
+    return out.indexOf('[') < 0 ? out
+        : SPECIAL_TOKEN.matcher(out).replaceAll(m -> m.group().toLowerCase(Locale.ROOT));
   }
 
   /**

@@ -9,8 +9,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Text is read as text. A hostile tester's finding: the tokenizer matched the names of the model's special tokens
- * in a text ("[SEP]" became a separator, "[CLS]" alone passed for text).
+ * Text is read as text. A hostile tester's findings: the tokenizer matched the names of the model's special tokens
+ * in a text ("[SEP]" became a separator, "[CLS]" alone passed for text), and one unpaired surrogate made the native
+ * call decode the whole text lossily, so every character beyond the BMP vanished with it (an emoji and a lone
+ * U+D800 had no token).
  */
 class TextAsTextTest extends WithModel {
 
@@ -33,9 +35,30 @@ class TextAsTextTest extends WithModel {
   }
 
   @Test
-  void asTextLowersOnlySpecialTokenNames() {
+  void anUnpairedSurrogateIsDroppedAloneNotWithTheCharactersBeyondTheBmp() {
+    String emoji = "\uD83D\uDE00";
+    assertEquals(3, encoder.encode(emoji).length(0), "[CLS] [UNK] [SEP]");
+    for (String lone : new String[] {"\uD800", "\uDC00", "\uDE00\uD83D"}) {
+      for (String text : new String[] {emoji + " " + lone, lone + emoji, "caf\u00E9 " + emoji + lone}) {
+        // a chunker that cuts text by chars leaves half a pair at a segment's end
+        String replaced = MiniLmTokenEncoder.asText(text);
+        assertArrayEquals(encoder.encode(replaced).toFloatArray(), encoder.encode(text).toFloatArray(), replaced);
+        assertArrayEquals(encoder.encode(replaced.replace("\uFFFD", "")).toFloatArray(),
+            encoder.encode(text).toFloatArray(), "U+FFFD is dropped: " + replaced);
+      }
+    }
+    MaxSimScoringModel model = new MaxSimScoringModel(encoder, maxSim);
+    assertEquals(model.score(emoji, "smile").content(), model.score(emoji + " \uD800", "smile").content());
+  }
+
+  @Test
+  void asTextReplacesOnlyUnpairedSurrogatesAndLowersOnlySpecialTokenNames() {
     String plain = "Tides follow the Moon. \uD83D\uDE00 [sep] [Sep] [SEPT] caf\u00E9";
     assertSame(plain, MiniLmTokenEncoder.asText(plain));
+    assertEquals("a\uFFFDb", MiniLmTokenEncoder.asText("a\uD800b"));
+    assertEquals("\uFFFD\uFFFD", MiniLmTokenEncoder.asText("\uDE00\uD83D"));
+    assertEquals("\uD83D\uDE00\uFFFD", MiniLmTokenEncoder.asText("\uD83D\uDE00\uD83D"));
+    assertEquals("\uFFFD\uD83D\uDE00x", MiniLmTokenEncoder.asText("\uDC00\uD83D\uDE00x"));
     assertEquals("[pad][unk] [cls] a[sep]b [mask] [SEPT]",
         MiniLmTokenEncoder.asText("[PAD][UNK] [CLS] a[SEP]b [MASK] [SEPT]"));
     assertEquals("", MiniLmTokenEncoder.asText(""));
