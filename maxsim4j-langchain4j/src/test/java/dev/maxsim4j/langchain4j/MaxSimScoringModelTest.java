@@ -80,6 +80,31 @@ class MaxSimScoringModelTest extends WithModel {
     assertTrue(scores.get(1) >= -1 && scores.get(3) >= -1, scores.toString());
   }
 
+  /**
+   * Each score is exactly the direct MaxSim sum on the encoder's vectors over the query's tokens (the same path, so
+   * equal, not close), in the order of the segments, through several encoder batches and masked segments.
+   */
+  @Test
+  void scoresEqualADirectMaxSimCallInSegmentOrder() {
+    MaxSimScoringModel model = new MaxSimScoringModel(encoder, maxSim);
+    List<String> texts = new ArrayList<>();
+    for (int i = 0; i < 37; i++) {
+      texts.add(i % 9 == 4 ? "\u200B" : SampleTexts.paragraphs().get(i % 10).text().substring(i));
+    }
+    String query = "how does slowly moving ice shape mountain valleys";
+    List<Double> scores = model.scoreAll(texts.stream().map(TextSegment::from).toList(), query).content();
+    dev.maxsim4j.TokenBatch q = encoder.encode(query);
+    float[] sums = maxSim.scores(q, encoder.encode(texts))[0];
+    assertEquals(texts.size(), scores.size());
+    for (int i = 0; i < texts.size(); i++) {
+      if (i % 9 == 4) {
+        assertEquals(-1e9 / q.validTokens(0), scores.get(i), 1e-3, "segment " + i + " has no text");
+      } else {
+        assertEquals((double) sums[i] / q.validTokens(0), scores.get(i), "segment " + i);
+      }
+    }
+  }
+
   @Test
   void nullArgumentsAreNamedInIllegalArgumentExceptions() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new MaxSimScoringModel(null, maxSim));
