@@ -81,7 +81,7 @@ class TextIndexRobustnessTest {
         good.substring(0, good.length() / 2),                        // cut short
         good.replace("a.txt", "../../etc/passwd"),                   // a path outside the folder
         good.replace("a.txt", "bad\\q"),                             // an escape never written
-        good.replace("v2", "v1"),                                    // another version
+        good.replace("index v3", "index v2"),                        // the version before (other encodings)
         good.replace("tokens-", "tokens-../"),                       // a tokens file elsewhere
         "");
     for (String damage : damages) {
