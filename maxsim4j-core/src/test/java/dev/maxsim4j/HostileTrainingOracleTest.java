@@ -289,13 +289,7 @@ class HostileTrainingOracleTest {
               }
             }
           }
-          double gmax = 1e-30;
-          for (double g : gq) {
-            gmax = Math.max(gmax, Math.abs(g));
-          }
-          for (double g : gd) {
-            gmax = Math.max(gmax, Math.abs(g));
-          }
+          double gmax = HostileTrainingTest.largestMagnitude(gq, gd);
           for (String backend : BACKENDS) {
             String where = "seed " + seed + " " + backend + " " + type + (packed ? " packed" : " padded")
                 + " kind " + kind + " loss " + loss + " T=" + temp + " d=" + dim + " q " + nq + "x" + lq

@@ -155,13 +155,7 @@ class HostileTrainingTest {
           }
         }
       }
-      double gmax = 1e-30;
-      for (double g : gq) {
-        gmax = Math.max(gmax, Math.abs(g));
-      }
-      for (double g : gd) {
-        gmax = Math.max(gmax, Math.abs(g));
-      }
+      double gmax = largestMagnitude(gq, gd);
       for (String backend : BACKENDS) {
         String where = "seed " + seed + " " + backend + " d=" + d + " q=" + nq + "x" + lq + " d=" + nd + "x" + ld
             + " " + type + " T=" + temp;
@@ -189,5 +183,16 @@ class HostileTrainingTest {
         }
       }
     }
+  }
+
+  /** The largest |value| of the gradients, at least 1e-30: the scale their tolerances are relative to. */
+  static double largestMagnitude(double[]... gradients) {
+    double largest = 1e-30;
+    for (double[] g : gradients) {
+      for (double v : g) {
+        largest = Math.max(largest, Math.abs(v));
+      }
+    }
+    return largest;
   }
 }
