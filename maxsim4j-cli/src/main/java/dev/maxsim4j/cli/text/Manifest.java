@@ -20,8 +20,7 @@ import java.util.Set;
  * and the path relative to the folder, escaped by {@link Names}).
  */
 final class Manifest {
-  // v3: the encoder reads special-token names written in a text ("[SEP]") as words and keeps the text around an
-  // unpaired surrogate, so indexes of v2 may hold other vectors for such texts and are rebuilt
+  // the version moves whenever the encoder may give some text other vectors, so that older indexes are rebuilt
   static final String HEADER = "# maxsim4j text index v3: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
 
   /** The version line of an index of {@code store} tokens (bf16's is the one indexes had before other stores). */
