@@ -11,8 +11,9 @@ import java.util.List;
 
 /**
  * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
- * segment are encoded token by token ({@link MiniLmTokenEncoder}) and all segments are scored against the
- * query in one fused call. Usable wherever LangChain4j takes a scoring model, e.g.
+ * segment are encoded token by token ({@link MiniLmTokenEncoder}) and the segments are scored against the
+ * query {@value #SEGMENTS_PER_CALL} at a time, each group in one fused call (a segment's score does not depend on
+ * the others, and memory stays bounded however many segments a call passes). Usable wherever LangChain4j takes a scoring model, e.g.
  * {@code ReRankingContentAggregator.builder().scoringModel(new MaxSimScoringModel(encoder, maxSim))}.
  *
  * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
@@ -21,12 +22,22 @@ import java.util.List;
  * every segment with text. Neither the encoder nor the MaxSim instance is closed by this model.
  */
 public final class MaxSimScoringModel implements ScoringModel {
+  /** Segments encoded and scored together: a reranker's usual candidates in one call, bounded memory beyond. */
+  static final int SEGMENTS_PER_CALL = 1024;
+
   private final MiniLmTokenEncoder encoder;
   private final MaxSim maxSim;
+  private final int segmentsPerCall;
 
   public MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim) {
+    this(encoder, maxSim, SEGMENTS_PER_CALL);
+  }
+
+  /** As above, {@code segmentsPerCall} segments a call (tests take groups smaller than a test's segments). */
+  MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim, int segmentsPerCall) {
     this.encoder = Arguments.nonNull(encoder, "encoder");
     this.maxSim = Arguments.nonNull(maxSim, "maxSim");
+    this.segmentsPerCall = segmentsPerCall;
   }
 
   @Override
@@ -54,11 +65,13 @@ public final class MaxSimScoringModel implements ScoringModel {
       }
       texts.add(s.text());
     }
-    float[] sums = maxSim.scores(q, withoutTextMasked(encoder.encode(texts)))[0];
     int queryTokens = q.validTokens(0);
-    List<Double> scores = new ArrayList<>(sums.length);
-    for (float s : sums) {
-      scores.add((double) s / queryTokens);
+    List<Double> scores = new ArrayList<>(texts.size());
+    for (int from = 0; from < texts.size(); from += segmentsPerCall) {
+      List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
+      for (float s : maxSim.scores(q, withoutTextMasked(encoder.encode(group)))[0]) {
+        scores.add((double) s / queryTokens);
+      }
     }
     return Response.from(scores);
   }

@@ -82,7 +82,8 @@ class MaxSimScoringModelTest extends WithModel {
 
   /**
    * Each score is exactly the direct MaxSim sum on the encoder's vectors over the query's tokens (the same path, so
-   * equal, not close), in the order of the segments, through several encoder batches and masked segments.
+   * equal, not close), in the order of the segments, through several encoder batches and masked segments, whether
+   * the segments are scored in one call or in groups.
    */
   @Test
   void scoresEqualADirectMaxSimCallInSegmentOrder() {
@@ -93,6 +94,9 @@ class MaxSimScoringModelTest extends WithModel {
     }
     String query = "how does slowly moving ice shape mountain valleys";
     List<Double> scores = model.scoreAll(texts.stream().map(TextSegment::from).toList(), query).content();
+    // in groups of 5 segments a call: the same scores, in the same order
+    assertEquals(scores, new MaxSimScoringModel(encoder, maxSim, 5)
+        .scoreAll(texts.stream().map(TextSegment::from).toList(), query).content());
     dev.maxsim4j.TokenBatch q = encoder.encode(query);
     float[] sums = maxSim.scores(q, encoder.encode(texts))[0];
     assertEquals(texts.size(), scores.size());
