@@ -98,7 +98,7 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
     if (scales != null && scales.length != tokens) {
       throw new IllegalArgumentException("scales has " + scales.length + " values; expected one per token, " + tokens);
     }
-    if (size > Integer.MAX_VALUE - 8) {
+    if (size > Capacity.MAX_ARRAY) {
       throw new IllegalArgumentException(tokens + " tokens of " + tokenBytes + " bytes; expected a value under 2 GB");
     }
     byte[] out = new byte[(int) size];
