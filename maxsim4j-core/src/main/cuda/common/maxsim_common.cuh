@@ -59,4 +59,11 @@ __device__ __forceinline__ void clearArgmaxTail(int* argmax, long long pair, int
   for (int s = queryLength + (int)threadIdx.x; s < argmaxStride; s += threads) argmax[pair * argmaxStride + s] = -1;
 }
 
+// The launch's dynamic shared memory in bytes: kernels whose layout the host sizes check it (and trap) first.
+__device__ __forceinline__ uint32_t dynamicSharedBytes() {
+  uint32_t bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
+  return bytes;
+}
+
 }  // namespace maxsim4j

@@ -139,9 +139,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   float* rowWeight = red + 2 * 4 * QT_ROWS;  // per query row: 0 where it does not count, else its weight
   float* rowScale = rowWeight + QT_ROWS;     // 1-bit queries: per row its scale (0 past the query)
   if (tid == 0) {
-    uint32_t bytes;
-    asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
-    if (bytes < (uint32_t)quantTmaSharedBytes<CHUNKS>()) __trap();  // the host sized it for another kernel
+    if (dynamicSharedBytes() < (uint32_t)quantTmaSharedBytes<CHUNKS>()) __trap();  // the host sized it for another kernel
     for (int s = 0; s < QT_MAX_STAGES; s++) {
       mbarrierInit(fullBars + 8 * s, 1 + 32);        // the producer's expect_tx, and each lane (its scale copies)
       mbarrierInit(emptyBars + 8 * s, QT_CONSUMERS);  // each consumer thread, its pieces in registers

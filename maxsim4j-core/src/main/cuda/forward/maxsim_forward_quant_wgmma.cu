@@ -52,12 +52,6 @@ struct QwStage {
   static constexpr int COUNT = QW_RING_BYTES / BYTES < QW_MAX_STAGES ? QW_RING_BYTES / BYTES : QW_MAX_STAGES;
 };
 
-__device__ __forceinline__ uint32_t dynamicSharedBytes() {
-  uint32_t bytes;
-  asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(bytes));
-  return bytes;
-}
-
 // Items in order without divisions: item i is (query, j), j < perQuery; with query groups `query` is the
 // group's first query and items step through one group's documents before the next group's.
 struct QwCursor {

@@ -204,20 +204,6 @@ __device__ __forceinline__ void loadExpandedStage(PendingStage<THREADS>& p, uint
   p.live = true;
 }
 
-__device__ __forceinline__ void storeShared16(uint32_t address, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "r"(a), "r"(b), "r"(c), "r"(d)
-               : "memory");
-}
-
-// 8 stored values (two words, dims in order) as one 16-byte piece of T at shared address `address`.
-template <typename T, typename S>
-__device__ __forceinline__ void storeExpandedPiece(uint32_t address, uint32_t w0, uint32_t w1) {
-  uint32_t v[4];
-  expandInOrder<T>(S{}, w0, v[0], v[1]);
-  expandInOrder<T>(S{}, w1, v[2], v[3]);
-  storeShared16(address, v[0], v[1], v[2], v[3]);
-}
-
 template <typename In, int THREADS>
 __device__ __forceinline__ void storeExpandedStage(const PendingStage<THREADS>& p) {
   constexpr int STEP = THREADS / 4;

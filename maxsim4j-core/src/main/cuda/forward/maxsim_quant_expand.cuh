@@ -1,7 +1,8 @@
 // How the compressed-document kernels (maxsim_forward_quant.cu on mma.sync, maxsim_forward_quant_wgmma.cu on
 // wgmma) load and expand document bytes: the piece of a token each thread copies, the exact expansion of its bytes
 // into bf16 or fp16 operand pairs, and the k order (pieceDim) that expansion leaves, which the query operand follows;
-// and the same expansion in dimension order for the wgmma kernel's tiles (maxsim_forward_wgmma.cu).
+// and the same expansion in dimension order, stored as 16-byte pieces of the wgmma kernel's swizzled tiles
+// (maxsim_forward_wgmma.cu).
 #pragma once
 #include <type_traits>
 #include "common/maxsim_async.cuh"
@@ -109,6 +110,20 @@ template <typename O> __device__ __forceinline__ void expandInOrder(S8, uint32_t
 }
 template <typename O> __device__ __forceinline__ void expandInOrder(E4M3, uint32_t w, uint32_t& p01, uint32_t& p23) {
   expand<O>(E4M3{}, w, p01, p23);
+}
+
+__device__ __forceinline__ void storeShared16(uint32_t address, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "r"(a), "r"(b), "r"(c), "r"(d)
+               : "memory");
+}
+
+// 8 stored values (two words, dims in order) as one 16-byte piece of T at shared address `address`.
+template <typename T, typename S>
+__device__ __forceinline__ void storeExpandedPiece(uint32_t address, uint32_t w0, uint32_t w1) {
+  uint32_t v[4];
+  expandInOrder<T>(S{}, w0, v[0], v[1]);
+  expandInOrder<T>(S{}, w1, v[2], v[3]);
+  storeShared16(address, v[0], v[1], v[2], v[3]);
 }
 
 // Bits of step j as +-1: a set bit clears the sign of its half. b0 takes bits 15 - 2j and 31 - 2j of `w`, b1
