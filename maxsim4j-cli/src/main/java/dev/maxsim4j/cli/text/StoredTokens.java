@@ -147,6 +147,7 @@ final class StoredTokens {
           + "; expected " + type + " [" + tokens + ", " + width + "]");
     }
     if (store == Store.BF16) {
+      requireFiniteBf16(stored.segment(), dim);
       return new StoredTokens(store, dim, stored.segment(), null);
     }
     NdArray scales = SafeTensors.read(file, "scales");
@@ -154,6 +155,47 @@ final class StoredTokens {
       throw new IllegalArgumentException("its scales are " + scales.type() + " " + scales.shapeString()
           + "; expected float32 [" + tokens + "]");
     }
+    requireFinite(scales.segment());
     return new StoredTokens(store, dim, stored.segment(), scales.segment());
+  }
+
+  private static final ValueLayout.OfLong LE_LONG =
+      ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+  /** The exponent bits of four bf16 values in a long, and the bit each carries into when they are all set. */
+  private static final long EXPONENTS = 0x7f807f807f807f80L;
+  private static final long EXPONENT_LOW_BITS = 0x0080008000800080L;
+  private static final long CARRIES = 0x8000800080008000L;
+
+  /**
+   * Every bf16 value finite (exponent bits not all set), four at a time: a NaN token would score NaN and be
+   * printed as a passage's score, where an encoder never gives one.
+   */
+  private static void requireFiniteBf16(MemorySegment tokens, int dim) {
+    long size = tokens.byteSize();
+    long at = 0;
+    for (; at + Long.BYTES <= size; at += Long.BYTES) {
+      if ((((tokens.get(LE_LONG, at) & EXPONENTS) + EXPONENT_LOW_BITS) & CARRIES) != 0) {
+        break;
+      }
+    }
+    for (; at + 1 < size; at += 2) { // the value the fast pass stopped at, or the last few
+      if ((tokens.get(NdArray.LE_SHORT, at) & 0x7f80) == 0x7f80) {
+        throw new IllegalArgumentException("its tokens hold a value that is not finite at token "
+            + at / (2L * dim) + "; expected finite values");
+      }
+    }
+  }
+
+  /**
+   * Every scale finite: a checksum guards only against damage, and a file written with a matching one (by hand, or by
+   * another tool) would otherwise fail every search at scoring time instead of being rebuilt.
+   */
+  private static void requireFinite(MemorySegment scales) {
+    for (long t = 0; t < scales.byteSize() / Float.BYTES; t++) {
+      float s = scales.getAtIndex(LE_FLOAT, t);
+      if (!Float.isFinite(s)) {
+        throw new IllegalArgumentException("its scales hold " + s + " at token " + t + "; expected finite scales");
+      }
+    }
   }
 }
