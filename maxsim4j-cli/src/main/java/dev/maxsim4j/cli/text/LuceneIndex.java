@@ -284,9 +284,14 @@ public final class LuceneIndex implements Closeable {
     }
   }
 
-  /** What a commit records: the passages' store and encoder; an index of other ones is rebuilt. */
+  /**
+   * What a commit records: the passages' store, encoder and the version line of the tokens they were copied from; an
+   * index of other ones is rebuilt (a new version line means the token encoder may give other vectors, which the
+   * file versions this index is kept in line by would not show).
+   */
   private static Map<String, String> commitData(Store store) {
-    return Map.of("maxsim4j", "text passages v1", "store", store.toString(), "encoder", ENCODER.toString());
+    return Map.of("maxsim4j", "text passages v1", "store", store.toString(), "encoder", ENCODER.toString(),
+        "tokens", Manifest.header(store));
   }
 
   private static LuceneIndex write(Directory d, TextIndex index, Function<TokenBatch, float[][]> maxSim,

@@ -17,11 +17,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.SegmentInfos;
+import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -180,6 +185,34 @@ class LuceneSearchTest {
     assertTrue(index.err().contains("rebuilding it"), index.err());
     assertTrue(index.out().contains("(" + docs + " added, 0 removed)"), index.out());
     assertCandidatesEqualExact(folder);
+  }
+
+  /**
+   * An index of the version before (its manifest and Lucene commit both name it): the tokens file is rebuilt with
+   * this version's encoder, and so is the Lucene index, whose token vectors and encodings came from the old one.
+   */
+  @Test
+  void aLuceneIndexOfAnotherTokensVersionIsRebuiltWithTheTokens() throws IOException {
+    Path folder = corpus();
+    Result first = run("index", "--dir", folder.toString());
+    assertEquals(0, first.status(), first.err());
+    int passages = Integer.parseInt(first.out().replaceAll("(?s).*Lucene index: (\\d+) passages.*", "$1"));
+    Path index = folder.resolve(TextIndex.FOLDER);
+    Path manifest = index.resolve("manifest.tsv");
+    Files.writeString(manifest, Files.readString(manifest).replace("index v3", "index v2"));
+    try (Directory d = FSDirectory.open(index.resolve(LuceneIndex.FOLDER));
+        IndexWriter w = new IndexWriter(d, new IndexWriterConfig().setOpenMode(IndexWriterConfig.OpenMode.APPEND))) {
+      Map<String, String> data = new HashMap<>();
+      w.getLiveCommitData().forEach(e -> data.put(e.getKey(), e.getValue().replace("index v3", "index v2")));
+      w.setLiveCommitData(data.entrySet(), true);
+      w.commit();
+    }
+    Result again = run("index", "--dir", folder.toString());
+    assertEquals(0, again.status(), again.err());
+    assertTrue(again.err().contains("another version") && again.err().contains("rebuilding it"), again.err());
+    assertTrue(again.out().contains("Lucene index: " + passages + " passages (" + passages + " added"), again.out());
+    Result third = run("index", "--dir", folder.toString());
+    assertTrue(third.out().contains("(0 added, 0 removed)") && third.err().isEmpty(), third.out() + third.err());
   }
 
   @Test
