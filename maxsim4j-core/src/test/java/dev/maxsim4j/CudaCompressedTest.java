@@ -378,6 +378,38 @@ class CudaCompressedTest {
   }
 
   /**
+   * 8-bit documents wider than 128 dims (rule 20's tensor-map entries: a slot per 128-byte slice of a tile, the
+   * products summed over the slices): d = 144 and 320 (a last slice mostly past d, whose columns arrive as zeros),
+   * 256, 512 and 1024 (2, 4 and 8 slices), documents ending on either side of a tile with masked tokens, one and
+   * three queries of 1 and 32 tokens with masked rows, bf16 and fp16.
+   */
+  @Test
+  void documentsWiderThan128MatchTheReference() {
+    RandomBatches r = new RandomBatches();
+    int[] lengths = {1, 63, 64, 65, 0, 128, 129, 300, 2, 193};
+    int width = 300;
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      for (int dim : new int[] {144, 256, 320, 512, 1024}) {
+        TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, width, dim, 0);
+        boolean[] mask = new boolean[lengths.length * width];
+        for (int i = 0; i < mask.length; i++) {
+          mask[i] = i / width != 3 || i % width % 7 != 0; // document 3 (65 tokens) has masked tokens in both tiles
+        }
+        TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(mask);
+        for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+          for (int lq : new int[] {1, 32}) {
+            for (int queries : new int[] {1, 3}) {
+              TokenBatch q = batch(r, qt, queries, lq, dim, 1);
+              assertEveryKernelClose(q, d, qt + " x " + type + " d=" + dim + " Nq=" + queries + " Lq=" + lq + " ("
+                  + r + ")");
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * Packed documents of ragged lengths with masked tokens, whose first tokens fall anywhere: within one launch the
    * bulk-copy kernel copies the scales of some tiles with one bulk copy (16-byte aligned) and of others a lane at a
    * time.
@@ -386,7 +418,7 @@ class CudaCompressedTest {
   void packedRaggedDocumentsMatchTheReference() {
     RandomBatches r = new RandomBatches();
     for (DType type : COMPRESSED) {
-      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {64, 128}) {
+      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {64, 128, 320}) {
         TokenBatch d = r.packed(type, 40, 60, 200, dim, true);
         for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
           TokenBatch q = batch(r, qt, 1, 32, dim, 1);
@@ -496,38 +528,44 @@ class CudaCompressedTest {
   /**
    * A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries, or
    * (int8 queries and documents on sm_90) query groups; with the compressed-document kernels forced, many pairs
-   * per block and several queries per block.
+   * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries).
    */
   @Test
   void manyDocumentsMatchTheReferenceWithOneQueryAndWithSeveral() {
-    RandomBatches r = new RandomBatches();
     for (DType type : COMPRESSED) {
-      TokenBatch d = batch(r, type, 3000, 40, 128, 2);
-      for (int queries : new int[] {1, 5}) {
-        for (DType qt : queries == 5 && type != DType.BINARY ? new DType[] {DType.BFLOAT16, type}
-            : new DType[] {DType.BFLOAT16}) {
-          String where = qt + " x " + type + " Nq=" + queries + " (" + r + ")";
-          TokenBatch q = batch(r, qt, queries, 32, 128, 1);
-          float[][] all = cuda.scores(q, d);
-          float[][] expected = reference.scores(q, d);
-          ParityTest.assertClose(expected, all, q, d, where);
-          ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), all, 10, where + " top-k");
-          // each forced kernel twice in a row: blocks or warps that take many pairs at run time, switch queries
-          // inside a block, and find their work counters zeroed by the launch before
-          for (int i = 0; i < FORCED.length; i++) {
-            for (int call = 0; call < 2; call++) {
-              ParityTest.assertClose(expected, forced[i].scores(q, d), q, d, where + " (" + FORCED[i] + ", call "
-                  + call + ")");
-            }
+      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {128, 256}) {
+        manyDocumentsMatchTheReference(type, dim);
+      }
+    }
+  }
+
+  private static void manyDocumentsMatchTheReference(DType type, int dim) {
+    RandomBatches r = new RandomBatches();
+    TokenBatch d = batch(r, type, 3000, 40, dim, 2);
+    for (int queries : new int[] {1, 5}) {
+      for (DType qt : queries == 5 && type != DType.BINARY ? new DType[] {DType.BFLOAT16, type}
+          : new DType[] {DType.BFLOAT16}) {
+        String where = qt + " x " + type + " d=" + dim + " Nq=" + queries + " (" + r + ")";
+        TokenBatch q = batch(r, qt, queries, 32, dim, 1);
+        float[][] all = cuda.scores(q, d);
+        float[][] expected = reference.scores(q, d);
+        ParityTest.assertClose(expected, all, q, d, where);
+        ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), all, 10, where + " top-k");
+        // each forced kernel twice in a row: blocks or warps that take many pairs at run time, switch queries
+        // inside a block, and find their work counters zeroed by the launch before
+        for (int i = 0; i < FORCED.length; i++) {
+          for (int call = 0; call < 2; call++) {
+            ParityTest.assertClose(expected, forced[i].scores(q, d), q, d, where + " (" + FORCED[i] + ", call "
+                + call + ")");
           }
-          try (ResidentBatch rd = cuda.upload(d)) {
-            List<CompletableFuture<float[][]>> inFlight = new ArrayList<>();
-            for (int i = 0; i < 12; i++) {
-              inFlight.add(cuda.scoresAsync(q, rd));
-            }
-            for (CompletableFuture<float[][]> f : inFlight) {
-              assertArrayEquals(all, f.join(), where + " in flight");
-            }
+        }
+        try (ResidentBatch rd = cuda.upload(d)) {
+          List<CompletableFuture<float[][]>> inFlight = new ArrayList<>();
+          for (int i = 0; i < 12; i++) {
+            inFlight.add(cuda.scoresAsync(q, rd));
+          }
+          for (CompletableFuture<float[][]> f : inFlight) {
+            assertArrayEquals(all, f.join(), where + " in flight");
           }
         }
       }

@@ -289,21 +289,34 @@ final class Driver {
     return TENSOR_MAP_ENCODE_TILED != null;
   }
 
+  /** A tensor map's element type: its CUtensorMapDataType and bytes. */
+  enum MapElement {
+    BYTE(0, 1), FLOAT16(6, 2), BFLOAT16(9, 2);
+
+    final int code;
+    final int bytes;
+
+    MapElement(int code, int bytes) {
+      this.code = code;
+      this.bytes = bytes;
+    }
+  }
+
   /**
-   * Fills {@code map} (128 bytes, 64-byte aligned) with a tensor map over a row-major matrix of 16-bit
-   * elements at device address {@code data}: {@code rows} x {@code columns}, read in boxes of
-   * {@code boxRows} x {@code boxColumns} with the 128-byte swizzle, zeros outside the matrix.
+   * Fills {@code map} (128 bytes, 64-byte aligned) with a tensor map over a row-major matrix of
+   * {@code element}s at device address {@code data}: {@code rows} x {@code columns}, read in boxes of
+   * {@code boxRows} x {@code boxColumns} with the 128-byte swizzle (a box row of at most 128 bytes), zeros
+   * outside the matrix.
    */
-  static void encodeTiled2d(MemorySegment map, boolean bfloat16, long data, long rows, long columns, int boxRows,
+  static void encodeTiled2d(MemorySegment map, MapElement element, long data, long rows, long columns, int boxRows,
       int boxColumns) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment dims = arena.allocateFrom(JAVA_LONG, columns, rows);
-      MemorySegment strides = arena.allocateFrom(JAVA_LONG, 2 * columns);
+      MemorySegment strides = arena.allocateFrom(JAVA_LONG, element.bytes * columns);
       MemorySegment box = arena.allocateFrom(JAVA_INT, boxColumns, boxRows);
       MemorySegment elementStrides = arena.allocateFrom(JAVA_INT, 1, 1);
-      int dataType = bfloat16 ? 9 : 6; // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16
       run("cuTensorMapEncodeTiled(" + rows + " x " + columns + ")", () -> (int) TENSOR_MAP_ENCODE_TILED.invokeExact(
-          map, dataType, 2, data, dims, strides, box, elementStrides,
+          map, element.code, 2, data, dims, strides, box, elementStrides,
           0 /* no interleave */, 3 /* 128-byte swizzle */, 2 /* L2 promotion 128 B */, 0 /* zeros outside */));
     }
   }

@@ -154,13 +154,24 @@ final class ForwardKernels {
     }
   }
 
-  /** The tensor map over {@code d}'s tokens in ring stages: boxes of 128 tokens x 64 halves. */
+  /**
+   * The tensor map over {@code d}'s tokens in ring stages: boxes of 128 tokens x 64 halves (the warp-specialized
+   * kernel), or of a slot's tokens x 128 bytes for 8-bit documents (rule 20's "_w" entries).
+   */
   private MemorySegment documentsMap(DeviceTokens d) {
     MemorySegment map = documentMaps.get(d);
     if (map == null) {
       map = Arena.ofAuto().allocate(Driver.TENSOR_MAP_BYTES, 64);
-      Driver.encodeTiled2d(map, d.dtype() == DType.BFLOAT16, d.data(), Math.max(1, d.storedTokens()), d.dim(),
-          ForwardPlan.WS_TOKENS, 64);
+      long rows = Math.max(1, d.storedTokens());
+      switch (d.dtype()) {
+        case BFLOAT16 -> Driver.encodeTiled2d(map, Driver.MapElement.BFLOAT16, d.data(), rows, d.dim(),
+            ForwardPlan.WS_TOKENS, 64);
+        case FLOAT16 -> Driver.encodeTiled2d(map, Driver.MapElement.FLOAT16, d.data(), rows, d.dim(),
+            ForwardPlan.WS_TOKENS, 64);
+        case INT8, FLOAT8_E4M3 -> Driver.encodeTiled2d(map, Driver.MapElement.BYTE, d.data(), rows, d.dim(),
+            ForwardPlan.QT_BOX_ROWS, 128);
+        default -> throw new IllegalStateException("no kernel reads " + d.dtype() + " documents through a tensor map");
+      }
       documentMaps.put(d, map);
     }
     return map;

@@ -78,9 +78,14 @@ final class ForwardLaunches {
           throw new IllegalStateException("documents at 0x" + Long.toHexString(d.data())
               + "; the bulk-copy kernel expects 16-byte aligned documents");
         }
-        yield new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
-            d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
-            s.docOffset(), s.pairs(), o.scores(), new Scratch(ScratchSlot.WORK_COUNTERS, 16, true));
+        Scratch work = new Scratch(ScratchSlot.WORK_COUNTERS, 16, true);
+        yield ForwardPlan.readsTensorMap(p)
+            ? new KernelArgs.QuantTiled(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
+                d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+                s.docOffset(), s.pairs(), o.scores(), work, d)
+            : new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
+                d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+                s.docOffset(), s.pairs(), o.scores(), work);
       }
       case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),

@@ -20,6 +20,8 @@ final class ForwardPlan {
   static final String FORWARD_QUANT = "maxsim_forward_quant";
   static final String FORWARD_QUANT_WGMMA = "maxsim_forward_quant_wgmma";
   static final String FORWARD_QUANT_TMA = "maxsim_forward_quant_tma";
+  /** Rule 20's entries for 8-bit documents of d over 128, read through a tensor map: a module of their own. */
+  static final String FORWARD_QUANT_TMA_WIDE = "maxsim_forward_quant_tma_wide";
 
   static final int THREADS = 256;
   static final int MMA_THREADS = 128;
@@ -86,6 +88,9 @@ final class ForwardPlan {
   static final int QT_THREADS = 160;
   private static final int QT_ROWS = 32;
   private static final int QT_MAX_DIM = 128;
+  /** Its tensor-map entries: 8-bit documents of d up to 1024 in slices of 128 bytes. */
+  private static final int QT_SLICE_DIMS = 128;
+  private static final int QT_MAX_WIDE_DIM = 1024;
   private static final int QT_RING_BYTES = 40 * 1024;
   private static final int QT_SLOT_BYTES = 16 * (32 + 16);
   private static final int QT_TOKENS = 64;
@@ -254,12 +259,12 @@ final class ForwardPlan {
   /**
    * Rule 19: where that kernel applies, it runs where it measured faster than the compressed-document kernels
    * of rule 18: queries of more than 32 tokens, query groups, and d over 128 (where the mma.sync kernel does not
-   * run). One query of at most 32 tokens per pair reads the documents faster on the mma.sync kernel, a warp per
-   * pair.
+   * run) unless rule 20's tensor-map entries take it. One query of at most 32 tokens per pair reads the documents
+   * faster on the mma.sync kernel, a warp per pair.
    */
   static boolean wgmmaCompressedPays(ForwardShape s, GpuCapabilities gpu) {
-    return wgmmaCompressedApplies(s, gpu)
-        && (!quantApplies(s, gpu) || s.maxQueryLength() > GROUP_ROWS || wgmmaGroupsPay(s, gpu));
+    return wgmmaCompressedApplies(s, gpu) && (s.maxQueryLength() > GROUP_ROWS || wgmmaGroupsPay(s, gpu)
+        || !quantApplies(s, gpu) && !quantTmaPays(s, gpu));
   }
 
   /**
@@ -276,7 +281,8 @@ final class ForwardPlan {
   static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();
     DType d = s.documentType();
-    boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0 && s.dim() <= QT_MAX_DIM;
+    boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0
+        && (s.dim() <= QT_MAX_DIM || s.dim() <= QT_MAX_WIDE_DIM && gpu.tensorMaps());
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q == DType.BINARY && bits;
@@ -291,18 +297,20 @@ final class ForwardPlan {
    * to 10,000). Launches where most pairs have a query of their own (pairwise), which load a query per pair and were
    * not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per SM) and leave fewer to the
    * mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted at the longest
-   * document's length: a ragged batch may count more than it holds.
+   * document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128 take it at any
+   * size (the alternative, rule 19's kernel, groups the dimensions into its k-steps otherwise, so a pair scored
+   * among candidates would differ in the last bit from the same pair in all pairs).
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
       return false;
     }
-    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY) {
+    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY || quantTmaSlices(s) > 0) {
       return true;
     }
     Plan p = quantTma(s, gpu);
     long tiles = (long) s.pairs() * Math.ceilDiv(s.maxDocumentLength(), QT_TOKENS);
-    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, p.entry(), QT_THREADS, p.sharedBytes())
+    long resident = (long) gpu.residentBlocks(p.module(), p.entry(), QT_THREADS, p.sharedBytes())
         * gpu.multiprocessors();
     return tiles >= QT_MIN_PAIRWISE_TILES_PER_BLOCK * resident;
   }
@@ -549,12 +557,14 @@ final class ForwardPlan {
   static Plan quantTma(ForwardShape s, GpuCapabilities gpu) {
     // 1-bit tokens of fewer than 16 bytes start anywhere in a slot: their entry reads each word as two
     boolean narrow = s.documentType() == DType.BINARY && (s.dim() + 7) / 8 != 16;
-    String entry = FORWARD_QUANT_TMA + "_c" + quantTmaChunks(s) + "_" + suffix(s.queryType()) + "_"
-        + suffix(s.documentType()) + (narrow ? "_narrow" : "");
+    String layout = quantTmaSlices(s) > 0 ? "_w" + quantTmaSlices(s) : "_c" + quantTmaChunks(s);
+    String entry = FORWARD_QUANT_TMA + layout + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType())
+        + (narrow ? "_narrow" : "");
     int shared = quantTmaSharedBytes(s);
-    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_TMA, entry, QT_THREADS, shared) * gpu.multiprocessors();
+    String module = quantTmaSlices(s) > 0 ? FORWARD_QUANT_TMA_WIDE : FORWARD_QUANT_TMA;
+    long resident = (long) gpu.residentBlocks(module, entry, QT_THREADS, shared) * gpu.multiprocessors();
     int blocks = (int) Math.max(1, Math.min(s.pairs(), resident));
-    return new Plan(Family.QUANT_TMA, FORWARD_QUANT_TMA, entry, blocks, 1, QT_THREADS, shared, true, Split.NONE,
+    return new Plan(Family.QUANT_TMA, module, entry, blocks, 1, QT_THREADS, shared, true, Split.NONE,
         false, 0, 1, false);
   }
 
@@ -563,9 +573,33 @@ final class ForwardPlan {
     return s.dim() <= 64 ? 1 : 2;
   }
 
-  /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu. */
+  /**
+   * The tensor-map entries' slices of 128 dims for 8-bit documents of d over 128 (2, 4 or 8: the fewest that hold
+   * d); 0 for the bulk-copy entries.
+   */
+  static int quantTmaSlices(ForwardShape s) {
+    if (s.documentType() == DType.BINARY || s.dim() <= QT_MAX_DIM) {
+      return 0;
+    }
+    int slices = 2;
+    while (slices * QT_SLICE_DIMS < s.dim()) {
+      slices *= 2;
+    }
+    return slices;
+  }
+
+  /** Whether {@code p}'s kernel reads compressed documents through a tensor map (the "_w" entries of rule 20). */
+  static boolean readsTensorMap(Plan p) {
+    return p.module().equals(FORWARD_QUANT_TMA_WIDE);
+  }
+
+  /** Rows of the tensor map's box over 8-bit documents: a slot's tokens (one tile). */
+  static final int QT_BOX_ROWS = 64;
+
+  /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu, its query rows in 64-dim chunks. */
   private static int quantTmaSharedBytes(ForwardShape s) {
-    return quantTmaChunks(s) * QT_ROWS * 128 + QT_RING_BYTES + QT_SLOT_BYTES + 10 * QT_ROWS * 4;
+    int rowChunks = quantTmaSlices(s) > 0 ? 2 * quantTmaSlices(s) : quantTmaChunks(s);
+    return rowChunks * QT_ROWS * 128 + QT_RING_BYTES + QT_SLOT_BYTES + 10 * QT_ROWS * 4;
   }
 
   /**

@@ -73,6 +73,21 @@ sealed interface KernelArgs {
     }
   }
 
+  /**
+   * The bulk-copy kernel's tensor-map entries (maxsim_forward_quant_tma.cu, "_w"): {@link Quant}'s parameters and
+   * the tensor map over the 8-bit documents, passed by value.
+   */
+  record QuantTiled(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
+      long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset, long pairs, long scores,
+      Scratch work, DeviceTokens documents) implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(qScale).i64(d).i64(dStart).i64(dLength).i64(dMask)
+          .i64(dScale).i64(dValid).i32(dim).i32(mode).i32(perQuery).i32(docOffset).i64(pairs).i64(scores)
+          .scratch(work).tensorMap(documents);
+    }
+  }
+
   /** The block (mma.sync) kernels, a pair per block (maxsim_forward_mma.cu). */
   record Block(long q, long qStart, long qLength, long qMask, long d, long dStart, long dLength, long dMask,
       long dValid, int dim, int mode, int perQuery, int docOffset, long pairOffset, long scores, long argmax,

@@ -61,6 +61,31 @@ class CompressedPlanTest {
   }
 
   @Test
+  void shortFloatQueriesAgainst8BitDocumentsWiderThan128TakeTheTensorMapEntries() {
+    Plan p = ForwardPlan.plan(shape(1, 1000, 32, 300, 512, DType.BFLOAT16, DType.INT8), H200);
+    assertEquals(Family.QUANT_TMA, p.family());
+    assertEquals("maxsim_forward_quant_tma_w4_bf16_s8", p.entry());
+    assertTrue(ForwardPlan.readsTensorMap(p));
+    assertEquals(ForwardPlan.FORWARD_QUANT_TMA_WIDE, p.module());
+    // the query's 32 rows (8 chunks of 64 dims, 128 bytes a row each), then as the bulk-copy entries
+    assertEquals(8 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 10 * 32 * 4, p.sharedBytes());
+    assertEquals("maxsim_forward_quant_tma_w8_f16_e4m3",
+        ForwardPlan.plan(shape(1, 500, 32, 300, 1024, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_w2_bf16_s8", // 144 dims: two slices, the second mostly past d
+        ForwardPlan.plan(shape(1, 100, 8, 300, 144, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_w4_bf16_e4m3", // 320 dims: three slices of the four
+        ForwardPlan.plan(shape(1, 100, 8, 300, 320, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertFalse(ForwardPlan.readsTensorMap(ForwardPlan.plan(shape(1, 1000, 32, 300, 128, DType.BFLOAT16,
+        DType.INT8), H200)), "d <= 128: bulk copies");
+    // longer queries and query groups stay on rule 19's kernel; without tensor maps, so do short queries
+    assertEquals(Family.WGMMA, ForwardPlan.plan(shape(1, 1000, 64, 300, 512, DType.BFLOAT16, DType.INT8), H200)
+        .family());
+    GpuCapabilities noMaps = new GpuCapabilities(9, 0, 132, 227 * 1024, false, (module, entry, threads, shared) -> 4);
+    assertEquals(Family.WGMMA, ForwardPlan.plan(shape(1, 1000, 32, 300, 512, DType.BFLOAT16, DType.INT8), noMaps)
+        .family());
+  }
+
+  @Test
   void shortFloatQueriesAgainstMany8BitDocumentsTakeTheBulkCopyKernel() {
     Plan p = ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false), H200);
     assertEquals(Family.QUANT_TMA, p.family());
@@ -114,13 +139,13 @@ class CompressedPlanTest {
         shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
     }
-    // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d over 128 or
-    // not a multiple of 16 (1-bit: over 128), int8 queries, before sm_90, fewer than 4 documents per query
-    // under 9 tiles per resident block
+    // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d not a
+    // multiple of 16 (1-bit: over 128), int8 queries, before sm_90, fewer than 4 documents per query under 9 tiles
+    // per resident block
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
-        shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.INT8), shape(1, 10000, 32, 300, 40, DType.BFLOAT16,
+        shape(1, 10000, 32, 300, 40, DType.BFLOAT16,
             DType.INT8), shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8),
         shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.BINARY),
         shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY))) {
@@ -178,8 +203,8 @@ class CompressedPlanTest {
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_wgmma_g4_s6_f16_e4m3",
         ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.FLOAT8_E4M3, false), H200).entry());
-    assertEquals("maxsim_forward_wgmma_r32_s6_f16_s8", // d over 128: the mma.sync kernel does not run
-        ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.FLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_wgmma_r32_s6_s8", // d over 128: the mma.sync kernel does not run
+        ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.INT8, DType.INT8), H200).entry());
     // one query of at most 32 tokens: the mma.sync kernel, a warp per pair, reads the documents faster
     assertEquals("maxsim_forward_quant_c2_dyn_s8_s8",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());

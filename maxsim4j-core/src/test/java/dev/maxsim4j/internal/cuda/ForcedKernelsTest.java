@@ -56,7 +56,8 @@ class ForcedKernelsTest {
     assertEquals("maxsim_forward_quant_wgmma_p32_c2_bf16_s8", plan("quant_wgmma", one, H200).entry());
     ForwardShape wide = new ForwardShape(0, 1, 100, 0, 100, 32, 300, 512, DType.BFLOAT16, DType.INT8, false,
         false); // only the wgmma kernels run
-    assertEquals("maxsim_forward_wgmma_r32_s6_bf16_s8", plan("quant_mma", wide, H200).entry()); // rule 19
+    assertEquals("maxsim_forward_quant_tma_w4_bf16_s8", plan("quant_mma", wide, H200).entry()); // rule 20
+    assertEquals("maxsim_forward_wgmma_r32_s6_bf16_s8", plan("wgmma_compressed", wide, H200).entry()); // rule 19
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_wgmma", one, A100).entry());
     ForwardShape int8 = new ForwardShape(0, 1, 10000, 0, 10000, 32, 300, 128, DType.INT8, DType.INT8, false,
         false); // the rules: mma.sync for one short query

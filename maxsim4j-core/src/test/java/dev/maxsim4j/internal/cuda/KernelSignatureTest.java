@@ -41,6 +41,7 @@ class KernelSignatureTest {
     mirror(KernelArgs.FfmaScaled.class, "main/maxsim_forward_scaled.cu MAXSIM_SCALED_ENTRY:NAME");
     mirror(KernelArgs.Quant.class, "main/maxsim_forward_quant.cu MAXSIM_QUANT_ENTRY:NAME",
         "main/maxsim_forward_quant_wgmma.cu MAXSIM_QW_ENTRY:NAME", "main/maxsim_forward_quant_tma.cu MAXSIM_QT_ENTRY:NAME");
+    mirror(KernelArgs.QuantTiled.class, "main/maxsim_forward_quant_tma_wide.cu MAXSIM_QT_TILED_ENTRY:NAME");
     mirror(KernelArgs.Block.class, "main/maxsim_forward_mma.cu MAXSIM_MMA_ENTRY:NAME");
     mirror(KernelArgs.BlockGroups.class, "main/maxsim_forward_mma.cu MAXSIM_GROUP_ENTRY:NAME");
     mirror(KernelArgs.Stream.class, "main/maxsim_forward_stream.cu MAXSIM_STREAM_ENTRY:NAME",
@@ -247,8 +248,11 @@ class KernelSignatureTest {
     Matcher m = EXTERN.matcher(text);
     while (m.find()) {
       int at = m.end();
-      if (text.startsWith("__launch_bounds__", at)) {
+      while (text.startsWith("__launch_bounds__", at) || text.startsWith("__maxnreg__", at)) {
         at = skipParens(text, text.indexOf('(', at)) + 1;
+        while (Character.isWhitespace(text.charAt(at))) {
+          at++;
+        }
       }
       int open = text.indexOf('(', at);
       String name = text.substring(at, open).trim();
