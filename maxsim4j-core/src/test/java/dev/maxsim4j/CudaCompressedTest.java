@@ -528,7 +528,8 @@ class CudaCompressedTest {
   /**
    * A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries, or
    * (int8 queries and documents on sm_90) query groups; with the compressed-document kernels forced, many pairs
-   * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries).
+   * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries, whose
+   * blocks' first pairs a schedule-sensitive defect of that kernel showed in: docs/design/kernel-selection.md, rule 20).
    */
   @Test
   void manyDocumentsMatchTheReferenceWithOneQueryAndWithSeveral() {
@@ -541,7 +542,7 @@ class CudaCompressedTest {
 
   private static void manyDocumentsMatchTheReference(DType type, int dim) {
     RandomBatches r = new RandomBatches();
-    TokenBatch d = batch(r, type, 3000, 40, dim, 2);
+    TokenBatch d = batch(r, type, dim == 128 ? 3000 : 1000, 40, dim, 2); // 1000: still more than the blocks at d = 256
     for (int queries : new int[] {1, 5}) {
       for (DType qt : queries == 5 && type != DType.BINARY ? new DType[] {DType.BFLOAT16, type}
           : new DType[] {DType.BFLOAT16}) {
