@@ -353,11 +353,7 @@ class CudaCompressedTest {
     for (DType type : COMPRESSED) {
       for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {48, 64, 128}) {
         TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, width, dim, 0);
-        boolean[] mask = new boolean[lengths.length * width];
-        for (int i = 0; i < mask.length; i++) {
-          mask[i] = i / width != 3 || i % width % 7 != 0; // document 3 (65 tokens) has masked tokens in both tiles
-        }
-        TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(mask);
+        TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(maskingDocument3(lengths.length, width));
         for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
           for (int lq : new int[] {1, 31, 32}) {
             // one query: several all-pairs queries against 1-bit documents are rule 18's query groups, which the
@@ -377,6 +373,15 @@ class CudaCompressedTest {
     }
   }
 
+  /** A mask of n rows of width tokens where document 3 (65 tokens long in these tests) has every 7th token masked. */
+  private static boolean[] maskingDocument3(int n, int width) {
+    boolean[] mask = new boolean[n * width];
+    for (int i = 0; i < mask.length; i++) {
+      mask[i] = i / width != 3 || i % width % 7 != 0; // masked tokens in both of document 3's tiles
+    }
+    return mask;
+  }
+
   /**
    * 8-bit documents wider than 128 dims (rule 20's tensor-map entries: a slot per 128-byte slice of a tile, the
    * products summed over the slices): d = 144 and 320 (a last slice mostly past d, whose columns arrive as zeros),
@@ -391,11 +396,7 @@ class CudaCompressedTest {
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
       for (int dim : new int[] {144, 256, 320, 512, 1024}) {
         TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, width, dim, 0);
-        boolean[] mask = new boolean[lengths.length * width];
-        for (int i = 0; i < mask.length; i++) {
-          mask[i] = i / width != 3 || i % width % 7 != 0; // document 3 (65 tokens) has masked tokens in both tiles
-        }
-        TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(mask);
+        TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(maskingDocument3(lengths.length, width));
         for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
           for (int lq : new int[] {1, 32}) {
             for (int queries : new int[] {1, 3}) {
@@ -528,8 +529,8 @@ class CudaCompressedTest {
   /**
    * A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries, or
    * (int8 queries and documents on sm_90) query groups; with the compressed-document kernels forced, many pairs
-   * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries, whose
-   * blocks' first pairs a schedule-sensitive defect of that kernel showed in: docs/design/kernel-selection.md, rule 20).
+   * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries). Blocks'
+   * first pairs here showed a schedule-sensitive defect of that kernel (docs/design/kernel-selection.md, rule 20).
    */
   @Test
   void manyDocumentsMatchTheReferenceWithOneQueryAndWithSeveral() {
