@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
+import org.apache.lucene.index.CorruptIndexException;
 
 /**
  * Runs one command of a command-line program so that every failure a user can cause ends as one line on
@@ -60,6 +61,7 @@ public final class CommandRunner {
       case NoSuchFileException f -> "no such file: " + f.getFile();
       case AccessDeniedException f -> "permission denied: " + f.getFile();
       case FileSystemException f -> f.getFile() == null ? f.getMessage() : f.getFile() + ": " + f.getReason();
+      case CorruptIndexException c -> c.getMessage(); // it names the index
       default -> e.toString();
     };
   }

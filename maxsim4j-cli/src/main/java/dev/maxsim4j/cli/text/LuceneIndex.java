@@ -28,9 +28,11 @@ import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.CorruptIndexException;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.SegmentInfos;
@@ -497,15 +499,35 @@ public final class LuceneIndex implements Closeable {
     return searcher.search(new KnnFloatVectorQuery(FDE, encoding, n), n);
   }
 
-  private static List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {
+  private List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {
     StoredFields stored = searcher.storedFields();
+    String where = directory instanceof FSDirectory fs ? TextFiles.shown(fs.getDirectory()) : "the in-memory index";
     List<Hit> hits = new ArrayList<>();
     for (ScoreDoc h : top.scoreDocs) {
-      Document doc = stored.document(h.doc);
-      hits.add(new Hit(doc.get(PATH), doc.getField(PASSAGE).numericValue().intValue(),
-          doc.getField(LINE).numericValue().intValue(), h.score));
+      hits.add(hit(stored.document(h.doc), h.doc, h.score, where));
     }
     return hits;
+  }
+
+  /**
+   * The hit of Lucene document {@code id}, or, where it lacks a stored field this class writes (an index written by
+   * something else), an error naming the index {@code where} and the document.
+   */
+  static Hit hit(Document doc, int id, float score, String where) throws CorruptIndexException {
+    String path = doc.get(PATH);
+    Number passage = number(doc, PASSAGE);
+    Number line = number(doc, LINE);
+    if (path == null || passage == null || line == null) {
+      String missing = path == null ? "path" : passage == null ? "passage number" : "line";
+      throw new CorruptIndexException("Lucene document " + id + " has no stored " + missing + " (the index was "
+          + "changed by another program); delete the folder and the next run rebuilds it", where);
+    }
+    return new Hit(path, passage.intValue(), line.intValue(), score);
+  }
+
+  private static Number number(Document doc, String field) {
+    IndexableField f = doc.getField(field);
+    return f == null ? null : f.numericValue();
   }
 
   @Override
