@@ -516,8 +516,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 #pragma unroll
         for (int c = 0; c < RAW_CHUNKS; c++) expandChunk(c, raw[c], set);
         wgmmaFence();
-        // the slice's descriptors from one opaque copy: hoisted out of the tile loop, the 8 per slice of wide d
-        // would hold registers the whole kernel
+        // the slice's descriptors from an opaque copy, as the measured and tested build has them (ptxas gives the
+        // same registers without it; dropping it waits for a GPU visit, since this kernel is schedule-sensitive)
         const uint32_t sliceLow = TILED ? opaque(bDescriptorLow) : bDescriptorLow;
 #pragma unroll
         for (int s = 0; s < STEPS; s++) {

@@ -94,6 +94,8 @@ final class ForwardPlan {
   private static final int QT_RING_BYTES = 40 * 1024;
   private static final int QT_SLOT_BYTES = 16 * (32 + 16);
   private static final int QT_TOKENS = 64;
+  /** Rows of the tensor map's box over 8-bit documents: a slot's tokens (one tile). */
+  static final int QT_BOX_ROWS = QT_TOKENS;
   private static final int QT_MIN_DOCUMENTS_PER_QUERY = 4;
   private static final int QT_MIN_PAIRWISE_TILES_PER_BLOCK = 9;
 
@@ -593,10 +595,7 @@ final class ForwardPlan {
     return p.module().equals(FORWARD_QUANT_TMA_WIDE);
   }
 
-  /** Rows of the tensor map's box over 8-bit documents: a slot's tokens (one tile). */
-  static final int QT_BOX_ROWS = 64;
-
-  /** quantTmaSharedBytes in maxsim_forward_quant_tma.cu, its query rows in 64-dim chunks. */
+  /** quantTmaSharedBytes in forward/maxsim_quant_tma.cuh, its query rows in 64-dim chunks. */
   private static int quantTmaSharedBytes(ForwardShape s) {
     int rowChunks = quantTmaSlices(s) > 0 ? 2 * quantTmaSlices(s) : quantTmaChunks(s);
     return rowChunks * QT_ROWS * 128 + QT_RING_BYTES + QT_SLOT_BYTES + 10 * QT_ROWS * 4;

@@ -74,7 +74,7 @@ sealed interface KernelArgs {
   }
 
   /**
-   * The bulk-copy kernel's tensor-map entries (maxsim_forward_quant_tma.cu, "_w"): {@link Quant}'s parameters and
+   * The bulk-copy kernel's tensor-map entries (maxsim_forward_quant_tma_wide.cu): {@link Quant}'s parameters and
    * the tensor map over the 8-bit documents, passed by value.
    */
   record QuantTiled(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
