@@ -39,10 +39,14 @@ final class Cells {
     return value == null ? "null" : "a " + value.getClass().getName();
   }
 
-  /** One cell as a one-row batch; an empty cell of unknown d takes {@code dimWhenEmpty}. */
-  static TokenBatch toBatch(Object cell, String what, int dimWhenEmpty) {
+  /**
+   * One cell as a one-row batch of d = {@code dim} ({@code 0}: any), that of the query: a cell with tokens of
+   * another d is an error naming it, and an empty cell takes {@code dim}.
+   */
+  static TokenBatch toBatch(Object cell, String what, int dim) {
     TokenRows rows = new TokenRows(what);
+    rows.expectDim(dim, "the query");
     rows.addUnnamed(cell);
-    return rows.pack(rows.dim() != 0 ? rows.dim() : Math.max(1, dimWhenEmpty)).toBatch();
+    return rows.pack(rows.dim() != 0 ? rows.dim() : Math.max(1, dim)).toBatch();
   }
 }

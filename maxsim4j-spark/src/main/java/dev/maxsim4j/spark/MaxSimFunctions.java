@@ -41,8 +41,10 @@ public final class MaxSimFunctions {
       return null;
     }
     var q = Cells.toBatch(query, "query", 0);
-    var d = Cells.toBatch(document, "document", q.dim());
-    if (q.length(0) == 0 && d.dim() != q.dim()) {
+    boolean emptyQuery = q.length(0) == 0;
+    // the document's d is checked against the query's here, so the error names the argument, not two batches
+    var d = Cells.toBatch(document, "document", emptyQuery ? 0 : q.dim());
+    if (emptyQuery && d.dim() != q.dim()) {
       q = Cells.toBatch(query, "query", d.dim());
     }
     return ExecutorMaxSim.get().scores(q, d)[0][0];
