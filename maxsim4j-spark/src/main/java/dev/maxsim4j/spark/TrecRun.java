@@ -20,7 +20,9 @@ import org.apache.spark.sql.types.DataTypes;
 /**
  * Writes a top-k result as a TREC run file, {@code query Q0 doc rank score tag} per line, by query and rank, to
  * any path Spark's Hadoop configuration reaches (local, HDFS, S3). The file is written beside the target under
- * a temporary name and then renamed, so a failed job leaves no half-written run.
+ * a temporary name and then renamed, so a failed job leaves no half-written run. Infinite scores are written as
+ * {@code Infinity} and {@code -Infinity}, which C's {@code strtod} and Python's {@code float} read in the order
+ * top-k ranks them; a NaN score is refused, as readers that sort by score cannot place it.
  */
 public final class TrecRun {
   private TrecRun() {}
@@ -67,7 +69,13 @@ public final class TrecRun {
             throw new IllegalArgumentException((r.isNullAt(2) ? "rank" : "score") + " of query '" + query
                 + "' and document '" + doc + "' is null; a TREC run needs a rank and a score on every line");
           }
-          out.write(query + " Q0 " + doc + " " + r.getInt(2) + " " + r.getFloat(3) + " " + tag + "\n");
+          float score = r.getFloat(3);
+          if (Float.isNaN(score)) {
+            throw new IllegalArgumentException("score of query '" + query + "' and document '" + doc + "' is NaN;"
+                + " expected a number, since TREC readers order a run by score and NaN has no place in that order"
+                + " (a NaN score comes from a NaN in a valid token: repair or drop that row)");
+          }
+          out.write(query + " Q0 " + doc + " " + r.getInt(2) + " " + score + " " + tag + "\n");
         }
       }
       replace(fs, temp, target);

@@ -58,6 +58,34 @@ class HostileTrecRunTest extends WithLocalSpark {
   }
 
   @Test
+  void aNaNScoreIsRefusedNamingItsLineAndNoFileIsLeft(@TempDir Path dir) {
+    Path file = dir.resolve("run.trec");
+    Dataset<Row> run = spark.createDataFrame(List.of(RowFactory.create("q1", "d0", 1, Float.NaN),
+        RowFactory.create("q1", "d1", 2, 1f)), RUN);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TrecRun.write(run, file.toString(), "t"));
+    assertTrue(e.getMessage().startsWith("score of query 'q1' and document 'd0' is NaN; expected a number"),
+        e.getMessage());
+    assertFalse(Files.exists(file));
+  }
+
+  @Test
+  void infiniteScoresAreWrittenAsReadersParseThemInRankOrder(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("run.trec");
+    Dataset<Row> run = spark.createDataFrame(List.of(RowFactory.create("q1", "d0", 1, Float.POSITIVE_INFINITY),
+        RowFactory.create("q1", "d1", 2, -0f), RowFactory.create("q1", "d2", 3, Float.NEGATIVE_INFINITY)), RUN);
+    TrecRun.write(run, file.toString(), "t");
+    List<String> lines = Files.readAllLines(file);
+    assertEquals(List.of("q1 Q0 d0 1 Infinity t", "q1 Q0 d1 2 -0.0 t", "q1 Q0 d2 3 -Infinity t"), lines);
+    double previous = Double.POSITIVE_INFINITY;
+    for (String line : lines) { // Double.parseDouble reads these spellings as strtod and Python's float do
+      double score = Double.parseDouble(line.split(" ")[4]);
+      assertTrue(score <= previous, line);
+      previous = score;
+    }
+  }
+
+  @Test
   void aTagWithAUnicodeBlankIsAUsageError() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = TopKJob.start(() -> {
