@@ -5,15 +5,17 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
-import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.io.SafeTensorsFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Turns embedding, mask, offsets and scales files into token batches: padded {@code [N, L, d]} (or
@@ -61,13 +63,15 @@ final class Inputs {
   static Loaded load(Args a, Options o, String path, long heapElements) throws IOException {
     Path file = input(o.embeddings(), path);
     boolean safetensors = isSafetensors(path);
-    List<String> names = safetensors ? SafeTensors.names(file) : List.of();
+    Map<Path, SafeTensorsFile> opened = new HashMap<>(); // each file's header is parsed once for all its tensors
+    SafeTensorsFile tensors = safetensors ? open(file, opened) : null;
+    List<String> names = safetensors ? tensors.names() : List.of();
     if (!safetensors && a.get(o.tensor()) != null) {
       throw new UsageException("score: " + o.tensor() + " names a tensor, but " + path
           + " is not a .safetensors file");
     }
     String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
-    NdArray emb = safetensors ? SafeTensors.read(file, embName) : Npy.read(file);
+    NdArray emb = safetensors ? tensors.read(embName) : Npy.read(file);
     if (embName == null && names.size() == 1) {
       embName = names.get(0);
     }
@@ -96,7 +100,8 @@ final class Inputs {
       maskPath = path;
       maskTensor = MASK;
     }
-    NdArray mask = maskPath == null ? null : read(o.mask(), maskPath, maskTensor, o.maskTensor(), MASK, files);
+    NdArray mask = maskPath == null ? null : read(o.mask(), maskPath, maskTensor, o.maskTensor(), MASK, files,
+        opened);
 
     String offsetsPath = a.get(o.offsets());
     if (offsetsPath != null && emb.rank() != 2) {
@@ -112,9 +117,10 @@ final class Inputs {
       }
       offsetsPath = path;
     }
-    NdArray offsets = offsetsPath == null ? null : read(o.offsets(), offsetsPath, null, o.offsets(), OFFSETS, files);
+    NdArray offsets = offsetsPath == null ? null : read(o.offsets(), offsetsPath, null, o.offsets(), OFFSETS, files,
+        opened);
 
-    NdArray scales = scales(a, o, path, safetensors, names, embName, emb, dtype, files);
+    NdArray scales = scales(a, o, path, safetensors, names, embName, emb, dtype, files, opened);
     TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
         scales == null ? null : TokenType.scales(o.what(), scales, emb));
     TokenBatch batch = offsets != null
@@ -128,7 +134,8 @@ final class Inputs {
    * {@code scales} tensor beside the embeddings in a .safetensors file; null when there are none.
    */
   private static NdArray scales(Args a, Options o, String path, boolean safetensors, List<String> names,
-      String embName, NdArray emb, DType dtype, List<Path> files) throws IOException {
+      String embName, NdArray emb, DType dtype, List<Path> files, Map<Path, SafeTensorsFile> opened)
+      throws IOException {
     String scalesPath = a.get(o.scales());
     String scaleTensor = a.get(o.scaleTensor());
     if (scalesPath == null && scaleTensor != null) {
@@ -152,7 +159,8 @@ final class Inputs {
       scalesPath = path;
       scaleTensor = SCALES;
     }
-    return scalesPath == null ? null : read(o.scales(), scalesPath, scaleTensor, o.scaleTensor(), SCALES, files);
+    return scalesPath == null ? null : read(o.scales(), scalesPath, scaleTensor, o.scaleTensor(), SCALES, files,
+        opened);
   }
 
   /**
@@ -203,7 +211,7 @@ final class Inputs {
   }
 
   private static NdArray read(String option, String path, String tensor, String tensorOption, String fallback,
-      List<Path> files) throws IOException {
+      List<Path> files, Map<Path, SafeTensorsFile> opened) throws IOException {
     Path file = input(option, path);
     files.add(file);
     if (!isSafetensors(path)) {
@@ -213,7 +221,19 @@ final class Inputs {
       }
       return Npy.read(file);
     }
-    return SafeTensors.read(file, pick(tensor, SafeTensors.names(file), fallback));
+    SafeTensorsFile tensors = open(file, opened);
+    return tensors.read(pick(tensor, tensors.names(), fallback));
+  }
+
+  /** {@code file} opened, or the same file as opened before for another of its tensors. */
+  private static SafeTensorsFile open(Path file, Map<Path, SafeTensorsFile> opened) throws IOException {
+    Path key = file.toAbsolutePath().normalize();
+    SafeTensorsFile tensors = opened.get(key);
+    if (tensors == null) {
+      tensors = SafeTensorsFile.open(file);
+      opened.put(key, tensors);
+    }
+    return tensors;
   }
 
   /** A padded batch of float tokens (see below). */

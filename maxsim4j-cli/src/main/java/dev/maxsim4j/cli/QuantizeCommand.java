@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.io.SafeTensorsFile;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -60,12 +61,13 @@ final class QuantizeCommand {
       }
     }
     Path in = Inputs.input("--in", inPath);
-    List<String> names = SafeTensors.names(in);
+    SafeTensorsFile source = SafeTensorsFile.open(in);
+    List<String> names = source.names();
     String tensor = a.get("--tensor");
     if (tensor == null && names.size() != 1 && names.contains(Inputs.EMBEDDINGS)) {
       tensor = Inputs.EMBEDDINGS;
     }
-    NdArray emb = SafeTensors.read(in, tensor);
+    NdArray emb = source.read(tensor);
     if (!emb.isFloating()) {
       throw new IllegalArgumentException("quantize: " + emb.source() + " holds " + emb.type() + "; expected float32,"
           + " float16 or bfloat16 embeddings to quantize");
@@ -84,7 +86,7 @@ final class QuantizeCommand {
     Map<String, NdArray> companions = new LinkedHashMap<>();
     for (String name : List.of(Inputs.MASK, Inputs.OFFSETS)) {
       if (names.contains(name) && !name.equals(tensor) && (tensor != null || names.size() > 1)) {
-        companions.put(name, SafeTensors.read(in, name));
+        companions.put(name, source.read(name));
       }
     }
     Inputs.requireCompanions("quantize: --in", emb, companions.get(Inputs.MASK), companions.get(Inputs.OFFSETS));

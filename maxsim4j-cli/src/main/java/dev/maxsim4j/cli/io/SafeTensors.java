@@ -9,7 +9,6 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -24,49 +23,15 @@ public final class SafeTensors {
 
   /** Names of the tensors in a file, in header order. */
   public static List<String> names(Path file) throws IOException {
-    return new ArrayList<>(SafeTensorsHeader.read(file, MappedFiles.map(file)).tensors().keySet());
+    return SafeTensorsFile.open(file).names();
   }
 
-  /** Reads one tensor; {@code name} null means the file's only tensor. */
+  /**
+   * Reads one tensor; {@code name} null means the file's only tensor. To read several tensors of one file, open
+   * it once with {@link SafeTensorsFile#open}.
+   */
   public static NdArray read(Path file, String name) throws IOException {
-    MemorySegment all = MappedFiles.map(file);
-    SafeTensorsHeader header = SafeTensorsHeader.read(file, all);
-    Map<String, SafeTensorsHeader.Tensor> tensors = header.tensors();
-    if (name == null) {
-      if (tensors.size() != 1) {
-        throw new IllegalArgumentException(file + " holds " + tensors.size() + " tensors " + shown(tensors.keySet())
-            + "; name one with the matching --...-tensor option");
-      }
-      name = tensors.keySet().iterator().next();
-    }
-    SafeTensorsHeader.Tensor t = tensors.get(name);
-    if (t == null) {
-      throw new IllegalArgumentException(file + " has no tensor '" + Printable.of(name) + "'; it holds "
-          + shown(tensors.keySet()));
-    }
-    String source = file + ":" + Printable.of(name);
-    NdArray.ElementType type = switch (t.dtype()) {
-      case "F32" -> NdArray.ElementType.F32;
-      case "F16" -> NdArray.ElementType.F16;
-      case "BF16" -> NdArray.ElementType.BF16;
-      case "BOOL" -> NdArray.ElementType.BOOL;
-      case "U8" -> NdArray.ElementType.U8;
-      case "I8" -> NdArray.ElementType.I8;
-      case "F8_E4M3" -> NdArray.ElementType.F8_E4M3;
-      case "I32" -> NdArray.ElementType.I32;
-      case "I64" -> NdArray.ElementType.I64;
-      default -> throw new IllegalArgumentException(source + " has dtype " + MiniJson.quote(t.dtype())
-          + "; expected F32, F16, BF16, BOOL, U8, I8, F8_E4M3, I32 or I64");
-    };
-    return NdArray.ofSegment(source, type, t.shape(),
-        all.asSlice(header.dataStart() + t.begin(), t.end() - t.begin()));
-  }
-
-  /** The keys of a header for a message, shortened when there are many. */
-  private static String shown(java.util.Collection<String> names) {
-    List<String> quoted = names.stream().limit(10).map(MiniJson::quote).toList();
-    return "[" + String.join(", ", quoted) + (names.size() > 10 ? ", ... " + (names.size() - 10) + " more" : "")
-        + "]";
+    return SafeTensorsFile.open(file).read(name);
   }
 
   /** Writes tensors in order, streaming each one's data. */

@@ -2,7 +2,7 @@ package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.NdArray;
-import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.io.SafeTensorsFile;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -135,7 +135,8 @@ final class StoredTokens {
    * IllegalArgumentException if it is not one.
    */
   static StoredTokens read(Path file, Store store, long tokens, int dim) throws IOException {
-    NdArray stored = SafeTensors.read(file, "tokens");
+    SafeTensorsFile tensors = SafeTensorsFile.open(file);
+    NdArray stored = tensors.read("tokens");
     NdArray.ElementType type = switch (store) {
       case BF16 -> NdArray.ElementType.BF16;
       case INT8 -> NdArray.ElementType.I8;
@@ -150,7 +151,7 @@ final class StoredTokens {
       requireFiniteBf16(stored.segment(), dim);
       return new StoredTokens(store, dim, stored.segment(), null);
     }
-    NdArray scales = SafeTensors.read(file, "scales");
+    NdArray scales = tensors.read("scales");
     if (scales.type() != NdArray.ElementType.F32 || scales.rank() != 1 || scales.shape()[0] != tokens) {
       throw new IllegalArgumentException("its scales are " + scales.type() + " " + scales.shapeString()
           + "; expected float32 [" + tokens + "]");

@@ -95,6 +95,25 @@ class SafeTensorsTest {
   }
 
   @Test
+  void anOpenedFileReadsEveryTensorFromTheBytesItParsedEvenOnceTheFileIsReplaced() throws IOException {
+    Path f = dir.resolve("t.safetensors");
+    Map<String, NdArray> before = new LinkedHashMap<>();
+    before.put("a", NdArray.ofFloats("a", new long[] {2}, new float[] {1, 2}));
+    before.put("b", NdArray.ofFloats("b", new long[] {1}, new float[] {3}));
+    SafeTensors.write(f, before);
+    SafeTensorsFile opened = SafeTensorsFile.open(f);
+    Path next = dir.resolve("next.safetensors");
+    SafeTensors.write(next, Map.of("c", NdArray.ofFloats("c", new long[] {3}, new float[] {4, 5, 6})));
+    Files.move(next, f, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    assertEquals(java.util.List.of("a", "b"), opened.names());
+    assertArrayEquals(new float[] {1, 2}, opened.read("a").floats());
+    assertArrayEquals(new float[] {3}, opened.read("b").floats());
+    assertEquals(java.util.List.of("c"), SafeTensors.names(f), "a new open sees the new file");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> opened.read("c"));
+    assertEquals(f + " has no tensor 'c'; it holds [\"a\", \"b\"]", e.getMessage());
+  }
+
+  @Test
   void roundTripsEveryReadableType() throws IOException {
     Map<String, NdArray> t = new LinkedHashMap<>();
     t.put("e", new NdArray("e", NdArray.ElementType.BF16, new long[] {2, 2}, null, new short[] {1, 2, 3, 4}, null));
