@@ -21,8 +21,6 @@ final class DeviceTraining {
   private static final String BACKWARD = "maxsim_backward";
   private static final String LOSS = "maxsim_loss";
   private static final int BACKWARD_WARPS = 8;
-  private static final int OWNED_WARPS = 4;
-  private static final int OWNED_FLOATS_PER_WARP = 2048;
   private static final int LOSS_THREADS = 256;
 
   private final CudaDevice device;
@@ -37,11 +35,19 @@ final class DeviceTraining {
     this.inputs = inputs;
   }
 
+  /** The owned kernel's shared memory at the problem's d is checked before any work of a deterministic call. */
+  private void requireOwnedFits(Problem problem, boolean deterministic) {
+    if (deterministic && problem.documents().rows > 0) {
+      OwnedBackward.sharedBytes(problem.documents().dim, device.sharedMemoryPerBlockOptin);
+    }
+  }
+
   /**
    * The backward on the GPU: the argmax and dScores go up, dQ and dD (fp32) come back. Inputs that are
    * resident are not copied again.
    */
   Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
+    requireOwnedFits(problem, deterministic);
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     long dq = 4L * q.storedTokens * q.dim;
@@ -74,6 +80,7 @@ final class DeviceTraining {
    * row losses, the scores and fp32 gradients come back. {@code problem} has at least one pair.
    */
   LossStep lossStep(Problem problem, Loss loss, boolean deterministic) {
+    requireOwnedFits(problem, deterministic);
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     int rows = q.rows;
@@ -237,13 +244,15 @@ final class DeviceTraining {
             (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
         String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
-        int tokensPerWarp = Math.max(1, Math.min(32, OWNED_FLOATS_PER_WARP / dim));
-        int tokensPerBlock = OWNED_WARPS * tokensPerWarp;
+        int shared = OwnedBackward.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
+        MemorySegment function = device.function(BACKWARD, kernel);
+        if (shared > ForwardPlan.DEFAULT_SHARED_BYTES) {
+          device.allowDynamicSharedMemory(function, shared); // past the default a launch without it fails
+        }
         params.set(new KernelArgs.BackwardDocumentsOwned(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
             d.rowLength(), argmax, stride, dScores, mode, perQuery, qt.rows, dim, dD, gradientType(documentGradType)));
-        Driver.launch(device.function(BACKWARD, kernel), kernel, dt.rows,
-            Math.ceilDiv(dt.maxRowLength, tokensPerBlock), OWNED_WARPS * 32,
-            4 * tokensPerBlock * dim, device.stream, params.pointers());
+        Driver.launch(function, kernel, dt.rows, Math.ceilDiv(dt.maxRowLength, OwnedBackward.tokensPerBlock(dim)),
+            OwnedBackward.WARPS * 32, shared, device.stream, params.pointers());
       }
     }
     return new long[] {dQ, dD};
