@@ -79,6 +79,16 @@ class TopKJobTest extends WithLocalSpark {
     assertTrue(failed.err().contains("document id 'd") && failed.err().contains("holds whitespace"), failed.err());
     assertEquals(List.of(), listed(out));
 
+    // a document with NaN in a valid token ranks first with a NaN score, which a TREC line cannot order
+    Corpus nan = Corpus.random("d", 6, 3, 8, 36, 0);
+    nan.tokens().get(4)[0][3] = Float.NaN;
+    String nans = write(nan, dir, "nans", false);
+    Result notANumber = run("--queries", queries, "--corpus", nans, "--k", "3", "--out", out.toString());
+    assertEquals(1, notANumber.status());
+    assertTrue(notANumber.err().contains("and document 'd4' is NaN; expected a number"), notANumber.err());
+    assertEquals(1, notANumber.err().lines().count(), notANumber.err());
+    assertEquals(List.of(), listed(out));
+
     Result tag = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString(), "--tag", "a b");
     assertEquals(2, tag.status());
     assertTrue(tag.err().contains("--tag 'a b' is empty or holds whitespace"), tag.err());
