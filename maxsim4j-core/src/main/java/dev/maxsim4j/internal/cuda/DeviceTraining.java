@@ -35,10 +35,12 @@ final class DeviceTraining {
     this.inputs = inputs;
   }
 
-  /** The owned kernel's shared memory at the problem's d is checked before any work of a deterministic call. */
+  /** The owned kernel's shared memory at the problem's d is checked before any work of a call that launches it. */
   private void requireOwnedFits(Problem problem, boolean deterministic) {
-    if (deterministic && problem.documents().rows > 0) {
-      OwnedBackward.sharedBytes(problem.documents().dim, device.sharedMemoryPerBlockOptin);
+    Tokens d = problem.documents();
+    if (deterministic && problem.queries().rows > 0 && problem.argmaxStride() > 0 && d.rows > 0
+        && d.maxRowLength > 0) {
+      OwnedBackward.sharedBytes(d.dim, device.sharedMemoryPerBlockOptin);
     }
   }
 
