@@ -74,6 +74,32 @@ class CudaTrainingTest {
     GradientTest.check(q, pd, cuda.pairwiseForTraining(q, pd), dP, pPairs, where + " pairwise");
   }
 
+  /**
+   * Past d = 3072 the owned document-gradient kernel needs more than the default 48 KB of shared memory (it
+   * opts in); past the GPU's per-block limit a deterministic call is refused naming d, and the atomic one runs.
+   */
+  @Test
+  void wideDTrainsDeterministicallyUpToTheSharedMemoryLimit() {
+    RandomBatches r = new RandomBatches();
+    for (int dim : new int[] {3072, 3073, 4096}) { // 4096: 64 KB, within every supported GPU's limit
+      TokenBatch q = r.padded(DType.FLOAT32, 3, 5, dim, 1);
+      TokenBatch d = r.padded(DType.FLOAT32, 4, 7, dim, 1);
+      int[][] pairs = new int[12][];
+      for (int p = 0; p < pairs.length; p++) {
+        pairs[p] = new int[] {p / 4, p % 4};
+      }
+      GradientTest.check(q, d, cuda.scoresForTraining(q, d), r.floats(12), pairs, "cuda backward d = " + dim);
+    }
+    int tooWide = 16384; // 256 KB, past every GPU's per-block limit
+    TokenBatch q = r.padded(DType.FLOAT32, 1, 2, tooWide, 0);
+    TokenBatch d = r.padded(DType.FLOAT32, 2, 3, tooWide, 0);
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> cuda.scoresForTraining(q, d).backward(new float[][] {{1, 1}}));
+    assertTrue(e.getMessage().startsWith("d = 16384: the deterministic GPU backward"), e.getMessage());
+    GradientTest.check(q, d, atomic.scoresForTraining(q, d), new float[] {1, -1}, new int[][] {{0, 0}, {0, 1}},
+        "cuda atomic backward d = " + tooWide);
+  }
+
   @Test
   void deterministicBackwardIsBitwiseStableAndAtomicIsClose() {
     RandomBatches r = new RandomBatches();
