@@ -271,6 +271,17 @@ class CudaParityTest {
     return all;
   }
 
+  /** More queries than a CUDA grid has rows (65,535): the device top-k takes them in groups, each in its place. */
+  @Test
+  void topKOfMoreQueriesThanAGridHasRows() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT32, 70_000, 2, 16, 0);
+    TokenBatch d = r.padded(DType.FLOAT32, 40, 6, 16, 2);
+    float[][] all = cuda.scores(q, d);
+    ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 3), all, 3, r + " device selection");
+    ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 40), all, 40, r + " k = Nd");
+  }
+
   /** Queries uploaded like documents: the same scores and top-k, the upload shared, and usable after close. */
   @Test
   void residentQueriesScoreLikeHostQueries() {

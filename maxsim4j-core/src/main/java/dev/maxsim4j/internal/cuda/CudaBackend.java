@@ -320,7 +320,8 @@ public final class CudaBackend implements Backend {
     if (queries.rows == 0 || keep == 0) {
       return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
     }
-    return call(() -> topK.topK(queries, documents, keep, availableBytes()));
+    return call(() -> TopKQueryGroups.select(queries, TopKQueryGroups.MAX_QUERIES,
+        group -> topK.topK(group, documents, keep, availableBytes())));
   }
 
   /**
@@ -376,7 +377,8 @@ public final class CudaBackend implements Backend {
         throw new IllegalArgumentException("queries of " + queries.dtype + ", dim " + queries.dim
             + "; expected the corpus's " + documents.dtype() + ", dim " + documents.dim());
       }
-      return topK.topK(queries, documents, keep);
+      return TopKQueryGroups.select(queries, TopKQueryGroups.MAX_QUERIES,
+          group -> topK.topK(group, documents, keep));
     });
   }
 
