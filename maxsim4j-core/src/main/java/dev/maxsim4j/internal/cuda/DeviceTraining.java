@@ -20,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 final class DeviceTraining {
   private static final String BACKWARD = "maxsim_backward";
   private static final String LOSS = "maxsim_loss";
-  private static final int BACKWARD_WARPS = 8;
   private static final int LOSS_THREADS = 256;
 
   private final CudaDevice device;
@@ -35,12 +34,16 @@ final class DeviceTraining {
     this.inputs = inputs;
   }
 
-  /** The owned kernel's shared memory at the problem's d is checked before any work of a call that launches it. */
-  private void requireOwnedFits(Problem problem, boolean deterministic) {
+  /** The backward's launch shapes for the problem, checked before any work of a call that launches them. */
+  private void requireLaunchable(Problem problem, boolean deterministic) {
     Tokens d = problem.documents();
-    if (deterministic && problem.queries().rows > 0 && problem.argmaxStride() > 0 && d.rows > 0
-        && d.maxRowLength > 0) {
-      OwnedBackward.sharedBytes(d.dim, device.sharedMemoryPerBlockOptin);
+    if (problem.queries().rows == 0 || problem.argmaxStride() == 0) {
+      return;
+    }
+    BackwardLaunch.slotGridRows(problem.argmaxStride());
+    if (deterministic && d.rows > 0 && d.maxRowLength > 0) {
+      BackwardLaunch.sharedBytes(d.dim, device.sharedMemoryPerBlockOptin);
+      BackwardLaunch.ownedGridRows(d.maxRowLength, d.dim);
     }
   }
 
@@ -49,7 +52,7 @@ final class DeviceTraining {
    * resident are not copied again.
    */
   Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
-    requireOwnedFits(problem, deterministic);
+    requireLaunchable(problem, deterministic);
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     long dq = 4L * q.storedTokens * q.dim;
@@ -82,7 +85,7 @@ final class DeviceTraining {
    * row losses, the scores and fp32 gradients come back. {@code problem} has at least one pair.
    */
   LossStep lossStep(Problem problem, Loss loss, boolean deterministic) {
-    requireOwnedFits(problem, deterministic);
+    requireLaunchable(problem, deterministic);
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     int rows = q.rows;
@@ -237,24 +240,24 @@ final class DeviceTraining {
       params.set(new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(),
           argmax, stride, dScores, mode, perQuery, dim, dQ, gradientType(queryGradType)));
       Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
-          (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
+          BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32, 0, device.stream, params.pointers());
       if (atomic) {
         String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
         params.set(new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
             d.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dD));
         Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
-            (stride + BACKWARD_WARPS - 1) / BACKWARD_WARPS, BACKWARD_WARPS * 32, 0, device.stream, params.pointers());
+            BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
         String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
-        int shared = OwnedBackward.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
+        int shared = BackwardLaunch.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
         MemorySegment function = device.function(BACKWARD, kernel);
         if (shared > ForwardPlan.DEFAULT_SHARED_BYTES) {
           device.allowDynamicSharedMemory(function, shared); // past the default a launch without it fails
         }
         params.set(new KernelArgs.BackwardDocumentsOwned(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
             d.rowLength(), argmax, stride, dScores, mode, perQuery, qt.rows, dim, dD, gradientType(documentGradType)));
-        Driver.launch(function, kernel, dt.rows, Math.ceilDiv(dt.maxRowLength, OwnedBackward.tokensPerBlock(dim)),
-            OwnedBackward.WARPS * 32, shared, device.stream, params.pointers());
+        Driver.launch(function, kernel, dt.rows, BackwardLaunch.ownedGridRows(dt.maxRowLength, dim),
+            BackwardLaunch.WARPS * 32, shared, device.stream, params.pointers());
       }
     }
     return new long[] {dQ, dD};
