@@ -1,7 +1,7 @@
 // Rule 20's kernel (forward/maxsim_quant_tma.cuh) for int8 and e4m3 documents of d over 128, up to 1024: each
 // slot one 128-byte slice of a tile's 64 tokens, copied through a tensor map. A module of its own: in one with the
 // d <= 128 entries (maxsim_forward_quant_tma.cu), ptxas scheduled those otherwise and one of them scored wrong
-// (docs/design/kernel-selection.md, rule 20, "Open").
+// (docs/design/kernel-selection.md, rule 20, "A defect seen once").
 #include "forward/maxsim_quant_tma.cuh"
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
