@@ -127,7 +127,7 @@ public final class TokenCodec {
   static Header header(MemorySegment cell, String what) {
     long size = cell.byteSize();
     if (size < HEADER_BYTES || cell.get(ValueLayout.JAVA_BYTE, 0) != MARK) {
-      throw new IllegalArgumentException(what + " is " + size + " bytes that do not start with a maxsim4j"
+      throw new IllegalArgumentException(what + " is " + bytes(size) + " long and does not start with a maxsim4j"
           + " token header; expected a cell written by TokenCodec.encode or maxsim_encode");
     }
     int code = cell.get(ValueLayout.JAVA_BYTE, 1);
@@ -143,7 +143,7 @@ public final class TokenCodec {
     }
     long expected = HEADER_BYTES + payloadBytes(type, dim, length);
     if (size != expected) {
-      throw new IllegalArgumentException(what + " is " + size + " bytes; expected " + expected + " for L = "
+      throw new IllegalArgumentException(what + " is " + bytes(size) + "; expected " + expected + " for L = "
           + length + " tokens of d = " + dim + " in " + type);
     }
     if (type.isQuantized()) {
@@ -206,5 +206,10 @@ public final class TokenCodec {
       in.asShortBuffer().get(bits);
       return TokenBatch.ofHalfs(type, bits, 1, length, dim);
     }
+  }
+
+  /** {@code n} bytes, in words ("1 byte", "3 bytes"). */
+  private static String bytes(long n) {
+    return n + (n == 1 ? " byte" : " bytes");
   }
 }

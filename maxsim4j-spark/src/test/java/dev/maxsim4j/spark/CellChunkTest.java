@@ -143,7 +143,7 @@ class CellChunkTest {
     assertEquals("tokens of document 'd2' have d = 6; expected d = 8 like the queries", e.getMessage());
     e = assertThrows(IllegalArgumentException.class,
         () -> chunk.add("d3", unsafe("d3", new byte[] {1, 2, 3}, null), null));
-    assertTrue(e.getMessage().startsWith("tokens of document 'd3' is 3 bytes that do not start with a maxsim4j"),
+    assertTrue(e.getMessage().startsWith("tokens of document 'd3' is 3 bytes long and does not start with a maxsim4j"),
         e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> chunk.add("d4", unsafe("d4", null, null), null));
     assertTrue(e.getMessage().startsWith("tokens of document 'd4' is null"), e.getMessage());
