@@ -93,13 +93,6 @@ __device__ __forceinline__ float2 sharedFloat2(const float* p) {
   return v;
 }
 
-// v, as a value the compiler cannot see through (nor compute early and keep in a register).
-__device__ __forceinline__ uint32_t opaque(uint32_t v) {
-  uint32_t r;
-  asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
-  return r;
-}
-
 // Keeps A registers that an asynchronous wgmma may still read from being reused before the wait that ends it.
 template <int STEPS>
 __device__ __forceinline__ void keepRegisters(const uint32_t (&a)[STEPS][4]) {
@@ -516,13 +509,10 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 #pragma unroll
         for (int c = 0; c < RAW_CHUNKS; c++) expandChunk(c, raw[c], set);
         wgmmaFence();
-        // the slice's descriptors from an opaque copy, as the measured and tested build has them (ptxas gives the
-        // same registers without it; dropping it waits for a GPU visit, since this kernel is schedule-sensitive)
-        const uint32_t sliceLow = TILED ? opaque(bDescriptorLow) : bDescriptorLow;
 #pragma unroll
         for (int s = 0; s < STEPS; s++) {
           const int chunk = CHUNKS * slice + s / 4;
-          const uint32_t low = sliceLow + chunk * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
+          const uint32_t low = bDescriptorLow + chunk * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
           Wgmma<O>::template run<QT_ROWS>(acc, set[s], (uint64_t)bDescriptorHigh << 32 | low, slice > 0 || s > 0);
         }
         wgmmaCommit();
