@@ -124,7 +124,12 @@ public final class FixedDimensionalEncoder {
   }
 
   private float[][] encode(TokenBatch batch, String name, boolean query) {
-    return FdeEncoding.encode(parameters, checked(batch, name), query);
+    Tokens t = checked(batch, name);
+    try {
+      return FdeEncoding.encode(parameters, t, query);
+    } catch (IllegalStateException e) {
+      throw MaxSim.closedMemory(e, name, t); // memory closed after the check, while it was read: named as there
+    }
   }
 
   /** The tokens of {@code batch} ({@code name}: queries or documents), checked as every encoding call checks them. */

@@ -6,6 +6,7 @@ import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
@@ -179,7 +180,7 @@ public final class MaxSim implements AutoCloseable {
    * that use {@link #topK} or score the documents in chunks.
    */
   public float[][] scores(TokenBatch queries, TokenBatch documents) {
-    return call(b -> {
+    return call(queries, documents, b -> {
       Problem p = allPairs(queries, documents);
       return b.scoreRows(p, queries.size(), documents.size());
     });
@@ -187,7 +188,7 @@ public final class MaxSim implements AutoCloseable {
 
   /** Pairwise: {@code Q [B, Lq, d] x D [B, Ld, d] -> [B]}, query {@code b} against document {@code b}. */
   public float[] pairwise(TokenBatch queries, TokenBatch documents) {
-    return call(b -> b.score(pairwiseProblem(queries, documents), null));
+    return call(queries, documents, b -> b.score(pairwiseProblem(queries, documents), null));
   }
 
   /**
@@ -195,7 +196,7 @@ public final class MaxSim implements AutoCloseable {
    * query {@code b}'s candidates at rows {@code b*K .. b*K+K-1}.
    */
   public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
-    return call(b -> {
+    return call(queries, documents, b -> {
       Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
       return b.scoreRows(p, queries.size(), candidatesPerQuery);
     });
@@ -206,7 +207,7 @@ public final class MaxSim implements AutoCloseable {
    * never Nq x Nd.
    */
   public TopK topK(TokenBatch queries, TokenBatch documents, int k) {
-    return call(b -> {
+    return call(queries, documents, b -> {
       checkPair(queries, documents);
       if (k <= 0) {
         throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
@@ -234,7 +235,7 @@ public final class MaxSim implements AutoCloseable {
   public ResidentBatch upload(TokenBatch documents) {
     Arguments.nonNull(documents, "documents");
     checkRows("documents", documents.tokens());
-    return call(b -> new ResidentBatch(this, documents, b.makeResident(documents.tokens())));
+    return call(null, documents, b -> new ResidentBatch(this, documents, b.makeResident(documents.tokens())));
   }
 
   /** All pairs against resident documents. */
@@ -267,7 +268,11 @@ public final class MaxSim implements AutoCloseable {
       CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
           r -> asyncExecutor().execute(r));
       gate.submitted();
-      return f.whenComplete((scores, failure) -> gate.landed());
+      return f.whenComplete((scores, failure) -> gate.landed())
+          .exceptionallyCompose(failure -> CompletableFuture.failedFuture(closedMemory(failure, queries, documents)));
+    } catch (IllegalStateException e) {
+      gate.exit();
+      throw closedMemory(e, queries, documents);
     } catch (RuntimeException | Error e) {
       gate.exit();
       throw e;
@@ -289,16 +294,17 @@ public final class MaxSim implements AutoCloseable {
 
   /** All-pairs scores that can be differentiated with {@link TrainingScores#backward}. */
   public TrainingScores scoresForTraining(TokenBatch queries, TokenBatch documents) {
-    return call(b -> training(b, allPairs(queries, documents), queries, documents, documents.size()));
+    return call(queries, documents, b -> training(b, allPairs(queries, documents), queries, documents,
+        documents.size()));
   }
 
   public TrainingScores pairwiseForTraining(TokenBatch queries, TokenBatch documents) {
-    return call(b -> training(b, pairwiseProblem(queries, documents), queries, documents, 1));
+    return call(queries, documents, b -> training(b, pairwiseProblem(queries, documents), queries, documents, 1));
   }
 
   public TrainingScores candidatesForTraining(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
-    return call(b -> training(b, candidatesProblem(queries, documents, candidatesPerQuery), queries, documents,
-        candidatesPerQuery));
+    return call(queries, documents, b -> training(b, candidatesProblem(queries, documents, candidatesPerQuery),
+        queries, documents, candidatesPerQuery));
   }
 
   /**
@@ -311,7 +317,8 @@ public final class MaxSim implements AutoCloseable {
   }
 
   public TrainingStep lossAllPairs(TokenBatch queries, TokenBatch documents, Loss loss, GradientPrecision precision) {
-    return call(b -> lossStep(b, allPairs(queries, documents), queries, documents, loss, precision));
+    return call(queries, documents, b -> lossStep(b, allPairs(queries, documents), queries, documents, loss,
+        precision));
   }
 
   /**
@@ -325,8 +332,8 @@ public final class MaxSim implements AutoCloseable {
 
   public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss,
       GradientPrecision precision) {
-    return call(b -> lossStep(b, candidatesProblem(queries, documents, candidatesPerQuery), queries, documents,
-        firstCandidatePositive(loss, queries.size()), precision));
+    return call(queries, documents, b -> lossStep(b, candidatesProblem(queries, documents, candidatesPerQuery),
+        queries, documents, firstCandidatePositive(loss, queries.size()), precision));
   }
 
   /** Over candidates a contrastive loss without positives means column 0, not the all-pairs diagonal. */
@@ -428,7 +435,7 @@ public final class MaxSim implements AutoCloseable {
   private float[][] encode(FixedDimensionalEncoder encoder, TokenBatch batch, String name, boolean queries) {
     Arguments.nonNull(encoder, "encoder");
     Tokens t = encoder.checked(batch, name);
-    return call(b -> b.encodeFde(encoder.parameters(), t, queries));
+    return call(queries ? batch : null, queries ? null : batch, b -> b.encodeFde(encoder.parameters(), t, queries));
   }
 
   // ------------------------------------------------------------------ plumbing
@@ -438,6 +445,21 @@ public final class MaxSim implements AutoCloseable {
     gate.enter();
     try {
       return body.apply(backend);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /**
+   * As {@link #call(Function)} for a call that reads {@code queries} and {@code documents} (null where it has no such
+   * side): a batch whose memory is closed while the call reads it fails as one closed before the call does.
+   */
+  <T> T call(TokenBatch queries, TokenBatch documents, Function<Backend, T> body) {
+    gate.enter();
+    try {
+      return body.apply(backend);
+    } catch (IllegalStateException e) {
+      throw closedMemory(e, queries, documents);
     } finally {
       gate.exit();
     }
@@ -535,9 +557,39 @@ public final class MaxSim implements AutoCloseable {
 
   /** A batch over a MemorySegment needs its memory still open: else the JDK's bare "Already closed". */
   static void requireOpenMemory(String name, Tokens t) {
-    if (t.segment != null && !t.segment.scope().isAlive()) {
-      throw new IllegalStateException(name + " read their tokens from a MemorySegment whose arena was closed after"
-          + " the batch was made; expected that memory to stay open while the batch is used");
+    if (memoryClosed(t)) {
+      throw new IllegalStateException(name + CLOSED_MEMORY);
     }
+  }
+
+  private static final String CLOSED_MEMORY = " read their tokens from a MemorySegment whose arena was closed after"
+      + " the batch was made; expected that memory to stay open while the batch is used";
+
+  private static boolean memoryClosed(Tokens t) {
+    return t != null && t.segment != null && !t.segment.scope().isAlive();
+  }
+
+  /** As the other, for the failure of an asynchronous call (the JDK's error wrapped in a CompletionException). */
+  private static Throwable closedMemory(Throwable failure, TokenBatch queries, TokenBatch documents) {
+    Throwable cause = failure instanceof CompletionException c && c.getCause() != null ? c.getCause() : failure;
+    if (cause instanceof IllegalStateException e) {
+      IllegalStateException named = closedMemory(e, queries, documents);
+      return named != e ? named : failure;
+    }
+    return failure;
+  }
+
+  private static IllegalStateException closedMemory(IllegalStateException e, TokenBatch queries, TokenBatch documents) {
+    IllegalStateException named = closedMemory(e, "queries", queries == null ? null : queries.tokens());
+    return named != e ? named : closedMemory(e, "documents", documents == null ? null : documents.tokens());
+  }
+
+  /**
+   * {@code e} as {@link #requireOpenMemory} names it where {@code t}'s arena is now closed: closed after that check,
+   * while the call read it, the JDK's "Already closed" (the cause) names no batch; else {@code e} itself.
+   */
+  static IllegalStateException closedMemory(IllegalStateException e, String name, Tokens t) {
+    boolean named = e.getMessage() != null && e.getMessage().endsWith(CLOSED_MEMORY);
+    return named || !memoryClosed(t) ? e : new IllegalStateException(name + CLOSED_MEMORY, e);
   }
 }

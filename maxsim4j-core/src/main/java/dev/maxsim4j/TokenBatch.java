@@ -343,7 +343,12 @@ public final class TokenBatch {
     // each token is staged as fp32, d floats in one array (a batch of no token stages none)
     Arguments.arraySize(Math.min(tokens.storedTokens, 1), tokens.dim, "quantize: one token staged as fp32",
         "quantize tokens of fewer dimensions");
-    Quantization.Quantized q = Quantization.quantize(tokens, type);
+    Quantization.Quantized q;
+    try {
+      q = Quantization.quantize(tokens, type);
+    } catch (IllegalStateException e) {
+      throw closedWhileRead(e);
+    }
     return new TokenBatch(new Tokens(type, tokens.dim, tokens.paddedLength, tokens.rowStart, tokens.rowLength,
         tokens.storedTokens, tokens.mask, null, null, q.data(), null, q.scales()));
   }
@@ -415,7 +420,11 @@ public final class TokenBatch {
     Arguments.index(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength, "t");
     Arguments.index(k, tokens.dim, "k");
     requireOpenMemory();
-    return tokens.element(tokens.rowStart[row] + t, k);
+    try {
+      return tokens.element(tokens.rowStart[row] + t, k);
+    } catch (IllegalStateException e) {
+      throw closedWhileRead(e);
+    }
   }
 
   /** All stored elements as fp32 (dequantized for the quantized types), in storage order ({@code N*L*d} padded, {@code T*d} packed). */
@@ -428,7 +437,11 @@ public final class TokenBatch {
     float[] out = new float[Arguments.arraySize(tokens.storedTokens, tokens.dim, call + ": this batch's"
         + " stored tokens x d", "read it in slices with get(row, t,"
         + " k), or keep it in a MemorySegment")];
-    tokens.copyTokens(0, tokens.storedTokens, out, 0);
+    try {
+      tokens.copyTokens(0, tokens.storedTokens, out, 0);
+    } catch (IllegalStateException e) {
+      throw closedWhileRead(e);
+    }
     return out;
   }
 
@@ -450,7 +463,11 @@ public final class TokenBatch {
     if (tokens.s8 != null) {
       System.arraycopy(tokens.s8, 0, out, 0, out.length);
     } else {
-      MemorySegment.copy(tokens.segment, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, out, 0, out.length);
+      try {
+        MemorySegment.copy(tokens.segment, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, out, 0, out.length);
+      } catch (IllegalStateException e) {
+        throw closedWhileRead(e);
+      }
     }
     return out;
   }
@@ -468,6 +485,11 @@ public final class TokenBatch {
   /** Reading a batch over a MemorySegment needs that memory still open: else the JDK's bare "Already closed". */
   private void requireOpenMemory() {
     MaxSim.requireOpenMemory("this TokenBatch's rows", tokens);
+  }
+
+  /** The memory closed after that check, while it was read, is named the same way (the JDK's error as the cause). */
+  private IllegalStateException closedWhileRead(IllegalStateException e) {
+    return MaxSim.closedMemory(e, "this TokenBatch's rows", tokens);
   }
 
   /** A batch of the same layout and validity over other storage (gradients use this). */

@@ -93,7 +93,8 @@ public final class TrainingScores {
     }
     MaxSim.requireOpenMemory("queries", queries.tokens());
     MaxSim.requireOpenMemory("documents", documents.tokens());
-    Backend.Gradients g = owner.call(b -> b.backward(problem, argmax, dScores, owner.deterministicBackward()));
+    Backend.Gradients g = owner.call(queries, documents,
+        b -> b.backward(problem, argmax, dScores, owner.deterministicBackward()));
     return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
   }
 
