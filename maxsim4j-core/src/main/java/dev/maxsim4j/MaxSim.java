@@ -254,7 +254,10 @@ public final class MaxSim implements AutoCloseable {
    * several calls (up to 8) stay in flight, so a caller that submits the next call before taking the last
    * one's scores keeps the device busy back to back; on the CPU the call runs on this instance's own
    * thread. Calls complete in submission order. Bad input still throws here, before anything is queued.
-   * Calls submitted before {@link #close()} still complete; the instance frees once the last one has.
+   * Calls submitted before {@link #close()} still complete; the instance frees once the last one has. A callback
+   * chained without an executor ({@code thenApply}) runs on the thread that completes the call, before later calls
+   * complete: one that blocks there on a later call of this instance ({@code join}) waits forever; chain that call
+   * with {@code thenCompose}, or pass the callback an executor of its own ({@code thenApplyAsync(fn, executor)}).
    */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, ResidentBatch documents) {
     return scoresAsync(queries, resident(documents));
