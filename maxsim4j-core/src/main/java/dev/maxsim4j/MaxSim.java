@@ -445,12 +445,7 @@ public final class MaxSim implements AutoCloseable {
 
   /** Runs {@code body} as one call admitted by the gate, so {@link #close()} never frees under it. */
   <T> T call(Function<Backend, T> body) {
-    gate.enter();
-    try {
-      return body.apply(backend);
-    } finally {
-      gate.exit();
-    }
+    return call(null, null, body);
   }
 
   /**
