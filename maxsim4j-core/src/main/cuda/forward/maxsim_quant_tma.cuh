@@ -18,15 +18,15 @@
 //              or at d <= 64 as four halfwords, each bit a +-1, the bytes past a narrower row meeting zeros in
 //              B); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k order the
 //              expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes (once per
-//              block for one query: the block's first, while its first slot is on its way). A slot holds two
-//              such tiles (128 tokens) of 8-bit tokens or five (320) of 1-bit tokens, since taking a slot costs
-//              about as much as expanding a tile.
+//              block for one query: the block's first, while its first slot is on its way). A slot holds four
+//              such tiles (256 tokens) of 8-bit tokens of d <= 64, two (128) of wider ones, or five (320) of
+//              1-bit tokens, since taking a slot costs about as much as expanding a tile.
 // Wide d:      8-bit documents of d over 128 (the "_w" entries) come through a tensor map instead, a slot one
 //              128-byte slice of a tile's 64 tokens (128-byte swizzled, so that a thread's rows, taken in the
 //              order 0 4 1 5 2 6 3 7 within each 8, read distinct banks; columns past d arrive as zeros). The
 //              consumers expand each slice into one of two sets of A registers while the previous slice's
 //              wgmmas run, accumulating the tile's products over its slices before the fold.
-// Pipeline:    the producer runs ahead by the ring (40 KB: 2 slots at d = 128, 6 at d = 48, 6 for 1-bit).
+// Pipeline:    the producer runs ahead by the ring (40 KB: 2 slots at d = 64 and 128, 3 at d = 48, 6 for 1-bit).
 //              The consumers take a slot's tiles one at a time: each tile's bytes loaded from the slot
 //              (released after its last tile's), expanded into one set of A registers just before its wgmmas,
 //              and folded; while its wgmmas run the next tile's scales are loaded, or after the slot's last
@@ -150,10 +150,10 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   static_assert(BITS || !NARROW, "8-bit tiles are whole 16-byte units");
   // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so tiles
   // share it: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a token still six
-  // stages in the ring), two for 8-bit tokens (128 tokens; at d = 128 the ring then holds two slots, which
-  // still keep the consumers fed)
+  // stages in the ring), for 8-bit tokens four at d <= 64 (256 tokens) and two above (128; at d = 128 the ring then
+  // holds two slots, which still keep the consumers fed)
   // (wide d: one tile a slot, each slot a slice)
-  constexpr int SUB = BITS ? 5 : TILED ? 1 : 2;
+  constexpr int SUB = BITS ? 5 : TILED ? 1 : CHUNKS == 1 ? 4 : 2;
   constexpr int SLOT_TOKENS = QT_TOKENS * SUB;
   // one byte per value (d % 16 == 0: every tile is whole 16-byte units) or ceil(d / 8) per 1-bit token; narrow
   // ones' slots take 32 bytes more: the copy's lead into its first 16-byte unit, and words read past the last row.
