@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
+import dev.maxsim4j.cli.text.Names;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -134,10 +135,10 @@ final class QuantizeCommand {
       long after = codes.byteSize() + scales.byteSize();
       // a file of no tokens has no ratio to report
       String ratio = after == 0 ? "no tokens" : String.format(Locale.ROOT, "%.2fx smaller", (double) before / after);
-      out.printf(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales %s float32 (%s, %s%s);"
-              + " file %s -> %s%n", emb.source(), emb.type(), emb.shapeString(), Sizes.of(before), target,
+      out.println(Names.oneLine(String.format(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales"
+              + " %s float32 (%s, %s%s); file %s -> %s", emb.source(), emb.type(), emb.shapeString(), Sizes.of(before), target,
           TokenType.elementType(dtype), Arrays.toString(codeShape), Arrays.toString(tokenShape), Sizes.of(after),
-          ratio, copied, Sizes.of(Files.size(in)), Sizes.of(Files.size(target)));
+          ratio, copied, Sizes.of(Files.size(in)), Sizes.of(Files.size(target)))));
     }
     return 0;
   }

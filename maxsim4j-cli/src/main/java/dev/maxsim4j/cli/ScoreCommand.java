@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.text.Names;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -154,9 +155,10 @@ final class ScoreCommand {
         what = "[" + q.size() + ", " + d.size() + "] scores -> " + target;
       }
       output.commit();
-      out.printf(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)%n", what,
-          maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
-          (System.nanoTime() - read) / 1e6);
+      // the output's name may hold any character: the summary stays one line
+      out.println(Names.oneLine(String.format(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
+          what, maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
+          (System.nanoTime() - read) / 1e6)));
     }
     return 0;
   }

@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.text.Names;
 import dev.maxsim4j.cli.text.Warnings;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -82,9 +83,10 @@ final class ShardedScore {
         what = "[" + q.size() + ", " + documents + "] scores of " + shards.size() + " shards -> " + target;
       }
       output.commit();
-      out.printf(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)%n", what,
-          maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
-          (System.nanoTime() - read) / 1e6);
+      // the output's name may hold any character: the summary stays one line
+      out.println(Names.oneLine(String.format(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
+          what, maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
+          (System.nanoTime() - read) / 1e6)));
     }
     return 0;
   }
@@ -231,6 +233,6 @@ final class ShardedScore {
   private static void progress(PrintStream err, int s, List<Shard> shards, long t0) {
     Shard shard = shards.get(s);
     err.printf(Locale.ROOT, "score: shard %d of %d, %s: %d documents in %.1f ms%n", s + 1, shards.size(),
-        shard.file().getFileName(), shard.batch().size(), (System.nanoTime() - t0) / 1e6);
+        Names.escape(shard.file().getFileName().toString()), shard.batch().size(), (System.nanoTime() - t0) / 1e6);
   }
 }

@@ -87,7 +87,7 @@ public final class EncodeCommand {
       output.write(file -> SafeTensors.write(file, tensors));
       output.commit();
       out.printf(Locale.ROOT, "encoded %d texts into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
-          b.size(), target, tokens, b.dim(), dtype, b.size() + 1);
+          b.size(), TextFiles.shown(target), tokens, b.dim(), dtype, b.size() + 1);
     }
     return 0;
   }

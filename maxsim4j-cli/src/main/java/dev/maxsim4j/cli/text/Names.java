@@ -31,6 +31,24 @@ public final class Names {
     return out.toString();
   }
 
+  /**
+   * {@code text} with every character {@link #escape} would escape, the backslash aside, as '?': for a line that
+   * quotes names or file content (an error, a warning, a listing) and must stay one line whatever they hold.
+   */
+  public static String oneLine(String text) {
+    char[] out = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isISOControl(c) || isLineOrDirection(c) || isUnpairedSurrogate(text, i)) {
+        if (out == null) {
+          out = text.toCharArray();
+        }
+        out[i] = '?';
+      }
+    }
+    return out == null ? text : new String(out);
+  }
+
   /** Line and paragraph separators, and the marks that turn text right to left (they could fake a name). */
   private static boolean isLineOrDirection(char c) {
     return c == '\u2028' || c == '\u2029' || c == '\u200e' || c == '\u200f' || c >= '\u202a' && c <= '\u202e'

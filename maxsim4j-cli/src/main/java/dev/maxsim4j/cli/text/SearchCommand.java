@@ -87,7 +87,7 @@ public final class SearchCommand {
           Ranked r = rank(encoder, maxSim, index, lucene, rerank.equals("lucene"), queries.get(i), candidates, err);
           String stages = stages(r, lucene) + (i == 0 ? " (first query: JIT cold)" : "");
           if (queries.size() > 1) {
-            out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, queries.get(i), stages);
+            out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, Names.oneLine(queries.get(i)), stages);
           } else {
             out.println(summary + "; " + stages);
           }

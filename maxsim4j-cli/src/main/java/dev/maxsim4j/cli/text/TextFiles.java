@@ -242,9 +242,8 @@ public final class TextFiles {
 
   /** The first {@code max} characters of a text on one line, for listings. */
   public static String snippet(String text, int max) {
-    // control and direction characters could rewrite the terminal line; spaces are folded anyway
-    String flat = text.strip().replaceAll("\\s+", " ")
-        .replaceAll("[\\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]", "?");
+    // control, line-separator and direction characters could rewrite the terminal line; spaces are folded anyway
+    String flat = Names.oneLine(text.strip().replaceAll("\\s+", " "));
     return flat.length() <= max ? flat : flat.substring(0, max - 3) + "...";
   }
 

@@ -19,7 +19,8 @@ public final class Warnings {
   public void warn(String message) {
     count++;
     if (count <= SHOWN) {
-      err.println("maxsim4j: warning: " + message);
+      // a name or line of a file quoted in it must not split the warning or forge a line of its own
+      err.println("maxsim4j: warning: " + Names.oneLine(message));
     }
   }
 
