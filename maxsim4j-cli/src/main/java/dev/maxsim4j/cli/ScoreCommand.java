@@ -106,6 +106,12 @@ final class ScoreCommand {
     if (a.has("--pairwise") && candidates) {
       throw new UsageException("score: --pairwise cannot be combined with 4-D candidate documents");
     }
+    requireSameDim(queries, "--docs " + docs.embeddings().source(), docs.batch(), docs.embeddings().shapeString(),
+        Inputs.DOCS);
+    if (a.has("--pairwise") && queries.batch().size() != docs.batch().size()) {
+      throw new IllegalArgumentException("--pairwise: " + rows(queries, Inputs.QUERIES) + ", " + rows(docs, Inputs.DOCS)
+          + "; expected as many documents as queries (row i scores against row i)");
+    }
     List<Path> inputs = new ArrayList<>(queries.files());
     inputs.addAll(docs.files());
     Path target = AtomicOutput.target(option, a.get(option));
@@ -120,8 +126,9 @@ final class ScoreCommand {
             + ": K = 0 candidates per query; expected at least 1");
       }
       if (q.size() != b) {
-        throw new IllegalArgumentException("queries have B=" + q.size() + " rows but docs "
-            + docs.embeddings().shapeString() + " have B=" + b);
+        throw new IllegalArgumentException(rows(queries, Inputs.QUERIES) + ", but --docs " + docs.embeddings().source()
+            + " holds candidates for " + b + " queries " + docs.embeddings().shapeString() + "; expected [B, K, L, d]"
+            + " with B the queries' rows");
       }
     }
     long read = System.nanoTime();
@@ -161,6 +168,30 @@ final class ScoreCommand {
           (System.nanoTime() - read) / 1e6)));
     }
     return 0;
+  }
+
+  /**
+   * Refuses documents of another token dimension than {@code queries}, naming both files ({@code docs}: the option
+   * and file, {@code shape} its embeddings' shape); the library's own refusal names neither.
+   */
+  static void requireSameDim(Inputs.Loaded queries, String docs, TokenBatch d, String shape, Inputs.Options o) {
+    TokenBatch q = queries.batch();
+    if (q.dim() != d.dim()) {
+      throw new IllegalArgumentException("d mismatch: --queries " + queries.embeddings().source() + " holds tokens of "
+          + dim(q, Inputs.QUERIES) + " " + queries.embeddings().shapeString() + ", but " + docs + " holds tokens of "
+          + dim(d, o) + (shape.isEmpty() ? "" : " " + shape) + "; expected one token dimension");
+    }
+  }
+
+  /** A batch's token dimension, and where packed bits take it from. */
+  private static String dim(TokenBatch b, Inputs.Options o) {
+    return "d = " + b.dim() + (b.dtype() == dev.maxsim4j.DType.BINARY ? " (" + o.bits() + ")" : "");
+  }
+
+  /** "--queries FILE holds N rows [shape]" for a message. */
+  private static String rows(Inputs.Loaded l, Inputs.Options o) {
+    return o.embeddings() + " " + l.embeddings().source() + " holds " + l.batch().size() + " rows "
+        + l.embeddings().shapeString();
   }
 
   /** The files the command line names for queries and documents (a --docs folder included). */

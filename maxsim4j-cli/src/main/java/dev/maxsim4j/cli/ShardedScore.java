@@ -59,6 +59,8 @@ final class ShardedScore {
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
     List<Shard> shards = load(a, Path.of(a.get("--docs")), queries.files(), err);
+    Shard head = shards.getFirst(); // every shard has its dimension
+    ScoreCommand.requireSameDim(queries, "--docs shard " + head.file(), head.batch(), "", Inputs.DOCS);
     long documents = shards.getLast().first() + shards.getLast().batch().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK) {
