@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
@@ -185,7 +186,7 @@ final class ScoreCommand {
 
   /** A batch's token dimension, and where packed bits take it from. */
   private static String dim(TokenBatch b, Inputs.Options o) {
-    return "d = " + b.dim() + (b.dtype() == dev.maxsim4j.DType.BINARY ? " (" + o.bits() + ")" : "");
+    return "d = " + b.dim() + (b.dtype() == DType.BINARY ? " (" + o.bits() + ")" : "");
   }
 
   /** "--queries FILE holds N rows [shape]" for a message. */
