@@ -213,8 +213,8 @@ public final class MaxSimRescorer extends Rescorer {
     Arrays.sort(hits, (a, b) -> Integer.compare(a.doc, b.doc));
     // on the CPU, blocks of CPU_BLOCK hits (doc order) are gathered and scored in parallel: each block reads
     // its leaves' doc values forward with its own iterators into a reused per-thread buffer, then scores in
-    // one fused call, so gathering (copying ~150 MB per 1000 ColBERT-sized documents) overlaps scoring
-    // (measured: 68 ms as one gather + one call, 33 ms in blocks, docs/benchmarks.md)
+    // one fused call, so gathering (copying ~150 MB per 1000 ColBERT-sized documents) overlaps scoring, which
+    // measured about twice as fast as one gather and one call (docs/benchmarks.md)
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     ScoreDoc[] sorted = hits;
     int block = blockSize(hits.length);

@@ -24,7 +24,7 @@ import jdk.incubator.vector.VectorSpecies;
  * final sum over query tokens, and the corpus is read as stored, never transposed.
  *
  * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 6 document tokens = 12 independent FMA chains (more
- * than FMA latency x two pipes needs), 8 loads per 12 FMAs; measured 8-9% faster than 2 x 4 on one core
+ * than FMA latency x two pipes needs), 8 loads per 12 FMAs; it measured faster than 2 x 4 on one core
  * (docs/benchmarks.md). With 8 lanes or fewer, 4 vectors x 3 tokens first (7 loads per 12 FMAs, and 15 live
  * vectors were too many for AVX2's 16 registers). The last V query lanes use 1 vector x 4 tokens. A tail
  * shorter than a step repeats the last token: a duplicate never changes a max, and the strict {@code >} of the

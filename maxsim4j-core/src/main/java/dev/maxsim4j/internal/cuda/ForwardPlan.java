@@ -293,15 +293,14 @@ final class ForwardPlan {
   }
 
   /**
-   * Rule 20: ... and pays wherever it applies for 1-bit documents (one query against 1000 documents of 300 tokens:
-   * 0.014 ms against the mma.sync kernel's 0.027), and for 8-bit documents wherever a query has at least 4 of them
-   * (its rows are loaded once for them: one query against 4 documents of 300 tokens, 0.0078 ms against 0.0201, up
-   * to 10,000). Launches where most pairs have a query of their own (pairwise), which load a query per pair and were
-   * not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per SM) and leave fewer to the
-   * mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted at the longest
-   * document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128 take it at any
-   * size (the alternative, rule 19's kernel, groups the dimensions into its k-steps otherwise, so a pair scored
-   * among candidates would differ in the last bit from the same pair in all pairs).
+   * Rule 20: ... and pays wherever it applies for 1-bit documents, and for 8-bit documents wherever a query has at
+   * least 4 of them (its rows are loaded once for them; measured from 4 to 10,000 documents of 300 tokens against the
+   * mma.sync kernel, docs/design/kernel-selection.md). Launches where most pairs have a query of their own (pairwise),
+   * which load a query per pair and were not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per
+   * SM) and leave fewer to the mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted
+   * at the longest document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128 take
+   * it at any size (the alternative, rule 19's kernel, groups the dimensions into its k-steps otherwise, so a pair
+   * scored among candidates would differ in the last bit from the same pair in all pairs).
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
