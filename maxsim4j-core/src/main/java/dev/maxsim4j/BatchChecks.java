@@ -81,17 +81,19 @@ final class BatchChecks {
   }
 
   static void checkPackedBytes(String name, long bytes, DType dtype, int[] offsets, int dim) {
-    long perToken = dim > 0 ? dtype.bytesPerToken(dim) : 1;
-    if (dim > 0 && bytes % perToken != 0) {
+    checkOffsets(offsets, dim);
+    long perToken = dtype.bytesPerToken(dim);
+    if (bytes % perToken != 0) {
       throw new IllegalArgumentException(name + " holds " + bytes + " bytes, not a whole number of " + dtype
           + " tokens of dim " + dim + " (" + perToken + " bytes each)");
     }
     long tokens = bytes / perToken;
-    if (tokens > Arguments.MAX_ARRAY) { // tokens x dim below would not fit a long
-      throw new IllegalArgumentException(name + " holds " + bytes + " bytes, " + tokens + " " + dtype
-          + " tokens of dim " + dim + "; expected at most " + Arguments.MAX_ARRAY);
+    // counted in tokens and bytes: for BINARY, tokens x dim is no count of anything the storage holds
+    if (offsets[offsets.length - 1] != tokens) {
+      throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = " + tokens
+          + " (" + name + " holds " + bytes + " bytes, " + tokens + " " + dtype + " tokens of dim " + dim + " at "
+          + perToken + " bytes each)");
     }
-    checkPackedShape(name, tokens * Math.max(dim, 1), offsets, dim);
   }
 
   /** Rows and a mask of n x length tokens are Java arrays: both counts must fit one. */
@@ -134,6 +136,19 @@ final class BatchChecks {
   }
 
   static void checkPackedShape(String name, long elements, int[] offsets, int dim) {
+    checkOffsets(offsets, dim);
+    long tokens = elements / dim;
+    if (elements % dim != 0) {
+      throw new IllegalArgumentException(name + " holds " + elements + " elements, not a multiple of dim " + dim);
+    }
+    if (offsets[offsets.length - 1] != tokens) {
+      throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = "
+          + tokens + " (" + name + " holds " + elements + " elements of dim " + dim + ")");
+    }
+  }
+
+  /** {@code dim >= 1} and offsets of N+1 entries from 0, never decreasing, whose rows the heap can book. */
+  private static void checkOffsets(int[] offsets, int dim) {
     Arguments.nonNull(offsets, "offsets");
     if (dim <= 0) {
       throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 1");
@@ -150,14 +165,6 @@ final class BatchChecks {
         throw new IllegalArgumentException("offsets not monotone: offsets[" + i + "] = " + offsets[i]
             + " < offsets[" + (i - 1) + "] = " + offsets[i - 1]);
       }
-    }
-    long tokens = elements / dim;
-    if (elements % dim != 0) {
-      throw new IllegalArgumentException(name + " holds " + elements + " elements, not a multiple of dim " + dim);
-    }
-    if (offsets[offsets.length - 1] != tokens) {
-      throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = "
-          + tokens + " (" + name + " holds " + elements + " elements of dim " + dim + ")");
     }
   }
 }
