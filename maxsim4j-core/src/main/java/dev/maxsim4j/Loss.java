@@ -1,5 +1,8 @@
 package dev.maxsim4j;
 
+import java.util.Arrays;
+import java.util.Objects;
+
 /**
  * A training loss over a score matrix {@code [rows][columns]} (all pairs {@code [Nq][Nd]} or candidates
  * {@code [B][K]}), averaged over rows. {@link #evaluate} is the CPU definition, in float64; the GPU backend
@@ -19,6 +22,8 @@ package dev.maxsim4j;
  * <p>Scores are taken as the forward gives them: a row holding an infinite score (an exact score past fp32's
  * range, e.g. from tokens near {@code 1e20}) yields a NaN loss and NaN gradients for that row, not the limit
  * the formula tends to. Unit-length tokens, as retrievers produce, are far from that range.
+ *
+ * <p>The records here compare, hash and print their arrays by value (a record's own would by identity).
  */
 public sealed interface Loss {
 
@@ -76,6 +81,23 @@ public sealed interface Loss {
 
   /** A loss value and its gradient with respect to the scores, row-major like the scores. */
   record Value(double loss, float[] dScores, int rows, int columns) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Value v && Double.compare(loss, v.loss) == 0 && Arrays.equals(dScores, v.dScores)
+          && rows == v.rows && columns == v.columns;
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(loss, Arrays.hashCode(dScores), rows, columns);
+    }
+
+    @Override
+    public String toString() {
+      return "Value[loss=" + loss + ", dScores=" + Arrays.toString(dScores) + ", rows=" + rows + ", columns="
+          + columns + "]";
+    }
+
     /** {@code dL/dscores} as {@code [rows][columns]}. */
     public float[][] dScoreMatrix() {
       float[][] m = new float[rows][columns];
@@ -119,6 +141,22 @@ public sealed interface Loss {
     @Override
     public int[] positives() {
       return positives == null ? null : positives.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Contrastive c && Arrays.equals(positives, c.positives)
+          && Float.compare(temperature, c.temperature) == 0;
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * Arrays.hashCode(positives) + Float.hashCode(temperature);
+    }
+
+    @Override
+    public String toString() {
+      return "Contrastive[positives=" + Arrays.toString(positives) + ", temperature=" + temperature + "]";
     }
 
     @Override
@@ -190,6 +228,23 @@ public sealed interface Loss {
       return copy;
     }
 
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof KlDistillation k && Arrays.deepEquals(teacherScores, k.teacherScores)
+          && Float.compare(temperature, k.temperature) == 0;
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * Arrays.deepHashCode(teacherScores) + Float.hashCode(temperature);
+    }
+
+    @Override
+    public String toString() {
+      return "KlDistillation[teacherScores=" + Arrays.deepToString(teacherScores) + ", temperature=" + temperature
+          + "]";
+    }
+
     /** Teacher scores row-major. */
     public float[] teacherFlat() {
       int columns = teacherScores.length == 0 ? 0 : teacherScores[0].length;
@@ -246,6 +301,21 @@ public sealed interface Loss {
     @Override
     public float[] teacherMargins() {
       return teacherMargins.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof MarginMse m && Arrays.equals(teacherMargins, m.teacherMargins);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(teacherMargins);
+    }
+
+    @Override
+    public String toString() {
+      return "MarginMse[teacherMargins=" + Arrays.toString(teacherMargins) + "]";
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.PriorityQueue;
 
@@ -7,8 +8,25 @@ import java.util.PriorityQueue;
  * The best {@code k} documents of each query: {@code scores[i][r]} and {@code indices[i][r]} at rank
  * {@code r} (0 is best). Higher scores first; equal scores by the lower document index; a NaN score ranks
  * above every number so that a corrupt document is seen, not hidden. A query has {@code min(k, Nd)} entries.
+ * Two results are equal when they hold the same scores (as {@link Float#equals}) and indices.
  */
 public record TopK(float[][] scores, int[][] indices) {
+
+  // a record compares and prints its arrays by identity: equal rankings were unequal, printed as [[F@1b6d3586
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof TopK t && Arrays.deepEquals(scores, t.scores) && Arrays.deepEquals(indices, t.indices);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * Arrays.deepHashCode(scores) + Arrays.deepHashCode(indices);
+  }
+
+  @Override
+  public String toString() {
+    return "TopK[scores=" + Arrays.deepToString(scores) + ", indices=" + Arrays.deepToString(indices) + "]";
+  }
 
   /**
    * The exact top {@code k} over a corpus scored in parts (shards, partitions, devices): part {@code p} holds
