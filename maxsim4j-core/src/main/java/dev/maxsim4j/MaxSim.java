@@ -96,6 +96,8 @@ public final class MaxSim implements AutoCloseable {
   /** Configures backend and threads. */
   public static final class Builder {
     private String backend = BackendSelector.defaultName();
+    /** Whether {@link #backend} is still the system property's: an unknown name is then reported as that property. */
+    private boolean backendFromProperty = true;
     private int threads; // 0: the property maxsim4j.threads, else all available processors
     private boolean deterministic = true;
 
@@ -119,6 +121,7 @@ public final class MaxSim implements AutoCloseable {
      */
     public Builder backend(String name) {
       this.backend = Arguments.nonNull(name, "backend");
+      this.backendFromProperty = false;
       return this;
     }
 
@@ -129,6 +132,10 @@ public final class MaxSim implements AutoCloseable {
     }
 
     public MaxSim build() {
+      if (backendFromProperty && !BackendSelector.isKnown(backend)) {
+        throw new IllegalArgumentException("system property " + BackendSelector.PROPERTY + " = '" + backend
+            + "'; expected one of " + BackendSelector.NAMES + " (or call backend(name) on the builder)");
+      }
       int n = threads > 0 ? threads : defaultThreads();
       return new MaxSim(BackendSelector.create(backend, n), backend, deterministic);
     }

@@ -31,6 +31,14 @@ public final class BackendSelector {
     return System.getProperty(PROPERTY, "auto");
   }
 
+  /** The names {@link #create} takes, as its error lists them. */
+  public static final String NAMES = "auto, cpu, cuda, reference, scalar, vector";
+
+  /** Whether {@link #create} knows {@code name} (case and surrounding blanks aside). */
+  public static boolean isKnown(String name) {
+    return java.util.List.of(NAMES.split(", ")).contains(name.trim().toLowerCase(Locale.ROOT));
+  }
+
   public static Backend create(String name, int threads) {
     String n = name.trim().toLowerCase(Locale.ROOT);
     return switch (n) {
@@ -41,7 +49,7 @@ public final class BackendSelector {
       case "cpu" -> bestCpu(threads);
       case "auto" -> auto(threads);
       default -> throw new IllegalArgumentException("backend '" + name
-          + "' is unknown; expected one of auto, cpu, cuda, reference, scalar, vector");
+          + "' is unknown; expected one of " + NAMES);
     };
   }
 
