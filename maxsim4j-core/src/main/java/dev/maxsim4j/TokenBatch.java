@@ -297,28 +297,41 @@ public final class TokenBatch {
   /**
    * An fp32 copy of this batch with every valid token scaled to unit L2 norm (zero vectors stay zero; a token
    * holding NaN is left as it is, and one holding an infinity becomes NaN there and 0 elsewhere: either scores NaN).
-   * Scoring never normalises on its own; this is the explicit opt-in.
+   * Quantized tokens are normalised from their exact values {@code scale x q}, finite even where their fp32 copy
+   * ({@link #toFloatArray}) is not. Scoring never normalises on its own; this is the explicit opt-in.
    */
   public TokenBatch l2Normalized() {
     float[] data = copyAsFloats("l2Normalized");
+    boolean quantized = tokens.dtype.isQuantized();
+    try {
+      normalize(data, quantized);
+    } catch (IllegalStateException e) {
+      throw closedWhileRead(e);
+    }
+    return withStorage(DType.FLOAT32, data, null);
+  }
+
+  /** Scales each stored token of {@code data}, this batch's fp32 copy, to unit L2 norm (see l2Normalized). */
+  private void normalize(float[] data, boolean quantized) {
     int dim = tokens.dim;
     for (int s = 0; s < tokens.storedTokens; s++) {
       double sq = 0;
       for (int k = 0; k < dim; k++) {
-        float v = data[s * dim + k];
-        sq += (double) v * v;
+        // a quantized value is read exactly, scale x q: its fp32 copy is infinite for a large scale
+        double v = quantized ? tokens.value(s, k) : data[s * dim + k];
+        sq += v * v;
       }
       if (sq > 0) {
         double norm = Math.sqrt(sq);
         float inv = (float) (1.0 / norm);
-        boolean normalInverse = inv >= Float.MIN_NORMAL && inv <= Float.MAX_VALUE;
+        boolean normalInverse = !quantized && inv >= Float.MIN_NORMAL && inv <= Float.MAX_VALUE;
         for (int k = 0; k < dim; k++) {
           // a norm outside fp32's normal range has a reciprocal that overflows or is subnormal: divide in float64
-          data[s * dim + k] = normalInverse ? data[s * dim + k] * inv : (float) (data[s * dim + k] / norm);
+          data[s * dim + k] = normalInverse ? data[s * dim + k] * inv
+              : (float) ((quantized ? tokens.value(s, k) : data[s * dim + k]) / norm);
         }
       }
     }
-    return withStorage(DType.FLOAT32, data, null);
   }
 
   /**
@@ -329,8 +342,9 @@ public final class TokenBatch {
    * scale of least squared error); the sign bit is set for {@code x >= 0}. A token of zeros stays exactly zero
    * (scale 1 for int8 and fp8, 0 for one bit). Quantizing a quantized batch requantizes its dequantized values.
    *
-   * @throws IllegalArgumentException when {@code type} is not quantized, or a stored token holds NaN or an
-   *     infinity (the error names it)
+   * @throws IllegalArgumentException when {@code type} is not quantized, a stored token holds NaN or an
+   *     infinity, or (requantizing) its values {@code scale x q}, read exactly, need a scale past fp32's largest
+   *     value (the error names it)
    */
   public TokenBatch quantize(DType type) {
     Arguments.nonNull(type, "type");

@@ -49,14 +49,23 @@ public final class Quantization {
     byte[] out = new byte[Math.multiplyExact(n, tokenBytes)];
     float[] scales = new float[n];
     float[] row = new float[n == 0 ? 0 : dim]; // a batch of no token may have any d: stage none
+    // a quantized token is read exactly, scale x q in float64: its fp32 product overflows for a large scale where
+    // the value, and so its requantization, is finite
+    double[] exact = tokens.dtype.isQuantized() ? new double[row.length] : null;
     for (int t = 0; t < n; t++) {
-      tokens.copyTokens(t, 1, row, 0);
+      if (exact == null) {
+        tokens.copyTokens(t, 1, row, 0);
+      } else {
+        for (int k = 0; k < dim; k++) {
+          exact[k] = tokens.value(t, k);
+        }
+      }
       double absMax = 0;
       double absSum = 0;
       for (int k = 0; k < dim; k++) {
-        float v = row[k];
-        if (!Float.isFinite(v)) {
-          throw new IllegalArgumentException("stored token " + t + " holds " + v + " at dimension " + k
+        double v = exact == null ? row[k] : exact[k];
+        if (!Double.isFinite(v)) {
+          throw new IllegalArgumentException("stored token " + t + " holds " + (float) v + " at dimension " + k
               + "; expected finite values to quantize");
         }
         absMax = Math.max(absMax, Math.abs(v));
@@ -65,32 +74,46 @@ public final class Quantization {
       int base = t * tokenBytes;
       switch (type) {
         case INT8 -> {
-          float scale = fitScale(absMax, 127);
+          float scale = fitScale(t, absMax, 127, type);
           for (int k = 0; k < dim; k++) {
-            out[base + k] = (byte) Math.max(-127, Math.min(127, Math.rint(row[k] / scale)));
+            double code = exact == null ? row[k] / scale : exact[k] / scale;
+            out[base + k] = (byte) Math.max(-127, Math.min(127, Math.rint(code)));
           }
           scales[t] = scale;
         }
         case FLOAT8_E4M3 -> {
-          float scale = fitScale(absMax, E4M3_MAX);
+          float scale = fitScale(t, absMax, E4M3_MAX, type);
           for (int k = 0; k < dim; k++) {
-            out[base + k] = encodeE4m3(row[k] / scale);
+            out[base + k] = encodeE4m3(exact == null ? row[k] / scale : (float) (exact[k] / scale));
           }
           scales[t] = scale;
         }
         case BINARY -> {
           for (int k = 0; k < dim; k++) {
-            if (row[k] >= 0) {
+            if ((exact == null ? row[k] : exact[k]) >= 0) {
               out[base + (k >>> 3)] |= (byte) (0x80 >>> (k & 7));
             }
           }
-          scales[t] = (float) (absSum / dim);
+          scales[t] = fitScale(t, absSum / dim, 1, type);
         }
         default -> throw new IllegalArgumentException("type " + type
             + " is not a quantized type; expected INT8, FLOAT8_E4M3 or BINARY");
       }
     }
     return new Quantized(out, scales);
+  }
+
+  /**
+   * As {@link #fitScale(double, float)} for stored token {@code token}; a scale past fp32's largest (only a quantized
+   * token of a huge scale needs one) is refused by name rather than clipped to it, which would change the values.
+   */
+  private static float fitScale(int token, double absMax, float top, DType type) {
+    if (absMax / top > Float.MAX_VALUE) {
+      throw new IllegalArgumentException("stored token " + token + " holds magnitudes up to " + absMax + ", whose "
+          + type + " scale " + absMax / top + " passes fp32's largest value; expected magnitudes up to "
+          + (double) top * Float.MAX_VALUE + " to quantize to " + type);
+    }
+    return type == DType.BINARY ? (float) absMax : fitScale(absMax, top);
   }
 
   /**
@@ -107,7 +130,8 @@ public final class Quantization {
     if (scale < Float.MIN_NORMAL && (double) scale * top < absMax) {
       scale = Math.nextUp(scale);
     }
-    if (Float.isInfinite(scale * top)) {
+    // only a scale rounded up: the largest value of a requantized token may lie past fp32's largest itself
+    if (Float.isInfinite(scale * top) && (double) scale * top > absMax) {
       scale = Math.nextDown(scale);
     }
     return scale;
