@@ -134,7 +134,8 @@ public final class MaxSim implements AutoCloseable {
     public MaxSim build() {
       if (backendFromProperty && !BackendSelector.isKnown(backend)) {
         throw new IllegalArgumentException("system property " + BackendSelector.PROPERTY + " = '" + backend
-            + "'; expected one of " + BackendSelector.NAMES + " (or call backend(name) on the builder)");
+            + "'; expected one of " + String.join(", ", BackendSelector.NAMES)
+            + " (or call backend(name) on the builder)");
       }
       int n = threads > 0 ? threads : defaultThreads();
       return new MaxSim(BackendSelector.create(backend, n), backend, deterministic);

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal;
 import dev.maxsim4j.internal.cpu.CpuBackends;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import dev.maxsim4j.internal.cuda.CudaDevices;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,12 +32,12 @@ public final class BackendSelector {
     return System.getProperty(PROPERTY, "auto");
   }
 
-  /** The names {@link #create} takes, as its error lists them. */
-  public static final String NAMES = "auto, cpu, cuda, reference, scalar, vector";
+  /** The names {@link #create} takes. */
+  public static final List<String> NAMES = List.of("auto", "cpu", "cuda", "reference", "scalar", "vector");
 
   /** Whether {@link #create} knows {@code name} (case and surrounding blanks aside). */
   public static boolean isKnown(String name) {
-    return java.util.List.of(NAMES.split(", ")).contains(name.trim().toLowerCase(Locale.ROOT));
+    return NAMES.contains(name.trim().toLowerCase(Locale.ROOT));
   }
 
   public static Backend create(String name, int threads) {
@@ -49,7 +50,7 @@ public final class BackendSelector {
       case "cpu" -> bestCpu(threads);
       case "auto" -> auto(threads);
       default -> throw new IllegalArgumentException("backend '" + name
-          + "' is unknown; expected one of " + NAMES);
+          + "' is unknown; expected one of " + String.join(", ", NAMES));
     };
   }
 
