@@ -19,7 +19,8 @@ class HostilePackedBytesMessageTest {
         + " each)", heap.getMessage());
     try (Arena arena = Arena.ofShared()) {
       IllegalArgumentException memory = assertThrows(IllegalArgumentException.class,
-          () -> TokenBatch.packedFromMemorySegment(arena.allocate(10), DType.FLOAT8_E4M3, null, new int[] {0, 1, 3}, 5));
+          () -> TokenBatch.packedFromMemorySegment(arena.allocate(10), DType.FLOAT8_E4M3, null,
+              new int[] {0, 1, 3}, 5));
       assertEquals("offsets end at 3; expected T = 2 (memory holds 10 bytes, 2 FLOAT8_E4M3 tokens of dim 5 at 5"
           + " bytes each)", memory.getMessage());
     }

@@ -29,7 +29,8 @@ class HostileRecordEqualityTest {
   @Test
   void lossesAndTheirValuesCompareByContents() {
     assertEquals(Loss.contrastive(new int[] {1, 0}, 0.5f), Loss.contrastive(new int[] {1, 0}, 0.5f));
-    assertEquals(Loss.contrastive(new int[] {1, 0}, 0.5f).hashCode(), Loss.contrastive(new int[] {1, 0}, 0.5f).hashCode());
+    assertEquals(Loss.contrastive(new int[] {1, 0}, 0.5f).hashCode(),
+        Loss.contrastive(new int[] {1, 0}, 0.5f).hashCode());
     assertNotEquals(Loss.contrastive(new int[] {1, 0}, 0.5f), Loss.contrastive(new int[] {0, 0}, 0.5f));
     assertNotEquals(Loss.contrastive(new int[] {1, 0}, 0.5f), Loss.contrastive(0.5f));
     assertEquals(Loss.contrastive(0.05f), Loss.contrastive(0.05f));
