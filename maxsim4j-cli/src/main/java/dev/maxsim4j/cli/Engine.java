@@ -21,10 +21,6 @@ public final class Engine {
     log = err;
   }
 
-  /**
-   * Opens the backend {@code a} names with the default threads; without {@code --backend}, the library's default
-   * (the {@code maxsim4j.backend} system property, else {@code auto}).
-   */
   /** The names the library's {@code MaxSim.Builder.backend} takes (case and surrounding space aside). */
   static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "reference", "scalar",
       "vector");
@@ -43,6 +39,10 @@ public final class Engine {
   /** The library's system property naming the default backend. */
   private static final String BACKEND_PROPERTY = "maxsim4j.backend";
 
+  /**
+   * Opens the backend {@code a} names with the default threads; without {@code --backend}, the library's default
+   * (the {@code maxsim4j.backend} system property, else {@code auto}).
+   */
   public static MaxSim open(Args a) {
     return open(a, MaxSim.builder());
   }
@@ -58,17 +58,12 @@ public final class Engine {
    */
   public static MaxSim open(String requested, boolean verbose, MaxSim.Builder builder) {
     String named = requested != null ? requested : System.getProperty(BACKEND_PROPERTY, "auto");
-    MaxSim maxSim;
-    try {
-      maxSim = (requested == null ? builder : builder.backend(requested)).build();
-    } catch (IllegalArgumentException e) {
-      // only a refused backend name comes from the property; other settings' errors name themselves
-      if (requested != null || e.getMessage() == null || !e.getMessage().startsWith("backend '")) {
-        throw e;
-      }
-      throw new IllegalArgumentException("-D" + BACKEND_PROPERTY + "=" + named + " (no --backend given): "
-          + e.getMessage(), e);
+    // the library would name the property too, but advise a builder call: say it as a command line would
+    if (requested == null && !BACKENDS.contains(named.trim().toLowerCase(Locale.ROOT))) {
+      throw new IllegalArgumentException("-D" + BACKEND_PROPERTY + "=" + named + " (no --backend given); expected"
+          + " one of " + String.join(", ", BACKENDS));
     }
+    MaxSim maxSim = (requested == null ? builder : builder.backend(requested)).build();
     boolean slowPathAskedFor = named.trim().equalsIgnoreCase("scalar");
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();
