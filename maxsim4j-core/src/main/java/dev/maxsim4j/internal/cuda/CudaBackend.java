@@ -39,7 +39,7 @@ public final class CudaBackend implements Backend {
   /** The threads the caller asked for; the device does the work, so none are started. */
   private final int threads;
   private final ReentrantLock lock = new ReentrantLock();
-  private final KernelParams params = new KernelParams();
+  private final KernelParams params;
   private final DeviceInputs inputs;
   private final ForwardKernels forward;
   private final DeviceTopK topK;
@@ -73,16 +73,29 @@ public final class CudaBackend implements Backend {
     }
     this.threads = threads;
     this.memory = MemoryBudget.fromSystemProperty();
-    this.device = new CudaDevice(ordinal);
     this.ordinal = ordinal;
-    this.forward = new ForwardKernels(device, params, planner);
-    GpuCapabilities gpu = forward.capabilities();
-    this.inputs = new DeviceInputs(device, (q, d) -> planner.halfCopy(q, d, gpu));
-    this.topK = new DeviceTopK(device, params, forward, inputs);
-    this.training = new DeviceTraining(device, params, forward, inputs);
-    this.linear = new DeviceLinear(device, params);
-    this.fde = new DeviceFde(device, params);
-    this.timing = new DeviceTiming(device, forward, training, inputs);
+    // what is made here is released if a later step fails: the caller never gets an instance to close
+    KernelParams madeParams = new KernelParams();
+    CudaDevice madeDevice = null;
+    try {
+      madeDevice = new CudaDevice(ordinal);
+      this.params = madeParams;
+      this.device = madeDevice;
+      this.forward = new ForwardKernels(device, params, planner);
+      GpuCapabilities gpu = forward.capabilities();
+      this.inputs = new DeviceInputs(device, (q, d) -> planner.halfCopy(q, d, gpu));
+      this.topK = new DeviceTopK(device, params, forward, inputs);
+      this.training = new DeviceTraining(device, params, forward, inputs);
+      this.linear = new DeviceLinear(device, params);
+      this.fde = new DeviceFde(device, params);
+      this.timing = new DeviceTiming(device, forward, training, inputs);
+    } catch (RuntimeException | Error e) {
+      if (madeDevice != null) {
+        madeDevice.close();
+      }
+      madeParams.close();
+      throw e;
+    }
   }
 
   /** Why the GPU cannot be used here, or empty when it can. */
@@ -248,8 +261,8 @@ public final class CudaBackend implements Backend {
    * One forward under the lock, its scores handed to {@code read} as pinned host memory after the
    * synchronisation (and the argmax, when asked for, copied into {@code argmax}). Scores only: the kernel
    * writes them straight into pinned memory, poisoned on the host, so the call is one launch and one
-   * synchronisation (each driver call costs a few µs on the H200). With the argmax, or without unified
-   * addressing, they are poisoned in device buffers and copied down.
+   * synchronisation (each driver call has a fixed cost a small call would feel). With the argmax, or without
+   * unified addressing, they are poisoned in device buffers and copied down.
    */
   private <R> R forward(Problem problem, int[] argmax, Function<MemorySegment, R> read) {
     int pairs = problem.pairs();
