@@ -51,13 +51,10 @@ __device__ __forceinline__ void setMaxRegisters() {
   }
 }
 
-// Named barriers (bar.sync/bar.arrive): `threads` (a multiple of 32) arrivals complete barrier `id`; sync
-// also waits for that, arrive does not. Barrier 0 is __syncthreads'.
+// A named barrier (bar.sync): `threads` (a multiple of 32) arrivals complete barrier `id`, and each waits for
+// that. Barrier 0 is __syncthreads'.
 __device__ __forceinline__ void namedBarrierSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void namedBarrierArrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.

@@ -71,7 +71,7 @@ constexpr int WS_THREADS = WS_CONSUMER_WARPS * 32 + 128;     // and the producer
 // Registers per thread after the roles split (setmaxnreg): the producer gives back what the consumers
 // take. The pool is the CTA's launch allocation, 168 a thread (the most 384 threads get), and
 // setmaxnreg.inc waits until the pool can pay: asking for more than the producer released hangs the
-// kernel (64 + 2 x 224 did, on the H200).
+// kernel, so the static_assert below keeps the three roles within the pool.
 constexpr int WS_LAUNCH_REGISTERS = 168;
 constexpr int WS_PRODUCER_REGISTERS = 56;
 constexpr int WS_CONSUMER_REGISTERS = 224;

@@ -88,7 +88,7 @@ final class CudaDevice implements AutoCloseable {
     int minor = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR)) {
       return Optional.of("GPU " + ordinal + " (" + Driver.deviceName(dev) + ") has compute capability " + major + "."
-          + minor + "; maxsim4j needs 7.5 or newer");
+          + minor + "; maxsim4j needs " + MIN_MAJOR + "." + MIN_MINOR + " or newer");
     }
     return Optional.empty();
   }
