@@ -252,7 +252,7 @@ final class ForwardPlan {
   static boolean wgmmaCompressedApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();
     DType d = s.documentType();
-    boolean documents = d == DType.INT8 || d == DType.FLOAT8_E4M3;
+    boolean documents = eightBit(d);
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q == d;
     return gpu.major() == 9 && documents && queries && !s.argmax() && s.dim() % 16 == 0 && s.dim() <= QW_MAX_DIM
         && wgmmaFits(wgmmaRows(s.maxQueryLength()), s, gpu);
@@ -283,7 +283,7 @@ final class ForwardPlan {
   static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();
     DType d = s.documentType();
-    boolean eightBit = (d == DType.INT8 || d == DType.FLOAT8_E4M3) && s.dim() % 16 == 0
+    boolean eightBit = eightBit(d) && s.dim() % 16 == 0
         && (s.dim() <= QT_MAX_DIM || s.dim() <= QT_MAX_WIDE_DIM && gpu.tensorMaps());
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
@@ -322,9 +322,12 @@ final class ForwardPlan {
    * word expands into fp16 operands in 5 instructions, into bf16 ones in 7. 1-bit documents keep bf16 (not timed).
    */
   static boolean halfOperandsPay(ForwardShape s, Plan p) {
-    DType d = s.documentType();
-    return p.family() == Family.QUANT_TMA && s.queryType() == DType.BFLOAT16
-        && (d == DType.INT8 || d == DType.FLOAT8_E4M3);
+    return p.family() == Family.QUANT_TMA && s.queryType() == DType.BFLOAT16 && eightBit(s.documentType());
+  }
+
+  /** int8 or e4m3: one byte a value, every value exact in bf16 and fp16. */
+  static boolean eightBit(DType t) {
+    return t == DType.INT8 || t == DType.FLOAT8_E4M3;
   }
 
   /** Rule 2: several all-pairs queries of at most 32 tokens on sm_90, with half an item per SM. */

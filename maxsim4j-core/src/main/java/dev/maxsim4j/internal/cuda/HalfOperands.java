@@ -46,7 +46,7 @@ final class HalfOperands {
 
   /** Whether rule 20 could read a copy of {@code queries} against {@code documents}: 8-bit documents. */
   static boolean applies(Tokens queries, Tokens documents) {
-    return eligible(queries) && (documents.dtype == DType.INT8 || documents.dtype == DType.FLOAT8_E4M3);
+    return eligible(queries) && ForwardPlan.eightBit(documents.dtype);
   }
 
   /**
