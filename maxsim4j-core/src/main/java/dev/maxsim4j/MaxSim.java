@@ -23,9 +23,9 @@ import java.util.function.Function;
  *
  * <p>Contract, identical on every backend: dot products of the vectors as given (no normalisation; see
  * {@link TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves
- * the max; a document with no valid token scores {@code -1e9}; a query with no valid token scores 0 against
- * any non-empty document; NaN in a valid token makes the score NaN; scores are fp32; in the backward the
- * gradient of a max flows to one document token, the lowest slot among ties.
+ * the max; a document with no valid token scores {@code -1e9} ({@link #EMPTY_DOCUMENT_SCORE}); a query with no
+ * valid token scores 0 against any non-empty document; NaN in a valid token makes the score NaN; scores are fp32;
+ * in the backward the gradient of a max flows to one document token, the lowest slot among ties.
  *
  * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend), within the
  * roundings of fp32 dot products. Dot products are summed in fp32, so values near {@code 1e19} can pass fp32's
@@ -52,6 +52,8 @@ import java.util.function.Function;
 public final class MaxSim implements AutoCloseable {
   /** ForkJoinPool's limit on parallelism. */
   public static final int MAX_THREADS = 32767;
+  /** The score of a document with no valid token, on every backend: below any score of real tokens. */
+  public static final float EMPTY_DOCUMENT_SCORE = -1e9f;
   static final String THREADS_PROPERTY = "maxsim4j.threads";
 
   static {

@@ -1,18 +1,19 @@
 package dev.maxsim4j.internal;
 
+import dev.maxsim4j.MaxSim;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * One way of computing MaxSim (a CPU kernel, later the GPU). Every backend honours the same contract:
+ * One way of computing MaxSim (a CPU kernel or the GPU). Every backend honours the same contract:
  * masked query tokens leave the sum, masked document tokens leave the max, a document without a valid
  * token scores {@link #EMPTY_DOCUMENT_SCORE}, NaN in a valid token makes the score NaN, ties in the max give
  * the argmax (and so the gradient) to the lowest document slot.
  */
 public interface Backend extends AutoCloseable {
 
-  /** Score of a document that has no valid token. */
-  float EMPTY_DOCUMENT_SCORE = -1e9f;
+  /** Score of a document that has no valid token (the API's constant). */
+  float EMPTY_DOCUMENT_SCORE = MaxSim.EMPTY_DOCUMENT_SCORE;
 
   /** Argmax entry of a query slot that is masked, or of any slot when the document is empty. */
   int NO_ARGMAX = -1;

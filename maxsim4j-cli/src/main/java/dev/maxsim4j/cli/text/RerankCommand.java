@@ -28,9 +28,6 @@ public final class RerankCommand {
         without a word piece (only format, control or lone combining characters) has no valid token: it scores
         MaxSim's -1e9 (divided by the query's tokens), last; such a query is an error.""";
 
-  /** MaxSim's score of a document with no valid token. */
-  private static final float NO_VALID_TOKEN = -1e9f;
-
   private RerankCommand() {}
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
@@ -64,7 +61,7 @@ public final class RerankCommand {
       for (int p = 0; p < passageScores.length; p++) {
         // a passage without a word piece is its [CLS] and [SEP] alone, which match every query alike: it has no
         // valid token, and scores as such
-        float score = rows.length(p) > 2 ? passageScores[p] : NO_VALID_TOKEN;
+        float score = rows.length(p) > 2 ? passageScores[p] : MaxSim.EMPTY_DOCUMENT_SCORE;
         scores[candidateOf[p]] = Math.max(scores[candidateOf[p]], score);
       }
       int[] order = IntStream.range(0, scores.length).boxed()
