@@ -242,7 +242,7 @@ public final class CudaBackend implements Backend {
         scores.fill(POISON_BYTE);
         forward.use(slot.lane);
         try {
-          forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
+          forward.launch(in.queries(), in.documents(), PairLayout.of(problem.kind()),
               problem.documentsPerQuery(), 0, pairs, slot.deviceAddress(scores), 0, problem.argmaxStride(),
               q.maxRowLength, q.rows);
         } finally {
@@ -285,7 +285,7 @@ public final class CudaBackend implements Backend {
       argmaxDevice = device.scratch(ScratchSlot.ARGMAX, 4L * argmax.length);
       Driver.fill32(argmaxDevice, POISON_ARGMAX, argmax.length, device.stream);
     }
-    forward.launch(in.queries(), in.documents(), problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1,
+    forward.launch(in.queries(), in.documents(), PairLayout.of(problem.kind()),
         problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, problem.argmaxStride(),
         hostQueries.maxRowLength, hostQueries.rows);
     if (!direct) {

@@ -45,8 +45,8 @@ final class DeviceTiming {
     int pairs = queries.rows * nd;
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
     int[] n = {0};
-    return timeBatches(() -> forward.launch(q, docs[n[0]++ % docs.length], 0, nd, 0, pairs, scores, 0, 0,
-        queries.maxRowLength, queries.rows), warmup, batches, perBatch);
+    return timeBatches(() -> forward.launch(q, docs[n[0]++ % docs.length], PairLayout.ALL_PAIRS, nd, 0, pairs,
+        scores, 0, 0, queries.maxRowLength, queries.rows), warmup, batches, perBatch);
   }
 
   /** See {@link CudaBackend#timeTrainingStep}. */

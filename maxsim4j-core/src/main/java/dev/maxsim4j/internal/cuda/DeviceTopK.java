@@ -199,7 +199,7 @@ final class DeviceTopK implements AutoCloseable {
 
     @Override
     public void block(DeviceTokens d, int first, int w, int global) {
-      forward.launch(in.queries(), d, 0, w, first, nq * w, scores, 0, 0, maxQueryLength, nq);
+      forward.launch(in.queries(), d, PairLayout.ALL_PAIRS, w, first, nq * w, scores, 0, 0, maxQueryLength, nq);
       int blockSegments = (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
       params.set(new KernelArgs.TopKFromScores(scores, w, global, keep, candidates, stride, segmentsUsed * keep));
       Driver.launch(fromScores, "maxsim_topk_from_scores", blockSegments, nq, TOPK_THREADS, 0, device.stream,
@@ -262,7 +262,7 @@ final class DeviceTopK implements AutoCloseable {
     @Override
     public void block(DeviceTokens d, int first, int w, int global) {
       int pairs = nq * w;
-      forward.launch(in.queries(), d, 0, w, first, pairs, scores, 0, 0, maxQueryLength, nq);
+      forward.launch(in.queries(), d, PairLayout.ALL_PAIRS, w, first, pairs, scores, 0, 0, maxQueryLength, nq);
       MemorySegment stage = in.download();
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);

@@ -131,12 +131,12 @@ final class DeviceTraining {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
-    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), 0, problem.documentsPerQuery(), pairs,
-        problem.queries().maxRowLength, problem.queries().rows);
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), PairLayout.ALL_PAIRS,
+        problem.documentsPerQuery(), pairs, problem.queries().maxRowLength, problem.queries().rows);
     long argmax = device.scratch(ScratchSlot.ARGMAX, Math.max(4, (argmax16 ? 2L : 4L) * pairs * stride));
     long dScores = device.scratch(ScratchSlot.DSCORES, 4L * pairs);
-    forward.launch(in.queries(), in.documents(), 0, problem.documentsPerQuery(), 0, pairs, scores, argmax, stride,
-        problem.queries().maxRowLength, problem.queries().rows, argmax16);
+    forward.launch(in.queries(), in.documents(), PairLayout.ALL_PAIRS, problem.documentsPerQuery(), 0, pairs, scores,
+        argmax, stride, problem.queries().maxRowLength, problem.queries().rows, argmax16);
     Driver.fill32(dScores, Float.floatToRawIntBits(1f), pairs, device.stream);
     launchBackward(problem, in, argmax, argmax16, dScores, deterministic, qType, dType);
   }
@@ -168,16 +168,17 @@ final class DeviceTraining {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
-    int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
-    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), mode, columns, pairs, q.maxRowLength, rows);
+    PairLayout layout = PairLayout.of(problem.kind());
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), layout, columns, pairs, q.maxRowLength,
+        rows);
     long argmaxBytes = (argmax16 ? 2L : 4L) * pairs * stride;
     long argmax = device.scratch(ScratchSlot.ARGMAX, Math.max(4, argmaxBytes));
     long rowLoss = device.scratch(ScratchSlot.LOSS_ROWS, 4L * rows);
     long dScores = device.scratch(ScratchSlot.DSCORES, 4L * pairs);
     Driver.fill32(scores, CudaBackend.POISON_SCORE, pairs, device.stream);
     Driver.fill32(argmax, CudaBackend.POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
-    forward.launch(in.queries(), in.documents(), mode, columns, 0, pairs, scores, argmax, stride, q.maxRowLength, rows,
-        argmax16);
+    forward.launch(in.queries(), in.documents(), layout, columns, 0, pairs, scores, argmax, stride, q.maxRowLength,
+        rows, argmax16);
     String kernel;
     switch (loss) {
       case Loss.Contrastive c -> {
@@ -212,7 +213,7 @@ final class DeviceTraining {
     DeviceTokens q = in.queries();
     DeviceTokens d = in.documents();
     int dim = q.dim();
-    int mode = problem.kind() == Problem.Kind.ALL_PAIRS ? 0 : 1;
+    int mode = PairLayout.of(problem.kind()).mode();
     int perQuery = problem.documentsPerQuery();
     int stride = problem.argmaxStride();
     boolean atomic = !deterministic;

@@ -98,19 +98,19 @@ final class ForwardKernels {
   }
 
   /** One forward over {@code pairs} pairs, the argmax in int32 where saved. */
-  void launch(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+  void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
-    launch(q, d, mode, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries, false);
+    launch(q, d, layout, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries, false);
   }
 
   /** As above; {@code argmax16}: the argmax is int16 (only where {@link #narrowArgmax} said so). */
-  void launch(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
+  void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
-    ForwardShape shape = shape(q, d, mode, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0,
+    ForwardShape shape = shape(q, d, layout, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0,
         argmax16);
     ForwardPlan.Plan plan = planner.plan(shape, gpu);
     if (q.halfOperands() != null && planner.halfOperands(shape, plan)) {
-      ForwardShape half = shape(q.halfOperands(), d, mode, perQuery, docOffset, pairs, maxQueryLength, queries,
+      ForwardShape half = shape(q.halfOperands(), d, layout, perQuery, docOffset, pairs, maxQueryLength, queries,
           argmax != 0, argmax16);
       ForwardPlan.Plan halfPlan = planner.plan(half, gpu);
       if (halfPlan.family() == ForwardPlan.Family.QUANT_TMA) { // only rule 20's kernel applies the copy's weights
@@ -126,14 +126,14 @@ final class ForwardKernels {
   }
 
   /** Whether a device-only training step keeps its argmax in int16 (rule 14). */
-  boolean narrowArgmax(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int pairs, int maxQueryLength,
-      int queries) {
-    return planner.narrowArgmax(shape(q, d, mode, perQuery, 0, pairs, maxQueryLength, queries, true, false), gpu);
+  boolean narrowArgmax(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int pairs,
+      int maxQueryLength, int queries) {
+    return planner.narrowArgmax(shape(q, d, layout, perQuery, 0, pairs, maxQueryLength, queries, true, false), gpu);
   }
 
-  private static ForwardShape shape(DeviceTokens q, DeviceTokens d, int mode, int perQuery, int docOffset, int pairs,
-      int maxQueryLength, int queries, boolean argmax, boolean argmax16) {
-    return new ForwardShape(mode, queries, perQuery, docOffset, pairs, maxQueryLength, d.maxLength(), q.dim(),
+  private static ForwardShape shape(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset,
+      int pairs, int maxQueryLength, int queries, boolean argmax, boolean argmax16) {
+    return new ForwardShape(layout, queries, perQuery, docOffset, pairs, maxQueryLength, d.maxLength(), q.dim(),
         q.dtype(), d.dtype(), argmax, argmax16);
   }
 

@@ -32,22 +32,23 @@ final class ForwardLaunches {
     DeviceTokens d = o.d();
     int lq = s.maxQueryLength();
     Split split = p.split();
+    int mode = s.layout().mode();
     KernelArgs args = switch (p.family()) {
       case FFMA -> new KernelArgs.Ffma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride());
       case WGMMA_GROUPS -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
           d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), 0, s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(), o.argmax(), o.argmaxStride(), 0, null, null, 0, 0);
       case STREAM -> new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(),
           p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
       case WGMMA_WS -> {
         boolean partials = p.partials();
         boolean passSums = !partials && p.passes() > 1; // one pass writes its scores directly
         yield new KernelArgs.WgmmaWs(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(),
-            d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
+            d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
             split.slices(), split.sliceTokens(),
             partials ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null,
             partials ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null, lq,
@@ -56,21 +57,21 @@ final class ForwardLaunches {
             passSums ? new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true) : null, d);
       }
       case WGMMA -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
-          d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+          d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(), o.argmax(), o.argmaxStride(), split.sliceTokens(),
           partialMax(s, split), partialArgmax(s, split), lq, split.passes() > 1 ? 1 : 0);
       case BLOCK_GROUPS -> new KernelArgs.BlockGroups(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), s.queries(), s.perQuery(), o.scores(),
           o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split), partialArgmax(s, split), lq);
       case FFMA_SCALED -> new KernelArgs.FfmaScaled(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
-          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(),
+          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode,
           s.perQuery(), s.docOffset(), 0L, o.scores(), o.argmax(), o.argmaxStride());
       case QUANT -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
-          d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+          d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(),
           p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
       case QUANT_WGMMA -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
-          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(),
+          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode,
           s.perQuery(), s.docOffset(), s.pairs(), o.scores(), null);
       case QUANT_TMA -> {
         if (d.data() % 16 != 0) {
@@ -81,14 +82,14 @@ final class ForwardLaunches {
         Scratch work = new Scratch(ScratchSlot.WORK_COUNTERS, 16, true);
         yield ForwardPlan.readsTensorMap(p)
             ? new KernelArgs.QuantTiled(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
-                d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+                d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
                 s.docOffset(), s.pairs(), o.scores(), work, d)
             : new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
-                d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), s.mode(), s.perQuery(),
+                d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
                 s.docOffset(), s.pairs(), o.scores(), work);
       }
       case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), s.mode(), s.perQuery(), s.docOffset(), 0L, o.scores(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), 0L, o.scores(),
           o.argmax(), o.argmaxStride(), p.rowsPerPass(), split.sliceTokens(), partialMax(s, split),
           partialArgmax(s, split), lq);
     };
@@ -109,8 +110,8 @@ final class ForwardLaunches {
     DeviceTokens d = o.d();
     KernelArgs args = new KernelArgs.Merge(partials(ScratchSlot.PARTIAL_MAX, s, slices),
         partials(ScratchSlot.PARTIAL_ARGMAX, s, slices), slices, sliceTokens, s.maxQueryLength(), q.rowStart(),
-        q.rowLength(), q.mask(), d.rowLength(), d.validCount(), s.mode(), s.perQuery(), s.docOffset(), o.scores(),
-        o.argmax(), o.argmaxStride(), s.pairs());
+        q.rowLength(), q.mask(), d.rowLength(), d.validCount(), s.layout().mode(), s.perQuery(), s.docOffset(),
+        o.scores(), o.argmax(), o.argmaxStride(), s.pairs());
     return new KernelLaunch(MERGE, MERGE_ENTRY, Math.ceilDiv(s.pairs(), MERGE_WARPS), 1, MERGE_WARPS * 32, 0,
         false, false, args);
   }

@@ -338,7 +338,7 @@ final class ForwardPlan {
 
   /** Rule 2: where wgmma query groups exist: sm_90, all pairs, several queries of at most 32 tokens. */
   static boolean wgmmaGroupsApply(ForwardShape s, GpuCapabilities gpu) {
-    return gpu.major() == 9 && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
+    return gpu.major() == 9 && s.layout() == PairLayout.ALL_PAIRS && s.queries() >= 2
         && s.maxQueryLength() <= GROUP_ROWS && wgmmaFits(WGMMA_GROUP_ROWS, s, gpu);
   }
 
@@ -347,7 +347,7 @@ final class ForwardPlan {
    * all pairs, several queries of at most 32 tokens.
    */
   static boolean wsQueryGroupsApply(ForwardShape s, GpuCapabilities gpu) {
-    return wgmmaWsApplies(s, gpu) && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
+    return wgmmaWsApplies(s, gpu) && s.layout() == PairLayout.ALL_PAIRS && s.queries() >= 2
         && s.maxQueryLength() <= GROUP_ROWS;
   }
 
@@ -406,7 +406,7 @@ final class ForwardPlan {
 
   /** Rule 13: where block-kernel query groups exist: all pairs from the first document, queries of <= 32. */
   static boolean queryGroupsApply(ForwardShape s, GpuCapabilities gpu) {
-    return s.mode() == ForwardShape.ALL_PAIRS && s.docOffset() == 0 && s.queries() > 1
+    return s.layout() == PairLayout.ALL_PAIRS && s.docOffset() == 0 && s.queries() > 1
         && s.maxQueryLength() <= GROUP_ROWS && groupFragmentBytes(s) <= fragmentBudget(gpu);
   }
 
@@ -532,7 +532,7 @@ final class ForwardPlan {
     boolean bits = s.documentType() == DType.BINARY;
     int chunks = !bits && s.dim() <= 64 ? 1 : bits ? 1 : 2;
     boolean wide = quantWgmmaRowBytes(s, chunks, 128) <= QW_MAX_ROWS_BYTES;
-    boolean grouped = wide && s.mode() == ForwardShape.ALL_PAIRS && s.queries() >= 2
+    boolean grouped = wide && s.layout() == PairLayout.ALL_PAIRS && s.queries() >= 2
         && s.maxQueryLength() <= GROUP_ROWS;
     int rows = grouped || wide && s.maxQueryLength() > GROUP_ROWS ? 128 : GROUP_ROWS;
     String entry = FORWARD_QUANT_WGMMA + (grouped ? "_g" : "_p") + rows + "_c" + chunks + "_"

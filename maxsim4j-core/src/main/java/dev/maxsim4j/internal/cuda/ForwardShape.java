@@ -3,14 +3,12 @@ package dev.maxsim4j.internal.cuda;
 import dev.maxsim4j.DType;
 
 /**
- * One forward launch as the rules see it: all pairs ({@code mode} 0: every query against {@code perQuery}
- * documents from {@code docOffset}) or one pair per candidate ({@code mode} 1), the longest query and
- * document, d, the storage types, and whether the argmax is saved (in int16 where {@code argmax16}).
+ * One forward launch as the rules see it: how its pairs are laid out (all pairs: every query against {@code perQuery}
+ * documents from {@code docOffset}; or listed), the longest query and document, d, the storage types, and whether
+ * the argmax is saved (in int16 where {@code argmax16}).
  */
-record ForwardShape(int mode, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
+record ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
     int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16) {
-
-  static final int ALL_PAIRS = 0;
 
   /** 32-wide chunks of d: the unit the tensor-core kernels stage query fragments in. */
   int chunks() {

@@ -60,7 +60,7 @@ final class HalfOperands {
         || !applies(queries, documents)) {
       return false;
     }
-    ForwardShape launch = new ForwardShape(ForwardShape.ALL_PAIRS, 1, documents.rows, 0, documents.rows,
+    ForwardShape launch = new ForwardShape(PairLayout.ALL_PAIRS, 1, documents.rows, 0, documents.rows,
         queries.maxRowLength, documents.maxRowLength, queries.dim, DType.FLOAT16, documents.dtype, false, false);
     return ForwardPlan.plan(launch, gpu).family() == ForwardPlan.Family.QUANT_TMA;
   }

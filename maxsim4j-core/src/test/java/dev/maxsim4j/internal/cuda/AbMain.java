@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
+
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
 import java.util.ArrayList;
@@ -61,7 +63,7 @@ public final class AbMain {
         }
         for (int s = 0; s < shapes.size(); s++) {
           int[] sh = shape(shapes.get(s));
-          ForwardShape fs = new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], queryType,
+          ForwardShape fs = new ForwardShape(ALL_PAIRS, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], queryType,
               documentType, false, false);
           ForwardKernels.Planner planner = ForcedKernels.planner(names.get(n));
           ForwardPlan.Plan p = planner.plan(fs, cuda.capabilities());
@@ -69,8 +71,8 @@ public final class AbMain {
           // as a call stages and runs it (random queries always fit)
           if (planner.halfOperands(fs, p) && planner.halfCopy(shapeOnly(queryType, sh[0], sh[2], sh[4]),
               shapeOnly(documentType, sh[1], sh[3], sh[4]), cuda.capabilities())) {
-            p = planner.plan(new ForwardShape(0, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4], DType.FLOAT16,
-                documentType, false, false), cuda.capabilities());
+            p = planner.plan(new ForwardShape(ALL_PAIRS, sh[0], sh[1], 0, sh[0] * sh[1], sh[2], sh[3], sh[4],
+                DType.FLOAT16, documentType, false, false), cuda.capabilities());
             copy = " (the queries' fp16 copy)";
           }
           System.out.println(names.get(n) + " " + shapes.get(s) + ": " + p.entry() + copy + " grid " + p.blocks()

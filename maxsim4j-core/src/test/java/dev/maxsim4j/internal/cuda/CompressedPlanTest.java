@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.PairLayout.LISTED_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -31,11 +33,11 @@ class CompressedPlanTest {
   }
 
   private static ForwardShape shape(int queries, int documents, int lq, int dim, DType qt, DType dt, boolean argmax) {
-    return new ForwardShape(0, queries, documents, 0, queries * documents, lq, 300, dim, qt, dt, argmax, false);
+    return new ForwardShape(ALL_PAIRS, queries, documents, 0, queries * documents, lq, 300, dim, qt, dt, argmax, false);
   }
 
   private static ForwardShape shape(int queries, int documents, int lq, int ld, int dim, DType qt, DType dt) {
-    return new ForwardShape(0, queries, documents, 0, queries * documents, lq, ld, dim, qt, dt, false, false);
+    return new ForwardShape(ALL_PAIRS, queries, documents, 0, queries * documents, lq, ld, dim, qt, dt, false, false);
   }
 
   @Test
@@ -99,8 +101,8 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c1_f16_e4m3",
         ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 9 tiles per resident block
-        ForwardPlan.plan(new ForwardShape(1, 1188, 1, 0, 1188, 20, 256, 112, DType.BFLOAT16, DType.INT8, false, false),
-            H200).entry());
+        ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1188, 1, 0, 1188, 20, 256, 112, DType.BFLOAT16, DType.INT8,
+            false, false), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // one query, however few documents it has from 4
         ForwardPlan.plan(shape(1, 4, 32, 128, DType.BFLOAT16, DType.INT8, false), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8",
@@ -110,8 +112,8 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c2_bf16_b1", // 1-bit documents at d = 128: 16 bytes a token
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_f16_b1", // pairwise, and under 9 tiles per resident block
-        ForwardPlan.plan(new ForwardShape(1, 100, 1, 0, 100, 20, 256, 128, DType.FLOAT16, DType.BINARY, false,
-            false), H200).entry());
+        ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 100, 1, 0, 100, 20, 256, 128, DType.FLOAT16, DType.BINARY,
+            false, false), H200).entry());
     // 1-bit tokens of fewer than 16 bytes (any d below 121), long documents among them: the narrow entries, rows
     // read as 64 dims up to d = 64
     for (int d : new int[] {1, 33, 48, 64, 65, 96, 120}) {
@@ -153,7 +155,7 @@ class CompressedPlanTest {
     }
     assertEquals(Family.QUANT, ForwardPlan.plan(shape(1, 10000, 32, 128, DType.BFLOAT16, DType.INT8, false),
         gpu(8, 9)).family());
-    assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(1, 1187, 1, 0, 1187, 20, 256, 112,
+    assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1187, 1, 0, 1187, 20, 256, 112,
         DType.BFLOAT16, DType.INT8, false, false), H200).family());
     assertEquals(Family.QUANT, ForwardPlan.plan(shape(1, 3, 32, 128, DType.BFLOAT16, DType.INT8, false), H200)
         .family());

@@ -167,7 +167,7 @@ public final class ForcedKernels {
         if (p != null) {
           return p;
         }
-        return ForwardPlan.plan(new ForwardShape(s.mode(), s.queries(), s.perQuery(), s.docOffset(), s.pairs(),
+        return ForwardPlan.plan(new ForwardShape(s.layout(), s.queries(), s.perQuery(), s.docOffset(), s.pairs(),
             s.maxQueryLength(), s.maxDocumentLength(), s.dim(), s.queryType(), s.documentType(), s.argmax(), false),
             gpu);
       }

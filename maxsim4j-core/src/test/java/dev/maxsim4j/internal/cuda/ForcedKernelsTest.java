@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cuda;
 
+import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,7 +16,7 @@ class ForcedKernelsTest {
   private static final GpuCapabilities A100 = new GpuCapabilities(8, 0, 108, 166912, false, (m, e, t, s) -> 2);
 
   private static ForwardShape shape(int queries, int documents, int lq, int ld, int dim, boolean argmax) {
-    return new ForwardShape(0, queries, documents, 0, queries * documents, lq, ld, dim, DType.BFLOAT16,
+    return new ForwardShape(ALL_PAIRS, queries, documents, 0, queries * documents, lq, ld, dim, DType.BFLOAT16,
         DType.BFLOAT16, argmax, false);
   }
 
@@ -47,19 +48,19 @@ class ForcedKernelsTest {
 
   @Test
   void compressedDocumentsRunOnEitherTensorCoreKernelWhereItRuns() {
-    ForwardShape one = new ForwardShape(0, 1, 10000, 0, 10000, 32, 300, 128, DType.BFLOAT16, DType.INT8, false,
+    ForwardShape one = new ForwardShape(ALL_PAIRS, 1, 10000, 0, 10000, 32, 300, 128, DType.BFLOAT16, DType.INT8, false,
         false); // the rules: the bulk-copy kernel
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", plan("default", one, H200).entry());
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_mma", one, H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", plan("quant_tma", one, H200).entry());
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_tma", one, A100).entry());
     assertEquals("maxsim_forward_quant_wgmma_p32_c2_bf16_s8", plan("quant_wgmma", one, H200).entry());
-    ForwardShape wide = new ForwardShape(0, 1, 100, 0, 100, 32, 300, 512, DType.BFLOAT16, DType.INT8, false,
+    ForwardShape wide = new ForwardShape(ALL_PAIRS, 1, 100, 0, 100, 32, 300, 512, DType.BFLOAT16, DType.INT8, false,
         false); // only the wgmma kernels run
     assertEquals("maxsim_forward_quant_tma_w4_bf16_s8", plan("quant_mma", wide, H200).entry()); // rule 20
     assertEquals("maxsim_forward_wgmma_r32_s6_bf16_s8", plan("wgmma_compressed", wide, H200).entry()); // rule 19
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_wgmma", one, A100).entry());
-    ForwardShape int8 = new ForwardShape(0, 1, 10000, 0, 10000, 32, 300, 128, DType.INT8, DType.INT8, false,
+    ForwardShape int8 = new ForwardShape(ALL_PAIRS, 1, 10000, 0, 10000, 32, 300, 128, DType.INT8, DType.INT8, false,
         false); // the rules: mma.sync for one short query
     assertEquals("maxsim_forward_quant_c2_dyn_s8_s8", plan("default", int8, H200).entry());
     assertEquals("maxsim_forward_wgmma_r32_s6_s8", plan("wgmma_compressed", int8, H200).entry());
@@ -77,7 +78,7 @@ class ForcedKernelsTest {
     Plan n1 = plan("stream_n1", s, A100);
     assertEquals(ForcedKernels.STREAM_AB, n1.module());
     assertEquals("maxsim_forward_stream_c2_n1_bf16", n1.entry());
-    ForwardShape half = new ForwardShape(0, 8, 1000, 0, 8000, 32, 300, 64, DType.FLOAT16, DType.FLOAT16, false,
+    ForwardShape half = new ForwardShape(ALL_PAIRS, 8, 1000, 0, 8000, 32, 300, 64, DType.FLOAT16, DType.FLOAT16, false,
         false);
     Plan k8 = plan("k8", half, A100);
     assertEquals(ForcedKernels.MMA_K8, k8.module());
@@ -95,8 +96,8 @@ class ForcedKernelsTest {
     ForwardShape many = shape(32, 1000, 32, 300, 128, true); // the warp-specialized groups save int16 too
     assertTrue(ForwardKernels.RULES.narrowArgmax(many, H200));
     assertTrue(ForcedKernels.planner("wgmma_ws_q8").narrowArgmax(many, H200));
-    ForwardShape many16 = new ForwardShape(0, 32, 1000, 0, 32000, 32, 300, 128, DType.BFLOAT16, DType.BFLOAT16, true,
-        true);
+    ForwardShape many16 = new ForwardShape(ALL_PAIRS, 32, 1000, 0, 32000, 32, 300, 128, DType.BFLOAT16,
+        DType.BFLOAT16, true, true);
     assertEquals("maxsim_forward_wgmma_ws_k2_q8_argmax16_bf16", ForwardKernels.RULES.plan(many16, H200).entry());
     assertEquals("maxsim_forward_wgmma_ws_k2_q8_argmax_bf16", ForwardKernels.RULES.plan(many, H200).entry());
   }

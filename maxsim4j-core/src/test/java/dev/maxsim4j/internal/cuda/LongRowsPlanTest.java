@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.PairLayout.LISTED_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -41,12 +43,12 @@ class LongRowsPlanTest {
           for (int[] c : counts) {
             for (int length : LENGTHS) {
               for (boolean argmax : new boolean[] {false, true}) {
-                check(new ForwardShape(0, c[0], c[1], 0, c[0] * c[1], 32, length, dim, t[0], t[1], argmax, false),
-                    gpu, failures);
-                check(new ForwardShape(0, c[0], c[1], 0, c[0] * c[1], length, 300, dim, t[0], t[1], argmax, false),
-                    gpu, failures);
-                check(new ForwardShape(1, c[0] * c[1], 1, 0, c[0] * c[1], 100, length, dim, t[0], t[1], argmax,
+                check(new ForwardShape(ALL_PAIRS, c[0], c[1], 0, c[0] * c[1], 32, length, dim, t[0], t[1], argmax,
                     false), gpu, failures);
+                check(new ForwardShape(ALL_PAIRS, c[0], c[1], 0, c[0] * c[1], length, 300, dim, t[0], t[1], argmax,
+                    false), gpu, failures);
+                check(new ForwardShape(LISTED_PAIRS, c[0] * c[1], 1, 0, c[0] * c[1], 100, length, dim, t[0], t[1],
+                    argmax, false), gpu, failures);
               }
             }
           }
@@ -65,9 +67,9 @@ class LongRowsPlanTest {
     List<String> failures = new ArrayList<>();
     for (int length : LENGTHS) {
       for (int pairs : new int[] {1, 133, 100_000}) {
-        ForwardShape longDocuments = new ForwardShape(0, 1, pairs, 0, pairs, 300, length, 64, DType.BFLOAT16,
+        ForwardShape longDocuments = new ForwardShape(ALL_PAIRS, 1, pairs, 0, pairs, 300, length, 64, DType.BFLOAT16,
             DType.BFLOAT16, false, false);
-        ForwardShape longQueries = new ForwardShape(0, 1, pairs, 0, pairs, length, 300, 64, DType.BFLOAT16,
+        ForwardShape longQueries = new ForwardShape(ALL_PAIRS, 1, pairs, 0, pairs, length, 300, 64, DType.BFLOAT16,
             DType.BFLOAT16, false, false);
         for (ForwardShape s : List.of(longDocuments, longQueries)) {
           verify(s, () -> ForwardPlan.wgmmaWs(s, h200, 1, false), failures);

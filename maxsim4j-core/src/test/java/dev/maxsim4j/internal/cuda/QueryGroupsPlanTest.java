@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cuda;
 
+import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.maxsim4j.DType;
@@ -18,7 +19,7 @@ class QueryGroupsPlanTest {
       new GpuCapabilities(9, 0, 132, 227 * 1024, true, (module, entry, threads, shared) -> 2);
 
   private static Plan plan(int queries, int documents, int lq, int ld) {
-    return ForwardPlan.plan(new ForwardShape(0, queries, documents, 0, queries * documents, lq, ld, 128,
+    return ForwardPlan.plan(new ForwardShape(ALL_PAIRS, queries, documents, 0, queries * documents, lq, ld, 128,
         DType.BFLOAT16, DType.BFLOAT16, false, false), H200);
   }
 

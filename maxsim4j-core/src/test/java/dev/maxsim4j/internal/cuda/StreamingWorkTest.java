@@ -37,7 +37,7 @@ class StreamingWorkTest {
       float[] first = null;
       for (int launch = 0; launch < 5; launch++) {
         Driver.fill32(scores, POISON, pairs, device.stream);
-        forward.launch(q, d, 0, pairs, 0, pairs, scores, 0, 0, 32, 1);
+        forward.launch(q, d, PairLayout.ALL_PAIRS, pairs, 0, pairs, scores, 0, 0, 32, 1);
         Driver.copyToHost(host, scores, 4L * pairs, device.stream);
         Driver.copyToHost(host.asSlice(4L * pairs), device.workCounters(), 16, device.stream);
         Driver.synchronize(device.stream);

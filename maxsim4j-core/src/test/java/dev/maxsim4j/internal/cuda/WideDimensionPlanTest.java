@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cuda;
 
+import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,7 +24,7 @@ class WideDimensionPlanTest {
   }
 
   private static Plan plan(GpuCapabilities gpu, int lq, int dim, DType type) {
-    return ForwardPlan.plan(new ForwardShape(0, 1, 1000, 0, 1000, lq, 300, dim, type, type, false, false), gpu);
+    return ForwardPlan.plan(new ForwardShape(ALL_PAIRS, 1, 1000, 0, 1000, lq, 300, dim, type, type, false, false), gpu);
   }
 
   @Test
@@ -55,7 +56,7 @@ class WideDimensionPlanTest {
     assertEquals(Family.BLOCK, pair.family());
     assertEquals(48 * 1024, pair.sharedBytes());
     assertTrue(pair.optIn());
-    Plan groups = ForwardPlan.plan(new ForwardShape(0, 128, 1000, 0, 128 * 1000, 32, 300, 192, DType.BFLOAT16,
+    Plan groups = ForwardPlan.plan(new ForwardShape(ALL_PAIRS, 128, 1000, 0, 128 * 1000, 32, 300, 192, DType.BFLOAT16,
         DType.BFLOAT16, false, false), a100); // 8 m-tiles x 6 chunks x 1 KB
     assertEquals(Family.BLOCK_GROUPS, groups.family());
     assertEquals(48 * 1024, groups.sharedBytes());

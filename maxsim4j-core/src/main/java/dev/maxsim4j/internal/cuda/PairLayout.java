@@ -1,0 +1,23 @@
+package dev.maxsim4j.internal.cuda;
+
+import dev.maxsim4j.internal.Problem;
+
+/**
+ * How a forward launch's pairs are laid out, as the kernels' {@code mode} parameter reads it (its ordinal): every
+ * query against {@code perQuery} documents from {@code docOffset}, or pair {@code p} = (query
+ * {@code p / perQuery}, document {@code p}) as listed (pairwise and candidate launches).
+ */
+enum PairLayout {
+  ALL_PAIRS,
+  LISTED_PAIRS;
+
+  /** The layout of a problem's pairs. */
+  static PairLayout of(Problem.Kind kind) {
+    return kind == Problem.Kind.ALL_PAIRS ? ALL_PAIRS : LISTED_PAIRS;
+  }
+
+  /** The kernels' {@code mode} argument. */
+  int mode() {
+    return ordinal();
+  }
+}
