@@ -4,9 +4,13 @@ import dev.maxsim4j.cli.text.EncodeCommand;
 import dev.maxsim4j.cli.text.IndexCommand;
 import dev.maxsim4j.cli.text.RerankCommand;
 import dev.maxsim4j.cli.text.SearchCommand;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 
 /**
  * The {@code maxsim4j} command line. Every failure a user can cause ends as one line on stderr and a
@@ -14,25 +18,65 @@ import java.util.logging.Logger;
  * {@code MAXSIM4J_DEBUG=1} to see stack traces.
  */
 public final class Main {
-  static final String USAGE = """
-      usage: maxsim4j COMMAND [OPTIONS]
+  /** The user commands: each one's name, line in the overview, usage ({@code COMMAND --help}) and runner. */
+  enum UserCommand {
+    DEMO("demo", "search the bundled paragraphs (real text; --synthetic: a synthetic corpus)", DemoCommand.USAGE,
+        DemoCommand::run),
+    ENCODE("encode", "texts -> token embeddings (.safetensors) with all-MiniLM-L6-v2 used token-wise",
+        EncodeCommand.USAGE, EncodeCommand::run),
+    INDEX("index", "encode a folder of text files once, kept in FOLDER/.maxsim4j and reused", IndexCommand.USAGE,
+        IndexCommand::run),
+    SEARCH("search", "rank a folder's files against a query", SearchCommand.USAGE, SearchCommand::run),
+    RERANK("rerank", "order given candidate texts against a query", RerankCommand.USAGE, RerankCommand::run),
+    SCORE("score", "MaxSim of query and document embeddings from .npy / .safetensors files", ScoreCommand.USAGE,
+        ScoreCommand::run),
+    QUANTIZE("quantize", "float token embeddings -> int8, fp8 or 1-bit tokens with per-token scales",
+        QuantizeCommand.USAGE, (args, out, err) -> QuantizeCommand.run(args, out)),
+    TRAIN_EXAMPLE("train-example", "train a 384 -> 128 projection with the in-batch contrastive loss",
+        TrainExample.USAGE, (args, out, err) -> TrainExample.run(args, out));
 
-      commands:
-        demo    search the bundled paragraphs (real text; --synthetic: a synthetic corpus)
-        encode  texts -> token embeddings (.safetensors) with all-MiniLM-L6-v2 used token-wise
-        index   encode a folder of text files once, kept in FOLDER/.maxsim4j and reused
-        search  rank a folder's files against a query
-        rerank  order given candidate texts against a query
-        score   MaxSim of query and document embeddings from .npy / .safetensors files
-        quantize  float token embeddings -> int8, fp8 or 1-bit tokens with per-token scales
-        train-example  train a 384 -> 128 projection with the in-batch contrastive loss
-                [--steps N] [--batch B] [--seed S] [--lr X] [--naive] [--backend NAME]
-        help    this text (COMMAND --help: that command's alone)
+    /** A command's entry: the whole command line (its name first) and the streams; returns the exit status. */
+    interface Runner {
+      int run(String[] args, PrintStream out, PrintStream err) throws IOException;
+    }
 
-      options for every command that scores:
-        --verbose  say which backend runs and why faster ones were passed over (on stderr)
+    final String name;
+    final String summary;
+    final String usage;
+    final Runner runner;
 
-      """;
+    UserCommand(String name, String summary, String usage, Runner runner) {
+      this.name = name;
+      this.summary = summary;
+      this.usage = usage;
+      this.runner = runner;
+    }
+
+    static Optional<UserCommand> named(String name) {
+      return Arrays.stream(values()).filter(c -> c.name.equals(name)).findFirst();
+    }
+  }
+
+  static final String USAGE = overview();
+
+  /** The overview {@code maxsim4j help} starts with: a line per command. */
+  private static String overview() {
+    StringBuilder s = new StringBuilder("usage: maxsim4j COMMAND [OPTIONS]\n\ncommands:\n");
+    for (UserCommand c : UserCommand.values()) {
+      s.append(line(c.name, c.summary));
+    }
+    s.append(line("help", "this text (COMMAND --help: that command's alone)"));
+    return s.append("""
+
+        options for every command that scores:
+          --verbose  say which backend runs and why faster ones were passed over (on stderr)
+
+        """).toString();
+  }
+
+  private static String line(String name, String summary) {
+    return "  " + name + " ".repeat(Math.max(2, 8 - name.length())) + summary + "\n";
+  }
 
   /** Lucene announces its use of the Vector API at INFO on stderr, which is for warnings and errors here. */
   private static final Logger LUCENE_VECTORS = Logger.getLogger("org.apache.lucene.internal.vectorization");
@@ -52,48 +96,23 @@ public final class Main {
     return CommandRunner.run("maxsim4j", err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
-        for (String usage : new String[] {DemoCommand.USAGE, EncodeCommand.USAGE, IndexCommand.USAGE,
-            SearchCommand.USAGE, RerankCommand.USAGE, ScoreCommand.USAGE, QuantizeCommand.USAGE}) {
-          help.append("  ").append(usage.replace("\n", "\n  ")).append("\n\n");
+        for (UserCommand c : UserCommand.values()) {
+          help.append("  ").append(c.usage.replace("\n", "\n  ")).append("\n\n");
         }
         out.print(help);
         return args.length == 0 ? 2 : 0;
       }
-      if (args.length == 2 && (args[1].equals("--help") || args[1].equals("-h"))) {
-        String usage = usageOf(args[0]);
-        if (usage != null) {
-          out.print("usage: maxsim4j " + usage);
-          return 0;
-        }
-      }
-      return switch (args[0]) {
-        case "demo" -> DemoCommand.run(args, out, err);
-        case "encode" -> EncodeCommand.run(args, out, err);
-        case "index" -> IndexCommand.run(args, out, err);
-        case "search" -> SearchCommand.run(args, out, err);
-        case "rerank" -> RerankCommand.run(args, out, err);
-        case "score" -> ScoreCommand.run(args, out, err);
-        case "quantize" -> QuantizeCommand.run(args, out);
-        case "train-example" -> TrainExample.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0]
-            + "'; expected demo, encode, index, search, rerank, score, quantize, train-example or help"
+      Optional<UserCommand> command = UserCommand.named(args[0]);
+      if (command.isEmpty()) {
+        throw new UsageException("unknown command '" + args[0] + "'; expected "
+            + Arrays.stream(UserCommand.values()).map(c -> c.name).collect(Collectors.joining(", ")) + " or help"
             + (args[0].equals("bench") || args[0].equals("plot") ? " (the benchmarks: ./maxsim4j bench)" : ""));
-      };
+      }
+      if (args.length == 2 && (args[1].equals("--help") || args[1].equals("-h"))) {
+        out.print("usage: maxsim4j " + command.get().usage);
+        return 0;
+      }
+      return command.get().runner.run(args, out, err);
     });
-  }
-
-  /** The usage text of {@code command} ({@code maxsim4j COMMAND --help}); null for a command without one. */
-  private static String usageOf(String command) {
-    return switch (command) {
-      case "demo" -> DemoCommand.USAGE;
-      case "encode" -> EncodeCommand.USAGE;
-      case "index" -> IndexCommand.USAGE;
-      case "search" -> SearchCommand.USAGE;
-      case "rerank" -> RerankCommand.USAGE;
-      case "score" -> ScoreCommand.USAGE;
-      case "quantize" -> QuantizeCommand.USAGE;
-      case "train-example" -> TrainExample.USAGE;
-      default -> null;
-    };
   }
 }
