@@ -58,7 +58,7 @@ class CudaFdeTest {
       for (TokenBatch b : List.of(r.packed(DType.FLOAT32, 300, 0, 40, 33, true),
           r.padded(DType.BFLOAT16, 300, 24, 33, 2))) {
         float[][] whole = cuda.encodeDocuments(e, b);
-        long held = backend.allocatedBytes()[0];
+        long held = backend.allocatedBytes().held();
         backend.limitMemory(held + matrixBytes(e) + (256 << 10));
         try {
           FdeCases.assertSameEncodings(e.encodeDocuments(b), cuda.encodeDocuments(e, b), e + " in chunks, " + r);
@@ -67,7 +67,7 @@ class CudaFdeTest {
         } finally {
           backend.limitMemory(0);
         }
-        assertEquals(held, backend.allocatedBytes()[0], "a call frees its device memory");
+        assertEquals(held, backend.allocatedBytes().held(), "a call frees its device memory");
       }
     }
   }
@@ -76,7 +76,7 @@ class CudaFdeTest {
   void aRowThatCannotFitIsRefusedAndFreesEverything() {
     FixedDimensionalEncoder e = FixedDimensionalEncoder.builder(128).build();
     TokenBatch b = new RandomBatches().padded(DType.FLOAT32, 4, 300, 128, 0);
-    long held = backend.allocatedBytes()[0];
+    long held = backend.allocatedBytes().held();
     backend.limitMemory(held + 8L * e.parameters().weights().length + 4096);
     try {
       IllegalArgumentException x = assertThrows(IllegalArgumentException.class, () -> cuda.encodeDocuments(e, b));
@@ -84,7 +84,7 @@ class CudaFdeTest {
     } finally {
       backend.limitMemory(0);
     }
-    assertEquals(held, backend.allocatedBytes()[0]);
+    assertEquals(held, backend.allocatedBytes().held());
     float[][] after = cuda.encodeDocuments(e, b);
     assertArrayEquals(e.encodeDocuments(b)[3], after[3], "the backend still encodes");
   }

@@ -306,10 +306,10 @@ class CudaParityTest {
     TokenBatch q = r.padded(DType.FLOAT32, 3, 32, 128, 0);
     TokenBatch d = r.padded(DType.BFLOAT16, 500, 300, 128, 2);
     CudaBackend backend = GpuDevices.first(cuda);
-    long before = backend.allocatedBytes()[0];
+    long before = backend.allocatedBytes().held();
     float[][] host = cuda.scores(q, d);
     try (ResidentBatch resident = cuda.upload(d)) {
-      assertTrue(backend.allocatedBytes()[0] > before);
+      assertTrue(backend.allocatedBytes().held() > before);
       assertArrayEquals(host, cuda.scores(q, resident), r.toString());
       assertArrayEquals(cuda.topK(q, d, 7).indices(), cuda.topK(q, resident, 7).indices());
       resident.close();
@@ -479,15 +479,15 @@ class CudaParityTest {
     TokenBatch q = r.padded(DType.BFLOAT16, 2, 16, 64, 0);
     TokenBatch d = r.padded(DType.BFLOAT16, 50, 40, 64, 0);
     CudaBackend backend = GpuDevices.first(cuda);
-    long before = backend.allocatedBytes()[0];
+    long before = backend.allocatedBytes().held();
     ResidentBatch first = cuda.upload(d);
-    long once = backend.allocatedBytes()[0];
+    long once = backend.allocatedBytes().held();
     ResidentBatch second = cuda.upload(d);
-    assertEquals(once, backend.allocatedBytes()[0], "the second upload shares the first");
+    assertEquals(once, backend.allocatedBytes().held(), "the second upload shares the first");
     first.close();
     assertArrayEquals(cuda.scores(q, d), cuda.scores(q, second), "still resident for the second holder");
     second.close();
-    assertEquals(before, backend.allocatedBytes()[0], "freed with the last holder");
+    assertEquals(before, backend.allocatedBytes().held(), "freed with the last holder");
 
     MaxSim other = MaxSim.builder().backend("cuda").build();
     ResidentBatch outlives = other.upload(d);
@@ -502,13 +502,13 @@ class CudaParityTest {
     TokenBatch d = r.packed(DType.BFLOAT16, 5, 1, 20, 32, true);
     cuda.scores(q, d); // scratch buffers reach their size
     CudaBackend backend = GpuDevices.first(cuda);
-    long held = backend.allocatedBytes()[0];
-    long free = backend.deviceMemoryInfo()[0];
+    long held = backend.allocatedBytes().held();
+    long free = backend.deviceMemoryInfo().free();
     for (int i = 0; i < 10_000; i++) {
       cuda.scores(q, d);
     }
-    assertEquals(held, backend.allocatedBytes()[0], "bytes held by the backend");
-    assertEquals(free, backend.deviceMemoryInfo()[0], "driver's free device memory");
+    assertEquals(held, backend.allocatedBytes().held(), "bytes held by the backend");
+    assertEquals(free, backend.deviceMemoryInfo().free(), "driver's free device memory");
   }
 
   /**

@@ -60,19 +60,19 @@ class MultiGpuTest {
     List<Backend> devices = ((ShardedBackend) two.backend()).backends();
     CudaBackend first = (CudaBackend) devices.get(0);
     CudaBackend second = (CudaBackend) devices.get(1);
-    long[] before = {first.allocatedBytes()[0], second.allocatedBytes()[0]};
-    first.limitMemory(first.allocatedBytes()[0] + (100L << 20));
-    second.limitMemory(second.allocatedBytes()[0] + (60L << 20));
+    long[] before = {first.allocatedBytes().held(), second.allocatedBytes().held()};
+    first.limitMemory(first.allocatedBytes().held() + (100L << 20));
+    second.limitMemory(second.allocatedBytes().held() + (60L << 20));
     try {
       TokenBatch d = new RandomBatches().padded(DType.BFLOAT16, 2000, 300, 128, 0); // 154 MB: halves exceed 60 MB
       try (ResidentBatch resident = two.upload(d)) {
-        long a = first.allocatedBytes()[0] - before[0];
-        long b = second.allocatedBytes()[0] - before[1];
+        long a = first.allocatedBytes().held() - before[0];
+        long b = second.allocatedBytes().held() - before[1];
         assertTrue(a > b * 3 / 2 && b > 40L << 20 && b <= 60L << 20, "shards of " + a + " and " + b
             + " bytes; expected about 100:60");
       }
-      assertEquals(before[0], first.allocatedBytes()[0], "the first shard freed");
-      assertEquals(before[1], second.allocatedBytes()[0], "the second shard freed");
+      assertEquals(before[0], first.allocatedBytes().held(), "the first shard freed");
+      assertEquals(before[1], second.allocatedBytes().held(), "the second shard freed");
     } finally {
       first.limitMemory(0);
       second.limitMemory(0);

@@ -168,16 +168,17 @@ final class GpuScaleBench {
       try {
         for (int nq : s.batches()) {
           TokenBatch q = queries.get(nq);
-          long[] before = cuda.streamedChunks();
+          CudaBackend.ChunkCounts before = cuda.streamedChunks();
           String exact = sameResult(reference.get(nq), maxSim.topK(q, documents, s.k()));
-          long[] after = cuda.streamedChunks();
+          CudaBackend.ChunkCounts after = cuda.streamedChunks();
           double ms = Timing.timedMedianMillis(() -> maxSim.topK(q, documents, s.k()), Math.max(1, s.repeat() / 2));
           rows.add(new Row(String.format(Locale.ROOT, "stream %.0fG", s.streamCapBytes() / 1e9), nq,
               s.streamDocuments(), bytes / 1e9, ms, bytes / (hostGbps * 1e6), tensorFloorMs(nq, s.streamDocuments(), s),
               exact));
           out.printf(Locale.ROOT, "  %2d queries streamed: %.1f ms per batch in %d chunks (%d copied from page-locked"
               + " memory where they lie, %d through staging), %s the resident run%n", nq, ms,
-              after[0] + after[1] - before[0] - before[1], after[0] - before[0], after[1] - before[1],
+              after.fromPageLocked() + after.staged() - before.fromPageLocked() - before.staged(),
+              after.fromPageLocked() - before.fromPageLocked(), after.staged() - before.staged(),
               exact.equals("yes") ? "equal to" : "NOT equal to (" + exact + ")");
         }
       } finally {

@@ -128,9 +128,18 @@ public final class CudaBackend implements Backend {
     return forward.capabilities();
   }
 
+  /** Device bytes a backend holds now and the most it held so far. */
+  public record DeviceBytes(long held, long peak) {}
+
+  /** The driver's free and total device memory, in bytes. */
+  public record MemoryInfo(long free, long total) {}
+
+  /** Document chunks streamed from the host: copied from page-locked memory where they lie, or through staging. */
+  public record ChunkCounts(long fromPageLocked, long staged) {}
+
   /** Device bytes this backend holds now and at most so far (scratch and resident batches). */
-  public long[] allocatedBytes() {
-    return new long[] {device.allocatedBytes(), device.peakAllocatedBytes()};
+  public DeviceBytes allocatedBytes() {
+    return new DeviceBytes(device.allocatedBytes(), device.peakAllocatedBytes());
   }
 
   /** The GPU's compute capability major version (9: Hopper, where the wgmma kernels run). */
@@ -153,8 +162,8 @@ public final class CudaBackend implements Backend {
     return call(this::availableBytes);
   }
 
-  /** The driver's {free, total} device memory. */
-  public long[] deviceMemoryInfo() {
+  /** The driver's free and total device memory. */
+  public MemoryInfo deviceMemoryInfo() {
     return call(Driver::memInfo);
   }
 
@@ -346,18 +355,15 @@ public final class CudaBackend implements Backend {
     memory = new MemoryBudget(bytes);
   }
 
-  /**
-   * Document chunks top-k has streamed from the host so far: {copied from page-locked memory where they lie,
-   * copied through pinned staging}.
-   */
-  public long[] streamedChunks() {
+  /** Document chunks top-k has streamed from the host so far. */
+  public ChunkCounts streamedChunks() {
     return call(topK::chunksStreamed);
   }
 
   /** Device bytes a call may still allocate. */
   private long availableBytes() {
-    long[] info = Driver.memInfo();
-    return memory.available(device.allocatedBytes(), info[0], info[1]);
+    MemoryInfo info = Driver.memInfo();
+    return memory.available(device.allocatedBytes(), info.free(), info.total());
   }
 
   // ------------------------------------------------------------------ measurements at scale (the bench)

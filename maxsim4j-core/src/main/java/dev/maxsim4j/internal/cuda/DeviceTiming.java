@@ -61,7 +61,7 @@ final class DeviceTiming {
     DType dType = narrowGradients ? documents.dtype : DType.FLOAT32;
     Driver.synchronize(device.stream);
     long before = device.allocatedBytes();
-    long freeBefore = Driver.memInfo()[0];
+    long freeBefore = Driver.memInfo().free();
     device.resetPeak();
     training.launchSumStep(problem, in, deterministic, qType, dType);
     Driver.synchronize(device.stream);
@@ -69,7 +69,7 @@ final class DeviceTiming {
     if (opBytes.length > 1) {
       // the driver's view: free memory lost to the step (allocation granularity included; the step frees
       // nothing, its buffers stay as scratch)
-      opBytes[1] = freeBefore - Driver.memInfo()[0];
+      opBytes[1] = freeBefore - Driver.memInfo().free();
     }
     return timeBatches(() -> training.launchSumStep(problem, in, deterministic, qType, dType), warmup, batches,
         perBatch);

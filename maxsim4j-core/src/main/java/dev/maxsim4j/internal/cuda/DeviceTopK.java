@@ -281,7 +281,7 @@ final class DeviceTopK implements AutoCloseable {
   }
 
   /** Chunks streamed so far: {from page-locked memory, through staging}. */
-  long[] chunksStreamed() {
+  CudaBackend.ChunkCounts chunksStreamed() {
     return streamed.chunksCopied();
   }
 

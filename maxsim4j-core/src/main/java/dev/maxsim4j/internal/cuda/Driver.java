@@ -345,13 +345,13 @@ final class Driver {
     return longOut("cuMemHostGetDevicePointer", d -> (int) MEM_HOST_GET_DEVICE_POINTER.invokeExact(d, p, 0));
   }
 
-  /** {free, total} bytes of device memory. */
-  static long[] memInfo() {
+  /** Free and total bytes of device memory. */
+  static CudaBackend.MemoryInfo memInfo() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment free = arena.allocate(JAVA_LONG);
       MemorySegment total = arena.allocate(JAVA_LONG);
       run("cuMemGetInfo", () -> (int) MEM_GET_INFO.invokeExact(free, total));
-      return new long[] {free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0)};
+      return new CudaBackend.MemoryInfo(free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0));
     }
   }
 

@@ -29,7 +29,8 @@ final class StreamedChunks implements AutoCloseable {
   private final MemorySegment[] scored = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
   private final MemorySegment[] staging = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
   /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
-  private final long[] chunksCopied = new long[2];
+  private long fromPageLocked;
+  private long staged;
 
   StreamedChunks(CudaDevice device) {
     this.device = device;
@@ -87,7 +88,11 @@ final class StreamedChunks implements AutoCloseable {
           Driver.copyToDevice(device[b], stage, bytes, copyStream);
         }
         Driver.record(copied[b], copyStream);
-        chunksCopied[pinnedSource ? 0 : 1]++;
+        if (pinnedSource) {
+          fromPageLocked++;
+        } else {
+          staged++;
+        }
         Driver.streamWait(this.device.stream, copied[b]);
         scorer.score(tokens, chunk);
         Driver.record(scored[b], this.device.stream);
@@ -104,9 +109,9 @@ final class StreamedChunks implements AutoCloseable {
     }
   }
 
-  /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
-  long[] chunksCopied() {
-    return chunksCopied.clone();
+  /** Chunks copied so far by every call. */
+  CudaBackend.ChunkCounts chunksCopied() {
+    return new CudaBackend.ChunkCounts(fromPageLocked, staged);
   }
 
   /** Staging buffer {@code b}, at least {@code bytes}; grows, never shrinks (its last copy has been waited for). */

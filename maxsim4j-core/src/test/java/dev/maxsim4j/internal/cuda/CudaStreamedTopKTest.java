@@ -119,13 +119,14 @@ class CudaStreamedTopKTest {
     Tokens d = Internals.tokens(documents);
     TopKResult expected = whole.topK(q, d, k);
     int width = DeviceTopK.width(q.rows, d.rows);
-    streamed.limitMemory(streamed.allocatedBytes()[0] + DeviceTopK.callBytes(q, d.rows, k, width) + 2 * CHUNK);
-    long[] before = streamed.streamedChunks();
+    streamed.limitMemory(streamed.allocatedBytes().held() + DeviceTopK.callBytes(q, d.rows, k, width) + 2 * CHUNK);
+    CudaBackend.ChunkCounts before = streamed.streamedChunks();
     TopKResult actual = streamed.topK(q, d, k);
-    long[] after = streamed.streamedChunks();
-    long chunks = after[0] + after[1] - before[0] - before[1];
+    CudaBackend.ChunkCounts after = streamed.streamedChunks();
+    long fromPageLocked = after.fromPageLocked() - before.fromPageLocked();
+    long chunks = fromPageLocked + after.staged() - before.staged();
     assertTrue(chunks > 2, "streamed in " + chunks + " chunks");
-    assertEquals(pageLocked ? chunks : 0, after[0] - before[0], "chunks copied from page-locked memory");
+    assertEquals(pageLocked ? chunks : 0, fromPageLocked, "chunks copied from page-locked memory");
     assertSame(expected, actual, chunks + " chunks");
   }
 
