@@ -88,6 +88,10 @@ final class BatchChecks {
           + " tokens of dim " + dim + " (" + perToken + " bytes each)");
     }
     long tokens = bytes / perToken;
+    if (tokens > Arguments.MAX_ARRAY) { // more than offsets (ints) can count: say so rather than "offsets end at"
+      throw new IllegalArgumentException(name + " holds " + bytes + " bytes, " + tokens + " " + dtype
+          + " tokens of dim " + dim + "; expected at most " + Arguments.MAX_ARRAY);
+    }
     // counted in tokens and bytes: for BINARY, tokens x dim is no count of anything the storage holds
     if (offsets[offsets.length - 1] != tokens) {
       throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = " + tokens
