@@ -253,12 +253,17 @@ final class DistributedTopK {
         p = -p - 2;
       }
       Object docId = sorted.get(p).ids()[entryAt[p][global - first[p]]];
-      if (!listed.add(docId)) {
+      if (!listed.add(ScanPairScoring.lookupKey(docId))) {
         throw new IllegalArgumentException("document id '" + docId + "' appears more than once in the corpus"
-            + " (twice in the top " + k + " of query '" + queryId + "'); expected unique ids");
+            + zeroNote(docId) + " (twice in the top " + k + " of query '" + queryId + "'); expected unique ids");
       }
       rows.add(RowFactory.create(queryId, docId, r + 1, merged.scores()[0][r]));
     }
     return rows;
+  }
+
+  /** Says why a zero id repeats where the table may hold it once with each sign. */
+  static String zeroNote(Object id) {
+    return ScanPairScoring.lookupKey(id) != id ? " (Spark compares -0.0 and 0.0 as one id)" : "";
   }
 }

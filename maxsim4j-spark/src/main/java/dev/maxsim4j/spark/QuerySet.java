@@ -23,9 +23,10 @@ record QuerySet(Object[] ids, PackedTokens tokens) implements Serializable {
         throw new IllegalArgumentException("a query's id is null; expected every query to have an id (results"
             + " name queries by id)");
       }
-      if (!seen.add(ids[i])) {
-        throw new IllegalArgumentException("query id '" + ids[i] + "' appears more than once in the query table;"
-            + " expected unique ids");
+      // -0.0 and 0.0 are one id to Spark, as to the pair scorers
+      if (!seen.add(ScanPairScoring.lookupKey(ids[i]))) {
+        throw new IllegalArgumentException("query id '" + ids[i] + "' appears more than once in the query table"
+            + DistributedTopK.zeroNote(ids[i]) + "; expected unique ids");
       }
       tokens.add(ids[i], r.get(1), r.get(2));
     }
