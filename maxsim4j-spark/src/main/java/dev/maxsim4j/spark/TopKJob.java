@@ -24,7 +24,7 @@ import org.apache.spark.sql.SparkSession;
  * </pre>
  *
  * <p>A failure ends as one line on stderr and exit status 1 (2 for a bad command line); an existing output is
- * refused, not replaced.
+ * refused, not replaced, and so is an output folder in an input table's folder.
  */
 public final class TopKJob {
   private static final String PROGRAM = "maxsim4j-spark";
@@ -93,6 +93,8 @@ public final class TopKJob {
     Path trec = new Path(out, "run.trec");
     // the output is checked first: a run that could not be written is refused before any table is read
     FileSystem fs = out.getFileSystem(spark.sparkContext().hadoopConfiguration());
+    refuseInside(spark, out, "--queries", request.queries());
+    refuseInside(spark, out, "--corpus", request.corpus());
     if (fs.exists(out) && !fs.getFileStatus(out).isDirectory()) {
       throw new IllegalArgumentException("--out " + out + " is a file; expected a folder to write the run in");
     }
@@ -127,6 +129,22 @@ public final class TopKJob {
     } finally {
       run.unpersist();
       fs.delete(staged, true);
+    }
+  }
+
+  /**
+   * Refuses an output folder that is an input table's folder or lies in it: the run written there would make the
+   * table unreadable as Parquet the next time it is read.
+   */
+  private static void refuseInside(SparkSession spark, Path out, String option, String input) throws IOException {
+    Path in = new Path(input);
+    Path table = in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in);
+    for (Path p = out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out); p != null;
+        p = p.getParent()) {
+      if (p.equals(table)) {
+        throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
+            + "; expected an output folder outside the input tables (the run would be read as part of the table)");
+      }
     }
   }
 

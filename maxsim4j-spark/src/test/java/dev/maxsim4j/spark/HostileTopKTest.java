@@ -1,0 +1,77 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.spark.SparkException;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HostileTopKTest extends WithLocalSpark {
+  private static final float[][] X = {{1, 0}};
+  private static final float[][] Y = {{0, 1}};
+
+  /** A table (id, tokens) of {@code ids} of {@code idType}, one document of {@code tokens} each. */
+  private static Dataset<Row> table(DataType idType, List<?> ids, float[][] tokens, int slices) {
+    List<Row> rows = new ArrayList<>();
+    for (Object id : ids) {
+      rows.add(RowFactory.create(id, tokens));
+    }
+    StructType schema = new StructType().add("id", idType, true).add("tokens", TokenColumns.ARRAYS, true);
+    return spark.createDataFrame(JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(rows, slices),
+        schema);
+  }
+
+  @Test
+  void zeroIdsOfBothSignsAreOneIdAsOnThePairPaths() {
+    EmbeddingTable corpus = EmbeddingTable.of(table(DataTypes.StringType, List.of("x", "y"), X, 1));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SparkMaxSim.topK(
+        EmbeddingTable.of(table(DataTypes.DoubleType, List.of(0.0, -0.0), X, 1)), corpus, 2));
+    assertEquals("query id '-0.0' appears more than once in the query table (Spark compares -0.0 and 0.0 as one"
+        + " id); expected unique ids", e.getMessage());
+
+    EmbeddingTable query = EmbeddingTable.of(table(DataTypes.StringType, List.of("q"), X, 1));
+    String twice = SparkTopKTest.causeOf(assertThrows(SparkException.class, () -> SparkMaxSim.topK(query,
+        EmbeddingTable.of(table(DataTypes.FloatType, List.of(0f, -0f), X, 2)), 2).collectAsList()));
+    assertEquals("document id '-0.0' appears more than once in the corpus (Spark compares -0.0 and 0.0 as one id)"
+        + " (twice in the top 2 of query 'q'); expected unique ids", twice);
+  }
+
+  @Test
+  void anOutputFolderInAnInputTableIsRefusedAndTheTableStaysReadable(@TempDir Path dir) {
+    String queries = dir.resolve("queries").toString();
+    String corpus = dir.resolve("corpus").toString();
+    table(DataTypes.StringType, List.of("q"), X, 1).write().parquet(queries);
+    table(DataTypes.StringType, List.of("x", "y"), Y, 2).write().parquet(corpus);
+    for (String[] out : new String[][] {{corpus, "--corpus " + corpus},
+        {dir.resolve("queries/run").toString(), "--queries " + queries}}) {
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      int status = TopKJob.run(spark, new String[] {"--queries", queries, "--corpus", corpus, "--k", "2",
+          "--out", out[0]}, new PrintStream(err, true, StandardCharsets.UTF_8));
+      assertEquals(1, status);
+      assertEquals("maxsim4j-spark: error: --out " + out[0] + " lies in " + out[1] + "; expected an output folder"
+          + " outside the input tables (the run would be read as part of the table)\n",
+          err.toString(StandardCharsets.UTF_8));
+    }
+    assertFalse(Files.exists(dir.resolve("corpus/run.trec")));
+    assertFalse(Files.exists(dir.resolve("queries/run")));
+    assertEquals(2, spark.read().parquet(corpus).count());
+    assertEquals(1, spark.read().parquet(queries).count());
+  }
+}
