@@ -139,6 +139,15 @@ final class PairScoring {
     }
   }
 
+  /** A null id names no row: it is reported as null, not as an id 'null' missing from its table. */
+  static void requireIds(Object queryId, Object docId) {
+    if (queryId == null || docId == null) {
+      throw new IllegalArgumentException(queryId == null
+          ? "a pair's query id is null (document '" + docId + "'); expected an id of the query table"
+          : "a pair's document id is null (query '" + queryId + "'); expected an id of the corpus");
+    }
+  }
+
   /**
    * A table keyed for the join, each row with the count of rows that share its id: a duplicate id would join a
    * pair twice. Counted over a window by id, the partitioning and order the join needs anyway.
@@ -181,6 +190,7 @@ final class PairScoring {
       long elements = 0;
       while (rows.hasNext() && taken < chunkRows && elements < CHUNK_ELEMENTS) {
         Row r = rows.next();
+        requireIds(r.get(queryId), r.get(docId));
         byQuery.computeIfAbsent(r.get(queryId), x -> new ArrayList<>()).add(r);
         taken++;
         elements += approximateElements(r.get(width + 2));

@@ -189,6 +189,7 @@ final class ScanPairScoring {
       implements MapFunction<Row, Row> {
     @Override
     public Row call(Row row) {
+      PairScoring.requireIds(row.get(queryId), row.get(docId));
       if (row.isNullAt(width)) {
         Object q = row.get(queryId);
         // the pair's id as the query table types it: a string "1" is query 1 of an int table

@@ -23,7 +23,7 @@ import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class HostileTopKTest extends WithLocalSpark {
+class HostileIdsTest extends WithLocalSpark {
   private static final float[][] X = {{1, 0}};
   private static final float[][] Y = {{0, 1}};
 
@@ -51,6 +51,31 @@ class HostileTopKTest extends WithLocalSpark {
         EmbeddingTable.of(table(DataTypes.FloatType, List.of(0f, -0f), X, 2)), 2).collectAsList()));
     assertEquals("document id '-0.0' appears more than once in the corpus (Spark compares -0.0 and 0.0 as one id)"
         + " (twice in the top 2 of query 'q'); expected unique ids", twice);
+  }
+
+  @Test
+  void aNullIdInAPairOrACandidateListIsNamedAsNullNotAsAnIdMissingFromItsTable() {
+    EmbeddingTable queries = EmbeddingTable.of(table(DataTypes.StringType, List.of("q"), X, 1));
+    EmbeddingTable corpus = EmbeddingTable.of(table(DataTypes.StringType, List.of("x", "y"), Y, 2));
+    StructType schema = new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType);
+    Dataset<Row> noDocument = spark.createDataFrame(List.of(RowFactory.create("q", "x"),
+        RowFactory.create("q", null)), schema);
+    Dataset<Row> noQuery = spark.createDataFrame(List.of(RowFactory.create(null, "y")), schema);
+    String document = "a pair's document id is null (query 'q'); expected an id of the corpus";
+    String query = "a pair's query id is null (document 'y'); expected an id of the query table";
+    assertEquals(document, SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(noDocument, queries, corpus).collectAsList())));
+    assertEquals(document, SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairsByScan(noDocument, queries, corpus).collectAsList())));
+    assertEquals(query, SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairs(noQuery, queries, corpus).collectAsList())));
+    assertEquals(query, SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scorePairsByScan(noQuery, queries, corpus).collectAsList())));
+    StructType lists = new StructType().add("query_id", DataTypes.StringType)
+        .add("candidates", DataTypes.createArrayType(DataTypes.StringType, true));
+    Dataset<Row> candidates = spark.createDataFrame(List.of(RowFactory.create("q", Arrays.asList("x", null))), lists);
+    assertEquals(document, SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> SparkMaxSim.scoreCandidates(candidates, queries, corpus).collectAsList())));
   }
 
   @Test
