@@ -40,8 +40,9 @@ public final class TokenCodec {
   private TokenCodec() {}
 
   /**
-   * Encodes {@code tokens [L][d]} in {@code type}: half types round to nearest even, quantized types use
-   * {@link TokenBatch#quantize}'s per-token scales. {@code L = 0} is allowed (an empty document).
+   * Encodes {@code tokens [L][d]} in {@code type}: half types round to nearest even (a finite value that would
+   * round to infinity is refused), quantized types use {@link TokenBatch#quantize}'s per-token scales.
+   * {@code L = 0} is allowed (an empty document).
    */
   public static byte[] encode(float[][] tokens, DType type) {
     if (tokens == null) {
@@ -71,9 +72,26 @@ public final class TokenCodec {
     if (type == DType.FLOAT32) {
       out.asFloatBuffer().put(values);
     } else {
-      out.asShortBuffer().put(type.narrow(values));
+      out.asShortBuffer().put(narrowInRange(values, type, dim));
     }
     return out.array();
+  }
+
+  /**
+   * {@code values} rounded to a half type; a finite value beyond its range is refused, since it would be stored
+   * as infinity and score as one.
+   */
+  private static short[] narrowInRange(float[] values, DType type, int dim) {
+    short[] bits = type.narrow(values);
+    for (int i = 0; i < values.length; i++) {
+      if (Float.isFinite(values[i]) && Float.isInfinite(type.widen(bits[i]))) {
+        float largest = type.widen((short) (type.narrow(Float.POSITIVE_INFINITY) - 1));
+        throw new IllegalArgumentException("tokens[" + i / dim + "][" + i % dim + "] = " + values[i]
+            + " rounds to infinity in " + type + ", whose largest finite value is " + largest
+            + "; expected values within its range (scale the tokens, or encode FLOAT32)");
+      }
+    }
+    return bits;
   }
 
   /** Decodes a cell to {@code [L][d]} fp32 values (dequantized for the quantized types). */
