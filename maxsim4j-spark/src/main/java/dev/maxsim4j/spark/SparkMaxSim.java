@@ -26,8 +26,8 @@ public final class SparkMaxSim {
 
   /**
    * {@code pairs} with a {@code score} column: columns {@code query_id} and {@code doc_id} name a query of
-   * {@code queries} and a document of {@code corpus}. A pair whose id is missing from its table, or held by two
-   * of its rows, fails the job with an error naming the id, rather than dropping the pair or scoring it twice.
+   * {@code queries} and a document of {@code corpus}. A pair whose id is null, missing from its table, or held by
+   * two of its rows, fails the job with an error naming the id, rather than dropping the pair or scoring it twice.
    */
   public static Dataset<Row> scorePairs(Dataset<Row> pairs, EmbeddingTable queries, EmbeddingTable corpus) {
     return scorePairs(pairs, "query_id", "doc_id", queries, corpus);
@@ -78,7 +78,7 @@ public final class SparkMaxSim {
    * scores first, ties by corpus order). The queries are collected to the driver and broadcast, so they must fit
    * in memory; the corpus stays partitioned, and only k entries per query and partition cross the network.
    * A null or repeated query id fails here, a null document id or one that two rows bring into a query's top k
-   * fails the job, each naming the id.
+   * fails the job, each naming the id; -0.0 and 0.0 are one id, as to Spark's joins.
    */
   public static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k) {
     return DistributedTopK.topK(queries, corpus, k);
