@@ -137,8 +137,13 @@ public final class TopKJob {
    * table unreadable as Parquet the next time it is read.
    */
   private static void refuseInside(SparkSession spark, Path out, String option, String input) throws IOException {
-    Path in = new Path(input);
-    Path table = in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in);
+    Path table;
+    try {
+      Path in = new Path(input);
+      table = in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in);
+    } catch (IOException | IllegalArgumentException e) {
+      return; // a path that cannot be resolved is reported, with its option, where the table is read
+    }
     for (Path p = out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out); p != null;
         p = p.getParent()) {
       if (p.equals(table)) {
@@ -168,9 +173,18 @@ public final class TopKJob {
         + " [--tag TAG] [--mask COLUMN])", 2);
   }
 
-  /** The table at {@code path}; a missing or mistyped column is reported with the option that named it. */
+  /**
+   * The table at {@code path}; a path that cannot be read, or a missing or mistyped column, is reported with the
+   * option that named it.
+   */
   private static EmbeddingTable table(SparkSession spark, String option, String path, String mask) {
-    Dataset<Row> data = spark.read().parquet(path);
+    Dataset<Row> data;
+    try {
+      data = spark.read().parquet(path);
+    } catch (Exception e) { // Spark's AnalysisException (a missing path) is checked only to javac
+      throw new IllegalArgumentException(option + " " + path + " cannot be read as Parquet: "
+          + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
+    }
     try {
       EmbeddingTable t = EmbeddingTable.of(data);
       return mask == null ? t : t.withMask(mask);

@@ -94,6 +94,13 @@ class HostileIdsTest extends WithLocalSpark {
           + " outside the input tables (the run would be read as part of the table)\n",
           err.toString(StandardCharsets.UTF_8));
     }
+    // an input the check cannot resolve is left to the read, which names it
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = TopKJob.run(spark, new String[] {"--queries", queries, "--corpus", "nope://x/corpus", "--k", "2",
+        "--out", dir.resolve("run").toString()}, new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertEquals(1, status);
+    assertEquals("maxsim4j-spark: error: --corpus nope://x/corpus cannot be read as Parquet: No FileSystem for"
+        + " scheme \"nope\"\n", err.toString(StandardCharsets.UTF_8));
     assertFalse(Files.exists(dir.resolve("corpus/run.trec")));
     assertFalse(Files.exists(dir.resolve("queries/run")));
     assertEquals(2, spark.read().parquet(corpus).count());
