@@ -14,6 +14,7 @@ import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
@@ -136,6 +137,22 @@ final class PairScoring {
     if (scoreColumn != null && columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoreColumn))) {
       throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
           + "'; expected the scores' column name to be new");
+    }
+  }
+
+  /**
+   * The scorers name their own columns with {@link #PREFIX}: an input column of such a name would be taken for
+   * one (a candidates row's value replaced by a row number) or make Spark's reference ambiguous.
+   */
+  static void refuseReserved(Dataset<Row> data, String what) {
+    if (data == null) {
+      return; // reported as null by the checks that follow
+    }
+    for (String c : data.columns()) {
+      if (c.toLowerCase(Locale.ROOT).startsWith(PREFIX)) {
+        throw new IllegalArgumentException(what + " has a column '" + c + "'; expected no column whose name starts"
+            + " with " + PREFIX + " (the scorers name their own columns so)");
+      }
     }
   }
 

@@ -36,6 +36,7 @@ public final class SparkMaxSim {
   /** As {@link #scorePairs(Dataset, EmbeddingTable, EmbeddingTable)} with other id columns. */
   public static Dataset<Row> scorePairs(Dataset<Row> pairs, String queryIdColumn, String docIdColumn,
       EmbeddingTable queries, EmbeddingTable corpus) {
+    PairScoring.refuseReserved(pairs, "pairs");
     return PairScoring.score(pairs, queryIdColumn, docIdColumn, "score", queries, corpus);
   }
 
@@ -53,6 +54,7 @@ public final class SparkMaxSim {
   /** As {@link #scorePairsByScan(Dataset, EmbeddingTable, EmbeddingTable)} with other id columns. */
   public static Dataset<Row> scorePairsByScan(Dataset<Row> pairs, String queryIdColumn, String docIdColumn,
       EmbeddingTable queries, EmbeddingTable corpus) {
+    PairScoring.refuseReserved(pairs, "pairs");
     return ScanPairScoring.score(pairs, queryIdColumn, docIdColumn, "score", queries, corpus,
         PairScoring.CHUNK_ROWS);
   }
@@ -60,7 +62,8 @@ public final class SparkMaxSim {
   /**
    * {@code rows} with a {@code scores} column ({@code array<float>}, in the order of the candidates): column
    * {@code query_id} names a query, column {@code candidates} an array of document ids. A row with an empty
-   * list gets no scores, one with a null list null.
+   * list gets no scores, one with a null list null. Columns named {@code __maxsim4j_...} are refused here and by
+   * the pair scorers, which name their own columns so.
    */
   public static Dataset<Row> scoreCandidates(Dataset<Row> rows, EmbeddingTable queries, EmbeddingTable corpus) {
     return scoreCandidates(rows, "query_id", "candidates", queries, corpus);
@@ -69,6 +72,7 @@ public final class SparkMaxSim {
   /** As {@link #scoreCandidates(Dataset, EmbeddingTable, EmbeddingTable)} with other columns. */
   public static Dataset<Row> scoreCandidates(Dataset<Row> rows, String queryIdColumn, String candidatesColumn,
       EmbeddingTable queries, EmbeddingTable corpus) {
+    PairScoring.refuseReserved(rows, "rows");
     return CandidateScoring.score(rows, queryIdColumn, candidatesColumn, "scores", queries, corpus);
   }
 

@@ -1,6 +1,7 @@
 package dev.maxsim4j.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -32,6 +33,29 @@ class HostileColumnNamesTest extends WithLocalSpark {
 
   private static EmbeddingTable plain(Corpus c) {
     return table(c, "id", "tokens", "mask");
+  }
+
+  /**
+   * A candidates row's column named as the scorer's row number came back holding that number instead of its
+   * value, and a pairs column named as a joined one failed with Spark's ambiguous reference.
+   */
+  @Test
+  void inputColumnsNamedAsTheScorersOwnAreRefused() {
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q0", "d1", "v")), new StructType()
+        .add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType)
+        .add("__MaxSim4j_qk", DataTypes.StringType));
+    String expected = "pairs has a column '__MaxSim4j_qk'; expected no column whose name starts with __maxsim4j_"
+        + " (the scorers name their own columns so)";
+    assertEquals(expected, assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairs(pairs, plain(QUERIES), plain(CORPUS))).getMessage());
+    assertEquals(expected, assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairsByScan(pairs, plain(QUERIES), plain(CORPUS))).getMessage());
+    Dataset<Row> rows = spark.createDataFrame(List.of(RowFactory.create("q0", List.of("d1"), "v")), new StructType()
+        .add("query_id", DataTypes.StringType).add("candidates", DataTypes.createArrayType(DataTypes.StringType))
+        .add("__maxsim4j_row", DataTypes.StringType));
+    assertEquals("rows has a column '__maxsim4j_row'; expected no column whose name starts with __maxsim4j_"
+        + " (the scorers name their own columns so)", assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scoreCandidates(rows, plain(QUERIES), plain(CORPUS))).getMessage());
   }
 
   @Test
