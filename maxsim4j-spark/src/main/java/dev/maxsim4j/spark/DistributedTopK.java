@@ -264,6 +264,7 @@ final class DistributedTopK {
 
   /** Says why a zero id repeats where the table may hold it once with each sign. */
   static String zeroNote(Object id) {
-    return ScanPairScoring.lookupKey(id) != id ? " (Spark compares -0.0 and 0.0 as one id)" : "";
+    boolean zero = id instanceof Double d && d == 0 || id instanceof Float f && f == 0;
+    return zero ? " (Spark compares -0.0 and 0.0 as one id)" : "";
   }
 }
