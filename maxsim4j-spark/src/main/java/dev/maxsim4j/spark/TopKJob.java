@@ -28,6 +28,12 @@ import org.apache.spark.sql.SparkSession;
  */
 public final class TopKJob {
   private static final String PROGRAM = "maxsim4j-spark";
+  /**
+   * What a quoted path or value must not bring into the one-line error: control characters, line and paragraph
+   * separators, direction marks (they could forge a line or a name) and lone surrogates.
+   */
+  private static final String LINE_BREAKERS =
+      "[\\p{Cc}\\p{Cs}\\u2028\\u2029\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]";
   private static final List<String> OPTIONS = List.of("--queries", "--corpus", "--k", "--out", "--tag", "--mask");
 
   private TopKJob() {}
@@ -194,7 +200,7 @@ public final class TopKJob {
   }
 
   private static int fail(PrintStream err, Throwable e, String line, int status) {
-    err.println(PROGRAM + ": " + line.replaceAll("\\p{Cntrl}", "?"));
+    err.println(PROGRAM + ": " + line.replaceAll(LINE_BREAKERS, "?"));
     if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
       e.printStackTrace(err);
     }

@@ -26,4 +26,14 @@ class HostileJobOptionsTest {
     err = usageError("--queries", "--corpus", "c", "--k", "5", "--out", "o");
     assertEquals(true, err.startsWith("maxsim4j-spark: --queries needs a value, not the option '--corpus'"), err);
   }
+
+  @Test
+  void aQuotedValueCannotBreakTheErrorLine() {
+    for (String breaker : new String[] {"\n", "\u0085", "\u2028", "\u2029", "\u202e", "\ud800"}) {
+      String err = usageError("--queries", "q", "--corpus", "c", "--k", "x" + breaker + "maxsim4j-spark: forged",
+          "--out", "o");
+      assertEquals(true, err.endsWith("\n"), err);
+      assertEquals(false, err.substring(0, err.length() - 1).contains(breaker), err);
+    }
+  }
 }
