@@ -49,7 +49,7 @@ public final class MaxSimScoringModel implements ScoringModel {
       throw new IllegalArgumentException("query is null; expected some text");
     }
     TokenBatch q = encoder.encode(query);
-    if (q.validTokens(0) <= 2) {
+    if (!MiniLmTokenEncoder.hasWordPiece(q.validTokens(0))) {
       // the tokenizer kept no word piece (whitespace, control, format or lone combining characters): only the
       // encoder's [CLS] and [SEP], which score the same against any text
       throw new IllegalArgumentException("query is without text (no word piece in it); expected some text");
@@ -88,7 +88,7 @@ public final class MaxSimScoringModel implements ScoringModel {
     boolean[] mask = new boolean[total];
     boolean masked = false;
     for (int i = 0, start = 0; i < segments.size(); start += segments.length(i), i++) {
-      boolean hasText = segments.validTokens(i) > 2;
+      boolean hasText = MiniLmTokenEncoder.hasWordPiece(segments.validTokens(i));
       Arrays.fill(mask, start, start + segments.length(i), hasText);
       masked |= !hasText;
     }

@@ -87,6 +87,14 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
     this.outputName = name;
   }
 
+  /**
+   * Whether an encoding of {@code tokens} tokens holds a word piece: every text, even one the tokenizer keeps
+   * nothing of, encodes to its {@code [CLS]} and {@code [SEP]} at least, and those match every other text alike.
+   */
+  public static boolean hasWordPiece(int tokens) {
+    return tokens > 2;
+  }
+
   /** Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). */
   public static MiniLmTokenEncoder load() {
     try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {

@@ -61,7 +61,7 @@ public final class RerankCommand {
       for (int p = 0; p < passageScores.length; p++) {
         // a passage without a word piece is its [CLS] and [SEP] alone, which match every query alike: it has no
         // valid token, and scores as such
-        float score = rows.length(p) > 2 ? passageScores[p] : MaxSim.EMPTY_DOCUMENT_SCORE;
+        float score = MiniLmTokenEncoder.hasWordPiece(rows.length(p)) ? passageScores[p] : MaxSim.EMPTY_DOCUMENT_SCORE;
         scores[candidateOf[p]] = Math.max(scores[candidateOf[p]], score);
       }
       int[] order = IntStream.range(0, scores.length).boxed()

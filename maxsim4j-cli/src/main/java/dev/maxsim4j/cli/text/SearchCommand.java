@@ -213,7 +213,7 @@ public final class SearchCommand {
    * or lone combining characters) is its [CLS] and [SEP] alone, which would match every query alike.
    */
   private static boolean hasText(TextIndex index, int row) {
-    return row >= 0 && index.rows().length(row) > 2;
+    return row >= 0 && MiniLmTokenEncoder.hasWordPiece(index.rows().length(row));
   }
 
   /**
@@ -221,7 +221,7 @@ public final class SearchCommand {
    * nothing the query says.
    */
   static void requireText(String command, String query, TokenBatch encoded) {
-    if (encoded.validTokens(0) <= 2) {
+    if (!MiniLmTokenEncoder.hasWordPiece(encoded.validTokens(0))) {
       throw new IllegalArgumentException(command + ": the query \"" + TextFiles.snippet(query, 40) + "\" has no word"
           + " piece (only format, control or lone combining characters); expected some text");
     }
