@@ -23,7 +23,8 @@ import java.util.Objects;
  * range, e.g. from tokens near {@code 1e20}) yields a NaN loss and NaN gradients for that row, not the limit
  * the formula tends to. Unit-length tokens, as retrievers produce, are far from that range.
  *
- * <p>The records here compare, hash and print their arrays by value (a record's own would by identity).
+ * <p>The records here compare, hash and print their arrays by value (a record's own would by identity): floats
+ * and doubles as {@link Float#equals} and {@link Double#equals} take them, so NaN equals NaN and -0.0 is not 0.0.
  */
 public sealed interface Loss {
 

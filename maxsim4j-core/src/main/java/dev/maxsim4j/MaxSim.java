@@ -5,6 +5,7 @@ import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -54,6 +55,11 @@ public final class MaxSim implements AutoCloseable {
   public static final int MAX_THREADS = 32767;
   /** The score of a document with no valid token, on every backend: below any score of real tokens. */
   public static final float EMPTY_DOCUMENT_SCORE = -1e9f;
+
+  /** The backend names {@link Builder#backend} takes (case and surrounding blanks aside). */
+  public static List<String> backendNames() {
+    return BackendSelector.NAMES;
+  }
   static final String THREADS_PROPERTY = "maxsim4j.threads";
 
   static {

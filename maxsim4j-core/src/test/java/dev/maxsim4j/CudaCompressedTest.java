@@ -342,8 +342,9 @@ class CudaCompressedTest {
    * Documents that end on either side of a 64-token tile and of a slot (the bulk-copy kernel's units: lengths 1,
    * 63-65, 127-129, 192, 255-257, 319-321 and 513) and masked tokens inside a tile, against queries of 1, 31 and 32
    * tokens with masked rows, bf16 and fp16, one query and three, and without a mask: 1-bit documents at d = 128
-   * (two words a thread, five tiles a slot) and 8-bit ones at d = 48, 64 and 128 (two tiles a slot), each tile expanded
-   * from its slot's bytes just before its wgmmas.
+   * (two words a thread, five tiles a slot) and 8-bit ones at d = 48, 64 (four tiles a slot) and 128 (two), each tile
+   * expanded from its slot's bytes just before its wgmmas; the last document (513 tokens) has masked tokens in every
+   * tile of its slots.
    */
   @Test
   void documentsEndingAroundATileMatchTheReference() {
@@ -373,11 +374,15 @@ class CudaCompressedTest {
     }
   }
 
-  /** A mask of n rows of width tokens where document 3 (65 tokens long in these tests) has every 7th token masked. */
+  /**
+   * A mask of n rows of width tokens where document 3 (65 tokens long in these tests) and the last document have
+   * every 7th token masked: in both of document 3's tiles, and in every tile of a long last document's slots.
+   */
   private static boolean[] maskingDocument3(int n, int width) {
     boolean[] mask = new boolean[n * width];
     for (int i = 0; i < mask.length; i++) {
-      mask[i] = i / width != 3 || i % width % 7 != 0; // masked tokens in both of document 3's tiles
+      int row = i / width;
+      mask[i] = row != 3 && row != n - 1 || i % width % 7 != 0;
     }
     return mask;
   }

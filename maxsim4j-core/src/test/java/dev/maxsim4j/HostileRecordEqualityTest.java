@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import org.junit.jupiter.api.Test;
 
 /**
- * The public records that hold arrays (TopK, the losses, a loss value) are equal, hash and print by their contents:
- * a record's own methods take arrays by identity, so two equal rankings were unequal and printed as [[F@...
+ * The public records that hold arrays (TopK, the losses, a loss value, a training step) are equal, hash and print
+ * by their contents: a record's own methods take arrays by identity, so two equal rankings were unequal and printed
+ * as [[F@...
  */
 class HostileRecordEqualityTest {
   @Test
@@ -50,5 +51,17 @@ class HostileRecordEqualityTest {
     assertEquals(v, Loss.marginMse(new float[] {1f}).evaluate(new float[][] {{3f, 1f}}));
     assertEquals(v.hashCode(), Loss.marginMse(new float[] {1f}).evaluate(new float[][] {{3f, 1f}}).hashCode());
     assertEquals("Value[loss=1.0, dScores=[2.0, -2.0], rows=1, columns=2]", v.toString());
+  }
+
+  @Test
+  void trainingStepsCompareTheirScoresByContents() {
+    TokenBatch g = TokenBatch.ofFloats(new float[] {1, 0}, 1, 1, 2);
+    Gradients gradients = new Gradients(g, g);
+    TrainingStep a = new TrainingStep(0.5, new float[][] {{1f, -0f}}, gradients);
+    assertEquals(a, new TrainingStep(0.5, new float[][] {{1f, -0f}}, gradients));
+    assertEquals(a.hashCode(), new TrainingStep(0.5, new float[][] {{1f, -0f}}, gradients).hashCode());
+    assertNotEquals(a, new TrainingStep(0.5, new float[][] {{1f, 0f}}, gradients));
+    assertEquals(true, a.toString().startsWith("TrainingStep[loss=0.5, scores=[[1.0, -0.0]], gradients="),
+        a.toString());
   }
 }

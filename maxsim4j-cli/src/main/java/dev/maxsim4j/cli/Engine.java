@@ -22,8 +22,7 @@ public final class Engine {
   }
 
   /** The names the library's {@code MaxSim.Builder.backend} takes (case and surrounding space aside). */
-  static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "reference", "scalar",
-      "vector");
+  static final List<String> BACKENDS = MaxSim.backendNames();
 
   /**
    * Refuses a {@code --backend} name the library does not know, as a mistake in the command line, before any input

@@ -109,7 +109,7 @@ public final class Main {
             + (args[0].equals("bench") || args[0].equals("plot") ? " (the benchmarks: ./maxsim4j bench)" : ""));
       }
       if (args.length == 2 && (args[1].equals("--help") || args[1].equals("-h"))) {
-        out.print("usage: maxsim4j " + command.get().usage);
+        out.println("usage: maxsim4j " + command.get().usage);
         return 0;
       }
       return command.get().runner.run(args, out, err);

@@ -160,8 +160,9 @@ final class PairScoring {
   static void requireIds(Object queryId, Object docId) {
     if (queryId == null || docId == null) {
       throw new IllegalArgumentException(queryId == null
-          ? "a pair's query id is null (document '" + docId + "'); expected an id of the query table"
-          : "a pair's document id is null (query '" + queryId + "'); expected an id of the corpus");
+          ? "a pair's or candidate's query id is null (document '" + docId + "'); expected an id of the query"
+              + " table"
+          : "a pair's or candidate's document id is null (query '" + queryId + "'); expected an id of the corpus");
     }
   }
 

@@ -61,8 +61,8 @@ class HostileIdsTest extends WithLocalSpark {
     Dataset<Row> noDocument = spark.createDataFrame(List.of(RowFactory.create("q", "x"),
         RowFactory.create("q", null)), schema);
     Dataset<Row> noQuery = spark.createDataFrame(List.of(RowFactory.create(null, "y")), schema);
-    String document = "a pair's document id is null (query 'q'); expected an id of the corpus";
-    String query = "a pair's query id is null (document 'y'); expected an id of the query table";
+    String document = "a pair's or candidate's document id is null (query 'q'); expected an id of the corpus";
+    String query = "a pair's or candidate's query id is null (document 'y'); expected an id of the query table";
     assertEquals(document, SparkTopKTest.causeOf(assertThrows(SparkException.class,
         () -> SparkMaxSim.scorePairs(noDocument, queries, corpus).collectAsList())));
     assertEquals(document, SparkTopKTest.causeOf(assertThrows(SparkException.class,

@@ -90,10 +90,15 @@ public final class CudaBackend implements Backend {
       this.fde = new DeviceFde(device, params);
       this.timing = new DeviceTiming(device, forward, training, inputs);
     } catch (RuntimeException | Error e) {
-      if (madeDevice != null) {
-        madeDevice.close();
+      try {
+        if (madeDevice != null) {
+          madeDevice.close();
+        }
+      } catch (RuntimeException | Error cleanup) {
+        e.addSuppressed(cleanup);
+      } finally {
+        madeParams.close();
       }
-      madeParams.close();
       throw e;
     }
   }

@@ -110,8 +110,13 @@ final class CudaDevice implements AutoCloseable {
     this.sharedMemoryPerBlockOptin = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     this.hostMapped = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1;
     this.context = Driver.retainPrimaryContext(handle);
-    Driver.setCurrent(context);
-    this.stream = Driver.createStream();
+    try {
+      Driver.setCurrent(context);
+      this.stream = Driver.createStream();
+    } catch (RuntimeException | Error e) {
+      Driver.releasePrimaryContext(handle); // no instance reaches a caller to close
+      throw e;
+    }
     this.main = new Lane(stream);
   }
 

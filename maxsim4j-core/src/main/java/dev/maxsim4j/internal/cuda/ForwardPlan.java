@@ -83,7 +83,8 @@ final class ForwardPlan {
   /**
    * maxsim_forward_quant_tma.cu: a consumer warpgroup and a producer warp, 32 query rows, 64-dim chunks, at most
    * 128 dims; its dynamic shared memory: the rows (bf16, 128 bytes per chunk), the ring, 16 slots' tiles and
-   * barriers (32 + 2 x 8 bytes each), the epilogue's maxima and the rows' validity (9 x 32 floats).
+   * barriers (32 + 2 x 8 bytes each), the epilogue's maxima (2 x 4 x 32 floats), and the rows' weights and scales
+   * (2 x 32 floats).
    */
   static final int QT_THREADS = 160;
   private static final int QT_ROWS = 32;
