@@ -16,8 +16,9 @@ import java.util.Set;
 /**
  * The text index's list of files: a version line naming how the tokens are stored; the name of the tokens
  * file it goes with, its token count and the CRC-32C of its stored tokens (so that a damaged tokens file is
- * rebuilt, never scored); then one line per file ({@code file}, bytes, modification time in ms, its passages as {@code line:tokens} separated by commas,
- * and the path relative to the folder, escaped by {@link Names}).
+ * rebuilt, never scored); then one line per file ({@code file}, bytes, modification time in ms, its passages as
+ * {@code line:tokens} separated by commas, and the path relative to the folder, escaped by {@link Names}), and, for
+ * a file read in the tick of its modification time, the CRC-32C of its text ({@link TextIndex.Entry#text()}).
  */
 final class Manifest {
   // the version moves whenever the encoder may give some text other vectors, so that older indexes are rebuilt
@@ -57,7 +58,7 @@ final class Manifest {
     long sum = 0;
     for (int n = 2; n < lines.size(); n++) {
       String[] f = lines.get(n).split("\t", -1);
-      if (f.length != 5 || !f[0].equals("file")) {
+      if ((f.length != 5 && (f.length != 6 || !f[5].matches("[0-9a-f]{8}"))) || !f[0].equals("file")) {
         throw new IllegalArgumentException("line " + (n + 1) + " is not a file line");
       }
       String path;
@@ -86,7 +87,8 @@ final class Manifest {
         spans.add(new Span((int) line, (int) count));
         sum += count;
       }
-      entries.add(new Entry(path, number(f[1], n + 1), number(f[2], n + 1), List.copyOf(spans)));
+      long text = f.length == 6 ? Long.parseLong(f[5], 16) : -1;
+      entries.add(new Entry(path, number(f[1], n + 1), number(f[2], n + 1), text, List.copyOf(spans)));
     }
     if (sum != tokens) {
       throw new IllegalArgumentException("its passages hold " + sum + " tokens, its header says " + tokens);
@@ -111,7 +113,8 @@ final class Manifest {
         Span s = e.passages().get(i);
         out.append(i == 0 ? "" : ",").append(s.line()).append(':').append(s.tokens());
       }
-      out.append('\t').append(Names.escape(e.path())).append('\n');
+      out.append('\t').append(Names.escape(e.path()));
+      out.append(e.text() < 0 ? "" : String.format(Locale.ROOT, "\t%08x", e.text())).append('\n');
     }
     return out.toString();
   }

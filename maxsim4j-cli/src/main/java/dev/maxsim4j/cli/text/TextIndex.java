@@ -9,6 +9,7 @@ import dev.maxsim4j.cli.io.TemporaryFiles;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -20,6 +21,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.zip.CRC32C;
 
 /**
  * The token embeddings of a folder of text files, kept on disk in {@code FOLDER/.maxsim4j/} and reused: a
@@ -40,12 +42,20 @@ public final class TextIndex {
   /** The most tokens one index holds: it keeps its tokens in one Java array (the writer streams them). */
   static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
   private static final int DIM = MiniLmTokenEncoder.DIM;
+  /**
+   * How close to its modification time a file read may be for a later write to keep that time: file system clocks
+   * tick in 2 s on FAT, 1 s on HFS+ and some network file systems, a few ms on Linux.
+   */
+  static final long SAME_TICK_MILLIS = 3000;
 
   /** One passage of a file: the line it starts on and its number of tokens. */
   public record Span(int line, int tokens) {}
 
-  /** One indexed file and its passages, in order. */
-  public record Entry(String path, long bytes, long modified, List<Span> passages) {
+  /**
+   * One indexed file and its passages, in order; {@code text} is the CRC-32C of its text where it was read within
+   * {@link #SAME_TICK_MILLIS} of its modification time, else -1 (its size and modification time identify it).
+   */
+  public record Entry(String path, long bytes, long modified, long text, List<Span> passages) {
     long tokens() {
       return passages.stream().mapToLong(Span::tokens).sum();
     }
@@ -195,7 +205,8 @@ public final class TextIndex {
       }
       Entry previous = old.entries.get(rel);
       long modified = attrs.lastModifiedTime().toMillis();
-      if (previous != null && previous.bytes() == attrs.size() && previous.modified() == modified) {
+      boolean same = previous != null && previous.bytes() == attrs.size() && previous.modified() == modified;
+      if (same && previous.text() < 0) {
         entries.add(previous);
         continue;
       }
@@ -204,9 +215,18 @@ public final class TextIndex {
         skipped++;
         continue;
       }
+      // read in the tick of its modification time, a file written again in that tick keeps its size and time: its
+      // text's checksum tells the two apart
+      long checksum = checksum(text.get());
+      if (same && previous.text() == checksum) {
+        entries.add(previous);
+        continue;
+      }
+      long sameTick = Math.abs(System.currentTimeMillis() - modified) < SAME_TICK_MILLIS ? checksum : -1;
       List<Passages.Passage> passages = Passages.of(text.get());
       freshEntries.add(entries.size());
-      entries.add(new Entry(rel, attrs.size(), modified, passages.stream().map(p -> new Span(p.line(), 0)).toList()));
+      entries.add(new Entry(rel, attrs.size(), modified, sameTick,
+          passages.stream().map(p -> new Span(p.line(), 0)).toList()));
       fresh.addAll(passages);
       passages.forEach(p -> texts.add(p.text()));
     }
@@ -238,7 +258,7 @@ public final class TextIndex {
         for (Span s : e.passages()) {
           spans.add(new Span(s.line(), encoded.length(row++)));
         }
-        entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), List.copyOf(spans)));
+        entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), e.text(), List.copyOf(spans)));
       }
       long total = entries.stream().mapToLong(Entry::tokens).sum();
       checkSize(folder, total, tmp);
@@ -275,6 +295,13 @@ public final class TextIndex {
       deleteQuietly(tmp); // a failed run leaves no temporary file behind
       throw e;
     }
+  }
+
+  /** CRC-32C of a file's text as UTF-8. */
+  static long checksum(String text) {
+    CRC32C crc = new CRC32C();
+    crc.update(text.getBytes(StandardCharsets.UTF_8));
+    return crc.getValue();
   }
 
   /** Whether a file is found again by its name as a string (not so for bytes invalid in the file system's encoding). */
