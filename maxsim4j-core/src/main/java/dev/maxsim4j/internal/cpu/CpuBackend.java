@@ -60,18 +60,18 @@ public final class CpuBackend implements Backend {
     if (problem.kind() == Problem.Kind.ALL_PAIRS) {
       // Tiles of (documents x queries): a document is loaded once per tile and meets the tile's queries.
       int docGrain = loop.grainFor(d.rows, 1);
-      int docChunks = (d.rows + docGrain - 1) / docGrain;
-      int queryChunks = Math.max(1, Math.min(q.rows, (loop.threads() * 4 + docChunks - 1) / docChunks));
-      int queryGrain = (q.rows + queryChunks - 1) / queryChunks;
-      queryChunks = (q.rows + queryGrain - 1) / queryGrain;
+      int docChunks = ParallelLoop.chunks(d.rows, docGrain);
+      int queryChunks = Math.max(1, Math.min(q.rows, ParallelLoop.chunks(loop.threads() * 4, docChunks)));
+      int queryGrain = ParallelLoop.chunks(q.rows, queryChunks);
+      queryChunks = ParallelLoop.chunks(q.rows, queryGrain);
       int qc = queryChunks;
       loop.forRange(docChunks * qc, 1, (from, to) -> {
         PairKernel.Worker w = bound.newWorker();
         for (int tile = from; tile < to; tile++) {
           int d0 = (tile / qc) * docGrain;
-          int d1 = Math.min(d.rows, d0 + docGrain);
+          int d1 = ParallelLoop.end(d.rows, docGrain, tile / qc);
           int q0 = (tile % qc) * queryGrain;
-          int q1 = Math.min(q.rows, q0 + queryGrain);
+          int q1 = ParallelLoop.end(q.rows, queryGrain, tile % qc);
           for (int j = d0; j < d1; j++) {
             scoreDocument(w, problem, j, q0, q1, out, argmax, stride);
           }
@@ -136,14 +136,14 @@ public final class CpuBackend implements Backend {
     }
     PairKernel.Bound bound = kernel.bind(q, d);
     int grain = Math.max(TOPK_BLOCK, loop.grainFor(d.rows, 1));
-    int chunks = (d.rows + grain - 1) / grain;
+    int chunks = ParallelLoop.chunks(d.rows, grain);
     // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
     // (threads + 1) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter)
     TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {
       PairKernel.Worker w = bound.newWorker();
       for (int c = from; c < to; c++) {
-        int end = Math.min(d.rows, (c + 1) * grain);
+        int end = ParallelLoop.end(d.rows, grain, c);
         TopKCollector collector = new TopKCollector(q.rows, Math.min(keep, end - c * grain));
         for (int j = c * grain; j < end; j++) {
           if (d.validCount[j] == 0) {

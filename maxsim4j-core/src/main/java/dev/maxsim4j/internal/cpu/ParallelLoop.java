@@ -40,10 +40,10 @@ final class ParallelLoop implements AutoCloseable {
       return;
     }
     int g = Math.max(1, grain);
-    int chunks = (n + g - 1) / g;
+    int chunks = chunks(n, g);
     if (pool == null || chunks == 1) {
       for (int c = 0; c < chunks; c++) {
-        body.run(c * g, Math.min(n, (c + 1) * g));
+        body.run(c * g, end(n, g, c));
       }
       return;
     }
@@ -51,7 +51,7 @@ final class ParallelLoop implements AutoCloseable {
     AtomicBoolean stopped = new AtomicBoolean(); // set when the call gives up: chunks not started yet skip
     for (int c = 0; c < chunks; c++) {
       int from = c * g;
-      int to = Math.min(n, from + g);
+      int to = end(n, g, c);
       try {
         futures.add(pool.submit(() -> {
           if (!stopped.get()) {
@@ -121,7 +121,20 @@ final class ParallelLoop implements AutoCloseable {
 
   /** A grain that gives each thread several chunks (load balance) but chunks of at least {@code min}. */
   int grainFor(int n, int min) {
-    return Math.max(min, (n + threads * 4 - 1) / (threads * 4));
+    return Math.max(min, chunks(n, threads * 4));
+  }
+
+  /**
+   * How many chunks of {@code grain} items {@code [0, n)} holds, {@code ceil(n / grain)}: in long, since
+   * {@code n + grain - 1} passes 2^31 for n near the largest array and wrapped to a negative count.
+   */
+  static int chunks(int n, int grain) {
+    return (int) (((long) n + grain - 1) / grain);
+  }
+
+  /** One past the last item of chunk {@code c}: {@code (c + 1) x grain}, which can pass 2^31, or {@code n}. */
+  static int end(int n, int grain, int c) {
+    return (int) Math.min(n, (c + 1L) * grain);
   }
 
   @Override
