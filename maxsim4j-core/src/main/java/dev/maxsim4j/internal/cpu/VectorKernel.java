@@ -266,8 +266,10 @@ final class VectorKernel implements PairKernel {
       if (qs != null && ScaleRange.outOfRange(qMaxScale[query], qMinScale[query], docMaxScale, docMinScale)) {
         scoreScalesOutOfRange(q, qs, pad, valid);
       } else {
-        for (int tileStart = 0; tileStart < docTokens; tileStart += TILE) {
-          int tileEnd = Math.min(docTokens, tileStart + TILE);
+        // tiles end at docTokens - tileStart, never at tileStart + TILE past it, which passes 2^31 for the last tile
+        // of a document near the largest array
+        for (int tileStart = 0, tileEnd; tileStart < docTokens; tileStart = tileEnd) {
+          tileEnd = docTokens - tileStart <= TILE ? docTokens : tileStart + TILE;
           int block = 0;
           if (qs == null) {
             if (V <= 8 && !track) {
