@@ -1,7 +1,7 @@
 package dev.maxsim4j.cli;
 
 import dev.maxsim4j.cli.io.MappedFiles;
-import dev.maxsim4j.cli.text.Names;
+import dev.maxsim4j.cli.io.Printable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -91,7 +91,7 @@ public final class CommandRunner {
 
   private static int fail(String program, PrintStream err, Throwable e, String line, int status) {
     // a file name or file content quoted in the message must not break the one-line contract
-    err.println(program + ": " + Names.oneLine(line));
+    err.println(program + ": " + Printable.oneLine(line));
     if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
       e.printStackTrace(err);
     }

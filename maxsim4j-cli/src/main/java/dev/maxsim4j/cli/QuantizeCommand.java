@@ -4,9 +4,9 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
-import dev.maxsim4j.cli.text.Names;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -136,7 +136,7 @@ final class QuantizeCommand {
       // a file of no tokens has no ratio to report
       String ratio = after == 0 ? "no tokens" : String.format(Locale.ROOT, "%.2fx smaller", (double) before / after);
       // names may hold any character: the summary stays one line
-      out.println(Names.oneLine(String.format(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales"
+      out.println(Printable.oneLine(String.format(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales"
               + " %s float32 (%s, %s%s); file %s -> %s", emb.source(), emb.type(), emb.shapeString(),
           Sizes.of(before), target, TokenType.elementType(dtype), Arrays.toString(codeShape),
           Arrays.toString(tokenShape), Sizes.of(after), ratio, copied, Sizes.of(Files.size(in)),

@@ -6,7 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
-import dev.maxsim4j.cli.text.Names;
+import dev.maxsim4j.cli.io.Printable;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -164,7 +164,7 @@ final class ScoreCommand {
       }
       output.commit();
       // the output's name may hold any character: the summary stays one line
-      out.println(Names.oneLine(String.format(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
+      out.println(Printable.oneLine(String.format(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
           what, maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
           (System.nanoTime() - read) / 1e6)));
     }

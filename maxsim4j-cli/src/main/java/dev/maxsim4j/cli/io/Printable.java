@@ -1,14 +1,51 @@
 package dev.maxsim4j.cli.io;
 
-/** Text from a file, made safe to quote in a one-line error message. */
-final class Printable {
+/**
+ * Text made safe to quote on one line of output (an error, a warning, a summary): control characters, line and
+ * paragraph separators, the marks that turn text right to left and lone surrogates could split the line, forge
+ * another or disguise a name.
+ */
+public final class Printable {
   private static final int MAX = 120;
 
   private Printable() {}
 
-  /** {@code text} with control characters as '?' and cut to a readable length. */
+  /** {@code text} from a file, one-line safe and cut to a readable length. */
   static String of(String text) {
-    String s = text.replaceAll("\\p{Cntrl}", "?");
+    String s = oneLine(text);
     return s.length() <= MAX ? s : s.substring(0, MAX - 3) + "...";
+  }
+
+  /** {@code text} with every character that {@link #breaksLine} finds as '?'. */
+  public static String oneLine(String text) {
+    char[] out = null;
+    for (int i = 0; i < text.length(); i++) {
+      if (breaksLine(text, i)) {
+        if (out == null) {
+          out = text.toCharArray();
+        }
+        out[i] = '?';
+      }
+    }
+    return out == null ? text : new String(out);
+  }
+
+  /** Whether the character at {@code i} of {@code s} could break or disguise a line it is printed on. */
+  public static boolean breaksLine(String s, int i) {
+    char c = s.charAt(i);
+    return Character.isISOControl(c) || isLineOrDirection(c) || isUnpairedSurrogate(s, i);
+  }
+
+  private static boolean isLineOrDirection(char c) {
+    return c == '\u2028' || c == '\u2029' || c == '\u200e' || c == '\u200f' || c >= '\u202a' && c <= '\u202e'
+        || c >= '\u2066' && c <= '\u2069';
+  }
+
+  private static boolean isUnpairedSurrogate(String s, int i) {
+    char c = s.charAt(i);
+    if (Character.isHighSurrogate(c)) {
+      return i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1));
+    }
+    return Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(s.charAt(i - 1)));
   }
 }

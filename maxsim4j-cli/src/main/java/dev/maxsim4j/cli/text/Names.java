@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli.text;
 
+import dev.maxsim4j.cli.io.Printable;
 import java.util.Locale;
 
 /**
@@ -20,7 +21,7 @@ public final class Names {
         case '\t' -> out.append("\\t");
         case '\r' -> out.append("\\r");
         default -> {
-          if (Character.isISOControl(c) || isLineOrDirection(c) || isUnpairedSurrogate(name, i)) {
+          if (Printable.breaksLine(name, i)) {
             out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
           } else {
             out.append(c);
@@ -29,38 +30,6 @@ public final class Names {
       }
     }
     return out.toString();
-  }
-
-  /**
-   * {@code text} with every character {@link #escape} would escape, the backslash aside, as '?': for a line that
-   * quotes names or file content (an error, a warning, a listing) and must stay one line whatever they hold.
-   */
-  public static String oneLine(String text) {
-    char[] out = null;
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (Character.isISOControl(c) || isLineOrDirection(c) || isUnpairedSurrogate(text, i)) {
-        if (out == null) {
-          out = text.toCharArray();
-        }
-        out[i] = '?';
-      }
-    }
-    return out == null ? text : new String(out);
-  }
-
-  /** Line and paragraph separators, and the marks that turn text right to left (they could fake a name). */
-  private static boolean isLineOrDirection(char c) {
-    return c == '\u2028' || c == '\u2029' || c == '\u200e' || c == '\u200f' || c >= '\u202a' && c <= '\u202e'
-        || c >= '\u2066' && c <= '\u2069';
-  }
-
-  private static boolean isUnpairedSurrogate(String s, int i) {
-    char c = s.charAt(i);
-    if (Character.isHighSurrogate(c)) {
-      return i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1));
-    }
-    return Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(s.charAt(i - 1)));
   }
 
   /** The name {@link #escape} wrote; an escape it never writes is an IllegalArgumentException. */

@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -87,7 +88,7 @@ public final class SearchCommand {
           Ranked r = rank(encoder, maxSim, index, lucene, rerank.equals("lucene"), queries.get(i), candidates, err);
           String stages = stages(r, lucene) + (i == 0 ? " (first query: JIT cold)" : "");
           if (queries.size() > 1) {
-            out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, Names.oneLine(queries.get(i)), stages);
+            out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, Printable.oneLine(queries.get(i)), stages);
           } else {
             out.println(summary + "; " + stages);
           }

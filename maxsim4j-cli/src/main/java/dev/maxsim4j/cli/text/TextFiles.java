@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.cli.io.Absent;
+import dev.maxsim4j.cli.io.Printable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -243,7 +244,7 @@ public final class TextFiles {
   /** The first {@code max} characters of a text on one line, for listings. */
   public static String snippet(String text, int max) {
     // control, line-separator and direction characters could rewrite the terminal line; spaces are folded anyway
-    String flat = Names.oneLine(text.strip().replaceAll("\\s+", " "));
+    String flat = Printable.oneLine(text.strip().replaceAll("\\s+", " "));
     return flat.length() <= max ? flat : flat.substring(0, max - 3) + "...";
   }
 

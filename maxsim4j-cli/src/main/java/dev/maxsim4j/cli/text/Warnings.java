@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli.text;
 
+import dev.maxsim4j.cli.io.Printable;
 import java.io.PrintStream;
 import java.util.Locale;
 
@@ -20,7 +21,7 @@ public final class Warnings {
     count++;
     if (count <= SHOWN) {
       // a name or line of a file quoted in it must not split the warning or forge a line of its own
-      err.println("maxsim4j: warning: " + Names.oneLine(message));
+      err.println("maxsim4j: warning: " + Printable.oneLine(message));
     }
   }
 
