@@ -136,8 +136,8 @@ final class QuantizeCommand {
       // a file of no tokens has no ratio to report
       String ratio = after == 0 ? "no tokens" : String.format(Locale.ROOT, "%.2fx smaller", (double) before / after);
       // names may hold any character: the summary stays one line
-      out.println(Printable.oneLine(String.format(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s + scales"
-              + " %s float32 (%s, %s%s); file %s -> %s", emb.source(), emb.type(), emb.shapeString(),
+      out.println(Printable.oneLine(String.format(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s"
+              + " + scales %s float32 (%s, %s%s); file %s -> %s", emb.source(), emb.type(), emb.shapeString(),
           Sizes.of(before), target, TokenType.elementType(dtype), Arrays.toString(codeShape),
           Arrays.toString(tokenShape), Sizes.of(after), ratio, copied, Sizes.of(Files.size(in)),
           Sizes.of(Files.size(target)))));

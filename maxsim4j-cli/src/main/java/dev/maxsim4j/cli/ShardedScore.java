@@ -87,7 +87,8 @@ final class ShardedScore {
       }
       output.commit();
       // the output's name may hold any character: the summary stays one line
-      out.println(Printable.oneLine(String.format(Locale.ROOT, "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
+      out.println(Printable.oneLine(String.format(Locale.ROOT,
+          "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
           what, maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
           (System.nanoTime() - read) / 1e6)));
     }
