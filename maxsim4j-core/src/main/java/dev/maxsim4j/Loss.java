@@ -95,7 +95,7 @@ public sealed interface Loss {
 
     @Override
     public String toString() {
-      return "Value[loss=" + loss + ", dScores=" + Arrays.toString(dScores) + ", rows=" + rows + ", columns="
+      return "Value[loss=" + loss + ", dScores=" + ArrayText.of(dScores) + ", rows=" + rows + ", columns="
           + columns + "]";
     }
 
@@ -157,7 +157,7 @@ public sealed interface Loss {
 
     @Override
     public String toString() {
-      return "Contrastive[positives=" + Arrays.toString(positives) + ", temperature=" + temperature + "]";
+      return "Contrastive[positives=" + ArrayText.of(positives) + ", temperature=" + temperature + "]";
     }
 
     @Override
@@ -242,7 +242,7 @@ public sealed interface Loss {
 
     @Override
     public String toString() {
-      return "KlDistillation[teacherScores=" + Arrays.deepToString(teacherScores) + ", temperature=" + temperature
+      return "KlDistillation[teacherScores=" + ArrayText.of(teacherScores) + ", temperature=" + temperature
           + "]";
     }
 
@@ -316,7 +316,7 @@ public sealed interface Loss {
 
     @Override
     public String toString() {
-      return "MarginMse[teacherMargins=" + Arrays.toString(teacherMargins) + "]";
+      return "MarginMse[teacherMargins=" + ArrayText.of(teacherMargins) + "]";
     }
 
     @Override

@@ -25,7 +25,7 @@ public record TopK(float[][] scores, int[][] indices) {
 
   @Override
   public String toString() {
-    return "TopK[scores=" + Arrays.deepToString(scores) + ", indices=" + Arrays.deepToString(indices) + "]";
+    return "TopK[scores=" + ArrayText.of(scores) + ", indices=" + ArrayText.of(indices) + "]";
   }
 
   /**

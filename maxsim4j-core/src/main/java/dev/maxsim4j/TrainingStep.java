@@ -25,7 +25,7 @@ public record TrainingStep(double loss, float[][] scores, Gradients gradients) {
 
   @Override
   public String toString() {
-    return "TrainingStep[loss=" + loss + ", scores=" + Arrays.deepToString(scores) + ", gradients=" + gradients
+    return "TrainingStep[loss=" + loss + ", scores=" + ArrayText.of(scores) + ", gradients=" + gradients
         + "]";
   }
 }

@@ -64,4 +64,15 @@ class HostileRecordEqualityTest {
     assertEquals(true, a.toString().startsWith("TrainingStep[loss=0.5, scores=[[1.0, -0.0]], gradients="),
         a.toString());
   }
+
+  @Test
+  void largeResultsPrintTheirFirstEntriesAndCountTheRest() {
+    float[][] scores = new float[1000][100];
+    int[][] indices = new int[1000][100];
+    String text = new TopK(scores, indices).toString();
+    assertEquals(true, text.length() < 20_000, "TopK of 1000 x 100 printed " + text.length() + " characters");
+    assertEquals(true, text.contains(", ... (984 more)]") && text.contains(", ... (84 more)]"), text);
+    String value = Loss.contrastive(1f).evaluate(new float[][] {new float[40]}).toString();
+    assertEquals(true, value.contains(", ... (24 more)]"), value);
+  }
 }
