@@ -10,8 +10,9 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Runs {@code [0, n)} in contiguous chunks on a fixed pool. Chunk boundaries depend on {@code n} and the
- * grain only, never on the thread count, so every result is computed the same way on any pool size.
+ * Runs {@code [0, n)} in contiguous chunks on a fixed pool. The grain (from {@link #grainFor}) depends on the
+ * thread count, so a body must compute each item the same way whatever chunk holds it (the callers' items own
+ * their output rows): that keeps every result the same on any pool size.
  */
 final class ParallelLoop implements AutoCloseable {
 
