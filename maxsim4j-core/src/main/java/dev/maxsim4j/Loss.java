@@ -20,8 +20,8 @@ import java.util.Objects;
  * </ul>
  *
  * <p>Scores are taken as the forward gives them: a row holding an infinite score (an exact score past fp32's
- * range, e.g. from tokens near {@code 1e20}) yields a NaN loss and NaN gradients for that row, not the limit
- * the formula tends to. Unit-length tokens, as retrievers produce, are far from that range.
+ * range, e.g. from tokens near {@code 1e20}) or a NaN yields a NaN loss and NaN gradients for every column of that
+ * row, not the limit the formula tends to; other rows keep their gradients. Unit-length tokens, as retrievers produce, are far from that range.
  *
  * <p>The records here compare, hash and print their arrays by value (a record's own would by identity): floats
  * and doubles as {@link Float#equals} and {@link Double#equals} take them, so NaN equals NaN and -0.0 is not 0.0.
@@ -168,6 +168,10 @@ public sealed interface Loss {
       double scale = 1.0 / temperature;
       for (int i = 0; i < rows; i++) {
         int off = i * columns;
+        if (nonFiniteRow(s, off, columns, d)) {
+          total += Double.NaN;
+          continue;
+        }
         int pos = positives == null ? i : positives[i];
         LogSoftmax row = new LogSoftmax(s, off, columns, scale);
         total -= row.of(s[off + pos]);
@@ -270,6 +274,10 @@ public sealed interface Loss {
       float[] t = teacherFlat();
       for (int i = 0; i < rows; i++) {
         int off = i * columns;
+        if (nonFiniteRow(s, off, columns, d)) {
+          total += Double.NaN;
+          continue;
+        }
         LogSoftmax student = new LogSoftmax(s, off, columns, scale);
         LogSoftmax teacher = new LogSoftmax(t, off, columns, scale);
         for (int j = 0; j < columns; j++) {
@@ -338,6 +346,10 @@ public sealed interface Loss {
       float[] d = new float[s.length];
       double total = 0;
       for (int i = 0; i < rows; i++) {
+        if (nonFiniteRow(s, 2 * i, 2, d)) {
+          total += Double.NaN;
+          continue;
+        }
         double diff = (double) s[2 * i] - s[2 * i + 1] - teacherMargins[i];
         total += diff * diff;
         d[2 * i] = (float) (2 * diff / rows);
@@ -345,6 +357,20 @@ public sealed interface Loss {
       }
       return new Value(total / rows, d, rows, columns);
     }
+  }
+
+  /**
+   * Whether the scores {@code s[off .. off+n)} of one row hold a NaN or an infinity, filling that row's gradients
+   * with NaN if so: each formula would otherwise give that row the limit it tends to, or a mix of NaN and finite.
+   */
+  private static boolean nonFiniteRow(float[] s, int off, int n, float[] d) {
+    for (int j = off; j < off + n; j++) {
+      if (!Float.isFinite(s[j])) {
+        Arrays.fill(d, off, off + n, Float.NaN);
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A loss averages over rows of at least one column: with none it would be 0/0. */
