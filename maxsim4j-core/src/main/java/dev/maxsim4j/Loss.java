@@ -83,6 +83,18 @@ public sealed interface Loss {
 
   /** A loss value and its gradient with respect to the scores, row-major like the scores. */
   record Value(double loss, float[] dScores, int rows, int columns) {
+    /** A public constructor: dScores must be the rows x columns that {@link #dScoreMatrix} reads. */
+    public Value {
+      Arguments.nonNull(dScores, "dScores");
+      if (rows < 0 || columns < 0) {
+        throw new IllegalArgumentException("rows = " + rows + ", columns = " + columns + "; expected both >= 0");
+      }
+      if (dScores.length != (long) rows * columns) {
+        throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected rows x columns = "
+            + rows + " x " + columns);
+      }
+    }
+
     @Override
     public boolean equals(Object o) {
       return o instanceof Value v && Double.compare(loss, v.loss) == 0 && Arrays.equals(dScores, v.dScores)
