@@ -20,8 +20,9 @@ import java.util.Arrays;
  * </ul>
  *
  * <p>The embedding array or memory is <em>not copied</em>: a batch is a view, and changing the array
- * afterwards changes later scores. Masks, lengths, offsets and scales are copied. Instances are immutable and
- * thread-safe to share.
+ * afterwards changes later scores. Changed while a call reads it, the call still completes (or fails as it would on
+ * the values it read, e.g. {@link #quantize} on a NaN), but its results may mix old and new values and match
+ * neither. Masks, lengths, offsets and scales are copied. Instances are immutable and thread-safe to share.
  *
  * <p>A quantized batch ({@link #ofBytes}, {@link #packedBytes}, the {@code MemorySegment} factories with a
  * quantized type, or {@link #quantize}) is scored without being expanded in memory, and scores exactly as
