@@ -1,7 +1,8 @@
 // Losses over a score matrix [rows][columns] that stays on the device: each writes one loss term per row
 // (the host sums the rows in a fixed order, in float64) and dL/dscores for the backward. One block per
 // row; the row's reductions (max, sum of exponentials) run in a fixed tree order, so the result does not
-// depend on scheduling. The formulas (and the CPU versions they must equal) are in dev.maxsim4j.Losses.
+// depend on scheduling. The formulas (and the CPU versions they must equal) are in dev.maxsim4j.Loss. A row whose
+// scores hold an infinity or a NaN gets a NaN loss and NaN gradients in every column, not the formula's limit.
 #include <math.h>
 #include <stdint.h>
 
@@ -24,6 +25,19 @@ __device__ float blockReduce(float v, float* scratch) {
   float r = scratch[0];
   __syncthreads();
   return r;
+}
+
+// Whether any of the row's n scores is an infinity or a NaN (every thread gets the answer).
+__device__ bool rowNotFinite(const float* x, int n, float* scratch) {
+  float bad = 0.f;
+  for (int j = threadIdx.x; j < n; j += LOSS_THREADS) bad = isfinite(x[j]) ? bad : 1.f;
+  return blockReduce<true>(bad, scratch) != 0.f;
+}
+
+// Writes the row's NaN loss and gradients (see rowNotFinite).
+__device__ void writeNotFiniteRow(float* rowLoss, float* dScores, int i, int columns) {
+  if (threadIdx.x == 0) rowLoss[i] = NAN;
+  for (int j = threadIdx.x; j < columns; j += LOSS_THREADS) dScores[(size_t)i * columns + j] = NAN;
 }
 
 // log-sum-exp of x * scale over a row, and the row's maximum.
@@ -51,6 +65,10 @@ extern "C" __global__ void __launch_bounds__(LOSS_THREADS)
   const float* s = scores + (size_t)i * columns;
   const float scale = 1.f / temperature;
   const int positive = positives == nullptr ? i : positives[i];
+  if (rowNotFinite(s, columns, scratch)) {
+    writeNotFiniteRow(rowLoss, dScores, i, columns);
+    return;
+  }
   float lse = logSumExp(s, columns, scale, scratch);
   if (threadIdx.x == 0) rowLoss[i] = lse - s[positive] * scale;
   for (int j = threadIdx.x; j < columns; j += LOSS_THREADS) {
@@ -69,6 +87,10 @@ extern "C" __global__ void __launch_bounds__(LOSS_THREADS)
   const float* s = scores + (size_t)i * columns;
   const float* t = teacher + (size_t)i * columns;
   const float scale = 1.f / temperature;
+  if (rowNotFinite(s, columns, scratch)) {
+    writeNotFiniteRow(rowLoss, dScores, i, columns);
+    return;
+  }
   float lseS = logSumExp(s, columns, scale, scratch);
   float lseT = logSumExp(t, columns, scale, scratch);
   float kl = 0.f;
@@ -89,6 +111,11 @@ extern "C" __global__ void maxsim_loss_margin_mse(const float* scores, const flo
                                                   float* rowLoss, float* dScores) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= rows) return;
+  if (!isfinite(scores[2 * i]) || !isfinite(scores[2 * i + 1])) {
+    rowLoss[i] = NAN;
+    dScores[2 * i] = dScores[2 * i + 1] = NAN;
+    return;
+  }
   float diff = scores[2 * i] - scores[2 * i + 1] - teacherMargins[i];
   rowLoss[i] = diff * diff;
   dScores[2 * i] = 2.f * diff / rows;

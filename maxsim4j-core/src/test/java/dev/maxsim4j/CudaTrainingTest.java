@@ -229,6 +229,38 @@ class CudaTrainingTest {
   }
 
   /**
+   * A row whose score is infinite (tokens near 1e20 meet) gives a NaN loss and NaN gradients from that row on the
+   * device, as on the CPU ({@link Loss}); the other row's gradients stay finite and match the CPU's.
+   */
+  @Test
+  void aRowWithAnInfiniteScoreGivesNaNOnTheDeviceAsOnTheCpu() {
+    try (MaxSim cpu = MaxSim.builder().backend("reference").build()) {
+      for (float sign : new float[] {1f, -1f}) {
+        TokenBatch q = TokenBatch.ofFloats(new float[] {1e20f, 1f}, 2, 1, 1);
+        TokenBatch d = TokenBatch.ofFloats(new float[] {sign * 1e20f, 1f, 0.5f, 0.25f}, 4, 1, 1);
+        for (Loss loss : List.of(Loss.contrastive(new int[] {0, 1}, 1f), Loss.contrastive(new int[] {1, 0}, 0.05f),
+            Loss.klDistillation(new float[][] {{1f, 2f}, {0.5f, -1f}}, 1f),
+            Loss.marginMse(new float[] {1f, 0.25f}))) {
+          String where = "sign " + sign + " " + loss;
+          TrainingStep expected = cpu.lossCandidates(q, d, 2, loss);
+          TrainingStep got = cuda.lossCandidates(q, d, 2, loss);
+          assertArrayEquals(expected.scores(), got.scores(), where + " scores");
+          assertTrue(Double.isNaN(got.loss()), where + ": loss " + got.loss());
+          float[] eq = expected.gradients().queries().toFloatArray();
+          float[] gq = got.gradients().queries().toFloatArray();
+          assertTrue(Float.isNaN(gq[0]), where + ": dQ of the infinite row " + gq[0]);
+          assertEquals(eq[1], gq[1], 1e-4 * Math.max(1e-6, Math.abs(eq[1])), where + ": dQ of the finite row");
+          float[] ed = expected.gradients().documents().toFloatArray();
+          float[] gd = got.gradients().documents().toFloatArray();
+          for (int t = 0; t < ed.length; t++) {
+            assertEquals(Float.isNaN(ed[t]), Float.isNaN(gd[t]), where + ": dD[" + t + "] " + ed[t] + " / " + gd[t]);
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * Steps that run the streaming forward keep the argmax in int16: half the buffer, and the same step bit
    * for bit as with int32 ("wide"), all pairs and candidates, bf16 and fp16, ragged and empty documents.
    */
