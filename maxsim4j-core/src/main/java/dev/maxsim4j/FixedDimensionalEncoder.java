@@ -25,7 +25,7 @@ import java.util.SplittableRandom;
  * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel;
  * {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (on the
  * GPU for index builds), to the same bits. Instances are immutable and thread-safe. Quantized batches are
- * encoded from their dequantized values.
+ * encoded from their exact dequantized values, {@code scale x q} in float64.
  */
 public final class FixedDimensionalEncoder {
   private final int dim;

@@ -5,10 +5,11 @@ import java.util.stream.IntStream;
 
 /**
  * Fixed dimensional encodings on the CPU, rows in parallel: the definition every backend's encodings equal bit
- * for bit. Per row: the valid tokens times {@link FdeParameters#weights} in float64 (each product rounded, then
- * added over k ascending), sign patterns, per-partition sums (queries) or averages (documents) of the projected
- * tokens over tokens ascending, empty document partitions filled from the nearest token, and the optional final
- * sketch summed over coordinates ascending; rounded to float once at the end.
+ * for bit. Per row: the valid tokens (quantized ones exactly, {@code scale x q} in float64) times
+ * {@link FdeParameters#weights} in float64 (each product rounded, then added over k ascending), sign patterns,
+ * per-partition sums (queries) or averages (documents) of the projected tokens over tokens ascending, empty
+ * document partitions filled from the nearest token, and the optional final sketch summed over coordinates
+ * ascending; rounded to float once at the end.
  */
 public final class FdeEncoding {
   private FdeEncoding() {}
@@ -28,8 +29,8 @@ public final class FdeEncoding {
     boolean projects = p.projects();
     double[] weights = p.weights();
     int n = t.validCount[row];
-    float[] tokens = new float[n * dim];
-    t.gatherValid(row, tokens, null);
+    double[] tokens = new double[n * dim];
+    gatherValid(t, row, tokens);
     int partitions = p.partitions();
     double[] raw = new double[p.rawDimension()];
     int[] pattern = new int[n];
@@ -97,6 +98,21 @@ public final class FdeEncoding {
       out[i] = (float) raw[i];
     }
     return out;
+  }
+
+  /**
+   * The valid tokens of a row in float64, a quantized one exactly ({@code scale x q}): its fp32 product overflows
+   * for a large scale, and rounds away for a tiny one, where the value and its sums do not.
+   */
+  private static void gatherValid(Tokens t, int row, double[] dst) {
+    int dim = t.dim;
+    t.forEachValidRun(row, null, (token, count, n) -> {
+      for (int i = 0; i < count; i++) {
+        for (int k = 0; k < dim; k++) {
+          dst[(n + i) * dim + k] = t.value(token + i, k);
+        }
+      }
+    });
   }
 
   /** The lowest token whose sign pattern is nearest to partition {@code p} in Hamming distance. */
