@@ -4,6 +4,7 @@ import dev.maxsim4j.internal.FdeEncoding;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
 import java.math.BigInteger;
+import java.util.Objects;
 import java.util.SplittableRandom;
 
 /**
@@ -150,6 +151,19 @@ public final class FixedDimensionalEncoder {
   /** What a backend encodes with. */
   FdeParameters parameters() {
     return parameters;
+  }
+
+  /** Equal parameters and seed: the same random draws, so the same encodings. */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof FixedDimensionalEncoder e && dim == e.dim && simHashBits == e.simHashBits
+        && repetitions == e.repetitions && projectionDim == e.projectionDim && finalDim == e.finalDim
+        && fillEmpty == e.fillEmpty && seed == e.seed;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(dim, simHashBits, repetitions, projectionDim, finalDim, fillEmpty, seed);
   }
 
   @Override
