@@ -38,15 +38,17 @@ final class LateInteractionBytes implements StoredTokens {
   @Override
   public void add(BytesRef value, int docId) {
     MemorySegment bytes = MemorySegment.ofArray(value.bytes).asSlice(value.offset, value.length);
-    if (value.length < Integer.BYTES) {
-      throw new IllegalArgumentException(
-          "field " + field + " of doc " + docId + ": " + value.length + " bytes, expected a LateInteractionField value");
-    }
-    int storedDim = bytes.get(INT_LE, 0);
+    int storedDim = value.length < Integer.BYTES ? 0 : bytes.get(INT_LE, 0);
     long floats = (value.length - Integer.BYTES) / Float.BYTES;
-    if (storedDim != dim || (value.length - Integer.BYTES) % (Float.BYTES * (long) dim) != 0) {
-      throw new IllegalArgumentException("field " + field + " of doc " + docId + ": token vectors of dim "
-          + storedDim + " (" + value.length + " bytes), expected dim " + dim + " like the query vectors");
+    if (value.length < Integer.BYTES || storedDim != dim
+        || (value.length - Integer.BYTES) % (Float.BYTES * (long) dim) != 0) {
+      // a quantized value's header read as a d gave a d in the hundreds of thousands: it is named as what it is
+      String quantized = QuantizedLateInteractionField.quantizedValue(value);
+      throw new IllegalArgumentException("field " + field + " of doc " + docId + ": " + (quantized != null
+          ? quantized + ", not a LateInteractionField value; rescore it with MaxSimRescorer.createQuantized"
+          : value.length < Integer.BYTES ? value.length + " bytes, expected a LateInteractionField value"
+          : "token vectors of dim " + storedDim + " (" + value.length + " bytes), expected dim " + dim
+              + " like the query vectors"));
     }
     int start = offsets[rows];
     if (start + floats > data.length) {

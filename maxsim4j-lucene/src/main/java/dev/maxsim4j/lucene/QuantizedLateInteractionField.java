@@ -127,26 +127,67 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
     return row.batch();
   }
 
-  /** A stored value's type, d and token count, checked against its length; {@code what} names it in errors. */
+  /**
+   * A stored value's type, d and token count, checked against its length; {@code what} names it in errors. A value
+   * refused that has a LateInteractionField's layout is named as one: read as this layout, its d was called a version.
+   */
   static Header header(BytesRef value, String what) {
+    try {
+      return parse(value);
+    } catch (IllegalArgumentException e) {
+      String floats = floatValue(value);
+      throw new IllegalArgumentException(what + ": " + (floats == null ? e.getMessage() : floats
+          + ", not a QuantizedLateInteractionField value (" + e.getMessage() + "); rescore it with MaxSimRescorer"
+          + ".create"));
+    }
+  }
+
+  private static Header parse(BytesRef value) {
     if (value.length < HEADER) {
-      throw new IllegalArgumentException(what + ": " + value.length + " bytes; expected a "
+      throw new IllegalArgumentException(value.length + " bytes; expected a "
           + "QuantizedLateInteractionField value (a header of " + HEADER + " bytes)");
     }
     MemorySegment bytes = MemorySegment.ofArray(value.bytes).asSlice(value.offset, value.length);
     int version = value.bytes[value.offset];
     if (version != VERSION) {
-      throw new IllegalArgumentException(what + ": layout version " + version + "; expected " + VERSION
+      throw new IllegalArgumentException("layout version " + version + "; expected " + VERSION
           + " (a QuantizedLateInteractionField value)");
     }
-    DType type = type(value.bytes[value.offset + 1], what);
+    DType type = type(value.bytes[value.offset + 1]);
     int d = bytes.get(INT_LE, 2);
     int tokens = bytes.get(INT_LE, 6);
     if (d < 1 || tokens < 0 || value.length != HEADER + tokens * (type.bytesPerToken(d) + Float.BYTES)) {
-      throw new IllegalArgumentException(what + ": " + value.length + " bytes for " + tokens + " " + type
+      throw new IllegalArgumentException(value.length + " bytes for " + tokens + " " + type
           + " tokens of d = " + d + "; expected " + HEADER + " + tokens x (bytesPerToken + 4)");
     }
     return new Header(type, d, tokens);
+  }
+
+  /**
+   * What a value holds as a QuantizedLateInteractionField value, "a QuantizedLateInteractionField value (T TYPE
+   * tokens of d = D)", or null where it is none: the float rescorers name such a value by it.
+   */
+  static String quantizedValue(BytesRef value) {
+    try {
+      Header h = parse(value);
+      return "a QuantizedLateInteractionField value (" + h.tokens() + " " + h.type() + " tokens of d = " + h.dim()
+          + ")";
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** What a value holds as a LateInteractionField value (an int d >= 1, then whole tokens), or null where none. */
+  static String floatValue(BytesRef value) {
+    if (value.length < Integer.BYTES) {
+      return null;
+    }
+    int d = MemorySegment.ofArray(value.bytes).get(INT_LE, value.offset);
+    long floats = value.length - Integer.BYTES;
+    if (d < 1 || floats % ((long) Float.BYTES * d) != 0) {
+      return null;
+    }
+    return "a LateInteractionField value (" + floats / ((long) Float.BYTES * d) + " float tokens of d = " + d + ")";
   }
 
   record Header(DType type, int dim, int tokens) {}
@@ -171,11 +212,10 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
     };
   }
 
-  private static DType type(byte code, String what) {
+  private static DType type(byte code) {
     DType type = typeOf(code);
     if (type == null) {
-      throw new IllegalArgumentException(what + ": type code " + code + "; expected 1 (INT8), "
-          + "2 (FLOAT8_E4M3) or 3 (BINARY)");
+      throw new IllegalArgumentException("type code " + code + "; expected 1 (INT8), 2 (FLOAT8_E4M3) or 3 (BINARY)");
     }
     return type;
   }
