@@ -10,7 +10,9 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import org.apache.lucene.codecs.Codec;
+import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.index.BinaryDocValues;
@@ -39,7 +41,8 @@ import org.apache.lucene.search.TotalHits;
  * encodings (optionally together with the best hits of a lexical query) and reranks them with
  * {@link MaxSimRescorer}; scores are raw MaxSim sums. Both fields are ordinary Lucene fields, so the same
  * documents shard across a cluster as any Lucene index does (each shard returns its reranked top k; the
- * coordinator merges by score).
+ * coordinator merges by score). The encoding field of {@link #documentFields} records its encoder in each
+ * segment, and {@link #search} refuses a segment written by another encoder of the same dimension.
  *
  * <p>Encodings wider than Lucene's 1,024 dimensions index with {@link #codec()}; on real text a wide encoding
  * recalled more than a final projection down to 1,024 ({@code docs/retrieval.md}).
@@ -52,10 +55,17 @@ import org.apache.lucene.search.TotalHits;
  * }</pre>
  */
 public final class LateInteractionRetriever {
+  /** Attribute of the encoding field that names the encoder that wrote it (for errors). */
+  static final String ENCODER_ATTRIBUTE = "maxsim4j.fde.encoder";
+  /** Attribute of the encoding field: the {@link #fingerprint} of the encoder that wrote it. */
+  static final String FINGERPRINT_ATTRIBUTE = "maxsim4j.fde.fingerprint";
   private final FixedDimensionalEncoder encoder;
   private final String encodingField;
   private final String tokensField;
   private final MaxSim maxSim;
+  private final String fingerprint;
+  /** The encoding field's type: maximum inner product, recording this encoder in the segments it is written to. */
+  private final FieldType encodingType;
 
   /**
    * A retriever whose documents hold their encoding in {@code encodingField} and their tokens in
@@ -71,6 +81,34 @@ public final class LateInteractionRetriever {
       throw new IllegalArgumentException("encodingField and tokensField are both \"" + tokensField
           + "\"; expected two fields");
     }
+    this.fingerprint = fingerprint(encoder);
+    FieldType type = new FieldType(KnnFloatVectorField.createFieldType(encoder.dimension(),
+        VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
+    type.putAttribute(ENCODER_ATTRIBUTE, encoder.toString());
+    type.putAttribute(FINGERPRINT_ATTRIBUTE, fingerprint);
+    type.freeze();
+    this.encodingType = type;
+  }
+
+  /**
+   * A hash of the encoder's query and document encodings of fixed tokens: equal for encoders that encode alike (their
+   * parameters and seed equal), unequal for others of the same dimension, whose encodings another cannot search.
+   */
+  private static String fingerprint(FixedDimensionalEncoder encoder) {
+    int d = encoder.tokenDimension();
+    float[] tokens = new float[3 * d];
+    SplittableRandom rnd = new SplittableRandom(0x5EEDL);
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = (float) rnd.nextGaussian();
+    }
+    TokenBatch probe = TokenBatch.ofFloats(tokens, 1, 3, d);
+    long hash = encoder.dimension();
+    for (float[] encoding : new float[][] {encoder.encodeQueries(probe)[0], encoder.encodeDocuments(probe)[0]}) {
+      for (float v : encoding) {
+        hash = hash * 0x9E3779B97F4A7C15L + Float.floatToIntBits(v);
+      }
+    }
+    return Long.toHexString(hash);
   }
 
   /** The encoder documents and queries are encoded with. */
@@ -105,7 +143,7 @@ public final class LateInteractionRetriever {
     // the tokens are not encoded here, so their shape is checked here: a token of another d would be indexed
     // and only fail the searches that rerank its document
     checkTokens("tokens", tokens);
-    return List.of(new KnnFloatVectorField(encodingField, encoding, VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT),
+    return List.of(new KnnFloatVectorField(encodingField, encoding, encodingType),
         new LateInteractionField(tokensField, tokens));
   }
 
@@ -218,7 +256,8 @@ public final class LateInteractionRetriever {
 
   /**
    * Every segment that has the encoding field holds it as this encoder's float encodings: the nearest-neighbour
-   * query would find no candidate in a field of another kind, silently.
+   * query would find no candidate in a field of another kind, silently, and poor ones in another encoder's (told
+   * apart where the segment records its encoder, as {@link #documentFields} does).
    */
   private void checkEncodingField(IndexSearcher searcher) {
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
@@ -229,6 +268,13 @@ public final class LateInteractionRetriever {
             + (info.getVectorDimension() == 0 ? "no vectors"
                 : info.getVectorEncoding() + " vectors of " + info.getVectorDimension() + " dimensions")
             + "; expected FLOAT32 vectors of " + encoder.dimension() + " dimensions, this retriever's encodings");
+      }
+      // encodings of another encoder of the same length: its nearest are no candidates for this one's queries
+      String written = info == null ? null : info.getAttribute(FINGERPRINT_ATTRIBUTE);
+      if (written != null && !written.equals(fingerprint)) {
+        throw new IllegalArgumentException("field " + encodingField + " of segment " + leaf.reader()
+            + " holds encodings written by " + info.getAttribute(ENCODER_ATTRIBUTE) + "; expected encodings of this"
+            + " retriever's " + encoder + " (search it with the encoder that wrote it)");
       }
     }
   }

@@ -1,0 +1,112 @@
+package dev.maxsim4j.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.MaxSim;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Random;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.KnnFloatVectorField;
+import org.apache.lucene.document.LateInteractionField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.store.FSDirectory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Encodings written by another encoder of the same dimension (another seed, or other parameters of the same length)
+ * were searched as this retriever's: the nearest of them are candidates by another geometry, and recall fell without
+ * a word. The retriever's fields record their encoder, and a search by another is refused, naming both.
+ */
+class HostileOtherEncoderTest {
+  private static final int DIM = 8;
+  @TempDir Path dir;
+
+  private static FixedDimensionalEncoder.Builder encoder() {
+    return FixedDimensionalEncoder.builder(DIM).simHashBits(2).repetitions(4);
+  }
+
+  private void index(FSDirectory directory, LateInteractionRetriever retriever, Random rnd, boolean merge)
+      throws IOException {
+    try (IndexWriter w = new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()))) {
+      for (int i = 0; i < 30; i++) {
+        Document doc = new Document();
+        retriever.documentFields(MaxSimRescorerTest.unitVectors(rnd, 1 + i % 3, false, DIM)).forEach(doc::add);
+        w.addDocument(doc);
+        if (i % 10 == 9) {
+          w.commit();
+        }
+      }
+      if (merge) {
+        w.forceMerge(1);
+      }
+    }
+  }
+
+  @Test
+  void aSearchByAnotherEncoderIsRefusedNamingBoth() throws IOException {
+    for (boolean merge : new boolean[] {false, true}) {
+      Random rnd = new Random(11);
+      try (FSDirectory directory = FSDirectory.open(dir.resolve("merge-" + merge));
+          MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
+        LateInteractionRetriever written = new LateInteractionRetriever(encoder().build(), "fde", "tokens", maxSim);
+        index(directory, written, rnd, merge);
+        float[][] query = MaxSimRescorerTest.unitVectors(rnd, 2, false, DIM);
+        try (DirectoryReader r = DirectoryReader.open(directory)) {
+          IndexSearcher s = new IndexSearcher(r);
+          assertEquals(5, written.search(s, query, 10, 5).scoreDocs.length);
+          LateInteractionRetriever same = new LateInteractionRetriever(encoder().build(), "fde", "tokens", maxSim);
+          assertEquals(5, same.search(s, query, 10, 5).scoreDocs.length, "an equal encoder, another instance");
+          for (FixedDimensionalEncoder other : new FixedDimensionalEncoder[] {encoder().seed(1).build(),
+              encoder().fillEmptyPartitions(false).build(),
+              FixedDimensionalEncoder.builder(DIM).simHashBits(3).repetitions(2).build()}) {
+            assertEquals(written.encoder().dimension(), other.dimension());
+            LateInteractionRetriever reader = new LateInteractionRetriever(other, "fde", "tokens", maxSim);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> reader.search(s, query, 10, 5), other.toString());
+            assertTrue(e.getMessage().startsWith("field fde of segment ")
+                && e.getMessage().contains("written by " + written.encoder())
+                && e.getMessage().contains("expected encodings of this retriever's " + other), e.getMessage());
+            assertEquals(5, reader.searchExact(s, query, 5).scoreDocs.length, "exact search reads no encoding");
+          }
+        }
+      }
+    }
+  }
+
+  /** Encodings indexed by hand (no record of an encoder) cannot be told apart: they are searched as before. */
+  @Test
+  void encodingsIndexedByHandAreSearched() throws IOException {
+    Random rnd = new Random(12);
+    try (FSDirectory directory = FSDirectory.open(dir);
+        MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder().build(), "fde", "tokens", maxSim);
+      try (IndexWriter w = new IndexWriter(directory, new IndexWriterConfig())) {
+        for (int i = 0; i < 10; i++) {
+          float[][] tokens = MaxSimRescorerTest.unitVectors(rnd, 2, false, DIM);
+          Document doc = new Document();
+          if (i % 2 == 0) {
+            retriever.documentFields(tokens).forEach(doc::add); // both kinds in one segment
+          } else {
+            doc.add(new KnnFloatVectorField("fde", encoder().seed(3).build().encodeDocuments(
+                dev.maxsim4j.TokenBatch.ofQuery(tokens))[0], VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
+            doc.add(new LateInteractionField("tokens", tokens));
+          }
+          w.addDocument(doc);
+        }
+      }
+      try (DirectoryReader r = DirectoryReader.open(directory)) {
+        float[][] query = MaxSimRescorerTest.unitVectors(rnd, 2, false, DIM);
+        assertEquals(3, retriever.search(new IndexSearcher(r), query, 10, 3).scoreDocs.length);
+      }
+    }
+  }
+}
