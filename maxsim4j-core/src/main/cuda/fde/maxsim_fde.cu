@@ -2,7 +2,7 @@
 // (internal/FdeEncoding.java): every product and sum in float64 with explicit rounding (__dmul_rn, __dadd_rn,
 // __ddiv_rn: nothing is contracted into an FMA, as Java never fuses), every sum in the CPU's order, one rounding
 // to float at the end. A chunk of rows runs as up to four launches:
-//   maxsim_fde_gather      each valid token widened (dequantized) to fp32 as the CPU stages it, rows compacted
+//   maxsim_fde_gather      each valid token widened exactly to float64 (a quantized one scale x q), rows compacted
 //   maxsim_fde_products    tokens x the encoder's matrix [d][columns], each product summed over k ascending
 //   maxsim_fde_partitions  per row and repetition: sign patterns, partition sums or averages, empty partitions
 //   maxsim_fde_sketch      the optional final count sketch
@@ -53,35 +53,37 @@ __device__ int nearestToken(const int* patterns, int n, int p, int lane) {
 
 }  // namespace
 
-// out[i * dim + k] = element k of stored token slots[i], widened to fp32; a compressed token's raw value times
-// its scale in one fp32 multiply, as Tokens.copyTokens computes it. A grid-stride loop over count x dim values.
+// out[i * dim + k] = element k of stored token slots[i], widened to float64; a compressed token's raw value times
+// its scale in float64, which is exact (an fp32 scale times a value of at most 8 significant bits), as Tokens.value
+// computes it: in fp32 the product overflows for a large scale and rounds away for a tiny one. A grid-stride loop
+// over count x dim values.
 extern "C" __global__ void maxsim_fde_gather(const uint8_t* data, int storage, const int* __restrict__ slots,
-                                             const float* __restrict__ scales, int dim, long long count, float* out) {
+                                             const float* __restrict__ scales, int dim, long long count, double* out) {
   const long long values = count * dim;
   const long long step = (long long)gridDim.x * blockDim.x;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < values; e += step) {
     const int token = slots[e / dim];
     const int k = (int)(e % dim);
-    float v;
+    double v;
     switch (storage) {
       case STORE_F32: v = rawValue<F32>(data, token, k, dim); break;
       case STORE_F16: v = rawValue<F16>(data, token, k, dim); break;
       case STORE_BF16: v = rawValue<BF16>(data, token, k, dim); break;
-      case STORE_S8: v = __fmul_rn(scaleOf(scales, token), rawValue<S8>(data, token, k, dim)); break;
-      case STORE_E4M3: v = __fmul_rn(scaleOf(scales, token), rawValue<E4M3>(data, token, k, dim)); break;
-      default: v = __fmul_rn(scaleOf(scales, token), rawValue<B1>(data, token, k, dim)); break;
+      case STORE_S8: v = __dmul_rn(scaleOf(scales, token), rawValue<S8>(data, token, k, dim)); break;
+      case STORE_E4M3: v = __dmul_rn(scaleOf(scales, token), rawValue<E4M3>(data, token, k, dim)); break;
+      default: v = __dmul_rn(scaleOf(scales, token), rawValue<B1>(data, token, k, dim)); break;
     }
     out[e] = v;
   }
 }
 
-// products[i][c] = sum over k ascending of (double) tokens[i][k] * weights[k][c], from +0.0 as the CPU's sums
+// products[i][c] = sum over k ascending of tokens[i][k] * weights[k][c], from +0.0 as the CPU's sums
 // start. grid (ceil(count / 128), ceil(columns / 64)), 256 threads; both operands staged in shared memory.
-extern "C" __global__ void __launch_bounds__(256) maxsim_fde_products(const float* __restrict__ tokens,
+extern "C" __global__ void __launch_bounds__(256) maxsim_fde_products(const double* __restrict__ tokens,
                                                                      const double* __restrict__ weights,
                                                                      double* products, int count, int dim,
                                                                      int columns) {
-  __shared__ __align__(16) float as[TILE_K][TILE_M];
+  __shared__ __align__(16) double as[TILE_K][TILE_M];
   __shared__ __align__(16) double bs[TILE_K][TILE_N];
   const int tx = threadIdx.x % (TILE_N / THREAD_N);
   const int ty = threadIdx.x / (TILE_N / THREAD_N);
@@ -97,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(256) maxsim_fde_products(const floa
     for (int e = threadIdx.x; e < TILE_M * TILE_K; e += blockDim.x) {
       const int m = e / TILE_K, kk = e % TILE_K;  // k fastest: a token's values are read together
       const long long row = m0 + m;
-      as[kk][m] = row < count && k0 + kk < dim ? tokens[row * dim + k0 + kk] : 0.f;
+      as[kk][m] = row < count && k0 + kk < dim ? tokens[row * dim + k0 + kk] : 0.0;
     }
     for (int e = threadIdx.x; e < TILE_K * TILE_N; e += blockDim.x) {
       const int kk = e / TILE_N, n = e % TILE_N;
@@ -108,11 +110,12 @@ extern "C" __global__ void __launch_bounds__(256) maxsim_fde_products(const floa
 #pragma unroll
     for (int kk = 0; kk < TILE_K; kk++) {
       if (kk < steps) {
-        const float4 a0 = *reinterpret_cast<const float4*>(&as[kk][ty * THREAD_M]);
-        const float4 a1 = *reinterpret_cast<const float4*>(&as[kk][ty * THREAD_M + 4]);
+        const double* ak = &as[kk][ty * THREAD_M];
+        const double2 a0 = *reinterpret_cast<const double2*>(ak), a1 = *reinterpret_cast<const double2*>(ak + 2);
+        const double2 a2 = *reinterpret_cast<const double2*>(ak + 4), a3 = *reinterpret_cast<const double2*>(ak + 6);
         const double2 b0 = *reinterpret_cast<const double2*>(&bs[kk][tx * THREAD_N]);
         const double2 b1 = *reinterpret_cast<const double2*>(&bs[kk][tx * THREAD_N + 2]);
-        const double a[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+        const double a[THREAD_M] = {a0.x, a0.y, a1.x, a1.y, a2.x, a2.y, a3.x, a3.y};
         const double b[THREAD_N] = {b0.x, b0.y, b1.x, b1.y};
 #pragma unroll
         for (int i = 0; i < THREAD_M; i++) {
@@ -141,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(256) maxsim_fde_products(const floa
 // documents, an empty document partition filled from the nearest token. Writes the row's encoding rounded to
 // float into out, or (a final sketch follows) in float64 into raw; the other pointer is null.
 extern "C" __global__ void __launch_bounds__(256) maxsim_fde_partitions(const double* __restrict__ products,
-                                                                       const float* __restrict__ tokens,
+                                                                       const double* __restrict__ tokens,
                                                                        const int* __restrict__ rowFirst,
                                                                        int* patterns, float* out, double* raw,
                                                                        int simHashBits, int repetitions,
@@ -154,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(256) maxsim_fde_partitions(const do
   const int perRepetition = simHashBits + (projects ? projectionDim : 0);
   const long long rawDimension = (long long)repetitions * partitions * projectionDim;
   const double* rowProducts = products + first * columns;
-  const float* rowTokens = tokens + first * projectionDim;  // read without a projection, where it is d
+  const double* rowTokens = tokens + first * projectionDim;  // read without a projection, where it is d
   int* rowPatterns = patterns + first;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int r = 0; r < repetitions; r++) {
@@ -181,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(256) maxsim_fde_partitions(const do
         if (source >= 0) {
           if (k < projectionDim) {
             value = projects ? rowProducts[(size_t)source * columns + at + simHashBits + k]
-                             : (double)rowTokens[(size_t)source * projectionDim + k];
+                             : rowTokens[(size_t)source * projectionDim + k];
           }
         } else if (count > 0) {
           for (int i0 = 0; i0 < n; i0 += 32) {
@@ -190,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(256) maxsim_fde_partitions(const do
               const int i = i0 + __ffs(members) - 1;
               members &= members - 1;
               value = __dadd_rn(value, projects ? rowProducts[(size_t)i * columns + at + simHashBits + k]
-                                                : (double)rowTokens[(size_t)i * projectionDim + k]);
+                                                : rowTokens[(size_t)i * projectionDim + k]);
             }
           }
           if (document && count > 1) value = __ddiv_rn(value, (double)count);

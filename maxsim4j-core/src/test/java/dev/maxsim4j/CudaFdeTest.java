@@ -49,6 +49,34 @@ class CudaFdeTest {
         cuda.encodeDocuments(c.encoder(), c.batch()), c + ", documents");
   }
 
+  /**
+   * Quantized tokens whose scales are near fp32's largest or smallest encode from their exact values on the device
+   * as on the CPU ({@code scale x q} in float64), where an fp32 product overflows or rounds away.
+   */
+  @Test
+  void extremeScalesEncodeAsOnTheCpu() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+      for (int d : new int[] {1, 3, 33}) {
+        int tokens = 6 * 11;
+        byte[] data = r.quantizedBytes(type, tokens, d);
+        for (int power : new int[] {125, -148}) {
+          float[] scales = new float[tokens];
+          for (int t = 0; t < tokens; t++) {
+            scales[t] = Math.scalb(1 + (float) r.rnd.nextDouble(), power);
+          }
+          TokenBatch b = TokenBatch.ofBytes(type, data, scales, 6, 11, d);
+          for (int s = 0; s < 4; s++) {
+            FixedDimensionalEncoder e = FdeCases.encoder(d, new int[] {2 + s % 2, 3, s % 2, s / 2 % 2, s / 2}, s);
+            String where = type + " d=" + d + " scales 2^" + power + " " + e + ", " + r;
+            FdeCases.assertSameEncodings(e.encodeQueries(b), cuda.encodeQueries(e, b), where + ", queries");
+            FdeCases.assertSameEncodings(e.encodeDocuments(b), cuda.encodeDocuments(e, b), where + ", documents");
+          }
+        }
+      }
+    }
+  }
+
   /** Device memory capped so that 300 ragged, masked rows take dozens of chunks: the same encodings. */
   @Test
   void aBatchInManyChunksEncodesAsOne() {

@@ -13,7 +13,7 @@ import java.util.List;
 /**
  * Fixed dimensional encodings on the GPU (maxsim_fde.cu), bit for bit {@link dev.maxsim4j.internal.FdeEncoding}'s.
  * The encoder's matrix (and sketch table) go up once per call; the rows go in chunks of whole rows whose device
- * buffers fit {@link #CHUNK_BYTES}: a chunk's tokens up as stored, then widened and compacted, multiplied,
+ * buffers fit {@link #CHUNK_BYTES}: a chunk's tokens up as stored, then widened (exactly, to float64) and compacted, multiplied,
  * partitioned (and sketched), its encodings down. A call's device memory is one allocation, freed before it
  * returns. Used under the backend's lock.
  */
@@ -128,7 +128,7 @@ final class DeviceFde {
       slots = DocumentChunks.deviceBytes(t, rows, spanTokens);
       rowFirst = slots + DeviceTokens.align(4L * valid);
       compact = rowFirst + DeviceTokens.align(4L * (rows + 1));
-      products = compact + DeviceTokens.align(4L * valid * p.dim());
+      products = compact + DeviceTokens.align(8L * valid * p.dim()); // widened to float64
       patterns = products + DeviceTokens.align(8L * valid * p.columns());
       raw = patterns + DeviceTokens.align(4L * valid);
       out = raw + (p.finalDim() > 0 ? DeviceTokens.align(8L * rows * p.rawDimension()) : 0);

@@ -271,7 +271,7 @@ sealed interface KernelArgs {
     }
   }
 
-  /** Valid tokens widened to fp32, compacted (maxsim_fde.cu). */
+  /** Valid tokens widened exactly to float64, compacted (maxsim_fde.cu). */
   record FdeGather(long data, int storage, long slots, long scales, int dim, long count, long out)
       implements KernelArgs {
     @Override
