@@ -66,6 +66,11 @@ public final class MiniJson {
     return b.append('"').toString();
   }
 
+  /** {@code value} as a JSON string literal for a message: a header's text may be megabytes long. */
+  static String shown(String value) {
+    return Printable.of(quote(value));
+  }
+
   private Object value() {
     if (++values > maxValues) {
       throw error("more than " + maxValues + " values");
@@ -108,7 +113,7 @@ public final class MiniJson {
       skipSpace();
       expect(':');
       if (m.containsKey(key)) {
-        throw error("key " + quote(key) + " given twice");
+        throw error("key " + shown(key) + " given twice");
       }
       m.put(key, value());
       skipSpace();
@@ -192,7 +197,7 @@ public final class MiniJson {
     try {
       return t.matches("-?\\d+") ? (Object) Long.parseLong(t) : (Object) Double.parseDouble(t);
     } catch (NumberFormatException e) {
-      throw error("bad number '" + t + "'");
+      throw error("bad number '" + Printable.of(t) + "'");
     }
   }
 

@@ -60,7 +60,7 @@ public final class SafeTensorsFile {
       case "F8_E4M3" -> NdArray.ElementType.F8_E4M3;
       case "I32" -> NdArray.ElementType.I32;
       case "I64" -> NdArray.ElementType.I64;
-      default -> throw new IllegalArgumentException(source + " has dtype " + MiniJson.quote(t.dtype())
+      default -> throw new IllegalArgumentException(source + " has dtype " + MiniJson.shown(t.dtype())
           + "; expected F32, F16, BF16, BOOL, U8, I8, F8_E4M3, I32 or I64");
     };
     return NdArray.ofSegment(source, type, t.shape(),
@@ -69,7 +69,7 @@ public final class SafeTensorsFile {
 
   /** The keys of a header for a message, shortened when there are many. */
   private static String shown(java.util.Collection<String> names) {
-    List<String> quoted = names.stream().limit(10).map(MiniJson::quote).toList();
+    List<String> quoted = names.stream().limit(10).map(MiniJson::shown).toList();
     return "[" + String.join(", ", quoted) + (names.size() > 10 ? ", ... " + (names.size() - 10) + " more" : "")
         + "]";
   }

@@ -86,14 +86,14 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
   }
 
   private static Tensor tensor(Path file, String name, Object value, long dataSize) {
-    String where = file + ": tensor " + MiniJson.quote(name);
+    String where = file + ": tensor " + MiniJson.shown(name);
     if (!(value instanceof Map<?, ?> info)) {
       throw new IllegalArgumentException(where + " is " + kind(value) + "; expected an object with dtype, shape"
           + " and data_offsets");
     }
     for (Object key : info.keySet()) {
       if (!FIELDS.contains(key)) {
-        throw new IllegalArgumentException(where + " has an unknown field " + MiniJson.quote((String) key)
+        throw new IllegalArgumentException(where + " has an unknown field " + MiniJson.shown((String) key)
             + "; expected dtype, shape and data_offsets");
       }
     }
@@ -152,13 +152,13 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
     String last = null;
     for (Tensor t : sorted) {
       if (t.begin() < covered) {
-        throw new IllegalArgumentException(file + ": tensors " + MiniJson.quote(last) + " and "
-            + MiniJson.quote(t.name()) + " overlap (" + MiniJson.quote(t.name()) + " starts at byte " + t.begin()
+        throw new IllegalArgumentException(file + ": tensors " + MiniJson.shown(last) + " and "
+            + MiniJson.shown(t.name()) + " overlap (" + MiniJson.shown(t.name()) + " starts at byte " + t.begin()
             + " of the data, before byte " + covered + " where the other ends)");
       }
       if (t.begin() > covered) {
         throw new IllegalArgumentException(file + ": bytes " + covered + " to " + t.begin() + " of the data belong"
-            + " to no tensor (before " + MiniJson.quote(t.name()) + "); expected the tensors' data_offsets to"
+            + " to no tensor (before " + MiniJson.shown(t.name()) + "); expected the tensors' data_offsets to"
             + " cover the data with no hole");
       }
       covered = t.end();
@@ -183,7 +183,7 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
 
   private static String shown(Object value) {
     String s = value instanceof List<?> l && l.size() > 8 ? "an array of " + l.size() + " entries"
-        : value instanceof String str ? MiniJson.quote(str) : String.valueOf(value);
+        : value instanceof String str ? MiniJson.shown(str) : String.valueOf(value);
     return Printable.of(s);
   }
 

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -92,6 +93,34 @@ class SafeTensorsTest {
     refused(many.append("}").toString(), 0, "expected a header of at most 1000000 JSON values");
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1048576,1048576],\"data_offsets\":[0,4]}}", 4,
         "span 4 bytes; expected");
+  }
+
+  /**
+   * Header text quoted in an error is cut short: a dtype, key, field or number of a megabyte printed a line of a
+   * megabyte. Found by a hostile test.
+   */
+  @Test
+  void headerTextInErrorsIsCutShort() throws IOException {
+    String big = "x".repeat(1_000_000);
+    String t = "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}";
+    List<String> headers = List.of(
+        "{\"t\":{\"dtype\":\"" + big + "\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        "{\"t\":{\"dtype\":\"F32\",\"shape\":[" + "9".repeat(1_000_000) + "],\"data_offsets\":[0,4]}}",
+        "{\"t\":{\"dtype\":\"F32\",\"shape\":[" + "-".repeat(1_000_000) + "],\"data_offsets\":[0,4]}}",
+        "{\"" + big + "\":1,\"" + big + "\":2}",
+        "{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"" + big + "\":1}}",
+        "{\"" + big + "\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}",
+        "{\"" + big + "a\":" + t + ",\"" + big + "b\":" + t + "}",
+        "{\"" + big + "a\":" + t + ",\"" + big + "b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}");
+    for (String header : headers) {
+      Path p = Files.write(dir.resolve("x.safetensors"), safetensors(header, 12));
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SafeTensors.read(p, "t"));
+      assertTrue(e.getMessage().length() < 1000, () -> e.getMessage().substring(0, 300));
+    }
+    Path many = Files.write(dir.resolve("x.safetensors"), safetensors("{\"" + big + "a\":" + t + ",\"" + big
+        + "b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SafeTensors.read(many, null));
+    assertTrue(e.getMessage().length() < 1000, () -> e.getMessage().substring(0, 300));
   }
 
   @Test
