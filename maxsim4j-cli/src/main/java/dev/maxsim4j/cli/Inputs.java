@@ -7,6 +7,8 @@ import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -423,6 +425,15 @@ final class Inputs {
     if (flags == null) {
       throw new IllegalArgumentException(what + " mask " + mask.source() + " holds " + mask.type()
           + "; expected bool or uint8");
+    }
+    // any other byte is no flag (token ids, a damaged bool array): read as "valid" it would score silently
+    MemorySegment bytes = mask.segment();
+    for (long i = 0; i < bytes.byteSize(); i++) {
+      byte b = bytes.get(ValueLayout.JAVA_BYTE, i);
+      if (b != 0 && b != 1) {
+        throw new IllegalArgumentException(what + " mask " + mask.source() + " holds " + (b & 0xff) + " at "
+            + TokenType.index(mask.shape(), i) + "; expected 0 or 1 (one flag per token)");
+      }
     }
     return flags;
   }

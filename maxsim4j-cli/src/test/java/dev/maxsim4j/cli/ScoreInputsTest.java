@@ -372,6 +372,33 @@ class ScoreInputsTest {
         "--out", p("s.npy")), 1, "holds float32; expected bool or uint8");
   }
 
+  /**
+   * A mask holds flags, 0 or 1: any other byte (a uint8 array of token ids, a damaged bool array) was read as "valid"
+   * and scored without a word. Found by a hostile test.
+   */
+  @Test
+  void masksOfValuesOtherThanZeroAndOneAreRefused() throws IOException {
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    byte[] flags = {1, 1, 1, 1, 1, 1, 2, 0, 1, 1, 1, 1};
+    Npy.write(dir.resolve("m.npy"), NdArray.ofSegment("m", NdArray.ElementType.U8, new long[] {3, 4},
+        MemorySegment.ofArray(flags)));
+    assertOneLineError(run("score", "--queries", p("d.npy"), "--docs", p("d.npy"), "--doc-mask", p("m.npy"),
+        "--out", p("s.npy")), 1, "docs mask " + p("m.npy") + " holds 2 at [1, 2]; expected 0 or 1");
+    flags[6] = 1;
+    flags[11] = (byte) 0xff;
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {3, 4, 8}, randoms(3 * 4 * 8)));
+    t.put("mask", NdArray.ofSegment("m", NdArray.ElementType.BOOL, new long[] {3, 4}, MemorySegment.ofArray(flags)));
+    SafeTensors.write(dir.resolve("e.safetensors"), t);
+    assertOneLineError(run("score", "--queries", p("e.safetensors"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "queries mask " + p("e.safetensors") + ":mask holds 255 at [2, 3]; expected 0 or 1");
+    // quantize copies the mask only after the checks score makes
+    assertOneLineError(run("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", p("c.safetensors")), 1,
+        "mask " + p("e.safetensors") + ":mask holds 255 at [2, 3]; expected 0 or 1");
+    assertFalse(Files.exists(dir.resolve("s.npy")));
+    assertFalse(Files.exists(dir.resolve("c.safetensors")));
+  }
+
   /** Offsets beside padded embeddings would be silently ignored: refused instead. */
   @Test
   void offsetsBesidePaddedEmbeddingsAreRefused() throws IOException {
