@@ -61,6 +61,29 @@ class HostileNamesOnOneLineTest {
     assertTrue(missing.err().contains("no such file"), missing.err());
   }
 
+  /**
+   * Invisible format characters (a zero-width space, a byte-order mark, a word joiner, a soft hyphen, the Arabic letter
+   * mark) printed as they are made "embeddings\u200b" read as "embeddings": an error listed the very name it said was
+   * missing. Found by a hostile test.
+   */
+  @Test
+  void invisibleCharactersInANameAreShown() throws Exception {
+    Npy.writeFloats(dir.resolve("q.npy"), new float[24], 2, 3, 4);
+    String invisible = "\u200b\ufeff\u2060\u00ad\u061c\u180e";
+    SafeTensors.write(dir.resolve("two.safetensors"), tensors("embeddings" + invisible, "other"));
+    CliRun r = CliRun.of("score", "--queries", dir.resolve("q.npy").toString(), "--docs",
+        dir.resolve("two.safetensors").toString(), "--docs-tensor", "embeddings", "--out",
+        dir.resolve("s.npy").toString());
+    assertEquals(1, r.status(), r.err());
+    assertTrue(r.err().contains("\"embeddings??????\""), r.err());
+    // joiners stay: they belong to real names (Persian words, emoji sequences)
+    SafeTensors.write(dir.resolve("two.safetensors"), tensors("\u0645\u06cc\u200c\u062e\ud83d\udc69\u200d\ud83d\udcbb",
+        "other"));
+    r = CliRun.of("score", "--queries", dir.resolve("q.npy").toString(), "--docs",
+        dir.resolve("two.safetensors").toString(), "--out", dir.resolve("s.npy").toString());
+    assertTrue(r.err().contains("\u0645\u06cc\u200c\u062e\ud83d\udc69\u200d\ud83d\udcbb"), r.err());
+  }
+
   @Test
   void warningsProgressAndSummariesOfAShardFolderForgeNoLine() throws Exception {
     Npy.writeFloats(dir.resolve("q.npy"), new float[24], 2, 3, 4);

@@ -2,8 +2,8 @@ package dev.maxsim4j.cli.io;
 
 /**
  * Text made safe to quote on one line of output (an error, a warning, a summary): control characters, line and
- * paragraph separators, the marks that turn text right to left and lone surrogates could split the line, forge
- * another or disguise a name.
+ * paragraph separators, the marks that turn text right to left, invisible format characters and lone surrogates
+ * could split the line, forge another or disguise a name.
  */
 public final class Printable {
   private static final int MAX = 120;
@@ -33,7 +33,15 @@ public final class Printable {
   /** Whether the character at {@code i} of {@code s} could break or disguise a line it is printed on. */
   public static boolean breaksLine(String s, int i) {
     char c = s.charAt(i);
-    return Character.isISOControl(c) || isLineOrDirection(c) || isUnpairedSurrogate(s, i);
+    return Character.isISOControl(c) || isLineOrDirection(c) || isInvisible(c) || isUnpairedSurrogate(s, i);
+  }
+
+  /**
+   * A format character that prints as nothing (a zero-width space, a byte-order mark, the Arabic letter mark) makes
+   * two names look alike; the joiners are kept, as real names (Persian words, emoji sequences) hold them.
+   */
+  private static boolean isInvisible(char c) {
+    return Character.getType(c) == Character.FORMAT && c != '\u200c' && c != '\u200d';
   }
 
   private static boolean isLineOrDirection(char c) {
