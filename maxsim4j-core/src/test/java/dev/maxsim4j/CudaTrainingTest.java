@@ -238,7 +238,7 @@ class CudaTrainingTest {
       for (float sign : new float[] {1f, -1f}) {
         TokenBatch q = TokenBatch.ofFloats(new float[] {1e20f, 1f}, 2, 1, 1);
         TokenBatch d = TokenBatch.ofFloats(new float[] {sign * 1e20f, 1f, 0.5f, 0.25f}, 4, 1, 1);
-        for (Loss loss : List.of(Loss.contrastive(new int[] {0, 1}, 1f), Loss.contrastive(new int[] {1, 0}, 0.05f),
+        for (Loss loss : List.of(Loss.contrastive(new int[] {0, 1}, 1f), Loss.contrastive(new int[] {1, 0}, 0.5f),
             Loss.klDistillation(new float[][] {{1f, 2f}, {0.5f, -1f}}, 1f),
             Loss.marginMse(new float[] {1f, 0.25f}))) {
           String where = "sign " + sign + " " + loss;
