@@ -13,7 +13,14 @@ public final class Printable {
   /** {@code text} from a file, one-line safe and cut to a readable length. */
   static String of(String text) {
     String s = oneLine(text);
-    return s.length() <= MAX ? s : s.substring(0, MAX - 3) + "...";
+    if (s.length() <= MAX) {
+      return s;
+    }
+    int cut = MAX - 3;
+    if (Character.isHighSurrogate(s.charAt(cut - 1))) {
+      cut--; // never half of a character outside the BMP (an emoji), which would print as a lone surrogate
+    }
+    return s.substring(0, cut) + "...";
   }
 
   /** {@code text} with every character that {@link #breaksLine} finds as '?'. */
