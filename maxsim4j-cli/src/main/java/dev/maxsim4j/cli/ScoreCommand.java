@@ -44,8 +44,8 @@ final class ScoreCommand {
         offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
         file the tensor "offsets" beside the embeddings. Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]); the
         tensor "mask" beside the embeddings, or a --*-mask-tensor without --*-mask, reads the mask from the embeddings'
-        .safetensors file ("mask", "scales" and "offsets" beside them are always read, whatever the embeddings
-        tensor is called, or refused where they do not fit). A .safetensors
+        .safetensors file ("mask", "scales" and "offsets" beside them are read, whatever the embeddings tensor
+        is called, or refused where they do not fit; an option that names another replaces them). A .safetensors
         file holding "embeddings" (+ "mask", "offsets"), as encode writes it, needs no tensor options.
         Writes float32 scores to --out; --top-k writes only the run file --out-run, lines
         query_index<TAB>doc_index<TAB>rank<TAB>score sorted by query then rank (rank from 1); with candidates
