@@ -35,8 +35,8 @@ final class QuantizeCommand {
         time: int8 with scale absmax/127, fp8 (e4m3fn) with scale absmax/448, binary (1 bit per dimension,
         bit 1 = +1 for x >= 0, packed 8 per byte, most significant bit first) with scale mean |x|. Writes
         "embeddings" (I8, F8_E4M3, or U8 [.., ceil(d/8)]), "scales" F32 (one per token) and copies "mask"
-        and "offsets" if E holds them beside the tensor (checked as score reads them); score reads the result
-        as is (binary: with --docs-bits d / --queries-bits d).""";
+        and "offsets" if E holds them beside the tensor (checked as score reads them; any other tensor is left
+        out, and named); score reads the result as is (binary: with --docs-bits d / --queries-bits d).""";
 
   /** Tokens per quantize call: bounds the heap a slice takes while keeping calls few. */
   static final int SLICE_TOKENS = 16_384;
@@ -128,6 +128,12 @@ final class QuantizeCommand {
       for (Map.Entry<String, NdArray> c : companions.entrySet()) {
         tensors.put(c.getKey(), c.getValue());
         copied += ", " + c.getKey() + " copied";
+      }
+      // other tensors (ids, metadata arrays) have no meaning quantize knows: named, so that none goes unnoticed
+      String embName = tensor != null ? tensor : names.get(0);
+      List<String> leftOut = names.stream().filter(n -> !n.equals(embName) && !companions.containsKey(n)).toList();
+      if (!leftOut.isEmpty()) {
+        copied += ", left out: " + String.join(" ", leftOut);
       }
       output.write(file -> SafeTensors.write(file, tensors));
       output.commit();

@@ -183,8 +183,18 @@ class QuantizeCommandTest {
     CliRun r = CliRun.of("quantize", "--in", p("p.safetensors"), "--tensor", "tokens", "--to", "int8", "--out",
         p("pc.safetensors"));
     assertEquals(0, r.status(), r.err());
-    assertTrue(r.out().contains("offsets copied"), r.out());
+    assertTrue(r.out().contains("offsets copied") && !r.out().contains("left out"), r.out());
     assertArrayEquals(new long[] {0, 4, 10}, SafeTensors.read(dir.resolve("pc.safetensors"), "offsets").integers());
+
+    // a tensor quantize knows nothing of is not copied, and the summary names it
+    t.put("ids", NdArray.ofSegment("i", NdArray.ElementType.I64, new long[] {2},
+        MemorySegment.ofArray(new long[] {7, 9})));
+    SafeTensors.write(dir.resolve("ids.safetensors"), t);
+    r = CliRun.of("quantize", "--in", p("ids.safetensors"), "--tensor", "tokens", "--to", "int8", "--out",
+        p("idsc.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("offsets copied, left out: ids)"), r.out());
+    assertEquals(List.of("embeddings", "scales", "offsets"), SafeTensors.names(dir.resolve("idsc.safetensors")));
 
     Map<String, Map<String, NdArray>> bad = new LinkedHashMap<>();
     bad.put("has shape [7, 7]; expected [3, 4]", Map.of("mask",
