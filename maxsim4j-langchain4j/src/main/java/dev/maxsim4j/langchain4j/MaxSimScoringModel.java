@@ -18,8 +18,8 @@ import java.util.List;
  *
  * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
  * cosine with any segment token, in [-1, 1], so one {@code minScore} threshold means the same for short and
- * long queries. A segment without text (no word piece) has no valid token and scores {@code -1e9 / n}, below
- * every segment with text. Neither the encoder nor the MaxSim instance is closed by this model.
+ * long queries. A segment without text (no word piece) has no valid token and scores MaxSim's
+ * {@link MaxSim#EMPTY_DOCUMENT_SCORE} ({@code -1e9}), below every segment with text. Neither the encoder nor the MaxSim instance is closed by this model.
  */
 public final class MaxSimScoringModel implements ScoringModel {
   /** Segments encoded and scored together: a reranker's usual candidates in one call, bounded memory beyond. */
@@ -70,7 +70,8 @@ public final class MaxSimScoringModel implements ScoringModel {
     for (int from = 0; from < texts.size(); from += segmentsPerCall) {
       List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
       for (float s : maxSim.scores(q, withoutTextMasked(encoder.encode(group)))[0]) {
-        scores.add((double) s / queryTokens);
+        // a segment without text keeps MaxSim's score for an empty document, the same on every path
+        scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s : (double) s / queryTokens);
       }
     }
     return Response.from(scores);
@@ -78,7 +79,7 @@ public final class MaxSimScoringModel implements ScoringModel {
 
   /**
    * The segments without a word piece masked whole: their [CLS] and [SEP] alone would score against any query,
-   * above segments with text; with no valid token they score MaxSim's -1e9 (divided by n), below all of those.
+   * above segments with text; with no valid token they score MaxSim's -1e9, below all of those.
    */
   private static TokenBatch withoutTextMasked(TokenBatch segments) {
     int total = 0;
