@@ -562,7 +562,8 @@ final class ForwardPlan {
   static Plan quantTma(ForwardShape s, GpuCapabilities gpu) {
     // 1-bit tokens of fewer than 16 bytes start anywhere in a slot: their entry reads each word as two
     boolean narrow = s.documentType() == DType.BINARY && (s.dim() + 7) / 8 != 16;
-    String layout = quantTmaSlices(s) > 0 ? "_w" + quantTmaSlices(s) : "_c" + quantTmaChunks(s);
+    String layout = quantTmaSlices(s) > 0 ? "_w" + quantTmaSlices(s)
+        : "_c" + quantTmaChunks(s) + (quantTmaRowSteps(s) < 4 ? "k" + quantTmaRowSteps(s) : "");
     String entry = FORWARD_QUANT_TMA + layout + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType())
         + (narrow ? "_narrow" : "");
     int shared = quantTmaSharedBytes(s);
@@ -576,6 +577,14 @@ final class ForwardPlan {
   /** 64-dim chunks of the query rows: 1 at d <= 64 (1-bit rows then read as 64 dims, a halfword a thread), else 2. */
   private static int quantTmaChunks(ForwardShape s) {
     return s.dim() <= 64 ? 1 : 2;
+  }
+
+  /**
+   * The k-steps of 16 dims an 8-bit row of at most 64 dims takes, d / 16 (the "c1k" entries): fewer than 4 expand
+   * and multiply only the row's own bytes, where the 64-dim entry reads those past it too; 4 for every other row.
+   */
+  private static int quantTmaRowSteps(ForwardShape s) {
+    return s.documentType() != DType.BINARY && s.dim() < 64 ? s.dim() / 16 : 4;
   }
 
   /**
