@@ -20,6 +20,21 @@ __device__ __forceinline__ bool isValid(const Rows& r, int token) {
   return r.mask == nullptr || r.mask[token] != 0;
 }
 
+// The token index a running max starts with: no valid token has beaten -inf yet.
+constexpr int NO_TOKEN = 0x7fffffff;
+
+// The argmax a row's running max leaves with (a final one or a slice's partial): its own, or where no valid token's
+// product beat the start (each was -inf) the document's first valid token before tEnd, the lowest index among the
+// equal maxima, as the CPU gives; NO_TOKEN where none is (a slice's partial: the merge takes another slice's).
+// NO_TOKEN itself would index past the document in the backward; this runs only for such rows.
+__device__ __forceinline__ int argmaxOrFirstValid(int index, const Rows& dRows, int dStart, int tEnd) {
+  if (index != NO_TOKEN) return index;
+  for (int t = 0; t < tEnd; t++) {
+    if (isValid(dRows, dStart + t)) return t;
+  }
+  return NO_TOKEN;
+}
+
 __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }

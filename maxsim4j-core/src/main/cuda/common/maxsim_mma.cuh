@@ -104,7 +104,7 @@ __device__ __forceinline__ void resetRunningMax(float (&best)[MT][2], int (&best
 #pragma unroll
   for (int m = 0; m < MT; m++) {
     best[m][0] = best[m][1] = -INFINITY;
-    bestIndex[m][0] = bestIndex[m][1] = 0x7fffffff;
+    bestIndex[m][0] = bestIndex[m][1] = NO_TOKEN;
   }
 }
 

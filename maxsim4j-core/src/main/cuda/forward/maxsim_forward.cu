@@ -71,7 +71,7 @@ __device__ void forwardPair(const TQ* __restrict__ q, Rows qRows, const TD* __re
 #pragma unroll
     for (int r = 0; r < ROWS_PER_THREAD; r++) {
       best[r] = -INFINITY;
-      bestIndex[r] = 0x7fffffff;
+      bestIndex[r] = NO_TOKEN;
     }
     for (int t0 = 0; t0 < dLength; t0 += DOC_TILE) {
       float acc[ROWS_PER_THREAD][COLS_PER_THREAD] = {};
@@ -118,7 +118,8 @@ __device__ void forwardPair(const TQ* __restrict__ q, Rows qRows, const TD* __re
       if (lane == 0 && s < qLength) {
         bool valid = isValid(qRows, qStart + s);
         if (valid) partial += v;
-        if (argmax != nullptr) argmax[(size_t)pair * argmaxStride + s] = valid ? i : -1;
+        if (argmax != nullptr)
+          argmax[(size_t)pair * argmaxStride + s] = valid ? argmaxOrFirstValid(i, dRows, dStart, dLength) : -1;
       }
     }
   }

@@ -234,6 +234,7 @@ __device__ void forwardPairMma(const T* __restrict__ q, Rows qRows, const T* __r
       float v = mergeBest[0][row];
       int i = mergeIndex[0][row];
       for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][row], mergeIndex[w][row]);
+      if (argmax != nullptr) i = argmaxOrFirstValid(i, dRows, dStart, tEnd);
       int s = r0 + row;
       if (s < qLength && isSliced()) {
         split.partialMax[partialAt(split, pair, s)] = v;
@@ -331,6 +332,7 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   float v = mergeBest[0][threadIdx.x];
   int i = mergeIndex[0][threadIdx.x];
   for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][threadIdx.x], mergeIndex[w][threadIdx.x]);
+  if (argmax != nullptr) i = argmaxOrFirstValid(i, dRows, dStart, tEnd);
   if (isSliced()) {
     if (query < queries && lane < qLength) {
       split.partialMax[partialAt(split, pair, lane)] = v;

@@ -66,7 +66,7 @@ __device__ void forwardPair(const typename TQ::Storage* __restrict__ q, Rows qRo
 #pragma unroll
     for (int r = 0; r < ROWS_PER_THREAD; r++) {
       best[r] = -INFINITY;
-      bestIndex[r] = 0x7fffffff;
+      bestIndex[r] = NO_TOKEN;
     }
     float qs[ROWS_PER_THREAD];
 #pragma unroll
@@ -120,7 +120,8 @@ __device__ void forwardPair(const typename TQ::Storage* __restrict__ q, Rows qRo
       if (lane == 0 && s < qLength) {
         bool valid = isValid(qRows, qStart + s);
         if (valid) partial += v;
-        if (argmax != nullptr) argmax[(size_t)pair * argmaxStride + s] = valid ? i : -1;
+        if (argmax != nullptr)
+          argmax[(size_t)pair * argmaxStride + s] = valid ? argmaxOrFirstValid(i, dRows, dStart, dLength) : -1;
       }
     }
   }

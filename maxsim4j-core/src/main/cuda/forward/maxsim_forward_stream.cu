@@ -273,7 +273,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       if (ARGMAX) {
         const int i = m == 0 ? (h == 0 ? rowArgmax[0][0] : rowArgmax[0][1])
                              : (h == 0 ? rowArgmax[1][0] : rowArgmax[1][1]);
-        argmax[pair * argmaxStride + lane] = (Index)(valid ? i : -1);
+        argmax[pair * argmaxStride + lane] = (Index)(valid ? argmaxOrFirstValid(i, dRows, dStart, dLength) : -1);
       }
     }
     for (int offset = 16; offset > 0; offset /= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);

@@ -461,7 +461,7 @@ __device__ void forwardWgmma(const In& in, long long pairs, float* scores, Index
         loadedPass = pass;
       }
       float best[2] = {-INFINITY, -INFINITY};
-      int bestIndex[2] = {0x7fffffff, 0x7fffffff};
+      int bestIndex[2] = {NO_TOKEN, NO_TOKEN};
       float rowScale[2] = {1.f, 1.f};
       bool flip[2] = {false, false};
       if constexpr (SCALED) {
@@ -519,6 +519,7 @@ __device__ void forwardWgmma(const In& in, long long pairs, float* scores, Index
         float v = best[h];
         int i = bestIndex[h];
         quadMax<ARGMAX>(v, i);
+        if constexpr (ARGMAX) i = argmaxOrFirstValid(i, in.dRows, w.dStart, w.tEnd);
         if constexpr (SCALED) v = rowScaled(v, rowScale[h]);
         if (tig == 0 && myRow + 8 * h < ROWS) {
           rowBest[myRow + 8 * h] = v;

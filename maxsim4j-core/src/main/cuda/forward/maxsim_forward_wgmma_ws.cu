@@ -78,7 +78,6 @@ constexpr int WS_CONSUMER_REGISTERS = 224;
 static_assert(WS_PRODUCER_REGISTERS + 2 * WS_CONSUMER_REGISTERS <= 3 * WS_LAUNCH_REGISTERS,
               "the consumers take no more registers than the producer gives back");
 constexpr int WS_RING_BYTES = 192 * 1024;
-constexpr int WS_NO_INDEX = 0x7fffffff;
 constexpr int WS_EPILOGUE_WARP = WS_CONSUMER_WARPS + 1;  // in the producer warpgroup, beside the TMA warp
 constexpr int WS_EPILOGUE_SLOTS = 4;
 
@@ -413,7 +412,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
 #pragma unroll
     for (int h = 0; h < 2; h++) {
       best[r][h] = -INFINITY;
-      bestIndex[r][h] = WS_NO_INDEX;
+      bestIndex[r][h] = NO_TOKEN;
     }
   RingPosition slot;
   int loadedQuery = -1, loadedPass = -1;
@@ -494,6 +493,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
         float v = best[r][h];
         int i = bestIndex[r][h];
         quadMax<ARGMAX>(v, i);
+        if constexpr (ARGMAX) i = argmaxOrFirstValid(i, in.dRows, w.dStart, w.tEnd);
         const int row = w.pass * ROWS + r * WS_GROUP_ROWS + myRow + 8 * h;
         const int s = GROUPED ? row % 32 : row;
         if (in.scores == nullptr) {
@@ -508,7 +508,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
             in.argmax[pair * in.argmaxStride + s] = (Index)(valid ? i : -1);
         }
         best[r][h] = -INFINITY;
-        bestIndex[r][h] = WS_NO_INDEX;
+        bestIndex[r][h] = NO_TOKEN;
       }
     }
     if (in.scores != nullptr)

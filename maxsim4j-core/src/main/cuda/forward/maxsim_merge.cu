@@ -22,7 +22,7 @@ __device__ void mergeSlices(const float* __restrict__ partialMax, const int* __r
     int index = -1;
     if (s < qLength && !empty && isValid(qRows, qStart + s)) {
       float v = -INFINITY;
-      index = 0x7fffffff;
+      index = NO_TOKEN;
       for (int y = 0; y < written; y++) {
         size_t at = ((size_t)pair * slices + y) * partialStride + s;
         maxMerge(v, index, partialMax[at], partialArgmax[at]);

@@ -261,6 +261,67 @@ class CudaTrainingTest {
   }
 
   /**
+   * A valid query token whose product with every valid document token is -inf (a component near 1e20 against one
+   * near -1e20) keeps the document's first valid token as its argmax, the lowest index among equal maxima, on every
+   * kernel family that saves an argmax, as on the CPU: the start of the running max (no token yet) once reached the
+   * backward, which read past the document (an illegal address) or, narrowed to int16, lost the gradient. Documents
+   * whose first tokens are masked, and documents long enough for split passes.
+   */
+  @Test
+  void aTokenWhoseEveryProductIsMinusInfinityKeepsTheFirstValidToken() {
+    RandomBatches r = new RandomBatches();
+    int dim = 64;
+    for (int[] shape : new int[][] {{3, 32, 9, 300}, {2, 128, 3, 1500}, {24, 32, 400, 60}}) {
+      int nq = shape[0], lq = shape[1], nd = shape[2], ld = shape[3];
+      float[] q = r.floats(nq * lq * dim);
+      float[] d = r.floats(nd * ld * dim);
+      for (int i = 0; i < nq * lq; i++) {
+        q[i * dim] = i % 5 == 0 ? 1e20f : 0f; // every fifth query token meets -1e20 in every document token
+      }
+      for (int t = 0; t < nd * ld; t++) {
+        d[t * dim] = -1e20f;
+      }
+      boolean[] mask = new boolean[nd * ld];
+      for (int j = 0; j < nd; j++) {
+        for (int t = 0; t < ld; t++) {
+          mask[j * ld + t] = j % 2 == 0 || t >= 3 + j; // odd documents: their first 3 + j tokens masked
+        }
+      }
+      for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT32}) {
+        TokenBatch qb = type == DType.FLOAT32 ? TokenBatch.ofFloats(q, nq, lq, dim)
+            : TokenBatch.ofHalfs(type, type.narrow(q), nq, lq, dim);
+        TokenBatch db = (type == DType.FLOAT32 ? TokenBatch.ofFloats(d, nd, ld, dim)
+            : TokenBatch.ofHalfs(type, type.narrow(d), nd, ld, dim)).withMask(mask);
+        for (String variant : new String[] {"default", "stream", "wgmma", "wgroups", "wgmma_ws", "wgmma_ws_merge",
+            "pair", "groups", "groupsplit"}) {
+          String where = type + " " + nq + "x" + nd + "x" + lq + "x" + ld + " " + variant + " (" + r + ")";
+          try (MaxSim m = CudaParityTest.withVariant(variant)) {
+            TrainingScores got = m.scoresForTraining(qb, db);
+            for (int p = 0; p < nq * nd; p++) {
+              int j = p % nd;
+              int firstValid = j % 2 == 0 ? 0 : 3 + j;
+              for (int s = 0; s < lq; s++) {
+                int a = got.argmax(p, s);
+                if (((p / nd) * lq + s) % 5 == 0) {
+                  assertEquals(firstValid, a, where + ": pair " + p + " slot " + s + ", every product -inf");
+                } else {
+                  assertTrue(a >= firstValid && a < ld && mask[j * ld + a], where + ": pair " + p + " slot " + s
+                      + " argmax " + a);
+                }
+              }
+            }
+            // the backward reads each argmax's token: it runs, and each query token's gradient is finite
+            Gradients g = got.backward(r.floats(nq * nd));
+            for (float x : g.queries().toFloatArray()) {
+              assertTrue(Float.isFinite(x), where + ": dQ " + x);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * Steps that run the streaming forward keep the argmax in int16: half the buffer, and the same step bit
    * for bit as with int32 ("wide"), all pairs and candidates, bf16 and fp16, ragged and empty documents.
    */
