@@ -83,12 +83,12 @@ class QuantizedInputErrorsTest {
         + " bits: give the token dimension with --docs-bits D");
     assertOneLineError(score(bits, "--docs-bits", "17"), 2, "--docs-bits 17 packs into 3 bytes per token, but docs "
         + bits + ":embeddings has shape [2, 4, 2] (2 bytes per token); expected --docs-bits between 9 and 16");
-    assertOneLineError(score(bits, "--docs-bits", "8"), 2, "--docs-bits 8 packs into 1 bytes per token");
+    assertOneLineError(score(bits, "--docs-bits", "8"), 2, "--docs-bits 8 packs into 1 byte per token");
     assertOneLineError(score(bits, "--docs-bits", "0"), 2, "expected 1 <= --docs-bits");
     u8.put("embeddings", bytes("e", NdArray.ElementType.U8, new long[] {3, 4, 0}, new byte[0]));
     String empty = write("u8-0.safetensors", u8);
     assertOneLineError(score(empty, "--docs-bits", "1"), 1, "docs " + empty + ":embeddings has shape [3, 4, 0]: 0"
-        + " bytes per token; expected ceil(1/8) = 1 bytes of packed bits per token");
+        + " bytes per token; expected ceil(1/8) = 1 byte of packed bits per token");
     assertOneLineError(score(p("f.npy"), "--docs-scale-tensor", "s"), 2,
         "--docs-scale-tensor needs --doc-scales FILE");
   }
