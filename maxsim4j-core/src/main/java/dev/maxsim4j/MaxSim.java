@@ -94,7 +94,7 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * Whether the fast CPU path, the Vector API kernel, can run in this JVM: false when it was started
-   * without {@code --add-modules jdk.incubator.vector}, and CPU scoring then runs scalar loops, roughly 20x
+   * without {@code --add-modules jdk.incubator.vector}, and CPU scoring then runs scalar loops, roughly 10-20x
    * slower.
    */
   public static boolean vectorApiAvailable() {

@@ -24,7 +24,7 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * All-pairs MaxSim on the project's reference shapes: the fused Vector API kernel on one and on all threads, the
- * naive grid-materialising path, and Lucene's own late-interaction scorer
+ * scalar loops a JVM without the Vector API falls back to (all threads), the naive grid-materialising path, and Lucene's own late-interaction scorer
  * ({@code SUM_MAX_SIM} with {@code DOT_PRODUCT}, one thread, fp32 only: it takes {@code float[][]}).
  * Run: {@code java -jar maxsim4j-bench/target/maxsim4j-benchmarks.jar} (see docs/benchmarks.md).
  */
@@ -48,6 +48,7 @@ public class MaxSimBenchmark {
   private TokenBatch d;
   private MaxSim oneThread;
   private MaxSim allThreads;
+  private MaxSim scalarAllThreads;
   private float[][][] luceneQueries;
   private float[][][] luceneDocs;
 
@@ -58,6 +59,7 @@ public class MaxSimBenchmark {
     d = data.documentBatch(docs.equals("bf16") ? DType.BFLOAT16 : DType.FLOAT32);
     oneThread = MaxSim.builder().backend("vector").threads(1).build();
     allThreads = MaxSim.builder().backend("vector").threads(Runtime.getRuntime().availableProcessors()).build();
+    scalarAllThreads = MaxSim.builder().backend("scalar").threads(Runtime.getRuntime().availableProcessors()).build();
     luceneQueries = BenchData.nested(data.queries, data.nq, data.lq, data.dim);
     luceneDocs = BenchData.nested(data.documents, data.nd, data.ld, data.dim);
   }
@@ -66,6 +68,7 @@ public class MaxSimBenchmark {
   public void tearDown() {
     oneThread.close();
     allThreads.close();
+    scalarAllThreads.close();
   }
 
   @Benchmark
@@ -76,6 +79,11 @@ public class MaxSimBenchmark {
   @Benchmark
   public float[][] fusedAllThreads() {
     return allThreads.scores(q, d);
+  }
+
+  @Benchmark
+  public float[][] scalarFallbackAllThreads() {
+    return scalarAllThreads.scores(q, d);
   }
 
   @Benchmark
