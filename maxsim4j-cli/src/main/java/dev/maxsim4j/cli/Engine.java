@@ -67,7 +67,7 @@ public final class Engine {
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();
       throw new IllegalStateException("this JVM was started without --add-modules jdk.incubator.vector, so scoring"
-          + " would run the scalar loops, 10-20x slower; add that flag (the ./maxsim4j launcher does), or pass"
+          + " would run the scalar loops, 13-23x slower as measured; add that flag (the ./maxsim4j launcher does), or pass"
           + " --backend scalar to accept the slow path");
     }
     if (verbose) {

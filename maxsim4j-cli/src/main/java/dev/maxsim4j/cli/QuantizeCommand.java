@@ -133,7 +133,7 @@ final class QuantizeCommand {
       String embName = tensor != null ? tensor : names.get(0);
       List<String> leftOut = names.stream().filter(n -> !n.equals(embName) && !companions.containsKey(n)).toList();
       if (!leftOut.isEmpty()) {
-        copied += ", left out: " + String.join(" ", leftOut);
+        copied += ", left out: " + SafeTensorsFile.shown(leftOut);
       }
       output.write(file -> SafeTensors.write(file, tensors));
       output.commit();

@@ -42,7 +42,9 @@ import org.apache.lucene.search.TotalHits;
  * {@link MaxSimRescorer}; scores are raw MaxSim sums. Both fields are ordinary Lucene fields, so the same
  * documents shard across a cluster as any Lucene index does (each shard returns its reranked top k; the
  * coordinator merges by score). The encoding field of {@link #documentFields} records its encoder in each
- * segment, and {@link #search} refuses a segment written by another encoder of the same dimension.
+ * segment, and {@link #search} refuses a segment written by another encoder of the same dimension. The record is
+ * per segment, as Lucene keeps field attributes: one writer adding documents of two encoders, or a merge of their
+ * segments, keeps one record, which the check cannot see past.
  *
  * <p>Encodings wider than Lucene's 1,024 dimensions index with {@link #codec()}; on real text a wide encoding
  * recalled more than a final projection down to 1,024 ({@code docs/retrieval.md}).
@@ -272,9 +274,14 @@ public final class LateInteractionRetriever {
       // encodings of another encoder of the same length: its nearest are no candidates for this one's queries
       String written = info == null ? null : info.getAttribute(FINGERPRINT_ATTRIBUTE);
       if (written != null && !written.equals(fingerprint)) {
+        String writer = info.getAttribute(ENCODER_ATTRIBUTE);
         throw new IllegalArgumentException("field " + encodingField + " of segment " + leaf.reader()
-            + " holds encodings written by " + info.getAttribute(ENCODER_ATTRIBUTE) + "; expected encodings of this"
-            + " retriever's " + encoder + " (search it with the encoder that wrote it)");
+            + (encoder.toString().equals(writer)
+                // same parameters, other encodings: the fingerprint hashes the encodings themselves
+                ? " holds encodings of " + writer + " that this maxsim4j does not compute alike (fingerprint "
+                    + written + ", here " + fingerprint + "); expected this version's encodings (re-index them)"
+                : " holds encodings written by " + writer + "; expected encodings of this retriever's " + encoder
+                    + " (search it with the encoder that wrote it)"));
       }
     }
   }

@@ -68,7 +68,8 @@ public final class SafeTensorsFile {
   }
 
   /** The keys of a header for a message, shortened when there are many. */
-  private static String shown(java.util.Collection<String> names) {
+  /** Tensor names for a message: quoted, one-line safe, the first 10 and a count of the rest. */
+  public static String shown(java.util.Collection<String> names) {
     List<String> quoted = names.stream().limit(10).map(MiniJson::shown).toList();
     return "[" + String.join(", ", quoted) + (names.size() > 10 ? ", ... " + (names.size() - 10) + " more" : "")
         + "]";
