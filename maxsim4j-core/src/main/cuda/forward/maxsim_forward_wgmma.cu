@@ -519,11 +519,10 @@ __device__ void forwardWgmma(const In& in, long long pairs, float* scores, Index
         float v = best[h];
         int i = bestIndex[h];
         quadMax<ARGMAX>(v, i);
-        if constexpr (ARGMAX) i = argmaxOrFirstValid(i, in.dRows, w.dStart, w.tEnd);
         if constexpr (SCALED) v = rowScaled(v, rowScale[h]);
-        if (tig == 0 && myRow + 8 * h < ROWS) {
+        if (tig == 0 && myRow + 8 * h < ROWS) {  // (with 32 rows, warps 2-3 hold none)
           rowBest[myRow + 8 * h] = v;
-          rowIndex[myRow + 8 * h] = i;
+          rowIndex[myRow + 8 * h] = ARGMAX ? argmaxOrFirstValid(i, in.dRows, w.dStart, w.tEnd) : i;
         }
       }
       __syncthreads();
