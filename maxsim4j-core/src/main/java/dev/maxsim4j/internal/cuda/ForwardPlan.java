@@ -299,15 +299,17 @@ final class ForwardPlan {
    * mma.sync kernel, docs/design/kernel-selection.md). Launches where most pairs have a query of their own (pairwise),
    * which load a query per pair and were not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per
    * SM) and leave fewer to the mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted
-   * at the longest document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128 take
-   * it at any size (the alternative, rule 19's kernel, groups the dimensions into its k-steps otherwise, so a pair
-   * scored among candidates would differ in the last bit from the same pair in all pairs).
+   * at the longest document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128, and
+   * of 16, 32 or 48 dims (the c1k entries, d/16 k-steps), take it at any size: the alternatives (rule 19's kernel,
+   * rule 18's mma.sync kernel) group the dimensions into their k-steps otherwise, so a pair scored among candidates
+   * would differ in the last bit from the same pair in all pairs.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
       return false;
     }
-    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY || quantTmaSlices(s) > 0) {
+    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY || quantTmaSlices(s) > 0
+        || quantTmaRowSteps(s) < 4) {
       return true;
     }
     Plan p = quantTma(s, gpu);
