@@ -10,29 +10,33 @@ using namespace maxsim4j;
 // tokens; qScale: each query token's weight (null: 1), for 1-bit queries its scale; `work`: two zeroed 64-bit
 // counters, the pairs after each block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
-// 1-bit rows read as 128 dims, c2, or at d <= 64 as 64, c1; `_narrow` for 1-bit tokens of fewer than 16 bytes).
-#define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NARROW, NAME)                                                         \
+// 1-bit rows read as 128 dims, c2, or at d <= 64 as 64, c1; `_narrow` for 1-bit tokens of fewer than 16 bytes);
+// c1k{STEPS}: 8-bit rows of d = 16 x STEPS, 16 to 48 (c1 reads them as 64 dims).
+#define MAXSIM_QT_ENTRY(TQ, TD, CHUNKS, NARROW, ROW_STEPS, NAME)                                              \
   extern "C" __global__ void __launch_bounds__(QT_THREADS, QT_BLOCKS_PER_SM) NAME(                         \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale,  \
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
       unsigned long long* work) {                                                                             \
-    MAXSIM_QT_CALL(TQ, TD, CHUNKS, NARROW, 0, nullptr);                                                       \
+    MAXSIM_QT_CALL(TQ, TD, CHUNKS, NARROW, 0, ROW_STEPS, nullptr);                                            \
   }
-#define MAXSIM_QT_PAIR(TQ, QN, TD, DN)                                      \
-  MAXSIM_QT_ENTRY(TQ, TD, 1, false, maxsim_forward_quant_tma_c1_##QN##_##DN) \
-  MAXSIM_QT_ENTRY(TQ, TD, 2, false, maxsim_forward_quant_tma_c2_##QN##_##DN)
+#define MAXSIM_QT_PAIR(TQ, QN, TD, DN)                                                    \
+  MAXSIM_QT_ENTRY(TQ, TD, 1, false, 1, maxsim_forward_quant_tma_c1k1_##QN##_##DN) \
+  MAXSIM_QT_ENTRY(TQ, TD, 1, false, 2, maxsim_forward_quant_tma_c1k2_##QN##_##DN) \
+  MAXSIM_QT_ENTRY(TQ, TD, 1, false, 3, maxsim_forward_quant_tma_c1k3_##QN##_##DN) \
+  MAXSIM_QT_ENTRY(TQ, TD, 1, false, 4, maxsim_forward_quant_tma_c1_##QN##_##DN)   \
+  MAXSIM_QT_ENTRY(TQ, TD, 2, false, 4, maxsim_forward_quant_tma_c2_##QN##_##DN)
 MAXSIM_QT_PAIR(BF16, bf16, S8, s8)
 MAXSIM_QT_PAIR(BF16, bf16, E4M3, e4m3)
 MAXSIM_QT_PAIR(F16, f16, S8, s8)
 MAXSIM_QT_PAIR(F16, f16, E4M3, e4m3)
-MAXSIM_QT_ENTRY(BF16, B1, 2, false, maxsim_forward_quant_tma_c2_bf16_b1)
-MAXSIM_QT_ENTRY(F16, B1, 2, false, maxsim_forward_quant_tma_c2_f16_b1)
-MAXSIM_QT_ENTRY(BF16, B1, 2, true, maxsim_forward_quant_tma_c2_bf16_b1_narrow)
-MAXSIM_QT_ENTRY(F16, B1, 2, true, maxsim_forward_quant_tma_c2_f16_b1_narrow)
-MAXSIM_QT_ENTRY(BF16, B1, 1, true, maxsim_forward_quant_tma_c1_bf16_b1_narrow)
-MAXSIM_QT_ENTRY(F16, B1, 1, true, maxsim_forward_quant_tma_c1_f16_b1_narrow)
-MAXSIM_QT_ENTRY(B1, B1, 2, false, maxsim_forward_quant_tma_c2_b1_b1)
-MAXSIM_QT_ENTRY(B1, B1, 2, true, maxsim_forward_quant_tma_c2_b1_b1_narrow)
-MAXSIM_QT_ENTRY(B1, B1, 1, true, maxsim_forward_quant_tma_c1_b1_b1_narrow)
+MAXSIM_QT_ENTRY(BF16, B1, 2, false, 4, maxsim_forward_quant_tma_c2_bf16_b1)
+MAXSIM_QT_ENTRY(F16, B1, 2, false, 4, maxsim_forward_quant_tma_c2_f16_b1)
+MAXSIM_QT_ENTRY(BF16, B1, 2, true, 4, maxsim_forward_quant_tma_c2_bf16_b1_narrow)
+MAXSIM_QT_ENTRY(F16, B1, 2, true, 4, maxsim_forward_quant_tma_c2_f16_b1_narrow)
+MAXSIM_QT_ENTRY(BF16, B1, 1, true, 4, maxsim_forward_quant_tma_c1_bf16_b1_narrow)
+MAXSIM_QT_ENTRY(F16, B1, 1, true, 4, maxsim_forward_quant_tma_c1_f16_b1_narrow)
+MAXSIM_QT_ENTRY(B1, B1, 2, false, 4, maxsim_forward_quant_tma_c2_b1_b1)
+MAXSIM_QT_ENTRY(B1, B1, 2, true, 4, maxsim_forward_quant_tma_c2_b1_b1_narrow)
+MAXSIM_QT_ENTRY(B1, B1, 1, true, 4, maxsim_forward_quant_tma_c1_b1_b1_narrow)
 #endif

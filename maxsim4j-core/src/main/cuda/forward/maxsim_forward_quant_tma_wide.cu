@@ -17,7 +17,7 @@ using namespace maxsim4j;
       const uint8_t* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale,      \
       const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairs, float* scores,       \
       unsigned long long* work, const __grid_constant__ TensorMap documents) {                                \
-    MAXSIM_QT_CALL(TQ, TD, 2, false, SLICES, &documents);                                                     \
+    MAXSIM_QT_CALL(TQ, TD, 2, false, SLICES, 4, &documents);                                                   \
   }
 #define MAXSIM_QT_WIDE(TQ, QN, TD, DN)                                    \
   MAXSIM_QT_TILED_ENTRY(TQ, TD, 2, maxsim_forward_quant_tma_w2_##QN##_##DN) \

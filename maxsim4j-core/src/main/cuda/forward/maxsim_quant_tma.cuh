@@ -124,17 +124,21 @@ __host__ __device__ constexpr int quantTmaSharedBytes() {
 __device__ __forceinline__ int swizzledRowOf(int g) { return (g >> 1) | ((g & 1) << 2); }
 
 // CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2), also for 1-bit rows, read as 64 or 128 dims; for the
-// tensor-map entries, of each slice. NARROW: 1-bit tokens of fewer than 16 bytes, which start anywhere in a slot
-// (the 16-byte ones keep aligned loads and copies). SLICES: 0 for bulk copies, else the 128-byte slices of the
+// tensor-map entries, of each slice. ROW_STEPS: the k-steps of 16 dims an 8-bit row of one chunk takes, d / 16
+// (4 for every other entry; the "k" entries): a row of 16, 32 or 48 dims expands and multiplies only its own
+// steps, where the 64-dim entry reads the bytes past the row too; step j sums dims 16j to 16j + 15 (a word of
+// them per thread of a quad), the grouping of rule 19's tiles, which take such rows in query groups, so a pair
+// scores the same bits on either kernel. NARROW: 1-bit tokens of fewer than 16 bytes, which start anywhere in a
+// slot (the 16-byte ones keep aligned loads and copies). SLICES: 0 for bulk copies, else the 128-byte slices of the
 // widest d the entry takes through `documents` (8-bit only, 128 * SLICES / 2 < d <= 128 * SLICES).
-template <typename TQ, typename TD, int CHUNKS, bool NARROW, int SLICES>
+template <typename TQ, typename TD, int CHUNKS, bool NARROW, int SLICES, int ROW_STEPS>
 __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows,
                                 const float* __restrict__ qWeight, const uint8_t* __restrict__ d, Rows dRows,
                                 const float* __restrict__ dScale, const int* __restrict__ dValid, int dim,
                                 int mode, int perQuery, int docOffset, long long pairs, float* scores,
                                 unsigned long long* work, const TensorMap* documents) {
   using O = typename Operand<TQ>::Type;
-  constexpr int STEPS = CHUNKS * 4;  // wgmma k-steps of 16 per tile (per slice)
+  constexpr int STEPS = CHUNKS * ROW_STEPS;  // wgmma k-steps of 16 per tile (per slice)
   constexpr bool Q_SCALED = Compressed<TQ>::value;  // 1-bit queries: qWeight holds each token's scale
   static_assert(!Q_SCALED || std::is_same<TQ, B1>::value, "compressed queries are 1-bit ones, +-1 exact in bf16");
   constexpr bool TILED = SLICES > 0;
@@ -148,6 +152,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // 1-bit rows are read as 128 dims (a word per thread of a quad) or, at d <= 64, as 64 (a halfword each)
   static_assert(!BITS || CHUNKS == 2 || NARROW, "1-bit rows read as 64 dims are narrow ones");
   static_assert(BITS || !NARROW, "8-bit tiles are whole 16-byte units");
+  static_assert(ROW_STEPS == 4 || (CHUNKS == 1 && !BITS && ROW_STEPS >= 1 && ROW_STEPS < 4),
+                "rows of fewer k-steps are 8-bit rows of one chunk");
   // wgmma tiles a slot: taking and releasing a slot costs about as much as expanding a short tile, so tiles
   // share it: five for 1-bit tokens (320, a 300-token passage in one slot, with 16 bytes a token still six
   // stages in the ring), for 8-bit tokens four at d <= 64 (256 tokens) and two above (128; at d = 128 the ring then
@@ -160,6 +166,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // A tensor-map slot is its box, 128 bytes a token whatever d, its scales apart (the box keeps 1024-byte atoms).
   const int tokenBytes = BITS ? (dim + 7) / 8 : dim;
   if (tid == 0 && BITS && NARROW == (tokenBytes == 16)) __trap();  // the host picked the other entry
+  if (tid == 0 && ROW_STEPS < 4 && dim != 16 * ROW_STEPS) __trap();  // the host picked another row width
   const int slices = TILED ? (dim + 127) / 128 : 1;
   if (tid == 0 && TILED && (slices > SLICES || 2 * slices <= SLICES)) __trap();  // the host picked another entry
   const int dataBytes = TILED ? SLOT_TOKENS * SWIZZLE_ROW_BYTES : SLOT_TOKENS * tokenBytes + (NARROW ? 32 : 0);
@@ -275,13 +282,16 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const int g = lane / 4, t = lane % 4;
   const int gRow = TILED ? swizzledRowOf(g) : g;
   const int row0 = 16 * warp + gRow;  // this thread's rows of a tile: row0 and row0 + 8
-  const uint32_t pieceOffset = TILED ? row0 * SWIZZLE_ROW_BYTES : row0 * tokenBytes + (BITS ? 2 * CHUNKS : 16) * t;
+  // where a thread's bytes of a row's chunk start: a piece of 16 bytes (4 k-steps), or for the k entries the
+  // word of the first step, the next step's 16 bytes on
+  constexpr int PIECE_BYTES = BITS ? 2 * CHUNKS : ROW_STEPS == 4 ? 16 : 4;
+  const uint32_t pieceOffset = TILED ? row0 * SWIZZLE_ROW_BYTES : row0 * tokenBytes + PIECE_BYTES * t;
   // e4m3 pieces past d (d not a multiple of 64) are zeroed: B is zero at those dims, but a byte there may be NaN
   // (a tensor map's columns past d arrive as zeros)
   bool present[CHUNKS];
 #pragma unroll
   for (int c = 0; c < CHUNKS; c++) {
-    present[c] = TILED || !std::is_same<TD, E4M3>::value || 64 * c + 16 * t < tokenBytes;
+    present[c] = TILED || !std::is_same<TD, E4M3>::value || 64 * c + PIECE_BYTES * t < tokenBytes;
   }
 
   // 1-bit queries: the largest magnitude of the query's scales (rows past the query hold 0; a masked row's NaN is
@@ -308,9 +318,12 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       const int kk = (thread + QT_CONSUMERS * column) % HALVES, firstRow = thread / HALVES;
       const int step = kk / 16, pos = kk % 16;
       const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
+      // (steps past a k entry's row are never multiplied: their columns stay zero)
       const int physical = BITS && CHUNKS == 2 ? owner * 32 + pieceDim<B1>(step, e)
                            : BITS              ? owner * 16 + halfPieceDim(step, e)
-                                               : (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e);
+                           : ROW_STEPS == 4    ? (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e)
+                           : step < ROW_STEPS  ? 16 * step + 4 * owner + pieceDim<TD>(0, e)
+                                               : dim;
       const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES + (kk % 8) * 2;
       const int chunk16 = (kk % SWIZZLE_ROW_HALVES) / 8;
       // a batch's loads are all issued before its first store: one trip to memory per batch, not per element
@@ -359,8 +372,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       }
     } else {
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
-        uint32_t(&f)[4] = a[4 * c + j];
+      for (int j = 0; j < ROW_STEPS; j++) {
+        uint32_t(&f)[4] = a[ROW_STEPS * c + j];
         expand<O>(TD{}, j == 0 ? raw[0].x : j == 1 ? raw[0].y : j == 2 ? raw[0].z : raw[0].w, f[0], f[2]);
         expand<O>(TD{}, j == 0 ? raw[1].x : j == 1 ? raw[1].y : j == 2 ? raw[1].z : raw[1].w, f[1], f[3]);
       }
@@ -390,11 +403,15 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
           if constexpr (CHUNKS == 1) word = __byte_perm(word, 0u, 0x4140);  // halfword bytes to bytes 0 and 2
         }
         (h == 0 ? raw[0].x : raw[0].y) = word;
-      } else {
+      } else if constexpr (ROW_STEPS == 4) {
         asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
                      : "=r"(raw[h].x), "=r"(raw[h].y), "=r"(raw[h].z), "=r"(raw[h].w)
                      : "r"(at));
         if (!present[c]) raw[h] = make_uint4(0u, 0u, 0u, 0u);
+      } else {  // a word per k-step, 16 bytes apart (rows of 16 or 48 bytes meet no bank twice, of 32 twice)
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(raw[h].x) : "r"(at));
+        if constexpr (ROW_STEPS >= 2) asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(raw[h].y) : "r"(at + 16));
+        if constexpr (ROW_STEPS == 3) asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(raw[h].z) : "r"(at + 32));
       }
     }
   };
@@ -589,8 +606,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
 
 // The kernel as an entry point calls it, the parameters named as the entries of maxsim_forward_quant_tma.cu and
 // maxsim_forward_quant_tma_wide.cu name them (in the namespace's scope).
-#define MAXSIM_QT_CALL(TQ, TD, CHUNKS, NARROW, SLICES, MAP)                                                   \
-  forwardQuantTma<TQ, TD, CHUNKS, NARROW, SLICES>(q, Rows{qStart, qLength, qMask}, qScale, d,                \
-                                                  Rows{dStart, dLength, dMask}, dScale, dValid, dim, mode,    \
-                                                  perQuery, docOffset, pairs, scores, work, MAP)
+#define MAXSIM_QT_CALL(TQ, TD, CHUNKS, NARROW, SLICES, ROW_STEPS, MAP)                                        \
+  forwardQuantTma<TQ, TD, CHUNKS, NARROW, SLICES, ROW_STEPS>(q, Rows{qStart, qLength, qMask}, qScale, d,     \
+                                                             Rows{dStart, dLength, dMask}, dScale, dValid, dim, \
+                                                             mode, perQuery, docOffset, pairs, scores, work, MAP)
 #endif

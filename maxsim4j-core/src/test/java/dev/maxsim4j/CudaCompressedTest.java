@@ -33,9 +33,9 @@ class CudaCompressedTest {
   /**
    * The compressed-document kernels forced wherever they apply, so each is checked on every case whichever the
    * rules pick: the bulk-copy kernel (rule 20, sm_90) and the mma.sync kernel (rule 18), and the bulk-copy kernel
-   * reading 1-bit rows of d <= 64 as 128 dims (the entries d = 65-120 take).
+   * reading 1-bit rows of d <= 64 as 128 dims (the entries d = 65-120 take) and 8-bit rows of 16-48 dims as 64.
    */
-  private static final String[] FORCED = {"quant_tma", "quant_mma", "quant_tma_bf16", "quant_tma_c2"};
+  private static final String[] FORCED = {"quant_tma", "quant_mma", "quant_tma_bf16", "quant_tma_c2", "quant_tma_k4"};
   private static MaxSim[] forced;
 
   @BeforeAll
@@ -342,7 +342,8 @@ class CudaCompressedTest {
    * Documents that end on either side of a 64-token tile and of a slot (the bulk-copy kernel's units: lengths 1,
    * 63-65, 127-129, 192, 255-257, 319-321 and 513) and masked tokens inside a tile, against queries of 1, 31 and 32
    * tokens with masked rows, bf16 and fp16, one query and three, and without a mask: 1-bit documents at d = 128
-   * (two words a thread, five tiles a slot) and 8-bit ones at d = 48, 64 (four tiles a slot) and 128 (two), each tile
+   * (two words a thread, five tiles a slot) and 8-bit ones at d = 16, 32, 48 (the c1k entries, one k-step per 16
+   * dims), 64 (four tiles a slot) and 128 (two), each tile
    * expanded from its slot's bytes just before its wgmmas; the last document (513 tokens) has masked tokens in every
    * tile of its slots.
    */
@@ -352,7 +353,7 @@ class CudaCompressedTest {
     int[] lengths = {1, 63, 64, 65, 127, 128, 129, 300, 2, 64, 192, 257, 255, 256, 319, 320, 321, 513};
     int width = 513;
     for (DType type : COMPRESSED) {
-      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {48, 64, 128}) {
+      for (int dim : type == DType.BINARY ? new int[] {128} : new int[] {16, 32, 48, 64, 128}) {
         TokenBatch floats = r.padded(DType.FLOAT32, lengths.length, width, dim, 0);
         TokenBatch d = floats.quantize(type).withLengths(lengths).withMask(maskingDocument3(lengths.length, width));
         for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
@@ -573,6 +574,34 @@ class CudaCompressedTest {
           }
           for (CompletableFuture<float[][]> f : inFlight) {
             assertArrayEquals(all, f.join(), where + " in flight");
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * A pair of a query of at most 32 bf16 or fp16 tokens and an 8-bit document of 16, 32 or 48 dims scores the same
+   * bits whichever kernel its launch takes: all pairs of many queries (rule 19's query groups) and candidates (rule
+   * 20, which takes such rows at any size), both summing each k-step over 16 consecutive dims.
+   */
+  @Test
+  void shortRowsScoreTheSameBitsInQueryGroupsAsAmongCandidates() {
+    RandomBatches r = new RandomBatches();
+    int queries = 64;
+    int perQuery = 3;
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      for (int dim : new int[] {16, 32, 48}) {
+        for (DType qt : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+          String where = qt + " x " + type + " d=" + dim + " (" + r + ")";
+          TokenBatch q = batch(r, qt, queries, 32, dim, 1);
+          TokenBatch d = batch(r, type, queries * perQuery, 100, dim, 2);
+          float[][] all = cuda.scores(q, d); // against the reference: the cases above
+          float[][] cand = cuda.candidates(q, d, perQuery);
+          for (int b = 0; b < queries; b++) {
+            for (int c = 0; c < perQuery; c++) {
+              assertEquals(all[b][b * perQuery + c], cand[b][c], 0f, where + " query " + b + ", candidate " + c);
+            }
           }
         }
       }

@@ -299,15 +299,18 @@ final class ForwardPlan {
    * mma.sync kernel, docs/design/kernel-selection.md). Launches where most pairs have a query of their own (pairwise),
    * which load a query per pair and were not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per
    * SM) and leave fewer to the mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted
-   * at the longest document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128 take
-   * it at any size (the alternative, rule 19's kernel, groups the dimensions into its k-steps otherwise, so a pair
-   * scored among candidates would differ in the last bit from the same pair in all pairs).
+   * at the longest document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128, and
+   * of 16, 32 or 48 dims (the c1k entries, d/16 k-steps), take it at any size: the alternative for small launches
+   * (rule 19's kernel over 128, rule 18's mma.sync kernel at 16-48) groups the dimensions into its k-steps otherwise,
+   * so a pair scored among few candidates would differ in the last bit from the same pair in all pairs. At 16-48
+   * this kernel's k-steps are those of rule 19's tiles, which take such rows in query groups.
    */
   static boolean quantTmaPays(ForwardShape s, GpuCapabilities gpu) {
     if (!quantTmaApplies(s, gpu)) {
       return false;
     }
-    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY || quantTmaSlices(s) > 0) {
+    if (s.documentType() == DType.BINARY || s.perQuery() >= QT_MIN_DOCUMENTS_PER_QUERY || quantTmaSlices(s) > 0
+        || quantTmaRowSteps(s) < 4) {
       return true;
     }
     Plan p = quantTma(s, gpu);
@@ -562,7 +565,8 @@ final class ForwardPlan {
   static Plan quantTma(ForwardShape s, GpuCapabilities gpu) {
     // 1-bit tokens of fewer than 16 bytes start anywhere in a slot: their entry reads each word as two
     boolean narrow = s.documentType() == DType.BINARY && (s.dim() + 7) / 8 != 16;
-    String layout = quantTmaSlices(s) > 0 ? "_w" + quantTmaSlices(s) : "_c" + quantTmaChunks(s);
+    String layout = quantTmaSlices(s) > 0 ? "_w" + quantTmaSlices(s)
+        : "_c" + quantTmaChunks(s) + (quantTmaRowSteps(s) < 4 ? "k" + quantTmaRowSteps(s) : "");
     String entry = FORWARD_QUANT_TMA + layout + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType())
         + (narrow ? "_narrow" : "");
     int shared = quantTmaSharedBytes(s);
@@ -576,6 +580,14 @@ final class ForwardPlan {
   /** 64-dim chunks of the query rows: 1 at d <= 64 (1-bit rows then read as 64 dims, a halfword a thread), else 2. */
   private static int quantTmaChunks(ForwardShape s) {
     return s.dim() <= 64 ? 1 : 2;
+  }
+
+  /**
+   * The k-steps of 16 dims an 8-bit row of at most 64 dims takes, d / 16 (the "c1k" entries): fewer than 4 expand
+   * and multiply only the row's own bytes, where the 64-dim entry reads those past it too; 4 for every other row.
+   */
+  private static int quantTmaRowSteps(ForwardShape s) {
+    return s.documentType() != DType.BINARY && s.dim() < 64 ? s.dim() / 16 : 4;
   }
 
   /**

@@ -98,8 +98,21 @@ class CompressedPlanTest {
     // maxima, the rows' weights and (1-bit queries) scales
     assertEquals(2 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 10 * 32 * 4, p.sharedBytes());
     assertEquals(true, p.optIn());
-    assertEquals("maxsim_forward_quant_tma_c1_f16_e4m3",
+    assertEquals("maxsim_forward_quant_tma_c1k3_f16_e4m3", // 8-bit rows of 48 dims: three k-steps
         ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.FLOAT16, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k2_bf16_s8",
+        ForwardPlan.plan(shape(1, 4000, 32, 300, 32, DType.BFLOAT16, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k1_bf16_s8",
+        ForwardPlan.plan(shape(1, 4000, 32, 300, 16, DType.BFLOAT16, DType.INT8), H200).entry());
+    // 8-bit rows of 16-48 dims: this kernel at any size, candidates and pairwise too; query groups take rule 19's
+    // tiles, which group the dims into k-steps alike
+    for (ForwardShape small : new ForwardShape[] {shape(1, 1, 32, 40, 48, DType.BFLOAT16, DType.INT8),
+        new ForwardShape(LISTED_PAIRS, 64, 3, 0, 192, 32, 100, 48, DType.BFLOAT16, DType.INT8, false, false),
+        new ForwardShape(LISTED_PAIRS, 5, 1, 0, 5, 9, 30, 32, DType.FLOAT16, DType.FLOAT8_E4M3, false, false)}) {
+      assertEquals(Family.QUANT_TMA, ForwardPlan.plan(small, H200).family(), small.toString());
+    }
+    assertEquals(Family.WGMMA_GROUPS,
+        ForwardPlan.plan(shape(64, 192, 32, 100, 48, DType.BFLOAT16, DType.INT8), H200).family());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 9 tiles per resident block
         ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1188, 1, 0, 1188, 20, 256, 112, DType.BFLOAT16, DType.INT8,
             false, false), H200).entry());
