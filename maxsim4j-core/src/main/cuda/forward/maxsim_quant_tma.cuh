@@ -13,14 +13,15 @@
 //              document's row while the current one's slots go out, so those round trips to memory never leave
 //              the ring unfilled.
 // Tiles:       A = 64 document tokens x 16 k per wgmma, from registers: each thread loads the 16-byte pieces
-//              of its two rows (16w + g, + 8) and expands them exactly into bf16 or fp16 pairs (every int8
-//              and e4m3 value is exact in both; a 1-bit row is read as four words, thread t's word its 32 dims,
-//              or at d <= 64 as four halfwords, each bit a +-1, the bytes past a narrower row meeting zeros in
-//              B); B = the query's 32 rows in shared memory, 128-byte swizzled and K-major, in the k order the
-//              expansion leaves (pieceDim, maxsim_quant_expand.cuh), written when the query changes (once per
-//              block for one query: the block's first, while its first slot is on its way). A slot holds four
-//              such tiles (256 tokens) of 8-bit tokens of d <= 64, two (128) of wider ones, or five (320) of
-//              1-bit tokens, since taking a slot costs about as much as expanding a tile.
+//              of its two rows (16w + g, + 8; 8-bit rows of 16-48 dims, a word per k-step) and expands them
+//              exactly into bf16 or fp16 pairs (every int8 and e4m3 value is exact in both; a 1-bit row is
+//              read as four words, thread t's word its 32 dims, or at d <= 64 as four halfwords, each bit a
+//              +-1, the bytes past a narrower row meeting zeros in B); B = the query's 32 rows in shared
+//              memory, 128-byte swizzled and K-major, in the k order the expansion leaves (pieceDim,
+//              maxsim_quant_expand.cuh), written when the query changes (once per block for one query: the
+//              block's first, while its first slot is on its way). A slot holds four such tiles (256 tokens)
+//              of 8-bit tokens of d <= 64, two (128) of wider ones, or five (320) of 1-bit tokens, since
+//              taking a slot costs about as much as expanding a tile.
 // Wide d:      8-bit documents of d over 128 (the "_w" entries) come through a tensor map instead, a slot one
 //              128-byte slice of a tile's 64 tokens (128-byte swizzled, so that a thread's rows, taken in the
 //              order 0 4 1 5 2 6 3 7 within each 8, read distinct banks; columns past d arrive as zeros). The
@@ -125,12 +126,13 @@ __device__ __forceinline__ int swizzledRowOf(int g) { return (g >> 1) | ((g & 1)
 
 // CHUNKS: 64-dim chunks of d (1 for d <= 64, else 2), also for 1-bit rows, read as 64 or 128 dims; for the
 // tensor-map entries, of each slice. ROW_STEPS: the k-steps of 16 dims an 8-bit row of one chunk takes, d / 16
-// (4 for every other entry; the "k" entries): a row of 16, 32 or 48 dims expands and multiplies only its own
+// for the c1k entries, 4 for every other entry: a row of 16, 32 or 48 dims expands and multiplies only its own
 // steps, where the 64-dim entry reads the bytes past the row too; step j sums dims 16j to 16j + 15 (a word of
-// them per thread of a quad), the grouping of rule 19's tiles, which take such rows in query groups, so a pair
-// scores the same bits on either kernel. NARROW: 1-bit tokens of fewer than 16 bytes, which start anywhere in a
-// slot (the 16-byte ones keep aligned loads and copies). SLICES: 0 for bulk copies, else the 128-byte slices of the
-// widest d the entry takes through `documents` (8-bit only, 128 * SLICES / 2 < d <= 128 * SLICES).
+// them per thread of a quad), as rule 19's tiles do (which take such rows in query groups), in another order
+// within the step, which the tensor cores' sum does not see (measured: kernel-selection.md, rule 20). NARROW:
+// 1-bit tokens of fewer than 16 bytes, which start anywhere in a slot (the 16-byte ones keep aligned loads and
+// copies). SLICES: 0 for bulk copies, else the 128-byte slices of the widest d the entry takes through
+// `documents` (8-bit only, 128 * SLICES / 2 < d <= 128 * SLICES).
 template <typename TQ, typename TD, int CHUNKS, bool NARROW, int SLICES, int ROW_STEPS>
 __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows qRows,
                                 const float* __restrict__ qWeight, const uint8_t* __restrict__ d, Rows dRows,
@@ -358,9 +360,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     }
   };
 
-  // A chunk of a tile's bytes of this thread as loaded (its two rows' 16-byte pieces, or for 1-bit documents the
-  // two rows' words in .x and .y) expanded into A fragments: a[s][0] row g and a[s][1] row g + 8 at k = 2t,
-  // 2t + 1; a[s][2], a[s][3] at 2t + 8, 2t + 9.
+  // A chunk of a tile's bytes of this thread as loaded (its two rows' 16-byte pieces, for the c1k entries a word
+  // per k-step in .x, .y, .z, or for 1-bit documents the two rows' words in .x and .y) expanded into A fragments:
+  // a[s][0] row g and a[s][1] row g + 8 at k = 2t, 2t + 1; a[s][2], a[s][3] at 2t + 8, 2t + 9.
   auto expandChunk = [&](int c, const uint4(&raw)[2], uint32_t(&a)[STEPS][4]) {
     if constexpr (BITS) {
       // a halfword's bits sit in bytes 0 and 2 of its word (loadChunk), which steps 4-7 of a word take

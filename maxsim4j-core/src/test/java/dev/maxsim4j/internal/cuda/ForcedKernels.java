@@ -34,8 +34,8 @@ import java.util.function.UnaryOperator;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
  *   <li>{@code quant_ffma}: every launch with a compressed side on the scaled FFMA kernel, which runs them all.
  *   <li>{@code quant_tma_c2}: the rules, but 1-bit rows of d <= 64 read as 128 dims (the c2 narrow entries).
- *   <li>{@code quant_tma_k4}: the rules, but 8-bit rows of 16-48 dims read as 64 (the c1 entries, as before the
- *       c1k entries).
+ *   <li>{@code quant_tma_k4}: the rules, but 8-bit rows of 16-48 dims read as 64 (the c1 entries) wherever the
+ *       bulk-copy kernel takes them.
  *   <li>{@code quant_rule18}: the rules, but compressed queries never on the bulk-copy kernel: rule 18's choice
  *       (the route 1-bit queries took before rule 20 took them).
  * </ul>
@@ -131,7 +131,7 @@ public final class ForcedKernels {
             p.threads(), p.sharedBytes() + 32 * 128, p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(),
             p.wholeDevice());
       };
-      case "quant_tma_k4" -> (s, g) -> { // 8-bit rows of 16-48 dims read as 64, as before the c1k entries
+      case "quant_tma_k4" -> (s, g) -> { // 8-bit rows of 16-48 dims read as 64 (the c1 entries)
         Plan p = ForwardPlan.plan(s, g);
         return p.family() != Family.QUANT_TMA ? p : p.withEntry(p.module(), p.entry().replaceAll("_c1k[123]_", "_c1_"));
       };
