@@ -113,6 +113,14 @@ class CompressedPlanTest {
     }
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(64, 192, 32, 100, 48, DType.BFLOAT16, DType.INT8), H200).family());
+    // wider rows: query groups on rule 19's tiles, candidates on rule 18's mma.sync kernel (fewer than 4 a query) or
+    // this one, whose k-steps interleave the dims where rule 19's take them in order (kernel-selection.md, rule 20)
+    assertEquals(Family.WGMMA_GROUPS,
+        ForwardPlan.plan(shape(64, 192, 32, 100, 128, DType.FLOAT16, DType.FLOAT8_E4M3), H200).family());
+    assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 64, 3, 0, 192, 32, 100, 128,
+        DType.BFLOAT16, DType.INT8, false, false), H200).family());
+    assertEquals(Family.QUANT_TMA, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 64, 4, 0, 256, 32, 100, 80,
+        DType.BFLOAT16, DType.INT8, false, false), H200).family());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 9 tiles per resident block
         ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1188, 1, 0, 1188, 20, 256, 112, DType.BFLOAT16, DType.INT8,
             false, false), H200).entry());
