@@ -97,7 +97,7 @@ final class ForwardPlan {
   private static final int QT_TOKENS = 64;
   /** Rows of the tensor map's box over 8-bit documents: a slot's tokens (one tile). */
   static final int QT_BOX_ROWS = QT_TOKENS;
-  private static final int QT_MIN_DOCUMENTS_PER_QUERY = 4;
+  private static final int QT_MIN_DOCUMENTS_PER_QUERY = 2;
   private static final int QT_MIN_PAIRWISE_TILES_PER_BLOCK = 9;
 
   /**
@@ -295,11 +295,12 @@ final class ForwardPlan {
 
   /**
    * Rule 20: ... and pays wherever it applies for 1-bit documents, and for 8-bit documents wherever a query has at
-   * least 4 of them (its rows are loaded once for them; measured from 4 to 10,000 documents of 300 tokens against the
-   * mma.sync kernel, docs/design/kernel-selection.md). Launches where most pairs have a query of their own (pairwise),
-   * which load a query per pair and were not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per
-   * SM) and leave fewer to the mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted
-   * at the longest document's length: a ragged batch may count more than it holds. 8-bit documents of d over 128, and
+   * least 2 of them (its rows are loaded once for them; measured from 2 to 10,000 documents against the mma.sync
+   * kernel, docs/design/kernel-selection.md) or each resident block takes one pair (as one query against one document,
+   * measured). Launches where most pairs have a query of their own (pairwise) and the blocks take several, a query load
+   * per pair, not timed, take it from 9 tiles of 64 tokens per resident block (4 blocks per SM) and leave fewer to the
+   * mma.sync kernel of rule 18, which balances single pairs across warps. Tiles are counted at the longest document's
+   * length: a ragged batch may count more than it holds. 8-bit documents of d over 128, and
    * of 16, 32 or 48 dims (the c1k entries, d/16 k-steps), take it at any size: the alternative for small launches
    * (rule 19's kernel over 128, rule 18's mma.sync kernel at 16-48) groups the dimensions into its k-steps otherwise,
    * so a pair scored among few candidates would differ in the last bit from the same pair in all pairs. At 16-48
@@ -317,7 +318,7 @@ final class ForwardPlan {
     long tiles = (long) s.pairs() * Math.ceilDiv(s.maxDocumentLength(), QT_TOKENS);
     long resident = (long) gpu.residentBlocks(p.module(), p.entry(), QT_THREADS, p.sharedBytes())
         * gpu.multiprocessors();
-    return tiles >= QT_MIN_PAIRWISE_TILES_PER_BLOCK * resident;
+    return s.pairs() <= resident || tiles >= QT_MIN_PAIRWISE_TILES_PER_BLOCK * resident;
   }
 
   /**

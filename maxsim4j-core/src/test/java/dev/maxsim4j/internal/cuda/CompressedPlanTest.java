@@ -113,13 +113,19 @@ class CompressedPlanTest {
     }
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(64, 192, 32, 100, 48, DType.BFLOAT16, DType.INT8), H200).family());
-    // wider rows: query groups on rule 19's tiles, candidates on rule 18's mma.sync kernel (fewer than 4 a query) or
-    // this one, whose k-steps interleave the dims where rule 19's take them in order (kernel-selection.md, rule 20)
+    // wider rows: query groups on rule 19's tiles; candidates of 2 or more a query, one query against one document
+    // and pairwise launches of a pair per resident block on this kernel; pairwise launches of more pairs and few
+    // tiles on rule 18's mma.sync kernel. Those two interleave the dims into k-steps where rule 19's take them in order
+    // (kernel-selection.md, rule 20).
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(64, 192, 32, 100, 128, DType.FLOAT16, DType.FLOAT8_E4M3), H200).family());
-    assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 64, 3, 0, 192, 32, 100, 128,
-        DType.BFLOAT16, DType.INT8, false, false), H200).family());
-    assertEquals(Family.QUANT_TMA, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 64, 4, 0, 256, 32, 100, 80,
+    for (ForwardShape taken : new ForwardShape[] {
+        new ForwardShape(LISTED_PAIRS, 64, 2, 0, 128, 32, 100, 128, DType.BFLOAT16, DType.INT8, false, false),
+        shape(1, 1, 32, 300, 64, DType.BFLOAT16, DType.INT8),
+        new ForwardShape(LISTED_PAIRS, 528, 1, 0, 528, 32, 100, 80, DType.FLOAT16, DType.FLOAT8_E4M3, false, false)}) {
+      assertEquals(Family.QUANT_TMA, ForwardPlan.plan(taken, H200).family(), taken.toString());
+    }
+    assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1188, 1, 0, 1188, 20, 100, 128,
         DType.BFLOAT16, DType.INT8, false, false), H200).family());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", // pairwise: 9 tiles per resident block
         ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1188, 1, 0, 1188, 20, 256, 112, DType.BFLOAT16, DType.INT8,
@@ -163,8 +169,8 @@ class CompressedPlanTest {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
     }
     // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d not a
-    // multiple of 16 (1-bit: over 128), int8 queries, before sm_90, fewer than 4 documents per query under 9 tiles
-    // per resident block
+    // multiple of 16 (1-bit: over 128), int8 queries, before sm_90, one document per query (pairwise) with more pairs
+    // than resident blocks under 9 tiles per resident block
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
@@ -178,13 +184,13 @@ class CompressedPlanTest {
         gpu(8, 9)).family());
     assertEquals(Family.QUANT, ForwardPlan.plan(new ForwardShape(LISTED_PAIRS, 1187, 1, 0, 1187, 20, 256, 112,
         DType.BFLOAT16, DType.INT8, false, false), H200).family());
-    assertEquals(Family.QUANT, ForwardPlan.plan(shape(1, 3, 32, 128, DType.BFLOAT16, DType.INT8, false), H200)
-        .family());
+    assertEquals(Family.QUANT_TMA, ForwardPlan.plan(shape(1, 2, 32, 128, DType.BFLOAT16, DType.INT8, false), H200)
+        .family()); // 2 documents a query: this kernel
   }
 
   @Test
   void oneShortQueryAgainstShortDocumentsOrFewItemsTakeTheMmaKernel() {
-    // 8-bit documents before sm_90 (on it, the bulk-copy kernel of rule 20 takes a query with 4 documents or more)
+    // 8-bit documents before sm_90 (on it, the bulk-copy kernel of rule 20 takes a query with 2 documents or more)
     Plan p = ForwardPlan.plan(shape(1, 800, 32, 128, DType.BFLOAT16, DType.INT8, false), gpu(8, 9));
     assertEquals(Family.QUANT, p.family());
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", p.entry()); // one query: pairs taken at run time
