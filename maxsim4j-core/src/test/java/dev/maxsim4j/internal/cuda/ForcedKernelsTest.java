@@ -66,6 +66,11 @@ class ForcedKernelsTest {
     assertEquals("maxsim_forward_wgmma_r32_s6_s8", plan("wgmma_compressed", int8, H200).entry());
     assertEquals("maxsim_forward_wgmma_r32_s6_bf16_s8", plan("wgmma_compressed", one, H200).entry());
     assertEquals("maxsim_forward_quant_c2_dyn_s8_s8", plan("wgmma_compressed", int8, A100).entry());
+    ForwardShape narrow = new ForwardShape(ALL_PAIRS, 1, 4000, 0, 4000, 32, 2048, 48, DType.BFLOAT16, DType.INT8,
+        false, false); // the rules: three k-steps a row
+    assertEquals("maxsim_forward_quant_tma_c1k3_bf16_s8", plan("default", narrow, H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1_bf16_s8", plan("quant_tma_k4", narrow, H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", plan("quant_tma_k4", one, H200).entry()); // other rows
   }
 
   @Test
