@@ -40,7 +40,11 @@ import java.util.function.Function;
  * against 1-bit documents: there the call reads the documents through per-query tables where every query's
  * table fits 1 MiB together and every query value is finite, with each token's {@code sum |q|} at most a quarter
  * of fp32's largest, and expands the bits otherwise; the two round differently, so a query scored alone and the
- * same query in a larger batch can differ in the last bits (within fp32 rounding of a d-term dot product).
+ * same query in a larger batch can differ in the last bits (within fp32 rounding of a d-term dot product). On a
+ * GPU the kernel a call takes depends on its shape: for int8 or e4m3 documents of 64 dims or more, int8 or e4m3
+ * queries, and (rarely) 1-bit documents of 32 or 64 dims, the kernel of many short queries in one call (query
+ * groups) rounds otherwise than that of one query, candidates or pairwise calls, so the same pair can differ in the
+ * last bits between such calls (within the same bound; docs/compressed.md).
  *
  * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
