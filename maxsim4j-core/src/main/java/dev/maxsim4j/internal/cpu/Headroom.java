@@ -53,11 +53,17 @@ final class Headroom {
   /**
    * Divides {@code values[from + i * stride]}, i in [0, n), by {@code divisor}, a power of two: exact but for
    * values it takes below fp32's normal range, far below the token's largest. A division, not a product with the
-   * inverse: the inverse of a divisor below 2^-127 is not a float.
+   * inverse: the inverse of a divisor below 2^-127 is not a float. Returns whether a nonzero value was taken below
+   * the normal range: its bits (or all of it) are lost, and a document that zeroes the token's large values leaves
+   * only these, so the caller scores such a token's pairs exactly ({@link ReferenceKernel#maxSim}).
    */
-  static void divide(float[] values, int from, int n, int stride, float divisor) {
+  static boolean divide(float[] values, int from, int n, int stride, float divisor) {
+    boolean lost = false;
     for (int i = 0; i < n; i++) {
-      values[from + i * stride] /= divisor;
+      float v = values[from + i * stride];
+      values[from + i * stride] = v / divisor;
+      lost |= divisor > 1f && v != 0f && Math.abs(v / divisor) < Float.MIN_NORMAL;
     }
+    return lost;
   }
 }

@@ -32,6 +32,7 @@ final class ScalarKernel implements PairKernel {
     float[][] qData = new float[queries.rows][];
     float[][] qScale = new float[queries.rows][];
     int[][] qSlots = new int[queries.rows][];
+    boolean[] qExact = new boolean[queries.rows]; // a token whose headroom lost bits: scored exactly
     for (int i = 0; i < queries.rows; i++) {
       qData[i] = new float[queries.validCount[i] * dim];
       qSlots[i] = new int[queries.validCount[i]];
@@ -42,7 +43,7 @@ final class ScalarKernel implements PairKernel {
         if (dQuantized && !qQuantized) { // float tokens against stored values
           float divisor = Headroom.divisor(qData[i], s * dim, dim, 1, Headroom.largestStored(documents.dtype));
           if (divisor != 1f) {
-            Headroom.divide(qData[i], s * dim, dim, 1, divisor);
+            qExact[i] |= Headroom.divide(qData[i], s * dim, dim, 1, divisor);
             qScale[i][s] = divisor;
           }
         }
@@ -55,9 +56,14 @@ final class ScalarKernel implements PairKernel {
       private final int[] docSlots = new int[documents.maxValidCount];
       private final float[] docScale = new float[documents.maxValidCount];
       private int docTokens;
+      private int docIndex;
+      /** Whether a loaded token's headroom lost bits (see Headroom.divide): its pairs are scored exactly. */
+      private boolean docExact;
 
       @Override
       public void load(int j) {
+        docIndex = j;
+        docExact = false;
         docTokens = documents.gatherValid(j, doc, docSlots,
             dQuantized ? documents::copyStored : documents::copyTokens);
         for (int t = 0; t < docTokens; t++) {
@@ -65,7 +71,7 @@ final class ScalarKernel implements PairKernel {
           if (largestQuery > 0) { // float tokens against stored query values
             docScale[t] = Headroom.divisor(doc, t * dim, dim, 1, largestQuery);
             if (docScale[t] != 1f) {
-              Headroom.divide(doc, t * dim, dim, 1, docScale[t]);
+              docExact |= Headroom.divide(doc, t * dim, dim, 1, docScale[t]);
             }
           }
         }
@@ -82,6 +88,9 @@ final class ScalarKernel implements PairKernel {
 
       @Override
       public float score(int query, int[] argmax, int offset) {
+        if (qExact[query] || docExact) {
+          return (float) ReferenceKernel.maxSim(queries, query, documents, docIndex, argmax, offset);
+        }
         float[] q = qData[query];
         int[] slots = qSlots[query];
         double sum = 0;

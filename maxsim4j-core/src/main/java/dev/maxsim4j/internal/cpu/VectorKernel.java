@@ -94,6 +94,7 @@ final class VectorKernel implements PairKernel {
     float[] qMaxScale = new float[rows];
     float[] qMinScale = new float[rows];
     int[][] qSlots = new int[rows][];
+    boolean[] qExact = new boolean[rows]; // a token whose headroom lost bits: scored exactly
     int maxPad = V;
     float[] scratch = new float[queries.maxValidCount * dim];
     Tokens.RunCopier stored = queries.dtype.isQuantized() ? Dequantizer.stored(queries) : queries::copyTokens;
@@ -121,7 +122,7 @@ final class VectorKernel implements PairKernel {
           for (int j = 0; j < nv; j++) {
             float divisor = Headroom.divisor(t, j, dim, pad, largest);
             if (divisor != 1f) {
-              Headroom.divide(t, j, dim, pad, divisor);
+              qExact[i] |= Headroom.divide(t, j, dim, pad, divisor);
               qScale[i][j] = divisor;
               qMaxScale[i] = Math.max(qMaxScale[i], divisor);
             }
@@ -134,7 +135,8 @@ final class VectorKernel implements PairKernel {
     int runLength = maxPad;
     boolean floatDocuments = scaled && !documents.dtype.isQuantized();
     double largestQuery = floatDocuments ? Headroom.largestStored(queries.dtype) : 0;
-    return () -> new VectorWorker(documents, qt, qScale, qMaxScale, qMinScale, qSlots, runLength, largestQuery);
+    return () -> new VectorWorker(queries, documents, qt, qScale, qMaxScale, qMinScale, qSlots, runLength,
+        largestQuery, qExact);
   }
 
   private static final class VectorWorker implements Worker {
@@ -161,9 +163,17 @@ final class VectorKernel implements PairKernel {
     private short[] staged = new short[0];
     /** Against quantized queries, the largest value they stage (float documents' headroom), else 0. */
     private final double largestQuery;
+    private final Tokens queries;
+    /** Per query, whether a token's headroom lost bits (see Headroom.divide): its pairs are scored exactly. */
+    private final boolean[] qExact;
+    /** Whether a loaded document token's headroom lost bits: its pairs are scored exactly. */
+    private boolean docExact;
+    private int docIndex;
 
-    VectorWorker(Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale, float[] qMinScale,
-        int[][] qSlots, int runLength, double largestQuery) {
+    VectorWorker(Tokens queries, Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale,
+        float[] qMinScale, int[][] qSlots, int runLength, double largestQuery, boolean[] qExact) {
+      this.queries = queries;
+      this.qExact = qExact;
       this.largestQuery = largestQuery;
       this.documents = documents;
       this.qt = qt;
@@ -188,6 +198,8 @@ final class VectorKernel implements PairKernel {
      */
     @Override
     public void load(int j) {
+      docIndex = j;
+      docExact = false;
       if (dequantizer != null) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, dequantizer);
         float maxScale = 0;
@@ -209,7 +221,7 @@ final class VectorKernel implements PairKernel {
         for (int t = 0; t < docTokens; t++) {
           float divisor = Headroom.divisor(buffer, t * dim, dim, 1, largestQuery);
           if (divisor != 1f) {
-            Headroom.divide(buffer, t * dim, dim, 1, divisor);
+            docExact |= Headroom.divide(buffer, t * dim, dim, 1, divisor);
           }
           docScale[t] = divisor;
           maxScale = Math.max(maxScale, divisor);
@@ -254,6 +266,9 @@ final class VectorKernel implements PairKernel {
       int valid = slots.length;
       if (valid == 0) {
         return 0f; // every query token masked: an empty sum
+      }
+      if (qExact[query] || docExact) {
+        return (float) ReferenceKernel.maxSim(queries, query, documents, docIndex, argmax, offset);
       }
       float[] q = qt[query];
       int pad = q.length / dim;
