@@ -51,18 +51,33 @@ final class Headroom {
   }
 
   /**
+   * The smallest |value| whose products with every nonzero stored value of {@code other} stay exact or normal:
+   * e4m3's codes reach 2^-9, so a float value below 2^-117 may meet one in fp32's subnormal range, losing bits
+   * that a large scale would bring back into the score (int8's and one bit's codes are integers, whose products
+   * with a subnormal value are exact): 0 where no value is too small.
+   */
+  static float exactFrom(DType other) {
+    return other == DType.FLOAT8_E4M3 ? 0x1p-117f : 0f;
+  }
+
+  /**
    * Divides {@code values[from + i * stride]}, i in [0, n), by {@code divisor}, a power of two: exact but for
    * values it takes below fp32's normal range, far below the token's largest. A division, not a product with the
    * inverse: the inverse of a divisor below 2^-127 is not a float. Returns whether a nonzero value was taken below
-   * the normal range: its bits (or all of it) are lost, and a document that zeroes the token's large values leaves
-   * only these, so the caller scores such a token's pairs exactly ({@link ReferenceKernel#maxSim}).
+   * the normal range, or lies below {@code exactFrom} ({@link #exactFrom}) after it: its bits (or all of it) are
+   * lost, and a document that zeroes the token's large values leaves only these, so the caller scores such a
+   * token's pairs exactly ({@link ReferenceKernel#maxSim}).
    */
-  static boolean divide(float[] values, int from, int n, int stride, float divisor) {
+  static boolean divide(float[] values, int from, int n, int stride, float divisor, float exactFrom) {
+    if (divisor == 1f && exactFrom == 0f) {
+      return false; // nothing to divide, and no value too small for its products
+    }
     boolean lost = false;
     for (int i = 0; i < n; i++) {
       float v = values[from + i * stride];
-      values[from + i * stride] = v / divisor;
-      lost |= divisor > 1f && v != 0f && Math.abs(v / divisor) < Float.MIN_NORMAL;
+      float w = v / divisor;
+      values[from + i * stride] = w;
+      lost |= v != 0f && (divisor > 1f && Math.abs(w) < Float.MIN_NORMAL || Math.abs(w) < exactFrom);
     }
     return lost;
   }

@@ -42,10 +42,8 @@ final class ScalarKernel implements PairKernel {
         qScale[i][s] = queries.scale(queries.rowStart[i] + qSlots[i][s]);
         if (dQuantized && !qQuantized) { // float tokens against stored values
           float divisor = Headroom.divisor(qData[i], s * dim, dim, 1, Headroom.largestStored(documents.dtype));
-          if (divisor != 1f) {
-            qExact[i] |= Headroom.divide(qData[i], s * dim, dim, 1, divisor);
-            qScale[i][s] = divisor;
-          }
+          qExact[i] |= Headroom.divide(qData[i], s * dim, dim, 1, divisor, Headroom.exactFrom(documents.dtype));
+          qScale[i][s] = divisor;
         }
       }
     }
@@ -70,9 +68,7 @@ final class ScalarKernel implements PairKernel {
           docScale[t] = documents.scale(documents.rowStart[j] + docSlots[t]);
           if (largestQuery > 0) { // float tokens against stored query values
             docScale[t] = Headroom.divisor(doc, t * dim, dim, 1, largestQuery);
-            if (docScale[t] != 1f) {
-              docExact |= Headroom.divide(doc, t * dim, dim, 1, docScale[t]);
-            }
+            docExact |= Headroom.divide(doc, t * dim, dim, 1, docScale[t], Headroom.exactFrom(queries.dtype));
           }
         }
       }

@@ -121,8 +121,8 @@ final class VectorKernel implements PairKernel {
           double largest = Headroom.largestStored(documents.dtype);
           for (int j = 0; j < nv; j++) {
             float divisor = Headroom.divisor(t, j, dim, pad, largest);
+            qExact[i] |= Headroom.divide(t, j, dim, pad, divisor, Headroom.exactFrom(documents.dtype));
             if (divisor != 1f) {
-              qExact[i] |= Headroom.divide(t, j, dim, pad, divisor);
               qScale[i][j] = divisor;
               qMaxScale[i] = Math.max(qMaxScale[i], divisor);
             }
@@ -163,6 +163,8 @@ final class VectorKernel implements PairKernel {
     private short[] staged = new short[0];
     /** Against quantized queries, the largest value they stage (float documents' headroom), else 0. */
     private final double largestQuery;
+    /** Against quantized queries, the smallest float value their stored values meet exactly (Headroom.exactFrom). */
+    private final float queryExactFrom;
     private final Tokens queries;
     /** Per query, whether a token's headroom lost bits (see Headroom.divide): its pairs are scored exactly. */
     private final boolean[] qExact;
@@ -175,6 +177,7 @@ final class VectorKernel implements PairKernel {
       this.queries = queries;
       this.qExact = qExact;
       this.largestQuery = largestQuery;
+      this.queryExactFrom = queries.dtype.isQuantized() ? Headroom.exactFrom(queries.dtype) : 0f;
       this.documents = documents;
       this.qt = qt;
       this.qScale = qScale;
@@ -220,9 +223,7 @@ final class VectorKernel implements PairKernel {
         float maxScale = 1f;
         for (int t = 0; t < docTokens; t++) {
           float divisor = Headroom.divisor(buffer, t * dim, dim, 1, largestQuery);
-          if (divisor != 1f) {
-            docExact |= Headroom.divide(buffer, t * dim, dim, 1, divisor);
-          }
+          docExact |= Headroom.divide(buffer, t * dim, dim, 1, divisor, queryExactFrom);
           docScale[t] = divisor;
           maxScale = Math.max(maxScale, divisor);
         }
