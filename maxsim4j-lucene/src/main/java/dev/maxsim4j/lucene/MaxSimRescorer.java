@@ -124,6 +124,10 @@ public final class MaxSimRescorer extends Rescorer {
           + "; expected DOT_PRODUCT (normalising would expand the stored tokens: index quantized unit vectors)");
     }
     this.queryVectors = checkQuery(queryVectors);
+    if (queryType != DType.FLOAT32) {
+      // checked on the caller's values: quantize would name a "stored token", and COSINE turns an infinity into NaN
+      requireFinite(queryVectors, queryType);
+    }
     TokenBatch q = TokenBatch.of(new float[][][] {queryVectors});
     q = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
     this.query = queryType == DType.FLOAT32 ? q : q.quantize(queryType);
@@ -395,6 +399,18 @@ public final class MaxSimRescorer extends Rescorer {
       }
     }
     return queryVectors;
+  }
+
+  /** Every value of the query finite, as quantizing it to {@code type} needs; else named as queryVectors[i][k]. */
+  private static void requireFinite(float[][] queryVectors, DType type) {
+    for (int i = 0; i < queryVectors.length; i++) {
+      for (int k = 0; k < queryVectors[i].length; k++) {
+        if (!Float.isFinite(queryVectors[i][k])) {
+          throw new IllegalArgumentException("queryVectors[" + i + "][" + k + "] is " + queryVectors[i][k]
+              + "; expected finite values to quantize the query to " + type);
+        }
+      }
+    }
   }
 
   @Override
