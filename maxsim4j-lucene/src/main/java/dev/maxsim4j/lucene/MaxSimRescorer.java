@@ -398,7 +398,13 @@ public final class MaxSimRescorer extends Rescorer {
             + dim + " >= 1");
       }
     }
-    return queryVectors;
+    // a copy: derived rescorers (withQueryType, withFallbackToFirstPassScore) rebuild the query from it, and a caller
+    // that refills its array for the next query would otherwise change what they score
+    float[][] copy = new float[queryVectors.length][];
+    for (int i = 0; i < copy.length; i++) {
+      copy[i] = queryVectors[i].clone();
+    }
+    return copy;
   }
 
   /** Every value of the query finite, as quantizing it to {@code type} needs; else named as queryVectors[i][k]. */
