@@ -128,6 +128,8 @@ public final class LateInteractionRetriever {
 
   /** The fields of a document of token vectors {@code [L][d]} (at least one token). */
   public List<IndexableField> documentFields(float[][] tokens) {
+    // checked before encoding: the encoder names a token of another d as its batch's ("documents have dimension 2")
+    checkTokens("tokens", tokens);
     return documentFields(tokens, encoder.encodeDocuments(TokenBatch.ofQuery(tokens))[0]);
   }
 

@@ -1,0 +1,33 @@
+package dev.maxsim4j.lucene;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.MaxSim;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A document's tokens of the wrong shape are named as documentFields' argument, tokens, by both overloads: the one
+ * that encodes them named "documents" (the encoder's batch) for tokens of another d than the encoder's.
+ */
+class HostileDocumentTokensTest {
+  @Test
+  void badDocumentTokensAreNamedAsTokens() {
+    try (MaxSim maxSim = MaxSim.builder().backend("scalar").build()) {
+      FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      float[] encoding = new float[encoder.dimension()];
+      for (float[][] t : new float[][][] {null, {}, {{1, 0}}, {{1, 0, 0, 0, 0}}, {{1, 0, 0, 0}, null},
+          {{1, 0, 0, 0}, {1, 0, 0}}}) {
+        for (boolean encoded : new boolean[] {false, true}) {
+          IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+              () -> { if (encoded) retriever.documentFields(t, encoding); else retriever.documentFields(t); });
+          assertTrue(e.getMessage().startsWith("tokens") && (t == null || t.length == 0 || e.getMessage().contains("4")),
+              Arrays.deepToString(t) + (encoded ? " with its encoding: " : ": ") + e.getMessage());
+        }
+      }
+    }
+  }
+}
