@@ -273,6 +273,13 @@ public final class LateInteractionRetriever {
                 : info.getVectorEncoding() + " vectors of " + info.getVectorDimension() + " dimensions")
             + "; expected FLOAT32 vectors of " + encoder.dimension() + " dimensions, this retriever's encodings");
       }
+      // encodings indexed by hand with another similarity (KnnFloatVectorField's default is EUCLIDEAN) are searched
+      // by it: their nearest by distance or angle are not the encodings that approximate MaxSim
+      if (info != null && info.getVectorSimilarityFunction() != VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT) {
+        throw new IllegalArgumentException("field " + encodingField + " of segment " + leaf.reader()
+            + " holds encodings compared by " + info.getVectorSimilarityFunction() + "; expected MAXIMUM_INNER_PRODUCT,"
+            + " the similarity encodings approximate MaxSim with (index them with documentFields)");
+      }
       // encodings of another encoder of the same length: its nearest are no candidates for this one's queries
       String written = info == null ? null : info.getAttribute(FINGERPRINT_ATTRIBUTE);
       if (written != null && !written.equals(fingerprint)) {

@@ -24,7 +24,8 @@ class HostileDocumentTokensTest {
         for (boolean encoded : new boolean[] {false, true}) {
           IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
               () -> { if (encoded) retriever.documentFields(t, encoding); else retriever.documentFields(t); });
-          assertTrue(e.getMessage().startsWith("tokens") && (t == null || t.length == 0 || e.getMessage().contains("4")),
+          boolean shape = t == null || t.length == 0 || e.getMessage().contains("4");
+          assertTrue(e.getMessage().startsWith("tokens") && shape,
               Arrays.deepToString(t) + (encoded ? " with its encoding: " : ": ") + e.getMessage());
         }
       }
