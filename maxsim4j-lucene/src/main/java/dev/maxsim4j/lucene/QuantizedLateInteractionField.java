@@ -51,6 +51,20 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
           + "; expected [tokens][d] with at least one token (encode(type, data, scales, 0, d) stores none)");
     }
     requireQuantized(type);
+    // checked here: the batch built from them would name "rows[0][t]" and quantize "stored token t"
+    int d = vectors[0] == null ? 0 : vectors[0].length;
+    for (int t = 0; t < vectors.length; t++) {
+      if (vectors[t] == null || vectors[t].length != d || d == 0) {
+        throw new IllegalArgumentException("vectors[" + t + "] " + (vectors[t] == null ? "is null"
+            : "has dimension " + vectors[t].length) + "; expected " + (d == 0 ? "d >= 1" : d + " like vectors[0]"));
+      }
+      for (int k = 0; k < d; k++) {
+        if (!Float.isFinite(vectors[t][k])) {
+          throw new IllegalArgumentException("vectors[" + t + "][" + k + "] is " + vectors[t][k]
+              + "; expected finite values to quantize to " + type);
+        }
+      }
+    }
     return encode(TokenBatch.of(new float[][][] {vectors}).quantize(type));
   }
 
