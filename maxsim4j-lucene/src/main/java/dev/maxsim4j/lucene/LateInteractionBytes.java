@@ -47,6 +47,10 @@ final class LateInteractionBytes implements StoredTokens {
       throw new IllegalArgumentException("field " + field + " of doc " + docId + ": " + (quantized != null
           ? quantized + ", not a LateInteractionField value; rescore it with MaxSimRescorer.createQuantized"
           : value.length < Integer.BYTES ? value.length + " bytes, expected a LateInteractionField value"
+          // the query's d with part of a token: the length is what is wrong, not the d
+          : storedDim == dim ? value.length + " bytes for token vectors of dim " + dim
+              + "; expected 4 + a whole number of tokens x " + Float.BYTES * (long) dim
+              + " bytes (a LateInteractionField value cut short or over-long)"
           : "token vectors of dim " + storedDim + " (" + value.length + " bytes), expected dim " + dim
               + " like the query vectors"));
     }
