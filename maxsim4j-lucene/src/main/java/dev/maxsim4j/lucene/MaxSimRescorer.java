@@ -126,7 +126,7 @@ public final class MaxSimRescorer extends Rescorer {
     this.queryVectors = checkQuery(queryVectors);
     if (queryType != DType.FLOAT32) {
       // checked on the caller's values: quantize would name a "stored token", and COSINE turns an infinity into NaN
-      requireFinite(queryVectors, queryType);
+      Arguments.requireFinite(queryVectors, "queryVectors", "quantize the query to " + queryType);
     }
     TokenBatch q = TokenBatch.of(new float[][][] {queryVectors});
     q = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
@@ -405,18 +405,6 @@ public final class MaxSimRescorer extends Rescorer {
       copy[i] = queryVectors[i].clone();
     }
     return copy;
-  }
-
-  /** Every value of the query finite, as quantizing it to {@code type} needs; else named as queryVectors[i][k]. */
-  private static void requireFinite(float[][] queryVectors, DType type) {
-    for (int i = 0; i < queryVectors.length; i++) {
-      for (int k = 0; k < queryVectors[i].length; k++) {
-        if (!Float.isFinite(queryVectors[i][k])) {
-          throw new IllegalArgumentException("queryVectors[" + i + "][" + k + "] is " + queryVectors[i][k]
-              + "; expected finite values to quantize the query to " + type);
-        }
-      }
-    }
   }
 
   @Override

@@ -58,13 +58,8 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
         throw new IllegalArgumentException("vectors[" + t + "] " + (vectors[t] == null ? "is null"
             : "has dimension " + vectors[t].length) + "; expected " + (d == 0 ? "d >= 1" : d + " like vectors[0]"));
       }
-      for (int k = 0; k < d; k++) {
-        if (!Float.isFinite(vectors[t][k])) {
-          throw new IllegalArgumentException("vectors[" + t + "][" + k + "] is " + vectors[t][k]
-              + "; expected finite values to quantize to " + type);
-        }
-      }
     }
+    Arguments.requireFinite(vectors, "vectors", "quantize to " + type);
     return encode(TokenBatch.of(new float[][][] {vectors}).quantize(type));
   }
 
