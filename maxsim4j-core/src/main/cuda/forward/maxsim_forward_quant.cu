@@ -81,19 +81,8 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
   const long long warps = (long long)gridDim.x * QUANT_WARPS;
   const long long w = (long long)blockIdx.x * QUANT_WARPS + warp;
   // pairs: as maxsim_forward_stream.cu (a contiguous run per warp; with DYNAMIC half of it, then run time)
-  const WorkCounters counters{work};
-  const long long staticRun = DYNAMIC ? max(1LL, pairs / (2 * warps)) : 0;
-  const long long begin = DYNAMIC ? w * staticRun : pairs * w / warps;
-  const long long end = DYNAMIC ? begin + staticRun : pairs * (w + 1) / warps;
-  const long long dynamicBase = DYNAMIC ? warps * staticRun : pairs;
-  long long nextStatic = begin;
-  auto takePair = [&]() -> long long {
-    if (nextStatic < end) return nextStatic++;
-    if (dynamicBase >= pairs) return pairs;
-    long long p = 0;
-    if (lane == 0) p = counters.take(dynamicBase);
-    return __shfl_sync(0xffffffffu, p, 0);
-  };
+  PairSplit<DYNAMIC> split(pairs, warps, w, work);
+  auto takePair = [&]() -> long long { return split.take(lane); };
   constexpr int QUEUE = STAGES + 1;
   static_assert(QUEUE <= QUANT_QUEUE_ENTRIES, "the host sizes the queues for QUANT_QUEUE_ENTRIES pairs");
   extern __shared__ long long queues[];
@@ -165,12 +154,12 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
   float rowScale[2][2];
   int fragQuery = -1, fragPass = -1;
   int consumerSlot = 0;
-  long long walked = begin;
+  long long walked = split.begin;
   auto consumeNext = [&]() -> long long {
     if constexpr (DYNAMIC) {
       return consumed < queued ? queue[consumed++ % QUEUE] : -1;
     } else {
-      for (; walked < end; walked++)
+      for (; walked < split.end; walked++)
         if (dValid[quantDocumentOf(walked, mode, perQuery, docOffset)] != 0) return walked++;
       return -1;
     }
@@ -310,7 +299,7 @@ __device__ void forwardQuant(const typename TQ::Storage* __restrict__ q, Rows qR
     if (lane == 0) scores[pair] = sum;
   }
   waitGroups<0>();
-  if (dynamicBase < pairs && lane == 0) counters.finish(warps);
+  split.finish(lane, warps);
 }
 
 }  // namespace maxsim4j

@@ -99,23 +99,12 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
   // Pairs. A static split gives each warp a contiguous run, so that with several queries (all pairs with
   // Nq > 1, candidates) most of its pairs share the query fragments it holds. Taken at run time, nearly
-  // every pair would load a new query, which measured slower (rule 4 of docs/design/kernel-selection.md), so the host
-  // asks for DYNAMIC only for one query (or one pair per query), where it
-  // evens out the warps' finishing times: a warp first takes a contiguous run of half an even share (at
-  // least one pair: no atomic to start), then pairs one at a time (maxsim_work.cuh).
-  const WorkCounters counters{work};
-  const long long staticRun = DYNAMIC ? max(1LL, pairs / (2 * warps)) : 0;
-  const long long begin = DYNAMIC ? w * staticRun : pairs * w / warps;
-  const long long end = DYNAMIC ? begin + staticRun : pairs * (w + 1) / warps;
-  const long long dynamicBase = DYNAMIC ? warps * staticRun : pairs;  // pairs from here on are taken
-  long long nextStatic = begin;
-  auto takePair = [&]() -> long long {
-    if (nextStatic < end) return nextStatic++;
-    if (dynamicBase >= pairs) return pairs;
-    long long p = 0;
-    if (lane == 0) p = counters.take(dynamicBase);
-    return __shfl_sync(0xffffffffu, p, 0);
-  };
+  // every pair would load a new query, which measured slower (rule 4 of docs/design/kernel-selection.md), so
+  // the host asks for DYNAMIC only for one query (or one pair per query), where it evens out the warps'
+  // finishing times: a warp first takes a contiguous run of half an even share, then pairs one at a time
+  // (PairSplit, maxsim_work.cuh).
+  PairSplit<DYNAMIC> split(pairs, warps, w, work);
+  auto takePair = [&]() -> long long { return split.take(lane); };
   const unsigned long long startedAt = TIMED ? globalNanoseconds() : 0;
 
   // With DYNAMIC the producer tells the consumer which pairs it took, in order, through this warp's queue
@@ -169,12 +158,12 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   // Consumer: the pairs with a valid token in the producer's order (the producer answered the others).
   // With DYNAMIC, from the queue: when the consumer finishes a pair the producer, STAGES - 1 tiles ahead,
   // has already taken the next one (or found none left), so an empty queue means the end.
-  long long walked = begin;
+  long long walked = split.begin;
   auto consumeNext = [&]() -> long long {
     if constexpr (DYNAMIC) {
       return consumed < queued ? queue[consumed++ % QUEUE] : -1;
     } else {
-      for (; walked < end; walked++)
+      for (; walked < split.end; walked++)
         if (dValid[documentOf(walked, mode, perQuery, docOffset)] != 0) return walked++;
       return -1;
     }
@@ -280,7 +269,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     if (lane == 0) scores[pair] = rowSum;
   }
   waitGroups<0>();  // nothing may still be copying into shared memory when the block exits
-  if (dynamicBase < pairs && lane == 0) counters.finish(warps);  // only launches that took from the counters
+  split.finish(lane, warps);
   if (TIMED && lane == 0) {
     reinterpret_cast<unsigned long long*>(argmax)[2 * w] = startedAt;
     reinterpret_cast<unsigned long long*>(argmax)[2 * w + 1] = globalNanoseconds();

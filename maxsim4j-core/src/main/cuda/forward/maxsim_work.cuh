@@ -29,4 +29,40 @@ struct WorkCounters {
   }
 };
 
+// The pairs warp `w` of `warps` takes, in order: a contiguous run, so that with several queries most of a
+// warp's pairs share the query fragments it holds; DYNAMIC: a run of half an even share (at least one pair:
+// no atomic to start), then one pair at a time from the counters. (Interleaving the runs, so that the warps
+// read neighbouring documents of a 77 GB corpus, measured no faster: docs/design/kernel-selection.md, rule 4.)
+template <bool DYNAMIC>
+struct PairSplit {
+  long long begin, end;
+  long long dynamicBase;  // pairs from here on are taken at run time
+  long long pairs;
+  WorkCounters counters;
+  long long next;
+
+  __device__ PairSplit(long long pairs, long long warps, long long w, unsigned long long* work)
+      : pairs(pairs), counters{work} {
+    const long long staticRun = DYNAMIC ? max(1LL, pairs / (2 * warps)) : 0;
+    begin = DYNAMIC ? w * staticRun : pairs * w / warps;
+    end = DYNAMIC ? begin + staticRun : pairs * (w + 1) / warps;
+    dynamicBase = DYNAMIC ? warps * staticRun : pairs;
+    next = begin;
+  }
+
+  // The next pair, the same in every lane of the warp; one at or past `pairs` once none is left.
+  __device__ __forceinline__ long long take(int lane) {
+    if (next < end) return next++;
+    if (dynamicBase >= pairs) return pairs;
+    long long p = 0;
+    if (lane == 0) p = counters.take(dynamicBase);
+    return __shfl_sync(0xffffffffu, p, 0);
+  }
+
+  // After the warp's last pair: only launches that took from the counters count their warps out.
+  __device__ __forceinline__ void finish(int lane, long long warps) const {
+    if (dynamicBase < pairs && lane == 0) counters.finish(warps);
+  }
+};
+
 }  // namespace maxsim4j
