@@ -32,9 +32,10 @@ import java.util.function.Function;
  * roundings of fp32 dot products. Dot products are summed in fp32, so values near {@code 1e19} can pass fp32's
  * largest value part way through a sum; on the CPU a pair whose fp32 score comes out infinite or NaN is scored
  * again in float64, so such a sum does not stick at an infinity, nor sum infinities of both signs to NaN, where
- * the exact score is finite. Not caught: a token whose partial sum passed {@code -3.4e38} and came back (terms
- * near fp32's largest of both signs) drops out of its max while another token's stays finite. The GPU kernels
- * keep the fp32 result.
+ * the exact score is finite; and a pair whose fp32 partial sums could pass {@code -3.4e38} (a query token's sum of
+ * |values| times a document's largest |value| above half fp32's largest), where no later term would bring a dot
+ * product back from -infinity and its token would drop out of the max, is scored in float64 from the start. The GPU
+ * kernels keep the fp32 result.
  *
  * <p>On the CPU a pair scores the same bits whatever else its call holds, but for fp32, fp16 or bf16 queries
  * against 1-bit documents: there the call reads the documents through per-query tables where every query's

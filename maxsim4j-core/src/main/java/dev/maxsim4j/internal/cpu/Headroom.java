@@ -51,6 +51,34 @@ final class Headroom {
   }
 
   /**
+   * Whether an unscaled fp32 dot product of a query token whose |values| sum to {@code querySum} and a document token
+   * of |values| up to {@code documentLargest}, its partial sums bounded by their product, may pass fp32's range part
+   * way: a partial sum past -3.4e38 stays -infinity, so that token would drop out of the max where its exact value
+   * may win (the kernels score such pairs exactly). False where either is NaN: the score is NaN anyway.
+   */
+  static boolean mayOverflow(double querySum, double documentLargest) {
+    return querySum * documentLargest > Float.MAX_VALUE / 2.0;
+  }
+
+  /** The largest finite |value| an unscaled document of {@code type} holds: fp16's 65504, else fp32's largest. */
+  static double largestFinite(DType type) {
+    return type == DType.FLOAT16 ? 65504 : Float.MAX_VALUE;
+  }
+
+  /** The largest sum of |values| of {@code tokens} tokens of {@code dim} values from {@code values[0]}, in float64. */
+  static double largestAbsSum(float[] values, int tokens, int dim) {
+    double largest = 0;
+    for (int t = 0; t < tokens; t++) {
+      double sum = 0;
+      for (int k = 0; k < dim; k++) {
+        sum += Math.abs(values[t * dim + k]);
+      }
+      largest = Math.max(largest, sum);
+    }
+    return largest;
+  }
+
+  /**
    * The smallest |value| whose products with every nonzero stored value of {@code other} stay exact or normal:
    * e4m3's codes reach 2^-9, so a float value below 2^-117 may meet one in fp32's subnormal range, losing bits
    * that a large scale would bring back into the score (int8's and one bit's codes are integers, whose products

@@ -49,6 +49,14 @@ final class ScalarKernel implements PairKernel {
     }
     boolean scaled = qQuantized || dQuantized;
     double largestQuery = qQuantized && !dQuantized ? Headroom.largestStored(queries.dtype) : 0;
+    // unscaled pairs whose partial sums may pass fp32's range are scored exactly (Headroom.mayOverflow)
+    double[] qAbsSum = new double[queries.rows];
+    double anyQuery = 0;
+    for (int i = 0; i < queries.rows && !scaled; i++) {
+      qAbsSum[i] = Headroom.largestAbsSum(qData[i], qSlots[i].length, dim);
+      anyQuery = qAbsSum[i] > anyQuery ? qAbsSum[i] : anyQuery; // a NaN row scores NaN: it must not hide the others
+    }
+    boolean scanDocuments = Headroom.mayOverflow(anyQuery, Headroom.largestFinite(documents.dtype));
     return () -> new Worker() {
       private final float[] doc = new float[documents.maxValidCount * dim];
       private final int[] docSlots = new int[documents.maxValidCount];
@@ -57,6 +65,8 @@ final class ScalarKernel implements PairKernel {
       private int docIndex;
       /** Whether a loaded token's headroom lost bits (see Headroom.divide): its pairs are scored exactly. */
       private boolean docExact;
+      /** The loaded document's largest |value|, where a query's partial sums may overflow with it, else 0. */
+      private float docLargest;
 
       @Override
       public void load(int j) {
@@ -71,6 +81,10 @@ final class ScalarKernel implements PairKernel {
             docExact |= Headroom.divide(doc, t * dim, dim, 1, docScale[t], Headroom.exactFrom(queries.dtype));
           }
         }
+        docLargest = 0;
+        for (int e = 0; scanDocuments && e < docTokens * dim; e++) {
+          docLargest = Math.max(docLargest, Math.abs(doc[e]));
+        }
       }
 
       /**
@@ -84,7 +98,7 @@ final class ScalarKernel implements PairKernel {
 
       @Override
       public float score(int query, int[] argmax, int offset) {
-        if (qExact[query] || docExact) {
+        if (qExact[query] || docExact || Headroom.mayOverflow(qAbsSum[query], docLargest)) {
           return (float) ReferenceKernel.maxSim(queries, query, documents, docIndex, argmax, offset);
         }
         float[] q = qData[query];

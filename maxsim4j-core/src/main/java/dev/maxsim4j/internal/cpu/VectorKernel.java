@@ -95,6 +95,9 @@ final class VectorKernel implements PairKernel {
     float[] qMinScale = new float[rows];
     int[][] qSlots = new int[rows][];
     boolean[] qExact = new boolean[rows]; // a token whose headroom lost bits: scored exactly
+    // unscaled pairs whose partial sums may pass fp32's range are scored exactly (Headroom.mayOverflow)
+    double[] qAbsSum = new double[rows];
+    double anyQuery = 0;
     int maxPad = V;
     float[] scratch = new float[queries.maxValidCount * dim];
     Tokens.RunCopier stored = queries.dtype.isQuantized() ? Dequantizer.stored(queries) : queries::copyTokens;
@@ -103,6 +106,10 @@ final class VectorKernel implements PairKernel {
       int pad = (nv + V - 1) / V * V;
       qSlots[i] = new int[nv];
       queries.gatherValid(i, scratch, qSlots[i], stored);
+      if (!scaled) {
+        qAbsSum[i] = Headroom.largestAbsSum(scratch, nv, dim);
+        anyQuery = qAbsSum[i] > anyQuery ? qAbsSum[i] : anyQuery; // a NaN row scores NaN: it must not hide the others
+      }
       float[] t = new float[dim * pad];
       for (int j = 0; j < nv; j++) {
         for (int k = 0; k < dim; k++) {
@@ -135,8 +142,9 @@ final class VectorKernel implements PairKernel {
     int runLength = maxPad;
     boolean floatDocuments = scaled && !documents.dtype.isQuantized();
     double largestQuery = floatDocuments ? Headroom.largestStored(queries.dtype) : 0;
+    boolean scanDocuments = Headroom.mayOverflow(anyQuery, Headroom.largestFinite(documents.dtype));
     return () -> new VectorWorker(queries, documents, qt, qScale, qMaxScale, qMinScale, qSlots, runLength,
-        largestQuery, qExact);
+        largestQuery, qExact, qAbsSum, scanDocuments);
   }
 
   private static final class VectorWorker implements Worker {
@@ -171,10 +179,19 @@ final class VectorKernel implements PairKernel {
     /** Whether a loaded document token's headroom lost bits: its pairs are scored exactly. */
     private boolean docExact;
     private int docIndex;
+    /** Per query, the largest sum of |values| of its unscaled tokens (0 where scaled). */
+    private final double[] qAbsSum;
+    /** Whether a query's partial sums may overflow with a document's values: then documents are scanned. */
+    private final boolean scanDocuments;
+    /** The loaded document's largest |value| where scanned, else 0. */
+    private float docLargest;
 
     VectorWorker(Tokens queries, Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale,
-        float[] qMinScale, int[][] qSlots, int runLength, double largestQuery, boolean[] qExact) {
+        float[] qMinScale, int[][] qSlots, int runLength, double largestQuery, boolean[] qExact, double[] qAbsSum,
+        boolean scanDocuments) {
       this.queries = queries;
+      this.qAbsSum = qAbsSum;
+      this.scanDocuments = scanDocuments;
       this.qExact = qExact;
       this.largestQuery = largestQuery;
       this.queryExactFrom = queries.dtype.isQuantized() ? Headroom.exactFrom(queries.dtype) : 0f;
@@ -216,6 +233,9 @@ final class VectorKernel implements PairKernel {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
       } else if (documents.segment != null && documents.dtype == DType.BFLOAT16) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16Segment);
+      } else if (scanDocuments && documents.f32 != null) {
+        docLargest = 0f;
+        docTokens = documents.gatherValid(j, buffer, bufferSlots, this::copyScanned);
       } else {
         docTokens = documents.gatherValid(j, buffer, bufferSlots);
       }
@@ -230,6 +250,46 @@ final class VectorKernel implements PairKernel {
         docMaxScale = maxScale;
         docMinScale = ScaleRange.smallestNonzero(docScale, docTokens);
       }
+      if (!scanDocuments || documents.f32 == null) { // fp32 on the heap was scanned as it was copied
+        docLargest = scanDocuments ? largestAbs(buffer, 0, docTokens * dim) : 0f;
+      }
+    }
+
+    /** Copies fp32 tokens as {@link Tokens#copyTokens} does, taking their largest |value| into docLargest. */
+    private void copyScanned(int token, int count, float[] dst, int off) {
+      float[] src = documents.f32;
+      int from = token * dim;
+      int n = count * dim;
+      FloatVector m0 = FloatVector.zero(S);
+      FloatVector m1 = FloatVector.zero(S);
+      int i = 0;
+      for (; i + 2 * V <= n; i += 2 * V) {
+        FloatVector v0 = FloatVector.fromArray(S, src, from + i);
+        FloatVector v1 = FloatVector.fromArray(S, src, from + i + V);
+        v0.intoArray(dst, off + i);
+        v1.intoArray(dst, off + i + V);
+        m0 = m0.max(v0.abs());
+        m1 = m1.max(v1.abs());
+      }
+      System.arraycopy(src, from + i, dst, off + i, n - i);
+      float largest = Math.max(m0.max(m1).reduceLanes(VectorOperators.MAX), largestAbs(src, from + i, n - i));
+      docLargest = Math.max(docLargest, largest);
+    }
+
+    /** The largest |value| of {@code a[from .. from + n)}, NaN if one is. */
+    private static float largestAbs(float[] a, int from, int n) {
+      FloatVector m0 = FloatVector.zero(S);
+      FloatVector m1 = FloatVector.zero(S);
+      int i = 0;
+      for (; i + 2 * V <= n; i += 2 * V) {
+        m0 = m0.max(FloatVector.fromArray(S, a, from + i).abs());
+        m1 = m1.max(FloatVector.fromArray(S, a, from + i + V).abs());
+      }
+      float largest = m0.max(m1).reduceLanes(VectorOperators.MAX);
+      for (; i < n; i++) {
+        largest = Math.max(largest, Math.abs(a[from + i]));
+      }
+      return largest;
     }
 
     /** bf16 -> fp32 is a 16-bit left shift: V lanes at a time (the scalar loop does not vectorise). */
@@ -268,7 +328,7 @@ final class VectorKernel implements PairKernel {
       if (valid == 0) {
         return 0f; // every query token masked: an empty sum
       }
-      if (qExact[query] || docExact) {
+      if (qExact[query] || docExact || Headroom.mayOverflow(qAbsSum[query], docLargest)) {
         return (float) ReferenceKernel.maxSim(queries, query, documents, docIndex, argmax, offset);
       }
       float[] q = qt[query];
