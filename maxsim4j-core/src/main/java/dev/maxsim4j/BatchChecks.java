@@ -49,11 +49,12 @@ final class BatchChecks {
     }
   }
 
-  /** A copy of {@code scales} after checking its length and that every scale is finite. */
-  static float[] checkScales(float[] scales, long tokens) {
-    if (scales == null) {
+  /** A copy of {@code scales}, checked as copied: its length and that every scale is finite. */
+  static float[] checkScales(float[] given, long tokens) {
+    if (given == null) {
       return null;
     }
+    float[] scales = given.clone(); // the caller's array could change while it is checked
     if (scales.length != tokens) {
       throw new IllegalArgumentException("scales has length " + scales.length + "; expected " + tokens
           + " (one per stored token)");
@@ -63,7 +64,7 @@ final class BatchChecks {
         throw new IllegalArgumentException("scales[" + i + "] = " + scales[i] + "; expected a finite scale");
       }
     }
-    return scales.clone();
+    return scales;
   }
 
   static void checkPaddedBytes(String name, long bytes, DType dtype, int n, int length, int dim) {
@@ -80,8 +81,9 @@ final class BatchChecks {
     }
   }
 
-  static void checkPackedBytes(String name, long bytes, DType dtype, int[] offsets, int dim) {
-    checkOffsets(offsets, dim);
+  /** A copy of {@code given}, checked as copied as offsets over {@code bytes} bytes of {@code dtype} tokens. */
+  static int[] checkPackedBytes(String name, long bytes, DType dtype, int[] given, int dim) {
+    int[] offsets = checkOffsets(given, dim);
     long perToken = dtype.bytesPerToken(dim);
     if (bytes % perToken != 0) {
       throw new IllegalArgumentException(name + " holds " + bytes + " bytes, not a whole number of " + dtype
@@ -98,6 +100,7 @@ final class BatchChecks {
           + " (" + name + " holds " + bytes + " bytes, " + tokens + " " + dtype + " tokens of dim " + dim + " at "
           + perToken + " bytes each)");
     }
+    return offsets;
   }
 
   /** Rows and a mask of n x length tokens are Java arrays: both counts must fit one. */
@@ -139,8 +142,9 @@ final class BatchChecks {
     }
   }
 
-  static void checkPackedShape(String name, long elements, int[] offsets, int dim) {
-    checkOffsets(offsets, dim);
+  /** A copy of {@code given}, checked as copied as offsets over {@code elements} elements of dim {@code dim}. */
+  static int[] checkPackedShape(String name, long elements, int[] given, int dim) {
+    int[] offsets = checkOffsets(given, dim);
     long tokens = elements / dim;
     if (elements % dim != 0) {
       throw new IllegalArgumentException(name + " holds " + elements + " elements, not a multiple of dim " + dim);
@@ -149,18 +153,23 @@ final class BatchChecks {
       throw new IllegalArgumentException("offsets end at " + offsets[offsets.length - 1] + "; expected T = "
           + tokens + " (" + name + " holds " + elements + " elements of dim " + dim + ")");
     }
+    return offsets;
   }
 
-  /** {@code dim >= 1} and offsets of N+1 entries from 0, never decreasing, whose rows the heap can book. */
-  private static void checkOffsets(int[] offsets, int dim) {
-    Arguments.nonNull(offsets, "offsets");
+  /**
+   * A copy of {@code given} after checking {@code dim >= 1} and offsets of N+1 entries from 0, never decreasing,
+   * whose rows the heap can book: checked as copied, since the caller's array could change while it is checked.
+   */
+  private static int[] checkOffsets(int[] given, int dim) {
+    Arguments.nonNull(given, "offsets");
     if (dim <= 0) {
       throw new IllegalArgumentException("dim = " + dim + "; expected dim >= 1");
     }
-    if (offsets.length == 0) {
+    if (given.length == 0) {
       throw new IllegalArgumentException("offsets is empty; expected N+1 entries starting at 0");
     }
-    checkRowBookkeeping("offsets of length " + offsets.length, offsets.length - 1L, Runtime.getRuntime().maxMemory());
+    checkRowBookkeeping("offsets of length " + given.length, given.length - 1L, Runtime.getRuntime().maxMemory());
+    int[] offsets = given.clone();
     if (offsets[0] != 0) {
       throw new IllegalArgumentException("offsets[0] = " + offsets[0] + "; expected 0");
     }
@@ -170,5 +179,6 @@ final class BatchChecks {
             + " < offsets[" + (i - 1) + "] = " + offsets[i - 1]);
       }
     }
+    return offsets;
   }
 }

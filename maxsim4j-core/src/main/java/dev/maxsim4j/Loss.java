@@ -59,11 +59,12 @@ public sealed interface Loss {
     float[] flat = new float[Arguments.arraySize(rows, columns, "scores of rows x columns",
         "evaluate the loss over fewer rows at a time")];
     for (int i = 0; i < rows; i++) {
-      if (scores[i] == null || scores[i].length != columns) {
+      float[] row = scores[i]; // read once: the caller's could change between a check and the copy
+      if (row == null || row.length != columns) {
         throw new IllegalArgumentException("scores[" + i + "] has length "
-            + (scores[i] == null ? "null" : scores[i].length) + "; expected " + columns + " like row 0");
+            + (row == null ? "null" : row.length) + "; expected " + columns + " like row 0");
       }
-      System.arraycopy(scores[i], 0, flat, i * columns, columns);
+      System.arraycopy(row, 0, flat, i * columns, columns);
     }
     check(rows, columns);
     return evaluateFlat(flat, rows, columns);

@@ -83,6 +83,7 @@ public final class TokenBatch {
       throw new IllegalArgumentException("rows is empty; expected at least one row of tokens"
           + " (for an empty batch of known d use ofFloats(new float[0], 0, 0, d))");
     }
+    rows = rows.clone(); // with each row's array of tokens: checked as copied, the caller's could change
     int dim = -1;
     long total = 0;
     boolean ragged = false;
@@ -90,6 +91,7 @@ public final class TokenBatch {
       if (rows[i] == null) {
         throw new IllegalArgumentException("rows[" + i + "] is null; expected an array of tokens");
       }
+      rows[i] = rows[i].clone();
       if (i > 0 && rows[i].length != rows[0].length) {
         ragged = true;
       }
@@ -136,7 +138,7 @@ public final class TokenBatch {
    * of an encoder for one text. The data is copied; a null or ragged token is an error naming its index.
    */
   public static TokenBatch ofQuery(float[][] tokens) {
-    Arguments.nonNull(tokens, "tokens");
+    tokens = Arguments.nonNull(tokens, "tokens").clone(); // checked as copied: the caller's could change
     if (tokens.length == 0) {
       throw new IllegalArgumentException("tokens is empty; expected at least one token, [L >= 1][d >= 1]");
     }
@@ -191,16 +193,16 @@ public final class TokenBatch {
   /** A packed fp32 batch: tokens {@code [T, dim]} in {@code data}, rows delimited by {@code offsets [N+1]}. */
   public static TokenBatch packedFloats(float[] data, int[] offsets, int dim) {
     Arguments.nonNull(data, "data");
-    BatchChecks.checkPackedShape("data", data.length, offsets, dim);
-    return new TokenBatch(packed(DType.FLOAT32, offsets, dim, data, null, null));
+    int[] checked = BatchChecks.checkPackedShape("data", data.length, offsets, dim);
+    return new TokenBatch(packed(DType.FLOAT32, checked, dim, data, null, null));
   }
 
   /** A packed fp16/bf16 batch: tokens {@code [T, dim]} as bit patterns, rows delimited by {@code offsets}. */
   public static TokenBatch packedHalfs(DType dtype, short[] bits, int[] offsets, int dim) {
     Arguments.nonNull(bits, "bits");
     BatchChecks.checkHalf(dtype);
-    BatchChecks.checkPackedShape("bits", bits.length, offsets, dim);
-    return new TokenBatch(packed(dtype, offsets, dim, null, bits, null));
+    int[] checked = BatchChecks.checkPackedShape("bits", bits.length, offsets, dim);
+    return new TokenBatch(packed(dtype, checked, dim, null, bits, null));
   }
 
   /** A packed batch over memory holding {@code T*dim} elements of {@code dtype}. */
@@ -215,9 +217,9 @@ public final class TokenBatch {
   public static TokenBatch packedBytes(DType dtype, byte[] data, float[] scales, int[] offsets, int dim) {
     Arguments.nonNull(data, "data");
     BatchChecks.checkQuantized(dtype, "byte[] data");
-    BatchChecks.checkPackedBytes("data", data.length, dtype, offsets, dim);
-    return new TokenBatch(packedTokens(dtype, offsets, dim, null, null, data, null,
-        BatchChecks.checkScales(scales, offsets[offsets.length - 1])));
+    int[] checked = BatchChecks.checkPackedBytes("data", data.length, dtype, offsets, dim);
+    return new TokenBatch(packedTokens(dtype, checked, dim, null, null, data, null,
+        BatchChecks.checkScales(scales, checked[checked.length - 1])));
   }
 
   /**
@@ -228,13 +230,13 @@ public final class TokenBatch {
       int dim) {
     BatchChecks.checkSegment(memory, dtype);
     if (dtype.isQuantized()) {
-      BatchChecks.checkPackedBytes("memory", memory.byteSize(), dtype, offsets, dim);
-      return new TokenBatch(packedTokens(dtype, offsets, dim, null, null, null, memory,
-          BatchChecks.checkScales(scales, offsets[offsets.length - 1])));
+      int[] checked = BatchChecks.checkPackedBytes("memory", memory.byteSize(), dtype, offsets, dim);
+      return new TokenBatch(packedTokens(dtype, checked, dim, null, null, null, memory,
+          BatchChecks.checkScales(scales, checked[checked.length - 1])));
     }
     BatchChecks.requireNoScales(scales, dtype);
-    BatchChecks.checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
-    return new TokenBatch(packed(dtype, offsets, dim, null, null, memory));
+    int[] checked = BatchChecks.checkPackedShape("memory", memory.byteSize() / dtype.byteSize(), offsets, dim);
+    return new TokenBatch(packed(dtype, checked, dim, null, null, memory));
   }
 
   // ---------------------------------------------------------------- validity
@@ -264,11 +266,12 @@ public final class TokenBatch {
     }
     boolean[] flat = new boolean[n * l];
     for (int i = 0; i < n; i++) {
-      if (mask[i] == null || mask[i].length != l) {
+      boolean[] row = mask[i]; // read once: the caller's could change between a check and the copy
+      if (row == null || row.length != l) {
         throw new IllegalArgumentException("mask[" + i + "] has length "
-            + (mask[i] == null ? "null" : mask[i].length) + "; expected " + l + " (L)");
+            + (row == null ? "null" : row.length) + "; expected " + l + " (L)");
       }
-      System.arraycopy(mask[i], 0, flat, i * l, l);
+      System.arraycopy(row, 0, flat, i * l, l);
     }
     return withMask(flat);
   }
@@ -279,7 +282,7 @@ public final class TokenBatch {
    * the unrestricted batch to lengthen rows).
    */
   public TokenBatch withLengths(int[] lengths) {
-    Arguments.nonNull(lengths, "lengths");
+    lengths = Arguments.nonNull(lengths, "lengths").clone(); // checked as copied: the caller's could change
     requirePadded("withLengths");
     int l = tokens.paddedLength;
     if (lengths.length != tokens.rows) {

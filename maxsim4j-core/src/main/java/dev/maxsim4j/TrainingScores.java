@@ -74,11 +74,12 @@ public final class TrainingScores {
     }
     float[] flat = new float[rows * columns];
     for (int i = 0; i < rows; i++) {
-      if (dScores[i] == null || dScores[i].length != columns) {
+      float[] row = dScores[i]; // read once: the caller's could change between a check and the copy
+      if (row == null || row.length != columns) {
         throw new IllegalArgumentException("dScores[" + i + "] has length "
-            + (dScores[i] == null ? "null" : dScores[i].length) + "; expected " + columns);
+            + (row == null ? "null" : row.length) + "; expected " + columns);
       }
-      System.arraycopy(dScores[i], 0, flat, i * columns, columns);
+      System.arraycopy(row, 0, flat, i * columns, columns);
     }
     return backward(flat, precision);
   }
