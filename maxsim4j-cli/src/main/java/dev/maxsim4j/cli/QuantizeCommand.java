@@ -36,7 +36,9 @@ final class QuantizeCommand {
         bit 1 = +1 for x >= 0, packed 8 per byte, most significant bit first) with scale mean |x|. Writes
         "embeddings" (I8, F8_E4M3, or U8 [.., ceil(d/8)]), "scales" F32 (one per token) and copies "mask"
         and "offsets" if E holds them beside the tensor (checked as score reads them; any other tensor is left
-        out, and named); score reads the result as is (binary: with --docs-bits d / --queries-bits d).""";
+        out, and named); score reads the result as is (binary: with --docs-bits d / --queries-bits d). A masked
+        token (padding, which score never reads) that holds NaN or an infinity is stored as zeros; in a valid
+        token such a value is an error.""";
 
   /** Tokens per quantize call: bounds the heap a slice takes while keeping calls few. */
   static final int SLICE_TOKENS = 16_384;
@@ -96,6 +98,7 @@ final class QuantizeCommand {
       throw new IllegalArgumentException("quantize: --in " + inPath + " holds a 'scales' tensor, but its embeddings "
           + emb.source() + " hold " + emb.type() + "; expected float embeddings without scales");
     }
+    NdArray mask = companions.get(Inputs.MASK); // one flag per token, in the tokens' order (padded or packed)
     long tokens = emb.elements() / d;
     long[] tokenShape = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     long[] codeShape = emb.shape();
@@ -109,6 +112,9 @@ final class QuantizeCommand {
       for (long from = 0; from < tokens; from += SLICE_TOKENS) {
         int count = (int) Math.min(SLICE_TOKENS, tokens - from);
         MemorySegment slice = emb.segment().asSlice(from * width, count * width);
+        if (mask != null) {
+          slice = paddingZeroed(slice, mask.segment(), from, d, emb.type());
+        }
         TokenBatch q;
         try {
           q = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
@@ -149,6 +155,41 @@ final class QuantizeCommand {
           Sizes.of(Files.size(target)))));
     }
     return 0;
+  }
+
+  /**
+   * {@code slice} (tokens from {@code from} on), with every masked token that holds NaN or an infinity as zeros: a
+   * masked token is padding, which score never reads, so such values (NaN or np.empty padding) are no reason to
+   * refuse a file that score scores. A copy only where there is such a token; finite masked tokens stay as they are.
+   */
+  private static MemorySegment paddingZeroed(MemorySegment slice, MemorySegment mask, long from, int d,
+      NdArray.ElementType type) {
+    long width = (long) d * type.width();
+    MemorySegment out = slice;
+    for (long t = 0; t < slice.byteSize() / width; t++) {
+      if (mask.get(ValueLayout.JAVA_BYTE, from + t) == 0 && !finite(slice.asSlice(t * width, width), type)) {
+        if (out == slice) {
+          out = Arena.ofAuto().allocate(slice.byteSize()).copyFrom(slice);
+        }
+        out.asSlice(t * width, width).fill((byte) 0);
+      }
+    }
+    return out;
+  }
+
+  /** Whether every value of one token is finite: its exponent bits are not all set. */
+  private static boolean finite(MemorySegment token, NdArray.ElementType type) {
+    for (long i = 0; i < token.byteSize() / type.width(); i++) {
+      boolean nonFinite = switch (type) {
+        case F32 -> (Float.floatToRawIntBits(token.getAtIndex(NdArray.LE_FLOAT, i)) & 0x7f800000) == 0x7f800000;
+        case F16 -> (token.getAtIndex(NdArray.LE_SHORT, i) & 0x7c00) == 0x7c00;
+        default -> (token.getAtIndex(NdArray.LE_SHORT, i) & 0x7f80) == 0x7f80; // bf16
+      };
+      if (nonFinite) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The library's message about token t of a slice, with the token named by its place in the file. */

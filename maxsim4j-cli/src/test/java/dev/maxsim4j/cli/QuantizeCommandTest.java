@@ -168,6 +168,82 @@ class QuantizeCommandTest {
   }
 
   /**
+   * A masked token is padding, which score never reads: NaN or an infinity there (NaN-filled or np.empty padding)
+   * is stored as zeros, where quantize refused the whole file that score scores; in a valid token it is refused.
+   */
+  @Test
+  void nonFiniteValuesInMaskedTokensAreStoredAsZeros() throws IOException {
+    int d = 5;
+    float[] e = gaussians(rnd, 3 * 2 * d);
+    java.util.Arrays.fill(e, 1 * d, 2 * d, Float.NaN); // token [0, 1], masked
+    e[2 * d + 2] = Float.NEGATIVE_INFINITY; // token [1, 0], masked
+    e[5 * d + 4] = Float.POSITIVE_INFINITY; // token [2, 1], masked
+    boolean[] mask = {true, false, false, true, true, false};
+    float[] q = gaussians(rnd, 2 * 3 * d);
+    Npy.writeFloats(dir.resolve("q.npy"), q, 2, 3, d);
+    float[] zeroed = e.clone();
+    for (int t = 0; t < mask.length; t++) {
+      if (!mask[t]) {
+        java.util.Arrays.fill(zeroed, t * d, (t + 1) * d, 0f);
+      }
+    }
+    for (NdArray.ElementType type : new NdArray.ElementType[] {NdArray.ElementType.F32, NdArray.ElementType.F16,
+        NdArray.ElementType.BF16}) {
+      DType source = type == NdArray.ElementType.F32 ? DType.FLOAT32 : type == NdArray.ElementType.F16
+          ? DType.FLOAT16 : DType.BFLOAT16;
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("embeddings", type == NdArray.ElementType.F32 ? NdArray.ofFloats("e", new long[] {3, 2, d}, e)
+          : new NdArray("e", type, new long[] {3, 2, d}, null, source.narrow(e), null));
+      t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {3, 2}, null, null, mask));
+      SafeTensors.write(dir.resolve("e.safetensors"), t);
+      TokenBatch clean = type == NdArray.ElementType.F32 ? TokenBatch.ofFloats(zeroed, 3, 2, d)
+          : TokenBatch.ofHalfs(source, source.narrow(zeroed), 3, 2, d);
+      for (int x = 0; x < TO.length; x++) {
+        String what = type + " -> " + TO[x];
+        CliRun r = CliRun.of("quantize", "--in", p("e.safetensors"), "--to", TO[x], "--out", p("c.safetensors"));
+        assertEquals(0, r.status(), what + ": " + r.err());
+        NdArray codes = SafeTensors.read(dir.resolve("c.safetensors"), "embeddings");
+        NdArray scales = SafeTensors.read(dir.resolve("c.safetensors"), "scales");
+        TokenBatch expected = clean.quantize(TYPES[x]);
+        assertArrayEquals(expected.scales(), scales.floats(), 0f, what);
+        assertArrayEquals(expected.toByteArray(), codes.bytes(), what);
+        CliRun s = CliRun.of("score", "--queries", p("q.npy"), "--docs", p("c.safetensors"), "--out", p("s.npy"),
+            "--docs-bits", String.valueOf(d));
+        if (TYPES[x] != DType.BINARY) {
+          s = CliRun.of("score", "--queries", p("q.npy"), "--docs", p("c.safetensors"), "--out", p("s.npy"));
+        }
+        assertEquals(0, s.status(), what + ": " + s.err());
+        try (MaxSim m = MaxSim.create()) {
+          float[][] want = m.scores(TokenBatch.ofFloats(q, 2, 3, d), expected.withMask(mask));
+          float[] got = Npy.read(dir.resolve("s.npy")).floats();
+          for (int i = 0; i < 2; i++) {
+            for (int j = 0; j < 3; j++) {
+              assertTrue(Float.isFinite(got[i * 3 + j]), what);
+              assertEquals(want[i][j], got[i * 3 + j], 0f, what);
+            }
+          }
+        }
+      }
+    }
+    // packed, the mask [T] of one flag per token; a valid token that is not finite is still refused by name
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {6, d}, e));
+    t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {3},
+        MemorySegment.ofArray(new long[] {0, 2, 6})));
+    t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {6}, null, null, mask));
+    SafeTensors.write(dir.resolve("p.safetensors"), t);
+    CliRun r = CliRun.of("quantize", "--in", p("p.safetensors"), "--to", "int8", "--out", p("pc.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    assertArrayEquals(TokenBatch.packedFloats(zeroed, new int[] {0, 2, 6}, d).quantize(DType.INT8).toByteArray(),
+        SafeTensors.read(dir.resolve("pc.safetensors"), "embeddings").bytes());
+    t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {6}, null, null,
+        new boolean[] {true, true, false, true, true, false}));
+    SafeTensors.write(dir.resolve("p.safetensors"), t);
+    assertOneLineError(CliRun.of("quantize", "--in", p("p.safetensors"), "--to", "int8", "--out",
+        p("pv.safetensors")), 1, "token [1] holds NaN at dimension 0; expected finite values to quantize");
+  }
+
+  /**
    * The mask and offsets beside a tensor of any name are copied (a packed file keeps its documents), and checked
    * as score reads them first: a mask of the wrong shape or type, offsets beside padded tokens or decreasing.
    */
