@@ -276,10 +276,12 @@ final class Inputs {
       b = floats != null ? TokenBatch.ofFloats(floats, n, l, d) : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
     }
     if (mask == null) {
+      requireNoNanBytes(what, emb, type, null);
       return b;
     }
     requirePaddedMask(what, emb, mask);
     boolean[] flags = flags(what, mask);
+    requireNoNanBytes(what, emb, type, flags);
     int[] lengths = trailingLengths(flags, n, l);
     return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
   }
@@ -342,10 +344,20 @@ final class Inputs {
           : TokenBatch.packedHalfs(emb.dtype(), emb.halfs(), starts, d);
     }
     if (mask == null) {
+      requireNoNanBytes(what, emb, type, null);
       return b;
     }
     requirePackedMask(what, emb, mask);
-    return b.withMask(flags(what, mask));
+    boolean[] flags = flags(what, mask);
+    requireNoNanBytes(what, emb, type, flags);
+    return b.withMask(flags);
+  }
+
+  /** fp8 tokens hold no NaN byte where {@code valid} (null: everywhere); see {@link TokenType#requireNoNanBytes}. */
+  private static void requireNoNanBytes(String what, NdArray emb, TokenType type, boolean[] valid) {
+    if (type.dtype() == DType.FLOAT8_E4M3) {
+      TokenType.requireNoNanBytes(what, emb, valid);
+    }
   }
 
   private static void requirePaddedMask(String what, NdArray emb, NdArray mask) {

@@ -28,7 +28,7 @@ record TokenType(DType dtype, int dim, float[] scales) {
 
   /**
    * The token type of {@code emb} given {@code bits} (the value of {@code o.bits()}, 0 when absent): float
-   * types as they are, I8 as int8, F8_E4M3 as fp8 (refused if it holds a NaN byte), U8 as packed bits of
+   * types as they are, I8 as int8, F8_E4M3 as fp8 (see {@link #requireNoNanBytes}), U8 as packed bits of
    * {@code bits} dimensions. A flag that does not fit the data is a {@link UsageException}.
    */
   static DType dtype(Inputs.Options o, NdArray emb, int bits) {
@@ -62,9 +62,6 @@ record TokenType(DType dtype, int dim, float[] scales) {
             + " bytes per token); expected " + o.bits() + " between " + Math.max(1, 8 * width - 7) + " and "
             + 8 * width);
       }
-    }
-    if (dtype == DType.FLOAT8_E4M3) {
-      requireNoNanBytes(o.what(), emb);
     }
     return dtype;
   }
@@ -109,24 +106,27 @@ record TokenType(DType dtype, int dim, float[] scales) {
     return s;
   }
 
-  /** fp8 e4m3fn has no infinity, and its NaN bytes would turn every score they touch into NaN. */
-  private static void requireNoNanBytes(String what, NdArray emb) {
+  /**
+   * fp8 e4m3fn has no infinity, and its NaN bytes would turn every score they touch into NaN: refused in the tokens
+   * {@code valid} flags (null: every token), not in masked ones (padding, which no score reads).
+   */
+  static void requireNoNanBytes(String what, NdArray emb, boolean[] valid) {
     MemorySegment data = emb.segment();
     long size = data.byteSize();
-    long at = 0;
-    for (; at + 8 <= size; at += 8) {
-      long x = data.get(ValueLayout.JAVA_LONG_UNALIGNED, at) & LOW7;
+    long width = emb.shape()[emb.rank() - 1]; // bytes per token
+    for (long at = 0; at < size; ) {
       // a byte 0x7f becomes 0x80 when one is added to it (no carry: every byte is at most 0x7f here)
-      if (((x + ONES) & HIGH) != 0) {
-        break;
+      if (at + 8 <= size && (((data.get(ValueLayout.JAVA_LONG_UNALIGNED, at) & LOW7) + ONES) & HIGH) == 0) {
+        at += 8;
+        continue;
       }
-    }
-    for (; at < size; at++) {
-      byte b = data.get(ValueLayout.JAVA_BYTE, at);
-      if ((b & 0x7f) == 0x7f) {
-        throw new IllegalArgumentException(what + " " + emb.source() + " holds the float8_e4m3fn NaN byte 0x"
-            + Integer.toHexString(b & 0xff) + " at " + index(emb.shape(), at) + "; expected finite values"
-            + " (e4m3fn has no infinity; 0x7f and 0xff are NaN)");
+      for (long end = Math.min(size, at + 8); at < end; at++) { // the word with a NaN byte, or the last few
+        byte b = data.get(ValueLayout.JAVA_BYTE, at);
+        if ((b & 0x7f) == 0x7f && (valid == null || valid[(int) (at / width)])) {
+          throw new IllegalArgumentException(what + " " + emb.source() + " holds the float8_e4m3fn NaN byte 0x"
+              + Integer.toHexString(b & 0xff) + " at " + index(emb.shape(), at) + "; expected finite values"
+              + " (e4m3fn has no infinity; 0x7f and 0xff are NaN)");
+        }
       }
     }
   }

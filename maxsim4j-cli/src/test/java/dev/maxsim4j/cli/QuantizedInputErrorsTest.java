@@ -5,13 +5,17 @@ import static dev.maxsim4j.cli.QuantizedFiles.bytes;
 import static dev.maxsim4j.cli.QuantizedFiles.codes;
 import static dev.maxsim4j.cli.QuantizedFiles.floats;
 import static dev.maxsim4j.cli.QuantizedFiles.gaussians;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -134,6 +138,50 @@ class QuantizedInputErrorsTest {
             + Integer.toHexString(nanByte) + " at [" + at / 64 + ", " + at / 16 % 4 + ", " + at % 16
             + "]; expected finite values");
       }
+    }
+  }
+
+  /**
+   * A masked token is padding, which no score reads: fp8 NaN bytes there (a NaN-padded tensor cast to fp8) are not
+   * refused, as NaN in a masked float token is not; the scores equal those of the file with that padding as zeros.
+   */
+  @Test
+  void fp8NanBytesInMaskedTokensAreNotRefused() throws IOException {
+    byte[] c = codes(rnd, DType.FLOAT8_E4M3, 8, 16);
+    boolean[] mask = {true, true, false, true, false, false, true, false};
+    byte[] zeroed = c.clone();
+    for (int t = 0; t < 8; t++) {
+      if (!mask[t]) {
+        c[16 * t + t] = (byte) (t % 2 == 0 ? 0x7f : 0xff);
+        Arrays.fill(c, 16 * t + 8, 16 * t + 10, (byte) 0x7f);
+        Arrays.fill(zeroed, 16 * t, 16 * t + 16, (byte) 0);
+      }
+    }
+    for (boolean packed : new boolean[] {false, true}) {
+      String what = packed ? "packed" : "padded";
+      long[] shape = packed ? new long[] {8, 16} : new long[] {2, 4, 16};
+      long[] maskShape = packed ? new long[] {8} : new long[] {2, 4};
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("embeddings", bytes("e", NdArray.ElementType.F8_E4M3, shape, c));
+      t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, maskShape, null, null, mask));
+      if (packed) {
+        t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {3},
+            MemorySegment.ofArray(new long[] {0, 4, 8})));
+      }
+      CliRun r = score(write("nan.safetensors", t));
+      assertEquals(0, r.status(), what + ": " + r.err());
+      float[] got = Npy.read(dir.resolve("s.npy")).floats();
+      t.put("embeddings", bytes("e", NdArray.ElementType.F8_E4M3, shape, zeroed));
+      assertEquals(0, score(write("zero.safetensors", t)).status(), what);
+      float[] want = Npy.read(dir.resolve("s.npy")).floats();
+      assertArrayEquals(want, got, 0f, what);
+      // a NaN byte in a valid token is still refused where it is
+      c[16 * 3 + 5] = 0x7f;
+      t.put("embeddings", bytes("e", NdArray.ElementType.F8_E4M3, shape, c));
+      String f = write("valid.safetensors", t);
+      assertOneLineError(score(f), 1, "docs " + f + ":embeddings holds the float8_e4m3fn NaN byte 0x7f at "
+          + (packed ? "[3, 5]" : "[0, 3, 5]") + "; expected finite values");
+      c[16 * 3 + 5] = zeroed[16 * 3 + 5];
     }
   }
 
