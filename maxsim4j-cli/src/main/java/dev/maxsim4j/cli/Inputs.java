@@ -123,8 +123,10 @@ final class Inputs {
         opened);
 
     NdArray scales = scales(a, o, path, safetensors, names, embName, emb, dtype, files, opened);
+    // a masked token's scale is never read: the mask, checked first, tells which scales must be finite
+    boolean[] valid = scales == null || mask == null ? null : validTokens(o.what(), emb, offsets != null, mask);
     TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
-        scales == null ? null : TokenType.scales(o.what(), scales, emb));
+        scales == null ? null : TokenType.scales(o.what(), scales, emb, valid));
     TokenBatch batch = offsets != null
         ? packed(o.what(), emb, type, offsets, mask, heapElements)
         : padded(o.what(), emb, type, mask, heapElements);
@@ -358,6 +360,16 @@ final class Inputs {
     if (type.dtype() == DType.FLOAT8_E4M3) {
       TokenType.requireNoNanBytes(what, emb, valid);
     }
+  }
+
+  /** The flags of a mask beside padded or packed embeddings, checked as {@link #padded} and {@link #packed} do. */
+  private static boolean[] validTokens(String what, NdArray emb, boolean packed, NdArray mask) {
+    if (packed) {
+      requirePackedMask(what, emb, mask);
+    } else {
+      requirePaddedMask(what, emb, mask);
+    }
+    return flags(what, mask);
   }
 
   private static void requirePaddedMask(String what, NdArray emb, NdArray mask) {

@@ -83,9 +83,10 @@ record TokenType(DType dtype, int dim, float[] scales) {
 
   /**
    * Scales for the tokens of {@code emb}: float32 of its shape without the last axis (padded {@code [N, L]},
-   * {@code [B, K, L]}) or {@code [T]} (packed), every one finite.
+   * {@code [B, K, L]}) or {@code [T]} (packed), finite in every token {@code valid} flags (null: every token); a
+   * masked token's, never read, is 1 where it is not finite (a scale computed from NaN padding).
    */
-  static float[] scales(String what, NdArray scales, NdArray emb) {
+  static float[] scales(String what, NdArray scales, NdArray emb, boolean[] valid) {
     long[] expected = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     if (scales.type() != NdArray.ElementType.F32) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " hold " + scales.type()
@@ -98,7 +99,9 @@ record TokenType(DType dtype, int dim, float[] scales) {
     }
     float[] s = scales.floats();
     for (int i = 0; i < s.length; i++) {
-      if (!Float.isFinite(s[i])) {
+      if (!Float.isFinite(s[i]) && valid != null && !valid[i]) {
+        s[i] = 1f;
+      } else if (!Float.isFinite(s[i])) {
         throw new IllegalArgumentException(what + " scales " + scales.source() + " hold " + s[i] + " at "
             + index(expected, i) + "; expected finite scales");
       }

@@ -185,6 +185,50 @@ class QuantizedInputErrorsTest {
     }
   }
 
+  /**
+   * A masked token's scale is never read: NaN or an infinity there (a scale computed from NaN padding) is not refused,
+   * and the scores equal those with scale 1 there; in a valid token it is refused where it is.
+   */
+  @Test
+  void nonFiniteScalesOfMaskedTokensAreNotRefused() throws IOException {
+    byte[] c = codes(rnd, DType.INT8, 8, 16);
+    boolean[] mask = {true, false, true, true, false, false, true, false};
+    float[] scales = QuantizedFiles.scales(rnd, 8);
+    float[] ones = scales.clone();
+    float[] bad = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
+    for (int t = 0, b = 0; t < 8; t++) {
+      if (!mask[t]) {
+        scales[t] = bad[b++];
+        ones[t] = 1f;
+      }
+    }
+    for (boolean packed : new boolean[] {false, true}) {
+      String what = packed ? "packed" : "padded";
+      long[] shape = packed ? new long[] {8, 16} : new long[] {2, 4, 16};
+      long[] tokens = packed ? new long[] {8} : new long[] {2, 4};
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("embeddings", bytes("e", NdArray.ElementType.I8, shape, c));
+      t.put("scales", floats("s", tokens, scales));
+      t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, tokens, null, null, mask));
+      if (packed) {
+        t.put("offsets", NdArray.ofSegment("o", NdArray.ElementType.I64, new long[] {3},
+            MemorySegment.ofArray(new long[] {0, 3, 8})));
+      }
+      CliRun r = score(write("nan.safetensors", t));
+      assertEquals(0, r.status(), what + ": " + r.err());
+      float[] got = Npy.read(dir.resolve("s.npy")).floats();
+      t.put("scales", floats("s", tokens, ones));
+      assertEquals(0, score(write("ones.safetensors", t)).status(), what);
+      assertArrayEquals(Npy.read(dir.resolve("s.npy")).floats(), got, 0f, what);
+      float[] valid = scales.clone();
+      valid[3] = Float.NaN;
+      t.put("scales", floats("s", tokens, valid));
+      String f = write("valid.safetensors", t);
+      assertOneLineError(score(f), 1, "docs scales " + f + ":scales hold NaN at " + (packed ? "[3]" : "[0, 3]")
+          + "; expected finite scales");
+    }
+  }
+
   @Test
   void otherTypesAreNotEmbeddings() throws IOException {
     Map<String, NdArray> t = new LinkedHashMap<>();
