@@ -338,4 +338,26 @@ class LuceneSearchTest {
     assertEquals(rankings.get(0), rankings.get(1));
     assertEquals(rankings.get(0), rankings.get(2));
   }
+  /**
+   * Passages of one encoding (text without spaces, such as a base64 blob, is [CLS] [UNK] [SEP] every 1,200
+   * characters) cut Lucene's HNSW graph apart, so that its search reached a few dozen of them and none of the other
+   * files: the candidates, and so the results, held no file but the blob's. The candidates the graph leaves short
+   * are now found by the exact nearest encodings.
+   */
+  @Test
+  void passagesOfOneEncodingDoNotHideTheOtherFiles() throws IOException {
+    Path folder = corpus();
+    Files.writeString(folder.resolve("blob.md"), "x".repeat(Passages.CHARS * 1000));
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    for (String[] mode : new String[][] {{"--rerank", "tokens"}, {"--rerank", "lucene"}}) {
+      Result exact = run("search", "--dir", folder.toString(), "--query", QUERIES[2], "--k", "3", "--exact");
+      Result candidates = run("search", "--dir", folder.toString(), "--query", QUERIES[2], "--k", "3", mode[0],
+          mode[1]);
+      assertEquals(0, candidates.status(), candidates.err());
+      assertTrue(candidates.out().contains("(" + SearchCommand.CANDIDATES + " of "), candidates.out());
+      // the candidates are the nearest encodings, and the best file is found as exact search finds it
+      assertTrue(exact.ranking().getFirst().contains("tides.txt:1"), exact.out());
+      assertEquals(exact.ranking().getFirst(), candidates.ranking().getFirst(), List.of(mode).toString());
+    }
+  }
 }
