@@ -179,4 +179,25 @@ class TextEdgeCasesTest {
     CliRun.assertOneLineError(CliRun.of("rerank", "--query", "\u0001", "--candidates", candidates.toString()), 1,
         "has no word piece");
   }
+
+  /**
+   * A line of --queries without a word piece ended the run part way, after the index was brought up to date and the
+   * lines before it were ranked and printed, with an error naming neither the file nor the line: every query is now
+   * checked first.
+   */
+  @Test
+  void aQueriesLineWithoutAWordPieceIsNamedBeforeAnyWork() throws IOException {
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Files.writeString(notes.resolve("a.txt"), "otters hold hands while they sleep");
+    Path queries = Files.writeString(dir.resolve("queries.txt"), "sleeping otters\n\n\u200b\u0301\nthe moon\n");
+    for (String mode : new String[] {"--exact", "--candidates"}) {
+      CliRun r = mode.equals("--exact")
+          ? CliRun.of("search", "--dir", notes.toString(), "--queries", queries.toString(), mode)
+          : CliRun.of("search", "--dir", notes.toString(), "--queries", queries.toString(), mode, "50");
+      CliRun.assertOneLineError(r, 1, "search: --queries " + queries + " line 3: the query \"");
+      assertTrue(r.err().contains("has no word piece"), r.err());
+      assertEquals("", r.out(), "nothing ranked before the bad line");
+      assertFalse(Files.exists(notes.resolve(".maxsim4j")), "no index is built for a run that cannot complete");
+    }
+  }
 }

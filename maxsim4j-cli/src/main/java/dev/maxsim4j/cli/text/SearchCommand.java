@@ -35,8 +35,8 @@ public final class SearchCommand {
         one query per line (blank lines skipped), each ranked in turn, then the mean time of each stage per
         query (the first query left out: its time is mostly the JIT's). Skipped files are named on stderr.
         A passage (or query) without a word piece (only format, control or lone combining characters) has no
-        text to match: it is never listed (a query is an error). --store as for index (without it the index
-        keeps its store).""";
+        text to match: it is never listed (a query is an error, named by its line of --queries before any
+        work). --store as for index (without it the index keeps its store).""";
   static final int CANDIDATES = 200;
 
   private SearchCommand() {}
@@ -53,7 +53,8 @@ public final class SearchCommand {
     Store store = Store.parse("search", a.get("--store"));
     Path folder = Path.of(a.require("--dir"));
     Warnings warnings = new Warnings(err);
-    List<String> queries = queries(a, warnings);
+    List<TextFiles.Line> lines = queries(a, warnings);
+    List<String> queries = lines.stream().map(TextFiles.Line::text).toList();
     int k = a.intValue("--k", 5, 1);
     boolean exact = a.has("--exact");
     if (exact && a.get("--candidates") != null) {
@@ -70,6 +71,12 @@ public final class SearchCommand {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a);
         UpdateLock lock = new UpdateLock(err)) {
+      // every query is checked before the index work and before any is ranked: a bad line of --queries found part
+      // way ended the run after the rankings of the lines before it
+      for (TextFiles.Line line : lines) {
+        requireText(line.number() == 0 ? "search" : "search: --queries " + TextFiles.shown(Path.of(a.get("--queries")))
+            + " line " + line.number(), line.text(), encoder.encode(line.text()));
+      }
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store, lock);
       LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, maxSim, false, warnings, err);
       // the queries read only what is loaded and open, so another run may update the folder's index meanwhile
@@ -115,8 +122,11 @@ public final class SearchCommand {
     return 0;
   }
 
-  /** The queries: --query TEXT, or the lines of --queries FILE (lines that are not UTF-8 skipped with a warning). */
-  private static List<String> queries(Args a, Warnings warnings) throws IOException {
+  /**
+   * The queries: --query TEXT (as line 0), or the lines of --queries FILE (lines that are not UTF-8 skipped with a
+   * warning).
+   */
+  private static List<TextFiles.Line> queries(Args a, Warnings warnings) throws IOException {
     String query = a.get("--query");
     String file = a.get("--queries");
     if ((query == null) == (file == null)) {
@@ -126,10 +136,10 @@ public final class SearchCommand {
       if (query.isBlank()) {
         throw new UsageException("search: --query is empty; expected some text");
       }
-      return List.of(query);
+      return List.of(new TextFiles.Line(0, query));
     }
     Path path = Path.of(file);
-    List<String> lines = TextFiles.lines("--queries", path, warnings).stream().map(TextFiles.Line::text).toList();
+    List<TextFiles.Line> lines = TextFiles.lines("--queries", path, warnings);
     if (lines.isEmpty()) {
       throw new IllegalArgumentException("--queries " + file + " holds no query; expected one per line");
     }
