@@ -96,17 +96,21 @@ final class ShardedScore {
   }
 
   /**
-   * The .safetensors files of {@code folder}, sorted by name. Its .npy files are named on {@code err}: arrays
-   * that may well be documents, which a folder's shards never are.
+   * The .safetensors files of {@code folder}, sorted by name. Its .npy files and its subfolders that hold
+   * .safetensors files are named on {@code err}: documents, maybe, which a folder's shards never are.
    */
   static List<Path> files(Path folder, PrintStream err) throws IOException {
     List<Path> files = new ArrayList<>();
     List<String> arrays = new ArrayList<>();
+    List<String> folders = new ArrayList<>();
     try (DirectoryStream<Path> all = Files.newDirectoryStream(folder)) {
       for (Path p : all) {
         String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
         if (name.endsWith(".npy")) {
           arrays.add(p.getFileName().toString());
+        }
+        if (!name.endsWith(".safetensors") && Files.isDirectory(p) && holdsShards(p)) {
+          folders.add(p.getFileName().toString());
         }
         if (!name.endsWith(".safetensors")) {
           continue;
@@ -126,12 +130,32 @@ final class ShardedScore {
     }
     files.sort(Comparator.comparing(p -> p.getFileName().toString()));
     if (!arrays.isEmpty()) {
-      arrays.sort(null);
-      new Warnings(err).warn("score --docs " + folder + ": left out " + arrays.size() + " .npy file"
-          + (arrays.size() == 1 ? "" : "s") + " (" + String.join(", ", arrays.subList(0, Math.min(3, arrays.size())))
-          + (arrays.size() > 3 ? ", ..." : "") + "); a folder's shards are .safetensors files");
+      new Warnings(err).warn("score --docs " + folder + ": left out " + count(arrays, " .npy file", "")
+          + "; a folder's shards are .safetensors files");
+    }
+    if (!folders.isEmpty()) {
+      // shards a sharded job wrote into subfolders: left out without a word, part of a corpus passes for all of it
+      new Warnings(err).warn("score --docs " + folder + ": left out " + count(folders, " folder",
+          " holding .safetensors files") + "; a folder's shards are its own files, not its subfolders'");
     }
     return files;
+  }
+
+  /** "2 things that ... (a, b)": the count and the first three names, sorted. */
+  private static String count(List<String> names, String thing, String that) {
+    names.sort(null);
+    return names.size() + thing + (names.size() == 1 ? "" : "s") + that + " (" + String.join(", ",
+        names.subList(0, Math.min(3, names.size()))) + (names.size() > 3 ? ", ..." : "") + ")";
+  }
+
+  /** Whether a subfolder holds .safetensors files of its own; one that cannot be listed is taken to hold none. */
+  private static boolean holdsShards(Path dir) {
+    try (DirectoryStream<Path> all = Files.newDirectoryStream(dir,
+        p -> p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors"))) {
+      return all.iterator().hasNext();
+    } catch (IOException | RuntimeException unreadable) {
+      return false;
+    }
   }
 
   /**

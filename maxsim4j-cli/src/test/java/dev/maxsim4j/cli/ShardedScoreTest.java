@@ -272,6 +272,29 @@ class ShardedScoreTest {
   }
 
   /**
+   * Shards in a subfolder (corpus/part-0/, corpus/part-1/, as a sharded job may write them) are not the folder's
+   * own: they were left out without a word, so that a run over part of the corpus passed for one over all of it.
+   * They are left out still, and named on stderr, as .npy files are.
+   */
+  @Test
+  void subfoldersHoldingShardsAreNamed() throws IOException {
+    Path shards = Files.createDirectories(dir.resolve("nested"));
+    corpus(DType.INT8, 16, 4).write(shards.resolve("a.safetensors"), 0, 4);
+    Path sub = Files.createDirectories(shards.resolve("part-1"));
+    corpus(DType.INT8, 16, 5).write(sub.resolve("b.SafeTensors"), 0, 5);
+    Files.createDirectories(shards.resolve("notes")); // no shards: not named
+    Files.writeString(shards.resolve("notes").resolve("readme.txt"), "not a shard");
+    Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 16), 1, 1, 16);
+    CliRun r = run(List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--top-k", "20",
+        "--out-run", p("run.tsv")));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("of 4 documents in 1 shards"), r.out());
+    List<String> warnings = r.err().lines().filter(l -> l.startsWith("maxsim4j: warning:")).toList();
+    assertEquals(List.of("maxsim4j: warning: score --docs " + shards + ": left out 1 folder holding .safetensors"
+        + " files (part-1); a folder's shards are its own files, not its subfolders'"), warnings);
+  }
+
+  /**
    * A float32 shard of {@code docs} documents of {@code perDoc} tokens, d = 128, whose tokens are a hole (zeros
    * that take no disk space) except token {@code hot} of the shard (if >= 0), all ones.
    */
