@@ -157,6 +157,9 @@ public final class MiniJson {
       if (c == '"') {
         return b.toString();
       }
+      if (c < 0x20) { // JSON escapes them: a raw one is no JSON, which other readers refuse
+        throw error("a control character " + quote(String.valueOf(c)) + " in a string");
+      }
       if (c == '\\') {
         if (pos >= s.length()) {
           break;
@@ -176,7 +179,9 @@ public final class MiniJson {
             b.append((char) Integer.parseInt(hex, 16));
             pos += 4;
           }
-          default -> b.append(e);
+          case '"', '\\', '/' -> b.append(e);
+          // any other is no JSON: read as the letter it escapes, a name would differ from what other readers see
+          default -> throw error("bad escape " + quote("\\" + e));
         }
       } else {
         b.append(c);

@@ -63,6 +63,9 @@ class SafeTensorsTest {
     refused("{\"t\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "dtype \"F64\"");
     refused("{\"t\":{\"dtype\":\"U16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, "dtype \"U16\"");
     refused("{\"t\":\"\\u12", 0, "bad");
+    // what is not JSON is not read as something else: "t\\q" was the tensor "tq", a raw tab part of a name
+    refused("{\"t\\q\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "bad escape \"\\\\q\"");
+    refused("{\"t\t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "a control character");
     // the format's layout: the data section tiled by the tensors, no hole, nothing after the last
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "bytes 0 to 4 of the data belong"
         + " to no tensor");
