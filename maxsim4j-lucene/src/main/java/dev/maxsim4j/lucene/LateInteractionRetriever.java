@@ -25,7 +25,6 @@ import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
@@ -170,7 +169,7 @@ public final class LateInteractionRetriever {
     checkEncodingField(searcher);
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
-    TopDocs nearest = searcher.search(new KnnFloatVectorQuery(encodingField, encoding, n), n);
+    TopDocs nearest = searcher.search(new CompleteKnnFloatVectorQuery(encodingField, encoding, n), n);
     TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(withTokens(lexical), n));
     return rerank(searcher, queryTokens, withTokens(searcher, firstPass), k);
   }

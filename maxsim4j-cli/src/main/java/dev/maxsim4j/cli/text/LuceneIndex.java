@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
+import dev.maxsim4j.lucene.CompleteKnnFloatVectorQuery;
 import dev.maxsim4j.lucene.MaxSimRescorer;
 import dev.maxsim4j.lucene.QuantizedLateInteractionField;
 import dev.maxsim4j.lucene.WideVectorsCodec;
@@ -41,14 +42,10 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.index.VectorSimilarityFunction;
-import org.apache.lucene.search.AcceptDocs;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
-import org.apache.lucene.search.knn.KnnCollectorManager;
-import org.apache.lucene.search.knn.TopKnnCollectorManager;
 import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
@@ -500,38 +497,7 @@ public final class LuceneIndex implements Closeable {
     float[] encoding = ENCODER.encodeQueries(query)[0];
     // more candidates than passages would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
-    return searcher.search(new CompleteKnnQuery(FDE, encoding, n), n);
-  }
-
-  /**
-   * The nearest encodings by HNSW, and by exact search in a segment whose graph reached fewer than it was asked for:
-   * many passages of one encoding (text without spaces is [CLS] [UNK] [SEP] every 1,200 characters) cut the graph
-   * apart, and its search then returned a few dozen of them and none of the other files.
-   */
-  private static final class CompleteKnnQuery extends KnnFloatVectorQuery {
-    CompleteKnnQuery(String field, float[] target, int k) {
-      super(field, target, k);
-    }
-
-    /** Each segment is asked for all k (not a share of them, as Lucene's optimistic search asks), so k is its due. */
-    @Override
-    protected KnnCollectorManager getKnnCollectorManager(int k, IndexSearcher searcher) {
-      return new TopKnnCollectorManager(k, searcher) {
-        @Override
-        public boolean isOptimistic() {
-          return false;
-        }
-      };
-    }
-
-    @Override
-    protected TopDocs approximateSearch(LeafReaderContext context, AcceptDocs acceptDocs, int visitedLimit,
-        KnnCollectorManager manager) throws IOException {
-      TopDocs found = super.approximateSearch(context, acceptDocs, visitedLimit, manager);
-      // every live passage has an encoding: a graph that reaches them all returns k, or all of them
-      return found.scoreDocs.length >= Math.min(k, context.reader().numDocs()) ? found
-          : exactSearch(context, acceptDocs.iterator(), null);
-    }
+    return searcher.search(new CompleteKnnFloatVectorQuery(FDE, encoding, n), n);
   }
 
   private List<Hit> hits(IndexSearcher searcher, TopDocs top) throws IOException {

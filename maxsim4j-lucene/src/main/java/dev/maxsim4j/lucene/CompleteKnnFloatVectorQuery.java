@@ -1,0 +1,59 @@
+package dev.maxsim4j.lucene;
+
+import java.io.IOException;
+import org.apache.lucene.index.FloatVectorValues;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.search.AcceptDocs;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.knn.KnnCollectorManager;
+import org.apache.lucene.search.knn.TopKnnCollectorManager;
+
+/**
+ * A {@link KnnFloatVectorQuery} that finds each segment's {@code k} nearest vectors even where the segment's HNSW
+ * graph does not reach them. HNSW graphs are not guaranteed to be connected, and many equal vectors (the
+ * encodings of passages a tokenizer reads as the same tokens, such as text without spaces) cut them apart: a
+ * graph search then returns a few dozen of those and none of the other documents. A segment whose graph search
+ * returns fewer than {@code k} of its vectors is searched exactly instead, over the documents the query accepts,
+ * as Lucene searches a restrictive filter. Each segment is asked for {@code k}, not the share of it Lucene's
+ * optimistic search asks for, so that a short answer can be told from a fair one. A graph search that returns
+ * {@code k} is taken as it is: where {@code k} or more equal vectors trap it, it can still miss nearer ones (ask
+ * for more candidates than equal vectors a segment may hold, or index one vector per distinct value).
+ */
+public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
+  /** The {@code k} nearest vectors of {@code field} to {@code target}, as {@link KnnFloatVectorQuery}. */
+  public CompleteKnnFloatVectorQuery(String field, float[] target, int k) {
+    super(field, target, k);
+  }
+
+  /** As above, among the documents {@code filter} matches (null: all). */
+  public CompleteKnnFloatVectorQuery(String field, float[] target, int k, Query filter) {
+    super(field, target, k, filter);
+  }
+
+  @Override
+  protected KnnCollectorManager getKnnCollectorManager(int k, IndexSearcher searcher) {
+    return new TopKnnCollectorManager(k, searcher) {
+      @Override
+      public boolean isOptimistic() {
+        return false;
+      }
+    };
+  }
+
+  @Override
+  protected TopDocs approximateSearch(LeafReaderContext context, AcceptDocs acceptDocs, int visitedLimit,
+      KnnCollectorManager manager) throws IOException {
+    TopDocs found = super.approximateSearch(context, acceptDocs, visitedLimit, manager);
+    if (visitedLimit != Integer.MAX_VALUE) {
+      return found; // a filtered search, which Lucene itself searches exactly where the graph returns too few
+    }
+    FloatVectorValues vectors = context.reader().getFloatVectorValues(field);
+    // deleted documents count in size(): such a segment may be searched exactly where its graph was right, a
+    // pass over its live documents, never a vector missed
+    return vectors != null && found.scoreDocs.length < Math.min(k, vectors.size())
+        ? exactSearch(context, acceptDocs.iterator(), null) : found;
+  }
+}
