@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -30,6 +31,8 @@ final class Inputs {
   static final String MASK = "mask";
   static final String OFFSETS = "offsets";
   static final String SCALES = "scales";
+  /** The {@code __metadata__} key under which quantize records a tensor's token dimension (d in bits, for bits). */
+  static final String DIM_KEY = "maxsim4j.dim.";
 
   /** The options that describe one side (queries or documents). */
   record Options(String what, String embeddings, String tensor, String mask, String maskTensor, String offsets,
@@ -57,6 +60,36 @@ final class Inputs {
    * kernels' fastest paths read; larger ones are scored straight from the mapped file. Quantized tokens stay
    * in their stored bytes either way.
    */
+  /**
+   * The value of {@code o.bits()}, 0 when absent. A file quantize wrote records its tokens' dimension ({@code
+   * recorded}, under {@code key} in its __metadata__): for packed bits it stands in for an absent flag and must
+   * agree with a given one, since a wrong d that packs into as many bytes would score padding bits silently.
+   */
+  private static int bits(Args a, Options o, NdArray emb, String recorded, String key) {
+    int given = a.intValue(o.bits(), 0, 1);
+    if (recorded == null || emb.rank() == 0) {
+      return given;
+    }
+    int d = recorded.matches("[1-9][0-9]{0,8}") ? Integer.parseInt(recorded) : 0;
+    boolean packed = emb.type() == NdArray.ElementType.U8;
+    long last = emb.dim(emb.rank() - 1);
+    if (d == 0 || last != (packed ? (d + 7L) / 8 : d)) {
+      throw new IllegalArgumentException(o.what() + " " + emb.source() + " records its token dimension as '"
+          + Printable.oneLine(recorded.length() > 40 ? recorded.substring(0, 40) + "..." : recorded) + "' (" + key
+          + " in its __metadata__), which its shape " + emb.shapeString() + " does not hold; expected "
+          + (packed ? "a d of " + Math.max(1, 8 * last - 7) + " to " + 8 * last + " bits" : "d = " + last));
+    }
+    if (!packed) {
+      return given;
+    }
+    if (given != 0 && given != d) {
+      throw new UsageException("score: " + o.bits() + " " + given + ", but " + emb.source() + " records its tokens"
+          + " as " + d + " bits (" + key + " in its __metadata__, as quantize writes it); expected " + o.bits()
+          + " " + d + " or no " + o.bits());
+    }
+    return d;
+  }
+
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
     return load(a, o, a.require(o.embeddings()), heapElements);
   }
@@ -78,7 +111,8 @@ final class Inputs {
       embName = names.get(0);
     }
     List<Path> files = new ArrayList<>(List.of(file));
-    int bits = a.intValue(o.bits(), 0, 1);
+    int bits = bits(a, o, emb, safetensors && embName != null ? tensors.metadata().get(DIM_KEY + embName) : null,
+        DIM_KEY + embName);
     DType dtype = TokenType.dtype(o, emb, bits);
     requireRank(o.what(), emb);
     if (o == QUERIES && emb.rank() == 4) { // only documents come as [B, K, L, d] candidates

@@ -36,7 +36,7 @@ final class ScoreCommand {
         (progress per shard on stderr), --top-k merged exactly, so the heap need not hold the corpus.
         Q, D: .npy (float32/float16, int8; uint8 packed bits) or .safetensors (F32/F16/BF16, I8, F8_E4M3; U8
         packed bits): packed bits need --docs-bits D / --queries-bits D (the last axis holds ceil(D/8) bytes,
-        most significant bit first, bit 1 = +1, bit 0 = -1).
+        most significant bit first, bit 1 = +1, bit 0 = -1), or a file quantize wrote, which records D.
         Quantized tokens may have fp32 scales (value = scale x stored value; none = 1): [N, L] padded, [T]
         packed, the tensor "scales" beside the embeddings (as quantize writes it) or --docs-scale-tensor /
         --doc-scales. Layouts: padded [N, L, d], D may be [B, K, L, d]

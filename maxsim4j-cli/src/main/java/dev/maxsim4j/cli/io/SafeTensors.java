@@ -36,7 +36,19 @@ public final class SafeTensors {
 
   /** Writes tensors in order, streaming each one's data. */
   public static void write(Path file, Map<String, NdArray> tensors) throws IOException {
+    write(file, tensors, Map.of());
+  }
+
+  /** As above, with {@code metadata} as the header's {@code __metadata__} (none where empty). */
+  public static void write(Path file, Map<String, NdArray> tensors, Map<String, String> metadata)
+      throws IOException {
     StringBuilder json = new StringBuilder("{");
+    if (!metadata.isEmpty()) {
+      StringBuilder entries = new StringBuilder();
+      metadata.forEach((k, v) -> entries.append(entries.isEmpty() ? "" : ",").append(MiniJson.quote(k)).append(":")
+          .append(MiniJson.quote(v)));
+      json.append("\"__metadata__\":{").append(entries).append("}");
+    }
     long offset = 0;
     for (Map.Entry<String, NdArray> e : tensors.entrySet()) {
       NdArray a = e.getValue();

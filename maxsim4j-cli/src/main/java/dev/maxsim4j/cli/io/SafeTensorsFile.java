@@ -29,6 +29,11 @@ public final class SafeTensorsFile {
     return new SafeTensorsFile(file, all, SafeTensorsHeader.read(file, all));
   }
 
+  /** The header's {@code __metadata__} entries whose values are strings (none when it has none). */
+  public Map<String, String> metadata() {
+    return header.metadata();
+  }
+
   /** Names of the tensors, in header order. */
   public List<String> names() {
     return new ArrayList<>(header.tensors().keySet());

@@ -20,7 +20,7 @@ import java.util.Set;
  * {@code begin <= end} inside the file, spanning the tensor's bytes), no two tensors overlapping; plus an
  * optional {@code __metadata__} object.
  */
-record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
+record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metadata, long dataStart) {
   /** Larger headers are refused (the reference implementation's limit). */
   private static final long MAX_HEADER = 100_000_000L;
   /** The most axes a shape may have (as for .npy): no array of a header holds more entries than this. */
@@ -71,18 +71,25 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, long dataStart) {
     long dataStart = 8 + length;
     long dataSize = size - dataStart;
     Map<String, Tensor> tensors = new LinkedHashMap<>();
+    Map<String, String> metadata = new LinkedHashMap<>();
     for (Map.Entry<?, ?> e : map.entrySet()) {
       String name = (String) e.getKey();
       if (name.equals("__metadata__")) {
-        if (!(e.getValue() instanceof Map<?, ?>)) {
+        if (!(e.getValue() instanceof Map<?, ?> entries)) {
           throw new IllegalArgumentException(file + ": safetensors __metadata__ is not a JSON object");
         }
+        // the format's metadata maps strings to strings; other values, which some writers leave, mean nothing here
+        entries.forEach((k, v) -> {
+          if (v instanceof String value) {
+            metadata.put((String) k, value);
+          }
+        });
         continue;
       }
       tensors.put(name, tensor(file, name, e.getValue(), dataSize));
     }
     checkLayout(file, tensors.values(), dataSize);
-    return new SafeTensorsHeader(tensors, dataStart);
+    return new SafeTensorsHeader(tensors, metadata, dataStart);
   }
 
   private static Tensor tensor(Path file, String name, Object value, long dataSize) {
