@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.PriorityQueue;
@@ -35,52 +36,61 @@ public record TopK(float[][] scores, int[][] indices) {
    * top {@code k} (a part's best k contain all of its entries in the global best k). A bounded merge: it reads
    * at most {@code k} entries per part and query.
    *
-   * @throws IllegalArgumentException for a null or mismatched part, or one whose entries are not in top-k order
-   *     (each document once), which the merge would return out of order
+   * @throws IllegalArgumentException for a null or mismatched part, or one whose first {@code k} entries (the
+   *     only ones read) are not in top-k order (each document once), which the merge would return out of order
    */
   public static TopK merge(int k, List<TopK> parts, int[] firstDocuments) {
     if (k < 1) {
       throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
     }
-    Arguments.nonNull(parts, "parts");
-    Arguments.nonNull(firstDocuments, "firstDocuments");
-    if (parts.isEmpty()) {
+    // the list and each part's best k as read once: the caller's could change between a check and the merge
+    List<TopK> given = new ArrayList<>(Arguments.nonNull(parts, "parts"));
+    int[] first = Arguments.nonNull(firstDocuments, "firstDocuments").clone();
+    if (given.isEmpty()) {
       throw new IllegalArgumentException("parts is empty; expected at least one part's top-k");
     }
-    if (firstDocuments.length != parts.size()) {
-      throw new IllegalArgumentException("firstDocuments has " + firstDocuments.length + " entries; expected "
-          + parts.size() + " (one per part)");
+    if (first.length != given.size()) {
+      throw new IllegalArgumentException("firstDocuments has " + first.length + " entries; expected "
+          + given.size() + " (one per part)");
     }
+    List<TopK> copies = new ArrayList<>(given.size());
     int queries = -1;
-    for (int p = 0; p < parts.size(); p++) {
-      TopK part = parts.get(p);
-      if (part == null || part.scores == null || part.indices == null) {
+    for (int p = 0; p < given.size(); p++) {
+      TopK original = given.get(p);
+      float[][] givenScores = original == null ? null : original.scores;
+      int[][] givenIndices = original == null ? null : original.indices;
+      if (givenScores == null || givenIndices == null) {
         throw new IllegalArgumentException("parts[" + p + "] is null or has null arrays");
       }
       if (queries < 0) {
-        queries = part.scores.length;
+        queries = givenScores.length;
       }
-      if (part.scores.length != queries || part.indices.length != queries) {
-        throw new IllegalArgumentException("parts[" + p + "] has " + part.scores.length + " rows of scores and "
-            + part.indices.length + " of indices; expected " + queries + " of each, one per query like parts[0]");
+      if (givenScores.length != queries || givenIndices.length != queries) {
+        throw new IllegalArgumentException("parts[" + p + "] has " + givenScores.length + " rows of scores and "
+            + givenIndices.length + " of indices; expected " + queries + " of each, one per query like parts[0]");
       }
-      if (firstDocuments[p] < 0) {
-        throw new IllegalArgumentException("firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected >= 0");
+      if (first[p] < 0) {
+        throw new IllegalArgumentException("firstDocuments[" + p + "] = " + first[p] + "; expected >= 0");
       }
+      TopK part = new TopK(new float[queries][], new int[queries][]);
       for (int i = 0; i < queries; i++) {
-        if (part.scores[i] == null || part.indices[i] == null) {
+        float[] rowScores = givenScores[i];
+        int[] rowIndices = givenIndices[i];
+        if (rowScores == null || rowIndices == null) {
           throw new IllegalArgumentException("parts[" + p + "] query " + i + " has null "
-              + (part.scores[i] == null ? "scores" : "indices") + "; expected its top-k arrays");
+              + (rowScores == null ? "scores" : "indices") + "; expected its top-k arrays");
         }
-        if (part.scores[i].length != part.indices[i].length) {
-          throw new IllegalArgumentException("parts[" + p + "] query " + i + " has " + part.scores[i].length
-              + " scores and " + part.indices[i].length + " indices; expected as many of each");
+        if (rowScores.length != rowIndices.length) {
+          throw new IllegalArgumentException("parts[" + p + "] query " + i + " has " + rowScores.length
+              + " scores and " + rowIndices.length + " indices; expected as many of each");
         }
+        part.scores[i] = Arrays.copyOf(rowScores, Math.min(k, rowScores.length)); // the merge reads no more
+        part.indices[i] = Arrays.copyOf(rowIndices, part.scores[i].length);
         for (int r = 0; r < part.indices[i].length; r++) {
           int local = part.indices[i][r];
-          if (local < 0 || (long) firstDocuments[p] + local > Integer.MAX_VALUE) {
+          if (local < 0 || (long) first[p] + local > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("parts[" + p + "] query " + i + " has document " + local
-                + " at firstDocuments[" + p + "] = " + firstDocuments[p] + "; expected 0 <= document and a"
+                + " at firstDocuments[" + p + "] = " + first[p] + "; expected 0 <= document and a"
                 + " corpus index below 2^31");
           }
           // the merge reads each part from its best entry on: one out of order would be returned out of order
@@ -92,11 +102,12 @@ public record TopK(float[][] scores, int[][] indices) {
           }
         }
       }
+      copies.add(part);
     }
     float[][] scores = new float[queries][];
     int[][] indices = new int[queries][];
     for (int i = 0; i < queries; i++) {
-      mergeQuery(i, k, parts, firstDocuments, scores, indices);
+      mergeQuery(i, k, copies, first, scores, indices);
     }
     return new TopK(scores, indices);
   }

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * A factory read the caller's offsets and scales once to check them and again to keep them: another thread that
  * changed an entry in between got its unchecked value into the batch, offsets that end past the stored tokens (a
  * row reading past the data: an ArrayIndexOutOfBoundsException on the CPU, on a GPU a read past the device copy) or
- * a NaN scale the check refuses. A batch must keep what was checked, whatever the caller does meanwhile.
+ * a NaN scale the check refuses. A batch must keep what was checked, whatever the caller does meanwhile; so must
+ * TopK.merge, which checked its parts' order and then merged what they held by then.
  */
 class HostileArgumentsChangedMidCallTest {
   private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
@@ -75,4 +76,35 @@ class HostileArgumentsChangedMidCallTest {
     });
     assertEquals(false, bad, "a batch kept a scale other than the one checked");
   }
+
+  @Test
+  void partsChangedWhileMergedNeverComeOutOfOrder() throws Exception {
+    int n = 1 << 16;
+    float[] scores = new float[n];
+    int[] indices = new int[n];
+    for (int r = 0; r < n; r++) {
+      scores[r] = n - r;
+      indices[r] = r;
+    }
+    TopK part = new TopK(new float[][] {scores}, new int[][] {indices});
+    TopK other = new TopK(new float[][] {{0.5f}}, new int[][] {{0}});
+    int[] flips = {0};
+    // the last entry flips between its place and the top, which the order check refuses
+    boolean bad = raced(() -> FLOATS.setVolatile(scores, n - 1, (flips[0]++ & 1) == 0 ? 1f : 2f * n), () -> {
+      try {
+        float[] merged = TopK.merge(n + 1, java.util.List.of(part, other), new int[] {0, n}).scores()[0];
+        for (int r = 1; r < merged.length; r++) {
+          if (merged[r] > merged[r - 1]) {
+            return true;
+          }
+        }
+        return false;
+      } catch (IllegalArgumentException refused) {
+        assertTrue(refused.getMessage().startsWith("parts[0] query 0 ranks"), refused.getMessage());
+        return false;
+      }
+    });
+    assertEquals(false, bad, "a merge returned entries out of order");
+  }
 }
+
