@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
@@ -24,18 +25,19 @@ import java.util.Map;
 /**
  * {@code score --docs FOLDER}: the documents are the concatenation of the folder's .safetensors shards in
  * name order. Each shard is memory-mapped and scored on its own (quantized tokens stay in their stored bytes),
- * so the heap holds only the queries, each shard's offsets and the results: a corpus far larger than the heap
- * is scored exactly, its top k merged across shards.
+ * read once to be checked and again to be scored, so the heap holds only the queries, one shard's offsets, mask
+ * and scales at a time, and the results: a corpus far larger than the heap is scored exactly, its top k merged
+ * across shards.
  */
 final class ShardedScore {
   /** Options that name one file for the whole corpus, which a folder of shards cannot share. */
   private static final List<String> WHOLE_CORPUS_FILES = List.of("--doc-mask", "--doc-offsets", "--doc-scales");
 
   /**
-   * One shard: its file, its documents (views of the mapped file), the index of its first document and whether
-   * its quantized tokens came with scales.
+   * One shard as checked: its file, the index of its first document, its documents' count, token dimension and
+   * type, and whether its quantized tokens came with scales. Its tokens are read again when it is scored.
    */
-  record Shard(Path file, TokenBatch batch, long first, boolean scaled) {}
+  record Shard(Path file, long first, int size, int dim, DType dtype, boolean scaled) {}
 
   private ShardedScore() {}
 
@@ -59,10 +61,8 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
-    List<Shard> shards = load(a, Path.of(a.get("--docs")), queries.files(), err);
-    Shard head = shards.getFirst(); // every shard has its dimension
-    ScoreCommand.requireSameDim(queries, "--docs shard " + head.file(), head.batch(), "", Inputs.DOCS);
-    long documents = shards.getLast().first() + shards.getLast().batch().size();
+    List<Shard> shards = load(a, Path.of(a.get("--docs")), queries, err);
+    long documents = shards.getLast().first() + shards.getLast().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK) {
       ScoreCommand.requireMatrixFits(q.size(), documents);
@@ -75,12 +75,12 @@ final class ShardedScore {
     String what;
     try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(a, builder)) {
       if (topK) {
-        TopK top = topK(maxSim, q, shards, k, a.has("--normalize"), err);
+        TopK top = topK(a, maxSim, q, shards, k, err);
         output.write(file -> ScoreCommand.writeRun(file, top));
         what = "top-" + k + " of " + documents + " documents in " + shards.size() + " shards for " + q.size()
             + " queries -> " + target;
       } else {
-        float[] flat = scores(maxSim, q, shards, (int) documents, a.has("--normalize"), err);
+        float[] flat = scores(a, maxSim, q, shards, (int) documents, err);
         long[] shape = {q.size(), documents};
         output.write(file -> Npy.writeFloats(file, flat, shape));
         what = "[" + q.size() + ", " + documents + "] scores of " + shards.size() + " shards -> " + target;
@@ -164,7 +164,8 @@ final class ShardedScore {
    * none is a file read already (a queries file, or an earlier shard through a link), whose rows would be ranked
    * as extra documents.
    */
-  static List<Shard> load(Args a, Path folder, List<Path> queryFiles, PrintStream err) throws IOException {
+  static List<Shard> load(Args a, Path folder, Inputs.Loaded queries, PrintStream err) throws IOException {
+    List<Path> queryFiles = queries.files();
     List<Shard> shards = new ArrayList<>();
     Map<Object, Path> read = new HashMap<>(); // by file key: one look-up a shard, not a comparison with each
     for (Path q : queryFiles) {
@@ -185,20 +186,23 @@ final class ShardedScore {
             + "; expected documents [N, L, d] or packed [T, d] (candidates [B, K, L, d] need one --docs file)");
       }
       TokenBatch b = loaded.batch();
-      if (!shards.isEmpty()) {
+      Shard shard = new Shard(file, first, b.size(), b.dim(), b.dtype(), loaded.scaled());
+      if (shards.isEmpty()) { // every shard has its dimension
+        ScoreCommand.requireSameDim(queries, "--docs shard " + file, b, "", Inputs.DOCS);
+      } else {
         Shard head = shards.getFirst();
-        if (b.dim() != head.batch().dim() || b.dtype() != head.batch().dtype()) {
-          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(b) + "; expected "
-              + describe(head.batch()) + " like " + head.file().getFileName() + " (every shard of one corpus)");
+        if (b.dim() != head.dim() || b.dtype() != head.dtype()) {
+          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(shard) + "; expected "
+              + describe(head) + " like " + head.file().getFileName() + " (every shard of one corpus)");
         }
         if (loaded.scaled() != head.scaled()) {
           // a quantized shard without scales reads as scale 1: its scores would not rank with scaled ones
-          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(b) + (loaded.scaled()
+          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(shard) + (loaded.scaled()
               ? " with" : " without") + " scales; expected them " + (head.scaled() ? "with" : "without")
               + " scales like " + head.file().getFileName() + " (every shard of one corpus)");
         }
       }
-      shards.add(new Shard(file, b, first, loaded.scaled()));
+      shards.add(shard); // its batch is dropped: the heap holds one shard's mask and scales at a time
       first += b.size();
     }
     if (first > Integer.MAX_VALUE) {
@@ -217,18 +221,18 @@ final class ShardedScore {
     return key != null ? key : file.toRealPath();
   }
 
-  private static String describe(TokenBatch b) {
-    return b.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = " + b.dim();
+  private static String describe(Shard s) {
+    return s.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = " + s.dim();
   }
 
   /** The exact top k over all shards: each shard's top k, merged as it comes (indices in the whole corpus). */
-  private static TopK topK(MaxSim maxSim, TokenBatch q, List<Shard> shards, int k, boolean normalize,
-      PrintStream err) {
+  private static TopK topK(Args a, MaxSim maxSim, TokenBatch q, List<Shard> shards, int k, PrintStream err)
+      throws IOException {
     TopK merged = null;
     for (int s = 0; s < shards.size(); s++) {
       Shard shard = shards.get(s);
       long t0 = System.nanoTime();
-      TopK part = maxSim.topK(q, docs(shard, normalize), k);
+      TopK part = maxSim.topK(q, docs(a, shard), k);
       merged = merged == null
           ? TopK.merge(k, List.of(part), new int[] {(int) shard.first()})
           : TopK.merge(k, List.of(merged, part), new int[] {0, (int) shard.first()});
@@ -238,13 +242,13 @@ final class ShardedScore {
   }
 
   /** All scores {@code [Nq, N]} row-major, each shard filling its columns; the caller checked that they fit. */
-  private static float[] scores(MaxSim maxSim, TokenBatch q, List<Shard> shards, int documents, boolean normalize,
-      PrintStream err) {
+  private static float[] scores(Args a, MaxSim maxSim, TokenBatch q, List<Shard> shards, int documents,
+      PrintStream err) throws IOException {
     float[] flat = new float[q.size() * documents];
     for (int s = 0; s < shards.size(); s++) {
       Shard shard = shards.get(s);
       long t0 = System.nanoTime();
-      float[][] part = maxSim.scores(q, docs(shard, normalize));
+      float[][] part = maxSim.scores(q, docs(a, shard));
       for (int i = 0; i < part.length; i++) {
         System.arraycopy(part[i], 0, flat, i * documents + (int) shard.first(), part[i].length);
       }
@@ -253,14 +257,23 @@ final class ShardedScore {
     return flat;
   }
 
-  /** A shard's documents; normalising builds float copies, one shard at a time. */
-  private static TokenBatch docs(Shard shard, boolean normalize) {
-    return normalize ? shard.batch().l2Normalized() : shard.batch();
+  /**
+   * A shard's documents, read again as checked (a shard that changed since is refused by name); normalising
+   * builds float copies, one shard at a time.
+   */
+  private static TokenBatch docs(Args a, Shard shard) throws IOException {
+    TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file().toString(), 0).batch();
+    if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
+      throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
+          + " holds " + b.size() + " documents of " + b.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = "
+          + b.dim() + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
+    }
+    return a.has("--normalize") ? b.l2Normalized() : b;
   }
 
   private static void progress(PrintStream err, int s, List<Shard> shards, long t0) {
     Shard shard = shards.get(s);
     err.printf(Locale.ROOT, "score: shard %d of %d, %s: %d documents in %.1f ms%n", s + 1, shards.size(),
-        Names.escape(shard.file().getFileName().toString()), shard.batch().size(), (System.nanoTime() - t0) / 1e6);
+        Names.escape(shard.file().getFileName().toString()), shard.size(), (System.nanoTime() - t0) / 1e6);
   }
 }
