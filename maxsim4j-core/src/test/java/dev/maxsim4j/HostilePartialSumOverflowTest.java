@@ -54,4 +54,34 @@ class HostilePartialSumOverflowTest {
       }
     }
   }
+
+  /**
+   * Whether a pair was scored exactly depended on the other queries of its call where a document held an infinity:
+   * a query whose values sum to at most 0.5 skipped the scan alone, but beside a larger query it met the infinity as
+   * the document's largest value and was scored in float64, its fp32 bits lost.
+   */
+  @Test
+  void aDocumentHoldingAnInfinityScoresTheSameBitsWhateverElseTheCallHolds() {
+    java.util.Random random = new java.util.Random(7);
+    int n = 64;
+    float[] values = new float[n * 2 * 4];
+    for (int j = 0; j < n; j++) {
+      values[j * 8] = Float.NEGATIVE_INFINITY; // token 0 scores -infinity against a positive query: out of the max
+      for (int k = 0; k < 4; k++) {
+        values[j * 8 + 4 + k] = random.nextFloat();
+      }
+    }
+    TokenBatch documents = TokenBatch.ofFloats(values, n, 2, 4);
+    float[] small = {0.1f, 0.11f, 0.13f, 0.15f};
+    float[] both = {0.1f, 0.11f, 0.13f, 0.15f, 1, 1, 1, 1};
+    for (String backend : List.of("scalar", "vector")) {
+      try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
+        float[] alone = m.scores(TokenBatch.ofFloats(small, 1, 1, 4), documents)[0];
+        float[] beside = m.scores(TokenBatch.ofFloats(both, 2, 1, 4), documents)[0];
+        for (int j = 0; j < n; j++) {
+          assertEquals(alone[j], beside[j], backend + ", document " + j + ": alone and beside a larger query");
+        }
+      }
+    }
+  }
 }

@@ -56,7 +56,8 @@ final class ScalarKernel implements PairKernel {
       qAbsSum[i] = Headroom.largestAbsSum(qData[i], qSlots[i].length, dim);
       anyQuery = qAbsSum[i] > anyQuery ? qAbsSum[i] : anyQuery; // a NaN row scores NaN: it must not hide the others
     }
-    boolean scanDocuments = Headroom.mayOverflow(anyQuery, Headroom.largestFinite(documents.dtype));
+    float largestFinite = (float) Headroom.largestFinite(documents.dtype);
+    boolean scanDocuments = Headroom.mayOverflow(anyQuery, largestFinite);
     return () -> new Worker() {
       private final float[] doc = new float[documents.maxValidCount * dim];
       private final int[] docSlots = new int[documents.maxValidCount];
@@ -85,6 +86,8 @@ final class ScalarKernel implements PairKernel {
         for (int e = 0; scanDocuments && e < docTokens * dim; e++) {
           docLargest = Math.max(docLargest, Math.abs(doc[e]));
         }
+        // an infinity counts as the largest finite value: a pair's path must not depend on the call's other queries
+        docLargest = Math.min(docLargest, largestFinite);
       }
 
       /**

@@ -183,8 +183,10 @@ final class VectorKernel implements PairKernel {
     private final double[] qAbsSum;
     /** Whether a query's partial sums may overflow with a document's values: then documents are scanned. */
     private final boolean scanDocuments;
-    /** The loaded document's largest |value| where scanned, else 0. */
+    /** The loaded document's largest |value| where scanned (an infinity counted as largestFinite), else 0. */
     private float docLargest;
+    /** The largest finite |value| the documents' type holds (Headroom.largestFinite). */
+    private final float largestFinite;
 
     VectorWorker(Tokens queries, Tokens documents, float[][] qt, float[][] qScale, float[] qMaxScale,
         float[] qMinScale, int[][] qSlots, int runLength, double largestQuery, boolean[] qExact, double[] qAbsSum,
@@ -192,6 +194,7 @@ final class VectorKernel implements PairKernel {
       this.queries = queries;
       this.qAbsSum = qAbsSum;
       this.scanDocuments = scanDocuments;
+      this.largestFinite = (float) Headroom.largestFinite(documents.dtype);
       this.qExact = qExact;
       this.largestQuery = largestQuery;
       this.queryExactFrom = queries.dtype.isQuantized() ? Headroom.exactFrom(queries.dtype) : 0f;
@@ -253,6 +256,8 @@ final class VectorKernel implements PairKernel {
       if (!scanDocuments || documents.f32 == null) { // fp32 on the heap was scanned as it was copied
         docLargest = scanDocuments ? largestAbs(buffer, 0, docTokens * dim) : 0f;
       }
+      // an infinity counts as the largest finite value: a pair's path must not depend on the call's other queries
+      docLargest = Math.min(docLargest, largestFinite);
     }
 
     /** Copies fp32 tokens as {@link Tokens#copyTokens} does, taking their largest |value| into docLargest. */
