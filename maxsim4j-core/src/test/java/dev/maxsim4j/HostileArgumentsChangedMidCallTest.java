@@ -106,5 +106,29 @@ class HostileArgumentsChangedMidCallTest {
     });
     assertEquals(false, bad, "a merge returned entries out of order");
   }
-}
 
+  @Test
+  void firstDocumentsChangedWhileMergedNeverReachTheResult() throws Exception {
+    int queries = 1 << 16; // every query's entries are checked before any is merged: a wide window
+    float[][] scores = new float[queries][1];
+    int[][] indices = new int[queries][1];
+    java.util.List<TopK> parts = java.util.List.of(new TopK(scores, indices));
+    int[] first = new int[1];
+    int[] flips = {0};
+    boolean bad = raced(() -> INTS.setVolatile(first, 0, (flips[0]++ & 1) == 0 ? -5 : 0), () -> {
+      try {
+        int[][] merged = TopK.merge(1, parts, first).indices();
+        for (int[] row : merged) {
+          if (row[0] != merged[0][0]) {
+            return true; // one call merged with two offsets: one of them was not the one checked
+          }
+        }
+        return merged[0][0] < 0;
+      } catch (IllegalArgumentException refused) {
+        assertTrue(refused.getMessage().startsWith("firstDocuments[0] = -5"), refused.getMessage());
+        return false;
+      }
+    });
+    assertEquals(false, bad, "a merge used a firstDocuments entry other than the one checked");
+  }
+}
