@@ -78,8 +78,40 @@ final class DistributedTopK {
     return spark.createDataFrame(merged, schema);
   }
 
-  /** One partition's best k for one query: scores and partition-local indices in top-k order, and their ids. */
-  record PartTop(int partition, float[] scores, int[] local, Object[] ids) implements Serializable {}
+  /**
+   * One partition's best k for one query: scores and partition-local indices in top-k order, and their ids. A
+   * class, not a record: Kryo (spark.serializer) cannot write a record, whose fields refuse Unsafe's offsets.
+   */
+  static final class PartTop implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private final int partition;
+    private final float[] scores;
+    private final int[] local;
+    private final Object[] ids;
+
+    PartTop(int partition, float[] scores, int[] local, Object[] ids) {
+      this.partition = partition;
+      this.scores = scores;
+      this.local = local;
+      this.ids = ids;
+    }
+
+    int partition() {
+      return partition;
+    }
+
+    float[] scores() {
+      return scores;
+    }
+
+    int[] local() {
+      return local;
+    }
+
+    Object[] ids() {
+      return ids;
+    }
+  }
 
   /**
    * Ranks one partition in chunks, one chunk per type its documents are stored in (a batch holds one type, and a

@@ -9,8 +9,61 @@ import java.io.Serializable;
  * {@link #toBatch()} views them as a packed {@link TokenBatch} without copying. Exactly one of {@code floats},
  * {@code halfs} and {@code bytes} is set, per {@code type}; {@code mask} is null when every token is valid.
  */
-record PackedTokens(DType type, int dim, int[] offsets, float[] floats, short[] halfs, byte[] bytes,
-    float[] scales, boolean[] mask) implements Serializable {
+final class PackedTokens implements Serializable {
+  // a class, not a record: Kryo (spark.serializer) cannot write a record, whose fields refuse Unsafe's offsets
+  private static final long serialVersionUID = 1L;
+  private final DType type;
+  private final int dim;
+  private final int[] offsets;
+  private final float[] floats;
+  private final short[] halfs;
+  private final byte[] bytes;
+  private final float[] scales;
+  private final boolean[] mask;
+
+  PackedTokens(DType type, int dim, int[] offsets, float[] floats, short[] halfs, byte[] bytes, float[] scales,
+      boolean[] mask) {
+    this.type = type;
+    this.dim = dim;
+    this.offsets = offsets;
+    this.floats = floats;
+    this.halfs = halfs;
+    this.bytes = bytes;
+    this.scales = scales;
+    this.mask = mask;
+  }
+
+  DType type() {
+    return type;
+  }
+
+  int dim() {
+    return dim;
+  }
+
+  int[] offsets() {
+    return offsets;
+  }
+
+  float[] floats() {
+    return floats;
+  }
+
+  short[] halfs() {
+    return halfs;
+  }
+
+  byte[] bytes() {
+    return bytes;
+  }
+
+  float[] scales() {
+    return scales;
+  }
+
+  boolean[] mask() {
+    return mask;
+  }
 
   int rows() {
     return offsets.length - 1;

@@ -9,7 +9,24 @@ import java.util.Set;
 import org.apache.spark.sql.Row;
 
 /** Queries collected on the driver to be broadcast: their ids and packed tokens. */
-record QuerySet(Object[] ids, PackedTokens tokens) implements Serializable {
+final class QuerySet implements Serializable {
+  // a class, not a record: Kryo (spark.serializer) cannot write a record, whose fields refuse Unsafe's offsets
+  private static final long serialVersionUID = 1L;
+  private final Object[] ids;
+  private final PackedTokens tokens;
+
+  QuerySet(Object[] ids, PackedTokens tokens) {
+    this.ids = ids;
+    this.tokens = tokens;
+  }
+
+  Object[] ids() {
+    return ids;
+  }
+
+  PackedTokens tokens() {
+    return tokens;
+  }
 
   static QuerySet collect(EmbeddingTable queries) {
     List<Row> rows = queries.data().select(TableColumns.of(queries)).collectAsList();

@@ -112,8 +112,28 @@ final class ScanPairScoring {
   /** The documents of one call: those of one query stored in one type (a column's rows may differ in type). */
   private record Group(int query, DType type) {}
 
-  /** The broadcast: the queries, and for every document id the indices of the queries it is paired with. */
-  record Plan(QuerySet queries, Map<Object, int[]> queriesOfDocument) implements Serializable {}
+  /**
+   * The broadcast: the queries, and for every document id the indices of the queries it is paired with. A class,
+   * not a record: Kryo (spark.serializer) cannot write a record, whose fields refuse Unsafe's offsets.
+   */
+  static final class Plan implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private final QuerySet queries;
+    private final Map<Object, int[]> queriesOfDocument;
+
+    Plan(QuerySet queries, Map<Object, int[]> queriesOfDocument) {
+      this.queries = queries;
+      this.queriesOfDocument = queriesOfDocument;
+    }
+
+    QuerySet queries() {
+      return queries;
+    }
+
+    Map<Object, int[]> queriesOfDocument() {
+      return queriesOfDocument;
+    }
+  }
 
   /** One corpus partition: its documents that pairs name, grouped by query, one call per query and chunk. */
   private record Scan(Broadcast<Plan> plan, int chunkRows, DataType idType, boolean binaryTokens)
