@@ -3,6 +3,7 @@ package dev.maxsim4j.spark;
 import java.util.Arrays;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.expressions.RowOrdering;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
@@ -15,8 +16,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * A table of token embeddings: an id column, a tokens column ({@code array<array<float>>}, or {@code binary}
  * cells of {@link TokenCodec}) and optionally a mask column ({@code array<boolean>}, one flag per token; a
- * false flag leaves the token out). Ids are strings, numbers, dates or other single values, and unique: scoring
- * fails on a duplicate it meets rather than scoring one id twice.
+ * false flag leaves the token out). Ids are strings, numbers, dates or other single values that Spark compares
+ * (not intervals or variants), and unique: scoring fails on a duplicate it meets rather than scoring one id twice.
  *
  * <pre>{@code
  * EmbeddingTable corpus = EmbeddingTable.of(spark.read().parquet("corpus/"));          // id, tokens
@@ -73,9 +74,13 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     return data.schema().apply(id).dataType();
   }
 
-  /** Whether values of {@code t} have value equality and a text form in Java, as ids need. */
+  /**
+   * Whether values of {@code t} have value equality and a text form in Java, and Spark compares them, as ids
+   * need: an interval or a variant id would fail the scorers' joins with an error naming their own columns.
+   */
   static boolean isSingleValue(DataType t) {
-    return !(t instanceof BinaryType || t instanceof ArrayType || t instanceof MapType || t instanceof StructType);
+    return !(t instanceof BinaryType || t instanceof ArrayType || t instanceof MapType || t instanceof StructType)
+        && RowOrdering.isOrderable(t);
   }
 
   private static boolean isArraysOfFloat(DataType t) {
