@@ -99,18 +99,20 @@ final class DeviceTopK implements AutoCloseable {
    */
   static List<Chunk> chunks(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
     long reserve = callBytes(queries, documents.rows, keep, width);
-    List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve));
+    // a document past the usual chunk size still streams, alone in its chunk, when two of it fit
+    long largest = DocumentChunks.deviceBytes(documents, 1, documents.maxRowLength);
+    List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve, largest));
     // a chunk boundary may split a segment: its candidates come out of the chunks' share
     long extra = 0;
     if (chunks.size() > 1 && keep <= TOPK_DEVICE_MAX_K) {
       extra = 16L * queries.rows * keep * chunks.size();
-      chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve + extra));
+      chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve + extra, largest));
     }
     // smaller chunks may add more segments than that share holds: shrink them until it holds their own
     for (long added = addedCandidateBytes(queries, documents, keep, width, chunks); added > extra;
         added = addedCandidateBytes(queries, documents, keep, width, chunks)) {
       extra = added;
-      chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve + extra));
+      chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve + extra, largest));
     }
     return chunks;
   }

@@ -70,6 +70,15 @@ final class MemoryBudget {
    * call and its other buffers take {@code otherBytes}: at most {@link #MAX_CHUNK_BYTES}, 0 when nothing is left.
    */
   static long chunkBytes(long available, long otherBytes) {
-    return Math.max(0, Math.min(MAX_CHUNK_BYTES, (available - otherBytes) / CHUNK_BUFFERS));
+    return chunkBytes(available, otherBytes, 0);
+  }
+
+  /**
+   * As above, past {@link #MAX_CHUNK_BYTES} up to {@code largestDocument}: a document that big is a chunk of its
+   * own, and the memory may well hold two of it.
+   */
+  static long chunkBytes(long available, long otherBytes, long largestDocument) {
+    long cap = Math.max(MAX_CHUNK_BYTES, largestDocument);
+    return Math.max(0, Math.min(cap, (available - otherBytes) / CHUNK_BUFFERS));
   }
 }

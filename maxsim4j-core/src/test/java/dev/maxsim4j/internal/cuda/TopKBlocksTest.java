@@ -69,6 +69,25 @@ class TopKBlocksTest {
         () -> DeviceTopK.chunks(queries, documents, 512, DeviceTopK.width(64, 1_000_000), 640L << 20));
   }
 
+  /**
+   * Documents of 384 MB each, three of which exceed what the call may use: each is a chunk of its own, as the
+   * memory holds two of them beside the call's buffers, though a chunk is otherwise at most 256 MiB.
+   */
+  @Test
+  void aDocumentLargerThanTheUsualChunkIsStreamedWhenTheMemoryHoldsTwo() {
+    Tokens queries = batch(64, 32);
+    Tokens documents = batch(3, 1_500_000);
+    int width = DeviceTopK.width(64, 3);
+    long available = 1L << 30;
+    assertTrue(DeviceTokens.bytesFor(documents) > available, "streamed");
+    List<Chunk> chunks = DeviceTopK.chunks(queries, documents, 10, width, available);
+    assertEquals(3, chunks.size());
+    for (int i = 0; i < 3; i++) {
+      assertEquals(i, chunks.get(i).firstRow());
+      assertEquals(1, chunks.get(i).rows());
+    }
+  }
+
   /** {@code n} bf16 rows of {@code length} tokens of d = 128, with no storage (planning reads none). */
   private static Tokens batch(int n, int length) {
     int[] start = new int[n];
