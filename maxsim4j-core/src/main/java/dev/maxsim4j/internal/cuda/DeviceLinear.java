@@ -3,11 +3,15 @@ package dev.maxsim4j.internal.cuda;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /** The projection layer on the GPU (maxsim_linear.cu): {@code Y = X W} and {@code dW = X^T dY}. Used under the lock. */
 final class DeviceLinear {
   private static final String LINEAR = "maxsim_linear";
   private static final int LINEAR_TILE = 16;
+  /** Output rows one launch covers: a 16-row tile per grid row, and a grid has at most 65,535 rows. */
+  static final int MAX_ROWS_PER_LAUNCH = 65535 * LINEAR_TILE;
 
   private final CudaDevice device;
   private final KernelParams params;
@@ -19,27 +23,43 @@ final class DeviceLinear {
 
   /** {@code Y = X W}: {@code x} rows x in, {@code w} in x out; at least one result. */
   float[] project(float[] x, int rows, int in, float[] w, int out) {
-    return linear("maxsim_linear_forward", x, w, out, rows, (long) rows * out,
-        (a, b, y) -> new KernelArgs.LinearForward(a, b, y, rows, in, out));
+    return linear("maxsim_linear_forward", x, w, out, (long) rows * out,
+        (a, b, y) -> forwardLaunches(a, b, y, rows, in, out));
+  }
+
+  /**
+   * The launches of {@code Y = X W} at device addresses {@code x}, {@code w}, {@code y}: one per
+   * {@link #MAX_ROWS_PER_LAUNCH} rows of X and Y, each over its own rows.
+   */
+  static List<KernelArgs.LinearForward> forwardLaunches(long x, long w, long y, int rows, int in, int out) {
+    List<KernelArgs.LinearForward> launches = new ArrayList<>();
+    for (int r0 = 0; r0 < rows; r0 += Math.min(MAX_ROWS_PER_LAUNCH, rows - r0)) {
+      launches.add(new KernelArgs.LinearForward(x + 4L * r0 * in, w, y + 4L * r0 * out,
+          Math.min(MAX_ROWS_PER_LAUNCH, rows - r0), in, out));
+    }
+    return launches;
   }
 
   /** {@code dW = X^T dY}: {@code x} rows x in, {@code dy} rows x out; at least one result. */
   float[] weightGradient(float[] x, int rows, int in, float[] dy, int out) {
-    return linear("maxsim_linear_weight_gradient", x, dy, out, in, (long) in * out,
-        (a, dYs, dW) -> new KernelArgs.LinearWeightGradient(a, dYs, dW, rows, in, out));
+    if (in > MAX_ROWS_PER_LAUNCH) { // dW's rows are X's columns: one launch covers them all, or none can
+      throw new IllegalArgumentException("projectionGradient's in = " + in + "; the GPU backend's kernel takes at most "
+          + MAX_ROWS_PER_LAUNCH);
+    }
+    return linear("maxsim_linear_weight_gradient", x, dy, out, (long) in * out,
+        (a, dYs, dW) -> List.of(new KernelArgs.LinearWeightGradient(a, dYs, dW, rows, in, out)));
   }
 
-  /** A launch's arguments from the device addresses of its two operands and its output. */
+  /** A call's launches from the device addresses of its two operands and its output. */
   private interface Operands {
-    KernelArgs of(long a, long b, long out);
+    List<? extends KernelArgs> of(long a, long b, long out);
   }
 
   /**
-   * One launch of maxsim_linear.cu: both operands up through one pinned buffer, the output poisoned, then
-   * computed over a grid of 16 x 16 tiles ({@code columns} x {@code rows} of the output) and copied back.
+   * A call of maxsim_linear.cu: both operands up through one pinned buffer, the output poisoned, then
+   * computed by launches over grids of 16 x 16 tiles ({@code columns} x their rows of the output) and copied back.
    */
-  private float[] linear(String kernel, float[] a, float[] b, int columns, int outputRows, long results,
-      Operands operands) {
+  private float[] linear(String kernel, float[] a, float[] b, int columns, long results, Operands operands) {
     long aBytes = DeviceTokens.align(Math.max(4, 4L * a.length));
     long bBytes = DeviceTokens.align(Math.max(4, 4L * b.length));
     long outBytes = 4L * results;
@@ -52,9 +72,17 @@ final class DeviceLinear {
     Driver.copyToDevice(deviceA, pinned, aBytes, device.stream);
     Driver.copyToDevice(deviceB, pinned.asSlice(aBytes), bBytes, device.stream);
     Driver.fill32(deviceOut, CudaBackend.POISON_SCORE, results, device.stream);
-    params.set(operands.of(deviceA, deviceB, deviceOut));
-    Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
-        (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream, params.pointers());
+    for (KernelArgs launch : operands.of(deviceA, deviceB, deviceOut)) {
+      int outputRows = switch (launch) {
+        case KernelArgs.LinearForward f -> f.rows();
+        case KernelArgs.LinearWeightGradient g -> g.in();
+        default -> throw new IllegalStateException("not a projection launch: " + launch);
+      };
+      params.set(launch);
+      Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
+          (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream,
+          params.pointers());
+    }
     MemorySegment download = pinned.asSlice(aBytes + bBytes, outBytes);
     Driver.copyToHost(download, deviceOut, outBytes, device.stream);
     Driver.synchronize(device.stream);
