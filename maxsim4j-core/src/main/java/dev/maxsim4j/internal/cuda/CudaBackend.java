@@ -347,7 +347,8 @@ public final class CudaBackend implements Backend {
     if (queries.rows == 0 || keep == 0) {
       return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
     }
-    return call(() -> TopKQueryGroups.select(queries, TopKQueryGroups.MAX_QUERIES,
+    return call(() -> TopKQueryGroups.select(queries,
+        DeviceTopK.queryGroupRows(queries.rows, documents.rows, keep, availableBytes()),
         group -> topK.topK(group, documents, keep, availableBytes())));
   }
 
@@ -401,7 +402,8 @@ public final class CudaBackend implements Backend {
         throw new IllegalArgumentException("queries of " + queries.dtype + ", dim " + queries.dim
             + "; expected the corpus's " + documents.dtype() + ", dim " + documents.dim());
       }
-      return TopKQueryGroups.select(queries, TopKQueryGroups.MAX_QUERIES,
+      return TopKQueryGroups.select(queries,
+          DeviceTopK.queryGroupRows(queries.rows, documents.rows(), keep, availableBytes()),
           group -> topK.topK(group, documents, keep));
     });
   }

@@ -129,6 +129,22 @@ final class DeviceTopK implements AutoCloseable {
     return 16L * queries.rows * keep * Math.max(0, segments);
   }
 
+  /**
+   * Queries per device top-k call over {@code nd} documents when calls may use {@code availableBytes}: at most
+   * {@link TopKQueryGroups#MAX_QUERIES}, halved while their candidates would take more than half of it. Past 2048
+   * queries a launch scores fewer than 2048 documents, each keeping {@code keep} candidates a query, so the
+   * candidates grow with the square of the queries; at most 2048 they grow with the queries alone.
+   */
+  static int queryGroupRows(int nq, int nd, int keep, long availableBytes) {
+    int rows = Math.min(nq, TopKQueryGroups.MAX_QUERIES);
+    int floor = (int) (TOPK_SCORES_PER_LAUNCH / TOPK_SEGMENT);
+    while (keep <= TOPK_DEVICE_MAX_K && rows > floor
+        && 16L * rows * segments(nd, width(rows, nd)) * keep > availableBytes / 2) {
+      rows = Math.max(floor, (rows + 1) / 2);
+    }
+    return rows;
+  }
+
   /** Documents per forward launch for {@code nq} queries. */
   static int width(int nq, int nd) {
     return (int) Math.max(1, Math.min(nd, TOPK_SCORES_PER_LAUNCH / nq));

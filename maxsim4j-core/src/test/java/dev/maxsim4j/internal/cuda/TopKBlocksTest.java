@@ -88,6 +88,26 @@ class TopKBlocksTest {
     }
   }
 
+  /**
+   * 65,535 queries (one grid) against 1M documents score 64 documents a launch, each keeping k candidates a query:
+   * 164 GB of candidates at k = 10, more than any GPU has. Groups of fewer queries keep them within the memory;
+   * groups that fit are not split.
+   */
+  @Test
+  void manyQueriesAreGroupedSoThatTheirCandidatesFitTheMemory() {
+    long available = 100L << 30;
+    int nd = 1_000_000;
+    for (int keep : new int[] {10, 100, 512}) {
+      int rows = DeviceTopK.queryGroupRows(65_535, nd, keep, available);
+      long bytes = DeviceTopK.callBytes(batch(rows, 32), nd, keep, DeviceTopK.width(rows, nd));
+      assertTrue(bytes <= available, "k = " + keep + ": " + rows + " queries a call take " + (bytes >> 20) + " MiB");
+    }
+    assertEquals(10_000, DeviceTopK.queryGroupRows(10_000, nd, 10, available), "4 GB of candidates: one call");
+    assertEquals(65_535, DeviceTopK.queryGroupRows(70_000, 10_000, 10, available), "one grid at most");
+    assertEquals(65_535, DeviceTopK.queryGroupRows(65_535, nd, 1024, available), "k > 512: merged on the host");
+    assertEquals(2048, DeviceTopK.queryGroupRows(65_535, nd, 10, 0), "at least 2048 queries a call");
+  }
+
   /** {@code n} bf16 rows of {@code length} tokens of d = 128, with no storage (planning reads none). */
   private static Tokens batch(int n, int length) {
     int[] start = new int[n];
