@@ -227,6 +227,7 @@ final class CudaDevice implements AutoCloseable {
       }
       if (entry != null) {
         Driver.synchronize(stream); // the old buffer may still be in use by queued work
+        scratch.remove(slot); // a failed allocation below must not leave the freed buffer to the next call
         release(entry[0], entry[1]);
       }
       long size = Math.max(bytes, entry == null ? 0 : entry[1] * 3 / 2);
@@ -296,10 +297,13 @@ final class CudaDevice implements AutoCloseable {
       return pinned;
     }
     Driver.synchronize(stream);
+    long grown = Math.max(bytes, pinned.byteSize() * 3 / 2);
     if (pinned.byteSize() > 0) {
-      Driver.freeHost(pinned);
+      MemorySegment old = pinned;
+      pinned = MemorySegment.NULL; // a failed allocation below must not leave the freed memory to the next call
+      Driver.freeHost(old);
     }
-    pinned = Driver.mallocHost(Math.max(bytes, pinned.byteSize() * 3 / 2));
+    pinned = Driver.mallocHost(grown);
     pinnedDevice = hostMapped ? Driver.hostDevicePointer(pinned) : 0;
     return pinned;
   }

@@ -49,10 +49,13 @@ final class PipelinedCalls implements AutoCloseable {
     /** This slot's pinned memory, at least {@code bytes} (grown while the slot is idle). */
     MemorySegment pinned(long bytes) {
       if (pinned.byteSize() < bytes) {
+        long grown = Math.max(bytes, pinned.byteSize() * 3 / 2);
         if (pinned.byteSize() > 0) {
-          Driver.freeHost(pinned);
+          MemorySegment old = pinned;
+          pinned = MemorySegment.NULL; // a failed allocation below must not leave the freed memory to the next call
+          Driver.freeHost(old);
         }
-        pinned = Driver.mallocHost(Math.max(bytes, pinned.byteSize() * 3 / 2));
+        pinned = Driver.mallocHost(grown);
         pinnedDevice = Driver.hostDevicePointer(pinned);
       }
       return pinned;
