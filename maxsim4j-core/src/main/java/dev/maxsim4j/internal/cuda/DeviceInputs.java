@@ -53,7 +53,19 @@ final class DeviceInputs {
     } else {
       long bytes = DeviceTokens.bytesFor(tokens);
       long p = device.allocate(bytes);
-      resident.put(tokens, new Resident(DeviceTokens.upload(device, tokens, p), p, bytes));
+      DeviceTokens uploaded;
+      try {
+        uploaded = DeviceTokens.upload(device, tokens, p);
+      } catch (RuntimeException | Error e) { // e.g. no pinned memory to stage through: no holder will free it
+        try {
+          device.synchronizeAll();
+          device.release(p, bytes);
+        } catch (RuntimeException | Error cleanup) {
+          e.addSuppressed(cleanup);
+        }
+        throw e;
+      }
+      resident.put(tokens, new Resident(uploaded, p, bytes));
     }
   }
 
