@@ -263,9 +263,14 @@ public final class CudaBackend implements Backend {
           forward.use(device.main);
         }
         return pipeline.submit(slot, scores, s -> rowsOf(s, rows, columns));
-      } catch (RuntimeException e) {
-        Driver.synchronize(slot.lane.stream); // nothing queued may still read the slot's memory
-        pipeline.giveBack(slot);
+      } catch (RuntimeException | Error e) {
+        try {
+          Driver.synchronize(slot.lane.stream); // nothing queued may still read the slot's memory
+        } catch (RuntimeException | Error failed) {
+          e.addSuppressed(failed);
+        } finally {
+          pipeline.giveBack(slot); // a slot lost for good: after 8, take() would wait forever under the lock
+        }
         throw e;
       }
     });
