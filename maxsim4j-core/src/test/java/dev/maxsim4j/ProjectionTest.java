@@ -36,6 +36,32 @@ class ProjectionTest {
     }
   }
 
+  /** More rows than one grid of 65,535 x 16-row blocks takes: launched in groups, every row projected. */
+  @Test
+  @GpuTest
+  void gpuProjectsMoreRowsThanOneGridHolds() {
+    int rows = 65_535 * 16 + 1_000;
+    int in = 3;
+    int out = 5;
+    Random rnd = new Random(7);
+    float[] x = random(rnd, rows * in);
+    float[] w = random(rnd, in * out);
+    try (MaxSim cuda = MaxSim.builder().backend("cuda").build()) {
+      float[] y = cuda.project(x, rows, in, w, out);
+      for (int r : new int[] {0, 65_535 * 16 - 1, 65_535 * 16, rows - 1}) {
+        for (int c = 0; c < out; c++) {
+          double sum = 0;
+          double magnitude = 0;
+          for (int f = 0; f < in; f++) {
+            sum += (double) x[r * in + f] * w[f * out + c];
+            magnitude += Math.abs((double) x[r * in + f] * w[f * out + c]);
+          }
+          assertEquals(sum, y[r * out + c], 1e-6 * in * magnitude + 1e-30, "y[" + r + ", " + c + "]");
+        }
+      }
+    }
+  }
+
   private static void check(MaxSim m, String where) {
     long seed = new Random().nextLong();
     Random rnd = new Random(seed);
