@@ -49,16 +49,21 @@ class ProjectionTest {
     try (MaxSim cuda = MaxSim.builder().backend("cuda").build()) {
       float[] y = cuda.project(x, rows, in, w, out);
       for (int r : new int[] {0, 65_535 * 16 - 1, 65_535 * 16, rows - 1}) {
-        for (int c = 0; c < out; c++) {
-          double sum = 0;
-          double magnitude = 0;
-          for (int f = 0; f < in; f++) {
-            sum += (double) x[r * in + f] * w[f * out + c];
-            magnitude += Math.abs((double) x[r * in + f] * w[f * out + c]);
-          }
-          assertEquals(sum, y[r * out + c], 1e-6 * in * magnitude + 1e-30, "y[" + r + ", " + c + "]");
-        }
+        assertRow(x, w, y, r, in, out, "cuda");
       }
+    }
+  }
+
+  /** Row {@code r} of {@code y = x w} against float64, to fp32 accumulation of {@code in} products. */
+  private static void assertRow(float[] x, float[] w, float[] y, int r, int in, int out, String at) {
+    for (int c = 0; c < out; c++) {
+      double sum = 0;
+      double magnitude = 0;
+      for (int f = 0; f < in; f++) {
+        sum += (double) x[r * in + f] * w[f * out + c];
+        magnitude += Math.abs((double) x[r * in + f] * w[f * out + c]);
+      }
+      assertEquals(sum, y[r * out + c], 1e-6 * in * magnitude + 1e-30, at + " y[" + r + ", " + c + "]");
     }
   }
 
@@ -76,15 +81,7 @@ class ProjectionTest {
       float[] y = m.project(x, rows, in, w, out);
       assertEquals(rows * out, y.length, at);
       for (int r = 0; r < rows; r++) {
-        for (int c = 0; c < out; c++) {
-          double sum = 0;
-          double magnitude = 0;
-          for (int f = 0; f < in; f++) {
-            sum += (double) x[r * in + f] * w[f * out + c];
-            magnitude += Math.abs((double) x[r * in + f] * w[f * out + c]);
-          }
-          assertEquals(sum, y[r * out + c], 1e-6 * in * magnitude + 1e-30, at + " y[" + r + ", " + c + "]");
-        }
+        assertRow(x, w, y, r, in, out, at);
       }
       float[] dw = m.projectionGradient(x, rows, in, dy, out);
       assertEquals(in * out, dw.length, at);
