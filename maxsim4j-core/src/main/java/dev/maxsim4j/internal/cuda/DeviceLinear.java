@@ -24,7 +24,7 @@ final class DeviceLinear {
   /** {@code Y = X W}: {@code x} rows x in, {@code w} in x out; at least one result. */
   float[] project(float[] x, int rows, int in, float[] w, int out) {
     return linear("maxsim_linear_forward", x, w, out, (long) rows * out,
-        (a, b, y) -> forwardLaunches(a, b, y, rows, in, out));
+        (a, b, y) -> forwardLaunches(a, b, y, rows, in, out).stream().map(f -> new Launch(f, f.rows())).toList());
   }
 
   /**
@@ -47,12 +47,15 @@ final class DeviceLinear {
           + MAX_ROWS_PER_LAUNCH);
     }
     return linear("maxsim_linear_weight_gradient", x, dy, out, (long) in * out,
-        (a, dYs, dW) -> List.of(new KernelArgs.LinearWeightGradient(a, dYs, dW, rows, in, out)));
+        (a, dYs, dW) -> List.of(new Launch(new KernelArgs.LinearWeightGradient(a, dYs, dW, rows, in, out), in)));
   }
+
+  /** One launch: its arguments and the rows of the output it covers (the grid's height in 16-row tiles). */
+  private record Launch(KernelArgs args, int outputRows) {}
 
   /** A call's launches from the device addresses of its two operands and its output. */
   private interface Operands {
-    List<? extends KernelArgs> of(long a, long b, long out);
+    List<Launch> of(long a, long b, long out);
   }
 
   /**
@@ -72,15 +75,10 @@ final class DeviceLinear {
     Driver.copyToDevice(deviceA, pinned, aBytes, device.stream);
     Driver.copyToDevice(deviceB, pinned.asSlice(aBytes), bBytes, device.stream);
     Driver.fill32(deviceOut, CudaBackend.POISON_SCORE, results, device.stream);
-    for (KernelArgs launch : operands.of(deviceA, deviceB, deviceOut)) {
-      int outputRows = switch (launch) {
-        case KernelArgs.LinearForward f -> f.rows();
-        case KernelArgs.LinearWeightGradient g -> g.in();
-        default -> throw new IllegalStateException("not a projection launch: " + launch);
-      };
-      params.set(launch);
+    for (Launch launch : operands.of(deviceA, deviceB, deviceOut)) {
+      params.set(launch.args());
       Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
-          (outputRows + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream,
+          (launch.outputRows() + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream,
           params.pointers());
     }
     MemorySegment download = pinned.asSlice(aBytes + bBytes, outBytes);
