@@ -139,6 +139,23 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
     return encode(List.of(Arguments.nonNull(text, "text")), null);
   }
 
+  /**
+   * Whether {@code text}'s encoding would hold a word piece ({@link #hasWordPiece(int)}), from the tokenizer alone:
+   * a check of many texts before any is encoded costs no model run.
+   */
+  public boolean hasWordPiece(String text) {
+    Arguments.nonNull(text, "text");
+    lifecycle.readLock().lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("this MiniLmTokenEncoder is closed");
+      }
+      return tokenizer.encode(asText(text), false, false).getIds().length > 0;
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+  }
+
   /** The token vectors of each text, one packed row per text, fp32, {@value #DIM}-d, unit length. */
   public TokenBatch encode(List<String> texts) {
     return encode(texts, null);

@@ -33,6 +33,15 @@ class MiniLmTokenEncoderTest extends WithModel {
         encoder.encode(List.of("Tides follow the Moon.")).toFloatArray(), "the same text, the same vectors");
   }
 
+  /** The tokenizer-only check agrees with the encoding it stands in for. */
+  @Test
+  void aWordPieceIsToldWithoutTheModel() {
+    for (String text : new String[] {"Tides follow the Moon.", "", "\u200b\u200b", "\u0301", "x"}) {
+      assertEquals(MiniLmTokenEncoder.hasWordPiece(encoder.encode(text).validTokens(0)), encoder.hasWordPiece(text),
+          text);
+    }
+  }
+
   /**
    * A second close does nothing, an encoding after close is refused by name, and a close during an encoding waits
    * for it rather than freeing the native session under it.

@@ -50,7 +50,7 @@ public final class RerankCommand {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a)) {
       TokenBatch q = encoder.encode(query);
-      SearchCommand.requireText("rerank", query, q);
+      SearchCommand.requireText("rerank", query, MiniLmTokenEncoder.hasWordPiece(q.validTokens(0)));
       Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
           + " passages)");
       PackedRows rows = PackedRows.encode(encoder, passages, progress);

@@ -71,11 +71,11 @@ public final class SearchCommand {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a);
         UpdateLock lock = new UpdateLock(err)) {
-      // every query is checked before the index work and before any is ranked: a bad line of --queries found part
-      // way ended the run after the rankings of the lines before it
+      // every query is checked before the index work and before any is ranked (by the tokenizer: each is encoded
+      // once, when ranked): a bad line of --queries found part way ended the run after the rankings before it
       for (TextFiles.Line line : lines) {
         requireText(line.number() == 0 ? "search" : "search: --queries " + TextFiles.shown(Path.of(a.get("--queries")))
-            + " line " + line.number(), line.text(), encoder.encode(line.text()));
+            + " line " + line.number(), line.text(), encoder.hasWordPiece(line.text()));
       }
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store, lock);
       LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, maxSim, false, warnings, err);
@@ -151,7 +151,6 @@ public final class SearchCommand {
     long t0 = System.nanoTime();
     TokenBatch q = encoder.encode(query);
     long encode = System.nanoTime() - t0;
-    requireText("search", query, q);
     if (lucene == null) {
       long t1 = System.nanoTime();
       float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
@@ -231,8 +230,8 @@ public final class SearchCommand {
    * Refuses a query the tokenizer kept no word piece of: its [CLS] and [SEP] alone would rank the passages by
    * nothing the query says.
    */
-  static void requireText(String command, String query, TokenBatch encoded) {
-    if (!MiniLmTokenEncoder.hasWordPiece(encoded.validTokens(0))) {
+  static void requireText(String command, String query, boolean hasWordPiece) {
+    if (!hasWordPiece) {
       throw new IllegalArgumentException(command + ": the query \"" + TextFiles.snippet(query, 40) + "\" has no word"
           + " piece (only format, control or lone combining characters); expected some text");
     }
