@@ -7,7 +7,7 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_quant_*, documents as raw bytes (16-byte aligned, d a multiple of 16 for 8-bit
 // documents; 1-bit ones any d up to 128, in a buffer whose last 16-byte unit is whole), queries of at most 32
-// tokens; qScale: each query token's weight (null: 1), for 1-bit queries its scale; `work`: two zeroed 64-bit
+// tokens; qScale: each query token's weight (null: 1), for compressed queries its scale; `work`: two zeroed 64-bit
 // counters, the pairs after each block's first taken at run time.
 // Entry names: maxsim_forward_quant_tma_c{CHUNKS}_{query type}_{document type}, CHUNKS 64-dim chunks (d <= 128;
 // 1-bit rows read as 128 dims, c2, or at d <= 64 as 64, c1; `_narrow` for 1-bit tokens of fewer than 16 bytes);
@@ -30,6 +30,8 @@ MAXSIM_QT_PAIR(BF16, bf16, S8, s8)
 MAXSIM_QT_PAIR(BF16, bf16, E4M3, e4m3)
 MAXSIM_QT_PAIR(F16, f16, S8, s8)
 MAXSIM_QT_PAIR(F16, f16, E4M3, e4m3)
+MAXSIM_QT_PAIR(S8, s8, S8, s8)
+MAXSIM_QT_PAIR(E4M3, e4m3, E4M3, e4m3)
 MAXSIM_QT_ENTRY(BF16, B1, 2, false, 4, maxsim_forward_quant_tma_c2_bf16_b1)
 MAXSIM_QT_ENTRY(F16, B1, 2, false, 4, maxsim_forward_quant_tma_c2_f16_b1)
 MAXSIM_QT_ENTRY(BF16, B1, 2, true, 4, maxsim_forward_quant_tma_c2_bf16_b1_narrow)

@@ -1,5 +1,5 @@
-// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, and for 1-bit
-// documents against short 1-bit queries (at most 32 tokens; d <= 128, or for 8-bit documents up to 1024), on
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, and against short
+// queries of their own type (at most 32 tokens; d <= 128, or for 8-bit documents against float queries up to 1024), on
 // Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes read, so
 // every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
@@ -34,13 +34,13 @@
 //              tile the next slot is taken with its first tile's scales. One set of A registers and
 //              accumulators, so four blocks fit on an SM and their warps hide each other's expansion and folds.
 //              The producer waits for free slots suspended, not spinning on the scheduler it shares.
-// Online max:  each dot product times its document token's scale (for 1-bit queries times the pair's scale
+// Online max:  each dot product times its document token's scale (for compressed queries times the pair's scale
 //              product, query scale x document scale, as every other kernel rounds it), then per query row a
 //              running max over this thread's valid rows (max.NaN: NaN propagates); rows past the document or
 //              masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared
 //              memory, one barrier of the warpgroup), then warp 0 sums the query's valid rows, each times its
-//              weight: 1 (also for 1-bit queries, whose scales the fold applied), or for an fp16 copy of bf16
+//              weight: 1 (also for compressed queries, whose scales the fold applied), or for an fp16 copy of bf16
 //              queries the power of two that undoes the token's scaling on the host (HalfOperands.java).
 #pragma once
 #include "common/maxsim_async.cuh"
@@ -112,7 +112,7 @@ __device__ __forceinline__ int halfPieceDim(int j, int e) {
 }
 
 // The dynamic shared memory the host gives: query rows, ring, tiles, barriers, the epilogue's maxima [2][4][32],
-// the rows' weights [32] (0 for rows that do not count) and the rows' scales [32] (1-bit queries).
+// the rows' weights [32] (0 for rows that do not count) and the rows' scales [32] (compressed queries).
 template <int CHUNKS>
 __host__ __device__ constexpr int quantTmaSharedBytes() {
   return CHUNKS * QT_ROWS * SWIZZLE_ROW_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8)
@@ -139,10 +139,12 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 const float* __restrict__ dScale, const int* __restrict__ dValid, int dim,
                                 int mode, int perQuery, int docOffset, long long pairs, float* scores,
                                 unsigned long long* work, const TensorMap* documents) {
-  using O = typename Operand<TQ>::Type;
+  constexpr bool Q_SCALED = Compressed<TQ>::value;  // compressed queries: qWeight holds each token's scale
+  // int8 and e4m3 queries multiply as fp16, where their values are exact and an 8-bit document word expands in 5
+  // instructions (7 into bf16); 1-bit queries keep bf16 (+-1 is exact in both)
+  using O = std::conditional_t<Q_SCALED && !std::is_same<TQ, B1>::value, __half, typename Operand<TQ>::Type>;
   constexpr int STEPS = CHUNKS * ROW_STEPS;  // wgmma k-steps of 16 per tile (per slice)
-  constexpr bool Q_SCALED = Compressed<TQ>::value;  // 1-bit queries: qWeight holds each token's scale
-  static_assert(!Q_SCALED || std::is_same<TQ, B1>::value, "compressed queries are 1-bit ones, +-1 exact in bf16");
+  static_assert(!Q_SCALED || std::is_same<TQ, TD>::value, "compressed queries score documents of their own type");
   constexpr bool TILED = SLICES > 0;
   static_assert(!TILED || (SLICES >= 2 && CHUNKS == 2 && !NARROW && !std::is_same<TD, B1>::value),
                 "8-bit slices of 128 bytes, d over 128");
@@ -186,7 +188,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   const uint32_t emptyBars = fullBars + 8 * QT_MAX_STAGES;
   float* red = reinterpret_cast<float*>(shared + B_BYTES + QT_RING_BYTES + QT_MAX_STAGES * (QT_TILE_BYTES + 2 * 8));
   float* rowWeight = red + 2 * 4 * QT_ROWS;  // per query row: 0 where it does not count, else its weight
-  float* rowScale = rowWeight + QT_ROWS;     // 1-bit queries: per row its scale (0 past the query)
+  float* rowScale = rowWeight + QT_ROWS;     // compressed queries: per row its scale (0 past the query)
   if (tid == 0) {
     if (dynamicSharedBytes() < (uint32_t)quantTmaSharedBytes<B_CHUNKS>()) __trap();  // the host sized it for another kernel
     for (int s = 0; s < QT_MAX_STAGES; s++) {
@@ -296,7 +298,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     present[c] = TILED || !std::is_same<TD, E4M3>::value || 64 * c + PIECE_BYTES * t < tokenBytes;
   }
 
-  // 1-bit queries: the largest magnitude of the query's scales (rows past the query hold 0; a masked row's NaN is
+  // compressed queries: the largest magnitude of the query's scales (rows past the query hold 0; a masked row's NaN is
   // ignored, as its max is not summed), which tells the tiles whose scale products cannot overflow
   float qScaleMax = 0.f;
   // The query's rows as B, in the k order of the pieces; masked rows, rows past the query and dims past d are

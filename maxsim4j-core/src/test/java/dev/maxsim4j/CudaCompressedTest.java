@@ -207,35 +207,50 @@ class CudaCompressedTest {
   }
 
   /**
-   * 1-bit scale products past fp32's largest (3e19 x 3e19): a dot product of 0 still scores 0, where the product
-   * of 0 and an infinite scale product reads NaN, and the others an infinity of their sign. One query token in
-   * each query carries the huge scale, so no score sums infinities of both signs; d even, so dot products of 0
-   * are common (d = 2: half of them), on every kernel, including the bulk-copy kernel's fold that takes care only
-   * where a tile's products can overflow.
+   * Scale products past fp32's largest (3e19 x 3e19), for 1-bit, int8 and e4m3 on both sides: a dot product of 0
+   * still scores 0, where the product of 0 and an infinite scale product reads NaN, and the others an infinity of
+   * their sign. One query token in each query carries the huge scale, so no score sums infinities of both signs;
+   * d small or even, so dot products of 0 are common, on every kernel, including the bulk-copy kernel's fold that
+   * takes care only where a tile's products can overflow.
    */
   @Test
-  void oneBitScaleProductsPastFp32KeepZeroDotProductsAtZero() {
+  void scaleProductsPastFp32KeepZeroDotProductsAtZero() {
     RandomBatches r = new RandomBatches();
-    for (int dim : new int[] {128, 48, 2}) {
-      int nq = 3;
-      int lq = 5;
-      float[] qScales = new float[nq * lq];
-      for (int i = 0; i < qScales.length; i++) {
-        qScales[i] = i % lq == 2 ? (i / lq % 2 == 0 ? 3e19f : -3e19f) : 1f + i;
+    for (DType type : COMPRESSED) {
+      for (int dim : type == DType.BINARY ? new int[] {128, 48, 2} : new int[] {128, 16}) {
+        int nq = 3;
+        int lq = 5;
+        float[] qScales = new float[nq * lq];
+        for (int i = 0; i < qScales.length; i++) {
+          qScales[i] = i % lq == 2 ? (i / lq % 2 == 0 ? 3e19f : -3e19f) : 1f + i;
+        }
+        int nd = 8;
+        int ld = 40;
+        float[] dScales = new float[nd * ld];
+        for (int i = 0; i < dScales.length; i++) {
+          int kind = r.rnd.nextInt(4);
+          dScales[i] = kind == 0 ? 3e19f : kind == 1 ? -3e19f : kind == 2 ? 0f : 0.5f;
+        }
+        int bytes = Math.toIntExact(type.bytesPerToken(dim));
+        TokenBatch qs = TokenBatch.ofBytes(type, sparseBytes(r, type, nq * lq * bytes), qScales, nq, lq, dim);
+        TokenBatch ds = TokenBatch.ofBytes(type, sparseBytes(r, type, nd * ld * bytes), dScales, nd, ld, dim);
+        assertEveryKernelClose(qs, ds, type + " x " + type + " d=" + dim + " scale products past fp32 (" + r + ")");
       }
-      int nd = 8;
-      int ld = 40;
-      float[] dScales = new float[nd * ld];
-      for (int i = 0; i < dScales.length; i++) {
-        int kind = r.rnd.nextInt(4);
-        dScales[i] = kind == 0 ? 3e19f : kind == 1 ? -3e19f : kind == 2 ? 0f : 0.5f;
-      }
-      TokenBatch qs = TokenBatch.ofBytes(DType.BINARY, randomBytes(r, nq * lq * ((dim + 7) / 8)), qScales, nq, lq,
-          dim);
-      TokenBatch ds = TokenBatch.ofBytes(DType.BINARY, randomBytes(r, nd * ld * ((dim + 7) / 8)), dScales, nd, ld,
-          dim);
-      assertEveryKernelClose(qs, ds, "BINARY x BINARY d=" + dim + " scale products past fp32 (" + r + ")");
     }
+  }
+
+  /** Random bytes of {@code type}, 8-bit ones mostly zero (so that dot products of 0 are common), no fp8 NaN. */
+  private static byte[] sparseBytes(RandomBatches r, DType type, int n) {
+    if (type == DType.BINARY) {
+      return randomBytes(r, n);
+    }
+    byte[] data = new byte[n];
+    for (int i = 0; i < n; i++) {
+      int v = r.rnd.nextInt(3) == 0 ? r.rnd.nextInt(1, 8) : 0;
+      data[i] = (byte) (type == DType.INT8 ? (r.rnd.nextBoolean() ? -v : v) : v == 0 ? 0 : 0x30 + v
+          | (r.rnd.nextBoolean() ? 0x80 : 0));
+    }
+    return data;
   }
 
   /**
@@ -533,8 +548,8 @@ class CudaCompressedTest {
   }
 
   /**
-   * A corpus large enough for the run-time pair queue (one query) and for warps that hold several queries, or
-   * (int8 queries and documents on sm_90) query groups; with the compressed-document kernels forced, many pairs
+   * A corpus large enough for the run-time pair queue (one query; for 8-bit queries too, rule 20 on sm_90) and for
+   * warps that hold several queries, or (8-bit queries and documents on sm_90) query groups; with the compressed-document kernels forced, many pairs
    * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries). Blocks'
    * first pairs here showed a schedule-sensitive defect of that kernel (docs/design/kernel-selection.md, rule 20).
    */
@@ -551,8 +566,7 @@ class CudaCompressedTest {
     RandomBatches r = new RandomBatches();
     TokenBatch d = batch(r, type, dim == 128 ? 3000 : 1000, 40, dim, 2); // 1000: still more than the blocks at d = 256
     for (int queries : new int[] {1, 5}) {
-      for (DType qt : queries == 5 && type != DType.BINARY ? new DType[] {DType.BFLOAT16, type}
-          : new DType[] {DType.BFLOAT16}) {
+      for (DType qt : type != DType.BINARY ? new DType[] {DType.BFLOAT16, type} : new DType[] {DType.BFLOAT16}) {
         String where = qt + " x " + type + " d=" + dim + " Nq=" + queries + " (" + r + ")";
         TokenBatch q = batch(r, qt, queries, 32, dim, 1);
         float[][] all = cuda.scores(q, d);

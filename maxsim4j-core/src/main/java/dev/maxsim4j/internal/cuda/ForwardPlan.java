@@ -272,7 +272,7 @@ final class ForwardPlan {
 
   /**
    * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with any d up to 128,
-   * against bf16 or fp16 queries, or 1-bit documents against 1-bit queries (+-1 exact in bf16, each dot product
+   * against bf16 or fp16 queries or queries of their own type (exact as fp16 or bf16 operands, each dot product
    * times the pair's scale product as rule 18's kernels round it), of at most 32 tokens on sm_90, inference: a
    * document's tokens are contiguous, so
    * the kernel's producer warp copies each tile with one bulk copy (8-bit tiles are whole 16-byte units; 1-bit
@@ -288,7 +288,9 @@ final class ForwardPlan {
         && (s.dim() <= QT_MAX_DIM || s.dim() <= QT_MAX_WIDE_DIM && gpu.tensorMaps());
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
-    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || q == DType.BINARY && bits;
+    // compressed queries of d over 128 stay with rule 19, whose int8 tiles multiply the stored bytes
+    boolean ownType = q == d && (bits || eightBit(d) && s.dim() <= QT_MAX_DIM);
+    boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || ownType;
     return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
         && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
   }

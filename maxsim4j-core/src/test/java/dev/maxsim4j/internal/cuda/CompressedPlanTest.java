@@ -152,31 +152,41 @@ class CompressedPlanTest {
     // several short queries at a d rule 18's wgmma groups do not take (not a multiple of 32)
     assertEquals("maxsim_forward_quant_tma_c1_bf16_b1_narrow",
         ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
-    // 1-bit queries against 1-bit documents: +-1 rows in B, each dot product times the pair's scale product as
-    // rule 18's kernels round it; longer 1-bit queries, their query groups, d over 128 and other compressed queries
-    // stay there
+    // compressed queries against documents of their type: +-1 rows (int8, e4m3 values as fp16) in B, each dot
+    // product times the pair's scale product as rule 18's kernels round it; longer compressed queries, their query
+    // groups, d over 128 (8-bit: rule 19's integer tiles) and queries of another compressed type stay elsewhere
     assertEquals("maxsim_forward_quant_tma_c2_b1_b1",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c1_b1_b1_narrow",
         ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c2_b1_b1_narrow",
         ForwardPlan.plan(shape(1, 1000, 32, 300, 96, DType.BINARY, DType.BINARY), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_s8_s8",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c2_e4m3_e4m3",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k3_s8_s8",
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1_e4m3_e4m3",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 64, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals(Family.WGMMA, ForwardPlan.plan(shape(1, 1000, 32, 300, 512, DType.INT8, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BINARY, DType.BINARY),
         shape(8, 2000, 32, 300, 128, DType.BINARY, DType.BINARY), shape(1, 10000, 32, 300, 256, DType.BINARY,
             DType.BINARY), shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
         shape(1, 10000, 32, 300, 128, DType.BINARY, DType.INT8),
-        shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3))) {
+        shape(1, 10000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3),
+        shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.INT8), shape(1, 10000, 33, 300, 128, DType.INT8,
+            DType.INT8), shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
     }
     // where it does not run: query groups (rule 19; rule 18's for 1-bit documents), 33 query tokens, d not a
-    // multiple of 16 (1-bit: over 128), int8 queries, before sm_90, one document per query (pairwise) with more pairs
+    // multiple of 16 (1-bit: over 128), before sm_90, one document per query (pairwise) with more pairs
     // than resident blocks under 9 tiles per resident block
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.INT8), H200).family());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BFLOAT16, DType.INT8),
         shape(1, 10000, 32, 300, 40, DType.BFLOAT16,
-            DType.INT8), shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8),
-        shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.BINARY),
+            DType.INT8), shape(1, 10000, 32, 300, 256, DType.BFLOAT16, DType.BINARY),
         shape(8, 2000, 32, 300, 128, DType.BFLOAT16, DType.BINARY))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
     }
@@ -234,8 +244,8 @@ class CompressedPlanTest {
         ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.FLOAT8_E4M3, false), H200).entry());
     assertEquals("maxsim_forward_wgmma_r32_s6_s8", // d over 128: the mma.sync kernel does not run
         ForwardPlan.plan(shape(1, 10, 32, 300, 256, DType.INT8, DType.INT8), H200).entry());
-    // one query of at most 32 tokens: the mma.sync kernel, a warp per pair, reads the documents faster
-    assertEquals("maxsim_forward_quant_c2_dyn_s8_s8",
+    // one query of at most 32 tokens: rule 20's bulk-copy kernel reads the documents faster
+    assertEquals("maxsim_forward_quant_tma_c2_s8_s8",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.INT8, DType.INT8), H200).entry());
     // where it does not apply: d not a multiple of 16, the argmax, queries of another compressed type, 1-bit
     // documents, before sm_90

@@ -61,8 +61,9 @@ class ForcedKernelsTest {
     assertEquals("maxsim_forward_wgmma_r32_s6_bf16_s8", plan("wgmma_compressed", wide, H200).entry()); // rule 19
     assertEquals("maxsim_forward_quant_c2_dyn_bf16_s8", plan("quant_wgmma", one, A100).entry());
     ForwardShape int8 = new ForwardShape(ALL_PAIRS, 1, 10000, 0, 10000, 32, 300, 128, DType.INT8, DType.INT8, false,
-        false); // the rules: mma.sync for one short query
-    assertEquals("maxsim_forward_quant_c2_dyn_s8_s8", plan("default", int8, H200).entry());
+        false); // the rules: the bulk-copy kernel for one short query, mma.sync where forced
+    assertEquals("maxsim_forward_quant_tma_c2_s8_s8", plan("default", int8, H200).entry());
+    assertEquals("maxsim_forward_quant_c2_dyn_s8_s8", plan("quant_mma", int8, H200).entry());
     assertEquals("maxsim_forward_wgmma_r32_s6_s8", plan("wgmma_compressed", int8, H200).entry());
     assertEquals("maxsim_forward_wgmma_r32_s6_bf16_s8", plan("wgmma_compressed", one, H200).entry());
     assertEquals("maxsim_forward_quant_c2_dyn_s8_s8", plan("wgmma_compressed", int8, A100).entry());
