@@ -149,7 +149,7 @@ template <typename T> struct Wgmma;
 MAXSIM_WGMMA_FOR(__nv_bfloat16, "bf16")
 MAXSIM_WGMMA_FOR(__half, "f16")
 
-// int8 on both sides, A and B by descriptor: k32 (one instruction still reads 32 bytes of each row) into s32
+// int8 on both sides, A and B by descriptor (or A from registers, n32): k32 (one instruction still reads 32 bytes of each row) into s32
 // accumulators, exact. (Not e4m3: the fp8 tensor cores add into a 13-bit mantissa, dropping products below
 // 2^-13 of the running sum, where the library's contract is fp32 accumulation.)
 template <> struct Wgmma<int8_t> {
@@ -165,6 +165,14 @@ template <> struct Wgmma<int8_t> {
                  "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 " MAXSIM_WGMMA_D64 ", %32, %33, p;\n}\n"
                  : MAXSIM_WGMMA_OUT64("+r")
                  : "l"(a), "l"(b), "r"(accumulate));
+  }
+  // A from registers: this thread's 4 words of the 64 x 32 A tile, laid out as mma.m16n8k32's A; N = 32
+  static __device__ __forceinline__ void n32(int (&d)[16], const uint32_t (&a)[4], uint64_t b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 " MAXSIM_WGMMA_D32
+                 ", {%16, %17, %18, %19}, %20, p;\n}\n"
+                 : MAXSIM_WGMMA_OUT32("+r")
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
   }
   template <int N, int R>
   static __device__ __forceinline__ void run(int (&d)[R], uint64_t a, uint64_t b, int accumulate) {

@@ -19,9 +19,11 @@
 //              +-1, the bytes past a narrower row meeting zeros in B); B = the query's 32 rows in shared
 //              memory, 128-byte swizzled and K-major, in the k order the expansion leaves (pieceDim,
 //              maxsim_quant_expand.cuh), written when the query changes (once per block for one query: the
-//              block's first, while its first slot is on its way). A slot holds four such tiles (256 tokens)
-//              of 8-bit tokens of d <= 64, two (128) of wider ones, or five (320) of 1-bit tokens, since
-//              taking a slot costs about as much as expanding a tile.
+//              block's first, while its first slot is on its way). int8 queries against int8 rows of 64 or
+//              128 dims skip the expansion: the loaded words are A as they stand, 64 tokens x 32 k on the
+//              integer tensor cores (s32 accumulators), B the query's int8 rows in the k order of those words.
+//              A slot holds four tiles (256 tokens) of 8-bit tokens of d <= 64, two (128) of wider ones, or
+//              five (320) of 1-bit tokens, since taking a slot costs about as much as expanding a tile.
 // Wide d:      8-bit documents of d over 128 (the "_w" entries) come through a tensor map instead, a slot one
 //              128-byte slice of a tile's 64 tokens (128-byte swizzled, so that a thread's rows, taken in the
 //              order 0 4 1 5 2 6 3 7 within each 8, read distinct banks; columns past d arrive as zeros). The
@@ -143,7 +145,12 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // int8 and e4m3 queries multiply as fp16, where their values are exact and an 8-bit document word expands in 5
   // instructions (7 into bf16); 1-bit queries keep bf16 (+-1 is exact in both)
   using O = std::conditional_t<Q_SCALED && !std::is_same<TQ, B1>::value, __half, typename Operand<TQ>::Type>;
-  constexpr int STEPS = CHUNKS * ROW_STEPS;  // wgmma k-steps of 16 per tile (per slice)
+  // int8 queries against int8 rows of 64 or 128 dims multiply the stored bytes on the integer tensor cores: no
+  // expansion, k-steps of 32, s32 accumulators (exact: |dot| <= 127^2 x 128 < 2^24, so its fp32 value is too)
+  constexpr bool INTEGER =
+      std::is_same<TQ, S8>::value && std::is_same<TD, S8>::value && ROW_STEPS == 4 && SLICES == 0;
+  using Accumulator = std::conditional_t<INTEGER, int, float>;
+  constexpr int STEPS = INTEGER ? 2 * CHUNKS : CHUNKS * ROW_STEPS;  // wgmma k-steps per tile (per slice)
   static_assert(!Q_SCALED || std::is_same<TQ, TD>::value, "compressed queries score documents of their own type");
   constexpr bool TILED = SLICES > 0;
   static_assert(!TILED || (SLICES >= 2 && CHUNKS == 2 && !NARROW && !std::is_same<TD, B1>::value),
@@ -307,42 +314,54 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);  // every warp's wgmmas reading the previous rows are done
     const int start = qRows.rowStart[query], length = qRows.rowLength[query];
     if (length > QT_ROWS) __trap();  // the plan sends longer queries elsewhere
-    O* b = reinterpret_cast<O*>(shared);
-    // each thread fills a column of B (position kk of a row's halves) in every ROW_STEP-th row, or for wide d
-    // several whole columns, so where a column's dim and swizzled place come from is worked out once, not per
-    // element
-    constexpr int HALVES = B_CHUNKS * SWIZZLE_ROW_HALVES;
-    constexpr int ROW_STEP = HALVES >= QT_CONSUMERS ? 1 : QT_CONSUMERS / HALVES;
-    constexpr int COLUMNS = HALVES >= QT_CONSUMERS ? HALVES / QT_CONSUMERS : 1;
-    constexpr int PER_THREAD = QT_ROWS / ROW_STEP, BATCH = PER_THREAD < 8 ? PER_THREAD : 8;
-    static_assert(PER_THREAD % BATCH == 0, "whole batches of a thread's query elements");
-    int thread;  // read here, not hoisted with what follows out of the tile loop, where registers are short
-    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(thread));
-    for (int column = 0; column < COLUMNS; column++) {
-      const int kk = (thread + QT_CONSUMERS * column) % HALVES, firstRow = thread / HALVES;
-      const int step = kk / 16, pos = kk % 16;
-      const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
-      // (steps past a k entry's row are never multiplied: their columns stay zero)
-      const int physical = BITS && CHUNKS == 2 ? owner * 32 + pieceDim<B1>(step, e)
-                           : BITS              ? owner * 16 + halfPieceDim(step, e)
-                           : ROW_STEPS == 4    ? (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e)
-                           : step < ROW_STEPS  ? 16 * step + 4 * owner + pieceDim<TD>(0, e)
-                                               : dim;
-      const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES + (kk % 8) * 2;
-      const int chunk16 = (kk % SWIZZLE_ROW_HALVES) / 8;
-      // a batch's loads are all issued before its first store: one trip to memory per batch, not per element
-      for (int first = 0; first < PER_THREAD; first += BATCH) {
-        float v[BATCH];
+    if constexpr (INTEGER) {
+      // int8 rows of 128 bytes (4 k-steps of 32), 128-byte swizzled: byte p of step s holds the dim that A's
+      // column p of that step holds (expandChunk): 64 (s / 2) + 16 (p % 16 / 4) + 8 (s % 2) + 4 (p / 16) + p % 4
+      for (int i = tid; i < QT_ROWS * SWIZZLE_ROW_BYTES; i += QT_CONSUMERS) {
+        const int n = i / SWIZZLE_ROW_BYTES, kb = i % SWIZZLE_ROW_BYTES, s = kb / 32, p = kb % 32;
+        const int k = 64 * (s / 2) + 16 * (p % 16 / 4) + 8 * (s % 2) + 4 * (p / 16) + p % 4;
+        const bool valid = s < STEPS && k < dim && n < length && isValid(qRows, start + n);
+        shared[n * SWIZZLE_ROW_BYTES + (((kb >> 4) ^ (n & 7)) << 4) + (kb & 15)] =
+            valid ? (uint8_t)q[(size_t)(start + n) * dim + k] : 0;
+      }
+    } else {
+      O* b = reinterpret_cast<O*>(shared);
+      // each thread fills a column of B (position kk of a row's halves) in every ROW_STEP-th row, or for wide d
+      // several whole columns, so where a column's dim and swizzled place come from is worked out once, not per
+      // element
+      constexpr int HALVES = B_CHUNKS * SWIZZLE_ROW_HALVES;
+      constexpr int ROW_STEP = HALVES >= QT_CONSUMERS ? 1 : QT_CONSUMERS / HALVES;
+      constexpr int COLUMNS = HALVES >= QT_CONSUMERS ? HALVES / QT_CONSUMERS : 1;
+      constexpr int PER_THREAD = QT_ROWS / ROW_STEP, BATCH = PER_THREAD < 8 ? PER_THREAD : 8;
+      static_assert(PER_THREAD % BATCH == 0, "whole batches of a thread's query elements");
+      int thread;  // read here, not hoisted with what follows out of the tile loop, where registers are short
+      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(thread));
+      for (int column = 0; column < COLUMNS; column++) {
+        const int kk = (thread + QT_CONSUMERS * column) % HALVES, firstRow = thread / HALVES;
+        const int step = kk / 16, pos = kk % 16;
+        const int owner = (pos % 8) / 2, e = pos % 2 + 2 * (pos / 8);  // the thread t and element of position pos
+        // (steps past a k entry's row are never multiplied: their columns stay zero)
+        const int physical = BITS && CHUNKS == 2 ? owner * 32 + pieceDim<B1>(step, e)
+                             : BITS              ? owner * 16 + halfPieceDim(step, e)
+                             : ROW_STEPS == 4    ? (step / 4) * 64 + owner * 16 + pieceDim<TD>(step % 4, e)
+                             : step < ROW_STEPS  ? 16 * step + 4 * owner + pieceDim<TD>(0, e)
+                                                 : dim;
+        const uint32_t at = (kk / SWIZZLE_ROW_HALVES) * QT_ROWS * SWIZZLE_ROW_BYTES + (kk % 8) * 2;
+        const int chunk16 = (kk % SWIZZLE_ROW_HALVES) / 8;
+        // a batch's loads are all issued before its first store: one trip to memory per batch, not per element
+        for (int first = 0; first < PER_THREAD; first += BATCH) {
+          float v[BATCH];
 #pragma unroll
-        for (int i = 0; i < BATCH; i++) {
-          const int n = firstRow + (first + i) * ROW_STEP;
-          const bool valid = n < length && isValid(qRows, start + n);
-          v[i] = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
-        }
+          for (int i = 0; i < BATCH; i++) {
+            const int n = firstRow + (first + i) * ROW_STEP;
+            const bool valid = n < length && isValid(qRows, start + n);
+            v[i] = valid && physical < dim ? Element<TQ>::at(q, (size_t)(start + n), physical, dim) : 0.f;
+          }
 #pragma unroll
-        for (int i = 0; i < BATCH; i++) {
-          const int n = firstRow + (first + i) * ROW_STEP;
-          b[(at + swizzled(n, chunk16)) / 2] = operandOf<O>(v[i]);
+          for (int i = 0; i < BATCH; i++) {
+            const int n = firstRow + (first + i) * ROW_STEP;
+            b[(at + swizzled(n, chunk16)) / 2] = operandOf<O>(v[i]);
+          }
         }
       }
     }
@@ -373,6 +392,16 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       for (int j = 0; j < STEPS; j++) {
         expandBits<O>(raw[0].x, FIRST + j, a[j][0], a[j][2]);
         expandBits<O>(raw[0].y, FIRST + j, a[j][1], a[j][3]);
+      }
+    } else if constexpr (INTEGER) {
+      // the stored bytes are A's: words 2j and 2j + 1 of a row's piece are k-step j's columns 4t.. and 16 + 4t..
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        uint32_t(&f)[4] = a[2 * c + j];
+        f[0] = j == 0 ? raw[0].x : raw[0].z;
+        f[1] = j == 0 ? raw[1].x : raw[1].z;
+        f[2] = j == 0 ? raw[0].y : raw[0].w;
+        f[3] = j == 0 ? raw[1].y : raw[1].w;
       }
     } else {
 #pragma unroll
@@ -461,7 +490,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   float best[QT_ROWS / 4];
   // Each dot product of wgmma tile `sub` times its document token's scale, then the running max over valid rows;
   // a slot wholly inside an unmasked document needs no validity test.
-  auto fold = [&](const Tile& tile, int sub, const float(&acc)[QT_ROWS / 2], const float(&ds)[2]) {
+  auto fold = [&](const Tile& tile, int sub, const Accumulator(&acc)[QT_ROWS / 2], const float(&ds)[2]) {
     const bool whole = dRows.mask == nullptr && tile.tokens == SLOT_TOKENS;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -509,7 +538,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     for (int sub = 0; sub < SUB; sub++) {
       if (sub * QT_TOKENS >= tile.tokens) break;  // a document's last slot may hold one tile only
       const bool lastTile = sub == SUB - 1 || (sub + 1) * QT_TOKENS >= tile.tokens;
-      float acc[QT_ROWS / 2];
+      Accumulator acc[QT_ROWS / 2];
       // wide d: two sets, a slice expanded into one while the previous slice's wgmmas read the other
       uint32_t a[TILED ? 2 : 1][STEPS][4];
 #pragma unroll
@@ -532,9 +561,13 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         wgmmaFence();
 #pragma unroll
         for (int s = 0; s < STEPS; s++) {
-          const int chunk = CHUNKS * slice + s / 4;
-          const uint32_t low = bDescriptorLow + chunk * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
-          Wgmma<O>::template run<QT_ROWS>(acc, set[s], (uint64_t)bDescriptorHigh << 32 | low, slice > 0 || s > 0);
+          if constexpr (INTEGER) {  // one row of 128 bytes holds every step's 32
+            Wgmma<int8_t>::n32(acc, set[s], (uint64_t)bDescriptorHigh << 32 | (bDescriptorLow + 2 * s), s > 0);
+          } else {
+            const int chunk = CHUNKS * slice + s / 4;
+            const uint32_t low = bDescriptorLow + chunk * (QT_ROWS * SWIZZLE_ROW_BYTES >> 4) + 2 * (s % 4);
+            Wgmma<O>::template run<QT_ROWS>(acc, set[s], (uint64_t)bDescriptorHigh << 32 | low, slice > 0 || s > 0);
+          }
         }
         wgmmaCommit();
       }

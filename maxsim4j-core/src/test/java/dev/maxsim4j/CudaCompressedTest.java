@@ -106,11 +106,11 @@ class CudaCompressedTest {
             batch(r, DType.BFLOAT16, 3, s[1], s[0], 2), batch(r, dt, 9, s[2], s[0], 1),
             batch(r, dt, 3, s[2], s[0], 2)));
       }
-      // int8 and e4m3 on both sides (int8 on sm_90: the wgmma kernel on the integer tensor cores): 32, 64 and
-      // 128 rows per pass, several passes, narrow and wide d
+      // int8 and e4m3 on both sides (int8 on sm_90: rule 19's and rule 20's kernels on the integer tensor cores):
+      // 32, 64 and 128 rows per pass, several passes, narrow and wide d, rows read in one or two 64-dim chunks
       if (dt != DType.BINARY) {
         int[][] eightBit = {{128, 32, 300}, {16, 1, 1}, {48, 17, 130}, {64, 50, 64}, {128, 100, 257}, {256, 140, 70},
-            {1024, 8, 65}};
+            {1024, 8, 65}, {64, 20, 100}, {80, 7, 65}, {112, 32, 129}};
         for (int[] s : eightBit) {
           cases.add(Arguments.of(dt + " x " + dt + " d=" + s[0] + " Lq=" + s[1] + " Ld=" + s[2] + " (" + r + ")",
               batch(r, dt, 3, s[1], s[0], 1), batch(r, dt, 9, s[2], s[0], 2), batch(r, dt, 3, s[2], s[0], 0)));
