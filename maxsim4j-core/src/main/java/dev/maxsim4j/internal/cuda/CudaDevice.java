@@ -260,9 +260,9 @@ final class CudaDevice implements AutoCloseable {
       return entry == null ? 0 : entry[1];
     }
 
-    private void freeScratch() {
+    private void freeScratch(Releases releases) {
       for (long[] e : scratch.values()) {
-        Driver.free(e[0]);
+        releases.run(() -> Driver.free(e[0]));
       }
       scratch.clear();
     }
@@ -345,34 +345,54 @@ final class CudaDevice implements AutoCloseable {
     return peakAllocatedBytes;
   }
 
+  /**
+   * Frees everything and releases the context, each step whatever the others did (after a kernel's sticky
+   * error the synchronisation fails, yet nothing runs any more and the context must still be released); throws
+   * the first failure, with the rest suppressed. A second close does nothing.
+   */
   @Override
   public void close() {
     if (closed) {
       return;
     }
-    Driver.setCurrent(context);
-    synchronizeAll();
-    main.freeScratch();
+    closed = true;
+    try {
+      Driver.setCurrent(context);
+    } catch (RuntimeException | Error e) { // the frees below would go to whatever context this thread has
+      try {
+        Driver.releasePrimaryContext(handle);
+      } catch (RuntimeException | Error failed) {
+        e.addSuppressed(failed);
+      }
+      throw e;
+    }
+    Releases releases = new Releases();
+    releases.run(this::synchronizeAll);
+    main.freeScratch(releases);
     for (Lane l : lanes) {
-      l.freeScratch();
+      l.freeScratch(releases);
     }
     if (pinned.byteSize() > 0) {
-      Driver.freeHost(pinned);
+      MemorySegment p = pinned;
+      pinned = MemorySegment.NULL;
+      releases.run(() -> Driver.freeHost(p));
     }
     for (MemorySegment m : modules.values()) {
-      Driver.unloadModule(m);
+      releases.run(() -> Driver.unloadModule(m));
     }
     modules.clear();
     functions.clear();
     if (wholeDeviceMarker != null) {
-      Driver.destroyEvent(wholeDeviceMarker);
+      MemorySegment marker = wholeDeviceMarker;
+      wholeDeviceMarker = null;
+      releases.run(() -> Driver.destroyEvent(marker));
     }
-    Driver.destroyStream(stream);
+    releases.run(() -> Driver.destroyStream(stream));
     for (Lane l : lanes) {
-      Driver.destroyStream(l.stream);
+      releases.run(() -> Driver.destroyStream(l.stream));
     }
     lanes.clear();
-    Driver.releasePrimaryContext(handle);
-    closed = true;
+    releases.run(() -> Driver.releasePrimaryContext(handle));
+    releases.throwIfFailed();
   }
 }
