@@ -10,6 +10,7 @@ import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -523,25 +524,52 @@ public final class CudaBackend implements Backend {
     }
   }
 
+  /**
+   * Closes the backend, whatever fails on the way: waits for the asynchronous calls in flight, then frees
+   * everything and releases the device. Throws the first failure, with the rest suppressed; the backend is
+   * closed all the same, and a second close does nothing.
+   */
   @Override
   public void close() {
+    close(PipelinedCalls.CLOSE_TIMEOUT);
+  }
+
+  /** {@link #close()}, waiting up to {@code callTimeout} for the asynchronous calls in flight. */
+  void close(Duration callTimeout) {
     lock.lock();
     try {
       if (closed) {
         return;
       }
-      device.makeCurrent();
-      if (pipeline != null) {
-        pipeline.close(); // the calls in flight complete first
-        pipeline = null;
-      }
-      inputs.releaseAll();
-      topK.close();
-      device.close();
-      params.close();
       closed = true;
+      Releases releases = new Releases();
+      releases.run(device::makeCurrent);
+      int[] running = {0};
+      if (pipeline != null) {
+        PipelinedCalls calls = pipeline;
+        pipeline = null;
+        releases.run(() -> running[0] = calls.close(callTimeout));
+      }
+      if (running[0] > 0) {
+        // A kernel still running may write into its call's pinned memory and read device memory, so nothing of
+        // the device is freed (the driver's frees would also wait for the kernel): a leak until the process
+        // ends, rather than corrupted memory or a hang.
+        releases.run(params::close); // host memory only, copied by the driver at each launch: no kernel reads it
+        throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout)));
+      }
+      releases.run(inputs::releaseAll);
+      releases.run(topK::close);
+      releases.run(device::close);
+      releases.run(params::close);
+      releases.throwIfFailed();
     } finally {
       lock.unlock();
     }
+  }
+
+  private String leftAllocated(int running, Duration callTimeout) {
+    return "this CUDA backend is closed, but " + running + " asynchronous call(s) still ran on the device after "
+        + callTimeout.toMillis() + " ms, so its device memory, pinned host memory and context on GPU " + ordinal
+        + " are left allocated: freeing memory still in use could corrupt it";
   }
 }

@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -24,7 +25,7 @@ import java.util.function.Function;
  *
  * <p>{@link #take} and {@link #submit} run under the backend's lock; neither thread takes it.
  */
-final class PipelinedCalls implements AutoCloseable {
+final class PipelinedCalls {
   /** Calls in flight at most: enough for each call's host work to hide behind the kernels queued before it. */
   static final int SLOTS = 8;
   /**
@@ -32,7 +33,8 @@ final class PipelinedCalls implements AutoCloseable {
    * blocks leave idle, instead of after them (a launch on one stream waits for the whole grid before it).
    */
   static final int LANES = 2;
-  private static final long CLOSE_TIMEOUT_SECONDS = 60;
+  /** How long closing waits for the calls in flight. */
+  static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(60);
 
   /** A call's pinned memory and completion marker; reused once its call has completed. */
   static final class Slot {
@@ -66,10 +68,10 @@ final class PipelinedCalls implements AutoCloseable {
       return pinnedDevice + (slice.address() - pinned.address());
     }
 
-    void free() {
-      Driver.destroyEvent(marker);
+    void free(Releases releases) {
+      releases.run(() -> Driver.destroyEvent(marker));
       if (pinned.byteSize() > 0) {
-        Driver.freeHost(pinned);
+        releases.run(() -> Driver.freeHost(pinned));
       }
     }
   }
@@ -133,10 +135,11 @@ final class PipelinedCalls implements AutoCloseable {
         continue; // only STOP ends this thread: every submitted call is completed
       }
       if (call == STOP) {
+        callbacks.shutdown(); // the completions queued run, then the thread ends
         return;
       }
       float[][] result = null;
-      RuntimeException failure = null;
+      Throwable failure = null;
       try {
         if (!current) {
           device.makeCurrent();
@@ -144,12 +147,12 @@ final class PipelinedCalls implements AutoCloseable {
         }
         Driver.waitFor(call.slot.marker);
         result = call.read.apply(call.scores);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) { // an Error too: a dead thread would hold its slot, and close, for good
         failure = e;
       }
       giveBack(call.slot);
       float[][] value = result;
-      RuntimeException error = failure;
+      Throwable error = failure;
       callbacks.execute(() -> {
         if (error != null) {
           call.future.completeExceptionally(error);
@@ -161,26 +164,42 @@ final class PipelinedCalls implements AutoCloseable {
   }
 
   /**
-   * Waits for every call in flight to finish on the device, then frees the slots. Their futures complete
-   * on the callbacks thread, possibly just after this returns (this may run under the backend's lock,
-   * which a callback may be waiting for).
+   * Takes no more calls and waits up to {@code timeout} for those in flight to finish on the device (an
+   * interrupt does not cut the wait short; it is kept for the caller). When none is left it frees every slot
+   * and returns 0; otherwise it frees nothing, since the calls' kernels may still write into their slots'
+   * memory, and returns how many calls are still in flight. Their futures complete on the callbacks thread,
+   * possibly after this returns (this runs under the backend's lock, which a callback may be waiting for).
    */
-  @Override
-  public void close() {
+  int close(Duration timeout) {
     inFlight.add(STOP);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean interrupted = false;
+    boolean drained = false;
     try {
-      completer.join(TimeUnit.SECONDS.toMillis(CLOSE_TIMEOUT_SECONDS));
-      if (!free.tryAcquire(SLOTS, CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("calls still in flight after " + CLOSE_TIMEOUT_SECONDS + " s");
+      for (;;) {
+        try {
+          drained = free.tryAcquire(SLOTS, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for calls in flight", e);
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    for (Slot s : idle) {
-      s.free();
+    if (!drained) {
+      return SLOTS - free.availablePermits();
     }
-    idle.clear();
-    callbacks.shutdown(); // the completions queued run, then the thread ends
+    Releases releases = new Releases();
+    synchronized (idle) {
+      for (Slot s : idle) {
+        s.free(releases);
+      }
+      idle.clear();
+    }
+    releases.throwIfFailed();
+    return 0;
   }
 }
