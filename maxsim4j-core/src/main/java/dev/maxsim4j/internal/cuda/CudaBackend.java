@@ -40,6 +40,8 @@ public final class CudaBackend implements Backend {
   /** The threads the caller asked for; the device does the work, so none are started. */
   private final int threads;
   private final ReentrantLock lock = new ReentrantLock();
+  /** Page-locked host memory handed out by {@link #allocatePinned} and not yet closed. */
+  private final PinnedAllocations pinned = new PinnedAllocations(lock, this::freePinned);
   private final KernelParams params;
   private final DeviceInputs inputs;
   private final ForwardKernels forward;
@@ -443,16 +445,21 @@ public final class CudaBackend implements Backend {
     }
   }
 
-  /** {@code bytes} of page-locked host memory, which the GPU copies from at full bus speed. */
+  /**
+   * {@code bytes} of page-locked host memory, which the GPU copies from at full bus speed. Closing this backend
+   * frees it too, and its segment then throws {@link IllegalStateException} when used.
+   */
   public PinnedHostMemory allocatePinned(long bytes) {
-    return call(() -> new PinnedHostMemory(this, Driver.mallocHost(bytes)));
+    if (bytes < 0) {
+      throw new IllegalArgumentException("bytes = " + bytes + "; expected >= 0");
+    }
+    return call(() -> pinned.add(Driver.mallocHost(bytes)));
   }
 
-  void freePinned(MemorySegment segment) {
-    call(() -> {
-      Driver.freeHost(segment);
-      return null;
-    });
+  /** Frees pinned memory from {@link #allocatePinned}; runs under the lock, before the device closes. */
+  private void freePinned(MemorySegment allocation) {
+    device.makeCurrent();
+    Driver.freeHost(allocation);
   }
 
   /** GB/s of host-to-device copies from pinned memory: {@code pieces} copies of {@code pieceBytes} from its start. */
@@ -525,9 +532,10 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Closes the backend, whatever fails on the way: waits for the asynchronous calls in flight, then frees
-   * everything and releases the device. Throws the first failure, with the rest suppressed; the backend is
-   * closed all the same, and a second close does nothing.
+   * Closes the backend, whatever fails on the way: waits for the asynchronous calls in flight, invalidates the
+   * pinned host memory still open (its later use throws {@link IllegalStateException}), then frees it and
+   * everything else and releases the device. Throws the first failure, with the rest suppressed; the backend
+   * is closed all the same, and a second close does nothing.
    */
   @Override
   public void close() {
@@ -550,13 +558,15 @@ public final class CudaBackend implements Backend {
         pipeline = null;
         releases.run(() -> running[0] = calls.close(callTimeout));
       }
-      if (running[0] > 0) {
-        // A kernel still running may write into its call's pinned memory and read device memory, so nothing of
-        // the device is freed (the driver's frees would also wait for the kernel): a leak until the process
-        // ends, rather than corrupted memory or a hang.
+      int held = pinned.close();
+      if (running[0] > 0 || held > 0) {
+        // A kernel still running may write into its call's pinned memory, and a native call may read the held
+        // pinned memory, so nothing of the device is freed (the driver's frees would also wait for the kernel):
+        // a leak until the process ends, rather than corrupted memory or a hang.
         releases.run(params::close); // host memory only, copied by the driver at each launch: no kernel reads it
-        throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout)));
+        throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout, held)));
       }
+      releases.run(pinned::freeClosed);
       releases.run(inputs::releaseAll);
       releases.run(topK::close);
       releases.run(device::close);
@@ -567,9 +577,17 @@ public final class CudaBackend implements Backend {
     }
   }
 
-  private String leftAllocated(int running, Duration callTimeout) {
-    return "this CUDA backend is closed, but " + running + " asynchronous call(s) still ran on the device after "
-        + callTimeout.toMillis() + " ms, so its device memory, pinned host memory and context on GPU " + ordinal
-        + " are left allocated: freeing memory still in use could corrupt it";
+  private String leftAllocated(int running, Duration callTimeout, int held) {
+    StringBuilder why = new StringBuilder("this CUDA backend is closed, but ");
+    if (running > 0) {
+      why.append(running).append(" asynchronous call(s) still ran on the device after ")
+          .append(callTimeout.toMillis()).append(" ms");
+    }
+    if (held > 0) {
+      why.append(running > 0 ? " and " : "").append(held)
+          .append(" pinned host memory block(s) were held by native calls on other threads");
+    }
+    return why.append(", so its device memory, pinned host memory and context on GPU ").append(ordinal)
+        .append(" are left allocated: freeing memory still in use could corrupt it").toString();
   }
 }

@@ -336,6 +336,14 @@ final class Driver {
         .reinterpret(bytes);
   }
 
+  /**
+   * {@code pinned}, memory from {@link #mallocHost}, as a segment that lives only as long as {@code scope}: once
+   * it closes, access throws instead of reaching the memory freed after it.
+   */
+  static MemorySegment scoped(MemorySegment pinned, Arena scope) {
+    return pinned.reinterpret(pinned.byteSize(), scope, null);
+  }
+
   static void freeHost(MemorySegment p) {
     run("cuMemFreeHost", () -> (int) MEM_FREE_HOST.invokeExact(p));
   }
