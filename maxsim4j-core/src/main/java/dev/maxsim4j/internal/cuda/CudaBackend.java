@@ -11,8 +11,11 @@ import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
@@ -42,6 +45,8 @@ public final class CudaBackend implements Backend {
   private final ReentrantLock lock = new ReentrantLock();
   /** Page-locked host memory handed out by {@link #allocatePinned} and not yet closed. */
   private final PinnedAllocations pinned = new PinnedAllocations(lock, this::freePinned);
+  /** Corpora {@link #generateCorpus} made and not yet closed; under the lock. */
+  private final Set<GeneratedCorpus> corpora = Collections.newSetFromMap(new IdentityHashMap<>());
   private final KernelParams params;
   private final DeviceInputs inputs;
   private final ForwardKernels forward;
@@ -387,7 +392,11 @@ public final class CudaBackend implements Backend {
    * with no host copy; top-k runs over it with {@link #topK(Tokens, GeneratedCorpus, int)}.
    */
   public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed) {
-    return call(() -> GeneratedCorpus.generate(device, params, this, documents, length, dim, seed));
+    return call(() -> {
+      GeneratedCorpus corpus = GeneratedCorpus.generate(device, params, this, documents, length, dim, seed);
+      corpora.add(corpus);
+      return corpus;
+    });
   }
 
   /**
@@ -436,7 +445,8 @@ public final class CudaBackend implements Backend {
       if (corpus.closed() || closed) {
         return; // closing the backend already freed everything
       }
-      corpus.markClosed();
+      corpus.markClosed("this generated corpus is closed");
+      corpora.remove(corpus);
       device.makeCurrent();
       device.synchronizeAll();
       device.release(corpus.pointer, corpus.bytes);
@@ -533,9 +543,9 @@ public final class CudaBackend implements Backend {
 
   /**
    * Closes the backend, whatever fails on the way: waits for the asynchronous calls in flight, invalidates the
-   * pinned host memory still open (its later use throws {@link IllegalStateException}), then frees it and
-   * everything else and releases the device. Throws the first failure, with the rest suppressed; the backend
-   * is closed all the same, and a second close does nothing.
+   * pinned host memory and generated corpora still open (their later use throws {@link IllegalStateException}),
+   * then frees them and everything else and releases the device. Throws the first failure, with the rest
+   * suppressed; the backend is closed all the same, and a second close does nothing.
    */
   @Override
   public void close() {
@@ -559,6 +569,9 @@ public final class CudaBackend implements Backend {
         releases.run(() -> running[0] = calls.close(callTimeout));
       }
       int held = pinned.close();
+      for (GeneratedCorpus corpus : corpora) {
+        corpus.markClosed("this generated corpus's CUDA backend is closed");
+      }
       if (running[0] > 0 || held > 0) {
         // A kernel still running may write into its call's pinned memory, and a native call may read the held
         // pinned memory, so nothing of the device is freed (the driver's frees would also wait for the kernel):
@@ -567,6 +580,10 @@ public final class CudaBackend implements Backend {
         throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout, held)));
       }
       releases.run(pinned::freeClosed);
+      for (GeneratedCorpus corpus : corpora) {
+        releases.run(() -> device.release(corpus.pointer, corpus.bytes));
+      }
+      corpora.clear();
       releases.run(inputs::releaseAll);
       releases.run(topK::close);
       releases.run(device::close);

@@ -22,7 +22,8 @@ public final class GeneratedCorpus implements AutoCloseable {
   final long pointer;
   final long bytes;
   private final CudaBackend owner;
-  private boolean closed;
+  /** Why it may no longer be used (closed, or its backend closed), or null; set under its backend's lock. */
+  private volatile String closedBecause;
 
   private GeneratedCorpus(DeviceTokens tokens, long pointer, long bytes, CudaBackend owner) {
     this.tokens = tokens;
@@ -104,24 +105,26 @@ public final class GeneratedCorpus implements AutoCloseable {
     return 2L * tokens.storedTokens() * tokens.dim();
   }
 
-  /** Whether {@link #close} has freed it. */
+  /** Whether it has been closed, or its backend has. */
   boolean closed() {
-    return closed;
+    return closedBecause != null;
   }
 
-  /** Marks it freed; the backend frees the memory. */
-  void markClosed() {
-    closed = true;
+  /** Marks it freed, for the reason {@code why} that later uses throw; the backend frees the memory. */
+  void markClosed(String why) {
+    closedBecause = why;
   }
 
-  /** The device tokens; throws {@link IllegalStateException} once closed. */
+  /** The device tokens; throws {@link IllegalStateException} once it or its backend is closed. */
   DeviceTokens open() {
-    if (closed) {
-      throw new IllegalStateException("this generated corpus is closed");
+    String why = closedBecause;
+    if (why != null) {
+      throw new IllegalStateException(why);
     }
     return tokens;
   }
 
+  /** Frees the device memory; closing it again, or after its backend closed, does nothing. */
   @Override
   public void close() {
     owner.release(this);
