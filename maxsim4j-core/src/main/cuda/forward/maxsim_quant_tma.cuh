@@ -1,5 +1,6 @@
-// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, and against short
-// queries of their own type (at most 32 tokens; d <= 128, or for 8-bit documents against float queries up to 1024), on
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, and for int8 and
+// 1-bit documents against short queries of their own type (at most 32 tokens; d <= 128, or for 8-bit documents
+// against float queries up to 1024), on
 // Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes read, so
 // every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
@@ -142,8 +143,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 int mode, int perQuery, int docOffset, long long pairs, float* scores,
                                 unsigned long long* work, const TensorMap* documents) {
   constexpr bool Q_SCALED = Compressed<TQ>::value;  // compressed queries: qWeight holds each token's scale
-  // int8 and e4m3 queries multiply as fp16, where their values are exact and an 8-bit document word expands in 5
-  // instructions (7 into bf16); 1-bit queries keep bf16 (+-1 is exact in both)
+  // int8 queries of rows the integer tensor cores do not take (16-48 dims) multiply as fp16, where their values are
+  // exact and an int8 word expands in 5 instructions (7 into bf16); 1-bit queries keep bf16 (+-1 is exact in both)
   using O = std::conditional_t<Q_SCALED && !std::is_same<TQ, B1>::value, __half, typename Operand<TQ>::Type>;
   // int8 queries against int8 rows of 64 or 128 dims multiply the stored bytes on the integer tensor cores: no
   // expansion, k-steps of 32, s32 accumulators (exact: |dot| <= 127^2 x 128 < 2^24, so its fp32 value is too)
@@ -151,7 +152,9 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       std::is_same<TQ, S8>::value && std::is_same<TD, S8>::value && ROW_STEPS == 4 && SLICES == 0;
   using Accumulator = std::conditional_t<INTEGER, int, float>;
   constexpr int STEPS = INTEGER ? 2 * CHUNKS : CHUNKS * ROW_STEPS;  // wgmma k-steps per tile (per slice)
-  static_assert(!Q_SCALED || std::is_same<TQ, TD>::value, "compressed queries score documents of their own type");
+  // (e4m3 queries against e4m3 documents measured wrong maxima here, cause not found: kernel-selection.md, rule 20)
+  static_assert(!Q_SCALED || (std::is_same<TQ, TD>::value && !std::is_same<TQ, E4M3>::value),
+                "int8 or 1-bit queries against documents of their own type");
   constexpr bool TILED = SLICES > 0;
   static_assert(!TILED || (SLICES >= 2 && CHUNKS == 2 && !NARROW && !std::is_same<TD, B1>::value),
                 "8-bit slices of 128 bytes, d over 128");
@@ -315,14 +318,28 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     const int start = qRows.rowStart[query], length = qRows.rowLength[query];
     if (length > QT_ROWS) __trap();  // the plan sends longer queries elsewhere
     if constexpr (INTEGER) {
-      // int8 rows of 128 bytes (4 k-steps of 32), 128-byte swizzled: byte p of step s holds the dim that A's
-      // column p of that step holds (expandChunk): 64 (s / 2) + 16 (p % 16 / 4) + 8 (s % 2) + 4 (p / 16) + p % 4
-      for (int i = tid; i < QT_ROWS * SWIZZLE_ROW_BYTES; i += QT_CONSUMERS) {
-        const int n = i / SWIZZLE_ROW_BYTES, kb = i % SWIZZLE_ROW_BYTES, s = kb / 32, p = kb % 32;
-        const int k = 64 * (s / 2) + 16 * (p % 16 / 4) + 8 * (s % 2) + 4 * (p / 16) + p % 4;
-        const bool valid = s < STEPS && k < dim && n < length && isValid(qRows, start + n);
-        shared[n * SWIZZLE_ROW_BYTES + (((kb >> 4) ^ (n & 7)) << 4) + (kb & 15)] =
-            valid ? (uint8_t)q[(size_t)(start + n) * dim + k] : 0;
+      // int8 rows of 128 bytes (4 k-steps of 32), 128-byte swizzled: word p / 4 of step s holds the 4 dims from
+      // 64 (s / 2) + 16 (p % 16 / 4) + 8 (s % 2) + 4 (p / 16), as A's words of that step (expandChunk); a batch's
+      // loads are all issued before its first store
+      constexpr int WORDS = QT_ROWS * SWIZZLE_ROW_BYTES / 4 / QT_CONSUMERS, BATCH = 4;
+      for (int first = 0; first < WORDS; first += BATCH) {
+        uint32_t words[BATCH];
+#pragma unroll
+        for (int i = 0; i < BATCH; i++) {
+          const int w = tid + QT_CONSUMERS * (first + i), n = w / 32, s = w % 32 / 8, p = 4 * (w % 8);
+          const int k = 64 * (s / 2) + 16 * (p % 16 / 4) + 8 * (s % 2) + 4 * (p / 16);
+          words[i] = 0;
+          if (s < STEPS && k < dim && n < length && isValid(qRows, start + n)) {
+            const uint8_t* at = reinterpret_cast<const uint8_t*>(q) + (size_t)(start + n) * dim + k;
+            words[i] = at[0] | at[1] << 8 | at[2] << 16 | (uint32_t)at[3] << 24;
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < BATCH; i++) {
+          const int w = tid + QT_CONSUMERS * (first + i), n = w / 32, kb = 4 * (w % 32);
+          *reinterpret_cast<uint32_t*>(shared + n * SWIZZLE_ROW_BYTES + (((kb >> 4) ^ (n & 7)) << 4) + (kb & 15)) =
+              words[i];
+        }
       }
     } else {
       O* b = reinterpret_cast<O*>(shared);
