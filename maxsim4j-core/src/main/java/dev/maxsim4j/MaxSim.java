@@ -28,7 +28,8 @@ import java.util.function.Function;
  * valid token scores 0 against any non-empty document; NaN in a valid token makes the score NaN; scores are fp32;
  * in the backward the gradient of a max flows to one document token, the lowest slot among ties.
  *
- * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend), within the
+ * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend, which takes a pair
+ * exactly where its products pass 2^64 and cancel, so that float64's own rounding leaves no remainder), within the
  * roundings of fp32 dot products. Dot products are summed in fp32, so values near {@code 1e19} can pass fp32's
  * largest value part way through a sum; on the CPU a pair whose fp32 score comes out infinite or NaN is scored
  * again in float64, so such a sum does not stick at an infinity, nor sum infinities of both signs to NaN, where
