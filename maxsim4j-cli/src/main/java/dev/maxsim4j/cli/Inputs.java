@@ -157,13 +157,13 @@ final class Inputs {
         opened);
 
     NdArray scales = scales(a, o, path, safetensors, names, embName, emb, dtype, files, opened);
-    // a masked token's scale is never read: the mask, checked first, tells which scales must be finite
-    boolean[] valid = scales == null || mask == null ? null : validTokens(o.what(), emb, offsets != null, mask);
+    // the mask is read once, checked first: it tells which scales must be finite (a masked token's is never read)
+    boolean[] valid = mask == null ? null : validTokens(o.what(), emb, offsets != null, mask);
     TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
         scales == null ? null : TokenType.scales(o.what(), scales, emb, valid));
     TokenBatch batch = offsets != null
-        ? packed(o.what(), emb, type, offsets, mask, heapElements)
-        : padded(o.what(), emb, type, mask, heapElements);
+        ? packed(o.what(), emb, type, offsets, valid, heapElements)
+        : padded(o.what(), emb, type, valid, heapElements);
     return new Loaded(batch, emb, files, scales != null);
   }
 
@@ -276,11 +276,15 @@ final class Inputs {
 
   /** A padded batch of float tokens (see below). */
   static TokenBatch padded(String what, NdArray emb, NdArray mask, long heapElements) {
-    return padded(what, emb, TokenType.floating(what, emb), mask, heapElements);
+    boolean[] valid = mask == null ? null : validTokens(what, emb, false, mask);
+    return padded(what, emb, TokenType.floating(what, emb), valid, heapElements);
   }
 
-  /** A padded batch; a mask that only trims each row's tail becomes per-row lengths, which kernels skip. */
-  static TokenBatch padded(String what, NdArray emb, TokenType type, NdArray mask, long heapElements) {
+  /**
+   * A padded batch; {@code flags}, the mask's as {@link #validTokens} checked them, or null; a mask that only trims
+   * each row's tail becomes per-row lengths, which kernels skip.
+   */
+  private static TokenBatch padded(String what, NdArray emb, TokenType type, boolean[] flags, long heapElements) {
     requireRank(what, emb);
     int rank = emb.rank();
     int d = type.dim();
@@ -311,13 +315,10 @@ final class Inputs {
       float[] floats = emb.floats();
       b = floats != null ? TokenBatch.ofFloats(floats, n, l, d) : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
     }
-    if (mask == null) {
-      requireNoNanBytes(what, emb, type, null);
+    requireNoNanBytes(what, emb, type, flags);
+    if (flags == null) {
       return b;
     }
-    requirePaddedMask(what, emb, mask);
-    boolean[] flags = flags(what, mask);
-    requireNoNanBytes(what, emb, type, flags);
     int[] lengths = trailingLengths(flags, n, l);
     return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
   }
@@ -356,8 +357,11 @@ final class Inputs {
     return lengths;
   }
 
-  /** A packed batch: tokens {@code [T, d]}, rows delimited by {@code offsets [N+1]}, mask {@code [T]}. */
-  static TokenBatch packed(String what, NdArray emb, TokenType type, NdArray offsets, NdArray mask,
+  /**
+   * A packed batch: tokens {@code [T, d]}, rows delimited by {@code offsets [N+1]}; {@code flags}, a mask {@code [T]}'s
+   * as {@link #validTokens} checked them, or null.
+   */
+  private static TokenBatch packed(String what, NdArray emb, TokenType type, NdArray offsets, boolean[] flags,
       long heapElements) {
     long tokens = emb.shape()[0];
     if (tokens > Integer.MAX_VALUE) {
@@ -379,14 +383,8 @@ final class Inputs {
       b = floats != null ? TokenBatch.packedFloats(floats, starts, d)
           : TokenBatch.packedHalfs(emb.dtype(), emb.halfs(), starts, d);
     }
-    if (mask == null) {
-      requireNoNanBytes(what, emb, type, null);
-      return b;
-    }
-    requirePackedMask(what, emb, mask);
-    boolean[] flags = flags(what, mask);
     requireNoNanBytes(what, emb, type, flags);
-    return b.withMask(flags);
+    return flags == null ? b : b.withMask(flags);
   }
 
   /** fp8 tokens hold no NaN byte where {@code valid} (null: everywhere); see {@link TokenType#requireNoNanBytes}. */
@@ -401,6 +399,7 @@ final class Inputs {
     if (packed) {
       requirePackedMask(what, emb, mask);
     } else {
+      requireRank(what, emb); // before the mask's expected shape is taken from it
       requirePaddedMask(what, emb, mask);
     }
     return flags(what, mask);

@@ -161,6 +161,18 @@ class ScoreInputsTest {
     }
   }
 
+  /** A mask beside embeddings of too few axes names their shape, as without a mask (not a negative array size). */
+  @Test
+  void aMaskBesideEmbeddingsOfTooFewAxesIsRefusedByTheirShape() {
+    NdArray mask = new NdArray("m", NdArray.ElementType.BOOL, new long[] {1}, null, null, new boolean[] {true});
+    for (long[] shape : new long[][] {{}, {4}}) {
+      NdArray e = NdArray.ofFloats("e", shape, new float[shape.length == 0 ? 1 : 4]);
+      IllegalArgumentException x = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> Inputs.padded("docs", e, mask, Inputs.HEAP_ELEMENTS));
+      assertTrue(x.getMessage().contains("expected [N, L, d]"), x.getMessage());
+    }
+  }
+
   @Test
   void trailingMasksBecomeLengthsAndOtherMasksStayMasks() {
     assertArrayEquals(new int[] {2, 0, 3}, Inputs.trailingLengths(
