@@ -1,6 +1,6 @@
-// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, and for int8 and
-// 1-bit documents against short queries of their own type (at most 32 tokens; d <= 128, or for 8-bit documents
-// against float queries up to 1024), on
+// Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, for 1-bit documents
+// against short 1-bit queries and for int8 rows of 64 to 128 dims against short int8 queries (at most 32 tokens;
+// d <= 128, or for 8-bit documents against float queries up to 1024), on
 // Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes read, so
 // every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
@@ -143,18 +143,17 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 int mode, int perQuery, int docOffset, long long pairs, float* scores,
                                 unsigned long long* work, const TensorMap* documents) {
   constexpr bool Q_SCALED = Compressed<TQ>::value;  // compressed queries: qWeight holds each token's scale
-  // int8 queries of rows the integer tensor cores do not take (16-48 dims) multiply as fp16, where their values are
-  // exact and an int8 word expands in 5 instructions (7 into bf16); 1-bit queries keep bf16 (+-1 is exact in both)
-  using O = std::conditional_t<Q_SCALED && !std::is_same<TQ, B1>::value, __half, typename Operand<TQ>::Type>;
+  using O = typename Operand<TQ>::Type;  // 1-bit queries: bf16 (+-1 is exact); int8 ones take no expansion
   // int8 queries against int8 rows of 64 or 128 dims multiply the stored bytes on the integer tensor cores: no
   // expansion, k-steps of 32, s32 accumulators (exact: |dot| <= 127^2 x 128 < 2^24, so its fp32 value is too)
   constexpr bool INTEGER =
       std::is_same<TQ, S8>::value && std::is_same<TD, S8>::value && ROW_STEPS == 4 && SLICES == 0;
   using Accumulator = std::conditional_t<INTEGER, int, float>;
   constexpr int STEPS = INTEGER ? 2 * CHUNKS : CHUNKS * ROW_STEPS;  // wgmma k-steps per tile (per slice)
-  // (e4m3 queries against e4m3 documents measured wrong maxima here, cause not found: kernel-selection.md, rule 20)
-  static_assert(!Q_SCALED || (std::is_same<TQ, TD>::value && !std::is_same<TQ, E4M3>::value),
-                "int8 or 1-bit queries against documents of their own type");
+  // (e4m3 queries against e4m3 documents, as fp16 operands, measured wrong maxima here, cause not found; int8 ones
+  // of 16-48 dims, which would take the same path, were not run: kernel-selection.md, rule 20)
+  static_assert(!Q_SCALED || std::is_same<TQ, B1>::value && std::is_same<TD, B1>::value || INTEGER,
+                "1-bit queries against 1-bit documents, or int8 against int8 rows of 64 or 128 dims");
   constexpr bool TILED = SLICES > 0;
   static_assert(!TILED || (SLICES >= 2 && CHUNKS == 2 && !NARROW && !std::is_same<TD, B1>::value),
                 "8-bit slices of 128 bytes, d over 128");

@@ -272,9 +272,9 @@ final class ForwardPlan {
 
   /**
    * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with any d up to 128,
-   * against bf16 or fp16 queries, or int8 and 1-bit documents against queries of their own type (int8 multiplied as
-   * stored on the integer tensor cores at 64 or 128 dims, else exact fp16 or bf16 operands, each dot product times
-   * the pair's scale product as rule 18's kernels round it), of at most 32 tokens on sm_90, inference: a
+   * against bf16 or fp16 queries, or 1-bit documents against 1-bit queries (+-1 exact in bf16) and int8 documents
+   * of d from 64 to 128 against int8 queries (multiplied as stored on the integer tensor cores), each dot product
+   * then times the pair's scale product as rule 18's kernels round it, of at most 32 tokens on sm_90, inference: a
    * document's tokens are contiguous, so
    * the kernel's producer warp copies each tile with one bulk copy (8-bit tiles are whole 16-byte units; 1-bit
    * ones narrower than 16 bytes a token from the unit holding the first) and the consumers spend their
@@ -290,8 +290,9 @@ final class ForwardPlan {
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
     // int8 queries of d over 128 stay with rule 19, whose tiles multiply the stored bytes too; e4m3 queries scored
-    // wrong maxima on this kernel (kernel-selection.md, rule 20) and stay with rule 18's
-    boolean ownType = q == d && (bits || d == DType.INT8 && s.dim() <= QT_MAX_DIM);
+    // wrong maxima on this kernel as fp16 operands, and int8 rows of 16-48 dims would take that path (not run on the
+    // failing case): both stay with rule 18's (kernel-selection.md, rule 20)
+    boolean ownType = q == d && (bits || d == DType.INT8 && s.dim() >= 64 && s.dim() <= QT_MAX_DIM);
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || ownType;
     return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
         && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();
