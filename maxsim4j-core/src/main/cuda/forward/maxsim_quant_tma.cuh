@@ -145,7 +145,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   constexpr bool Q_SCALED = Compressed<TQ>::value;  // compressed queries: qWeight holds each token's scale
   using O = typename Operand<TQ>::Type;  // 1-bit queries: bf16 (+-1 is exact); int8 ones take no expansion
   // int8 queries against int8 rows of 64 or 128 dims multiply the stored bytes on the integer tensor cores: no
-  // expansion, k-steps of 32, s32 accumulators (exact: |dot| <= 127^2 x 128 < 2^24, so its fp32 value is too)
+  // expansion, k-steps of 32, s32 accumulators (exact: |dot| <= 128^2 x 128 = 2^21, so its fp32 value is too)
   constexpr bool INTEGER =
       std::is_same<TQ, S8>::value && std::is_same<TD, S8>::value && ROW_STEPS == 4 && SLICES == 0;
   using Accumulator = std::conditional_t<INTEGER, int, float>;
