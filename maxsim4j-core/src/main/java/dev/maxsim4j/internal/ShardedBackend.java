@@ -524,19 +524,28 @@ public final class ShardedBackend implements Backend {
     return new Outcome<>(out, failure);
   }
 
-  private static void closeAll(List<AutoCloseable> handles) {
-    RuntimeException first = null;
+  /** Closes every handle, whatever the others threw; throws the first failure, the others suppressed in it. */
+  private static void closeAll(List<? extends AutoCloseable> handles) {
+    Throwable first = null;
     for (AutoCloseable h : handles) {
       try {
         h.close();
-      } catch (RuntimeException e) {
-        first = first == null ? e : first;
-      } catch (Exception e) {
-        first = first == null ? new IllegalStateException(e) : first;
+      } catch (Exception | Error e) { // an Error too: the other devices' memory is still freed
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
       }
     }
+    if (first instanceof RuntimeException e) {
+      throw e;
+    }
+    if (first instanceof Error e) {
+      throw e;
+    }
     if (first != null) {
-      throw first;
+      throw new IllegalStateException(first);
     }
   }
 
@@ -546,16 +555,6 @@ public final class ShardedBackend implements Backend {
     synchronized (resident) {
       resident.clear(); // each backend frees its resident shards as it closes
     }
-    RuntimeException first = null;
-    for (Backend b : backends) {
-      try {
-        b.close();
-      } catch (RuntimeException e) {
-        first = first == null ? e : first;
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
+    closeAll(backends);
   }
 }
