@@ -7,6 +7,7 @@ import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
+import dev.maxsim4j.cli.io.UnsupportedDtypeException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -106,7 +107,13 @@ final class Inputs {
           + " is not a .safetensors file");
     }
     String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
-    NdArray emb = safetensors ? tensors.read(embName) : Npy.read(file);
+    NdArray emb;
+    try {
+      emb = safetensors ? tensors.read(embName) : Npy.read(file);
+    } catch (UnsupportedDtypeException e) {
+      throw e.as(o.embeddings(), (safetensors ? "F32, F16, BF16, I8, F8_E4M3 or U8 (packed bits)"
+          : "float32 '<f4', float16 '<f2', int8 '|i1' or uint8 '|u1' (packed bits)") + " embeddings");
+    }
     if (embName == null && names.size() == 1) {
       embName = names.get(0);
     }
@@ -257,10 +264,27 @@ final class Inputs {
         throw new UsageException("score: " + tensorOption + " names a tensor, but " + path
             + " is not a .safetensors file");
       }
-      return Npy.read(file);
+      try {
+        return Npy.read(file);
+      } catch (UnsupportedDtypeException e) {
+        throw e.as(option, takes(fallback, false));
+      }
     }
     SafeTensorsFile tensors = open(file, opened);
-    return tensors.read(pick(tensor, tensors.names(), fallback));
+    try {
+      return tensors.read(pick(tensor, tensors.names(), fallback));
+    } catch (UnsupportedDtypeException e) {
+      throw e.as(option, takes(fallback, true));
+    }
+  }
+
+  /** What a mask, offsets or scales array may hold, in the file format's words. */
+  static String takes(String companion, boolean safetensors) {
+    return switch (companion) {
+      case MASK -> safetensors ? "BOOL or U8 (0 or 1) mask" : "bool '|b1' or uint8 '|u1' (0 or 1) mask";
+      case OFFSETS -> safetensors ? "I32 or I64 offsets" : "int32 '<i4' or int64 '<i8' offsets";
+      default -> safetensors ? "F32 scales" : "float32 '<f4' scales";
+    };
   }
 
   /** {@code file} opened, or the same file as opened before for another of its tensors. */

@@ -7,6 +7,7 @@ import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
+import dev.maxsim4j.cli.io.UnsupportedDtypeException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -71,7 +72,12 @@ final class QuantizeCommand {
     if (tensor == null && names.size() != 1 && names.contains(Inputs.EMBEDDINGS)) {
       tensor = Inputs.EMBEDDINGS;
     }
-    NdArray emb = source.read(tensor);
+    NdArray emb;
+    try {
+      emb = source.read(tensor);
+    } catch (UnsupportedDtypeException e) {
+      throw e.as("quantize: --in", "F32, F16 or BF16 embeddings to quantize");
+    }
     if (!emb.isFloating()) {
       throw new IllegalArgumentException("quantize: " + emb.source() + " holds " + emb.type() + "; expected float32,"
           + " float16 or bfloat16 embeddings to quantize");
@@ -90,7 +96,11 @@ final class QuantizeCommand {
     Map<String, NdArray> companions = new LinkedHashMap<>();
     for (String name : List.of(Inputs.MASK, Inputs.OFFSETS)) {
       if (names.contains(name) && !name.equals(tensor) && (tensor != null || names.size() > 1)) {
-        companions.put(name, source.read(name));
+        try {
+          companions.put(name, source.read(name));
+        } catch (UnsupportedDtypeException e) {
+          throw e.as("quantize: --in", Inputs.takes(name, true));
+        }
       }
     }
     Inputs.requireCompanions("quantize: --in", emb, companions.get(Inputs.MASK), companions.get(Inputs.OFFSETS));

@@ -79,8 +79,7 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
         }
       }
     }
-    throw new IllegalArgumentException(file + " has dtype '" + Printable.of(describe(descr)) + "'; expected "
-        + ACCEPTED);
+    throw new UnsupportedDtypeException(file, "'" + Printable.of(describe(descr)) + "'", ACCEPTED);
   }
 
   /** The dtype string with NumPy's name for it, e.g. {@code <u2 (uint16)} or {@code >f4 (big-endian float32)}. */

@@ -65,8 +65,8 @@ public final class SafeTensorsFile {
       case "F8_E4M3" -> NdArray.ElementType.F8_E4M3;
       case "I32" -> NdArray.ElementType.I32;
       case "I64" -> NdArray.ElementType.I64;
-      default -> throw new IllegalArgumentException(source + " has dtype " + MiniJson.shown(t.dtype())
-          + "; expected F32, F16, BF16, BOOL, U8, I8, F8_E4M3, I32 or I64");
+      default -> throw new UnsupportedDtypeException(source, MiniJson.shown(t.dtype()),
+          "F32, F16, BF16, BOOL, U8, I8, F8_E4M3, I32 or I64");
     };
     return NdArray.ofSegment(source, type, t.shape(),
         all.asSlice(header.dataStart() + t.begin(), t.end() - t.begin()));
