@@ -35,12 +35,26 @@ class TextEdgeCasesTest {
     assertFalse(Files.exists(blank.resolve(".maxsim4j")), "no index folder is created");
   }
 
+  private static void assertOneLineErrorNaming(CliRun r, String fragment) {
+    assertTrue(r.failedCleanly(), r.err());
+    assertTrue(r.err().contains(fragment), r.err());
+  }
+
   @Test
   void wrongKindsOfPathAreOneLine() throws IOException {
     Path file = Files.writeString(dir.resolve("a.txt"), "otters");
     CliRun index = CliRun.of("index", "--dir", file.toString());
     assertTrue(index.failedCleanly(), index.err());
     assertTrue(index.err().contains(file + " is a file; expected a folder"), index.err());
+    assertOneLineErrorNaming(CliRun.of("search", "--dir", file.toString(), "--query", "q"),
+        "--dir " + file + " is a file; expected a folder of .txt/.md files");
+    // a missing folder was "no such file: notes", naming neither --dir nor what it takes
+    Path missing = dir.resolve("missing");
+    for (String command : new String[] {"index", "search"}) {
+      CliRun r = command.equals("index") ? CliRun.of("index", "--dir", missing.toString())
+          : CliRun.of("search", "--dir", missing.toString(), "--query", "q");
+      assertOneLineErrorNaming(r, "--dir " + missing + ": no such folder; expected a folder of .txt/.md files");
+    }
     CliRun rerank = CliRun.of("rerank", "--query", "q", "--candidates", dir.toString());
     assertTrue(rerank.failedCleanly(), rerank.err());
     assertTrue(rerank.err().contains(dir + " is a folder; expected a text file"), rerank.err());

@@ -33,7 +33,7 @@ public final class IndexCommand {
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("index", argv, 1, Set.of("--dir", "--store", "--backend"), Set.of("--verbose"));
     Store store = Store.parse("index", a.get("--store"));
-    Path folder = Path.of(a.require("--dir"));
+    Path folder = TextFiles.folder("--dir", a.require("--dir"));
     Warnings warnings = new Warnings(err);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a);

@@ -51,7 +51,7 @@ public final class SearchCommand {
     Args a = new Args("search", argv, 1, Set.of("--dir", "--query", "--queries", "--k", "--backend", "--store",
         "--candidates", "--rerank"), Set.of("--verbose", "--exact"));
     Store store = Store.parse("search", a.get("--store"));
-    Path folder = Path.of(a.require("--dir"));
+    String dir = a.require("--dir");
     Warnings warnings = new Warnings(err);
     List<TextFiles.Line> lines = queries(a, warnings);
     List<String> queries = lines.stream().map(TextFiles.Line::text).toList();
@@ -68,6 +68,7 @@ public final class SearchCommand {
     if (exact && a.get("--rerank") != null) {
       throw new UsageException("search: --rerank has no effect with --exact (every passage is scored)");
     }
+    Path folder = TextFiles.folder("--dir", dir);
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = Engine.open(a);
         UpdateLock lock = new UpdateLock(err)) {

@@ -39,6 +39,23 @@ public final class TextFiles {
   private TextFiles() {}
 
   /**
+   * The folder {@code option} names, checked before any work: one that is missing, a file or not a folder is refused
+   * in one line naming the option (index and search said only "no such file: notes").
+   */
+  public static Path folder(String option, String path) {
+    Path p = Path.of(path);
+    if (Files.isRegularFile(p)) {
+      throw new IllegalArgumentException(option + " " + shown(p) + " is a file; expected a folder of .txt/.md files");
+    }
+    if (!Files.exists(p)) {
+      String why = Absent.why(p);
+      throw new IllegalArgumentException(option + " " + shown(p) + ": " + (why.equals("no such file") ? "no such folder"
+          : why) + "; expected a folder of .txt/.md files");
+    }
+    return p;
+  }
+
+  /**
    * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
    * folders), sorted by path. A sub-folder that cannot be listed is skipped with a warning.
    */
