@@ -42,7 +42,8 @@ final class ScoreCommand {
         --doc-scales. Layouts: padded [N, L, d], D may be [B, K, L, d]
         (candidates), or packed [T, d] with offsets [N+1] (int32/int64, like cu_seqlens; row i is tokens
         offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
-        file the tensor "offsets" beside the embeddings. Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]); the
+        file the tensor "offsets" beside the embeddings. [L, d] without offsets is one row of L tokens (N = 1).
+        Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]); the
         tensor "mask" beside the embeddings, or a --*-mask-tensor without --*-mask, reads the mask from the embeddings'
         .safetensors file ("mask", "scales" and "offsets" beside them are read, whatever the embeddings tensor
         is called, or refused where they do not fit; an option that names another replaces them). A .safetensors
