@@ -135,6 +135,10 @@ class BenchCommandsTest {
     Path binary = Files.write(dir.resolve("b.json"), new byte[] {(byte) 0x93, 'N', 'U', 'M'});
     BenchRun notText = BenchRun.of("plot", "speedup", "--in", binary.toString(), "--out", p("s.svg"));
     assertTrue(notText.failedCleanly() && notText.err().contains(binary + " is not UTF-8 text"), notText.err());
+    // a missing file was "no such file: x.json", naming neither --in nor what it takes
+    BenchRun missing = BenchRun.of("plot", "speedup", "--in", p("x.json"), "--out", p("s.svg"));
+    assertTrue(missing.failedCleanly() && missing.err().contains("plot: --in " + p("x.json") + ": no such file;"
+        + " expected the JSON that cpu --json"), missing.err());
     BenchRun folder = BenchRun.of("plot", "speedup", "--in", dir.toString(), "--out", p("s.svg"));
     assertTrue(folder.failedCleanly() && folder.err().contains(dir + " is a directory"), folder.err());
     Path json = Files.writeString(dir.resolve("bad.json"), "[{\"shape\": [1, 2");

@@ -44,6 +44,11 @@ public final class PlotCommand {
     }
     Args a = new Args("maxsim4j bench", "plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     Path in = Path.of(a.require("--in"));
+    if (!Files.isRegularFile(in)) { // "no such file: x.json" named neither --in nor what it takes
+      throw new IllegalArgumentException("plot: --in " + in + (Files.isDirectory(in) ? " is a directory"
+          : Files.exists(in) ? " is not a regular file" : ": no such file") + "; expected the JSON that cpu --json, gpu"
+          + " --json or gpu --train --json writes");
+    }
     Path target = AtomicOutput.target("--out", a.require("--out"));
     AtomicOutput.check("--out", target, List.of(in));
     List<Map<String, Object>> rows = rows(in);
