@@ -106,7 +106,8 @@ final class Inputs {
       throw new UsageException("score: " + o.tensor() + " names a tensor, but " + path
           + " is not a .safetensors file");
     }
-    String embName = pick(a.get(o.tensor()), names, EMBEDDINGS);
+    String embName = safetensors ? pick(o.embeddings(), path, a.get(o.tensor()), o.tensor(), names, EMBEDDINGS)
+        : null;
     NdArray emb;
     try {
       emb = safetensors ? tensors.read(embName) : Npy.read(file);
@@ -247,6 +248,29 @@ final class Inputs {
     return path.toLowerCase(Locale.ROOT).endsWith(".safetensors");
   }
 
+  /**
+   * As below, refusing in one line naming the options a tensor that the file lacks, or a file of several tensors none
+   * of which has the default name (it was "F holds 2 tensors; name one with the matching --...-tensor option").
+   */
+  static String pick(String fileOption, String path, String named, String tensorOption, List<String> names,
+      String fallback) {
+    String name = pick(named, names, fallback);
+    if (name != null && !names.contains(name)) {
+      throw new IllegalArgumentException(tensorOption + " " + Printable.oneLine(name) + ": " + fileOption + " " + path
+          + " has no tensor '" + Printable.oneLine(name) + "'; it holds " + SafeTensorsFile.shown(names));
+    }
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException(fileOption + " " + path + " holds no tensor; expected a file with a \""
+          + fallback + "\" tensor");
+    }
+    if (name == null && names.size() != 1) {
+      throw new IllegalArgumentException(fileOption + " " + path + " holds " + names.size() + " tensors "
+          + SafeTensorsFile.shown(names) + ", none called \"" + fallback + "\"; expected " + tensorOption
+          + " NAME to say which");
+    }
+    return name;
+  }
+
   /** The tensor to read: the named one, the only one, or the default name when the file holds it. */
   private static String pick(String named, List<String> names, String fallback) {
     if (named != null) {
@@ -272,7 +296,7 @@ final class Inputs {
     }
     SafeTensorsFile tensors = open(file, opened);
     try {
-      return tensors.read(pick(tensor, tensors.names(), fallback));
+      return tensors.read(pick(option, path, tensor, tensorOption, tensors.names(), fallback));
     } catch (UnsupportedDtypeException e) {
       throw e.as(option, takes(fallback, true));
     }

@@ -68,10 +68,7 @@ final class QuantizeCommand {
     Path in = Inputs.input("--in", inPath);
     SafeTensorsFile source = SafeTensorsFile.open(in);
     List<String> names = source.names();
-    String tensor = a.get("--tensor");
-    if (tensor == null && names.size() != 1 && names.contains(Inputs.EMBEDDINGS)) {
-      tensor = Inputs.EMBEDDINGS;
-    }
+    String tensor = Inputs.pick("--in", inPath, a.get("--tensor"), "--tensor", names, Inputs.EMBEDDINGS);
     NdArray emb;
     try {
       emb = source.read(tensor);

@@ -159,10 +159,19 @@ class MainTest {
       assertArrayEquals(flat(m.scores(queries(), d)), Npy.read(dir.resolve("s.npy")).floats());
     }
     CliRun ambiguous = run("score", "--queries", p("q.safetensors"), "--docs", p("d.safetensors"), "--out", p("x.npy"));
-    assertOneLineError(ambiguous, 1, "holds 2 tensors");
+    // it was "q.safetensors holds 2 tensors [...]; name one with the matching --...-tensor option"
+    assertOneLineError(ambiguous, 1, "--queries " + p("q.safetensors") + " holds 2 tensors [\"query_embeddings\","
+        + " \"query_mask\"], none called \"embeddings\"; expected --queries-tensor NAME to say which");
     CliRun missing = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "nope",
         "--docs", p("d.safetensors"), "--out", p("x.npy"));
-    assertOneLineError(missing, 1, "no tensor 'nope'");
+    assertOneLineError(missing, 1, "--queries-tensor nope: --queries " + p("q.safetensors") + " has no tensor 'nope'");
+    CliRun mask = run("score", "--queries", p("q.safetensors"), "--queries-tensor", "query_embeddings",
+        "--query-mask", p("q.safetensors"), "--docs", p("d.safetensors"), "--out", p("x.npy"));
+    assertOneLineError(mask, 1, "--query-mask " + p("q.safetensors") + " holds 2 tensors [\"query_embeddings\","
+        + " \"query_mask\"], none called \"mask\"; expected --query-mask-tensor NAME to say which");
+    CliRun quantize = run("quantize", "--in", p("q.safetensors"), "--to", "int8", "--out", p("c.safetensors"));
+    assertOneLineError(quantize, 1, "--in " + p("q.safetensors") + " holds 2 tensors [\"query_embeddings\","
+        + " \"query_mask\"], none called \"embeddings\"; expected --tensor NAME to say which");
   }
 
   @Test
