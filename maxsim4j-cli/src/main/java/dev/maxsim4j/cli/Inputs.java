@@ -100,7 +100,12 @@ final class Inputs {
     Path file = input(o.embeddings(), path);
     boolean safetensors = isSafetensors(path);
     Map<Path, SafeTensorsFile> opened = new HashMap<>(); // each file's header is parsed once for all its tensors
-    SafeTensorsFile tensors = safetensors ? open(file, opened) : null;
+    SafeTensorsFile tensors;
+    try {
+      tensors = safetensors ? open(file, opened) : null;
+    } catch (IllegalArgumentException e) {
+      throw named(o.embeddings(), file, e);
+    }
     List<String> names = safetensors ? tensors.names() : List.of();
     if (!safetensors && a.get(o.tensor()) != null) {
       throw new UsageException("score: " + o.tensor() + " names a tensor, but " + path
@@ -114,6 +119,8 @@ final class Inputs {
     } catch (UnsupportedDtypeException e) {
       throw e.as(o.embeddings(), (safetensors ? "F32, F16, BF16, I8, F8_E4M3 or U8 (packed bits)"
           : "float32 '<f4', float16 '<f2', int8 '|i1' or uint8 '|u1' (packed bits)") + " embeddings");
+    } catch (IllegalArgumentException e) {
+      throw named(o.embeddings(), file, e);
     }
     if (embName == null && names.size() == 1) {
       embName = names.get(0);
@@ -292,14 +299,31 @@ final class Inputs {
         return Npy.read(file);
       } catch (UnsupportedDtypeException e) {
         throw e.as(option, takes(fallback, false));
+      } catch (IllegalArgumentException e) {
+        throw named(option, file, e);
       }
     }
-    SafeTensorsFile tensors = open(file, opened);
     try {
+      SafeTensorsFile tensors = open(file, opened);
       return tensors.read(pick(option, path, tensor, tensorOption, tensors.names(), fallback));
     } catch (UnsupportedDtypeException e) {
       throw e.as(option, takes(fallback, true));
+    } catch (IllegalArgumentException e) {
+      throw named(option, file, e);
     }
+  }
+
+  /**
+   * A refusal of a whole file (not a .npy file, a truncated one, a damaged header) that begins with the file's name,
+   * as the file readers word it, now naming the option that gave the file too: "Q.txt is not a .npy file" became
+   * "--queries Q.txt is not a .npy file". Refusals that name an option already are left as they are.
+   */
+  static IllegalArgumentException named(String option, Path file, IllegalArgumentException e) {
+    String message = e.getMessage();
+    if (message == null || !message.startsWith(file.toString()) || message.startsWith(option + " ")) {
+      return e;
+    }
+    return new IllegalArgumentException(option + " " + message, e);
   }
 
   /** What a mask, offsets or scales array may hold, in the file format's words. */

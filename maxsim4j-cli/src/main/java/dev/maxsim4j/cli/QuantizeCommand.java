@@ -66,7 +66,12 @@ final class QuantizeCommand {
       }
     }
     Path in = Inputs.input("--in", inPath);
-    SafeTensorsFile source = SafeTensorsFile.open(in);
+    SafeTensorsFile source;
+    try {
+      source = SafeTensorsFile.open(in);
+    } catch (IllegalArgumentException e) {
+      throw Inputs.named("--in", in, e);
+    }
     List<String> names = source.names();
     String tensor = Inputs.pick("--in", inPath, a.get("--tensor"), "--tensor", names, Inputs.EMBEDDINGS);
     NdArray emb;

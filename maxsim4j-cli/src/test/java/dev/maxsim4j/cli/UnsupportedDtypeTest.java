@@ -75,6 +75,27 @@ class UnsupportedDtypeTest {
             + " F32, F16 or BF16 embeddings to quantize");
   }
 
+  /** A file that is not what its name says was refused naming the file alone: "q.txt is not a .npy file". */
+  @Test
+  void aFileThatCannotBeReadNamesItsOptionToo() throws IOException {
+    Npy.writeFloats(dir.resolve("d.npy"), new float[2 * 3 * 4], 2, 3, 4);
+    Files.writeString(dir.resolve("q.npy"), "one text per line\n");
+    assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.npy")), 1,
+        "--queries " + p("q.npy") + " is not a .npy file");
+    byte[] whole = Files.readAllBytes(dir.resolve("d.npy"));
+    Files.write(dir.resolve("cut.npy"), java.util.Arrays.copyOf(whole, whole.length - 8));
+    assertOneLineError(CliRun.of("score", "--queries", p("d.npy"), "--docs", p("cut.npy"), "--out", p("s.npy")), 1,
+        "--docs " + p("cut.npy") + " holds");
+    Files.writeString(dir.resolve("m.npy"), "not a mask");
+    assertOneLineError(CliRun.of("score", "--queries", p("d.npy"), "--docs", p("d.npy"), "--doc-mask", p("m.npy"),
+        "--out", p("s.npy")), 1, "--doc-mask " + p("m.npy") + " is not a .npy file");
+    Files.writeString(dir.resolve("e.safetensors"), "not a safetensors file at all");
+    assertOneLineError(CliRun.of("score", "--queries", p("d.npy"), "--docs", p("e.safetensors"), "--out",
+        p("s.npy")), 1, "--docs " + p("e.safetensors") + " is not a .safetensors file");
+    assertOneLineError(CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", p("c.safetensors")),
+        1, "--in " + p("e.safetensors") + " is not a .safetensors file");
+  }
+
   @Test
   void masksOffsetsAndScalesOfAnUnreadDtypeNameTheirOption() throws IOException {
     Npy.writeFloats(dir.resolve("q.npy"), new float[2 * 3 * 4], 2, 3, 4);
