@@ -24,7 +24,7 @@ class TextEdgeCasesTest {
       CliRun r = command.equals("index") ? CliRun.of("index", "--dir", empty.toString())
           : CliRun.of("search", "--dir", empty.toString(), "--query", "anything");
       assertTrue(r.failedCleanly(), r.err());
-      assertTrue(r.err().contains("no .txt or .md files under " + empty), r.err());
+      assertTrue(r.err().contains("--dir " + empty + " holds no .txt or .md file"), r.err());
       assertFalse(Files.exists(empty.resolve(".maxsim4j")), "no index folder is created");
     }
     Path blank = Files.createDirectories(dir.resolve("blank"));

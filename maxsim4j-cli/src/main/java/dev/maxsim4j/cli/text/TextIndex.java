@@ -158,7 +158,8 @@ public final class TextIndex {
       PrintStream err, Store store, UpdateLock lock) throws IOException {
     List<Path> files = TextFiles.under(folder, warnings);
     if (files.isEmpty()) {
-      throw new IllegalArgumentException("no .txt or .md files under " + folder);
+      throw new IllegalArgumentException("--dir " + TextFiles.shown(folder) + " holds no .txt or .md file (its"
+          + " subfolders searched too); expected a folder of text files");
     }
     Path dir = folder.resolve(FOLDER);
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
