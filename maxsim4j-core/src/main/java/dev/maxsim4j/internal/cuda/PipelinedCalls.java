@@ -172,25 +172,9 @@ final class PipelinedCalls {
    */
   int close(Duration timeout) {
     inFlight.add(STOP);
-    long deadline = System.nanoTime() + timeout.toNanos();
-    boolean interrupted = false;
-    boolean drained = false;
-    try {
-      for (;;) {
-        try {
-          drained = free.tryAcquire(SLOTS, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (!drained) {
-      return SLOTS - free.availablePermits();
+    int running = drain(free, SLOTS, timeout);
+    if (running > 0) {
+      return running;
     }
     Releases releases = new Releases();
     synchronized (idle) {
@@ -201,5 +185,35 @@ final class PipelinedCalls {
     }
     releases.throwIfFailed();
     return 0;
+  }
+
+  /**
+   * Takes every one of {@code permits} from {@code free}, waiting up to {@code timeout} (an interrupt does not cut
+   * the wait short; it is kept for the caller). Returns 0 once all are taken, else how many are still out: at
+   * least 1, so that 0 always means they were taken.
+   */
+  static int drain(Semaphore free, int permits, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean interrupted = false;
+    boolean drained = false;
+    try {
+      for (;;) {
+        try {
+          drained = free.tryAcquire(permits, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    // the last calls may have completed just after the wait ended: counting them as running would leak the slots
+    if (drained || free.tryAcquire(permits)) {
+      return 0;
+    }
+    return Math.max(1, permits - free.availablePermits());
   }
 }
