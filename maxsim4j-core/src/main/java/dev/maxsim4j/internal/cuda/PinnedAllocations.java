@@ -58,7 +58,8 @@ final class PinnedAllocations {
       if (closed || !open.contains(memory)) {
         return;
       }
-      memory.invalidate(); // throws while a native call holds it: it stays open, to be closed again
+      // throws while a native call holds it: it stays open, to be closed again
+      memory.invalidate("this pinned host memory is closed");
       open.remove(memory);
       free.accept(memory.allocation);
     } finally {
@@ -88,7 +89,7 @@ final class PinnedAllocations {
       int held = 0;
       for (PinnedHostMemory memory : open) {
         try {
-          memory.invalidate();
+          memory.invalidate("this pinned host memory's CUDA backend is closed");
           closedUnfreed.add(memory);
         } catch (IllegalStateException inUse) {
           held++;

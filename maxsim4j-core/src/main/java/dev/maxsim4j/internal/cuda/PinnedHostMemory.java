@@ -16,6 +16,8 @@ public final class PinnedHostMemory implements AutoCloseable {
   /** The segment's lifetime: shared, so that any thread may read it and closing it stops every thread's access. */
   private final Arena scope = Arena.ofShared();
   private final MemorySegment segment;
+  /** Why the segment was invalidated, for {@link #segment} to say; set just before it is. */
+  private volatile String closedBecause = "this pinned host memory is closed";
 
   PinnedHostMemory(PinnedAllocations owner, MemorySegment allocation) {
     this.owner = owner;
@@ -26,19 +28,22 @@ public final class PinnedHostMemory implements AutoCloseable {
   /** The memory, readable and writable from any thread until this or its backend is closed. */
   public MemorySegment segment() {
     if (!scope.scope().isAlive()) {
-      throw new IllegalStateException("this pinned host memory is closed");
+      throw new IllegalStateException(closedBecause);
     }
     return segment;
   }
 
   /**
-   * Ends every access to the segment; throws {@link IllegalStateException} (and changes nothing) while a native
-   * call on another thread still holds it.
+   * Ends every access to the segment, {@code why} then being what {@link #segment} throws; throws
+   * {@link IllegalStateException} (and changes nothing) while a native call on another thread still holds it.
    */
-  void invalidate() {
+  void invalidate(String why) {
+    String before = closedBecause;
+    closedBecause = why;
     try {
       scope.close();
     } catch (IllegalStateException e) {
+      closedBecause = before;
       throw new IllegalStateException("this pinned host memory is in use by a native call on another thread;"
           + " close it once that call has returned", e);
     }

@@ -68,7 +68,7 @@ class CudaLifecycleTest {
     backend.close(); // the context that allocated it is released
     closed("Already closed", () -> segment.get(JAVA_INT, 0));
     closed("Already closed", () -> slice.set(JAVA_INT, 0, 1));
-    closed("this pinned host memory is closed", pinned::segment);
+    closed("this pinned host memory's CUDA backend is closed", pinned::segment);
     try (MaxSim cpu = MaxSim.builder().backend("vector").build()) {
       TokenBatch q = floats(new SplittableRandom(1), 1, 4);
       assertThrows(IllegalStateException.class, () -> cpu.scores(q, documents));

@@ -107,7 +107,10 @@ class PinnedAllocationsTest {
     assertEquals(0, pinned.close(), "no native call holds any");
     closedSegment(segmentA);
     closedSegment(segmentB);
-    assertThrows(IllegalStateException.class, b::segment);
+    assertEquals("this pinned host memory's CUDA backend is closed",
+        assertThrows(IllegalStateException.class, b::segment).getMessage(), "names what was closed");
+    assertEquals("this pinned host memory is closed",
+        assertThrows(IllegalStateException.class, closedBefore::segment).getMessage());
     assertEquals(0, freesOf(a), "invalidated first; freed by freeClosed, while the context still exists");
     pinned.freeClosed();
     for (PinnedHostMemory m : List.of(closedBefore, a, b)) {
