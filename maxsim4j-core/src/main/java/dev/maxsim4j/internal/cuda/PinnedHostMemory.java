@@ -49,11 +49,6 @@ public final class PinnedHostMemory implements AutoCloseable {
     }
   }
 
-  /** Whether {@link #invalidate} has ended access to the segment. */
-  boolean invalidated() {
-    return !scope.scope().isAlive();
-  }
-
   /** Frees the memory; closing it again, or after its backend closed, does nothing. */
   @Override
   public void close() {
