@@ -33,23 +33,13 @@ class HostileParityFuzzTest {
   static float[] SCALES = {1f, 0f, -0f, -0.5f, 1e-30f, -1e-30f, 1e25f, -1e25f, Float.MIN_VALUE * 3, 1e-38f, 3e38f,
       -Float.MAX_VALUE, 0.01f, 7e35f, 1e-20f, 1e20f};
 
+  /** {@link EntryPointFuzzTest#drawFloat}'s values, and in the hostile modes magnitudes near 1e-39, 1e30 and 1e-30. */
   static float drawFloat(SplittableRandom r, int mode) {
-    return switch (mode) {
-      case 0 -> (float) r.nextGaussian();
-      case 1 -> r.nextInt(5) - 2;
-      default -> switch (r.nextInt(16)) {
-        case 10 -> (float) (r.nextGaussian() * 1e37);
-        case 11 -> r.nextBoolean() ? Float.MAX_VALUE : -Float.MAX_VALUE;
-        case 0 -> -0.0f;
-        case 1 -> Float.MIN_VALUE * (1 + r.nextInt(100));
-        case 2 -> (float) (r.nextGaussian() * 1e15);
-        case 3 -> (float) (r.nextGaussian() * 1e-20);
-        case 4 -> (float) (r.nextGaussian() * 1e-39);
-        case 5 -> (float) (r.nextGaussian() * 1e30);
-        case 6 -> (float) (r.nextGaussian() * 1e-30);
-        default -> (float) r.nextGaussian();
-      };
-    };
+    if (mode >= 2 && r.nextInt(16) < 3) {
+      double[] magnitudes = {1e-39, 1e30, 1e-30};
+      return (float) (r.nextGaussian() * magnitudes[r.nextInt(magnitudes.length)]);
+    }
+    return EntryPointFuzzTest.drawFloat(r, mode);
   }
 
   static TokenBatch draw(SplittableRandom r, DType type, int n, int l, int dim, int mode, boolean packed,
