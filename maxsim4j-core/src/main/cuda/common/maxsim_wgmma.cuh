@@ -149,9 +149,9 @@ template <typename T> struct Wgmma;
 MAXSIM_WGMMA_FOR(__nv_bfloat16, "bf16")
 MAXSIM_WGMMA_FOR(__half, "f16")
 
-// int8 on both sides, A and B by descriptor (or A from registers, n32): k32 (one instruction still reads 32 bytes of each row) into s32
-// accumulators, exact. (Not e4m3: the fp8 tensor cores add into a 13-bit mantissa, dropping products below
-// 2^-13 of the running sum, where the library's contract is fp32 accumulation.)
+// int8 on both sides, A and B by descriptor (or A from registers, n32): k32 (one instruction still reads 32 bytes
+// of each row) into s32 accumulators, exact. (Not e4m3: the fp8 tensor cores add into a 13-bit mantissa, dropping
+// products below 2^-13 of the running sum, where the library's contract is fp32 accumulation.)
 template <> struct Wgmma<int8_t> {
   using Accumulator = int;
   static __device__ __forceinline__ void n128(int (&d)[64], uint64_t a, uint64_t b, int accumulate) {

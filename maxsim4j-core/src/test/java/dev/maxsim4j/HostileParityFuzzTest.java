@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Test;
  * negative, subnormal, tiny and huge, NaN and infinities in valid and masked tokens, integer values that tie,
  * d in {1, 3, 8, 9, 33, 127, 513}, L = 1, ragged packed rows, masks, lengths, all-masked rows, heap arrays and
  * MemorySegments. Unlike {@link EntryPointFuzzTest} (the vector backend, pairs whose products stay far inside fp32)
- * every pair is checked, scalar included: NaN where the reference is NaN, the same infinity (or fp32's largest
- * value, a rounding away) where it is infinite, and elsewhere within fp32's rounding of the exact products
- * (4 eps (d + Lq + 4) times the summed magnitudes of each query token's largest products, plus d + 1 subnormal steps per
- * token: the bound of an fp32 dot product, the scale product and the sum). And per backend, bit for bit: top-k,
+ * every pair is checked, scalar included: NaN where the reference is NaN, and elsewhere within fp32's rounding of
+ * the exact products (4 eps (d + Lq + 4) times the summed magnitudes of each query token's largest products, plus
+ * d + 1 subnormal steps per token: the bound of an fp32 dot product, the scale product and the sum) of the
+ * reference, or where it is infinite, of some value past fp32's largest on its side. And per backend, bit for bit: top-k,
  * candidates, resident documents, async calls and the training forward against all pairs, and a pair scored alone
  * against the same pair in its call (but for float queries against 1-bit documents, whose tables are chosen per
  * call; MaxSim's class comment). Fresh seeds every run; a failure names its seed ({@code -Dfuzz.seed},
@@ -199,7 +199,8 @@ class HostileParityFuzzTest {
       boolean within = want < 0 ? got <= -Float.MAX_VALUE + tol : got >= Float.MAX_VALUE - tol;
       assertTrue(want == got || within, where + ": want " + want + " got " + got + " tol " + tol);
     } else {
-      assertTrue(Math.abs((double) got - want) <= tol + Math.ulp(want), where + ": want " + want + " got " + got + " tol " + tol);
+      assertTrue(Math.abs((double) got - want) <= tol + Math.ulp(want), where + ": want " + want + " got " + got
+          + " tol " + tol);
     }
   }
 
@@ -226,8 +227,10 @@ class HostileParityFuzzTest {
         }
         boolean qQuantize = qt.isQuantized() && r.nextInt(3) == 0;
         boolean dQuantize = dt.isQuantized() && r.nextInt(3) == 0;
-        TokenBatch q = draw(r, qQuantize ? DType.FLOAT32 : qt, nq, lq, dim, mode, r.nextBoolean(), r.nextBoolean(), r.nextInt(3), r.nextBoolean());
-        TokenBatch d = draw(r, dQuantize ? DType.FLOAT32 : dt, nd, ld, dim, mode, r.nextBoolean(), r.nextBoolean(), r.nextInt(3), r.nextBoolean());
+        TokenBatch q = draw(r, qQuantize ? DType.FLOAT32 : qt, nq, lq, dim, mode, r.nextBoolean(), r.nextBoolean(),
+            r.nextInt(3), r.nextBoolean());
+        TokenBatch d = draw(r, dQuantize ? DType.FLOAT32 : dt, nd, ld, dim, mode, r.nextBoolean(), r.nextBoolean(),
+            r.nextInt(3), r.nextBoolean());
         try {
           if (qQuantize) q = q.quantize(qt);
           if (dQuantize) d = d.quantize(dt);
@@ -242,7 +245,8 @@ class HostileParityFuzzTest {
             float[][] got = m.scores(q, d);
             for (int i = 0; i < nq; i++) {
               for (int j = 0; j < nd; j++) {
-                check(want[i][j], got[i][j], tolerance(q, i, d, j), where + " " + m.backendName() + " [" + i + "][" + j + "]");
+                check(want[i][j], got[i][j], tolerance(q, i, d, j), where + " " + m.backendName() + " [" + i + "]["
+                    + j + "]");
               }
             }
             // entry points, bit for bit
@@ -250,10 +254,12 @@ class HostileParityFuzzTest {
             for (int i = 0; i < nq; i++) {
               for (int rnk = 0; rnk < nd; rnk++) {
                 int j = top.indices()[i][rnk];
-                assertTrue(Float.compare(top.scores()[i][rnk], got[i][j]) == 0, where + " " + m.backendName() + " topK " + i + " doc " + j + ": " + top.scores()[i][rnk] + " vs " + got[i][j]);
+                assertTrue(Float.compare(top.scores()[i][rnk], got[i][j]) == 0, where + " " + m.backendName()
+                    + " topK " + i + " doc " + j + ": " + top.scores()[i][rnk] + " vs " + got[i][j]);
                 if (rnk > 0) { // higher first, NaN highest; ties by the lower document
                   int c = Float.compare(top.scores()[i][rnk - 1], top.scores()[i][rnk]);
-                  assertTrue(c > 0 || c == 0 && top.indices()[i][rnk - 1] < j, where + " topK order, query " + i + " rank " + rnk);
+                  assertTrue(c > 0 || c == 0 && top.indices()[i][rnk - 1] < j, where + " topK order, query " + i
+                      + " rank " + rnk);
                 }
               }
             }
@@ -270,7 +276,8 @@ class HostileParityFuzzTest {
               float[][] cand = m.candidates(q, d, kk);
               for (int i = 0; i < nq; i++) {
                 for (int c = 0; c < kk; c++) {
-                  assertTrue(Float.compare(cand[i][c], got[i][i * kk + c]) == 0, where + " " + m.backendName() + " candidates " + cand[i][c] + " vs " + got[i][i * kk + c]);
+                  assertTrue(Float.compare(cand[i][c], got[i][i * kk + c]) == 0, where + " " + m.backendName()
+                      + " candidates " + cand[i][c] + " vs " + got[i][i * kk + c]);
                 }
               }
             }
@@ -278,7 +285,8 @@ class HostileParityFuzzTest {
               int i = r.nextInt(nq);
               int j = r.nextInt(nd);
               float alone = m.scores(row(q, i), row(d, j))[0][0];
-              assertTrue(Float.compare(alone, got[i][j]) == 0, where + " " + m.backendName() + " alone [" + i + "][" + j + "] " + alone + " vs " + got[i][j]);
+              assertTrue(Float.compare(alone, got[i][j]) == 0, where + " " + m.backendName() + " alone [" + i + "]["
+                  + j + "] " + alone + " vs " + got[i][j]);
             }
             float[][] async = m.scoresAsync(q, d).get();
             for (int i = 0; i < nq; i++) {
@@ -291,7 +299,8 @@ class HostileParityFuzzTest {
               float[][] tr = ts.scoreMatrix();
               for (int i = 0; i < nq; i++) {
                 for (int j = 0; j < nd; j++) {
-                  assertTrue(Float.compare(tr[i][j], got[i][j]) == 0, where + " training " + tr[i][j] + " vs " + got[i][j]);
+                  assertTrue(Float.compare(tr[i][j], got[i][j]) == 0, where + " training " + tr[i][j] + " vs "
+                      + got[i][j]);
                 }
               }
             }
@@ -302,6 +311,7 @@ class HostileParityFuzzTest {
       }
     }
     for (String f : failures) System.out.println("FAIL " + f);
-    assertTrue(failures.isEmpty(), failures.size() + " failures; first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    assertTrue(failures.isEmpty(), failures.size() + " failures; first: "
+        + (failures.isEmpty() ? "" : failures.get(0)));
   }
 }
