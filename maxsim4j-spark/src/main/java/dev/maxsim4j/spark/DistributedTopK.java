@@ -23,7 +23,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.catalyst.CatalystTypeConverters;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
@@ -125,14 +124,14 @@ final class DistributedTopK {
       if (!rows.hasNext()) {
         return Collections.emptyIterator();
       }
-      scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
+      IdReader idReader = new IdReader(idType);
       QuerySet set = queries.value();
       Map<DType, Pending> byType = new EnumMap<>(DType.class);
       Ranked ranked = new Ranked();
       int position = 0;
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: the chunk copies what it keeps
-        Object id = toId.apply(r.get(0, idType));
+        Object id = idReader.read(r);
         if (id == null) {
           throw new IllegalArgumentException("a document's id is null (partition " + partition + ", row "
               + position + "); expected every document to have an id (results name them by id)");

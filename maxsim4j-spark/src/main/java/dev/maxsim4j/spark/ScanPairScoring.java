@@ -25,7 +25,6 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.catalyst.CatalystTypeConverters;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.expressions.Window;
 import org.apache.spark.sql.types.BinaryType;
@@ -140,7 +139,7 @@ final class ScanPairScoring {
       implements FlatMapFunction<Iterator<InternalRow>, Row> {
     @Override
     public Iterator<Row> call(Iterator<InternalRow> rows) {
-      scala.Function1<Object, Object> toId = CatalystTypeConverters.createToScalaConverter(idType);
+      IdReader idReader = new IdReader(idType);
       Plan p = plan.value();
       Map<Group, TokenRows> documents = new LinkedHashMap<>();
       Map<Group, List<Object>> documentIds = new HashMap<>();
@@ -149,7 +148,7 @@ final class ScanPairScoring {
       long elements = 0;
       while (rows.hasNext()) {
         InternalRow r = rows.next(); // a reused buffer: add copies what it keeps
-        Object id = toId.apply(r.get(0, idType));
+        Object id = idReader.read(r);
         int[] queries = id == null ? null : p.queriesOfDocument().get(lookupKey(id));
         if (queries == null) {
           continue;
