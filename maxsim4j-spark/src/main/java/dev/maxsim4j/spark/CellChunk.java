@@ -3,6 +3,7 @@ package dev.maxsim4j.spark;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.SoftReference;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -15,11 +16,16 @@ import org.apache.spark.unsafe.Platform;
  * The buffer is sized for a full chunk at the first document, kept from one chunk to the next, and the batch
  * views its filled part, so a partition allocates it once and never grows it; it holds at most
  * {@link #BUFFER_BYTES} (unless one document alone takes more), which bounds what a task holds besides its
- * rows, whatever the size of its partition.
+ * rows, whatever the size of its partition. {@link #release} leaves it to the next partition ranked on the same
+ * thread, softly held, since allocating and zeroing a fresh one cost each task about as much as ranking a
+ * small partition.
  */
 final class CellChunk implements DocumentChunk {
   /** The most token bytes a chunk holds, unless one document alone takes more. */
   static final long BUFFER_BYTES = 32L << 20;
+
+  /** The buffer the last chunk released on this thread, if the GC has not taken it. */
+  private static final ThreadLocal<SoftReference<Object>> SPARE = new ThreadLocal<>();
 
   private final TokenShape shape = new TokenShape("document");
   private final int maxRows;
@@ -139,7 +145,7 @@ final class CellChunk implements DocumentChunk {
     // sized at once for a chunk of documents like the first, so that a partition neither grows nor copies it
     long grown = Math.max(bytes, Math.min(BUFFER_BYTES, held == 0 ? (long) bytes * maxRows : 2L * held));
     int elements = Math.toIntExact((grown + unit - 1) / unit);
-    data = !sameKind ? newArray(type, elements)
+    data = !sameKind ? spareOrNew(type, elements)
         : data instanceof byte[] b ? Arrays.copyOf(b, elements)
         : data instanceof float[] f ? Arrays.copyOf(f, elements) : Arrays.copyOf((short[]) data, elements);
   }
@@ -149,9 +155,31 @@ final class CellChunk implements DocumentChunk {
         : data instanceof float[] f ? MemorySegment.ofArray(f) : MemorySegment.ofArray((short[]) data);
   }
 
+  /**
+   * The buffer a chunk released on this thread where it is of {@code type}'s array kind and holds
+   * {@code elements}; else a new one. Only the filled part of a buffer is ever read, so what it held is no matter.
+   */
+  private static Object spareOrNew(DType type, int elements) {
+    SoftReference<Object> held = SPARE.get();
+    Object spare = held == null ? null : held.get();
+    boolean fits = type.isQuantized() ? spare instanceof byte[] b && b.length >= elements
+        : type == DType.FLOAT32 ? spare instanceof float[] f && f.length >= elements
+        : spare instanceof short[] h && h.length >= elements;
+    if (fits) {
+      SPARE.remove();
+      return spare;
+    }
+    return newArray(type, elements);
+  }
+
   private static Object newArray(DType type, int elements) {
     return type.isQuantized() ? new byte[elements] : type == DType.FLOAT32 ? new float[elements]
         : new short[elements];
+  }
+
+  /** The array the chunk fills, null before its first token: tests check its reuse, otherwise unseen. */
+  Object buffer() {
+    return data;
   }
 
   @Override
@@ -175,6 +203,19 @@ final class CellChunk implements DocumentChunk {
         ? TokenBatch.packedFromMemorySegment(filled, shape.type(), Arrays.copyOf(scales, tokens), off, shape.dim())
         : TokenBatch.packedFromMemorySegment(filled, shape.type(), off, shape.dim());
     return mask == null ? batch : batch.withMask(Arrays.copyOf(mask, tokens));
+  }
+
+  /**
+   * Empties the chunk and leaves its buffer to the next chunk filled on this thread, unless one document made it
+   * larger than {@link #BUFFER_BYTES}; a batch made before must no longer be used.
+   */
+  @Override
+  public void release() {
+    if (data != null && segment(data).byteSize() <= BUFFER_BYTES) {
+      SPARE.set(new SoftReference<>(data));
+    }
+    data = null;
+    clear();
   }
 
   @Override

@@ -148,6 +148,7 @@ final class DistributedTopK {
       }
       for (Pending p : byType.values()) {
         ranked.rank(set, p, k);
+        p.chunk.release();
       }
       TopK best = ranked.best;
       Map<Integer, Object> bestIds = ranked.ids;

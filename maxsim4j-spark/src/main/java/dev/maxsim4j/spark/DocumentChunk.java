@@ -25,6 +25,11 @@ interface DocumentChunk {
   /** Empties the chunk for the next documents. */
   void clear();
 
+  /** Empties the chunk once its partition is done: what it holds may serve the thread's next chunk. */
+  default void release() {
+    clear();
+  }
+
   /** A chunk for the {@code tokens} column's cells: binary cells are packed straight from the rows. */
   static DocumentChunk of(boolean binaryTokens, int maxRows, long maxElements, int queryDim) {
     return binaryTokens ? new CellChunk(maxRows, maxElements, queryDim)

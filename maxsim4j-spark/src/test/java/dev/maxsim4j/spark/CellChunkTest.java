@@ -153,4 +153,47 @@ class CellChunkTest {
         e.getMessage());
     assertEquals(1, chunk.rows());
   }
+
+  @Test
+  void aReleasedBufferServesTheThreadsNextChunkWhichReadsOnlyItsOwnDocuments() throws Exception {
+    Random r = new Random(8);
+    CellChunk first = new CellChunk(100, 1L << 26, 16);
+    for (int i = 0; i < 5; i++) {
+      assertTrue(first.add("a" + i, unsafe("a" + i, TokenCodec.encode(tokens(r, 6, 16), DType.BFLOAT16), null),
+          null));
+    }
+    Object buffer = first.buffer();
+    first.release();
+    assertEquals(0, first.rows());
+
+    // fewer, shorter documents than the buffer held: the stale tail must not show through
+    TokenRows want = new TokenRows("document");
+    CellChunk next = new CellChunk(100, 1L << 26, 16);
+    for (int i = 0; i < 2; i++) {
+      byte[] cell = TokenCodec.encode(tokens(r, 3, 16), DType.BFLOAT16);
+      want.add("b" + i, cell, null);
+      assertTrue(next.add("b" + i, unsafe("b" + i, cell, null), null));
+    }
+    TokenBatch got = next.batch(16);
+    assertSame(want.pack(16).toBatch(), got, "the next chunk");
+    assertTrue(buffer == next.buffer(), "the next chunk took the released buffer");
+    next.release();
+
+    // a chunk of another array kind, or on another thread, gets a buffer of its own and leaves this one be
+    CellChunk floats = new CellChunk(100, 1L << 26, 16);
+    assertTrue(floats.add("f", unsafe("f", TokenCodec.encode(tokens(r, 2, 16), DType.FLOAT32), null), null));
+    assertTrue(floats.buffer() instanceof float[]);
+    Object[] other = new Object[1];
+    Thread thread = new Thread(() -> {
+      CellChunk elsewhere = new CellChunk(100, 1L << 26, 16);
+      elsewhere.add("c", unsafe("c", TokenCodec.encode(tokens(new Random(9), 3, 16), DType.BFLOAT16), null), null);
+      other[0] = elsewhere.buffer();
+    });
+    thread.start();
+    thread.join();
+    assertTrue(other[0] instanceof short[] && other[0] != buffer);
+    CellChunk last = new CellChunk(100, 1L << 26, 16);
+    assertTrue(last.add("e", unsafe("e", TokenCodec.encode(tokens(r, 1, 16), DType.BFLOAT16), null), null));
+    assertTrue(buffer == last.buffer());
+  }
 }
