@@ -47,6 +47,7 @@ PRODUCER_START = '    long long pair = blockIdx.x;\n'
 CONSUMER_FIRST_TAKE = '      tile = take(ds);\n'
 SLOT_RELEASE = '        if (lastTile) mbarrierArrive(emptyBars + 8 * held);\n'
 TILE_WRITE = '          if (lane == 0) {\n            tiles[slot]'
+BULK_SCALES = '          const bool bulkScales = tokens % 4 == 0 && ((uintptr_t)scales & 15) == 0;\n'
 
 VARIANTS = {
     # the consumers write the query's rows and wait for the first slot: the producer 20 us late
@@ -59,6 +60,9 @@ VARIANTS = {
         '        }\n')],
     # the producer's lane 0 (Tile, expect_tx, copies) 3 us behind the other lanes' arrivals and scale copies
     'v4_lane0_late': [(TILE_WRITE, '          if (lane == 0) perturbDelay(3000);\n' + TILE_WRITE)],
+    # every slot's scales copied by the producer's 32 lanes, as unaligned ones are, instead of a bulk copy: no delay,
+    # another schedule; this build scores blocks' first pairs wrong for whole fp16 queries (kernel-selection.md)
+    'v6_scales_by_lanes': [(BULK_SCALES, '          const bool bulkScales = false;\n')],
     # all four places at once, each block and slot delayed by its own pseudo-random amount
     'v5_jitter': [
         (PRODUCER_START, '    perturbDelay(perturbHash(blockIdx.x, 1) % 12000);\n' + PRODUCER_START),
