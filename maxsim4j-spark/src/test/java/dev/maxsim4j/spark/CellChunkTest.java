@@ -196,4 +196,48 @@ class CellChunkTest {
     assertTrue(last.add("e", unsafe("e", TokenCodec.encode(tokens(r, 1, 16), DType.BFLOAT16), null), null));
     assertTrue(buffer == last.buffer());
   }
+
+  @Test
+  void chunksOfTwoHalfTypesInOnePartitionNeverShareTheReleasedBuffer() {
+    Random r = new Random(10);
+    CellChunk before = new CellChunk(100, 1L << 26, 16);
+    assertTrue(before.add("p", unsafe("p", TokenCodec.encode(tokens(r, 4, 16), DType.BFLOAT16), null), null));
+    Object spare = before.buffer();
+    before.release();
+    // a partition of bf16 and fp16 cells holds a chunk of each at once, both over short[] buffers
+    CellChunk bf16 = new CellChunk(100, 1L << 26, 16);
+    CellChunk fp16 = new CellChunk(100, 1L << 26, 16);
+    TokenRows wantBf16 = new TokenRows("document");
+    TokenRows wantFp16 = new TokenRows("document");
+    for (int i = 0; i < 3; i++) {
+      byte[] b = TokenCodec.encode(tokens(r, 2 + i, 16), DType.BFLOAT16);
+      byte[] h = TokenCodec.encode(tokens(r, 3 + i, 16), DType.FLOAT16);
+      wantBf16.add("b" + i, b, null);
+      wantFp16.add("h" + i, h, null);
+      assertTrue(bf16.add("b" + i, unsafe("b" + i, b, null), null));
+      assertTrue(fp16.add("h" + i, unsafe("h" + i, h, null), null));
+    }
+    assertTrue(bf16.buffer() == spare && fp16.buffer() != spare, "one of them took the spare, the other its own");
+    assertSame(wantBf16.pack(16).toBatch(), bf16.batch(16), "bf16 beside fp16");
+    assertSame(wantFp16.pack(16).toBatch(), fp16.batch(16), "fp16 beside bf16");
+  }
+
+  @Test
+  void aBufferOneDocumentTookPastTheBoundIsNotKeptAndLeavesTheSpareBe() {
+    Random r = new Random(11);
+    CellChunk small = new CellChunk(100, 1L << 26, 128);
+    assertTrue(small.add("s", unsafe("s", TokenCodec.encode(tokens(r, 2, 128), DType.FLOAT32), null), null));
+    Object spare = small.buffer();
+    small.release();
+    // one document of more than BUFFER_BYTES: too large for the spare, and too large to keep
+    int length = (int) (CellChunk.BUFFER_BYTES / (128 * 4)) + 1;
+    CellChunk large = new CellChunk(100, 1L << 26, 128);
+    assertTrue(large.add("l", unsafe("l", TokenCodec.encode(new float[length][128], DType.FLOAT32), null), null));
+    Object big = large.buffer();
+    assertTrue(big != spare);
+    large.release();
+    CellChunk next = new CellChunk(100, 1L << 26, 128);
+    assertTrue(next.add("n", unsafe("n", TokenCodec.encode(tokens(r, 1, 128), DType.FLOAT32), null), null));
+    assertTrue(next.buffer() == spare, "the small spare, not the large buffer");
+  }
 }
