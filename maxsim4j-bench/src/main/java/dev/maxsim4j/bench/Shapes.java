@@ -20,7 +20,14 @@ public final class Shapes {
     List<String> rest = new ArrayList<>();
     rest.add(argv[0]);
     for (int i = 1; i < argv.length; i++) {
-      if (argv[i].equals("--shape") && i + 1 < argv.length) {
+      if (argv[i].equals("--shape")) {
+        // left in the rest, a bare --shape read as an unknown option; taken, an option read as a shape
+        if (i + 1 >= argv.length) {
+          throw new UsageException(argv[0] + ": --shape needs a value");
+        }
+        if (argv[i + 1].startsWith("--")) {
+          throw new UsageException(argv[0] + ": --shape needs a value, not the option " + argv[i + 1]);
+        }
         shapes.add(argv[++i]);
       } else {
         rest.add(argv[i]);
@@ -31,7 +38,7 @@ public final class Shapes {
 
   /** Parses {@code s} for {@code command}; a bad shape is a {@link UsageException} naming it. */
   public static int[] parse(String command, String s) {
-    String[] parts = s.split(",");
+    String[] parts = s.split(",", -1); // -1: a trailing empty entry is an error, not dropped
     if (parts.length != 5) {
       throw new UsageException(command + ": --shape '" + s + "'; expected Nq,Nd,Lq,Ld,d");
     }
@@ -50,7 +57,25 @@ public final class Shapes {
       throw new UsageException(command + ": --shape '" + s + "'; Nq x Lq x d and Nd x Ld x d must each be at most "
           + MAX_ELEMENTS);
     }
+    // the all-pairs scores are one array too: found here, not after the inputs are made and earlier shapes timed
+    if ((long) sh[0] * sh[1] > MAX_ELEMENTS) {
+      throw new UsageException(command + ": --shape '" + s + "'; Nq x Nd = " + (long) sh[0] * sh[1]
+          + " scores; expected at most " + MAX_ELEMENTS);
+    }
     return sh;
+  }
+
+  /**
+   * Refuses {@code s} where its fp32 inputs and scores alone, which every run of it holds at once, are more than
+   * the heap: else they are made, maybe for minutes, before an OutOfMemoryError.
+   */
+  public static void checkHeap(String command, String s, int[] sh) {
+    long bytes = Float.BYTES * ((long) sh[0] * sh[2] * sh[4] + (long) sh[1] * sh[3] * sh[4] + (long) sh[0] * sh[1]);
+    long heap = Runtime.getRuntime().maxMemory();
+    if (bytes > heap) {
+      throw new UsageException(command + ": --shape '" + s + "' needs at least " + (bytes >> 20) + " MiB of heap for"
+          + " its fp32 inputs and scores; the heap is " + (heap >> 20) + " MiB (raise -Xmx through JAVA_OPTS)");
+    }
   }
 
   /** Multiply-adds of all pairs, counted as two operations each. */

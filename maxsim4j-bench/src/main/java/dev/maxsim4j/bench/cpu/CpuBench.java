@@ -81,6 +81,9 @@ public final class CpuBench {
     if (shapes.isEmpty()) {
       shapes = DEFAULT_SHAPES;
     }
+    for (String s : shapes) {
+      Shapes.checkHeap("cpu", s, Shapes.parse("cpu", s));
+    }
     String docName = a.getOr("--dtype", "fp32");
     boolean symmetric = BenchTypes.isSymmetric(docName);
     DType docType = symmetric ? DType.BINARY : BenchTypes.parse("cpu", "--dtype", docName, BenchTypes.ALL, true);

@@ -43,8 +43,10 @@ public final class GpuFdeCommand {
     long seed = a.intValue("--seed", 1, 0);
     DType dtype = BenchTypes.parse("gpu-fde", "--dtype", a.getOr("--dtype", "fp32"), BenchTypes.FLOATS, false);
     List<Named> encoders = new ArrayList<>();
-    for (String spec : a.getOr("--fde", "5:20:8,3:8:16").split(",")) {
-      encoders.add(new Named(spec.strip(), encoder(spec.strip(), dim)));
+    String fdeList = a.getOr("--fde", "5:20:8,3:8:16");
+    // -1: an empty entry, even a last one, is an error rather than dropped
+    for (String spec : fdeList.split(",", -1)) {
+      encoders.add(new Named(spec.strip(), encoder(fdeList, spec.strip(), dim)));
     }
     for (int[] sized : new int[][] {{documents, length}, {queries, queryLength}}) {
       if ((long) sized[0] * sized[1] * dim > Integer.MAX_VALUE - 8) {
@@ -101,8 +103,8 @@ public final class GpuFdeCommand {
     return Synthetic.store(dtype, Synthetic.fastUnitValues(seed, rows * length, dim), rows, length, dim);
   }
 
-  private static FixedDimensionalEncoder encoder(String spec, int dim) {
-    String[] f = spec.split(":");
+  private static FixedDimensionalEncoder encoder(String list, String spec, int dim) {
+    String[] f = spec.split(":", -1);
     try {
       if (f.length < 3 || f.length > 4) {
         throw new NumberFormatException();
@@ -111,8 +113,8 @@ public final class GpuFdeCommand {
           Integer.parseInt(f[1])).projectionDim(Integer.parseInt(f[2]))
           .finalDim(f.length == 4 ? Integer.parseInt(f[3]) : 0).build();
     } catch (NumberFormatException e) {
-      throw new UsageException("gpu-fde: --fde '" + spec + "'; expected bits:repetitions:projection[:final], e.g."
-          + " 5:20:8");
+      throw new UsageException("gpu-fde: --fde '" + list + "': '" + spec + "'; expected"
+          + " bits:repetitions:projection[:final], e.g. 5:20:8");
     } catch (IllegalArgumentException e) {
       throw new UsageException("gpu-fde: --fde '" + spec + "': " + e.getMessage());
     }

@@ -117,7 +117,7 @@ public final class GpuScaleCommand {
   /** "1,8,32" -> {1, 8, 32}. */
   static int[] batches(String list) {
     try {
-      int[] b = Arrays.stream(list.split(",")).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      int[] b = Arrays.stream(list.split(",", -1)).map(String::strip).mapToInt(Integer::parseInt).toArray();
       if (b.length > 0 && Arrays.stream(b).allMatch(n -> n >= 1)) {
         return b;
       }

@@ -1,0 +1,63 @@
+package dev.maxsim4j.bench;
+
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hostile options of the bench commands: a --shape without its value, comma and colon lists with an empty entry
+ * (which String.split dropped when last), and shapes whose scores or inputs cannot fit, each refused as one line
+ * before any data is made.
+ */
+class HostileBenchOptionsTest {
+  @Test
+  void aShapeWithoutItsValueIsNamedAsSuch() {
+    for (String command : new String[] {"cpu", "gpu"}) {
+      BenchRun last = BenchRun.of(command, "--shape");
+      assertTrue(last.refusedWith(command + ": --shape needs a value"), last.err());
+      BenchRun option = BenchRun.of(command, "--shape", "--dtype", "fp16");
+      assertTrue(option.refusedWith(command + ": --shape needs a value, not the option --dtype"), option.err());
+    }
+  }
+
+  @Test
+  void listsWithAnEmptyEntryAreRefusedWhereverItIs() {
+    for (String shape : new String[] {"1,1,1,1,1,", "1,1,1,1,1,,", ",1,1,1,1,1"}) {
+      BenchRun run = BenchRun.of("cpu", "--shape", shape, "--iterations", "1", "--rounds", "1");
+      assertTrue(run.refusedWith("--shape '" + shape + "'"), shape + ": " + run.err() + run.out());
+    }
+    for (String batches : new String[] {"1,8,", "1,,8", ","}) {
+      BenchRun run = BenchRun.of("gpu-scale", "--batches", batches);
+      assertTrue(run.refusedWith("--batches = '" + batches + "'"), batches + ": " + run.err());
+    }
+    for (String fde : new String[] {"5:20:8,", ",", "5:20:8:", "5:20:8,,3:8:16"}) {
+      BenchRun run = BenchRun.of("gpu-fde", "--fde", fde);
+      assertTrue(run.refusedWith("gpu-fde: --fde '" + fde + "'"), fde + ": " + run.err());
+    }
+  }
+
+  @Test
+  void scoresThatNoArrayHoldsAreRefusedBeforeAnyShapeRuns() {
+    BenchRun run = assertTimeoutPreemptively(Duration.ofSeconds(30),
+        () -> BenchRun.of("cpu", "--shape", "1,2,3,4,5", "--shape", "50000,50000,1,1,1", "--iterations", "1"));
+    assertTrue(run.refusedWith("--shape '50000,50000,1,1,1'"), run.err());
+    assertTrue(run.out().isEmpty(), "nothing timed before the refusal: " + run.out());
+    assertTrue(BenchRun.of("gpu", "--shape", "50000,50000,1,1,1").refusedWith("Nq x Nd"));
+  }
+
+  @Test
+  void inputsLargerThanTheHeapAreRefusedBeforeTheyAreMade() {
+    // two fp32 batches of 2^30 values: 8 GiB, more than the tests' heap (and any heap below it)
+    long heap = Runtime.getRuntime().maxMemory();
+    if (heap >= 8L << 30) {
+      return;
+    }
+    BenchRun run = assertTimeoutPreemptively(Duration.ofSeconds(30),
+        () -> BenchRun.of("cpu", "--shape", "1,1,1,1,1073741824", "--iterations", "1", "--rounds", "1"));
+    assertTrue(run.refusedWith("cpu: --shape '1,1,1,1,1073741824' needs at least"), run.err());
+    assertTrue(run.err().contains("-Xmx"), run.err());
+    assertTrue(run.out().isEmpty(), run.out());
+  }
+}
