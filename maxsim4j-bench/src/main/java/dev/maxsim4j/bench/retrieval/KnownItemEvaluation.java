@@ -7,6 +7,7 @@ import dev.maxsim4j.bench.retrieval.KnownItems.Item;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -43,10 +44,10 @@ final class KnownItemEvaluation {
       throw new UsageException("--queries " + queries + " is more than --docs " + docs);
     }
     int[] candidates = ints("--candidates", a.getOr("--candidates", "100,500,2000"));
-    List<FdeParams> sweep = FdeParams.parseList("--fde", a.getOr("--fde", "4:8:8"));
+    List<FdeParams> sweep = FdeParams.parseList("--fde", a.getOr("--fde", "4:8:8"), MiniLmTokenEncoder.DIM);
     List<FdeParams> indexed = a.getOr("--lucene", "first").equals("none") ? List.of()
         : a.getOr("--lucene", "first").equals("first") ? sweep.subList(0, 1)
-        : FdeParams.parseList("--lucene", a.get("--lucene"));
+        : FdeParams.parseList("--lucene", a.get("--lucene"), MiniLmTokenEncoder.DIM);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     int exactTimed = a.intValue("--exact-timed", 50, 0);
     Path indexRoot = Path.of(a.getOr("--index-dir", cache.dir().resolveSibling("index").toString()));
@@ -241,7 +242,7 @@ final class KnownItemEvaluation {
 
   static int[] ints(String option, String value) {
     try {
-      int[] v = Arrays.stream(value.split(",")).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      int[] v = Arrays.stream(value.split(",", -1)).map(String::strip).mapToInt(Integer::parseInt).toArray();
       for (int x : v) {
         if (x < 1) {
           throw new UsageException(option + " " + value + "; expected positive integers, comma-separated");

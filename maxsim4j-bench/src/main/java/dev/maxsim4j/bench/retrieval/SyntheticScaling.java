@@ -3,6 +3,7 @@ package dev.maxsim4j.bench.retrieval;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
@@ -24,11 +25,28 @@ final class SyntheticScaling {
   static int run(Args a, PrintStream out) throws IOException {
     int[] sizes = KnownItemEvaluation.ints("--synthetic", a.get("--synthetic"));
     int queries = a.intValue("--queries", 100, 1);
-    int candidates = KnownItemEvaluation.ints("--candidates", a.getOr("--candidates", "200"))[0];
-    FdeParams params = FdeParams.parseList("--fde", a.getOr("--fde", "3:8:8")).get(0);
+    int[] candidateList = KnownItemEvaluation.ints("--candidates", a.getOr("--candidates", "200"));
+    ClusteredCorpus corpus = new ClusteredCorpus(42, 64, 16, 8);
+    List<FdeParams> fdeList = FdeParams.parseList("--fde", a.getOr("--fde", "3:8:8"), corpus.dim);
+    // one set and one count are timed: more, silently dropped, would read as measured
+    if (candidateList.length > 1) {
+      throw new UsageException("--candidates '" + a.get("--candidates") + "'; expected one count with --synthetic");
+    }
+    if (fdeList.size() > 1) {
+      throw new UsageException("--fde '" + a.get("--fde") + "'; expected one set with --synthetic");
+    }
+    for (int n : sizes) {
+      // the corpus's token offsets are ints: a larger one wrapped them instead of failing
+      if ((long) n * corpus.docTokens > Integer.MAX_VALUE) {
+        throw new UsageException("--synthetic " + n + " documents of " + corpus.docTokens + " tokens is "
+            + (long) n * corpus.docTokens + " tokens; expected at most " + Integer.MAX_VALUE / corpus.docTokens
+            + " documents");
+      }
+    }
+    int candidates = candidateList[0];
+    FdeParams params = fdeList.get(0);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     Path indexRoot = Path.of(a.getOr("--index-dir", "/work/cache/eval/index"));
-    ClusteredCorpus corpus = new ClusteredCorpus(42, 64, 16, 8);
     Report report = new Report(out);
     report.fact(String.format(Locale.ROOT, "synthetic: %d centres, %d-d unit tokens, %d per document (%d topics),"
             + " %d per query (a document's tokens, perturbed); %d queries per size; FDE %s + exact rerank of %d"

@@ -1,0 +1,66 @@
+package dev.maxsim4j.bench.retrieval;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.maxsim4j.bench.BenchRun;
+import dev.maxsim4j.cli.UsageException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Hostile options of {@code retrieval}: FDE sets the encoder refuses are found when the option is read, not after
+ * the exact search has run; lists with an empty entry, extra sets that --synthetic would ignore, and corpora whose
+ * token offsets overflow are refused before any corpus is made.
+ */
+class HostileRetrievalOptionsTest {
+  @TempDir Path dir;
+
+  private BenchRun synthetic(String... more) {
+    String[] base = {"retrieval", "--queries", "3", "--threads", "1", "--index-dir", dir.toString()};
+    String[] argv = Arrays.copyOf(base, base.length + more.length);
+    System.arraycopy(more, 0, argv, base.length, more.length);
+    return assertTimeoutPreemptively(Duration.ofSeconds(60), () -> BenchRun.of(argv));
+  }
+
+  @Test
+  void fdeSetsTheEncoderRefusesAreFoundBeforeAnySizeRuns() {
+    BenchRun run = synthetic("--synthetic", "10", "--fde", "11:1:1");
+    assertTrue(run.refusedWith("--fde 11:1:1: simHashBits = 11"), run.err());
+    assertTrue(run.out().isEmpty(), "nothing run before the refusal: " + run.out());
+    UsageException lucene = assertThrows(UsageException.class, () -> FdeParams.parseList("--lucene", "2:2:4,11:1:1",
+        384));
+    assertTrue(lucene.getMessage().startsWith("--lucene 11:1:1: simHashBits = 11"), lucene.getMessage());
+  }
+
+  @Test
+  void listsWithAnEmptyEntryAreRefused() {
+    for (String[] option : new String[][] {{"--synthetic", "10,"}, {"--synthetic", "10,,20"},
+        {"--candidates", "5,"}, {"--fde", "3:8:8,"}, {"--fde", "3:8:8:"}}) {
+      BenchRun run = option[0].equals("--synthetic") ? synthetic(option[0], option[1], "--exact-only")
+          : synthetic("--synthetic", "10", "--exact-only", option[0], option[1]);
+      assertTrue(run.refusedWith(option[0]) && run.refusedWith(option[1]), String.join(" ", option) + ": " + run.err());
+      assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
+
+  @Test
+  void setsThatSyntheticWouldIgnoreAreRefused() {
+    BenchRun fde = synthetic("--synthetic", "10", "--fde", "3:8:8,2:2:4");
+    assertTrue(fde.refusedWith("--fde '3:8:8,2:2:4'"), fde.err());
+    BenchRun candidates = synthetic("--synthetic", "10", "--candidates", "5,50");
+    assertTrue(candidates.refusedWith("--candidates '5,50'"), candidates.err());
+  }
+
+  @Test
+  void corporaWhoseTokenOffsetsOverflowAreRefusedBeforeTheyAreMade() {
+    BenchRun run = synthetic("--synthetic", "10,200000000", "--exact-only");
+    assertTrue(run.refusedWith("--synthetic"), run.err());
+    assertTrue(run.err().contains("200000000"), run.err());
+    assertTrue(run.out().isEmpty(), run.out());
+  }
+}
