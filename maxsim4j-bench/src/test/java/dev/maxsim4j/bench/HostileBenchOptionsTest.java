@@ -60,4 +60,17 @@ class HostileBenchOptionsTest {
     assertTrue(run.err().contains("-Xmx"), run.err());
     assertTrue(run.out().isEmpty(), run.out());
   }
+
+  @Test
+  void theNaivePathIsSkippedWhereTheHeapCannotHoldItsCopiesNotRunIntoOutOfMemory() {
+    // 2 GiB of fp32 documents: the inputs fit the tests' 4 GiB heap, but not again as the naive path's copy
+    long heap = Runtime.getRuntime().maxMemory();
+    if (heap >= 9L << 29 || heap < 5L << 29) {
+      return;
+    }
+    BenchRun run = BenchRun.of("cpu", "--shape", "1,4000,32,1000,128", "--iterations", "1", "--rounds", "1");
+    assertTrue(run.status() == 0, run.err());
+    String row = run.out().lines().filter(l -> l.startsWith("1,4000,")).findFirst().orElseThrow();
+    assertTrue(row.matches(".* - +- .*"), "naive ms and speedup are '-': " + row);
+  }
 }

@@ -38,7 +38,9 @@ public final class CpuBench {
         binary-sym (both sides one bit); queries are fp32 unless --query-dtype says otherwise. Any type but fp32
         is timed beside fp32 on the same values. --sgemm adds OpenBLAS sgemm on the same FLOPs and threads (one
         product per pair, and one of all pairs; OPENBLAS_CORETYPE picks its kernels). --rounds (default 3):
-        the compared calls alternate this many times. --json writes one object per shape.""";
+        the compared calls alternate this many times. --json writes one object per shape. naive ms is '-' where
+        its grid passes 3 GiB or it and its copies of the inputs would not fit the heap (-Xmx through JAVA_OPTS);
+        a shape whose fp32 inputs and scores alone do not fit is refused before any shape runs.""";
 
   private static final List<String> DEFAULT_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128",
       "32,32,32,300,128");
@@ -136,7 +138,7 @@ public final class CpuBench {
         }
         double[] ms = Rounds.bestMedians(calls, iterations, rounds);
         double naiveMs = Double.NaN;
-        if (naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT) {
+        if (naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT && naiveFitsHeap(sh, q, d)) {
           naiveMs = Timing.medianMillis(() -> NaiveMaxSim.scores(q, d, threads),
               iterations == 0 ? 0 : Math.min(iterations, 5));
         }
@@ -152,6 +154,17 @@ public final class CpuBench {
           CpuBenchJson.of(cases));
     }
     return 0;
+  }
+
+  /**
+   * Whether the naive path's grid, scores and fp32 copies of both inputs fit the heap beside the fp32 and typed
+   * inputs this run holds: else it would end the run in an OutOfMemoryError after the fused kernel was timed.
+   */
+  private static boolean naiveFitsHeap(int[] sh, TokenBatch q, TokenBatch d) {
+    long values = (long) sh[0] * sh[2] * sh[4] + (long) sh[1] * sh[3] * sh[4];
+    long lanes = NaiveMaxSim.gridBytes(q, d) / (4L * sh[0] * sh[1] * sh[3]);
+    long bytes = NaiveMaxSim.gridBytes(q, d) + 4L * sh[0] * sh[1] + 4L * sh[0] * sh[4] * lanes + 3L * 4 * values;
+    return bytes <= Runtime.getRuntime().maxMemory();
   }
 
   private static TokenBatch as(TokenBatch fp32, DType type) {
