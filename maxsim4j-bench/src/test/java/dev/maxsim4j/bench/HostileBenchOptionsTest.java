@@ -73,4 +73,34 @@ class HostileBenchOptionsTest {
     String row = run.out().lines().filter(l -> l.startsWith("1,4000,")).findFirst().orElseThrow();
     assertTrue(row.matches(".* - +- .*"), "naive ms and speedup are '-': " + row);
   }
+
+  @Test
+  void sgemmOfAllPairsIsSkippedWhereItsOutputDoesNotFitTheHeap() {
+    // 1 x 60000 x 32 x 1000: an all-pairs product of 1.92e9 floats, one array but 7.2 GiB
+    if (Runtime.getRuntime().maxMemory() >= 7L << 30) {
+      return;
+    }
+    BenchRun run = BenchRun.of("cpu", "--sgemm", "--shape", "1,60000,32,1000,1", "--iterations", "1", "--rounds",
+        "1");
+    if (run.err().contains("OpenBLAS") && run.status() == 1) {
+      return; // no OpenBLAS on this host: --sgemm is refused, as it should be
+    }
+    assertTrue(run.status() == 0, run.err());
+    String row = run.out().lines().filter(l -> l.startsWith("1,60000,")).findFirst().orElseThrow();
+    assertTrue(row.matches(".* - .*"), "sgemm all is '-': " + row);
+  }
+
+  @Test
+  void perPairSgemmProductsThatCannotBeHeldAreRefusedBeforeAnyShapeRuns() {
+    // Lq x Ld past 2^31 wrapped the per-thread product array's int size; under it, threads x 6.4 GB passed the heap
+    for (String shape : new String[] {"1,1,50000,50000,1", "1,2,40000,40000,1"}) {
+      BenchRun run = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> BenchRun.of("cpu", "--sgemm", "--shape",
+          "1,2,3,4,5", "--shape", shape, "--threads", "2", "--iterations", "1", "--rounds", "1"));
+      if (run.err().contains("OpenBLAS") && run.status() == 1) {
+        return; // no OpenBLAS on this host
+      }
+      assertTrue(run.refusedWith("cpu: --sgemm with --shape '" + shape + "'"), shape + ": " + run.err());
+      assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
 }

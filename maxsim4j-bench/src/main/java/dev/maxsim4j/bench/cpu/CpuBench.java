@@ -83,9 +83,6 @@ public final class CpuBench {
     if (shapes.isEmpty()) {
       shapes = DEFAULT_SHAPES;
     }
-    for (String s : shapes) {
-      Shapes.checkHeap("cpu", s, Shapes.parse("cpu", s));
-    }
     String docName = a.getOr("--dtype", "fp32");
     boolean symmetric = BenchTypes.isSymmetric(docName);
     DType docType = symmetric ? DType.BINARY : BenchTypes.parse("cpu", "--dtype", docName, BenchTypes.ALL, true);
@@ -97,6 +94,12 @@ public final class CpuBench {
           + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
     }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
+    for (String s : shapes) {
+      Shapes.checkHeap("cpu", s, Shapes.parse("cpu", s));
+      if (a.has("--sgemm")) {
+        SgemmBench.checkPerPair("cpu", s, Shapes.parse("cpu", s), threads);
+      }
+    }
     int iterations = a.intValue("--iterations", 0, 1);
     int rounds = a.intValue("--rounds", 3, 1);
     boolean naive = !a.has("--no-naive");

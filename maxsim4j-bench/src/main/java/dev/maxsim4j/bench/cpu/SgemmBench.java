@@ -1,5 +1,6 @@
 package dev.maxsim4j.bench.cpu;
 
+import dev.maxsim4j.cli.UsageException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -28,6 +29,21 @@ final class SgemmBench implements AutoCloseable {
     this.pool = Executors.newFixedThreadPool(threads);
   }
 
+  /**
+   * Refuses shape {@code s} where the per-pair products, one Lq x Ld array per thread, cannot be held: past one
+   * array's size their int length wrapped, and past the heap they failed in the workers after the fused kernel ran.
+   */
+  static void checkPerPair(String command, String s, int[] sh, int threads) {
+    long product = (long) sh[2] * sh[3];
+    long bytes = Float.BYTES * (product * threads + 2L * ((long) sh[0] * sh[2] + (long) sh[1] * sh[3]) * sh[4]);
+    if (product > MAX_OUTPUT || bytes > Runtime.getRuntime().maxMemory()) {
+      throw new UsageException(command + ": --sgemm with --shape '" + s + "': a product of Lq x Ld = " + product
+          + " floats on each of " + threads + " threads and the fp32 inputs need " + (bytes >> 20) + " MiB; expected"
+          + " products of at most " + MAX_OUTPUT + " floats within the heap of "
+          + (Runtime.getRuntime().maxMemory() >> 20) + " MiB (fewer --threads, or -Xmx through JAVA_OPTS)");
+    }
+  }
+
   /** One sgemm per (query, document) pair, the pairs split over the threads, OpenBLAS single-threaded in each. */
   Runnable perPair(int[] sh, float[] queries, float[] documents) {
     return () -> {
@@ -36,10 +52,14 @@ final class SgemmBench implements AutoCloseable {
     };
   }
 
-  /** One sgemm of all pairs at once, threaded by OpenBLAS; null when its output would not fit one array. */
+  /**
+   * One sgemm of all pairs at once, threaded by OpenBLAS; null when its output would not fit one array, or the heap
+   * beside the inputs and their fp32 copies (else the run ended in an OutOfMemoryError, its rows lost).
+   */
   Runnable whole(int[] sh, float[] queries, float[] documents) {
     long out = (long) sh[0] * sh[2] * sh[1] * sh[3];
-    if (out > MAX_OUTPUT) {
+    long held = 2L * Float.BYTES * ((long) queries.length + documents.length);
+    if (out > MAX_OUTPUT || Float.BYTES * out + held > Runtime.getRuntime().maxMemory()) {
       return null;
     }
     float[] c = new float[(int) out];
