@@ -103,4 +103,15 @@ class HostileBenchOptionsTest {
       assertTrue(run.out().isEmpty(), run.out());
     }
   }
+
+  @Test
+  void optionsAreReadBeforeTheGpuIsLookedForAndBeforeAnyWork() {
+    // read only after the GPU was found, --single-documents x passed on a host without one as "no GPU"
+    assertTrue(BenchRun.of("gpu-scale", "--single-documents", "x").refusedWith("--single-documents = 'x'"));
+    // random documents of up to 256 x 128 values, one array: more of them overflowed as "integer overflow"
+    BenchRun quality = BenchRun.of("quality", "--random-docs", "1000000");
+    assertTrue(quality.refusedWith("quality: --random-docs = 1000000"), quality.err());
+    assertTrue(BenchRun.of("quality", "--random-docs", "65535", "--translations", "/nonexistent")
+        .refusedWith("--translations"), "the largest count is accepted");
+  }
 }

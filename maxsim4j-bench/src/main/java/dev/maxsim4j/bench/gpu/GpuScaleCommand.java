@@ -51,6 +51,8 @@ public final class GpuScaleCommand {
       }
     }
     int[] devices = devices(a.getOr("--devices", "0"));
+    // read with the others: after the GPU check, a bad value was reported as a missing GPU, or after the corpus
+    int singleDocuments = a.intValue("--single-documents", 1_000_000, 0);
     for (int nq : s.batches()) {
       // the queries are generated as one fp32 array on the host
       if ((long) nq * GpuScaleBench.QUERY_TOKENS * s.dim() > Integer.MAX_VALUE - 8) {
@@ -73,8 +75,7 @@ public final class GpuScaleCommand {
       }
     }
     if (devices.length > 1) {
-      return GpuShardedScaleBench.run(s, devices, a.intValue("--single-documents", 1_000_000, 0), a.get("--json"),
-          out);
+      return GpuShardedScaleBench.run(s, devices, singleDocuments, a.get("--json"), out);
     }
     oneDevice(devices[0]);
     return GpuScaleBench.run(s, a.get("--json"), out);

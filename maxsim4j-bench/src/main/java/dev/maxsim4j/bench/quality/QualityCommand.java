@@ -32,8 +32,8 @@ public final class QualityCommand {
   public static final String USAGE = """
       quality [--translations FILE] [--docs N] [--queries N] [--random-docs N] [--threads N] [--json FILE]
         score error and top-10 agreement with fp32 of int8, fp8 and binary documents (fp32 queries) and of
-        binary-sym (queries 1-bit too): on random 128-d unit vectors (--random-docs, default 2000, 100
-        queries of 32 tokens) and on MiniLM token embeddings of Debian package descriptions (--docs long
+        binary-sym (queries 1-bit too): on random 128-d unit vectors (--random-docs, default 2000, at most
+        65535; 100 queries of 32 tokens) and on MiniLM token embeddings of Debian package descriptions (--docs long
         descriptions, default 3000, at most the 3000 listed packages; --queries one-line summaries of every
         (docs/queries)-th package, default 300). FILE: apt's Translation-en list (default the largest
         /var/lib/apt/lists/*_main_i18n_Translation-en*; apt-get -o Acquire::Languages=en update makes it).""";
@@ -59,6 +59,8 @@ public final class QualityCommand {
   record Row(String data, String kind, Agreement agreement) {}
 
   private static final String PACKAGES = "debian-packages.txt";
+  /** Random documents whose longest case, 256 tokens of 128 values each, still fits one Java array. */
+  static final int MAX_RANDOM_DOCS = (Integer.MAX_VALUE - 8) / (256 * 128);
 
   private QualityCommand() {}
 
@@ -77,7 +79,8 @@ public final class QualityCommand {
     if (queries > docs) {
       throw new UsageException("--queries " + queries + " is more than --docs " + docs);
     }
-    int randomDocs = a.intValue("--random-docs", 2000, 1);
+    // the random documents, of up to 256 tokens, are made as one fp32 array: more overflowed its int size
+    int randomDocs = a.intValue("--random-docs", 2000, 1, MAX_RANDOM_DOCS);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     Path translations = a.get("--translations") != null ? Path.of(a.get("--translations"))
         : DebianDescriptions.findTranslations();

@@ -50,6 +50,8 @@ final class KnownItemEvaluation {
         : FdeParams.parseList("--lucene", a.get("--lucene"), MiniLmTokenEncoder.DIM);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     int exactTimed = a.intValue("--exact-timed", 50, 0);
+    // read here, not in the Lucene step: there a bad value ended the run after the exact search and the sweep
+    int luceneExact = a.intValue("--lucene-exact", 5, 0);
     Path indexRoot = Path.of(a.getOr("--index-dir", cache.dir().resolveSibling("index").toString()));
     String corpus = docs + " docs";
     Report report = new Report(out);
@@ -119,7 +121,8 @@ final class KnownItemEvaluation {
       for (FdeParams p : indexed) {
         float[] encodings = kept.containsKey(p) ? kept.remove(p) : encodeDocuments(p.encoder(d.dim()), d);
         lucene(report, corpus, p, d, q, encodings, relevant, exactTop, candidates, maxSim, threads,
-            indexRoot.resolve(cache.dir().getFileName() + "-" + docs + "-" + p.toString().replace(':', '-')), a);
+            indexRoot.resolve(cache.dir().getFileName() + "-" + docs + "-" + p.toString().replace(':', '-')),
+            luceneExact);
       }
     }
     if (a.get("--json") != null) {
@@ -147,7 +150,7 @@ final class KnownItemEvaluation {
 
   private static void lucene(Report report, String corpus, FdeParams p, Encoded d, Encoded q, float[] encodings,
       int[] relevant,
-      int[][] exactTop, int[] candidates, MaxSim maxSim, int threads, Path dir, Args a) throws IOException {
+      int[][] exactTop, int[] candidates, MaxSim maxSim, int threads, Path dir, int luceneExact) throws IOException {
     FixedDimensionalEncoder encoder = p.encoder(d.dim());
     LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, LuceneIndex.FDE, LuceneIndex.TOKENS,
         maxSim);
@@ -174,7 +177,7 @@ final class KnownItemEvaluation {
         timed(report, corpus, "mean-pooled HNSW + exact rerank", "-", c, relevant, exactTop,
             i -> index.meanRerank(tokens[i], means[i], c, Ranking.TOP), "MaxSimRescorer");
       }
-      int exactQueries = Math.min(q.size(), a.intValue("--lucene-exact", 5, 0));
+      int exactQueries = Math.min(q.size(), luceneExact);
       if (exactQueries > 0) {
         int[] sub = Arrays.copyOf(relevant, exactQueries);
         timed(report, corpus, "exact MaxSim in Lucene (brute force)", "-", 0, sub, exactTop,

@@ -5,10 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.bench.BenchRun;
+import dev.maxsim4j.bench.retrieval.KnownItems.Item;
+import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -62,5 +68,17 @@ class HostileRetrievalOptionsTest {
     assertTrue(run.refusedWith("--synthetic"), run.err());
     assertTrue(run.err().contains("200000000"), run.err());
     assertTrue(run.out().isEmpty(), run.out());
+  }
+
+  @Test
+  void luceneExactIsReadBeforeTheCorpusIsLoaded() {
+    // read inside the Lucene step, a bad --lucene-exact ended the run after the exact search and the FDE sweep
+    String[] argv = {"retrieval", "--lucene-exact", "x"};
+    Args a = new Args("maxsim4j bench", "retrieval", argv, 1, Set.of("--lucene-exact"), Set.of());
+    TokenCache empty = new TokenCache(dir.resolve("no-cache"), "none");
+    List<Item> items = List.of(new Item("p", "1", "0123456789ab", "A p", "The p package."));
+    UsageException e = assertThrows(UsageException.class,
+        () -> KnownItemEvaluation.run(a, items, empty, new PrintStream(OutputStream.nullOutputStream())));
+    assertTrue(e.getMessage().contains("--lucene-exact = 'x'"), e.getMessage());
   }
 }
