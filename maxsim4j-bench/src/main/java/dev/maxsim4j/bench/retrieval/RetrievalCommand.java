@@ -15,7 +15,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -46,7 +48,8 @@ public final class RetrievalCommand {
         defaults: apt's bookworm main Translation-en and binary-amd64 Packages under /var/lib/apt/lists
         (apt-get -o Acquire::Languages=en update). --synthetic: comma-separated sizes of a clustered
         synthetic corpus, exact MaxSim against FDE (default 3:8:8) HNSW + rerank of --candidates (200);
-        --exact-only times exact MaxSim alone (every size in one run, no index to build).""";
+        --exact-only times exact MaxSim alone (every size in one run, no index to build). Each form takes only
+        the options shown with it: another is refused rather than ignored.""";
 
 
   static final String PINNED = "debian-known-items.txt.gz";
@@ -54,10 +57,21 @@ public final class RetrievalCommand {
 
   private RetrievalCommand() {}
 
+  /** The options each mode reads: any other given is refused, as it would be ignored. */
+  private static final Map<String, Set<String>> MODES = Map.of(
+      "--synthetic", Set.of("--synthetic", "--queries", "--candidates", "--fde", "--exact-only", "--index-dir",
+          "--threads", "--json"),
+      "--prepare", Set.of("--prepare", "--translations", "--packages"),
+      "--encode", Set.of("--encode", "--translations", "--cache"),
+      "", Set.of("--translations", "--cache", "--docs", "--queries", "--fde", "--candidates", "--lucene",
+          "--lucene-exact", "--exact-timed", "--index-dir", "--threads", "--json"));
+  private static final Set<String> VALUES = Set.of("--translations", "--packages", "--cache", "--docs", "--queries",
+      "--fde", "--candidates", "--index-dir", "--threads", "--json", "--prepare", "--encode", "--synthetic", "--lucene",
+      "--lucene-exact", "--exact-timed");
+
   public static int run(String[] argv, PrintStream out) throws IOException {
-    Args a = new Args("maxsim4j bench", "retrieval", argv, 1, Set.of("--translations", "--packages", "--cache",
-        "--docs", "--queries", "--fde", "--candidates", "--index-dir", "--threads", "--json", "--prepare",
-        "--encode", "--synthetic", "--lucene", "--lucene-exact", "--exact-timed"), Set.of("--exact-only"));
+    Args a = new Args("maxsim4j bench", "retrieval", argv, 1, VALUES, Set.of("--exact-only"));
+    checkMode(a);
     if (a.get("--json") != null) {
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }
@@ -90,6 +104,28 @@ public final class RetrievalCommand {
       return 0;
     }
     return KnownItemEvaluation.run(a, items, cache, out);
+  }
+
+  /**
+   * Refuses two modes at once, and an option the chosen mode does not read: ignored, --docs with --synthetic or
+   * --exact-only without it ran something other than what was asked for.
+   */
+  private static void checkMode(Args a) {
+    List<String> modes = Stream.of("--synthetic", "--prepare", "--encode").filter(m -> a.get(m) != null).toList();
+    if (modes.size() > 1) {
+      throw new UsageException("retrieval: " + String.join(" and ", modes) + " are given together; expected one of"
+          + " them at most");
+    }
+    String mode = modes.isEmpty() ? "" : modes.get(0);
+    for (String option : Stream.concat(VALUES.stream(), Stream.of("--exact-only")).sorted().toList()) {
+      boolean given = option.equals("--exact-only") ? a.has(option) : a.get(option) != null;
+      if (given && !MODES.get(mode).contains(option)) {
+        throw new UsageException("retrieval: " + option + " is not read " + (mode.isEmpty()
+            ? "by the known-item evaluation (no --synthetic, --prepare or --encode)" : "with " + mode)
+            + "; expected only " + MODES.get(mode).stream().filter(o -> !o.equals(mode)).sorted()
+            .collect(Collectors.joining(", ")));
+      }
+    }
   }
 
   /** The pinned list shipped with the bench. */

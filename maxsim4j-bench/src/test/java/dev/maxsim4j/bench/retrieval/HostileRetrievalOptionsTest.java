@@ -81,4 +81,22 @@ class HostileRetrievalOptionsTest {
         () -> KnownItemEvaluation.run(a, items, empty, new PrintStream(OutputStream.nullOutputStream())));
     assertTrue(e.getMessage().contains("--lucene-exact = 'x'"), e.getMessage());
   }
+
+  @Test
+  void optionsTheChosenModeDoesNotReadAreRefusedNotIgnored() {
+    String out = dir.resolve("list.txt").toString();
+    String[][] cases = {{"--synthetic", "10", "--docs", "5"}, {"--synthetic", "10", "--encode", "5"},
+        {"--synthetic", "10", "--prepare", out}, {"--exact-only"}, {"--packages", out},
+        {"--prepare", out, "--docs", "5"}, {"--encode", "5", "--fde", "3:8:8"}, {"--encode", "5", "--json", out},
+        {"--encode", "5", "--synthetic", "10"}, {"--prepare", out, "--encode", "5"}};
+    for (String[] options : cases) {
+      String[] argv = new String[options.length + 1];
+      argv[0] = "retrieval";
+      System.arraycopy(options, 0, argv, 1, options.length);
+      BenchRun run = BenchRun.of(argv);
+      assertTrue(run.status() == 2 && run.err().lines().count() == 1 && run.err().contains("retrieval: "),
+          String.join(" ", options) + ": " + run.err());
+      assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
 }
