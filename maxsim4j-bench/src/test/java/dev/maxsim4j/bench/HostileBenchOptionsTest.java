@@ -114,4 +114,24 @@ class HostileBenchOptionsTest {
     assertTrue(BenchRun.of("quality", "--random-docs", "65535", "--translations", "/nonexistent")
         .refusedWith("--translations"), "the largest count is accepted");
   }
+
+  @Test
+  void optionsTheRunWouldNotReadAreRefusedNotIgnored() {
+    String[][] cases = {
+        {"gpu-scale", "--single-documents", "5"},
+        {"gpu-scale", "--devices", "0,1", "--stream-documents", "5"},
+        {"gpu-scale", "--devices", "0,1", "--stream-cap-gb", "1"},
+        {"gpu-scale", "--devices", "0,1", "--check-documents", "5"},
+        {"gpu-scale", "--devices", "0,1", "--skip-stream"},
+        {"gpu-scale", "--skip-resident", "--skip-stream"},
+        {"gpu", "--train", "--threads", "2"},
+        {"plot", "speedup", "--in", "x.json", "--out", "y.svg", "--lq", "48"},
+        {"plot", "goals", "--in", "x.json", "--out", "y.svg", "--ld", "300"}};
+    for (String[] argv : cases) {
+      BenchRun run = BenchRun.of(argv);
+      assertTrue(run.status() == 2 && run.err().lines().count() == 1 && run.err().contains(argv[argv.length - 1]
+          .matches("[0-9,]+") ? argv[argv.length - 2] : argv[argv.length - 1]), String.join(" ", argv) + ": "
+          + run.err());
+    }
+  }
 }

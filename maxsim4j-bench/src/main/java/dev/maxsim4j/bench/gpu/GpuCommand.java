@@ -57,6 +57,10 @@ public final class GpuCommand {
     if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
       throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
     }
+    if (a.has("--train") && a.get("--threads") != null) {
+      // the training bench takes no thread count: a --threads there was ignored
+      throw new UsageException("gpu: --threads is not read with --train; expected it left out");
+    }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it

@@ -53,6 +53,7 @@ public final class GpuScaleCommand {
     int[] devices = devices(a.getOr("--devices", "0"));
     // read with the others: after the GPU check, a bad value was reported as a missing GPU, or after the corpus
     int singleDocuments = a.intValue("--single-documents", 1_000_000, 0);
+    unread(a, devices.length > 1);
     for (int nq : s.batches()) {
       // the queries are generated as one fp32 array on the host
       if ((long) nq * GpuScaleBench.QUERY_TOKENS * s.dim() > Integer.MAX_VALUE - 8) {
@@ -79,6 +80,23 @@ public final class GpuScaleCommand {
     }
     oneDevice(devices[0]);
     return GpuScaleBench.run(s, a.get("--json"), out);
+  }
+
+  /** Refuses options the chosen run would not read, and skips that would leave nothing to run. */
+  private static void unread(Args a, boolean sharded) {
+    List<String> notRead = sharded ? List.of("--check-documents", "--stream-documents", "--stream-cap-gb",
+        "--skip-stream") : List.of("--single-documents");
+    for (String option : notRead) {
+      if (a.get(option) != null || a.has(option)) {
+        throw new UsageException("gpu-scale: " + option + (sharded ? " is not read with --devices naming several"
+            + " GPUs (nothing is streamed there)" : " is read only with --devices naming several GPUs")
+            + "; expected it left out");
+      }
+    }
+    if (!sharded && a.has("--skip-resident") && a.has("--skip-stream")) {
+      throw new UsageException("gpu-scale: --skip-resident and --skip-stream leave nothing to run; expected one at"
+          + " most");
+    }
   }
 
   /**

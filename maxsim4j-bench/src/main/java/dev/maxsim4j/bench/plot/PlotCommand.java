@@ -43,6 +43,13 @@ public final class PlotCommand {
       throw new UsageException("plot: expected 'plot speedup', 'plot memory' or 'plot goals' (see ./maxsim4j bench help)");
     }
     Args a = new Args("maxsim4j bench", "plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
+    for (String option : List.of("--lq", "--ld")) {
+      if (!argv[1].equals("memory") && a.get(option) != null) {
+        // only the memory chart picks rows by Lq and Ld: elsewhere the option was ignored
+        throw new UsageException("plot: " + option + " is read only by plot memory; expected it left out of plot "
+            + argv[1]);
+      }
+    }
     Path in = Path.of(a.require("--in"));
     if (!Files.isRegularFile(in)) { // "no such file: x.json" named neither --in nor what it takes
       throw new IllegalArgumentException("plot: --in " + in + (Files.isDirectory(in) ? " is a directory"
