@@ -48,6 +48,9 @@ final class KnownItemEvaluation {
     List<FdeParams> indexed = a.getOr("--lucene", "first").equals("none") ? List.of()
         : a.getOr("--lucene", "first").equals("first") ? sweep.subList(0, 1)
         : FdeParams.parseList("--lucene", a.get("--lucene"), MiniLmTokenEncoder.DIM);
+    // every document's FDE is one array of a set: past its size or the heap, found only after the exact search
+    checkEncodings("--fde", sweep, docs);
+    checkEncodings("--lucene", indexed, docs);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     int exactTimed = a.intValue("--exact-timed", 50, 0);
     // read here, not in the Lucene step: there a bad value ended the run after the exact search and the sweep
@@ -219,6 +222,22 @@ final class KnownItemEvaluation {
       maxSim.topK(q.rows(i, i + 1), all, Ranking.TOP);
     }
     return (System.nanoTime() - start) / 1e6 / n;
+  }
+
+  private static void checkEncodings(String option, List<FdeParams> sets, int docs) {
+    for (FdeParams p : sets) {
+      long floats = (long) docs * p.encoder(MiniLmTokenEncoder.DIM).dimension();
+      if (floats > Integer.MAX_VALUE - 8) {
+        throw new UsageException(option + " " + p + ": " + docs + " documents x " + floats / docs + " dimensions = "
+            + floats + " floats, more than one Java array holds; expected at most " + (Integer.MAX_VALUE - 8)
+            + " (fewer --docs or a smaller set)");
+      }
+      if (Float.BYTES * floats > Runtime.getRuntime().maxMemory()) {
+        throw new UsageException(option + " " + p + ": " + docs + " documents x " + floats / docs + " dimensions need "
+            + (Float.BYTES * floats >> 20) + " MiB; the heap is " + (Runtime.getRuntime().maxMemory() >> 20)
+            + " MiB (fewer --docs, a smaller set, or -Xmx through JAVA_OPTS)");
+      }
+    }
   }
 
   private static float[] encodeDocuments(FixedDimensionalEncoder encoder, Encoded d) {

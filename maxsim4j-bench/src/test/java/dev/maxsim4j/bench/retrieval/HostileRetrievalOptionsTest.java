@@ -12,6 +12,7 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -97,6 +98,33 @@ class HostileRetrievalOptionsTest {
       assertTrue(run.status() == 2 && run.err().lines().count() == 1 && run.err().contains("retrieval: "),
           String.join(" ", options) + ": " + run.err());
       assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
+
+  @Test
+  void fdeEncodingsOfAllDocumentsThatNoArrayHoldsAreRefusedBeforeTheCorpusIsLoaded() {
+    // 40000 documents x 65536 FDE dimensions: past one array, found as "integer overflow" after the exact search
+    List<Item> items = new ArrayList<>();
+    for (int i = 0; i < 40_000; i++) {
+      items.add(new Item("p" + i, "1", "0123456789ab", "A p", "The p package."));
+    }
+    for (String option : new String[] {"--fde", "--lucene"}) {
+      String[] argv = option.equals("--fde") ? new String[] {"retrieval", "--docs", "40000", "--fde", "8:16:16"}
+          : new String[] {"retrieval", "--docs", "40000", "--fde", "4:8:8", "--lucene", "8:16:16"};
+      Args a = new Args("maxsim4j bench", "retrieval", argv, 1, Set.of("--docs", "--fde", "--lucene"), Set.of());
+      TokenCache empty = new TokenCache(dir.resolve("no-cache"), "none");
+      UsageException e = assertThrows(UsageException.class,
+          () -> KnownItemEvaluation.run(a, items, empty, new PrintStream(OutputStream.nullOutputStream())));
+      assertTrue(e.getMessage().startsWith(option + " 8:16:16: 40000 documents x 65536"), e.getMessage());
+    }
+    if (Runtime.getRuntime().maxMemory() < 7L << 30) {
+      // 30000 x 65536 floats fit one array, but not a heap under 7.3 GiB
+      String[] argv = {"retrieval", "--docs", "30000", "--fde", "8:16:16"};
+      Args a = new Args("maxsim4j bench", "retrieval", argv, 1, Set.of("--docs", "--fde"), Set.of());
+      TokenCache empty = new TokenCache(dir.resolve("no-cache"), "none");
+      UsageException e = assertThrows(UsageException.class,
+          () -> KnownItemEvaluation.run(a, items, empty, new PrintStream(OutputStream.nullOutputStream())));
+      assertTrue(e.getMessage().contains("the heap is"), e.getMessage());
     }
   }
 }
