@@ -105,6 +105,9 @@ public final class CpuBench {
     boolean naive = !a.has("--no-naive");
     boolean compareFp32 = docType != DType.FLOAT32 || queryType != DType.FLOAT32;
     OpenBlas blas = a.has("--sgemm") ? OpenBlas.load() : null;
+    if (blas != null) {
+      checkBlasThreads(blas, threads);
+    }
     List<Case> cases = new ArrayList<>();
     // the CPU is what this times: auto would take a GPU where one is present
     try (MaxSim maxSim = Engine.open(a.getOr("--backend", "cpu"), a.has("--verbose"),
@@ -157,6 +160,21 @@ public final class CpuBench {
           CpuBenchJson.of(cases));
     }
     return 0;
+  }
+
+  /**
+   * Refuses more threads than this OpenBLAS runs: it capped them silently, so the header's thread count and the
+   * comparison were wrong, and the per-pair pool started that many platform threads.
+   */
+  private static void checkBlasThreads(OpenBlas blas, int threads) {
+    int before = blas.threads();
+    blas.threads(threads);
+    int most = blas.threads();
+    blas.threads(before);
+    if (most < threads) {
+      throw new UsageException("cpu: --threads = " + threads + " with --sgemm; this OpenBLAS (" + blas.config()
+          + ") runs at most " + most + " threads; expected --threads <= " + most);
+    }
   }
 
   /**
