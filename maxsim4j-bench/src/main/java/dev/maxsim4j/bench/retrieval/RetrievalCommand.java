@@ -72,6 +72,13 @@ public final class RetrievalCommand {
   public static int run(String[] argv, PrintStream out) throws IOException {
     Args a = new Args("maxsim4j bench", "retrieval", argv, 1, VALUES, Set.of("--exact-only"));
     checkMode(a);
+    for (String option : List.of("--cache", "--index-dir")) {
+      // a file there failed as "Not a directory" on a path inside it, naming neither option, after the exact search
+      if (a.get(option) != null && Files.exists(Path.of(a.get(option))) && !Files.isDirectory(Path.of(a.get(option)))) {
+        throw new UsageException("retrieval: " + option + " " + a.get(option) + " is not a folder; expected a folder"
+            + " (made where missing)");
+      }
+    }
     if (a.get("--json") != null) {
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }

@@ -127,4 +127,21 @@ class HostileRetrievalOptionsTest {
       assertTrue(e.getMessage().contains("the heap is"), e.getMessage());
     }
   }
+
+  @Test
+  void folderOptionsThatNameAFileAreRefusedByNameBeforeAnyWork() throws Exception {
+    Path file = java.nio.file.Files.writeString(dir.resolve("a-file"), "x");
+    String[][] cases = {{"--synthetic", "10", "--queries", "3", "--index-dir", file.toString()},
+        {"--encode", "5", "--cache", file.toString()}, {"--encode", "5", "--cache", "/dev/null"}};
+    for (String[] options : cases) {
+      String[] argv = new String[options.length + 1];
+      argv[0] = "retrieval";
+      System.arraycopy(options, 0, argv, 1, options.length);
+      BenchRun run = BenchRun.of(argv);
+      String option = options[options.length - 2];
+      assertTrue(run.refusedWith("retrieval: " + option + " " + options[options.length - 1] + " is not a folder"),
+          String.join(" ", options) + ": " + run.err());
+      assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
 }
