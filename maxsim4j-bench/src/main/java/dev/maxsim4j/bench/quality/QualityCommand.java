@@ -67,9 +67,6 @@ public final class QualityCommand {
   public static int run(String[] argv, PrintStream out) throws IOException {
     Args a = new Args("maxsim4j bench", "quality", argv, 1,
         Set.of("--translations", "--docs", "--queries", "--random-docs", "--threads", "--json"), Set.of());
-    if (a.get("--json") != null) {
-      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
-    }
     List<String> packages = packageList();
     int docs = a.intValue("--docs", packages.size(), 1);
     if (docs > packages.size()) {
@@ -88,6 +85,10 @@ public final class QualityCommand {
       throw new UsageException("no --translations and no *_main_i18n_Translation-en* under "
           + DebianDescriptions.APT_LISTS + "; expected the list apt-get -o Acquire::Languages=en update writes");
     }
+    if (a.get("--json") != null) {
+      // checked against the list read too: --json onto it replaced the Translation-en list after the run
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of(translations));
+    }
     // the texts are read and checked before any work
     Texts texts = texts(translations, packages.subList(0, docs), queries);
     List<Row> rows = new ArrayList<>();
@@ -103,7 +104,8 @@ public final class QualityCommand {
       compare(maxSim, text.what, text.queries, text.documents, text.relevant, rows, out);
     }
     if (a.get("--json") != null) {
-      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(), toJson(rows));
+      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(translations),
+          toJson(rows));
     }
     return 0;
   }

@@ -79,18 +79,25 @@ public final class RetrievalCommand {
             + " (made where missing)");
       }
     }
-    if (a.get("--json") != null) {
-      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
-    }
     if (a.get("--synthetic") != null) {
+      if (a.get("--json") != null) {
+        AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
+      }
       return SyntheticScaling.run(a, out);
     }
     Path translations = list(a, "--translations", "_main_i18n_Translation-en");
+    List<Path> inputs = a.get("--prepare") == null ? List.of(translations)
+        : List.of(translations, list(a, "--packages", "_main_binary-amd64_Packages"));
+    for (String option : List.of("--json", "--prepare")) {
+      // checked against the lists read: --prepare onto its own Translation-en replaced the list it was made from
+      if (a.get(option) != null) {
+        AtomicOutput.check(option, AtomicOutput.target(option, a.get(option)), inputs);
+      }
+    }
     if (a.get("--prepare") != null) {
-      Path packages = list(a, "--packages", "_main_binary-amd64_Packages");
-      List<Item> items = KnownItems.build(translations, packages);
+      List<Item> items = KnownItems.build(translations, inputs.get(1));
       String text = KnownItems.pinText(items);
-      AtomicOutput.writeString("--prepare", AtomicOutput.target("--prepare", a.get("--prepare")), List.of(), text);
+      AtomicOutput.writeString("--prepare", AtomicOutput.target("--prepare", a.get("--prepare")), inputs, text);
       out.printf("%d packages (set %s) written to %s%n", items.size(), hash(text), a.get("--prepare"));
       return 0;
     }

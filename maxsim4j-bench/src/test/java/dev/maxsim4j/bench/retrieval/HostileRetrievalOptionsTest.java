@@ -10,6 +10,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -130,7 +131,7 @@ class HostileRetrievalOptionsTest {
 
   @Test
   void folderOptionsThatNameAFileAreRefusedByNameBeforeAnyWork() throws Exception {
-    Path file = java.nio.file.Files.writeString(dir.resolve("a-file"), "x");
+    Path file = Files.writeString(dir.resolve("a-file"), "x");
     String[][] cases = {{"--synthetic", "10", "--queries", "3", "--index-dir", file.toString()},
         {"--encode", "5", "--cache", file.toString()}, {"--encode", "5", "--cache", "/dev/null"}};
     for (String[] options : cases) {
@@ -142,6 +143,27 @@ class HostileRetrievalOptionsTest {
       assertTrue(run.refusedWith("retrieval: " + option + " " + options[options.length - 1] + " is not a folder"),
           String.join(" ", options) + ": " + run.err());
       assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
+
+  @Test
+  void anOutputOntoAnInputListIsRefusedAndTheListKept() throws Exception {
+    // --prepare onto the Translation-en it read replaced apt's list with the filtered one
+    Path translations = Files.writeString(dir.resolve("Translation-en"), "Package: a\n");
+    Path packages = Files.writeString(dir.resolve("Packages"), "Package: a\n");
+    String[][] cases = {
+        {"retrieval", "--prepare", translations.toString(), "--translations", translations.toString(), "--packages",
+            packages.toString()},
+        {"retrieval", "--prepare", packages.toString(), "--translations", translations.toString(), "--packages",
+            packages.toString()},
+        {"retrieval", "--json", translations.toString(), "--translations", translations.toString()},
+        {"quality", "--json", translations.toString(), "--translations", translations.toString()}};
+    for (String[] argv : cases) {
+      BenchRun run = BenchRun.of(argv);
+      assertTrue(run.failedCleanly() && run.err().contains("is also the input"), String.join(" ", argv) + ": "
+          + run.err());
+      assertTrue(Files.readString(translations).equals("Package: a\n")
+          && Files.readString(packages).equals("Package: a\n"), "inputs kept");
     }
   }
 }
