@@ -96,6 +96,11 @@ public final class RetrievalCommand {
     }
     if (a.get("--prepare") != null) {
       List<Item> items = KnownItems.build(translations, inputs.get(1));
+      if (items.isEmpty()) {
+        // an empty pin list, written with exit 0, read later as an evaluation set of no package
+        throw new IllegalArgumentException("retrieval: --translations " + translations + " and --packages "
+            + inputs.get(1) + " give no usable package; expected Debian bookworm's main lists (nothing written)");
+      }
       String text = KnownItems.pinText(items);
       AtomicOutput.writeString("--prepare", AtomicOutput.target("--prepare", a.get("--prepare")), inputs, text);
       out.printf("%d packages (set %s) written to %s%n", items.size(), hash(text), a.get("--prepare"));

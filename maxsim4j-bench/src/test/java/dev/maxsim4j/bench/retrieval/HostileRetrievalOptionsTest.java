@@ -166,4 +166,15 @@ class HostileRetrievalOptionsTest {
           && Files.readString(packages).equals("Package: a\n"), "inputs kept");
     }
   }
+
+  @Test
+  void listsThatGiveNoPackageWriteNoEmptyPinList() throws Exception {
+    Path translations = Files.writeString(dir.resolve("Translation-en"), "Package: a\n");
+    Path packages = Files.writeString(dir.resolve("Packages"), "Package: a\n");
+    Path pins = dir.resolve("pins.txt");
+    BenchRun run = BenchRun.of("retrieval", "--prepare", pins.toString(), "--translations", translations.toString(),
+        "--packages", packages.toString());
+    assertTrue(run.failedCleanly() && run.err().contains("no usable package"), run.err() + run.out());
+    assertTrue(!Files.exists(pins), "no empty list written");
+  }
 }
