@@ -199,6 +199,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       tokens += w.length;
     }
     int floats = packedFloats(tokens); // refused here, before the model runs, when it cannot fit
+    fitsHeap(tokens, floats);
     float[][] tokensOfWindow = new float[windows.size()][];
     int textsDone = 0;
     for (int b = 0; b < windows.size(); b += BATCH) {
@@ -271,6 +272,21 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
           + "); expected at most " + MAX_ARRAY / DIM + " tokens: encode the texts in smaller lists");
     }
     return (int) floats;
+  }
+
+  /**
+   * Refuses texts whose token vectors the heap cannot hold twice, as the windows' states and the packed batch they
+   * are copied into: found after the model, that was an OutOfMemoryError once every window had been encoded.
+   */
+  private static void fitsHeap(long tokens, int floats) {
+    long bytes = 2L * Float.BYTES * floats;
+    long heap = Runtime.getRuntime().maxMemory();
+    if (bytes > heap) {
+      throw new IllegalArgumentException("texts hold " + tokens + " tokens (word pieces and each window's [CLS] and"
+          + " [SEP]): their " + DIM + "-d vectors, held twice while packed, need " + (bytes >> 20) + " MiB, more than"
+          + " the heap of " + (heap >> 20) + " MiB; expected at most " + heap / (2L * Float.BYTES * DIM)
+          + " tokens: encode the texts in smaller lists (or raise -Xmx)");
+    }
   }
 
   /** The model on one batch of windows (padded to the longest): each window's unit token vectors, flat. */
