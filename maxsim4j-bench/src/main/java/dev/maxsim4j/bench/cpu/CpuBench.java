@@ -95,9 +95,10 @@ public final class CpuBench {
     }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     for (String s : shapes) {
-      Shapes.checkHeap("cpu", s, Shapes.parse("cpu", s));
+      int[] sh = Shapes.parse("cpu", s);
+      Shapes.checkHeap("cpu", s, sh);
       if (a.has("--sgemm")) {
-        SgemmBench.checkPerPair("cpu", s, Shapes.parse("cpu", s), threads);
+        SgemmBench.checkPerPair("cpu", s, sh, threads);
       }
     }
     int iterations = a.intValue("--iterations", 0, 1);
