@@ -61,7 +61,7 @@ VARIANTS = {
     # the producer's lane 0 (Tile, expect_tx, copies) 3 us behind the other lanes' arrivals and scale copies
     'v4_lane0_late': [(TILE_WRITE, '          if (lane == 0) perturbDelay(3000);\n' + TILE_WRITE)],
     # every slot's scales copied by the producer's 32 lanes, as unaligned ones are, instead of a bulk copy: no delay,
-    # another schedule; this build scores blocks' first pairs wrong for whole fp16 queries (kernel-selection.md)
+    # another schedule, the one that exposed rule 20's first-pair defect (kernel-selection.md): none may be wrong
     'v6_scales_by_lanes': [(BULK_SCALES, '          const bool bulkScales = false;\n')],
     # all four places at once, each block and slot delayed by its own pseudo-random amount
     'v5_jitter': [

@@ -33,8 +33,8 @@
 // Pipeline:    the producer runs ahead by the ring (40 KB: 2 slots at d = 64 and 128, 3 at d = 48, 6 for 1-bit).
 //              The consumers take a slot's tiles one at a time: each tile's bytes loaded from the slot
 //              (released after its last tile's), expanded into one set of A registers just before its wgmmas,
-//              and folded; while its wgmmas run the next tile's scales are loaded, or after the slot's last
-//              tile the next slot is taken with its first tile's scales. One set of A registers and
+//              and folded; while its wgmmas run the next tile's scales are loaded, and once the slot's last
+//              tile's are done the next slot is taken with its first tile's scales. One set of A registers and
 //              accumulators, so four blocks fit on an SM and their warps hide each other's expansion and folds.
 //              The producer waits for free slots suspended, not spinning on the scheduler it shares.
 // Online max:  each dot product times its document token's scale (for compressed queries times the pair's scale
@@ -543,7 +543,7 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   };
   // Scores the slot `tile`, held in the ring, one wgmma tile at a time: its bytes loaded (the slot given back after
   // the last tile's), expanded into one set of A registers and multiplied, the products folded with the scales in
-  // ds. While a tile's wgmmas run the next tile's scales are loaded into ds (the next slot's, taken, after the last).
+  // ds. While a tile's wgmmas run the next tile's scales are loaded into ds; after the last, the next slot is taken.
   auto score = [&](const Tile& tile, float(&ds)[2]) -> Tile {
     if (tile.first == 0) {
 #pragma unroll
@@ -588,15 +588,14 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
         wgmmaCommit();
       }
       float nextDs[2];
-      if (lastTile) {
-        next = take(nextDs);
-      } else {
-        loadScales(sub + 1, nextDs);
-      }
+      if (!lastTile) loadScales(sub + 1, nextDs);
       wgmmaWait<0>();
+      // the next slot is taken only once these wgmmas are done: taken while they ran, blocks' first pairs were
+      // scored wrong now and then (kernel-selection.md, rule 20)
+      if (lastTile) next = take(nextDs);
       pinAccumulators(acc);
 #pragma unroll
-      for (int x = 0; x < (TILED ? 2 : 0); x++) keepRegisters(a[x]);
+      for (int x = 0; x < (TILED ? 2 : 1); x++) keepRegisters(a[x]);
       fold(tile, sub, acc, ds);
       ds[0] = nextDs[0], ds[1] = nextDs[1];
     }
