@@ -7,8 +7,8 @@ import java.util.List;
 /**
  * On the GPU host: rule 20's bulk-copy kernel, forced with and without the fp16 copy of the queries, on one bf16
  * query against thousands of masked, ragged int8 and e4m3 documents (d = 64, 128 and 256, as
- * {@link CudaCompressedTest}'s many-documents test makes them), and one whole fp16 query of 32 tokens against the
- * same documents, called again and again; prints the pairs scored
+ * {@link CudaCompressedTest}'s many-documents test makes them), one whole fp16 query of 32 tokens and (d <= 128) one
+ * of the documents' own type against the same documents, called again and again; prints the pairs scored
  * wrong against the float64 reference and one {@code REPLAY} line with their count. With another build's fatbins
  * first on the class path it checks that build: scripts/quant-tma-perturbed.py makes ones whose producer and
  * consumers are put out of step on purpose (docs/design/kernel-selection.md, rule 20).
@@ -40,10 +40,14 @@ public final class QuantTmaReplay {
             TokenBatch d = CudaCompressedTest.batch(r, type, dim == 256 ? 1000 : 3000, 40, dim, 2);
             TokenBatch masked = CudaCompressedTest.batch(r, DType.BFLOAT16, 1, 32, dim, 1);
             TokenBatch whole = CudaCompressedTest.batch(r, DType.FLOAT16, 1, 32, dim, 0);
-            for (int k = 0; k < KERNELS.length + 1; k++) {
-              // the last case: one whole fp16 query of 32 tokens on the fp16 entries (the case that exposed the
-              // first-pair defect, kernel-selection.md rule 20)
-              TokenBatch q = k < KERNELS.length ? masked : whole;
+            TokenBatch own = CudaCompressedTest.batch(r, type, 1, 32, dim, 0);
+            for (int k = 0; k < KERNELS.length + 2; k++) {
+              // then one whole fp16 query of 32 tokens on the fp16 entries (the case that exposed the first-pair
+              // defect, kernel-selection.md rule 20) and one of the documents' type, on their entries at d <= 128
+              if (k == KERNELS.length + 1 && dim > 128) {
+                continue;
+              }
+              TokenBatch q = k < KERNELS.length ? masked : k == KERNELS.length ? whole : own;
               float[] expected = reference.scores(q, d)[0];
               MaxSim kernel = forced[k < KERNELS.length ? k : 0];
               int wrongHere = 0;
@@ -66,9 +70,10 @@ public final class QuantTmaReplay {
               }
               wrong += wrongHere;
               if (wrongHere > 0) {
+                String kind = k < KERNELS.length ? KERNELS[k]
+                    : k == KERNELS.length ? "fp16 queries" : type + " queries";
                 System.out.printf("  %s seed=%d %s d=%d %s: %d wrong of %d x %d calls, worst relative error %.3g,"
-                    + " pairs %s%n", label, seed, type, dim, k < KERNELS.length ? KERNELS[k] : "fp16 queries",
-                    wrongHere, expected.length, calls, worst, pairs);
+                    + " pairs %s%n", label, seed, type, dim, kind, wrongHere, expected.length, calls, worst, pairs);
               }
             }
           }
