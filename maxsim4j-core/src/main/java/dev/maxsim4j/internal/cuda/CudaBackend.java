@@ -446,9 +446,9 @@ public final class CudaBackend implements Backend {
         return; // closing the backend already freed everything
       }
       corpus.markClosed("this generated corpus is closed");
-      corpora.remove(corpus);
       device.makeCurrent();
-      device.synchronizeAll();
+      device.synchronizeAll(); // where this fails the corpus stays listed, and the backend's close frees it
+      corpora.remove(corpus);
       device.release(corpus.pointer, corpus.bytes);
     } finally {
       lock.unlock();

@@ -73,18 +73,20 @@ final class DeviceInputs {
   void release(Tokens tokens) {
     Resident r = resident.get(tokens);
     if (r != null && --r.holders == 0) {
+      device.synchronizeAll(); // where this fails the batch stays listed, and the backend's close frees it
       resident.remove(tokens);
-      device.synchronizeAll();
       device.release(r.pointer, r.bytes);
     }
   }
 
   /** Frees every resident batch (the backend closes). */
   void releaseAll() {
+    Releases releases = new Releases(); // one failed free leaves the others freed
     for (Resident r : resident.values()) {
-      device.release(r.pointer, r.bytes);
+      releases.run(() -> device.release(r.pointer, r.bytes));
     }
     resident.clear();
+    releases.throwIfFailed();
   }
 
   /** The device copy of {@code tokens} where resident, else null. */

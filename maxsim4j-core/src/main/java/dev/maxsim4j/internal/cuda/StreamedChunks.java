@@ -97,16 +97,28 @@ final class StreamedChunks implements AutoCloseable {
         scorer.score(tokens, chunk);
         Driver.record(scored[b], this.device.stream);
       }
-    } finally {
-      // nothing queued may read a buffer freed here, or host memory the caller frees after the call
-      Driver.synchronize(copyStream);
-      this.device.synchronizeAll();
-      for (long p : device) {
-        if (p != 0) {
-          this.device.release(p, chunkBytes);
-        }
+    } catch (RuntimeException | Error e) {
+      releaseBuffers(device, chunkBytes).suppressedIn(e);
+      throw e;
+    }
+    releaseBuffers(device, chunkBytes).throwIfFailed();
+  }
+
+  /**
+   * Frees a call's device buffers once nothing queued can read them, or host memory the caller frees after the
+   * call; each step runs whatever the ones before did (after a kernel's sticky error the waits fail, yet nothing
+   * runs any more and the buffers must still go).
+   */
+  private Releases releaseBuffers(long[] buffers, long chunkBytes) {
+    Releases releases = new Releases();
+    releases.run(() -> Driver.synchronize(copyStream));
+    releases.run(device::synchronizeAll);
+    for (long p : buffers) {
+      if (p != 0) {
+        releases.run(() -> device.release(p, chunkBytes));
       }
     }
+    return releases;
   }
 
   /** Chunks copied so far by every call. */
@@ -143,15 +155,26 @@ final class StreamedChunks implements AutoCloseable {
     if (copyStream == null) {
       return;
     }
-    Driver.synchronize(copyStream);
-    for (int b = 0; b < staging.length; b++) {
-      if (staging[b].byteSize() > 0) {
-        Driver.freeHost(staging[b]);
-      }
-      Driver.destroyEvent(copied[b]);
-      Driver.destroyEvent(scored[b]);
-    }
-    Driver.destroyStream(copyStream);
+    MemorySegment stream = copyStream;
     copyStream = null;
+    // each step whatever the ones before did, so that one failure leaves nothing else allocated
+    Releases releases = new Releases();
+    releases.run(() -> Driver.synchronize(stream));
+    for (int b = 0; b < staging.length; b++) {
+      MemorySegment host = staging[b];
+      staging[b] = MemorySegment.NULL;
+      if (host.byteSize() > 0) {
+        releases.run(() -> Driver.freeHost(host));
+      }
+      for (MemorySegment event : new MemorySegment[] {copied[b], scored[b]}) {
+        if (event != null) {
+          releases.run(() -> Driver.destroyEvent(event));
+        }
+      }
+      copied[b] = null;
+      scored[b] = null;
+    }
+    releases.run(() -> Driver.destroyStream(stream));
+    releases.throwIfFailed();
   }
 }
