@@ -410,7 +410,7 @@ public final class CudaBackend implements Backend {
   /** Each query's {@code k} best documents of a generated corpus. */
   public TopKResult topK(Tokens queries, GeneratedCorpus corpus, int k) {
     return call(() -> {
-      DeviceTokens documents = corpus.open();
+      DeviceTokens documents = corpus.open(this);
       int keep = Math.min(k, documents.rows());
       if (queries.rows == 0 || keep < 1) {
         return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
@@ -428,7 +428,7 @@ public final class CudaBackend implements Backend {
   /** Copies a generated corpus's tokens into {@code destination} (host memory of its dataBytes at least). */
   public void copyToHost(GeneratedCorpus corpus, MemorySegment destination) {
     call(() -> {
-      DeviceTokens documents = corpus.open();
+      DeviceTokens documents = corpus.open(this);
       if (destination.byteSize() < corpus.dataBytes()) {
         throw new IllegalArgumentException("destination of " + destination.byteSize() + " bytes; expected at least "
             + corpus.dataBytes());
@@ -592,6 +592,11 @@ public final class CudaBackend implements Backend {
     } finally {
       lock.unlock();
     }
+  }
+
+  @Override
+  public String toString() {
+    return "the CUDA backend of GPU " + ordinal;
   }
 
   private String leftAllocated(int running, Duration callTimeout, int held) {

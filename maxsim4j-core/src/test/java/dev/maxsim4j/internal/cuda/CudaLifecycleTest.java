@@ -100,6 +100,8 @@ class CudaLifecycleTest {
       GeneratedCorpus corpus = backend.generateCorpus(20_000, 256, DIM, 7);
       Tokens q = Internals.tokens(bfloat16(new SplittableRandom(2), 2, 32));
       backend.topK(q, corpus, 5);
+      // its memory is in the first backend's context: another backend refuses it, whatever GPU it drives
+      assertThrows(IllegalArgumentException.class, () -> other.topK(q, corpus, 5));
       long freeBefore = other.deviceMemoryInfo().free();
       backend.close();
       long freed = other.deviceMemoryInfo().free() - freeBefore;
