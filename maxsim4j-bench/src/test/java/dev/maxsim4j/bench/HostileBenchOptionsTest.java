@@ -59,6 +59,10 @@ class HostileBenchOptionsTest {
     assertTrue(run.refusedWith("cpu: --shape '1,1,1,1,1073741824' needs at least"), run.err());
     assertTrue(run.err().contains("-Xmx"), run.err());
     assertTrue(run.out().isEmpty(), run.out());
+    BenchRun gpu = assertTimeoutPreemptively(Duration.ofSeconds(30),
+        () -> BenchRun.of("gpu", "--shape", "1,2,3,4,5", "--shape", "1,1,1,1,1073741824"));
+    assertTrue(gpu.refusedWith("gpu: --shape '1,1,1,1,1073741824' needs at least"), gpu.err());
+    assertTrue(gpu.out().isEmpty(), gpu.out());
   }
 
   @Test

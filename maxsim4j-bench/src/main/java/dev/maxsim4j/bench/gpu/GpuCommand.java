@@ -37,7 +37,8 @@ public final class GpuCommand {
     List<String> shapes = split.shapes();
     Args a = new Args("maxsim4j bench", "gpu", split.rest(), 1,
         Set.of("--dtype", "--query-dtype", "--threads", "--json", "--compare"), Set.of("--train"));
-    shapes.forEach(s -> Shapes.parse("gpu", s));
+    // the inputs are made on the heap before they go to the device: a shape past it is refused before any runs
+    shapes.forEach(s -> Shapes.checkHeap("gpu", s, Shapes.parse("gpu", s)));
     String dtypeName = a.getOr("--dtype", "bf16");
     boolean symmetric = BenchTypes.isSymmetric(dtypeName);
     DType dtype = symmetric ? DType.BINARY : BenchTypes.parse("gpu", "--dtype", dtypeName, BenchTypes.ALL, true);
