@@ -137,7 +137,9 @@ public final class LateInteractionRetriever {
    * {@code encoder().encodeDocuments(batch)} for many documents at once (rows are encoded in parallel).
    */
   public List<IndexableField> documentFields(float[][] tokens, float[] encoding) {
-    Arguments.nonNull(encoding, "encoding");
+    // Lucene's vector field keeps the array it is given: a caller that refills one array with each document's
+    // encoding, adding the documents later, would index the last encoding for all of them, past the check below
+    encoding = Arguments.nonNull(encoding, "encoding").clone();
     if (encoding.length != encoder.dimension()) {
       throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
           + encoder.dimension() + ", this retriever's encoder's");
