@@ -127,6 +127,7 @@ public final class LateInteractionRetriever {
 
   /** The fields of a document of token vectors {@code [L][d]} (at least one token). */
   public List<IndexableField> documentFields(float[][] tokens) {
+    tokens = Arguments.copyRows(tokens); // encoded and stored as read once: the caller's could change meanwhile
     // checked before encoding: the encoder names a token of another d as its batch's ("documents have dimension 2")
     checkTokens("tokens", tokens);
     return documentFields(tokens, encoder.encodeDocuments(TokenBatch.ofQuery(tokens))[0]);
@@ -140,6 +141,7 @@ public final class LateInteractionRetriever {
     // Lucene's vector field keeps the array it is given: a caller that refills one array with each document's
     // encoding, adding the documents later, would index the last encoding for all of them, past the check below
     encoding = Arguments.nonNull(encoding, "encoding").clone();
+    tokens = Arguments.copyRows(tokens);
     if (encoding.length != encoder.dimension()) {
       throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
           + encoder.dimension() + ", this retriever's encoder's");
@@ -165,6 +167,7 @@ public final class LateInteractionRetriever {
       throws IOException {
     Arguments.nonNull(searcher, "searcher");
     checkCounts(candidates, k);
+    queryTokens = Arguments.copyRows(queryTokens); // encoded and reranked as read once
     checkTokens("queryTokens", queryTokens);
     float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
     requireInnerProductRange("queryTokens' encoding", encoding);
@@ -180,6 +183,7 @@ public final class LateInteractionRetriever {
   public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
     Arguments.nonNull(searcher, "searcher");
     checkCounts(1, k);
+    queryTokens = Arguments.copyRows(queryTokens);
     // checked against the encoder, not left to the rerank: it would blame the first document, or find none to blame
     checkTokens("queryTokens", queryTokens);
     int all = Math.max(1, searcher.getIndexReader().maxDoc());

@@ -29,8 +29,9 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
 
   @Override
   public float compare(float[][] queryVector, float[][] docVector, VectorSimilarityFunction similarity) {
-    Arguments.nonNull(queryVector, "queryVector");
-    Arguments.nonNull(docVector, "docVector");
+    // checked and scored as read once: the caller's arrays could change meanwhile
+    queryVector = Arguments.copyRows(Arguments.nonNull(queryVector, "queryVector"));
+    docVector = Arguments.copyRows(Arguments.nonNull(docVector, "docVector"));
     if (similarity != VectorSimilarityFunction.DOT_PRODUCT && similarity != VectorSimilarityFunction.COSINE) {
       throw new IllegalArgumentException("similarity = " + similarity + "; expected DOT_PRODUCT or COSINE");
     }

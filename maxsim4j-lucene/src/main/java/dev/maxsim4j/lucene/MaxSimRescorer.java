@@ -123,12 +123,14 @@ public final class MaxSimRescorer extends Rescorer {
       throw new IllegalArgumentException("similarity = " + similarity + " for quantized field " + field
           + "; expected DOT_PRODUCT (normalising would expand the stored tokens: index quantized unit vectors)");
     }
-    this.queryVectors = checkQuery(queryVectors);
+    // a copy, read once, then checked and used: derived rescorers (withQueryType, withFallbackToFirstPassScore) rebuild
+    // the query from it, and a caller that refills its array for the next query would otherwise change what they score
+    this.queryVectors = checkQuery(Arguments.copyRows(queryVectors));
     if (queryType != DType.FLOAT32) {
-      // checked on the caller's values: quantize would name a "stored token", and COSINE turns an infinity into NaN
-      Arguments.requireFinite(queryVectors, "queryVectors", "quantize the query to " + queryType);
+      // checked on the given values: quantize would name a "stored token", and COSINE turns an infinity into NaN
+      Arguments.requireFinite(this.queryVectors, "queryVectors", "quantize the query to " + queryType);
     }
-    TokenBatch q = TokenBatch.of(new float[][][] {queryVectors});
+    TokenBatch q = TokenBatch.of(new float[][][] {this.queryVectors});
     q = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
     this.query = queryType == DType.FLOAT32 ? q : q.quantize(queryType);
     this.fallbackToFirstPass = fallbackToFirstPass;
@@ -398,13 +400,7 @@ public final class MaxSimRescorer extends Rescorer {
             + dim + " >= 1");
       }
     }
-    // a copy: derived rescorers (withQueryType, withFallbackToFirstPassScore) rebuild the query from it, and a caller
-    // that refills its array for the next query would otherwise change what they score
-    float[][] copy = new float[queryVectors.length][];
-    for (int i = 0; i < copy.length; i++) {
-      copy[i] = queryVectors[i].clone();
-    }
-    return copy;
+    return queryVectors;
   }
 
   @Override

@@ -46,6 +46,7 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
   /** The stored value of {@code vectors} ({@code [tokens][d]}, at least one token) quantized to {@code type}. */
   public static BytesRef encode(float[][] vectors, DType type) {
     Arguments.nonNull(type, "type");
+    vectors = Arguments.copyRows(vectors); // checked and quantized as read once: the caller's could change meanwhile
     if (vectors == null || vectors.length == 0) {
       throw new IllegalArgumentException("vectors is " + (vectors == null ? "null" : "empty")
           + "; expected [tokens][d] with at least one token (encode(type, data, scales, 0, d) stores none)");
