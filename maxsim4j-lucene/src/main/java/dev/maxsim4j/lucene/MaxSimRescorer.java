@@ -42,7 +42,8 @@ import org.apache.lucene.util.BytesRef;
  * gives for {@code DOT_PRODUCT} (unit-length token vectors, as that function requires) or {@code COSINE}:
  * the sum over query tokens of {@code (1 + best similarity) / 2}, computed here as {@code (n + S) / 2} from
  * the raw MaxSim sum {@code S} of {@code n} query tokens, equal to Lucene's within float rounding, same
- * order. With {@link Scale#RAW} a document scores {@code S} itself (maxsim4j's contract). Documents without
+ * order; a stored value of no token scores {@code Float.MIN_VALUE}, as in Lucene. With {@link Scale#RAW} a document
+ * scores {@code S} itself (maxsim4j's contract: -1e9 for a value of no token). Documents without
  * the field score 0, or keep their first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene.
  * Hits are ordered as {@link dev.maxsim4j.TopK} orders them: higher scores first, equal scores by the lower doc
  * id, and a NaN score (NaN in a valid token of the query or the document) above every other, so that the order is
@@ -338,7 +339,9 @@ public final class MaxSimRescorer extends Rescorer {
     if (scale == Scale.LUCENE) {
       int n = queryVectors.length;
       for (int i = 0; i < sums.length; i++) {
-        sums[i] = (float) ((n + (double) sums[i]) / 2);
+        // a value of no token scores -1e9 raw: Lucene's SUM_MAX_SIM gives such a document Float.MIN_VALUE, not
+        // (n - 1e9) / 2, which would rank it below documents without the field
+        sums[i] = documents.validTokens(i) == 0 ? Float.MIN_VALUE : (float) ((n + (double) sums[i]) / 2);
       }
     }
     return sums;
