@@ -59,7 +59,10 @@ import java.util.function.Function;
 public final class MaxSim implements AutoCloseable {
   /** ForkJoinPool's limit on parallelism. */
   public static final int MAX_THREADS = 32767;
-  /** The score of a document with no valid token, on every backend: below any score of real tokens. */
+  /**
+   * The score of a document with no valid token, on every backend: below any score of unit-length tokens (those
+   * lie within +-Lq), not below every score: tokens of large values can score lower, and rank below an empty document.
+   */
   public static final float EMPTY_DOCUMENT_SCORE = -1e9f;
 
   /** The backend names {@link Builder#backend} takes (case and surrounding blanks aside). */
