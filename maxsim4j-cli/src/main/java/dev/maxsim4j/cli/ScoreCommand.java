@@ -124,8 +124,8 @@ final class ScoreCommand {
       int b = docs.embeddings().dim(0);
       perQuery = docs.embeddings().dim(1);
       if (perQuery == 0) {
-        throw new IllegalArgumentException("--docs " + docs.files() + " has shape " + docs.embeddings().shapeString()
-            + ": K = 0 candidates per query; expected at least 1");
+        throw new IllegalArgumentException("--docs " + docs.embeddings().source() + " has shape "
+            + docs.embeddings().shapeString() + ": K = 0 candidates per query; expected at least 1");
       }
       if (q.size() != b) {
         throw new IllegalArgumentException(rows(queries, Inputs.QUERIES) + ", but --docs " + docs.embeddings().source()
