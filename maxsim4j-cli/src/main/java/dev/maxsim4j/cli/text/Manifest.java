@@ -2,6 +2,7 @@ package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.cli.text.TextIndex.Entry;
 import dev.maxsim4j.cli.text.TextIndex.Span;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,71 +30,110 @@ final class Manifest {
     return HEADER.replace(", bf16, ", ", " + store + ", ");
   }
   private static final String TOKENS_NAME = "tokens-[0-9a-f]{1,32}\\.safetensors";
+  /** The longest first or second line: the version line, or "tokens", a tokens file's name and two numbers. */
+  private static final int HEAD_CHARS = 256;
+  /**
+   * The longest file line without its passages: "file", two numbers, a checksum and a path of up to 4,096
+   * characters, each escaped in at most 6.
+   */
+  private static final long FILE_LINE_CHARS = 64 * 1024;
+  /** The longest passage of a file line: "line:tokens," of two ints. */
+  private static final long PASSAGE_CHARS = 22;
 
   /** What a manifest says: the tokens file beside it, its token count and checksum, and the files in order. */
   record Contents(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {}
 
   private Manifest() {}
 
-  /** Parses a manifest; anything it does not expect is an IllegalArgumentException saying what and where. */
+  /**
+   * Parses a manifest; anything it does not expect is an IllegalArgumentException saying what and where. It is read
+   * a line at a time, each line checked before the next is read and refused once longer than the index it describes
+   * can need, so that a damaged file (NUL bytes, a line without end) is refused before it fills the heap.
+   */
   static Contents read(Path file) throws IOException {
-    List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-    Store store = null;
-    for (Store s : Store.values()) {
-      if (!lines.isEmpty() && lines.get(0).equals(header(s))) {
-        store = s;
-      }
-    }
-    if (store == null) {
-      throw new IllegalArgumentException("it was written by another version of maxsim4j or is not an index");
-    }
-    String[] head = lines.size() > 1 ? lines.get(1).split("\t", -1) : new String[0];
-    if (head.length != 4 || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
-        || !head[3].matches("[0-9a-f]{8}")) {
-      throw new IllegalArgumentException("line 2 does not name a tokens file and its checksum");
-    }
-    long tokens = number(head[2], 2);
-    List<Entry> entries = new ArrayList<>();
-    Set<String> seen = new HashSet<>();
-    long sum = 0;
-    for (int n = 2; n < lines.size(); n++) {
-      String[] f = lines.get(n).split("\t", -1);
-      if ((f.length != 5 && (f.length != 6 || !f[5].matches("[0-9a-f]{8}"))) || !f[0].equals("file")) {
-        throw new IllegalArgumentException("line " + (n + 1) + " is not a file line");
-      }
-      String path;
-      try {
-        path = Names.unescape(f[4]);
-        Path rel = Path.of(path);
-        if (path.isEmpty() || rel.isAbsolute() || rel.normalize().startsWith("..") || !seen.add(path)) {
-          throw new IllegalArgumentException("an empty, absolute, outside or repeated path");
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      Lines lines = new Lines(in);
+      String first = lines.next(HEAD_CHARS);
+      Store store = null;
+      for (Store s : Store.values()) {
+        if (first != null && first.equals(header(s))) {
+          store = s;
         }
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException("line " + (n + 1) + " holds an invalid path");
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("line " + (n + 1) + ": " + e.getMessage());
       }
-      List<Span> spans = new ArrayList<>();
-      for (String s : f[3].isEmpty() ? new String[0] : f[3].split(",", -1)) {
-        String[] p = s.split(":", -1);
-        if (p.length != 2) {
-          throw new IllegalArgumentException("line " + (n + 1) + " has a passage that is not line:tokens");
-        }
-        long line = number(p[0], n + 1);
-        long count = number(p[1], n + 1);
-        if (line < 1 || line > Integer.MAX_VALUE || count < 1 || count > Integer.MAX_VALUE) {
-          throw new IllegalArgumentException("line " + (n + 1) + " has a passage out of range: " + s);
-        }
-        spans.add(new Span((int) line, (int) count));
-        sum += count;
+      if (store == null) {
+        throw new IllegalArgumentException("it was written by another version of maxsim4j or is not an index");
       }
-      long text = f.length == 6 ? Long.parseLong(f[5], 16) : -1;
-      entries.add(new Entry(path, number(f[1], n + 1), number(f[2], n + 1), text, List.copyOf(spans)));
+      String second = lines.next(HEAD_CHARS);
+      String[] head = second != null ? second.split("\t", -1) : new String[0];
+      if (head.length != 4 || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
+          || !head[3].matches("[0-9a-f]{8}")) {
+        throw new IllegalArgumentException("line 2 does not name a tokens file and its checksum");
+      }
+      long tokens = number(head[2], 2);
+      if (tokens < 0 || tokens > TextIndex.MAX_TOKENS) {
+        throw new IllegalArgumentException("line 2 counts " + tokens + " tokens; an index holds 0 to "
+            + TextIndex.MAX_TOKENS);
+      }
+      List<Entry> entries = new ArrayList<>();
+      Set<String> seen = new HashSet<>();
+      long sum = 0;
+      // every passage holds a token: a line lists at most the tokens not yet counted as passages
+      for (int n = 2; ; n++) {
+        String line = lines.next(FILE_LINE_CHARS + PASSAGE_CHARS * (tokens - sum));
+        if (line == null) {
+          break;
+        }
+        Entry e = entry(line, n + 1, seen);
+        sum += e.passages().stream().mapToLong(Span::tokens).sum();
+        if (sum > tokens) {
+          throw new IllegalArgumentException("its passages hold more tokens than its header's " + tokens
+              + " by line " + (n + 1));
+        }
+        entries.add(e);
+      }
+      if (sum != tokens) {
+        throw new IllegalArgumentException("its passages hold " + sum + " tokens, its header says " + tokens);
+      }
+      return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
+    } catch (LineTooLong e) {
+      throw new IllegalArgumentException("line " + e.number + " is longer than " + e.max + " characters; expected"
+          + (e.number <= 2 ? " a header line" : " a file line of the index its header describes"));
     }
-    if (sum != tokens) {
-      throw new IllegalArgumentException("its passages hold " + sum + " tokens, its header says " + tokens);
+  }
+
+  /** One file line (number {@code n} of the manifest); {@code seen}: the paths of the lines before it. */
+  private static Entry entry(String line, int n, Set<String> seen) {
+    String[] f = line.split("\t", -1);
+    if ((f.length != 5 && (f.length != 6 || !f[5].matches("[0-9a-f]{8}"))) || !f[0].equals("file")) {
+      throw new IllegalArgumentException("line " + n + " is not a file line");
     }
-    return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
+    String path;
+    try {
+      path = Names.unescape(f[4]);
+      Path rel = Path.of(path);
+      if (path.isEmpty() || rel.isAbsolute() || rel.normalize().startsWith("..") || !seen.add(path)) {
+        throw new IllegalArgumentException("an empty, absolute, outside or repeated path");
+      }
+    } catch (InvalidPathException e) {
+      throw new IllegalArgumentException("line " + n + " holds an invalid path");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("line " + n + ": " + e.getMessage());
+    }
+    List<Span> spans = new ArrayList<>();
+    for (String s : f[3].isEmpty() ? new String[0] : f[3].split(",", -1)) {
+      String[] p = s.split(":", -1);
+      if (p.length != 2) {
+        throw new IllegalArgumentException("line " + n + " has a passage that is not line:tokens");
+      }
+      long number = number(p[0], n);
+      long count = number(p[1], n);
+      if (number < 1 || number > Integer.MAX_VALUE || count < 1 || count > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("line " + n + " has a passage out of range: " + s);
+      }
+      spans.add(new Span((int) number, (int) count));
+    }
+    long text = f.length == 6 ? Long.parseLong(f[5], 16) : -1;
+    return new Entry(path, number(f[1], n), number(f[2], n), text, List.copyOf(spans));
   }
 
   private static long number(String s, int line) {
@@ -117,5 +157,75 @@ final class Manifest {
       out.append(e.text() < 0 ? "" : String.format(Locale.ROOT, "\t%08x", e.text())).append('\n');
     }
     return out.toString();
+  }
+
+  /** Lines as {@link Files#readAllLines} splits them (at LF, CR or CR LF), each refused past a length. */
+  private static final class Lines {
+    private final BufferedReader in;
+    private final char[] chunk = new char[8192];
+    private int at;
+    private int end;
+    private int number;
+
+    Lines(BufferedReader in) {
+      this.in = in;
+    }
+
+    /** The next line, null at the end of the file; a {@link LineTooLong} once it passes {@code max} characters. */
+    String next(long max) throws IOException {
+      number++;
+      StringBuilder line = new StringBuilder();
+      while (true) {
+        if (at == end) {
+          end = in.read(chunk);
+          at = 0;
+          if (end < 0) {
+            end = 0;
+            return line.isEmpty() ? null : line.toString();
+          }
+        }
+        int from = at;
+        while (at < end && chunk[at] != '\n' && chunk[at] != '\r') {
+          at++;
+        }
+        if (line.length() + (long) (at - from) > max) {
+          throw new LineTooLong(number, max);
+        }
+        line.append(chunk, from, at - from);
+        if (at < end) {
+          if (chunk[at++] == '\r') {
+            skipNewlineAfterReturn();
+          }
+          return line.toString();
+        }
+      }
+    }
+
+    private void skipNewlineAfterReturn() throws IOException {
+      if (at == end) {
+        end = in.read(chunk);
+        at = 0;
+        if (end < 0) {
+          end = 0;
+          return;
+        }
+      }
+      if (chunk[at] == '\n') {
+        at++;
+      }
+    }
+  }
+
+  /** A line longer than the manifest can hold there: damage, reported by its number. */
+  private static final class LineTooLong extends IOException {
+    private static final long serialVersionUID = 1L;
+    final int number;
+    final long max;
+
+    LineTooLong(int number, long max) {
+      super("line " + number + " is too long", null);
+      this.number = number;
+      this.max = max;
+    }
   }
 }
