@@ -76,7 +76,7 @@ final class Inputs {
     long last = emb.dim(emb.rank() - 1);
     if (d == 0 || last != (packed ? (d + 7L) / 8 : d)) {
       throw new IllegalArgumentException(o.what() + " " + emb.source() + " records its token dimension as '"
-          + Printable.oneLine(recorded.length() > 40 ? recorded.substring(0, 40) + "..." : recorded) + "' (" + key
+          + Printable.oneLine(Printable.cut(recorded, 43)) + "' (" + key
           + " in its __metadata__), which its shape " + emb.shapeString() + " does not hold; expected "
           + (packed ? "a d of " + Math.max(1, 8 * last - 7) + " to " + 8 * last + " bits" : "d = " + last));
     }

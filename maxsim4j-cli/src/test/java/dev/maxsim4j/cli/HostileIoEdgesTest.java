@@ -35,4 +35,17 @@ class HostileIoEdgesTest {
     assertOneLineError(r, 1, "--docs " + p("d.safetensors") + ":embeddings has shape [2, 0, 5, 4]: K = 0 candidates");
     assertFalse(r.err().contains("["  + p("d.safetensors")), r.err());
   }
+
+  /** A long recorded d is quoted cut between whole characters: the half of an emoji printed as '?'. */
+  @Test
+  void aLongRecordedDimensionIsQuotedBetweenWholeCharacters() throws Exception {
+    Npy.writeFloats(dir.resolve("q.npy"), new float[2 * 3 * 8], 2, 3, 8);
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofSegment("e", NdArray.ElementType.U8, new long[] {2, 3, 1},
+        java.lang.foreign.MemorySegment.ofArray(new byte[6])));
+    String recorded = "x".repeat(39) + "\uD83D\uDE00".repeat(10);
+    SafeTensors.write(dir.resolve("d.safetensors"), t, Map.of("maxsim4j.dim.embeddings", recorded));
+    CliRun r = CliRun.of("score", "--queries", p("q.npy"), "--docs", p("d.safetensors"), "--out", p("s.npy"));
+    assertOneLineError(r, 1, "records its token dimension as '" + "x".repeat(39) + "...'");
+  }
 }

@@ -12,15 +12,22 @@ public final class Printable {
 
   /** {@code text} from a file, one-line safe and cut to a readable length. */
   static String of(String text) {
-    String s = oneLine(text);
-    if (s.length() <= MAX) {
-      return s;
+    return cut(oneLine(text), MAX);
+  }
+
+  /**
+   * {@code text} cut to at most {@code max} characters ending in "..." where it is longer: between whole
+   * characters, never through the surrogate pair of one outside the BMP (an emoji), whose lone half prints as '?'.
+   */
+  public static String cut(String text, int max) {
+    if (text.length() <= max) {
+      return text;
     }
-    int cut = MAX - 3;
-    if (Character.isHighSurrogate(s.charAt(cut - 1))) {
-      cut--; // never half of a character outside the BMP (an emoji), which would print as a lone surrogate
+    int cut = Math.max(0, max - 3);
+    if (cut > 0 && Character.isHighSurrogate(text.charAt(cut - 1))) {
+      cut--;
     }
-    return s.substring(0, cut) + "...";
+    return text.substring(0, cut) + "...";
   }
 
   /** {@code text} with every character that {@link #breaksLine} finds as '?'. */

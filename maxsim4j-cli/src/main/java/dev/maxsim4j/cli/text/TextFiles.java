@@ -262,7 +262,7 @@ public final class TextFiles {
   public static String snippet(String text, int max) {
     // control, line-separator and direction characters could rewrite the terminal line; spaces are folded anyway
     String flat = Printable.oneLine(text.strip().replaceAll("\\s+", " "));
-    return flat.length() <= max ? flat : flat.substring(0, max - 3) + "...";
+    return Printable.cut(flat, max);
   }
 
   /** A text that cannot be read as UTF-8 text; the message says why. */

@@ -17,6 +17,25 @@ import org.junit.jupiter.api.io.TempDir;
 class TextFilesTest {
   @TempDir Path dir;
 
+  /**
+   * A listing's snippet of a passage of emoji was cut through a surrogate pair: the lone half printed as '?'. It is
+   * cut between whole characters, as every other quoted text is.
+   */
+  @Test
+  void snippetsAreCutBetweenWholeCharacters() {
+    String emoji = "\uD83D\uDE00";
+    for (int lead = 0; lead < 4; lead++) {
+      for (int max : new int[] {40, 70, 90}) {
+        String text = "x".repeat(lead) + emoji.repeat(100);
+        String shown = TextFiles.snippet(text, max);
+        assertTrue(shown.endsWith("...") && shown.length() <= max, shown);
+        String kept = shown.substring(0, shown.length() - 3);
+        assertTrue(text.startsWith(kept) && !Character.isHighSurrogate(kept.charAt(kept.length() - 1)),
+            "lead " + lead + ", max " + max + ": a lone surrogate was left in " + shown);
+      }
+    }
+  }
+
   @Test
   void linesAreNumberedAcrossAllLineEndings() throws IOException {
     Path file = dir.resolve("lines.txt");
