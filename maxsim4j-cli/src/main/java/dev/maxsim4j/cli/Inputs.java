@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
 import dev.maxsim4j.cli.io.UnsupportedDtypeException;
@@ -221,7 +222,7 @@ final class Inputs {
    * "no such file".
    */
   static Path input(String option, String path) {
-    Path p = Path.of(path);
+    Path p = PathArgument.of(option, path);
     if (Files.isDirectory(p)) {
       throw new IllegalArgumentException(option + " " + path + " is a directory; expected a .npy or .safetensors file");
     }

@@ -4,6 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
@@ -59,7 +60,7 @@ final class QuantizeCommand {
     String inPath = a.require("--in");
     // the command line is checked in full (exit 2) before any file is looked at (exit 1)
     Path target = AtomicOutput.target("--out", a.require("--out"));
-    for (Path p : new Path[] {Path.of(inPath), target}) {
+    for (Path p : new Path[] {PathArgument.of("--in", inPath), target}) {
       if (p.getFileName() == null || !p.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
         throw new UsageException("quantize: " + (p == target ? "--out " : "--in ") + p + " does not end in"
             + " .safetensors; quantize reads and writes .safetensors");

@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -203,7 +204,7 @@ final class ScoreCommand {
     for (Inputs.Options o : List.of(Inputs.QUERIES, Inputs.DOCS)) {
       for (String option : List.of(o.embeddings(), o.mask(), o.offsets(), o.scales())) {
         if (a.get(option) != null) {
-          files.add(Path.of(a.get(option)));
+          files.add(PathArgument.of(option, a.get(option)));
         }
       }
     }

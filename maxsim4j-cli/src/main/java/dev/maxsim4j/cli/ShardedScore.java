@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.text.Names;
 import dev.maxsim4j.cli.text.Warnings;
@@ -43,7 +44,7 @@ final class ShardedScore {
 
   /** Whether {@code --docs} names a folder of shards rather than one file. */
   static boolean applies(Args a) {
-    return a.get("--docs") != null && Files.isDirectory(Path.of(a.get("--docs")));
+    return a.get("--docs") != null && Files.isDirectory(PathArgument.of("--docs", a.get("--docs")));
   }
 
   static int run(Args a, PrintStream out, PrintStream err, MaxSim.Builder builder) throws IOException {
@@ -61,7 +62,7 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
-    List<Shard> shards = load(a, Path.of(a.get("--docs")), queries, err);
+    List<Shard> shards = load(a, PathArgument.of("--docs", a.get("--docs")), queries, err);
     long documents = shards.getLast().first() + shards.getLast().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK) {

@@ -79,7 +79,7 @@ public final class AtomicOutput implements AutoCloseable {
       throw new UsageException(option + " " + value + " names a folder (it ends in a separator); expected"
           + " a file to write");
     }
-    Path target = Path.of(value);
+    Path target = PathArgument.of(option, value);
     if (Files.isDirectory(target)) {
       throw new UsageException(option + " " + target + " is a directory; expected a file to write");
     }

@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
@@ -37,7 +38,7 @@ public final class EncodeCommand {
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("encode", argv, 1, Set.of("--in", "--out", "--dtype"), Set.of());
-    Path in = Path.of(a.require("--in"));
+    Path in = PathArgument.of("--in", a.require("--in"));
     Path target = AtomicOutput.target("--out", a.require("--out"));
     String dtype = a.getOr("--dtype", "bf16");
     if (!dtype.equals("f32") && !dtype.equals("bf16")) {

@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -36,7 +37,7 @@ public final class RerankCommand {
     if (query.isBlank()) {
       throw new UsageException("rerank: --query is empty; expected some text");
     }
-    Path file = Path.of(a.require("--candidates"));
+    Path file = PathArgument.of("--candidates", a.require("--candidates"));
     int top = a.intValue("--top", Integer.MAX_VALUE, 1);
     Warnings warnings = new Warnings(err);
     List<TextFiles.Line> candidates = TextFiles.lines("--candidates", file, warnings);

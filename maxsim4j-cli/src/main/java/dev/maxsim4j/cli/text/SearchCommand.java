@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
@@ -75,8 +76,9 @@ public final class SearchCommand {
       // every query is checked before the index work and before any is ranked (by the tokenizer: each is encoded
       // once, when ranked): a bad line of --queries found part way ended the run after the rankings before it
       for (TextFiles.Line line : lines) {
-        requireText(line.number() == 0 ? "search" : "search: --queries " + TextFiles.shown(Path.of(a.get("--queries")))
-            + " line " + line.number(), line.text(), encoder.hasWordPiece(line.text()));
+        requireText(line.number() == 0 ? "search" : "search: --queries "
+            + TextFiles.shown(PathArgument.of("--queries", a.get("--queries"))) + " line " + line.number(), line.text(),
+            encoder.hasWordPiece(line.text()));
       }
       TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store, lock);
       LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, maxSim, false, warnings, err);
@@ -139,7 +141,7 @@ public final class SearchCommand {
       }
       return List.of(new TextFiles.Line(0, query));
     }
-    Path path = Path.of(file);
+    Path path = PathArgument.of("--queries", file);
     List<TextFiles.Line> lines = TextFiles.lines("--queries", path, warnings);
     if (lines.isEmpty()) {
       throw new IllegalArgumentException("--queries " + file + " holds no query; expected one per line");

@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.cli.io.Absent;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -43,7 +44,7 @@ public final class TextFiles {
    * in one line naming the option (index and search said only "no such file: notes").
    */
   public static Path folder(String option, String path) {
-    Path p = Path.of(path);
+    Path p = PathArgument.of(option, path);
     if (Files.isRegularFile(p)) {
       throw new IllegalArgumentException(option + " " + shown(p) + " is a file; expected a folder of .txt/.md files");
     }
