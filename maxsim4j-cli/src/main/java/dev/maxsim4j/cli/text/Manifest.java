@@ -33,10 +33,10 @@ final class Manifest {
   /** The longest first or second line: the version line, or "tokens", a tokens file's name and two numbers. */
   private static final int HEAD_CHARS = 256;
   /**
-   * The longest file line without its passages: "file", two numbers, a checksum and a path of up to 4,096
-   * characters, each escaped in at most 6.
+   * The longest file line without its passages: "file", two numbers, a checksum and a path, each of its characters
+   * escaped in at most 6; room for the 32,767 characters of the longest paths any system takes.
    */
-  private static final long FILE_LINE_CHARS = 64 * 1024;
+  private static final long FILE_LINE_CHARS = 1 << 20;
   /** The longest passage of a file line: "line:tokens," of two ints. */
   private static final long PASSAGE_CHARS = 22;
 
