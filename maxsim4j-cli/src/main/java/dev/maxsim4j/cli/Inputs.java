@@ -93,13 +93,16 @@ final class Inputs {
   }
 
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
-    return load(a, o, a.require(o.embeddings()), heapElements);
+    return load(a, o, PathArgument.of(o.embeddings(), a.require(o.embeddings())), heapElements);
   }
 
-  /** As above, the embeddings being {@code path} (one shard of a folder) rather than the option's file. */
-  static Loaded load(Args a, Options o, String path, long heapElements) throws IOException {
+  /**
+   * As above, the embeddings being {@code path} (one shard of a folder) rather than the option's file. A shard stays
+   * the path its folder listed: turned into a string and back, a name the locale's encoding cannot spell is lost.
+   */
+  static Loaded load(Args a, Options o, Path path, long heapElements) throws IOException {
     Path file = input(o.embeddings(), path);
-    boolean safetensors = isSafetensors(path);
+    boolean safetensors = isSafetensors(file);
     Map<Path, SafeTensorsFile> opened = new HashMap<>(); // each file's header is parsed once for all its tensors
     SafeTensorsFile tensors;
     try {
@@ -136,7 +139,7 @@ final class Inputs {
           + "; expected [N, L, d] or [L, d]");
     }
 
-    String maskPath = a.get(o.mask());
+    Path maskPath = path(a, o.mask());
     String maskTensor = a.get(o.maskTensor());
     if (maskPath == null && maskTensor != null) {
       if (!safetensors) {
@@ -144,18 +147,18 @@ final class Inputs {
             + " FILE (it defaults to the embeddings file only when that is a .safetensors file, and " + path
             + " is not)");
       }
-      maskPath = path;
+      maskPath = file;
     }
     // the companions "mask", "scales" and "offsets" go with whichever tensor holds the embeddings: read or refused,
     // never ignored
     if (maskPath == null && safetensors && names.contains(MASK) && !MASK.equals(embName)) {
-      maskPath = path;
+      maskPath = file;
       maskTensor = MASK;
     }
     NdArray mask = maskPath == null ? null : read(o.mask(), maskPath, maskTensor, o.maskTensor(), MASK, files,
         opened);
 
-    String offsetsPath = a.get(o.offsets());
+    Path offsetsPath = path(a, o.offsets());
     if (offsetsPath != null && emb.rank() != 2) {
       throw new UsageException("score: " + o.offsets() + " is for packed [T, d] embeddings, but " + emb.source()
           + " has shape " + emb.shapeString());
@@ -167,12 +170,12 @@ final class Inputs {
             + emb.source() + " have shape " + emb.shapeString() + "; expected packed [T, d] embeddings beside"
             + " offsets, or a file without offsets for padded [N, L, d]");
       }
-      offsetsPath = path;
+      offsetsPath = file;
     }
     NdArray offsets = offsetsPath == null ? null : read(o.offsets(), offsetsPath, null, o.offsets(), OFFSETS, files,
         opened);
 
-    NdArray scales = scales(a, o, path, safetensors, names, embName, emb, dtype, files, opened);
+    NdArray scales = scales(a, o, file, safetensors, names, embName, emb, dtype, files, opened);
     // the mask is read once, checked first: it tells which scales must be finite (a masked token's is never read)
     boolean[] valid = mask == null ? null : validTokens(o.what(), emb, offsets != null, mask);
     TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
@@ -187,10 +190,10 @@ final class Inputs {
    * The scales of quantized embeddings: from {@code o.scales()} FILE (and {@code o.scaleTensor()}), or the
    * {@code scales} tensor beside the embeddings in a .safetensors file; null when there are none.
    */
-  private static NdArray scales(Args a, Options o, String path, boolean safetensors, List<String> names,
+  private static NdArray scales(Args a, Options o, Path path, boolean safetensors, List<String> names,
       String embName, NdArray emb, DType dtype, List<Path> files, Map<Path, SafeTensorsFile> opened)
       throws IOException {
-    String scalesPath = a.get(o.scales());
+    Path scalesPath = path(a, o.scales());
     String scaleTensor = a.get(o.scaleTensor());
     if (scalesPath == null && scaleTensor != null) {
       if (!safetensors) {
@@ -222,16 +225,20 @@ final class Inputs {
    * "no such file".
    */
   static Path input(String option, String path) {
-    Path p = PathArgument.of(option, path);
+    return input(option, PathArgument.of(option, path));
+  }
+
+  /** As above, for a path given as one, or found by listing a folder. */
+  static Path input(String option, Path p) {
     if (Files.isDirectory(p)) {
-      throw new IllegalArgumentException(option + " " + path + " is a directory; expected a .npy or .safetensors file");
+      throw new IllegalArgumentException(option + " " + p + " is a directory; expected a .npy or .safetensors file");
     }
     if (!Files.exists(p)) {
-      throw new IllegalArgumentException(option + " " + path + (isLinkLoop(p) ? " is a loop of symbolic links;"
+      throw new IllegalArgumentException(option + " " + p + (isLinkLoop(p) ? " is a loop of symbolic links;"
           + " expected a .npy or .safetensors file" : ": " + Absent.why(p)));
     }
     if (!Files.isRegularFile(p)) {
-      throw new IllegalArgumentException(option + " " + path + " is not a regular file; expected a .npy or"
+      throw new IllegalArgumentException(option + " " + p + " is not a regular file; expected a .npy or"
           + " .safetensors file");
     }
     return p;
@@ -252,15 +259,22 @@ final class Inputs {
     }
   }
 
-  private static boolean isSafetensors(String path) {
-    return path.toLowerCase(Locale.ROOT).endsWith(".safetensors");
+  /** The path {@code option} gives, or null where it is not given. */
+  private static Path path(Args a, String option) {
+    String value = a.get(option);
+    return value == null ? null : PathArgument.of(option, value);
+  }
+
+  private static boolean isSafetensors(Path path) {
+    Path name = path.getFileName();
+    return name != null && name.toString().toLowerCase(Locale.ROOT).endsWith(".safetensors");
   }
 
   /**
    * As below, refusing in one line naming the options a tensor that the file lacks, or a file of several tensors none
    * of which has the default name (it was "F holds 2 tensors; name one with the matching --...-tensor option").
    */
-  static String pick(String fileOption, String path, String named, String tensorOption, List<String> names,
+  static String pick(String fileOption, Path path, String named, String tensorOption, List<String> names,
       String fallback) {
     String name = pick(named, names, fallback);
     if (name != null && !names.contains(name)) {
@@ -287,11 +301,11 @@ final class Inputs {
     return names.size() != 1 && names.contains(fallback) ? fallback : null;
   }
 
-  private static NdArray read(String option, String path, String tensor, String tensorOption, String fallback,
+  private static NdArray read(String option, Path path, String tensor, String tensorOption, String fallback,
       List<Path> files, Map<Path, SafeTensorsFile> opened) throws IOException {
     Path file = input(option, path);
     files.add(file);
-    if (!isSafetensors(path)) {
+    if (!isSafetensors(file)) {
       if (tensor != null) {
         throw new UsageException("score: " + tensorOption + " names a tensor, but " + path
             + " is not a .safetensors file");

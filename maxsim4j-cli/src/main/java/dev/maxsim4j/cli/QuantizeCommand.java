@@ -74,7 +74,7 @@ final class QuantizeCommand {
       throw Inputs.named("--in", in, e);
     }
     List<String> names = source.names();
-    String tensor = Inputs.pick("--in", inPath, a.get("--tensor"), "--tensor", names, Inputs.EMBEDDINGS);
+    String tensor = Inputs.pick("--in", in, a.get("--tensor"), "--tensor", names, Inputs.EMBEDDINGS);
     NdArray emb;
     try {
       emb = source.read(tensor);

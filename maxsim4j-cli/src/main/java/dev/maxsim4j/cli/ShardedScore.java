@@ -129,7 +129,8 @@ final class ShardedScore {
       throw new IllegalArgumentException("--docs " + folder + " holds no .safetensors files; expected a folder of"
           + " shards as encode or quantize write them");
     }
-    files.sort(Comparator.comparing(p -> p.getFileName().toString()));
+    // names the locale's encoding cannot spell may read alike: their bytes keep the order the same on every run
+    files.sort(Comparator.comparing((Path p) -> p.getFileName().toString()).thenComparing(Path::getFileName));
     if (!arrays.isEmpty()) {
       new Warnings(err).warn("score --docs " + folder + ": left out " + count(arrays, " .npy file", "")
           + "; a folder's shards are .safetensors files");
@@ -181,7 +182,7 @@ final class ShardedScore {
             : " is the same file as shard " + earlier + "; expected each shard once (its documents would be ranked"
                 + " twice)"));
       }
-      Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file.toString(), 0);
+      Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file, 0);
       if (loaded.embeddings().rank() == 4) {
         throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
             + "; expected documents [N, L, d] or packed [T, d] (candidates [B, K, L, d] need one --docs file)");
@@ -263,7 +264,7 @@ final class ShardedScore {
    * builds float copies, one shard at a time.
    */
   private static TokenBatch docs(Args a, Shard shard) throws IOException {
-    TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file().toString(), 0).batch();
+    TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file(), 0).batch();
     if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
       throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
           + " holds " + b.size() + " documents of " + b.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = "

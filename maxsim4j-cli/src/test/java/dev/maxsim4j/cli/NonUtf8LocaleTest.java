@@ -1,9 +1,12 @@
 package dev.maxsim4j.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -11,8 +14,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -63,11 +69,78 @@ class NonUtf8LocaleTest {
         {"--dir", "search", "--dir", odd, "--query", "otters"},
         {"--queries", "search", "--dir", dir.toString(), "--queries", odd + ".txt"},
         {"--candidates", "rerank", "--query", "otters", "--candidates", odd + ".txt"}};
+    List<String> lines = inTheCLocale(Arrays.stream(cases).map(c -> Arrays.copyOfRange(c, 1, c.length))
+        .toArray(String[][]::new));
+    assertEquals(cases.length + 1, lines.size(), String.join("\n", lines));
+    for (int i = 0; i < cases.length; i++) {
+      String line = lines.get(i + 1);
+      String what = String.join(" ", cases[i]) + " -> " + line;
+      assertTrue(line.startsWith("1 maxsim4j: error: " + cases[i][0] + " "), what);
+      assertTrue(line.contains("file system's encoding") && line.contains("UTF-8 locale"), what);
+      assertTrue(!line.contains("|"), "one line: " + what);
+    }
+  }
+
+  /**
+   * Shards found by listing a --docs folder are read whatever their names: a non-ASCII name that the C locale's
+   * encoding cannot spell stays the listed path, never a string turned back into one. Such shards were refused as
+   * names the encoding cannot hold, though nobody typed them. Each one's scores are those read under UTF-8.
+   */
+  @Test
+  void shardsOfNonAsciiNamesAreReadUnderTheCLocale() throws Exception {
+    Random random = new Random(7);
+    Path shards = Files.createDirectories(dir.resolve("shards"));
+    Map<String, NdArray> first = new LinkedHashMap<>();
+    first.put("embeddings", NdArray.ofFloats("e", new long[] {2, 3, 4}, floats(random, 2 * 3 * 4)));
+    first.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {2, 3}, null, null,
+        new boolean[] {true, true, true, true, true, false}));
+    SafeTensors.write(shards.resolve("caf\u00e9-0.safetensors"), first);
+    SafeTensors.write(shards.resolve("na\u00efve-1.safetensors"),
+        Map.of("embeddings", NdArray.ofFloats("e", new long[] {3, 3, 4}, floats(random, 3 * 3 * 4))));
+    Path q = dir.resolve("q.npy");
+    Npy.writeFloats(q, floats(random, 2 * 3 * 4), 2, 3, 4);
+    String[] matrix = {"score", "--queries", q.toString(), "--docs", shards.toString(), "--out", ""};
+    String[] top = {"score", "--queries", q.toString(), "--docs", shards.toString(), "--top-k", "2", "--out-run", ""};
+    List<String> lines = inTheCLocale(withOut(matrix, dir.resolve("c.npy")), withOut(top, dir.resolve("c.tsv")));
+    assertEquals(3, lines.size(), String.join("\n", lines));
+    for (String line : lines.subList(1, 3)) {
+      assertTrue(line.startsWith("0 score: shard 1 of 2"), line);
+    }
+    assertEquals(0, Main.run(withOut(matrix, dir.resolve("u.npy")), new PrintStream(new ByteArrayOutputStream()),
+        new PrintStream(new ByteArrayOutputStream())));
+    assertEquals(0, Main.run(withOut(top, dir.resolve("u.tsv")), new PrintStream(new ByteArrayOutputStream()),
+        new PrintStream(new ByteArrayOutputStream())));
+    float[] scores = Npy.read(dir.resolve("c.npy")).floats();
+    assertEquals(2 * 5, scores.length);
+    assertArrayEquals(Npy.read(dir.resolve("u.npy")).floats(), scores);
+    assertEquals(Files.readString(dir.resolve("u.tsv")), Files.readString(dir.resolve("c.tsv")));
+  }
+
+  private static float[] floats(Random random, int n) {
+    float[] out = new float[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = random.nextFloat() - 0.5f;
+    }
+    return out;
+  }
+
+  /** {@code args}, its last value (the output) being {@code out}. */
+  private static String[] withOut(String[] args, Path out) {
+    String[] copy = args.clone();
+    copy[copy.length - 1] = out.toString();
+    return copy;
+  }
+
+  /**
+   * Runs each command line in one child JVM under LC_ALL=C; its lines: the encoding, then each command's status and
+   * stderr. Skipped only where this system's C locale names files in UTF-8 (there is nothing to show there).
+   */
+  private static List<String> inTheCLocale(String[]... commands) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",
         System.getProperty("java.class.path"), Child.class.getName()));
-    for (String[] c : cases) {
-      command.add(String.join(SEPARATOR, List.of(c).subList(1, c.length)));
+    for (String[] c : commands) {
+      command.add(String.join(SEPARATOR, c));
     }
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     Map<String, String> env = pb.environment();
@@ -79,13 +152,6 @@ class NonUtf8LocaleTest {
     List<String> lines = new String(out, StandardCharsets.UTF_8).lines()
         .filter(l -> !l.startsWith("WARNING:")).toList();
     Assumptions.assumeFalse(lines.get(0).contains("UTF-8"), "this system's C locale names files in UTF-8");
-    assertEquals(cases.length + 1, lines.size(), String.join("\n", lines));
-    for (int i = 0; i < cases.length; i++) {
-      String line = lines.get(i + 1);
-      String what = String.join(" ", cases[i]) + " -> " + line;
-      assertTrue(line.startsWith("1 maxsim4j: error: " + cases[i][0] + " "), what);
-      assertTrue(line.contains("file system's encoding") && line.contains("UTF-8 locale"), what);
-      assertTrue(!line.contains("|"), "one line: " + what);
-    }
+    return lines;
   }
 }
