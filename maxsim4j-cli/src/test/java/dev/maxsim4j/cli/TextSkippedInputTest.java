@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,6 +104,31 @@ class TextSkippedInputTest {
     assertEquals(0, r.status(), r.err());
     assertTrue(r.err().contains("skipped " + folder.resolve("mem.txt") + ": "), r.err());
     assertTrue(r.out().contains("indexed 2 files (2 encoded, 0 reused, 4 skipped)"), r.out());
+  }
+
+  /**
+   * A text file larger than a run can hold in memory (here a sparse 1.5 GB one, no disk used) was read whole and
+   * ended the run out of memory; it is skipped, named with its size and the bound, and the rest is indexed. Given
+   * as one file (rerank's candidates), it is a one-line error naming the option.
+   */
+  @Test
+  void aFileLargerThanTheHeapBoundIsSkippedNamingItsSizeAndTheBound() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("big"));
+    Files.writeString(folder.resolve("otters.txt"), "otters hold hands while they sleep");
+    Path huge = folder.resolve("huge.txt");
+    long size = 1_500_000_000L;
+    try (RandomAccessFile f = new RandomAccessFile(huge.toFile(), "rw")) {
+      f.setLength(size);
+    }
+    String bound = "at most " + Math.min(Integer.MAX_VALUE - 8L, Runtime.getRuntime().maxMemory() / 32) + " bytes";
+    CliRun r = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("skipped " + huge + ": it holds " + size + " bytes; expected " + bound), r.err());
+    assertTrue(r.out().contains("indexed 1 files (1 encoded, 0 reused, 1 skipped)"), r.out());
+    CliRun rerank = CliRun.of("rerank", "--query", "otters", "--candidates", huge.toString());
+    assertTrue(rerank.failedCleanly(), rerank.err());
+    assertTrue(rerank.err().contains("--candidates " + huge + " holds " + size + " bytes; expected " + bound),
+        rerank.err());
   }
 
   @Test

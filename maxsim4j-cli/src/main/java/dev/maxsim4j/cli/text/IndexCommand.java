@@ -18,7 +18,9 @@ public final class IndexCommand {
         only new or changed files are encoded again. Each file is cut into passages of at most 160 words
         (and 1,200 characters), each repeating the last 32 words of the one before; each passage is scored
         on its own. Files that are not UTF-8 text (invalid bytes, NUL bytes) or cannot be read are skipped
-        and named on stderr. A damaged index is rebuilt, with a warning. A folder with no .txt or .md
+        and named on stderr, as is a file larger than 1/32 of the maximum heap (with its size and that
+        bound; JAVA_OPTS=-Xmx... raises it): a file is read whole, and its passages kept in memory until
+        encoded. A damaged index is rebuilt, with a warning. A folder with no .txt or .md
         file is an error. --store: how the token vectors are kept: bf16 (2 bytes per dimension, the default
         for a new index), int8 (1 byte per dimension + a scale per token) or binary (1 bit per dimension + a
         scale per token); without it an index keeps its store; another store rebuilds the index.

@@ -31,8 +31,14 @@ import java.util.Optional;
  * warning that names it, so that one bad file never stops the work on the others.
  */
 public final class TextFiles {
-  /** The largest file read whole (a Java array's limit). */
-  static final long MAX_BYTES = Integer.MAX_VALUE - 8;
+  /**
+   * The largest file read, in bytes: 1/32 of the heap the JVM may grow to (reading a file whole and cutting it into
+   * passages takes up to some 20 times its size: its bytes, its text, each word's place, its passages), and never
+   * past a Java array's limit.
+   */
+  static long maxBytes() {
+    return Math.min(Integer.MAX_VALUE - 8L, Runtime.getRuntime().maxMemory() / 32);
+  }
 
   /** One non-blank line of a file, stripped, with its number (1 = first line of the file). */
   public record Line(int number, String text) {}
@@ -130,6 +136,10 @@ public final class TextFiles {
    */
   public static List<Line> lines(String option, Path file, Warnings warnings) throws IOException {
     requireTextFile(option, file);
+    String tooLarge = tooLarge(Files.size(file));
+    if (tooLarge != null) {
+      throw new IllegalArgumentException(option + " " + shown(file) + " " + tooLarge);
+    }
     byte[] bytes = readAll(file);
     List<Line> out = new ArrayList<>();
     int number = 1;
@@ -206,11 +216,20 @@ public final class TextFiles {
       // a file listed as regular may have been replaced by a pipe or device since: it would block or never end
       throw new IllegalArgumentException(shown(file) + " is not a regular file (a pipe, device or socket)");
     }
-    long size = Files.size(file);
-    if (size > MAX_BYTES) {
-      throw new IllegalArgumentException(shown(file) + " holds " + size + " bytes; expected at most " + MAX_BYTES);
+    // a file past the bound is skipped (or, given as the one file, refused) by name, with its size and the bound,
+    // rather than read whole and ending the run out of memory
+    String tooLarge = tooLarge(Files.size(file));
+    if (tooLarge != null) {
+      throw new IllegalArgumentException("it " + tooLarge);
     }
     return Files.readAllBytes(file);
+  }
+
+  /** Why a file of {@code size} bytes is not read ("holds N bytes; expected at most ..."), or null if it is read. */
+  private static String tooLarge(long size) {
+    long max = maxBytes();
+    return size <= max ? null : "holds " + size + " bytes; expected at most " + max + " bytes (1/32 of the maximum"
+        + " heap; a larger heap, e.g. JAVA_OPTS=-Xmx8g, reads larger files)";
   }
 
   /** Strict UTF-8 (a leading byte-order mark dropped); a NUL byte or a malformed sequence is a NotText. */
