@@ -164,11 +164,13 @@ final class ScanPairScoring {
           elements += (long) (rowsOfQuery.tokens() - before) * rowsOfQuery.dim();
           documentIds.computeIfAbsent(group, x -> new ArrayList<>()).add(id);
           pending++;
-        }
-        if (pending >= chunkRows || elements >= PairScoring.CHUNK_ELEMENTS) {
-          score(p.queries(), documents, documentIds, out);
-          pending = 0;
-          elements = 0;
+          // checked per query: each query's group holds its own copy of the document, and one document may be
+          // named by every query
+          if (pending >= chunkRows || elements >= PairScoring.CHUNK_ELEMENTS) {
+            score(p.queries(), documents, documentIds, out);
+            pending = 0;
+            elements = 0;
+          }
         }
       }
       score(p.queries(), documents, documentIds, out);
