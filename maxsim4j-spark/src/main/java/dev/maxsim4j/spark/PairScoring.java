@@ -48,6 +48,11 @@ final class PairScoring {
    */
   static final int CHUNK_ROWS = 16384;
   static final long CHUNK_ELEMENTS = 1L << 26;
+  /**
+   * What a value of a document read as an array of arrays counts toward CHUNK_ELEMENTS: the join path holds it boxed
+   * (a Float and its reference, about six times a packed float's four bytes) until the chunk is scored.
+   */
+  private static final long BOXED_WEIGHT = 6;
 
   private PairScoring() {}
 
@@ -273,7 +278,7 @@ final class PairScoring {
       }
       if (cell instanceof scala.collection.Seq<?> s && s.nonEmpty()
           && s.apply(0) instanceof scala.collection.Seq<?> first) {
-        return (long) s.length() * first.length();
+        return BOXED_WEIGHT * s.length() * first.length();
       }
       return 0;
     }
