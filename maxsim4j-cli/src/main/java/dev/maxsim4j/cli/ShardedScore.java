@@ -129,8 +129,9 @@ final class ShardedScore {
       throw new IllegalArgumentException("--docs " + folder + " holds no .safetensors files; expected a folder of"
           + " shards as encode or quantize write them");
     }
-    // names the locale's encoding cannot spell may read alike: their bytes keep the order the same on every run
-    files.sort(Comparator.comparing((Path p) -> p.getFileName().toString()).thenComparing(Path::getFileName));
+    // by the names as the file system holds them (UTF-8 bytes: code point order), the same under every locale: as
+    // strings, names the locale cannot decode read alike in part ("caf??-b", "caf??-a") and would be ordered otherwise
+    files.sort(Comparator.comparing(Path::getFileName));
     if (!arrays.isEmpty()) {
       new Warnings(err).warn("score --docs " + folder + ": left out " + count(arrays, " .npy file", "")
           + "; a folder's shards are .safetensors files");

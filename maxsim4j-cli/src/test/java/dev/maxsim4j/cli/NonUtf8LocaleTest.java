@@ -116,6 +116,30 @@ class NonUtf8LocaleTest {
     assertEquals(Files.readString(dir.resolve("u.tsv")), Files.readString(dir.resolve("c.tsv")));
   }
 
+  /**
+   * Shards are taken in the same order under the C locale as under UTF-8: there the names "caf\u00e8-b" and
+   * "caf\u00e9-a" read alike up to their last letter ("caf??-b", "caf??-a") and were ordered by it, the other way
+   * round, so each document had another index than in a UTF-8 run, silently.
+   */
+  @Test
+  void shardsOfNonAsciiNamesKeepTheirOrderUnderTheCLocale() throws Exception {
+    Random random = new Random(11);
+    Path shards = Files.createDirectories(dir.resolve("ordered"));
+    SafeTensors.write(shards.resolve("caf\u00e8-b.safetensors"),
+        Map.of("embeddings", NdArray.ofFloats("e", new long[] {2, 3, 4}, floats(random, 2 * 3 * 4))));
+    SafeTensors.write(shards.resolve("caf\u00e9-a.safetensors"),
+        Map.of("embeddings", NdArray.ofFloats("e", new long[] {3, 3, 4}, floats(random, 3 * 3 * 4))));
+    Path q = dir.resolve("q.npy");
+    Npy.writeFloats(q, floats(random, 2 * 3 * 4), 2, 3, 4);
+    String[] top = {"score", "--queries", q.toString(), "--docs", shards.toString(), "--top-k", "5", "--out-run", ""};
+    List<String> lines = inTheCLocale(withOut(top, dir.resolve("c.tsv")));
+    assertEquals(2, lines.size(), String.join("\n", lines));
+    assertTrue(lines.get(1).startsWith("0 "), lines.get(1));
+    assertEquals(0, Main.run(withOut(top, dir.resolve("u.tsv")), new PrintStream(new ByteArrayOutputStream()),
+        new PrintStream(new ByteArrayOutputStream())));
+    assertEquals(Files.readString(dir.resolve("u.tsv")), Files.readString(dir.resolve("c.tsv")));
+  }
+
   private static float[] floats(Random random, int n) {
     float[] out = new float[n];
     for (int i = 0; i < n; i++) {
