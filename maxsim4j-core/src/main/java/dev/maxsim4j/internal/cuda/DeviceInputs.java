@@ -57,12 +57,10 @@ final class DeviceInputs {
       try {
         uploaded = DeviceTokens.upload(device, tokens, p);
       } catch (RuntimeException | Error e) { // e.g. no pinned memory to stage through: no holder will free it
-        try {
-          device.synchronizeAll();
-          device.release(p, bytes);
-        } catch (RuntimeException | Error cleanup) {
-          e.addSuppressed(cleanup);
-        }
+        Releases releases = new Releases(); // freed even where the wait fails (a sticky error: nothing runs)
+        releases.run(device::synchronizeAll);
+        releases.run(() -> device.release(p, bytes));
+        releases.suppressedIn(e);
         throw e;
       }
       resident.put(tokens, new Resident(uploaded, p, bytes));

@@ -46,11 +46,7 @@ final class StreamedChunks implements AutoCloseable {
    */
   void forEach(Tokens documents, List<Chunk> chunks, long chunkBytes, ChunkScorer scorer) {
     if (copyStream == null) {
-      copyStream = Driver.createStream();
-      for (int b = 0; b < copied.length; b++) {
-        copied[b] = Driver.createMarker();
-        scored[b] = Driver.createMarker();
-      }
+      createStreamAndEvents();
     }
     MemorySegment source = DocumentChunks.storage(documents);
     boolean pinnedSource = source.isNative() && source.byteSize() > 0 && Driver.isPinned(source)
@@ -121,6 +117,24 @@ final class StreamedChunks implements AutoCloseable {
     return releases;
   }
 
+  /** The copy stream and its events, all or none: what a failure leaves made is destroyed again. */
+  private void createStreamAndEvents() {
+    MemorySegment stream = Driver.createStream();
+    try {
+      for (int b = 0; b < copied.length; b++) {
+        copied[b] = Driver.createMarker();
+        scored[b] = Driver.createMarker();
+      }
+    } catch (RuntimeException | Error e) {
+      Releases releases = new Releases();
+      destroyEvents(releases);
+      releases.run(() -> Driver.destroyStream(stream));
+      releases.suppressedIn(e);
+      throw e;
+    }
+    copyStream = stream;
+  }
+
   /** Chunks copied so far by every call. */
   CudaBackend.ChunkCounts chunksCopied() {
     return new CudaBackend.ChunkCounts(fromPageLocked, staged);
@@ -166,6 +180,15 @@ final class StreamedChunks implements AutoCloseable {
       if (host.byteSize() > 0) {
         releases.run(() -> Driver.freeHost(host));
       }
+    }
+    destroyEvents(releases);
+    releases.run(() -> Driver.destroyStream(stream));
+    releases.throwIfFailed();
+  }
+
+  /** Destroys the events made so far, each whatever the others did. */
+  private void destroyEvents(Releases releases) {
+    for (int b = 0; b < copied.length; b++) {
       for (MemorySegment event : new MemorySegment[] {copied[b], scored[b]}) {
         if (event != null) {
           releases.run(() -> Driver.destroyEvent(event));
@@ -174,7 +197,5 @@ final class StreamedChunks implements AutoCloseable {
       copied[b] = null;
       scored[b] = null;
     }
-    releases.run(() -> Driver.destroyStream(stream));
-    releases.throwIfFailed();
   }
 }
