@@ -130,7 +130,7 @@ public final class LateInteractionRetriever {
     tokens = Arguments.copyRows(tokens); // encoded and stored as read once: the caller's could change meanwhile
     // checked before encoding: the encoder names a token of another d as its batch's ("documents have dimension 2")
     checkTokens("tokens", tokens);
-    return documentFields(tokens, encoder.encodeDocuments(TokenBatch.ofQuery(tokens))[0]);
+    return fieldsOfCopies(tokens, encoder.encodeDocuments(TokenBatch.ofQuery(tokens))[0]);
   }
 
   /**
@@ -140,8 +140,11 @@ public final class LateInteractionRetriever {
   public List<IndexableField> documentFields(float[][] tokens, float[] encoding) {
     // Lucene's vector field keeps the array it is given: a caller that refills one array with each document's
     // encoding, adding the documents later, would index the last encoding for all of them, past the check below
-    encoding = Arguments.nonNull(encoding, "encoding").clone();
-    tokens = Arguments.copyRows(tokens);
+    return fieldsOfCopies(Arguments.copyRows(tokens), Arguments.nonNull(encoding, "encoding").clone());
+  }
+
+  /** documentFields of {@code tokens} and {@code encoding} that no caller holds (copied, or made here). */
+  private List<IndexableField> fieldsOfCopies(float[][] tokens, float[] encoding) {
     if (encoding.length != encoder.dimension()) {
       throw new IllegalArgumentException("encoding has " + encoding.length + " dimensions; expected "
           + encoder.dimension() + ", this retriever's encoder's");
