@@ -190,8 +190,8 @@ public sealed interface Loss {
         LogSoftmax row = new LogSoftmax(s, off, columns, scale);
         total -= row.of(s[off + pos]);
         for (int j = 0; j < columns; j++) {
-          double p = Math.exp(row.of(s[off + j]));
-          d[off + j] = (float) ((p - (j == pos ? 1 : 0)) * scale / rows);
+          double target = j == pos ? 0 : Double.NEGATIVE_INFINITY; // log of the one-hot probability
+          d[off + j] = (float) (row.minus(s[off + j], target) * scale / rows);
         }
       }
       return new Value(total / rows, d, rows, columns);
@@ -301,7 +301,7 @@ public sealed interface Loss {
           if (pt > 0) { // 0 log 0 = 0: a teacher score of -Infinity is probability 0
             total += pt * (logPt - logPs);
           }
-          d[off + j] = (float) ((Math.exp(logPs) - pt) * scale / rows);
+          d[off + j] = (float) (student.minus(s[off + j], logPt) * scale / rows);
         }
       }
       return new Value(total / rows, d, rows, columns);
