@@ -46,11 +46,12 @@ final class TokenShape {
 
   /** Accepts a row of {@code t} and {@code d} named {@code what}, or fails naming it. */
   void accept(DType t, int d, String what) {
+    // checked on every row, not the first alone: which row comes first in a chunk depends on the partitioning
+    if (expectedDim != 0 && d != expectedDim) {
+      throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + expectedDim + " like "
+          + expectedOf);
+    }
     if (type == null) {
-      if (expectedDim != 0 && d != expectedDim) {
-        throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + expectedDim + " like "
-            + expectedOf);
-      }
       type = t;
       dim = d;
       return;
