@@ -98,6 +98,11 @@ final class CellChunk implements DocumentChunk {
     return TokenCodec.statedType(cell.get(ValueLayout.JAVA_BYTE, 0), cell.get(ValueLayout.JAVA_BYTE, 1));
   }
 
+  /** The d the tokens cell of {@code row} states ({@link TokenCodec#statedDim}). */
+  static int statedDim(InternalRow row) {
+    return row.isNullAt(1) ? 0 : TokenCodec.statedDim(cellOf(row, 1));
+  }
+
   /** The cell in {@code row} where it lies in the row's memory; a copy only for rows not laid out by Spark. */
   private static MemorySegment cellOf(InternalRow row, int ordinal) {
     if (row instanceof UnsafeRow u) {

@@ -7,13 +7,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
@@ -114,7 +114,8 @@ final class DistributedTopK {
 
   /**
    * Ranks one partition in chunks, one chunk per type its documents are stored in (a batch holds one type, and a
-   * binary column's cells may differ); emits (query index, its best k here) for every query.
+   * binary column's cells may differ) and, for queries of no token, per d ({@link TokenShape#batchOf}); emits
+   * (query index, its best k here) for every query.
    */
   private record PartitionTopK(Broadcast<QuerySet> queries, int k, int chunkRows, DataType idType,
       boolean binaryTokens)
@@ -126,7 +127,8 @@ final class DistributedTopK {
       }
       IdReader idReader = new IdReader(idType);
       QuerySet set = queries.value();
-      Map<DType, Pending> byType = new EnumMap<>(DType.class);
+      Map<TokenShape.Batch, Pending> byBatch = new TreeMap<>();
+      int queryDim = set.tokens().dim();
       Ranked ranked = new Ranked();
       int position = 0;
       while (rows.hasNext()) {
@@ -137,16 +139,18 @@ final class DistributedTopK {
               + position + "); expected every document to have an id (results name them by id)");
         }
         Object mask = r.numFields() > 2 && !r.isNullAt(2) ? r.getArray(2) : null;
-        Pending p = byType.computeIfAbsent(binaryTokens ? CellChunk.statedType(r) : DType.FLOAT32,
-            t -> new Pending(DocumentChunk.of(binaryTokens, chunkRows, PairScoring.CHUNK_ELEMENTS,
-                set.tokens().dim())));
+        TokenShape.Batch batch = TokenShape.batchOf(binaryTokens ? CellChunk.statedType(r) : DType.FLOAT32,
+            queryDim, () -> binaryTokens ? CellChunk.statedDim(r)
+                : TokenCodec.statedDim(r.isNullAt(1) ? null : r.getArray(1)));
+        Pending p = byBatch.computeIfAbsent(batch,
+            b -> new Pending(DocumentChunk.of(binaryTokens, chunkRows, PairScoring.CHUNK_ELEMENTS, queryDim)));
         if (!p.chunk.add(id, r, mask)) {
           ranked.rank(set, p, k);
           p.chunk.add(id, r, mask);
         }
         p.add(id, position++);
       }
-      for (Pending p : byType.values()) {
+      for (Pending p : byBatch.values()) {
         ranked.rank(set, p, k);
         p.chunk.release();
       }

@@ -5,18 +5,17 @@ import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.when;
 
-import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.TreeMap;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -227,25 +226,28 @@ final class PairScoring {
         query.clear();
         requireUnique(first, width + 4, "query '" + group.getKey() + "'", "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
-        // one call per type the documents are stored in (a column's rows may differ), scores in the rows' order
-        Map<DType, List<Integer>> byType = new EnumMap<>(DType.class);
+        // one call per type the documents are stored in (a column's rows may differ) and, for a query of no
+        // token, per d (TokenShape.batchOf: the query alone is the batch here), scores in the rows' order
+        Map<TokenShape.Batch, List<Integer>> byBatch = new TreeMap<>();
         for (int i = 0; i < members.size(); i++) {
           Row r = members.get(i);
           requireUnique(r, width + 5, "document '" + r.get(docId) + "'", "corpus");
-          byType.computeIfAbsent(TokenCodec.statedType(r.get(width + 2)), x -> new ArrayList<>()).add(i);
+          TokenShape.Batch batch = TokenShape.batchOf(TokenCodec.statedType(r.get(width + 2)), query.dim(),
+              () -> TokenCodec.statedDim(r.get(width + 2)));
+          byBatch.computeIfAbsent(batch, x -> new ArrayList<>()).add(i);
         }
         float[] scores = new float[members.size()];
-        for (List<Integer> ofType : byType.values()) {
+        for (List<Integer> ofBatch : byBatch.values()) {
           docs.clear();
           docs.expectDim(query.dim(), "query '" + group.getKey() + "'");
-          for (int i : ofType) {
+          for (int i : ofBatch) {
             Row r = members.get(i);
             docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
           }
           int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
-          float[] typeScores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
-          for (int j = 0; j < typeScores.length; j++) {
-            scores[ofType.get(j)] = typeScores[j];
+          float[] batchScores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
+          for (int j = 0; j < batchScores.length; j++) {
+            scores[ofBatch.get(j)] = batchScores[j];
           }
         }
         for (int i = 0; i < members.size(); i++) {

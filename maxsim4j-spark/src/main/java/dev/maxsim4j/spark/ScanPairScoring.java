@@ -4,7 +4,6 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 
-import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -108,8 +107,11 @@ final class ScanPairScoring {
     return id;
   }
 
-  /** The documents of one call: those of one query stored in one type (a column's rows may differ in type). */
-  private record Group(int query, DType type) {}
+  /**
+   * The documents of one call: those of one query in one batch ({@link TokenShape#batchOf}: one type, as a column's
+   * rows may differ in type, and one d where the queries hold no token).
+   */
+  private record Group(int query, TokenShape.Batch batch) {}
 
   /**
    * The broadcast: the queries, and for every document id the indices of the queries it is paired with. A class,
@@ -155,9 +157,10 @@ final class ScanPairScoring {
         }
         Object cell = r.isNullAt(1) ? null : binaryTokens ? r.getBinary(1) : r.getArray(1);
         Object mask = r.isNullAt(2) ? null : r.getArray(2);
-        DType type = TokenCodec.statedType(cell);
+        TokenShape.Batch batch = TokenShape.batchOf(TokenCodec.statedType(cell), p.queries().tokens().dim(),
+            () -> TokenCodec.statedDim(cell));
         for (int q : queries) {
-          Group group = new Group(q, type);
+          Group group = new Group(q, batch);
           TokenRows rowsOfQuery = documents.computeIfAbsent(group, x -> expecting(p.queries().tokens().dim()));
           int before = rowsOfQuery.tokens();
           rowsOfQuery.add(id, cell, mask);

@@ -124,6 +124,29 @@ public final class TokenCodec {
     return cell instanceof byte[] b && b.length >= HEADER_BYTES ? statedType(b[0], b[1]) : DType.FLOAT32;
   }
 
+  /**
+   * The d a cell states: its header's for a binary cell, its first token's length for {@code array<array<float>>}
+   * (a Row's value or Spark's internal one), and 0 for a cell of no token or one too short or malformed to state
+   * it (reading it then says what is wrong). Documents of queries of no token are batched by it.
+   */
+  static int statedDim(Object cell) {
+    if (cell instanceof byte[] b) {
+      return statedDim(MemorySegment.ofArray(b));
+    }
+    if (cell instanceof scala.collection.Seq<?> s) {
+      return s.nonEmpty() && s.apply(0) instanceof scala.collection.Seq<?> first ? first.length() : 0;
+    }
+    if (cell instanceof org.apache.spark.sql.catalyst.util.ArrayData a) {
+      return a.numElements() > 0 && !a.isNullAt(0) ? a.getArray(0).numElements() : 0;
+    }
+    return 0;
+  }
+
+  /** The d a binary cell in {@code cell} states, as above. */
+  static int statedDim(MemorySegment cell) {
+    return cell.byteSize() >= HEADER_BYTES && cell.get(ValueLayout.JAVA_BYTE, 0) == MARK ? cell.get(INT, 2) : 0;
+  }
+
   /** The type a cell whose first two bytes are {@code mark} and {@code code} states, as above. */
   static DType statedType(byte mark, byte code) {
     return mark == MARK && code >= 0 && code < CODES.length ? CODES[code] : DType.FLOAT32;

@@ -1,6 +1,7 @@
 package dev.maxsim4j.spark;
 
 import dev.maxsim4j.DType;
+import java.util.function.IntSupplier;
 
 /**
  * The one type and d that the token rows of a batch share, set by the first row that holds a token, and the d
@@ -64,6 +65,26 @@ final class TokenShape {
     if (d != dim) {
       throw new IllegalArgumentException(what + " have d = " + d + "; expected d = " + dim + " like the "
           + plural() + " before it");
+    }
+  }
+
+  /**
+   * The batch a document joins: one per type it is stored in and, where the queries hold no token
+   * ({@code queryDim} 0), one per d, read from {@code documentDim} only then. Such queries score a document of any
+   * d (as the core scores it against an empty query of its own d), but one batch holds one d; keyed so, documents
+   * of several d score alike whichever of them share a partition or chunk. Where the queries hold a token every
+   * document must have their d, so d splits nothing, and a document of another d is refused naming it.
+   */
+  static Batch batchOf(DType type, int queryDim, IntSupplier documentDim) {
+    return new Batch(type, queryDim != 0 ? 0 : documentDim.getAsInt());
+  }
+
+  /** A batch of documents: their type, and their d where the queries hold no token (else 0). */
+  record Batch(DType type, int dim) implements Comparable<Batch> {
+    @Override
+    public int compareTo(Batch o) {
+      int byType = type.compareTo(o.type);
+      return byType != 0 ? byType : Integer.compare(dim, o.dim);
     }
   }
 
