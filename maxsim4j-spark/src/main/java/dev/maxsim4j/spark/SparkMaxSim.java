@@ -20,6 +20,11 @@ import org.apache.spark.sql.Row;
  * <p>Results are lazy Datasets, as Spark's are: each action recomputes them, so {@code persist()} a result that
  * feeds several actions. A failure on an executor (a document of the wrong d, a malformed cell) fails the job
  * with Spark's {@code SparkException}, whose cause is the {@code IllegalArgumentException} naming the row.
+ *
+ * <p>A document must have the d of the queries where they hold a token (the broadcast queries of top-k and the
+ * scan, a pair's own query for the join): one of another d fails the job in every partitioning. Queries of no
+ * token score a document of any d as the core scores it against an empty query of its d (0, or -1e9 for a
+ * document of no valid token), whichever documents share its partition.
  */
 public final class SparkMaxSim {
   private SparkMaxSim() {}
