@@ -29,9 +29,10 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
 
   @Override
   public float compare(float[][] queryVector, float[][] docVector, VectorSimilarityFunction similarity) {
-    // checked and scored as read once: the caller's arrays could change meanwhile
-    queryVector = Arguments.copyRows(Arguments.nonNull(queryVector, "queryVector"));
-    docVector = Arguments.copyRows(Arguments.nonNull(docVector, "docVector"));
+    // the rows as read once (a row swapped meanwhile could pass the length check, then be scored): the outer arrays
+    // alone, as only the rows' lengths are checked here, and Lucene calls this for every document it scores
+    queryVector = Arguments.nonNull(queryVector, "queryVector").clone();
+    docVector = Arguments.nonNull(docVector, "docVector").clone();
     if (similarity != VectorSimilarityFunction.DOT_PRODUCT && similarity != VectorSimilarityFunction.COSINE) {
       throw new IllegalArgumentException("similarity = " + similarity + "; expected DOT_PRODUCT or COSINE");
     }

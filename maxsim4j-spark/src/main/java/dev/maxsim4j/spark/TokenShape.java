@@ -1,6 +1,7 @@
 package dev.maxsim4j.spark;
 
 import dev.maxsim4j.DType;
+import java.util.Arrays;
 import java.util.function.IntSupplier;
 
 /**
@@ -76,11 +77,15 @@ final class TokenShape {
    * document must have their d, so d splits nothing, and a document of another d is refused naming it.
    */
   static Batch batchOf(DType type, int queryDim, IntSupplier documentDim) {
-    return new Batch(type, queryDim != 0 ? 0 : documentDim.getAsInt());
+    return queryDim != 0 ? Batch.OF_TYPE[type.ordinal()] : new Batch(type, documentDim.getAsInt());
   }
 
   /** A batch of documents: their type, and their d where the queries hold no token (else 0). */
   record Batch(DType type, int dim) implements Comparable<Batch> {
+    /** The batch of each type at any d, the usual case, made once rather than for every document read. */
+    private static final Batch[] OF_TYPE =
+        Arrays.stream(DType.values()).map(t -> new Batch(t, 0)).toArray(Batch[]::new);
+
     @Override
     public int compareTo(Batch o) {
       int byType = type.compareTo(o.type);
