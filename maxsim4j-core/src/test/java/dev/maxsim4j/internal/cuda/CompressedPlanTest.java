@@ -152,10 +152,10 @@ class CompressedPlanTest {
     // several short queries at a d rule 18's wgmma groups do not take (not a multiple of 32)
     assertEquals("maxsim_forward_quant_tma_c1_bf16_b1_narrow",
         ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
-    // 1-bit and int8 queries against documents of their type: +-1 rows, int8 rows of 64-128 dims as stored in B, each
-    // dot product times the pair's scale product as rule 18's kernels round it; longer compressed queries, their
-    // query groups, d over 128 (int8: rule 19's integer tiles), int8 rows of 16-48 dims and e4m3 queries (fp16
-    // operands: wrong maxima on this kernel for e4m3) and queries of another compressed type stay elsewhere
+    // 1-bit and 8-bit queries against documents of their type: +-1 rows, int8 rows of 64-128 dims as stored in B,
+    // e4m3 ones as fp16, each dot product times the pair's scale product as rule 18's kernels round it; longer
+    // compressed queries, their query groups, d over 128 (rule 19's tiles), 8-bit rows of 16-48 dims and queries of
+    // another compressed type stay elsewhere
     assertEquals("maxsim_forward_quant_tma_c2_b1_b1",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c1_b1_b1_narrow",
@@ -167,13 +167,17 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c1_s8_s8",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 64, DType.INT8, DType.INT8), H200).entry());
     assertEquals(Family.WGMMA, ForwardPlan.plan(shape(1, 1000, 32, 300, 512, DType.INT8, DType.INT8), H200).family());
+    assertEquals("maxsim_forward_quant_tma_c2_e4m3_e4m3",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1_e4m3_e4m3",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 64, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BINARY, DType.BINARY),
         shape(8, 2000, 32, 300, 128, DType.BINARY, DType.BINARY), shape(1, 10000, 32, 300, 256, DType.BINARY,
             DType.BINARY), shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
         shape(1, 10000, 32, 300, 128, DType.BINARY, DType.INT8),
         shape(1, 10000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3),
-        shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3),
         shape(1, 4000, 32, 2048, 48, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3),
+        shape(1, 1000, 32, 300, 256, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3),
         shape(1, 4000, 32, 2048, 48, DType.INT8, DType.INT8), shape(1, 10000, 32, 300, 32, DType.INT8, DType.INT8),
         shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.INT8), shape(1, 10000, 33, 300, 128, DType.INT8,
             DType.INT8), shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8))) {
