@@ -143,7 +143,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
                                 int mode, int perQuery, int docOffset, long long pairs, float* scores,
                                 unsigned long long* work, const TensorMap* documents) {
   constexpr bool Q_SCALED = Compressed<TQ>::value;  // compressed queries: qWeight holds each token's scale
-  // 1-bit queries: bf16 (+-1 is exact); e4m3 ones fp16, which holds every e4m3 value; int8 ones take no expansion
+  // 1-bit queries: bf16 (+-1 is exact); e4m3 ones fp16, which holds every e4m3 value; int8 ones bf16 (exact) below
+  // 64 dims, and none above (INTEGER)
   using O = std::conditional_t<std::is_same<TQ, E4M3>::value, __half, typename Operand<TQ>::Type>;
   // int8 queries against int8 rows of 64 or 128 dims multiply the stored bytes on the integer tensor cores: no
   // expansion, k-steps of 32, s32 accumulators (exact: |dot| <= 128^2 x 128 = 2^21, so its fp32 value is too)
@@ -151,10 +152,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       std::is_same<TQ, S8>::value && std::is_same<TD, S8>::value && ROW_STEPS == 4 && SLICES == 0;
   using Accumulator = std::conditional_t<INTEGER, int, float>;
   constexpr int STEPS = INTEGER ? 2 * CHUNKS : CHUNKS * ROW_STEPS;  // wgmma k-steps per tile (per slice)
-  constexpr bool E4M3_PAIR = std::is_same<TQ, E4M3>::value && std::is_same<TD, E4M3>::value;
-  static_assert(!Q_SCALED || std::is_same<TQ, B1>::value && std::is_same<TD, B1>::value || INTEGER ||
-                    E4M3_PAIR && ROW_STEPS == 4 && SLICES == 0,
-                "compressed queries against their own type: 1-bit, or 8-bit rows of 64 or 128 dims");
+  static_assert(!Q_SCALED || std::is_same<TQ, TD>::value && SLICES == 0,
+                "compressed queries against their own type, of at most 128 dims");
   constexpr bool TILED = SLICES > 0;
   static_assert(!TILED || (SLICES >= 2 && CHUNKS == 2 && !NARROW && !std::is_same<TD, B1>::value),
                 "8-bit slices of 128 bytes, d over 128");

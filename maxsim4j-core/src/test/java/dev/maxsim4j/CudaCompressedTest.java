@@ -596,6 +596,30 @@ class CudaCompressedTest {
   }
 
   /**
+   * One int8 or e4m3 query of 32 tokens against 3,000 masked, ragged documents of its own type, at every width rule 20
+   * reads such rows in (16-48 dims as d/16 k-steps, 64, and 128 as two chunks), three calls in a row (blocks take
+   * pairs at run time), and its top-k.
+   */
+  @Test
+  void ownTypeQueriesAgainstManyDocumentsMatchTheReference() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      for (int dim : new int[] {16, 32, 48, 64, 128}) {
+        String where = type + " x " + type + " d=" + dim + " (" + r + ")";
+        TokenBatch q = batch(r, type, 1, 32, dim, 1);
+        TokenBatch d = batch(r, type, 3000, 40, dim, 2);
+        float[][] expected = reference.scores(q, d);
+        float[][] first = cuda.scores(q, d);
+        ParityTest.assertClose(expected, first, q, d, where);
+        for (int call = 1; call < 3; call++) {
+          assertArrayEquals(first, cuda.scores(q, d), where + ", call " + call);
+        }
+        ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), first, 10, where + " top-k");
+      }
+    }
+  }
+
+  /**
    * A pair of a query of at most 32 bf16 or fp16 tokens and an int8 or e4m3 document of 16, 32 or 48 dims scores the
    * same bits whichever kernel its launch takes: all pairs of many queries (rule 19's query groups) and candidates,
    * 3 or 4 a query (rule 20 at any size), both summing k-step j over dims 16j..16j+15. (From 64 dims on, rule 20's

@@ -6,10 +6,9 @@ import java.util.List;
 
 /**
  * On the GPU host: rule 20's bulk-copy kernel, forced with and without the fp16 copy of the queries, on one bf16
- * query against thousands of masked, ragged int8 and e4m3 documents (d = 64, 128 and 256, as
+ * query against thousands of masked, ragged int8 and e4m3 documents (d = 48, 64, 128 and 256, as
  * {@link CudaCompressedTest}'s many-documents test makes them), one whole fp16 query of 32 tokens and (d <= 128) one
- * of the documents' own type (int8 on this kernel; e4m3 where the plan puts it, rule 18's kernel) against the same
- * documents, called again and again; prints the pairs scored
+ * of the documents' own type against the same documents, called again and again; prints the pairs scored
  * wrong against the float64 reference and one {@code REPLAY} line with their count. With another build's fatbins
  * first on the class path it checks that build: scripts/quant-tma-perturbed.py makes ones whose producer and
  * consumers are put out of step on purpose (docs/design/kernel-selection.md, rule 20).
@@ -36,7 +35,7 @@ public final class QuantTmaReplay {
       }
       for (long seed : seeds) {
         for (DType type : new DType[] {DType.FLOAT8_E4M3, DType.INT8}) {
-          for (int dim : new int[] {128, 64, 256}) {
+          for (int dim : new int[] {128, 64, 48, 256}) {
             RandomBatches r = new RandomBatches(seed);
             TokenBatch d = CudaCompressedTest.batch(r, type, dim == 256 ? 1000 : 3000, 40, dim, 2);
             TokenBatch masked = CudaCompressedTest.batch(r, DType.BFLOAT16, 1, 32, dim, 1);

@@ -273,9 +273,9 @@ final class ForwardPlan {
   /**
    * Rule 20: int8 or e4m3 documents with d a multiple of 16 up to 128, or 1-bit documents with any d up to 128,
    * against bf16 or fp16 queries, or 1-bit documents against 1-bit queries (+-1 exact in bf16), int8 documents
-   * of d from 64 to 128 against int8 queries (multiplied as stored on the integer tensor cores) and e4m3 ones alike
-   * against e4m3 queries (exact in fp16), each dot product then times the pair's scale product as rule 18's kernels
-   * round it, of at most 32 tokens on sm_90, inference: a
+   * of d up to 128 against int8 queries (from 64 dims multiplied as stored on the integer tensor cores, below exact
+   * in bf16) and e4m3 ones against e4m3 queries (exact in fp16), each dot product then times the pair's scale
+   * product as rule 18's kernels round it, of at most 32 tokens on sm_90, inference: a
    * document's tokens are contiguous, so
    * the kernel's producer warp copies each tile with one bulk copy (8-bit tiles are whole 16-byte units; 1-bit
    * ones narrower than 16 bytes a token from the unit holding the first) and the consumers spend their
@@ -290,9 +290,8 @@ final class ForwardPlan {
         && (s.dim() <= QT_MAX_DIM || s.dim() <= QT_MAX_WIDE_DIM && gpu.tensorMaps());
     boolean bits = d == DType.BINARY && s.dim() <= QT_MAX_DIM
         && (s.dim() % 32 != 0 || !quantWgmmaLaunch(s).grouped());
-    // 8-bit queries of d over 128 stay with rule 19, whose tiles multiply the stored bytes too; int8 rows of 16-48
-    // dims stay with rule 18's, as this kernel would read them as fp16 operands (kernel-selection.md, rule 20)
-    boolean ownType = q == d && (bits || eightBit(d) && s.dim() >= 64 && s.dim() <= QT_MAX_DIM);
+    // 8-bit queries of d over 128 stay with rule 19, whose tiles multiply the stored bytes too
+    boolean ownType = q == d && (bits || eightBit(d) && s.dim() <= QT_MAX_DIM);
     boolean queries = q == DType.BFLOAT16 || q == DType.FLOAT16 || ownType;
     return gpu.major() == 9 && (eightBit || bits) && queries && !s.argmax() && s.maxQueryLength() <= QT_ROWS
         && quantTmaSharedBytes(s) <= gpu.sharedMemoryPerBlockOptin();

@@ -153,9 +153,9 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_tma_c1_bf16_b1_narrow",
         ForwardPlan.plan(shape(8, 2000, 32, 300, 48, DType.BFLOAT16, DType.BINARY), H200).entry());
     // 1-bit and 8-bit queries against documents of their type: +-1 rows, int8 rows of 64-128 dims as stored in B,
-    // e4m3 ones as fp16, each dot product times the pair's scale product as rule 18's kernels round it; longer
-    // compressed queries, their query groups, d over 128 (rule 19's tiles), 8-bit rows of 16-48 dims and queries of
-    // another compressed type stay elsewhere
+    // narrower ones as bf16, e4m3 ones as fp16, each dot product times the pair's scale product as rule 18's kernels
+    // round it; longer compressed queries, their query groups, d over 128 (rule 19's tiles) and queries of another
+    // compressed type stay elsewhere
     assertEquals("maxsim_forward_quant_tma_c2_b1_b1",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.BINARY, DType.BINARY), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c1_b1_b1_narrow",
@@ -171,14 +171,21 @@ class CompressedPlanTest {
         ForwardPlan.plan(shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_quant_tma_c1_e4m3_e4m3",
         ForwardPlan.plan(shape(1, 10000, 32, 300, 64, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k3_e4m3_e4m3",
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k3_s8_s8",
+        ForwardPlan.plan(shape(1, 4000, 32, 2048, 48, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k2_s8_s8",
+        ForwardPlan.plan(shape(1, 10000, 32, 300, 32, DType.INT8, DType.INT8), H200).entry());
+    assertEquals("maxsim_forward_quant_tma_c1k1_s8_s8", // 16 dims, one query against 3 documents: any size
+        ForwardPlan.plan(shape(1, 3, 32, 300, 16, DType.INT8, DType.INT8), H200).entry());
     for (ForwardShape s : List.of(shape(1, 10000, 33, 300, 128, DType.BINARY, DType.BINARY),
         shape(8, 2000, 32, 300, 128, DType.BINARY, DType.BINARY), shape(1, 10000, 32, 300, 256, DType.BINARY,
             DType.BINARY), shape(1, 10000, 32, 300, 128, DType.INT8, DType.BINARY),
         shape(1, 10000, 32, 300, 128, DType.BINARY, DType.INT8),
         shape(1, 10000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3),
-        shape(1, 4000, 32, 2048, 48, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3),
         shape(1, 1000, 32, 300, 256, DType.FLOAT8_E4M3, DType.FLOAT8_E4M3),
-        shape(1, 4000, 32, 2048, 48, DType.INT8, DType.INT8), shape(1, 10000, 32, 300, 32, DType.INT8, DType.INT8),
+        shape(8, 2000, 32, 300, 48, DType.INT8, DType.INT8),
         shape(1, 10000, 32, 300, 128, DType.FLOAT8_E4M3, DType.INT8), shape(1, 10000, 33, 300, 128, DType.INT8,
             DType.INT8), shape(8, 2000, 32, 300, 128, DType.INT8, DType.INT8))) {
       assertNotEquals(Family.QUANT_TMA, ForwardPlan.plan(s, H200).family(), s.toString());
