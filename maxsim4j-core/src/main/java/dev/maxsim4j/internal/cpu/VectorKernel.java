@@ -31,7 +31,8 @@ import jdk.incubator.vector.VectorSpecies;
  * argmax keeps the earlier slot.
  *
  * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32; quantized tokens expanded
- * by {@link Dequantizer}, once for all the queries that meet it) in a per-thread buffer, then walked in tiles
+ * by {@link Dequantizer}, once for all the queries that meet it) in a per-thread buffer, unless its valid tokens
+ * are one run of fp32 on the heap, which is read where it lies; then walked in tiles
  * of {@value #TILE} tokens (64 KiB at d = 128: L2-resident);
  * when a query has more than one block of lanes, each block revisits the tile from L2 and keeps its
  * running max (and argmax) in a small array between tiles.
@@ -167,6 +168,14 @@ final class VectorKernel implements PairKernel {
     private float docMaxScale = 1f;
     private float docMinScale = 1f;
     private int docTokens;
+    /** Where the blocks read the document's tokens: the buffer, or an fp32 heap document's one run of valid ones. */
+    private float[] docs;
+    /** The index in {@link #docs} of the document's first token read. */
+    private int docBase;
+    /** Runs of valid tokens seen by {@link #noteRun}, and the first one's first token. */
+    private int runs;
+    private int runFirst;
+    private final Tokens.ValidRun runCounter = this::noteRun;
     /** A mapped bf16 document's tokens, copied here before they are widened. */
     private short[] staged = new short[0];
     /** Against quantized queries, the largest value they stage (float documents' headroom), else 0. */
@@ -206,6 +215,7 @@ final class VectorKernel implements PairKernel {
       this.qSlots = qSlots;
       this.dim = documents.dim;
       this.buffer = new float[documents.maxValidCount * dim];
+      this.docs = buffer;
       this.bufferSlots = new int[documents.maxValidCount];
       this.runMax = new float[runLength];
       this.runArg = new float[runLength];
@@ -215,14 +225,16 @@ final class VectorKernel implements PairKernel {
     }
 
     /**
-     * Stages the document's valid tokens, widened to fp32, in this thread's buffer. Even for fp32 input
-     * the copy pays: one sequential pass lets the hardware prefetcher stream the document into L2, where
-     * the micro-kernel's four strided token streams then hit.
+     * Stages the document's valid tokens, widened to fp32, in this thread's buffer, except fp32 heap tokens that
+     * are one run: the blocks read those where they lie, which measured as fast or faster than reading a copy on
+     * both AVX-512 hosts measured (docs/benchmarks.md).
      */
     @Override
     public void load(int j) {
       docIndex = j;
       docExact = false;
+      docs = buffer;
+      docBase = 0;
       if (dequantizer != null) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, dequantizer);
         float maxScale = 0;
@@ -236,6 +248,8 @@ final class VectorKernel implements PairKernel {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
       } else if (documents.segment != null && documents.dtype == DType.BFLOAT16) {
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16Segment);
+      } else if (documents.f32 != null && largestQuery == 0 && readInPlace(j)) {
+        // one run of valid fp32 tokens on the heap: the blocks read it where it lies
       } else if (scanDocuments && documents.f32 != null) {
         docLargest = 0f;
         docTokens = documents.gatherValid(j, buffer, bufferSlots, this::copyScanned);
@@ -258,6 +272,31 @@ final class VectorKernel implements PairKernel {
       }
       // an infinity counts as the largest finite value: a pair's path must not depend on the call's other queries
       docLargest = Math.min(docLargest, largestFinite);
+    }
+
+    /**
+     * Points the blocks at an fp32 heap document's valid tokens where they lie, if they are one run (no mask, or a
+     * mask that keeps one run), taking their largest |value| where the call scans; false (nothing read) otherwise.
+     */
+    private boolean readInPlace(int j) {
+      runs = 0;
+      int n = documents.forEachValidRun(j, bufferSlots, runCounter);
+      if (runs > 1) {
+        return false;
+      }
+      docs = documents.f32;
+      docBase = runs == 0 ? 0 : runFirst * dim;
+      docTokens = n;
+      if (scanDocuments) {
+        docLargest = largestAbs(docs, docBase, n * dim);
+      }
+      return true;
+    }
+
+    private void noteRun(int token, int count, int n) {
+      if (runs++ == 0) {
+        runFirst = token;
+      }
     }
 
     /** Copies fp32 tokens as {@link Tokens#copyTokens} does, taking their largest |value| into docLargest. */
@@ -399,7 +438,7 @@ final class VectorKernel implements PairKernel {
     private float value(float[] q, float[] qs, int pad, int j, int t) {
       float dot = 0;
       for (int k = 0; k < dim; k++) {
-        dot = Math.fma(q[k * pad + j], buffer[t * dim + k], dot);
+        dot = Math.fma(q[k * pad + j], docs[docBase + t * dim + k], dot);
       }
       return qs == null ? dot : dot == 0 ? 0f : ScaleRange.scaled(dot, qs[j], docScale[t]);
     }
@@ -439,7 +478,8 @@ final class VectorKernel implements PairKernel {
 
     /** Running max of query lanes [block, block + 2V) over document tokens [from, to), 6 tokens a step. */
     private void twoVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
-      float[] d = buffer;
+      float[] d = docs;
+      int base = docBase;
       int dim = this.dim;
       int last = to - 1;
       FloatVector m0 = FloatVector.fromArray(S, runMax, block);
@@ -447,12 +487,12 @@ final class VectorKernel implements PairKernel {
       FloatVector i0 = track ? FloatVector.fromArray(S, runArg, block) : null;
       FloatVector i1 = track ? FloatVector.fromArray(S, runArg, block + V) : null;
       for (int t = from; t < to; t += 6) {
-        int o0 = t * dim;
-        int o1 = Math.min(t + 1, last) * dim;
-        int o2 = Math.min(t + 2, last) * dim;
-        int o3 = Math.min(t + 3, last) * dim;
-        int o4 = Math.min(t + 4, last) * dim;
-        int o5 = Math.min(t + 5, last) * dim;
+        int o0 = base + t * dim;
+        int o1 = base + Math.min(t + 1, last) * dim;
+        int o2 = base + Math.min(t + 2, last) * dim;
+        int o3 = base + Math.min(t + 3, last) * dim;
+        int o4 = base + Math.min(t + 4, last) * dim;
+        int o5 = base + Math.min(t + 5, last) * dim;
         FloatVector a00 = FloatVector.zero(S);
         FloatVector a01 = FloatVector.zero(S);
         FloatVector a10 = FloatVector.zero(S);
@@ -538,7 +578,8 @@ final class VectorKernel implements PairKernel {
      * here 7 loads feed 12 FMAs and a 32-token query reads the tile once.
      */
     private void fourVectorBlock(float[] q, int pad, int block, int from, int to) {
-      float[] d = buffer;
+      float[] d = docs;
+      int base = docBase;
       int dim = this.dim;
       int last = to - 1;
       FloatVector m0 = FloatVector.fromArray(S, runMax, block);
@@ -546,9 +587,9 @@ final class VectorKernel implements PairKernel {
       FloatVector m2 = FloatVector.fromArray(S, runMax, block + 2 * V);
       FloatVector m3 = FloatVector.fromArray(S, runMax, block + 3 * V);
       for (int t = from; t < to; t += 3) {
-        int o0 = t * dim;
-        int o1 = Math.min(t + 1, last) * dim;
-        int o2 = Math.min(t + 2, last) * dim;
+        int o0 = base + t * dim;
+        int o1 = base + Math.min(t + 1, last) * dim;
+        int o2 = base + Math.min(t + 2, last) * dim;
         FloatVector a00 = FloatVector.zero(S);
         FloatVector a01 = FloatVector.zero(S);
         FloatVector a02 = FloatVector.zero(S);
@@ -595,16 +636,17 @@ final class VectorKernel implements PairKernel {
 
     /** As {@link #twoVectorBlock} for the last V query lanes. */
     private void oneVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
-      float[] d = buffer;
+      float[] d = docs;
+      int base = docBase;
       int dim = this.dim;
       int last = to - 1;
       FloatVector m = FloatVector.fromArray(S, runMax, block);
       FloatVector idx = track ? FloatVector.fromArray(S, runArg, block) : null;
       for (int t = from; t < to; t += 4) {
-        int o0 = t * dim;
-        int o1 = Math.min(t + 1, last) * dim;
-        int o2 = Math.min(t + 2, last) * dim;
-        int o3 = Math.min(t + 3, last) * dim;
+        int o0 = base + t * dim;
+        int o1 = base + Math.min(t + 1, last) * dim;
+        int o2 = base + Math.min(t + 2, last) * dim;
+        int o3 = base + Math.min(t + 3, last) * dim;
         FloatVector a0 = FloatVector.zero(S);
         FloatVector a1 = FloatVector.zero(S);
         FloatVector a2 = FloatVector.zero(S);
@@ -641,7 +683,8 @@ final class VectorKernel implements PairKernel {
 
     /** As {@link #fourVectorBlock}, each dot product multiplied by query scale x document scale first. */
     private void fourVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to) {
-      float[] d = buffer;
+      float[] d = docs;
+      int base = docBase;
       float[] ds = docScale;
       int dim = this.dim;
       int last = to - 1;
@@ -656,9 +699,9 @@ final class VectorKernel implements PairKernel {
       for (int t = from; t < to; t += 3) {
         int t1 = Math.min(t + 1, last);
         int t2 = Math.min(t + 2, last);
-        int o0 = t * dim;
-        int o1 = t1 * dim;
-        int o2 = t2 * dim;
+        int o0 = base + t * dim;
+        int o1 = base + t1 * dim;
+        int o2 = base + t2 * dim;
         FloatVector a00 = FloatVector.zero(S);
         FloatVector a01 = FloatVector.zero(S);
         FloatVector a02 = FloatVector.zero(S);
@@ -711,7 +754,8 @@ final class VectorKernel implements PairKernel {
      * a flag, because a vector that may be null (or merged from two paths) is boxed and the fp32 path slowed 5x.
      */
     private void twoVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to, boolean track) {
-      float[] d = buffer;
+      float[] d = docs;
+      int base = docBase;
       float[] ds = docScale;
       int dim = this.dim;
       int last = to - 1;
@@ -722,12 +766,12 @@ final class VectorKernel implements PairKernel {
       FloatVector i0 = track ? FloatVector.fromArray(S, runArg, block) : null;
       FloatVector i1 = track ? FloatVector.fromArray(S, runArg, block + V) : null;
       for (int t = from; t < to; t += 6) {
-        int o0 = t * dim;
-        int o1 = Math.min(t + 1, last) * dim;
-        int o2 = Math.min(t + 2, last) * dim;
-        int o3 = Math.min(t + 3, last) * dim;
-        int o4 = Math.min(t + 4, last) * dim;
-        int o5 = Math.min(t + 5, last) * dim;
+        int o0 = base + t * dim;
+        int o1 = base + Math.min(t + 1, last) * dim;
+        int o2 = base + Math.min(t + 2, last) * dim;
+        int o3 = base + Math.min(t + 3, last) * dim;
+        int o4 = base + Math.min(t + 4, last) * dim;
+        int o5 = base + Math.min(t + 5, last) * dim;
         FloatVector a00 = FloatVector.zero(S);
         FloatVector a01 = FloatVector.zero(S);
         FloatVector a10 = FloatVector.zero(S);
@@ -829,7 +873,8 @@ final class VectorKernel implements PairKernel {
 
     /** As {@link #oneVectorBlock}, each dot product multiplied by its scales first. */
     private void oneVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to, boolean track) {
-      float[] d = buffer;
+      float[] d = docs;
+      int base = docBase;
       float[] ds = docScale;
       int dim = this.dim;
       int last = to - 1;
@@ -837,10 +882,10 @@ final class VectorKernel implements PairKernel {
       FloatVector m = FloatVector.fromArray(S, runMax, block);
       FloatVector idx = track ? FloatVector.fromArray(S, runArg, block) : null;
       for (int t = from; t < to; t += 4) {
-        int o0 = t * dim;
-        int o1 = Math.min(t + 1, last) * dim;
-        int o2 = Math.min(t + 2, last) * dim;
-        int o3 = Math.min(t + 3, last) * dim;
+        int o0 = base + t * dim;
+        int o1 = base + Math.min(t + 1, last) * dim;
+        int o2 = base + Math.min(t + 2, last) * dim;
+        int o3 = base + Math.min(t + 3, last) * dim;
         FloatVector a0 = FloatVector.zero(S);
         FloatVector a1 = FloatVector.zero(S);
         FloatVector a2 = FloatVector.zero(S);
