@@ -1,6 +1,7 @@
 // Fused MaxSim forward for int8, e4m3 and 1-bit documents against short bf16 or fp16 queries, for 1-bit documents
-// against short 1-bit queries and for int8 rows of 64 to 128 dims against short int8 queries (at most 32 tokens;
-// d <= 128, or for 8-bit documents against float queries up to 1024), on
+// against short 1-bit queries and for int8 and e4m3 documents against short queries of their own type (int8 rows of
+// 64 or 128 dims as stored, narrower ones as bf16; e4m3 as fp16) (at most 32 tokens; d <= 128, or for 8-bit
+// documents against float queries up to 1024), on
 // Hopper (sm_90a only): the launches that read many documents once each, where the time is the bytes read, so
 // every instruction spent per byte shows (docs/design/kernel-selection.md, rule 20).
 //
@@ -38,7 +39,7 @@
 //              accumulators, so four blocks fit on an SM and their warps hide each other's expansion and folds.
 //              The producer waits for free slots suspended, not spinning on the scheduler it shares.
 // Online max:  each dot product times its document token's scale (for compressed queries times the pair's scale
-//              product, query scale x document scale, as every other kernel rounds it), then per query row a
+//              product, query scale x document scale, as rule 18's kernels round it), then per query row a
 //              running max over this thread's valid rows (max.NaN: NaN propagates); rows past the document or
 //              masked are skipped.
 // Epilogue:    at a document's last tile, the max across the warp's rows (shuffles) and the 4 warps (shared

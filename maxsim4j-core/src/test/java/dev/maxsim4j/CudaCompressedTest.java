@@ -548,8 +548,8 @@ class CudaCompressedTest {
   }
 
   /**
-   * A corpus large enough for the run-time pair queue (one query, bf16 or of the documents' type: rule 20 on sm_90
-   * but for e4m3 queries) and for warps that hold several queries, or (queries of the documents' type) query groups;
+   * A corpus large enough for the run-time pair queue (one query, bf16 or of the documents' type: rule 20 on sm_90)
+   * and for warps that hold several queries, or (queries of the documents' type) query groups;
    * with the compressed-document kernels forced, many pairs
    * per block and several queries per block; 8-bit documents also at d = 256 (rule 20's tensor-map entries). Blocks'
    * first pairs here showed a schedule-sensitive defect of that kernel (docs/design/kernel-selection.md, rule 20).
@@ -597,14 +597,14 @@ class CudaCompressedTest {
 
   /**
    * One int8 or e4m3 query of 32 tokens against 3,000 masked, ragged documents of its own type, at every width rule 20
-   * reads such rows in (16-48 dims as d/16 k-steps, 64, and 128 as two chunks), three calls in a row (blocks take
-   * pairs at run time), and its top-k.
+   * reads such rows in (16-48 dims as d/16 k-steps, 64, and 96 and 128 as two chunks, the second of 96 half past d),
+   * three calls in a row (blocks take pairs at run time), and its top-k.
    */
   @Test
   void ownTypeQueriesAgainstManyDocumentsMatchTheReference() {
     RandomBatches r = new RandomBatches();
     for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
-      for (int dim : new int[] {16, 32, 48, 64, 128}) {
+      for (int dim : new int[] {16, 32, 48, 64, 96, 128}) {
         String where = type + " x " + type + " d=" + dim + " (" + r + ")";
         TokenBatch q = batch(r, type, 1, 32, dim, 1);
         TokenBatch d = batch(r, type, 3000, 40, dim, 2);

@@ -431,7 +431,7 @@ final class VectorKernel implements PairKernel {
     }
 
     /**
-     * Lane j's value against staged token t: the dot product, times the scales where there are any, as the blocks
+     * Lane j's value against loaded token t: the dot product, times the scales where there are any, as the blocks
      * take them where their fp32 product is normal, else through float64 ({@link ScaleRange#scaled}); a zero dot
      * product stays 0.
      */
@@ -443,7 +443,7 @@ final class VectorKernel implements PairKernel {
       return qs == null ? dot : dot == 0 ? 0f : ScaleRange.scaled(dot, qs[j], docScale[t]);
     }
 
-    /** The first staged token whose value for lane j is NaN (the lane's max is NaN, so there is one). */
+    /** The first loaded token whose value for lane j is NaN (the lane's max is NaN, so there is one). */
     private int firstNaN(float[] q, float[] qs, int pad, int j) {
       for (int t = 0; t < docTokens; t++) {
         if (Float.isNaN(value(q, qs, pad, j, t))) {
