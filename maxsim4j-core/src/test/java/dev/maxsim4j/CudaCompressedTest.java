@@ -598,7 +598,7 @@ class CudaCompressedTest {
   /**
    * One int8 or e4m3 query of 32 tokens against 3,000 masked, ragged documents of its own type, at every width rule 20
    * reads such rows in (16-48 dims as d/16 k-steps, 64, and 96 and 128 as two chunks, the second of 96 half past d),
-   * three calls in a row (blocks take pairs at run time), and its top-k.
+   * three calls in a row (blocks take pairs at run time), its top-k, and the forced kernels.
    */
   @Test
   void ownTypeQueriesAgainstManyDocumentsMatchTheReference() {
@@ -615,6 +615,9 @@ class CudaCompressedTest {
           assertArrayEquals(first, cuda.scores(q, d), where + ", call " + call);
         }
         ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), first, 10, where + " top-k");
+        for (int i = 0; i < FORCED.length; i++) { // rows read as 64 or 128 dims, and rule 18's kernel
+          ParityTest.assertClose(expected, forced[i].scores(q, d), q, d, where + " (" + FORCED[i] + ")");
+        }
       }
     }
   }
