@@ -311,6 +311,15 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
   // compressed queries: the largest magnitude of the query's scales (rows past the query hold 0; a masked row's NaN is
   // ignored, as its max is not summed), which tells the tiles whose scale products cannot overflow
   float qScaleMax = 0.f;
+  // compressed queries: this thread's rows' scales (rows 8 jj + 2 t and + 1), read from shared memory once per
+  // query where registers allow it (8-bit rows of one chunk), else at every fold
+  constexpr bool SCALES_HELD = Q_SCALED && CHUNKS == 1 && !BITS;
+  float qs[QT_ROWS / 4];
+  auto loadRowScales = [&](int jj) {
+    const float2 s2 = sharedFloat2(rowScale + 8 * jj + 2 * t);
+    qs[2 * jj] = s2.x;
+    qs[2 * jj + 1] = s2.y;
+  };
   // The query's rows as B, in the k order of the pieces; masked rows, rows past the query and dims past d are
   // zero, and rows that count have their weight in rowWeight. Called with no wgmma in flight.
   auto loadQuery = [&](int query) {
@@ -391,6 +400,10 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
     fenceProxyAsync();
     namedBarrierSync(QT_CONSUMER_BARRIER, QT_CONSUMERS);
     if constexpr (Q_SCALED) {
+      if constexpr (SCALES_HELD) {
+#pragma unroll
+        for (int jj = 0; jj < QT_ROWS / 8; jj++) loadRowScales(jj);
+      }
       qScaleMax = fabsf(rowScale[lane]);
       for (int offset = 16; offset > 0; offset /= 2) {
         qScaleMax = fmaxf(qScaleMax, __shfl_xor_sync(0xffffffffu, qScaleMax, offset));
@@ -518,16 +531,18 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
           if (isfinite(qScaleMax * fabsf(ds[h]))) {
 #pragma unroll
             for (int jj = 0; jj < QT_ROWS / 8; jj++) {
-              const float2 qs = sharedFloat2(rowScale + 8 * jj + 2 * t);
-              best[2 * jj] = maxKeepNaN(best[2 * jj], acc[4 * jj + 2 * h] * (qs.x * ds[h]));
-              best[2 * jj + 1] = maxKeepNaN(best[2 * jj + 1], acc[4 * jj + 2 * h + 1] * (qs.y * ds[h]));
+              if constexpr (!SCALES_HELD) loadRowScales(jj);
+              best[2 * jj] = maxKeepNaN(best[2 * jj], acc[4 * jj + 2 * h] * (qs[2 * jj] * ds[h]));
+              best[2 * jj + 1] =
+                  maxKeepNaN(best[2 * jj + 1], acc[4 * jj + 2 * h + 1] * (qs[2 * jj + 1] * ds[h]));
             }
           } else {
 #pragma unroll
             for (int jj = 0; jj < QT_ROWS / 8; jj++) {
-              const float2 qs = sharedFloat2(rowScale + 8 * jj + 2 * t);
-              best[2 * jj] = maxKeepNaN(best[2 * jj], scaledDot(acc[4 * jj + 2 * h], qs.x * ds[h]));
-              best[2 * jj + 1] = maxKeepNaN(best[2 * jj + 1], scaledDot(acc[4 * jj + 2 * h + 1], qs.y * ds[h]));
+              if constexpr (!SCALES_HELD) loadRowScales(jj);
+              best[2 * jj] = maxKeepNaN(best[2 * jj], scaledDot(acc[4 * jj + 2 * h], qs[2 * jj] * ds[h]));
+              best[2 * jj + 1] =
+                  maxKeepNaN(best[2 * jj + 1], scaledDot(acc[4 * jj + 2 * h + 1], qs[2 * jj + 1] * ds[h]));
             }
           }
         } else {
