@@ -1,14 +1,8 @@
 package dev.maxsim4j;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -24,17 +18,8 @@ class HostileNarrowLanesFuzzTest {
   @ParameterizedTest
   @CsvSource({"-XX:MaxVectorSize=32, 256", "-XX:MaxVectorSize=16, 128", "-XX:MaxVectorSize=8, 64"})
   void hostileValuesOnNarrowLanesScoreAsTheReference(String flag, int bits) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-XX:-UsePerfData", flag, "-Dfuzz.cases=" + Integer.getInteger("fuzz.narrow.cases", 150), "--add-modules",
-        "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-        Child.class.getName(), String.valueOf(bits)));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String output;
-    try (InputStream in = p.getInputStream()) {
-      output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "finished: " + String.join(" ", command));
-    assertEquals(0, p.exitValue(), String.join(" ", command) + "\n" + output);
+    String output = ChildJvm.run(List.of(flag, "-Dfuzz.cases=" + Integer.getInteger("fuzz.narrow.cases", 150)),
+        Child.class, 300, String.valueOf(bits));
     String line = output.lines().filter(l -> l.startsWith("child: ")).findFirst().orElse(output);
     // a CPU whose widest lanes are narrower than asked has no such lanes to test
     assertTrue(line.startsWith("child: " + bits + "-bit lanes, every case matched") || line.contains("narrower"),
