@@ -76,7 +76,10 @@ public final class CommandRunner {
     return false;
   }
 
-  /** Suggests a larger heap only where one helps: not for an array past the JVM's size limit or native memory. */
+  /**
+   * Suggests a larger limit only where one helps: the heap, or the direct-memory limit (which follows the heap by
+   * default), never an array past the JVM's size limit.
+   */
   static String outOfMemory(OutOfMemoryError e) {
     String why = String.valueOf(e.getMessage());
     if (why.contains("Java heap space") || why.contains("GC overhead")) {
@@ -85,6 +88,11 @@ public final class CommandRunner {
     }
     if (why.contains("array size exceeds")) {
       return "out of memory: an array over the JVM's limit of 2^31-1 elements was needed, which no -Xmx allows";
+    }
+    if (why.contains("direct buffer memory")) {
+      // native allocations (quantize holds its output there) count against it, the heap's size unless set apart
+      return "out of memory: " + why + " (raise -XX:MaxDirectMemorySize, by default the heap's -Xmx, through"
+          + " JAVA_OPTS)";
     }
     return "out of memory: " + why;
   }
