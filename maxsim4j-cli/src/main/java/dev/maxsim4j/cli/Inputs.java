@@ -155,8 +155,8 @@ final class Inputs {
       maskPath = file;
       maskTensor = MASK;
     }
-    NdArray mask = maskPath == null ? null : read(o.mask(), maskPath, maskTensor, o.maskTensor(), MASK, files,
-        opened);
+    NdArray mask = maskPath == null ? null : read(given(a, o.mask(), o), maskPath, maskTensor,
+        o.maskTensor(), MASK, files, opened);
 
     Path offsetsPath = path(a, o.offsets());
     if (offsetsPath != null && emb.rank() != 2) {
@@ -172,8 +172,8 @@ final class Inputs {
       }
       offsetsPath = file;
     }
-    NdArray offsets = offsetsPath == null ? null : read(o.offsets(), offsetsPath, null, o.offsets(), OFFSETS, files,
-        opened);
+    NdArray offsets = offsetsPath == null ? null : read(given(a, o.offsets(), o), offsetsPath, null,
+        o.offsets(), OFFSETS, files, opened);
 
     NdArray scales = scales(a, o, file, safetensors, names, embName, emb, dtype, files, opened);
     // the mask is read once, checked first: it tells which scales must be finite (a masked token's is never read)
@@ -216,8 +216,8 @@ final class Inputs {
       scalesPath = path;
       scaleTensor = SCALES;
     }
-    return scalesPath == null ? null : read(o.scales(), scalesPath, scaleTensor, o.scaleTensor(), SCALES, files,
-        opened);
+    return scalesPath == null ? null : read(given(a, o.scales(), o), scalesPath, scaleTensor,
+        o.scaleTensor(), SCALES, files, opened);
   }
 
   /**
@@ -257,6 +257,14 @@ final class Inputs {
     } catch (IOException e) {
       return true;
     }
+  }
+
+  /**
+   * The option that gave a companion's file: {@code option} itself, or the embeddings' option where the companion
+   * was found beside the embeddings (a refusal must not name an option the command line never gave).
+   */
+  private static String given(Args a, String option, Options o) {
+    return a.get(option) != null ? option : o.embeddings();
   }
 
   /** The path {@code option} gives, or null where it is not given. */
