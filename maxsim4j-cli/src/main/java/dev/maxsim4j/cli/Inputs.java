@@ -45,8 +45,11 @@ final class Inputs {
   static final Options DOCS = new Options("docs", "--docs", "--docs-tensor", "--doc-mask", "--doc-mask-tensor",
       "--doc-offsets", "--doc-scales", "--docs-scale-tensor", "--docs-bits");
 
-  /** A batch, the shape of the embeddings it came from, every file it read, and whether scales were read. */
-  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files, boolean scaled) {}
+  /**
+   * A batch, the shape of the embeddings it came from, every file it read, whether scales were read, and where
+   * packed bits took their d from (the flag or the file's record; null for other types).
+   */
+  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files, boolean scaled, String bitsFrom) {}
 
   /** The largest array the JVM allocates. */
   static final long HEAP_ELEMENTS = Integer.MAX_VALUE - 8;
@@ -183,7 +186,10 @@ final class Inputs {
     TokenBatch batch = offsets != null
         ? packed(o.what(), emb, type, offsets, valid, heapElements)
         : padded(o.what(), emb, type, valid, heapElements);
-    return new Loaded(batch, emb, files, scales != null);
+    // d of packed bits comes from the flag where it is given, else from the record bits() checked
+    String bitsFrom = dtype != DType.BINARY ? null : a.get(o.bits()) != null ? o.bits()
+        : DIM_KEY + embName + " in its __metadata__";
+    return new Loaded(batch, emb, files, scales != null, bitsFrom);
   }
 
   /**

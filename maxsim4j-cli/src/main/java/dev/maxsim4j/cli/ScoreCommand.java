@@ -1,6 +1,5 @@
 package dev.maxsim4j.cli;
 
-import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
@@ -109,8 +108,7 @@ final class ScoreCommand {
     if (a.has("--pairwise") && candidates) {
       throw new UsageException("score: --pairwise cannot be combined with 4-D candidate documents");
     }
-    requireSameDim(queries, "--docs " + docs.embeddings().source(), docs.batch(), docs.embeddings().shapeString(),
-        Inputs.DOCS);
+    requireSameDim(queries, "--docs " + docs.embeddings().source(), docs, docs.embeddings().shapeString());
     if (a.has("--pairwise") && queries.batch().size() != docs.batch().size()) {
       throw new IllegalArgumentException("--pairwise: " + rows(queries, Inputs.QUERIES) + ", " + rows(docs, Inputs.DOCS)
           + "; expected as many documents as queries (row i scores against row i)");
@@ -178,18 +176,19 @@ final class ScoreCommand {
    * Refuses documents of another token dimension than {@code queries}, naming both files ({@code docs}: the option
    * and file, {@code shape} its embeddings' shape); the library's own refusal names neither.
    */
-  static void requireSameDim(Inputs.Loaded queries, String docs, TokenBatch d, String shape, Inputs.Options o) {
+  static void requireSameDim(Inputs.Loaded queries, String docs, Inputs.Loaded loaded, String shape) {
     TokenBatch q = queries.batch();
+    TokenBatch d = loaded.batch();
     if (q.dim() != d.dim()) {
       throw new IllegalArgumentException("d mismatch: --queries " + queries.embeddings().source() + " holds tokens of "
-          + dim(q, Inputs.QUERIES) + " " + queries.embeddings().shapeString() + ", but " + docs + " holds tokens of "
-          + dim(d, o) + (shape.isEmpty() ? "" : " " + shape) + "; expected one token dimension");
+          + dim(queries) + " " + queries.embeddings().shapeString() + ", but " + docs + " holds tokens of "
+          + dim(loaded) + (shape.isEmpty() ? "" : " " + shape) + "; expected one token dimension");
     }
   }
 
   /** A batch's token dimension, and where packed bits take it from. */
-  private static String dim(TokenBatch b, Inputs.Options o) {
-    return "d = " + b.dim() + (b.dtype() == DType.BINARY ? " (" + o.bits() + ")" : "");
+  private static String dim(Inputs.Loaded l) {
+    return "d = " + l.batch().dim() + (l.bitsFrom() != null ? " (" + l.bitsFrom() + ")" : "");
   }
 
   /** "--queries FILE holds N rows [shape]" for a message. */

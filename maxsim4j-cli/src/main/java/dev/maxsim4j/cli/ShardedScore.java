@@ -191,7 +191,7 @@ final class ShardedScore {
       TokenBatch b = loaded.batch();
       Shard shard = new Shard(file, first, b.size(), b.dim(), b.dtype(), loaded.scaled());
       if (shards.isEmpty()) { // every shard has its dimension
-        ScoreCommand.requireSameDim(queries, "--docs shard " + file, b, "", Inputs.DOCS);
+        ScoreCommand.requireSameDim(queries, "--docs shard " + file, loaded, "");
       } else {
         Shard head = shards.getFirst();
         if (b.dim() != head.dim() || b.dtype() != head.dtype()) {
