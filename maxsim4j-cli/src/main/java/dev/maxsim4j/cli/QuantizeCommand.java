@@ -38,7 +38,7 @@ final class QuantizeCommand {
         bit 1 = +1 for x >= 0, packed 8 per byte, most significant bit first) with scale mean |x|. Writes
         "embeddings" (I8, F8_E4M3, or U8 [.., ceil(d/8)]), "scales" F32 (one per token) and copies "mask"
         and "offsets" if E holds them beside the tensor (checked as score reads them; any other tensor is left
-        out, and named) and d in the header's __metadata__ (maxsim4j.dim.embeddings); score reads the result as
+        out, and named), E's __metadata__ and d in it (maxsim4j.dim.embeddings); score reads the result as
         is (binary too: packed bits hold d only in whole bytes, the record tells it). A masked
         token (padding, which score never reads) that holds NaN or an infinity is stored as zeros; in a valid
         token such a value is an error.""";
@@ -155,9 +155,16 @@ final class QuantizeCommand {
       if (!leftOut.isEmpty()) {
         copied += ", left out: " + SafeTensorsFile.shown(leftOut);
       }
+      // the input's __metadata__ stays (model names, formats), but its d records, which named the input's tensors; then
       // d itself: packed bits hold it only rounded up to whole bytes, and score reads it from here
-      output.write(file -> SafeTensors.write(file, tensors, Map.of(Inputs.DIM_KEY + Inputs.EMBEDDINGS,
-          String.valueOf(d))));
+      Map<String, String> metadata = new LinkedHashMap<>();
+      source.metadata().forEach((k, v) -> {
+        if (!k.startsWith(Inputs.DIM_KEY)) {
+          metadata.put(k, v);
+        }
+      });
+      metadata.put(Inputs.DIM_KEY + Inputs.EMBEDDINGS, String.valueOf(d));
+      output.write(file -> SafeTensors.write(file, tensors, metadata));
       output.commit();
       long before = emb.byteSize();
       long after = codes.byteSize() + scales.byteSize();

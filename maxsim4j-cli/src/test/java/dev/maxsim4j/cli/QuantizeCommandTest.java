@@ -106,6 +106,29 @@ class QuantizeCommandTest {
     assertArrayEquals(new long[] {2, 0, 8}, SafeTensors.read(dir.resolve("c0.safetensors"), "embeddings").shape());
   }
 
+  /**
+   * The input's __metadata__ is kept (any characters), but for its d records, which named the input's tensors: the
+   * output records d for its own embeddings.
+   */
+  @Test
+  void theInputsMetadataIsKeptButItsDimensionRecords() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("vectors", NdArray.ofFloats("e", new long[] {3, 4, 5}, gaussians(rnd, 60)));
+    Map<String, String> metadata = new LinkedHashMap<>();
+    metadata.put("format", "pt");
+    metadata.put("model", "colbert \"v2\"\n\u00e9\u4e2d");
+    metadata.put("maxsim4j.dim.vectors", "5");
+    metadata.put("maxsim4j.dim.embeddings", "7");
+    SafeTensors.write(dir.resolve("m.safetensors"), t, metadata);
+    for (String to : TO) {
+      CliRun r = CliRun.of("quantize", "--in", p("m.safetensors"), "--to", to, "--out", p("q.safetensors"));
+      assertEquals(0, r.status(), r.err());
+      Map<String, String> kept = dev.maxsim4j.cli.io.SafeTensorsFile.open(dir.resolve("q.safetensors")).metadata();
+      assertEquals(Map.of("format", "pt", "model", "colbert \"v2\"\n\u00e9\u4e2d", "maxsim4j.dim.embeddings", "5"),
+          kept, to);
+    }
+  }
+
   @Test
   void packedWithOffsetsKeepsTheOffsetsAndSpansManySlices() throws IOException {
     int d = 8;
