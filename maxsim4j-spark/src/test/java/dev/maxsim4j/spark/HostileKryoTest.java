@@ -43,6 +43,11 @@ class HostileKryoTest {
   @Test
   void topKAndScannedPairsRunUnderKryoAsUnderJavaSerialization() {
     assertEquals("org.apache.spark.serializer.KryoSerializer", spark.conf().get("spark.serializer"));
+    topKAndScannedPairsMatchTheReference(spark);
+  }
+
+  /** Top-k and scanned pairs on {@code spark} give the reference's results (shared with the registration test). */
+  static void topKAndScannedPairsMatchTheReference(SparkSession spark) {
     Corpus queries = Corpus.random("q", 3, 4, 8, 11, 0);
     Corpus corpus = Corpus.random("d", 20, 5, 8, 7, 6);
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
