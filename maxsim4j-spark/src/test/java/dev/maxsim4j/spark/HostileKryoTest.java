@@ -23,14 +23,7 @@ class HostileKryoTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder()
-        .master("local[2]")
-        .appName("maxsim4j-spark-kryo-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
+    spark = LocalSpark.builder()
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
         .getOrCreate();
   }

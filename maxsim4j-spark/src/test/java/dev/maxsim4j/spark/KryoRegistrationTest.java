@@ -16,14 +16,7 @@ class KryoRegistrationTest {
 
   @BeforeAll
   static void start() {
-    spark = SparkSession.builder()
-        .master("local[2]")
-        .appName("maxsim4j-spark-kryo-registration-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
+    spark = LocalSpark.builder()
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
         .config("spark.kryo.registrationRequired", "true")
         .config("spark.kryo.registrator", MaxSimKryoRegistrator.class.getName())

@@ -7,6 +7,11 @@ final class LocalSpark {
   private LocalSpark() {}
 
   static SparkSession start() {
+    return builder().getOrCreate();
+  }
+
+  /** The session's settings, for a test class that adds its own (a serializer) before it starts. */
+  static SparkSession.Builder builder() {
     return SparkSession.builder()
         .master("local[2]")
         .appName("maxsim4j-spark-test")
@@ -15,7 +20,6 @@ final class LocalSpark {
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "4")
-        .config("spark.sql.warehouse.dir", System.getProperty("java.io.tmpdir") + "/maxsim4j-spark-warehouse")
-        .getOrCreate();
+        .config("spark.sql.warehouse.dir", System.getProperty("java.io.tmpdir") + "/maxsim4j-spark-warehouse");
   }
 }
