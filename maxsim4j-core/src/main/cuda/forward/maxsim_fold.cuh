@@ -149,7 +149,8 @@ __device__ __forceinline__ void foldTile(float (&best)[2], int (&bestIndex)[2], 
 // document token's scale (the tile's 128, in shared memory at
 // `scales`), negated where the row's query scale is negative (FLIP), over the valid tokens (every token of a
 // WHOLE tile); rowScaled then applies the query scale. Four partial maxima per row keep the max.NaN chains short.
-template <int N, bool WHOLE, bool FLIP, typename Acc>
+// PAIRED: `scales` is 8-byte aligned, so each thread's two adjacent scales are one load.
+template <int N, bool WHOLE, bool FLIP, typename Acc, bool PAIRED = true>
 __device__ __forceinline__ void foldScaledRows(float (&tileMax)[2], const Acc (&acc)[N / 2], const bool (&flip)[2],
                                                uint32_t scales, const Rows& dRows, int dStart, int t0, int tEnd,
                                                int tig) {
@@ -161,7 +162,13 @@ __device__ __forceinline__ void foldScaledRows(float (&tileMax)[2], const Acc (&
 #pragma unroll
   for (int j = 0; j < N / 8; j++) {
     float s[2];
-    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(s[0]), "=f"(s[1]) : "r"(scales + 4 * (8 * j + 2 * tig)));
+    const uint32_t at = scales + 4 * (8 * j + 2 * tig);
+    if constexpr (PAIRED) {
+      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(s[0]), "=f"(s[1]) : "r"(at));
+    } else {
+      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(s[0]) : "r"(at));
+      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(s[1]) : "r"(at + 4));
+    }
 #pragma unroll
     for (int c = 0; c < 2; c++) {
       const int t = t0 + 8 * j + 2 * tig + c;
@@ -195,6 +202,23 @@ __device__ __forceinline__ void foldScaledTile(float (&best)[2], const Acc (&acc
     foldScaledRows<N, true, false>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
   } else {
     foldScaledRows<N, false, false>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; h++) best[h] = maxKeepNaN(best[h], tileMax[h]);
+}
+
+// Online max over one tile of products of float query rows with expanded compressed document tokens (rule 21): each
+// times its document token's scale (the tile's, from shared memory at `scales`, 4-byte aligned only: the scales are
+// copied from the unit holding the tile's first), over the valid tokens. No query scale, so no row flips.
+template <int N>
+__device__ __forceinline__ void foldDocumentScaledTile(float (&best)[2], const float (&acc)[N / 2], uint32_t scales,
+                                                       const Rows& dRows, int dStart, int t0, int tEnd, int tig) {
+  const bool flip[2] = {false, false};
+  float tileMax[2];
+  if (t0 + N <= tEnd && dRows.mask == nullptr) {
+    foldScaledRows<N, true, false, float, false>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
+  } else {
+    foldScaledRows<N, false, false, float, false>(tileMax, acc, flip, scales, dRows, dStart, t0, tEnd, tig);
   }
 #pragma unroll
   for (int h = 0; h < 2; h++) best[h] = maxKeepNaN(best[h], tileMax[h]);

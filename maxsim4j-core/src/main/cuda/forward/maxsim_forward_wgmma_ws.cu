@@ -50,6 +50,9 @@
 //              epilogue warp writes each query's score as the sum of its two slices. (A document's last
 //              tile of at most 64 tokens multiplied 64 wide, as the wgmma kernel does, made ptxas serialise
 //              the wgmmas: C7511, insufficient registers for the wgmma pipeline.)
+// Scaled:      the "_scaled" entries read compressed documents expanded to bf16 or fp16 (maxsim_expand.cu, rule 21):
+//              each slot also receives its tile's scales (one bulk copy), the fold multiplies each product by its
+//              token's scale before the max, and the slot is released after the fold, which reads them.
 #include "common/maxsim_async.cuh"
 #include "common/maxsim_common.cuh"
 #include "forward/maxsim_fold.cuh"
@@ -80,6 +83,8 @@ static_assert(WS_PRODUCER_REGISTERS + 2 * WS_CONSUMER_REGISTERS <= 3 * WS_LAUNCH
 constexpr int WS_RING_BYTES = 192 * 1024;
 constexpr int WS_EPILOGUE_WARP = WS_CONSUMER_WARPS + 1;  // in the producer warpgroup, beside the TMA warp
 constexpr int WS_EPILOGUE_SLOTS = 4;
+// SCALED: a tile's scales in its slot, copied from the 16-byte unit holding its first token's (up to 3 before it).
+constexpr int WS_SCALE_SLOT = WS_TOKENS + 4;
 
 // Index: the training argmax's type (int, or int16_t for documents of at most 32766 tokens).
 template <typename T, typename Index>
@@ -88,6 +93,7 @@ struct WsOperands {
   Rows qRows;
   Rows dRows;  // the documents' rows; their tokens come through the tensor map
   const int* __restrict__ dValid;
+  const float* __restrict__ dScale;  // SCALED: each stored document token's scale (null: 1)
   int dim, mode, perQuery, docOffset;
   long long pairs;
   int passes, slices, sliceTokens;
@@ -203,10 +209,11 @@ __device__ __forceinline__ void writeUnscanned(const In& in, const WsItem& w) {
 // 32 items' loads in flight while this batch is issued), then lane 0 walking the batch's tiles: for each,
 // it waits for the slot's release, writes the slot's TileInfo, announces the bytes and issues the KC boxes
 // (k-chunk kc from column 64 kc). A last slot with query = -1, arrived on without bytes, ends the run.
-template <typename In, int KC, int STAGES, int GROUPS, bool GROUPED>
+// SCALED: each tile's scales ride with it, a bulk copy into the slot's scale slot.
+template <typename In, int KC, int STAGES, int GROUPS, bool GROUPED, bool SCALED>
 __device__ __forceinline__ void produceTiles(const In& in, const TensorMap* documents, long long begin,
                                              long long end, uint32_t ring, uint32_t fullBars, uint32_t emptyBars,
-                                             TileInfo* infos) {
+                                             TileInfo* infos, uint32_t scaleSlots) {
   const int lane = threadIdx.x % 32;
   RingPosition at;
   WsItem next;
@@ -241,11 +248,16 @@ __device__ __forceinline__ void produceTiles(const In& in, const TensorMap* docu
           info.last = tile == tiles - 1;
           infos[at.slot] = info;
           const uint32_t full = fullBars + 8 * at.slot;
-          mbarrierExpectBytes(full, KC * WS_BOX_BYTES);
+          const int first = info.dStart + info.t0, lead = first & 3;
+          const uint32_t scaleBytes =
+              SCALED && in.dScale != nullptr ? (4 * (lead + min(WS_TOKENS, info.tEnd - info.t0)) + 15) & ~15 : 0;
+          mbarrierExpectBytes(full, KC * WS_BOX_BYTES + scaleBytes);
           const uint32_t slot = ring + at.slot * KC * WS_BOX_BYTES;
 #pragma unroll
           for (int kc = 0; kc < KC; kc++)
-            tmaLoadBox(slot + kc * WS_BOX_BYTES, documents, kc * SWIZZLE_ROW_HALVES, info.dStart + info.t0, full);
+            tmaLoadBox(slot + kc * WS_BOX_BYTES, documents, kc * SWIZZLE_ROW_HALVES, first, full);
+          if (scaleBytes > 0)
+            bulkCopy(scaleSlots + 4 * WS_SCALE_SLOT * at.slot, in.dScale + first - lead, scaleBytes, full);
           at.next<STAGES>();
         }
       }
@@ -355,14 +367,18 @@ __device__ __forceinline__ void handOverRows(EpilogueSlot* slots, uint32_t fullB
   at.next<WS_EPILOGUE_SLOTS>();
 }
 
-template <typename T, int KC, int STAGES, int GROUPS, bool ARGMAX, bool GROUPED, typename Index>
+// SCALED: documents of a compressed type expanded to T (rule 21), each product times its token's scale in the fold.
+template <typename T, int KC, int STAGES, int GROUPS, bool ARGMAX, bool GROUPED, typename Index, bool SCALED>
 __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* documents) {
+  static_assert(!(SCALED && ARGMAX), "compressed documents are inference only");
   using In = WsOperands<T, Index>;
   extern __shared__ uint8_t dynamicShared[];
   __shared__ alignas(8) uint64_t bars[2 * STAGES];  // full barriers, then empty ones
   __shared__ TileInfo infos[STAGES];
   __shared__ alignas(8) uint64_t epilogueBars[2 * WS_EPILOGUE_SLOTS];  // likewise, for the epilogue ring
   __shared__ EpilogueSlot epilogueSlots[WS_EPILOGUE_SLOTS];
+  __shared__ alignas(16) float scaleSlots[SCALED ? STAGES : 1][WS_SCALE_SLOT];
+  const uint32_t scaleBase = (uint32_t)__cvta_generic_to_shared(scaleSlots);
   const uint32_t ring = ((uint32_t)__cvta_generic_to_shared(dynamicShared) + 1023) & ~1023u;
   const uint32_t fullBars = (uint32_t)__cvta_generic_to_shared(bars), emptyBars = fullBars + 8 * STAGES;
   const uint32_t epilogueFull = (uint32_t)__cvta_generic_to_shared(epilogueBars),
@@ -390,7 +406,8 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
   if (warp >= WS_CONSUMER_WARPS) {
     setMaxRegisters<false, WS_PRODUCER_REGISTERS>();
     if (warp == WS_CONSUMER_WARPS)
-      produceTiles<In, KC, STAGES, GROUPS, GROUPED>(in, documents, begin, end, ring, fullBars, emptyBars, infos);
+      produceTiles<In, KC, STAGES, GROUPS, GROUPED, SCALED>(in, documents, begin, end, ring, fullBars, emptyBars,
+                                                            infos, scaleBase);
     if (warp == WS_EPILOGUE_WARP && in.scores != nullptr && lane == 0)
       sumPasses<In, GROUPS, GROUPED>(in, epilogueSlots, epilogueFull, epilogueEmpty);
     return;
@@ -462,19 +479,32 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
                                       kc > 0 || k > 0);
         wgmmaCommit();
       }
+      // SCALED: the scales are read from the slot, so it is released after the last fold, not before
+      const bool scaled = SCALED && in.dScale != nullptr;
+      const uint32_t scales = scaleBase + 4 * (WS_SCALE_SLOT * slot.slot + ((w.dStart + w.t0) & 3));
+      auto fold = [&](int r, auto& tile, auto separateWhole) {
+        if constexpr (SCALED) {
+          if (scaled) {
+            foldDocumentScaledTile<N>(best[r], tile, scales, in.dRows, w.dStart, w.t0, w.tEnd, tig);
+            return;
+          }
+        }
+        foldTile<ARGMAX, N, true, decltype(separateWhole)::value>(best[r], bestIndex[r], tile, in.dRows, w.dStart,
+                                                                   w.t0, w.tEnd, tig);
+      };
       if constexpr (GROUPS == 2) {
         wgmmaWait<1>();
         auto& tile = reinterpret_cast<float(&)[N / 2]>(acc[0]);
         pinAccumulators(tile);
-        foldTile<ARGMAX, N, true>(best[0], bestIndex[0], tile, in.dRows, w.dStart, w.t0, w.tEnd, tig);
+        fold(0, tile, std::false_type{});
       }
       wgmmaWait<0>();
       auto& tile = reinterpret_cast<float(&)[N / 2]>(acc[GROUPS - 1]);
       pinAccumulators(tile);
-      if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
+      if (!scaled && lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
+      fold(GROUPS - 1, tile, std::integral_constant<bool, GROUPS == 1>{});
+      if (scaled && lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
       slot.next<STAGES>();
-      foldTile<ARGMAX, N, true, GROUPS == 1>(best[GROUPS - 1], bestIndex[GROUPS - 1], tile, in.dRows, w.dStart, w.t0,
-                                             w.tEnd, tig);
     };
     multiplyAndFold(std::integral_constant<int, WS_TOKENS>{});
     if (!w.last) continue;
@@ -533,34 +563,45 @@ using namespace maxsim4j;
 //   maxsim_forward_wgmma_ws_k{KC}_q8[_argmax|_argmax16]_{type}: query groups (GROUPED), 8 all-pairs queries of at
 //   most 32 tokens per pass; mode ALL_PAIRS, passes = slices = 1, scores given (passSums and arrivals unused);
 //   _argmax16: the argmax in int16.
-#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, GROUPED, Index, NAME)                                      \
+//   maxsim_forward_wgmma_ws_k{KC}[_r256|_q8]_scaled_{type}: compressed documents expanded to the queries' type
+//   (maxsim_expand.cu, rule 21), dScale their tokens' scales (16-byte aligned; null: 1), each product times its
+//   token's scale before the max; no argmax. 1024 + 192 KB of dynamic shared memory, and up to 6.2 KB more static.
+#define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, GROUPED, Index, SCALED, NAME)                              \
   extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                 \
       NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,         \
-           const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode, int perQuery,       \
-           int docOffset, long long pairs, int passes, int slices, int sliceTokens, float* partialMax,         \
-           int* partialArgmax, int partialStride, float* scores, void* argmax, int argmaxStride,               \
+           const int* dLength, const uint8_t* dMask, const int* dValid, const float* dScale, int dim, int mode, \
+           int perQuery, int docOffset, long long pairs, int passes, int slices, int sliceTokens,              \
+           float* partialMax, int* partialArgmax, int partialStride, float* scores, void* argmax,              \
+           int argmaxStride,                                                                                   \
            float* passSums, int* arrivals, const __grid_constant__ TensorMap documents) {                      \
     const WsOperands<T, Index> in{q,          Rows{qStart, qLength, qMask}, Rows{dStart, dLength, dMask},    \
-                                  dValid,     dim, mode, perQuery, docOffset, pairs, passes, slices,         \
+                                  dValid,     dScale, dim, mode, perQuery, docOffset, pairs, passes, slices, \
                                   sliceTokens, partialMax, partialArgmax, partialStride, scores,             \
                                   static_cast<Index*>(argmax), argmaxStride, passSums, arrivals};            \
-    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX, GROUPED, Index>(in, &documents); \
+    forwardWgmmaWs<T, KC, WS_RING_BYTES / (KC * WS_BOX_BYTES), GROUPS, ARGMAX, GROUPED, Index, SCALED>(       \
+        in, &documents);                                                                                       \
   }
-#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                                                \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, false, int, maxsim_forward_wgmma_ws_k1_##SUFFIX)               \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, true, false, int, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)         \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, false, false, int, maxsim_forward_wgmma_ws_k2_##SUFFIX)               \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, true, false, int, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)         \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, false, int, maxsim_forward_wgmma_ws_k1_r256_##SUFFIX)          \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, false, int, maxsim_forward_wgmma_ws_k1_r256_argmax_##SUFFIX)    \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, false, int, maxsim_forward_wgmma_ws_k2_r256_##SUFFIX)          \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, false, int, maxsim_forward_wgmma_ws_k2_r256_argmax_##SUFFIX)    \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, true, int, maxsim_forward_wgmma_ws_k1_q8_##SUFFIX)             \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, true, int, maxsim_forward_wgmma_ws_k1_q8_argmax_##SUFFIX)       \
-  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, true, int16_t, maxsim_forward_wgmma_ws_k1_q8_argmax16_##SUFFIX) \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, true, int, maxsim_forward_wgmma_ws_k2_q8_##SUFFIX)             \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, true, int, maxsim_forward_wgmma_ws_k2_q8_argmax_##SUFFIX)       \
-  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, true, int16_t, maxsim_forward_wgmma_ws_k2_q8_argmax16_##SUFFIX)
+#define MAXSIM_WGMMA_WS_TYPE(T, SUFFIX)                                                                    \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, false, int, false, maxsim_forward_wgmma_ws_k1_##SUFFIX)                   \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, true, false, int, false, maxsim_forward_wgmma_ws_k1_argmax_##SUFFIX)             \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, false, false, int, false, maxsim_forward_wgmma_ws_k2_##SUFFIX)                   \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, true, false, int, false, maxsim_forward_wgmma_ws_k2_argmax_##SUFFIX)             \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, false, int, false, maxsim_forward_wgmma_ws_k1_r256_##SUFFIX)              \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, false, int, false, maxsim_forward_wgmma_ws_k1_r256_argmax_##SUFFIX)        \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, false, int, false, maxsim_forward_wgmma_ws_k2_r256_##SUFFIX)              \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, false, int, false, maxsim_forward_wgmma_ws_k2_r256_argmax_##SUFFIX)        \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, true, int, false, maxsim_forward_wgmma_ws_k1_q8_##SUFFIX)                 \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, true, int, false, maxsim_forward_wgmma_ws_k1_q8_argmax_##SUFFIX)           \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, true, true, int16_t, false, maxsim_forward_wgmma_ws_k1_q8_argmax16_##SUFFIX)     \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, true, int, false, maxsim_forward_wgmma_ws_k2_q8_##SUFFIX)                 \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, true, int, false, maxsim_forward_wgmma_ws_k2_q8_argmax_##SUFFIX)           \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, true, true, int16_t, false, maxsim_forward_wgmma_ws_k2_q8_argmax16_##SUFFIX)     \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 1, false, false, int, true, maxsim_forward_wgmma_ws_k1_scaled_##SUFFIX)      \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 1, false, false, int, true, maxsim_forward_wgmma_ws_k2_scaled_##SUFFIX)      \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, false, int, true, maxsim_forward_wgmma_ws_k1_r256_scaled_##SUFFIX) \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, false, int, true, maxsim_forward_wgmma_ws_k2_r256_scaled_##SUFFIX) \
+  MAXSIM_WGMMA_WS_ENTRY(T, 1, 2, false, true, int, true, maxsim_forward_wgmma_ws_k1_q8_scaled_##SUFFIX)    \
+  MAXSIM_WGMMA_WS_ENTRY(T, 2, 2, false, true, int, true, maxsim_forward_wgmma_ws_k2_q8_scaled_##SUFFIX)
 
 MAXSIM_WGMMA_WS_TYPE(__nv_bfloat16, bf16)
 MAXSIM_WGMMA_WS_TYPE(__half, f16)

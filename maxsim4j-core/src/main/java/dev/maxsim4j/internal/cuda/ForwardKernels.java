@@ -46,6 +46,12 @@ final class ForwardKernels {
    */
   private static final int DOCUMENT_MAPS = 8;
 
+  /** Threads of a block of the expansion, which takes a document at a time. */
+  private static final int EXPAND_THREADS = 256;
+
+  /** Blocks of an expansion at most: documents past them are taken in strides. */
+  private static final int EXPAND_MAX_BLOCKS = 1 << 16;
+
   private final CudaDevice device;
   private final KernelParams params;
   private final Planner planner;
@@ -119,10 +125,35 @@ final class ForwardKernels {
         plan = halfPlan;
       }
     }
+    if (plan.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) {
+      d = layout == PairLayout.ALL_PAIRS ? expand(d, q.dtype(), docOffset, perQuery) : expand(d, q.dtype(), 0, pairs);
+    }
     Operands operands = new Operands(q, d, scores, argmax, argmaxStride);
     for (KernelLaunch launch : ForwardLaunches.of(plan, shape, operands)) {
       run(launch);
     }
+  }
+
+  /**
+   * {@code d}'s tokens as operands of {@code type} (bf16 or fp16, exactly) in this lane's expansion buffer, with
+   * {@code d}'s rows, mask and scales (rule 21): the tokens of documents {@code firstDoc .. firstDoc + docs - 1}, those
+   * a launch reads, written where they lie in {@code d} (a top-k call's launches each read a block of documents). The
+   * expansion is queued on the lane before the launches that read it.
+   */
+  private DeviceTokens expand(DeviceTokens d, DType type, int firstDoc, int docs) {
+    if (d.data() % 16 != 0 || d.scales() % 16 != 0) {
+      // every document buffer is an allocation or scratch slot of its own, 256-byte aligned
+      throw new IllegalStateException("documents at 0x" + Long.toHexString(d.data()) + ", scales at 0x"
+          + Long.toHexString(d.scales()) + "; the expansion expects both 16-byte aligned");
+    }
+    long out = lane.scratch(ScratchSlot.EXPANDED_DOCUMENTS, Math.max(16, 2L * d.storedTokens() * d.dim()));
+    if (docs > 0) {
+      KernelArgs args = new KernelArgs.Expand(d.data(), out, d.rowStart(), d.rowLength(), firstDoc, docs, d.dim());
+      run(new KernelLaunch(ForwardPlan.EXPAND, ForwardPlan.expandEntry(d.dtype(), type),
+          Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, 0, false, false, args));
+    }
+    return new DeviceTokens(type, d.dim(), d.rows(), d.maxLength(), d.storedTokens(), out, d.rowStart(),
+        d.rowLength(), d.validCount(), d.mask(), d.scales());
   }
 
   /** Whether a device-only training step keeps its argmax in int16 (rule 14). */
@@ -134,7 +165,7 @@ final class ForwardKernels {
   private static ForwardShape shape(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset,
       int pairs, int maxQueryLength, int queries, boolean argmax, boolean argmax16) {
     return new ForwardShape(layout, queries, perQuery, docOffset, pairs, maxQueryLength, d.maxLength(), q.dim(),
-        q.dtype(), d.dtype(), argmax, argmax16);
+        q.dtype(), d.dtype(), argmax, argmax16, d.storedTokens());
   }
 
   private void run(KernelLaunch l) {

@@ -44,11 +44,11 @@ final class ForwardLaunches {
           d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(),
           p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
-      case WGMMA_WS -> {
+      case WGMMA_WS, WGMMA_WS_EXPANDED -> { // expanded: d is the expansion, with the compressed tokens' scales
         boolean partials = p.partials();
         boolean passSums = !partials && p.passes() > 1; // one pass writes its scores directly
         yield new KernelArgs.WgmmaWs(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(),
-            d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
+            d.mask(), d.validCount(), d.scales(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
             split.slices(), split.sliceTokens(),
             partials ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null,
             partials ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null, lq,
@@ -97,7 +97,8 @@ final class ForwardLaunches {
         p.optIn(), p.wholeDevice(), args));
     if (p.partials()) {
       // the warp-specialized kernel's slices are its own; split passes leave one slice covering every document
-      int sliceTokens = p.family() == Family.WGMMA_WS || split.slices() > 1 ? split.sliceTokens()
+      boolean ws = p.family() == Family.WGMMA_WS || p.family() == Family.WGMMA_WS_EXPANDED;
+      int sliceTokens = ws || split.slices() > 1 ? split.sliceTokens()
           : Math.max(1, s.maxDocumentLength());
       launches.add(merge(s, o, split.slices(), sliceTokens));
     }

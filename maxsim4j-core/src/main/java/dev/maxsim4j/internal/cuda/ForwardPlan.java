@@ -22,6 +22,8 @@ final class ForwardPlan {
   static final String FORWARD_QUANT_TMA = "maxsim_forward_quant_tma";
   /** Rule 20's entries for 8-bit documents of d over 128, read through a tensor map: a module of their own. */
   static final String FORWARD_QUANT_TMA_WIDE = "maxsim_forward_quant_tma_wide";
+  /** Rule 21's first launch: compressed documents written out as bf16 or fp16 operands. */
+  static final String EXPAND = "maxsim_expand";
 
   static final int THREADS = 256;
   static final int MMA_THREADS = 128;
@@ -57,6 +59,16 @@ final class ForwardPlan {
   private static final double WS_SLICE_ABOVE = 1.10;
   private static final double WS_BALANCE = 1.03;
   private static final int WS_MAX_SLICES = 8;
+  /** Its "_scaled" entries' static shared memory beyond the others': a ring slot's scales (132 floats) per stage. */
+  private static final int WS_SCALE_SHARED = 12 * 132 * 4;
+  /**
+   * Rule 21: the most device memory a launch's expanded documents take (2 bytes a value), 250 MiB for 1000 documents
+   * of 1024 tokens x 128; larger batches keep rule 19's kernel, which expands in shared memory.
+   */
+  static final long EXPANDED_MAX_BYTES = 256L << 20;
+  /** Rule 21: the query tokens above which, or the groups of 8 queries from which, expanding first pays. */
+  private static final int EXPANDED_MIN_QUERY_ROWS = 640;
+  private static final int EXPANDED_MIN_GROUPS = 3;
   private static final int SPLIT_BLOCKS_PER_SM = 8;
   private static final int SPLIT_BELOW_BLOCKS_PER_SM = 2;
   private static final int SPLIT_MIN_SLICE = 512;
@@ -105,7 +117,9 @@ final class ForwardPlan {
    * the launches with a compressed side.
    */
   enum Family {
-    FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA, QUANT_TMA
+    FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA, QUANT_TMA,
+    /** The warp-specialized kernel's "_scaled" entries over the documents expanded first (rule 21). */
+    WGMMA_WS_EXPANDED
   }
 
   /**
@@ -153,6 +167,9 @@ final class ForwardPlan {
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
   static Plan plan(ForwardShape s, GpuCapabilities gpu) {
     if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
+      if (expandedPays(s, gpu)) {
+        return expanded(s, gpu); // rule 21: documents expanded once, then read as bf16 ones are, many times
+      }
       if (wgmmaCompressedPays(s, gpu)) {
         // rule 19: int8 and e4m3 documents through the wgmma kernel's tiles (int8 on both sides as stored)
         return wgmmaGroupsPay(s, gpu) ? wgmmaGroups(s, gpu) : wgmma(s, gpu, true);
@@ -332,6 +349,67 @@ final class ForwardPlan {
    */
   static boolean halfOperandsPay(ForwardShape s, Plan p) {
     return p.family() == Family.QUANT_TMA && s.queryType() == DType.BFLOAT16 && eightBit(s.documentType());
+  }
+
+  /**
+   * Rule 21: compressed documents of d a multiple of 16 up to 128 (8-bit ones from 64) against bf16 or fp16 queries
+   * on sm_90, inference, their expanded values within {@link #EXPANDED_MAX_BYTES}: a launch expands them into a
+   * device buffer of the queries' type (exactly) and the warp-specialized kernel reads them through its tensor map as
+   * it reads bf16 documents, each product times its document token's scale in the fold (the "_scaled" entries).
+   * 8-bit rows of 16-48 dims stay with rules 19 and 20, whose k-steps sum the same dims, so a pair scores the same
+   * bits in query groups as among candidates.
+   */
+  static boolean expandedApplies(ForwardShape s, GpuCapabilities gpu) {
+    DType q = s.queryType();
+    DType d = s.documentType();
+    return (q == DType.BFLOAT16 || q == DType.FLOAT16) && d.isQuantized() && !s.argmax() && s.dim() % 16 == 0
+        && (d == DType.BINARY || s.dim() >= 64) && 2L * s.dim() * s.documentTokens() <= EXPANDED_MAX_BYTES
+        && wgmmaWsApplies(s, gpu)
+        && WS_SHARED_BYTES + WS_SCALE_SHARED <= gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED;
+  }
+
+  /**
+   * Rule 21: ... and pays where the same launch with documents of the queries' type takes the warp-specialized
+   * kernel and reads each document tile often enough: queries of more than {@value #EXPANDED_MIN_QUERY_ROWS} tokens
+   * (passes of 256 rows, against rule 19's of 128, each of which expands every tile again), or at least
+   * {@value #EXPANDED_MIN_GROUPS} groups of 8 queries. Measured on int8 documents (docs/design/kernel-selection.md,
+   * rule 21): 1x1000xLqx1024x128 at Lq = 640 0.460 ms expanded first against 0.454, at 700 0.464 against 0.532, at
+   * 1024 0.578 against 0.706; Nqx1000x32x300x128 at 9 queries 0.160 against 0.135, at 16 0.159 against 0.175, at
+   * 17 0.201 against 0.216, at 32 0.250 against 0.330.
+   */
+  static boolean expandedPays(ForwardShape s, GpuCapabilities gpu) {
+    if (!expandedApplies(s, gpu)) {
+      return false;
+    }
+    ForwardShape half = halfDocuments(s);
+    if (wsQueryGroupsPay(half, gpu)) {
+      return Math.ceilDiv(s.queries(), WS_GROUP_QUERIES) >= EXPANDED_MIN_GROUPS;
+    }
+    return s.maxQueryLength() > EXPANDED_MIN_QUERY_ROWS && plan(half, gpu).family() == Family.WGMMA_WS;
+  }
+
+  /**
+   * Rule 21's forward: the warp-specialized plan of the launch with documents of the queries' type (query groups
+   * where they apply, else passes of 128 or 256 rows), through its "_scaled" entry.
+   */
+  static Plan expanded(ForwardShape s, GpuCapabilities gpu) {
+    ForwardShape half = halfDocuments(s);
+    Plan p = wsQueryGroupsApply(half, gpu) ? wgmmaWsQueryGroups(half, gpu)
+        : wgmmaWs(half, gpu, wsGroups(half), false);
+    String type = "_" + suffix(s.queryType());
+    String entry = p.entry().substring(0, p.entry().length() - type.length()) + "_scaled" + type;
+    return new Plan(Family.WGMMA_WS_EXPANDED, p.module(), entry, p.blocks(), p.gridY(), p.threads(), p.sharedBytes(),
+        p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(), p.wholeDevice());
+  }
+
+  /** Rule 21's expansion of {@code documents} into operands of {@code type} (maxsim_expand.cu). */
+  static String expandEntry(DType documents, DType type) {
+    return EXPAND + "_" + suffix(documents) + "_" + suffix(type);
+  }
+
+  /** {@code s} with documents of its queries' type: what rule 21's expansion leaves. */
+  static ForwardShape halfDocuments(ForwardShape s) {
+    return s.withDocumentType(s.queryType());
   }
 
   /** int8 or e4m3: one byte a value, every value exact in bf16 and fp16. */

@@ -4,11 +4,25 @@ import dev.maxsim4j.DType;
 
 /**
  * One forward launch as the rules see it: how its pairs are laid out (all pairs: every query against {@code perQuery}
- * documents from {@code docOffset}; or listed), the longest query and document, d, the storage types, and whether
- * the argmax is saved (in int16 where {@code argmax16}).
+ * documents from {@code docOffset}; or listed), the longest query and document, d, the storage types, whether
+ * the argmax is saved (in int16 where {@code argmax16}), and the documents' stored tokens.
  */
 record ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
-    int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16) {
+    int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16,
+    long documentTokens) {
+
+  /** A launch whose documents' stored tokens are counted at the longest document's length. */
+  ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
+      int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16) {
+    this(layout, queries, perQuery, docOffset, pairs, maxQueryLength, maxDocumentLength, dim, queryType, documentType,
+        argmax, argmax16, (long) maxDocumentLength * (layout == PairLayout.ALL_PAIRS ? docOffset + perQuery : pairs));
+  }
+
+  /** The same launch with documents of {@code type}. */
+  ForwardShape withDocumentType(DType type) {
+    return new ForwardShape(layout, queries, perQuery, docOffset, pairs, maxQueryLength, maxDocumentLength, dim,
+        queryType, type, argmax, argmax16, documentTokens);
+  }
 
   /** 32-wide chunks of d: the unit the tensor-core kernels stage query fragments in. */
   int chunks() {

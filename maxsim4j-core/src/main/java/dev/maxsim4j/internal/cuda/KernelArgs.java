@@ -149,15 +149,27 @@ sealed interface KernelArgs {
    * passed by value.
    */
   record WgmmaWs(long q, long qStart, long qLength, long qMask, long dStart, long dLength, long dMask, long dValid,
-      int dim, int mode, int perQuery, int docOffset, long pairs, int passes, int slices, int sliceTokens,
+      long dScale, int dim, int mode, int perQuery, int docOffset, long pairs, int passes, int slices, int sliceTokens,
       Scratch partialMax, Scratch partialArgmax, int partialStride, long scores, long argmax, int argmaxStride,
       Scratch passSums, Scratch arrivals, DeviceTokens documents) implements KernelArgs {
     @Override
     public void writeTo(Sink a) {
-      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i32(dim).i32(mode)
+      a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i64(dScale)
+          .i32(dim).i32(mode)
           .i32(perQuery).i32(docOffset).i64(pairs).i32(passes).i32(slices).i32(sliceTokens).scratch(partialMax)
           .scratch(partialArgmax).i32(partialStride).i64(scores).i64(argmax).i32(argmaxStride).scratch(passSums)
           .scratch(arrivals).tensorMap(documents);
+    }
+  }
+
+  /**
+   * Compressed documents written out as bf16 or fp16 operands (maxsim_expand.cu): the tokens of documents
+   * {@code firstDoc .. firstDoc + docs - 1}.
+   */
+  record Expand(long in, long out, long dStart, long dLength, int firstDoc, int docs, int dim) implements KernelArgs {
+    @Override
+    public void writeTo(Sink a) {
+      a.i64(in).i64(out).i64(dStart).i64(dLength).i32(firstDoc).i32(docs).i32(dim);
     }
   }
 

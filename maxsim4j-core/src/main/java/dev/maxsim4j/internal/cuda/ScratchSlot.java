@@ -9,6 +9,8 @@ enum ScratchSlot {
   QUERIES,
   /** Documents staged for a call. */
   DOCUMENTS,
+  /** Compressed documents expanded to bf16 or fp16 operands for a launch (rule 21). */
+  EXPANDED_DOCUMENTS,
   /** Scores a forward writes where they do not go straight to pinned host memory. */
   SCORES,
   /** The forward's argmax (int32, or int16 where a training step narrows it). */

@@ -113,11 +113,11 @@ class CompressedPlanTest {
     }
     assertEquals(Family.WGMMA_GROUPS,
         ForwardPlan.plan(shape(64, 192, 32, 100, 48, DType.BFLOAT16, DType.INT8), H200).family());
-    // wider rows: query groups on rule 19's tiles; candidates of 2 or more a query, one query against one document
-    // and pairwise launches of a pair per resident block on this kernel; pairwise launches of more pairs and few
-    // tiles on rule 18's mma.sync kernel. Those two interleave the dims into k-steps where rule 19's take them in order
-    // (kernel-selection.md, rule 20).
-    assertEquals(Family.WGMMA_GROUPS,
+    // wider rows: query groups expanded first (rule 21); candidates of 2 or more a query, one query against one
+    // document and pairwise launches of a pair per resident block on this kernel; pairwise launches of more pairs
+    // and few tiles on rule 18's mma.sync kernel. Those two interleave the dims into k-steps where the others take
+    // them in order (kernel-selection.md, rule 20).
+    assertEquals(Family.WGMMA_WS_EXPANDED,
         ForwardPlan.plan(shape(64, 192, 32, 100, 128, DType.FLOAT16, DType.FLOAT8_E4M3), H200).family());
     for (ForwardShape taken : new ForwardShape[] {
         new ForwardShape(LISTED_PAIRS, 64, 2, 0, 128, 32, 100, 128, DType.BFLOAT16, DType.INT8, false, false),
@@ -222,7 +222,7 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
         ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.BINARY, false), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // over 128 query tokens: several passes either way
-        ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.BINARY), H200).entry());
+        ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.BINARY), gpu(8, 9)).entry());
     assertEquals("maxsim_forward_quant_c2_s8_e4m3", // compressed queries, both kernels run: mma.sync
         ForwardPlan.plan(shape(8, 2000, 32, 300, 128, DType.INT8, DType.FLOAT8_E4M3), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_b1_b1",
@@ -239,8 +239,9 @@ class CompressedPlanTest {
     // the pad, 128 rows of 128 bytes, the ring of 128 tokens x 128 bytes and their 128 scales a stage
     assertEquals(1024 + 128 * 128 + 6 * (128 * 128 + 128 * 4), p.sharedBytes());
     assertEquals(8, p.split().passes()); // 1024 rows in passes of 128, spread over grid.y
-    // expanded to halves: 128 rows of 256 bytes (two k-chunks of 64 dims)
-    Plan e = ForwardPlan.plan(shape(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200);
+    // expanded to halves: 128 rows of 256 bytes (two k-chunks of 64 dims); one pass of the warp-specialized
+    // kernel's 256 rows, so no expansion ahead (rule 21)
+    Plan e = ForwardPlan.plan(shape(1, 1000, 256, 1024, 128, DType.BFLOAT16, DType.FLOAT8_E4M3), H200);
     assertEquals("maxsim_forward_wgmma_r128_s6_bf16_e4m3", e.entry());
     assertEquals(1024 + 2 * 128 * 128 + 6 * (128 * 128 + 128 * 4), e.sharedBytes());
     assertEquals("maxsim_forward_wgmma_r128_s6_e4m3", // e4m3 on both sides, expanded to fp16

@@ -32,6 +32,9 @@ import java.util.function.UnaryOperator;
  *   <li>{@code quant_tma}: compressed documents on the bulk-copy kernel wherever it runs (rule 20), bf16 queries
  *       through their fp16 copy wherever they have one, whatever the call's size;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
+ *   <li>{@code expanded}: compressed documents expanded into bf16 or fp16 and read by the warp-specialized kernel
+ *       (rule 21) wherever that applies, whatever the launch's size.
+ *   <li>{@code unexpanded}: the rules as if no launch's expansion fitted its memory cap (rule 21 never taken).
  *   <li>{@code quant_ffma}: every launch with a compressed side on the scaled FFMA kernel, which runs them all.
  *   <li>{@code quant_tma_c2}: the rules, but 1-bit rows of d <= 64 read as 128 dims (the c2 narrow entries).
  *   <li>{@code quant_tma_k4}: the rules, but 8-bit rows of 16-48 dims read as 64 (the c1 entries) wherever the
@@ -143,6 +146,11 @@ public final class ForcedKernels {
         return ForwardPlan.quantWgmmaPays(s, g) ? ForwardPlan.quantWgmma(s, g)
             : ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.ffmaScaled(s);
       };
+      case "expanded" -> (s, g) -> ForwardPlan.expandedApplies(s, g) ? ForwardPlan.expanded(s, g)
+          : ForwardPlan.plan(s, g);
+      case "unexpanded" -> (s, g) -> ForwardPlan.plan(new ForwardShape(s.layout(), s.queries(), s.perQuery(),
+          s.docOffset(), s.pairs(), s.maxQueryLength(), s.maxDocumentLength(), s.dim(), s.queryType(),
+          s.documentType(), s.argmax(), s.argmax16(), Long.MAX_VALUE / 4096), g);
       case "quant_ffma" -> (s, g) -> s.queryType().isQuantized() || s.documentType().isQuantized()
           ? ForwardPlan.ffmaScaled(s) : ForwardPlan.plan(s, g);
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
@@ -151,7 +159,7 @@ public final class ForcedKernels {
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
           + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
           + "quant_wgmma, quant_tma, quant_tma_bf16, quant_tma_c2, quant_tma_k4, quant_rule18, quant_ffma, "
-          + "wgmma_compressed");
+          + "wgmma_compressed, expanded, unexpanded");
     };
   }
 

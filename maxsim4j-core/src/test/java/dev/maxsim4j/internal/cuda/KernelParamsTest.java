@@ -52,17 +52,17 @@ class KernelParamsTest {
         }
       };
       KernelArgs.Scratch sums = new KernelArgs.Scratch(ScratchSlot.WS_PASS_SUMS, 64, false);
-      MemorySegment p = params.set(new KernelArgs.WgmmaWs(1, 2, 3, 4, 5, 6, 7, 8, 128, 0, 1, 0, 9, 1, 1, 128, null,
+      MemorySegment p = params.set(new KernelArgs.WgmmaWs(1, 2, 3, 4, 5, 6, 7, 8, 0, 128, 0, 1, 0, 9, 1, 1, 128, null,
           null, 32, 10, 0, 0, sums, null, d), resolver);
-      assertEquals(0L, argument(p, 16, 8).get(JAVA_LONG, 0), "no partial maxima: a null pointer");
-      assertEquals(0x100L + ScratchSlot.WS_PASS_SUMS.ordinal(), argument(p, 22, 8).get(JAVA_LONG, 0));
-      MemorySegment passed = argument(p, 24, Driver.TENSOR_MAP_BYTES);
+      assertEquals(0L, argument(p, 17, 8).get(JAVA_LONG, 0), "no partial maxima: a null pointer");
+      assertEquals(0x100L + ScratchSlot.WS_PASS_SUMS.ordinal(), argument(p, 23, 8).get(JAVA_LONG, 0));
+      MemorySegment passed = argument(p, 25, Driver.TENSOR_MAP_BYTES);
       for (int i = 0; i < Driver.TENSOR_MAP_BYTES; i++) {
         assertEquals((byte) 0x5a, passed.get(JAVA_BYTE, i), "tensor map byte " + i);
       }
-      // after a launch without a map, the 25th pointer is its own 8-byte slot again, not the map
+      // after a launch without a map, the 26th pointer is its own 8-byte slot again, not the map
       MemorySegment again = params.set(new KernelArgs.MarginMse(1, 2, 3, 4, 5));
-      assertEquals(again.getAtIndex(ADDRESS, 0).address() + 8 * 24, again.getAtIndex(ADDRESS, 24).address());
+      assertEquals(again.getAtIndex(ADDRESS, 0).address() + 8 * 25, again.getAtIndex(ADDRESS, 25).address());
     }
   }
 

@@ -48,6 +48,7 @@ class KernelSignatureTest {
         "test/maxsim_forward_stream_ab.cu MAXSIM_STREAM_TIMED:maxsim_forward_stream_c##CHUNKS##_timed_##SUFFIX");
     mirror(KernelArgs.Wgmma.class, "main/maxsim_forward_wgmma.cu MAXSIM_WGMMA_ENTRY:NAME");
     mirror(KernelArgs.WgmmaWs.class, "main/maxsim_forward_wgmma_ws.cu MAXSIM_WGMMA_WS_ENTRY:NAME");
+    mirror(KernelArgs.Expand.class, "main/maxsim_expand.cu MAXSIM_EXPAND_ENTRY:NAME");
     mirror(KernelArgs.Merge.class, "main/maxsim_merge.cu maxsim_merge_slices");
     mirror(KernelArgs.TopKFromScores.class, "main/maxsim_topk.cu maxsim_topk_from_scores");
     mirror(KernelArgs.TopKFromKeys.class, "main/maxsim_topk.cu maxsim_topk_from_keys");

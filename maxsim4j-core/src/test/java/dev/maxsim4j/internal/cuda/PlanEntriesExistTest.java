@@ -95,8 +95,14 @@ class PlanEntriesExistTest {
     int documentRows = s.layout() == PairLayout.LISTED_PAIRS ? s.pairs() : s.perQuery();
     DeviceTokens d = tokens(s.documentType(), s.dim(), documentRows, s.maxDocumentLength(), 0x8000);
     try {
-      return ForwardLaunches.of(ForwardPlan.plan(s, gpu), s,
-          new Operands(q, d, 0x9000, s.argmax() ? 0xA000 : 0, s.argmax() ? s.maxQueryLength() : 0));
+      ForwardPlan.Plan p = ForwardPlan.plan(s, gpu);
+      List<KernelLaunch> launches = new ArrayList<>(ForwardLaunches.of(p, s,
+          new Operands(q, d, 0x9000, s.argmax() ? 0xA000 : 0, s.argmax() ? s.maxQueryLength() : 0)));
+      if (p.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) { // the expansion ForwardKernels launches first
+        launches.add(new KernelLaunch(ForwardPlan.EXPAND, ForwardPlan.expandEntry(s.documentType(), s.queryType()), 1,
+            1, 256, 0, false, false, null));
+      }
+      return launches;
     } catch (IllegalArgumentException refused) {
       return List.of();
     }
