@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cuda;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cpu.TopKCollector;
@@ -52,6 +53,7 @@ final class DeviceTopK implements AutoCloseable {
     int width = width(nq, documents.rows);
     if (inputs.resident(documents) == null
         && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width)
+            + expansionBytes(queries, documents)
             + (inputs.halfCopy(queries, documents) ? HalfOperands.bytes(queries) : 0) > availableBytes) {
       return streamed(queries, documents, keep, width, availableBytes);
     }
@@ -98,7 +100,7 @@ final class DeviceTopK implements AutoCloseable {
    * candidates of the segments its chunk boundaries add, fit {@code availableBytes}.
    */
   static List<Chunk> chunks(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
-    long reserve = callBytes(queries, documents.rows, keep, width);
+    long reserve = callBytes(queries, documents.rows, keep, width) + expansionBytes(queries, documents);
     // a document past the usual chunk size still streams, alone in its chunk, when two of it fit
     long largest = DocumentChunks.deviceBytes(documents, 1, documents.maxRowLength);
     List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve, largest));
@@ -165,6 +167,16 @@ final class DeviceTopK implements AutoCloseable {
       bytes += 16L * nq * segments(nd, width) * keep + 8L * nq * keep;
     }
     return bytes;
+  }
+
+  /**
+   * Device bytes a forward may take to expand compressed {@code documents} for float {@code queries} (rule 21 of
+   * {@link ForwardPlan}), at most its cap; 0 where no launch of theirs expands.
+   */
+  static long expansionBytes(Tokens queries, Tokens documents) {
+    boolean floatQueries = queries.dtype == DType.BFLOAT16 || queries.dtype == DType.FLOAT16;
+    return floatQueries && documents.dtype.isQuantized()
+        ? Math.min(ForwardPlan.EXPANDED_MAX_BYTES, 2L * documents.storedTokens * documents.dim) : 0;
   }
 
   private static long downloadBytes(int nq, int keep, int width) {

@@ -109,13 +109,32 @@ class TopKBlocksTest {
   }
 
   /** {@code n} bf16 rows of {@code length} tokens of d = 128, with no storage (planning reads none). */
+  /**
+   * A streamed call keeps room for rule 21's expansion of compressed documents against float queries: 2 bytes a
+   * stored value, at most the expansion's cap; none for other types.
+   */
+  @Test
+  void compressedDocumentsReserveTheirExpansion() {
+    Tokens bf16 = batch(4, 32);
+    Tokens small = batch(DType.INT8, 1000, 300);
+    assertEquals(2L * 1000 * 300 * 128, DeviceTopK.expansionBytes(bf16, small));
+    assertEquals(ForwardPlan.EXPANDED_MAX_BYTES, DeviceTopK.expansionBytes(bf16, batch(DType.BINARY, 100_000, 300)));
+    assertEquals(0, DeviceTopK.expansionBytes(batch(DType.FLOAT32, 4, 32), small), "fp32 queries: never expanded");
+    assertEquals(0, DeviceTopK.expansionBytes(batch(DType.INT8, 4, 32), small), "compressed queries: never expanded");
+    assertEquals(0, DeviceTopK.expansionBytes(bf16, batch(1000, 300)), "bf16 documents");
+  }
+
   private static Tokens batch(int n, int length) {
+    return batch(DType.BFLOAT16, n, length);
+  }
+
+  private static Tokens batch(DType type, int n, int length) {
     int[] start = new int[n];
     int[] lengths = new int[n];
     for (int i = 0; i < n; i++) {
       start[i] = i * length;
       lengths[i] = length;
     }
-    return new Tokens(DType.BFLOAT16, 128, length, start, lengths, n * length, null, null, null, MemorySegment.NULL);
+    return new Tokens(type, 128, length, start, lengths, n * length, null, null, null, MemorySegment.NULL);
   }
 }
