@@ -79,6 +79,16 @@ class CudaExpandedDocumentsTest {
           assertBothClose(q, CudaCompressedTest.batch(r, type, 9, s[2], s[0], 2), where + " ragged");
           assertBothClose(q, CudaCompressedTest.batch(r, type, 9, s[2], s[0], 1), where + " masked");
           assertBothClose(q, signedScales(r, type, 5, s[2], s[0]), where + " signed scales");
+          // listed pairs: each launch expands the first `pairs` documents
+          TokenBatch listed = CudaCompressedTest.batch(r, type, 6, s[2], s[0], 2);
+          ParityTest.assertClose(reference.candidates(q, listed, 3), expanded.candidates(q, listed, 3), q, listed,
+              where + " candidates (expanded)");
+          TokenBatch pd = CudaCompressedTest.batch(r, type, 2, s[2], s[0], 1);
+          float[] ref = reference.pairwise(q, pd);
+          float[] got = expanded.pairwise(q, pd);
+          for (int b = 0; b < 2; b++) {
+            ParityTest.assertScore(ref[b], got[b], Oracle.tolerance(q, b, pd, b), where + " pairwise (expanded)");
+          }
         }
       }
     }
@@ -181,7 +191,9 @@ class CudaExpandedDocumentsTest {
 
   /**
    * Top-k of many short queries over more documents than one launch scores: each launch expands only its block of
-   * documents (from a document offset past 0), and the top-k are the best of the all-pairs scores.
+   * documents (from a document offset past 0), and the top-k are the best of the all-pairs scores, which another
+   * backend scores in one launch. The top-k run first on a backend of their own, so no launch before them left the
+   * documents expanded in their buffer.
    */
   @Test
   void topKBlocksPastTheFirstExpandTheirOwnDocuments() {
@@ -189,11 +201,19 @@ class CudaExpandedDocumentsTest {
     for (DType type : COMPRESSED) {
       TokenBatch q = CudaCompressedTest.batch(r, DType.BFLOAT16, 512, 8, 64, 2);
       TokenBatch d = CudaCompressedTest.batch(r, type, 9000, 12, 64, 2);
-      float[][] all = cuda.scores(q, d);
-      ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 7), all, 7, type + " (" + r + ")");
-      try (ResidentBatch rd = cuda.upload(d)) {
-        ParityTest.assertTopKIsSortedScores(cuda.topK(q, rd, 7), all, 7, type + " resident (" + r + ")");
+      TopK top;
+      TopK residentTop;
+      try (MaxSim fresh = MaxSim.builder().backend("cuda").build()) {
+        top = fresh.topK(q, d, 7);
+        try (ResidentBatch rd = fresh.upload(d)) {
+          residentTop = fresh.topK(q, rd, 7);
+        }
       }
+      float[][] all = cuda.scores(q, d);
+      ParityTest.assertTopKIsSortedScores(top, all, 7, type + " (" + r + ")");
+      ParityTest.assertTopKIsSortedScores(residentTop, all, 7, type + " resident (" + r + ")");
+      TokenBatch few = CudaCompressedTest.batch(r, DType.BFLOAT16, 3, 8, 64, 2); // against the reference
+      ParityTest.assertClose(reference.scores(few, d), expanded.scores(few, d), few, d, type + " (expanded)");
     }
   }
 }

@@ -221,6 +221,14 @@ final class CudaDevice implements AutoCloseable {
 
     /** This lane's buffer {@code slot} of at least {@code bytes}; grows, never shrinks. */
     long scratch(ScratchSlot slot, long bytes) {
+      return scratch(slot, bytes, Long.MAX_VALUE);
+    }
+
+    /**
+     * As above, growing by half its size each time but past {@code growthCap} bytes only as far as {@code bytes}
+     * asks: for buffers whose users keep within a cap.
+     */
+    long scratch(ScratchSlot slot, long bytes, long growthCap) {
       long[] entry = scratch.get(slot);
       if (entry != null && entry[1] >= bytes) {
         return entry[0];
@@ -230,7 +238,7 @@ final class CudaDevice implements AutoCloseable {
         scratch.remove(slot); // a failed allocation below must not leave the freed buffer to the next call
         release(entry[0], entry[1]);
       }
-      long size = Math.max(bytes, entry == null ? 0 : entry[1] * 3 / 2);
+      long size = Math.max(bytes, entry == null ? 0 : Math.min(growthCap, entry[1] * 3 / 2));
       long p = allocate(size);
       scratch.put(slot, new long[] {p, size});
       return p;

@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cuda;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cpu.TopKCollector;
@@ -51,11 +50,11 @@ final class DeviceTopK implements AutoCloseable {
   TopKResult topK(Tokens queries, Tokens documents, int keep, long availableBytes) {
     int nq = queries.rows;
     int width = width(nq, documents.rows);
+    long expansion = expansionBytes(queries, documents, forward.capabilities());
     if (inputs.resident(documents) == null
-        && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width)
-            + expansionBytes(queries, documents)
+        && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width) + expansion
             + (inputs.halfCopy(queries, documents) ? HalfOperands.bytes(queries) : 0) > availableBytes) {
-      return streamed(queries, documents, keep, width, availableBytes);
+      return streamed(queries, documents, keep, width, availableBytes - expansion);
     }
     Staged in = inputs.stage(queries, documents, downloadBytes(nq, keep, width));
     return whole(in, queries, documents.rows, keep, width);
@@ -100,7 +99,7 @@ final class DeviceTopK implements AutoCloseable {
    * candidates of the segments its chunk boundaries add, fit {@code availableBytes}.
    */
   static List<Chunk> chunks(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
-    long reserve = callBytes(queries, documents.rows, keep, width) + expansionBytes(queries, documents);
+    long reserve = callBytes(queries, documents.rows, keep, width);
     // a document past the usual chunk size still streams, alone in its chunk, when two of it fit
     long largest = DocumentChunks.deviceBytes(documents, 1, documents.maxRowLength);
     List<Chunk> chunks = DocumentChunks.plan(documents, MemoryBudget.chunkBytes(availableBytes, reserve, largest));
@@ -170,13 +169,13 @@ final class DeviceTopK implements AutoCloseable {
   }
 
   /**
-   * Device bytes a forward may take to expand compressed {@code documents} for float {@code queries} (rule 21 of
-   * {@link ForwardPlan}), at most its cap; 0 where no launch of theirs expands.
+   * Device bytes a forward of {@code queries} against {@code documents} on {@code gpu} may take to expand them (rule
+   * 21 of {@link ForwardPlan}), at most its cap; 0 where no launch of theirs can (what it reserves is left out of
+   * what a streamed call's chunks may take).
    */
-  static long expansionBytes(Tokens queries, Tokens documents) {
-    boolean floatQueries = queries.dtype == DType.BFLOAT16 || queries.dtype == DType.FLOAT16;
-    return floatQueries && documents.dtype.isQuantized()
-        ? Math.min(ForwardPlan.EXPANDED_MAX_BYTES, 2L * documents.storedTokens * documents.dim) : 0;
+  static long expansionBytes(Tokens queries, Tokens documents, GpuCapabilities gpu) {
+    return ForwardPlan.expansionPossible(queries.dtype, queries.rows, queries.maxRowLength, documents.dtype,
+        documents.dim, gpu) ? Math.min(ForwardPlan.EXPANDED_MAX_BYTES, 2L * documents.storedTokens * documents.dim) : 0;
   }
 
   private static long downloadBytes(int nq, int keep, int width) {

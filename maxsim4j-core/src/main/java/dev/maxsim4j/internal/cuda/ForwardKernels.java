@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cuda;
 
+import dev.maxsim4j.CudaException;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
@@ -45,6 +46,8 @@ final class ForwardKernels {
    * launch copies its map, so reusing an entry's memory for the next launch is safe.
    */
   private static final int DOCUMENT_MAPS = 8;
+
+  private static final System.Logger LOG = System.getLogger("dev.maxsim4j");
 
   /** Threads of a block of the expansion, which takes a document at a time. */
   private static final int EXPAND_THREADS = 256;
@@ -126,7 +129,13 @@ final class ForwardKernels {
       }
     }
     if (plan.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) {
-      d = layout == PairLayout.ALL_PAIRS ? expand(d, q.dtype(), docOffset, perQuery) : expand(d, q.dtype(), 0, pairs);
+      DeviceTokens expanded = layout == PairLayout.ALL_PAIRS ? expand(d, q.dtype(), docOffset, perQuery)
+          : expand(d, q.dtype(), 0, pairs);
+      if (expanded != null) {
+        d = expanded;
+      } else {
+        plan = ForwardPlan.planUnexpanded(shape, gpu);
+      }
     }
     Operands operands = new Operands(q, d, scores, argmax, argmaxStride);
     for (KernelLaunch launch : ForwardLaunches.of(plan, shape, operands)) {
@@ -138,7 +147,8 @@ final class ForwardKernels {
    * {@code d}'s tokens as operands of {@code type} (bf16 or fp16, exactly) in this lane's expansion buffer, with
    * {@code d}'s rows, mask and scales (rule 21): the tokens of documents {@code firstDoc .. firstDoc + docs - 1}, those
    * a launch reads, written where they lie in {@code d} (a top-k call's launches each read a block of documents). The
-   * expansion is queued on the lane before the launches that read it.
+   * expansion is queued on the lane before the launches that read it. Null, and a line in the log, where the device
+   * cannot hold the buffer: the launch then takes the kernels that need none.
    */
   private DeviceTokens expand(DeviceTokens d, DType type, int firstDoc, int docs) {
     if (d.data() % 16 != 0 || d.scales() % 16 != 0) {
@@ -146,7 +156,18 @@ final class ForwardKernels {
       throw new IllegalStateException("documents at 0x" + Long.toHexString(d.data()) + ", scales at 0x"
           + Long.toHexString(d.scales()) + "; the expansion expects both 16-byte aligned");
     }
-    long out = lane.scratch(ScratchSlot.EXPANDED_DOCUMENTS, Math.max(16, 2L * d.storedTokens() * d.dim()));
+    long bytes = Math.max(16, 2L * d.storedTokens() * d.dim());
+    long out;
+    try {
+      out = lane.scratch(ScratchSlot.EXPANDED_DOCUMENTS, bytes, ForwardPlan.EXPANDED_MAX_BYTES);
+    } catch (CudaException e) {
+      if (!"CUDA_ERROR_OUT_OF_MEMORY".equals(e.errorName())) {
+        throw e;
+      }
+      LOG.log(System.Logger.Level.DEBUG, "no room for " + bytes + " bytes of expanded documents; scoring them as "
+          + "stored: " + e.getMessage());
+      return null;
+    }
     if (docs > 0) {
       KernelArgs args = new KernelArgs.Expand(d.data(), out, d.rowStart(), d.rowLength(), firstDoc, docs, d.dim());
       run(new KernelLaunch(ForwardPlan.EXPAND, ForwardPlan.expandEntry(d.dtype(), type),

@@ -63,7 +63,7 @@ final class ForwardPlan {
   private static final int WS_SCALE_SHARED = 12 * 132 * 4;
   /**
    * Rule 21: the most device memory a launch's expanded documents take (2 bytes a value), 250 MiB for 1000 documents
-   * of 1024 tokens x 128; larger batches keep rule 19's kernel, which expands in shared memory.
+   * of 1024 tokens x 128; larger batches keep the kernels that expand each tile on its way (rules 18-20).
    */
   static final long EXPANDED_MAX_BYTES = 256L << 20;
   /** Rule 21: the query tokens above which, or the groups of 8 queries from which, expanding first pays. */
@@ -166,10 +166,18 @@ final class ForwardPlan {
 
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
   static Plan plan(ForwardShape s, GpuCapabilities gpu) {
+    if (expandedPays(s, gpu)) {
+      return expanded(s, gpu); // rule 21: compressed documents expanded once, then read as bf16 ones are, many times
+    }
+    return planUnexpanded(s, gpu);
+  }
+
+  /**
+   * The rules but rule 21: for a launch whose expansion buffer the device cannot hold, which then takes the kernels
+   * that expand each tile on their way (rules 18-20).
+   */
+  static Plan planUnexpanded(ForwardShape s, GpuCapabilities gpu) {
     if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
-      if (expandedPays(s, gpu)) {
-        return expanded(s, gpu); // rule 21: documents expanded once, then read as bf16 ones are, many times
-      }
       if (wgmmaCompressedPays(s, gpu)) {
         // rule 19: int8 and e4m3 documents through the wgmma kernel's tiles (int8 on both sides as stored)
         return wgmmaGroupsPay(s, gpu) ? wgmmaGroups(s, gpu) : wgmma(s, gpu, true);
@@ -366,6 +374,19 @@ final class ForwardPlan {
         && (d == DType.BINARY || s.dim() >= 64) && 2L * s.dim() * s.documentTokens() <= EXPANDED_MAX_BYTES
         && wgmmaWsApplies(s, gpu)
         && WS_SHARED_BYTES + WS_SCALE_SHARED <= gpu.sharedMemoryPerBlockOptin() - WGMMA_STATIC_SHARED;
+  }
+
+  /**
+   * Whether some launch of {@code queries} against {@code documents} may take rule 21 on {@code gpu}: the types, d
+   * and device it needs, and more than {@value #EXPANDED_MIN_QUERY_ROWS} query tokens or more queries than two groups
+   * hold. A call that budgets its device memory keeps room for the expansion only then.
+   */
+  static boolean expansionPossible(DType queries, int queryRows, int maxQueryLength, DType documents, int dim,
+      GpuCapabilities gpu) {
+    ForwardShape s = new ForwardShape(PairLayout.ALL_PAIRS, queryRows, 1, 0, queryRows, maxQueryLength, 1, dim,
+        queries, documents, false, false, 0);
+    return expandedApplies(s, gpu) && (maxQueryLength > EXPANDED_MIN_QUERY_ROWS
+        || queryRows > (EXPANDED_MIN_GROUPS - 1) * WS_GROUP_QUERIES);
   }
 
   /**

@@ -34,7 +34,7 @@ import java.util.function.UnaryOperator;
  *   <li>{@code quant_tma_bf16}: the rules, bf16 queries read as bf16 where rule 20 would read their fp16 copy.
  *   <li>{@code expanded}: compressed documents expanded into bf16 or fp16 and read by the warp-specialized kernel
  *       (rule 21) wherever that applies, whatever the launch's size.
- *   <li>{@code unexpanded}: the rules as if no launch's expansion fitted its memory cap (rule 21 never taken).
+ *   <li>{@code unexpanded}: the rules but rule 21 (what a launch takes where its expansion buffer does not fit).
  *   <li>{@code quant_ffma}: every launch with a compressed side on the scaled FFMA kernel, which runs them all.
  *   <li>{@code quant_tma_c2}: the rules, but 1-bit rows of d <= 64 read as 128 dims (the c2 narrow entries).
  *   <li>{@code quant_tma_k4}: the rules, but 8-bit rows of 16-48 dims read as 64 (the c1 entries) wherever the
@@ -148,9 +148,7 @@ public final class ForcedKernels {
       };
       case "expanded" -> (s, g) -> ForwardPlan.expandedApplies(s, g) ? ForwardPlan.expanded(s, g)
           : ForwardPlan.plan(s, g);
-      case "unexpanded" -> (s, g) -> ForwardPlan.plan(new ForwardShape(s.layout(), s.queries(), s.perQuery(),
-          s.docOffset(), s.pairs(), s.maxQueryLength(), s.maxDocumentLength(), s.dim(), s.queryType(),
-          s.documentType(), s.argmax(), s.argmax16(), Long.MAX_VALUE / 4096), g);
+      case "unexpanded" -> ForwardPlan::planUnexpanded;
       case "quant_ffma" -> (s, g) -> s.queryType().isQuantized() || s.documentType().isQuantized()
           ? ForwardPlan.ffmaScaled(s) : ForwardPlan.plan(s, g);
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)

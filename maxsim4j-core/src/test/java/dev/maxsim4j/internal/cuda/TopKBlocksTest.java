@@ -108,26 +108,35 @@ class TopKBlocksTest {
     assertEquals(2048, DeviceTopK.queryGroupRows(65_535, nd, 10, 0), "at least 2048 queries a call");
   }
 
-  /** {@code n} bf16 rows of {@code length} tokens of d = 128, with no storage (planning reads none). */
   /**
-   * A streamed call keeps room for rule 21's expansion of compressed documents against float queries: 2 bytes a
-   * stored value, at most the expansion's cap; none for other types.
+   * A top-k call keeps room for rule 21's expansion of compressed documents where one of its launches may take it
+   * (sm_90, float queries, more than two groups of short queries or more than 640 tokens): 2 bytes a stored value, at
+   * most the expansion's cap; none otherwise.
    */
   @Test
-  void compressedDocumentsReserveTheirExpansion() {
-    Tokens bf16 = batch(4, 32);
-    Tokens small = batch(DType.INT8, 1000, 300);
-    assertEquals(2L * 1000 * 300 * 128, DeviceTopK.expansionBytes(bf16, small));
-    assertEquals(ForwardPlan.EXPANDED_MAX_BYTES, DeviceTopK.expansionBytes(bf16, batch(DType.BINARY, 100_000, 300)));
-    assertEquals(0, DeviceTopK.expansionBytes(batch(DType.FLOAT32, 4, 32), small), "fp32 queries: never expanded");
-    assertEquals(0, DeviceTopK.expansionBytes(batch(DType.INT8, 4, 32), small), "compressed queries: never expanded");
-    assertEquals(0, DeviceTopK.expansionBytes(bf16, batch(1000, 300)), "bf16 documents");
+  void compressedDocumentsReserveTheirExpansionWhereALaunchMayTakeIt() {
+    GpuCapabilities h200 = new GpuCapabilities(9, 0, 132, 232448, true, (module, entry, threads, shared) -> 1);
+    GpuCapabilities a100 = new GpuCapabilities(8, 0, 108, 166912, false, (module, entry, threads, shared) -> 1);
+    Tokens many = batch(32, 32);
+    Tokens documents = batch(DType.INT8, 1000, 300);
+    assertEquals(2L * 1000 * 300 * 128, DeviceTopK.expansionBytes(many, documents, h200));
+    assertEquals(2L * 1000 * 300 * 128, DeviceTopK.expansionBytes(batch(1, 700), documents, h200), "long queries");
+    assertEquals(ForwardPlan.EXPANDED_MAX_BYTES,
+        DeviceTopK.expansionBytes(many, batch(DType.BINARY, 100_000, 300), h200));
+    assertEquals(0, DeviceTopK.expansionBytes(batch(16, 32), documents, h200), "two groups of queries at most");
+    assertEquals(0, DeviceTopK.expansionBytes(batch(1, 640), documents, h200), "640 query tokens at most");
+    assertEquals(0, DeviceTopK.expansionBytes(many, documents, a100), "sm_80");
+    assertEquals(0, DeviceTopK.expansionBytes(batch(DType.FLOAT32, 32, 32), documents, h200), "fp32 queries");
+    assertEquals(0, DeviceTopK.expansionBytes(batch(DType.INT8, 32, 32), documents, h200), "compressed queries");
+    assertEquals(0, DeviceTopK.expansionBytes(many, batch(1000, 300), h200), "bf16 documents");
   }
 
+  /** {@code n} bf16 rows of {@code length} tokens of d = 128, with no storage (planning reads none). */
   private static Tokens batch(int n, int length) {
     return batch(DType.BFLOAT16, n, length);
   }
 
+  /** As above, of {@code type}. */
   private static Tokens batch(DType type, int n, int length) {
     int[] start = new int[n];
     int[] lengths = new int[n];
