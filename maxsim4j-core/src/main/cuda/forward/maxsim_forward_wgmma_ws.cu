@@ -33,8 +33,10 @@
 //              groups through named barriers, ping-pong as in FlashAttention-3, and two tiles per group.
 //              The next tile's wgmmas running under this tile's fold made ptxas serialise every wgmma,
 //              with one row group ("insufficient register resources") and with two (C7514).)
-// Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers);
-//              with two row groups, group 0's before, under group 1's wgmmas.
+// Online max:  foldTile (maxsim_fold.cuh), after the warp has released the slot (the fold reads registers; the
+//              scaled fold also reads the slot's scales, so there the slot is released after it);
+//              with two row groups, group 0's before, under group 1's wgmmas (the scaled fold, which reads
+//              shared memory, after them).
 // Epilogue:    at an item's last tile each row's max across its quad. Without slices (the default) each
 //              consumer warp sums its rows and hands the sum to the epilogue warp (the producer
 //              warpgroup's second warp) through a small ring of slots; that warp adds an item's 8 sums
@@ -461,9 +463,10 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
       loadedPass = w.pass;
     }
     // multiply and fold one tile N tokens wide. One row group: the tile's wgmmas as one commit group, waited
-    // for at once, the slot released (the fold reads registers only), then the fold. Two: one commit group per
-    // row group, and group 0 folded while group 1's wgmmas still run, so this warpgroup keeps the tensor pipe
-    // busy through its own first fold.
+    // for at once, the slot released (the fold reads registers only; the scaled fold reads the slot's scales, so
+    // there after it), then the fold. Two: one commit group per row group, and group 0 folded while group 1's
+    // wgmmas still run, so this warpgroup keeps the tensor pipe busy through its own first fold (the scaled fold
+    // after both groups' wgmmas).
     auto multiplyAndFold = [&](auto columns) {
       constexpr int N = decltype(columns)::value;
       wgmmaFence();
@@ -481,7 +484,7 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
       }
       // SCALED: the scales are read from the slot, so it is released after the last fold, not before
       const bool scaled = SCALED && in.dScale != nullptr;
-      const uint32_t scales = scaleBase + 4 * (WS_SCALE_SLOT * slot.slot + ((w.dStart + w.t0) & 3));
+      [[maybe_unused]] const uint32_t scales = scaleBase + 4 * (WS_SCALE_SLOT * slot.slot + ((w.dStart + w.t0) & 3));
       auto fold = [&](int r, auto& tile, auto separateWhole) {
         if constexpr (SCALED) {
           if (scaled) {
@@ -493,7 +496,13 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
                                                                    w.t0, w.tEnd, tig);
       };
       if constexpr (GROUPS == 2) {
-        wgmmaWait<1>();
+        // the scaled fold reads shared memory, which no consumer does while its wgmmas run (rule 20's kernel
+        // scored first pairs wrong when it did)
+        if (scaled) {
+          wgmmaWait<0>();
+        } else {
+          wgmmaWait<1>();
+        }
         auto& tile = reinterpret_cast<float(&)[N / 2]>(acc[0]);
         pinAccumulators(tile);
         fold(0, tile, std::false_type{});
@@ -503,7 +512,10 @@ __device__ void forwardWgmmaWs(const WsOperands<T, Index>& in, const TensorMap* 
       pinAccumulators(tile);
       if (!scaled && lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
       fold(GROUPS - 1, tile, std::integral_constant<bool, GROUPS == 1>{});
-      if (scaled && lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
+      if (scaled) {
+        __syncwarp();  // every lane's reads of the slot's scales before lane 0 releases it
+        if (lane == 0) mbarrierArrive(emptyBars + 8 * slot.slot);
+      }
       slot.next<STAGES>();
     };
     multiplyAndFold(std::integral_constant<int, WS_TOKENS>{});

@@ -117,7 +117,8 @@ class ParityTest {
 
   static void assertScore(float ref, float got, double tol, String where) {
     if (Float.isNaN(ref) || Float.isNaN(got)) {
-      assertTrue(Float.isNaN(ref) && Float.isNaN(got), where + ": expected " + ref + ", got " + got);
+      assertTrue(Float.isNaN(ref) && Float.isNaN(got), where + ": expected " + ref + ", got " + got + " (bits 0x"
+          + Integer.toHexString(Float.floatToRawIntBits(got)) + ")");
     } else if (ref == -1e9f || got == -1e9f) {
       assertEquals(ref, got, 0f, where + " (empty document scores -1e9 exactly)");
     } else if (Math.abs(ref - got) > tol) {
