@@ -576,16 +576,16 @@ using namespace maxsim4j;
 //   most 32 tokens per pass; mode ALL_PAIRS, passes = slices = 1, scores given (passSums and arrivals unused);
 //   _argmax16: the argmax in int16.
 //   maxsim_forward_wgmma_ws_k{KC}[_r256|_q8]_scaled_{type}: compressed documents expanded to the queries' type
-//   (maxsim_expand.cu, rule 21), dScale their tokens' scales (16-byte aligned; null: 1), each product times its
-//   token's scale before the max; no argmax. 1024 + 192 KB of dynamic shared memory, and up to 6.2 KB more static.
+//   (maxsim_expand.cu, rule 21), dScale their tokens' scales (16-byte aligned and padded to 16 bytes; null: 1), each
+//   product times its token's scale before the max; no argmax. 1024 + 192 KB of dynamic shared memory, and up to
+//   6.2 KB more static.
 #define MAXSIM_WGMMA_WS_ENTRY(T, KC, GROUPS, ARGMAX, GROUPED, Index, SCALED, NAME)                              \
   extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)                                                 \
       NAME(const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const int* dStart,         \
            const int* dLength, const uint8_t* dMask, const int* dValid, const float* dScale, int dim, int mode, \
            int perQuery, int docOffset, long long pairs, int passes, int slices, int sliceTokens,              \
            float* partialMax, int* partialArgmax, int partialStride, float* scores, void* argmax,              \
-           int argmaxStride,                                                                                   \
-           float* passSums, int* arrivals, const __grid_constant__ TensorMap documents) {                      \
+           int argmaxStride, float* passSums, int* arrivals, const __grid_constant__ TensorMap documents) {    \
     const WsOperands<T, Index> in{q,          Rows{qStart, qLength, qMask}, Rows{dStart, dLength, dMask},    \
                                   dValid,     dScale, dim, mode, perQuery, docOffset, pairs, passes, slices, \
                                   sliceTokens, partialMax, partialArgmax, partialStride, scores,             \

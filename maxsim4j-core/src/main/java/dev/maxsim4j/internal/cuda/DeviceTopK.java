@@ -50,32 +50,37 @@ final class DeviceTopK implements AutoCloseable {
   TopKResult topK(Tokens queries, Tokens documents, int keep, long availableBytes) {
     int nq = queries.rows;
     int width = width(nq, documents.rows);
-    long expansion = expansionBytes(queries, documents, forward.capabilities());
-    if (inputs.resident(documents) == null
-        && DeviceTokens.bytesFor(documents) + callBytes(queries, documents.rows, keep, width) + expansion
-            + (inputs.halfCopy(queries, documents) ? HalfOperands.bytes(queries) : 0) > availableBytes) {
-      return streamed(queries, documents, keep, width, availableBytes - expansion);
+    long needed = inputs.resident(documents) != null ? 0 : DeviceTokens.bytesFor(documents)
+        + callBytes(queries, documents.rows, keep, width)
+        + (inputs.halfCopy(queries, documents) ? HalfOperands.bytes(queries) : 0);
+    if (needed > availableBytes) {
+      return streamed(queries, documents, keep, width, availableBytes);
     }
+    // compressed documents are expanded first (rule 21) only where their buffer fits too
+    boolean mayExpand = needed + expansionBytes(queries, documents, forward.capabilities()) <= availableBytes;
     Staged in = inputs.stage(queries, documents, downloadBytes(nq, keep, width));
-    return whole(in, queries, documents.rows, keep, width);
+    return whole(in, queries, documents.rows, keep, width, mayExpand);
   }
 
   /** As above for documents already on the device (a generated corpus). */
   TopKResult topK(Tokens queries, DeviceTokens documents, int keep) {
     int width = width(queries.rows, documents.rows());
     Staged in = inputs.stageQueries(queries, downloadBytes(queries.rows, keep, width));
-    return whole(new Staged(in.queries(), documents, in.download()), queries, documents.rows(), keep, width);
+    return whole(new Staged(in.queries(), documents, in.download()), queries, documents.rows(), keep, width, true);
   }
 
-  private TopKResult whole(Staged in, Tokens queries, int nd, int keep, int width) {
-    Selection s = selection(in, queries, keep, width, segments(nd, width));
+  private TopKResult whole(Staged in, Tokens queries, int nd, int keep, int width, boolean mayExpand) {
+    Selection s = selection(in, queries, keep, width, segments(nd, width), mayExpand);
     for (int j0 = 0; j0 < nd; j0 += width) {
       s.block(in.documents(), j0, Math.min(width, nd - j0), j0);
     }
     return s.finish();
   }
 
-  /** Chunks of documents copied while the previous one is scored; the candidates of all of them kept together. */
+  /**
+   * Chunks of documents copied while the previous one is scored; the candidates of all of them kept together. The
+   * chunks take the memory, so compressed ones are scored as stored, never expanded first (rule 21).
+   */
   private TopKResult streamed(Tokens queries, Tokens documents, int keep, int width, long availableBytes) {
     List<Chunk> chunks = chunks(queries, documents, keep, width, availableBytes);
     long segments = 0;
@@ -85,7 +90,7 @@ final class DeviceTopK implements AutoCloseable {
       bufferBytes = Math.max(bufferBytes, DocumentChunks.deviceBytes(documents, c.rows(), c.tokens()));
     }
     Staged in = inputs.stageQueries(queries, downloadBytes(queries.rows, keep, width));
-    Selection s = selection(in, queries, keep, width, segments);
+    Selection s = selection(in, queries, keep, width, segments, false);
     streamed.forEach(documents, chunks, bufferBytes, (d, c) -> {
       for (int j0 = 0; j0 < c.rows(); j0 += width) {
         s.block(d, j0, Math.min(width, c.rows() - j0), c.firstRow() + j0);
@@ -169,22 +174,23 @@ final class DeviceTopK implements AutoCloseable {
   }
 
   /**
-   * Device bytes a forward of {@code queries} against {@code documents} on {@code gpu} may take to expand them (rule
-   * 21 of {@link ForwardPlan}), at most its cap; 0 where no launch of theirs can (what it reserves is left out of
-   * what a streamed call's chunks may take).
+   * Device bytes a forward of {@code queries} against the whole of {@code documents} on {@code gpu} may take to
+   * expand them (rule 21 of {@link ForwardPlan}): 2 a stored value; 0 where no launch of theirs can, or where that is
+   * over the expansion's cap.
    */
   static long expansionBytes(Tokens queries, Tokens documents, GpuCapabilities gpu) {
-    return ForwardPlan.expansionPossible(queries.dtype, queries.rows, queries.maxRowLength, documents.dtype,
-        documents.dim, gpu) ? Math.min(ForwardPlan.EXPANDED_MAX_BYTES, 2L * documents.storedTokens * documents.dim) : 0;
+    long bytes = 2L * documents.storedTokens * documents.dim;
+    return bytes <= ForwardPlan.EXPANDED_MAX_BYTES && ForwardPlan.expansionPossible(queries.dtype, queries.rows,
+        queries.maxRowLength, documents.dtype, documents.dim, gpu) ? bytes : 0;
   }
 
   private static long downloadBytes(int nq, int keep, int width) {
     return keep <= TOPK_DEVICE_MAX_K ? 8L * nq * keep : 4L * nq * width;
   }
 
-  private Selection selection(Staged in, Tokens queries, int keep, int width, long segments) {
-    return keep <= TOPK_DEVICE_MAX_K ? new OnDevice(in, queries, keep, width, segments)
-        : new MergedOnHost(in, queries, keep, width);
+  private Selection selection(Staged in, Tokens queries, int keep, int width, long segments, boolean mayExpand) {
+    return keep <= TOPK_DEVICE_MAX_K ? new OnDevice(in, queries, keep, width, segments, mayExpand)
+        : new MergedOnHost(in, queries, keep, width, mayExpand);
   }
 
   /** Where the scores of each block of documents go. */
@@ -209,12 +215,14 @@ final class DeviceTopK implements AutoCloseable {
     private final long candidates;
     private final long reduced;
     private final long best;
+    private final boolean mayExpand;
     private final MemorySegment fromScores = device.function(TOPK, "maxsim_topk_from_scores");
     private final MemorySegment fromKeys = device.function(TOPK, "maxsim_topk_from_keys");
     private long segmentsUsed;
 
-    OnDevice(Staged in, Tokens queries, int keep, int width, long segments) {
+    OnDevice(Staged in, Tokens queries, int keep, int width, long segments, boolean mayExpand) {
       this.in = in;
+      this.mayExpand = mayExpand;
       this.nq = queries.rows;
       this.maxQueryLength = queries.maxRowLength;
       this.keep = keep;
@@ -228,7 +236,7 @@ final class DeviceTopK implements AutoCloseable {
 
     @Override
     public void block(DeviceTokens d, int first, int w, int global) {
-      forward.launch(in.queries(), d, PairLayout.ALL_PAIRS, w, first, nq * w, scores, 0, 0, maxQueryLength, nq);
+      forward.launchAllPairs(in.queries(), d, w, first, scores, maxQueryLength, nq, mayExpand);
       int blockSegments = (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
       params.set(new KernelArgs.TopKFromScores(scores, w, global, keep, candidates, stride, segmentsUsed * keep));
       Driver.launch(fromScores, "maxsim_topk_from_scores", blockSegments, nq, TOPK_THREADS, 0, device.stream,
@@ -278,9 +286,11 @@ final class DeviceTopK implements AutoCloseable {
     private final long scores;
     private final float[] host;
     private final TopKCollector collector;
+    private final boolean mayExpand;
 
-    MergedOnHost(Staged in, Tokens queries, int keep, int width) {
+    MergedOnHost(Staged in, Tokens queries, int keep, int width, boolean mayExpand) {
       this.in = in;
+      this.mayExpand = mayExpand;
       this.nq = queries.rows;
       this.maxQueryLength = queries.maxRowLength;
       this.scores = device.scratch(ScratchSlot.SCORES, 4L * nq * width);
@@ -291,7 +301,7 @@ final class DeviceTopK implements AutoCloseable {
     @Override
     public void block(DeviceTokens d, int first, int w, int global) {
       int pairs = nq * w;
-      forward.launch(in.queries(), d, PairLayout.ALL_PAIRS, w, first, pairs, scores, 0, 0, maxQueryLength, nq);
+      forward.launchAllPairs(in.queries(), d, w, first, scores, maxQueryLength, nq, mayExpand);
       MemorySegment stage = in.download();
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);

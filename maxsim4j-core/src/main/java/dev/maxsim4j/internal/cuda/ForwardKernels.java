@@ -115,6 +115,24 @@ final class ForwardKernels {
   /** As above; {@code argmax16}: the argmax is int16 (only where {@link #narrowArgmax} said so). */
   void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
       long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
+    launch(q, d, layout, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries, argmax16,
+        true);
+  }
+
+  /**
+   * The scores of all pairs of {@code queries} queries against the {@code perQuery} documents from {@code docOffset};
+   * {@code mayExpand} false: compressed documents are scored as stored, never expanded first (rule 21), for a call
+   * whose memory budget leaves no room for the expansion's buffer.
+   */
+  void launchAllPairs(DeviceTokens q, DeviceTokens d, int perQuery, int docOffset, long scores, int maxQueryLength,
+      int queries, boolean mayExpand) {
+    launch(q, d, PairLayout.ALL_PAIRS, perQuery, docOffset, queries * perQuery, scores, 0, 0, maxQueryLength, queries,
+        false, mayExpand);
+  }
+
+  private void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
+      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16,
+      boolean mayExpand) {
     ForwardShape shape = shape(q, d, layout, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0,
         argmax16);
     ForwardPlan.Plan plan = planner.plan(shape, gpu);
@@ -129,8 +147,9 @@ final class ForwardKernels {
       }
     }
     if (plan.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) {
-      DeviceTokens expanded = layout == PairLayout.ALL_PAIRS ? expand(d, q.dtype(), docOffset, perQuery)
-          : expand(d, q.dtype(), 0, pairs);
+      int firstDoc = layout == PairLayout.ALL_PAIRS ? docOffset : 0;
+      int docs = layout == PairLayout.ALL_PAIRS ? perQuery : pairs; // listed pairs: pair i reads document i
+      DeviceTokens expanded = mayExpand ? expand(d, q.dtype(), firstDoc, docs) : null;
       if (expanded != null) {
         d = expanded;
       } else {
@@ -152,7 +171,8 @@ final class ForwardKernels {
    */
   private DeviceTokens expand(DeviceTokens d, DType type, int firstDoc, int docs) {
     if (d.data() % 16 != 0 || d.scales() % 16 != 0) {
-      // every document buffer is an allocation or scratch slot of its own, 256-byte aligned
+      // every document buffer is an allocation or scratch slot of its own, each of its parts 256-byte aligned and
+      // padded (the kernel copies a tile's scales in whole 16-byte units)
       throw new IllegalStateException("documents at 0x" + Long.toHexString(d.data()) + ", scales at 0x"
           + Long.toHexString(d.scales()) + "; the expansion expects both 16-byte aligned");
     }

@@ -59,8 +59,11 @@ final class ForwardPlan {
   private static final double WS_SLICE_ABOVE = 1.10;
   private static final double WS_BALANCE = 1.03;
   private static final int WS_MAX_SLICES = 8;
-  /** Its "_scaled" entries' static shared memory beyond the others': a ring slot's scales (132 floats) per stage. */
-  private static final int WS_SCALE_SHARED = 12 * 132 * 4;
+  /**
+   * Its "_scaled" entries' static shared memory beyond the others': per ring stage (a tile of 64 halves a row at
+   * d <= 64, the most stages), the tile's scales and up to 3 before them (the kernel's WS_SCALE_SLOT).
+   */
+  private static final int WS_SCALE_SHARED = (WS_SHARED_BYTES - 1024) / (WS_TOKENS * 64 * 2) * (WS_TOKENS + 4) * 4;
   /**
    * Rule 21: the most device memory a launch's expanded documents take (2 bytes a value), 250 MiB for 1000 documents
    * of 1024 tokens x 128; larger batches keep the kernels that expand each tile on its way (rules 18-20).
@@ -393,10 +396,8 @@ final class ForwardPlan {
    * Rule 21: ... and pays where the same launch with documents of the queries' type takes the warp-specialized
    * kernel and reads each document tile often enough: queries of more than {@value #EXPANDED_MIN_QUERY_ROWS} tokens
    * (passes of 256 rows, against rule 19's of 128, each of which expands every tile again), or at least
-   * {@value #EXPANDED_MIN_GROUPS} groups of 8 queries. Measured on int8 documents (docs/design/kernel-selection.md,
-   * rule 21): 1x1000xLqx1024x128 at Lq = 640 0.460 ms expanded first against 0.454, at 700 0.464 against 0.532, at
-   * 1024 0.578 against 0.706; Nqx1000x32x300x128 at 9 queries 0.160 against 0.135, at 16 0.159 against 0.175, at
-   * 17 0.201 against 0.216, at 32 0.250 against 0.330.
+   * {@value #EXPANDED_MIN_GROUPS} groups of 8 queries: where it starts to pay on int8 documents (measured in
+   * docs/design/kernel-selection.md, rule 21).
    */
   static boolean expandedPays(ForwardShape s, GpuCapabilities gpu) {
     if (!expandedApplies(s, gpu)) {

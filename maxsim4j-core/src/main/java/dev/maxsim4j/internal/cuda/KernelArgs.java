@@ -155,10 +155,9 @@ sealed interface KernelArgs {
     @Override
     public void writeTo(Sink a) {
       a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i64(dScale)
-          .i32(dim).i32(mode)
-          .i32(perQuery).i32(docOffset).i64(pairs).i32(passes).i32(slices).i32(sliceTokens).scratch(partialMax)
-          .scratch(partialArgmax).i32(partialStride).i64(scores).i64(argmax).i32(argmaxStride).scratch(passSums)
-          .scratch(arrivals).tensorMap(documents);
+          .i32(dim).i32(mode).i32(perQuery).i32(docOffset).i64(pairs).i32(passes).i32(slices).i32(sliceTokens)
+          .scratch(partialMax).scratch(partialArgmax).i32(partialStride).i64(scores).i64(argmax).i32(argmaxStride)
+          .scratch(passSums).scratch(arrivals).tensorMap(documents);
     }
   }
 

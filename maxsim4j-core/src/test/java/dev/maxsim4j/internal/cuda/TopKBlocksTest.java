@@ -109,20 +109,21 @@ class TopKBlocksTest {
   }
 
   /**
-   * A top-k call keeps room for rule 21's expansion of compressed documents where one of its launches may take it
-   * (sm_90, float queries, more than two groups of short queries or more than 640 tokens): 2 bytes a stored value, at
-   * most the expansion's cap; none otherwise.
+   * A top-k call that holds all its documents expands compressed ones first (rule 21) where one of its launches may
+   * take it (sm_90, float queries, more than two groups of short queries or more than 640 tokens) and the buffer, 2
+   * bytes a stored value, is within the expansion's cap and fits beside them; none otherwise.
    */
   @Test
-  void compressedDocumentsReserveTheirExpansionWhereALaunchMayTakeIt() {
+  void compressedDocumentsNeedTheirExpansionWhereALaunchMayTakeIt() {
     GpuCapabilities h200 = new GpuCapabilities(9, 0, 132, 232448, true, (module, entry, threads, shared) -> 1);
     GpuCapabilities a100 = new GpuCapabilities(8, 0, 108, 166912, false, (module, entry, threads, shared) -> 1);
     Tokens many = batch(32, 32);
     Tokens documents = batch(DType.INT8, 1000, 300);
     assertEquals(2L * 1000 * 300 * 128, DeviceTopK.expansionBytes(many, documents, h200));
     assertEquals(2L * 1000 * 300 * 128, DeviceTopK.expansionBytes(batch(1, 700), documents, h200), "long queries");
-    assertEquals(ForwardPlan.EXPANDED_MAX_BYTES,
-        DeviceTopK.expansionBytes(many, batch(DType.BINARY, 100_000, 300), h200));
+    assertEquals(ForwardPlan.EXPANDED_MAX_BYTES, DeviceTopK.expansionBytes(many, batch(DType.BINARY, 8192, 128), h200),
+        "at the cap");
+    assertEquals(0, DeviceTopK.expansionBytes(many, batch(DType.BINARY, 8193, 128), h200), "past the cap");
     assertEquals(0, DeviceTopK.expansionBytes(batch(16, 32), documents, h200), "two groups of queries at most");
     assertEquals(0, DeviceTopK.expansionBytes(batch(1, 640), documents, h200), "640 query tokens at most");
     assertEquals(0, DeviceTopK.expansionBytes(many, documents, a100), "sm_80");
