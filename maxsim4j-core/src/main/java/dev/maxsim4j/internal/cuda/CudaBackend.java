@@ -165,6 +165,11 @@ public final class CudaBackend implements Backend {
     return call(() -> device.main.scratchBytes(ScratchSlot.ARGMAX));
   }
 
+  /** Bytes of the device buffer compressed documents are expanded into (rule 21; 0: never allocated). */
+  public long expandedDocumentsBytes() {
+    return call(() -> device.main.scratchBytes(ScratchSlot.EXPANDED_DOCUMENTS));
+  }
+
   /** The device's ordinal among the visible ones. */
   public int ordinal() {
     return ordinal;

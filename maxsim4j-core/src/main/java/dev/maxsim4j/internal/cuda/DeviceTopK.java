@@ -15,7 +15,8 @@ import java.util.List;
  * Top-k on the GPU: the forward scores a block of documents at a time and maxsim_topk.cu keeps the best k of
  * every segment on the device, so only Nq x k comes back. Documents whose device copy would not fit in the
  * memory the backend may use are streamed from the host in chunks ({@link StreamedChunks}), each scored while
- * the next is copied, their candidates kept with the others: the result is the one the whole batch gives.
+ * the next is copied, their candidates kept with the others: the result is the one the whole batch gives (for
+ * compressed documents, which a budget may keep from being expanded first, up to a score's last bits: rule 21).
  * Used under the backend's lock.
  */
 final class DeviceTopK implements AutoCloseable {
@@ -50,10 +51,10 @@ final class DeviceTopK implements AutoCloseable {
   TopKResult topK(Tokens queries, Tokens documents, int keep, long availableBytes) {
     int nq = queries.rows;
     int width = width(nq, documents.rows);
-    long needed = inputs.resident(documents) != null ? 0 : DeviceTokens.bytesFor(documents)
-        + callBytes(queries, documents.rows, keep, width)
+    boolean resident = inputs.resident(documents) != null;
+    long needed = (resident ? 0 : DeviceTokens.bytesFor(documents)) + callBytes(queries, documents.rows, keep, width)
         + (inputs.halfCopy(queries, documents) ? HalfOperands.bytes(queries) : 0);
-    if (needed > availableBytes) {
+    if (!resident && needed > availableBytes) {
       return streamed(queries, documents, keep, width, availableBytes);
     }
     // compressed documents are expanded first (rule 21) only where their buffer fits too

@@ -20,10 +20,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Top-k over documents streamed from the host in chunks, forced by a small memory cap, gives exactly what the
- * whole batch on the device gives: heap, off-heap and page-locked storage, ragged masked rows, k selected on the
- * device and merged on the host, and a corpus generated on the device against its own host copy; compressed
- * documents whose expansion (rule 21) does not fit.
+ * Top-k over documents streamed from the host in chunks, forced by a small memory cap, gives exactly what the whole
+ * batch on the device gives (compressed documents that the uncapped call expands first: to a score's last bits): heap,
+ * off-heap and page-locked storage, ragged masked rows, k selected on the device and merged on the host, and a corpus
+ * generated on the device against its own host copy; compressed documents whose expansion (rule 21) does not fit.
  */
 @GpuTest
 class CudaStreamedTopKTest {
@@ -130,6 +130,7 @@ class CudaStreamedTopKTest {
       capped.limitMemory(capped.allocatedBytes().held() + call + 2 * CHUNK);
       assertCloseTopK(expected, capped.topK(q, d, k), "streamed");
       assertTrue(capped.streamedChunks().staged() - before.staged() > 2, "streamed");
+      assertEquals(0, capped.expandedDocumentsBytes(), "no expansion buffer");
     }
   }
 
