@@ -71,16 +71,20 @@ class InPlaceDocumentsTest {
     float[][] got = vector.scores(queries, documents);
     for (int i = 0; i < expected.length; i++) {
       for (int j = 0; j < expected[i].length; j++) {
-        float e = expected[i][j];
-        assertEquals(e, got[i][j], Math.max(1e-5f, Math.abs(e) * 1e-5f), where + " pair " + i + ", " + j);
+        assertEquals(expected[i][j], got[i][j], Oracle.tolerance(queries, i, documents, j),
+            where + " pair " + i + ", " + j);
       }
     }
     TopK top = vector.topK(queries, documents, 3);
     for (int i = 0; i < expected.length; i++) {
-      float[] sorted = expected[i].clone();
-      Arrays.sort(sorted);
-      assertEquals(sorted[sorted.length - 1], top.scores()[i][0], Math.max(1e-5f, Math.abs(sorted[sorted.length - 1])
-          * 1e-5f), where + " top-1 of query " + i);
+      // the best score within any document's bound: a near tie may put another document first
+      float best = Float.NEGATIVE_INFINITY;
+      double tolerance = 0;
+      for (int j = 0; j < expected[i].length; j++) {
+        best = Math.max(best, expected[i][j]);
+        tolerance = Math.max(tolerance, Oracle.tolerance(queries, i, documents, j));
+      }
+      assertEquals(best, top.scores()[i][0], tolerance, where + " top-1 of query " + i);
     }
     TrainingScores train = vector.scoresForTraining(queries, documents);
     TrainingScores exact = reference.scoresForTraining(queries, documents);
