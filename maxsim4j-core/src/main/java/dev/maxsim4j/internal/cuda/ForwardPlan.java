@@ -382,7 +382,7 @@ final class ForwardPlan {
   /**
    * Whether some launch of {@code queries} against {@code documents} may take rule 21 on {@code gpu}: the types, d
    * and device it needs, and more than {@value #EXPANDED_MIN_QUERY_ROWS} query tokens or more queries than two groups
-   * hold. A call that budgets its device memory keeps room for the expansion only then.
+   * hold. A top-k call under a memory budget counts the expansion's buffer only then.
    */
   static boolean expansionPossible(DType queries, int queryRows, int maxQueryLength, DType documents, int dim,
       GpuCapabilities gpu) {
