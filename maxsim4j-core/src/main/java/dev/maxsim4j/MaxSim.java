@@ -2,6 +2,7 @@ package dev.maxsim4j;
 
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
+import dev.maxsim4j.internal.DecimalText;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
@@ -165,7 +166,7 @@ public final class MaxSim implements AutoCloseable {
       }
       String seen = "system property " + THREADS_PROPERTY + " = '" + property + "'";
       try {
-        return checkThreads(Integer.parseInt(property.trim()), seen);
+        return checkThreads(DecimalText.parseInt(property.trim()), seen);
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(seen + "; expected an integer, 1 <= threads <= " + MAX_THREADS);
       }

@@ -57,7 +57,7 @@ class HostileInputTest {
   void threadsPropertyOutOfRange() {
     String old = System.getProperty(MaxSim.THREADS_PROPERTY);
     try {
-      for (String bad : new String[] {"100000", "0", "-1", "many"}) {
+      for (String bad : new String[] {"100000", "0", "-1", "many", "+3", "03", "\u0663"}) {
         System.setProperty(MaxSim.THREADS_PROPERTY, bad);
         rejects(() -> MaxSim.builder().backend("scalar").build(), "maxsim4j.threads = '" + bad + "'", "32767");
       }

@@ -1,5 +1,6 @@
 package dev.maxsim4j.bench;
 
+import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +46,7 @@ public final class Shapes {
     int[] sh = new int[5];
     for (int i = 0; i < 5; i++) {
       try {
-        sh[i] = Integer.parseInt(parts[i].trim());
+        sh[i] = Args.parseInt(parts[i].trim());
       } catch (NumberFormatException e) {
         throw new UsageException(command + ": --shape '" + s + "'; '" + parts[i] + "' is not an integer");
       }

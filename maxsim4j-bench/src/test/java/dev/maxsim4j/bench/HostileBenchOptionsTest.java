@@ -28,6 +28,11 @@ class HostileBenchOptionsTest {
       BenchRun run = BenchRun.of("cpu", "--shape", shape, "--iterations", "1", "--rounds", "1");
       assertTrue(run.refusedWith("--shape '" + shape + "'"), shape + ": " + run.err() + run.out());
     }
+    // Integer.parseInt took a sign, a leading zero and other scripts' digits
+    for (String shape : new String[] {"1,1,1,1,+8", "1,1,1,1,08", "1,1,1,1,\u0668"}) {
+      BenchRun run = BenchRun.of("cpu", "--shape", shape, "--iterations", "1", "--rounds", "1");
+      assertTrue(run.refusedWith("is not an integer"), shape + ": " + run.err() + run.out());
+    }
     for (String batches : new String[] {"1,8,", "1,,8", ","}) {
       BenchRun run = BenchRun.of("gpu-scale", "--batches", batches);
       assertTrue(run.refusedWith("--batches = '" + batches + "'"), batches + ": " + run.err());

@@ -5,9 +5,22 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /** {@code --name value} options and {@code --flag}s, checked against what a command accepts. */
 public final class Args {
+  /**
+   * Decimal integers in ASCII digits, without a sign or leading zeros: Long.parseLong also takes {@code +8},
+   * {@code 08} (octal to a C reader) and other scripts' digits, values a user may not have meant.
+   */
+  private static final Pattern INTEGER = Pattern.compile("-?(0|[1-9][0-9]{0,18})");
+  /**
+   * Decimal numbers, as in {@code 0.5} or {@code 1e-3} (NaN and Infinity are read, to be refused by range):
+   * Double.parseDouble also takes hex and {@code 1f}.
+   */
+  private static final Pattern NUMBER = Pattern.compile(
+      "[+-]?(([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?|NaN|Infinity)");
+
   private final String command;
   private final Map<String, String> values = new HashMap<>();
   private final Set<String> flags = new HashSet<>();
@@ -51,6 +64,23 @@ public final class Args {
     }
   }
 
+  /** {@code s} as a decimal integer in ASCII digits; a NumberFormatException for anything else. */
+  public static long parseLong(String s) {
+    if (!INTEGER.matcher(s).matches()) {
+      throw new NumberFormatException("not a decimal integer: '" + s + "'");
+    }
+    return Long.parseLong(s);
+  }
+
+  /** As {@link #parseLong}, within an int's range. */
+  public static int parseInt(String s) {
+    long n = parseLong(s);
+    if (n != (int) n) {
+      throw new NumberFormatException("past an int's range: '" + s + "'");
+    }
+    return (int) n;
+  }
+
   public String get(String name) {
     return values.get(name);
   }
@@ -87,9 +117,9 @@ public final class Args {
     }
     long n;
     try {
-      n = Long.parseLong(v.trim());
+      n = parseLong(v.trim());
     } catch (NumberFormatException e) {
-      throw new UsageException(command + ": " + name + " = '" + v + "'; expected an integer");
+      throw new UsageException(command + ": " + name + " = '" + v + "'; expected an integer in decimal digits");
     }
     if (n < min || n > max) {
       throw new UsageException(command + ": " + name + " = " + n + "; expected " + min + " <= " + name + " <= " + max);
@@ -105,6 +135,9 @@ public final class Args {
     }
     double x;
     try {
+      if (!NUMBER.matcher(v.trim()).matches()) {
+        throw new NumberFormatException(v);
+      }
       x = Double.parseDouble(v.trim());
     } catch (NumberFormatException e) {
       throw new UsageException(command + ": " + name + " = '" + v + "'; expected a number");

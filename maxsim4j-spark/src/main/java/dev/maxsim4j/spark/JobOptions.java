@@ -46,7 +46,8 @@ final class JobOptions {
   int positiveInt(String name) {
     String v = require(name);
     try {
-      int n = Integer.parseInt(v.trim());
+      // decimal ASCII digits only: Integer.parseInt also takes +8, 08 and other scripts' digits
+      int n = v.trim().matches("[1-9][0-9]{0,9}") ? Integer.parseInt(v.trim()) : 0;
       if (n >= 1) {
         return n;
       }

@@ -18,14 +18,17 @@ import org.junit.jupiter.api.io.TempDir;
 class TopKJobStartTest {
   @Test
   void aBadCommandLineFailsBeforeSparkStarts() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = TopKJob.start(() -> {
-      throw new AssertionError("Spark was started for a bad command line");
-    }, new String[] {"--queries", "q", "--corpus", "c", "--k", "0", "--out", "o"},
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    assertEquals(2, status);
-    assertEquals("maxsim4j-spark: --k = '0'; expected an integer >= 1 (usage: --queries Q.parquet --corpus CORPUS/"
-        + " --k K --out OUT/ [--tag TAG] [--mask COLUMN])\n", err.toString(StandardCharsets.UTF_8));
+    // Integer.parseInt took a sign, a leading zero and other scripts' digits
+    for (String k : new String[] {"0", "+5", "05", "\u0665"}) {
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      int status = TopKJob.start(() -> {
+        throw new AssertionError("Spark was started for a bad command line");
+      }, new String[] {"--queries", "q", "--corpus", "c", "--k", k, "--out", "o"},
+          new PrintStream(err, true, StandardCharsets.UTF_8));
+      assertEquals(2, status);
+      assertEquals("maxsim4j-spark: --k = '" + k + "'; expected an integer >= 1 (usage: --queries Q.parquet --corpus"
+          + " CORPUS/ --k K --out OUT/ [--tag TAG] [--mask COLUMN])\n", err.toString(StandardCharsets.UTF_8));
+    }
   }
 
   @Test

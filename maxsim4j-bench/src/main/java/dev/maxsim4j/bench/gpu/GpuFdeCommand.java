@@ -109,9 +109,9 @@ public final class GpuFdeCommand {
       if (f.length < 3 || f.length > 4) {
         throw new NumberFormatException();
       }
-      return FixedDimensionalEncoder.builder(dim).simHashBits(Integer.parseInt(f[0])).repetitions(
-          Integer.parseInt(f[1])).projectionDim(Integer.parseInt(f[2]))
-          .finalDim(f.length == 4 ? Integer.parseInt(f[3]) : 0).build();
+      return FixedDimensionalEncoder.builder(dim).simHashBits(Args.parseInt(f[0])).repetitions(
+          Args.parseInt(f[1])).projectionDim(Args.parseInt(f[2]))
+          .finalDim(f.length == 4 ? Args.parseInt(f[3]) : 0).build();
     } catch (NumberFormatException e) {
       throw new UsageException("gpu-fde: --fde '" + list + "': '" + spec + "'; expected"
           + " bits:repetitions:projection[:final], e.g. 5:20:8");

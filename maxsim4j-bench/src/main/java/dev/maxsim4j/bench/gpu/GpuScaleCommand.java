@@ -112,7 +112,7 @@ public final class GpuScaleCommand {
   /** "0,1" -> {0, 1}: distinct ordinals. */
   static int[] devices(String list) {
     try {
-      int[] d = Arrays.stream(list.split(",", -1)).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      int[] d = Arrays.stream(list.split(",", -1)).map(String::strip).mapToInt(Args::parseInt).toArray();
       if (d.length > 0 && Arrays.stream(d).allMatch(n -> n >= 0) && Arrays.stream(d).distinct().count() == d.length) {
         return d;
       }
@@ -136,7 +136,7 @@ public final class GpuScaleCommand {
   /** "1,8,32" -> {1, 8, 32}. */
   static int[] batches(String list) {
     try {
-      int[] b = Arrays.stream(list.split(",", -1)).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      int[] b = Arrays.stream(list.split(",", -1)).map(String::strip).mapToInt(Args::parseInt).toArray();
       if (b.length > 0 && Arrays.stream(b).allMatch(n -> n >= 1)) {
         return b;
       }

@@ -1,6 +1,7 @@
 package dev.maxsim4j.bench.retrieval;
 
 import dev.maxsim4j.FixedDimensionalEncoder;
+import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +24,7 @@ record FdeParams(int simHashBits, int repetitions, int projectionDim, int finalD
       int[] v = new int[4];
       for (int i = 0; i < f.length; i++) {
         try {
-          v[i] = Integer.parseInt(f[i]);
+          v[i] = Args.parseInt(f[i]);
         } catch (NumberFormatException e) {
           throw new UsageException(option + " '" + value + "': '" + f[i] + "' in '" + s + "' is not an integer");
         }

@@ -264,7 +264,7 @@ final class KnownItemEvaluation {
 
   static int[] ints(String option, String value) {
     try {
-      int[] v = Arrays.stream(value.split(",", -1)).map(String::strip).mapToInt(Integer::parseInt).toArray();
+      int[] v = Arrays.stream(value.split(",", -1)).map(String::strip).mapToInt(Args::parseInt).toArray();
       for (int x : v) {
         if (x < 1) {
           throw new UsageException(option + " " + value + "; expected positive integers, comma-separated");

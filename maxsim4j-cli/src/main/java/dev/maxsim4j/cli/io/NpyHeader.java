@@ -212,6 +212,11 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
         String t = s.substring(start, pos);
         long dim;
         try {
+          // Python writes ASCII digits (with an L after them in Python 2); Long.parseLong alone takes +3 and other
+          // scripts' digits too
+          if (!t.matches("-?(0|[1-9][0-9]{0,18})L?")) {
+            throw new NumberFormatException(t);
+          }
           dim = Long.parseLong(t.endsWith("L") ? t.substring(0, t.length() - 1) : t);
         } catch (NumberFormatException e) {
           throw error("a shape entry '" + Printable.of(t) + "'; expected non-negative integers");

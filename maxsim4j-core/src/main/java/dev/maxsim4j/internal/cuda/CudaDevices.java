@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.DecimalText;
 import dev.maxsim4j.internal.ShardedBackend;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,7 +85,7 @@ public final class CudaDevices {
       String part = parts[i].trim();
       int ordinal;
       try {
-        ordinal = Integer.parseInt(part);
+        ordinal = DecimalText.parseInt(part);
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(seen + " holds '" + part + "', not an ordinal" + expected);
       }

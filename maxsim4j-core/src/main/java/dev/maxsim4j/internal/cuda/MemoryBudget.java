@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import dev.maxsim4j.internal.DecimalText;
+
 /**
  * The device memory the GPU backend may use, and the chunk size it leaves for documents streamed from the host.
  * The cap is the system property {@value #PROPERTY} (bytes), read when the backend is made; without it, what the
@@ -32,7 +34,7 @@ final class MemoryBudget {
     }
     long bytes;
     try {
-      bytes = Long.parseLong(value.strip());
+      bytes = DecimalText.parseLong(value.strip());
     } catch (NumberFormatException e) {
       bytes = -1;
     }

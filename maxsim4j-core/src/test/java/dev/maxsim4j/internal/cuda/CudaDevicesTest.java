@@ -24,6 +24,8 @@ class CudaDevicesTest {
         {"", " holds '', not an ordinal"},
         {"0,", " holds '', not an ordinal"},
         {"0;1", " holds '0;1', not an ordinal"},
+        {"+1", " holds '+1', not an ordinal"},
+        {"\u0661", " holds '\u0661', not an ordinal"},
         {"2", " names device 2, which is not visible"},
         {"-1", " names device -1, which is not visible"},
         {"1,1", " names device 1 twice"}};

@@ -14,7 +14,7 @@ class MemoryBudgetTest {
     assertEquals(0, MemoryBudget.parse(null).limit());
     assertEquals(0, MemoryBudget.parse(" ").limit());
     assertEquals(4 * GIB, MemoryBudget.parse(" 4294967296 ").limit());
-    for (String bad : new String[] {"4g", "-1", "0", "1.5e9"}) {
+    for (String bad : new String[] {"4g", "-1", "0", "1.5e9", "+4096", "04096", "\u0664\u0660\u0669\u0666"}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MemoryBudget.parse(bad));
       assertEquals("maxsim4j.cuda.memoryLimit = '" + bad + "'; expected a whole number of bytes > 0", e.getMessage());
     }
