@@ -4,6 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.text.TextDemo;
 import java.io.PrintStream;
 import java.util.Locale;
@@ -54,7 +55,7 @@ final class DemoCommand {
       topicOf[j] = rnd.nextInt(TOPICS);
       offsets[j + 1] = offsets[j] + 64 + rnd.nextInt(MAX_DOC_TOKENS - 64 + 1);
     }
-    Progress progress = new Progress(err, "building " + nDocs + " documents");
+    Progress progress = new Progress(err, "building " + Counts.of(nDocs, "document"));
     short[] docBits = new short[Math.multiplyExact(offsets[nDocs], DIM)];
     float[] token = new float[DIM];
     for (int j = 0; j < nDocs; j++) {
@@ -92,9 +93,9 @@ final class DemoCommand {
       TopK top = maxSim.topK(queries, docs, 10);
       double ms = (System.nanoTime() - t0) / 1e6;
       double flops = 2.0 * queries.size() * lq * (double) offsets[nDocs] * DIM;
-      out.printf(Locale.ROOT, "maxsim4j demo: %d queries x %d documents (%d bf16 tokens of d=%d), %s backend, %d"
-          + " thread%s%n", queryTopics.length, nDocs, offsets[nDocs], DIM, maxSim.backendName(), maxSim.threads(),
-          maxSim.threads() == 1 ? "" : "s");
+      out.printf(Locale.ROOT, "maxsim4j demo: %d queries x %s (%d bf16 tokens of d=%d), %s backend, %s%n",
+          queryTopics.length, Counts.of(nDocs, "document"), offsets[nDocs], DIM, maxSim.backendName(),
+          Counts.of(maxSim.threads(), "thread"));
       int hits = 0;
       for (int i = 0; i < queryTopics.length; i++) {
         out.printf(Locale.ROOT, "%nquery %d (topic %d): top 10%n", i, queryTopics[i]);

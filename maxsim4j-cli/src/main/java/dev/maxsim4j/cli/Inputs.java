@@ -3,6 +3,7 @@ package dev.maxsim4j.cli;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.Absent;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
@@ -567,7 +568,8 @@ final class Inputs {
             + "); expected non-decreasing offsets");
       }
       if (v[i] > tokens) {
-        throw new IllegalArgumentException(name + " reach " + v[i] + " at " + i + ", past the " + tokens + " tokens");
+        throw new IllegalArgumentException(name + " reach " + v[i] + " at " + i + ", past the "
+            + Counts.of(tokens, "token"));
       }
       out[i] = (int) v[i];
     }

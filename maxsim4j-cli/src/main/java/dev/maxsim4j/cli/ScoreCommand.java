@@ -4,6 +4,7 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
@@ -128,7 +129,8 @@ final class ScoreCommand {
       }
       if (q.size() != b) {
         throw new IllegalArgumentException(rows(queries, Inputs.QUERIES) + ", but --docs " + docs.embeddings().source()
-            + " holds candidates for " + b + " queries " + docs.embeddings().shapeString() + "; expected [B, K, L, d]"
+            + " holds candidates for " + Counts.of(b, "query", "queries") + " " + docs.embeddings().shapeString()
+            + "; expected [B, K, L, d]"
             + " with B the queries' rows");
       }
     }
@@ -142,12 +144,12 @@ final class ScoreCommand {
       if (topK) {
         TopK top = candidates ? TopRows.of(maxSim.candidates(q, d, perQuery), k) : maxSim.topK(q, d, k);
         output.write(file -> writeRun(file, top));
-        what = "top-" + k + " of " + (candidates ? perQuery + " candidates each" : d.size() + " documents") + " for "
-            + q.size() + " queries -> " + target;
+        what = "top-" + k + " of " + (candidates ? Counts.of(perQuery, "candidate") + " each"
+            : Counts.of(d.size(), "document")) + " for " + Counts.of(q.size(), "query", "queries") + " -> " + target;
       } else if (a.has("--pairwise")) {
         float[] s = maxSim.pairwise(q, d);
         output.write(file -> Npy.writeFloats(file, s, s.length));
-        what = s.length + " pairwise scores -> " + target;
+        what = Counts.of(s.length, "pairwise score") + " -> " + target;
       } else if (candidates) {
         float[][] s = maxSim.candidates(q, d, perQuery);
         float[] flat = flatten(s, perQuery);
@@ -165,8 +167,8 @@ final class ScoreCommand {
       output.commit();
       // the output's name may hold any character: the summary stays one line
       out.println(Printable.oneLine(String.format(Locale.ROOT,
-          "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
-          what, maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
+          "%s (%s backend, %s, read %.1f ms, scored %.1f ms)",
+          what, maxSim.backendName(), Counts.of(maxSim.threads(), "thread"), (read - start) / 1e6,
           (System.nanoTime() - read) / 1e6)));
     }
     return 0;
@@ -193,7 +195,7 @@ final class ScoreCommand {
 
   /** "--queries FILE holds N rows [shape]" for a message. */
   private static String rows(Inputs.Loaded l, Inputs.Options o) {
-    return o.embeddings() + " " + l.embeddings().source() + " holds " + l.batch().size() + " rows "
+    return o.embeddings() + " " + l.embeddings().source() + " holds " + Counts.of(l.batch().size(), "row") + " "
         + l.embeddings().shapeString();
   }
 

@@ -5,6 +5,7 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
@@ -78,19 +79,19 @@ final class ShardedScore {
       if (topK) {
         TopK top = topK(a, maxSim, q, shards, k, err);
         output.write(file -> ScoreCommand.writeRun(file, top));
-        what = "top-" + k + " of " + documents + " documents in " + shards.size() + " shards for " + q.size()
-            + " queries -> " + target;
+        what = "top-" + k + " of " + Counts.of(documents, "document") + " in " + Counts.of(shards.size(), "shard")
+            + " for " + Counts.of(q.size(), "query", "queries") + " -> " + target;
       } else {
         float[] flat = scores(a, maxSim, q, shards, (int) documents, err);
         long[] shape = {q.size(), documents};
         output.write(file -> Npy.writeFloats(file, flat, shape));
-        what = "[" + q.size() + ", " + documents + "] scores of " + shards.size() + " shards -> " + target;
+        what = "[" + q.size() + ", " + documents + "] scores of " + Counts.of(shards.size(), "shard") + " -> " + target;
       }
       output.commit();
       // the output's name may hold any character: the summary stays one line
       out.println(Printable.oneLine(String.format(Locale.ROOT,
-          "%s (%s backend, %d thread%s, read %.1f ms, scored %.1f ms)",
-          what, maxSim.backendName(), maxSim.threads(), maxSim.threads() == 1 ? "" : "s", (read - start) / 1e6,
+          "%s (%s backend, %s, read %.1f ms, scored %.1f ms)",
+          what, maxSim.backendName(), Counts.of(maxSim.threads(), "thread"), (read - start) / 1e6,
           (System.nanoTime() - read) / 1e6)));
     }
     return 0;
@@ -133,12 +134,12 @@ final class ShardedScore {
     // strings, names the locale cannot decode read alike in part ("caf??-b", "caf??-a") and would be ordered otherwise
     files.sort(Comparator.comparing(Path::getFileName));
     if (!arrays.isEmpty()) {
-      new Warnings(err).warn("score --docs " + folder + ": left out " + count(arrays, " .npy file", "")
+      new Warnings(err).warn("score --docs " + folder + ": left out " + count(arrays, ".npy file", "")
           + "; a folder's shards are .safetensors files");
     }
     if (!folders.isEmpty()) {
       // shards a sharded job wrote into subfolders: left out without a word, part of a corpus passes for all of it
-      new Warnings(err).warn("score --docs " + folder + ": left out " + count(folders, " folder",
+      new Warnings(err).warn("score --docs " + folder + ": left out " + count(folders, "folder",
           " holding .safetensors files") + "; a folder's shards are its own files, not its subfolders'");
     }
     return files;
@@ -147,7 +148,7 @@ final class ShardedScore {
   /** "2 things that ... (a, b)": the count and the first three names, sorted. */
   private static String count(List<String> names, String thing, String that) {
     names.sort(null);
-    return names.size() + thing + (names.size() == 1 ? "" : "s") + that + " (" + String.join(", ",
+    return Counts.of(names.size(), thing) + that + " (" + String.join(", ",
         names.subList(0, Math.min(3, names.size()))) + (names.size() > 3 ? ", ..." : "") + ")";
   }
 
@@ -268,15 +269,16 @@ final class ShardedScore {
     TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file(), 0).batch();
     if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
       throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
-          + " holds " + b.size() + " documents of " + b.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = "
-          + b.dim() + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
+          + " holds " + Counts.of(b.size(), "document") + " of " + b.dtype().name().toLowerCase(Locale.ROOT)
+          + " tokens of d = " + b.dim() + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
     }
     return a.has("--normalize") ? b.l2Normalized() : b;
   }
 
   private static void progress(PrintStream err, int s, List<Shard> shards, long t0) {
     Shard shard = shards.get(s);
-    err.printf(Locale.ROOT, "score: shard %d of %d, %s: %d documents in %.1f ms%n", s + 1, shards.size(),
-        Names.escape(shard.file().getFileName().toString()), shard.size(), (System.nanoTime() - t0) / 1e6);
+    err.printf(Locale.ROOT, "score: shard %d of %d, %s: %s in %.1f ms%n", s + 1, shards.size(),
+        Names.escape(shard.file().getFileName().toString()), Counts.of(shard.size(), "document"),
+        (System.nanoTime() - t0) / 1e6);
   }
 }

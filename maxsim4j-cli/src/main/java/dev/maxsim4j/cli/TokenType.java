@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -54,13 +55,14 @@ record TokenType(DType dtype, int dim, float[] scales) {
       long needed = (bits + 7L) / 8;
       if (width == 0) { // no byte a token holds no bit: no --docs-bits fits
         throw new IllegalArgumentException(o.what() + " " + emb.source() + " has shape " + emb.shapeString()
-            + ": 0 bytes per token; expected ceil(" + bits + "/8) = " + bytes(needed) + " of packed bits per token");
+            + ": 0 bytes per token; expected ceil(" + bits + "/8) = " + Counts.of(needed, "byte")
+            + " of packed bits per token");
       }
       if (width != needed) {
-        throw new UsageException("score: " + o.bits() + " " + bits + " packs into " + bytes(needed) + " per token,"
-            + " but " + o.what() + " " + emb.source() + " has shape " + emb.shapeString() + " (" + width
-            + " bytes per token); expected " + o.bits() + " between " + Math.max(1, 8 * width - 7) + " and "
-            + 8 * width);
+        throw new UsageException("score: " + o.bits() + " " + bits + " packs into " + Counts.of(needed, "byte")
+            + " per token, but " + o.what() + " " + emb.source() + " has shape " + emb.shapeString() + " ("
+            + Counts.of(width, "byte") + " per token); expected " + o.bits() + " between "
+            + Math.max(1, 8 * width - 7) + " and " + 8 * width);
       }
     }
     return dtype;
@@ -147,10 +149,5 @@ record TokenType(DType dtype, int dim, float[] scales) {
   private static IllegalArgumentException notEmbeddings(String what, NdArray emb) {
     return new IllegalArgumentException(what + " " + emb.source() + " holds " + emb.type() + "; expected float32,"
         + " float16, bfloat16, int8, float8_e4m3fn or uint8 packed bits (with --" + what + "-bits) embeddings");
-  }
-
-  /** "1 byte", "3 bytes": the count a packed-bits error names reads as English. */
-  private static String bytes(long n) {
-    return n + (n == 1 ? " byte" : " bytes");
   }
 }

@@ -88,6 +88,10 @@ class QuantizedInputErrorsTest {
     assertOneLineError(score(bits, "--docs-bits", "17"), 2, "--docs-bits 17 packs into 3 bytes per token, but docs "
         + bits + ":embeddings has shape [2, 4, 2] (2 bytes per token); expected --docs-bits between 9 and 16");
     assertOneLineError(score(bits, "--docs-bits", "8"), 2, "--docs-bits 8 packs into 1 byte per token");
+    u8.put("embeddings", bytes("e", NdArray.ElementType.U8, new long[] {2, 4, 1}, new byte[8]));
+    String oneByte = write("u8-1.safetensors", u8);
+    assertOneLineError(score(oneByte, "--docs-bits", "9"), 2, "--docs-bits 9 packs into 2 bytes per token, but docs "
+        + oneByte + ":embeddings has shape [2, 4, 1] (1 byte per token); expected --docs-bits between 1 and 8");
     assertOneLineError(score(bits, "--docs-bits", "0"), 2, "expected 1 <= --docs-bits");
     u8.put("embeddings", bytes("e", NdArray.ElementType.U8, new long[] {3, 4, 0}, new byte[0]));
     String empty = write("u8-0.safetensors", u8);

@@ -436,6 +436,21 @@ class ScoreInputsTest {
     assertEquals(ownerOnly, Files.getPosixFilePermissions(out));
   }
 
+  /** A count of one reads in the singular: "1 bytes" read as a typo in the message that names a truncated file. */
+  @Test
+  void aOneByteFileIsNamedInTheSingular() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
+    Files.write(dir.resolve("one.npy"), new byte[] {(byte) 0x93});
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("one.npy"), "--out", p("s.npy")), 1,
+        p("one.npy") + " is not a .npy file (1 byte, too short)");
+    Files.write(dir.resolve("one.safetensors"), new byte[] {'{'});
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("one.safetensors"), "--out", p("s.npy")), 1,
+        p("one.safetensors") + " is not a .safetensors file (1 byte, too short)");
+    Files.write(dir.resolve("two.npy"), new byte[2]);
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("two.npy"), "--out", p("s.npy")), 1,
+        p("two.npy") + " is not a .npy file (2 bytes, too short)");
+  }
+
   /** An all-pairs matrix past one array is refused with the option that helps, not the library's API advice. */
   @Test
   void aScoreMatrixTooLargeForOneArrayPointsToTopK() throws IOException {

@@ -288,7 +288,8 @@ class ShardedScoreTest {
     CliRun r = run(List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--top-k", "20",
         "--out-run", p("run.tsv")));
     assertEquals(0, r.status(), r.err());
-    assertTrue(r.out().contains("of 4 documents in 1 shards"), r.out());
+    // one shard and one query read in the singular
+    assertTrue(r.out().contains("top-20 of 4 documents in 1 shard for 1 query -> "), r.out());
     List<String> warnings = r.err().lines().filter(l -> l.startsWith("maxsim4j: warning:")).toList();
     assertEquals(List.of("maxsim4j: warning: score --docs " + shards + ": left out 1 folder holding .safetensors"
         + " files (part-1); a folder's shards are its own files, not its subfolders'"), warnings);

@@ -62,7 +62,7 @@ class TextIndexRobustnessTest {
     CliRun index = index(folder);
     assertEquals(0, index.status(), index.err());
     assertTrue(index.err().contains("its name is not valid in the file system's encoding"), index.err());
-    assertTrue(index.out().contains("indexed 1 files (1 encoded, 0 reused, 1 skipped)"), index.out());
+    assertTrue(index.out().contains("indexed 1 file (1 encoded, 0 reused, 1 skipped)"), index.out());
     CliRun again = index(folder);
     assertTrue(again.out().contains("(0 encoded, 1 reused, 1 skipped)"), again.out());
   }

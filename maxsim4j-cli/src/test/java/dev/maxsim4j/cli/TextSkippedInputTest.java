@@ -124,7 +124,7 @@ class TextSkippedInputTest {
     CliRun r = CliRun.of("index", "--dir", folder.toString());
     assertEquals(0, r.status(), r.err());
     assertTrue(r.err().contains("skipped " + huge + ": it holds " + size + " bytes; expected " + bound), r.err());
-    assertTrue(r.out().contains("indexed 1 files (1 encoded, 0 reused, 1 skipped)"), r.out());
+    assertTrue(r.out().contains("indexed 1 file (1 encoded, 0 reused, 1 skipped)"), r.out());
     CliRun rerank = CliRun.of("rerank", "--query", "otters", "--candidates", huge.toString());
     assertTrue(rerank.failedCleanly(), rerank.err());
     assertTrue(rerank.err().contains("--candidates " + huge + " holds " + size + " bytes; expected " + bound),

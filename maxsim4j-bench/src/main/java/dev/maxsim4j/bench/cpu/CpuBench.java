@@ -12,6 +12,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -174,7 +175,7 @@ public final class CpuBench {
     blas.threads(before);
     if (most < threads) {
       throw new UsageException("cpu: --threads = " + threads + " with --sgemm; this OpenBLAS (" + blas.config()
-          + ") runs at most " + most + " threads; expected --threads <= " + most);
+          + ") runs at most " + Counts.of(most, "thread") + "; expected --threads <= " + most);
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.maxsim4j.bench.cpu;
 
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.Counts;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -37,8 +38,9 @@ final class SgemmBench implements AutoCloseable {
     long product = (long) sh[2] * sh[3];
     long bytes = Float.BYTES * (product * threads + 2L * ((long) sh[0] * sh[2] + (long) sh[1] * sh[3]) * sh[4]);
     if (product > MAX_OUTPUT || bytes > Runtime.getRuntime().maxMemory()) {
-      throw new UsageException(command + ": --sgemm with --shape '" + s + "': a product of Lq x Ld = " + product
-          + " floats on each of " + threads + " threads and the fp32 inputs need " + (bytes >> 20) + " MiB; expected"
+      throw new UsageException(command + ": --sgemm with --shape '" + s + "': a product of Lq x Ld = "
+          + Counts.of(product, "float") + " on each of " + Counts.of(threads, "thread") + " and the fp32 inputs need "
+          + (bytes >> 20) + " MiB; expected"
           + " products of at most " + MAX_OUTPUT + " floats within the heap of "
           + (Runtime.getRuntime().maxMemory() >> 20) + " MiB (fewer --threads, or -Xmx through JAVA_OPTS)");
     }

@@ -9,6 +9,7 @@ import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.bench.Timing;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.internal.BackendSelector;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -50,7 +51,7 @@ public final class GpuFdeCommand {
     }
     for (int[] sized : new int[][] {{documents, length}, {queries, queryLength}}) {
       if ((long) sized[0] * sized[1] * dim > Integer.MAX_VALUE - 8) {
-        throw new UsageException("gpu-fde: " + sized[0] + " rows of " + sized[1] + " x " + dim
+        throw new UsageException("gpu-fde: " + Counts.of(sized[0], "row") + " of " + sized[1] + " x " + dim
             + " values is more than one Java array holds; expected fewer rows");
       }
     }

@@ -3,6 +3,7 @@ package dev.maxsim4j.bench.gpu;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.cuda.CudaDevices;
 import java.io.IOException;
@@ -57,9 +58,10 @@ public final class GpuScaleCommand {
     for (int nq : s.batches()) {
       // the queries are generated as one fp32 array on the host
       if ((long) nq * GpuScaleBench.QUERY_TOKENS * s.dim() > Integer.MAX_VALUE - 8) {
-        throw new UsageException("gpu-scale: a batch of " + nq + " queries of " + GpuScaleBench.QUERY_TOKENS + " x "
-            + s.dim() + " values is more than one Java array holds; expected at most "
-            + (Integer.MAX_VALUE - 8) / ((long) GpuScaleBench.QUERY_TOKENS * s.dim()) + " queries per batch");
+        throw new UsageException("gpu-scale: a batch of " + Counts.of(nq, "query", "queries") + " of "
+            + GpuScaleBench.QUERY_TOKENS + " x " + s.dim() + " values is more than one Java array holds; expected at"
+            + " most " + Counts.of((Integer.MAX_VALUE - 8) / ((long) GpuScaleBench.QUERY_TOKENS * s.dim()), "query",
+            "queries") + " per batch");
       }
     }
     if (a.get("--json") != null) {

@@ -8,6 +8,7 @@ import dev.maxsim4j.bench.quality.DebianDescriptions.Description;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,7 +97,8 @@ public final class QualityCommand {
       SplittableRandom rnd = new SplittableRandom(42);
       TokenBatch q = Synthetic.unitBatch(rnd, DType.FLOAT32, 100, 32, 128);
       TokenBatch d = randomDocuments(rnd, randomDocs, 128);
-      String data = "random unit vectors, 128-d: 100 queries x 32 tokens, " + randomDocs + " documents x 32-256 tokens";
+      String data = "random unit vectors, 128-d: 100 queries x 32 tokens, " + Counts.of(randomDocs, "document")
+          + " x 32-256 tokens";
       out.println(data);
       compare(maxSim, data, q, d, null, rows, out);
 

@@ -7,6 +7,7 @@ import dev.maxsim4j.bench.retrieval.KnownItems.Item;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
@@ -56,7 +57,7 @@ final class KnownItemEvaluation {
     // read here, not in the Lucene step: there a bad value ended the run after the exact search and the sweep
     int luceneExact = a.intValue("--lucene-exact", 5, 0);
     Path indexRoot = Path.of(a.getOr("--index-dir", cache.dir().resolveSibling("index").toString()));
-    String corpus = docs + " docs";
+    String corpus = Counts.of(docs, "doc");
     Report report = new Report(out);
     try (Arena arena = Arena.ofShared(); MaxSim maxSim = MaxSim.builder().backend("cpu").threads(threads).build()) {
       Encoded d = cache.load("doc", docs, arena);
@@ -184,8 +185,8 @@ final class KnownItemEvaluation {
       if (exactQueries > 0) {
         int[] sub = Arrays.copyOf(relevant, exactQueries);
         timed(report, corpus, "exact MaxSim in Lucene (brute force)", "-", 0, sub, exactTop,
-            i -> index.exact(tokens[i], Ranking.TOP), "LateInteractionRetriever.searchExact, " + exactQueries
-                + " queries");
+            i -> index.exact(tokens[i], Ranking.TOP), "LateInteractionRetriever.searchExact, "
+                + Counts.of(exactQueries, "query", "queries"));
       }
     }
   }
@@ -228,12 +229,14 @@ final class KnownItemEvaluation {
     for (FdeParams p : sets) {
       long floats = (long) docs * p.encoder(MiniLmTokenEncoder.DIM).dimension();
       if (floats > Integer.MAX_VALUE - 8) {
-        throw new UsageException(option + " " + p + ": " + docs + " documents x " + floats / docs + " dimensions = "
+        throw new UsageException(option + " " + p + ": " + Counts.of(docs, "document") + " x " + floats / docs
+            + " dimensions = "
             + floats + " floats, more than one Java array holds; expected at most " + (Integer.MAX_VALUE - 8)
             + " (fewer --docs or a smaller set)");
       }
       if (Float.BYTES * floats > Runtime.getRuntime().maxMemory()) {
-        throw new UsageException(option + " " + p + ": " + docs + " documents x " + floats / docs + " dimensions need "
+        throw new UsageException(option + " " + p + ": " + Counts.of(docs, "document") + " x " + floats / docs
+            + " dimensions need "
             + (Float.BYTES * floats >> 20) + " MiB; the heap is " + (Runtime.getRuntime().maxMemory() >> 20)
             + " MiB (fewer --docs, a smaller set, or -Xmx through JAVA_OPTS)");
       }

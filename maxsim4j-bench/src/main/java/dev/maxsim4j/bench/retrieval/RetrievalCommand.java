@@ -5,6 +5,7 @@ import dev.maxsim4j.bench.retrieval.KnownItems.Pin;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -103,7 +104,7 @@ public final class RetrievalCommand {
       }
       String text = KnownItems.pinText(items);
       AtomicOutput.writeString("--prepare", AtomicOutput.target("--prepare", a.get("--prepare")), inputs, text);
-      out.printf("%d packages (set %s) written to %s%n", items.size(), hash(text), a.get("--prepare"));
+      out.printf("%s (set %s) written to %s%n", Counts.of(items.size(), "package"), hash(text), a.get("--prepare"));
       return 0;
     }
     String pinText = pinned();
@@ -119,7 +120,7 @@ public final class RetrievalCommand {
     if (a.get("--encode") != null) {
       int n = Math.min(items.size(), a.intValue("--encode", items.size(), 1));
       cache.encode(items, n, out);
-      out.printf("%d packages encoded in %s%n", n, cache.dir());
+      out.printf("%s encoded in %s%n", Counts.of(n, "package"), cache.dir());
       return 0;
     }
     return KnownItemEvaluation.run(a, items, cache, out);

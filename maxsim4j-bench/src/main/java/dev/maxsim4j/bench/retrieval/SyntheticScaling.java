@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -77,7 +78,7 @@ final class SyntheticScaling {
             exactNs += System.nanoTime() - start;
             exact.add(exactTop[j], target[j], exactTop[j]);
           }
-          String size = n + " docs";
+          String size = Counts.of(n, "doc");
           report.fact(String.format(Locale.ROOT, "%s: generated in %.1f s; load %s", size, generated, Report.load()));
           report.header();
           report.add(size, "exact MaxSim (in memory, fp32)", "-", 0, exact, exactNs / 1e6 / queries, "");

@@ -4,6 +4,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.bench.retrieval.KnownItems.Item;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -117,8 +118,8 @@ final class TokenCache {
   /** The documents ({@code "doc"}) or queries ({@code "query"}) of the first {@code n} items, off the heap. */
   Encoded load(String kind, int n, Arena arena) throws IOException {
     if (encodedChunks(n) < chunks(n)) {
-      throw new UsageException(dir + " holds " + encodedChunks(n) + " of the " + chunks(n)
-          + " chunks the first " + n + " packages need; encode them first (--encode " + n + ")");
+      throw new UsageException(dir + " holds " + encodedChunks(n) + " of the " + Counts.of(chunks(n), "chunk")
+          + " for the first " + Counts.of(n, "package") + "; encode them first (--encode " + n + ")");
     }
     List<NdArray> tokens = new ArrayList<>();
     List<int[]> offsets = new ArrayList<>();

@@ -59,8 +59,8 @@ public final class MappedFiles {
         now = -1;
       }
       if (now != size) {
-        out.append(out.isEmpty() ? "" : ", ").append(file).append(" (").append(size).append(" bytes when read, ")
-            .append(now < 0 ? "now gone" : "now " + now).append(")");
+        out.append(out.isEmpty() ? "" : ", ").append(file).append(" (").append(Counts.of(size, "byte"))
+            .append(" when read, ").append(now < 0 ? "now gone" : "now " + now).append(")");
       }
     });
     return out.toString();

@@ -81,8 +81,8 @@ public final class NdArray {
   public static NdArray ofSegment(String source, ElementType type, long[] shape, MemorySegment data) {
     NdArray a = new NdArray(source, type, shape, data, null, null, null);
     if (data.byteSize() != a.byteSize()) {
-      throw new IllegalArgumentException(source + " holds " + data.byteSize() + " bytes; expected " + a.byteSize()
-          + " for shape " + a.shapeString() + " of " + type);
+      throw new IllegalArgumentException(source + " holds " + Counts.of(data.byteSize(), "byte") + "; expected "
+          + a.byteSize() + " for shape " + a.shapeString() + " of " + type);
     }
     return a;
   }

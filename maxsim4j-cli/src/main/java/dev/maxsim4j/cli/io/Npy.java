@@ -26,7 +26,7 @@ public final class Npy {
     MemorySegment all = MappedFiles.map(file);
     long size = all.byteSize();
     if (size < MAGIC.length + 4) {
-      throw new IllegalArgumentException(name + " is not a .npy file (" + size + " bytes, too short)");
+      throw new IllegalArgumentException(name + " is not a .npy file (" + Counts.of(size, "byte") + ", too short)");
     }
     ByteBuffer head = all.asSlice(0, Math.min(size, MAGIC.length + 6)).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     for (byte b : MAGIC) {

@@ -42,7 +42,8 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
   static SafeTensorsHeader read(Path file, MemorySegment all) {
     long size = all.byteSize();
     if (size < 8) {
-      throw new IllegalArgumentException(file + " is not a .safetensors file (" + size + " bytes, too short)");
+      throw new IllegalArgumentException(file + " is not a .safetensors file (" + Counts.of(size, "byte")
+          + ", too short)");
     }
     long length = ByteBuffer.wrap(SafeTensors.bytes(all, 0, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
     if (length <= 0 || length > Math.min(MAX_HEADER, size - 8)) {
@@ -124,8 +125,9 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
       long bytes = NdArray.elements(where, shape, null);
       if (bytes > Long.MAX_VALUE / width || bytes * width != offsets[1] - offsets[0]) {
         throw new IllegalArgumentException(where + ": data_offsets " + Arrays.toString(offsets) + " span "
-            + (offsets[1] - offsets[0]) + " bytes; expected " + (bytes > Long.MAX_VALUE / width ? "more than 2^63"
-                : String.valueOf(bytes * width)) + " for shape " + Arrays.toString(shape) + " of " + dtype);
+            + Counts.of(offsets[1] - offsets[0], "byte") + "; expected "
+            + (bytes > Long.MAX_VALUE / width ? "more than 2^63" : String.valueOf(bytes * width))
+            + " for shape " + Arrays.toString(shape) + " of " + dtype);
       }
     }
     return new Tensor(name, dtype, shape, offsets[0], offsets[1]);
@@ -172,8 +174,8 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
       last = t.name();
     }
     if (covered != dataSize) {
-      throw new IllegalArgumentException(file + ": the data section holds " + dataSize + " bytes but its tensors"
-          + " end at byte " + covered + "; expected no bytes after the last tensor");
+      throw new IllegalArgumentException(file + ": the data section holds " + Counts.of(dataSize, "byte")
+          + " but its tensors end at byte " + covered + "; expected no bytes after the last tensor");
     }
   }
 

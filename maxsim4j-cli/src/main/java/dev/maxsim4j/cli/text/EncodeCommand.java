@@ -5,6 +5,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.SafeTensors;
@@ -76,7 +77,7 @@ public final class EncodeCommand {
       }
       TokenBatch b;
       try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
-        Progress progress = new Progress(err, "encoding " + texts.size() + " texts");
+        Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "text"));
         b = encoder.encode(texts, progress::update);
         progress.done();
       }
@@ -87,8 +88,8 @@ public final class EncodeCommand {
       tensors.put("offsets", PackedTokens.offsets(target.toString(), offsets));
       output.write(file -> SafeTensors.write(file, tensors));
       output.commit();
-      out.printf(Locale.ROOT, "encoded %d texts into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
-          b.size(), TextFiles.shown(target), tokens, b.dim(), dtype, b.size() + 1);
+      out.printf(Locale.ROOT, "encoded %s into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
+          Counts.of(b.size(), "text"), TextFiles.shown(target), tokens, b.dim(), dtype, b.size() + 1);
     }
     return 0;
   }

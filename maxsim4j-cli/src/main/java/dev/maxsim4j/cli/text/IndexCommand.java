@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -46,12 +47,13 @@ public final class IndexCommand {
         double seconds = (System.nanoTime() - t0) / 1e9;
         warnings.finish();
         int files = index.entries().size();
-        out.printf(Locale.ROOT, "indexed %d files (%d encoded, %d reused, %d skipped), %d passages, %d tokens, in %s"
-            + " (%s, %s tokens)%n", files, index.encoded(), files - index.encoded(), index.skipped(),
-            index.rows().size(), index.rows().offsets()[index.rows().size()],
+        out.printf(Locale.ROOT, "indexed %s (%d encoded, %d reused, %d skipped), %s, %s, in %s (%s, %s tokens)%n",
+            Counts.of(files, "file"), index.encoded(), files - index.encoded(), index.skipped(),
+            Counts.of(index.rows().size(), "passage"), Counts.of(index.rows().offsets()[index.rows().size()], "token"),
             TextFiles.shown(folder.resolve(TextIndex.FOLDER)), index.size(), index.store());
-        out.printf(Locale.ROOT, "Lucene index: %d passages (%d added, %d removed) with %d-d encodings, %s, updated in"
-            + " %.1f s%n", lucene.passages(), lucene.added(), lucene.removed(), lucene.encodingDimension(),
+        out.printf(Locale.ROOT, "Lucene index: %s (%d added, %d removed) with %d-d encodings, %s, updated in"
+            + " %.1f s%n", Counts.of(lucene.passages(), "passage"), lucene.added(), lucene.removed(),
+            lucene.encodingDimension(),
             lucene.size(), seconds);
       }
     }

@@ -5,6 +5,7 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.Sizes;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.lucene.CompleteKnnFloatVectorQuery;
 import dev.maxsim4j.lucene.MaxSimRescorer;
@@ -376,7 +377,7 @@ public final class LuceneIndex implements Closeable {
       }
     }
     int added = rows.size();
-    Progress progress = new Progress(err, "adding " + added + " passages to the Lucene index");
+    Progress progress = new Progress(err, "adding " + Counts.of(added, "passage") + " to the Lucene index");
     for (int from = 0; from < rows.size(); ) {
       int to = from + 1;
       while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1) {

@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli.text;
 
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.text.TextIndex.Entry;
 import dev.maxsim4j.cli.text.TextIndex.Span;
 import java.io.BufferedReader;
@@ -92,7 +93,8 @@ final class Manifest {
         entries.add(e);
       }
       if (sum != tokens) {
-        throw new IllegalArgumentException("its passages hold " + sum + " tokens, its header says " + tokens);
+        throw new IllegalArgumentException("its passages hold " + Counts.of(sum, "token") + ", its header says "
+            + tokens);
       }
       return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
     } catch (LineTooLong e) {

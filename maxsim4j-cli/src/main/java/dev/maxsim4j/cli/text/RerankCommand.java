@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
@@ -52,11 +53,11 @@ public final class RerankCommand {
         MaxSim maxSim = Engine.open(a)) {
       TokenBatch q = encoder.encode(query);
       SearchCommand.requireText("rerank", query, MiniLmTokenEncoder.hasWordPiece(q.validTokens(0)));
-      Progress progress = new Progress(err, "encoding " + candidates.size() + " candidates (" + passages.size()
-          + " passages)");
+      Progress progress = new Progress(err, "encoding " + Counts.of(candidates.size(), "candidate") + " ("
+          + Counts.of(passages.size(), "passage") + ")");
       PackedRows rows = PackedRows.encode(encoder, passages, progress);
       progress.done();
-      float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passages", err);
+      float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passage", err);
       float[] scores = new float[candidates.size()];
       Arrays.fill(scores, Float.NEGATIVE_INFINITY);
       for (int p = 0; p < passageScores.length; p++) {

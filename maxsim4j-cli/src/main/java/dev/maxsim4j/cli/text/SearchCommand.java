@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -87,9 +88,9 @@ public final class SearchCommand {
       try {
         warnings.finish();
         String size = index.size() + (lucene == null ? "" : " + Lucene " + lucene.size());
-        String summary = String.format(Locale.ROOT, "%d files, %d passages (%d files encoded now, %d skipped),"
-            + " index %s (%s tokens), %s backend", index.entries().size(), index.rows().size(), index.encoded(),
-            index.skipped(), size, index.store(), maxSim.backendName());
+        String summary = String.format(Locale.ROOT, "%s, %s (%s encoded now, %d skipped), index %s (%s tokens),"
+            + " %s backend", Counts.of(index.entries().size(), "file"), Counts.of(index.rows().size(), "passage"),
+            Counts.of(index.encoded(), "file"), index.skipped(), size, index.store(), maxSim.backendName());
         if (queries.size() > 1) {
           out.println(summary);
         }
@@ -156,7 +157,7 @@ public final class SearchCommand {
     long encode = System.nanoTime() - t0;
     if (lucene == null) {
       long t1 = System.nanoTime();
-      float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passages", err);
+      float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passage", err);
       return new Ranked(bestPerFile(index, scores), q.length(0), encode, 0, System.nanoTime() - t1, scores.length);
     }
     if (!viaLucene) {
@@ -184,12 +185,12 @@ public final class SearchCommand {
 
   private static String stages(Ranked r, LuceneIndex lucene) {
     if (lucene == null) {
-      return String.format(Locale.ROOT, "query of %d tokens: encode %.1f ms, exact MaxSim over all %d passages"
-          + " %.1f ms", r.queryTokens(), r.encode() / 1e6, r.scored(), r.score() / 1e6);
+      return String.format(Locale.ROOT, "query of %s: encode %.1f ms, exact MaxSim over all %s %.1f ms",
+          Counts.of(r.queryTokens(), "token"), r.encode() / 1e6, Counts.of(r.scored(), "passage"), r.score() / 1e6);
     }
-    return String.format(Locale.ROOT, "query of %d tokens: encode %.1f ms, candidates %.1f ms (%d of %d passages"
-        + " by their %d-d encodings), rerank %.1f ms", r.queryTokens(), r.encode() / 1e6, r.candidates() / 1e6,
-        r.scored(), lucene.passages(), lucene.encodingDimension(), r.score() / 1e6);
+    return String.format(Locale.ROOT, "query of %s: encode %.1f ms, candidates %.1f ms (%d of %s by their %d-d"
+        + " encodings), rerank %.1f ms", Counts.of(r.queryTokens(), "token"), r.encode() / 1e6, r.candidates() / 1e6,
+        r.scored(), Counts.of(lucene.passages(), "passage"), lucene.encodingDimension(), r.score() / 1e6);
   }
 
   private static void print(PrintStream out, Path folder, Ranked r, int k) {

@@ -4,6 +4,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.TemporaryFiles;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
@@ -185,7 +186,7 @@ public final class TextIndex {
     List<String> texts = new ArrayList<>();
     List<Passages.Passage> fresh = new ArrayList<>();
     int skipped = 0;
-    Progress reading = new Progress(err, "reading " + files.size() + " files");
+    Progress reading = new Progress(err, "reading " + Counts.of(files.size(), "file"));
     for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
       Path f = files.get(i);
       String rel = folder.relativize(f).toString();
@@ -247,8 +248,8 @@ public final class TextIndex {
     try {
       PackedRows encoded = null;
       if (!texts.isEmpty()) {
-        Progress progress = new Progress(err, "encoding " + texts.size() + " passages of " + freshEntries.size()
-            + " new or changed files");
+        Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
+            + Counts.of(freshEntries.size(), "new or changed file"));
         encoded = PackedRows.encode(encoder, texts, progress, store);
         progress.done();
       }

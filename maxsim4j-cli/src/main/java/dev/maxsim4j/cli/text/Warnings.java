@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli.text;
 
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.Printable;
 import java.io.PrintStream;
 import java.util.Locale;
@@ -32,7 +33,7 @@ public final class Warnings {
   /** Says how many warnings were not shown, if any. */
   public void finish() {
     if (count > SHOWN) {
-      err.printf(Locale.ROOT, "maxsim4j: warning: %d more warnings not shown%n", count - SHOWN);
+      err.printf(Locale.ROOT, "maxsim4j: warning: %s not shown%n", Counts.of(count - SHOWN, "more warning"));
       count = SHOWN;
     }
   }

@@ -35,7 +35,7 @@ class ChunkedScoresTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     try (MaxSim maxSim = MaxSim.builder().backend("cpu").build()) {
       float[] whole = maxSim.scores(query, TokenBatch.packedHalfs(DType.BFLOAT16, bits, offsets, dim))[0];
-      float[] chunked = ChunkedScores.of(maxSim, query, packed, "rows",
+      float[] chunked = ChunkedScores.of(maxSim, query, packed, "row",
           new PrintStream(err, true, StandardCharsets.UTF_8));
       assertArrayEquals(whole, chunked, 1e-5f);
     }

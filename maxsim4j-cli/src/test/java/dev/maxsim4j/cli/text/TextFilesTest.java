@@ -92,5 +92,12 @@ class TextFilesTest {
     String text = err.toString(StandardCharsets.UTF_8);
     assertEquals(21, text.lines().count(), text);
     assertTrue(text.endsWith("maxsim4j: warning: 30 more warnings not shown\n"), text);
+    err.reset();
+    Warnings one = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
+    for (int i = 0; i < 21; i++) {
+      one.warn("w" + i);
+    }
+    one.finish();
+    assertTrue(err.toString(StandardCharsets.UTF_8).endsWith("maxsim4j: warning: 1 more warning not shown\n"));
   }
 }
