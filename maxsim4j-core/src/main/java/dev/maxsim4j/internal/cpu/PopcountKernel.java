@@ -174,7 +174,11 @@ final class PopcountKernel {
       } else {
         int block = 0;
         for (; block + 2 * V <= pad; block += 2 * V) {
-          twoVectorBlock(q, qs, pad, block, track);
+          if (words == 4) {
+            twoVectorBlockOfFourWords(q, qs, pad, block, track);
+          } else {
+            twoVectorBlock(q, qs, pad, block, track);
+          }
         }
         if (block < pad) {
           oneVectorBlock(q, qs, pad, block, track);
@@ -202,6 +206,60 @@ final class PopcountKernel {
           c0 = c0.add(IntVector.fromArray(I, q, qo).lanewise(VectorOperators.XOR, b).lanewise(VectorOperators.BIT_COUNT));
           c1 = c1.add(IntVector.fromArray(I, q, qo + V).lanewise(VectorOperators.XOR, b).lanewise(VectorOperators.BIT_COUNT));
         }
+        float ds = docScale[t];
+        FloatVector x0 = value(dim, c0, ds, s0);
+        FloatVector x1 = value(dim, c1, ds, s1);
+        if (track) {
+          FloatVector tv = FloatVector.broadcast(F, t);
+          i0 = i0.blend(tv, x0.compare(VectorOperators.GT, m0));
+          i1 = i1.blend(tv, x1.compare(VectorOperators.GT, m1));
+        }
+        m0 = m0.max(x0);
+        m1 = m1.max(x1);
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      if (track) {
+        i0.intoArray(runArg, block);
+        i1.intoArray(runArg, block + V);
+      }
+    }
+
+    /**
+     * {@link #twoVectorBlock} for tokens of four words (d of 97 to 128, the width of the ColBERT family): the
+     * block's eight query vectors stay in registers across the document instead of being loaded again for each
+     * document token, which the general loop cannot do with a word count known only at run time.
+     */
+    private void twoVectorBlockOfFourWords(int[] q, float[] qs, int pad, int block, boolean track) {
+      int[] dw = docWords;
+      IntVector dim = IntVector.broadcast(I, documents.dim);
+      FloatVector s0 = FloatVector.fromArray(F, qs, block);
+      FloatVector s1 = FloatVector.fromArray(F, qs, block + V);
+      FloatVector m0 = FloatVector.fromArray(F, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(F, runMax, block + V);
+      FloatVector i0 = track ? FloatVector.fromArray(F, runArg, block) : null;
+      FloatVector i1 = track ? FloatVector.fromArray(F, runArg, block + V) : null;
+      IntVector a0 = IntVector.fromArray(I, q, block);
+      IntVector b0 = IntVector.fromArray(I, q, block + V);
+      IntVector a1 = IntVector.fromArray(I, q, block + pad);
+      IntVector b1 = IntVector.fromArray(I, q, block + pad + V);
+      IntVector a2 = IntVector.fromArray(I, q, block + 2 * pad);
+      IntVector b2 = IntVector.fromArray(I, q, block + 2 * pad + V);
+      IntVector a3 = IntVector.fromArray(I, q, block + 3 * pad);
+      IntVector b3 = IntVector.fromArray(I, q, block + 3 * pad + V);
+      for (int t = 0, o = 0; t < docTokens; t++, o += 4) {
+        int w0 = dw[o];
+        int w1 = dw[o + 1];
+        int w2 = dw[o + 2];
+        int w3 = dw[o + 3];
+        IntVector c0 = a0.lanewise(VectorOperators.XOR, w0).lanewise(VectorOperators.BIT_COUNT)
+            .add(a1.lanewise(VectorOperators.XOR, w1).lanewise(VectorOperators.BIT_COUNT))
+            .add(a2.lanewise(VectorOperators.XOR, w2).lanewise(VectorOperators.BIT_COUNT)
+            .add(a3.lanewise(VectorOperators.XOR, w3).lanewise(VectorOperators.BIT_COUNT)));
+        IntVector c1 = b0.lanewise(VectorOperators.XOR, w0).lanewise(VectorOperators.BIT_COUNT)
+            .add(b1.lanewise(VectorOperators.XOR, w1).lanewise(VectorOperators.BIT_COUNT))
+            .add(b2.lanewise(VectorOperators.XOR, w2).lanewise(VectorOperators.BIT_COUNT)
+            .add(b3.lanewise(VectorOperators.XOR, w3).lanewise(VectorOperators.BIT_COUNT)));
         float ds = docScale[t];
         FloatVector x0 = value(dim, c0, ds, s0);
         FloatVector x1 = value(dim, c1, ds, s1);

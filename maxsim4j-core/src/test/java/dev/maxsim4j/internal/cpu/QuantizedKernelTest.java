@@ -67,6 +67,32 @@ class QuantizedKernelTest {
   }
 
   /**
+   * One bit on both sides without scales gives exact integer dot products, so every argmax must be the reference's
+   * lowest tied slot exactly: widths of one, two, four (the blocks that keep the query in registers) and eight
+   * words, queries of two vector blocks and a one-vector tail, documents with few distinct tokens.
+   */
+  @Test
+  void oneBitArgmaxIsTheLowestTiedSlotAtEveryWordCount() {
+    SplittableRandom r = new SplittableRandom(11);
+    for (int d : new int[] {4, 64, 100, 128, 256}) {
+      Tokens q = bits(r, 2, 40, d);
+      Tokens docs = bits(r, 3, 50, d);
+      PairKernel.Worker fast = new VectorKernel().bind(q, docs).newWorker();
+      int[] want = new int[q.maxRowLength];
+      int[] got = new int[q.maxRowLength];
+      for (int j = 0; j < docs.rows; j++) {
+        fast.load(j);
+        for (int i = 0; i < q.rows; i++) {
+          double ref = ReferenceKernel.maxSim(q, i, docs, j, want, 0);
+          assertEquals(ref, fast.score(i, got, 0), 0.0, "d=" + d + " query " + i + " document " + j);
+          assertEquals(java.util.Arrays.toString(want), java.util.Arrays.toString(got),
+              "d=" + d + " query " + i + " document " + j + ": argmax of every query slot");
+        }
+      }
+    }
+  }
+
+  /**
    * Float queries against one-bit documents read {@link BitTableKernel}'s tables where they apply (here also at
    * magnitudes near 1e30, inside its bound); a NaN or an infinity in a valid query token, a sum of magnitudes
    * past MAX_VALUE / 4 or tables past the cache budget take the expanding path, and either way every score and
