@@ -252,6 +252,7 @@ final class PopcountKernel {
         int w1 = dw[o + 1];
         int w2 = dw[o + 2];
         int w3 = dw[o + 3];
+        // summed as (w0 + w1) + (w2 + w3): two adds that do not wait on each other
         IntVector c0 = a0.lanewise(VectorOperators.XOR, w0).lanewise(VectorOperators.BIT_COUNT)
             .add(a1.lanewise(VectorOperators.XOR, w1).lanewise(VectorOperators.BIT_COUNT))
             .add(a2.lanewise(VectorOperators.XOR, w2).lanewise(VectorOperators.BIT_COUNT)
