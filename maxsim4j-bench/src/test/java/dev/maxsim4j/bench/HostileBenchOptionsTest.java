@@ -22,6 +22,17 @@ class HostileBenchOptionsTest {
     }
   }
 
+  /** bench cpu times the CPU: a backend that would take a GPU where one is present is refused, not timed. */
+  @Test
+  void theCpuBenchRefusesBackendsThatAreNotTheCpus() {
+    for (String backend : new String[] {"cuda", "auto"}) {
+      BenchRun run = BenchRun.of("cpu", "--backend", backend, "--shape", "1,2,2,2,8");
+      assertTrue(run.refusedWith("cpu: --backend " + backend + " is not a CPU backend; expected one of cpu, vector,"),
+          run.err());
+      assertTrue(run.out().isEmpty(), run.out());
+    }
+  }
+
   @Test
   void listsWithAnEmptyEntryAreRefusedWhereverItIs() {
     for (String shape : new String[] {"1,1,1,1,1,", "1,1,1,1,1,,", ",1,1,1,1,1"}) {

@@ -30,9 +30,11 @@ import java.util.SplittableRandom;
  * record for the CPU.
  */
 public final class CpuBench {
+  /** The backends this bench times: auto and cuda would take a GPU where one is present. */
+  private static final List<String> CPU_BACKENDS = List.of("cpu", "vector", "scalar", "reference");
   public static final String USAGE = """
       cpu [--shape Nq,Nd,Lq,Ld,d]... [--dtype T] [--query-dtype T] [--threads N]
-          [--backend vector|scalar|reference] [--iterations N] [--rounds N] [--no-naive] [--sgemm] [--json FILE]
+          [--backend cpu|vector|scalar|reference] [--iterations N] [--rounds N] [--no-naive] [--sgemm] [--json FILE]
           [--verbose]
         the fused kernel on the CPU: ms, GFLOP/s, GB/s (default shapes 1,1000,32,300,128  1,1000,32,1024,128
         32,32,32,300,128). --dtype sets the documents' type: fp32 (default), fp16, bf16, int8, fp8, binary, or
@@ -94,6 +96,11 @@ public final class CpuBench {
       throw new UsageException("cpu: --dtype " + docName + " times 1-bit queries, but --query-dtype is " + queryName
           + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
     }
+    String backend = a.getOr("--backend", "cpu");
+    if (!CPU_BACKENDS.contains(backend)) {
+      throw new UsageException("cpu: --backend " + backend + " is not a CPU backend; expected one of "
+          + String.join(", ", CPU_BACKENDS) + " (bench gpu times CUDA)");
+    }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     for (String s : shapes) {
       int[] sh = Shapes.parse("cpu", s);
@@ -111,8 +118,7 @@ public final class CpuBench {
       checkBlasThreads(blas, threads);
     }
     List<Case> cases = new ArrayList<>();
-    // the CPU is what this times: auto would take a GPU where one is present
-    try (MaxSim maxSim = Engine.open(a.getOr("--backend", "cpu"), a.has("--verbose"),
+    try (MaxSim maxSim = Engine.open(backend, a.has("--verbose"),
         MaxSim.builder().threads(threads));
         SgemmBench sgemm = blas == null ? null : new SgemmBench(blas, threads)) {
       // printed once the backend has opened: a refused one is the run's only line

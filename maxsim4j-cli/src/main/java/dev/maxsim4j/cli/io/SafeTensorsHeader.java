@@ -21,6 +21,9 @@ import java.util.Set;
  * optional {@code __metadata__} object.
  */
 record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metadata, long dataStart) {
+  /** The prefix of the __metadata__ keys this project writes and reads. */
+  private static final String PROJECT_KEYS = "maxsim4j.";
+
   /** Larger headers are refused (the reference implementation's limit). */
   private static final long MAX_HEADER = 100_000_000L;
   /** The most axes a shape may have (as for .npy): no array of a header holds more entries than this. */
@@ -79,10 +82,14 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
         if (!(e.getValue() instanceof Map<?, ?> entries)) {
           throw new IllegalArgumentException(file + ": safetensors __metadata__ is not a JSON object");
         }
-        // the format's metadata maps strings to strings; other values, which some writers leave, mean nothing here
+        // the format's metadata maps strings to strings; other values, which some writers leave, mean nothing here,
+        // except under this project's own keys, where a record that is not read must not pass unseen
         entries.forEach((k, v) -> {
           if (v instanceof String value) {
             metadata.put((String) k, value);
+          } else if (((String) k).startsWith(PROJECT_KEYS)) {
+            throw new IllegalArgumentException(file + ": safetensors __metadata__ entry " + shown(k) + " is "
+                + kind(v) + "; expected a string, as quantize writes it");
           }
         });
         continue;

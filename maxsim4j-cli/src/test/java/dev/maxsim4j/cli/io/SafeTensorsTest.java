@@ -70,6 +70,12 @@ class SafeTensorsTest {
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "bytes 0 to 4 of the data belong"
         + " to no tensor");
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 12, "expected no bytes after the last");
+    // this project's own metadata records are strings; another writer's non-string values are left unread
+    refused("{\"__metadata__\":{\"maxsim4j.dim.t\":13},\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        4, "entry \"maxsim4j.dim.t\" is a number; expected a string");
+    Path other = Files.write(dir.resolve("other.safetensors"), safetensors("{\"__metadata__\":{\"x\":5,\"y\":null},"
+        + "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4));
+    assertEquals(1, SafeTensors.read(other, "t").elements());
   }
 
   /**
