@@ -143,7 +143,10 @@ public final class MaxSim implements AutoCloseable {
       return this;
     }
 
-    /** Threads to compute with, {@code 1 ..} {@value MaxSim#MAX_THREADS}. */
+    /**
+     * Threads a CPU call computes with, {@code 1 ..} {@value MaxSim#MAX_THREADS}: the calling thread and
+     * {@code threads - 1} of this instance's own, which calls from several threads share.
+     */
     public Builder threads(int threads) {
       this.threads = checkThreads(threads, "threads = " + threads);
       return this;

@@ -55,7 +55,7 @@ public final class CpuBackend implements Backend {
     if (out.length == 0) {
       return out;
     }
-    PairKernel.Bound bound = kernel.bind(q, d);
+    Workers workers = new Workers(kernel.bind(q, d));
     int stride = problem.argmaxStride();
     if (problem.kind() == Problem.Kind.ALL_PAIRS) {
       // Tiles of (documents x queries): a document is loaded once per tile and meets the tile's queries.
@@ -66,7 +66,7 @@ public final class CpuBackend implements Backend {
       queryChunks = ParallelLoop.chunks(q.rows, queryGrain);
       int qc = queryChunks;
       loop.forRange(docChunks * qc, 1, (from, to) -> {
-        PairKernel.Worker w = bound.newWorker();
+        PairKernel.Worker w = workers.take();
         for (int tile = from; tile < to; tile++) {
           int d0 = (tile / qc) * docGrain;
           int d1 = ParallelLoop.end(d.rows, docGrain, tile / qc);
@@ -76,16 +76,18 @@ public final class CpuBackend implements Backend {
             scoreDocument(w, problem, j, q0, q1, out, argmax, stride);
           }
         }
+        workers.giveBack(w);
       });
     } else {
       int perQuery = problem.documentsPerQuery();
       loop.forRange(q.rows, loop.grainFor(q.rows, 1), (from, to) -> {
-        PairKernel.Worker w = bound.newWorker();
+        PairKernel.Worker w = workers.take();
         for (int i = from; i < to; i++) {
           for (int c = 0; c < perQuery; c++) {
             scoreDocument(w, problem, problem.document(i, c), i, i + 1, out, argmax, stride);
           }
         }
+        workers.giveBack(w);
       });
     }
     return out;
@@ -134,14 +136,14 @@ public final class CpuBackend implements Backend {
     if (q.rows == 0 || keep == 0) {
       return new TopKResult(new float[q.rows][0], new int[q.rows][0]);
     }
-    PairKernel.Bound bound = kernel.bind(q, d);
+    Workers workers = new Workers(kernel.bind(q, d));
     int grain = Math.max(TOPK_BLOCK, loop.grainFor(d.rows, 1));
     int chunks = ParallelLoop.chunks(d.rows, grain);
     // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
     // (threads + 1) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter)
     TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {
-      PairKernel.Worker w = bound.newWorker();
+      PairKernel.Worker w = workers.take();
       for (int c = from; c < to; c++) {
         int end = ParallelLoop.end(d.rows, grain, c);
         TopKCollector collector = new TopKCollector(q.rows, Math.min(keep, end - c * grain));
@@ -161,6 +163,7 @@ public final class CpuBackend implements Backend {
           merged.mergeFrom(collector);
         }
       }
+      workers.giveBack(w);
     });
     return merged.result();
   }

@@ -1,17 +1,16 @@
 package dev.maxsim4j.internal.cpu;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Runs {@code [0, n)} in contiguous chunks on a fixed pool. The grain (from {@link #grainFor}) depends on the
- * thread count, so a body must compute each item the same way whatever chunk holds it (the callers' items own
+ * Runs {@code [0, n)} in contiguous chunks on the calling thread and a fixed pool of {@code threads - 1} helpers.
+ * Each thread takes the next chunk no thread has taken until none is left, so the caller starts at once and a
+ * call too small to wait for a helper's wake-up ends without it. The grain (from {@link #grainFor}) depends on
+ * the thread count, so a body must compute each item the same way whatever chunk holds it (the callers' items own
  * their output rows): that keeps every result the same on any pool size.
  */
 final class ParallelLoop implements AutoCloseable {
@@ -21,102 +20,124 @@ final class ParallelLoop implements AutoCloseable {
   }
 
   private final int threads;
-  private final ForkJoinPool pool;
+  private final ForkJoinPool helpers;
 
   ParallelLoop(int threads) {
     if (threads < 1) {
       throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
     }
     this.threads = threads;
-    this.pool = threads == 1 ? null : new ForkJoinPool(threads, ForkJoinPool.defaultForkJoinWorkerThreadFactory, null, false);
+    this.helpers = threads == 1 ? null
+        : new ForkJoinPool(threads - 1, ForkJoinPool.defaultForkJoinWorkerThreadFactory, null, false);
   }
 
   int threads() {
     return threads;
   }
 
-  /** Splits {@code [0, n)} into chunks of {@code grain} items and runs them; rethrows the first failure. */
+  /**
+   * Splits {@code [0, n)} into chunks of {@code grain} items and runs them; rethrows the first failure (an
+   * {@link Error} before any exception) once no chunk runs any more. After a failure, or an interrupt of the
+   * caller, chunks not taken yet never run; an interrupted call throws {@link IllegalStateException} and the
+   * caller keeps its interrupt.
+   */
   void forRange(int n, int grain, RangeBody body) {
     if (n <= 0) {
       return;
     }
     int g = Math.max(1, grain);
     int chunks = chunks(n, g);
-    if (pool == null || chunks == 1) {
+    if (helpers == null || chunks == 1) {
       for (int c = 0; c < chunks; c++) {
         body.run(c * g, end(n, g, c));
       }
       return;
     }
-    List<Future<?>> futures = new ArrayList<>(chunks);
-    AtomicBoolean stopped = new AtomicBoolean(); // set when the call gives up: chunks not started yet skip
-    for (int c = 0; c < chunks; c++) {
-      int from = c * g;
-      int to = end(n, g, c);
+    Chunks call = new Chunks(n, g, chunks, body);
+    for (int h = 0; h < Math.min(threads - 1, chunks - 1); h++) {
       try {
-        futures.add(pool.submit(() -> {
-          if (!stopped.get()) {
-            body.run(from, to);
-          }
-        }));
-      } catch (RejectedExecutionException e) {
-        stopped.set(true);
-        awaitAll(futures);
-        throw new IllegalStateException("MaxSim was closed while this call was running", e);
+        helpers.execute(() -> call.takeWhileLeft(false));
+      } catch (RejectedExecutionException closed) {
+        break; // the caller takes every chunk left itself
       }
     }
-    // every chunk is waited for before anything is thrown: none may still run once the call has returned
-    Throwable failure = null;
-    for (Future<?> f : futures) {
-      try {
-        f.get();
-      } catch (CancellationException e) {
-        throw new IllegalStateException("MaxSim was closed while this call was running", e);
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause != null && cause.getCause() != null && cause.getCause().getClass() == cause.getClass()) {
-          cause = cause.getCause(); // the pool's copy made on this thread wraps the worker's own, with its message
-        }
-        // an Error (an OutOfMemoryError) stays one, so that callers can tell it from a bad argument
-        if (failure == null || cause instanceof Error && !(failure instanceof Error)) {
-          failure = cause instanceof RuntimeException || cause instanceof Error ? cause
-              : new IllegalStateException(cause);
-        }
-      } catch (InterruptedException e) {
-        stopped.set(true);
-        awaitAll(futures);
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while scoring", e);
-      }
-    }
-    if (failure instanceof Error error) {
-      throw error;
-    }
-    if (failure != null) {
-      throw (RuntimeException) failure;
-    }
+    call.takeWhileLeft(true);
+    call.awaitEnd();
   }
 
-  /**
-   * Waits for every chunk to end (those not started end at once once stopped), whatever interrupts this thread
-   * meanwhile, and keeps its interrupt status: the caller's buffers must outlive every chunk that reads them.
-   */
-  private static void awaitAll(List<Future<?>> futures) {
-    boolean interrupted = false;
-    for (Future<?> f : futures) {
-      while (true) {
+  /** One call's chunks: each taken once, by whichever thread asks first, and counted when it ends or is dropped. */
+  private static final class Chunks {
+    private final int n;
+    private final int grain;
+    private final int count;
+    private final RangeBody body;
+    private final AtomicInteger next = new AtomicInteger();
+    /** Counts down once per chunk, run or dropped: at zero no chunk runs and none will. */
+    private final CountDownLatch ended;
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    Chunks(int n, int grain, int count, RangeBody body) {
+      this.n = n;
+      this.grain = grain;
+      this.count = count;
+      this.body = body;
+      this.ended = new CountDownLatch(count);
+    }
+
+    /** Runs chunks until none is left; the caller stops taking them once interrupted, and drops the rest. */
+    void takeWhileLeft(boolean caller) {
+      while (!(caller && Thread.currentThread().isInterrupted())) {
+        int c = next.getAndIncrement();
+        if (c >= count) {
+          return;
+        }
         try {
-          f.get();
-          break;
-        } catch (InterruptedException again) {
-          interrupted = true;
-        } catch (ExecutionException | CancellationException ended) {
-          break;
+          body.run(c * grain, end(n, grain, c));
+        } catch (Throwable t) {
+          // an Error (an OutOfMemoryError) stays the one thrown, so that callers can tell it from a bad argument
+          failure.accumulateAndGet(t, (first, later) ->
+              first == null || later instanceof Error && !(first instanceof Error) ? later : first);
+          dropTheRest();
+        } finally {
+          ended.countDown();
         }
       }
+      dropTheRest();
     }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
+
+    private void dropTheRest() {
+      for (int c; (c = next.getAndIncrement()) < count; ) {
+        ended.countDown();
+      }
+    }
+
+    /** Waits for the chunks the helpers took, then throws what failed, or the caller's interrupt. */
+    void awaitEnd() {
+      boolean interrupted = Thread.currentThread().isInterrupted();
+      while (true) {
+        try {
+          ended.await();
+          break;
+        } catch (InterruptedException e) {
+          // the caller's buffers must outlive every chunk that reads them: wait on, taking no more
+          interrupted = true;
+          dropTheRest();
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while scoring");
+      }
+      Throwable t = failure.get();
+      if (t instanceof Error error) {
+        throw error;
+      }
+      if (t instanceof RuntimeException e) {
+        throw e;
+      }
+      if (t != null) {
+        throw new IllegalStateException(t);
+      }
     }
   }
 
@@ -140,8 +161,8 @@ final class ParallelLoop implements AutoCloseable {
 
   @Override
   public void close() {
-    if (pool != null) {
-      pool.shutdownNow();
+    if (helpers != null) {
+      helpers.shutdownNow();
     }
   }
 }

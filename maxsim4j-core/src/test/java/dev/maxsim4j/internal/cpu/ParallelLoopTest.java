@@ -3,12 +3,54 @@ package dev.maxsim4j.internal.cpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-/** How failures on the pool's threads reach the caller. */
+/** Who runs a call's chunks, and how failures on the pool's threads reach the caller. */
 class ParallelLoopTest {
+  /**
+   * The calling thread takes chunks too: a call does not wait for a helper to wake before its first chunk starts,
+   * and with every helper busy elsewhere (here: blocked) it still ends, on the caller alone.
+   */
+  @Test
+  @Timeout(60)
+  void theCallerTakesChunksAndEndsACallWhileTheHelperIsBusy() throws Exception {
+    try (ParallelLoop loop = new ParallelLoop(2)) {
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch helperBlocked = new CountDownLatch(1);
+      // another call's two chunks: its caller takes one and waits until the helper holds the other
+      Thread other = new Thread(() -> loop.forRange(2, 1, (from, to) -> {
+        try {
+          if (Thread.currentThread().getName().startsWith("ForkJoinPool")) {
+            helperBlocked.countDown();
+            release.await();
+          } else {
+            helperBlocked.await();
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }));
+      other.start();
+      helperBlocked.await();
+      Set<Thread> ranOn = ConcurrentHashMap.newKeySet();
+      AtomicInteger items = new AtomicInteger();
+      loop.forRange(64, 1, (from, to) -> {
+        ranOn.add(Thread.currentThread());
+        items.addAndGet(to - from);
+      });
+      assertEquals(64, items.get());
+      assertEquals(Set.of(Thread.currentThread()), ranOn, "a chunk ran on the blocked helper");
+      release.countDown();
+      other.join(10_000);
+    }
+  }
+
   @Test
   void anErrorOnAWorkerStaysThatError() {
     try (ParallelLoop loop = new ParallelLoop(2)) {
