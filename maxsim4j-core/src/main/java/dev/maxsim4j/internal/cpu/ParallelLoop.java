@@ -37,9 +37,10 @@ final class ParallelLoop implements AutoCloseable {
 
   /**
    * Splits {@code [0, n)} into chunks of {@code grain} items and runs them; rethrows the first failure (an
-   * {@link Error} before any exception) once no chunk runs any more. After a failure, or an interrupt of the
-   * caller, chunks not taken yet never run; an interrupted call throws {@link IllegalStateException} and the
-   * caller keeps its interrupt.
+   * {@link Error} before any exception) once no chunk runs any more. Where the chunks are shared with helpers,
+   * after a failure or an interrupt of the caller chunks not taken yet never run, and an interrupted call throws
+   * {@link IllegalStateException} (the caller keeps its interrupt); a call run on the calling thread alone (one
+   * thread, or one chunk) runs to its end.
    */
   void forRange(int n, int grain, RangeBody body) {
     if (n <= 0) {
@@ -53,15 +54,19 @@ final class ParallelLoop implements AutoCloseable {
       }
       return;
     }
-    Chunks call = new Chunks(n, g, chunks, body);
-    for (int h = 0; h < Math.min(threads - 1, chunks - 1); h++) {
-      try {
-        helpers.execute(() -> call.takeWhileLeft(false));
-      } catch (RejectedExecutionException closed) {
-        break; // the caller takes every chunk left itself
+    Chunks call = new Chunks(n, g, chunks, body, Thread.currentThread());
+    try {
+      for (int h = 0; h < Math.min(threads - 1, chunks - 1) && !call.stopped(); h++) {
+        try {
+          helpers.execute(call::takeWhileLeft);
+        } catch (RejectedExecutionException closed) {
+          break; // the caller takes every chunk left itself
+        }
       }
+      call.takeWhileLeft();
+    } catch (Throwable t) { // e.g. no thread could be made for a helper: nothing may run once this call returns
+      call.fail(t);
     }
-    call.takeWhileLeft(true);
     call.awaitEnd();
   }
 
@@ -71,22 +76,29 @@ final class ParallelLoop implements AutoCloseable {
     private final int grain;
     private final int count;
     private final RangeBody body;
+    /** The calling thread: once it is interrupted, no thread takes another chunk. */
+    private final Thread caller;
     private final AtomicInteger next = new AtomicInteger();
     /** Counts down once per chunk, run or dropped: at zero no chunk runs and none will. */
     private final CountDownLatch ended;
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
-    Chunks(int n, int grain, int count, RangeBody body) {
+    Chunks(int n, int grain, int count, RangeBody body, Thread caller) {
       this.n = n;
       this.grain = grain;
       this.count = count;
       this.body = body;
+      this.caller = caller;
       this.ended = new CountDownLatch(count);
     }
 
-    /** Runs chunks until none is left; the caller stops taking them once interrupted, and drops the rest. */
-    void takeWhileLeft(boolean caller) {
-      while (!(caller && Thread.currentThread().isInterrupted())) {
+    boolean stopped() {
+      return caller.isInterrupted() || next.get() >= count;
+    }
+
+    /** Runs chunks until none is left, or until the caller is interrupted: then drops the rest. */
+    void takeWhileLeft() {
+      while (!caller.isInterrupted()) {
         int c = next.getAndIncrement();
         if (c >= count) {
           return;
@@ -94,14 +106,19 @@ final class ParallelLoop implements AutoCloseable {
         try {
           body.run(c * grain, end(n, grain, c));
         } catch (Throwable t) {
-          // an Error (an OutOfMemoryError) stays the one thrown, so that callers can tell it from a bad argument
-          failure.accumulateAndGet(t, (first, later) ->
-              first == null || later instanceof Error && !(first instanceof Error) ? later : first);
-          dropTheRest();
+          fail(t);
         } finally {
           ended.countDown();
         }
       }
+      dropTheRest();
+    }
+
+    /** Keeps the first failure, an Error before any exception, and drops the chunks not taken yet. */
+    void fail(Throwable t) {
+      // an Error (an OutOfMemoryError) stays the one thrown, so that callers can tell it from a bad argument
+      failure.accumulateAndGet(t, (first, later) ->
+          first == null || later instanceof Error && !(first instanceof Error) ? later : first);
       dropTheRest();
     }
 
@@ -113,7 +130,7 @@ final class ParallelLoop implements AutoCloseable {
 
     /** Waits for the chunks the helpers took, then throws what failed, or the caller's interrupt. */
     void awaitEnd() {
-      boolean interrupted = Thread.currentThread().isInterrupted();
+      boolean interrupted = caller.isInterrupted();
       while (true) {
         try {
           ended.await();
@@ -124,11 +141,13 @@ final class ParallelLoop implements AutoCloseable {
           dropTheRest();
         }
       }
+      Throwable t = failure.get();
       if (interrupted) {
         Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while scoring");
+        if (!(t instanceof Error)) {
+          throw new IllegalStateException("interrupted while scoring", t);
+        }
       }
-      Throwable t = failure.get();
       if (t instanceof Error error) {
         throw error;
       }
