@@ -11,9 +11,6 @@ import java.util.Arrays;
  * no Nq x Nd x Lq x Ld buffer ever exists; extra memory is one document and one query block per thread.
  */
 public final class CpuBackend implements Backend {
-  /** Documents scored per top-k block: bounds the per-thread score buffer to Nq x this. */
-  private static final int TOPK_BLOCK = 256;
-
   private final PairKernel kernel;
   private final ParallelLoop loop;
 
@@ -137,7 +134,7 @@ public final class CpuBackend implements Backend {
       return new TopKResult(new float[q.rows][0], new int[q.rows][0]);
     }
     Workers workers = new Workers(kernel.bind(q, d));
-    int grain = Math.max(TOPK_BLOCK, loop.grainFor(d.rows, 1));
+    int grain = loop.grainFor(d.rows, 1);
     int chunks = ParallelLoop.chunks(d.rows, grain);
     // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
     // (threads + 1) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter)
