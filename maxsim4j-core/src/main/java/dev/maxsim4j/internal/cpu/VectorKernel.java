@@ -153,7 +153,8 @@ final class VectorKernel implements PairKernel {
     private final float[][] qt;
     private final int[][] qSlots;
     private final int dim;
-    private final float[] buffer;
+    /** The staged tokens of the loaded document; made on the first document read through it. */
+    private float[] buffer;
     private final int[] bufferSlots;
     private final float[] runMax;
     private final float[] runArg;
@@ -214,8 +215,6 @@ final class VectorKernel implements PairKernel {
       this.qMinScale = qMinScale;
       this.qSlots = qSlots;
       this.dim = documents.dim;
-      this.buffer = new float[documents.maxValidCount * dim];
-      this.docs = buffer;
       this.bufferSlots = new int[documents.maxValidCount];
       this.runMax = new float[runLength];
       this.runArg = new float[runLength];
@@ -233,10 +232,17 @@ final class VectorKernel implements PairKernel {
     public void load(int j) {
       docIndex = j;
       docExact = false;
-      docs = buffer;
+      if (documents.f32 != null && largestQuery == 0 && readInPlace(j)) {
+        // one run of valid fp32 tokens on the heap: the blocks read it where it lies (an infinity counts as the
+        // largest finite value: a pair's path must not depend on the call's other queries)
+        docLargest = scanDocuments ? Math.min(docLargest, largestFinite) : 0f;
+        return;
+      }
+      float[] into = staging();
+      docs = into;
       docBase = 0;
       if (dequantizer != null) {
-        docTokens = documents.gatherValid(j, buffer, bufferSlots, dequantizer);
+        docTokens = documents.gatherValid(j, into, bufferSlots, dequantizer);
         float maxScale = 0;
         for (int t = 0; t < docTokens; t++) {
           docScale[t] = documents.scale(documents.rowStart[j] + bufferSlots[t]);
@@ -245,22 +251,20 @@ final class VectorKernel implements PairKernel {
         docMaxScale = maxScale;
         docMinScale = ScaleRange.smallestNonzero(docScale, docTokens);
       } else if (documents.s16 != null && documents.dtype == DType.BFLOAT16) {
-        docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16);
+        docTokens = documents.gatherValid(j, into, bufferSlots, this::widenBf16);
       } else if (documents.segment != null && documents.dtype == DType.BFLOAT16) {
-        docTokens = documents.gatherValid(j, buffer, bufferSlots, this::widenBf16Segment);
-      } else if (documents.f32 != null && largestQuery == 0 && readInPlace(j)) {
-        // one run of valid fp32 tokens on the heap: the blocks read it where it lies
+        docTokens = documents.gatherValid(j, into, bufferSlots, this::widenBf16Segment);
       } else if (scanDocuments && documents.f32 != null) {
         docLargest = 0f;
-        docTokens = documents.gatherValid(j, buffer, bufferSlots, this::copyScanned);
+        docTokens = documents.gatherValid(j, into, bufferSlots, this::copyScanned);
       } else {
-        docTokens = documents.gatherValid(j, buffer, bufferSlots);
+        docTokens = documents.gatherValid(j, into, bufferSlots);
       }
       if (largestQuery > 0) { // float tokens against stored query values: each its own headroom
         float maxScale = 1f;
         for (int t = 0; t < docTokens; t++) {
-          float divisor = Headroom.divisor(buffer, t * dim, dim, 1, largestQuery);
-          docExact |= Headroom.divide(buffer, t * dim, dim, 1, divisor, queryExactFrom);
+          float divisor = Headroom.divisor(into, t * dim, dim, 1, largestQuery);
+          docExact |= Headroom.divide(into, t * dim, dim, 1, divisor, queryExactFrom);
           docScale[t] = divisor;
           maxScale = Math.max(maxScale, divisor);
         }
@@ -268,10 +272,18 @@ final class VectorKernel implements PairKernel {
         docMinScale = ScaleRange.smallestNonzero(docScale, docTokens);
       }
       if (!scanDocuments || documents.f32 == null) { // fp32 on the heap was scanned as it was copied
-        docLargest = scanDocuments ? largestAbs(buffer, 0, docTokens * dim) : 0f;
+        docLargest = scanDocuments ? largestAbs(into, 0, docTokens * dim) : 0f;
       }
       // an infinity counts as the largest finite value: a pair's path must not depend on the call's other queries
       docLargest = Math.min(docLargest, largestFinite);
+    }
+
+    /** This worker's staging buffer, made on first use: fp32 documents read in place never need it. */
+    private float[] staging() {
+      if (buffer == null) {
+        buffer = new float[documents.maxValidCount * dim];
+      }
+      return buffer;
     }
 
     /**
