@@ -76,13 +76,13 @@ public final class CpuBackend implements Backend {
         workers.giveBack(w);
       });
     } else {
+      // split by pair, not by query: one query's candidates (a reranker's call) are spread over every thread
       int perQuery = problem.documentsPerQuery();
-      loop.forRange(q.rows, loop.grainFor(q.rows, 1), (from, to) -> {
+      loop.forRange(out.length, loop.grainFor(out.length, 1), (from, to) -> {
         PairKernel.Worker w = workers.take();
-        for (int i = from; i < to; i++) {
-          for (int c = 0; c < perQuery; c++) {
-            scoreDocument(w, problem, problem.document(i, c), i, i + 1, out, argmax, stride);
-          }
+        for (int p = from; p < to; p++) {
+          int i = p / perQuery;
+          scoreDocument(w, problem, problem.document(i, p % perQuery), i, i + 1, out, argmax, stride);
         }
         workers.giveBack(w);
       });
