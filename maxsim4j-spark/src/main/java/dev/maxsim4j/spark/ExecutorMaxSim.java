@@ -12,7 +12,8 @@ import org.apache.spark.SparkEnv;
  *
  * <p>Threads: the system property {@code maxsim4j.threads} if set, else the executor's
  * {@code spark.executor.cores} if set (so that executors sharing a host do not each start a thread per core of
- * the host), else every processor the JVM sees.
+ * the host), else every processor the JVM sees. A task's call computes on the task's thread and up to that many
+ * less one of the instance's, which concurrent tasks share.
  */
 public final class ExecutorMaxSim {
   private static MaxSim instance;

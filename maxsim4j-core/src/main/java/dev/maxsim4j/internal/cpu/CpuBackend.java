@@ -7,9 +7,9 @@ import java.util.Arrays;
 
 /**
  * A CPU backend: one {@link PairKernel} driven by the calling thread and a fixed pool ({@link ParallelLoop}). Work
- * is split by document (all pairs, top-k) or by pair (pairwise, candidates, where a document meets one query), so
- * each loaded document serves every query that meets it and no Nq x Nd x Lq x Ld buffer ever exists; extra memory
- * is one document and one query block per thread.
+ * is split by tiles of documents and queries (all pairs), by documents (top-k) or by pair (pairwise, candidates,
+ * where a document meets one query), so each loaded document serves every query of its tile and no
+ * Nq x Nd x Lq x Ld buffer ever exists; extra memory is one document and one query block per thread.
  */
 public final class CpuBackend implements Backend {
   private final PairKernel kernel;
