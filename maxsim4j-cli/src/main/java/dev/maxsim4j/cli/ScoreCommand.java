@@ -75,11 +75,6 @@ final class ScoreCommand {
     if (!topK && a.get("--out") == null) {
       throw new UsageException("score: --out is required (or --top-k K --out-run FILE)");
     }
-    if (!topK && a.get("--out").toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
-      // the scores are written as .npy: under this name every reader would take them for a damaged .safetensors
-      throw new UsageException("score: --out " + a.get("--out") + " ends in .safetensors, but score writes its"
-          + " scores as .npy; name the file .npy");
-    }
     String run = topK ? a.get("--out-run").toLowerCase(Locale.ROOT) : "";
     if (run.endsWith(".safetensors") || run.endsWith(".npy")) {
       // a text run under an array's name is taken for a damaged array, and in a --docs folder for a damaged shard
@@ -99,6 +94,12 @@ final class ScoreCommand {
     // checked before the inputs are read (which may copy gigabytes or scan every fp8 byte), so a missing or
     // unwritable folder fails at once; the output is checked again against every file read once they are known
     AtomicOutput.check(option, AtomicOutput.target(option, a.get(option)), namedFiles(a));
+    if (!topK && !a.get("--out").toLowerCase(Locale.ROOT).endsWith(".npy")) {
+      // readers pick the format by the extension: an array under any other name is taken for a damaged file of that
+      // kind, or for text; reported before any input is read
+      throw new UsageException("score: --out " + a.get("--out") + " does not end in .npy; score writes its scores"
+          + " as a float32 .npy array (a text run: --top-k K --out-run FILE.tsv)");
+    }
     if (ShardedScore.applies(a)) {
       return ShardedScore.run(a, out, err, builder);
     }

@@ -239,15 +239,20 @@ class ScoreInputsTest {
 
   /**
    * Scores are written as .npy: under a .safetensors name (one file or a folder of shards) they would be taken for a
-   * damaged .safetensors file, or for a shard by the next score of that folder, so the name is refused up front.
+   * damaged .safetensors file, or for a shard by the next score of that folder, and under a text name for text, so
+   * any name but .npy is refused up front.
    */
   @Test
-  void scoresAreNotWrittenUnderASafetensorsName() throws IOException {
+  void scoresAreWrittenOnlyUnderAnNpyName() throws IOException {
     Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 5 * 8), 2, 5, 8);
     Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.SafeTensors")), 2,
-        "ends in .safetensors, but score writes its scores as .npy");
-    assertFalse(Files.exists(dir.resolve("s.SafeTensors")));
+    for (String name : new String[] {"s.SafeTensors", "s.txt", "s.tsv", "s", "s.npy.tmp"}) {
+      assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p(name)), 2,
+          "--out " + p(name) + " does not end in .npy; score writes its scores as a float32 .npy array");
+      assertFalse(Files.exists(dir.resolve(name)), name);
+    }
+    CliRun upper = run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("s.NPY"));
+    assertEquals(0, upper.status(), upper.err());
     // the run file is text: under an array's name, inside a folder of shards, the next score took it for a shard
     Path shards = Files.createDirectories(dir.resolve("shards"));
     for (String name : new String[] {"run.safetensors", "run.NPY"}) {
@@ -298,7 +303,8 @@ class ScoreInputsTest {
     Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
     Path fifo = dir.resolve("pipe");
     assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("pipe")), 1,
+    assertEquals(0, new ProcessBuilder("mkfifo", p("pipe.npy")).start().waitFor());
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("pipe.npy")), 1,
         "is not a regular file");
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--top-k", "1", "--out-run",
         p("pipe")), 1, "is not a regular file");
