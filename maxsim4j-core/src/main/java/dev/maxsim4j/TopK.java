@@ -133,7 +133,8 @@ public record TopK(float[][] scores, int[][] indices) {
             + indices[i][r] + " for query " + i + " (firstDocuments " + first[earlier] + " and " + first[head.part()]
             + "); expected parts over disjoint ranges of documents");
       }
-      if (head.rank() + 1 < partScores[head.part()][i].length) {
+      // a part gives at most k entries, and none is read that no later rank needs: what lies past them is unchecked
+      if (r + 1 < n && head.rank() + 1 < Math.min(partScores[head.part()][i].length, k)) {
         heads.add(read(i, head.part(), head.rank() + 1, head, partScores, partIndices, first));
       }
     }

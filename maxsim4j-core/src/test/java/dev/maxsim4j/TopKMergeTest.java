@@ -58,6 +58,22 @@ class TopKMergeTest {
     assertArrayEquals(new int[] {0, 1, 2}, TopK.merge(3, List.of(a, b), new int[] {0, 2}).indices()[0]);
   }
 
+  /** Each part needs only its top k: what it holds past them (padding, a longer list) is neither read nor checked. */
+  @Test
+  void entriesPastTheRanksTakenAreNotRead() {
+    TopK padded = new TopK(new float[][] {{2f, Float.NEGATIVE_INFINITY}}, new int[][] {{0, -1}});
+    assertArrayEquals(new int[] {0}, TopK.merge(1, List.of(padded), new int[] {0}).indices()[0]);
+    TopK unordered = new TopK(new float[][] {{5f, 9f}}, new int[][] {{3, 4}});
+    assertArrayEquals(new int[] {3}, TopK.merge(1, List.of(unordered), new int[] {0}).indices()[0]);
+    TopK longer = new TopK(new float[][] {{5f, 4f, 100f}}, new int[][] {{0, 1, 2}});
+    TopK other = new TopK(new float[][] {{1f}}, new int[][] {{0}});
+    TopK merged = TopK.merge(2, List.of(longer, other), new int[] {0, 10});
+    assertArrayEquals(new int[] {0, 1}, merged.indices()[0]);
+    assertArrayEquals(new float[] {5f, 4f}, merged.scores()[0]);
+    // within the ranks taken, an entry out of order is still refused
+    assertMessage(() -> TopK.merge(2, List.of(unordered), new int[] {0}), "ranks (9.0, document 4) after");
+  }
+
   @Test
   void badPartsAreNamed() {
     TopK one = new TopK(new float[][] {{1f}}, new int[][] {{0}});
