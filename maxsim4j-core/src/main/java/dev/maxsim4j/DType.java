@@ -61,19 +61,27 @@ public enum DType {
     return bits <= 8;
   }
 
-  /** Widens one stored element (a {@code short} bit pattern for the half types) to fp32. */
+  /**
+   * Widens one stored element (a {@code short} bit pattern for the half types) to fp32.
+   *
+   * @throws IllegalArgumentException on a type other than {@link #FLOAT16} and {@link #BFLOAT16}
+   */
   public float widen(short bits) {
     return switch (this) {
       case FLOAT16 -> Float.float16ToFloat(bits);
       case BFLOAT16 -> Float.intBitsToFloat((bits & 0xffff) << 16);
-      default -> throw new IllegalStateException(this + " is not stored as short bits");
+      default -> throw notHalf("widen");
     };
   }
 
-  /** Widens every element of {@code bits} (bit patterns of this half type) to fp32: a new array. */
+  /**
+   * Widens every element of {@code bits} (bit patterns of this half type) to fp32: a new array.
+   *
+   * @throws IllegalArgumentException on a type other than {@link #FLOAT16} and {@link #BFLOAT16}
+   */
   public float[] widen(short[] bits) {
     Arguments.nonNull(bits, "bits");
-    requireHalf();
+    requireHalf("widen");
     float[] out = new float[bits.length];
     for (int i = 0; i < bits.length; i++) {
       out[i] = widen(bits[i]);
@@ -85,10 +93,12 @@ public enum DType {
    * Rounds every element of {@code values} to this half type as {@link #narrow(float)} does (to nearest
    * even, NaN stays NaN, overflow becomes infinity): a new array of bit patterns, e.g. for
    * {@link TokenBatch#ofHalfs}.
+   *
+   * @throws IllegalArgumentException on a type other than {@link #FLOAT16} and {@link #BFLOAT16}
    */
   public short[] narrow(float[] values) {
     Arguments.nonNull(values, "values");
-    requireHalf();
+    requireHalf("narrow");
     short[] out = new short[values.length];
     for (int i = 0; i < values.length; i++) {
       out[i] = narrow(values[i]);
@@ -96,13 +106,23 @@ public enum DType {
     return out;
   }
 
-  private void requireHalf() {
+  private void requireHalf(String method) {
     if (this != FLOAT16 && this != BFLOAT16) {
-      throw new IllegalStateException(this + " is not stored as short bits; use FLOAT16 or BFLOAT16");
+      throw notHalf(method);
     }
   }
 
-  /** Rounds an fp32 value to this half type, to nearest even; NaN stays NaN. */
+  /** Only the half types are stored as short bits; the type a call is made on counts as its first argument. */
+  private IllegalArgumentException notHalf(String method) {
+    return new IllegalArgumentException(this + "." + method + ": " + this + " is not stored as short bits; expected"
+        + " FLOAT16 or BFLOAT16");
+  }
+
+  /**
+   * Rounds an fp32 value to this half type, to nearest even; NaN stays NaN.
+   *
+   * @throws IllegalArgumentException on a type other than {@link #FLOAT16} and {@link #BFLOAT16}
+   */
   public short narrow(float value) {
     return switch (this) {
       case FLOAT16 -> Float.floatToFloat16(value);
@@ -114,7 +134,7 @@ public enum DType {
         int roundingBias = 0x7fff + ((bits >>> 16) & 1);
         yield (short) ((bits + roundingBias) >>> 16);
       }
-      default -> throw new IllegalStateException(this + " is not stored as short bits");
+      default -> throw notHalf("narrow");
     };
   }
 }

@@ -39,8 +39,11 @@ class ConvenienceTest {
     assertEquals(0, DType.FLOAT16.narrow(new float[0]).length);
     rejects(() -> DType.BFLOAT16.narrow((float[]) null), "values is null");
     rejects(() -> DType.FLOAT16.widen((short[]) null), "bits is null");
-    assertThrows(IllegalStateException.class, () -> DType.FLOAT32.narrow(new float[1]));
-    assertThrows(IllegalStateException.class, () -> DType.FLOAT32.widen(new short[0]));
+    rejects(() -> DType.FLOAT32.narrow(new float[1]), "FLOAT32.narrow: FLOAT32 is not stored as short bits; expected"
+        + " FLOAT16 or BFLOAT16");
+    rejects(() -> DType.INT8.widen(new short[0]), "INT8.widen: INT8 is not stored as short bits");
+    rejects(() -> DType.BINARY.narrow(1f), "BINARY.narrow: BINARY is not stored");
+    rejects(() -> DType.FLOAT8_E4M3.widen((short) 0), "FLOAT8_E4M3.widen: FLOAT8_E4M3 is not stored");
   }
 
   @Test
