@@ -178,6 +178,9 @@ public final class LateInteractionRetriever {
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
     TopDocs nearest = searcher.search(new CompleteKnnFloatVectorQuery(encodingField, encoding, n), n);
+    if (lexical != null) {
+      checkTokensField(searcher);
+    }
     TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(withTokens(lexical), n));
     return rerank(searcher, queryTokens, withTokens(searcher, firstPass), k);
   }
@@ -189,6 +192,7 @@ public final class LateInteractionRetriever {
     queryTokens = Arguments.copyRows(queryTokens);
     // checked against the encoder, not left to the rerank: it would blame the first document, or find none to blame
     checkTokens("queryTokens", queryTokens);
+    checkTokensField(searcher);
     int all = Math.max(1, searcher.getIndexReader().maxDoc());
     TopDocs everything = searcher.search(new FieldExistsQuery(tokensField), all);
     return rerank(searcher, queryTokens, everything, k);
@@ -227,6 +231,16 @@ public final class LateInteractionRetriever {
     }
     return kept.size() == byDoc.length ? hits
         : new TopDocs(new TotalHits(kept.size(), TotalHits.Relation.EQUAL_TO), kept.toArray(new ScoreDoc[0]));
+  }
+
+  /**
+   * The tokens field in every leaf is binary doc values, or absent: on a field of another kind Lucene's
+   * {@link FieldExistsQuery} throws its own {@code IllegalStateException}, which names neither argument nor remedy.
+   */
+  private void checkTokensField(IndexSearcher searcher) throws IOException {
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      MaxSimRescorer.binaryValues(leaf.reader(), tokensField);
+    }
   }
 
   /**

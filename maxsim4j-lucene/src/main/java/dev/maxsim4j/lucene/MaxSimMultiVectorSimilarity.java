@@ -36,14 +36,15 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
     if (similarity != VectorSimilarityFunction.DOT_PRODUCT && similarity != VectorSimilarityFunction.COSINE) {
       throw new IllegalArgumentException("similarity = " + similarity + "; expected DOT_PRODUCT or COSINE");
     }
+    // each side's rows are checked even when the other is empty: a malformed array is refused, whatever it meets
+    int queryDim = queryVector.length == 0 ? 0 : dim("queryVector", queryVector);
+    int docDim = docVector.length == 0 ? 0 : dim("docVector", docVector);
     if (docVector.length == 0) {
       return Float.MIN_VALUE;
     }
     if (queryVector.length == 0) {
       return 0f; // a query with no token scores 0
     }
-    int queryDim = dim("queryVector", queryVector);
-    int docDim = dim("docVector", docVector);
     if (queryDim != docDim) {
       throw new IllegalArgumentException("queryVector has dim " + queryDim + ", docVector dim " + docDim
           + "; expected equal");

@@ -211,10 +211,17 @@ class HostileRetrievalTest {
     try (DirectoryReader reader = DirectoryReader.open(directory)) {
       IndexSearcher searcher = new IndexSearcher(reader);
       assertEquals(3, retriever.search(searcher, q, 10, 10).scoreDocs.length);
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> new LateInteractionRetriever(encoder, "fde", "id", maxSim).search(searcher, q, 10, 10));
-      assertTrue(e.getMessage().startsWith("field id of segment ") && e.getMessage().contains("no doc values"),
-          e.getMessage());
+      LateInteractionRetriever onText = new LateInteractionRetriever(encoder, "fde", "id", maxSim);
+      // each path to the tokens, the brute force and the lexical first pass too: Lucene's field-exists query threw
+      // its own IllegalStateException there
+      for (Executable call : new Executable[] {() -> onText.search(searcher, q, 10, 10),
+          () -> onText.searchExact(searcher, q, 10),
+          () -> onText.search(searcher, q, new TermQuery(new Term("id", "d1")), 10, 10)}) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        assertTrue(e.getMessage().startsWith("field id of segment ") && e.getMessage().contains("no doc values"),
+            e.getMessage());
+      }
+      IllegalArgumentException e;
       e = assertThrows(IllegalArgumentException.class, () -> MaxSimRescorer.create("id", q,
           VectorSimilarityFunction.DOT_PRODUCT).rescore(searcher, searcher.search(MatchAllDocsQuery.INSTANCE, 10), 10));
       assertTrue(e.getMessage().startsWith("field id of segment "), e.getMessage());

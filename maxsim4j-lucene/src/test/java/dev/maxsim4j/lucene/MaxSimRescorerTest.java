@@ -269,6 +269,13 @@ class MaxSimRescorerTest {
       assertTrue(e.getMessage().startsWith("docVector["), e.getMessage());
       e = assertThrows(IllegalArgumentException.class, () -> ours.compare(b, q, VectorSimilarityFunction.COSINE));
       assertTrue(e.getMessage().startsWith("queryVector["), e.getMessage());
+      // against an empty other side too: the malformed array is refused, not scored as if the other were all
+      float[][] none = new float[0][];
+      e = assertThrows(IllegalArgumentException.class,
+          () -> ours.compare(none, b, VectorSimilarityFunction.DOT_PRODUCT));
+      assertTrue(e.getMessage().startsWith("docVector["), e.getMessage());
+      e = assertThrows(IllegalArgumentException.class, () -> ours.compare(b, none, VectorSimilarityFunction.COSINE));
+      assertTrue(e.getMessage().startsWith("queryVector["), e.getMessage());
     }
   }
 
