@@ -59,7 +59,7 @@ public final class Main {
 
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
-    return CommandRunner.run("maxsim4j bench", err, () -> {
+    return CommandRunner.run("maxsim4j bench", out, err, () -> {
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
         for (String usage : USAGES.values()) {

@@ -25,12 +25,22 @@ public final class CommandRunner {
 
   private CommandRunner() {}
 
-  /** Runs {@code command}; a failure is printed as {@code program: message} on {@code err}. */
-  public static int run(String program, PrintStream err, Command command) {
+  /**
+   * Runs {@code command}, which writes its results to {@code out}; a failure is printed as {@code program: message}
+   * on {@code err}, and so is a write to {@code out} that failed (a full disk, a closed pipe), which a
+   * {@link PrintStream} only records.
+   */
+  public static int run(String program, PrintStream out, PrintStream err, Command command) {
     Engine.logTo(err);
     MappedFiles.forget();
     try {
-      return command.run();
+      int status = command.run();
+      if (out.checkError()) {
+        err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
+            + " what this run printed is incomplete");
+        return 1;
+      }
+      return status;
     } catch (UsageException e) {
       return fail(program, err, e, e.getMessage(), 2);
     } catch (IOException e) {

@@ -7,6 +7,7 @@ import dev.maxsim4j.cli.text.SearchCommand;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -85,7 +86,19 @@ public final class Main {
     LUCENE_VECTORS.setLevel(Level.WARNING);
   }
 
+  private static final List<String> HELP = List.of("--help", "-h");
+
   private Main() {}
+
+  private static UserCommand command(String name) {
+    Optional<UserCommand> command = UserCommand.named(name);
+    if (command.isEmpty()) {
+      throw new UsageException("unknown command '" + name + "'; expected "
+          + Arrays.stream(UserCommand.values()).map(c -> c.name).collect(Collectors.joining(", ")) + " or help"
+          + (name.equals("bench") || name.equals("plot") ? " (the benchmarks: ./maxsim4j bench)" : ""));
+    }
+    return command.get();
+  }
 
   public static void main(String[] args) {
     System.exit(run(args, System.out, System.err));
@@ -93,8 +106,8 @@ public final class Main {
 
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
-    return CommandRunner.run("maxsim4j", err, () -> {
-      if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
+    return CommandRunner.run("maxsim4j", out, err, () -> {
+      if (args.length == 0 || HELP.contains(args[0]) || (args[0].equals("help") && args.length == 1)) {
         StringBuilder help = new StringBuilder(USAGE);
         for (UserCommand c : UserCommand.values()) {
           help.append("  ").append(c.usage.replace("\n", "\n  ")).append("\n\n");
@@ -102,17 +115,21 @@ public final class Main {
         out.print(help);
         return args.length == 0 ? 2 : 0;
       }
-      Optional<UserCommand> command = UserCommand.named(args[0]);
-      if (command.isEmpty()) {
-        throw new UsageException("unknown command '" + args[0] + "'; expected "
-            + Arrays.stream(UserCommand.values()).map(c -> c.name).collect(Collectors.joining(", ")) + " or help"
-            + (args[0].equals("bench") || args[0].equals("plot") ? " (the benchmarks: ./maxsim4j bench)" : ""));
-      }
-      if (args.length == 2 && (args[1].equals("--help") || args[1].equals("-h"))) {
-        out.println("usage: maxsim4j " + command.get().usage);
+      if (args[0].equals("help")) { // help COMMAND, as COMMAND --help
+        if (args.length > 2) {
+          throw new UsageException("help takes one command name, got " + (args.length - 1) + "; expected help or"
+              + " help COMMAND");
+        }
+        out.println("usage: maxsim4j " + command(args[1]).usage);
         return 0;
       }
-      return command.get().runner.run(args, out, err);
+      UserCommand command = command(args[0]);
+      // --help anywhere after the command, as the benchmarks take it: what is asked for is the usage, not a run
+      if (Arrays.stream(args, 1, args.length).anyMatch(HELP::contains)) {
+        out.println("usage: maxsim4j " + command.usage);
+        return 0;
+      }
+      return command.runner.run(args, out, err);
     });
   }
 }

@@ -60,13 +60,30 @@ class MainErrorsTest {
     }
   }
 
+  /** A PrintStream only records a failed write: a full disk under stdout ended the run with status 0, silently. */
+  @Test
+  void aFailedWriteToStandardOutputIsAnError() {
+    java.io.OutputStream full = new java.io.OutputStream() {
+      @Override
+      public void write(int b) throws java.io.IOException {
+        throw new java.io.IOException("No space left on device");
+      }
+    };
+    for (String[] args : new String[][] {{"help"}, {"score", "--help"}, {"rerank", "--help"}}) {
+      java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+      int status = Main.run(args, new java.io.PrintStream(full), new java.io.PrintStream(err, true));
+      assertTrue(status == 1 && err.toString().lines().count() == 1, String.join(" ", args) + ": " + err);
+      assertTrue(err.toString().startsWith("maxsim4j: error: writing standard output failed"), err.toString());
+    }
+  }
+
   @Test
   void anErrorFromLoadingCodeIsOneLineNotAStackTrace() {
     // a class or native library that cannot be loaded escaped as the JVM's own stack trace
     for (Error error : new Error[] {new NoClassDefFoundError("jdk/incubator/vector/FloatVector"),
         new UnsatisfiedLinkError("no maxsim4j_cuda in java.library.path"), new AssertionError("broken")}) {
       java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-      int status = CommandRunner.run("maxsim4j", new java.io.PrintStream(err, true), () -> {
+      int status = CommandRunner.run("maxsim4j", System.out, new java.io.PrintStream(err, true), () -> {
         throw error;
       });
       assertTrue(status == 1 && err.toString().lines().count() == 1, err.toString());
@@ -84,7 +101,7 @@ class MainErrorsTest {
       for (int wrapped = 0; wrapped < 2; wrapped++) {
         boolean wrap = wrapped == 1;
         java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        int status = CommandRunner.run("maxsim4j", new java.io.PrintStream(err, true), () -> {
+        int status = CommandRunner.run("maxsim4j", System.out, new java.io.PrintStream(err, true), () -> {
           if (wrap) {
             throw new java.io.UncheckedIOException(failure);
           }

@@ -209,6 +209,22 @@ class MainTest {
     assertFalse(help.out().contains("bench") || help.out().contains("plot"), help.out());
   }
 
+  /**
+   * help COMMAND is COMMAND --help, and --help anywhere after a command asks for its usage (it was an unknown option
+   * after another); help of a command that does not exist is a usage error, not the overview.
+   */
+  @Test
+  void helpNamesACommandAndHelpAnywhereIsHelp() {
+    CliRun named = run("help", "score");
+    assertEquals(0, named.status(), named.err());
+    assertTrue(named.out().startsWith("usage: maxsim4j score"), named.out());
+    CliRun late = run("score", "--queries", "x.npy", "--help");
+    assertEquals(0, late.status(), late.err());
+    assertTrue(late.out().startsWith("usage: maxsim4j score"), late.out());
+    assertOneLineError(run("help", "bogus"), 2, "unknown command 'bogus'");
+    assertOneLineError(run("help", "score", "encode"), 2, "help takes one command name");
+  }
+
   /** COMMAND --help prints that command's usage alone and succeeds. */
   @Test
   void eachCommandHasItsOwnHelp() {
