@@ -12,6 +12,7 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,21 +78,68 @@ class TextSkippedInputTest {
     assertEquals(2 + 1, r.out().lines().count(), r.out());
   }
 
+  /**
+   * encode keeps a row for every file (sorted by path) and every non-blank line, so that a row's number names its
+   * text: one that cannot be read, or holds no word piece (only the encoder's [CLS] and [SEP], which outranked real
+   * documents), is a row of no token, named on stderr.
+   */
   @Test
-  void encodeSkipsNonTextFilesAndLines() throws IOException {
+  void encodeKeepsARowOfNoTokenForTextsItCannotEncode() throws IOException {
     Path folder = mixedFolder();
+    Files.writeString(folder.resolve("empty.txt"), "");
+    Files.writeString(folder.resolve("zwsp.txt"), "\u200b\n");
     Path out = dir.resolve("e.safetensors");
     CliRun r = CliRun.of("encode", "--in", folder.toString(), "--out", out.toString());
     assertEquals(0, r.status(), r.err());
-    assertTrue(r.err().contains("latin1.txt") && r.err().contains("image.md"), r.err());
-    assertEquals(2 + 1, SafeTensors.read(out, "offsets").dim(0)); // packed: offsets [N+1]
+    for (String name : new String[] {"latin1.txt", "image.md", "empty.txt", "zwsp.txt"}) {
+      assertTrue(r.err().contains(name) && r.err().contains("written as a row of no token"), r.err());
+    }
+    assertTrue(r.out().contains("encoded 7 texts (5 of no token)"), r.out());
+    // bom, empty, image, latin1, nul, otters, zwsp: by path
+    long[] offsets = SafeTensors.read(out, "offsets").integers();
+    assertEquals(7 + 1, offsets.length);
+    for (int i = 0; i < 7; i++) {
+      long length = offsets[i + 1] - offsets[i];
+      assertTrue(i == 0 || i == 5 ? length > 2 : length == 0, i + ": " + java.util.Arrays.toString(offsets));
+    }
     Path lines = dir.resolve("lines.txt");
-    Files.write(lines, concat("one\n".getBytes(StandardCharsets.UTF_8), LATIN1, "\ntwo\n".getBytes(
+    Files.write(lines, concat("one\n".getBytes(StandardCharsets.UTF_8), LATIN1, "\n\u200b\n\ntwo\n".getBytes(
         StandardCharsets.UTF_8)));
     CliRun l = CliRun.of("encode", "--in", lines.toString(), "--out", out.toString());
     assertEquals(0, l.status(), l.err());
-    assertTrue(l.err().contains("skipped line 2 of " + lines), l.err());
-    assertEquals(2 + 1, SafeTensors.read(out, "offsets").dim(0)); // packed: offsets [N+1]
+    assertTrue(l.err().contains("line 2 of " + lines + ": not UTF-8 text"), l.err());
+    assertTrue(l.err().contains("line 3 of " + lines + " holds no word piece"), l.err());
+    offsets = SafeTensors.read(out, "offsets").integers(); // the blank line 4 is no text
+    assertEquals(4 + 1, offsets.length);
+    assertTrue(offsets[1] > 2 && offsets[2] == offsets[1] && offsets[3] == offsets[2] && offsets[4] > offsets[3],
+        java.util.Arrays.toString(offsets));
+    // a document of no token scores as an empty one, below every real document
+    Path query = dir.resolve("q.txt");
+    Files.writeString(query, "what do otters do when they sleep\n");
+    Path q = dir.resolve("q.safetensors");
+    assertEquals(0, CliRun.of("encode", "--in", query.toString(), "--out", q.toString()).status());
+    assertEquals(0, CliRun.of("encode", "--in", folder.toString(), "--out", out.toString()).status());
+    CliRun s = CliRun.of("score", "--queries", q.toString(), "--docs", out.toString(), "--top-k", "7", "--out-run",
+        dir.resolve("run.tsv").toString());
+    assertEquals(0, s.status(), s.err());
+    List<String> run = Files.readAllLines(dir.resolve("run.tsv"));
+    assertTrue(run.get(0).split("\t")[1].equals("5") && run.get(1).split("\t")[1].equals("0"), run.toString());
+  }
+
+  /** Files the listing skipped (a pipe, a link to nothing) were named but left out of index's count of skipped. */
+  @Test
+  void indexCountsEveryFileItNamesAsSkipped() throws Exception {
+    Path folder = Files.createDirectories(dir.resolve("listed"));
+    Files.createSymbolicLink(folder.resolve("nowhere.md"), folder.resolve("missing"));
+    assumeTrue(new ProcessBuilder("mkfifo", folder.resolve("pipe.txt").toString()).start().waitFor() == 0);
+    CliRun none = CliRun.of("index", "--dir", folder.toString());
+    assertTrue(none.failedCleanly(), none.err());
+    assertTrue(none.err().contains("holds no readable .txt or .md file (its subfolders searched too; 2 skipped,"
+        + " named in the warnings above)"), none.err());
+    Files.writeString(folder.resolve("tides.txt"), "the moon pulls the tides");
+    CliRun r = CliRun.of("index", "--dir", folder.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("indexed 1 file (1 encoded, 0 reused, 2 skipped)"), r.out());
   }
 
   @Test

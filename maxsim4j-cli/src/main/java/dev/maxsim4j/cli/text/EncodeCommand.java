@@ -28,8 +28,11 @@ import java.util.Set;
 public final class EncodeCommand {
   public static final String USAGE = """
       encode --in TEXTS --out E.safetensors [--dtype bf16|f32]
-        TEXTS: a text file (one text per non-blank line) or a folder (one text per .txt/.md file); lines
-        and files that are not UTF-8 text (invalid bytes, NUL bytes) are skipped and named on stderr.
+        TEXTS: a text file (one text per non-blank line, in order) or a folder (one text per .txt/.md
+        file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
+        them. A text that cannot be read as UTF-8 (invalid bytes, NUL bytes), or holds no word piece
+        (whitespace, control or format characters only), is a row of no token, named on stderr: as a
+        document it scores -1e9, as a query 0.
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length, packed
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:
@@ -56,40 +59,72 @@ public final class EncodeCommand {
     if (!Files.isDirectory(in)) {
       TextFiles.requireTextFile("--in", in);
     }
-    List<Path> files = Files.isDirectory(in) ? TextFiles.under(in, warnings) : List.of(in);
+    List<Path> files = Files.isDirectory(in) ? TextFiles.under(in, warnings).files() : List.of(in);
     List<Path> inputs = new ArrayList<>(files);
     inputs.add(in);
     // checked before any text is read: an output that is one of the texts read, or that cannot be written, is
     // refused before the reading and encoding work
     try (AtomicOutput output = AtomicOutput.create("--out", target, inputs)) {
+      // one row per input, in order, whether or not it can be read (null: named in a warning already): a row's
+      // number names its file or line
       List<String> texts = new ArrayList<>();
+      List<String> names = new ArrayList<>();
       if (Files.isDirectory(in)) {
         for (Path f : files) {
-          TextFiles.readOrWarn(f, TextFiles.shown(f), warnings).ifPresent(texts::add);
+          texts.add(TextFiles.readOrNoToken(f, TextFiles.shown(f), warnings).orElse(null));
+          names.add(TextFiles.shown(f));
         }
       } else {
-        TextFiles.lines("--in", in, warnings).forEach(line -> texts.add(line.text()));
+        for (TextFiles.Line line : TextFiles.lines("--in", in, warnings, true)) {
+          texts.add(line.text());
+          names.add("line " + line.number() + " of " + TextFiles.shown(in));
+        }
       }
-      warnings.finish();
       if (texts.isEmpty()) {
+        warnings.finish();
         throw new IllegalArgumentException("encode: " + in + " holds no text; expected non-blank lines or .txt/.md"
             + " files");
       }
       TokenBatch b;
+      int[] lengths = new int[texts.size()];
       try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
-        Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "text"));
-        b = encoder.encode(texts, progress::update);
+        List<String> withText = new ArrayList<>();
+        boolean[] kept = new boolean[texts.size()];
+        for (int i = 0; i < texts.size(); i++) {
+          // the encoder's [CLS] and [SEP] alone would match every text alike, above texts that share words
+          kept[i] = texts.get(i) != null && encoder.hasWordPiece(texts.get(i));
+          if (kept[i]) {
+            withText.add(texts.get(i));
+          } else if (texts.get(i) != null) {
+            warnings.warn(names.get(i) + " holds no word piece; " + TextFiles.NO_TOKEN);
+          }
+        }
+        warnings.finish();
+        if (withText.isEmpty()) {
+          throw new IllegalArgumentException("encode: " + in + " holds no text with a word piece; expected lines or"
+              + " .txt/.md files of text");
+        }
+        Progress progress = new Progress(err, "encoding " + Counts.of(withText.size(), "text"));
+        b = encoder.encode(withText, progress::update);
         progress.done();
+        for (int i = 0, row = 0; i < texts.size(); i++) {
+          lengths[i] = kept[i] ? b.validTokens(row++) : 0;
+        }
       }
-      int[] offsets = b.offsets();
-      long tokens = offsets[b.size()];
+      int[] offsets = new int[texts.size() + 1];
+      for (int i = 0; i < texts.size(); i++) {
+        offsets[i + 1] = Math.addExact(offsets[i], lengths[i]);
+      }
+      long tokens = offsets[texts.size()];
       Map<String, NdArray> tensors = new LinkedHashMap<>();
       tensors.put("embeddings", PackedTokens.embeddings(target.toString(), b, dtype.equals("bf16")));
       tensors.put("offsets", PackedTokens.offsets(target.toString(), offsets));
       output.write(file -> SafeTensors.write(file, tensors));
       output.commit();
-      out.printf(Locale.ROOT, "encoded %s into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
-          Counts.of(b.size(), "text"), TextFiles.shown(target), tokens, b.dim(), dtype, b.size() + 1);
+      int empty = texts.size() - b.size();
+      out.printf(Locale.ROOT, "encoded %s%s into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
+          Counts.of(texts.size(), "text"), empty == 0 ? "" : " (" + empty + " of no token)", TextFiles.shown(target),
+          tokens, b.dim(), dtype, texts.size() + 1);
     }
     return 0;
   }

@@ -62,11 +62,15 @@ public final class TextFiles {
     return p;
   }
 
+  /** The text files found under a folder, sorted by path, and how many were skipped (each named in a warning). */
+  public record Listing(List<Path> files, int skipped) {}
+
   /**
    * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
-   * folders), sorted by path. A sub-folder that cannot be listed is skipped with a warning.
+   * folders), sorted by path. A file that is not a regular one, or a sub-folder that cannot be listed, is skipped
+   * with a warning, and counted.
    */
-  public static List<Path> under(Path folder, Warnings warnings) throws IOException {
+  public static Listing under(Path folder, Warnings warnings) throws IOException {
     if (Files.isRegularFile(folder)) {
       throw new IllegalArgumentException(folder + " is a file; expected a folder of .txt/.md files");
     }
@@ -79,6 +83,7 @@ public final class TextFiles {
     }
     Path index = folder.resolve(TextIndex.FOLDER);
     List<Path> out = new ArrayList<>();
+    int[] skipped = {0};
     Files.walkFileTree(folder, new SimpleFileVisitor<>() {
       @Override
       public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
@@ -96,6 +101,7 @@ public final class TextFiles {
             // folder is not followed, by design, whatever its name)
             warnings.warn("skipped " + shown(file) + ": " + (attrs.isSymbolicLink() ? "a link to no readable file"
                 : "not a regular file"));
+            skipped[0]++;
           }
         }
         return FileVisitResult.CONTINUE;
@@ -107,6 +113,7 @@ public final class TextFiles {
           throw e;
         }
         warnings.warn("skipped " + shown(file) + ": " + reason(e));
+        skipped[0]++;
         return FileVisitResult.CONTINUE;
       }
 
@@ -117,12 +124,13 @@ public final class TextFiles {
             throw e;
           }
           warnings.warn("skipped the rest of " + shown(dir) + ": " + reason(e));
+          skipped[0]++;
         }
         return FileVisitResult.CONTINUE;
       }
     });
     out.sort(null);
-    return out;
+    return new Listing(out, skipped[0]);
   }
 
   private static boolean isTextName(Path file) {
@@ -135,6 +143,15 @@ public final class TextFiles {
    * that is not UTF-8 text is skipped with a warning naming the file and the line.
    */
   public static List<Line> lines(String option, Path file, Warnings warnings) throws IOException {
+    return lines(option, file, warnings, false);
+  }
+
+  /**
+   * As {@link #lines(String, Path, Warnings)}; where {@code keepUnreadable}, a line that is not UTF-8 text is kept
+   * with a null text (so that rows keep following the non-blank lines), with a warning saying so.
+   */
+  public static List<Line> lines(String option, Path file, Warnings warnings, boolean keepUnreadable)
+      throws IOException {
     requireTextFile(option, file);
     String tooLarge = tooLarge(Files.size(file));
     if (tooLarge != null) {
@@ -156,7 +173,12 @@ public final class TextFiles {
           out.add(new Line(number, line.strip()));
         }
       } catch (NotText e) {
-        warnings.warn("skipped line " + number + " of " + shown(file) + ": " + e.getMessage());
+        if (keepUnreadable) {
+          warnings.warn("line " + number + " of " + shown(file) + ": " + e.getMessage() + "; " + NO_TOKEN);
+          out.add(new Line(number, null));
+        } else {
+          warnings.warn("skipped line " + number + " of " + shown(file) + ": " + e.getMessage());
+        }
       }
       start = next;
     }
@@ -173,6 +195,26 @@ public final class TextFiles {
       warnings.warn("skipped " + shownName + ": " + reason(e));
     } catch (IllegalArgumentException e) {
       warnings.warn("skipped " + shownName + ": " + e.getMessage());
+    }
+    return Optional.empty();
+  }
+
+  /** What becomes of a text that cannot be read, or holds no word piece, where rows must follow the inputs. */
+  public static final String NO_TOKEN = "written as a row of no token, which scores as an empty document";
+
+  /**
+   * The text of a file; a file that is not UTF-8 text or cannot be read is empty, with a warning saying that it is
+   * {@link #NO_TOKEN}.
+   */
+  public static Optional<String> readOrNoToken(Path file, String shownName, Warnings warnings) {
+    try {
+      return Optional.of(read(file));
+    } catch (NotText e) {
+      warnings.warn(shownName + ": " + e.getMessage() + "; " + NO_TOKEN);
+    } catch (IOException e) {
+      warnings.warn(shownName + ": " + reason(e) + "; " + NO_TOKEN);
+    } catch (IllegalArgumentException e) {
+      warnings.warn(shownName + ": " + e.getMessage() + "; " + NO_TOKEN);
     }
     return Optional.empty();
   }

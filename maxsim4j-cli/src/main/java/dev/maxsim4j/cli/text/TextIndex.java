@@ -157,10 +157,13 @@ public final class TextIndex {
    */
   public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, boolean mustSave, Warnings warnings,
       PrintStream err, Store store, UpdateLock lock) throws IOException {
-    List<Path> files = TextFiles.under(folder, warnings);
+    TextFiles.Listing listing = TextFiles.under(folder, warnings);
+    List<Path> files = listing.files();
     if (files.isEmpty()) {
-      throw new IllegalArgumentException("--dir " + TextFiles.shown(folder) + " holds no .txt or .md file (its"
-          + " subfolders searched too); expected a folder of text files");
+      throw new IllegalArgumentException("--dir " + TextFiles.shown(folder) + " holds no "
+          + (listing.skipped() > 0 ? "readable " : "") + ".txt or .md file (its subfolders searched too"
+          + (listing.skipped() > 0 ? "; " + listing.skipped() + " skipped, named in the warnings above" : "")
+          + "); expected a folder of text files");
     }
     Path dir = folder.resolve(FOLDER);
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
@@ -185,7 +188,7 @@ public final class TextIndex {
     List<Integer> freshEntries = new ArrayList<>();
     List<String> texts = new ArrayList<>();
     List<Passages.Passage> fresh = new ArrayList<>();
-    int skipped = 0;
+    int skipped = listing.skipped();
     Progress reading = new Progress(err, "reading " + Counts.of(files.size(), "file"));
     for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
       Path f = files.get(i);
