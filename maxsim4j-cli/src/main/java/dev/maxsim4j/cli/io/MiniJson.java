@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Just enough JSON for safetensors headers: objects, arrays, strings, integers (as Long), other numbers
@@ -21,6 +22,8 @@ public final class MiniJson {
   private int pos;
   private int depth;
   private long values;
+
+  private static final Pattern JSON_NUMBER = Pattern.compile("-?(0|[1-9]\\d*)(\\.\\d+)?([eE][+-]?\\d+)?");
 
   private MiniJson(String s, int maxArray, long maxValues) {
     this.s = s;
@@ -199,10 +202,14 @@ public final class MiniJson {
     if (t.isEmpty()) {
       throw error(pos < s.length() ? "unexpected character " + quote(String.valueOf(s.charAt(pos))) : "unexpected end");
     }
+    // JSON's grammar, not Java's: Java takes "02", "+1" and "1." too, which other readers of the file refuse
+    if (!JSON_NUMBER.matcher(t).matches()) {
+      throw error("bad number '" + Printable.of(t) + "'");
+    }
     try {
       return t.matches("-?\\d+") ? (Object) Long.parseLong(t) : (Object) Double.parseDouble(t);
     } catch (NumberFormatException e) {
-      throw error("bad number '" + Printable.of(t) + "'");
+      throw error("bad number '" + Printable.of(t) + "' (past the 64-bit integers)");
     }
   }
 
@@ -226,7 +233,8 @@ public final class MiniJson {
   }
 
   private void skipSpace() {
-    while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
+    // JSON's four whitespace characters only: Java's whitespace holds more, which other readers refuse
+    while (pos < s.length() && " \t\n\r".indexOf(s.charAt(pos)) >= 0) {
       pos++;
     }
   }

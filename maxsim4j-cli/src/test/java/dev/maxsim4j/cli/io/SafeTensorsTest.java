@@ -66,6 +66,16 @@ class SafeTensorsTest {
     // what is not JSON is not read as something else: "t\\q" was the tensor "tq", a raw tab part of a name
     refused("{\"t\\q\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "bad escape \"\\\\q\"");
     refused("{\"t\t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "a control character");
+    // JSON's numbers and whitespace, not Java's, which took "02", "+1", "1." and U+2028 or \x1c as spaces
+    for (String number : new String[] {"01", "+1", "1.", ".5", "1e", "--1", "1e+"}) {
+      refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[" + number + "],\"data_offsets\":[0,4]}}", 4,
+          "bad number '" + number + "'");
+    }
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}\u2028}", 4, "bad JSON");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\u001c", 4, "");
+    Path spaced = Files.write(dir.resolve("spaced.safetensors"), safetensors(" {\t\"t\" :\r\n{\"dtype\":\"F32\","
+        + "\"shape\":[ 1 ],\"data_offsets\":[0, 4]}} ", 4));
+    assertEquals(1, SafeTensors.read(spaced, "t").elements());
     // the format's layout: the data section tiled by the tensors, no hole, nothing after the last
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "bytes 0 to 4 of the data belong"
         + " to no tensor");
