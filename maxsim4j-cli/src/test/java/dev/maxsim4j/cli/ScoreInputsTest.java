@@ -237,6 +237,29 @@ class ScoreInputsTest {
     }
   }
 
+  /** [L, d] is one row of L tokens: its mask is [L] or, as [N, L] with N = 1, [1, L]; [2, L] is refused. */
+  @Test
+  void aMaskOfOneRowIsTakenBesideEmbeddingsOfOneRow() throws IOException {
+    float[] q = randoms(3 * 4);
+    Npy.writeFloats(dir.resolve("q2d.npy"), q, 3, 4);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(2 * 5 * 4), 2, 5, 4);
+    boolean[] mask = {true, false, true};
+    Npy.writeBools(dir.resolve("flat.npy"), mask, 3);
+    Npy.writeBools(dir.resolve("row.npy"), mask, 1, 3);
+    float[][] scores = new float[2][];
+    int i = 0;
+    for (String m : new String[] {"flat.npy", "row.npy"}) {
+      CliRun r = run("score", "--queries", p("q2d.npy"), "--query-mask", p(m), "--docs", p("d.npy"), "--out",
+          p("s" + m));
+      assertEquals(0, r.status(), r.err());
+      scores[i++] = Npy.read(dir.resolve("s" + m)).floats();
+    }
+    assertArrayEquals(scores[0], scores[1]);
+    Npy.writeBools(dir.resolve("two.npy"), new boolean[6], 2, 3);
+    assertOneLineError(run("score", "--queries", p("q2d.npy"), "--query-mask", p("two.npy"), "--docs", p("d.npy"),
+        "--out", p("s.npy")), 1, "has shape [2, 3]; expected [3] or [1, 3] to match embeddings [3, 4]");
+  }
+
   /**
    * Scores are written as .npy: under a .safetensors name (one file or a folder of shards) they would be taken for a
    * damaged .safetensors file, or for a shard by the next score of that folder, and under a text name for text, so
