@@ -44,6 +44,11 @@ final class DemoCommand {
       return TextDemo.run(a, out, err);
     }
     int nDocs = a.intValue("--docs", 5_000, 1, MAX_DOCS);
+    // every option checked before the corpus is built (seconds for the largest)
+    MaxSim.Builder builder = MaxSim.builder();
+    if (a.get("--threads") != null) {
+      builder.threads(a.threads(1));
+    }
     SplittableRandom rnd = new SplittableRandom(2026);
     float[] concepts = new float[TOPICS * CONCEPTS * DIM];
     for (int c = 0; c < TOPICS * CONCEPTS; c++) {
@@ -83,10 +88,6 @@ final class DemoCommand {
     }
     TokenBatch queries = TokenBatch.ofFloats(q, queryTopics.length, lq, DIM);
 
-    MaxSim.Builder builder = MaxSim.builder();
-    if (a.get("--threads") != null) {
-      builder.threads(a.threads(1));
-    }
     try (MaxSim maxSim = Engine.open(a, builder)) {
       maxSim.topK(queries, docs, 10); // warm-up: JIT compilation of the kernel
       long t0 = System.nanoTime();
