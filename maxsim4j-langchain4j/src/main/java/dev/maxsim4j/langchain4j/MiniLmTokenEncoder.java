@@ -120,7 +120,22 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       throw new UncheckedIOException("cannot read all-MiniLM-L6-v2 from the classpath", e);
     } catch (OrtException e) {
       throw new IllegalStateException("ONNX Runtime cannot load all-MiniLM-L6-v2: " + e.getMessage(), e);
+    } catch (ExceptionInInitializerError | UnsatisfiedLinkError | NoClassDefFoundError e) {
+      // both native libraries unpack themselves on first use: a folder they cannot write fails them here, with
+      // the folder named only deep in the cause
+      throw new IllegalStateException("cannot load the native libraries of ONNX Runtime and the tokenizer ("
+          + rootCause(e) + "); they unpack into java.io.tmpdir (" + System.getProperty("java.io.tmpdir")
+          + ") and DJL's cache (DJL_CACHE_DIR, by default ~/.djl.ai): expected both writable, or"
+          + " -Djava.io.tmpdir and DJL_CACHE_DIR set to folders that are", e);
     }
+  }
+
+  private static String rootCause(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.toString();
   }
 
   private static InputStream resource(String name) {
