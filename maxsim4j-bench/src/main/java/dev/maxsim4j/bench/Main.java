@@ -8,9 +8,10 @@ import dev.maxsim4j.bench.plot.PlotCommand;
 import dev.maxsim4j.bench.quality.QualityCommand;
 import dev.maxsim4j.bench.retrieval.RetrievalCommand;
 import dev.maxsim4j.cli.CommandRunner;
+import dev.maxsim4j.cli.HelpRequested;
 import dev.maxsim4j.cli.UsageException;
+import java.io.IOException;
 import java.io.PrintStream;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,22 +69,31 @@ public final class Main {
         out.print(help);
         return args.length == 0 ? 2 : 0;
       }
-      // COMMAND --help, as every maxsim4j command takes it
-      if (USAGES.containsKey(args[0]) && Arrays.stream(args, 1, args.length).anyMatch(HELP::contains)) {
+      // COMMAND --help, as every maxsim4j command takes it: first, or where the command's options expect a name
+      if (USAGES.containsKey(args[0]) && args.length > 1 && HELP.contains(args[1])) {
         out.print("usage: ./maxsim4j bench " + USAGES.get(args[0]));
         return 0;
       }
-      return switch (args[0]) {
-        case "gpu" -> GpuCommand.run(args, out);
-        case "gpu-scale" -> GpuScaleCommand.run(args, out);
-        case "gpu-fde" -> GpuFdeCommand.run(args, out);
-        case "cpu" -> CpuBench.run(args, out);
-        case "plot" -> PlotCommand.run(args, out);
-        case "quality" -> QualityCommand.run(args, out);
-        case "retrieval" -> RetrievalCommand.run(args, out);
-        default -> throw new UsageException("unknown command '" + args[0]
-            + "'; expected gpu, gpu-scale, gpu-fde, cpu, plot, quality, retrieval or help");
-      };
+      try {
+        return command(args, out);
+      } catch (HelpRequested asked) {
+        out.print("usage: ./maxsim4j bench " + USAGES.get(args[0]));
+        return 0;
+      }
     });
+  }
+
+  private static int command(String[] args, PrintStream out) throws IOException {
+    return switch (args[0]) {
+      case "gpu" -> GpuCommand.run(args, out);
+      case "gpu-scale" -> GpuScaleCommand.run(args, out);
+      case "gpu-fde" -> GpuFdeCommand.run(args, out);
+      case "cpu" -> CpuBench.run(args, out);
+      case "plot" -> PlotCommand.run(args, out);
+      case "quality" -> QualityCommand.run(args, out);
+      case "retrieval" -> RetrievalCommand.run(args, out);
+      default -> throw new UsageException("unknown command '" + args[0]
+          + "'; expected gpu, gpu-scale, gpu-fde, cpu, plot, quality, retrieval or help");
+    };
   }
 }

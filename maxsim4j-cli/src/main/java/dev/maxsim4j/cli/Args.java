@@ -58,6 +58,8 @@ public final class Args {
         if (a.equals("--backend")) {
           Engine.checkBackend(command, argv[i]);
         }
+      } else if (a.equals("--help") || a.equals("-h")) {
+        throw new HelpRequested();
       } else {
         throw new UsageException(command + ": unknown option '" + a + "' (see ./" + program + " help)");
       }

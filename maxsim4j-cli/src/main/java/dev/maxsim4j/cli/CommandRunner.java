@@ -38,7 +38,7 @@ public final class CommandRunner {
       if (out.checkError()) {
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
             + " what this run printed is incomplete");
-        return 1;
+        return status != 0 ? status : 1;
       }
       return status;
     } catch (UsageException e) {

@@ -66,7 +66,7 @@ public final class Main {
     for (UserCommand c : UserCommand.values()) {
       s.append(line(c.name, c.summary));
     }
-    s.append(line("help", "this text (COMMAND --help: that command's alone)"));
+    s.append(line("help", "this text (help COMMAND, or COMMAND --help: that command's alone)"));
     return s.append("""
 
         options for every command that scores:
@@ -107,7 +107,8 @@ public final class Main {
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
     return CommandRunner.run("maxsim4j", out, err, () -> {
-      if (args.length == 0 || HELP.contains(args[0]) || (args[0].equals("help") && args.length == 1)) {
+      if (args.length == 0 || HELP.contains(args[0]) || (args[0].equals("help") && (args.length == 1
+          || args.length == 2 && HELP.contains(args[1])))) {
         StringBuilder help = new StringBuilder(USAGE);
         for (UserCommand c : UserCommand.values()) {
           help.append("  ").append(c.usage.replace("\n", "\n  ")).append("\n\n");
@@ -124,12 +125,12 @@ public final class Main {
         return 0;
       }
       UserCommand command = command(args[0]);
-      // --help anywhere after the command, as the benchmarks take it: what is asked for is the usage, not a run
-      if (Arrays.stream(args, 1, args.length).anyMatch(HELP::contains)) {
+      try {
+        return command.runner.run(args, out, err);
+      } catch (HelpRequested asked) {
         out.println("usage: maxsim4j " + command.usage);
         return 0;
       }
-      return command.runner.run(args, out, err);
     });
   }
 }

@@ -221,6 +221,13 @@ class MainTest {
     CliRun late = run("score", "--queries", "x.npy", "--help");
     assertEquals(0, late.status(), late.err());
     assertTrue(late.out().startsWith("usage: maxsim4j score"), late.out());
+    // where an option takes it as its value, "-h" is that value: the command runs (here to a missing file)
+    CliRun value = run("rerank", "--query", "-h", "--candidates", "no-such-candidates.txt");
+    assertEquals(1, value.status(), value.out() + value.err());
+    assertTrue(value.err().contains("no-such-candidates.txt"), value.err());
+    CliRun overview = run("help", "--help");
+    assertEquals(0, overview.status(), overview.err());
+    assertTrue(overview.out().contains("commands:"), overview.out());
     assertOneLineError(run("help", "bogus"), 2, "unknown command 'bogus'");
     assertOneLineError(run("help", "score", "encode"), 2, "help takes one command name");
   }
