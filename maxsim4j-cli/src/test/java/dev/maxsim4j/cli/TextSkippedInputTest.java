@@ -12,8 +12,8 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -88,19 +88,20 @@ class TextSkippedInputTest {
     Path folder = mixedFolder();
     Files.writeString(folder.resolve("empty.txt"), "");
     Files.writeString(folder.resolve("zwsp.txt"), "\u200b\n");
+    Files.createSymbolicLink(folder.resolve("nowhere.md"), folder.resolve("missing"));
     Path out = dir.resolve("e.safetensors");
     CliRun r = CliRun.of("encode", "--in", folder.toString(), "--out", out.toString());
     assertEquals(0, r.status(), r.err());
-    for (String name : new String[] {"latin1.txt", "image.md", "empty.txt", "zwsp.txt"}) {
+    for (String name : new String[] {"latin1.txt", "image.md", "empty.txt", "zwsp.txt", "nowhere.md"}) {
       assertTrue(r.err().contains(name) && r.err().contains("written as a row of no token"), r.err());
     }
-    assertTrue(r.out().contains("encoded 7 texts (5 of no token)"), r.out());
-    // bom, empty, image, latin1, nul, otters, zwsp: by path
+    assertTrue(r.out().contains("encoded 8 texts (6 of no token)"), r.out());
+    // bom, empty, image, latin1, nowhere (a link to nothing), nul, otters, zwsp: by path
     long[] offsets = SafeTensors.read(out, "offsets").integers();
-    assertEquals(7 + 1, offsets.length);
-    for (int i = 0; i < 7; i++) {
+    assertEquals(8 + 1, offsets.length);
+    for (int i = 0; i < 8; i++) {
       long length = offsets[i + 1] - offsets[i];
-      assertTrue(i == 0 || i == 5 ? length > 2 : length == 0, i + ": " + java.util.Arrays.toString(offsets));
+      assertTrue(i == 0 || i == 6 ? length > 2 : length == 0, i + ": " + java.util.Arrays.toString(offsets));
     }
     Path lines = dir.resolve("lines.txt");
     Files.write(lines, concat("one\n".getBytes(StandardCharsets.UTF_8), LATIN1, "\n\u200b\n\ntwo\n".getBytes(
@@ -119,11 +120,11 @@ class TextSkippedInputTest {
     Path q = dir.resolve("q.safetensors");
     assertEquals(0, CliRun.of("encode", "--in", query.toString(), "--out", q.toString()).status());
     assertEquals(0, CliRun.of("encode", "--in", folder.toString(), "--out", out.toString()).status());
-    CliRun s = CliRun.of("score", "--queries", q.toString(), "--docs", out.toString(), "--top-k", "7", "--out-run",
+    CliRun s = CliRun.of("score", "--queries", q.toString(), "--docs", out.toString(), "--top-k", "8", "--out-run",
         dir.resolve("run.tsv").toString());
     assertEquals(0, s.status(), s.err());
     List<String> run = Files.readAllLines(dir.resolve("run.tsv"));
-    assertTrue(run.get(0).split("\t")[1].equals("5") && run.get(1).split("\t")[1].equals("0"), run.toString());
+    assertTrue(run.get(0).split("\t")[1].equals("6") && run.get(1).split("\t")[1].equals("0"), run.toString());
   }
 
   /** Files the listing skipped (a pipe, a link to nothing) were named but left out of index's count of skipped. */

@@ -59,7 +59,15 @@ public final class EncodeCommand {
     if (!Files.isDirectory(in)) {
       TextFiles.requireTextFile("--in", in);
     }
-    List<Path> files = Files.isDirectory(in) ? TextFiles.under(in, warnings).files() : List.of(in);
+    TextFiles.Listing listing = Files.isDirectory(in) ? TextFiles.under(in) : null;
+    List<Path> files = listing != null ? listing.files() : List.of(in);
+    if (listing != null && !listing.unlisted().isEmpty()) {
+      // files may be missing under what could not be read, and rows past them would name the wrong files
+      TextFiles.Skip first = listing.unlisted().getFirst();
+      throw new IllegalArgumentException("encode: --in " + TextFiles.shown(in) + ": cannot read " + first.what()
+          + " (" + first.reason() + (listing.unlisted().size() > 1 ? ", and " + (listing.unlisted().size() - 1)
+          + " more" : "") + "); expected a folder encode can list whole, so that row i is its i-th text file");
+    }
     List<Path> inputs = new ArrayList<>(files);
     inputs.add(in);
     // checked before any text is read: an output that is one of the texts read, or that cannot be written, is
@@ -69,10 +77,20 @@ public final class EncodeCommand {
       // number names its file or line
       List<String> texts = new ArrayList<>();
       List<String> names = new ArrayList<>();
-      if (Files.isDirectory(in)) {
-        for (Path f : files) {
-          texts.add(TextFiles.readOrNoToken(f, TextFiles.shown(f), warnings).orElse(null));
-          names.add(TextFiles.shown(f));
+      if (listing != null) {
+        // the files and the text-named entries that are no readable file, in one order by path
+        List<TextFiles.Skip> skips = listing.skippedFiles();
+        for (int f = 0, k = 0; f < files.size() || k < skips.size(); ) {
+          if (k < skips.size() && (f == files.size() || skips.get(k).path().compareTo(files.get(f)) < 0)) {
+            TextFiles.Skip skip = skips.get(k++);
+            warnings.warn(skip.what() + ": " + skip.reason() + "; " + TextFiles.NO_TOKEN);
+            texts.add(null);
+            names.add(skip.what());
+          } else {
+            Path file = files.get(f++);
+            texts.add(TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
+            names.add(TextFiles.shown(file));
+          }
         }
       } else {
         for (TextFiles.Line line : TextFiles.lines("--in", in, warnings, true)) {

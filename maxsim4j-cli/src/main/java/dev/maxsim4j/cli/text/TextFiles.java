@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -62,15 +63,33 @@ public final class TextFiles {
     return p;
   }
 
-  /** The text files found under a folder, sorted by path, and how many were skipped (each named in a warning). */
-  public record Listing(List<Path> files, int skipped) {}
+  /** An entry a listing could not take: {@code what} names it as a warning would ("F", "the rest of D"). */
+  public record Skip(Path path, String what, String reason) {}
+
+  /**
+   * The .txt and .md files found under a folder, sorted by path; the text-named entries that are no readable file;
+   * and the entries (folders mostly) that could not be read, under which files may be missing.
+   */
+  public record Listing(List<Path> files, List<Skip> skippedFiles, List<Skip> unlisted) {
+    /** How many entries the listing skipped, files and folders. */
+    public int skipped() {
+      return skippedFiles.size() + unlisted.size();
+    }
+
+    /** Names each skipped entry in a warning, as {@code skipped WHAT: REASON}. */
+    public void warnSkipped(Warnings warnings) {
+      List<Skip> all = new ArrayList<>(skippedFiles);
+      all.addAll(unlisted);
+      all.sort(Comparator.comparing(Skip::path));
+      all.forEach(k -> warnings.warn("skipped " + k.what() + ": " + k.reason()));
+    }
+  }
 
   /**
    * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
-   * folders), sorted by path. A file that is not a regular one, or a sub-folder that cannot be listed, is skipped
-   * with a warning, and counted.
+   * folders), sorted by path. What cannot be taken is returned beside them, for the caller to name.
    */
-  public static Listing under(Path folder, Warnings warnings) throws IOException {
+  public static Listing under(Path folder) throws IOException {
     if (Files.isRegularFile(folder)) {
       throw new IllegalArgumentException(folder + " is a file; expected a folder of .txt/.md files");
     }
@@ -83,7 +102,8 @@ public final class TextFiles {
     }
     Path index = folder.resolve(TextIndex.FOLDER);
     List<Path> out = new ArrayList<>();
-    int[] skipped = {0};
+    List<Skip> skippedFiles = new ArrayList<>();
+    List<Skip> unlisted = new ArrayList<>();
     Files.walkFileTree(folder, new SimpleFileVisitor<>() {
       @Override
       public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
@@ -99,9 +119,8 @@ public final class TextFiles {
           } else if (!attrs.isDirectory() && !(attrs.isSymbolicLink() && Files.isDirectory(file))) {
             // a pipe or device would block or never end, a broken or looping link has nothing to read (a link to a
             // folder is not followed, by design, whatever its name)
-            warnings.warn("skipped " + shown(file) + ": " + (attrs.isSymbolicLink() ? "a link to no readable file"
+            skippedFiles.add(new Skip(file, shown(file), attrs.isSymbolicLink() ? "a link to no readable file"
                 : "not a regular file"));
-            skipped[0]++;
           }
         }
         return FileVisitResult.CONTINUE;
@@ -112,8 +131,8 @@ public final class TextFiles {
         if (file.equals(folder)) {
           throw e;
         }
-        warnings.warn("skipped " + shown(file) + ": " + reason(e));
-        skipped[0]++;
+        // a text file that cannot be looked at is one file skipped; any other entry may be a folder of them
+        (isTextName(file) ? skippedFiles : unlisted).add(new Skip(file, shown(file), reason(e)));
         return FileVisitResult.CONTINUE;
       }
 
@@ -123,14 +142,14 @@ public final class TextFiles {
           if (dir.equals(folder)) {
             throw e;
           }
-          warnings.warn("skipped the rest of " + shown(dir) + ": " + reason(e));
-          skipped[0]++;
+          unlisted.add(new Skip(dir, "the rest of " + shown(dir), reason(e)));
         }
         return FileVisitResult.CONTINUE;
       }
     });
     out.sort(null);
-    return new Listing(out, skipped[0]);
+    skippedFiles.sort(Comparator.comparing(Skip::path));
+    return new Listing(out, skippedFiles, unlisted);
   }
 
   private static boolean isTextName(Path file) {

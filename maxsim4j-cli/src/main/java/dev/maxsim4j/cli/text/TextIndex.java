@@ -157,7 +157,8 @@ public final class TextIndex {
    */
   public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, boolean mustSave, Warnings warnings,
       PrintStream err, Store store, UpdateLock lock) throws IOException {
-    TextFiles.Listing listing = TextFiles.under(folder, warnings);
+    TextFiles.Listing listing = TextFiles.under(folder);
+    listing.warnSkipped(warnings);
     List<Path> files = listing.files();
     if (files.isEmpty()) {
       throw new IllegalArgumentException("--dir " + TextFiles.shown(folder) + " holds no "

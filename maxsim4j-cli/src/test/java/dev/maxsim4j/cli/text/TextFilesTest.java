@@ -73,7 +73,8 @@ class TextFilesTest {
     boolean pipes = new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor() == 0;
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     Warnings warnings = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
-    TextFiles.Listing listing = TextFiles.under(dir, warnings);
+    TextFiles.Listing listing = TextFiles.under(dir);
+    listing.warnSkipped(warnings);
     assertEquals(List.of(dir.resolve("a.txt")), listing.files());
     // each named one counted, so that index's summary of skipped files agrees with its warnings
     assertEquals(pipes ? 3 : 2, listing.skipped());
