@@ -44,7 +44,7 @@ final class DemoCommand {
       return TextDemo.run(a, out, err);
     }
     int nDocs = a.intValue("--docs", 5_000, 1, MAX_DOCS);
-    // every option checked before the corpus is built (seconds for the largest)
+    // the options are checked before the corpus is built, which is the slow part
     MaxSim.Builder builder = MaxSim.builder();
     if (a.get("--threads") != null) {
       builder.threads(a.threads(1));

@@ -44,7 +44,7 @@ final class ScoreCommand {
         (candidates), or packed [T, d] with offsets [N+1] (int32/int64, like cu_seqlens; row i is tokens
         offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
         file the tensor "offsets" beside the embeddings. [L, d] without offsets is one row of L tokens (N = 1).
-        Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]); the
+        Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]; [L, d]: [L] or [1, L]); the
         tensor "mask" beside the embeddings, or a --*-mask-tensor without --*-mask, reads the mask from the embeddings'
         .safetensors file ("mask", "scales" and "offsets" beside them are read, whatever the embeddings tensor
         is called, or refused where they do not fit; an option that names another replaces them). A .safetensors
@@ -75,6 +75,15 @@ final class ScoreCommand {
     if (!topK && a.get("--out") == null) {
       throw new UsageException("score: --out is required (or --top-k K --out-run FILE)");
     }
+    if (!topK) {
+      AtomicOutput.target("--out", a.get("--out")); // a folder named as the output is said as such first
+    }
+    if (!topK && !a.get("--out").toLowerCase(Locale.ROOT).endsWith(".npy")) {
+      // readers pick the format by the extension: an array under any other name is taken for a damaged file of that
+      // kind, or for text; a mistake in the command line, reported before any file is looked at
+      throw new UsageException("score: --out " + a.get("--out") + " does not end in .npy; score writes its scores"
+          + " as a float32 .npy array (a text run: --top-k K --out-run FILE.tsv)");
+    }
     String run = topK ? a.get("--out-run").toLowerCase(Locale.ROOT) : "";
     if (run.endsWith(".safetensors") || run.endsWith(".npy")) {
       // a text run under an array's name is taken for a damaged array, and in a --docs folder for a damaged shard
@@ -94,12 +103,6 @@ final class ScoreCommand {
     // checked before the inputs are read (which may copy gigabytes or scan every fp8 byte), so a missing or
     // unwritable folder fails at once; the output is checked again against every file read once they are known
     AtomicOutput.check(option, AtomicOutput.target(option, a.get(option)), namedFiles(a));
-    if (!topK && !a.get("--out").toLowerCase(Locale.ROOT).endsWith(".npy")) {
-      // readers pick the format by the extension: an array under any other name is taken for a damaged file of that
-      // kind, or for text; reported before any input is read
-      throw new UsageException("score: --out " + a.get("--out") + " does not end in .npy; score writes its scores"
-          + " as a float32 .npy array (a text run: --top-k K --out-run FILE.tsv)");
-    }
     if (ShardedScore.applies(a)) {
       return ShardedScore.run(a, out, err, builder);
     }

@@ -94,10 +94,12 @@ record TokenType(DType dtype, int dim, float[] scales) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " hold " + scales.type()
           + "; expected float32 scales " + Arrays.toString(expected) + " (one per token of " + emb.source() + ")");
     }
-    if (!Arrays.equals(scales.shape(), expected)) {
+    // [L, d] is one row of L tokens: its scales may be [L] or, as the [N, L] of that one row, [1, L]
+    boolean oneRow = emb.rank() == 2 && Arrays.equals(scales.shape(), new long[] {1, emb.shape()[0]});
+    if (!Arrays.equals(scales.shape(), expected) && !oneRow) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " have shape " + scales.shapeString()
-          + "; expected " + Arrays.toString(expected) + " (one per token of " + emb.source() + " "
-          + emb.shapeString() + ")");
+          + "; expected " + Arrays.toString(expected) + (emb.rank() == 2 ? " or [1, " + emb.shape()[0] + "]" : "")
+          + " (one per token of " + emb.source() + " " + emb.shapeString() + ")");
     }
     float[] s = scales.floats();
     for (int i = 0; i < s.length; i++) {

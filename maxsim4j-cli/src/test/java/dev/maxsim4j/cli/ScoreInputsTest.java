@@ -344,9 +344,9 @@ class ScoreInputsTest {
     Files.createSymbolicLink(dir.resolve("dangling.npy"), Path.of("fresh.npy"));
     assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("dangling.npy")).status());
     assertTrue(Files.isRegularFile(dir.resolve("fresh.npy")));
-    Files.createSymbolicLink(dir.resolve("loop1"), Path.of("loop2"));
-    Files.createSymbolicLink(dir.resolve("loop2"), Path.of("loop1"));
-    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("loop1")), 1,
+    Files.createSymbolicLink(dir.resolve("loop1.npy"), Path.of("loop2.npy"));
+    Files.createSymbolicLink(dir.resolve("loop2.npy"), Path.of("loop1.npy"));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("loop1.npy")), 1,
         "loop of symbolic links");
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", p("q.npy") + "/s.npy"),
         1, "is not a folder");

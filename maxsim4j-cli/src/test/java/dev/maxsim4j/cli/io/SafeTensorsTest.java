@@ -72,7 +72,7 @@ class SafeTensorsTest {
           "bad number '" + number + "'");
     }
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}\u2028}", 4, "bad JSON");
-    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\u001c", 4, "");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\u001c", 4, "trailing characters");
     Path spaced = Files.write(dir.resolve("spaced.safetensors"), safetensors(" {\t\"t\" :\r\n{\"dtype\":\"F32\","
         + "\"shape\":[ 1 ],\"data_offsets\":[0, 4]}} ", 4));
     assertEquals(1, SafeTensors.read(spaced, "t").elements());
