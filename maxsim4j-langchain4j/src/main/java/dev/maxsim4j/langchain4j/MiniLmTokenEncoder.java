@@ -1,5 +1,6 @@
 package dev.maxsim4j.langchain4j;
 
+import ai.djl.engine.EngineException;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
@@ -10,6 +11,9 @@ import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -120,13 +124,40 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       throw new UncheckedIOException("cannot read all-MiniLM-L6-v2 from the classpath", e);
     } catch (OrtException e) {
       throw new IllegalStateException("ONNX Runtime cannot load all-MiniLM-L6-v2: " + e.getMessage(), e);
-    } catch (ExceptionInInitializerError | UnsatisfiedLinkError | NoClassDefFoundError e) {
-      // both native libraries unpack themselves on first use: a folder they cannot write fails them here, with
-      // the folder named only deep in the cause
-      throw new IllegalStateException("cannot load the native libraries of ONNX Runtime and the tokenizer ("
-          + rootCause(e) + "); they unpack into java.io.tmpdir (" + System.getProperty("java.io.tmpdir")
-          + ") and DJL's cache (DJL_CACHE_DIR, by default ~/.djl.ai): expected both writable, or"
-          + " -Djava.io.tmpdir and DJL_CACHE_DIR set to folders that are", e);
+    } catch (ExceptionInInitializerError | UnsatisfiedLinkError | NoClassDefFoundError | EngineException e) {
+      throw nativeLoadFailure(e);
+    }
+  }
+
+  /**
+   * ONNX Runtime (into java.io.tmpdir) and the DJL tokenizer (into DJL's cache) unpack their native libraries on
+   * first use; the cause names a folder they cannot write only deep down, so the folders are checked and named.
+   */
+  private static IllegalStateException nativeLoadFailure(Throwable e) {
+    String tmp = System.getProperty("java.io.tmpdir", "");
+    String djl = System.getProperty("DJL_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
+        Path.of(System.getProperty("user.home", ""), ".djl.ai").toString()));
+    List<String> unwritable = new ArrayList<>();
+    if (!writable(tmp)) {
+      unwritable.add("java.io.tmpdir (" + tmp + ") is not a folder this process can write: set -Djava.io.tmpdir");
+    }
+    if (!writable(djl)) {
+      unwritable.add("DJL's cache (" + djl + ") is not a folder this process can write: set DJL_CACHE_DIR");
+    }
+    return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
+        + rootCause(e) + ")" + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
+  }
+
+  /** Whether {@code folder} is, or could be made as, a folder this process can write. */
+  private static boolean writable(String folder) {
+    try {
+      Path p = Path.of(folder).toAbsolutePath();
+      while (p != null && !Files.exists(p)) {
+        p = p.getParent();
+      }
+      return p != null && Files.isDirectory(p) && Files.isWritable(p);
+    } catch (InvalidPathException e) {
+      return false;
     }
   }
 
