@@ -12,6 +12,7 @@ import dev.maxsim4j.cli.HelpRequested;
 import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +62,14 @@ public final class Main {
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
     return CommandRunner.run("maxsim4j bench", out, err, () -> {
+      if (args.length >= 2 && args[0].equals("help") && !HELP.contains(args[1])) { // help COMMAND
+        if (args.length > 2 || !USAGES.containsKey(args[1])) {
+          throw new UsageException("help " + String.join(" ", Arrays.copyOfRange(args, 1, args.length))
+              + ": expected help or help COMMAND, COMMAND one of " + String.join(", ", USAGES.keySet()));
+        }
+        out.print("usage: ./maxsim4j bench " + USAGES.get(args[1]));
+        return 0;
+      }
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
         StringBuilder help = new StringBuilder(USAGE);
         for (String usage : USAGES.values()) {

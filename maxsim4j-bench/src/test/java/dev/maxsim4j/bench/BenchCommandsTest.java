@@ -46,7 +46,13 @@ class BenchCommandsTest {
         assertTrue(help.out().startsWith("usage: ./maxsim4j bench " + command), command + ": " + help.out());
         assertTrue(help.err().isEmpty(), help.err());
       }
+      BenchRun named = BenchRun.of("help", command);
+      assertEquals(0, named.status(), "help " + command + ": " + named.err());
+      assertTrue(named.out().startsWith("usage: ./maxsim4j bench " + command), command + ": " + named.out());
     }
+    assertTrue(BenchRun.of("help", "frobnicate").refusedWith("expected help or help COMMAND"));
+    // a value that reads "-h" is the value: the command runs (here refusing the plot kind), it does not print help
+    assertEquals(2, BenchRun.of("plot", "speedup", "--title", "-h").status());
   }
 
   @Test

@@ -183,7 +183,7 @@ final class Inputs {
     // the mask is read once, checked first: it tells which scales must be finite (a masked token's is never read)
     boolean[] valid = mask == null ? null : validTokens(o.what(), emb, offsets != null, mask);
     TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
-        scales == null ? null : TokenType.scales(o.what(), scales, emb, valid));
+        scales == null ? null : TokenType.scales(o.what(), scales, emb, offsets != null, valid));
     TokenBatch batch = offsets != null
         ? packed(o.what(), emb, type, offsets, valid, heapElements)
         : padded(o.what(), emb, type, valid, heapElements);

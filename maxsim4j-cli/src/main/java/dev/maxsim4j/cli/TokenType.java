@@ -88,17 +88,18 @@ record TokenType(DType dtype, int dim, float[] scales) {
    * {@code [B, K, L]}) or {@code [T]} (packed), finite in every token {@code valid} flags (null: every token); a
    * masked token's, never read, is 1 where it is not finite (a scale computed from NaN padding).
    */
-  static float[] scales(String what, NdArray scales, NdArray emb, boolean[] valid) {
+  static float[] scales(String what, NdArray scales, NdArray emb, boolean packed, boolean[] valid) {
     long[] expected = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     if (scales.type() != NdArray.ElementType.F32) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " hold " + scales.type()
           + "; expected float32 scales " + Arrays.toString(expected) + " (one per token of " + emb.source() + ")");
     }
     // [L, d] is one row of L tokens: its scales may be [L] or, as the [N, L] of that one row, [1, L]
-    boolean oneRow = emb.rank() == 2 && Arrays.equals(scales.shape(), new long[] {1, emb.shape()[0]});
+    boolean oneRow = emb.rank() == 2 && !packed && Arrays.equals(scales.shape(), new long[] {1, emb.shape()[0]});
     if (!Arrays.equals(scales.shape(), expected) && !oneRow) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " have shape " + scales.shapeString()
-          + "; expected " + Arrays.toString(expected) + (emb.rank() == 2 ? " or [1, " + emb.shape()[0] + "]" : "")
+          + "; expected " + Arrays.toString(expected)
+          + (emb.rank() == 2 && !packed ? " or [1, " + emb.shape()[0] + "]" : "")
           + " (one per token of " + emb.source() + " " + emb.shapeString() + ")");
     }
     float[] s = scales.floats();

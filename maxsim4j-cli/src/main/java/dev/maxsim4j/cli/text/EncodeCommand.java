@@ -32,7 +32,7 @@ public final class EncodeCommand {
         file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
         them. A text that cannot be read as UTF-8 (invalid bytes, NUL bytes), or holds no word piece
         (whitespace, control or format characters only), is a row of no token, named on stderr: as a
-        document it scores -1e9, as a query 0.
+        document it scores -1e9, as a query 0 against documents with tokens.
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length, packed
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:
@@ -102,6 +102,11 @@ public final class EncodeCommand {
         warnings.finish();
         throw new IllegalArgumentException("encode: " + in + " holds no text; expected non-blank lines or .txt/.md"
             + " files");
+      }
+      warnings.finish(); // the reading's warnings, before the model loads (which may fail)
+      if (texts.stream().allMatch(java.util.Objects::isNull)) {
+        throw new IllegalArgumentException("encode: " + in + " holds no text that can be read (each is named above);"
+            + " expected UTF-8 text");
       }
       TokenBatch b;
       int[] lengths = new int[texts.size()];

@@ -16,6 +16,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
@@ -131,8 +132,13 @@ public final class TextFiles {
         if (file.equals(folder)) {
           throw e;
         }
-        // a text file that cannot be looked at is one file skipped; any other entry may be a folder of them
-        (isTextName(file) ? skippedFiles : unlisted).add(new Skip(file, shown(file), reason(e)));
+        if (file.equals(index)) {
+          return FileVisitResult.CONTINUE; // the index folder is never listed, readable or not
+        }
+        // a folder that cannot be opened comes here, whatever its name: files under it are missing; a text file
+        // that cannot be looked at is one file skipped
+        boolean folderOrUnknown = Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS) || !isTextName(file);
+        (folderOrUnknown ? unlisted : skippedFiles).add(new Skip(file, shown(file), reason(e)));
         return FileVisitResult.CONTINUE;
       }
 
@@ -219,7 +225,7 @@ public final class TextFiles {
   }
 
   /** What becomes of a text that cannot be read, or holds no word piece, where rows must follow the inputs. */
-  public static final String NO_TOKEN = "written as a row of no token, which scores as an empty document";
+  public static final String NO_TOKEN = "written as a row of no token (as a document it scores -1e9)";
 
   /**
    * The text of a file; a file that is not UTF-8 text or cannot be read is empty, with a warning saying that it is

@@ -129,7 +129,7 @@ public final class TextIndex {
     return encoded;
   }
 
-  /** How many .txt/.md files were skipped (each named in a warning). */
+  /** How many .txt/.md files, or folders that could not be listed, were skipped (each named in a warning). */
   public int skipped() {
     return skipped;
   }
@@ -161,6 +161,7 @@ public final class TextIndex {
     listing.warnSkipped(warnings);
     List<Path> files = listing.files();
     if (files.isEmpty()) {
+      warnings.finish();
       throw new IllegalArgumentException("--dir " + TextFiles.shown(folder) + " holds no "
           + (listing.skipped() > 0 ? "readable " : "") + ".txt or .md file (its subfolders searched too"
           + (listing.skipped() > 0 ? "; " + listing.skipped() + " skipped, named in the warnings above" : "")
