@@ -135,14 +135,16 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
    */
   private static IllegalStateException nativeLoadFailure(Throwable e) {
     String tmp = System.getProperty("java.io.tmpdir", "");
-    String djl = System.getProperty("DJL_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
-        Path.of(System.getProperty("user.home", ""), ".djl.ai").toString()));
+    // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart)
+    String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
+        System.getProperty("DJL_CACHE_DIR", Path.of(System.getProperty("user.home", ""), ".djl.ai").toString())));
     List<String> unwritable = new ArrayList<>();
     if (!writable(tmp)) {
       unwritable.add("java.io.tmpdir (" + tmp + ") is not a folder this process can write: set -Djava.io.tmpdir");
     }
     if (!writable(djl)) {
-      unwritable.add("DJL's cache (" + djl + ") is not a folder this process can write: set DJL_CACHE_DIR");
+      unwritable.add("DJL's cache (" + djl + ") is not a folder this process can write: set DJL_CACHE_DIR (or"
+          + " ENGINE_CACHE_DIR for the native libraries alone)");
     }
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
         + rootCause(e) + ")" + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
