@@ -508,13 +508,9 @@ final class Inputs {
   }
 
   private static void requirePaddedMask(String what, NdArray emb, NdArray mask) {
-    long[] expected = Arrays.copyOf(emb.shape(), emb.rank() - 1);
-    // [L, d] is one row of L tokens: its mask may be [L] or, as the [N, L] of that one row, [1, L]
-    boolean oneRow = emb.rank() == 2 && Arrays.equals(mask.shape(), new long[] {1, emb.shape()[0]});
-    if (!Arrays.equals(mask.shape(), expected) && !oneRow) {
+    if (!TokenType.fitsTokens(mask.shape(), emb, false)) {
       throw new IllegalArgumentException(what + " mask " + mask.source() + " has shape " + mask.shapeString()
-          + "; expected " + Arrays.toString(expected) + (emb.rank() == 2 ? " or [1, " + emb.shape()[0] + "]" : "")
-          + " to match embeddings " + emb.shapeString());
+          + "; expected " + TokenType.tokenShapes(emb, false) + " to match embeddings " + emb.shapeString());
     }
   }
 

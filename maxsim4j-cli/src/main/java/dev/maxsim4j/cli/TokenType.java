@@ -88,19 +88,32 @@ record TokenType(DType dtype, int dim, float[] scales) {
    * {@code [B, K, L]}) or {@code [T]} (packed), finite in every token {@code valid} flags (null: every token); a
    * masked token's, never read, is 1 where it is not finite (a scale computed from NaN padding).
    */
+  /**
+   * Whether an array of one entry per token (a mask, scales) of {@code shape} fits {@code emb}: its shape without
+   * the last axis; {@code [L, d]} unpacked is one row of L tokens, whose array may also be the {@code [N, L]} of that
+   * one row, {@code [1, L]}.
+   */
+  static boolean fitsTokens(long[] shape, NdArray emb, boolean packed) {
+    return Arrays.equals(shape, Arrays.copyOf(emb.shape(), emb.rank() - 1))
+        || emb.rank() == 2 && !packed && Arrays.equals(shape, new long[] {1, emb.shape()[0]});
+  }
+
+  /** The shapes {@link #fitsTokens} takes, as an error names them. */
+  static String tokenShapes(NdArray emb, boolean packed) {
+    return Arrays.toString(Arrays.copyOf(emb.shape(), emb.rank() - 1))
+        + (emb.rank() == 2 && !packed ? " or [1, " + emb.shape()[0] + "]" : "");
+  }
+
   static float[] scales(String what, NdArray scales, NdArray emb, boolean packed, boolean[] valid) {
     long[] expected = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     if (scales.type() != NdArray.ElementType.F32) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " hold " + scales.type()
           + "; expected float32 scales " + Arrays.toString(expected) + " (one per token of " + emb.source() + ")");
     }
-    // [L, d] is one row of L tokens: its scales may be [L] or, as the [N, L] of that one row, [1, L]
-    boolean oneRow = emb.rank() == 2 && !packed && Arrays.equals(scales.shape(), new long[] {1, emb.shape()[0]});
-    if (!Arrays.equals(scales.shape(), expected) && !oneRow) {
+    if (!fitsTokens(scales.shape(), emb, packed)) {
       throw new IllegalArgumentException(what + " scales " + scales.source() + " have shape " + scales.shapeString()
-          + "; expected " + Arrays.toString(expected)
-          + (emb.rank() == 2 && !packed ? " or [1, " + emb.shape()[0] + "]" : "")
-          + " (one per token of " + emb.source() + " " + emb.shapeString() + ")");
+          + "; expected " + tokenShapes(emb, packed) + " (one per token of " + emb.source() + " "
+          + emb.shapeString() + ")");
     }
     float[] s = scales.floats();
     for (int i = 0; i < s.length; i++) {

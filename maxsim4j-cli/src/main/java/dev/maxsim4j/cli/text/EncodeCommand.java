@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -104,7 +105,7 @@ public final class EncodeCommand {
             + " files");
       }
       warnings.finish(); // the reading's warnings, before the model loads (which may fail)
-      if (texts.stream().allMatch(java.util.Objects::isNull)) {
+      if (texts.stream().allMatch(Objects::isNull)) {
         throw new IllegalArgumentException("encode: " + in + " holds no text that can be read (each is named above);"
             + " expected UTF-8 text");
       }

@@ -26,6 +26,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Where the text commands find their texts: one per line of a file, or one per file of a folder. Only UTF-8
@@ -212,14 +213,19 @@ public final class TextFiles {
 
   /** The text of a file; a file that is not UTF-8 text or cannot be read is empty, with a warning naming it. */
   public static Optional<String> readOrWarn(Path file, String shownName, Warnings warnings) {
+    return readOr(file, warnings, why -> "skipped " + shownName + ": " + why);
+  }
+
+  /** The text of a file, or empty with the warning {@code warning} makes of why it could not be read. */
+  private static Optional<String> readOr(Path file, Warnings warnings, Function<String, String> warning) {
     try {
       return Optional.of(read(file));
     } catch (NotText e) {
-      warnings.warn("skipped " + shownName + ": " + e.getMessage());
+      warnings.warn(warning.apply(e.getMessage()));
     } catch (IOException e) {
-      warnings.warn("skipped " + shownName + ": " + reason(e));
+      warnings.warn(warning.apply(reason(e)));
     } catch (IllegalArgumentException e) {
-      warnings.warn("skipped " + shownName + ": " + e.getMessage());
+      warnings.warn(warning.apply(e.getMessage()));
     }
     return Optional.empty();
   }
@@ -232,16 +238,7 @@ public final class TextFiles {
    * {@link #NO_TOKEN}.
    */
   public static Optional<String> readOrNoToken(Path file, String shownName, Warnings warnings) {
-    try {
-      return Optional.of(read(file));
-    } catch (NotText e) {
-      warnings.warn(shownName + ": " + e.getMessage() + "; " + NO_TOKEN);
-    } catch (IOException e) {
-      warnings.warn(shownName + ": " + reason(e) + "; " + NO_TOKEN);
-    } catch (IllegalArgumentException e) {
-      warnings.warn(shownName + ": " + e.getMessage() + "; " + NO_TOKEN);
-    }
-    return Optional.empty();
+    return readOr(file, warnings, why -> shownName + ": " + why + "; " + NO_TOKEN);
   }
 
   /** The text of a file, or empty when it is not UTF-8 text or cannot be read (now). */
