@@ -26,6 +26,8 @@ final class Dequantizer implements Tokens.RunCopier {
   private static final VectorSpecies<Byte> BYTES = V >= 8 ? VectorSpecies.of(byte.class, VectorShape.forBitSize(V * 8)) : null;
   /** Lane k tests bit V-1-k of V bits read most significant first: NumPy packbits order. */
   private static final IntVector LANE_BITS = IntVector.fromArray(INTS, laneBits(), 0);
+  /** The widest byte vectors, for the test of a run's bytes for NaN codes. */
+  private static final VectorSpecies<Byte> WIDE_BYTES = ByteVector.SPECIES_PREFERRED;
   private static final int E4M3_NAN = 0x7f;
   /** An e4m3 byte shifted left by 20 and masked: its sign at fp32's bit 31, its exponent and mantissa at 26-20. */
   private static final int E4M3_FIELDS = 0x87f00000;
@@ -80,19 +82,46 @@ final class Dequantizer implements Tokens.RunCopier {
     }
   }
 
-  private static FloatVector int8(ByteVector b, float scale) {
+  private static FloatVector int8(ByteVector b) {
     // through int lanes: a direct byte-to-float conversion across shapes compiles to slower code
-    return ((FloatVector) b.convertShape(VectorOperators.B2I, INTS, 0).convert(VectorOperators.I2F, 0)).mul(scale);
+    return (FloatVector) b.convertShape(VectorOperators.B2I, INTS, 0).convert(VectorOperators.I2F, 0);
   }
 
-  private static FloatVector e4m3(ByteVector b, float scale) {
+  /**
+   * e4m3 bytes as fp32: the sign-extended byte shifted once puts every field in place, and the product with 2^120
+   * is exact, subnormal codes included (their fp32 fields are subnormal too: slow on CPUs that take a microcode
+   * assist for such operands, which only codes below 2^-6 meet). The NaN codes are the one case the fields miss:
+   * {@code nanCodes} says whether any byte may be one.
+   */
+  private static FloatVector e4m3(ByteVector b, boolean nanCodes) {
     IntVector x = (IntVector) b.convertShape(VectorOperators.B2I, INTS, 0);
-    // the sign-extended byte shifted once puts every field in place; the product with 2^120 is exact, subnormal
-    // codes included (their fp32 fields are subnormal too: slow on CPUs that take a microcode assist for such
-    // operands, which only codes below 2^-6 meet), and the NaN codes are the one case the fields miss
-    IntVector fields = x.lanewise(VectorOperators.LSHL, 20).and(E4M3_FIELDS)
-        .blend(Float.floatToRawIntBits(Float.NaN), x.and(E4M3_NAN).compare(VectorOperators.EQ, E4M3_NAN));
-    return fields.reinterpretAsFloats().mul(REBIAS).mul(scale);
+    IntVector fields = x.lanewise(VectorOperators.LSHL, 20).and(E4M3_FIELDS);
+    if (nanCodes) {
+      fields = fields.blend(Float.floatToRawIntBits(Float.NaN), x.and(E4M3_NAN).compare(VectorOperators.EQ, E4M3_NAN));
+    }
+    return fields.reinterpretAsFloats().mul(REBIAS);
+  }
+
+  /** Whether any of {@code n} bytes from {@code from} is an e4m3 NaN code: tested once a run, 64 bytes at a time. */
+  private static boolean hasNanCode(byte[] bytes, int from, int n) {
+    int i = 0;
+    for (; i + WIDE_BYTES.length() <= n; i += WIDE_BYTES.length()) {
+      ByteVector b = ByteVector.fromArray(WIDE_BYTES, bytes, from + i);
+      if (b.and((byte) E4M3_NAN).compare(VectorOperators.EQ, (byte) E4M3_NAN).anyTrue()) {
+        return true;
+      }
+    }
+    for (; i < n; i++) {
+      if ((bytes[from + i] & E4M3_NAN) == E4M3_NAN) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** {@code v}, times the token's scale where this copier scales, into {@code dst} at {@code at}. */
+  private void put(FloatVector v, float scale, float[] dst, int at) {
+    (scaled ? v.mul(scale) : v).intoArray(dst, at);
   }
 
   /** The dimensions past the last whole vector, through the scalar codec. */
@@ -130,7 +159,7 @@ final class Dequantizer implements Tokens.RunCopier {
       float scale = scale(token + t);
       int o = off + t * dim;
       for (int k = 0; k < whole; k += V) {
-        int8(ByteVector.fromArray(BYTES, bytes, base + k), scale).intoArray(dst, o + k);
+        put(int8(ByteVector.fromArray(BYTES, bytes, base + k)), scale, dst, o + k);
       }
       tail(token + t, dst, o, whole);
     }
@@ -140,12 +169,13 @@ final class Dequantizer implements Tokens.RunCopier {
     byte[] bytes = stage(token, count, dim);
     int dim = this.dim;
     int whole = dim - dim % V;
+    boolean nanCodes = hasNanCode(bytes, (int) ((long) token * dim - stagedFrom), count * dim);
     for (int t = 0; t < count; t++) {
       int base = (int) ((long) (token + t) * dim - stagedFrom);
       float scale = scale(token + t);
       int o = off + t * dim;
       for (int k = 0; k < whole; k += V) {
-        e4m3(ByteVector.fromArray(BYTES, bytes, base + k), scale).intoArray(dst, o + k);
+        put(e4m3(ByteVector.fromArray(BYTES, bytes, base + k), nanCodes), scale, dst, o + k);
       }
       tail(token + t, dst, o, whole);
     }
