@@ -14,18 +14,26 @@
 //              16 bytes per chunk with cp.async into its own slot of the warp's ring of STAGES tiles, and
 //              reads them back with one 16-byte shared load: no other thread touches them, so no barrier,
 //              and the slots are laid out lane-major, so no bank conflicts.
-// Pipeline:    one commit group per tile; the producer runs STAGES - 1 tiles ahead of the consumer across
-//              document and pair boundaries (it takes the next pair when it reaches the end of one, so the
-//              next document's first tiles load during this one's epilogue) and tells the consumer which
-//              pairs it took through a small per-warp queue. A warp keeps up to (STAGES - 1) x CHUNKS x
-//              512 bytes in flight without holding them in registers; the copies carry the 128-byte L2
-//              prefetch hint (a DRAM miss fetches whole 128-byte blocks).
+//              Inference on sm_90 over at least STREAM_BULK_PAIRS_PER_WARP pairs a warp, where d fills its
+//              chunks (d = 32 x CHUNKS): a tile's rows are contiguous in global memory, so lane 0 copies the
+//              whole tile with one bulk copy (TMA) completing on the slot's barrier, and the slot holds the
+//              rows as stored. DRAM serves those long copies faster than 8 rows x 64 bytes per warp
+//              instruction (scripts/gpu-read-ceiling.cu), at the price of a warp barrier per tile and two-way
+//              bank conflicts on the shared loads; a copy's longer latency shows where a warp has few pairs
+//              to run ahead across, so launches with fewer keep the per-thread copies.
+// Pipeline:    one commit group (or barrier phase) per tile; the producer runs STAGES - 1 tiles ahead of the consumer
+//              across document and pair boundaries (it takes the next pair when it reaches the end of one, so the next
+//              document's first tiles load during this one's epilogue) and tells the consumer which pairs it took
+//              through a small per-warp queue. A warp keeps up to (STAGES - 1) x CHUNKS x 512 bytes in flight without
+//              holding them in registers; the copies carry the 128-byte L2 prefetch hint (a DRAM miss fetches whole
+//              128-byte blocks).
 // Online max:  per (row, thread) in registers. Inference keeps the value only (max.NaN: NaN propagates in
 //              one instruction); training also keeps the argmax (strict >, ties to the lower token).
 // Epilogue:    max across the quad; lane L takes row L and the warp sums valid rows in the same shuffle
 //              tree as the block kernels, so every kernel (and top-k) gives the same bits.
 #include "common/maxsim_async.cuh"
 #include "common/maxsim_mma.cuh"
+#include "common/maxsim_tma.cuh"
 #include "forward/maxsim_work.cuh"
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -36,6 +44,16 @@ constexpr int STREAM_THREADS = STREAM_WARPS * 32;
 constexpr int STREAM_RING_BYTES = 12 * 1024;  // per warp (default): 4 warps x 12 KB = 48 KB static shared memory
 // Pair queue entries per warp the host provides as dynamic shared memory: 4 warps x 32 x 8 bytes = 1 KB.
 constexpr int STREAM_QUEUE_ENTRIES = 32;
+// Tile barriers per warp the host provides for inference on sm_90 as dynamic shared memory, before the queues: 4
+// warps x 32 x 8 bytes (not on older GPUs, whose smaller shared memory would then hold fewer blocks).
+constexpr int STREAM_BARRIERS = 32;
+// Pairs a warp takes, on average, from which the launch reads tiles by bulk copies (above).
+constexpr int STREAM_BULK_PAIRS_PER_WARP = 4;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+constexpr int STREAM_BARRIER_SLOTS = STREAM_WARPS * STREAM_BARRIERS;
+#else
+constexpr int STREAM_BARRIER_SLOTS = 0;
+#endif
 
 __device__ __forceinline__ uint4 loadShared16(uint32_t slot) {
   uint4 v;
@@ -72,6 +90,45 @@ __device__ __forceinline__ void issueTile(uint32_t ring, int slot, const PairCur
   }
 }
 
+// Producer on sm_90: the cursor's next tile (NT x 8 rows of exactly CHUNKS x 64 bytes, contiguous) into slot
+// `slot` of the warp's ring at `base` with one bulk copy by lane 0, completing on barrier `bar`. Rows past the
+// document are not copied: the slot keeps an older tile's there, and the consumer counts no token past dLength.
+// The bulk-copy helpers compile to nothing below sm_90, where `bulk` is false (their PTX is sm_90's).
+template <typename T, int CHUNKS, int NT>
+__device__ __forceinline__ void issueBulkTile(uint32_t base, int slot, uint32_t bar, const PairCursor& c,
+                                              const T* __restrict__ d, int lane) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  constexpr int ROW_BYTES = CHUNKS * 64;
+  if (lane == 0) {
+    const int first = c.tile * 8 * NT;
+    const int rows = min(8 * NT, c.dLength - first);
+    // the consumer's shared loads of this slot (ordered before by the warp barrier) precede the TMA's writes
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    mbarrierExpectBytes(bar, rows * ROW_BYTES);
+    bulkCopy(base + slot * (NT * CHUNKS * 512), d + (size_t)(c.dStart + first) * (CHUNKS * 32), rows * ROW_BYTES,
+             bar);
+  }
+#endif
+}
+
+// The warp's STAGES tile barriers, one arrival (lane 0's) a phase, before the first copy names them.
+template <int STAGES>
+__device__ __forceinline__ void initTileBarriers(uint32_t barriers, int lane) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  if (lane == 0) {
+    for (int s = 0; s < STAGES; s++) mbarrierInit(barriers + 8 * s, 1);
+    fenceBarrierInit();
+  }
+  __syncwarp();
+#endif
+}
+
+__device__ __forceinline__ void waitTile(uint32_t bar, uint32_t parity) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  mbarrierWait(bar, parity);
+#endif
+}
+
 // Index: the argmax element type, int (int32) or int16_t (documents of at most 32766 tokens); unused without ARGMAX.
 __device__ __forceinline__ unsigned long long globalNanoseconds() {
   unsigned long long t;
@@ -90,10 +147,26 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
                               unsigned long long* work) {
   constexpr int STAGES = RING / (NT * CHUNKS * 512);
   static_assert(STAGES >= 2, "the ring holds at least two tiles");
+  static_assert(STAGES <= STREAM_BARRIERS, "the host sizes the barriers for STREAM_BARRIERS tiles");
   __shared__ __align__(16) uint8_t rings[STREAM_WARPS][RING];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, tig = lane % 4;
-  const uint32_t ring = (uint32_t)__cvta_generic_to_shared(&rings[warp][lane * 16]);
+  const uint32_t ringBase = (uint32_t)__cvta_generic_to_shared(&rings[warp][0]);
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  // inference only: the argmax entries have no registers to spare for the bulk path's addresses and phases
+  const bool bulk = !ARGMAX && dim == CHUNKS * 32 && reinterpret_cast<uintptr_t>(d) % 16 == 0 &&
+                    pairs >= (long long)STREAM_BULK_PAIRS_PER_WARP * gridDim.x * STREAM_WARPS;
+#else
+  constexpr bool bulk = false;
+#endif
+  // where this thread's 16 bytes of chunk 0 of n-tile 0 sit in a slot, and the step to the next chunk: its own
+  // lane-major slot, or row g of the rows as stored
+  const uint32_t ring = ringBase + (bulk ? g * (CHUNKS * 64) + tig * 16 : lane * 16);
+  const uint32_t chunkStep = bulk ? 64 : 512;
+  extern __shared__ long long dynamicShared[];
+  const uint32_t barriers = (uint32_t)__cvta_generic_to_shared(dynamicShared + warp * STREAM_BARRIERS);
+  uint32_t phases = 0;  // bit s: the parity of slot s's next completion
+  if (bulk) initTileBarriers<STAGES>(barriers, lane);
 
   const long long warps = (long long)gridDim.x * STREAM_WARPS;
   const long long w = (long long)blockIdx.x * STREAM_WARPS + warp;
@@ -113,13 +186,18 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   // (STAGES - 1 tiles in flight, plus the pair just taken). Without, the consumer walks the same run.
   constexpr int QUEUE = STAGES + 1;
   static_assert(QUEUE <= STREAM_QUEUE_ENTRIES, "the host sizes the queues for STREAM_QUEUE_ENTRIES pairs");
-  extern __shared__ long long queues[];
-  long long* queue = queues + warp * QUEUE;
+  long long* queue = dynamicShared + STREAM_BARRIER_SLOTS + warp * QUEUE;
   int queued = 0, consumed = 0;
 
   // Producer: takes the next pair whose document has a valid token; answers the others (-1e9, no argmax)
   // itself, so they never reach the queue.
   PairCursor producer;
+  // A pair the kernel scores: its document has a valid token, and so a row (both tested, so that the producer,
+  // which copies at least one tile a pair, and the consumer, which waits for one a row of 8 x NT, agree).
+  auto hasTokens = [&](long long pair) {
+    const int doc = documentOf(pair, mode, perQuery, docOffset);
+    return dValid[doc] != 0 && dRows.rowLength[doc] > 0;
+  };
   auto takeNext = [&]() {
     for (;;) {
       const long long pair = takePair();
@@ -128,7 +206,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
         return;
       }
       const int doc = documentOf(pair, mode, perQuery, docOffset);
-      if (dValid[doc] != 0) {
+      if (hasTokens(pair)) {
         producer = PairCursor{pair, doc, dRows.rowStart[doc], dRows.rowLength[doc], 0};
         if (DYNAMIC) queue[queued++ % QUEUE] = pair;
         return;
@@ -142,7 +220,11 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   int producerSlot = 0;
   auto produce = [&]() {
     if (producer.pair >= 0) {
-      issueTile<T, CHUNKS, NT>(ring, producerSlot, producer, d, dim, g, tig);
+      if (bulk) {
+        issueBulkTile<T, CHUNKS, NT>(ringBase, producerSlot, barriers + 8 * producerSlot, producer, d, lane);
+      } else {
+        issueTile<T, CHUNKS, NT>(ring, producerSlot, producer, d, dim, g, tig);
+      }
       producerSlot = producerSlot + 1 == STAGES ? 0 : producerSlot + 1;
       if (++producer.tile * 8 * NT >= producer.dLength) takeNext();
     }
@@ -164,7 +246,7 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
       return consumed < queued ? queue[consumed++ % QUEUE] : -1;
     } else {
       for (; walked < split.end; walked++)
-        if (dValid[documentOf(walked, mode, perQuery, docOffset)] != 0) return walked++;
+        if (hasTokens(walked)) return walked++;
       return -1;
     }
   };
@@ -191,13 +273,20 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     resetRunningMax(best, bestIndex);
     // document scan: each step tops the ring up by one tile, waits for the oldest, multiplies it
     for (int t0 = 0; t0 < dLength; t0 += 8 * NT) {
+      if (bulk) __syncwarp();  // every lane has read the slot the producer fills next
       produce();
-      waitGroups<STAGES - 1>();
+      if (bulk) {
+        waitTile(barriers + 8 * consumerSlot, (phases >> consumerSlot) & 1);
+        phases ^= 1u << consumerSlot;
+      } else {
+        waitGroups<STAGES - 1>();
+      }
       uint4 b[NT][CHUNKS];
 #pragma unroll
       for (int n = 0; n < NT; n++)
 #pragma unroll
-        for (int k = 0; k < CHUNKS; k++) b[n][k] = loadShared16(ring + ((consumerSlot * NT + n) * CHUNKS + k) * 512);
+        for (int k = 0; k < CHUNKS; k++)
+          b[n][k] = loadShared16(ring + (consumerSlot * NT + n) * (CHUNKS * 512) + k * chunkStep);
       consumerSlot = consumerSlot + 1 == STAGES ? 0 : consumerSlot + 1;
       float acc[2][NT][4];
 #pragma unroll
@@ -268,7 +357,8 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
     for (int offset = 16; offset > 0; offset /= 2) rowSum += __shfl_xor_sync(0xffffffffu, rowSum, offset);
     if (lane == 0) scores[pair] = rowSum;
   }
-  waitGroups<0>();  // nothing may still be copying into shared memory when the block exits
+  // nothing may still be copying into shared memory when the block exits (the consumer waited for every bulk copy)
+  waitGroups<0>();
   split.finish(lane, warps);
   if (TIMED && lane == 0) {
     reinterpret_cast<unsigned long long*>(argmax)[2 * w] = startedAt;
@@ -282,7 +372,8 @@ using namespace maxsim4j;
 
 // Same tensors as maxsim_forward_*; pairs is the launch's pair count, split statically among the grid's
 // warps or, by the _dyn entries, partly taken at run time through `work` (two zeroed 64-bit counters, see
-// WorkCounters; the pair queues are then dynamic shared memory, STREAM_QUEUE_ENTRIES x 8 bytes per warp).
+// WorkCounters; the pair queues are then dynamic shared memory, STREAM_QUEUE_ENTRIES x 8 bytes per warp, after
+// the tile barriers on sm_90, STREAM_BARRIERS x 8 bytes per warp).
 // Entry names: maxsim_forward_stream_c{CHUNKS}[_dyn][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
 // Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: that paid on every
 // shape measured, while at c4 two need more than the 128 registers 4 blocks per SM allow (spills). Every

@@ -271,6 +271,37 @@ class CudaParityTest {
     return all;
   }
 
+  /**
+   * Queries over enough documents that each of the streaming kernel's warps takes several (its bulk copies on
+   * sm_90 where d fills its chunks, d = 32, 64, 96 and 128; d = 100 keeps the per-thread copies; 20,000 pairs are
+   * over 4 a warp on GPUs of up to 312 SMs, 10,000 up to 156): one query against packed rows of 0-40 masked tokens, one of 9 tokens
+   * (one m-tile) against padded rows of random lengths, and two queries (the static split, whose warps keep a query
+   * across pairs) against the padded rows, in both half types; scores of the default and the forced streaming
+   * kernel, and top-k, against the reference.
+   */
+  @Test
+  void theStreamingKernelOverManyDocumentsPerWarpMatchesTheReference() {
+    RandomBatches r = new RandomBatches();
+    for (DType type : new DType[] {DType.BFLOAT16, DType.FLOAT16}) {
+      for (int dim : new int[] {32, 64, 96, 100, 128}) {
+        TokenBatch padded = r.padded(type, 10_000, 24, dim, 2);
+        TokenBatch[] queries = {r.padded(type, 1, 32, dim, 1), r.padded(type, 1, 9, dim, 0),
+            r.padded(type, 2, 32, dim, 2)};
+        TokenBatch[] documents = {r.packed(type, 20_000, 0, 40, dim, true), padded, padded};
+        for (int i = 0; i < queries.length; i++) {
+          TokenBatch q = queries[i];
+          TokenBatch d = documents[i];
+          String where = "many documents per warp " + type + " d=" + dim + " layout " + i + " (" + r + ")";
+          float[][] want = reference.scores(q, d);
+          float[][] got = cuda.scores(q, d);
+          ParityTest.assertClose(want, got, q, d, "cuda / " + where);
+          ParityTest.assertClose(want, streaming.scores(q, d), q, d, "cuda stream / " + where);
+          ParityTest.assertTopKIsSortedScores(cuda.topK(q, d, 10), got, 10, "cuda / " + where);
+        }
+      }
+    }
+  }
+
   /** More queries than a CUDA grid has rows (65,535): the device top-k takes them in groups, each in its place. */
   @Test
   void topKOfMoreQueriesThanAGridHasRows() {

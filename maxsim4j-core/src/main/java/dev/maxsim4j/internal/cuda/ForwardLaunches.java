@@ -43,7 +43,7 @@ final class ForwardLaunches {
       case STREAM -> new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(),
           o.scores(), o.argmax(), o.argmaxStride(),
-          p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
+          p.runTimePairs() ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn"
       case WGMMA_WS, WGMMA_WS_EXPANDED -> { // expanded: d is the expansion, with the compressed tokens' scales
         boolean partials = p.partials();
         boolean passSums = !partials && p.passes() > 1; // one pass writes its scores directly
@@ -69,7 +69,7 @@ final class ForwardLaunches {
       case QUANT -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(),
-          p.sharedBytes() > 0 ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn": run-time pairs
+          p.runTimePairs() ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn"
       case QUANT_WGMMA -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
           d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode,
           s.perQuery(), s.docOffset(), s.pairs(), o.scores(), null);

@@ -34,6 +34,8 @@ final class ForwardPlan {
   private static final int STREAM_MIN_PAIRS_PER_SM = 4;
   /** The run-time pair queues of the streaming kernel's "_dyn" entries: 4 warps x 32 x 8 bytes. */
   static final int STREAM_QUEUE_BYTES = 4 * 32 * 8;
+  /** The streaming kernel's tile barriers for inference on sm_90, before the queues: 4 warps x 32 x 8 bytes. */
+  static final int STREAM_BARRIER_BYTES = 4 * 32 * 8;
   /** Shared memory above which a kernel needs the opt-in attribute. */
   static final int DEFAULT_SHARED_BYTES = 48 * 1024;
   /** Query fragments of one block-kernel pass: 32 rows even at d = 1024, and two blocks per SM on sm_80+. */
@@ -134,12 +136,13 @@ final class ForwardPlan {
    * (ordered after the last such grid).
    */
   record Plan(Family family, String module, String entry, int blocks, int gridY, int threads, int sharedBytes,
-      boolean optIn, Split split, boolean partials, int rowsPerPass, int passes, boolean wholeDevice) {
+      boolean optIn, Split split, boolean partials, int rowsPerPass, int passes, boolean wholeDevice,
+      boolean runTimePairs) {
 
     /** The same launch through another entry point (tests run kernels only they build this way). */
     Plan withEntry(String module, String entry) {
       return new Plan(family, module, entry, blocks, gridY, threads, sharedBytes, optIn, split, partials, rowsPerPass,
-          passes, wholeDevice);
+          passes, wholeDevice, runTimePairs);
     }
   }
 
@@ -421,7 +424,7 @@ final class ForwardPlan {
     String type = "_" + suffix(s.queryType());
     String entry = p.entry().substring(0, p.entry().length() - type.length()) + "_scaled" + type;
     return new Plan(Family.WGMMA_WS_EXPANDED, p.module(), entry, p.blocks(), p.gridY(), p.threads(), p.sharedBytes(),
-        p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(), p.wholeDevice());
+        p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(), p.wholeDevice(), false);
   }
 
   /** Rule 21's expansion of {@code documents} into operands of {@code type} (maxsim_expand.cu). */
@@ -562,14 +565,14 @@ final class ForwardPlan {
   /** The fp32 FFMA kernel: a block per pair. */
   static Plan ffma(ForwardShape s) {
     String entry = FORWARD + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
-    return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false);
+    return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false, false);
   }
 
   /** The FFMA kernel with each side's scales: a block per pair, any types, the argmax where asked. */
   static Plan ffmaScaled(ForwardShape s) {
     String entry = FORWARD_SCALED + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
     return new Plan(Family.FFMA_SCALED, FORWARD_SCALED, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0,
-        1, false);
+        1, false, false);
   }
 
   /**
@@ -587,7 +590,7 @@ final class ForwardPlan {
         * 4;
     int blocks = (int) Math.max(1, (Math.min(s.pairs(), warps) + 3) / 4);
     return new Plan(Family.QUANT, FORWARD_QUANT, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
-        false, 0, 1, false);
+        false, 0, 1, false, dynamic);
   }
 
   /**
@@ -631,7 +634,7 @@ final class ForwardPlan {
         * gpu.multiprocessors();
     int blocks = (int) Math.max(1, Math.min(l.items(), resident));
     return new Plan(Family.QUANT_WGMMA, FORWARD_QUANT_WGMMA, l.entry(), blocks, 1, MMA_THREADS, l.sharedBytes(),
-        l.sharedBytes() > DEFAULT_SHARED_BYTES, Split.NONE, false, 0, 1, false);
+        l.sharedBytes() > DEFAULT_SHARED_BYTES, Split.NONE, false, 0, 1, false, false);
   }
 
   /** The wgmma compressed kernel's entry, dynamic shared memory and items for {@code s}. */
@@ -679,7 +682,7 @@ final class ForwardPlan {
     long resident = (long) gpu.residentBlocks(module, entry, QT_THREADS, shared) * gpu.multiprocessors();
     int blocks = (int) Math.max(1, Math.min(s.pairs(), resident));
     return new Plan(Family.QUANT_TMA, module, entry, blocks, 1, QT_THREADS, shared, true, Split.NONE,
-        false, 0, 1, false);
+        false, 0, 1, false, false);
   }
 
   /** 64-dim chunks of the query rows: 1 at d <= 64 (1-bit rows then read as 64 dims, a halfword a thread), else 2. */
@@ -732,7 +735,7 @@ final class ForwardPlan {
     int groups = groups(s.queries());
     int segments = Math.max(1, Math.min(s.perQuery(), ring.perSm() * gpu.multiprocessors() / groups));
     return new Plan(Family.WGMMA_GROUPS, FORWARD_WGMMA, ring.entry(), Math.multiplyExact(groups, segments), 1,
-        ring.threads(), ring.sharedBytes(), true, Split.NONE, false, 0, 1, false);
+        ring.threads(), ring.sharedBytes(), true, Split.NONE, false, 0, 1, false, false);
   }
 
   /**
@@ -747,12 +750,15 @@ final class ForwardPlan {
   static Plan stream(ForwardShape s, GpuCapabilities gpu, boolean dynamic) {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
     String entry = FORWARD + "_stream_c" + s.chunks() + (dynamic ? "_dyn" : "") + saved + suffix(s.queryType());
-    int queueBytes = dynamic ? STREAM_QUEUE_BYTES : 0;
-    long warps = (long) gpu.residentBlocks(FORWARD_STREAM, entry, MMA_THREADS, queueBytes) * gpu.multiprocessors()
+    // the tile barriers of sm_90's bulk copies, which inference takes
+    int sharedBytes = (gpu.major() >= 9 && !s.argmax() ? STREAM_BARRIER_BYTES : 0)
+        + (dynamic ? STREAM_QUEUE_BYTES : 0);
+    long warps = (long) gpu.residentBlocks(FORWARD_STREAM, entry, MMA_THREADS, sharedBytes) * gpu.multiprocessors()
         * 4;
     int blocks = (int) ((Math.min(s.pairs(), warps) + 3) / 4);
-    return new Plan(Family.STREAM, FORWARD_STREAM, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
-        false, 0, 1, false);
+    // any dynamic shared memory takes the block past the 48 KB of its rings, which needs the opt-in
+    return new Plan(Family.STREAM, FORWARD_STREAM, entry, blocks, 1, MMA_THREADS, sharedBytes, sharedBytes > 0,
+        Split.NONE, false, 0, 1, false, dynamic);
   }
 
   /**
@@ -781,7 +787,7 @@ final class ForwardPlan {
     int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
     boolean wholeDevice = blocks == gpu.multiprocessors() && passes > 1;
     return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
-        new Split(slices, (int) sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice);
+        new Split(slices, (int) sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice, false);
   }
 
   /**
@@ -795,7 +801,7 @@ final class ForwardPlan {
     long items = (long) s.perQuery() * Math.ceilDiv(s.queries(), WS_GROUP_QUERIES);
     int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
     return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
-        Split.NONE, false, 0, 1, false);
+        Split.NONE, false, 0, 1, false, false);
   }
 
   /**
@@ -816,7 +822,7 @@ final class ForwardPlan {
     long resident = (long) ring.perSm() * gpu.multiprocessors();
     int blocks = split.slices() > 1 ? s.pairs() : (int) Math.max(1, Math.min(s.pairs(), resident / split.passes()));
     return new Plan(Family.WGMMA, FORWARD_WGMMA, ring.entry(), blocks, split.gridY(), ring.threads(),
-        ring.sharedBytes(), true, split, split.partials(), 0, passes, false);
+        ring.sharedBytes(), true, split, split.partials(), 0, passes, false, false);
   }
 
   /**
@@ -835,7 +841,7 @@ final class ForwardPlan {
       int shared = groupFragmentBytes(s);
       return new Plan(Family.BLOCK_GROUPS, FORWARD_MMA, FORWARD + "_group4_" + suffix(s.queryType()),
           Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split,
-          split.partials(), 0, 1, false);
+          split.partials(), 0, 1, false, false);
     }
     Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
     int mTiles = s.maxQueryLength() <= 32 ? 2 : 8;
@@ -845,7 +851,7 @@ final class ForwardPlan {
     String variant = mTiles == 8 ? "8n" : chunks <= MMA_REGISTER_CHUNKS ? "2rp" : "2n";
     return new Plan(Family.BLOCK, FORWARD_MMA, FORWARD + "_mma" + variant + "_" + suffix(s.queryType()), s.pairs(),
         split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split, split.partials(), 16 * tilesPerPass,
-        1, false);
+        1, false, false);
   }
 
   // ------------------------------------------------------------------------------------------- helpers

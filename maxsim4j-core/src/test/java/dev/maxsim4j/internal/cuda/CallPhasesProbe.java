@@ -186,8 +186,10 @@ public final class CallPhasesProbe {
     int chunks = (s[4] + 31) / 32;
     String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
     MemorySegment fn = device.function("maxsim_forward_stream_ab", kernel);
-    device.allowDynamicSharedMemory(fn, 1024);
-    int warps = device.residentBlocksPerMultiprocessor(fn, 128, 1024) * device.multiprocessors * 4;
+    // the pair queues, after the tile barriers of the bulk copies on sm_90 and later (ForwardPlan.stream)
+    int shared = ForwardPlan.STREAM_QUEUE_BYTES + (device.major >= 9 ? ForwardPlan.STREAM_BARRIER_BYTES : 0);
+    device.allowDynamicSharedMemory(fn, shared);
+    int warps = device.residentBlocksPerMultiprocessor(fn, 128, shared) * device.multiprocessors * 4;
     int blocks = (Math.min(pairs, warps) + 3) / 4;
     long times = device.allocate(16L * blocks * 4);
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
@@ -210,7 +212,7 @@ public final class CallPhasesProbe {
                 throw new UnsupportedOperationException("the streaming kernel reads no tensor map");
               }
             });
-        Driver.launch(fn, kernel, blocks, 1, 128, 1024, device.stream, params.pointers());
+        Driver.launch(fn, kernel, blocks, 1, 128, shared, device.stream, params.pointers());
         Driver.copyToHost(host, times, 16L * blocks * 4, device.stream);
         Driver.synchronize(device.stream);
         long[] t = new long[2 * blocks * 4];

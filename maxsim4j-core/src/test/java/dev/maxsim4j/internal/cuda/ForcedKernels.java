@@ -132,7 +132,7 @@ public final class ForcedKernels {
         }
         return new Plan(p.family(), p.module(), p.entry().replace("_c1_", "_c2_"), p.blocks(), p.gridY(),
             p.threads(), p.sharedBytes() + 32 * 128, p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(),
-            p.wholeDevice());
+            p.wholeDevice(), p.runTimePairs());
       };
       case "quant_tma_k4" -> (s, g) -> { // 8-bit rows of 16-48 dims read as 64 (the c1 entries)
         Plan p = ForwardPlan.plan(s, g);
