@@ -300,6 +300,8 @@ final class VectorKernel implements PairKernel {
       docBase = runs == 0 ? 0 : runFirst * dim;
       docTokens = n;
       if (scanDocuments) {
+        // the scan's one sequential pass also brings the document into cache, which the blocks read six rows at a
+        // time far slower from memory (docs/benchmarks.md, what bounds the CPU kernels)
         docLargest = largestAbs(docs, docBase, n * dim);
       }
       return true;
