@@ -1,5 +1,6 @@
 // Fused MaxSim forward for short queries (Lq <= 32) and d <= 128 on tensor cores (sm_80+): one warp per
-// (query, document) pair, persistent warps, document tiles streamed through a per-warp cp.async ring.
+// (query, document) pair, persistent warps, document tiles streamed through a per-warp ring (cp.async, or bulk copies
+// on sm_90).
 //
 // Why a second tensor-core kernel. The block-per-pair kernel (maxsim_forward_mma.cu) loads document tiles
 // straight into registers: bytes in flight are bounded by registers (and the 6 scoreboards a warp has for
@@ -25,8 +26,8 @@
 //              across document and pair boundaries (it takes the next pair when it reaches the end of one, so the next
 //              document's first tiles load during this one's epilogue) and tells the consumer which pairs it took
 //              through a small per-warp queue. A warp keeps up to (STAGES - 1) x CHUNKS x 512 bytes in flight without
-//              holding them in registers; the copies carry the 128-byte L2 prefetch hint (a DRAM miss fetches whole
-//              128-byte blocks).
+//              holding them in registers; the per-thread copies carry the 128-byte L2 prefetch hint (a DRAM miss
+//              fetches whole 128-byte blocks).
 // Online max:  per (row, thread) in registers. Inference keeps the value only (max.NaN: NaN propagates in
 //              one instruction); training also keeps the argmax (strict >, ties to the lower token).
 // Epilogue:    max across the quad; lane L takes row L and the warp sums valid rows in the same shuffle
@@ -377,8 +378,8 @@ using namespace maxsim4j;
 // Entry names: maxsim_forward_stream_c{CHUNKS}[_dyn][_argmax|_argmax16]_{type}, CHUNKS = ceil(d / 32).
 // Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: that paid on every
 // shape measured, while at c4 two need more than the 128 registers 4 blocks per SM allow (spills). Every
-// copy carries the 128-byte L2 prefetch hint, which pays on work larger than L2 (docs/design/kernel-selection.md
-// holds the measurements; the other ring sizes and n-tile counts are built for tests only, in
+// per-thread copy carries the 128-byte L2 prefetch hint, which pays on work larger than L2
+// (docs/design/kernel-selection.md holds the measurements; the other ring sizes and n-tile counts are built for tests only, in
 // src/test/cuda/maxsim_forward_stream_ab.cu). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
 #define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \

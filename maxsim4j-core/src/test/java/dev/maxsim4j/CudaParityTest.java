@@ -274,8 +274,8 @@ class CudaParityTest {
   /**
    * Queries over enough documents that each of the streaming kernel's warps takes several (its bulk copies on
    * sm_90 where d fills its chunks, d = 32, 64, 96 and 128; d = 100 keeps the per-thread copies; 20,000 pairs are
-   * over 4 a warp on GPUs of up to 312 SMs, 10,000 up to 156): one query against packed rows of 0-40 masked tokens, one of 9 tokens
-   * (one m-tile) against padded rows of random lengths, and two queries (the static split, whose warps keep a query
+   * over 4 a warp on GPUs of up to 312 SMs, 10,000 up to 156): one query against packed rows of 0-40 masked tokens,
+   * one of 9 tokens (one m-tile) against padded rows of random lengths, and two queries (the static split, whose warps keep a query
    * across pairs) against the padded rows, in both half types; scores of the default and the forced streaming
    * kernel, and top-k, against the reference.
    */

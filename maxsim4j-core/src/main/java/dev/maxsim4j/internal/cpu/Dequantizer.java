@@ -26,7 +26,7 @@ final class Dequantizer implements Tokens.RunCopier {
   private static final VectorSpecies<Byte> BYTES = V >= 8 ? VectorSpecies.of(byte.class, VectorShape.forBitSize(V * 8)) : null;
   /** Lane k tests bit V-1-k of V bits read most significant first: NumPy packbits order. */
   private static final IntVector LANE_BITS = IntVector.fromArray(INTS, laneBits(), 0);
-  /** The widest byte vectors, for the test of a run's bytes for NaN codes. */
+  /** The widest byte vectors (64 bytes with 512-bit vectors), for the test of a run's bytes for NaN codes. */
   private static final VectorSpecies<Byte> WIDE_BYTES = ByteVector.SPECIES_PREFERRED;
   private static final int E4M3_NAN = 0x7f;
   /** An e4m3 byte shifted left by 20 and masked: its sign at fp32's bit 31, its exponent and mantissa at 26-20. */
@@ -102,7 +102,7 @@ final class Dequantizer implements Tokens.RunCopier {
     return fields.reinterpretAsFloats().mul(REBIAS);
   }
 
-  /** Whether any of {@code n} bytes from {@code from} is an e4m3 NaN code: tested once a run, 64 bytes at a time. */
+  /** Whether any of {@code n} bytes from {@code from} is an e4m3 NaN code: tested once a run, a wide vector a time. */
   private static boolean hasNanCode(byte[] bytes, int from, int n) {
     int i = 0;
     for (; i + WIDE_BYTES.length() <= n; i += WIDE_BYTES.length()) {

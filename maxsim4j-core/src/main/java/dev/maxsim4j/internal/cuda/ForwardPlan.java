@@ -565,7 +565,8 @@ final class ForwardPlan {
   /** The fp32 FFMA kernel: a block per pair. */
   static Plan ffma(ForwardShape s) {
     String entry = FORWARD + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
-    return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false, false);
+    return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false,
+        false);
   }
 
   /** The FFMA kernel with each side's scales: a block per pair, any types, the argmax where asked. */

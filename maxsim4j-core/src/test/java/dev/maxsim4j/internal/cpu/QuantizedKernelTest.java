@@ -9,6 +9,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -296,8 +297,8 @@ class QuantizedKernelTest {
 
   /**
    * e4m3 runs without a NaN code take the expansion that skips the NaN test; a run with one code, in its last token
-   * only, takes the other: both equal the codec bit for bit, copied from a token past the first, over whole vectors
-   * and tails.
+   * only, takes the other: both equal the codec bit for bit (a NaN as any NaN: its sign and payload mean nothing),
+   * copied from a token past the first, over whole vectors and tails, from a heap array and from native memory.
    */
   @Test
   void e4m3RunsWithAndWithoutNanCodesEqualTheCodec() {
@@ -320,20 +321,27 @@ class QuantizedKernelTest {
         for (int i = 0; i < tokens; i++) {
           scales[i] = (float) (r.nextDouble(-4, 4));
         }
-        Tokens t = new Tokens(DType.FLOAT8_E4M3, d, tokens, new int[] {0}, new int[] {tokens}, tokens, null, null,
+        MemorySegment mapped = Arena.ofAuto().allocate(b.length);
+        MemorySegment.copy(b, 0, mapped, ValueLayout.JAVA_BYTE, 0, b.length);
+        Tokens heap = new Tokens(DType.FLOAT8_E4M3, d, tokens, new int[] {0}, new int[] {tokens}, tokens, null, null,
             null, b, null, scales);
-        int from = 3, count = tokens - from;
-        float[] out = new float[count * d];
-        Dequantizer.of(t).copy(from, count, out, 0);
-        float[] stored = new float[count * d];
-        Dequantizer.stored(t).copy(from, count, stored, 0);
-        for (int i = 0; i < count; i++) {
-          for (int k = 0; k < d; k++) {
-            String where = "d " + d + ", NaN code " + nanInLastToken + ", token " + (from + i) + " dim " + k;
-            assertTrue(Float.floatToIntBits(t.element(from + i, k)) == Float.floatToIntBits(out[i * d + k]),
-                where + ": want " + t.element(from + i, k) + ", got " + out[i * d + k]);
-            assertTrue(Float.floatToIntBits(t.stored(from + i, k)) == Float.floatToIntBits(stored[i * d + k]),
-                where + " as stored: want " + t.stored(from + i, k) + ", got " + stored[i * d + k]);
+        Tokens offHeap = new Tokens(DType.FLOAT8_E4M3, d, tokens, new int[] {0}, new int[] {tokens}, tokens, null,
+            null, null, null, mapped, scales);
+        for (Tokens t : new Tokens[] {heap, offHeap}) {
+          int from = 3, count = tokens - from;
+          float[] out = new float[count * d];
+          Dequantizer.of(t).copy(from, count, out, 0);
+          float[] stored = new float[count * d];
+          Dequantizer.stored(t).copy(from, count, stored, 0);
+          for (int i = 0; i < count; i++) {
+            for (int k = 0; k < d; k++) {
+              String where = (t == heap ? "heap" : "off heap") + ", d " + d + ", NaN code " + nanInLastToken
+                  + ", token " + (from + i) + " dim " + k;
+              assertEquals(Float.floatToIntBits(t.element(from + i, k)), Float.floatToIntBits(out[i * d + k]),
+                  where);
+              assertEquals(Float.floatToIntBits(t.stored(from + i, k)),
+                  Float.floatToIntBits(stored[i * d + k]), where + " as stored");
+            }
           }
         }
       }
