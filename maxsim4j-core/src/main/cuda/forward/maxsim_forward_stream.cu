@@ -379,8 +379,8 @@ using namespace maxsim4j;
 // Each takes a 12 KB ring per warp and one n-tile per step, except c2 (d <= 64), two: that paid on every
 // shape measured, while at c4 two need more than the 128 registers 4 blocks per SM allow (spills). Every
 // per-thread copy carries the 128-byte L2 prefetch hint, which pays on work larger than L2
-// (docs/design/kernel-selection.md holds the measurements; the other ring sizes and n-tile counts are built for tests only, in
-// src/test/cuda/maxsim_forward_stream_ab.cu). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
+// (docs/design/kernel-selection.md holds the measurements; the other ring sizes and n-tile counts are built for tests
+// only, in src/test/cuda/maxsim_forward_stream_ab.cu). c{1..4}_dyn: inference with pairs taken at run time (DYNAMIC).
 #define MAXSIM_STREAM_ENTRY(T, CHUNKS, NT, RING, ARGMAX, Index, DYNAMIC, NAME)                                  \
   extern "C" __global__ void __launch_bounds__(STREAM_THREADS, 4) NAME(                                         \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d, const int* dStart,   \
