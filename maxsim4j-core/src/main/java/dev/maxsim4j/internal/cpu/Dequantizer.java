@@ -102,7 +102,7 @@ final class Dequantizer implements Tokens.RunCopier {
     return fields.reinterpretAsFloats().mul(REBIAS);
   }
 
-  /** Whether any of {@code n} bytes from {@code from} is an e4m3 NaN code: tested once a run, a wide vector a time. */
+  /** Whether any of {@code n} bytes from {@code from} is an e4m3 NaN code: tested once a run, a vector at a time. */
   private static boolean hasNanCode(byte[] bytes, int from, int n) {
     int i = 0;
     for (; i + WIDE_BYTES.length() <= n; i += WIDE_BYTES.length()) {
