@@ -33,6 +33,10 @@ public final class Args {
   public Args(String program, String command, String[] argv, int from, Set<String> valueOptions,
       Set<String> flagOptions) {
     this.command = command;
+    if (asksForHelp(argv, from, valueOptions)) {
+      // help answers before any option is checked: `--backend bogus --help` shows the help, not that usage error
+      throw new HelpRequested();
+    }
     for (int i = from; i < argv.length; i++) {
       String a = argv[i];
       if (flagOptions.contains(a)) {
@@ -58,12 +62,23 @@ public final class Args {
         if (a.equals("--backend")) {
           Engine.checkBackend(command, argv[i]);
         }
-      } else if (a.equals("--help") || a.equals("-h")) {
-        throw new HelpRequested();
       } else {
         throw new UsageException(command + ": unknown option '" + a + "' (see ./" + program + " help)");
       }
     }
+  }
+
+  /** Whether {@code --help} or {@code -h} stands where an option does (as an option's value it is that value). */
+  private static boolean asksForHelp(String[] argv, int from, Set<String> valueOptions) {
+    for (int i = from; i < argv.length; i++) {
+      if (argv[i].equals("--help") || argv[i].equals("-h")) {
+        return true;
+      }
+      if (valueOptions.contains(argv[i])) {
+        i++;
+      }
+    }
+    return false;
   }
 
   /** {@code s} as a decimal integer in ASCII digits; a NumberFormatException for anything else. */

@@ -221,6 +221,13 @@ class MainTest {
     CliRun late = run("score", "--queries", "x.npy", "--help");
     assertEquals(0, late.status(), late.err());
     assertTrue(late.out().startsWith("usage: maxsim4j score"), late.out());
+    // help answers before the options are checked: a refused backend, an unknown option or a missing value
+    for (String[] refused : new String[][] {{"score", "--backend", "bogus", "--help"},
+        {"score", "--bogus", "-h"}, {"index", "--help", "--threads", "many"}, {"search", "--help", "--query"}}) {
+      CliRun help = run(refused);
+      assertEquals(0, help.status(), String.join(" ", refused) + ": " + help.err());
+      assertTrue(help.out().startsWith("usage: maxsim4j " + refused[0]), help.out());
+    }
     // where an option takes it as its value, "-h" is that value: the command runs (here to a missing file)
     CliRun value = run("rerank", "--query", "-h", "--candidates", "no-such-candidates.txt");
     assertEquals(1, value.status(), value.out() + value.err());
