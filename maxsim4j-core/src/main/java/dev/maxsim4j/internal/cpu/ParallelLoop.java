@@ -37,10 +37,10 @@ final class ParallelLoop implements AutoCloseable {
 
   /**
    * Splits {@code [0, n)} into chunks of {@code grain} items and runs them; rethrows the first failure (an
-   * {@link Error} before any exception) once no chunk runs any more. Where the chunks are shared with helpers,
-   * after a failure or an interrupt of the caller chunks not taken yet never run, and an interrupted call throws
-   * {@link IllegalStateException} (the caller keeps its interrupt); a call run on the calling thread alone (one
-   * thread, or one chunk) runs to its end.
+   * {@link Error} before any exception) once no chunk runs any more. After a failure or an interrupt of the caller,
+   * chunks not taken yet never run; a call whose caller is interrupted before it returns throws
+   * {@link IllegalStateException} once no chunk runs any more, and the caller keeps its interrupt, whether the
+   * chunks ran on the caller alone (one thread, or one chunk) or were shared with helpers.
    */
   void forRange(int n, int grain, RangeBody body) {
     if (n <= 0) {
@@ -49,8 +49,12 @@ final class ParallelLoop implements AutoCloseable {
     int g = Math.max(1, grain);
     int chunks = chunks(n, g);
     if (helpers == null || chunks == 1) {
-      for (int c = 0; c < chunks; c++) {
+      Thread caller = Thread.currentThread();
+      for (int c = 0; c < chunks && !caller.isInterrupted(); c++) {
         body.run(c * g, end(n, g, c));
+      }
+      if (caller.isInterrupted()) {
+        throw interrupted(null);
       }
       return;
     }
@@ -68,6 +72,11 @@ final class ParallelLoop implements AutoCloseable {
       call.fail(t);
     }
     call.awaitEnd();
+  }
+
+  /** What a call whose caller was interrupted throws, with the failure of a chunk, if one failed, as its cause. */
+  private static IllegalStateException interrupted(Throwable cause) {
+    return new IllegalStateException("interrupted while scoring", cause);
   }
 
   /** One call's chunks: each taken once, by whichever thread asks first, and counted when it ends or is dropped. */
@@ -145,7 +154,7 @@ final class ParallelLoop implements AutoCloseable {
       if (interrupted) {
         Thread.currentThread().interrupt();
         if (!(t instanceof Error)) {
-          throw new IllegalStateException("interrupted while scoring", t);
+          throw interrupted(t);
         }
       }
       if (t instanceof Error error) {

@@ -293,20 +293,46 @@ class HostileParallelLoopTest {
     }
   }
 
-  /** A call run on the calling thread alone (one thread, or one chunk) runs to its end, as documented. */
+  /**
+   * A call whose caller is interrupted throws, and the caller keeps its interrupt, whether its chunks run on the
+   * caller alone (one thread, or one chunk) or are shared: it ran to its end alone and threw shared, so the same
+   * call's outcome followed the thread count and the input's size.
+   */
   @Test
-  void anInterruptedInlineCallRunsToItsEnd() {
+  void anInterruptedCallThrowsWhateverTheThreadsAndChunks() {
     for (int threads : new int[] {1, 2}) {
-      try (ParallelLoop loop = new ParallelLoop(threads)) {
-        AtomicInteger ran = new AtomicInteger();
-        Thread.currentThread().interrupt();
-        try {
-          loop.forRange(8, threads == 1 ? 1 : 8, (from, to) -> ran.incrementAndGet());
-        } finally {
-          assertTrue(Thread.interrupted(), "threads=" + threads + ": the caller lost its interrupt");
+      for (int grain : new int[] {1, 8}) {
+        try (ParallelLoop loop = new ParallelLoop(threads)) {
+          AtomicInteger ran = new AtomicInteger();
+          Thread.currentThread().interrupt();
+          IllegalStateException e;
+          try {
+            e = assertThrows(IllegalStateException.class,
+                () -> loop.forRange(8, grain, (from, to) -> ran.incrementAndGet()));
+          } finally {
+            assertTrue(Thread.interrupted(), "threads=" + threads + ": the caller lost its interrupt");
+          }
+          assertEquals("interrupted while scoring", e.getMessage());
+          assertEquals(0, ran.get(), "threads=" + threads + ", grain=" + grain + ": chunks ran after the interrupt");
         }
-        assertEquals(threads == 1 ? 8 : 1, ran.get(), "threads=" + threads);
       }
+    }
+  }
+
+  /** Interrupted while its one chunk runs, a call run on the caller alone throws once the chunk has ended. */
+  @Test
+  void anInterruptDuringTheOnlyChunkThrowsOnceItEnds() {
+    try (ParallelLoop loop = new ParallelLoop(1)) {
+      AtomicInteger ran = new AtomicInteger();
+      try {
+        assertThrows(IllegalStateException.class, () -> loop.forRange(3, 1, (from, to) -> {
+          ran.incrementAndGet();
+          Thread.currentThread().interrupt();
+        }));
+      } finally {
+        assertTrue(Thread.interrupted(), "the caller lost its interrupt");
+      }
+      assertEquals(1, ran.get(), "chunks taken after the interrupt");
     }
   }
 
