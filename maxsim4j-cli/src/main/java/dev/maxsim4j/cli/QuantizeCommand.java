@@ -169,7 +169,10 @@ final class QuantizeCommand {
       long before = emb.byteSize();
       long after = codes.byteSize() + scales.byteSize();
       // a file of no tokens has no ratio to report
-      String ratio = after == 0 ? "no tokens" : String.format(Locale.ROOT, "%.2fx smaller", (double) before / after);
+      // at d = 1 the scales outweigh the bytes saved: the file grows, and says so
+      String ratio = after == 0 ? "no tokens" : after <= before
+          ? String.format(Locale.ROOT, "%.2fx smaller", (double) before / after)
+          : String.format(Locale.ROOT, "%.2fx larger", (double) after / before);
       // names may hold any character: the summary stays one line
       out.println(Printable.oneLine(String.format(Locale.ROOT, "quantized %s %s %s (%s) -> %s: embeddings %s %s"
               + " + scales %s float32 (%s, %s%s); file %s -> %s", emb.source(), emb.type(), emb.shapeString(),

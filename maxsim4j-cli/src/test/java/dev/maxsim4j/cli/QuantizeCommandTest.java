@@ -64,7 +64,9 @@ class QuantizeCommandTest {
         String what = TO[x] + " d=" + d;
         CliRun r = CliRun.of("quantize", "--in", p("e.safetensors"), "--to", TO[x], "--out", p("c.safetensors"));
         assertEquals(0, r.status(), what + ": " + r.err());
-        assertTrue(r.out().contains("mask copied") && r.out().contains("smaller"), r.out());
+        // a token's codes and scale against its bf16 values: at d = 1 and 3 the file grows, and says so
+        boolean smaller = dtype.bytesPerToken(d) + 4 <= 2 * d;
+        assertTrue(r.out().contains("mask copied") && r.out().contains(smaller ? "x smaller" : "x larger"), r.out());
         TokenBatch expected = source.quantize(dtype);
         assertEquals(List.of("embeddings", "scales", "mask"), SafeTensors.names(dir.resolve("c.safetensors")));
         NdArray codes = SafeTensors.read(dir.resolve("c.safetensors"), "embeddings");

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Just enough JSON for safetensors headers: objects, arrays, strings, integers (as Long), other numbers
@@ -67,6 +68,21 @@ public final class MiniJson {
       }
     }
     return b.append('"').toString();
+  }
+
+  /**
+   * A parsed value as JSON text, as in a message: strings quoted, so that a shape of {@code [3, "4"]} does not read
+   * as the valid {@code [3, 4]}.
+   */
+  static String text(Object value) {
+    return switch (value) {
+      case null -> "null";
+      case String str -> quote(str);
+      case List<?> list -> list.stream().map(MiniJson::text).collect(Collectors.joining(", ", "[", "]"));
+      case Map<?, ?> map -> map.entrySet().stream().map(e -> quote(String.valueOf(e.getKey())) + ": "
+          + text(e.getValue())).collect(Collectors.joining(", ", "{", "}"));
+      default -> String.valueOf(value);
+    };
   }
 
   /** {@code value} as a JSON string literal for a message: a header's text may be megabytes long. */
@@ -200,17 +216,26 @@ public final class MiniJson {
     }
     String t = s.substring(start, pos);
     if (t.isEmpty()) {
-      throw error(pos < s.length() ? "unexpected character " + quote(String.valueOf(s.charAt(pos))) : "unexpected end");
+      throw error(pos < s.length() ? "unexpected character " + character(s.charAt(pos)) : "unexpected end");
     }
     // JSON's grammar, not Java's: Java takes "02", "+1" and "1." too, which other readers of the file refuse
     if (!JSON_NUMBER.matcher(t).matches()) {
       throw error("bad number '" + Printable.of(t) + "'");
     }
     try {
-      return t.matches("-?\\d+") ? (Object) Long.parseLong(t) : (Object) Double.parseDouble(t);
+      // "-0" is the float -0.0 to other readers (serde_json), so that a shape or an offset of -0 is refused there
+      return t.matches("-?\\d+") && !t.equals("-0") ? (Object) Long.parseLong(t) : (Object) Double.parseDouble(t);
     } catch (NumberFormatException e) {
       throw error("bad number '" + Printable.of(t) + "' (past the 64-bit integers)");
     }
+  }
+
+  /** A character for a message: quoted where it prints, else its code point (and what a byte-order mark is). */
+  private static String character(char c) {
+    if (c == '\ufeff') {
+      return "U+FEFF (a byte-order mark; expected the header to start with '{')";
+    }
+    return c == '"' || c == '\\' ? quote(String.valueOf(c)) : Printable.character(c, '"');
   }
 
   private Object literal(String word, Object value) {

@@ -24,8 +24,11 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
       switch (key) {
         case "descr" -> {
           p.once(descr, key);
+          if (p.peekIs('[') || p.peekIs('{')) {
+            throw p.error("a structured dtype; expected one of " + ACCEPTED);
+          }
           if (!p.peekIs('\'') && !p.peekIs('"')) {
-            throw p.error("a structured or non-string dtype; expected one of " + ACCEPTED);
+            throw p.error(p.here() + " where the dtype string belongs; expected one of " + ACCEPTED);
           }
           descr = p.string();
         }
@@ -141,9 +144,21 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
     }
 
     void skip() {
-      while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
+      // Python's whitespace between tokens, which NumPy's reader takes: Java's whitespace holds more
+      while (pos < s.length() && " \t\n\r\f".indexOf(s.charAt(pos)) >= 0) {
         pos++;
       }
+    }
+
+    /**
+     * What stands at the cursor, for a message: a character (its code point where it does not print), or the end
+     * of a header that stops early.
+     */
+    String here() {
+      if (pos >= s.length()) {
+        return "the header's end (its length field may be too small)";
+      }
+      return Printable.character(s.charAt(pos), '\'');
     }
 
     boolean peekIs(char c) {
@@ -153,8 +168,7 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
 
     void expect(char c) {
       if (!peekIs(c)) {
-        throw error(pos < s.length() ? "'" + s.charAt(pos) + "' where '" + c + "' belongs" : "an end where '" + c
-            + "' belongs");
+        throw error(here() + " where '" + c + "' belongs");
       }
       pos++;
     }
@@ -178,7 +192,7 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
       skip();
       char quote = pos < s.length() ? s.charAt(pos) : '\0';
       if (quote != '\'' && quote != '"') {
-        throw error("no quoted key or value at offset " + pos);
+        throw error(here() + " at offset " + pos + " where a quoted key or value belongs");
       }
       int end = s.indexOf(quote, pos + 1);
       if (end < 0) {
@@ -203,6 +217,7 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
     long[] tuple() {
       expect('(');
       List<Long> dims = new ArrayList<>();
+      boolean comma = false;
       while (!peekIs(')')) {
         int start = pos;
         while (pos < s.length() && (Character.isLetterOrDigit(s.charAt(pos)) || s.charAt(pos) == '-'
@@ -230,7 +245,12 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
         dims.add(dim);
         if (!peekIs(')')) {
           expect(',');
+          comma = true;
         }
+      }
+      if (dims.size() == 1 && !comma) {
+        // Python reads (60) as the number 60, not a shape: NumPy refuses such a header
+        throw error("a shape (" + dims.get(0) + ") without the comma of a 1-tuple; expected (" + dims.get(0) + ",)");
       }
       expect(')');
       return dims.stream().mapToLong(Long::longValue).toArray();

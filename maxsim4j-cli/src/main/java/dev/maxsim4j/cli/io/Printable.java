@@ -1,5 +1,7 @@
 package dev.maxsim4j.cli.io;
 
+import java.util.Locale;
+
 /**
  * Text made safe to quote on one line of output (an error, a warning, a summary): control characters, line and
  * paragraph separators, the marks that turn text right to left, invisible format characters and lone surrogates
@@ -42,6 +44,16 @@ public final class Printable {
       }
     }
     return out == null ? text : new String(out);
+  }
+
+  /**
+   * One character for a message, between {@code quote}s where it prints as itself, else as its code point: a
+   * character that breaks the line or reads as a space (a no-break space) would hide what the message points at.
+   */
+  public static String character(char c, char quote) {
+    String one = String.valueOf(c);
+    return breaksLine(one, 0) || c != ' ' && Character.isSpaceChar(c)
+        ? String.format(Locale.ROOT, "U+%04X", (int) c) : quote + one + quote;
   }
 
   /** Whether the character at {@code i} of {@code s} could break or disguise a line it is printed on. */

@@ -199,7 +199,7 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
 
   private static String shown(Object value) {
     String s = value instanceof List<?> l && l.size() > 8 ? "an array of " + l.size() + " entries"
-        : value instanceof String str ? MiniJson.shown(str) : String.valueOf(value);
+        : MiniJson.text(value);
     return Printable.of(s);
   }
 

@@ -77,6 +77,17 @@ class NpyTest {
     // a header of thousands of axes is refused in a line of its own length, not of the header's
     String axes = refusal(npy(dict("<f4", "(" + "1, ".repeat(20_000) + ")"), new byte[4]));
     assertTrue(axes.contains("more than 64 dimensions") && axes.length() < 500, axes);
+    // (60) is the number 60 to Python, not a shape: NumPy refuses it
+    assertTrue(refusal(npy(dict("<f4", "(60)"), new byte[240])).contains("without the comma of a 1-tuple"));
+    assertEquals(60, Npy.read(Files.write(dir.resolve("one.npy"), npy(dict("<f4", "(60,)"), new byte[240])))
+        .elements());
+    // a header cut short by its length field, and a character Python does not take as a space, are named as such
+    byte[] cut = npy(dict("<f4", "(1,)"), new byte[4]);
+    ByteBuffer.wrap(cut).order(ByteOrder.LITTLE_ENDIAN).putShort(8, (short) 10);
+    String early = refusal(cut);
+    assertTrue(early.contains("the header's end (its length field may be too small)"), early);
+    String nbsp = refusal(npy("{'descr':\u00a0'<f4', 'fortran_order': False, 'shape': (1,), }", new byte[4]));
+    assertTrue(nbsp.contains("U+00A0 where the dtype string belongs"), nbsp);
     byte[] huge = npy(dict("<f4", "(1,)"), new byte[4]);
     huge[6] = 2;
     assertTrue(refusal(huge).contains("header length"));

@@ -72,6 +72,15 @@ class SafeTensorsTest {
           "bad number '" + number + "'");
     }
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}\u2028}", 4, "bad JSON");
+    // a string in a shape is shown quoted, not as the valid shape it would read as; -0 is a float to other readers
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1,\"4\"],\"data_offsets\":[0,16]}}", 16,
+        "shape [1, \"4\"]; expected");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-0,4]}}", 4, "data_offsets [-0.0, 4]");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[-0],\"data_offsets\":[0,0]}}", 0, "non-negative integers");
+    // a byte-order mark before the header is named, not printed as '?'
+    refused("\ufeff{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "U+FEFF (a byte-order mark");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,\u00a04]}}", 4,
+        "unexpected character U+00A0");
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\u001c", 4, "trailing characters");
     Path spaced = Files.write(dir.resolve("spaced.safetensors"), safetensors(" {\t\"t\" :\r\n{\"dtype\":\"F32\","
         + "\"shape\":[ 1 ],\"data_offsets\":[0, 4]}} ", 4));
