@@ -292,7 +292,7 @@ public final class TextIndex {
       long bytes = changed ? 0 : old.bytes;
       if (tmp != null) {
         try {
-          bytes = write(dir, tmp, list, total, tokens, stale(lock));
+          bytes = write(dir, tmp, list, total, tokens, lock.held(), stale(lock));
         } catch (IOException e) {
           cannotSave(dir, e, mustSave, warnings);
         }
@@ -361,8 +361,8 @@ public final class TextIndex {
   }
 
   /** Writes the tokens file and then the manifest; returns their bytes together. */
-  private static long write(Path dir, Path tmp, List<Entry> entries, long total, StoredTokens tokens, long stale)
-      throws IOException {
+  private static long write(Path dir, Path tmp, List<Entry> entries, long total, StoredTokens tokens, boolean locked,
+      long stale) throws IOException {
     String name = "tokens-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".safetensors";
     Path manifestTmp = null;
     long bytes;
@@ -382,8 +382,9 @@ public final class TextIndex {
       deleteQuietly(dir.resolve(name));
       throw e;
     }
-    // the manifest names the new tokens file now; older ones (and the first format's file) are unused
-    sweep(dir, name, stale);
+    // the manifest names the new tokens file now; older ones (and the first format's file) are unused. A run without
+    // the lock (its lock file could not be made) leaves them, as another run may be reading one: a later run sweeps
+    sweep(dir, locked ? name : null, stale);
     return bytes;
   }
 

@@ -37,6 +37,7 @@ public final class UpdateLock implements AutoCloseable {
   /**
    * Takes the lock of the index folder {@code dir}, waiting for another run that holds it; returns whether it is
    * held. Not held when the lock file cannot be made (a read-only folder, where this run cannot write either).
+   * Something other than a regular file where the lock file belongs is refused: runs would update the index at once.
    */
   boolean hold(Path dir) throws IOException {
     if (lock != null || local != null) {
@@ -46,8 +47,10 @@ public final class UpdateLock implements AutoCloseable {
     try {
       Files.createDirectories(dir);
       if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-        // opening a pipe to write waits for a reader, forever; a link may point anywhere
-        return false;
+        // not opened: a pipe opened to write waits for a reader, forever; a link may point anywhere. Not replaced
+        // either: another run may be replacing it too, and two runs would then hold locks on two files
+        throw new IllegalArgumentException(TextFiles.shown(file) + " is " + kind(file) + "; expected the empty"
+            + " regular file that keeps maxsim4j runs from updating this index at once: remove it");
       }
       channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
     } catch (IOException e) {
@@ -74,6 +77,11 @@ public final class UpdateLock implements AutoCloseable {
       close();
       throw e;
     }
+  }
+
+  private static String kind(Path file) {
+    return Files.isSymbolicLink(file) ? "a symbolic link" : Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)
+        ? "a folder" : "not a regular file (a pipe, socket or device)";
   }
 
   private void waiting(Path dir) {

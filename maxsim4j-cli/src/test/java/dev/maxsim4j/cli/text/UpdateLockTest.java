@@ -139,20 +139,41 @@ class UpdateLockTest {
     assertTrue(search.out().contains("note3.txt"), search.out());
   }
 
+  /**
+   * A pipe, a link or a folder where the lock file belongs is refused, named, and never opened: runs went on
+   * without the lock, so two of them could update the index at once and delete each other's tokens file.
+   */
   @Test
-  void aLockFileThatIsAPipeOrALinkIsNotOpened() throws Exception {
+  void aLockFileThatIsAPipeALinkOrAFolderIsRefusedUnopened() throws Exception {
     Path folder = folder();
     Path index = Files.createDirectories(folder.resolve(TextIndex.FOLDER));
-    Process p = new ProcessBuilder("mkfifo", index.resolve(UpdateLock.FILE).toString()).start();
+    Path lockFile = index.resolve(UpdateLock.FILE);
+    Process p = new ProcessBuilder("mkfifo", lockFile.toString()).start();
     assertEquals(0, p.waitFor());
-    CliRun pipe = assertTimeoutPreemptively(Duration.ofMinutes(2), () -> run("index", "--dir", folder.toString()));
-    assertEquals(0, pipe.status(), pipe.err());
-    Files.delete(index.resolve(UpdateLock.FILE));
+    for (String command : new String[] {"index", "search"}) {
+      String[] args = command.equals("index") ? new String[] {"index", "--dir", folder.toString()}
+          : new String[] {"search", "--dir", folder.toString(), "--query", "otters"};
+      CliRun pipe = assertTimeoutPreemptively(Duration.ofMinutes(2), () -> run(args));
+      assertRefused(pipe, lockFile, "not a regular file (a pipe");
+    }
+    Files.delete(lockFile);
     Path elsewhere = dir.resolve("elsewhere.lock");
-    Files.createSymbolicLink(index.resolve(UpdateLock.FILE), elsewhere);
-    CliRun link = run("index", "--dir", folder.toString());
-    assertEquals(0, link.status(), link.err());
+    Files.createSymbolicLink(lockFile, elsewhere);
+    assertRefused(run("index", "--dir", folder.toString()), lockFile, "a symbolic link");
     assertFalse(Files.exists(elsewhere), "the lock followed a link out of the index folder");
+    Files.delete(lockFile);
+    Files.createDirectory(lockFile);
+    assertRefused(run("index", "--dir", folder.toString()), lockFile, "a folder");
+    Files.delete(lockFile);
+    CliRun fixed = run("index", "--dir", folder.toString());
+    assertEquals(0, fixed.status(), fixed.err());
+    assertTrue(Files.isRegularFile(lockFile, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+  }
+
+  private static void assertRefused(CliRun r, Path lockFile, String kind) {
+    assertEquals(1, r.status(), r.out() + r.err());
+    assertTrue(r.err().contains(lockFile + " is " + kind) && r.err().contains("remove it"), r.err());
+    assertEquals(1, r.err().strip().lines().count(), r.err());
   }
 
   @Test
