@@ -44,16 +44,18 @@ final class CandidateScoring {
       if (!columns.contains(c)) {
         throw new IllegalArgumentException("rows has no column '" + c + "'; it has " + columns);
       }
+      EmbeddingTable.requireOne(rows, c, "rows");
     }
     DataType listType = rows.schema().apply(candidates).dataType();
     DataType queryType = rows.schema().apply(queryId).dataType();
     if (!(listType instanceof ArrayType list) || !EmbeddingTable.isSingleValue(list.elementType())) {
       throw new IllegalArgumentException("candidates column '" + candidates + "' is " + listType.simpleString()
-          + "; expected an array of document ids, single values such as strings or numbers");
+          + "; expected an array of document ids, single values such as strings or numbers"
+          + EmbeddingTable.collationNote(listType));
     }
     if (!EmbeddingTable.isSingleValue(queryType)) {
       throw new IllegalArgumentException("rows column '" + queryId + "' is " + queryType.simpleString()
-          + "; expected query ids, single values such as strings or numbers");
+          + "; expected query ids, single values such as strings or numbers" + EmbeddingTable.collationNote(queryType));
     }
     if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoresColumn))) {
       throw new IllegalArgumentException("rows already has a column '" + scoresColumn

@@ -1,6 +1,7 @@
 package dev.maxsim4j.spark;
 
 import java.util.Arrays;
+import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.RowOrdering;
@@ -11,13 +12,15 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.NullType;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
 
 /**
  * A table of token embeddings: an id column, a tokens column ({@code array<array<float>>}, or {@code binary}
  * cells of {@link TokenCodec}) and optionally a mask column ({@code array<boolean>}, one flag per token; a
  * false flag leaves the token out). Ids are strings, numbers, dates or other single values that Spark compares
- * (not intervals or variants), and unique: scoring fails on a duplicate it meets rather than scoring one id twice.
+ * (not intervals or variants; strings compared by their bytes, not under a collation such as UTF8_LCASE), and
+ * unique: scoring fails on a duplicate it meets rather than scoring one id twice.
  *
  * <pre>{@code
  * EmbeddingTable corpus = EmbeddingTable.of(spark.read().parquet("corpus/"));          // id, tokens
@@ -35,7 +38,7 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     if (!isSingleValue(i) || i instanceof NullType) {
       // such values (byte[] above all) have no value equality or text form in Java: ids would not match or print
       throw new IllegalArgumentException("id column '" + id + "' is " + i.simpleString()
-          + "; expected a single value per row such as a string or a number");
+          + "; expected a single value per row such as a string or a number" + collationNote(i));
     }
     DataType t = data.schema().apply(tokens).dataType();
     if (!(t instanceof BinaryType) && !isArraysOfFloat(t)) {
@@ -80,7 +83,19 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
    */
   static boolean isSingleValue(DataType t) {
     return !(t instanceof BinaryType || t instanceof ArrayType || t instanceof MapType || t instanceof StructType)
-        && RowOrdering.isOrderable(t);
+        && RowOrdering.isOrderable(t) && !(t instanceof StringType s && !s.supportsBinaryEquality());
+  }
+
+  /**
+   * Why strings of {@code t} (or of its elements) are refused as ids where their collation is the reason, else "":
+   * such a collation (UTF8_LCASE, a _CI or _RTRIM one) makes Spark's joins match ids of other text, which the
+   * scorers' own lookups by exact text would not, so that one id could be listed twice in a top k.
+   */
+  static String collationNote(DataType t) {
+    DataType e = t instanceof ArrayType a ? a.elementType() : t;
+    return e instanceof StringType s && !s.supportsBinaryEquality() ? " (collation " + s.collationName()
+        + " matches ids of other text as one; expected ids compared by their bytes: collate(column, 'UTF8_BINARY'))"
+        : "";
   }
 
   private static boolean isArraysOfFloat(DataType t) {
@@ -95,6 +110,22 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     if (!Arrays.asList(data.columns()).contains(column)) {
       throw new IllegalArgumentException(role + " column '" + column + "' is not in the table; it has "
           + Arrays.toString(data.columns()));
+    }
+    requireOne(data, column, "the table");
+  }
+
+  /**
+   * Refuses a column name that Spark would find ambiguous in {@code data} (named {@code what} in the message): two
+   * columns of that name, as a join leaves, or of names that differ in case only where Spark ignores case (its
+   * default); Spark's own error names neither the argument nor the way out.
+   */
+  static void requireOne(Dataset<Row> data, String column, String what) {
+    boolean byCase = Boolean.parseBoolean(data.sparkSession().conf().get("spark.sql.caseSensitive", "false"));
+    List<String> named = Arrays.stream(data.columns())
+        .filter(c -> byCase ? c.equals(column) : c.equalsIgnoreCase(column)).toList();
+    if (named.size() > 1) {
+      throw new IllegalArgumentException(what + " has " + named.size() + " columns named '" + column + "' "
+          + named + (byCase ? "" : " (Spark ignores case in names)") + "; expected one: rename or drop the others");
     }
   }
 }

@@ -131,11 +131,12 @@ final class PairScoring {
       if (!columns.contains(c)) {
         throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
       }
+      EmbeddingTable.requireOne(pairs, c, "pairs");
       // such a column cannot be cast to a table's id type: Spark would refuse the join with an analysis error
       DataType type = pairs.schema().apply(c).dataType();
       if (!EmbeddingTable.isSingleValue(type)) {
         throw new IllegalArgumentException("pairs column '" + c + "' is " + type.simpleString()
-            + "; expected ids, single values such as strings or numbers");
+            + "; expected ids, single values such as strings or numbers" + EmbeddingTable.collationNote(type));
       }
     }
     if (scoreColumn != null && columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoreColumn))) {

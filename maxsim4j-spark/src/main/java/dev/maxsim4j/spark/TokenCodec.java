@@ -41,7 +41,8 @@ public final class TokenCodec {
 
   /**
    * Encodes {@code tokens [L][d]} in {@code type}: half types round to nearest even (a finite value that would
-   * round to infinity is refused), quantized types use {@link TokenBatch#quantize}'s per-token scales.
+   * round to infinity is refused), quantized types use {@link TokenBatch#quantize}'s per-token scales (a NaN or an
+   * infinity, which they cannot store, is refused).
    * {@code L = 0} is allowed (an empty document).
    */
   public static byte[] encode(float[][] tokens, DType type) {
@@ -58,6 +59,7 @@ public final class TokenCodec {
     int length = tokens.length;
     int dim = batch.dim();
     if (type.isQuantized()) {
+      requireFinite(tokens, type);
       TokenBatch q = batch.quantize(type);
       byte[] data = q.toByteArray();
       float[] scales = q.scales();
@@ -75,6 +77,18 @@ public final class TokenCodec {
       out.asShortBuffer().put(narrowInRange(values, type, dim));
     }
     return out.array();
+  }
+
+  /** A quantized type stores no NaN or infinity: one is named as the half types name a value out of range. */
+  private static void requireFinite(float[][] tokens, DType type) {
+    for (int t = 0; t < tokens.length; t++) {
+      for (int k = 0; k < tokens[t].length; k++) {
+        if (!Float.isFinite(tokens[t][k])) {
+          throw new IllegalArgumentException("tokens[" + t + "][" + k + "] = " + tokens[t][k] + "; expected finite"
+              + " values to quantize to " + type + " (FLOAT32, BFLOAT16 and FLOAT16 keep NaN and infinities)");
+        }
+      }
+    }
   }
 
   /**

@@ -58,6 +58,33 @@ class HostileColumnNamesTest extends WithLocalSpark {
         () -> SparkMaxSim.scoreCandidates(rows, plain(QUERIES), plain(CORPUS))).getMessage());
   }
 
+  /**
+   * A name Spark finds ambiguous (two columns of it, as a join leaves, or names differing in case only) is refused
+   * naming the argument: it failed with Spark's ambiguous reference, naming neither.
+   */
+  @Test
+  void columnNamesSparkFindsAmbiguousAreRefusedNamingTheArgument() {
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q0", "d1", "d2")), new StructType()
+        .add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType).add("DOC_ID", DataTypes.StringType));
+    String expected = "pairs has 2 columns named 'doc_id' [doc_id, DOC_ID] (Spark ignores case in names); expected"
+        + " one: rename or drop the others";
+    assertEquals(expected, assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairs(pairs, plain(QUERIES), plain(CORPUS))).getMessage());
+    assertEquals(expected, assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairsByScan(pairs, plain(QUERIES), plain(CORPUS))).getMessage());
+    Dataset<Row> rows = spark.createDataFrame(List.of(RowFactory.create("q0", "q1", List.of("d1"))), new StructType()
+        .add("query_id", DataTypes.StringType).add("Query_Id", DataTypes.StringType)
+        .add("candidates", DataTypes.createArrayType(DataTypes.StringType)));
+    assertEquals("rows has 2 columns named 'query_id' [query_id, Query_Id] (Spark ignores case in names); expected"
+        + " one: rename or drop the others", assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scoreCandidates(rows, plain(QUERIES), plain(CORPUS))).getMessage());
+    Dataset<Row> data = plain(CORPUS).data();
+    Dataset<Row> joined = data.join(data.select("id"), data.col("id").equalTo(data.col("id")));
+    assertEquals("the table has 2 columns named 'id' [id, id] (Spark ignores case in names); expected one: rename"
+        + " or drop the others",
+        assertThrows(IllegalArgumentException.class, () -> EmbeddingTable.of(joined)).getMessage());
+  }
+
   @Test
   void oddColumnNamesScoreAsPlainOnes() {
     assertEquals(sorted(SparkMaxSim.topK(plain(QUERIES), plain(CORPUS), 4)),

@@ -26,4 +26,20 @@ class HostileTokenCodecTest {
     assertArrayEquals(new float[][] {{3.3895314E38f, Float.POSITIVE_INFINITY}}, TokenCodec.decode(
         TokenCodec.encode(new float[][] {{3.3895314E38f, Float.POSITIVE_INFINITY}}, DType.BFLOAT16)));
   }
+
+  /**
+   * A quantized type cannot store NaN or an infinity: the value is named as the half types name one out of range.
+   * It was the core's "stored token 0 holds NaN", which names neither the cell's index nor what to do.
+   */
+  @Test
+  void aValueAQuantizedTypeCannotStoreIsRefusedNamingIt() {
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+      for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY}) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> TokenCodec.encode(new float[][] {{1f, 2f}, {3f, bad}}, type));
+        assertEquals("tokens[1][1] = " + bad + "; expected finite values to quantize to " + type + " (FLOAT32,"
+            + " BFLOAT16 and FLOAT16 keep NaN and infinities)", e.getMessage());
+      }
+    }
+  }
 }
