@@ -71,10 +71,20 @@ public final class MaxSimScoringModel implements ScoringModel {
       List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
       for (float s : maxSim.scores(q, withoutTextMasked(encoder.encode(group)))[0]) {
         // a segment without text keeps MaxSim's score for an empty document, the same on every path
-        scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s : (double) s / queryTokens);
+        scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s : meanCosine(s, queryTokens));
       }
     }
     return Response.from(scores);
+  }
+
+  /**
+   * The MaxSim sum over the query's tokens, held to [-1, 1]: the encoder's unit vectors are rounded to fp32, so a
+   * text against itself summed to a hair over 1 per token (1.0000003), past the range a threshold is set in. NaN
+   * stays NaN.
+   */
+  static double meanCosine(float sum, int queryTokens) {
+    double mean = (double) sum / queryTokens;
+    return mean > 1 ? 1 : mean < -1 ? -1 : mean;
   }
 
   /**

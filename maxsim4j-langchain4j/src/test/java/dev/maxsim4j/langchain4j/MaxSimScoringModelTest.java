@@ -44,7 +44,19 @@ class MaxSimScoringModelTest extends WithModel {
     List<Double> scores = model.scoreAll(segments, "sea level rises with the moon").content();
     assertEquals(segments.size(), scores.size());
     for (double s : scores) {
-      assertTrue(s >= -1 && s <= 1.0001, "mean best cosine in [-1, 1]: " + s);
+      assertTrue(s >= -1 && s <= 1, "mean best cosine in [-1, 1]: " + s);
+    }
+    // a text against itself: each token's best cosine is with itself, 1, which fp32 unit vectors passed by an ulp
+    // (1.0000003) for about one text in five of these
+    String[] words = "the quick brown fox jumps over lazy dog river mountain cloud rain sun moon star sky".split(" ");
+    java.util.Random random = new java.util.Random(1);
+    for (int i = 0; i < 40; i++) {
+      StringBuilder text = new StringBuilder();
+      for (int w = 0, n = 1 + random.nextInt(30); w < n; w++) {
+        text.append(words[random.nextInt(words.length)]).append(' ');
+      }
+      double self = model.score(TextSegment.from(text.toString()), text.toString()).content();
+      assertTrue(self <= 1 && self > 0.999, "'" + text + "' against itself: " + self);
     }
     int best = scores.indexOf(Collections.max(scores));
     assertEquals("Tides", paragraphs.get(best).title());
@@ -103,7 +115,8 @@ class MaxSimScoringModelTest extends WithModel {
       if (i % 9 == 4) {
         assertEquals(-1e9f, scores.get(i), 0.0, "segment " + i + " has no text");
       } else {
-        assertEquals((double) sums[i] / q.validTokens(0), scores.get(i), "segment " + i);
+        assertEquals(MaxSimScoringModel.meanCosine(sums[i], q.validTokens(0)), scores.get(i), "segment " + i);
+        assertEquals((double) sums[i] / q.validTokens(0), scores.get(i), 1e-6, "segment " + i);
       }
     }
   }
