@@ -30,12 +30,14 @@ public final class SearchCommand {
         Brings FOLDER's index up to date (see index), then ranks its files against the query: a file's score
         is that of its best passage (the mean over query tokens of the best cosine with any token of the
         passage); prints FILE:LINE of that passage and its start. The passages scored are the --candidates
-        whose MUVERA encodings are nearest the query's (HNSW in the Lucene index), reranked by exact MaxSim
+        whose MUVERA encodings are nearest the query's (HNSW in the Lucene index; doubled until they name --k
+        files, where passages alike in a few files fill them), reranked by exact MaxSim
         on their tokens gathered from the tokens file (--rerank tokens, the default: one fused call) or read
         from the Lucene index (--rerank lucene: MaxSimRescorer, as a Lucene deployment would); --exact
         scores every passage instead. Prints the time of each stage and the index's size. --queries:
-        one query per line (blank lines skipped), each ranked in turn, then the mean time of each stage per
-        query (the first query left out: its time is mostly the JIT's). Skipped files are named on stderr.
+        one query per line (blank lines skipped, and lines that are not UTF-8 with a warning), each ranked in
+        turn and named by its line, then the mean time of each stage per query (the first query left out: its
+        time is mostly the JIT's). Skipped files are named on stderr.
         A passage (or query) without a word piece (only format, control or lone combining characters) has no
         text to match: it is never listed (a query is an error, named by its line of --queries before any
         work). --store as for index (without it the index keeps its store).""";
@@ -94,12 +96,18 @@ public final class SearchCommand {
         if (queries.size() > 1) {
           out.println(summary);
         }
+        int filesWithText = (int) IntStream.range(0, index.rows().size()).filter(row -> hasText(index, row))
+            .map(index::entryOf).distinct().count();
         long[] sums = new long[3];
         for (int i = 0; i < queries.size(); i++) {
-          Ranked r = rank(encoder, maxSim, index, lucene, rerank.equals("lucene"), queries.get(i), candidates, err);
+          Ranked r = rank(encoder, maxSim, index, lucene, rerank.equals("lucene"), queries.get(i), candidates,
+              Math.min(k, filesWithText), err);
           String stages = stages(r, lucene) + (i == 0 ? " (first query: JIT cold)" : "");
           if (queries.size() > 1) {
-            out.printf(Locale.ROOT, "%nquery %d: %s%n%s%n", i + 1, Printable.oneLine(queries.get(i)), stages);
+            // the line named too: blank lines and lines that are not UTF-8 are skipped, so the count alone would
+            // pair a ranking with the wrong line of the file
+            out.printf(Locale.ROOT, "%nquery %d (line %d): %s%n%s%n", i + 1, lines.get(i).number(),
+                Printable.oneLine(queries.get(i)), stages);
           } else {
             out.println(summary + "; " + stages);
           }
@@ -150,8 +158,14 @@ public final class SearchCommand {
     return lines;
   }
 
+  /**
+   * Ranks the files against {@code query}. From candidates, until their best passages name {@code files} files (the
+   * k asked for, or every file with text where fewer): the candidates are passages, and passages alike (copies in one
+   * file, say) could fill them all, listing fewer files than asked and missing a better one. Each round doubles them,
+   * up to every passage; the stages' times and the candidates' count are those of all rounds.
+   */
   private static Ranked rank(MiniLmTokenEncoder encoder, MaxSim maxSim, TextIndex index, LuceneIndex lucene,
-      boolean viaLucene, String query, int candidates, PrintStream err) throws IOException {
+      boolean viaLucene, String query, int candidates, int files, PrintStream err) throws IOException {
     long t0 = System.nanoTime();
     TokenBatch q = encoder.encode(query);
     long encode = System.nanoTime() - t0;
@@ -160,6 +174,21 @@ public final class SearchCommand {
       float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passage", err);
       return new Ranked(bestPerFile(index, scores), q.length(0), encode, 0, System.nanoTime() - t1, scores.length);
     }
+    long candidateNanos = 0;
+    long rerankNanos = 0;
+    for (int c = candidates; ; c = (int) Math.min((long) c * 2, lucene.passages())) {
+      Ranked r = rerank(maxSim, index, lucene, viaLucene, q, c, encode);
+      candidateNanos += r.candidates();
+      rerankNanos += r.score();
+      if (r.best().size() >= files || c >= lucene.passages()) {
+        return new Ranked(r.best(), r.queryTokens(), encode, candidateNanos, rerankNanos, r.scored());
+      }
+    }
+  }
+
+  /** One round of {@link #rank} from {@code candidates} candidates. */
+  private static Ranked rerank(MaxSim maxSim, TextIndex index, LuceneIndex lucene, boolean viaLucene, TokenBatch q,
+      int candidates, long encode) throws IOException {
     if (!viaLucene) {
       long t1 = System.nanoTime();
       List<LuceneIndex.Hit> near = lucene.candidates(q, candidates).stream()

@@ -107,6 +107,41 @@ class LuceneSearchTest {
         top.out());
   }
 
+  /**
+   * Candidates are passages: where the nearest ones all lie in a few files (a file of many copies of one passage),
+   * the candidates grow until their best passages name k files, or every file. One candidate listed one file for
+   * --k 3; the reported case was a file of copies filling all 200 and the best file missing.
+   */
+  @Test
+  void candidatesGrowUntilTheyNameKFiles() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("copies"));
+    Files.writeString(folder.resolve("copies.txt"), "Honey bees dance to tell the hive where food is.\n\n".repeat(60));
+    Files.writeString(folder.resolve("bread.txt"), "Yeast makes bread rise by giving off gas as it feeds.");
+    Files.writeString(folder.resolve("moon.txt"), "The moon pulls the sea, and the tides follow it.");
+    Files.writeString(folder.resolve("blank.txt"), "\u200B");
+    for (String rerank : new String[] {"tokens", "lucene"}) {
+      Result few = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "3", "--candidates", "1",
+          "--rerank", rerank);
+      assertEquals(0, few.status(), few.err());
+      assertEquals(3, few.ranking().size(), few.out());
+      Result exact = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "3", "--exact");
+      // the files and their scores (which passage of the copies is shown depends on which ones were candidates)
+      assertEquals(filesAndScores(exact), filesAndScores(few), rerank);
+      // more than the files with text asked for: every such file, the candidates grown to every passage
+      Result all = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "9", "--candidates", "1",
+          "--rerank", rerank);
+      assertEquals(3, all.ranking().size(), all.out());
+      // (the blank file's one passage, without text, is left out before the tokens' rerank, after Lucene's)
+      int passages = luceneDocs(folder);
+      assertTrue(all.out().contains("(" + (rerank.equals("tokens") ? passages - 1 : passages) + " of " + passages
+          + " passages"), all.out());
+    }
+  }
+
+  private static List<String> filesAndScores(Result r) {
+    return r.ranking().stream().map(l -> l.replaceAll(":\\d+  .*", "")).toList();
+  }
+
   private static int luceneDocs(Path folder) throws IOException {
     try (var d = FSDirectory.open(folder.resolve(TextIndex.FOLDER).resolve(LuceneIndex.FOLDER));
         DirectoryReader r = DirectoryReader.open(d)) {
@@ -236,7 +271,8 @@ class LuceneSearchTest {
         each.addAll(run(a.toArray(String[]::new)).ranking());
       }
       assertEquals(each, all.ranking());
-      assertTrue(all.out().contains("query 3: " + QUERIES[2]), all.out());
+      // the queries are on lines 1, 3 and 5: blank lines are skipped, and each ranking names its line
+      assertTrue(all.out().contains("query 3 (line 5): " + QUERIES[2]), all.out());
     }
   }
 
