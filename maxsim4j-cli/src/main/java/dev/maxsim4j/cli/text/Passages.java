@@ -8,7 +8,9 @@ import java.util.List;
  * becomes one document of a million tokens. A passage holds at most {@value #WORDS} words and
  * {@value #CHARS} characters (a word: a run of non-space characters, cut every {@value #WORD_CHARS}
  * characters) and repeats the last {@value #OVERLAP} words of the one before it. At about 1.3 word pieces per
- * English word, a passage fits one window of the model (254 word pieces).
+ * English word, a passage fits one window of the model (254 word pieces). Text written without spaces (Chinese,
+ * Japanese, Thai) takes about a word piece per character: its passages span up to five windows, each encoded with
+ * its own [CLS] and [SEP], and are still scored as one.
  */
 public final class Passages {
   public static final int WORDS = 160;
