@@ -71,11 +71,26 @@ public final class Shapes {
    * the heap: else they are made, maybe for minutes, before an OutOfMemoryError.
    */
   public static void checkHeap(String command, String s, int[] sh) {
-    long bytes = Float.BYTES * ((long) sh[0] * sh[2] * sh[4] + (long) sh[1] * sh[3] * sh[4] + (long) sh[0] * sh[1]);
+    checkHeap(command, s, sh, 0, "");
+  }
+
+  /**
+   * As {@link #checkHeap(String, String, int[])} for the CPU kernels, which also copy each query with its tokens
+   * padded to 16 lanes: one token of a huge d took 16 times its bytes, past a heap the check had passed.
+   */
+  public static void checkCpuHeap(String command, String s, int[] sh) {
+    long padded = Float.BYTES * (long) sh[0] * ((sh[2] + 15L) / 16 * 16) * sh[4];
+    checkHeap(command, s, sh, padded, ", and the kernel's copy of the queries padded to 16 tokens");
+  }
+
+  private static void checkHeap(String command, String s, int[] sh, long extra, String extraWhat) {
+    long bytes = Float.BYTES * ((long) sh[0] * sh[2] * sh[4] + (long) sh[1] * sh[3] * sh[4] + (long) sh[0] * sh[1])
+        + extra;
     long heap = Runtime.getRuntime().maxMemory();
     if (bytes > heap) {
       throw new UsageException(command + ": --shape '" + s + "' needs at least " + (bytes >> 20) + " MiB of heap for"
-          + " its fp32 inputs and scores; the heap is " + (heap >> 20) + " MiB (raise -Xmx through JAVA_OPTS)");
+          + " its fp32 inputs and scores" + extraWhat + "; the heap is " + (heap >> 20) + " MiB (raise -Xmx through"
+          + " JAVA_OPTS)");
     }
   }
 

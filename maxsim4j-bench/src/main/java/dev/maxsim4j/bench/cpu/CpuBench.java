@@ -41,9 +41,10 @@ public final class CpuBench {
         binary-sym (both sides one bit); queries are fp32 unless --query-dtype says otherwise. Any type but fp32
         is timed beside fp32 on the same values. --sgemm adds OpenBLAS sgemm on the same FLOPs and threads (one
         product per pair, and one of all pairs; OPENBLAS_CORETYPE picks its kernels). --rounds (default 3):
-        the compared calls alternate this many times. --json writes one object per shape. naive ms is '-' where
-        its grid passes 3 GiB or it and its copies of the inputs would not fit the heap (-Xmx through JAVA_OPTS);
-        a shape whose fp32 inputs and scores alone do not fit is refused before any shape runs.""";
+        the compared calls alternate this many times. --json writes one object per shape, after each shape.
+        naive ms is '-' where its grid passes 3 GiB or it and its copies of the inputs would not fit the heap
+        (-Xmx through JAVA_OPTS); a shape whose fp32 inputs and scores alone do not fit is refused before any
+        shape runs.""";
 
   private static final List<String> DEFAULT_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128",
       "32,32,32,300,128");
@@ -104,7 +105,7 @@ public final class CpuBench {
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     for (String s : shapes) {
       int[] sh = Shapes.parse("cpu", s);
-      Shapes.checkHeap("cpu", s, sh);
+      Shapes.checkCpuHeap("cpu", s, sh);
       if (a.has("--sgemm")) {
         SgemmBench.checkPerPair("cpu", s, sh, threads);
       }
@@ -161,11 +162,12 @@ public final class CpuBench {
             whole == null ? Double.NaN : ms[sgemmAt + 1]);
         cases.add(c);
         out.println(row(s, c, compareFp32, blas != null));
+        // written again after each shape, whole: a later shape that fails leaves those measured before it
+        if (a.get("--json") != null) {
+          AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(),
+              CpuBenchJson.of(cases));
+        }
       }
-    }
-    if (a.get("--json") != null) {
-      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(),
-          CpuBenchJson.of(cases));
     }
     return 0;
   }
@@ -235,15 +237,19 @@ public final class CpuBench {
 
   /**
    * Compiles both paths on a small problem of the same d and types first: a long call measured cold runs
-   * partly interpreted (on-stack replacement), which once made the first naive shape look 10x slower.
+   * partly interpreted (on-stack replacement), which once made the first naive shape look 10x slower. The problem
+   * is never larger than the shape's own on any axis (the heap was checked for the shape alone: 16 documents of a
+   * shape of one ran out of memory), and the naive grid runs only where the shape's would.
    */
   private static void jitWarmUp(MaxSim maxSim, SplittableRandom rnd, DType queryType, DType docType, int[] sh,
       int threads, boolean naive) {
-    TokenBatch q = as(Synthetic.unitBatch(rnd, DType.FLOAT32, 2, sh[2], sh[4]), queryType);
-    TokenBatch d = as(Synthetic.unitBatch(rnd, DType.FLOAT32, 16, Math.min(sh[3], 64), sh[4]), docType);
+    int[] small = {Math.min(sh[0], 2), Math.min(sh[1], 16), Math.min(sh[2], 64), Math.min(sh[3], 64), sh[4]};
+    TokenBatch q = as(Synthetic.unitBatch(rnd, DType.FLOAT32, small[0], small[2], small[4]), queryType);
+    TokenBatch d = as(Synthetic.unitBatch(rnd, DType.FLOAT32, small[1], small[3], small[4]), docType);
+    boolean naiveToo = naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT && naiveFitsHeap(small, q, d);
     for (int i = 0; i < 200; i++) {
       maxSim.scores(q, d);
-      if (naive) {
+      if (naiveToo) {
         NaiveMaxSim.scores(q, d, threads);
       }
     }

@@ -80,6 +80,10 @@ public final class RetrievalCommand {
             + " (made where missing)");
       }
     }
+    for (String option : List.of("--docs", "--queries", "--encode")) {
+      // a bad count is named before the lists are looked for: --docs 0 reported a missing list instead
+      a.intValue(option, 1, 1);
+    }
     if (a.get("--synthetic") != null) {
       if (a.get("--json") != null) {
         AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
