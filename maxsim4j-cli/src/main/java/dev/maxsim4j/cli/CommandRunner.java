@@ -8,6 +8,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.apache.lucene.index.CorruptIndexException;
 
 /**
@@ -21,6 +23,16 @@ public final class CommandRunner {
   @FunctionalInterface
   public interface Command {
     int run() throws IOException;
+  }
+
+  /**
+   * Lucene announces its use of the Vector API at INFO on stderr, which is for warnings and errors here (held in a
+   * field: the logging framework keeps only weak references to loggers, and would drop the level with one).
+   */
+  private static final Logger LUCENE_VECTORS = Logger.getLogger("org.apache.lucene.internal.vectorization");
+
+  static {
+    LUCENE_VECTORS.setLevel(Level.WARNING);
   }
 
   private CommandRunner() {}

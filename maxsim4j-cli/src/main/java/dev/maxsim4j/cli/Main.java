@@ -9,8 +9,6 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.stream.Collectors;
 
 /**
@@ -77,13 +75,6 @@ public final class Main {
 
   private static String line(String name, String summary) {
     return "  " + name + " ".repeat(Math.max(2, 8 - name.length())) + summary + "\n";
-  }
-
-  /** Lucene announces its use of the Vector API at INFO on stderr, which is for warnings and errors here. */
-  private static final Logger LUCENE_VECTORS = Logger.getLogger("org.apache.lucene.internal.vectorization");
-
-  static {
-    LUCENE_VECTORS.setLevel(Level.WARNING);
   }
 
   private static final List<String> HELP = List.of("--help", "-h");
