@@ -55,6 +55,13 @@ final class TrainExample {
       for (int s = 0; s < losses.length; s++) {
         out.printf(Locale.ROOT, "step %3d  loss %.6f%n", s + 1, losses[s]);
       }
+      for (int s = 0; s < losses.length; s++) {
+        if (!Double.isFinite(losses[s])) {
+          // a curve of NaN is no result: the run says why and fails, as a script checking its status expects
+          throw new IllegalStateException(String.format(Locale.ROOT, "train-example: the loss is %s from step %d:"
+              + " training diverged at --lr %s; expected a smaller --lr (default 0.5)", losses[s], s + 1, lr));
+        }
+      }
     }
     return 0;
   }

@@ -31,6 +31,16 @@ class TrainExampleTest {
     }
   }
 
+  /** A learning rate that makes the loss NaN printed a curve of NaN and succeeded; it fails, saying why. */
+  @Test
+  void aDivergedRunFailsNamingTheStepAndTheLearningRate() {
+    CliRun r = CliRun.of("train-example", "--lr", "3e38", "--steps", "3", "--batch", "2");
+    assertEquals(1, r.status(), r.out() + r.err());
+    assertEquals(1, r.err().lines().count(), r.err());
+    assertTrue(r.err().contains("training diverged at --lr 3.0E38; expected a smaller --lr"), r.err());
+    assertTrue(r.out().contains("step   1"), r.out());
+  }
+
   private static void assertUsage(CliRun r, String fragment) {
     assertEquals(2, r.status(), r.err());
     assertEquals(1, r.err().lines().count(), r.err());

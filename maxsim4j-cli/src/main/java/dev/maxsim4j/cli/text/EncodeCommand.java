@@ -29,7 +29,8 @@ import java.util.Set;
 public final class EncodeCommand {
   public static final String USAGE = """
       encode --in TEXTS --out E.safetensors [--dtype bf16|f32]
-        TEXTS: a text file (one text per non-blank line, in order) or a folder (one text per .txt/.md
+        TEXTS: a text file (one text per non-blank line, in order; a line ends at \\n, \\r\\n or a lone \\r,
+        as Java's readers count them) or a folder (one text per .txt/.md
         file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
         them. A text that cannot be read as UTF-8 (invalid bytes, NUL bytes), or holds no word piece
         (whitespace, control or format characters only), is a row of no token, named on stderr: as a

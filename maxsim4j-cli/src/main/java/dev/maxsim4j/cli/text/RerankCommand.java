@@ -25,7 +25,8 @@ public final class RerankCommand {
   public static final String USAGE = """
       rerank --query TEXT --candidates FILE [--top N] [--backend NAME]
         FILE: one candidate text per non-blank line. Prints them best first with their score (mean best
-        cosine per query token) and line number in FILE. A candidate longer than a passage (see index) is
+        cosine per query token) and line number in FILE (a line ends at \\n, \\r\\n or a lone \\r, as Java's
+        readers count them). A candidate longer than a passage (see index) is
         scored by its best passage. Lines that are not UTF-8 text are skipped and named on stderr. A candidate
         without a word piece (only format, control or lone combining characters) has no valid token: it scores
         MaxSim's -1e9 (divided by the query's tokens), last; such a query is an error.""";
