@@ -9,6 +9,8 @@ module dev.maxsim4j {
   // static: without the incubator module (not resolved unless asked for, absent from a trimmed runtime) the
   // library still loads and scores with its scalar loops, as it does on the class path
   requires static jdk.incubator.vector;
+  // static: the CPU kernels ask the JVM how many vector registers it compiles for, and assume 16 where it cannot say
+  requires static jdk.management;
 
   exports dev.maxsim4j;
 

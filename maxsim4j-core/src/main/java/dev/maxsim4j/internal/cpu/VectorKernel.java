@@ -59,6 +59,12 @@ final class VectorKernel implements PairKernel {
   static final int TILE = 128;
   /** Positions the fp32 lanes of the argmax hold exactly: longer documents, tracked, take a plain loop. */
   static final int EXACT_POSITIONS = 1 << 24;
+  /**
+   * Whether the four-vector blocks take three document tokens a step (17 vectors in the loop, for 32 registers) or
+   * two (13, for the 16 of AVX2): three spilled an accumulator there, stored and reloaded on every step, and took
+   * twice as long; two took up to a fifth longer where 32 registers hold three (docs/benchmarks.md).
+   */
+  private static final boolean THREE_TOKENS = VectorRegisters.count(S.vectorBitSize()) >= 32;
 
   private static VectorSpecies<Short> shortsOfLaneCount() {
     try {
@@ -408,7 +414,11 @@ final class VectorKernel implements PairKernel {
           if (qs == null) {
             if (V <= 8 && !track) {
               for (; block + 4 * V <= pad; block += 4 * V) {
-                fourVectorBlock(q, pad, block, tileStart, tileEnd);
+                if (THREE_TOKENS) {
+                  fourVectorBlock(q, pad, block, tileStart, tileEnd);
+                } else {
+                  fourVectorBlockOfPairs(q, pad, block, tileStart, tileEnd);
+                }
               }
             }
             for (; block + 2 * V <= pad; block += 2 * V) {
@@ -420,7 +430,11 @@ final class VectorKernel implements PairKernel {
           } else {
             if (V <= 8 && !track) {
               for (; block + 4 * V <= pad; block += 4 * V) {
-                fourVectorBlockScaled(q, qs, pad, block, tileStart, tileEnd);
+                if (THREE_TOKENS) {
+                  fourVectorBlockScaled(q, qs, pad, block, tileStart, tileEnd);
+                } else {
+                  fourVectorBlockOfPairsScaled(q, qs, pad, block, tileStart, tileEnd);
+                }
               }
             }
             for (; block + 2 * V <= pad; block += 2 * V) {
@@ -648,6 +662,54 @@ final class VectorKernel implements PairKernel {
       m3.intoArray(runMax, block + 3 * V);
     }
 
+    /** As {@link #fourVectorBlock}, 2 tokens a step: 13 vectors in the loop, for 16 registers. */
+    private void fourVectorBlockOfPairs(float[] q, int pad, int block, int from, int to) {
+      float[] d = docs;
+      int base = docBase;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector m0 = FloatVector.fromArray(S, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(S, runMax, block + V);
+      FloatVector m2 = FloatVector.fromArray(S, runMax, block + 2 * V);
+      FloatVector m3 = FloatVector.fromArray(S, runMax, block + 3 * V);
+      for (int t = from; t < to; t += 2) {
+        int o0 = base + t * dim;
+        int o1 = base + Math.min(t + 1, last) * dim;
+        FloatVector a00 = FloatVector.zero(S);
+        FloatVector a01 = FloatVector.zero(S);
+        FloatVector a02 = FloatVector.zero(S);
+        FloatVector a03 = FloatVector.zero(S);
+        FloatVector a10 = FloatVector.zero(S);
+        FloatVector a11 = FloatVector.zero(S);
+        FloatVector a12 = FloatVector.zero(S);
+        FloatVector a13 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          FloatVector q1 = FloatVector.fromArray(S, q, qo + V);
+          FloatVector q2 = FloatVector.fromArray(S, q, qo + 2 * V);
+          FloatVector q3 = FloatVector.fromArray(S, q, qo + 3 * V);
+          FloatVector b0 = FloatVector.broadcast(S, d[o0 + k]);
+          a00 = q0.fma(b0, a00);
+          a01 = q1.fma(b0, a01);
+          a02 = q2.fma(b0, a02);
+          a03 = q3.fma(b0, a03);
+          FloatVector b1 = FloatVector.broadcast(S, d[o1 + k]);
+          a10 = q0.fma(b1, a10);
+          a11 = q1.fma(b1, a11);
+          a12 = q2.fma(b1, a12);
+          a13 = q3.fma(b1, a13);
+        }
+        m0 = m0.max(a00).max(a10);
+        m1 = m1.max(a01).max(a11);
+        m2 = m2.max(a02).max(a12);
+        m3 = m3.max(a03).max(a13);
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      m2.intoArray(runMax, block + 2 * V);
+      m3.intoArray(runMax, block + 3 * V);
+    }
+
     /** As {@link #twoVectorBlock} for the last V query lanes. */
     private void oneVectorBlock(float[] q, int pad, int block, int from, int to, boolean track) {
       float[] d = docs;
@@ -756,6 +818,62 @@ final class VectorKernel implements PairKernel {
         m1 = m1.max(a01.mul(s1.mul(d0))).max(a11.mul(s1.mul(d1))).max(a21.mul(s1.mul(d2)));
         m2 = m2.max(a02.mul(s2.mul(d0))).max(a12.mul(s2.mul(d1))).max(a22.mul(s2.mul(d2)));
         m3 = m3.max(a03.mul(s3.mul(d0))).max(a13.mul(s3.mul(d1))).max(a23.mul(s3.mul(d2)));
+      }
+      m0.intoArray(runMax, block);
+      m1.intoArray(runMax, block + V);
+      m2.intoArray(runMax, block + 2 * V);
+      m3.intoArray(runMax, block + 3 * V);
+    }
+
+    /** As {@link #fourVectorBlockScaled}, 2 tokens a step: 13 vectors in the loop, for 16 registers. */
+    private void fourVectorBlockOfPairsScaled(float[] q, float[] qs, int pad, int block, int from, int to) {
+      float[] d = docs;
+      int base = docBase;
+      float[] ds = docScale;
+      int dim = this.dim;
+      int last = to - 1;
+      FloatVector s0 = FloatVector.fromArray(S, qs, block);
+      FloatVector s1 = FloatVector.fromArray(S, qs, block + V);
+      FloatVector s2 = FloatVector.fromArray(S, qs, block + 2 * V);
+      FloatVector s3 = FloatVector.fromArray(S, qs, block + 3 * V);
+      FloatVector m0 = FloatVector.fromArray(S, runMax, block);
+      FloatVector m1 = FloatVector.fromArray(S, runMax, block + V);
+      FloatVector m2 = FloatVector.fromArray(S, runMax, block + 2 * V);
+      FloatVector m3 = FloatVector.fromArray(S, runMax, block + 3 * V);
+      for (int t = from; t < to; t += 2) {
+        int t1 = Math.min(t + 1, last);
+        int o0 = base + t * dim;
+        int o1 = base + t1 * dim;
+        FloatVector a00 = FloatVector.zero(S);
+        FloatVector a01 = FloatVector.zero(S);
+        FloatVector a02 = FloatVector.zero(S);
+        FloatVector a03 = FloatVector.zero(S);
+        FloatVector a10 = FloatVector.zero(S);
+        FloatVector a11 = FloatVector.zero(S);
+        FloatVector a12 = FloatVector.zero(S);
+        FloatVector a13 = FloatVector.zero(S);
+        for (int k = 0, qo = block; k < dim; k++, qo += pad) {
+          FloatVector q0 = FloatVector.fromArray(S, q, qo);
+          FloatVector q1 = FloatVector.fromArray(S, q, qo + V);
+          FloatVector q2 = FloatVector.fromArray(S, q, qo + 2 * V);
+          FloatVector q3 = FloatVector.fromArray(S, q, qo + 3 * V);
+          FloatVector b0 = FloatVector.broadcast(S, d[o0 + k]);
+          a00 = q0.fma(b0, a00);
+          a01 = q1.fma(b0, a01);
+          a02 = q2.fma(b0, a02);
+          a03 = q3.fma(b0, a03);
+          FloatVector b1 = FloatVector.broadcast(S, d[o1 + k]);
+          a10 = q0.fma(b1, a10);
+          a11 = q1.fma(b1, a11);
+          a12 = q2.fma(b1, a12);
+          a13 = q3.fma(b1, a13);
+        }
+        float d0 = ds[t];
+        float d1 = ds[t1];
+        m0 = m0.max(a00.mul(s0.mul(d0))).max(a10.mul(s0.mul(d1)));
+        m1 = m1.max(a01.mul(s1.mul(d0))).max(a11.mul(s1.mul(d1)));
+        m2 = m2.max(a02.mul(s2.mul(d0))).max(a12.mul(s2.mul(d1)));
+        m3 = m3.max(a03.mul(s3.mul(d0))).max(a13.mul(s3.mul(d1)));
       }
       m0.intoArray(runMax, block);
       m1.intoArray(runMax, block + V);
