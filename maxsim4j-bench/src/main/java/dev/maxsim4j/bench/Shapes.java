@@ -76,7 +76,7 @@ public final class Shapes {
 
   /**
    * As {@link #checkHeap(String, String, int[])} for the CPU kernels, which also copy each query with its tokens
-   * padded to 16 lanes: one token of a huge d took 16 times its bytes, past a heap the check had passed.
+   * padded to 16 lanes: up to 16 times a query's bytes where it has one token.
    */
   public static void checkCpuHeap(String command, String s, int[] sh) {
     long padded = Float.BYTES * (long) sh[0] * ((sh[2] + 15L) / 16 * 16) * sh[4];

@@ -169,8 +169,8 @@ final class QuantizeCommand {
       long before = emb.byteSize();
       long after = codes.byteSize() + scales.byteSize();
       // a file of no tokens has no ratio to report
-      // at d = 1 the scales outweigh the bytes saved: the file grows, and says so
-      String ratio = after == 0 ? "no tokens" : after <= before
+      // for a few dims (bf16 to int8 at d <= 3) a token's scale outweighs the bytes saved: the file grows, and says so
+      String ratio = after == 0 ? "no tokens" : after == before ? "the same size" : after < before
           ? String.format(Locale.ROOT, "%.2fx smaller", (double) before / after)
           : String.format(Locale.ROOT, "%.2fx larger", (double) after / before);
       // names may hold any character: the summary stays one line

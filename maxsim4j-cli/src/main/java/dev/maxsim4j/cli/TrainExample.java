@@ -36,7 +36,8 @@ final class TrainExample {
         Trains a projection W (384 -> 128) of random token features with the in-batch contrastive loss
         (T = 0.05), MaxSim through the library (on the GPU where there is one), and prints the loss of
         each step. --naive: the same steps through the naive path (the [B, B, Lq, Ld] similarity grid
-        materialised), for comparison: the same loss curve.""";
+        materialised), for comparison: the same loss curve. A loss that turns NaN (too large an --lr) ends
+        the run with status 1, naming the step.""";
 
   private TrainExample() {}
 

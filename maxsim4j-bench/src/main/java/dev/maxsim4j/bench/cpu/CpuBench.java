@@ -237,9 +237,9 @@ public final class CpuBench {
 
   /**
    * Compiles both paths on a small problem of the same d and types first: a long call measured cold runs
-   * partly interpreted (on-stack replacement), which once made the first naive shape look 10x slower. The problem
-   * is never larger than the shape's own on any axis (the heap was checked for the shape alone: 16 documents of a
-   * shape of one ran out of memory), and the naive grid runs only where the shape's would.
+   * partly interpreted (on-stack replacement), which made the first naive shape look slower. The problem is never
+   * larger than the shape's own on any axis, nor than 2 queries and 16 documents of 64 tokens, since the heap is
+   * checked for the shape alone; the naive grid runs where the small problem's fits as the shape's is checked.
    */
   private static void jitWarmUp(MaxSim maxSim, SplittableRandom rnd, DType queryType, DType docType, int[] sh,
       int threads, boolean naive) {

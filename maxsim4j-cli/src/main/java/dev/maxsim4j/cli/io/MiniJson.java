@@ -216,7 +216,7 @@ public final class MiniJson {
     }
     String t = s.substring(start, pos);
     if (t.isEmpty()) {
-      throw error(pos < s.length() ? "unexpected character " + character(s.charAt(pos)) : "unexpected end");
+      throw error(pos < s.length() ? "unexpected character " + character(s.charAt(pos), pos) : "unexpected end");
     }
     // JSON's grammar, not Java's: Java takes "02", "+1" and "1." too, which other readers of the file refuse
     if (!JSON_NUMBER.matcher(t).matches()) {
@@ -231,9 +231,9 @@ public final class MiniJson {
   }
 
   /** A character for a message: quoted where it prints, else its code point (and what a byte-order mark is). */
-  private static String character(char c) {
+  private static String character(char c, int pos) {
     if (c == '\ufeff') {
-      return "U+FEFF (a byte-order mark; expected the header to start with '{')";
+      return "U+FEFF (a byte-order mark" + (pos == 0 ? "; expected the header to start with '{')" : ")");
     }
     return c == '"' || c == '\\' ? quote(String.valueOf(c)) : Printable.character(c, '"');
   }

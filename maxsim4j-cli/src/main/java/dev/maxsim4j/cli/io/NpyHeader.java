@@ -158,7 +158,8 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
       if (pos >= s.length()) {
         return "the header's end (its length field may be too small)";
       }
-      return Printable.character(s.charAt(pos), '\'');
+      char c = s.charAt(pos);
+      return Printable.character(c, c == '\'' ? '"' : '\'');
     }
 
     boolean peekIs(char c) {

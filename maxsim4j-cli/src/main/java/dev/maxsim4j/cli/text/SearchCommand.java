@@ -161,8 +161,9 @@ public final class SearchCommand {
   /**
    * Ranks the files against {@code query}. From candidates, until their best passages name {@code files} files (the
    * k asked for, or every file with text where fewer): the candidates are passages, and passages alike (copies in one
-   * file, say) could fill them all, listing fewer files than asked and missing a better one. Each round doubles them,
-   * up to every passage; the stages' times and the candidates' count are those of all rounds.
+   * file, say) could fill them all, listing fewer files than asked and missing a better one. Each round doubles them;
+   * past half the passages the round scores every passage as --exact does, in slices of bounded memory. The stages'
+   * times are those of all rounds, the candidates' count that of the last.
    */
   private static Ranked rank(MiniLmTokenEncoder encoder, MaxSim maxSim, TextIndex index, LuceneIndex lucene,
       boolean viaLucene, String query, int candidates, int files, PrintStream err) throws IOException {
@@ -176,12 +177,18 @@ public final class SearchCommand {
     }
     long candidateNanos = 0;
     long rerankNanos = 0;
-    for (int c = candidates; ; c = (int) Math.min((long) c * 2, lucene.passages())) {
+    for (int c = candidates; ; c *= 2) {
       Ranked r = rerank(maxSim, index, lucene, viaLucene, q, c, encode);
       candidateNanos += r.candidates();
       rerankNanos += r.score();
       if (r.best().size() >= files || c >= lucene.passages()) {
         return new Ranked(r.best(), r.queryTokens(), encode, candidateNanos, rerankNanos, r.scored());
+      }
+      if ((long) c * 2 > lucene.passages() / 2) {
+        long t1 = System.nanoTime();
+        float[] scores = ChunkedScores.of(maxSim, q, index.rows(), "passage", err);
+        return new Ranked(bestPerFile(index, scores), q.length(0), encode, candidateNanos,
+            rerankNanos + System.nanoTime() - t1, scores.length);
       }
     }
   }

@@ -50,8 +50,16 @@ final class ParallelLoop implements AutoCloseable {
     int chunks = chunks(n, g);
     if (helpers == null || chunks == 1) {
       Thread caller = Thread.currentThread();
-      for (int c = 0; c < chunks && !caller.isInterrupted(); c++) {
-        body.run(c * g, end(n, g, c));
+      try {
+        for (int c = 0; c < chunks && !caller.isInterrupted(); c++) {
+          body.run(c * g, end(n, g, c));
+        }
+      } catch (RuntimeException e) {
+        // as where chunks are shared: an interrupted call throws the interrupt, the chunk's failure its cause
+        if (caller.isInterrupted()) {
+          throw interrupted(e);
+        }
+        throw e;
       }
       if (caller.isInterrupted()) {
         throw interrupted(null);

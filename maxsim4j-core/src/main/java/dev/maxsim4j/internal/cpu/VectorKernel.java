@@ -25,8 +25,9 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 6 document tokens = 12 independent FMA chains (more
  * than FMA latency x two pipes needs), 8 loads per 12 FMAs; it measured faster than 2 x 4 on one core
- * (docs/benchmarks.md). With 8 lanes or fewer, 4 vectors x 3 tokens first (7 loads per 12 FMAs, and 15 live
- * vectors were too many for AVX2's 16 registers). The last V query lanes use 1 vector x 4 tokens. A tail
+ * (docs/benchmarks.md). With 8 lanes or fewer, 4 vectors first, each tile then read once per 32 query tokens: x 3
+ * tokens (7 loads per 12 FMAs, 17 live vectors) where the JIT compiles for 32 vector registers, x 2 (6 loads per 8
+ * FMAs, 13 live) for AVX2's 16. The last V query lanes use 1 vector x 4 tokens. A tail
  * shorter than a step repeats the last token: a duplicate never changes a max, and the strict {@code >} of the
  * argmax keeps the earlier slot.
  *
@@ -61,8 +62,8 @@ final class VectorKernel implements PairKernel {
   static final int EXACT_POSITIONS = 1 << 24;
   /**
    * Whether the four-vector blocks take three document tokens a step (17 vectors in the loop, for 32 registers) or
-   * two (13, for the 16 of AVX2): three spilled an accumulator there, stored and reloaded on every step, and took
-   * twice as long; two took up to a fifth longer where 32 registers hold three (docs/benchmarks.md).
+   * two (13, for the 16 of AVX2): with 16, three leave an accumulator on the stack, stored and reloaded on every
+   * step (docs/benchmarks.md).
    */
   private static final boolean THREE_TOKENS = VectorRegisters.count(S.vectorBitSize()) >= 32;
 

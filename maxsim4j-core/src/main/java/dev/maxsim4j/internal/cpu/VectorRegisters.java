@@ -18,7 +18,8 @@ final class VectorRegisters {
     }
     try {
       HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-      // UseAVX 3 is the EVEX encoding, which reaches registers 16 to 31 at every vector size
+      // UseAVX 3 is the EVEX encoding, which with AVX512VL (every AVX-512 server core) reaches registers 16 to 31
+      // at 256 bits too
       return vm != null && Integer.parseInt(vm.getVMOption("UseAVX").getValue()) >= 3 ? 32 : 16;
     } catch (RuntimeException | LinkageError unknown) {
       return 16;

@@ -319,20 +319,37 @@ class HostileParallelLoopTest {
     }
   }
 
-  /** Interrupted while its one chunk runs, a call run on the caller alone throws once the chunk has ended. */
+  /**
+   * Interrupted while a chunk runs on the caller alone, a call takes no other chunk and throws once it has ended,
+   * with one chunk or several; a chunk that fails after the interrupt is the cause, as where chunks are shared.
+   */
   @Test
-  void anInterruptDuringTheOnlyChunkThrowsOnceItEnds() {
+  void anInterruptDuringAChunkOnTheCallerAloneStopsTheRestAndThrows() {
     try (ParallelLoop loop = new ParallelLoop(1)) {
-      AtomicInteger ran = new AtomicInteger();
+      for (int grain : new int[] {1, 3}) {
+        AtomicInteger ran = new AtomicInteger();
+        try {
+          assertThrows(IllegalStateException.class, () -> loop.forRange(3, grain, (from, to) -> {
+            ran.incrementAndGet();
+            Thread.currentThread().interrupt();
+          }));
+        } finally {
+          assertTrue(Thread.interrupted(), "the caller lost its interrupt");
+        }
+        assertEquals(1, ran.get(), "grain " + grain + ": chunks taken after the interrupt");
+      }
+      IllegalArgumentException failure = new IllegalArgumentException("bad chunk");
+      IllegalStateException e;
       try {
-        assertThrows(IllegalStateException.class, () -> loop.forRange(3, 1, (from, to) -> {
-          ran.incrementAndGet();
+        e = assertThrows(IllegalStateException.class, () -> loop.forRange(3, 3, (from, to) -> {
           Thread.currentThread().interrupt();
+          throw failure;
         }));
       } finally {
         assertTrue(Thread.interrupted(), "the caller lost its interrupt");
       }
-      assertEquals(1, ran.get(), "chunks taken after the interrupt");
+      assertEquals("interrupted while scoring", e.getMessage());
+      assertSame(failure, e.getCause());
     }
   }
 
