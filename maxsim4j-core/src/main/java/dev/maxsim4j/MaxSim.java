@@ -54,8 +54,9 @@ import java.util.function.Function;
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
- * {@link #close()} waits for calls running on other threads to return normally, then frees; calls made
- * after it throw {@link IllegalStateException} ("MaxSim is closed"). On the CPU, a scoring or training call with
+ * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
+ * after it throw {@link IllegalStateException} ("MaxSim is closed"), while {@link #backendName()},
+ * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring or training call with
  * work to do whose calling thread is interrupted takes no more work, waits for the work under way and throws
  * {@link IllegalStateException} ("interrupted while scoring"), the thread keeping its interrupt; a call on a GPU,
  * and a projection or encoding call, runs to its end.

@@ -9,7 +9,7 @@ import org.apache.lucene.search.MultiVectorSimilarity;
  * Lucene's {@code SUM_MAX_SIM} for one (query, document) pair, computed by maxsim4j: for plugging into
  * {@code LateInteractionFloatValuesSource} where a {@code DoubleValuesSource} is needed (function queries,
  * sorting). Lucene decodes each document into {@code float[][]} before calling it, one document at a time;
- * to rescore many candidates use {@link MaxSimRescorer}, which scores them in one fused call.
+ * to rescore many candidates use {@link MaxSimRescorer}, which scores them together in fused calls.
  *
  * <p>Values as {@link MaxSimRescorer.Scale#LUCENE}: {@code (n + S) / 2} for DOT_PRODUCT (unit vectors) and
  * COSINE; an empty document scores {@code Float.MIN_VALUE} as in Lucene.

@@ -29,8 +29,8 @@ import org.apache.lucene.util.BytesRef;
 
 /**
  * A drop-in replacement for Lucene's {@code LateInteractionRescorer}: rescores first-pass hits by the
- * late-interaction similarity of their {@code LateInteractionField} to the query's token vectors, with the
- * whole candidate set scored in one fused MaxSim call (CPU threads, or the GPU where maxsim4j chose it).
+ * late-interaction similarity of their {@code LateInteractionField} to the query's token vectors, scored by fused
+ * MaxSim calls: the whole candidate set in one call on the GPU, blocks of 64 hits scored in parallel on the CPU.
  *
  * <pre>{@code
  * TopDocs firstPass = searcher.search(query, 1000);
