@@ -31,6 +31,22 @@ final class Arguments {
     return (int) (rows * columns);
   }
 
+  /**
+   * As {@link #arraySize} for a result of {@code elementBytes}-byte elements, refused also where it would take more
+   * than this JVM's whole heap: a small input (a long masked query, many one-token documents) can ask for a result
+   * that no heap holds, and an OutOfMemoryError part way through names none of it.
+   */
+  static int resultSize(long rows, long columns, int elementBytes, String what, String instead) {
+    int elements = arraySize(rows, columns, what, instead);
+    long bytes = (long) elements * elementBytes;
+    long heap = Runtime.getRuntime().maxMemory();
+    if (bytes > heap) {
+      throw new IllegalArgumentException(what + " = " + rows + " x " + columns + " elements of " + elementBytes
+          + " bytes = " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); " + instead);
+    }
+    return elements;
+  }
+
   /** {@code 0 <= index < size}, as an argument check. */
   static int index(int index, int size, String name) {
     if (index < 0 || index >= size) {

@@ -141,7 +141,8 @@ public final class FixedDimensionalEncoder {
     if (t.dim != dim) {
       throw new IllegalArgumentException(name + " have dimension " + t.dim + "; this encoder takes " + dim);
     }
-    Arguments.arraySize(t.rows, dimension(), name + " encodings of rows x dimension", "encode in slices of rows");
+    Arguments.resultSize(t.rows, dimension(), Float.BYTES, name + " encodings of rows x dimension",
+        "encode in slices of rows");
     Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
     Arguments.arraySize(t.maxValidCount, (long) repetitions * columnsPerRepetition, name
         + "' longest row of tokens x projections", "encode shorter rows");

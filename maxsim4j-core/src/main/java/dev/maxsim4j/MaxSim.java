@@ -246,7 +246,8 @@ public final class MaxSim implements AutoCloseable {
         throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
       }
       // each query keeps min(k, Nd) entries, as the backends clamp k: the result is Nq x that, checked before work
-      Arguments.arraySize(queries.size(), Math.min(k, documents.size()), "topK's results of queries x min(k,"
+      Arguments.resultSize(queries.size(), Math.min(k, documents.size()), Float.BYTES + Integer.BYTES,
+          "topK's results of queries x min(k,"
           + " documents) = " + queries.size() + " x min(" + k + ", " + documents.size() + ")",
           "ask for a smaller k, or rank the queries in smaller batches");
       Backend.TopKResult r = b.topK(queries.tokens(), documents.tokens(), k);
@@ -384,6 +385,12 @@ public final class MaxSim implements AutoCloseable {
     Arguments.nonNull(precision, "precision");
     checkTraining(p);
     int columns = p.documentsPerQuery();
+    // the loss would name its scores [rows][columns], which the caller never passed
+    if (q.size() == 0 || columns == 0) {
+      throw new IllegalArgumentException((q.size() == 0 ? "queries have no row" : "documents have no row for a"
+          + " query") + " (queries " + q.shape() + ", documents " + d.shape() + "); a loss needs at least one"
+          + " query and one document per query");
+    }
     loss.check(q.size(), columns);
     Backend.LossStep step = b.lossStep(p, loss, deterministic);
     Gradients g = new Gradients(TrainingScores.asBatch(q, step.gradients().queries(), precision),
@@ -413,9 +420,10 @@ public final class MaxSim implements AutoCloseable {
       }
     }
     String instead = "train on smaller batches of queries or documents";
-    Arguments.arraySize(p.pairs(), p.argmaxStride(), "saved argmax of pairs x longest query", instead);
-    Arguments.arraySize(q.storedTokens, q.dim, "query gradients of stored tokens x d", instead);
-    Arguments.arraySize(d.storedTokens, d.dim, "document gradients of stored tokens x d", instead);
+    Arguments.resultSize(p.pairs(), p.argmaxStride(), Integer.BYTES, "saved argmax of pairs x longest query"
+        + " (masked slots included)", instead + ", or end each query at its last valid token with withLengths");
+    Arguments.resultSize(q.storedTokens, q.dim, Float.BYTES, "query gradients of stored tokens x d", instead);
+    Arguments.resultSize(d.storedTokens, d.dim, Float.BYTES, "document gradients of stored tokens x d", instead);
   }
 
   // ------------------------------------------------------------------ projection layer
@@ -429,7 +437,7 @@ public final class MaxSim implements AutoCloseable {
   public float[] project(float[] x, int rows, int in, float[] w, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("w", w, in, out);
-    Arguments.arraySize(rows, out, "project's output of rows x out", "project fewer rows at a time");
+    Arguments.resultSize(rows, out, Float.BYTES, "project's output of rows x out", "project fewer rows at a time");
     return call(b -> b.project(x, rows, in, w, out));
   }
 
@@ -437,7 +445,8 @@ public final class MaxSim implements AutoCloseable {
   public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("dy", dy, rows, out);
-    Arguments.arraySize(in, out, "projectionGradient's output of in x out", "use a smaller projection");
+    Arguments.resultSize(in, out, Float.BYTES, "projectionGradient's output of in x out",
+        "use a smaller projection");
     return call(b -> b.projectionGradient(x, rows, in, dy, out));
   }
 
@@ -529,7 +538,7 @@ public final class MaxSim implements AutoCloseable {
 
   private static Problem allPairs(TokenBatch q, TokenBatch d) {
     checkPair(q, d);
-    Arguments.arraySize(q.size(), d.size(), "scores of queries x documents",
+    Arguments.resultSize(q.size(), d.size(), Float.BYTES, "scores of queries x documents",
         "use topK(queries, documents, k), or score the documents in chunks");
     return Problem.allPairs(q.tokens(), d.tokens());
   }

@@ -453,9 +453,8 @@ public final class TokenBatch {
 
   private float[] copyAsFloats(String call) {
     requireOpenMemory();
-    float[] out = new float[Arguments.arraySize(tokens.storedTokens, tokens.dim, call + ": this batch's"
-        + " stored tokens x d", "read it in slices with get(row, t,"
-        + " k), or keep it in a MemorySegment")];
+    float[] out = new float[Arguments.resultSize(tokens.storedTokens, tokens.dim, Float.BYTES, call
+        + ": this batch's stored tokens x d", "read it in slices with get(row, t, k), or keep it in a MemorySegment")];
     try {
       tokens.copyTokens(0, tokens.storedTokens, out, 0);
     } catch (IllegalStateException e) {

@@ -145,7 +145,12 @@ class HostileInputTest {
     rejects(() -> Loss.klDistillation(new float[][] {{}}, 1f).evaluate(new float[][] {{}}), "[1][0]");
     try (MaxSim m = cpu()) {
       TokenBatch none = TokenBatch.ofFloats(new float[0], 0, 3, 4);
-      rejects(() -> m.lossAllPairs(none, d, Loss.contrastive(1f)), "scores are [0][6]");
+      // named by the batches the caller passed, not by scores it never saw
+      rejects(() -> m.lossAllPairs(none, d, Loss.contrastive(1f)), "queries have no row", "[0, 3, 4]");
+      rejects(() -> m.lossCandidates(none, TokenBatch.ofFloats(new float[0], 0, 3, 4), 2, Loss.contrastive(1f)),
+          "queries have no row");
+      rejects(() -> m.lossAllPairs(d, TokenBatch.ofFloats(new float[0], 0, 3, 4), Loss.contrastive(1f)),
+          "documents have no row");
     }
   }
 

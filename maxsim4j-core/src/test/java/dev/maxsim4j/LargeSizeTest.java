@@ -140,6 +140,33 @@ class LargeSizeTest {
     rejects(() -> TokenBatch.fromMemorySegment(MemorySegment.ofArray(new byte[0]), DType.INT8, null, n, 0, 4), named);
   }
 
+  /**
+   * A hostile tester's finding: a training forward over a long masked query and many one-token documents (half a
+   * megabyte of input) saved an argmax of 2.1e9 ints and ran out of heap. Results that fit one array but no heap
+   * of this JVM are refused up front, naming the sizes and the heap.
+   */
+  @Test
+  void resultsPastTheWholeHeapAreRefusedBeforeWork() {
+    long heap = Runtime.getRuntime().maxMemory();
+    org.junit.jupiter.api.Assumptions.assumeTrue(heap < 6L << 30, "a heap of 6 GB or more holds these results");
+    int length = 100_000;
+    boolean[] mask = new boolean[length];
+    mask[0] = true;
+    TokenBatch longMaskedQuery = TokenBatch.ofFloats(new float[length], 1, length, 1).withMask(mask);
+    TokenBatch oneTokenDocuments = TokenBatch.ofFloats(new float[21_000], 21_000, 1, 1);
+    TokenBatch manyQueries = TokenBatch.ofFloats(new float[40_000], 40_000, 1, 1);
+    try (MaxSim m = MaxSim.builder().backend("cpu").threads(1).build()) {
+      String[] argmax = {"saved argmax", "masked slots included", "21000 x 100000 elements of 4 bytes = 8400000000 bytes", "whole heap", "withLengths"};
+      rejects(() -> m.scoresForTraining(longMaskedQuery, oneTokenDocuments), argmax);
+      rejects(() -> m.lossAllPairs(longMaskedQuery, oneTokenDocuments, Loss.contrastive(1f)), argmax);
+      rejects(() -> m.scores(manyQueries, manyQueries), "scores of queries x documents", "6400000000 bytes",
+          String.valueOf(heap));
+      rejects(() -> m.topK(manyQueries, manyQueries, 40_000), "topK's results", "whole heap");
+      rejects(() -> m.project(new float[40_000], 40_000, 1, new float[40_000], 40_000), "project's output",
+          "whole heap");
+    }
+  }
+
   /** A product past even a long is still refused, not wrapped around into a small size that would pass. */
   @Test
   void aSizeWhoseProductPassesALongIsRefused() {
