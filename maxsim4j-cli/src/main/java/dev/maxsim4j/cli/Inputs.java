@@ -465,12 +465,7 @@ final class Inputs {
    */
   private static TokenBatch packed(String what, NdArray emb, TokenType type, NdArray offsets, boolean[] flags,
       long heapElements) {
-    long tokens = emb.shape()[0];
-    if (tokens > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException(what + " " + emb.source() + " holds " + tokens
-          + " tokens; at most 2^31-1 tokens are supported");
-    }
-    int[] starts = offsets(what, offsets, tokens);
+    int[] starts = offsets(what, offsets, emb.dim(0));
     int d = type.dim();
     requireDim(what, emb, d);
     TokenBatch b;

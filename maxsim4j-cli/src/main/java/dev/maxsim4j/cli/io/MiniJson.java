@@ -191,12 +191,21 @@ public final class MiniJson {
           case 'b' -> b.append('\b');
           case 'f' -> b.append('\f');
           case 'u' -> {
-            String hex = s.substring(pos, Math.min(s.length(), pos + 4));
-            if (!hex.matches("[0-9a-fA-F]{4}")) {
-              throw error("bad escape " + quote("\\u" + hex));
+            char unit = escapedUnit();
+            // a lone half of a surrogate pair is no Unicode text: other readers (serde_json) refuse it, and written
+            // back as UTF-8 it would turn into '?'
+            if (Character.isHighSurrogate(unit) && s.startsWith("\\u", pos)) {
+              pos += 2;
+              char low = escapedUnit();
+              if (!Character.isLowSurrogate(low)) {
+                throw error("a lone surrogate " + escape(unit) + " (followed by " + escape(low) + ")");
+              }
+              b.append(unit).append(low);
+            } else if (Character.isSurrogate(unit)) {
+              throw error("a lone surrogate " + escape(unit));
+            } else {
+              b.append(unit);
             }
-            b.append((char) Integer.parseInt(hex, 16));
-            pos += 4;
           }
           case '"', '\\', '/' -> b.append(e);
           // any other is no JSON: read as the letter it escapes, a name would differ from what other readers see
@@ -209,6 +218,20 @@ public final class MiniJson {
     throw error("unterminated string");
   }
 
+  /** The UTF-16 unit of the four hex digits at {@code pos} (after a backslash and a 'u'). */
+  private char escapedUnit() {
+    String hex = s.substring(pos, Math.min(s.length(), pos + 4));
+    if (!hex.matches("[0-9a-fA-F]{4}")) {
+      throw error("bad escape " + quote("\\u" + hex));
+    }
+    pos += 4;
+    return (char) Integer.parseInt(hex, 16);
+  }
+
+  private static String escape(char unit) {
+    return String.format("\\u%04x", (int) unit);
+  }
+
   private Object number() {
     int start = pos;
     while (pos < s.length() && "+-0123456789.eE".indexOf(s.charAt(pos)) >= 0) {
@@ -216,7 +239,7 @@ public final class MiniJson {
     }
     String t = s.substring(start, pos);
     if (t.isEmpty()) {
-      throw error(pos < s.length() ? "unexpected character " + character(s.charAt(pos), pos) : "unexpected end");
+      throw error(pos < s.length() ? "unexpected character " + character(s.charAt(pos)) : "unexpected end");
     }
     // JSON's grammar, not Java's: Java takes "02", "+1" and "1." too, which other readers of the file refuse
     if (!JSON_NUMBER.matcher(t).matches()) {
@@ -231,9 +254,9 @@ public final class MiniJson {
   }
 
   /** A character for a message: quoted where it prints, else its code point (and what a byte-order mark is). */
-  private static String character(char c, int pos) {
+  private static String character(char c) {
     if (c == '\ufeff') {
-      return "U+FEFF (a byte-order mark" + (pos == 0 ? "; expected the header to start with '{')" : ")");
+      return "U+FEFF (a byte-order mark)";
     }
     return c == '"' || c == '\\' ? quote(String.valueOf(c)) : Printable.character(c, '"');
   }

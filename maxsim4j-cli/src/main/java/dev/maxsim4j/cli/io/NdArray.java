@@ -87,13 +87,22 @@ public final class NdArray {
     return a;
   }
 
-  /** Elements of {@code shape}; an IllegalArgumentException naming {@code source} if negative or over 2^63. */
+  /**
+   * Elements of {@code shape}; an IllegalArgumentException naming {@code source} if a dimension is negative or over
+   * 2^31-1 (no axis of a token batch is longer, and a file's reader checks it as it reads, where the option is named),
+   * or the size passes 2^63.
+   */
   static long elements(String source, long[] shape, ElementType type) {
     long n = 1;
-    for (long s : shape) {
+    for (int axis = 0; axis < shape.length; axis++) {
+      long s = shape[axis];
       if (s < 0) {
         throw new IllegalArgumentException(source + " has shape " + Arrays.toString(shape)
             + "; expected non-negative dimensions");
+      }
+      if (s > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException(source + " has shape " + Arrays.toString(shape) + "; dimension " + axis
+            + " is over 2^31-1, the most rows, tokens or values per token maxsim4j reads along one axis");
       }
       n = multiply(source, shape, n, s);
     }

@@ -5,10 +5,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.CharBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -63,7 +66,15 @@ public final class SafeTensors {
       offset += a.byteSize();
     }
     json.append("}");
-    byte[] head = json.toString().getBytes(StandardCharsets.UTF_8);
+    byte[] head;
+    try {
+      // strict: getBytes would write a lone surrogate as '?', a header that reads back as other names
+      ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder().encode(CharBuffer.wrap(json));
+      head = Arrays.copyOf(encoded.array(), encoded.limit());
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(file + ": a tensor name or metadata text is not Unicode text (a lone"
+          + " surrogate); expected names and metadata that UTF-8 can write");
+    }
     int pad = (8 - head.length % 8) % 8;
     ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(head.length + pad);
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,

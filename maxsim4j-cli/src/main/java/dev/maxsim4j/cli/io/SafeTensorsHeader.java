@@ -60,6 +60,11 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
     } catch (CharacterCodingException e) {
       throw new IllegalArgumentException(file + " has a safetensors header that is not UTF-8");
     }
+    // the format puts the object at the header's first byte: other readers (safetensors) refuse JSON's space before it
+    if (" \t\r\n".indexOf(text.charAt(0)) >= 0) {
+      throw new IllegalArgumentException(file + " has a bad safetensors header: it starts with "
+          + Printable.character(text.charAt(0), '\'') + "; expected '{' at its first byte");
+    }
     Object parsed;
     try {
       parsed = MiniJson.parse(text, MAX_RANK, MAX_VALUES);

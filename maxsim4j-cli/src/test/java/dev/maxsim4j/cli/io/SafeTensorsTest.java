@@ -58,7 +58,8 @@ class SafeTensorsTest {
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"t\":{}}", 4, "given twice");
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
         + "\"u\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]}}", 8, "overlap");
-    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4],\"data_offsets\":[0,4]}}", 4, "2^63");
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[2147483647,2147483647,2147483647],\"data_offsets\":[0,4]}}", 4,
+        "2^63");
     refused("{\"t\":" + "[".repeat(100_000) + "]".repeat(100_000) + "}", 0, "nesting deeper");
     refused("{\"t\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, "dtype \"F64\"");
     refused("{\"t\":{\"dtype\":\"U16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, "dtype \"U16\"");
@@ -79,10 +80,22 @@ class SafeTensorsTest {
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[-0],\"data_offsets\":[0,0]}}", 0, "non-negative integers");
     // a byte-order mark before the header is named, not printed as '?'
     refused("\ufeff{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "U+FEFF (a byte-order mark");
+    // the format puts '{' at the header's first byte; space before it is refused as other readers refuse it
+    refused(" {\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+        "starts with ' '; expected '{' at its first byte");
+    // a lone half of a surrogate pair is no text; a whole pair is read
+    refused("{\"__metadata__\":{\"a\\ud800\":\"x\"},\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        4, "a lone surrogate \\ud800");
+    refused("{\"t\\udc00\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "a lone surrogate \\udc00");
+    refused("{\"t\\ud800\\u0041\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+        "a lone surrogate \\ud800 (followed by \\u0041)");
+    Path pair = Files.write(dir.resolve("pair.safetensors"), safetensors("{\"t\\ud83d\\ude00\":{\"dtype\":\"F32\","
+        + "\"shape\":[1],\"data_offsets\":[0,4]}}", 4));
+    assertEquals(1, SafeTensors.read(pair, "t\ud83d\ude00").elements());
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,\u00a04]}}", 4,
         "unexpected character U+00A0");
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\u001c", 4, "trailing characters");
-    Path spaced = Files.write(dir.resolve("spaced.safetensors"), safetensors(" {\t\"t\" :\r\n{\"dtype\":\"F32\","
+    Path spaced = Files.write(dir.resolve("spaced.safetensors"), safetensors("{\t\"t\" :\r\n{\"dtype\":\"F32\","
         + "\"shape\":[ 1 ],\"data_offsets\":[0, 4]}} ", 4));
     assertEquals(1, SafeTensors.read(spaced, "t").elements());
     // the format's layout: the data section tiled by the tensors, no hole, nothing after the last
@@ -149,6 +162,29 @@ class SafeTensorsTest {
         + "b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SafeTensors.read(many, null));
     assertTrue(e.getMessage().length() < 1000, () -> e.getMessage().substring(0, 300));
+  }
+
+  /**
+   * A hostile tester's finding: metadata with a lone surrogate was read, and written back by quantize as '?', so two
+   * keys became one and the output could not be read. The reader refuses it (above); the writer never writes text
+   * UTF-8 cannot spell, and writes no file then.
+   */
+  @Test
+  void theWriterRefusesTextUtf8CannotWrite() {
+    Path f = dir.resolve("lone.safetensors");
+    NdArray one = NdArray.ofFloats("x", new long[] {1}, new float[] {1});
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SafeTensors.write(f, Map.of("t", one), Map.of("a\ud800", "x")));
+    assertTrue(e.getMessage().contains("lone surrogate"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> SafeTensors.write(f, Map.of("t\udc00", one)));
+    assertTrue(Files.notExists(f));
+  }
+
+  /** An axis longer than 2^31-1 is refused as the header is read, where the option that gave the file is named. */
+  @Test
+  void anAxisPastTheIntsIsRefusedAsTheHeaderIsRead() throws IOException {
+    refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,8],\"data_offsets\":[0,0]}}", 0,
+        "dimension 1 is over 2^31-1");
   }
 
   @Test
