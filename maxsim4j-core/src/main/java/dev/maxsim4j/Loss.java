@@ -21,8 +21,10 @@ import java.util.Objects;
  *
  * <p>Scores are taken as the forward gives them: a row holding an infinite score (an exact score past fp32's
  * range, e.g. from tokens near {@code 1e20}) or a NaN yields a NaN loss and NaN gradients for every column of that
- * row, not the limit the formula tends to; other rows keep their gradients. Unit-length tokens, as retrievers
- * produce, are far from that range.
+ * row, not the limit the formula tends to; other rows keep their gradients. {@code dL/dscores} is fp32 too:
+ * margin-MSE's {@code 2 (margin - teacherMargin) / rows} past fp32's range (finite scores of order {@code 1e38}) is
+ * an infinity, while its loss, a double, stays finite. Unit-length tokens, as retrievers produce, are far from
+ * either range.
  *
  * <p>The records here compare, hash and print their arrays by value (a record's own would by identity): floats
  * and doubles as {@link Float#equals} and {@link Double#equals} take them, so NaN equals NaN and -0.0 is not 0.0.
