@@ -1,8 +1,9 @@
 package dev.maxsim4j;
 
 /**
- * Element type of token embeddings. Scores and accumulation are always fp32 (the reference backend
- * accumulates in float64); half-precision inputs are widened to fp32 in registers, never rounded further.
+ * Element type of token embeddings. Scores are fp32 and dot products accumulate in fp32 (the reference backend's in
+ * float64, and the CPU backends score a pair again in float64 where fp32 would pass its range); half-precision
+ * inputs are widened exactly to fp32, never rounded further.
  *
  * <p>The quantized types ({@link #INT8}, {@link #FLOAT8_E4M3}, {@link #BINARY}) store each token as bytes plus
  * one fp32 scale: the token's value is {@code scale x q} for its stored values {@code q} (scale 1 when none is

@@ -176,8 +176,8 @@ public final class FixedDimensionalEncoder {
 
   /**
    * Parameters of an encoder. The defaults (3 SimHash bits, 8 repetitions, projection to 16 dimensions, no final
-   * projection: 1,024 dimensions for d >= 16) fit Lucene's default limit on vector dimensions; on real text they
-   * recalled the most of the 1,024-dimension sets measured ({@code docs/retrieval.md}).
+   * projection: 1,024 dimensions for d >= 16) fit Lucene's default limit on vector dimensions, and are the best
+   * recall of the 1,024-dimension sets compared on real text in {@code docs/retrieval.md}.
    */
   public static final class Builder {
     /** Encodings longer than this are refused: one encoding per document must stay a modest vector. */

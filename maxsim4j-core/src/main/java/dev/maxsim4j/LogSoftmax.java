@@ -46,7 +46,7 @@ final class LogSoftmax {
   /**
    * {@code softmax(x) - exp(logTarget)}, the gradient of cross-entropy or KL against a target probability: by
    * {@code expm1} where the two log-probabilities lie within 1 of each other, since both probabilities near 1 round
-   * to 1.0 and their plain difference to 0 (the positive's gradient of a confident row was lost so).
+   * to 1.0 and their plain difference to 0 (which would lose the positive's gradient in a confident row).
    */
   double minus(float x, double logTarget) {
     double a = of(x);

@@ -108,8 +108,8 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * Whether the fast CPU path, the Vector API kernel, can run in this JVM: false when it was started
-   * without {@code --add-modules jdk.incubator.vector}, and CPU scoring then runs scalar loops, 13-23x slower
-   * where measured.
+   * without {@code --add-modules jdk.incubator.vector}, and CPU scoring then runs scalar loops, an order of magnitude
+   * slower (docs/benchmarks.md).
    */
   public static boolean vectorApiAvailable() {
     return BackendSelector.vectorApiAvailable();

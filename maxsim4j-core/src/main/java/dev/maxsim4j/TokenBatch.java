@@ -127,7 +127,7 @@ public final class TokenBatch {
       }
     }
     offsets[rows.length] = (int) total;
-    if (!ragged && rows.length > 0) {
+    if (!ragged) {
       return ofFloats(data, rows.length, rows[0].length, dim);
     }
     return packedFloats(data, offsets, dim);

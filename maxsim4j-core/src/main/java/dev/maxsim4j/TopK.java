@@ -13,7 +13,7 @@ import java.util.PriorityQueue;
  */
 public record TopK(float[][] scores, int[][] indices) {
 
-  // a record compares and prints its arrays by identity: equal rankings were unequal, printed as [[F@1b6d3586
+  // a record compares and prints its arrays by identity: equal rankings would be unequal and print as [[F@...
   @Override
   public boolean equals(Object o) {
     return o instanceof TopK t && Arrays.deepEquals(scores, t.scores) && Arrays.deepEquals(indices, t.indices);

@@ -48,7 +48,7 @@ class BackendSelectionTest {
     List<String> reasons = out.lines().filter(l -> l.contains("using the scalar CPU backend because")).toList();
     assertEquals(1, reasons.size(), out);
     assertTrue(reasons.get(0).contains("--add-modules jdk.incubator.vector"), out);
-    assertTrue(reasons.get(0).contains("23x slower"), "the warning names the cost: " + out);
+    assertTrue(reasons.get(0).contains("an order of magnitude slower"), "the warning names the cost: " + out);
     assertTrue(out.contains("WARNING"), out);
     assertTrue(out.contains("vector not used: the JVM was started without --add-modules jdk.incubator.vector"), out);
     assertTrue(out.contains("vectorApiAvailable=false"), out);

@@ -139,8 +139,9 @@ class HostileProbesTest {
       rejects(IllegalArgumentException.class, () -> m.pairwiseForTraining(q, d), "pairwise");
       TokenBatch q0 = TokenBatch.ofFloats(new float[0], 0, 3, 4);
       TokenBatch d0 = TokenBatch.ofFloats(new float[0], 0, 3, 4);
-      rejects(IllegalArgumentException.class, () -> m.lossAllPairs(q0, d, Loss.contrastive(1f)), "[0]");
-      rejects(IllegalArgumentException.class, () -> m.lossAllPairs(q, d0, Loss.contrastive(1f)), "[2][0]");
+      rejects(IllegalArgumentException.class, () -> m.lossAllPairs(q0, d, Loss.contrastive(1f)), "queries have no row");
+      rejects(IllegalArgumentException.class, () -> m.lossAllPairs(q, d0, Loss.contrastive(1f)),
+          "documents have no row");
       TrainingScores empty = m.scoresForTraining(q0, d0);
       assertEquals(0, empty.scores().length);
       Gradients g0 = empty.backward(new float[0]);

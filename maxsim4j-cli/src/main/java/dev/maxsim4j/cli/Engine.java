@@ -67,8 +67,8 @@ public final class Engine {
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();
       throw new IllegalStateException("this JVM was started without --add-modules jdk.incubator.vector, so scoring"
-          + " would run the scalar loops, 13-23x slower as measured; add that flag (the ./maxsim4j launcher does), or pass"
-          + " --backend scalar to accept the slow path");
+          + " would run the scalar loops, an order of magnitude slower; add that flag (the ./maxsim4j launcher does),"
+          + " or pass --backend scalar to accept the slow path");
     }
     if (verbose) {
       log.println("maxsim4j: backend " + maxSim.backendInfo());

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** How every scoring command opens its backend: --verbose, and no silent 13-23x slower path. */
+/** How every scoring command opens its backend: --verbose, and no silent scalar path. */
 class EngineTest {
   @TempDir
   Path dir;

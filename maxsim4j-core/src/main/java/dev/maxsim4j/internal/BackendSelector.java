@@ -3,10 +3,12 @@ package dev.maxsim4j.internal;
 import dev.maxsim4j.internal.cpu.CpuBackends;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import dev.maxsim4j.internal.cuda.CudaDevices;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 
 /**
  * Chooses a backend. {@code auto} takes the fastest one that works on this machine; a name forces that
@@ -32,26 +34,43 @@ public final class BackendSelector {
     return System.getProperty(PROPERTY, "auto");
   }
 
+  /** The one table of names and the backends they make; a name is its constant in lower case. */
+  private enum Choice {
+    AUTO(BackendSelector::auto),
+    CPU(BackendSelector::bestCpu),
+    CUDA(CudaDevices::create),
+    REFERENCE(CpuBackends::reference),
+    SCALAR(CpuBackends::scalar),
+    VECTOR(CpuBackends::vector);
+
+    private final IntFunction<Backend> make;
+
+    Choice(IntFunction<Backend> make) {
+      this.make = make;
+    }
+
+    String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Optional<Choice> named(String name) {
+      String n = name.trim().toLowerCase(Locale.ROOT);
+      return Arrays.stream(values()).filter(c -> c.label().equals(n)).findFirst();
+    }
+  }
+
   /** The names {@link #create} takes. */
-  public static final List<String> NAMES = List.of("auto", "cpu", "cuda", "reference", "scalar", "vector");
+  public static final List<String> NAMES = Arrays.stream(Choice.values()).map(Choice::label).toList();
 
   /** Whether {@link #create} knows {@code name} (case and surrounding blanks aside). */
   public static boolean isKnown(String name) {
-    return NAMES.contains(name.trim().toLowerCase(Locale.ROOT));
+    return Choice.named(name).isPresent();
   }
 
   public static Backend create(String name, int threads) {
-    String n = name.trim().toLowerCase(Locale.ROOT);
-    return switch (n) {
-      case "reference" -> CpuBackends.reference(threads);
-      case "scalar" -> CpuBackends.scalar(threads);
-      case "vector" -> CpuBackends.vector(threads);
-      case "cuda" -> CudaDevices.create(threads);
-      case "cpu" -> bestCpu(threads);
-      case "auto" -> auto(threads);
-      default -> throw new IllegalArgumentException("backend '" + name
-          + "' is unknown; expected one of " + String.join(", ", NAMES));
-    };
+    Choice c = Choice.named(name).orElseThrow(() -> new IllegalArgumentException("backend '" + name
+        + "' is unknown; expected one of " + String.join(", ", NAMES)));
+    return c.make.apply(threads);
   }
 
   /** Why the CUDA backend cannot run here, or empty. */
@@ -100,7 +119,8 @@ public final class BackendSelector {
     }
     if (SCALAR_FALLBACK_LOGGED.compareAndSet(false, true)) {
       LOG.log(System.Logger.Level.WARNING, "maxsim4j: using the scalar CPU backend because " + reason.get()
-          + ": scoring is 13-23x slower (as measured) than with the Vector API kernel; start the JVM with"
+          + ": scoring runs scalar loops, an order of magnitude slower than the Vector API kernel"
+          + " (docs/benchmarks.md); start the JVM with"
           + " --add-modules jdk.incubator.vector");
     }
     return CpuBackends.scalar(threads);

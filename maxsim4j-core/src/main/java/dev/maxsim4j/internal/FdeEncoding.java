@@ -21,7 +21,7 @@ public final class FdeEncoding {
     return out;
   }
 
-  /** Sums and averages in float64, rounded once: fp32 sums of huge tokens overflowed where the average does not. */
+  /** Sums and averages in float64, rounded once: fp32 sums of huge tokens overflow where the average does not. */
   private static float[] encodeRow(FdeParameters p, Tokens t, int row, boolean query) {
     int dim = p.dim();
     int projectionDim = p.projectionDim();
@@ -39,7 +39,7 @@ public final class FdeEncoding {
     int columns = p.columns();
     int columnsPerRepetition = p.columnsPerRepetition();
     // one repetition's products at a time: all of them at once would hold n x columns doubles, far more than the
-    // row (a row of 10^6 tokens of d = 2 took gigabytes at 64 repetitions)
+    // row (gigabytes for a row of 10^6 tokens of d = 2 at 64 repetitions)
     double[] products = new double[n * columnsPerRepetition];
     for (int r = 0; r < p.repetitions(); r++) {
       Arrays.fill(products, 0);

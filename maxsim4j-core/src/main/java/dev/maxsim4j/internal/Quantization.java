@@ -4,8 +4,8 @@ import dev.maxsim4j.DType;
 
 /**
  * The codecs of the quantized token types: how a stored byte (or bit) becomes a value, and how a float token
- * becomes bytes plus a scale. Every kernel decodes through the same definitions; {@link #E4M3} is the one
- * table of fp8 values.
+ * becomes bytes plus a scale. {@link #E4M3} is the one table of fp8 values: a kernel that decodes by moving bits
+ * instead (the CPU's Dequantizer, the CUDA kernels) must give these values bit for bit.
  */
 public final class Quantization {
   /** The value of every e4m3fn byte; {@code 0x7f} and {@code 0xff} are NaN. */

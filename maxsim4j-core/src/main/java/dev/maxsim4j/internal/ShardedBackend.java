@@ -118,19 +118,38 @@ public final class ShardedBackend implements Backend {
         : backends.get(s).makeResident(split.shards().get(s)));
     List<AutoCloseable> handles = made.results().stream().filter(h -> h != null).toList();
     if (made.failure() != null) {
-      closeAll(handles); // the shards that did upload
-      throw made.rethrow();
+      RuntimeException failure = made.rethrow();
+      try {
+        closeAll(handles); // the shards that did upload
+      } catch (RuntimeException | Error e) { // the upload's failure is the one to report
+        failure.addSuppressed(e);
+      }
+      throw failure;
     }
+    boolean shared;
     synchronized (resident) {
       Resident r = resident.get(documents);
-      if (r != null) { // another thread made it resident meanwhile: share that one
+      shared = r != null;
+      if (shared) { // another thread made it resident meanwhile: share that one
         r.holders++;
-        closeAll(handles);
       } else {
         resident.put(documents, new Resident(split.bounds(), split.shards(), handles));
       }
     }
-    return releaser(documents);
+    AutoCloseable releaser = releaser(documents);
+    if (shared) {
+      try {
+        closeAll(handles); // this thread's copies, outside the lock
+      } catch (RuntimeException | Error e) { // no releaser reaches the caller: give back the hold taken above
+        try {
+          releaser.close();
+        } catch (Exception | Error suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+    }
+    return releaser;
   }
 
   private AutoCloseable releaser(Tokens documents) {

@@ -15,7 +15,9 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>Quantized tokens ({@link DType#isQuantized()}) take {@link #tokenBytes} bytes each and carry one fp32
  * scale ({@link #scales}, null when every scale is 1); {@link #element}, {@link #copyTokens} and
- * {@link #gatherValid} return their dequantized values, so any kernel that stages through them is exact.
+ * {@link #gatherValid} return their dequantized values, {@code scale x q} rounded to fp32, which a huge or tiny
+ * scale overflows or rounds: a kernel that must score exactly stages {@link #copyStored} and applies the scales to
+ * its dot products.
  */
 public final class Tokens {
   private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
@@ -110,10 +112,6 @@ public final class Tokens {
     return t < rowLength[row] && (mask == null || mask[rowStart[row] + t]);
   }
 
-  /** Whether every slot of the row (inside its length) is valid, so its tokens are contiguous. */
-  public boolean isDense(int row) {
-    return validCount[row] == rowLength[row];
-  }
 
   /** The scale of stored token {@code token} (1 for unquantized types or when none was given). */
   public float scale(int token) {

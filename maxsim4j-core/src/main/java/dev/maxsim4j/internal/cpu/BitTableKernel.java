@@ -45,7 +45,7 @@ final class BitTableKernel {
 
   /** The queries bound to tables, or null where the tables do not apply (see the class comment). */
   static PairKernel.Bound bindOrNull(Tokens queries, Tokens documents) {
-    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized() || queries.dim != documents.dim) {
+    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized()) {
       return null;
     }
     int dim = queries.dim;

@@ -9,7 +9,8 @@ import java.util.Arrays;
  * A CPU backend: one {@link PairKernel} driven by the calling thread and a fixed pool ({@link ParallelLoop}). Work
  * is split by tiles of documents and queries (all pairs), by documents (top-k) or by pair (pairwise, candidates,
  * where a document meets one query), so each loaded document serves every query of its tile and no
- * Nq x Nd x Lq x Ld buffer ever exists; extra memory is one document and one query block per thread.
+ * Nq x Nd x Lq x Ld buffer ever exists; extra memory is the queries re-laid out once (as fp32 where the kernel
+ * expands them: four times an int8 batch) and one staged document per thread.
  */
 public final class CpuBackend implements Backend {
   private final PairKernel kernel;
@@ -18,14 +19,6 @@ public final class CpuBackend implements Backend {
   CpuBackend(PairKernel kernel, int threads) {
     this.kernel = kernel;
     this.loop = new ParallelLoop(threads);
-  }
-
-  public static CpuBackend reference(int threads) {
-    return new CpuBackend(new ReferenceKernel(), threads);
-  }
-
-  public static CpuBackend scalar(int threads) {
-    return new CpuBackend(new ScalarKernel(), threads);
   }
 
   @Override
@@ -111,7 +104,7 @@ public final class CpuBackend implements Backend {
       if (argmax != null) {
         Arrays.fill(argmax, p * stride, (p + 1) * stride, NO_ARGMAX);
       }
-      out[p] = inRange(w.score(i, argmax, p * stride), problem.queries(), i, d, j, argmax, p * stride);
+      out[p] = finiteOrReference(w.score(i, argmax, p * stride), problem.queries(), i, d, j, argmax, p * stride);
     }
   }
 
@@ -120,9 +113,10 @@ public final class CpuBackend implements Backend {
    * partial sum may have passed fp32's largest value part way and stuck at an infinity (or met one of the other
    * sign and made NaN) where the float64 reference, the contract, stays finite. Checking the result rather than
    * bounding each pair's values first keeps the kernels' loops as they are; a pair whose inputs hold NaN or an
-   * infinity gives the same score on both paths.
+   * infinity gives the same score (and argmax) on both paths. The kernels keep the NaN and tie rules themselves all
+   * the same, so that each is right alone and tested so.
    */
-  private static float inRange(float score, Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
+  private static float finiteOrReference(float score, Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
     return Float.isFinite(score) ? score : (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
   }
 
@@ -154,7 +148,7 @@ public final class CpuBackend implements Backend {
           }
           w.load(j);
           for (int i = 0; i < q.rows; i++) {
-            collector.offer(i, inRange(w.score(i, null, 0), q, i, d, j, null, 0), j);
+            collector.offer(i, finiteOrReference(w.score(i, null, 0), q, i, d, j, null, 0), j);
           }
         }
         synchronized (merged) {

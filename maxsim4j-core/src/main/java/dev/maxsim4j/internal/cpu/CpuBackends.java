@@ -37,10 +37,10 @@ public final class CpuBackends {
   }
 
   public static CpuBackend reference(int threads) {
-    return CpuBackend.reference(threads);
+    return new CpuBackend(new ReferenceKernel(), threads);
   }
 
   public static CpuBackend scalar(int threads) {
-    return CpuBackend.scalar(threads);
+    return new CpuBackend(new ScalarKernel(), threads);
   }
 }

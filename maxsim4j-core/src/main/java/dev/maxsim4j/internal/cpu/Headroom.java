@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cpu;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Quantization;
 
 /**
  * Keeps the dot products of a scaled pair inside fp32 where the products of the values themselves are: the
@@ -24,7 +25,7 @@ final class Headroom {
   static double largestStored(DType type) {
     return switch (type) {
       case INT8 -> 128;
-      case FLOAT8_E4M3 -> 448;
+      case FLOAT8_E4M3 -> Quantization.E4M3_MAX;
       case BINARY -> 1;
       default -> throw new IllegalArgumentException(type + " is not quantized");
     };

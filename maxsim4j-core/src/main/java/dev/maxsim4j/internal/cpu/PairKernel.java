@@ -7,8 +7,9 @@ import dev.maxsim4j.internal.Tokens;
  * which pairs, in which order and on which thread; a kernel only knows the arithmetic.
  *
  * <p>Lifecycle: {@link #bind} prepares all queries once (a kernel may re-lay them out, for example
- * transpose them); each thread then makes its own {@link Worker}, loads one document at a time and scores
- * queries against it, so a document is read from memory once for all queries that meet it.
+ * transpose them); a thread takes a {@link Worker} no other thread holds (idle ones are kept for the next chunk),
+ * loads one document at a time and scores queries against it, so a document is read from memory once for all
+ * queries that meet it.
  */
 interface PairKernel {
 

@@ -184,7 +184,7 @@ final class ParallelLoop implements AutoCloseable {
 
   /**
    * How many chunks of {@code grain} items {@code [0, n)} holds, {@code ceil(n / grain)}: in long, since
-   * {@code n + grain - 1} passes 2^31 for n near the largest array and wrapped to a negative count.
+   * {@code n + grain - 1} passes 2^31 for n near the largest array and would wrap to a negative count.
    */
   static int chunks(int n, int grain) {
     return (int) (((long) n + grain - 1) / grain);

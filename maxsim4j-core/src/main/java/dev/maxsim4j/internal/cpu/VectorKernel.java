@@ -24,12 +24,11 @@ import jdk.incubator.vector.VectorSpecies;
  * final sum over query tokens, and the corpus is read as stored, never transposed.
  *
  * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 6 document tokens = 12 independent FMA chains (more
- * than FMA latency x two pipes needs), 8 loads per 12 FMAs; it measured faster than 2 x 4 on one core
- * (docs/benchmarks.md). With 8 lanes or fewer, 4 vectors first, each tile then read once per 32 query tokens: x 3
- * tokens (7 loads per 12 FMAs, 17 live vectors) where the JIT compiles for 32 vector registers, x 2 (6 loads per 8
- * FMAs, 13 live) for AVX2's 16. The last V query lanes use 1 vector x 4 tokens. A tail
- * shorter than a step repeats the last token: a duplicate never changes a max, and the strict {@code >} of the
- * argmax keeps the earlier slot.
+ * than FMA latency x two pipes needs), 8 loads per 12 FMAs, chosen over 2 x 4 by measurement (docs/benchmarks.md).
+ * With 8 lanes or fewer, 4 vectors first, each tile then read once per 32 query tokens: x 3 tokens (7 loads per 12
+ * FMAs, 17 live vectors) where the JIT compiles for 32 vector registers, x 2 (6 loads per 8 FMAs, 13 live) for
+ * AVX2's 16. The last V query lanes use 1 vector x 4 tokens. A tail shorter than a step repeats the last token: a
+ * duplicate never changes a max, and the strict {@code >} of the argmax keeps the earlier slot.
  *
  * <p><b>Tiles.</b> Each document is first staged (valid tokens only, widened to fp32; quantized tokens expanded
  * by {@link Dequantizer}, once for all the queries that meet it) in a per-thread buffer, unless its valid tokens
@@ -40,8 +39,8 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p><b>Scales.</b> Quantized tokens (either side) are staged as their stored values {@code q}, exact in fp32,
  * and each dot product is multiplied by {@code queryScale x documentScale} before the max, as the GPU kernel
- * does: expanded first, a huge scale overflowed single elements to infinity, and an infinity times a zero
- * query value, or infinities of both signs, gave NaN where the exact score is finite or infinite. Where the
+ * does: expanded first, a huge scale would overflow single elements to infinity, and an infinity times a zero
+ * query value, or infinities of both signs, would give NaN where the exact score is finite or infinite. Where the
  * scale product itself overflows, a zero dot product keeps its exact value 0. A float token whose products with
  * stored values could pass fp32's range is divided by a power of two first ({@link Headroom}).
  *
@@ -171,7 +170,10 @@ final class VectorKernel implements PairKernel {
     private final float[] qMaxScale;
     /** Per query, its lanes' smallest nonzero |scale| (infinity where none). */
     private final float[] qMinScale;
-    /** The staged tokens' scales (all 1 for an unquantized document type). */
+    /**
+     * The staged tokens' scales: a quantized document's, or a float document's headroom divisors against quantized
+     * queries; all 1 otherwise.
+     */
     private final float[] docScale;
     private float docMaxScale = 1f;
     private float docMinScale = 1f;
@@ -186,7 +188,7 @@ final class VectorKernel implements PairKernel {
     private final Tokens.ValidRun runCounter = this::noteRun;
     /** A mapped bf16 document's tokens, copied here before they are widened. */
     private short[] staged = new short[0];
-    /** Against quantized queries, the largest value they stage (float documents' headroom), else 0. */
+    /** For float documents against quantized queries, the largest value those stage (the headroom), else 0. */
     private final double largestQuery;
     /** Against quantized queries, the smallest float value their stored values meet exactly (Headroom.exactFrom). */
     private final float queryExactFrom;
@@ -232,8 +234,7 @@ final class VectorKernel implements PairKernel {
 
     /**
      * Stages the document's valid tokens, widened to fp32, in this thread's buffer, except fp32 heap tokens that
-     * are one run: the blocks read those where they lie, which measured as fast or faster than reading a copy on
-     * both AVX-512 hosts measured (docs/benchmarks.md).
+     * are one run: the blocks read those where they lie, no slower than a copy would be (docs/benchmarks.md).
      */
     @Override
     public void load(int j) {
@@ -884,7 +885,7 @@ final class VectorKernel implements PairKernel {
 
     /**
      * As {@link #twoVectorBlock}, each dot product multiplied by query scale x document scale first: a copy, not
-     * a flag, because a vector that may be null (or merged from two paths) is boxed and the fp32 path slowed 5x.
+     * a flag, because a vector that may be null (or merged from two paths) is boxed, which the fp32 path would pay.
      */
     private void twoVectorBlockScaled(float[] q, float[] qs, int pad, int block, int from, int to, boolean track) {
       float[] d = docs;

@@ -11,7 +11,7 @@ import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Tokens;
-import dev.maxsim4j.internal.cpu.CpuBackend;
+import dev.maxsim4j.internal.cpu.CpuBackends;
 import dev.maxsim4j.internal.cpu.TopKCollector;
 import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
 import java.lang.foreign.Arena;
@@ -132,7 +132,7 @@ class DocumentChunksTest {
     SplittableRandom r = new SplittableRandom(7);
     Tokens q = Internals.tokens(TokenBatch.ofFloats(floats(r, 3 * 5 * DIM), 3, 5, DIM));
     Tokens d = Internals.tokens(documents);
-    Backend cpu = CpuBackend.scalar(1);
+    Backend cpu = CpuBackends.scalar(1);
     TopKResult whole = cpu.topK(q, d, k);
     for (long budget : new long[] {DocumentChunks.deviceBytes(d, 3, 3L * d.maxRowLength) + 8,
         DocumentChunks.deviceBytes(d, 11, 11L * d.maxRowLength)}) {
