@@ -36,8 +36,6 @@ public final class FixedDimensionalEncoder {
   private final int finalDim;
   private final boolean fillEmpty;
   private final long seed;
-  /** Columns of the matrix per repetition: its hyperplanes, then its projection rows if it projects. */
-  private final int columnsPerRepetition;
   /** The shape and every random draw, as the backends encode with them. */
   private final FdeParameters parameters;
 
@@ -49,9 +47,12 @@ public final class FixedDimensionalEncoder {
     this.finalDim = b.finalDim;
     this.fillEmpty = b.fillEmpty;
     this.seed = b.seed;
-    boolean projects = projectionDim != dim;
-    this.columnsPerRepetition = simHashBits + (projects ? projectionDim : 0);
-    int columns = repetitions * columnsPerRepetition;
+    // the shape's rules are FdeParameters' own; the draws below fill it in
+    FdeParameters shape = new FdeParameters(dim, simHashBits, repetitions, projectionDim, finalDim, fillEmpty, null,
+        null, null);
+    boolean projects = shape.projects();
+    int columnsPerRepetition = shape.columnsPerRepetition();
+    int columns = shape.columns();
     // every repetition's Gaussian hyperplanes and ±1/sqrt(projectionDim) projection rows as one matrix
     // [dim][columns]: a token's products with all of them are one pass over its values, vectorised over columns
     double[] weights = new double[Math.multiplyExact(dim, columns)];
@@ -75,7 +76,7 @@ public final class FixedDimensionalEncoder {
     int[] finalBucket = null;
     byte[] finalSign = null;
     if (finalDim > 0) {
-      int raw = rawDimension();
+      int raw = shape.rawDimension();
       SplittableRandom rnd = new SplittableRandom(~seed);
       finalBucket = new int[raw];
       finalSign = new byte[raw];
@@ -98,11 +99,7 @@ public final class FixedDimensionalEncoder {
 
   /** Length of each encoding: {@code repetitions x 2^simHashBits x projectionDim}, or {@code finalDim}. */
   public int dimension() {
-    return finalDim > 0 ? finalDim : rawDimension();
-  }
-
-  private int rawDimension() {
-    return repetitions * (1 << simHashBits) * projectionDim;
+    return parameters.dimension();
   }
 
   /** Token dimension the encoder takes. */
@@ -144,7 +141,7 @@ public final class FixedDimensionalEncoder {
     Arguments.resultSize(t.rows, dimension(), Float.BYTES, name + " encodings of rows x dimension",
         "encode in slices of rows");
     Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
-    Arguments.arraySize(t.maxValidCount, (long) repetitions * columnsPerRepetition, name
+    Arguments.arraySize(t.maxValidCount, parameters.columns(), name
         + "' longest row of tokens x projections", "encode shorter rows");
     return t;
   }

@@ -8,9 +8,10 @@ package dev.maxsim4j.internal;
  *   <li>PAIRWISE: pair {@code p = b}, query {@code b}, document {@code b};
  *   <li>CANDIDATES: pair {@code p = b * K + c}, query {@code b}, document {@code b * K + c}.
  * </ul>
- * The saved argmax of pair {@code p} and query slot {@code s} is at {@code p * argmaxStride() + s}.
+ * The saved argmax of pair {@code p} and query slot {@code s} is at {@code p * argmaxStride() + s};
+ * {@code documentsPerQuery} is Nd, 1 or K.
  */
-public record Problem(Kind kind, Tokens queries, Tokens documents, int candidatesPerQuery) {
+public record Problem(Kind kind, Tokens queries, Tokens documents, int documentsPerQuery) {
 
   public enum Kind { ALL_PAIRS, PAIRWISE, CANDIDATES }
 
@@ -30,12 +31,7 @@ public record Problem(Kind kind, Tokens queries, Tokens documents, int candidate
   public int pairs() {
     return kind == Kind.ALL_PAIRS
         ? Math.multiplyExact(queries.rows, documents.rows)
-        : kind == Kind.PAIRWISE ? queries.rows : Math.multiplyExact(queries.rows, candidatesPerQuery);
-  }
-
-  /** Documents each query is scored against (Nd, 1 or K). */
-  public int documentsPerQuery() {
-    return kind == Kind.ALL_PAIRS ? documents.rows : candidatesPerQuery;
+        : kind == Kind.PAIRWISE ? queries.rows : Math.multiplyExact(queries.rows, documentsPerQuery);
   }
 
   /** The pair index of a query's c-th document. */
@@ -45,16 +41,16 @@ public record Problem(Kind kind, Tokens queries, Tokens documents, int candidate
 
   /** The document of a query's c-th pair. */
   public int document(int query, int c) {
-    return kind == Kind.ALL_PAIRS ? c : query * candidatesPerQuery + c;
+    return kind == Kind.ALL_PAIRS ? c : query * documentsPerQuery + c;
   }
 
   /** Queries that document {@code doc} is scored against: all of them, or its one owner. */
   public int firstQueryOf(int doc) {
-    return kind == Kind.ALL_PAIRS ? 0 : doc / candidatesPerQuery;
+    return kind == Kind.ALL_PAIRS ? 0 : doc / documentsPerQuery;
   }
 
   public int endQueryOf(int doc) {
-    return kind == Kind.ALL_PAIRS ? queries.rows : doc / candidatesPerQuery + 1;
+    return kind == Kind.ALL_PAIRS ? queries.rows : doc / documentsPerQuery + 1;
   }
 
   /** Pair of (query, doc) when the two meet in this problem. */

@@ -409,7 +409,7 @@ public final class ShardedBackend implements Backend {
     if (bounds == null) {
       return null;
     }
-    int perQuery = perQuery(problem);
+    int perQuery = problem.documentsPerQuery();
     List<Problem> parts = new ArrayList<>();
     for (int s = 0; s + 1 < bounds.length; s++) {
       Tokens qs = TokenSlices.rows(problem.queries(), bounds[s], bounds[s + 1]);
@@ -427,12 +427,8 @@ public final class ShardedBackend implements Backend {
     for (int s = 0; s <= n; s++) {
       bounds[s] = (int) ((long) problem.queries().rows * s / n);
     }
-    return inOrder(problem.queries(), bounds, 1) && inOrder(problem.documents(), bounds, perQuery(problem))
+    return inOrder(problem.queries(), bounds, 1) && inOrder(problem.documents(), bounds, problem.documentsPerQuery())
         ? bounds : null;
-  }
-
-  private static int perQuery(Problem problem) {
-    return problem.kind() == Problem.Kind.PAIRWISE ? 1 : problem.candidatesPerQuery();
   }
 
   /** Whether the shards of rows {@code bounds[s] * per ..} own slot ranges in shard order, none overlapping. */
