@@ -23,10 +23,11 @@ import java.util.SplittableRandom;
  * the document tokens that share their partition: MaxSim's max approximated by a local average.
  *
  * <p>Only valid tokens count. Everything random derives from {@link Builder#seed}: the same parameters give
- * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel;
- * {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (on the
- * GPU for index builds), to the same bits. Instances are immutable and thread-safe. Quantized batches are
- * encoded from their exact dequantized values, {@code scale x q} in float64.
+ * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel on the common fork-join
+ * pool; {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (its
+ * threads, or the GPU for index builds), to the same bits. Instances are immutable and thread-safe. Quantized
+ * batches are encoded from their exact dequantized values, {@code scale x q} in float64. A NaN or infinite value in
+ * a valid token makes the encoding's values non-finite, as it makes MaxSim NaN.
  */
 public final class FixedDimensionalEncoder {
   private final int dim;
@@ -124,7 +125,7 @@ public final class FixedDimensionalEncoder {
   private float[][] encode(TokenBatch batch, String name, boolean query) {
     Tokens t = checked(batch, name);
     try {
-      return FdeEncoding.encode(parameters, t, query);
+      return FdeEncoding.encode(parameters, t, query, FdeEncoding.COMMON_POOL);
     } catch (IllegalStateException e) {
       throw MaxSim.closedMemory(e, name, t); // memory closed after the check, while it was read: named as there
     }

@@ -56,10 +56,10 @@ import java.util.function.Function;
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
  * after it throw {@link IllegalStateException} ("MaxSim is closed"), while {@link #backendName()},
- * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring or training call with
- * work to do whose calling thread is interrupted takes no more work, waits for the work under way and throws
+ * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring, training or encoding call
+ * with work to do whose calling thread is interrupted takes no more work, waits for the work under way and throws
  * {@link IllegalStateException} ("interrupted while scoring"), the thread keeping its interrupt; a call on a GPU,
- * and a projection or encoding call, runs to its end.
+ * and a projection call, runs to its end.
  */
 public final class MaxSim implements AutoCloseable {
   /** ForkJoinPool's limit on parallelism. */
@@ -465,8 +465,8 @@ public final class MaxSim implements AutoCloseable {
   /**
    * {@code encoder}'s encodings of {@code queries} ({@link FixedDimensionalEncoder#encodeQueries}), computed on this
    * instance's backend: on a GPU by device kernels, rows in chunks that keep device memory bounded, bit for bit the
-   * encoder's own result; on the CPU the encoder's own code. The GPU pays for large batches (an index build);
-   * arguments are checked as the encoder checks them.
+   * encoder's own result; on the CPU the encoder's own code on this instance's threads. The GPU pays for large
+   * batches (an index build); arguments are checked as the encoder checks them.
    */
   public float[][] encodeQueries(FixedDimensionalEncoder encoder, TokenBatch queries) {
     return encode(encoder, queries, "queries", true);

@@ -105,7 +105,7 @@ public interface Backend extends AutoCloseable {
    * bit for bit {@link FdeEncoding}'s; a device backend computes them there.
    */
   default float[][] encodeFde(FdeParameters parameters, Tokens tokens, boolean queries) {
-    return FdeEncoding.encode(parameters, tokens, queries);
+    return FdeEncoding.encode(parameters, tokens, queries, FdeEncoding.COMMON_POOL);
   }
 
   /** Threads this backend computes with. */

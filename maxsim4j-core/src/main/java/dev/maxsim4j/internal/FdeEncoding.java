@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal;
 
 import java.util.Arrays;
+import java.util.function.IntConsumer;
 import java.util.stream.IntStream;
 
 /**
@@ -14,10 +15,19 @@ import java.util.stream.IntStream;
 public final class FdeEncoding {
   private FdeEncoding() {}
 
+  /** Runs {@code row} for every row of {@code [0, rows)}, on whichever threads its owner computes with. */
+  @FunctionalInterface
+  public interface Rows {
+    void forEach(int rows, IntConsumer row);
+  }
+
+  /** Rows on the common pool: for an encoder used without a {@code MaxSim}, which has no threads of its own. */
+  public static final Rows COMMON_POOL = (rows, row) -> IntStream.range(0, rows).parallel().forEach(row);
+
   /** Encodings of every row of {@code t} ({@code queries}: sums per partition, else documents' averages). */
-  public static float[][] encode(FdeParameters p, Tokens t, boolean queries) {
+  public static float[][] encode(FdeParameters p, Tokens t, boolean queries, Rows rows) {
     float[][] out = new float[t.rows][];
-    IntStream.range(0, t.rows).parallel().forEach(row -> out[row] = encodeRow(p, t, row, queries));
+    rows.forEach(t.rows, row -> out[row] = encodeRow(p, t, row, queries));
     return out;
   }
 

@@ -302,10 +302,11 @@ public final class LateInteractionRetriever {
             + " holds encodings compared by " + info.getVectorSimilarityFunction() + "; expected MAXIMUM_INNER_PRODUCT,"
             + " the similarity encodings approximate MaxSim with (index them with documentFields)");
       }
-      // encodings of another encoder of the same length: its nearest are no candidates for this one's queries
+      // encodings of another encoder of the same length: its nearest are no candidates for this one's queries. The
+      // parameters are compared as well as the fingerprint, whose probe can miss one (fillEmpty, with few partitions)
       String written = info == null ? null : info.getAttribute(FINGERPRINT_ATTRIBUTE);
-      if (written != null && !written.equals(fingerprint)) {
-        String writer = info.getAttribute(ENCODER_ATTRIBUTE);
+      String writer = info == null ? null : info.getAttribute(ENCODER_ATTRIBUTE);
+      if (written != null && (!written.equals(fingerprint) || writer != null && !writer.equals(encoder.toString()))) {
         throw new IllegalArgumentException("field " + encodingField + " of segment " + leaf.reader()
             + (encoder.toString().equals(writer)
                 // same parameters, other encodings: the fingerprint hashes the encodings themselves
@@ -317,7 +318,11 @@ public final class LateInteractionRetriever {
     }
   }
 
-  /** Token vectors {@code [L >= 1][d]} of this retriever's encoder's d; {@code name} names them in errors. */
+  /**
+   * Finite token vectors {@code [L >= 1][d]} of this retriever's encoder's d; {@code name} names them in errors. A NaN
+   * or infinite value would make its document score NaN against every query, first in every ranking, and its
+   * encoding unsearchable.
+   */
   private void checkTokens(String name, float[][] tokens) {
     if (tokens == null || tokens.length == 0) {
       throw new IllegalArgumentException(name + " is " + (tokens == null ? "null" : "empty")
@@ -328,6 +333,12 @@ public final class LateInteractionRetriever {
         throw new IllegalArgumentException(name + "[" + t + "] has " + (tokens[t] == null ? "no vector"
             : "dimension " + tokens[t].length) + "; expected " + encoder.tokenDimension()
             + ", the token dimension of this retriever's encoder");
+      }
+      for (int k = 0; k < tokens[t].length; k++) {
+        if (!Float.isFinite(tokens[t][k])) {
+          throw new IllegalArgumentException(name + "[" + t + "][" + k + "] = " + tokens[t][k]
+              + "; expected finite token values");
+        }
       }
     }
   }

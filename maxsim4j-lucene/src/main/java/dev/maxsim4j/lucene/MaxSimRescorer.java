@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DocValuesType;
@@ -221,14 +222,19 @@ public final class MaxSimRescorer extends Rescorer {
     // on the CPU, blocks of CPU_BLOCK hits (doc order) are gathered and scored in parallel: each block reads
     // its leaves' doc values forward with its own iterators into a reused per-thread buffer, then scores in
     // one fused call, so gathering (copying ~150 MB per 1000 ColBERT-sized documents) overlaps scoring, which
-    // measured about twice as fast as one gather and one call (docs/benchmarks.md)
+    // is about twice as fast as one gather and one call (docs/benchmarks.md). At most maxSim.threads() strands
+    // take the blocks, so a MaxSim built with threads(n) is not outnumbered by the common pool's threads.
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     ScoreDoc[] sorted = hits;
     int block = blockSize(hits.length);
+    int blocks = (hits.length + block - 1) / block;
+    AtomicInteger next = new AtomicInteger();
     try {
-      IntStream.range(0, (hits.length + block - 1) / block).parallel().forEach(b -> {
+      IntStream.range(0, Math.min(blocks, maxSim.threads())).parallel().forEach(strand -> {
         try {
-          rescoreBlock(leaves, sorted, b * block, Math.min(sorted.length, (b + 1) * block));
+          for (int b; (b = next.getAndIncrement()) < blocks; ) {
+            rescoreBlock(leaves, sorted, b * block, Math.min(sorted.length, (b + 1) * block));
+          }
         } catch (IOException e) {
           throw new UncheckedIOException(e);
         }

@@ -118,6 +118,15 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
     value.set(INT_LE, 2, d);
     value.set(INT_LE, 6, tokens);
     System.arraycopy(data, 0, out, HEADER, data.length);
+    if (type == DType.FLOAT8_E4M3) { // checked in the copy: the caller's array could change meanwhile
+      for (int i = 0; i < data.length; i++) {
+        // a NaN code would score NaN against every query, ranking its document first
+        if ((out[HEADER + i] & 0x7f) == 0x7f) {
+          throw new IllegalArgumentException(String.format("data[%d] = 0x%02x, an e4m3 NaN code (token %d, dimension"
+              + " %d); expected finite values", i, out[HEADER + i] & 0xff, i / d, i % d));
+        }
+      }
+    }
     long at = HEADER + data.length;
     for (int t = 0; t < tokens; t++) {
       float s = scales == null ? 1f : scales[t];

@@ -82,6 +82,30 @@ class HostileOtherEncoderTest {
     }
   }
 
+  /**
+   * A hostile tester's finding: with one SimHash bit the fingerprint's probe fills both partitions, so an encoder
+   * that differs only in fillEmptyPartitions hashed alike and searched encodings it does not compute. The recorded
+   * parameters are compared too.
+   */
+  @Test
+  void anEncoderThatDiffersOnlyInFillingEmptyPartitionsIsRefused() throws IOException {
+    FixedDimensionalEncoder.Builder oneBit = FixedDimensionalEncoder.builder(DIM).simHashBits(1).repetitions(1)
+        .projectionDim(DIM).seed(1);
+    try (FSDirectory directory = FSDirectory.open(dir);
+        MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
+      LateInteractionRetriever written = new LateInteractionRetriever(oneBit.build(), "fde", "tokens", maxSim);
+      index(directory, written, new Random(13), false);
+      LateInteractionRetriever reader = new LateInteractionRetriever(oneBit.fillEmptyPartitions(false).build(), "fde",
+          "tokens", maxSim);
+      try (DirectoryReader r = DirectoryReader.open(directory)) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> reader.search(new IndexSearcher(r), MaxSimRescorerTest.unitVectors(new Random(14), 2, false, DIM),
+                10, 5));
+        assertTrue(e.getMessage().contains("written by " + written.encoder()), e.getMessage());
+      }
+    }
+  }
+
   /** Encodings indexed by hand (no record of an encoder) cannot be told apart: they are searched as before. */
   @Test
   void encodingsIndexedByHandAreSearched() throws IOException {

@@ -23,6 +23,8 @@ import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -115,6 +117,25 @@ class LateInteractionRetrieverTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> retriever.documentFields(bad, encoding));
         assertTrue(e.getMessage().startsWith("tokens"), e.getMessage());
+      }
+      // a NaN or infinite value would score NaN, first in every ranking: refused for documents and queries alike
+      for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY}) {
+        float[][] tokens = {docs[0][0].clone()};
+        tokens[0][1] = bad;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> retriever.documentFields(tokens, encoding));
+        assertEquals("tokens[0][1] = " + bad + "; expected finite token values", e.getMessage());
+        try (Directory empty = new ByteBuffersDirectory();
+            IndexWriter w = new IndexWriter(empty, new IndexWriterConfig().setCodec(retriever.codec()))) {
+          w.commit();
+          try (DirectoryReader r = DirectoryReader.open(empty)) {
+            IndexSearcher s = new IndexSearcher(r);
+            e = assertThrows(IllegalArgumentException.class, () -> retriever.searchExact(s, tokens, 3));
+            assertTrue(e.getMessage().startsWith("queryTokens[0][1] = " + bad), e.getMessage());
+            e = assertThrows(IllegalArgumentException.class, () -> retriever.search(s, tokens, 10, 3));
+            assertTrue(e.getMessage().startsWith("queryTokens[0][1] = " + bad), e.getMessage());
+          }
+        }
       }
     }
   }

@@ -143,6 +143,9 @@ class QuantizedLateInteractionFieldTest {
         "scales has 1");
     assertMessage(() -> QuantizedLateInteractionField.encode(DType.INT8, new byte[6], new float[] {1, Float.NaN}, 2, 3),
         "scales[1] is NaN");
+    // an e4m3 NaN code would score NaN against every query, first in every ranking
+    assertMessage(() -> QuantizedLateInteractionField.encode(DType.FLOAT8_E4M3, new byte[] {0, 0, 0, 0, (byte) 0xff, 0},
+        null, 2, 3), "data[4] = 0xff, an e4m3 NaN code (token 1, dimension 1)");
     assertMessage(() -> QuantizedLateInteractionField.encode(DType.INT8, new byte[0], null, 0, 0), "d = 0");
     assertMessage(() -> QuantizedLateInteractionField.encode(new float[0][], DType.INT8), "vectors is empty");
     assertMessage(() -> QuantizedLateInteractionField.encode(TokenBatch.of(new float[][][] {{{1f}}})), "FLOAT32");

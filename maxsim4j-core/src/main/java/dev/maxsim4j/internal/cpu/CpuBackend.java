@@ -1,6 +1,8 @@
 package dev.maxsim4j.internal.cpu;
 
 import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.FdeEncoding;
+import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import java.util.Arrays;
@@ -19,6 +21,17 @@ public final class CpuBackend implements Backend {
   CpuBackend(PairKernel kernel, int threads) {
     this.kernel = kernel;
     this.loop = new ParallelLoop(threads);
+  }
+
+  /** Encodings on this backend's threads, not the common pool: a MaxSim built with threads(n) computes with n. */
+  @Override
+  public float[][] encodeFde(FdeParameters parameters, Tokens tokens, boolean queries) {
+    return FdeEncoding.encode(parameters, tokens, queries, (rows, row) -> loop.forRange(rows, loop.grainFor(rows, 1),
+        (from, to) -> {
+          for (int r = from; r < to; r++) {
+            row.accept(r);
+          }
+        }));
   }
 
   @Override
