@@ -8,6 +8,10 @@ public final class CudaException extends RuntimeException {
   private final String errorName;
   private final int errorCode;
 
+  /**
+   * A failure of driver call {@code call} (e.g. {@code cuMemAlloc}) with the driver's {@code CUresult}, its name and
+   * its description, as {@code cuGetErrorName} and {@code cuGetErrorString} give them.
+   */
   public CudaException(String call, int errorCode, String errorName, String description) {
     super(call + " failed: " + errorName + " (" + errorCode + "): " + description);
     this.errorName = errorName;

@@ -13,8 +13,9 @@ import java.util.function.IntFunction;
 /**
  * Chooses a backend. {@code auto} takes the fastest one that works on this machine; a name forces that
  * backend and fails loudly when it cannot run. Why a faster backend was passed over is logged at DEBUG
- * (a CPU-only machine is normal, not news) and stays available through {@link #describe}; the one costly
- * surprise, the Vector API module missing from the JVM, is a WARNING, once per JVM.
+ * (a CPU-only machine is normal, not news) and stays available through {@link #describe}; the costly surprises,
+ * the Vector API module missing from the JVM and a GPU the driver reports that maxsim4j cannot use, are a
+ * WARNING, once per JVM.
  *
  * <p>Names: {@code auto} (CUDA when a usable GPU is present, else the best CPU backend), {@code cpu} (the
  * best CPU backend), {@code cuda}, {@code reference}, {@code scalar}, {@code vector}. The system property
@@ -107,7 +108,9 @@ public final class BackendSelector {
       return CudaDevices.create(threads);
     }
     if (CUDA_FALLBACK_LOGGED.compareAndSet(false, true)) {
-      LOG.log(System.Logger.Level.DEBUG, "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");
+      // on a machine without a GPU the CPU is the normal case; beside a GPU it is not
+      LOG.log(CudaBackend.gpuPresent() ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+          "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");
     }
     return bestCpu(threads);
   }

@@ -13,13 +13,15 @@ import java.util.List;
  * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
  * segment are encoded token by token ({@link MiniLmTokenEncoder}) and the segments are scored against the
  * query {@value #SEGMENTS_PER_CALL} at a time, each group in one fused call (a segment's score does not depend on
- * the others, and memory stays bounded however many segments a call passes). Usable wherever LangChain4j takes a scoring model, e.g.
+ * the others, and memory stays bounded however many segments a call passes). Usable wherever LangChain4j takes a
+ * scoring model, e.g.
  * {@code ReRankingContentAggregator.builder().scoringModel(new MaxSimScoringModel(encoder, maxSim))}.
  *
  * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
  * cosine with any segment token, in [-1, 1], so one {@code minScore} threshold means the same for short and
  * long queries. A segment without text (no word piece) has no valid token and scores MaxSim's
- * {@link MaxSim#EMPTY_DOCUMENT_SCORE} ({@code -1e9}), below every segment with text. Neither the encoder nor the MaxSim instance is closed by this model.
+ * {@link MaxSim#EMPTY_DOCUMENT_SCORE} ({@code -1e9}), below every segment with text. Neither the encoder nor the
+ * MaxSim instance is closed by this model.
  */
 public final class MaxSimScoringModel implements ScoringModel {
   /** Segments encoded and scored together: a reranker's usual candidates in one call, bounded memory beyond. */
@@ -29,6 +31,7 @@ public final class MaxSimScoringModel implements ScoringModel {
   private final MaxSim maxSim;
   private final int segmentsPerCall;
 
+  /** A model that encodes with {@code encoder} and scores on {@code maxSim}; it closes neither. */
   public MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim) {
     this(encoder, maxSim, SEGMENTS_PER_CALL);
   }

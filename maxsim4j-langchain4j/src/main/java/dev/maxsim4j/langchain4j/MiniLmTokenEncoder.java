@@ -59,6 +59,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   /** Called after each batch of windows: texts fully encoded so far, of all. */
   @FunctionalInterface
   public interface Progress {
+    /** {@code textsDone} of the call's {@code texts} are encoded (called from the encoding thread). */
     void update(int textsDone, int texts);
   }
 
@@ -134,6 +135,13 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
    * first use; the cause names a folder they cannot write only deep down, so the folders are checked and named.
    */
   private static IllegalStateException nativeLoadFailure(Throwable e) {
+    Throwable root = root(e);
+    // a Java class missing is no native library: on the module path, SLF4J, which nothing requires, is not resolved
+    if (root instanceof ClassNotFoundException || root instanceof NoClassDefFoundError) {
+      return new IllegalStateException("a class that ONNX Runtime or the DJL tokenizer needs cannot be found ("
+          + root + "); put it on the class path, or on the module path add its module (--add-modules org.slf4j"
+          + " for org.slf4j)", e);
+    }
     String tmp = System.getProperty("java.io.tmpdir", "");
     // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart)
     String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
@@ -147,7 +155,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
           + " ENGINE_CACHE_DIR for the native libraries alone)");
     }
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
-        + rootCause(e) + ")" + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
+        + root + ")" + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
   }
 
   /** Whether {@code folder} is, or could be made as, a folder this process can write. */
@@ -163,12 +171,12 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
     }
   }
 
-  private static String rootCause(Throwable e) {
+  private static Throwable root(Throwable e) {
     Throwable root = e;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    return root.toString();
+    return root;
   }
 
   private static InputStream resource(String name) {

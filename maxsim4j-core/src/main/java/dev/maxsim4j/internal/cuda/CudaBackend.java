@@ -116,6 +116,11 @@ public final class CudaBackend implements Backend {
     return CudaDevice.unavailableReason();
   }
 
+  /** Whether the CUDA driver reports a GPU here, whether or not maxsim4j can use it. */
+  public static boolean gpuPresent() {
+    return CudaDevice.gpuPresent();
+  }
+
   @Override
   public String name() {
     return "cuda";

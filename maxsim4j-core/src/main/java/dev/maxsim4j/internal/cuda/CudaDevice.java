@@ -93,6 +93,22 @@ final class CudaDevice implements AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * Whether the driver reports a GPU, usable or not: where it does, a fall back to the CPU (a jar built without
+   * kernels, a GPU too old) is news, where it does not it is the normal case.
+   */
+  static boolean gpuPresent() {
+    if (Driver.loadError().isPresent()) {
+      return false;
+    }
+    try {
+      Driver.init();
+      return Driver.deviceCount() > 0;
+    } catch (CudaException e) {
+      return false;
+    }
+  }
+
   /** GPUs the driver reports (those CUDA_VISIBLE_DEVICES leaves visible). */
   static int visibleDevices() {
     return Driver.deviceCount();

@@ -40,7 +40,11 @@ final class Driver {
     String error = null;
     try {
       lookup = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
-    } catch (IllegalArgumentException | IllegalCallerException e) {
+    } catch (IllegalCallerException e) { // --illegal-native-access=deny, or a module not granted native access
+      error = "the CUDA driver cannot be called: native access is not enabled for maxsim4j (start the JVM with"
+          + " --enable-native-access=dev.maxsim4j on the module path, --enable-native-access=ALL-UNNAMED on the class"
+          + " path): " + e.getMessage();
+    } catch (IllegalArgumentException e) {
       error = "libcuda.so.1 (the CUDA driver) cannot be loaded: " + e.getMessage();
     }
     CUDA = lookup;
