@@ -118,13 +118,12 @@ public final class ShardedBackend implements Backend {
         : backends.get(s).makeResident(split.shards().get(s)));
     List<AutoCloseable> handles = made.results().stream().filter(h -> h != null).toList();
     if (made.failure() != null) {
-      RuntimeException failure = made.rethrow();
       try {
         closeAll(handles); // the shards that did upload
       } catch (RuntimeException | Error e) { // the upload's failure is the one to report
-        failure.addSuppressed(e);
+        made.failure().addSuppressed(e);
       }
-      throw failure;
+      throw made.rethrow();
     }
     boolean shared;
     synchronized (resident) {

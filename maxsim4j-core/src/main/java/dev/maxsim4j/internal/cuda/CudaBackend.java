@@ -376,9 +376,9 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Caps the device memory this backend's calls may use at {@code bytes} (0: what the device has free, less
-   * headroom), as the system property maxsim4j.cuda.memoryLimit does when the backend is made. Top-k over
-   * documents whose copy would not fit streams them from the host in chunks.
+   * Caps the device memory top-k and FDE encoding plan with at {@code bytes} (0: what the device has free, less
+   * headroom), as the system property maxsim4j.cuda.memoryLimit does when the backend is made; other calls allocate
+   * what their inputs need. Top-k over documents whose copy would not fit streams them from the host in chunks.
    */
   public void limitMemory(long bytes) {
     memory = new MemoryBudget(bytes);

@@ -15,9 +15,9 @@ import java.util.Optional;
 
 /**
  * One GPU as maxsim4j uses it: the primary context, the kernel modules loaded once from the fatbins in
- * the jar, one stream, grow-only scratch buffers (device and pinned host) so steady-state calls allocate
- * nothing, and a high-water mark of what it allocated. Not thread-safe: {@link CudaBackend} serialises
- * calls.
+ * the jar, a main stream and lanes of their own streams, grow-only scratch buffers (device and pinned host) so
+ * steady-state calls allocate nothing, and a high-water mark of what it allocated. Not thread-safe:
+ * {@link CudaBackend} serialises calls.
  */
 final class CudaDevice implements AutoCloseable {
   static final int MIN_MAJOR = 7;
@@ -75,7 +75,17 @@ final class CudaDevice implements AutoCloseable {
       if (count == 0) {
         return Optional.of("the CUDA driver reports no device");
       }
-      return unusableReason(0);
+      // one usable GPU is enough (CudaDevices uses the usable ones): GPU 0 may be an old card beside a new one
+      Optional<String> first = Optional.empty();
+      for (int ordinal = 0; ordinal < count; ordinal++) {
+        Optional<String> reason = unusableReason(ordinal);
+        if (reason.isEmpty()) {
+          return reason;
+        }
+        first = first.isEmpty() ? reason : first;
+      }
+      return count == 1 ? first : Optional.of("none of the " + count + " visible GPUs can run maxsim4j's kernels: "
+          + first.get() + (count == 2 ? ", and the other" : ", and the others") + " alike or worse");
     } catch (CudaException e) {
       return Optional.of("the CUDA driver failed to start: " + e.getMessage());
     }
@@ -130,7 +140,11 @@ final class CudaDevice implements AutoCloseable {
       Driver.setCurrent(context);
       this.stream = Driver.createStream();
     } catch (RuntimeException | Error e) {
-      Driver.releasePrimaryContext(handle); // no instance reaches a caller to close
+      try {
+        Driver.releasePrimaryContext(handle); // no instance reaches a caller to close
+      } catch (RuntimeException | Error suppressed) {
+        e.addSuppressed(suppressed);
+      }
       throw e;
     }
     this.main = new Lane(stream);
@@ -272,8 +286,11 @@ final class CudaDevice implements AutoCloseable {
     long zeroedScratch(ScratchSlot slot, long bytes) {
       long[] before = scratch.get(slot);
       long p = scratch(slot, bytes);
-      if (before == null || before[0] != p) {
-        Driver.fill32(p, 0, scratch.get(slot)[1] / 4, stream);
+      long[] now = scratch.get(slot);
+      // a new entry is a new allocation, even at the old address: the driver may hand the freed block back, its
+      // tail past the old size holding whatever was there
+      if (now != before) {
+        Driver.fill32(p, 0, now[1] / 4, stream);
       }
       return p;
     }
@@ -324,11 +341,23 @@ final class CudaDevice implements AutoCloseable {
     long grown = Math.max(bytes, pinned.byteSize() * 3 / 2);
     if (pinned.byteSize() > 0) {
       MemorySegment old = pinned;
-      pinned = MemorySegment.NULL; // a failed allocation below must not leave the freed memory to the next call
+      // a failure below must not leave the freed memory, or its device address, to the next call
+      pinned = MemorySegment.NULL;
+      pinnedDevice = 0;
       Driver.freeHost(old);
     }
-    pinned = Driver.mallocHost(grown);
-    pinnedDevice = hostMapped ? Driver.hostDevicePointer(pinned) : 0;
+    MemorySegment grownPinned = Driver.mallocHost(grown);
+    try {
+      pinnedDevice = hostMapped ? Driver.hostDevicePointer(grownPinned) : 0;
+    } catch (RuntimeException | Error e) {
+      try {
+        Driver.freeHost(grownPinned);
+      } catch (RuntimeException | Error suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    pinned = grownPinned;
     return pinned;
   }
 

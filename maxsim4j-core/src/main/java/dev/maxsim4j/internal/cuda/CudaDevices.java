@@ -32,9 +32,13 @@ public final class CudaDevices {
       for (int ordinal : ordinals) {
         backends.add(new CudaBackend(threads, ordinal));
       }
-    } catch (RuntimeException | Error e) {
+    } catch (RuntimeException | Error e) { // every backend made is closed, the failure that stopped them reported
       for (Backend b : backends) {
-        b.close();
+        try {
+          b.close();
+        } catch (RuntimeException | Error suppressed) {
+          e.addSuppressed(suppressed);
+        }
       }
       throw e;
     }

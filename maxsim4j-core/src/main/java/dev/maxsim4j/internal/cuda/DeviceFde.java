@@ -49,6 +49,7 @@ final class DeviceFde {
     }
     long total = weightBytes + tableBytes + chunkBytes;
     long base = device.allocate(total);
+    Throwable failure = null;
     try {
       long weights = base;
       long table = base + weightBytes;
@@ -58,11 +59,18 @@ final class DeviceFde {
         encodeChunk(p, t, c, queries, weights, table, sketch, base + weightBytes + tableBytes, out);
       }
       return out;
+    } catch (RuntimeException | Error e) {
+      failure = e;
+      throw e;
     } finally {
-      try {
-        Driver.synchronize(device.stream); // nothing queued may still use the memory
-      } finally {
-        device.release(base, total); // freed even when the wait reports a failed launch
+      // freed even when the wait reports a failed launch; the call's own failure stays the one thrown
+      Releases releases = new Releases();
+      releases.run(() -> Driver.synchronize(device.stream)); // nothing queued may still use the memory
+      releases.run(() -> device.release(base, total));
+      if (failure != null) {
+        releases.suppressedIn(failure);
+      } else {
+        releases.throwIfFailed();
       }
     }
   }

@@ -79,7 +79,7 @@ final class DeviceTiming {
    * Runs {@code launch} {@code warmup} times and for at least {@value #TIMING_WARMUP_NANOS} ns, then
    * {@code batches} batches of {@code perBatch} launches between two CUDA events; returns the per-launch
    * milliseconds of every batch, sorted. The timed warm-up lets the JIT compile the launch path first: ten
-   * launches left it interpreted, and where the host then takes longer per launch than the kernel, the
+   * launches would leave it interpreted, and where the host then takes longer per launch than the kernel, the
    * batch times the host (rule 5 of docs/design/kernel-selection.md).
    */
   private double[] timeBatches(Runnable launch, int warmup, int batches, int perBatch) {

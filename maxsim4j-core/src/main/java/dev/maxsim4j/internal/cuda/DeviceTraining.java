@@ -73,8 +73,8 @@ final class DeviceTraining {
     Driver.copyToHost(out, grads[0], dq, device.stream);
     Driver.copyToHost(out.asSlice(DeviceTokens.align(dq)), grads[1], dd, device.stream);
     Driver.synchronize(device.stream);
-    float[] gq = new float[q.storedTokens * q.dim];
-    float[] gd = new float[d.storedTokens * d.dim];
+    float[] gq = new float[Math.multiplyExact(q.storedTokens, q.dim)];
+    float[] gd = new float[Math.multiplyExact(d.storedTokens, d.dim)];
     MemorySegment.copy(out, JAVA_FLOAT, 0, gq, 0, gq.length);
     MemorySegment.copy(out, JAVA_FLOAT, DeviceTokens.align(dq), gd, 0, gd.length);
     return new Gradients(gq, gd);
@@ -116,8 +116,8 @@ final class DeviceTraining {
     for (int i = 0; i < rows; i++) { // fixed order, float64
       total += out.getAtIndex(JAVA_FLOAT, scoreBytes / 4 + i);
     }
-    float[] gq = new float[q.storedTokens * q.dim];
-    float[] gd = new float[d.storedTokens * d.dim];
+    float[] gq = new float[Math.multiplyExact(q.storedTokens, q.dim)];
+    float[] gd = new float[Math.multiplyExact(d.storedTokens, d.dim)];
     MemorySegment.copy(out, JAVA_FLOAT, scoreBytes + rowBytes, gq, 0, gq.length);
     MemorySegment.copy(out, JAVA_FLOAT, scoreBytes + rowBytes + DeviceTokens.align(dq), gd, 0, gd.length);
     return new LossStep(total / rows, scores, new Gradients(gq, gd));

@@ -12,6 +12,8 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -34,6 +36,8 @@ final class Driver {
   private static final Linker LINKER = Linker.nativeLinker();
   private static final String LOAD_ERROR;
   private static final SymbolLookup CUDA;
+  /** Entry points the loaded library lacks: every handle is checked, so none is called as null. */
+  private static final List<String> MISSING = new ArrayList<>();
 
   static {
     SymbolLookup lookup = null;
@@ -51,11 +55,18 @@ final class Driver {
     LOAD_ERROR = error;
   }
 
+  /** A required entry point: without it the backend is unavailable ({@link #loadError}). */
   private static MethodHandle fn(String name, FunctionDescriptor fd) {
-    if (CUDA == null) {
-      return null;
+    MethodHandle handle = optionalFn(name, fd);
+    if (handle == null && CUDA != null) {
+      MISSING.add(name);
     }
-    return CUDA.find(name).map(addr -> LINKER.downcallHandle(addr, fd)).orElse(null);
+    return handle;
+  }
+
+  /** An entry point whose absence a caller handles (null): a feature of newer drivers. */
+  private static MethodHandle optionalFn(String name, FunctionDescriptor fd) {
+    return CUDA == null ? null : CUDA.find(name).map(addr -> LINKER.downcallHandle(addr, fd)).orElse(null);
   }
 
   private static final FunctionDescriptor I_I = FunctionDescriptor.of(JAVA_INT, JAVA_INT);
@@ -81,9 +92,9 @@ final class Driver {
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
   private static final MethodHandle OCCUPANCY_MAX_BLOCKS = fn("cuOccupancyMaxActiveBlocksPerMultiprocessor",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG));
-  private static final MethodHandle TENSOR_MAP_ENCODE_TILED = fn("cuTensorMapEncodeTiled", FunctionDescriptor.of(
-      JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT,
-      JAVA_INT, JAVA_INT));
+  private static final MethodHandle TENSOR_MAP_ENCODE_TILED = optionalFn("cuTensorMapEncodeTiled",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
+          JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
   private static final MethodHandle LAUNCH_KERNEL = fn("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT,
       ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
   private static final MethodHandle MEM_ALLOC = fn("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
@@ -99,7 +110,7 @@ final class Driver {
       FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS));
   private static final MethodHandle MEMCPY_DTOD_ASYNC = fn("cuMemcpyDtoDAsync_v2",
       FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS));
-  private static final MethodHandle MEM_HOST_GET_FLAGS = fn("cuMemHostGetFlags", I_AA);
+  private static final MethodHandle MEM_HOST_GET_FLAGS = optionalFn("cuMemHostGetFlags", I_AA);
   private static final MethodHandle MEMSET_D32_ASYNC = fn("cuMemsetD32Async",
       FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, ADDRESS));
   private static final MethodHandle STREAM_CREATE = fn("cuStreamCreate", I_AI);
@@ -123,10 +134,9 @@ final class Driver {
     if (LOAD_ERROR != null) {
       return Optional.of(LOAD_ERROR);
     }
-    if (INIT == null || LAUNCH_KERNEL == null || MEM_ALLOC == null || GET_ERROR_NAME == null
-        || MEMSET_D32_ASYNC == null || OCCUPANCY_MAX_BLOCKS == null || EVENT_ELAPSED_TIME == null || PRIMARY_CTX_RETAIN == null
-        || STREAM_WAIT_EVENT == null) {
-      return Optional.of("libcuda.so.1 lacks a driver API entry point maxsim4j needs (driver too old)");
+    if (!MISSING.isEmpty()) {
+      return Optional.of("libcuda.so.1 lacks driver API entry points maxsim4j needs (" + String.join(", ", MISSING)
+          + "): the driver is too old");
     }
     return Optional.empty();
   }

@@ -10,8 +10,8 @@ import dev.maxsim4j.internal.DecimalText;
 final class MemoryBudget {
   static final String PROPERTY = "maxsim4j.cuda.memoryLimit";
   /**
-   * Largest chunk: copies of 256 MiB already run at the bus's full speed and outlast a chunk's launches, and the
-   * first chunk's copy, which nothing overlaps, stays a few ms.
+   * Largest chunk: a copy this size already runs at the bus's full speed and outlasts a chunk's launches, while
+   * the first chunk's copy, which nothing overlaps, stays short.
    */
   static final long MAX_CHUNK_BYTES = 256L << 20;
   /** Device buffers streamed chunks take turns in: one copied while the other is scored. */

@@ -54,11 +54,21 @@ final class PipelinedCalls {
         long grown = Math.max(bytes, pinned.byteSize() * 3 / 2);
         if (pinned.byteSize() > 0) {
           MemorySegment old = pinned;
-          pinned = MemorySegment.NULL; // a failed allocation below must not leave the freed memory to the next call
+          // a failure below must not leave the freed memory, or its device address, to the next call
+          pinned = MemorySegment.NULL;
+          pinnedDevice = 0;
           Driver.freeHost(old);
         }
-        pinned = Driver.mallocHost(grown);
-        pinnedDevice = Driver.hostDevicePointer(pinned);
+        MemorySegment grownPinned = Driver.mallocHost(grown);
+        try {
+          pinnedDevice = Driver.hostDevicePointer(grownPinned);
+        } catch (RuntimeException | Error e) {
+          Releases releases = new Releases();
+          releases.run(() -> Driver.freeHost(grownPinned));
+          releases.suppressedIn(e);
+          throw e;
+        }
+        pinned = grownPinned;
       }
       return pinned;
     }
@@ -91,8 +101,15 @@ final class PipelinedCalls {
 
   PipelinedCalls(CudaDevice device) {
     this.device = device;
-    for (int i = 0; i < SLOTS; i++) {
-      idle.add(new Slot(device.lane(i % LANES)));
+    try {
+      for (int i = 0; i < SLOTS; i++) {
+        idle.add(new Slot(device.lane(i % LANES)));
+      }
+    } catch (RuntimeException | Error e) { // the slots made so far hold events no one else will destroy
+      Releases releases = new Releases();
+      idle.forEach(slot -> slot.free(releases));
+      releases.suppressedIn(e);
+      throw e;
     }
     this.completer = Thread.ofPlatform().daemon().name("maxsim4j-cuda-completer").unstarted(this::complete);
     completer.start();
@@ -115,7 +132,7 @@ final class PipelinedCalls {
   }
 
   /**
-   * Marks the end of {@code slot}'s work on the device's stream; {@code read} turns its scores into the
+   * Marks the end of {@code slot}'s work on its lane's stream; {@code read} turns its scores into the
    * result once they are there.
    */
   CompletableFuture<float[][]> submit(Slot slot, MemorySegment scores, Function<MemorySegment, float[][]> read) {
