@@ -589,6 +589,8 @@ public final class CudaBackend implements Backend {
         releases.run(params::close); // host memory only, copied by the driver at each launch: no kernel reads it
         throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout, held)));
       }
+      // work a failed call left queued may still read what is freed below: wait for it first, as every release does
+      releases.run(device::synchronizeAll);
       releases.run(pinned::freeClosed);
       for (GeneratedCorpus corpus : corpora) {
         releases.run(() -> device.release(corpus.pointer, corpus.bytes));
