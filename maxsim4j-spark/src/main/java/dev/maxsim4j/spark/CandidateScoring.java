@@ -57,10 +57,7 @@ final class CandidateScoring {
       throw new IllegalArgumentException("rows column '" + queryId + "' is " + queryType.simpleString()
           + "; expected query ids, single values such as strings or numbers" + EmbeddingTable.collationNote(queryType));
     }
-    if (columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoresColumn))) {
-      throw new IllegalArgumentException("rows already has a column '" + scoresColumn
-          + "'; expected the scores' column name to be new");
-    }
+    EmbeddingTable.requireNew(rows, scoresColumn, "rows");
     Column[] originals = columns.stream().map(c -> col(PairScoring.quoted(c))).toArray(Column[]::new);
     Column candidateList = col(PairScoring.quoted(candidates));
     Column nonEmpty = candidateList.isNotNull().and(size(candidateList).gt(0));

@@ -64,7 +64,10 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     return new EmbeddingTable(data, id, tokens, null);
   }
 
-  /** This table with a validity mask column. */
+  /**
+   * This table with a validity mask column. A row whose mask cell is null has no mask: every one of its tokens is
+   * valid, as in a table without a mask column.
+   */
   public EmbeddingTable withMask(String maskColumn) {
     if (maskColumn == null) {
       throw new IllegalArgumentException("maskColumn is null; expected an array<boolean> column's name");
@@ -120,12 +123,33 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
    * default); Spark's own error names neither the argument nor the way out.
    */
   static void requireOne(Dataset<Row> data, String column, String what) {
-    boolean byCase = Boolean.parseBoolean(data.sparkSession().conf().get("spark.sql.caseSensitive", "false"));
-    List<String> named = Arrays.stream(data.columns())
-        .filter(c -> byCase ? c.equals(column) : c.equalsIgnoreCase(column)).toList();
+    boolean byCase = byCase(data);
+    List<String> named = columnsNamed(data, column);
     if (named.size() > 1) {
       throw new IllegalArgumentException(what + " has " + named.size() + " columns named '" + column + "' "
           + named + (byCase ? "" : " (Spark ignores case in names)") + "; expected one: rename or drop the others");
     }
+  }
+
+  /**
+   * That {@code data} has no column Spark would take for {@code column}, the name of a column a scorer adds (as
+   * spark.sql.caseSensitive has it: by default "Score" is "score").
+   */
+  static void requireNew(Dataset<Row> data, String column, String what) {
+    List<String> named = columnsNamed(data, column);
+    if (!named.isEmpty()) {
+      throw new IllegalArgumentException(what + " already has a column '" + named.get(0) + "'"
+          + (named.get(0).equals(column) || byCase(data) ? "" : " (Spark ignores case in names)")
+          + "; expected the scores' column name '" + column + "' to be new");
+    }
+  }
+
+  private static boolean byCase(Dataset<Row> data) {
+    return Boolean.parseBoolean(data.sparkSession().conf().get("spark.sql.caseSensitive", "false"));
+  }
+
+  private static List<String> columnsNamed(Dataset<Row> data, String column) {
+    boolean byCase = byCase(data);
+    return Arrays.stream(data.columns()).filter(c -> byCase ? c.equals(column) : c.equalsIgnoreCase(column)).toList();
   }
 }

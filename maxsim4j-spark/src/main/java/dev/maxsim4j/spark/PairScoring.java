@@ -139,9 +139,8 @@ final class PairScoring {
             + "; expected ids, single values such as strings or numbers" + EmbeddingTable.collationNote(type));
       }
     }
-    if (scoreColumn != null && columns.stream().anyMatch(c -> c.equalsIgnoreCase(scoreColumn))) {
-      throw new IllegalArgumentException("pairs already has a column '" + scoreColumn
-          + "'; expected the scores' column name to be new");
+    if (scoreColumn != null) {
+      EmbeddingTable.requireNew(pairs, scoreColumn, "pairs");
     }
   }
 

@@ -50,8 +50,10 @@ final class ScanPairScoring {
     SparkSession spark = corpus.data().sparkSession();
     Dataset<Row> keys = pairs.select(PairScoring.idAs(pairs, queryId, queries.idType()).as(QUERY_KEY),
         PairScoring.idAs(pairs, docId, corpus.idType()).as(DOC_KEY)).distinct();
-    Dataset<Row> named = queries.data().join(keys.select(QUERY_KEY).distinct(),
-        queries.data().col(PairScoring.quoted(queries.id())).equalTo(col(QUERY_KEY)), "left_semi");
+    // the key column taken from its own Dataset: the query table may hold a column of the same name
+    Dataset<Row> queryKeys = keys.select(QUERY_KEY).distinct();
+    Dataset<Row> named = queries.data().join(queryKeys,
+        queries.data().col(PairScoring.quoted(queries.id())).equalTo(queryKeys.col(QUERY_KEY)), "left_semi");
     QuerySet set = QuerySet.collect(new EmbeddingTable(named, queries.id(), queries.tokens(), queries.mask()));
     Map<Object, Integer> queryIndex = new HashMap<>();
     for (int i = 0; i < set.size(); i++) {

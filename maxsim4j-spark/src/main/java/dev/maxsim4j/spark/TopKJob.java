@@ -122,6 +122,8 @@ public final class TopKJob {
     }
     EmbeddingTable queries = table(spark, "--queries", request.queries(), request.mask());
     EmbeddingTable corpus = table(spark, "--corpus", request.corpus(), request.mask());
+    TrecRun.checkIdType(queries.idType(), "--queries " + request.queries() + ": ids");
+    TrecRun.checkIdType(corpus.idType(), "--corpus " + request.corpus() + ": ids");
     // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
     Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
     Dataset<Row> run = SparkMaxSim.topK(queries, corpus, request.k()).persist();

@@ -6,6 +6,7 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -16,6 +17,8 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 
 /**
  * Writes a top-k result as a TREC run file, {@code query Q0 doc rank score tag} per line, by query and rank, to
@@ -42,6 +45,8 @@ public final class TrecRun {
             + " query_id, doc_id, rank, score, it has " + Arrays.toString(topK.columns()));
       }
     }
+    checkIdType(topK.schema().apply("query_id").dataType(), "query ids");
+    checkIdType(topK.schema().apply("doc_id").dataType(), "document ids");
     checkType(topK, "rank", DataTypes.IntegerType);
     checkType(topK, "score", DataTypes.FloatType);
     checkField(tag, "run tag");
@@ -124,6 +129,17 @@ public final class TrecRun {
   }
 
   /**
+   * Ids of a type whose text holds a blank (a timestamp prints as {@code 2020-01-01 00:00:00.0}) can be no TREC
+   * field: refused from their type, before any work, rather than at the first line written.
+   */
+  static void checkIdType(DataType type, String what) {
+    if (type instanceof TimestampType || type instanceof TimestampNTZType) {
+      throw new IllegalArgumentException(what + " are " + type.simpleString() + ", whose text holds a blank; a TREC"
+          + " run needs ids without blanks (cast them to strings, e.g. date_format(id, \"yyyy-MM-dd'T'HH:mm:ss\"))");
+    }
+  }
+
+  /**
    * A TREC field is one whitespace-free token: an id with a blank would shift every column after it, and readers
    * split on more blanks than Java's whitespace (Python's split() on U+00A0 and U+0085), so any is refused.
    */
@@ -131,7 +147,8 @@ public final class TrecRun {
     if (value == null) {
       throw new IllegalArgumentException(what + " is null; a TREC run needs every id");
     }
-    String text = value.toString();
+    // a decimal as Spark prints it (0.0000000001, not 1E-10), so that qrels cast from the same ids match
+    String text = value instanceof BigDecimal d ? d.toPlainString() : value.toString();
     if (text.isEmpty() || text.codePoints().anyMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c)
         || Character.isISOControl(c))) {
       throw new IllegalArgumentException(what + " '" + text + "' is empty or holds whitespace or a control"

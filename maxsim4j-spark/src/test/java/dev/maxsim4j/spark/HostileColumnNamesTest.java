@@ -59,6 +59,25 @@ class HostileColumnNamesTest extends WithLocalSpark {
   }
 
   /**
+   * A hostile tester's findings: a query table with a column named as the scan's own key failed with Spark's
+   * ambiguous reference, and a scores column clashing with 'Score' was reported as 'score'.
+   */
+  @Test
+  void aTableColumnNamedAsTheScansKeyScoresAndAClashingScoresColumnIsNamedAsItIs() {
+    EmbeddingTable queries = plain(QUERIES);
+    EmbeddingTable keyed = new EmbeddingTable(queries.data().withColumn("__maxsim4j_sq",
+        org.apache.spark.sql.functions.lit("x")), "id", "tokens", "mask");
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create("q0", "d1"), RowFactory.create("q2", "d4")),
+        new StructType().add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType));
+    assertEquals(SparkMaxSim.scorePairs(pairs, queries, plain(CORPUS)).orderBy("query_id").collectAsList(),
+        SparkMaxSim.scorePairsByScan(pairs, keyed, plain(CORPUS)).orderBy("query_id").collectAsList());
+    Dataset<Row> scored = pairs.withColumn("Score", org.apache.spark.sql.functions.lit(1));
+    assertEquals("pairs already has a column 'Score' (Spark ignores case in names); expected the scores' column"
+        + " name 'score' to be new", assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairs(scored, queries, plain(CORPUS))).getMessage());
+  }
+
+  /**
    * A name Spark finds ambiguous (two columns of it, as a join leaves, or names differing in case only) is refused
    * naming the argument: it failed with Spark's ambiguous reference, naming neither.
    */

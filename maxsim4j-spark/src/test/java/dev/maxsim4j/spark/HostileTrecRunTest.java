@@ -45,6 +45,28 @@ class HostileTrecRunTest extends WithLocalSpark {
     }
   }
 
+  /**
+   * A hostile tester's findings: decimal ids were written as 1E-10 where Spark's text is 0.0000000001 (qrels cast
+   * from the same ids matched nothing), and timestamp ids, whose text holds a blank, failed only at the first line.
+   */
+  @Test
+  void decimalIdsAreWrittenAsSparkPrintsThemAndTimestampIdsAreRefusedFromTheirType(@TempDir Path dir)
+      throws IOException {
+    Path file = dir.resolve("run.trec");
+    Dataset<Row> decimals = spark.sql("SELECT CAST(1E-10 AS DECIMAL(20,10)) AS query_id,"
+        + " CAST(2 AS DECIMAL(20,10)) AS doc_id, 1 AS rank, 0.5f AS score");
+    TrecRun.write(decimals, file.toString(), "t");
+    assertEquals(List.of("0.0000000001 Q0 2.0000000000 1 0.5 t"), Files.readAllLines(file));
+    assertEquals("0.0000000001", decimals.selectExpr("CAST(query_id AS STRING)").first().getString(0));
+    Files.delete(file);
+    Dataset<Row> times = spark.sql("SELECT 'q1' AS query_id, TIMESTAMP '2020-01-01 00:00:00' AS doc_id, 1 AS rank,"
+        + " 0.5f AS score");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TrecRun.write(times, file.toString(), "t"));
+    assertTrue(e.getMessage().startsWith("document ids are timestamp, whose text holds a blank"), e.getMessage());
+    assertFalse(Files.exists(file));
+  }
+
   @Test
   void aNullRankOrScoreIsRefusedNamingItsLineAndNoFileIsLeft(@TempDir Path dir) {
     Path file = dir.resolve("run.trec");
