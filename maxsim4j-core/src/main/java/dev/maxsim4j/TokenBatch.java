@@ -291,7 +291,8 @@ public final class TokenBatch {
     int[] rowLength = new int[lengths.length];
     for (int i = 0; i < lengths.length; i++) {
       if (lengths[i] < 0 || lengths[i] > l) {
-        throw new IllegalArgumentException("lengths[" + i + "] = " + lengths[i] + "; expected 0 <= length <= " + l + " (L)");
+        throw new IllegalArgumentException("lengths[" + i + "] = " + lengths[i] + "; expected 0 <= length <= " + l
+            + " (L)");
       }
       rowLength[i] = Math.min(lengths[i], tokens.rowLength[i]);
     }
@@ -446,7 +447,10 @@ public final class TokenBatch {
     }
   }
 
-  /** All stored elements as fp32 (dequantized for the quantized types), in storage order ({@code N*L*d} padded, {@code T*d} packed). */
+  /**
+   * All stored elements as fp32 (dequantized for the quantized types), in storage order ({@code N*L*d} padded,
+   * {@code T*d} packed).
+   */
   public float[] toFloatArray() {
     return copyAsFloats("toFloatArray");
   }
@@ -519,8 +523,10 @@ public final class TokenBatch {
   @Override
   public String toString() {
     return tokens.isPacked()
-        ? "TokenBatch[packed N=" + tokens.rows + ", T=" + tokens.storedTokens + ", d=" + tokens.dim + ", " + tokens.dtype + "]"
-        : "TokenBatch[N=" + tokens.rows + ", L=" + tokens.paddedLength + ", d=" + tokens.dim + ", " + tokens.dtype + "]";
+        ? "TokenBatch[packed N=" + tokens.rows + ", T=" + tokens.storedTokens + ", d=" + tokens.dim + ", "
+            + tokens.dtype + "]"
+        : "TokenBatch[N=" + tokens.rows + ", L=" + tokens.paddedLength + ", d=" + tokens.dim + ", " + tokens.dtype
+            + "]";
   }
 
   /** Shape for error messages, e.g. {@code [4, 32, 128]} or {@code packed [T=100, 128] N=4}. */

@@ -12,9 +12,10 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
- * {@code demo}: real text by default ({@link TextDemo}); with {@code --synthetic}, a synthetic corpus with planted topics, three queries, the ten best documents of each,
- * and how long it took. A document is a bag of tokens drawn mostly from its topic's "concept" vectors,
- * so MaxSim should rank the query's topic first: the demo prints the precision it reached.
+ * {@code demo}: real text by default ({@link TextDemo}); with {@code --synthetic}, a synthetic corpus with planted
+ * topics, three queries, the ten best documents of each, and how long it took. A document is a bag of tokens
+ * drawn mostly from its topic's "concept" vectors, so MaxSim should rank the query's topic first: the demo prints
+ * the precision it reached.
  */
 final class DemoCommand {
   static final String USAGE = """
@@ -109,8 +110,8 @@ final class DemoCommand {
               relevant ? "relevant" : "");
         }
       }
-      out.printf(Locale.ROOT, "%nprecision@10: %.2f   scoring time: %.1f ms (%.1f GFLOP/s, top-k streamed, no Nq x Nd buffer)%n",
-          hits / (10.0 * queryTopics.length), ms, flops / ms / 1e6);
+      out.printf(Locale.ROOT, "%nprecision@10: %.2f   scoring time: %.1f ms (%.1f GFLOP/s, top-k streamed, no Nq x Nd"
+          + " buffer)%n", hits / (10.0 * queryTopics.length), ms, flops / ms / 1e6);
     }
     return 0;
   }

@@ -142,7 +142,8 @@ final class TrainExample {
       for (int s = 0; s < QUERY_TOKENS; s++) {
         int best = 0;
         for (int t = 1; t < DOCUMENT_TOKENS; t++) {
-          if (grid[(p * QUERY_TOKENS + s) * DOCUMENT_TOKENS + t] > grid[(p * QUERY_TOKENS + s) * DOCUMENT_TOKENS + best]) {
+          int row = (p * QUERY_TOKENS + s) * DOCUMENT_TOKENS;
+          if (grid[row + t] > grid[row + best]) {
             best = t;
           }
         }

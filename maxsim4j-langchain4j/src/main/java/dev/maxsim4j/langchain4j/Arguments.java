@@ -1,6 +1,9 @@
 package dev.maxsim4j.langchain4j;
 
-/** Checks of public arguments, as the core library makes them: an {@link IllegalArgumentException} naming the argument. */
+/**
+ * Checks of public arguments, as the core library makes them: an {@link IllegalArgumentException} naming the
+ * argument.
+ */
 final class Arguments {
   private Arguments() {}
 

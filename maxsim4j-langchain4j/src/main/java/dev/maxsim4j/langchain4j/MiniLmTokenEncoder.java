@@ -87,7 +87,8 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
       }
     }
     if (name == null) {
-      throw new IllegalStateException("all-MiniLM-L6-v2 has no [batch, tokens, dim] output: " + session.getOutputNames());
+      throw new IllegalStateException("all-MiniLM-L6-v2 has no [batch, tokens, dim] output: "
+          + session.getOutputNames());
     }
     this.outputName = name;
   }

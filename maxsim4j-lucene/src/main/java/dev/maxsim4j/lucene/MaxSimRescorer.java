@@ -371,7 +371,8 @@ public final class MaxSimRescorer extends Rescorer {
       return Explanation.match(score, "no " + field + " value: " + (fallbackToFirstPass ? "first pass score" : "0"),
           first);
     }
-    StoredTokens tokens = (quantized ? new QuantizedTokenBytes() : new LateInteractionBytes()).reset(field, query.dim());
+    StoredTokens tokens = (quantized ? new QuantizedTokenBytes() : new LateInteractionBytes())
+        .reset(field, query.dim());
     tokens.add(values.binaryValue(), docID);
     float value = score(tokens.batch())[0];
     return Explanation.match(value, "MaxSim (" + similarity + ", " + scale + " scale) of " + queryVectors.length

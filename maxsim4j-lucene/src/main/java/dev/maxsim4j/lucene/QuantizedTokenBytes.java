@@ -72,7 +72,8 @@ final class QuantizedTokenBytes implements StoredTokens {
       }
     }
     if (rows + 2L > offsets.length) {
-      offsets = Arrays.copyOf(offsets, Capacity.grown(offsets.length, rows + 2L, what + ": the gathered rows' offsets"));
+      offsets = Arrays.copyOf(offsets,
+          Capacity.grown(offsets.length, rows + 2L, what + ": the gathered rows' offsets"));
     }
     offsets[++rows] = start + h.tokens();
   }

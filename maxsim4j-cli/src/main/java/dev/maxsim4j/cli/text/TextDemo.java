@@ -59,7 +59,8 @@ public final class TextDemo {
               TextFiles.snippet(p.text(), 60));
         }
       }
-      out.printf(Locale.ROOT, "%nencoding (model load included): %.0f ms; MaxSim top-3 (after one warm-up call): %.2f ms%n", encodeMs, scoreMs);
+      out.printf(Locale.ROOT, "%nencoding (model load included): %.0f ms; MaxSim top-3 (after one warm-up call):"
+          + " %.2f ms%n", encodeMs, scoreMs);
     }
     return 0;
   }

@@ -15,9 +15,10 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Keeps one maxsim4j run at a time updating a folder's index ({@code FOLDER/.maxsim4j/}: the tokens file, the
  * manifest and the Lucene index, which must stay in line): held from before the index is read (for a folder without
- * one, from before it is first written) until the Lucene index is in line with it; a second run waits, saying so. The lock is the operating system's on
- * {@code .maxsim4j/update.lock} (released when the process ends, killed or not; the file stays, empty), and a
- * lock per folder within this JVM (the operating system's is the whole process's).
+ * one, from before it is first written) until the Lucene index is in line with it; a second run waits, saying so.
+ * The lock is the operating system's on {@code .maxsim4j/update.lock} (released when the process ends, killed or
+ * not; the file stays, empty), and a lock per folder within this JVM (the operating system's is the whole
+ * process's).
  */
 public final class UpdateLock implements AutoCloseable {
   static final String FILE = "update.lock";

@@ -23,7 +23,8 @@ final class Dequantizer implements Tokens.RunCopier {
   private static final int V = S.length();
   private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, S.vectorShape());
   /** V bytes; null below 8 lanes, where no byte shape of that size exists and the scalar codec is used. */
-  private static final VectorSpecies<Byte> BYTES = V >= 8 ? VectorSpecies.of(byte.class, VectorShape.forBitSize(V * 8)) : null;
+  private static final VectorSpecies<Byte> BYTES =
+      V >= 8 ? VectorSpecies.of(byte.class, VectorShape.forBitSize(V * 8)) : null;
   /** Lane k tests bit V-1-k of V bits read most significant first: NumPy packbits order. */
   private static final IntVector LANE_BITS = IntVector.fromArray(INTS, laneBits(), 0);
   /** The widest byte vectors (64 bytes with 512-bit vectors), for the test of a run's bytes for NaN codes. */

@@ -203,8 +203,10 @@ final class PopcountKernel {
         IntVector c1 = IntVector.zero(I);
         for (int w = 0, qo = block; w < words; w++, qo += pad) {
           IntVector b = IntVector.broadcast(I, dw[o + w]);
-          c0 = c0.add(IntVector.fromArray(I, q, qo).lanewise(VectorOperators.XOR, b).lanewise(VectorOperators.BIT_COUNT));
-          c1 = c1.add(IntVector.fromArray(I, q, qo + V).lanewise(VectorOperators.XOR, b).lanewise(VectorOperators.BIT_COUNT));
+          c0 = c0.add(IntVector.fromArray(I, q, qo).lanewise(VectorOperators.XOR, b)
+              .lanewise(VectorOperators.BIT_COUNT));
+          c1 = c1.add(IntVector.fromArray(I, q, qo + V).lanewise(VectorOperators.XOR, b)
+              .lanewise(VectorOperators.BIT_COUNT));
         }
         float ds = docScale[t];
         FloatVector x0 = value(dim, c0, ds, s0);

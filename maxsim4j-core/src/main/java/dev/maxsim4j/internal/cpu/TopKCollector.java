@@ -88,7 +88,8 @@ public final class TopKCollector {
       }
       float[] s = scores[q];
       int[] d = docs[q];
-      java.util.Arrays.sort(order, (a, b) -> worse(s[a], d[a], s[b], d[b]) ? 1 : worse(s[b], d[b], s[a], d[a]) ? -1 : 0);
+      java.util.Arrays.sort(order,
+          (a, b) -> worse(s[a], d[a], s[b], d[b]) ? 1 : worse(s[b], d[b], s[a], d[a]) ? -1 : 0);
       outS[q] = new float[n];
       outD[q] = new int[n];
       for (int r = 0; r < n; r++) {

@@ -54,7 +54,10 @@ final class VectorKernel implements PairKernel {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
   private static final int V = S.length();
   private static final VectorSpecies<Integer> INTS = VectorSpecies.of(int.class, S.vectorShape());
-  /** V shorts; null where no vector shape of V shorts exists (64-bit float lanes), and bf16 is widened by the scalar loop. */
+  /**
+   * V shorts; null where no vector shape of V shorts exists (64-bit float lanes), and bf16 is widened by the scalar
+   * loop.
+   */
   private static final VectorSpecies<Short> SHORTS = shortsOfLaneCount();
   static final int TILE = 128;
   /** Positions the fp32 lanes of the argmax hold exactly: longer documents, tracked, take a plain loop. */

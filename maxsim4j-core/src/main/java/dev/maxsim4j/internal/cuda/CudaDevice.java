@@ -133,7 +133,8 @@ final class CudaDevice implements AutoCloseable {
     this.major = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     this.minor = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     this.multiprocessors = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    this.sharedMemoryPerBlockOptin = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    this.sharedMemoryPerBlockOptin =
+        Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     this.hostMapped = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1;
     this.context = Driver.retainPrimaryContext(handle);
     try {

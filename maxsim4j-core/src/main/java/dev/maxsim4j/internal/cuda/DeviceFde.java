@@ -13,9 +13,9 @@ import java.util.List;
 /**
  * Fixed dimensional encodings on the GPU (maxsim_fde.cu), bit for bit {@link dev.maxsim4j.internal.FdeEncoding}'s.
  * The encoder's matrix (and sketch table) go up once per call; the rows go in chunks of whole rows whose device
- * buffers fit {@link #CHUNK_BYTES}: a chunk's tokens up as stored, then widened (exactly, to float64) and compacted, multiplied,
- * partitioned (and sketched), its encodings down. A call's device memory is one allocation, freed before it
- * returns. Used under the backend's lock.
+ * buffers fit {@link #CHUNK_BYTES}: a chunk's tokens up as stored, then widened (exactly, to float64) and
+ * compacted, multiplied, partitioned (and sketched), its encodings down. A call's device memory is one allocation,
+ * freed before it returns. Used under the backend's lock.
  */
 final class DeviceFde {
   private static final String MODULE = "maxsim_fde";

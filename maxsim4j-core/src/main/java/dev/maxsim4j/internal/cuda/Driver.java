@@ -97,9 +97,11 @@ final class Driver {
           JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
   private static final MethodHandle LAUNCH_KERNEL = fn("cuLaunchKernel", FunctionDescriptor.of(JAVA_INT,
       ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
-  private static final MethodHandle MEM_ALLOC = fn("cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+  private static final MethodHandle MEM_ALLOC = fn("cuMemAlloc_v2",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
   private static final MethodHandle MEM_FREE = fn("cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
-  private static final MethodHandle MEM_ALLOC_HOST = fn("cuMemAllocHost_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+  private static final MethodHandle MEM_ALLOC_HOST = fn("cuMemAllocHost_v2",
+      FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
   private static final MethodHandle MEM_FREE_HOST = fn("cuMemFreeHost", I_A);
   private static final MethodHandle MEM_HOST_GET_DEVICE_POINTER = fn("cuMemHostGetDevicePointer_v2",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
@@ -124,8 +126,10 @@ final class Driver {
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
   private static final MethodHandle EVENT_ELAPSED_TIME = fn("cuEventElapsedTime",
       FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
-  private static final MethodHandle GET_ERROR_NAME = fn("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-  private static final MethodHandle GET_ERROR_STRING = fn("cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+  private static final MethodHandle GET_ERROR_NAME = fn("cuGetErrorName",
+      FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+  private static final MethodHandle GET_ERROR_STRING = fn("cuGetErrorString",
+      FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
 
   private Driver() {}
 
@@ -346,8 +350,8 @@ final class Driver {
   }
 
   static MemorySegment mallocHost(long bytes) {
-    return addressOut("cuMemAllocHost(" + bytes + " bytes)", p -> (int) MEM_ALLOC_HOST.invokeExact(p, Math.max(bytes, 1L)))
-        .reinterpret(bytes);
+    return addressOut("cuMemAllocHost(" + bytes + " bytes)",
+        p -> (int) MEM_ALLOC_HOST.invokeExact(p, Math.max(bytes, 1L))).reinterpret(bytes);
   }
 
   /**
