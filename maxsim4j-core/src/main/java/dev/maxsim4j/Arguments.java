@@ -1,5 +1,7 @@
 package dev.maxsim4j;
 
+import dev.maxsim4j.internal.HeapLimit;
+
 /**
  * Checks of public arguments: each failure is an {@link IllegalArgumentException} that names the argument,
  * what it was and what was expected.
@@ -31,19 +33,10 @@ final class Arguments {
     return (int) (rows * columns);
   }
 
-  /**
-   * As {@link #arraySize} for a result of {@code elementBytes}-byte elements, refused also where it would take more
-   * than this JVM's whole heap: a small input (a long masked query, many one-token documents) can ask for a result
-   * that no heap holds, and an OutOfMemoryError part way through names none of it.
-   */
+  /** As {@link #arraySize} for a result of {@code elementBytes}-byte elements, within the heap ({@link HeapLimit}). */
   static int resultSize(long rows, long columns, int elementBytes, String what, String instead) {
     int elements = arraySize(rows, columns, what, instead);
-    long bytes = (long) elements * elementBytes;
-    long heap = Runtime.getRuntime().maxMemory();
-    if (bytes > heap) {
-      throw new IllegalArgumentException(what + " = " + rows + " x " + columns + " elements of " + elementBytes
-          + " bytes = " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); " + instead);
-    }
+    HeapLimit.require(rows, columns, elementBytes, what, instead);
     return elements;
   }
 

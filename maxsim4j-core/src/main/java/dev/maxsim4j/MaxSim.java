@@ -3,6 +3,7 @@ package dev.maxsim4j;
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.DecimalText;
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
@@ -404,12 +405,17 @@ public final class MaxSim implements AutoCloseable {
 
   private TrainingScores training(Backend b, Problem p, TokenBatch q, TokenBatch d, int columns) {
     checkTraining(p);
+    HeapLimit.requireArgmax(p.pairs(), p.argmaxStride());
     int[] argmax = new int[p.pairs() * p.argmaxStride()];
     float[] scores = b.score(p, argmax);
     return new TrainingScores(this, p, q, d, scores, argmax, q.size(), columns);
   }
 
-  /** The argmax a training forward saves and the gradients its backward returns must fit Java arrays. */
+  /**
+   * The argmax a training forward saves and the gradients its backward returns must fit Java arrays, the gradients
+   * the heap too; the argmax is checked against the heap where it is allocated there (a GPU loss step keeps it on
+   * the device).
+   */
   private static void checkTraining(Problem p) {
     Tokens q = p.queries();
     Tokens d = p.documents();
@@ -419,11 +425,12 @@ public final class MaxSim implements AutoCloseable {
             + "; training takes FLOAT32, FLOAT16 or BFLOAT16 inputs (quantize for retrieval, not for training)");
       }
     }
-    String instead = "train on smaller batches of queries or documents";
-    Arguments.resultSize(p.pairs(), p.argmaxStride(), Integer.BYTES, "saved argmax of pairs x longest query"
-        + " (masked slots included)", instead + ", or end each query at its last valid token with withLengths");
-    Arguments.resultSize(q.storedTokens, q.dim, Float.BYTES, "query gradients of stored tokens x d", instead);
-    Arguments.resultSize(d.storedTokens, d.dim, Float.BYTES, "document gradients of stored tokens x d", instead);
+    Arguments.arraySize(p.pairs(), p.argmaxStride(), HeapLimit.SAVED_ARGMAX, HeapLimit.TRAIN_SMALLER
+        + HeapLimit.ARGMAX_HINT);
+    Arguments.resultSize(q.storedTokens, q.dim, Float.BYTES, "query gradients of stored tokens x d",
+        HeapLimit.TRAIN_SMALLER);
+    Arguments.resultSize(d.storedTokens, d.dim, Float.BYTES, "document gradients of stored tokens x d",
+        HeapLimit.TRAIN_SMALLER);
   }
 
   // ------------------------------------------------------------------ projection layer

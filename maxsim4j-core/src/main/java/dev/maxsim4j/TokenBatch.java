@@ -358,8 +358,10 @@ public final class TokenBatch {
       throw new IllegalArgumentException("type is " + type + "; expected INT8, FLOAT8_E4M3 or BINARY");
     }
     requireOpenMemory();
-    Arguments.arraySize(tokens.storedTokens, type.bytesPerToken(tokens.dim), "quantize: this batch's stored"
+    Arguments.resultSize(tokens.storedTokens, type.bytesPerToken(tokens.dim), 1, "quantize: this batch's stored"
         + " tokens x bytes per token", "quantize it in slices of rows");
+    Arguments.resultSize(tokens.storedTokens, 1, Float.BYTES, "quantize: a scale per stored token",
+        "quantize it in slices of rows");
     // each token is staged as fp32, d floats in one array (a batch of no token stages none)
     Arguments.arraySize(Math.min(tokens.storedTokens, 1), tokens.dim, "quantize: one token staged as fp32",
         "quantize tokens of fewer dimensions");
@@ -386,7 +388,8 @@ public final class TokenBatch {
     if (tokens.scales != null) {
       return tokens.scales.clone();
     }
-    float[] ones = new float[tokens.storedTokens];
+    float[] ones = new float[Arguments.resultSize(tokens.storedTokens, 1, Float.BYTES, "scales(): a scale per stored"
+        + " token", "read the scales of a slice of rows")];
     Arrays.fill(ones, 1f);
     return ones;
   }
@@ -480,7 +483,7 @@ public final class TokenBatch {
     }
     requireOpenMemory();
     long bytes = tokens.storedTokens * tokens.tokenBytes;
-    byte[] out = new byte[Arguments.arraySize(1, bytes, "toByteArray: this batch's stored bytes",
+    byte[] out = new byte[Arguments.resultSize(1, bytes, 1, "toByteArray: this batch's stored bytes",
         "read the batch's memory segment in slices")];
     if (tokens.s8 != null) {
       System.arraycopy(tokens.s8, 0, out, 0, out.length);

@@ -81,6 +81,14 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
     // one row: its slot t is stored token t, packed or padded
     for (int t = 0; t < tokens.length(0); t++) {
       if (tokens.isValid(0, t)) {
+        if (tokens.dtype() == DType.FLOAT8_E4M3) { // named by the batch's slot, which the caller knows
+          for (int k = 0; k < tokenBytes; k++) {
+            if ((stored[t * tokenBytes + k] & 0x7f) == 0x7f) {
+              throw new IllegalArgumentException("tokens slot " + t + ", dimension " + k + " holds an e4m3 NaN code;"
+                  + " expected finite values");
+            }
+          }
+        }
         System.arraycopy(stored, t * tokenBytes, data, out * tokenBytes, tokenBytes);
         scales[out++] = storedScales[t];
       }

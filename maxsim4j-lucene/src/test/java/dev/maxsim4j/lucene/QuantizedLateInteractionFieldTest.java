@@ -146,6 +146,12 @@ class QuantizedLateInteractionFieldTest {
     // an e4m3 NaN code would score NaN against every query, first in every ranking
     assertMessage(() -> QuantizedLateInteractionField.encode(DType.FLOAT8_E4M3, new byte[] {0, 0, 0, 0, (byte) 0xff, 0},
         null, 2, 3), "data[4] = 0xff, an e4m3 NaN code (token 1, dimension 1)");
+    byte[] slots = new byte[6];
+    slots[5] = 0x7f; // slot 2, dimension 1, behind a masked slot 0: named by the batch's slot, not a compacted one
+    TokenBatch withNaN = TokenBatch.ofBytes(DType.FLOAT8_E4M3, slots, null, 1, 3, 2)
+        .withMask(new boolean[] {false, true, true});
+    assertMessage(() -> QuantizedLateInteractionField.encode(withNaN), "tokens slot 2, dimension 1 holds an e4m3 NaN"
+        + " code");
     assertMessage(() -> QuantizedLateInteractionField.encode(DType.INT8, new byte[0], null, 0, 0), "d = 0");
     assertMessage(() -> QuantizedLateInteractionField.encode(new float[0][], DType.INT8), "vectors is empty");
     assertMessage(() -> QuantizedLateInteractionField.encode(TokenBatch.of(new float[][][] {{{1f}}})), "FLOAT32");

@@ -77,8 +77,18 @@ public final class NdArray {
     return new NdArray(source, ElementType.F32, shape, data, null, null);
   }
 
-  /** An array over little-endian {@code data} (e.g. a mapped file), which must hold exactly its bytes. */
+  /**
+   * An array over little-endian {@code data} (e.g. a mapped file), which must hold exactly its bytes. An axis over
+   * 2^31-1 is refused here, as the array is read (where the option that named its file is named): no axis of a token
+   * batch is longer. Other tensors of the same file are not read, so not refused.
+   */
   public static NdArray ofSegment(String source, ElementType type, long[] shape, MemorySegment data) {
+    for (int axis = 0; axis < shape.length; axis++) {
+      if (shape[axis] > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException(source + " has shape " + Arrays.toString(shape) + "; dimension " + axis
+            + " is over 2^31-1, the most rows, tokens or values per token maxsim4j reads along one axis");
+      }
+    }
     NdArray a = new NdArray(source, type, shape, data, null, null, null);
     if (data.byteSize() != a.byteSize()) {
       throw new IllegalArgumentException(source + " holds " + Counts.of(data.byteSize(), "byte") + "; expected "
@@ -87,22 +97,13 @@ public final class NdArray {
     return a;
   }
 
-  /**
-   * Elements of {@code shape}; an IllegalArgumentException naming {@code source} if a dimension is negative or over
-   * 2^31-1 (no axis of a token batch is longer, and a file's reader checks it as it reads, where the option is named),
-   * or the size passes 2^63.
-   */
+  /** Elements of {@code shape}; an IllegalArgumentException naming {@code source} if negative or over 2^63. */
   static long elements(String source, long[] shape, ElementType type) {
     long n = 1;
-    for (int axis = 0; axis < shape.length; axis++) {
-      long s = shape[axis];
+    for (long s : shape) {
       if (s < 0) {
         throw new IllegalArgumentException(source + " has shape " + Arrays.toString(shape)
             + "; expected non-negative dimensions");
-      }
-      if (s > Integer.MAX_VALUE) {
-        throw new IllegalArgumentException(source + " has shape " + Arrays.toString(shape) + "; dimension " + axis
-            + " is over 2^31-1, the most rows, tokens or values per token maxsim4j reads along one axis");
       }
       n = multiply(source, shape, n, s);
     }

@@ -180,11 +180,18 @@ class SafeTensorsTest {
     assertTrue(Files.notExists(f));
   }
 
-  /** An axis longer than 2^31-1 is refused as the header is read, where the option that gave the file is named. */
+  /**
+   * An axis longer than 2^31-1 is refused as its tensor is read (where the option that gave the file is named), and
+   * only then: another tensor of the same file is read as before.
+   */
   @Test
-  void anAxisPastTheIntsIsRefusedAsTheHeaderIsRead() throws IOException {
+  void anAxisPastTheIntsIsRefusedAsItsTensorIsRead() throws IOException {
     refused("{\"t\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,8],\"data_offsets\":[0,0]}}", 0,
         "dimension 1 is over 2^31-1");
+    Path both = Files.write(dir.resolve("both.safetensors"), safetensors("{\"blob\":{\"dtype\":\"U8\",\"shape\":"
+        + "[0,3000000000],\"data_offsets\":[0,0]},\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        4));
+    assertEquals(1, SafeTensors.read(both, "t").elements());
   }
 
   @Test
