@@ -11,15 +11,17 @@ import java.util.List;
 
 /**
  * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
- * segment are encoded token by token ({@link MiniLmTokenEncoder}) and the segments are scored against the
- * query {@value #SEGMENTS_PER_CALL} at a time, each group in one fused call (a segment's score does not depend on
+ * segment are encoded token by token (by a {@link TokenEncoder}: the bundled {@link MiniLmTokenEncoder}, or a
+ * late-interaction model of the application's) and the segments are scored against the query
+ * {@value #SEGMENTS_PER_CALL} at a time, each group in one fused call (a segment's score does not depend on
  * the others, and memory stays bounded however many segments a call passes). Usable wherever LangChain4j takes a
  * scoring model, e.g.
  * {@code ReRankingContentAggregator.builder().scoringModel(new MaxSimScoringModel(encoder, maxSim))}.
  *
  * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
- * cosine with any segment token, in [-1, 1], so one {@code minScore} threshold means the same for short and
- * long queries. A segment without text (no word piece) has no valid token and scores MaxSim's
+ * similarity with any segment token, so one {@code minScore} threshold means the same for short and long queries:
+ * for unit-length token vectors (MiniLM's, ColBERT's) a cosine, with MiniLM's held to [-1, 1] against fp32
+ * rounding. A segment without text (no valid token: for MiniLM, no word piece) scores MaxSim's
  * {@link MaxSim#EMPTY_DOCUMENT_SCORE} ({@code -1e9}), below every segment with text. Neither the encoder nor the
  * MaxSim instance is closed by this model.
  */
@@ -27,18 +29,21 @@ public final class MaxSimScoringModel implements ScoringModel {
   /** Segments encoded and scored together: a reranker's usual candidates in one call, bounded memory beyond. */
   static final int SEGMENTS_PER_CALL = 1024;
 
-  private final MiniLmTokenEncoder encoder;
+  private final TokenEncoder encoder;
+  /** Whether the encoder is the bundled one, whose [CLS] and [SEP] alone are no text. */
+  private final boolean miniLm;
   private final MaxSim maxSim;
   private final int segmentsPerCall;
 
   /** A model that encodes with {@code encoder} and scores on {@code maxSim}; it closes neither. */
-  public MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim) {
+  public MaxSimScoringModel(TokenEncoder encoder, MaxSim maxSim) {
     this(encoder, maxSim, SEGMENTS_PER_CALL);
   }
 
   /** As above, {@code segmentsPerCall} segments a call (tests take groups smaller than a test's segments). */
-  MaxSimScoringModel(MiniLmTokenEncoder encoder, MaxSim maxSim, int segmentsPerCall) {
+  MaxSimScoringModel(TokenEncoder encoder, MaxSim maxSim, int segmentsPerCall) {
     this.encoder = Arguments.nonNull(encoder, "encoder");
+    this.miniLm = encoder instanceof MiniLmTokenEncoder;
     this.maxSim = Arguments.nonNull(maxSim, "maxSim");
     this.segmentsPerCall = segmentsPerCall;
   }
@@ -51,11 +56,14 @@ public final class MaxSimScoringModel implements ScoringModel {
     if (query == null) {
       throw new IllegalArgumentException("query is null; expected some text");
     }
-    TokenBatch q = encoder.encode(query);
-    if (!MiniLmTokenEncoder.hasWordPiece(q.validTokens(0))) {
+    TokenBatch q = encoded(List.of(query));
+    if (miniLm && !MiniLmTokenEncoder.hasWordPiece(q.validTokens(0))) {
       // the tokenizer kept no word piece (whitespace, control, format or lone combining characters): only the
       // encoder's [CLS] and [SEP], which score the same against any text
       throw new IllegalArgumentException("query is without text (no word piece in it); expected some text");
+    }
+    if (q.validTokens(0) == 0) {
+      throw new IllegalArgumentException("query is without text (the encoder gave it no token); expected some text");
     }
     if (segments.isEmpty()) {
       return Response.from(List.of());
@@ -72,12 +80,24 @@ public final class MaxSimScoringModel implements ScoringModel {
     List<Double> scores = new ArrayList<>(texts.size());
     for (int from = 0; from < texts.size(); from += segmentsPerCall) {
       List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
-      for (float s : maxSim.scores(q, withoutTextMasked(encoder.encode(group)))[0]) {
+      TokenBatch encoded = encoded(group);
+      for (float s : maxSim.scores(q, miniLm ? withoutTextMasked(encoded) : encoded)[0]) {
         // a segment without text keeps MaxSim's score for an empty document, the same on every path
-        scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s : meanCosine(s, queryTokens));
+        scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s
+            : miniLm ? meanCosine(s, queryTokens) : (double) s / queryTokens);
       }
     }
     return Response.from(scores);
+  }
+
+  /** {@code texts} encoded, checked to be a row per text: another encoder's rows would be scored as others'. */
+  private TokenBatch encoded(List<String> texts) {
+    TokenBatch b = encoder.encode(texts);
+    if (b == null || b.size() != texts.size()) {
+      throw new IllegalStateException("the token encoder returned " + (b == null ? "null" : b.size() + " rows")
+          + " for " + texts.size() + (texts.size() == 1 ? " text" : " texts") + "; expected a row per text");
+    }
+    return b;
   }
 
   /**

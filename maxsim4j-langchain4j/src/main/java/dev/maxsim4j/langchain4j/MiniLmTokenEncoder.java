@@ -43,7 +43,7 @@ import java.util.regex.Pattern;
  * waits for encodings in progress, and an encoding after it is an IllegalStateException, as is a close from an
  * encoding's own {@link Progress}).
  */
-public final class MiniLmTokenEncoder implements AutoCloseable {
+public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   /** Word pieces per encoded window (the model was trained on sequences of up to 256 tokens). */
   public static final int WINDOW = 254;
   /** Width of the token vectors. */
@@ -214,6 +214,7 @@ public final class MiniLmTokenEncoder implements AutoCloseable {
   }
 
   /** The token vectors of each text, one packed row per text, fp32, {@value #DIM}-d, unit length. */
+  @Override
   public TokenBatch encode(List<String> texts) {
     return encode(texts, null);
   }

@@ -1,0 +1,68 @@
+package dev.maxsim4j.langchain4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.langchain4j.data.segment.TextSegment;
+import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A late-interaction model of the application's own, behind {@link TokenEncoder}: the scoring model scores what it
+ * encodes, the mean best similarity per query token, with no rule of the bundled MiniLM encoder applied.
+ */
+class TokenEncoderTest {
+  /**
+   * Each word of lower-case letters one token: its length, then its first letter's position in the alphabet (no
+   * unit length); other words no token.
+   */
+  private static final TokenEncoder WORDS = texts -> {
+    float[][][] rows = new float[texts.size()][][];
+    for (int i = 0; i < texts.size(); i++) {
+      List<float[]> tokens = new ArrayList<>();
+      for (String w : texts.get(i).split(" +")) {
+        if (w.matches("[a-z]+")) {
+          tokens.add(new float[] {w.length(), w.charAt(0) - 'a' + 1});
+        }
+      }
+      rows[i] = tokens.toArray(float[][]::new);
+    }
+    return TokenBatch.of(rows);
+  };
+
+  @Test
+  void scoresAreTheMaxSimOfTheEncodersTokensPerQueryToken() {
+    try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
+      MaxSimScoringModel model = new MaxSimScoringModel(WORDS, maxSim, 2); // groups smaller than the segments
+      List<String> texts = List.of("ab cde", "zz", "XY ZZ", "fgh i jk");
+      List<TextSegment> segments = new ArrayList<>();
+      texts.forEach(t -> segments.add(TextSegment.from(t)));
+      List<Double> scores = model.scoreAll(segments, "abc d").content();
+      float[] direct = maxSim.scores(WORDS.encode(List.of("abc d")), WORDS.encode(texts))[0];
+      for (int i = 0; i < texts.size(); i++) {
+        double expected = direct[i] == MaxSim.EMPTY_DOCUMENT_SCORE ? direct[i] : direct[i] / 2.0;
+        assertEquals(expected, scores.get(i), texts.get(i));
+      }
+      assertTrue(scores.get(0) > 1, "no clamp to [-1, 1] for vectors that are not unit length: " + scores);
+      assertEquals(MaxSim.EMPTY_DOCUMENT_SCORE, scores.get(2), "a segment of no token");
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> model.scoreAll(segments, "XY"));
+      assertEquals("query is without text (the encoder gave it no token); expected some text", e.getMessage());
+    }
+  }
+
+  @Test
+  void anEncoderThatReturnsAnotherNumberOfRowsIsRefused() {
+    try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(1).build()) {
+      TokenEncoder oneRow = texts -> WORDS.encode(List.of("ab"));
+      MaxSimScoringModel model = new MaxSimScoringModel(oneRow, maxSim);
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> model.scoreAll(List.of(TextSegment.from("a"), TextSegment.from("b")), "ab"));
+      assertEquals("the token encoder returned 1 rows for 2 texts; expected a row per text", e.getMessage());
+    }
+  }
+}
