@@ -22,8 +22,13 @@ public final class HeapLimit {
 
   /** Throws naming {@code what} (its {@code rows x columns} elements of {@code elementBytes}) and {@code instead}. */
   public static void require(long rows, long columns, int elementBytes, String what, String instead) {
-    long bytes = rows * columns * elementBytes; // callers checked rows x columns against one Java array first
     long heap = Runtime.getRuntime().maxMemory();
+    long bytes;
+    try {
+      bytes = Math.multiplyExact(Math.multiplyExact(rows, columns), (long) elementBytes);
+    } catch (ArithmeticException e) {
+      bytes = Long.MAX_VALUE; // past any heap
+    }
     if (bytes > heap) {
       throw new IllegalArgumentException(what + " = " + rows + " x " + columns + " elements of " + elementBytes
           + " bytes = " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); " + instead);

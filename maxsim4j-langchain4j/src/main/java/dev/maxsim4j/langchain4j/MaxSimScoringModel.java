@@ -30,8 +30,6 @@ public final class MaxSimScoringModel implements ScoringModel {
   static final int SEGMENTS_PER_CALL = 1024;
 
   private final TokenEncoder encoder;
-  /** Whether the encoder is the bundled one, whose [CLS] and [SEP] alone are no text. */
-  private final boolean miniLm;
   private final MaxSim maxSim;
   private final int segmentsPerCall;
 
@@ -43,7 +41,6 @@ public final class MaxSimScoringModel implements ScoringModel {
   /** As above, {@code segmentsPerCall} segments a call (tests take groups smaller than a test's segments). */
   MaxSimScoringModel(TokenEncoder encoder, MaxSim maxSim, int segmentsPerCall) {
     this.encoder = Arguments.nonNull(encoder, "encoder");
-    this.miniLm = encoder instanceof MiniLmTokenEncoder;
     this.maxSim = Arguments.nonNull(maxSim, "maxSim");
     this.segmentsPerCall = segmentsPerCall;
   }
@@ -57,13 +54,11 @@ public final class MaxSimScoringModel implements ScoringModel {
       throw new IllegalArgumentException("query is null; expected some text");
     }
     TokenBatch q = encoded(List.of(query));
-    if (miniLm && !MiniLmTokenEncoder.hasWordPiece(q.validTokens(0))) {
-      // the tokenizer kept no word piece (whitespace, control, format or lone combining characters): only the
-      // encoder's [CLS] and [SEP], which score the same against any text
-      throw new IllegalArgumentException("query is without text (no word piece in it); expected some text");
-    }
-    if (q.validTokens(0) == 0) {
-      throw new IllegalArgumentException("query is without text (the encoder gave it no token); expected some text");
+    if (!encoder.hasText(q.validTokens(0))) {
+      // e.g. MiniLM's tokenizer kept no word piece (whitespace, control, format or lone combining characters): only
+      // the encoder's [CLS] and [SEP], which score the same against any text
+      throw new IllegalArgumentException("query is without text (" + (q.validTokens(0) == 0
+          ? "the encoder gave it no token" : "no word piece in it") + "); expected some text");
     }
     if (segments.isEmpty()) {
       return Response.from(List.of());
@@ -81,10 +76,10 @@ public final class MaxSimScoringModel implements ScoringModel {
     for (int from = 0; from < texts.size(); from += segmentsPerCall) {
       List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
       TokenBatch encoded = encoded(group);
-      for (float s : maxSim.scores(q, miniLm ? withoutTextMasked(encoded) : encoded)[0]) {
+      for (float s : maxSim.scores(q, withoutTextMasked(encoded))[0]) {
         // a segment without text keeps MaxSim's score for an empty document, the same on every path
         scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s
-            : miniLm ? meanCosine(s, queryTokens) : (double) s / queryTokens);
+            : encoder.unitLength() ? meanCosine(s, queryTokens) : (double) s / queryTokens);
       }
     }
     return Response.from(scores);
@@ -111,10 +106,11 @@ public final class MaxSimScoringModel implements ScoringModel {
   }
 
   /**
-   * The segments without a word piece masked whole: their [CLS] and [SEP] alone would score against any query,
-   * above segments with text; with no valid token they score MaxSim's -1e9, below all of those.
+   * The segments without text ({@link TokenEncoder#hasText}) masked whole: MiniLM's [CLS] and [SEP] alone would
+   * score against any query, above segments with text; with no valid token they score MaxSim's -1e9, below all of
+   * those.
    */
-  private static TokenBatch withoutTextMasked(TokenBatch segments) {
+  private TokenBatch withoutTextMasked(TokenBatch segments) {
     int total = 0;
     for (int i = 0; i < segments.size(); i++) {
       total += segments.length(i);
@@ -122,7 +118,7 @@ public final class MaxSimScoringModel implements ScoringModel {
     boolean[] mask = new boolean[total];
     boolean masked = false;
     for (int i = 0, start = 0; i < segments.size(); start += segments.length(i), i++) {
-      boolean hasText = MiniLmTokenEncoder.hasWordPiece(segments.validTokens(i));
+      boolean hasText = encoder.hasText(segments.validTokens(i));
       Arrays.fill(mask, start, start + segments.length(i), hasText);
       masked |= !hasText;
     }

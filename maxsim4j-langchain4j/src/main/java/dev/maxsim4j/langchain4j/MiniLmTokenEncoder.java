@@ -101,6 +101,18 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     return tokens > 2;
   }
 
+  /** A row holds text where it holds a word piece ({@link #hasWordPiece(int)}). */
+  @Override
+  public boolean hasText(int validTokens) {
+    return hasWordPiece(validTokens);
+  }
+
+  /** Every token vector is L2-normalised. */
+  @Override
+  public boolean unitLength() {
+    return true;
+  }
+
   /** Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). */
   public static MiniLmTokenEncoder load() {
     try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {

@@ -15,4 +15,21 @@ public interface TokenEncoder {
    * same d. A text the model keeps no token of is a row of no valid token, which scores MaxSim's {@code -1e9}.
    */
   TokenBatch encode(List<String> texts);
+
+  /**
+   * Whether a row of {@code validTokens} valid tokens holds text: by default one token or more. A model that adds
+   * tokens of its own to every text (MiniLM's {@code [CLS]} and {@code [SEP]}) says how many hold none; such a
+   * segment is scored as empty ({@code -1e9}) and such a query refused. A wrapper of an encoder forwards this.
+   */
+  default boolean hasText(int validTokens) {
+    return validTokens > 0;
+  }
+
+  /**
+   * Whether every token vector is unit length (default false), so that a mean best dot product is a cosine and is
+   * held to [-1, 1] against fp32 rounding. A wrapper of an encoder forwards this.
+   */
+  default boolean unitLength() {
+    return false;
+  }
 }

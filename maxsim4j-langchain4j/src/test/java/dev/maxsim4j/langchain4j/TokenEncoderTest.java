@@ -55,6 +55,33 @@ class TokenEncoderTest {
     }
   }
 
+  /** A wrapper that forwards the encoder's rules (a decorator, not a bare method reference) keeps them. */
+  @Test
+  void aWrapperThatForwardsTheRulesScoresAsTheEncoder() {
+    TokenEncoder twoOwnTokens = new TokenEncoder() { // every text gets two tokens of the model's own, as MiniLM's
+      @Override
+      public TokenBatch encode(List<String> texts) {
+        List<String> marked = new ArrayList<>();
+        texts.forEach(t -> marked.add("cls sep " + t));
+        return WORDS.encode(marked);
+      }
+
+      @Override
+      public boolean hasText(int validTokens) {
+        return validTokens > 2;
+      }
+    };
+    try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(1).build()) {
+      MaxSimScoringModel model = new MaxSimScoringModel(twoOwnTokens, maxSim);
+      List<Double> scores = model.scoreAll(List.of(TextSegment.from("ab"), TextSegment.from("XY")), "abc").content();
+      assertEquals(MaxSim.EMPTY_DOCUMENT_SCORE, scores.get(1), "the model's own tokens alone are no text");
+      assertTrue(scores.get(0) > MaxSim.EMPTY_DOCUMENT_SCORE);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> model.scoreAll(List.of(TextSegment.from("ab")), "XY"));
+      assertEquals("query is without text (no word piece in it); expected some text", e.getMessage());
+    }
+  }
+
   @Test
   void anEncoderThatReturnsAnotherNumberOfRowsIsRefused() {
     try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(1).build()) {

@@ -17,8 +17,10 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DayTimeIntervalType;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.sql.types.YearMonthIntervalType;
 
 /**
  * Writes a top-k result as a TREC run file, {@code query Q0 doc rank score tag} per line, by query and rank, to
@@ -129,13 +131,16 @@ public final class TrecRun {
   }
 
   /**
-   * Ids of a type whose text holds a blank (a timestamp prints as {@code 2020-01-01 00:00:00.0}) can be no TREC
-   * field: refused from their type, before any work, rather than at the first line written.
+   * Ids of a type whose text as Spark prints it holds a blank (a timestamp {@code 2020-01-01 00:00:00}, an interval
+   * {@code INTERVAL '01' HOUR}) can be no TREC field that qrels cast from the same ids would match: refused from
+   * their type, before any work, rather than at the first line written or as other text.
    */
   static void checkIdType(DataType type, String what) {
-    if (type instanceof TimestampType || type instanceof TimestampNTZType) {
-      throw new IllegalArgumentException(what + " are " + type.simpleString() + ", whose text holds a blank; a TREC"
-          + " run needs ids without blanks (cast them to strings, e.g. date_format(id, \"yyyy-MM-dd'T'HH:mm:ss\"))");
+    if (type instanceof TimestampType || type instanceof TimestampNTZType || type instanceof DayTimeIntervalType
+        || type instanceof YearMonthIntervalType) {
+      throw new IllegalArgumentException(what + " are " + type.simpleString() + ", whose text as Spark prints it"
+          + " holds a blank; a TREC run needs ids without blanks (cast them to strings of another form, e.g."
+          + " date_format(id, \"yyyy-MM-dd'T'HH:mm:ss\") for timestamps)");
     }
   }
 

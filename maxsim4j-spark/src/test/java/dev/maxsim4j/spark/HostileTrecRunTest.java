@@ -63,8 +63,13 @@ class HostileTrecRunTest extends WithLocalSpark {
         + " 0.5f AS score");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TrecRun.write(times, file.toString(), "t"));
-    assertTrue(e.getMessage().startsWith("document ids are timestamp, whose text holds a blank"), e.getMessage());
+    assertTrue(e.getMessage().startsWith("document ids are timestamp, whose text as Spark prints it holds a blank"),
+        e.getMessage());
     assertFalse(Files.exists(file));
+    Dataset<Row> intervals = spark.sql("SELECT INTERVAL '1' HOUR AS query_id, 'd1' AS doc_id, 1 AS rank,"
+        + " 0.5f AS score");
+    e = assertThrows(IllegalArgumentException.class, () -> TrecRun.write(intervals, file.toString(), "t"));
+    assertTrue(e.getMessage().startsWith("query ids are interval hour, whose text"), e.getMessage());
   }
 
   @Test

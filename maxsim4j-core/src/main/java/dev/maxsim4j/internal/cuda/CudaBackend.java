@@ -376,9 +376,10 @@ public final class CudaBackend implements Backend {
   }
 
   /**
-   * Caps the device memory top-k and FDE encoding plan with at {@code bytes} (0: what the device has free, less
-   * headroom), as the system property maxsim4j.cuda.memoryLimit does when the backend is made; other calls allocate
-   * what their inputs need. Top-k over documents whose copy would not fit streams them from the host in chunks.
+   * Caps the device memory top-k and FDE encoding plan with, and that {@link #freeBytes} reports (what several GPUs'
+   * shares of a resident batch are weighed by), at {@code bytes} (0: what the device has free, less headroom), as
+   * the system property maxsim4j.cuda.memoryLimit does when the backend is made; other calls allocate what their
+   * inputs need. Top-k over documents whose copy would not fit streams them from the host in chunks.
    */
   public void limitMemory(long bytes) {
     memory = new MemoryBudget(bytes);

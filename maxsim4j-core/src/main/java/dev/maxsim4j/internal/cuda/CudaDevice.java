@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntFunction;
 
 /**
  * One GPU as maxsim4j uses it: the primary context, the kernel modules loaded once from the fatbins in
@@ -75,20 +76,27 @@ final class CudaDevice implements AutoCloseable {
       if (count == 0) {
         return Optional.of("the CUDA driver reports no device");
       }
-      // one usable GPU is enough (CudaDevices uses the usable ones): GPU 0 may be an old card beside a new one
-      Optional<String> first = Optional.empty();
-      for (int ordinal = 0; ordinal < count; ordinal++) {
-        Optional<String> reason = unusableReason(ordinal);
-        if (reason.isEmpty()) {
-          return reason;
-        }
-        first = first.isEmpty() ? reason : first;
-      }
-      return count == 1 ? first : Optional.of("none of the " + count + " visible GPUs can run maxsim4j's kernels: "
-          + first.get() + (count == 2 ? ", and the other" : ", and the others") + " alike or worse");
+      return noneUsable(count, CudaDevice::unusableReason);
     } catch (CudaException e) {
       return Optional.of("the CUDA driver failed to start: " + e.getMessage());
     }
+  }
+
+  /**
+   * Why none of {@code count} GPUs is usable, given each one's reason, or empty where one is: one usable GPU is
+   * enough (CudaDevices uses the usable ones), as GPU 0 may be an old card beside a new one.
+   */
+  static Optional<String> noneUsable(int count, IntFunction<Optional<String>> reasonOf) {
+    Optional<String> first = Optional.empty();
+    for (int ordinal = 0; ordinal < count; ordinal++) {
+      Optional<String> reason = reasonOf.apply(ordinal);
+      if (reason.isEmpty()) {
+        return reason;
+      }
+      first = first.isEmpty() ? reason : first;
+    }
+    return count == 1 ? first : Optional.of("none of the " + count + " visible GPUs can run maxsim4j's kernels: "
+        + first.get() + (count == 2 ? ", and the other" : ", and the others") + " alike or worse");
   }
 
   /** Why visible GPU {@code ordinal} cannot run maxsim4j's kernels (compute capability too old), or empty. */
@@ -127,6 +135,10 @@ final class CudaDevice implements AutoCloseable {
   CudaDevice(int ordinal) {
     unavailableReason().ifPresent(r -> {
       throw new IllegalStateException("the CUDA backend is unavailable: " + r);
+    });
+    // the backend is available where any GPU is usable: this one may still be an old card beside it
+    unusableReason(ordinal).ifPresent(r -> {
+      throw new IllegalStateException("the CUDA backend cannot use " + r);
     });
     this.handle = Driver.device(ordinal);
     this.name = Driver.deviceName(handle);

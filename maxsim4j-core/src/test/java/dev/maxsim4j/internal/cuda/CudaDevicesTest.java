@@ -39,6 +39,17 @@ class CudaDevicesTest {
         one.getMessage());
   }
 
+  /** One usable GPU makes the backend available, whichever ordinal it has; none names the first one's reason. */
+  @Test
+  void oneUsableGpuIsEnoughAndNoneNamesTheFirstReason() {
+    String old = "GPU 0 (Old) has compute capability 6.1; maxsim4j needs 7.5 or newer";
+    assertEquals(java.util.Optional.empty(), CudaDevice.noneUsable(2,
+        o -> o == 0 ? java.util.Optional.of(old) : java.util.Optional.empty()));
+    assertEquals(java.util.Optional.of(old), CudaDevice.noneUsable(1, o -> java.util.Optional.of(old)));
+    assertEquals(java.util.Optional.of("none of the 3 visible GPUs can run maxsim4j's kernels: " + old
+        + ", and the others alike or worse"), CudaDevice.noneUsable(3, o -> java.util.Optional.of(old)));
+  }
+
   /** The fill hashes {@code seed * M + i}: a shard's seed must continue the whole corpus's sequence. */
   @Test
   void aShardsSeedContinuesTheWholeCorpus() {
