@@ -90,6 +90,35 @@ class BenchCommandsTest {
     assertTrue(goals.failedCleanly() && goals.err().contains("each a positive time"), goals.err());
   }
 
+  /**
+   * A hostile tester's findings: plot memory drew NaN bars for a row without op_mib and an "OOM" for eager where
+   * eager was never measured; a control character in a title made the SVG no XML; --json --help wrote a file
+   * named --help; an interrupted cpu --json run replaced an earlier result with a partial one.
+   */
+  @Test
+  void memoryChartsOnlyMeasuredMemoryAndOutputsStayWhole() throws IOException {
+    Files.writeString(dir.resolve("no-op.json"), "[{\"shape\": [2, 2, 48, 300, 128], \"fused_ms\": 1}]");
+    BenchRun noOp = BenchRun.of("plot", "memory", "--in", p("no-op.json"), "--out", p("m.svg"));
+    assertTrue(noOp.failedCleanly() && noOp.err().contains("op_mib null; expected a positive number"), noOp.err());
+    assertTrue(Files.notExists(dir.resolve("m.svg")));
+    Files.writeString(dir.resolve("t.json"), "[{\"shape\": [2, 2, 48, 300, 64], \"dtype\": \"fp16\", \"op_mib\": 5},"
+        + " {\"shape\": [4, 4, 48, 300, 64], \"dtype\": \"fp16\", \"op_mib\": 9, \"eager_mib\": null}]");
+    BenchRun plot = BenchRun.of("plot", "memory", "--in", p("t.json"), "--out", p("t.svg"), "--title", "a\u0001b");
+    assertEquals(0, plot.status(), plot.err());
+    String svg = Files.readString(dir.resolve("t.svg"));
+    assertEquals(1, svg.split(">OOM<", -1).length - 1, "OOM only where eager ran out of memory: " + svg);
+    assertTrue(svg.contains("d = 64, fp16") && svg.contains("a\ufffdb") && !svg.contains("\u0001"), svg);
+    assertTrue(BenchRun.of("cpu", "--shape", "1,2,2,4,8", "--json", "--help")
+        .refusedWith("--json needs a value, not the option --help"));
+    assertTrue(Files.notExists(Path.of("--help")));
+    Files.writeString(dir.resolve("kept.json"), "[]\n");
+    BenchRun cpu = BenchRun.of("cpu", "--shape", "1,2,2,4,8", "--iterations", "1", "--rounds", "1", "--json",
+        p("kept.json"));
+    assertEquals(0, cpu.status(), cpu.err());
+    assertTrue(Files.readString(dir.resolve("kept.json")).contains("\"shape\": [1, 2, 2, 4, 8]"));
+    assertTrue(Files.notExists(dir.resolve("kept.json.partial")), "the partial file goes once the run ends");
+  }
+
   @Test
   void goalsChartsTheGpuRowsAgainstTheirPerCallGoals() throws IOException {
     // a CPU bench's rows have no call columns

@@ -45,8 +45,10 @@ public final class Args {
         if (i + 1 >= argv.length) {
           throw new UsageException(command + ": " + a + " needs a value");
         }
-        if (valueOptions.contains(argv[i + 1]) || flagOptions.contains(argv[i + 1])) {
-          // taken as the value, the next option would name a file, and its own value then be an unknown option
+        if (valueOptions.contains(argv[i + 1]) || flagOptions.contains(argv[i + 1]) || argv[i + 1].equals("--help")
+            || argv[i + 1].equals("-h")) {
+          // taken as the value, the next option would name a file (--json --help wrote one called --help), and its
+          // own value then be an unknown option
           throw new UsageException(command + ": " + a + " needs a value, not the option " + argv[i + 1]);
         }
         if (argv[i + 1].isEmpty()) {

@@ -15,6 +15,7 @@ import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +42,8 @@ public final class CpuBench {
         binary-sym (both sides one bit); queries are fp32 unless --query-dtype says otherwise. Any type but fp32
         is timed beside fp32 on the same values. --sgemm adds OpenBLAS sgemm on the same FLOPs and threads (one
         product per pair, and one of all pairs; OPENBLAS_CORETYPE picks its kernels). --rounds (default 3):
-        the compared calls alternate this many times. --json writes one object per shape, after each shape.
+        the compared calls alternate this many times. --json writes one object per shape when the run ends; while it
+        runs, FILE.partial holds the shapes measured so far (kept if the run fails, removed when FILE is written).
         naive ms is '-' where its grid passes 3 GiB or it and its copies of the inputs would not fit the heap
         (-Xmx through JAVA_OPTS); a shape whose fp32 inputs and scores alone do not fit is refused before any
         shape runs.""";
@@ -110,7 +112,7 @@ public final class CpuBench {
         SgemmBench.checkPerPair("cpu", s, sh, threads);
       }
     }
-    int iterations = a.intValue("--iterations", 0, 1);
+    int iterations = a.intValue("--iterations", 0, 1, MAX_ITERATIONS);
     int rounds = a.intValue("--rounds", 3, 1);
     boolean naive = !a.has("--no-naive");
     boolean compareFp32 = docType != DType.FLOAT32 || queryType != DType.FLOAT32;
@@ -162,14 +164,28 @@ public final class CpuBench {
             whole == null ? Double.NaN : ms[sgemmAt + 1]);
         cases.add(c);
         out.println(row(s, c, compareFp32, blas != null));
-        // written again after each shape, whole: a later shape that fails leaves those measured before it
+        // the finished shapes beside the target, whole, after each: a later shape that fails leaves them, and
+        // the target (an earlier run's results, perhaps) is replaced only by a run that ended
         if (a.get("--json") != null) {
-          AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(),
-              CpuBenchJson.of(cases));
+          AtomicOutput.writeString("--json", partial(a.get("--json")), List.of(), CpuBenchJson.of(cases));
         }
       }
     }
+    if (a.get("--json") != null) {
+      AtomicOutput.writeString("--json", AtomicOutput.target("--json", a.get("--json")), List.of(),
+          CpuBenchJson.of(cases));
+      Files.deleteIfExists(partial(a.get("--json")));
+    }
     return 0;
+  }
+
+  /** More timed calls than any median needs; the timings of each are kept, so a bound keeps them in the heap. */
+  static final int MAX_ITERATIONS = 1_000_000;
+
+  /** Where a run keeps the shapes it measured so far: beside the --json file, named FILE.partial. */
+  private static Path partial(String json) {
+    Path target = AtomicOutput.target("--json", json);
+    return target.resolveSibling(target.getFileName() + ".partial");
   }
 
   /**

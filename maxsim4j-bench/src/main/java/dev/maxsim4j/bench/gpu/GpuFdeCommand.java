@@ -40,7 +40,7 @@ public final class GpuFdeCommand {
     int queryLength = a.intValue("--query-length", 32, 1);
     int dim = a.intValue("--dim", 128, 1);
     int cpuRows = a.intValue("--cpu-rows", 1000, 1);
-    int repeat = a.intValue("--repeat", 3, 1);
+    int repeat = a.intValue("--repeat", 3, 1, 100_000);
     long seed = a.intValue("--seed", 1, 0);
     DType dtype = BenchTypes.parse("gpu-fde", "--dtype", a.getOr("--dtype", "fp32"), BenchTypes.FLOATS, false);
     List<Named> encoders = new ArrayList<>();

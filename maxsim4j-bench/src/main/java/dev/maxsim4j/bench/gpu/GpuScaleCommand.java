@@ -41,7 +41,7 @@ public final class GpuScaleCommand {
         Set.of("--skip-resident", "--skip-stream"));
     GpuScaleBench.Settings s = new GpuScaleBench.Settings(a.intValue("--documents", 1_000_000, 1),
         a.intValue("--length", 300, 1), a.intValue("--dim", 128, 1), batches(a.getOr("--batches", "1,8,32")),
-        a.intValue("--k", 100, 1), a.intValue("--repeat", 5, 1), a.intValue("--check-documents", 20_000, 0),
+        a.intValue("--k", 100, 1), a.intValue("--repeat", 5, 1, 100_000), a.intValue("--check-documents", 20_000, 0),
         a.intValue("--stream-documents", 530_000, 1), capBytes(a.positiveNumber("--stream-cap-gb", 4)),
         a.intValue("--seed", 1, 0), !a.has("--skip-resident"), !a.has("--skip-stream"));
     for (int[] sized : new int[][] {{s.documents(), s.length()}, {s.streamDocuments(), s.length()},

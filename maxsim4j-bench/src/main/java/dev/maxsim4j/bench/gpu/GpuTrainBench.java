@@ -72,12 +72,15 @@ final class GpuTrainBench {
           e == null || Double.isNaN(e[0]) ? (e == null ? "-" : "OOM") : String.format(Locale.ROOT, "%.4f", e[0]),
           e == null || Double.isNaN(e[1]) ? (e == null ? "-" : "OOM") : String.format(Locale.ROOT, "%.1f", e[1]),
           e == null || Double.isNaN(e[0]) ? "-" : String.format(Locale.ROOT, "%.1fx", e[0] / best));
+      // eager columns only where --compare measured them; null there is an out-of-memory, as plot memory reads it
+      String eagerColumns = e == null ? "" : String.format(Locale.ROOT, ", \"eager_ms\": %s, \"eager_mib\": %s",
+          Double.isNaN(e[0]) ? "null" : String.format(Locale.ROOT, "%.5f", e[0]),
+          Double.isNaN(e[1]) ? "null" : String.format(Locale.ROOT, "%.2f", e[1]));
       jsonOut.append(String.format(Locale.ROOT,
           "  {\"shape\": [%d, %d, %d, %d, %d], \"dtype\": \"%s\", \"owned_ms\": %.5f, \"atomic_ms\": %.5f, "
-              + "\"op_mib\": %.2f, \"driver_mib\": %.2f, \"eager_ms\": %s, \"eager_mib\": %s},%n",
+              + "\"op_mib\": %.2f, \"driver_mib\": %.2f%s},%n",
           sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), owned, atomic, mib, driverMib,
-          e == null || Double.isNaN(e[0]) ? "null" : String.format(Locale.ROOT, "%.5f", e[0]),
-          e == null || Double.isNaN(e[1]) ? "null" : String.format(Locale.ROOT, "%.2f", e[1])));
+          eagerColumns));
     }
     if (json != null) {
       GpuBench.writeJsonArray(Path.of(json), jsonOut);

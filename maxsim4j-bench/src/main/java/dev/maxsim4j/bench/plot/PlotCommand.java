@@ -219,13 +219,29 @@ public final class PlotCommand {
     List<Map<String, Object>> picked = new ArrayList<>();
     for (Map<String, Object> r : rows) {
       List<?> s = (List<?>) r.get("shape");
-      if (((Number) s.get(2)).intValue() == lq && ((Number) s.get(3)).intValue() == ld && s.get(0).equals(s.get(1))) {
+      // compared as numbers, not truncated to ints: a shape of 48.7 or 2^32 + 48 is not Lq = 48
+      if (((Number) s.get(2)).doubleValue() == lq && ((Number) s.get(3)).doubleValue() == ld
+          && ((Number) s.get(0)).doubleValue() == ((Number) s.get(1)).doubleValue()) {
         picked.add(r);
       }
     }
     if (picked.isEmpty()) {
       throw new IllegalArgumentException("no B×B row with Lq = " + lq + " and Ld = " + ld);
     }
+    for (Map<String, Object> r : picked) {
+      // the op's memory is what the chart is of; eager's is absent where --compare did not run, null where it ran
+      // out of memory, else a size
+      if (!positive(number(r, "op_mib"))) {
+        throw new IllegalArgumentException("row " + shape(r) + " has op_mib " + r.get("op_mib")
+            + "; expected a positive number of MiB (a training row of bench gpu --train --json)");
+      }
+      if (r.get("eager_mib") != null && !positive(number(r, "eager_mib"))) {
+        throw new IllegalArgumentException("row " + shape(r) + " has eager_mib " + r.get("eager_mib")
+            + "; expected a positive number of MiB, or null where eager ran out of memory");
+      }
+    }
+    List<?> first = (List<?>) picked.get(0).get("shape");
+    Object dtype = picked.get(0).getOrDefault("dtype", "bf16");
     int left = 100;
     int top = 60;
     int plotH = 260;
@@ -235,8 +251,8 @@ public final class PlotCommand {
     double decades = 6; // 1 MiB .. 10^6 MiB
     Svg svg = new Svg(Math.max(width, 680), height);
     svg.text(12, 24, title, 16, "start", INK);
-    svg.text(12, 42, "B queries × B documents, Lq = " + lq + ", Ld = " + ld + ", d = 128, bf16; log scale; source: "
-        + source, 11, "start", "#555555");
+    svg.text(12, 42, "B queries × B documents, Lq = " + lq + ", Ld = " + ld + ", d = " + first.get(4) + ", " + dtype
+        + "; log scale; source: " + source, 11, "start", "#555555");
     for (int e = 0; e <= decades; e++) {
       double y = top + plotH - plotH * e / decades;
       svg.line(left, y, left + picked.size() * group, y, GRID, 1);
@@ -247,11 +263,10 @@ public final class PlotCommand {
       Map<String, Object> r = picked.get(i);
       double x = left + i * group + 15;
       double ours = number(r, "op_mib");
-      double eager = number(r, "eager_mib");
       bar(svg, x, top, plotH, decades, ours, FUSED);
-      if (Double.isFinite(eager)) {
-        bar(svg, x + 40, top, plotH, decades, eager, NAIVE);
-      } else {
+      if (r.get("eager_mib") instanceof Number eager) {
+        bar(svg, x + 40, top, plotH, decades, eager.doubleValue(), NAIVE);
+      } else if (r.containsKey("eager_mib")) { // null: eager ran out of memory
         svg.text(x + 58, top + plotH - 8, "OOM", 12, "middle", NAIVE);
       }
       svg.text(x + 38, top + plotH + 18, "B = " + ((List<?>) r.get("shape")).get(0), 12, "middle", INK);

@@ -34,8 +34,18 @@ final class Svg {
     return this;
   }
 
+  /** Text as XML holds it: markup escaped, and characters XML 1.0 cannot hold (C0 controls but tab) as U+FFFD. */
   private static String escape(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    StringBuilder b = new StringBuilder(s.length());
+    s.codePoints().forEach(c -> {
+      switch (c) {
+        case '&' -> b.append("&amp;");
+        case '<' -> b.append("&lt;");
+        case '>' -> b.append("&gt;");
+        default -> b.appendCodePoint(c < 0x20 && c != '\t' || c == 0xFFFE || c == 0xFFFF ? 0xFFFD : c);
+      }
+    });
+    return b.toString();
   }
 
   @Override

@@ -71,11 +71,13 @@ public final class QualityCommand {
     List<String> packages = packageList();
     int docs = a.intValue("--docs", packages.size(), 1);
     if (docs > packages.size()) {
-      throw new UsageException("--docs " + docs + " is more than the " + packages.size() + " listed packages");
+      throw new UsageException("quality: --docs " + docs + " is more than the " + packages.size()
+          + " listed packages");
     }
-    int queries = a.intValue("--queries", 300, 1);
+    // the default is capped at --docs, as retrieval's is: a user who asked for fewer documents gave no --queries
+    int queries = a.intValue("--queries", Math.min(300, docs), 1);
     if (queries > docs) {
-      throw new UsageException("--queries " + queries + " is more than --docs " + docs);
+      throw new UsageException("quality: --queries " + queries + " is more than --docs " + docs);
     }
     // the random documents, of up to 256 tokens, are made as one fp32 array: more overflowed its int size
     int randomDocs = a.intValue("--random-docs", 2000, 1, MAX_RANDOM_DOCS);

@@ -74,10 +74,24 @@ public final class RetrievalCommand {
     Args a = new Args("maxsim4j bench", "retrieval", argv, 1, VALUES, Set.of("--exact-only"));
     checkMode(a);
     for (String option : List.of("--cache", "--index-dir")) {
-      // a file there failed as "Not a directory" on a path inside it, naming neither option, after the exact search
-      if (a.get(option) != null && Files.exists(Path.of(a.get(option))) && !Files.isDirectory(Path.of(a.get(option)))) {
-        throw new UsageException("retrieval: " + option + " " + a.get(option) + " is not a folder; expected a folder"
-            + " (made where missing)");
+      // made (where missing) and checked before any work: a file there, or a folder that cannot be made, failed
+      // after the exact search, naming neither option
+      if (a.get(option) != null) {
+        Path folder = Path.of(a.get(option));
+        if (Files.exists(folder) && !Files.isDirectory(folder)) {
+          throw new UsageException("retrieval: " + option + " " + folder + " is not a folder; expected a folder"
+              + " (made where missing)");
+        }
+        try {
+          Files.createDirectories(folder);
+        } catch (IOException | SecurityException e) {
+          throw new UsageException("retrieval: " + option + " " + folder + " cannot be made (" + e + "); expected a"
+              + " folder this run can write");
+        }
+        if (!Files.isWritable(folder)) {
+          throw new UsageException("retrieval: " + option + " " + folder + " cannot be written; expected a folder"
+              + " this run can write");
+        }
       }
     }
     for (String option : List.of("--docs", "--queries", "--encode")) {

@@ -115,6 +115,24 @@ final class TokenCache {
         MemorySegment.ofArray(offsets)));
   }
 
+  /**
+   * A chunk's offsets run from 0, never down, to at most its tokens, over at least {@code rows} rows; its tokens are
+   * [T, d] of the encoder's d. A damaged chunk is named with the way out, rather than read out of bounds.
+   */
+  private void checkChunk(int c, String kind, int rows, int[] o, NdArray t) {
+    long stored = t.rank() == 2 ? t.shape()[0] : -1;
+    boolean ok = t.rank() == 2 && t.shape()[1] == MiniLmTokenEncoder.DIM && o.length > rows && o[0] == 0;
+    for (int r = 0; ok && r < rows; r++) {
+      ok = o[r] <= o[r + 1];
+    }
+    if (!ok || o[rows] > stored) {
+      throw new UsageException(file(c) + " is damaged (" + kind + "_offsets do not run from 0 up to its "
+          + Counts.of(Math.max(stored, 0), "token") + " over " + Counts.of(rows, "row") + ", or " + kind + "_tokens is"
+          + " not [T, " + MiniLmTokenEncoder.DIM + "]); expected a chunk this command wrote: delete it and encode"
+          + " again (--encode)");
+    }
+  }
+
   /** The documents ({@code "doc"}) or queries ({@code "query"}) of the first {@code n} items, off the heap. */
   Encoded load(String kind, int n, Arena arena) throws IOException {
     if (encodedChunks(n) < chunks(n)) {
@@ -127,7 +145,9 @@ final class TokenCache {
     for (int c = 0; c < chunks(n); c++) {
       int rows = Math.min(chunk, n - c * chunk);
       int[] o = SafeTensors.read(file(c), kind + "_offsets").segment().toArray(ValueLayout.JAVA_INT_UNALIGNED);
-      tokens.add(SafeTensors.read(file(c), kind + "_tokens"));
+      NdArray t = SafeTensors.read(file(c), kind + "_tokens");
+      checkChunk(c, kind, rows, o, t);
+      tokens.add(t);
       offsets.add(o);
       total += o[rows];
     }
