@@ -45,10 +45,9 @@ public final class Args {
         if (i + 1 >= argv.length) {
           throw new UsageException(command + ": " + a + " needs a value");
         }
-        if (valueOptions.contains(argv[i + 1]) || flagOptions.contains(argv[i + 1]) || argv[i + 1].equals("--help")
-            || argv[i + 1].equals("-h")) {
-          // taken as the value, the next option would name a file (--json --help wrote one called --help), and its
-          // own value then be an unknown option
+        if (valueOptions.contains(argv[i + 1]) || flagOptions.contains(argv[i + 1]) || argv[i + 1].equals("--help")) {
+          // taken as the value, the next option would name a file, and its own value then be an unknown option;
+          // "-h" stays a value (a search for "-h"), "--help" is never one
           throw new UsageException(command + ": " + a + " needs a value, not the option " + argv[i + 1]);
         }
         if (argv[i + 1].isEmpty()) {
@@ -70,7 +69,10 @@ public final class Args {
     }
   }
 
-  /** Whether {@code --help} or {@code -h} stands where an option does (as an option's value it is that value). */
+  /**
+   * Whether {@code --help} or {@code -h} stands where an option does (as an option's value {@code -h} is that value,
+   * and {@code --help} is refused).
+   */
   private static boolean asksForHelp(String[] argv, int from, Set<String> valueOptions) {
     for (int i = from; i < argv.length; i++) {
       if (argv[i].equals("--help") || argv[i].equals("-h")) {

@@ -83,7 +83,10 @@ public final class CommandRunner {
     return switch (e) {
       case NoSuchFileException f -> "no such file: " + f.getFile();
       case AccessDeniedException f -> "permission denied: " + f.getFile();
-      case FileSystemException f -> f.getFile() == null ? f.getMessage() : f.getFile() + ": " + f.getReason();
+      // a NotDirectoryException or FileAlreadyExistsException carries no reason: its kind says what went wrong
+      case FileSystemException f -> f.getFile() == null ? f.getMessage() : f.getFile() + ": " + (f.getReason() != null
+          ? f.getReason() : f.getClass().getSimpleName().replaceAll("Exception$", "").replaceAll("([a-z])([A-Z])",
+              "$1 $2").toLowerCase(java.util.Locale.ROOT));
       case CorruptIndexException c -> c.getMessage(); // it names the index
       default -> e.toString();
     };

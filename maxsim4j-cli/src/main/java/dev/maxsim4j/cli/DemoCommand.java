@@ -31,7 +31,7 @@ final class DemoCommand {
   private static final int CONCEPTS = 12;
   /** Most tokens a synthetic document has. */
   private static final int MAX_DOC_TOKENS = 64 + 236;
-  /** Documents whose tokens surely fit one Java array; more overflowed the token count into a bare error. */
+  /** Documents whose tokens surely fit one Java array (the token count is an int). */
   static final int MAX_DOCS = Integer.MAX_VALUE / (MAX_DOC_TOKENS * DIM);
 
   private DemoCommand() {}
@@ -110,8 +110,9 @@ final class DemoCommand {
               relevant ? "relevant" : "");
         }
       }
-      out.printf(Locale.ROOT, "%nprecision@10: %.2f   scoring time: %.1f ms (%.1f GFLOP/s, top-k streamed, no Nq x Nd"
-          + " buffer)%n", hits / (10.0 * queryTopics.length), ms, flops / ms / 1e6);
+      int listed = top.indices()[0].length; // 10, or every document of a smaller corpus
+      out.printf(Locale.ROOT, "%nprecision@%d: %.2f   scoring time: %.1f ms (%.1f GFLOP/s, top-k streamed, no Nq x Nd"
+          + " buffer)%n", listed, hits / ((double) listed * queryTopics.length), ms, flops / ms / 1e6);
     }
     return 0;
   }

@@ -287,7 +287,7 @@ final class Inputs {
 
   /**
    * As below, refusing in one line naming the options a tensor that the file lacks, or a file of several tensors none
-   * of which has the default name (it was "F holds 2 tensors; name one with the matching --...-tensor option").
+   * of which has the default name (the reader alone can only say "name one with the matching --...-tensor option").
    */
   static String pick(String fileOption, Path path, String named, String tensorOption, List<String> names,
       String fallback) {
@@ -345,7 +345,7 @@ final class Inputs {
 
   /**
    * A refusal of a whole file (not a .npy file, a truncated one, a damaged header) that begins with the file's name,
-   * as the file readers word it, now naming the option that gave the file too: "Q.txt is not a .npy file" became
+   * as the file readers word it, named by the option that gave the file too: "Q.txt is not a .npy file" becomes
    * "--queries Q.txt is not a .npy file". Refusals that name an option already are left as they are.
    */
   static IllegalArgumentException named(String option, Path file, IllegalArgumentException e) {

@@ -25,13 +25,13 @@ import java.util.Set;
  */
 final class ScoreCommand {
   static final String USAGE = """
-      score --queries Q --docs D [--query-mask QM] [--doc-mask DM] --out S.npy
-            [--pairwise] [--top-k K --out-run run.tsv] [--normalize]
+      score --queries Q --docs D [--query-mask QM] [--doc-mask DM] (--out S.npy | --top-k K --out-run run.tsv)
+            [--pairwise] [--normalize]
             [--query-offsets QO] [--doc-offsets DO]
             [--queries-tensor NAME] [--docs-tensor NAME] [--query-mask-tensor NAME] [--doc-mask-tensor NAME]
             [--docs-scale-tensor NAME] [--doc-scales S] [--docs-bits D]   (the same for queries:
             --queries-scale-tensor, --query-scales, --queries-bits)
-            [--backend auto|cpu|cuda|reference|scalar|vector] [--threads N]
+            [--backend NAME] [--threads N]
         D may be a folder of .safetensors shards (as encode / quantize write them; one token type and d):
         the documents are the shards concatenated in name order, each memory-mapped and scored on its own
         (progress per shard on stderr), --top-k merged exactly, so the heap need not hold the corpus.

@@ -27,8 +27,10 @@ final class TrainExample {
   static final int PROJECTED = 128;
   static final int QUERY_TOKENS = 16;
   static final int DOCUMENT_TOKENS = 64;
-  /** The largest batch whose document features fit one Java array; a larger one overflowed their int size. */
+  /** The largest batch whose document features fit one Java array (their size is an int). */
   static final int MAX_BATCH = Integer.MAX_VALUE / (DOCUMENT_TOKENS * FEATURES);
+  /** The largest batch whose naive [B, B, Lq, Ld] grid fits one Java array. */
+  static final int MAX_NAIVE_BATCH = (int) Math.sqrt((Integer.MAX_VALUE - 8.0) / (QUERY_TOKENS * DOCUMENT_TOKENS));
   static final float FEATURE_SCALE = 0.02f;
   static final float NOISE = 3f;
   static final String USAGE = """
@@ -49,6 +51,11 @@ final class TrainExample {
     long seed = a.intValue("--seed", 42, 0);
     float lr = a.positiveFloat("--lr", 0.5f);
     boolean naive = a.has("--naive");
+    if (naive && batch > MAX_NAIVE_BATCH) { // refused before any step, not part way through the first
+      throw new UsageException("train-example: --batch " + batch + " with --naive needs a [" + batch + ", " + batch
+          + ", " + QUERY_TOKENS + ", " + DOCUMENT_TOKENS + "] grid, more than a Java array holds; expected --batch <= "
+          + MAX_NAIVE_BATCH + " with --naive (the fused path has no grid)");
+    }
     try (MaxSim maxSim = Engine.open(a)) {
       out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "
           + "0.05), " + (naive ? "naive grid path" : "maxsim4j on " + maxSim.backendName()));

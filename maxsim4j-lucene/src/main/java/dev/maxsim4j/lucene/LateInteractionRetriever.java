@@ -45,8 +45,8 @@ import org.apache.lucene.search.TotalHits;
  * per segment, as Lucene keeps field attributes: one writer adding documents of two encoders, or a merge of their
  * segments, keeps one record, which the check cannot see past.
  *
- * <p>Encodings wider than Lucene's 1,024 dimensions index with {@link #codec()}; on real text a wide encoding
- * recalled more than a final projection down to 1,024 ({@code docs/retrieval.md}).
+ * <p>Encodings wider than Lucene's 1,024 dimensions index with {@link #codec()}, rather than a final projection
+ * down to 1,024, which serves recall less on real text ({@code docs/retrieval.md}).
  *
  * <pre>{@code
  * var retriever = new LateInteractionRetriever(FixedDimensionalEncoder.builder(128).build(), "fde", "tokens", maxSim);
@@ -122,7 +122,7 @@ public final class LateInteractionRetriever {
    * codec when they fit its 1,024 dimensions, else {@link WideVectorsCodec}.
    */
   public Codec codec() {
-    return encoder.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(encoder.dimension());
+    return WideVectorsCodec.forDimensions(encoder.dimension());
   }
 
   /** The fields of a document of token vectors {@code [L][d]} (at least one token). */

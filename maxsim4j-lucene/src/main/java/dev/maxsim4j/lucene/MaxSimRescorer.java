@@ -51,8 +51,8 @@ import org.apache.lucene.util.BytesRef;
  * total and the same on every run.
  *
  * <p>Lucene's own scorer differs from the raw sum in two places (see {@code docs/integrations.md}): it
- * clamps each query token's best similarity at {@code Float.MIN_VALUE} (its running max starts there in
- * 10.3-10.6), and it scales similarities into [0, 1]. Neither changes the order for unit vectors.
+ * clamps each query token's best similarity at {@code Float.MIN_VALUE} (its running max starts there), and it
+ * scales similarities into [0, 1]. Neither changes the order for unit vectors.
  *
  * <p>Compressed fields. {@link #createQuantized} rescores a {@link QuantizedLateInteractionField} (int8, fp8 or
  * one bit per dimension, with per-token scales): the stored bytes are gathered and scored as they are, never
@@ -221,8 +221,8 @@ public final class MaxSimRescorer extends Rescorer {
     Arrays.sort(hits, (a, b) -> Integer.compare(a.doc, b.doc));
     // on the CPU, blocks of CPU_BLOCK hits (doc order) are gathered and scored in parallel: each block reads
     // its leaves' doc values forward with its own iterators into a reused per-thread buffer, then scores in
-    // one fused call, so gathering (copying ~150 MB per 1000 ColBERT-sized documents) overlaps scoring, which
-    // is about twice as fast as one gather and one call (docs/benchmarks.md). At most maxSim.threads() strands
+    // one fused call, so gathering (copying the stored tokens) overlaps scoring, faster than one gather and one call
+    // (docs/benchmarks.md). At most maxSim.threads() strands
     // take the blocks, so a MaxSim built with threads(n) is not outnumbered by the common pool's threads.
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     ScoreDoc[] sorted = hits;

@@ -156,7 +156,8 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
 
   /**
    * A stored value's type, d and token count, checked against its length; {@code what} names it in errors. A value
-   * refused that has a LateInteractionField's layout is named as one: read as this layout, its d was called a version.
+   * refused that has a LateInteractionField's layout is named as one: read as this layout, its d would be read as the
+   * version.
    */
   static Header header(BytesRef value, String what) {
     try {

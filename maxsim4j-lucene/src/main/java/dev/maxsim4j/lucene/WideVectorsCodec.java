@@ -18,11 +18,23 @@ import org.apache.lucene.index.SegmentWriteState;
  * writing needs this codec ({@code IndexWriterConfig.setCodec}).
  */
 public final class WideVectorsCodec extends FilterCodec {
-  /** Lucene's HNSW graph format refuses nothing wider than this for its own reasons (ints of bytes). */
+  /**
+   * The widest encoding this codec takes: the FDE encoder's own bound on an encoding
+   * ({@code FixedDimensionalEncoder.Builder.MAX_DIMENSION}), far past Lucene's default 1,024.
+   */
   public static final int MAX_DIMENSIONS = 1 << 16;
   private final KnnVectorsFormat perField;
 
   /** The default codec, its vectors format accepting up to {@code maxDimensions} dimensions per vector. */
+  /**
+   * The codec for vectors of {@code dimensions}: Lucene's default where they fit its {@value
+   * KnnVectorsFormat#DEFAULT_MAX_DIMENSIONS}, else this one. The one place that choice is made.
+   */
+  public static Codec forDimensions(int dimensions) {
+    return dimensions <= KnnVectorsFormat.DEFAULT_MAX_DIMENSIONS ? Codec.getDefault()
+        : new WideVectorsCodec(dimensions);
+  }
+
   public WideVectorsCodec(int maxDimensions) {
     super(Codec.getDefault().getName(), Codec.getDefault());
     if (maxDimensions < 1 || maxDimensions > MAX_DIMENSIONS) {

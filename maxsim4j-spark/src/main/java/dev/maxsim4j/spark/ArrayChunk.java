@@ -17,7 +17,10 @@ final class ArrayChunk implements DocumentChunk {
 
   @Override
   public boolean add(Object id, InternalRow row, Object maskCell) {
-    if (rows.rows() > 0 && (rows.rows() >= maxRows || (long) rows.tokens() * rows.dim() >= maxElements)) {
+    // this document's tokens counted too, as CellChunk counts them: the chunk stays within its bound
+    long incoming = row.isNullAt(1) ? 0 : row.getArray(1).numElements();
+    if (rows.rows() > 0 && (rows.rows() >= maxRows
+        || ((long) rows.tokens() + incoming) * Math.max(1, rows.dim()) > maxElements)) {
       return false;
     }
     rows.add(id, row.isNullAt(1) ? null : row.getArray(1), maskCell);

@@ -17,7 +17,7 @@ import org.apache.spark.unsafe.Platform;
  * views its filled part, so a partition allocates it once and never grows it; it holds at most
  * {@link #BUFFER_BYTES} (unless one document alone takes more), which bounds what a task holds besides its
  * rows, whatever the size of its partition. {@link #release} leaves it to the next partition ranked on the same
- * thread, softly held, since allocating and zeroing a fresh one cost each task about as much as ranking a
+ * thread, softly held, since allocating and zeroing a fresh one would cost each task about as much as ranking a
  * small partition.
  */
 final class CellChunk implements DocumentChunk {

@@ -239,8 +239,8 @@ final class DistributedTopK {
    * The global best {@code k} of one query over its partitions' best k, as (query, doc, rank, score) rows. Corpus
    * order is (partition, position): each part's entries are numbered by position among themselves and the parts
    * follow one another, so ties rank as in one call over the collected corpus, and the numbers stay below the
-   * entries merged however many rows the partitions hold (their positions summed passed 2^31 on a corpus of
-   * billions).
+   * entries merged however many rows the partitions hold (positions summed over the parts would pass 2^31 on a corpus
+   * of billions).
    */
   static List<Row> merge(Object queryId, List<PartTop> parts, int k) {
     List<PartTop> sorted = new ArrayList<>(parts.size());

@@ -11,8 +11,9 @@ import org.apache.spark.sql.catalyst.util.ArrayData;
 /**
  * Collects the token cells of many rows, {@code array<array<float>>} (as a {@code Row} or Spark's internal rows
  * hold it) or {@link TokenCodec} {@code binary}, into
- * one packed batch of one type, so that a partition is scored in a few fused calls. Rows are kept as they come
- * and copied once, into arrays of the exact size, when the batch is packed. Errors name the row's id.
+ * one packed batch of one type, so that a partition is scored in a few fused calls. A binary cell is kept as it
+ * comes, an array cell as a float array per row, and all are copied into arrays of the exact size when the batch is
+ * packed. Errors name the row's id.
  */
 final class TokenRows {
   private final TokenShape shape;

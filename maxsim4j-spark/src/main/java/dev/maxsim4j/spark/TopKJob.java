@@ -127,16 +127,20 @@ public final class TopKJob {
     // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
     Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
     Dataset<Row> run = SparkMaxSim.topK(queries, corpus, request.k()).persist();
+    boolean moved = false;
     try {
       run.write().parquet(staged.toString());
       TrecRun.write(run, trec.toString(), request.tag());
       if (!fs.rename(staged, parquet)) {
-        fs.delete(trec, false);
         throw new IOException("could not move " + staged + " to " + parquet);
       }
+      moved = true;
     } finally {
       run.unpersist();
       fs.delete(staged, true);
+      if (!moved) { // a rename that threw, as some stores do, must not leave the run file without its table
+        fs.delete(trec, false);
+      }
     }
   }
 

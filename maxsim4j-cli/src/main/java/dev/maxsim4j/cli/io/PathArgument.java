@@ -6,8 +6,8 @@ import java.nio.file.Path;
 /**
  * A path given on the command line. Every option that names a file or folder becomes a path here, so that a name the
  * file system cannot take is refused naming the option: under a locale that is not UTF-8 (the C locale of many
- * containers and cron jobs) a non-ASCII name cannot even be passed to the system, and {@link Path#of} said only
- * "Malformed input or input contains unmappable characters".
+ * containers and cron jobs) a non-ASCII name cannot even be passed to the system, and {@link Path#of} would say
+ * only "Malformed input or input contains unmappable characters".
  */
 public final class PathArgument {
   private PathArgument() {}

@@ -322,7 +322,7 @@ public final class LuceneIndex implements Closeable {
       }
       current.close();
     }
-    Codec codec = ENCODER.dimension() <= 1024 ? Codec.getDefault() : new WideVectorsCodec(ENCODER.dimension());
+    Codec codec = WideVectorsCodec.forDimensions(ENCODER.dimension());
     IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
         .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
     int[] counts;

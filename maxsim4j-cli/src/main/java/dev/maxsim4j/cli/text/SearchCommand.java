@@ -77,7 +77,7 @@ public final class SearchCommand {
         MaxSim maxSim = Engine.open(a);
         UpdateLock lock = new UpdateLock(err)) {
       // every query is checked before the index work and before any is ranked (by the tokenizer: each is encoded
-      // once, when ranked): a bad line of --queries found part way ended the run after the rankings before it
+      // once, when ranked), so that a bad line of --queries does not end the run after the rankings before it
       for (TextFiles.Line line : lines) {
         requireText(line.number() == 0 ? "search" : "search: --queries "
             + TextFiles.shown(PathArgument.of("--queries", a.get("--queries"))) + " line " + line.number(), line.text(),

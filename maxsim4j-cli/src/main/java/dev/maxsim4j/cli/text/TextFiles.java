@@ -50,7 +50,7 @@ public final class TextFiles {
 
   /**
    * The folder {@code option} names, checked before any work: one that is missing, a file or not a folder is refused
-   * in one line naming the option (index and search said only "no such file: notes").
+   * in one line naming the option (not just "no such file: notes").
    */
   public static Path folder(String option, String path) {
     Path p = PathArgument.of(option, path);
