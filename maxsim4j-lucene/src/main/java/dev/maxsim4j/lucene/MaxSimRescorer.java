@@ -222,8 +222,8 @@ public final class MaxSimRescorer extends Rescorer {
     // on the CPU, blocks of CPU_BLOCK hits (doc order) are gathered and scored in parallel: each block reads
     // its leaves' doc values forward with its own iterators into a reused per-thread buffer, then scores in
     // one fused call, so gathering (copying the stored tokens) overlaps scoring, faster than one gather and one call
-    // (docs/benchmarks.md). At most maxSim.threads() strands
-    // take the blocks, so a MaxSim built with threads(n) is not outnumbered by the common pool's threads.
+    // (docs/benchmarks.md). At most maxSim.threads() strands take the blocks, so a MaxSim built with threads(n) is
+    // not outnumbered by the common pool's threads.
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     ScoreDoc[] sorted = hits;
     int block = blockSize(hits.length);
