@@ -9,8 +9,9 @@ import org.junit.jupiter.api.Test;
  * A float token whose values span more than fp32's range of normal values (one near its largest, one tiny) met by
  * quantized tokens: the kernels' headroom divides it by a power of two, which flushed the tiny value to 0, and a
  * document zeroing the large dimension (or cancelling it) left only that value, so the fast backends scored 0 where
- * the exact score is 1.8e-13. Every CPU backend must score as the float64 reference, on every entry point. Found by
- * a hostile test.
+ * the exact score is 1.8e-13. Likewise a float token of values near fp32's largest, whose fp32 partial sums cancel
+ * what float64 keeps (the fp32 query of the same values was scored exactly, its compressed twin 0). Every CPU backend
+ * must score as the float64 reference, on every entry point. Found by hostile tests.
  */
 class HostileHeadroomTinyPartsTest {
   private static final String[] FAST = {"scalar", "vector"};
@@ -79,5 +80,21 @@ class HostileHeadroomTinyPartsTest {
     assertAsReference(int8, d, "int8 queries");
     // a document of two tokens: the second (much lower) must not win the max
     assertAsReference(int8, twoTokens, "int8 queries, two document tokens");
+  }
+
+  @Test
+  void aFloatTokenWhosePartialSumsCancelNearFp32sLargest() {
+    // against -1 in every dimension the exact dot product is -1e19; fp32 partial sums of 3e38 lose it
+    TokenBatch huge = TokenBatch.ofFloats(new float[] {1e19f, -3e38f, 3e38f}, 1, 1, 3);
+    byte e4m3MinusOne = (byte) 0xb8;
+    TokenBatch int8 = TokenBatch.ofBytes(DType.INT8, new byte[] {-1, -1, -1}, null, 1, 1, 3);
+    TokenBatch e4m3 = TokenBatch.ofBytes(DType.FLOAT8_E4M3, new byte[] {e4m3MinusOne, e4m3MinusOne, e4m3MinusOne},
+        null, 1, 1, 3);
+    TokenBatch bits = TokenBatch.ofBytes(DType.BINARY, new byte[] {0}, null, 1, 1, 3);
+    for (TokenBatch compressed : new TokenBatch[] {int8, e4m3, bits}) {
+      String type = compressed.dtype().toString();
+      assertAsReference(huge, compressed, type + " documents");
+      assertAsReference(compressed, huge, type + " queries");
+    }
   }
 }

@@ -135,6 +135,40 @@ class QuantizationTest {
   }
 
   /**
+   * Each stored value is the code nearest to the exact quotient value / scale, rounded once: a quotient first
+   * rounded to a float may land on the midpoint between two codes (6.50000019 became 6.5, then 6). Found by a
+   * hostile test.
+   */
+  @Test
+  void quantizeRoundsTheExactQuotientOnce() {
+    assertEquals(7, TokenBatch.ofFloats(new float[] {241.48384f, 12.359409f}, 1, 1, 2).quantize(DType.INT8)
+        .toByteArray()[1], "12.359409 / (241.48384 / 127) = 6.50000019");
+    byte e4m3 = TokenBatch.ofFloats(new float[] {851.8485f, 23.768095f}, 1, 1, 2).quantize(DType.FLOAT8_E4M3)
+        .toByteArray()[1];
+    assertEquals(13f, Quantization.E4M3[e4m3], "23.768095 / (851.8485 / 448) = 12.50000044");
+    java.util.SplittableRandom rnd = new java.util.SplittableRandom(11);
+    int dim = 16;
+    float[] x = new float[4096 * dim];
+    for (int i = 0; i < x.length; i++) {
+      x[i] = (float) Math.scalb(rnd.nextDouble(-1, 1), rnd.nextInt(-20, 20));
+    }
+    TokenBatch f = TokenBatch.ofFloats(x, 4096, 1, dim);
+    for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3}) {
+      TokenBatch q = f.quantize(type);
+      byte[] codes = q.toByteArray();
+      float[] scales = q.scales();
+      for (int e = 0; e < x.length; e++) {
+        double exact = (double) x[e] / scales[e / dim];
+        double got = type == DType.INT8 ? codes[e] : Quantization.E4M3[codes[e] & 0xff];
+        double step = type == DType.INT8 ? 1 : Math.max(Math.ulp((float) got) * 0x1p20, 0x1p-9);
+        double other = got + Math.signum(exact - got) * step;
+        assertTrue(Math.abs(exact - got) <= Math.abs(exact - other), type + " value " + x[e] + " at scale "
+            + scales[e / dim] + ": code " + got + " is not the nearest to " + exact);
+      }
+    }
+  }
+
+  /**
    * Tokens whose largest magnitude sits at fp32's edges (MAX_VALUE, 3e38, 1e-38, subnormals down to
    * MIN_VALUE): every dequantized value stays finite and within the type's error bound (a scale rounded past
    * MAX_VALUE / 127 dequantized 127 to infinity; one that underflowed clipped or zeroed the token).

@@ -76,7 +76,7 @@ public final class Quantization {
         case INT8 -> {
           float scale = fitScale(t, absMax, 127, type);
           for (int k = 0; k < dim; k++) {
-            double code = exact == null ? row[k] / scale : exact[k] / scale;
+            double code = exact == null ? (double) row[k] / scale : exact[k] / scale;
             out[base + k] = (byte) Math.max(-127, Math.min(127, Math.rint(code)));
           }
           scales[t] = scale;
@@ -84,7 +84,7 @@ public final class Quantization {
         case FLOAT8_E4M3 -> {
           float scale = fitScale(t, absMax, E4M3_MAX, type);
           for (int k = 0; k < dim; k++) {
-            out[base + k] = encodeE4m3(exact == null ? row[k] / scale : (float) (exact[k] / scale));
+            out[base + k] = encodeE4m3(exact == null ? (double) row[k] / scale : exact[k] / scale);
           }
           scales[t] = scale;
         }
@@ -138,20 +138,22 @@ public final class Quantization {
   }
 
   /**
-   * The e4m3fn byte nearest to {@code x} (ties to the even code), saturating at +-448; NaN gives {@code 0x7f}.
+   * The e4m3fn byte nearest to {@code x} (ties to the even code), saturating at +-448; NaN gives {@code 0x7f}. A
+   * double, so that a quotient is rounded once, here, and not first to the float nearest to it (which may be a
+   * midpoint between two codes).
    */
-  public static byte encodeE4m3(float x) {
-    if (Float.isNaN(x)) {
+  public static byte encodeE4m3(double x) {
+    if (Double.isNaN(x)) {
       return 0x7f;
     }
-    int sign = (Float.floatToRawIntBits(x) >>> 24) & 0x80;
-    float a = Math.abs(x);
+    int sign = (int) (Double.doubleToRawLongBits(x) >>> 56) & 0x80;
+    double a = Math.abs(x);
     if (a >= E4M3_MAX) {
       return (byte) (sign | 0x7e);
     }
-    if (a < 0x1p-6f) {
+    if (a < 0x1p-6) {
       // subnormal: m x 2^-9, m = 8 being the smallest normal, whose code is 8 too (scaling by 2^9 is exact)
-      return (byte) (sign | (int) Math.rint(a * 512f));
+      return (byte) (sign | (int) Math.rint(a * 512));
     }
     int e = Math.getExponent(a);
     // the mantissa rounded to 3 bits, ties to even; 16 carries into the next exponent, as the code does

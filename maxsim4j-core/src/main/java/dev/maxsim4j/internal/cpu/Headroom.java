@@ -4,15 +4,16 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Quantization;
 
 /**
- * Keeps the dot products of a scaled pair inside fp32 where the products of the values themselves are: the
- * kernels multiply the staged values of both sides (a quantized side's stored values) and apply queryScale x
- * documentScale after, so a float token of huge values met by stored values up to 448 could overflow where its
- * products with the tiny scaled values they stand for do not; and a token of tiny values met by e4m3's fractional
- * stored values (down to 2^-9) could round its products in fp32's subnormal range, losing bits (or the whole
- * product) that a large scale would then bring back into the score. Such a token is divided by a power of two 2^e
- * (exact; e is negative for a tiny token) and its scale multiplied by 2^e. Tokens whose |values| sum, times the
- * largest value the other side stages, lies between 2^-64 and a quarter of fp32's largest are left as
- * they are, so ordinary inputs keep every bit.
+ * Keeps the dot products of a scaled pair inside fp32's range, where the products of the values themselves are:
+ * the kernels multiply the staged values of both sides (a quantized side's stored values) and apply queryScale x
+ * documentScale after. A float token of huge values met by stored values up to 448 could pass fp32's range where its
+ * products with the tiny scaled values they stand for do not, and fp32 partial sums near that range cancel what
+ * float64 keeps: such a token's pairs are scored exactly, as unscaled pairs whose partial sums may overflow are
+ * ({@link #mayOverflow}). A token of tiny values met by e4m3's fractional stored values (down to 2^-9) could round
+ * its products in fp32's subnormal range, losing bits (or the whole product) that a large scale would then bring
+ * back into the score: such a token is divided by a power of two 2^e (exact; e negative) and its scale multiplied by
+ * 2^e. Tokens whose |values| sum, times the largest value the other side stages, lies between 2^-64 and a quarter of
+ * fp32's largest are left as they are, so ordinary inputs keep every bit.
  */
 final class Headroom {
   private static final double LIMIT = Float.MAX_VALUE / 4.0;
@@ -33,8 +34,9 @@ final class Headroom {
 
   /**
    * The power of two a token is divided by: {@code values[from + i * stride]} for i in [0, n), whose products
-   * meet values of at most {@code largest}; 1 where none is needed, or where a value is not finite (an infinity
-   * stays one, as given). Below 1 (down to fp32's smallest, 2^-149) for a token of tiny values.
+   * meet values of at most {@code largest}; 1 where none is needed or the sum is NaN. Below 1 (down to fp32's
+   * smallest, 2^-149) for a token of tiny values; above 1 (infinite for a token holding an infinity) where its
+   * products may pass fp32's range, a token {@link #divide} leaves as it is and sends to the exact path.
    */
   static float divisor(float[] values, int from, int n, int stride, double largest) {
     double sum = 0;
@@ -45,10 +47,10 @@ final class Headroom {
     if (bound > 0 && bound < SMALL) {
       return Math.scalb(1f, Math.getExponent(bound)); // bound >= 2^-149, the smallest nonzero |value|
     }
-    if (!(bound > LIMIT) || Double.isInfinite(sum)) {
+    if (!(bound > LIMIT)) {
       return 1f; // NaN or in range: nothing to do
     }
-    return Math.scalb(1f, Math.getExponent(bound / LIMIT) + 1);
+    return Double.isInfinite(bound) ? Float.POSITIVE_INFINITY : Math.scalb(1f, Math.getExponent(bound / LIMIT) + 1);
   }
 
   /**
@@ -90,14 +92,17 @@ final class Headroom {
   }
 
   /**
-   * Divides {@code values[from + i * stride]}, i in [0, n), by {@code divisor}, a power of two: exact but for
-   * values it takes below fp32's normal range, far below the token's largest. A division, not a product with the
-   * inverse: the inverse of a divisor below 2^-127 is not a float. Returns whether a nonzero value was taken below
-   * the normal range, or lies below {@code exactFrom} ({@link #exactFrom}) after it: its bits (or all of it) are
-   * lost, and a document that zeroes the token's large values leaves only these, so the caller scores such a
-   * token's pairs exactly ({@link ReferenceKernel#maxSim}).
+   * Divides {@code values[from + i * stride]}, i in [0, n), by {@code divisor}, a power of two of at most 1: exact.
+   * Returns whether the token's pairs are scored exactly ({@link ReferenceKernel#maxSim}) instead: where the
+   * divisor is above 1 (the token is then left as it is), or where a nonzero value lies below {@code exactFrom}
+   * ({@link #exactFrom}) after the division: its bits (or all of it) are lost, and a document that zeroes the
+   * token's large values leaves only these. A division, not a product with the inverse: the inverse of a divisor
+   * below 2^-127 is not a float.
    */
   static boolean divide(float[] values, int from, int n, int stride, float divisor, float exactFrom) {
+    if (divisor > 1f) {
+      return true;
+    }
     if (divisor == 1f && exactFrom == 0f) {
       return false; // nothing to divide, and no value too small for its products
     }
@@ -106,7 +111,7 @@ final class Headroom {
       float v = values[from + i * stride];
       float w = v / divisor;
       values[from + i * stride] = w;
-      lost |= v != 0f && (divisor > 1f && Math.abs(w) < Float.MIN_NORMAL || Math.abs(w) < exactFrom);
+      lost |= v != 0f && Math.abs(w) < exactFrom;
     }
     return lost;
   }

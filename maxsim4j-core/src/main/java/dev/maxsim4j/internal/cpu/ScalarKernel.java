@@ -32,7 +32,7 @@ final class ScalarKernel implements PairKernel {
     float[][] qData = new float[queries.rows][];
     float[][] qScale = new float[queries.rows][];
     int[][] qSlots = new int[queries.rows][];
-    boolean[] qExact = new boolean[queries.rows]; // a token whose headroom lost bits: scored exactly
+    boolean[] qExact = new boolean[queries.rows]; // a token the headroom sends to the exact path (Headroom.divide)
     for (int i = 0; i < queries.rows; i++) {
       qData[i] = new float[queries.validCount[i] * dim];
       qSlots[i] = new int[queries.validCount[i]];
@@ -64,7 +64,7 @@ final class ScalarKernel implements PairKernel {
       private final float[] docScale = new float[documents.maxValidCount];
       private int docTokens;
       private int docIndex;
-      /** Whether a loaded token's headroom lost bits (see Headroom.divide): its pairs are scored exactly. */
+      /** Whether a loaded token's pairs are scored exactly (Headroom.divide). */
       private boolean docExact;
       /** The loaded document's largest |value|, where a query's partial sums may overflow with it, else 0. */
       private float docLargest;

@@ -104,7 +104,7 @@ final class VectorKernel implements PairKernel {
     float[] qMaxScale = new float[rows];
     float[] qMinScale = new float[rows];
     int[][] qSlots = new int[rows][];
-    boolean[] qExact = new boolean[rows]; // a token whose headroom lost bits: scored exactly
+    boolean[] qExact = new boolean[rows]; // a token the headroom sends to the exact path (Headroom.divide)
     // unscaled pairs whose partial sums may pass fp32's range are scored exactly (Headroom.mayOverflow)
     double[] qAbsSum = new double[rows];
     double anyQuery = 0;
@@ -196,9 +196,9 @@ final class VectorKernel implements PairKernel {
     /** Against quantized queries, the smallest float value their stored values meet exactly (Headroom.exactFrom). */
     private final float queryExactFrom;
     private final Tokens queries;
-    /** Per query, whether a token's headroom lost bits (see Headroom.divide): its pairs are scored exactly. */
+    /** Per query, whether a token's pairs are scored exactly (Headroom.divide). */
     private final boolean[] qExact;
-    /** Whether a loaded document token's headroom lost bits: its pairs are scored exactly. */
+    /** Whether a loaded document token's pairs are scored exactly (Headroom.divide). */
     private boolean docExact;
     private int docIndex;
     /** Per query, the largest sum of |values| of its unscaled tokens (0 where scaled). */
