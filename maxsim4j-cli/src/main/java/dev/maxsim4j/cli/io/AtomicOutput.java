@@ -88,7 +88,8 @@ public final class AtomicOutput implements AutoCloseable {
 
   /**
    * Checks {@code target} (given as {@code option}) and reserves its temporary file: refuses a folder, a
-   * device, pipe or socket (which a move would replace), a missing or unwritable folder to write into, and
+   * device, pipe or socket (which a move would replace), a file this user may not write, a missing or unwritable
+   * folder to write into, and
    * any of {@code inputs} (compared as files, not names). A symbolic link is written through, not replaced.
    */
   public static AtomicOutput create(String option, Path target, Collection<Path> inputs) throws IOException {
@@ -102,6 +103,11 @@ public final class AtomicOutput implements AutoCloseable {
       if (!Files.isRegularFile(target)) {
         throw new IllegalArgumentException(option + " " + target + " is not a regular file (a device, pipe or"
             + " socket); expected a file to write");
+      }
+      if (!Files.isWritable(target)) {
+        // the move into place needs the folder's permission only: it would replace a file its owner write-protected
+        throw new IllegalArgumentException(option + " " + target + " is read-only for this user; expected a file"
+            + " it may write (or a new name)");
       }
       for (Path input : inputs) {
         if (Files.exists(input) && Files.isSameFile(target, input)) {

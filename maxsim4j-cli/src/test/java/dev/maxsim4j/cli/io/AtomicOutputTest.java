@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,17 +41,30 @@ class AtomicOutputTest {
   }
 
   @Test
-  void aReadOnlyTargetIsReplacedAndStaysReadOnly() throws IOException {
-    // the temporary file is forced before it takes the read-only permissions (for a user other than root, a
-    // force after them could not open it for writing)
+  void aReadOnlyTargetThisUserMayWriteIsReplacedAndStaysReadOnly() throws IOException {
+    // root may write it; the temporary file is forced before it takes the read-only permissions (a force after
+    // them could not open it for writing where the mode is enforced)
     Path target = Files.writeString(dir.resolve("ro.txt"), "old");
     Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("r--r--r--"));
+    Assumptions.assumeTrue(Files.isWritable(target), "only root may write a read-only file");
     try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
       output.write(file -> Files.writeString(file, "new"));
       output.commit();
     }
     assertEquals("new", Files.readString(target));
     assertEquals("r--r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(target)));
+  }
+
+  @Test
+  void aTargetThisUserMayNotWriteIsRefusedAndKept() throws IOException {
+    // a move into place needs only the folder's permission: it would replace a file its owner write-protected
+    Path target = Files.writeString(dir.resolve("protected.txt"), "old");
+    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("r--r--r--"));
+    Assumptions.assumeFalse(Files.isWritable(target), "root may write a read-only file");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> AtomicOutput.create("--out", target, List.of()));
+    assertTrue(e.getMessage().contains("--out " + target + " is read-only for this user"), e.getMessage());
+    assertEquals("old", Files.readString(target));
   }
 
   @Test
