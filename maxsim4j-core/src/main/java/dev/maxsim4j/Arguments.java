@@ -40,6 +40,13 @@ final class Arguments {
     return elements;
   }
 
+  /** As {@link #resultSize} for a result of {@code rows} arrays per kind ({@link HeapLimit#requireRows}). */
+  static void rowsResultSize(long rows, long columns, int elementBytes, int arrays, boolean flatCopy, String what,
+      String instead) {
+    arraySize(rows, columns, what, instead);
+    HeapLimit.requireRows(rows, columns, elementBytes, arrays, flatCopy, what, instead);
+  }
+
   /** {@code 0 <= index < size}, as an argument check. */
   static int index(int index, int size, String name) {
     if (index < 0 || index >= size) {

@@ -85,6 +85,8 @@ public final class MaxSim implements AutoCloseable {
   private final String requestedBackend;
   private final boolean deterministic;
   private final CallGate gate = new CallGate(this::release);
+  /** Guards {@link #asyncThread}: a private lock, as a caller may hold this instance's own monitor. */
+  private final Object asyncLock = new Object();
   private ExecutorService asyncThread;
 
   private MaxSim(Backend backend, String requestedBackend, boolean deterministic) {
@@ -164,7 +166,18 @@ public final class MaxSim implements AutoCloseable {
             + " (or call backend(name) on the builder)");
       }
       int n = threads > 0 ? threads : defaultThreads();
-      return new MaxSim(BackendSelector.create(backend, n), backend, deterministic);
+      Backend made;
+      try {
+        made = BackendSelector.create(backend, n);
+      } catch (IllegalStateException e) {
+        if (!backendFromProperty || backend.isBlank()) {
+          throw e;
+        }
+        // a name set far from the code (JAVA_OPTS, a launcher) is named with the way out
+        throw new IllegalStateException(e.getMessage() + " (backend '" + backend + "' from system property "
+            + BackendSelector.PROPERTY + "; unset it for auto, or call backend(name) on the builder)", e);
+      }
+      return new MaxSim(made, backend, deterministic);
     }
 
     private static int defaultThreads() {
@@ -247,7 +260,7 @@ public final class MaxSim implements AutoCloseable {
         throw new IllegalArgumentException("k = " + k + "; expected k >= 1");
       }
       // each query keeps min(k, Nd) entries, as the backends clamp k: the result is Nq x that, checked before work
-      Arguments.resultSize(queries.size(), Math.min(k, documents.size()), Float.BYTES + Integer.BYTES,
+      Arguments.rowsResultSize(queries.size(), Math.min(k, documents.size()), Float.BYTES + Integer.BYTES, 2, false,
           "topK's results of queries x min(k,"
           + " documents) = " + queries.size() + " x min(" + k + ", " + documents.size() + ")",
           "ask for a smaller k, or rank the queries in smaller batches");
@@ -317,15 +330,17 @@ public final class MaxSim implements AutoCloseable {
     }
   }
 
-  private synchronized ExecutorService asyncExecutor() {
-    if (asyncThread == null) {
-      asyncThread = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "maxsim4j-async");
-        t.setDaemon(true);
-        return t;
-      });
+  private ExecutorService asyncExecutor() {
+    synchronized (asyncLock) {
+      if (asyncThread == null) {
+        asyncThread = Executors.newSingleThreadExecutor(r -> {
+          Thread t = new Thread(r, "maxsim4j-async");
+          t.setDaemon(true);
+          return t;
+        });
+      }
+      return asyncThread;
     }
-    return asyncThread;
   }
 
   // ------------------------------------------------------------------ training
@@ -531,7 +546,7 @@ public final class MaxSim implements AutoCloseable {
   }
 
   private void release() {
-    synchronized (this) {
+    synchronized (asyncLock) {
       if (asyncThread != null) {
         asyncThread.shutdown(); // idle: every submitted call has landed
       }
@@ -545,7 +560,8 @@ public final class MaxSim implements AutoCloseable {
 
   private static Problem allPairs(TokenBatch q, TokenBatch d) {
     checkPair(q, d);
-    Arguments.resultSize(q.size(), d.size(), Float.BYTES, "scores of queries x documents",
+    // the backends fill one flat array and copy it into the rows
+    Arguments.rowsResultSize(q.size(), d.size(), Float.BYTES, 1, q.size() > 1, "scores of queries x documents",
         "use topK(queries, documents, k), or score the documents in chunks");
     return Problem.allPairs(q.tokens(), d.tokens());
   }

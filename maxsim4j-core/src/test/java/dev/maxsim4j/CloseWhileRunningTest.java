@@ -75,6 +75,23 @@ class CloseWhileRunningTest {
     closed(() -> m.scoresAsync(q, d));
   }
 
+  /**
+   * A hostile tester's finding: the last asynchronous call frees the instance before its future completes, and
+   * freeing took the instance's own monitor, so a caller that held it (synchronized on the MaxSim) while another
+   * thread closed waited for its future forever.
+   */
+  @Test
+  void aCallerHoldingTheInstancesMonitorGetsItsAsynchronousResult() throws Exception {
+    MaxSim m = MaxSim.builder().backend("vector").threads(1).build();
+    synchronized (m) {
+      CompletableFuture<float[][]> f = m.scoresAsync(q, d);
+      Thread closer = new Thread(m::close);
+      closer.start();
+      closer.join();
+      assertEquals(16, f.get(60, TimeUnit.SECONDS).length);
+    }
+  }
+
   @Test
   void everyCallAfterCloseIsIllegalState() {
     MaxSim m = MaxSim.builder().backend("cpu").threads(1).build();

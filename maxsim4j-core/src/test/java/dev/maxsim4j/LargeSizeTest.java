@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.internal.HeapLimit;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
@@ -159,12 +160,31 @@ class LargeSizeTest {
       String[] argmax = {"saved argmax", "masked slots included", "21000 x 100000 elements of 4 bytes = 8400000000 bytes", "whole heap", "withLengths"};
       rejects(() -> m.scoresForTraining(longMaskedQuery, oneTokenDocuments), argmax);
       rejects(() -> m.lossAllPairs(longMaskedQuery, oneTokenDocuments, Loss.contrastive(1f)), argmax);
-      rejects(() -> m.scores(manyQueries, manyQueries), "scores of queries x documents", "6400000000 bytes",
-          String.valueOf(heap));
+      rejects(() -> m.scores(manyQueries, manyQueries), "scores of queries x documents",
+          "in 40000 rows of 1 array and a flat copy = 12801280000 bytes", String.valueOf(heap));
       rejects(() -> m.topK(manyQueries, manyQueries, 40_000), "topK's results", "whole heap");
       rejects(() -> m.project(new float[40_000], 40_000, 1, new float[40_000], 40_000), "project's output",
           "whole heap");
     }
+  }
+
+  /**
+   * A hostile tester's finding: 13M one-token queries against one document asked for 52 MB of scores, under a
+   * 314 MB heap, but as 13M arrays of one float (a header, a reference and alignment each) and the flat copy they
+   * are filled from they took 400 MB, and the call ended in a bare OutOfMemoryError. A result held in rows counts
+   * each row's array.
+   */
+  @Test
+  void resultRowsCountTheirArrays() {
+    long heap = Runtime.getRuntime().maxMemory();
+    long rows = heap / 20;
+    HeapLimit.require(rows, 1, Float.BYTES, "flat", "nothing"); // a fifth of the heap as one array
+    rejects(() -> HeapLimit.requireRows(rows, 1, Float.BYTES, 1, false, "rows of scores", "score fewer queries"),
+        "rows of scores = " + rows + " x 1 elements of 4 bytes in " + rows + " rows of 1 array", "whole heap",
+        "score fewer queries");
+    rejects(() -> HeapLimit.requireRows(heap / 60, 1, Float.BYTES + Integer.BYTES, 2, false, "top k", "smaller k"),
+        "rows of 2 arrays", "whole heap");
+    HeapLimit.requireRows(heap / 100, 1, Float.BYTES + Integer.BYTES, 2, false, "top k", "smaller k");
   }
 
   /** A product past even a long is still refused, not wrapped around into a small size that would pass. */

@@ -20,18 +20,47 @@ public final class HeapLimit {
     require(pairs, stride, Integer.BYTES, SAVED_ARGMAX, TRAIN_SMALLER + ARGMAX_HINT);
   }
 
-  /** Throws naming {@code what} (its {@code rows x columns} elements of {@code elementBytes}) and {@code instead}. */
+  /**
+   * Throws naming {@code what} (its {@code rows x columns} elements of {@code elementBytes}, one flat array) and
+   * {@code instead}.
+   */
   public static void require(long rows, long columns, int elementBytes, String what, String instead) {
-    long heap = Runtime.getRuntime().maxMemory();
-    long bytes;
+    check(bytes(rows, columns, elementBytes, 0, false), rows, columns, elementBytes, "", what, instead);
+  }
+
+  /**
+   * As {@link #require} for a result held as {@code arrays} arrays per row (a {@code float[rows][columns]} is one,
+   * scores and indices two), {@code elementBytes} summed over them: each array's header, reference and alignment
+   * count too (a float[13M][1] takes seven times its floats), and, where {@code flatCopy}, one flat array of every
+   * element held beside the rows while they are filled.
+   */
+  public static void requireRows(long rows, long columns, int elementBytes, int arrays, boolean flatCopy,
+      String what, String instead) {
+    check(bytes(rows, columns, elementBytes, arrays, flatCopy), rows, columns, elementBytes, " in " + rows
+        + " rows of " + arrays + (arrays == 1 ? " array" : " arrays") + (flatCopy ? " and a flat copy" : ""), what,
+        instead);
+  }
+
+  /** The most a Java array's header (16 bytes), the reference to it (8) and its alignment (7) add to its elements. */
+  private static final long ARRAY_OVERHEAD = 32;
+
+  private static long bytes(long rows, long columns, int elementBytes, int arrays, boolean flatCopy) {
     try {
-      bytes = Math.multiplyExact(Math.multiplyExact(rows, columns), (long) elementBytes);
+      long elements = Math.multiplyExact(Math.multiplyExact(rows, columns), (long) elementBytes);
+      long overhead = Math.multiplyExact(rows, arrays * ARRAY_OVERHEAD);
+      return Math.addExact(Math.addExact(elements, overhead), flatCopy ? elements : 0);
     } catch (ArithmeticException e) {
-      bytes = Long.MAX_VALUE; // past any heap
+      return Long.MAX_VALUE; // past any heap
     }
+  }
+
+  private static void check(long bytes, long rows, long columns, int elementBytes, String layout, String what,
+      String instead) {
+    long heap = Runtime.getRuntime().maxMemory();
     if (bytes > heap) {
       throw new IllegalArgumentException(what + " = " + rows + " x " + columns + " elements of " + elementBytes
-          + " bytes = " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); " + instead);
+          + " bytes" + layout + " = " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); "
+          + instead);
     }
   }
 }
