@@ -62,11 +62,6 @@ final class Inputs {
   }
 
   /**
-   * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the
-   * kernels' fastest paths read; larger ones are scored straight from the mapped file. Quantized tokens stay
-   * in their stored bytes either way.
-   */
-  /**
    * The value of {@code o.bits()}, 0 when absent. A file quantize wrote records its tokens' dimension ({@code
    * recorded}, under {@code key} in its __metadata__): for packed bits it stands in for an absent flag and must
    * agree with a given one, since a wrong d that packs into as many bytes would score padding bits silently.
@@ -96,6 +91,11 @@ final class Inputs {
     return d;
   }
 
+  /**
+   * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the
+   * kernels' fastest paths read; larger ones are scored straight from the mapped file. Quantized tokens stay
+   * in their stored bytes either way.
+   */
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
     return load(a, o, PathArgument.of(o.embeddings(), a.require(o.embeddings())), heapElements);
   }

@@ -84,11 +84,6 @@ record TokenType(DType dtype, int dim, float[] scales) {
   }
 
   /**
-   * Scales for the tokens of {@code emb}: float32 of its shape without the last axis (padded {@code [N, L]},
-   * {@code [B, K, L]}) or {@code [T]} (packed), finite in every token {@code valid} flags (null: every token); a
-   * masked token's, never read, is 1 where it is not finite (a scale computed from NaN padding).
-   */
-  /**
    * Whether an array of one entry per token (a mask, scales) of {@code shape} fits {@code emb}: its shape without
    * the last axis; {@code [L, d]} unpacked is one row of L tokens, whose array may also be the {@code [N, L]} of that
    * one row, {@code [1, L]}.
@@ -104,6 +99,11 @@ record TokenType(DType dtype, int dim, float[] scales) {
         + (emb.rank() == 2 && !packed ? " or [1, " + emb.shape()[0] + "]" : "");
   }
 
+  /**
+   * Scales for the tokens of {@code emb}: float32 of its shape without the last axis (padded {@code [N, L]},
+   * {@code [B, K, L]}) or {@code [T]} (packed), finite in every token {@code valid} flags (null: every token); a
+   * masked token's, never read, is 1 where it is not finite (a scale computed from NaN padding).
+   */
   static float[] scales(String what, NdArray scales, NdArray emb, boolean packed, boolean[] valid) {
     long[] expected = Arrays.copyOf(emb.shape(), emb.rank() - 1);
     if (scales.type() != NdArray.ElementType.F32) {

@@ -25,7 +25,6 @@ public final class WideVectorsCodec extends FilterCodec {
   public static final int MAX_DIMENSIONS = 1 << 16;
   private final KnnVectorsFormat perField;
 
-  /** The default codec, its vectors format accepting up to {@code maxDimensions} dimensions per vector. */
   /**
    * The codec for vectors of {@code dimensions}: Lucene's default where they fit its {@value
    * KnnVectorsFormat#DEFAULT_MAX_DIMENSIONS}, else this one. The one place that choice is made.
@@ -35,6 +34,7 @@ public final class WideVectorsCodec extends FilterCodec {
         : new WideVectorsCodec(dimensions);
   }
 
+  /** The default codec, its vectors format accepting up to {@code maxDimensions} dimensions per vector. */
   public WideVectorsCodec(int maxDimensions) {
     super(Codec.getDefault().getName(), Codec.getDefault());
     if (maxDimensions < 1 || maxDimensions > MAX_DIMENSIONS) {

@@ -72,7 +72,6 @@ public final class SafeTensorsFile {
         all.asSlice(header.dataStart() + t.begin(), t.end() - t.begin()));
   }
 
-  /** The keys of a header for a message, shortened when there are many. */
   /** Tensor names for a message: quoted, one-line safe, the first 10 and a count of the rest. */
   public static String shown(java.util.Collection<String> names) {
     List<String> quoted = names.stream().limit(10).map(MiniJson::shown).toList();
