@@ -650,6 +650,30 @@ class CudaParityTest {
     }
   }
 
+  /**
+   * Calls complete in submission order, an empty one too: it has no device work, and completed at once it overtook
+   * the calls in flight before it.
+   */
+  @Test
+  void anEmptyAsyncCallCompletesAfterTheCallsBeforeIt() throws Exception {
+    RandomBatches r = new RandomBatches();
+    TokenBatch d = r.packed(DType.BFLOAT16, 2000, 1, 300, 128, true);
+    TokenBatch q = r.padded(DType.BFLOAT16, 32, 32, 128, 0);
+    TokenBatch noDocuments = TokenBatch.ofHalfs(DType.BFLOAT16, new short[0], 0, 1, 128);
+    try (MaxSim m = MaxSim.builder().backend("cuda").build()) {
+      java.util.List<java.util.concurrent.CompletableFuture<float[][]>> before = new java.util.ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        before.add(m.scoresAsync(q, d));
+      }
+      float[][] empty = m.scoresAsync(q, noDocuments).get(60, java.util.concurrent.TimeUnit.SECONDS);
+      for (int i = 0; i < before.size(); i++) {
+        assertTrue(before.get(i).isDone(), "call " + i + " was still running when the empty call after it completed");
+      }
+      assertEquals(32, empty.length);
+      assertEquals(0, empty[0].length);
+    }
+  }
+
   @Test
   void useAfterCloseIsIllegalStateNotACrash() {
     MaxSim m = MaxSim.builder().backend("cuda").build();

@@ -293,8 +293,16 @@ public final class ShardedBackend implements Backend {
    */
   @Override
   public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
-    if (problem.kind() != Problem.Kind.ALL_PAIRS || problem.pairs() == 0) {
+    if (problem.kind() != Problem.Kind.ALL_PAIRS) {
       return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
+    }
+    if (problem.pairs() == 0) { // no device work, but not before the calls submitted earlier
+      synchronized (this) {
+        CompletableFuture<float[][]> empty = lastAsync.thenApplyAsync(done -> scoreRows(problem, rows, columns),
+            executor);
+        lastAsync = empty.handle((r, e) -> null);
+        return empty;
+      }
     }
     Split split = shardsOf(problem.documents());
     synchronized (this) { // submitters take turns, so every device queues the calls in the same order

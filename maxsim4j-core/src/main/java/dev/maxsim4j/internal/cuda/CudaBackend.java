@@ -259,7 +259,11 @@ public final class CudaBackend implements Backend {
   @Override
   public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
     int pairs = problem.pairs();
-    if (pairs == 0 || columns == 0 || !device.hostMapped) {
+    if (pairs == 0 || columns == 0) {
+      float[][] empty = scoreRows(problem, rows, columns); // no device work
+      return call(() -> pipeline == null ? CompletableFuture.completedFuture(empty) : pipeline.submitDone(empty));
+    }
+    if (!device.hostMapped) {
       return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
     }
     return call(() -> {

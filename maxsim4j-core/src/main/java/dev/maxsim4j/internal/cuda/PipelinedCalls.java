@@ -142,6 +142,16 @@ final class PipelinedCalls {
     return future;
   }
 
+  /**
+   * A call with no device work, its result {@code value} known already: completes in order, after every call
+   * submitted before it (completed at once, it would overtake them).
+   */
+  CompletableFuture<float[][]> submitDone(float[][] value) {
+    CompletableFuture<float[][]> future = new CompletableFuture<>();
+    inFlight.add(new InFlight(null, null, none -> value, future));
+    return future;
+  }
+
   private void complete() {
     boolean current = false;
     for (;;) {
@@ -162,12 +172,16 @@ final class PipelinedCalls {
           device.makeCurrent();
           current = true;
         }
-        Driver.waitFor(call.slot.marker);
+        if (call.slot != null) {
+          Driver.waitFor(call.slot.marker);
+        }
         result = call.read.apply(call.scores);
       } catch (RuntimeException | Error e) { // an Error too: a dead thread would hold its slot, and close, for good
         failure = e;
       }
-      giveBack(call.slot);
+      if (call.slot != null) {
+        giveBack(call.slot);
+      }
       float[][] value = result;
       Throwable error = failure;
       callbacks.execute(() -> {
