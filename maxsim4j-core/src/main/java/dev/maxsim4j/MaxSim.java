@@ -52,7 +52,9 @@ import java.util.function.Function;
  *
  * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
- * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k.
+ * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k. So does a
+ * call whose result would take more than this JVM's whole heap ({@code -Xmx}), counting each row's array of a
+ * {@code float[][]} (a header and a reference each) and the flat copy the rows are filled from.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
