@@ -54,7 +54,7 @@ import java.util.function.Function;
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k. So does a
  * call whose result would take more than this JVM's whole heap ({@code -Xmx}), counting each row's array of a
- * {@code float[][]} (a header and a reference each) and the flat copy the rows are filled from.
+ * {@code float[][]} (a header and a reference each) and, on the CPU, the flat array the rows are copied from.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
@@ -231,6 +231,7 @@ public final class MaxSim implements AutoCloseable {
   public float[][] scores(TokenBatch queries, TokenBatch documents) {
     return call(queries, documents, b -> {
       Problem p = allPairs(queries, documents);
+      requireScoreRows(b, queries.size(), documents.size(), SCORES, SCORE_FEWER);
       return b.scoreRows(p, queries.size(), documents.size());
     });
   }
@@ -247,6 +248,8 @@ public final class MaxSim implements AutoCloseable {
   public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     return call(queries, documents, b -> {
       Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
+      requireScoreRows(b, queries.size(), candidatesPerQuery, "candidates' scores of queries x candidatesPerQuery",
+          "score the queries in smaller batches");
       return b.scoreRows(p, queries.size(), candidatesPerQuery);
     });
   }
@@ -318,6 +321,7 @@ public final class MaxSim implements AutoCloseable {
     gate.enter();
     try {
       Problem p = allPairs(queries, documents);
+      requireScoreRows(backend, queries.size(), documents.size(), SCORES, SCORE_FEWER);
       CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
           r -> asyncExecutor().execute(r));
       gate.submitted();
@@ -410,6 +414,9 @@ public final class MaxSim implements AutoCloseable {
           + " query and one document per query");
     }
     loss.check(q.size(), columns);
+    // the step's flat scores are copied into rows
+    Arguments.rowsResultSize(q.size(), columns, Float.BYTES, 1, q.size() > 1, "the loss step's scores of queries x"
+        + " documents per query", HeapLimit.TRAIN_SMALLER);
     Backend.LossStep step = b.lossStep(p, loss, deterministic);
     Gradients g = new Gradients(TrainingScores.asBatch(q, step.gradients().queries(), precision),
         TrainingScores.asBatch(d, step.gradients().documents(), precision));
@@ -560,12 +567,18 @@ public final class MaxSim implements AutoCloseable {
     return Arguments.nonNull(documents, "documents").batchFor(this);
   }
 
+  private static final String SCORES = "scores of queries x documents";
+  private static final String SCORE_FEWER = "use topK(queries, documents, k), or score the documents in chunks";
+
   private static Problem allPairs(TokenBatch q, TokenBatch d) {
     checkPair(q, d);
-    // the backends fill one flat array and copy it into the rows
-    Arguments.rowsResultSize(q.size(), d.size(), Float.BYTES, 1, q.size() > 1, "scores of queries x documents",
-        "use topK(queries, documents, k), or score the documents in chunks");
+    Arguments.arraySize(q.size(), d.size(), SCORES, SCORE_FEWER);
     return Problem.allPairs(q.tokens(), d.tokens());
+  }
+
+  /** {@code rows x columns} scores as {@code b} returns them, in rows, within the heap ({@link HeapLimit}). */
+  private static void requireScoreRows(Backend b, int rows, int columns, String what, String instead) {
+    Arguments.rowsResultSize(rows, columns, Float.BYTES, 1, rows > 1 && b.rowsFromFlatScores(), what, instead);
   }
 
   private static Problem pairwiseProblem(TokenBatch q, TokenBatch d) {

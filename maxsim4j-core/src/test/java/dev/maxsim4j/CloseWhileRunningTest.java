@@ -2,6 +2,7 @@ package dev.maxsim4j;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -87,7 +88,8 @@ class CloseWhileRunningTest {
       CompletableFuture<float[][]> f = m.scoresAsync(q, d);
       Thread closer = new Thread(m::close);
       closer.start();
-      closer.join();
+      closer.join(60_000);
+      assertFalse(closer.isAlive(), "close() is still waiting");
       assertEquals(16, f.get(60, TimeUnit.SECONDS).length);
     }
   }

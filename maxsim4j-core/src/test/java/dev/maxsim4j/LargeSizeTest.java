@@ -187,6 +187,37 @@ class LargeSizeTest {
     HeapLimit.requireRows(heap / 100, 1, Float.BYTES + Integer.BYTES, 2, false, "top k", "smaller k");
   }
 
+  /**
+   * A hostile tester's findings: small inputs whose working memory no heap of this JVM holds ended in a bare
+   * OutOfMemoryError: 1-bit queries widened to fp32 (32 times their bytes), a long row FDE-encoded in float64, and
+   * a top-k whose result fit but whose collectors (the merge, the sorted result, a chunk's per thread) did not.
+   */
+  @Test
+  void workingMemoryPastTheWholeHeapIsRefusedBeforeWork() {
+    long heap = Runtime.getRuntime().maxMemory();
+    org.junit.jupiter.api.Assumptions.assumeTrue(heap < 6L << 30, "a heap of 6 GB or more takes long to fill");
+    int rows = (int) (heap / (32 * 2048 * 4) * 5 / 4);
+    TokenBatch bits = TokenBatch.ofBytes(DType.BINARY, new byte[rows * 32 * 2048 / 8], null, rows, 32, 2048);
+    TokenBatch oneFloat = TokenBatch.ofFloats(new float[2048], 1, 1, 2048);
+    for (String backend : new String[] {"vector", "scalar"}) {
+      try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
+        rejects(() -> m.scores(bits, oneFloat), "the queries widened to fp32", "whole heap",
+            "score fewer queries per call");
+      }
+    }
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(1).simHashBits(10).repetitions(1)
+        .projectionDim(1).build();
+    int tokens = (int) (heap / (8 * (1 + 1 + 11)) * 5 / 4); // d + projection dim + 10 sign bits and 1 projection
+    rejects(() -> encoder.encodeDocuments(TokenBatch.ofFloats(new float[tokens], 1, tokens, 1)), "longest row of "
+        + tokens + " tokens, encoded in float64", "whole heap", "encode shorter rows");
+    int documents = (int) (heap / 12 / 1000);
+    try (MaxSim m = MaxSim.builder().backend("vector").threads(1).build()) {
+      rejects(() -> m.topK(TokenBatch.ofFloats(new float[1000], 1000, 1, 1),
+          TokenBatch.ofFloats(new float[documents], documents, 1, 1), Integer.MAX_VALUE),
+          "topK's entries held at once", "whole heap", "ask for a smaller k");
+    }
+  }
+
   /** A product past even a long is still refused, not wrapped around into a small size that would pass. */
   @Test
   void aSizeWhoseProductPassesALongIsRefused() {

@@ -36,6 +36,14 @@ public interface Backend extends AutoCloseable {
    * row i). A backend whose scores land off-heap overrides it to fill the rows from there, without a flat
    * array in between.
    */
+  /**
+   * Whether {@link #scoreRows} holds the scores as one flat array beside the rows it copies them into (the heap a
+   * result of several rows needs, {@link HeapLimit#requireRows}): true unless it fills the rows from off-heap.
+   */
+  default boolean rowsFromFlatScores() {
+    return true;
+  }
+
   default float[][] scoreRows(Problem problem, int rows, int columns) {
     return rows(score(problem, null), rows, columns);
   }

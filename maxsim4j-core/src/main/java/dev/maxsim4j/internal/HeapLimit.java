@@ -41,8 +41,17 @@ public final class HeapLimit {
         instead);
   }
 
+  /** Throws naming {@code what}, {@code bytes} of working memory one call holds at once, and {@code instead}. */
+  public static void requireBytes(long bytes, String what, String instead) {
+    long heap = Runtime.getRuntime().maxMemory();
+    if (bytes > heap) {
+      throw new IllegalArgumentException(what + " = " + bytes + " bytes, more than this JVM's whole heap (" + heap
+          + " bytes, -Xmx); " + instead);
+    }
+  }
+
   /** The most a Java array's header (16 bytes), the reference to it (8) and its alignment (7) add to its elements. */
-  private static final long ARRAY_OVERHEAD = 32;
+  public static final long ARRAY_OVERHEAD = 32;
 
   private static long bytes(long rows, long columns, int elementBytes, int arrays, boolean flatCopy) {
     try {

@@ -104,16 +104,16 @@ public final class AtomicOutput implements AutoCloseable {
         throw new IllegalArgumentException(option + " " + target + " is not a regular file (a device, pipe or"
             + " socket); expected a file to write");
       }
-      if (!Files.isWritable(target)) {
-        // the move into place needs the folder's permission only: it would replace a file its owner write-protected
-        throw new IllegalArgumentException(option + " " + target + " is read-only for this user; expected a file"
-            + " it may write (or a new name)");
-      }
       for (Path input : inputs) {
         if (Files.exists(input) && Files.isSameFile(target, input)) {
           throw new IllegalArgumentException(option + " " + target + " is also the input " + input
               + "; write the output to another file");
         }
+      }
+      if (!Files.isWritable(target)) {
+        // the move into place needs the folder's permission only: it would replace a file its owner write-protected
+        throw new IllegalArgumentException(option + " " + target + " is read-only for this user; expected a file"
+            + " it may write (or a new name)");
       }
     }
     Path file = linkTarget(option, target);

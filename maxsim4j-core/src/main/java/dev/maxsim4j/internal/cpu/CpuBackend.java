@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cpu;
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.FdeEncoding;
 import dev.maxsim4j.internal.FdeParameters;
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import java.util.Arrays;
@@ -141,11 +142,17 @@ public final class CpuBackend implements Backend {
     if (q.rows == 0 || keep == 0) {
       return new TopKResult(new float[q.rows][0], new int[q.rows][0]);
     }
-    Workers workers = new Workers(kernel.bind(q, d));
     int grain = loop.grainFor(d.rows, 1);
     int chunks = ParallelLoop.chunks(d.rows, grain);
     // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
-    // (threads + 1) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter)
+    // (threads + 2) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter):
+    // the merged collector, the result it is sorted into, and a chunk's collector per thread
+    int threads = loop.threads();
+    HeapLimit.requireRows(q.rows, 2L * keep + (long) threads * Math.min(keep, grain), Float.BYTES + Integer.BYTES,
+        2 * (2 + threads), false, "topK's entries held at once, queries x (2 k + threads x a chunk's k), k = " + keep
+        + ", " + threads + (threads == 1 ? " thread" : " threads"),
+        "ask for a smaller k, or rank the queries in smaller batches");
+    Workers workers = new Workers(kernel.bind(q, d));
     TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {
       PairKernel.Worker w = workers.take();

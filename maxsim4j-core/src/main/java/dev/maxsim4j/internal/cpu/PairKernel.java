@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cpu;
 
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Tokens;
 
 /**
@@ -36,5 +37,18 @@ interface PairKernel {
      * {@link dev.maxsim4j.internal.Backend#NO_ARGMAX} for masked slots.
      */
     float score(int query, int[] argmax, int offset);
+  }
+
+  /**
+   * Refuses queries whose fp32 copy, which a kernel stages for the whole call (each row's valid tokens, padded to
+   * {@code lanes}), would take more than the heap: a small input may widen far (1-bit queries 32 times).
+   */
+  static void requireStagedQueries(Tokens q, int lanes) {
+    long bytes = 0;
+    for (int i = 0; i < q.rows; i++) {
+      bytes += (q.validCount[i] + lanes - 1L) / lanes * lanes * q.dim * Float.BYTES + HeapLimit.ARRAY_OVERHEAD;
+    }
+    HeapLimit.requireBytes(bytes, "the queries widened to fp32 for the call (" + q.rows + " rows of valid tokens x d"
+        + " = " + q.dim + ")", "score fewer queries per call");
   }
 }

@@ -25,6 +25,7 @@ final class ScalarKernel implements PairKernel {
 
   @Override
   public Bound bind(Tokens queries, Tokens documents) {
+    PairKernel.requireStagedQueries(queries, 1);
     int dim = queries.dim;
     boolean qQuantized = queries.dtype.isQuantized();
     boolean dQuantized = documents.dtype.isQuantized();

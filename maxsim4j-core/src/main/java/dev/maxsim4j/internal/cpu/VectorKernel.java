@@ -96,6 +96,7 @@ final class VectorKernel implements PairKernel {
     if (tables != null) {
       return tables;
     }
+    PairKernel.requireStagedQueries(queries, V);
     int dim = queries.dim;
     int rows = queries.rows;
     boolean scaled = queries.dtype.isQuantized() || documents.dtype.isQuantized();

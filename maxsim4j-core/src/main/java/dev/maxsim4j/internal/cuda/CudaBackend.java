@@ -235,6 +235,11 @@ public final class CudaBackend implements Backend {
 
   /** Each row straight from pinned memory: no flat array and second copy (128x128: 64 KB each). */
   @Override
+  public boolean rowsFromFlatScores() {
+    return false; // rows are filled from pinned memory
+  }
+
+  @Override
   public float[][] scoreRows(Problem problem, int rows, int columns) {
     if (rows <= 1 || columns == 0) {
       return Backend.rows(score(problem, null), rows, columns);
@@ -259,12 +264,12 @@ public final class CudaBackend implements Backend {
   @Override
   public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
     int pairs = problem.pairs();
+    if (!device.hostMapped) { // every call runs on the executor, in order
+      return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
+    }
     if (pairs == 0 || columns == 0) {
       float[][] empty = scoreRows(problem, rows, columns); // no device work
       return call(() -> pipeline == null ? CompletableFuture.completedFuture(empty) : pipeline.submitDone(empty));
-    }
-    if (!device.hostMapped) {
-      return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
     }
     return call(() -> {
       if (pipeline == null) {

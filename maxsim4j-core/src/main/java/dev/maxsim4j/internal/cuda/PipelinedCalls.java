@@ -168,11 +168,11 @@ final class PipelinedCalls {
       float[][] result = null;
       Throwable failure = null;
       try {
-        if (!current) {
-          device.makeCurrent();
-          current = true;
-        }
-        if (call.slot != null) {
+        if (call.slot != null) { // a call with no device work may outlive the context
+          if (!current) {
+            device.makeCurrent();
+            current = true;
+          }
           Driver.waitFor(call.slot.marker);
         }
         result = call.read.apply(call.scores);
