@@ -286,6 +286,17 @@ public final class LateInteractionRetriever {
    * apart where the segment records its encoder, as {@link #documentFields} does).
    */
   private void checkEncodingField(IndexSearcher searcher) {
+    boolean encodings = false;
+    boolean tokens = false;
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      encodings |= leaf.reader().getFieldInfos().fieldInfo(encodingField) != null;
+      tokens |= leaf.reader().getFieldInfos().fieldInfo(tokensField) != null;
+    }
+    if (tokens && !encodings) { // a misspelt name, or an index built without encodings: no candidate, silently
+      throw new IllegalArgumentException("no segment holds field " + encodingField + ", while documents hold token"
+          + " vectors in " + tokensField + "; expected the encodings documentFields indexes beside them (check"
+          + " encodingField, or use searchExact)");
+    }
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
       FieldInfo info = leaf.reader().getFieldInfos().fieldInfo(encodingField);
       if (info != null && (info.getVectorDimension() != encoder.dimension()

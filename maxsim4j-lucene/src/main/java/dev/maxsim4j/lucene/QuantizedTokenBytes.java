@@ -65,6 +65,15 @@ final class QuantizedTokenBytes implements StoredTokens {
     System.arraycopy(value.bytes, from, data, start * tokenBytes, bytes);
     MemorySegment.copy(MemorySegment.ofArray(value.bytes), FLOAT_LE, from + bytes, scales, start, h.tokens());
     // checked here, where the value is still known: the gathered batch could only name its position in the block
+    if (type == DType.FLOAT8_E4M3) { // a NaN code, which encode refuses, would rank its document first
+      for (int i = 0; i < bytes; i++) {
+        if ((data[start * tokenBytes + i] & 0x7f) == 0x7f) {
+          throw new IllegalArgumentException(String.format("%s: token %d, dimension %d holds 0x%02x, an e4m3 NaN"
+              + " code; expected finite values", what, i / tokenBytes, i % tokenBytes,
+              data[start * tokenBytes + i] & 0xff));
+        }
+      }
+    }
     for (int t = start; t < start + h.tokens(); t++) {
       if (!Float.isFinite(scales[t])) {
         throw new IllegalArgumentException(what + ": token " + (t - start) + " has scale " + scales[t]

@@ -135,4 +135,30 @@ class HostileBytesTest {
       }
     }
   }
+
+  /**
+   * A stored e4m3 NaN code, which encode refuses, written by something else: it scored NaN and ranked its document
+   * first; the quantized rescorer names it, as it names a non-finite scale. Found by a hostile test.
+   */
+  @Test
+  void aStoredE4m3NanCodeIsRefusedByName() throws IOException {
+    byte[] value = BytesRef.deepCopyOf(QuantizedLateInteractionField.encode(new float[][] {{1, 1, 1}},
+        DType.FLOAT8_E4M3)).bytes;
+    value[QuantizedLateInteractionField.HEADER + 1] = (byte) 0xff;
+    try (Directory d = new ByteBuffersDirectory(); MaxSim maxSim = MaxSim.create()) {
+      try (IndexWriter w = new IndexWriter(d, new IndexWriterConfig())) {
+        Document doc = new Document();
+        doc.add(new BinaryDocValuesField("q", new BytesRef(value)));
+        w.addDocument(doc);
+      }
+      try (DirectoryReader r = DirectoryReader.open(d)) {
+        TopDocs one = new TopDocs(new TotalHits(1, TotalHits.Relation.EQUAL_TO), new ScoreDoc[] {new ScoreDoc(0, 1)});
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> MaxSimRescorer.createQuantized("q", new float[][] {{1, 1, 1}}, MaxSimRescorer.Scale.RAW, maxSim)
+                .rescore(new IndexSearcher(r), one, 1));
+        assertEquals("field q of doc 0: token 0, dimension 1 holds 0xff, an e4m3 NaN code; expected finite values",
+            e.getMessage());
+      }
+    }
+  }
 }

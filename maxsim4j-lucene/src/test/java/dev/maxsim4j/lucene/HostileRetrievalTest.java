@@ -95,6 +95,33 @@ class HostileRetrievalTest {
     }
   }
 
+  /**
+   * A retriever whose encoding field no segment holds (a misspelt name, an index built without encodings) found no
+   * candidate and returned nothing, silently, where searchExact ranks every document: it names the field. Found by
+   * a hostile test.
+   */
+  @Test
+  void anEncodingFieldNoSegmentHoldsIsNamed() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      Document doc = new Document();
+      retriever.documentFields(new float[][] {{-1, -1, 0, 0}}).forEach(doc::add);
+      writer.addDocument(doc);
+    }
+    LateInteractionRetriever misspelt = new LateInteractionRetriever(encoder, "fdee", "tokens", maxSim);
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      float[][] q = {{1, 0, 0, 0}};
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> misspelt.search(searcher, q,
+          10, 10));
+      assertTrue(e.getMessage().startsWith("no segment holds field fdee, while documents hold token vectors in"
+          + " tokens"), e.getMessage());
+      assertEquals(1, misspelt.searchExact(searcher, q, 10).scoreDocs.length);
+      assertEquals(1, retriever.search(searcher, q, 10, 10).scoreDocs.length);
+    }
+  }
+
   /** A document indexed with an encoding but no token vectors (by hand) is a candidate but never ranked. */
   @Test
   void nearestEncodingsWithoutTokensAreNotRanked() throws Exception {
