@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * Where the text commands find their texts: one per line of a file, or one per file of a folder. Only UTF-8
@@ -89,7 +90,7 @@ public final class TextFiles {
 
   /**
    * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
-   * folders), sorted by path. What cannot be taken is returned beside them, for the caller to name.
+   * folders below it; {@code folder} itself may be one), sorted by path. What cannot be taken is returned beside them, for the caller to name.
    */
   public static Listing under(Path folder) throws IOException {
     if (Files.isRegularFile(folder)) {
@@ -102,11 +103,14 @@ public final class TextFiles {
       }
       throw new NoSuchFileException(folder.toString());
     }
-    Path index = folder.resolve(TextIndex.FOLDER);
+    // a link given as the folder is followed (the walk would visit the link alone); its files keep the link's name
+    Path root = Files.isSymbolicLink(folder) ? folder.toRealPath() : folder;
+    UnaryOperator<Path> named = file -> root == folder ? file : folder.resolve(root.relativize(file));
+    Path index = root.resolve(TextIndex.FOLDER);
     List<Path> out = new ArrayList<>();
     List<Skip> skippedFiles = new ArrayList<>();
     List<Skip> unlisted = new ArrayList<>();
-    Files.walkFileTree(folder, new SimpleFileVisitor<>() {
+    Files.walkFileTree(root, new SimpleFileVisitor<>() {
       @Override
       public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
         return dir.equals(index) ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
@@ -117,12 +121,12 @@ public final class TextFiles {
         // a link to a file counts as the file; a link to a folder is not followed, so links cannot loop
         if (isTextName(file)) {
           if (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file)) {
-            out.add(file);
+            out.add(named.apply(file));
           } else if (!attrs.isDirectory() && !(attrs.isSymbolicLink() && Files.isDirectory(file))) {
             // a pipe or device would block or never end, a broken or looping link has nothing to read (a link to a
             // folder is not followed, by design, whatever its name)
-            skippedFiles.add(new Skip(file, shown(file), attrs.isSymbolicLink() ? "a link to no readable file"
-                : "not a regular file"));
+            skippedFiles.add(new Skip(named.apply(file), shown(named.apply(file)), attrs.isSymbolicLink()
+                ? "a link to no readable file" : "not a regular file"));
           }
         }
         return FileVisitResult.CONTINUE;
@@ -130,7 +134,7 @@ public final class TextFiles {
 
       @Override
       public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-        if (file.equals(folder)) {
+        if (file.equals(root)) {
           throw e;
         }
         if (file.equals(index)) {
@@ -139,17 +143,18 @@ public final class TextFiles {
         // a folder that cannot be opened comes here, whatever its name: files under it are missing; a text file
         // that cannot be looked at is one file skipped
         boolean folderOrUnknown = Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS) || !isTextName(file);
-        (folderOrUnknown ? unlisted : skippedFiles).add(new Skip(file, shown(file), reason(e)));
+        (folderOrUnknown ? unlisted : skippedFiles).add(new Skip(named.apply(file), shown(named.apply(file)),
+            reason(e)));
         return FileVisitResult.CONTINUE;
       }
 
       @Override
       public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
         if (e != null) {
-          if (dir.equals(folder)) {
+          if (dir.equals(root)) {
             throw e;
           }
-          unlisted.add(new Skip(dir, "the rest of " + shown(dir), reason(e)));
+          unlisted.add(new Skip(named.apply(dir), "the rest of " + shown(named.apply(dir)), reason(e)));
         }
         return FileVisitResult.CONTINUE;
       }

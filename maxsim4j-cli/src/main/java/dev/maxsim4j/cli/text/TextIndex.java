@@ -271,7 +271,13 @@ public final class TextIndex {
       checkSize(folder, total, tmp);
       int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
       int[] offsets = new int[rows + 1];
-      StoredTokens tokens = StoredTokens.allocate(store, (int) total, DIM);
+      // unchanged, with its rows in this order: the mapped tokens file is searched as it is, not copied onto the heap
+      boolean inPlace = !changed;
+      for (int e = 0, at = 0; inPlace && e < entries.size(); at += (int) entries.get(e++).tokens()) {
+        Integer start = old.start.get(entries.get(e).path());
+        inPlace = start != null && start == at;
+      }
+      StoredTokens tokens = inPlace ? old.tokens : StoredTokens.allocate(store, (int) total, DIM);
       for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
         Entry entry = entries.get(e);
         boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
@@ -279,7 +285,9 @@ public final class TextIndex {
         StoredTokens from = !isFresh ? old.tokens : encoded == null ? null : encoded.tokens(); // null: no passages
         for (Span s : entry.passages()) {
           offsets[row + 1] = offsets[row] + s.tokens();
-          from.copyTo(at, tokens, offsets[row], s.tokens());
+          if (!inPlace) {
+            from.copyTo(at, tokens, offsets[row], s.tokens());
+          }
           at += s.tokens();
           row++;
         }

@@ -2,6 +2,8 @@ package dev.maxsim4j.cli.text;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Progress;
@@ -50,6 +52,39 @@ class HostileSameTickEditTest {
             .toFloatArray();
         assertArrayEquals(fresh, stored, "the new text's tokens");
         assertEquals(1, lucene.added(), "the Lucene index replaced the file's passage");
+      }
+    }
+  }
+
+  /**
+   * An unchanged index is searched from its mapped tokens file, as docs/cli-at-scale.md says: every search copied
+   * the whole file onto the heap (a heap larger than the index for each search). Found by a hostile test.
+   */
+  @Test
+  void anUnchangedIndexIsReadMappedAndScoresAsBuilt() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("mapped"));
+    // past 1 MiB of bf16 tokens, the size from which a file is mapped rather than read
+    String[] words = {"otters", "hold", "hands", "while", "they", "sleep", "the", "moon", "pulls", "tides"};
+    for (int f = 0; f < 6; f++) {
+      StringBuilder text = new StringBuilder();
+      for (int w = 0; w < 300; w++) {
+        text.append(words[(w * 7 + f) % words.length]).append(w % 40 == 39 ? "\n\n" : " ");
+      }
+      Files.writeString(folder.resolve(f + ".txt"), text);
+    }
+    PrintStream err = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+      float[] built;
+      try (UpdateLock lock = new UpdateLock(err)) {
+        TextIndex first = TextIndex.update(folder, encoder, true, new Warnings(err), err, null, lock);
+        assertTrue(first.rows().tokens().onHeap(), "a new index is built on the heap");
+        built = first.documents().toFloatArray();
+      }
+      try (UpdateLock lock = new UpdateLock(err)) {
+        TextIndex again = TextIndex.update(folder, encoder, true, new Warnings(err), err, null, lock);
+        assertFalse(again.rows().tokens().onHeap(), "an unchanged index is read mapped, not copied");
+        assertEquals(0, again.encoded());
+        assertArrayEquals(built, again.documents().toFloatArray());
       }
     }
   }

@@ -104,4 +104,20 @@ class TextFilesTest {
     one.finish();
     assertTrue(err.toString(StandardCharsets.UTF_8).endsWith("maxsim4j: warning: 1 more warning not shown\n"));
   }
+
+  /**
+   * A folder given as a symbolic link (notes kept behind one) is listed: the walk visited the link alone and found
+   * "no .txt or .md file". Its files keep the link's name; links to folders below it are still not followed.
+   */
+  @Test
+  void aFolderGivenAsALinkIsListedUnderTheLinksName() throws IOException {
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Files.writeString(notes.resolve("a.txt"), "a");
+    Files.createDirectories(notes.resolve("sub"));
+    Files.writeString(notes.resolve("sub").resolve("b.md"), "b");
+    Files.createSymbolicLink(notes.resolve("back"), notes);
+    Path link = Files.createSymbolicLink(dir.resolve("link"), notes);
+    assertEquals(List.of(link.resolve("a.txt"), link.resolve("sub").resolve("b.md")), TextFiles.under(link).files());
+    assertEquals(TextFiles.under(notes).files().size(), TextFiles.under(link).files().size());
+  }
 }
