@@ -90,7 +90,8 @@ public final class TextFiles {
 
   /**
    * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
-   * folders below it; {@code folder} itself may be one), sorted by path. What cannot be taken is returned beside them, for the caller to name.
+   * folders below it; {@code folder} itself may be one), sorted by path. What cannot be taken is returned beside
+   * them, for the caller to name.
    */
   public static Listing under(Path folder) throws IOException {
     if (Files.isRegularFile(folder)) {
