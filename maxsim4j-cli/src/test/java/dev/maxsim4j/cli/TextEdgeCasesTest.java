@@ -33,6 +33,14 @@ class TextEdgeCasesTest {
     assertTrue(r.failedCleanly(), r.err());
     assertTrue(r.err().contains("hold no text"), r.err());
     assertFalse(Files.exists(blank.resolve(".maxsim4j")), "no index folder is created");
+    // text the encoder reads as no word piece (zero-width spaces, a lone combining accent) indexed nothing, and
+    // every search then ranked nothing with status 0
+    Path invisible = Files.createDirectories(dir.resolve("invisible"));
+    Files.writeString(invisible.resolve("a.txt"), "\u200b\u200b");
+    Files.writeString(invisible.resolve("b.txt"), "\u0301");
+    CliRun none = CliRun.of("index", "--dir", invisible.toString());
+    assertTrue(none.failedCleanly(), none.err());
+    assertTrue(none.err().contains("hold no word the encoder reads"), none.err());
   }
 
   private static void assertOneLineErrorNaming(CliRun r, String fragment) {

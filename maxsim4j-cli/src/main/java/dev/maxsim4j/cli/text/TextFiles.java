@@ -304,6 +304,10 @@ public final class TextFiles {
 
   /** Strict UTF-8 (a leading byte-order mark dropped); a NUL byte or a malformed sequence is a NotText. */
   private static String decode(byte[] bytes, int from, int to, boolean atStart) throws NotText {
+    int mark = atStart && to - from >= 2 ? (bytes[from] & 0xff) << 8 | bytes[from + 1] & 0xff : 0;
+    if (mark == 0xfffe || mark == 0xfeff) { // UTF-16's byte-order mark, either way round: text, but not UTF-8
+      throw new NotText("UTF-16 text (it starts with UTF-16's byte-order mark); expected UTF-8");
+    }
     for (int i = from; i < to; i++) {
       if (bytes[i] == 0) {
         throw new NotText("binary, not text (a NUL byte at offset " + i + ")");

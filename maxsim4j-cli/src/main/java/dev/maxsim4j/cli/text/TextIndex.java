@@ -269,6 +269,12 @@ public final class TextIndex {
       }
       long total = entries.stream().mapToLong(Entry::tokens).sum();
       checkSize(folder, total, tmp);
+      // passages of [CLS] and [SEP] alone are never ranked: every search would rank nothing, as for files of blanks
+      if (entries.stream().flatMap(e -> e.passages().stream()).noneMatch(p -> MiniLmTokenEncoder.hasWordPiece(
+          p.tokens()))) {
+        throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no word the encoder"
+            + " reads (only format, control or lone combining characters)");
+      }
       int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
       int[] offsets = new int[rows + 1];
       // unchanged, with its rows in this order: the mapped tokens file is searched as it is, not copied onto the heap

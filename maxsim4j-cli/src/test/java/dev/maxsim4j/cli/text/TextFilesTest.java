@@ -120,4 +120,21 @@ class TextFilesTest {
     assertEquals(List.of(link.resolve("a.txt"), link.resolve("sub").resolve("b.md")), TextFiles.under(link).files());
     assertEquals(TextFiles.under(notes).files().size(), TextFiles.under(link).files().size());
   }
+
+  /** A UTF-16 file is named as such, not as binary for the NUL bytes of its ASCII letters. */
+  @Test
+  void aUtf16FileIsNamedAsUtf16() throws IOException {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Warnings warnings = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
+    for (String charset : new String[] {"UTF-16LE", "UTF-16BE"}) {
+      Path file = dir.resolve(charset + ".txt");
+      Files.write(file, ("\ufeffhello").getBytes(java.nio.charset.Charset.forName(charset)));
+      assertTrue(TextFiles.readOrWarn(file, file.toString(), warnings).isEmpty(), charset);
+    }
+    warnings.finish();
+    String text = err.toString(StandardCharsets.UTF_8);
+    assertTrue(text.contains("UTF-16LE.txt: UTF-16 text (it starts with UTF-16's byte-order mark); expected UTF-8"),
+        text);
+    assertTrue(text.contains("UTF-16BE.txt: UTF-16 text"), text);
+  }
 }
