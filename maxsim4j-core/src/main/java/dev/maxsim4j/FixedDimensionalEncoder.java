@@ -2,7 +2,6 @@ package dev.maxsim4j;
 
 import dev.maxsim4j.internal.FdeEncoding;
 import dev.maxsim4j.internal.FdeParameters;
-import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Tokens;
 import java.math.BigInteger;
 import java.util.Objects;
@@ -145,11 +144,6 @@ public final class FixedDimensionalEncoder {
     Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
     Arguments.arraySize(t.maxValidCount, parameters.columns(), name
         + "' longest row of tokens x projections", "encode shorter rows");
-    // a row is encoded in float64: its tokens, their inner projections and one repetition's products at once
-    long perToken = (long) dim + parameters.projectionDim() + parameters.columnsPerRepetition();
-    HeapLimit.requireBytes(8 * perToken * t.maxValidCount + 8L * parameters.rawDimension(), name + "' longest row"
-        + " of " + t.maxValidCount + " tokens, encoded in float64 (d + projection dim + columns per repetition = "
-        + perToken + " doubles a token)", "encode shorter rows");
     return t;
   }
 

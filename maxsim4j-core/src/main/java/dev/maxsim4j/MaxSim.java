@@ -54,7 +54,8 @@ import java.util.function.Function;
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k. So does a
  * call whose result would take more than this JVM's whole heap ({@code -Xmx}), counting each row's array of a
- * {@code float[][]} (a header and a reference each) and, on the CPU, the flat array the rows are copied from.
+ * {@code float[][]} (a header and a reference each) and the flat array the rows are copied from where a backend
+ * holds one (the CPU, several GPUs).
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
@@ -430,6 +431,7 @@ public final class MaxSim implements AutoCloseable {
   private TrainingScores training(Backend b, Problem p, TokenBatch q, TokenBatch d, int columns) {
     checkTraining(p);
     HeapLimit.requireArgmax(p.pairs(), p.argmaxStride());
+    Arguments.resultSize(p.pairs(), 1, Float.BYTES, "training scores of pairs", HeapLimit.TRAIN_SMALLER);
     int[] argmax = new int[p.pairs() * p.argmaxStride()];
     float[] scores = b.score(p, argmax);
     return new TrainingScores(this, p, q, d, scores, argmax, q.size(), columns);

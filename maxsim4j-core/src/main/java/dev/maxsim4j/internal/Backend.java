@@ -32,11 +32,6 @@ public interface Backend extends AutoCloseable {
   float[] score(Problem problem, int[] argmax);
 
   /**
-   * The scores of {@code problem} as {@code rows} rows of {@code columns} (pair {@code i * columns + j} in
-   * row i). A backend whose scores land off-heap overrides it to fill the rows from there, without a flat
-   * array in between.
-   */
-  /**
    * Whether {@link #scoreRows} holds the scores as one flat array beside the rows it copies them into (the heap a
    * result of several rows needs, {@link HeapLimit#requireRows}): true unless it fills the rows from off-heap.
    */
@@ -44,6 +39,11 @@ public interface Backend extends AutoCloseable {
     return true;
   }
 
+  /**
+   * The scores of {@code problem} as {@code rows} rows of {@code columns} (pair {@code i * columns + j} in
+   * row i). A backend whose scores land off-heap overrides it to fill the rows from there, without a flat
+   * array in between.
+   */
   default float[][] scoreRows(Problem problem, int rows, int columns) {
     return rows(score(problem, null), rows, columns);
   }

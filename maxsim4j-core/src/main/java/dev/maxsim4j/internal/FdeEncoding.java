@@ -26,6 +26,11 @@ public final class FdeEncoding {
 
   /** Encodings of every row of {@code t} ({@code queries}: sums per partition, else documents' averages). */
   public static float[][] encode(FdeParameters p, Tokens t, boolean queries, Rows rows) {
+    // a row is encoded in float64: its tokens, their inner projections and one repetition's products at once
+    long perToken = (long) p.dim() + p.projectionDim() + p.columnsPerRepetition();
+    HeapLimit.requireBytes(8 * perToken * t.maxValidCount + 8L * p.rawDimension(), (queries ? "queries" : "documents")
+        + "' longest row of " + t.maxValidCount + " tokens, encoded in float64 (d + projection dim + columns per"
+        + " repetition = " + perToken + " doubles a token)", "encode shorter rows");
     float[][] out = new float[t.rows][];
     rows.forEach(t.rows, row -> out[row] = encodeRow(p, t, row, queries));
     return out;

@@ -174,7 +174,7 @@ public final class LateInteractionRetriever {
     checkTokens("queryTokens", queryTokens);
     float[] encoding = encoder.encodeQueries(TokenBatch.ofQuery(queryTokens))[0];
     requireInnerProductRange("queryTokens' encoding", encoding);
-    checkEncodingField(searcher);
+    checkEncodingField(searcher, lexical == null);
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
     TopDocs nearest = searcher.search(new CompleteKnnFloatVectorQuery(encodingField, encoding, n), n);
@@ -283,16 +283,17 @@ public final class LateInteractionRetriever {
   /**
    * Every segment that has the encoding field holds it as this encoder's float encodings: the nearest-neighbour
    * query would find no candidate in a field of another kind, silently, and poor ones in another encoder's (told
-   * apart where the segment records its encoder, as {@link #documentFields} does).
+   * apart where the segment records its encoder, as {@link #documentFields} does). Where {@code alone} (no lexical
+   * query brings candidates of its own), some segment holds it if any holds token vectors.
    */
-  private void checkEncodingField(IndexSearcher searcher) {
+  private void checkEncodingField(IndexSearcher searcher, boolean alone) {
     boolean encodings = false;
     boolean tokens = false;
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
       encodings |= leaf.reader().getFieldInfos().fieldInfo(encodingField) != null;
       tokens |= leaf.reader().getFieldInfos().fieldInfo(tokensField) != null;
     }
-    if (tokens && !encodings) { // a misspelt name, or an index built without encodings: no candidate, silently
+    if (alone && tokens && !encodings) { // a misspelt name, or an index without encodings: no candidate, silently
       throw new IllegalArgumentException("no segment holds field " + encodingField + ", while documents hold token"
           + " vectors in " + tokensField + "; expected the encodings documentFields indexes beside them (check"
           + " encodingField, or use searchExact)");

@@ -161,4 +161,24 @@ class HostileBytesTest {
       }
     }
   }
+
+  /** The word-at-a-time NaN scan finds the first NaN code wherever it is, and only NaN codes. */
+  @Test
+  void theNanScanFindsTheFirstNanCode() {
+    Random rnd = new Random(3);
+    for (int trial = 0; trial < 20_000; trial++) {
+      byte[] b = new byte[rnd.nextInt(40)];
+      for (int i = 0; i < b.length; i++) {
+        int v = rnd.nextInt(256);
+        b[i] = (byte) ((v & 0x7f) == 0x7f && rnd.nextInt(8) != 0 ? v - 1 : v);
+      }
+      int from = b.length == 0 ? 0 : rnd.nextInt(b.length);
+      int n = b.length - from;
+      int expected = -1;
+      for (int i = 0; i < n && expected < 0; i++) {
+        expected = (b[from + i] & 0x7f) == 0x7f ? i : -1;
+      }
+      assertEquals(expected, QuantizedTokenBytes.firstNanCode(b, from, n), Arrays.toString(b) + " from " + from);
+    }
+  }
 }

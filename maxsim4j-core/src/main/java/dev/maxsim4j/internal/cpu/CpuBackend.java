@@ -145,13 +145,13 @@ public final class CpuBackend implements Backend {
     int grain = loop.grainFor(d.rows, 1);
     int chunks = ParallelLoop.chunks(d.rows, grain);
     // each chunk keeps at most its own documents and is merged as soon as it is done, so memory stays about
-    // (threads + 2) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter):
-    // the merged collector, the result it is sorted into, and a chunk's collector per thread
-    int threads = loop.threads();
-    HeapLimit.requireRows(q.rows, 2L * keep + (long) threads * Math.min(keep, grain), Float.BYTES + Integer.BYTES,
-        2 * (2 + threads), false, "topK's entries held at once, queries x (2 k + threads x a chunk's k), k = " + keep
-        + ", " + threads + (threads == 1 ? " thread" : " threads"),
-        "ask for a smaller k, or rank the queries in smaller batches");
+    // (threads + 1) x Nq x k, whatever k and the corpus (the order is total: the merge order does not matter): the
+    // merged collector beside a chunk's collector per running thread, then beside the result it is sorted into
+    int running = Math.min(loop.threads(), chunks);
+    long beside = Math.max(keep, (long) running * Math.min(keep, grain));
+    HeapLimit.requireRows(q.rows, keep + beside, Float.BYTES + Integer.BYTES, 2 * (1 + Math.max(1, running)), false,
+        "topK's entries held at once, queries x (k + max(k, a chunk's k x threads)), k = " + keep + ", " + running
+        + (running == 1 ? " thread" : " threads"), "ask for a smaller k, or rank the queries in smaller batches");
     Workers workers = new Workers(kernel.bind(q, d));
     TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {

@@ -233,12 +233,12 @@ public final class CudaBackend implements Backend {
     }));
   }
 
-  /** Each row straight from pinned memory: no flat array and second copy (128x128: 64 KB each). */
   @Override
   public boolean rowsFromFlatScores() {
     return false; // rows are filled from pinned memory
   }
 
+  /** Each row straight from pinned memory: no flat array and second copy (128x128: 64 KB each). */
   @Override
   public float[][] scoreRows(Problem problem, int rows, int columns) {
     if (rows <= 1 || columns == 0) {
