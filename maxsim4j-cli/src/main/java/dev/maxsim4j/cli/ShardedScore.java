@@ -98,16 +98,24 @@ final class ShardedScore {
   }
 
   /**
-   * The .safetensors files of {@code folder}, sorted by name. Its .npy files and its subfolders that hold
-   * .safetensors files are named on {@code err}: documents, maybe, which a folder's shards never are.
+   * The .safetensors files of {@code folder}, sorted by name, hidden ones (a name starting with '.') aside. Its
+   * .npy files, hidden .safetensors files and subfolders that hold .safetensors files are named on {@code err}:
+   * documents, maybe, which a folder's shards never are.
    */
   static List<Path> files(Path folder, PrintStream err) throws IOException {
     List<Path> files = new ArrayList<>();
     List<String> arrays = new ArrayList<>();
     List<String> folders = new ArrayList<>();
+    List<String> hidden = new ArrayList<>();
     try (DirectoryStream<Path> all = Files.newDirectoryStream(folder)) {
       for (Path p : all) {
         String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
+        if (name.startsWith(".") && name.endsWith(".safetensors")) {
+          // a copy's metadata (macOS's "._shard.safetensors") or a file put aside: scored, it would come first and
+          // renumber every document
+          hidden.add(p.getFileName().toString());
+          continue;
+        }
         if (name.endsWith(".npy")) {
           arrays.add(p.getFileName().toString());
         }
@@ -127,8 +135,9 @@ final class ShardedScore {
       }
     }
     if (files.isEmpty()) {
-      throw new IllegalArgumentException("--docs " + folder + " holds no .safetensors files; expected a folder of"
-          + " shards as encode or quantize write them");
+      throw new IllegalArgumentException("--docs " + folder + " holds no .safetensors files" + (hidden.isEmpty() ? ""
+          : " but " + count(hidden, "hidden one", "") + ", left out") + "; expected a folder of shards as encode or"
+          + " quantize write them");
     }
     // by the names as the file system holds them (UTF-8 bytes: code point order), the same under every locale: as
     // strings, names the locale cannot decode read alike in part ("caf??-b", "caf??-a") and would be ordered otherwise
@@ -136,6 +145,10 @@ final class ShardedScore {
     if (!arrays.isEmpty()) {
       new Warnings(err).warn("score --docs " + folder + ": left out " + count(arrays, ".npy file", "")
           + "; a folder's shards are .safetensors files");
+    }
+    if (!hidden.isEmpty()) {
+      new Warnings(err).warn("score --docs " + folder + ": left out " + count(hidden, "hidden .safetensors file", "")
+          + "; a folder's shards are its files whose names do not start with '.'");
     }
     if (!folders.isEmpty()) {
       // shards a sharded job wrote into subfolders: left out without a word, part of a corpus passes for all of it

@@ -166,9 +166,13 @@ class ShardedScoreTest {
     float[] q = gaussians(rnd, 2 * 3 * d);
     Npy.writeFloats(dir.resolve("q.npy"), q, 2, 3, d);
     Npy.writeFloats(shards.resolve("c.npy"), padded, 2, 5, d); // not a shard: named on stderr, left out
+    // hidden: scored, it would come first and renumber every document
+    SafeTensors.write(shards.resolve(".0.safetensors"), Map.of("embeddings", NdArray.ofFloats("e",
+        new long[] {1, 5, d}, java.util.Arrays.copyOf(padded, 5 * d))));
     CliRun r = run(List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--out", p("s.npy")));
     assertEquals(0, r.status(), r.err());
     assertTrue(r.err().contains("left out 1 .npy file (c.npy); a folder's shards are .safetensors files"), r.err());
+    assertTrue(r.err().contains("left out 1 hidden .safetensors file (.0.safetensors)"), r.err());
     float[] got = Npy.read(dir.resolve("s.npy")).floats();
     try (MaxSim m = MaxSim.create()) {
       TokenBatch qb = TokenBatch.ofFloats(q, 2, 3, d);
