@@ -111,16 +111,20 @@ public final class MaxSimScoringModel implements ScoringModel {
    * those.
    */
   private TokenBatch withoutTextMasked(TokenBatch segments) {
+    // a mask covers every stored slot: a packed row's own, a padded row's L whatever its length
+    boolean packed = segments.isPacked();
     int total = 0;
     for (int i = 0; i < segments.size(); i++) {
-      total += segments.length(i);
+      total += packed ? segments.length(i) : segments.maxLength();
     }
     boolean[] mask = new boolean[total];
     boolean masked = false;
-    for (int i = 0, start = 0; i < segments.size(); start += segments.length(i), i++) {
+    for (int i = 0, start = 0; i < segments.size(); i++) {
+      int slots = packed ? segments.length(i) : segments.maxLength();
       boolean hasText = encoder.hasText(segments.validTokens(i));
-      Arrays.fill(mask, start, start + segments.length(i), hasText);
+      Arrays.fill(mask, start, start + slots, hasText); // combined with the batch's own mask, not replacing it
       masked |= !hasText;
+      start += slots;
     }
     return masked ? segments.withMask(mask) : segments;
   }

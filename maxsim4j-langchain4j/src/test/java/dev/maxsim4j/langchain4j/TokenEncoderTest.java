@@ -55,6 +55,38 @@ class TokenEncoderTest {
     }
   }
 
+  /**
+   * An encoder that returns its output padded [N, L, d] with per-row lengths, as ColBERT's ONNX models do: a segment
+   * without text failed ("mask has length 4; expected 9") where it scores -1e9, and the others score as the core
+   * library scores them. Found by a hostile test.
+   */
+  @Test
+  void aPaddedEncoderOutputWithASegmentWithoutText() {
+    TokenEncoder padded = texts -> {
+      TokenBatch rows = WORDS.encode(texts);
+      int l = Math.max(1, rows.maxLength());
+      float[] data = new float[texts.size() * l * 2];
+      int[] lengths = new int[texts.size()];
+      float[] packed = rows.toFloatArray();
+      for (int i = 0, at = 0; i < texts.size(); i++) {
+        lengths[i] = rows.length(i);
+        System.arraycopy(packed, at, data, i * l * 2, lengths[i] * 2);
+        at += lengths[i] * 2;
+      }
+      return TokenBatch.ofFloats(data, texts.size(), l, 2).withLengths(lengths);
+    };
+    try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
+      List<String> texts = List.of("ab cde fg", "zz", "XY ZZ");
+      List<TextSegment> segments = new ArrayList<>();
+      texts.forEach(t -> segments.add(TextSegment.from(t)));
+      List<Double> scores = new MaxSimScoringModel(padded, maxSim).scoreAll(segments, "abc d").content();
+      float[] direct = maxSim.scores(WORDS.encode(List.of("abc d")), WORDS.encode(texts))[0];
+      assertEquals(direct[0] / 2.0, scores.get(0), texts.get(0));
+      assertEquals(direct[1] / 2.0, scores.get(1), texts.get(1));
+      assertEquals(MaxSim.EMPTY_DOCUMENT_SCORE, scores.get(2), "a segment of no token");
+    }
+  }
+
   /** A wrapper that forwards the encoder's rules (a decorator, not a bare method reference) keeps them. */
   @Test
   void aWrapperThatForwardsTheRulesScoresAsTheEncoder() {
