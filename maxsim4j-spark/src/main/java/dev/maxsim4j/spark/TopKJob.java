@@ -104,22 +104,67 @@ public final class TopKJob {
     if (fs.exists(out) && !fs.getFileStatus(out).isDirectory()) {
       throw new IllegalArgumentException("--out " + out + " is a file; expected a folder to write the run in");
     }
-    for (Path p : new Path[] {parquet, trec}) {
-      if (fs.exists(p)) {
-        throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
-            + "; expected a new output folder (a previous run is not replaced)");
-      }
-    }
-    // and it can be written in: a file made and removed there now, not a failure after the whole top-k
-    Path probe = new Path(out, ".write-check." + UUID.randomUUID() + ".tmp");
+    // the folder is claimed first, by a file only one job creates: two jobs into one --out each found it new and
+    // left a table of one beside the run file of the other. Where creating is not exclusive (a local file system
+    // checks, then creates), the claim holds this job's token, and of two jobs that both created it only the last
+    // writer's token is there when they write their runs
+    Path claim = new Path(out, ".maxsim4j-topk.claim");
+    String token = UUID.randomUUID().toString();
     try {
       fs.mkdirs(out);
-      fs.create(probe, false).close();
-      fs.delete(probe, false);
+      try (var stream = fs.create(claim, false)) {
+        stream.write(token.getBytes(StandardCharsets.UTF_8));
+      }
     } catch (IOException e) {
+      if (exists(fs, claim)) {
+        throw new IllegalArgumentException("--out " + out + " is being written by another job (" + claim.getName()
+            + " is there; remove it if no job runs); expected an output folder of this job's own");
+      }
       throw new IllegalArgumentException("--out " + out + " cannot be written (" + e.getMessage()
           + "); expected a folder this job can write in");
     }
+    try {
+      for (Path p : new Path[] {parquet, trec}) {
+        if (fs.exists(p)) {
+          throw new IllegalArgumentException("--out " + out + " already holds " + p.getName()
+              + "; expected a new output folder (a previous run is not replaced)");
+        }
+      }
+      write(spark, request, fs, out, parquet, trec, () -> requireClaim(fs, out, claim, token));
+    } finally {
+      if (holds(fs, claim, token)) {
+        fs.delete(claim, false);
+      }
+    }
+  }
+
+  /** Whether {@code path} is there; false where that cannot be told (a folder under a file). */
+  private static boolean exists(FileSystem fs, Path path) {
+    try {
+      return fs.exists(path);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Whether {@code claim} holds {@code token}: this job's claim on its output folder. */
+  private static boolean holds(FileSystem fs, Path claim, String token) {
+    try (var in = fs.open(claim)) {
+      return token.equals(new String(in.readNBytes(64), StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void requireClaim(FileSystem fs, Path out, Path claim, String token) {
+    if (!holds(fs, claim, token)) {
+      throw new IllegalArgumentException("--out " + out + " was claimed by another job meanwhile (" + claim.getName()
+          + "); expected an output folder of this job's own");
+    }
+  }
+
+  private static void write(SparkSession spark, Request request, FileSystem fs, Path out, Path parquet, Path trec,
+      Runnable stillOurs) throws IOException {
     EmbeddingTable queries = table(spark, "--queries", request.queries(), request.mask());
     EmbeddingTable corpus = table(spark, "--corpus", request.corpus(), request.mask());
     TrecRun.checkIdType(queries.idType(), "--queries " + request.queries() + ": ids");
@@ -127,10 +172,13 @@ public final class TopKJob {
     // the Parquet run goes under a temporary name until the run file is written, so a failure leaves neither
     Path staged = new Path(out, ".topk." + UUID.randomUUID() + ".tmp");
     Dataset<Row> run = SparkMaxSim.topK(queries, corpus, request.k()).persist();
+    boolean wrote = false;
     boolean moved = false;
     try {
       run.write().parquet(staged.toString());
+      stillOurs.run();
       TrecRun.write(run, trec.toString(), request.tag());
+      wrote = true;
       if (!fs.rename(staged, parquet)) {
         throw new IOException("could not move " + staged + " to " + parquet);
       }
@@ -138,7 +186,7 @@ public final class TopKJob {
     } finally {
       run.unpersist();
       fs.delete(staged, true);
-      if (!moved) { // a rename that threw, as some stores do, must not leave the run file without its table
+      if (wrote && !moved) { // a rename that threw, as some stores do, must not leave the run file without its table
         fs.delete(trec, false);
       }
     }

@@ -109,6 +109,15 @@ class TopKJobTest extends WithLocalSpark {
         "--out", file.resolve("run").toString());
     assertEquals(1, underFile.status());
     assertTrue(underFile.err().contains("cannot be written") && underFile.err().contains("--out"), underFile.err());
+    // a folder another job claimed: two jobs into one folder each found it new and left a table of one beside the
+    // run file of the other (found by a hostile test)
+    Path claimed = Files.createDirectories(dir.resolve("claimed"));
+    Files.writeString(claimed.resolve(".maxsim4j-topk.claim"), "another job");
+    Result busy = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", claimed.toString());
+    assertEquals(1, busy.status());
+    assertTrue(busy.err().contains("is being written by another job (.maxsim4j-topk.claim is there"), busy.err());
+    assertEquals("another job", Files.readString(claimed.resolve(".maxsim4j-topk.claim")), "its claim is kept");
+    assertTrue(!Files.exists(out.resolve(".maxsim4j-topk.claim")), "a job's own claim is removed when it ends");
   }
 
   @Test
