@@ -54,8 +54,9 @@ import java.util.function.Function;
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k. So does a
  * call whose result would take more than this JVM's whole heap ({@code -Xmx}), counting each row's array of a
- * {@code float[][]} (a header and a reference each) and the flat array the rows are copied from where a backend
- * holds one (the CPU, several GPUs).
+ * {@code float[][]} (a header and a reference each) and the copy the rows are filled from where a backend holds
+ * one (the CPU, several GPUs), or whose working memory would: queries widened to fp32 on the CPU (1-bit ones 32
+ * times), top-k's collectors, an FDE row encoded in float64.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed.
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
