@@ -65,11 +65,9 @@ public final class HeapLimit {
 
   private static void check(long bytes, long rows, long columns, int elementBytes, String layout, String what,
       String instead) {
-    long heap = Runtime.getRuntime().maxMemory();
-    if (bytes > heap) {
-      throw new IllegalArgumentException(what + " = " + rows + " x " + columns + " elements of " + elementBytes
-          + " bytes" + layout + " = " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); "
-          + instead);
+    if (bytes > Runtime.getRuntime().maxMemory()) {
+      requireBytes(bytes, what + " = " + rows + " x " + columns + " elements of " + elementBytes + " bytes" + layout,
+          instead);
     }
   }
 }

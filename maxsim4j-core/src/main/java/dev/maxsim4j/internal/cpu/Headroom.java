@@ -35,8 +35,8 @@ final class Headroom {
   /**
    * The power of two a token is divided by: {@code values[from + i * stride]} for i in [0, n), whose products
    * meet values of at most {@code largest}; 1 where none is needed or the sum is NaN. Below 1 (down to fp32's
-   * smallest, 2^-149) for a token of tiny values; above 1 (infinite for a token holding an infinity) where its
-   * products may pass fp32's range, a token {@link #divide} leaves as it is and sends to the exact path.
+   * smallest, 2^-149) for a token of tiny values; infinite where its products may pass fp32's range, a token
+   * {@link #divide} leaves as it is and sends to the exact path.
    */
   static float divisor(float[] values, int from, int n, int stride, double largest) {
     double sum = 0;
@@ -47,10 +47,7 @@ final class Headroom {
     if (bound > 0 && bound < SMALL) {
       return Math.scalb(1f, Math.getExponent(bound)); // bound >= 2^-149, the smallest nonzero |value|
     }
-    if (!(bound > LIMIT)) {
-      return 1f; // NaN or in range: nothing to do
-    }
-    return Double.isInfinite(bound) ? Float.POSITIVE_INFINITY : Math.scalb(1f, Math.getExponent(bound / LIMIT) + 1);
+    return bound > LIMIT ? Float.POSITIVE_INFINITY : 1f; // 1: NaN or in range, nothing to do
   }
 
   /**
