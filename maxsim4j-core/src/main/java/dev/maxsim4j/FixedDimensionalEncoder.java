@@ -2,6 +2,7 @@ package dev.maxsim4j;
 
 import dev.maxsim4j.internal.FdeEncoding;
 import dev.maxsim4j.internal.FdeParameters;
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Tokens;
 import java.math.BigInteger;
 import java.util.Objects;
@@ -244,7 +245,12 @@ public final class FixedDimensionalEncoder {
       return this;
     }
 
-    /** The encoder. */
+    /**
+     * The encoder.
+     *
+     * @throws IllegalArgumentException where the encoding or its random matrix passes the limits above, or the
+     *     matrix ({@code 8 x repetitions x (simHashBits + projectionDim) x d} bytes) this JVM's whole heap
+     */
     public FixedDimensionalEncoder build() {
       long perProjection = (long) repetitions * (1 << simHashBits);
       // compared by division: the full product can pass 2^63 and wrap a long into range
@@ -261,6 +267,9 @@ public final class FixedDimensionalEncoder {
             + " random matrix entries; expected at most " + MAX_MATRIX_ENTRIES
             + " (fewer repetitions or a smaller projectionDim)");
       }
+      // the matrix is held in float64 for the encoder's life: a heap smaller than it is named, not run out of
+      HeapLimit.requireBytes(Double.BYTES * matrices, "the encoder's random matrix of " + matrices
+          + " float64 entries", "give the JVM more heap (-Xmx) or use fewer repetitions or a smaller projectionDim");
       if (finalDim > raw) {
         throw new IllegalArgumentException("finalDim = " + finalDim + "; expected at most the encoding's " + raw
             + " dimensions (a final projection reduces)");

@@ -267,4 +267,24 @@ class FixedDimensionalEncoderTest {
     }
     return s;
   }
+
+  /** Parameters within the limits whose matrix outgrows a small heap are refused by name, not run out of memory. */
+  @Test
+  void aMatrixLargerThanTheHeapIsRefusedByName() throws Exception {
+    String out = ChildJvm.run(java.util.List.of("-Xmx256m"), LargeMatrix.class, 60);
+    assertTrue(out.contains("the encoder's random matrix of 67108864 float64 entries = 536870912 bytes, more than this"
+        + " JVM's whole heap"), out);
+  }
+
+  /** Builds an encoder whose matrix (512 MiB) is twice the child's heap. */
+  static final class LargeMatrix {
+    public static void main(String[] args) {
+      try {
+        FixedDimensionalEncoder.builder(65536).simHashBits(0).repetitions(64).projectionDim(16).build();
+        System.out.println("built");
+      } catch (IllegalArgumentException e) {
+        System.out.println(e.getMessage());
+      }
+    }
+  }
 }
