@@ -131,7 +131,7 @@ class TextEdgeCasesTest {
       Files.writeString(folder.resolve(i + ".txt"), "note number " + i);
     }
     Path candidates = Files.writeString(dir.resolve("c.txt"), "one\ntwo\nthree\nfour\n");
-    System.setProperty("maxsim4j.progressAfterMs", "0");
+    Progress.showAlways(true);
     try {
       CliRun index = CliRun.of("index", "--dir", folder.toString());
       assertTrue(index.err().contains("encoding 3 passages of 3 new or changed files ... 100% (3 of 3)"),
@@ -143,7 +143,7 @@ class TextEdgeCasesTest {
       assertTrue(rerank.err().contains("encoding 4 candidates (4 passages) ... 100% (4 of 4)"), rerank.err());
       assertTrue(rerank.err().contains("scoring 4 passages ... 100% (4 of 4)"), rerank.err());
     } finally {
-      System.clearProperty("maxsim4j.progressAfterMs");
+      Progress.showAlways(false);
     }
   }
 

@@ -69,15 +69,9 @@ final class MemoryBudget {
 
   /**
    * Bytes of each of the {@value #CHUNK_BUFFERS} chunk buffers when {@code available} bytes are free for the
-   * call and its other buffers take {@code otherBytes}: at most {@link #MAX_CHUNK_BYTES}, 0 when nothing is left.
-   */
-  static long chunkBytes(long available, long otherBytes) {
-    return chunkBytes(available, otherBytes, 0);
-  }
-
-  /**
-   * As above, past {@link #MAX_CHUNK_BYTES} up to {@code largestDocument}: a document that big is a chunk of its
-   * own, and the memory may well hold two of it.
+   * call and its other buffers take {@code otherBytes}: at most {@link #MAX_CHUNK_BYTES}, or up to
+   * {@code largestDocument} where that is larger (a document that big is a chunk of its own, and the memory may
+   * well hold two of it); 0 when nothing is left.
    */
   static long chunkBytes(long available, long otherBytes, long largestDocument) {
     long cap = Math.max(MAX_CHUNK_BYTES, largestDocument);

@@ -34,9 +34,9 @@ class MemoryBudgetTest {
 
   @Test
   void twoChunkBuffersShareWhatTheCallLeavesUpTo256MibEach() {
-    assertEquals(GIB / 4, MemoryBudget.chunkBytes(100 * GIB, GIB));
-    assertEquals(GIB / 8, MemoryBudget.chunkBytes(GIB + GIB / 4, GIB));
-    assertEquals(0, MemoryBudget.chunkBytes(GIB, 2 * GIB));
+    assertEquals(GIB / 4, MemoryBudget.chunkBytes(100 * GIB, GIB, 0));
+    assertEquals(GIB / 8, MemoryBudget.chunkBytes(GIB + GIB / 4, GIB, 0));
+    assertEquals(0, MemoryBudget.chunkBytes(GIB, 2 * GIB, 0));
     assertEquals(384L << 20, MemoryBudget.chunkBytes(100 * GIB, GIB, 384L << 20), "a larger document's size");
     assertEquals(GIB / 4, MemoryBudget.chunkBytes(100 * GIB, GIB, GIB / 8), "a smaller one's leaves the cap");
     assertEquals(GIB / 2, MemoryBudget.chunkBytes(2 * GIB, GIB, 3 * GIB / 4), "what is left, not more");
