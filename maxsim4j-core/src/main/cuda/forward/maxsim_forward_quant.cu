@@ -330,12 +330,10 @@ using namespace maxsim4j;
   MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 1, 2)      \
   MAXSIM_QUANT_PAIR(TQ, QN, E4M3, e4m3, 2, 2)      \
   MAXSIM_QUANT_PAIR(TQ, QN, B1, b1, 1, 2)
-// A/B harnesses may include this file for its templates and define entries of their own
-#ifndef MAXSIM4J_TEMPLATES_ONLY
+
 MAXSIM_QUANT_QUERY(BF16, bf16)
 MAXSIM_QUANT_QUERY(F16, f16)
 MAXSIM_QUANT_QUERY(S8, s8)
 MAXSIM_QUANT_QUERY(E4M3, e4m3)
 MAXSIM_QUANT_QUERY(B1, b1)
-#endif
 #endif

@@ -422,12 +422,10 @@ using namespace maxsim4j;
   MAXSIM_QW_SHAPES(TQ, QN, E4M3, e4m3, 1)      \
   MAXSIM_QW_SHAPES(TQ, QN, E4M3, e4m3, 2)      \
   MAXSIM_QW_SHAPES(TQ, QN, B1, b1, 1)
-// A/B harnesses may include this file for its templates and define entries of their own
-#ifndef MAXSIM4J_TEMPLATES_ONLY
+
 MAXSIM_QW_QUERY(BF16, bf16)
 MAXSIM_QW_QUERY(F16, f16)
 MAXSIM_QW_QUERY(S8, s8)
 MAXSIM_QW_QUERY(E4M3, e4m3)
 MAXSIM_QW_QUERY(B1, b1)
-#endif
 #endif

@@ -606,8 +606,8 @@ __device__ void forwardQuantTma(const typename TQ::Storage* __restrict__ q, Rows
       float nextDs[2];
       if (!lastTile) loadScales(sub + 1, nextDs);
       wgmmaWait<0>();
-      // the next slot is taken only once these wgmmas are done: taken while they ran, blocks' first pairs were
-      // scored wrong now and then (kernel-selection.md, rule 20)
+      // the next slot is taken only once these wgmmas are done: taken while they run, blocks' first pairs are
+      // sometimes scored wrong (kernel-selection.md, rule 20)
       if (lastTile) next = take(nextDs);
       pinAccumulators(acc);
 #pragma unroll

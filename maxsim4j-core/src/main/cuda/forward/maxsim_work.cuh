@@ -31,8 +31,7 @@ struct WorkCounters {
 
 // The pairs warp `w` of `warps` takes, in order: a contiguous run, so that with several queries most of a
 // warp's pairs share the query fragments it holds; DYNAMIC: a run of half an even share (at least one pair:
-// no atomic to start), then one pair at a time from the counters. (Interleaving the runs, so that the warps
-// read neighbouring documents of a 77 GB corpus, measured no faster: docs/design/kernel-selection.md, rule 4.)
+// no atomic to start), then one pair at a time from the counters (docs/design/kernel-selection.md, rule 4).
 template <bool DYNAMIC>
 struct PairSplit {
   long long begin, end;

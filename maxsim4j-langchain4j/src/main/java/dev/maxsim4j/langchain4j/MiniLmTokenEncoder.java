@@ -346,7 +346,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
 
   /**
    * Refuses texts whose token vectors the heap cannot hold twice, as the windows' states and the packed batch they
-   * are copied into: found after the model, that was an OutOfMemoryError once every window had been encoded.
+   * are copied into: checked before the model runs, so an input too large fails at once, not after every window.
    */
   private static void fitsHeap(long tokens, int floats) {
     long bytes = 2L * Float.BYTES * floats;

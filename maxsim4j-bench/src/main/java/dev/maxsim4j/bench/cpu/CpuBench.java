@@ -189,8 +189,8 @@ public final class CpuBench {
   }
 
   /**
-   * Refuses more threads than this OpenBLAS runs: it capped them silently, so the header's thread count and the
-   * comparison were wrong, and the per-pair pool started that many platform threads.
+   * Refuses more threads than this OpenBLAS runs: it caps them silently, which would leave the header's thread
+   * count and the comparison wrong, and the per-pair pool would start that many platform threads.
    */
   private static void checkBlasThreads(OpenBlas blas, int threads) {
     int before = blas.threads();

@@ -59,7 +59,7 @@ public final class GpuCommand {
       throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");
     }
     if (a.has("--train") && a.get("--threads") != null) {
-      // the training bench takes no thread count: a --threads there was ignored
+      // the training bench takes no thread count: a --threads there would be ignored
       throw new UsageException("gpu: --threads is not read with --train; expected it left out");
     }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());

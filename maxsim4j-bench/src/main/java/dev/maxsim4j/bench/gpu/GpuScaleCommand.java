@@ -52,7 +52,7 @@ public final class GpuScaleCommand {
       }
     }
     int[] devices = devices(a.getOr("--devices", "0"));
-    // read with the others: after the GPU check, a bad value was reported as a missing GPU, or after the corpus
+    // read with the others, before the GPU check and the corpus, so a bad value is named as such
     int singleDocuments = a.intValue("--single-documents", 1_000_000, 0);
     unread(a, devices.length > 1);
     for (int nq : s.batches()) {

@@ -45,7 +45,7 @@ public final class PlotCommand {
     Args a = new Args("maxsim4j bench", "plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     for (String option : List.of("--lq", "--ld")) {
       if (!argv[1].equals("memory") && a.get(option) != null) {
-        // only the memory chart picks rows by Lq and Ld: elsewhere the option was ignored
+        // only the memory chart picks rows by Lq and Ld: elsewhere the option would be ignored
         throw new UsageException("plot: " + option + " is read only by plot memory; expected it left out of plot "
             + argv[1]);
       }

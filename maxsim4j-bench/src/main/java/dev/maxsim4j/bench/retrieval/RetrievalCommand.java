@@ -108,7 +108,7 @@ public final class RetrievalCommand {
     List<Path> inputs = a.get("--prepare") == null ? List.of(translations)
         : List.of(translations, list(a, "--packages", "_main_binary-amd64_Packages"));
     for (String option : List.of("--json", "--prepare")) {
-      // checked against the lists read: --prepare onto its own Translation-en replaced the list it was made from
+      // checked against the lists read: --prepare onto its own Translation-en would replace the list it reads
       if (a.get(option) != null) {
         AtomicOutput.check(option, AtomicOutput.target(option, a.get(option)), inputs);
       }
@@ -146,7 +146,7 @@ public final class RetrievalCommand {
 
   /**
    * Refuses two modes at once, and an option the chosen mode does not read: ignored, --docs with --synthetic or
-   * --exact-only without it ran something other than what was asked for.
+   * --exact-only without it would run something other than what was asked for.
    */
   private static void checkMode(Args a) {
     List<String> modes = Stream.of("--synthetic", "--prepare", "--encode").filter(m -> a.get(m) != null).toList();

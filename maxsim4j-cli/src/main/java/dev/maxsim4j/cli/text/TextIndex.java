@@ -396,7 +396,7 @@ public final class TextIndex {
       deleteQuietly(dir.resolve(name));
       throw e;
     }
-    // the manifest names the new tokens file now; older ones (and the first format's file) are unused. A run without
+    // the manifest names the new tokens file; every other tokens file in the folder is unused. A run without
     // the lock (its lock file could not be made) leaves them, as another run may be reading one: a later run sweeps
     sweep(dir, locked ? name : null, stale);
     return bytes;

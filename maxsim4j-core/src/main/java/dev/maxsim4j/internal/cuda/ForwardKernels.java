@@ -96,7 +96,7 @@ final class ForwardKernels {
         });
   }
 
-  /** What the rules read of this GPU (the A/B runs print their plans with it). */
+  /** What the rules read of this GPU. */
   GpuCapabilities capabilities() {
     return gpu;
   }
