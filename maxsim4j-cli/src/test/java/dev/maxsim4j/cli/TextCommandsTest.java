@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
-import dev.maxsim4j.langchain4j.SampleTexts;
+import dev.maxsim4j.cli.text.SampleTexts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

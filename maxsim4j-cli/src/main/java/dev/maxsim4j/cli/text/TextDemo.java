@@ -6,7 +6,6 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
-import dev.maxsim4j.langchain4j.SampleTexts;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;

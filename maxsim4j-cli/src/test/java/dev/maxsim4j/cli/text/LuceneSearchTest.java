@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Main;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
-import dev.maxsim4j.langchain4j.SampleTexts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

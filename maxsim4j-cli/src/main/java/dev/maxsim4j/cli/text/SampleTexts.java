@@ -1,4 +1,4 @@
-package dev.maxsim4j.langchain4j;
+package dev.maxsim4j.cli.text;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A handful of short paragraphs on unrelated topics that ship with maxsim4j, for demos and tests. */
+/** A handful of short paragraphs on unrelated topics that the demo searches (the tests use them too). */
 public final class SampleTexts {
   /** One paragraph and its title. */
   public record Paragraph(String title, String text) {}
@@ -18,7 +18,7 @@ public final class SampleTexts {
   public static List<Paragraph> paragraphs() {
     try (InputStream in = SampleTexts.class.getResourceAsStream("sample-paragraphs.txt")) {
       if (in == null) {
-        throw new IllegalStateException("sample-paragraphs.txt is missing from the maxsim4j-langchain4j jar");
+        throw new IllegalStateException("sample-paragraphs.txt is missing from the maxsim4j-cli jar");
       }
       List<Paragraph> out = new ArrayList<>();
       String title = null;
