@@ -23,8 +23,9 @@ import org.apache.spark.sql.SparkSession;
  *   --queries q.parquet --corpus corpus/ --k 100 --out run/
  * </pre>
  *
- * <p>A failure ends as one line on stderr and exit status 1 (2 for a bad command line); an existing output is
- * refused, not replaced, and so is an output folder in an input table's folder.
+ * <p>A failure ends as one line on stderr and exit status 1 (2 for a bad command line), followed by its stack
+ * trace where the environment variable {@code MAXSIM4J_DEBUG} is 1 (as for the {@code maxsim4j} command line); an
+ * existing output is refused, not replaced, and so is an output folder in an input table's folder.
  */
 public final class TopKJob {
   private static final String PROGRAM = "maxsim4j-spark";
