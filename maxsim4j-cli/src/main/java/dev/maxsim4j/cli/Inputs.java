@@ -78,7 +78,8 @@ final class Inputs {
       throw new IllegalArgumentException(o.what() + " " + emb.source() + " records its token dimension as '"
           + Printable.oneLine(Printable.cut(recorded, 43)) + "' (" + key
           + " in its __metadata__), which its shape " + emb.shapeString() + " does not hold; expected "
-          + (packed ? "a d of " + Math.max(1, 8 * last - 7) + " to " + 8 * last + " bits" : "d = " + last));
+          + (packed ? last == 0 ? "a last axis of at least 1 byte" : "a d of " + Math.max(1, 8 * last - 7) + " to "
+          + 8 * last + " bits" : "d = " + last));
     }
     if (!packed) {
       return given;

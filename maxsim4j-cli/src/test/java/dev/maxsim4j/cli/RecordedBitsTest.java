@@ -71,4 +71,15 @@ class RecordedBitsTest {
           p("s.npy")), 1, "records its token dimension as '" + forged + "'");
     }
   }
+
+  @Test
+  void aRecordOverTokensOfNoBytesAsksForABytePerToken() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofSegment("e", NdArray.ElementType.U8, new long[] {2, 3, 0},
+        MemorySegment.ofArray(new byte[0])));
+    SafeTensors.write(dir.resolve("f.safetensors"), t, Map.of("maxsim4j.dim.embeddings", "9"));
+    Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 3 * 9), 1, 3, 9);
+    assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("f.safetensors"), "--out",
+        p("s.npy")), 1, "which its shape [2, 3, 0] does not hold; expected a last axis of at least 1 byte");
+  }
 }
