@@ -104,7 +104,10 @@ public final class MaxSim implements AutoCloseable {
     return new MaxSim(backend, backend.name(), true);
   }
 
-  /** The automatically chosen backend (property {@code maxsim4j.backend}) on all available processors. */
+  /**
+   * The automatically chosen backend (property {@code maxsim4j.backend}) on all available processors (at most
+   * {@value #MAX_THREADS}), or on the threads the property {@code maxsim4j.threads} names.
+   */
   public static MaxSim create() {
     return builder().build();
   }
@@ -156,7 +159,8 @@ public final class MaxSim implements AutoCloseable {
 
     /**
      * Threads a CPU call computes with, {@code 1 ..} {@value MaxSim#MAX_THREADS}: the calling thread and
-     * {@code threads - 1} of this instance's own, which calls from several threads share.
+     * {@code threads - 1} of this instance's own, which calls from several threads share. Not set, they are the
+     * property {@code maxsim4j.threads}, or all available processors (at most {@value MaxSim#MAX_THREADS}).
      */
     public Builder threads(int threads) {
       this.threads = checkThreads(threads, "threads = " + threads);

@@ -25,12 +25,12 @@ import org.apache.lucene.search.knn.TopKnnCollectorManager;
 public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
   /** The {@code k} nearest vectors of {@code field} to {@code target}, as {@link KnnFloatVectorQuery}. */
   public CompleteKnnFloatVectorQuery(String field, float[] target, int k) {
-    super(field, target, k);
+    super(Arguments.nonNull(field, "field"), Arguments.nonNull(target, "target"), k);
   }
 
   /** As above, among the documents {@code filter} matches (null: all). */
   public CompleteKnnFloatVectorQuery(String field, float[] target, int k, Query filter) {
-    super(field, target, k, filter);
+    super(Arguments.nonNull(field, "field"), Arguments.nonNull(target, "target"), k, filter);
   }
 
   @Override

@@ -28,8 +28,11 @@ public final class WideVectorsCodec extends FilterCodec {
   /**
    * The codec for vectors of {@code dimensions}: Lucene's default where they fit its {@value
    * KnnVectorsFormat#DEFAULT_MAX_DIMENSIONS}, else this one. The one place that choice is made.
+   *
+   * @throws IllegalArgumentException where {@code dimensions} is not 1 to {@value #MAX_DIMENSIONS}
    */
   public static Codec forDimensions(int dimensions) {
+    requireDimensions(dimensions, "dimensions");
     return dimensions <= KnnVectorsFormat.DEFAULT_MAX_DIMENSIONS ? Codec.getDefault()
         : new WideVectorsCodec(dimensions);
   }
@@ -37,9 +40,7 @@ public final class WideVectorsCodec extends FilterCodec {
   /** The default codec, its vectors format accepting up to {@code maxDimensions} dimensions per vector. */
   public WideVectorsCodec(int maxDimensions) {
     super(Codec.getDefault().getName(), Codec.getDefault());
-    if (maxDimensions < 1 || maxDimensions > MAX_DIMENSIONS) {
-      throw new IllegalArgumentException("maxDimensions = " + maxDimensions + "; expected 1 to " + MAX_DIMENSIONS);
-    }
+    requireDimensions(maxDimensions, "maxDimensions");
     KnnVectorsFormat wide = new Wide(new Lucene99HnswVectorsFormat(), maxDimensions);
     this.perField = new PerFieldKnnVectorsFormat() {
       @Override
@@ -78,6 +79,12 @@ public final class WideVectorsCodec extends FilterCodec {
     @Override
     public int getMaxDimensions(String fieldName) {
       return maxDimensions;
+    }
+  }
+
+  private static void requireDimensions(int dimensions, String name) {
+    if (dimensions < 1 || dimensions > MAX_DIMENSIONS) {
+      throw new IllegalArgumentException(name + " = " + dimensions + "; expected 1 to " + MAX_DIMENSIONS);
     }
   }
 }
