@@ -16,23 +16,27 @@ import org.apache.spark.SparkEnv;
  * less one of the instance's, which concurrent tasks share.
  */
 public final class ExecutorMaxSim {
+  /** Guards the creation; private, so that no other code holding the class's monitor can stall tasks. */
+  private static final Object LOCK = new Object();
   private static MaxSim instance;
 
   private ExecutorMaxSim() {}
 
   /** This JVM's instance. */
-  public static synchronized MaxSim get() {
-    if (instance == null) {
-      MaxSim.Builder builder = MaxSim.builder();
-      int cores = executorCores();
-      if (System.getProperty("maxsim4j.threads") == null && cores > 0) {
-        builder.threads(cores);
+  public static MaxSim get() {
+    synchronized (LOCK) {
+      if (instance == null) {
+        MaxSim.Builder builder = MaxSim.builder();
+        int cores = executorCores();
+        if (System.getProperty("maxsim4j.threads") == null && cores > 0) {
+          builder.threads(cores);
+        }
+        MaxSim created = builder.build();
+        Runtime.getRuntime().addShutdownHook(new Thread(created::close, "maxsim4j-close"));
+        instance = created;
       }
-      MaxSim created = builder.build();
-      Runtime.getRuntime().addShutdownHook(new Thread(created::close, "maxsim4j-close"));
-      instance = created;
+      return instance;
     }
-    return instance;
   }
 
   /** {@code spark.executor.cores} of this JVM's Spark environment; 0 when unset or outside Spark. */
