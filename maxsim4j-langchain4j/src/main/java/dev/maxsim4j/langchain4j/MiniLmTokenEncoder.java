@@ -53,6 +53,8 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   private static final int MAX_ARRAY = Integer.MAX_VALUE - 8;
   private static final String MODEL = "all-minilm-l6-v2.onnx";
   private static final String TOKENIZER = "all-minilm-l6-v2-tokenizer.json";
+  /** DJL's switch that keeps its tokenizer from reporting its use over the network. */
+  private static final String OPT_OUT_TRACKING = "OPT_OUT_TRACKING";
   /** The names of the vocabulary's special tokens, which the tokenizer matches case-sensitively in raw text. */
   private static final Pattern SPECIAL_TOKEN = Pattern.compile("\\[(PAD|UNK|CLS|SEP|MASK)]");
 
@@ -113,8 +115,16 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     return true;
   }
 
-  /** Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). */
+  /**
+   * Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). DJL's tokenizer reports
+   * its use over the network (it asks the EC2 metadata address, and from EC2 a telemetry endpoint) unless told
+   * not to: where neither the system property nor the environment variable {@code OPT_OUT_TRACKING} is set, this
+   * sets the system property to {@code true} first, so that encoding text sends nothing anywhere.
+   */
   public static MiniLmTokenEncoder load() {
+    if (System.getProperty(OPT_OUT_TRACKING) == null && System.getenv(OPT_OUT_TRACKING) == null) {
+      System.setProperty(OPT_OUT_TRACKING, "true");
+    }
     try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {
       Map<String, String> options = Map.of("truncation", "false", "padding", "false");
       HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson, options);
