@@ -2,6 +2,7 @@ package dev.maxsim4j.cli;
 
 import dev.maxsim4j.cli.io.MappedFiles;
 import dev.maxsim4j.cli.io.Printable;
+import dev.maxsim4j.cli.io.RunMemory;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -46,7 +47,7 @@ public final class CommandRunner {
     Engine.logTo(err);
     MappedFiles.forget();
     try {
-      int status = command.run();
+      int status = RunMemory.during(command::run);
       if (out.checkError()) {
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
             + " what this run printed is incomplete");

@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
+import dev.maxsim4j.cli.io.RunMemory;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
 import dev.maxsim4j.cli.io.UnsupportedDtypeException;
@@ -119,7 +120,7 @@ final class QuantizeCommand {
     codeShape[codeShape.length - 1] = dtype.bytesPerToken(d);
 
     try (AtomicOutput output = AtomicOutput.create("--out", target, List.of(in))) {
-      Arena arena = Arena.ofAuto();
+      Arena arena = RunMemory.arena();
       MemorySegment codes = arena.allocate(Math.multiplyExact(tokens, dtype.bytesPerToken(d)));
       MemorySegment scales = arena.allocate(tokens * Float.BYTES, Float.BYTES);
       long width = (long) d * emb.type().width();
@@ -195,7 +196,7 @@ final class QuantizeCommand {
     for (long t = 0; t < slice.byteSize() / width; t++) {
       if (mask.get(ValueLayout.JAVA_BYTE, from + t) == 0 && !finite(slice.asSlice(t * width, width), type)) {
         if (out == slice) {
-          out = Arena.ofAuto().allocate(slice.byteSize()).copyFrom(slice);
+          out = RunMemory.arena().allocate(slice.byteSize()).copyFrom(slice);
         }
         out.asSlice(t * width, width).fill((byte) 0);
       }

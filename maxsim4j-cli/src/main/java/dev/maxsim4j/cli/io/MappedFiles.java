@@ -1,7 +1,6 @@
 package dev.maxsim4j.cli.io;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -21,14 +20,14 @@ public final class MappedFiles {
   private MappedFiles() {}
 
   /**
-   * The file's bytes, mapped read-only into an automatic arena (unmapped once unreachable) that every
-   * scoring thread may read; a small file is read onto the heap instead.
+   * The file's bytes, mapped read-only into the run's arena ({@link RunMemory}: unmapped when the command ends),
+   * which every scoring thread may read; a small file is read onto the heap instead.
    */
   static MemorySegment map(Path file) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size >= MAP_FROM) {
-        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, Arena.ofAuto());
+        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, RunMemory.arena());
         MAPPED.put(file.toAbsolutePath(), size);
         return mapped;
       }

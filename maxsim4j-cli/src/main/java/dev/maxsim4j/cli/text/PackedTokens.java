@@ -3,7 +3,7 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.NdArray;
-import java.lang.foreign.Arena;
+import dev.maxsim4j.cli.io.RunMemory;
 import java.lang.foreign.MemorySegment;
 
 /** A packed batch's tokens and offsets as arrays to write, built row by row without a padded copy. */
@@ -16,7 +16,7 @@ final class PackedTokens {
     int d = b.dim();
     long tokens = b.offsets()[b.size()];
     int width = bf16 ? 2 : 4;
-    MemorySegment data = Arena.ofAuto().allocate(tokens * d * width, width);
+    MemorySegment data = RunMemory.arena().allocate(tokens * d * width, width);
     long at = 0;
     for (int i = 0; i < b.size(); i++) {
       int length = b.length(i);
