@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cpu;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -195,10 +196,19 @@ final class ParallelLoop implements AutoCloseable {
     return (int) Math.min(n, (c + 1L) * grain);
   }
 
+  /**
+   * Stops the helper threads and waits for them to end, so that none outlives its instance's close (they are idle:
+   * every call has returned by then).
+   */
   @Override
   public void close() {
     if (helpers != null) {
       helpers.shutdownNow();
+      try {
+        helpers.awaitTermination(1, TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // the threads still end, unwaited for
+      }
     }
   }
 }

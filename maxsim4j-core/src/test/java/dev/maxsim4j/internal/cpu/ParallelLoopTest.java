@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Set;
@@ -133,6 +134,30 @@ class ParallelLoopTest {
         }
       }));
       assertEquals(0, running.get());
+    }
+  }
+
+  /** Close waits for the helper threads to end: none outlives its instance's close. */
+  @Test
+  @Timeout(60)
+  void closeEndsTheHelperThreadsBeforeItReturns() {
+    Set<Thread> ran = ConcurrentHashMap.newKeySet();
+    ParallelLoop loop = new ParallelLoop(4);
+    CountDownLatch all = new CountDownLatch(4);
+    loop.forRange(4, 1, (from, to) -> {
+      ran.add(Thread.currentThread());
+      all.countDown();
+      try {
+        all.await(); // each chunk on a thread of its own
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    loop.close();
+    ran.remove(Thread.currentThread());
+    assertEquals(3, ran.size(), "three helpers beside the caller");
+    for (Thread t : ran) {
+      assertFalse(t.isAlive(), t.getName() + " ended");
     }
   }
 }
