@@ -47,7 +47,7 @@ public final class CommandRunner {
     Engine.logTo(err);
     MappedFiles.forget();
     try {
-      int status = RunMemory.during(command::run);
+      int status = RunMemory.freedAfter(command::run);
       if (out.checkError()) {
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
             + " what this run printed is incomplete");

@@ -125,21 +125,24 @@ final class QuantizeCommand {
       MemorySegment scales = arena.allocate(tokens * Float.BYTES, Float.BYTES);
       long width = (long) d * emb.type().width();
       for (long from = 0; from < tokens; from += SLICE_TOKENS) {
+        long at = from;
         int count = (int) Math.min(SLICE_TOKENS, tokens - from);
-        MemorySegment slice = emb.segment().asSlice(from * width, count * width);
-        if (mask != null) {
-          slice = paddingZeroed(slice, mask.segment(), from, d, emb.type());
-        }
-        TokenBatch q;
-        try {
-          q = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), from,
-              tokenShape));
-        }
+        // a slice's copy with its masked padding zeroed is freed once the slice is quantized
+        TokenBatch q = RunMemory.freedAfter(() -> {
+          MemorySegment slice = emb.segment().asSlice(at * width, count * width);
+          if (mask != null) {
+            slice = paddingZeroed(slice, mask.segment(), at, d, emb.type());
+          }
+          try {
+            return TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), at,
+                tokenShape));
+          }
+        });
         byte[] stored = q.toByteArray();
-        MemorySegment.copy(stored, 0, codes, ValueLayout.JAVA_BYTE, from * dtype.bytesPerToken(d), stored.length);
-        MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, from * Float.BYTES, count);
+        MemorySegment.copy(stored, 0, codes, ValueLayout.JAVA_BYTE, at * dtype.bytesPerToken(d), stored.length);
+        MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, at * Float.BYTES, count);
       }
       Map<String, NdArray> tensors = new LinkedHashMap<>();
       tensors.put(Inputs.EMBEDDINGS, NdArray.ofSegment(Inputs.EMBEDDINGS, TokenType.elementType(dtype), codeShape,

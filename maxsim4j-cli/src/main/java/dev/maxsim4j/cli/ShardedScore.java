@@ -9,6 +9,7 @@ import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
+import dev.maxsim4j.cli.io.RunMemory;
 import dev.maxsim4j.cli.text.Names;
 import dev.maxsim4j.cli.text.Warnings;
 import java.io.IOException;
@@ -197,36 +198,45 @@ final class ShardedScore {
             : " is the same file as shard " + earlier + "; expected each shard once (its documents would be ranked"
                 + " twice)"));
       }
-      Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file, 0);
-      if (loaded.embeddings().rank() == 4) {
-        throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
-            + "; expected documents [N, L, d] or packed [T, d] (candidates [B, K, L, d] need one --docs file)");
-      }
-      TokenBatch b = loaded.batch();
-      Shard shard = new Shard(file, first, b.size(), b.dim(), b.dtype(), loaded.scaled());
-      if (shards.isEmpty()) { // every shard has its dimension
-        ScoreCommand.requireSameDim(queries, "--docs shard " + file, loaded, "");
-      } else {
-        Shard head = shards.getFirst();
-        if (b.dim() != head.dim() || b.dtype() != head.dtype()) {
-          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(shard) + "; expected "
-              + describe(head) + " like " + head.file().getFileName() + " (every shard of one corpus)");
-        }
-        if (loaded.scaled() != head.scaled()) {
-          // a quantized shard without scales reads as scale 1: its scores would not rank with scaled ones
-          throw new IllegalArgumentException("docs shard " + file + " holds " + describe(shard) + (loaded.scaled()
-              ? " with" : " without") + " scales; expected them " + (head.scaled() ? "with" : "without")
-              + " scales like " + head.file().getFileName() + " (every shard of one corpus)");
-        }
-      }
-      shards.add(shard); // its batch is dropped: the heap holds one shard's mask and scales at a time
-      first += b.size();
+      long at = first;
+      // its mapping and its batch are dropped once checked: one shard's mask and scales are held at a time
+      Shard shard = RunMemory.freedAfter(() -> checked(a, file, at, queries, shards));
+      shards.add(shard);
+      first += shard.size();
     }
     if (first > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("--docs " + folder + " holds " + first + " documents; at most 2^31-1 are"
           + " supported (document indices are ints)");
     }
     return shards;
+  }
+
+  /** The shard in {@code file}, its documents numbered from {@code first}, checked against the shards before it. */
+  private static Shard checked(Args a, Path file, long first, Inputs.Loaded queries, List<Shard> shards)
+      throws IOException {
+    Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file, 0);
+    if (loaded.embeddings().rank() == 4) {
+      throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
+          + "; expected documents [N, L, d] or packed [T, d] (candidates [B, K, L, d] need one --docs file)");
+    }
+    TokenBatch b = loaded.batch();
+    Shard shard = new Shard(file, first, b.size(), b.dim(), b.dtype(), loaded.scaled());
+    if (shards.isEmpty()) { // every shard has its dimension
+      ScoreCommand.requireSameDim(queries, "--docs shard " + file, loaded, "");
+    } else {
+      Shard head = shards.getFirst();
+      if (b.dim() != head.dim() || b.dtype() != head.dtype()) {
+        throw new IllegalArgumentException("docs shard " + file + " holds " + describe(shard) + "; expected "
+            + describe(head) + " like " + head.file().getFileName() + " (every shard of one corpus)");
+      }
+      if (loaded.scaled() != head.scaled()) {
+        // a quantized shard without scales reads as scale 1: its scores would not rank with scaled ones
+        throw new IllegalArgumentException("docs shard " + file + " holds " + describe(shard) + (loaded.scaled()
+            ? " with" : " without") + " scales; expected them " + (head.scaled() ? "with" : "without")
+            + " scales like " + head.file().getFileName() + " (every shard of one corpus)");
+      }
+    }
+    return shard;
   }
 
   /**
@@ -249,7 +259,7 @@ final class ShardedScore {
     for (int s = 0; s < shards.size(); s++) {
       Shard shard = shards.get(s);
       long t0 = System.nanoTime();
-      TopK part = maxSim.topK(q, docs(a, shard), k);
+      TopK part = RunMemory.freedAfter(() -> maxSim.topK(q, docs(a, shard), k)); // unmapped once scored
       merged = merged == null
           ? TopK.merge(k, List.of(part), new int[] {(int) shard.first()})
           : TopK.merge(k, List.of(merged, part), new int[] {0, (int) shard.first()});
@@ -265,7 +275,7 @@ final class ShardedScore {
     for (int s = 0; s < shards.size(); s++) {
       Shard shard = shards.get(s);
       long t0 = System.nanoTime();
-      float[][] part = maxSim.scores(q, docs(a, shard));
+      float[][] part = RunMemory.freedAfter(() -> maxSim.scores(q, docs(a, shard)));
       for (int i = 0; i < part.length; i++) {
         System.arraycopy(part[i], 0, flat, i * documents + (int) shard.first(), part[i].length);
       }
