@@ -248,8 +248,9 @@ public final class FixedDimensionalEncoder {
     /**
      * The encoder.
      *
-     * @throws IllegalArgumentException where the encoding or its random matrix passes the limits above, or the
-     *     matrix ({@code 8 x repetitions x (simHashBits + projectionDim) x d} bytes) this JVM's whole heap
+     * @throws IllegalArgumentException where the encoding or its random matrix passes the limits above, or where
+     *     the matrix ({@code 8 x repetitions x (simHashBits + projectionDim) x d} bytes, projectionDim counted 0
+     *     where it equals d) is larger than this JVM's whole heap
      */
     public FixedDimensionalEncoder build() {
       long perProjection = (long) repetitions * (1 << simHashBits);

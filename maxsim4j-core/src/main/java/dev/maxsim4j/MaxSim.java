@@ -59,7 +59,8 @@ import java.util.function.Function;
  * times), top-k's collectors, an FDE row encoded in float64.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed (one left
- * unclosed keeps its threads until they have been idle for a minute, and its device memory until the JVM exits).
+ * unclosed keeps its device memory until the JVM exits, and its threads until then or until it is collected; only
+ * the CPU's computing threads end on their own, after a minute idle).
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
  * after it throw {@link IllegalStateException} ("MaxSim is closed"), while {@link #backendName()},
  * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring, training or encoding call

@@ -42,6 +42,21 @@ class MiniLmTokenEncoderTest extends WithModel {
     }
   }
 
+  /** Loading opts out of DJL's usage tracking where the user has not chosen: encoding sends nothing anywhere. */
+  @Test
+  void loadingOptsOutOfTheTokenizersTrackingUnlessTheUserChose() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("OPT_OUT_TRACKING") == null,
+        "the environment chose already");
+    String before = System.clearProperty("OPT_OUT_TRACKING");
+    try (MiniLmTokenEncoder own = MiniLmTokenEncoder.load()) {
+      assertEquals("true", System.getProperty("OPT_OUT_TRACKING"));
+    } finally {
+      if (before != null) {
+        System.setProperty("OPT_OUT_TRACKING", before);
+      }
+    }
+  }
+
   /**
    * A second close does nothing, an encoding after close is refused by name, and a close during an encoding waits
    * for it rather than freeing the native session under it.
