@@ -6,9 +6,13 @@ import dev.maxsim4j.cli.io.RunMemory;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.lucene.index.CorruptIndexException;
@@ -44,10 +48,10 @@ public final class CommandRunner {
    * {@link PrintStream} only records.
    */
   public static int run(String program, PrintStream out, PrintStream err, Command command) {
-    Engine.logTo(err);
-    MappedFiles.forget();
+    Map<Path, Long> mapped = new ConcurrentHashMap<>(); // this run's, apart from runs on other threads
     try {
-      int status = RunMemory.freedAfter(command::run);
+      int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> RunMemory.freedAfter(
+          command::run)));
       if (out.checkError()) {
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
             + " what this run printed is incomplete");
@@ -69,7 +73,7 @@ public final class CommandRunner {
       // LinkageError: a class or native library that cannot be loaded (a damaged jar, a JVM without a module)
       // a read from a mapped input faulted (an InternalError, maybe wrapped by a worker thread): most often its
       // file shrank or was replaced during the run
-      String changed = causedBy(e, InternalError.class) ? MappedFiles.changed() : "";
+      String changed = causedBy(e, InternalError.class) ? MappedFiles.changed(mapped) : "";
       if (!changed.isEmpty()) {
         return fail(program, err, e, "error: an input changed while it was read: " + changed
             + "; inputs must stay as they are until the run ends", 1);
@@ -89,6 +93,8 @@ public final class CommandRunner {
           ? f.getReason() : f.getClass().getSimpleName().replaceAll("Exception$", "").replaceAll("([a-z])([A-Z])",
               "$1 $2").toLowerCase(java.util.Locale.ROOT));
       case CorruptIndexException c -> c.getMessage(); // it names the index
+      // a file channel of a thread interrupted (before or during the run) closes at its next read or write
+      case ClosedByInterruptException c -> "interrupted while reading or writing a file";
       default -> e.toString();
     };
   }

@@ -1,6 +1,8 @@
 package dev.maxsim4j.cli;
 
 import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.cli.io.RunMemory;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
@@ -12,13 +14,14 @@ import java.util.Locale;
  * over.
  */
 public final class Engine {
-  private static volatile PrintStream log = System.err;
+  /** Where {@code --verbose} reports go: the error stream of the run on this thread. */
+  private static final ScopedValue<PrintStream> LOG = ScopedValue.newInstance();
 
   private Engine() {}
 
-  /** Where {@code --verbose} reports go: set by {@link Main} for each run. */
-  static void logTo(PrintStream err) {
-    log = err;
+  /** Runs {@code work} with its {@code --verbose} reports going to {@code err} (runs in other threads keep theirs). */
+  static <T> T reportingTo(PrintStream err, RunMemory.Work<T> work) throws IOException {
+    return ScopedValue.where(LOG, err).call(work::run);
   }
 
   /** The names the library's {@code MaxSim.Builder.backend} takes (case and surrounding space aside). */
@@ -71,7 +74,7 @@ public final class Engine {
           + " or pass --backend scalar to accept the slow path");
     }
     if (verbose) {
-      log.println("maxsim4j: backend " + maxSim.backendInfo());
+      (LOG.isBound() ? LOG.get() : System.err).println("maxsim4j: backend " + maxSim.backendInfo());
     }
     return maxSim;
   }

@@ -72,8 +72,12 @@ class MultiJvmTest {
       }
     }
     Dataset<Row> documents = spark.createDataFrame(jsc.parallelize(corpus.rows(), 6), Corpus.ARRAYS);
-    Set<Long> pids = new TreeSet<>(jsc.parallelize(List.of(1, 2, 3, 4, 5, 6), 6)
-        .map(x -> ProcessHandle.current().pid()).collect());
+    // each task holds its executor's one core a while, so that a busy host's scheduler cannot give one executor
+    // all six before the other takes any
+    Set<Long> pids = new TreeSet<>(jsc.parallelize(List.of(1, 2, 3, 4, 5, 6), 6).map(x -> {
+      Thread.sleep(500);
+      return ProcessHandle.current().pid();
+    }).collect());
     // spark.executor.cores = 1, so each executor's MaxSim takes one thread, not one per core of the host
     List<Integer> threads = jsc.parallelize(List.of(1, 2, 3, 4), 4).map(x -> ExecutorMaxSim.get().threads())
         .collect();

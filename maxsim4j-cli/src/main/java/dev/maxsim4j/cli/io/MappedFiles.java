@@ -8,14 +8,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /** Read-only memory maps of whole files, so inputs of any size are views rather than heap copies. */
 public final class MappedFiles {
   /** Below this a plain read is cheaper than a mapping and its unmapping. */
   private static final long MAP_FROM = 1 << 20;
-  /** The files this run mapped, and their sizes then: to name the one that changed when a read faults. */
-  private static final Map<Path, Long> MAPPED = new ConcurrentHashMap<>();
+  /**
+   * The files the run on this thread mapped, and their sizes then: to name the one that changed when a read
+   * faults (runs in other threads keep their own).
+   */
+  private static final ScopedValue<Map<Path, Long>> MAPPED = ScopedValue.newInstance();
 
   private MappedFiles() {}
 
@@ -28,7 +30,9 @@ public final class MappedFiles {
       long size = ch.size();
       if (size >= MAP_FROM) {
         MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, RunMemory.arena());
-        MAPPED.put(file.toAbsolutePath(), size);
+        if (MAPPED.isBound()) {
+          MAPPED.get().put(file.toAbsolutePath(), size);
+        }
         return mapped;
       }
       ByteBuffer b = ByteBuffer.allocate((int) size);
@@ -39,18 +43,18 @@ public final class MappedFiles {
     }
   }
 
-  /** Forgets the files mapped so far: a new run (in the same JVM) starts with none. */
-  public static void forget() {
-    MAPPED.clear();
+  /** Runs {@code work}, recording in {@code mapped} the files it maps on this thread and their sizes. */
+  public static <T> T recordedIn(Map<Path, Long> mapped, RunMemory.Work<T> work) throws IOException {
+    return ScopedValue.where(MAPPED, mapped).call(work::run);
   }
 
   /**
-   * The mapped files whose size is no longer what it was when they were mapped ("FILE (N bytes when read, now
-   * M)"), joined; empty if none did.
+   * The files of {@code mapped} (filled by {@link #recordedIn}) whose size is no longer what it was when they were
+   * mapped ("FILE (N bytes when read, now M)"), joined; empty if none did.
    */
-  public static String changed() {
+  public static String changed(Map<Path, Long> mapped) {
     StringBuilder out = new StringBuilder();
-    MAPPED.forEach((file, size) -> {
+    mapped.forEach((file, size) -> {
       long now;
       try {
         now = Files.size(file);
