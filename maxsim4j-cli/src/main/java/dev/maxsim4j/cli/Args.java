@@ -114,6 +114,21 @@ public final class Args {
     return v;
   }
 
+  /**
+   * The text given as {@code name}, or null. Under a locale that is not UTF-8 (the C locale of many containers and
+   * cron jobs) the JVM reads each byte of a non-ASCII argument it cannot decode as U+FFFD: such text is refused,
+   * naming the option, rather than searched for as something the user did not type.
+   */
+  public String text(String name) {
+    String v = values.get(name);
+    String encoding = System.getProperty("sun.jnu.encoding", "UTF-8");
+    if (v != null && v.indexOf('\uFFFD') >= 0 && !encoding.equalsIgnoreCase("UTF-8")) {
+      throw new UsageException(command + ": " + name + " holds characters this locale's encoding (" + encoding
+          + ") cannot read (shown as U+FFFD); expected a UTF-8 locale (e.g. LC_ALL=C.UTF-8) for non-ASCII text");
+    }
+    return v;
+  }
+
   public String getOr(String name, String fallback) {
     return values.getOrDefault(name, fallback);
   }

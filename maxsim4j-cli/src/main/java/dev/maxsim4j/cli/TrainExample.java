@@ -59,23 +59,27 @@ final class TrainExample {
     try (MaxSim maxSim = Engine.open(a)) {
       out.println("training W (" + FEATURES + " -> " + PROJECTED + "), batch " + batch + ", in-batch contrastive (T = "
           + "0.05), " + (naive ? "naive grid path" : "maxsim4j on " + maxSim.backendName()));
-      double[] losses = train(maxSim, naive, steps, batch, seed, lr);
-      for (int s = 0; s < losses.length; s++) {
-        out.printf(Locale.ROOT, "step %3d  loss %.6f%n", s + 1, losses[s]);
-      }
-      for (int s = 0; s < losses.length; s++) {
-        if (!Double.isFinite(losses[s])) {
+      // each step printed as it ends; the first loss that is not finite ends the run
+      train(maxSim, naive, steps, batch, seed, lr, (step, loss) -> {
+        out.printf(Locale.ROOT, "step %3d  loss %.6f%n", step, loss);
+        if (!Double.isFinite(loss)) {
           // a curve of NaN is no result: the run says why and fails, as a script checking its status expects
           throw new IllegalStateException(String.format(Locale.ROOT, "train-example: the loss is %s from step %d:"
-              + " training diverged at --lr %s; expected a smaller --lr (default 0.5)", losses[s], s + 1, lr));
+              + " training diverged at --lr %s; expected a smaller --lr (default 0.5)", loss, step, lr));
         }
-      }
+      });
     }
     return 0;
   }
 
-  /** The loss before each update, for {@code steps} steps of SGD. */
-  static double[] train(MaxSim maxSim, boolean naive, int steps, int batch, long seed, float lr) {
+  /** Takes the loss of each step (from 1); an exception it throws ends the training. */
+  @FunctionalInterface
+  interface StepLoss {
+    void take(int step, double loss);
+  }
+
+  /** {@code steps} steps of SGD, each one's loss (before its update) given to {@code each}. */
+  static void train(MaxSim maxSim, boolean naive, int steps, int batch, long seed, float lr, StepLoss each) {
     SplittableRandom rnd = new SplittableRandom(seed);
     // small features and heavy noise keep the task from being solved at step 0 (T = 0.05 sharpens a lot)
     float[] xq = gaussian(rnd, batch * QUERY_TOKENS * FEATURES, FEATURE_SCALE);
@@ -90,7 +94,6 @@ final class TrainExample {
     }
     float[] w = gaussian(rnd, FEATURES * PROJECTED, (float) (1 / Math.sqrt(FEATURES)));
     Loss loss = Loss.contrastive(0.05f);
-    double[] curve = new double[steps];
     for (int s = 0; s < steps; s++) {
       float[] q = maxSim.project(xq, batch * QUERY_TOKENS, FEATURES, w, PROJECTED);
       float[] d = maxSim.project(xd, batch * DOCUMENT_TOKENS, FEATURES, w, PROJECTED);
@@ -98,13 +101,13 @@ final class TrainExample {
       float[] dd;
       if (naive) {
         NaiveStep n = naiveStep(q, d, batch, loss);
-        curve[s] = n.loss;
+        each.take(s + 1, n.loss);
         dq = n.dq;
         dd = n.dd;
       } else {
         TrainingStep step = maxSim.lossAllPairs(TokenBatch.ofFloats(q, batch, QUERY_TOKENS, PROJECTED),
             TokenBatch.ofFloats(d, batch, DOCUMENT_TOKENS, PROJECTED), loss);
-        curve[s] = step.loss();
+        each.take(s + 1, step.loss());
         Gradients g = step.gradients();
         dq = g.queries().toFloatArray();
         dd = g.documents().toFloatArray();
@@ -115,7 +118,6 @@ final class TrainExample {
         w[e] -= lr * (dw[e] + dwDocs[e]);
       }
     }
-    return curve;
   }
 
   private record NaiveStep(double loss, float[] dq, float[] dd) {}

@@ -159,6 +159,23 @@ class NonUtf8LocaleTest {
    * Runs each command line in one child JVM under LC_ALL=C; its lines: the encoding, then each command's status and
    * stderr. Skipped only where this system's C locale names files in UTF-8 (there is nothing to show there).
    */
+  /**
+   * A query whose non-ASCII characters the C locale's encoding cannot read arrives as U+FFFD: it is refused naming
+   * the option and the way out, not searched for as text nobody typed.
+   */
+  @Test
+  void queriesTheEncodingCannotReadAreRefusedNamingTheOption() throws Exception {
+    Path candidates = Files.writeString(dir.resolve("c.txt"), "otters\ncaf\u00e9 au lait\n");
+    List<String> lines = inTheCLocale(
+        new String[] {"rerank", "--query", "caf\u00e9", "--candidates", candidates.toString()},
+        new String[] {"search", "--dir", dir.toString(), "--query", "the caf\u00e9"});
+    assertEquals(3, lines.size(), String.join("\n", lines));
+    for (String line : lines.subList(1, 3)) {
+      assertTrue(line.startsWith("2 maxsim4j: ") && line.contains(" --query holds characters this locale's encoding")
+          && line.contains("UTF-8 locale") && !line.contains("|"), line);
+    }
+  }
+
   private static List<String> inTheCLocale(String[]... commands) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",

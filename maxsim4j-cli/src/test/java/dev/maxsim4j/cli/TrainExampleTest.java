@@ -14,8 +14,10 @@ class TrainExampleTest {
   @Test
   void fusedAndNaiveLossCurvesMatchStepForStep() {
     try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
-      double[] fused = TrainExample.train(maxSim, false, 8, 8, 7, 0.5f);
-      double[] naive = TrainExample.train(maxSim, true, 8, 8, 7, 0.5f);
+      double[] fused = new double[8];
+      double[] naive = new double[8];
+      TrainExample.train(maxSim, false, 8, 8, 7, 0.5f, (step, loss) -> fused[step - 1] = loss);
+      TrainExample.train(maxSim, true, 8, 8, 7, 0.5f, (step, loss) -> naive[step - 1] = loss);
       for (int s = 0; s < fused.length; s++) {
         assertEquals(naive[s], fused[s], 1e-4 * Math.max(1, Math.abs(naive[s])), "step " + (s + 1));
       }
@@ -39,6 +41,16 @@ class TrainExampleTest {
     assertEquals(1, r.err().lines().count(), r.err());
     assertTrue(r.err().contains("training diverged at --lr 3.0E38; expected a smaller --lr"), r.err());
     assertTrue(r.out().contains("step   1"), r.out());
+  }
+
+  /** The run stops at the first loss that is not finite, however many steps were asked for, each printed as it ends. */
+  @Test
+  void aDivergedRunStopsAtItsFirstNonFiniteLoss() {
+    CliRun r = CliRun.of("train-example", "--lr", "3e38", "--steps", "2000000000", "--batch", "2");
+    assertEquals(1, r.status(), r.out() + r.err());
+    assertTrue(r.err().contains("training diverged"), r.err());
+    long printed = r.out().lines().filter(l -> l.startsWith("step ")).count();
+    assertTrue(printed >= 1 && printed <= 5, r.out());
   }
 
   private static void assertUsage(CliRun r, String fragment) {

@@ -35,7 +35,8 @@ public final class RerankCommand {
 
   public static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("rerank", argv, 1, Set.of("--query", "--candidates", "--top", "--backend"), Set.of("--verbose"));
-    String query = a.require("--query");
+    a.require("--query");
+    String query = a.text("--query");
     if (query.isBlank()) {
       throw new UsageException("rerank: --query is empty; expected some text");
     }

@@ -139,7 +139,7 @@ public final class SearchCommand {
    * warning).
    */
   private static List<TextFiles.Line> queries(Args a, Warnings warnings) throws IOException {
-    String query = a.get("--query");
+    String query = a.text("--query");
     String file = a.get("--queries");
     if ((query == null) == (file == null)) {
       throw new UsageException("search: give either --query TEXT or --queries FILE");
