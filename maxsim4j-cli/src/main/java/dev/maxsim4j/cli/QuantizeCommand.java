@@ -124,25 +124,24 @@ final class QuantizeCommand {
       MemorySegment codes = arena.allocate(Math.multiplyExact(tokens, dtype.bytesPerToken(d)));
       MemorySegment scales = arena.allocate(tokens * Float.BYTES, Float.BYTES);
       long width = (long) d * emb.type().width();
+      // one slice's room, reused by every slice whose masked padding is zeroed (quantize copies what it reads)
+      MemorySegment scratch = mask == null ? null : arena.allocate(Math.min(SLICE_TOKENS, tokens) * width);
       for (long from = 0; from < tokens; from += SLICE_TOKENS) {
-        long at = from;
         int count = (int) Math.min(SLICE_TOKENS, tokens - from);
-        // a slice's copy with its masked padding zeroed is freed once the slice is quantized
-        TokenBatch q = RunMemory.freedAfter(() -> {
-          MemorySegment slice = emb.segment().asSlice(at * width, count * width);
-          if (mask != null) {
-            slice = paddingZeroed(slice, mask.segment(), at, d, emb.type());
-          }
-          try {
-            return TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
-          } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), at,
-                tokenShape));
-          }
-        });
+        MemorySegment slice = emb.segment().asSlice(from * width, count * width);
+        if (mask != null) {
+          slice = paddingZeroed(slice, mask.segment(), from, d, emb.type(), scratch);
+        }
+        TokenBatch q;
+        try {
+          q = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), from,
+              tokenShape));
+        }
         byte[] stored = q.toByteArray();
-        MemorySegment.copy(stored, 0, codes, ValueLayout.JAVA_BYTE, at * dtype.bytesPerToken(d), stored.length);
-        MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, at * Float.BYTES, count);
+        MemorySegment.copy(stored, 0, codes, ValueLayout.JAVA_BYTE, from * dtype.bytesPerToken(d), stored.length);
+        MemorySegment.copy(q.scales(), 0, scales, NdArray.LE_FLOAT, from * Float.BYTES, count);
       }
       Map<String, NdArray> tensors = new LinkedHashMap<>();
       tensors.put(Inputs.EMBEDDINGS, NdArray.ofSegment(Inputs.EMBEDDINGS, TokenType.elementType(dtype), codeShape,
@@ -190,16 +189,17 @@ final class QuantizeCommand {
   /**
    * {@code slice} (tokens from {@code from} on), with every masked token that holds NaN or an infinity as zeros: a
    * masked token is padding, which score never reads, so such values (NaN or np.empty padding) are no reason to
-   * refuse a file that score scores. A copy only where there is such a token; finite masked tokens stay as they are.
+   * refuse a file that score scores. A copy (into {@code scratch}) only where there is such a token; finite masked
+   * tokens stay as they are.
    */
   private static MemorySegment paddingZeroed(MemorySegment slice, MemorySegment mask, long from, int d,
-      NdArray.ElementType type) {
+      NdArray.ElementType type, MemorySegment scratch) {
     long width = (long) d * type.width();
     MemorySegment out = slice;
     for (long t = 0; t < slice.byteSize() / width; t++) {
       if (mask.get(ValueLayout.JAVA_BYTE, from + t) == 0 && !finite(slice.asSlice(t * width, width), type)) {
         if (out == slice) {
-          out = RunMemory.arena().allocate(slice.byteSize()).copyFrom(slice);
+          out = scratch.asSlice(0, slice.byteSize()).copyFrom(slice);
         }
         out.asSlice(t * width, width).fill((byte) 0);
       }

@@ -192,6 +192,32 @@ class QuantizeCommandTest {
     }
   }
 
+  /** Padding zeroed in every slice of a long input (the slices' copies share one room) is stored as zeros. */
+  @Test
+  void maskedNonFiniteTokensInEverySliceAreStoredAsZeros() throws IOException {
+    int d = 3;
+    int tokens = 2 * QuantizeCommand.SLICE_TOKENS + 5;
+    float[] e = gaussians(rnd, tokens * d);
+    boolean[] mask = new boolean[tokens];
+    float[] zeroed = e.clone();
+    for (int t = 0; t < tokens; t++) {
+      mask[t] = t % 7 != 3;
+      if (!mask[t]) {
+        e[t * d + t % d] = Float.NaN;
+        java.util.Arrays.fill(zeroed, t * d, (t + 1) * d, 0f);
+      }
+    }
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {1, tokens, d}, e));
+    t.put("mask", new NdArray("m", NdArray.ElementType.BOOL, new long[] {1, tokens}, null, null, mask));
+    SafeTensors.write(dir.resolve("e.safetensors"), t);
+    CliRun r = CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", p("c.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    byte[] expected = TokenBatch.ofFloats(zeroed, 1, tokens, d).quantize(DType.INT8).toByteArray();
+    assertArrayEquals(expected, SafeTensors.read(dir.resolve("c.safetensors"), "embeddings").segment()
+        .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+  }
+
   /**
    * A masked token is padding, which score never reads: NaN or an infinity there (NaN-filled or np.empty padding)
    * is stored as zeros, where quantize refused the whole file that score scores; in a valid token it is refused.

@@ -7,8 +7,8 @@ import java.lang.foreign.Arena;
  * The native memory of one command run: the inputs it maps and the buffers it allocates off the heap belong to
  * an arena that closes when the command returns or fails, so a JVM that runs many commands (a test suite, an
  * application calling {@code Main.run}) unmaps each run's inputs at its end, not when the garbage collector finds
- * them. A step whose memory the rest of the run does not read (a shard scored, a slice quantized) takes an arena
- * of its own the same way. Outside a run (a reader used on its own) the memory is freed by the collector.
+ * them. A step whose memory the rest of the run does not read (a shard checked or scored) takes an
+ * arena of its own the same way. Outside a run (a reader used on its own) the memory is freed by the collector.
  */
 public final class RunMemory {
   private static final ScopedValue<Arena> ARENA = ScopedValue.newInstance();
