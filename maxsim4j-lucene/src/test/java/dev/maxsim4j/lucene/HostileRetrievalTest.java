@@ -62,6 +62,15 @@ class HostileRetrievalTest {
     return new IndexWriter(directory, new IndexWriterConfig().setCodec(retriever.codec()));
   }
 
+  /** Indexes one document of {@code tokens} with the retriever's fields. */
+  private void indexOne(LateInteractionRetriever retriever, float[][] tokens) throws IOException {
+    try (IndexWriter writer = writer(retriever)) {
+      Document doc = new Document();
+      retriever.documentFields(tokens).forEach(doc::add);
+      writer.addDocument(doc);
+    }
+  }
+
   @Test
   void lexicalHitsWithoutTokensNeverOutrankScoredDocuments() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
@@ -104,11 +113,7 @@ class HostileRetrievalTest {
   void anEncodingFieldNoSegmentHoldsIsNamed() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
     LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-    try (IndexWriter writer = writer(retriever)) {
-      Document doc = new Document();
-      retriever.documentFields(new float[][] {{-1, -1, 0, 0}}).forEach(doc::add);
-      writer.addDocument(doc);
-    }
+    indexOne(retriever, new float[][] {{-1, -1, 0, 0}});
     LateInteractionRetriever misspelt = new LateInteractionRetriever(encoder, "fdee", "tokens", maxSim);
     try (DirectoryReader reader = DirectoryReader.open(directory)) {
       IndexSearcher searcher = new IndexSearcher(reader);
@@ -197,11 +202,7 @@ class HostileRetrievalTest {
   void badQueriesAreNamedAsTheQuery() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
     LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
-    try (IndexWriter writer = writer(retriever)) {
-      Document doc = new Document();
-      retriever.documentFields(new float[][] {{1, 0, 0, 0}}).forEach(doc::add);
-      writer.addDocument(doc);
-    }
+    indexOne(retriever, new float[][] {{1, 0, 0, 0}});
     try (DirectoryReader reader = DirectoryReader.open(directory)) {
       IndexSearcher searcher = new IndexSearcher(reader);
       IndexSearcher empty = new IndexSearcher(new MultiReader());
