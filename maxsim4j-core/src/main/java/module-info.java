@@ -17,7 +17,7 @@ module dev.maxsim4j {
   // the bench module reaches the backend behind a MaxSim and the tokens behind a batch through Internals,
   // which the public API deliberately does not offer
   exports dev.maxsim4j.internal to dev.maxsim4j.bench;
-  // the bench module's kernel timer asks the CUDA backend for device time (CUDA events), a GPU-only measurement
-  // with no place in the backend-neutral API
+  // the bench module borrows the CUDA backend's device (DeviceAccess) for measurements the library does not make:
+  // device time by CUDA events, copy bandwidths, corpora generated on the device by a kernel of its own
   exports dev.maxsim4j.internal.cuda to dev.maxsim4j.bench;
 }

@@ -9,7 +9,6 @@ import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.CudaBackend;
-import dev.maxsim4j.internal.cuda.GeneratedCorpus;
 import dev.maxsim4j.internal.cuda.PinnedHostMemory;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -53,7 +52,7 @@ final class GpuScaleBench {
       CudaBackend cuda = (CudaBackend) Internals.backend(maxSim);
       out.println("device: " + cuda.deviceDescription() + "; bf16 documents of " + s.length() + " x " + s.dim()
           + ", queries of " + QUERY_TOKENS + " tokens, top-" + s.k());
-      double deviceGbps = cuda.deviceCopyGigabytesPerSecond(2 * GIB, 10);
+      double deviceGbps = CopyBandwidth.deviceToDevice(cuda, 2 * GIB, 10);
       out.printf(Locale.ROOT, "device copy bandwidth: %.0f GB/s (2 GiB copies, read + written)%n", deviceGbps);
       Map<Integer, TokenBatch> queries = new HashMap<>();
       for (int nq : s.batches()) {
@@ -80,12 +79,12 @@ final class GpuScaleBench {
   private static void resident(CudaBackend cuda, Settings s, Map<Integer, TokenBatch> queries, double deviceGbps,
       List<Row> rows, PrintStream out) {
     long t0 = System.nanoTime();
-    try (GeneratedCorpus corpus = cuda.generateCorpus(s.documents(), s.length(), s.dim(), s.seed())) {
+    try (GeneratedCorpus corpus = GeneratedCorpus.generate(cuda, s.documents(), s.length(), s.dim(), s.seed())) {
       out.printf(Locale.ROOT, "resident: %d documents (%.1f GB) generated on the device in %.2f s%n", s.documents(),
           corpus.dataBytes() / 1e9, (System.nanoTime() - t0) / 1e9);
       for (int nq : s.batches()) {
         Tokens q = Internals.tokens(queries.get(nq));
-        Runnable call = () -> cuda.topK(q, corpus, s.k());
+        Runnable call = () -> corpus.topK(q, s.k());
         call.run();
         call.run();
         double ms = Timing.timedMedianMillis(call, s.repeat());
@@ -107,10 +106,10 @@ final class GpuScaleBench {
     int k = Math.min(s.k(), n);
     TokenBatch q = Synthetic.store(DType.BFLOAT16, Synthetic.fastUnitValues(s.seed() + 7, QUERY_TOKENS, s.dim()), 1,
         QUERY_TOKENS, s.dim());
-    try (GeneratedCorpus corpus = cuda.generateCorpus(n, s.length(), s.dim(), s.seed() + 1);
+    try (GeneratedCorpus corpus = GeneratedCorpus.generate(cuda, n, s.length(), s.dim(), s.seed() + 1);
         PinnedHostMemory host = cuda.allocatePinned(corpus.dataBytes())) {
-      TopKResult top = cuda.topK(Internals.tokens(q), corpus, k);
-      cuda.copyToHost(corpus, host.segment());
+      TopKResult top = corpus.topK(Internals.tokens(q), k);
+      corpus.copyToHost(host.segment());
       float[] scores = maxSim.scores(q, TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, n, s.length(),
           s.dim()))[0];
       Integer[] order = IntStream.range(0, n).boxed().toArray(Integer[]::new);
@@ -138,14 +137,15 @@ final class GpuScaleBench {
     PinnedHostMemory host = null;
     try {
       long bytes;
-      try (GeneratedCorpus corpus = cuda.generateCorpus(s.streamDocuments(), s.length(), s.dim(), s.seed() + 2)) {
+      try (GeneratedCorpus corpus = GeneratedCorpus.generate(cuda, s.streamDocuments(), s.length(), s.dim(),
+          s.seed() + 2)) {
         bytes = corpus.dataBytes();
         out.printf(Locale.ROOT, "streamed: %d documents (%.1f GB) generated on the device in %.2f s%n",
             s.streamDocuments(), bytes / 1e9, (System.nanoTime() - t0) / 1e9);
         for (int nq : s.batches()) {
           Tokens q = Internals.tokens(queries.get(nq));
-          reference.put(nq, cuda.topK(q, corpus, s.k()));
-          Runnable call = () -> cuda.topK(q, corpus, s.k());
+          reference.put(nq, corpus.topK(q, s.k()));
+          Runnable call = () -> corpus.topK(q, s.k());
           call.run();
           double ms = Timing.timedMedianMillis(call, s.repeat());
           rows.add(new Row("resident", nq, s.streamDocuments(), bytes / 1e9, ms, bytes / (deviceGbps * 1e6),
@@ -155,11 +155,11 @@ final class GpuScaleBench {
         host = cuda.allocatePinned(bytes);
         double allocS = (System.nanoTime() - t0) / 1e9;
         t0 = System.nanoTime();
-        cuda.copyToHost(corpus, host.segment());
+        corpus.copyToHost(host.segment());
         out.printf(Locale.ROOT, "  pinned host memory allocated in %.2f s, filled from the device at %.1f GB/s%n",
             allocS, bytes / ((System.nanoTime() - t0) / 1e9) / 1e9);
       }
-      double hostGbps = cuda.hostToDeviceGigabytesPerSecond(host, GIB, 16);
+      double hostGbps = CopyBandwidth.hostToDevice(cuda, host, GIB, 16);
       out.printf(Locale.ROOT, "  host-to-device bandwidth from pinned memory: %.1f GB/s (16 copies of 1 GiB)%n",
           hostGbps);
       TokenBatch documents = TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, s.streamDocuments(),

@@ -9,7 +9,6 @@ import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.CudaBackend;
-import dev.maxsim4j.internal.cuda.GeneratedCorpus;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -51,7 +50,7 @@ final class GpuShardedScaleBench {
       }
       double[] gbps = new double[devices.size()];
       for (int i = 0; i < devices.size(); i++) {
-        gbps[i] = devices.get(i).deviceCopyGigabytesPerSecond(2 * GIB, 10);
+        gbps[i] = CopyBandwidth.deviceToDevice(devices.get(i), 2 * GIB, 10);
         out.printf(Locale.ROOT, "GPU %d: %s, device copy bandwidth %.0f GB/s (2 GiB copies, read + written)%n",
             ordinals[i], devices.get(i).deviceDescription(), gbps[i]);
       }
@@ -98,13 +97,13 @@ final class GpuShardedScaleBench {
     Map<Integer, Double> singleMs = new HashMap<>();
     CudaBackend first = devices.get(0);
     double gigabytes;
-    try (GeneratedCorpus corpus = first.generateCorpus(documents, s.length(), s.dim(), s.seed())) {
+    try (GeneratedCorpus corpus = GeneratedCorpus.generate(first, documents, s.length(), s.dim(), s.seed())) {
       gigabytes = corpus.dataBytes() / 1e9;
       out.printf(Locale.ROOT, "one device: %d documents (%.1f GB)%n", documents, gigabytes);
       for (int nq : s.batches()) {
         Tokens q = queries.get(nq);
-        single.put(nq, first.topK(q, corpus, s.k()));
-        double ms = time(() -> first.topK(q, corpus, s.k()), s.repeat());
+        single.put(nq, corpus.topK(q, s.k()));
+        double ms = time(() -> corpus.topK(q, s.k()), s.repeat());
         singleMs.put(nq, ms);
         rows.add(new Row("one", 1, nq, documents, gigabytes, ms, gigabytes * 1e3 / gbps[0],
             tensorFloorMs(nq, documents, s), "-", 1));
@@ -126,8 +125,7 @@ final class GpuShardedScaleBench {
   }
 
   /** A corpus split over the devices, shard {@code i} generated on device {@code i}. */
-  private record Sharded(List<CudaBackend> devices, List<GeneratedCorpus> shards, int[] first)
-      implements AutoCloseable {
+  private record Sharded(List<GeneratedCorpus> shards, int[] first) implements AutoCloseable {
 
     /** Shards of whole documents, equal where they fit each device's free memory, else in proportion to it. */
     static Sharded generate(List<CudaBackend> devices, GpuScaleBench.Settings s, int documents, PrintStream out) {
@@ -151,14 +149,14 @@ final class GpuShardedScaleBench {
       List<GeneratedCorpus> shards = new ArrayList<>();
       try {
         for (int i = 0; i < free.length; i++) {
-          shards.add(devices.get(i).generateCorpus(first[i + 1] - first[i], s.length(), s.dim(), s.seed(),
+          shards.add(GeneratedCorpus.generate(devices.get(i), first[i + 1] - first[i], s.length(), s.dim(), s.seed(),
               first[i]));
         }
       } catch (RuntimeException e) {
         shards.forEach(GeneratedCorpus::close);
         throw e;
       }
-      Sharded sharded = new Sharded(devices, shards, first);
+      Sharded sharded = new Sharded(shards, first);
       out.printf(Locale.ROOT, "split: %d documents (%.1f GB) generated as %d shards in %.2f s%n", documents,
           sharded.gigabytes(), shards.size(), (System.nanoTime() - t0) / 1e9);
       return sharded;
@@ -173,7 +171,7 @@ final class GpuShardedScaleBench {
       List<Future<TopKResult>> parts = new ArrayList<>();
       for (int i = 0; i < shards.size(); i++) {
         int shard = i;
-        parts.add(pool.submit(() -> devices.get(shard).topK(queries, shards.get(shard), k)));
+        parts.add(pool.submit(() -> shards.get(shard).topK(queries, k)));
       }
       List<TopK> merged = new ArrayList<>();
       for (Future<TopKResult> f : parts) {

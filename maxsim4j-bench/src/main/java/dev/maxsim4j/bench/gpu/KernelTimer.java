@@ -4,6 +4,7 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.ResidentBatch;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.internal.Internals;
+import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import java.util.List;
 
@@ -27,9 +28,9 @@ public final class KernelTimer {
   public static double[] allPairsKernelMillis(MaxSim maxSim, TokenBatch queries, List<ResidentBatch> documents,
       int warmup, int batches, int perBatch) {
     CudaBackend cuda = cuda(maxSim);
-    return cuda.timeAllPairsKernel(Internals.tokens(queries),
-        documents.stream().map(r -> Internals.tokens(Internals.batchFor(r, maxSim))).toList(), warmup, batches,
-        perBatch);
+    Tokens q = Internals.tokens(queries);
+    List<Tokens> d = documents.stream().map(r -> Internals.tokens(Internals.batchFor(r, maxSim))).toList();
+    return cuda.withDevice(device -> device.launchMillis(device.allPairsForward(q, d), warmup, batches, perBatch));
   }
 
   /**
@@ -42,9 +43,24 @@ public final class KernelTimer {
   public static double[] trainingStepMillis(MaxSim maxSim, ResidentBatch queries, ResidentBatch documents,
       boolean deterministic, boolean narrowGradients, int warmup, int batches, int perBatch, long[] opBytes) {
     CudaBackend cuda = cuda(maxSim);
-    return cuda.timeTrainingStep(Internals.tokens(Internals.batchFor(queries, maxSim)),
-        Internals.tokens(Internals.batchFor(documents, maxSim)), deterministic, narrowGradients, warmup, batches,
-        perBatch, opBytes);
+    Tokens q = Internals.tokens(Internals.batchFor(queries, maxSim));
+    Tokens d = Internals.tokens(Internals.batchFor(documents, maxSim));
+    return cuda.withDevice(device -> {
+      Runnable step = device.trainingSumStep(q, d, deterministic, narrowGradients);
+      device.synchronize();
+      long before = device.allocatedBytes();
+      long freeBefore = device.driverFreeBytes();
+      device.resetPeak();
+      step.run();
+      device.synchronize();
+      opBytes[0] = device.peakAllocatedBytes() - before;
+      if (opBytes.length > 1) {
+        // the driver's view: free memory lost to the step (allocation granularity included; the step frees
+        // nothing, its buffers stay as scratch)
+        opBytes[1] = freeBefore - device.driverFreeBytes();
+      }
+      return device.launchMillis(step, warmup, batches, perBatch);
+    });
   }
 
   private static CudaBackend cuda(MaxSim maxSim) {

@@ -13,7 +13,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -28,9 +27,8 @@ import java.util.function.Function;
  * documents made resident with {@link #makeResident} stay on the device and are not copied again (queries
  * too). This class keeps residency, the forward and the asynchronous calls; top-k ({@link DeviceTopK}),
  * training ({@link DeviceTraining}), the projection ({@link DeviceLinear}), fixed dimensional encodings
- * ({@link DeviceFde}) and the benchmarks' device timing
- * ({@link DeviceTiming}) run in their own classes under the same lock. Which forward kernel runs a launch is
- * {@link ForwardPlan}'s job.
+ * ({@link DeviceFde}) run in their own classes under the same lock, and {@link #withDevice} lends the device to
+ * the benchmarks' measurements. Which forward kernel runs a launch is {@link ForwardPlan}'s job.
  */
 public final class CudaBackend implements Backend {
   static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
@@ -45,8 +43,8 @@ public final class CudaBackend implements Backend {
   private final ReentrantLock lock = new ReentrantLock();
   /** Page-locked host memory handed out by {@link #allocatePinned} and not yet closed. */
   private final PinnedAllocations pinned = new PinnedAllocations(lock, this::freePinned);
-  /** Corpora {@link #generateCorpus} made and not yet closed; under the lock. */
-  private final Set<GeneratedCorpus> corpora = Collections.newSetFromMap(new IdentityHashMap<>());
+  /** Documents {@link DeviceAccess#allocateDocuments} made and not yet closed; under the lock. */
+  private final Set<DeviceDocuments> deviceDocuments = Collections.newSetFromMap(new IdentityHashMap<>());
   private final KernelParams params;
   private final DeviceInputs inputs;
   private final ForwardKernels forward;
@@ -54,7 +52,6 @@ public final class CudaBackend implements Backend {
   private final DeviceTraining training;
   private final DeviceLinear linear;
   private final DeviceFde fde;
-  private final DeviceTiming timing;
   /** The device memory calls may use: the cap of maxsim4j.cuda.memoryLimit, or what the device has free. */
   private volatile MemoryBudget memory;
   /** Asynchronous calls in flight; made on the first one. */
@@ -96,7 +93,6 @@ public final class CudaBackend implements Backend {
       this.training = new DeviceTraining(device, params, forward, inputs);
       this.linear = new DeviceLinear(device, params);
       this.fde = new DeviceFde(device, params);
-      this.timing = new DeviceTiming(device, forward, training, inputs);
     } catch (RuntimeException | Error e) {
       try {
         if (madeDevice != null) {
@@ -349,30 +345,6 @@ public final class CudaBackend implements Backend {
 
   // ------------------------------------------------------------------ other jobs, under the lock
 
-  /**
-   * Milliseconds per all-pairs forward launch on device-resident documents, by CUDA events: after
-   * {@code warmup} launches, {@code batches} batches of {@code perBatch} back-to-back launches (launch gaps
-   * hidden by the queue), rotating through {@code residentDocs} so the working set can exceed L2. Returns
-   * the per-launch time of every batch, sorted.
-   */
-  public double[] timeAllPairsKernel(Tokens queries, List<Tokens> residentDocs, int warmup, int batches,
-      int perBatch) {
-    return call(() -> timing.allPairsKernel(queries, residentDocs, warmup, batches, perBatch));
-  }
-
-  /**
-   * Milliseconds per training step on resident inputs by CUDA events: forward with argmax, dScores = 1
-   * (the gradient of {@code scores.sum()}), backward into dQ and dD in the inputs' dtype
-   * ({@code narrowGradients}) or fp32. {@code opBytes[0]} receives the device bytes the first step
-   * allocated above what was held before it (scores, argmax, dScores, gradients, partial maxima): the op's
-   * memory when this backend held only the inputs. Returns the per-step time of every batch, sorted.
-   */
-  public double[] timeTrainingStep(Tokens queries, Tokens documents, boolean deterministic, boolean narrowGradients,
-      int warmup, int batches, int perBatch, long[] opBytes) {
-    return call(() -> timing.trainingStep(queries, documents, deterministic, narrowGradients, warmup, batches,
-        perBatch, opBytes));
-  }
-
   @Override
   public TopKResult topK(Tokens queries, Tokens documents, int k) {
     int keep = Math.min(k, documents.rows);
@@ -405,39 +377,49 @@ public final class CudaBackend implements Backend {
     return memory.available(device.allocatedBytes(), info.free(), info.total());
   }
 
-  // ------------------------------------------------------------------ measurements at scale (the bench)
+  // ------------------------------------------------------------------ the device lent to the benchmarks
 
   /**
-   * A bf16 corpus of {@code documents} x {@code length} x {@code dim} generated on the device from {@code seed},
-   * with no host copy; top-k runs over it with {@link #topK(Tokens, GeneratedCorpus, int)}.
+   * Runs {@code work} with this backend's device under its lock: the benchmarks' measurements (device time, copy
+   * bandwidth, corpora generated on the device) through a {@link DeviceAccess}, valid only inside {@code work}.
+   * What it queued is waited for, and its scratch memory freed, before this returns.
    */
-  public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed) {
+  public <T> T withDevice(Function<DeviceAccess, T> work) {
     return call(() -> {
-      GeneratedCorpus corpus = GeneratedCorpus.generate(device, params, this, documents, length, dim, seed);
-      corpora.add(corpus);
-      return corpus;
+      DeviceAccess access = new DeviceAccess(this, device, params, forward, training, inputs);
+      T result;
+      try {
+        result = work.apply(access);
+      } catch (RuntimeException | Error e) {
+        try {
+          access.end();
+        } catch (RuntimeException | Error failed) {
+          e.addSuppressed(failed);
+        }
+        throw e;
+      }
+      access.end();
+      return result;
     });
   }
 
-  /**
-   * Documents {@code firstDocument ..} of the corpus that {@link #generateCorpus(int, int, int, long)} makes
-   * from {@code seed}: the shard of it this device holds when several share the corpus.
-   */
-  public GeneratedCorpus generateCorpus(int documents, int length, int dim, long seed, long firstDocument) {
-    return generateCorpus(documents, length, dim, GeneratedCorpus.seedFrom(seed, firstDocument * length * dim));
+  /** Keeps {@code made} to free when this backend closes; under the lock. */
+  DeviceDocuments register(DeviceDocuments made) {
+    deviceDocuments.add(made);
+    return made;
   }
 
-  /** Each query's {@code k} best documents of a generated corpus. */
-  public TopKResult topK(Tokens queries, GeneratedCorpus corpus, int k) {
+  /** Each query's {@code k} best of documents written on the device. */
+  public TopKResult topK(Tokens queries, DeviceDocuments onDevice, int k) {
     return call(() -> {
-      DeviceTokens documents = corpus.open(this);
+      DeviceTokens documents = onDevice.open(this);
       int keep = Math.min(k, documents.rows());
       if (queries.rows == 0 || keep < 1) {
         return new TopKResult(new float[queries.rows][0], new int[queries.rows][0]);
       }
       if (queries.dim != documents.dim() || queries.dtype != documents.dtype()) {
         throw new IllegalArgumentException("queries of " + queries.dtype + ", dim " + queries.dim
-            + "; expected the corpus's " + documents.dtype() + ", dim " + documents.dim());
+            + "; expected the documents' " + documents.dtype() + ", dim " + documents.dim());
       }
       return TopKQueryGroups.select(queries,
           DeviceTopK.queryGroupRows(queries.rows, documents.rows(), keep, availableBytes()),
@@ -445,31 +427,17 @@ public final class CudaBackend implements Backend {
     });
   }
 
-  /** Copies a generated corpus's tokens into {@code destination} (host memory of its dataBytes at least). */
-  public void copyToHost(GeneratedCorpus corpus, MemorySegment destination) {
-    call(() -> {
-      DeviceTokens documents = corpus.open(this);
-      if (destination.byteSize() < corpus.dataBytes()) {
-        throw new IllegalArgumentException("destination of " + destination.byteSize() + " bytes; expected at least "
-            + corpus.dataBytes());
-      }
-      Driver.copyToHost(destination, documents.data(), corpus.dataBytes(), device.stream);
-      Driver.synchronize(device.stream);
-      return null;
-    });
-  }
-
-  void release(GeneratedCorpus corpus) {
+  void release(DeviceDocuments onDevice) {
     lock.lock();
     try {
-      if (corpus.closed() || closed) {
+      if (onDevice.closed() || closed) {
         return; // closing the backend already freed everything
       }
-      corpus.markClosed("this generated corpus is closed");
+      onDevice.markClosed("these device documents are closed");
       device.makeCurrent();
-      device.synchronizeAll(); // where this fails the corpus stays listed, and the backend's close frees it
-      corpora.remove(corpus);
-      device.release(corpus.pointer, corpus.bytes);
+      device.synchronizeAll(); // where this fails they stay listed, and the backend's close frees them
+      deviceDocuments.remove(onDevice);
+      device.release(onDevice.pointer, onDevice.bytes);
     } finally {
       lock.unlock();
     }
@@ -490,16 +458,6 @@ public final class CudaBackend implements Backend {
   private void freePinned(MemorySegment allocation) {
     device.makeCurrent();
     Driver.freeHost(allocation);
-  }
-
-  /** GB/s of host-to-device copies from pinned memory: {@code pieces} copies of {@code pieceBytes} from its start. */
-  public double hostToDeviceGigabytesPerSecond(PinnedHostMemory pinned, long pieceBytes, int pieces) {
-    return call(() -> CopyBandwidth.hostToDevice(device, pinned.segment(), pieceBytes, pieces));
-  }
-
-  /** GB/s through device memory of device-to-device copies of {@code bytes} (read and written counted). */
-  public double deviceCopyGigabytesPerSecond(long bytes, int repetitions) {
-    return call(() -> CopyBandwidth.deviceToDevice(device, bytes, repetitions));
   }
 
   /** The backward on the GPU: the argmax and dScores go up, dQ and dD (fp32) come back. */
@@ -563,7 +521,7 @@ public final class CudaBackend implements Backend {
 
   /**
    * Closes the backend, whatever fails on the way: waits for the asynchronous calls in flight, invalidates the
-   * pinned host memory and generated corpora still open (their later use throws {@link IllegalStateException}),
+   * pinned host memory and device documents still open (their later use throws {@link IllegalStateException}),
    * then frees them and everything else and releases the device. Throws the first failure, with the rest
    * suppressed; the backend is closed all the same, and a second close does nothing.
    */
@@ -589,8 +547,8 @@ public final class CudaBackend implements Backend {
         releases.run(() -> running[0] = calls.close(callTimeout));
       }
       int held = pinned.close();
-      for (GeneratedCorpus corpus : corpora) {
-        corpus.markClosed("this generated corpus's CUDA backend is closed");
+      for (DeviceDocuments d : deviceDocuments) {
+        d.markClosed("these device documents' CUDA backend is closed");
       }
       if (running[0] > 0 || held > 0) {
         // A kernel still running may write into its call's pinned memory, and a native call may read the held
@@ -602,10 +560,10 @@ public final class CudaBackend implements Backend {
       // work a failed call left queued may still read what is freed below: wait for it first, as every release does
       releases.run(device::synchronizeAll);
       releases.run(pinned::freeClosed);
-      for (GeneratedCorpus corpus : corpora) {
-        releases.run(() -> device.release(corpus.pointer, corpus.bytes));
+      for (DeviceDocuments d : deviceDocuments) {
+        releases.run(() -> device.release(d.pointer, d.bytes));
       }
-      corpora.clear();
+      deviceDocuments.clear();
       releases.run(inputs::releaseAll);
       releases.run(topK::close);
       releases.run(device::close);

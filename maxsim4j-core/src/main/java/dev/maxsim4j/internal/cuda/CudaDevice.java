@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * One GPU as maxsim4j uses it: the primary context, the kernel modules loaded once from the fatbins in
@@ -173,27 +174,39 @@ final class CudaDevice implements AutoCloseable {
 
   /** A kernel of a module ({@code module}.fatbin in the jar), loaded on first use. */
   MemorySegment function(String module, String kernel) {
-    return functions.computeIfAbsent(module + "/" + kernel, k -> Driver.function(module(module), kernel));
+    return functions.computeIfAbsent(module + "/" + kernel,
+        k -> Driver.function(modules.computeIfAbsent(module, m -> load(jarImage(m))), kernel));
   }
 
-  private MemorySegment module(String module) {
-    return modules.computeIfAbsent(module, m -> {
-      String path = RESOURCE_DIR + m + ".fatbin";
-      try (InputStream in = CudaDevice.class.getResourceAsStream(path)) {
-        if (in == null) {
-          throw new IllegalStateException("kernel module " + path + " is missing from the jar");
-        }
-        byte[] bytes = in.readAllBytes();
-        // the image must outlive the load call only; the driver copies it
-        try (Arena arena = Arena.ofConfined()) {
-          MemorySegment image = arena.allocate(bytes.length + 1L, 16);
-          MemorySegment.copy(bytes, 0, image, ValueLayout.JAVA_BYTE, 0, bytes.length);
-          return Driver.loadModule(image);
-        }
-      } catch (IOException e) {
-        throw new IllegalStateException("cannot read kernel module " + path + ": " + e, e);
+  /**
+   * A kernel of a module another jar brings (the fatbin {@code image}), loaded on first use; its name is kept apart
+   * from the jar's modules, so that it never stands for one of them.
+   */
+  MemorySegment function(String module, Supplier<byte[]> image, String kernel) {
+    String key = "external:" + module;
+    return functions.computeIfAbsent(key + "/" + kernel,
+        k -> Driver.function(modules.computeIfAbsent(key, m -> load(image.get())), kernel));
+  }
+
+  private static byte[] jarImage(String module) {
+    String path = RESOURCE_DIR + module + ".fatbin";
+    try (InputStream in = CudaDevice.class.getResourceAsStream(path)) {
+      if (in == null) {
+        throw new IllegalStateException("kernel module " + path + " is missing from the jar");
       }
-    });
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read kernel module " + path + ": " + e, e);
+    }
+  }
+
+  private static MemorySegment load(byte[] image) {
+    // the image must outlive the load call only; the driver copies it
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment copy = arena.allocate(image.length + 1L, 16);
+      MemorySegment.copy(image, 0, copy, ValueLayout.JAVA_BYTE, 0, image.length);
+      return Driver.loadModule(copy);
+    }
   }
 
   /**

@@ -15,11 +15,14 @@ sealed interface KernelArgs {
   void writeTo(Sink sink);
 
   /** Receives a launch's arguments in order. */
-  interface Sink {
+  interface Sink extends LaunchArguments {
+    @Override
     Sink i64(long value);
 
+    @Override
     Sink i32(int value);
 
+    @Override
     Sink f32(float value);
 
     /** A pointer to {@code buffer} on the launching lane; null: a null pointer. */
@@ -271,14 +274,6 @@ sealed interface KernelArgs {
     @Override
     public void writeTo(Sink a) {
       a.i64(x).i64(dy).i64(dw).i32(rows).i32(in).i32(out);
-    }
-  }
-
-  /** Pseudo-random bf16 tokens from a seed (maxsim_fill.cu). */
-  record FillBf16(long out, long count, long seed, float scale) implements KernelArgs {
-    @Override
-    public void writeTo(Sink a) {
-      a.i64(out).i64(count).i64(seed).f32(scale);
     }
   }
 

@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
 
 /**
  * Kernel parameters: one 8-byte slot per argument and the array of pointers to the slots that
@@ -59,14 +60,24 @@ final class KernelParams implements AutoCloseable {
    * array for {@link Driver#launch}.
    */
   MemorySegment set(KernelArgs args, Resolver resolver) {
+    args.writeTo(reset(resolver));
+    return pointers;
+  }
+
+  /** Writes the arguments {@code arguments} gives (a kernel of another jar's) and returns the pointer array. */
+  MemorySegment set(Consumer<LaunchArguments> arguments) {
+    arguments.accept(reset(PLAIN));
+    return pointers;
+  }
+
+  private Writer reset(Resolver resolver) {
     if (writer.mapSlot >= 0) { // the slot the last tensor map took points at its own 8 bytes again
       pointers.setAtIndex(ADDRESS, writer.mapSlot, slots.asSlice(8L * writer.mapSlot, 8));
       writer.mapSlot = -1;
     }
     writer.count = 0;
     writer.resolver = resolver;
-    args.writeTo(writer);
-    return pointers;
+    return writer;
   }
 
   /** The pointer array as last set. */

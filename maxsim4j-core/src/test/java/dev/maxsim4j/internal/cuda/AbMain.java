@@ -123,7 +123,9 @@ public final class AbMain {
         documents.add(copy);
         resident.add(cuda.makeResident(copy));
       }
-      double[] batches = cuda.timeAllPairsKernel(q, documents, 10, 21, 10);
+      Tokens queries = q;
+      double[] batches = cuda.withDevice(
+          device -> device.launchMillis(device.allPairsForward(queries, documents), 10, 21, 10));
       return batches[batches.length / 2];
     } finally {
       for (AutoCloseable r : resident) {

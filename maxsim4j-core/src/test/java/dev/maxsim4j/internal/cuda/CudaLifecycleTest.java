@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * What a backend hands out, used after the backend closed: pinned host memory, generated corpora and resident
+ * What a backend hands out, used after the backend closed: pinned host memory, device documents and resident
  * batches throw IllegalStateException naming what is closed, or close as no-ops, instead of reaching the
  * released context; and closing with asynchronous calls in flight ends closed, whether they finish in time or not.
  */
@@ -84,40 +84,65 @@ class CudaLifecycleTest {
       MemorySegment segment = pinned.segment();
       pinned.close();
       closed("Already closed", () -> segment.get(JAVA_INT, 0));
-      closed("this pinned host memory is closed", () -> backend.hostToDeviceGigabytesPerSecond(pinned, 1 << 16, 4));
+      closed("this pinned host memory is closed", () -> backend.withDevice(d -> copiedMillis(d, pinned)));
       pinned.close();
       PinnedHostMemory open = backend.allocatePinned(1 << 16);
-      assertTrue(backend.hostToDeviceGigabytesPerSecond(open, 1 << 14, 4) > 0);
+      assertTrue(backend.withDevice(d -> copiedMillis(d, open)) > 0);
       assertThrows(IllegalArgumentException.class, () -> backend.allocatePinned(-1));
     } // closes the one still open
   }
 
+  /** Device milliseconds of a copy of {@code pinned} to the device. */
+  private static double copiedMillis(DeviceAccess device, PinnedHostMemory pinned) {
+    MemorySegment from = pinned.segment();
+    long to = device.allocateScratch(from.byteSize());
+    return device.millis(() -> device.copyToDevice(to, from, from.byteSize()));
+  }
+
   @Test
-  void aGeneratedCorpusIsFreedByItsBackendAndThenSaysItsBackendIsClosed() {
+  void deviceDocumentsAreFreedByTheirBackendAndThenSayTheirBackendIsClosed() {
     CudaBackend other = new CudaBackend(1); // holds the device's primary context: closing the first frees no more
     try {
       CudaBackend backend = new CudaBackend(1);
-      GeneratedCorpus corpus = backend.generateCorpus(20_000, 256, DIM, 7);
+      DeviceDocuments documents = backend.withDevice(d -> d.allocateDocuments(20_000, 256, DIM));
       Tokens q = Internals.tokens(bfloat16(new SplittableRandom(2), 2, 32));
-      backend.topK(q, corpus, 5);
-      // its memory is in the first backend's context: another backend refuses it, whatever GPU it drives
-      assertThrows(IllegalArgumentException.class, () -> other.topK(q, corpus, 5));
+      backend.topK(q, documents, 5);
+      // their memory is in the first backend's context: another backend refuses them, whatever GPU it drives
+      assertThrows(IllegalArgumentException.class, () -> other.topK(q, documents, 5));
       long freeBefore = other.deviceMemoryInfo().free();
       backend.close();
       long freed = other.deviceMemoryInfo().free() - freeBefore;
-      assertTrue(freed >= corpus.dataBytes(), "freed " + freed + " bytes; the corpus holds " + corpus.dataBytes());
-      closed("this CUDA backend is closed", () -> backend.topK(q, corpus, 5));
-      closed("this generated corpus's CUDA backend is closed", () -> other.topK(q, corpus, 5));
-      try (Arena arena = Arena.ofConfined()) {
-        MemorySegment host = arena.allocate(16); // the closed corpus is refused before the size is checked
-        closed("this generated corpus's CUDA backend is closed", () -> other.copyToHost(corpus, host));
-      }
-      corpus.close(); // after its backend: nothing
-      GeneratedCorpus own = other.generateCorpus(10, 8, DIM, 1);
+      assertTrue(freed >= documents.dataBytes(), "freed " + freed + " bytes; they hold " + documents.dataBytes());
+      closed("this CUDA backend is closed", () -> backend.topK(q, documents, 5));
+      closed("these device documents' CUDA backend is closed", () -> other.topK(q, documents, 5));
+      closed("these device documents' CUDA backend is closed", documents::dataAddress);
+      documents.close(); // after their backend: nothing
+      DeviceDocuments own = other.withDevice(d -> d.allocateDocuments(10, 8, DIM));
       own.close();
-      closed("this generated corpus is closed", () -> other.topK(q, own, 5));
+      closed("these device documents are closed", () -> other.topK(q, own, 5));
     } finally {
       other.close();
+    }
+  }
+
+  @Test
+  void aDeviceAccessIsRefusedOutsideItsCallAndFreesItsScratch() {
+    try (CudaBackend backend = new CudaBackend(1)) {
+      long held = backend.allocatedBytes().held();
+      DeviceAccess kept = backend.withDevice(d -> {
+        d.allocateScratch(1 << 20);
+        assertEquals(held + (1 << 20), d.allocatedBytes());
+        return d;
+      });
+      assertEquals(held, backend.allocatedBytes().held(), "the scratch is freed when the call returns");
+      closed("after the CudaBackend.withDevice call", kept::synchronize);
+      IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> backend.withDevice(d -> {
+        d.allocateScratch(1 << 20);
+        throw new IllegalStateException("the work failed");
+      }));
+      assertEquals("the work failed", thrown.getMessage());
+      assertEquals(held, backend.allocatedBytes().held(), "freed after a failure too");
+      assertThrows(IllegalArgumentException.class, () -> backend.withDevice(d -> d.allocateScratch(0)));
     }
   }
 

@@ -85,14 +85,21 @@ class CudaStreamedTopKTest {
   }
 
   @Test
-  void aGeneratedCorpusEqualsItsHostCopyStreamed() {
+  void documentsWrittenOnTheDeviceEqualTheirHostCopyStreamed() {
     SplittableRandom r = new SplittableRandom(4);
     TokenBatch q = queries(r, 8);
-    try (GeneratedCorpus corpus = whole.generateCorpus(4000, 60, DIM, 42);
-        PinnedHostMemory host = whole.allocatePinned(corpus.dataBytes())) {
-      whole.copyToHost(corpus, host.segment());
-      TopKResult onDevice = whole.topK(Internals.tokens(q), corpus, 50);
-      TokenBatch copy = TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, 4000, 60, DIM);
+    int n = 4000;
+    int length = 60;
+    try (DeviceDocuments documents = whole.withDevice(d -> d.allocateDocuments(n, length, DIM));
+        PinnedHostMemory host = whole.allocatePinned(documents.dataBytes())) {
+      short[] values = bits(r, n * length);
+      MemorySegment.copy(values, 0, host.segment(), ValueLayout.JAVA_SHORT, 0, values.length);
+      whole.withDevice(d -> {
+        d.copyToDevice(documents.dataAddress(), host.segment(), documents.dataBytes());
+        return null;
+      });
+      TopKResult onDevice = whole.topK(Internals.tokens(q), documents, 50);
+      TokenBatch copy = TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, n, length, DIM);
       assertSame(onDevice, whole.topK(Internals.tokens(q), Internals.tokens(copy), 50), "the host copy, whole");
       assertStreamedEqualsWhole(q, copy, 50, true);
     }

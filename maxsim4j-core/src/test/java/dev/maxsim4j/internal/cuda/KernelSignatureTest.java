@@ -63,7 +63,6 @@ class KernelSignatureTest {
     mirror(KernelArgs.MarginMse.class, "main/maxsim_loss.cu maxsim_loss_margin_mse");
     mirror(KernelArgs.LinearForward.class, "main/maxsim_linear.cu maxsim_linear_forward");
     mirror(KernelArgs.LinearWeightGradient.class, "main/maxsim_linear.cu maxsim_linear_weight_gradient");
-    mirror(KernelArgs.FillBf16.class, "main/maxsim_fill.cu maxsim_fill_bf16");
     mirror(KernelArgs.FdeGather.class, "main/maxsim_fde.cu maxsim_fde_gather");
     mirror(KernelArgs.FdeProducts.class, "main/maxsim_fde.cu maxsim_fde_products");
     mirror(KernelArgs.FdePartitions.class, "main/maxsim_fde.cu maxsim_fde_partitions");

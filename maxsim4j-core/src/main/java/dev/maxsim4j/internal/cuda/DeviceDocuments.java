@@ -5,19 +5,13 @@ import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A bf16 document corpus made on the device for measurements at scale (maxsim_fill.cu): {@code documents}
- * documents of {@code length} tokens of {@code dim} values, uniform in +-sqrt(3 / dim) (tokens of unit norm on
- * average), a function of the seed only, never on the host. Made and used through {@link CudaBackend}; close it
- * to free the device memory.
+ * Documents of equal length laid out on the device for their values to be written there, by a kernel of another
+ * jar or by copies: {@code documents} rows of {@code length} tokens of {@code dim} bf16 values, with no host copy.
+ * The benchmarks at scale generate tens of GB this way where they are scored. Made through
+ * {@link DeviceAccess#allocateDocuments}, scored by {@link CudaBackend#topK(Tokens, DeviceDocuments, int)}; close
+ * it to free the device memory (closing its backend frees it too).
  */
-public final class GeneratedCorpus implements AutoCloseable {
-  private static final String FILL = "maxsim_fill";
-  private static final int FILL_THREADS = 256;
-  /** Blocks per SM of the fill's grid-stride loop: enough to keep every SM's stores in flight. */
-  private static final int FILL_BLOCKS_PER_SM = 16;
-  /** The odd multiplier of the seed in maxsim_fill.cu: element i is a hash of {@code seed * M + i} (mod 2^64). */
-  private static final long SEED_MULTIPLIER = 0x9e3779b97f4a7c15L;
-
+public final class DeviceDocuments implements AutoCloseable {
   final DeviceTokens tokens;
   final long pointer;
   final long bytes;
@@ -25,22 +19,21 @@ public final class GeneratedCorpus implements AutoCloseable {
   /** Why it may no longer be used (closed, or its backend closed), or null; set under its backend's lock. */
   private volatile String closedBecause;
 
-  private GeneratedCorpus(DeviceTokens tokens, long pointer, long bytes, CudaBackend owner) {
+  private DeviceDocuments(DeviceTokens tokens, long pointer, long bytes, CudaBackend owner) {
     this.tokens = tokens;
     this.pointer = pointer;
     this.bytes = bytes;
     this.owner = owner;
   }
 
-  /** Allocates and fills a corpus on {@code device}; the caller holds the backend's lock. */
-  static GeneratedCorpus generate(CudaDevice device, KernelParams params, CudaBackend owner, int documents,
-      int length, int dim, long seed) {
+  /** Allocates the rows on {@code device}, their values unwritten; the caller holds the backend's lock. */
+  static DeviceDocuments allocate(CudaDevice device, CudaBackend owner, int documents, int length, int dim) {
     if (documents < 1 || length < 1 || dim < 1) {
-      throw new IllegalArgumentException("corpus of " + documents + " x " + length + " x " + dim
+      throw new IllegalArgumentException("documents of " + documents + " x " + length + " x " + dim
           + "; expected documents, length and dim >= 1");
     }
     if ((long) documents * length > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("corpus of " + documents + " x " + length + " tokens; expected at most "
+      throw new IllegalArgumentException("documents of " + documents + " x " + length + " tokens; expected at most "
           + Integer.MAX_VALUE + " tokens (token indices are int)");
     }
     int tokens = documents * length;
@@ -59,37 +52,16 @@ public final class GeneratedCorpus implements AutoCloseable {
       MemorySegment stage = device.pinned(bytes - region);
       DeviceTokens t = DeviceTokens.stageMetadata(rows, p, stage.asSlice(0, bytes - region));
       Driver.copyToDevice(p + region, stage, bytes - region, device.stream);
-      params.set(new KernelArgs.FillBf16(p, (long) tokens * dim, seed, (float) Math.sqrt(3.0 / dim)));
-      Driver.launch(device.function(FILL, "maxsim_fill_bf16"), "maxsim_fill_bf16",
-          device.multiprocessors * FILL_BLOCKS_PER_SM, 1, FILL_THREADS, 0, device.stream, params.pointers());
       Driver.synchronize(device.stream);
-      return new GeneratedCorpus(t, p, bytes, owner);
+      return new DeviceDocuments(t, p, bytes, owner);
     } catch (RuntimeException | Error e) {
-      // the copy or the fill may still be queued: freed once nothing can write it, the first failure kept
+      // the copy may still be queued: freed once nothing can read it, the first failure kept
       Releases releases = new Releases();
       releases.run(() -> Driver.synchronize(device.stream));
       releases.run(() -> device.release(p, bytes));
       releases.suppressedIn(e);
       throw e;
     }
-  }
-
-  /**
-   * The seed whose corpus begins as the corpus of {@code seed} does at element {@code firstElement}, so that
-   * shards generated on several devices are, together, the corpus one device would generate: M is odd, so
-   * {@code seed + firstElement / M} (mod 2^64) hashes to {@code seed * M + firstElement}.
-   */
-  public static long seedFrom(long seed, long firstElement) {
-    return seed + firstElement * inverse(SEED_MULTIPLIER);
-  }
-
-  /** The inverse of an odd number mod 2^64, by Newton's iteration (each step doubles the correct low bits). */
-  static long inverse(long odd) {
-    long x = odd; // odd * odd = 1 mod 8: three bits
-    for (int i = 0; i < 5; i++) {
-      x *= 2 - odd * x;
-    }
-    return x;
   }
 
   public int documents() {
@@ -107,6 +79,15 @@ public final class GeneratedCorpus implements AutoCloseable {
   /** Bytes of the tokens (bf16), without the row arrays: what a host copy holds. */
   public long dataBytes() {
     return 2L * tokens.storedTokens() * tokens.dim();
+  }
+
+  /** The device address of the tokens: {@link #dataBytes} of bf16 values, row after row, written by the caller. */
+  public long dataAddress() {
+    String why = closedBecause;
+    if (why != null) {
+      throw new IllegalStateException(why);
+    }
+    return tokens.data();
   }
 
   /** Whether it has been closed, or its backend has. */
@@ -130,8 +111,8 @@ public final class GeneratedCorpus implements AutoCloseable {
       throw new IllegalStateException(why);
     }
     if (backend != owner) {
-      throw new IllegalArgumentException("corpus generated by another backend instance (" + owner + "); expected"
-          + " one generated by this one (" + backend + "): a corpus lives in its backend's device context");
+      throw new IllegalArgumentException("documents allocated by another backend instance (" + owner + "); expected"
+          + " ones allocated by this one (" + backend + "): they live in their backend's device context");
     }
     return tokens;
   }
