@@ -185,6 +185,9 @@ public final class DeviceAccess {
    */
   public Runnable allPairsForward(Tokens queries, List<Tokens> residentDocuments) {
     check();
+    if (residentDocuments.isEmpty()) {
+      throw new IllegalArgumentException("residentDocuments is empty; expected at least one resident batch");
+    }
     boolean half = inputs.halfCopy(queries, residentDocuments.get(0));
     DeviceTokens q = DeviceTokens.upload(device, queries,
         device.scratch(ScratchSlot.QUERIES, DeviceTokens.bytesFor(queries, half)), half);
