@@ -1,7 +1,11 @@
 package dev.maxsim4j.internal.cpu;
 
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,6 +26,11 @@ final class ParallelLoop implements AutoCloseable {
 
   private final int threads;
   private final ForkJoinPool helpers;
+  /**
+   * The helpers' threads, for close to wait for: the pool's termination is signalled before its last threads have
+   * ended. One that ended after idling is dropped when the next is made.
+   */
+  private final Set<Thread> helperThreads = ConcurrentHashMap.newKeySet();
 
   ParallelLoop(int threads) {
     if (threads < 1) {
@@ -29,11 +38,20 @@ final class ParallelLoop implements AutoCloseable {
     }
     this.threads = threads;
     this.helpers = threads == 1 ? null
-        : new ForkJoinPool(threads - 1, ForkJoinPool.defaultForkJoinWorkerThreadFactory, null, false);
+        : new ForkJoinPool(threads - 1, this::newHelper, null, false);
   }
 
   int threads() {
     return threads;
+  }
+
+  private ForkJoinWorkerThread newHelper(ForkJoinPool pool) {
+    ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+    helperThreads.removeIf(h -> h.getState() == Thread.State.TERMINATED); // not "!isAlive": one made, not started
+    if (t != null) {
+      helperThreads.add(t);
+    }
+    return t;
   }
 
   /**
@@ -204,8 +222,12 @@ final class ParallelLoop implements AutoCloseable {
   public void close() {
     if (helpers != null) {
       helpers.shutdownNow();
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
       try {
         helpers.awaitTermination(1, TimeUnit.MINUTES);
+        for (Thread t : helperThreads) {
+          t.join(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt(); // the threads still end, unwaited for
       }
