@@ -16,13 +16,19 @@ step="building and staging (../shared/gpu-host/stage.sh)"
 MAVEN_ARGS="${MAVEN_ARGS:-} -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl !maxsim4j-spark" \
   bash "$root/../shared/gpu-host/stage.sh"
 
-step="checking that the core jar carries the GPU kernels"
+step="checking that the core and bench jars carry their GPU kernels"
 core=$(ls "$root"/.gpu-host/lib/maxsim4j-core-*.jar | head -1)
 # the listing is read whole first: grep -q stops at the first match, and under pipefail the listing's
 # broken pipe would read as "no fatbins"
 listing=$(unzip -l "$core")
 if ! grep -q 'dev/maxsim4j/cuda/.*\.fatbin' <<< "$listing"; then
   echo "gpu-stage: $core has no fatbins: the build ran without nvcc (see its output above)" >&2
+  exit 1
+fi
+bench=$(ls "$root"/.gpu-host/lib/maxsim4j-bench-*.jar | head -1)
+listing=$(unzip -l "$bench")
+if ! grep -q 'dev/maxsim4j/bench/gpu/maxsim_fill\.fatbin' <<< "$listing"; then
+  echo "gpu-stage: $bench has no maxsim_fill.fatbin (gpu-scale's corpora): the build ran without nvcc" >&2
   exit 1
 fi
 

@@ -14,6 +14,11 @@ final class CopyBandwidth {
    */
   static double hostToDevice(CudaBackend backend, PinnedHostMemory pinned, long pieceBytes, int pieces) {
     MemorySegment from = pinned.segment();
+    if (pieceBytes < 1 || pieces < 1 || from.byteSize() == 0) {
+      throw new IllegalArgumentException("pieceBytes = " + pieceBytes + ", pieces = " + pieces + " from "
+          + from.byteSize() + " pinned bytes; expected pieceBytes >= 1, pieces >= 1 and pinned memory of 1 byte"
+          + " or more");
+    }
     long piece = Math.min(pieceBytes, from.byteSize());
     long slots = Math.max(1, from.byteSize() / piece);
     return backend.withDevice(device -> {
@@ -34,6 +39,10 @@ final class CopyBandwidth {
    * copy.
    */
   static double deviceToDevice(CudaBackend backend, long bytes, int repetitions) {
+    if (bytes < 1 || repetitions < 1) {
+      throw new IllegalArgumentException("bytes = " + bytes + ", repetitions = " + repetitions
+          + "; expected both >= 1");
+    }
     return backend.withDevice(device -> {
       long from = device.allocateScratch(bytes);
       long to = device.allocateScratch(bytes);

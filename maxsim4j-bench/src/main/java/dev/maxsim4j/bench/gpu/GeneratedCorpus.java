@@ -5,6 +5,7 @@ import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.CudaBackend;
 import dev.maxsim4j.internal.cuda.DeviceAccess;
 import dev.maxsim4j.internal.cuda.DeviceDocuments;
+import dev.maxsim4j.internal.cuda.LaunchArguments;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -37,7 +38,8 @@ final class GeneratedCorpus implements AutoCloseable {
     return new GeneratedCorpus(backend, backend.withDevice(device -> {
       DeviceDocuments made = device.allocateDocuments(documents, length, dim);
       try {
-        fill(device, made.dataAddress(), (long) documents * length * dim, seed, (float) Math.sqrt(3.0 / dim));
+        fill(device, new FillArguments(made.dataAddress(), (long) documents * length * dim, seed,
+            (float) Math.sqrt(3.0 / dim)));
         device.synchronize();
         return made;
       } catch (RuntimeException | Error e) {
@@ -60,11 +62,19 @@ final class GeneratedCorpus implements AutoCloseable {
     return generate(backend, documents, length, dim, seedFrom(seed, firstDocument * length * dim));
   }
 
-  private static void fill(DeviceAccess device, long out, long count, long seed, float scale) {
+  /**
+   * The parameters of maxsim_fill_bf16, mirrored in name, order and width (GeneratedCorpusTest compares them with
+   * the kernel's signature: an argument out of place would fill the wrong memory).
+   */
+  record FillArguments(long out, long count, long seed, float scale) {
+    void writeTo(LaunchArguments a) {
+      a.i64(out).i64(count).i64(seed).f32(scale);
+    }
+  }
+
+  private static void fill(DeviceAccess device, FillArguments arguments) {
     DeviceAccess.Kernel kernel = device.kernel(MODULE, GeneratedCorpus::image, KERNEL);
-    // the parameters of maxsim_fill_bf16, in order: out, count, seed, scale
-    device.launch(kernel, device.multiprocessors() * FILL_BLOCKS_PER_SM, FILL_THREADS,
-        a -> a.i64(out).i64(count).i64(seed).f32(scale));
+    device.launch(kernel, device.multiprocessors() * FILL_BLOCKS_PER_SM, FILL_THREADS, arguments::writeTo);
   }
 
   private static byte[] image() {

@@ -6,6 +6,8 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.CudaBackend;
+import dev.maxsim4j.internal.cuda.DeviceAccess;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -14,6 +16,9 @@ import java.util.List;
  * timer and says so.
  */
 public final class KernelTimer {
+  /** The least time {@link #launchMillis} spends launching before it times. */
+  private static final long WARMUP_NANOS = 300_000_000L;
+
   private KernelTimer() {}
 
   /** A short description of the device, e.g. {@code NVIDIA H200 (sm_90, 132 SMs)}, or empty on the CPU. */
@@ -30,7 +35,7 @@ public final class KernelTimer {
     CudaBackend cuda = cuda(maxSim);
     Tokens q = Internals.tokens(queries);
     List<Tokens> d = documents.stream().map(r -> Internals.tokens(Internals.batchFor(r, maxSim))).toList();
-    return cuda.withDevice(device -> device.launchMillis(device.allPairsForward(q, d), warmup, batches, perBatch));
+    return cuda.withDevice(device -> launchMillis(device, device.allPairsForward(q, d), warmup, batches, perBatch));
   }
 
   /**
@@ -59,8 +64,40 @@ public final class KernelTimer {
         // nothing, its buffers stay as scratch)
         opBytes[1] = freeBefore - device.driverFreeBytes();
       }
-      return device.launchMillis(step, warmup, batches, perBatch);
+      return launchMillis(device, step, warmup, batches, perBatch);
     });
+  }
+
+  /**
+   * Runs {@code launch} {@code warmup} times and for at least {@value #WARMUP_NANOS} ns, then {@code batches}
+   * batches of {@code perBatch} launches between two CUDA events; returns the per-launch milliseconds of every
+   * batch, sorted. The timed warm-up lets the JIT compile the launch path first: ten launches would leave it
+   * interpreted, and where the host then takes longer per launch than the kernel, the batch times the host (rule 5
+   * of docs/design/kernel-selection.md).
+   */
+  static double[] launchMillis(DeviceAccess device, Runnable launch, int warmup, int batches, int perBatch) {
+    if (warmup < 0 || batches < 1 || perBatch < 1) {
+      throw new IllegalArgumentException("warmup = " + warmup + ", batches = " + batches + ", perBatch = " + perBatch
+          + "; expected warmup >= 0, batches >= 1 and perBatch >= 1");
+    }
+    long warmEnd = System.nanoTime() + WARMUP_NANOS;
+    for (int i = 0; i < warmup || System.nanoTime() < warmEnd; i++) {
+      launch.run();
+      if (i % perBatch == perBatch - 1) {
+        device.synchronize(); // keeps the queue short while warming up
+      }
+    }
+    device.synchronize();
+    double[] perLaunch = new double[batches];
+    for (int b = 0; b < batches; b++) {
+      perLaunch[b] = device.millis(() -> {
+        for (int i = 0; i < perBatch; i++) {
+          launch.run();
+        }
+      }) / perBatch;
+    }
+    Arrays.sort(perLaunch);
+    return perLaunch;
   }
 
   private static CudaBackend cuda(MaxSim maxSim) {

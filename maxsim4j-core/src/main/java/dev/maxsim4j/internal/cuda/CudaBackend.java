@@ -56,6 +56,8 @@ public final class CudaBackend implements Backend {
   private volatile MemoryBudget memory;
   /** Asynchronous calls in flight; made on the first one. */
   private PipelinedCalls pipeline;
+  /** Device accesses lent by {@link #withDevice} whose work has not returned; under the lock. */
+  private int lent;
   private boolean closed;
 
   public CudaBackend(int threads) {
@@ -388,6 +390,7 @@ public final class CudaBackend implements Backend {
     return call(() -> {
       DeviceAccess access = new DeviceAccess(this, device, params, forward, training, inputs);
       T result;
+      lent++;
       try {
         result = work.apply(access);
       } catch (RuntimeException | Error e) {
@@ -397,6 +400,8 @@ public final class CudaBackend implements Backend {
           e.addSuppressed(failed);
         }
         throw e;
+      } finally {
+        lent--;
       }
       access.end();
       return result;
@@ -523,7 +528,8 @@ public final class CudaBackend implements Backend {
    * Closes the backend, whatever fails on the way: waits for the asynchronous calls in flight, invalidates the
    * pinned host memory and device documents still open (their later use throws {@link IllegalStateException}),
    * then frees them and everything else and releases the device. Throws the first failure, with the rest
-   * suppressed; the backend is closed all the same, and a second close does nothing.
+   * suppressed; the backend is closed all the same, and a second close does nothing. Inside the work of
+   * {@link #withDevice} it throws {@link IllegalStateException} and closes nothing.
    */
   @Override
   public void close() {
@@ -534,6 +540,10 @@ public final class CudaBackend implements Backend {
   void close(Duration callTimeout) {
     lock.lock();
     try {
+      if (lent > 0) {
+        throw new IllegalStateException("this CUDA backend closed inside the work of its withDevice call; expected"
+            + " it closed once the work returns (the work's device memory is freed then)");
+      }
       if (closed) {
         return;
       }

@@ -6,7 +6,6 @@ import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -16,12 +15,10 @@ import java.util.function.Supplier;
  * memory, copies and CUDA events, kernels of another jar, documents written on the device, and the forward and the
  * training step launched alone. One is handed to the function given to {@link CudaBackend#withDevice}, which runs
  * under the backend's lock; used after that function returns, or on another thread, it throws
- * {@link IllegalStateException}.
+ * {@link IllegalStateException}. What it allocates for the work (scratch, the staged queries and scores of the
+ * launches it makes) is its own, freed when the work returns: the backend's calls inside the work cannot move it.
  */
 public final class DeviceAccess {
-  /** The least time {@link #launchMillis} spends launching before it times. */
-  private static final long TIMING_WARMUP_NANOS = 300_000_000L;
-
   private final CudaBackend backend;
   private final CudaDevice device;
   private final KernelParams params;
@@ -82,6 +79,10 @@ public final class DeviceAccess {
    */
   public void launch(Kernel kernel, int blocks, int threads, Consumer<LaunchArguments> arguments) {
     check();
+    if (blocks < 1 || threads < 1 || threads > 1024) {
+      throw new IllegalArgumentException("blocks = " + blocks + ", threads = " + threads
+          + "; expected blocks >= 1 and threads 1 .. 1024");
+    }
     if (kernel.device != device) {
       throw new IllegalArgumentException("kernel " + kernel + " was loaded on another device; expected one loaded"
           + " through this backend's access");
@@ -104,6 +105,10 @@ public final class DeviceAccess {
     if (bytes < 1) {
       throw new IllegalArgumentException("bytes = " + bytes + "; expected >= 1");
     }
+    return scratchOf(bytes);
+  }
+
+  private long scratchOf(long bytes) {
     long pointer = device.allocate(bytes);
     scratch.add(new long[] {pointer, bytes});
     return pointer;
@@ -112,13 +117,22 @@ public final class DeviceAccess {
   /** Queues a copy of {@code bytes} from host memory {@code from} to device address {@code to}. */
   public void copyToDevice(long to, MemorySegment from, long bytes) {
     check();
+    within("from", from, bytes);
     Driver.copyToDevice(to, from, bytes, device.stream);
   }
 
   /** Queues a copy of {@code bytes} from device address {@code from} to host memory {@code to}. */
   public void copyToHost(MemorySegment to, long from, long bytes) {
     check();
+    within("to", to, bytes);
     Driver.copyToHost(to, from, bytes, device.stream);
+  }
+
+  private static void within(String name, MemorySegment host, long bytes) {
+    if (bytes < 0 || bytes > host.byteSize()) {
+      throw new IllegalArgumentException("bytes = " + bytes + "; expected 0 .. " + name + ".byteSize() = "
+          + host.byteSize());
+    }
   }
 
   /** Queues a copy of {@code bytes} between device addresses. */
@@ -137,75 +151,80 @@ public final class DeviceAccess {
   public double millis(Runnable enqueue) {
     check();
     MemorySegment start = Driver.createEvent();
-    MemorySegment end = Driver.createEvent();
+    MemorySegment end = MemorySegment.NULL;
+    double ms;
     try {
+      end = Driver.createEvent();
       Driver.record(start, device.stream);
       enqueue.run();
       Driver.record(end, device.stream);
-      return Driver.elapsedMillis(start, end);
-    } finally {
-      Driver.destroyEvent(start);
-      Driver.destroyEvent(end);
+      ms = Driver.elapsedMillis(start, end);
+    } catch (RuntimeException | Error e) {
+      destroyed(start, end).suppressedIn(e);
+      throw e;
     }
+    destroyed(start, end).throwIfFailed();
+    return ms;
   }
 
-  /**
-   * Runs {@code launch} {@code warmup} times and for at least {@value #TIMING_WARMUP_NANOS} ns, then
-   * {@code batches} batches of {@code perBatch} launches between two CUDA events; returns the per-launch
-   * milliseconds of every batch, sorted. The timed warm-up lets the JIT compile the launch path first: ten
-   * launches would leave it interpreted, and where the host then takes longer per launch than the kernel, the
-   * batch times the host (rule 5 of docs/design/kernel-selection.md).
-   */
-  public double[] launchMillis(Runnable launch, int warmup, int batches, int perBatch) {
-    check();
-    long warmEnd = System.nanoTime() + TIMING_WARMUP_NANOS;
-    for (int i = 0; i < warmup || System.nanoTime() < warmEnd; i++) {
-      launch.run();
-      if (i % perBatch == perBatch - 1) {
-        Driver.synchronize(device.stream); // keeps the queue short while warming up
-      }
+  /** Destroys the events (each whatever the other's fate), keeping the failures. */
+  private static Releases destroyed(MemorySegment start, MemorySegment end) {
+    Releases releases = new Releases();
+    releases.run(() -> Driver.destroyEvent(start));
+    if (!end.equals(MemorySegment.NULL)) {
+      releases.run(() -> Driver.destroyEvent(end));
     }
-    Driver.synchronize(device.stream);
-    double[] perLaunch = new double[batches];
-    for (int b = 0; b < batches; b++) {
-      perLaunch[b] = millis(() -> {
-        for (int i = 0; i < perBatch; i++) {
-          launch.run();
-        }
-      }) / perBatch;
-    }
-    Arrays.sort(perLaunch);
-    return perLaunch;
+    return releases;
   }
 
   /**
    * A launch of the all-pairs forward of {@code queries} against one of {@code residentDocuments} (all resident,
-   * all of one shape) in turn, so that the working set can exceed L2: the kernel alone, its scores left on the
-   * device. The queries are staged here as a call of them against these documents stages them.
+   * all of one shape, and kept resident until the work returns) in turn, so that the working set can exceed L2:
+   * the kernel alone, its scores left on the device. The queries are staged here as a call of them against these
+   * documents stages them.
    */
   public Runnable allPairsForward(Tokens queries, List<Tokens> residentDocuments) {
     check();
     if (residentDocuments.isEmpty()) {
       throw new IllegalArgumentException("residentDocuments is empty; expected at least one resident batch");
     }
-    boolean half = inputs.halfCopy(queries, residentDocuments.get(0));
-    DeviceTokens q = DeviceTokens.upload(device, queries,
-        device.scratch(ScratchSlot.QUERIES, DeviceTokens.bytesFor(queries, half)), half);
-    DeviceTokens[] docs = new DeviceTokens[residentDocuments.size()];
-    for (int i = 0; i < docs.length; i++) {
-      docs[i] = inputs.resident(residentDocuments.get(i));
-      if (docs[i] == null) {
-        throw new IllegalArgumentException("residentDocuments " + i + " are not resident; upload them first");
+    Tokens first = residentDocuments.get(0);
+    for (int i = 0; i < residentDocuments.size(); i++) {
+      Tokens d = residentDocuments.get(i);
+      if (inputs.resident(d) == null) {
+        throw new IllegalArgumentException("residentDocuments[" + i + "] is not resident; expected batches"
+            + " uploaded to this backend");
+      }
+      if (d.rows != first.rows || d.dim != first.dim || d.dtype != first.dtype) {
+        throw new IllegalArgumentException("residentDocuments[" + i + "] is " + d.rows + " rows of " + d.dtype
+            + ", dim " + d.dim + "; expected the shape of residentDocuments[0]: " + first.rows + " rows of "
+            + first.dtype + ", dim " + first.dim);
       }
     }
-    int nd = residentDocuments.get(0).rows;
-    int pairs = queries.rows * nd;
-    long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
+    if (queries.dim != first.dim || queries.rows == 0) {
+      throw new IllegalArgumentException("queries of " + queries.rows + " rows, dim " + queries.dim
+          + "; expected at least one row of the documents' dim " + first.dim);
+    }
+    int nd = first.rows;
+    long pairs = (long) queries.rows * nd;
+    if (pairs > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(queries.rows + " queries x " + nd + " documents; expected at most "
+          + Integer.MAX_VALUE + " pairs");
+    }
+    boolean half = inputs.halfCopy(queries, first);
+    DeviceTokens q = DeviceTokens.upload(device, queries, scratchOf(DeviceTokens.bytesFor(queries, half)), half);
+    long scores = scratchOf(4L * pairs);
     int[] next = {0};
     return () -> {
       check();
-      forward.launch(q, docs[next[0]++ % docs.length], PairLayout.ALL_PAIRS, nd, 0, pairs, scores, 0, 0,
-          queries.maxRowLength, queries.rows);
+      int i = next[0]++ % residentDocuments.size();
+      DeviceTokens d = inputs.resident(residentDocuments.get(i));
+      if (d == null) {
+        throw new IllegalStateException("residentDocuments[" + i + "] was released during the work; expected it"
+            + " resident until the work returns");
+      }
+      forward.launch(q, d, PairLayout.ALL_PAIRS, nd, 0, (int) pairs, scores, 0, 0, queries.maxRowLength,
+          queries.rows);
     };
   }
 
@@ -218,7 +237,8 @@ public final class DeviceAccess {
       boolean narrowGradients) {
     check();
     if (inputs.resident(queries) == null || inputs.resident(documents) == null) {
-      throw new IllegalArgumentException("upload the queries and the documents first");
+      throw new IllegalArgumentException((inputs.resident(queries) == null ? "queries" : "documents")
+          + " not resident; expected both uploaded to this backend (and kept until the work returns)");
     }
     Problem problem = Problem.allPairs(queries, documents);
     Staged in = inputs.stage(queries, documents, 0);
@@ -258,6 +278,7 @@ public final class DeviceAccess {
   void end() {
     lent = false;
     Releases releases = new Releases();
+    releases.run(device::makeCurrent); // the work may have made another backend's context current
     releases.run(() -> Driver.synchronize(device.stream));
     for (long[] s : scratch) {
       releases.run(() -> device.release(s[0], s[1]));
@@ -266,10 +287,12 @@ public final class DeviceAccess {
     releases.throwIfFailed();
   }
 
+  /** Refuses a use outside the lending, and makes this device's context current (the work may use another). */
   private void check() {
     if (!lent || Thread.currentThread() != borrower) {
       throw new IllegalStateException("a device access used " + (lent ? "on another thread" : "after")
           + " the CudaBackend.withDevice call that lent it; expected it inside that call only");
     }
+    device.makeCurrent();
   }
 }

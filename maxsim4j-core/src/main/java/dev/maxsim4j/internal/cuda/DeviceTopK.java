@@ -63,7 +63,7 @@ final class DeviceTopK implements AutoCloseable {
     return whole(in, queries, documents.rows, keep, width, mayExpand);
   }
 
-  /** As above for documents already on the device (a generated corpus). */
+  /** As above for documents already on the device (written there: {@link DeviceDocuments}). */
   TopKResult topK(Tokens queries, DeviceTokens documents, int keep) {
     int width = width(queries.rows, documents.rows());
     Staged in = inputs.stageQueries(queries, downloadBytes(queries.rows, keep, width));

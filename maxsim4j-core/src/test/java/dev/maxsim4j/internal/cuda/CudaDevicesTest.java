@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import org.junit.jupiter.api.Test;
 
-/** Which GPUs maxsim4j.cuda.devices names, and shards of a generated corpus that make up the whole one. */
+/** Which GPUs maxsim4j.cuda.devices names, and why none is usable. */
 class CudaDevicesTest {
   private static final String EXPECTED = "; expected comma-separated ordinals of distinct visible devices, 0 .. 1"
       + " (the driver reports 2 devices), e.g. 0,1";

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -143,6 +144,29 @@ class CudaLifecycleTest {
       assertEquals("the work failed", thrown.getMessage());
       assertEquals(held, backend.allocatedBytes().held(), "freed after a failure too");
       assertThrows(IllegalArgumentException.class, () -> backend.withDevice(d -> d.allocateScratch(0)));
+    }
+  }
+
+  @Test
+  void aDeviceAccessIsRefusedOnAnotherThreadAndItsLaunchesAfterItsCallAndTheBackendStaysOpenInside()
+      throws Exception {
+    try (CudaBackend backend = new CudaBackend(1)) {
+      Tokens q = Internals.tokens(bfloat16(new SplittableRandom(4), 2, 8));
+      Tokens documents = Internals.tokens(bfloat16(new SplittableRandom(5), 6, 16));
+      try (AutoCloseable resident = backend.makeResident(documents)) {
+        Runnable launch = backend.withDevice(d -> {
+          Runnable forward = d.allPairsForward(q, List.of(documents));
+          assertTrue(d.millis(forward) >= 0);
+          CompletableFuture<Void> elsewhere = CompletableFuture.runAsync(d::synchronize);
+          ExecutionException e = assertThrows(ExecutionException.class, elsewhere::get);
+          assertTrue(e.getCause().getMessage().contains("used on another thread"), e.getCause().getMessage());
+          closed("closed inside the work of its withDevice call", backend::close);
+          return forward;
+        });
+        closed("after the CudaBackend.withDevice call", launch::run);
+        assertThrows(IllegalArgumentException.class, () -> backend.withDevice(d -> d.allPairsForward(q, List.of(q))));
+      }
+      assertEquals(2, backend.topK(q, documents, 3).indices().length, "still open");
     }
   }
 
