@@ -4,7 +4,6 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.cli.io.Counts;
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -38,7 +37,7 @@ public final class IndexCommand {
     Store store = Store.parse("index", a.get("--store"));
     Path folder = TextFiles.folder("--dir", a.require("--dir"));
     Warnings warnings = new Warnings(err);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+    try (LazyEncoder encoder = new LazyEncoder();
         MaxSim maxSim = Engine.open(a);
         UpdateLock lock = new UpdateLock(err)) {
       TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, store, lock);

@@ -83,7 +83,7 @@ public final class SearchCommand {
             + TextFiles.shown(PathArgument.of("--queries", a.get("--queries"))) + " line " + line.number(), line.text(),
             encoder.hasWordPiece(line.text()));
       }
-      TextIndex index = TextIndex.update(folder, encoder, false, warnings, err, store, lock);
+      TextIndex index = TextIndex.update(folder, () -> encoder, false, warnings, err, store, lock);
       LuceneIndex lucene = exact ? null : LuceneIndex.sync(folder, index, maxSim, false, warnings, err);
       // the queries read only what is loaded and open, so another run may update the folder's index meanwhile
       lock.close();

@@ -22,6 +22,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -154,9 +155,10 @@ public final class TextIndex {
    * {@code mustSave}, an index that cannot be written is an error; without, a warning (the search goes on).
    * {@code store} null keeps the index's store (bf16 for a new one); another store than the index's rebuilds it.
    * {@code lock} is taken before the index is read; the caller releases it once done with the index folder.
+   * {@code encoder} is asked for only when there are passages to encode.
    */
-  public static TextIndex update(Path folder, MiniLmTokenEncoder encoder, boolean mustSave, Warnings warnings,
-      PrintStream err, Store store, UpdateLock lock) throws IOException {
+  public static TextIndex update(Path folder, Supplier<MiniLmTokenEncoder> encoder, boolean mustSave,
+      Warnings warnings, PrintStream err, Store store, UpdateLock lock) throws IOException {
     TextFiles.Listing listing = TextFiles.under(folder);
     listing.warnSkipped(warnings);
     List<Path> files = listing.files();
@@ -255,7 +257,7 @@ public final class TextIndex {
       if (!texts.isEmpty()) {
         Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
             + Counts.of(freshEntries.size(), "new or changed file"));
-        encoded = PackedRows.encode(encoder, texts, progress, store);
+        encoded = PackedRows.encode(encoder.get(), texts, progress, store);
         progress.done();
       }
       // fill in the fresh entries' token counts, then assemble the rows in file order

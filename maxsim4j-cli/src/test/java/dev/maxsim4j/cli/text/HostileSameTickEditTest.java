@@ -46,7 +46,7 @@ class HostileSameTickEditTest {
       Files.setLastModifiedTime(file, tick); // the edit fell in the same tick
       LuceneIndex lucene = update(folder, encoder, maxSim, err);
       try (lucene) {
-        TextIndex index = TextIndex.update(folder, encoder, true, new Warnings(err), err, null, new UpdateLock(err));
+        TextIndex index = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null, new UpdateLock(err));
         float[] stored = index.rows().gather(new int[] {index.rowOf("f.txt", 0)}).toFloatArray();
         float[] fresh = PackedRows.encode(encoder, List.of(NEW), new Progress(err, "test")).gather(new int[] {0})
             .toFloatArray();
@@ -76,12 +76,14 @@ class HostileSameTickEditTest {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
       float[] built;
       try (UpdateLock lock = new UpdateLock(err)) {
-        TextIndex first = TextIndex.update(folder, encoder, true, new Warnings(err), err, null, lock);
+        TextIndex first = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null, lock);
         assertTrue(first.rows().tokens().onHeap(), "a new index is built on the heap");
         built = first.documents().toFloatArray();
       }
       try (UpdateLock lock = new UpdateLock(err)) {
-        TextIndex again = TextIndex.update(folder, encoder, true, new Warnings(err), err, null, lock);
+        TextIndex again = TextIndex.update(folder, () -> {
+          throw new AssertionError("an unchanged index asked for the encoder");
+        }, true, new Warnings(err), err, null, lock);
         assertFalse(again.rows().tokens().onHeap(), "an unchanged index is read mapped, not copied");
         assertEquals(0, again.encoded());
         assertArrayEquals(built, again.documents().toFloatArray());
@@ -93,7 +95,7 @@ class HostileSameTickEditTest {
       throws IOException {
     Warnings warnings = new Warnings(err);
     try (UpdateLock lock = new UpdateLock(err)) {
-      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, null, lock);
+      TextIndex index = TextIndex.update(folder, () -> encoder, true, warnings, err, null, lock);
       return LuceneIndex.sync(folder, index, maxSim, true, warnings, err);
     }
   }

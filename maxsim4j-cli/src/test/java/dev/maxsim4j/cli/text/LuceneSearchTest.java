@@ -318,7 +318,7 @@ class LuceneSearchTest {
     try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
         MaxSim maxSim = MaxSim.builder().backend("cpu").build();
         UpdateLock lock = new UpdateLock(err)) {
-      TextIndex index = TextIndex.update(folder, encoder, true, warnings, err, null, lock);
+      TextIndex index = TextIndex.update(folder, () -> encoder, true, warnings, err, null, lock);
       int[] calls = {0};
       IllegalStateException failed = assertThrows(IllegalStateException.class, () -> LuceneIndex.sync(folder, index,
           batch -> {
