@@ -107,7 +107,7 @@ final class GpuScaleBench {
     TokenBatch q = Synthetic.store(DType.BFLOAT16, Synthetic.fastUnitValues(s.seed() + 7, QUERY_TOKENS, s.dim()), 1,
         QUERY_TOKENS, s.dim());
     try (GeneratedCorpus corpus = GeneratedCorpus.generate(cuda, n, s.length(), s.dim(), s.seed() + 1);
-        PinnedHostMemory host = cuda.allocatePinned(corpus.dataBytes())) {
+        PinnedHostMemory host = cuda.withDevice(d -> d.allocatePinned(corpus.dataBytes()))) {
       TopKResult top = corpus.topK(Internals.tokens(q), k);
       corpus.copyToHost(host.segment());
       float[] scores = maxSim.scores(q, TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16, n, s.length(),
@@ -152,7 +152,7 @@ final class GpuScaleBench {
               tensorFloorMs(nq, s.streamDocuments(), s), "-"));
         }
         t0 = System.nanoTime();
-        host = cuda.allocatePinned(bytes);
+        host = cuda.withDevice(d -> d.allocatePinned(bytes));
         double allocS = (System.nanoTime() - t0) / 1e9;
         t0 = System.nanoTime();
         corpus.copyToHost(host.segment());

@@ -105,7 +105,7 @@ class GeneratedCorpusGpuTest {
     Tokens q = Internals.tokens(Synthetic.store(DType.BFLOAT16, Synthetic.fastUnitValues(3, 2 * 32, DIM), 2, 32,
         DIM));
     try (GeneratedCorpus corpus = GeneratedCorpus.generate(cuda, DOCUMENTS, LENGTH, DIM, 11);
-        PinnedHostMemory host = cuda.allocatePinned(corpus.dataBytes())) {
+        PinnedHostMemory host = cuda.withDevice(d -> d.allocatePinned(corpus.dataBytes()))) {
       corpus.copyToHost(host.segment());
       TopKResult onDevice = corpus.topK(q, 10);
       TopKResult copy = cuda.topK(q, Internals.tokens(TokenBatch.fromMemorySegment(host.segment(), DType.BFLOAT16,
@@ -118,7 +118,7 @@ class GeneratedCorpusGpuTest {
   @Test
   void copyBandwidthsArePositive() {
     assertTrue(CopyBandwidth.deviceToDevice(cuda, 1 << 20, 4) > 0);
-    try (PinnedHostMemory pinned = cuda.allocatePinned(1 << 20)) {
+    try (PinnedHostMemory pinned = cuda.withDevice(d -> d.allocatePinned(1 << 20))) {
       assertTrue(CopyBandwidth.hostToDevice(cuda, pinned, 1 << 18, 8) > 0);
     }
   }

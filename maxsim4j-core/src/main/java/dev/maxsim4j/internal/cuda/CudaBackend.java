@@ -41,7 +41,7 @@ public final class CudaBackend implements Backend {
   /** The threads the caller asked for; the device does the work, so none are started. */
   private final int threads;
   private final ReentrantLock lock = new ReentrantLock();
-  /** Page-locked host memory handed out by {@link #allocatePinned} and not yet closed. */
+  /** Page-locked host memory handed out by {@link DeviceAccess#allocatePinned} and not yet closed. */
   private final PinnedAllocations pinned = new PinnedAllocations(lock, this::freePinned);
   /** Documents {@link DeviceAccess#allocateDocuments} made and not yet closed; under the lock. */
   private final Set<DeviceDocuments> deviceDocuments = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -448,18 +448,12 @@ public final class CudaBackend implements Backend {
     }
   }
 
-  /**
-   * {@code bytes} of page-locked host memory, which the GPU copies from at full bus speed. Closing this backend
-   * frees it too, and its segment then throws {@link IllegalStateException} when used.
-   */
-  public PinnedHostMemory allocatePinned(long bytes) {
-    if (bytes < 0) {
-      throw new IllegalArgumentException("bytes = " + bytes + "; expected >= 0");
-    }
-    return call(() -> pinned.add(Driver.mallocHost(bytes)));
+  /** Page-locked host memory kept to free when this backend closes; under the lock. */
+  PinnedHostMemory registerPinned(MemorySegment allocation) {
+    return pinned.add(allocation);
   }
 
-  /** Frees pinned memory from {@link #allocatePinned}; runs under the lock, before the device closes. */
+  /** Frees pinned memory from {@link DeviceAccess#allocatePinned}; runs under the lock, before the device closes. */
   private void freePinned(MemorySegment allocation) {
     device.makeCurrent();
     Driver.freeHost(allocation);

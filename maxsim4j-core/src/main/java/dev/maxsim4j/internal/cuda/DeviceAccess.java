@@ -99,6 +99,19 @@ public final class DeviceAccess {
     return backend.register(DeviceDocuments.allocate(device, backend, documents, length, dim));
   }
 
+  /**
+   * {@code bytes} of page-locked host memory, which the GPU copies from at full bus speed (and top-k streams from
+   * where it lies); it outlives this access, until closed or until the backend is, after which its segment throws
+   * {@link IllegalStateException} when used.
+   */
+  public PinnedHostMemory allocatePinned(long bytes) {
+    check();
+    if (bytes < 0) {
+      throw new IllegalArgumentException("bytes = " + bytes + "; expected >= 0");
+    }
+    return backend.registerPinned(Driver.mallocHost(bytes));
+  }
+
   /** {@code bytes} of device memory, freed when this access ends: its address. */
   public long allocateScratch(long bytes) {
     check();

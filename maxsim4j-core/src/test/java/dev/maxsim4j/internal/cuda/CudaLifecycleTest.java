@@ -59,7 +59,7 @@ class CudaLifecycleTest {
   @Test
   void pinnedMemoryReadAfterItsBackendClosedThrowsInsteadOfCrashing() {
     CudaBackend backend = new CudaBackend(1);
-    PinnedHostMemory pinned = backend.allocatePinned(1 << 20);
+    PinnedHostMemory pinned = backend.withDevice(d -> d.allocatePinned(1 << 20));
     MemorySegment segment = pinned.segment();
     MemorySegment slice = segment.asSlice(4096, 64);
     segment.set(JAVA_INT, 4096, 42);
@@ -81,15 +81,15 @@ class CudaLifecycleTest {
   @Test
   void pinnedMemoryClosedBeforeItsBackendIsInvalidAndFreedOnce() {
     try (CudaBackend backend = new CudaBackend(1)) {
-      PinnedHostMemory pinned = backend.allocatePinned(1 << 20);
+      PinnedHostMemory pinned = backend.withDevice(d -> d.allocatePinned(1 << 20));
       MemorySegment segment = pinned.segment();
       pinned.close();
       closed("Already closed", () -> segment.get(JAVA_INT, 0));
       closed("this pinned host memory is closed", () -> backend.withDevice(d -> copiedMillis(d, pinned)));
       pinned.close();
-      PinnedHostMemory open = backend.allocatePinned(1 << 16);
+      PinnedHostMemory open = backend.withDevice(d -> d.allocatePinned(1 << 16));
       assertTrue(backend.withDevice(d -> copiedMillis(d, open)) > 0);
-      assertThrows(IllegalArgumentException.class, () -> backend.allocatePinned(-1));
+      assertThrows(IllegalArgumentException.class, () -> backend.withDevice(d -> d.allocatePinned(-1)));
     } // closes the one still open
   }
 
@@ -226,7 +226,7 @@ class CudaLifecycleTest {
   void closingWhileCallsStillRunLeavesTheirMemoryAndEndsClosed() throws Exception {
     CudaBackend backend = new CudaBackend(1);
     SlowCalls calls = new SlowCalls(backend);
-    PinnedHostMemory pinned = backend.allocatePinned(4096);
+    PinnedHostMemory pinned = backend.withDevice(d -> d.allocatePinned(4096));
     MemorySegment segment = pinned.segment();
     List<CompletableFuture<float[][]>> futures = calls.submit(backend);
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> backend.close(Duration.ZERO));

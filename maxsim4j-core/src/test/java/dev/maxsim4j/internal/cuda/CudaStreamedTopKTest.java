@@ -61,7 +61,7 @@ class CudaStreamedTopKTest {
     MemorySegment.copy(bits, 0, offHeap, ValueLayout.JAVA_SHORT, 0, bits.length);
     TokenBatch q = queries(r, 3);
     assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(offHeap, DType.BFLOAT16, 2500, 80, DIM), 100, false);
-    try (PinnedHostMemory pinned = streamed.allocatePinned(offHeap.byteSize())) {
+    try (PinnedHostMemory pinned = streamed.withDevice(d -> d.allocatePinned(offHeap.byteSize()))) {
       pinned.segment().copyFrom(offHeap);
       assertStreamedEqualsWhole(q, TokenBatch.fromMemorySegment(pinned.segment(), DType.BFLOAT16, 2500, 80, DIM), 100,
           true);
@@ -91,7 +91,7 @@ class CudaStreamedTopKTest {
     int n = 4000;
     int length = 60;
     try (DeviceDocuments documents = whole.withDevice(d -> d.allocateDocuments(n, length, DIM));
-        PinnedHostMemory host = whole.allocatePinned(documents.dataBytes())) {
+        PinnedHostMemory host = whole.withDevice(d -> d.allocatePinned(documents.dataBytes()))) {
       short[] values = bits(r, n * length);
       MemorySegment.copy(values, 0, host.segment(), ValueLayout.JAVA_SHORT, 0, values.length);
       whole.withDevice(d -> {
