@@ -119,12 +119,16 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    * Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). DJL's tokenizer reports
    * its use over the network (it asks the EC2 metadata address, and from EC2 a telemetry endpoint) unless told
    * not to: where neither the system property nor the environment variable {@code OPT_OUT_TRACKING} is set, this
-   * sets the system property to {@code true} first, so that encoding text sends nothing anywhere.
+   * sets the system property to {@code true} first, so that encoding text sends nothing anywhere. ONNX Runtime's
+   * native libraries are unpacked once into {@code $XDG_CACHE_HOME/maxsim4j/onnxruntime} (else
+   * {@code ~/.cache/...}) and loaded from there, unless the system property {@code onnxruntime.native.path} is set:
+   * on its own, ONNX Runtime unpacks them at every start and leaves a folder in java.io.tmpdir behind each time.
    */
   public static MiniLmTokenEncoder load() {
     if (System.getProperty(OPT_OUT_TRACKING) == null && System.getenv(OPT_OUT_TRACKING) == null) {
       System.setProperty(OPT_OUT_TRACKING, "true");
     }
+    OnnxNatives.prepare();
     try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {
       Map<String, String> options = Map.of("truncation", "false", "padding", "false");
       HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson, options);
@@ -177,8 +181,10 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
       unwritable.add("DJL's cache (" + djl + ") is not a folder this process can write: set DJL_CACHE_DIR (or"
           + " ENGINE_CACHE_DIR for the native libraries alone)");
     }
+    String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
-        + root + ")" + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
+        + root + ")" + (natives == null ? "" : "; ONNX Runtime's came from " + natives + " (the system property "
+        + OnnxNatives.PATH_PROPERTY + ")") + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
   }
 
   /** Whether {@code folder} is, or could be made as, a folder this process can write. */

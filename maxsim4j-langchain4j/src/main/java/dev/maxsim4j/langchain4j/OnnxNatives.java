@@ -1,0 +1,108 @@
+package dev.maxsim4j.langchain4j;
+
+import ai.onnxruntime.OrtEnvironment;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.JarURLConnection;
+import java.net.URL;
+import java.net.URLConnection;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import java.util.jar.JarEntry;
+
+/**
+ * ONNX Runtime's native libraries unpacked once into a cache folder, which ONNX Runtime is then told to load them
+ * from ({@value #PATH_PROPERTY}): left to itself it unpacks them into a new folder of java.io.tmpdir at every start,
+ * and leaves that folder behind at exit, one per process.
+ */
+final class OnnxNatives {
+  static final String PATH_PROPERTY = "onnxruntime.native.path";
+  /** The libraries of ONNX Runtime's jar that it loads, in its own names. */
+  private static final String[] LIBRARIES = {"onnxruntime", "onnxruntime4j_jni"};
+
+  private OnnxNatives() {}
+
+  /**
+   * Sets {@value #PATH_PROPERTY} to the cache folder holding this ONNX Runtime's libraries, unpacking them there
+   * first where they are not yet. Changes nothing where the user chose a path, or where the libraries or the folder
+   * cannot be had (not in a jar, an unknown platform, a cache that cannot be written): ONNX Runtime then unpacks
+   * them as it would without this.
+   */
+  static synchronized void prepare() {
+    if (System.getProperty(PATH_PROPERTY) != null) {
+      return;
+    }
+    for (String library : LIBRARIES) {
+      if (System.getProperty("onnxruntime.native." + library + ".path") != null) {
+        return;
+      }
+    }
+    String platform = platform();
+    if (platform == null) {
+      return;
+    }
+    try {
+      JarEntry[] entries = new JarEntry[LIBRARIES.length];
+      URL[] urls = new URL[LIBRARIES.length];
+      long key = 17;
+      for (int i = 0; i < LIBRARIES.length; i++) {
+        urls[i] = OrtEnvironment.class.getResource("/ai/onnxruntime/native/" + platform + "/" + fileName(i));
+        URLConnection connection = urls[i] == null ? null : urls[i].openConnection();
+        if (!(connection instanceof JarURLConnection jar) || jar.getJarEntry().getCrc() < 0) {
+          return;
+        }
+        entries[i] = jar.getJarEntry();
+        key = key * 31 + entries[i].getCrc();
+      }
+      // named by the libraries' checksums: another version of ONNX Runtime unpacks into a folder of its own
+      Path folder = cacheRoot().resolve("maxsim4j").resolve("onnxruntime")
+          .resolve(platform + "-" + Long.toHexString(key));
+      Files.createDirectories(folder);
+      for (int i = 0; i < LIBRARIES.length; i++) {
+        Path library = folder.resolve(fileName(i));
+        if (!Files.isRegularFile(library) || Files.size(library) != entries[i].getSize()) {
+          unpack(urls[i], library);
+        }
+      }
+      System.setProperty(PATH_PROPERTY, folder.toString());
+    } catch (IOException | InvalidPathException | SecurityException | UnsupportedOperationException e) {
+      // ONNX Runtime unpacks them itself
+    }
+  }
+
+  /** Copies {@code from} to {@code to} through a file beside it renamed at the end: no process sees it half made. */
+  private static void unpack(URL from, Path to) throws IOException {
+    Path part = Files.createTempFile(to.getParent(), to.getFileName().toString(), ".part");
+    try {
+      try (InputStream in = from.openStream()) {
+        Files.copy(in, part, StandardCopyOption.REPLACE_EXISTING);
+      }
+      Files.move(part, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } finally {
+      Files.deleteIfExists(part);
+    }
+  }
+
+  private static String fileName(int library) {
+    return System.mapLibraryName(LIBRARIES[library]);
+  }
+
+  /** The folder ONNX Runtime's jar keeps this platform's libraries in (its own names), or null where unknown. */
+  private static String platform() {
+    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+    String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+    String o = os.contains("linux") ? "linux" : os.contains("mac") || os.contains("darwin") ? "osx"
+        : os.contains("win") ? "win" : null;
+    String a = arch.equals("amd64") || arch.equals("x86_64") ? "x64" : arch.equals("aarch64") ? "aarch64" : null;
+    return o == null || a == null ? null : o + "-" + a;
+  }
+
+  /** XDG_CACHE_HOME, else ~/.cache. */
+  private static Path cacheRoot() {
+    String xdg = System.getenv("XDG_CACHE_HOME");
+    return xdg != null && !xdg.isEmpty() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
+  }
+}

@@ -1,0 +1,68 @@
+package dev.maxsim4j.langchain4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A process that loads the encoder leaves nothing in java.io.tmpdir: ONNX Runtime's libraries are unpacked once into
+ * the cache and loaded from there by every later process.
+ */
+class OnnxNativesTest {
+
+  /** Loads the encoder, prints where ONNX Runtime's libraries came from. */
+  public static final class LoadOnce {
+    public static void main(String[] args) {
+      try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+        System.out.println(System.getProperty(OnnxNatives.PATH_PROPERTY));
+      }
+    }
+  }
+
+  private static String load(Path tmp, Path cache) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
+        "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp, "-cp",
+        System.getProperty("java.class.path"), LoadOnce.class.getName()));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.environment().put("XDG_CACHE_HOME", cache.toString());
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the child JVM ended");
+    assertEquals(0, p.exitValue(), out);
+    return out.lines().filter(l -> !l.startsWith("WARNING")).reduce((a, b) -> b).orElse("");
+  }
+
+  private static List<Path> under(Path folder) throws IOException {
+    try (Stream<Path> s = Files.list(folder)) {
+      return s.toList();
+    }
+  }
+
+  @Test
+  void aProcessLeavesNothingInTheTemporaryFolderAndTheLibrariesAreUnpackedOnce(@TempDir Path root)
+      throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    String folder = load(tmp, cache);
+    assertTrue(folder.startsWith(cache.resolve("maxsim4j").resolve("onnxruntime").toString()), folder);
+    assertEquals(List.of(), under(tmp), "nothing left in java.io.tmpdir");
+    Path library = Path.of(folder, System.mapLibraryName("onnxruntime"));
+    assertTrue(Files.size(library) > 0, library.toString());
+    assertEquals(2, under(Path.of(folder)).size(), "the two libraries, no partial file: " + under(Path.of(folder)));
+    FileTime unpacked = Files.getLastModifiedTime(library);
+    assertEquals(folder, load(tmp, cache), "the same folder again");
+    assertEquals(unpacked, Files.getLastModifiedTime(library), "not unpacked again");
+    assertEquals(List.of(), under(tmp));
+  }
+}
