@@ -60,9 +60,9 @@ __device__ __forceinline__ void maxMerge(float& best, int& bestIndex, float v, i
   }
 }
 
-// Pair p of a launch: all pairs (query p / perQuery, document p % perQuery), or pairwise / candidates
-// (query p / perQuery, document p).
-enum PairMode { ALL_PAIRS = 0, OWN_DOCUMENTS = 1 };
+// Pair p of a launch: all pairs (query p / perQuery, document p % perQuery), or listed pairs, pairwise and
+// candidates (query p / perQuery, document p). The Java side's PairLayout, code for code (KernelCodesTest).
+enum PairMode { ALL_PAIRS = 0, LISTED_PAIRS = 1 };
 
 constexpr float EMPTY_DOCUMENT_SCORE = -1e9f;
 

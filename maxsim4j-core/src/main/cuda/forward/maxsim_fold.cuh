@@ -80,8 +80,8 @@ __device__ __forceinline__ void foldWholeTileArgmax(float (&best)[2], int (&best
 // Online max over one tile's accumulators (tokens t0 .. t0 + N - 1 of the document): this thread's rows
 // g and g + 8 of its warp, tokens t0 + 8j + 2 tig + {0, 1}. The value is one max.NaN per element; with
 // TREE, a whole tile takes the tree, others a select per token; with ARGMAX and SEPARATE_WHOLE a whole tile
-// takes foldWholeTileArgmax instead. (Not with two row groups in the warp-specialized kernel: there it took
-// ptxas from 84 to 392 bytes of spills, so those keep the shared path.) The argmax (training) is found in a
+// takes foldWholeTileArgmax instead. (Not with two row groups in the warp-specialized kernel: there it makes
+// ptxas spill registers, so those keep the shared path.) The argmax (training) is found in a
 // second pass only when the tile's max beats the running one: the first valid token in order equal to
 // it (or the first NaN), the lowest index, as maxUpdate would give; a tie with an earlier tile keeps the
 // earlier token. TREE = false keeps the select per token on whole tiles too (the wgmma kernel): there the

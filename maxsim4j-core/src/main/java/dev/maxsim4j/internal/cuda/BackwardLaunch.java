@@ -14,8 +14,6 @@ final class BackwardLaunch {
   static final int WARPS = 4;
   /** Floats of shared memory per warp the owned kernel aims at, as its {@code OWNED_FLOATS_PER_WARP}. */
   static final int FLOATS_PER_WARP = 2048;
-  /** CUDA's largest grid y dimension, on every GPU. */
-  static final int MAX_GRID_ROWS = 65535;
   private static final String WAYS_OUT = "MaxSim.builder().deterministic(false) (atomic, fp32 gradients) or"
       + " backend(\"cpu\")";
 
@@ -50,10 +48,10 @@ final class BackwardLaunch {
   static int ownedGridRows(int longestDocument, int dim) {
     int perBlock = tokensPerBlock(dim);
     int rows = Math.ceilDiv(longestDocument, perBlock);
-    if (rows > MAX_GRID_ROWS) {
+    if (rows > Driver.MAX_GRID_Y) {
       throw new IllegalArgumentException("the longest document holds " + longestDocument + " tokens; the"
-          + " deterministic GPU backward at d = " + dim + " takes at most " + (long) MAX_GRID_ROWS * perBlock
-          + " (" + MAX_GRID_ROWS + " blocks of " + perBlock + " tokens); expected shorter documents, or "
+          + " deterministic GPU backward at d = " + dim + " takes at most " + (long) Driver.MAX_GRID_Y * perBlock
+          + " (" + Driver.MAX_GRID_Y + " blocks of " + perBlock + " tokens); expected shorter documents, or "
           + WAYS_OUT);
     }
     return rows;
@@ -62,9 +60,9 @@ final class BackwardLaunch {
   /** Grid rows of the query-gradient and atomic kernels for queries of up to {@code longestQuery} tokens. */
   static int slotGridRows(int longestQuery) {
     int rows = Math.ceilDiv(longestQuery, SLOT_WARPS);
-    if (rows > MAX_GRID_ROWS) {
+    if (rows > Driver.MAX_GRID_Y) {
       throw new IllegalArgumentException("the longest query holds " + longestQuery + " tokens; the GPU backward"
-          + " takes at most " + (long) MAX_GRID_ROWS * SLOT_WARPS + " (" + MAX_GRID_ROWS + " blocks of "
+          + " takes at most " + (long) Driver.MAX_GRID_Y * SLOT_WARPS + " (" + Driver.MAX_GRID_Y + " blocks of "
           + SLOT_WARPS + " query tokens); expected shorter queries, or backend(\"cpu\")");
     }
     return rows;

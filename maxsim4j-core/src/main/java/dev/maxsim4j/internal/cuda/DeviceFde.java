@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 
+import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
@@ -267,7 +268,12 @@ final class DeviceFde {
 
   /** The storage code of maxsim_fde.cu for {@code t}'s dtype. */
   private static int storageCode(Tokens t) {
-    return switch (t.dtype) {
+    return storageCode(t.dtype);
+  }
+
+  /** The code of maxsim_fde.cu's Storage for {@code type} (KernelCodesTest compares them). */
+  static int storageCode(DType type) {
+    return switch (type) {
       case FLOAT32 -> 0;
       case FLOAT16 -> 1;
       case BFLOAT16 -> 2;

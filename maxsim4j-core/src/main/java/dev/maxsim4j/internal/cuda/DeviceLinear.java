@@ -10,8 +10,8 @@ import java.util.List;
 final class DeviceLinear {
   private static final String LINEAR = "maxsim_linear";
   private static final int LINEAR_TILE = 16;
-  /** Output rows one launch covers: a 16-row tile per grid row, and a grid has at most 65,535 rows. */
-  static final int MAX_ROWS_PER_LAUNCH = 65535 * LINEAR_TILE;
+  /** Output rows one launch covers: a 16-row tile per grid row, and a grid has at most MAX_GRID_Y rows. */
+  static final int MAX_ROWS_PER_LAUNCH = Driver.MAX_GRID_Y * LINEAR_TILE;
 
   private final CudaDevice device;
   private final KernelParams params;

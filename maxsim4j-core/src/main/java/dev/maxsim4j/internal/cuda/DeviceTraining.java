@@ -265,7 +265,8 @@ final class DeviceTraining {
   }
 
   /** The kernels' outType: the storage type gradients are written in. */
-  private static int gradientType(DType t) {
+  /** The code of maxsim_backward.cu's GradientType for gradients stored as {@code t} (KernelCodesTest compares). */
+  static int gradientType(DType t) {
     return switch (t) {
       case FLOAT32 -> 0;
       case FLOAT16 -> 1;

@@ -312,7 +312,7 @@ final class ForwardPlan {
    * ones narrower than 16 bytes a token from the unit holding the first) and the consumers spend their
    * instructions on expanding and multiplying (1-bit rows as 128 dims, or 64 at d <= 64, zero in the query past
    * d). Query groups stay where they share each expanded tile: rule 19's for 8-bit documents (asked first), rule
-   * 18's wgmma groups for 1-bit ones where d is a multiple of 32 (the rest had only the FFMA kernel).
+   * 18's wgmma groups for 1-bit ones where d is a multiple of 32.
    */
   static boolean quantTmaApplies(ForwardShape s, GpuCapabilities gpu) {
     DType q = s.queryType();

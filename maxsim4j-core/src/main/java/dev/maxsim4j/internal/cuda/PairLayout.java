@@ -3,13 +3,20 @@ package dev.maxsim4j.internal.cuda;
 import dev.maxsim4j.internal.Problem;
 
 /**
- * How a forward launch's pairs are laid out, as the kernels' {@code mode} parameter reads it (its ordinal): every
- * query against {@code perQuery} documents from {@code docOffset}, or pair {@code p} = (query
- * {@code p / perQuery}, document {@code p}) as listed (pairwise and candidate launches).
+ * How a forward launch's pairs are laid out, as the kernels' {@code mode} parameter reads it (the code of
+ * maxsim_common.cuh's PairMode of the same name, which KernelCodesTest compares): every query against
+ * {@code perQuery} documents from {@code docOffset}, or pair {@code p} = (query {@code p / perQuery}, document
+ * {@code p}) as listed (pairwise and candidate launches).
  */
 enum PairLayout {
-  ALL_PAIRS,
-  LISTED_PAIRS;
+  ALL_PAIRS(0),
+  LISTED_PAIRS(1);
+
+  private final int mode;
+
+  PairLayout(int mode) {
+    this.mode = mode;
+  }
 
   /** The layout of a problem's pairs. */
   static PairLayout of(Problem.Kind kind) {
@@ -18,6 +25,6 @@ enum PairLayout {
 
   /** The kernels' {@code mode} argument. */
   int mode() {
-    return ordinal();
+    return mode;
   }
 }

@@ -11,8 +11,8 @@ import java.util.function.Function;
  * are each query's own and are put back in query order.
  */
 final class TopKQueryGroups {
-  /** CUDA's largest grid y dimension, on every GPU. */
-  static final int MAX_QUERIES = 65535;
+  /** The queries of one call: a grid row each. */
+  static final int MAX_QUERIES = Driver.MAX_GRID_Y;
 
   private TopKQueryGroups() {}
 
