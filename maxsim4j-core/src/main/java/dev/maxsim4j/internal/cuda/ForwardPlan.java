@@ -87,8 +87,8 @@ final class ForwardPlan {
    * maxsim_forward_quant_wgmma.cu: one warpgroup, its ring (QW_RING_BYTES, at most 8 stages of 64 tokens), query
    * rows as B (at most 64 KB of them for 128 rows, else passes of 32), 32 rows per query slot.
    */
-  private static final int QW_RING_BYTES = 54 * 1024;
-  private static final int QW_MAX_STAGES = 8;
+  static final int QW_RING_BYTES = 54 * 1024;
+  static final int QW_MAX_STAGES = 8;
   private static final int QW_MAX_ROWS_BYTES = 64 * 1024;
   private static final int QW_MAX_DIM = 1024;
   /** Where both compressed kernels run, when the wgmma one measured faster (see quantWgmmaPays). */
@@ -104,14 +104,14 @@ final class ForwardPlan {
    * (2 x 32 floats).
    */
   static final int QT_THREADS = 160;
-  private static final int QT_ROWS = 32;
+  static final int QT_ROWS = 32;
   private static final int QT_MAX_DIM = 128;
   /** Its tensor-map entries: 8-bit documents of d up to 1024 in slices of 128 bytes. */
   private static final int QT_SLICE_DIMS = 128;
   private static final int QT_MAX_WIDE_DIM = 1024;
-  private static final int QT_RING_BYTES = 40 * 1024;
+  static final int QT_RING_BYTES = 40 * 1024;
   private static final int QT_SLOT_BYTES = 16 * (32 + 16);
-  private static final int QT_TOKENS = 64;
+  static final int QT_TOKENS = 64;
   /** Rows of the tensor map's box over 8-bit documents: a slot's tokens (one tile). */
   static final int QT_BOX_ROWS = QT_TOKENS;
   private static final int QT_MIN_DOCUMENTS_PER_QUERY = 2;

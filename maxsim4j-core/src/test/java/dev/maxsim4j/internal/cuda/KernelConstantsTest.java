@@ -1,0 +1,131 @@
+package dev.maxsim4j.internal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kernels' geometry that ForwardPlan copies to size launches (threads, tile tokens, ring bytes): each copy equals
+ * the kernel's {@code constexpr}, so that a kernel changed alone fails here, on the CPU, and not as a launch that
+ * overruns its shared memory.
+ */
+class KernelConstantsTest {
+
+  /**
+   * The {@code constexpr int NAME = expression;} lines of {@code file} that open a line, evaluated in order; those
+   * of a template's parameters are left out.
+   */
+  private static Map<String, Integer> constants(String file) throws IOException {
+    String source = Files.readString(Path.of("src/main/cuda/forward", file));
+    Matcher m = Pattern.compile("(?m)^constexpr int (\\w+) = ([^;]+);").matcher(source);
+    Map<String, Integer> values = new HashMap<>();
+    while (m.find()) {
+      Integer v = new Expression(m.group(2), values).value();
+      if (v != null) {
+        values.put(m.group(1), v);
+      }
+    }
+    return values;
+  }
+
+  /**
+   * +, -, * and / over integers, parentheses and names defined before: what these constants are made of; null where
+   * a name is not one of those.
+   */
+  private static final class Expression {
+    private final String text;
+    private final Map<String, Integer> names;
+    private int at;
+
+    Expression(String text, Map<String, Integer> names) {
+      this.text = text.replaceAll("\\s+", "");
+      this.names = names;
+    }
+
+    Integer value() {
+      try {
+        int v = sum();
+        assertEquals(text.length(), at, "the whole of '" + text + "' read");
+        return v;
+      } catch (UnknownName e) {
+        return null;
+      }
+    }
+
+    private static final class UnknownName extends RuntimeException {
+      UnknownName() {
+        super(null, null, false, false);
+      }
+    }
+
+    private int sum() {
+      int v = product();
+      while (at < text.length() && (text.charAt(at) == '+' || text.charAt(at) == '-')) {
+        v = text.charAt(at++) == '+' ? v + product() : v - product();
+      }
+      return v;
+    }
+
+    private int product() {
+      int v = term();
+      while (at < text.length() && (text.charAt(at) == '*' || text.charAt(at) == '/')) {
+        v = text.charAt(at++) == '*' ? v * term() : v / term();
+      }
+      return v;
+    }
+
+    private int term() {
+      if (text.charAt(at) == '(') {
+        at++;
+        int v = sum();
+        at++; // ')'
+        return v;
+      }
+      Matcher m = Pattern.compile("\\d+|\\w+").matcher(text).region(at, text.length());
+      assertTrue(m.lookingAt(), "a number or a name at " + at + " of '" + text + "'");
+      at = m.end();
+      String t = m.group();
+      if (Character.isDigit(t.charAt(0))) {
+        return Integer.parseInt(t);
+      }
+      if (!names.containsKey(t)) {
+        throw new UnknownName();
+      }
+      return names.get(t);
+    }
+  }
+
+  @Test
+  void theWarpSpecializedKernelsGeometryIsTheKernels() throws IOException {
+    Map<String, Integer> kernel = constants("maxsim_forward_wgmma_ws.cu");
+    assertTrue(kernel.keySet().containsAll(List.of("WS_THREADS", "WS_TOKENS", "WS_RING_BYTES")), "" + kernel);
+    assertEquals(kernel.get("WS_THREADS"), ForwardPlan.WS_THREADS);
+    assertEquals(kernel.get("WS_TOKENS"), ForwardPlan.WS_TOKENS);
+    // the dynamic shared memory: the ring, and 1024 bytes to align it
+    assertEquals(kernel.get("WS_RING_BYTES") + 1024, ForwardPlan.WS_SHARED_BYTES);
+  }
+
+  @Test
+  void theCompressedKernelsGeometryIsTheKernels() throws IOException {
+    Map<String, Integer> tma = constants("maxsim_quant_tma.cuh");
+    assertTrue(tma.keySet().containsAll(List.of("QT_THREADS", "QT_TOKENS", "QT_ROWS", "QT_RING_BYTES")),
+        "" + tma);
+    assertEquals(tma.get("QT_THREADS"), ForwardPlan.QT_THREADS);
+    assertEquals(tma.get("QT_TOKENS"), ForwardPlan.QT_TOKENS);
+    assertEquals(tma.get("QT_ROWS"), ForwardPlan.QT_ROWS);
+    assertEquals(tma.get("QT_RING_BYTES"), ForwardPlan.QT_RING_BYTES);
+    Map<String, Integer> wgmma = constants("maxsim_forward_quant_wgmma.cu");
+    assertTrue(wgmma.keySet().containsAll(List.of("QW_RING_BYTES", "QW_MAX_STAGES")), "" + wgmma);
+    assertEquals(wgmma.get("QW_RING_BYTES"), ForwardPlan.QW_RING_BYTES);
+    assertEquals(wgmma.get("QW_MAX_STAGES"), ForwardPlan.QW_MAX_STAGES);
+  }
+}
