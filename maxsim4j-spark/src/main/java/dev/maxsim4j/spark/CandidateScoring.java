@@ -44,8 +44,8 @@ final class CandidateScoring {
       if (!columns.contains(c)) {
         throw new IllegalArgumentException("rows has no column '" + c + "'; it has " + columns);
       }
-      EmbeddingTable.requireOne(rows, c, "rows");
     }
+    EmbeddingTable.requireDistinct(rows, "rows");
     DataType listType = rows.schema().apply(candidates).dataType();
     DataType queryType = rows.schema().apply(queryId).dataType();
     if (!(listType instanceof ArrayType list) || !EmbeddingTable.isSingleValue(list.elementType())) {

@@ -132,6 +132,16 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
   }
 
   /**
+   * {@link #requireOne} for every column of {@code data}: a scorer carries them all through, and Spark refuses a
+   * plan that names an ambiguous one.
+   */
+  static void requireDistinct(Dataset<Row> data, String what) {
+    for (String column : data.columns()) {
+      requireOne(data, column, what);
+    }
+  }
+
+  /**
    * That {@code data} has no column Spark would take for {@code column}, the name of a column a scorer adds (as
    * spark.sql.caseSensitive has it: by default "Score" is "score").
    */

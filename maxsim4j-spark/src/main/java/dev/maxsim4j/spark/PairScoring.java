@@ -131,7 +131,9 @@ final class PairScoring {
       if (!columns.contains(c)) {
         throw new IllegalArgumentException("pairs has no column '" + c + "'; it has " + columns);
       }
-      EmbeddingTable.requireOne(pairs, c, "pairs");
+    }
+    EmbeddingTable.requireDistinct(pairs, "pairs");
+    for (String c : new String[] {queryId, docId}) {
       // such a column cannot be cast to a table's id type: Spark would refuse the join with an analysis error
       DataType type = pairs.schema().apply(c).dataType();
       if (!EmbeddingTable.isSingleValue(type)) {

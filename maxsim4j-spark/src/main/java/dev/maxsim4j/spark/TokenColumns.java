@@ -23,8 +23,8 @@ public final class TokenColumns {
   static final UserDefinedFunction ENCODE = udf((UDF2<Object, String, byte[]>) (tokens, type) ->
       tokens == null ? null : TokenCodec.encode(Cells.toFloats(tokens, "tokens"), parseType(type)),
       DataTypes.BinaryType);
-  static final UserDefinedFunction DECODE = udf((UDF1<byte[], float[][]>) cell ->
-      cell == null ? null : TokenCodec.decode(cell), ARRAYS);
+  // the cell as Object: typed byte[], Spark would cast any other column to it first, a ClassCastException in a task
+  static final UserDefinedFunction DECODE = udf((UDF1<Object, float[][]>) TokenColumns::decodeCell, ARRAYS);
 
   private TokenColumns() {}
 
@@ -39,6 +39,17 @@ public final class TokenColumns {
   /** {@code binary} cells as {@code array<array<float>>} (dequantized for the quantized types). */
   public static Column decode(Column cells) {
     return DECODE.apply(cells);
+  }
+
+  private static float[][] decodeCell(Object cell) {
+    if (cell == null) {
+      return null;
+    }
+    if (!(cell instanceof byte[] bytes)) {
+      throw new IllegalArgumentException("cell is a " + cell.getClass().getName() + "; expected a binary token cell"
+          + " (from TokenColumns.encode or maxsim_encode)");
+    }
+    return TokenCodec.decode(bytes);
   }
 
   /** A type by name, {@code BFLOAT16} or a short form: bf16, fp16, fp32, int8, fp8, binary. */

@@ -97,6 +97,21 @@ class HostileColumnNamesTest extends WithLocalSpark {
     assertEquals("rows has 2 columns named 'query_id' [query_id, Query_Id] (Spark ignores case in names); expected"
         + " one: rename or drop the others", assertThrows(IllegalArgumentException.class,
         () -> SparkMaxSim.scoreCandidates(rows, plain(QUERIES), plain(CORPUS))).getMessage());
+    // any column of the same name twice, as a join leaves: the scorers carry every input column through
+    Dataset<Row> twice = spark.createDataFrame(List.of(RowFactory.create("q0", "d1", 1, 2)), new StructType()
+        .add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType).add("x", DataTypes.IntegerType)
+        .add("x", DataTypes.IntegerType));
+    String x = "pairs has 2 columns named 'x' [x, x] (Spark ignores case in names); expected one: rename or drop the"
+        + " others";
+    assertEquals(x, assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairs(twice, plain(QUERIES), plain(CORPUS))).getMessage());
+    assertEquals(x, assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairsByScan(twice, plain(QUERIES), plain(CORPUS))).getMessage());
+    Dataset<Row> listed = spark.createDataFrame(List.of(RowFactory.create("q0", List.of("d1"), 1, 2)), new StructType()
+        .add("query_id", DataTypes.StringType).add("candidates", DataTypes.createArrayType(DataTypes.StringType))
+        .add("x", DataTypes.IntegerType).add("x", DataTypes.IntegerType));
+    assertEquals(x.replace("pairs", "rows"), assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scoreCandidates(listed, plain(QUERIES), plain(CORPUS))).getMessage());
     Dataset<Row> data = plain(CORPUS).data();
     Dataset<Row> joined = data.join(data.select("id"), data.col("id").equalTo(data.col("id")));
     assertEquals("the table has 2 columns named 'id' [id, id] (Spark ignores case in names); expected one: rename"

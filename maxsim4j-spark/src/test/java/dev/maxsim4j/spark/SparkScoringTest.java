@@ -284,6 +284,19 @@ class SparkScoringTest extends WithLocalSpark {
   }
 
   @Test
+  void decodingACellThatIsNotBinaryIsRefusedNamingWhatItIs() {
+    MaxSimFunctions.register(spark);
+    Corpus plain = Corpus.random("p", 2, 3, 8, 26, 0);
+    Dataset<Row> arrays = spark.createDataFrame(plain.rows(), Corpus.ARRAYS);
+    String expected = "cell is a ";
+    assertTrue(SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> arrays.select(TokenColumns.decode(functions.col("tokens"))).collectAsList()))
+        .contains("; expected a binary token cell (from TokenColumns.encode or maxsim_encode)"));
+    assertTrue(SparkTopKTest.causeOf(assertThrows(SparkException.class,
+        () -> spark.sql("SELECT maxsim_decode(1)").collectAsList())).startsWith(expected + "java.lang.Integer"));
+  }
+
+  @Test
   void theSqlFunctionScoresArraysAndCellsAlike() {
     MaxSimFunctions.register(spark);
     Corpus plain = Corpus.random("p", 4, 5, 8, 25, 3);
