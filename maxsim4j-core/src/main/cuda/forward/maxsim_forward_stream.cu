@@ -131,17 +131,8 @@ __device__ __forceinline__ void waitTile(uint32_t bar, uint32_t parity) {
 }
 
 // Index: the argmax element type, int (int32) or int16_t (documents of at most 32766 tokens); unused without ARGMAX.
-__device__ __forceinline__ unsigned long long globalNanoseconds() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %globaltimer;\n" : "=l"(t));
-  return t;
-}
-
-// TIMED (a diagnostic variant, inference only): lane 0 of warp w writes the %globaltimer at its start and
-// at its end to ((long long*)argmax)[2w, 2w + 1], for the host to see how the warps' finishing times spread.
 // DYNAMIC: pairs partly taken at run time (below); otherwise each warp scans a contiguous run of pairs.
-template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index, bool DYNAMIC,
-          bool TIMED = false>
+template <typename T, int CHUNKS, int NT, int RING, bool ARGMAX, typename Index, bool DYNAMIC>
 __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                               const int* __restrict__ dValid, int dim, int mode, int perQuery, int docOffset,
                               long long pairs, float* scores, Index* argmax, int argmaxStride,
@@ -179,7 +170,6 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   // (PairSplit, maxsim_work.cuh).
   PairSplit<DYNAMIC> split(pairs, warps, w, work);
   auto takePair = [&]() -> long long { return split.take(lane); };
-  const unsigned long long startedAt = TIMED ? globalNanoseconds() : 0;
 
   // With DYNAMIC the producer tells the consumer which pairs it took, in order, through this warp's queue
   // (dynamic shared memory: the rings fill the 48 KB of static). Every lane writes each entry (the same
@@ -361,10 +351,6 @@ __device__ void forwardStream(const T* __restrict__ q, Rows qRows, const T* __re
   // nothing may still be copying into shared memory when the block exits (the consumer waited for every bulk copy)
   waitGroups<0>();
   split.finish(lane, warps);
-  if (TIMED && lane == 0) {
-    reinterpret_cast<unsigned long long*>(argmax)[2 * w] = startedAt;
-    reinterpret_cast<unsigned long long*>(argmax)[2 * w + 1] = globalNanoseconds();
-  }
 }
 
 }  // namespace maxsim4j

@@ -59,10 +59,6 @@ public final class CallPhasesProbe {
       });
     }
     hostReads(device, buffer);
-    for (int[] s : new int[][] {{1, 2112, 32, 300, 128}, {1, 5000, 32, 300, 128}, {1, 10000, 32, 300, 128},
-        {1, 1000, 32, 1024, 128}, {1, 10000, 32, 300, 64}}) {
-      warpTimes(device, s);
-    }
     int[][] shapes = {{1, 1000, 32, 300, 128}, {1, 5000, 32, 300, 128}, {1, 10000, 32, 300, 128},
         {128, 128, 32, 300, 128}, {32, 32, 32, 300, 128}, {1, 1000, 1024, 1024, 128}};
     for (int[] s : shapes) {
@@ -170,89 +166,6 @@ public final class CallPhasesProbe {
     long[] c = v.clone();
     Arrays.sort(c);
     return c[(int) (c.length * p)];
-  }
-
-  /**
-   * The streaming kernel's diagnostic variant (maxsim_forward_stream_c*_timed): when each warp started and
-   * finished, relative to the first start, in microseconds: how much of a launch is the tail where some
-   * warps are done and others still stream.
-   */
-  private static void warpTimes(CudaDevice device, int[] s) {
-    Uploaded u = Uploaded.of(device, s);
-    String shape = u.shape();
-    DeviceTokens q = u.q();
-    DeviceTokens d = u.d();
-    int pairs = s[0] * s[1];
-    int chunks = (s[4] + 31) / 32;
-    String kernel = "maxsim_forward_stream_c" + chunks + "_timed_bf16";
-    MemorySegment fn = device.function("maxsim_forward_stream_ab", kernel);
-    // the pair queues, after the tile barriers of the bulk copies on sm_90 and later (ForwardPlan.stream)
-    int shared = ForwardPlan.STREAM_QUEUE_BYTES + (device.major >= 9 ? ForwardPlan.STREAM_BARRIER_BYTES : 0);
-    device.allowDynamicSharedMemory(fn, shared);
-    int warps = device.residentBlocksPerMultiprocessor(fn, 128, shared) * device.multiprocessors * 4;
-    int blocks = (Math.min(pairs, warps) + 3) / 4;
-    long times = device.allocate(16L * blocks * 4);
-    long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
-    MemorySegment host = device.pinned(16L * blocks * 4);
-    try (KernelParams params = new KernelParams()) {
-      long[] spans = new long[9];
-      long[][] runs = new long[9][];
-      for (int r = 0; r < 9; r++) {
-        // the timed entries write each warp's clock span where the others write the argmax
-        params.set(new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-            d.rowLength(), d.mask(), d.validCount(), q.dim(), 0, s[1], 0, pairs, scores, times, 0,
-            new KernelArgs.Scratch(ScratchSlot.WORK_COUNTERS, 16, true)), new KernelParams.Resolver() {
-              @Override
-              public long scratch(KernelArgs.Scratch buffer) {
-                return device.main.zeroedScratch(buffer.slot(), buffer.bytes());
-              }
-
-              @Override
-              public MemorySegment tensorMap(DeviceTokens documents) {
-                throw new UnsupportedOperationException("the streaming kernel reads no tensor map");
-              }
-            });
-        Driver.launch(fn, kernel, blocks, 1, 128, shared, device.stream, params.pointers());
-        Driver.copyToHost(host, times, 16L * blocks * 4, device.stream);
-        Driver.synchronize(device.stream);
-        long[] t = new long[2 * blocks * 4];
-        MemorySegment.copy(host, ValueLayout.JAVA_LONG, 0, t, 0, t.length);
-        runs[r] = t;
-        long first = Long.MAX_VALUE;
-        long last = 0;
-        for (int w = 0; w < blocks * 4; w++) {
-          first = Math.min(first, t[2 * w]);
-          last = Math.max(last, t[2 * w + 1]);
-        }
-        spans[r] = last - first;
-      }
-      long[] sorted = spans.clone();
-      Arrays.sort(sorted);
-      int median = 0;
-      while (spans[median] != sorted[4]) {
-        median++;
-      }
-      long[] t = runs[median];
-      int n = blocks * 4;
-      long first = Long.MAX_VALUE;
-      long[] starts = new long[n];
-      long[] ends = new long[n];
-      for (int w = 0; w < n; w++) {
-        first = Math.min(first, t[2 * w]);
-      }
-      for (int w = 0; w < n; w++) {
-        starts[w] = t[2 * w] - first;
-        ends[w] = t[2 * w + 1] - first;
-      }
-      Arrays.sort(starts);
-      Arrays.sort(ends);
-      System.out.printf(Locale.ROOT, "%-20s %d warps: span %6.1f us; starts p50 %5.1f max %5.1f; ends min %6.1f"
-          + " p10 %6.1f p50 %6.1f p90 %6.1f max %6.1f%n", shape, n, spans[median] / 1e3, starts[n / 2] / 1e3,
-          starts[n - 1] / 1e3, ends[0] / 1e3, ends[n / 10] / 1e3, ends[n / 2] / 1e3, ends[n * 9 / 10] / 1e3,
-          ends[n - 1] / 1e3);
-    }
-    device.release(times, 16L * blocks * 4);
-    u.close();
   }
 
   /**

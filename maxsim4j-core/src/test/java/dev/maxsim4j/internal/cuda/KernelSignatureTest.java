@@ -44,8 +44,7 @@ class KernelSignatureTest {
     mirror(KernelArgs.QuantTiled.class, "main/maxsim_forward_quant_tma_wide.cu MAXSIM_QT_TILED_ENTRY:NAME");
     mirror(KernelArgs.Block.class, "main/maxsim_forward_mma.cu MAXSIM_MMA_ENTRY:NAME");
     mirror(KernelArgs.BlockGroups.class, "main/maxsim_forward_mma.cu MAXSIM_GROUP_ENTRY:NAME");
-    mirror(KernelArgs.Stream.class, "main/maxsim_forward_stream.cu MAXSIM_STREAM_ENTRY:NAME",
-        "test/maxsim_forward_stream_ab.cu MAXSIM_STREAM_TIMED:maxsim_forward_stream_c##CHUNKS##_timed_##SUFFIX");
+    mirror(KernelArgs.Stream.class, "main/maxsim_forward_stream.cu MAXSIM_STREAM_ENTRY:NAME");
     mirror(KernelArgs.Wgmma.class, "main/maxsim_forward_wgmma.cu MAXSIM_WGMMA_ENTRY:NAME");
     mirror(KernelArgs.WgmmaWs.class, "main/maxsim_forward_wgmma_ws.cu MAXSIM_WGMMA_WS_ENTRY:NAME");
     mirror(KernelArgs.Expand.class, "main/maxsim_expand.cu MAXSIM_EXPAND_ENTRY:NAME");
