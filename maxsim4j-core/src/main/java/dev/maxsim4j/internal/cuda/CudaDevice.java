@@ -233,14 +233,6 @@ final class CudaDevice implements AutoCloseable {
   }
 
   /**
-   * Two 64-bit counters for kernels that hand out work at run time (maxsim_forward_stream.cu), zeroed here
-   * once, on the stream: each launch that uses them leaves them zero when it ends.
-   */
-  long workCounters() {
-    return main.workCounters();
-  }
-
-  /**
    * Orders a launch whose grid holds every SM for its whole run (a persistent, compute-bound grid) after
    * the previous such launch when that went to another lane. Two of them gain nothing by overlapping, and
    * their blocks interleaved lose the L2 reuse their work order is built on (rule 8 of
@@ -298,11 +290,6 @@ final class CudaDevice implements AutoCloseable {
       long p = allocate(size);
       scratch.put(slot, new long[] {p, size});
       return p;
-    }
-
-    /** This lane's two work counters, zeroed once on its stream (each launch leaves them zero). */
-    long workCounters() {
-      return zeroedScratch(ScratchSlot.WORK_COUNTERS, 16);
     }
 
     /**
