@@ -1,7 +1,7 @@
 // Work handed out at run time to the warps of the persistent streaming kernels (maxsim_forward_stream.cu, the
 // compressed ones) and to the bulk-copy kernel's producers (maxsim_forward_quant_tma.cu).
 // Memory serves some SMs faster than others, so with a static split the last warps finish well after the
-// first (CallPhasesProbe shows it); taking work one unit at a time lets the fast ones take more. (The
+// first; taking work one unit at a time lets the fast ones take more. (The
 // wgmma kernel's blocks, which keep far more bytes in flight each, gained nothing from it: rule 4 of
 // docs/design/kernel-selection.md.)
 #pragma once

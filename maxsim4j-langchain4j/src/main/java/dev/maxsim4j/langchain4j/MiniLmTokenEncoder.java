@@ -158,8 +158,9 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   }
 
   /**
-   * ONNX Runtime (into java.io.tmpdir) and the DJL tokenizer (into DJL's cache) unpack their native libraries on
-   * first use; the cause names a folder they cannot write only deep down, so the folders are checked and named.
+   * ONNX Runtime (into java.io.tmpdir, or the cache above) and the DJL tokenizer (into DJL's cache) unpack their
+   * native libraries on first use; the cause names a folder they cannot write only deep down, so the folders are
+   * checked and named.
    */
   private static IllegalStateException nativeLoadFailure(Throwable e) {
     Throwable root = root(e);
@@ -184,7 +185,8 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
         + root + ")" + (natives == null ? "" : "; ONNX Runtime's came from " + natives + " (the system property "
-        + OnnxNatives.PATH_PROPERTY + ")") + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
+        + OnnxNatives.PATH_PROPERTY + "): delete that folder, or set the property to a folder holding them")
+        + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
   }
 
   /** Whether {@code folder} is, or could be made as, a folder this process can write. */

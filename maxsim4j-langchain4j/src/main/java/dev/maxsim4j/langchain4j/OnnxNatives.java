@@ -28,8 +28,9 @@ final class OnnxNatives {
   /**
    * Sets {@value #PATH_PROPERTY} to the cache folder holding this ONNX Runtime's libraries, unpacking them there
    * first where they are not yet. Changes nothing where the user chose a path, or where the libraries or the folder
-   * cannot be had (not in a jar, an unknown platform, a cache that cannot be written): ONNX Runtime then unpacks
-   * them as it would without this.
+   * cannot be had (not in a jar, an unknown platform, no absolute cache folder, one that cannot be written), or
+   * where the jar brings more libraries than these two (a GPU build's execution providers, which ONNX Runtime
+   * unpacks and loads its own way): ONNX Runtime then unpacks them as it would without this.
    */
   static synchronized void prepare() {
     if (System.getProperty(PATH_PROPERTY) != null) {
@@ -41,7 +42,8 @@ final class OnnxNatives {
       }
     }
     String platform = platform();
-    if (platform == null) {
+    Path root = cacheRoot();
+    if (platform == null || root == null) {
       return;
     }
     try {
@@ -56,9 +58,12 @@ final class OnnxNatives {
         }
         entries[i] = jar.getJarEntry();
         key = key * 31 + entries[i].getCrc();
+        if (i == 0 && librariesIn(jar, "ai/onnxruntime/native/" + platform + "/") != LIBRARIES.length) {
+          return;
+        }
       }
       // named by the libraries' checksums: another version of ONNX Runtime unpacks into a folder of its own
-      Path folder = cacheRoot().resolve("maxsim4j").resolve("onnxruntime")
+      Path folder = root.resolve("maxsim4j").resolve("onnxruntime")
           .resolve(platform + "-" + Long.toHexString(key));
       Files.createDirectories(folder);
       for (int i = 0; i < LIBRARIES.length; i++) {
@@ -86,6 +91,13 @@ final class OnnxNatives {
     }
   }
 
+  /** The libraries in {@code folder} of the jar (debug symbols not counted). */
+  private static long librariesIn(JarURLConnection jar, String folder) throws IOException {
+    return jar.getJarFile().stream().map(JarEntry::getName)
+        .filter(n -> n.startsWith(folder) && n.length() > folder.length() && !n.endsWith("/"))
+        .filter(n -> !n.endsWith(".pdb") && !n.contains(".dSYM")).count();
+  }
+
   private static String fileName(int library) {
     return System.mapLibraryName(LIBRARIES[library]);
   }
@@ -100,9 +112,13 @@ final class OnnxNatives {
     return o == null || a == null ? null : o + "-" + a;
   }
 
-  /** XDG_CACHE_HOME, else ~/.cache. */
+  /** XDG_CACHE_HOME where it is an absolute path (as the XDG rules have it), else ~/.cache; null without a home. */
   private static Path cacheRoot() {
     String xdg = System.getenv("XDG_CACHE_HOME");
-    return xdg != null && !xdg.isEmpty() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
+    if (xdg != null && !xdg.isEmpty() && Path.of(xdg).isAbsolute()) {
+      return Path.of(xdg);
+    }
+    Path home = Path.of(System.getProperty("user.home", ""));
+    return home.isAbsolute() ? home.resolve(".cache") : null;
   }
 }

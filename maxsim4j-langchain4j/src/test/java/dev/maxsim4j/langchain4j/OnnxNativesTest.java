@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,6 +51,7 @@ class OnnxNativesTest {
   }
 
   @Test
+  @Timeout(300)
   void aProcessLeavesNothingInTheTemporaryFolderAndTheLibrariesAreUnpackedOnce(@TempDir Path root)
       throws Exception {
     Path tmp = Files.createDirectory(root.resolve("tmp"));

@@ -1,7 +1,10 @@
 package dev.maxsim4j.spark;
 
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.RowOrdering;
@@ -126,8 +129,9 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
     boolean byCase = byCase(data);
     List<String> named = columnsNamed(data, column);
     if (named.size() > 1) {
+      boolean caseOnly = !byCase && named.stream().anyMatch(n -> !n.equals(column));
       throw new IllegalArgumentException(what + " has " + named.size() + " columns named '" + column + "' "
-          + named + (byCase ? "" : " (Spark ignores case in names)") + "; expected one: rename or drop the others");
+          + named + (caseOnly ? " (Spark ignores case in names)" : "") + "; expected one: rename or drop the others");
     }
   }
 
@@ -136,8 +140,13 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
    * plan that names an ambiguous one.
    */
   static void requireDistinct(Dataset<Row> data, String what) {
+    boolean byCase = byCase(data);
+    Map<String, String> first = new HashMap<>();
     for (String column : data.columns()) {
-      requireOne(data, column, what);
+      String seen = first.putIfAbsent(byCase ? column : column.toLowerCase(Locale.ROOT), column);
+      if (seen != null) {
+        requireOne(data, seen, what);
+      }
     }
   }
 

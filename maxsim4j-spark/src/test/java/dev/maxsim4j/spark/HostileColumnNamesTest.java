@@ -101,8 +101,7 @@ class HostileColumnNamesTest extends WithLocalSpark {
     Dataset<Row> twice = spark.createDataFrame(List.of(RowFactory.create("q0", "d1", 1, 2)), new StructType()
         .add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType).add("x", DataTypes.IntegerType)
         .add("x", DataTypes.IntegerType));
-    String x = "pairs has 2 columns named 'x' [x, x] (Spark ignores case in names); expected one: rename or drop the"
-        + " others";
+    String x = "pairs has 2 columns named 'x' [x, x]; expected one: rename or drop the others";
     assertEquals(x, assertThrows(IllegalArgumentException.class,
         () -> SparkMaxSim.scorePairs(twice, plain(QUERIES), plain(CORPUS))).getMessage());
     assertEquals(x, assertThrows(IllegalArgumentException.class,
@@ -114,8 +113,7 @@ class HostileColumnNamesTest extends WithLocalSpark {
         () -> SparkMaxSim.scoreCandidates(listed, plain(QUERIES), plain(CORPUS))).getMessage());
     Dataset<Row> data = plain(CORPUS).data();
     Dataset<Row> joined = data.join(data.select("id"), data.col("id").equalTo(data.col("id")));
-    assertEquals("the table has 2 columns named 'id' [id, id] (Spark ignores case in names); expected one: rename"
-        + " or drop the others",
+    assertEquals("the table has 2 columns named 'id' [id, id]; expected one: rename or drop the others",
         assertThrows(IllegalArgumentException.class, () -> EmbeddingTable.of(joined)).getMessage());
   }
 

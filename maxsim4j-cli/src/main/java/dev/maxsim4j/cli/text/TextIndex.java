@@ -255,9 +255,10 @@ public final class TextIndex {
     try {
       PackedRows encoded = null;
       if (!texts.isEmpty()) {
+        MiniLmTokenEncoder model = encoder.get(); // loaded before the encoding's progress is timed
         Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
             + Counts.of(freshEntries.size(), "new or changed file"));
-        encoded = PackedRows.encode(encoder.get(), texts, progress, store);
+        encoded = PackedRows.encode(model, texts, progress, store);
         progress.done();
       }
       // fill in the fresh entries' token counts, then assemble the rows in file order

@@ -46,7 +46,8 @@ class HostileSameTickEditTest {
       Files.setLastModifiedTime(file, tick); // the edit fell in the same tick
       LuceneIndex lucene = update(folder, encoder, maxSim, err);
       try (lucene) {
-        TextIndex index = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null, new UpdateLock(err));
+        TextIndex index = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null,
+            new UpdateLock(err));
         float[] stored = index.rows().gather(new int[] {index.rowOf("f.txt", 0)}).toFloatArray();
         float[] fresh = PackedRows.encode(encoder, List.of(NEW), new Progress(err, "test")).gather(new int[] {0})
             .toFloatArray();

@@ -12,11 +12,12 @@ import java.util.function.Supplier;
 
 /**
  * The device of a {@link CudaBackend}, lent to the bench module for measurements the library does not make: scratch
- * memory, copies and CUDA events, kernels of another jar, documents written on the device, and the forward and the
- * training step launched alone. One is handed to the function given to {@link CudaBackend#withDevice}, which runs
- * under the backend's lock; used after that function returns, or on another thread, it throws
- * {@link IllegalStateException}. What it allocates for the work (scratch, the staged queries and scores of the
- * launches it makes) is its own, freed when the work returns: the backend's calls inside the work cannot move it.
+ * memory, copies and CUDA events, kernels of another jar, documents written on the device, page-locked host memory,
+ * and the forward and the training step launched alone. One is handed to the function given to
+ * {@link CudaBackend#withDevice}, which runs under the backend's lock; used after that function returns, or on
+ * another thread, it throws {@link IllegalStateException}. Scratch memory and the staged queries and scores of the
+ * launches it makes are its own, freed when the work returns (the backend's calls inside the work cannot move
+ * them); device documents and page-locked memory outlive it, until closed or until the backend is.
  */
 public final class DeviceAccess {
   private final CudaBackend backend;

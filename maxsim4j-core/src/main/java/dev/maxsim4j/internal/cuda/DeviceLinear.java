@@ -10,7 +10,7 @@ import java.util.List;
 final class DeviceLinear {
   private static final String LINEAR = "maxsim_linear";
   private static final int LINEAR_TILE = 16;
-  /** Output rows one launch covers: a 16-row tile per grid row, and a grid has at most MAX_GRID_Y rows. */
+  /** Output rows one launch covers: a 16-row tile per grid row, of at most {@link Driver#MAX_GRID_Y} grid rows. */
   static final int MAX_ROWS_PER_LAUNCH = Driver.MAX_GRID_Y * LINEAR_TILE;
 
   private final CudaDevice device;

@@ -264,7 +264,6 @@ final class DeviceTraining {
     return new long[] {dQ, dD};
   }
 
-  /** The kernels' outType: the storage type gradients are written in. */
   /** The code of maxsim_backward.cu's GradientType for gradients stored as {@code t} (KernelCodesTest compares). */
   static int gradientType(DType t) {
     return switch (t) {
