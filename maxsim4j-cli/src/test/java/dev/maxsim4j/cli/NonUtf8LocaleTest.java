@@ -156,10 +156,6 @@ class NonUtf8LocaleTest {
   }
 
   /**
-   * Runs each command line in one child JVM under LC_ALL=C; its lines: the encoding, then each command's status and
-   * stderr. Skipped only where this system's C locale names files in UTF-8 (there is nothing to show there).
-   */
-  /**
    * A query whose non-ASCII characters the C locale's encoding cannot read arrives as U+FFFD: it is refused naming
    * the option and the way out, not searched for as text nobody typed.
    */
@@ -176,6 +172,10 @@ class NonUtf8LocaleTest {
     }
   }
 
+  /**
+   * Runs each command line in one child JVM under LC_ALL=C; its lines: the encoding, then each command's status and
+   * stderr. Skipped only where this system's C locale names files in UTF-8 (there is nothing to show there).
+   */
   private static List<String> inTheCLocale(String[]... commands) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",
