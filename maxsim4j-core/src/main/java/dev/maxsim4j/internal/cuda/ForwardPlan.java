@@ -110,7 +110,7 @@ final class ForwardPlan {
   private static final int QT_SLICE_DIMS = 128;
   private static final int QT_MAX_WIDE_DIM = 1024;
   static final int QT_RING_BYTES = 40 * 1024;
-  private static final int QT_SLOT_BYTES = 16 * (32 + 16);
+  static final int QT_SLOT_BYTES = 16 * (32 + 16);
   static final int QT_TOKENS = 64;
   /** Rows of the tensor map's box over 8-bit documents: a slot's tokens (one tile). */
   static final int QT_BOX_ROWS = QT_TOKENS;

@@ -120,12 +120,14 @@ class KernelConstantsTest {
   @Test
   void theCompressedKernelsGeometryIsTheKernels() throws IOException {
     Map<String, Integer> tma = constants("maxsim_quant_tma.cuh");
-    assertTrue(tma.keySet().containsAll(List.of("QT_THREADS", "QT_TOKENS", "QT_ROWS", "QT_RING_BYTES")),
-        "" + tma);
+    assertTrue(tma.keySet().containsAll(List.of("QT_THREADS", "QT_TOKENS", "QT_ROWS", "QT_RING_BYTES",
+        "QT_MAX_STAGES", "QT_TILE_BYTES")), "" + tma);
     assertEquals(tma.get("QT_THREADS"), ForwardPlan.QT_THREADS);
     assertEquals(tma.get("QT_TOKENS"), ForwardPlan.QT_TOKENS);
     assertEquals(tma.get("QT_ROWS"), ForwardPlan.QT_ROWS);
     assertEquals(tma.get("QT_RING_BYTES"), ForwardPlan.QT_RING_BYTES);
+    // quantTmaSharedBytes' slots: a tile and two barriers for each of the ring's most stages
+    assertEquals(tma.get("QT_MAX_STAGES") * (tma.get("QT_TILE_BYTES") + 2 * 8), ForwardPlan.QT_SLOT_BYTES);
     Map<String, Integer> wgmma = constants("maxsim_forward_quant_wgmma.cu");
     assertTrue(wgmma.keySet().containsAll(List.of("QW_RING_BYTES", "QW_MAX_STAGES")), "" + wgmma);
     assertEquals(wgmma.get("QW_RING_BYTES"), ForwardPlan.QW_RING_BYTES);
