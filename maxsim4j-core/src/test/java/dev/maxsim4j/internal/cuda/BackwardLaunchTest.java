@@ -7,8 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -61,16 +60,11 @@ class BackwardLaunchTest {
   @Test
   void theConstantsAreTheKernels() throws IOException {
     String source = Files.readString(Path.of("src/main/cuda/train/maxsim_backward.cu"));
-    assertEquals(BackwardLaunch.WARPS, constant(source, "OWNED_WARPS"));
-    assertEquals(BackwardLaunch.FLOATS_PER_WARP, constant(source, "OWNED_FLOATS_PER_WARP"));
-    assertEquals(BackwardLaunch.SLOT_WARPS, constant(source, "BACKWARD_WARPS"));
+    Map<String, Integer> kernel = KernelConstantsTest.constants("train/maxsim_backward.cu");
+    assertEquals(kernel.get("OWNED_WARPS"), BackwardLaunch.WARPS);
+    assertEquals(kernel.get("OWNED_FLOATS_PER_WARP"), BackwardLaunch.FLOATS_PER_WARP);
+    assertEquals(kernel.get("BACKWARD_WARPS"), BackwardLaunch.SLOT_WARPS);
     assertTrue(source.contains("const int tokens = max(1, min(32, OWNED_FLOATS_PER_WARP / dim));"),
         "the kernel's tokens per warp, as tokensPerWarp computes them");
-  }
-
-  private static int constant(String source, String name) {
-    Matcher m = Pattern.compile("constexpr int " + name + " = (\\d+);").matcher(source);
-    assertTrue(m.find(), name);
-    return Integer.parseInt(m.group(1));
   }
 }

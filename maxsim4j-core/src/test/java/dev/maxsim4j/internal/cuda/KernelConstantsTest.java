@@ -21,11 +21,11 @@ import org.junit.jupiter.api.Test;
 class KernelConstantsTest {
 
   /**
-   * The {@code constexpr int NAME = expression;} lines of {@code file} that open a line, evaluated in order; those
-   * of a template's parameters are left out.
+   * The {@code constexpr int NAME = expression;} lines of {@code file} (under src/main/cuda) that open a line,
+   * evaluated in order; those of a template's parameters are left out.
    */
-  private static Map<String, Integer> constants(String file) throws IOException {
-    String source = Files.readString(Path.of("src/main/cuda/forward", file));
+  static Map<String, Integer> constants(String file) throws IOException {
+    String source = Files.readString(Path.of("src/main/cuda", file));
     Matcher m = Pattern.compile("(?m)^constexpr int (\\w+) = ([^;]+);").matcher(source);
     Map<String, Integer> values = new HashMap<>();
     while (m.find()) {
@@ -109,7 +109,7 @@ class KernelConstantsTest {
 
   @Test
   void theWarpSpecializedKernelsGeometryIsTheKernels() throws IOException {
-    Map<String, Integer> kernel = constants("maxsim_forward_wgmma_ws.cu");
+    Map<String, Integer> kernel = constants("forward/maxsim_forward_wgmma_ws.cu");
     assertTrue(kernel.keySet().containsAll(List.of("WS_THREADS", "WS_TOKENS", "WS_RING_BYTES")), "" + kernel);
     assertEquals(kernel.get("WS_THREADS"), ForwardPlan.WS_THREADS);
     assertEquals(kernel.get("WS_TOKENS"), ForwardPlan.WS_TOKENS);
@@ -119,7 +119,7 @@ class KernelConstantsTest {
 
   @Test
   void theCompressedKernelsGeometryIsTheKernels() throws IOException {
-    Map<String, Integer> tma = constants("maxsim_quant_tma.cuh");
+    Map<String, Integer> tma = constants("forward/maxsim_quant_tma.cuh");
     assertTrue(tma.keySet().containsAll(List.of("QT_THREADS", "QT_TOKENS", "QT_ROWS", "QT_RING_BYTES",
         "QT_MAX_STAGES", "QT_TILE_BYTES")), "" + tma);
     assertEquals(tma.get("QT_THREADS"), ForwardPlan.QT_THREADS);
@@ -128,7 +128,7 @@ class KernelConstantsTest {
     assertEquals(tma.get("QT_RING_BYTES"), ForwardPlan.QT_RING_BYTES);
     // quantTmaSharedBytes' slots: a tile and two barriers for each of the ring's most stages
     assertEquals(tma.get("QT_MAX_STAGES") * (tma.get("QT_TILE_BYTES") + 2 * 8), ForwardPlan.QT_SLOT_BYTES);
-    Map<String, Integer> wgmma = constants("maxsim_forward_quant_wgmma.cu");
+    Map<String, Integer> wgmma = constants("forward/maxsim_forward_quant_wgmma.cu");
     assertTrue(wgmma.keySet().containsAll(List.of("QW_RING_BYTES", "QW_MAX_STAGES")), "" + wgmma);
     assertEquals(wgmma.get("QW_RING_BYTES"), ForwardPlan.QW_RING_BYTES);
     assertEquals(wgmma.get("QW_MAX_STAGES"), ForwardPlan.QW_MAX_STAGES);
