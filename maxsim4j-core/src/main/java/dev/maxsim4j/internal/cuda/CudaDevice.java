@@ -24,7 +24,6 @@ import java.util.function.Supplier;
 final class CudaDevice implements AutoCloseable {
   static final int MIN_MAJOR = 7;
   static final int MIN_MINOR = 5;
-  private static final String RESOURCE_DIR = "/dev/maxsim4j/cuda/";
 
   final int handle;
   final String name;
@@ -68,7 +67,7 @@ final class CudaDevice implements AutoCloseable {
     if (load.isPresent()) {
       return load;
     }
-    if (CudaDevice.class.getResource(RESOURCE_DIR + "maxsim_forward.fatbin") == null) {
+    if (CudaDevice.class.getResource(KernelModule.FORWARD.resource()) == null) {
       return Optional.of("this build has no CUDA kernels (built with -Dmaxsim4j.cuda.skip=true)");
     }
     try {
@@ -172,10 +171,10 @@ final class CudaDevice implements AutoCloseable {
     Driver.setCurrent(context);
   }
 
-  /** A kernel of a module ({@code module}.fatbin in the jar), loaded on first use. */
-  MemorySegment function(String module, String kernel) {
-    return functions.computeIfAbsent(module + "/" + kernel,
-        k -> Driver.function(modules.computeIfAbsent(module, m -> load(jarImage(m))), kernel));
+  /** A kernel of one of the jar's modules, loaded on first use. */
+  MemorySegment function(KernelModule module, String kernel) {
+    return functions.computeIfAbsent(module.name() + "/" + kernel,
+        k -> Driver.function(modules.computeIfAbsent(module.name(), m -> load(jarImage(module))), kernel));
   }
 
   /**
@@ -188,8 +187,8 @@ final class CudaDevice implements AutoCloseable {
         k -> Driver.function(modules.computeIfAbsent(key, m -> load(image.get())), kernel));
   }
 
-  private static byte[] jarImage(String module) {
-    String path = RESOURCE_DIR + module + ".fatbin";
+  private static byte[] jarImage(KernelModule module) {
+    String path = module.resource();
     try (InputStream in = CudaDevice.class.getResourceAsStream(path)) {
       if (in == null) {
         throw new IllegalStateException("kernel module " + path + " is missing from the jar");

@@ -19,7 +19,6 @@ import java.util.List;
  * freed before it returns. Used under the backend's lock.
  */
 final class DeviceFde {
-  private static final String MODULE = "maxsim_fde";
   /** A chunk's device buffers at most: enough rows to fill the GPU, little beside its memory. */
   static final long CHUNK_BYTES = 512L << 20;
   private static final int THREADS = 256;
@@ -285,7 +284,7 @@ final class DeviceFde {
 
   private void launch(String kernel, int gridX, int gridY, KernelArgs args) {
     params.set(args);
-    Driver.launch(device.function(MODULE, kernel), kernel, gridX, gridY, THREADS, 0, device.stream,
+    Driver.launch(device.function(KernelModule.FDE, kernel), kernel, gridX, gridY, THREADS, 0, device.stream,
         params.pointers());
   }
 }

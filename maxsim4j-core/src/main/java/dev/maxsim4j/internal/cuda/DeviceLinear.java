@@ -8,7 +8,6 @@ import java.util.List;
 
 /** The projection layer on the GPU (maxsim_linear.cu): {@code Y = X W} and {@code dW = X^T dY}. Used under the lock. */
 final class DeviceLinear {
-  private static final String LINEAR = "maxsim_linear";
   private static final int LINEAR_TILE = 16;
   /** Output rows one launch covers: a 16-row tile per grid row, of at most {@link Driver#MAX_GRID_Y} grid rows. */
   static final int MAX_ROWS_PER_LAUNCH = Driver.MAX_GRID_Y * LINEAR_TILE;
@@ -77,7 +76,7 @@ final class DeviceLinear {
     Driver.fill32(deviceOut, CudaBackend.POISON_SCORE, results, device.stream);
     for (Launch launch : operands.of(deviceA, deviceB, deviceOut)) {
       params.set(launch.args());
-      Driver.launch(device.function(LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
+      Driver.launch(device.function(KernelModule.LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
           (launch.outputRows() + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream,
           params.pointers());
     }

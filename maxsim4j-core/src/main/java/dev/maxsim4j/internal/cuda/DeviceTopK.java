@@ -20,7 +20,6 @@ import java.util.List;
  * Used under the backend's lock.
  */
 final class DeviceTopK implements AutoCloseable {
-  private static final String TOPK = "maxsim_topk";
   private static final int TOPK_THREADS = 1024;
   private static final int TOPK_SEGMENT = 2048;
   /** Largest k selected on the device: one segment sort keeps k of 2048, at least a 4x reduction. */
@@ -217,8 +216,8 @@ final class DeviceTopK implements AutoCloseable {
     private final long reduced;
     private final long best;
     private final boolean mayExpand;
-    private final MemorySegment fromScores = device.function(TOPK, "maxsim_topk_from_scores");
-    private final MemorySegment fromKeys = device.function(TOPK, "maxsim_topk_from_keys");
+    private final MemorySegment fromScores = device.function(KernelModule.TOPK, "maxsim_topk_from_scores");
+    private final MemorySegment fromKeys = device.function(KernelModule.TOPK, "maxsim_topk_from_keys");
     private long segmentsUsed;
 
     OnDevice(Staged in, Tokens queries, int keep, int width, long segments, boolean mayExpand) {

@@ -18,8 +18,6 @@ import java.lang.foreign.MemorySegment;
  * backend's lock.
  */
 final class DeviceTraining {
-  private static final String BACKWARD = "maxsim_backward";
-  private static final String LOSS = "maxsim_loss";
   private static final int LOSS_THREADS = 256;
 
   private final CudaDevice device;
@@ -196,7 +194,7 @@ final class DeviceTraining {
       }
     }
     boolean perRowBlock = !(loss instanceof Loss.MarginMse);
-    Driver.launch(device.function(LOSS, kernel), kernel, perRowBlock ? rows : (rows + LOSS_THREADS - 1) / LOSS_THREADS,
+    Driver.launch(device.function(KernelModule.LOSS, kernel), kernel, perRowBlock ? rows : (rows + LOSS_THREADS - 1) / LOSS_THREADS,
         1, LOSS_THREADS, 0, device.stream, params.pointers());
     long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, DType.FLOAT32, DType.FLOAT32);
     return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
@@ -240,18 +238,18 @@ final class DeviceTraining {
       String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
       params.set(new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(),
           argmax, stride, dScores, mode, perQuery, dim, dQ, gradientType(queryGradType)));
-      Driver.launch(device.function(BACKWARD, dqKernel), dqKernel, qt.rows,
+      Driver.launch(device.function(KernelModule.BACKWARD, dqKernel), dqKernel, qt.rows,
           BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32, 0, device.stream, params.pointers());
       if (atomic) {
         String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
         params.set(new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
             d.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dD));
-        Driver.launch(device.function(BACKWARD, kernel), kernel, problem.pairs(),
+        Driver.launch(device.function(KernelModule.BACKWARD, kernel), kernel, problem.pairs(),
             BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32, 0, device.stream, params.pointers());
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
         String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
         int shared = BackwardLaunch.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
-        MemorySegment function = device.function(BACKWARD, kernel);
+        MemorySegment function = device.function(KernelModule.BACKWARD, kernel);
         if (shared > ForwardPlan.DEFAULT_SHARED_BYTES) {
           device.allowDynamicSharedMemory(function, shared); // past the default a launch without it fails
         }

@@ -190,7 +190,7 @@ final class ForwardKernels {
     }
     if (docs > 0) {
       KernelArgs args = new KernelArgs.Expand(d.data(), out, d.rowStart(), d.rowLength(), firstDoc, docs, d.dim());
-      run(new KernelLaunch(ForwardPlan.EXPAND, ForwardPlan.expandEntry(d.dtype(), type),
+      run(new KernelLaunch(KernelModule.EXPAND, ForwardPlan.expandEntry(d.dtype(), type),
           Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, 0, false, false, args));
     }
     return new DeviceTokens(type, d.dim(), d.rows(), d.maxLength(), d.storedTokens(), out, d.rowStart(),

@@ -15,7 +15,6 @@ import java.util.List;
 final class ForwardLaunches {
   private ForwardLaunches() {}
 
-  static final String MERGE = "maxsim_merge";
   static final String MERGE_ENTRY = "maxsim_merge_slices";
   private static final int MERGE_WARPS = 8;
 
@@ -23,7 +22,7 @@ final class ForwardLaunches {
   record Operands(DeviceTokens q, DeviceTokens d, long scores, long argmax, int argmaxStride) {}
 
   /** One kernel launch. */
-  record KernelLaunch(String module, String entry, int gridX, int gridY, int threads, int sharedBytes,
+  record KernelLaunch(KernelModule module, String entry, int gridX, int gridY, int threads, int sharedBytes,
       boolean optIn, boolean wholeDevice, KernelArgs args) {}
 
   static List<KernelLaunch> of(Plan p, ForwardShape s, Operands o) {
@@ -113,7 +112,7 @@ final class ForwardLaunches {
         partials(ScratchSlot.PARTIAL_ARGMAX, s, slices), slices, sliceTokens, s.maxQueryLength(), q.rowStart(),
         q.rowLength(), q.mask(), d.rowLength(), d.validCount(), s.layout().mode(), s.perQuery(), s.docOffset(),
         o.scores(), o.argmax(), o.argmaxStride(), s.pairs());
-    return new KernelLaunch(MERGE, MERGE_ENTRY, Math.ceilDiv(s.pairs(), MERGE_WARPS), 1, MERGE_WARPS * 32, 0,
+    return new KernelLaunch(KernelModule.MERGE, MERGE_ENTRY, Math.ceilDiv(s.pairs(), MERGE_WARPS), 1, MERGE_WARPS * 32, 0,
         false, false, args);
   }
 

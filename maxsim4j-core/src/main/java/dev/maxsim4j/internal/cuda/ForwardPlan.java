@@ -11,20 +11,6 @@ import dev.maxsim4j.DType;
 final class ForwardPlan {
   private ForwardPlan() {}
 
-  static final String FORWARD = "maxsim_forward";
-  static final String FORWARD_MMA = "maxsim_forward_mma";
-  static final String FORWARD_STREAM = "maxsim_forward_stream";
-  static final String FORWARD_WGMMA = "maxsim_forward_wgmma";
-  static final String FORWARD_WGMMA_WS = "maxsim_forward_wgmma_ws";
-  static final String FORWARD_SCALED = "maxsim_forward_scaled";
-  static final String FORWARD_QUANT = "maxsim_forward_quant";
-  static final String FORWARD_QUANT_WGMMA = "maxsim_forward_quant_wgmma";
-  static final String FORWARD_QUANT_TMA = "maxsim_forward_quant_tma";
-  /** Rule 20's entries for 8-bit documents of d over 128, read through a tensor map: a module of their own. */
-  static final String FORWARD_QUANT_TMA_WIDE = "maxsim_forward_quant_tma_wide";
-  /** Rule 21's first launch: compressed documents written out as bf16 or fp16 operands. */
-  static final String EXPAND = "maxsim_expand";
-
   static final int THREADS = 256;
   static final int MMA_THREADS = 128;
   static final int GROUP_QUERIES = 4;
@@ -135,12 +121,12 @@ final class ForwardPlan {
    * {@code rowsPerPass} (block kernels), {@code passes} (warp-specialized and wgmma), {@code wholeDevice}
    * (ordered after the last such grid).
    */
-  record Plan(Family family, String module, String entry, int blocks, int gridY, int threads, int sharedBytes,
+  record Plan(Family family, KernelModule module, String entry, int blocks, int gridY, int threads, int sharedBytes,
       boolean optIn, Split split, boolean partials, int rowsPerPass, int passes, boolean wholeDevice,
       boolean runTimePairs) {
 
     /** The same launch through another entry point (tests run kernels only they build this way). */
-    Plan withEntry(String module, String entry) {
+    Plan withEntry(KernelModule module, String entry) {
       return new Plan(family, module, entry, blocks, gridY, threads, sharedBytes, optIn, split, partials, rowsPerPass,
           passes, wholeDevice, runTimePairs);
     }
@@ -429,7 +415,7 @@ final class ForwardPlan {
 
   /** Rule 21's expansion of {@code documents} into operands of {@code type} (maxsim_expand.cu). */
   static String expandEntry(DType documents, DType type) {
-    return EXPAND + "_" + suffix(documents) + "_" + suffix(type);
+    return "maxsim_expand_" + suffix(documents) + "_" + suffix(type);
   }
 
   /** {@code s} with documents of its queries' type: what rule 21's expansion leaves. */
@@ -564,15 +550,15 @@ final class ForwardPlan {
 
   /** The fp32 FFMA kernel: a block per pair. */
   static Plan ffma(ForwardShape s) {
-    String entry = FORWARD + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
-    return new Plan(Family.FFMA, FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false,
+    String entry = "maxsim_forward_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
+    return new Plan(Family.FFMA, KernelModule.FORWARD, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0, 1, false,
         false);
   }
 
   /** The FFMA kernel with each side's scales: a block per pair, any types, the argmax where asked. */
   static Plan ffmaScaled(ForwardShape s) {
-    String entry = FORWARD_SCALED + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
-    return new Plan(Family.FFMA_SCALED, FORWARD_SCALED, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0,
+    String entry = "maxsim_forward_scaled_" + suffix(s.queryType()) + "_" + suffix(s.documentType());
+    return new Plan(Family.FFMA_SCALED, KernelModule.FORWARD_SCALED, entry, s.pairs(), 1, THREADS, 0, false, Split.NONE, false, 0,
         1, false, false);
   }
 
@@ -584,13 +570,13 @@ final class ForwardPlan {
     boolean dynamic = !s.queriesShared();
     int chunkDims = s.documentType() == DType.BINARY ? 2 * QUANT_CHUNK_DIMS : QUANT_CHUNK_DIMS;
     int chunks = (s.dim() + chunkDims - 1) / chunkDims;
-    String entry = FORWARD_QUANT + "_c" + chunks + (dynamic ? "_dyn_" : "_") + suffix(s.queryType()) + "_"
+    String entry = "maxsim_forward_quant_c" + chunks + (dynamic ? "_dyn_" : "_") + suffix(s.queryType()) + "_"
         + suffix(s.documentType());
     int queueBytes = dynamic ? QUANT_QUEUE_BYTES : 0;
-    long warps = (long) gpu.residentBlocks(FORWARD_QUANT, entry, MMA_THREADS, queueBytes) * gpu.multiprocessors()
+    long warps = (long) gpu.residentBlocks(KernelModule.FORWARD_QUANT, entry, MMA_THREADS, queueBytes) * gpu.multiprocessors()
         * 4;
     int blocks = (int) Math.max(1, (Math.min(s.pairs(), warps) + 3) / 4);
-    return new Plan(Family.QUANT, FORWARD_QUANT, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
+    return new Plan(Family.QUANT, KernelModule.FORWARD_QUANT, entry, blocks, 1, MMA_THREADS, queueBytes, dynamic, Split.NONE,
         false, 0, 1, false, dynamic);
   }
 
@@ -617,7 +603,7 @@ final class ForwardPlan {
       return s.maxQueryLength() <= QW_MAX_ONE_PASS_ROWS;
     }
     QuantWgmmaLaunch l = quantWgmmaLaunch(s);
-    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
+    long resident = (long) gpu.residentBlocks(KernelModule.FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
         * gpu.multiprocessors();
     long stages = Math.ceilDiv(s.maxDocumentLength(), QW_STAGE_TOKENS);
     return l.grouped() ? l.items() * stages >= QW_MIN_GROUP_STAGES_PER_BLOCK * resident
@@ -631,10 +617,10 @@ final class ForwardPlan {
    */
   static Plan quantWgmma(ForwardShape s, GpuCapabilities gpu) {
     QuantWgmmaLaunch l = quantWgmmaLaunch(s);
-    long resident = (long) gpu.residentBlocks(FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
+    long resident = (long) gpu.residentBlocks(KernelModule.FORWARD_QUANT_WGMMA, l.entry(), MMA_THREADS, l.sharedBytes())
         * gpu.multiprocessors();
     int blocks = (int) Math.max(1, Math.min(l.items(), resident));
-    return new Plan(Family.QUANT_WGMMA, FORWARD_QUANT_WGMMA, l.entry(), blocks, 1, MMA_THREADS, l.sharedBytes(),
+    return new Plan(Family.QUANT_WGMMA, KernelModule.FORWARD_QUANT_WGMMA, l.entry(), blocks, 1, MMA_THREADS, l.sharedBytes(),
         l.sharedBytes() > DEFAULT_SHARED_BYTES, Split.NONE, false, 0, 1, false, false);
   }
 
@@ -648,7 +634,7 @@ final class ForwardPlan {
     boolean grouped = wide && s.layout() == PairLayout.ALL_PAIRS && s.queries() >= 2
         && s.maxQueryLength() <= GROUP_ROWS;
     int rows = grouped || wide && s.maxQueryLength() > GROUP_ROWS ? 128 : GROUP_ROWS;
-    String entry = FORWARD_QUANT_WGMMA + (grouped ? "_g" : "_p") + rows + "_c" + chunks + "_"
+    String entry = "maxsim_forward_quant_wgmma" + (grouped ? "_g" : "_p") + rows + "_c" + chunks + "_"
         + suffix(s.queryType()) + "_" + suffix(s.documentType());
     // a stage: each thread's 2 rows per m-tile (two m-tiles for 32 rows), their pieces and their scales
     int stageRows = 2 * (rows == GROUP_ROWS ? 2 : 1);
@@ -676,10 +662,10 @@ final class ForwardPlan {
     boolean narrow = s.documentType() == DType.BINARY && (s.dim() + 7) / 8 != 16;
     String layout = quantTmaSlices(s) > 0 ? "_w" + quantTmaSlices(s)
         : "_c" + quantTmaChunks(s) + (quantTmaRowSteps(s) < 4 ? "k" + quantTmaRowSteps(s) : "");
-    String entry = FORWARD_QUANT_TMA + layout + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType())
+    String entry = "maxsim_forward_quant_tma" + layout + "_" + suffix(s.queryType()) + "_" + suffix(s.documentType())
         + (narrow ? "_narrow" : "");
     int shared = quantTmaSharedBytes(s);
-    String module = quantTmaSlices(s) > 0 ? FORWARD_QUANT_TMA_WIDE : FORWARD_QUANT_TMA;
+    KernelModule module = quantTmaSlices(s) > 0 ? KernelModule.FORWARD_QUANT_TMA_WIDE : KernelModule.FORWARD_QUANT_TMA;
     long resident = (long) gpu.residentBlocks(module, entry, QT_THREADS, shared) * gpu.multiprocessors();
     int blocks = (int) Math.max(1, Math.min(s.pairs(), resident));
     return new Plan(Family.QUANT_TMA, module, entry, blocks, 1, QT_THREADS, shared, true, Split.NONE,
@@ -716,7 +702,7 @@ final class ForwardPlan {
 
   /** Whether {@code p}'s kernel reads compressed documents through a tensor map (the "_w" entries of rule 20). */
   static boolean readsTensorMap(Plan p) {
-    return p.module().equals(FORWARD_QUANT_TMA_WIDE);
+    return p.module().equals(KernelModule.FORWARD_QUANT_TMA_WIDE);
   }
 
   /** quantTmaSharedBytes in forward/maxsim_quant_tma.cuh, its query rows in 64-dim chunks. */
@@ -732,10 +718,10 @@ final class ForwardPlan {
   static Plan wgmmaGroups(ForwardShape s, GpuCapabilities gpu) {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
     Ring ring = ring(WGMMA_GROUP_ROWS, s, gpu,
-        stages -> FORWARD + "_wgmma_g4_s" + stages + saved + wgmmaTypes(s));
+        stages -> "maxsim_forward_wgmma_g4_s" + stages + saved + wgmmaTypes(s));
     int groups = groups(s.queries());
     int segments = Math.max(1, Math.min(s.perQuery(), ring.perSm() * gpu.multiprocessors() / groups));
-    return new Plan(Family.WGMMA_GROUPS, FORWARD_WGMMA, ring.entry(), Math.multiplyExact(groups, segments), 1,
+    return new Plan(Family.WGMMA_GROUPS, KernelModule.FORWARD_WGMMA, ring.entry(), Math.multiplyExact(groups, segments), 1,
         ring.threads(), ring.sharedBytes(), true, Split.NONE, false, 0, 1, false, false);
   }
 
@@ -750,15 +736,15 @@ final class ForwardPlan {
   /** The streaming kernel, its warps taking half their pairs at run time where {@code dynamic}. */
   static Plan stream(ForwardShape s, GpuCapabilities gpu, boolean dynamic) {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
-    String entry = FORWARD + "_stream_c" + s.chunks() + (dynamic ? "_dyn" : "") + saved + suffix(s.queryType());
+    String entry = "maxsim_forward_stream_c" + s.chunks() + (dynamic ? "_dyn" : "") + saved + suffix(s.queryType());
     // the tile barriers of sm_90's bulk copies, which inference takes
     int sharedBytes = (gpu.major() >= 9 && !s.argmax() ? STREAM_BARRIER_BYTES : 0)
         + (dynamic ? STREAM_QUEUE_BYTES : 0);
-    long warps = (long) gpu.residentBlocks(FORWARD_STREAM, entry, MMA_THREADS, sharedBytes) * gpu.multiprocessors()
+    long warps = (long) gpu.residentBlocks(KernelModule.FORWARD_STREAM, entry, MMA_THREADS, sharedBytes) * gpu.multiprocessors()
         * 4;
     int blocks = (int) ((Math.min(s.pairs(), warps) + 3) / 4);
     // any dynamic shared memory takes the block past the 48 KB of its rings, which needs the opt-in
-    return new Plan(Family.STREAM, FORWARD_STREAM, entry, blocks, 1, MMA_THREADS, sharedBytes, sharedBytes > 0,
+    return new Plan(Family.STREAM, KernelModule.FORWARD_STREAM, entry, blocks, 1, MMA_THREADS, sharedBytes, sharedBytes > 0,
         Split.NONE, false, 0, 1, false, dynamic);
   }
 
@@ -769,7 +755,7 @@ final class ForwardPlan {
    * is ordered after the last such grid on another lane, so its passes share documents through L2.
    */
   static Plan wgmmaWs(ForwardShape s, GpuCapabilities gpu, int groups, boolean partials) {
-    String entry = FORWARD_WGMMA_WS + "_k" + (s.dim() <= 64 ? 1 : 2) + (groups == 2 ? "_r256" : "")
+    String entry = "maxsim_forward_wgmma_ws_k" + (s.dim() <= 64 ? 1 : 2) + (groups == 2 ? "_r256" : "")
         + (s.argmax() ? "_argmax_" : "_") + suffix(s.queryType());
     int rows = 2 * groups * WS_GROUP_ROWS;
     int passes = Math.ceilDiv(s.maxQueryLength(), rows);
@@ -787,8 +773,8 @@ final class ForwardPlan {
     long items = (long) passes * s.pairs() * slices;
     int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
     boolean wholeDevice = blocks == gpu.multiprocessors() && passes > 1;
-    return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
-        new Split(slices, (int) sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice, false);
+    return new Plan(Family.WGMMA_WS, KernelModule.FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES,
+        true, new Split(slices, (int) sliceTokens, 1), slices > 1 || partials, 0, passes, wholeDevice, false);
   }
 
   /**
@@ -797,12 +783,12 @@ final class ForwardPlan {
    */
   static Plan wgmmaWsQueryGroups(ForwardShape s, GpuCapabilities gpu) {
     String saved = !s.argmax() ? "_" : s.argmax16() ? "_argmax16_" : "_argmax_";
-    String entry = FORWARD_WGMMA_WS + "_k" + (s.dim() <= 64 ? 1 : 2) + "_q" + WS_GROUP_QUERIES + saved
+    String entry = "maxsim_forward_wgmma_ws_k" + (s.dim() <= 64 ? 1 : 2) + "_q" + WS_GROUP_QUERIES + saved
         + suffix(s.queryType());
     long items = (long) s.perQuery() * Math.ceilDiv(s.queries(), WS_GROUP_QUERIES);
     int blocks = (int) Math.max(1, Math.min(items, gpu.multiprocessors()));
-    return new Plan(Family.WGMMA_WS, FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES, true,
-        Split.NONE, false, 0, 1, false, false);
+    return new Plan(Family.WGMMA_WS, KernelModule.FORWARD_WGMMA_WS, entry, blocks, 1, WS_THREADS, WS_SHARED_BYTES,
+        true, Split.NONE, false, 0, 1, false, false);
   }
 
   /**
@@ -814,7 +800,7 @@ final class ForwardPlan {
     int rows = wgmmaRows(s.maxQueryLength());
     String saved = s.argmax() ? "_argmax_" : "_";
     Ring ring = ring(rows, s, gpu,
-        stages -> FORWARD + "_wgmma_r" + rows + "_s" + stages + saved + wgmmaTypes(s));
+        stages -> "maxsim_forward_wgmma_r" + rows + "_s" + stages + saved + wgmmaTypes(s));
     Split split = splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
     int passes = Math.ceilDiv(s.maxQueryLength(), rows);
     if (split.slices() == 1 && passes > 1 && splitPasses) {
@@ -822,7 +808,7 @@ final class ForwardPlan {
     }
     long resident = (long) ring.perSm() * gpu.multiprocessors();
     int blocks = split.slices() > 1 ? s.pairs() : (int) Math.max(1, Math.min(s.pairs(), resident / split.passes()));
-    return new Plan(Family.WGMMA, FORWARD_WGMMA, ring.entry(), blocks, split.gridY(), ring.threads(),
+    return new Plan(Family.WGMMA, KernelModule.FORWARD_WGMMA, ring.entry(), blocks, split.gridY(), ring.threads(),
         ring.sharedBytes(), true, split, split.partials(), 0, passes, false, false);
   }
 
@@ -840,7 +826,7 @@ final class ForwardPlan {
       long groupBlocks = (long) s.perQuery() * groups(s.queries());
       Split split = groupSplit ? splitFor(groupBlocks, s.maxDocumentLength(), true, gpu) : Split.NONE;
       int shared = groupFragmentBytes(s);
-      return new Plan(Family.BLOCK_GROUPS, FORWARD_MMA, FORWARD + "_group4_" + suffix(s.queryType()),
+      return new Plan(Family.BLOCK_GROUPS, KernelModule.FORWARD_MMA, "maxsim_forward_group4_" + suffix(s.queryType()),
           Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split,
           split.partials(), 0, 1, false, false);
     }
@@ -850,7 +836,7 @@ final class ForwardPlan {
     int shared = tilesPerPass * chunks * 1024;
     // rule 12: fragments in registers with the next loads issued early while d <= 128, else two n-tiles a step
     String variant = mTiles == 8 ? "8n" : chunks <= MMA_REGISTER_CHUNKS ? "2rp" : "2n";
-    return new Plan(Family.BLOCK, FORWARD_MMA, FORWARD + "_mma" + variant + "_" + suffix(s.queryType()), s.pairs(),
+    return new Plan(Family.BLOCK, KernelModule.FORWARD_MMA, "maxsim_forward_mma" + variant + "_" + suffix(s.queryType()), s.pairs(),
         split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split, split.partials(), 16 * tilesPerPass,
         1, false, false);
   }
@@ -872,7 +858,7 @@ final class ForwardPlan {
         continue;
       }
       String name = entry.apply(stages);
-      Ring ring = new Ring(name, threads, bytes, gpu.residentBlocks(FORWARD_WGMMA, name, threads, bytes));
+      Ring ring = new Ring(name, threads, bytes, gpu.residentBlocks(KernelModule.FORWARD_WGMMA, name, threads, bytes));
       if (ring.perSm() >= 2) {
         return ring;
       }

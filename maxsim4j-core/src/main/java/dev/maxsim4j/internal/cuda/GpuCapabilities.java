@@ -9,10 +9,10 @@ record GpuCapabilities(int major, int minor, int multiprocessors, int sharedMemo
 
   /** Blocks of {@code threads} threads with {@code sharedBytes} of dynamic shared memory one SM holds. */
   interface Occupancy {
-    int residentBlocks(String module, String entry, int threads, int sharedBytes);
+    int residentBlocks(KernelModule module, String entry, int threads, int sharedBytes);
   }
 
-  int residentBlocks(String module, String entry, int threads, int sharedBytes) {
+  int residentBlocks(KernelModule module, String entry, int threads, int sharedBytes) {
     return occupancy.residentBlocks(module, entry, threads, sharedBytes);
   }
 }

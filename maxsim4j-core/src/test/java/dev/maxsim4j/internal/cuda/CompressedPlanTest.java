@@ -68,7 +68,7 @@ class CompressedPlanTest {
     assertEquals(Family.QUANT_TMA, p.family());
     assertEquals("maxsim_forward_quant_tma_w4_bf16_s8", p.entry());
     assertTrue(ForwardPlan.readsTensorMap(p));
-    assertEquals(ForwardPlan.FORWARD_QUANT_TMA_WIDE, p.module());
+    assertEquals(KernelModule.FORWARD_QUANT_TMA_WIDE, p.module());
     // the query's 32 rows (8 chunks of 64 dims, 128 bytes a row each), then as the bulk-copy entries
     assertEquals(8 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 10 * 32 * 4, p.sharedBytes());
     assertEquals("maxsim_forward_quant_tma_w8_f16_e4m3",

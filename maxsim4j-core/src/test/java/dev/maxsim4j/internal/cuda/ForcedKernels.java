@@ -47,9 +47,9 @@ public final class ForcedKernels {
   private ForcedKernels() {}
 
   /** Modules of the test-only fatbins. */
-  static final String MMA_AB = "maxsim_forward_mma_ab";
-  static final String MMA_K8 = "maxsim_forward_mma_k8";
-  static final String STREAM_AB = "maxsim_forward_stream_ab";
+  static final KernelModule MMA_AB = new KernelModule("maxsim_forward_mma_ab");
+  static final KernelModule MMA_K8 = new KernelModule("maxsim_forward_mma_k8");
+  static final KernelModule STREAM_AB = new KernelModule("maxsim_forward_stream_ab");
 
   /** A CUDA backend (GPU 0) running {@code name}'s kernels. */
   public static Backend backend(String name, int cpuThreads) {
@@ -214,7 +214,7 @@ public final class ForcedKernels {
       }
       String entry = p.entry().replaceFirst("_mma2(rp|n)_", "_mma" + variant + "_");
       boolean shipped = variant.equals("2rp") || variant.equals("2n");
-      return p.withEntry(shipped ? ForwardPlan.FORWARD_MMA : MMA_AB, entry);
+      return p.withEntry(shipped ? KernelModule.FORWARD_MMA : MMA_AB, entry);
     }, false);
   }
 

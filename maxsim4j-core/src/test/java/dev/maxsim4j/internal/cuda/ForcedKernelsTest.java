@@ -80,7 +80,7 @@ class ForcedKernelsTest {
     Plan p = plan("2p", s, A100);
     assertEquals(ForcedKernels.MMA_AB, p.module());
     assertEquals("maxsim_forward_mma2p_bf16", p.entry());
-    assertEquals(ForwardPlan.FORWARD_MMA, plan("2rp", s, A100).module());
+    assertEquals(KernelModule.FORWARD_MMA, plan("2rp", s, A100).module());
     Plan n1 = plan("stream_n1", s, A100);
     assertEquals(ForcedKernels.STREAM_AB, n1.module());
     assertEquals("maxsim_forward_stream_c2_n1_bf16", n1.entry());

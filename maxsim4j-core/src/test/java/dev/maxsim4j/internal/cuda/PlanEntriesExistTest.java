@@ -37,7 +37,7 @@ class PlanEntriesExistTest {
 
   @Test
   void everyEntryAPlanNamesIsInItsModule() {
-    Map<String, String> modules = new HashMap<>();
+    Map<KernelModule, String> modules = new HashMap<>();
     Set<String> checked = new TreeSet<>();
     List<String> missing = new ArrayList<>();
     for (GpuCapabilities gpu : GPUS) {
@@ -99,7 +99,7 @@ class PlanEntriesExistTest {
       List<KernelLaunch> launches = new ArrayList<>(ForwardLaunches.of(p, s,
           new Operands(q, d, 0x9000, s.argmax() ? 0xA000 : 0, s.argmax() ? s.maxQueryLength() : 0)));
       if (p.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) { // the expansion ForwardKernels launches first
-        launches.add(new KernelLaunch(ForwardPlan.EXPAND, ForwardPlan.expandEntry(s.documentType(), s.queryType()), 1,
+        launches.add(new KernelLaunch(KernelModule.EXPAND, ForwardPlan.expandEntry(s.documentType(), s.queryType()), 1,
             1, 256, 0, false, false, null));
       }
       return launches;
@@ -114,8 +114,8 @@ class PlanEntriesExistTest {
   }
 
   /** The fatbin's bytes as ISO-8859-1 text, where each entry's name sits between two NUL bytes. */
-  private static String names(String module) {
-    String path = "/dev/maxsim4j/cuda/" + module + ".fatbin";
+  private static String names(KernelModule module) {
+    String path = module.resource();
     try (InputStream in = PlanEntriesExistTest.class.getResourceAsStream(path)) {
       Assumptions.assumeTrue(in != null, "no " + path + ": this build ran without nvcc, so it has no kernels");
       return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
