@@ -45,7 +45,7 @@ public final class CudaBackend implements Backend {
   private final PinnedAllocations pinned = new PinnedAllocations(lock, this::freePinned);
   /** Documents {@link DeviceAccess#allocateDocuments} made and not yet closed; under the lock. */
   private final Set<DeviceDocuments> deviceDocuments = Collections.newSetFromMap(new IdentityHashMap<>());
-  private final KernelParams params;
+  private final Launcher launcher;
   private final DeviceInputs inputs;
   private final ForwardKernels forward;
   private final DeviceTopK topK;
@@ -82,28 +82,28 @@ public final class CudaBackend implements Backend {
     this.memory = MemoryBudget.fromSystemProperty();
     this.ordinal = ordinal;
     // what is made here is released if a later step fails: the caller never gets an instance to close
-    KernelParams madeParams = new KernelParams();
-    CudaDevice madeDevice = null;
+    CudaDevice madeDevice = new CudaDevice(ordinal);
+    Launcher madeLauncher = null;
     try {
-      madeDevice = new CudaDevice(ordinal);
-      this.params = madeParams;
+      madeLauncher = new Launcher(madeDevice);
       this.device = madeDevice;
-      this.forward = new ForwardKernels(device, params, planner);
+      this.launcher = madeLauncher;
+      this.forward = new ForwardKernels(device, launcher, planner);
       GpuCapabilities gpu = forward.capabilities();
       this.inputs = new DeviceInputs(device, (q, d) -> planner.halfCopy(q, d, gpu));
-      this.topK = new DeviceTopK(device, params, forward, inputs);
-      this.training = new DeviceTraining(device, params, forward, inputs);
-      this.linear = new DeviceLinear(device, params);
-      this.fde = new DeviceFde(device, params);
+      this.topK = new DeviceTopK(device, launcher, forward, inputs);
+      this.training = new DeviceTraining(device, launcher, forward, inputs);
+      this.linear = new DeviceLinear(device, launcher);
+      this.fde = new DeviceFde(device, launcher);
     } catch (RuntimeException | Error e) {
       try {
-        if (madeDevice != null) {
-          madeDevice.close();
-        }
+        madeDevice.close();
       } catch (RuntimeException | Error cleanup) {
         e.addSuppressed(cleanup);
       } finally {
-        madeParams.close();
+        if (madeLauncher != null) {
+          madeLauncher.close();
+        }
       }
       throw e;
     }
@@ -388,7 +388,7 @@ public final class CudaBackend implements Backend {
    */
   public <T> T withDevice(Function<DeviceAccess, T> work) {
     return call(() -> {
-      DeviceAccess access = new DeviceAccess(this, device, params, forward, training, inputs);
+      DeviceAccess access = new DeviceAccess(this, device, launcher, forward, training, inputs);
       T result;
       lent++;
       try {
@@ -558,7 +558,7 @@ public final class CudaBackend implements Backend {
         // A kernel still running may write into its call's pinned memory, and a native call may read the held
         // pinned memory, so nothing of the device is freed (the driver's frees would also wait for the kernel):
         // a leak until the process ends, rather than corrupted memory or a hang.
-        releases.run(params::close); // host memory only, copied by the driver at each launch: no kernel reads it
+        releases.run(launcher::close); // host memory only, copied by the driver at each launch: no kernel reads it
         throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout, held)));
       }
       // work a failed call left queued may still read what is freed below: wait for it first, as every release does
@@ -571,7 +571,7 @@ public final class CudaBackend implements Backend {
       releases.run(inputs::releaseAll);
       releases.run(topK::close);
       releases.run(device::close);
-      releases.run(params::close);
+      releases.run(launcher::close);
       releases.throwIfFailed();
     } finally {
       lock.unlock();

@@ -22,7 +22,7 @@ import java.util.function.Supplier;
 public final class DeviceAccess {
   private final CudaBackend backend;
   private final CudaDevice device;
-  private final KernelParams params;
+  private final Launcher launcher;
   private final ForwardKernels forward;
   private final DeviceTraining training;
   private final DeviceInputs inputs;
@@ -31,11 +31,11 @@ public final class DeviceAccess {
   private final List<long[]> scratch = new ArrayList<>();
   private boolean lent = true;
 
-  DeviceAccess(CudaBackend backend, CudaDevice device, KernelParams params, ForwardKernels forward,
+  DeviceAccess(CudaBackend backend, CudaDevice device, Launcher launcher, ForwardKernels forward,
       DeviceTraining training, DeviceInputs inputs) {
     this.backend = backend;
     this.device = device;
-    this.params = params;
+    this.launcher = launcher;
     this.forward = forward;
     this.training = training;
     this.inputs = inputs;
@@ -88,7 +88,7 @@ public final class DeviceAccess {
       throw new IllegalArgumentException("kernel " + kernel + " was loaded on another device; expected one loaded"
           + " through this backend's access");
     }
-    Driver.launch(kernel.function, kernel.name, blocks, 1, threads, 0, device.stream, params.set(arguments));
+    launcher.launch(kernel.function, kernel.name, blocks, threads, device.stream, arguments);
   }
 
   /**

@@ -28,11 +28,11 @@ final class DeviceFde {
   private static final int GATHER_BLOCKS_PER_SM = 8;
 
   private final CudaDevice device;
-  private final KernelParams params;
+  private final Launcher launcher;
 
-  DeviceFde(CudaDevice device, KernelParams params) {
+  DeviceFde(CudaDevice device, Launcher launcher) {
     this.device = device;
-    this.params = params;
+    this.launcher = launcher;
   }
 
   /** Every row's encoding; {@code available}: the device bytes the call may allocate. */
@@ -283,8 +283,6 @@ final class DeviceFde {
   }
 
   private void launch(String kernel, int gridX, int gridY, KernelArgs args) {
-    params.set(args);
-    Driver.launch(device.function(KernelModule.FDE, kernel), kernel, gridX, gridY, THREADS, 0, device.stream,
-        params.pointers());
+    launcher.launch(new KernelLaunch(KernelModule.FDE, kernel, gridX, gridY, THREADS, args), device.stream);
   }
 }

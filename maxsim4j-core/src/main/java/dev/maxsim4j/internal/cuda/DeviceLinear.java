@@ -13,11 +13,11 @@ final class DeviceLinear {
   static final int MAX_ROWS_PER_LAUNCH = Driver.MAX_GRID_Y * LINEAR_TILE;
 
   private final CudaDevice device;
-  private final KernelParams params;
+  private final Launcher launcher;
 
-  DeviceLinear(CudaDevice device, KernelParams params) {
+  DeviceLinear(CudaDevice device, Launcher launcher) {
     this.device = device;
-    this.params = params;
+    this.launcher = launcher;
   }
 
   /** {@code Y = X W}: {@code x} rows x in, {@code w} in x out; at least one result. */
@@ -75,10 +75,9 @@ final class DeviceLinear {
     Driver.copyToDevice(deviceB, pinned.asSlice(aBytes), bBytes, device.stream);
     Driver.fill32(deviceOut, CudaBackend.POISON_SCORE, results, device.stream);
     for (Launch launch : operands.of(deviceA, deviceB, deviceOut)) {
-      params.set(launch.args());
-      Driver.launch(device.function(KernelModule.LINEAR, kernel), kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
-          (launch.outputRows() + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, 0, device.stream,
-          params.pointers());
+      launcher.launch(new KernelLaunch(KernelModule.LINEAR, kernel, (columns + LINEAR_TILE - 1) / LINEAR_TILE,
+          (launch.outputRows() + LINEAR_TILE - 1) / LINEAR_TILE, LINEAR_TILE * LINEAR_TILE, launch.args()),
+          device.stream);
     }
     MemorySegment download = pinned.asSlice(aBytes + bBytes, outBytes);
     Driver.copyToHost(download, deviceOut, outBytes, device.stream);

@@ -30,14 +30,14 @@ final class DeviceTopK implements AutoCloseable {
   private static final long FORWARD_SCRATCH_BYTES = 64L << 20;
 
   private final CudaDevice device;
-  private final KernelParams params;
+  private final Launcher launcher;
   private final ForwardKernels forward;
   private final DeviceInputs inputs;
   private final StreamedChunks streamed;
 
-  DeviceTopK(CudaDevice device, KernelParams params, ForwardKernels forward, DeviceInputs inputs) {
+  DeviceTopK(CudaDevice device, Launcher launcher, ForwardKernels forward, DeviceInputs inputs) {
     this.device = device;
-    this.params = params;
+    this.launcher = launcher;
     this.forward = forward;
     this.inputs = inputs;
     this.streamed = new StreamedChunks(device);
@@ -216,8 +216,6 @@ final class DeviceTopK implements AutoCloseable {
     private final long reduced;
     private final long best;
     private final boolean mayExpand;
-    private final MemorySegment fromScores = device.function(KernelModule.TOPK, "maxsim_topk_from_scores");
-    private final MemorySegment fromKeys = device.function(KernelModule.TOPK, "maxsim_topk_from_keys");
     private long segmentsUsed;
 
     OnDevice(Staged in, Tokens queries, int keep, int width, long segments, boolean mayExpand) {
@@ -238,9 +236,9 @@ final class DeviceTopK implements AutoCloseable {
     public void block(DeviceTokens d, int first, int w, int global) {
       forward.launchAllPairs(in.queries(), d, w, first, scores, maxQueryLength, nq, mayExpand);
       int blockSegments = (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
-      params.set(new KernelArgs.TopKFromScores(scores, w, global, keep, candidates, stride, segmentsUsed * keep));
-      Driver.launch(fromScores, "maxsim_topk_from_scores", blockSegments, nq, TOPK_THREADS, 0, device.stream,
-          params.pointers());
+      launcher.launch(new KernelLaunch(KernelModule.TOPK, "maxsim_topk_from_scores", blockSegments, nq, TOPK_THREADS,
+          new KernelArgs.TopKFromScores(scores, w, global, keep, candidates, stride, segmentsUsed * keep)),
+          device.stream);
       segmentsUsed += blockSegments;
     }
 
@@ -251,16 +249,16 @@ final class DeviceTopK implements AutoCloseable {
       long to = reduced;
       while (count > TOPK_SEGMENT) { // each pass keeps k of every 2048: at least 4x fewer
         long segments = (count + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
-        params.set(new KernelArgs.TopKFromKeys(from, stride, count, keep, to, stride));
-        Driver.launch(fromKeys, "maxsim_topk_from_keys", Math.toIntExact(segments), nq, TOPK_THREADS, 0,
-            device.stream, params.pointers());
+        launcher.launch(new KernelLaunch(KernelModule.TOPK, "maxsim_topk_from_keys", Math.toIntExact(segments), nq,
+            TOPK_THREADS, new KernelArgs.TopKFromKeys(from, stride, count, keep, to, stride)), device.stream);
         count = segments * keep;
         long swap = from;
         from = to;
         to = swap;
       }
-      params.set(new KernelArgs.TopKFromKeys(from, stride, count, keep, best, keep)); // last: sorted, compact
-      Driver.launch(fromKeys, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS, 0, device.stream, params.pointers());
+      // the last pass: sorted, compact
+      launcher.launch(new KernelLaunch(KernelModule.TOPK, "maxsim_topk_from_keys", 1, nq, TOPK_THREADS,
+          new KernelArgs.TopKFromKeys(from, stride, count, keep, best, keep)), device.stream);
       MemorySegment stage = in.download();
       Driver.copyToHost(stage, best, 8L * nq * keep, device.stream);
       Driver.synchronize(device.stream);

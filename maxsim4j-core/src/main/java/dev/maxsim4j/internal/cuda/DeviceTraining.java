@@ -21,13 +21,13 @@ final class DeviceTraining {
   private static final int LOSS_THREADS = 256;
 
   private final CudaDevice device;
-  private final KernelParams params;
+  private final Launcher launcher;
   private final ForwardKernels forward;
   private final DeviceInputs inputs;
 
-  DeviceTraining(CudaDevice device, KernelParams params, ForwardKernels forward, DeviceInputs inputs) {
+  DeviceTraining(CudaDevice device, Launcher launcher, ForwardKernels forward, DeviceInputs inputs) {
     this.device = device;
-    this.params = params;
+    this.launcher = launcher;
     this.forward = forward;
     this.inputs = inputs;
   }
@@ -177,25 +177,18 @@ final class DeviceTraining {
     Driver.fill32(argmax, CudaBackend.POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
     forward.launch(in.queries(), in.documents(), layout, columns, 0, pairs, scores, argmax, stride, q.maxRowLength,
         rows, argmax16);
-    String kernel;
-    switch (loss) {
-      case Loss.Contrastive c -> {
-        kernel = "maxsim_loss_cross_entropy";
-        params.set(new KernelArgs.CrossEntropy(scores, rows, columns, c.positives() == null ? 0L : lossInput,
-            c.temperature(), rowLoss, dScores));
-      }
-      case Loss.KlDistillation k -> {
-        kernel = "maxsim_loss_kl";
-        params.set(new KernelArgs.KlDivergence(scores, lossInput, rows, columns, k.temperature(), rowLoss, dScores));
-      }
-      case Loss.MarginMse m -> {
-        kernel = "maxsim_loss_margin_mse";
-        params.set(new KernelArgs.MarginMse(scores, lossInput, rows, rowLoss, dScores));
-      }
-    }
-    boolean perRowBlock = !(loss instanceof Loss.MarginMse);
-    Driver.launch(device.function(KernelModule.LOSS, kernel), kernel, perRowBlock ? rows : (rows + LOSS_THREADS - 1) / LOSS_THREADS,
-        1, LOSS_THREADS, 0, device.stream, params.pointers());
+    // the softmax losses take a block per row, margin-MSE a thread per row
+    int rowBlocks = (rows + LOSS_THREADS - 1) / LOSS_THREADS;
+    KernelLaunch lossLaunch = switch (loss) {
+      case Loss.Contrastive c -> new KernelLaunch(KernelModule.LOSS, "maxsim_loss_cross_entropy", rows, 1,
+          LOSS_THREADS, new KernelArgs.CrossEntropy(scores, rows, columns, c.positives() == null ? 0L : lossInput,
+              c.temperature(), rowLoss, dScores));
+      case Loss.KlDistillation k -> new KernelLaunch(KernelModule.LOSS, "maxsim_loss_kl", rows, 1, LOSS_THREADS,
+          new KernelArgs.KlDivergence(scores, lossInput, rows, columns, k.temperature(), rowLoss, dScores));
+      case Loss.MarginMse m -> new KernelLaunch(KernelModule.LOSS, "maxsim_loss_margin_mse", rowBlocks, 1,
+          LOSS_THREADS, new KernelArgs.MarginMse(scores, lossInput, rows, rowLoss, dScores));
+    };
+    launcher.launch(lossLaunch, device.stream);
     long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, DType.FLOAT32, DType.FLOAT32);
     return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
   }
@@ -236,27 +229,25 @@ final class DeviceTraining {
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
       String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
-      params.set(new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(), q.rowStart(), q.rowLength(),
-          argmax, stride, dScores, mode, perQuery, dim, dQ, gradientType(queryGradType)));
-      Driver.launch(device.function(KernelModule.BACKWARD, dqKernel), dqKernel, qt.rows,
-          BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32, 0, device.stream, params.pointers());
+      launcher.launch(new KernelLaunch(KernelModule.BACKWARD, dqKernel, qt.rows, BackwardLaunch.slotGridRows(stride),
+          BackwardLaunch.SLOT_WARPS * 32, new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(),
+              q.rowStart(), q.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dQ,
+              gradientType(queryGradType))), device.stream);
       if (atomic) {
         String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
-        params.set(new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
-            d.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dD));
-        Driver.launch(device.function(KernelModule.BACKWARD, kernel), kernel, problem.pairs(),
-            BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32, 0, device.stream, params.pointers());
+        launcher.launch(new KernelLaunch(KernelModule.BACKWARD, kernel, problem.pairs(),
+            BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32,
+            new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(),
+                argmax, stride, dScores, mode, perQuery, dim, dD)), device.stream);
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
         String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
         int shared = BackwardLaunch.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
-        MemorySegment function = device.function(KernelModule.BACKWARD, kernel);
-        if (shared > ForwardPlan.DEFAULT_SHARED_BYTES) {
-          device.allowDynamicSharedMemory(function, shared); // past the default a launch without it fails
-        }
-        params.set(new KernelArgs.BackwardDocumentsOwned(q.data(), q.rowStart(), q.rowLength(), d.rowStart(),
-            d.rowLength(), argmax, stride, dScores, mode, perQuery, qt.rows, dim, dD, gradientType(documentGradType)));
-        Driver.launch(function, kernel, dt.rows, BackwardLaunch.ownedGridRows(dt.maxRowLength, dim),
-            BackwardLaunch.WARPS * 32, shared, device.stream, params.pointers());
+        // past the default a launch without the opt-in fails
+        launcher.launch(new KernelLaunch(KernelModule.BACKWARD, kernel, dt.rows,
+            BackwardLaunch.ownedGridRows(dt.maxRowLength, dim), BackwardLaunch.WARPS * 32, shared,
+            shared > ForwardPlan.DEFAULT_SHARED_BYTES, false, new KernelArgs.BackwardDocumentsOwned(q.data(),
+                q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode, perQuery,
+                qt.rows, dim, dD, gradientType(documentGradType))), device.stream);
       }
     }
     return new long[] {dQ, dD};

@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cuda;
 import dev.maxsim4j.CudaException;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
-import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
 import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
 import java.lang.foreign.Arena;
@@ -56,7 +55,7 @@ final class ForwardKernels {
   private static final int EXPAND_MAX_BLOCKS = 1 << 16;
 
   private final CudaDevice device;
-  private final KernelParams params;
+  private final Launcher launcher;
   private final Planner planner;
   private final GpuCapabilities gpu;
   private final Map<DeviceTokens, MemorySegment> documentMaps = new LinkedHashMap<>(16, 0.75f, true) {
@@ -81,9 +80,9 @@ final class ForwardKernels {
     }
   };
 
-  ForwardKernels(CudaDevice device, KernelParams params, Planner planner) {
+  ForwardKernels(CudaDevice device, Launcher launcher, Planner planner) {
     this.device = device;
-    this.params = params;
+    this.launcher = launcher;
     this.planner = planner;
     this.lane = device.main;
     this.gpu = new GpuCapabilities(device.major, device.minor, device.multiprocessors,
@@ -191,7 +190,7 @@ final class ForwardKernels {
     if (docs > 0) {
       KernelArgs args = new KernelArgs.Expand(d.data(), out, d.rowStart(), d.rowLength(), firstDoc, docs, d.dim());
       run(new KernelLaunch(KernelModule.EXPAND, ForwardPlan.expandEntry(d.dtype(), type),
-          Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, 0, false, false, args));
+          Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, args));
     }
     return new DeviceTokens(type, d.dim(), d.rows(), d.maxLength(), d.storedTokens(), out, d.rowStart(),
         d.rowLength(), d.validCount(), d.mask(), d.scales());
@@ -210,17 +209,12 @@ final class ForwardKernels {
   }
 
   private void run(KernelLaunch l) {
-    params.set(l.args(), resolver);
-    MemorySegment fn = device.function(l.module(), l.entry());
-    if (l.optIn()) {
-      device.allowDynamicSharedMemory(fn, l.sharedBytes());
-    }
     // a grid on every SM that reads each document once per pass runs after the last such grid on another
     // lane, not interleaved with it: its passes share the document through L2 only while they run together
     if (l.wholeDevice()) {
       device.orderWholeDeviceLaunch(lane);
     }
-    Driver.launch(fn, l.entry(), l.gridX(), l.gridY(), l.threads(), l.sharedBytes(), lane.stream, params.pointers());
+    launcher.launch(l, lane.stream, resolver);
     if (l.wholeDevice()) {
       device.markWholeDeviceLaunch(lane);
     }

@@ -21,10 +21,6 @@ final class ForwardLaunches {
   /** Where a forward reads and writes: inputs on the device, scores, and the argmax (0: not saved). */
   record Operands(DeviceTokens q, DeviceTokens d, long scores, long argmax, int argmaxStride) {}
 
-  /** One kernel launch. */
-  record KernelLaunch(KernelModule module, String entry, int gridX, int gridY, int threads, int sharedBytes,
-      boolean optIn, boolean wholeDevice, KernelArgs args) {}
-
   static List<KernelLaunch> of(Plan p, ForwardShape s, Operands o) {
     List<KernelLaunch> launches = new ArrayList<>(2);
     DeviceTokens q = o.q();

@@ -295,10 +295,10 @@ public final class CallPhasesProbe {
 
   /**
    * One probe shape {@code s} (Nq, Nd, Lq, Ld, d): random bf16 queries and documents on the device, and the
-   * kernel parameters its launches use; close frees them.
+   * launcher its launches go through; close frees them.
    */
   private record Uploaded(CudaDevice device, int[] s, String shape, DeviceTokens q, long qBytes, DeviceTokens d,
-      long dBytes, KernelParams params) implements AutoCloseable {
+      long dBytes, Launcher launcher) implements AutoCloseable {
     static Uploaded of(CudaDevice device, int[] s) {
       Tokens qt = tokens(s[0], s[2], s[4], 1);
       Tokens dt = tokens(s[1], s[3], s[4], 2);
@@ -306,12 +306,12 @@ public final class CallPhasesProbe {
       long dBytes = DeviceTokens.bytesFor(dt);
       return new Uploaded(device, s, s[0] + "x" + s[1] + "x" + s[2] + "x" + s[3] + "x" + s[4],
           DeviceTokens.upload(device, qt, device.allocate(qBytes)), qBytes,
-          DeviceTokens.upload(device, dt, device.allocate(dBytes)), dBytes, new KernelParams());
+          DeviceTokens.upload(device, dt, device.allocate(dBytes)), dBytes, new Launcher(device));
     }
 
     /** One all-pairs forward launch of this shape, by the backend's rules, writing its scores to {@code scores}. */
     Runnable allPairsInto(long scores) {
-      ForwardKernels forward = new ForwardKernels(device, params, ForwardKernels.RULES);
+      ForwardKernels forward = new ForwardKernels(device, launcher, ForwardKernels.RULES);
       return () -> forward.launch(q, d, PairLayout.ALL_PAIRS, s[1], 0, s[0] * s[1], scores, 0, 0, s[2], s[0]);
     }
 
@@ -319,7 +319,7 @@ public final class CallPhasesProbe {
     public void close() {
       device.release(q.data(), qBytes); // the data sits at the start of its upload
       device.release(d.data(), dBytes);
-      params.close();
+      launcher.close();
     }
   }
 

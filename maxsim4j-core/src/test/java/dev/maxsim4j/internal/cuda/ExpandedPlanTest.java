@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
 import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;

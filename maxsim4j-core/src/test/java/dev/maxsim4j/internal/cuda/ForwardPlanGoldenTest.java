@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cuda;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
 import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
 import dev.maxsim4j.internal.cuda.golden.PlanCases;

@@ -3,7 +3,6 @@ package dev.maxsim4j.internal.cuda;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardLaunches.KernelLaunch;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
 import java.io.IOException;
 import java.io.InputStream;

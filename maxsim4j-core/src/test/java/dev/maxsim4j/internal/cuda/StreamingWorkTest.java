@@ -23,7 +23,7 @@ class StreamingWorkTest {
 
   @Test
   void runTimePairsLeaveTheCountersAtZeroAndGiveTheSameBits() {
-    try (CudaDevice device = new CudaDevice(0); KernelParams params = new KernelParams()) {
+    try (CudaDevice device = new CudaDevice(0); Launcher launcher = new Launcher(device)) {
       // one query against 3000 ragged documents (the first 10 fully masked): enough pairs for the
       // streaming kernel, one query, inference: the "_dyn" entries
       Tokens query = tokens(new SplittableRandom(1), 1, 32, 128, 0);
@@ -33,7 +33,7 @@ class StreamingWorkTest {
       int pairs = documents.rows;
       long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
       MemorySegment host = device.pinned(4L * pairs + 16);
-      ForwardKernels forward = new ForwardKernels(device, params, ForwardKernels.RULES);
+      ForwardKernels forward = new ForwardKernels(device, launcher, ForwardKernels.RULES);
       float[] first = null;
       for (int launch = 0; launch < 5; launch++) {
         Driver.fill32(scores, POISON, pairs, device.stream);

@@ -1,0 +1,48 @@
+package dev.maxsim4j.internal.cuda;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
+
+/**
+ * Queues kernels on a device's streams: writes a launch's arguments into the one parameter block, finds its entry
+ * point (loading the module on first use), allows the dynamic shared memory it opts into, and launches. Every
+ * kernel maxsim4j runs goes through here. Used under the backend's lock; owns the parameter block.
+ */
+final class Launcher implements AutoCloseable {
+  private final CudaDevice device;
+  private final KernelParams params = new KernelParams();
+
+  Launcher(CudaDevice device) {
+    this.device = device;
+  }
+
+  /** Queues {@code l}, which takes no scratch placeholders or tensor maps, on {@code stream}. */
+  void launch(KernelLaunch l, MemorySegment stream) {
+    launch(l, stream, KernelParams.PLAIN);
+  }
+
+  /** Queues {@code l} on {@code stream}, its scratch buffers and tensor map from {@code resolver}. */
+  void launch(KernelLaunch l, MemorySegment stream, KernelParams.Resolver resolver) {
+    MemorySegment arguments = params.set(l.args(), resolver);
+    MemorySegment function = device.function(l.module(), l.entry());
+    if (l.optIn()) {
+      device.allowDynamicSharedMemory(function, l.sharedBytes());
+    }
+    Driver.launch(function, l.entry(), l.gridX(), l.gridY(), l.threads(), l.sharedBytes(), stream, arguments);
+  }
+
+  /**
+   * Queues {@code function} (a kernel of another jar's module, named {@code name}) on {@code stream}: {@code blocks}
+   * blocks of {@code threads}, its arguments as {@code arguments} writes them.
+   */
+  void launch(MemorySegment function, String name, int blocks, int threads, MemorySegment stream,
+      Consumer<LaunchArguments> arguments) {
+    Driver.launch(function, name, blocks, 1, threads, 0, stream, params.set(arguments));
+  }
+
+  /** Frees the parameter block: host memory the driver copies at each launch, which no kernel reads. */
+  @Override
+  public void close() {
+    params.close();
+  }
+}
