@@ -228,24 +228,24 @@ final class DeviceTraining {
     }
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
-      String dqKernel = "maxsim_backward_dq_" + width + ForwardPlan.suffix(d.dtype());
+      String dqKernel = "maxsim_backward_dq_" + width + FamilyPlans.suffix(d.dtype());
       launcher.launch(new KernelLaunch(KernelModule.BACKWARD, dqKernel, qt.rows, BackwardLaunch.slotGridRows(stride),
           BackwardLaunch.SLOT_WARPS * 32, new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(),
               q.rowStart(), q.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dQ,
               gradientType(queryGradType))), device.stream);
       if (atomic) {
-        String kernel = "maxsim_backward_dd_atomic_" + width + ForwardPlan.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_atomic_" + width + FamilyPlans.suffix(q.dtype());
         launcher.launch(new KernelLaunch(KernelModule.BACKWARD, kernel, problem.pairs(),
             BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32,
             new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(),
                 argmax, stride, dScores, mode, perQuery, dim, dD)), device.stream);
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
-        String kernel = "maxsim_backward_dd_owned_" + width + ForwardPlan.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_owned_" + width + FamilyPlans.suffix(q.dtype());
         int shared = BackwardLaunch.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
         // past the default a launch without the opt-in fails
         launcher.launch(new KernelLaunch(KernelModule.BACKWARD, kernel, dt.rows,
             BackwardLaunch.ownedGridRows(dt.maxRowLength, dim), BackwardLaunch.WARPS * 32, shared,
-            shared > ForwardPlan.DEFAULT_SHARED_BYTES, false, new KernelArgs.BackwardDocumentsOwned(q.data(),
+            shared > KernelGeometry.DEFAULT_SHARED_BYTES, false, new KernelArgs.BackwardDocumentsOwned(q.data(),
                 q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode, perQuery,
                 qt.rows, dim, dD, gradientType(documentGradType))), device.stream);
       }

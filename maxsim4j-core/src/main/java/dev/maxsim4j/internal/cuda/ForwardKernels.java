@@ -189,7 +189,7 @@ final class ForwardKernels {
     }
     if (docs > 0) {
       KernelArgs args = new KernelArgs.Expand(d.data(), out, d.rowStart(), d.rowLength(), firstDoc, docs, d.dim());
-      run(new KernelLaunch(KernelModule.EXPAND, ForwardPlan.expandEntry(d.dtype(), type),
+      run(new KernelLaunch(KernelModule.EXPAND, FamilyPlans.expandEntry(d.dtype(), type),
           Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, args));
     }
     return new DeviceTokens(type, d.dim(), d.rows(), d.maxLength(), d.storedTokens(), out, d.rowStart(),
@@ -231,11 +231,11 @@ final class ForwardKernels {
       long rows = Math.max(1, d.storedTokens());
       switch (d.dtype()) {
         case BFLOAT16 -> Driver.encodeTiled2d(map, Driver.MapElement.BFLOAT16, d.data(), rows, d.dim(),
-            ForwardPlan.WS_TOKENS, 64);
+            KernelGeometry.WS_TOKENS, 64);
         case FLOAT16 -> Driver.encodeTiled2d(map, Driver.MapElement.FLOAT16, d.data(), rows, d.dim(),
-            ForwardPlan.WS_TOKENS, 64);
+            KernelGeometry.WS_TOKENS, 64);
         case INT8, FLOAT8_E4M3 -> Driver.encodeTiled2d(map, Driver.MapElement.BYTE, d.data(), rows, d.dim(),
-            ForwardPlan.QT_BOX_ROWS, 128);
+            KernelGeometry.QT_BOX_ROWS, 128);
         default -> throw new IllegalStateException("no kernel reads " + d.dtype() + " documents through a tensor map");
       }
       documentMaps.put(d, map);

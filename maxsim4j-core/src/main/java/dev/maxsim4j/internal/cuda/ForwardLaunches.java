@@ -75,7 +75,7 @@ final class ForwardLaunches {
               + "; the bulk-copy kernel expects 16-byte aligned documents");
         }
         Scratch work = new Scratch(ScratchSlot.WORK_COUNTERS, 16, true);
-        yield ForwardPlan.readsTensorMap(p)
+        yield FamilyPlans.readsTensorMap(p)
             ? new KernelArgs.QuantTiled(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
                 d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
                 s.docOffset(), s.pairs(), o.scores(), work, d)
@@ -108,8 +108,8 @@ final class ForwardLaunches {
         partials(ScratchSlot.PARTIAL_ARGMAX, s, slices), slices, sliceTokens, s.maxQueryLength(), q.rowStart(),
         q.rowLength(), q.mask(), d.rowLength(), d.validCount(), s.layout().mode(), s.perQuery(), s.docOffset(),
         o.scores(), o.argmax(), o.argmaxStride(), s.pairs());
-    return new KernelLaunch(KernelModule.MERGE, MERGE_ENTRY, Math.ceilDiv(s.pairs(), MERGE_WARPS), 1, MERGE_WARPS * 32, 0,
-        false, false, args);
+    return new KernelLaunch(KernelModule.MERGE, MERGE_ENTRY, Math.ceilDiv(s.pairs(), MERGE_WARPS), 1, MERGE_WARPS * 32,
+        args);
   }
 
   /** The partial maxima of a split launch; null where it writes scores. */

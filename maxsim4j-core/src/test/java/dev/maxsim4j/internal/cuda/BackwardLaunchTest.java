@@ -24,7 +24,7 @@ class BackwardLaunchTest {
     assertEquals(4 * 4 * 16 * 128, BackwardLaunch.sharedBytes(128, H200_OPT_IN));
     assertEquals(4 * 4 * 32, BackwardLaunch.sharedBytes(1, H200_OPT_IN), "32 tokens per warp at most");
     assertEquals(48 * 1024, BackwardLaunch.sharedBytes(3072, H200_OPT_IN), "the widest d within the default");
-    assertTrue(BackwardLaunch.sharedBytes(3073, H200_OPT_IN) > ForwardPlan.DEFAULT_SHARED_BYTES, "opts in");
+    assertTrue(BackwardLaunch.sharedBytes(3073, H200_OPT_IN) > KernelGeometry.DEFAULT_SHARED_BYTES, "opts in");
     assertEquals(16 * 14528, BackwardLaunch.sharedBytes(14528, H200_OPT_IN));
   }
 

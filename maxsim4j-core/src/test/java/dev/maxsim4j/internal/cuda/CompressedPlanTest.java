@@ -66,7 +66,7 @@ class CompressedPlanTest {
     Plan p = ForwardPlan.plan(shape(1, 1000, 32, 300, 512, DType.BFLOAT16, DType.INT8), H200);
     assertEquals(Family.QUANT_TMA, p.family());
     assertEquals("maxsim_forward_quant_tma_w4_bf16_s8", p.entry());
-    assertTrue(ForwardPlan.readsTensorMap(p));
+    assertTrue(FamilyPlans.readsTensorMap(p));
     assertEquals(KernelModule.FORWARD_QUANT_TMA_WIDE, p.module());
     // the query's 32 rows (8 chunks of 64 dims, 128 bytes a row each), then as the bulk-copy entries
     assertEquals(8 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 10 * 32 * 4, p.sharedBytes());
@@ -76,7 +76,7 @@ class CompressedPlanTest {
         ForwardPlan.plan(shape(1, 100, 8, 300, 144, DType.BFLOAT16, DType.INT8), H200).entry());
     assertEquals("maxsim_forward_quant_tma_w4_bf16_e4m3", // 320 dims: three slices of the four
         ForwardPlan.plan(shape(1, 100, 8, 300, 320, DType.BFLOAT16, DType.FLOAT8_E4M3), H200).entry());
-    assertFalse(ForwardPlan.readsTensorMap(ForwardPlan.plan(shape(1, 1000, 32, 300, 128, DType.BFLOAT16,
+    assertFalse(FamilyPlans.readsTensorMap(ForwardPlan.plan(shape(1, 1000, 32, 300, 128, DType.BFLOAT16,
         DType.INT8), H200)), "d <= 128: bulk copies");
     // longer queries and query groups stay on rule 19's kernel; without tensor maps, so do short queries
     assertEquals(Family.WGMMA, ForwardPlan.plan(shape(1, 1000, 64, 300, 512, DType.BFLOAT16, DType.INT8), H200)
@@ -92,7 +92,7 @@ class CompressedPlanTest {
     assertEquals(Family.QUANT_TMA, p.family());
     assertEquals("maxsim_forward_quant_tma_c2_bf16_s8", p.entry());
     assertEquals(132 * 4, p.blocks()); // the blocks the GPU holds (4 per SM on this test's stand-in GPU)
-    assertEquals(ForwardPlan.QT_THREADS, p.threads());
+    assertEquals(KernelGeometry.QT_THREADS, p.threads());
     // the query's 32 rows (2 chunks of 128 bytes), the 40 KB ring, 16 slots' tiles and barriers, the epilogue's
     // maxima, the rows' weights and (1-bit queries) scales
     assertEquals(2 * 32 * 128 + 40 * 1024 + 16 * (32 + 16) + 10 * 32 * 4, p.sharedBytes());
@@ -217,7 +217,7 @@ class CompressedPlanTest {
     assertEquals("maxsim_forward_quant_c1_dyn_f16_e4m3",
         ForwardPlan.plan(shape(1, 800, 32, 300, 64, DType.FLOAT16, DType.FLOAT8_E4M3), gpu(8, 9)).entry());
     assertEquals(200, p.blocks()); // a warp per pair, 4 per block
-    assertEquals(ForwardPlan.QUANT_QUEUE_BYTES, p.sharedBytes());
+    assertEquals(KernelGeometry.QUANT_QUEUE_BYTES, p.sharedBytes());
     assertEquals("maxsim_forward_quant_c1_f16_b1", // 2 groups x 100 documents: under 8 stages per block
         ForwardPlan.plan(shape(5, 100, 32, 64, DType.FLOAT16, DType.BINARY, false), H200).entry());
     assertEquals("maxsim_forward_quant_c1_dyn_bf16_b1", // over 128 query tokens: several passes either way

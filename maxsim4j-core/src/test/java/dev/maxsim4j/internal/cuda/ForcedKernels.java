@@ -70,38 +70,38 @@ public final class ForcedKernels {
           return false;
         }
       };
-      case "stream" -> family((s, g) -> ForwardPlan.streamApplies(s, g) ? ForwardPlan.stream(s, g) : null, true);
-      case "wgroups" -> family((s, g) -> ForwardPlan.wgmmaGroupsApply(s, g) ? ForwardPlan.wgmmaGroups(s, g) : null,
+      case "stream" -> family((s, g) -> ForwardPlan.streamApplies(s, g) ? FamilyPlans.stream(s, g) : null, true);
+      case "wgroups" -> family((s, g) -> ForwardPlan.wgmmaGroupsApply(s, g) ? FamilyPlans.wgmmaGroups(s, g) : null,
           true);
       case "wgmma_ws" -> ws(null, false);
       case "wgmma_ws_merge" -> ws(null, true);
       case "wgmma_ws_r128" -> ws(1, false);
       case "wgmma_ws_r256" -> ws(2, false);
-      case "wgmma_ws_q8" -> family((s, g) -> ForwardPlan.wsQueryGroupsApply(s, g) ? ForwardPlan.wgmmaWsQueryGroups(s, g)
+      case "wgmma_ws_q8" -> family((s, g) -> ForwardPlan.wsQueryGroupsApply(s, g) ? FamilyPlans.wgmmaWsQueryGroups(s, g)
           : null, true);
-      case "wgmma" -> family((s, g) -> ForwardPlan.wgmmaPays(s, g) ? ForwardPlan.wgmma(s, g, true) : null, false);
-      case "wgmma_serial" -> family((s, g) -> ForwardPlan.wgmmaPays(s, g) ? ForwardPlan.wgmma(s, g, false) : null,
+      case "wgmma" -> family((s, g) -> ForwardPlan.wgmmaPays(s, g) ? FamilyPlans.wgmma(s, g, true) : null, false);
+      case "wgmma_serial" -> family((s, g) -> ForwardPlan.wgmmaPays(s, g) ? FamilyPlans.wgmma(s, g, false) : null,
           false);
-      case "nowgmma" -> family((s, g) -> ForwardPlan.block(s, g, ForwardPlan.queryGroupsPay(s, g)), false);
-      case "pair" -> family((s, g) -> ForwardPlan.block(s, g, false), false);
-      case "groups" -> family((s, g) -> ForwardPlan.block(s, g, ForwardPlan.queryGroupsApply(s, g)), false);
-      case "groupsplit" -> family((s, g) -> ForwardPlan.block(s, g, ForwardPlan.queryGroupsApply(s, g),
+      case "nowgmma" -> family((s, g) -> FamilyPlans.block(s, g, ForwardPlan.queryGroupsPay(s, g)), false);
+      case "pair" -> family((s, g) -> FamilyPlans.block(s, g, false), false);
+      case "groups" -> family((s, g) -> FamilyPlans.block(s, g, ForwardPlan.queryGroupsApply(s, g)), false);
+      case "groupsplit" -> family((s, g) -> FamilyPlans.block(s, g, ForwardPlan.queryGroupsApply(s, g),
           ForwardPlan.queryGroupsApply(s, g)), false);
       case "2", "2p", "2r", "2rp", "2n" -> blockVariant(name);
       case "k8" -> family((s, g) -> {
-        Plan p = ForwardPlan.block(s, g, ForwardPlan.queryGroupsPay(s, g));
+        Plan p = FamilyPlans.block(s, g, ForwardPlan.queryGroupsPay(s, g));
         return s.queryType() == dev.maxsim4j.DType.FLOAT16 ? p.withEntry(MMA_K8, p.entry()) : p;
       }, false);
       case "stream_n1" -> streamVariant("_n1", 2);
       case "stream_n2" -> streamVariant("_n2", 4);
       case "stream_r6" -> streamVariant("_r6", 0);
-      case "quant_mma" -> (s, g) -> ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.plan(s, g);
-      case "quant_wgmma" -> (s, g) -> ForwardPlan.quantWgmmaApplies(s, g) ? ForwardPlan.quantWgmma(s, g)
+      case "quant_mma" -> (s, g) -> ForwardPlan.quantApplies(s, g) ? FamilyPlans.quant(s, g) : ForwardPlan.plan(s, g);
+      case "quant_wgmma" -> (s, g) -> ForwardPlan.quantWgmmaApplies(s, g) ? FamilyPlans.quantWgmma(s, g)
           : ForwardPlan.plan(s, g);
       case "quant_tma" -> new ForwardKernels.Planner() { // bf16 queries with their fp16 copy wherever it applies
         @Override
         public Plan plan(ForwardShape s, GpuCapabilities gpu) {
-          return ForwardPlan.quantTmaApplies(s, gpu) ? ForwardPlan.quantTma(s, gpu) : ForwardPlan.plan(s, gpu);
+          return ForwardPlan.quantTmaApplies(s, gpu) ? FamilyPlans.quantTma(s, gpu) : ForwardPlan.plan(s, gpu);
         }
 
         @Override
@@ -143,16 +143,16 @@ public final class ForcedKernels {
         if (p.family() != Family.QUANT_TMA || !s.queryType().isQuantized()) {
           return p;
         }
-        return ForwardPlan.quantWgmmaPays(s, g) ? ForwardPlan.quantWgmma(s, g)
-            : ForwardPlan.quantApplies(s, g) ? ForwardPlan.quant(s, g) : ForwardPlan.ffmaScaled(s);
+        return ForwardPlan.quantWgmmaPays(s, g) ? FamilyPlans.quantWgmma(s, g)
+            : ForwardPlan.quantApplies(s, g) ? FamilyPlans.quant(s, g) : FamilyPlans.ffmaScaled(s);
       };
-      case "expanded" -> (s, g) -> ForwardPlan.expandedApplies(s, g) ? ForwardPlan.expanded(s, g)
+      case "expanded" -> (s, g) -> ForwardPlan.expandedApplies(s, g) ? FamilyPlans.expanded(s, g)
           : ForwardPlan.plan(s, g);
       case "unexpanded" -> ForwardPlan::planUnexpanded;
       case "quant_ffma" -> (s, g) -> s.queryType().isQuantized() || s.documentType().isQuantized()
-          ? ForwardPlan.ffmaScaled(s) : ForwardPlan.plan(s, g);
+          ? FamilyPlans.ffmaScaled(s) : ForwardPlan.plan(s, g);
       case "wgmma_compressed" -> (s, g) -> !ForwardPlan.wgmmaCompressedApplies(s, g) ? ForwardPlan.plan(s, g)
-          : ForwardPlan.wgmmaGroupsPay(s, g) ? ForwardPlan.wgmmaGroups(s, g) : ForwardPlan.wgmma(s, g, true);
+          : ForwardPlan.wgmmaGroupsPay(s, g) ? FamilyPlans.wgmmaGroups(s, g) : FamilyPlans.wgmma(s, g, true);
       default -> throw new IllegalArgumentException("kernel name = " + name + "; expected one of default, wide, "
           + "stream, wgroups, wgmma_ws, wgmma_ws_merge, wgmma_ws_r128, wgmma_ws_r256, wgmma_ws_q8, wgmma, "
           + "wgmma_serial, nowgmma, pair, groups, groupsplit, 2, 2p, 2r, 2rp, 2n, k8, stream_n1, stream_n2, stream_r6, quant_mma, "
@@ -191,7 +191,7 @@ public final class ForcedKernels {
         }
         Plan p = ForwardPlan.tensorCores(s, gpu) ? forced.plan(s, gpu) : null;
         boolean narrowEntries = p != null && (p.family() == Family.STREAM || p.family() == Family.WGMMA_GROUPS
-            || p.entry().contains("_q" + ForwardPlan.WS_GROUP_QUERIES + "_"));
+            || p.entry().contains("_q" + KernelGeometry.WS_GROUP_QUERIES + "_"));
         return narrowEntries && s.maxDocumentLength() < Short.MAX_VALUE;
       }
     };
@@ -200,13 +200,13 @@ public final class ForcedKernels {
   /** The warp-specialized kernel wherever it applies; {@code groups}: row groups (null: by rule 6). */
   private static ForwardKernels.Planner ws(Integer groups, boolean partials) {
     return family((s, g) -> ForwardPlan.wgmmaWsApplies(s, g)
-        ? ForwardPlan.wgmmaWs(s, g, groups == null ? ForwardPlan.wsGroups(s) : groups, partials) : null, false);
+        ? FamilyPlans.wgmmaWs(s, g, groups == null ? ForwardPlan.wsGroups(s) : groups, partials) : null, false);
   }
 
   /** The block kernels with the 32-row entries of {@code variant} where it applies (d <= 128 but for 2, 2n). */
   private static ForwardKernels.Planner blockVariant(String variant) {
     return family((s, g) -> {
-      Plan p = ForwardPlan.block(s, g, ForwardPlan.queryGroupsPay(s, g));
+      Plan p = FamilyPlans.block(s, g, ForwardPlan.queryGroupsPay(s, g));
       boolean applies = p.family() == Family.BLOCK && p.entry().matches(".*_mma2(rp|n)_.*")
           && (variant.equals("2") || variant.equals("2n") || s.chunks() <= 4);
       if (!applies) {
@@ -229,13 +229,13 @@ public final class ForcedKernels {
       }
       boolean applies = chunks == 0 ? s.chunks() % 2 == 0 : s.chunks() == chunks;
       if (!applies) {
-        return ForwardPlan.stream(s, g, false);
+        return FamilyPlans.stream(s, g, false);
       }
       UnaryOperator<String> rename = e -> e.replaceFirst("_c" + s.chunks() + "_", "_c" + s.chunks() + suffix + "_");
       GpuCapabilities ab = new GpuCapabilities(g.major(), g.minor(), g.multiprocessors(),
           g.sharedMemoryPerBlockOptin(), g.tensorMaps(),
           (module, entry, threads, shared) -> g.residentBlocks(STREAM_AB, rename.apply(entry), threads, shared));
-      Plan p = ForwardPlan.stream(s, ab, false);
+      Plan p = FamilyPlans.stream(s, ab, false);
       return p.withEntry(STREAM_AB, rename.apply(p.entry()));
     }, true);
   }

@@ -14,9 +14,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The kernels' geometry that ForwardPlan copies to size launches (threads, tile tokens, ring bytes): each copy equals
- * the kernel's {@code constexpr}, so that a kernel changed alone fails here, on the CPU, and not as a launch that
- * overruns its shared memory.
+ * The kernels' geometry that KernelGeometry copies to size launches (threads, tile tokens, ring bytes): each copy
+ * equals the kernel's {@code constexpr}, so that a kernel changed alone fails here, on the CPU, and not as a launch
+ * that overruns its shared memory.
  */
 class KernelConstantsTest {
 
@@ -111,10 +111,10 @@ class KernelConstantsTest {
   void theWarpSpecializedKernelsGeometryIsTheKernels() throws IOException {
     Map<String, Integer> kernel = constants("forward/maxsim_forward_wgmma_ws.cu");
     assertTrue(kernel.keySet().containsAll(List.of("WS_THREADS", "WS_TOKENS", "WS_RING_BYTES")), "" + kernel);
-    assertEquals(kernel.get("WS_THREADS"), ForwardPlan.WS_THREADS);
-    assertEquals(kernel.get("WS_TOKENS"), ForwardPlan.WS_TOKENS);
+    assertEquals(kernel.get("WS_THREADS"), KernelGeometry.WS_THREADS);
+    assertEquals(kernel.get("WS_TOKENS"), KernelGeometry.WS_TOKENS);
     // the dynamic shared memory: the ring, and 1024 bytes to align it
-    assertEquals(kernel.get("WS_RING_BYTES") + 1024, ForwardPlan.WS_SHARED_BYTES);
+    assertEquals(kernel.get("WS_RING_BYTES") + 1024, KernelGeometry.WS_SHARED_BYTES);
   }
 
   @Test
@@ -122,15 +122,15 @@ class KernelConstantsTest {
     Map<String, Integer> tma = constants("forward/maxsim_quant_tma.cuh");
     assertTrue(tma.keySet().containsAll(List.of("QT_THREADS", "QT_TOKENS", "QT_ROWS", "QT_RING_BYTES",
         "QT_MAX_STAGES", "QT_TILE_BYTES")), "" + tma);
-    assertEquals(tma.get("QT_THREADS"), ForwardPlan.QT_THREADS);
-    assertEquals(tma.get("QT_TOKENS"), ForwardPlan.QT_TOKENS);
-    assertEquals(tma.get("QT_ROWS"), ForwardPlan.QT_ROWS);
-    assertEquals(tma.get("QT_RING_BYTES"), ForwardPlan.QT_RING_BYTES);
+    assertEquals(tma.get("QT_THREADS"), KernelGeometry.QT_THREADS);
+    assertEquals(tma.get("QT_TOKENS"), KernelGeometry.QT_TOKENS);
+    assertEquals(tma.get("QT_ROWS"), KernelGeometry.QT_ROWS);
+    assertEquals(tma.get("QT_RING_BYTES"), KernelGeometry.QT_RING_BYTES);
     // quantTmaSharedBytes' slots: a tile and two barriers for each of the ring's most stages
-    assertEquals(tma.get("QT_MAX_STAGES") * (tma.get("QT_TILE_BYTES") + 2 * 8), ForwardPlan.QT_SLOT_BYTES);
+    assertEquals(tma.get("QT_MAX_STAGES") * (tma.get("QT_TILE_BYTES") + 2 * 8), KernelGeometry.QT_SLOT_BYTES);
     Map<String, Integer> wgmma = constants("forward/maxsim_forward_quant_wgmma.cu");
     assertTrue(wgmma.keySet().containsAll(List.of("QW_RING_BYTES", "QW_MAX_STAGES")), "" + wgmma);
-    assertEquals(wgmma.get("QW_RING_BYTES"), ForwardPlan.QW_RING_BYTES);
-    assertEquals(wgmma.get("QW_MAX_STAGES"), ForwardPlan.QW_MAX_STAGES);
+    assertEquals(wgmma.get("QW_RING_BYTES"), KernelGeometry.QW_RING_BYTES);
+    assertEquals(wgmma.get("QW_MAX_STAGES"), KernelGeometry.QW_MAX_STAGES);
   }
 }

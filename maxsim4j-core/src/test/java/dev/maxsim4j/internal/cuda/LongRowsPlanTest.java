@@ -72,11 +72,11 @@ class LongRowsPlanTest {
         ForwardShape longQueries = new ForwardShape(ALL_PAIRS, 1, pairs, 0, pairs, length, 300, 64, DType.BFLOAT16,
             DType.BFLOAT16, false, false);
         for (ForwardShape s : List.of(longDocuments, longQueries)) {
-          verify(s, () -> ForwardPlan.wgmmaWs(s, h200, 1, false), failures);
-          verify(s, () -> ForwardPlan.wgmmaWs(s, h200, 2, true), failures);
-          verify(s, () -> ForwardPlan.wgmma(s, h200, true), failures);
-          verify(s, () -> ForwardPlan.block(s, h200, false), failures);
-          verify(s, () -> ForwardPlan.block(s, h200, true, true), failures);
+          verify(s, () -> FamilyPlans.wgmmaWs(s, h200, 1, false), failures);
+          verify(s, () -> FamilyPlans.wgmmaWs(s, h200, 2, true), failures);
+          verify(s, () -> FamilyPlans.wgmma(s, h200, true), failures);
+          verify(s, () -> FamilyPlans.block(s, h200, false), failures);
+          verify(s, () -> FamilyPlans.block(s, h200, true, true), failures);
         }
       }
       for (long blocks : new long[] {1, 4, 263, 1L << 40}) {

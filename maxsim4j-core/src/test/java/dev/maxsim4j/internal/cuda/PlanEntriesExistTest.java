@@ -98,7 +98,7 @@ class PlanEntriesExistTest {
       List<KernelLaunch> launches = new ArrayList<>(ForwardLaunches.of(p, s,
           new Operands(q, d, 0x9000, s.argmax() ? 0xA000 : 0, s.argmax() ? s.maxQueryLength() : 0)));
       if (p.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) { // the expansion ForwardKernels launches first
-        launches.add(new KernelLaunch(KernelModule.EXPAND, ForwardPlan.expandEntry(s.documentType(), s.queryType()), 1,
+        launches.add(new KernelLaunch(KernelModule.EXPAND, FamilyPlans.expandEntry(s.documentType(), s.queryType()), 1,
             1, 256, 0, false, false, null));
       }
       return launches;
