@@ -33,6 +33,8 @@ final class CudaDevice implements AutoCloseable {
   final int sharedMemoryPerBlockOptin;
   /** Whether kernels can write pinned host memory directly (unified addressing: every 64-bit platform). */
   final boolean hostMapped;
+  /** Staging for copies, mapped where {@link #hostMapped} so kernels may write their results to it. */
+  private final GrowingPinnedMemory pinned;
   private final MemorySegment context;
   final MemorySegment stream;
   private final Map<String, MemorySegment> modules = new HashMap<>();
@@ -41,8 +43,6 @@ final class CudaDevice implements AutoCloseable {
   private final Map<Occupancy, Integer> residentBlocks = new HashMap<>();
 
   private record Occupancy(MemorySegment function, int blockSize, int sharedBytes) {}
-  private MemorySegment pinned = MemorySegment.NULL;
-  private long pinnedDevice;
   private long allocatedBytes;
   private long peakAllocatedBytes;
   private boolean closed;
@@ -148,6 +148,7 @@ final class CudaDevice implements AutoCloseable {
     this.sharedMemoryPerBlockOptin =
         Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     this.hostMapped = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1;
+    this.pinned = new GrowingPinnedMemory(hostMapped);
     this.context = Driver.retainPrimaryContext(handle);
     try {
       Driver.setCurrent(context);
@@ -346,31 +347,10 @@ final class CudaDevice implements AutoCloseable {
 
   /** Pinned host memory of at least {@code bytes} for staging copies; grows, never shrinks. */
   MemorySegment pinned(long bytes) {
-    if (pinned.byteSize() >= bytes) {
-      return pinned;
+    if (pinned.byteSize() < bytes) {
+      Driver.synchronize(stream); // copies queued on the main stream may still read or write the memory
     }
-    Driver.synchronize(stream);
-    long grown = Math.max(bytes, pinned.byteSize() * 3 / 2);
-    if (pinned.byteSize() > 0) {
-      MemorySegment old = pinned;
-      // a failure below must not leave the freed memory, or its device address, to the next call
-      pinned = MemorySegment.NULL;
-      pinnedDevice = 0;
-      Driver.freeHost(old);
-    }
-    MemorySegment grownPinned = Driver.mallocHost(grown);
-    try {
-      pinnedDevice = hostMapped ? Driver.hostDevicePointer(grownPinned) : 0;
-    } catch (RuntimeException | Error e) {
-      try {
-        Driver.freeHost(grownPinned);
-      } catch (RuntimeException | Error suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw e;
-    }
-    pinned = grownPinned;
-    return pinned;
+    return pinned.atLeast(bytes);
   }
 
   /**
@@ -378,11 +358,7 @@ final class CudaDevice implements AutoCloseable {
    * write its results straight to the host (only where {@link #hostMapped}).
    */
   long deviceAddress(MemorySegment slice) {
-    long offset = slice.address() - pinned.address();
-    if (!hostMapped || offset < 0 || offset + slice.byteSize() > pinned.byteSize()) {
-      throw new IllegalStateException("not a slice of the mapped pinned memory");
-    }
-    return pinnedDevice + offset;
+    return pinned.deviceAddress(slice);
   }
 
   /** A tracked device allocation (freed with {@link #release}). */
@@ -437,11 +413,7 @@ final class CudaDevice implements AutoCloseable {
     for (Lane l : lanes) {
       l.freeScratch(releases);
     }
-    if (pinned.byteSize() > 0) {
-      MemorySegment p = pinned;
-      pinned = MemorySegment.NULL;
-      releases.run(() -> Driver.freeHost(p));
-    }
+    releases.run(pinned::close);
     for (MemorySegment m : modules.values()) {
       releases.run(() -> Driver.unloadModule(m));
     }

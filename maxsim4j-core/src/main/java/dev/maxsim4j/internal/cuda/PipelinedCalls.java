@@ -38,8 +38,7 @@ final class PipelinedCalls {
 
   /** A call's pinned memory and completion marker; reused once its call has completed. */
   static final class Slot {
-    private MemorySegment pinned = MemorySegment.NULL;
-    private long pinnedDevice;
+    private final GrowingPinnedMemory pinned = new GrowingPinnedMemory(true);
     private final MemorySegment marker = Driver.createMarker();
     /** The lane this slot's calls run on. */
     final CudaDevice.Lane lane;
@@ -50,39 +49,17 @@ final class PipelinedCalls {
 
     /** This slot's pinned memory, at least {@code bytes} (grown while the slot is idle). */
     MemorySegment pinned(long bytes) {
-      if (pinned.byteSize() < bytes) {
-        long grown = Math.max(bytes, pinned.byteSize() * 3 / 2);
-        if (pinned.byteSize() > 0) {
-          MemorySegment old = pinned;
-          // a failure below must not leave the freed memory, or its device address, to the next call
-          pinned = MemorySegment.NULL;
-          pinnedDevice = 0;
-          Driver.freeHost(old);
-        }
-        MemorySegment grownPinned = Driver.mallocHost(grown);
-        try {
-          pinnedDevice = Driver.hostDevicePointer(grownPinned);
-        } catch (RuntimeException | Error e) {
-          Releases releases = new Releases();
-          releases.run(() -> Driver.freeHost(grownPinned));
-          releases.suppressedIn(e);
-          throw e;
-        }
-        pinned = grownPinned;
-      }
-      return pinned;
+      return pinned.atLeast(bytes);
     }
 
     /** The device address of {@code slice}, a part of this slot's pinned memory. */
     long deviceAddress(MemorySegment slice) {
-      return pinnedDevice + (slice.address() - pinned.address());
+      return pinned.deviceAddress(slice);
     }
 
     void free(Releases releases) {
       releases.run(() -> Driver.destroyEvent(marker));
-      if (pinned.byteSize() > 0) {
-        releases.run(() -> Driver.freeHost(pinned));
-      }
+      releases.run(pinned::close);
     }
   }
 
