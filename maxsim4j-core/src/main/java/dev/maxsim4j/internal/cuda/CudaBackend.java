@@ -281,9 +281,7 @@ public final class CudaBackend implements Backend {
         scores.fill(POISON_BYTE);
         forward.use(slot.lane);
         try {
-          forward.launch(in.queries(), in.documents(), PairLayout.of(problem.kind()),
-              problem.documentsPerQuery(), 0, pairs, slot.deviceAddress(scores), 0, problem.argmaxStride(),
-              q.maxRowLength, q.rows);
+          forward.launch(in.queries(), in.documents(), ForwardKernels.Pairs.of(problem), slot.deviceAddress(scores));
         } finally {
           forward.use(device.main);
         }
@@ -329,9 +327,12 @@ public final class CudaBackend implements Backend {
       argmaxDevice = device.scratch(ScratchSlot.ARGMAX, 4L * argmax.length);
       Driver.fill32(argmaxDevice, POISON_ARGMAX, argmax.length, device.stream);
     }
-    forward.launch(in.queries(), in.documents(), PairLayout.of(problem.kind()),
-        problem.documentsPerQuery(), 0, pairs, scores, argmaxDevice, problem.argmaxStride(),
-        hostQueries.maxRowLength, hostQueries.rows);
+    if (argmax == null) {
+      forward.launch(in.queries(), in.documents(), ForwardKernels.Pairs.of(problem), scores);
+    } else {
+      forward.launchWithArgmax(in.queries(), in.documents(), ForwardKernels.Pairs.of(problem), scores, argmaxDevice,
+          problem.argmaxStride(), false);
+    }
     if (!direct) {
       Driver.copyToHost(hostScores, scores, 4L * pairs, device.stream);
     }

@@ -237,8 +237,7 @@ public final class DeviceAccess {
         throw new IllegalStateException("residentDocuments[" + i + "] was released during the work; expected it"
             + " resident until the work returns");
       }
-      forward.launch(q, d, PairLayout.ALL_PAIRS, nd, 0, (int) pairs, scores, 0, 0, queries.maxRowLength,
-          queries.rows);
+      forward.launch(q, d, ForwardKernels.Pairs.all(queries.rows, queries.maxRowLength, nd, 0), scores);
     };
   }
 

@@ -234,7 +234,7 @@ final class DeviceTopK implements AutoCloseable {
 
     @Override
     public void block(DeviceTokens d, int first, int w, int global) {
-      forward.launchAllPairs(in.queries(), d, w, first, scores, maxQueryLength, nq, mayExpand);
+      forward.launch(in.queries(), d, ForwardKernels.Pairs.all(nq, maxQueryLength, w, first), scores, mayExpand);
       int blockSegments = (w + TOPK_SEGMENT - 1) / TOPK_SEGMENT;
       launcher.launch(new KernelLaunch(KernelModule.TOPK, "maxsim_topk_from_scores", blockSegments, nq, TOPK_THREADS,
           new KernelArgs.TopKFromScores(scores, w, global, keep, candidates, stride, segmentsUsed * keep)),
@@ -299,7 +299,7 @@ final class DeviceTopK implements AutoCloseable {
     @Override
     public void block(DeviceTokens d, int first, int w, int global) {
       int pairs = nq * w;
-      forward.launchAllPairs(in.queries(), d, w, first, scores, maxQueryLength, nq, mayExpand);
+      forward.launch(in.queries(), d, ForwardKernels.Pairs.all(nq, maxQueryLength, w, first), scores, mayExpand);
       MemorySegment stage = in.download();
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);

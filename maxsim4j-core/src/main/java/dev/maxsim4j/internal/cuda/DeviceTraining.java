@@ -129,12 +129,12 @@ final class DeviceTraining {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
-    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), PairLayout.ALL_PAIRS,
-        problem.documentsPerQuery(), pairs, problem.queries().maxRowLength, problem.queries().rows);
+    ForwardKernels.Pairs all = ForwardKernels.Pairs.all(problem.queries().rows, problem.queries().maxRowLength,
+        problem.documentsPerQuery(), 0);
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), all);
     long argmax = device.scratch(ScratchSlot.ARGMAX, Math.max(4, (argmax16 ? 2L : 4L) * pairs * stride));
     long dScores = device.scratch(ScratchSlot.DSCORES, 4L * pairs);
-    forward.launch(in.queries(), in.documents(), PairLayout.ALL_PAIRS, problem.documentsPerQuery(), 0, pairs, scores,
-        argmax, stride, problem.queries().maxRowLength, problem.queries().rows, argmax16);
+    forward.launchWithArgmax(in.queries(), in.documents(), all, scores, argmax, stride, argmax16);
     Driver.fill32(dScores, Float.floatToRawIntBits(1f), pairs, device.stream);
     launchBackward(problem, in, argmax, argmax16, dScores, deterministic, qType, dType);
   }
@@ -166,17 +166,15 @@ final class DeviceTraining {
     int pairs = problem.pairs();
     int stride = problem.argmaxStride();
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
-    PairLayout layout = PairLayout.of(problem.kind());
-    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), layout, columns, pairs, q.maxRowLength,
-        rows);
+    ForwardKernels.Pairs scored = ForwardKernels.Pairs.of(problem);
+    boolean argmax16 = forward.narrowArgmax(in.queries(), in.documents(), scored);
     long argmaxBytes = (argmax16 ? 2L : 4L) * pairs * stride;
     long argmax = device.scratch(ScratchSlot.ARGMAX, Math.max(4, argmaxBytes));
     long rowLoss = device.scratch(ScratchSlot.LOSS_ROWS, 4L * rows);
     long dScores = device.scratch(ScratchSlot.DSCORES, 4L * pairs);
     Driver.fill32(scores, CudaBackend.POISON_SCORE, pairs, device.stream);
     Driver.fill32(argmax, CudaBackend.POISON_ARGMAX, (argmaxBytes + 3) / 4, device.stream);
-    forward.launch(in.queries(), in.documents(), layout, columns, 0, pairs, scores, argmax, stride, q.maxRowLength,
-        rows, argmax16);
+    forward.launchWithArgmax(in.queries(), in.documents(), scored, scores, argmax, stride, argmax16);
     // the softmax losses take a block per row, margin-MSE a thread per row
     int rowBlocks = (rows + LOSS_THREADS - 1) / LOSS_THREADS;
     KernelLaunch lossLaunch = switch (loss) {

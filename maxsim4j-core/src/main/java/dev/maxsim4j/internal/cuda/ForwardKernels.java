@@ -2,6 +2,7 @@ package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.CudaException;
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
 import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
@@ -38,6 +39,24 @@ final class ForwardKernels {
 
   /** The rules. */
   static final Planner RULES = ForwardPlan::plan;
+
+  /**
+   * Which pairs a forward scores: {@code count} pairs of {@code layout} over {@code queries} queries of at most
+   * {@code maxQueryLength} tokens, each query's {@code perQuery} documents from {@code docOffset}.
+   */
+  record Pairs(PairLayout layout, int queries, int maxQueryLength, int perQuery, int docOffset, int count) {
+    /** The pairs of {@code problem}, from its first document. */
+    static Pairs of(Problem problem) {
+      return new Pairs(PairLayout.of(problem.kind()), problem.queries().rows, problem.queries().maxRowLength,
+          problem.documentsPerQuery(), 0, problem.pairs());
+    }
+
+    /** Each of {@code queries} queries against each of the {@code perQuery} documents from {@code docOffset}. */
+    static Pairs all(int queries, int maxQueryLength, int perQuery, int docOffset) {
+      return new Pairs(PairLayout.ALL_PAIRS, queries, maxQueryLength, perQuery, docOffset,
+          Math.multiplyExact(queries, perQuery));
+    }
+  }
 
   /**
    * The tensor maps the warp-specialized kernel reads documents through, by the documents they were encoded
@@ -105,39 +124,38 @@ final class ForwardKernels {
     this.lane = lane;
   }
 
-  /** One forward over {@code pairs} pairs, the argmax in int32 where saved. */
-  void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries) {
-    launch(q, d, layout, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries, false);
-  }
-
-  /** As above; {@code argmax16}: the argmax is int16 (only where {@link #narrowArgmax} said so). */
-  void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16) {
-    launch(q, d, layout, perQuery, docOffset, pairs, scores, argmax, argmaxStride, maxQueryLength, queries, argmax16,
-        true);
+  /** The scores of {@code pairs} of {@code q} and {@code d}, written to {@code scores} (one float a pair). */
+  void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores) {
+    launch(q, d, pairs, scores, true);
   }
 
   /**
-   * The scores of all pairs of {@code queries} queries against the {@code perQuery} documents from {@code docOffset};
-   * {@code mayExpand} false: compressed documents are scored as stored, never expanded first (rule 21), for a call
-   * whose memory budget leaves no room for the expansion's buffer.
+   * As above; {@code mayExpand} false: compressed documents are scored as stored, never expanded first (rule 21), for
+   * a call whose memory budget leaves no room for the expansion's buffer.
    */
-  void launchAllPairs(DeviceTokens q, DeviceTokens d, int perQuery, int docOffset, long scores, int maxQueryLength,
-      int queries, boolean mayExpand) {
-    launch(q, d, PairLayout.ALL_PAIRS, perQuery, docOffset, queries * perQuery, scores, 0, 0, maxQueryLength, queries,
-        false, mayExpand);
+  void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores, boolean mayExpand) {
+    launch(q, d, pairs, new Outputs(scores, 0, 0, false), mayExpand);
   }
 
-  private void launch(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset, int pairs,
-      long scores, long argmax, int argmaxStride, int maxQueryLength, int queries, boolean argmax16,
-      boolean mayExpand) {
-    ForwardShape shape = shape(q, d, layout, perQuery, docOffset, pairs, maxQueryLength, queries, argmax != 0,
-        argmax16);
+  /**
+   * The scores and, for each pair's query slots, the index of the document token each took its max from, in rows of
+   * {@code argmaxStride} at {@code argmax}: int16 where {@code argmax16} (only where {@link #narrowArgmax} said so),
+   * else int32.
+   */
+  void launchWithArgmax(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores, long argmax, int argmaxStride,
+      boolean argmax16) {
+    launch(q, d, pairs, new Outputs(scores, argmax, argmaxStride, argmax16), true);
+  }
+
+  /** Where a forward writes: its scores, and its argmax (0: not saved) in rows of {@code argmaxStride}. */
+  private record Outputs(long scores, long argmax, int argmaxStride, boolean argmax16) {}
+
+  private void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, Outputs out, boolean mayExpand) {
+    boolean argmax = out.argmax() != 0;
+    ForwardShape shape = shape(q, d, pairs, argmax, out.argmax16());
     ForwardPlan.Plan plan = planner.plan(shape, gpu);
     if (q.halfOperands() != null && planner.halfOperands(shape, plan)) {
-      ForwardShape half = shape(q.halfOperands(), d, layout, perQuery, docOffset, pairs, maxQueryLength, queries,
-          argmax != 0, argmax16);
+      ForwardShape half = shape(q.halfOperands(), d, pairs, argmax, out.argmax16());
       ForwardPlan.Plan halfPlan = planner.plan(half, gpu);
       if (halfPlan.family() == ForwardPlan.Family.QUANT_TMA) { // only rule 20's kernel applies the copy's weights
         q = q.halfOperands();
@@ -146,8 +164,9 @@ final class ForwardKernels {
       }
     }
     if (plan.family() == ForwardPlan.Family.WGMMA_WS_EXPANDED) {
-      int firstDoc = layout == PairLayout.ALL_PAIRS ? docOffset : 0;
-      int docs = layout == PairLayout.ALL_PAIRS ? perQuery : pairs; // listed pairs: pair i reads document i
+      boolean all = pairs.layout() == PairLayout.ALL_PAIRS;
+      int firstDoc = all ? pairs.docOffset() : 0;
+      int docs = all ? pairs.perQuery() : pairs.count(); // listed pairs: pair i reads document i
       DeviceTokens expanded = mayExpand ? expand(d, q.dtype(), firstDoc, docs) : null;
       if (expanded != null) {
         d = expanded;
@@ -155,7 +174,7 @@ final class ForwardKernels {
         plan = ForwardPlan.planUnexpanded(shape, gpu);
       }
     }
-    Operands operands = new Operands(q, d, scores, argmax, argmaxStride);
+    Operands operands = new Operands(q, d, out.scores(), out.argmax(), out.argmaxStride());
     for (KernelLaunch launch : ForwardLaunches.of(plan, shape, operands)) {
       run(launch);
     }
@@ -197,15 +216,13 @@ final class ForwardKernels {
   }
 
   /** Whether a device-only training step keeps its argmax in int16 (rule 14). */
-  boolean narrowArgmax(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int pairs,
-      int maxQueryLength, int queries) {
-    return planner.narrowArgmax(shape(q, d, layout, perQuery, 0, pairs, maxQueryLength, queries, true, false), gpu);
+  boolean narrowArgmax(DeviceTokens q, DeviceTokens d, Pairs pairs) {
+    return planner.narrowArgmax(shape(q, d, pairs, true, false), gpu);
   }
 
-  private static ForwardShape shape(DeviceTokens q, DeviceTokens d, PairLayout layout, int perQuery, int docOffset,
-      int pairs, int maxQueryLength, int queries, boolean argmax, boolean argmax16) {
-    return new ForwardShape(layout, queries, perQuery, docOffset, pairs, maxQueryLength, d.maxLength(), q.dim(),
-        q.dtype(), d.dtype(), argmax, argmax16, d.storedTokens());
+  private static ForwardShape shape(DeviceTokens q, DeviceTokens d, Pairs p, boolean argmax, boolean argmax16) {
+    return new ForwardShape(p.layout(), p.queries(), p.perQuery(), p.docOffset(), p.count(), p.maxQueryLength(),
+        d.maxLength(), q.dim(), q.dtype(), d.dtype(), argmax, argmax16, d.storedTokens());
   }
 
   private void run(KernelLaunch l) {

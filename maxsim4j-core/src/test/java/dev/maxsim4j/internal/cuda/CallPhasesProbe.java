@@ -312,7 +312,7 @@ public final class CallPhasesProbe {
     /** One all-pairs forward launch of this shape, by the backend's rules, writing its scores to {@code scores}. */
     Runnable allPairsInto(long scores) {
       ForwardKernels forward = new ForwardKernels(device, launcher, ForwardKernels.RULES);
-      return () -> forward.launch(q, d, PairLayout.ALL_PAIRS, s[1], 0, s[0] * s[1], scores, 0, 0, s[2], s[0]);
+      return () -> forward.launch(q, d, ForwardKernels.Pairs.all(s[0], s[2], s[1], 0), scores);
     }
 
     @Override

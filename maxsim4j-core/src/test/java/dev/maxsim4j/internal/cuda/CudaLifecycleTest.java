@@ -14,7 +14,6 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,7 +2,6 @@ package dev.maxsim4j.internal.cuda;
 
 import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
 import static dev.maxsim4j.internal.cuda.PairLayout.LISTED_PAIRS;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.maxsim4j.DType;

@@ -37,7 +37,7 @@ class StreamingWorkTest {
       float[] first = null;
       for (int launch = 0; launch < 5; launch++) {
         Driver.fill32(scores, POISON, pairs, device.stream);
-        forward.launch(q, d, PairLayout.ALL_PAIRS, pairs, 0, pairs, scores, 0, 0, 32, 1);
+        forward.launch(q, d, ForwardKernels.Pairs.all(1, 32, pairs, 0), scores);
         Driver.copyToHost(host, scores, 4L * pairs, device.stream);
         // the two work counters the launch handed its pairs out with: each launch leaves them zero
         Driver.copyToHost(host.asSlice(4L * pairs), device.main.zeroedScratch(ScratchSlot.WORK_COUNTERS, 16), 16,
