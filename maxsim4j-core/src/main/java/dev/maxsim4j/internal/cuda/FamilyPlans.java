@@ -59,7 +59,7 @@ final class FamilyPlans {
     String type = "_" + suffix(s.queryType());
     String entry = p.entry().substring(0, p.entry().length() - type.length()) + "_scaled" + type;
     return new Plan(Family.WGMMA_WS_EXPANDED, p.module(), entry, p.blocks(), p.gridY(), p.threads(), p.sharedBytes(),
-        p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(), p.wholeDevice(), false);
+        p.optIn(), p.split(), p.leavesPartials(), p.rowsPerPass(), p.queryPasses(), p.wholeDevice(), false);
   }
 
   /** Rule 21's expansion of {@code documents} into operands of {@code type} (maxsim_expand.cu). */

@@ -40,15 +40,15 @@ final class ForwardLaunches {
           o.scores(), o.argmax(), o.argmaxStride(),
           p.runTimePairs() ? new Scratch(ScratchSlot.WORK_COUNTERS, 16, true) : null); // "_dyn"
       case WGMMA_WS, WGMMA_WS_EXPANDED -> { // expanded: d is the expansion, with the compressed tokens' scales
-        boolean partials = p.partials();
-        boolean passSums = !partials && p.passes() > 1; // one pass writes its scores directly
+        boolean partials = p.leavesPartials();
+        boolean passSums = !partials && p.queryPasses() > 1; // one pass writes its scores directly
         yield new KernelArgs.WgmmaWs(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.rowStart(), d.rowLength(),
-            d.mask(), d.validCount(), d.scales(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(), p.passes(),
-            split.slices(), split.sliceTokens(),
+            d.mask(), d.validCount(), d.scales(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(),
+            p.queryPasses(), split.slices(), split.sliceTokens(),
             partials ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null,
             partials ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null, lq,
             partials ? 0L : o.scores(), partials ? 0L : o.argmax(), o.argmaxStride(),
-            passSums ? new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.passes(), false) : null,
+            passSums ? new Scratch(ScratchSlot.WS_PASS_SUMS, 4L * s.pairs() * p.queryPasses(), false) : null,
             passSums ? new Scratch(ScratchSlot.WS_ARRIVALS, 4L * s.pairs(), true) : null, d);
       }
       case WGMMA -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
@@ -90,7 +90,7 @@ final class ForwardLaunches {
     };
     launches.add(new KernelLaunch(p.module(), p.entry(), p.blocks(), p.gridY(), p.threads(), p.sharedBytes(),
         p.optIn(), p.wholeDevice(), args));
-    if (p.partials()) {
+    if (p.leavesPartials()) {
       // the warp-specialized kernel's slices are its own; split passes leave one slice covering every document
       boolean ws = p.family() == Family.WGMMA_WS || p.family() == Family.WGMMA_WS_EXPANDED;
       int sliceTokens = ws || split.slices() > 1 ? split.sliceTokens()

@@ -72,21 +72,14 @@ final class ForwardPlan {
   /**
    * A launch's kernel and grid: {@code blocks} x {@code gridY} blocks of {@code threads} with
    * {@code sharedBytes} of dynamic shared memory ({@code optIn}: above the default, set first). {@code split}:
-   * document slices or query passes along grid.y, merged by a second launch where {@link Split#partials}.
-   * {@code partials}: the blocks leave per-row partials for a merge launch. Family parameters:
-   * {@code rowsPerPass} (block kernels), {@code passes} (warp-specialized and wgmma), {@code wholeDevice}
-   * (ordered after the last such grid).
+   * document slices or query passes along grid.y. {@code leavesPartials}: the blocks leave per-row partials, which
+   * a merge launch reduces to scores. Family parameters: {@code rowsPerPass} (block kernels), {@code queryPasses}
+   * (the warp-specialized and wgmma kernels' passes of query rows, wherever they run), {@code wholeDevice} (ordered
+   * after the last such grid), {@code runTimePairs} (blocks take pairs at run time from work counters).
    */
   record Plan(Family family, KernelModule module, String entry, int blocks, int gridY, int threads, int sharedBytes,
-      boolean optIn, Split split, boolean partials, int rowsPerPass, int passes, boolean wholeDevice,
-      boolean runTimePairs) {
-
-    /** The same launch through another entry point (tests run kernels only they build this way). */
-    Plan withEntry(KernelModule module, String entry) {
-      return new Plan(family, module, entry, blocks, gridY, threads, sharedBytes, optIn, split, partials, rowsPerPass,
-          passes, wholeDevice, runTimePairs);
-    }
-  }
+      boolean optIn, Split split, boolean leavesPartials, int rowsPerPass, int queryPasses, boolean wholeDevice,
+      boolean runTimePairs) {}
 
   /**
    * How a pair spreads over blocks along grid.y: {@code slices} of {@code sliceTokens} document tokens

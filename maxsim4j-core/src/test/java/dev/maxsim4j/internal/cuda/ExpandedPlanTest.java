@@ -35,7 +35,7 @@ class ExpandedPlanTest {
       Plan p = plan(1, 1000, 1024, 1024, 128, DType.BFLOAT16, dt);
       assertEquals(Family.WGMMA_WS_EXPANDED, p.family(), dt.toString());
       assertEquals("maxsim_forward_wgmma_ws_k2_r256_scaled_bf16", p.entry());
-      assertEquals(4, p.passes()); // 1024 rows in passes of 256
+      assertEquals(4, p.queryPasses()); // 1024 rows in passes of 256
       Plan bf16 = plan(1, 1000, 1024, 1024, 128, DType.BFLOAT16, DType.BFLOAT16);
       assertEquals(bf16.blocks(), p.blocks()); // the bf16 documents' plan, through another entry
       assertEquals(bf16.split(), p.split());

@@ -90,7 +90,7 @@ public final class ForcedKernels {
       case "2", "2p", "2r", "2rp", "2n" -> blockVariant(name);
       case "k8" -> family((s, g) -> {
         Plan p = FamilyPlans.block(s, g, ForwardPlan.queryGroupsPay(s, g));
-        return s.queryType() == dev.maxsim4j.DType.FLOAT16 ? p.withEntry(MMA_K8, p.entry()) : p;
+        return s.queryType() == dev.maxsim4j.DType.FLOAT16 ? withEntry(p, MMA_K8, p.entry()) : p;
       }, false);
       case "stream_n1" -> streamVariant("_n1", 2);
       case "stream_n2" -> streamVariant("_n2", 4);
@@ -131,12 +131,13 @@ public final class ForcedKernels {
           return p;
         }
         return new Plan(p.family(), p.module(), p.entry().replace("_c1_", "_c2_"), p.blocks(), p.gridY(),
-            p.threads(), p.sharedBytes() + 32 * 128, p.optIn(), p.split(), p.partials(), p.rowsPerPass(), p.passes(),
-            p.wholeDevice(), p.runTimePairs());
+            p.threads(), p.sharedBytes() + 32 * 128, p.optIn(), p.split(), p.leavesPartials(), p.rowsPerPass(),
+            p.queryPasses(), p.wholeDevice(), p.runTimePairs());
       };
       case "quant_tma_k4" -> (s, g) -> { // 8-bit rows of 16-48 dims read as 64 (the c1 entries)
         Plan p = ForwardPlan.plan(s, g);
-        return p.family() != Family.QUANT_TMA ? p : p.withEntry(p.module(), p.entry().replaceAll("_c1k[123]_", "_c1_"));
+        return p.family() != Family.QUANT_TMA ? p
+            : withEntry(p, p.module(), p.entry().replaceAll("_c1k[123]_", "_c1_"));
       };
       case "quant_rule18" -> (s, g) -> {
         Plan p = ForwardPlan.plan(s, g);
@@ -214,7 +215,7 @@ public final class ForcedKernels {
       }
       String entry = p.entry().replaceFirst("_mma2(rp|n)_", "_mma" + variant + "_");
       boolean shipped = variant.equals("2rp") || variant.equals("2n");
-      return p.withEntry(shipped ? KernelModule.FORWARD_MMA : MMA_AB, entry);
+      return withEntry(p, shipped ? KernelModule.FORWARD_MMA : MMA_AB, entry);
     }, false);
   }
 
@@ -236,7 +237,13 @@ public final class ForcedKernels {
           g.sharedMemoryPerBlockOptin(), g.tensorMaps(),
           (module, entry, threads, shared) -> g.residentBlocks(STREAM_AB, rename.apply(entry), threads, shared));
       Plan p = FamilyPlans.stream(s, ab, false);
-      return p.withEntry(STREAM_AB, rename.apply(p.entry()));
+      return withEntry(p, STREAM_AB, rename.apply(p.entry()));
     }, true);
+  }
+
+  /** {@code p} through another entry point: kernels only the tests build. */
+  static Plan withEntry(Plan p, KernelModule module, String entry) {
+    return new Plan(p.family(), module, entry, p.blocks(), p.gridY(), p.threads(), p.sharedBytes(), p.optIn(),
+        p.split(), p.leavesPartials(), p.rowsPerPass(), p.queryPasses(), p.wholeDevice(), p.runTimePairs());
   }
 }

@@ -40,7 +40,7 @@ class ForcedKernelsTest {
     ForwardShape longQuery = shape(1, 1000, 1024, 1024, 128, false);
     assertEquals("maxsim_forward_wgmma_ws_k2_r256_bf16", plan("default", longQuery, H200).entry());
     assertEquals("maxsim_forward_wgmma_ws_k2_bf16", plan("wgmma_ws_r128", longQuery, H200).entry());
-    assertTrue(plan("wgmma_ws_merge", longQuery, H200).partials());
+    assertTrue(plan("wgmma_ws_merge", longQuery, H200).leavesPartials());
     assertEquals(8, plan("wgmma", longQuery, H200).gridY(), "split passes");
     assertEquals(1, plan("wgmma_serial", longQuery, H200).gridY(), "passes in one block");
     assertEquals("maxsim_forward_mma8n_bf16", plan("nowgmma", longQuery, H200).entry());
