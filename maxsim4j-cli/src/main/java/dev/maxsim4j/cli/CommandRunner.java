@@ -1,5 +1,6 @@
 package dev.maxsim4j.cli;
 
+import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.MappedFiles;
 import dev.maxsim4j.cli.io.Printable;
 import dev.maxsim4j.cli.io.RunMemory;
@@ -49,9 +50,10 @@ public final class CommandRunner {
    */
   public static int run(String program, PrintStream out, PrintStream err, Command command) {
     Map<Path, Long> mapped = new ConcurrentHashMap<>(); // this run's, apart from runs on other threads
+    Map<String, String> given = new ConcurrentHashMap<>();
     try {
-      int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> RunMemory.freedAfter(
-          command::run)));
+      int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> GivenFiles.recordedIn(given,
+          () -> RunMemory.freedAfter(command::run))));
       if (out.checkError()) {
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
             + " what this run printed is incomplete");
@@ -61,10 +63,10 @@ public final class CommandRunner {
     } catch (UsageException e) {
       return fail(program, err, e, e.getMessage(), 2);
     } catch (IOException e) {
-      return fail(program, err, e, "error: " + describe(e), 1);
+      return fail(program, err, e, "error: " + describe(e, given), 1);
     } catch (UncheckedIOException e) {
       // a stream or worker wraps the same failures: worded alike, not as the wrapped class's name
-      return fail(program, err, e, "error: " + describe(e.getCause()), 1);
+      return fail(program, err, e, "error: " + describe(e.getCause(), given), 1);
     } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
       return fail(program, err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
     } catch (OutOfMemoryError e) {
@@ -83,7 +85,25 @@ public final class CommandRunner {
     }
   }
 
-  /** A failed file operation in a few words: what it was, on which file. */
+  /**
+   * A failed file operation in a few words: what it was, on which file; on an input an option named ({@code given}),
+   * led by that option, with what the input must be.
+   */
+  static String describe(IOException e, Map<String, String> given) {
+    String option = e instanceof FileSystemException f ? GivenFiles.optionOf(given, f.getFile()) : null;
+    if (option != null) {
+      String file = ((FileSystemException) e).getFile();
+      return switch (e) {
+        case NoSuchFileException f -> option + " " + file + ": no such file (gone since the run checked it); expected"
+            + " inputs to stay until the run ends";
+        case AccessDeniedException f -> option + " " + file + ": permission denied; expected an input this user can"
+            + " read";
+        default -> option + " " + describe(e);
+      };
+    }
+    return describe(e);
+  }
+
   private static String describe(IOException e) {
     return switch (e) {
       case NoSuchFileException f -> "no such file: " + f.getFile();

@@ -4,6 +4,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
@@ -238,6 +239,7 @@ final class Inputs {
 
   /** As above, for a path given as one, or found by listing a folder. */
   static Path input(String option, Path p) {
+    GivenFiles.given(option, p);
     if (Files.isDirectory(p)) {
       throw new IllegalArgumentException(option + " " + p + " is a directory; expected a .npy or .safetensors file");
     }

@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.TopK;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
@@ -64,7 +65,9 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
-    List<Shard> shards = load(a, PathArgument.of("--docs", a.get("--docs")), queries, err);
+    Path folder = PathArgument.of("--docs", a.get("--docs"));
+    GivenFiles.given("--docs", folder);
+    List<Shard> shards = load(a, folder, queries, err);
     long documents = shards.getLast().first() + shards.getLast().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK) {

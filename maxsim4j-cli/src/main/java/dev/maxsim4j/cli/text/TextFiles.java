@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli.text;
 
 import dev.maxsim4j.cli.io.Absent;
+import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
 import java.io.IOException;
@@ -267,6 +268,7 @@ public final class TextFiles {
    * until a writer comes or never end.
    */
   public static void requireTextFile(String option, Path file) {
+    GivenFiles.given(option, file);
     String expected = "; expected a text file with one text per line";
     if (Files.isDirectory(file)) {
       throw new IllegalArgumentException(option + " " + shown(file) + " is a folder" + expected);
