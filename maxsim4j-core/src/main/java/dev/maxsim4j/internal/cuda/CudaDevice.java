@@ -35,19 +35,19 @@ final class CudaDevice implements AutoCloseable {
   final boolean hostMapped;
   /** Staging for copies, mapped where {@link #hostMapped} so kernels may write their results to it. */
   private final GrowingPinnedMemory pinned;
-  private final MemorySegment context;
-  final MemorySegment stream;
-  private final Map<String, MemorySegment> modules = new HashMap<>();
-  private final Map<String, MemorySegment> functions = new HashMap<>();
-  private final Map<MemorySegment, Integer> sharedMemoryAllowed = new HashMap<>();
+  private final Driver.Context context;
+  final Driver.Stream stream;
+  private final Map<String, Driver.LoadedModule> modules = new HashMap<>();
+  private final Map<String, Driver.Entry> functions = new HashMap<>();
+  private final Map<Driver.Entry, Integer> sharedMemoryAllowed = new HashMap<>();
   private final Map<Occupancy, Integer> residentBlocks = new HashMap<>();
 
-  private record Occupancy(MemorySegment function, int blockSize, int sharedBytes) {}
+  private record Occupancy(Driver.Entry function, int blockSize, int sharedBytes) {}
   private long allocatedBytes;
   private long peakAllocatedBytes;
   private boolean closed;
   /** The last launch ordered by orderWholeDeviceLaunch: a marker recorded after it, and its lane. */
-  private MemorySegment wholeDeviceMarker;
+  private Driver.Event wholeDeviceMarker;
   private Lane wholeDeviceLane;
 
   private static volatile Optional<String> probe;
@@ -173,7 +173,7 @@ final class CudaDevice implements AutoCloseable {
   }
 
   /** A kernel of one of the jar's modules, loaded on first use. */
-  MemorySegment function(KernelModule module, String kernel) {
+  Driver.Entry function(KernelModule module, String kernel) {
     return functions.computeIfAbsent(module.name() + "/" + kernel,
         k -> Driver.function(modules.computeIfAbsent(module.name(), m -> load(jarImage(module))), kernel));
   }
@@ -182,7 +182,7 @@ final class CudaDevice implements AutoCloseable {
    * A kernel of a module another jar brings (the fatbin {@code image}), loaded on first use; its name is kept apart
    * from the jar's modules, so that it never stands for one of them.
    */
-  MemorySegment function(String module, Supplier<byte[]> image, String kernel) {
+  Driver.Entry function(String module, Supplier<byte[]> image, String kernel) {
     String key = "external:" + module;
     return functions.computeIfAbsent(key + "/" + kernel,
         k -> Driver.function(modules.computeIfAbsent(key, m -> load(image.get())), kernel));
@@ -200,7 +200,7 @@ final class CudaDevice implements AutoCloseable {
     }
   }
 
-  private static MemorySegment load(byte[] image) {
+  private static Driver.LoadedModule load(byte[] image) {
     // the image must outlive the load call only; the driver copies it
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment copy = arena.allocate(image.length + 1L, 16);
@@ -213,13 +213,13 @@ final class CudaDevice implements AutoCloseable {
    * Blocks of {@code blockSize} threads with {@code sharedBytes} of dynamic shared memory one SM holds, asked
    * once per kernel and size.
    */
-  int residentBlocksPerMultiprocessor(MemorySegment function, int blockSize, int sharedBytes) {
+  int residentBlocksPerMultiprocessor(Driver.Entry function, int blockSize, int sharedBytes) {
     return residentBlocks.computeIfAbsent(new Occupancy(function, blockSize, sharedBytes),
         o -> Math.max(1, Driver.maxActiveBlocksPerMultiprocessor(o.function(), o.blockSize(), o.sharedBytes())));
   }
 
   /** Lets {@code function} launch with up to {@code bytes} of dynamic shared memory (set once per size). */
-  void allowDynamicSharedMemory(MemorySegment function, int bytes) {
+  void allowDynamicSharedMemory(Driver.Entry function, int bytes) {
     Integer allowed = sharedMemoryAllowed.get(function);
     if (allowed == null || allowed < bytes) {
       Driver.setMaxDynamicSharedMemory(function, bytes);
@@ -259,11 +259,11 @@ final class CudaDevice implements AutoCloseable {
    * run at once (PipelinedCalls alternates them). The device's own stream is {@link #main}.
    */
   final class Lane {
-    final MemorySegment stream;
+    final Driver.Stream stream;
     /** slot -> {pointer, bytes} */
     private final Map<ScratchSlot, long[]> scratch = new EnumMap<>(ScratchSlot.class);
 
-    private Lane(MemorySegment stream) {
+    private Lane(Driver.Stream stream) {
       this.stream = stream;
     }
 
@@ -414,13 +414,13 @@ final class CudaDevice implements AutoCloseable {
       l.freeScratch(releases);
     }
     releases.run(pinned::close);
-    for (MemorySegment m : modules.values()) {
+    for (Driver.LoadedModule m : modules.values()) {
       releases.run(() -> Driver.unloadModule(m));
     }
     modules.clear();
     functions.clear();
     if (wholeDeviceMarker != null) {
-      MemorySegment marker = wholeDeviceMarker;
+      Driver.Event marker = wholeDeviceMarker;
       wholeDeviceMarker = null;
       releases.run(() -> Driver.destroyEvent(marker));
     }

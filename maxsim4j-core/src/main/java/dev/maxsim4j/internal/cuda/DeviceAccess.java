@@ -44,10 +44,10 @@ public final class DeviceAccess {
   /** A kernel of another jar's module, loaded on one device. */
   public static final class Kernel {
     private final CudaDevice device;
-    private final MemorySegment function;
+    private final Driver.Entry function;
     private final String name;
 
-    private Kernel(CudaDevice device, MemorySegment function, String name) {
+    private Kernel(CudaDevice device, Driver.Entry function, String name) {
       this.device = device;
       this.function = function;
       this.name = name;
@@ -164,8 +164,8 @@ public final class DeviceAccess {
   /** Milliseconds on the device of the work {@code enqueue} queues, by two CUDA events around it. */
   public double millis(Runnable enqueue) {
     check();
-    MemorySegment start = Driver.createEvent();
-    MemorySegment end = MemorySegment.NULL;
+    Driver.Event start = Driver.createEvent();
+    Driver.Event end = null;
     double ms;
     try {
       end = Driver.createEvent();
@@ -182,10 +182,10 @@ public final class DeviceAccess {
   }
 
   /** Destroys the events (each whatever the other's fate), keeping the failures. */
-  private static Releases destroyed(MemorySegment start, MemorySegment end) {
+  private static Releases destroyed(Driver.Event start, Driver.Event end) {
     Releases releases = new Releases();
     releases.run(() -> Driver.destroyEvent(start));
-    if (!end.equals(MemorySegment.NULL)) {
+    if (end != null) {
       releases.run(() -> Driver.destroyEvent(end));
     }
     return releases;

@@ -74,12 +74,12 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
   }
 
   /** As above, the copy queued on {@code stream}. */
-  static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, MemorySegment stream) {
+  static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, Driver.Stream stream) {
     return uploadAsync(t, device, staging, stream, false);
   }
 
   /** As above, with the fp16 copy where {@code halfCopy} asks for one (staging of {@code bytesFor(t, true)}). */
-  static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, MemorySegment stream,
+  static DeviceTokens uploadAsync(Tokens t, long device, MemorySegment staging, Driver.Stream stream,
       boolean halfCopy) {
     long bytes = bytesFor(t, halfCopy);
     MemorySegment stage = staging.asSlice(0, bytes);

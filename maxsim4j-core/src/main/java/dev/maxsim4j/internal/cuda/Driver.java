@@ -19,10 +19,25 @@ import java.util.Optional;
 /**
  * Hand-written FFM downcalls into the CUDA driver API ({@code libcuda.so.1}). The only class that touches
  * native CUDA symbols; every call's {@code CUresult} is checked and a failure becomes a
- * {@link CudaException} with the driver's own error name and text. CUDA handles (contexts, modules,
- * functions, streams, events) are {@link MemorySegment} addresses, device pointers are {@code long}.
+ * {@link CudaException} with the driver's own error name and text. CUDA handles are typed (a stream cannot stand
+ * for an event, nor a module for a context); device pointers are {@code long}.
  */
 final class Driver {
+  /** A primary context (CUcontext). */
+  record Context(MemorySegment handle) {}
+
+  /** A loaded module of kernels (CUmodule). */
+  record LoadedModule(MemorySegment handle) {}
+
+  /** A kernel entry point of a loaded module (CUfunction). */
+  record Entry(MemorySegment handle) {}
+
+  /** A stream (CUstream): work queued on it runs in order. */
+  record Stream(MemorySegment handle) {}
+
+  /** An event (CUevent): a point of a stream, to wait for or to time. */
+  record Event(MemorySegment handle) {}
+
   static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
   static final int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
   static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
@@ -254,51 +269,51 @@ final class Driver {
     }
   }
 
-  static MemorySegment retainPrimaryContext(int device) {
-    return addressOut("cuDevicePrimaryCtxRetain", c -> (int) PRIMARY_CTX_RETAIN.invokeExact(c, device));
+  static Context retainPrimaryContext(int device) {
+    return new Context(addressOut("cuDevicePrimaryCtxRetain", c -> (int) PRIMARY_CTX_RETAIN.invokeExact(c, device)));
   }
 
   static void releasePrimaryContext(int device) {
     run("cuDevicePrimaryCtxRelease", () -> (int) PRIMARY_CTX_RELEASE.invokeExact(device));
   }
 
-  static void setCurrent(MemorySegment ctx) {
-    run("cuCtxSetCurrent", () -> (int) CTX_SET_CURRENT.invokeExact(ctx));
+  static void setCurrent(Context ctx) {
+    run("cuCtxSetCurrent", () -> (int) CTX_SET_CURRENT.invokeExact(ctx.handle()));
   }
 
   // ---------------------------------------------------------------- modules and launches
 
-  static MemorySegment loadModule(MemorySegment image) {
-    return addressOut("cuModuleLoadData", m -> (int) MODULE_LOAD_DATA.invokeExact(m, image));
+  static LoadedModule loadModule(MemorySegment image) {
+    return new LoadedModule(addressOut("cuModuleLoadData", m -> (int) MODULE_LOAD_DATA.invokeExact(m, image)));
   }
 
-  static void unloadModule(MemorySegment module) {
-    run("cuModuleUnload", () -> (int) MODULE_UNLOAD.invokeExact(module));
+  static void unloadModule(LoadedModule module) {
+    run("cuModuleUnload", () -> (int) MODULE_UNLOAD.invokeExact(module.handle()));
   }
 
-  static MemorySegment function(MemorySegment module, String name) {
+  static Entry function(LoadedModule module, String name) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment cName = arena.allocateFrom(name);
-      return addressOut("cuModuleGetFunction(" + name + ")",
-          f -> (int) MODULE_GET_FUNCTION.invokeExact(f, module, cName));
+      return new Entry(addressOut("cuModuleGetFunction(" + name + ")",
+          f -> (int) MODULE_GET_FUNCTION.invokeExact(f, module.handle(), cName)));
     }
   }
 
-  static void setMaxDynamicSharedMemory(MemorySegment function, int bytes) {
-    run("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-        () -> (int) FUNC_SET_ATTRIBUTE.invokeExact(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
+  static void setMaxDynamicSharedMemory(Entry function, int bytes) {
+    run("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", () -> (int) FUNC_SET_ATTRIBUTE.invokeExact(
+        function.handle(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
   }
 
   /** How many blocks of {@code blockSize} threads of {@code function} one multiprocessor holds at once. */
-  static int maxActiveBlocksPerMultiprocessor(MemorySegment function, int blockSize, long dynamicSharedBytes) {
+  static int maxActiveBlocksPerMultiprocessor(Entry function, int blockSize, long dynamicSharedBytes) {
     return intOut("cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        n -> (int) OCCUPANCY_MAX_BLOCKS.invokeExact(n, function, blockSize, dynamicSharedBytes));
+        n -> (int) OCCUPANCY_MAX_BLOCKS.invokeExact(n, function.handle(), blockSize, dynamicSharedBytes));
   }
 
-  static void launch(MemorySegment function, String name, int gridX, int gridY, int blockX, int sharedBytes,
-      MemorySegment stream, MemorySegment params) {
-    run("cuLaunchKernel(" + name + ")", () -> (int) LAUNCH_KERNEL.invokeExact(function, gridX, gridY, 1, blockX, 1, 1,
-        sharedBytes, stream, params, MemorySegment.NULL));
+  static void launch(Entry function, String name, int gridX, int gridY, int blockX, int sharedBytes, Stream stream,
+      MemorySegment params) {
+    run("cuLaunchKernel(" + name + ")", () -> (int) LAUNCH_KERNEL.invokeExact(function.handle(), gridX, gridY, 1,
+        blockX, 1, 1, sharedBytes, stream.handle(), params, MemorySegment.NULL));
   }
 
   /** Bytes of a CUtensorMap (it must be 64-byte aligned). */
@@ -383,12 +398,14 @@ final class Driver {
     }
   }
 
-  static void copyToDevice(long dst, MemorySegment src, long bytes, MemorySegment stream) {
-    run("cuMemcpyHtoDAsync(" + bytes + " bytes)", () -> (int) MEMCPY_HTOD_ASYNC.invokeExact(dst, src, bytes, stream));
+  static void copyToDevice(long dst, MemorySegment src, long bytes, Stream stream) {
+    run("cuMemcpyHtoDAsync(" + bytes + " bytes)",
+        () -> (int) MEMCPY_HTOD_ASYNC.invokeExact(dst, src, bytes, stream.handle()));
   }
 
-  static void copyOnDevice(long dst, long src, long bytes, MemorySegment stream) {
-    run("cuMemcpyDtoDAsync(" + bytes + " bytes)", () -> (int) MEMCPY_DTOD_ASYNC.invokeExact(dst, src, bytes, stream));
+  static void copyOnDevice(long dst, long src, long bytes, Stream stream) {
+    run("cuMemcpyDtoDAsync(" + bytes + " bytes)",
+        () -> (int) MEMCPY_DTOD_ASYNC.invokeExact(dst, src, bytes, stream.handle()));
   }
 
   /**
@@ -407,60 +424,61 @@ final class Driver {
     }
   }
 
-  static void copyToHost(MemorySegment dst, long src, long bytes, MemorySegment stream) {
-    run("cuMemcpyDtoHAsync(" + bytes + " bytes)", () -> (int) MEMCPY_DTOH_ASYNC.invokeExact(dst, src, bytes, stream));
+  static void copyToHost(MemorySegment dst, long src, long bytes, Stream stream) {
+    run("cuMemcpyDtoHAsync(" + bytes + " bytes)",
+        () -> (int) MEMCPY_DTOH_ASYNC.invokeExact(dst, src, bytes, stream.handle()));
   }
 
-  static void fill32(long dst, int value, long count, MemorySegment stream) {
-    run("cuMemsetD32Async", () -> (int) MEMSET_D32_ASYNC.invokeExact(dst, value, count, stream));
+  static void fill32(long dst, int value, long count, Stream stream) {
+    run("cuMemsetD32Async", () -> (int) MEMSET_D32_ASYNC.invokeExact(dst, value, count, stream.handle()));
   }
 
   // ---------------------------------------------------------------- streams and events
 
-  static MemorySegment createStream() {
-    return addressOut("cuStreamCreate", s -> (int) STREAM_CREATE.invokeExact(s, CU_STREAM_NON_BLOCKING));
+  static Stream createStream() {
+    return new Stream(addressOut("cuStreamCreate", s -> (int) STREAM_CREATE.invokeExact(s, CU_STREAM_NON_BLOCKING)));
   }
 
-  static void destroyStream(MemorySegment stream) {
-    run("cuStreamDestroy", () -> (int) STREAM_DESTROY.invokeExact(stream));
+  static void destroyStream(Stream stream) {
+    run("cuStreamDestroy", () -> (int) STREAM_DESTROY.invokeExact(stream.handle()));
   }
 
-  static void synchronize(MemorySegment stream) {
-    run("cuStreamSynchronize", () -> (int) STREAM_SYNCHRONIZE.invokeExact(stream));
+  static void synchronize(Stream stream) {
+    run("cuStreamSynchronize", () -> (int) STREAM_SYNCHRONIZE.invokeExact(stream.handle()));
   }
 
-  static MemorySegment createEvent() {
-    return addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DEFAULT));
+  static Event createEvent() {
+    return new Event(addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DEFAULT)));
   }
 
   /** An event that only marks a point of a stream (no timing: cheaper to record and to wait for). */
-  static MemorySegment createMarker() {
-    return addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DISABLE_TIMING));
+  static Event createMarker() {
+    return new Event(addressOut("cuEventCreate", e -> (int) EVENT_CREATE.invokeExact(e, CU_EVENT_DISABLE_TIMING)));
   }
 
   /** Blocks until the work before {@code event}'s last record has finished (a failed kernel throws). */
-  static void waitFor(MemorySegment event) {
-    run("cuEventSynchronize", () -> (int) EVENT_SYNCHRONIZE.invokeExact(event));
+  static void waitFor(Event event) {
+    run("cuEventSynchronize", () -> (int) EVENT_SYNCHRONIZE.invokeExact(event.handle()));
   }
 
-  static void destroyEvent(MemorySegment event) {
-    run("cuEventDestroy", () -> (int) EVENT_DESTROY.invokeExact(event));
+  static void destroyEvent(Event event) {
+    run("cuEventDestroy", () -> (int) EVENT_DESTROY.invokeExact(event.handle()));
   }
 
-  static void record(MemorySegment event, MemorySegment stream) {
-    run("cuEventRecord", () -> (int) EVENT_RECORD.invokeExact(event, stream));
+  static void record(Event event, Stream stream) {
+    run("cuEventRecord", () -> (int) EVENT_RECORD.invokeExact(event.handle(), stream.handle()));
   }
 
   /** Makes {@code stream}'s later work wait, on the device, for the work before {@code event}'s last record. */
-  static void streamWait(MemorySegment stream, MemorySegment event) {
-    run("cuStreamWaitEvent", () -> (int) STREAM_WAIT_EVENT.invokeExact(stream, event, 0));
+  static void streamWait(Stream stream, Event event) {
+    run("cuStreamWaitEvent", () -> (int) STREAM_WAIT_EVENT.invokeExact(stream.handle(), event.handle(), 0));
   }
 
-  static float elapsedMillis(MemorySegment start, MemorySegment end) {
-    run("cuEventSynchronize", () -> (int) EVENT_SYNCHRONIZE.invokeExact(end));
+  static float elapsedMillis(Event start, Event end) {
+    waitFor(end);
     try (Arena arena = Arena.ofConfined()) {
-      return out("cuEventElapsedTime", JAVA_FLOAT, arena, ms -> (int) EVENT_ELAPSED_TIME.invokeExact(ms, start, end))
-          .get(JAVA_FLOAT, 0);
+      return out("cuEventElapsedTime", JAVA_FLOAT, arena,
+          ms -> (int) EVENT_ELAPSED_TIME.invokeExact(ms, start.handle(), end.handle())).get(JAVA_FLOAT, 0);
     }
   }
 }

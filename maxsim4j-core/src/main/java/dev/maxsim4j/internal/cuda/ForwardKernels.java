@@ -106,7 +106,7 @@ final class ForwardKernels {
     this.lane = device.main;
     this.gpu = new GpuCapabilities(device.major, device.minor, device.multiprocessors,
         device.sharedMemoryPerBlockOptin, Driver.hasTensorMaps(), (module, entry, threads, sharedBytes) -> {
-          MemorySegment fn = device.function(module, entry);
+          Driver.Entry fn = device.function(module, entry);
           if (sharedBytes > 0) {
             device.allowDynamicSharedMemory(fn, sharedBytes); // the occupancy is asked with it allowed
           }

@@ -17,14 +17,14 @@ final class Launcher implements AutoCloseable {
   }
 
   /** Queues {@code l}, which takes no scratch placeholders or tensor maps, on {@code stream}. */
-  void launch(KernelLaunch l, MemorySegment stream) {
+  void launch(KernelLaunch l, Driver.Stream stream) {
     launch(l, stream, KernelParams.PLAIN);
   }
 
   /** Queues {@code l} on {@code stream}, its scratch buffers and tensor map from {@code resolver}. */
-  void launch(KernelLaunch l, MemorySegment stream, KernelParams.Resolver resolver) {
+  void launch(KernelLaunch l, Driver.Stream stream, KernelParams.Resolver resolver) {
     MemorySegment arguments = params.set(l.args(), resolver);
-    MemorySegment function = device.function(l.module(), l.entry());
+    Driver.Entry function = device.function(l.module(), l.entry());
     if (l.optIn()) {
       device.allowDynamicSharedMemory(function, l.sharedBytes());
     }
@@ -35,7 +35,7 @@ final class Launcher implements AutoCloseable {
    * Queues {@code function} (a kernel of another jar's module, named {@code name}) on {@code stream}: {@code blocks}
    * blocks of {@code threads}, its arguments as {@code arguments} writes them.
    */
-  void launch(MemorySegment function, String name, int blocks, int threads, MemorySegment stream,
+  void launch(Driver.Entry function, String name, int blocks, int threads, Driver.Stream stream,
       Consumer<LaunchArguments> arguments) {
     Driver.launch(function, name, blocks, 1, threads, 0, stream, params.set(arguments));
   }

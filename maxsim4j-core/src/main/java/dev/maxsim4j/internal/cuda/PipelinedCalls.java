@@ -39,7 +39,7 @@ final class PipelinedCalls {
   /** A call's pinned memory and completion marker; reused once its call has completed. */
   static final class Slot {
     private final GrowingPinnedMemory pinned = new GrowingPinnedMemory(true);
-    private final MemorySegment marker = Driver.createMarker();
+    private final Driver.Event marker = Driver.createMarker();
     /** The lane this slot's calls run on. */
     final CudaDevice.Lane lane;
 

@@ -24,9 +24,9 @@ final class StreamedChunks implements AutoCloseable {
   }
 
   private final CudaDevice device;
-  private MemorySegment copyStream;
-  private final MemorySegment[] copied = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
-  private final MemorySegment[] scored = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
+  private Driver.Stream copyStream;
+  private final Driver.Event[] copied = new Driver.Event[MemoryBudget.CHUNK_BUFFERS];
+  private final Driver.Event[] scored = new Driver.Event[MemoryBudget.CHUNK_BUFFERS];
   private final MemorySegment[] staging = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
   /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
   private long fromPageLocked;
@@ -119,7 +119,7 @@ final class StreamedChunks implements AutoCloseable {
 
   /** The copy stream and its events, all or none: what a failure leaves made is destroyed again. */
   private void createStreamAndEvents() {
-    MemorySegment stream = Driver.createStream();
+    Driver.Stream stream = Driver.createStream();
     try {
       for (int b = 0; b < copied.length; b++) {
         copied[b] = Driver.createMarker();
@@ -169,7 +169,7 @@ final class StreamedChunks implements AutoCloseable {
     if (copyStream == null) {
       return;
     }
-    MemorySegment stream = copyStream;
+    Driver.Stream stream = copyStream;
     copyStream = null;
     // each step whatever the ones before did, so that one failure leaves nothing else allocated
     Releases releases = new Releases();
@@ -189,7 +189,7 @@ final class StreamedChunks implements AutoCloseable {
   /** Destroys the events made so far, each whatever the others did. */
   private void destroyEvents(Releases releases) {
     for (int b = 0; b < copied.length; b++) {
-      for (MemorySegment event : new MemorySegment[] {copied[b], scored[b]}) {
+      for (Driver.Event event : new Driver.Event[] {copied[b], scored[b]}) {
         if (event != null) {
           releases.run(() -> Driver.destroyEvent(event));
         }

@@ -180,8 +180,8 @@ public final class CallPhasesProbe {
     long scores = device.scratch(ScratchSlot.SCORES, 4L * pairs);
     MemorySegment pinned = device.pinned(4L * pairs);
     Runnable launch = u.allPairsInto(scores);
-    MemorySegment e0 = Driver.createEvent();
-    MemorySegment e1 = Driver.createEvent();
+    Driver.Event e0 = Driver.createEvent();
+    Driver.Event e1 = Driver.createEvent();
     int n = 400;
     double[] backToBack = new double[n / 20];
     double[] isolated = new double[n];
@@ -231,8 +231,8 @@ public final class CallPhasesProbe {
     int pairs = s[0] * s[1];
     MemorySegment out = device.pinned(4L * pairs).asSlice(0, 4L * pairs);
     Runnable launch = u.allPairsInto(device.deviceAddress(out));
-    MemorySegment e0 = Driver.createEvent();
-    MemorySegment e1 = Driver.createEvent();
+    Driver.Event e0 = Driver.createEvent();
+    Driver.Event e1 = Driver.createEvent();
     int n = 400;
     double[] backToBack = new double[n / 20];
     double[] isolated = new double[n];
@@ -275,7 +275,7 @@ public final class CallPhasesProbe {
    * Microseconds per launch between events: {@code backToBack[i]} over a series of 20 launches,
    * {@code isolated[i]} for one launch alone.
    */
-  private static void kernelTimes(CudaDevice device, Runnable launch, MemorySegment e0, MemorySegment e1,
+  private static void kernelTimes(CudaDevice device, Runnable launch, Driver.Event e0, Driver.Event e1,
       double[] backToBack, double[] isolated) {
     for (int i = 0; i < backToBack.length; i++) {
       Driver.record(e0, device.stream);
