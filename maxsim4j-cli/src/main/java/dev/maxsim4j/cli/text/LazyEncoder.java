@@ -5,13 +5,17 @@ import java.util.function.Supplier;
 
 /**
  * The MiniLM encoder, loaded on first use: an index run with nothing new to encode, or one refused first (a folder
- * without text), never loads the model.
+ * without text), never loads the model. Once closed it loads nothing more, since no one would close that model.
  */
 final class LazyEncoder implements Supplier<MiniLmTokenEncoder>, AutoCloseable {
   private MiniLmTokenEncoder encoder;
+  private boolean closed;
 
   @Override
   public MiniLmTokenEncoder get() {
+    if (closed) {
+      throw new IllegalStateException("the encoder is closed");
+    }
     if (encoder == null) {
       encoder = MiniLmTokenEncoder.load();
     }
@@ -20,8 +24,11 @@ final class LazyEncoder implements Supplier<MiniLmTokenEncoder>, AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     if (encoder != null) {
-      encoder.close();
+      MiniLmTokenEncoder loaded = encoder;
+      encoder = null;
+      loaded.close();
     }
   }
 }
