@@ -33,7 +33,7 @@ namespace maxsim4j {
 
 constexpr int QW_THREADS = 128;              // one warpgroup
 constexpr int QW_TOKENS = 64;                // document tokens per m-tile: wgmma's M
-constexpr int QW_RING_BYTES = 54 * 1024;     // per block; KernelGeometry sizes the dynamic shared memory alike
+constexpr int QW_RING_BYTES = 54 * 1024;     // per block; FamilyPlans.quantWgmmaLaunch sizes shared memory alike
 constexpr int QW_MAX_STAGES = 8;
 constexpr int QW_SLOT_ROWS = 32;             // query rows per slot (a warp's epilogue sums one slot)
 

@@ -50,7 +50,7 @@ public final class CommandRunner {
    */
   public static int run(String program, PrintStream out, PrintStream err, Command command) {
     Map<Path, Long> mapped = new ConcurrentHashMap<>(); // this run's, apart from runs on other threads
-    Map<String, String> given = new ConcurrentHashMap<>();
+    GivenFiles given = new GivenFiles();
     try {
       int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> GivenFiles.recordedIn(given,
           () -> RunMemory.freedAfter(command::run))));
@@ -89,8 +89,8 @@ public final class CommandRunner {
    * A failed file operation in a few words: what it was, on which file; on an input an option named ({@code given}),
    * led by that option, with what the input must be.
    */
-  static String describe(IOException e, Map<String, String> given) {
-    String option = e instanceof FileSystemException f ? GivenFiles.optionOf(given, f.getFile()) : null;
+  static String describe(IOException e, GivenFiles given) {
+    String option = e instanceof FileSystemException f ? given.optionsOf(f.getFile()) : null;
     if (option != null) {
       String file = ((FileSystemException) e).getFile();
       return switch (e) {

@@ -239,7 +239,6 @@ final class Inputs {
 
   /** As above, for a path given as one, or found by listing a folder. */
   static Path input(String option, Path p) {
-    GivenFiles.given(option, p);
     if (Files.isDirectory(p)) {
       throw new IllegalArgumentException(option + " " + p + " is a directory; expected a .npy or .safetensors file");
     }
@@ -251,6 +250,7 @@ final class Inputs {
       throw new IllegalArgumentException(option + " " + p + " is not a regular file; expected a .npy or"
           + " .safetensors file");
     }
+    GivenFiles.given(option, p);
     return p;
   }
 

@@ -65,9 +65,7 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
-    Path folder = PathArgument.of("--docs", a.get("--docs"));
-    GivenFiles.given("--docs", folder);
-    List<Shard> shards = load(a, folder, queries, err);
+    List<Shard> shards = load(a, PathArgument.of("--docs", a.get("--docs")), queries, err);
     long documents = shards.getLast().first() + shards.getLast().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
     if (!topK) {
@@ -194,6 +192,7 @@ final class ShardedScore {
     }
     long first = 0;
     for (Path file : files(folder, err)) {
+      GivenFiles.given("--docs", file);
       Path earlier = read.putIfAbsent(fileKey(file), file);
       if (earlier != null) {
         throw new IllegalArgumentException("docs shard " + file + (queryFiles.contains(earlier)

@@ -4,9 +4,11 @@ import static dev.maxsim4j.cli.CliRun.assertOneLineError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.Npy;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -24,12 +26,12 @@ import org.junit.jupiter.api.io.TempDir;
 class UnreadableInputTest {
   @TempDir Path dir;
 
-  /** The runner names the option of a file, or of the folder holding it, that a failed read reports. */
+  /** The runner names the options that named a file a failed read reports, and no option for any other file. */
   @Test
   void aFailedReadOfAnInputNamesTheOptionThatGaveIt() throws Exception {
     Path queries = dir.resolve("q.npy");
     Npy.writeFloats(queries, new float[2 * 3 * 4], 2, 3, 4); // the checks before the read pass
-    Path folder = dir.resolve("shards");
+    Path shard = dir.resolve("shards").resolve("b.safetensors");
     String[] seen = {
         failing(() -> {
           Inputs.input("--queries", queries.toString());
@@ -37,11 +39,20 @@ class UnreadableInputTest {
         }),
         failing(() -> {
           Inputs.input("--queries", queries.toString());
-          throw new java.io.UncheckedIOException(new NoSuchFileException(queries.toString()));
+          throw new UncheckedIOException(new NoSuchFileException(queries.toString()));
         }),
         failing(() -> {
-          dev.maxsim4j.cli.io.GivenFiles.given("--docs", folder);
-          throw new AccessDeniedException(folder.resolve("b.safetensors").toString());
+          GivenFiles.given("--docs", shard);
+          throw new AccessDeniedException(shard.toString());
+        }),
+        failing(() -> {
+          Inputs.input("--queries", queries.toString());
+          Inputs.input("--docs", queries.toString()); // one file for both sides, its tensors named apart
+          throw new AccessDeniedException(queries.toString());
+        }),
+        failing(() -> {
+          GivenFiles.given("--docs", shard);
+          throw new AccessDeniedException(shard.resolveSibling(".maxsim4j-run.tmp").toString()); // beside a shard
         }),
         failing(() -> {
           throw new AccessDeniedException(dir.resolve("other.npy").toString()); // named by no option
@@ -49,9 +60,11 @@ class UnreadableInputTest {
     assertEquals("maxsim4j: error: --queries " + queries + ": permission denied; expected an input this user can"
         + " read", seen[0]);
     assertTrue(seen[1].startsWith("maxsim4j: error: --queries " + queries + ": no such file"), seen[1]);
-    assertTrue(seen[2].startsWith("maxsim4j: error: --docs " + folder.resolve("b.safetensors")
-        + ": permission denied"), seen[2]);
-    assertEquals("maxsim4j: error: permission denied: " + dir.resolve("other.npy"), seen[3]);
+    assertTrue(seen[2].startsWith("maxsim4j: error: --docs " + shard + ": permission denied"), seen[2]);
+    assertTrue(seen[3].startsWith("maxsim4j: error: --queries and --docs " + queries + ": permission denied"),
+        seen[3]);
+    assertEquals("maxsim4j: error: permission denied: " + shard.resolveSibling(".maxsim4j-run.tmp"), seen[4]);
+    assertEquals("maxsim4j: error: permission denied: " + dir.resolve("other.npy"), seen[5]);
   }
 
   /** The same through the command line, where the file system refuses this user (never as root). */

@@ -1,49 +1,40 @@
 package dev.maxsim4j.cli.io;
 
 import java.io.IOException;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The input files and folders a run's options named, by option, so that a failed read of one (no permission, a file
- * gone since it was checked) names the option that gave it, as every other refusal of an input does. The runner binds
- * one record per run; outside a run nothing is recorded.
+ * The input files a run's options named (and the shards found in a folder one named), by path, so that a failed read
+ * of one (no permission, a file gone since it was checked) names the options that gave it, as every other refusal of
+ * an input does. The runner binds one record per run; outside a run nothing is recorded.
  */
 public final class GivenFiles {
-  private static final ScopedValue<Map<String, String>> GIVEN = ScopedValue.newInstance();
+  private static final ScopedValue<GivenFiles> CURRENT = ScopedValue.newInstance();
 
-  private GivenFiles() {}
+  private final Map<String, Set<String>> options = new ConcurrentHashMap<>();
 
-  /** Runs {@code work} with {@code given} recording, path by option, the inputs its options name. */
-  public static <T> T recordedIn(Map<String, String> given, RunMemory.Work<T> work) throws IOException {
-    return ScopedValue.where(GIVEN, given).call(work::run);
+  /** Runs {@code work} with {@code given} recording the inputs its options name. */
+  public static <T> T recordedIn(GivenFiles given, RunMemory.Work<T> work) throws IOException {
+    return ScopedValue.where(CURRENT, given).call(work::run);
   }
 
-  /** Records that {@code option} named {@code path}: a file, or a folder whose files the run reads. */
-  public static void given(String option, Path path) {
-    if (GIVEN.isBound()) {
-      GIVEN.get().putIfAbsent(path.toString(), option);
+  /** Records that {@code option} named {@code file}, an input the run has checked and reads. */
+  public static void given(String option, Path file) {
+    if (CURRENT.isBound()) {
+      CURRENT.get().options.computeIfAbsent(file.toString(), f -> new LinkedHashSet<>()).add(option);
     }
   }
 
   /**
-   * The option of {@code given} that named {@code file} (a path as a failed file operation reports it), or the folder
-   * holding it; null where none did.
+   * The options that named {@code file} (a path as a failed file operation reports it), in the order they did, joined
+   * ("--queries and --docs"); null where none did.
    */
-  public static String optionOf(Map<String, String> given, String file) {
-    if (file == null) {
-      return null;
-    }
-    String option = given.get(file);
-    if (option != null) {
-      return option;
-    }
-    try {
-      Path parent = Path.of(file).getParent();
-      return parent == null ? null : given.get(parent.toString());
-    } catch (InvalidPathException e) {
-      return null;
-    }
+  public String optionsOf(String file) {
+    Set<String> named = file == null ? null : options.get(file);
+    return named == null ? null : String.join(" and ", named);
   }
 }

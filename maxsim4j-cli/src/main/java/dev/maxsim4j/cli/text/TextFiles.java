@@ -268,7 +268,6 @@ public final class TextFiles {
    * until a writer comes or never end.
    */
   public static void requireTextFile(String option, Path file) {
-    GivenFiles.given(option, file);
     String expected = "; expected a text file with one text per line";
     if (Files.isDirectory(file)) {
       throw new IllegalArgumentException(option + " " + shown(file) + " is a folder" + expected);
@@ -281,6 +280,7 @@ public final class TextFiles {
       throw new IllegalArgumentException(option + " " + shown(file) + " is not a regular file (a pipe, device or"
           + " socket)" + expected);
     }
+    GivenFiles.given(option, file);
   }
 
   private static byte[] readAll(Path file) throws IOException {

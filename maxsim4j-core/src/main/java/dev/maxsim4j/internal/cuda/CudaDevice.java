@@ -348,7 +348,7 @@ final class CudaDevice implements AutoCloseable {
   /** Pinned host memory of at least {@code bytes} for staging copies; grows, never shrinks. */
   MemorySegment pinned(long bytes) {
     if (pinned.byteSize() < bytes) {
-      Driver.synchronize(stream); // copies queued on the main stream may still read or write the memory
+      Driver.synchronize(stream); // work queued on the main stream may still read or write the memory
     }
     return pinned.atLeast(bytes);
   }

@@ -298,7 +298,7 @@ final class FamilyPlans {
     long resident = (long) ring.perSm() * gpu.multiprocessors();
     int blocks = split.slices() > 1 ? s.pairs() : (int) Math.max(1, Math.min(s.pairs(), resident / split.passes()));
     return new Plan(Family.WGMMA, KernelModule.FORWARD_WGMMA, ring.entry(), blocks, split.gridY(), ring.threads(),
-        ring.sharedBytes(), true, split, split.partials(), 0, passes, false, false);
+        ring.sharedBytes(), true, split, split.leavesPartials(), 0, passes, false, false);
   }
 
   /**
@@ -317,7 +317,7 @@ final class FamilyPlans {
       int shared = groupFragmentBytes(s);
       return new Plan(Family.BLOCK_GROUPS, KernelModule.FORWARD_MMA, "maxsim_forward_group4_" + suffix(s.queryType()),
           Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split,
-          split.partials(), 0, 1, false, false);
+          split.leavesPartials(), 0, 1, false, false);
     }
     Split split = ForwardPlan.splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
     int mTiles = s.maxQueryLength() <= 32 ? 2 : 8;
@@ -327,7 +327,7 @@ final class FamilyPlans {
     String variant = mTiles == 8 ? "8n" : chunks <= MMA_REGISTER_CHUNKS ? "2rp" : "2n";
     String entry = "maxsim_forward_mma" + variant + "_" + suffix(s.queryType());
     return new Plan(Family.BLOCK, KernelModule.FORWARD_MMA, entry, s.pairs(), split.gridY(), MMA_THREADS, shared,
-        blockOptIn(shared), split, split.partials(), 16 * tilesPerPass, 1, false, false);
+        blockOptIn(shared), split, split.leavesPartials(), 16 * tilesPerPass, 1, false, false);
   }
 
   /** A wgmma entry for a ring depth, its threads, dynamic shared memory and the blocks one SM holds. */

@@ -73,7 +73,6 @@ final class ForwardKernels {
   /** Blocks of an expansion at most: documents past them are taken in strides. */
   private static final int EXPAND_MAX_BLOCKS = 1 << 16;
 
-  private final CudaDevice device;
   private final Launcher launcher;
   private final Planner planner;
   private final GpuCapabilities gpu;
@@ -100,7 +99,6 @@ final class ForwardKernels {
   };
 
   ForwardKernels(CudaDevice device, Launcher launcher, Planner planner) {
-    this.device = device;
     this.launcher = launcher;
     this.planner = planner;
     this.lane = device.main;
@@ -226,15 +224,7 @@ final class ForwardKernels {
   }
 
   private void run(KernelLaunch l) {
-    // a grid on every SM that reads each document once per pass runs after the last such grid on another
-    // lane, not interleaved with it: its passes share the document through L2 only while they run together
-    if (l.wholeDevice()) {
-      device.orderWholeDeviceLaunch(lane);
-    }
-    launcher.launch(l, lane.stream, resolver);
-    if (l.wholeDevice()) {
-      device.markWholeDeviceLaunch(lane);
-    }
+    launcher.launch(l, lane, resolver);
   }
 
   /**

@@ -114,11 +114,11 @@ final class ForwardLaunches {
 
   /** The partial maxima of a split launch; null where it writes scores. */
   private static Scratch partialMax(ForwardShape s, Split split) {
-    return split.partials() ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null;
+    return split.leavesPartials() ? partials(ScratchSlot.PARTIAL_MAX, s, split.slices()) : null;
   }
 
   private static Scratch partialArgmax(ForwardShape s, Split split) {
-    return split.partials() ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null;
+    return split.leavesPartials() ? partials(ScratchSlot.PARTIAL_ARGMAX, s, split.slices()) : null;
   }
 
   /** A 4-byte entry per (pair, slice, query row). */

@@ -94,7 +94,7 @@ final class ForwardPlan {
     }
 
     /** Whether blocks leave per-row partials for the merge launch rather than scores. */
-    boolean partials() {
+    boolean leavesPartials() {
       return slices > 1 || passes > 1;
     }
 

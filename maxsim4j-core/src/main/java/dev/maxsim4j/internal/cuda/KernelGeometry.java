@@ -3,8 +3,8 @@ package dev.maxsim4j.internal.cuda;
 /**
  * What the forward kernels are compiled with, as the planner sizes their launches: the threads, tiles, query rows,
  * rings and shared memory of each family, copied from the .cu file each group names. KernelConstantsTest evaluates
- * the kernels' {@code constexpr} values and compares them with these; the kernels trap where a launch gives them
- * less shared memory than they lay out.
+ * the warp-specialized and compressed kernels' {@code constexpr} geometry and compares it with these; the kernels
+ * trap where a launch gives them less shared memory than they lay out.
  */
 final class KernelGeometry {
   private KernelGeometry() {}

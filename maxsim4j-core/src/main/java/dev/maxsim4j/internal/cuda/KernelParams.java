@@ -50,11 +50,6 @@ final class KernelParams implements AutoCloseable {
     }
   }
 
-  /** Writes {@code args} (without scratch placeholders or tensor maps) and returns the pointer array. */
-  MemorySegment set(KernelArgs args) {
-    return set(args, PLAIN);
-  }
-
   /**
    * Writes {@code args}, their scratch buffers and tensor map from {@code resolver}, and returns the pointer
    * array for {@link Driver#launch}.
@@ -78,11 +73,6 @@ final class KernelParams implements AutoCloseable {
     writer.count = 0;
     writer.resolver = resolver;
     return writer;
-  }
-
-  /** The pointer array as last set. */
-  MemorySegment pointers() {
-    return pointers;
   }
 
   @Override

@@ -18,17 +18,35 @@ final class Launcher implements AutoCloseable {
 
   /** Queues {@code l}, which takes no scratch placeholders or tensor maps, on {@code stream}. */
   void launch(KernelLaunch l, Driver.Stream stream) {
-    launch(l, stream, KernelParams.PLAIN);
+    if (l.wholeDevice()) {
+      throw new IllegalStateException(l.entry() + " holds the whole device: it is ordered on a lane, not a stream");
+    }
+    MemorySegment arguments = params.set(l.args(), KernelParams.PLAIN);
+    Driver.launch(entry(l), l.entry(), l.gridX(), l.gridY(), l.threads(), l.sharedBytes(), stream, arguments);
   }
 
-  /** Queues {@code l} on {@code stream}, its scratch buffers and tensor map from {@code resolver}. */
-  void launch(KernelLaunch l, Driver.Stream stream, KernelParams.Resolver resolver) {
+  /** Queues {@code l} on {@code lane}, its scratch buffers and tensor map from {@code resolver}. */
+  void launch(KernelLaunch l, CudaDevice.Lane lane, KernelParams.Resolver resolver) {
     MemorySegment arguments = params.set(l.args(), resolver);
+    Driver.Entry function = entry(l);
+    // a grid on every SM that reads each document once per pass runs after the last such grid on another lane, not
+    // interleaved with it: its passes share the document through L2 only while they run together
+    if (l.wholeDevice()) {
+      device.orderWholeDeviceLaunch(lane);
+    }
+    Driver.launch(function, l.entry(), l.gridX(), l.gridY(), l.threads(), l.sharedBytes(), lane.stream, arguments);
+    if (l.wholeDevice()) {
+      device.markWholeDeviceLaunch(lane);
+    }
+  }
+
+  /** {@code l}'s entry point, allowed the dynamic shared memory it opts into. */
+  private Driver.Entry entry(KernelLaunch l) {
     Driver.Entry function = device.function(l.module(), l.entry());
     if (l.optIn()) {
       device.allowDynamicSharedMemory(function, l.sharedBytes());
     }
-    Driver.launch(function, l.entry(), l.gridX(), l.gridY(), l.threads(), l.sharedBytes(), stream, arguments);
+    return function;
   }
 
   /**

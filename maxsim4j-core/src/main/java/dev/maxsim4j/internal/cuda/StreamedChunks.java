@@ -27,7 +27,7 @@ final class StreamedChunks implements AutoCloseable {
   private Driver.Stream copyStream;
   private final Driver.Event[] copied = new Driver.Event[MemoryBudget.CHUNK_BUFFERS];
   private final Driver.Event[] scored = new Driver.Event[MemoryBudget.CHUNK_BUFFERS];
-  private final MemorySegment[] staging = new MemorySegment[MemoryBudget.CHUNK_BUFFERS];
+  private final GrowingPinnedMemory[] staging = new GrowingPinnedMemory[MemoryBudget.CHUNK_BUFFERS];
   /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
   private long fromPageLocked;
   private long staged;
@@ -35,7 +35,7 @@ final class StreamedChunks implements AutoCloseable {
   StreamedChunks(CudaDevice device) {
     this.device = device;
     for (int b = 0; b < staging.length; b++) {
-      staging[b] = MemorySegment.NULL;
+      staging[b] = new GrowingPinnedMemory(false);
     }
   }
 
@@ -144,14 +144,8 @@ final class StreamedChunks implements AutoCloseable {
   private MemorySegment staging(int b, long bytes) {
     if (staging[b].byteSize() < bytes) {
       Driver.synchronize(copyStream);
-      long grown = Math.max(bytes, staging[b].byteSize() * 3 / 2);
-      if (staging[b].byteSize() > 0) {
-        Driver.freeHost(staging[b]);
-        staging[b] = MemorySegment.NULL;
-      }
-      staging[b] = Driver.mallocHost(grown);
     }
-    return staging[b];
+    return staging[b].atLeast(bytes);
   }
 
   /** Copies {@code from} to the start of {@code to} in pieces on the common pool's threads. */
@@ -174,12 +168,8 @@ final class StreamedChunks implements AutoCloseable {
     // each step whatever the ones before did, so that one failure leaves nothing else allocated
     Releases releases = new Releases();
     releases.run(() -> Driver.synchronize(stream));
-    for (int b = 0; b < staging.length; b++) {
-      MemorySegment host = staging[b];
-      staging[b] = MemorySegment.NULL;
-      if (host.byteSize() > 0) {
-        releases.run(() -> Driver.freeHost(host));
-      }
+    for (GrowingPinnedMemory host : staging) {
+      releases.run(host::close);
     }
     destroyEvents(releases);
     releases.run(() -> Driver.destroyStream(stream));

@@ -24,7 +24,7 @@ class KernelParamsTest {
   void writesPointersIntegersAndFloatsInOrder() {
     try (KernelParams params = new KernelParams()) {
       MemorySegment p = params.set(new KernelArgs.CrossEntropy(0x7000_0000_1000L, 12, 34, 0L, 0.25f,
-          0x7000_0000_2000L, 0x7000_0000_3000L));
+          0x7000_0000_2000L, 0x7000_0000_3000L), KernelParams.PLAIN);
       assertEquals(0x7000_0000_1000L, argument(p, 0, 8).get(JAVA_LONG, 0));
       assertEquals(12, argument(p, 1, 4).get(JAVA_INT, 0));
       assertEquals(34, argument(p, 2, 4).get(JAVA_INT, 0));
@@ -61,7 +61,7 @@ class KernelParamsTest {
         assertEquals((byte) 0x5a, passed.get(JAVA_BYTE, i), "tensor map byte " + i);
       }
       // after a launch without a map, the 26th pointer is its own 8-byte slot again, not the map
-      MemorySegment again = params.set(new KernelArgs.MarginMse(1, 2, 3, 4, 5));
+      MemorySegment again = params.set(new KernelArgs.MarginMse(1, 2, 3, 4, 5), KernelParams.PLAIN);
       assertEquals(again.getAtIndex(ADDRESS, 0).address() + 8 * 25, again.getAtIndex(ADDRESS, 25).address());
     }
   }
@@ -70,7 +70,7 @@ class KernelParamsTest {
   void aPlainLaunchRefusesPlaceholders() {
     try (KernelParams params = new KernelParams()) {
       assertThrows(IllegalStateException.class, () -> params.set(new KernelArgs.Stream(1, 2, 3, 4, 5, 6, 7, 8, 9,
-          128, 0, 1, 0, 1, 10, 0, 0, new KernelArgs.Scratch(ScratchSlot.WORK_COUNTERS, 16, true))));
+          128, 0, 1, 0, 1, 10, 0, 0, new KernelArgs.Scratch(ScratchSlot.WORK_COUNTERS, 16, true)), KernelParams.PLAIN));
     }
   }
 }
