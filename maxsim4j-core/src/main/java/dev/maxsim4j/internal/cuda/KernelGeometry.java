@@ -3,7 +3,8 @@ package dev.maxsim4j.internal.cuda;
 /**
  * What the forward kernels are compiled with, as the planner sizes their launches: the threads, tiles, query rows,
  * rings and shared memory of each family, copied from the .cu file each group names. KernelConstantsTest evaluates
- * the warp-specialized and compressed kernels' {@code constexpr} geometry and compares it with these; the kernels
+ * the kernels' {@code constexpr} threads, tiles, rows, rings and queues and compares them with these (not yet the
+ * wgmma kernel's ring depths and pads, the warp-specialized kernel's groups, nor the dimension limits); the kernels
  * trap where a launch gives them less shared memory than they lay out.
  */
 final class KernelGeometry {

@@ -133,4 +133,26 @@ class KernelConstantsTest {
     assertEquals(wgmma.get("QW_RING_BYTES"), KernelGeometry.QW_RING_BYTES);
     assertEquals(wgmma.get("QW_MAX_STAGES"), KernelGeometry.QW_MAX_STAGES);
   }
+
+  @Test
+  void theOtherForwardKernelsGeometryIsTheKernels() throws IOException {
+    assertEquals(constants("forward/maxsim_forward.cu").get("THREADS"), KernelGeometry.THREADS);
+    assertEquals(constants("forward/maxsim_forward_scaled.cu").get("THREADS"), KernelGeometry.THREADS);
+    Map<String, Integer> mma = constants("forward/maxsim_forward_mma.cu");
+    assertEquals(mma.get("MMA_THREADS"), KernelGeometry.MMA_THREADS);
+    assertEquals(mma.get("GROUP_QUERIES"), KernelGeometry.GROUP_QUERIES);
+    assertEquals(mma.get("GROUP_ROWS"), KernelGeometry.GROUP_ROWS);
+    // the streaming and compressed mma.sync kernels launch as many threads as the block kernels, and take their pair
+    // queues (and the streaming kernel its tile barriers) as 8-byte entries per warp in dynamic shared memory
+    Map<String, Integer> stream = constants("forward/maxsim_forward_stream.cu");
+    assertEquals(stream.get("STREAM_THREADS"), KernelGeometry.MMA_THREADS);
+    assertEquals(stream.get("STREAM_WARPS") * stream.get("STREAM_QUEUE_ENTRIES") * 8,
+        KernelGeometry.STREAM_QUEUE_BYTES);
+    assertEquals(stream.get("STREAM_WARPS") * stream.get("STREAM_BARRIERS") * 8, KernelGeometry.STREAM_BARRIER_BYTES);
+    Map<String, Integer> quant = constants("forward/maxsim_forward_quant.cu");
+    assertEquals(quant.get("QUANT_THREADS"), KernelGeometry.MMA_THREADS);
+    assertEquals(quant.get("QUANT_WARPS") * quant.get("QUANT_QUEUE_ENTRIES") * 8, KernelGeometry.QUANT_QUEUE_BYTES);
+    assertEquals(constants("forward/maxsim_forward_wgmma.cu").get("WGMMA_SCALE_BYTES"),
+        KernelGeometry.WGMMA_SCALE_BYTES);
+  }
 }
