@@ -25,7 +25,11 @@ public final class GivenFiles {
   /** Records that {@code option} named {@code file}, an input the run has checked and reads. */
   public static void given(String option, Path file) {
     if (CURRENT.isBound()) {
-      CURRENT.get().options.computeIfAbsent(file.toString(), f -> new LinkedHashSet<>()).add(option);
+      CURRENT.get().options.compute(file.toString(), (f, named) -> {
+        Set<String> all = named == null ? new LinkedHashSet<>() : named;
+        all.add(option); // under the map's lock for this path: a run's worker threads may record too
+        return all;
+      });
     }
   }
 
