@@ -9,6 +9,8 @@ import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Collections;

@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.CudaException;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.Arena;

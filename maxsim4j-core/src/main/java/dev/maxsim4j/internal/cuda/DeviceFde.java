@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;

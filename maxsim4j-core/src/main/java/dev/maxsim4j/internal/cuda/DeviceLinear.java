@@ -2,6 +2,7 @@ package dev.maxsim4j.internal.cuda;
 
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;

@@ -8,6 +8,9 @@ import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cpu.TopKCollector;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
 import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 

@@ -10,6 +10,10 @@ import dev.maxsim4j.internal.Backend.LossStep;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
+import dev.maxsim4j.internal.cuda.plan.FamilyPlans;
+import dev.maxsim4j.internal.cuda.plan.KernelGeometry;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
+import dev.maxsim4j.internal.cuda.plan.PairLayout;
 import java.lang.foreign.MemorySegment;
 
 /**

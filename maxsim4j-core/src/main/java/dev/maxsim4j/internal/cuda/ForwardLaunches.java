@@ -1,9 +1,12 @@
 package dev.maxsim4j.internal.cuda;
 
-import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Split;
 import dev.maxsim4j.internal.cuda.KernelArgs.Scratch;
+import dev.maxsim4j.internal.cuda.plan.FamilyPlans;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Family;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Split;
+import dev.maxsim4j.internal.cuda.plan.ForwardShape;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import java.util.ArrayList;
 import java.util.List;
 

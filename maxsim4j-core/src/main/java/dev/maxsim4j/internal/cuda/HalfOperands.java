@@ -2,6 +2,10 @@ package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.ForwardShape;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
+import dev.maxsim4j.internal.cuda.plan.PairLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 

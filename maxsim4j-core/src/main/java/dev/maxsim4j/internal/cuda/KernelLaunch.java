@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
+
 /**
  * One launch of a kernel of the jar: the entry point of a module, its grid ({@code gridX} x {@code gridY} blocks of
  * {@code threads}) with {@code sharedBytes} of dynamic shared memory ({@code optIn}: more than the default, allowed

@@ -1,9 +1,11 @@
 package dev.maxsim4j.internal.cuda;
 
-import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.ALL_PAIRS;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.ForwardShape;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.internal.cuda.plan.KernelConstantsTest;
+import dev.maxsim4j.internal.cuda.plan.KernelGeometry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

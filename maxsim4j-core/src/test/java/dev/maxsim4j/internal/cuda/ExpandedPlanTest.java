@@ -1,14 +1,17 @@
 package dev.maxsim4j.internal.cuda;
 
-import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
-import static dev.maxsim4j.internal.cuda.PairLayout.LISTED_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.LISTED_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Family;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardShape;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

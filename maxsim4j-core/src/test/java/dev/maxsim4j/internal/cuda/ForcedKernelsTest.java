@@ -1,13 +1,18 @@
 package dev.maxsim4j.internal.cuda;
 
-import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.ALL_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForcedPlans;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardShape;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import org.junit.jupiter.api.Test;
 
 /** The test hook forces each family and A/B entry where it applies and leaves the rest to the rules (CPU). */
@@ -78,16 +83,16 @@ class ForcedKernelsTest {
   void abEntriesComeFromTheTestModules() {
     ForwardShape s = shape(1, 1000, 32, 300, 64, false); // one query: a pair per block
     Plan p = plan("2p", s, A100);
-    assertEquals(ForcedKernels.MMA_AB, p.module());
+    assertEquals(ForcedPlans.MMA_AB, p.module());
     assertEquals("maxsim_forward_mma2p_bf16", p.entry());
     assertEquals(KernelModule.FORWARD_MMA, plan("2rp", s, A100).module());
     Plan n1 = plan("stream_n1", s, A100);
-    assertEquals(ForcedKernels.STREAM_AB, n1.module());
+    assertEquals(ForcedPlans.STREAM_AB, n1.module());
     assertEquals("maxsim_forward_stream_c2_n1_bf16", n1.entry());
     ForwardShape half = new ForwardShape(ALL_PAIRS, 8, 1000, 0, 8000, 32, 300, 64, DType.FLOAT16, DType.FLOAT16, false,
         false);
     Plan k8 = plan("k8", half, A100);
-    assertEquals(ForcedKernels.MMA_K8, k8.module());
+    assertEquals(ForcedPlans.MMA_K8, k8.module());
     assertEquals("maxsim_forward_group4_f16", k8.entry());
   }
 
@@ -113,5 +118,9 @@ class ForcedKernelsTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ForcedKernels.planner("v24e"));
     assertTrue(e.getMessage().contains("kernel name = v24e") && e.getMessage().contains("stream_r6"),
         e.getMessage());
+    for (String name : ForcedPlans.NAMES) {
+      assertNotNull(ForcedPlans.of(name), name);
+      assertNotNull(ForcedKernels.planner(name), name);
+    }
   }
 }

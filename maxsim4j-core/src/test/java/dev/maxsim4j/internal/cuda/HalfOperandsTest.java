@@ -10,6 +10,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.cuda.plan.PairLayout;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

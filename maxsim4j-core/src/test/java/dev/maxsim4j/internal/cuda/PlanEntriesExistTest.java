@@ -4,6 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
+import dev.maxsim4j.internal.cuda.plan.FamilyPlans;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.ForwardShape;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
+import dev.maxsim4j.internal.cuda.plan.KernelModule;
+import dev.maxsim4j.internal.cuda.plan.PairLayout;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.junit.jupiter.api.Test;

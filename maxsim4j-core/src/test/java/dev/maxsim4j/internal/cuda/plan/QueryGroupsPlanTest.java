@@ -1,11 +1,11 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
-import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.ALL_PAIRS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Family;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Plan;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,4 +1,4 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,13 +18,13 @@ import org.junit.jupiter.api.Test;
  * equals the kernel's {@code constexpr}, so that a kernel changed alone fails here, on the CPU, and not as a launch
  * that overruns its shared memory.
  */
-class KernelConstantsTest {
+public class KernelConstantsTest {
 
   /**
    * The {@code constexpr int NAME = expression;} lines of {@code file} (under src/main/cuda) that open a line,
    * evaluated in order; those of a template's parameters are left out.
    */
-  static Map<String, Integer> constants(String file) throws IOException {
+  public static Map<String, Integer> constants(String file) throws IOException {
     String source = Files.readString(Path.of("src/main/cuda", file));
     Matcher m = Pattern.compile("(?m)^constexpr int (\\w+) = ([^;]+);").matcher(source);
     Map<String, Integer> values = new HashMap<>();

@@ -1,4 +1,4 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
 import dev.maxsim4j.internal.Problem;
 
@@ -8,7 +8,7 @@ import dev.maxsim4j.internal.Problem;
  * {@code perQuery} documents from {@code docOffset}, or pair {@code p} = (query {@code p / perQuery}, document
  * {@code p}) as listed (pairwise and candidate launches).
  */
-enum PairLayout {
+public enum PairLayout {
   ALL_PAIRS(0),
   LISTED_PAIRS(1);
 
@@ -19,12 +19,12 @@ enum PairLayout {
   }
 
   /** The layout of a problem's pairs. */
-  static PairLayout of(Problem.Kind kind) {
+  public static PairLayout of(Problem.Kind kind) {
     return kind == Problem.Kind.ALL_PAIRS ? ALL_PAIRS : LISTED_PAIRS;
   }
 
   /** The kernels' {@code mode} argument. */
-  int mode() {
+  public int mode() {
     return mode;
   }
 }

@@ -1,24 +1,24 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
-import static dev.maxsim4j.internal.cuda.KernelGeometry.GROUP_QUERIES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.GROUP_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.MMA_STATIC_SHARED;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.MMA_THREADS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_MAX_DIM;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_MAX_WIDE_DIM;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_THREADS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_TOKENS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QUANT_MAX_DIM;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QW_MAX_DIM;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QW_STAGE_TOKENS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.STREAM_MAX_CHUNKS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_GROUP_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_STATIC_SHARED;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_GROUP_QUERIES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_GROUP_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_SCALE_SHARED;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_SHARED_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.GROUP_QUERIES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.GROUP_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.MMA_STATIC_SHARED;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.MMA_THREADS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_MAX_DIM;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_MAX_WIDE_DIM;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_THREADS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_TOKENS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QUANT_MAX_DIM;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QW_MAX_DIM;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QW_STAGE_TOKENS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.STREAM_MAX_CHUNKS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_GROUP_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_STATIC_SHARED;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_GROUP_QUERIES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_GROUP_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_SCALE_SHARED;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_SHARED_BYTES;
 
 import dev.maxsim4j.DType;
 
@@ -29,7 +29,7 @@ import dev.maxsim4j.DType;
  * kernel for a shape and give the same bits. Rule numbers are the sections of docs/design/kernel-selection.md, which
  * holds the measurement behind each rule and the command that re-runs it.
  */
-final class ForwardPlan {
+public final class ForwardPlan {
   private ForwardPlan() {}
 
   /** Rule 3: pairs per SM from which the streaming kernel pays. */
@@ -54,7 +54,7 @@ final class ForwardPlan {
    * Rule 21: the most device memory a launch's expanded documents take (2 bytes a value), 250 MiB for 1000 documents
    * of 1024 tokens x 128; larger batches keep the kernels that expand each tile on its way (rules 18-20).
    */
-  static final long EXPANDED_MAX_BYTES = 256L << 20;
+  public static final long EXPANDED_MAX_BYTES = 256L << 20;
   /** Rule 21: the query tokens above which, or the groups of 8 queries from which, expanding first pays. */
   private static final int EXPANDED_MIN_QUERY_ROWS = 640;
   private static final int EXPANDED_MIN_GROUPS = 3;
@@ -63,7 +63,7 @@ final class ForwardPlan {
    * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
    * the launches with a compressed side.
    */
-  enum Family {
+  public enum Family {
     FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA, QUANT_TMA,
     /** The warp-specialized kernel's "_scaled" entries over the documents expanded first (rule 21). */
     WGMMA_WS_EXPANDED
@@ -77,16 +77,16 @@ final class ForwardPlan {
    * (the warp-specialized and wgmma kernels' passes of query rows, wherever they run), {@code wholeDevice} (ordered
    * after the last such grid), {@code runTimePairs} (blocks take pairs at run time from work counters).
    */
-  record Plan(Family family, KernelModule module, String entry, int blocks, int gridY, int threads, int sharedBytes,
-      boolean optIn, Split split, boolean leavesPartials, int rowsPerPass, int queryPasses, boolean wholeDevice,
-      boolean runTimePairs) {}
+  public record Plan(Family family, KernelModule module, String entry, int blocks, int gridY, int threads,
+      int sharedBytes, boolean optIn, Split split, boolean leavesPartials, int rowsPerPass, int queryPasses,
+      boolean wholeDevice, boolean runTimePairs) {}
 
   /**
    * How a pair spreads over blocks along grid.y: {@code slices} of {@code sliceTokens} document tokens
    * (split-Ld), or the query's {@code passes} of rows (wgmma only); at most one above 1. For the
    * warp-specialized kernel, its slices (grid.y stays 1).
    */
-  record Split(int slices, int sliceTokens, int passes) {
+  public record Split(int slices, int sliceTokens, int passes) {
     static final Split NONE = new Split(1, 0, 1);
 
     static Split passes(int passes) {
@@ -94,7 +94,7 @@ final class ForwardPlan {
     }
 
     /** Whether blocks leave per-row partials for the merge launch rather than scores. */
-    boolean leavesPartials() {
+    public boolean leavesPartials() {
       return slices > 1 || passes > 1;
     }
 
@@ -104,7 +104,7 @@ final class ForwardPlan {
   }
 
   /** The forward kernel and grid for {@code s} on {@code gpu}: the first rule that applies. */
-  static Plan plan(ForwardShape s, GpuCapabilities gpu) {
+  public static Plan plan(ForwardShape s, GpuCapabilities gpu) {
     if (expandedPays(s, gpu)) {
       // rule 21: compressed documents expanded once, then read as bf16 ones are, many times
       return FamilyPlans.expanded(s, gpu);
@@ -116,7 +116,7 @@ final class ForwardPlan {
    * The rules but rule 21: for a launch whose expansion buffer the device cannot hold, which then takes the kernels
    * that expand each tile on their way (rules 18-20).
    */
-  static Plan planUnexpanded(ForwardShape s, GpuCapabilities gpu) {
+  public static Plan planUnexpanded(ForwardShape s, GpuCapabilities gpu) {
     if (s.queryType().isQuantized() || s.documentType().isQuantized()) {
       if (wgmmaCompressedPays(s, gpu)) {
         // rule 19: int8 and e4m3 documents through the wgmma kernel's tiles (int8 on both sides as stored)
@@ -163,7 +163,7 @@ final class ForwardPlan {
   }
 
   /** Rule 14: the training argmax is int16 where the forward has such entries and documents fit int16. */
-  static boolean narrowArgmax(ForwardShape s, GpuCapabilities gpu) {
+  public static boolean narrowArgmax(ForwardShape s, GpuCapabilities gpu) {
     return tensorCores(s, gpu) && (wsQueryGroupsPay(s, gpu) || streamPays(s, gpu) || wgmmaGroupsPay(s, gpu))
         && s.maxDocumentLength() < Short.MAX_VALUE;
   }
@@ -293,10 +293,11 @@ final class ForwardPlan {
 
   /**
    * Rule 20, bf16 queries: a launch of bf16 queries against int8 or e4m3 documents that takes the bulk-copy kernel
-   * reads the queries' exact fp16 copy where they have one ({@link HalfOperands}), through the fp16 entries: an 8-bit
-   * word expands into fp16 operands in 5 instructions, into bf16 ones in 7. 1-bit documents keep bf16 (not timed).
+   * reads the queries' exact fp16 copy where they have one (the backend's HalfOperands), through the fp16 entries:
+   * an 8-bit word expands into fp16 operands in 5 instructions, into bf16 ones in 7. 1-bit documents keep bf16 (not
+   * timed).
    */
-  static boolean halfOperandsPay(ForwardShape s, Plan p) {
+  public static boolean halfOperandsPay(ForwardShape s, Plan p) {
     return p.family() == Family.QUANT_TMA && s.queryType() == DType.BFLOAT16 && eightBit(s.documentType());
   }
 
@@ -322,7 +323,7 @@ final class ForwardPlan {
    * and device it needs, and more than {@value #EXPANDED_MIN_QUERY_ROWS} query tokens or more queries than two groups
    * hold. A top-k call under a memory budget counts the expansion's buffer only then.
    */
-  static boolean expansionPossible(DType queries, int queryRows, int maxQueryLength, DType documents, int dim,
+  public static boolean expansionPossible(DType queries, int queryRows, int maxQueryLength, DType documents, int dim,
       GpuCapabilities gpu) {
     ForwardShape s = new ForwardShape(PairLayout.ALL_PAIRS, queryRows, 1, 0, queryRows, maxQueryLength, 1, dim,
         queries, documents, false, false, 0);
@@ -354,7 +355,7 @@ final class ForwardPlan {
   }
 
   /** int8 or e4m3: one byte a value, every value exact in bf16 and fp16. */
-  static boolean eightBit(DType t) {
+  public static boolean eightBit(DType t) {
     return t == DType.INT8 || t == DType.FLOAT8_E4M3;
   }
 

@@ -1,48 +1,48 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
-import static dev.maxsim4j.internal.cuda.KernelGeometry.DEFAULT_SHARED_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.GROUP_QUERIES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.GROUP_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.MMA_REGISTER_CHUNKS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.MMA_STATIC_SHARED;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.MMA_THREADS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_MAX_DIM;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_RING_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_SLICE_DIMS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_SLOT_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QT_THREADS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QUANT_CHUNK_DIMS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QUANT_QUEUE_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QW_MAX_ROWS_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QW_MAX_STAGES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.QW_RING_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.STREAM_BARRIER_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.STREAM_QUEUE_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.THREADS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_ALIGN_PAD;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_GROUP_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_SCALE_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_STAGES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_STAGE_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WGMMA_STATIC_SHARED;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_GROUP_QUERIES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_GROUP_ROWS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_SHARED_BYTES;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_THREADS;
-import static dev.maxsim4j.internal.cuda.KernelGeometry.WS_TOKENS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.DEFAULT_SHARED_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.GROUP_QUERIES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.GROUP_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.MMA_REGISTER_CHUNKS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.MMA_STATIC_SHARED;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.MMA_THREADS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_MAX_DIM;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_RING_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_SLICE_DIMS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_SLOT_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QT_THREADS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QUANT_CHUNK_DIMS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QUANT_QUEUE_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QW_MAX_ROWS_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QW_MAX_STAGES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.QW_RING_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.STREAM_BARRIER_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.STREAM_QUEUE_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.THREADS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_ALIGN_PAD;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_GROUP_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_SCALE_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_STAGES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_STAGE_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WGMMA_STATIC_SHARED;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_GROUP_QUERIES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_GROUP_ROWS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_SHARED_BYTES;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_THREADS;
+import static dev.maxsim4j.internal.cuda.plan.KernelGeometry.WS_TOKENS;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Family;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Split;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Family;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Split;
 
 /**
  * Each forward kernel family's launch for a shape: its entry point (named after the template parameters it is
  * instantiated with), grid, threads and dynamic shared memory, from the family's {@link KernelGeometry} and the GPU's
  * occupancy. {@link ForwardPlan}'s rules choose the family; a family's plan is built here.
  */
-final class FamilyPlans {
+public final class FamilyPlans {
   private FamilyPlans() {}
 
   /** Query fragments of one block-kernel pass: 32 rows even at d = 1024, and two blocks per SM on sm_80+. */
@@ -63,7 +63,7 @@ final class FamilyPlans {
   }
 
   /** Rule 21's expansion of {@code documents} into operands of {@code type} (maxsim_expand.cu). */
-  static String expandEntry(DType documents, DType type) {
+  public static String expandEntry(DType documents, DType type) {
     return "maxsim_expand_" + suffix(documents) + "_" + suffix(type);
   }
 
@@ -114,7 +114,7 @@ final class FamilyPlans {
   }
 
   /** The wgmma compressed kernel's entry, dynamic shared memory and items for {@code s}. */
-  record QuantWgmmaLaunch(String entry, boolean grouped, int sharedBytes, long items) {}
+  public record QuantWgmmaLaunch(String entry, boolean grouped, int sharedBytes, long items) {}
 
   static QuantWgmmaLaunch quantWgmmaLaunch(ForwardShape s) {
     boolean bits = s.documentType() == DType.BINARY;
@@ -190,7 +190,7 @@ final class FamilyPlans {
   }
 
   /** Whether {@code p}'s kernel reads compressed documents through a tensor map (the "_w" entries of rule 20). */
-  static boolean readsTensorMap(Plan p) {
+  public static boolean readsTensorMap(Plan p) {
     return p.module().equals(KernelModule.FORWARD_QUANT_TMA_WIDE);
   }
 
@@ -408,7 +408,7 @@ final class FamilyPlans {
     return Math.ceilDiv(queries, GROUP_QUERIES);
   }
 
-  static String suffix(DType t) {
+  public static String suffix(DType t) {
     return switch (t) {
       case FLOAT32 -> "f32";
       case FLOAT16 -> "f16";

@@ -1,18 +1,18 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
 /**
  * What the forward's rules read of a GPU: its compute capability, SMs, the opt-in shared memory per block,
  * whether the driver encodes tensor maps, and how many blocks of a kernel one SM holds.
  */
-record GpuCapabilities(int major, int minor, int multiprocessors, int sharedMemoryPerBlockOptin,
+public record GpuCapabilities(int major, int minor, int multiprocessors, int sharedMemoryPerBlockOptin,
     boolean tensorMaps, Occupancy occupancy) {
 
   /** Blocks of {@code threads} threads with {@code sharedBytes} of dynamic shared memory one SM holds. */
-  interface Occupancy {
+  public interface Occupancy {
     int residentBlocks(KernelModule module, String entry, int threads, int sharedBytes);
   }
 
-  int residentBlocks(KernelModule module, String entry, int threads, int sharedBytes) {
+  public int residentBlocks(KernelModule module, String entry, int threads, int sharedBytes) {
     return occupancy.residentBlocks(module, entry, threads, sharedBytes);
   }
 }

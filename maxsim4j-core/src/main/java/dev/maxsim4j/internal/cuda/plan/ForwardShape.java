@@ -1,4 +1,4 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
 import dev.maxsim4j.DType;
 
@@ -7,12 +7,12 @@ import dev.maxsim4j.DType;
  * documents from {@code docOffset}; or listed), the longest query and document, d, the storage types, whether
  * the argmax is saved (in int16 where {@code argmax16}), and the documents' stored tokens.
  */
-record ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
+public record ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
     int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16,
     long documentTokens) {
 
   /** A launch whose documents' stored tokens are counted at the longest document's length. */
-  ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
+  public ForwardShape(PairLayout layout, int queries, int perQuery, int docOffset, int pairs, int maxQueryLength,
       int maxDocumentLength, int dim, DType queryType, DType documentType, boolean argmax, boolean argmax16) {
     this(layout, queries, perQuery, docOffset, pairs, maxQueryLength, maxDocumentLength, dim, queryType, documentType,
         argmax, argmax16, (long) maxDocumentLength * (layout == PairLayout.ALL_PAIRS ? docOffset + perQuery : pairs));

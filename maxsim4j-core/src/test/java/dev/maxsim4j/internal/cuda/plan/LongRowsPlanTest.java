@@ -1,11 +1,11 @@
-package dev.maxsim4j.internal.cuda;
+package dev.maxsim4j.internal.cuda.plan;
 
-import static dev.maxsim4j.internal.cuda.PairLayout.ALL_PAIRS;
-import static dev.maxsim4j.internal.cuda.PairLayout.LISTED_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.ALL_PAIRS;
+import static dev.maxsim4j.internal.cuda.plan.PairLayout.LISTED_PAIRS;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.maxsim4j.DType;
-import dev.maxsim4j.internal.cuda.ForwardPlan.Plan;
+import dev.maxsim4j.internal.cuda.plan.ForwardPlan.Plan;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
