@@ -5,6 +5,9 @@ package dev.maxsim4j;
  * and code, the call that failed, and the driver's description.
  */
 public final class CudaException extends RuntimeException {
+  /** The {@code CUresult} of {@code CUDA_ERROR_OUT_OF_MEMORY}. */
+  private static final int OUT_OF_MEMORY = 2;
+
   private final String errorName;
   private final int errorCode;
 
@@ -26,5 +29,13 @@ public final class CudaException extends RuntimeException {
   /** The numeric {@code CUresult}. */
   public int errorCode() {
     return errorCode;
+  }
+
+  /**
+   * Whether the device had no room for an allocation ({@code CUDA_ERROR_OUT_OF_MEMORY}): the one failure a caller
+   * may answer with a smaller batch.
+   */
+  public boolean isOutOfMemory() {
+    return errorCode == OUT_OF_MEMORY;
   }
 }

@@ -534,12 +534,12 @@ class CudaParityTest {
     cuda.scores(q, d); // scratch buffers reach their size
     CudaBackend backend = GpuDevices.first(cuda);
     long held = backend.allocatedBytes().held();
-    long free = backend.deviceMemoryInfo().free();
+    long free = backend.deviceFreeBytes();
     for (int i = 0; i < 10_000; i++) {
       cuda.scores(q, d);
     }
     assertEquals(held, backend.allocatedBytes().held(), "bytes held by the backend");
-    assertEquals(free, backend.deviceMemoryInfo().free(), "driver's free device memory");
+    assertEquals(free, backend.deviceFreeBytes(), "driver's free device memory");
   }
 
   /**

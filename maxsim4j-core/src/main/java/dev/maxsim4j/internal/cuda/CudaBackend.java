@@ -149,9 +149,6 @@ public final class CudaBackend implements Backend {
   /** Device bytes a backend holds now and the most it held so far. */
   public record DeviceBytes(long held, long peak) {}
 
-  /** The driver's free and total device memory, in bytes. */
-  public record MemoryInfo(long free, long total) {}
-
   /** Document chunks streamed from the host: copied from page-locked memory where they lie, or through staging. */
   public record ChunkCounts(long fromPageLocked, long staged) {}
 
@@ -185,9 +182,9 @@ public final class CudaBackend implements Backend {
     return call(this::availableBytes);
   }
 
-  /** The driver's free and total device memory. */
-  public MemoryInfo deviceMemoryInfo() {
-    return call(Driver::memInfo);
+  /** The driver's free device memory, in bytes. */
+  public long deviceFreeBytes() {
+    return call(() -> Driver.memInfo().free());
   }
 
   // ------------------------------------------------------------------ residency
@@ -281,12 +278,8 @@ public final class CudaBackend implements Backend {
         Staged in = inputs.stage(q, problem.documents(), 4L * pairs, slot::pinned, slot.lane);
         MemorySegment scores = in.download();
         scores.fill(POISON_BYTE);
-        forward.use(slot.lane);
-        try {
-          forward.launch(in.queries(), in.documents(), ForwardKernels.Pairs.of(problem), slot.deviceAddress(scores));
-        } finally {
-          forward.use(device.main);
-        }
+        forward.launchOn(slot.lane, in.queries(), in.documents(), ForwardKernels.Pairs.of(problem),
+            slot.deviceAddress(scores));
         return pipeline.submit(slot, scores, s -> rowsOf(s, rows, columns));
       } catch (RuntimeException | Error e) {
         try {
@@ -378,7 +371,7 @@ public final class CudaBackend implements Backend {
 
   /** Device bytes a call may still allocate. */
   private long availableBytes() {
-    MemoryInfo info = Driver.memInfo();
+    Driver.MemoryInfo info = Driver.memInfo();
     return memory.available(device.allocatedBytes(), info.free(), info.total());
   }
 

@@ -26,7 +26,7 @@ final class CudaDevice implements AutoCloseable {
   static final int MIN_MAJOR = 7;
   static final int MIN_MINOR = 5;
 
-  final int handle;
+  final Driver.Device handle;
   final String name;
   final int major;
   final int minor;
@@ -102,9 +102,9 @@ final class CudaDevice implements AutoCloseable {
 
   /** Why visible GPU {@code ordinal} cannot run maxsim4j's kernels (compute capability too old), or empty. */
   static Optional<String> unusableReason(int ordinal) {
-    int dev = Driver.device(ordinal);
-    int major = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    int minor = Driver.attribute(dev, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    Driver.Device dev = Driver.device(ordinal);
+    int major = Driver.attribute(dev, Driver.DeviceAttribute.COMPUTE_CAPABILITY_MAJOR);
+    int minor = Driver.attribute(dev, Driver.DeviceAttribute.COMPUTE_CAPABILITY_MINOR);
     if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR)) {
       return Optional.of("GPU " + ordinal + " (" + Driver.deviceName(dev) + ") has compute capability " + major + "."
           + minor + "; maxsim4j needs " + MIN_MAJOR + "." + MIN_MINOR + " or newer");
@@ -143,12 +143,12 @@ final class CudaDevice implements AutoCloseable {
     });
     this.handle = Driver.device(ordinal);
     this.name = Driver.deviceName(handle);
-    this.major = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    this.minor = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    this.multiprocessors = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    this.major = Driver.attribute(handle, Driver.DeviceAttribute.COMPUTE_CAPABILITY_MAJOR);
+    this.minor = Driver.attribute(handle, Driver.DeviceAttribute.COMPUTE_CAPABILITY_MINOR);
+    this.multiprocessors = Driver.attribute(handle, Driver.DeviceAttribute.MULTIPROCESSOR_COUNT);
     this.sharedMemoryPerBlockOptin =
-        Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    this.hostMapped = Driver.attribute(handle, Driver.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == 1;
+        Driver.attribute(handle, Driver.DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    this.hostMapped = Driver.attribute(handle, Driver.DeviceAttribute.UNIFIED_ADDRESSING) == 1;
     this.pinned = new GrowingPinnedMemory(hostMapped);
     this.context = Driver.retainPrimaryContext(handle);
     try {
@@ -260,9 +260,11 @@ final class CudaDevice implements AutoCloseable {
    * run at once (PipelinedCalls alternates them). The device's own stream is {@link #main}.
    */
   final class Lane {
+    /** A scratch buffer: its device address and size. */
+    private record Buffer(long pointer, long bytes) {}
+
     final Driver.Stream stream;
-    /** slot -> {pointer, bytes} */
-    private final Map<ScratchSlot, long[]> scratch = new EnumMap<>(ScratchSlot.class);
+    private final Map<ScratchSlot, Buffer> scratch = new EnumMap<>(ScratchSlot.class);
 
     private Lane(Driver.Stream stream) {
       this.stream = stream;
@@ -278,18 +280,18 @@ final class CudaDevice implements AutoCloseable {
      * asks: for buffers whose users keep within a cap.
      */
     long scratch(ScratchSlot slot, long bytes, long growthCap) {
-      long[] entry = scratch.get(slot);
-      if (entry != null && entry[1] >= bytes) {
-        return entry[0];
+      Buffer entry = scratch.get(slot);
+      if (entry != null && entry.bytes() >= bytes) {
+        return entry.pointer();
       }
       if (entry != null) {
         Driver.synchronize(stream); // the old buffer may still be in use by queued work
         scratch.remove(slot); // a failed allocation below must not leave the freed buffer to the next call
-        release(entry[0], entry[1]);
+        release(entry.pointer(), entry.bytes());
       }
-      long size = Math.max(bytes, entry == null ? 0 : Math.min(growthCap, entry[1] * 3 / 2));
+      long size = Math.max(bytes, entry == null ? 0 : Math.min(growthCap, entry.bytes() * 3 / 2));
       long p = allocate(size);
-      scratch.put(slot, new long[] {p, size});
+      scratch.put(slot, new Buffer(p, size));
       return p;
     }
 
@@ -298,26 +300,26 @@ final class CudaDevice implements AutoCloseable {
      * every launch using them leaves zero.
      */
     long zeroedScratch(ScratchSlot slot, long bytes) {
-      long[] before = scratch.get(slot);
+      Buffer before = scratch.get(slot);
       long p = scratch(slot, bytes);
-      long[] now = scratch.get(slot);
-      // a new entry is a new allocation, even at the old address: the driver may hand the freed block back, its
-      // tail past the old size holding whatever was there
+      Buffer now = scratch.get(slot);
+      // another entry (by identity) is a new allocation, even at the old address: the driver may hand the freed
+      // block back, its tail past the old size holding whatever was there
       if (now != before) {
-        Driver.fill32(p, 0, now[1] / 4, stream);
+        Driver.fill32(p, 0, now.bytes() / 4, stream);
       }
       return p;
     }
 
     /** Bytes of this lane's buffer {@code slot} (0: never allocated). */
     long scratchBytes(ScratchSlot slot) {
-      long[] entry = scratch.get(slot);
-      return entry == null ? 0 : entry[1];
+      Buffer entry = scratch.get(slot);
+      return entry == null ? 0 : entry.bytes();
     }
 
     private void freeScratch(Releases releases) {
-      for (long[] e : scratch.values()) {
-        releases.run(() -> Driver.free(e[0]));
+      for (Buffer e : scratch.values()) {
+        releases.run(() -> Driver.free(e.pointer()));
       }
       scratch.clear();
     }

@@ -39,9 +39,8 @@ final class DeviceFde {
   /** Every row's encoding; {@code available}: the device bytes the call may allocate. */
   float[][] encode(FdeParameters p, Tokens t, boolean queries, long available) {
     long weightBytes = DeviceTokens.align(8L * p.weights().length);
-    int[][] sketch = p.finalDim() > 0 ? sketchTable(p) : null;
-    long tableBytes = sketch == null ? 0 : DeviceTokens.align(4L * sketch[0].length)
-        + DeviceTokens.align(4L * sketch[1].length);
+    SketchTable sketch = p.finalDim() > 0 ? sketchTable(p) : null;
+    long tableBytes = sketch == null ? 0 : sketch.deviceBytes();
     long budget = Math.min(CHUNK_BYTES, available - weightBytes - tableBytes);
     List<DocumentChunks.Chunk> chunks = plan(t, p, budget, weightBytes + tableBytes, available);
     long chunkBytes = 0;
@@ -77,8 +76,8 @@ final class DeviceFde {
   }
 
   /** The matrix, and the sketch table after it, up through pinned memory. */
-  private void upload(FdeParameters p, int[][] sketch, long weights, long table, long weightBytes) {
-    long bytes = weightBytes + (sketch == null ? 0 : 4L * (sketch[0].length + sketch[1].length));
+  private void upload(FdeParameters p, SketchTable sketch, long weights, long table, long weightBytes) {
+    long bytes = weightBytes + (sketch == null ? 0 : 4L * (sketch.bucketStart().length + sketch.members().length));
     MemorySegment pinned = device.pinned(bytes);
     MemorySegment.copy(p.weights(), 0, pinned, JAVA_DOUBLE_UNALIGNED, 0, p.weights().length);
     if (p.weights().length > 0) { // no hyperplanes and no projection: nothing to multiply by
@@ -86,21 +85,35 @@ final class DeviceFde {
     }
     if (sketch != null) {
       MemorySegment at = pinned.asSlice(weightBytes);
-      MemorySegment.copy(sketch[0], 0, at, JAVA_INT_UNALIGNED, 0, sketch[0].length);
-      Driver.copyToDevice(table, at, 4L * sketch[0].length, device.stream);
-      MemorySegment members = at.asSlice(4L * sketch[0].length);
-      MemorySegment.copy(sketch[1], 0, members, JAVA_INT_UNALIGNED, 0, sketch[1].length);
-      Driver.copyToDevice(table + DeviceTokens.align(4L * sketch[0].length), members, 4L * sketch[1].length,
+      int[] start = sketch.bucketStart();
+      MemorySegment.copy(start, 0, at, JAVA_INT_UNALIGNED, 0, start.length);
+      Driver.copyToDevice(table, at, 4L * start.length, device.stream);
+      MemorySegment members = at.asSlice(4L * start.length);
+      MemorySegment.copy(sketch.members(), 0, members, JAVA_INT_UNALIGNED, 0, sketch.members().length);
+      Driver.copyToDevice(table + sketch.startBytes(), members, 4L * sketch.members().length,
           device.stream);
     }
     Driver.synchronize(device.stream); // the pinned memory stages the chunks next
   }
 
   /**
-   * The sketch as the kernel reads it: {@code [0]} each bucket's first entry in {@code [1]} (and one past the last),
-   * {@code [1]} every bucket's coordinates ascending, {@code i} for sign +1 and {@code ~i} for -1.
+   * The sketch as the kernel reads it: {@code bucketStart} each bucket's first entry in {@code members} (and one
+   * past the last), {@code members} every bucket's coordinates ascending, {@code i} for sign +1 and {@code ~i} for -1.
    */
-  static int[][] sketchTable(FdeParameters p) {
+  record SketchTable(int[] bucketStart, int[] members) {
+    /** Bytes of {@code bucketStart} on the device, where {@code members} begin (aligned). */
+    long startBytes() {
+      return DeviceTokens.align(4L * bucketStart.length);
+    }
+
+    /** Bytes of both on the device. */
+    long deviceBytes() {
+      return startBytes() + DeviceTokens.align(4L * members.length);
+    }
+  }
+
+  /** The sketch table of {@code p}'s final projection. */
+  static SketchTable sketchTable(FdeParameters p) {
     int[] bucket = p.finalBucket();
     int[] start = new int[p.finalDim() + 1];
     for (int b : bucket) {
@@ -114,7 +127,7 @@ final class DeviceFde {
     for (int i = 0; i < bucket.length; i++) {
       members[next[bucket[i]]++] = p.finalSign()[i] > 0 ? i : ~i;
     }
-    return new int[][] {start, members};
+    return new SketchTable(start, members);
   }
 
   /** Where one chunk's buffers lie from the start of the chunk area, and their total. */
@@ -204,7 +217,7 @@ final class DeviceFde {
 
   /** One chunk: up, four launches, down into {@code out}'s rows. */
   private void encodeChunk(FdeParameters p, Tokens t, DocumentChunks.Chunk c, boolean queries, long weights,
-      long table, int[][] sketch, long area, float[][] out) {
+      long table, SketchTable sketch, long area, float[][] out) {
     Tokens view = DocumentChunks.view(t, c);
     int rows = view.rows;
     int valid = Math.toIntExact(validTokens(t, c.firstRow(), c.firstRow() + rows));
@@ -240,7 +253,7 @@ final class DeviceFde {
         p.repetitions(), p.projectionDim(), p.projects() ? 1 : 0, p.columns(), queries ? 0 : 1, p.fillEmpty() ? 1 : 0));
     if (sketched) {
       launch("maxsim_fde_sketch", rows, 1, new KernelArgs.FdeSketch(area + at.raw, table,
-          table + DeviceTokens.align(4L * sketch[0].length), p.rawDimension(), p.finalDim(), result));
+          table + sketch.startBytes(), p.rawDimension(), p.finalDim(), result));
     }
     MemorySegment download = pinned.asSlice(outAt, outBytes);
     Driver.copyToHost(download, result, outBytes, device.stream);

@@ -69,11 +69,11 @@ final class DeviceTraining {
     MemorySegment.copy(dScores, 0, pinned, JAVA_FLOAT, argmaxBytes, dScores.length);
     Driver.copyToDevice(argmaxDevice, pinned, argmaxBytes, device.stream);
     Driver.copyToDevice(dScoresDevice, pinned.asSlice(argmaxBytes), dScoresBytes, device.stream);
-    long[] grads = launchBackward(problem, in, argmaxDevice, false, dScoresDevice, deterministic, DType.FLOAT32,
-        DType.FLOAT32);
+    GradientBuffers grads = launchBackward(problem, in, argmaxDevice, false, dScoresDevice, deterministic,
+        DType.FLOAT32, DType.FLOAT32);
     MemorySegment out = pinned.asSlice(argmaxBytes + dScoresBytes);
-    Driver.copyToHost(out, grads[0], dq, device.stream);
-    Driver.copyToHost(out.asSlice(DeviceTokens.align(dq)), grads[1], dd, device.stream);
+    Driver.copyToHost(out, grads.queries(), dq, device.stream);
+    Driver.copyToHost(out.asSlice(DeviceTokens.align(dq)), grads.documents(), dd, device.stream);
     Driver.synchronize(device.stream);
     float[] gq = new float[Math.multiplyExact(q.storedTokens, q.dim)];
     float[] gd = new float[Math.multiplyExact(d.storedTokens, d.dim)];
@@ -191,15 +191,19 @@ final class DeviceTraining {
           LOSS_THREADS, new KernelArgs.MarginMse(scores, lossInput, rows, rowLoss, dScores));
     };
     launcher.launch(lossLaunch, device.stream);
-    long[] grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, DType.FLOAT32, DType.FLOAT32);
-    return new DeviceStep(scores, rowLoss, grads[0], grads[1]);
+    GradientBuffers grads = launchBackward(problem, in, argmax, argmax16, dScores, deterministic, DType.FLOAT32,
+        DType.FLOAT32);
+    return new DeviceStep(scores, rowLoss, grads.queries(), grads.documents());
   }
 
+  /** Device pointers of the query and document gradients a backward wrote. */
+  private record GradientBuffers(long queries, long documents) {}
+
   /**
-   * dQ and dD into zeroed scratch, in the given storage types; returns their device pointers. dQ by gather;
-   * dD owned (deterministic) or atomic (fp32 only).
+   * dQ and dD into zeroed scratch, in the given storage types. dQ by gather; dD owned (deterministic) or atomic
+   * (fp32 only).
    */
-  private long[] launchBackward(Problem problem, Staged in, long argmax, boolean argmax16, long dScores,
+  private GradientBuffers launchBackward(Problem problem, Staged in, long argmax, boolean argmax16, long dScores,
       boolean deterministic, DType queryGradType, DType documentGradType) {
     Tokens qt = problem.queries();
     Tokens dt = problem.documents();
@@ -252,7 +256,7 @@ final class DeviceTraining {
                 qt.rows, dim, dD, gradientType(documentGradType))), device.stream);
       }
     }
-    return new long[] {dQ, dD};
+    return new GradientBuffers(dQ, dD);
   }
 
   /** The code of maxsim_backward.cu's GradientType for gradients stored as {@code t} (KernelCodesTest compares). */

@@ -38,11 +38,27 @@ final class Driver {
   /** An event (CUevent): a point of a stream, to wait for or to time. */
   record Event(MemorySegment handle) {}
 
-  static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
-  static final int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
-  static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
-  static final int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
-  static final int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+  /** A GPU as the driver numbers it (CUdevice). */
+  record Device(int handle) {}
+
+  /** What {@link #attribute} reads of a device, with its CUdevice_attribute code. */
+  enum DeviceAttribute {
+    MULTIPROCESSOR_COUNT(16),
+    UNIFIED_ADDRESSING(41),
+    COMPUTE_CAPABILITY_MAJOR(75),
+    COMPUTE_CAPABILITY_MINOR(76),
+    MAX_SHARED_MEMORY_PER_BLOCK_OPTIN(97);
+
+    final int code;
+
+    DeviceAttribute(int code) {
+      this.code = code;
+    }
+  }
+
+  /** Free and total bytes of a device's memory. */
+  record MemoryInfo(long free, long total) {}
+
   static final int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
   static final int CU_STREAM_NON_BLOCKING = 1;
   static final int CU_EVENT_DEFAULT = 0;
@@ -252,29 +268,30 @@ final class Driver {
     return intOut("cuDeviceGetCount", n -> (int) DEVICE_GET_COUNT.invokeExact(n));
   }
 
-  static int device(int ordinal) {
-    return intOut("cuDeviceGet", d -> (int) DEVICE_GET.invokeExact(d, ordinal));
+  static Device device(int ordinal) {
+    return new Device(intOut("cuDeviceGet", d -> (int) DEVICE_GET.invokeExact(d, ordinal)));
   }
 
-  static int attribute(int device, int attribute) {
+  static int attribute(Device device, DeviceAttribute attribute) {
     return intOut("cuDeviceGetAttribute(" + attribute + ")",
-        v -> (int) DEVICE_GET_ATTRIBUTE.invokeExact(v, attribute, device));
+        v -> (int) DEVICE_GET_ATTRIBUTE.invokeExact(v, attribute.code, device.handle()));
   }
 
-  static String deviceName(int device) {
+  static String deviceName(Device device) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment name = arena.allocate(256);
-      run("cuDeviceGetName", () -> (int) DEVICE_GET_NAME.invokeExact(name, 256, device));
+      run("cuDeviceGetName", () -> (int) DEVICE_GET_NAME.invokeExact(name, 256, device.handle()));
       return name.getString(0);
     }
   }
 
-  static Context retainPrimaryContext(int device) {
-    return new Context(addressOut("cuDevicePrimaryCtxRetain", c -> (int) PRIMARY_CTX_RETAIN.invokeExact(c, device)));
+  static Context retainPrimaryContext(Device device) {
+    return new Context(addressOut("cuDevicePrimaryCtxRetain",
+        c -> (int) PRIMARY_CTX_RETAIN.invokeExact(c, device.handle())));
   }
 
-  static void releasePrimaryContext(int device) {
-    run("cuDevicePrimaryCtxRelease", () -> (int) PRIMARY_CTX_RELEASE.invokeExact(device));
+  static void releasePrimaryContext(Device device) {
+    run("cuDevicePrimaryCtxRelease", () -> (int) PRIMARY_CTX_RELEASE.invokeExact(device.handle()));
   }
 
   static void setCurrent(Context ctx) {
@@ -389,12 +406,12 @@ final class Driver {
   }
 
   /** Free and total bytes of device memory. */
-  static CudaBackend.MemoryInfo memInfo() {
+  static MemoryInfo memInfo() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment free = arena.allocate(JAVA_LONG);
       MemorySegment total = arena.allocate(JAVA_LONG);
       run("cuMemGetInfo", () -> (int) MEM_GET_INFO.invokeExact(free, total));
-      return new CudaBackend.MemoryInfo(free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0));
+      return new MemoryInfo(free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0));
     }
   }
 

@@ -20,8 +20,8 @@ import java.util.Map;
 
 /**
  * Runs forward launches: asks the {@link Planner} (the rules of {@link ForwardPlan}) for a plan, and launches
- * its kernels on the current lane. Inference, training and top-k all come here, so they choose the same
- * kernel for a shape. Used under the backend's lock.
+ * its kernels on the device's own lane, or on the lane a call kept in flight names. Inference, training and top-k
+ * all come here, so they choose the same kernel for a shape. Used under the backend's lock.
  */
 final class ForwardKernels {
   /** Chooses the plan of a launch: {@link ForwardPlan#plan} everywhere but in tests that force a kernel. */
@@ -90,25 +90,13 @@ final class ForwardKernels {
     }
   };
 
-  /** Where launches go: the device's own stream, or another lane for a call kept in flight. */
-  private CudaDevice.Lane lane;
-  /** A launch's scratch buffers on the current lane, and its tensor map. */
-  private final KernelParams.Resolver resolver = new KernelParams.Resolver() {
-    @Override
-    public long scratch(Scratch s) {
-      return s.zeroed() ? lane.zeroedScratch(s.slot(), s.bytes()) : lane.scratch(s.slot(), s.bytes());
-    }
-
-    @Override
-    public MemorySegment tensorMap(DeviceTokens documents) {
-      return documentsMap(documents);
-    }
-  };
+  /** The device's own lane, where launches go but those of a call kept in flight ({@link #launchOn}). */
+  private final CudaDevice.Lane main;
 
   ForwardKernels(CudaDevice device, Launcher launcher, Planner planner) {
     this.launcher = launcher;
     this.planner = planner;
-    this.lane = device.main;
+    this.main = device.main;
     this.gpu = new GpuCapabilities(device.major, device.minor, device.multiprocessors,
         device.sharedMemoryPerBlockOptin, Driver.hasTensorMaps(), (module, entry, threads, sharedBytes) -> {
           Driver.Entry fn = device.function(module, entry);
@@ -124,14 +112,14 @@ final class ForwardKernels {
     return gpu;
   }
 
-  /** Makes the following launches go to {@code lane} (with its scratch and work counters) until changed back. */
-  void use(CudaDevice.Lane lane) {
-    this.lane = lane;
-  }
-
   /** The scores of {@code pairs} of {@code q} and {@code d}, written to {@code scores} (one float a pair). */
   void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores) {
     launch(q, d, pairs, scores, true);
+  }
+
+  /** As above, queued on {@code lane} with its scratch buffers and work counters: a call kept in flight. */
+  void launchOn(CudaDevice.Lane lane, DeviceTokens q, DeviceTokens d, Pairs pairs, long scores) {
+    launch(lane, q, d, pairs, new Outputs(scores, 0, 0, false), true);
   }
 
   /**
@@ -139,7 +127,7 @@ final class ForwardKernels {
    * a call whose memory budget leaves no room for the expansion's buffer.
    */
   void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores, boolean mayExpand) {
-    launch(q, d, pairs, new Outputs(scores, 0, 0, false), mayExpand);
+    launch(main, q, d, pairs, new Outputs(scores, 0, 0, false), mayExpand);
   }
 
   /**
@@ -149,13 +137,14 @@ final class ForwardKernels {
    */
   void launchWithArgmax(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores, long argmax, int argmaxStride,
       boolean argmax16) {
-    launch(q, d, pairs, new Outputs(scores, argmax, argmaxStride, argmax16), true);
+    launch(main, q, d, pairs, new Outputs(scores, argmax, argmaxStride, argmax16), true);
   }
 
   /** Where a forward writes: its scores, and its argmax (0: not saved) in rows of {@code argmaxStride}. */
   private record Outputs(long scores, long argmax, int argmaxStride, boolean argmax16) {}
 
-  private void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, Outputs out, boolean mayExpand) {
+  private void launch(CudaDevice.Lane lane, DeviceTokens q, DeviceTokens d, Pairs pairs, Outputs out,
+      boolean mayExpand) {
     boolean argmax = out.argmax() != 0;
     ForwardShape shape = shape(q, d, pairs, argmax, out.argmax16());
     ForwardPlan.Plan plan = planner.plan(shape, gpu);
@@ -172,7 +161,7 @@ final class ForwardKernels {
       boolean all = pairs.layout() == PairLayout.ALL_PAIRS;
       int firstDoc = all ? pairs.docOffset() : 0;
       int docs = all ? pairs.perQuery() : pairs.count(); // listed pairs: pair i reads document i
-      DeviceTokens expanded = mayExpand ? expand(d, q.dtype(), firstDoc, docs) : null;
+      DeviceTokens expanded = mayExpand ? expand(lane, d, q.dtype(), firstDoc, docs) : null;
       if (expanded != null) {
         d = expanded;
       } else {
@@ -181,18 +170,18 @@ final class ForwardKernels {
     }
     Operands operands = new Operands(q, d, out.scores(), out.argmax(), out.argmaxStride());
     for (KernelLaunch launch : ForwardLaunches.of(plan, shape, operands)) {
-      run(launch);
+      run(launch, lane);
     }
   }
 
   /**
-   * {@code d}'s tokens as operands of {@code type} (bf16 or fp16, exactly) in this lane's expansion buffer, with
+   * {@code d}'s tokens as operands of {@code type} (bf16 or fp16, exactly) in {@code lane}'s expansion buffer, with
    * {@code d}'s rows, mask and scales (rule 21): the tokens of documents {@code firstDoc .. firstDoc + docs - 1}, those
    * a launch reads, written where they lie in {@code d} (a top-k call's launches each read a block of documents). The
    * expansion is queued on the lane before the launches that read it. Null, and a line in the log, where the device
    * cannot hold the buffer: the launch then takes the kernels that need none.
    */
-  private DeviceTokens expand(DeviceTokens d, DType type, int firstDoc, int docs) {
+  private DeviceTokens expand(CudaDevice.Lane lane, DeviceTokens d, DType type, int firstDoc, int docs) {
     if (d.data() % 16 != 0 || d.scales() % 16 != 0) {
       // every document buffer is an allocation or scratch slot of its own, each of its parts 256-byte aligned and
       // padded (the kernel copies a tile's scales in whole 16-byte units)
@@ -204,7 +193,7 @@ final class ForwardKernels {
     try {
       out = lane.scratch(ScratchSlot.EXPANDED_DOCUMENTS, bytes, ForwardPlan.EXPANDED_MAX_BYTES);
     } catch (CudaException e) {
-      if (!"CUDA_ERROR_OUT_OF_MEMORY".equals(e.errorName())) {
+      if (!e.isOutOfMemory()) {
         throw e;
       }
       LOG.log(System.Logger.Level.DEBUG, "no room for " + bytes + " bytes of expanded documents; scoring them as "
@@ -214,7 +203,7 @@ final class ForwardKernels {
     if (docs > 0) {
       KernelArgs args = new KernelArgs.Expand(d.data(), out, d.rowStart(), d.rowLength(), firstDoc, docs, d.dim());
       run(new KernelLaunch(KernelModule.EXPAND, FamilyPlans.expandEntry(d.dtype(), type),
-          Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, args));
+          Math.min(docs, EXPAND_MAX_BLOCKS), 1, EXPAND_THREADS, args), lane);
     }
     return new DeviceTokens(type, d.dim(), d.rows(), d.maxLength(), d.storedTokens(), out, d.rowStart(),
         d.rowLength(), d.validCount(), d.mask(), d.scales());
@@ -230,8 +219,19 @@ final class ForwardKernels {
         d.maxLength(), q.dim(), q.dtype(), d.dtype(), argmax, argmax16, d.storedTokens());
   }
 
-  private void run(KernelLaunch l) {
-    launcher.launch(l, lane, resolver);
+  /** {@code l} on {@code lane}, its scratch buffers that lane's, its tensor map this class's. */
+  private void run(KernelLaunch l, CudaDevice.Lane lane) {
+    launcher.launch(l, lane, new KernelParams.Resolver() {
+      @Override
+      public long scratch(Scratch s) {
+        return s.zeroed() ? lane.zeroedScratch(s.slot(), s.bytes()) : lane.scratch(s.slot(), s.bytes());
+      }
+
+      @Override
+      public MemorySegment tensorMap(DeviceTokens documents) {
+        return documentsMap(documents);
+      }
+    });
   }
 
   /**

@@ -109,9 +109,9 @@ class CudaLifecycleTest {
       backend.topK(q, documents, 5);
       // their memory is in the first backend's context: another backend refuses them, whatever GPU it drives
       assertThrows(IllegalArgumentException.class, () -> other.topK(q, documents, 5));
-      long freeBefore = other.deviceMemoryInfo().free();
+      long freeBefore = other.deviceFreeBytes();
       backend.close();
-      long freed = other.deviceMemoryInfo().free() - freeBefore;
+      long freed = other.deviceFreeBytes() - freeBefore;
       assertTrue(freed >= documents.dataBytes(), "freed " + freed + " bytes; they hold " + documents.dataBytes());
       closed("this CUDA backend is closed", () -> backend.topK(q, documents, 5));
       closed("these device documents' CUDA backend is closed", () -> other.topK(q, documents, 5));

@@ -22,14 +22,15 @@ class DeviceFdeTest {
       sign[i] = (byte) (rnd.nextBoolean() ? 1 : -1);
     }
     FdeParameters p = new FdeParameters(6, 2, 2, 5, finalDim, true, new double[6 * 2 * 7], bucket, sign);
-    int[][] table = DeviceFde.sketchTable(p);
-    assertEquals(finalDim + 1, table[0].length);
-    assertEquals(raw, table[0][finalDim]);
+    DeviceFde.SketchTable sketch = DeviceFde.sketchTable(p);
+    int[] start = sketch.bucketStart();
+    assertEquals(finalDim + 1, start.length);
+    assertEquals(raw, start[finalDim]);
     boolean[] seen = new boolean[raw];
     for (int j = 0; j < finalDim; j++) {
       int last = -1;
-      for (int e = table[0][j]; e < table[0][j + 1]; e++) {
-        int m = table[1][e];
+      for (int e = start[j]; e < start[j + 1]; e++) {
+        int m = sketch.members()[e];
         int i = m >= 0 ? m : ~m;
         assertEquals(j, bucket[i], "coordinate " + i);
         assertEquals(sign[i] > 0, m >= 0, "sign of coordinate " + i);
@@ -39,6 +40,6 @@ class DeviceFdeTest {
         last = i;
       }
     }
-    assertEquals(table[0][finalDim - 1], table[0][finalDim], "an empty bucket has no entries");
+    assertEquals(start[finalDim - 1], start[finalDim], "an empty bucket has no entries");
   }
 }

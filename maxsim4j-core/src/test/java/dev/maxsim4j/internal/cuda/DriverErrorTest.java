@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,6 +18,8 @@ class DriverErrorTest {
     CudaException e = assertThrows(CudaException.class, () -> Driver.check(2, "cuMemAlloc(huge)"));
     assertEquals("CUDA_ERROR_OUT_OF_MEMORY", e.errorName());
     assertEquals(2, e.errorCode());
+    assertTrue(e.isOutOfMemory());
+    assertFalse(assertThrows(CudaException.class, () -> Driver.check(1, "cuMemcpy")).isOutOfMemory());
     assertTrue(e.getMessage().startsWith("cuMemAlloc(huge) failed: CUDA_ERROR_OUT_OF_MEMORY (2): "), e.getMessage());
   }
 
@@ -25,6 +28,7 @@ class DriverErrorTest {
     try (CudaDevice device = new CudaDevice(0)) {
       CudaException e = assertThrows(CudaException.class, () -> device.allocate(1L << 50));
       assertEquals("CUDA_ERROR_OUT_OF_MEMORY", e.errorName());
+      assertTrue(e.isOutOfMemory());
     }
   }
 }

@@ -60,8 +60,9 @@ public final class ForwardPlan {
   private static final int EXPANDED_MIN_GROUPS = 3;
 
   /**
-   * The kernel families, each one .cu file (the block kernels two entry shapes); FFMA_SCALED and QUANT take
-   * the launches with a compressed side.
+   * The kernel families: a kernel and how its launches are shaped, each planned by its own builder in
+   * {@link FamilyPlans}. Some share a .cu file (WGMMA and WGMMA_GROUPS, BLOCK and BLOCK_GROUPS) and QUANT_TMA has a
+   * second module for d over 128; FFMA_SCALED, QUANT, QUANT_WGMMA and QUANT_TMA take launches with a compressed side.
    */
   public enum Family {
     FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA, QUANT_TMA,

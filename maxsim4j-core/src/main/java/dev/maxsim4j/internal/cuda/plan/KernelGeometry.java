@@ -3,9 +3,10 @@ package dev.maxsim4j.internal.cuda.plan;
 /**
  * What the forward kernels are compiled with, as the planner sizes their launches: the threads, tiles, query rows,
  * rings and shared memory of each family, copied from the .cu file each group names. KernelConstantsTest evaluates
- * the kernels' {@code constexpr} threads, tiles, rows, rings and queues and compares them with these (not yet the
- * wgmma kernel's ring depths and pads, the warp-specialized kernel's groups, nor the dimension limits); the kernels
- * trap where a launch gives them less shared memory than they lay out.
+ * the kernels' {@code constexpr} threads, tiles, rows, rings, stages, scale slots and queues and compares them with
+ * these. The rest are template arguments and entry names in the kernels rather than constants (the wgmma kernel's
+ * ring depths, the query groups, the dimension limits): PlanEntriesExistTest finds every planned entry in its fatbin,
+ * and the kernels trap where a launch gives them less shared memory than they lay out (the alignment pads).
  */
 public final class KernelGeometry {
   private KernelGeometry() {}

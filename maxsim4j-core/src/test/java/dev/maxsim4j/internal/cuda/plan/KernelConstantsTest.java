@@ -21,17 +21,19 @@ import org.junit.jupiter.api.Test;
 public class KernelConstantsTest {
 
   /**
-   * The {@code constexpr int NAME = expression;} lines of {@code file} (under src/main/cuda) that open a line,
-   * evaluated in order; those of a template's parameters are left out.
+   * The {@code constexpr int NAME = expression;} lines of {@code files} (under src/main/cuda; headers first, as the
+   * kernel includes them) that open a line, evaluated in order; those of a template's parameters are left out.
    */
-  public static Map<String, Integer> constants(String file) throws IOException {
-    String source = Files.readString(Path.of("src/main/cuda", file));
-    Matcher m = Pattern.compile("(?m)^constexpr int (\\w+) = ([^;]+);").matcher(source);
+  public static Map<String, Integer> constants(String... files) throws IOException {
     Map<String, Integer> values = new HashMap<>();
-    while (m.find()) {
-      Integer v = new Expression(m.group(2), values).value();
-      if (v != null) {
-        values.put(m.group(1), v);
+    for (String file : files) {
+      String source = Files.readString(Path.of("src/main/cuda", file));
+      Matcher m = Pattern.compile("(?m)^constexpr int (\\w+) = ([^;]+);").matcher(source);
+      while (m.find()) {
+        Integer v = new Expression(m.group(2), values).value();
+        if (v != null) {
+          values.put(m.group(1), v);
+        }
       }
     }
     return values;
@@ -113,6 +115,10 @@ public class KernelConstantsTest {
     assertTrue(kernel.keySet().containsAll(List.of("WS_THREADS", "WS_TOKENS", "WS_RING_BYTES")), "" + kernel);
     assertEquals(kernel.get("WS_THREADS"), KernelGeometry.WS_THREADS);
     assertEquals(kernel.get("WS_TOKENS"), KernelGeometry.WS_TOKENS);
+    assertEquals(kernel.get("WS_GROUP_ROWS"), KernelGeometry.WS_GROUP_ROWS);
+    // the "_scaled" entries' scales: a slot of WS_SCALE_SLOT floats for each stage of 64-half tiles the ring holds
+    int stages = kernel.get("WS_RING_BYTES") / (kernel.get("WS_TOKENS") * 64 * 2);
+    assertEquals(stages * kernel.get("WS_SCALE_SLOT") * 4, KernelGeometry.WS_SCALE_SHARED);
     // the dynamic shared memory: the ring, and 1024 bytes to align it
     assertEquals(kernel.get("WS_RING_BYTES") + 1024, KernelGeometry.WS_SHARED_BYTES);
   }
@@ -152,7 +158,8 @@ public class KernelConstantsTest {
     Map<String, Integer> quant = constants("forward/maxsim_forward_quant.cu");
     assertEquals(quant.get("QUANT_THREADS"), KernelGeometry.MMA_THREADS);
     assertEquals(quant.get("QUANT_WARPS") * quant.get("QUANT_QUEUE_ENTRIES") * 8, KernelGeometry.QUANT_QUEUE_BYTES);
-    assertEquals(constants("forward/maxsim_forward_wgmma.cu").get("WGMMA_SCALE_BYTES"),
-        KernelGeometry.WGMMA_SCALE_BYTES);
+    Map<String, Integer> wgmma = constants("common/maxsim_wgmma.cuh", "forward/maxsim_forward_wgmma.cu");
+    assertEquals(wgmma.get("WGMMA_SCALE_BYTES"), KernelGeometry.WGMMA_SCALE_BYTES);
+    assertEquals(wgmma.get("WGMMA_STAGE_BYTES"), KernelGeometry.WGMMA_STAGE_BYTES);
   }
 }
