@@ -139,13 +139,13 @@ using namespace maxsim4j;
 // One entry point per (query dtype, document dtype). mode 0 = all pairs: query = pair / perQuery, document
 // = docOffset + pair % perQuery (docOffset lets top-k score the corpus block by block); mode 1 = each
 // query owns documents [query * perQuery, (query + 1) * perQuery) (pairwise: perQuery = 1; candidates: K).
-// Block b computes pair pairOffset + b and writes scores[pair] (and argmax[pair * argmaxStride + slot]).
+// Block b computes pair b and writes scores[pair] (and argmax[pair * argmaxStride + slot]).
 #define MAXSIM_FORWARD_ENTRY(NAME, TQ, TD)                                                                 \
   extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                              \
       const TQ* q, const int* qStart, const int* qLength, const uint8_t* qMask, const TD* d,              \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
-      int perQuery, int docOffset, long long pairOffset, float* scores, int* argmax, int argmaxStride) {    \
-    long long pair = pairOffset + blockIdx.x;                                                            \
+      int perQuery, int docOffset, float* scores, int* argmax, int argmaxStride) {                          \
+    long long pair = blockIdx.x;                                                                         \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
     forwardPair<TQ, TD>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,    \

@@ -286,7 +286,7 @@ __device__ void stageGroupFragments(uint4* frag, const T* q, const Rows& qRows, 
 template <typename T>
 __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __restrict__ d, Rows dRows,
                                 const int* __restrict__ dValid, int dim, int queries, int documents, float* scores,
-                                int* argmax, int argmaxStride, Split split) {
+                                int* argmax, int argmaxStride) {
   extern __shared__ uint4 queryFrag[];
   __shared__ float mergeBest[MMA_WARPS][8 * 16];
   __shared__ int mergeIndex[MMA_WARPS][8 * 16];
@@ -301,11 +301,7 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   const int qStart = query < queries ? qRows.rowStart[query] : 0;
   const int dStart = dRows.rowStart[doc], dLength = dRows.rowLength[doc];
   const int chunks = (dim + CHUNK - 1) / CHUNK;
-  const int tBegin = isSliced() ? blockIdx.y * split.sliceTokens : 0;
-  const int tEnd = isSliced() ? min(dLength, tBegin + split.sliceTokens) : dLength;
-  if (isSliced()) {
-    if (dValid[doc] == 0 || tBegin >= dLength) return;  // the merge writes empty documents' scores
-  } else if (query < queries && argmax != nullptr) {
+  if (query < queries && argmax != nullptr) {
     for (int s = qLength + lane; s < argmaxStride; s += 32) argmax[pair * argmaxStride + s] = -1;
   }
 
@@ -323,7 +319,7 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   int bestIndex[8][2];
   resetRunningMax(best, bestIndex);
   const uint4 noRegisters[1][1][2] = {};
-  scanDocument<T, 8, 0, 2, false>(best, bestIndex, noRegisters, queryFrag, d, dRows, dStart, tBegin, tEnd, dim, chunks,
+  scanDocument<T, 8, 0, 2, false>(best, bestIndex, noRegisters, queryFrag, d, dRows, dStart, 0, dLength, dim, chunks,
                                   8);
   quadMergeToShared<8>(best, bestIndex, mergeBest, mergeIndex);
   __syncthreads();
@@ -332,14 +328,7 @@ __device__ void forwardGroupMma(const T* __restrict__ q, Rows qRows, const T* __
   float v = mergeBest[0][threadIdx.x];
   int i = mergeIndex[0][threadIdx.x];
   for (int w = 1; w < MMA_WARPS; w++) maxMerge(v, i, mergeBest[w][threadIdx.x], mergeIndex[w][threadIdx.x]);
-  if (argmax != nullptr) i = argmaxOrFirstValid(i, dRows, dStart, tEnd);
-  if (isSliced()) {
-    if (query < queries && lane < qLength) {
-      split.partialMax[partialAt(split, pair, lane)] = v;
-      split.partialArgmax[partialAt(split, pair, lane)] = i;
-    }
-    return;
-  }
+  if (argmax != nullptr) i = argmaxOrFirstValid(i, dRows, dStart, dLength);
   float rowValue = 0.f;
   if (query < queries && lane < qLength) {
     bool valid = isValid(qRows, qStart + lane);
@@ -361,9 +350,9 @@ using namespace maxsim4j;
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int mode,    \
-      int perQuery, int docOffset, long long pairOffset, float* scores, int* argmax, int argmaxStride,      \
-      int rowsPerPass, int sliceTokens, float* partialMax, int* partialArgmax, int partialStride) {        \
-    long long pair = pairOffset + blockIdx.x;                                                            \
+      int perQuery, int docOffset, float* scores, int* argmax, int argmaxStride, int rowsPerPass,          \
+      int sliceTokens, float* partialMax, int* partialArgmax, int partialStride) {                         \
+    long long pair = blockIdx.x;                                                                         \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
     forwardPairMma<T, MT, REG_CHUNKS, NT, PIPELINED>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,  \
@@ -390,16 +379,15 @@ MAXSIM_MMA_VARIANTS(bf16, __nv_bfloat16)
 MAXSIM_MMA_VARIANTS(f16, __half)
 
 // All pairs, Nq > 1, queries of at most 32 tokens: GROUP_QUERIES queries per block, one block per
-// (document, query group). grid = documents * ceil(queries / GROUP_QUERIES) (x slices, see Split).
+// (document, query group), each document whole (rule 11 never splits query groups).
+// grid = documents * ceil(queries / GROUP_QUERIES).
 #define MAXSIM_GROUP_ENTRY(NAME, T)                                                                        \
   extern "C" __global__ void __launch_bounds__(MMA_THREADS) NAME(                                          \
       const T* q, const int* qStart, const int* qLength, const uint8_t* qMask, const T* d,                \
       const int* dStart, const int* dLength, const uint8_t* dMask, const int* dValid, int dim, int queries, \
-      int documents, float* scores, int* argmax, int argmaxStride, int sliceTokens, float* partialMax,      \
-      int* partialArgmax, int partialStride) {                                                            \
+      int documents, float* scores, int* argmax, int argmaxStride) {                                      \
     forwardGroupMma<T>(q, Rows{qStart, qLength, qMask}, d, Rows{dStart, dLength, dMask}, dValid, dim,     \
-                       queries, documents, scores, argmax, argmaxStride,                                   \
-                       Split{sliceTokens, partialMax, partialArgmax, partialStride});                      \
+                       queries, documents, scores, argmax, argmaxStride);                                  \
   }
 #if !MAXSIM4J_SPLIT_K
 MAXSIM_GROUP_ENTRY(maxsim_forward_group4_bf16, __nv_bfloat16)

@@ -144,9 +144,9 @@ using namespace maxsim4j;
   extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                              \
       const TQ::Storage* q, const int* qStart, const int* qLength, const uint8_t* qMask, const float* qScale, \
       const TD::Storage* d, const int* dStart, const int* dLength, const uint8_t* dMask, const float* dScale, \
-      const int* dValid, int dim, int mode, int perQuery, int docOffset, long long pairOffset, float* scores, \
-      int* argmax, int argmaxStride) {                                                                     \
-    long long pair = pairOffset + blockIdx.x;                                                            \
+      const int* dValid, int dim, int mode, int perQuery, int docOffset, float* scores, int* argmax,       \
+      int argmaxStride) {                                                                                  \
+    long long pair = blockIdx.x;                                                                         \
     int query = (int)(pair / perQuery);                                                                  \
     int doc = mode == ALL_PAIRS ? docOffset + (int)(pair % perQuery) : (int)pair;                        \
     forwardPair<TQ, TD>(q, Rows{qStart, qLength, qMask}, qScale, d, Rows{dStart, dLength, dMask}, dScale,  \

@@ -366,17 +366,13 @@ class CudaParityTest {
   }
 
   /**
-   * Few pairs of long documents are split along Ld (with and without query groups) and merged: ragged
+   * Few pairs of long documents are split along Ld and merged: ragged
    * lengths (empty, shorter than a slice, one token), a NaN in a late slice, and ties in different slices
    * (the lower slot wins).
    */
   @Test
   void splitDocumentsMatchTheReferenceAndKeepTiesAndNaN() {
     splitDocumentsCheck(cuda, "pairs");
-    // query groups split along Ld are only chosen when forced
-    try (MaxSim groups = withVariant("groupsplit")) {
-      splitDocumentsCheck(groups, "query groups");
-    }
   }
 
   /** The split-Ld case (long ragged documents, ties far apart, NaN late) on the unsplit streaming kernel. */

@@ -33,10 +33,10 @@ final class ForwardLaunches {
     int mode = s.layout().mode();
     KernelArgs args = switch (p.family()) {
       case FFMA -> new KernelArgs.Ffma(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), 0L, o.scores(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), o.scores(),
           o.argmax(), o.argmaxStride());
       case WGMMA_GROUPS -> new KernelArgs.Wgmma(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
-          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), 0, s.perQuery(),
+          d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(), o.argmax(), o.argmaxStride(), 0, null, null, 0, 0);
       case STREAM -> new KernelArgs.Stream(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
           d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), s.pairs(),
@@ -60,10 +60,10 @@ final class ForwardLaunches {
           partialMax(s, split), partialArgmax(s, split), lq, split.passes() > 1 ? 1 : 0);
       case BLOCK_GROUPS -> new KernelArgs.BlockGroups(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.validCount(), s.dim(), s.queries(), s.perQuery(), o.scores(),
-          o.argmax(), o.argmaxStride(), split.sliceTokens(), partialMax(s, split), partialArgmax(s, split), lq);
+          o.argmax(), o.argmaxStride());
       case FFMA_SCALED -> new KernelArgs.FfmaScaled(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(),
           d.data(), d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode,
-          s.perQuery(), s.docOffset(), 0L, o.scores(), o.argmax(), o.argmaxStride());
+          s.perQuery(), s.docOffset(), o.scores(), o.argmax(), o.argmaxStride());
       case QUANT -> new KernelArgs.Quant(q.data(), q.rowStart(), q.rowLength(), q.mask(), q.scales(), d.data(),
           d.rowStart(), d.rowLength(), d.mask(), d.scales(), d.validCount(), s.dim(), mode, s.perQuery(),
           s.docOffset(), s.pairs(), o.scores(),
@@ -87,7 +87,7 @@ final class ForwardLaunches {
                 s.docOffset(), s.pairs(), o.scores(), work);
       }
       case BLOCK -> new KernelArgs.Block(q.data(), q.rowStart(), q.rowLength(), q.mask(), d.data(), d.rowStart(),
-          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), 0L, o.scores(),
+          d.rowLength(), d.mask(), d.validCount(), s.dim(), mode, s.perQuery(), s.docOffset(), o.scores(),
           o.argmax(), o.argmaxStride(), p.rowsPerPass(), split.sliceTokens(), partialMax(s, split),
           partialArgmax(s, split), lq);
     };

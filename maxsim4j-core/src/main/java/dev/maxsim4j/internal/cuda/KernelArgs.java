@@ -37,12 +37,12 @@ sealed interface KernelArgs {
 
   /** The fp32 FFMA kernel (maxsim_forward.cu): a block per pair. */
   record Ffma(long q, long qStart, long qLength, long qMask, long d, long dStart, long dLength, long dMask,
-      long dValid, int dim, int mode, int perQuery, int docOffset, long pairOffset, long scores, long argmax,
+      long dValid, int dim, int mode, int perQuery, int docOffset, long scores, long argmax,
       int argmaxStride) implements KernelArgs {
     @Override
     public void writeTo(Sink a) {
       a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(d).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i32(dim)
-          .i32(mode).i32(perQuery).i32(docOffset).i64(pairOffset).i64(scores).i64(argmax).i32(argmaxStride);
+          .i32(mode).i32(perQuery).i32(docOffset).i64(scores).i64(argmax).i32(argmaxStride);
     }
   }
 
@@ -51,12 +51,12 @@ sealed interface KernelArgs {
    * side's per-token scales (0: all 1).
    */
   record FfmaScaled(long q, long qStart, long qLength, long qMask, long qScale, long d, long dStart, long dLength,
-      long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset, long pairOffset,
+      long dMask, long dScale, long dValid, int dim, int mode, int perQuery, int docOffset,
       long scores, long argmax, int argmaxStride) implements KernelArgs {
     @Override
     public void writeTo(Sink a) {
       a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(qScale).i64(d).i64(dStart).i64(dLength).i64(dMask)
-          .i64(dScale).i64(dValid).i32(dim).i32(mode).i32(perQuery).i32(docOffset).i64(pairOffset).i64(scores)
+          .i64(dScale).i64(dValid).i32(dim).i32(mode).i32(perQuery).i32(docOffset).i64(scores)
           .i64(argmax).i32(argmaxStride);
     }
   }
@@ -93,26 +93,25 @@ sealed interface KernelArgs {
 
   /** The block (mma.sync) kernels, a pair per block (maxsim_forward_mma.cu). */
   record Block(long q, long qStart, long qLength, long qMask, long d, long dStart, long dLength, long dMask,
-      long dValid, int dim, int mode, int perQuery, int docOffset, long pairOffset, long scores, long argmax,
+      long dValid, int dim, int mode, int perQuery, int docOffset, long scores, long argmax,
       int argmaxStride, int rowsPerPass, int sliceTokens, Scratch partialMax, Scratch partialArgmax,
       int partialStride) implements KernelArgs {
     @Override
     public void writeTo(Sink a) {
       a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(d).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i32(dim)
-          .i32(mode).i32(perQuery).i32(docOffset).i64(pairOffset).i64(scores).i64(argmax).i32(argmaxStride)
+          .i32(mode).i32(perQuery).i32(docOffset).i64(scores).i64(argmax).i32(argmaxStride)
           .i32(rowsPerPass).i32(sliceTokens).scratch(partialMax).scratch(partialArgmax).i32(partialStride);
     }
   }
 
   /** The block kernels' query groups, 4 queries per block (maxsim_forward_mma.cu). */
   record BlockGroups(long q, long qStart, long qLength, long qMask, long d, long dStart, long dLength, long dMask,
-      long dValid, int dim, int queries, int documents, long scores, long argmax, int argmaxStride, int sliceTokens,
-      Scratch partialMax, Scratch partialArgmax, int partialStride) implements KernelArgs {
+      long dValid, int dim, int queries, int documents, long scores, long argmax, int argmaxStride)
+      implements KernelArgs {
     @Override
     public void writeTo(Sink a) {
       a.i64(q).i64(qStart).i64(qLength).i64(qMask).i64(d).i64(dStart).i64(dLength).i64(dMask).i64(dValid).i32(dim)
-          .i32(queries).i32(documents).i64(scores).i64(argmax).i32(argmaxStride).i32(sliceTokens).scratch(partialMax)
-          .scratch(partialArgmax).i32(partialStride);
+          .i32(queries).i32(documents).i64(scores).i64(argmax).i32(argmaxStride);
     }
   }
 

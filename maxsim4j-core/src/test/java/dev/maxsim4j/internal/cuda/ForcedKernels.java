@@ -20,8 +20,8 @@ import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
  *   <li>{@code wgmma_ws_r128}, {@code wgmma_ws_r256}: warp-specialized, passes of 128 or 256 rows;
  *   <li>{@code wgmma_ws_q8}: warp-specialized with query groups (8 queries per pass) wherever they apply;
  *   <li>{@code nowgmma}: the block kernels (query groups by their rule) on every tensor-core launch;
- *   <li>{@code groups}, {@code groupsplit}, {@code pair}: block kernels with 4 queries per block where they
- *       apply (split along Ld for few blocks), or a pair per block;
+ *   <li>{@code groups}, {@code pair}: block kernels with 4 queries per block where they apply, or a pair
+ *       per block;
  *   <li>{@code 2}, {@code 2p}, {@code 2r}, {@code 2rp}, {@code 2n}: block kernels, that variant of the 32-row
  *       entries where it applies;
  *   <li>{@code stream_n1}, {@code stream_n2}, {@code stream_r6}: the streaming kernel's A/B entries;

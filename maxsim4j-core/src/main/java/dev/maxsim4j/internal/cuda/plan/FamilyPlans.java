@@ -290,7 +290,7 @@ public final class FamilyPlans {
     String saved = s.argmax() ? "_argmax_" : "_";
     Ring ring = ring(rows, s, gpu,
         stages -> "maxsim_forward_wgmma_r" + rows + "_s" + stages + saved + wgmmaTypes(s));
-    Split split = ForwardPlan.splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
+    Split split = ForwardPlan.splitFor(s.pairs(), s.maxDocumentLength(), gpu);
     int passes = Math.ceilDiv(s.maxQueryLength(), rows);
     if (split.slices() == 1 && passes > 1 && splitPasses) {
       split = Split.passes(passes);
@@ -302,24 +302,19 @@ public final class FamilyPlans {
   }
 
   /**
-   * Rules 11-13: the block (mma.sync) kernels: 4 queries per block where {@code groups} (split along Ld only
-   * where {@code groupSplit}), else a pair per block, split-Ld for few pairs with long documents.
+   * Rules 11-13: the block (mma.sync) kernels: 4 queries per block where {@code groups} (documents whole), else a
+   * pair per block, split-Ld for few pairs with long documents.
    */
   static Plan block(ForwardShape s, GpuCapabilities gpu, boolean groups) {
-    return block(s, gpu, groups, false);
-  }
-
-  static Plan block(ForwardShape s, GpuCapabilities gpu, boolean groups, boolean groupSplit) {
     int chunks = s.chunks();
     if (groups) {
       long groupBlocks = (long) s.perQuery() * groups(s.queries());
-      Split split = groupSplit ? ForwardPlan.splitFor(groupBlocks, s.maxDocumentLength(), true, gpu) : Split.NONE;
       int shared = groupFragmentBytes(s);
       return new Plan(Family.BLOCK_GROUPS, KernelModule.FORWARD_MMA, "maxsim_forward_group4_" + suffix(s.queryType()),
-          Math.toIntExact(groupBlocks), split.gridY(), MMA_THREADS, shared, blockOptIn(shared), split,
-          split.leavesPartials(), 0, 1, false, false);
+          Math.toIntExact(groupBlocks), 1, MMA_THREADS, shared, blockOptIn(shared), Split.NONE, false, 0, 1, false,
+          false);
     }
-    Split split = ForwardPlan.splitFor(s.pairs(), s.maxDocumentLength(), false, gpu);
+    Split split = ForwardPlan.splitFor(s.pairs(), s.maxDocumentLength(), gpu);
     int mTiles = s.maxQueryLength() <= 32 ? 2 : 8;
     int tilesPerPass = Math.max(1, Math.min(mTiles, fragmentBudget(gpu) / (chunks * 1024)));
     int shared = tilesPerPass * chunks * 1024;

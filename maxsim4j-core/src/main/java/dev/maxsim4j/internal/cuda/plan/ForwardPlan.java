@@ -442,12 +442,12 @@ public final class ForwardPlan {
 
   /**
    * Rule 11: split-Ld below 2 blocks per SM when documents reach 1024 tokens: slices of at least 512 tokens,
-   * enough for 8 blocks per SM ({@code forced}: whatever the blocks).
+   * enough for 8 blocks per SM.
    */
-  static Split splitFor(long blocks, int maxDocumentLength, boolean forced, GpuCapabilities gpu) {
+  static Split splitFor(long blocks, int maxDocumentLength, GpuCapabilities gpu) {
     long wanted = (long) SPLIT_BLOCKS_PER_SM * gpu.multiprocessors();
     boolean fewBlocks = blocks < (long) SPLIT_BELOW_BLOCKS_PER_SM * gpu.multiprocessors();
-    if (!(fewBlocks || forced) || maxDocumentLength < 2 * SPLIT_MIN_SLICE) {
+    if (!fewBlocks || maxDocumentLength < 2 * SPLIT_MIN_SLICE) {
       return Split.NONE;
     }
     long slices = Math.min(Math.max(2, (wanted + blocks - 1) / blocks), maxDocumentLength / SPLIT_MIN_SLICE);

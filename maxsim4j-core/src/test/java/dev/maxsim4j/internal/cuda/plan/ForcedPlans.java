@@ -21,7 +21,7 @@ public final class ForcedPlans {
 
   /** The names {@link #of} knows. */
   public static final List<String> NAMES = List.of("stream", "wgroups", "wgmma_ws", "wgmma_ws_merge", "wgmma_ws_r128",
-      "wgmma_ws_r256", "wgmma_ws_q8", "wgmma", "wgmma_serial", "nowgmma", "pair", "groups", "groupsplit", "2", "2p",
+      "wgmma_ws_r256", "wgmma_ws_q8", "wgmma", "wgmma_serial", "nowgmma", "pair", "groups", "2", "2p",
       "2r", "2rp", "2n", "k8", "stream_n1", "stream_n2", "stream_r6", "quant_mma", "quant_wgmma", "quant_tma",
       "quant_tma_c2", "quant_tma_k4", "quant_rule18", "quant_ffma", "wgmma_compressed", "expanded", "unexpanded");
 
@@ -52,8 +52,6 @@ public final class ForcedPlans {
       case "nowgmma" -> family((s, g) -> FamilyPlans.block(s, g, ForwardPlan.queryGroupsPay(s, g)), false);
       case "pair" -> family((s, g) -> FamilyPlans.block(s, g, false), false);
       case "groups" -> family((s, g) -> FamilyPlans.block(s, g, ForwardPlan.queryGroupsApply(s, g)), false);
-      case "groupsplit" -> family((s, g) -> FamilyPlans.block(s, g, ForwardPlan.queryGroupsApply(s, g),
-          ForwardPlan.queryGroupsApply(s, g)), false);
       case "2", "2p", "2r", "2rp", "2n" -> blockVariant(name);
       case "k8" -> family((s, g) -> {
         Plan p = FamilyPlans.block(s, g, ForwardPlan.queryGroupsPay(s, g));
