@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import dev.maxsim4j.internal.Residency;
 import java.util.Objects;
 
 /**
@@ -10,10 +11,10 @@ import java.util.Objects;
 public final class ResidentBatch implements AutoCloseable {
   private final MaxSim owner;
   private final TokenBatch batch;
-  private final AutoCloseable handle;
+  private final Residency handle;
   private volatile boolean closed;
 
-  ResidentBatch(MaxSim owner, TokenBatch batch, AutoCloseable handle) {
+  ResidentBatch(MaxSim owner, TokenBatch batch, Residency handle) {
     this.owner = owner;
     this.batch = batch;
     this.handle = handle;
@@ -41,12 +42,6 @@ public final class ResidentBatch implements AutoCloseable {
       return;
     }
     closed = true;
-    try {
-      handle.close();
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    handle.close();
   }
 }

@@ -95,8 +95,8 @@ public interface Backend extends AutoCloseable {
    * Keeps {@code documents} ready for repeated scoring until the returned handle is closed: on a GPU, in
    * device memory, so later calls with the same batch copy nothing. On the CPU there is nothing to do.
    */
-  default AutoCloseable makeResident(Tokens documents) {
-    return () -> {};
+  default Residency makeResident(Tokens documents) {
+    return Residency.NONE;
   }
 
   /** {@code Y = X W} ({@link Projection#forward}); a device backend runs it there. */

@@ -41,10 +41,10 @@ public final class ShardedBackend implements Backend {
   private static final class Resident {
     final int[] bounds;
     final List<Tokens> shards;
-    final List<AutoCloseable> handles;
+    final List<Residency> handles;
     int holders = 1;
 
-    Resident(int[] bounds, List<Tokens> shards, List<AutoCloseable> handles) {
+    Resident(int[] bounds, List<Tokens> shards, List<Residency> handles) {
       this.bounds = bounds;
       this.shards = shards;
       this.handles = handles;
@@ -104,7 +104,7 @@ public final class ShardedBackend implements Backend {
   // ------------------------------------------------------------------ residency
 
   @Override
-  public AutoCloseable makeResident(Tokens documents) {
+  public Residency makeResident(Tokens documents) {
     synchronized (resident) {
       Resident r = resident.get(documents);
       if (r != null) {
@@ -114,9 +114,9 @@ public final class ShardedBackend implements Backend {
     }
     Split split = split(documents);
     // an empty shard holds nothing (a device cannot allocate 0 bytes)
-    Outcome<AutoCloseable> made = attempt(s -> split.shards().get(s).rows == 0 ? () -> {}
+    Outcome<Residency> made = attempt(s -> split.shards().get(s).rows == 0 ? Residency.NONE
         : backends.get(s).makeResident(split.shards().get(s)));
-    List<AutoCloseable> handles = made.results().stream().filter(h -> h != null).toList();
+    List<Residency> handles = made.results().stream().filter(h -> h != null).toList();
     if (made.failure() != null) {
       try {
         closeAll(handles); // the shards that did upload
@@ -135,14 +135,14 @@ public final class ShardedBackend implements Backend {
         resident.put(documents, new Resident(split.bounds(), split.shards(), handles));
       }
     }
-    AutoCloseable releaser = releaser(documents);
+    Residency releaser = releaser(documents);
     if (shared) {
       try {
         closeAll(handles); // this thread's copies, outside the lock
       } catch (RuntimeException | Error e) { // no releaser reaches the caller: give back the hold taken above
         try {
           releaser.close();
-        } catch (Exception | Error suppressed) {
+        } catch (RuntimeException | Error suppressed) {
           e.addSuppressed(suppressed);
         }
         throw e;
@@ -151,8 +151,8 @@ public final class ShardedBackend implements Backend {
     return releaser;
   }
 
-  private AutoCloseable releaser(Tokens documents) {
-    return new AutoCloseable() {
+  private Residency releaser(Tokens documents) {
+    return new Residency() {
       private boolean released;
 
       @Override

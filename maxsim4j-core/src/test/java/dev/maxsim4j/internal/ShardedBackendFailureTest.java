@@ -51,7 +51,7 @@ class ShardedBackendFailureTest {
     }
 
     @Override
-    public AutoCloseable makeResident(Tokens documents) {
+    public Residency makeResident(Tokens documents) {
       check();
       held.incrementAndGet();
       return held::decrementAndGet;
@@ -98,8 +98,8 @@ class ShardedBackendFailureTest {
     Device second = new Device(false);
     try (ShardedBackend b = ShardedBackend.equalParts(List.of(first, second))) {
       Tokens d = rows(4, 2, 3, new int[] {0, 2, 4, 6});
-      AutoCloseable one = b.makeResident(d);
-      AutoCloseable two = b.makeResident(d);
+      Residency one = b.makeResident(d);
+      Residency two = b.makeResident(d);
       assertEquals(1, first.held.get());
       assertEquals(1, second.held.get());
       one.close();
@@ -109,7 +109,7 @@ class ShardedBackendFailureTest {
       assertEquals(0, first.held.get());
       assertEquals(0, second.held.get());
       Tokens single = rows(1, 2, 3, new int[] {0});
-      try (AutoCloseable h = b.makeResident(single)) {
+      try (Residency h = b.makeResident(single)) {
         assertEquals(1, first.held.get() + second.held.get(), "an empty shard holds nothing");
       }
     } catch (Exception e) {

@@ -7,6 +7,7 @@ import dev.maxsim4j.Loss;
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Residency;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
 import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
@@ -190,12 +191,12 @@ public final class CudaBackend implements Backend {
   // ------------------------------------------------------------------ residency
 
   @Override
-  public AutoCloseable makeResident(Tokens documents) {
+  public Residency makeResident(Tokens documents) {
     call(() -> {
       inputs.hold(documents);
       return null;
     });
-    return new AutoCloseable() {
+    return new Residency() {
       private boolean released;
 
       @Override

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cuda;
 import static dev.maxsim4j.internal.cuda.plan.PairLayout.ALL_PAIRS;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.Residency;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.plan.ForwardPlan;
 import dev.maxsim4j.internal.cuda.plan.ForwardShape;
@@ -113,7 +114,7 @@ public final class AbMain {
     long corpusBytes = tokenBytes * sh[1] * sh[3];
     int copies = (int) Math.max(2, Math.min(8, (ROTATION_BYTES + corpusBytes - 1) / corpusBytes));
     List<Tokens> documents = new ArrayList<>();
-    List<AutoCloseable> resident = new ArrayList<>();
+    List<Residency> resident = new ArrayList<>();
     try {
       // one batch made once; each copy a distinct Tokens over the same arrays, so that each is uploaded on its own
       // (the backend holds one device copy per Tokens object)
@@ -129,7 +130,7 @@ public final class AbMain {
       Tokens queries = q;
       return cuda.withDevice(device -> medianMillis(device, device.allPairsForward(queries, documents)));
     } finally {
-      for (AutoCloseable r : resident) {
+      for (Residency r : resident) {
         r.close();
       }
     }

@@ -13,6 +13,7 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Residency;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -152,7 +153,7 @@ class CudaLifecycleTest {
     try (CudaBackend backend = new CudaBackend(1)) {
       Tokens q = Internals.tokens(bfloat16(new SplittableRandom(4), 2, 8));
       Tokens documents = Internals.tokens(bfloat16(new SplittableRandom(5), 6, 16));
-      try (AutoCloseable resident = backend.makeResident(documents)) {
+      try (Residency resident = backend.makeResident(documents)) {
         Runnable launch = backend.withDevice(d -> {
           Runnable forward = d.allPairsForward(q, List.of(documents));
           assertTrue(d.millis(forward) >= 0);
@@ -173,7 +174,7 @@ class CudaLifecycleTest {
   void aResidentBatchClosedAfterItsBackendDoesNothing() {
     CudaBackend backend = new CudaBackend(1);
     Tokens d = Internals.tokens(bfloat16(new SplittableRandom(3), 10, 16));
-    AutoCloseable resident = backend.makeResident(d);
+    Residency resident = backend.makeResident(d);
     backend.close();
     closed("this CUDA backend is closed", () -> backend.makeResident(d));
     closed("this CUDA backend is closed", () -> backend.score(Problem.allPairs(d, d), null));
