@@ -8,6 +8,7 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.plan.KernelModule;
+import dev.maxsim4j.internal.cuda.plan.KernelType;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -240,8 +241,9 @@ final class DeviceFde {
       long values = (long) valid * p.dim();
       int blocks = (int) Math.max(1, Math.min((values + THREADS - 1) / THREADS,
           (long) device.multiprocessors * GATHER_BLOCKS_PER_SM));
-      launch("maxsim_fde_gather", blocks, 1, new KernelArgs.FdeGather(tokens.data(), storageCode(view),
-          area + at.slots, tokens.scales(), p.dim(), valid, area + at.compact));
+      int storage = KernelType.of(view.dtype).storageCode();
+      launch("maxsim_fde_gather", blocks, 1, new KernelArgs.FdeGather(tokens.data(), storage, area + at.slots,
+          tokens.scales(), p.dim(), valid, area + at.compact));
       if (p.columns() > 0) {
         launch("maxsim_fde_products", (valid + TILE_M - 1) / TILE_M, (p.columns() + TILE_N - 1) / TILE_N,
             new KernelArgs.FdeProducts(area + at.compact, weights, area + at.products, valid, p.dim(), p.columns()));
@@ -280,21 +282,6 @@ final class DeviceFde {
   }
 
   /** The storage code of maxsim_fde.cu for {@code t}'s dtype. */
-  private static int storageCode(Tokens t) {
-    return storageCode(t.dtype);
-  }
-
-  /** The code of maxsim_fde.cu's Storage for {@code type} (KernelCodesTest compares them). */
-  static int storageCode(DType type) {
-    return switch (type) {
-      case FLOAT32 -> 0;
-      case FLOAT16 -> 1;
-      case BFLOAT16 -> 2;
-      case INT8 -> 3;
-      case FLOAT8_E4M3 -> 4;
-      case BINARY -> 5;
-    };
-  }
 
   private void launch(String kernel, int gridX, int gridY, KernelArgs args) {
     launcher.launch(new KernelLaunch(KernelModule.FDE, kernel, gridX, gridY, THREADS, args), device.stream);

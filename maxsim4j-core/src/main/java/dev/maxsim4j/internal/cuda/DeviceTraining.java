@@ -10,7 +10,7 @@ import dev.maxsim4j.internal.Backend.LossStep;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
-import dev.maxsim4j.internal.cuda.plan.FamilyPlans;
+import dev.maxsim4j.internal.cuda.plan.KernelType;
 import dev.maxsim4j.internal.cuda.plan.KernelGeometry;
 import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import dev.maxsim4j.internal.cuda.plan.PairLayout;
@@ -234,38 +234,28 @@ final class DeviceTraining {
     }
     if (qt.rows > 0 && stride > 0) {
       String width = argmax16 ? "a16_" : ""; // int16 argmax: entries for the half types only
-      String dqKernel = "maxsim_backward_dq_" + width + FamilyPlans.suffix(d.dtype());
+      String dqKernel = "maxsim_backward_dq_" + width + KernelType.of(d.dtype()).suffix();
       launcher.launch(new KernelLaunch(KernelModule.BACKWARD, dqKernel, qt.rows, BackwardLaunch.slotGridRows(stride),
           BackwardLaunch.SLOT_WARPS * 32, new KernelArgs.BackwardQueries(d.data(), d.rowStart(), d.rowLength(),
               q.rowStart(), q.rowLength(), argmax, stride, dScores, mode, perQuery, dim, dQ,
-              gradientType(queryGradType))), device.stream);
+              KernelType.of(queryGradType).gradientCode())), device.stream);
       if (atomic) {
-        String kernel = "maxsim_backward_dd_atomic_" + width + FamilyPlans.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_atomic_" + width + KernelType.of(q.dtype()).suffix();
         launcher.launch(new KernelLaunch(KernelModule.BACKWARD, kernel, problem.pairs(),
             BackwardLaunch.slotGridRows(stride), BackwardLaunch.SLOT_WARPS * 32,
             new KernelArgs.BackwardDocumentsAtomic(q.data(), q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(),
                 argmax, stride, dScores, mode, perQuery, dim, dD)), device.stream);
       } else if (dt.rows > 0 && dt.maxRowLength > 0) {
-        String kernel = "maxsim_backward_dd_owned_" + width + FamilyPlans.suffix(q.dtype());
+        String kernel = "maxsim_backward_dd_owned_" + width + KernelType.of(q.dtype()).suffix();
         int shared = BackwardLaunch.sharedBytes(dim, device.sharedMemoryPerBlockOptin);
         // past the default a launch without the opt-in fails
         launcher.launch(new KernelLaunch(KernelModule.BACKWARD, kernel, dt.rows,
             BackwardLaunch.ownedGridRows(dt.maxRowLength, dim), BackwardLaunch.WARPS * 32, shared,
             shared > KernelGeometry.DEFAULT_SHARED_BYTES, false, new KernelArgs.BackwardDocumentsOwned(q.data(),
                 q.rowStart(), q.rowLength(), d.rowStart(), d.rowLength(), argmax, stride, dScores, mode, perQuery,
-                qt.rows, dim, dD, gradientType(documentGradType))), device.stream);
+                qt.rows, dim, dD, KernelType.of(documentGradType).gradientCode())), device.stream);
       }
     }
     return new GradientBuffers(dQ, dD);
-  }
-
-  /** The code of maxsim_backward.cu's GradientType for gradients stored as {@code t} (KernelCodesTest compares). */
-  static int gradientType(DType t) {
-    return switch (t) {
-      case FLOAT32 -> 0;
-      case FLOAT16 -> 1;
-      case BFLOAT16 -> 2;
-      default -> throw new IllegalStateException("gradients are not written in " + t);
-    };
   }
 }

@@ -1,14 +1,17 @@
 package dev.maxsim4j.internal.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.cuda.plan.KernelType;
 import dev.maxsim4j.internal.cuda.plan.PairLayout;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -43,23 +46,32 @@ class KernelCodesTest {
   }
 
   @Test
+  void everyTypeHasOneKernelType() {
+    for (DType t : DType.values()) {
+      assertEquals(t, KernelType.of(t).dtype());
+    }
+    assertEquals(DType.values().length, KernelType.values().length);
+  }
+
+  @Test
   void theFdeStorageCodesAreTheKernels() throws IOException {
     Map<String, Integer> java = new LinkedHashMap<>();
-    java.put("STORE_F32", DeviceFde.storageCode(DType.FLOAT32));
-    java.put("STORE_F16", DeviceFde.storageCode(DType.FLOAT16));
-    java.put("STORE_BF16", DeviceFde.storageCode(DType.BFLOAT16));
-    java.put("STORE_S8", DeviceFde.storageCode(DType.INT8));
-    java.put("STORE_E4M3", DeviceFde.storageCode(DType.FLOAT8_E4M3));
-    java.put("STORE_B1", DeviceFde.storageCode(DType.BINARY));
+    for (KernelType t : KernelType.values()) {
+      java.put("STORE_" + t.suffix().toUpperCase(Locale.ROOT), t.storageCode());
+    }
     assertEquals(kernelEnum("fde/maxsim_fde.cu", "Storage"), java);
   }
 
   @Test
   void theGradientTypesAreTheKernels() throws IOException {
     Map<String, Integer> java = new LinkedHashMap<>();
-    java.put("GRADIENT_F32", DeviceTraining.gradientType(DType.FLOAT32));
-    java.put("GRADIENT_F16", DeviceTraining.gradientType(DType.FLOAT16));
-    java.put("GRADIENT_BF16", DeviceTraining.gradientType(DType.BFLOAT16));
+    for (KernelType t : KernelType.values()) {
+      if (t.dtype().isQuantized()) {
+        assertThrows(IllegalStateException.class, t::gradientCode, t.name());
+      } else {
+        java.put("GRADIENT_" + t.suffix().toUpperCase(Locale.ROOT), t.gradientCode());
+      }
+    }
     assertEquals(kernelEnum("train/maxsim_backward.cu", "GradientType"), java);
   }
 }

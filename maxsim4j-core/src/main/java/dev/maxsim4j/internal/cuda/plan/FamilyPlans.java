@@ -403,14 +403,8 @@ public final class FamilyPlans {
     return Math.ceilDiv(queries, GROUP_QUERIES);
   }
 
-  public static String suffix(DType t) {
-    return switch (t) {
-      case FLOAT32 -> "f32";
-      case FLOAT16 -> "f16";
-      case BFLOAT16 -> "bf16";
-      case INT8 -> "s8";
-      case FLOAT8_E4M3 -> "e4m3";
-      case BINARY -> "b1";
-    };
+  /** {@code t}'s part of an entry point's name. */
+  static String suffix(DType t) {
+    return KernelType.of(t).suffix();
   }
 }
