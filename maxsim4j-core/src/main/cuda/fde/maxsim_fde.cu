@@ -14,7 +14,7 @@ namespace {
 
 constexpr unsigned FULL_MASK = 0xffffffffu;
 
-// Storage codes the Java side passes (DeviceFde.storageCode).
+// Storage codes the Java side passes (KernelType.storageCode).
 enum Storage { STORE_F32 = 0, STORE_F16 = 1, STORE_BF16 = 2, STORE_S8 = 3, STORE_E4M3 = 4, STORE_B1 = 5 };
 
 template <typename T>

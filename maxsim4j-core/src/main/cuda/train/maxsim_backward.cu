@@ -24,7 +24,7 @@ constexpr int BACKWARD_WARPS = 8;
 constexpr int OWNED_WARPS = 4;
 constexpr int OWNED_FLOATS_PER_WARP = 2048;  // TOKENS * dim: 8 KB of shared memory per warp
 
-// Gradient storage types, the codes DeviceTraining.gradientType passes.
+// Gradient storage types, the codes the Java side passes (KernelType.gradientCode).
 enum GradientType { GRADIENT_F32 = 0, GRADIENT_F16 = 1, GRADIENT_BF16 = 2 };
 
 __device__ __forceinline__ void storeGradient(void* out, size_t i, float v, int type) {

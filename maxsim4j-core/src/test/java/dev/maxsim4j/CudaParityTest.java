@@ -366,9 +366,8 @@ class CudaParityTest {
   }
 
   /**
-   * Few pairs of long documents are split along Ld and merged: ragged
-   * lengths (empty, shorter than a slice, one token), a NaN in a late slice, and ties in different slices
-   * (the lower slot wins).
+   * Few pairs of long documents are split along Ld and merged: ragged lengths (empty, shorter than a slice, one
+   * token), a NaN in a late slice, and ties in different slices (the lower slot wins).
    */
   @Test
   void splitDocumentsMatchTheReferenceAndKeepTiesAndNaN() {

@@ -14,6 +14,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.function.ToLongFunction;
 
@@ -119,7 +120,7 @@ public final class ShardedBackend implements Backend {
     List<Residency> handles = made.results().stream().filter(h -> h != null).toList();
     if (made.failure() != null) {
       try {
-        closeAll(handles); // the shards that did upload
+        closeAll(handles, Residency::close); // the shards that did upload
       } catch (RuntimeException | Error e) { // the upload's failure is the one to report
         made.failure().addSuppressed(e);
       }
@@ -138,7 +139,7 @@ public final class ShardedBackend implements Backend {
     Residency releaser = releaser(documents);
     if (shared) {
       try {
-        closeAll(handles); // this thread's copies, outside the lock
+        closeAll(handles, Residency::close); // this thread's copies, outside the lock
       } catch (RuntimeException | Error e) { // no releaser reaches the caller: give back the hold taken above
         try {
           releaser.close();
@@ -169,7 +170,7 @@ public final class ShardedBackend implements Backend {
           }
           resident.remove(documents);
         }
-        closeAll(r.handles);
+        closeAll(r.handles, Residency::close);
       }
     };
   }
@@ -546,13 +547,13 @@ public final class ShardedBackend implements Backend {
     return new Outcome<>(out, failure);
   }
 
-  /** Closes every handle, whatever the others threw; throws the first failure, the others suppressed in it. */
-  private static void closeAll(List<? extends AutoCloseable> handles) {
+  /** Closes every one, whatever the others threw; throws the first failure, the others suppressed in it. */
+  private static <T> void closeAll(List<T> all, Consumer<T> close) {
     Throwable first = null;
-    for (AutoCloseable h : handles) {
+    for (T one : all) {
       try {
-        h.close();
-      } catch (Exception | Error e) { // an Error too: the other devices' memory is still freed
+        close.accept(one);
+      } catch (RuntimeException | Error e) { // an Error too: the other devices' memory is still freed
         if (first == null) {
           first = e;
         } else {
@@ -563,11 +564,8 @@ public final class ShardedBackend implements Backend {
     if (first instanceof RuntimeException e) {
       throw e;
     }
-    if (first instanceof Error e) {
-      throw e;
-    }
     if (first != null) {
-      throw new IllegalStateException(first);
+      throw (Error) first;
     }
   }
 
@@ -577,6 +575,6 @@ public final class ShardedBackend implements Backend {
     synchronized (resident) {
       resident.clear(); // each backend frees its resident shards as it closes
     }
-    closeAll(backends);
+    closeAll(backends, Backend::close);
   }
 }

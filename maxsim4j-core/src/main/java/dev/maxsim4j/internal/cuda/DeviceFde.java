@@ -4,7 +4,6 @@ import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 
-import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.plan.KernelModule;
@@ -280,8 +279,6 @@ final class DeviceFde {
     }
     rowFirst.setAtIndex(JAVA_INT_UNALIGNED, t.rows, n);
   }
-
-  /** The storage code of maxsim_fde.cu for {@code t}'s dtype. */
 
   private void launch(String kernel, int gridX, int gridY, KernelArgs args) {
     launcher.launch(new KernelLaunch(KernelModule.FDE, kernel, gridX, gridY, THREADS, args), device.stream);

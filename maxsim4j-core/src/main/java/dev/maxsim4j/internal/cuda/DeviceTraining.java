@@ -10,9 +10,9 @@ import dev.maxsim4j.internal.Backend.LossStep;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DeviceInputs.Staged;
-import dev.maxsim4j.internal.cuda.plan.KernelType;
 import dev.maxsim4j.internal.cuda.plan.KernelGeometry;
 import dev.maxsim4j.internal.cuda.plan.KernelModule;
+import dev.maxsim4j.internal.cuda.plan.KernelType;
 import dev.maxsim4j.internal.cuda.plan.PairLayout;
 import java.lang.foreign.MemorySegment;
 

@@ -273,7 +273,7 @@ final class Driver {
   }
 
   static int attribute(Device device, DeviceAttribute attribute) {
-    return intOut("cuDeviceGetAttribute(" + attribute + ")",
+    return intOut("cuDeviceGetAttribute(" + attribute + " = " + attribute.code + ")",
         v -> (int) DEVICE_GET_ATTRIBUTE.invokeExact(v, attribute.code, device.handle()));
   }
 

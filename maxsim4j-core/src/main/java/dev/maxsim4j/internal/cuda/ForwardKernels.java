@@ -117,17 +117,20 @@ final class ForwardKernels {
     launch(q, d, pairs, scores, true);
   }
 
-  /** As above, queued on {@code lane} with its scratch buffers and work counters: a call kept in flight. */
-  void launchOn(CudaDevice.Lane lane, DeviceTokens q, DeviceTokens d, Pairs pairs, long scores) {
-    launch(lane, q, d, pairs, new Outputs(scores, 0, 0, false), true);
-  }
-
   /**
    * As above; {@code mayExpand} false: compressed documents are scored as stored, never expanded first (rule 21), for
    * a call whose memory budget leaves no room for the expansion's buffer.
    */
   void launch(DeviceTokens q, DeviceTokens d, Pairs pairs, long scores, boolean mayExpand) {
     launch(main, q, d, pairs, new Outputs(scores, 0, 0, false), mayExpand);
+  }
+
+  /**
+   * As {@link #launch(DeviceTokens, DeviceTokens, Pairs, long)}, queued on {@code lane} with its scratch buffers and
+   * work counters: a call kept in flight.
+   */
+  void launchOn(CudaDevice.Lane lane, DeviceTokens q, DeviceTokens d, Pairs pairs, long scores) {
+    launch(lane, q, d, pairs, new Outputs(scores, 0, 0, false), true);
   }
 
   /**

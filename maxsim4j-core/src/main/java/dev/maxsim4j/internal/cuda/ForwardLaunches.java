@@ -13,7 +13,7 @@ import java.util.List;
 /**
  * A plan's kernel launches with their arguments ({@link KernelArgs}, one record per kernel family): the
  * forward and, where its blocks leave per-row partials, the merge. Pure: scratch buffers and the documents'
- * tensor map are placeholders that {@link ForwardKernels} resolves on its lane.
+ * tensor map are placeholders that {@link ForwardKernels} resolves on the lane it launches on.
  */
 final class ForwardLaunches {
   private ForwardLaunches() {}

@@ -114,7 +114,7 @@ public final class FamilyPlans {
   }
 
   /** The wgmma compressed kernel's entry, dynamic shared memory and items for {@code s}. */
-  public record QuantWgmmaLaunch(String entry, boolean grouped, int sharedBytes, long items) {}
+  record QuantWgmmaLaunch(String entry, boolean grouped, int sharedBytes, long items) {}
 
   static QuantWgmmaLaunch quantWgmmaLaunch(ForwardShape s) {
     boolean bits = s.documentType() == DType.BINARY;

@@ -61,8 +61,9 @@ public final class ForwardPlan {
 
   /**
    * The kernel families: a kernel and how its launches are shaped, each planned by its own builder in
-   * {@link FamilyPlans}. Some share a .cu file (WGMMA and WGMMA_GROUPS, BLOCK and BLOCK_GROUPS) and QUANT_TMA has a
-   * second module for d over 128; FFMA_SCALED, QUANT, QUANT_WGMMA and QUANT_TMA take launches with a compressed side.
+   * {@link FamilyPlans}. Some share a .cu file (WGMMA and WGMMA_GROUPS, BLOCK and BLOCK_GROUPS, WGMMA_WS and
+   * WGMMA_WS_EXPANDED) and QUANT_TMA has a second module for d over 128. Compressed sides go to FFMA_SCALED, QUANT,
+   * QUANT_WGMMA, QUANT_TMA and WGMMA_WS_EXPANDED, and int8 or e4m3 documents also to WGMMA and WGMMA_GROUPS (rule 19).
    */
   public enum Family {
     FFMA, WGMMA_GROUPS, STREAM, WGMMA_WS, WGMMA, BLOCK_GROUPS, BLOCK, FFMA_SCALED, QUANT, QUANT_WGMMA, QUANT_TMA,
