@@ -128,10 +128,32 @@ public final class CpuBackend implements Backend {
    * sign and made NaN) where the float64 reference, the contract, stays finite. Checking the result rather than
    * bounding each pair's values first keeps the kernels' loops as they are; a pair whose inputs hold NaN or an
    * infinity gives the same score (and argmax) on both paths. The kernels keep the NaN and tie rules themselves all
-   * the same, so that each is right alone and tested so.
+   * the same, so that each is right alone and tested so. A NaN score without an argmax whose pair holds a NaN value
+   * is kept as it is: the reference can only say NaN again, and a corpus with a few corrupt tokens would otherwise
+   * score each of their pairs at the reference's speed (a scan of the pair's values costs a product's pass over one
+   * side, the reference one over both).
    */
   private static float finiteOrReference(float score, Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
-    return Float.isFinite(score) ? score : (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
+    if (Float.isFinite(score) || (argmax == null && Float.isNaN(score) && (holdsNaN(q, i) || holdsNaN(d, j)))) {
+      return score;
+    }
+    return (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
+  }
+
+  /** Whether a valid token of row {@code row} holds a NaN value (for compressed tokens, its dequantized value). */
+  static boolean holdsNaN(Tokens t, int row) {
+    for (int s = 0; s < t.rowLength[row]; s++) {
+      if (!t.isValid(row, s)) {
+        continue;
+      }
+      int token = t.rowStart[row] + s;
+      for (int k = 0; k < t.dim; k++) {
+        if (Float.isNaN(t.element(token, k))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // ------------------------------------------------------------------ top-k
