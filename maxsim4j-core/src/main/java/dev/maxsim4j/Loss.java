@@ -220,6 +220,10 @@ public sealed interface Loss {
           throw new IllegalArgumentException("teacherScores[" + i + "] is -Infinity everywhere; expected at least one"
               + " finite score (the teacher's distribution needs some probability)");
         }
+        if (teacherScores[i].length != teacherScores[0].length) {
+          throw new IllegalArgumentException("teacherScores[" + i + "] has length " + teacherScores[i].length
+              + "; expected " + teacherScores[0].length + " like row 0 (one score per column of every row)");
+        }
       }
       checkTemperature(temperature);
     }

@@ -176,6 +176,8 @@ class LossTest {
       assertTrue(Float.isFinite(g), "T = " + smallest + ": " + g);
     }
     assertMessage(() -> Loss.klDistillation(new float[][] {{1f}}, 1e-39f), "the gradient scales with 1 / T");
+    assertMessage(() -> Loss.klDistillation(new float[][] {{1f, 2f}, {1f}}, 1f),
+        "teacherScores[1] has length 1; expected 2 like row 0");
     assertMessage(() -> Loss.marginMse(new float[] {1f, Float.NaN}), "teacherMargins[1] = NaN");
     assertMessage(() -> Loss.marginMse(new float[] {Float.POSITIVE_INFINITY}), "teacherMargins[0] = Infinity");
     Loss.KlDistillation kl = (Loss.KlDistillation) Loss.klDistillation(new float[][] {{1f, 2f}}, 1f);
