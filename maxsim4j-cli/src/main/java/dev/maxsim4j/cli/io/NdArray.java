@@ -99,12 +99,19 @@ public final class NdArray {
 
   /** Elements of {@code shape}; an IllegalArgumentException naming {@code source} if negative or over 2^63. */
   static long elements(String source, long[] shape, ElementType type) {
-    long n = 1;
     for (long s : shape) {
       if (s < 0) {
         throw new IllegalArgumentException(source + " has shape " + Arrays.toString(shape)
             + "; expected non-negative dimensions");
       }
+    }
+    // an array with an empty axis holds nothing, however large the others: a product taken in order could overflow
+    // before it meets the zero
+    if (Arrays.stream(shape).anyMatch(s -> s == 0)) {
+      return 0;
+    }
+    long n = 1;
+    for (long s : shape) {
       n = multiply(source, shape, n, s);
     }
     multiply(source, shape, n, type == null ? 1 : type.width);

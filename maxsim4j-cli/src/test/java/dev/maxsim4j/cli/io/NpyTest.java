@@ -70,6 +70,9 @@ class NpyTest {
   void badShapesAndHeaderLengthsAreOneLine() throws IOException {
     assertTrue(refusal(npy(dict("<f4", "(4611686018427387904, 4)"), new byte[0])).contains("2^63"));
     assertTrue(refusal(npy(dict("<f4", "(0, 3000000000)"), new byte[0])).contains("dimension 1 is over 2^31-1"));
+    // an empty axis anywhere makes an empty array: refused for its large axis, not for a product overflowing first
+    String empty = refusal(npy(dict("<f4", "(4294967296, 4294967296, 0)"), new byte[0]));
+    assertTrue(empty.contains("dimension 0 is over 2^31-1") && !empty.contains("2^63"), empty);
     assertTrue(refusal(npy(dict("<f4", "(2147483647, 2147483647, 2147483647)"), new byte[0])).contains("2^63"));
     assertTrue(refusal(npy(dict("<f4", "(-1, 4)"), new byte[0])).contains("negative"));
     assertTrue(refusal(npy(dict("<f4", "(2, x)"), new byte[0])).contains("shape entry 'x'"));
