@@ -2,6 +2,7 @@ package dev.maxsim4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.cli.io.NdArray;
@@ -170,6 +171,25 @@ class NonUtf8LocaleTest {
       assertTrue(line.startsWith("2 maxsim4j: ") && line.contains(" --query holds characters this locale's encoding")
           && line.contains("UTF-8 locale") && !line.contains("|"), line);
     }
+  }
+
+  /**
+   * An index holding a file of a non-ASCII name is read under the C locale: that file is skipped by name (this
+   * JVM cannot spell it), the others are reused. The manifest's line naming it was refused as an invalid path, and
+   * with it the whole index, which was encoded again from every file.
+   */
+  @Test
+  void anIndexWithANonAsciiNameIsReusedUnderTheCLocale() throws Exception {
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Files.writeString(notes.resolve("a.txt"), "otters hold hands");
+    Files.writeString(notes.resolve("caf\u00e9.txt"), "bees dance");
+    assertEquals(0, Main.run(new String[] {"index", "--dir", notes.toString()},
+        new PrintStream(new ByteArrayOutputStream()), new PrintStream(new ByteArrayOutputStream())));
+    List<String> lines = inTheCLocale(new String[] {"index", "--dir", notes.toString()});
+    assertEquals(2, lines.size(), String.join("\n", lines));
+    String line = lines.get(1);
+    assertTrue(line.startsWith("0 ") && line.contains("its name is not valid in the file system's encoding"), line);
+    assertFalse(line.contains("cannot be used") || line.contains("rebuilding"), line);
   }
 
   /**

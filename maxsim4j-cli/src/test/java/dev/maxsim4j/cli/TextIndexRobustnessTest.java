@@ -309,6 +309,75 @@ class TextIndexRobustnessTest {
     return copy;
   }
 
+  /**
+   * A manifest damaged where its numbers still add up (two file lines swapped, tokens moved between passages, a
+   * line number changed) says which tokens are whose wrongly: its checksum refuses it, where it was read as it stood
+   * and searches named other files' passages. The rebuilt index keeps the store the damaged one's first line names.
+   */
+  @Test
+  void aManifestDamagedConsistentlyIsRebuiltInItsStore() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands\n\n" + "river ".repeat(300) + "\n", "b.txt", "bees dance");
+    assertEquals(0, CliRun.of("index", "--dir", folder.toString(), "--store", "binary").status());
+    Path manifest = folder.resolve(".maxsim4j/manifest.tsv");
+    String good = Files.readString(manifest);
+    List<String> lines = List.of(good.split("\n"));
+    String swapped = String.join("\n", lines.get(0), lines.get(1), lines.get(3), lines.get(2)) + "\n";
+    java.util.regex.Matcher spans = java.util.regex.Pattern.compile("\t1:([0-9]+),([0-9]+):([0-9]+)([,\t])")
+        .matcher(good);
+    assertTrue(spans.find(), good);
+    int first = Integer.parseInt(spans.group(1));
+    int second = Integer.parseInt(spans.group(3));
+    String moved = good.replace(spans.group(), "\t1:" + (first + 1) + "," + spans.group(2) + ":" + (second - 1)
+        + spans.group(4));
+    String renumbered = good.replace(spans.group(), "\t1:" + first + "," + (Integer.parseInt(spans.group(2)) + 4)
+        + ":" + second + spans.group(4));
+    for (String damage : List.of(swapped, moved, renumbered)) {
+      Files.writeString(manifest, damage);
+      CliRun r = index(folder);
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().contains("(its list of files does not match its checksum); rebuilding it with binary"
+          + " tokens"), r.err());
+      assertTrue(r.out().contains("(2 encoded, 0 reused, 0 skipped)") && r.out().contains("binary"), r.out());
+      assertEquals(good.lines().skip(2).toList(), Files.readString(manifest).lines().skip(2).toList());
+    }
+    // damage that the numbers show keeps the store as well
+    Files.writeString(manifest, good.replaceFirst(":[0-9]+", ":1"));
+    CliRun r = index(folder);
+    assertTrue(r.err().contains("rebuilding it with binary tokens"), r.err());
+    assertTrue(r.out().contains("binary"), r.out());
+  }
+
+  /** A manifest written before manifests carried their list's checksum is read, and written again with it. */
+  @Test
+  void aManifestWithoutItsListsChecksumIsReadAndSealed() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
+    assertEquals(0, index(folder).status());
+    Path manifest = folder.resolve(".maxsim4j/manifest.tsv");
+    String good = Files.readString(manifest);
+    String unsealed = good.replaceFirst("(\ntokens\t[^\t]+\t[0-9]+\t[0-9a-f]{8})\t[0-9a-f]{8}\n", "$1\n");
+    assertTrue(unsealed.length() == good.length() - 9, unsealed);
+    Files.writeString(manifest, unsealed);
+    CliRun r = index(folder);
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().isEmpty() && r.out().contains("(0 encoded, 2 reused, 0 skipped)"), r.err() + r.out());
+    assertEquals(good.lines().skip(2).toList(), Files.readString(manifest).lines().skip(2).toList());
+    assertTrue(Files.readString(manifest).lines().skip(1).findFirst().orElseThrow().split("\t").length == 5);
+  }
+
+  /** A text-named link into the index folder is skipped by name: its files would be indexed, and change each time. */
+  @Test
+  void aLinkIntoTheIndexFolderIsSkipped() throws IOException {
+    Path folder = folder("a.txt", "otters hold hands");
+    assertEquals(0, index(folder).status());
+    Files.createSymbolicLink(folder.resolve("idx.txt"), Path.of(".maxsim4j/manifest.tsv"));
+    for (int run = 0; run < 2; run++) {
+      CliRun r = index(folder);
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().contains("idx.txt: a link into the index folder .maxsim4j"), r.err());
+      assertTrue(r.out().contains("(0 encoded, 1 reused, 1 skipped)"), r.out());
+    }
+  }
+
   @Test
   void theFirstFormatIsRebuilt() throws IOException {
     Path folder = folder("a.txt", "otters hold hands");

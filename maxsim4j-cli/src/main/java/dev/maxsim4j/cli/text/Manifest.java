@@ -4,21 +4,26 @@ import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.text.TextIndex.Entry;
 import dev.maxsim4j.cli.text.TextIndex.Span;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.zip.CRC32C;
 
 /**
  * The text index's list of files: a version line naming how the tokens are stored; the name of the tokens
- * file it goes with, its token count and the CRC-32C of its stored tokens (so that a damaged tokens file is
- * rebuilt, never scored); then one line per file ({@code file}, bytes, modification time in ms, its passages as
+ * file it goes with, its token count, the CRC-32C of its stored tokens and the CRC-32C of the file lines below
+ * (so that a damaged tokens file or list of files is rebuilt, never scored: a file line says which tokens are
+ * whose); then one line per file ({@code file}, bytes, modification time in ms, its passages as
  * {@code line:tokens} separated by commas, and the path relative to the folder, escaped by {@link Names}), and, for
  * a file read in the tick of its modification time, the CRC-32C of its text ({@link TextIndex.Entry#text()}).
  */
@@ -41,8 +46,11 @@ final class Manifest {
   /** The longest passage of a file line: "line:tokens," of two ints. */
   private static final long PASSAGE_CHARS = 22;
 
-  /** What a manifest says: the tokens file beside it, its token count and checksum, and the files in order. */
-  record Contents(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {}
+  /**
+   * What a manifest says: the tokens file beside it, its token count and checksum, and the files in order;
+   * {@code checked}: whether its file lines carried a checksum (those of indexes written before did not).
+   */
+  record Contents(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries, boolean checked) {}
 
   private Manifest() {}
 
@@ -54,20 +62,15 @@ final class Manifest {
   static Contents read(Path file) throws IOException {
     try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       Lines lines = new Lines(in);
-      String first = lines.next(HEAD_CHARS);
-      Store store = null;
-      for (Store s : Store.values()) {
-        if (first != null && first.equals(header(s))) {
-          store = s;
-        }
-      }
+      Store store = storeOf(lines.next(HEAD_CHARS));
       if (store == null) {
         throw new IllegalArgumentException("it was written by another version of maxsim4j or is not an index");
       }
       String second = lines.next(HEAD_CHARS);
       String[] head = second != null ? second.split("\t", -1) : new String[0];
-      if (head.length != 4 || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
-          || !head[3].matches("[0-9a-f]{8}")) {
+      boolean checked = head.length == 5;
+      if ((head.length != 4 && !checked) || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
+          || !head[3].matches("[0-9a-f]{8}") || checked && !head[4].matches("[0-9a-f]{8}")) {
         throw new IllegalArgumentException("line 2 does not name a tokens file and its checksum");
       }
       long tokens = number(head[2], 2);
@@ -77,6 +80,7 @@ final class Manifest {
       }
       List<Entry> entries = new ArrayList<>();
       Set<String> seen = new HashSet<>();
+      CRC32C fileLines = new CRC32C();
       long sum = 0;
       // every passage holds a token: a line lists at most the tokens not yet counted as passages
       for (int n = 2; ; n++) {
@@ -84,6 +88,7 @@ final class Manifest {
         if (line == null) {
           break;
         }
+        fileLines.update((line + "\n").getBytes(StandardCharsets.UTF_8));
         Entry e = entry(line, n + 1, seen);
         sum += e.passages().stream().mapToLong(Span::tokens).sum();
         if (sum > tokens) {
@@ -96,11 +101,32 @@ final class Manifest {
         throw new IllegalArgumentException("its passages hold " + Counts.of(sum, "token") + ", its header says "
             + tokens);
       }
-      return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
+      if (checked && fileLines.getValue() != Long.parseLong(head[4], 16)) {
+        throw new IllegalArgumentException("its list of files does not match its checksum");
+      }
+      return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries), checked);
     } catch (LineTooLong e) {
       throw new IllegalArgumentException("line " + e.number + " is longer than " + e.max + " characters; expected"
           + (e.number <= 2 ? " a header line" : " a file line of the index its header describes"));
     }
+  }
+
+  /** The store a manifest's first line names; null when it names none (or cannot be read). */
+  static Store storeNamed(Path file) {
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      return storeOf(new Lines(in).next(HEAD_CHARS));
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static Store storeOf(String first) {
+    for (Store s : Store.values()) {
+      if (header(s).equals(first)) {
+        return s;
+      }
+    }
+    return null;
   }
 
   /** One file line (number {@code n} of the manifest); {@code seen}: the paths of the lines before it. */
@@ -112,14 +138,11 @@ final class Manifest {
     String path;
     try {
       path = Names.unescape(f[4]);
-      Path rel = Path.of(path);
-      if (path.isEmpty() || rel.isAbsolute() || rel.normalize().startsWith("..") || !seen.add(path)) {
-        throw new IllegalArgumentException("an empty, absolute, outside or repeated path");
-      }
-    } catch (InvalidPathException e) {
-      throw new IllegalArgumentException("line " + n + " holds an invalid path");
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("line " + n + ": " + e.getMessage());
+    }
+    if (!isBelowTheFolder(path) || !seen.add(path)) {
+      throw new IllegalArgumentException("line " + n + ": an empty, absolute, outside or repeated path");
     }
     List<Span> spans = new ArrayList<>();
     for (String s : f[3].isEmpty() ? new String[0] : f[3].split(",", -1)) {
@@ -138,6 +161,25 @@ final class Manifest {
     return new Entry(path, number(f[1], n), number(f[2], n), text, List.copyOf(spans));
   }
 
+  /**
+   * Whether {@code path} names a file below the index's folder: not empty, not absolute, no step out. A name that
+   * this JVM's file-system encoding cannot hold (a non-ASCII name under the C locale) is judged on its text: it is
+   * an entry like any other, whose file the listing skips by name, not damage that would rebuild the whole index.
+   */
+  private static boolean isBelowTheFolder(String path) {
+    if (path.isEmpty()) {
+      return false;
+    }
+    try {
+      Path rel = Path.of(path);
+      return !rel.isAbsolute() && !rel.normalize().startsWith("..");
+    } catch (InvalidPathException e) {
+      String steps = Pattern.quote("/") + "|" + Pattern.quote(File.separator);
+      return !path.startsWith("/") && !path.startsWith(File.separator)
+          && Arrays.stream(path.split(steps)).noneMatch(".."::equals);
+    }
+  }
+
   private static long number(String s, int line) {
     if (!s.matches("-?[0-9]{1,18}")) {
       throw new IllegalArgumentException("line " + line + " has '" + s + "' where a number belongs");
@@ -146,19 +188,20 @@ final class Manifest {
   }
 
   static String format(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {
-    StringBuilder out = new StringBuilder(header(store)).append('\n');
-    out.append("tokens\t").append(tokensFile).append('\t').append(tokens).append('\t')
-        .append(String.format(Locale.ROOT, "%08x", checksum)).append('\n');
+    StringBuilder lines = new StringBuilder();
     for (Entry e : entries) {
-      out.append("file\t").append(e.bytes()).append('\t').append(e.modified()).append('\t');
+      lines.append("file\t").append(e.bytes()).append('\t').append(e.modified()).append('\t');
       for (int i = 0; i < e.passages().size(); i++) {
         Span s = e.passages().get(i);
-        out.append(i == 0 ? "" : ",").append(s.line()).append(':').append(s.tokens());
+        lines.append(i == 0 ? "" : ",").append(s.line()).append(':').append(s.tokens());
       }
-      out.append('\t').append(Names.escape(e.path()));
-      out.append(e.text() < 0 ? "" : String.format(Locale.ROOT, "\t%08x", e.text())).append('\n');
+      lines.append('\t').append(Names.escape(e.path()));
+      lines.append(e.text() < 0 ? "" : String.format(Locale.ROOT, "\t%08x", e.text())).append('\n');
     }
-    return out.toString();
+    CRC32C fileLines = new CRC32C();
+    fileLines.update(lines.toString().getBytes(StandardCharsets.UTF_8));
+    return header(store) + "\ntokens\t" + tokensFile + "\t" + tokens + "\t"
+        + String.format(Locale.ROOT, "%08x\t%08x", checksum, fileLines.getValue()) + "\n" + lines;
   }
 
   /** Lines as {@link Files#readAllLines} splits them (at LF, CR or CR LF), each refused past a length. */

@@ -90,9 +90,9 @@ public final class TextFiles {
   }
 
   /**
-   * The .txt and .md files under {@code folder} (recursively, not the index folder, not following links to
-   * folders below it; {@code folder} itself may be one), sorted by path. What cannot be taken is returned beside
-   * them, for the caller to name.
+   * The .txt and .md files under {@code folder} (recursively, not the index folder nor links into it, not following
+   * links to folders below it; {@code folder} itself may be one), sorted by path. What cannot be taken is returned
+   * beside them, for the caller to name.
    */
   public static Listing under(Path folder) throws IOException {
     if (Files.isRegularFile(folder)) {
@@ -109,6 +109,7 @@ public final class TextFiles {
     Path root = Files.isSymbolicLink(folder) ? folder.toRealPath() : folder;
     UnaryOperator<Path> named = file -> root == folder ? file : folder.resolve(root.relativize(file));
     Path index = root.resolve(TextIndex.FOLDER);
+    Path indexTarget = Files.isDirectory(index) ? index.toRealPath() : null;
     List<Path> out = new ArrayList<>();
     List<Skip> skippedFiles = new ArrayList<>();
     List<Skip> unlisted = new ArrayList<>();
@@ -122,7 +123,11 @@ public final class TextFiles {
       public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
         // a link to a file counts as the file; a link to a folder is not followed, so links cannot loop
         if (isTextName(file)) {
-          if (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file)) {
+          if (attrs.isSymbolicLink() && indexTarget != null && linksInto(file, indexTarget)) {
+            // the index's own files would be indexed, and every update would change what it indexes
+            skippedFiles.add(new Skip(named.apply(file), shown(named.apply(file)), "a link into the index folder "
+                + TextIndex.FOLDER));
+          } else if (attrs.isRegularFile() || attrs.isSymbolicLink() && Files.isRegularFile(file)) {
             out.add(named.apply(file));
           } else if (!attrs.isDirectory() && !(attrs.isSymbolicLink() && Files.isDirectory(file))) {
             // a pipe or device would block or never end, a broken or looping link has nothing to read (a link to a
@@ -164,6 +169,14 @@ public final class TextFiles {
     out.sort(null);
     skippedFiles.sort(Comparator.comparing(Skip::path));
     return new Listing(out, skippedFiles, unlisted);
+  }
+
+  private static boolean linksInto(Path link, Path folder) {
+    try {
+      return link.toRealPath().startsWith(folder);
+    } catch (IOException | RuntimeException e) {
+      return false; // a broken or looping link: the listing names it as such
+    }
   }
 
   private static boolean isTextName(Path file) {

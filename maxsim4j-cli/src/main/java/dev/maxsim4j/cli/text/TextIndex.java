@@ -446,11 +446,13 @@ public final class TextIndex {
 
   /**
    * The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable,
-   * except its store when its manifest names one, so that a rebuilt index keeps it.
+   * except its store when its manifest's first line names one, so that a rebuilt index keeps it. {@code checked}:
+   * whether its manifest carries the checksum of its list of files (one written before does not, and is written
+   * again with it by the next update).
    */
   private record Stored(Map<String, Entry> entries, Map<String, Integer> start, StoredTokens tokens,
-      String tokensFile, long bytes, Store store) {
-    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null);
+      String tokensFile, long bytes, Store store, boolean checked) {
+    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null, false);
 
     static Stored load(Path dir, Warnings warnings) {
       Path manifest = dir.resolve(MANIFEST);
@@ -482,17 +484,21 @@ public final class TextIndex {
           at += (int) e.tokens();
         }
         return new Stored(entries, start, tokens, c.tokensFile(), Files.size(tokensFile) + Files.size(manifest),
-            store);
+            store, c.checked());
       } catch (IOException | RuntimeException e) {
         String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
-        warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it");
-        return new Stored(Map.of(), Map.of(), null, null, 0, store);
+        if (store == null && Files.isRegularFile(manifest)) {
+          store = Manifest.storeNamed(manifest);
+        }
+        warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it"
+            + (store == null ? "" : " with " + store + " tokens, as it stored them"));
+        return new Stored(Map.of(), Map.of(), null, null, 0, store, false);
       }
     }
 
-    /** Whether this index lists exactly these entries, so that it need not be written again. */
+    /** Whether this index lists exactly these entries, with their checksum, so that it need not be written again. */
     boolean matches(List<Entry> current) {
-      return tokensFile != null && current.size() == entries.size()
+      return tokensFile != null && checked && current.size() == entries.size()
           && current.stream().allMatch(e -> entries.get(e.path()) == e);
     }
   }
