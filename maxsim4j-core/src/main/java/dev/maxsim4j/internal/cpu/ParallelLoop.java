@@ -10,6 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 /**
  * Runs {@code [0, n)} in contiguous chunks on the calling thread and a fixed pool of {@code threads - 1} helpers.
@@ -32,13 +33,23 @@ final class ParallelLoop implements AutoCloseable {
    */
   private final Set<Thread> helperThreads = ConcurrentHashMap.newKeySet();
 
+  /** How the pool's threads are made: the default factory's (a test makes some of them fail). */
+  private final Function<ForkJoinPool, ForkJoinWorkerThread> threadMaker;
+
   ParallelLoop(int threads) {
+    this(threads, ForkJoinPool.defaultForkJoinWorkerThreadFactory::newThread);
+  }
+
+  ParallelLoop(int threads, Function<ForkJoinPool, ForkJoinWorkerThread> threadMaker) {
     if (threads < 1) {
       throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
     }
     this.threads = threads;
+    this.threadMaker = threadMaker;
+    // a chunk's failure never leaves takeWhileLeft: what reaches the handler is the pool's own failure to start
+    // another helper (a process's thread limit), and the threads already there take its chunks
     this.helpers = threads == 1 ? null
-        : new ForkJoinPool(threads - 1, this::newHelper, null, false);
+        : new ForkJoinPool(threads - 1, this::newHelper, (thread, helperNotStarted) -> { }, false);
   }
 
   int threads() {
@@ -46,7 +57,7 @@ final class ParallelLoop implements AutoCloseable {
   }
 
   private ForkJoinWorkerThread newHelper(ForkJoinPool pool) {
-    ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+    ForkJoinWorkerThread t = threadMaker.apply(pool);
     helperThreads.removeIf(h -> h.getState() == Thread.State.TERMINATED); // not "!isAlive": one made, not started
     if (t != null) {
       helperThreads.add(t);
@@ -90,12 +101,14 @@ final class ParallelLoop implements AutoCloseable {
       for (int h = 0; h < Math.min(threads - 1, chunks - 1) && !call.stopped(); h++) {
         try {
           helpers.execute(call::takeWhileLeft);
-        } catch (RejectedExecutionException closed) {
-          break; // the caller takes every chunk left itself
+        } catch (RejectedExecutionException | OutOfMemoryError closedOrNoThread) {
+          // closed, or no thread could be made for a helper (a process or memory limit): the caller and the helpers
+          // there are take every chunk left
+          break;
         }
       }
       call.takeWhileLeft();
-    } catch (Throwable t) { // e.g. no thread could be made for a helper: nothing may run once this call returns
+    } catch (Throwable t) { // nothing may run once this call returns
       call.fail(t);
     }
     call.awaitEnd();

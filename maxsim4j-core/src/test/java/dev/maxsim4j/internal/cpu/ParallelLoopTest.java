@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -50,6 +51,44 @@ class ParallelLoopTest {
       release.countDown();
       other.join(10_000);
     }
+  }
+
+  /**
+   * Helpers the process cannot start (its thread limit reached: the factory throws as Thread.start then does) leave
+   * their chunks to the threads there are: every call ends with every item run once, and nothing is printed. Such a
+   * failure on a helper starting another one printed its stack trace from the pool's thread, and one on the caller
+   * failed the call.
+   */
+  @Test
+  @Timeout(60)
+  void helpersThatCannotStartLeaveTheirChunksToTheOthers() {
+    AtomicInteger made = new AtomicInteger();
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(printed, true));
+    try (ParallelLoop loop = new ParallelLoop(16, pool -> {
+      if (made.incrementAndGet() > 2) {
+        throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process limits");
+      }
+      return java.util.concurrent.ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+    })) {
+      for (int call = 0; call < 50; call++) {
+        int[] runs = new int[997];
+        loop.forRange(runs.length, 1, (from, to) -> {
+          for (int i = from; i < to; i++) {
+            runs[i]++;
+          }
+          Thread.onSpinWait();
+        });
+        for (int i = 0; i < runs.length; i++) {
+          assertEquals(1, runs[i], "call " + call + ", item " + i);
+        }
+      }
+    } finally {
+      System.setErr(err);
+    }
+    assertEquals("", printed.toString(), "printed by the pool's threads");
+    assertTrue(made.get() > 2, "the factory was asked for more threads than it gave: " + made.get());
   }
 
   @Test
