@@ -73,8 +73,10 @@ public final class Main {
         """).toString();
   }
 
+  /** A command and its summary, the summaries in one column past the longest name. */
   private static String line(String name, String summary) {
-    return "  " + name + " ".repeat(Math.max(2, 8 - name.length())) + summary + "\n";
+    int width = Arrays.stream(UserCommand.values()).mapToInt(c -> c.name.length()).max().orElse(0) + 2;
+    return "  " + name + " ".repeat(Math.max(2, width - name.length())) + summary + "\n";
   }
 
   private static final List<String> HELP = List.of("--help", "-h");
@@ -98,8 +100,9 @@ public final class Main {
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
     return CommandRunner.run("maxsim4j", out, err, () -> {
+      // help's own help is the overview
       if (args.length == 0 || HELP.contains(args[0]) || (args[0].equals("help") && (args.length == 1
-          || args.length == 2 && HELP.contains(args[1])))) {
+          || args.length == 2 && (HELP.contains(args[1]) || args[1].equals("help"))))) {
         StringBuilder help = new StringBuilder(USAGE);
         for (UserCommand c : UserCommand.values()) {
           help.append("  ").append(c.usage.replace("\n", "\n  ")).append("\n\n");

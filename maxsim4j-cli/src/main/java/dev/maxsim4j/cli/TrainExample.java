@@ -20,7 +20,9 @@ import java.util.SplittableRandom;
  * same loss curve within floating-point tolerance ({@code TrainExampleTest}).
  *
  * <p>Data: B (query, document) pairs of random 384-d token features; a document holds a noisy copy of its
- * query's tokens among random ones, so the projection can learn to keep what matches.
+ * query's tokens among random ones, alike only in the first {@value #SIGNAL_FEATURES} features: the others, larger,
+ * are noise that a random projection mixes in (the loss starts near chance, ln B), so the projection has to learn
+ * to keep what matches.
  */
 final class TrainExample {
   static final int FEATURES = 384;
@@ -31,10 +33,16 @@ final class TrainExample {
   static final int MAX_BATCH = Integer.MAX_VALUE / (DOCUMENT_TOKENS * FEATURES);
   /** The largest batch whose naive [B, B, Lq, Ld] grid fits one Java array. */
   static final int MAX_NAIVE_BATCH = (int) Math.sqrt((Integer.MAX_VALUE - 8.0) / (QUERY_TOKENS * DOCUMENT_TOKENS));
-  static final float FEATURE_SCALE = 0.02f;
-  static final float NOISE = 3f;
+  static final float FEATURE_SCALE = 0.015f;
+  /** The features a document's copy of its query's tokens shares with them. */
+  static final int SIGNAL_FEATURES = 32;
+  /** How much larger the other features are. */
+  static final float NUISANCE = 2f;
+  /** The noise on a copied feature, relative to its size. */
+  static final float NOISE = 0.5f;
+  static final float DEFAULT_LR = 0.05f;
   static final String USAGE = """
-      train-example [--steps 20] [--batch 32] [--seed 42] [--lr 0.5] [--naive] [--backend NAME]
+      train-example [--steps 20] [--batch 32] [--seed 42] [--lr 0.05] [--naive] [--backend NAME]
         Trains a projection W (384 -> 128) of random token features with the in-batch contrastive loss
         (T = 0.05), MaxSim through the library (on the GPU where there is one), and prints the loss of
         each step. --naive: the same steps through the naive path (the [B, B, Lq, Ld] similarity grid
@@ -49,7 +57,7 @@ final class TrainExample {
     int steps = a.intValue("--steps", 20, 1);
     int batch = a.intValue("--batch", 32, 2, MAX_BATCH);
     long seed = a.intValue("--seed", 42, 0);
-    float lr = a.positiveFloat("--lr", 0.5f);
+    float lr = a.positiveFloat("--lr", DEFAULT_LR);
     boolean naive = a.has("--naive");
     if (naive && batch > MAX_NAIVE_BATCH) { // refused before any step, not part way through the first
       throw new UsageException("train-example: --batch " + batch + " with --naive needs a [" + batch + ", " + batch
@@ -65,7 +73,8 @@ final class TrainExample {
         if (!Double.isFinite(loss)) {
           // a curve of NaN is no result: the run says why and fails, as a script checking its status expects
           throw new IllegalStateException(String.format(Locale.ROOT, "train-example: the loss is %s from step %d:"
-              + " training diverged at --lr %s; expected a smaller --lr (default 0.5)", loss, step, lr));
+              + " training diverged at --lr %s; expected a smaller --lr (default %s)", loss, step, lr,
+              DEFAULT_LR));
         }
       });
     }
@@ -81,12 +90,12 @@ final class TrainExample {
   /** {@code steps} steps of SGD, each one's loss (before its update) given to {@code each}. */
   static void train(MaxSim maxSim, boolean naive, int steps, int batch, long seed, float lr, StepLoss each) {
     SplittableRandom rnd = new SplittableRandom(seed);
-    // small features and heavy noise keep the task from being solved at step 0 (T = 0.05 sharpens a lot)
-    float[] xq = gaussian(rnd, batch * QUERY_TOKENS * FEATURES, FEATURE_SCALE);
-    float[] xd = gaussian(rnd, batch * DOCUMENT_TOKENS * FEATURES, FEATURE_SCALE);
-    for (int b = 0; b < batch; b++) { // document b's first tokens: its query's tokens plus noise
+    // small features keep the scores' spread near T = 0.05, which sharpens a lot
+    float[] xq = features(rnd, batch * QUERY_TOKENS);
+    float[] xd = features(rnd, batch * DOCUMENT_TOKENS);
+    for (int b = 0; b < batch; b++) { // document b's even tokens: its query's tokens plus noise, in the signal alone
       for (int t = 0; t < QUERY_TOKENS; t++) {
-        for (int k = 0; k < FEATURES; k++) {
+        for (int k = 0; k < SIGNAL_FEATURES; k++) {
           int dst = ((b * DOCUMENT_TOKENS + 2 * t) * FEATURES) + k;
           xd[dst] = xq[(b * QUERY_TOKENS + t) * FEATURES + k] + NOISE * xd[dst];
         }
@@ -177,6 +186,15 @@ final class TrainExample {
       }
     }
     return new NaiveStep(v.loss(), dq, dd);
+  }
+
+  /** {@code tokens} random feature vectors: the signal features of size 1, the others {@link #NUISANCE}, scaled. */
+  private static float[] features(SplittableRandom rnd, int tokens) {
+    float[] a = new float[tokens * FEATURES];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = (float) rnd.nextGaussian() * FEATURE_SCALE * (i % FEATURES < SIGNAL_FEATURES ? 1 : NUISANCE);
+    }
+    return a;
   }
 
   private static float[] gaussian(SplittableRandom rnd, int n, float scale) {

@@ -232,9 +232,16 @@ class MainTest {
     CliRun value = run("rerank", "--query", "-h", "--candidates", "no-such-candidates.txt");
     assertEquals(1, value.status(), value.out() + value.err());
     assertTrue(value.err().contains("no-such-candidates.txt"), value.err());
-    CliRun overview = run("help", "--help");
-    assertEquals(0, overview.status(), overview.err());
-    assertTrue(overview.out().contains("commands:"), overview.out());
+    for (String asked : new String[] {"--help", "help"}) {
+      CliRun overview = run("help", asked);
+      assertEquals(0, overview.status(), overview.err());
+      assertTrue(overview.out().contains("commands:"), overview.out());
+      // the summaries stand in one column, past the longest command's name
+      String commands = overview.out().substring(overview.out().indexOf("commands:\n") + 10);
+      List<Integer> columns = commands.substring(0, commands.indexOf("\n\n")).lines()
+          .map(l -> l.indexOf(l.strip().split(" +", 2)[1])).distinct().toList();
+      assertEquals(1, columns.size(), overview.out());
+    }
     assertOneLineError(run("help", "bogus"), 2, "unknown command 'bogus'");
     assertOneLineError(run("help", "score", "encode"), 2, "help takes one command name");
   }

@@ -16,12 +16,16 @@ class TrainExampleTest {
     try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
       double[] fused = new double[8];
       double[] naive = new double[8];
-      TrainExample.train(maxSim, false, 8, 8, 7, 0.5f, (step, loss) -> fused[step - 1] = loss);
-      TrainExample.train(maxSim, true, 8, 8, 7, 0.5f, (step, loss) -> naive[step - 1] = loss);
+      float lr = TrainExample.DEFAULT_LR;
+      TrainExample.train(maxSim, false, 8, 8, 7, lr, (step, loss) -> fused[step - 1] = loss);
+      TrainExample.train(maxSim, true, 8, 8, 7, lr, (step, loss) -> naive[step - 1] = loss);
       for (int s = 0; s < fused.length; s++) {
         assertEquals(naive[s], fused[s], 1e-4 * Math.max(1, Math.abs(naive[s])), "step " + (s + 1));
       }
-      assertTrue(fused[fused.length - 1] < fused[0], "the loss falls: " + fused[0] + " -> " + fused[fused.length - 1]);
+      // the example shows learning: it starts near chance, ln 8, which a task solved at step 0 did not
+      assertTrue(Math.abs(fused[0] - Math.log(8)) < 0.5, "the first loss: " + fused[0]);
+      assertTrue(fused[fused.length - 1] < fused[0] / 2, "the loss falls: " + fused[0] + " -> "
+          + fused[fused.length - 1]);
     }
   }
 
