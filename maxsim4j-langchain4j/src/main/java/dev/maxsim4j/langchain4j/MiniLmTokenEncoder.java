@@ -175,7 +175,8 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
         System.getProperty("DJL_CACHE_DIR", Path.of(System.getProperty("user.home", ""), ".djl.ai").toString())));
     List<String> unwritable = new ArrayList<>();
-    if (!writable(tmp)) {
+    // ONNX Runtime makes its folder in java.io.tmpdir, which must be there already (DJL makes its cache)
+    if (!isFolder(tmp) || !writable(tmp)) {
       unwritable.add("java.io.tmpdir (" + tmp + ") is not a folder this process can write: set -Djava.io.tmpdir");
     }
     if (!writable(djl)) {
@@ -183,10 +184,19 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           + " ENGINE_CACHE_DIR for the native libraries alone)");
     }
     String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
+    // a folder that cannot be written is the cause to name; the cached libraries are suspect only without one
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
-        + root + ")" + (natives == null ? "" : "; ONNX Runtime's came from " + natives + " (the system property "
-        + OnnxNatives.PATH_PROPERTY + "): delete that folder, or set the property to a folder holding them")
-        + (unwritable.isEmpty() ? "" : "; " + String.join("; ", unwritable)), e);
+        + root + ")" + (unwritable.isEmpty() ? natives == null ? "" : "; ONNX Runtime's came from " + natives
+        + " (the system property " + OnnxNatives.PATH_PROPERTY + "): delete that folder, or set the property to a"
+        + " folder holding them" : "; " + String.join("; ", unwritable)), e);
+  }
+
+  private static boolean isFolder(String folder) {
+    try {
+      return Files.isDirectory(Path.of(folder).toAbsolutePath());
+    } catch (InvalidPathException e) {
+      return false;
+    }
   }
 
   /** Whether {@code folder} is, or could be made as, a folder this process can write. */

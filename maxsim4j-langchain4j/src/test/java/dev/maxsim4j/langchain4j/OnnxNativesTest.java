@@ -31,10 +31,25 @@ class OnnxNativesTest {
     }
   }
 
+  /** Loads the encoder; prints why it could not. */
+  public static final class LoadOrSayWhy {
+    public static void main(String[] args) {
+      try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+        System.out.println("loaded");
+      } catch (IllegalStateException e) {
+        System.out.println(e.getMessage());
+      }
+    }
+  }
+
   private static String load(Path tmp, Path cache) throws IOException, InterruptedException {
+    return run(LoadOnce.class, tmp, cache);
+  }
+
+  private static String run(Class<?> main, Path tmp, Path cache) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
         "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp, "-cp",
-        System.getProperty("java.class.path"), LoadOnce.class.getName()));
+        System.getProperty("java.class.path"), main.getName()));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.environment().put("XDG_CACHE_HOME", cache.toString());
     Process p = pb.start();
@@ -42,6 +57,20 @@ class OnnxNativesTest {
     assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the child JVM ended");
     assertEquals(0, p.exitValue(), out);
     return out.lines().filter(l -> !l.startsWith("WARNING")).reduce((a, b) -> b).orElse("");
+  }
+
+  /**
+   * A java.io.tmpdir that is not there is named as the cause: ONNX Runtime unpacks into it. The message blamed the
+   * cached libraries ("delete that folder"), since a missing folder whose parent could be written passed as
+   * writable.
+   */
+  @Test
+  @Timeout(300)
+  void aMissingTemporaryFolderIsNamedAsTheCause(@TempDir Path root) throws Exception {
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    String missing = run(LoadOrSayWhy.class, root.resolve("no-such-tmp"), cache);
+    assertTrue(missing.contains("java.io.tmpdir (" + root.resolve("no-such-tmp") + ") is not a folder this process"
+        + " can write") && !missing.contains("delete that folder"), missing);
   }
 
   private static List<Path> under(Path folder) throws IOException {
