@@ -100,7 +100,7 @@ final class DemoCommand {
           Counts.of(maxSim.threads(), "thread"));
       int hits = 0;
       for (int i = 0; i < queryTopics.length; i++) {
-        out.printf(Locale.ROOT, "%nquery %d (topic %d): top 10%n", i, queryTopics[i]);
+        out.printf(Locale.ROOT, "%nquery %d (topic %d): top %d%n", i, queryTopics[i], top.indices()[i].length);
         out.printf(Locale.ROOT, "  %4s  %7s  %5s  %8s%n", "rank", "doc", "topic", "score");
         for (int r = 0; r < top.indices()[i].length; r++) {
           int doc = top.indices()[i][r];
