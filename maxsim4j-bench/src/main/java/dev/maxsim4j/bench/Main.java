@@ -27,14 +27,14 @@ public final class Main {
       usage: ./maxsim4j bench COMMAND [OPTIONS]
 
       commands:
-        gpu     time the GPU kernels and calls (inference; --train: forward + backward)
-        gpu-scale exact top-k at scale on the GPU: a corpus generated on the device, one streamed from pinned memory
-        gpu-fde FDE encoding on the CPU against the GPU, rows per second, checked bit for bit
-        cpu     time the fused kernel against the naive grid path on the CPU
-        plot    SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
-        quality score error and top-10 agreement of compressed documents against fp32
-        retrieval known-item retrieval on real text: exact MaxSim, FDE candidates + rerank, timings
-        help    this text
+        gpu        time the GPU kernels and calls (inference; --train: forward + backward)
+        gpu-scale  exact top-k at scale on the GPU: a corpus generated on the device, one streamed from pinned memory
+        gpu-fde    FDE encoding on the CPU against the GPU, rows per second, checked bit for bit
+        cpu        time the fused kernel against the naive grid path on the CPU
+        plot       SVG charts from the JSON of gpu and cpu (for docs/benchmarks.md)
+        quality    score error and top-10 agreement of compressed documents against fp32
+        retrieval  known-item retrieval on real text: exact MaxSim, FDE candidates + rerank, timings
+        help       this text (help COMMAND, or COMMAND --help: that command's alone)
 
       """;
 
@@ -62,12 +62,13 @@ public final class Main {
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
     return CommandRunner.run("maxsim4j bench", out, err, () -> {
-      if (args.length >= 2 && args[0].equals("help") && !HELP.contains(args[1])) { // help COMMAND
+      // help COMMAND; help --help is the overview, but help -h x is refused, not read as that overview
+      if (args.length >= 2 && args[0].equals("help") && !(args.length == 2 && HELP.contains(args[1]))) {
         if (args.length > 2 || !USAGES.containsKey(args[1])) {
           throw new UsageException("help " + String.join(" ", Arrays.copyOfRange(args, 1, args.length))
               + ": expected help or help COMMAND, COMMAND one of " + String.join(", ", USAGES.keySet()));
         }
-        out.print("usage: ./maxsim4j bench " + USAGES.get(args[1]));
+        out.print(usage(args[1]));
         return 0;
       }
       if (args.length == 0 || args[0].equals("help") || args[0].equals("--help") || args[0].equals("-h")) {
@@ -80,16 +81,37 @@ public final class Main {
       }
       // COMMAND --help, as every maxsim4j command takes it: first, or where the command's options expect a name
       if (USAGES.containsKey(args[0]) && args.length > 1 && HELP.contains(args[1])) {
-        out.print("usage: ./maxsim4j bench " + USAGES.get(args[0]));
+        out.print(usage(args[0]));
         return 0;
       }
       try {
         return command(args, out);
       } catch (HelpRequested asked) {
-        out.print("usage: ./maxsim4j bench " + USAGES.get(args[0]));
+        out.print(usage(args[0]));
         return 0;
       }
     });
+  }
+
+  /**
+   * {@code command}'s usage as its --help prints it: a form after the first starts under the first's program name,
+   * a form's continued options under its options, so that every form lines up as in the overview.
+   */
+  static String usage(String command) {
+    String program = "./maxsim4j bench ";
+    StringBuilder b = new StringBuilder();
+    for (String line : USAGES.get(command).split("\n")) {
+      if (b.isEmpty()) {
+        b.append("usage: ").append(program).append(line);
+      } else if (!line.startsWith(" ")) {
+        b.append("\n       ").append(program).append(line);
+      } else if (line.stripLeading().startsWith("[")) {
+        b.append("\n").append(" ".repeat("usage: ".length() + program.length())).append(line);
+      } else {
+        b.append("\n").append(line);
+      }
+    }
+    return b.append("\n").toString();
   }
 
   private static int command(String[] args, PrintStream out) throws IOException {

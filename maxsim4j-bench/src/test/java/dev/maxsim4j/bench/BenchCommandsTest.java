@@ -55,6 +55,35 @@ class BenchCommandsTest {
     assertEquals(2, BenchRun.of("plot", "speedup", "--title", "-h").status());
   }
 
+  /**
+   * A hostile tester's findings: plot -h printed its second and third forms at the margin, not under the first,
+   * and help -h x printed the overview, ignoring x, where maxsim4j help -h x refuses it.
+   */
+  @Test
+  void usagesLineTheirFormsUpAndHelpTakesNoStrayWord() {
+    for (String[] argv : new String[][] {{"plot", "-h"}, {"help", "plot"}}) {
+      BenchRun help = BenchRun.of(argv);
+      assertEquals(0, help.status(), help.err());
+      List<String> lines = help.out().lines().toList();
+      assertEquals("usage: ./maxsim4j bench plot speedup --in BENCH.json --out CHART.svg [--title TEXT]", lines.get(0));
+      assertEquals("       ./maxsim4j bench plot memory --in TRAIN.json --out CHART.svg [--lq 48] [--ld 300]"
+          + " [--title TEXT]", lines.get(1));
+      assertEquals("       ./maxsim4j bench plot goals --in GPU.json --out CHART.svg [--title TEXT]", lines.get(2));
+      assertTrue(lines.get(3).startsWith("  SVG charts") && help.out().endsWith(".\n"), help.out());
+    }
+    // a form's continued options stay under its options
+    List<String> retrieval = BenchRun.of("retrieval", "--help").out().lines().toList();
+    assertEquals(retrieval.get(0).indexOf("[--translations"), retrieval.get(1).indexOf("[--lucene"), retrieval.get(1));
+    assertTrue(retrieval.get(3).startsWith("       ./maxsim4j bench retrieval --prepare FILE"), retrieval.get(3));
+    for (String[] argv : new String[][] {{"help", "-h", "x"}, {"help", "--help", "plot"}, {"help", "-h", "-h"}}) {
+      BenchRun stray = BenchRun.of(argv);
+      assertTrue(stray.refusedWith("help " + argv[1] + " " + argv[2] + ": expected help or help COMMAND"),
+          String.join(" ", argv) + ": " + stray.err());
+      assertTrue(stray.out().isEmpty(), stray.out());
+    }
+    assertEquals(0, BenchRun.of("help", "-h").status(), "help -h alone is the overview");
+  }
+
   @Test
   void cpuWritesJsonThatPlotDrawsAsSpeedup() throws IOException {
     BenchRun b = BenchRun.of("cpu", "--shape", "1,20,8,30,16", "--dtype", "bf16", "--iterations", "2", "--json",
@@ -88,6 +117,37 @@ class BenchCommandsTest {
         + " \"async_resident_queries_ms\": 0.1710}]");
     BenchRun goals = BenchRun.of("plot", "goals", "--in", p("g.json"), "--out", p("g.svg"));
     assertTrue(goals.failedCleanly() && goals.err().contains("each a positive time"), goals.err());
+  }
+
+  /**
+   * A hostile tester's findings: two positive times whose ratio overflowed were reported as missing, and a shape
+   * entry of 1e400 was drawn as "Infinity×2×3×4×5".
+   */
+  @Test
+  void speedupsPastADoubleAndShapesOfNoWholeNumbersAreNamed() throws IOException {
+    Files.writeString(dir.resolve("max.json"), "[{\"shape\": [1, 2, 3, 4, 5], \"fused_ms\": 1e-300,"
+        + " \"naive_ms\": 1e300}]");
+    BenchRun max = BenchRun.of("plot", "speedup", "--in", p("max.json"), "--out", p("max.svg"));
+    assertTrue(max.failedCleanly() && max.err().contains("row 1×2×3×4×5 has naive_ms 1.0E300 and fused_ms 1.0E-300,"
+        + " a speedup of Infinity (past the range of a double)"), max.err());
+    assertTrue(Files.notExists(dir.resolve("max.svg")));
+    Files.writeString(dir.resolve("min.json"), "[{\"shape\": [1, 2, 3, 4, 5], \"fused_ms\": 1e300,"
+        + " \"naive_ms\": 1e-300}]");
+    BenchRun min = BenchRun.of("plot", "speedup", "--in", p("min.json"), "--out", p("min.svg"));
+    assertTrue(min.failedCleanly() && min.err().contains("a speedup of 0.0"), min.err());
+    for (String entry : new String[] {"1e400", "2.5", "0", "-3", "1e300"}) {
+      Files.writeString(dir.resolve("s.json"), "[{\"shape\": [1, 1, 1, 1, 1], \"fused_ms\": 1, \"naive_ms\": 2},"
+          + " {\"shape\": [" + entry + ", 2, 3, 4, 5], \"fused_ms\": 1, \"naive_ms\": 2}]");
+      for (String chart : new String[] {"speedup", "memory", "goals"}) {
+        BenchRun bad = BenchRun.of("plot", chart, "--in", p("s.json"), "--out", p("s.svg"));
+        assertTrue(bad.failedCleanly() && bad.err().contains(": row 1 has the shape entry ")
+            && bad.err().contains("; expected whole numbers from 1 to"), entry + " " + chart + ": " + bad.err());
+        assertTrue(Files.notExists(dir.resolve("s.svg")));
+      }
+    }
+    Files.writeString(dir.resolve("w.json"), "[{\"shape\": [1, 2.0, 3, 4, 5], \"fused_ms\": 1, \"naive_ms\": 2}]");
+    assertEquals(0, BenchRun.of("plot", "speedup", "--in", p("w.json"), "--out", p("w.svg")).status(),
+        "2.0 is a whole number");
   }
 
   /**

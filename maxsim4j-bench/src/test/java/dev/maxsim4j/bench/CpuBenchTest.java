@@ -1,6 +1,7 @@
 package dev.maxsim4j.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -8,6 +9,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -61,6 +65,48 @@ class CpuBenchTest {
         .refusedWith("cpu: --query-dtype 'binary-sym' is unknown"));
     assertTrue(BenchRun.of("cpu", "--dtype", "BINARY-SYM", "--query-dtype", "int8")
         .refusedWith("cpu: --dtype BINARY-SYM times 1-bit queries, but --query-dtype is int8"));
+  }
+
+  /** A hostile tester's finding: --rounds 2147483647 ran for years, silently, where --iterations is capped. */
+  @Test
+  void roundsAreCappedAsIterationsAre() {
+    for (String rounds : new String[] {"2147483647", "101"}) {
+      BenchRun b = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> BenchRun.of("cpu", "--shape", "1,1,1,1,1",
+          "--no-naive", "--iterations", "1", "--rounds", rounds));
+      assertTrue(b.refusedWith("cpu: --rounds = " + rounds + "; expected 1 <= --rounds <= 100"), b.err());
+      assertTrue(b.out().isEmpty(), b.out());
+    }
+    assertTrue(BenchRun.of("cpu", "--iterations", "1000001").refusedWith("--iterations <= 1000000"));
+    assertTrue(BenchRun.of("cpu", "--help").out().contains("--rounds (default 3, at\n  most 100)"));
+  }
+
+  /**
+   * A hostile tester's finding: the FILE.partial that --json keeps while the run goes was checked only once the
+   * first shape had been measured; a folder there, or a name made too long by ".partial", is refused before.
+   */
+  @Test
+  void theJsonSideFileIsCheckedBeforeAnyShapeRuns() throws IOException {
+    Path json = Files.writeString(dir.resolve("r.json"), "[]\n");
+    Files.createDirectory(dir.resolve("r.json.partial"));
+    BenchRun folder = BenchRun.of("cpu", "--shape", "1,2,3,4,5", "--iterations", "1", "--rounds", "1", "--json",
+        json.toString());
+    assertTrue(folder.refusedWith("--json " + json + ": its side file " + json + ".partial is a directory"),
+        folder.err());
+    assertTrue(folder.out().isEmpty(), "refused before the header and the first shape: " + folder.out());
+    assertEquals("[]\n", Files.readString(json), "an earlier result survives");
+    // 255 characters: a name the file system takes, but not with ".partial" after it
+    Path longName = dir.resolve("r".repeat(250) + ".json");
+    try (Stream<Path> before = Files.list(dir)) {
+      List<Path> files = before.sorted().toList();
+      BenchRun tooLong = BenchRun.of("cpu", "--shape", "1,2,3,4,5", "--iterations", "1", "--rounds", "1", "--json",
+          longName.toString());
+      assertTrue(tooLong.failedCleanly() && tooLong.err().contains(": its side file ")
+          && tooLong.err().contains(".partial: file name too long"), tooLong.err());
+      assertTrue(tooLong.out().isEmpty(), tooLong.out());
+      try (Stream<Path> after = Files.list(dir)) {
+        assertEquals(files, after.sorted().toList(), "nothing left behind");
+      }
+    }
   }
 
   @Test

@@ -41,9 +41,11 @@ public final class CpuBench {
         32,32,32,300,128). --dtype sets the documents' type: fp32 (default), fp16, bf16, int8, fp8, binary, or
         binary-sym (both sides one bit); queries are fp32 unless --query-dtype says otherwise. Any type but fp32
         is timed beside fp32 on the same values. --sgemm adds OpenBLAS sgemm on the same FLOPs and threads (one
-        product per pair, and one of all pairs; OPENBLAS_CORETYPE picks its kernels). --rounds (default 3):
-        the compared calls alternate this many times. --json writes one object per shape when the run ends; while it
-        runs, FILE.partial holds the shapes measured so far (kept if the run fails, removed when FILE is written).
+        product per pair, and one of all pairs; OPENBLAS_CORETYPE picks its kernels). --rounds (default 3, at
+        most 100): the compared calls alternate this many times; --iterations (at most 1000000): the calls
+        timed in each round. --json writes one object per shape when the run ends; while it runs, FILE.partial
+        holds the shapes measured so far (kept if the run fails, removed when FILE is written; both are checked
+        before any shape runs).
         naive ms is '-' where its grid passes 3 GiB or it and its copies of the inputs would not fit the heap
         (-Xmx through JAVA_OPTS); a shape whose fp32 inputs and scores alone do not fit is refused before any
         shape runs.""";
@@ -83,8 +85,9 @@ public final class CpuBench {
         Set.of("--no-naive", "--sgemm", "--verbose"));
     shapes.forEach(s -> Shapes.parse("cpu", s));
     if (a.get("--json") != null) {
-      // a missing folder is found before the benchmark, not after it
+      // a missing folder is found before the benchmark, not after it; so is a side file that cannot be written
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
+      AtomicOutput.check(partialOption(a.get("--json")), partial(a.get("--json")), List.of());
     }
     if (shapes.isEmpty()) {
       shapes = DEFAULT_SHAPES;
@@ -113,7 +116,7 @@ public final class CpuBench {
       }
     }
     int iterations = a.intValue("--iterations", 0, 1, MAX_ITERATIONS);
-    int rounds = a.intValue("--rounds", 3, 1);
+    int rounds = a.intValue("--rounds", 3, 1, MAX_ROUNDS);
     boolean naive = !a.has("--no-naive");
     boolean compareFp32 = docType != DType.FLOAT32 || queryType != DType.FLOAT32;
     OpenBlas blas = a.has("--sgemm") ? OpenBlas.load() : null;
@@ -167,7 +170,8 @@ public final class CpuBench {
         // the finished shapes beside the target, whole, after each: a later shape that fails leaves them, and
         // the target (an earlier run's results, perhaps) is replaced only by a run that ended
         if (a.get("--json") != null) {
-          AtomicOutput.writeString("--json", partial(a.get("--json")), List.of(), CpuBenchJson.of(cases));
+          AtomicOutput.writeString(partialOption(a.get("--json")), partial(a.get("--json")), List.of(),
+              CpuBenchJson.of(cases));
         }
       }
     }
@@ -181,6 +185,17 @@ public final class CpuBench {
 
   /** More timed calls than any median needs; the timings of each are kept, so a bound keeps them in the heap. */
   static final int MAX_ITERATIONS = 1_000_000;
+
+  /**
+   * At most this many rounds: each warms every call for 0.2 s at least, so an unbounded count (2^31 - 1 is some
+   * 13 years) would run on silently, and more rounds than this add nothing to a best-of.
+   */
+  static final int MAX_ROUNDS = 100;
+
+  /** How errors name the side file: "--json FILE.partial is a directory" read as if FILE were the problem. */
+  private static String partialOption(String json) {
+    return "--json " + json + ": its side file";
+  }
 
   /** Where a run keeps the shapes it measured so far: beside the --json file, named FILE.partial. */
   private static Path partial(String json) {

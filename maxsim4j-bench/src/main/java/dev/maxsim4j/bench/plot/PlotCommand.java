@@ -98,6 +98,15 @@ public final class PlotCommand {
           || !shape.stream().allMatch(x -> x instanceof Number)) {
         throw new IllegalArgumentException(in + ": row " + i + " has no \"shape\" of five numbers" + expected);
       }
+      for (Object x : shape) {
+        // charts label and pick rows by their sizes, which only whole numbers name (1e400 parses as Infinity)
+        double v = ((Number) x).doubleValue();
+        if (!(x instanceof Long n ? n >= 1 : v >= 1 && v < 0x1p63 && v == Math.rint(v))) {
+          throw new IllegalArgumentException(in + ": row " + i + " has the shape entry " + x
+              + (Double.isInfinite(v) ? " (a number past the range of a double)" : "") + " in " + shape
+              + "; expected whole numbers from 1 to " + Long.MAX_VALUE + " (Nq, Nd, Lq, Ld, d)");
+        }
+      }
     }
     return (List<Map<String, Object>>) list;
   }
@@ -128,7 +137,13 @@ public final class PlotCommand {
     for (Map<String, Object> r : rows) {
       double naive = number(r, "naive_ms");
       double fused = number(r, "fused_ms");
-      if (positive(naive) && positive(fused) && positive(naive / fused)) {
+      if (positive(naive) && positive(fused)) {
+        if (!positive(naive / fused)) {
+          // named rather than left out: both times are there, so "no row has both" would send the user astray
+          throw new IllegalArgumentException("row " + shape(r) + " has naive_ms " + r.get("naive_ms") + " and fused_ms "
+              + r.get("fused_ms") + ", a speedup of " + naive / fused + " (past the range of a double); expected"
+              + " times whose ratio is a finite number above 0");
+        }
         labels.add(shape(r));
         values.add(naive / fused);
       }

@@ -1,6 +1,7 @@
 package dev.maxsim4j.bench.quality;
 
 import dev.maxsim4j.bench.debian.Deb822;
+import dev.maxsim4j.bench.debian.ListFile;
 import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -46,9 +47,7 @@ final class DebianDescriptions {
 
   /** Every package of {@code file} (plain text, or lz4-compressed as apt stores it, through the lz4 program). */
   static Map<String, Description> read(Path file) throws IOException {
-    if (!Files.isRegularFile(file)) {
-      throw new UsageException("--translations " + file + " is not a file; expected an apt Translation-en list");
-    }
+    ListFile.require("--translations", file, "an apt Translation-en list");
     if (file.getFileName().toString().endsWith(".lz4")) {
       Process lz4;
       try {

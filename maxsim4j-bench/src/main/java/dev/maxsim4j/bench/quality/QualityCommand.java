@@ -9,6 +9,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.InputStream;
@@ -82,7 +83,8 @@ public final class QualityCommand {
     // the random documents, of up to 256 tokens, are made as one fp32 array: more overflowed its int size
     int randomDocs = a.intValue("--random-docs", 2000, 1, MAX_RANDOM_DOCS);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
-    Path translations = a.get("--translations") != null ? Path.of(a.get("--translations"))
+    Path translations = a.get("--translations") != null
+        ? PathArgument.of("--translations", a.get("--translations"))
         : DebianDescriptions.findTranslations();
     if (translations == null) {
       throw new UsageException("no --translations and no *_main_i18n_Translation-en* under "
@@ -166,7 +168,8 @@ public final class QualityCommand {
       }
     }
     if (!missing.isEmpty()) {
-      throw new UsageException("--translations " + translations + " lacks " + missing.size() + " of the "
+      // bad data, not a bad command line: exit status 1, as for any input the user commands cannot use
+      throw new IllegalArgumentException("--translations " + translations + " lacks " + missing.size() + " of the "
           + packages.size() + " listed packages (first: " + missing.get(0) + "); expected Debian bookworm's main list");
     }
     int[] relevant = new int[queries];

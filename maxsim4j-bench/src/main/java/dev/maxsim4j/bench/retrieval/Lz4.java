@@ -1,5 +1,6 @@
 package dev.maxsim4j.bench.retrieval;
 
+import dev.maxsim4j.bench.debian.ListFile;
 import dev.maxsim4j.cli.UsageException;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -13,9 +14,7 @@ final class Lz4 {
 
   /** The text of {@code file}, named by {@code option} in errors; the caller closes the stream. */
   static InputStream open(String option, Path file) throws IOException {
-    if (!Files.isRegularFile(file)) {
-      throw new UsageException(option + " " + file + " is not a file; expected an apt list");
-    }
+    ListFile.require(option, file, "an apt list");
     if (!file.getFileName().toString().endsWith(".lz4")) {
       return Files.newInputStream(file);
     }

@@ -4,13 +4,16 @@ import dev.maxsim4j.bench.retrieval.KnownItems.Item;
 import dev.maxsim4j.bench.retrieval.KnownItems.Pin;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.PathArgument;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -74,24 +77,9 @@ public final class RetrievalCommand {
     Args a = new Args("maxsim4j bench", "retrieval", argv, 1, VALUES, Set.of("--exact-only"));
     checkMode(a);
     for (String option : List.of("--cache", "--index-dir")) {
-      // made (where missing) and checked before any work: a file there, or a folder that cannot be made, failed
-      // after the exact search, naming neither option
+      // checked here but made only by the work, so that a run refused for another option leaves no folder
       if (a.get(option) != null) {
-        Path folder = Path.of(a.get(option));
-        if (Files.exists(folder) && !Files.isDirectory(folder)) {
-          throw new UsageException("retrieval: " + option + " " + folder + " is not a folder; expected a folder"
-              + " (made where missing)");
-        }
-        try {
-          Files.createDirectories(folder);
-        } catch (IOException | SecurityException e) {
-          throw new UsageException("retrieval: " + option + " " + folder + " cannot be made (" + e + "); expected a"
-              + " folder this run can write");
-        }
-        if (!Files.isWritable(folder)) {
-          throw new UsageException("retrieval: " + option + " " + folder + " cannot be written; expected a folder"
-              + " this run can write");
-        }
+        checkFolder(option, PathArgument.of(option, a.get(option)));
       }
     }
     for (String option : List.of("--docs", "--queries", "--encode")) {
@@ -166,6 +154,34 @@ public final class RetrievalCommand {
     }
   }
 
+  /**
+   * Refuses a folder {@code option} names that this run could not make or write, without making it, so that a run
+   * refused later leaves no folder behind (the work makes it where missing).
+   */
+  static void checkFolder(String option, Path folder) {
+    String expected = "; expected a folder this run can write (made where missing)";
+    if (Files.exists(folder) && !Files.isDirectory(folder)) {
+      throw new UsageException("retrieval: " + option + " " + folder + " is not a folder" + expected);
+    }
+    Path existing = folder.toAbsolutePath();
+    while (!Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+      String why = Absent.why(existing);
+      if (!why.equals("no such file") && !why.equals("not a directory")) {
+        // such as "file name too long": no folder up the path would help
+        throw new UsageException("retrieval: " + option + " " + folder + " cannot be made (" + why + ")" + expected);
+      }
+      existing = existing.getParent();
+    }
+    if (!Files.isDirectory(existing)) {
+      throw new UsageException("retrieval: " + option + " " + folder + " cannot be made: " + existing
+          + (Files.exists(existing) ? " is not a folder" : " is a link to no folder") + expected);
+    }
+    if (!Files.isWritable(existing)) {
+      throw new UsageException("retrieval: " + option + " " + folder + (existing.equals(folder.toAbsolutePath())
+          ? " cannot be written" : " cannot be made: " + existing + " cannot be written") + expected);
+    }
+  }
+
   /** The pinned list shipped with the bench. */
   static String pinned() throws IOException {
     try (InputStream in = RetrievalCommand.class.getResourceAsStream(PINNED)) {
@@ -190,7 +206,7 @@ public final class RetrievalCommand {
   /** {@code option}'s file, else the largest bookworm list under apt's lists whose name contains {@code part}. */
   private static Path list(Args a, String option, String part) throws IOException {
     if (a.get(option) != null) {
-      return Path.of(a.get(option));
+      return PathArgument.of(option, a.get(option));
     }
     if (Files.isDirectory(APT_LISTS)) {
       try (Stream<Path> files = Files.list(APT_LISTS)) {

@@ -64,7 +64,6 @@ final class TokenCache {
 
   /** Encodes every missing chunk of the first {@code n} items (whole chunks), logging progress to {@code log}. */
   void encode(List<Item> items, int n, PrintStream log) throws IOException {
-    Files.createDirectories(dir);
     int total = chunks(n);
     int missing = 0;
     for (int c = 0; c < total; c++) {
@@ -87,6 +86,8 @@ final class TokenCache {
         put(tensors, "doc", docs);
         put(tensors, "query", queries);
         Path temp = dir.resolve(file(c).getFileName() + ".part");
+        // made with the first chunk to write: a run that failed before (no model, a bad list) leaves no folder
+        Files.createDirectories(dir);
         try {
           SafeTensors.write(temp, tensors);
           AtomicOutput.moveIntoPlace(temp, file(c));

@@ -82,11 +82,32 @@ class QualityCommandTest {
   void badArgumentsAreOneLine() throws IOException {
     assertTrue(BenchRun.of("quality", "--docs", "10", "--queries", "11").refusedWith("--queries 11 is more than --docs 10"));
     assertTrue(BenchRun.of("quality", "--docs", "3001").refusedWith("--docs 3001 is more than the 3000 listed packages"));
-    assertTrue(BenchRun.of("quality", "--translations", dir.resolve("none").toString()).refusedWith("is not a file"));
     Path other = dir.resolve("other");
     Files.writeString(other, "Package: x\nDescription-en: y\n z\n");
     BenchRun missing = BenchRun.of("quality", "--translations", other.toString(), "--docs", "5", "--queries", "1",
         "--random-docs", "5");
-    assertTrue(missing.refusedWith("lacks 5 of the 5 listed packages"), missing.err());
+    assertTrue(missing.failedCleanly() && missing.err().contains("lacks 5 of the 5 listed packages"), missing.err());
+  }
+
+  /**
+   * A hostile tester's finding: a missing --translations was "is not a file", exit 2; it is named as the user
+   * commands name a missing input ("no such file"), as bad input (exit 1), and so is a folder or a device.
+   */
+  @Test
+  void aTranslationsListThatIsNoFileIsNamedForWhatItIs() throws IOException {
+    String expected = "; expected an apt Translation-en list";
+    Path none = dir.resolve("none");
+    Path longName = dir.resolve("t".repeat(300));
+    Path dangling = Files.createSymbolicLink(dir.resolve("link"), dir.resolve("gone"));
+    String[][] cases = {{none.toString(), "--translations " + none + ": no such file" + expected},
+        {longName.toString(), "--translations " + longName + ": file name too long" + expected},
+        {dir.toString(), "--translations " + dir + " is a directory" + expected},
+        {dangling.toString(), "--translations " + dangling + " is a link to no readable file" + expected},
+        {"/dev/null", "--translations /dev/null is not a regular file (a pipe, device or socket)" + expected}};
+    for (String[] c : cases) {
+      BenchRun run = BenchRun.of("quality", "--translations", c[0], "--docs", "5", "--queries", "1");
+      assertTrue(run.failedCleanly() && run.err().equals("maxsim4j bench: error: " + c[1] + "\n"), run.err());
+      assertTrue(run.out().isEmpty(), run.out());
+    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.maxsim4j.bench.retrieval;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -144,6 +146,52 @@ class HostileRetrievalOptionsTest {
           String.join(" ", options) + ": " + run.err());
       assertTrue(run.out().isEmpty(), run.out());
     }
+  }
+
+  /**
+   * A hostile tester's finding: --cache and --index-dir were made before the other options were read, so a run
+   * refused for --docs 0 left them behind; they are checked, not made, until the work starts.
+   */
+  @Test
+  void aRefusedRunMakesNoFolder() throws Exception {
+    String missing = dir.resolve("none.txt").toString();
+    String[][] cases = {{"--docs", "0", "--cache", "c0"}, {"--encode", "0", "--cache", "c2"},
+        {"--docs", "5", "--cache", "c1", "--translations", missing, "--index-dir", "i1"},
+        {"--encode", "5", "--cache", "c3/deeper", "--translations", missing},
+        {"--synthetic", "10", "--candidates", "1,2", "--index-dir", "idx"},
+        {"--synthetic", "10", "--fde", "11:1:1", "--index-dir", "idx/deeper"}};
+    for (String[] options : cases) {
+      String[] argv = new String[options.length + 1];
+      argv[0] = "retrieval";
+      for (int i = 0; i < options.length; i++) {
+        boolean folder = i > 0 && (options[i - 1].equals("--cache") || options[i - 1].equals("--index-dir"));
+        argv[i + 1] = folder ? dir.resolve(options[i]).toString() : options[i];
+      }
+      BenchRun run = BenchRun.of(argv);
+      assertTrue(run.status() != 0 && run.err().lines().count() == 1 && !run.err().contains("\tat "),
+          String.join(" ", options) + ": " + run.err());
+      try (Stream<Path> left = Files.list(dir)) {
+        assertEquals(List.of(), left.toList(), String.join(" ", options) + " left a folder behind");
+      }
+    }
+    // what a folder option cannot become is still found before any work, without making any of the path
+    Path file = Files.writeString(dir.resolve("a-file"), "x");
+    BenchRun underFile = BenchRun.of("retrieval", "--encode", "5", "--cache", file.resolve("sub/deeper").toString());
+    assertTrue(underFile.refusedWith("retrieval: --cache " + file.resolve("sub/deeper") + " cannot be made: " + file
+        + " is not a folder"), underFile.err());
+    BenchRun tooLong = BenchRun.of("retrieval", "--encode", "5", "--cache", dir.resolve("c".repeat(300)).toString());
+    assertTrue(tooLong.refusedWith("cannot be made (file name too long)"), tooLong.err());
+    Path link = Files.createSymbolicLink(dir.resolve("dangling"), dir.resolve("gone"));
+    BenchRun dangling = BenchRun.of("retrieval", "--encode", "5", "--cache", link.toString());
+    assertTrue(dangling.refusedWith("is a link to no folder"), dangling.err());
+    try (Stream<Path> left = Files.list(dir)) {
+      assertEquals(List.of(file, link), left.sorted().toList(), "no folder made");
+    }
+    // a run that gets to its work makes the folders it needs
+    BenchRun made = BenchRun.of("retrieval", "--synthetic", "20", "--queries", "2", "--candidates", "5", "--fde",
+        "2:2:4", "--threads", "1", "--index-dir", dir.resolve("new/deeper").toString());
+    assertEquals(0, made.status(), made.err());
+    assertTrue(Files.isDirectory(dir.resolve("new/deeper")));
   }
 
   @Test

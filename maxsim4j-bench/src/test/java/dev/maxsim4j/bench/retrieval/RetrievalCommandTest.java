@@ -95,7 +95,10 @@ class RetrievalCommandTest {
     assertTrue(BenchRun.of("retrieval", "--synthetic", "0").refusedWith("expected positive integers"));
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "4:8").refusedWith("expected bits:repetitions:projection"));
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "11:1:1").refusedWith("simHashBits = 11"));
-    assertTrue(BenchRun.of("retrieval", "--translations", dir.resolve("none").toString()).refusedWith("is not a file"));
+    // a missing input is named as the user commands name one (exit 1, as for any input that cannot be read)
+    BenchRun missing = BenchRun.of("retrieval", "--translations", dir.resolve("none").toString());
+    assertTrue(missing.failedCleanly() && missing.err().contains("--translations " + dir.resolve("none")
+        + ": no such file; expected an apt list"), missing.err());
     assertTrue(BenchRun.of("retrieval", "--bogus").refusedWith("unknown option '--bogus'"));
   }
 }
