@@ -7,7 +7,8 @@
 # usage: scripts/retrieval-data.sh [--cache DIR] [--encode N] [--no-fetch] [--repin]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cache=/work/cache/eval encode=all fetch=1 repin=0
+# the bench's own default --cache: maxsim4j/eval in the user's cache folder
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/maxsim4j/eval encode=all fetch=1 repin=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --cache) cache=$2; shift 2 ;;

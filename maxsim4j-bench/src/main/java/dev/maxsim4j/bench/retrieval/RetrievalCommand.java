@@ -45,18 +45,32 @@ public final class RetrievalCommand {
         queries timed, default 50), a brute-force scan of each --fde set (bits:repetitions:projection[:final],
         default 4:8:8) and of mean-pooled vectors, alone and + exact rerank of --candidates (default
         100,500,2000); then, per --lucene set (default the first --fde set), an on-disk index under
-        --index-dir (default /work/cache/eval/index): FDE HNSW alone, FDE and mean-pooled HNSW + exact rerank,
-        and --lucene-exact queries (default 5) of brute force through the index, each timed per query.
-        Token embeddings are cached as bf16 under --cache (default /work/cache/eval); --encode N encodes the
-        first N packages into it (resumable). --prepare writes the filtered list the lists give. FILE
-        defaults: apt's bookworm main Translation-en and binary-amd64 Packages under /var/lib/apt/lists
-        (apt-get -o Acquire::Languages=en update). --synthetic: comma-separated sizes of a clustered
+        --index-dir (default: index in the --cache folder): FDE HNSW alone, FDE and mean-pooled HNSW + exact
+        rerank, and --lucene-exact queries (default 5) of brute force through the index, each timed per query.
+        Token embeddings are cached as bf16 under --cache (default ~/.cache/maxsim4j/eval, in $XDG_CACHE_HOME
+        where set); --encode N encodes the first N packages into it (resumable). --prepare writes the filtered
+        list the lists give. FILE defaults: apt's bookworm main Translation-en and binary-amd64 Packages under
+        /var/lib/apt/lists (apt-get -o Acquire::Languages=en update). --synthetic: comma-separated sizes of a clustered
         synthetic corpus, exact MaxSim against FDE (default 3:8:8) HNSW + rerank of --candidates (200);
         --exact-only times exact MaxSim alone (every size in one run, no index to build). Each form takes only
         the options shown with it: another is refused rather than ignored.""";
 
 
   static final String PINNED = "debian-known-items.txt.gz";
+
+  /**
+   * The folder --cache names by default: maxsim4j/eval in the user's cache folder (XDG_CACHE_HOME where it is an
+   * absolute path, as the XDG rules have it, else ~/.cache), beside the encoder's own cache.
+   */
+  static Path defaultCache() {
+    String xdg = System.getenv("XDG_CACHE_HOME");
+    Path root = xdg != null && !xdg.isEmpty() && Path.of(xdg).isAbsolute() ? Path.of(xdg)
+        : Path.of(System.getProperty("user.home", "")).resolve(".cache");
+    if (!root.isAbsolute()) {
+      throw new UsageException("retrieval: no home folder to keep the cache in; expected --cache DIR");
+    }
+    return root.resolve("maxsim4j").resolve("eval");
+  }
   static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
 
   private RetrievalCommand() {}
@@ -122,7 +136,8 @@ public final class RetrievalCommand {
       throw new IllegalStateException(PINNED + " in the bench jar is empty; expected the pinned packages");
     }
     List<Item> items = KnownItems.select(translations, pins);
-    TokenCache cache = new TokenCache(Path.of(a.getOr("--cache", "/work/cache/eval")), hash(pinText));
+    TokenCache cache = new TokenCache(a.get("--cache") != null ? Path.of(a.get("--cache")) : defaultCache(),
+        hash(pinText));
     if (a.get("--encode") != null) {
       int n = Math.min(items.size(), a.intValue("--encode", items.size(), 1));
       cache.encode(items, n, out);

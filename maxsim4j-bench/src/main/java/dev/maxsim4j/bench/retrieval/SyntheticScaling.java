@@ -47,7 +47,8 @@ final class SyntheticScaling {
     int candidates = candidateList[0];
     FdeParams params = fdeList.get(0);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
-    Path indexRoot = Path.of(a.getOr("--index-dir", "/work/cache/eval/index"));
+    Path indexRoot = a.get("--index-dir") != null ? Path.of(a.get("--index-dir"))
+        : RetrievalCommand.defaultCache().resolve("index");
     Report report = new Report(out);
     report.fact(String.format(Locale.ROOT, "synthetic: %d centres, %d-d unit tokens, %d per document (%d topics),"
             + " %d per query (a document's tokens, perturbed); %d queries per size; FDE %s + exact rerank of %d"
