@@ -81,6 +81,28 @@ public final class Main {
 
   private static final List<String> HELP = List.of("--help", "-h");
 
+  /**
+   * {@code command}'s usage as its --help prints it: a form after the first starts under the first's program name,
+   * a form's continued options under its first option, so that every form lines up.
+   */
+  static String usage(UserCommand command) {
+    String first = "usage: maxsim4j ";
+    StringBuilder b = new StringBuilder();
+    for (String line : command.usage.split("\n", -1)) {
+      String stripped = line.stripLeading();
+      if (b.isEmpty()) {
+        b.append(first).append(line);
+      } else if (!line.startsWith(" ")) {
+        b.append("\n").append(" ".repeat("usage: ".length())).append("maxsim4j ").append(line);
+      } else if (stripped.startsWith("[") || stripped.startsWith("(")) {
+        b.append("\n").append(" ".repeat(first.length())).append(line);
+      } else {
+        b.append("\n").append(line);
+      }
+    }
+    return b.toString();
+  }
+
   private Main() {}
 
   private static UserCommand command(String name) {
@@ -115,14 +137,14 @@ public final class Main {
           throw new UsageException("help takes one command name, got " + (args.length - 1) + "; expected help or"
               + " help COMMAND");
         }
-        out.println("usage: maxsim4j " + command(args[1]).usage);
+        out.println(usage(command(args[1])));
         return 0;
       }
       UserCommand command = command(args[0]);
       try {
         return command.runner.run(args, out, err);
       } catch (HelpRequested asked) {
-        out.println("usage: maxsim4j " + command.usage);
+        out.println(usage(command));
         return 0;
       }
     });

@@ -242,6 +242,10 @@ class MainTest {
           .map(l -> l.indexOf(l.strip().split(" +", 2)[1])).distinct().toList();
       assertEquals(1, columns.size(), overview.out());
     }
+    // a second form lines up under the first, continued options under the first option
+    assertTrue(run("demo", "-h").out().contains("\n       maxsim4j demo --synthetic "), run("demo", "-h").out());
+    assertTrue(run("help", "score").out().contains("\n" + " ".repeat("usage: maxsim4j score ".length())
+        + "[--pairwise]"), run("help", "score").out());
     assertOneLineError(run("help", "bogus"), 2, "unknown command 'bogus'");
     assertOneLineError(run("help", "score", "encode"), 2, "help takes one command name");
   }
