@@ -5,20 +5,34 @@ package dev.maxsim4j.spark;
  * {@code IllegalArgumentException} naming the row, a missing path), not Spark's wrapper with its stage dump.
  */
 final class JobFailure {
+  private static final int MAX_CAUSES = 64;
+
   private JobFailure() {}
 
   static String describe(Throwable failure) {
-    Throwable cause = failure;
-    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof IllegalArgumentException || t instanceof IllegalStateException
-          || t instanceof java.io.IOException || t instanceof OutOfMemoryError) {
-        cause = t;
-        break;
+    Throwable cause = null;
+    Throwable root = failure;
+    // a bounded walk: causes can be made to form a loop
+    for (int depth = 0; depth < MAX_CAUSES && cause == null; depth++) {
+      if (root instanceof IllegalArgumentException || root instanceof IllegalStateException
+          || root instanceof java.io.IOException || root instanceof OutOfMemoryError) {
+        cause = root;
+      } else if (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
       }
     }
-    String message = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+    if (cause != null) {
+      return "error: " + firstLine(cause);
+    }
+    // a failure of Spark's own (a file it could not read) may name what went wrong only in its cause: e.g. Parquet
+    // files of one table whose column types disagree
+    return "error: " + firstLine(failure)
+        + (root == failure ? "" : " (" + root.getClass().getSimpleName() + ": " + firstLine(root) + ")");
+  }
+
+  private static String firstLine(Throwable t) {
+    String message = t.getMessage() == null ? t.toString() : t.getMessage();
     int end = message.indexOf('\n');
-    String first = end < 0 ? message : message.substring(0, end);
-    return "error: " + first;
+    return end < 0 ? message : message.substring(0, end);
   }
 }

@@ -201,16 +201,41 @@ public final class TopKJob {
     Path table;
     try {
       Path in = new Path(input);
-      table = in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in);
+      table = real(in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in));
     } catch (IOException | IllegalArgumentException e) {
       return; // a path that cannot be resolved is reported, with its option, where the table is read
     }
-    for (Path p = out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out); p != null;
+    for (Path p = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out)); p != null;
         p = p.getParent()) {
       if (p.equals(table)) {
         throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
             + "; expected an output folder outside the input tables (the run would be read as part of the table)");
       }
+    }
+  }
+
+  /**
+   * A local path with the links of its longest existing part resolved (an output folder reached through a link into
+   * an input table lies in that table); any other file system's path as it is.
+   */
+  private static Path real(Path qualified) {
+    if (!"file".equals(qualified.toUri().getScheme())) {
+      return qualified;
+    }
+    try {
+      java.nio.file.Path local = java.nio.file.Path.of(qualified.toUri());
+      java.nio.file.Path existing = local;
+      while (existing != null && !java.nio.file.Files.exists(existing)) {
+        existing = existing.getParent();
+      }
+      if (existing == null) {
+        return qualified;
+      }
+      java.nio.file.Path real = existing.toRealPath().resolve(existing.relativize(local)).normalize();
+      // as makeQualified writes a local path ("file:/a/b"), so that equal folders compare equal
+      return new Path(qualified.toUri().getScheme(), qualified.toUri().getAuthority(), real.toString());
+    } catch (IOException | RuntimeException e) {
+      return qualified; // compared as written: the write reports what is wrong with it
     }
   }
 

@@ -3,6 +3,7 @@ package dev.maxsim4j.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -94,6 +95,18 @@ class HostileIdsTest extends WithLocalSpark {
           + " outside the input tables (the run would be read as part of the table)\n",
           err.toString(StandardCharsets.UTF_8));
     }
+    // a folder reached through a link into the corpus lies in it as well
+    Path link;
+    try {
+      link = Files.createSymbolicLink(dir.resolve("link"), dir.resolve("corpus"));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    ByteArrayOutputStream linked = new ByteArrayOutputStream();
+    assertEquals(1, TopKJob.run(spark, new String[] {"--queries", queries, "--corpus", corpus, "--k", "2", "--out",
+        link.resolve("run").toString()}, new PrintStream(linked, true, StandardCharsets.UTF_8)));
+    assertTrue(linked.toString(StandardCharsets.UTF_8).contains(" lies in --corpus " + corpus), linked.toString());
+    assertFalse(Files.exists(dir.resolve("corpus/run")));
     // an input the check cannot resolve is left to the read, which names it
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = TopKJob.run(spark, new String[] {"--queries", queries, "--corpus", "nope://x/corpus", "--k", "2",

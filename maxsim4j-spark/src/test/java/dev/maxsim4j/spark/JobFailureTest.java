@@ -1,0 +1,37 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The one line a failed job prints: its cause's first line, what Spark's own failures hold in theirs. */
+class JobFailureTest {
+  @Test
+  void anArgumentErrorAnywhereInTheChainIsTheLine() {
+    Throwable wrapped = new RuntimeException("Job aborted due to stage failure:\n stage dump",
+        new IllegalArgumentException("document 'x' has 3 dims; expected 4\nmore"));
+    assertEquals("error: document 'x' has 3 dims; expected 4", JobFailure.describe(wrapped));
+  }
+
+  /**
+   * A failure of Spark's own names its root cause too: a table whose Parquet files disagree on a column's type said
+   * only "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file ...", naming neither column nor types.
+   */
+  @Test
+  void sparksOwnFailureNamesItsRootCause() {
+    Throwable read = new RuntimeException("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file f.parquet.",
+        new RuntimeException("wrapped", new ClassCastException("optional binary tokens is not a group")));
+    assertEquals("error: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file f.parquet. (ClassCastException:"
+        + " optional binary tokens is not a group)", JobFailure.describe(read));
+  }
+
+  @Test
+  @Timeout(10)
+  void causesInALoopEndTheWalk() {
+    RuntimeException a = new RuntimeException("a");
+    RuntimeException b = new RuntimeException("b", a);
+    a.initCause(b);
+    assertEquals("error: a", JobFailure.describe(a).substring(0, "error: a".length()));
+  }
+}
