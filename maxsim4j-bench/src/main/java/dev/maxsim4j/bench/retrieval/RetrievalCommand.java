@@ -57,6 +57,7 @@ public final class RetrievalCommand {
 
 
   static final String PINNED = "debian-known-items.txt.gz";
+  static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
 
   /**
    * The folder --cache names by default: maxsim4j/eval in the user's cache folder (XDG_CACHE_HOME where it is an
@@ -71,7 +72,6 @@ public final class RetrievalCommand {
     }
     return root.resolve("maxsim4j").resolve("eval");
   }
-  static final Path APT_LISTS = Path.of("/var/lib/apt/lists");
 
   private RetrievalCommand() {}
 
