@@ -275,11 +275,7 @@ public sealed interface Loss {
       int columns = teacherScores.length == 0 ? 0 : teacherScores[0].length;
       float[] flat = new float[Arguments.arraySize(teacherScores.length, columns, "teacherFlat: teacher scores of"
           + " rows x columns", "read teacherScores() row by row")];
-      for (int i = 0; i < teacherScores.length; i++) {
-        if (teacherScores[i].length != columns) { // rows of other lengths have no row-major layout
-          throw new IllegalArgumentException("teacherScores[" + i + "] has length " + teacherScores[i].length
-              + "; expected " + columns + " like teacherScores[0] for a row-major copy");
-        }
+      for (int i = 0; i < teacherScores.length; i++) { // rows of one length: the constructor refuses others
         System.arraycopy(teacherScores[i], 0, flat, i * columns, columns);
       }
       return flat;

@@ -34,16 +34,17 @@ class HostileLossRecordsTest {
 
   /**
    * teacherFlat of a ragged teacher threw an ArrayIndexOutOfBoundsException (a shorter row) or dropped scores (a
-   * longer one), and sized its copy as rows x columns in int; each is now an IllegalArgumentException by name.
+   * longer one), and sized its copy as rows x columns in int; a ragged teacher is now refused by name when the loss
+   * is made, so a row-major copy always has one.
    */
   @Test
-  void teacherFlatOfARaggedTeacherIsRefusedByName() {
+  void aRaggedTeacherIsRefusedByNameWhenTheLossIsMade() {
     assertEquals(4, new Loss.KlDistillation(new float[][] {{1f, 2f}, {3f, 4f}}, 1f).teacherFlat().length);
     for (float[][] ragged : new float[][][] {{{1f, 2f}, {3f}}, {{1f}, {2f, 3f}}}) {
-      Loss.KlDistillation kl = new Loss.KlDistillation(ragged, 1f);
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, kl::teacherFlat);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> new Loss.KlDistillation(ragged, 1f));
       assertEquals("teacherScores[1] has length " + ragged[1].length + "; expected " + ragged[0].length
-          + " like teacherScores[0] for a row-major copy", e.getMessage());
+          + " like row 0 (one score per column of every row)", e.getMessage());
     }
   }
 }
