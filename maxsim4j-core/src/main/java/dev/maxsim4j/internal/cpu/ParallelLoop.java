@@ -10,7 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
+import java.util.function.IntConsumer;
 
 /**
  * Runs {@code [0, n)} in contiguous chunks on the calling thread and a fixed pool of {@code threads - 1} helpers.
@@ -28,41 +28,84 @@ final class ParallelLoop implements AutoCloseable {
   private final int threads;
   private final ForkJoinPool helpers;
   /**
-   * The helpers' threads, for close to wait for: the pool's termination is signalled before its last threads have
-   * ended. One that ended after idling is dropped when the next is made.
+   * The helpers' threads that have started, for close to wait for: the pool's termination is signalled before its
+   * last threads have ended. One that ended after idling is dropped when the next starts.
    */
   private final Set<Thread> helperThreads = ConcurrentHashMap.newKeySet();
 
-  /** How the pool's threads are made: the default factory's (a test makes some of them fail). */
-  private final Function<ForkJoinPool, ForkJoinWorkerThread> threadMaker;
+  /** Runs before each helper thread is made; a test's throws as a process's thread limit makes the pool's throw. */
+  private final IntConsumer beforeEachHelper;
+  private final AtomicInteger helpersMade = new AtomicInteger();
 
   ParallelLoop(int threads) {
-    this(threads, ForkJoinPool.defaultForkJoinWorkerThreadFactory::newThread);
+    this(threads, helper -> { });
   }
 
-  ParallelLoop(int threads, Function<ForkJoinPool, ForkJoinWorkerThread> threadMaker) {
+  ParallelLoop(int threads, IntConsumer beforeEachHelper) {
     if (threads < 1) {
       throw new IllegalArgumentException("threads = " + threads + "; expected >= 1");
     }
     this.threads = threads;
-    this.threadMaker = threadMaker;
-    // a chunk's failure never leaves takeWhileLeft: what reaches the handler is the pool's own failure to start
-    // another helper (a process's thread limit), and the threads already there take its chunks
+    this.beforeEachHelper = beforeEachHelper;
     this.helpers = threads == 1 ? null
-        : new ForkJoinPool(threads - 1, this::newHelper, (thread, helperNotStarted) -> { }, false);
+        : new ForkJoinPool(threads - 1, this::newHelper, ParallelLoop::uncaught, false);
   }
 
   int threads() {
     return threads;
   }
 
-  private ForkJoinWorkerThread newHelper(ForkJoinPool pool) {
-    ForkJoinWorkerThread t = threadMaker.apply(pool);
-    helperThreads.removeIf(h -> h.getState() == Thread.State.TERMINATED); // not "!isAlive": one made, not started
-    if (t != null) {
-      helperThreads.add(t);
+  /**
+   * A chunk's failure never leaves takeWhileLeft: an OutOfMemoryError here is the pool's own failure to start
+   * another helper (a process's thread limit), whose work the threads already there do; anything else is reported
+   * as any thread's would be.
+   */
+  private static void uncaught(Thread thread, Throwable e) {
+    if (!(e instanceof OutOfMemoryError)) {
+      ThreadGroup group = thread.getThreadGroup();
+      if (group != null) {
+        group.uncaughtException(thread, e);
+      }
     }
-    return t;
+  }
+
+  private ForkJoinWorkerThread newHelper(ForkJoinPool pool) {
+    beforeEachHelper.accept(helpersMade.getAndIncrement());
+    return new Helper(pool);
+  }
+
+  /** A helper thread: counted once it runs, so that one whose start failed is not waited for or kept. */
+  private final class Helper extends ForkJoinWorkerThread {
+    Helper(ForkJoinPool pool) {
+      super(null, pool, true);
+    }
+
+    @Override
+    protected void onStart() {
+      super.onStart();
+      helperThreads.removeIf(h -> h.getState() == Thread.State.TERMINATED);
+      helperThreads.add(this);
+    }
+  }
+
+  /**
+   * What a helper is given to run: one call's chunks, until that call has ended. A task the pool could not give a
+   * thread stays queued, and then holds nothing of the call (its body, the caller's arrays).
+   */
+  private static final class Share implements Runnable {
+    private volatile Chunks call;
+
+    Share(Chunks call) {
+      this.call = call;
+    }
+
+    @Override
+    public void run() {
+      Chunks c = call;
+      if (c != null) {
+        c.takeWhileLeft();
+      }
+    }
   }
 
   /**
@@ -97,10 +140,11 @@ final class ParallelLoop implements AutoCloseable {
       return;
     }
     Chunks call = new Chunks(n, g, chunks, body, Thread.currentThread());
+    Share share = new Share(call);
     try {
       for (int h = 0; h < Math.min(threads - 1, chunks - 1) && !call.stopped(); h++) {
         try {
-          helpers.execute(call::takeWhileLeft);
+          helpers.execute(share);
         } catch (RejectedExecutionException | OutOfMemoryError closedOrNoThread) {
           // closed, or no thread could be made for a helper (a process or memory limit): the caller and the helpers
           // there are take every chunk left
@@ -111,7 +155,11 @@ final class ParallelLoop implements AutoCloseable {
     } catch (Throwable t) { // nothing may run once this call returns
       call.fail(t);
     }
-    call.awaitEnd();
+    try {
+      call.awaitEnd();
+    } finally {
+      share.call = null;
+    }
   }
 
   /** What a call whose caller was interrupted throws, with the failure of a chunk, if one failed, as its cause. */

@@ -54,23 +54,22 @@ class ParallelLoopTest {
   }
 
   /**
-   * Helpers the process cannot start (its thread limit reached: the factory throws as Thread.start then does) leave
-   * their chunks to the threads there are: every call ends with every item run once, and nothing is printed. Such a
-   * failure on a helper starting another one printed its stack trace from the pool's thread, and one on the caller
-   * failed the call.
+   * Helpers the process cannot start (its thread limit reached: the pool's making of one throws) leave their chunks
+   * to the threads there are: every call ends with every item run once, and nothing is printed. Such a failure on a
+   * helper starting another one printed its stack trace from the pool's thread, and one on the caller failed the
+   * call.
    */
   @Test
   @Timeout(60)
   void helpersThatCannotStartLeaveTheirChunksToTheOthers() {
-    AtomicInteger made = new AtomicInteger();
+    AtomicInteger asked = new AtomicInteger();
     java.io.PrintStream err = System.err;
     java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
     System.setErr(new java.io.PrintStream(printed, true));
-    try (ParallelLoop loop = new ParallelLoop(16, pool -> {
-      if (made.incrementAndGet() > 2) {
+    try (ParallelLoop loop = new ParallelLoop(16, helper -> {
+      if (asked.incrementAndGet() > 2) {
         throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process limits");
       }
-      return java.util.concurrent.ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
     })) {
       for (int call = 0; call < 50; call++) {
         int[] runs = new int[997];
@@ -88,7 +87,33 @@ class ParallelLoopTest {
       System.setErr(err);
     }
     assertEquals("", printed.toString(), "printed by the pool's threads");
-    assertTrue(made.get() > 2, "the factory was asked for more threads than it gave: " + made.get());
+    assertTrue(asked.get() > 2, "more helpers were asked for than could start: " + asked.get());
+  }
+
+  /**
+   * Where no helper can start, a call's task stays in the pool's queue: it holds nothing of the call once the call
+   * has ended. It held the body and with it the caller's arrays, one call's more each time, until the heap ran out.
+   */
+  @Test
+  @Timeout(60)
+  void aTaskNoHelperTookHoldsNothingOfItsEndedCall() throws InterruptedException {
+    try (ParallelLoop loop = new ParallelLoop(4, helper -> {
+      throw new OutOfMemoryError("unable to create native thread");
+    })) {
+      java.lang.ref.WeakReference<long[]> held = callWithABuffer(loop);
+      for (int i = 0; i < 100 && held.get() != null; i++) {
+        System.gc();
+        Thread.sleep(10);
+      }
+      assertEquals(null, held.get(), "the ended call's buffer is still reachable");
+    }
+  }
+
+  private static java.lang.ref.WeakReference<long[]> callWithABuffer(ParallelLoop loop) {
+    long[] buffer = new long[1 << 17];
+    loop.forRange(64, 1, (from, to) -> buffer[from]++);
+    assertEquals(1, buffer[63]);
+    return new java.lang.ref.WeakReference<>(buffer);
   }
 
   @Test
