@@ -9,6 +9,7 @@ import dev.maxsim4j.bench.quality.QualityCommand;
 import dev.maxsim4j.bench.retrieval.RetrievalCommand;
 import dev.maxsim4j.cli.CommandRunner;
 import dev.maxsim4j.cli.HelpRequested;
+import dev.maxsim4j.cli.Usage;
 import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -62,8 +63,8 @@ public final class Main {
   /** Runs a command; returns the exit status. */
   public static int run(String[] args, PrintStream out, PrintStream err) {
     return CommandRunner.run("maxsim4j bench", out, err, () -> {
-      // help COMMAND; help --help is the overview, but help -h x is refused, not read as that overview
-      if (args.length >= 2 && args[0].equals("help") && !(args.length == 2 && HELP.contains(args[1]))) {
+      // help COMMAND; help --help and help help are the overview, but help -h x is refused, not read as it
+      if (args.length >= 2 && args[0].equals("help") && !(args.length == 2 && (HELP.contains(args[1]) || args[1].equals("help")))) {
         if (args.length > 2 || !USAGES.containsKey(args[1])) {
           throw new UsageException("help " + String.join(" ", Arrays.copyOfRange(args, 1, args.length))
               + ": expected help or help COMMAND, COMMAND one of " + String.join(", ", USAGES.keySet()));
@@ -93,25 +94,9 @@ public final class Main {
     });
   }
 
-  /**
-   * {@code command}'s usage as its --help prints it: a form after the first starts under the first's program name,
-   * a form's continued options under its options, so that every form lines up as in the overview.
-   */
+  /** {@code command}'s usage as its --help prints it. */
   static String usage(String command) {
-    String program = "./maxsim4j bench ";
-    StringBuilder b = new StringBuilder();
-    for (String line : USAGES.get(command).split("\n")) {
-      if (b.isEmpty()) {
-        b.append("usage: ").append(program).append(line);
-      } else if (!line.startsWith(" ")) {
-        b.append("\n       ").append(program).append(line);
-      } else if (line.stripLeading().startsWith("[")) {
-        b.append("\n").append(" ".repeat("usage: ".length() + program.length())).append(line);
-      } else {
-        b.append("\n").append(line);
-      }
-    }
-    return b.append("\n").toString();
+    return Usage.of("./maxsim4j bench", USAGES.get(command)) + "\n";
   }
 
   private static int command(String[] args, PrintStream out) throws IOException {

@@ -82,6 +82,9 @@ class BenchCommandsTest {
       assertTrue(stray.out().isEmpty(), stray.out());
     }
     assertEquals(0, BenchRun.of("help", "-h").status(), "help -h alone is the overview");
+    BenchRun helpHelp = BenchRun.of("help", "help");
+    assertEquals(0, helpHelp.status(), helpHelp.err());
+    assertTrue(helpHelp.out().contains("commands:"), "help help is the overview, as maxsim4j's: " + helpHelp.out());
   }
 
   @Test

@@ -81,26 +81,8 @@ public final class Main {
 
   private static final List<String> HELP = List.of("--help", "-h");
 
-  /**
-   * {@code command}'s usage as its --help prints it: a form after the first starts under the first's program name,
-   * a form's continued options under its first option, so that every form lines up.
-   */
   static String usage(UserCommand command) {
-    String first = "usage: maxsim4j ";
-    StringBuilder b = new StringBuilder();
-    for (String line : command.usage.split("\n", -1)) {
-      String stripped = line.stripLeading();
-      if (b.isEmpty()) {
-        b.append(first).append(line);
-      } else if (!line.startsWith(" ")) {
-        b.append("\n").append(" ".repeat("usage: ".length())).append("maxsim4j ").append(line);
-      } else if (stripped.startsWith("[") || stripped.startsWith("(")) {
-        b.append("\n").append(" ".repeat(first.length())).append(line);
-      } else {
-        b.append("\n").append(line);
-      }
-    }
-    return b.toString();
+    return Usage.of("maxsim4j", command.usage);
   }
 
   private Main() {}
