@@ -345,6 +345,11 @@ class TextIndexRobustnessTest {
     CliRun r = index(folder);
     assertTrue(r.err().contains("rebuilding it with binary tokens"), r.err());
     assertTrue(r.out().contains("binary"), r.out());
+    // a store asked for is the one the warning names
+    Files.writeString(manifest, good.replaceFirst(":[0-9]+", ":1"));
+    CliRun asked = CliRun.of("index", "--dir", folder.toString(), "--store", "int8");
+    assertTrue(asked.err().contains("rebuilding it with int8 tokens (--store int8)"), asked.err());
+    assertTrue(asked.out().contains("int8"), asked.out());
   }
 
   /** A manifest written before manifests carried their list's checksum is read, and written again with it. */

@@ -178,7 +178,7 @@ public final class TextIndex {
     if (Files.isDirectory(dir)) {
       lock.hold(dir);
     }
-    Stored old = Stored.load(dir, warnings);
+    Stored old = Stored.load(dir, warnings, store);
     sweep(dir, lock.held() ? old.tokensFile : null, stale(lock));
     if (store == null) {
       store = old.store == null ? Store.BF16 : old.store;
@@ -250,6 +250,15 @@ public final class TextIndex {
     long reused = entries.stream().mapToLong(Entry::tokens).sum();
     checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
+    if (!changed && !old.checked && lock.held()) {
+      // written before manifests carried their list's checksum: given it where the folder can be written, else read
+      // as it is
+      try {
+        writeManifest(dir, store, old.tokensFile, reused, old.tokens.checksum(), List.copyOf(entries));
+      } catch (IOException | RuntimeException unwritable) {
+        // it stays as it was, and is read so again
+      }
+    }
     Path tmp = changed ? openTemporary(dir, mustSave, warnings, lock) : null;
 
     try {
@@ -381,21 +390,15 @@ public final class TextIndex {
   private static long write(Path dir, Path tmp, List<Entry> entries, long total, StoredTokens tokens, boolean locked,
       long stale) throws IOException {
     String name = "tokens-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + ".safetensors";
-    Path manifestTmp = null;
     long bytes;
     try {
       SafeTensors.write(tmp, tokens.tensors());
       AtomicOutput.moveIntoPlace(tmp, dir.resolve(name));
       TemporaryFiles.done(tmp);
-      manifestTmp = temporary(dir, "manifest-");
-      String manifest = Manifest.format(tokens.store(), name, total, tokens.checksum(), entries);
-      Files.writeString(manifestTmp, manifest);
-      bytes = Files.size(dir.resolve(name)) + Files.size(manifestTmp);
-      AtomicOutput.moveIntoPlace(manifestTmp, dir.resolve(MANIFEST));
-      TemporaryFiles.done(manifestTmp);
+      bytes = Files.size(dir.resolve(name)) + writeManifest(dir, tokens.store(), name, total, tokens.checksum(),
+          entries);
     } catch (IOException | RuntimeException e) {
       deleteQuietly(tmp);
-      deleteQuietly(manifestTmp);
       deleteQuietly(dir.resolve(name));
       throw e;
     }
@@ -403,6 +406,22 @@ public final class TextIndex {
     // the lock (its lock file could not be made) leaves them, as another run may be reading one: a later run sweeps
     sweep(dir, locked ? name : null, stale);
     return bytes;
+  }
+
+  /** Writes the manifest under a temporary name and moves it into place; returns its bytes. */
+  private static long writeManifest(Path dir, Store store, String tokensFile, long total, long checksum,
+      List<Entry> entries) throws IOException {
+    Path tmp = temporary(dir, "manifest-");
+    try {
+      Files.writeString(tmp, Manifest.format(store, tokensFile, total, checksum, entries));
+      long bytes = Files.size(tmp);
+      AtomicOutput.moveIntoPlace(tmp, dir.resolve(MANIFEST));
+      TemporaryFiles.done(tmp);
+      return bytes;
+    } catch (IOException | RuntimeException e) {
+      deleteQuietly(tmp);
+      throw e;
+    }
   }
 
   /**
@@ -447,14 +466,15 @@ public final class TextIndex {
   /**
    * The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable,
    * except its store when its manifest's first line names one, so that a rebuilt index keeps it. {@code checked}:
-   * whether its manifest carries the checksum of its list of files (one written before does not, and is written
-   * again with it by the next update).
+   * whether its manifest carries the checksum of its list of files (one written before does not, and is given it
+   * by the next update that can write the folder).
    */
   private record Stored(Map<String, Entry> entries, Map<String, Integer> start, StoredTokens tokens,
       String tokensFile, long bytes, Store store, boolean checked) {
     static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null, false);
 
-    static Stored load(Path dir, Warnings warnings) {
+    /** {@code requested}: the store the run asks for (null: the index's own), named if a rebuild is warned of. */
+    static Stored load(Path dir, Warnings warnings, Store requested) {
       Path manifest = dir.resolve(MANIFEST);
       if (!Files.exists(manifest)) {
         return NONE;
@@ -490,15 +510,17 @@ public final class TextIndex {
         if (store == null && Files.isRegularFile(manifest)) {
           store = Manifest.storeNamed(manifest);
         }
+        Store rebuilt = requested != null ? requested : store;
         warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it"
-            + (store == null ? "" : " with " + store + " tokens, as it stored them"));
+            + (rebuilt == null ? "" : " with " + rebuilt + " tokens" + (requested == null ? ", as it stored them"
+            : " (--store " + requested + ")")));
         return new Stored(Map.of(), Map.of(), null, null, 0, store, false);
       }
     }
 
-    /** Whether this index lists exactly these entries, with their checksum, so that it need not be written again. */
+    /** Whether this index lists exactly these entries, so that its tokens need not be written again. */
     boolean matches(List<Entry> current) {
-      return tokensFile != null && checked && current.size() == entries.size()
+      return tokensFile != null && current.size() == entries.size()
           && current.stream().allMatch(e -> entries.get(e.path()) == e);
     }
   }
