@@ -5,10 +5,11 @@
 #   3. checks that the lists give the pinned set of packages (or, with --repin, rewrites the pinned list)
 #   4. encodes the first N packages with the bundled MiniLM token encoder into CACHE (resumable; nice 19)
 # usage: scripts/retrieval-data.sh [--cache DIR] [--encode N] [--no-fetch] [--repin]
+# CACHE defaults to the bench's own --cache (maxsim4j/eval in the user's cache folder), so run it as the user who
+# runs the bench: with --no-fetch after `apt-get -o Acquire::Languages=en update` as root, step 2 copies apt's lists.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# the bench's own default --cache: maxsim4j/eval in the user's cache folder
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/maxsim4j/eval encode=all fetch=1 repin=0
+cache= encode=all fetch=1 repin=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --cache) cache=$2; shift 2 ;;
@@ -19,22 +20,32 @@ while [[ $# -gt 0 ]]; do
        exit 2 ;;
   esac
 done
+if [[ -z $cache ]]; then
+  # the bench's own default --cache: maxsim4j/eval in the user's cache folder (XDG_CACHE_HOME where absolute)
+  xdg=${XDG_CACHE_HOME:-}
+  [[ $xdg == /* ]] || xdg=${HOME:?retrieval-data.sh: no HOME to keep the cache in; pass --cache DIR}/.cache
+  cache=$xdg/maxsim4j/eval
+fi
 lists=/var/lib/apt/lists
 translations=deb.debian.org_debian_dists_bookworm_main_i18n_Translation-en.lz4
 packages=deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4
 mkdir -p "$cache"
 if [[ $fetch == 1 ]]; then
   if [[ $(id -u) != 0 ]]; then
-    echo "retrieval-data.sh: apt-get update needs root; run as root or pass --no-fetch with the lists in $cache" >&2
+    echo "retrieval-data.sh: apt-get update needs root; run it as root, then this script with --no-fetch" >&2
     exit 2
   fi
   apt-get -o Acquire::Languages=en update >/dev/null
-  for f in "$translations" "$packages" deb.debian.org_debian_dists_bookworm_InRelease; do
-    cp -p "$lists/$f" "$cache/"
-  done
 fi
+# copied (apt's lists are readable by any user, and a later apt-get update may delete the Translation-en list)
+for f in "$translations" "$packages" deb.debian.org_debian_dists_bookworm_InRelease; do
+  if [[ $fetch == 1 || ! -f $cache/$f ]] && [[ -f $lists/$f ]]; then
+    cp -p "$lists/$f" "$cache/"
+  fi
+done
 for f in "$translations" "$packages"; do
-  [[ -f $cache/$f ]] || { echo "retrieval-data.sh: $cache/$f is missing; run without --no-fetch" >&2; exit 2; }
+  [[ -f $cache/$f ]] || { echo "retrieval-data.sh: $cache/$f is missing, and not in $lists; run" \
+    "'apt-get -o Acquire::Languages=en update' as root, or this script as root without --no-fetch" >&2; exit 2; }
 done
 (cd "$cache" && sha256sum "$translations" "$packages")
 
