@@ -235,11 +235,10 @@ public sealed interface Loss {
         throw new IllegalArgumentException("teacherScores has " + teacherScores.length + " rows; expected " + rows
             + " like the [" + rows + "][" + columns + "] scores");
       }
-      for (int i = 0; i < rows; i++) {
-        if (teacherScores[i].length != columns) {
-          throw new IllegalArgumentException("teacherScores[" + i + "] has length " + teacherScores[i].length
-              + "; expected " + columns);
-        }
+      // every row is row 0's length: the constructor refuses others
+      if (rows > 0 && teacherScores[0].length != columns) {
+        throw new IllegalArgumentException("teacherScores[0] has length " + teacherScores[0].length
+            + "; expected " + columns);
       }
     }
 

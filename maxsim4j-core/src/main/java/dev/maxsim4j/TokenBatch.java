@@ -344,8 +344,9 @@ public final class TokenBatch {
    * {@link DType#BINARY}), with the same layout, mask and lengths. Each token gets the scale that suits its
    * type: absmax / 127 for int8 and absmax / 448 for fp8, rounded to fp32 (so the largest magnitude takes the largest
    * code, within the rounding of its scale; a scale below fp32's normal range is rounded up, so that no value
-   * clips, and one whose largest code would dequantize past fp32's largest value is rounded down), values rounded to nearest even; for one bit the mean magnitude {@code mean |x|} (with the signs fixed, the
-   * scale of least squared error); the sign bit is set for {@code x >= 0}. A token of zeros stays exactly zero
+   * clips, and one whose largest code would dequantize past fp32's largest value is rounded down), values rounded
+   * to nearest even; for one bit the mean magnitude {@code mean |x|} (with the signs fixed, the scale of least
+   * squared error); the sign bit is set for {@code x >= 0}. A token of zeros stays exactly zero
    * (scale 1 for int8 and fp8, 0 for one bit). Quantizing a quantized batch requantizes its dequantized values.
    *
    * @throws IllegalArgumentException when {@code type} is not quantized, a stored token holds NaN or an

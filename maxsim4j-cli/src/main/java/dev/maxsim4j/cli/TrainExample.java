@@ -93,7 +93,7 @@ final class TrainExample {
     // small features keep the scores' spread near T = 0.05, which sharpens a lot
     float[] xq = features(rnd, batch * QUERY_TOKENS);
     float[] xd = features(rnd, batch * DOCUMENT_TOKENS);
-    for (int b = 0; b < batch; b++) { // document b's even tokens: its query's tokens plus noise, in the signal alone
+    for (int b = 0; b < batch; b++) { // document b's tokens 0, 2, .., 2 (Lq - 1): its query's, noisy, in the signal
       for (int t = 0; t < QUERY_TOKENS; t++) {
         for (int k = 0; k < SIGNAL_FEATURES; k++) {
           int dst = ((b * DOCUMENT_TOKENS + 2 * t) * FEATURES) + k;

@@ -26,8 +26,13 @@ final class JobFailure {
     }
     // a failure of Spark's own (a file it could not read) may name what went wrong only in its cause: e.g. Parquet
     // files of one table whose column types disagree
-    return "error: " + firstLine(failure)
-        + (root == failure ? "" : " (" + root.getClass().getSimpleName() + ": " + firstLine(root) + ")");
+    String line = firstLine(failure);
+    String rootLine = root.getMessage() == null ? "" : firstLine(root);
+    if (root == failure || line.contains(root.getClass().getSimpleName()) && line.contains(rootLine)) {
+      return "error: " + line; // the line names its cause already
+    }
+    return "error: " + line + " (" + root.getClass().getSimpleName() + (rootLine.isEmpty() ? "" : ": " + rootLine)
+        + ")";
   }
 
   private static String firstLine(Throwable t) {

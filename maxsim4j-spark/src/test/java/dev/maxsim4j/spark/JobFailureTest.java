@@ -22,8 +22,13 @@ class JobFailureTest {
   void sparksOwnFailureNamesItsRootCause() {
     Throwable read = new RuntimeException("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file f.parquet.",
         new RuntimeException("wrapped", new ClassCastException("optional binary tokens is not a group")));
-    assertEquals("error: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file f.parquet. (ClassCastException:"
-        + " optional binary tokens is not a group)", JobFailure.describe(read));
+    assertEquals("error: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file f.parquet."
+        + " (ClassCastException: optional binary tokens is not a group)", JobFailure.describe(read));
+    // a root cause without a message is named by its class; one the line names already is not named twice
+    assertEquals("error: failed (ClassCastException)",
+        JobFailure.describe(new RuntimeException("failed", new ClassCastException())));
+    ClassCastException cast = new ClassCastException("x is not y");
+    assertEquals("error: " + cast, JobFailure.describe(new RuntimeException(cast)));
   }
 
   @Test

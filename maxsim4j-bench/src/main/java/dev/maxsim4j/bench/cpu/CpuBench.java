@@ -187,8 +187,8 @@ public final class CpuBench {
   static final int MAX_ITERATIONS = 1_000_000;
 
   /**
-   * At most this many rounds: each warms every call for 0.2 s at least, so an unbounded count (2^31 - 1 is some
-   * 13 years) would run on silently, and more rounds than this add nothing to a best-of.
+   * At most this many rounds: each warms every call before timing it, so an unbounded count would run on silently
+   * for years, and more rounds than this add nothing to a best-of.
    */
   static final int MAX_ROUNDS = 100;
 

@@ -1,8 +1,8 @@
 package dev.maxsim4j.bench.quality;
 
 import dev.maxsim4j.bench.debian.Deb822;
-import dev.maxsim4j.bench.debian.ListFile;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.text.TextFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -47,7 +47,7 @@ final class DebianDescriptions {
 
   /** Every package of {@code file} (plain text, or lz4-compressed as apt stores it, through the lz4 program). */
   static Map<String, Description> read(Path file) throws IOException {
-    ListFile.require("--translations", file, "an apt Translation-en list");
+    TextFiles.requireRegularFile("--translations", file, "an apt Translation-en list");
     if (file.getFileName().toString().endsWith(".lz4")) {
       Process lz4;
       try {

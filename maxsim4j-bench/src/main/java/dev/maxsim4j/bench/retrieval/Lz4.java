@@ -1,7 +1,7 @@
 package dev.maxsim4j.bench.retrieval;
 
-import dev.maxsim4j.bench.debian.ListFile;
 import dev.maxsim4j.cli.UsageException;
+import dev.maxsim4j.cli.text.TextFiles;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,7 +14,7 @@ final class Lz4 {
 
   /** The text of {@code file}, named by {@code option} in errors; the caller closes the stream. */
   static InputStream open(String option, Path file) throws IOException {
-    ListFile.require(option, file, "an apt list");
+    TextFiles.requireRegularFile(option, file, "an apt list");
     if (!file.getFileName().toString().endsWith(".lz4")) {
       return Files.newInputStream(file);
     }

@@ -101,7 +101,7 @@ class QualityCommandTest {
     Path dangling = Files.createSymbolicLink(dir.resolve("link"), dir.resolve("gone"));
     String[][] cases = {{none.toString(), "--translations " + none + ": no such file" + expected},
         {longName.toString(), "--translations " + longName + ": file name too long" + expected},
-        {dir.toString(), "--translations " + dir + " is a directory" + expected},
+        {dir.toString(), "--translations " + dir + " is a folder" + expected},
         {dangling.toString(), "--translations " + dangling + " is a link to no readable file" + expected},
         {"/dev/null", "--translations /dev/null is not a regular file (a pipe, device or socket)" + expected}};
     for (String[] c : cases) {

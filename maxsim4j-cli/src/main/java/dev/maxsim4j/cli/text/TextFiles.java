@@ -281,7 +281,16 @@ public final class TextFiles {
    * until a writer comes or never end.
    */
   public static void requireTextFile(String option, Path file) {
-    String expected = "; expected a text file with one text per line";
+    requireRegularFile(option, file, "a text file with one text per line");
+    GivenFiles.given(option, file);
+  }
+
+  /**
+   * Checks a file given as {@code option} that is read whole: it exists and is a regular file (or a link to one),
+   * else a one-line refusal saying why ("no such file", "is a folder") and what was {@code expected}.
+   */
+  public static void requireRegularFile(String option, Path file, String what) {
+    String expected = "; expected " + what;
     if (Files.isDirectory(file)) {
       throw new IllegalArgumentException(option + " " + shown(file) + " is a folder" + expected);
     }
@@ -293,7 +302,6 @@ public final class TextFiles {
       throw new IllegalArgumentException(option + " " + shown(file) + " is not a regular file (a pipe, device or"
           + " socket)" + expected);
     }
-    GivenFiles.given(option, file);
   }
 
   private static byte[] readAll(Path file) throws IOException {
