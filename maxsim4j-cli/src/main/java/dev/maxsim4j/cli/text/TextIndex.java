@@ -518,10 +518,23 @@ public final class TextIndex {
       }
     }
 
-    /** Whether this index lists exactly these entries, so that its tokens need not be written again. */
+    /**
+     * Whether this index lists exactly these entries in this order (its tokens file's), so that its tokens need not
+     * be written again and a manifest written for them names its rows.
+     */
     boolean matches(List<Entry> current) {
-      return tokensFile != null && current.size() == entries.size()
-          && current.stream().allMatch(e -> entries.get(e.path()) == e);
+      if (tokensFile == null || current.size() != entries.size()) {
+        return false;
+      }
+      long at = 0;
+      for (Entry e : current) {
+        Integer first = start.get(e.path());
+        if (entries.get(e.path()) != e || first == null || first != at) {
+          return false;
+        }
+        at += e.tokens();
+      }
+      return true;
     }
   }
 }

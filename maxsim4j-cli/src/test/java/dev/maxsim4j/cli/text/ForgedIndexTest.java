@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,6 +52,46 @@ class ForgedIndexTest {
     }
     SafeTensors.write(file, copy.tensors());
     Files.writeString(manifest, Manifest.format(store, c.tokensFile(), c.tokens(), copy.checksum(), c.entries()));
+  }
+
+  /**
+   * A consistent index written before manifests carried their list's checksum, listing its files out of path order
+   * (b before a, its tokens so too), is read right and stays right: the manifest its update writes lists the files
+   * in the tokens file's order. That update wrote them in the listing's order over the old tokens file, and every
+   * later search scored each file's passages against another's tokens, under a valid checksum.
+   */
+  @Test
+  void aLegacyIndexOutOfPathOrderStaysRightAfterItsUpdate() throws IOException {
+    Path folder = folder();
+    assertEquals(0, CliRun.of("index", "--dir", folder.toString()).status());
+    String baseline = ranking(CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--exact"));
+    Path manifest = folder.resolve(TextIndex.FOLDER).resolve("manifest.tsv");
+    Manifest.Contents c = Manifest.read(manifest);
+    TextIndex.Entry a = c.entries().get(0);
+    TextIndex.Entry b = c.entries().get(1);
+    Path file = tokensFile(folder);
+    StoredTokens read = StoredTokens.read(file, Store.BF16, c.tokens(), 384);
+    StoredTokens swapped = StoredTokens.allocate(Store.BF16, read.tokens(), 384);
+    int aTokens = (int) a.tokens();
+    int bTokens = (int) b.tokens();
+    read.copyTo(aTokens, swapped, 0, bTokens);
+    read.copyTo(0, swapped, bTokens, aTokens);
+    SafeTensors.write(file, swapped.tensors());
+    String legacy = Manifest.format(Store.BF16, c.tokensFile(), c.tokens(), swapped.checksum(), List.of(b, a))
+        .replaceFirst("(\ntokens\t[^\t]+\t[0-9]+\t[0-9a-f]{8})\t[0-9a-f]{8}\n", "$1\n");
+    Files.writeString(manifest, legacy);
+    for (int run = 0; run < 3; run++) {
+      CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", "otters", "--exact");
+      assertEquals(baseline, ranking(search), "run " + run + ": " + search.err());
+    }
+    CliRun again = CliRun.of("index", "--dir", folder.toString());
+    assertTrue(again.out().contains("(0 encoded, 2 reused, 0 skipped)") && again.err().isEmpty(),
+        again.out() + again.err());
+  }
+
+  /** A search's ranked lines, without its timings. */
+  private static String ranking(CliRun search) {
+    return String.join("\n", search.out().lines().filter(l -> l.contains(".txt:")).toList());
   }
 
   @Test
