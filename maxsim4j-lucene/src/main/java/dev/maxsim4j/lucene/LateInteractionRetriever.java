@@ -238,8 +238,25 @@ public final class LateInteractionRetriever {
    * {@link FieldExistsQuery} throws its own {@code IllegalStateException}, which names neither argument nor remedy.
    */
   private void checkTokensField(IndexSearcher searcher) throws IOException {
+    boolean encodings = false;
+    boolean tokens = false;
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
       MaxSimRescorer.binaryValues(leaf.reader(), tokensField);
+      encodings |= leaf.reader().getFieldInfos().fieldInfo(encodingField) != null;
+      tokens |= leaf.reader().getFieldInfos().fieldInfo(tokensField) != null;
+    }
+    requireTokensBesideEncodings(encodings, tokens);
+  }
+
+  /**
+   * Some segment holds the tokens field where one holds encodings: else every candidate would be dropped for having
+   * no token vectors (a misspelt tokensField), and the search would return nothing, silently.
+   */
+  private void requireTokensBesideEncodings(boolean encodings, boolean tokens) {
+    if (encodings && !tokens) {
+      throw new IllegalArgumentException("no segment holds field " + tokensField + ", while documents hold"
+          + " encodings in " + encodingField + "; expected the token vectors documentFields indexes beside them"
+          + " (check tokensField)");
     }
   }
 
@@ -298,6 +315,7 @@ public final class LateInteractionRetriever {
           + " vectors in " + tokensField + "; expected the encodings documentFields indexes beside them (check"
           + " encodingField, or use searchExact)");
     }
+    requireTokensBesideEncodings(encodings, tokens);
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
       FieldInfo info = leaf.reader().getFieldInfos().fieldInfo(encodingField);
       if (info != null && (info.getVectorDimension() != encoder.dimension()

@@ -127,6 +127,32 @@ class HostileRetrievalTest {
     }
   }
 
+  /**
+   * A retriever whose tokens field no segment holds (a misspelt name) found candidates by their encodings, dropped
+   * each for having no token vectors and returned nothing, silently, from search and searchExact alike: both name
+   * the field. Found by a hostile test.
+   */
+  @Test
+  void aTokensFieldNoSegmentHoldsIsNamed() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    indexOne(retriever, new float[][] {{-1, -1, 0, 0}});
+    LateInteractionRetriever misspelt = new LateInteractionRetriever(encoder, "fde", "tokenz", maxSim);
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      float[][] q = {{1, 0, 0, 0}};
+      String expected = "no segment holds field tokenz, while documents hold encodings in fde; expected the token"
+          + " vectors documentFields indexes beside them (check tokensField)";
+      assertEquals(expected, assertThrows(IllegalArgumentException.class,
+          () -> misspelt.search(searcher, q, 10, 10)).getMessage());
+      assertEquals(expected, assertThrows(IllegalArgumentException.class,
+          () -> misspelt.search(searcher, q, new MatchAllDocsQuery(), 10, 10)).getMessage());
+      assertEquals(expected, assertThrows(IllegalArgumentException.class,
+          () -> misspelt.searchExact(searcher, q, 10)).getMessage());
+      assertEquals(1, retriever.search(searcher, q, 10, 10).scoreDocs.length);
+    }
+  }
+
   /** A document indexed with an encoding but no token vectors (by hand) is a candidate but never ranked. */
   @Test
   void nearestEncodingsWithoutTokensAreNotRanked() throws Exception {
