@@ -140,7 +140,7 @@ public final class FixedDimensionalEncoder {
     if (t.dim != dim) {
       throw new IllegalArgumentException(name + " have dimension " + t.dim + "; this encoder takes " + dim);
     }
-    Arguments.rowsResultSize(t.rows, dimension(), Float.BYTES, 1, false, name + " encodings of rows x dimension",
+    Arguments.rowsResultSize(t.rows, dimension(), Float.BYTES, 1, false, name + "' encodings of rows x dimension",
         "encode in slices of rows");
     Arguments.arraySize(t.maxValidCount, dim, name + "' longest row of tokens x d", "encode shorter rows");
     Arguments.arraySize(t.maxValidCount, parameters.columns(), name
