@@ -314,6 +314,11 @@ class TextIndexRobustnessTest {
    * line number changed) says which tokens are whose wrongly: its checksum refuses it, where it was read as it stood
    * and searches named other files' passages. The rebuilt index keeps the store the damaged one's first line names.
    */
+  private static List<String> fileLines(String manifest) {
+    return manifest.lines().skip(2).map(l -> l.split("\t").length == 6 ? l.substring(0, l.lastIndexOf('\t')) : l)
+        .toList();
+  }
+
   @Test
   void aManifestDamagedConsistentlyIsRebuiltInItsStore() throws IOException {
     Path folder = folder("a.txt", "otters hold hands\n\n" + "river ".repeat(300) + "\n", "b.txt", "bees dance");
@@ -338,7 +343,9 @@ class TextIndexRobustnessTest {
       assertTrue(r.err().contains("(its list of files does not match its checksum); rebuilding it with binary"
           + " tokens"), r.err());
       assertTrue(r.out().contains("(2 encoded, 0 reused, 0 skipped)") && r.out().contains("binary"), r.out());
-      assertEquals(good.lines().skip(2).toList(), Files.readString(manifest).lines().skip(2).toList());
+      // the file lines again, but for the checksum of a text read in its modification's tick, which a slower run
+      // leaves out
+      assertEquals(fileLines(good), fileLines(Files.readString(manifest)));
     }
     // damage that the numbers show keeps the store as well
     Files.writeString(manifest, good.replaceFirst(":[0-9]+", ":1"));

@@ -131,6 +131,30 @@ final class StoredTokens {
   }
 
   /**
+   * The store of the tokens files in {@code dir} ({@code pattern}: their names), by the type of their tokens; null
+   * where none can be read or they disagree. What a rebuild keeps where the manifest no longer names its store.
+   */
+  static Store storeOfFiles(Path dir, String pattern) {
+    java.util.Set<Store> found = java.util.EnumSet.noneOf(Store.class);
+    try (java.nio.file.DirectoryStream<Path> files = java.nio.file.Files.newDirectoryStream(dir, pattern)) {
+      for (Path file : files) {
+        Store s = switch (SafeTensorsFile.open(file).read("tokens").type()) {
+          case BF16 -> Store.BF16;
+          case I8 -> Store.INT8;
+          case U8 -> Store.BINARY;
+          default -> null;
+        };
+        if (s != null) {
+          found.add(s);
+        }
+      }
+    } catch (IOException | RuntimeException unreadable) {
+      return null;
+    }
+    return found.size() == 1 ? found.iterator().next() : null;
+  }
+
+  /**
    * Reads a tokens file of {@code tokens} tokens of this store, mapped rather than copied; an
    * IllegalArgumentException if it is not one.
    */

@@ -39,6 +39,7 @@ import java.util.zip.CRC32C;
 public final class TextIndex {
   public static final String FOLDER = ".maxsim4j";
   private static final String MANIFEST = "manifest.tsv";
+  private static final String TOKENS_FILES = "tokens*.safetensors";
   /** A temporary file this old is a killed run's, not one being written, where the update lock cannot be held. */
   private static final long STALE_TEMPORARY_MILLIS = 24L * 60 * 60 * 1000;
   /** The most tokens one index holds: it keeps its tokens in one Java array (the writer streams them). */
@@ -438,7 +439,7 @@ public final class TextIndex {
    * a file the sweep cannot read or delete stays until a later one.
    */
   private static void sweep(Path dir, String keep, long before) {
-    String ours = "{tokens*.safetensors,tokens-*.tmp,manifest-*.tmp}";
+    String ours = "{" + TOKENS_FILES + ",tokens-*.tmp,manifest-*.tmp}";
     try (DirectoryStream<Path> found = Files.newDirectoryStream(dir, ours)) {
       for (Path p : found) {
         String file = p.getFileName().toString();
@@ -465,9 +466,9 @@ public final class TextIndex {
 
   /**
    * The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable,
-   * except its store when its manifest's first line names one, so that a rebuilt index keeps it. {@code checked}:
-   * whether its manifest carries the checksum of its list of files (one written before does not, and is given it
-   * by the next update that can write the folder).
+   * except its store when its manifest's first line names one, or else its tokens files' type, so that a rebuilt
+   * index keeps it. {@code checked}: whether its manifest carries the checksum of its list of files (one written
+   * before does not, and is given it by the next update that can write the folder).
    */
   private record Stored(Map<String, Entry> entries, Map<String, Integer> start, StoredTokens tokens,
       String tokensFile, long bytes, Store store, boolean checked) {
@@ -509,6 +510,9 @@ public final class TextIndex {
         String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
         if (store == null && Files.isRegularFile(manifest)) {
           store = Manifest.storeNamed(manifest);
+        }
+        if (store == null) { // a first line damaged too: the store its tokens are in
+          store = StoredTokens.storeOfFiles(dir, TOKENS_FILES);
         }
         Store rebuilt = requested != null ? requested : store;
         warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it"

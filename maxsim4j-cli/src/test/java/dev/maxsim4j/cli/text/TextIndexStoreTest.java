@@ -104,6 +104,24 @@ class TextIndexStoreTest {
     assertEquals(List.of("tokens"), SafeTensors.names(tokensFile(folder)), "bf16 tokens need no scales");
   }
 
+  /**
+   * A manifest whose first line is damaged no longer names its store: the rebuild takes its tokens file's type
+   * (a binary index came back bf16, 14 times larger). Found by a hostile tester.
+   */
+  @Test
+  void aManifestWithoutItsStoreLineIsRebuiltInItsTokensType() throws IOException {
+    Path folder = folder();
+    assertEquals(0, run("index", "--dir", folder.toString(), "--store", "binary").status());
+    Path manifest = folder.resolve(TextIndex.FOLDER).resolve("manifest.tsv");
+    String text = Files.readString(manifest);
+    Files.writeString(manifest, "# damaged" + text.substring(text.indexOf('\n')));
+    Run rebuilt = run("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, rebuilt.status(), rebuilt.err());
+    assertTrue(rebuilt.err().contains("rebuilding it with binary tokens, as it stored them"), rebuilt.err());
+    assertTrue(rebuilt.out().contains("binary tokens)"), rebuilt.out());
+    assertEquals(List.of("tokens", "scales"), SafeTensors.names(tokensFile(folder)));
+  }
+
   @Test
   void aDamagedQuantizedIndexIsRebuiltAndABadStoreIsAUsageError() throws IOException {
     Path folder = folder();
