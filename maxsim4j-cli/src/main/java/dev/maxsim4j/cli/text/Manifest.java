@@ -46,11 +46,8 @@ final class Manifest {
   /** The longest passage of a file line: "line:tokens," of two ints. */
   private static final long PASSAGE_CHARS = 22;
 
-  /**
-   * What a manifest says: the tokens file beside it, its token count and checksum, and the files in order;
-   * {@code checked}: whether its file lines carried a checksum (those of indexes written before did not).
-   */
-  record Contents(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries, boolean checked) {}
+  /** What a manifest says: the tokens file beside it, its token count and checksum, and the files in order. */
+  record Contents(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {}
 
   private Manifest() {}
 
@@ -68,10 +65,14 @@ final class Manifest {
       }
       String second = lines.next(HEAD_CHARS);
       String[] head = second != null ? second.split("\t", -1) : new String[0];
-      boolean checked = head.length == 5;
-      if ((head.length != 4 && !checked) || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
-          || !head[3].matches("[0-9a-f]{8}") || checked && !head[4].matches("[0-9a-f]{8}")) {
+      if (head.length < 4 || head.length > 5 || !head[0].equals("tokens") || !head[1].matches(TOKENS_NAME)
+          || !head[3].matches("[0-9a-f]{8}") || head.length == 5 && !head[4].matches("[0-9a-f]{8}")) {
         throw new IllegalArgumentException("line 2 does not name a tokens file and its checksum");
+      }
+      if (head.length == 4) {
+        // nothing tells whether its file lines still say whose tokens are whose: it is not trusted, let alone sealed
+        throw new IllegalArgumentException("its manifest has no checksum of its list of files (an index written by an"
+            + " earlier maxsim4j)");
       }
       long tokens = number(head[2], 2);
       if (tokens < 0 || tokens > TextIndex.MAX_TOKENS) {
@@ -101,10 +102,10 @@ final class Manifest {
         throw new IllegalArgumentException("its passages hold " + Counts.of(sum, "token") + ", its header says "
             + tokens);
       }
-      if (checked && fileLines.getValue() != Long.parseLong(head[4], 16)) {
+      if (fileLines.getValue() != Long.parseLong(head[4], 16)) {
         throw new IllegalArgumentException("its list of files does not match its checksum");
       }
-      return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries), checked);
+      return new Contents(store, head[1], tokens, Long.parseLong(head[3], 16), List.copyOf(entries));
     } catch (LineTooLong e) {
       throw new IllegalArgumentException("line " + e.number + " is longer than " + e.max + " characters; expected"
           + (e.number <= 2 ? " a header line" : " a file line of the index its header describes"));

@@ -251,15 +251,6 @@ public final class TextIndex {
     long reused = entries.stream().mapToLong(Entry::tokens).sum();
     checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
-    if (!changed && !old.checked && lock.held()) {
-      // written before manifests carried their list's checksum: given it where the folder can be written, else read
-      // as it is
-      try {
-        writeManifest(dir, store, old.tokensFile, reused, old.tokens.checksum(), List.copyOf(entries));
-      } catch (IOException | RuntimeException unwritable) {
-        // it stays as it was, and is read so again
-      }
-    }
     Path tmp = changed ? openTemporary(dir, mustSave, warnings, lock) : null;
 
     try {
@@ -467,12 +458,11 @@ public final class TextIndex {
   /**
    * The index as found on disk: nothing when it is absent, and nothing (with a warning) when it is unusable,
    * except its store when its manifest's first line names one, or else its tokens files' type, so that a rebuilt
-   * index keeps it. {@code checked}: whether its manifest carries the checksum of its list of files (one written
-   * before does not, and is given it by the next update that can write the folder).
+   * index keeps it.
    */
   private record Stored(Map<String, Entry> entries, Map<String, Integer> start, StoredTokens tokens,
-      String tokensFile, long bytes, Store store, boolean checked) {
-    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null, false);
+      String tokensFile, long bytes, Store store) {
+    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null);
 
     /** {@code requested}: the store the run asks for (null: the index's own), named if a rebuild is warned of. */
     static Stored load(Path dir, Warnings warnings, Store requested) {
@@ -505,7 +495,7 @@ public final class TextIndex {
           at += (int) e.tokens();
         }
         return new Stored(entries, start, tokens, c.tokensFile(), Files.size(tokensFile) + Files.size(manifest),
-            store, c.checked());
+            store);
       } catch (IOException | RuntimeException e) {
         String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
         if (store == null && Files.isRegularFile(manifest)) {
@@ -518,7 +508,7 @@ public final class TextIndex {
         warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it"
             + (rebuilt == null ? "" : " with " + rebuilt + " tokens" + (requested == null ? ", as it stored them"
             : " (--store " + requested + ")")));
-        return new Stored(Map.of(), Map.of(), null, null, 0, store, false);
+        return new Stored(Map.of(), Map.of(), null, null, 0, store);
       }
     }
 

@@ -56,9 +56,9 @@ class ForgedIndexTest {
 
   /**
    * A consistent index written before manifests carried their list's checksum, listing its files out of path order
-   * (b before a, its tokens so too), is read right and stays right: the manifest its update writes lists the files
-   * in the tokens file's order. That update wrote them in the listing's order over the old tokens file, and every
-   * later search scored each file's passages against another's tokens, under a valid checksum.
+   * (b before a, its tokens so too), is ranked right, by the index rebuilt in its place: an update once wrote its
+   * files in the listing's order over the old tokens file, and every later search scored each file's passages
+   * against another's tokens, under a valid checksum.
    */
   @Test
   void aLegacyIndexOutOfPathOrderStaysRightAfterItsUpdate() throws IOException {
