@@ -409,17 +409,18 @@ final class Inputs {
           + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
     }
     int n = (int) rows;
-    TokenBatch b;
-    if (type.dtype().isQuantized()) {
-      b = emb.elements() > heapElements
-          ? TokenBatch.fromMemorySegment(emb.segment(), type.dtype(), type.scales(), n, l, d)
-          : TokenBatch.ofBytes(type.dtype(), emb.bytes(), type.scales(), n, l, d);
-    } else if (emb.elements() > heapElements) {
-      b = TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
-    } else {
+    TokenBatch b = named(what, emb, () -> {
+      if (type.dtype().isQuantized()) {
+        return emb.elements() > heapElements
+            ? TokenBatch.fromMemorySegment(emb.segment(), type.dtype(), type.scales(), n, l, d)
+            : TokenBatch.ofBytes(type.dtype(), emb.bytes(), type.scales(), n, l, d);
+      } else if (emb.elements() > heapElements) {
+        return TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
+      }
       float[] floats = emb.floats();
-      b = floats != null ? TokenBatch.ofFloats(floats, n, l, d) : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
-    }
+      return floats != null ? TokenBatch.ofFloats(floats, n, l, d)
+          : TokenBatch.ofHalfs(emb.dtype(), emb.halfs(), n, l, d);
+    });
     requireNoNanBytes(what, emb, type, flags);
     if (flags == null) {
       return b;
@@ -471,20 +472,32 @@ final class Inputs {
     int[] starts = offsets(what, offsets, emb.dim(0));
     int d = type.dim();
     requireDim(what, emb, d);
-    TokenBatch b;
-    if (type.dtype().isQuantized()) {
-      b = emb.elements() > heapElements
-          ? TokenBatch.packedFromMemorySegment(emb.segment(), type.dtype(), type.scales(), starts, d)
-          : TokenBatch.packedBytes(type.dtype(), emb.bytes(), type.scales(), starts, d);
-    } else if (emb.elements() > heapElements) {
-      b = TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
-    } else {
+    TokenBatch b = named(what, emb, () -> {
+      if (type.dtype().isQuantized()) {
+        return emb.elements() > heapElements
+            ? TokenBatch.packedFromMemorySegment(emb.segment(), type.dtype(), type.scales(), starts, d)
+            : TokenBatch.packedBytes(type.dtype(), emb.bytes(), type.scales(), starts, d);
+      } else if (emb.elements() > heapElements) {
+        return TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
+      }
       float[] floats = emb.floats();
-      b = floats != null ? TokenBatch.packedFloats(floats, starts, d)
+      return floats != null ? TokenBatch.packedFloats(floats, starts, d)
           : TokenBatch.packedHalfs(emb.dtype(), emb.halfs(), starts, d);
-    }
+    });
     requireNoNanBytes(what, emb, type, flags);
     return flags == null ? b : b.withMask(flags);
+  }
+
+  /**
+   * The batch {@code make} builds of {@code emb}, a refusal of the library's (a shape past its limits) named by the
+   * option and tensor it came from, as the checks here name them: on its own it would name neither.
+   */
+  private static TokenBatch named(String what, NdArray emb, java.util.function.Supplier<TokenBatch> make) {
+    try {
+      return make.get();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(what + " " + emb.source() + ": " + e.getMessage(), e);
+    }
   }
 
   /** fp8 tokens hold no NaN byte where {@code valid} (null: everywhere); see {@link TokenType#requireNoNanBytes}. */

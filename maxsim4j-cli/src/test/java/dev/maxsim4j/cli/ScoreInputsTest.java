@@ -61,6 +61,23 @@ class ScoreInputsTest {
     return s;
   }
 
+  /**
+   * A shape the library refuses (more empty rows than its row arrays hold) is named by the input and tensor it came
+   * from: the library's message alone named neither, so that with --pairwise on one file either side could have
+   * failed. Found by a hostile tester.
+   */
+  @Test
+  void aShapeTheLibraryRefusesIsNamedByItsOption() throws IOException {
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofSegment("e", NdArray.ElementType.F32, new long[] {Integer.MAX_VALUE, 0, 4},
+        MemorySegment.ofArray(new float[0])));
+    SafeTensors.write(dir.resolve("empty.safetensors"), t);
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(5 * 4), 1, 5, 4);
+    CliRun r = run("score", "--queries", p("q.npy"), "--docs", p("empty.safetensors"), "--out", p("s.npy"));
+    assertOneLineError(r, 1, "error: docs " + p("empty.safetensors") + ":embeddings: shape [2147483647, 0,"
+        + " 4] has 2147483647 rows of 0 tokens; expected at most");
+  }
+
   @Test
   void packedSafetensorsAndNpyScoreLikeTheLibrary() throws IOException {
     int[] offsets = {0, 3, 3, 8, 12};

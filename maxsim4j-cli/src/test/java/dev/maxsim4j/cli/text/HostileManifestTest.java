@@ -62,7 +62,7 @@ class HostileManifestTest {
   @Test
   void linesLongerThanTheHeaderAllowsAreRefusedByNumber() throws IOException {
     Path manifest = dir.resolve("manifest.tsv");
-    String head = Manifest.header(Store.BF16) + "\ntokens\ttokens-0a.safetensors\t3\t0000abcd\n";
+    String head = Manifest.header(Store.BF16) + "\ntokens\ttokens-0a.safetensors\t3\t0000abcd\t0000abcd\n";
     damage(manifest, head + "file\t1\t2\t1:3\t", 1L << 24);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Manifest.read(manifest));
     assertTrue(e.getMessage().startsWith("line 3 "), e.getMessage());
