@@ -47,6 +47,26 @@ class NonUtf8LocaleTest {
     }
   }
 
+  /**
+   * A name whose bytes are not valid in the file system's encoding reaches the JVM with U+FFFD for them: it was
+   * written to (or looked up as) that other name, and two such names landed in one file. Found by a hostile tester.
+   */
+  @Test
+  void namesWithBytesTheEncodingCannotReadAreRefused() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), new float[2 * 3 * 4], 2, 3, 4);
+    String q = dir.resolve("q.npy").toString();
+    String bad = dir.resolve("s\uFFFD.npy").toString();
+    for (String[] args : new String[][] {{"score", "--queries", q, "--docs", q, "--out", bad},
+        {"score", "--queries", bad, "--docs", q, "--out", dir.resolve("s.npy").toString()}}) {
+      CliRun r = CliRun.of(args);
+      String option = args[2].equals(bad) ? "--queries" : "--out";
+      CliRun.assertOneLineError(r, 1, option + " " + bad + " holds U+FFFD, which stands for bytes that are not valid");
+    }
+    try (var files = Files.list(dir)) {
+      assertEquals(List.of(dir.resolve("q.npy")), files.toList());
+    }
+  }
+
   @Test
   void pathsTheEncodingCannotHoldAreRefusedNamingTheOption() throws Exception {
     String name = "caf\u00e9";

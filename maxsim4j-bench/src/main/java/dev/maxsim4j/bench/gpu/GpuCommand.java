@@ -6,6 +6,7 @@ import dev.maxsim4j.bench.Shapes;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.internal.BackendSelector;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -66,7 +67,7 @@ public final class GpuCommand {
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")),
-          a.get("--compare") == null ? List.of() : List.of(Path.of(a.get("--compare"))));
+          a.get("--compare") == null ? List.of() : List.of(PathArgument.of("--compare", a.get("--compare"))));
     }
     Optional<String> noGpu = BackendSelector.cudaUnavailableReason();
     if (noGpu.isPresent()) {

@@ -5,6 +5,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.MiniJson;
+import dev.maxsim4j.cli.io.PathArgument;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.CharacterCodingException;
@@ -50,7 +51,7 @@ public final class PlotCommand {
             + argv[1]);
       }
     }
-    Path in = Path.of(a.require("--in"));
+    Path in = PathArgument.of("--in", a.require("--in"));
     if (!Files.isRegularFile(in)) { // "no such file: x.json" named neither --in nor what it takes
       throw new IllegalArgumentException("plot: --in " + in + (Files.isDirectory(in) ? " is a directory"
           : Files.exists(in) ? " is not a regular file" : ": no such file") + "; expected the JSON that cpu --json, gpu"

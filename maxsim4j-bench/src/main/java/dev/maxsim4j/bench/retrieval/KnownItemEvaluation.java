@@ -8,6 +8,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
@@ -56,7 +57,8 @@ final class KnownItemEvaluation {
     int exactTimed = a.intValue("--exact-timed", 50, 0);
     // read here, not in the Lucene step: there a bad value ended the run after the exact search and the sweep
     int luceneExact = a.intValue("--lucene-exact", 5, 0);
-    Path indexRoot = Path.of(a.getOr("--index-dir", cache.dir().resolveSibling("index").toString()));
+    Path indexRoot = PathArgument.of("--index-dir",
+        a.getOr("--index-dir", cache.dir().resolveSibling("index").toString()));
     String corpus = Counts.of(docs, "doc");
     Report report = new Report(out);
     try (Arena arena = Arena.ofShared(); MaxSim maxSim = MaxSim.builder().backend("cpu").threads(threads).build()) {

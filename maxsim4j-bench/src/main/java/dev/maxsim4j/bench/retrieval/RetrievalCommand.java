@@ -136,7 +136,8 @@ public final class RetrievalCommand {
       throw new IllegalStateException(PINNED + " in the bench jar is empty; expected the pinned packages");
     }
     List<Item> items = KnownItems.select(translations, pins);
-    TokenCache cache = new TokenCache(a.get("--cache") != null ? Path.of(a.get("--cache")) : defaultCache(),
+    TokenCache cache = new TokenCache(
+        a.get("--cache") != null ? PathArgument.of("--cache", a.get("--cache")) : defaultCache(),
         hash(pinText));
     if (a.get("--encode") != null) {
       int n = Math.min(items.size(), a.intValue("--encode", items.size(), 1));

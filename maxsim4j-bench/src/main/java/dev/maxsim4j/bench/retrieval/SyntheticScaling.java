@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -47,7 +48,7 @@ final class SyntheticScaling {
     int candidates = candidateList[0];
     FdeParams params = fdeList.get(0);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
-    Path indexRoot = a.get("--index-dir") != null ? Path.of(a.get("--index-dir"))
+    Path indexRoot = a.get("--index-dir") != null ? PathArgument.of("--index-dir", a.get("--index-dir"))
         : RetrievalCommand.defaultCache().resolve("index");
     Report report = new Report(out);
     report.fact(String.format(Locale.ROOT, "synthetic: %d centres, %d-d unit tokens, %d per document (%d topics),"
