@@ -98,6 +98,7 @@ public final class Main {
   }
 
   public static void main(String[] args) {
+    NativeWork.exitOnSignals();
     System.exit(run(args, System.out, System.err));
   }
 

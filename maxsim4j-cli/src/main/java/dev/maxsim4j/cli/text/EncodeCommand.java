@@ -9,7 +9,6 @@ import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.SafeTensors;
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -112,7 +111,7 @@ public final class EncodeCommand {
       }
       TokenBatch b;
       int[] lengths = new int[texts.size()];
-      try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+      try (TextModel encoder = TextModel.load()) {
         List<String> withText = new ArrayList<>();
         boolean[] kept = new boolean[texts.size()];
         for (int i = 0; i < texts.size(); i++) {

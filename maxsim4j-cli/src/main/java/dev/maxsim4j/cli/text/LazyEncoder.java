@@ -1,23 +1,22 @@
 package dev.maxsim4j.cli.text;
 
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.util.function.Supplier;
 
 /**
  * The MiniLM encoder, loaded on first use: an index run with nothing new to encode, or one refused first (a folder
  * without text), never loads the model. Once closed it loads nothing more, since no one would close that model.
  */
-final class LazyEncoder implements Supplier<MiniLmTokenEncoder>, AutoCloseable {
-  private MiniLmTokenEncoder encoder;
+final class LazyEncoder implements Supplier<TextModel>, AutoCloseable {
+  private TextModel encoder;
   private boolean closed;
 
   @Override
-  public MiniLmTokenEncoder get() {
+  public TextModel get() {
     if (closed) {
       throw new IllegalStateException("the encoder is closed");
     }
     if (encoder == null) {
-      encoder = MiniLmTokenEncoder.load();
+      encoder = TextModel.load();
     }
     return encoder;
   }
@@ -26,7 +25,7 @@ final class LazyEncoder implements Supplier<MiniLmTokenEncoder>, AutoCloseable {
   public void close() {
     closed = true;
     if (encoder != null) {
-      MiniLmTokenEncoder loaded = encoder;
+      TextModel loaded = encoder;
       encoder = null;
       loaded.close();
     }

@@ -17,12 +17,12 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
   }
 
   /** Each text's token vectors as one bf16 row. */
-  static PackedRows encode(MiniLmTokenEncoder encoder, List<String> texts, Progress progress) {
+  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress) {
     return encode(encoder, texts, progress, Store.BF16);
   }
 
   /** Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept. */
-  static PackedRows encode(MiniLmTokenEncoder encoder, List<String> texts, Progress progress, Store store) {
+  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, Store store) {
     int dim = MiniLmTokenEncoder.DIM;
     int[] offsets = new int[texts.size() + 1];
     List<StoredTokens> parts = new ArrayList<>();

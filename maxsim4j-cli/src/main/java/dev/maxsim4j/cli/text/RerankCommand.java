@@ -51,7 +51,7 @@ public final class RerankCommand {
     }
     List<String> passages = new ArrayList<>();
     int[] candidateOf = passagesOf(candidates, passages);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+    try (TextModel encoder = TextModel.load();
         MaxSim maxSim = Engine.open(a)) {
       TokenBatch q = encoder.encode(query);
       SearchCommand.requireText("rerank", query, MiniLmTokenEncoder.hasWordPiece(q.validTokens(0)));

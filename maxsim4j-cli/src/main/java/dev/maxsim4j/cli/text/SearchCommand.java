@@ -73,7 +73,7 @@ public final class SearchCommand {
       throw new UsageException("search: --rerank has no effect with --exact (every passage is scored)");
     }
     Path folder = TextFiles.folder("--dir", dir);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+    try (TextModel encoder = TextModel.load();
         MaxSim maxSim = Engine.open(a);
         UpdateLock lock = new UpdateLock(err)) {
       // every query is checked before the index work and before any is ranked (by the tokenizer: each is encoded
@@ -165,7 +165,7 @@ public final class SearchCommand {
    * past half the passages the round scores every passage as --exact does, in slices of bounded memory. The stages'
    * times are those of all rounds, the candidates' count that of the last.
    */
-  private static Ranked rank(MiniLmTokenEncoder encoder, MaxSim maxSim, TextIndex index, LuceneIndex lucene,
+  private static Ranked rank(TextModel encoder, MaxSim maxSim, TextIndex index, LuceneIndex lucene,
       boolean viaLucene, String query, int candidates, int files, PrintStream err) throws IOException {
     long t0 = System.nanoTime();
     TokenBatch q = encoder.encode(query);

@@ -5,7 +5,6 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.Engine;
 import dev.maxsim4j.TopK;
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +27,7 @@ public final class TextDemo {
     List<SampleTexts.Paragraph> paragraphs = SampleTexts.paragraphs();
     long t0 = System.nanoTime();
     err.println("loading all-MiniLM-L6-v2 (ONNX Runtime) ...");
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+    try (TextModel encoder = TextModel.load();
         MaxSim maxSim = Engine.open(a)) {
       // encoded two at a time so the progress shows; one call would do
       List<TokenBatch> parts = new ArrayList<>();

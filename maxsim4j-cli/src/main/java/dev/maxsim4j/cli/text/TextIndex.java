@@ -158,7 +158,7 @@ public final class TextIndex {
    * {@code lock} is taken before the index is read; the caller releases it once done with the index folder.
    * {@code encoder} is asked for only when there are passages to encode.
    */
-  public static TextIndex update(Path folder, Supplier<MiniLmTokenEncoder> encoder, boolean mustSave,
+  public static TextIndex update(Path folder, Supplier<TextModel> encoder, boolean mustSave,
       Warnings warnings, PrintStream err, Store store, UpdateLock lock) throws IOException {
     TextFiles.Listing listing = TextFiles.under(folder);
     listing.warnSkipped(warnings);
@@ -256,7 +256,7 @@ public final class TextIndex {
     try {
       PackedRows encoded = null;
       if (!texts.isEmpty()) {
-        MiniLmTokenEncoder model = encoder.get(); // loaded before the encoding's progress is timed
+        TextModel model = encoder.get(); // loaded before the encoding's progress is timed
         Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
             + Counts.of(freshEntries.size(), "new or changed file"));
         encoded = PackedRows.encode(model, texts, progress, store);

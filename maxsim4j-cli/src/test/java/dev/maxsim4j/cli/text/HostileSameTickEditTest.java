@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Progress;
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -37,7 +36,7 @@ class HostileSameTickEditTest {
     Path file = folder.resolve("f.txt");
     Files.writeString(folder.resolve("g.txt"), "otters hold hands while they sleep");
     PrintStream err = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+    try (TextModel encoder = TextModel.load();
         MaxSim maxSim = MaxSim.builder().backend("cpu").build()) {
       Files.writeString(file, OLD);
       FileTime tick = Files.getLastModifiedTime(file);
@@ -74,7 +73,7 @@ class HostileSameTickEditTest {
       Files.writeString(folder.resolve(f + ".txt"), text);
     }
     PrintStream err = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+    try (TextModel encoder = TextModel.load()) {
       float[] built;
       try (UpdateLock lock = new UpdateLock(err)) {
         TextIndex first = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null, lock);
@@ -92,7 +91,7 @@ class HostileSameTickEditTest {
     }
   }
 
-  private static LuceneIndex update(Path folder, MiniLmTokenEncoder encoder, MaxSim maxSim, PrintStream err)
+  private static LuceneIndex update(Path folder, TextModel encoder, MaxSim maxSim, PrintStream err)
       throws IOException {
     Warnings warnings = new Warnings(err);
     try (UpdateLock lock = new UpdateLock(err)) {

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.cli.Main;
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -87,6 +86,30 @@ class LuceneSearchTest {
       assertFalse(candidates.ranking().isEmpty(), candidates.out());
       assertEquals(exact.ranking(), candidates.ranking(), query + " " + List.of(extra));
     }
+  }
+
+  /**
+   * A pipe in place of a Lucene file (its commit, or a segment's file) is named and the index rebuilt: opening it
+   * waited forever for a writer. Found by a hostile tester.
+   */
+  @Test
+  void aPipeInTheLuceneFolderIsRebuiltNotWaitedFor() throws Exception {
+    Path folder = corpus();
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    Path lucene = folder.resolve(TextIndex.FOLDER).resolve("lucene");
+    String commit;
+    try (Stream<Path> files = Files.list(lucene)) {
+      commit = files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("segments_")).findFirst()
+          .orElseThrow();
+    }
+    Files.delete(lucene.resolve(commit));
+    assertEquals(0, new ProcessBuilder("mkfifo", lucene.resolve(commit).toString()).start().waitFor());
+    Result r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofMinutes(2),
+        () -> run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "1"));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.err().contains("(its file " + commit + " is not a regular file); rebuilding it"), r.err());
+    assertFalse(r.ranking().isEmpty(), r.out());
+    assertTrue(Files.isRegularFile(lucene.resolve(commit)) || !Files.exists(lucene.resolve(commit)));
   }
 
   @Test
@@ -315,7 +338,7 @@ class LuceneSearchTest {
     ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
     PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
     Warnings warnings = new Warnings(err);
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+    try (TextModel encoder = TextModel.load();
         MaxSim maxSim = MaxSim.builder().backend("cpu").build();
         UpdateLock lock = new UpdateLock(err)) {
       TextIndex index = TextIndex.update(folder, () -> encoder, true, warnings, err, null, lock);

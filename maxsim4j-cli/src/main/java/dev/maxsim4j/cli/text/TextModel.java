@@ -1,0 +1,50 @@
+package dev.maxsim4j.cli.text;
+
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.cli.NativeWork;
+import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
+import java.util.List;
+
+/**
+ * The MiniLM token encoder as the commands use it: loading it, encoding and closing it are native work that INT and
+ * TERM wait out ({@link NativeWork}), an encoding's batches one at a time.
+ */
+public final class TextModel implements AutoCloseable {
+  private final MiniLmTokenEncoder encoder;
+
+  private TextModel(MiniLmTokenEncoder encoder) {
+    this.encoder = encoder;
+  }
+
+  static TextModel load() {
+    return new TextModel(NativeWork.during(MiniLmTokenEncoder::load));
+  }
+
+  TokenBatch encode(String text) {
+    return NativeWork.during(() -> encoder.encode(text));
+  }
+
+  TokenBatch encode(List<String> texts) {
+    return encode(texts, (done, all) -> {});
+  }
+
+  /** As {@link MiniLmTokenEncoder#encode(List, MiniLmTokenEncoder.Progress)}. */
+  TokenBatch encode(List<String> texts, MiniLmTokenEncoder.Progress progress) {
+    return NativeWork.during(() -> encoder.encode(texts, (done, all) -> {
+      progress.update(done, all);
+      NativeWork.between();
+    }));
+  }
+
+  boolean hasWordPiece(String text) {
+    return NativeWork.during(() -> encoder.hasWordPiece(text));
+  }
+
+  @Override
+  public void close() {
+    NativeWork.during(() -> {
+      encoder.close();
+      return null;
+    });
+  }
+}
