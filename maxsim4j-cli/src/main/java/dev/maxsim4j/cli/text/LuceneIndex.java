@@ -168,9 +168,26 @@ public final class LuceneIndex implements Closeable {
     } catch (IOException e) {
       return inMemory(shown, TextFiles.reason(e), index, maxSim, mustSave, warnings, err);
     }
-    boolean existed = existed(fs);
+    List<Path> odd = notRegular(dir);
+    if (!odd.isEmpty()) {
+      // a pipe or a device in a file's place: reading it would wait forever, or never end (the lock file too, which
+      // the rebuild's clearing keeps)
+      warnings.warn("the Lucene index in " + shown + " cannot be used (its file "
+          + TextFiles.shown(odd.getFirst().getFileName()) + " is not a regular file); rebuilding it");
+      try {
+        for (Path p : odd) {
+          Files.delete(p);
+        }
+      } catch (IOException e) {
+        fs.close();
+        return inMemory(shown, TextFiles.reason(e), index, maxSim, mustSave, warnings, err);
+      }
+    }
+    boolean existed = odd.isEmpty() && existed(fs);
     try {
-      return write(fs, index, maxSim, false, true, err);
+      if (odd.isEmpty()) {
+        return write(fs, index, maxSim, false, true, err);
+      }
     } catch (LockObtainFailedException e) {
       fs.close();
       // maxsim4j runs take turns (UpdateLock), so the writer holding it is another program's
@@ -275,6 +292,16 @@ public final class LuceneIndex implements Closeable {
       cleaner.rollback();
     } catch (IOException | RuntimeException ignored) {
       // what stays is deleted by the next run that opens a writer
+    }
+  }
+
+  /** The entries of {@code dir} that are neither regular files nor folders (links followed), sorted. */
+  private static List<Path> notRegular(Path dir) {
+    try (java.util.stream.Stream<Path> entries = Files.list(dir)) {
+      return entries.filter(p -> !Files.isRegularFile(p) && !Files.isDirectory(p) && Files.exists(p)).sorted()
+          .toList();
+    } catch (IOException | RuntimeException unlisted) {
+      return List.of(); // what cannot be listed fails the index's own reads, which say so
     }
   }
 
