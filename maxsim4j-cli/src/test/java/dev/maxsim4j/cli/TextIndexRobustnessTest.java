@@ -117,6 +117,12 @@ class TextIndexRobustnessTest {
     Files.delete(tokensFile(folder));
     CliRun missing = index(folder);
     assertTrue(missing.err().contains("is missing); rebuilding it"), missing.err());
+    // one that is there but no file (a folder, a pipe) is not called missing
+    Path replaced = tokensFile(folder);
+    Files.delete(replaced);
+    Files.createDirectory(replaced);
+    CliRun folderInPlace = index(folder);
+    assertTrue(folderInPlace.err().contains("is not a regular file); rebuilding it"), folderInPlace.err());
   }
 
   /**

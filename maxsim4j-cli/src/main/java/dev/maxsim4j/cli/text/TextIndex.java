@@ -480,7 +480,8 @@ public final class TextIndex {
         store = c.store();
         Path tokensFile = dir.resolve(c.tokensFile());
         if (!Files.isRegularFile(tokensFile)) {
-          throw new IllegalArgumentException("its tokens file " + c.tokensFile() + " is missing");
+          throw new IllegalArgumentException("its tokens file " + c.tokensFile()
+              + (Files.exists(tokensFile) ? " is not a regular file" : " is missing"));
         }
         StoredTokens tokens = StoredTokens.read(tokensFile, c.store(), c.tokens(), DIM);
         if (tokens.checksum() != c.checksum()) {
