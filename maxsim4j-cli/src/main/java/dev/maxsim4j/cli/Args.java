@@ -126,6 +126,11 @@ public final class Args {
       throw new UsageException(command + ": " + name + " holds characters this locale's encoding (" + encoding
           + ") cannot read (shown as U+FFFD); expected a UTF-8 locale (e.g. LC_ALL=C.UTF-8) for non-ASCII text");
     }
+    if (v != null && v.indexOf('\uFFFD') >= 0) {
+      // the JVM reads bytes that are not UTF-8 as U+FFFD, as a file's line of them is refused where it is read
+      throw new UsageException(command + ": " + name + " holds bytes that are not valid UTF-8 (shown as U+FFFD);"
+          + " expected UTF-8 text");
+    }
     return v;
   }
 

@@ -65,6 +65,10 @@ class NonUtf8LocaleTest {
     try (var files = Files.list(dir)) {
       assertEquals(List.of(dir.resolve("q.npy")), files.toList());
     }
+    // a query text too: it was encoded with U+FFFD in the bytes' place, where a file's line of them is refused
+    CliRun query = CliRun.of("rerank", "--query", "otters \uFFFD", "--candidates", q);
+    CliRun.assertOneLineError(query, 2, "rerank: --query holds bytes that are not valid UTF-8 (shown as U+FFFD);"
+        + " expected UTF-8 text");
   }
 
   @Test
