@@ -6,9 +6,13 @@ import dev.maxsim4j.cli.io.SafeTensorsFile;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.zip.CRC32C;
 
 /**
@@ -135,23 +139,33 @@ final class StoredTokens {
    * where none can be read or they disagree. What a rebuild keeps where the manifest no longer names its store.
    */
   static Store storeOfFiles(Path dir, String pattern) {
-    java.util.Set<Store> found = java.util.EnumSet.noneOf(Store.class);
-    try (java.nio.file.DirectoryStream<Path> files = java.nio.file.Files.newDirectoryStream(dir, pattern)) {
+    Set<Store> found = EnumSet.noneOf(Store.class);
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, pattern)) {
       for (Path file : files) {
-        Store s = switch (SafeTensorsFile.open(file).read("tokens").type()) {
-          case BF16 -> Store.BF16;
-          case I8 -> Store.INT8;
-          case U8 -> Store.BINARY;
-          default -> null;
-        };
+        // a pipe or a device would block the read, or never end it
+        Store s = Files.isRegularFile(file) ? storeOf(file) : null;
         if (s != null) {
           found.add(s);
         }
       }
-    } catch (IOException | RuntimeException unreadable) {
+    } catch (IOException | RuntimeException unlisted) {
       return null;
     }
     return found.size() == 1 ? found.iterator().next() : null;
+  }
+
+  /** The store whose type the tokens of {@code file} are in; null where it is no tokens file. */
+  private static Store storeOf(Path file) {
+    try {
+      return switch (SafeTensorsFile.open(file).read("tokens").type()) {
+        case BF16 -> Store.BF16;
+        case I8 -> Store.INT8;
+        case U8 -> Store.BINARY;
+        default -> null;
+      };
+    } catch (IOException | RuntimeException unreadable) {
+      return null;
+    }
   }
 
   /**
