@@ -9,6 +9,7 @@ import dev.maxsim4j.bench.quality.QualityCommand;
 import dev.maxsim4j.bench.retrieval.RetrievalCommand;
 import dev.maxsim4j.cli.CommandRunner;
 import dev.maxsim4j.cli.HelpRequested;
+import dev.maxsim4j.cli.NativeWork;
 import dev.maxsim4j.cli.Usage;
 import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
@@ -57,6 +58,7 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
+    NativeWork.exitOnSignals();
     System.exit(run(args, System.out, System.err));
   }
 

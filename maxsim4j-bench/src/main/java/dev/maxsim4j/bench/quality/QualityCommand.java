@@ -10,7 +10,7 @@ import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.PathArgument;
-import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
+import dev.maxsim4j.cli.text.TextModel;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -184,7 +184,7 @@ public final class QualityCommand {
   private static Text encode(Texts texts, PrintStream out) {
     List<String> documents = texts.documents();
     int queries = texts.summaries().size();
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+    try (TextModel encoder = TextModel.load()) {
       long start = System.nanoTime();
       TokenBatch d = encoder.encode(documents, (done, total) -> {
         if (done % 500 == 0 || done == total) {

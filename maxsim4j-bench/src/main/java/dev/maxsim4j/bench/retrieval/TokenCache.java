@@ -7,6 +7,7 @@ import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.text.TextModel;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -72,7 +73,7 @@ final class TokenCache {
     if (missing == 0) {
       return;
     }
-    try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
+    try (TextModel encoder = TextModel.load()) {
       long start = System.nanoTime();
       int done = 0;
       for (int c = 0; c < total; c++) {

@@ -6,7 +6,7 @@ import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.util.List;
 
 /**
- * The MiniLM token encoder as the commands use it: loading it, encoding and closing it are native work that INT and
+ * The MiniLM token encoder as the commands (and the bench's) use it: loading it, encoding and closing it are native work that INT and
  * TERM wait out ({@link NativeWork}), an encoding's batches one at a time.
  */
 public final class TextModel implements AutoCloseable {
@@ -16,27 +16,27 @@ public final class TextModel implements AutoCloseable {
     this.encoder = encoder;
   }
 
-  static TextModel load() {
+  public static TextModel load() {
     return new TextModel(NativeWork.during(MiniLmTokenEncoder::load));
   }
 
-  TokenBatch encode(String text) {
+  public TokenBatch encode(String text) {
     return NativeWork.during(() -> encoder.encode(text));
   }
 
-  TokenBatch encode(List<String> texts) {
+  public TokenBatch encode(List<String> texts) {
     return encode(texts, (done, all) -> {});
   }
 
   /** As {@link MiniLmTokenEncoder#encode(List, MiniLmTokenEncoder.Progress)}. */
-  TokenBatch encode(List<String> texts, MiniLmTokenEncoder.Progress progress) {
+  public TokenBatch encode(List<String> texts, MiniLmTokenEncoder.Progress progress) {
     return NativeWork.during(() -> encoder.encode(texts, (done, all) -> {
       progress.update(done, all);
       NativeWork.between();
     }));
   }
 
-  boolean hasWordPiece(String text) {
+  public boolean hasWordPiece(String text) {
     return NativeWork.during(() -> encoder.hasWordPiece(text));
   }
 
