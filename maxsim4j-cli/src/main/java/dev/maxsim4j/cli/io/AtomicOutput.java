@@ -11,6 +11,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -221,14 +222,18 @@ public final class AtomicOutput implements AutoCloseable {
         continue;
       }
       try {
+        if (Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS)
+            && !Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS)) {
+          continue; // no lock of ours: a pipe would block the open, a link lead it out of the folder
+        }
         if (!withTemp.contains(stem)
             && System.currentTimeMillis() - Files.getLastModifiedTime(lockFile).toMillis() < ORPHAN_LOCK_MILLIS) {
           continue;
         }
         // a temporary file without its lock file is a dead run's too: the owner makes the lock file first and
         // removes it last; the lock file made here for it is locked and removed like any other
-        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock = channel.tryLock()) {
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS); FileLock lock = channel.tryLock()) {
           if (lock != null) {
             Files.deleteIfExists(temp);
             Files.deleteIfExists(lockFile);

@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.io;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
@@ -10,9 +11,11 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
@@ -127,6 +130,34 @@ class AtomicOutputTest {
     AtomicOutput.create("--out", target, List.of()).close();
     assertFalse(Files.exists(dir.resolve(".maxsim4j-" + tag + "-6666666666666666.tmp")));
     assertFalse(Files.exists(dir.resolve(".maxsim4j-" + tag + "-6666666666666666.lock")));
+  }
+
+  /**
+   * A pipe or a link under a lock file's name is no lock of ours: the sweep leaves it unopened (a pipe blocked every
+   * write into its folder, a link led the open out of the folder, creating its target). Found by a reviewer.
+   */
+  @Test
+  void aPipeOrALinkNamedAsALockIsLeftUnopened() throws Exception {
+    Path target = dir.resolve("out.npy");
+    String tag = AtomicOutput.tag("out.npy");
+    Path pipe = dir.resolve(".maxsim4j-" + tag + "-0123456789abcdef.lock");
+    Path link = dir.resolve(".maxsim4j-" + tag + "-1111111111111111.lock");
+    Path outside = dir.resolve("elsewhere").resolve("made");
+    Files.createDirectories(outside.getParent());
+    assertEquals(0, new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor());
+    Files.createSymbolicLink(link, outside);
+    for (Path lock : List.of(pipe, link)) {
+      Files.writeString(Path.of(lock.toString().replace(".lock", ".tmp")), "partial");
+    }
+    assertTimeoutPreemptively(Duration.ofMinutes(1), () -> {
+      try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
+        output.write(file -> Files.writeString(file, "new"));
+        output.commit();
+      }
+    });
+    assertEquals("new", Files.readString(target));
+    assertTrue(Files.exists(pipe, LinkOption.NOFOLLOW_LINKS) && Files.isSymbolicLink(link));
+    assertFalse(Files.exists(outside), "no file made through the link");
   }
 
   /** Two outputs of the same file open at once in one JVM: neither sweeps the other's files. */
