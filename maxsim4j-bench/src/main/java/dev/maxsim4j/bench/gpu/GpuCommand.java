@@ -64,10 +64,11 @@ public final class GpuCommand {
       throw new UsageException("gpu: --threads is not read with --train; expected it left out");
     }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
+    List<Path> compare = a.get("--compare") == null ? List.of() : List.of(PathArgument.of("--compare",
+        a.get("--compare")));
     if (a.get("--json") != null) {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
-      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")),
-          a.get("--compare") == null ? List.of() : List.of(PathArgument.of("--compare", a.get("--compare"))));
+      AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), compare);
     }
     Optional<String> noGpu = BackendSelector.cudaUnavailableReason();
     if (noGpu.isPresent()) {
