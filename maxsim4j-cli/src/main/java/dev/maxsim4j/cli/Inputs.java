@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Turns embedding, mask, offsets and scales files into token batches: padded {@code [N, L, d]} (or
@@ -492,7 +493,7 @@ final class Inputs {
    * The batch {@code make} builds of {@code emb}, a refusal of the library's (a shape past its limits) named by the
    * option and tensor it came from, as the checks here name them: on its own it would name neither.
    */
-  private static TokenBatch named(String what, NdArray emb, java.util.function.Supplier<TokenBatch> make) {
+  private static TokenBatch named(String what, NdArray emb, Supplier<TokenBatch> make) {
     try {
       return make.get();
     } catch (IllegalArgumentException e) {

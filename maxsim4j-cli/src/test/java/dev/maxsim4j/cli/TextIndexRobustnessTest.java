@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -320,11 +321,6 @@ class TextIndexRobustnessTest {
    * line number changed) says which tokens are whose wrongly: its checksum refuses it, where it was read as it stood
    * and searches named other files' passages. The rebuilt index keeps the store the damaged one's first line names.
    */
-  private static List<String> fileLines(String manifest) {
-    return manifest.lines().skip(2).map(l -> l.split("\t").length == 6 ? l.substring(0, l.lastIndexOf('\t')) : l)
-        .toList();
-  }
-
   @Test
   void aManifestDamagedConsistentlyIsRebuiltInItsStore() throws IOException {
     Path folder = folder("a.txt", "otters hold hands\n\n" + "river ".repeat(300) + "\n", "b.txt", "bees dance");
@@ -378,7 +374,7 @@ class TextIndexRobustnessTest {
     CliRun before = CliRun.of("search", "--dir", folder.toString(), "--query", "sleeping otters", "--exact");
     Path manifest = folder.resolve(".maxsim4j/manifest.tsv");
     String good = Files.readString(manifest);
-    List<String> lines = new java.util.ArrayList<>(List.of(good.split("\n")));
+    List<String> lines = new ArrayList<>(List.of(good.split("\n")));
     lines.set(1, lines.get(1).substring(0, lines.get(1).lastIndexOf('\t')));
     String[] a = lines.get(2).split("\t", -1);
     String[] c = lines.get(4).split("\t", -1);
@@ -401,6 +397,12 @@ class TextIndexRobustnessTest {
           + " by an earlier maxsim4j)); rebuilding it with bf16 tokens, as it stored them"), r.err());
     }
     assertEquals(fileLines(good), fileLines(Files.readString(manifest)));
+  }
+
+  /** A manifest's file lines, without the checksum of a text read in its modification's tick. */
+  private static List<String> fileLines(String manifest) {
+    return manifest.lines().skip(2).map(l -> l.split("\t").length == 6 ? l.substring(0, l.lastIndexOf('\t')) : l)
+        .toList();
   }
 
   /** A search's ranked lines, without its timings. */

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
@@ -297,7 +298,7 @@ public final class LuceneIndex implements Closeable {
 
   /** The entries of {@code dir} that are neither regular files nor folders (links followed), sorted. */
   private static List<Path> notRegular(Path dir) {
-    try (java.util.stream.Stream<Path> entries = Files.list(dir)) {
+    try (Stream<Path> entries = Files.list(dir)) {
       return entries.filter(p -> !Files.isRegularFile(p) && !Files.isDirectory(p) && Files.exists(p)).sorted()
           .toList();
     } catch (IOException | RuntimeException unlisted) {

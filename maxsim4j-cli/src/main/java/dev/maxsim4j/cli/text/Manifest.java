@@ -70,7 +70,7 @@ final class Manifest {
         throw new IllegalArgumentException("line 2 does not name a tokens file and its checksum");
       }
       if (head.length == 4) {
-        // nothing tells whether its file lines still say whose tokens are whose: it is not trusted, let alone sealed
+        // nothing tells whether its file lines still say whose tokens are whose: trusting it could misname them
         throw new IllegalArgumentException("its manifest has no checksum of its list of files (an index written by an"
             + " earlier maxsim4j)");
       }

@@ -3,6 +3,7 @@ package dev.maxsim4j.cli.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.MaxSim;
@@ -14,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -104,7 +106,7 @@ class LuceneSearchTest {
     }
     Files.delete(lucene.resolve(commit));
     assertEquals(0, new ProcessBuilder("mkfifo", lucene.resolve(commit).toString()).start().waitFor());
-    Result r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofMinutes(2),
+    Result r = assertTimeoutPreemptively(Duration.ofMinutes(2),
         () -> run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "1"));
     assertEquals(0, r.status(), r.err());
     assertTrue(r.err().contains("(its file " + commit + " is not a regular file); rebuilding it"), r.err());
