@@ -36,6 +36,18 @@ class NativeWorkTest {
     }
   }
 
+  /** A call of {@code work} under way on its own thread until {@code release} opens: that thread, once inside. */
+  private static Thread callUnderWay(NativeWork work, CountDownLatch release) throws InterruptedException {
+    CountDownLatch inside = new CountDownLatch(1);
+    Thread call = started(() -> work.run(() -> {
+      inside.countDown();
+      await(release);
+      return null;
+    }));
+    assertTrue(inside.await(1, TimeUnit.MINUTES));
+    return call;
+  }
+
   @Test
   void withNoCallUnderWayTheSignalExitsAtOnce() {
     work(NativeWork.WAIT_NANOS).signalled(130);
@@ -45,14 +57,8 @@ class NativeWorkTest {
   @Test
   void theExitWaitsForTheCallUnderWay() throws InterruptedException {
     NativeWork work = work(NativeWork.WAIT_NANOS);
-    CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    Thread call = started(() -> work.run(() -> {
-      inside.countDown();
-      await(release);
-      return null;
-    }));
-    assertTrue(inside.await(1, TimeUnit.MINUTES));
+    Thread call = callUnderWay(work, release);
     Thread signal = started(() -> work.signalled(143));
     awaitWaiting(signal);
     assertEquals(List.of(), ends);
@@ -87,25 +93,13 @@ class NativeWorkTest {
   @Test
   void aCallStillUnderWayAfterTheWaitOrASecondSignalHalts() throws InterruptedException {
     NativeWork work = work(TimeUnit.MILLISECONDS.toNanos(50));
-    CountDownLatch inside = new CountDownLatch(1);
-    started(() -> work.run(() -> {
-      inside.countDown();
-      await(new CountDownLatch(1));
-      return null;
-    }));
-    assertTrue(inside.await(1, TimeUnit.MINUTES));
+    callUnderWay(work, new CountDownLatch(1));
     work.signalled(143);
     assertEquals(List.of("halt 143"), ends);
 
     ends.clear();
     NativeWork patient = work(NativeWork.WAIT_NANOS);
-    CountDownLatch in = new CountDownLatch(1);
-    started(() -> patient.run(() -> {
-      in.countDown();
-      await(new CountDownLatch(1));
-      return null;
-    }));
-    assertTrue(in.await(1, TimeUnit.MINUTES));
+    callUnderWay(patient, new CountDownLatch(1));
     Thread first = started(() -> patient.signalled(130));
     awaitWaiting(first);
     patient.signalled(130);
