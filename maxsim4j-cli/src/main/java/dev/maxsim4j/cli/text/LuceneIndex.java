@@ -15,6 +15,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -164,6 +165,11 @@ public final class LuceneIndex implements Closeable {
     }
     Directory fs;
     try {
+      if (Files.isSymbolicLink(dir)) {
+        // its rebuild clears the folder it finds: through a link, that would be another folder's files
+        warnings.warn("the Lucene index in " + shown + " is a link; rebuilding it in a folder of its own");
+        Files.delete(dir);
+      }
       Files.createDirectories(dir);
       fs = FSDirectory.open(dir);
     } catch (IOException e) {
@@ -171,8 +177,7 @@ public final class LuceneIndex implements Closeable {
     }
     List<Path> odd = notRegular(dir);
     if (!odd.isEmpty()) {
-      // a pipe or a device in a file's place: reading it would wait forever, or never end (the lock file too, which
-      // the rebuild's clearing keeps)
+      // removed here, the lock file too, which the rebuild's clearing keeps (a link, not what it names)
       warnings.warn("the Lucene index in " + shown + " cannot be used (its file "
           + TextFiles.shown(odd.getFirst().getFileName()) + " is not a regular file); rebuilding it");
       try {
@@ -296,11 +301,14 @@ public final class LuceneIndex implements Closeable {
     }
   }
 
-  /** The entries of {@code dir} that are neither regular files nor folders (links followed), sorted. */
+  /**
+   * The entries of {@code dir} that are links, or neither regular files nor folders, sorted: Lucene makes none of
+   * them, and reading one would lead out of the folder, wait forever (a pipe) or never end (a device).
+   */
   private static List<Path> notRegular(Path dir) {
     try (Stream<Path> entries = Files.list(dir)) {
-      return entries.filter(p -> !Files.isRegularFile(p) && !Files.isDirectory(p) && Files.exists(p)).sorted()
-          .toList();
+      return entries.filter(p -> Files.isSymbolicLink(p) || !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+          && !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)).sorted().toList();
     } catch (IOException | RuntimeException unlisted) {
       return List.of(); // what cannot be listed fails the index's own reads, which say so
     }

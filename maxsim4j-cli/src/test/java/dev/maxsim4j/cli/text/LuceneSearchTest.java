@@ -114,6 +114,46 @@ class LuceneSearchTest {
     assertTrue(Files.isRegularFile(lucene.resolve(commit)) || !Files.exists(lucene.resolve(commit)));
   }
 
+  /**
+   * Links in the Lucene folder's place or among its files are removed, never followed: a rebuild cleared the folder a
+   * linked lucene/ named (deleting another folder's files), and a dangling link as its lock file failed every later
+   * search. Found by a hostile tester.
+   */
+  @Test
+  void linksInTheLuceneFolderAreRemovedNotFollowed() throws Exception {
+    Path folder = corpus();
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    Path lucene = folder.resolve(TextIndex.FOLDER).resolve("lucene");
+    Path victim = Files.createDirectories(dir.resolve("victim"));
+    Files.writeString(victim.resolve("my-notes.txt"), "precious");
+    Files.writeString(victim.resolve("segments_1"), "garbage");
+    try (Stream<Path> files = Files.list(lucene)) {
+      for (Path f : files.toList()) {
+        Files.delete(f);
+      }
+    }
+    Files.delete(lucene);
+    Files.createSymbolicLink(lucene, victim);
+    Result linked = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "1");
+    assertEquals(0, linked.status(), linked.err());
+    assertTrue(linked.err().contains("lucene is a link; rebuilding it in a folder of its own"), linked.err());
+    assertFalse(linked.ranking().isEmpty(), linked.out());
+    assertEquals("precious", Files.readString(victim.resolve("my-notes.txt")));
+    assertEquals("garbage", Files.readString(victim.resolve("segments_1")));
+    assertFalse(Files.isSymbolicLink(lucene));
+
+    Path lock = lucene.resolve(IndexWriter.WRITE_LOCK_NAME);
+    Files.deleteIfExists(lock);
+    Files.createSymbolicLink(lock, dir.resolve("nowhere"));
+    for (int run = 0; run < 2; run++) {
+      Result r = run("search", "--dir", folder.toString(), "--query", QUERIES[0], "--k", "1");
+      assertEquals(0, r.status(), r.err());
+      assertEquals(run == 0, r.err().contains("(its file write.lock is not a regular file); rebuilding it"), r.err());
+      assertFalse(r.ranking().isEmpty(), r.out());
+    }
+    assertFalse(Files.exists(dir.resolve("nowhere")));
+  }
+
   @Test
   void candidatesCoveringEveryPassageRankAsExactSearchForEveryStore() throws IOException {
     Path folder = corpus();
