@@ -63,15 +63,21 @@ class NonUtf8LocaleTest {
         {"score", "--queries", bad, "--docs", q, "--out", dir.resolve("s.npy").toString()}}) {
       CliRun r = CliRun.of(args);
       String option = args[2].equals(bad) ? "--queries" : "--out";
-      CliRun.assertOneLineError(r, 1, option + " " + bad + " holds U+FFFD, which stands for bytes that are not valid");
+      CliRun.assertOneLineError(r, 1, option + " " + bad + " holds U+FFFD, which here stands for bytes that are not"
+          + " valid UTF-8");
     }
     try (var files = Files.list(dir)) {
       assertEquals(List.of(dir.resolve("q.npy")), files.toList());
     }
     // a query text too: it was encoded with U+FFFD in the bytes' place, where a file's line of them is refused
     CliRun query = CliRun.of("rerank", "--query", "otters \uFFFD", "--candidates", q);
-    CliRun.assertOneLineError(query, 2, "rerank: --query holds bytes that are not valid UTF-8 (shown as U+FFFD);"
-        + " expected UTF-8 text");
+    CliRun.assertOneLineError(query, 2, "rerank: --query holds U+FFFD, which here stands for bytes that are not"
+        + " valid UTF-8, or is one; expected UTF-8 text without it");
+    // a file whose name holds U+FFFD itself (valid UTF-8) is read as named
+    Files.copy(dir.resolve("q.npy"), dir.resolve("lit\uFFFD.npy"));
+    CliRun literal = CliRun.of("score", "--queries", dir.resolve("lit\uFFFD.npy").toString(), "--docs", q, "--out",
+        dir.resolve("s.npy").toString());
+    assertEquals(0, literal.status(), literal.err());
   }
 
   @Test

@@ -1,6 +1,8 @@
 package dev.maxsim4j.cli.io;
 
+import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 
 /**
@@ -8,7 +10,8 @@ import java.nio.file.Path;
  * file system cannot take is refused naming the option: under a locale that is not UTF-8 (the C locale of many
  * containers and cron jobs) a non-ASCII name cannot even be passed to the system, and {@link Path#of} would say
  * only "Malformed input or input contains unmappable characters"; and a name whose bytes are not valid in that
- * encoding reaches the JVM with U+FFFD in their place, naming another file.
+ * encoding reaches the JVM with U+FFFD in their place, naming another file (a name that holds U+FFFD itself is
+ * taken where it names a file as given).
  */
 public final class PathArgument {
   private PathArgument() {}
@@ -20,11 +23,12 @@ public final class PathArgument {
     try {
       // the JVM decodes each argument's bytes in the file system's encoding, putting U+FFFD for bytes it cannot read:
       // the path would name another file than the one given, and two such names the same file
-      if (value.indexOf('\uFFFD') >= 0 && utf8) {
-        throw new IllegalArgumentException(option + " " + Printable.of(value) + " holds U+FFFD, which stands for"
-            + " bytes that are not valid UTF-8 in the name given; expected a name of valid UTF-8 (rename the file)");
+      if (value.indexOf('\uFFFD') >= 0 && utf8 && !Files.exists(Path.of(value), LinkOption.NOFOLLOW_LINKS)) {
+        throw new IllegalArgumentException(option + " " + Printable.of(value) + " holds U+FFFD, which here stands"
+            + " for bytes that are not valid UTF-8 in the name given, or is one; expected a name of valid UTF-8"
+            + " without it (rename the file)");
       }
-      if (value.indexOf('\uFFFD') >= 0) {
+      if (value.indexOf('\uFFFD') >= 0 && !utf8) {
         throw new InvalidPathException(value, "unmappable characters");
       }
       return Path.of(value);
