@@ -78,6 +78,30 @@ class ScoreInputsTest {
         + " 4] has 2147483647 rows of 0 tokens; expected at most");
   }
 
+  /**
+   * Packed offsets of more rows than the heap can read and book are refused naming them, in a JVM of 32 MiB, where
+   * the heap ran out naming nothing. Found by a hostile tester.
+   */
+  @Test
+  void packedOffsetsPastTheHeapAreNamed() throws Exception {
+    long[] offsets = new long[1_500_001]; // empty rows: 12 MB of offsets, 36 MB read and booked
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofSegment("e", NdArray.ElementType.F32, new long[] {0, 4},
+        MemorySegment.ofArray(new float[0])));
+    t.put("offsets", longs("o", offsets));
+    SafeTensors.write(dir.resolve("packed.safetensors"), t);
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(5 * 4), 1, 5, 4);
+    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx32m",
+        "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",
+        System.getProperty("java.class.path"), NonUtf8LocaleTest.Child.class.getName(),
+        String.join("\u0001", "score", "--queries", p("q.npy"), "--docs", p("packed.safetensors"), "--out",
+            p("s.npy"))).redirectErrorStream(true).start();
+    String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, child.waitFor(), output);
+    assertTrue(output.contains("1 maxsim4j: error: docs offsets " + p("packed.safetensors") + ":offsets has 1500001"
+        + " entries, whose reading and bookkeeping take 36000024 bytes, more than this JVM's whole heap"), output);
+  }
+
   @Test
   void packedSafetensorsAndNpyScoreLikeTheLibrary() throws IOException {
     int[] offsets = {0, 3, 3, 8, 12};
