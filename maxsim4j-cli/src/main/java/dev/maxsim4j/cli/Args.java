@@ -128,8 +128,8 @@ public final class Args {
     }
     if (v != null && v.indexOf('\uFFFD') >= 0) {
       // the JVM reads bytes that are not UTF-8 as U+FFFD, as a file's line of them is refused where it is read
-      throw new UsageException(command + ": " + name + " holds U+FFFD, which here stands for bytes that are not"
-          + " valid UTF-8, or is one; expected UTF-8 text without it");
+      throw new UsageException(command + ": " + name + " holds U+FFFD, which stands either for bytes that are not"
+          + " valid UTF-8 or for the character itself; expected text without it");
     }
     return v;
   }

@@ -562,14 +562,17 @@ final class Inputs {
   /** Offsets as cu_seqlens: int32/int64 {@code [N+1]}, from 0, never decreasing, ending at T. */
   static int[] offsets(String what, NdArray offsets, long tokens) {
     String name = what + " offsets " + offsets.source();
+    if (offsets.type() != NdArray.ElementType.I32 && offsets.type() != NdArray.ElementType.I64) {
+      throw new IllegalArgumentException(name + " holds " + offsets.type() + "; expected int32 or int64 offsets");
+    }
     // read as longs, kept as ints, and booked by the batch (a start, a length and a valid count): refused by name
     // here where they cannot fit the heap, rather than as a heap exhausted somewhere
-    long bytes = offsets.elements() * (Long.BYTES + Integer.BYTES + 3L * Integer.BYTES);
+    long perEntry = Long.BYTES + Integer.BYTES + 3L * Integer.BYTES;
     long heap = Runtime.getRuntime().maxMemory();
-    if (bytes > heap) {
+    if (offsets.rank() == 1 && offsets.elements() > heap / perEntry) {
       throw new IllegalArgumentException(name + " has " + offsets.elements() + " entries, whose reading and"
-          + " bookkeeping take " + bytes + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx);"
-          + " expected fewer rows per file, or a larger heap");
+          + " bookkeeping take " + offsets.elements() * perEntry + " bytes, more than this JVM's whole heap (" + heap
+          + " bytes, -Xmx); expected fewer rows per file, or a larger heap");
     }
     long[] v = offsets.integers();
     if (v == null) {

@@ -1,8 +1,6 @@
 package dev.maxsim4j.cli.io;
 
-import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 
 /**
@@ -10,8 +8,7 @@ import java.nio.file.Path;
  * file system cannot take is refused naming the option: under a locale that is not UTF-8 (the C locale of many
  * containers and cron jobs) a non-ASCII name cannot even be passed to the system, and {@link Path#of} would say
  * only "Malformed input or input contains unmappable characters"; and a name whose bytes are not valid in that
- * encoding reaches the JVM with U+FFFD in their place, naming another file (a name that holds U+FFFD itself is
- * taken where it names a file as given).
+ * encoding reaches the JVM with U+FFFD in their place, naming another file.
  */
 public final class PathArgument {
   private PathArgument() {}
@@ -23,9 +20,10 @@ public final class PathArgument {
     try {
       // the JVM decodes each argument's bytes in the file system's encoding, putting U+FFFD for bytes it cannot read:
       // the path would name another file than the one given, and two such names the same file
-      if (value.indexOf('\uFFFD') >= 0 && utf8 && !Files.exists(Path.of(value), LinkOption.NOFOLLOW_LINKS)) {
-        throw new IllegalArgumentException(option + " " + Printable.of(value) + " holds U+FFFD, which here stands"
-            + " for bytes that are not valid UTF-8 in the name given, or is one; expected a name of valid UTF-8"
+      // a file named with U+FFFD itself cannot be told from that other name, so neither is taken
+      if (value.indexOf('\uFFFD') >= 0 && utf8) {
+        throw new IllegalArgumentException(option + " " + Printable.of(value) + " holds U+FFFD, which stands either"
+            + " for bytes of the name given that are not valid UTF-8 or for the character itself; expected a name"
             + " without it (rename the file)");
       }
       if (value.indexOf('\uFFFD') >= 0 && !utf8) {

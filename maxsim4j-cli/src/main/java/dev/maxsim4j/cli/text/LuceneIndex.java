@@ -17,6 +17,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -182,7 +183,7 @@ public final class LuceneIndex implements Closeable {
           + TextFiles.shown(odd.getFirst().getFileName()) + " is not a regular file); rebuilding it");
       try {
         for (Path p : odd) {
-          Files.delete(p);
+          Files.deleteIfExists(p);
         }
       } catch (IOException e) {
         fs.close();
@@ -307,10 +308,19 @@ public final class LuceneIndex implements Closeable {
    */
   private static List<Path> notRegular(Path dir) {
     try (Stream<Path> entries = Files.list(dir)) {
-      return entries.filter(p -> Files.isSymbolicLink(p) || !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
-          && !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)).sorted().toList();
+      return entries.filter(LuceneIndex::isOdd).sorted().toList();
     } catch (IOException | RuntimeException unlisted) {
       return List.of(); // what cannot be listed fails the index's own reads, which say so
+    }
+  }
+
+  /** Whether {@code p} is a link, or neither a regular file nor a folder; false for one gone meanwhile. */
+  private static boolean isOdd(Path p) {
+    try {
+      BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      return a.isSymbolicLink() || a.isOther();
+    } catch (IOException gone) {
+      return false;
     }
   }
 
