@@ -1,6 +1,7 @@
 package dev.maxsim4j;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.Supplier;
 
 /**
  * The argument checks of {@link TokenBatch}'s factories: shapes against storage sizes, dtypes against storage
@@ -129,6 +130,21 @@ final class BatchChecks {
     }
   }
 
+  /**
+   * Makes what {@code rows} rows book: below the whole heap {@link #checkRowBookkeeping} lets through, what else
+   * the heap holds decides whether it fits, so a heap that runs out here is the argument's size too.
+   */
+  static <T> T bookRows(String what, long rows, Supplier<T> allocation) {
+    try {
+      return allocation.get();
+    } catch (OutOfMemoryError e) {
+      long heap = Runtime.getRuntime().maxMemory();
+      throw new IllegalArgumentException(what + " has " + rows + " rows, whose bookkeeping (" + ROW_BOOKKEEPING_BYTES
+          + " bytes a row, " + rows * ROW_BOOKKEEPING_BYTES + " in all) did not fit in what this JVM's heap ("
+          + heap + " bytes, -Xmx) had free; expected fewer rows per batch, or a larger heap");
+    }
+  }
+
   static void checkPaddedShape(String name, long elements, int n, int length, int dim) {
     if (n < 0 || length < 0 || dim <= 0) {
       throw new IllegalArgumentException("shape [n=" + n + ", length=" + length + ", dim=" + dim
@@ -168,8 +184,9 @@ final class BatchChecks {
     if (given.length == 0) {
       throw new IllegalArgumentException("offsets is empty; expected N+1 entries starting at 0");
     }
-    checkRowBookkeeping("offsets of length " + given.length, given.length - 1L, Runtime.getRuntime().maxMemory());
-    int[] offsets = given.clone();
+    String what = "offsets of length " + given.length;
+    checkRowBookkeeping(what, given.length - 1L, Runtime.getRuntime().maxMemory());
+    int[] offsets = bookRows(what, given.length - 1L, given::clone);
     if (offsets[0] != 0) {
       throw new IllegalArgumentException("offsets[0] = " + offsets[0] + "; expected 0");
     }

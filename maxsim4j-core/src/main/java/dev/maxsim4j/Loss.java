@@ -92,6 +92,10 @@ public sealed interface Loss {
       if (rows < 0 || columns < 0) {
         throw new IllegalArgumentException("rows = " + rows + ", columns = " + columns + "; expected both >= 0");
       }
+      if (rows > 0 && columns == 0) {
+        throw new IllegalArgumentException("rows = " + rows + ", columns = 0; expected a column (a document) for"
+            + " every row to have a gradient");
+      }
       if (dScores.length != (long) rows * columns) {
         throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected rows x columns = "
             + rows + " x " + columns);

@@ -565,13 +565,15 @@ public final class TokenBatch {
 
   private static Tokens paddedTokens(DType dtype, int n, int length, int dim, float[] f32, short[] s16, byte[] s8,
       MemorySegment seg, float[] scales) {
-    int[] start = new int[n];
-    int[] len = new int[n];
-    for (int i = 0; i < n; i++) {
-      start[i] = i * length;
-      len[i] = length;
-    }
-    return new Tokens(dtype, dim, length, start, len, n * length, null, f32, s16, s8, seg, scales);
+    return BatchChecks.bookRows("shape [" + n + ", " + length + ", " + dim + "]", n, () -> {
+      int[] start = new int[n];
+      int[] len = new int[n];
+      for (int i = 0; i < n; i++) {
+        start[i] = i * length;
+        len[i] = length;
+      }
+      return new Tokens(dtype, dim, length, start, len, n * length, null, f32, s16, s8, seg, scales);
+    });
   }
 
   private static Tokens packed(DType dtype, int[] offsets, int dim, float[] f32, short[] s16, MemorySegment seg) {
@@ -581,11 +583,13 @@ public final class TokenBatch {
   private static Tokens packedTokens(DType dtype, int[] offsets, int dim, float[] f32, short[] s16, byte[] s8,
       MemorySegment seg, float[] scales) {
     int n = offsets.length - 1;
-    int[] start = Arrays.copyOf(offsets, n);
-    int[] len = new int[n];
-    for (int i = 0; i < n; i++) {
-      len[i] = offsets[i + 1] - offsets[i];
-    }
-    return new Tokens(dtype, dim, -1, start, len, offsets[n], null, f32, s16, s8, seg, scales);
+    return BatchChecks.bookRows("offsets of length " + offsets.length, n, () -> {
+      int[] start = Arrays.copyOf(offsets, n);
+      int[] len = new int[n];
+      for (int i = 0; i < n; i++) {
+        len[i] = offsets[i + 1] - offsets[i];
+      }
+      return new Tokens(dtype, dim, -1, start, len, offsets[n], null, f32, s16, s8, seg, scales);
+    });
   }
 }
