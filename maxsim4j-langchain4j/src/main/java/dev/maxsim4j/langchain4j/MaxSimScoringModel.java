@@ -75,10 +75,13 @@ public final class MaxSimScoringModel implements ScoringModel {
     List<Double> scores = new ArrayList<>(texts.size());
     for (int from = 0; from < texts.size(); from += segmentsPerCall) {
       List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
-      TokenBatch encoded = encoded(group);
-      for (float s : maxSim.scores(q, withoutTextMasked(encoded))[0]) {
-        // a segment without text keeps MaxSim's score for an empty document, the same on every path
-        scores.add(s == MaxSim.EMPTY_DOCUMENT_SCORE ? s
+      TokenBatch documents = withoutTextMasked(encoded(group));
+      float[] sums = maxSim.scores(q, documents)[0];
+      for (int i = 0; i < sums.length; i++) {
+        // a segment without text keeps MaxSim's score for an empty document, the same on every path; known by its
+        // tokens, since a segment with text may sum to exactly that score too
+        float s = sums[i];
+        scores.add(documents.validTokens(i) == 0 ? s
             : encoder.unitLength() ? meanCosine(s, queryTokens) : (double) s / queryTokens);
       }
     }
