@@ -102,6 +102,17 @@ public final class Main {
   }
 
   private static int command(String[] args, PrintStream out) throws IOException {
+    try {
+      return dispatch(args, out);
+    } catch (UsageException e) {
+      // every refusal of a command's line names the command, as most of their messages do themselves
+      String prefix = args[0] + ": ";
+      throw e.getMessage().startsWith(prefix) || !USAGES.containsKey(args[0]) ? e
+          : new UsageException(prefix + e.getMessage());
+    }
+  }
+
+  private static int dispatch(String[] args, PrintStream out) throws IOException {
     return switch (args[0]) {
       case "gpu" -> GpuCommand.run(args, out);
       case "gpu-scale" -> GpuScaleCommand.run(args, out);

@@ -48,7 +48,8 @@ public final class Shapes {
       try {
         sh[i] = Args.parseInt(parts[i].trim());
       } catch (NumberFormatException e) {
-        throw new UsageException(command + ": --shape '" + s + "'; '" + parts[i] + "' is not an integer");
+        throw new UsageException(command + ": --shape '" + s + "'; '" + parts[i] + "' is not an integer from 1 to "
+            + Integer.MAX_VALUE + " (plain digits)");
       }
       if (sh[i] < 1) {
         throw new UsageException(command + ": --shape '" + s + "'; every entry must be >= 1");
@@ -76,11 +77,13 @@ public final class Shapes {
 
   /**
    * As {@link #checkHeap(String, String, int[])} for the CPU kernels, which also copy each query with its tokens
-   * padded to 16 lanes: up to 16 times a query's bytes where it has one token.
+   * padded to 16 lanes (up to 16 times a query's bytes where it has one token), beside {@code typedBytes} of the
+   * inputs' copies in the benchmarked types.
    */
-  public static void checkCpuHeap(String command, String s, int[] sh) {
+  public static void checkCpuHeap(String command, String s, int[] sh, long typedBytes) {
     long padded = Float.BYTES * (long) sh[0] * ((sh[2] + 15L) / 16 * 16) * sh[4];
-    checkHeap(command, s, sh, padded, ", and the kernel's copy of the queries padded to 16 tokens");
+    checkHeap(command, s, sh, padded + typedBytes, ", the kernel's copy of the queries padded to 16 tokens"
+        + (typedBytes > 0 ? " and the inputs' copies in the benchmarked types" : ""));
   }
 
   private static void checkHeap(String command, String s, int[] sh, long extra, String extraWhat) {

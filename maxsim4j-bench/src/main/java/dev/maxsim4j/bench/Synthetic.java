@@ -11,12 +11,17 @@ public final class Synthetic {
 
   /** A padded batch {@code [n, l, d]} of random unit vectors in {@code dtype}. */
   public static TokenBatch unitBatch(SplittableRandom rnd, DType dtype, int n, int l, int d) {
+    return store(dtype, unitValues(rnd, n, l, d), n, l, d);
+  }
+
+  /** The values of {@link #unitBatch}'s batch, {@code [n, l, d]} row-major fp32, from the same random stream. */
+  public static float[] unitValues(SplittableRandom rnd, int n, int l, int d) {
     int tokens = Math.multiplyExact(n, l);
     float[] v = new float[Math.multiplyExact(tokens, d)];
     for (int t = 0; t < tokens; t++) {
       unitVector(rnd, v, t * d, d);
     }
-    return store(dtype, v, n, l, d);
+    return v;
   }
 
   private static void unitVector(SplittableRandom rnd, float[] v, int off, int d) {

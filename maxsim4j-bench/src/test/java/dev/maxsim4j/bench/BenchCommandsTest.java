@@ -103,7 +103,8 @@ class BenchCommandsTest {
     assertTrue(svg.startsWith("<svg") && svg.contains("1×20×8×30×16") && svg.contains("×</text>"), svg);
     BenchRun noTrain = BenchRun.of("plot", "memory", "--in", p("b.json"), "--out", p("m.svg"));
     assertEquals(1, noTrain.status());
-    assertTrue(noTrain.err().contains("no B×B row with Lq = 48"), noTrain.err());
+    assertTrue(noTrain.err().contains("plot memory: --in " + p("b.json") + ": no B×B row with Lq = 48 and Ld = 300"
+        + " (--lq, --ld); expected the JSON that gpu --train --json writes"), noTrain.err());
   }
 
   @Test

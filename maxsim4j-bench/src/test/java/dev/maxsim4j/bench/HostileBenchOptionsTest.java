@@ -81,6 +81,26 @@ class HostileBenchOptionsTest {
     assertTrue(gpu.out().isEmpty(), gpu.out());
   }
 
+  /**
+   * A hostile tester's finding: fp16 documents whose fp32 values fit the heap but not beside their fp16 copy passed
+   * the check before the run and ran out of memory in it, naming no shape. The copies are counted now.
+   */
+  @Test
+  void typedCopiesOfTheInputsCountAgainstTheHeap() {
+    long heap = Runtime.getRuntime().maxMemory();
+    // fp32 documents of 80% of the heap: they alone would pass; with their fp16 copy they are 120% of it
+    long documents = heap * 8 / 10 / (128L * 128 * Float.BYTES);
+    if (documents < 1 || documents * 128 * 128 > Shapes.MAX_ELEMENTS) {
+      return;
+    }
+    String shape = "1," + documents + ",1,128,128";
+    BenchRun run = assertTimeoutPreemptively(Duration.ofSeconds(30),
+        () -> BenchRun.of("cpu", "--shape", shape, "--dtype", "fp16", "--iterations", "1", "--rounds", "1"));
+    assertTrue(run.refusedWith("cpu: --shape '" + shape + "' needs at least"), run.err());
+    assertTrue(run.err().contains("the inputs' copies in the benchmarked types"), run.err());
+    assertTrue(run.out().isEmpty(), run.out());
+  }
+
   @Test
   void theNaivePathIsSkippedWhereTheHeapCannotHoldItsCopiesNotRunIntoOutOfMemory() {
     // 2 GiB of fp32 documents: the inputs fit the tests' 4 GiB heap, but not again as the naive path's copy

@@ -110,7 +110,8 @@ public final class CpuBench {
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     for (String s : shapes) {
       int[] sh = Shapes.parse("cpu", s);
-      Shapes.checkCpuHeap("cpu", s, sh);
+      Shapes.checkCpuHeap("cpu", s, sh, typedBytes(queryType, (long) sh[0] * sh[2], sh[4])
+          + typedBytes(docType, (long) sh[1] * sh[3], sh[4]));
       if (a.has("--sgemm")) {
         SgemmBench.checkPerPair("cpu", s, sh, threads);
       }
@@ -133,38 +134,17 @@ public final class CpuBench {
             + " 1%n", blas.config(), blas.coreName(), threads, threads);
       }
       out.println(header(compareFp32, blas != null));
+      Run run = new Run(maxSim, sgemm, docType, queryType, threads, naive, compareFp32, iterations, rounds);
       for (String s : shapes) {
-        int[] sh = Shapes.parse("cpu", s);
-        SplittableRandom rnd = new SplittableRandom(42);
-        TokenBatch q32 = Synthetic.unitBatch(rnd, DType.FLOAT32, sh[0], sh[2], sh[4]);
-        TokenBatch d32 = Synthetic.unitBatch(rnd, DType.FLOAT32, sh[1], sh[3], sh[4]);
-        TokenBatch q = as(q32, queryType);
-        TokenBatch d = as(d32, docType);
-        jitWarmUp(maxSim, rnd, queryType, docType, sh, threads, naive);
-        List<Runnable> calls = new ArrayList<>(List.of(() -> maxSim.scores(q, d)));
-        if (compareFp32) {
-          calls.add(() -> maxSim.scores(q32, d32));
-        }
-        int sgemmAt = calls.size();
-        Runnable whole = null;
-        if (sgemm != null) {
-          float[] qv = q32.toFloatArray();
-          float[] dv = d32.toFloatArray();
-          calls.add(sgemm.perPair(sh, qv, dv));
-          whole = sgemm.whole(sh, qv, dv);
-          if (whole != null) {
-            calls.add(whole);
+        Case c;
+        try {
+          c = run.measure(Shapes.parse("cpu", s));
+        } catch (OutOfMemoryError e) {
+          if (!String.valueOf(e.getMessage()).contains("Java heap space")) {
+            throw e;
           }
+          throw outOfHeap(s, docType, queryType);
         }
-        double[] ms = Rounds.bestMedians(calls, iterations, rounds);
-        double naiveMs = Double.NaN;
-        if (naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT && naiveFitsHeap(sh, q, d)) {
-          naiveMs = Timing.medianMillis(() -> NaiveMaxSim.scores(q, d, threads),
-              iterations == 0 ? 0 : Math.min(iterations, 5));
-        }
-        Case c = new Case(sh, docType, queryType, maxSim.backendName(), threads, ms[0],
-            compareFp32 ? ms[1] : Double.NaN, naiveMs, sgemm == null ? Double.NaN : ms[sgemmAt],
-            whole == null ? Double.NaN : ms[sgemmAt + 1]);
         cases.add(c);
         out.println(row(s, c, compareFp32, blas != null));
         // the finished shapes beside the target, whole, after each: a later shape that fails leaves them, and
@@ -181,6 +161,44 @@ public final class CpuBench {
       Files.deleteIfExists(partial(a.get("--json")));
     }
     return 0;
+  }
+
+  /** What every shape of a run is measured with. */
+  private record Run(MaxSim maxSim, SgemmBench sgemm, DType docType, DType queryType, int threads, boolean naive,
+      boolean compareFp32, int iterations, int rounds) {
+    Case measure(int[] sh) {
+      SplittableRandom rnd = new SplittableRandom(42);
+      // the fp32 values once: the batches, their typed copies and sgemm's operands all read these arrays
+      float[] qv = Synthetic.unitValues(rnd, sh[0], sh[2], sh[4]);
+      float[] dv = Synthetic.unitValues(rnd, sh[1], sh[3], sh[4]);
+      TokenBatch q32 = TokenBatch.ofFloats(qv, sh[0], sh[2], sh[4]);
+      TokenBatch d32 = TokenBatch.ofFloats(dv, sh[1], sh[3], sh[4]);
+      TokenBatch q = as(q32, qv, queryType);
+      TokenBatch d = as(d32, dv, docType);
+      jitWarmUp(maxSim, rnd, queryType, docType, sh, threads, naive);
+      List<Runnable> calls = new ArrayList<>(List.of(() -> maxSim.scores(q, d)));
+      if (compareFp32) {
+        calls.add(() -> maxSim.scores(q32, d32));
+      }
+      int sgemmAt = calls.size();
+      Runnable whole = null;
+      if (sgemm != null) {
+        calls.add(sgemm.perPair(sh, qv, dv));
+        whole = sgemm.whole(sh, qv, dv);
+        if (whole != null) {
+          calls.add(whole);
+        }
+      }
+      double[] ms = Rounds.bestMedians(calls, iterations, rounds);
+      double naiveMs = Double.NaN;
+      if (naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT && naiveFitsHeap(sh, q, d)) {
+        naiveMs = Timing.medianMillis(() -> NaiveMaxSim.scores(q, d, threads),
+            iterations == 0 ? 0 : Math.min(iterations, 5));
+      }
+      return new Case(sh, docType, queryType, maxSim.backendName(), threads, ms[0],
+          compareFp32 ? ms[1] : Double.NaN, naiveMs, sgemm == null ? Double.NaN : ms[sgemmAt],
+          whole == null ? Double.NaN : ms[sgemmAt + 1]);
+    }
   }
 
   /** More timed calls than any median needs; the timings of each are kept, so a bound keeps them in the heap. */
@@ -229,12 +247,29 @@ public final class CpuBench {
     return bytes <= Runtime.getRuntime().maxMemory();
   }
 
-  private static TokenBatch as(TokenBatch fp32, DType type) {
+  /** {@code fp32} (whose values are {@code values}) as {@code type}. */
+  private static TokenBatch as(TokenBatch fp32, float[] values, DType type) {
     return switch (type) {
       case FLOAT32 -> fp32;
-      case FLOAT16, BFLOAT16 -> Synthetic.store(type, fp32.toFloatArray(), fp32.size(), fp32.maxLength(), fp32.dim());
+      case FLOAT16, BFLOAT16 -> Synthetic.store(type, values, fp32.size(), fp32.maxLength(), fp32.dim());
       default -> fp32.quantize(type);
     };
+  }
+
+  /** Heap bytes of a copy of {@code tokens} fp32 tokens of {@code dim} in {@code type} (none for fp32 itself). */
+  private static long typedBytes(DType type, long tokens, int dim) {
+    return type == DType.FLOAT32 ? 0 : tokens * (type.bytesPerToken(dim) + (type.isQuantized() ? Float.BYTES : 0));
+  }
+
+  /**
+   * A shape that ran out of heap, named: the check before the run counts the inputs and copies every shape holds,
+   * not the kernels' own buffers nor what else the heap holds by then.
+   */
+  private static IllegalStateException outOfHeap(String shape, DType docType, DType queryType) {
+    return new IllegalStateException("cpu: --shape '" + shape + "' with " + shortType(docType) + " documents and "
+        + shortType(queryType) + " queries ran out of memory with a heap of "
+        + (Runtime.getRuntime().maxMemory() >> 20) + " MiB; expected a smaller shape, or a larger -Xmx through"
+        + " JAVA_OPTS");
   }
 
   static String shortType(DType t) {
@@ -275,8 +310,10 @@ public final class CpuBench {
   private static void jitWarmUp(MaxSim maxSim, SplittableRandom rnd, DType queryType, DType docType, int[] sh,
       int threads, boolean naive) {
     int[] small = {Math.min(sh[0], 2), Math.min(sh[1], 16), Math.min(sh[2], 64), Math.min(sh[3], 64), sh[4]};
-    TokenBatch q = as(Synthetic.unitBatch(rnd, DType.FLOAT32, small[0], small[2], small[4]), queryType);
-    TokenBatch d = as(Synthetic.unitBatch(rnd, DType.FLOAT32, small[1], small[3], small[4]), docType);
+    float[] qv = Synthetic.unitValues(rnd, small[0], small[2], small[4]);
+    float[] dv = Synthetic.unitValues(rnd, small[1], small[3], small[4]);
+    TokenBatch q = as(TokenBatch.ofFloats(qv, small[0], small[2], small[4]), qv, queryType);
+    TokenBatch d = as(TokenBatch.ofFloats(dv, small[1], small[3], small[4]), dv, docType);
     boolean naiveToo = naive && NaiveMaxSim.gridBytes(q, d) <= NAIVE_GRID_LIMIT && naiveFitsHeap(small, q, d);
     for (int i = 0; i < 200; i++) {
       maxSim.scores(q, d);

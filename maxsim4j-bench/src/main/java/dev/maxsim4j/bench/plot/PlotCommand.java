@@ -61,12 +61,20 @@ public final class PlotCommand {
     AtomicOutput.check("--out", target, List.of(in));
     List<Map<String, Object>> rows = rows(in);
     String source = in.getFileName().toString();
-    String svg = switch (argv[1]) {
-      case "speedup" -> speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), source);
-      case "memory" -> memory(rows, a.intValue("--lq", 48, 1), a.intValue("--ld", 300, 1),
-          a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"), source);
-      default -> goals(rows, a.getOr("--title", "Time per call against the per-call goals"), source);
-    };
+    int lq = a.intValue("--lq", 48, 1);
+    int ld = a.intValue("--ld", 300, 1);
+    String svg;
+    try {
+      svg = switch (argv[1]) {
+        case "speedup" -> speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), source);
+        case "memory" -> memory(rows, lq, ld, a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"),
+            source);
+        default -> goals(rows, a.getOr("--title", "Time per call against the per-call goals"), source);
+      };
+    } catch (IllegalArgumentException e) {
+      // the rows are the file's: name it, and the chart that read them
+      throw new IllegalArgumentException("plot " + argv[1] + ": --in " + in + ": " + e.getMessage(), e);
+    }
     AtomicOutput.writeString("--out", target, List.of(in), svg);
     out.println("wrote " + target);
     return 0;
@@ -242,7 +250,8 @@ public final class PlotCommand {
       }
     }
     if (picked.isEmpty()) {
-      throw new IllegalArgumentException("no B×B row with Lq = " + lq + " and Ld = " + ld);
+      throw new IllegalArgumentException("no B×B row with Lq = " + lq + " and Ld = " + ld + " (--lq, --ld); expected"
+          + " the JSON that gpu --train --json writes, with rows of as many queries as documents");
     }
     for (Map<String, Object> r : picked) {
       // the op's memory is what the chart is of; eager's is absent where --compare did not run, null where it ran

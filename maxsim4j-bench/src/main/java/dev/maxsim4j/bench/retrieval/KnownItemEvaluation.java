@@ -268,16 +268,17 @@ final class KnownItemEvaluation {
   }
 
   static int[] ints(String option, String value) {
+    String expected = "; expected integers from 1 to " + Integer.MAX_VALUE + " (plain digits), comma-separated";
     try {
       int[] v = Arrays.stream(value.split(",", -1)).map(String::strip).mapToInt(Args::parseInt).toArray();
       for (int x : v) {
         if (x < 1) {
-          throw new UsageException(option + " " + value + "; expected positive integers, comma-separated");
+          throw new UsageException("retrieval: " + option + " '" + value + "'" + expected);
         }
       }
       return v;
     } catch (NumberFormatException e) {
-      throw new UsageException(option + " '" + value + "'; expected integers, comma-separated");
+      throw new UsageException("retrieval: " + option + " '" + value + "'" + expected);
     }
   }
 }

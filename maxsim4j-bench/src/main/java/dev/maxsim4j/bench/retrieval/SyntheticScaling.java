@@ -32,18 +32,27 @@ final class SyntheticScaling {
     List<FdeParams> fdeList = FdeParams.parseList("--fde", a.getOr("--fde", "3:8:8"), corpus.dim);
     // one set and one count are timed: more, silently dropped, would read as measured
     if (candidateList.length > 1) {
-      throw new UsageException("--candidates '" + a.get("--candidates") + "'; expected one count with --synthetic");
+      throw new UsageException("retrieval: --candidates '" + a.get("--candidates") + "'; expected one count with"
+          + " --synthetic");
     }
     if (fdeList.size() > 1) {
-      throw new UsageException("--fde '" + a.get("--fde") + "'; expected one set with --synthetic");
+      throw new UsageException("retrieval: --fde '" + a.get("--fde") + "'; expected one set with --synthetic");
     }
     for (int n : sizes) {
       // the corpus's token offsets are ints: a larger one wrapped them instead of failing
       if ((long) n * corpus.docTokens > Integer.MAX_VALUE) {
-        throw new UsageException("--synthetic " + n + " documents of " + corpus.docTokens + " tokens is "
+        throw new UsageException("retrieval: --synthetic " + n + " documents of " + corpus.docTokens + " tokens is "
             + (long) n * corpus.docTokens + " tokens; expected at most " + Integer.MAX_VALUE / corpus.docTokens
             + " documents");
       }
+    }
+    // every query's tokens are held at once (as small arrays): a count the heap cannot hold is refused, not run out of
+    long perQuery = (long) corpus.queryTokens * (corpus.dim * Float.BYTES + 16) + 64;
+    long heap = Runtime.getRuntime().maxMemory();
+    if (queries > heap / 2 / perQuery) {
+      throw new UsageException("retrieval: --queries " + queries + "; their tokens take about " + perQuery + " bytes"
+          + " each, more than half this JVM's heap (" + (heap >> 20) + " MiB) in all; expected at most "
+          + heap / 2 / perQuery + ", or a larger -Xmx through JAVA_OPTS");
     }
     int candidates = candidateList[0];
     FdeParams params = fdeList.get(0);

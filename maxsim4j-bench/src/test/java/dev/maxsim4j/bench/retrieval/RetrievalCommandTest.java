@@ -91,8 +91,16 @@ class RetrievalCommandTest {
 
   @Test
   void badArgumentsAreOneLine() {
-    assertTrue(BenchRun.of("retrieval", "--synthetic", "10,x").refusedWith("--synthetic '10,x'; expected integers"));
-    assertTrue(BenchRun.of("retrieval", "--synthetic", "0").refusedWith("expected positive integers"));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "10,x").refusedWith("retrieval: --synthetic '10,x'; expected"
+        + " integers from 1 to 2147483647"));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "0").refusedWith("retrieval: --synthetic '0'; expected"
+        + " integers from 1"));
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "99999999999").refusedWith("--synthetic '99999999999';"
+        + " expected integers from 1 to 2147483647"));
+    // every query's tokens are held at once: a count past the heap is refused, not run out of memory
+    BenchRun queries = BenchRun.of("retrieval", "--synthetic", "100", "--exact-only", "--queries", "999999999");
+    assertTrue(queries.refusedWith("retrieval: --queries 999999999; their tokens take about"), queries.err());
+    assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "1:1:1,2:2:2").refusedWith("retrieval: --fde"));
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "4:8").refusedWith("expected bits:repetitions:projection"));
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "11:1:1").refusedWith("simHashBits = 11"));
     // a missing input is named as the user commands name one (exit 1, as for any input that cannot be read)
