@@ -41,18 +41,21 @@ final class Inputs {
 
   /** The options that describe one side (queries or documents). */
   record Options(String what, String embeddings, String tensor, String mask, String maskTensor, String offsets,
-      String scales, String scaleTensor, String bits) {}
+      String offsetsTensor, String scales, String scaleTensor, String bits) {}
 
   static final Options QUERIES = new Options("queries", "--queries", "--queries-tensor", "--query-mask",
-      "--query-mask-tensor", "--query-offsets", "--query-scales", "--queries-scale-tensor", "--queries-bits");
+      "--query-mask-tensor", "--query-offsets", "--query-offsets-tensor", "--query-scales", "--queries-scale-tensor",
+      "--queries-bits");
   static final Options DOCS = new Options("docs", "--docs", "--docs-tensor", "--doc-mask", "--doc-mask-tensor",
-      "--doc-offsets", "--doc-scales", "--docs-scale-tensor", "--docs-bits");
+      "--doc-offsets", "--doc-offsets-tensor", "--doc-scales", "--docs-scale-tensor", "--docs-bits");
 
   /**
-   * A batch, the shape of the embeddings it came from, every file it read, whether scales were read, and where
-   * packed bits took their d from (the flag or the file's record; null for other types).
+   * A batch, the shape of the embeddings it came from, every file it read, whether scales were read, where packed
+   * bits took their d from (the flag or the file's record; null for other types), and a note for the user (null:
+   * none) where the file suggests another reading than the one taken.
    */
-  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files, boolean scaled, String bitsFrom) {}
+  record Loaded(TokenBatch batch, NdArray embeddings, List<Path> files, boolean scaled, String bitsFrom,
+      String note) {}
 
   /** The largest array the JVM allocates. */
   static final long HEAP_ELEMENTS = Integer.MAX_VALUE - 8;
@@ -166,9 +169,18 @@ final class Inputs {
         o.maskTensor(), MASK, files, opened);
 
     Path offsetsPath = path(a, o.offsets());
+    String offsetsTensor = a.get(o.offsetsTensor());
+    if (offsetsPath == null && offsetsTensor != null) {
+      if (!safetensors) {
+        throw new UsageException("score: " + o.offsetsTensor() + " needs " + o.offsets()
+            + " FILE (it defaults to the embeddings file only when that is a .safetensors file, and " + path
+            + " is not)");
+      }
+      offsetsPath = file;
+    }
     if (offsetsPath != null && emb.rank() != 2) {
-      throw new UsageException("score: " + o.offsets() + " is for packed [T, d] embeddings, but " + emb.source()
-          + " has shape " + emb.shapeString());
+      throw new UsageException("score: " + (a.get(o.offsets()) != null ? o.offsets() : o.offsetsTensor())
+          + " is for packed [T, d] embeddings, but " + emb.source() + " has shape " + emb.shapeString());
     }
     if (offsetsPath == null && safetensors && names.contains(OFFSETS) && !OFFSETS.equals(embName)) {
       if (emb.rank() != 2) {
@@ -179,8 +191,10 @@ final class Inputs {
       }
       offsetsPath = file;
     }
-    NdArray offsets = offsetsPath == null ? null : read(given(a, o.offsets(), o), offsetsPath, null,
-        o.offsets(), OFFSETS, files, opened);
+    NdArray offsets = offsetsPath == null ? null : read(given(a, o.offsets(), o), offsetsPath, offsetsTensor,
+        o.offsetsTensor(), OFFSETS, files, opened);
+    String note = offsets == null && emb.rank() == 2 && safetensors
+        ? offsetsLike(o, path, tensors, names, embName, emb.dim(0)) : null;
 
     NdArray scales = scales(a, o, file, safetensors, names, embName, emb, dtype, files, opened);
     // the mask is read once, checked first: it tells which scales must be finite (a masked token's is never read)
@@ -193,7 +207,44 @@ final class Inputs {
     // d of packed bits comes from the flag where it is given, else from the record bits() checked
     String bitsFrom = dtype != DType.BINARY ? null : a.get(o.bits()) != null ? o.bits()
         : DIM_KEY + embName + " in its __metadata__";
-    return new Loaded(batch, emb, files, scales != null, bitsFrom);
+    return new Loaded(batch, emb, files, scales != null, bitsFrom, note);
+  }
+
+  /**
+   * A note where {@code [T, d]} embeddings, read as one row of T tokens, sit beside an integer tensor of another name
+   * that reads as offsets over them (from 0 to T, never decreasing): packed rows whose offsets were not named.
+   */
+  private static String offsetsLike(Options o, Path path, SafeTensorsFile tensors, List<String> names, String embName,
+      long tokens) {
+    for (String name : names) {
+      if (name.equals(embName)) {
+        continue;
+      }
+      NdArray t;
+      try {
+        t = tensors.read(name);
+      } catch (RuntimeException unreadable) {
+        continue; // a tensor of a type this reader does not take is not offsets either
+      }
+      // offsets of T tokens have at most T + 1 entries; looked at only where their copy is a small part of the heap
+      if (t.rank() != 1 || t.elements() < 2 || t.elements() > tokens + 1
+          || t.elements() > Runtime.getRuntime().maxMemory() / 64
+          || (t.type() != NdArray.ElementType.I32 && t.type() != NdArray.ElementType.I64)) {
+        continue;
+      }
+      long[] v = t.integers();
+      boolean offsets = v[0] == 0 && v[v.length - 1] == tokens;
+      for (int i = 1; offsets && i < v.length; i++) {
+        offsets = v[i] >= v[i - 1];
+      }
+      if (offsets) {
+        String shown = Printable.oneLine(name);
+        return o.embeddings() + " " + path + ": the [" + tokens + ", d] tensor '" + Printable.oneLine(embName)
+            + "' is scored as one row of " + tokens + " tokens; the tensor '" + shown + "' beside it reads as offsets"
+            + " of " + (v.length - 1) + " rows (give " + o.offsetsTensor() + " " + shown + " to score those rows)";
+      }
+    }
+    return null;
   }
 
   /**

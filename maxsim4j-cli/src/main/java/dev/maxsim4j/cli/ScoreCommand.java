@@ -8,6 +8,7 @@ import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
+import dev.maxsim4j.cli.text.Warnings;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -27,7 +28,7 @@ final class ScoreCommand {
   static final String USAGE = """
       score --queries Q --docs D [--query-mask QM] [--doc-mask DM] (--out S.npy | --top-k K --out-run run.tsv)
             [--pairwise] [--normalize]
-            [--query-offsets QO] [--doc-offsets DO]
+            [--query-offsets QO] [--doc-offsets DO] [--query-offsets-tensor NAME] [--doc-offsets-tensor NAME]
             [--queries-tensor NAME] [--docs-tensor NAME] [--query-mask-tensor NAME] [--doc-mask-tensor NAME]
             [--docs-scale-tensor NAME] [--doc-scales S] [--docs-bits D]   (the same for queries:
             --queries-scale-tensor, --query-scales, --queries-bits)
@@ -42,8 +43,10 @@ final class ScoreCommand {
         packed, the tensor "scales" beside the embeddings (as quantize writes it) or --docs-scale-tensor /
         --doc-scales. Layouts: padded [N, L, d], D may be [B, K, L, d]
         (candidates), or packed [T, d] with offsets [N+1] (int32/int64, like cu_seqlens; row i is tokens
-        offsets[i] .. offsets[i+1]-1): for .npy given by --query-offsets / --doc-offsets, in a .safetensors
-        file the tensor "offsets" beside the embeddings. [L, d] without offsets is one row of L tokens (N = 1).
+        offsets[i] .. offsets[i+1]-1): given by --query-offsets / --doc-offsets (a .npy file, or a .safetensors
+        file and its --*-offsets-tensor), or in a .safetensors file the tensor "offsets" beside the embeddings, or
+        the one --*-offsets-tensor names there. [L, d] without offsets is one row of L tokens (N = 1); a note on
+        stderr says so where an integer tensor beside it reads as offsets.
         Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]; [L, d]: [L] or [1, L]); the
         tensor "mask" beside the embeddings, or a --*-mask-tensor without --*-mask, reads the mask from the embeddings'
         .safetensors file ("mask", "scales" and "offsets" beside them are read, whatever the embeddings tensor
@@ -58,7 +61,8 @@ final class ScoreCommand {
   static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("score", argv, 1,
         Set.of("--queries", "--docs", "--query-mask", "--doc-mask", "--out", "--top-k", "--out-run",
-            "--query-offsets", "--doc-offsets", "--queries-tensor", "--docs-tensor", "--query-mask-tensor",
+            "--query-offsets", "--doc-offsets", "--query-offsets-tensor", "--doc-offsets-tensor", "--queries-tensor",
+            "--docs-tensor", "--query-mask-tensor",
             "--doc-mask-tensor", "--query-scales", "--doc-scales", "--queries-scale-tensor", "--docs-scale-tensor",
             "--queries-bits", "--docs-bits", "--backend", "--threads"),
         Set.of("--pairwise", "--normalize", "--verbose"));
@@ -109,6 +113,12 @@ final class ScoreCommand {
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
     Inputs.Loaded docs = Inputs.load(a, Inputs.DOCS);
+    Warnings warnings = new Warnings(err);
+    for (Inputs.Loaded l : List.of(queries, docs)) {
+      if (l.note() != null) {
+        warnings.warn("score " + l.note());
+      }
+    }
     boolean candidates = docs.embeddings().rank() == 4;
     if (a.has("--pairwise") && candidates) {
       throw new UsageException("score: --pairwise cannot be combined with 4-D candidate documents");

@@ -65,6 +65,9 @@ final class ShardedScore {
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
+    if (queries.note() != null) {
+      new Warnings(err).warn("score " + queries.note());
+    }
     List<Shard> shards = load(a, PathArgument.of("--docs", a.get("--docs")), queries, err);
     long documents = shards.getLast().first() + shards.getLast().size();
     TokenBatch q = a.has("--normalize") ? queries.batch().l2Normalized() : queries.batch();
@@ -202,7 +205,7 @@ final class ShardedScore {
       }
       long at = first;
       // its mapping and its batch are dropped once checked: one shard's mask and scales are held at a time
-      Shard shard = RunMemory.freedAfter(() -> checked(a, file, at, queries, shards));
+      Shard shard = RunMemory.freedAfter(() -> checked(a, file, at, queries, shards, err));
       shards.add(shard);
       first += shard.size();
     }
@@ -214,9 +217,12 @@ final class ShardedScore {
   }
 
   /** The shard in {@code file}, its documents numbered from {@code first}, checked against the shards before it. */
-  private static Shard checked(Args a, Path file, long first, Inputs.Loaded queries, List<Shard> shards)
-      throws IOException {
+  private static Shard checked(Args a, Path file, long first, Inputs.Loaded queries, List<Shard> shards,
+      PrintStream err) throws IOException {
     Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file, 0);
+    if (loaded.note() != null && shards.isEmpty()) { // the shards are alike: the first one's note stands for all
+      new Warnings(err).warn("score " + loaded.note());
+    }
     if (loaded.embeddings().rank() == 4) {
       throw new IllegalArgumentException("docs shard " + file + " has shape " + loaded.embeddings().shapeString()
           + "; expected documents [N, L, d] or packed [T, d] (candidates [B, K, L, d] need one --docs file)");
