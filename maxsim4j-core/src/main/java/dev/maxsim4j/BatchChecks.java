@@ -131,17 +131,18 @@ final class BatchChecks {
   }
 
   /**
-   * Makes what {@code rows} rows book: below the whole heap {@link #checkRowBookkeeping} lets through, what else
-   * the heap holds decides whether it fits, so a heap that runs out here is the argument's size too.
+   * Makes what a batch of {@code rows} rows keeps per row (bookkeeping, copies of the caller's per-row arrays): below
+   * the whole heap {@link #checkRowBookkeeping} lets through, what else the heap holds decides whether it fits, so a
+   * heap that runs out here is the argument's size too.
    */
   static <T> T bookRows(String what, long rows, Supplier<T> allocation) {
     try {
       return allocation.get();
     } catch (OutOfMemoryError e) {
       long heap = Runtime.getRuntime().maxMemory();
-      throw new IllegalArgumentException(what + " has " + rows + " rows, whose bookkeeping (" + ROW_BOOKKEEPING_BYTES
-          + " bytes a row, " + rows * ROW_BOOKKEEPING_BYTES + " in all) did not fit in what this JVM's heap ("
-          + heap + " bytes, -Xmx) had free; expected fewer rows per batch, or a larger heap");
+      throw new IllegalArgumentException(what + " has " + rows + " rows, whose copies and bookkeeping (at least "
+          + ROW_BOOKKEEPING_BYTES + " bytes a row) did not fit in what this JVM's heap (" + heap + " bytes, -Xmx) had"
+          + " free; expected fewer or shorter rows per batch, or a larger heap", e);
     }
   }
 

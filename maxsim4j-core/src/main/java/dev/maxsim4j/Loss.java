@@ -121,6 +121,7 @@ public sealed interface Loss {
 
     /** {@code dL/dscores} as {@code [rows][columns]}. */
     public float[][] dScoreMatrix() {
+      Arguments.rowsResultSize(rows, columns, Float.BYTES, 1, false, "dScoreMatrix", "read dScores() row-major");
       float[][] m = new float[rows][columns];
       for (int i = 0; i < rows; i++) {
         System.arraycopy(dScores, i * columns, m[i], 0, columns);

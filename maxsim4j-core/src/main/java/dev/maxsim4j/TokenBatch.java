@@ -83,7 +83,11 @@ public final class TokenBatch {
       throw new IllegalArgumentException("rows is empty; expected at least one row of tokens"
           + " (for an empty batch of known d use ofFloats(new float[0], 0, 0, d))");
     }
-    rows = rows.clone(); // with each row's array of tokens: checked as copied, the caller's could change
+    return BatchChecks.bookRows("rows of length " + rows.length, rows.length, () -> copied(rows));
+  }
+
+  private static TokenBatch copied(float[][][] given) {
+    float[][][] rows = given.clone(); // with each row's array of tokens: checked as copied, the caller's could change
     int dim = -1;
     long total = 0;
     boolean ragged = false;
@@ -252,7 +256,8 @@ public final class TokenBatch {
           + tokens.storedTokens + (tokens.isPacked() ? " (T, the packed token count)"
               : " (N*L = " + tokens.rows + "*" + tokens.paddedLength + ")"));
     }
-    return new TokenBatch(tokens.withValidity(tokens.rowLength, combine(tokens.mask, mask)));
+    return BatchChecks.bookRows("mask of length " + mask.length, tokens.rows,
+        () -> new TokenBatch(tokens.withValidity(tokens.rowLength, combine(tokens.mask, mask))));
   }
 
   /** This padded batch with a {@code [N][L]} mask. */
@@ -282,7 +287,12 @@ public final class TokenBatch {
    * the unrestricted batch to lengthen rows).
    */
   public TokenBatch withLengths(int[] lengths) {
-    lengths = Arguments.nonNull(lengths, "lengths").clone(); // checked as copied: the caller's could change
+    Arguments.nonNull(lengths, "lengths");
+    return BatchChecks.bookRows("lengths of length " + lengths.length, lengths.length, () -> lengthsApplied(lengths));
+  }
+
+  private TokenBatch lengthsApplied(int[] given) {
+    int[] lengths = given.clone(); // checked as copied: the caller's could change
     requirePadded("withLengths");
     int l = tokens.paddedLength;
     if (lengths.length != tokens.rows) {
