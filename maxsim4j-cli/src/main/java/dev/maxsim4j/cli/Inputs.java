@@ -217,34 +217,41 @@ final class Inputs {
   private static String offsetsLike(Options o, Path path, SafeTensorsFile tensors, List<String> names, String embName,
       long tokens) {
     for (String name : names) {
-      if (name.equals(embName)) {
-        continue;
-      }
-      NdArray t;
       try {
-        t = tensors.read(name);
+        if (!name.equals(embName) && readsAsOffsets(tensors.read(name), tokens)) {
+          String shown = Printable.oneLine(name);
+          long rows = tensors.read(name).elements() - 1;
+          return o.embeddings() + " " + path + ": the [" + tokens + ", d] tensor '" + Printable.oneLine(embName)
+              + "' is scored as one row of " + tokens + " tokens; the tensor '" + shown + "' beside it reads as"
+              + " offsets of " + Counts.of(rows, "row") + " (give " + o.offsetsTensor() + " " + shown + " to score"
+              + " those rows)";
+        }
       } catch (RuntimeException unreadable) {
-        continue; // a tensor of a type this reader does not take is not offsets either
-      }
-      // offsets of T tokens have at most T + 1 entries; looked at only where their copy is a small part of the heap
-      if (t.rank() != 1 || t.elements() < 2 || t.elements() > tokens + 1
-          || t.elements() > Runtime.getRuntime().maxMemory() / 64
-          || (t.type() != NdArray.ElementType.I32 && t.type() != NdArray.ElementType.I64)) {
-        continue;
-      }
-      long[] v = t.integers();
-      boolean offsets = v[0] == 0 && v[v.length - 1] == tokens;
-      for (int i = 1; offsets && i < v.length; i++) {
-        offsets = v[i] >= v[i - 1];
-      }
-      if (offsets) {
-        String shown = Printable.oneLine(name);
-        return o.embeddings() + " " + path + ": the [" + tokens + ", d] tensor '" + Printable.oneLine(embName)
-            + "' is scored as one row of " + tokens + " tokens; the tensor '" + shown + "' beside it reads as offsets"
-            + " of " + (v.length - 1) + " rows (give " + o.offsetsTensor() + " " + shown + " to score those rows)";
+        // a tensor of a type this reader does not take is not offsets either
       }
     }
     return null;
+  }
+
+  /**
+   * Whether {@code t} reads as offsets of two rows or more over {@code tokens} tokens: int32 or int64, from 3 to T + 1
+   * entries (two, [0, T], are the one row taken) from 0 to T, never decreasing; read where they lie.
+   */
+  private static boolean readsAsOffsets(NdArray t, long tokens) {
+    long entries = t.elements();
+    if (t.rank() != 1 || entries < 3 || entries > tokens + 1
+        || (t.type() != NdArray.ElementType.I32 && t.type() != NdArray.ElementType.I64)) {
+      return false;
+    }
+    if (t.integerAt(0) != 0 || t.integerAt(entries - 1) != tokens) {
+      return false;
+    }
+    for (long i = 1; i < entries; i++) {
+      if (t.integerAt(i) < t.integerAt(i - 1)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -64,6 +64,21 @@ class NamedOffsetsTensorTest {
   }
 
   @Test
+  void theOffsetsOfOneRowOrOfOtherTokensGetNoNote() throws IOException {
+    for (long[] other : new long[][] {{0, 6}, {0, 2, 5}, {0, 4, 2, 6}, {1, 3, 6}}) {
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("doc_emb", NdArray.ofFloats("doc_emb", new long[] {6, 2}, new float[12]));
+      t.put("ids", NdArray.ofSegment("ids", NdArray.ElementType.I64, new long[] {other.length},
+          MemorySegment.ofArray(other)));
+      SafeTensors.write(dir.resolve("o.safetensors"), t);
+      CliRun r = CliRun.of("score", "--queries", p("q.npy"), "--docs", p("o.safetensors"), "--docs-tensor",
+          "doc_emb", "--out", p("s.npy"));
+      assertEquals(0, r.status(), r.err());
+      assertTrue(r.err().isEmpty(), java.util.Arrays.toString(other) + ": " + r.err());
+    }
+  }
+
+  @Test
   void theOptionIsCheckedLikeTheOtherTensorOptions() {
     assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("d.safetensors"), "--docs-tensor",
         "doc_emb", "--doc-offsets-tensor", "lens", "--out", p("s.npy")), 1, "--doc-offsets-tensor lens: ");

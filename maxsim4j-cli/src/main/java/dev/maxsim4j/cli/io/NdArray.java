@@ -251,6 +251,14 @@ public final class NdArray {
     return v;
   }
 
+  /** Element {@code index} of an int32 or int64 array, read where it lies (no copy of the array). */
+  public long integerAt(long index) {
+    if ((type != ElementType.I32 && type != ElementType.I64) || data == null) {
+      throw new IllegalStateException(source + " is not an int32 or int64 array read from a file");
+    }
+    return type == ElementType.I32 ? data.getAtIndex(LE_INT, index) : data.getAtIndex(LE_LONG, index);
+  }
+
   private int heapCount() {
     long n = elements();
     if (n > MAX_ARRAY) {
