@@ -105,11 +105,19 @@ public final class Main {
     try {
       return dispatch(args, out);
     } catch (UsageException e) {
-      // every refusal of a command's line names the command, as most of their messages do themselves
-      String prefix = args[0] + ": ";
-      throw e.getMessage().startsWith(prefix) || !USAGES.containsKey(args[0]) ? e
-          : new UsageException(prefix + e.getMessage());
+      throw named(args[0], e) ? e : new UsageException(args[0] + ": " + e.getMessage(), e);
+    } catch (IllegalArgumentException e) {
+      throw named(args[0], e) ? e : new IllegalArgumentException(args[0] + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Whether {@code e}'s message names {@code command} ("cpu: ...", "plot memory: ...") or needs no name (not one of
+   * the commands): every refusal of a command names it, as most of their messages do themselves.
+   */
+  private static boolean named(String command, RuntimeException e) {
+    String m = String.valueOf(e.getMessage());
+    return !USAGES.containsKey(command) || m.startsWith(command + ": ") || m.startsWith(command + " ");
   }
 
   private static int dispatch(String[] args, PrintStream out) throws IOException {

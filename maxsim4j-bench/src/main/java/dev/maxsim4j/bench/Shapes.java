@@ -86,7 +86,8 @@ public final class Shapes {
         + (typedBytes > 0 ? " and the inputs' copies in the benchmarked types" : ""));
   }
 
-  private static void checkHeap(String command, String s, int[] sh, long extra, String extraWhat) {
+  /** As above, beside {@code extra} bytes that {@code extraWhat} (", and ...") names. */
+  public static void checkHeap(String command, String s, int[] sh, long extra, String extraWhat) {
     long bytes = Float.BYTES * ((long) sh[0] * sh[2] * sh[4] + (long) sh[1] * sh[3] * sh[4] + (long) sh[0] * sh[1])
         + extra;
     long heap = Runtime.getRuntime().maxMemory();

@@ -143,7 +143,7 @@ public final class CpuBench {
           if (!String.valueOf(e.getMessage()).contains("Java heap space")) {
             throw e;
           }
-          throw outOfHeap(s, docType, queryType);
+          throw outOfHeap(s, docType, queryType, e);
         }
         cases.add(c);
         out.println(row(s, c, compareFp32, blas != null));
@@ -265,11 +265,11 @@ public final class CpuBench {
    * A shape that ran out of heap, named: the check before the run counts the inputs and copies every shape holds,
    * not the kernels' own buffers nor what else the heap holds by then.
    */
-  private static IllegalStateException outOfHeap(String shape, DType docType, DType queryType) {
+  private static IllegalStateException outOfHeap(String shape, DType docType, DType queryType, OutOfMemoryError e) {
     return new IllegalStateException("cpu: --shape '" + shape + "' with " + shortType(docType) + " documents and "
         + shortType(queryType) + " queries ran out of memory with a heap of "
         + (Runtime.getRuntime().maxMemory() >> 20) + " MiB; expected a smaller shape, or a larger -Xmx through"
-        + " JAVA_OPTS");
+        + " JAVA_OPTS", e);
   }
 
   static String shortType(DType t) {

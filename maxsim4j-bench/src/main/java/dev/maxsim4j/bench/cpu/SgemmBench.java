@@ -36,7 +36,8 @@ final class SgemmBench implements AutoCloseable {
    */
   static void checkPerPair(String command, String s, int[] sh, int threads) {
     long product = (long) sh[2] * sh[3];
-    long bytes = Float.BYTES * (product * threads + 2L * ((long) sh[0] * sh[2] + (long) sh[1] * sh[3]) * sh[4]);
+    // the products beside the fp32 inputs, which the fused runs and sgemm read from one array a side
+    long bytes = Float.BYTES * (product * threads + ((long) sh[0] * sh[2] + (long) sh[1] * sh[3]) * sh[4]);
     if (product > MAX_OUTPUT || bytes > Runtime.getRuntime().maxMemory()) {
       throw new UsageException(command + ": --sgemm with --shape '" + s + "': a product of Lq x Ld = "
           + Counts.of(product, "float") + " on each of " + Counts.of(threads, "thread") + " and the fp32 inputs need "
@@ -56,7 +57,8 @@ final class SgemmBench implements AutoCloseable {
 
   /**
    * One sgemm of all pairs at once, threaded by OpenBLAS; null when its output would not fit one array, or the heap
-   * beside the inputs and their fp32 copies (else the run ended in an OutOfMemoryError, its rows lost).
+   * beside the fp32 inputs and their copies in the benchmarked type, at most as large (else the run ended in an
+   * OutOfMemoryError, its rows lost).
    */
   Runnable whole(int[] sh, float[] queries, float[] documents) {
     long out = (long) sh[0] * sh[2] * sh[1] * sh[3];

@@ -38,8 +38,6 @@ public final class GpuCommand {
     List<String> shapes = split.shapes();
     Args a = new Args("maxsim4j bench", "gpu", split.rest(), 1,
         Set.of("--dtype", "--query-dtype", "--threads", "--json", "--compare"), Set.of("--train"));
-    // the inputs are made on the heap before they go to the device: a shape past it is refused before any runs
-    shapes.forEach(s -> Shapes.checkHeap("gpu", s, Shapes.parse("gpu", s)));
     String dtypeName = a.getOr("--dtype", "bf16");
     boolean symmetric = BenchTypes.isSymmetric(dtypeName);
     DType dtype = symmetric ? DType.BINARY : BenchTypes.parse("gpu", "--dtype", dtypeName, BenchTypes.ALL, true);
@@ -55,6 +53,15 @@ public final class GpuCommand {
     if (symmetric && queryType != DType.BINARY) {
       throw new UsageException("gpu: --dtype " + dtypeName + " times 1-bit queries, but --query-dtype is "
           + queryName + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
+    }
+    // the inputs are made on the heap before they go to the device: a shape past it is refused before any runs
+    for (String s : shapes) {
+      int[] sh = Shapes.parse("gpu", s);
+      long documentValues = (long) sh[1] * sh[3] * sh[4];
+      // beside the fp32 values: a 16-bit copy of the documents; compressed runs hold their bytes and scales, a copy
+      // of those, the dequantized values and two bf16 copies (against dequantize-then-bf16 and the bf16 kernel)
+      long copies = compressed != null ? 10 * documentValues : dtype == DType.FLOAT32 ? 0 : 2 * documentValues;
+      Shapes.checkHeap("gpu", s, sh, copies, copies == 0 ? "" : ", and the documents' copies the run compares");
     }
     if (compressed != null && (a.has("--train") || a.get("--compare") != null)) {
       throw new UsageException("gpu: --dtype " + dtypeName + " times inference only; expected no --train or --compare");

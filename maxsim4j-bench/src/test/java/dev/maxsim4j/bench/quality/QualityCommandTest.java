@@ -106,7 +106,7 @@ class QualityCommandTest {
         {"/dev/null", "--translations /dev/null is not a regular file (a pipe, device or socket)" + expected}};
     for (String[] c : cases) {
       BenchRun run = BenchRun.of("quality", "--translations", c[0], "--docs", "5", "--queries", "1");
-      assertTrue(run.failedCleanly() && run.err().equals("maxsim4j bench: error: " + c[1] + "\n"), run.err());
+      assertTrue(run.failedCleanly() && run.err().equals("maxsim4j bench: error: quality: " + c[1] + "\n"), run.err());
       assertTrue(run.out().isEmpty(), run.out());
     }
   }

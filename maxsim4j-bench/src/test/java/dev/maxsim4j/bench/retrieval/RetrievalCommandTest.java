@@ -102,6 +102,9 @@ class RetrievalCommandTest {
     assertTrue(queries.refusedWith("retrieval: --queries 999999999; their tokens take about"), queries.err());
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "1:1:1,2:2:2").refusedWith("retrieval: --fde"));
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "4:8").refusedWith("expected bits:repetitions:projection"));
+    // a refusal worded without the command (FdeParams', Lz4's) is named by the bench's dispatch
+    BenchRun fde = BenchRun.of("retrieval", "--synthetic", "10", "--fde", "4:8");
+    assertTrue(fde.err().startsWith("maxsim4j bench: retrieval: --fde '4:8'"), fde.err());
     assertTrue(BenchRun.of("retrieval", "--synthetic", "10", "--fde", "11:1:1").refusedWith("simHashBits = 11"));
     // a missing input is named as the user commands name one (exit 1, as for any input that cannot be read)
     BenchRun missing = BenchRun.of("retrieval", "--translations", dir.resolve("none").toString());
