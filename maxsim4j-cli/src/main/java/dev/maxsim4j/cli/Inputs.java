@@ -149,16 +149,8 @@ final class Inputs {
           + "; expected [N, L, d] or [L, d]");
     }
 
-    Path maskPath = path(a, o.mask());
+    Path maskPath = companionFile(a, o.mask(), o.maskTensor(), path, file, safetensors);
     String maskTensor = a.get(o.maskTensor());
-    if (maskPath == null && maskTensor != null) {
-      if (!safetensors) {
-        throw new UsageException("score: " + o.maskTensor() + " needs " + o.mask()
-            + " FILE (it defaults to the embeddings file only when that is a .safetensors file, and " + path
-            + " is not)");
-      }
-      maskPath = file;
-    }
     // the companions "mask", "scales" and "offsets" go with whichever tensor holds the embeddings: read or refused,
     // never ignored
     if (maskPath == null && safetensors && names.contains(MASK) && !MASK.equals(embName)) {
@@ -168,16 +160,8 @@ final class Inputs {
     NdArray mask = maskPath == null ? null : read(given(a, o.mask(), o), maskPath, maskTensor,
         o.maskTensor(), MASK, files, opened);
 
-    Path offsetsPath = path(a, o.offsets());
+    Path offsetsPath = companionFile(a, o.offsets(), o.offsetsTensor(), path, file, safetensors);
     String offsetsTensor = a.get(o.offsetsTensor());
-    if (offsetsPath == null && offsetsTensor != null) {
-      if (!safetensors) {
-        throw new UsageException("score: " + o.offsetsTensor() + " needs " + o.offsets()
-            + " FILE (it defaults to the embeddings file only when that is a .safetensors file, and " + path
-            + " is not)");
-      }
-      offsetsPath = file;
-    }
     if (offsetsPath != null && emb.rank() != 2) {
       throw new UsageException("score: " + (a.get(o.offsets()) != null ? o.offsets() : o.offsetsTensor())
           + " is for packed [T, d] embeddings, but " + emb.source() + " has shape " + emb.shapeString());
@@ -261,15 +245,8 @@ final class Inputs {
   private static NdArray scales(Args a, Options o, Path path, boolean safetensors, List<String> names,
       String embName, NdArray emb, DType dtype, List<Path> files, Map<Path, SafeTensorsFile> opened)
       throws IOException {
-    Path scalesPath = path(a, o.scales());
+    Path scalesPath = companionFile(a, o.scales(), o.scaleTensor(), path, path, safetensors);
     String scaleTensor = a.get(o.scaleTensor());
-    if (scalesPath == null && scaleTensor != null) {
-      if (!safetensors) {
-        throw new UsageException("score: " + o.scaleTensor() + " needs " + o.scales() + " FILE (it defaults to the"
-            + " embeddings file only when that is a .safetensors file, and " + path + " is not)");
-      }
-      scalesPath = path;
-    }
     if (scalesPath != null && !dtype.isQuantized()) {
       throw new UsageException("score: " + (a.get(o.scaleTensor()) != null ? o.scaleTensor() : o.scales())
           + " is for int8, float8_e4m3fn or packed-bit embeddings, but " + o.what() + " " + emb.source() + " holds "
@@ -334,6 +311,23 @@ final class Inputs {
    */
   private static String given(Args a, String option, Options o) {
     return a.get(option) != null ? option : o.embeddings();
+  }
+
+  /**
+   * The file of a companion (mask, offsets, scales): the one {@code fileOption} gives, else, where {@code tensorOption}
+   * names a tensor, the embeddings' own {@code file} ({@code path} as given), which must then be a .safetensors file.
+   */
+  private static Path companionFile(Args a, String fileOption, String tensorOption, Path path, Path file,
+      boolean safetensors) {
+    Path given = path(a, fileOption);
+    if (given != null || a.get(tensorOption) == null) {
+      return given;
+    }
+    if (!safetensors) {
+      throw new UsageException("score: " + tensorOption + " needs " + fileOption + " FILE (it defaults to the"
+          + " embeddings file only when that is a .safetensors file, and " + path + " is not)");
+    }
+    return file;
   }
 
   /** The path {@code option} gives, or null where it is not given. */
