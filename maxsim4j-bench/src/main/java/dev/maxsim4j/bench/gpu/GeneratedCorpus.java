@@ -118,6 +118,25 @@ final class GeneratedCorpus implements AutoCloseable {
     return backend.topK(queries, documents, k);
   }
 
+  /**
+   * The median device milliseconds of {@code repeat} launches of the forward of {@code queries} against the whole
+   * corpus alone (CUDA events, after one launch not timed): what a top-k call spends beside it is its selection and
+   * the call's own work.
+   */
+  double forwardMillis(Tokens queries, int repeat) {
+    return backend.withDevice(device -> {
+      Runnable forward = device.allPairsForward(queries, documents);
+      forward.run();
+      device.synchronize();
+      double[] ms = new double[repeat];
+      for (int i = 0; i < repeat; i++) {
+        ms[i] = device.millis(forward);
+      }
+      java.util.Arrays.sort(ms);
+      return ms[repeat / 2];
+    });
+  }
+
   /** Copies the tokens into {@code destination} (host memory of {@link #dataBytes} at least). */
   void copyToHost(MemorySegment destination) {
     if (destination.byteSize() < dataBytes()) {

@@ -116,6 +116,18 @@ class GeneratedCorpusGpuTest {
   }
 
   @Test
+  void theForwardAloneIsTimedOnTheDevice() {
+    Tokens q = Internals.tokens(Synthetic.store(DType.BFLOAT16, Synthetic.fastUnitValues(4, 32, DIM), 1, 32, DIM));
+    Tokens other = Internals.tokens(TokenBatch.of(new float[1][32][DIM]));
+    try (GeneratedCorpus corpus = GeneratedCorpus.generate(cuda, DOCUMENTS, LENGTH, DIM, 13)) {
+      double ms = corpus.forwardMillis(q, 3);
+      assertTrue(ms > 0 && ms < 1000, "forward ms " + ms);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> corpus.forwardMillis(other, 1));
+      assertEquals("queries of FLOAT32; expected the documents' BFLOAT16", e.getMessage());
+    }
+  }
+
+  @Test
   void copyBandwidthsArePositive() {
     assertTrue(CopyBandwidth.deviceToDevice(cuda, 1 << 20, 4) > 0);
     try (PinnedHostMemory pinned = cuda.withDevice(d -> d.allocatePinned(1 << 20))) {

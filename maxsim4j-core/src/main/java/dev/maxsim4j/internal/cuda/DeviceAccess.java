@@ -215,19 +215,7 @@ public final class DeviceAccess {
             + first.dtype + ", dim " + first.dim);
       }
     }
-    if (queries.dim != first.dim || queries.rows == 0) {
-      throw new IllegalArgumentException("queries of " + queries.rows + " rows, dim " + queries.dim
-          + "; expected at least one row of the documents' dim " + first.dim);
-    }
-    int nd = first.rows;
-    long pairs = (long) queries.rows * nd;
-    if (pairs > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException(queries.rows + " queries x " + nd + " documents; expected at most "
-          + Integer.MAX_VALUE + " pairs");
-    }
-    boolean half = inputs.halfCopy(queries, first);
-    DeviceTokens q = DeviceTokens.upload(device, queries, scratchOf(DeviceTokens.bytesFor(queries, half)), half);
-    long scores = scratchOf(4L * pairs);
+    AllPairs all = allPairs(queries, first.rows, first.dim, inputs.halfCopy(queries, first));
     int[] next = {0};
     return () -> {
       check();
@@ -237,8 +225,56 @@ public final class DeviceAccess {
         throw new IllegalStateException("residentDocuments[" + i + "] was released during the work; expected it"
             + " resident until the work returns");
       }
-      forward.launch(q, d, ForwardKernels.Pairs.all(queries.rows, queries.maxRowLength, nd, 0), scores);
+      all.launch(d);
     };
+  }
+
+  /**
+   * A launch of the all-pairs forward of {@code queries} against documents written on the device: the kernel alone
+   * over every document in one launch, its scores left on the device (a top-k call adds the selection to it).
+   */
+  public Runnable allPairsForward(Tokens queries, DeviceDocuments documents) {
+    check();
+    DeviceTokens d = documents.open(backend);
+    if (queries.dtype != d.dtype()) {
+      throw new IllegalArgumentException("queries of " + queries.dtype + "; expected the documents' " + d.dtype());
+    }
+    AllPairs all = allPairs(queries, d.rows(), d.dim(), false);
+    return () -> {
+      check();
+      all.launch(documents.open(backend));
+    };
+  }
+
+  /** Queries staged for all-pairs launches against documents of {@code nd} rows, and their scores' buffer. */
+  private AllPairs allPairs(Tokens queries, int nd, int dim, boolean half) {
+    if (queries.dim != dim || queries.rows == 0) {
+      throw new IllegalArgumentException("queries of " + queries.rows + " rows, dim " + queries.dim
+          + "; expected at least one row of the documents' dim " + dim);
+    }
+    long pairs = (long) queries.rows * nd;
+    if (pairs > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(queries.rows + " queries x " + nd + " documents; expected at most "
+          + Integer.MAX_VALUE + " pairs");
+    }
+    DeviceTokens q = DeviceTokens.upload(device, queries, scratchOf(DeviceTokens.bytesFor(queries, half)), half);
+    return new AllPairs(q, ForwardKernels.Pairs.all(queries.rows, queries.maxRowLength, nd, 0), scratchOf(4L * pairs));
+  }
+
+  private final class AllPairs {
+    private final DeviceTokens queries;
+    private final ForwardKernels.Pairs pairs;
+    private final long scores;
+
+    AllPairs(DeviceTokens queries, ForwardKernels.Pairs pairs, long scores) {
+      this.queries = queries;
+      this.pairs = pairs;
+      this.scores = scores;
+    }
+
+    void launch(DeviceTokens documents) {
+      forward.launch(queries, documents, pairs, scores);
+    }
   }
 
   /**
