@@ -48,10 +48,27 @@ class HostileQuantizedExactValuesTest {
         1, 1, 2);
     for (DType type : new DType[] {DType.INT8, DType.BINARY}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> top.quantize(type));
-      assertTrue(e.getMessage().startsWith("stored token 0 holds magnitudes up to "), e.getMessage());
+      String held = type == DType.BINARY ? "a mean magnitude of " : "magnitudes up to ";
+      assertTrue(e.getMessage().startsWith("stored token 0 holds " + held), e.getMessage());
       assertTrue(e.getMessage().contains(type + " scale") && e.getMessage().contains("passes fp32's largest value"),
           e.getMessage());
     }
     assertEquals(1, top.quantize(DType.FLOAT8_E4M3).size(), "e4m3 to e4m3 keeps the scale");
+  }
+
+  /**
+   * A token of subnormals whose mean magnitude rounds to 0 in fp32 keeps a 1-bit scale of the smallest subnormal,
+   * as int8 and fp8 round their subnormal scales up: it does not vanish to zeros.
+   */
+  @Test
+  void aOneBitTokenOfSubnormalsKeepsAScale() {
+    float[] tiny = new float[16];
+    tiny[0] = Float.MIN_VALUE;
+    tiny[1] = -Float.MIN_VALUE;
+    TokenBatch bits = TokenBatch.ofFloats(tiny, 1, 1, 16).quantize(DType.BINARY);
+    assertEquals(Float.MIN_VALUE, bits.scales()[0]);
+    float[] values = bits.toFloatArray();
+    assertEquals(Float.MIN_VALUE, values[0]);
+    assertEquals(-Float.MIN_VALUE, values[1]);
   }
 }

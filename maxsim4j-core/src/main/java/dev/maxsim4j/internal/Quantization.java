@@ -38,7 +38,8 @@ public final class Quantization {
    * Quantizes {@code tokens} (every stored token, valid or not) to {@code type}: per token, the scale that
    * keeps the largest magnitude representable (absmax / 127 for int8, absmax / 448 for fp8, values rounded
    * to nearest even) or, for one bit, the mean magnitude (the scale that minimises the squared error given
-   * the signs). A token of zeros gets scale 1 (int8, fp8) or 0 (binary): it stays exactly zero.
+   * the signs; never 0 for a token that is not all zeros). A token of zeros gets scale 1 (int8, fp8) or 0 (binary):
+   * it stays exactly zero.
    *
    * @throws IllegalArgumentException when a token holds NaN or an infinity
    */
@@ -104,16 +105,29 @@ public final class Quantization {
   }
 
   /**
-   * As {@link #fitScale(double, float)} for stored token {@code token}; a scale past fp32's largest (only a quantized
-   * token of a huge scale needs one) is refused by name rather than clipped to it, which would change the values.
+   * As {@link #fitScale(double, float)} for stored token {@code token}, or for one bit its mean magnitude
+   * {@code magnitude} as the scale; a scale past fp32's largest (only a quantized token of a huge scale needs one)
+   * is refused by name rather than clipped to it, which would change the values.
    */
-  private static float fitScale(int token, double absMax, float top, DType type) {
-    if (absMax / top > Float.MAX_VALUE) {
-      throw new IllegalArgumentException("stored token " + token + " holds magnitudes up to " + absMax + ", whose "
-          + type + " scale " + absMax / top + " passes fp32's largest value; expected magnitudes up to "
+  private static float fitScale(int token, double magnitude, float top, DType type) {
+    boolean binary = type == DType.BINARY;
+    if (magnitude / top > Float.MAX_VALUE) {
+      String held = binary ? "a mean magnitude of " : "magnitudes up to ";
+      String allowed = binary ? "a mean magnitude of at most " : "magnitudes up to ";
+      throw new IllegalArgumentException("stored token " + token + " holds " + held + magnitude + ", whose "
+          + type + " scale " + magnitude / top + " passes fp32's largest value; expected " + allowed
           + (double) top * Float.MAX_VALUE + " to quantize to " + type);
     }
-    return type == DType.BINARY ? (float) absMax : fitScale(absMax, top);
+    return binary ? meanScale(magnitude) : fitScale(magnitude, top);
+  }
+
+  /**
+   * One bit's scale: the mean magnitude in fp32, the smallest subnormal where that rounds to 0 for a token that is
+   * not all zeros (it would vanish).
+   */
+  static float meanScale(double mean) {
+    float scale = (float) mean;
+    return scale == 0 && mean > 0 ? Float.MIN_VALUE : scale;
   }
 
   /**
