@@ -566,6 +566,42 @@ class CudaParityTest {
     }
   }
 
+  /**
+   * NaN scores come back as {@link Float#NaN}'s bits (the GPU's own NaN is another pattern): scores of one and of
+   * several rows, pairwise, top-k selected on the device and merged on the host, and the training forward.
+   */
+  @Test
+  void aNaNScoreComesBackAsFloatNaN() {
+    int nd = 700;
+    float[] docs = new float[nd * 2 * 4];
+    java.util.Arrays.fill(docs, 0.5f);
+    docs[3 * 8] = Float.NaN;
+    docs[5 * 8 + 4] = Float.POSITIVE_INFINITY;
+    docs[5 * 8 + 5] = Float.NEGATIVE_INFINITY;
+    TokenBatch d = TokenBatch.ofFloats(docs, nd, 2, 4);
+    int nan = Float.floatToRawIntBits(Float.NaN);
+    for (int nq : new int[] {1, 2}) {
+      float[] q = new float[nq * 4];
+      java.util.Arrays.fill(q, 1f);
+      TokenBatch queries = TokenBatch.ofFloats(q, nq, 1, 4);
+      float[][] all = cuda.scores(queries, d);
+      for (int i = 0; i < nq; i++) {
+        for (int j : new int[] {3, 5}) {
+          assertEquals(nan, Float.floatToRawIntBits(all[i][j]), nq + " queries, document " + j);
+        }
+      }
+      for (int k : new int[] {2, 600}) {
+        TopK top = cuda.topK(queries, d, k);
+        assertEquals(nan, Float.floatToRawIntBits(top.scores()[0][1]), "top-" + k);
+      }
+      float[] training = cuda.scoresForTraining(queries, d).scores();
+      assertEquals(nan, Float.floatToRawIntBits(training[3]), nq + " queries, training forward");
+    }
+    TokenBatch one = TokenBatch.ofFloats(java.util.Arrays.copyOfRange(docs, 3 * 8, 4 * 8), 1, 2, 4);
+    assertEquals(nan, Float.floatToRawIntBits(cuda.pairwise(TokenBatch.ofFloats(new float[] {1, 1, 1, 1}, 1, 1, 4),
+        one)[0]), "pairwise");
+  }
+
   @Test
   void concurrentCallersAndAsyncCallsGetTheirOwnScores() throws Exception {
     RandomBatches r = new RandomBatches();

@@ -57,6 +57,20 @@ public interface Backend extends AutoCloseable {
     return CompletableFuture.supplyAsync(() -> scoreRows(problem, rows, columns), executor);
   }
 
+  /**
+   * Every NaN of {@code scores} as {@link Float#NaN}'s bits: a kernel's NaN carries the sign and payload its
+   * operands left, which the order of its operations (JIT-compiled or on a GPU) decides, and the same call would
+   * otherwise return different bits from one run or backend to another. Returns {@code scores}.
+   */
+  static float[] canonicalNaN(float[] scores) {
+    for (int i = 0; i < scores.length; i++) {
+      if (scores[i] != scores[i]) {
+        scores[i] = Float.NaN;
+      }
+    }
+    return scores;
+  }
+
   /** {@code flat} as {@code rows} rows of {@code columns}; one row is {@code flat} itself, not a copy. */
   static float[][] rows(float[] flat, int rows, int columns) {
     if (rows == 1) {

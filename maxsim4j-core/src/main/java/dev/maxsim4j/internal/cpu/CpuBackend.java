@@ -134,10 +134,14 @@ public final class CpuBackend implements Backend {
    * side, the reference one over both).
    */
   private static float finiteOrReference(float score, Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
-    if (Float.isFinite(score) || (argmax == null && Float.isNaN(score) && (holdsNaN(q, i) || holdsNaN(d, j)))) {
+    if (Float.isFinite(score)) {
       return score;
     }
-    return (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
+    if (argmax == null && Float.isNaN(score) && (holdsNaN(q, i) || holdsNaN(d, j))) {
+      return Float.NaN; // its bits as Backend.canonicalNaN gives them
+    }
+    float again = (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
+    return again != again ? Float.NaN : again;
   }
 
   /** Whether a valid token of row {@code row} holds a NaN value (for compressed tokens, its dequantized value). */

@@ -227,7 +227,7 @@ public final class CudaBackend implements Backend {
     return call(() -> forward(problem, argmax, scores -> {
       float[] out = new float[pairs];
       MemorySegment.copy(scores, JAVA_FLOAT, 0, out, 0, pairs);
-      return out;
+      return Backend.canonicalNaN(out);
     }));
   }
 
@@ -249,6 +249,7 @@ public final class CudaBackend implements Backend {
     float[][] out = new float[rows][columns];
     for (int i = 0; i < rows; i++) {
       MemorySegment.copy(scores, JAVA_FLOAT, 4L * i * columns, out[i], 0, columns);
+      Backend.canonicalNaN(out[i]);
     }
     return out;
   }

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cuda;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cpu.TopKCollector;
@@ -307,6 +308,7 @@ final class DeviceTopK implements AutoCloseable {
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);
       MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
+      Backend.canonicalNaN(host);
       for (int i = 0; i < nq; i++) {
         for (int c = 0; c < w; c++) {
           collector.offer(i, host[i * w + c], global + c);

@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.Loss;
+import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.Backend.Gradients;
 import dev.maxsim4j.internal.Backend.LossStep;
 import dev.maxsim4j.internal.Problem;
@@ -114,6 +115,7 @@ final class DeviceTraining {
     Driver.synchronize(device.stream);
     float[] scores = new float[pairs];
     MemorySegment.copy(out, JAVA_FLOAT, 0, scores, 0, pairs);
+    Backend.canonicalNaN(scores);
     double total = 0;
     for (int i = 0; i < rows; i++) { // fixed order, float64
       total += out.getAtIndex(JAVA_FLOAT, scoreBytes / 4 + i);
