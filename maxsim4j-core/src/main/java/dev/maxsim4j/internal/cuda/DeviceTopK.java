@@ -26,7 +26,7 @@ import java.util.List;
 final class DeviceTopK implements AutoCloseable {
   private static final int TOPK_THREADS = 1024;
   private static final int TOPK_SEGMENT = 2048;
-  /** Largest k selected on the device: one segment sort keeps k of 2048, at least a 4x reduction. */
+  /** Largest k selected on the device (maxsim_topk.cu's MAX_K): a segment keeps k of 2048, at least 4x fewer. */
   private static final int TOPK_DEVICE_MAX_K = 512;
   /** Scores per top-k launch: bounds device and host buffers to Nq x block, never Nq x Nd. */
   private static final long TOPK_SCORES_PER_LAUNCH = 1L << 22;
