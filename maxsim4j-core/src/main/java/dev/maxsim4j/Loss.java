@@ -89,6 +89,7 @@ public sealed interface Loss {
     /** A public constructor: dScores must be the rows x columns that {@link #dScoreMatrix} reads. */
     public Value {
       Arguments.nonNull(dScores, "dScores");
+      loss = canonical(loss);
       if (rows < 0 || columns < 0) {
         throw new IllegalArgumentException("rows = " + rows + ", columns = " + columns + "; expected both >= 0");
       }
@@ -100,6 +101,11 @@ public sealed interface Loss {
         throw new IllegalArgumentException("dScores has length " + dScores.length + "; expected rows x columns = "
             + rows + " x " + columns);
       }
+    }
+
+    /** {@code loss}, or {@link Double#NaN}'s bits for any NaN: a sum's NaN carries whatever its operands left. */
+    static double canonical(double loss) {
+      return Double.isNaN(loss) ? Double.NaN : loss;
     }
 
     @Override

@@ -27,8 +27,9 @@ import java.util.function.Function;
  * <p>Contract, identical on every backend: dot products of the vectors as given (no normalisation; see
  * {@link TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves
  * the max; a document with no valid token scores {@code -1e9} ({@link #EMPTY_DOCUMENT_SCORE}); a query with no
- * valid token scores 0 against any non-empty document; NaN in a valid token makes the score NaN; scores are fp32;
- * in the backward the gradient of a max flows to one document token, the lowest slot among ties.
+ * valid token scores 0 against any non-empty document; NaN in a valid token makes the score NaN, always
+ * {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s); scores are fp32; in the backward the gradient of a
+ * max flows to one document token, the lowest slot among ties.
  *
  * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend, which takes a pair
  * exactly where its products pass 2^64 and cancel, so that float64's own rounding leaves no remainder), within the
@@ -428,7 +429,7 @@ public final class MaxSim implements AutoCloseable {
     Backend.LossStep step = b.lossStep(p, loss, deterministic);
     Gradients g = new Gradients(TrainingScores.asBatch(q, step.gradients().queries(), precision),
         TrainingScores.asBatch(d, step.gradients().documents(), precision));
-    return new TrainingStep(step.loss(), Backend.rows(step.scores(), q.size(), columns), g);
+    return new TrainingStep(Loss.Value.canonical(step.loss()), Backend.rows(step.scores(), q.size(), columns), g);
   }
 
   boolean deterministicBackward() {

@@ -568,7 +568,8 @@ class CudaParityTest {
 
   /**
    * NaN scores come back as {@link Float#NaN}'s bits (the GPU's own NaN is another pattern): scores of one and of
-   * several rows, pairwise, top-k selected on the device and merged on the host, and the training forward.
+   * several rows, pairwise, top-k selected on the device and merged on the host, the training forward and a loss step
+   * (its scores, and its loss as {@link Double#NaN}).
    */
   @Test
   void aNaNScoreComesBackAsFloatNaN() {
@@ -598,8 +599,11 @@ class CudaParityTest {
       assertEquals(nan, Float.floatToRawIntBits(training[3]), nq + " queries, training forward");
     }
     TokenBatch one = TokenBatch.ofFloats(java.util.Arrays.copyOfRange(docs, 3 * 8, 4 * 8), 1, 2, 4);
-    assertEquals(nan, Float.floatToRawIntBits(cuda.pairwise(TokenBatch.ofFloats(new float[] {1, 1, 1, 1}, 1, 1, 4),
-        one)[0]), "pairwise");
+    TokenBatch oneQuery = TokenBatch.ofFloats(new float[] {1, 1, 1, 1}, 1, 1, 4);
+    assertEquals(nan, Float.floatToRawIntBits(cuda.pairwise(oneQuery, one)[0]), "pairwise");
+    TrainingStep step = cuda.lossCandidates(oneQuery, d, nd, Loss.contrastive(1f));
+    assertEquals(nan, Float.floatToRawIntBits(step.scores()[0][3]), "loss step's score");
+    assertEquals(Double.doubleToRawLongBits(Double.NaN), Double.doubleToRawLongBits(step.loss()), "loss");
   }
 
   @Test

@@ -12,16 +12,17 @@ import org.junit.jupiter.api.Test;
 /**
  * The device top-k's selection (maxsim_topk.cu) on the score distributions that make its radix select run every
  * round or stop early: a few distinct scores repeated across every segment, documents with no valid token (-1e9)
- * and fewer other documents than k, signed zeros, infinities and NaN. Documents of two tokens of 4 dims, 300,000
- * of them: 147 segments of 2,048 scores and two passes over their candidates before the last. Each result must
- * equal sorting the backend's own scores (Float.compare's order, then the lower index).
+ * and fewer other documents than k, signed zeros, infinities and NaN; k on both sides of the switch from ranking
+ * by counting to the bitonic sort (128, 129). Documents of two tokens of 4 dims, 300,000 of them: 147 segments of
+ * 2,048 scores, then passes over their candidates until one segment is left (none for k = 1 and 7, three for 512).
+ * Each result must equal sorting the backend's own scores (Float.compare's order, then the lower index).
  */
 @GpuTest
 class CudaTopKSelectionTest {
   private static final int DOCUMENTS = 300_000;
   private static final int LENGTH = 2;
   private static final int DIM = 4;
-  private static final int[] KS = {1, 7, 100, 200, 512};
+  private static final int[] KS = {1, 7, 100, 128, 129, 200, 512};
   private static MaxSim cuda;
 
   @BeforeAll

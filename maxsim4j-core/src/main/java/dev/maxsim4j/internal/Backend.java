@@ -7,8 +7,9 @@ import java.util.concurrent.Executor;
 /**
  * One way of computing MaxSim (a CPU kernel or the GPU). Every backend honours the same contract:
  * masked query tokens leave the sum, masked document tokens leave the max, a document without a valid
- * token scores {@link #EMPTY_DOCUMENT_SCORE}, NaN in a valid token makes the score NaN, ties in the max give
- * the argmax (and so the gradient) to the lowest document slot.
+ * token scores {@link #EMPTY_DOCUMENT_SCORE}, NaN in a valid token makes the score NaN (as
+ * {@link #canonicalNaN(float[])} leaves it), ties in the max give the argmax (and so the gradient) to the lowest
+ * document slot.
  */
 public interface Backend extends AutoCloseable {
 
@@ -63,7 +64,12 @@ public interface Backend extends AutoCloseable {
    * otherwise return different bits from one run or backend to another. Returns {@code scores}.
    */
   static float[] canonicalNaN(float[] scores) {
-    for (int i = 0; i < scores.length; i++) {
+    return canonicalNaN(scores, scores.length);
+  }
+
+  /** As {@link #canonicalNaN(float[])} for the first {@code length} scores. */
+  static float[] canonicalNaN(float[] scores, int length) {
+    for (int i = 0; i < length; i++) {
       if (scores[i] != scores[i]) {
         scores[i] = Float.NaN;
       }

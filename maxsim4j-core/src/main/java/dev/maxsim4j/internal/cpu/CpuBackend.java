@@ -129,7 +129,7 @@ public final class CpuBackend implements Backend {
    * bounding each pair's values first keeps the kernels' loops as they are; a pair whose inputs hold NaN or an
    * infinity gives the same score (and argmax) on both paths. The kernels keep the NaN and tie rules themselves all
    * the same, so that each is right alone and tested so. A NaN score without an argmax whose pair holds a NaN value
-   * is kept as it is: the reference can only say NaN again, and a corpus with a few corrupt tokens would otherwise
+   * is taken as NaN: the reference can only say NaN again, and a corpus with a few corrupt tokens would otherwise
    * score each of their pairs at the reference's speed (a scan of the pair's values costs a product's pass over one
    * side, the reference one over both).
    */
@@ -138,7 +138,7 @@ public final class CpuBackend implements Backend {
       return score;
     }
     if (argmax == null && Float.isNaN(score) && (holdsNaN(q, i) || holdsNaN(d, j))) {
-      return Float.NaN; // its bits as Backend.canonicalNaN gives them
+      return Float.NaN; // one NaN on every backend, whichever the kernel's order of operations made
     }
     float again = (float) ReferenceKernel.maxSim(q, i, d, j, argmax, offset);
     return again != again ? Float.NaN : again;

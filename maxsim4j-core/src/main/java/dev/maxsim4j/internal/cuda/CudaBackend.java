@@ -34,7 +34,8 @@ import java.util.function.Function;
  * the benchmarks' measurements. Which forward kernel runs a launch is {@link ForwardPlan}'s job.
  */
 public final class CudaBackend implements Backend {
-  static final int POISON_SCORE = 0x7fc0dead; // a NaN: an unwritten score can never pass as real
+  // a NaN: an unwritten score never passes as a number (callers see it as Float.NaN, as every NaN score)
+  static final int POISON_SCORE = 0x7fc0dead;
   static final int POISON_ARGMAX = 0xdeadbeef;
   /** The poison of scores written straight to host memory: all-ones bytes, a NaN. */
   private static final byte POISON_BYTE = (byte) 0xff;

@@ -280,7 +280,7 @@ final class DeviceTopK implements AutoCloseable {
     }
   }
 
-  /** For k beyond what one 2048-key segment sorts well: blocks of scores come back and merge on the host. */
+  /** For k beyond maxsim_topk.cu's MAX_K: blocks of scores come back and merge on the host. */
   private final class MergedOnHost implements Selection {
     private final Staged in;
     private final int nq;
@@ -308,7 +308,7 @@ final class DeviceTopK implements AutoCloseable {
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);
       MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
-      Backend.canonicalNaN(host);
+      Backend.canonicalNaN(host, pairs);
       for (int i = 0; i < nq; i++) {
         for (int c = 0; c < w; c++) {
           collector.offer(i, host[i * w + c], global + c);
