@@ -357,7 +357,8 @@ public final class TokenBatch {
    * clips, and one whose largest code would dequantize past fp32's largest value is rounded down), values rounded
    * to nearest even; for one bit the mean magnitude {@code mean |x|} (with the signs fixed, the scale of least
    * squared error; the smallest subnormal where that rounds to 0 for a token that is not all zeros); the sign bit
-   * is set for {@code x >= 0}. A token of zeros stays exactly zero (scale 1 for int8 and fp8, 0 for one bit). Quantizing a quantized batch requantizes its dequantized values.
+   * is set for {@code x >= 0}. A token of zeros stays exactly zero (scale 1 for int8 and fp8, 0 for one bit).
+   * Quantizing a quantized batch requantizes its dequantized values.
    *
    * @throws IllegalArgumentException when {@code type} is not quantized, a stored token holds NaN or an
    *     infinity, or (requantizing) its values {@code scale x q}, read exactly, need a scale past fp32's largest
