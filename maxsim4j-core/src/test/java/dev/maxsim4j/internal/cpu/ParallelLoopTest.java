@@ -57,7 +57,8 @@ class ParallelLoopTest {
    * Helpers the process cannot start (its thread limit reached: the pool's making of one throws) leave their chunks
    * to the threads there are: every call ends with every item run once, and nothing is printed. Such a failure on a
    * helper starting another one printed its stack trace from the pool's thread, and one on the caller failed the
-   * call.
+   * call. The first calls' chunks wait until the pool has asked for a third helper: a pool whose first helper ran
+   * every chunk of a quick call never needs another, and the test would not reach the failure it is about.
    */
   @Test
   @Timeout(60)
@@ -66,6 +67,7 @@ class ParallelLoopTest {
     java.io.PrintStream err = System.err;
     java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
     System.setErr(new java.io.PrintStream(printed, true));
+    long demandUntil = System.nanoTime() + 20_000_000_000L;
     try (ParallelLoop loop = new ParallelLoop(16, helper -> {
       if (asked.incrementAndGet() > 2) {
         throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process limits");
@@ -77,7 +79,9 @@ class ParallelLoopTest {
           for (int i = from; i < to; i++) {
             runs[i]++;
           }
-          Thread.onSpinWait();
+          while (asked.get() <= 2 && System.nanoTime() < demandUntil) {
+            Thread.onSpinWait(); // busy chunks keep the queued shares waiting, so the pool asks for more helpers
+          }
         });
         for (int i = 0; i < runs.length; i++) {
           assertEquals(1, runs[i], "call " + call + ", item " + i);
