@@ -25,7 +25,9 @@ import java.util.function.ToLongFunction;
  * broadcast the queries: scores are concatenated in document order, top-k merged exactly ({@link TopK#merge}).
  * Pairwise and candidate calls, forward and backward, split the queries with their own documents, so each
  * document's gradient comes from one backend and the result is deterministic; the all-pairs backward and
- * the projection run on the first backend, where nothing would have to be summed across backends.
+ * the projection run on the first backend, where nothing would have to be summed across backends. Each shard is a
+ * part of the call to its backend, so where {@link dev.maxsim4j.MaxSim} says a pair's last bits depend on what else
+ * its call holds (the queries' kernel), a split call's can differ from one backend's.
  *
  * <p>A batch made resident is sharded once and stays so until its last holder closes; calls that pass it
  * score its resident shards. Every other document batch is split by capacity for the call.
@@ -186,10 +188,19 @@ public final class ShardedBackend implements Backend {
     return split(documents);
   }
 
+  /**
+   * Documents split by the backends' capacity now; where none has any left (each device below its headroom, say),
+   * in equal parts, so that each device reports its own shortage, or streams, as one backend would.
+   */
   private Split split(Tokens documents) {
     long[] capacities = new long[backends.size()];
+    boolean none = true;
     for (int s = 0; s < capacities.length; s++) {
-      capacities[s] = capacity.applyAsLong(backends.get(s));
+      capacities[s] = Math.max(0, capacity.applyAsLong(backends.get(s)));
+      none &= capacities[s] == 0;
+    }
+    if (none) {
+      Arrays.fill(capacities, Long.MAX_VALUE);
     }
     int[] bounds = TokenSlices.split(documents, capacities);
     List<Tokens> shards = new ArrayList<>();
@@ -290,7 +301,9 @@ public final class ShardedBackend implements Backend {
 
   /**
    * Every shard's call is submitted before this returns, each backend keeping its calls in order; the
-   * future completes with the concatenated rows, after the previous call's future.
+   * future completes with the concatenated rows, after the previous call's future. A shard whose submission fails
+   * once others' calls are queued fails the future, after those calls end: thrown here, it would end the call while
+   * they still run, and a close could free their devices under them.
    */
   @Override
   public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
@@ -308,18 +321,30 @@ public final class ShardedBackend implements Backend {
     Split split = shardsOf(problem.documents());
     synchronized (this) { // submitters take turns, so every device queues the calls in the same order
       List<CompletableFuture<float[][]>> parts = new ArrayList<>();
-      for (int s = 0; s < backends.size(); s++) {
-        Tokens shard = split.shards().get(s);
-        parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null)
-            : backends.get(s).scoreRowsAsync(Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor));
+      Throwable failedSubmitting = null;
+      try {
+        for (int s = 0; s < backends.size(); s++) {
+          Tokens shard = split.shards().get(s);
+          parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null) : backends.get(s).scoreRowsAsync(
+              Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor));
+        }
+      } catch (RuntimeException | Error e) {
+        if (parts.stream().allMatch(CompletableFuture::isDone)) {
+          throw e; // nothing of this call runs
+        }
+        failedSubmitting = e;
       }
       CompletableFuture<?>[] waits = new CompletableFuture<?>[parts.size() + 1];
       for (int s = 0; s < parts.size(); s++) {
         waits[s] = parts.get(s);
       }
       waits[parts.size()] = lastAsync;
-      CompletableFuture<float[][]> merged = CompletableFuture.allOf(waits).thenApply(done ->
-          concatenate(parts.stream().map(CompletableFuture::join).toList(), split.bounds(), rows, columns));
+      Throwable failure = failedSubmitting;
+      CompletableFuture<float[][]> merged = failure != null
+          ? CompletableFuture.allOf(waits).handle((done, e) -> null).thenCompose(ended ->
+              CompletableFuture.<float[][]>failedFuture(failure))
+          : CompletableFuture.allOf(waits).thenApply(done ->
+              concatenate(parts.stream().map(CompletableFuture::join).toList(), split.bounds(), rows, columns));
       lastAsync = merged.handle((r, e) -> null); // the next call waits for this one, not for its scores or failure
       return merged;
     }
@@ -328,6 +353,16 @@ public final class ShardedBackend implements Backend {
   @Override
   public TopKResult topK(Tokens queries, Tokens documents, int k) {
     Split split = shardsOf(documents);
+    // every shard's k best per query are held at once beside their merge: each backend checks only its own
+    long held = Math.min(k, documents.rows);
+    int shards = 0;
+    for (Tokens shard : split.shards()) {
+      held += Math.min(k, shard.rows);
+      shards += shard.rows == 0 ? 0 : 1;
+    }
+    HeapLimit.requireRows(queries.rows, held, Float.BYTES + Integer.BYTES, 2 * (shards + 1), false,
+        "topK's entries held at once, queries x (k + each device's k), k = " + Math.min(k, documents.rows) + ", "
+        + shards + " devices", "ask for a smaller k, or rank the queries in smaller batches");
     List<TopKResult> parts = all(s -> split.shards().get(s).rows == 0 ? null
         : backends.get(s).topK(queries, split.shards().get(s), k));
     List<TopK> present = new ArrayList<>();

@@ -1,11 +1,14 @@
 package dev.maxsim4j.internal;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
  * Whole rows of a {@link Tokens} batch as a batch of their own, and the split of a batch into shards by
- * capacity. A slice holds the stored tokens from its first row's first slot to its last row's last slot:
- * a memory segment is viewed, heap arrays are copied (a device upload reads a batch's storage whole).
+ * capacity. A slice holds the stored tokens from its first row's first slot to its last row's last slot, as a view
+ * of the batch's storage (a heap array's through a heap memory segment, which a device upload reads only as far as
+ * the slice reaches): a batch split for every call, or held whole in resident shards, is never copied. Its masks and
+ * scales, one flag and one float a token, are copied.
  */
 public final class TokenSlices {
   /** Bytes a row costs a device beyond its tokens: its start, length and valid count. */
@@ -32,18 +35,11 @@ public final class TokenSlices {
     int[] length = Arrays.copyOfRange(t.rowLength, from, to);
     boolean[] mask = t.mask == null ? null : Arrays.copyOfRange(t.mask, first, end);
     float[] scales = t.scales == null ? null : Arrays.copyOfRange(t.scales, first, end);
-    long elements = (long) t.dim;
-    float[] f32 = t.f32 == null ? null
-        : Arrays.copyOfRange(t.f32, Math.toIntExact(first * elements), Math.toIntExact(end * elements));
-    short[] s16 = t.s16 == null ? null
-        : Arrays.copyOfRange(t.s16, Math.toIntExact(first * elements), Math.toIntExact(end * elements));
-    byte[] s8 = t.s8 == null ? null
-        : Arrays.copyOfRange(t.s8, Math.toIntExact(first * t.tokenBytes), Math.toIntExact(end * t.tokenBytes));
-    java.lang.foreign.MemorySegment segment = t.segment == null ? null
-        : t.segment.asSlice(first * t.tokenBytes, (end - (long) first) * t.tokenBytes);
-    return new Tokens(t.dtype, t.dim, t.paddedLength, start, length, end - first, mask, f32, s16, s8, segment,
+    MemorySegment segment = t.storage().asSlice(first * t.tokenBytes, (end - (long) first) * t.tokenBytes);
+    return new Tokens(t.dtype, t.dim, t.paddedLength, start, length, end - first, mask, null, null, null, segment,
         scales);
   }
+
 
   /** The first stored slot of rows {@code from .. to - 1} (0 when there are none). */
   public static int firstSlot(Tokens t, int from, int to) {

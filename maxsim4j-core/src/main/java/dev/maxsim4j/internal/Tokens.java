@@ -103,6 +103,17 @@ public final class Tokens {
         segment, scales);
   }
 
+  /** The bytes of the stored tokens, wherever they are: a heap array is viewed through a segment, not copied. */
+  public MemorySegment storage() {
+    if (f32 != null) {
+      return MemorySegment.ofArray(f32);
+    }
+    if (s16 != null) {
+      return MemorySegment.ofArray(s16);
+    }
+    return s8 != null ? MemorySegment.ofArray(s8) : segment;
+  }
+
   public boolean isPacked() {
     return paddedLength < 0;
   }

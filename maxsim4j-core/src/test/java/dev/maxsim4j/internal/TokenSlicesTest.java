@@ -38,8 +38,10 @@ class TokenSlicesTest {
     assertEquals(6, s.storedTokens);
     assertArrayEquals(new int[] {0, 3}, s.rowStart);
     assertArrayEquals(new int[] {3, 1}, s.rowLength);
-    assertEquals(12f, s.f32[0]);
-    assertEquals(12, s.f32.length);
+    assertEquals(12f, s.element(0, 0));
+    assertEquals(12 * Float.BYTES, s.segment.byteSize(), "two rows of three tokens of 2 dims");
+    t.f32[12] = -1f;
+    assertEquals(-1f, s.element(0, 0), "a view of the batch's array, not a copy");
     assertEquals(true, s.mask[1]);
     assertSame(t, TokenSlices.rows(t, 0, 5), "the whole batch is itself");
     assertEquals(0, TokenSlices.rows(t, 5, 5).storedTokens);

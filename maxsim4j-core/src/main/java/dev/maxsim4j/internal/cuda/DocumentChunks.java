@@ -77,20 +77,9 @@ final class DocumentChunks {
     }
     int from = c.firstToken();
     int to = from + c.tokens();
-    MemorySegment data = storage(t).asSlice((long) from * t.tokenBytes, (long) c.tokens() * t.tokenBytes);
+    MemorySegment data = t.storage().asSlice((long) from * t.tokenBytes, (long) c.tokens() * t.tokenBytes);
     return new Tokens(t.dtype, t.dim, t.paddedLength, start, length, c.tokens(),
         t.mask == null ? null : Arrays.copyOfRange(t.mask, from, to), null, null, null, data,
         t.scales == null ? null : Arrays.copyOfRange(t.scales, from, to));
-  }
-
-  /** The bytes of {@code t}'s stored tokens, wherever they are. */
-  static MemorySegment storage(Tokens t) {
-    if (t.f32 != null) {
-      return MemorySegment.ofArray(t.f32);
-    }
-    if (t.s16 != null) {
-      return MemorySegment.ofArray(t.s16);
-    }
-    return t.s8 != null ? MemorySegment.ofArray(t.s8) : t.segment;
   }
 }

@@ -48,7 +48,7 @@ final class StreamedChunks implements AutoCloseable {
     if (copyStream == null) {
       createStreamAndEvents();
     }
-    MemorySegment source = DocumentChunks.storage(documents);
+    MemorySegment source = documents.storage();
     boolean pinnedSource = source.isNative() && source.byteSize() > 0 && Driver.isPinned(source)
         && Driver.isPinned(source.asSlice(source.byteSize() - 1));
     int buffers = Math.min(chunks.size(), MemoryBudget.CHUNK_BUFFERS);
