@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.FdeEncoding;
 import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.HeapLimit;
@@ -126,7 +127,7 @@ public final class FixedDimensionalEncoder {
   private float[][] encode(TokenBatch batch, String name, boolean query) {
     Tokens t = checked(batch, name);
     try {
-      return FdeEncoding.encode(parameters, t, query, FdeEncoding.COMMON_POOL);
+      return Backend.canonicalNaN(FdeEncoding.encode(parameters, t, query, FdeEncoding.COMMON_POOL));
     } catch (IllegalStateException e) {
       throw MaxSim.closedMemory(e, name, t); // memory closed after the check, while it was read: named as there
     }

@@ -473,13 +473,13 @@ public final class MaxSim implements AutoCloseable {
    * {@code Y = X W} for row-major fp32 {@code X [rows, in]} and {@code W [in, out]}: the linear projection of
    * a late-interaction head (for example token features 384 -> 128), so training code can keep the whole
    * step on the backend's device (on the GPU backend a device kernel). Each output is summed over {@code in}
-   * in order: the same bits on every run.
+   * in order: the same bits on every run (a NaN output is {@link Float#NaN}'s).
    */
   public float[] project(float[] x, int rows, int in, float[] w, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("w", w, in, out);
     Arguments.resultSize(rows, out, Float.BYTES, "project's output of rows x out", "project fewer rows at a time");
-    return call(b -> b.project(x, rows, in, w, out));
+    return call(b -> Backend.canonicalNaN(b.project(x, rows, in, w, out)));
   }
 
   /** {@code dW = X^T dY [in, out]}: the gradient of {@link #project}'s {@code W}, summed over rows in order. */
@@ -521,7 +521,9 @@ public final class MaxSim implements AutoCloseable {
   private float[][] encode(FixedDimensionalEncoder encoder, TokenBatch batch, String name, boolean queries) {
     Arguments.nonNull(encoder, "encoder");
     Tokens t = encoder.checked(batch, name);
-    return call(queries ? batch : null, queries ? null : batch, b -> b.encodeFde(encoder.parameters(), t, queries));
+    // a sum's NaN carries the payload its operands' order left: canonical, it is the same on every backend and run
+    return call(queries ? batch : null, queries ? null : batch,
+        b -> Backend.canonicalNaN(b.encodeFde(encoder.parameters(), t, queries)));
   }
 
   // ------------------------------------------------------------------ plumbing

@@ -99,7 +99,12 @@ public final class TrainingScores {
     return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
   }
 
+  /**
+   * {@code grad} as a batch laid out like {@code like}. Its NaNs are {@link Float#NaN}'s bits: a NaN's payload is
+   * what the order of the kernel's sums left, and the same step would otherwise differ from one run to another.
+   */
   static TokenBatch asBatch(TokenBatch like, float[] grad, GradientPrecision precision) {
+    Backend.canonicalNaN(grad);
     DType type = precision == GradientPrecision.INPUT ? like.dtype() : DType.FLOAT32;
     if (type == DType.FLOAT32) {
       return like.withStorage(DType.FLOAT32, grad, null);

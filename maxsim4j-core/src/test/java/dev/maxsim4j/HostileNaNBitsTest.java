@@ -2,6 +2,9 @@ package dev.maxsim4j;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,6 +38,50 @@ class HostileNaNBitsTest {
             assertEquals(nan, Float.floatToRawIntBits(step.scores()[0][0]), where + " loss step's score");
             assertEquals(Double.doubleToRawLongBits(Double.NaN), Double.doubleToRawLongBits(step.loss()),
                 where + " loss");
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Gradients, fixed dimensional encodings and projections hold Float.NaN's bits too: a query token holding one
+   * NaN payload and a document token another once gave the same loss step's query gradient either payload, as the
+   * JIT ordered the sums (about 1 call in 2 after compilation), and a backward's bits differed from run to run.
+   */
+  @Test
+  void gradientsEncodingsAndProjectionsKeepOneNaNBitPattern() {
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1f, Float.intBitsToFloat(0x7fd00000)}, 1, 1, 2);
+    TokenBatch d = TokenBatch.ofFloats(new float[] {1f, 1f, Float.intBitsToFloat(0xffe00000), 2f}, 2, 1, 2);
+    FixedDimensionalEncoder fde = FixedDimensionalEncoder.builder(2).simHashBits(1).repetitions(2).seed(3).build();
+    float[] x = {Float.intBitsToFloat(0x7fd00000), 1f, 2f, Float.intBitsToFloat(0xffe00000)};
+    float[] w = {1f, 2f, 3f, 4f};
+    int nan = Float.floatToRawIntBits(Float.NaN);
+    for (String backend : new String[] {"reference", "scalar", "vector"}) {
+      try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
+        for (int call = 0; call < 4 * CALLS; call++) {
+          String where = backend + " call " + call;
+          List<float[]> outputs = new ArrayList<>();
+          TrainingStep step = m.lossAllPairs(q, d, Loss.contrastive(1f));
+          outputs.add(step.gradients().queries().toFloatArray());
+          outputs.add(step.gradients().documents().toFloatArray());
+          TrainingScores forward = m.scoresForTraining(q, d);
+          Gradients g = forward.backward(new float[] {1f, 1f}, GradientPrecision.FLOAT32);
+          outputs.add(g.queries().toFloatArray());
+          outputs.add(g.documents().toFloatArray());
+          outputs.add(m.project(x, 2, 2, w, 2));
+          if (call % 16 == 0) {
+            outputs.add(m.encodeQueries(fde, d)[1]);
+            outputs.add(m.encodeDocuments(fde, d)[1]);
+            outputs.add(fde.encodeQueries(d)[1]);
+            outputs.add(fde.encodeDocuments(d)[1]);
+          }
+          for (int o = 0; o < outputs.size(); o++) {
+            for (float v : outputs.get(o)) {
+              if (v != v) {
+                assertEquals(nan, Float.floatToRawIntBits(v), where + ", output " + o);
+              }
+            }
           }
         }
       }

@@ -67,6 +67,14 @@ public interface Backend extends AutoCloseable {
     return canonicalNaN(scores, scores.length);
   }
 
+  /** As {@link #canonicalNaN(float[])} for every row. Returns {@code rows}. */
+  static float[][] canonicalNaN(float[][] rows) {
+    for (float[] row : rows) {
+      canonicalNaN(row);
+    }
+    return rows;
+  }
+
   /** As {@link #canonicalNaN(float[])} for the first {@code length} scores. */
   static float[] canonicalNaN(float[] scores, int length) {
     for (int i = 0; i < length; i++) {
