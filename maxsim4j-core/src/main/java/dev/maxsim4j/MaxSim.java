@@ -28,8 +28,9 @@ import java.util.function.Function;
  * {@link TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves
  * the max; a document with no valid token scores {@code -1e9} ({@link #EMPTY_DOCUMENT_SCORE}); a query with no
  * valid token scores 0 against any non-empty document; NaN in a valid token makes the score NaN, always
- * {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s); scores are fp32; in the backward the gradient of a
- * max flows to one document token, the lowest slot among ties.
+ * {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s, a NaN gradient {@link Float#NaN}'s); a score that
+ * rounds to zero is +0; scores are fp32; in the backward the gradient of a max flows to one document token, the
+ * lowest slot among ties.
  *
  * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend, which takes a pair
  * exactly where its products pass 2^64 and cancel, so that float64's own rounding leaves no remainder), within the
@@ -315,7 +316,8 @@ public final class MaxSim implements AutoCloseable {
    * call is staged and launched before this returns, its scores written straight to pinned memory, and
    * several calls (up to 8) stay in flight, so a caller that submits the next call before taking the last
    * one's scores keeps the device busy back to back; on the CPU the call runs on this instance's own
-   * thread. Calls complete in submission order. Bad input still throws here, before anything is queued.
+   * thread. Calls complete in submission order. Bad input still throws here, before anything is queued; over
+   * several GPUs, a device that refuses its share once others have queued theirs fails the future instead.
    * Calls submitted before {@link #close()} still complete; the instance frees once the last one has. A callback
    * chained without an executor ({@code thenApply}) runs on the thread that completes the call, before later calls
    * complete: one that blocks there on a later call of this instance ({@code join}) waits forever; chain that call
@@ -482,13 +484,16 @@ public final class MaxSim implements AutoCloseable {
     return call(b -> Backend.canonicalNaN(b.project(x, rows, in, w, out)));
   }
 
-  /** {@code dW = X^T dY [in, out]}: the gradient of {@link #project}'s {@code W}, summed over rows in order. */
+  /**
+   * {@code dW = X^T dY [in, out]}: the gradient of {@link #project}'s {@code W}, summed over rows in order (a NaN
+   * output is {@link Float#NaN}'s).
+   */
   public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("dy", dy, rows, out);
     Arguments.resultSize(in, out, Float.BYTES, "projectionGradient's output of in x out",
         "use a smaller projection");
-    return call(b -> b.projectionGradient(x, rows, in, dy, out));
+    return call(b -> Backend.canonicalNaN(b.projectionGradient(x, rows, in, dy, out)));
   }
 
   private static void checkMatrix(String name, float[] m, int rows, int columns) {

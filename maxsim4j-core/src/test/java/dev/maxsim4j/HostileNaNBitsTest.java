@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.ArrayList;
 import java.util.List;
-
 import org.junit.jupiter.api.Test;
 
 /**
@@ -70,6 +69,7 @@ class HostileNaNBitsTest {
           outputs.add(g.queries().toFloatArray());
           outputs.add(g.documents().toFloatArray());
           outputs.add(m.project(x, 2, 2, w, 2));
+          outputs.add(m.projectionGradient(x, 2, 2, w, 2));
           if (call % 16 == 0) {
             outputs.add(m.encodeQueries(fde, d)[1]);
             outputs.add(m.encodeDocuments(fde, d)[1]);
@@ -83,6 +83,31 @@ class HostileNaNBitsTest {
               }
             }
           }
+        }
+      }
+    }
+  }
+  /**
+   * A score that rounds to zero is +0 on every backend: products too small for fp32 that are all negative summed to
+   * a tiny negative float64 in the reference, which rounds to -0, where the fp32 kernels' sums start from +0 and
+   * end there; top-k then ordered the same documents otherwise on the two.
+   */
+  @Test
+  void aScoreThatRoundsToZeroIsPositiveZeroOnEveryBackend() {
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1e-30f, 1e-30f, 2e-30f, 0f}, 1, 2, 2);
+    TokenBatch d = TokenBatch.ofFloats(new float[] {-1e-30f, -3e-30f, -2e-30f, -1e-30f, 1e-30f, 1e-30f,
+        -1e-30f, 0f}, 2, 2, 2);
+    TokenBatch scaled = d.quantize(DType.INT8);
+    for (String backend : new String[] {"reference", "scalar", "vector"}) {
+      try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
+        for (int call = 0; call < 200; call++) {
+          for (TokenBatch docs : new TokenBatch[] {d, scaled}) {
+            String where = backend + " " + docs.dtype() + " call " + call;
+            assertEquals(0, Float.floatToRawIntBits(m.scores(q, docs)[0][0]), where + " scores");
+            assertEquals(0, Float.floatToRawIntBits(m.topK(q, docs, 2).scores()[0][1]), where + " topK");
+            assertEquals(0, Float.floatToRawIntBits(m.candidates(q, docs, 2)[0][0]), where + " candidates");
+          }
+          assertEquals(0, Float.floatToRawIntBits(m.scoresForTraining(q, d).scores()[0]), backend + " training");
         }
       }
     }

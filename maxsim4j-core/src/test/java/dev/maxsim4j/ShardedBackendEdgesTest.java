@@ -180,7 +180,7 @@ class ShardedBackendEdgesTest {
     MaxSim sharded = MaxSim.over(ShardedBackend.equalParts(List.of(slow, failing)));
     CompletableFuture<float[][]> f = sharded.scoresAsync(q, d);
     assertTrue(slow.started.await(10, TimeUnit.SECONDS), "the first shard's call runs");
-    sharded.close(); // waits for the call, whose future ends after the first shard's part
+    sharded.close(); // returns at once: the instance frees once the call's future lands, after the first shard
     assertFalse(slow.closedWhileRunning.get(), "a device closed under the call its shard had queued");
     ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
     assertSame(failing.failure, e.getCause());

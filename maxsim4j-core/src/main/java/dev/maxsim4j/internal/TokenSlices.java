@@ -40,7 +40,6 @@ public final class TokenSlices {
         scales);
   }
 
-
   /** The first stored slot of rows {@code from .. to - 1} (0 when there are none). */
   public static int firstSlot(Tokens t, int from, int to) {
     if (from == to) {

@@ -103,7 +103,7 @@ final class ScalarKernel implements PairKernel {
       @Override
       public float score(int query, int[] argmax, int offset) {
         if (qExact[query] || docExact || Headroom.mayOverflow(qAbsSum[query], docLargest)) {
-          return (float) ReferenceKernel.maxSim(queries, query, documents, docIndex, argmax, offset);
+          return ReferenceKernel.score(queries, query, documents, docIndex, argmax, offset);
         }
         float[] q = qData[query];
         int[] slots = qSlots[query];

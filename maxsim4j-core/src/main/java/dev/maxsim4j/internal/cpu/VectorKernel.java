@@ -399,7 +399,7 @@ final class VectorKernel implements PairKernel {
         return 0f; // every query token masked: an empty sum
       }
       if (qExact[query] || docExact || Headroom.mayOverflow(qAbsSum[query], docLargest)) {
-        return (float) ReferenceKernel.maxSim(queries, query, documents, docIndex, argmax, offset);
+        return ReferenceKernel.score(queries, query, documents, docIndex, argmax, offset);
       }
       float[] q = qt[query];
       int pad = q.length / dim;
