@@ -61,8 +61,9 @@ class MultiJvmTest {
     Corpus queries = Corpus.random("q", 4, 5, 16, 41, 0);
     Corpus corpus = Corpus.random("d", 80, 8, 16, 42, 11);
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    // on a busy host the second executor registers late, and the first would take every task meanwhile
-    long deadline = System.nanoTime() + 60_000_000_000L;
+    // on a busy host the second executor registers late, and the first would take every task meanwhile; two executor
+    // JVMs starting on a loaded 2-core host can take more than a minute
+    long deadline = System.nanoTime() + 300_000_000_000L;
     while (spark.sparkContext().statusTracker().getExecutorInfos().length < 3 && System.nanoTime() < deadline) {
       try {
         Thread.sleep(100);

@@ -66,7 +66,9 @@ class HostileParallelLoopTest {
                   hits[i]++;
                 }
                 if ((from & 3) == 0) {
-                  Thread.yield();
+                  // a pause that varies the interleavings: a yield gave the core to the host's other processes, and
+                  // on a loaded host the test's thousands of yields took minutes
+                  spin(2_000);
                 }
                 running.decrementAndGet();
               });
@@ -167,11 +169,10 @@ class HostileParallelLoopTest {
         AtomicInteger firstChunk = new AtomicInteger(-1);
         Throwable t = assertThrows(Throwable.class, () -> loop.forRange(2, 1, (from, to) -> {
           if (firstChunk.compareAndSet(-1, from)) {
-            // the first chunk taken waits for the other's exception, then throws an Error
+            // the first chunk taken waits for the other's exception, then throws an Error; where the other thread
+            // was too slow to take its chunk meanwhile, the Error still comes first and that chunk is dropped
             try {
-              if (!exceptionThrown.await(5, TimeUnit.SECONDS)) {
-                return; // the other chunk never ran concurrently (dropped): nothing to test
-              }
+              exceptionThrown.await(5, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
               throw new RuntimeException(e);
             }

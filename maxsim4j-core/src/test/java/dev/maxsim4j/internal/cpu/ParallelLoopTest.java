@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -151,16 +153,22 @@ class ParallelLoopTest {
     try (ParallelLoop loop = new ParallelLoop(2)) {
       AtomicInteger running = new AtomicInteger();
       AtomicInteger started = new AtomicInteger();
-      java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
-      java.util.concurrent.atomic.AtomicInteger runningAfter = new AtomicInteger(-1);
-      java.util.concurrent.atomic.AtomicBoolean keptInterrupt = new java.util.concurrent.atomic.AtomicBoolean();
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      AtomicInteger runningAfter = new AtomicInteger(-1);
+      AtomicBoolean keptInterrupt = new AtomicBoolean();
+      CountDownLatch firstChunk = new CountDownLatch(1);
+      AtomicBoolean interruptSent = new AtomicBoolean();
+      long giveUp = System.nanoTime() + 60_000_000_000L;
       Thread caller = new Thread(() -> {
         try {
           loop.forRange(64, 1, (from, to) -> {
             running.incrementAndGet();
             started.incrementAndGet();
-            long end = System.nanoTime() + 50_000_000L; // 50 ms of work that ignores interrupts
-            while (System.nanoTime() < end) {
+            firstChunk.countDown();
+            // 50 ms of work that ignores interrupts, and no chunk ends before the interrupt: a call slowed past a
+            // fixed wait would have ended whole before it
+            long end = System.nanoTime() + 50_000_000L;
+            while ((System.nanoTime() < end || !interruptSent.get()) && System.nanoTime() < giveUp) {
               Thread.onSpinWait();
             }
             running.decrementAndGet();
@@ -172,8 +180,9 @@ class ParallelLoopTest {
         }
       });
       caller.start();
-      Thread.sleep(80);
+      firstChunk.await();
       caller.interrupt();
+      interruptSent.set(true);
       caller.join(10_000);
       assertEquals(IllegalStateException.class, thrown.get().getClass(), String.valueOf(thrown.get()));
       assertEquals(0, runningAfter.get(), "chunks still running when the call threw");

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -34,8 +35,14 @@ class PinnedAllocationsTest {
       FunctionDescriptor.of(ADDRESS, JAVA_LONG));
   private static final MethodHandle FREE = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
       FunctionDescriptor.ofVoid(ADDRESS));
-  private static final MethodHandle NANOSLEEP = LINKER.downcallHandle(
-      LINKER.defaultLookup().find("nanosleep").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+  private static final MethodHandle PIPE = LINKER.downcallHandle(LINKER.defaultLookup().find("pipe").orElseThrow(),
+      FunctionDescriptor.of(JAVA_INT, ADDRESS));
+  private static final MethodHandle READ = LINKER.downcallHandle(LINKER.defaultLookup().find("read").orElseThrow(),
+      FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+  private static final MethodHandle WRITE = LINKER.downcallHandle(LINKER.defaultLookup().find("write").orElseThrow(),
+      FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+  private static final MethodHandle CLOSE = LINKER.downcallHandle(LINKER.defaultLookup().find("close").orElseThrow(),
+      FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
   /** Frees per allocation (by identity: malloc reuses freed addresses); each must be 1. */
   private final Map<MemorySegment, Integer> frees = new IdentityHashMap<>();
@@ -208,33 +215,54 @@ class PinnedAllocationsTest {
     assertEquals(1, freesOf(memory));
   }
 
-  /** A native call on another thread holds the segment for a while (nanosleep reads its request from it). */
-  private static Thread holdInNativeCall(MemorySegment segment, CountDownLatch calling) {
-    segment.set(JAVA_LONG, 0, 2); // seconds
-    segment.set(JAVA_LONG, 8, 0);
-    return Thread.ofPlatform().start(() -> {
+  /**
+   * A native call on another thread holds the segment until the returned release runs: read(2) of a byte into it
+   * from a pipe, which blocks until the release writes one. A sleep of fixed length could end before a slowed test
+   * looked at the segment.
+   */
+  private static Runnable holdInNativeCall(MemorySegment segment, CountDownLatch calling) {
+    int[] fds = new int[2];
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment pair = arena.allocate(JAVA_INT, 2);
+      assertEquals(0, (int) PIPE.invokeExact(pair));
+      fds[0] = pair.getAtIndex(JAVA_INT, 0);
+      fds[1] = pair.getAtIndex(JAVA_INT, 1);
+    } catch (Throwable t) {
+      throw new AssertionError(t);
+    }
+    Thread holder = Thread.ofPlatform().daemon(true).start(() -> { // a failed test leaves it blocked
       calling.countDown();
       try {
-        int unused = (int) NANOSLEEP.invokeExact(segment, MemorySegment.NULL);
+        long unused = (long) READ.invokeExact(fds[0], segment, 1L);
       } catch (Throwable t) {
         throw new AssertionError(t);
       }
     });
+    return () -> {
+      try (Arena arena = Arena.ofConfined()) {
+        assertEquals(1L, (long) WRITE.invokeExact(fds[1], arena.allocate(1), 1L));
+        holder.join();
+        int unused = (int) CLOSE.invokeExact(fds[0]);
+        unused = (int) CLOSE.invokeExact(fds[1]);
+      } catch (Throwable t) {
+        throw new AssertionError(t);
+      }
+    };
   }
 
   @Test
   void memoryANativeCallHoldsIsNeitherInvalidatedNorFreed() throws Exception {
     PinnedHostMemory memory = allocate(64);
     CountDownLatch calling = new CountDownLatch(1);
-    Thread holder = holdInNativeCall(memory.segment(), calling);
+    Runnable release = holdInNativeCall(memory.segment(), calling);
     calling.await();
-    Thread.sleep(500); // the thread is then inside nanosleep, holding the segment's scope
+    Thread.sleep(500); // the thread is then inside read, holding the segment's scope until released
     IllegalStateException e = assertThrows(IllegalStateException.class, memory::close);
     assertTrue(e.getMessage().contains("in use by a native call on another thread"), e.getMessage());
     assertEquals(0, freesOf(memory));
     memory.segment().set(JAVA_LONG, 16, 7L); // still valid
     assertEquals(7L, memory.segment().get(JAVA_LONG, 16));
-    holder.join();
+    release.run();
     memory.close();
     assertEquals(1, freesOf(memory), "closed again once the call returned");
   }
@@ -244,7 +272,7 @@ class PinnedAllocationsTest {
     PinnedHostMemory held = allocate(64);
     PinnedHostMemory idle = allocate(64);
     CountDownLatch calling = new CountDownLatch(1);
-    Thread holder = holdInNativeCall(held.segment(), calling);
+    Runnable release = holdInNativeCall(held.segment(), calling);
     calling.await();
     Thread.sleep(500);
     assertEquals(1, pinned.close(), "one could not be invalidated");
@@ -252,7 +280,7 @@ class PinnedAllocationsTest {
     assertEquals(1, freesOf(idle));
     assertEquals(0, freesOf(held), "its memory stays: the native call still uses it");
     held.segment().get(JAVA_INT, 0);
-    holder.join();
+    release.run();
     held.close(); // after the backend: nothing
     assertEquals(0, freesOf(held));
   }
