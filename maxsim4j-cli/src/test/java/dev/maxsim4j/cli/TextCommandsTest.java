@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.cli.io.MiniJson;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.io.SafeTensorsFile;
 import dev.maxsim4j.cli.text.SampleTexts;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -109,6 +111,31 @@ class TextCommandsTest {
     assertEquals(1, again.status());
     assertTrue(again.err().contains("is also the input"), again.err());
     assertEquals(Files.readString(texts), Files.readString(named));
+  }
+
+  /**
+   * A folder's rows say which file each came from, in the header's metadata (a JSON array of paths under the
+   * folder): a user read the rows' order off the docs, and a file name the walk orders otherwise than expected
+   * would have matched the wrong text.
+   */
+  @Test
+  void encodeOfAFolderNamesEachRowsFile() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("notes"));
+    Files.createDirectories(folder.resolve("sub"));
+    Files.writeString(folder.resolve("b.txt"), "bees dance to show where flowers are");
+    Files.writeString(folder.resolve("sub").resolve("a.md"), "otters hold hands while they sleep");
+    Files.writeString(folder.resolve("q\"uote\\.txt"), "a name a JSON string must escape");
+    Files.write(folder.resolve("nul.txt"), new byte[] {'a', 0, 'b'}); // a row of no token, still named
+    Path out = dir.resolve("notes.safetensors");
+    CliRun r = run("encode", "--in", folder.toString(), "--out", out.toString());
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("each row's file in __metadata__ files"), r.out());
+    Object files = MiniJson.parse(SafeTensorsFile.open(out).metadata().get("files"));
+    assertEquals(List.of("b.txt", "nul.txt", "q\"uote\\.txt", "sub/a.md"), files);
+    assertEquals(5, SafeTensors.read(out, "offsets").integers().length);
+    Path texts = Files.writeString(dir.resolve("lines.txt"), "one\ntwo\n");
+    assertEquals(0, run("encode", "--in", texts.toString(), "--out", out.toString()).status());
+    assertEquals(null, SafeTensorsFile.open(out).metadata().get("files"), "a text file's rows are its lines");
   }
 
   @Test

@@ -51,7 +51,7 @@ public final class MiniJson {
   }
 
   /** A JSON string literal for {@code value}. */
-  static String quote(String value) {
+  public static String quote(String value) {
     StringBuilder b = new StringBuilder("\"");
     for (char c : value.toCharArray()) {
       switch (c) {

@@ -6,11 +6,13 @@ import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.MiniJson;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,9 +33,11 @@ public final class EncodeCommand {
         TEXTS: a text file (one text per non-blank line, in order; a line ends at \\n, \\r\\n or a lone \\r,
         as Java's readers count them) or a folder (one text per .txt/.md
         file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
-        them. A text that cannot be read as UTF-8 (invalid bytes, NUL bytes), or holds no word piece
-        (whitespace, control or format characters only), is a row of no token, named on stderr: as a
-        document it scores -1e9, as a query 0 against documents with tokens.
+        them; for a folder, the header's __metadata__ "files" holds each row's path under it, a JSON
+        array of strings (json.loads(safe_open(F, "np").metadata()["files"]) in Python). A text that
+        cannot be read as UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control
+        or format characters only), is a row of no token, named on stderr: as a document it scores -1e9,
+        as a query 0 against documents with tokens.
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length, packed
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:
@@ -78,6 +82,7 @@ public final class EncodeCommand {
       // number names its file or line
       List<String> texts = new ArrayList<>();
       List<String> names = new ArrayList<>();
+      List<String> rowFiles = new ArrayList<>(); // a folder's rows: each one's path under it
       if (listing != null) {
         // the files and the text-named entries that are no readable file, in one order by path
         List<TextFiles.Skip> skips = listing.skippedFiles();
@@ -87,10 +92,12 @@ public final class EncodeCommand {
             warnings.warn(skip.what() + ": " + skip.reason() + "; " + TextFiles.NO_TOKEN);
             texts.add(null);
             names.add(skip.what());
+            rowFiles.add(in.relativize(skip.path()).toString());
           } else {
             Path file = files.get(f++);
             texts.add(TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
             names.add(TextFiles.shown(file));
+            rowFiles.add(in.relativize(file).toString());
           }
         }
       } else {
@@ -143,13 +150,41 @@ public final class EncodeCommand {
       Map<String, NdArray> tensors = new LinkedHashMap<>();
       tensors.put("embeddings", PackedTokens.embeddings(target.toString(), b, dtype.equals("bf16")));
       tensors.put("offsets", PackedTokens.offsets(target.toString(), offsets));
-      output.write(file -> SafeTensors.write(file, tensors));
+      Map<String, String> metadata = listing == null ? Map.of() : filesOfRows(rowFiles, warnings);
+      output.write(file -> SafeTensors.write(file, tensors, metadata));
       output.commit();
       int empty = texts.size() - b.size();
-      out.printf(Locale.ROOT, "encoded %s%s into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%n",
+      out.printf(Locale.ROOT, "encoded %s%s into %s: embeddings [%d, %d] %s (all tokens, packed), offsets [%d]%s%n",
           Counts.of(texts.size(), "text"), empty == 0 ? "" : " (" + empty + " of no token)", TextFiles.shown(target),
-          tokens, b.dim(), dtype, texts.size() + 1);
+          tokens, b.dim(), dtype, texts.size() + 1, metadata.containsKey(FILES) ? ", each row's file in __metadata__ "
+          + FILES : "");
     }
     return 0;
+  }
+
+  /** The metadata key of a folder's row-to-file map. */
+  static final String FILES = "files";
+
+  /**
+   * Header bytes the row-to-file map may take: readers refuse a header past 100 MB (the reference implementation's
+   * limit), which a folder of some million files' paths would pass.
+   */
+  private static final long FILES_LIMIT = 90_000_000L;
+
+  /** {@code "files"}: the rows' paths as a JSON array, or none (with a warning) where it would pass the limit. */
+  private static Map<String, String> filesOfRows(List<String> rowFiles, Warnings warnings) {
+    StringBuilder json = new StringBuilder("[");
+    for (String f : rowFiles) {
+      json.append(json.length() == 1 ? "" : ",").append(MiniJson.quote(f));
+    }
+    String array = json.append("]").toString();
+    // quoted again as the metadata value, as the header holds it
+    if (MiniJson.quote(array).getBytes(StandardCharsets.UTF_8).length > FILES_LIMIT) {
+      warnings.warn("the row-to-file map of " + Counts.of(rowFiles.size(), "file") + " would pass the safetensors"
+          + " header's 100 MB; written without it (row i is the i-th file by path, byte by byte)");
+      warnings.finish();
+      return Map.of();
+    }
+    return Map.of(FILES, array);
   }
 }
