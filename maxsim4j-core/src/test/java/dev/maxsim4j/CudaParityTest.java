@@ -606,6 +606,46 @@ class CudaParityTest {
     assertEquals(Double.doubleToRawLongBits(Double.NaN), Double.doubleToRawLongBits(step.loss()), "loss");
   }
 
+  /**
+   * A score that rounds to zero is +0, as on the CPU: products too small for fp32 that are all negative, in fp32,
+   * bf16 and int8 (a negative scale times a zero dot) documents, through scores, rows, top-k, pairwise and the
+   * training forward.
+   */
+  @Test
+  void aScoreThatRoundsToZeroComesBackAsPositiveZero() {
+    int nd = 700;
+    float[] docs = new float[nd * 2 * 4];
+    for (int i = 0; i < docs.length; i++) {
+      docs[i] = i % 8 < 4 ? -1e-30f : -2e-30f;
+    }
+    short[] bf16 = new short[docs.length];
+    for (int i = 0; i < docs.length; i++) {
+      bf16[i] = DType.BFLOAT16.narrow(docs[i]);
+    }
+    float[] q = {1e-30f, 2e-30f, 1e-30f, 1e-30f, 3e-30f, 1e-30f, 1e-30f, 2e-30f};
+    TokenBatch queries = TokenBatch.ofFloats(q, 2, 1, 4);
+    TokenBatch oneQuery = TokenBatch.ofFloats(java.util.Arrays.copyOf(q, 4), 1, 1, 4);
+    TokenBatch fp32 = TokenBatch.ofFloats(docs, nd, 2, 4);
+    for (TokenBatch d : new TokenBatch[] {fp32, TokenBatch.ofHalfs(DType.BFLOAT16, bf16, nd, 2, 4),
+        fp32.quantize(DType.INT8)}) {
+      String where = d.dtype().toString();
+      for (float[] row : cuda.scores(queries, d)) {
+        for (int j = 0; j < nd; j++) {
+          assertEquals(0, Float.floatToRawIntBits(row[j]), where + ", document " + j);
+        }
+      }
+      assertEquals(0, Float.floatToRawIntBits(cuda.scores(oneQuery, d)[0][9]), where + ", one query");
+      for (int k : new int[] {2, 600}) {
+        assertEquals(0, Float.floatToRawIntBits(cuda.topK(queries, d, k).scores()[1][1]), where + ", top-" + k);
+      }
+      float[] candidates = cuda.candidates(queries, d, nd / 2)[1];
+      assertEquals(0, Float.floatToRawIntBits(candidates[7]), where + ", candidates");
+      if (!d.dtype().isQuantized()) {
+        assertEquals(0, Float.floatToRawIntBits(cuda.scoresForTraining(queries, d).scores()[5]), where + ", training");
+      }
+    }
+  }
+
   @Test
   void concurrentCallersAndAsyncCallsGetTheirOwnScores() throws Exception {
     RandomBatches r = new RandomBatches();

@@ -7,8 +7,8 @@ import java.util.concurrent.Executor;
 /**
  * One way of computing MaxSim (a CPU kernel or the GPU). Every backend honours the same contract:
  * masked query tokens leave the sum, masked document tokens leave the max, a document without a valid
- * token scores {@link #EMPTY_DOCUMENT_SCORE}, NaN in a valid token makes the score NaN (as
- * {@link #canonicalNaN(float[])} leaves it), ties in the max give the argmax (and so the gradient) to the lowest
+ * token scores {@link #EMPTY_DOCUMENT_SCORE}, NaN in a valid token makes the score NaN (and a zero score is +0, as
+ * {@link #canonicalScores} leaves them), ties in the max give the argmax (and so the gradient) to the lowest
  * document slot.
  */
 public interface Backend extends AutoCloseable {
@@ -59,12 +59,18 @@ public interface Backend extends AutoCloseable {
   }
 
   /**
-   * Every NaN of {@code scores} as {@link Float#NaN}'s bits: a kernel's NaN carries the sign and payload its
-   * operands left, which the order of its operations (JIT-compiled or on a GPU) decides, and the same call would
-   * otherwise return different bits from one run or backend to another. Returns {@code scores}.
+   * Every NaN of {@code values} (scores, gradients, encodings) as {@link Float#NaN}'s bits: a kernel's NaN carries
+   * the sign and payload its operands left, which the order of its operations (JIT-compiled or on a GPU) decides,
+   * and the same call would otherwise return different bits from one run or backend to another. Returns
+   * {@code values}.
    */
-  static float[] canonicalNaN(float[] scores) {
-    return canonicalNaN(scores, scores.length);
+  static float[] canonicalNaN(float[] values) {
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] != values[i]) {
+        values[i] = Float.NaN;
+      }
+    }
+    return values;
   }
 
   /** As {@link #canonicalNaN(float[])} for every row. Returns {@code rows}. */
@@ -75,11 +81,18 @@ public interface Backend extends AutoCloseable {
     return rows;
   }
 
-  /** As {@link #canonicalNaN(float[])} for the first {@code length} scores. */
-  static float[] canonicalNaN(float[] scores, int length) {
+  /**
+   * The first {@code length} scores as the contract returns them: {@link #canonicalNaN(float[])}, and a zero as +0
+   * (a kernel's sum of zeros that are all -0 would otherwise keep the sign, which top-k orders below +0). Returns
+   * {@code scores}.
+   */
+  static float[] canonicalScores(float[] scores, int length) {
     for (int i = 0; i < length; i++) {
-      if (scores[i] != scores[i]) {
+      float v = scores[i];
+      if (v != v) {
         scores[i] = Float.NaN;
+      } else if (v == 0f) {
+        scores[i] = 0f;
       }
     }
     return scores;

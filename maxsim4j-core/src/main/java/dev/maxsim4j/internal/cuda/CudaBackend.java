@@ -228,7 +228,7 @@ public final class CudaBackend implements Backend {
     return call(() -> forward(problem, argmax, scores -> {
       float[] out = new float[pairs];
       MemorySegment.copy(scores, JAVA_FLOAT, 0, out, 0, pairs);
-      return Backend.canonicalNaN(out);
+      return Backend.canonicalScores(out, pairs);
     }));
   }
 
@@ -250,7 +250,7 @@ public final class CudaBackend implements Backend {
     float[][] out = new float[rows][columns];
     for (int i = 0; i < rows; i++) {
       MemorySegment.copy(scores, JAVA_FLOAT, 4L * i * columns, out[i], 0, columns);
-      Backend.canonicalNaN(out[i]);
+      Backend.canonicalScores(out[i], columns);
     }
     return out;
   }

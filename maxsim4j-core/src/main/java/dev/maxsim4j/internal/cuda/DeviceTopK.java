@@ -308,7 +308,7 @@ final class DeviceTopK implements AutoCloseable {
       Driver.copyToHost(stage, scores, 4L * pairs, device.stream);
       Driver.synchronize(device.stream);
       MemorySegment.copy(stage, JAVA_FLOAT, 0, host, 0, pairs);
-      Backend.canonicalNaN(host, pairs);
+      Backend.canonicalScores(host, pairs);
       for (int i = 0; i < nq; i++) {
         for (int c = 0; c < w; c++) {
           collector.offer(i, host[i * w + c], global + c);

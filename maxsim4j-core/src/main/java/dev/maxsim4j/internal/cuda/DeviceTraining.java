@@ -115,7 +115,7 @@ final class DeviceTraining {
     Driver.synchronize(device.stream);
     float[] scores = new float[pairs];
     MemorySegment.copy(out, JAVA_FLOAT, 0, scores, 0, pairs);
-    Backend.canonicalNaN(scores);
+    Backend.canonicalScores(scores, pairs);
     double total = 0;
     for (int i = 0; i < rows; i++) { // fixed order, float64
       total += out.getAtIndex(JAVA_FLOAT, scoreBytes / 4 + i);
