@@ -2,7 +2,8 @@
 // over the survivors until each query keeps k. Only Nq x k (score, index) pairs ever leave the device.
 //
 // Keys. A candidate is one 64-bit key: high word = the score's fp32 bits mapped to an unsigned order that
-// matches Java's Float.compare (NaN above +inf, -0 below +0), low word = ~documentIndex. So a larger key
+// matches Java's Float.compare (NaN above +inf) of the scores as the host returns them (one NaN, zero as +0:
+// a forward's butterfly sum of -0 maxima is -0), low word = ~documentIndex. So a larger key
 // means a higher score, and among equal scores a lower document index: the library's ranking, with no
 // separate tie-break. Key 0 is below every real key and pads short segments.
 //
@@ -28,7 +29,7 @@ constexpr int RADIX = 1 << RADIX_BITS;
 constexpr unsigned ALL_LANES = 0xffffffffu;
 
 __device__ __forceinline__ uint64_t scoreKey(float score, int index) {
-  uint32_t bits = score != score ? 0x7fc00000u : __float_as_uint(score);  // one canonical NaN
+  uint32_t bits = score != score ? 0x7fc00000u : score == 0.f ? 0u : __float_as_uint(score);  // NaN, +0
   uint32_t ordered = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
   return ((uint64_t)ordered << 32) | (uint32_t)~(uint32_t)index;
 }

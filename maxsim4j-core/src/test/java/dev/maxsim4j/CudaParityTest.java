@@ -607,13 +607,14 @@ class CudaParityTest {
   }
 
   /**
-   * A score that rounds to zero is +0, as on the CPU: products too small for fp32 that are all negative, in fp32,
-   * bf16 and int8 (a negative scale times a zero dot) documents, through scores, rows, top-k, pairwise and the
-   * training forward.
+   * A score that rounds to zero is +0, as on the CPU, and documents tied at zero rank by index: queries of 32 tokens
+   * whose every product underflows to -0 (a forward's butterfly sum of -0 maxima is -0), against fp32, bf16 and int8
+   * documents, through scores, top-k selected on the device, candidates and the training forward.
    */
   @Test
   void aScoreThatRoundsToZeroComesBackAsPositiveZero() {
     int nd = 700;
+    int lq = 32;
     float[] docs = new float[nd * 2 * 4];
     for (int i = 0; i < docs.length; i++) {
       docs[i] = i % 8 < 4 ? -1e-30f : -2e-30f;
@@ -622,9 +623,12 @@ class CudaParityTest {
     for (int i = 0; i < docs.length; i++) {
       bf16[i] = DType.BFLOAT16.narrow(docs[i]);
     }
-    float[] q = {1e-30f, 2e-30f, 1e-30f, 1e-30f, 3e-30f, 1e-30f, 1e-30f, 2e-30f};
-    TokenBatch queries = TokenBatch.ofFloats(q, 2, 1, 4);
-    TokenBatch oneQuery = TokenBatch.ofFloats(java.util.Arrays.copyOf(q, 4), 1, 1, 4);
+    float[] q = new float[2 * lq * 4];
+    for (int i = 0; i < q.length; i++) {
+      q[i] = (1 + i % 3) * 1e-30f;
+    }
+    TokenBatch queries = TokenBatch.ofFloats(q, 2, lq, 4);
+    TokenBatch oneQuery = TokenBatch.ofFloats(java.util.Arrays.copyOf(q, lq * 4), 1, lq, 4);
     TokenBatch fp32 = TokenBatch.ofFloats(docs, nd, 2, 4);
     for (TokenBatch d : new TokenBatch[] {fp32, TokenBatch.ofHalfs(DType.BFLOAT16, bf16, nd, 2, 4),
         fp32.quantize(DType.INT8)}) {
@@ -636,7 +640,10 @@ class CudaParityTest {
       }
       assertEquals(0, Float.floatToRawIntBits(cuda.scores(oneQuery, d)[0][9]), where + ", one query");
       for (int k : new int[] {2, 600}) {
-        assertEquals(0, Float.floatToRawIntBits(cuda.topK(queries, d, k).scores()[1][1]), where + ", top-" + k);
+        TopK top = cuda.topK(queries, d, k);
+        assertEquals(0, Float.floatToRawIntBits(top.scores()[1][1]), where + ", top-" + k);
+        assertArrayEquals(new int[] {0, 1}, java.util.Arrays.copyOf(top.indices()[1], 2), where + ", top-" + k
+            + ": ties at zero by index");
       }
       float[] candidates = cuda.candidates(queries, d, nd / 2)[1];
       assertEquals(0, Float.floatToRawIntBits(candidates[7]), where + ", candidates");

@@ -97,6 +97,7 @@ class ShardedBackendEdgesTest {
   /** A CPU backend whose asynchronous calls take a while and which records a close that comes while one runs. */
   private static final class SlowDevice extends Forwarding {
     final CountDownLatch started = new CountDownLatch(1);
+    final CountDownLatch closed = new CountDownLatch(1);
     final AtomicBoolean running = new AtomicBoolean();
     final AtomicBoolean closedWhileRunning = new AtomicBoolean();
 
@@ -119,6 +120,7 @@ class ShardedBackendEdgesTest {
     public void close() {
       closedWhileRunning.compareAndSet(false, running.get());
       super.close();
+      closed.countDown();
     }
   }
 
@@ -181,9 +183,10 @@ class ShardedBackendEdgesTest {
     CompletableFuture<float[][]> f = sharded.scoresAsync(q, d);
     assertTrue(slow.started.await(10, TimeUnit.SECONDS), "the first shard's call runs");
     sharded.close(); // returns at once: the instance frees once the call's future lands, after the first shard
-    assertFalse(slow.closedWhileRunning.get(), "a device closed under the call its shard had queued");
     ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
     assertSame(failing.failure, e.getCause());
+    assertTrue(slow.closed.await(10, TimeUnit.SECONDS), "the instance frees its devices once the call has landed");
+    assertFalse(slow.closedWhileRunning.get(), "a device closed under the call its shard had queued");
 
     FailingSubmission first = new FailingSubmission();
     try (MaxSim failsFirst = MaxSim.over(ShardedBackend.equalParts(List.of(first, new SlowDevice())))) {
