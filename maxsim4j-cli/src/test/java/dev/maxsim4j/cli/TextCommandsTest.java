@@ -129,13 +129,14 @@ class TextCommandsTest {
     Path out = dir.resolve("notes.safetensors");
     CliRun r = run("encode", "--in", folder.toString(), "--out", out.toString());
     assertEquals(0, r.status(), r.err());
-    assertTrue(r.out().contains("each row's file in __metadata__ files"), r.out());
-    Object files = MiniJson.parse(SafeTensorsFile.open(out).metadata().get("files"));
+    assertTrue(r.out().contains("each row's file in __metadata__ maxsim4j.files"), r.out());
+    Object files = MiniJson.parse(SafeTensorsFile.open(out).metadata().get("maxsim4j.files"));
     assertEquals(List.of("b.txt", "nul.txt", "q\"uote\\.txt", "sub/a.md"), files);
     assertEquals(5, SafeTensors.read(out, "offsets").integers().length);
     Path texts = Files.writeString(dir.resolve("lines.txt"), "one\ntwo\n");
     assertEquals(0, run("encode", "--in", texts.toString(), "--out", out.toString()).status());
-    assertEquals(null, SafeTensorsFile.open(out).metadata().get("files"), "a text file's rows are its lines");
+    assertEquals(null, SafeTensorsFile.open(out).metadata().get("maxsim4j.files"),
+        "a text file's rows are its lines");
   }
 
   @Test

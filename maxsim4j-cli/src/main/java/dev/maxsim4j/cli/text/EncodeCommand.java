@@ -33,8 +33,9 @@ public final class EncodeCommand {
         TEXTS: a text file (one text per non-blank line, in order; a line ends at \\n, \\r\\n or a lone \\r,
         as Java's readers count them) or a folder (one text per .txt/.md
         file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
-        them; for a folder, the header's __metadata__ "files" holds each row's path under it, a JSON
-        array of strings (json.loads(safe_open(F, "np").metadata()["files"]) in Python). A text that
+        them; for a folder, __metadata__ "maxsim4j.files" holds each row's path under it, a JSON array
+        of strings (json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
+        with a warning, where the paths would pass the header's 100 MB). A text that
         cannot be read as UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control
         or format characters only), is a row of no token, named on stderr: as a document it scores -1e9,
         as a query 0 against documents with tokens.
@@ -150,7 +151,7 @@ public final class EncodeCommand {
       Map<String, NdArray> tensors = new LinkedHashMap<>();
       tensors.put("embeddings", PackedTokens.embeddings(target.toString(), b, dtype.equals("bf16")));
       tensors.put("offsets", PackedTokens.offsets(target.toString(), offsets));
-      Map<String, String> metadata = listing == null ? Map.of() : filesOfRows(rowFiles, warnings);
+      Map<String, String> metadata = listing == null ? Map.of() : filesOfRows(rowFiles, FILES_LIMIT, err);
       output.write(file -> SafeTensors.write(file, tensors, metadata));
       output.commit();
       int empty = texts.size() - b.size();
@@ -163,26 +164,28 @@ public final class EncodeCommand {
   }
 
   /** The metadata key of a folder's row-to-file map. */
-  static final String FILES = "files";
+  static final String FILES = "maxsim4j.files";
 
   /**
    * Header bytes the row-to-file map may take: readers refuse a header past 100 MB (the reference implementation's
    * limit), which a folder of some million files' paths would pass.
    */
-  private static final long FILES_LIMIT = 90_000_000L;
+  static final long FILES_LIMIT = 90_000_000L;
 
-  /** {@code "files"}: the rows' paths as a JSON array, or none (with a warning) where it would pass the limit. */
-  private static Map<String, String> filesOfRows(List<String> rowFiles, Warnings warnings) {
+  /**
+   * {@link #FILES}: the rows' paths as a JSON array, or none where its header bytes would pass {@code limit}, said in
+   * a warning of its own (the reading's warnings may have filled the lines shown).
+   */
+  static Map<String, String> filesOfRows(List<String> rowFiles, long limit, PrintStream err) {
     StringBuilder json = new StringBuilder("[");
     for (String f : rowFiles) {
       json.append(json.length() == 1 ? "" : ",").append(MiniJson.quote(f));
     }
     String array = json.append("]").toString();
     // quoted again as the metadata value, as the header holds it
-    if (MiniJson.quote(array).getBytes(StandardCharsets.UTF_8).length > FILES_LIMIT) {
-      warnings.warn("the row-to-file map of " + Counts.of(rowFiles.size(), "file") + " would pass the safetensors"
-          + " header's 100 MB; written without it (row i is the i-th file by path, byte by byte)");
-      warnings.finish();
+    if (MiniJson.quote(array).getBytes(StandardCharsets.UTF_8).length > limit) {
+      new Warnings(err).warn("the row-to-file map of " + Counts.of(rowFiles.size(), "file") + " would pass the"
+          + " safetensors header's 100 MB; written without it (row i is the i-th file by path, byte by byte)");
       return Map.of();
     }
     return Map.of(FILES, array);
