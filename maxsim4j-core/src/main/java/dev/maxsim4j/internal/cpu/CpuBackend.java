@@ -140,8 +140,7 @@ public final class CpuBackend implements Backend {
     if (argmax == null && Float.isNaN(score) && (holdsNaN(q, i) || holdsNaN(d, j))) {
       return Float.NaN; // one NaN on every backend, whichever the kernel's order of operations made
     }
-    float again = ReferenceKernel.score(q, i, d, j, argmax, offset);
-    return again != again ? Float.NaN : again;
+    return ReferenceKernel.score(q, i, d, j, argmax, offset);
   }
 
   /** Whether a valid token of row {@code row} holds a NaN value (for compressed tokens, its dequantized value). */

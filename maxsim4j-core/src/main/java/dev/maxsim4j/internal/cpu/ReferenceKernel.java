@@ -38,12 +38,13 @@ final class ReferenceKernel implements PairKernel {
   }
 
   /**
-   * {@link #maxSim} rounded to fp32, a zero as +0: a sum of products too small for fp32 that are all negative is a
-   * tiny negative float64, which rounds to -0, where the fp32 kernels' sums start from +0 and stay there; top-k
-   * orders +0 above -0, so the same pair would rank otherwise on this backend.
+   * {@link #maxSim} rounded to fp32 as the contract returns it: a NaN as {@link Float#NaN}'s bits, a zero as +0 (a
+   * sum of products too small for fp32 that are all negative is a tiny negative float64, which rounds to -0, where
+   * the fp32 kernels' sums start from +0 and stay there; top-k orders +0 above -0).
    */
   static float score(Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
-    return (float) maxSim(q, i, d, j, argmax, offset) + 0f;
+    float score = (float) maxSim(q, i, d, j, argmax, offset);
+    return score != score ? Float.NaN : score + 0f;
   }
 
   /**
