@@ -30,7 +30,7 @@ public final class Main {
     SCORE("score", "MaxSim of query and document embeddings from .npy / .safetensors files", ScoreCommand.USAGE,
         ScoreCommand::run),
     QUANTIZE("quantize", "float token embeddings -> int8, fp8 or 1-bit tokens with per-token scales",
-        QuantizeCommand.USAGE, (args, out, err) -> QuantizeCommand.run(args, out)),
+        QuantizeCommand.USAGE, QuantizeCommand::run),
     TRAIN_EXAMPLE("train-example", "train a 384 -> 128 projection with the in-batch contrastive loss",
         TrainExample.USAGE, (args, out, err) -> TrainExample.run(args, out));
 

@@ -3,6 +3,7 @@ package dev.maxsim4j.cli;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.AtomicOutput;
+import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
@@ -10,6 +11,7 @@ import dev.maxsim4j.cli.io.RunMemory;
 import dev.maxsim4j.cli.io.SafeTensors;
 import dev.maxsim4j.cli.io.SafeTensorsFile;
 import dev.maxsim4j.cli.io.UnsupportedDtypeException;
+import dev.maxsim4j.cli.text.Warnings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -49,7 +51,7 @@ final class QuantizeCommand {
 
   private QuantizeCommand() {}
 
-  static int run(String[] argv, PrintStream out) throws IOException {
+  static int run(String[] argv, PrintStream out, PrintStream err) throws IOException {
     Args a = new Args("quantize", argv, 1, Set.of("--in", "--tensor", "--to", "--out"), Set.of());
     String to = a.require("--to");
     DType dtype = switch (to) {
@@ -167,6 +169,14 @@ final class QuantizeCommand {
         }
       });
       metadata.put(Inputs.DIM_KEY + Inputs.EMBEDDINGS, String.valueOf(d));
+      if (!SafeTensors.headerFits(tensors, metadata)) {
+        // the entries quantize adds pushed a header near the limit past it: the input's own metadata goes, d stays
+        int copiedEntries = metadata.size() - 1;
+        metadata.keySet().removeIf(k -> !k.startsWith(Inputs.DIM_KEY));
+        new Warnings(err).warn("quantize: --in " + inPath + ": its __metadata__ (" + Counts.of(copiedEntries,
+            "entry", "entries") + ") would pass the safetensors header's limit of 100,000,000 bytes beside the"
+            + " entries quantize adds; written without it");
+      }
       output.write(file -> SafeTensors.write(file, tensors, metadata));
       output.commit();
       long before = emb.byteSize();

@@ -347,4 +347,44 @@ class QuantizeCommandTest {
     assertOneLineError(CliRun.of("quantize", "--in", p("p.safetensors"), "--tensor", "tokens", "--to", "binary",
         "--out", p("b.safetensors")), 1, "decrease at 2 (5 -> 3); expected non-decreasing offsets");
   }
+
+  /**
+   * An input whose header is just within the format's limit: quantize's own entries (scales, d) would push it past,
+   * into a file score refuses; the input's __metadata__ is left out instead, with a warning, and the writer itself
+   * refuses a header over the limit. Found by a hostile test.
+   */
+  @Test
+  void aHeaderNearTheLimitLeavesTheInputsMetadataOut() throws IOException {
+    int d = 8;
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {5, 6, d}, gaussians(rnd, 5 * 6 * d)));
+    // the input's header with an empty value, then the value that brings it within 8 bytes of the limit
+    SafeTensors.write(dir.resolve("big.safetensors"), t, Map.of("x", ""));
+    long empty = java.nio.ByteBuffer.wrap(Files.readAllBytes(dir.resolve("big.safetensors")), 0, 8)
+        .order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+    String big = "a".repeat((int) (100_000_000 - empty - 8));
+    SafeTensors.write(dir.resolve("big.safetensors"), t, Map.of("x", big));
+    Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 2 * 4 * d), 2, 4, d);
+    for (String to : TO) {
+      CliRun r = CliRun.of("quantize", "--in", p("big.safetensors"), "--to", to, "--out", p("c.safetensors"));
+      assertEquals(0, r.status(), to + ": " + r.err());
+      assertTrue(r.err().contains("its __metadata__ (1 entry) would pass the safetensors header's limit"), r.err());
+      assertEquals(Map.of("maxsim4j.dim.embeddings", "8"),
+          dev.maxsim4j.cli.io.SafeTensorsFile.open(dir.resolve("c.safetensors")).metadata(), to);
+      CliRun scored = CliRun.of("score", "--queries", p("q.npy"), "--docs", p("c.safetensors"), "--out",
+          p("s.npy"));
+      assertEquals(0, scored.status(), to + ": " + scored.err());
+    }
+    // a small input keeps its metadata
+    SafeTensors.write(dir.resolve("small.safetensors"), t, Map.of("x", "y"));
+    assertEquals(0, CliRun.of("quantize", "--in", p("small.safetensors"), "--to", "int8", "--out",
+        p("c.safetensors")).status());
+    assertEquals("y", dev.maxsim4j.cli.io.SafeTensorsFile.open(dir.resolve("c.safetensors")).metadata().get("x"));
+    Path over = dir.resolve("over.safetensors");
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> SafeTensors.write(over, t, Map.of("x", big + "a".repeat(300))));
+    assertTrue(e.getMessage().contains("its safetensors header would take 100000") && e.getMessage()
+        .contains("expected at most 100000000"), e.getMessage());
+    assertFalse(Files.exists(over));
+  }
 }

@@ -42,9 +42,37 @@ public final class SafeTensors {
     write(file, tensors, Map.of());
   }
 
-  /** As above, with {@code metadata} as the header's {@code __metadata__} (none where empty). */
+  /**
+   * As above, with {@code metadata} as the header's {@code __metadata__} (none where empty). A header over the
+   * format's limit, which no reader would open, is refused before the file is written.
+   */
   public static void write(Path file, Map<String, NdArray> tensors, Map<String, String> metadata)
       throws IOException {
+    byte[] head = header(file.toString(), tensors, metadata);
+    if (head.length > SafeTensorsHeader.MAX_HEADER) {
+      throw new IllegalArgumentException(file + ": its safetensors header would take " + head.length + " bytes ("
+          + Counts.of(tensors.size(), "tensor") + (metadata.isEmpty() ? "" : " and "
+          + Counts.of(metadata.size(), "__metadata__ entry", "__metadata__ entries")) + "); expected at most "
+          + SafeTensorsHeader.MAX_HEADER + ", the format's limit, which readers keep");
+    }
+    ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(head.length);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING)) {
+      ch.write(len.flip());
+      ch.write(ByteBuffer.wrap(head));
+      for (NdArray a : tensors.values()) {
+        a.writeTo(ch);
+      }
+    }
+  }
+
+  /** Whether the header of {@code tensors} and {@code metadata} is within the format's limit. */
+  public static boolean headerFits(Map<String, NdArray> tensors, Map<String, String> metadata) {
+    return header("", tensors, metadata).length <= SafeTensorsHeader.MAX_HEADER;
+  }
+
+  /** The header's UTF-8 bytes, padded with spaces to a multiple of 8 as the format's writers do. */
+  private static byte[] header(String file, Map<String, NdArray> tensors, Map<String, String> metadata) {
     StringBuilder json = new StringBuilder("{");
     if (!metadata.isEmpty()) {
       StringBuilder entries = new StringBuilder();
@@ -66,25 +94,16 @@ public final class SafeTensors {
       offset += a.byteSize();
     }
     json.append("}");
-    byte[] head;
     try {
       // strict: getBytes would write a lone surrogate as '?', a header that reads back as other names
       ByteBuffer encoded = StandardCharsets.UTF_8.newEncoder().encode(CharBuffer.wrap(json));
-      head = Arrays.copyOf(encoded.array(), encoded.limit());
+      int length = encoded.limit();
+      byte[] head = Arrays.copyOf(encoded.array(), length + (8 - length % 8) % 8);
+      Arrays.fill(head, length, head.length, (byte) ' ');
+      return head;
     } catch (CharacterCodingException e) {
       throw new IllegalArgumentException(file + ": a tensor name or metadata text is not Unicode text (a lone"
           + " surrogate); expected names and metadata that UTF-8 can write");
-    }
-    int pad = (8 - head.length % 8) % 8;
-    ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(head.length + pad);
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-        StandardOpenOption.TRUNCATE_EXISTING)) {
-      ch.write(len.flip());
-      ch.write(ByteBuffer.wrap(head));
-      ch.write(ByteBuffer.wrap(" ".repeat(pad).getBytes(StandardCharsets.US_ASCII)));
-      for (NdArray a : tensors.values()) {
-        a.writeTo(ch);
-      }
     }
   }
 
