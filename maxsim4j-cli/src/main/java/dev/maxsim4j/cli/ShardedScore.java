@@ -194,6 +194,7 @@ final class ShardedScore {
       read.put(fileKey(q), q);
     }
     long first = 0;
+    GivenFiles.given("--docs", folder); // a folder that cannot be listed is named by its option too
     for (Path file : files(folder, err)) {
       GivenFiles.given("--docs", file);
       Path earlier = read.putIfAbsent(fileKey(file), file);

@@ -80,6 +80,33 @@ class UnreadableInputTest {
     assertOneLineError(r, 1, "--queries " + queries + ": permission denied; expected an input this user can read");
   }
 
+  /**
+   * A folder an option named that cannot be listed is named by that option too (it read "permission denied: D").
+   * Found by a hostile test.
+   */
+  @Test
+  void aFolderThatCannotBeListedIsNamedByItsOption() throws Exception {
+    Path texts = Files.createDirectory(dir.resolve("texts"));
+    String seen = failing(() -> {
+      dev.maxsim4j.cli.text.TextFiles.folder("--dir", texts.toString());
+      throw new AccessDeniedException(texts.toString());
+    });
+    assertEquals("maxsim4j: error: --dir " + texts + ": permission denied; expected an input this user can read",
+        seen);
+    Path shards = Files.createDirectory(dir.resolve("shards"));
+    Npy.writeFloats(dir.resolve("q.npy"), new float[2 * 3 * 4], 2, 3, 4);
+    Files.setPosixFilePermissions(shards, PosixFilePermissions.fromString("-wx-wx-wx"));
+    try {
+      Assumptions.assumeFalse(Files.isReadable(shards), "this user lists folders whatever their modes (root)");
+      assertOneLineError(CliRun.of("score", "--queries", dir.resolve("q.npy").toString(), "--docs",
+          shards.toString(), "--out", dir.resolve("s.npy").toString()), 1, "--docs " + shards + ": permission denied");
+      assertOneLineError(CliRun.of("encode", "--in", shards.toString(), "--out", dir.resolve("e.safetensors")
+          .toString()), 1, "--in " + shards + ": permission denied");
+    } finally {
+      Files.setPosixFilePermissions(shards, PosixFilePermissions.fromString("rwxrwxrwx"));
+    }
+  }
+
   private static String failing(CommandRunner.Command command) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = CommandRunner.run("maxsim4j", System.out, new PrintStream(err, true, StandardCharsets.UTF_8),

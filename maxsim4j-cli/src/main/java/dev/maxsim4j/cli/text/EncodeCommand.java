@@ -6,6 +6,7 @@ import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.MiniJson;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.PathArgument;
@@ -64,6 +65,8 @@ public final class EncodeCommand {
     Warnings warnings = new Warnings(err);
     if (!Files.isDirectory(in)) {
       TextFiles.requireTextFile("--in", in);
+    } else {
+      GivenFiles.given("--in", in); // a folder that cannot be listed is named by its option too
     }
     TextFiles.Listing listing = Files.isDirectory(in) ? TextFiles.under(in) : null;
     List<Path> files = listing != null ? listing.files() : List.of(in);

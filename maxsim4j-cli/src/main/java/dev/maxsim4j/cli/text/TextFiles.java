@@ -64,6 +64,7 @@ public final class TextFiles {
       throw new IllegalArgumentException(option + " " + shown(p) + ": " + (why.equals("no such file") ? "no such folder"
           : why) + "; expected a folder of .txt/.md files");
     }
+    GivenFiles.given(option, p); // a folder that cannot be listed is named by its option too
     return p;
   }
 
