@@ -241,7 +241,7 @@ public final class MaxSim implements AutoCloseable {
   public float[][] scores(TokenBatch queries, TokenBatch documents) {
     return call(queries, documents, b -> {
       Problem p = allPairs(queries, documents);
-      requireScoreRows(b, queries.size(), documents.size(), SCORES, SCORE_FEWER);
+      requireScoreRows(b, p, queries.size(), documents.size(), SCORES, SCORE_FEWER);
       return b.scoreRows(p, queries.size(), documents.size());
     });
   }
@@ -258,7 +258,7 @@ public final class MaxSim implements AutoCloseable {
   public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     return call(queries, documents, b -> {
       Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
-      requireScoreRows(b, queries.size(), candidatesPerQuery, "candidates' scores of queries x candidatesPerQuery",
+      requireScoreRows(b, p, queries.size(), candidatesPerQuery, "candidates' scores of queries x candidatesPerQuery",
           "score the queries in smaller batches");
       return b.scoreRows(p, queries.size(), candidatesPerQuery);
     });
@@ -276,7 +276,7 @@ public final class MaxSim implements AutoCloseable {
       }
       // each query keeps min(k, Nd) entries, as the backends clamp k: the result is Nq x that, checked before work
       Arguments.rowsResultSize(queries.size(), Math.min(k, documents.size()), Float.BYTES + Integer.BYTES, 2, false,
-          "topK's results of queries x min(k,"
+          Tokens.heapBytes(queries.tokens(), documents.tokens()), "topK's results of queries x min(k,"
           + " documents) = " + queries.size() + " x min(" + k + ", " + documents.size() + ")",
           "ask for a smaller k, or rank the queries in smaller batches");
       Backend.TopKResult r = b.topK(queries.tokens(), documents.tokens(), k);
@@ -332,7 +332,7 @@ public final class MaxSim implements AutoCloseable {
     gate.enter();
     try {
       Problem p = allPairs(queries, documents);
-      requireScoreRows(backend, queries.size(), documents.size(), SCORES, SCORE_FEWER);
+      requireScoreRows(backend, p, queries.size(), documents.size(), SCORES, SCORE_FEWER);
       CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
           r -> asyncExecutor().execute(r));
       gate.submitted();
@@ -593,9 +593,13 @@ public final class MaxSim implements AutoCloseable {
     return Problem.allPairs(q.tokens(), d.tokens());
   }
 
-  /** {@code rows x columns} scores as {@code b} returns them, in rows, within the heap ({@link HeapLimit}). */
-  private static void requireScoreRows(Backend b, int rows, int columns, String what, String instead) {
-    Arguments.rowsResultSize(rows, columns, Float.BYTES, 1, rows > 1 && b.rowsFromFlatScores(), what, instead);
+  /**
+   * {@code rows x columns} scores of {@code p} as {@code b} returns them, in rows, within the heap beside what its
+   * inputs hold there ({@link HeapLimit}).
+   */
+  private static void requireScoreRows(Backend b, Problem p, int rows, int columns, String what, String instead) {
+    Arguments.rowsResultSize(rows, columns, Float.BYTES, 1, rows > 1 && b.rowsFromFlatScores(),
+        Tokens.heapBytes(p.queries(), p.documents()), what, instead);
   }
 
   private static Problem pairwiseProblem(TokenBatch q, TokenBatch d) {

@@ -18,6 +18,51 @@ class HostileRowBookkeepingTest {
     assertTrue(out.matches("(?s).*checked \\d+ row counts.*"), out);
   }
 
+  /**
+   * Scores and top-k of many empty documents: the result fitted the heap and the documents' bookkeeping did, but not
+   * both, and each was checked against the whole heap alone; now the result is checked beside what the inputs hold.
+   * Found by a hostile test (a file of 300 million empty documents).
+   */
+  @Test
+  void aResultThatFitsOnlyWithoutItsInputsIsRefusedByName() throws Exception {
+    String out = ChildJvm.run(List.of("-Xmx64m"), BesideTheInputs.class, 120);
+    assertTrue(out.contains("refused 3 results, made 3"), out);
+  }
+
+  static final class BesideTheInputs {
+    public static void main(String[] args) {
+      long heap = Runtime.getRuntime().maxMemory();
+      TokenBatch queries = TokenBatch.ofFloats(new float[2 * 3 * 4], 2, 3, 4);
+      int refused = 0;
+      int made = 0;
+      try (MaxSim m = MaxSim.builder().backend("scalar").build()) {
+        // the documents' bookkeeping (12 bytes a row) takes 45% of the heap; two rows of scores and their flat copy
+        // (16 bytes a document) 60%: each fits alone
+        TokenBatch many = TokenBatch.ofFloats(new float[0], (int) (heap * 0.45 / 12), 0, 4);
+        for (Runnable call : new Runnable[] {() -> m.scores(queries, many), () -> m.scoresAsync(queries, many).join(),
+            () -> m.topK(TokenBatch.ofFloats(new float[2 * 3 * 4], 2, 3, 4), many, Integer.MAX_VALUE)}) {
+          try {
+            call.run();
+            throw new AssertionError("a result that does not fit beside its inputs was made");
+          } catch (IllegalArgumentException expected) {
+            if (!expected.getMessage().contains("has beside the") || !expected.getMessage().contains("bytes the"
+                + " inputs hold there")) {
+              throw new AssertionError(expected.getMessage(), expected);
+            }
+            refused++;
+          }
+        }
+        // a tenth of that is made, and scores as an empty document does
+        TokenBatch fewer = TokenBatch.ofFloats(new float[0], (int) (heap * 0.045 / 12), 0, 4);
+        float[][] scores = m.scores(queries, fewer);
+        made += scores[1][fewer.size() - 1] == -1e9f ? 1 : 0;
+        made += m.scoresAsync(queries, fewer).join()[0][0] == -1e9f ? 1 : 0;
+        made += m.topK(queries, fewer, 3).scores()[1][2] == -1e9f ? 1 : 0;
+      }
+      System.out.println("refused " + refused + " results, made " + made);
+    }
+  }
+
   @Test
   void aHeapThatRunsOutWhileBookingRowsIsAnArgumentError() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -166,16 +166,14 @@ final class ScoreCommand {
         what = Counts.of(s.length, "pairwise score") + " -> " + target;
       } else if (candidates) {
         float[][] s = maxSim.candidates(q, d, perQuery);
-        float[] flat = flatten(s, perQuery);
-        long[] shape = {q.size(), perQuery};
-        output.write(file -> Npy.writeFloats(file, flat, shape));
+        int columns = perQuery;
+        output.write(file -> Npy.writeFloatRows(file, s, columns));
         what = "[" + q.size() + ", " + perQuery + "] candidate scores -> " + target;
       } else {
         requireMatrixFits(q.size(), d.size());
         float[][] s = maxSim.scores(q, d);
-        float[] flat = flatten(s, d.size());
-        long[] shape = {q.size(), d.size()};
-        output.write(file -> Npy.writeFloats(file, flat, shape));
+        int columns = d.size();
+        output.write(file -> Npy.writeFloatRows(file, s, columns));
         what = "[" + q.size() + ", " + d.size() + "] scores -> " + target;
       }
       output.commit();
@@ -235,15 +233,6 @@ final class ScoreCommand {
       throw new IllegalArgumentException("the score matrix [" + queries + ", " + documents + "] has more than"
           + " 2^31-1 entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
     }
-  }
-
-  private static float[] flatten(float[][] m, int cols) {
-    requireMatrixFits(m.length, cols);
-    float[] f = new float[m.length * cols];
-    for (int i = 0; i < m.length; i++) {
-      System.arraycopy(m[i], 0, f, i * cols, cols);
-    }
-    return f;
   }
 
   static void writeRun(Path file, TopK top) throws IOException {

@@ -87,9 +87,7 @@ final class ShardedScore {
         what = "top-" + k + " of " + Counts.of(documents, "document") + " in " + Counts.of(shards.size(), "shard")
             + " for " + Counts.of(q.size(), "query", "queries") + " -> " + target;
       } else {
-        float[] flat = scores(a, maxSim, q, shards, (int) documents, err);
-        long[] shape = {q.size(), documents};
-        output.write(file -> Npy.writeFloats(file, flat, shape));
+        scores(a, maxSim, q, shards, output, documents, err);
         what = "[" + q.size() + ", " + documents + "] scores of " + Counts.of(shards.size(), "shard") + " -> " + target;
       }
       output.commit();
@@ -277,20 +275,20 @@ final class ShardedScore {
     return merged;
   }
 
-  /** All scores {@code [Nq, N]} row-major, each shard filling its columns; the caller checked that they fit. */
-  private static float[] scores(Args a, MaxSim maxSim, TokenBatch q, List<Shard> shards, int documents,
-      PrintStream err) throws IOException {
-    float[] flat = new float[q.size() * documents];
+  /**
+   * All scores {@code [Nq, N]} into {@code output}'s .npy, each shard's columns written once scored: the heap holds
+   * one shard's scores at a time, never the whole matrix.
+   */
+  private static void scores(Args a, MaxSim maxSim, TokenBatch q, List<Shard> shards, AtomicOutput output,
+      long documents, PrintStream err) throws IOException {
+    output.write(file -> Npy.createFloats(file, q.size(), documents));
     for (int s = 0; s < shards.size(); s++) {
       Shard shard = shards.get(s);
       long t0 = System.nanoTime();
       float[][] part = RunMemory.freedAfter(() -> maxSim.scores(q, docs(a, shard)));
-      for (int i = 0; i < part.length; i++) {
-        System.arraycopy(part[i], 0, flat, i * documents + (int) shard.first(), part[i].length);
-      }
+      output.write(file -> Npy.writeFloatColumns(file, q.size(), documents, part, shard.first()));
       progress(err, s, shards, t0);
     }
-    return flat;
   }
 
   /**

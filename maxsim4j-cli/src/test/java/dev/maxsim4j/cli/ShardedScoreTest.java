@@ -359,4 +359,54 @@ class ShardedScoreTest {
     assertEquals("0\t0\t2\t0.0", run.get(1), log);
     assertEquals(3, run.size());
   }
+
+  /**
+   * Files of many empty documents (a few bytes each): a folder's scores were gathered in one array of the whole
+   * matrix beside each shard's, and a file's scores were copied flat to be written; a hostile test ran both out of
+   * heap. Now a folder's scores go to the file a shard at a time, and a file whose scores do not fit beside its
+   * documents' bookkeeping is refused by name.
+   */
+  @Test
+  void manyEmptyDocumentsAreScoredOrRefusedByNameInASmallHeap() throws Exception {
+    Path shards = Files.createDirectories(dir.resolve("empty"));
+    for (int s = 0; s < 4; s++) {
+      emptyDocuments(shards.resolve("shard-" + s + ".safetensors"), 2_000_000);
+    }
+    Npy.writeFloats(dir.resolve("q1.npy"), new float[2 * 8], 1, 2, 8);
+    String log = childScore(0, "--queries", p("q1.npy"), "--docs", shards.toString(), "--out", p("s.npy"));
+    float[] scores = Npy.read(dir.resolve("s.npy")).floats();
+    assertEquals(8_000_000, scores.length, log);
+    for (int i = 0; i < scores.length; i += 999_983) {
+      assertEquals(-1e9f, scores[i], "document " + i);
+    }
+    assertEquals(-1e9f, scores[scores.length - 1]);
+    emptyDocuments(dir.resolve("one.safetensors"), 3_000_000);
+    Npy.writeFloats(dir.resolve("q2.npy"), new float[2 * 2 * 8], 2, 2, 8);
+    log = childScore(1, "--queries", p("q2.npy"), "--docs", p("one.safetensors"), "--out", p("s2.npy"));
+    assertTrue(log.contains("maxsim4j: error: scores of queries x documents = 2 x 3000000")
+        && log.contains("bytes the inputs hold there"), log);
+    assertFalse(Files.exists(dir.resolve("s2.npy")));
+  }
+
+  /** A .safetensors file of {@code n} documents of no token (d = 8). */
+  private static void emptyDocuments(Path file, int n) throws IOException {
+    String json = "{\"embeddings\":{\"dtype\":\"F32\",\"shape\":[" + n + ",0,8],\"data_offsets\":[0,0]}}";
+    json += " ".repeat((8 - json.length() % 8) % 8);
+    Files.write(file, ByteBuffer.allocate(8 + json.length()).order(ByteOrder.LITTLE_ENDIAN).putLong(json.length())
+        .put(json.getBytes(StandardCharsets.US_ASCII)).array());
+  }
+
+  /** Runs the CLI in a JVM of a 64 MiB heap, expecting {@code status}; returns its output. */
+  private String childScore(int status, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx64m", "-XX:-UsePerfData",
+        "-cp", System.getProperty("java.class.path"), "dev.maxsim4j.cli.Main", "score"));
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("child.log").toFile())
+        .start();
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the child JVM finished");
+    String log = Files.readString(dir.resolve("child.log"));
+    assertEquals(status, p.exitValue(), log);
+    return log;
+  }
 }

@@ -36,9 +36,26 @@ public final class HeapLimit {
    */
   public static void requireRows(long rows, long columns, int elementBytes, int arrays, boolean flatCopy,
       String what, String instead) {
-    check(bytes(rows, columns, elementBytes, arrays, flatCopy), rows, columns, elementBytes, " in " + rows
-        + " rows of " + arrays + (arrays == 1 ? " array" : " arrays") + (flatCopy ? " and a flat copy" : ""), what,
-        instead);
+    requireRows(rows, columns, elementBytes, arrays, flatCopy, 0, what, instead);
+  }
+
+  /**
+   * As above, beside {@code held} bytes that stay on the heap while the result is made (the call's inputs, {@link
+   * Tokens#heapBytes}): a result that fits the heap alone may not fit beside them.
+   */
+  public static void requireRows(long rows, long columns, int elementBytes, int arrays, boolean flatCopy, long held,
+      String what, String instead) {
+    long result = bytes(rows, columns, elementBytes, arrays, flatCopy);
+    long heap = Runtime.getRuntime().maxMemory();
+    if (result > heap - held) {
+      String layout = " in " + rows + " rows of " + arrays + (arrays == 1 ? " array" : " arrays")
+          + (flatCopy ? " and a flat copy" : "");
+      throw new IllegalArgumentException(what + " = " + rows + " x " + columns + " elements of " + elementBytes
+          + " bytes" + layout + " = " + (result == Long.MAX_VALUE ? "more than 2^63" : String.valueOf(result))
+          + " bytes, " + (result > heap ? "more than this JVM's whole heap (" + heap + " bytes, -Xmx)"
+          : "more than this JVM's heap (" + heap + " bytes, -Xmx) has beside the " + held + " bytes the inputs"
+          + " hold there") + "; " + instead);
+    }
   }
 
   /** Throws naming {@code what}, {@code bytes} of working memory one call holds at once, and {@code instead}. */

@@ -114,6 +114,29 @@ public final class Tokens {
     return s8 != null ? MemorySegment.ofArray(s8) : segment;
   }
 
+  /**
+   * Bytes that {@code batches} keep on the Java heap (their bookkeeping, masks, scales and heap-held tokens), each
+   * array counted once however many batches share it: memory a call's result cannot take, since its inputs stay
+   * reachable while it runs.
+   */
+  public static long heapBytes(Tokens... batches) {
+    java.util.Set<Object> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    long bytes = 0;
+    for (Tokens t : batches) {
+      Object heapSegment = t.segment == null || t.segment.isNative() ? null : t.segment.heapBase().orElse(null);
+      for (Object array : new Object[] {t.rowStart, t.rowLength, t.validCount, t.mask, t.f32, t.s16, t.s8, t.scales,
+          heapSegment}) {
+        if (array != null && seen.add(array)) {
+          Class<?> element = array.getClass().componentType();
+          int width = element == boolean.class || element == byte.class ? 1 : element == short.class
+              || element == char.class ? 2 : element == long.class || element == double.class ? 8 : 4;
+          bytes += HeapLimit.ARRAY_OVERHEAD + (long) java.lang.reflect.Array.getLength(array) * width;
+        }
+      }
+    }
+    return bytes;
+  }
+
   public boolean isPacked() {
     return paddedLength < 0;
   }

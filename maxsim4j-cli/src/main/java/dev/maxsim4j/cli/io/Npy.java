@@ -78,12 +78,73 @@ public final class Npy {
 
   /** Writes an array of any readable type (bfloat16, which NumPy lacks, as its raw bits is refused). */
   public static void write(Path file, NdArray a) throws IOException {
-    String descr = NpyHeader.descr(a.type());
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING)) {
+      writeFully(ch, header(a.type(), a.shape()));
+      a.writeTo(ch);
+    }
+  }
+
+  /**
+   * Writes float32 rows as one {@code [rows.length, columns]} array, row by row: no flat copy of a result that may
+   * take most of the heap.
+   */
+  public static void writeFloatRows(Path file, float[][] rows, long columns) throws IOException {
+    createFloats(file, rows.length, columns);
+    writeFloatColumns(file, rows.length, columns, rows, 0);
+  }
+
+  /**
+   * Writes the header of a float32 array of {@code shape} and sizes the file for its data, zeros until
+   * {@link #writeFloatColumns} fills it.
+   */
+  public static void createFloats(Path file, long... shape) throws IOException {
+    ByteBuffer head = header(NdArray.ElementType.F32, shape);
+    long bytes = NdArray.elements(file.toString(), shape, NdArray.ElementType.F32) * Float.BYTES;
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING)) {
+      long dataStart = head.remaining();
+      writeFully(ch, head);
+      if (bytes > 0) {
+        // the last byte written sizes the file; the rest reads as zeros (a sparse file where the system has them)
+        ch.write(ByteBuffer.allocate(1), dataStart + bytes - 1);
+      }
+    }
+  }
+
+  /**
+   * Writes {@code block[i]} at columns {@code first ..} of row i of the float32 {@code [rows, columns]} array
+   * {@link #createFloats} made in {@code file}: a corpus's scores written a shard's columns at a time.
+   */
+  public static void writeFloatColumns(Path file, long rows, long columns, float[][] block, long first)
+      throws IOException {
+    long dataStart = header(NdArray.ElementType.F32, new long[] {rows, columns}).remaining();
+    ByteBuffer chunk = ByteBuffer.allocate(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      for (int i = 0; i < block.length; i++) {
+        long at = dataStart + (i * columns + first) * Float.BYTES;
+        for (int from = 0; from < block[i].length; ) {
+          int n = Math.min(chunk.capacity() / Float.BYTES, block[i].length - from);
+          chunk.clear();
+          chunk.asFloatBuffer().put(block[i], from, n);
+          chunk.limit(n * Float.BYTES);
+          while (chunk.hasRemaining()) {
+            at += ch.write(chunk, at);
+          }
+          from += n;
+        }
+      }
+    }
+  }
+
+  /** The magic, version 1.0 and the dict of a C-order array, padded to a multiple of 64 bytes as NumPy does. */
+  private static ByteBuffer header(NdArray.ElementType type, long[] shape) {
+    String descr = NpyHeader.descr(type);
     StringBuilder dims = new StringBuilder();
-    for (long s : a.shape()) {
+    for (long s : shape) {
       dims.append(s).append(", ");
     }
-    if (a.rank() > 1) {
+    if (shape.length > 1) {
       dims.setLength(dims.length() - 1);
     }
     String dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims.toString().trim() + "), }";
@@ -93,10 +154,12 @@ public final class Npy {
     ByteBuffer head = ByteBuffer.allocate(MAGIC.length + 4 + header.length()).order(ByteOrder.LITTLE_ENDIAN);
     head.put(MAGIC).put((byte) 1).put((byte) 0).putShort((short) header.length());
     head.put(header.getBytes(StandardCharsets.ISO_8859_1));
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-        StandardOpenOption.TRUNCATE_EXISTING)) {
-      ch.write(head.flip());
-      a.writeTo(ch);
+    return head.flip();
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
     }
   }
 }
