@@ -43,14 +43,8 @@ final class Arguments {
   /** As {@link #resultSize} for a result of {@code rows} arrays per kind ({@link HeapLimit#requireRows}). */
   static void rowsResultSize(long rows, long columns, int elementBytes, int arrays, boolean flatCopy, String what,
       String instead) {
-    rowsResultSize(rows, columns, elementBytes, arrays, flatCopy, 0, what, instead);
-  }
-
-  /** As above, beside {@code held} bytes the call's inputs keep on the heap. */
-  static void rowsResultSize(long rows, long columns, int elementBytes, int arrays, boolean flatCopy, long held,
-      String what, String instead) {
     arraySize(rows, columns, what, instead);
-    HeapLimit.requireRows(rows, columns, elementBytes, arrays, flatCopy, held, what, instead);
+    HeapLimit.requireRows(rows, columns, elementBytes, arrays, flatCopy, what, instead);
   }
 
   /** {@code 0 <= index < size}, as an argument check. */

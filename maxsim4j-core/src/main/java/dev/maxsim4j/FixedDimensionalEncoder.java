@@ -125,12 +125,15 @@ public final class FixedDimensionalEncoder {
   }
 
   private float[][] encode(TokenBatch batch, String name, boolean query) {
-    Tokens t = checked(batch, name);
-    try {
-      return Backend.canonicalNaN(FdeEncoding.encode(parameters, t, query, FdeEncoding.COMMON_POOL));
-    } catch (IllegalStateException e) {
-      throw MaxSim.closedMemory(e, name, t); // memory closed after the check, while it was read: named as there
-    }
+    // the batch stays reachable while its encodings are made: every heap check counts it, as MaxSim's calls do
+    return HeapLimit.beside(() -> batch == null ? 0 : Tokens.heapBytes(batch.tokens()), () -> {
+      Tokens t = checked(batch, name);
+      try {
+        return Backend.canonicalNaN(FdeEncoding.encode(parameters, t, query, FdeEncoding.COMMON_POOL));
+      } catch (IllegalStateException e) {
+        throw MaxSim.closedMemory(e, name, t); // memory closed after the check, while it was read: named as there
+      }
+    });
   }
 
   /** The tokens of {@code batch} ({@code name}: queries or documents), checked as every encoding call checks them. */

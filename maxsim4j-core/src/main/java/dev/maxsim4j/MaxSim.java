@@ -241,14 +241,18 @@ public final class MaxSim implements AutoCloseable {
   public float[][] scores(TokenBatch queries, TokenBatch documents) {
     return call(queries, documents, b -> {
       Problem p = allPairs(queries, documents);
-      requireScoreRows(b, p, queries.size(), documents.size(), SCORES, SCORE_FEWER);
+      requireScoreRows(b, queries.size(), documents.size(), SCORES, SCORE_FEWER);
       return b.scoreRows(p, queries.size(), documents.size());
     });
   }
 
   /** Pairwise: {@code Q [B, Lq, d] x D [B, Ld, d] -> [B]}, query {@code b} against document {@code b}. */
   public float[] pairwise(TokenBatch queries, TokenBatch documents) {
-    return call(queries, documents, b -> b.score(pairwiseProblem(queries, documents), null));
+    return call(queries, documents, b -> {
+      Problem p = pairwiseProblem(queries, documents);
+      Arguments.resultSize(queries.size(), 1, Float.BYTES, "pairwise scores of pairs", "score fewer pairs per call");
+      return b.score(p, null);
+    });
   }
 
   /**
@@ -258,7 +262,7 @@ public final class MaxSim implements AutoCloseable {
   public float[][] candidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     return call(queries, documents, b -> {
       Problem p = candidatesProblem(queries, documents, candidatesPerQuery);
-      requireScoreRows(b, p, queries.size(), candidatesPerQuery, "candidates' scores of queries x candidatesPerQuery",
+      requireScoreRows(b, queries.size(), candidatesPerQuery, "candidates' scores of queries x candidatesPerQuery",
           "score the queries in smaller batches");
       return b.scoreRows(p, queries.size(), candidatesPerQuery);
     });
@@ -276,7 +280,7 @@ public final class MaxSim implements AutoCloseable {
       }
       // each query keeps min(k, Nd) entries, as the backends clamp k: the result is Nq x that, checked before work
       Arguments.rowsResultSize(queries.size(), Math.min(k, documents.size()), Float.BYTES + Integer.BYTES, 2, false,
-          Tokens.heapBytes(queries.tokens(), documents.tokens()), "topK's results of queries x min(k,"
+          "topK's results of queries x min(k,"
           + " documents) = " + queries.size() + " x min(" + k + ", " + documents.size() + ")",
           "ask for a smaller k, or rank the queries in smaller batches");
       Backend.TopKResult r = b.topK(queries.tokens(), documents.tokens(), k);
@@ -332,7 +336,10 @@ public final class MaxSim implements AutoCloseable {
     gate.enter();
     try {
       Problem p = allPairs(queries, documents);
-      requireScoreRows(backend, p, queries.size(), documents.size(), SCORES, SCORE_FEWER);
+      HeapLimit.beside(() -> heldBy(queries, documents), () -> {
+        requireScoreRows(backend, queries.size(), documents.size(), SCORES, SCORE_FEWER);
+        return null;
+      });
       CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
           r -> asyncExecutor().execute(r));
       gate.submitted();
@@ -440,8 +447,8 @@ public final class MaxSim implements AutoCloseable {
 
   private TrainingScores training(Backend b, Problem p, TokenBatch q, TokenBatch d, int columns) {
     checkTraining(p);
-    HeapLimit.requireArgmax(p.pairs(), p.argmaxStride());
     Arguments.resultSize(p.pairs(), 1, Float.BYTES, "training scores of pairs", HeapLimit.TRAIN_SMALLER);
+    HeapLimit.alsoHolding(Float.BYTES * (long) p.pairs(), () -> HeapLimit.requireArgmax(p.pairs(), p.argmaxStride()));
     int[] argmax = new int[p.pairs() * p.argmaxStride()];
     float[] scores = b.score(p, argmax);
     return new TrainingScores(this, p, q, d, scores, argmax, q.size(), columns);
@@ -545,12 +552,19 @@ public final class MaxSim implements AutoCloseable {
   <T> T call(TokenBatch queries, TokenBatch documents, Function<Backend, T> body) {
     gate.enter();
     try {
-      return body.apply(backend);
+      return HeapLimit.beside(() -> heldBy(queries, documents), () -> body.apply(backend));
     } catch (IllegalStateException e) {
       throw closedMemory(e, queries, documents);
     } finally {
       gate.exit();
     }
+  }
+
+  /** The heap {@code queries} and {@code documents} (either may be null) hold, each array once. */
+  private static long heldBy(TokenBatch queries, TokenBatch documents) {
+    return queries == null && documents == null ? 0 : queries == null ? Tokens.heapBytes(documents.tokens())
+        : documents == null ? Tokens.heapBytes(queries.tokens())
+        : Tokens.heapBytes(queries.tokens(), documents.tokens());
   }
 
   /** The backend, for tests and tools that reach past the public API; throws when closed. */
@@ -593,13 +607,9 @@ public final class MaxSim implements AutoCloseable {
     return Problem.allPairs(q.tokens(), d.tokens());
   }
 
-  /**
-   * {@code rows x columns} scores of {@code p} as {@code b} returns them, in rows, within the heap beside what its
-   * inputs hold there ({@link HeapLimit}).
-   */
-  private static void requireScoreRows(Backend b, Problem p, int rows, int columns, String what, String instead) {
-    Arguments.rowsResultSize(rows, columns, Float.BYTES, 1, rows > 1 && b.rowsFromFlatScores(),
-        Tokens.heapBytes(p.queries(), p.documents()), what, instead);
+  /** {@code rows x columns} scores as {@code b} returns them, in rows, within the heap ({@link HeapLimit}). */
+  private static void requireScoreRows(Backend b, int rows, int columns, String what, String instead) {
+    Arguments.rowsResultSize(rows, columns, Float.BYTES, 1, rows > 1 && b.rowsFromFlatScores(), what, instead);
   }
 
   private static Problem pairwiseProblem(TokenBatch q, TokenBatch d) {

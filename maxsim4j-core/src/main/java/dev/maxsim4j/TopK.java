@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import dev.maxsim4j.internal.HeapLimit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -88,12 +89,38 @@ public record TopK(float[][] scores, int[][] indices) {
         }
       }
     }
+    requireHeap(k, queries, partScores);
     float[][] scores = new float[queries][];
     int[][] indices = new int[queries][];
     for (int i = 0; i < queries; i++) {
       mergeQuery(i, k, partScores, partIndices, first, scores, indices);
     }
     return new TopK(scores, indices);
+  }
+
+  /**
+   * The merged result beside the parts, which stay reachable while it is made, and one query's working arrays:
+   * refused by name where the heap cannot hold them, not as an OutOfMemoryError part way through.
+   */
+  private static void requireHeap(int k, int queries, float[][][] partScores) {
+    long merged = 0;
+    long read = 0; // the parts' entries, each row once however many parts share it
+    long widest = 0;
+    java.util.Set<float[]> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    for (int i = 0; i < queries; i++) {
+      long available = 0;
+      for (float[][] part : partScores) {
+        available += Math.min(part[i].length, k);
+        read += seen.add(part[i]) ? part[i].length : 0;
+      }
+      Arguments.arraySize(1, Math.min(k, available), "query " + i + "'s merged top-k", "ask for a smaller k");
+      merged += Math.min(available, k);
+      widest = Math.max(widest, Math.min(available, k));
+    }
+    long rows = 2L * queries * HeapLimit.ARRAY_OVERHEAD;
+    HeapLimit.requireBytes((merged + read + widest) * (Float.BYTES + Integer.BYTES) + rows * (partScores.length + 1),
+        "TopK.merge's " + merged + " entries beside the parts' " + read + " (a score and an index each)",
+        "merge with a smaller k, or fewer queries at a time");
   }
 
   /** A part's entry as read: its position in the part, score and local document. */
@@ -118,24 +145,47 @@ public record TopK(float[][] scores, int[][] indices) {
         "ask for a smaller k");
     scores[i] = new float[n];
     indices[i] = new int[n];
-    java.util.Map<Integer, Integer> partOf = new java.util.HashMap<>(); // a corpus document: the part it came from
+    int[] partAt = new int[n];
     for (int r = 0; r < n; r++) {
       Entry head = heads.poll();
       scores[i][r] = head.score();
       indices[i][r] = (int) head.document();
-      Integer earlier = partOf.putIfAbsent(indices[i][r], head.part());
-      if (earlier != null && earlier == head.part()) { // one part's entries passed the order check at different scores
-        throw new IllegalArgumentException("parts[" + earlier + "] ranks document " + head.local()
-            + " twice for query " + i + "; expected a top-k: each document once");
-      }
-      if (earlier != null) {
-        throw new IllegalArgumentException("parts[" + earlier + "] and parts[" + head.part() + "] both rank document "
-            + indices[i][r] + " for query " + i + " (firstDocuments " + first[earlier] + " and " + first[head.part()]
-            + "); expected parts over disjoint ranges of documents");
-      }
+      partAt[r] = head.part();
       // a part gives at most k entries, and none is read that no later rank needs: what lies past them is unchecked
       if (r + 1 < n && head.rank() + 1 < Math.min(partScores[head.part()][i].length, k)) {
         heads.add(read(i, head.part(), head.rank() + 1, head, partScores, partIndices, first));
+      }
+    }
+    requireEachDocumentOnce(i, indices[i], partAt, first);
+  }
+
+  /**
+   * Refuses a document merged twice for query {@code i}: one part's entries that passed the order check at different
+   * scores, or parts over overlapping ranges. Found by sorting a copy of the indices (no boxed set beside them).
+   */
+  private static void requireEachDocumentOnce(int i, int[] merged, int[] partAt, int[] first) {
+    int[] sorted = merged.clone();
+    Arrays.sort(sorted);
+    for (int j = 1; j < sorted.length; j++) {
+      if (sorted[j] != sorted[j - 1]) {
+        continue;
+      }
+      int document = sorted[j];
+      int earlier = -1;
+      for (int r = 0; r < merged.length; r++) {
+        if (merged[r] != document) {
+          continue;
+        }
+        if (earlier < 0) {
+          earlier = r;
+        } else if (partAt[earlier] == partAt[r]) {
+          throw new IllegalArgumentException("parts[" + partAt[r] + "] ranks document " + (document - first[partAt[r]])
+              + " twice for query " + i + "; expected a top-k: each document once");
+        } else {
+          throw new IllegalArgumentException("parts[" + partAt[earlier] + "] and parts[" + partAt[r] + "] both rank"
+              + " document " + document + " for query " + i + " (firstDocuments " + first[partAt[earlier]] + " and "
+              + first[partAt[r]] + "); expected parts over disjoint ranges of documents");
+        }
       }
     }
   }

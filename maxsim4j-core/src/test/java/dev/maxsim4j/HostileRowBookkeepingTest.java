@@ -19,47 +19,65 @@ class HostileRowBookkeepingTest {
   }
 
   /**
-   * Scores and top-k of many empty documents: the result fitted the heap and the documents' bookkeeping did, but not
-   * both, and each was checked against the whole heap alone; now the result is checked beside what the inputs hold.
-   * Found by a hostile test (a file of 300 million empty documents).
+   * Calls over many empty rows, from a tenth to seven tenths of what the heap books: each result, working array and
+   * saved argmax was checked against the whole heap alone, so one that fitted alone but not beside the inputs (or
+   * beside the call's other arrays) ran out of memory. Found by hostile tests (a file of 300 million empty
+   * documents); each call now runs or is refused by name.
    */
   @Test
-  void aResultThatFitsOnlyWithoutItsInputsIsRefusedByName() throws Exception {
-    String out = ChildJvm.run(List.of("-Xmx64m"), BesideTheInputs.class, 120);
-    assertTrue(out.contains("refused 3 results, made 3"), out);
+  void callsOverManyEmptyRowsRunOrAreRefusedByName() throws Exception {
+    String out = ChildJvm.run(List.of("-Xmx64m"), BesideTheInputs.class, 300);
+    assertTrue(out.contains("ran 12 calls at 7 sizes"), out);
+    assertTrue(!out.contains("refused at 0.7: 0") && out.contains("merge refused at 0.9"), out);
   }
 
   static final class BesideTheInputs {
     public static void main(String[] args) {
       long heap = Runtime.getRuntime().maxMemory();
-      TokenBatch queries = TokenBatch.ofFloats(new float[2 * 3 * 4], 2, 3, 4);
-      int refused = 0;
-      int made = 0;
+      StringBuilder refusals = new StringBuilder();
       try (MaxSim m = MaxSim.builder().backend("scalar").build()) {
-        // the documents' bookkeeping (12 bytes a row) takes 45% of the heap; two rows of scores and their flat copy
-        // (16 bytes a document) 60%: each fits alone
-        TokenBatch many = TokenBatch.ofFloats(new float[0], (int) (heap * 0.45 / 12), 0, 4);
-        for (Runnable call : new Runnable[] {() -> m.scores(queries, many), () -> m.scoresAsync(queries, many).join(),
-            () -> m.topK(TokenBatch.ofFloats(new float[2 * 3 * 4], 2, 3, 4), many, Integer.MAX_VALUE)}) {
-          try {
-            call.run();
-            throw new AssertionError("a result that does not fit beside its inputs was made");
-          } catch (IllegalArgumentException expected) {
-            if (!expected.getMessage().contains("has beside the") || !expected.getMessage().contains("bytes the"
-                + " inputs hold there")) {
-              throw new AssertionError(expected.getMessage(), expected);
+        TokenBatch one = TokenBatch.ofFloats(new float[3 * 4], 1, 3, 4);
+        TokenBatch two = TokenBatch.ofFloats(new float[2 * 3 * 4], 2, 3, 4);
+        FixedDimensionalEncoder fde = FixedDimensionalEncoder.builder(4).simHashBits(0).repetitions(1).build();
+        for (int tenths = 1; tenths <= 7; tenths++) {
+          TokenBatch many = TokenBatch.ofFloats(new float[0], (int) (heap * tenths / 10 / 12), 0, 4);
+          List<java.util.function.Supplier<Object>> calls = List.of(() -> m.scores(two, many),
+              () -> m.scoresAsync(two, many).join(), () -> m.topK(two, many, Integer.MAX_VALUE),
+              () -> m.topK(many, one, 1), () -> m.scores(many, one), () -> m.pairwise(many, many),
+              () -> m.candidates(one, many, many.size()), () -> m.scoresForTraining(one, many),
+              () -> m.lossAllPairs(one, many, Loss.contrastive(new int[] {0}, 0.05f)),
+              () -> fde.encodeDocuments(many), () -> m.encodeQueries(fde, many),
+              () -> m.topK(one, many, many.size()));
+          int refused = 0;
+          for (java.util.function.Supplier<Object> call : calls) {
+            try {
+              call.get();
+            } catch (IllegalArgumentException expected) {
+              NearTheHeap.requireNamed(expected, "heap");
+              refused++;
             }
-            refused++;
           }
+          refusals.append("refused at 0.").append(tenths).append(": ").append(refused).append('\n');
         }
-        // a tenth of that is made, and scores as an empty document does
-        TokenBatch fewer = TokenBatch.ofFloats(new float[0], (int) (heap * 0.045 / 12), 0, 4);
-        float[][] scores = m.scores(queries, fewer);
-        made += scores[1][fewer.size() - 1] == -1e9f ? 1 : 0;
-        made += m.scoresAsync(queries, fewer).join()[0][0] == -1e9f ? 1 : 0;
-        made += m.topK(queries, fewer, 3).scores()[1][2] == -1e9f ? 1 : 0;
       }
-      System.out.println("refused " + refused + " results, made " + made);
+      // two parts of a ranking, together a tenth to nine tenths of the heap, merged into one as long as both
+      for (int tenths = 1; tenths <= 9; tenths++) {
+        int n = (int) (heap * tenths / 10 / 16);
+        try {
+          TopK.merge(2 * n, List.of(topOf(n), topOf(n)), new int[] {0, n});
+        } catch (IllegalArgumentException expected) {
+          NearTheHeap.requireNamed(expected, "TopK.merge's");
+          refusals.append("merge refused at 0.").append(tenths).append('\n');
+        }
+      }
+      System.out.println("ran 12 calls at 7 sizes\n" + refusals);
+    }
+
+    /** One query's ranking of {@code n} documents, every score equal: a part TopK.merge holds beside its result. */
+    private static TopK topOf(int n) {
+      int[] indices = new int[n];
+      java.util.Arrays.setAll(indices, i -> i);
+      return new TopK(new float[][] {new float[n]}, new int[][] {indices});
     }
   }
 

@@ -125,7 +125,11 @@ public interface Backend extends AutoCloseable {
    * Backends with a device override this to keep scores, argmax and dScores on it.
    */
   default LossStep lossStep(Problem problem, dev.maxsim4j.Loss loss, boolean deterministic) {
-    HeapLimit.requireArgmax(problem.pairs(), problem.argmaxStride());
+    // the argmax beside the step's scores, dScores and gradients, all held at once
+    long gradients = Float.BYTES * ((long) problem.queries().storedTokens * problem.queries().dim
+        + (long) problem.documents().storedTokens * problem.documents().dim);
+    HeapLimit.alsoHolding(2L * Float.BYTES * problem.pairs() + gradients,
+        () -> HeapLimit.requireArgmax(problem.pairs(), problem.argmaxStride()));
     int[] argmax = new int[Math.multiplyExact(problem.pairs(), problem.argmaxStride())];
     float[] scores = score(problem, argmax);
     dev.maxsim4j.Loss.Value v = loss.evaluateFlat(scores, problem.queries().rows, problem.documentsPerQuery());

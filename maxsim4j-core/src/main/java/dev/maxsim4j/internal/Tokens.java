@@ -120,21 +120,45 @@ public final class Tokens {
    * reachable while it runs.
    */
   public static long heapBytes(Tokens... batches) {
-    java.util.Set<Object> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    // a few arrays a batch, compared by identity in a list: every call counts them, some calls score one pair
+    Object[] seen = new Object[9 * batches.length];
+    int count = 0;
     long bytes = 0;
     for (Tokens t : batches) {
       Object heapSegment = t.segment == null || t.segment.isNative() ? null : t.segment.heapBase().orElse(null);
       for (Object array : new Object[] {t.rowStart, t.rowLength, t.validCount, t.mask, t.f32, t.s16, t.s8, t.scales,
           heapSegment}) {
-        if (array != null && seen.add(array)) {
-          Class<?> element = array.getClass().componentType();
-          int width = element == boolean.class || element == byte.class ? 1 : element == short.class
-              || element == char.class ? 2 : element == long.class || element == double.class ? 8 : 4;
-          bytes += HeapLimit.ARRAY_OVERHEAD + (long) java.lang.reflect.Array.getLength(array) * width;
+        if (array != null && !holds(seen, count, array)) {
+          seen[count++] = array;
+          bytes += arrayBytes(array);
         }
       }
     }
     return bytes;
+  }
+
+  private static boolean holds(Object[] seen, int count, Object array) {
+    for (int i = 0; i < count; i++) {
+      if (seen[i] == array) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A primitive array's elements and {@link HeapLimit#ARRAY_OVERHEAD}. */
+  private static long arrayBytes(Object array) {
+    return HeapLimit.ARRAY_OVERHEAD + switch (array) {
+      case boolean[] a -> a.length;
+      case byte[] a -> a.length;
+      case short[] a -> 2L * a.length;
+      case char[] a -> 2L * a.length;
+      case int[] a -> 4L * a.length;
+      case float[] a -> 4L * a.length;
+      case long[] a -> 8L * a.length;
+      case double[] a -> 8L * a.length;
+      default -> 0L;
+    };
   }
 
   public boolean isPacked() {

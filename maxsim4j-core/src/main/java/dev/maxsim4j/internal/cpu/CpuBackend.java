@@ -174,9 +174,11 @@ public final class CpuBackend implements Backend {
     // merged collector beside a chunk's collector per running thread, then beside the result it is sorted into
     int running = Math.min(loop.threads(), chunks);
     long beside = Math.max(keep, (long) running * Math.min(keep, grain));
-    HeapLimit.requireRows(q.rows, keep + beside, Float.BYTES + Integer.BYTES, 2 * (1 + Math.max(1, running)), false,
-        "topK's entries held at once, queries x (k + max(k, a chunk's k x threads)), k = " + keep + ", " + running
-        + (running == 1 ? " thread" : " threads"), "ask for a smaller k, or rank the queries in smaller batches");
+    // beside the queries' staged copy, which the kernel holds while the entries are collected
+    HeapLimit.alsoHolding(PairKernel.stagedQueryBytes(q, 1), () -> HeapLimit.requireRows(q.rows, keep + beside,
+        Float.BYTES + Integer.BYTES, 2 * (1 + Math.max(1, running)), false, "topK's entries held at once, queries x"
+        + " (k + max(k, a chunk's k x threads)), k = " + keep + ", " + running + (running == 1 ? " thread"
+        : " threads"), "ask for a smaller k, or rank the queries in smaller batches"));
     Workers workers = new Workers(kernel.bind(q, d));
     TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {

@@ -26,6 +26,20 @@ interface PairKernel {
     Worker newWorker();
   }
 
+  /** The heap the queries' staged copy takes ({@link #requireStagedQueries}). */
+  static long stagedQueryBytes(Tokens q, int lanes) {
+    long bytes = 0;
+    for (int i = 0; i < q.rows; i++) {
+      long padded = (q.validCount[i] + lanes - 1L) / lanes * lanes;
+      bytes += padded * q.dim * Float.BYTES + padded * Float.BYTES + (long) q.validCount[i] * Integer.BYTES
+          + 3 * (HeapLimit.ARRAY_OVERHEAD + Long.BYTES) + ROW_VALUES;
+    }
+    return bytes;
+  }
+
+  /** A staged row's values beside its arrays: two scale bounds, a flag and a sum of magnitudes. */
+  long ROW_VALUES = 2 * Float.BYTES + 1 + Double.BYTES;
+
   /** Thread-confined scratch space and the loaded document. */
   interface Worker {
     /** Makes {@code doc} current. The driver never loads a document without valid tokens. */
@@ -41,14 +55,11 @@ interface PairKernel {
 
   /**
    * Refuses queries whose fp32 copy, which a kernel stages for the whole call (each row's valid tokens, padded to
-   * {@code lanes}), would take more than the heap: a small input may widen far (1-bit queries 32 times).
+   * {@code lanes}), would take more than the heap: a small input may widen far (1-bit queries 32 times), and many
+   * empty rows still cost each row's arrays (tokens, slots, scales) and its per-row values.
    */
   static void requireStagedQueries(Tokens q, int lanes) {
-    long bytes = 0;
-    for (int i = 0; i < q.rows; i++) {
-      bytes += (q.validCount[i] + lanes - 1L) / lanes * lanes * q.dim * Float.BYTES + HeapLimit.ARRAY_OVERHEAD;
-    }
-    HeapLimit.requireBytes(bytes, "the queries widened to fp32 for the call (" + q.rows + " rows of valid tokens x d"
+    HeapLimit.requireBytes(stagedQueryBytes(q, lanes), "the queries widened to fp32 for the call (" + q.rows + " rows of valid tokens x d"
         + " = " + q.dim + ")", "score fewer queries per call");
   }
 }

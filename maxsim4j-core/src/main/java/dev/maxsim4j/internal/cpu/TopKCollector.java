@@ -46,24 +46,7 @@ public final class TopKCollector {
       s[i] = score;
       d[i] = doc;
     } else if (worse(s[0], d[0], score, doc)) {
-      int i = 0;
-      while (true) {
-        int child = 2 * i + 1;
-        if (child >= n) {
-          break;
-        }
-        if (child + 1 < n && worse(s[child + 1], d[child + 1], s[child], d[child])) {
-          child++;
-        }
-        if (!worse(s[child], d[child], score, doc)) {
-          break;
-        }
-        s[i] = s[child];
-        d[i] = d[child];
-        i = child;
-      }
-      s[i] = score;
-      d[i] = doc;
+      siftDown(s, d, n, score, doc);
     }
   }
 
@@ -75,28 +58,51 @@ public final class TopKCollector {
     }
   }
 
-  /** Sorted best-first. */
+  /**
+   * Sorted best-first: each query's heap taken apart from its worst entry on (a heap sort in place, no boxed
+   * indices beside k entries), so the collector is spent.
+   */
   public Backend.TopKResult result() {
     int queries = sizes.length;
     float[][] outS = new float[queries][];
     int[][] outD = new int[queries][];
     for (int q = 0; q < queries; q++) {
       int n = sizes[q];
-      Integer[] order = new Integer[n];
-      for (int i = 0; i < n; i++) {
-        order[i] = i;
-      }
       float[] s = scores[q];
       int[] d = docs[q];
-      java.util.Arrays.sort(order,
-          (a, b) -> worse(s[a], d[a], s[b], d[b]) ? 1 : worse(s[b], d[b], s[a], d[a]) ? -1 : 0);
       outS[q] = new float[n];
       outD[q] = new int[n];
-      for (int r = 0; r < n; r++) {
-        outS[q][r] = s[order[r]];
-        outD[q][r] = d[order[r]];
+      for (int last = n - 1; last >= 0; last--) {
+        outS[q][last] = s[0];
+        outD[q][last] = d[0];
+        siftDown(s, d, last, s[last], d[last]); // the last entry takes the root's place in a heap one smaller
       }
+      sizes[q] = 0;
     }
     return new Backend.TopKResult(outS, outD);
+  }
+
+  /** Puts (score, doc) at the root of the first {@code n} entries' heap and sifts it down to its place. */
+  private static void siftDown(float[] s, int[] d, int n, float score, int doc) {
+    int i = 0;
+    while (true) {
+      int child = 2 * i + 1;
+      if (child >= n) {
+        break;
+      }
+      if (child + 1 < n && worse(s[child + 1], d[child + 1], s[child], d[child])) {
+        child++;
+      }
+      if (!worse(s[child], d[child], score, doc)) {
+        break;
+      }
+      s[i] = s[child];
+      d[i] = d[child];
+      i = child;
+    }
+    if (n > 0) {
+      s[i] = score;
+      d[i] = doc;
+    }
   }
 }
