@@ -171,11 +171,11 @@ final class QuantizeCommand {
       metadata.put(Inputs.DIM_KEY + Inputs.EMBEDDINGS, String.valueOf(d));
       if (!SafeTensors.headerFits(tensors, metadata)) {
         // the entries quantize adds pushed a header near the limit past it: the input's own metadata goes, d stays
-        int copiedEntries = metadata.size() - 1;
+        int before = metadata.size();
         metadata.keySet().removeIf(k -> !k.startsWith(Inputs.DIM_KEY));
-        new Warnings(err).warn("quantize: --in " + inPath + ": its __metadata__ (" + Counts.of(copiedEntries,
-            "entry", "entries") + ") would pass the safetensors header's limit of 100,000,000 bytes beside the"
-            + " entries quantize adds; written without it");
+        new Warnings(err).warn("quantize: --in " + inPath + ": its __metadata__ (" + Counts.of(before
+            - metadata.size(), "entry", "entries") + ") would pass the safetensors header's limit of "
+            + SafeTensors.MAX_HEADER + " bytes beside the entries quantize adds; written without it");
       }
       output.write(file -> SafeTensors.write(file, tensors, metadata));
       output.commit();

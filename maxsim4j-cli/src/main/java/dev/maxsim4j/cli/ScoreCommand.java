@@ -171,7 +171,8 @@ final class ScoreCommand {
         what = "[" + q.size() + ", " + perQuery + "] candidate scores -> " + target;
       } else {
         requireMatrixFits(q.size(), d.size());
-        float[][] s = maxSim.scores(q, d);
+        float[][] s = allPairs(maxSim, q, d, "split --docs into a folder of shards, whose scores are held a shard"
+            + " at a time");
         int columns = d.size();
         output.write(file -> Npy.writeFloatRows(file, s, columns));
         what = "[" + q.size() + ", " + d.size() + "] scores -> " + target;
@@ -232,6 +233,26 @@ final class ScoreCommand {
     if (queries * documents > Inputs.HEAP_ELEMENTS) {
       throw new IllegalArgumentException("the score matrix [" + queries + ", " + documents + "] has more than"
           + " 2^31-1 entries, more than one .npy array written from Java can hold; use --top-k K --out-run FILE");
+    }
+  }
+
+  /** The library's advice where all-pairs scores do not fit the heap, which the command line words otherwise. */
+  private static final String LIBRARY_ADVICE = "use topK(queries, documents, k), or score the documents in chunks";
+
+  /**
+   * {@code maxSim.scores(q, d)}; a refusal for the heap says what to do on the command line ({@code --top-k}, or
+   * {@code orElse}) instead of in the library's API.
+   */
+  static float[][] allPairs(MaxSim maxSim, TokenBatch q, TokenBatch d, String orElse) {
+    try {
+      return maxSim.scores(q, d);
+    } catch (IllegalArgumentException e) {
+      if (e.getMessage() == null || !e.getMessage().endsWith(LIBRARY_ADVICE)) {
+        throw e;
+      }
+      String message = e.getMessage();
+      throw new IllegalArgumentException("score: " + message.substring(0, message.length() - LIBRARY_ADVICE.length())
+          + "use --top-k K --out-run FILE, or " + orElse + ", or raise -Xmx through JAVA_OPTS", e);
     }
   }
 

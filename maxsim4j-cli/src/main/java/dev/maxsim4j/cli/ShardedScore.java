@@ -285,8 +285,9 @@ final class ShardedScore {
     for (int s = 0; s < shards.size(); s++) {
       Shard shard = shards.get(s);
       long t0 = System.nanoTime();
-      float[][] part = RunMemory.freedAfter(() -> maxSim.scores(q, docs(a, shard)));
-      output.write(file -> Npy.writeFloatColumns(file, q.size(), documents, part, shard.first()));
+      float[][] part = RunMemory.freedAfter(() -> ScoreCommand.allPairs(maxSim, q, docs(a, shard), "split "
+          + shard.file() + " into smaller shards"));
+      output.write(file -> Npy.writeFloatColumns(file, part, shard.first()));
       progress(err, s, shards, t0);
     }
   }

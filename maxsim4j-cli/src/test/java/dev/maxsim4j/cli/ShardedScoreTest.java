@@ -383,8 +383,9 @@ class ShardedScoreTest {
     emptyDocuments(dir.resolve("one.safetensors"), 3_000_000);
     Npy.writeFloats(dir.resolve("q2.npy"), new float[2 * 2 * 8], 2, 2, 8);
     log = childScore(1, "--queries", p("q2.npy"), "--docs", p("one.safetensors"), "--out", p("s2.npy"));
-    assertTrue(log.contains("maxsim4j: error: scores of queries x documents = 2 x 3000000")
-        && log.contains("bytes the inputs hold there"), log);
+    assertTrue(log.contains("maxsim4j: error: score: scores of queries x documents = 2 x 3000000")
+        && log.contains("bytes the call's inputs hold there") && log.contains("use --top-k K --out-run FILE, or split"
+        + " --docs into a folder of shards"), log);
     assertFalse(Files.exists(dir.resolve("s2.npy")));
   }
 

@@ -90,8 +90,14 @@ public final class Npy {
    * take most of the heap.
    */
   public static void writeFloatRows(Path file, float[][] rows, long columns) throws IOException {
+    for (int i = 0; i < rows.length; i++) {
+      if (rows[i].length != columns) {
+        throw new IllegalArgumentException(file + ": row " + i + " holds " + rows[i].length + " values; expected "
+            + columns + ", as every row");
+      }
+    }
     createFloats(file, rows.length, columns);
-    writeFloatColumns(file, rows.length, columns, rows, 0);
+    writeFloatColumns(file, rows, 0);
   }
 
   /**
@@ -114,15 +120,28 @@ public final class Npy {
 
   /**
    * Writes {@code block[i]} at columns {@code first ..} of row i of the float32 {@code [rows, columns]} array
-   * {@link #createFloats} made in {@code file}: a corpus's scores written a shard's columns at a time.
+   * {@link #createFloats} made in {@code file} (its header read back, so a block can only land inside it): a
+   * corpus's scores written a shard's columns at a time.
    */
-  public static void writeFloatColumns(Path file, long rows, long columns, float[][] block, long first)
-      throws IOException {
-    long dataStart = header(NdArray.ElementType.F32, new long[] {rows, columns}).remaining();
-    ByteBuffer chunk = ByteBuffer.allocate(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+  public static void writeFloatColumns(Path file, float[][] block, long first) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer lead = readFully(ch, file, ByteBuffer.allocate(MAGIC.length + 4).order(ByteOrder.LITTLE_ENDIAN));
+      int headerLength = Short.toUnsignedInt(lead.getShort(MAGIC.length + 2)); // version 1.0, as createFloats writes
+      ByteBuffer text = readFully(ch, file, ByteBuffer.allocate(headerLength));
+      NpyHeader header = NpyHeader.parse(new String(text.array(), StandardCharsets.ISO_8859_1), file.toString());
+      long[] shape = header.shape();
+      if (header.type() != NdArray.ElementType.F32 || shape.length != 2 || block.length > shape[0]) {
+        throw new IllegalArgumentException(file + " holds " + header.type() + " " + java.util.Arrays.toString(shape)
+            + "; expected a float32 matrix of at least " + block.length + " rows");
+      }
+      long dataStart = lead.capacity() + headerLength;
+      ByteBuffer chunk = ByteBuffer.allocate(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
       for (int i = 0; i < block.length; i++) {
-        long at = dataStart + (i * columns + first) * Float.BYTES;
+        if (first < 0 || first + block[i].length > shape[1]) {
+          throw new IllegalArgumentException(file + ": row " + i + "'s " + block[i].length + " values at column "
+              + first + " pass its " + shape[1] + " columns");
+        }
+        long at = dataStart + (i * shape[1] + first) * Float.BYTES;
         for (int from = 0; from < block[i].length; ) {
           int n = Math.min(chunk.capacity() / Float.BYTES, block[i].length - from);
           chunk.clear();
@@ -155,6 +174,15 @@ public final class Npy {
     head.put(MAGIC).put((byte) 1).put((byte) 0).putShort((short) header.length());
     head.put(header.getBytes(StandardCharsets.ISO_8859_1));
     return head.flip();
+  }
+
+  private static ByteBuffer readFully(FileChannel ch, Path file, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      if (ch.read(b) < 0) {
+        throw new IllegalArgumentException(file + " ends inside its .npy header");
+      }
+    }
+    return b;
   }
 
   private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {

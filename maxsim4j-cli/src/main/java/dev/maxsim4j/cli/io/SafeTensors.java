@@ -66,6 +66,9 @@ public final class SafeTensors {
     }
   }
 
+  /** The largest header readers open, in bytes (the reference implementation's limit). */
+  public static final long MAX_HEADER = SafeTensorsHeader.MAX_HEADER;
+
   /** Whether the header of {@code tensors} and {@code metadata} is within the format's limit. */
   public static boolean headerFits(Map<String, NdArray> tensors, Map<String, String> metadata) {
     return header("", tensors, metadata).length <= SafeTensorsHeader.MAX_HEADER;

@@ -120,4 +120,24 @@ class NpyTest {
     Npy.write(s8, Npy.read(s8));
     assertArrayEquals(new byte[] {-128, 0, 127}, Npy.read(s8).bytes());
   }
+
+  /** A matrix written a block of columns at a time reads back as written whole; a block past it is refused. */
+  @Test
+  void columnsWrittenBlockByBlockReadAsTheWholeMatrix() throws IOException {
+    Path whole = dir.resolve("whole.npy");
+    Path blocks = dir.resolve("blocks.npy");
+    float[][] rows = {{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}};
+    Npy.writeFloatRows(whole, rows, 5);
+    Npy.createFloats(blocks, 2, 5);
+    Npy.writeFloatColumns(blocks, new float[][] {{4, 5}, {9, 10}}, 3);
+    Npy.writeFloatColumns(blocks, new float[][] {{1, 2, 3}, {6, 7, 8}}, 0);
+    assertArrayEquals(Files.readAllBytes(whole), Files.readAllBytes(blocks));
+    assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Npy.read(blocks).floats());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Npy.writeFloatColumns(blocks, new float[][] {{1, 2, 3}}, 3));
+    assertTrue(e.getMessage().contains("row 0's 3 values at column 3 pass its 5 columns"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> Npy.writeFloatColumns(blocks, new float[3][1], 0));
+    assertThrows(IllegalArgumentException.class, () -> Npy.writeFloatRows(whole, new float[][] {{1}, {1, 2}}, 2));
+    assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Npy.read(blocks).floats());
+  }
 }
