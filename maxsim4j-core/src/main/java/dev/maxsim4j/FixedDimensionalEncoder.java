@@ -126,7 +126,7 @@ public final class FixedDimensionalEncoder {
 
   private float[][] encode(TokenBatch batch, String name, boolean query) {
     // the batch stays reachable while its encodings are made: every heap check counts it, as MaxSim's calls do
-    return HeapLimit.beside(() -> batch == null ? 0 : Tokens.heapBytes(batch.tokens()), () -> {
+    return HeapLimit.beside(() -> MaxSim.heldBy(batch, null), () -> {
       Tokens t = checked(batch, name);
       try {
         return Backend.canonicalNaN(FdeEncoding.encode(parameters, t, query, FdeEncoding.COMMON_POOL));

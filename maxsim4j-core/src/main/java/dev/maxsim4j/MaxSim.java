@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * Late-interaction (MaxSim) scoring: for each valid query token the best dot product over the valid
@@ -55,10 +56,12 @@ import java.util.function.Function;
  * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
  * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k. So does a
- * call whose result would take more than this JVM's whole heap ({@code -Xmx}), counting each row's array of a
- * {@code float[][]} (a header and a reference each) and the copy the rows are filled from where a backend holds
- * one (the CPU, several GPUs), or whose working memory would: queries widened to fp32 on the CPU (1-bit ones 32
- * times), top-k's collectors, an FDE row encoded in float64.
+ * call whose result or working memory the heap ({@code -Xmx}) has no room for beside what the call holds there:
+ * its inputs' heap arrays (per-row bookkeeping, masks, scales, tokens given as Java arrays) and the arrays it keeps
+ * at the same time, and as much again, up to an eighth of the heap, for the JVM around it. A result counts each
+ * row's array of a {@code float[][]} (a header and a reference each) and the copy the rows are filled from where a
+ * backend holds one (the CPU, several GPUs); working memory is the queries widened to fp32 on the CPU (1-bit ones
+ * 32 times), top-k's collectors, a training step's argmax, scores and gradients, an FDE row encoded in float64.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed (one left
  * unclosed keeps its device memory until the JVM exits, and its threads until then or until it is collected; only
@@ -336,12 +339,17 @@ public final class MaxSim implements AutoCloseable {
     gate.enter();
     try {
       Problem p = allPairs(queries, documents);
-      HeapLimit.beside(() -> heldBy(queries, documents), () -> {
+      // the call's heap checks count its inputs here and on the thread that runs it
+      LongSupplier held = () -> heldBy(queries, documents);
+      HeapLimit.beside(held, () -> {
         requireScoreRows(backend, queries.size(), documents.size(), SCORES, SCORE_FEWER);
         return null;
       });
       CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
-          r -> asyncExecutor().execute(r));
+          r -> asyncExecutor().execute(() -> HeapLimit.beside(held, () -> {
+            r.run();
+            return null;
+          })));
       gate.submitted();
       return f.whenComplete((scores, failure) -> gate.landed())
           .exceptionallyCompose(failure -> CompletableFuture.failedFuture(closedMemory(failure, queries, documents)));
@@ -487,7 +495,8 @@ public final class MaxSim implements AutoCloseable {
   public float[] project(float[] x, int rows, int in, float[] w, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("w", w, in, out);
-    Arguments.resultSize(rows, out, Float.BYTES, "project's output of rows x out", "project fewer rows at a time");
+    HeapLimit.alsoHolding(Float.BYTES * ((long) x.length + w.length), () -> Arguments.resultSize(rows, out,
+        Float.BYTES, "project's output of rows x out", "project fewer rows at a time"));
     return call(b -> Backend.canonicalNaN(b.project(x, rows, in, w, out)));
   }
 
@@ -498,8 +507,8 @@ public final class MaxSim implements AutoCloseable {
   public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
     checkMatrix("x", x, rows, in);
     checkMatrix("dy", dy, rows, out);
-    Arguments.resultSize(in, out, Float.BYTES, "projectionGradient's output of in x out",
-        "use a smaller projection");
+    HeapLimit.alsoHolding(Float.BYTES * ((long) x.length + dy.length), () -> Arguments.resultSize(in, out,
+        Float.BYTES, "projectionGradient's output of in x out", "use a smaller projection"));
     return call(b -> Backend.canonicalNaN(b.projectionGradient(x, rows, in, dy, out)));
   }
 
@@ -532,10 +541,11 @@ public final class MaxSim implements AutoCloseable {
 
   private float[][] encode(FixedDimensionalEncoder encoder, TokenBatch batch, String name, boolean queries) {
     Arguments.nonNull(encoder, "encoder");
-    Tokens t = encoder.checked(batch, name);
-    // a sum's NaN carries the payload its operands' order left: canonical, it is the same on every backend and run
+    Arguments.nonNull(batch, name);
+    // checked inside the call, whose heap checks count the batch; a sum's NaN carries the payload its operands'
+    // order left: canonical, it is the same on every backend and run
     return call(queries ? batch : null, queries ? null : batch,
-        b -> Backend.canonicalNaN(b.encodeFde(encoder.parameters(), t, queries)));
+        b -> Backend.canonicalNaN(b.encodeFde(encoder.parameters(), encoder.checked(batch, name), queries)));
   }
 
   // ------------------------------------------------------------------ plumbing
@@ -561,10 +571,9 @@ public final class MaxSim implements AutoCloseable {
   }
 
   /** The heap {@code queries} and {@code documents} (either may be null) hold, each array once. */
-  private static long heldBy(TokenBatch queries, TokenBatch documents) {
-    return queries == null && documents == null ? 0 : queries == null ? Tokens.heapBytes(documents.tokens())
-        : documents == null ? Tokens.heapBytes(queries.tokens())
-        : Tokens.heapBytes(queries.tokens(), documents.tokens());
+  static long heldBy(TokenBatch queries, TokenBatch documents) {
+    return queries == null ? (documents == null ? 0 : Tokens.heapBytes(documents.tokens(), null))
+        : Tokens.heapBytes(queries.tokens(), documents == null ? null : documents.tokens());
   }
 
   /** The backend, for tests and tools that reach past the public API; throws when closed. */

@@ -37,8 +37,9 @@ public record TopK(float[][] scores, int[][] indices) {
    * top {@code k} (a part's best k contain all of its entries in the global best k). A bounded merge: it reads
    * at most {@code k} entries per part and query, each once, and checks each as it reads it.
    *
-   * @throws IllegalArgumentException for a null or mismatched part, or one whose entries read are not in top-k
-   *     order (each document once), which the merge would return out of order
+   * @throws IllegalArgumentException for a null or mismatched part, one whose entries read are not in top-k
+   *     order (each document once), which the merge would return out of order, or a result the heap has no room
+   *     for beside the parts
    */
   public static TopK merge(int k, List<TopK> parts, int[] firstDocuments) {
     if (k < 1) {
@@ -141,8 +142,7 @@ public record TopK(float[][] scores, int[][] indices) {
         heads.add(read(i, p, 0, null, partScores, partIndices, first));
       }
     }
-    int n = Arguments.arraySize(1, Math.min(k, available), "query " + i + "'s merged top-k",
-        "ask for a smaller k");
+    int n = (int) Math.min(k, available); // within one array: requireHeap checked it
     scores[i] = new float[n];
     indices[i] = new int[n];
     int[] partAt = new int[n];

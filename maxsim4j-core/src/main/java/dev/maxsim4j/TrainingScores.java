@@ -1,6 +1,7 @@
 package dev.maxsim4j;
 
 import dev.maxsim4j.internal.Backend;
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Problem;
 
 /**
@@ -94,8 +95,14 @@ public final class TrainingScores {
     }
     MaxSim.requireOpenMemory("queries", queries.tokens());
     MaxSim.requireOpenMemory("documents", documents.tokens());
-    Backend.Gradients g = owner.call(queries, documents,
-        b -> b.backward(problem, argmax, dScores, owner.deterministicBackward()));
+    Backend.Gradients g = owner.call(queries, documents, b -> {
+      // the gradients beside the forward's argmax and scores and the dScores, all held while they are made
+      HeapLimit.alsoHolding(Integer.BYTES * (long) argmax.length + 2L * Float.BYTES * scores.length,
+          () -> HeapLimit.requireBytes(Float.BYTES * ((long) problem.queries().storedTokens * problem.queries().dim
+              + (long) problem.documents().storedTokens * problem.documents().dim), "the backward's gradients of"
+              + " stored tokens x d, queries and documents", HeapLimit.TRAIN_SMALLER));
+      return b.backward(problem, argmax, dScores, owner.deterministicBackward());
+    });
     return new Gradients(asBatch(queries, g.queries(), precision), asBatch(documents, g.documents(), precision));
   }
 

@@ -31,6 +31,38 @@ class HostileRowBookkeepingTest {
     assertTrue(!out.contains("refused at 0.7: 0") && out.contains("merge refused at 0.9"), out);
   }
 
+  /**
+   * A corpus given as a Java array of nine tenths of the heap still takes small calls: the room kept around a checked
+   * array scales with it (an eighth of the heap kept for every array refused all of them). Found by a reviewer.
+   */
+  @Test
+  void aCorpusOfMostOfTheHeapTakesSmallCalls() throws Exception {
+    String out = ChildJvm.run(List.of("-Xmx256m"), LargeCorpus.class, 120);
+    assertTrue(out.contains("top 10, scores of 1 query, a pair, 8 encodings"), out);
+  }
+
+  static final class LargeCorpus {
+    public static void main(String[] args) {
+      int dim = 128;
+      int length = 32;
+      int n = (int) (Runtime.getRuntime().maxMemory() * 0.9 / (4L * length * dim));
+      float[] tokens = new float[n * length * dim];
+      java.util.Arrays.fill(tokens, 0.5f);
+      TokenBatch corpus = TokenBatch.ofFloats(tokens, n, length, dim);
+      TokenBatch query = TokenBatch.ofFloats(new float[length * dim], 1, length, dim);
+      try (MaxSim m = MaxSim.builder().backend("scalar").threads(1).build()) {
+        m.topK(query, corpus, 10);
+        m.scores(query, corpus);
+        java.lang.foreign.MemorySegment all = java.lang.foreign.MemorySegment.ofArray(tokens);
+        m.pairwise(query, TokenBatch.fromMemorySegment(all.asSlice(0, 4L * length * dim), DType.FLOAT32, 1, length,
+            dim));
+        m.encodeDocuments(FixedDimensionalEncoder.builder(dim).simHashBits(1).repetitions(1).build(),
+            TokenBatch.fromMemorySegment(all.asSlice(0, 8 * 4L * length * dim), DType.FLOAT32, 8, length, dim));
+      }
+      System.out.println("top 10, scores of 1 query, a pair, 8 encodings");
+    }
+  }
+
   static final class BesideTheInputs {
     public static void main(String[] args) {
       long heap = Runtime.getRuntime().maxMemory();

@@ -4,9 +4,9 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * Results refused before work where they would take more than this JVM's whole heap: a small input (a long masked
- * query, many one-token documents) can ask for a result no heap holds, and an OutOfMemoryError part way through
- * names none of it.
+ * Results and working arrays refused before work where the heap has no room for them beside what the call holds
+ * (its inputs, the arrays it keeps at the same time): a small input (a long masked query, many empty documents) can
+ * ask for a result no heap holds, and an OutOfMemoryError part way through names none of it.
  */
 public final class HeapLimit {
   /** What a training forward saves, as errors name it. */
@@ -46,33 +46,50 @@ public final class HeapLimit {
 
   /**
    * Throws naming {@code what}, {@code bytes} of working memory one call holds at once, and {@code instead}: where
-   * they pass the whole heap, or what it has beside the inputs of the call running on this thread ({@link #beside}).
+   * they pass the whole heap, or what it has room for beside what the call running on this thread holds there
+   * ({@link #beside}) and the room an array needs around it ({@link #fitsBeside}).
    */
   public static void requireBytes(long bytes, String what, String instead) {
-    long heap = Runtime.getRuntime().maxMemory();
-    if (bytes > heap) {
+    if (bytes > HEAP) {
       throw new IllegalArgumentException(what + " = " + shown(bytes) + " bytes, more than this JVM's whole heap ("
-          + heap + " bytes, -Xmx); " + instead);
+          + HEAP + " bytes, -Xmx); " + instead);
     }
-    if (!fitsBeside(bytes, heap)) {
-      throw new IllegalArgumentException(what + " = " + bytes + " bytes, more than this JVM's heap (" + heap
-          + " bytes, -Xmx) has room for beside the " + held() + " bytes the call's inputs hold there and the eighth"
-          + " of it kept for everything else; " + instead);
+    if (!fitsBeside(bytes)) {
+      throw new IllegalArgumentException(what + " = " + bytes + " bytes, more than this JVM's heap (" + HEAP
+          + " bytes, -Xmx) has room for beside the " + held() + " bytes the call holds there (its inputs and the"
+          + " arrays it keeps at the same time) and as much again, up to an eighth of the heap, for the JVM around"
+          + " it; " + instead);
     }
   }
 
+  /** The heap's size, which does not change while the JVM runs. */
+  private static final long HEAP = Runtime.getRuntime().maxMemory();
+
   /**
-   * Whether {@code bytes} fit beside the call's inputs and an eighth of the heap: the JVM's own objects, and the
-   * contiguous regions a large array needs, take part of a heap that a result filling the rest would not find.
+   * Whether {@code bytes} fit beside what the call holds and as much again, up to an eighth of the heap: the JVM's
+   * own objects, and the contiguous regions a large array needs, take part of a heap that an array filling the rest
+   * would not find; a small array beside a large input still fits.
    */
-  private static boolean fitsBeside(long bytes, long heap) {
-    return !HELD.isBound() || bytes <= heap - heap / 8 - held();
+  private static boolean fitsBeside(long bytes) {
+    return bytes <= HEAP - held() - Math.min(bytes, HEAP / 8);
   }
 
   /**
-   * Runs {@code check} with {@code extra} bytes counted beside the call's inputs: arrays the call holds at the same
-   * time as the one checked (a training forward's scores beside its saved argmax), so that checks of parts that fit
-   * one by one do not let through a whole that does not.
+   * What the call running on this thread holds on the heap, counted by every check the call makes: its inputs stay
+   * reachable while it runs, so a result or working array that fits the heap alone may not fit beside them.
+   */
+  private static final ScopedValue<LongSupplier> HELD = ScopedValue.newInstance();
+
+  /** Runs {@code call} with {@code held} (what it holds, counted when a check asks) beside every check. */
+  public static <T> T beside(LongSupplier held, Supplier<T> call) {
+    return ScopedValue.where(HELD, held).call(call::get);
+  }
+
+  /**
+   * Runs {@code check} with {@code extra} bytes counted beside what the call holds: arrays it holds at the same time
+   * as the one checked (a training forward's scores beside its saved argmax), so that parts that fit one by one do
+   * not let through a whole that does not. The outer count is read before the binding, whose supplier would
+   * otherwise ask itself.
    */
   public static void alsoHolding(long extra, Runnable check) {
     long held = held() + extra;
@@ -82,20 +99,9 @@ public final class HeapLimit {
     });
   }
 
-  /** The heap the inputs of the call running on this thread hold (0 outside a call). */
+  /** What the call running on this thread holds on the heap (0 outside a call). */
   public static long held() {
     return HELD.isBound() ? HELD.get().getAsLong() : 0;
-  }
-
-  /**
-   * The heap the inputs of the call running on this thread hold, counted by every check the call makes: the inputs
-   * stay reachable while it runs, so a result or working array that fits the heap alone may not fit beside them.
-   */
-  private static final ScopedValue<LongSupplier> HELD = ScopedValue.newInstance();
-
-  /** Runs {@code call} with {@code held} (its inputs' heap, counted when a check asks) beside every check. */
-  public static <T> T beside(LongSupplier held, Supplier<T> call) {
-    return ScopedValue.where(HELD, held).call(call::get);
   }
 
   private static String shown(long bytes) {
@@ -117,8 +123,7 @@ public final class HeapLimit {
 
   private static void check(long bytes, long rows, long columns, int elementBytes, String layout, String what,
       String instead) {
-    long heap = Runtime.getRuntime().maxMemory();
-    if (bytes > heap || !fitsBeside(bytes, heap)) {
+    if (bytes > HEAP || !fitsBeside(bytes)) {
       requireBytes(bytes, what + " = " + rows + " x " + columns + " elements of " + elementBytes + " bytes" + layout,
           instead);
     }

@@ -50,6 +50,8 @@ public final class Tokens {
   public final float[] scales;
   /** Bytes per stored token: {@code dtype.bytesPerToken(dim)} (a long: fp32 tokens of huge d pass 2^31). */
   public final long tokenBytes;
+  /** Bytes of this batch's heap arrays, each once, as a call counts them ({@link #heapBytes(Tokens, Tokens)}). */
+  private final long heapBytes;
 
   public Tokens(DType dtype, int dim, int paddedLength, int[] rowStart, int[] rowLength, int storedTokens,
       boolean[] mask, float[] f32, short[] s16, MemorySegment segment) {
@@ -95,6 +97,7 @@ public final class Tokens {
     this.maxRowLength = maxLen;
     this.maxValidCount = maxValid;
     this.rowsCoverStorage = covered == storedTokens;
+    this.heapBytes = ownHeapBytes();
   }
 
   /** The same storage with other row lengths and mask (a validity change never copies tokens). */
@@ -115,35 +118,47 @@ public final class Tokens {
   }
 
   /**
-   * Bytes that {@code batches} keep on the Java heap (their bookkeeping, masks, scales and heap-held tokens), each
-   * array counted once however many batches share it: memory a call's result cannot take, since its inputs stay
-   * reachable while it runs.
+   * Bytes that {@code a} and {@code b} (null, or {@code a} again, for one batch) keep on the Java heap: their
+   * bookkeeping, masks, scales and heap-held tokens, an array the two share counted once. Memory a call's result
+   * cannot take, since its inputs stay reachable while it runs; every call counts it, so nothing is allocated.
    */
-  public static long heapBytes(Tokens... batches) {
-    // a few arrays a batch, compared by identity in a list: every call counts them, some calls score one pair
-    Object[] seen = new Object[9 * batches.length];
-    int count = 0;
-    long bytes = 0;
-    for (Tokens t : batches) {
-      Object heapSegment = t.segment == null || t.segment.isNative() ? null : t.segment.heapBase().orElse(null);
-      for (Object array : new Object[] {t.rowStart, t.rowLength, t.validCount, t.mask, t.f32, t.s16, t.s8, t.scales,
-          heapSegment}) {
-        if (array != null && !holds(seen, count, array)) {
-          seen[count++] = array;
-          bytes += arrayBytes(array);
-        }
+  public static long heapBytes(Tokens a, Tokens b) {
+    if (b == null || b == a) {
+      return a.heapBytes;
+    }
+    long shared = 0;
+    for (Object array : new Object[] {b.rowStart, b.rowLength, b.validCount, b.mask, b.f32, b.s16, b.s8, b.scales,
+        b.heapSegment()}) {
+      if (array != null && a.holds(array)) {
+        shared += arrayBytes(array);
       }
     }
-    return bytes;
+    return a.heapBytes + b.heapBytes - shared;
   }
 
-  private static boolean holds(Object[] seen, int count, Object array) {
-    for (int i = 0; i < count; i++) {
-      if (seen[i] == array) {
-        return true;
+  /** Whether {@code array} is one of this batch's heap arrays. */
+  private boolean holds(Object array) {
+    return array == rowStart || array == rowLength || array == validCount || array == mask || array == f32
+        || array == s16 || array == s8 || array == scales || array == heapSegment();
+  }
+
+  /** The array a heap segment views (null for a native one, or none). */
+  private Object heapSegment() {
+    return segment == null || segment.isNative() ? null : segment.heapBase().orElse(null);
+  }
+
+  /** This batch's heap arrays' bytes, each array once ({@link #heapBytes(Tokens, Tokens)}). */
+  private long ownHeapBytes() {
+    Object[] arrays = {rowStart, rowLength, validCount, mask, f32, s16, s8, scales, heapSegment()};
+    long bytes = 0;
+    for (int i = 0; i < arrays.length; i++) {
+      boolean earlier = false;
+      for (int j = 0; j < i; j++) {
+        earlier |= arrays[j] == arrays[i];
       }
+      bytes += arrays[i] == null || earlier ? 0 : arrayBytes(arrays[i]);
     }
-    return false;
+    return bytes;
   }
 
   /** A primitive array's elements and {@link HeapLimit#ARRAY_OVERHEAD}. */

@@ -174,7 +174,8 @@ public final class CpuBackend implements Backend {
     // merged collector beside a chunk's collector per running thread, then beside the result it is sorted into
     int running = Math.min(loop.threads(), chunks);
     long beside = Math.max(keep, (long) running * Math.min(keep, grain));
-    // beside the queries' staged copy, which the kernel holds while the entries are collected
+    // beside the queries' staged copy, which the kernel holds while the entries are collected (counted unpadded: a
+    // lower bound whatever lanes the kernel pads to, which it checks itself when it stages them)
     HeapLimit.alsoHolding(PairKernel.stagedQueryBytes(q, 1), () -> HeapLimit.requireRows(q.rows, keep + beside,
         Float.BYTES + Integer.BYTES, 2 * (1 + Math.max(1, running)), false, "topK's entries held at once, queries x"
         + " (k + max(k, a chunk's k x threads)), k = " + keep + ", " + running + (running == 1 ? " thread"

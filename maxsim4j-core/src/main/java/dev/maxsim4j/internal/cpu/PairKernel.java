@@ -32,7 +32,7 @@ interface PairKernel {
     for (int i = 0; i < q.rows; i++) {
       long padded = (q.validCount[i] + lanes - 1L) / lanes * lanes;
       bytes += padded * q.dim * Float.BYTES + padded * Float.BYTES + (long) q.validCount[i] * Integer.BYTES
-          + 3 * (HeapLimit.ARRAY_OVERHEAD + Long.BYTES) + ROW_VALUES;
+          + 3 * HeapLimit.ARRAY_OVERHEAD + ROW_VALUES;
     }
     return bytes;
   }
@@ -59,7 +59,7 @@ interface PairKernel {
    * empty rows still cost each row's arrays (tokens, slots, scales) and its per-row values.
    */
   static void requireStagedQueries(Tokens q, int lanes) {
-    HeapLimit.requireBytes(stagedQueryBytes(q, lanes), "the queries widened to fp32 for the call (" + q.rows + " rows of valid tokens x d"
-        + " = " + q.dim + ")", "score fewer queries per call");
+    HeapLimit.requireBytes(stagedQueryBytes(q, lanes), "the queries widened to fp32 for the call (" + q.rows
+        + " rows of valid tokens x d = " + q.dim + ")", "score fewer queries per call");
   }
 }

@@ -12,6 +12,7 @@ public final class TopKCollector {
   private final float[][] scores;
   private final int[][] docs;
   private final int[] sizes;
+  private boolean spent;
 
   public TopKCollector(int queries, int k) {
     this.k = k;
@@ -63,6 +64,10 @@ public final class TopKCollector {
    * indices beside k entries), so the collector is spent.
    */
   public Backend.TopKResult result() {
+    if (spent) {
+      throw new IllegalStateException("this collector's entries were taken by an earlier result()");
+    }
+    spent = true;
     int queries = sizes.length;
     float[][] outS = new float[queries][];
     int[][] outD = new int[queries][];
