@@ -171,9 +171,9 @@ final class QuantizeCommand {
       metadata.put(Inputs.DIM_KEY + Inputs.EMBEDDINGS, String.valueOf(d));
       if (!SafeTensors.headerFits(tensors, metadata)) {
         // the entries quantize adds pushed a header near the limit past it: the input's own metadata goes, d stays
-        int before = metadata.size();
+        int entries = metadata.size();
         metadata.keySet().removeIf(k -> !k.startsWith(Inputs.DIM_KEY));
-        new Warnings(err).warn("quantize: --in " + inPath + ": its __metadata__ (" + Counts.of(before
+        new Warnings(err).warn("quantize: --in " + inPath + ": its __metadata__ (" + Counts.of(entries
             - metadata.size(), "entry", "entries") + ") would pass the safetensors header's limit of "
             + SafeTensors.MAX_HEADER + " bytes beside the entries quantize adds; written without it");
       }

@@ -126,7 +126,11 @@ public final class Npy {
   public static void writeFloatColumns(Path file, float[][] block, long first) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       ByteBuffer lead = readFully(ch, file, ByteBuffer.allocate(MAGIC.length + 4).order(ByteOrder.LITTLE_ENDIAN));
-      int headerLength = Short.toUnsignedInt(lead.getShort(MAGIC.length + 2)); // version 1.0, as createFloats writes
+      boolean magic = java.util.Arrays.equals(lead.array(), 0, MAGIC.length, MAGIC, 0, MAGIC.length);
+      if (!magic || lead.get(MAGIC.length) != 1) {
+        throw new IllegalArgumentException(file + " is not a .npy file of format version 1 as createFloats writes");
+      }
+      int headerLength = Short.toUnsignedInt(lead.getShort(MAGIC.length + 2));
       ByteBuffer text = readFully(ch, file, ByteBuffer.allocate(headerLength));
       NpyHeader header = NpyHeader.parse(new String(text.array(), StandardCharsets.ISO_8859_1), file.toString());
       long[] shape = header.shape();
