@@ -50,6 +50,8 @@ public final class Tokens {
   public final float[] scales;
   /** Bytes per stored token: {@code dtype.bytesPerToken(dim)} (a long: fp32 tokens of huge d pass 2^31). */
   public final long tokenBytes;
+  /** The array a heap segment views (null for a native one, or none), found once. */
+  private final Object segmentArray;
   /** Bytes of this batch's heap arrays, each once, as a call counts them ({@link #heapBytes(Tokens, Tokens)}). */
   private final long heapBytes;
 
@@ -97,6 +99,7 @@ public final class Tokens {
     this.maxRowLength = maxLen;
     this.maxValidCount = maxValid;
     this.rowsCoverStorage = covered == storedTokens;
+    this.segmentArray = segment == null || segment.isNative() ? null : segment.heapBase().orElse(null);
     this.heapBytes = ownHeapBytes();
   }
 
@@ -126,30 +129,22 @@ public final class Tokens {
     if (b == null || b == a) {
       return a.heapBytes;
     }
-    long shared = 0;
-    for (Object array : new Object[] {b.rowStart, b.rowLength, b.validCount, b.mask, b.f32, b.s16, b.s8, b.scales,
-        b.heapSegment()}) {
-      if (array != null && a.holds(array)) {
-        shared += arrayBytes(array);
-      }
-    }
+    long shared = a.sharedBytes(b.rowStart) + a.sharedBytes(b.rowLength) + a.sharedBytes(b.validCount)
+        + a.sharedBytes(b.mask) + a.sharedBytes(b.f32) + a.sharedBytes(b.s16) + a.sharedBytes(b.s8)
+        + a.sharedBytes(b.scales) + a.sharedBytes(b.segmentArray);
     return a.heapBytes + b.heapBytes - shared;
   }
 
-  /** Whether {@code array} is one of this batch's heap arrays. */
-  private boolean holds(Object array) {
-    return array == rowStart || array == rowLength || array == validCount || array == mask || array == f32
-        || array == s16 || array == s8 || array == scales || array == heapSegment();
-  }
-
-  /** The array a heap segment views (null for a native one, or none). */
-  private Object heapSegment() {
-    return segment == null || segment.isNative() ? null : segment.heapBase().orElse(null);
+  /** {@code array}'s bytes where it is one of this batch's heap arrays, else 0. */
+  private long sharedBytes(Object array) {
+    boolean held = array != null && (array == rowStart || array == rowLength || array == validCount || array == mask
+        || array == f32 || array == s16 || array == s8 || array == scales || array == segmentArray);
+    return held ? arrayBytes(array) : 0;
   }
 
   /** This batch's heap arrays' bytes, each array once ({@link #heapBytes(Tokens, Tokens)}). */
   private long ownHeapBytes() {
-    Object[] arrays = {rowStart, rowLength, validCount, mask, f32, s16, s8, scales, heapSegment()};
+    Object[] arrays = {rowStart, rowLength, validCount, mask, f32, s16, s8, scales, segmentArray};
     long bytes = 0;
     for (int i = 0; i < arrays.length; i++) {
       boolean earlier = false;
