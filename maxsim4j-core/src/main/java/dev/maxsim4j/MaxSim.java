@@ -60,8 +60,9 @@ import java.util.function.LongSupplier;
  * its inputs' heap arrays (per-row bookkeeping, masks, scales, tokens given as Java arrays) and the arrays it keeps
  * at the same time, and as much again, up to an eighth of the heap, for the JVM around it. A result counts each
  * row's array of a {@code float[][]} (a header and a reference each) and the copy the rows are filled from where a
- * backend holds one (the CPU, several GPUs); working memory is the queries widened to fp32 on the CPU (1-bit ones
- * 32 times), top-k's collectors, a training step's argmax, scores and gradients, an FDE row encoded in float64.
+ * backend holds one (the CPU, several GPUs); working memory is what a CPU kernel stages (the queries, widened to fp32
+ * where it widens them, 1-bit ones 32 times, and a document for each thread), top-k's collectors, a training step's
+ * argmax, scores and gradients, an FDE row encoded in float64.
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed (one left
  * unclosed keeps its device memory until the JVM exits, and its threads until then or until it is collected; only

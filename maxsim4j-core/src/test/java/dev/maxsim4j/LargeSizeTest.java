@@ -201,8 +201,8 @@ class LargeSizeTest {
     TokenBatch oneFloat = TokenBatch.ofFloats(new float[2048], 1, 1, 2048);
     for (String backend : new String[] {"vector", "scalar"}) {
       try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
-        rejects(() -> m.scores(bits, oneFloat), "the queries widened to fp32", "whole heap",
-            "score fewer queries per call");
+        rejects(() -> m.scores(bits, oneFloat), "kernel's working memory for the call: the queries staged once",
+            "whole heap", "score fewer queries per call");
       }
     }
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(1).simHashBits(10).repetitions(1)
@@ -215,6 +215,48 @@ class LargeSizeTest {
       rejects(() -> m.topK(TokenBatch.ofFloats(new float[1000], 1000, 1, 1),
           TokenBatch.ofFloats(new float[documents], documents, 1, 1), Integer.MAX_VALUE),
           "topK's entries held at once", "whole heap", "ask for a smaller k");
+    }
+  }
+
+  /**
+   * A hostile tester's findings: what a CPU kernel holds for a call was counted as the queries' fp32 copy alone,
+   * so 1-bit queries against 1-bit documents (staged as words padded to whole vectors, 16 times a one-token row's
+   * bytes) and a long 1-bit document widened to fp32 for each thread (32 times its bytes) ended in an
+   * OutOfMemoryError, and the reference kernel, which stages nothing, was refused a top-k its scores fitted.
+   */
+  @Test
+  void eachKernelsWorkingMemoryIsCountedAsItHoldsIt() {
+    long heap = Runtime.getRuntime().maxMemory();
+    org.junit.jupiter.api.Assumptions.assumeTrue(heap < 6L << 30, "a heap of 6 GB or more takes long to fill");
+    int dim = 2048;
+    // a one-token row stages at least 65 words x 8 lanes where it holds 64 words
+    int rows = (int) (heap / (65 * 8 * 4) * 5 / 4);
+    TokenBatch bitQueries = TokenBatch.ofBytes(DType.BINARY, new byte[rows * (dim / 8)], null, rows, 1, dim);
+    TokenBatch bitDocument = TokenBatch.ofBytes(DType.BINARY, new byte[dim / 8], null, 1, 1, dim);
+    try (MaxSim m = MaxSim.builder().backend("vector").threads(1).build()) {
+      rejects(() -> m.scores(bitQueries, bitDocument), "vector kernel's working memory for the call", "whole heap",
+          "score fewer queries per call");
+    }
+    int wide = 32768;
+    int tokens = (int) (heap / ((long) wide * Float.BYTES) * 5 / 4);
+    TokenBatch longDocument = TokenBatch.ofBytes(DType.BINARY, new byte[tokens * (wide / 8)], null, 1, tokens, wide);
+    TokenBatch oneQuery = TokenBatch.ofFloats(new float[wide], 1, 1, wide);
+    for (String backend : new String[] {"vector", "scalar"}) {
+      try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
+        rejects(() -> m.scores(oneQuery, longDocument), "a document staged by each of 1 thread (up to " + tokens
+            + " valid tokens", "whole heap", "split the longest documents");
+        rejects(() -> m.topK(oneQuery, longDocument, 1), "a document staged by each of 1 thread", "whole heap");
+      }
+    }
+    // 1-bit queries off the heap whose fp32 copy would not fit it, against a document with no valid token
+    try (Arena arena = Arena.ofShared(); MaxSim m = MaxSim.builder().backend("reference").threads(1).build()) {
+      int n = (int) (heap / ((long) wide * Float.BYTES) * 5 / 4);
+      MemorySegment bytes = arena.allocate((long) n * (wide / 8));
+      TokenBatch offHeap = TokenBatch.fromMemorySegment(bytes, DType.BINARY, n, 1, wide);
+      TokenBatch masked = TokenBatch.fromMemorySegment(bytes.asSlice(0, wide / 8), DType.BINARY, 1, 1, wide)
+          .withMask(new boolean[] {false});
+      TopK top = m.topK(offHeap, masked, 1);
+      assertEquals(-1e9f, top.scores()[0][0]);
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal.cpu;
 
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
@@ -42,6 +43,19 @@ final class BitTableKernel {
   static final long TABLE_BYTES = 1L << 20;
 
   private BitTableKernel() {}
+
+  /**
+   * The most the queries' tables hold where they apply ({@value #TABLE_BYTES} bytes), with each row's sums and
+   * slots and the scratch the tables are built from; a worker's document bytes are fewer than the expanding path's.
+   */
+  static long queryBytes(Tokens queries) {
+    long bytes = TABLE_BYTES + (long) queries.maxValidCount * queries.dim * Float.BYTES;
+    for (int i = 0; i < queries.rows; i++) {
+      bytes += (long) pad(queries.validCount[i]) * Float.BYTES + (long) queries.validCount[i] * Integer.BYTES
+          + 3 * HeapLimit.ARRAY_OVERHEAD;
+    }
+    return bytes;
+  }
 
   /** The queries bound to tables, or null where the tables do not apply (see the class comment). */
   static PairKernel.Bound bindOrNull(Tokens queries, Tokens documents) {

@@ -60,7 +60,7 @@ public final class CpuBackend implements Backend {
     if (out.length == 0) {
       return out;
     }
-    Workers workers = new Workers(kernel.bind(q, d));
+    long kept = Float.BYTES * (long) out.length + (argmax == null ? 0 : Integer.BYTES * (long) argmax.length);
     int stride = problem.argmaxStride();
     if (problem.kind() == Problem.Kind.ALL_PAIRS) {
       // Tiles of (documents x queries): a document is loaded once per tile and meets the tile's queries.
@@ -70,6 +70,8 @@ public final class CpuBackend implements Backend {
       int queryGrain = ParallelLoop.chunks(q.rows, queryChunks);
       queryChunks = ParallelLoop.chunks(q.rows, queryGrain);
       int qc = queryChunks;
+      requireWorkingMemory(q, d, Math.min(loop.threads(), docChunks * qc), kept);
+      Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(docChunks * qc, 1, (from, to) -> {
         PairKernel.Worker w = workers.take();
         for (int tile = from; tile < to; tile++) {
@@ -86,7 +88,10 @@ public final class CpuBackend implements Backend {
     } else {
       // split by pair, not by query: one query's candidates (a reranker's call) are spread over every thread
       int perQuery = problem.documentsPerQuery();
-      loop.forRange(out.length, loop.grainFor(out.length, 1), (from, to) -> {
+      int grain = loop.grainFor(out.length, 1);
+      requireWorkingMemory(q, d, Math.min(loop.threads(), ParallelLoop.chunks(out.length, grain)), kept);
+      Workers workers = new Workers(kernel.bind(q, d));
+      loop.forRange(out.length, grain, (from, to) -> {
         PairKernel.Worker w = workers.take();
         for (int p = from; p < to; p++) {
           int i = p / perQuery;
@@ -96,6 +101,21 @@ public final class CpuBackend implements Backend {
       });
     }
     return out;
+  }
+
+  /**
+   * Refuses a call whose kernel would hold more on {@code running} threads ({@link PairKernel#workingMemory}) than
+   * the heap has room for beside the {@code kept} bytes of results the call holds already; returns those bytes.
+   */
+  private long requireWorkingMemory(Tokens q, Tokens d, int running, long kept) {
+    PairKernel.WorkingMemory m = kernel.workingMemory(q, d);
+    HeapLimit.alsoHolding(kept, () -> HeapLimit.requireBytes(m.total(running), "the " + kernel.name()
+        + " kernel's working memory for the call: the queries staged once (" + q.rows + " rows of valid tokens x d = "
+        + q.dim + ", " + m.queries() + " bytes) and a document staged by each of " + running
+        + (running == 1 ? " thread" : " threads") + " (up to " + d.maxValidCount + " valid tokens, " + m.perThread()
+        + " bytes each)", m.queries() >= m.total(running) / 2 ? "score fewer queries per call"
+        : "split the longest documents, or build the MaxSim with fewer threads"));
+    return m.total(running);
   }
 
   /** Scores document {@code j} against queries {@code [q0, q1)} that meet it. */
@@ -174,9 +194,9 @@ public final class CpuBackend implements Backend {
     // merged collector beside a chunk's collector per running thread, then beside the result it is sorted into
     int running = Math.min(loop.threads(), chunks);
     long beside = Math.max(keep, (long) running * Math.min(keep, grain));
-    // beside the queries' staged copy, which the kernel holds while the entries are collected (counted unpadded: a
-    // lower bound whatever lanes the kernel pads to, which it checks itself when it stages them)
-    HeapLimit.alsoHolding(PairKernel.stagedQueryBytes(q, 1), () -> HeapLimit.requireRows(q.rows, keep + beside,
+    // beside the kernel's working memory, which it holds while the entries are collected
+    long working = requireWorkingMemory(q, d, running, 0);
+    HeapLimit.alsoHolding(working, () -> HeapLimit.requireRows(q.rows, keep + beside,
         Float.BYTES + Integer.BYTES, 2 * (1 + Math.max(1, running)), false, "topK's entries held at once, queries x"
         + " (k + max(k, a chunk's k x threads)), k = " + keep + ", " + running + (running == 1 ? " thread"
         : " threads"), "ask for a smaller k, or rank the queries in smaller batches"));

@@ -21,12 +21,26 @@ interface PairKernel {
 
   Bound bind(Tokens queries, Tokens documents);
 
+  /**
+   * The heap a call on this kernel holds beside its inputs and results, which {@link CpuBackend} checks before it
+   * binds: the queries staged for the whole call and each running thread's worker (a document staged for its turn,
+   * widened where the kernel widens it: a 1-bit token 32 times).
+   */
+  WorkingMemory workingMemory(Tokens queries, Tokens documents);
+
+  /** Bytes held once for a call ({@code queries}) and by each running thread ({@code perThread}). */
+  record WorkingMemory(long queries, long perThread) {
+    long total(int threads) {
+      return queries + threads * perThread;
+    }
+  }
+
   /** Queries prepared against one document batch; shared by all threads, read-only. */
   interface Bound {
     Worker newWorker();
   }
 
-  /** The heap the queries' staged copy takes ({@link #requireStagedQueries}). */
+  /** The heap the queries' fp32 copy takes: each row's valid tokens padded to {@code lanes}, with its arrays. */
   static long stagedQueryBytes(Tokens q, int lanes) {
     long bytes = 0;
     for (int i = 0; i < q.rows; i++) {
@@ -40,6 +54,14 @@ interface PairKernel {
   /** A staged row's values beside its arrays: two scale bounds, a flag and a sum of magnitudes. */
   long ROW_VALUES = 2 * Float.BYTES + 1 + Double.BYTES;
 
+  /**
+   * A worker's arrays of one entry per valid document token ({@code perToken} bytes each: a staged token, its slot
+   * and its scale) and of one per query lane ({@code lanes}: running maxima and their arguments).
+   */
+  static long workerBytes(Tokens documents, long perToken, long lanes) {
+    return documents.maxValidCount * perToken + lanes * 2 * Float.BYTES + 5 * HeapLimit.ARRAY_OVERHEAD;
+  }
+
   /** Thread-confined scratch space and the loaded document. */
   interface Worker {
     /** Makes {@code doc} current. The driver never loads a document without valid tokens. */
@@ -51,15 +73,5 @@ interface PairKernel {
      * {@link dev.maxsim4j.internal.Backend#NO_ARGMAX} for masked slots.
      */
     float score(int query, int[] argmax, int offset);
-  }
-
-  /**
-   * Refuses queries whose fp32 copy, which a kernel stages for the whole call (each row's valid tokens, padded to
-   * {@code lanes}), would take more than the heap: a small input may widen far (1-bit queries 32 times), and many
-   * empty rows still cost each row's arrays (tokens, slots, scales) and its per-row values.
-   */
-  static void requireStagedQueries(Tokens q, int lanes) {
-    HeapLimit.requireBytes(stagedQueryBytes(q, lanes), "the queries widened to fp32 for the call (" + q.rows
-        + " rows of valid tokens x d = " + q.dim + ")", "score fewer queries per call");
   }
 }

@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cpu;
 
+import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Tokens;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -28,6 +29,20 @@ final class PopcountKernel {
   private static final int V = I.length();
 
   private PopcountKernel() {}
+
+  /** {@link PairKernel#workingMemory}: each query's words padded to whole vectors, a worker's document words. */
+  static PairKernel.WorkingMemory workingMemory(Tokens queries, Tokens documents) {
+    long words = words(queries);
+    long staged = 0;
+    for (int i = 0; i < queries.rows; i++) {
+      long pad = (queries.validCount[i] + V - 1L) / V * V;
+      staged += (words + 1) * pad * Integer.BYTES + (long) queries.validCount[i] * Integer.BYTES
+          + 3 * HeapLimit.ARRAY_OVERHEAD + PairKernel.ROW_VALUES;
+    }
+    long lanes = Math.max(V, (queries.maxValidCount + V - 1L) / V * V);
+    return new PairKernel.WorkingMemory(staged,
+        PairKernel.workerBytes(documents, words * Integer.BYTES + 2 * Integer.BYTES, lanes));
+  }
 
   static PairKernel.Bound bind(Tokens queries, Tokens documents) {
     int words = words(queries);

@@ -20,6 +20,12 @@ final class ReferenceKernel implements PairKernel {
     return "plain Java loops in float64";
   }
 
+  /** Nothing: it reads both sides where they lie. */
+  @Override
+  public WorkingMemory workingMemory(Tokens queries, Tokens documents) {
+    return new WorkingMemory(0, 0);
+  }
+
   @Override
   public Bound bind(Tokens queries, Tokens documents) {
     return () -> new Worker() {

@@ -24,8 +24,14 @@ final class ScalarKernel implements PairKernel {
   }
 
   @Override
+  public WorkingMemory workingMemory(Tokens queries, Tokens documents) {
+    // a worker's document: its valid tokens widened to fp32, their slots and scales
+    return new WorkingMemory(PairKernel.stagedQueryBytes(queries, 1),
+        PairKernel.workerBytes(documents, (long) documents.dim * Float.BYTES + 2 * Integer.BYTES, 0));
+  }
+
+  @Override
   public Bound bind(Tokens queries, Tokens documents) {
-    PairKernel.requireStagedQueries(queries, 1);
     int dim = queries.dim;
     boolean qQuantized = queries.dtype.isQuantized();
     boolean dQuantized = documents.dtype.isQuantized();

@@ -88,6 +88,25 @@ final class VectorKernel implements PairKernel {
   }
 
   @Override
+  public WorkingMemory workingMemory(Tokens queries, Tokens documents) {
+    if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
+      return PopcountKernel.workingMemory(queries, documents);
+    }
+    // the fp32 copy, the scratch it is gathered in and a quantized row's stored bytes
+    long staged = PairKernel.stagedQueryBytes(queries, V) + (long) queries.maxValidCount * queries.dim * Float.BYTES
+        + (queries.dtype.isQuantized() ? queries.maxValidCount * queries.tokenBytes : 0);
+    if (documents.dtype == DType.BINARY && !queries.dtype.isQuantized()) {
+      staged = Math.max(staged, BitTableKernel.queryBytes(queries)); // the tables, where they apply
+    }
+    // fp32 heap documents of one run a row are read where they lie; others are widened into the worker's buffer
+    boolean inPlace = documents.f32 != null && documents.mask == null && !queries.dtype.isQuantized();
+    long perToken = (inPlace ? 0 : (long) documents.dim * Float.BYTES) + 2 * Integer.BYTES
+        + (documents.dtype.isQuantized() && documents.s8 == null ? documents.tokenBytes : 0);
+    long lanes = Math.max(V, (queries.maxValidCount + V - 1L) / V * V);
+    return new WorkingMemory(staged, PairKernel.workerBytes(documents, perToken, lanes));
+  }
+
+  @Override
   public Bound bind(Tokens queries, Tokens documents) {
     if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
       return PopcountKernel.bind(queries, documents);
@@ -96,7 +115,6 @@ final class VectorKernel implements PairKernel {
     if (tables != null) {
       return tables;
     }
-    PairKernel.requireStagedQueries(queries, V);
     int dim = queries.dim;
     int rows = queries.rows;
     boolean scaled = queries.dtype.isQuantized() || documents.dtype.isQuantized();
