@@ -3,10 +3,12 @@ package dev.maxsim4j.lucene;
 import java.io.IOException;
 import org.apache.lucene.index.FloatVectorValues;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.QueryTimeout;
 import org.apache.lucene.search.AcceptDocs;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
+import org.apache.lucene.search.TimeLimitingKnnCollectorManager;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.knn.KnnCollectorManager;
 import org.apache.lucene.search.knn.TopKnnCollectorManager;
@@ -50,10 +52,16 @@ public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
     if (visitedLimit != Integer.MAX_VALUE) {
       return found; // a filtered search, which Lucene itself searches exactly where the graph returns too few
     }
+    // a searcher's timeout that stopped the graph search stops here too, as Lucene's own exact fallback does
+    QueryTimeout timeout =
+        manager instanceof TimeLimitingKnnCollectorManager limited ? limited.getQueryTimeout() : null;
+    if (timeout != null && timeout.shouldExit()) {
+      return found;
+    }
     FloatVectorValues vectors = context.reader().getFloatVectorValues(field);
     // deleted documents count in size(): such a segment may be searched exactly where its graph was right, a
     // pass over its live documents, never a vector missed
     return vectors != null && found.scoreDocs.length < Math.min(k, vectors.size())
-        ? exactSearch(context, acceptDocs.iterator(), null) : found;
+        ? exactSearch(context, acceptDocs.iterator(), timeout) : found;
   }
 }

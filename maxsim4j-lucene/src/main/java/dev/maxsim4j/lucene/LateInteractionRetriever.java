@@ -177,12 +177,28 @@ public final class LateInteractionRetriever {
     checkEncodingField(searcher, lexical == null);
     // more candidates than documents would only size Lucene's queues past them (and past what it allows)
     int n = Math.min(candidates, Math.max(1, searcher.getIndexReader().maxDoc()));
-    TopDocs nearest = searcher.search(new CompleteKnnFloatVectorQuery(encodingField, encoding, n), n);
+    TopDocs nearest = nearestWithTokens(searcher, encoding, n);
     if (lexical != null) {
       checkTokensField(searcher);
     }
     TopDocs firstPass = lexical == null ? nearest : union(nearest, searcher.search(withTokens(lexical), n));
-    return rerank(searcher, queryTokens, withTokens(searcher, firstPass), k);
+    return rerank(searcher, queryTokens, firstPass, k);
+  }
+
+  /**
+   * The {@code n} nearest encodings of documents with token vectors. Encodings indexed without their tokens (by hand)
+   * would take candidate places the rerank then leaves empty; a search among them alone would cost every query a pass
+   * over the tokens field, so it is asked for only where the plain search found such an encoding.
+   */
+  private TopDocs nearestWithTokens(IndexSearcher searcher, float[] encoding, int n) throws IOException {
+    TopDocs nearest = searcher.search(new CompleteKnnFloatVectorQuery(encodingField, encoding, n), n);
+    TopDocs scorable = withTokens(searcher, nearest);
+    if (scorable == nearest) {
+      return nearest;
+    }
+    checkTokensField(searcher); // before FieldExistsQuery, which throws Lucene's own error on a field of another kind
+    return searcher.search(new CompleteKnnFloatVectorQuery(encodingField, encoding, n,
+        new FieldExistsQuery(tokensField)), n);
   }
 
   /** The exact best {@code k} documents by MaxSim over every document with token vectors (brute force). */

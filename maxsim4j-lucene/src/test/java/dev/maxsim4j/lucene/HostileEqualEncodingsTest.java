@@ -19,6 +19,7 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.store.ByteBuffersDirectory;
@@ -40,25 +41,10 @@ class HostileEqualEncodingsTest {
   void theNearestEncodingsAreFoundBesideManyEqualOnes() throws IOException {
     Random random = new Random(7);
     float[] blob = unit(random);
-    float[][] others = new float[OTHERS][];
-    for (int i = 0; i < OTHERS; i++) {
-      others[i] = unit(random);
-    }
+    float[][] others = units(random, OTHERS);
     float[] query = unit(random);
     try (Directory dir = new ByteBuffersDirectory()) {
-      try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
-        for (int i = 0; i < EQUAL + OTHERS; i++) { // the equal encodings first, as one long file's passages are
-          boolean equal = i < EQUAL;
-          Document doc = new Document();
-          doc.add(new KnnFloatVectorField("fde", equal ? blob : others[i - EQUAL],
-              VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
-          doc.add(new StringField("kind", equal ? "equal" : "other", Field.Store.NO));
-          w.addDocument(doc);
-          if (i == EQUAL + OTHERS / 2) {
-            w.commit(); // two segments, each searched for all k
-          }
-        }
-      }
+      index(dir, blob, others);
       try (DirectoryReader r = DirectoryReader.open(dir)) {
         IndexSearcher s = new IndexSearcher(r);
         // k = 200: the graph search, trapped among the equal encodings, returns fewer than k
@@ -71,6 +57,49 @@ class HostileEqualEncodingsTest {
         Set<Integer> filtered = docs(s.search(new CompleteKnnFloatVectorQuery("fde", query, k,
             new TermQuery(new Term("kind", "other"))), k).scoreDocs);
         assertEquals(nearest(query, null, others, k), filtered);
+      }
+    }
+  }
+
+  /**
+   * A searcher's timeout that has passed when the graph search stops short stops the exact search of the segment
+   * too, as it stops Lucene's own exact fallback: it ran regardless, a scan of the whole segment after the deadline.
+   * Found by a hostile test.
+   */
+  @Test
+  void aPassedTimeoutStopsTheExactSearch() throws IOException {
+    Random random = new Random(7);
+    float[] blob = unit(random);
+    float[][] others = units(random, OTHERS);
+    float[] query = unit(random);
+    try (Directory dir = new ByteBuffersDirectory()) {
+      index(dir, blob, others);
+      try (DirectoryReader r = DirectoryReader.open(dir)) {
+        IndexSearcher s = new IndexSearcher(r);
+        int k = 200;
+        s.setTimeout(() -> true);
+        Query graph = s.rewrite(new KnnFloatVectorQuery("fde", query, k)); // the searches run as they rewrite
+        Query complete = s.rewrite(new CompleteKnnFloatVectorQuery("fde", query, k));
+        s.setTimeout(null);
+        assertEquals(s.count(graph), s.count(complete));
+        assertTrue(s.count(complete) < k, s.count(complete) + " hits");
+      }
+    }
+  }
+
+  /** The equal encodings first, as one long file's passages are, then the others; two segments. */
+  private static void index(Directory dir, float[] blob, float[][] others) throws IOException {
+    try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
+      for (int i = 0; i < EQUAL + OTHERS; i++) { // the equal encodings first, as one long file's passages are
+        boolean equal = i < EQUAL;
+        Document doc = new Document();
+        doc.add(new KnnFloatVectorField("fde", equal ? blob : others[i - EQUAL],
+            VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
+        doc.add(new StringField("kind", equal ? "equal" : "other", Field.Store.NO));
+        w.addDocument(doc);
+        if (i == EQUAL + OTHERS / 2) {
+          w.commit(); // two segments, each searched for all k
+        }
       }
     }
   }
@@ -99,6 +128,14 @@ class HostileEqualEncodingsTest {
       docs.add(h.doc);
     }
     return docs;
+  }
+
+  private static float[][] units(Random random, int n) {
+    float[][] v = new float[n][];
+    for (int i = 0; i < n; i++) {
+      v[i] = unit(random);
+    }
+    return v;
   }
 
   private static float[] unit(Random random) {

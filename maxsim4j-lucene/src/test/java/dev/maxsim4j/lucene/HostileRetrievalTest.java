@@ -153,7 +153,7 @@ class HostileRetrievalTest {
     }
   }
 
-  /** A document indexed with an encoding but no token vectors (by hand) is a candidate but never ranked. */
+  /** A document indexed with an encoding but no token vectors (by hand) is never ranked. */
   @Test
   void nearestEncodingsWithoutTokensAreNotRanked() throws Exception {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
@@ -173,6 +173,37 @@ class HostileRetrievalTest {
       assertEquals(1, top.scoreDocs.length);
       assertEquals(0, top.scoreDocs[0].doc);
       assertEquals(-2f, top.scoreDocs[0].score);
+    }
+  }
+
+  /**
+   * Nearer encodings without token vectors do not take the candidate places: the one document with tokens is found
+   * with a single candidate though five without them come first (the search returned nothing below six). Found by a
+   * hostile test.
+   */
+  @Test
+  void nearestEncodingsWithoutTokensDoNotCrowdOutOnesWithThem() throws Exception {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(4).simHashBits(1).repetitions(2).build();
+    LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+    try (IndexWriter writer = writer(retriever)) {
+      for (int i = 0; i < 5; i++) {
+        Document encodingOnly = new Document();
+        encodingOnly.add(retriever.documentFields(new float[][] {{1, 1, 0, 0}}).get(0));
+        writer.addDocument(encodingOnly);
+      }
+      Document whole = new Document();
+      retriever.documentFields(new float[][] {{.5f, .5f, 0, 0}}).forEach(whole::add);
+      writer.addDocument(whole);
+    }
+    try (DirectoryReader reader = DirectoryReader.open(directory)) {
+      IndexSearcher searcher = new IndexSearcher(reader);
+      float[][] q = {{1, 0, 0, 0}, {0, 1, 0, 0}};
+      for (int candidates : new int[] {1, 5, 6}) {
+        TopDocs top = retriever.search(searcher, q, candidates, 10);
+        assertEquals(1, top.scoreDocs.length, candidates + " candidates");
+        assertEquals(5, top.scoreDocs[0].doc);
+        assertEquals(1f, top.scoreDocs[0].score);
+      }
     }
   }
 
