@@ -243,8 +243,8 @@ class LargeSizeTest {
     TokenBatch oneQuery = TokenBatch.ofFloats(new float[wide], 1, 1, wide);
     for (String backend : new String[] {"vector", "scalar"}) {
       try (MaxSim m = MaxSim.builder().backend(backend).threads(1).build()) {
-        rejects(() -> m.scores(oneQuery, longDocument), "a document staged by each of 1 thread (up to " + tokens
-            + " valid tokens", "whole heap", "split the longest documents");
+        rejects(() -> m.scores(oneQuery, longDocument), "a document staged by each of 1 thread (the longest row "
+            + tokens + " valid tokens", "whole heap", "split the longest documents");
         rejects(() -> m.topK(oneQuery, longDocument, 1), "a document staged by each of 1 thread", "whole heap");
       }
     }

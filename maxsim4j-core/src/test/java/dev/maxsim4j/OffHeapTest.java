@@ -71,4 +71,36 @@ class OffHeapTest {
       }
     }
   }
+
+  /** Rows longer than the pieces a mapped bf16 document is staged in, masked into runs, score as on the heap. */
+  @Test
+  void longMaskedBf16RowsInNativeMemoryEqualHeap() {
+    RandomBatches r = new RandomBatches();
+    int n = 3;
+    int length = 300;
+    int dim = 33;
+    float[] values = r.floats(n * length * dim);
+    short[] bf = new short[values.length];
+    for (int i = 0; i < bf.length; i++) {
+      bf[i] = DType.BFLOAT16.narrow(values[i]);
+    }
+    boolean[][] mask = new boolean[n][length];
+    for (int t = 0; t < length; t++) {
+      mask[0][t] = true;
+      mask[1][t] = t % 97 != 5;
+      mask[2][t] = t > 140;
+    }
+    TokenBatch q = TokenBatch.ofFloats(r.floats(2 * 7 * dim), 2, 7, dim);
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment seg = arena.allocate(ValueLayout.JAVA_SHORT, bf.length);
+      MemorySegment.copy(bf, 0, seg, ValueLayout.JAVA_SHORT, 0, bf.length);
+      TokenBatch heap = TokenBatch.ofHalfs(DType.BFLOAT16, bf, n, length, dim).withMask(mask);
+      TokenBatch mapped = TokenBatch.fromMemorySegment(seg, DType.BFLOAT16, n, length, dim).withMask(mask);
+      for (String backend : new String[] {"scalar", "vector"}) {
+        try (MaxSim m = MaxSim.builder().backend(backend).threads(2).build()) {
+          assertArrayEquals(m.scores(q, heap), m.scores(q, mapped), backend);
+        }
+      }
+    }
+  }
 }

@@ -38,6 +38,8 @@ public final class Tokens {
   public final int[] validCount;
   public final int maxRowLength;
   public final int maxValidCount;
+  /** The most valid tokens of a row whose valid tokens are not one run of stored tokens (0 where none is split). */
+  public final int maxSplitValidCount;
   /** Whether the rows cover every stored token (packed, or padded with every row full): no padding slots. */
   public final boolean rowsCoverStorage;
 
@@ -79,6 +81,7 @@ public final class Tokens {
     this.validCount = new int[rows];
     int maxLen = 0;
     int maxValid = 0;
+    int maxSplit = 0;
     long covered = 0;
     for (int i = 0; i < rows; i++) {
       covered += rowLength[i];
@@ -86,11 +89,14 @@ public final class Tokens {
       if (mask == null) {
         count = rowLength[i];
       } else {
+        int runs = 0;
         for (int t = 0, s = rowStart[i]; t < rowLength[i]; t++, s++) {
           if (mask[s]) {
+            runs += t == 0 || !mask[s - 1] ? 1 : 0;
             count++;
           }
         }
+        maxSplit = runs > 1 ? Math.max(maxSplit, count) : maxSplit;
       }
       validCount[i] = count;
       maxLen = Math.max(maxLen, rowLength[i]);
@@ -98,6 +104,7 @@ public final class Tokens {
     }
     this.maxRowLength = maxLen;
     this.maxValidCount = maxValid;
+    this.maxSplitValidCount = maxSplit;
     this.rowsCoverStorage = covered == storedTokens;
     this.segmentArray = segment == null || segment.isNative() ? null : segment.heapBase().orElse(null);
     this.heapBytes = ownHeapBytes();

@@ -23,7 +23,7 @@ import jdk.incubator.vector.VectorSpecies;
  * max per lane needs no reduction until the final sum ({@link LaneMaxima}). The strict {@code >} of the argmax
  * keeps the lowest slot on a tie.
  *
- * <p><b>Where it applies</b> ({@link #bindOrNull}): fp32, bf16 and fp16 queries whose valid values are finite
+ * <p><b>Where it applies</b> ({@link #applies}): fp32, bf16 and fp16 queries whose valid values are finite
  * with {@code sum |q| <= MAX_VALUE / 4} per token (so no partial sum, {@code 2 S} or {@code Q} overflows where
  * the dot product does not, and no infinity meets another), and tables that fit one core's L2 cache together
  * ({@value #TABLE_BYTES} bytes: one query of 64 tokens at d = 128, or two of 32): the drivers score every query
@@ -45,32 +45,66 @@ final class BitTableKernel {
   private BitTableKernel() {}
 
   /**
-   * The most the queries' tables hold where they apply ({@value #TABLE_BYTES} bytes), with each row's sums and
-   * slots and the scratch the tables are built from; a worker's document bytes are fewer than the expanding path's.
+   * Whether the tables serve these queries (see the class comment): fp32, bf16 or fp16 queries against 1-bit
+   * documents, tables within {@value #TABLE_BYTES} bytes together, every valid value finite and each token's
+   * {@code sum |q|} within {@code MAX_VALUE / 4}. The scan reads few values: tables that fit take 128 bytes a value.
    */
-  static long queryBytes(Tokens queries) {
-    long bytes = TABLE_BYTES + (long) queries.maxValidCount * queries.dim * Float.BYTES;
+  static boolean applies(Tokens queries, Tokens documents) {
+    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized() || tableBytes(queries, documents) < 0) {
+      return false;
+    }
+    int dim = queries.dim;
+    float[] values = new float[queries.maxValidCount * dim];
+    for (int i = 0; i < queries.rows; i++) {
+      int valid = queries.gatherValid(i, values, null);
+      for (int j = 0; j < valid; j++) {
+        double absolute = 0;
+        for (int k = 0; k < dim; k++) {
+          float v = values[j * dim + k];
+          if (!Float.isFinite(v)) {
+            return false;
+          }
+          absolute += Math.abs(v);
+        }
+        if (absolute > Float.MAX_VALUE / 4) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** Every query's tables together in bytes, or -1 past {@value #TABLE_BYTES}. */
+  private static long tableBytes(Tokens queries, Tokens documents) {
+    long total = 0;
+    for (int i = 0; i < queries.rows; i++) {
+      total += documents.tokenBytes * 256 * pad(queries.validCount[i]) * Float.BYTES; // none for a wholly masked row
+      if (total > TABLE_BYTES) {
+        return -1;
+      }
+    }
+    return total;
+  }
+
+  /**
+   * {@link PairKernel#workingMemory} where the tables {@link #applies apply}: the tables, each row's sums and slots
+   * and the scratch they are built from; a worker's document bytes, slots and scales.
+   */
+  static PairKernel.WorkingMemory workingMemory(Tokens queries, Tokens documents) {
+    long bytes = tableBytes(queries, documents) + (long) queries.maxValidCount * queries.dim * Float.BYTES
+        + 256 * Double.BYTES;
     for (int i = 0; i < queries.rows; i++) {
       bytes += (long) pad(queries.validCount[i]) * Float.BYTES + (long) queries.validCount[i] * Integer.BYTES
           + 3 * HeapLimit.ARRAY_OVERHEAD;
     }
-    return bytes;
+    return new PairKernel.WorkingMemory(bytes, PairKernel.workerBytes(documents,
+        documents.tokenBytes + 2 * Integer.BYTES, Math.max(V, pad(queries.maxValidCount))));
   }
 
-  /** The queries bound to tables, or null where the tables do not apply (see the class comment). */
-  static PairKernel.Bound bindOrNull(Tokens queries, Tokens documents) {
-    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized()) {
-      return null;
-    }
+  /** The queries bound to tables, where they {@link #applies apply}. */
+  static PairKernel.Bound bind(Tokens queries, Tokens documents) {
     int dim = queries.dim;
     int bytes = (int) documents.tokenBytes;
-    long total = 0;
-    for (int i = 0; i < queries.rows; i++) {
-      total += (long) bytes * 256 * pad(queries.validCount[i]) * Float.BYTES; // none for a wholly masked row
-      if (total > TABLE_BYTES) {
-        return null;
-      }
-    }
     int rows = queries.rows;
     float[][] tables = new float[rows][];
     float[][] sums = new float[rows][];
@@ -86,17 +120,8 @@ final class BitTableKernel {
       float[] sum = new float[pad];
       for (int j = 0; j < valid; j++) {
         double all = 0;
-        double absolute = 0;
         for (int k = 0; k < dim; k++) {
-          float v = values[j * dim + k];
-          if (!Float.isFinite(v)) {
-            return null;
-          }
-          all += v;
-          absolute += Math.abs(v);
-        }
-        if (absolute > Float.MAX_VALUE / 4) {
-          return null;
+          all += values[j * dim + k];
         }
         sum[j] = (float) all;
         for (int p = 0; p < bytes; p++) {
@@ -118,7 +143,7 @@ final class BitTableKernel {
   }
 
   private static int pad(int valid) {
-    return (valid + V - 1) / V * V;
+    return (int) PairKernel.padded(valid, V);
   }
 
   private static final class Worker implements PairKernel.Worker {

@@ -52,6 +52,8 @@ public final class CpuBackend implements Backend {
 
   // ------------------------------------------------------------------ forward
 
+  private static final String SCORE_FEWER = "score fewer queries per call";
+
   @Override
   public float[] score(Problem problem, int[] argmax) {
     float[] out = new float[problem.pairs()];
@@ -70,7 +72,7 @@ public final class CpuBackend implements Backend {
       int queryGrain = ParallelLoop.chunks(q.rows, queryChunks);
       queryChunks = ParallelLoop.chunks(q.rows, queryGrain);
       int qc = queryChunks;
-      requireWorkingMemory(q, d, Math.min(loop.threads(), docChunks * qc), kept);
+      requireWorkingMemory(q, d, Math.min(loop.threads(), docChunks * qc), kept, SCORE_FEWER);
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(docChunks * qc, 1, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -89,7 +91,8 @@ public final class CpuBackend implements Backend {
       // split by pair, not by query: one query's candidates (a reranker's call) are spread over every thread
       int perQuery = problem.documentsPerQuery();
       int grain = loop.grainFor(out.length, 1);
-      requireWorkingMemory(q, d, Math.min(loop.threads(), ParallelLoop.chunks(out.length, grain)), kept);
+      requireWorkingMemory(q, d, Math.min(loop.threads(), ParallelLoop.chunks(out.length, grain)), kept,
+          SCORE_FEWER);
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(out.length, grain, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -105,17 +108,29 @@ public final class CpuBackend implements Backend {
 
   /**
    * Refuses a call whose kernel would hold more on {@code running} threads ({@link PairKernel#workingMemory}) than
-   * the heap has room for beside the {@code kept} bytes of results the call holds already; returns those bytes.
+   * the heap has room for beside the {@code kept} bytes of results the call holds already; returns the kernel's
+   * bytes. {@code fewerQueries} is the advice where the queries' part is the larger.
    */
-  private long requireWorkingMemory(Tokens q, Tokens d, int running, long kept) {
+  private long requireWorkingMemory(Tokens q, Tokens d, int running, long kept, String fewerQueries) {
     PairKernel.WorkingMemory m = kernel.workingMemory(q, d);
-    HeapLimit.alsoHolding(kept, () -> HeapLimit.requireBytes(m.total(running), "the " + kernel.name()
-        + " kernel's working memory for the call: the queries staged once (" + q.rows + " rows of valid tokens x d = "
-        + q.dim + ", " + m.queries() + " bytes) and a document staged by each of " + running
-        + (running == 1 ? " thread" : " threads") + " (up to " + d.maxValidCount + " valid tokens, " + m.perThread()
-        + " bytes each)", m.queries() >= m.total(running) / 2 ? "score fewer queries per call"
-        : "split the longest documents, or build the MaxSim with fewer threads"));
-    return m.total(running);
+    long total = m.total(running);
+    long validTokens = 0;
+    for (int count : q.validCount) {
+      validTokens += count;
+    }
+    String what = "the " + kernel.name() + " kernel's working memory for the call: the queries staged once ("
+        + q.rows + " rows, " + validTokens + " valid tokens of d = " + q.dim + ", " + m.queries() + " bytes) and a"
+        + " document staged by each of " + threads(running) + " (the longest row " + d.maxValidCount
+        + " valid tokens of d = " + d.dim + ", " + m.perThread() + " bytes a thread)";
+    String instead = m.queries() >= total / 2 ? fewerQueries : running > 1
+        ? "split the longest documents, or build the MaxSim with fewer threads"
+        : "split the longest documents into shorter rows";
+    HeapLimit.alsoHolding(kept, () -> HeapLimit.requireBytes(total, what, instead));
+    return total;
+  }
+
+  private static String threads(int n) {
+    return n + (n == 1 ? " thread" : " threads");
   }
 
   /** Scores document {@code j} against queries {@code [q0, q1)} that meet it. */
@@ -195,11 +210,11 @@ public final class CpuBackend implements Backend {
     int running = Math.min(loop.threads(), chunks);
     long beside = Math.max(keep, (long) running * Math.min(keep, grain));
     // beside the kernel's working memory, which it holds while the entries are collected
-    long working = requireWorkingMemory(q, d, running, 0);
+    long working = requireWorkingMemory(q, d, running, 0, "rank the queries in smaller batches");
     HeapLimit.alsoHolding(working, () -> HeapLimit.requireRows(q.rows, keep + beside,
         Float.BYTES + Integer.BYTES, 2 * (1 + Math.max(1, running)), false, "topK's entries held at once, queries x"
-        + " (k + max(k, a chunk's k x threads)), k = " + keep + ", " + running + (running == 1 ? " thread"
-        : " threads"), "ask for a smaller k, or rank the queries in smaller batches"));
+        + " (k + max(k, a chunk's k x threads)), k = " + keep + ", " + threads(running), "ask for a smaller k, or"
+        + " rank the queries in smaller batches"));
     Workers workers = new Workers(kernel.bind(q, d));
     TopKCollector merged = new TopKCollector(q.rows, keep);
     loop.forRange(chunks, 1, (from, to) -> {

@@ -31,8 +31,17 @@ interface PairKernel {
   /** Bytes held once for a call ({@code queries}) and by each running thread ({@code perThread}). */
   record WorkingMemory(long queries, long perThread) {
     long total(int threads) {
-      return queries + threads * perThread;
+      try {
+        return Math.addExact(queries, Math.multiplyExact(threads, perThread));
+      } catch (ArithmeticException e) {
+        return Long.MAX_VALUE; // past any heap
+      }
     }
+  }
+
+  /** {@code n} rounded up to whole vectors of {@code lanes}. */
+  static long padded(long n, int lanes) {
+    return (n + lanes - 1) / lanes * lanes;
   }
 
   /** Queries prepared against one document batch; shared by all threads, read-only. */
@@ -44,7 +53,7 @@ interface PairKernel {
   static long stagedQueryBytes(Tokens q, int lanes) {
     long bytes = 0;
     for (int i = 0; i < q.rows; i++) {
-      long padded = (q.validCount[i] + lanes - 1L) / lanes * lanes;
+      long padded = padded(q.validCount[i], lanes);
       bytes += padded * q.dim * Float.BYTES + padded * Float.BYTES + (long) q.validCount[i] * Integer.BYTES
           + 3 * HeapLimit.ARRAY_OVERHEAD + ROW_VALUES;
     }

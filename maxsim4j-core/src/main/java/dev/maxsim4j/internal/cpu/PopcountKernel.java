@@ -35,11 +35,11 @@ final class PopcountKernel {
     long words = words(queries);
     long staged = 0;
     for (int i = 0; i < queries.rows; i++) {
-      long pad = (queries.validCount[i] + V - 1L) / V * V;
+      long pad = PairKernel.padded(queries.validCount[i], V);
       staged += (words + 1) * pad * Integer.BYTES + (long) queries.validCount[i] * Integer.BYTES
           + 3 * HeapLimit.ARRAY_OVERHEAD + PairKernel.ROW_VALUES;
     }
-    long lanes = Math.max(V, (queries.maxValidCount + V - 1L) / V * V);
+    long lanes = Math.max(V, PairKernel.padded(queries.maxValidCount, V));
     return new PairKernel.WorkingMemory(staged,
         PairKernel.workerBytes(documents, words * Integer.BYTES + 2 * Integer.BYTES, lanes));
   }

@@ -117,30 +117,28 @@ final class ReferenceKernel implements PairKernel {
 
   /**
    * MaxSim of a pair of finite values exactly (every product, sum and comparison in BigDecimal), rounded once to fp32,
-   * the argmax of the exact maxima (ties keep the lowest slot). Slow; only pairs of huge products come here.
+   * the argmax of the exact maxima (ties keep the lowest slot). Slow; only pairs of huge products come here. Values
+   * are converted as each product meets them, so the pair holds a few BigDecimals at a time, not one per value (about
+   * a hundred bytes each, where a 1-bit value takes one bit).
    */
   private static double exactMaxSim(Tokens q, int i, Tokens d, int j, int[] argmax, int offset) {
-    BigDecimal[][] doc = new BigDecimal[d.rowLength[j]][];
-    for (int t = 0; t < doc.length; t++) {
-      if (d.isValid(j, t)) {
-        doc[t] = exactValues(d, d.rowStart[j] + t);
-      }
-    }
     BigDecimal sum = BigDecimal.ZERO;
     for (int s = 0; s < q.rowLength[i]; s++) {
       if (!q.isValid(i, s)) {
         continue;
       }
-      BigDecimal[] query = exactValues(q, q.rowStart[i] + s);
+      int queryToken = q.rowStart[i] + s;
       BigDecimal best = null;
       int bestSlot = -1;
-      for (int t = 0; t < doc.length; t++) {
-        if (doc[t] == null) {
+      for (int t = 0; t < d.rowLength[j]; t++) {
+        if (!d.isValid(j, t)) {
           continue;
         }
+        int documentToken = d.rowStart[j] + t;
         BigDecimal dot = BigDecimal.ZERO;
         for (int k = 0; k < q.dim; k++) {
-          dot = dot.add(query[k].multiply(doc[t][k]));
+          // exact: a float64 as a BigDecimal is its value (Tokens.value: a quantized one's scale x q, exact)
+          dot = dot.add(new BigDecimal(q.value(queryToken, k)).multiply(new BigDecimal(d.value(documentToken, k))));
         }
         if (best == null || dot.compareTo(best) > 0) {
           best = dot;
@@ -153,14 +151,5 @@ final class ReferenceKernel implements PairKernel {
       }
     }
     return sum.floatValue(); // rounded once, to nearest
-  }
-
-  /** A stored token's values exactly ({@link Tokens#value}: a quantized one's scale x q, exact in float64). */
-  private static BigDecimal[] exactValues(Tokens tokens, int token) {
-    BigDecimal[] values = new BigDecimal[tokens.dim];
-    for (int k = 0; k < values.length; k++) {
-      values[k] = new BigDecimal(tokens.value(token, k));
-    }
-    return values;
   }
 }

@@ -92,18 +92,30 @@ final class VectorKernel implements PairKernel {
     if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
       return PopcountKernel.workingMemory(queries, documents);
     }
+    if (BitTableKernel.applies(queries, documents)) {
+      return BitTableKernel.workingMemory(queries, documents);
+    }
     // the fp32 copy, the scratch it is gathered in and a quantized row's stored bytes
     long staged = PairKernel.stagedQueryBytes(queries, V) + (long) queries.maxValidCount * queries.dim * Float.BYTES
         + (queries.dtype.isQuantized() ? queries.maxValidCount * queries.tokenBytes : 0);
-    if (documents.dtype == DType.BINARY && !queries.dtype.isQuantized()) {
-      staged = Math.max(staged, BitTableKernel.queryBytes(queries)); // the tables, where they apply
-    }
-    // fp32 heap documents of one run a row are read where they lie; others are widened into the worker's buffer
-    boolean inPlace = documents.f32 != null && documents.mask == null && !queries.dtype.isQuantized();
-    long perToken = (inPlace ? 0 : (long) documents.dim * Float.BYTES) + 2 * Integer.BYTES
-        + (documents.dtype.isQuantized() && documents.s8 == null ? documents.tokenBytes : 0);
-    long lanes = Math.max(V, (queries.maxValidCount + V - 1L) / V * V);
-    return new WorkingMemory(staged, PairKernel.workerBytes(documents, perToken, lanes));
+    // a worker's slots and scales, a quantized mapped document's stored bytes, its widened tokens (stagedTokens) and
+    // a bf16 mapped document's pieces (widenBf16Segment)
+    long perToken = 2 * Integer.BYTES + (documents.dtype.isQuantized() && documents.s8 == null ? documents.tokenBytes
+        : 0);
+    long widened = (long) stagedTokens(queries, documents) * documents.dim * Float.BYTES;
+    long pieces = documents.s16 == null && documents.segment != null && documents.dtype == DType.BFLOAT16
+        ? (long) Math.min(TILE, documents.maxValidCount) * documents.dim * Short.BYTES : 0;
+    long lanes = Math.max(V, PairKernel.padded(queries.maxValidCount, V));
+    return new WorkingMemory(staged, PairKernel.workerBytes(documents, perToken, lanes) + widened + pieces);
+  }
+
+  /**
+   * The tokens a worker's buffer holds: the longest row's valid tokens, or, where fp32 heap rows whose valid tokens
+   * are one run are read where they lie ({@link VectorWorker#load}), those of the longest row that is not.
+   */
+  private static int stagedTokens(Tokens queries, Tokens documents) {
+    boolean inPlace = documents.f32 != null && !queries.dtype.isQuantized();
+    return inPlace ? documents.maxSplitValidCount : documents.maxValidCount;
   }
 
   @Override
@@ -111,9 +123,8 @@ final class VectorKernel implements PairKernel {
     if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
       return PopcountKernel.bind(queries, documents);
     }
-    PairKernel.Bound tables = BitTableKernel.bindOrNull(queries, documents);
-    if (tables != null) {
-      return tables;
+    if (BitTableKernel.applies(queries, documents)) {
+      return BitTableKernel.bind(queries, documents);
     }
     int dim = queries.dim;
     int rows = queries.rows;
@@ -311,7 +322,7 @@ final class VectorKernel implements PairKernel {
     /** This worker's staging buffer, made on first use: fp32 documents read in place never need it. */
     private float[] staging() {
       if (buffer == null) {
-        buffer = new float[documents.maxValidCount * dim];
+        buffer = new float[stagedTokens(queries, documents) * dim];
       }
       return buffer;
     }
@@ -386,16 +397,20 @@ final class VectorKernel implements PairKernel {
     }
 
     /**
-     * As {@link #widenBf16} from memory (a mapped corpus), staged on the heap by one bulk copy first: a vector
-     * load from a mapping whose file shrank crashes the JVM once compiled, where the copy's fault is an error.
+     * As {@link #widenBf16} from memory (a mapped corpus), staged on the heap by bulk copies first: a vector load
+     * from a mapping whose file shrank crashes the JVM once compiled, where the copy's fault is an error. The copies
+     * take {@value #TILE} tokens at a time, so the staging stays small beside the widened document.
      */
     private void widenBf16Segment(int token, int count, float[] dst, int off) {
-      int n = count * dim;
-      if (staged.length < n) {
-        staged = new short[n];
+      for (int done = 0; done < count; done += TILE) {
+        int n = Math.min(TILE, count - done) * dim;
+        if (staged.length < n) {
+          staged = new short[n];
+        }
+        MemorySegment.copy(documents.segment, ValueLayout.JAVA_SHORT_UNALIGNED, (long) (token + done) * dim * 2,
+            staged, 0, n);
+        widen(staged, 0, n, dst, off + done * dim);
       }
-      MemorySegment.copy(documents.segment, ValueLayout.JAVA_SHORT_UNALIGNED, (long) token * dim * 2, staged, 0, n);
-      widen(staged, 0, n, dst, off);
     }
 
     private static void widen(short[] src, int from, int n, float[] dst, int off) {
