@@ -17,7 +17,22 @@ final class IdReader {
 
   IdReader(DataType type) {
     getter = InternalRow.getAccessor(type, true);
-    toExternal = CatalystTypeConverters.createToScalaConverter(type);
+    toExternal = TimeIds.applies(type) ? new TimeId(type) : CatalystTypeConverters.createToScalaConverter(type);
+  }
+
+  /** A date or timestamp id as {@link TimeIds} reads it, as the driver does, whatever the executor's time zone. */
+  private static final class TimeId extends scala.runtime.AbstractFunction1<Object, Object>
+      implements java.io.Serializable {
+    private final DataType type;
+
+    TimeId(DataType type) {
+      this.type = type;
+    }
+
+    @Override
+    public Object apply(Object internal) {
+      return TimeIds.external(internal, type);
+    }
   }
 
   Object read(InternalRow row) {

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Row;
 
 /** Queries collected on the driver to be broadcast: their ids and packed tokens. */
@@ -29,13 +30,15 @@ final class QuerySet implements Serializable {
   }
 
   static QuerySet collect(EmbeddingTable queries) {
-    List<Row> rows = queries.data().select(TableColumns.of(queries)).collectAsList();
+    Column[] columns = TableColumns.of(queries);
+    columns[0] = TimeIds.collected(columns[0], queries.idType());
+    List<Row> rows = queries.data().select(columns).collectAsList();
     TokenRows tokens = new TokenRows("query");
     Object[] ids = new Object[rows.size()];
     Set<Object> seen = new HashSet<>();
     for (int i = 0; i < ids.length; i++) {
       Row r = rows.get(i);
-      ids[i] = r.get(0);
+      ids[i] = TimeIds.external(r.get(0), queries.idType());
       if (ids[i] == null) {
         throw new IllegalArgumentException("a query's id is null; expected every query to have an id (results"
             + " name queries by id)");

@@ -60,10 +60,13 @@ final class ScanPairScoring {
       queryIndex.putIfAbsent(lookupKey(set.ids()[i]), i);
     }
     Map<Object, List<Integer>> byDocument = new HashMap<>();
-    for (Row key : keys.collectAsList()) {
-      Integer q = queryIndex.get(lookupKey(key.get(0)));
+    DataType queryType = queries.idType();
+    DataType docType = corpus.idType();
+    for (Row key : keys.select(TimeIds.collected(col(QUERY_KEY), queryType), TimeIds.collected(col(DOC_KEY),
+        docType)).collectAsList()) {
+      Integer q = queryIndex.get(lookupKey(TimeIds.external(key.get(0), queryType)));
       if (q != null && !key.isNullAt(1)) {
-        byDocument.computeIfAbsent(lookupKey(key.get(1)), d -> new ArrayList<>()).add(q);
+        byDocument.computeIfAbsent(lookupKey(TimeIds.external(key.get(1), docType)), d -> new ArrayList<>()).add(q);
       }
     }
     Map<Object, int[]> plan = new HashMap<>();
@@ -100,6 +103,13 @@ final class ScanPairScoring {
    * refused as on the join path).
    */
   static Object lookupKey(Object id) {
+    // a Row's date or timestamp (an error's message compares one with the queries' ids, which TimeIds reads)
+    if (id instanceof java.sql.Date d) {
+      return d.toLocalDate();
+    }
+    if (id instanceof java.sql.Timestamp t) {
+      return t.toInstant();
+    }
     if (id instanceof Double d && d == 0) {
       return 0.0;
     }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.GlobPattern;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -194,8 +195,9 @@ public final class TopKJob {
   }
 
   /**
-   * Refuses an output folder that is an input table's folder or lies in it: the run written there would make the
-   * table unreadable as Parquet the next time it is read.
+   * Refuses an output folder that is an input table's folder or lies in it, or in a folder a table's path pattern
+   * matches (Spark expands {@code *?[]{}} in it as Hadoop globs): the run written there would make the table
+   * unreadable as Parquet the next time it is read.
    */
   private static void refuseInside(SparkSession spark, Path out, String option, String input) throws IOException {
     Path table;
@@ -205,9 +207,11 @@ public final class TopKJob {
     } catch (IOException | IllegalArgumentException e) {
       return; // a path that cannot be resolved is reported, with its option, where the table is read
     }
+    GlobPattern pattern = input.chars().anyMatch(c -> "*?[]{}".indexOf(c) >= 0) ? new GlobPattern(table.toString())
+        : null;
     for (Path p = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out)); p != null;
         p = p.getParent()) {
-      if (p.equals(table)) {
+      if (p.equals(table) || pattern != null && pattern.matches(p.toString())) {
         throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
             + "; expected an output folder outside the input tables (the run would be read as part of the table)");
       }

@@ -13,6 +13,7 @@ import java.util.Iterator;
 import java.util.UUID;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.DataType;
@@ -58,8 +59,8 @@ public final class TrecRun {
       throw new IllegalArgumentException("run file " + path + " is a directory; expected a file to write");
     }
     Path temp = new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".tmp");
-    Iterator<Row> rows = topK.select("query_id", "doc_id", "rank", "score")
-        .orderBy(col("query_id"), col("rank")).toLocalIterator();
+    Iterator<Row> rows = topK.orderBy(col("query_id"), col("rank"))
+        .select(asPrinted(topK, "query_id"), asPrinted(topK, "doc_id"), col("rank"), col("score")).toLocalIterator();
     try {
       java.io.OutputStream stream;
       try {
@@ -96,6 +97,14 @@ public final class TrecRun {
    * so an old run is first set aside under a side name, put back if the new one cannot take its place, and
    * deleted only once it has: at no moment is neither run on disk.
    */
+  /**
+   * Column {@code name} as the run writes it: a date or timestamp id as Spark prints it, formatted by Spark (a Row's
+   * java.sql.Date names another day for dates before 1582-10-15 or outside years 1 to 9999, see TimeIds).
+   */
+  private static Column asPrinted(Dataset<Row> topK, String name) {
+    return TimeIds.applies(topK.schema().apply(name).dataType()) ? col(name).cast("string").as(name) : col(name);
+  }
+
   private static void replace(FileSystem fs, Path temp, Path target) throws IOException {
     Path old = null;
     if (fs.exists(target)) {

@@ -79,6 +79,32 @@ class HostileIdsTest extends WithLocalSpark {
         () -> SparkMaxSim.scoreCandidates(candidates, queries, corpus).collectAsList())));
   }
 
+  /**
+   * Date ids the old Julian calendar of java.sql.Date does not hold (before 1582-10-15, before year 1, after 9999) keep
+   * their value in top-k, pairs by scan and the TREC run, as Spark prints them: they named other dates, a document
+   * that is not in the corpus, or two queries alike. Found by a hostile test.
+   */
+  @Test
+  void dateIdsKeepTheirValueOnEveryPath(@TempDir Path dir) throws Exception {
+    EmbeddingTable queries = EmbeddingTable.of(table(DataTypes.DateType, List.of(java.time.LocalDate.of(-1, 6, 1),
+        java.time.LocalDate.of(2, 6, 1)), X, 1));
+    List<Object> docDays = List.of(java.time.LocalDate.of(1582, 10, 10), java.time.LocalDate.of(1582, 10, 20));
+    EmbeddingTable corpus = EmbeddingTable.of(table(DataTypes.DateType, docDays, X, 2));
+    Dataset<Row> top = SparkMaxSim.topK(queries, corpus, 2);
+    assertEquals(List.of("-0001-06-01 1582-10-10", "-0001-06-01 1582-10-20", "0002-06-01 1582-10-10",
+        "0002-06-01 1582-10-20"), top.selectExpr("concat(cast(query_id AS string), ' ', cast(doc_id AS string))")
+        .orderBy("query_id", "rank").as(org.apache.spark.sql.Encoders.STRING()).collectAsList());
+    StructType pairSchema = new StructType().add("query_id", DataTypes.DateType).add("doc_id", DataTypes.DateType);
+    Dataset<Row> pairs = spark.createDataFrame(List.of(RowFactory.create(java.time.LocalDate.of(2, 6, 1),
+        java.time.LocalDate.of(1582, 10, 10))), pairSchema);
+    assertEquals(List.of(1.0f), SparkMaxSim.scorePairsByScan(pairs, queries, corpus).select("score")
+        .as(org.apache.spark.sql.Encoders.FLOAT()).collectAsList());
+    Path run = dir.resolve("run.trec");
+    TrecRun.write(top, run.toString(), "t");
+    assertEquals(List.of("-0001-06-01 Q0 1582-10-10 1 1.0 t", "-0001-06-01 Q0 1582-10-20 2 1.0 t",
+        "0002-06-01 Q0 1582-10-10 1 1.0 t", "0002-06-01 Q0 1582-10-20 2 1.0 t"), Files.readAllLines(run));
+  }
+
   @Test
   void anOutputFolderInAnInputTableIsRefusedAndTheTableStaysReadable(@TempDir Path dir) {
     String queries = dir.resolve("queries").toString();
@@ -106,6 +132,15 @@ class HostileIdsTest extends WithLocalSpark {
     assertEquals(1, TopKJob.run(spark, new String[] {"--queries", queries, "--corpus", corpus, "--k", "2", "--out",
         link.resolve("run").toString()}, new PrintStream(linked, true, StandardCharsets.UTF_8)));
     assertTrue(linked.toString(StandardCharsets.UTF_8).contains(" lies in --corpus " + corpus), linked.toString());
+    assertFalse(Files.exists(dir.resolve("corpus/run")));
+    // a pattern's matches are the table: an output folder a glob matches, or one in such a folder, lies in it
+    for (String[] glob : new String[][] {{corpus + "/*", corpus + "/run"},
+        {dir.resolve("{corpus}").toString(), corpus + "/run"}, {dir + "/corp?s", corpus}}) {
+      ByteArrayOutputStream globbed = new ByteArrayOutputStream();
+      assertEquals(1, TopKJob.run(spark, new String[] {"--queries", queries, "--corpus", glob[0], "--k", "2", "--out",
+          glob[1]}, new PrintStream(globbed, true, StandardCharsets.UTF_8)), glob[0]);
+      assertTrue(globbed.toString(StandardCharsets.UTF_8).contains(" lies in --corpus " + glob[0]), globbed.toString());
+    }
     assertFalse(Files.exists(dir.resolve("corpus/run")));
     // an input the check cannot resolve is left to the read, which names it
     ByteArrayOutputStream err = new ByteArrayOutputStream();
