@@ -37,6 +37,7 @@ class HostileEqualEncodingsTest {
   private static final int EQUAL = 2000;
   private static final int OTHERS = 200;
 
+  /** Found by hostile tests, the timeout among them. */
   @Test
   void theNearestEncodingsAreFoundBesideManyEqualOnes() throws IOException {
     Random random = new Random(7);
@@ -57,32 +58,14 @@ class HostileEqualEncodingsTest {
         Set<Integer> filtered = docs(s.search(new CompleteKnnFloatVectorQuery("fde", query, k,
             new TermQuery(new Term("kind", "other"))), k).scoreDocs);
         assertEquals(nearest(query, null, others, k), filtered);
-      }
-    }
-  }
-
-  /**
-   * A searcher's timeout that has passed when the graph search stops short stops the exact search of the segment
-   * too, as it stops Lucene's own exact fallback: it ran regardless, a scan of the whole segment after the deadline.
-   * Found by a hostile test.
-   */
-  @Test
-  void aPassedTimeoutStopsTheExactSearch() throws IOException {
-    Random random = new Random(7);
-    float[] blob = unit(random);
-    float[][] others = units(random, OTHERS);
-    float[] query = unit(random);
-    try (Directory dir = new ByteBuffersDirectory()) {
-      index(dir, blob, others);
-      try (DirectoryReader r = DirectoryReader.open(dir)) {
-        IndexSearcher s = new IndexSearcher(r);
-        int k = 200;
+        // a searcher's timeout that has passed when the graph search stops short stops the exact search too, as it
+        // stops Lucene's own exact fallback (it ran regardless: a scan of the whole segment after the deadline)
         s.setTimeout(() -> true);
-        Query graph = s.rewrite(new KnnFloatVectorQuery("fde", query, k)); // the searches run as they rewrite
-        Query complete = s.rewrite(new CompleteKnnFloatVectorQuery("fde", query, k));
+        Query graphOnly = s.rewrite(new KnnFloatVectorQuery("fde", query, k)); // the searches run as they rewrite
+        Query completeOnly = s.rewrite(new CompleteKnnFloatVectorQuery("fde", query, k));
         s.setTimeout(null);
-        assertEquals(s.count(graph), s.count(complete));
-        assertTrue(s.count(complete) < k, s.count(complete) + " hits");
+        assertEquals(s.count(graphOnly), s.count(completeOnly));
+        assertTrue(s.count(completeOnly) < k, s.count(completeOnly) + " hits");
       }
     }
   }

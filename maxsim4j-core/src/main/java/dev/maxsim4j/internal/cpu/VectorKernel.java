@@ -87,13 +87,22 @@ final class VectorKernel implements PairKernel {
     return "Vector API, " + S.vectorBitSize() + "-bit float lanes";
   }
 
+  /** Which arithmetic serves a call: bits against bits, tables of partial sums, or the tokens widened to fp32. */
+  private enum Path { POPCOUNT, TABLES, WIDENED }
+
+  private static Path path(Tokens queries, Tokens documents) {
+    if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
+      return Path.POPCOUNT;
+    }
+    return BitTableKernel.applies(queries, documents) ? Path.TABLES : Path.WIDENED;
+  }
+
   @Override
   public WorkingMemory workingMemory(Tokens queries, Tokens documents) {
-    if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
-      return PopcountKernel.workingMemory(queries, documents);
-    }
-    if (BitTableKernel.applies(queries, documents)) {
-      return BitTableKernel.workingMemory(queries, documents);
+    Path path = path(queries, documents);
+    if (path != Path.WIDENED) {
+      return path == Path.POPCOUNT ? PopcountKernel.workingMemory(queries, documents)
+          : BitTableKernel.workingMemory(queries, documents);
     }
     // the fp32 copy, the scratch it is gathered in and a quantized row's stored bytes
     long staged = PairKernel.stagedQueryBytes(queries, V) + (long) queries.maxValidCount * queries.dim * Float.BYTES
@@ -120,11 +129,9 @@ final class VectorKernel implements PairKernel {
 
   @Override
   public Bound bind(Tokens queries, Tokens documents) {
-    if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
-      return PopcountKernel.bind(queries, documents);
-    }
-    if (BitTableKernel.applies(queries, documents)) {
-      return BitTableKernel.bind(queries, documents);
+    Path path = path(queries, documents);
+    if (path != Path.WIDENED) {
+      return path == Path.POPCOUNT ? PopcountKernel.bind(queries, documents) : BitTableKernel.bind(queries, documents);
     }
     int dim = queries.dim;
     int rows = queries.rows;
