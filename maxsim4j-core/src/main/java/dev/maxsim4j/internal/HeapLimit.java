@@ -62,6 +62,16 @@ public final class HeapLimit {
     }
   }
 
+  /**
+   * As {@link #requireBytes(long, String, String)} with {@code alsoHeld} bytes the call holds beside them counted too
+   * ({@link #alsoHolding}), the message made only where the bytes are refused: a check on every call's path.
+   */
+  public static void requireBytes(long bytes, long alsoHeld, Supplier<String> what, String instead) {
+    if (bytes > HEAP || !fitsBeside(bytes, held() + alsoHeld)) {
+      alsoHolding(alsoHeld, () -> requireBytes(bytes, what.get(), instead));
+    }
+  }
+
   /** The heap's size, which does not change while the JVM runs. */
   private static final long HEAP = Runtime.getRuntime().maxMemory();
 
@@ -71,7 +81,11 @@ public final class HeapLimit {
    * would not find; a small array beside a large input still fits.
    */
   private static boolean fitsBeside(long bytes) {
-    return bytes <= HEAP - held() - Math.min(bytes, HEAP / 8);
+    return fitsBeside(bytes, held());
+  }
+
+  private static boolean fitsBeside(long bytes, long held) {
+    return bytes <= HEAP - held - Math.min(bytes, HEAP / 8);
   }
 
   /**

@@ -114,18 +114,14 @@ public final class CpuBackend implements Backend {
   private long requireWorkingMemory(Tokens q, Tokens d, int running, long kept, String fewerQueries) {
     PairKernel.WorkingMemory m = kernel.workingMemory(q, d);
     long total = m.total(running);
-    long validTokens = 0;
-    for (int count : q.validCount) {
-      validTokens += count;
-    }
-    String what = "the " + kernel.name() + " kernel's working memory for the call: the queries staged once ("
-        + q.rows + " rows, " + validTokens + " valid tokens of d = " + q.dim + ", " + m.queries() + " bytes) and a"
-        + " document staged by each of " + threads(running) + " (the longest row " + d.maxValidCount
-        + " valid tokens of d = " + d.dim + ", " + m.perThread() + " bytes a thread)";
     String instead = m.queries() >= total / 2 ? fewerQueries : running > 1
         ? "split the longest documents, or build the MaxSim with fewer threads"
         : "split the longest documents into shorter rows";
-    HeapLimit.alsoHolding(kept, () -> HeapLimit.requireBytes(total, what, instead));
+    HeapLimit.requireBytes(total, kept, () -> "the " + kernel.name() + " kernel's working memory for the call: the"
+        + " queries staged once (" + q.rows + " rows, " + Arrays.stream(q.validCount).asLongStream().sum()
+        + " valid tokens of d = " + q.dim + ", " + m.queries() + " bytes) and a document staged by each of "
+        + threads(running) + " (the longest row " + d.maxValidCount + " valid tokens of d = " + d.dim + ", "
+        + m.perThread() + " bytes a thread)", instead);
     return total;
   }
 
