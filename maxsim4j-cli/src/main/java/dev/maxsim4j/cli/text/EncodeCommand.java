@@ -99,9 +99,14 @@ public final class EncodeCommand {
             rowFiles.add(in.relativize(skip.path()).toString());
           } else {
             Path file = files.get(f++);
+            String rel = in.relativize(file).toString();
+            if (!TextFiles.roundTrips(in, rel, file)) { // no row: the map would name a file that is not there
+              warnings.warn("skipped " + TextFiles.shown(file) + ": " + TextFiles.NAME_NOT_ENCODED);
+              continue;
+            }
             texts.add(TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
             names.add(TextFiles.shown(file));
-            rowFiles.add(in.relativize(file).toString());
+            rowFiles.add(rel);
           }
         }
       } else {

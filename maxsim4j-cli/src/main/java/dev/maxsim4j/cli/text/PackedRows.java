@@ -5,43 +5,60 @@ import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongConsumer;
 
 /** Packed token rows kept as arrays (bf16, or codes and scales), so that a run of rows can be scored on its own. */
 record PackedRows(StoredTokens tokens, int[] offsets) {
   /** Texts per encoder call: the fp32 states of one call are stored (bf16 or quantized) before the next. */
   private static final int ENCODE_TEXTS = 256;
+  /** The most tokens of 384 dims that one Java array of their values holds. */
+  static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
 
   /** bf16 rows. */
   PackedRows(short[] bf16, int[] offsets, int dim) {
     this(StoredTokens.ofBf16(bf16, dim), offsets);
   }
 
-  /** Each text's token vectors as one bf16 row. */
-  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress) {
-    return encode(encoder, texts, progress, Store.BF16);
+  /** Each text's token vectors as one bf16 row; {@code tooMany} as below. */
+  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, LongConsumer tooMany) {
+    return encode(encoder, texts, progress, Store.BF16, tooMany);
   }
 
-  /** Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept. */
-  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, Store store) {
+  /**
+   * Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept.
+   * {@code tooMany} is told the tokens encoded so far after each slice and refuses them past what its caller holds
+   * (by throwing): a text's token count is known only once encoded, and the rows must fit one Java array.
+   */
+  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, Store store,
+      LongConsumer tooMany) {
     int dim = MiniLmTokenEncoder.DIM;
-    int[] offsets = new int[texts.size() + 1];
+    long[] offsets = new long[texts.size() + 1];
     List<StoredTokens> parts = new ArrayList<>();
     for (int from = 0; from < texts.size(); from += ENCODE_TEXTS) {
       int base = from;
       List<String> slice = texts.subList(from, Math.min(texts.size(), from + ENCODE_TEXTS));
       TokenBatch b = encoder.encode(slice, (done, n) -> progress.update(base + done, texts.size()));
-      parts.add(StoredTokens.of(store, b));
       for (int i = 0; i < slice.size(); i++) {
-        offsets[from + i + 1] = Math.addExact(offsets[from + i], b.length(i));
+        offsets[from + i + 1] = offsets[from + i] + b.length(i);
       }
+      long total = offsets[from + slice.size()];
+      tooMany.accept(total);
+      if (total > MAX_TOKENS) { // a caller's limit is at most this
+        throw new IllegalArgumentException(total + " tokens encoded; at most " + MAX_TOKENS + " fit one array");
+      }
+      parts.add(StoredTokens.of(store, b));
     }
-    StoredTokens all = StoredTokens.allocate(store, offsets[texts.size()], dim);
+    int[] rows = new int[offsets.length];
+    for (int i = 0; i < rows.length; i++) {
+      rows[i] = (int) offsets[i];
+    }
+    StoredTokens all = StoredTokens.allocate(store, rows[texts.size()], dim);
     int at = 0;
     for (StoredTokens p : parts) {
       p.copyTo(0, all, at, p.tokens());
       at += p.tokens();
     }
-    return new PackedRows(all, offsets);
+    return new PackedRows(all, rows);
   }
 
   int dim() {

@@ -16,6 +16,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -387,6 +388,23 @@ public final class TextFiles {
   private static final class NotText extends Exception {
     NotText(String why) {
       super(why, null, false, false);
+    }
+  }
+
+  /** Why a file whose name does not {@link #roundTrips} is skipped. */
+  static final String NAME_NOT_ENCODED = "its name is not valid in the file system's encoding ("
+      + System.getProperty("sun.jnu.encoding") + "); rename it or set a UTF-8 locale";
+
+  /**
+   * Whether {@code file} is found again from its name under {@code folder} as a string ({@code rel}): not so for bytes
+   * invalid in the file system's encoding, whose string holds U+FFFD and names no file (two such names may even read
+   * alike).
+   */
+  static boolean roundTrips(Path folder, String rel, Path file) {
+    try {
+      return folder.resolve(rel).equals(file);
+    } catch (InvalidPathException e) {
+      return false;
     }
   }
 }

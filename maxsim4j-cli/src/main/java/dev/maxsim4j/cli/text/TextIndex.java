@@ -12,8 +12,9 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ public final class TextIndex {
   /** A temporary file this old is a killed run's, not one being written, where the update lock cannot be held. */
   private static final long STALE_TEMPORARY_MILLIS = 24L * 60 * 60 * 1000;
   /** The most tokens one index holds: it keeps its tokens in one Java array (the writer streams them). */
-  static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
+  static final long MAX_TOKENS = PackedRows.MAX_TOKENS;
   private static final int DIM = MiniLmTokenEncoder.DIM;
   /**
    * How close to its modification time a file read may be for a later write to keep that time: file system clocks
@@ -174,6 +175,11 @@ public final class TextIndex {
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
       throw new IllegalArgumentException(dir + " is a file, where the index folder belongs; remove or rename it");
     }
+    // refused before any work where the index must be saved: it would encode the whole folder, then fail to save it
+    if (mustSave && Files.isDirectory(dir.resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS)) {
+      throw new IllegalArgumentException(TextFiles.shown(dir.resolve(MANIFEST)) + " is a folder, where the index's"
+          + " manifest file belongs; remove it (the index is rebuilt from the files)");
+    }
     // an index folder not there yet is made (and locked) only to be written, so that a run that fails first leaves
     // none behind
     if (Files.isDirectory(dir)) {
@@ -199,9 +205,8 @@ public final class TextIndex {
       Path f = files.get(i);
       String rel = folder.relativize(f).toString();
       String shown = TextFiles.shown(f);
-      if (!roundTrips(folder, rel, f)) {
-        warnings.warn("skipped " + shown + ": its name is not valid in the file system's encoding ("
-            + System.getProperty("sun.jnu.encoding") + "); rename it or set a UTF-8 locale");
+      if (!TextFiles.roundTrips(folder, rel, f)) {
+        warnings.warn("skipped " + shown + ": " + TextFiles.NAME_NOT_ENCODED);
         skipped++;
         continue;
       }
@@ -259,7 +264,9 @@ public final class TextIndex {
         TextModel model = encoder.get(); // loaded before the encoding's progress is timed
         Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
             + Counts.of(freshEntries.size(), "new or changed file"));
-        encoded = PackedRows.encode(model, texts, progress, store);
+        // refused as soon as the encoded tokens pass the limit, not once all are encoded: the count before encoding
+        // is a lower bound (a word may take many word pieces, a run of punctuation one a character)
+        encoded = PackedRows.encode(model, texts, progress, store, n -> checkSize(folder, reused + n, tmp));
         progress.done();
       }
       // fill in the fresh entries' token counts, then assemble the rows in file order
@@ -329,15 +336,6 @@ public final class TextIndex {
     return crc.getValue();
   }
 
-  /** Whether a file is found again by its name as a string (not so for bytes invalid in the file system's encoding). */
-  private static boolean roundTrips(Path folder, String rel, Path file) {
-    try {
-      return folder.resolve(rel).equals(file);
-    } catch (InvalidPathException e) {
-      return false;
-    }
-  }
-
   /** Refuses an index past {@link #MAX_TOKENS}; {@code total} may be a lower bound known before encoding. */
   private static void checkSize(Path folder, long total, Path tmp) {
     if (total > MAX_TOKENS) {
@@ -370,11 +368,15 @@ public final class TextIndex {
   }
 
   private static void cannotSave(Path dir, IOException e, boolean mustSave, Warnings warnings) {
+    // the file the failure is about, inside the index folder ("Is a directory" names none): a move's target
+    String named = e instanceof FileSystemException f ? f.getOtherFile() != null ? f.getOtherFile() : f.getFile()
+        : null;
+    String file = named != null && !named.equals(dir.toString()) ? TextFiles.shown(Path.of(named)) + ": " : "";
     if (mustSave) {
-      throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": "
+      throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": " + file
           + TextFiles.reason(e));
     }
-    warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + TextFiles.reason(e)
+    warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + file + TextFiles.reason(e)
         + "); going on without saving it");
   }
 

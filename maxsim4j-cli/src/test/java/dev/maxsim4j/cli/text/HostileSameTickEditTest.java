@@ -54,8 +54,8 @@ class HostileSameTickEditTest {
         TextIndex index = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null,
             new UpdateLock(err));
         float[] stored = index.rows().gather(new int[] {index.rowOf("f.txt", 0)}).toFloatArray();
-        float[] fresh = PackedRows.encode(encoder, List.of(NEW), new Progress(err, "test")).gather(new int[] {0})
-            .toFloatArray();
+        float[] fresh = PackedRows.encode(encoder, List.of(NEW), new Progress(err, "test"), n -> { })
+            .gather(new int[] {0}).toFloatArray();
         assertArrayEquals(fresh, stored, "the new text's tokens");
         assertEquals(1, lucene.added(), "the Lucene index replaced the file's passage");
       }
