@@ -66,13 +66,13 @@ class TextIndexRobustnessTest {
     assertTrue(index.out().contains("indexed 1 file (1 encoded, 0 reused, 1 skipped)"), index.out());
     CliRun again = index(folder);
     assertTrue(again.out().contains("(0 encoded, 1 reused, 1 skipped)"), again.out());
-    // encode skips it too: its row-to-file map named it as U+FFFD, a file that is not there, silently
+    // encode gives it a row of no token, named null in the row-to-file map (which named it with U+FFFD, silently)
     Path out = folder.resolve("rows.safetensors");
     CliRun encode = CliRun.of("encode", "--in", folder.toString(), "--out", out.toString());
     assertEquals(0, encode.status(), encode.err());
     assertTrue(encode.err().contains("its name is not valid in the file system's encoding"), encode.err());
     String header = new String(Files.readAllBytes(out), java.nio.charset.StandardCharsets.UTF_8);
-    assertTrue(header.contains("\"maxsim4j.files\":\"[\\\"a.txt\\\"]\""),
+    assertTrue(header.contains("\"maxsim4j.files\":\"[\\\"a.txt\\\",null]\""),
         header.substring(0, Math.min(400, header.length())));
   }
 

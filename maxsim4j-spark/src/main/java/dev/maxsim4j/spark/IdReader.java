@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.DataType;
 
 /**
  * Reads the id (column 0) of a scan's internal rows as the external value a {@code Row} holds (a {@code Long},
- * a {@code String}, ...), null for a null id. The getter for the id's type is chosen once, when the reader is
+ * a {@code String}, ...; a date or timestamp as {@link TimeIds} reads it), null for a null id. The getter for the id's type is chosen once, when the reader is
  * made: Spark's {@code InternalRow.get(ordinal, type)} looks the type up on every call, and in a task thread
  * each look-up builds a fresh copy of the SQL configuration.
  */
@@ -21,8 +21,7 @@ final class IdReader {
   }
 
   /** A date or timestamp id as {@link TimeIds} reads it, as the driver does, whatever the executor's time zone. */
-  private static final class TimeId extends scala.runtime.AbstractFunction1<Object, Object>
-      implements java.io.Serializable {
+  private static final class TimeId extends scala.runtime.AbstractFunction1<Object, Object> {
     private final DataType type;
 
     TimeId(DataType type) {

@@ -90,11 +90,12 @@ final class ScanPairScoring {
     }
     out.add(scores.col(SCORE));
     out.add(scores.col(COPIES));
-    out.add(PairScoring.idAs(pairs, queryId, queries.idType()).as(QUERY_KEY + "p"));
+    out.add(TimeIds.collected(PairScoring.idAs(pairs, queryId, queries.idType()), queries.idType())
+        .as(QUERY_KEY + "p"));
     StructType schema = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
     List<String> columns = Arrays.asList(pairs.columns());
     return joined.select(out.toArray(Column[]::new)).map(new RequireScore(broadcast, columns.indexOf(queryId),
-        columns.indexOf(docId), columns.size()), Encoders.row(schema));
+        columns.indexOf(docId), columns.size(), queries.idType()), Encoders.row(schema));
   }
 
   /**
@@ -103,13 +104,6 @@ final class ScanPairScoring {
    * refused as on the join path).
    */
   static Object lookupKey(Object id) {
-    // a Row's date or timestamp (an error's message compares one with the queries' ids, which TimeIds reads)
-    if (id instanceof java.sql.Date d) {
-      return d.toLocalDate();
-    }
-    if (id instanceof java.sql.Timestamp t) {
-      return t.toInstant();
-    }
     if (id instanceof Double d && d == 0) {
       return 0.0;
     }
@@ -221,7 +215,7 @@ final class ScanPairScoring {
    * Every pair gets one score; one without names the id its tables lack, rather than being dropped, and one
    * scored against several corpus rows names the id they share; the count and cast query id columns are dropped.
    */
-  private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width)
+  private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width, DataType queryType)
       implements MapFunction<Row, Row> {
     @Override
     public Row call(Row row) {
@@ -229,11 +223,12 @@ final class ScanPairScoring {
       if (row.isNullAt(width)) {
         Object q = row.get(queryId);
         // the pair's id as the query table types it: a string "1" is query 1 of an int table
-        Object asTable = row.get(width + 2);
+        Object asTable = TimeIds.external(row.get(width + 2), queryType);
         boolean knownQuery = asTable != null && Arrays.stream(plan.value().queries().ids())
             .anyMatch(id -> lookupKey(id).equals(lookupKey(asTable)));
+        // a query the table holds is named as the table reads it (a Row's java.sql.Date may name another day)
         throw new IllegalArgumentException(knownQuery
-            ? "document '" + row.get(docId) + "' of a pair with query '" + q + "' is not in the corpus"
+            ? "document '" + row.get(docId) + "' of a pair with query '" + asTable + "' is not in the corpus"
             : "query '" + q + "' of a pair is not in the query table");
       }
       if (row.getLong(width + 1) > 1) {

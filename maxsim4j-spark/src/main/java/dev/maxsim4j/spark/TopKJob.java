@@ -195,9 +195,9 @@ public final class TopKJob {
   }
 
   /**
-   * Refuses an output folder that is an input table's folder or lies in it, or in a folder a table's path pattern
-   * matches (Spark expands {@code *?[]{}} in it as Hadoop globs): the run written there would make the table
-   * unreadable as Parquet the next time it is read.
+   * Refuses an output folder that is an input table's folder or lies in it, or in a path a table's pattern matches
+   * (Spark expands {@code *?[]{}} and {@code \} escapes in it as Hadoop globs): the run written there would make
+   * the table unreadable as Parquet the next time it is read.
    */
   private static void refuseInside(SparkSession spark, Path out, String option, String input) throws IOException {
     Path table;
@@ -207,14 +207,41 @@ public final class TopKJob {
     } catch (IOException | IllegalArgumentException e) {
       return; // a path that cannot be resolved is reported, with its option, where the table is read
     }
-    GlobPattern pattern = input.chars().anyMatch(c -> "*?[]{}".indexOf(c) >= 0) ? new GlobPattern(table.toString())
-        : null;
+    boolean glob = input.chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
     for (Path p = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out)); p != null;
         p = p.getParent()) {
-      if (p.equals(table) || pattern != null && pattern.matches(p.toString())) {
+      if (p.equals(table) || glob && matches(table, p)) {
         throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
             + "; expected an output folder outside the input tables (the run would be read as part of the table)");
       }
+    }
+  }
+
+  /** The characters that make a table's path a Hadoop glob, as Spark tells one. */
+  private static final String GLOB = "*?[]{}\\";
+
+  /**
+   * Whether glob {@code pattern} matches {@code path} (both qualified), a component against a component as Hadoop's
+   * globber matches them ({@code *} never spans a {@code /}). A component that is no valid glob on its own (braces
+   * holding a {@code /}) matches nothing: the read names a pattern Hadoop cannot read either.
+   */
+  static boolean matches(Path pattern, Path path) {
+    if (pattern.depth() != path.depth()
+        || !java.util.Objects.equals(pattern.toUri().getScheme(), path.toUri().getScheme())
+        || !java.util.Objects.equals(pattern.toUri().getAuthority(), path.toUri().getAuthority())) {
+      return false;
+    }
+    try {
+      for (Path q = pattern, p = path; q.getParent() != null; q = q.getParent(), p = p.getParent()) {
+        String name = q.getName();
+        boolean literal = name.chars().noneMatch(c -> GLOB.indexOf(c) >= 0);
+        if (literal ? !name.equals(p.getName()) : !new GlobPattern(name).matches(p.getName())) {
+          return false;
+        }
+      }
+      return true;
+    } catch (RuntimeException e) { // re2j's error on a pattern it cannot compile
+      return false;
     }
   }
 

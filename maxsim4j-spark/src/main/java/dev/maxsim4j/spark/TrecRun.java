@@ -93,18 +93,18 @@ public final class TrecRun {
   }
 
   /**
-   * Moves the whole new run to {@code target}. A file system's rename does not replace (HDFS) or not atomically,
-   * so an old run is first set aside under a side name, put back if the new one cannot take its place, and
-   * deleted only once it has: at no moment is neither run on disk.
-   */
-  /**
-   * Column {@code name} as the run writes it: a date or timestamp id as Spark prints it, formatted by Spark (a Row's
-   * java.sql.Date names another day for dates before 1582-10-15 or outside years 1 to 9999, see TimeIds).
+   * Column {@code name} as the run writes it: a date id as Spark prints it, formatted by Spark (a Row's java.sql.Date
+   * names another day for dates before 1582-10-15 or outside years 1 to 9999, see TimeIds).
    */
   private static Column asPrinted(Dataset<Row> topK, String name) {
     return TimeIds.applies(topK.schema().apply(name).dataType()) ? col(name).cast("string").as(name) : col(name);
   }
 
+  /**
+   * Moves the whole new run to {@code target}. A file system's rename does not replace (HDFS) or not atomically,
+   * so an old run is first set aside under a side name, put back if the new one cannot take its place, and
+   * deleted only once it has: at no moment is neither run on disk.
+   */
   private static void replace(FileSystem fs, Path temp, Path target) throws IOException {
     Path old = null;
     if (fs.exists(target)) {

@@ -99,6 +99,12 @@ class HostileIdsTest extends WithLocalSpark {
         java.time.LocalDate.of(1582, 10, 10))), pairSchema);
     assertEquals(List.of(1.0f), SparkMaxSim.scorePairsByScan(pairs, queries, corpus).select("score")
         .as(org.apache.spark.sql.Encoders.FLOAT()).collectAsList());
+    // a pair whose document is missing names it, and its query as the table holds it
+    Dataset<Row> missing = spark.createDataFrame(List.of(RowFactory.create(java.time.LocalDate.of(2, 6, 1),
+        java.time.LocalDate.of(1999, 1, 1))), pairSchema);
+    assertEquals("document '1999-01-01' of a pair with query '0002-06-01' is not in the corpus",
+        SparkTopKTest.causeOf(assertThrows(SparkException.class, () -> SparkMaxSim.scorePairsByScan(missing, queries,
+        corpus).collectAsList())));
     Path run = dir.resolve("run.trec");
     TrecRun.write(top, run.toString(), "t");
     assertEquals(List.of("-0001-06-01 Q0 1582-10-10 1 1.0 t", "-0001-06-01 Q0 1582-10-20 2 1.0 t",

@@ -35,7 +35,8 @@ public final class EncodeCommand {
         as Java's readers count them) or a folder (one text per .txt/.md
         file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
         them; for a folder, __metadata__ "maxsim4j.files" holds each row's path under it, a JSON array
-        of strings (json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
+        of strings (null for a name not valid in the file system's encoding: a row of no token, named
+        on stderr; json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
         with a warning, where the paths would pass the header's 100 MB). A text that cannot be read as
         UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control or format
         characters only), is a row of no token, named on stderr: as a document it scores -1e9, as a
@@ -96,15 +97,11 @@ public final class EncodeCommand {
             warnings.warn(skip.what() + ": " + skip.reason() + "; " + TextFiles.NO_TOKEN);
             texts.add(null);
             names.add(skip.what());
-            rowFiles.add(in.relativize(skip.path()).toString());
+            rowFiles.add(mapped(in, skip.path(), warnings));
           } else {
             Path file = files.get(f++);
-            String rel = in.relativize(file).toString();
-            if (!TextFiles.roundTrips(in, rel, file)) { // no row: the map would name a file that is not there
-              warnings.warn("skipped " + TextFiles.shown(file) + ": " + TextFiles.NAME_NOT_ENCODED);
-              continue;
-            }
-            texts.add(TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
+            String rel = mapped(in, file, warnings);
+            texts.add(rel == null ? null : TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
             names.add(TextFiles.shown(file));
             rowFiles.add(rel);
           }
@@ -184,10 +181,24 @@ public final class EncodeCommand {
    * {@link #FILES}: the rows' paths as a JSON array, or none where its header bytes would pass {@code limit}, said in
    * a warning of its own (the reading's warnings may have filled the lines shown).
    */
+  /**
+   * {@code file}'s path under {@code in} for the row-to-file map, or null (its row no token, with a warning) where the
+   * name is not valid in the file system's encoding: its string holds U+FFFD and names no file, maybe another's.
+   */
+  private static String mapped(Path in, Path file, Warnings warnings) {
+    String rel = in.relativize(file).toString();
+    if (TextFiles.roundTrips(in, rel, file)) {
+      return rel;
+    }
+    warnings.warn(TextFiles.shown(file) + ": " + TextFiles.NAME_NOT_ENCODED + "; " + TextFiles.NO_TOKEN
+        + ", named null in the row-to-file map");
+    return null;
+  }
+
   static Map<String, String> filesOfRows(List<String> rowFiles, long limit, PrintStream err) {
     StringBuilder json = new StringBuilder("[");
     for (String f : rowFiles) {
-      json.append(json.length() == 1 ? "" : ",").append(MiniJson.quote(f));
+      json.append(json.length() == 1 ? "" : ",").append(f == null ? "null" : MiniJson.quote(f));
     }
     String array = json.append("]").toString();
     // quoted again as the metadata value, as the header holds it

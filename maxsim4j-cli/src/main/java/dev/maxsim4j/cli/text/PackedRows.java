@@ -27,7 +27,8 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
   /**
    * Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept.
    * {@code tooMany} is told the tokens encoded so far after each slice and refuses them past what its caller holds
-   * (by throwing): a text's token count is known only once encoded, and the rows must fit one Java array.
+   * (by throwing), so that too many are refused a slice after they pass the limit rather than once all are encoded;
+   * the rows must fit one Java array.
    */
   static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, Store store,
       LongConsumer tooMany) {
@@ -43,9 +44,7 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
       }
       long total = offsets[from + slice.size()];
       tooMany.accept(total);
-      if (total > MAX_TOKENS) { // a caller's limit is at most this
-        throw new IllegalArgumentException(total + " tokens encoded; at most " + MAX_TOKENS + " fit one array");
-      }
+      requireAtMostMax(total, "the texts", "encode fewer or shorter texts"); // a caller's limit is at most this
       parts.add(StoredTokens.of(store, b));
     }
     int[] rows = new int[offsets.length];
@@ -59,6 +58,14 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
       at += p.tokens();
     }
     return new PackedRows(all, rows);
+  }
+
+  /** Refuses {@code tokens} past {@link #MAX_TOKENS}, naming {@code what} holds them and {@code instead}. */
+  static void requireAtMostMax(long tokens, String what, String instead) {
+    if (tokens > MAX_TOKENS) {
+      throw new IllegalArgumentException(what + " encode to at least " + tokens + " tokens; at most " + MAX_TOKENS
+          + " fit one array of their values; " + instead);
+    }
   }
 
   int dim() {

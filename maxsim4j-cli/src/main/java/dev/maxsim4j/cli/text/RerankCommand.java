@@ -57,13 +57,8 @@ public final class RerankCommand {
       SearchCommand.requireText("rerank", query, MiniLmTokenEncoder.hasWordPiece(q.validTokens(0)));
       Progress progress = new Progress(err, "encoding " + Counts.of(candidates.size(), "candidate") + " ("
           + Counts.of(passages.size(), "passage") + ")");
-      PackedRows rows = PackedRows.encode(encoder, passages, progress, n -> {
-        if (n > PackedRows.MAX_TOKENS) {
-          throw new IllegalArgumentException("rerank: the candidates in " + TextFiles.shown(file) + " encode to at"
-              + " least " + n + " tokens; one call reranks at most " + PackedRows.MAX_TOKENS + "; give fewer or"
-              + " shorter candidates");
-        }
-      });
+      PackedRows rows = PackedRows.encode(encoder, passages, progress, n -> PackedRows.requireAtMostMax(n,
+          "rerank: the candidates in " + TextFiles.shown(file), "give fewer or shorter candidates"));
       progress.done();
       float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passage", err);
       float[] scores = new float[candidates.size()];

@@ -368,10 +368,10 @@ public final class TextIndex {
   }
 
   private static void cannotSave(Path dir, IOException e, boolean mustSave, Warnings warnings) {
-    // the file the failure is about, inside the index folder ("Is a directory" names none): a move's target
-    String named = e instanceof FileSystemException f ? f.getOtherFile() != null ? f.getOtherFile() : f.getFile()
-        : null;
-    String file = named != null && !named.equals(dir.toString()) ? TextFiles.shown(Path.of(named)) + ": " : "";
+    // a move onto a folder fails as "Is a directory" naming its source, a temporary file: the folder is named instead
+    String file = e instanceof FileSystemException f && f.getOtherFile() != null
+        && Files.isDirectory(Path.of(f.getOtherFile()), LinkOption.NOFOLLOW_LINKS)
+        ? TextFiles.shown(Path.of(f.getOtherFile())) + ": " : "";
     if (mustSave) {
       throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": " + file
           + TextFiles.reason(e));
