@@ -239,6 +239,18 @@ class TextIndexRobustnessTest {
   }
 
   /**
+   * Text of more tokens than one index holds is refused before the model runs, from the tokenizer's count: a file of
+   * punctuation (a token a character, where the first count takes one a word) was encoded for an hour, then failed
+   * as "integer overflow". Found by a hostile tester.
+   */
+  @Test
+  void moreTokensThanAnIndexHoldsAreRefusedBeforeEncoding() throws IOException {
+    Path folder = folder("dots.txt", ".".repeat(6_000_000));
+    CliRun index = index(folder);
+    CliRun.assertOneLineError(index, 1, " tokens; one index holds at most 5592405; index fewer or smaller files");
+  }
+
+  /**
    * index names the folder where the manifest belongs before any encoding (it encoded every file, then failed to save
    * them as "Is a directory"); search warns naming it and goes on. Found by a hostile tester.
    */

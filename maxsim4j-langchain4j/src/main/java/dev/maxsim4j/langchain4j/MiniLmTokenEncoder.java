@@ -253,6 +253,26 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     }
   }
 
+  /**
+   * How many token vectors {@link #encode(String)} gives {@code text}: its word pieces and each window's
+   * {@code [CLS]} and {@code [SEP]}, from the tokenizer alone, so that a caller can size a large encoding before
+   * the model runs.
+   */
+  public int tokenCount(String text) {
+    Arguments.nonNull(text, "text");
+    lifecycle.readLock().lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("this MiniLmTokenEncoder is closed");
+      }
+      int pieces = tokenizer.encode(asText(text), false, false).getIds().length;
+      int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
+      return pieces + 2 * windows;
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+  }
+
   /** The token vectors of each text, one packed row per text, fp32, {@value #DIM}-d, unit length. */
   @Override
   public TokenBatch encode(List<String> texts) {

@@ -47,6 +47,7 @@ class HostileLifecycleTest extends WithModel {
     gone.close(); // a second close does nothing
     assertThrows(IllegalStateException.class, () -> new MaxSimScoringModel(gone, maxSim).scoreAll(segments(2), "t"));
     assertThrows(IllegalStateException.class, () -> gone.hasWordPiece("tide"));
+    assertThrows(IllegalStateException.class, () -> gone.tokenCount("tide"));
   }
 
   @Test

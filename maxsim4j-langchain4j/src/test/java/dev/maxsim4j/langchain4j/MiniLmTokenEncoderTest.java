@@ -43,6 +43,15 @@ class MiniLmTokenEncoderTest extends WithModel {
   }
 
   /** Loading opts out of DJL's usage tracking where the user has not chosen: encoding sends nothing anywhere. */
+  /** The tokenizer's count is the encoding's length: one window, several (each with [CLS] and [SEP]), none. */
+  @Test
+  void theTokenCountIsToldWithoutTheModel() {
+    String[] texts = {"Tides follow the Moon.", "", "\u200b", ".".repeat(600), "otters ".repeat(300)};
+    for (String text : texts) {
+      assertEquals(encoder.encode(text).length(0), encoder.tokenCount(text), text.length() + " characters");
+    }
+  }
+
   @Test
   void loadingOptsOutOfTheTokenizersTrackingUnlessTheUserChose() {
     org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("OPT_OUT_TRACKING") == null,

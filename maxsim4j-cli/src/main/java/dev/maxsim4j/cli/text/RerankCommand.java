@@ -57,8 +57,11 @@ public final class RerankCommand {
       SearchCommand.requireText("rerank", query, MiniLmTokenEncoder.hasWordPiece(q.validTokens(0)));
       Progress progress = new Progress(err, "encoding " + Counts.of(candidates.size(), "candidate") + " ("
           + Counts.of(passages.size(), "passage") + ")");
+      String candidatesIn = "rerank: the candidates in " + TextFiles.shown(file);
+      String instead = "give fewer or shorter candidates";
+      PackedRows.requireAtMostMax(passages.stream().mapToLong(encoder::tokenCount).sum(), candidatesIn, instead);
       PackedRows rows = PackedRows.encode(encoder, passages, progress, n -> PackedRows.requireAtMostMax(n,
-          "rerank: the candidates in " + TextFiles.shown(file), "give fewer or shorter candidates"));
+          candidatesIn, instead));
       progress.done();
       float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passage", err);
       float[] scores = new float[candidates.size()];

@@ -262,10 +262,11 @@ public final class TextIndex {
       PackedRows encoded = null;
       if (!texts.isEmpty()) {
         TextModel model = encoder.get(); // loaded before the encoding's progress is timed
+        // the tokenizer's exact count, before the model runs (the count above takes a token a word, and a run of
+        // punctuation takes one a character)
+        checkSize(folder, reused + texts.stream().mapToLong(model::tokenCount).sum(), tmp);
         Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
             + Counts.of(freshEntries.size(), "new or changed file"));
-        // refused as soon as the encoded tokens pass the limit, not once all are encoded: the count before encoding
-        // is a lower bound (a word may take many word pieces, a run of punctuation one a character)
         encoded = PackedRows.encode(model, texts, progress, store, n -> checkSize(folder, reused + n, tmp));
         progress.done();
       }

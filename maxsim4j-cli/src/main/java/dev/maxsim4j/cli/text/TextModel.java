@@ -36,6 +36,11 @@ public final class TextModel implements AutoCloseable {
     }));
   }
 
+  /** As {@link MiniLmTokenEncoder#tokenCount}. */
+  public int tokenCount(String text) {
+    return NativeWork.during(() -> encoder.tokenCount(text));
+  }
+
   public boolean hasWordPiece(String text) {
     return NativeWork.during(() -> encoder.hasWordPiece(text));
   }
