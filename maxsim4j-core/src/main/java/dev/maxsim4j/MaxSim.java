@@ -6,6 +6,7 @@ import dev.maxsim4j.internal.DecimalText;
 import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Termination;
 import dev.maxsim4j.internal.Tokens;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -100,6 +101,8 @@ public final class MaxSim implements AutoCloseable {
   /** Guards {@link #asyncThread}: a private lock, as a caller may hold this instance's own monitor. */
   private final Object asyncLock = new Object();
   private ExecutorService asyncThread;
+  /** The thread {@link #asyncThread} runs its calls on, once started. */
+  private volatile Thread asyncWorker;
 
   private MaxSim(Backend backend, String requestedBackend, boolean deterministic) {
     this.backend = backend;
@@ -369,6 +372,7 @@ public final class MaxSim implements AutoCloseable {
         asyncThread = Executors.newSingleThreadExecutor(r -> {
           Thread t = new Thread(r, "maxsim4j-async");
           t.setDaemon(true);
+          asyncWorker = t;
           return t;
         });
       }
@@ -596,9 +600,16 @@ public final class MaxSim implements AutoCloseable {
   }
 
   private void release() {
+    ExecutorService async;
     synchronized (asyncLock) {
-      if (asyncThread != null) {
-        asyncThread.shutdown(); // idle: every submitted call has landed
+      async = asyncThread;
+    }
+    if (async != null) {
+      async.shutdown(); // idle: every submitted call has landed
+      Thread worker = asyncWorker;
+      // waited for unless the last asynchronous call releases the instance on that thread itself
+      if (worker != null && worker != Thread.currentThread()) {
+        Termination.await(async, java.util.List.of(worker), java.time.Duration.ofMinutes(1));
       }
     }
     backend.close();

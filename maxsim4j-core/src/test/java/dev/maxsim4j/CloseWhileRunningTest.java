@@ -95,6 +95,34 @@ class CloseWhileRunningTest {
     }
   }
 
+  /**
+   * close() returns with no thread of the instance alive, though the closing thread's interrupt is set (a close in a
+   * cancelled task's finally block) and though an asynchronous call started the async thread: a hostile tester saw
+   * helper and async threads outlive it.
+   */
+  @Test
+  void noThreadOfTheInstanceOutlivesItsClose() {
+    TokenBatch q = TokenBatch.ofFloats(new float[64 * 8 * 16], 64, 8, 16);
+    for (int cycle = 0; cycle < 200; cycle++) { // the threads outlived one close in tens to hundreds
+      java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+      MaxSim m = MaxSim.builder().backend("vector").threads(4).build();
+      m.scores(q, q);
+      m.scoresAsync(q, q).join();
+      java.util.Set<Thread> started = new java.util.HashSet<>(Thread.getAllStackTraces().keySet());
+      started.removeAll(before);
+      // its own: the pool's helpers and the async thread (not the common pool's, nor the JVM's)
+      started.removeIf(t -> !(t instanceof java.util.concurrent.ForkJoinWorkerThread
+          && !t.getName().contains("commonPool") || t.getName().equals("maxsim4j-async")));
+      assertFalse(started.isEmpty(), "the calls started the instance's threads");
+      Thread.currentThread().interrupt();
+      m.close();
+      assertTrue(Thread.interrupted(), "the interrupt is kept");
+      for (Thread t : started) {
+        assertFalse(t.isAlive(), t.getName() + " outlived close() in cycle " + cycle);
+      }
+    }
+  }
+
   @Test
   void everyCallAfterCloseIsIllegalState() {
     MaxSim m = MaxSim.builder().backend("cpu").threads(1).build();

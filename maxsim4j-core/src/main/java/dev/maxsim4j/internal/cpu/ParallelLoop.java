@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cpu;
 
+import dev.maxsim4j.internal.Termination;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -7,7 +8,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
@@ -283,15 +283,7 @@ final class ParallelLoop implements AutoCloseable {
   public void close() {
     if (helpers != null) {
       helpers.shutdownNow();
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-      try {
-        helpers.awaitTermination(1, TimeUnit.MINUTES);
-        for (Thread t : helperThreads) {
-          t.join(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt(); // the threads still end, unwaited for
-      }
+      Termination.await(helpers, helperThreads, Duration.ofMinutes(1));
     }
   }
 }
