@@ -242,15 +242,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public boolean hasWordPiece(String text) {
     Arguments.nonNull(text, "text");
-    lifecycle.readLock().lock();
-    try {
-      if (closed) {
-        throw new IllegalStateException("this MiniLmTokenEncoder is closed");
-      }
-      return tokenizer.encode(asText(text), false, false).getIds().length > 0;
-    } finally {
-      lifecycle.readLock().unlock();
-    }
+    return whileOpen(() -> tokenizer.encode(asText(text), false, false).getIds().length > 0);
   }
 
   /**
@@ -260,17 +252,9 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public int tokenCount(String text) {
     Arguments.nonNull(text, "text");
-    lifecycle.readLock().lock();
-    try {
-      if (closed) {
-        throw new IllegalStateException("this MiniLmTokenEncoder is closed");
-      }
-      int pieces = tokenizer.encode(asText(text), false, false).getIds().length;
-      int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
-      return pieces + 2 * windows;
-    } finally {
-      lifecycle.readLock().unlock();
-    }
+    int pieces = whileOpen(() -> tokenizer.encode(asText(text), false, false).getIds().length);
+    int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
+    return pieces + 2 * windows;
   }
 
   /** The token vectors of each text, one packed row per text, fp32, {@value #DIM}-d, unit length. */
@@ -282,12 +266,17 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   /** As {@link #encode(List)}, reporting progress after each batch of windows (may be null). */
   public TokenBatch encode(List<String> texts, Progress progress) {
     Arguments.nonNull(texts, "texts");
+    return whileOpen(() -> encodeOpen(texts, progress));
+  }
+
+  /** {@code work} on the open encoder: close() waits for it, and a closed encoder refuses it. */
+  private <T> T whileOpen(java.util.function.Supplier<T> work) {
     lifecycle.readLock().lock();
     try {
       if (closed) {
         throw new IllegalStateException("this MiniLmTokenEncoder is closed");
       }
-      return encodeOpen(texts, progress);
+      return work.get();
     } finally {
       lifecycle.readLock().unlock();
     }
