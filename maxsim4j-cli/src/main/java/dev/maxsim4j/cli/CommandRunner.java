@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -45,8 +46,9 @@ public final class CommandRunner {
 
   /**
    * Runs {@code command}, which writes its results to {@code out}; a failure is printed as {@code program: message}
-   * on {@code err}, and so is a write to {@code out} that failed (a full disk, a closed pipe), which a
-   * {@link PrintStream} only records.
+   * on {@code err}, and so is a write to {@code out} that failed (a full disk), which a {@link PrintStream} only
+   * records; where {@code out} is the process's standard output and a pipe whose reader closed it, the run ends
+   * quietly with {@value #CLOSED_PIPE} unless it failed otherwise.
    */
   public static int run(String program, PrintStream out, PrintStream err, Command command) {
     Map<Path, Long> mapped = new ConcurrentHashMap<>(); // this run's, apart from runs on other threads
@@ -55,6 +57,11 @@ public final class CommandRunner {
       int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> GivenFiles.recordedIn(given,
           () -> RunMemory.freedAfter(command::run))));
       if (out.checkError()) {
+        if (out == System.out && standardOutputIsPipe()) {
+          // its reader closed it, as `head` does once it has its lines: ended quietly, as a Unix tool that the
+          // pipe's signal stops
+          return status != 0 ? status : CLOSED_PIPE;
+        }
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
             + " what this run printed is incomplete");
         return status != 0 ? status : 1;
@@ -82,6 +89,21 @@ public final class CommandRunner {
       }
       // else a bug: still one line, and the trace on request
       return fail(program, err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
+    }
+  }
+
+  /** The status of a run whose reader closed its standard output early: 128 + SIGPIPE, as the shell reports it. */
+  static final int CLOSED_PIPE = 141;
+
+  /**
+   * Whether this process's standard output is a pipe, where a failed write means that the reader closed it (on
+   * Linux, whose /proc names the descriptor's file; false where that cannot be told).
+   */
+  private static boolean standardOutputIsPipe() {
+    try {
+      return Files.readSymbolicLink(Path.of("/proc/self/fd/1")).toString().startsWith("pipe:");
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 

@@ -19,10 +19,10 @@ import java.util.SplittableRandom;
  */
 final class DemoCommand {
   static final String USAGE = """
-      demo [--backend NAME]
+      demo [--backend NAME] [--verbose]
         Search over the paragraphs that ship with maxsim4j: real text, token embeddings from
         all-MiniLM-L6-v2 (ONNX Runtime), three questions, each one's best three paragraphs.
-      demo --synthetic [--docs N] [--threads N] [--backend NAME]
+      demo --synthetic [--docs N] [--threads N] [--backend NAME] [--verbose]
         A synthetic corpus instead (N documents, 64-300 bf16 tokens of d=128, planted topics): three
         queries, each one's top 10 and the precision reached.""";
 

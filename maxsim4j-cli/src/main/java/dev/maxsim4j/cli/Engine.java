@@ -65,7 +65,17 @@ public final class Engine {
       throw new IllegalArgumentException("-D" + BACKEND_PROPERTY + "=" + named + " (no --backend given); expected"
           + " one of " + String.join(", ", BACKENDS));
     }
-    MaxSim maxSim = (requested == null ? builder : builder.backend(requested)).build();
+    boolean fromProperty = requested == null && System.getProperty(BACKEND_PROPERTY) != null && !named.isBlank();
+    MaxSim maxSim;
+    try {
+      maxSim = (requested == null && !fromProperty ? builder : builder.backend(named)).build();
+    } catch (IllegalStateException e) {
+      if (!fromProperty) {
+        throw e;
+      }
+      throw new IllegalStateException(e.getMessage() + " (backend '" + named + "' from -D" + BACKEND_PROPERTY
+          + ", no --backend given; unset it in JAVA_OPTS for auto, or pass --backend NAME)", e);
+    }
     boolean slowPathAskedFor = named.trim().equalsIgnoreCase("scalar");
     if (maxSim.backendName().equals("scalar") && !slowPathAskedFor && !MaxSim.vectorApiAvailable()) {
       maxSim.close();

@@ -129,6 +129,13 @@ public final class Main {
       } catch (HelpRequested asked) {
         out.println(usage(command));
         return 0;
+      } catch (UsageException e) {
+        // a check shared by several commands (an output path, a file's tensors) does not know which one it serves
+        String prefix = command.name + ": ";
+        if (e.getMessage() == null || e.getMessage().startsWith(prefix)) {
+          throw e;
+        }
+        throw new UsageException(prefix + e.getMessage(), e);
       }
     });
   }

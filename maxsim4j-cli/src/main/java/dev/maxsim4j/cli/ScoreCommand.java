@@ -32,7 +32,7 @@ final class ScoreCommand {
             [--queries-tensor NAME] [--docs-tensor NAME] [--query-mask-tensor NAME] [--doc-mask-tensor NAME]
             [--docs-scale-tensor NAME] [--doc-scales S] [--docs-bits D]   (the same for queries:
             --queries-scale-tensor, --query-scales, --queries-bits)
-            [--backend NAME] [--threads N]
+            [--backend NAME] [--threads N] [--verbose]
         D may be a folder of .safetensors shards (as encode / quantize write them; one token type and d):
         the documents are the shards concatenated in name order, each memory-mapped and scored on its own
         (progress per shard on stderr), --top-k merged exactly, so the heap need not hold the corpus.

@@ -42,7 +42,7 @@ final class TrainExample {
   static final float NOISE = 0.5f;
   static final float DEFAULT_LR = 0.05f;
   static final String USAGE = """
-      train-example [--steps 20] [--batch 32] [--seed 42] [--lr 0.05] [--naive] [--backend NAME]
+      train-example [--steps 20] [--batch 32] [--seed 42] [--lr 0.05] [--naive] [--backend NAME] [--verbose]
         Trains a projection W (384 -> 128) of random token features with the in-batch contrastive loss
         (T = 0.05), MaxSim through the library (on the GPU where there is one), and prints the loss of
         each step. --naive: the same steps through the naive path (the [B, B, Lq, Ld] similarity grid

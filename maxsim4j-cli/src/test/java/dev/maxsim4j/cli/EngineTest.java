@@ -53,6 +53,15 @@ class EngineTest {
       CliRun bad = CliRun.of(scoreArgs());
       assertTrue(bad.failedCleanly(), "an unknown name is refused: " + bad.err());
       assertTrue(bad.err().contains("-Dmaxsim4j.backend=nope (no --backend given)"), bad.err());
+      // a backend that cannot run here is named as the command line sets it, not as a library caller would
+      System.setProperty("maxsim4j.backend", "cuda");
+      CliRun missing = CliRun.of(scoreArgs());
+      if (missing.status() != 0) {
+        assertTrue(missing.failedCleanly(), missing.err());
+        assertTrue(missing.err().contains("from -Dmaxsim4j.backend, no --backend given; unset it in JAVA_OPTS"),
+            missing.err());
+        assertTrue(!missing.err().contains("builder"), missing.err());
+      }
       CliRun flag = CliRun.of(scoreArgs("--verbose", "--backend", "cpu"));
       assertTrue(flag.err().contains("maxsim4j: backend vector"), "the flag wins: " + flag.err());
     } finally {

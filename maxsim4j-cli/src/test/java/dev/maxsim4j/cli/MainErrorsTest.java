@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli;
 
 import static dev.maxsim4j.cli.CliRun.assertOneLineError;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -75,6 +76,35 @@ class MainErrorsTest {
       assertTrue(status == 1 && err.toString().lines().count() == 1, String.join(" ", args) + ": " + err);
       assertTrue(err.toString().startsWith("maxsim4j: error: writing standard output failed"), err.toString());
     }
+  }
+
+  /** A usage error found by a check that several commands share is led by the command's name, as the others are. */
+  @Test
+  void aSharedChecksUsageErrorNamesTheCommand() throws Exception {
+    java.nio.file.Path folder = java.nio.file.Files.createTempDirectory("out-folder");
+    try {
+      CliRun r = CliRun.of("score", "--queries", "q.npy", "--docs", "d.npy", "--out", folder.toString());
+      assertOneLineError(r, 2, "is a directory");
+      assertTrue(r.err().startsWith("maxsim4j: score: --out " + folder), r.err());
+      CliRun own = CliRun.of("score", "--queries", "q.npy", "--docs", "d.npy");
+      assertTrue(own.err().startsWith("maxsim4j: score: --out is required"), "not named twice: " + own.err());
+    } finally {
+      java.nio.file.Files.delete(folder);
+    }
+  }
+
+  /** A reader that closes the pipe early (`maxsim4j help | head -1`) ends the run quietly, not as a failed write. */
+  @Test
+  void aPipeClosedByItsReaderEndsTheRunQuietly() throws Exception {
+    java.util.List<String> command = java.util.List.of(
+        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+        System.getProperty("java.class.path"), Main.class.getName(), "help");
+    Process p = new ProcessBuilder(command).start();
+    p.getInputStream().close(); // before the JVM has started: every write of the child meets a closed pipe
+    String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), err);
+    assertEquals(CommandRunner.CLOSED_PIPE, p.exitValue(), err);
+    assertEquals("", err);
   }
 
   @Test

@@ -23,7 +23,7 @@ import java.util.stream.IntStream;
 /** {@code rerank}: given candidates (one per line) in order of MaxSim against a query. */
 public final class RerankCommand {
   public static final String USAGE = """
-      rerank --query TEXT --candidates FILE [--top N] [--backend NAME]
+      rerank --query TEXT --candidates FILE [--top N] [--backend NAME] [--verbose]
         FILE: one candidate text per non-blank line. Prints them best first with their score (mean best
         cosine per query token) and line number in FILE (a line ends at \\n, \\r\\n or a lone \\r, as Java's
         readers count them). A candidate longer than a passage (see index) is

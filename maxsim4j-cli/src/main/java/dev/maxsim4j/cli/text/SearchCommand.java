@@ -26,7 +26,7 @@ import java.util.stream.IntStream;
 public final class SearchCommand {
   public static final String USAGE = """
       search --dir FOLDER (--query TEXT | --queries FILE) [--k 5] [--candidates 200 | --exact]
-             [--rerank tokens|lucene] [--backend NAME] [--store bf16|int8|binary]
+             [--rerank tokens|lucene] [--backend NAME] [--store bf16|int8|binary] [--verbose]
         Brings FOLDER's index up to date (see index), then ranks its files against the query: a file's score
         is that of its best passage (the mean over query tokens of the best cosine with any token of the
         passage); prints FILE:LINE of that passage and its start. The passages scored are the --candidates
