@@ -68,6 +68,12 @@ final class LateInteractionBytes implements StoredTokens {
   }
 
   @Override
+  public boolean fits(BytesRef value, int maxEntries) {
+    long floats = Math.max(0, value.length - Integer.BYTES) / Float.BYTES;
+    return offsets[rows] + floats <= maxEntries && rows + 2L <= maxEntries;
+  }
+
+  @Override
   public int rows() {
     return rows;
   }

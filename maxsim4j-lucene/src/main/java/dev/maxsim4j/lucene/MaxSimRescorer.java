@@ -82,11 +82,12 @@ public final class MaxSimRescorer extends Rescorer {
   private final boolean quantized;
   /** The query's stored type: FLOAT32, or a quantized type ({@link #withQueryType}). */
   private final DType queryType;
-  /** Hits per block when > 0 (tests: the one-block path of the GPU on the CPU). */
-  private final int blockOverride;
+  /** How the hits are cut into fused calls. */
+  private final Blocking blocking;
   /**
    * Hits per gathered and scored block on the CPU. On the GPU the whole candidate set is one block: one
-   * fused call, one launch, where a call's fixed cost matters more than overlapping the gathering with it.
+   * fused call, one launch, where a call's fixed cost matters more than overlapping the gathering with it (more
+   * calls only where its tokens pass what one Java array holds).
    */
   private static final int CPU_BLOCK = 64;
   /**
@@ -105,12 +106,21 @@ public final class MaxSimRescorer extends Rescorer {
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
       boolean fallbackToFirstPass, MaxSim maxSim, boolean quantized) {
-    this(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, 0, quantized, DType.FLOAT32);
+    this(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, Blocking.DEFAULT, quantized,
+        DType.FLOAT32);
+  }
+
+  /**
+   * Hits per block when {@code hits} > 0 (tests: the GPU's one block on the CPU), and the most entries a gathering
+   * buffer's array takes: a value that would pass it has what the buffer holds scored first (tests: a small one).
+   */
+  record Blocking(int hits, int entries) {
+    static final Blocking DEFAULT = new Blocking(0, Capacity.MAX_ARRAY);
   }
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
-      boolean fallbackToFirstPass, MaxSim maxSim, int blockOverride, boolean quantized, DType queryType) {
-    this.blockOverride = blockOverride;
+      boolean fallbackToFirstPass, MaxSim maxSim, Blocking blocking, boolean quantized, DType queryType) {
+    this.blocking = blocking;
     this.quantized = quantized;
     this.queryType = Arguments.nonNull(queryType, "queryType");
     this.field = Arguments.nonNull(field, "field");
@@ -165,7 +175,7 @@ public final class MaxSimRescorer extends Rescorer {
 
   /** This rescorer, but documents without the field keep their first-pass score. */
   public MaxSimRescorer withFallbackToFirstPassScore() {
-    return new MaxSimRescorer(field, queryVectors, similarity, scale, true, maxSim, blockOverride, quantized,
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, true, maxSim, blocking, quantized,
         queryType);
   }
 
@@ -178,14 +188,20 @@ public final class MaxSimRescorer extends Rescorer {
     if (type != DType.FLOAT32 && !type.isQuantized()) {
       throw new IllegalArgumentException("type is " + type + "; expected FLOAT32, INT8, FLOAT8_E4M3 or BINARY");
     }
-    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, blockOverride,
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, blocking,
         quantized, type);
   }
 
-  /** This rescorer with {@code hits} per fused call (tests). */
+  /** This rescorer with {@code hits} per block (tests). */
   MaxSimRescorer withBlockSize(int hits) {
-    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, hits, quantized,
-        queryType);
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim,
+        new Blocking(hits, blocking.entries()), quantized, queryType);
+  }
+
+  /** This rescorer with gathering buffers of at most {@code entries} an array (tests). */
+  MaxSimRescorer withGatherLimit(int entries) {
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim,
+        new Blocking(blocking.hits(), entries), quantized, queryType);
   }
 
   /**
@@ -258,10 +274,10 @@ public final class MaxSimRescorer extends Rescorer {
     return new TopDocs(firstPassTopDocs.totalHits, hits);
   }
 
-  /** Hits per fused call: all of them on the GPU, {@value #CPU_BLOCK} on the CPU (or {@code blockOverride}). */
+  /** Hits per block: all of them on the GPU, {@value #CPU_BLOCK} on the CPU (or {@link Blocking#hits}). */
   int blockSize(int hits) {
-    if (blockOverride > 0) {
-      return blockOverride;
+    if (blocking.hits() > 0) {
+      return blocking.hits();
     }
     return "cuda".equals(maxSim.backendName()) ? Math.max(1, hits) : CPU_BLOCK;
   }
@@ -300,6 +316,8 @@ public final class MaxSimRescorer extends Rescorer {
           if (group == null) {
             group = new Gathered(take(idle), new ScoreDoc[to - from]);
             byType.put(type, group);
+          } else if (!group.tokens.fits(value, blocking.entries())) {
+            scoreGathered(group); // a block past what one array holds (the GPU's: every hit) takes several calls
           }
           group.hits[group.tokens.rows()] = hit;
           group.tokens.add(value, hit.doc);
@@ -308,16 +326,22 @@ public final class MaxSimRescorer extends Rescorer {
         }
       }
       for (Gathered group : byType.values()) {
-        float[] rescored = score(group.tokens.batch());
-        for (int i = 0; i < rescored.length; i++) {
-          group.hits[i].score = rescored[i];
-        }
+        scoreGathered(group);
       }
     } finally {
       for (Gathered group : byType.values()) {
         keepIdle(idle, group.tokens);
       }
     }
+  }
+
+  /** Sets the scores of the hits {@code group} holds, in one fused call, and empties it for the block's next ones. */
+  private void scoreGathered(Gathered group) {
+    float[] rescored = score(group.tokens.batch());
+    for (int i = 0; i < rescored.length; i++) {
+      group.hits[i].score = rescored[i];
+    }
+    group.tokens.reset(field, query.dim());
   }
 
   /** One type's gathered values of a block and their hits, in gathering order. */

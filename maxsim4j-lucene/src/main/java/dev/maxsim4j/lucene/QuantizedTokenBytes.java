@@ -90,6 +90,14 @@ final class QuantizedTokenBytes implements StoredTokens {
     offsets[++rows] = start + h.tokens();
   }
 
+  /** Counted from the value's length, which bounds both its token bytes and its scales (four bytes a token). */
+  @Override
+  public boolean fits(BytesRef value, int maxEntries) {
+    long tokenBytes = type == null ? 1 : type.bytesPerToken(dim);
+    return (long) offsets[rows] * tokenBytes + value.length <= maxEntries
+        && (long) offsets[rows] + value.length / Float.BYTES <= maxEntries && rows + 2L <= maxEntries;
+  }
+
   @Override
   public int rows() {
     return rows;

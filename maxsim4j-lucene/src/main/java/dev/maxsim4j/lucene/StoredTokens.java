@@ -11,6 +11,12 @@ interface StoredTokens {
   /** Appends one stored value as the next row; {@code docId} names it in errors. */
   void add(BytesRef value, int docId);
 
+  /**
+   * Whether {@code value} can be added with each array of the buffer at most {@code maxEntries} long; a value of
+   * a size it cannot tell, which {@link #add} refuses, fits.
+   */
+  boolean fits(BytesRef value, int maxEntries);
+
   int rows();
 
   /** The rows gathered so far as one packed batch (a view of the buffer where the type allows). */

@@ -199,7 +199,10 @@ class MaxSimRescorerTest {
     }
   }
 
-  /** The GPU's path (the whole candidate set in one fused call), run on the CPU: the same bits as blocks. */
+  /**
+   * The GPU's path (the whole candidate set in one fused call, or in several where its tokens pass one array), run
+   * on the CPU: the same bits as blocks.
+   */
   @Test
   void oneCallForAllCandidatesEqualsBlocks() throws IOException {
     Random rnd = new Random(SEED + 6);
@@ -210,9 +213,13 @@ class MaxSimRescorerTest {
     assertEquals(64, blocks.blockSize(1500), "cpu: blocks of 64");
     TopDocs expected = blocks.rescore(searcher, firstPass, 1500);
     TopDocs oneCall = blocks.withBlockSize(1500).rescore(searcher, firstPass, 1500);
+    // a block past what one gathering array takes (the GPU's, over 2^31 floats) is scored in several calls
+    TopDocs cut = blocks.withBlockSize(1500).withGatherLimit(20_000).rescore(searcher, firstPass, 1500);
     for (int i = 0; i < expected.scoreDocs.length; i++) {
       assertEquals(expected.scoreDocs[i].doc, oneCall.scoreDocs[i].doc, "rank " + i);
       assertEquals(expected.scoreDocs[i].score, oneCall.scoreDocs[i].score, 0f, "rank " + i);
+      assertEquals(expected.scoreDocs[i].doc, cut.scoreDocs[i].doc, "cut, rank " + i);
+      assertEquals(expected.scoreDocs[i].score, cut.scoreDocs[i].score, 0f, "cut, rank " + i);
     }
   }
 

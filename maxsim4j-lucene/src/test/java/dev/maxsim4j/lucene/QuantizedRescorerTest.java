@@ -150,8 +150,12 @@ class QuantizedRescorerTest {
         assertEquals(planted, top, what);
         // one fused call for every candidate (the GPU's path) gives the same scores as blocks
         TopDocs oneCall = rescorer.withBlockSize(DOCS).rescore(searcher, all, DOCS);
+        // and so does that block cut into several calls where its tokens pass what a gathering array takes
+        TopDocs cut = rescorer.withBlockSize(DOCS).withGatherLimit(5000).rescore(searcher, all, DOCS);
         for (int i = 0; i < DOCS; i++) {
           assertEquals(rescored.scoreDocs[i].score, oneCall.scoreDocs[i].score, 0f, what + ": rank " + i);
+          assertEquals(rescored.scoreDocs[i].doc, cut.scoreDocs[i].doc, what + ": cut, rank " + i);
+          assertEquals(rescored.scoreDocs[i].score, cut.scoreDocs[i].score, 0f, what + ": cut, rank " + i);
         }
         ScoreDoc best = rescored.scoreDocs[0];
         assertEquals(best.score, rescorer.explain(searcher, org.apache.lucene.search.Explanation.match(1f, "first"),
