@@ -139,6 +139,48 @@ class QuantizationTest {
    * rounded to a float may land on the midpoint between two codes (6.50000019 became 6.5, then 6). Found by a
    * hostile test.
    */
+  /**
+   * A batch that scores can be quantized: junk (NaN, infinities) in masked or padding slots, which no score reads,
+   * is stored as zeros; finite values there are kept; a valid token's NaN is still refused by name.
+   */
+  @Test
+  void quantizeStoresJunkInSlotsNoScoreReadsAsZeros() {
+    float nan = Float.NaN;
+    float inf = Float.POSITIVE_INFINITY;
+    // row 0: a valid token, a masked NaN; row 1: a valid token, padding of infinity past its length
+    TokenBatch padded = TokenBatch.ofFloats(new float[] {1, -2, nan, 3, 4, 5, inf, -inf}, 2, 2, 2)
+        .withLengths(new int[] {2, 1}).withMask(new boolean[] {true, false, true, true});
+    TokenBatch packed = TokenBatch.packedFloats(new float[] {1, -2, 7, 8, 4, 5, nan, 1}, new int[] {0, 2, 4}, 2)
+        .withMask(new boolean[] {true, false, true, false});
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1, 1}, 1, 1, 2);
+    try (MaxSim maxSim = MaxSim.builder().backend("reference").build()) {
+      for (DType type : new DType[] {DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+        TokenBatch p = padded.quantize(type);
+        float[] stored = p.toFloatArray();
+        for (int k = 0; k < 2; k++) {
+          assertEquals(0f, Math.abs(stored[2 + k]), 0f, type + ": the masked NaN slot, dim " + k);
+          assertEquals(0f, Math.abs(stored[6 + k]), 0f, type + ": the padding slot of infinities, dim " + k);
+        }
+        float[][] scores = maxSim.scores(q, p);
+        TokenBatch clean = TokenBatch.ofFloats(new float[] {1, -2, 0, 0, 4, 5, 0, 0}, 2, 2, 2)
+            .withLengths(new int[] {2, 1}).withMask(new boolean[] {true, false, true, true});
+        float[][] expected = maxSim.scores(q, clean.quantize(type));
+        assertEquals(expected[0][0], scores[0][0], 0f, type + ": row 0");
+        assertEquals(expected[0][1], scores[0][1], 0f, type + ": row 1");
+        TokenBatch k = packed.quantize(type);
+        float[] kept = k.toFloatArray();
+        if (type != DType.BINARY) {
+          assertEquals(8f, kept[3], 0.05f, type + ": a masked finite slot keeps its values");
+        }
+        assertEquals(0f, Math.abs(kept[6]), 0f, type + ": the masked NaN slot of the packed batch");
+      }
+      IllegalArgumentException valid = assertThrows(IllegalArgumentException.class,
+          () -> TokenBatch.packedFloats(new float[] {1, -2, 7, 8, 4, 5, nan, 1}, new int[] {0, 2, 4}, 2)
+              .withMask(new boolean[] {true, false, true, true}).quantize(DType.INT8));
+      assertTrue(valid.getMessage().contains("stored token 3 holds NaN"), valid.getMessage());
+    }
+  }
+
   @Test
   void quantizeRoundsTheExactQuotientOnce() {
     assertEquals(7, TokenBatch.ofFloats(new float[] {241.48384f, 12.359409f}, 1, 1, 2).quantize(DType.INT8)

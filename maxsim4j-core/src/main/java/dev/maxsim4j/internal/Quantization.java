@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal;
 
 import dev.maxsim4j.DType;
+import java.util.Arrays;
 
 /**
  * The codecs of the quantized token types: how a stored byte (or bit) becomes a value, and how a float token
@@ -39,9 +40,10 @@ public final class Quantization {
    * keeps the largest magnitude representable (absmax / 127 for int8, absmax / 448 for fp8, values rounded
    * to nearest even) or, for one bit, the mean magnitude (the scale that minimises the squared error given
    * the signs; never 0 for a token that is not all zeros). A token of zeros gets scale 1 (int8, fp8) or 0 (binary):
-   * it stays exactly zero.
+   * it stays exactly zero. A slot no score reads (masked, or padding past its row) that holds NaN or an infinity
+   * is stored as zeros.
    *
-   * @throws IllegalArgumentException when a token holds NaN or an infinity
+   * @throws IllegalArgumentException when a valid token holds NaN or an infinity
    */
   public static Quantized quantize(Tokens tokens, DType type) {
     int dim = tokens.dim;
@@ -53,6 +55,7 @@ public final class Quantization {
     // a quantized token is read exactly, scale x q in float64: its fp32 product overflows for a large scale where
     // the value, and so its requantization, is finite
     double[] exact = tokens.dtype.isQuantized() ? new double[row.length] : null;
+    boolean[] scored = scoredSlots(tokens);
     for (int t = 0; t < n; t++) {
       if (exact == null) {
         tokens.copyTokens(t, 1, row, 0);
@@ -65,6 +68,14 @@ public final class Quantization {
       double absSum = 0;
       for (int k = 0; k < dim; k++) {
         double v = exact == null ? row[k] : exact[k];
+        if (!Double.isFinite(v) && scored != null && !scored[t]) {
+          absMax = absSum = 0; // junk in a slot no score reads: stored as a token of zeros
+          Arrays.fill(row, 0f);
+          if (exact != null) {
+            Arrays.fill(exact, 0);
+          }
+          break;
+        }
         if (!Double.isFinite(v)) {
           throw new IllegalArgumentException("stored token " + t + " holds " + (float) v + " at dimension " + k
               + "; expected finite values to quantize");
@@ -102,6 +113,22 @@ public final class Quantization {
       }
     }
     return new Quantized(out, scales);
+  }
+
+  /**
+   * Per stored token, whether a score reads it (valid in its row), or null where every stored token is valid.
+   */
+  private static boolean[] scoredSlots(Tokens tokens) {
+    if (tokens.mask == null && tokens.rowsCoverStorage) {
+      return null;
+    }
+    boolean[] scored = new boolean[tokens.storedTokens];
+    for (int r = 0; r < tokens.rows; r++) {
+      for (int t = 0; t < tokens.rowLength[r]; t++) {
+        scored[tokens.rowStart[r] + t] = tokens.isValid(r, t);
+      }
+    }
+    return scored;
   }
 
   /**
