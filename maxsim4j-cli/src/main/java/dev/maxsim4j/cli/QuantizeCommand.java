@@ -126,17 +126,14 @@ final class QuantizeCommand {
       MemorySegment codes = arena.allocate(Math.multiplyExact(tokens, dtype.bytesPerToken(d)));
       MemorySegment scales = arena.allocate(tokens * Float.BYTES, Float.BYTES);
       long width = (long) d * emb.type().width();
-      // one slice's room, reused by every slice whose masked padding is zeroed (quantize copies what it reads)
-      MemorySegment scratch = mask == null ? null : arena.allocate(Math.min(SLICE_TOKENS, tokens) * width);
       for (long from = 0; from < tokens; from += SLICE_TOKENS) {
         int count = (int) Math.min(SLICE_TOKENS, tokens - from);
         MemorySegment slice = emb.segment().asSlice(from * width, count * width);
-        if (mask != null) {
-          slice = paddingZeroed(slice, mask.segment(), from, d, emb.type(), scratch);
-        }
         TokenBatch q;
         try {
-          q = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d).quantize(dtype);
+          TokenBatch batch = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d);
+          // masked tokens are padding, which score never reads: quantize stores their NaN or infinities as zeros
+          q = (mask == null ? batch : batch.withMask(flags(mask.segment(), from, count))).quantize(dtype);
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), from,
               tokenShape));
@@ -196,40 +193,13 @@ final class QuantizeCommand {
     return 0;
   }
 
-  /**
-   * {@code slice} (tokens from {@code from} on), with every masked token that holds NaN or an infinity as zeros: a
-   * masked token is padding, which score never reads, so such values (NaN or np.empty padding) are no reason to
-   * refuse a file that score scores. A copy (into {@code scratch}) only where there is such a token; finite masked
-   * tokens stay as they are.
-   */
-  private static MemorySegment paddingZeroed(MemorySegment slice, MemorySegment mask, long from, int d,
-      NdArray.ElementType type, MemorySegment scratch) {
-    long width = (long) d * type.width();
-    MemorySegment out = slice;
-    for (long t = 0; t < slice.byteSize() / width; t++) {
-      if (mask.get(ValueLayout.JAVA_BYTE, from + t) == 0 && !finite(slice.asSlice(t * width, width), type)) {
-        if (out == slice) {
-          out = scratch.asSlice(0, slice.byteSize()).copyFrom(slice);
-        }
-        out.asSlice(t * width, width).fill((byte) 0);
-      }
+  /** The mask's flags of tokens {@code from} .. {@code from + count - 1} (bytes of 0 and 1). */
+  private static boolean[] flags(MemorySegment mask, long from, int count) {
+    boolean[] flags = new boolean[count];
+    for (int t = 0; t < count; t++) {
+      flags[t] = mask.get(ValueLayout.JAVA_BYTE, from + t) != 0;
     }
-    return out;
-  }
-
-  /** Whether every value of one token is finite: its exponent bits are not all set. */
-  private static boolean finite(MemorySegment token, NdArray.ElementType type) {
-    for (long i = 0; i < token.byteSize() / type.width(); i++) {
-      boolean nonFinite = switch (type) {
-        case F32 -> (Float.floatToRawIntBits(token.getAtIndex(NdArray.LE_FLOAT, i)) & 0x7f800000) == 0x7f800000;
-        case F16 -> (token.getAtIndex(NdArray.LE_SHORT, i) & 0x7c00) == 0x7c00;
-        default -> (token.getAtIndex(NdArray.LE_SHORT, i) & 0x7f80) == 0x7f80; // bf16
-      };
-      if (nonFinite) {
-        return false;
-      }
-    }
-    return true;
+    return flags;
   }
 
   /** The library's message about token t of a slice, with the token named by its place in the file. */
