@@ -135,11 +135,6 @@ class QuantizationTest {
   }
 
   /**
-   * Each stored value is the code nearest to the exact quotient value / scale, rounded once: a quotient first
-   * rounded to a float may land on the midpoint between two codes (6.50000019 became 6.5, then 6). Found by a
-   * hostile test.
-   */
-  /**
    * A batch that scores can be quantized: junk (NaN, infinities) in masked or padding slots, which no score reads,
    * is stored as zeros; finite values there are kept; a valid token's NaN is still refused by name.
    */
@@ -174,6 +169,12 @@ class QuantizationTest {
         }
         assertEquals(0f, Math.abs(kept[6]), 0f, type + ": the masked NaN slot of the packed batch");
       }
+      // requantizing: a masked e4m3 token of a huge scale, whose int8 scale passes fp32's largest value
+      TokenBatch huge = TokenBatch.ofBytes(DType.FLOAT8_E4M3, new byte[] {0x38, 0x38, 0x7e, 0x7e},
+          new float[] {1f, Float.MAX_VALUE}, 1, 2, 2);
+      float[] requantized = huge.withMask(new boolean[] {true, false}).quantize(DType.INT8).toFloatArray();
+      assertEquals(0f, requantized[2], 0f, "the masked token of a scale past fp32's");
+      assertThrows(IllegalArgumentException.class, () -> huge.quantize(DType.INT8), "valid, it is refused");
       IllegalArgumentException valid = assertThrows(IllegalArgumentException.class,
           () -> TokenBatch.packedFloats(new float[] {1, -2, 7, 8, 4, 5, nan, 1}, new int[] {0, 2, 4}, 2)
               .withMask(new boolean[] {true, false, true, true}).quantize(DType.INT8));
@@ -181,6 +182,11 @@ class QuantizationTest {
     }
   }
 
+  /**
+   * Each stored value is the code nearest to the exact quotient value / scale, rounded once: a quotient first
+   * rounded to a float may land on the midpoint between two codes (6.50000019 became 6.5, then 6). Found by a
+   * hostile test.
+   */
   @Test
   void quantizeRoundsTheExactQuotientOnce() {
     assertEquals(7, TokenBatch.ofFloats(new float[] {241.48384f, 12.359409f}, 1, 1, 2).quantize(DType.INT8)

@@ -47,8 +47,8 @@ public final class CommandRunner {
   /**
    * Runs {@code command}, which writes its results to {@code out}; a failure is printed as {@code program: message}
    * on {@code err}, and so is a write to {@code out} that failed (a full disk), which a {@link PrintStream} only
-   * records; where {@code out} is the process's standard output and a pipe whose reader closed it, the run ends
-   * quietly with {@value #CLOSED_PIPE} unless it failed otherwise.
+   * records; where {@code out} is the process's standard output, a pipe or socket whose reader closed it, the run
+   * ends quietly with {@value #CLOSED_PIPE} unless it failed otherwise (its work done: nothing stops it earlier).
    */
   public static int run(String program, PrintStream out, PrintStream err, Command command) {
     Map<Path, Long> mapped = new ConcurrentHashMap<>(); // this run's, apart from runs on other threads
@@ -58,8 +58,8 @@ public final class CommandRunner {
           () -> RunMemory.freedAfter(command::run))));
       if (out.checkError()) {
         if (out == System.out && standardOutputIsPipe()) {
-          // its reader closed it, as `head` does once it has its lines: ended quietly, as a Unix tool that the
-          // pipe's signal stops
+          // its reader closed it, as `head` does once it has its lines: no error, the status a Unix tool that the
+          // pipe's signal stops reports
           return status != 0 ? status : CLOSED_PIPE;
         }
         err.println(program + ": error: writing standard output failed (a full disk, or a reader that closed it);"
@@ -95,13 +95,19 @@ public final class CommandRunner {
   /** The status of a run whose reader closed its standard output early: 128 + SIGPIPE, as the shell reports it. */
   static final int CLOSED_PIPE = 141;
 
+  /** The file type bits of a Unix mode, and those of a pipe (named or not) and of a socket. */
+  private static final int TYPE_BITS = 0170000;
+  private static final int FIFO = 0010000;
+  private static final int SOCKET = 0140000;
+
   /**
-   * Whether this process's standard output is a pipe, where a failed write means that the reader closed it (on
-   * Linux, whose /proc names the descriptor's file; false where that cannot be told).
+   * Whether this process's standard output is a pipe or a socket, where a failed write means that the reader closed
+   * it (on Linux, whose /proc names the descriptor's file; false where that cannot be told).
    */
   private static boolean standardOutputIsPipe() {
     try {
-      return Files.readSymbolicLink(Path.of("/proc/self/fd/1")).toString().startsWith("pipe:");
+      int type = (Integer) Files.getAttribute(Path.of("/proc/self/fd/1"), "unix:mode") & TYPE_BITS;
+      return type == FIFO || type == SOCKET;
     } catch (IOException | RuntimeException e) {
       return false;
     }

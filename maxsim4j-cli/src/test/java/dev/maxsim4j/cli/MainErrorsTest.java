@@ -93,14 +93,34 @@ class MainErrorsTest {
     }
   }
 
-  /** A reader that closes the pipe early (`maxsim4j help | head -1`) ends the run quietly, not as a failed write. */
+  /**
+   * A reader that closes the pipe early (`maxsim4j help | head -1`), or a named pipe's, ends the run quietly, not
+   * as a failed write (Linux: the check reads /proc).
+   */
   @Test
   void aPipeClosedByItsReaderEndsTheRunQuietly() throws Exception {
-    java.util.List<String> command = java.util.List.of(
-        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-        System.getProperty("java.class.path"), Main.class.getName(), "help");
-    Process p = new ProcessBuilder(command).start();
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self/fd")),
+        "no /proc here: a closed pipe is reported as a failed write");
+    String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classPath = System.getProperty("java.class.path");
+    Process p = new ProcessBuilder(javaBin, "-cp", classPath, Main.class.getName(), "help").start();
     p.getInputStream().close(); // before the JVM has started: every write of the child meets a closed pipe
+    assertQuiet(p);
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("fifo");
+    try {
+      // the reader's open returns once the child's standard output is open on the pipe; it then closes at once
+      String script = "mkfifo \"$1/out\" && { (exec 3<\"$1/out\"; exec 3<&-) & exec \"$2\" -cp \"$3\" \"$4\" help"
+          + " > \"$1/out\"; }";
+      assertQuiet(new ProcessBuilder("bash", "-c", script, "fifo", dir.toString(), javaBin, classPath,
+          Main.class.getName()).start());
+    } finally {
+      java.nio.file.Files.deleteIfExists(dir.resolve("out"));
+      java.nio.file.Files.delete(dir);
+    }
+  }
+
+  private static void assertQuiet(Process p) throws Exception {
     String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), err);
     assertEquals(CommandRunner.CLOSED_PIPE, p.exitValue(), err);

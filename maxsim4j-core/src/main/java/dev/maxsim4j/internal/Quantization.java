@@ -40,8 +40,8 @@ public final class Quantization {
    * keeps the largest magnitude representable (absmax / 127 for int8, absmax / 448 for fp8, values rounded
    * to nearest even) or, for one bit, the mean magnitude (the scale that minimises the squared error given
    * the signs; never 0 for a token that is not all zeros). A token of zeros gets scale 1 (int8, fp8) or 0 (binary):
-   * it stays exactly zero. A slot no score reads (masked, or padding past its row) that holds NaN or an infinity
-   * is stored as zeros.
+   * it stays exactly zero. A slot no score reads (masked, or padding past its row) that the type cannot store (NaN,
+   * an infinity, a scale past fp32's largest value) is stored as zeros.
    *
    * @throws IllegalArgumentException when a valid token holds NaN or an infinity
    */
@@ -66,27 +66,30 @@ public final class Quantization {
       }
       double absMax = 0;
       double absSum = 0;
-      for (int k = 0; k < dim; k++) {
+      boolean storable = true;
+      for (int k = 0; k < dim && storable; k++) {
         double v = exact == null ? row[k] : exact[k];
-        if (!Double.isFinite(v) && scored != null && !scored[t]) {
-          absMax = absSum = 0; // junk in a slot no score reads: stored as a token of zeros
-          Arrays.fill(row, 0f);
-          if (exact != null) {
-            Arrays.fill(exact, 0);
-          }
-          break;
-        }
-        if (!Double.isFinite(v)) {
+        storable = Double.isFinite(v);
+        if (!storable && (scored == null || scored[t])) {
           throw new IllegalArgumentException("stored token " + t + " holds " + (float) v + " at dimension " + k
               + "; expected finite values to quantize");
         }
         absMax = Math.max(absMax, Math.abs(v));
         absSum += Math.abs(v);
       }
+      double magnitude = type == DType.BINARY ? absSum / dim : absMax / top(type);
+      if (scored != null && !scored[t] && (!storable || magnitude > Float.MAX_VALUE)) {
+        // a slot no score reads whose values the type cannot store (NaN, infinities, a scale past fp32's): zeros
+        absMax = absSum = 0;
+        Arrays.fill(row, 0f);
+        if (exact != null) {
+          Arrays.fill(exact, 0);
+        }
+      }
       int base = t * tokenBytes;
       switch (type) {
         case INT8 -> {
-          float scale = fitScale(t, absMax, 127, type);
+          float scale = fitScale(t, absMax, top(type), type);
           for (int k = 0; k < dim; k++) {
             double code = exact == null ? (double) row[k] / scale : exact[k] / scale;
             out[base + k] = (byte) Math.max(-127, Math.min(127, Math.rint(code)));
@@ -94,7 +97,7 @@ public final class Quantization {
           scales[t] = scale;
         }
         case FLOAT8_E4M3 -> {
-          float scale = fitScale(t, absMax, E4M3_MAX, type);
+          float scale = fitScale(t, absMax, top(type), type);
           for (int k = 0; k < dim; k++) {
             out[base + k] = encodeE4m3(exact == null ? (double) row[k] / scale : exact[k] / scale);
           }
@@ -106,13 +109,22 @@ public final class Quantization {
               out[base + (k >>> 3)] |= (byte) (0x80 >>> (k & 7));
             }
           }
-          scales[t] = fitScale(t, absSum / dim, 1, type);
+          scales[t] = fitScale(t, absSum / dim, top(type), type);
         }
         default -> throw new IllegalArgumentException("type " + type
             + " is not a quantized type; expected INT8, FLOAT8_E4M3 or BINARY");
       }
     }
     return new Quantized(out, scales);
+  }
+
+  /** The largest code a scale maps the largest magnitude to (one bit: 1, the scale being the mean magnitude). */
+  private static float top(DType type) {
+    return switch (type) {
+      case INT8 -> 127;
+      case FLOAT8_E4M3 -> E4M3_MAX;
+      default -> 1;
+    };
   }
 
   /**
