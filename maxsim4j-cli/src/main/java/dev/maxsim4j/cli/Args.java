@@ -29,6 +29,9 @@ public final class Args {
     this("maxsim4j", command, argv, from, valueOptions, flagOptions);
   }
 
+  /** Options whose value is free text, which may start with "--". */
+  private static final Set<String> TEXT_OPTIONS = Set.of("--query", "--title");
+
   /** As above, for a command of {@code program} (named where an unknown option points to its help). */
   public Args(String program, String command, String[] argv, int from, Set<String> valueOptions,
       Set<String> flagOptions) {
@@ -49,6 +52,11 @@ public final class Args {
           // taken as the value, the next option would name a file, and its own value then be an unknown option;
           // "-h" stays a value (a search for "-h"), "--help" is never one
           throw new UsageException(command + ": " + a + " needs a value, not the option " + argv[i + 1]);
+        }
+        if (argv[i + 1].startsWith("--") && !TEXT_OPTIONS.contains(a)) {
+          // an option of another command, taken as the value, would leave its own value as an "unknown option"
+          throw new UsageException(command + ": " + a + " needs a value, not '" + argv[i + 1] + "' (an option "
+              + command + " does not take; see ./" + program + " help)");
         }
         if (argv[i + 1].isEmpty()) {
           // an empty path is the working folder to java.nio: --docs "" would score every shard found there

@@ -419,6 +419,12 @@ class ScoreInputsTest {
     assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--out", "--normalize"), 2,
         "--out needs a value, not the option --normalize");
     assertFalse(Files.exists(dir.resolve("--top-k")) || Files.exists(Path.of("--top-k")));
+    // an option this command does not take is not a value either (its own value was then "an unknown option")
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", "--dir", p("d.npy"), "--out", p("s.npy")), 2,
+        "--docs needs a value, not '--dir' (an option score does not take");
+    // free text may start with two dashes
+    CliRun text = run("rerank", "--query", "--literally", "--candidates", p("missing.txt"));
+    assertFalse(text.err().contains("needs a value"), text.err());
   }
 
   /** --threads is checked against what MaxSim takes, by its own name, before any work. */
