@@ -102,7 +102,8 @@ extern "C" __global__ void __launch_bounds__(LOSS_THREADS)
     dScores[(size_t)i * columns + j] = (expf(logPs) - pt) * scale / rows;
   }
   kl = blockReduce<false>(kl, scratch);
-  if (threadIdx.x == 0) rowLoss[i] = kl;
+  // KL is never negative: where the distributions (nearly) agree, the terms' rounding may sum below 0 (NaN stays)
+  if (threadIdx.x == 0) rowLoss[i] = kl < 0.f ? 0.f : kl;
 }
 
 // Margin-MSE over (positive, negative) candidate pairs, scores [rows][2]:

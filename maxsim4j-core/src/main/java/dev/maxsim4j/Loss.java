@@ -306,15 +306,18 @@ public sealed interface Loss {
         }
         LogSoftmax student = new LogSoftmax(s, off, columns, scale);
         LogSoftmax teacher = new LogSoftmax(t, off, columns, scale);
+        double kl = 0;
         for (int j = 0; j < columns; j++) {
           double logPt = teacher.of(t[off + j]);
           double logPs = student.of(s[off + j]);
           double pt = Math.exp(logPt);
           if (pt > 0) { // 0 log 0 = 0: a teacher score of -Infinity is probability 0
-            total += pt * (logPt - logPs);
+            kl += pt * (logPt - logPs);
           }
           d[off + j] = (float) (student.minus(s[off + j], logPt) * scale / rows);
         }
+        // KL is never negative: where the distributions (nearly) agree, the terms' rounding may sum below 0
+        total += Math.max(0, kl);
       }
       return new Value(total / rows, d, rows, columns);
     }

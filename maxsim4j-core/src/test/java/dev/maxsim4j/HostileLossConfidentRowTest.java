@@ -50,4 +50,18 @@ class HostileLossConfidentRowTest {
     assertEquals(d0, v.dScores()[0], 1e-6 * Math.abs(d0), "dL/ds0 = ps0 - pt0");
     assertEquals(-d0, v.dScores()[1], 1e-6 * Math.abs(d0), "dL/ds1 = ps1 - pt1");
   }
+
+  /** Nearly equal distributions: the terms' rounding summed to a negative divergence. Found by a parity tester. */
+  @Test
+  void klDistillationOfNearlyEqualRowsIsNeverNegative() {
+    float[][] teacher = {{-8.897804f, -2.3183575f, 6.6250405f, 0f}};
+    float[][] student = {{-8.897804f, -2.3183575f, 6.6250405f, -1.0e30f}};
+    double loss = Loss.klDistillation(teacher, Float.MAX_VALUE).evaluate(student).loss();
+    assertTrue(loss >= 0 && loss < 1e-15, "KL >= 0 and about 1e-18; got " + loss);
+    double equal = Loss.klDistillation(new float[][] {{0, 0, 0, 0}}, 1f).evaluate(new float[][] {{0, 0, 0, 1e-9f}})
+        .loss();
+    assertTrue(equal >= 0 && equal < 1e-15, "about 9.4e-20; got " + equal);
+    assertTrue(Double.isNaN(Loss.klDistillation(teacher, 1f).evaluate(new float[][] {{Float.NaN, 0, 0, 0}}).loss()),
+        "a NaN score's row is still NaN");
+  }
 }
