@@ -34,6 +34,13 @@ import java.util.function.LongSupplier;
  * rounds to zero is +0; scores are fp32; in the backward the gradient of a max flows to one document token, the
  * lowest slot among ties.
  *
+ * <p>Ties are those of the dot products as a backend computes them: fp32 sums in the kernel's order (float64 on the
+ * {@code reference} backend), so document tokens whose dot products lie within that rounding of each other (or
+ * underflow to the same zero) may send the gradient to different slots on different backends, with equal scores.
+ * Gradients are fp32 sums of fp32 products, on every backend: where a step's partial sums pass fp32's range the
+ * gradient holds infinities or NaN though float64's would be finite, and terms far below the largest are rounded
+ * away, as in any fp32 training step.
+ *
  * <p>Range: a score is the float64 MaxSim rounded once to fp32 (the {@code reference} backend, which takes a pair
  * exactly where its products pass 2^64 and cancel, so that float64's own rounding leaves no remainder), within the
  * roundings of fp32 dot products. Dot products are summed in fp32, so values near {@code 1e19} can pass fp32's
