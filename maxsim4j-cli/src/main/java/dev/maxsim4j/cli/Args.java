@@ -29,8 +29,10 @@ public final class Args {
     this("maxsim4j", command, argv, from, valueOptions, flagOptions);
   }
 
-  /** Options whose value is free text, which may start with "--". */
+  /** Options whose value is free text, which may look like an option. */
   private static final Set<String> TEXT_OPTIONS = Set.of("--query", "--title");
+  /** What an option's name looks like ({@code --8} is a malformed number, named as such by its option). */
+  private static final Pattern OPTION_NAME = Pattern.compile("--[A-Za-z][A-Za-z0-9-]*");
 
   /** As above, for a command of {@code program} (named where an unknown option points to its help). */
   public Args(String program, String command, String[] argv, int from, Set<String> valueOptions,
@@ -53,7 +55,7 @@ public final class Args {
           // "-h" stays a value (a search for "-h"), "--help" is never one
           throw new UsageException(command + ": " + a + " needs a value, not the option " + argv[i + 1]);
         }
-        if (argv[i + 1].startsWith("--") && !TEXT_OPTIONS.contains(a)) {
+        if (OPTION_NAME.matcher(argv[i + 1]).matches() && !TEXT_OPTIONS.contains(a)) {
           // an option of another command, taken as the value, would leave its own value as an "unknown option"
           throw new UsageException(command + ": " + a + " needs a value, not '" + argv[i + 1] + "' (an option "
               + command + " does not take; see ./" + program + " help)");
