@@ -360,11 +360,12 @@ public final class TokenBatch {
    * squared error; the smallest subnormal where that rounds to 0 for a token that is not all zeros); the sign bit
    * is set for {@code x >= 0}. A token of zeros stays exactly zero (scale 1 for int8 and fp8, 0 for one bit).
    * A masked or padding slot, which no score reads, is quantized as it stands, or as zeros where the type cannot
-   * store it (NaN, an infinity, or a scale past fp32's largest value). Quantizing a quantized batch requantizes its dequantized values.
+   * store it (NaN, an infinity, or a scale past fp32's largest value). Quantizing a quantized batch requantizes
+   * its dequantized values.
    *
    * @throws IllegalArgumentException when {@code type} is not quantized, a valid token holds NaN or an
-   *     infinity, or (requantizing) a valid token's values {@code scale x q}, read exactly, need a scale past fp32's largest
-   *     value (the error names it)
+   *     infinity, or (requantizing) a valid token's values {@code scale x q}, read exactly, need a scale past
+   *     fp32's largest value (the error names it)
    */
   public TokenBatch quantize(DType type) {
     Arguments.nonNull(type, "type");
