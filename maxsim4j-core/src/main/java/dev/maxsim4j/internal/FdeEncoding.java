@@ -1,6 +1,7 @@
 package dev.maxsim4j.internal;
 
 import java.util.Arrays;
+import java.util.concurrent.ForkJoinPool;
 import java.util.function.IntConsumer;
 import java.util.stream.IntStream;
 
@@ -16,24 +17,62 @@ public final class FdeEncoding {
   private FdeEncoding() {}
 
   /** Runs {@code row} for every row of {@code [0, rows)}, on whichever threads its owner computes with. */
-  @FunctionalInterface
   public interface Rows {
     void forEach(int rows, IntConsumer row);
+
+    /** The most rows {@link #forEach} runs at once: the threads it runs them on. */
+    int parallelism();
   }
 
   /** Rows on the common pool: for an encoder used without a {@code MaxSim}, which has no threads of its own. */
-  public static final Rows COMMON_POOL = (rows, row) -> IntStream.range(0, rows).parallel().forEach(row);
+  public static final Rows COMMON_POOL = new Rows() {
+    @Override
+    public void forEach(int rows, IntConsumer row) {
+      IntStream.range(0, rows).parallel().forEach(row);
+    }
+
+    @Override
+    public int parallelism() {
+      return ForkJoinPool.getCommonPoolParallelism() + 1; // the calling thread joins the pool's work
+    }
+  };
 
   /** Encodings of every row of {@code t} ({@code queries}: sums per partition, else documents' averages). */
   public static float[][] encode(FdeParameters p, Tokens t, boolean queries, Rows rows) {
-    // a row is encoded in float64: its tokens, their inner projections and one repetition's products at once
     long perToken = (long) p.dim() + p.projectionDim() + p.columnsPerRepetition();
-    HeapLimit.requireBytes(8 * perToken * t.maxValidCount + 8L * p.rawDimension(), (queries ? "queries" : "documents")
+    long perRow = rowBytes(p, t.maxValidCount);
+    // beside the encodings, which fill up while rows are encoded
+    long encodings = t.rows * (4L * p.dimension() + HeapLimit.ARRAY_OVERHEAD);
+    HeapLimit.alsoHolding(encodings, () -> HeapLimit.requireBytes(perRow, (queries ? "queries" : "documents")
         + "' longest row of " + t.maxValidCount + " tokens, encoded in float64 (d + projection dim + columns per"
-        + " repetition = " + perToken + " doubles a token)", "encode shorter rows");
+        + " repetition = " + perToken + " doubles a token)", "encode shorter rows"));
     float[][] out = new float[t.rows][];
-    rows.forEach(t.rows, row -> out[row] = encodeRow(p, t, row, queries));
+    // rows run in parallel, each with its working arrays: as many at once as the heap holds of the longest row's
+    int parallel = Math.min(t.rows, rows.parallelism());
+    int atOnce = parallel;
+    while (atOnce > 1 && !HeapLimit.fits(perRow > Long.MAX_VALUE / atOnce ? Long.MAX_VALUE : perRow * atOnce,
+        encodings)) {
+      atOnce--;
+    }
+    if (atOnce == parallel) {
+      rows.forEach(t.rows, row -> out[row] = encodeRow(p, t, row, queries));
+    } else {
+      int lanes = atOnce; // each lane encodes every lanes-th row, one after another
+      rows.forEach(lanes, lane -> {
+        for (int row = lane; row < t.rows; row += lanes) {
+          out[row] = encodeRow(p, t, row, queries);
+        }
+      });
+    }
     return out;
+  }
+
+  /**
+   * The working arrays of a row of {@code tokens} valid tokens: in float64 its tokens, their inner projections and one
+   * repetition's products at once, and the raw encoding.
+   */
+  public static long rowBytes(FdeParameters p, int tokens) {
+    return 8 * ((long) p.dim() + p.projectionDim() + p.columnsPerRepetition()) * tokens + 8L * p.rawDimension();
   }
 
   /** Sums and averages in float64, rounded once: fp32 sums of huge tokens overflow where the average does not. */

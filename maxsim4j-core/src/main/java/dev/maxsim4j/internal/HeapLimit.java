@@ -63,6 +63,14 @@ public final class HeapLimit {
   }
 
   /**
+   * Whether {@code bytes} of working memory pass {@link #requireBytes(long, String, String)}'s check with
+   * {@code alsoHeld} bytes the call holds beside them counted too.
+   */
+  public static boolean fits(long bytes, long alsoHeld) {
+    return bytes <= HEAP && fitsBeside(bytes, held() + alsoHeld);
+  }
+
+  /**
    * As {@link #requireBytes(long, String, String)} with {@code alsoHeld} bytes the call holds beside them counted too
    * ({@link #alsoHolding}), the message made only where the bytes are refused: a check on every call's path.
    */

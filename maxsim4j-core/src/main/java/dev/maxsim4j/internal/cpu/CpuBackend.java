@@ -7,6 +7,7 @@ import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import java.util.Arrays;
+import java.util.function.IntConsumer;
 
 /**
  * A CPU backend: one {@link PairKernel} driven by the calling thread and a fixed pool ({@link ParallelLoop}). Work
@@ -27,12 +28,21 @@ public final class CpuBackend implements Backend {
   /** Encodings on this backend's threads, not the common pool: a MaxSim built with threads(n) computes with n. */
   @Override
   public float[][] encodeFde(FdeParameters parameters, Tokens tokens, boolean queries) {
-    return FdeEncoding.encode(parameters, tokens, queries, (rows, row) -> loop.forRange(rows, loop.grainFor(rows, 1),
-        (from, to) -> {
+    return FdeEncoding.encode(parameters, tokens, queries, new FdeEncoding.Rows() {
+      @Override
+      public void forEach(int rows, IntConsumer row) {
+        loop.forRange(rows, loop.grainFor(rows, 1), (from, to) -> {
           for (int r = from; r < to; r++) {
             row.accept(r);
           }
-        }));
+        });
+      }
+
+      @Override
+      public int parallelism() {
+        return loop.threads();
+      }
+    });
   }
 
   @Override
