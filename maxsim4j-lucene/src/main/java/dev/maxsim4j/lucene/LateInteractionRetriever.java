@@ -127,6 +127,7 @@ public final class LateInteractionRetriever {
 
   /** The fields of a document of token vectors {@code [L][d]} (at least one token). */
   public List<IndexableField> documentFields(float[][] tokens) {
+    checkStoredSize(tokens);
     tokens = Arguments.copyRows(tokens); // encoded and stored as read once: the caller's could change meanwhile
     // checked before encoding: the encoder names a token of another d as its batch's ("documents have dimension 2")
     checkTokens("tokens", tokens);
@@ -140,7 +141,21 @@ public final class LateInteractionRetriever {
   public List<IndexableField> documentFields(float[][] tokens, float[] encoding) {
     // Lucene's vector field keeps the array it is given: a caller that refills one array with each document's
     // encoding, adding the documents later, would index the last encoding for all of them, past the check below
+    checkStoredSize(tokens);
     return fieldsOfCopies(Arguments.copyRows(tokens), Arguments.nonNull(encoding, "encoding").clone());
+  }
+
+  /**
+   * Refuses a document whose tokens one value of Lucene's LateInteractionField cannot hold (4 + L x d x 4 bytes in
+   * one array), before they are copied: Lucene's own size arithmetic wraps past an int.
+   */
+  private void checkStoredSize(float[][] tokens) {
+    long d = encoder.tokenDimension();
+    if (tokens != null && 4 + 4 * tokens.length * d > Capacity.MAX_ARRAY) {
+      throw new IllegalArgumentException("tokens has " + tokens.length + " vectors of d = " + d + ", " + (4 + 4
+          * tokens.length * d) + " bytes as the one stored value of " + tokensField + "; expected at most "
+          + (Capacity.MAX_ARRAY - 4) / (4 * d) + " vectors, a value one Java array holds");
+    }
   }
 
   /** documentFields of {@code tokens} and {@code encoding} that no caller holds (copied, or made here). */

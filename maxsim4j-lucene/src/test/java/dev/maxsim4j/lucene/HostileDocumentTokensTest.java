@@ -31,4 +31,32 @@ class HostileDocumentTokensTest {
       }
     }
   }
+
+  @Test
+  void aDocumentPastOneStoredValueIsRefusedAsTokensBeforeItIsCopied() {
+    try (MaxSim maxSim = MaxSim.builder().backend("scalar").build()) {
+      int d = 1024;
+      FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(d).simHashBits(1).repetitions(1).build();
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      // 4 + 4 L d passes an int: Lucene's field would size its value negative (L = 525,312: 2^31 + 2^22 + 4 bytes)
+      // or, wrapped past zero, too small (L = 2^20: 4 bytes)
+      float[] row = new float[d];
+      row[0] = 1;
+      for (int length : new int[] {525_312, 1 << 20}) {
+        float[][] tokens = new float[length][];
+        Arrays.fill(tokens, row);
+        for (boolean encoded : new boolean[] {false, true}) {
+          IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> {
+            if (encoded) {
+              retriever.documentFields(tokens, new float[encoder.dimension()]);
+            } else {
+              retriever.documentFields(tokens);
+            }
+          });
+          assertTrue(e.getMessage().startsWith("tokens has " + length + " vectors of d = 1024")
+              && e.getMessage().contains("expected at most 524287 vectors"), e.getMessage());
+        }
+      }
+    }
+  }
 }
