@@ -116,7 +116,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   }
 
   /**
-   * Loads the model and tokenizer from the classpath (about 1 s; the model is 90 MB). DJL's tokenizer reports
+   * Loads the model and tokenizer from the classpath (the model is 90 MB). DJL's tokenizer reports
    * its use over the network (it asks the EC2 metadata address, and from EC2 a telemetry endpoint) unless told
    * not to: where neither the system property nor the environment variable {@code OPT_OUT_TRACKING} is set, this
    * sets the system property to {@code true} first, so that encoding text sends nothing anywhere. ONNX Runtime's

@@ -24,7 +24,7 @@ import jdk.incubator.vector.VectorSpecies;
  * final sum over query tokens, and the corpus is read as stored, never transposed.
  *
  * <p><b>Micro-kernel.</b> 2 vectors of query tokens x 6 document tokens = 12 independent FMA chains (more
- * than FMA latency x two pipes needs), 8 loads per 12 FMAs, chosen over 2 x 4 by measurement (docs/benchmarks.md).
+ * than FMA latency x two pipes needs), 8 loads per 12 FMAs, where 2 x 4 takes 6 loads per 8.
  * With 8 lanes or fewer, 4 vectors first, each tile then read once per 32 query tokens: x 3 tokens (7 loads per 12
  * FMAs, 17 live vectors) where the JIT compiles for 32 vector registers, x 2 (6 loads per 8 FMAs, 13 live) for
  * AVX2's 16. The last V query lanes use 1 vector x 4 tokens. A tail shorter than a step repeats the last token: a

@@ -269,7 +269,7 @@ public final class ForwardPlan {
    * Rule 20: ... and pays wherever it applies for 1-bit documents, and for 8-bit documents wherever a query has at
    * least 2 of them (its rows are loaded once for them) or each resident block takes one pair (as one query against one
    * document; docs/design/kernel-selection.md holds both measurements). Launches where most pairs have a query of their
-   * own (pairwise) and the blocks take several, a query load per pair, not timed, take it from 9 tiles of 64 tokens per
+   * own (pairwise) and the blocks take several, a query load per pair, take it from 9 tiles of 64 tokens per
    * resident block (4 blocks per SM) and leave fewer to the mma.sync kernel of rule 18, which balances single pairs
    * across warps. Tiles are counted at the longest document's length: a ragged batch may count more than it holds.
    * 8-bit documents of d over 128, and of 16, 32 or 48 dims (the c1k entries, d/16 k-steps), take it at any size: the
