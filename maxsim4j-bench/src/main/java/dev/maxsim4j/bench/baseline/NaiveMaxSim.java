@@ -1,8 +1,9 @@
 package dev.maxsim4j.bench.baseline;
 
 import dev.maxsim4j.TokenBatch;
-import java.util.concurrent.ForkJoinPool;
-import java.util.stream.IntStream;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -112,21 +113,61 @@ public final class NaiveMaxSim {
     return out;
   }
 
-  private interface IntBody {
+  interface IntBody {
     void run(int j);
   }
 
-  private static void runParallel(int threads, int n, int chunk, IntBody body) {
+  /**
+   * Runs {@code body} for {@code [0, n)} in chunks on {@code threads} threads (this one among them). A thread that
+   * fails, as with an OutOfMemoryError when the inputs leave the heap nearly full, still counts itself done, and
+   * the first failure is rethrown here: a fork-join pool whose worker died that way left its join waiting forever.
+   */
+  static void runParallel(int threads, int n, int chunk, IntBody body) {
     int chunks = (n + chunk - 1) / chunk;
-    ForkJoinPool pool = new ForkJoinPool(threads);
-    try {
-      pool.submit(() -> IntStream.range(0, chunks).parallel().forEach(c -> {
-        for (int j = c * chunk; j < Math.min(n, (c + 1) * chunk); j++) {
-          body.run(j);
+    int workers = Math.max(1, Math.min(threads, chunks));
+    AtomicInteger next = new AtomicInteger();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(workers);
+    Runnable work = () -> {
+      try {
+        for (int c = next.getAndIncrement(); c < chunks && failure.get() == null; c = next.getAndIncrement()) {
+          for (int j = c * chunk; j < Math.min(n, (c + 1) * chunk); j++) {
+            body.run(j);
+          }
         }
-      })).join();
-    } finally {
-      pool.shutdown();
+      } catch (Throwable t) {
+        failure.compareAndSet(null, t);
+      } finally {
+        done.countDown();
+      }
+    };
+    for (int w = 1; w < workers; w++) {
+      try {
+        Thread.ofPlatform().daemon().start(work);
+      } catch (Throwable t) { // no thread to count itself done: this one counts for it
+        failure.compareAndSet(null, t);
+        done.countDown();
+      }
+    }
+    work.run();
+    boolean interrupted = false;
+    while (true) {
+      try {
+        done.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true; // the threads read the inputs: return only once they have stopped
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    Throwable t = failure.get();
+    if (t instanceof RuntimeException e) {
+      throw e;
+    }
+    if (t instanceof Error e) {
+      throw e;
     }
   }
 }
