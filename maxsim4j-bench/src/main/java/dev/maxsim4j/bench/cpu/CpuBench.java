@@ -47,7 +47,7 @@ public final class CpuBench {
         holds the shapes measured so far (kept if the run fails, removed when FILE is written; both are checked
         before any shape runs).
         naive ms is '-' where its grid passes 3 GiB or it and its copies of the inputs would not fit the heap
-        (-Xmx through JAVA_OPTS); a shape whose fp32 inputs and scores alone do not fit is refused before any
+        (-Xmx through JAVA_OPTS), and in a JVM without the Vector API's module; a shape whose fp32 inputs and scores alone do not fit is refused before any
         shape runs.""";
 
   private static final List<String> DEFAULT_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128",
@@ -118,7 +118,8 @@ public final class CpuBench {
     }
     int iterations = a.intValue("--iterations", 0, 1, MAX_ITERATIONS);
     int rounds = a.intValue("--rounds", 3, 1, MAX_ROUNDS);
-    boolean naive = !a.has("--no-naive");
+    // the naive baseline is written with the Vector API: a JVM without its module (a scalar run) leaves it out
+    boolean naive = !a.has("--no-naive") && MaxSim.vectorApiAvailable();
     boolean compareFp32 = docType != DType.FLOAT32 || queryType != DType.FLOAT32;
     OpenBlas blas = a.has("--sgemm") ? OpenBlas.load() : null;
     if (blas != null) {
