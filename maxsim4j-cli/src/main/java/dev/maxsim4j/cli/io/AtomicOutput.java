@@ -262,15 +262,25 @@ public final class AtomicOutput implements AutoCloseable {
   /** The file a (chain of) symbolic link(s) names, existing or not; {@code target} itself if it is no link. */
   private static Path linkTarget(String option, Path target) throws IOException {
     Path file = target.toAbsolutePath();
-    for (int links = 0; Files.isSymbolicLink(file); links++) {
+    for (int links = 0; ; links++) {
+      // a process's open file (/dev/stdout is /proc/self/fd/1): replacing the file it names would drop what the
+      // process writes there, such as a command's table redirected to the same file
+      if (file.normalize().startsWith(PROC)) {
+        throw new IllegalArgumentException(option + " " + target + " is a file a process holds open (" + file
+            + "); expected a file to write");
+      }
+      if (!Files.isSymbolicLink(file)) {
+        return file;
+      }
       if (links == MAX_LINKS) {
         throw new IllegalArgumentException(option + " " + target + " is a loop of symbolic links; expected a file"
             + " to write");
       }
       file = file.getParent().resolve(Files.readSymbolicLink(file));
     }
-    return file;
   }
+
+  private static final Path PROC = Path.of("/proc");
 
   /** Where to write the content. */
   public Path temp() {

@@ -43,6 +43,40 @@ class AtomicOutputTest {
     }
   }
 
+  /**
+   * A process's open file named through /proc (as /dev/stdout names a redirected stdout) is refused and kept: moving
+   * a new file onto the name replaced what the process had written there, and dropped what it wrote next.
+   */
+  @Test
+  void aFileAProcessHoldsOpenNamedThroughProcIsRefusedAndKept() throws IOException {
+    Path file = dir.resolve("stdout.txt");
+    Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")), "no /proc/self/fd");
+    try (var held = Files.newOutputStream(file)) {
+      held.write("the table".getBytes(StandardCharsets.UTF_8));
+      held.flush();
+      Path descriptor = null;
+      try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+        for (Path fd : fds.toList()) {
+          try {
+            if (Files.readSymbolicLink(fd).equals(file.toRealPath())) {
+              descriptor = fd;
+            }
+          } catch (IOException gone) {
+            // the listing's own descriptor, closed by now
+          }
+        }
+      }
+      Assumptions.assumeTrue(descriptor != null, "the open file's descriptor not found");
+      Path link = Files.createSymbolicLink(dir.resolve("out.json"), descriptor);
+      for (Path target : List.of(descriptor, link)) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> AtomicOutput.writeString("--json", target, List.of(), "{}"));
+        assertTrue(e.getMessage().startsWith("--json " + target + " is a file a process holds open"), e.getMessage());
+      }
+    }
+    assertEquals("the table", Files.readString(file));
+  }
+
   @Test
   void aReadOnlyTargetThisUserMayWriteIsReplacedAndStaysReadOnly() throws IOException {
     // root may write it; the temporary file is forced before it takes the read-only permissions (a force after
