@@ -59,7 +59,9 @@ final class DebianDescriptions {
       try (InputStream in = lz4.getInputStream()) {
         Map<String, Description> all = parse(in);
         if (lz4.waitFor() != 0) {
-          throw new UsageException("--translations " + file + ": lz4 -dc failed; expected an lz4-compressed list");
+          // the file's content, not the command line, is at fault: bad input, as a list lacking packages is
+          throw new IllegalArgumentException("--translations " + file + ": lz4 -dc failed; expected an"
+              + " lz4-compressed list");
         }
         return all;
       } catch (InterruptedException e) {

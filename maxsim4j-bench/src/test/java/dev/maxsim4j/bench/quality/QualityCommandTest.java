@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -109,5 +110,14 @@ class QualityCommandTest {
       assertTrue(run.failedCleanly() && run.err().equals("maxsim4j bench: error: quality: " + c[1] + "\n"), run.err());
       assertTrue(run.out().isEmpty(), run.out());
     }
+  }
+
+  /** A list that is no lz4 stream is bad input (exit 1), as a list lacking packages is, not a bad command line. */
+  @Test
+  void aCorruptLz4ListIsBadInput() throws IOException {
+    Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/lz4")), "no lz4 program");
+    Path bad = Files.writeString(dir.resolve("bad_Translation-en.lz4"), "not lz4 at all\n");
+    BenchRun run = BenchRun.of("quality", "--translations", bad.toString(), "--docs", "3", "--queries", "1");
+    assertTrue(run.failedCleanly() && run.err().contains("lz4 -dc failed"), run.status() + " " + run.err());
   }
 }
