@@ -47,8 +47,8 @@ public final class CpuBench {
         holds the shapes measured so far (kept if the run fails, removed when FILE is written; both are checked
         before any shape runs).
         naive ms is '-' where its grid passes 3 GiB or it and its copies of the inputs would not fit the heap
-        (-Xmx through JAVA_OPTS), and in a JVM without the Vector API's module; a shape whose fp32 inputs and scores alone do not fit is refused before any
-        shape runs.""";
+        (-Xmx through JAVA_OPTS), and in a JVM without the Vector API's module; a shape whose fp32 inputs and
+        scores alone do not fit is refused before any shape runs.""";
 
   private static final List<String> DEFAULT_SHAPES = List.of("1,1000,32,300,128", "1,1000,32,1024,128",
       "32,32,32,300,128");
