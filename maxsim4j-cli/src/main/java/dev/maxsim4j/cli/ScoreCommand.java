@@ -107,9 +107,20 @@ final class ScoreCommand {
     // checked before the inputs are read (which may copy gigabytes or scan every fp8 byte), so a missing or
     // unwritable folder fails at once; the output is checked again against every file read once they are known
     AtomicOutput.check(option, AtomicOutput.target(option, a.get(option)), namedFiles(a));
-    if (ShardedScore.applies(a)) {
-      return ShardedScore.run(a, out, err, builder);
+    boolean sharded = ShardedScore.applies(a);
+    if (sharded) {
+      ShardedScore.checkOptions(a);
     }
+    // the backend, and the library's -D settings it reads, are refused before the inputs are read (gigabytes,
+    // perhaps, whose reading would fail first in a heap too small for them and hide the setting's mistake)
+    try (MaxSim maxSim = Engine.open(a, builder)) {
+      return sharded ? ShardedScore.run(a, out, err, maxSim) : score(a, out, err, maxSim, option, topK, k);
+    }
+  }
+
+  /** Scores one --docs file with {@code maxSim} into {@code option}'s file. */
+  private static int score(Args a, PrintStream out, PrintStream err, MaxSim maxSim, String option, boolean topK,
+      int k) throws IOException {
     long start = System.nanoTime();
     Inputs.Loaded queries = Inputs.load(a, Inputs.QUERIES);
     Inputs.Loaded docs = Inputs.load(a, Inputs.DOCS);
@@ -150,7 +161,7 @@ final class ScoreCommand {
     }
     long read = System.nanoTime();
     String what;
-    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(a, builder)) {
+    try (AtomicOutput output = AtomicOutput.create(option, target, inputs)) {
       if (a.has("--normalize")) {
         q = q.l2Normalized();
         d = d.l2Normalized();

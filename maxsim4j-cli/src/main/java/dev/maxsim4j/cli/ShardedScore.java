@@ -50,7 +50,8 @@ final class ShardedScore {
     return a.get("--docs") != null && Files.isDirectory(PathArgument.of("--docs", a.get("--docs")));
   }
 
-  static int run(Args a, PrintStream out, PrintStream err, MaxSim.Builder builder) throws IOException {
+  /** Refuses options a folder of shards cannot take: mistakes in the command line, found before any work. */
+  static void checkOptions(Args a) {
     for (String option : WHOLE_CORPUS_FILES) {
       if (a.get(option) != null) {
         throw new UsageException("score: " + option + " names one file for the whole corpus, but --docs "
@@ -61,6 +62,10 @@ final class ShardedScore {
     if (a.has("--pairwise")) {
       throw new UsageException("score: --pairwise needs one --docs file, not a folder of shards");
     }
+  }
+
+  /** Scores the shards with {@code maxSim}, its options checked ({@link #checkOptions}). */
+  static int run(Args a, PrintStream out, PrintStream err, MaxSim maxSim) throws IOException {
     boolean topK = a.get("--top-k") != null;
     int k = a.intValue("--top-k", 10, 1);
     long start = System.nanoTime();
@@ -80,7 +85,7 @@ final class ShardedScore {
     Path target = AtomicOutput.target(option, a.get(option));
     long read = System.nanoTime();
     String what;
-    try (AtomicOutput output = AtomicOutput.create(option, target, inputs); MaxSim maxSim = Engine.open(a, builder)) {
+    try (AtomicOutput output = AtomicOutput.create(option, target, inputs)) {
       if (topK) {
         TopK top = topK(a, maxSim, q, shards, k, err);
         output.write(file -> ScoreCommand.writeRun(file, top));
