@@ -107,6 +107,7 @@ public final class BackendSelector {
     if (reason.isEmpty()) {
       return CudaDevices.create(threads);
     }
+    CudaDevices.checkSettings(); // auto would use them where a GPU is: checked here too
     if (CUDA_FALLBACK_LOGGED.compareAndSet(false, true)) {
       // on a machine without a GPU the CPU is the normal case; beside a GPU it is not
       LOG.log(CudaBackend.gpuPresent() ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,

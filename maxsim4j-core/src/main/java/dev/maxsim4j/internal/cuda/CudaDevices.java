@@ -45,6 +45,18 @@ public final class CudaDevices {
     return new ShardedBackend(backends, b -> ((CudaBackend) b).freeBytes());
   }
 
+  /**
+   * Checks the CUDA settings ({@value #PROPERTY}, {@code maxsim4j.cuda.memoryLimit}) as far as they can be where no
+   * GPU is visible, their syntax: a mistake in them is named where it is made, not first on a machine with a GPU.
+   */
+  public static void checkSettings() {
+    String value = System.getProperty(PROPERTY);
+    if (value != null) {
+      parse(value, -1);
+    }
+    MemoryBudget.fromSystemProperty();
+  }
+
   /** GPUs the driver reports (those CUDA_VISIBLE_DEVICES leaves visible); 0 where CUDA cannot run. */
   public static int visible() {
     return CudaBackend.unavailableReason().isPresent() ? 0 : CudaDevice.visibleDevices();
@@ -75,14 +87,16 @@ public final class CudaDevices {
   }
 
   /**
-   * The ordinals of {@code value}, a comma-separated list of distinct devices among {@code visible}.
+   * The ordinals of {@code value}, a comma-separated list of distinct devices among {@code visible} (-1: not known,
+   * no GPU being visible: any ordinal >= 0).
    *
    * @throws IllegalArgumentException naming the property, what it holds and what it should
    */
   static int[] parse(String value, int visible) {
     String seen = "system property " + PROPERTY + " = '" + value + "'";
-    String expected = "; expected comma-separated ordinals of distinct visible devices, 0 .. " + (visible - 1)
-        + " (the driver reports " + visible + (visible == 1 ? " device" : " devices") + "), e.g. 0,1";
+    String expected = visible < 0 ? "; expected comma-separated ordinals of distinct devices, e.g. 0,1"
+        : "; expected comma-separated ordinals of distinct visible devices, 0 .. " + (visible - 1)
+            + " (the driver reports " + visible + (visible == 1 ? " device" : " devices") + "), e.g. 0,1";
     String[] parts = value.split(",", -1);
     int[] ordinals = new int[parts.length];
     for (int i = 0; i < parts.length; i++) {
@@ -93,7 +107,7 @@ public final class CudaDevices {
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(seen + " holds '" + part + "', not an ordinal" + expected);
       }
-      if (ordinal < 0 || ordinal >= visible) {
+      if (ordinal < 0 || visible >= 0 && ordinal >= visible) {
         throw new IllegalArgumentException(seen + " names device " + ordinal + ", which is not visible" + expected);
       }
       for (int j = 0; j < i; j++) {

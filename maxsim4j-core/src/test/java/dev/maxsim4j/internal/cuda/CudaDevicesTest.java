@@ -3,7 +3,9 @@ package dev.maxsim4j.internal.cuda;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.maxsim4j.MaxSim;
 import org.junit.jupiter.api.Test;
 
 /** Which GPUs maxsim4j.cuda.devices names, and why none is usable. */
@@ -48,5 +50,30 @@ class CudaDevicesTest {
     assertEquals(java.util.Optional.of(old), CudaDevice.noneUsable(1, o -> java.util.Optional.of(old)));
     assertEquals(java.util.Optional.of("none of the 3 visible GPUs can run maxsim4j's kernels: " + old
         + ", and the others alike or worse"), CudaDevice.noneUsable(3, o -> java.util.Optional.of(old)));
+  }
+
+  /**
+   * auto refuses malformed CUDA settings where no GPU is visible too, where it scores on the CPU: they were read only
+   * beside a GPU, so a mistake passed every CPU-only machine (found by a hostile tester).
+   */
+  @Test
+  void autoRefusesMalformedCudaSettingsWithOrWithoutAGpu() {
+    String[][] settings = {{CudaDevices.PROPERTY, "0,,1"}, {MemoryBudget.PROPERTY, "2g"}};
+    for (String[] setting : settings) {
+      String previous = System.getProperty(setting[0]);
+      System.setProperty(setting[0], setting[1]);
+      try {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> MaxSim.builder().backend("auto").threads(1).build().close());
+        assertTrue(e.getMessage().contains(setting[0] + " = '" + setting[1] + "'"), e.getMessage());
+      } finally {
+        if (previous == null) {
+          System.clearProperty(setting[0]);
+        } else {
+          System.setProperty(setting[0], previous);
+        }
+      }
+    }
+    MaxSim.builder().backend("auto").threads(1).build().close();
   }
 }
