@@ -51,6 +51,14 @@ class CpuBenchTest {
   }
 
   /** A backend that does not open prints nothing but its one error line: no table header first. */
+  /** Backend names in any case and padding, as the library and the other commands read them. */
+  @Test
+  void aBackendNameInAnotherCaseIsTheSameBackend() {
+    BenchRun b = BenchRun.of("cpu", "--shape", "1,3,4,5,16", "--backend", " Vector", "--iterations", "1", "--rounds",
+        "1", "--no-naive");
+    assertEquals(0, b.status(), b.err());
+  }
+
   @Test
   void anUnknownBackendPrintsNoTable() {
     BenchRun b = BenchRun.of("cpu", "--shape", "2,3,4,5,16", "--backend", "foo", "--iterations", "1");

@@ -103,7 +103,7 @@ public final class CpuBench {
           + "; expected no --query-dtype, or binary (or --dtype binary for other queries)");
     }
     String backend = a.getOr("--backend", "cpu");
-    if (!CPU_BACKENDS.contains(backend)) {
+    if (!CPU_BACKENDS.contains(backend.trim().toLowerCase(Locale.ROOT))) { // as the library reads backend names
       throw new UsageException("cpu: --backend " + backend + " is not a CPU backend; expected one of "
           + String.join(", ", CPU_BACKENDS) + " (bench gpu times CUDA)");
     }
