@@ -263,9 +263,9 @@ public final class AtomicOutput implements AutoCloseable {
   private static Path linkTarget(String option, Path target) throws IOException {
     Path file = target.toAbsolutePath();
     for (int links = 0; ; links++) {
-      // a process's open file (/dev/stdout is /proc/self/fd/1): replacing the file it names would drop what the
-      // process writes there, such as a command's table redirected to the same file
-      if (file.normalize().startsWith(PROC)) {
+      // a process's open file (/dev/stdout is /proc/self/fd/1, /dev/fd a link to /proc/self/fd): replacing the file it
+      // names would drop what the process writes there, such as a command's table redirected to the same file
+      if (file.normalize().startsWith(PROC) || underProc(file.getParent())) {
         throw new IllegalArgumentException(option + " " + target + " is a file a process holds open (" + file
             + "); expected a file to write");
       }
@@ -281,6 +281,15 @@ public final class AtomicOutput implements AutoCloseable {
   }
 
   private static final Path PROC = Path.of("/proc");
+
+  /** Whether {@code folder}, its links followed, lies under /proc. */
+  private static boolean underProc(Path folder) {
+    try {
+      return folder != null && folder.toRealPath().startsWith(PROC);
+    } catch (IOException e) {
+      return false; // a folder that does not resolve is refused as missing later
+    }
+  }
 
   /** Where to write the content. */
   public Path temp() {

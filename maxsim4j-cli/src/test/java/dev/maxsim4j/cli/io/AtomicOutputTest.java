@@ -68,7 +68,13 @@ class AtomicOutputTest {
       }
       Assumptions.assumeTrue(descriptor != null, "the open file's descriptor not found");
       Path link = Files.createSymbolicLink(dir.resolve("out.json"), descriptor);
-      for (Path target : List.of(descriptor, link)) {
+      Path fdFolder = Files.createSymbolicLink(dir.resolve("fd"), descriptor.getParent());
+      List<Path> targets =
+          new java.util.ArrayList<>(List.of(descriptor, link, fdFolder.resolve(descriptor.getFileName())));
+      if (Files.isDirectory(Path.of("/dev/fd"))) {
+        targets.add(Path.of("/dev/fd").resolve(descriptor.getFileName()));
+      }
+      for (Path target : targets) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> AtomicOutput.writeString("--json", target, List.of(), "{}"));
         assertTrue(e.getMessage().startsWith("--json " + target + " is a file a process holds open"), e.getMessage());
