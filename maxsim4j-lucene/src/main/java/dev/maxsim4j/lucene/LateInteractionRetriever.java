@@ -151,8 +151,8 @@ public final class LateInteractionRetriever {
    */
   private void checkStoredSize(float[][] tokens) {
     long d = encoder.tokenDimension();
-    if (tokens != null && 4 + 4 * tokens.length * d > Capacity.MAX_ARRAY) {
-      throw new IllegalArgumentException("tokens has " + tokens.length + " vectors of d = " + d + ", " + (4 + 4
+    if (tokens != null && 4 + 4L * tokens.length * d > Capacity.MAX_ARRAY) {
+      throw new IllegalArgumentException("tokens has " + tokens.length + " vectors of d = " + d + ", " + (4 + 4L
           * tokens.length * d) + " bytes as the one stored value of " + tokensField + "; expected at most "
           + (Capacity.MAX_ARRAY - 4) / (4 * d) + " vectors, a value one Java array holds");
     }
