@@ -21,7 +21,7 @@ class FdeEncodingHeapTest {
   private static final int TOKENS = 64;
   private static final int DIM = 8;
 
-  /** Rows on 8 threads that records how many rows each call to forEach was given. */
+  /** Rows that reports 8 threads and records how many rows each call to forEach was given. */
   private static final class Recording implements FdeEncoding.Rows {
     final List<Integer> calls = new ArrayList<>();
 

@@ -2,6 +2,7 @@ package dev.maxsim4j.internal;
 
 import java.util.Arrays;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
 import java.util.function.IntConsumer;
 import java.util.stream.IntStream;
 
@@ -33,7 +34,10 @@ public final class FdeEncoding {
 
     @Override
     public int parallelism() {
-      return ForkJoinPool.getCommonPoolParallelism() + 1; // the calling thread joins the pool's work
+      // a parallel stream runs in the pool of the worker that starts it, else in the common pool, which the caller
+      // joins
+      ForkJoinPool pool = ForkJoinTask.getPool();
+      return pool != null ? pool.getParallelism() : ForkJoinPool.getCommonPoolParallelism() + 1;
     }
   };
 
