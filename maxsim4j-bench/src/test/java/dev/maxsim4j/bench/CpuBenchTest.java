@@ -50,7 +50,6 @@ class CpuBenchTest {
     assertTrue(b.out().lines().anyMatch(l -> l.startsWith("2,3,4,5,16") && l.contains(" fp8   int8 ")), b.out());
   }
 
-  /** A backend that does not open prints nothing but its one error line: no table header first. */
   /** Backend names in any case and padding, as the library and the other commands read them. */
   @Test
   void aBackendNameInAnotherCaseIsTheSameBackend() {
@@ -59,6 +58,7 @@ class CpuBenchTest {
     assertEquals(0, b.status(), b.err());
   }
 
+  /** A backend that does not open prints nothing but its one error line: no table header first. */
   @Test
   void anUnknownBackendPrintsNoTable() {
     BenchRun b = BenchRun.of("cpu", "--shape", "2,3,4,5,16", "--backend", "foo", "--iterations", "1");

@@ -118,9 +118,9 @@ public final class NaiveMaxSim {
   }
 
   /**
-   * Runs {@code body} for {@code [0, n)} in chunks on {@code threads} threads (this one among them). A thread that
-   * fails, as with an OutOfMemoryError when the inputs leave the heap nearly full, still counts itself done, and
-   * the first failure is rethrown here: a fork-join pool whose worker died that way left its join waiting forever.
+   * Runs {@code body} for {@code [0, n)} in chunks on up to {@code threads} threads (this one among them). A thread
+   * that fails, as with an OutOfMemoryError when the inputs leave the heap nearly full, still counts itself done and
+   * its failure is rethrown here, so that no failure leaves the caller waiting (as a fork-join worker's can).
    */
   static void runParallel(int threads, int n, int chunk, IntBody body) {
     int chunks = (n + chunk - 1) / chunk;
@@ -144,9 +144,8 @@ public final class NaiveMaxSim {
     for (int w = 1; w < workers; w++) {
       try {
         Thread.ofPlatform().daemon().start(work);
-      } catch (Throwable t) { // no thread to count itself done: this one counts for it
-        failure.compareAndSet(null, t);
-        done.countDown();
+      } catch (OutOfMemoryError | RuntimeException noThread) {
+        done.countDown(); // the threads that did start (and this one) take its chunks
       }
     }
     work.run();
