@@ -17,23 +17,6 @@ class GpuScaleCommandTest {
     assertTrue(help.out().contains("[--devices 0,1 [--single-documents N]]"), help.out());
   }
 
-  /** --devices beside the library's device property: the property chose a single-device run's GPU, silently. */
-  @Test
-  void devicesAndTheDevicePropertyTogetherAreRefused() {
-    String previous = System.getProperty("maxsim4j.cuda.devices");
-    System.setProperty("maxsim4j.cuda.devices", "0");
-    try {
-      assertTrue(BenchRun.of("gpu-scale", "--devices", "1").refusedWith(
-          "gpu-scale: --devices 1 and -Dmaxsim4j.cuda.devices=0 both name GPUs; expected one of them"));
-    } finally {
-      if (previous == null) {
-        System.clearProperty("maxsim4j.cuda.devices");
-      } else {
-        System.setProperty("maxsim4j.cuda.devices", previous);
-      }
-    }
-  }
-
   @Test
   void badSizesAreRefusedBeforeAnyWork() {
     assertTrue(BenchRun.of("gpu-scale", "--batches", "1,x").refusedWith(

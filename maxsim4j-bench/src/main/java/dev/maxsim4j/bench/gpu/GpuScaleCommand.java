@@ -51,11 +51,6 @@ public final class GpuScaleCommand {
             + (long) sized[0] * sized[1] + " tokens; expected at most " + Integer.MAX_VALUE);
       }
     }
-    if (a.get("--devices") != null && System.getProperty(CudaDevices.PROPERTY) != null) {
-      // the property would choose the GPUs of a single-device run, whatever --devices says
-      throw new UsageException("gpu-scale: --devices " + a.get("--devices") + " and -D" + CudaDevices.PROPERTY + "="
-          + System.getProperty(CudaDevices.PROPERTY) + " both name GPUs; expected one of them");
-    }
     int[] devices = devices(a.getOr("--devices", "0"));
     // read with the others, before the GPU check and the corpus, so a bad value is named as such
     int singleDocuments = a.intValue("--single-documents", 1_000_000, 0);
