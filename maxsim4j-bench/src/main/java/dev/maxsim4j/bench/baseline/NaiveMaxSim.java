@@ -2,6 +2,8 @@ package dev.maxsim4j.bench.baseline;
 
 import dev.maxsim4j.TokenBatch;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import jdk.incubator.vector.FloatVector;
@@ -113,6 +115,16 @@ public final class NaiveMaxSim {
     return out;
   }
 
+  /** Whether any of {@code threads} (null: never started) still runs; allocates nothing, as the heap may be full. */
+  private static boolean anyAlive(Thread[] threads) {
+    for (Thread t : threads) {
+      if (t != null && t.isAlive()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   interface IntBody {
     void run(int j);
   }
@@ -137,29 +149,50 @@ public final class NaiveMaxSim {
         }
       } catch (Throwable t) {
         failure.compareAndSet(null, t);
-      } finally {
-        done.countDown();
       }
     };
+    Thread[] helpers = new Thread[workers - 1];
     for (int w = 1; w < workers; w++) {
+      // a helper counts itself done once, also where it dies outside the work (its start-up, out of heap too)
+      AtomicBoolean counted = new AtomicBoolean();
+      Runnable countDown = () -> {
+        if (counted.compareAndSet(false, true)) {
+          done.countDown();
+        }
+      };
       try {
-        Thread.ofPlatform().daemon().start(work);
+        helpers[w - 1] = Thread.ofPlatform().daemon().uncaughtExceptionHandler((thread, e) -> {
+          failure.compareAndSet(null, e);
+          countDown.run();
+        }).start(() -> {
+          try {
+            work.run();
+          } finally {
+            countDown.run();
+          }
+        });
       } catch (OutOfMemoryError | RuntimeException noThread) {
-        done.countDown(); // the threads that did start (and this one) take its chunks
+        countDown.run(); // the threads that did start (and this one) take its chunks
       }
     }
     work.run();
+    done.countDown();
     boolean interrupted = false;
-    while (true) {
+    boolean finished = false;
+    // a helper that died where even its handler ran out of heap never counts itself done: its end is seen instead
+    while (!finished && anyAlive(helpers)) {
       try {
-        done.await();
-        break;
+        finished = done.await(100, TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         interrupted = true; // the threads read the inputs: return only once they have stopped
       }
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
+    }
+    if (done.getCount() > 0) {
+      failure.compareAndSet(null, new IllegalStateException("a thread of the naive baseline ended before its chunks"
+          + " did (out of heap); expected a smaller shape, or a larger -Xmx through JAVA_OPTS"));
     }
     Throwable t = failure.get();
     if (t instanceof RuntimeException e) {
