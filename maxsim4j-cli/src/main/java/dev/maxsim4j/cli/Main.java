@@ -68,9 +68,11 @@ public final class Main {
     return s.append("""
 
         options for every command that scores:
-          --verbose  say which backend runs and why faster ones were passed over (on stderr)
+          --backend NAME  where the scoring runs, one of %s
+                          (auto, the default: the fastest one this machine has)
+          --verbose       say which backend runs and why faster ones were passed over (on stderr)
 
-        """).toString();
+        """.formatted(String.join(", ", Engine.BACKENDS))).toString();
   }
 
   /** A command and its summary, the summaries in one column past the longest name. */

@@ -207,6 +207,11 @@ class MainTest {
       assertTrue(help.out().contains("\n  " + command + " "), command + " in " + help.out());
     }
     assertFalse(help.out().contains("bench") || help.out().contains("plot"), help.out());
+    // --backend's names, which every scoring command's usage leaves to the overview
+    assertTrue(help.out().contains("--backend NAME  where the scoring runs, one of auto, "), help.out());
+    for (String name : MaxSim.backendNames()) {
+      assertTrue(help.out().contains(name), name + " in " + help.out());
+    }
   }
 
   /**
