@@ -184,11 +184,14 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           + " ENGINE_CACHE_DIR for the native libraries alone)");
     }
     String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
-    // a folder that cannot be written is the cause to name; the cached libraries are suspect only without one
+    // a folder that cannot be written is the cause to name; the libraries' folder is suspect only without one, and
+    // is to be deleted only where maxsim4j unpacked into it, not where the user chose it
+    String suspect = natives == null ? "" : "; ONNX Runtime's came from " + natives + " (the system property "
+        + OnnxNatives.PATH_PROPERTY + (OnnxNatives.unpackedHere(natives)
+            ? ", maxsim4j's cache): delete that folder, and it is unpacked again at the next start"
+            : ", as set): expected that folder to hold this ONNX Runtime's libraries, or the property unset");
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
-        + root + ")" + (unwritable.isEmpty() ? natives == null ? "" : "; ONNX Runtime's came from " + natives
-        + " (the system property " + OnnxNatives.PATH_PROPERTY + "): delete that folder, or set the property to a"
-        + " folder holding them" : "; " + String.join("; ", unwritable)), e);
+        + root + ")" + (unwritable.isEmpty() ? suspect : "; " + String.join("; ", unwritable)), e);
   }
 
   private static boolean isFolder(String folder) {

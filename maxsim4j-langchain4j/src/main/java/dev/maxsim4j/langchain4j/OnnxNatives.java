@@ -22,6 +22,8 @@ final class OnnxNatives {
   static final String PATH_PROPERTY = "onnxruntime.native.path";
   /** The libraries of ONNX Runtime's jar that it loads, in its own names. */
   private static final String[] LIBRARIES = {"onnxruntime", "onnxruntime4j_jni"};
+  /** The cache folder {@link #prepare} set {@value #PATH_PROPERTY} to, or null where it left the property alone. */
+  private static volatile String unpackedTo;
 
   private OnnxNatives() {}
 
@@ -73,9 +75,15 @@ final class OnnxNatives {
         }
       }
       System.setProperty(PATH_PROPERTY, folder.toString());
+      unpackedTo = folder.toString();
     } catch (IOException | InvalidPathException | SecurityException | UnsupportedOperationException e) {
       // ONNX Runtime unpacks them itself
     }
+  }
+
+  /** Whether {@code folder} is the cache folder this class unpacked into: one that may be deleted and made again. */
+  static boolean unpackedHere(String folder) {
+    return folder != null && folder.equals(unpackedTo);
   }
 
   /** Copies {@code from} to {@code to} through a file beside it renamed at the end: no process sees it half made. */

@@ -46,10 +46,12 @@ class OnnxNativesTest {
     return run(LoadOnce.class, tmp, cache);
   }
 
-  private static String run(Class<?> main, Path tmp, Path cache) throws IOException, InterruptedException {
+  private static String run(Class<?> main, Path tmp, Path cache, String... properties)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
-        "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp, "-cp",
-        System.getProperty("java.class.path"), main.getName()));
+        "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp));
+    command.addAll(List.of(properties));
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.environment().put("XDG_CACHE_HOME", cache.toString());
     Process p = pb.start();
@@ -71,6 +73,31 @@ class OnnxNativesTest {
     String missing = run(LoadOrSayWhy.class, root.resolve("no-such-tmp"), cache);
     assertTrue(missing.contains("java.io.tmpdir (" + root.resolve("no-such-tmp") + ") is not a folder this process"
         + " can write") && !missing.contains("delete that folder"), missing);
+  }
+
+  /**
+   * Libraries that do not load are to be deleted only from maxsim4j's own cache, which is unpacked again; a folder the
+   * user named is theirs: the message asked to delete it too.
+   */
+  @Test
+  @Timeout(300)
+  void onlyMaxsim4jsOwnCacheIsToBeDeleted(@TempDir Path root) throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    Path chosen = Files.createDirectory(root.resolve("chosen"));
+    Files.write(chosen.resolve(System.mapLibraryName("onnxruntime")), new byte[64]);
+    Files.write(chosen.resolve(System.mapLibraryName("onnxruntime4j_jni")), new byte[64]);
+    String theirs = run(LoadOrSayWhy.class, tmp, cache, "-D" + OnnxNatives.PATH_PROPERTY + "=" + chosen);
+    assertTrue(theirs.contains("came from " + chosen) && theirs.contains("as set") && !theirs.contains("delete"),
+        theirs);
+
+    // the cache's libraries overwritten in place, their sizes kept: they are not unpacked again, and do not load
+    Path folder = Path.of(load(tmp, cache));
+    for (Path library : under(folder)) {
+      Files.write(library, new byte[(int) Files.size(library)]);
+    }
+    String ours = run(LoadOrSayWhy.class, tmp, cache);
+    assertTrue(ours.contains("came from " + folder) && ours.contains("delete that folder"), ours);
   }
 
   private static List<Path> under(Path folder) throws IOException {
