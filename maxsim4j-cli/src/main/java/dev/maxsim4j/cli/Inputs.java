@@ -98,9 +98,9 @@ final class Inputs {
   }
 
   /**
-   * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the
-   * kernels' fastest paths read; larger ones are scored straight from the mapped file. Quantized tokens stay
-   * in their stored bytes either way.
+   * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the kernels' fastest
+   * paths read, where the copy fits it ({@link #copyOntoHeap}); others are scored straight from the mapped file.
+   * Quantized tokens stay in their stored bytes either way.
    */
   static Loaded load(Args a, Options o, long heapElements) throws IOException {
     return load(a, o, PathArgument.of(o.embeddings(), a.require(o.embeddings())), heapElements);
@@ -462,12 +462,13 @@ final class Inputs {
           + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
     }
     int n = (int) rows;
+    boolean copy = copyOntoHeap(emb, heapElements, l, d);
     TokenBatch b = named(what, emb, () -> {
       if (type.dtype().isQuantized()) {
-        return emb.elements() > heapElements
+        return !copy
             ? TokenBatch.fromMemorySegment(emb.segment(), type.dtype(), type.scales(), n, l, d)
             : TokenBatch.ofBytes(type.dtype(), emb.bytes(), type.scales(), n, l, d);
-      } else if (emb.elements() > heapElements) {
+      } else if (!copy) {
         return TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
       }
       float[] floats = emb.floats();
@@ -525,12 +526,17 @@ final class Inputs {
     int[] starts = offsets(what, offsets, emb.dim(0));
     int d = type.dim();
     requireDim(what, emb, d);
+    int longest = 0;
+    for (int i = 1; i < starts.length; i++) {
+      longest = Math.max(longest, starts[i] - starts[i - 1]);
+    }
+    boolean copy = copyOntoHeap(emb, heapElements, longest, d);
     TokenBatch b = named(what, emb, () -> {
       if (type.dtype().isQuantized()) {
-        return emb.elements() > heapElements
+        return !copy
             ? TokenBatch.packedFromMemorySegment(emb.segment(), type.dtype(), type.scales(), starts, d)
             : TokenBatch.packedBytes(type.dtype(), emb.bytes(), type.scales(), starts, d);
-      } else if (emb.elements() > heapElements) {
+      } else if (!copy) {
         return TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
       }
       float[] floats = emb.floats();
@@ -539,6 +545,25 @@ final class Inputs {
     });
     requireNoNanBytes(what, emb, type, flags);
     return flags == null ? b : b.withMask(flags);
+  }
+
+  /**
+   * Whether to copy {@code emb}'s tokens (rows of at most {@code longestRow} tokens of dimension {@code d}) onto the
+   * heap rather than score them from the mapped file: where they fit one array of at most {@code heapElements}, the
+   * copy takes at most half the heap still free (the scoring needs the rest), and the library scores such rows at all.
+   * It stages a row padded by up to 64 tokens in one array (MaxSim's class documentation), and refuses rows past that
+   * before any work: copied first, they would take the heap, or the time of the copy, only to be refused.
+   */
+  private static boolean copyOntoHeap(NdArray emb, long heapElements, long longestRow, int d) {
+    if (emb.elements() > heapElements) {
+      return false;
+    }
+    if (!emb.inSegment()) {
+      return true; // on the heap already: no copy
+    }
+    Runtime rt = Runtime.getRuntime();
+    long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+    return emb.byteSize() <= free / 2 && (longestRow + 64) * d <= HEAP_ELEMENTS;
   }
 
   /**

@@ -361,6 +361,38 @@ class ShardedScoreTest {
   }
 
   /**
+   * One file of documents larger than the heap but within one Java array is scored from its mapping: it was copied
+   * onto the heap whenever one array held it, and a heap that could not hold the copy ran out.
+   */
+  @Test
+  void aFileLargerThanTheHeapIsScoredFromItsMapping() throws Exception {
+    int docs = 3_200;
+    int perDoc = 64;
+    sparseShard(dir.resolve("one.safetensors"), docs, perDoc, 77 * perDoc + 5);
+    assertTrue(Files.size(dir.resolve("one.safetensors")) > 100_000_000L);
+    float[] q = new float[2 * 128];
+    Arrays.fill(q, 1f);
+    Npy.writeFloats(dir.resolve("q.npy"), q, 1, 2, 128);
+    String log = childScore(0, "--queries", p("q.npy"), "--docs", p("one.safetensors"), "--top-k", "2", "--out-run",
+        p("run.tsv"));
+    assertEquals(List.of("0\t77\t1\t256.0", "0\t0\t2\t0.0"), Files.readAllLines(dir.resolve("run.tsv")), log);
+  }
+
+  /**
+   * Rows too long for the library to score (it stages a row in one array) are refused by its message at once: they
+   * were copied onto the heap first, which ran out and asked for a larger heap that led only to that refusal.
+   */
+  @Test
+  void rowsTheLibraryRefusesAreNotCopiedFirst() throws Exception {
+    long d = 1L << 25; // (1 + 64) x d is past one Java array; the file, 128 MiB, is past the child's heap
+    Npy.createFloats(dir.resolve("wide.npy"), 1, 1, d);
+    String log = childScore(1, "--queries", p("wide.npy"), "--docs", p("wide.npy"), "--out", p("s.npy"));
+    assertTrue(log.contains("the longest row of queries holds tokens x d = 1 x " + d)
+        && log.contains("use fewer dimensions") && !log.contains("out of memory"), log);
+    assertFalse(Files.exists(dir.resolve("s.npy")));
+  }
+
+  /**
    * Files of many empty documents (a few bytes each): a folder's scores were gathered in one array of the whole
    * matrix beside each shard's, and a file's scores were copied flat to be written; a hostile test ran both out of
    * heap. Now a folder's scores go to the file a shard at a time, and a file whose scores do not fit beside its

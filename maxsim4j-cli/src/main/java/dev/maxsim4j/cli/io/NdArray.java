@@ -161,6 +161,11 @@ public final class NdArray {
     return elements() * type.width;
   }
 
+  /** Whether the data lies in a MemorySegment (a mapped file), where reading it as a Java array copies it. */
+  public boolean inSegment() {
+    return data != null;
+  }
+
   public boolean isFloating() {
     return type == ElementType.F32 || type == ElementType.F16 || type == ElementType.BF16;
   }
