@@ -28,6 +28,8 @@ import java.nio.ByteOrder;
 public final class TokenCodec {
   /** Bytes before the payload. */
   public static final int HEADER_BYTES = 10;
+  /** The longest Java array the JVM reliably allocates. */
+  private static final int MAX_ARRAY = Integer.MAX_VALUE - 8;
   static final byte MARK = 0x6D;
   private static final DType[] CODES = {DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16, DType.INT8,
       DType.FLOAT8_E4M3, DType.BINARY};
@@ -108,9 +110,22 @@ public final class TokenCodec {
     return bits;
   }
 
-  /** Decodes a cell to {@code [L][d]} fp32 values (dequantized for the quantized types). */
+  /**
+   * Decodes a cell to {@code [L][d]} fp32 values (dequantized for the quantized types); a cell whose rows would pass
+   * one Java array, or whose floats the whole heap cannot hold, is refused by its sizes.
+   */
   public static float[][] decode(byte[] cell) {
     Cell c = read(cell, "cell");
+    // a row's array and its reference beside the d floats: a 1-bit or int8 cell decodes to 32 or 4 times its size
+    long bytes = c.length() * (4L * c.dim() + 24);
+    long heap = Runtime.getRuntime().maxMemory();
+    if (c.dim() > MAX_ARRAY || bytes > heap) {
+      throw new IllegalArgumentException("cell holds " + c.type() + " tokens of L x d = " + c.length() + " x "
+          + c.dim() + ", whose float[L][d] takes " + bytes + " bytes" + (c.dim() > MAX_ARRAY ? " in rows past one"
+          + " Java array (" + MAX_ARRAY + " elements)" : ", more than this JVM's whole heap (" + heap + " bytes, -Xmx)")
+          + "; expected a smaller cell, or score it as it is (the maxsim function and SparkMaxSim read cells"
+          + " without decoding them)");
+    }
     float[][] out = new float[c.length()][c.dim()];
     if (c.length() == 0) {
       return out;

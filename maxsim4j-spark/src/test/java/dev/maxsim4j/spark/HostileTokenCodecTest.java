@@ -8,6 +8,36 @@ import dev.maxsim4j.DType;
 import org.junit.jupiter.api.Test;
 
 class HostileTokenCodecTest {
+  /** A 1-bit cell of L tokens of d dimensions, all bits 0 and every scale 1. */
+  private static byte[] bitCell(int length, int dim) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) (TokenCodec.HEADER_BYTES + length * (4 + (dim + 7L) / 8)))
+        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.put((byte) 0x6D).put((byte) 5).putInt(dim).putInt(length);
+    for (int t = 0; t < length; t++) {
+      b.putFloat(1f);
+    }
+    return b.array();
+  }
+
+  /**
+   * A valid cell whose floats cannot be had is refused by its sizes: a row past one Java array, or rows past the
+   * whole heap (a 1-bit cell decodes to 32 times its size). Both were an OutOfMemoryError from inside decode.
+   */
+  @Test
+  void aCellTooLargeToDecodeIsRefusedByItsSizes() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TokenCodec.decode(bitCell(1, Integer.MAX_VALUE)));
+    assertEquals("cell holds BINARY tokens of L x d = 1 x 2147483647, whose float[L][d] takes 8589934612 bytes in rows"
+        + " past one Java array (2147483639 elements); expected a smaller cell, or score it as it is (the maxsim"
+        + " function and SparkMaxSim read cells without decoding them)", e.getMessage());
+    long heap = Runtime.getRuntime().maxMemory();
+    int length = (int) Math.min(64, heap / (1L << 30) + 1); // past the heap, in 2^30-byte rows
+    e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(bitCell(length, 1 << 28)));
+    assertEquals("cell holds BINARY tokens of L x d = " + length + " x 268435456, whose float[L][d] takes "
+        + length * ((1L << 30) + 24) + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); expected a"
+        + " smaller cell, or score it as it is (the maxsim function and SparkMaxSim read cells without decoding"
+        + " them)", e.getMessage());
+  }
   /** 65520 is the midpoint between fp16's largest finite 65504 and the next step, so it rounds to infinity. */
   @Test
   void aFiniteValueThatAHalfTypeWouldStoreAsInfinityIsRefusedNamingIt() {
