@@ -110,6 +110,8 @@ public final class MaxSim implements AutoCloseable {
   private ExecutorService asyncThread;
   /** The thread {@link #asyncThread} runs its calls on, once started. */
   private volatile Thread asyncWorker;
+  /** The thread running the callbacks the caller chained to an asynchronous call, while it does; else null. */
+  private volatile Thread callbacksOn;
 
   private MaxSim(Backend backend, String requestedBackend, boolean deterministic) {
     this.backend = backend;
@@ -362,8 +364,23 @@ public final class MaxSim implements AutoCloseable {
             return null;
           })));
       gate.submitted();
-      return f.whenComplete((scores, failure) -> gate.landed())
-          .exceptionallyCompose(failure -> CompletableFuture.failedFuture(closedMemory(failure, queries, documents)));
+      CompletableFuture<float[][]> result = new CompletableFuture<>();
+      f.whenComplete((scores, failure) -> {
+        // the caller's callbacks run in this completion: close() need not wait for a thread that runs only them (set
+        // before the call lands, so that a close the landing lets through sees it)
+        callbacksOn = Thread.currentThread();
+        try {
+          gate.landed();
+          if (failure != null) {
+            result.completeExceptionally(closedMemory(failure, queries, documents));
+          } else {
+            result.complete(scores);
+          }
+        } finally {
+          callbacksOn = null;
+        }
+      });
+      return result;
     } catch (IllegalStateException e) {
       gate.exit();
       throw closedMemory(e, queries, documents);
@@ -599,7 +616,9 @@ public final class MaxSim implements AutoCloseable {
   /**
    * Refuses new calls, waits for calls running on other threads to return (they complete normally), then
    * frees the thread pool and any device memory, resident batches included. Asynchronous calls already
-   * submitted complete too; the instance frees when the last one has. Idempotent.
+   * submitted complete too; the instance frees when the last one has. No thread of the instance outlives this, but
+   * one running callbacks chained to an asynchronous call, which is not waited for (a callback may wait for the
+   * closing thread): it ends when they return. Idempotent.
    */
   @Override
   public void close() {
@@ -614,8 +633,9 @@ public final class MaxSim implements AutoCloseable {
     if (async != null) {
       async.shutdown(); // idle: every submitted call has landed
       Thread worker = asyncWorker;
-      // waited for unless the last asynchronous call releases the instance on that thread itself
-      if (worker != null && worker != Thread.currentThread()) {
+      // waited for unless the last asynchronous call releases the instance on that thread itself, or the thread runs
+      // the caller's callbacks, which may wait for the closing thread (it ends once they return)
+      if (worker != null && worker != Thread.currentThread() && callbacksOn != worker) {
         Termination.await(async, java.util.List.of(worker), java.time.Duration.ofMinutes(1));
       }
     }

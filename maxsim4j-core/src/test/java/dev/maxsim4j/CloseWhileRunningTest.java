@@ -96,6 +96,34 @@ class CloseWhileRunningTest {
   }
 
   /**
+   * close() does not wait for the instance's thread while it runs only the caller's callbacks: one that waited there
+   * for a lock the closing thread held (an application's shutdown path) held close() for its whole minute's limit.
+   */
+  @Test
+  void closeDoesNotWaitForTheCallersCallbacks() throws Exception {
+    MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
+    Object lock = new Object();
+    CountDownLatch inCallback = new CountDownLatch(1);
+    CompletableFuture<?> chained;
+    long took;
+    synchronized (lock) {
+      chained = m.scoresAsync(q, d).thenAccept(scores -> {
+        inCallback.countDown();
+        synchronized (lock) {
+          assertEquals(16, scores.length);
+        }
+      });
+      assertTrue(inCallback.await(60, TimeUnit.SECONDS), "the callback ran");
+      long start = System.nanoTime();
+      m.close();
+      took = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+    }
+    chained.get(60, TimeUnit.SECONDS);
+    assertTrue(took < 20, "close() took " + took + " s");
+    closed(() -> m.scores(q, d));
+  }
+
+  /**
    * close() returns with no thread of the instance alive, though the closing thread's interrupt is set (a close in a
    * cancelled task's finally block) and though an asynchronous call started the async thread: a hostile tester saw
    * helper and async threads outlive it.
