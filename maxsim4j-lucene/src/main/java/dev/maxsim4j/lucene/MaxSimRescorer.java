@@ -5,7 +5,6 @@ import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumMap;
@@ -91,18 +90,13 @@ public final class MaxSimRescorer extends Rescorer {
    */
   private static final int CPU_BLOCK = 64;
   /**
-   * Each thread's idle gathering buffers, grown to the largest block they have seen (up to RETAINED_BYTES) and then
-   * reused. A batch is a view of its buffer, so a thread that takes another block while one of its own is still
-   * being scored (a fork-join worker steals tasks while it waits) takes another buffer.
-   */
-  private static final ThreadLocal<ArrayDeque<StoredTokens>> BUFFERS = ThreadLocal.withInitial(ArrayDeque::new);
-  private static final ThreadLocal<ArrayDeque<StoredTokens>> QUANTIZED_BUFFERS =
-      ThreadLocal.withInitial(ArrayDeque::new);
-  /**
-   * The largest buffer a thread keeps idle: a larger one (a GPU block of many long candidates) is left to the
-   * collector, not held for the life of a pool thread that may never rescore again.
+   * Idle gathering buffers, grown to the largest blocks they served and reused, of float and of quantized fields: at
+   * most RETAINED_BYTES each for all threads together. A larger one (a GPU block of many long candidates) is left to
+   * the collector.
    */
   static final long RETAINED_BYTES = 64L << 20;
+  private static final IdleBuffers BUFFERS = new IdleBuffers(RETAINED_BYTES);
+  private static final IdleBuffers QUANTIZED_BUFFERS = new IdleBuffers(RETAINED_BYTES);
 
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
       boolean fallbackToFirstPass, MaxSim maxSim, boolean quantized) {
@@ -288,7 +282,7 @@ public final class MaxSimRescorer extends Rescorer {
    * its own and scored in its own call, so a document scores the same whatever else its block holds.
    */
   private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to) throws IOException {
-    ArrayDeque<StoredTokens> idle = quantized ? QUANTIZED_BUFFERS.get() : BUFFERS.get();
+    IdleBuffers idle = quantized ? QUANTIZED_BUFFERS : BUFFERS;
     Map<DType, Gathered> byType = new EnumMap<>(DType.class);
     try {
       int leaf = -1;
@@ -330,7 +324,7 @@ public final class MaxSimRescorer extends Rescorer {
       }
     } finally {
       for (Gathered group : byType.values()) {
-        keepIdle(idle, group.tokens);
+        idle.giveBack(group.tokens);
       }
     }
   }
@@ -347,16 +341,9 @@ public final class MaxSimRescorer extends Rescorer {
   /** One type's gathered values of a block and their hits, in gathering order. */
   private record Gathered(StoredTokens tokens, ScoreDoc[] hits) {}
 
-  /** Back to this thread's idle buffers, unless it holds more than {@link #RETAINED_BYTES}. */
-  static void keepIdle(ArrayDeque<StoredTokens> idle, StoredTokens buffer) {
-    if (buffer.capacityBytes() <= RETAINED_BYTES) {
-      idle.push(buffer);
-    }
-  }
-
-  /** An idle buffer of this thread, reset for this field, or a new one; the caller gives it to keepIdle when done. */
-  private StoredTokens take(ArrayDeque<StoredTokens> idle) {
-    StoredTokens buffer = idle.poll();
+  /** An idle buffer, reset for this field, or a new one; the caller gives it back to {@code idle} when done. */
+  private StoredTokens take(IdleBuffers idle) {
+    StoredTokens buffer = idle.take();
     if (buffer == null) {
       buffer = quantized ? new QuantizedTokenBytes() : new LateInteractionBytes();
     }

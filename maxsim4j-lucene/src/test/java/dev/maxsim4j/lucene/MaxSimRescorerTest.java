@@ -467,20 +467,50 @@ class MaxSimRescorerTest {
     }
   }
 
-  /** A thread keeps a gathering buffer idle only up to RETAINED_BYTES: a huge block's is left to the collector. */
+  /**
+   * Gathering buffers are kept idle up to RETAINED_BYTES for all threads together: a huge block's is left to the
+   * collector, and so is any past the limit. Kept per thread, they grew with every thread that had rescored (a
+   * hostile tester's pool of 64 threads held 640 MB after its last rescore).
+   */
   @Test
-  void hugeGatheringBuffersAreNotKeptIdle() {
-    java.util.ArrayDeque<StoredTokens> idle = new java.util.ArrayDeque<>();
+  void idleGatheringBuffersStayWithinOneLimitForAllThreads() throws Exception {
+    IdleBuffers idle = new IdleBuffers(MaxSimRescorer.RETAINED_BYTES);
     StoredTokens small = new LateInteractionBytes().reset("f", 4);
     small.add(LateInteractionField.encode(new float[][] {{1, 2, 3, 4}}), 0);
-    MaxSimRescorer.keepIdle(idle, small);
+    idle.giveBack(small);
     assertEquals(1, idle.size(), "a small buffer is kept for the next block");
     int dim = 1024;
     StoredTokens huge = new LateInteractionBytes().reset("f", dim);
     huge.add(LateInteractionField.encode(new float[(int) (MaxSimRescorer.RETAINED_BYTES / Float.BYTES / dim) + 1][dim]),
         0);
     assertTrue(huge.capacityBytes() > MaxSimRescorer.RETAINED_BYTES);
-    MaxSimRescorer.keepIdle(idle, huge);
+    idle.giveBack(huge);
     assertEquals(1, idle.size(), "a buffer over " + MaxSimRescorer.RETAINED_BYTES + " bytes is not kept");
+    assertEquals(small, idle.take());
+    assertEquals(0, idle.idleBytes());
+
+    // many threads give back a buffer each: what stays idle is within the one limit
+    int threads = 32;
+    java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(threads);
+    java.util.List<Thread> started = new java.util.ArrayList<>();
+    float[][] tokens = new float[(int) (MaxSimRescorer.RETAINED_BYTES / 8 / Float.BYTES / dim)][dim];
+    for (int t = 0; t < threads; t++) {
+      started.add(Thread.ofPlatform().start(() -> {
+        StoredTokens mine = idle.take();
+        mine = (mine == null ? new LateInteractionBytes() : mine).reset("f", dim);
+        mine.add(LateInteractionField.encode(tokens), 0);
+        try {
+          together.await();
+        } catch (Exception e) {
+          throw new AssertionError(e);
+        }
+        idle.giveBack(mine);
+      }));
+    }
+    for (Thread t : started) {
+      t.join();
+    }
+    assertTrue(idle.idleBytes() <= MaxSimRescorer.RETAINED_BYTES && idle.size() < threads,
+        idle.size() + " buffers, " + idle.idleBytes() + " bytes idle");
   }
 }
