@@ -70,11 +70,13 @@ import java.util.function.LongSupplier;
  * row's array of a {@code float[][]} (a header and a reference each) and the copy the rows are filled from where a
  * backend holds one (the CPU, several GPUs); working memory is what a CPU kernel stages (the queries, widened to fp32
  * where it widens them, 1-bit ones 32 times, and a document for each thread), top-k's collectors, a training step's
- * argmax, scores and gradients, an FDE row encoded in float64.
+ * argmax, scores and gradients, an FDE row encoded in float64. Each call checks the heap as it finds it: calls
+ * running at once on other threads, each within it alone, can still exhaust it together ({@link OutOfMemoryError}).
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed (one left
  * unclosed keeps its device memory until the JVM exits, and its threads until then or until it is collected; only
- * the CPU's computing threads end on their own, after a minute idle).
+ * the CPU's computing threads end on their own, after a minute idle, and the instance is not collected before: one
+ * made for each call and never closed holds each one's threads for that minute; make one and share it).
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
  * after it throw {@link IllegalStateException} ("MaxSim is closed"), while {@link #backendName()},
  * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring, training or encoding call
