@@ -112,8 +112,8 @@ public final class MaxSim implements AutoCloseable {
   private ExecutorService asyncThread;
   /** The thread {@link #asyncThread} runs its calls on, once started. */
   private volatile Thread asyncWorker;
-  /** The thread running the callbacks the caller chained to an asynchronous call, while it does; else null. */
-  private volatile Thread callbacksOn;
+  /** Whether {@link #asyncWorker} runs the callbacks the caller chained to an asynchronous call (it alone writes it). */
+  private volatile boolean workerInCallbacks;
 
   private MaxSim(Backend backend, String requestedBackend, boolean deterministic) {
     this.backend = backend;
@@ -368,18 +368,34 @@ public final class MaxSim implements AutoCloseable {
       gate.submitted();
       CompletableFuture<float[][]> result = new CompletableFuture<>();
       f.whenComplete((scores, failure) -> {
-        // the caller's callbacks run in this completion: close() need not wait for a thread that runs only them (set
-        // before the call lands, so that a close the landing lets through sees it)
-        callbacksOn = Thread.currentThread();
+        // the caller's callbacks run in this completion: close() need not wait for the async thread while it runs
+        // only them (marked before the call lands, so that a close the landing lets through sees it; only that thread
+        // marks itself, and restores the mark, since a callback may complete a later call inline)
+        boolean onWorker = Thread.currentThread() == asyncWorker;
+        boolean marked = workerInCallbacks;
+        if (onWorker) {
+          workerInCallbacks = true;
+        }
         try {
-          gate.landed();
-          if (failure != null) {
-            result.completeExceptionally(closedMemory(failure, queries, documents));
+          Throwable outcome = failure;
+          try {
+            gate.landed(); // the last call landing after close() frees the instance here, which can fail
+            outcome = failure == null ? null : closedMemory(failure, queries, documents);
+          } catch (RuntimeException | Error e) {
+            if (failure != null) {
+              e.addSuppressed(failure);
+            }
+            outcome = e;
+          }
+          if (outcome != null) {
+            result.completeExceptionally(outcome);
           } else {
             result.complete(scores);
           }
         } finally {
-          callbacksOn = null;
+          if (onWorker) {
+            workerInCallbacks = marked;
+          }
         }
       });
       return result;
@@ -637,7 +653,7 @@ public final class MaxSim implements AutoCloseable {
       Thread worker = asyncWorker;
       // waited for unless the last asynchronous call releases the instance on that thread itself, or the thread runs
       // the caller's callbacks, which may wait for the closing thread (it ends once they return)
-      if (worker != null && worker != Thread.currentThread() && callbacksOn != worker) {
+      if (worker != null && worker != Thread.currentThread() && !workerInCallbacks) {
         Termination.await(async, java.util.List.of(worker), java.time.Duration.ofMinutes(1));
       }
     }

@@ -104,10 +104,12 @@ class CloseWhileRunningTest {
     MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
     Object lock = new Object();
     CountDownLatch inCallback = new CountDownLatch(1);
+    Thread[] ranOn = new Thread[1];
     CompletableFuture<?> chained;
     long took;
     synchronized (lock) {
       chained = m.scoresAsync(q, d).thenAccept(scores -> {
+        ranOn[0] = Thread.currentThread();
         inCallback.countDown();
         synchronized (lock) {
           assertEquals(16, scores.length);
@@ -121,6 +123,8 @@ class CloseWhileRunningTest {
     chained.get(60, TimeUnit.SECONDS);
     assertTrue(took < 20, "close() took " + took + " s");
     closed(() -> m.scores(q, d));
+    ranOn[0].join(60_000); // the instance's thread ends once the callback has returned
+    assertFalse(ranOn[0].isAlive(), ranOn[0].getName() + " outlived the callback");
   }
 
   /**
