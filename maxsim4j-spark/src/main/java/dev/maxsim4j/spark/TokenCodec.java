@@ -112,17 +112,21 @@ public final class TokenCodec {
 
   /**
    * Decodes a cell to {@code [L][d]} fp32 values (dequantized for the quantized types); a cell whose rows would pass
-   * one Java array, or whose floats the whole heap cannot hold, is refused by its sizes.
+   * one Java array, or whose floats the heap has no room for beside the cell, is refused by its sizes.
    */
   public static float[][] decode(byte[] cell) {
     Cell c = read(cell, "cell");
     // a row's array and its reference beside the d floats: a 1-bit or int8 cell decodes to 32 or 4 times its size
     long bytes = c.length() * (4L * c.dim() + 24);
     long heap = Runtime.getRuntime().maxMemory();
-    if (c.dim() > MAX_ARRAY || bytes > heap) {
+    // beside the cell and the copy of it decoding reads, with an eighth of the heap for the JVM around them (a share
+    // of the heap's size, not of what is free now, so that a cell is refused alike in every run)
+    long room = heap - 2L * cell.length - heap / 8;
+    if (c.dim() > MAX_ARRAY || bytes > room) {
       throw new IllegalArgumentException("cell holds " + c.type() + " tokens of L x d = " + c.length() + " x "
           + c.dim() + ", whose float[L][d] takes " + bytes + " bytes" + (c.dim() > MAX_ARRAY ? " in rows past one"
-          + " Java array (" + MAX_ARRAY + " elements)" : ", more than this JVM's whole heap (" + heap + " bytes, -Xmx)")
+          + " Java array (" + MAX_ARRAY + " elements)" : ", more than this JVM's heap (" + heap + " bytes, -Xmx) has"
+          + " room for beside the cell, its copy and an eighth of the heap (" + room + " bytes)")
           + "; expected a smaller cell, or score it as it is (the maxsim function and SparkMaxSim read cells"
           + " without decoding them)");
     }

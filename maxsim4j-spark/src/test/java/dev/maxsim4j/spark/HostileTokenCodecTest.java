@@ -3,6 +3,8 @@ package dev.maxsim4j.spark;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.maxsim4j.DType;
 import org.junit.jupiter.api.Test;
@@ -10,8 +12,8 @@ import org.junit.jupiter.api.Test;
 class HostileTokenCodecTest {
   /** A 1-bit cell of L tokens of d dimensions, all bits 0 and every scale 1. */
   private static byte[] bitCell(int length, int dim) {
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) (TokenCodec.HEADER_BYTES + length * (4 + (dim + 7L) / 8)))
-        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    long size = TokenCodec.HEADER_BYTES + length * (4 + (dim + 7L) / 8);
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) size).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     b.put((byte) 0x6D).put((byte) 5).putInt(dim).putInt(length);
     for (int t = 0; t < length; t++) {
       b.putFloat(1f);
@@ -31,14 +33,21 @@ class HostileTokenCodecTest {
         + " past one Java array (2147483639 elements); expected a smaller cell, or score it as it is (the maxsim"
         + " function and SparkMaxSim read cells without decoding them)", e.getMessage());
     long heap = Runtime.getRuntime().maxMemory();
-    int length = (int) Math.min(64, heap / (1L << 30) + 1); // past the heap, in 2^30-byte rows
-    e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(bitCell(length, 1 << 28)));
+    assumeTrue(heap < 32L << 30, "a heap the test's cell (32 MiB a token, one past the heap's GiB) passes");
+    int length = (int) (heap / (1L << 30) + 1); // past the heap, in 2^30-byte rows
+    byte[] cell = bitCell(length, 1 << 28);
+    e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(cell));
     assertEquals("cell holds BINARY tokens of L x d = " + length + " x 268435456, whose float[L][d] takes "
-        + length * ((1L << 30) + 24) + " bytes, more than this JVM's whole heap (" + heap + " bytes, -Xmx); expected a"
-        + " smaller cell, or score it as it is (the maxsim function and SparkMaxSim read cells without decoding"
-        + " them)", e.getMessage());
+        + length * ((1L << 30) + 24) + " bytes, more than this JVM's heap (" + heap + " bytes, -Xmx) has room for"
+        + " beside the cell, its copy and an eighth of the heap (" + (heap - 2L * cell.length - heap / 8) + " bytes);"
+        + " expected a smaller cell, or score it as it is (the maxsim function and SparkMaxSim read cells without"
+        + " decoding them)", e.getMessage());
+    // nor where the floats fit the whole heap but not beside the cell (rows of 32 MiB, as many as the heap holds)
+    byte[] near = bitCell((int) (heap / ((32L << 20) + 24)), 1 << 23);
+    e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(near));
+    assertTrue(e.getMessage().contains("has room for beside the cell"), e.getMessage());
   }
-  /** 65520 is the midpoint between fp16's largest finite 65504 and the next step, so it rounds to infinity. */
+  /** 65520 is halfway between fp16's largest finite 65504 and the next step: it rounds to infinity. */
   @Test
   void aFiniteValueThatAHalfTypeWouldStoreAsInfinityIsRefusedNamingIt() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
