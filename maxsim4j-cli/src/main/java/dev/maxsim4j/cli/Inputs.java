@@ -62,9 +62,6 @@ final class Inputs {
 
   private Inputs() {}
 
-  static Loaded load(Args a, Options o) throws IOException {
-    return load(a, o, HEAP_ELEMENTS);
-  }
 
   /**
    * The value of {@code o.bits()}, 0 when absent. A file quantize wrote records its tokens' dimension ({@code
@@ -98,19 +95,19 @@ final class Inputs {
   }
 
   /**
-   * Reads one side. Arrays of up to {@code heapElements} elements are copied onto the heap, where the kernels' fastest
-   * paths read, where the copy fits it ({@link #copyOntoHeap}); others are scored straight from the mapped file.
-   * Quantized tokens stay in their stored bytes either way.
+   * Reads one side. A file's tokens are scored from its mapping, never copied onto the heap: the CPU kernels score
+   * float32, half-precision and quantized tokens as fast from there (docs/cli-at-scale.md), so a copy would cost its
+   * time and heap, and a file past the heap could not be scored. Tokens on the heap (tests) are read as arrays.
    */
-  static Loaded load(Args a, Options o, long heapElements) throws IOException {
-    return load(a, o, PathArgument.of(o.embeddings(), a.require(o.embeddings())), heapElements);
+  static Loaded load(Args a, Options o) throws IOException {
+    return load(a, o, PathArgument.of(o.embeddings(), a.require(o.embeddings())));
   }
 
   /**
    * As above, the embeddings being {@code path} (one shard of a folder) rather than the option's file. A shard stays
    * the path its folder listed: turned into a string and back, a name the locale's encoding cannot spell is lost.
    */
-  static Loaded load(Args a, Options o, Path path, long heapElements) throws IOException {
+  static Loaded load(Args a, Options o, Path path) throws IOException {
     Path file = input(o.embeddings(), path);
     boolean safetensors = isSafetensors(file);
     Map<Path, SafeTensorsFile> opened = new HashMap<>(); // each file's header is parsed once for all its tensors
@@ -186,8 +183,8 @@ final class Inputs {
     TokenType type = new TokenType(dtype, TokenType.dim(dtype, emb, bits),
         scales == null ? null : TokenType.scales(o.what(), scales, emb, offsets != null, valid));
     TokenBatch batch = offsets != null
-        ? packed(o.what(), emb, type, offsets, valid, heapElements)
-        : padded(o.what(), emb, type, valid, heapElements);
+        ? packed(o.what(), emb, type, offsets, valid)
+        : padded(o.what(), emb, type, valid);
     // d of packed bits comes from the flag where it is given, else from the record bits() checked
     String bitsFrom = dtype != DType.BINARY ? null : a.get(o.bits()) != null ? o.bits()
         : DIM_KEY + embName + " in its __metadata__";
@@ -433,16 +430,16 @@ final class Inputs {
   }
 
   /** A padded batch of float tokens (see below). */
-  static TokenBatch padded(String what, NdArray emb, NdArray mask, long heapElements) {
+  static TokenBatch padded(String what, NdArray emb, NdArray mask) {
     boolean[] valid = mask == null ? null : validTokens(what, emb, false, mask);
-    return padded(what, emb, TokenType.floating(what, emb), valid, heapElements);
+    return padded(what, emb, TokenType.floating(what, emb), valid);
   }
 
   /**
    * A padded batch; {@code flags}, the mask's as {@link #validTokens} checked them, or null; a mask that only trims
    * each row's tail becomes per-row lengths, which kernels skip.
    */
-  private static TokenBatch padded(String what, NdArray emb, TokenType type, boolean[] flags, long heapElements) {
+  private static TokenBatch padded(String what, NdArray emb, TokenType type, boolean[] flags) {
     requireRank(what, emb);
     int rank = emb.rank();
     int d = type.dim();
@@ -462,13 +459,12 @@ final class Inputs {
           + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
     }
     int n = (int) rows;
-    boolean copy = copyOntoHeap(emb, heapElements, l, d);
     TokenBatch b = named(what, emb, () -> {
       if (type.dtype().isQuantized()) {
-        return !copy
+        return emb.inSegment()
             ? TokenBatch.fromMemorySegment(emb.segment(), type.dtype(), type.scales(), n, l, d)
             : TokenBatch.ofBytes(type.dtype(), emb.bytes(), type.scales(), n, l, d);
-      } else if (!copy) {
+      } else if (emb.inSegment()) {
         return TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d);
       }
       float[] floats = emb.floats();
@@ -521,22 +517,16 @@ final class Inputs {
    * A packed batch: tokens {@code [T, d]}, rows delimited by {@code offsets [N+1]}; {@code flags}, a mask {@code [T]}'s
    * as {@link #validTokens} checked them, or null.
    */
-  private static TokenBatch packed(String what, NdArray emb, TokenType type, NdArray offsets, boolean[] flags,
-      long heapElements) {
+  private static TokenBatch packed(String what, NdArray emb, TokenType type, NdArray offsets, boolean[] flags) {
     int[] starts = offsets(what, offsets, emb.dim(0));
     int d = type.dim();
     requireDim(what, emb, d);
-    int longest = 0;
-    for (int i = 1; i < starts.length; i++) {
-      longest = Math.max(longest, starts[i] - starts[i - 1]);
-    }
-    boolean copy = copyOntoHeap(emb, heapElements, longest, d);
     TokenBatch b = named(what, emb, () -> {
       if (type.dtype().isQuantized()) {
-        return !copy
+        return emb.inSegment()
             ? TokenBatch.packedFromMemorySegment(emb.segment(), type.dtype(), type.scales(), starts, d)
             : TokenBatch.packedBytes(type.dtype(), emb.bytes(), type.scales(), starts, d);
-      } else if (!copy) {
+      } else if (emb.inSegment()) {
         return TokenBatch.packedFromMemorySegment(emb.segment(), emb.dtype(), starts, d);
       }
       float[] floats = emb.floats();
@@ -545,25 +535,6 @@ final class Inputs {
     });
     requireNoNanBytes(what, emb, type, flags);
     return flags == null ? b : b.withMask(flags);
-  }
-
-  /**
-   * Whether to copy {@code emb}'s tokens (rows of at most {@code longestRow} tokens of dimension {@code d}) onto the
-   * heap rather than score them from the mapped file: where they fit one array of at most {@code heapElements}, the
-   * copy takes at most half the heap still free (the scoring needs the rest), and the library scores such rows at all.
-   * It stages a row padded by up to 64 tokens in one array (MaxSim's class documentation), and refuses rows past that
-   * before any work: copied first, they would take the heap, or the time of the copy, only to be refused.
-   */
-  private static boolean copyOntoHeap(NdArray emb, long heapElements, long longestRow, int d) {
-    if (emb.elements() > heapElements) {
-      return false;
-    }
-    if (!emb.inSegment()) {
-      return true; // on the heap already: no copy
-    }
-    Runtime rt = Runtime.getRuntime();
-    long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
-    return emb.byteSize() <= free / 2 && (longestRow + 64) * d <= HEAP_ELEMENTS;
   }
 
   /**

@@ -223,7 +223,7 @@ final class ShardedScore {
   /** The shard in {@code file}, its documents numbered from {@code first}, checked against the shards before it. */
   private static Shard checked(Args a, Path file, long first, Inputs.Loaded queries, List<Shard> shards,
       PrintStream err) throws IOException {
-    Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file, 0);
+    Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, file);
     if (loaded.note() != null && shards.isEmpty()) { // the shards are alike: the first one's note stands for all
       new Warnings(err).warn("score " + loaded.note());
     }
@@ -302,7 +302,7 @@ final class ShardedScore {
    * builds float copies, one shard at a time.
    */
   private static TokenBatch docs(Args a, Shard shard) throws IOException {
-    TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file(), 0).batch();
+    TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file()).batch();
     if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
       throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
           + " holds " + Counts.of(b.size(), "document") + " of " + b.dtype().name().toLowerCase(Locale.ROOT)

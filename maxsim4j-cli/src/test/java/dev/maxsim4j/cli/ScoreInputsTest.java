@@ -31,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** score's inputs and outputs: packed files, mask defaults, options that cannot take effect, safe outputs. */
 class ScoreInputsTest {
   @TempDir Path dir;
+
   private final SplittableRandom rnd = new SplittableRandom(7);
 
   private static CliRun run(String... args) {
@@ -197,7 +198,7 @@ class ScoreInputsTest {
     for (long[] shape : new long[][] {{(1L << 32) + 3, 0, 4}, {1L << 33, 0, 4}, {1L << 16, 1L << 16, 0, 4}}) {
       NdArray e = NdArray.ofFloats("e", shape, new float[0]);
       IllegalArgumentException x = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-          () -> Inputs.padded("docs", e, null, Inputs.HEAP_ELEMENTS));
+          () -> Inputs.padded("docs", e, null));
       assertTrue(x.getMessage().contains("more than 2^31-1 rows"), x.getMessage());
     }
   }
@@ -209,7 +210,7 @@ class ScoreInputsTest {
     for (long[] shape : new long[][] {{}, {4}}) {
       NdArray e = NdArray.ofFloats("e", shape, new float[shape.length == 0 ? 1 : 4]);
       IllegalArgumentException x = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-          () -> Inputs.padded("docs", e, mask, Inputs.HEAP_ELEMENTS));
+          () -> Inputs.padded("docs", e, mask));
       assertTrue(x.getMessage().contains("expected [N, L, d]"), x.getMessage());
     }
   }
@@ -222,7 +223,7 @@ class ScoreInputsTest {
     NdArray e = NdArray.ofFloats("e", new long[] {2, 3, 4}, new float[24]);
     NdArray trailing = new NdArray("m", NdArray.ElementType.BOOL, new long[] {2, 3}, null, null,
         new boolean[] {true, false, false, true, true, false});
-    TokenBatch b = Inputs.padded("docs", e, trailing, Inputs.HEAP_ELEMENTS);
+    TokenBatch b = Inputs.padded("docs", e, trailing);
     assertEquals(1, b.length(0));
     assertEquals(2, b.length(1));
   }
