@@ -1,36 +1,43 @@
 package dev.maxsim4j.lucene;
 
-import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Gathering buffers between blocks, shared by every thread that rescores and kept up to {@code limitBytes} together:
- * kept per thread, the memory held idle grew with every thread that had ever rescored (a server's pool of hundreds).
+ * Gathering buffers between blocks, shared by every thread that rescores and kept up to {@code limitBytes} together,
+ * so that the memory held idle does not grow with the number of threads that rescore (a server's pool of hundreds).
  * A buffer in use is in no pool: a thread that takes another block while one of its own is still being scored (a
  * fork-join worker steals tasks while it waits) takes another.
  */
 final class IdleBuffers {
   private final long limitBytes;
-  private final ArrayDeque<StoredTokens> idle = new ArrayDeque<>();
+  private final List<StoredTokens> idle = new ArrayList<>();
   private long idleBytes;
 
   IdleBuffers(long limitBytes) {
     this.limitBytes = limitBytes;
   }
 
-  /** The buffer last given back (grown by the blocks it served), or null where none is idle. */
+  /** The largest idle buffer (grown by the blocks it served: the least likely to grow again), or null. */
   synchronized StoredTokens take() {
-    StoredTokens buffer = idle.poll();
-    if (buffer != null) {
-      idleBytes -= buffer.capacityBytes();
+    StoredTokens largest = null;
+    for (StoredTokens buffer : idle) {
+      if (largest == null || buffer.capacityBytes() > largest.capacityBytes()) {
+        largest = buffer;
+      }
     }
-    return buffer;
+    if (largest != null) {
+      idle.remove(largest);
+      idleBytes -= largest.capacityBytes();
+    }
+    return largest;
   }
 
   /** Keeps {@code buffer} for a later block where the idle ones stay within the limit; else leaves it to the GC. */
   synchronized void giveBack(StoredTokens buffer) {
     long bytes = buffer.capacityBytes();
     if (bytes <= limitBytes - idleBytes) {
-      idle.push(buffer);
+      idle.add(buffer);
       idleBytes += bytes;
     }
   }

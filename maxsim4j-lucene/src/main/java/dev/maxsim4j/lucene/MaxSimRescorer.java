@@ -98,6 +98,11 @@ public final class MaxSimRescorer extends Rescorer {
   private static final IdleBuffers BUFFERS = new IdleBuffers(RETAINED_BYTES);
   private static final IdleBuffers QUANTIZED_BUFFERS = new IdleBuffers(RETAINED_BYTES);
 
+  /** The idle gathering buffers of float fields, or of quantized ones. */
+  static IdleBuffers idleBuffers(boolean quantized) {
+    return quantized ? QUANTIZED_BUFFERS : BUFFERS;
+  }
+
   private MaxSimRescorer(String field, float[][] queryVectors, VectorSimilarityFunction similarity, Scale scale,
       boolean fallbackToFirstPass, MaxSim maxSim, boolean quantized) {
     this(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, Blocking.DEFAULT, quantized,
@@ -282,7 +287,7 @@ public final class MaxSimRescorer extends Rescorer {
    * its own and scored in its own call, so a document scores the same whatever else its block holds.
    */
   private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to) throws IOException {
-    IdleBuffers idle = quantized ? QUANTIZED_BUFFERS : BUFFERS;
+    IdleBuffers idle = idleBuffers(quantized);
     Map<DType, Gathered> byType = new EnumMap<>(DType.class);
     try {
       int leaf = -1;

@@ -153,6 +153,9 @@ class MaxSimRescorerTest {
         }
       }
     }
+    // the pool's threads gave their buffers back to one pool for every thread, within its limit
+    IdleBuffers idle = MaxSimRescorer.idleBuffers(false);
+    assertTrue(idle.size() > 0 && idle.idleBytes() <= MaxSimRescorer.RETAINED_BYTES, idle.size() + " buffers");
   }
 
   /**
