@@ -40,6 +40,7 @@ public final class CommandRunner {
 
   static {
     LUCENE_VECTORS.setLevel(Level.WARNING);
+    OneLineLogs.install();
   }
 
   private CommandRunner() {}

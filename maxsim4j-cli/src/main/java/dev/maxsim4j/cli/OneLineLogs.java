@@ -1,0 +1,40 @@
+package dev.maxsim4j.cli;
+
+import dev.maxsim4j.cli.io.Printable;
+import java.util.logging.Formatter;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * Log records on stderr as one line each, "LEVEL: message (exception)", without the stack trace: ONNX Runtime and
+ * JNA log a failure they recover from, or one the command then names itself, with its whole trace, and the command
+ * line prints no stack trace unless {@code MAXSIM4J_DEBUG=1}, where the logging framework's own lines stay.
+ */
+final class OneLineLogs extends Formatter {
+  private OneLineLogs() {}
+
+  /** Gives the root logger's handlers (the console's, on stderr) this format, unless stack traces are asked for. */
+  static void install() {
+    if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
+      return;
+    }
+    for (Handler handler : Logger.getLogger("").getHandlers()) {
+      handler.setFormatter(new OneLineLogs());
+    }
+  }
+
+  @Override
+  public String format(LogRecord record) {
+    String line = record.getLevel().getLocalizedName() + ": " + formatMessage(record);
+    Throwable thrown = record.getThrown();
+    if (thrown != null) {
+      Throwable root = thrown;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      line += " (" + thrown + (root != thrown ? "; caused by " + root : "") + ")";
+    }
+    return Printable.oneLine(line) + System.lineSeparator();
+  }
+}
