@@ -17,7 +17,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Collection;
+import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Set;
 import java.util.TreeSet;
@@ -55,15 +59,19 @@ public final class AtomicOutput implements AutoCloseable {
   private final Path temp;
   private final Path lockFile;
   private final FileChannel lockChannel;
+  /** The permissions a new target gets (a new file's here, as the user's umask makes it); null off POSIX. */
+  private final Set<PosixFilePermission> newFilePermissions;
   private boolean committed;
 
-  private AtomicOutput(String option, Path shown, Path target, Path temp, Path lockFile, FileChannel lockChannel) {
+  private AtomicOutput(String option, Path shown, Path target, Path temp, Path lockFile, FileChannel lockChannel,
+      Set<PosixFilePermission> newFilePermissions) {
     this.option = option;
     this.shown = shown;
     this.target = target;
     this.temp = temp;
     this.lockFile = lockFile;
     this.lockChannel = lockChannel;
+    this.newFilePermissions = newFilePermissions;
   }
 
   /**
@@ -139,12 +147,32 @@ public final class AtomicOutput implements AutoCloseable {
     Path temp = real.resolve(stem + ".tmp");
     Path lockFile = real.resolve(stem + ".lock");
     FileChannel lockChannel = null;
+    Set<PosixFilePermission> newFile = null;
     try {
       lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       TemporaryFiles.track(lockFile);
       lock(lockChannel);
-      Files.createFile(temp);
-      TemporaryFiles.track(temp);
+      requireReplaceable(option, target, file, real, lockFile);
+      if (Files.getFileStore(real).supportsFileAttributeView(PosixFileAttributeView.class)) {
+        // readable by its owner alone until it takes the permissions it will keep (those of the file it replaces, or
+        // of a new file here: the lock file's), with its owner's write kept while it is written (a umask of 0277
+        // would make it read-only, and the writers reopen it by name)
+        Files.createFile(temp, PosixFilePermissions.asFileAttribute(EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE)));
+        TemporaryFiles.track(temp);
+        newFile = Files.getPosixFilePermissions(lockFile);
+        Set<PosixFilePermission> whileWritten = EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE);
+        whileWritten.addAll(Files.exists(file) ? Files.getPosixFilePermissions(file) : newFile);
+        Files.setPosixFilePermissions(temp, whileWritten);
+      } else {
+        Files.createFile(temp);
+        TemporaryFiles.track(temp);
+      }
+    } catch (IllegalArgumentException e) {
+      release(lockChannel, lockFile);
+      Files.deleteIfExists(temp);
+      throw e;
     } catch (AccessDeniedException e) {
       release(lockChannel, lockFile);
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " is not writable");
@@ -156,7 +184,43 @@ public final class AtomicOutput implements AutoCloseable {
       release(lockChannel, lockFile);
       throw e;
     }
-    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel);
+    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel, newFile);
+  }
+
+  /**
+   * Refuses, before any work, an existing {@code file} the move into place could not replace: a mount point (a file
+   * mounted onto the name, as a container's volume of one file is), or another user's file in a sticky folder (where
+   * only a file's owner, the folder's or root may replace it); {@code ours} is a file this process just created
+   * there. Where the system does not say (no "unix" attributes), the move itself fails, naming the target.
+   */
+  private static void requireReplaceable(String option, Path shown, Path file, Path folder, Path ours)
+      throws IOException {
+    if (!Files.exists(file)) {
+      return;
+    }
+    Object fileDevice = unix(file, "dev");
+    if (fileDevice != null && !fileDevice.equals(unix(folder, "dev"))) {
+      throw new IllegalArgumentException(option + " " + shown + " is a mount point (a file system is mounted on it),"
+          + " which a file moved into place cannot replace; expected a file of its folder's file system (or a new"
+          + " name)");
+    }
+    Object me = unix(ours, "uid");
+    Object mode = unix(folder, "mode");
+    boolean sticky = mode instanceof Integer m && (m & 01000) != 0;
+    if (sticky && me != null && !me.equals(0) && !me.equals(unix(file, "uid")) && !me.equals(unix(folder, "uid"))) {
+      throw new IllegalArgumentException(option + " " + shown + " is another user's file in a folder where only a"
+          + " file's owner may replace it (its sticky bit, as /tmp has); expected a file of this user's (or a new"
+          + " name)");
+    }
+  }
+
+  /** The "unix" attribute {@code name} of {@code file}, or null where the system has none. */
+  private static Object unix(Path file, String name) throws IOException {
+    try {
+      return Files.getAttribute(file, "unix:" + name);
+    } catch (UnsupportedOperationException | IllegalArgumentException notUnix) {
+      return null;
+    }
   }
 
   /** The tag of an output's file names: the CRC-32 of its name, as 8 hex digits. */
@@ -319,14 +383,48 @@ public final class AtomicOutput implements AutoCloseable {
    * file it replaces.
    */
   public void commit() throws IOException {
-    // forced while still writable: the permissions copied next may be read-only ones
+    // forced while still writable: the permissions set next may be read-only ones
     force(temp);
-    if (Files.exists(target) && Files.getFileStore(temp).supportsFileAttributeView(PosixFileAttributeView.class)) {
-      Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(target));
+    if (newFilePermissions != null) {
+      boolean replacing = Files.exists(target);
+      if (replacing) {
+        keepOwners(temp, target);
+      }
+      // after a change of owner, which clears the set-id bits
+      Files.setPosixFilePermissions(temp, replacing ? Files.getPosixFilePermissions(target) : newFilePermissions);
     }
-    rename(temp, target);
+    try {
+      rename(temp, target);
+    } catch (FileSystemException e) {
+      // busy: a file mounted onto the name from the same file system, which requireReplaceable cannot tell
+      String why = reason(e);
+      throw new IllegalArgumentException(option + " " + shown + " cannot be replaced (" + why
+          + (why.toLowerCase(java.util.Locale.ROOT).contains("busy") ? ": is a file mounted on it?" : "")
+          + "); the previous file, if any, is kept");
+    }
     committed = true;
     TemporaryFiles.done(temp);
+  }
+
+  /**
+   * Gives {@code temp} the owner and group of {@code target}, which it replaces, as far as this user may: a group it
+   * belongs to, an owner only as root. Otherwise it keeps this user's, as any rewrite of the file by this user would.
+   */
+  private static void keepOwners(Path temp, Path target) throws IOException {
+    PosixFileAttributes old = Files.readAttributes(target, PosixFileAttributes.class);
+    PosixFileAttributeView view = Files.getFileAttributeView(temp, PosixFileAttributeView.class);
+    try {
+      view.setGroup(old.group());
+    } catch (IOException | SecurityException notOurs) {
+      // a group this user is not in
+    }
+    try {
+      if (!view.getOwner().equals(old.owner())) {
+        view.setOwner(old.owner());
+      }
+    } catch (IOException | SecurityException notRoot) {
+      // only root gives a file away
+    }
   }
 
   /**

@@ -44,6 +44,67 @@ class AtomicOutputTest {
   }
 
   /**
+   * The temporary file has the permissions of the file it replaces while it is written (it was readable by all while
+   * a private target's new content was written), a new target those of a new file here, and the target's group stays
+   * (a shared group lost its own file when another member replaced it).
+   */
+  @Test
+  void theTemporaryFileTakesTheTargetsPermissionsAndTheOutputKeepsItsGroup() throws IOException {
+    Path target = Files.writeString(dir.resolve("private.txt"), "old");
+    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
+    java.nio.file.attribute.GroupPrincipal other = null;
+    for (String name : new String[] {"daemon", "nogroup", "users", "bin"}) {
+      try {
+        other = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(name);
+        Files.getFileAttributeView(target, java.nio.file.attribute.PosixFileAttributeView.class).setGroup(other);
+        break;
+      } catch (IOException notHere) {
+        other = null;
+      }
+    }
+    try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
+      output.write(file -> {
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        Files.writeString(file, "new");
+      });
+      output.commit();
+    }
+    assertEquals("new", Files.readString(target));
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(target)));
+    if (other != null) {
+      assertEquals(other, Files.readAttributes(target, java.nio.file.attribute.PosixFileAttributes.class).group());
+    }
+    Path fresh = dir.resolve("fresh.txt");
+    Path plain = Files.createFile(dir.resolve("plain.txt"));
+    try (AtomicOutput output = AtomicOutput.create("--out", fresh, List.of())) {
+      output.write(file -> Files.writeString(file, "new"));
+      output.commit();
+    }
+    assertEquals(Files.getPosixFilePermissions(plain), Files.getPosixFilePermissions(fresh));
+  }
+
+  /** A move into place that fails names the target and keeps the old file: it named the temporary file alone. */
+  @Test
+  void aFailedMoveIntoPlaceNamesTheTarget() throws IOException {
+    Path target = Files.writeString(dir.resolve("out.txt"), "old");
+    Path moved = dir.resolve("moved.txt");
+    try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
+      output.write(file -> {
+        Files.writeString(file, "new");
+        // the target turned into a folder that is not empty while the run worked: no file replaces it
+        Files.move(target, moved);
+        Files.createDirectories(target.resolve("inside"));
+      });
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, output::commit);
+      assertTrue(e.getMessage().startsWith("--out " + target + " cannot be replaced (")
+          && e.getMessage().endsWith("); the previous file, if any, is kept"), e.getMessage());
+    }
+    try (var left = Files.list(dir)) {
+      assertEquals(Set.of(target, moved), Set.copyOf(left.toList()), "no temporary file left");
+    }
+  }
+
+  /**
    * A process's open file named through /proc (as /dev/stdout names a redirected stdout) is refused and kept: moving
    * a new file onto the name replaced what the process had written there, and dropped what it wrote next.
    */
