@@ -128,8 +128,11 @@ public final class AtomicOutput implements AutoCloseable {
     Path file = linkTarget(option, target);
     Path folder = file.toAbsolutePath().getParent();
     if (folder == null || !Files.isDirectory(folder)) {
+      // a path past the system's length limit is "not there" too: its reason says so, where "does not exist" misled
+      String missing = folder == null ? "no such file" : Absent.why(folder);
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder
-          + (folder != null && Files.exists(folder) ? " is not a folder" : " does not exist"));
+          + (folder != null && Files.exists(folder) ? " is not a folder" : missing.equals("no such file")
+              ? " does not exist" : " cannot be reached (" + missing + ")"));
     }
     String unnameable = Absent.why(file);
     if (!unnameable.equals("no such file")) {

@@ -83,6 +83,19 @@ class AtomicOutputTest {
     assertEquals(Files.getPosixFilePermissions(plain), Files.getPosixFilePermissions(fresh));
   }
 
+  /** A folder past the system's path length is named as such: it read "does not exist", though it might. */
+  @Test
+  void aFolderPastThePathLimitIsNamedSo() {
+    Path deep = dir;
+    for (int i = 0; i < 25; i++) {
+      deep = deep.resolve("d".repeat(200));
+    }
+    Path target = deep.resolve("s.npy");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> AtomicOutput.create("--out", target, List.of()));
+    assertTrue(e.getMessage().endsWith(" cannot be reached (file name too long)"), e.getMessage());
+  }
+
   /** A move into place that fails names the target and keeps the old file: it named the temporary file alone. */
   @Test
   void aFailedMoveIntoPlaceNamesTheTarget() throws IOException {
