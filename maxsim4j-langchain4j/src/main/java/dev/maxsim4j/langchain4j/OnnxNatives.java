@@ -65,8 +65,7 @@ final class OnnxNatives {
         }
       }
       // named by the libraries' checksums: another version of ONNX Runtime unpacks into a folder of its own
-      Path folder = root.resolve("maxsim4j").resolve("onnxruntime")
-          .resolve(platform + "-" + Long.toHexString(key));
+      Path folder = cacheFolders(root).resolve(platform + "-" + Long.toHexString(key));
       Files.createDirectories(folder);
       for (int i = 0; i < LIBRARIES.length; i++) {
         Path library = folder.resolve(fileName(i));
@@ -81,9 +80,28 @@ final class OnnxNatives {
     }
   }
 
-  /** Whether {@code folder} is the cache folder this class unpacked into: one that may be deleted and made again. */
+  /**
+   * Whether {@code folder} is a cache folder this class unpacks into (this process's, or one of its cache root named
+   * in the property by hand or by another class loader): one that may be deleted and made again.
+   */
   static boolean unpackedHere(String folder) {
-    return folder != null && folder.equals(unpackedTo);
+    if (folder == null) {
+      return false;
+    }
+    if (folder.equals(unpackedTo)) {
+      return true;
+    }
+    Path root = cacheRoot();
+    try {
+      return root != null && Path.of(folder).toAbsolutePath().normalize().startsWith(cacheFolders(root));
+    } catch (InvalidPathException e) {
+      return false;
+    }
+  }
+
+  /** The folder under {@code root} that holds this class's unpacked libraries, a folder per version and platform. */
+  private static Path cacheFolders(Path root) {
+    return root.resolve("maxsim4j").resolve("onnxruntime");
   }
 
   /** Copies {@code from} to {@code to} through a file beside it renamed at the end: no process sees it half made. */

@@ -98,6 +98,9 @@ class OnnxNativesTest {
     }
     String ours = run(LoadOrSayWhy.class, tmp, cache);
     assertTrue(ours.contains("came from " + folder) && ours.contains("delete that folder"), ours);
+    // also where the property names that folder by hand (copied from an earlier message, say)
+    String named = run(LoadOrSayWhy.class, tmp, cache, "-D" + OnnxNatives.PATH_PROPERTY + "=" + folder);
+    assertTrue(named.contains("came from " + folder) && named.contains("delete that folder"), named);
   }
 
   private static List<Path> under(Path folder) throws IOException {
