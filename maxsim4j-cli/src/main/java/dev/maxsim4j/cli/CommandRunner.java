@@ -88,8 +88,25 @@ public final class CommandRunner {
         return fail(program, err, e, "error: an input changed while it was read: " + changed
             + "; inputs must stay as they are until the run ends", 1);
       }
+      if (e instanceof NoClassDefFoundError && descriptorsExhausted()) {
+        // the JVM opens a jar when it first loads a class of it: without a descriptor to spare, the class is "not
+        // found", which reads as a broken installation
+        return fail(program, err, e, "error: the class " + e.getMessage() + " could not be loaded: too many open"
+            + " files (raise ulimit -n)", 1);
+      }
       // else a bug: still one line, and the trace on request
       return fail(program, err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
+    }
+  }
+
+  /** Whether this process has no file descriptor to spare: opening one more file fails for want of one. */
+  private static boolean descriptorsExhausted() {
+    try (var probe = Files.newByteChannel(Path.of(System.getProperty("java.home"), "release"))) {
+      return false;
+    } catch (FileSystemException e) {
+      return e.getReason() != null && e.getReason().toLowerCase(java.util.Locale.ROOT).contains("too many open");
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 

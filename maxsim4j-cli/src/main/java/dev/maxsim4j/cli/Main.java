@@ -56,10 +56,11 @@ public final class Main {
     }
   }
 
-  static final String USAGE = overview();
-
-  /** The overview {@code maxsim4j help} starts with: a line per command. */
-  private static String overview() {
+  /**
+   * The overview {@code maxsim4j help} starts with: a line per command. Made when asked for, inside the run: it names
+   * the library's backends, whose class (in another jar) may fail to load, and that failure is the run's to report.
+   */
+  static String overview() {
     StringBuilder s = new StringBuilder("usage: maxsim4j COMMAND [OPTIONS]\n\ncommands:\n");
     for (UserCommand c : UserCommand.values()) {
       s.append(line(c.name, c.summary));
@@ -110,7 +111,7 @@ public final class Main {
       // help's own help is the overview
       if (args.length == 0 || HELP.contains(args[0]) || (args[0].equals("help") && (args.length == 1
           || args.length == 2 && (HELP.contains(args[1]) || args[1].equals("help"))))) {
-        StringBuilder help = new StringBuilder(USAGE);
+        StringBuilder help = new StringBuilder(overview());
         for (UserCommand c : UserCommand.values()) {
           help.append("  ").append(c.usage.replace("\n", "\n  ")).append("\n\n");
         }
