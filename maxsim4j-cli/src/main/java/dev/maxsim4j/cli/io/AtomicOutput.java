@@ -16,6 +16,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -61,10 +62,12 @@ public final class AtomicOutput implements AutoCloseable {
   private final FileChannel lockChannel;
   /** The permissions a new target gets (a new file's here, as the user's umask makes it); null off POSIX. */
   private final Set<PosixFilePermission> newFilePermissions;
+  /** The temporary file's identity at creation: its owner and permissions are set only on that file. */
+  private final Object tempKey;
   private boolean committed;
 
   private AtomicOutput(String option, Path shown, Path target, Path temp, Path lockFile, FileChannel lockChannel,
-      Set<PosixFilePermission> newFilePermissions) {
+      Set<PosixFilePermission> newFilePermissions, Object tempKey) {
     this.option = option;
     this.shown = shown;
     this.target = target;
@@ -72,6 +75,7 @@ public final class AtomicOutput implements AutoCloseable {
     this.lockFile = lockFile;
     this.lockChannel = lockChannel;
     this.newFilePermissions = newFilePermissions;
+    this.tempKey = tempKey;
   }
 
   /**
@@ -151,61 +155,76 @@ public final class AtomicOutput implements AutoCloseable {
     Path lockFile = real.resolve(stem + ".lock");
     FileChannel lockChannel = null;
     Set<PosixFilePermission> newFile = null;
+    Object fileKey = null;
     try {
       lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       TemporaryFiles.track(lockFile);
       lock(lockChannel);
       requireReplaceable(option, target, file, real, lockFile);
       if (Files.getFileStore(real).supportsFileAttributeView(PosixFileAttributeView.class)) {
-        // readable by its owner alone until it takes the permissions it will keep (those of the file it replaces, or
-        // of a new file here: the lock file's), with its owner's write kept while it is written (a umask of 0277
-        // would make it read-only, and the writers reopen it by name)
-        Files.createFile(temp, PosixFilePermissions.asFileAttribute(EnumSet.of(PosixFilePermission.OWNER_READ,
-            PosixFilePermission.OWNER_WRITE)));
+        // its owner's alone while it is written (the group it will have is set at the end, and a umask of 0277 would
+        // leave no write, while the writers reopen it by name); a new target ends with a new file's permissions
+        // here, the lock file's
+        Files.createFile(temp, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
         TemporaryFiles.track(temp);
+        fileKey = Files.readAttributes(temp, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
         newFile = Files.getPosixFilePermissions(lockFile);
-        Set<PosixFilePermission> whileWritten = EnumSet.of(PosixFilePermission.OWNER_READ,
-            PosixFilePermission.OWNER_WRITE);
-        whileWritten.addAll(Files.exists(file) ? Files.getPosixFilePermissions(file) : newFile);
-        Files.setPosixFilePermissions(temp, whileWritten);
+        bestEffortPermissions(temp, OWNER_ONLY);
       } else {
         Files.createFile(temp);
         TemporaryFiles.track(temp);
       }
-    } catch (IllegalArgumentException e) {
-      release(lockChannel, lockFile);
-      Files.deleteIfExists(temp);
-      throw e;
     } catch (AccessDeniedException e) {
-      release(lockChannel, lockFile);
+      abandon(lockChannel, lockFile, temp);
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " is not writable");
     } catch (FileSystemException e) {
-      release(lockChannel, lockFile);
+      abandon(lockChannel, lockFile, temp);
       throw new IllegalArgumentException(option + " " + target + ": cannot create a file in the folder " + folder
           + " (" + reason(e) + ")");
     } catch (IOException | RuntimeException | Error e) {
-      release(lockChannel, lockFile);
+      abandon(lockChannel, lockFile, temp);
       throw e;
     }
-    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel, newFile);
+    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel, newFile, fileKey);
+  }
+
+  private static final Set<PosixFilePermission> OWNER_ONLY = EnumSet.of(PosixFilePermission.OWNER_READ,
+      PosixFilePermission.OWNER_WRITE);
+
+  /** Releases the lock and removes the temporary file of a create that failed; quietly, as a cleanup. */
+  private static void abandon(FileChannel lockChannel, Path lockFile, Path temp) {
+    try {
+      Files.deleteIfExists(temp);
+      TemporaryFiles.done(temp);
+    } catch (IOException e) {
+      // the next run writing this output sweeps it
+    }
+    release(lockChannel, lockFile);
   }
 
   /**
-   * Refuses, before any work, an existing {@code file} the move into place could not replace: a mount point (a file
-   * mounted onto the name, as a container's volume of one file is), or another user's file in a sticky folder (where
-   * only a file's owner, the folder's or root may replace it); {@code ours} is a file this process just created
-   * there. Where the system does not say (no "unix" attributes), the move itself fails, naming the target.
+   * Sets {@code file}'s permissions where the file system lets it (not through a link): some (FUSE, say) refuse, and
+   * the file then keeps those it has, its owner's alone at creation.
+   */
+  private static void bestEffortPermissions(Path file, Set<PosixFilePermission> permissions) {
+    try {
+      Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+          .setPermissions(permissions);
+    } catch (IOException | UnsupportedOperationException | SecurityException refused) {
+      // kept as they are
+    }
+  }
+
+  /**
+   * Refuses, before any work, an existing {@code file} the move into place could not replace: another user's file in
+   * a sticky folder (where only a file's owner, the folder's or root may replace it); {@code ours} is a file this
+   * process just created there. Where the system does not say (no "unix" attributes), and for a file mounted onto
+   * the name (which its device number cannot tell on every file system), the move itself fails, naming the target.
    */
   private static void requireReplaceable(String option, Path shown, Path file, Path folder, Path ours)
       throws IOException {
     if (!Files.exists(file)) {
       return;
-    }
-    Object fileDevice = unix(file, "dev");
-    if (fileDevice != null && !fileDevice.equals(unix(folder, "dev"))) {
-      throw new IllegalArgumentException(option + " " + shown + " is a mount point (a file system is mounted on it),"
-          + " which a file moved into place cannot replace; expected a file of its folder's file system (or a new"
-          + " name)");
     }
     Object me = unix(ours, "uid");
     Object mode = unix(folder, "mode");
@@ -382,24 +401,40 @@ public final class AtomicOutput implements AutoCloseable {
   }
 
   /**
-   * Moves the complete temporary file onto the target as {@link #moveIntoPlace} does, with the permissions of the
-   * file it replaces.
+   * Moves the complete temporary file onto the target as {@link #moveIntoPlace} does, with the permissions, group and
+   * (as root) owner of the file it replaces. Its POSIX permissions only: an access control list of the old file is
+   * not carried over (the JDK reads none on Linux), and where it had one, its group bits are the list's mask, which
+   * the new file then grants its group.
    */
   public void commit() throws IOException {
     // forced while still writable: the permissions set next may be read-only ones
     force(temp);
     if (newFilePermissions != null) {
-      boolean replacing = Files.exists(target);
-      if (replacing) {
-        keepOwners(temp, target);
+      // the file created, not one a user who may write the folder put in its place (root would chown what a link
+      // names)
+      BasicFileAttributes now = Files.readAttributes(temp, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      // a link may take the removed file's inode number: its type tells it apart
+      if (!now.isRegularFile() || tempKey != null && !tempKey.equals(now.fileKey())) {
+        throw new IllegalArgumentException(option + " " + shown + ": its temporary file " + temp + " was replaced"
+            + " during the run; the previous file, if any, is kept");
+      }
+      Set<PosixFilePermission> permissions = newFilePermissions;
+      if (Files.exists(target)) {
+        permissions = EnumSet.noneOf(PosixFilePermission.class);
+        permissions.addAll(Files.getPosixFilePermissions(target));
+        if (!keepOwners(temp, target)) {
+          // its group's permissions were for the old file's group, not this user's
+          permissions.removeAll(EnumSet.of(PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
+              PosixFilePermission.GROUP_EXECUTE));
+        }
       }
       // after a change of owner, which clears the set-id bits
-      Files.setPosixFilePermissions(temp, replacing ? Files.getPosixFilePermissions(target) : newFilePermissions);
+      bestEffortPermissions(temp, permissions);
     }
     try {
       rename(temp, target);
     } catch (FileSystemException e) {
-      // busy: a file mounted onto the name from the same file system, which requireReplaceable cannot tell
+      // busy: a file mounted onto the name, which cannot be replaced
       String why = reason(e);
       throw new IllegalArgumentException(option + " " + shown + " cannot be replaced (" + why
           + (why.toLowerCase(java.util.Locale.ROOT).contains("busy") ? ": is a file mounted on it?" : "")
@@ -410,12 +445,13 @@ public final class AtomicOutput implements AutoCloseable {
   }
 
   /**
-   * Gives {@code temp} the owner and group of {@code target}, which it replaces, as far as this user may: a group it
-   * belongs to, an owner only as root. Otherwise it keeps this user's, as any rewrite of the file by this user would.
+   * Gives {@code temp} the group and owner of {@code target}, which it replaces, as far as this user may (a group it
+   * belongs to, an owner only as root), through no link. Returns whether the group is the old file's.
    */
-  private static void keepOwners(Path temp, Path target) throws IOException {
+  private static boolean keepOwners(Path temp, Path target) throws IOException {
     PosixFileAttributes old = Files.readAttributes(target, PosixFileAttributes.class);
-    PosixFileAttributeView view = Files.getFileAttributeView(temp, PosixFileAttributeView.class);
+    PosixFileAttributeView view = Files.getFileAttributeView(temp, PosixFileAttributeView.class,
+        LinkOption.NOFOLLOW_LINKS);
     try {
       view.setGroup(old.group());
     } catch (IOException | SecurityException notOurs) {
@@ -428,6 +464,7 @@ public final class AtomicOutput implements AutoCloseable {
     } catch (IOException | SecurityException notRoot) {
       // only root gives a file away
     }
+    return view.readAttributes().group().equals(old.group());
   }
 
   /**
@@ -453,7 +490,7 @@ public final class AtomicOutput implements AutoCloseable {
     } catch (AtomicMoveNotSupportedException e) {
       // a copy and delete instead could leave the target missing or half-written: refused, the old file kept
       throw new FileSystemException(target.toString(), null, "cannot be replaced in one step from " + temp
-          + " (another file system); the previous file, if any, is kept");
+          + ", another file system");
     }
     Path folder = target.toAbsolutePath().getParent();
     try (FileChannel dir = FileChannel.open(folder, StandardOpenOption.READ)) {

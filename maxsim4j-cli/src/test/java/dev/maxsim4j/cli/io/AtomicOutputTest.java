@@ -44,14 +44,15 @@ class AtomicOutputTest {
   }
 
   /**
-   * The temporary file has the permissions of the file it replaces while it is written (it was readable by all while
-   * a private target's new content was written), a new target those of a new file here, and the target's group stays
-   * (a shared group lost its own file when another member replaced it).
+   * The temporary file is its owner's alone while it is written (it was readable by all while a private target's new
+   * content was written), the output has the permissions and group of the file it replaces (a shared group lost its
+   * own file when another member replaced it; where the group cannot be kept, its permissions go), and a new target
+   * those of a new file here.
    */
   @Test
-  void theTemporaryFileTakesTheTargetsPermissionsAndTheOutputKeepsItsGroup() throws IOException {
-    Path target = Files.writeString(dir.resolve("private.txt"), "old");
-    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
+  void theTemporaryFileIsPrivateAndTheOutputKeepsItsPermissionsAndGroup() throws IOException {
+    Path target = Files.writeString(dir.resolve("shared.txt"), "old");
+    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-r-----"));
     java.nio.file.attribute.GroupPrincipal other = null;
     for (String name : new String[] {"daemon", "nogroup", "users", "bin"}) {
       try {
@@ -70,7 +71,7 @@ class AtomicOutputTest {
       output.commit();
     }
     assertEquals("new", Files.readString(target));
-    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(target)));
+    assertEquals("rw-r-----", PosixFilePermissions.toString(Files.getPosixFilePermissions(target)));
     if (other != null) {
       assertEquals(other, Files.readAttributes(target, java.nio.file.attribute.PosixFileAttributes.class).group());
     }
@@ -94,6 +95,29 @@ class AtomicOutputTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> AtomicOutput.create("--out", target, List.of()));
     assertTrue(e.getMessage().endsWith(" cannot be reached (file name too long)"), e.getMessage());
+  }
+
+  /**
+   * A temporary file replaced during the run (by a link, from a user who may write the folder) is refused before its
+   * owner or permissions are set: they went through the link, and as root gave the file it named away.
+   */
+  @Test
+  void aTemporaryFileReplacedByALinkIsRefusedAndWhatItNamesUntouched() throws IOException {
+    Path target = Files.writeString(dir.resolve("out.txt"), "old");
+    Path victim = Files.writeString(dir.resolve("victim.txt"), "secret");
+    Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
+    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-rw-rw-"));
+    try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
+      output.write(file -> {
+        Files.writeString(file, "new");
+        Files.delete(file);
+        Files.createSymbolicLink(file, victim);
+      });
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, output::commit);
+      assertTrue(e.getMessage().contains("was replaced during the run"), e.getMessage());
+    }
+    assertEquals("old", Files.readString(target));
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(victim)));
   }
 
   /** A move into place that fails names the target and keeps the old file: it named the temporary file alone. */
