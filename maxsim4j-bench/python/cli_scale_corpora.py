@@ -2,8 +2,8 @@
 
 python3 cli_scale_corpora.py OUT   writes into OUT: shards/shard-00..09.safetensors and all.safetensors (int8,
 40,000 documents x 100 tokens x 384 with per-token scales, packed with offsets), q.npy (8 x 32 x 384 float32),
-f32.safetensors and bf16.safetensors (20,000 x 100 x 128), q128.npy (8 x 32 x 128). The 1-bit file is f32's
-through `maxsim4j quantize --in OUT/f32.safetensors --to binary --out OUT/bin.safetensors`.
+f32.safetensors, bf16.safetensors and f16.safetensors (20,000 x 100 x 128), q128.npy (8 x 32 x 128). The fp8 and
+1-bit files are f32's through `maxsim4j quantize --in OUT/f32.safetensors --to fp8|binary --out OUT/F.safetensors`.
 """
 import json
 import os
@@ -57,6 +57,8 @@ def float_corpora(out):
     write(os.path.join(out, "f32.safetensors"), [("offsets", offsets, "I64"), ("embeddings", emb, "F32")])
     bf16 = (emb.view(np.uint32) >> 16).astype(np.uint16)  # truncated to bfloat16
     write(os.path.join(out, "bf16.safetensors"), [("offsets", offsets, "I64"), ("embeddings", bf16, "BF16")])
+    write(os.path.join(out, "f16.safetensors"), [("offsets", offsets, "I64"), ("embeddings", emb.astype(np.float16),
+                                                                               "F16")])
     np.save(os.path.join(out, "q128.npy"), rng.standard_normal((8, 32, d), dtype=np.float32))
 
 
