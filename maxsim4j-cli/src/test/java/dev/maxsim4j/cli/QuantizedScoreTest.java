@@ -158,7 +158,7 @@ class QuantizedScoreTest {
           float[][] expected = m.scores(qb, db);
           float[][] fromMap = m.scores(qb, mapped);
           for (int i = 0; i < 3; i++) {
-            assertArrayEquals(expected[i], fromMap[i], 1e-5f * (1 + Math.abs(expected[i][0])));
+            assertArrayEquals(expected[i], fromMap[i], 0f);
           }
         }
       }
