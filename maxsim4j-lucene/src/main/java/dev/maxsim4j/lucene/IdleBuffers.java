@@ -33,13 +33,30 @@ final class IdleBuffers {
     return largest;
   }
 
-  /** Keeps {@code buffer} for a later block where the idle ones stay within the limit; else leaves it to the GC. */
+  /**
+   * Keeps {@code buffer} for a later block within the limit, leaving smaller idle ones to the GC to make room (the
+   * larger a buffer has grown, the less it grows again); else leaves it to the GC.
+   */
   synchronized void giveBack(StoredTokens buffer) {
     long bytes = buffer.capacityBytes();
-    if (bytes <= limitBytes - idleBytes) {
-      idle.add(buffer);
-      idleBytes += bytes;
+    if (bytes > limitBytes) {
+      return;
     }
+    while (bytes > limitBytes - idleBytes) {
+      StoredTokens smallest = null;
+      for (StoredTokens b : idle) {
+        if (smallest == null || b.capacityBytes() < smallest.capacityBytes()) {
+          smallest = b;
+        }
+      }
+      if (smallest == null || smallest.capacityBytes() >= bytes) {
+        return; // the idle ones are as large: this one goes
+      }
+      idle.remove(smallest);
+      idleBytes -= smallest.capacityBytes();
+    }
+    idle.add(buffer);
+    idleBytes += bytes;
   }
 
   /** Bytes held idle now. */

@@ -492,6 +492,24 @@ class MaxSimRescorerTest {
     assertEquals(small, idle.take());
     assertEquals(0, idle.idleBytes());
 
+    // the largest idle buffer is taken first, and a larger one given back displaces smaller ones past the limit
+    StoredTokens[] buffers = new StoredTokens[3];
+    for (int i = 0; i < 3; i++) {
+      buffers[i] = new LateInteractionBytes().reset("f", 4);
+      buffers[i].add(LateInteractionField.encode(new float[(i + 1) * 64][4]), 0);
+    }
+    assertTrue(buffers[0].capacityBytes() < buffers[1].capacityBytes()
+        && buffers[1].capacityBytes() < buffers[2].capacityBytes(), "three sizes");
+    long limit = buffers[1].capacityBytes() + buffers[2].capacityBytes();
+    IdleBuffers sized = new IdleBuffers(limit);
+    sized.giveBack(buffers[0]);
+    sized.giveBack(buffers[1]);
+    sized.giveBack(buffers[2]); // past the limit with both: the smallest goes
+    assertEquals(limit, sized.idleBytes());
+    assertEquals(buffers[2], sized.take());
+    assertEquals(buffers[1], sized.take());
+    assertEquals(null, sized.take());
+
     // many threads give back a buffer each: what stays idle is within the one limit
     int threads = 32;
     java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(threads);
