@@ -88,15 +88,27 @@ public final class CommandRunner {
         return fail(program, err, e, "error: an input changed while it was read: " + changed
             + "; inputs must stay as they are until the run ends", 1);
       }
-      if (e instanceof NoClassDefFoundError && descriptorsExhausted()) {
+      NoClassDefFoundError missing = causeOf(e, NoClassDefFoundError.class);
+      if (missing != null && missing.getMessage() != null && missing.getMessage().matches("[\\w/$]+")
+          && (descriptorsExhausted() || onClassPath(missing.getMessage()))) {
         // the JVM opens a jar when it first loads a class of it: without a descriptor to spare, the class is "not
-        // found", which reads as a broken installation
-        return fail(program, err, e, "error: the class " + e.getMessage() + " could not be loaded: too many open"
-            + " files (raise ulimit -n)", 1);
+        // found", which reads as a broken installation; descriptors freed since (the run's files closed as the error
+        // passed) leave the class's file there, found now
+        return fail(program, err, e, "error: the class " + missing.getMessage() + " could not be loaded when the run"
+            + " needed it, though it is there: most often too many open files (raise ulimit -n)", 1);
       }
       // else a bug: still one line, and the trace on request
       return fail(program, err, e, "error: unexpected " + e + " (set MAXSIM4J_DEBUG=1 for the stack trace)", 1);
     }
+  }
+
+  /**
+   * Whether the class file of {@code name} (as a NoClassDefFoundError names it) is on the class path now: not the
+   * runtime image's, whose classes no descriptor limit keeps out (a module not resolved is not found at all).
+   */
+  private static boolean onClassPath(String name) {
+    java.net.URL url = ClassLoader.getSystemResource(name + ".class");
+    return url != null && !"jrt".equals(url.getProtocol());
   }
 
   /** Whether this process has no file descriptor to spare: opening one more file fails for want of one. */
@@ -166,12 +178,18 @@ public final class CommandRunner {
   }
 
   private static boolean causedBy(Throwable e, Class<? extends Throwable> kind) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+    return causeOf(e, kind) != null;
+  }
+
+  /** {@code e} or its first cause of {@code kind}, or null; within a bound, as causes can form a cycle. */
+  private static <T extends Throwable> T causeOf(Throwable e, Class<T> kind) {
+    Throwable t = e;
+    for (int depth = 0; depth < 32 && t != null; depth++, t = t.getCause()) {
       if (kind.isInstance(t)) {
-        return true;
+        return kind.cast(t);
       }
     }
-    return false;
+    return null;
   }
 
   /**

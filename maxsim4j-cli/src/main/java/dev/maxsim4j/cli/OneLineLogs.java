@@ -1,6 +1,7 @@
 package dev.maxsim4j.cli;
 
 import dev.maxsim4j.cli.io.Printable;
+import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -14,13 +15,18 @@ import java.util.logging.Logger;
 final class OneLineLogs extends Formatter {
   private OneLineLogs() {}
 
-  /** Gives the root logger's handlers (the console's, on stderr) this format, unless stack traces are asked for. */
+  /**
+   * Gives the root logger's console handler (on stderr) this format, unless stack traces are asked for; another
+   * handler (a file a user configured) keeps its own.
+   */
   static void install() {
     if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
       return;
     }
     for (Handler handler : Logger.getLogger("").getHandlers()) {
-      handler.setFormatter(new OneLineLogs());
+      if (handler instanceof ConsoleHandler) {
+        handler.setFormatter(new OneLineLogs());
+      }
     }
   }
 
@@ -29,8 +35,9 @@ final class OneLineLogs extends Formatter {
     String line = record.getLevel().getLocalizedName() + ": " + formatMessage(record);
     Throwable thrown = record.getThrown();
     if (thrown != null) {
+      // the deepest cause, within a bound: causes can form a cycle
       Throwable root = thrown;
-      while (root.getCause() != null && root.getCause() != root) {
+      for (int depth = 0; depth < 32 && root.getCause() != null; depth++) {
         root = root.getCause();
       }
       line += " (" + thrown + (root != thrown ? "; caused by " + root : "") + ")";

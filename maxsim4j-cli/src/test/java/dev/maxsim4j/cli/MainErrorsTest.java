@@ -127,6 +127,22 @@ class MainErrorsTest {
     assertEquals("", err);
   }
 
+  /**
+   * A class that could not be loaded when the run needed it, though its file is on the class path now, is named with
+   * the likeliest cause (a JVM out of file descriptors cannot open its jar): it read as an unexpected error.
+   */
+  @Test
+  void aClassThereButNotLoadedNamesTheLikeliestCause() {
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    Throwable wrapped = new java.util.concurrent.CompletionException(new NoClassDefFoundError("dev/maxsim4j/MaxSim"));
+    int status = CommandRunner.run("maxsim4j", System.out, new java.io.PrintStream(err, true), () -> {
+      throw (RuntimeException) wrapped;
+    });
+    assertEquals(1, status);
+    assertEquals("maxsim4j: error: the class dev/maxsim4j/MaxSim could not be loaded when the run needed it, though it"
+        + " is there: most often too many open files (raise ulimit -n)", err.toString().strip());
+  }
+
   @Test
   void anErrorFromLoadingCodeIsOneLineNotAStackTrace() {
     // a class or native library that cannot be loaded escaped as the JVM's own stack trace
