@@ -112,7 +112,7 @@ public final class MaxSim implements AutoCloseable {
   private ExecutorService asyncThread;
   /** The thread {@link #asyncThread} runs its calls on, once started. */
   private volatile Thread asyncWorker;
-  /** Whether {@link #asyncWorker} runs the callbacks the caller chained to an asynchronous call (it alone writes it). */
+  /** Whether {@link #asyncWorker} runs the callbacks chained to an asynchronous call (it alone writes this). */
   private volatile boolean workerInCallbacks;
 
   private MaxSim(Backend backend, String requestedBackend, boolean deterministic) {
