@@ -25,6 +25,8 @@ public final class Absent {
       return "no such file";
     } catch (NoSuchFileException e) {
       return "no such file";
+    } catch (java.nio.file.AccessDeniedException e) {
+      return "permission denied"; // a folder of the path this user may not search: the JDK gives no reason
     } catch (FileSystemException e) {
       String reason = e.getReason();
       return reason == null || reason.isEmpty() ? "no such file"
