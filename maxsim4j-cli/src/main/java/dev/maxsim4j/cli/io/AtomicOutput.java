@@ -64,10 +64,14 @@ public final class AtomicOutput implements AutoCloseable {
   private final Set<PosixFilePermission> newFilePermissions;
   /** The temporary file's identity at creation: its owner and permissions are set only on that file. */
   private final Object tempKey;
+  /** The temporary file, held open from its creation to the end. */
+  private final FileChannel tempChannel;
+  /** The name the writers write through ({@link #heldName}). */
+  private final Path written;
   private boolean committed;
 
   private AtomicOutput(String option, Path shown, Path target, Path temp, Path lockFile, FileChannel lockChannel,
-      Set<PosixFilePermission> newFilePermissions, Object tempKey) {
+      Set<PosixFilePermission> newFilePermissions, Object tempKey, FileChannel tempChannel, Path written) {
     this.option = option;
     this.shown = shown;
     this.target = target;
@@ -76,6 +80,8 @@ public final class AtomicOutput implements AutoCloseable {
     this.lockChannel = lockChannel;
     this.newFilePermissions = newFilePermissions;
     this.tempKey = tempKey;
+    this.tempChannel = tempChannel;
+    this.written = written;
   }
 
   /**
@@ -154,48 +160,80 @@ public final class AtomicOutput implements AutoCloseable {
     Path temp = real.resolve(stem + ".tmp");
     Path lockFile = real.resolve(stem + ".lock");
     FileChannel lockChannel = null;
+    FileChannel tempChannel = null;
     Set<PosixFilePermission> newFile = null;
     Object fileKey = null;
+    Path written = temp;
     try {
       lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       TemporaryFiles.track(lockFile);
       lock(lockChannel);
       requireReplaceable(option, target, file, real, lockFile);
-      if (Files.getFileStore(real).supportsFileAttributeView(PosixFileAttributeView.class)) {
-        // its owner's alone while it is written (the group it will have is set at the end, and a umask of 0277 would
-        // leave no write, while the writers reopen it by name); a new target ends with a new file's permissions
-        // here, the lock file's
-        Files.createFile(temp, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-        TemporaryFiles.track(temp);
-        fileKey = Files.readAttributes(temp, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+      boolean posix = Files.getFileStore(real).supportsFileAttributeView(PosixFileAttributeView.class);
+      // created anew (never through a link) and held open: its owner's alone while it is written (the group it will
+      // have is set at the end, and a umask of 0277 would leave no write, while the writers reopen it by name); a new
+      // target ends with a new file's permissions here, the lock file's
+      tempChannel = posix
+          ? FileChannel.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+              PosixFilePermissions.asFileAttribute(OWNER_ONLY))
+          : FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      TemporaryFiles.track(temp);
+      written = heldName(temp);
+      fileKey = Files.readAttributes(written, BasicFileAttributes.class,
+          written == temp ? new LinkOption[] {LinkOption.NOFOLLOW_LINKS} : new LinkOption[0]).fileKey();
+      if (posix) {
         newFile = Files.getPosixFilePermissions(lockFile);
         bestEffortPermissions(temp, OWNER_ONLY);
-      } else {
-        Files.createFile(temp);
-        TemporaryFiles.track(temp);
       }
     } catch (AccessDeniedException e) {
-      abandon(lockChannel, lockFile, temp);
+      abandon(lockChannel, lockFile, tempChannel, temp);
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder + " is not writable");
     } catch (FileSystemException e) {
-      abandon(lockChannel, lockFile, temp);
+      abandon(lockChannel, lockFile, tempChannel, temp);
       throw new IllegalArgumentException(option + " " + target + ": cannot create a file in the folder " + folder
           + " (" + reason(e) + ")");
     } catch (IOException | RuntimeException | Error e) {
-      abandon(lockChannel, lockFile, temp);
+      abandon(lockChannel, lockFile, tempChannel, temp);
       throw e;
     }
-    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel, newFile, fileKey);
+    return new AtomicOutput(option, target, file, temp, lockFile, lockChannel, newFile, fileKey, tempChannel,
+        written);
+  }
+
+  /**
+   * A name of the open temporary file {@code temp} that no change to its folder can redirect: this process's
+   * descriptor of it under /proc/self/fd (Linux), else {@code temp} itself. The writers open the file by name, and
+   * whoever may write the folder could swap a link to another file in under its own name while the work runs.
+   */
+  private static Path heldName(Path temp) {
+    Path descriptors = PROC.resolve("self").resolve("fd");
+    try (DirectoryStream<Path> open = Files.newDirectoryStream(descriptors)) {
+      for (Path descriptor : open) {
+        try {
+          if (Files.readSymbolicLink(descriptor).equals(temp)) {
+            return descriptors.resolve(descriptor.getFileName());
+          }
+        } catch (IOException closedMeanwhile) {
+          // another thread's descriptor, closed while listed
+        }
+      }
+    } catch (IOException | UnsupportedOperationException | SecurityException noProc) {
+      // no /proc: the name itself
+    }
+    return temp;
   }
 
   private static final Set<PosixFilePermission> OWNER_ONLY = EnumSet.of(PosixFilePermission.OWNER_READ,
       PosixFilePermission.OWNER_WRITE);
 
   /** Releases the lock and removes the temporary file of a create that failed; quietly, as a cleanup. */
-  private static void abandon(FileChannel lockChannel, Path lockFile, Path temp) {
+  private static void abandon(FileChannel lockChannel, Path lockFile, FileChannel tempChannel, Path temp) {
     try {
-      Files.deleteIfExists(temp);
-      TemporaryFiles.done(temp);
+      if (tempChannel != null) {
+        tempChannel.close();
+        Files.deleteIfExists(temp);
+        TemporaryFiles.done(temp);
+      }
     } catch (IOException e) {
       // the next run writing this output sweeps it
     }
@@ -362,11 +400,41 @@ public final class AtomicOutput implements AutoCloseable {
         throw new IllegalArgumentException(option + " " + target + " is a loop of symbolic links; expected a file"
             + " to write");
       }
+      requireTrustedLink(option, target, file);
       file = file.getParent().resolve(Files.readSymbolicLink(file));
     }
   }
 
   private static final Path PROC = Path.of("/proc");
+
+  /**
+   * Refuses to follow {@code link} where the kernel would not (its protected_symlinks rule, which a link followed
+   * here, not by the kernel, escapes): in a sticky folder others may write, a link owned by neither this user nor the
+   * folder's owner, which another user may have planted to have this run (as root, say) replace the file it names.
+   */
+  private static void requireTrustedLink(String option, Path target, Path link) throws IOException {
+    Path folder = link.getParent();
+    Object mode = unixNoFollow(folder, "mode");
+    Object me = unix(PROC.resolve("self"), "uid"); // this process's folder, its user's
+    if (!(mode instanceof Integer m) || (m & 01002) != 01002 || me == null) {
+      return;
+    }
+    Object owner = unixNoFollow(link, "uid");
+    if (owner != null && !owner.equals(me) && !owner.equals(unix(folder, "uid"))) {
+      throw new IllegalArgumentException(option + " " + target + " is another user's link (" + link + ") in a"
+          + " folder every user may write, which the system itself would not follow; expected a file of this"
+          + " user's, or a new name");
+    }
+  }
+
+  /** As {@link #unix}, for {@code file} itself where it is a link. */
+  private static Object unixNoFollow(Path file, String name) throws IOException {
+    try {
+      return Files.getAttribute(file, "unix:" + name, LinkOption.NOFOLLOW_LINKS);
+    } catch (UnsupportedOperationException | IllegalArgumentException notUnix) {
+      return null;
+    }
+  }
 
   /** Whether {@code folder}, its links followed, lies under /proc. */
   private static boolean underProc(Path folder) {
@@ -385,7 +453,7 @@ public final class AtomicOutput implements AutoCloseable {
   /** Writes the content with {@code writer}; a failure (a full disk, say) names the output, not the temporary file. */
   public void write(Writer writer) throws IOException {
     try {
-      writer.writeTo(temp);
+      writer.writeTo(written);
     } catch (IOException e) {
       throw new IllegalArgumentException(option + " " + shown + ": writing failed (" + reason(e)
           + "); the previous file, if any, is kept");
@@ -407,8 +475,8 @@ public final class AtomicOutput implements AutoCloseable {
    * the new file then grants its group.
    */
   public void commit() throws IOException {
-    // forced while still writable: the permissions set next may be read-only ones
-    force(temp);
+    tempChannel.force(true); // the file created, whatever its name holds now
+    tempChannel.close();
     if (newFilePermissions != null) {
       // the file created, not one a user who may write the folder put in its place (root would chown what a link
       // names)
@@ -504,6 +572,7 @@ public final class AtomicOutput implements AutoCloseable {
   @Override
   public void close() throws IOException {
     try {
+      tempChannel.close();
       if (!committed) {
         Files.deleteIfExists(temp);
         TemporaryFiles.done(temp);

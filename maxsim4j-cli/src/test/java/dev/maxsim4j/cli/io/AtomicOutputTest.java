@@ -98,8 +98,10 @@ class AtomicOutputTest {
   }
 
   /**
-   * A temporary file replaced during the run (by a link, from a user who may write the folder) is refused before its
-   * owner or permissions are set: they went through the link, and as root gave the file it named away.
+   * A temporary file replaced by a link while the run works (by a user who may write the folder) is neither written
+   * through nor moved into place, and what the link names keeps its content, owner and permissions: the writers
+   * reopened the file by name and wrote through the link (as root, over any file), and its owner and permissions were
+   * set through it.
    */
   @Test
   void aTemporaryFileReplacedByALinkIsRefusedAndWhatItNamesUntouched() throws IOException {
@@ -108,16 +110,37 @@ class AtomicOutputTest {
     Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
     Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-rw-rw-"));
     try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
-      output.write(file -> {
-        Files.writeString(file, "new");
-        Files.delete(file);
-        Files.createSymbolicLink(file, victim);
-      });
+      Files.delete(output.temp());
+      Files.createSymbolicLink(output.temp(), victim);
+      output.write(file -> Files.writeString(file, "new"));
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, output::commit);
       assertTrue(e.getMessage().contains("was replaced during the run"), e.getMessage());
     }
     assertEquals("old", Files.readString(target));
+    assertEquals("secret", Files.readString(victim));
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(victim)));
+  }
+
+  /**
+   * A link to another file planted under an output's name, in a folder every user may write with its sticky bit (as
+   * /tmp), by another user, is not followed, as the system itself would not: a run (as root, say) replaced the file
+   * it named.
+   */
+  @Test
+  void anotherUsersLinkInAStickyFolderIsNotFollowed() throws Exception {
+    Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "root, to give a link to another user");
+    Path sticky = Files.createDirectory(dir.resolve("sticky"));
+    Files.setPosixFilePermissions(sticky, PosixFilePermissions.fromString("rwxrwxrwx"));
+    Files.setAttribute(sticky, "unix:mode", 01777);
+    Path victim = Files.writeString(dir.resolve("victim.txt"), "secret");
+    Path link = Files.createSymbolicLink(sticky.resolve("out.txt"), victim);
+    var nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+    Files.getFileAttributeView(link, java.nio.file.attribute.PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        .setOwner(nobody);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> AtomicOutput.create("--out", link, List.of()));
+    assertTrue(e.getMessage().contains("is another user's link"), e.getMessage());
+    assertEquals("secret", Files.readString(victim));
   }
 
   /** A move into place that fails names the target and keeps the old file: it named the temporary file alone. */
