@@ -131,8 +131,13 @@ public final class AtomicOutput implements AutoCloseable {
       }
       if (!Files.isWritable(target)) {
         // the move into place needs the folder's permission only: it would replace a file its owner write-protected
-        throw new IllegalArgumentException(option + " " + target + " is read-only for this user; expected a file"
-            + " it may write (or a new name)");
+        // root may write any file but one on a read-only mount (or marked immutable), which the file store's own
+        // answer misses for a folder bound read-only
+        boolean readOnlyStore = Files.getFileStore(target).isReadOnly()
+            || Integer.valueOf(0).equals(unix(PROC.resolve("self"), "uid"));
+        throw new IllegalArgumentException(option + " " + target + (readOnlyStore ? " is on a read-only file system"
+            + " (or marked immutable); expected a file that may be written" : " is read-only for this user; expected"
+            + " a file it may write (or a new name)"));
       }
     }
     Path file = linkTarget(option, target);
