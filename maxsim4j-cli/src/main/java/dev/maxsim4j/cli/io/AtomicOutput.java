@@ -40,7 +40,10 @@ import java.util.zip.CRC32;
  * killed outright (kill -9, a crash) leaves both; the next run writing the same output removes those whose lock it
  * can take, which proves that no live process owns them (the system drops a process's locks when it ends, killed or
  * not). A lock file, not the temporary file itself, is locked because closing any channel of a file releases the
- * process's locks on it, and every writer opens and closes the temporary file.
+ * process's locks on it, and every writer opens and closes the temporary file. The temporary file is held open from
+ * its creation, and written, given its owner and permissions through this process's descriptor of it
+ * (/proc/self/fd/N), never again by name: whoever may write the folder could otherwise put a link to another file in
+ * its place while the work runs (without /proc, as on macOS, the name is used).
  */
 public final class AtomicOutput implements AutoCloseable {
   /** Links followed before a chain is taken for a loop (the kernel's own limit). */
@@ -131,13 +134,13 @@ public final class AtomicOutput implements AutoCloseable {
       }
       if (!Files.isWritable(target)) {
         // the move into place needs the folder's permission only: it would replace a file its owner write-protected
-        // root may write any file but one on a read-only mount (or marked immutable), which the file store's own
-        // answer misses for a folder bound read-only
-        boolean readOnlyStore = Files.getFileStore(target).isReadOnly()
-            || Integer.valueOf(0).equals(unix(PROC.resolve("self"), "uid"));
-        throw new IllegalArgumentException(option + " " + target + (readOnlyStore ? " is on a read-only file system"
-            + " (or marked immutable); expected a file that may be written" : " is read-only for this user; expected"
-            + " a file it may write (or a new name)"));
+        // root is refused a file for other reasons than its permission bits (a read-only mount, which the file
+        // store's own answer misses for a folder bound read-only, an immutable file, a container without the
+        // capability), which "read-only for this user" would hide
+        boolean root = Integer.valueOf(0).equals(effectiveUser());
+        throw new IllegalArgumentException(option + " " + target + (root || Files.getFileStore(target).isReadOnly()
+            ? " cannot be written (a read-only mount, an immutable file, or no permission); expected a file that may"
+            + " be written" : " is read-only for this user; expected a file it may write (or a new name)"));
       }
     }
     Path file = linkTarget(option, target);
@@ -176,19 +179,19 @@ public final class AtomicOutput implements AutoCloseable {
       requireReplaceable(option, target, file, real, lockFile);
       boolean posix = Files.getFileStore(real).supportsFileAttributeView(PosixFileAttributeView.class);
       // created anew (never through a link) and held open: its owner's alone while it is written (the group it will
-      // have is set at the end, and a umask of 0277 would leave no write, while the writers reopen it by name); a new
-      // target ends with a new file's permissions here, the lock file's
+      // have is set at the end, and a umask of 0277 would leave no write, while the writers reopen it); a new target
+      // ends with a new file's permissions here, the lock file's
       tempChannel = posix
           ? FileChannel.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
               PosixFilePermissions.asFileAttribute(OWNER_ONLY))
           : FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       TemporaryFiles.track(temp);
-      written = heldName(temp);
+      written = heldName(option, target, temp);
       fileKey = Files.readAttributes(written, BasicFileAttributes.class,
           written == temp ? new LinkOption[] {LinkOption.NOFOLLOW_LINKS} : new LinkOption[0]).fileKey();
       if (posix) {
         newFile = Files.getPosixFilePermissions(lockFile);
-        bestEffortPermissions(temp, OWNER_ONLY);
+        bestEffortPermissions(written, OWNER_ONLY);
       }
     } catch (AccessDeniedException e) {
       abandon(lockChannel, lockFile, tempChannel, temp);
@@ -207,29 +210,76 @@ public final class AtomicOutput implements AutoCloseable {
 
   /**
    * A name of the open temporary file {@code temp} that no change to its folder can redirect: this process's
-   * descriptor of it under /proc/self/fd (Linux), else {@code temp} itself. The writers open the file by name, and
-   * whoever may write the folder could swap a link to another file in under its own name while the work runs.
+   * descriptor whose link reads {@code temp}; without /proc (macOS), {@code temp} itself. The writers open the file by
+   * name, and whoever may write the folder could swap a link to another file in under its own name while the work
+   * runs. None such: the name was taken away at once (renamed, removed), which is refused, since the name would then
+   * be all there is to write through.
    */
-  private static Path heldName(Path temp) {
-    Path descriptors = PROC.resolve("self").resolve("fd");
-    try (DirectoryStream<Path> open = Files.newDirectoryStream(descriptors)) {
-      for (Path descriptor : open) {
-        try {
-          if (Files.readSymbolicLink(descriptor).equals(temp)) {
-            return descriptors.resolve(descriptor.getFileName());
-          }
-        } catch (IOException closedMeanwhile) {
-          // another thread's descriptor, closed while listed
-        }
-      }
-    } catch (IOException | UnsupportedOperationException | SecurityException noProc) {
-      // no /proc: the name itself
+  private static Path heldName(String option, Path target, Path temp) throws IOException {
+    Set<Path> now = descriptors();
+    if (now == null) {
+      return temp;
     }
-    return temp;
+    for (Path descriptor : now) {
+      try {
+        if (Files.readSymbolicLink(descriptor).equals(temp)) {
+          return descriptor;
+        }
+      } catch (IOException closedMeanwhile) {
+        // another thread's descriptor, closed while listed
+      }
+    }
+    // a system that shows the file under another path (an overlay's layer): a descriptor of the very file
+    // the name holds, where it still holds a file
+    BasicFileAttributes named = Files.readAttributes(temp, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    for (Path descriptor : now) {
+      try {
+        if (named.isRegularFile() && named.fileKey() != null
+            && named.fileKey().equals(Files.readAttributes(descriptor, BasicFileAttributes.class).fileKey())) {
+          return descriptor;
+        }
+      } catch (IOException closedMeanwhile) {
+        // as above
+      }
+    }
+    throw new IllegalArgumentException(option + " " + target + ": its temporary file " + temp + " was moved or"
+        + " removed as it was made; expected a folder no other process changes meanwhile");
+  }
+
+  private static final Path DESCRIPTORS = Path.of("/proc", "self", "fd");
+
+  /** This process's open descriptors (/proc/self/fd/N), or null where the system lists none (no /proc). */
+  private static Set<Path> descriptors() throws IOException {
+    Set<Path> open = new java.util.HashSet<>();
+    try (DirectoryStream<Path> listed = Files.newDirectoryStream(DESCRIPTORS)) {
+      for (Path descriptor : listed) {
+        open.add(DESCRIPTORS.resolve(descriptor.getFileName()));
+      }
+    } catch (NoSuchFileException | UnsupportedOperationException noProc) {
+      return null;
+    }
+    return open;
+  }
+
+  /** This process's effective user id ({@code /proc/self} is its user's), or null where the system does not say. */
+  private static Object effectiveUser() {
+    try {
+      return unix(PROC.resolve("self"), "uid");
+    } catch (IOException | SecurityException noProc) {
+      return null;
+    }
   }
 
   private static final Set<PosixFilePermission> OWNER_ONLY = EnumSet.of(PosixFilePermission.OWNER_READ,
       PosixFilePermission.OWNER_WRITE);
+
+  /**
+   * No link followed to reach {@code file}, but a descriptor's own (/proc/self/fd/N, which names the file this
+   * process holds open, whatever its folder holds now).
+   */
+  private static LinkOption[] noLinkBut(Path file) {
+    return file.startsWith(DESCRIPTORS) ? new LinkOption[0] : new LinkOption[] {LinkOption.NOFOLLOW_LINKS};
+  }
 
   /** Releases the lock and removes the temporary file of a create that failed; quietly, as a cleanup. */
   private static void abandon(FileChannel lockChannel, Path lockFile, FileChannel tempChannel, Path temp) {
@@ -251,8 +301,7 @@ public final class AtomicOutput implements AutoCloseable {
    */
   private static void bestEffortPermissions(Path file, Set<PosixFilePermission> permissions) {
     try {
-      Files.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-          .setPermissions(permissions);
+      Files.getFileAttributeView(file, PosixFileAttributeView.class, noLinkBut(file)).setPermissions(permissions);
     } catch (IOException | UnsupportedOperationException | SecurityException refused) {
       // kept as they are
     }
@@ -418,9 +467,9 @@ public final class AtomicOutput implements AutoCloseable {
    * folder's owner, which another user may have planted to have this run (as root, say) replace the file it names.
    */
   private static void requireTrustedLink(String option, Path target, Path link) throws IOException {
-    Path folder = link.getParent();
-    Object mode = unixNoFollow(folder, "mode");
-    Object me = unix(PROC.resolve("self"), "uid"); // this process's folder, its user's
+    Path folder = link.getParent().toRealPath(); // the folder itself, where its name is a link (/var/lock)
+    Object mode = unix(folder, "mode");
+    Object me = effectiveUser();
     if (!(mode instanceof Integer m) || (m & 01002) != 01002 || me == null) {
       return;
     }
@@ -459,6 +508,11 @@ public final class AtomicOutput implements AutoCloseable {
   public void write(Writer writer) throws IOException {
     try {
       writer.writeTo(written);
+    } catch (IllegalArgumentException e) {
+      // a writer's refusal names the file it was given: the descriptor's name means nothing to the user
+      String message = String.valueOf(e.getMessage());
+      throw message.contains(written.toString()) && written != temp
+          ? new IllegalArgumentException(message.replace(written.toString(), option + " " + shown), e) : e;
     } catch (IOException e) {
       throw new IllegalArgumentException(option + " " + shown + ": writing failed (" + reason(e)
           + "); the previous file, if any, is kept");
@@ -481,10 +535,9 @@ public final class AtomicOutput implements AutoCloseable {
    */
   public void commit() throws IOException {
     tempChannel.force(true); // the file created, whatever its name holds now
-    tempChannel.close();
     if (newFilePermissions != null) {
-      // the file created, not one a user who may write the folder put in its place (root would chown what a link
-      // names)
+      // the name moved into place must still hold the file written, not one a user who may write the folder put
+      // there (a link, which the target's name would then be)
       BasicFileAttributes now = Files.readAttributes(temp, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
       // a link may take the removed file's inode number: its type tells it apart
       if (!now.isRegularFile() || tempKey != null && !tempKey.equals(now.fileKey())) {
@@ -495,14 +548,14 @@ public final class AtomicOutput implements AutoCloseable {
       if (Files.exists(target)) {
         permissions = EnumSet.noneOf(PosixFilePermission.class);
         permissions.addAll(Files.getPosixFilePermissions(target));
-        if (!keepOwners(temp, target)) {
+        if (!keepOwners(written, target)) {
           // its group's permissions were for the old file's group, not this user's
           permissions.removeAll(EnumSet.of(PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
               PosixFilePermission.GROUP_EXECUTE));
         }
       }
       // after a change of owner, which clears the set-id bits
-      bestEffortPermissions(temp, permissions);
+      bestEffortPermissions(written, permissions);
     }
     try {
       rename(temp, target);
@@ -515,16 +568,17 @@ public final class AtomicOutput implements AutoCloseable {
     }
     committed = true;
     TemporaryFiles.done(temp);
+    tempChannel.close();
   }
 
   /**
-   * Gives {@code temp} the group and owner of {@code target}, which it replaces, as far as this user may (a group it
-   * belongs to, an owner only as root), through no link. Returns whether the group is the old file's.
+   * Gives {@code temp} (the descriptor's name, or the file's own) the group and owner of {@code target}, which it
+   * replaces, as far as this user may (a group it belongs to, an owner only as root), through no link of the folder.
+   * Returns whether the group is the old file's.
    */
   private static boolean keepOwners(Path temp, Path target) throws IOException {
     PosixFileAttributes old = Files.readAttributes(target, PosixFileAttributes.class);
-    PosixFileAttributeView view = Files.getFileAttributeView(temp, PosixFileAttributeView.class,
-        LinkOption.NOFOLLOW_LINKS);
+    PosixFileAttributeView view = Files.getFileAttributeView(temp, PosixFileAttributeView.class, noLinkBut(temp));
     try {
       view.setGroup(old.group());
     } catch (IOException | SecurityException notOurs) {

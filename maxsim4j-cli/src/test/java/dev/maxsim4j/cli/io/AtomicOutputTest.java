@@ -105,6 +105,7 @@ class AtomicOutputTest {
    */
   @Test
   void aTemporaryFileReplacedByALinkIsRefusedAndWhatItNamesUntouched() throws IOException {
+    Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")), "a /proc to write through the descriptor");
     Path target = Files.writeString(dir.resolve("out.txt"), "old");
     Path victim = Files.writeString(dir.resolve("victim.txt"), "secret");
     Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
@@ -141,6 +142,18 @@ class AtomicOutputTest {
         () -> AtomicOutput.create("--out", link, List.of()));
     assertTrue(e.getMessage().contains("is another user's link"), e.getMessage());
     assertEquals("secret", Files.readString(victim));
+  }
+
+  /** A writer's refusal names the output, not the descriptor it was given to write through. */
+  @Test
+  void aWritersRefusalNamesTheOutput() throws IOException {
+    Path target = dir.resolve("out.npy");
+    try (AtomicOutput output = AtomicOutput.create("--out", target, List.of())) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> output.write(file -> {
+        throw new IllegalArgumentException(file + " holds 3 values; expected 4");
+      }));
+      assertEquals("--out " + target + " holds 3 values; expected 4", e.getMessage());
+    }
   }
 
   /** A move into place that fails names the target and keeps the old file: it named the temporary file alone. */
