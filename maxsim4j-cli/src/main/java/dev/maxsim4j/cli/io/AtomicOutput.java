@@ -133,8 +133,8 @@ public final class AtomicOutput implements AutoCloseable {
         }
       }
       if (!Files.isWritable(target)) {
-        // the move into place needs the folder's permission only: it would replace a file its owner write-protected
-        // root is refused a file for other reasons than its permission bits (a read-only mount, which the file
+        // the move into place needs the folder's permission only: it would replace a file its owner write-protected.
+        // Root is refused a file for other reasons than its permission bits (a read-only mount, which the file
         // store's own answer misses for a folder bound read-only, an immutable file, a container without the
         // capability), which "read-only for this user" would hide
         boolean root = Integer.valueOf(0).equals(effectiveUser());
