@@ -213,10 +213,15 @@ public final class CommandRunner {
     return "out of memory: " + why;
   }
 
+  /** Whether the user asked for stack traces ({@code MAXSIM4J_DEBUG=1}). */
+  static boolean stackTracesAsked() {
+    return "1".equals(System.getenv("MAXSIM4J_DEBUG"));
+  }
+
   private static int fail(String program, PrintStream err, Throwable e, String line, int status) {
     // a file name or file content quoted in the message must not break the one-line contract
     err.println(program + ": " + Printable.oneLine(line));
-    if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
+    if (stackTracesAsked()) {
       e.printStackTrace(err);
     }
     return status;

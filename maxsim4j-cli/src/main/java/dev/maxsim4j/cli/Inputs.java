@@ -62,7 +62,6 @@ final class Inputs {
 
   private Inputs() {}
 
-
   /**
    * The value of {@code o.bits()}, 0 when absent. A file quantize wrote records its tokens' dimension ({@code
    * recorded}, under {@code key} in its __metadata__): for packed bits it stands in for an absent flag and must

@@ -20,7 +20,7 @@ final class OneLineLogs extends Formatter {
    * handler (a file a user configured) keeps its own.
    */
   static void install() {
-    if ("1".equals(System.getenv("MAXSIM4J_DEBUG"))) {
+    if (CommandRunner.stackTracesAsked()) {
       return;
     }
     for (Handler handler : Logger.getLogger("").getHandlers()) {
