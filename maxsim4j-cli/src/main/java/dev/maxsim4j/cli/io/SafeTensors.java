@@ -11,7 +11,9 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 
@@ -37,7 +39,7 @@ public final class SafeTensors {
     return SafeTensorsFile.open(file).read(name);
   }
 
-  /** Writes tensors in order, streaming each one's data. */
+  /** Writes tensors, streaming each one's data, in the order of {@link #laidOut}. */
   public static void write(Path file, Map<String, NdArray> tensors) throws IOException {
     write(file, tensors, Map.of());
   }
@@ -60,10 +62,22 @@ public final class SafeTensors {
         StandardOpenOption.TRUNCATE_EXISTING)) {
       ch.write(len.flip());
       ch.write(ByteBuffer.wrap(head));
-      for (NdArray a : tensors.values()) {
-        a.writeTo(ch);
+      for (Map.Entry<String, NdArray> e : laidOut(tensors)) {
+        e.getValue().writeTo(ch);
       }
     }
+  }
+
+  /**
+   * The tensors in the order their data is written: widest elements first (ties in the caller's order), so that
+   * after the header, padded to 8 bytes, every tensor starts at a multiple of its element's width, as the format's
+   * reference writer lays them out. Readers that view the mapped bytes as float32 or int64 arrays refuse (or fault
+   * on) a tensor that starts elsewhere.
+   */
+  static List<Map.Entry<String, NdArray>> laidOut(Map<String, NdArray> tensors) {
+    List<Map.Entry<String, NdArray>> order = new ArrayList<>(tensors.entrySet());
+    order.sort(Comparator.comparingInt((Map.Entry<String, NdArray> e) -> e.getValue().type().width()).reversed());
+    return order;
   }
 
   /** The largest header readers open, in bytes (the reference implementation's limit). */
@@ -84,7 +98,7 @@ public final class SafeTensors {
       json.append("\"__metadata__\":{").append(entries).append("}");
     }
     long offset = 0;
-    for (Map.Entry<String, NdArray> e : tensors.entrySet()) {
+    for (Map.Entry<String, NdArray> e : laidOut(tensors)) {
       NdArray a = e.getValue();
       StringBuilder shape = new StringBuilder();
       for (long s : a.shape()) {
