@@ -18,7 +18,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  *
  * <p>With 32 registers the four-vector block scores three document tokens a step, with 16 two; the two 256-bit runs
  * draw the same batches, so their scores and argmax must agree bit for bit (on a machine without AVX-512 both runs
- * take two tokens and the comparison holds trivially).
+ * take two tokens and the comparison holds trivially). Every dtype pair gives the same bits at 256 and 128 bits as at
+ * this machine's widest lanes.
  */
 class NarrowLanesTest {
 
@@ -35,6 +36,19 @@ class NarrowLanesTest {
   @Test
   void the64BitKernelMatchesTheReference() throws Exception {
     probe("-XX:MaxVectorSize=8", 64, String.valueOf(new RandomBatches().seed));
+  }
+
+  @Test
+  void everyDtypePairScoresTheSameBitsAtEveryLaneWidth() throws Exception {
+    // the same call on an AVX2 machine and on an AVX-512 one: the kernels sum in an order that does not depend on
+    // the lanes, and the choice between them (the 1-bit documents' tables) must not depend on them either
+    long seed = new RandomBatches().seed;
+    String here = Bits.digest(seed);
+    for (String flag : new String[] {"-XX:MaxVectorSize=32", "-XX:MaxVectorSize=16"}) {
+      String output = ChildJvm.run(List.of(flag), Bits.class, 120, String.valueOf(seed));
+      String line = output.lines().filter(l -> l.startsWith("bits: ")).findFirst().orElse(output);
+      assertEquals("bits: " + here, line, flag + ", seed " + seed);
+    }
   }
 
   /** Runs the probe in a JVM of its own and returns its line, failing unless every case matched the reference. */
@@ -104,6 +118,36 @@ class NarrowLanesTest {
         System.out.println("probe: " + lanes + " lanes, every case matched (" + cases + " cases; digest "
             + Long.toHexString(digest) + "; " + info + ")");
       }
+    }
+  }
+
+  /** Every query and document dtype pair, one call each, and the bits of their scores. */
+  static final class Bits {
+    public static void main(String[] args) {
+      System.out.println("bits: " + digest(Long.parseLong(args[0])));
+    }
+
+    static String digest(long seed) {
+      RandomBatches r = new RandomBatches(seed);
+      DType[] types = {DType.FLOAT32, DType.BFLOAT16, DType.FLOAT16, DType.INT8, DType.FLOAT8_E4M3, DType.BINARY};
+      long digest = 17;
+      try (MaxSim vector = MaxSim.builder().backend("cpu").threads(2).build()) {
+        for (DType queries : types) {
+          for (DType documents : types) {
+            // five queries of 8 tokens at d = 128: their 1-bit tables fit at 8 lanes a vector and not at 16
+            for (int[] shape : new int[][] {{5, 8, 128}, {3, 17, 33}, {2, 40, 9}}) {
+              TokenBatch q = r.padded(queries, shape[0], shape[1], shape[2], 1);
+              TokenBatch d = r.padded(documents, 7, 1 + r.rnd.nextInt(200), shape[2], 2);
+              for (float[] row : vector.scores(q, d)) {
+                for (float score : row) {
+                  digest = 31 * digest + Float.floatToRawIntBits(score);
+                }
+              }
+            }
+          }
+        }
+      }
+      return Long.toHexString(digest);
     }
   }
 }

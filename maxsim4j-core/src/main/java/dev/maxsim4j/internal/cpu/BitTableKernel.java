@@ -29,7 +29,9 @@ import jdk.incubator.vector.VectorSpecies;
  * ({@value #TABLE_BYTES} bytes: one query of 64 tokens at d = 128, or two of 32): the drivers score every query
  * against a loaded document, so several queries' tables would each be read back from further out, and their
  * build would not pay for itself. Elsewhere (many queries, long ones, wide tokens) the expanding path serves.
- * The choice is per call, so a query's scores depend in their last bits on the other queries of its call.
+ * The choice is per call, so a query's scores depend in their last bits on the other queries of its call; it does
+ * not depend on the machine: the tables are counted as the widest lanes ({@value #COUNTED_LANES} floats) would
+ * pad them, so a call takes the same path, and gives the same bits, on AVX2 and AVX-512 machines alike.
  *
  * <p>The error is within that of an fp32 dot product: each table entry and {@code Q} are rounded once from
  * float64, {@code S} adds {@code ceil(d / 8)} of them in fp32 (with the doubling, the subtraction and the scale
@@ -41,6 +43,8 @@ final class BitTableKernel {
   private static final int V = F.length();
   /** Every query's tables together: an L2 cache. */
   static final long TABLE_BYTES = 1L << 20;
+  /** The lanes {@link #tableBytes} pads each query's tokens to: AVX-512's floats, the most any machine here has. */
+  static final int COUNTED_LANES = 16;
 
   private BitTableKernel() {}
 
@@ -74,11 +78,16 @@ final class BitTableKernel {
     return true;
   }
 
-  /** Every query's tables together in bytes, or -1 past {@value #TABLE_BYTES}. */
+  /**
+   * Every query's tables together in bytes as {@link #COUNTED_LANES} lanes pad them (at least what this machine's
+   * lanes take), or -1 past {@value #TABLE_BYTES}.
+   */
   private static long tableBytes(Tokens queries, Tokens documents) {
     long total = 0;
     for (int i = 0; i < queries.rows; i++) {
-      total += documents.tokenBytes * 256 * pad(queries.validCount[i]) * Float.BYTES; // none for a wholly masked row
+      // none for a wholly masked row
+      total += documents.tokenBytes * 256 * PairKernel.padded(queries.validCount[i], Math.max(V, COUNTED_LANES))
+          * Float.BYTES;
       if (total > TABLE_BYTES) {
         return -1;
       }
