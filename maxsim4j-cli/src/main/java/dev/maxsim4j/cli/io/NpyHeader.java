@@ -65,8 +65,10 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
   /** The element type of a dtype string, or an IllegalArgumentException naming the dtype. */
   static NdArray.ElementType type(String descr, String file) {
     if (descr.length() >= 2) {
-      char order = descr.charAt(0);
-      String kindSize = descr.substring(1);
+      // without a byte-order character NumPy reads the native order ('i1' as '|i1', 'f4' as '=f4')
+      boolean ordered = "<>|=".indexOf(descr.charAt(0)) >= 0;
+      char order = ordered ? descr.charAt(0) : '=';
+      String kindSize = ordered ? descr.substring(1) : descr;
       boolean single = kindSize.equals("b1") || kindSize.equals("u1") || kindSize.equals("i1");
       if (order == '<' || order == '|' || order == '=' && java.nio.ByteOrder.nativeOrder()
           == java.nio.ByteOrder.LITTLE_ENDIAN || (single && order == '>')) {

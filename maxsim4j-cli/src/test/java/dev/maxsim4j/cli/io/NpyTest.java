@@ -119,6 +119,11 @@ class NpyTest {
     assertArrayEquals(new byte[] {-128, 0, 127}, Npy.read(s8).bytes());
     Npy.write(s8, Npy.read(s8));
     assertArrayEquals(new byte[] {-128, 0, 127}, Npy.read(s8).bytes());
+    // no byte-order character: NumPy reads the native order, as np.load does
+    Path bare = Files.write(dir.resolve("bare.npy"), npy(dict("i1", "(3,)"), new byte[] {-128, 0, 127}));
+    assertArrayEquals(new byte[] {-128, 0, 127}, Npy.read(bare).bytes());
+    Files.write(bare, npy(dict("f4", "(1,)"), new byte[] {0, 0, (byte) 0x80, 0x3f}));
+    assertArrayEquals(new float[] {1}, Npy.read(bare).floats());
   }
 
   /** A matrix written a block of columns at a time reads back as written whole; a block past it is refused. */
