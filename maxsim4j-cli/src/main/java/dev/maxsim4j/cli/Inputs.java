@@ -72,9 +72,15 @@ final class Inputs {
     if (recorded == null || emb.rank() == 0) {
       return given;
     }
-    int d = recorded.matches("[1-9][0-9]{0,8}") ? Integer.parseInt(recorded) : 0;
     boolean packed = emb.type() == NdArray.ElementType.U8;
     long last = emb.dim(emb.rank() - 1);
+    if (!recorded.matches("0|[1-9][0-9]*")) {
+      throw new IllegalArgumentException(o.what() + " " + emb.source() + " records its token dimension as '"
+          + Printable.oneLine(Printable.cut(recorded, 43)) + "' (" + key + " in its __metadata__); expected a whole"
+          + " number in decimal digits (no sign, space or leading zero), as quantize writes it");
+    }
+    // a number past 9 digits is past any shape's reach, as 0 is
+    int d = recorded.length() <= 9 ? Integer.parseInt(recorded) : 0;
     if (d == 0 || last != (packed ? (d + 7L) / 8 : d)) {
       throw new IllegalArgumentException(o.what() + " " + emb.source() + " records its token dimension as '"
           + Printable.oneLine(Printable.cut(recorded, 43)) + "' (" + key

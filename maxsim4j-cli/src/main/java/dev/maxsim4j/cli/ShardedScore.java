@@ -261,7 +261,12 @@ final class ShardedScore {
   }
 
   private static String describe(Shard s) {
-    return s.dtype().name().toLowerCase(Locale.ROOT) + " tokens of d = " + s.dim();
+    return typeName(s.dtype()) + " tokens of d = " + s.dim();
+  }
+
+  /** A token type in the words the file readers use (numpy's names; e4m3 is the OCP "fn" variant). */
+  private static String typeName(DType dtype) {
+    return dtype == DType.FLOAT8_E4M3 ? "float8_e4m3fn" : dtype.name().toLowerCase(Locale.ROOT);
   }
 
   /** The exact top k over all shards: each shard's top k, merged as it comes (indices in the whole corpus). */
@@ -305,8 +310,7 @@ final class ShardedScore {
     TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file()).batch();
     if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
       throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
-          + " holds " + Counts.of(b.size(), "document") + " of " + b.dtype().name().toLowerCase(Locale.ROOT)
-          + " tokens of d = " + b.dim() + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
+          + " holds " + Counts.of(b.size(), "document") + " of " + typeName(b.dtype()) + " tokens of d = " + b.dim() + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
     }
     return a.has("--normalize") ? b.l2Normalized() : b;
   }

@@ -61,7 +61,7 @@ class RecordedBitsTest {
 
   @Test
   void aRecordTheShapeContradictsIsRefusedByName() throws IOException {
-    for (String forged : new String[] {"abc", "0", "200", "-5", "99999999999"}) {
+    for (String forged : new String[] {"abc", "0", "200", "-5", "99999999999", "012", "+100", " 100", "1e2"}) {
       Map<String, NdArray> t = new LinkedHashMap<>();
       t.put("embeddings", NdArray.ofSegment("e", NdArray.ElementType.U8, new long[] {2, 3, 13},
           MemorySegment.ofArray(new byte[2 * 3 * 13])));
@@ -69,6 +69,11 @@ class RecordedBitsTest {
       Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 3 * 100), 1, 3, 100);
       assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("f.safetensors"), "--out",
           p("s.npy")), 1, "records its token dimension as '" + forged + "'");
+      // a number the shape cannot hold is told so; a text that is no number is told how to write one
+      String why = forged.matches("0|[1-9][0-9]*") ? "which its shape [2, 3, 13] does not hold; expected a d of 97"
+          + " to 104 bits" : "expected a whole number in decimal digits (no sign, space or leading zero)";
+      assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("f.safetensors"), "--out",
+          p("s.npy")), 1, why);
     }
   }
 
