@@ -30,8 +30,8 @@ import jdk.incubator.vector.VectorSpecies;
  * against a loaded document, so several queries' tables would each be read back from further out, and their
  * build would not pay for itself. Elsewhere (many queries, long ones, wide tokens) the expanding path serves.
  * The choice is per call, so a query's scores depend in their last bits on the other queries of its call; it does
- * not depend on the machine: the tables are counted as the widest lanes ({@value #COUNTED_LANES} floats) would
- * pad them, so a call takes the same path, and gives the same bits, on AVX2 and AVX-512 machines alike.
+ * not depend on the machine: the tables are counted as AVX-512's lanes ({@value #COUNTED_LANES} floats) would
+ * pad them, so a call takes the same path, and gives the same bits, on any machine of up to 512-bit vectors.
  *
  * <p>The error is within that of an fp32 dot product: each table entry and {@code Q} are rounded once from
  * float64, {@code S} adds {@code ceil(d / 8)} of them in fp32 (with the doubling, the subtraction and the scale
@@ -43,7 +43,7 @@ final class BitTableKernel {
   private static final int V = F.length();
   /** Every query's tables together: an L2 cache. */
   static final long TABLE_BYTES = 1L << 20;
-  /** The lanes {@link #tableBytes} pads each query's tokens to: AVX-512's floats, the most any machine here has. */
+  /** The lanes {@link #applies} pads each query's tokens to as it counts the tables: AVX-512's, 16 floats. */
   static final int COUNTED_LANES = 16;
 
   private BitTableKernel() {}
@@ -54,7 +54,8 @@ final class BitTableKernel {
    * {@code sum |q|} within {@code MAX_VALUE / 4}. The scan reads few values: tables that fit take 128 bytes a value.
    */
   static boolean applies(Tokens queries, Tokens documents) {
-    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized() || tableBytes(queries, documents) < 0) {
+    if (documents.dtype != DType.BINARY || queries.dtype.isQuantized()
+        || tableBytes(queries, documents, Math.max(V, COUNTED_LANES)) < 0) {
       return false;
     }
     int dim = queries.dim;
@@ -79,15 +80,14 @@ final class BitTableKernel {
   }
 
   /**
-   * Every query's tables together in bytes as {@link #COUNTED_LANES} lanes pad them (at least what this machine's
-   * lanes take), or -1 past {@value #TABLE_BYTES}.
+   * Every query's tables together in bytes with each query's tokens padded to {@code lanes}, or -1 past {@value
+   * #TABLE_BYTES}: {@link #applies} counts {@link #COUNTED_LANES}, the memory estimate what this machine allocates.
    */
-  private static long tableBytes(Tokens queries, Tokens documents) {
+  private static long tableBytes(Tokens queries, Tokens documents, int lanes) {
     long total = 0;
     for (int i = 0; i < queries.rows; i++) {
       // none for a wholly masked row
-      total += documents.tokenBytes * 256 * PairKernel.padded(queries.validCount[i], Math.max(V, COUNTED_LANES))
-          * Float.BYTES;
+      total += documents.tokenBytes * 256 * PairKernel.padded(queries.validCount[i], lanes) * Float.BYTES;
       if (total > TABLE_BYTES) {
         return -1;
       }
@@ -100,7 +100,7 @@ final class BitTableKernel {
    * and the scratch they are built from; a worker's document bytes, slots and scales.
    */
   static PairKernel.WorkingMemory workingMemory(Tokens queries, Tokens documents) {
-    long bytes = tableBytes(queries, documents) + (long) queries.maxValidCount * queries.dim * Float.BYTES
+    long bytes = tableBytes(queries, documents, V) + (long) queries.maxValidCount * queries.dim * Float.BYTES
         + 256 * Double.BYTES;
     for (int i = 0; i < queries.rows; i++) {
       bytes += (long) pad(queries.validCount[i]) * Float.BYTES + (long) queries.validCount[i] * Integer.BYTES

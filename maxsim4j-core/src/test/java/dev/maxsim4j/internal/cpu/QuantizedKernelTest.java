@@ -134,6 +134,11 @@ class QuantizedKernelTest {
     Tokens wide = random(r, DType.FLOAT32, 1, 80, 1024, false, false);
     assertFalse(BitTableKernel.applies(wide, random(r, DType.BINARY, 2, 10, 1024, false, false)),
         "tables over the cache budget");
+    // the budget is counted at 16 lanes on every machine: four queries of 8 tokens at d = 128 fill it, a fifth
+    // passes it (at 8 lanes five would still fit, and the same call would round otherwise on an AVX2 machine)
+    Tokens bits = random(r, DType.BINARY, 2, 10, 128, false, false);
+    assertTrue(BitTableKernel.applies(random(r, DType.FLOAT32, 4, 8, 128, false, false), bits), "four queries");
+    assertFalse(BitTableKernel.applies(random(r, DType.FLOAT32, 5, 8, 128, false, false), bits), "five queries");
   }
 
   private static int firstValid(Tokens t, int row) {
