@@ -310,7 +310,8 @@ final class ShardedScore {
     TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file()).batch();
     if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
       throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
-          + " holds " + Counts.of(b.size(), "document") + " of " + typeName(b.dtype()) + " tokens of d = " + b.dim() + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
+          + " holds " + Counts.of(b.size(), "document") + " of " + typeName(b.dtype()) + " tokens of d = " + b.dim()
+          + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
     }
     return a.has("--normalize") ? b.l2Normalized() : b;
   }

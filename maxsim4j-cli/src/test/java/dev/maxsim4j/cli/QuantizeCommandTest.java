@@ -13,6 +13,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
 import dev.maxsim4j.cli.io.SafeTensors;
+import dev.maxsim4j.cli.io.SafeTensorsLayout;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -20,7 +21,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -69,8 +69,8 @@ class QuantizeCommandTest {
         boolean smaller = dtype.bytesPerToken(d) + 4 <= 2 * d;
         assertTrue(r.out().contains("mask copied") && r.out().contains(smaller ? "x smaller" : "x larger"), r.out());
         TokenBatch expected = source.quantize(dtype);
-        assertEquals(Set.of("embeddings", "scales", "mask"),
-            Set.copyOf(SafeTensors.names(dir.resolve("c.safetensors"))));
+        assertEquals(List.of("scales", "embeddings", "mask"), SafeTensors.names(dir.resolve("c.safetensors")));
+        SafeTensorsLayout.assertAligned(dir.resolve("c.safetensors"));
         NdArray codes = SafeTensors.read(dir.resolve("c.safetensors"), "embeddings");
         assertEquals(TokenType.elementType(dtype), codes.type(), what);
         assertArrayEquals(new long[] {n, l, dtype.bytesPerToken(d)}, codes.shape(), what);
@@ -146,8 +146,8 @@ class QuantizeCommandTest {
     SafeTensors.write(dir.resolve("e.safetensors"), t);
     CliRun r = CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", p("c.safetensors"));
     assertEquals(0, r.status(), r.err());
-    assertEquals(Set.of("embeddings", "scales", "offsets"),
-        Set.copyOf(SafeTensors.names(dir.resolve("c.safetensors"))));
+    assertEquals(List.of("offsets", "scales", "embeddings"), SafeTensors.names(dir.resolve("c.safetensors")));
+    SafeTensorsLayout.assertAligned(dir.resolve("c.safetensors"));
     assertArrayEquals(offsets, SafeTensors.read(dir.resolve("c.safetensors"), "offsets").integers());
     int[] o = {0, 7, 7, QuantizeCommand.SLICE_TOKENS + 3, tokens};
     TokenBatch expected = TokenBatch.packedFloats(e, o, d).quantize(DType.INT8);
@@ -324,8 +324,8 @@ class QuantizeCommandTest {
         p("idsc.safetensors"));
     assertEquals(0, r.status(), r.err());
     assertTrue(r.out().contains("offsets copied, left out: [\"ids\"])"), r.out());
-    assertEquals(Set.of("embeddings", "scales", "offsets"),
-        Set.copyOf(SafeTensors.names(dir.resolve("idsc.safetensors"))));
+    assertEquals(List.of("offsets", "scales", "embeddings"), SafeTensors.names(dir.resolve("idsc.safetensors")));
+    SafeTensorsLayout.assertAligned(dir.resolve("idsc.safetensors"));
 
     Map<String, Map<String, NdArray>> bad = new LinkedHashMap<>();
     bad.put("has shape [7, 7]; expected [3, 4]", Map.of("mask",

@@ -67,13 +67,11 @@ class RecordedBitsTest {
           MemorySegment.ofArray(new byte[2 * 3 * 13])));
       SafeTensors.write(dir.resolve("f.safetensors"), t, Map.of("maxsim4j.dim.embeddings", forged));
       Npy.writeFloats(dir.resolve("q.npy"), gaussians(rnd, 3 * 100), 1, 3, 100);
-      assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("f.safetensors"), "--out",
-          p("s.npy")), 1, "records its token dimension as '" + forged + "'");
+      CliRun r = CliRun.of("score", "--queries", p("q.npy"), "--docs", p("f.safetensors"), "--out", p("s.npy"));
+      assertOneLineError(r, 1, "records its token dimension as '" + forged + "'");
       // a number the shape cannot hold is told so; a text that is no number is told how to write one
-      String why = forged.matches("0|[1-9][0-9]*") ? "which its shape [2, 3, 13] does not hold; expected a d of 97"
-          + " to 104 bits" : "expected a whole number in decimal digits (no sign, space or leading zero)";
-      assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("f.safetensors"), "--out",
-          p("s.npy")), 1, why);
+      assertOneLineError(r, 1, forged.matches("0|[1-9][0-9]*") ? "which its shape [2, 3, 13] does not hold; expected"
+          + " a d of 97 to 104 bits" : "expected a whole number in decimal digits (no sign, space or leading zero)");
     }
   }
 

@@ -200,7 +200,8 @@ class ShardedScoreTest {
     corpus(DType.FLOAT8_E4M3, 33, 4).write(shards.resolve("b.safetensors"), 0, 4);
     r = run(List.of("score", "--queries", p("q.npy"), "--docs", shards.toString(), "--top-k", "2",
         "--out-run", p("run.tsv")));
-    CliRun.assertOneLineError(r, 1, "b.safetensors holds float8_e4m3");
+    CliRun.assertOneLineError(r, 1, "b.safetensors holds float8_e4m3fn tokens of d = 33; expected int8 tokens of d"
+        + " = 33");
     assertTrue(!Files.exists(dir.resolve("run.tsv")));
 
     Path empty = Files.createDirectories(dir.resolve("empty"));

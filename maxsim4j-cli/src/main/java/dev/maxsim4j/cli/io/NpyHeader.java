@@ -89,10 +89,14 @@ record NpyHeader(NdArray.ElementType type, long[] shape) {
 
   /** The dtype string with NumPy's name for it, e.g. {@code <u2 (uint16)} or {@code >f4 (big-endian float32)}. */
   static String describe(String descr) {
-    if (descr.length() < 2 || "<>|=".indexOf(descr.charAt(0)) < 0) {
+    if (descr.isEmpty()) {
       return descr;
     }
-    String kindSize = descr.substring(1);
+    // no byte-order character: the native order, as NumPy reads it
+    String kindSize = "<>|=".indexOf(descr.charAt(0)) < 0 ? descr : descr.substring(1);
+    if (kindSize.isEmpty()) {
+      return descr;
+    }
     String kind = switch (kindSize.charAt(0)) {
       case 'f' -> "float";
       case 'i' -> "int";

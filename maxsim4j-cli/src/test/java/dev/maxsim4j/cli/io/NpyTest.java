@@ -50,6 +50,8 @@ class NpyTest {
   void unsupportedDtypesAreRefusedByName() throws IOException {
     String m = refusal(npy(dict("<u2", "(2, 2)"), new byte[8]));
     assertTrue(m.contains("'<u2 (uint16)'"), m);
+    m = refusal(npy(dict("u2", "(2, 2)"), new byte[8]));
+    assertTrue(m.contains("'u2 (uint16)'"), m);
     m = refusal(npy(dict("|V1", "(4,)"), new byte[4]));
     assertTrue(m.contains("'|V1 (raw bytes (void))'") && !m.contains("boolean"), m);
     m = refusal(npy(dict("<i2", "(4,)"), new byte[8]));
