@@ -18,8 +18,8 @@ import org.apache.lucene.search.knn.TopKnnCollectorManager;
  * graph does not reach them. HNSW graphs are not guaranteed to be connected, and many equal vectors (the
  * encodings of passages a tokenizer reads as the same tokens, such as text without spaces) cut them apart: a
  * graph search then returns a few dozen of those and none of the other documents. A segment whose graph search
- * returns fewer than {@code k} of its vectors is searched exactly instead, over the documents the query accepts,
- * as Lucene searches a restrictive filter. Each segment is asked for {@code k}, not the share of it Lucene's
+ * returns fewer than {@code k} of its vectors (of those a filter accepts) is searched exactly instead, over the
+ * documents the query accepts, as Lucene searches a restrictive filter. Each segment is asked for {@code k}, not the share of it Lucene's
  * optimistic search asks for, so that a short answer can be told from a fair one. A graph search that returns
  * {@code k} is taken as it is: where {@code k} or more equal vectors trap it, it can still miss nearer ones (ask
  * for more candidates than equal vectors a segment may hold, or index one vector per distinct value).
@@ -49,9 +49,6 @@ public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
   protected TopDocs approximateSearch(LeafReaderContext context, AcceptDocs acceptDocs, int visitedLimit,
       KnnCollectorManager manager) throws IOException {
     TopDocs found = super.approximateSearch(context, acceptDocs, visitedLimit, manager);
-    if (visitedLimit != Integer.MAX_VALUE) {
-      return found; // a filtered search, which Lucene itself searches exactly where the graph returns too few
-    }
     // a searcher's timeout that stopped the graph search stops here too, as Lucene's own exact fallback does
     QueryTimeout timeout =
         manager instanceof TimeLimitingKnnCollectorManager limited ? limited.getQueryTimeout() : null;
@@ -59,9 +56,18 @@ public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
       return found;
     }
     FloatVectorValues vectors = context.reader().getFloatVectorValues(field);
-    // deleted documents count in size(): such a segment may be searched exactly where its graph was right, a
-    // pass over its live documents, never a vector missed
-    return vectors != null && found.scoreDocs.length < Math.min(k, vectors.size())
-        ? exactSearch(context, acceptDocs.iterator(), timeout) : found;
+    if (vectors == null) {
+      return found;
+    }
+    // deleted documents count in size() and a filter's cost may count documents without a vector: such a segment
+    // may be searched exactly where its graph was right, a pass over the documents it accepts, never a vector
+    // missed. A filtered search is checked too: Lucene falls back to an exact search only where the graph returns
+    // fewer than the segment's share of k, which equal vectors in a segment of many undercut
+    long available = vectors.size();
+    if (visitedLimit != Integer.MAX_VALUE) {
+      available = Math.min(available, acceptDocs.cost());
+    }
+    return found.scoreDocs.length < Math.min(k, available) ? exactSearch(context, acceptDocs.iterator(), timeout)
+        : found;
   }
 }
