@@ -637,8 +637,8 @@ public final class MaxSim implements AutoCloseable {
    * Refuses new calls, waits for calls running on other threads to return (they complete normally), then
    * frees the thread pool and any device memory, resident batches included. Asynchronous calls already
    * submitted complete too; the instance frees when the last one has. No thread of the instance outlives this, but
-   * one running callbacks chained to an asynchronous call, which is not waited for (a callback may wait for the
-   * closing thread): it ends when they return. Idempotent.
+   * one whose callbacks chained to an asynchronous call wait on something (perhaps the closing thread) or run for
+   * over a minute, which is not waited for: it ends when they return. Idempotent.
    */
   @Override
   public void close() {
@@ -653,13 +653,32 @@ public final class MaxSim implements AutoCloseable {
     if (async != null) {
       async.shutdown(); // idle: every submitted call has landed
       Thread worker = asyncWorker;
-      // waited for unless the last asynchronous call releases the instance on that thread itself, or the thread runs
-      // the caller's callbacks, which may wait for the closing thread (it ends once they return)
-      if (worker != null && worker != Thread.currentThread() && !workerInCallbacks) {
-        Termination.await(async, java.util.List.of(worker), java.time.Duration.ofMinutes(1));
+      // not waited for where the last asynchronous call releases the instance on that thread itself
+      if (worker != null && worker != Thread.currentThread() && callbacksReturn(worker)) {
+        Termination.await(async, java.util.List.of(worker), WORKER_WAIT);
       }
     }
     backend.close();
+  }
+
+  private static final java.time.Duration WORKER_WAIT = java.time.Duration.ofMinutes(1);
+
+  /**
+   * Whether the async thread, where it runs the caller's callbacks, leaves them within {@link #WORKER_WAIT} without
+   * waiting on anything: a callback that waits may wait for the closing thread, so the thread is left to end once it
+   * returns. A thread still completing a future (a joining caller woken, nothing to wait for) is waited for.
+   */
+  private boolean callbacksReturn(Thread worker) {
+    long deadline = System.nanoTime() + WORKER_WAIT.toNanos();
+    while (workerInCallbacks && worker.isAlive()) {
+      Thread.State state = worker.getState();
+      if (state == Thread.State.BLOCKED || state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
+          || System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      Thread.onSpinWait();
+    }
+    return true;
   }
 
   private TokenBatch resident(ResidentBatch documents) {

@@ -130,7 +130,8 @@ class CloseWhileRunningTest {
   /**
    * close() returns with no thread of the instance alive, though the closing thread's interrupt is set (a close in a
    * cancelled task's finally block) and though an asynchronous call started the async thread: a hostile tester saw
-   * helper and async threads outlive it.
+   * helper and async threads outlive it, and a loaded machine the async thread, caught by close() as it woke the
+   * joining caller.
    */
   @Test
   void noThreadOfTheInstanceOutlivesItsClose() {
