@@ -670,15 +670,26 @@ public final class MaxSim implements AutoCloseable {
    */
   private boolean callbacksReturn(Thread worker) {
     long deadline = System.nanoTime() + WORKER_WAIT.toNanos();
-    while (workerInCallbacks && worker.isAlive()) {
-      Thread.State state = worker.getState();
-      if (state == Thread.State.BLOCKED || state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
-          || System.nanoTime() - deadline > 0) {
-        return false;
+    boolean interrupted = Thread.interrupted(); // a set interrupt would turn the pauses below into a busy loop
+    try {
+      for (int polls = 0; workerInCallbacks && worker.isAlive(); polls++) {
+        Thread.State state = worker.getState();
+        if (state == Thread.State.BLOCKED || state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
+            || System.nanoTime() - deadline > 0) {
+          return false;
+        }
+        if (polls < 1000) {
+          Thread.onSpinWait(); // a future's completion takes microseconds
+        } else {
+          java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // a callback that computes, for longer
+        }
       }
-      Thread.onSpinWait();
+      return true;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    return true;
   }
 
   private TokenBatch resident(ResidentBatch documents) {

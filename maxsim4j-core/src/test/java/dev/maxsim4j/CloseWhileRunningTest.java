@@ -96,7 +96,31 @@ class CloseWhileRunningTest {
   }
 
   /**
-   * close() does not wait for the instance's thread while it runs only the caller's callbacks: one that waited there
+   * close() waits for the instance's thread while the caller's callback on it computes, and returns with the thread
+   * ended: only a callback that waits (below) may outlive it.
+   */
+  @Test
+  void closeWaitsForACallbackThatComputes() throws Exception {
+    MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
+    CountDownLatch inCallback = new CountDownLatch(1);
+    Thread[] ranOn = new Thread[1];
+    CompletableFuture<?> chained = m.scoresAsync(q, d).thenAccept(scores -> {
+      ranOn[0] = Thread.currentThread();
+      inCallback.countDown();
+      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+      while (System.nanoTime() < end) {
+        Thread.onSpinWait();
+      }
+    });
+    assertTrue(inCallback.await(60, TimeUnit.SECONDS), "the callback ran");
+    m.close();
+    assertTrue(ranOn[0] != Thread.currentThread(), "the callback ran on the instance's thread");
+    assertTrue(chained.isDone(), "close() returned before the callback did");
+    assertFalse(ranOn[0].isAlive(), ranOn[0].getName() + " outlived close()");
+  }
+
+  /**
+   * close() does not wait for the instance's thread while the caller's callback on it waits: one that waited there
    * for a lock the closing thread held (an application's shutdown path) held close() for its whole minute's limit.
    */
   @Test
