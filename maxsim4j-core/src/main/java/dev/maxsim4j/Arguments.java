@@ -50,7 +50,8 @@ final class Arguments {
   /** {@code 0 <= index < size}, as an argument check. */
   static int index(int index, int size, String name) {
     if (index < 0 || index >= size) {
-      throw new IllegalArgumentException(name + " = " + index + "; expected 0 <= " + name + " < " + size);
+      throw new IllegalArgumentException(name + " = " + index + "; expected " + (size == 0 ? "none: no " + name
+          + " exists here (0 of them)" : "0 <= " + name + " < " + size));
     }
     return index;
   }

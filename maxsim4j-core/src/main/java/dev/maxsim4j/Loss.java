@@ -26,6 +26,15 @@ import java.util.Objects;
  * an infinity, while its loss, a double, stays finite. Unit-length tokens, as retrievers produce, are far from
  * either range.
  *
+ * <p>An empty document (no valid token) enters a loss as its score, {@code -1e9}, not as minus infinity: at the
+ * usual temperatures its softmax weight is 0, but at {@code T} near {@code 1e7} and above it takes a share; an empty
+ * positive costs about {@code 1e9 / T} (its own gradient, through no token, goes nowhere), and margin-MSE with an
+ * empty candidate about {@code 1e18}. Leave empty documents out of training batches.
+ *
+ * <p>The loss value is computed in float64 from fp32 scores; where it is tiny (a KL divergence below about
+ * {@code 1e-14}, between nearly equal distributions) it carries the rounding of the terms it cancels, while
+ * {@code dL/dscores} stays accurate.
+ *
  * <p>The records here compare, hash and print their arrays by value (a record's own would by identity): floats
  * and doubles as {@link Float#equals} and {@link Double#equals} take them, so NaN equals NaN and -0.0 is not 0.0.
  */
@@ -52,7 +61,12 @@ public sealed interface Loss {
     return new MarginMse(teacherMargins);
   }
 
-  /** The loss and {@code dL/dscores} of {@code scores} (a copy; the input is not modified). */
+  /**
+   * The loss and {@code dL/dscores} of {@code scores} (a copy; the input is not modified). Here {@link
+   * #contrastive(float)} takes its positives on the diagonal, whatever the scores are: candidates' scores (from
+   * {@link MaxSim#candidatesForTraining}) need their positives named, {@code contrastive(new int[B], T)} for each
+   * query's first candidate, as {@link MaxSim#lossCandidates} takes them.
+   */
   default Value evaluate(float[][] scores) {
     Arguments.nonNull(scores, "scores");
     int rows = scores.length;
@@ -63,8 +77,8 @@ public sealed interface Loss {
     for (int i = 0; i < rows; i++) {
       float[] row = scores[i]; // read once: the caller's could change between a check and the copy
       if (row == null || row.length != columns) {
-        throw new IllegalArgumentException("scores[" + i + "] has length "
-            + (row == null ? "null" : row.length) + "; expected " + columns + " like row 0");
+        throw new IllegalArgumentException("scores[" + i + "] " + (row == null ? "is null" : "has length "
+            + row.length) + "; expected " + columns + " like row 0");
       }
       System.arraycopy(row, 0, flat, i * columns, columns);
     }

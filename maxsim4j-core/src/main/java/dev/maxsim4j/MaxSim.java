@@ -426,16 +426,25 @@ public final class MaxSim implements AutoCloseable {
 
   // ------------------------------------------------------------------ training
 
-  /** All-pairs scores that can be differentiated with {@link TrainingScores#backward}. */
+  /**
+   * All-pairs scores that can be differentiated with {@link TrainingScores#backward}: on the CPU the same bits as
+   * {@link #scores}, with each query token's winning document slot kept for the backward (fp32, fp16 or bf16
+   * tokens; compressed types are refused).
+   */
   public TrainingScores scoresForTraining(TokenBatch queries, TokenBatch documents) {
     return call(queries, documents, b -> training(b, allPairs(queries, documents), queries, documents,
         documents.size()));
   }
 
+  /** As {@link #scoresForTraining}, for query {@code i} against document {@code i} ({@link #pairwise}). */
   public TrainingScores pairwiseForTraining(TokenBatch queries, TokenBatch documents) {
     return call(queries, documents, b -> training(b, pairwiseProblem(queries, documents), queries, documents, 1));
   }
 
+  /**
+   * As {@link #scoresForTraining}, for each query against its {@code candidatesPerQuery} documents ({@link
+   * #candidates}): scores {@code [B][K]}. A loss evaluated over them names its positives ({@link Loss#evaluate}).
+   */
   public TrainingScores candidatesForTraining(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     return call(queries, documents, b -> training(b, candidatesProblem(queries, documents, candidatesPerQuery),
         queries, documents, candidatesPerQuery));
@@ -450,6 +459,7 @@ public final class MaxSim implements AutoCloseable {
     return lossAllPairs(queries, documents, loss, GradientPrecision.FLOAT32);
   }
 
+  /** As above, with the gradients returned in the type {@code precision} names (fp32, or the inputs' own). */
   public TrainingStep lossAllPairs(TokenBatch queries, TokenBatch documents, Loss loss, GradientPrecision precision) {
     return call(queries, documents, b -> lossStep(b, allPairs(queries, documents), queries, documents, loss,
         precision));
@@ -464,6 +474,7 @@ public final class MaxSim implements AutoCloseable {
     return lossCandidates(queries, documents, candidatesPerQuery, loss, GradientPrecision.FLOAT32);
   }
 
+  /** As above, with the gradients returned in the type {@code precision} names (fp32, or the inputs' own). */
   public TrainingStep lossCandidates(TokenBatch queries, TokenBatch documents, int candidatesPerQuery, Loss loss,
       GradientPrecision precision) {
     return call(queries, documents, b -> lossStep(b, candidatesProblem(queries, documents, candidatesPerQuery),

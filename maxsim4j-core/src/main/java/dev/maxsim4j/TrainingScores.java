@@ -60,14 +60,17 @@ public final class TrainingScores {
     return querySlot < stride ? argmax[pair * stride + querySlot] : -1;
   }
 
+  /** {@link #backward(float[], GradientPrecision)} with fp32 gradients. */
   public Gradients backward(float[] dScores) {
     return backward(dScores, GradientPrecision.FLOAT32);
   }
 
+  /** {@link #backward(float[][], GradientPrecision)} with fp32 gradients. */
   public Gradients backward(float[][] dScores) {
     return backward(dScores, GradientPrecision.FLOAT32);
   }
 
+  /** As {@link #backward(float[], GradientPrecision)}, {@code dScores} in rows like {@link #scoreMatrix()}. */
   public Gradients backward(float[][] dScores, GradientPrecision precision) {
     Arguments.nonNull(dScores, "dScores");
     if (dScores.length != rows) {
@@ -77,8 +80,8 @@ public final class TrainingScores {
     for (int i = 0; i < rows; i++) {
       float[] row = dScores[i]; // read once: the caller's could change between a check and the copy
       if (row == null || row.length != columns) {
-        throw new IllegalArgumentException("dScores[" + i + "] has length "
-            + (row == null ? "null" : row.length) + "; expected " + columns);
+        throw new IllegalArgumentException("dScores[" + i + "] " + (row == null ? "is null" : "has length "
+            + row.length) + "; expected " + columns);
       }
       System.arraycopy(row, 0, flat, i * columns, columns);
     }

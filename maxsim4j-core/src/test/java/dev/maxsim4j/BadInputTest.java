@@ -80,6 +80,11 @@ class BadInputTest {
       TrainingScores ts = m.scoresForTraining(q, d);
       rejects(() -> ts.backward(new float[3]), "dScores has length 3", "expected 12");
       rejects(() -> ts.backward(new float[2][5]), "dScores[0] has length 5", "expected 6");
+      rejects(() -> ts.backward(new float[][] {new float[6], null}), "dScores[1] is null", "expected 6");
+      rejects(() -> Loss.contrastive(1f).evaluate(new float[][] {new float[2], null}), "scores[1] is null");
+      // queries of no slots: no slot to ask for, not an empty range
+      TrainingScores none = m.scoresForTraining(TokenBatch.ofFloats(new float[0], 2, 0, 4), d);
+      rejects(() -> none.argmax(0, 0), "querySlot = 0; expected none: no querySlot exists here");
     }
   }
 
