@@ -7,7 +7,8 @@ package dev.maxsim4j;
  * <p>A synchronous call is <em>running</em> from {@link #enter} to {@link #exit}; an asynchronous one
  * becomes <em>in flight</em> once submitted ({@link #submitted}) until {@link #landed}. {@link #close} waits
  * for running calls only: an in-flight call may need the very thread that calls close (a completion
- * callback), so the last one to land frees instead.
+ * callback), so the last one to land frees instead. A close that does not free waits for a free under way on
+ * another thread to finish, so that it never returns with the instance half freed.
  */
 final class CallGate {
   private final Runnable release;
@@ -15,6 +16,9 @@ final class CallGate {
   private int inFlight;
   private boolean closed;
   private boolean released;
+  private boolean releaseDone;
+  /** Closes waiting for running calls: the last call to return leaves the free to them. */
+  private int closersWaiting;
 
   CallGate(Runnable release) {
     this.release = release;
@@ -32,10 +36,10 @@ final class CallGate {
     synchronized (this) {
       running--;
       notifyAll();
-      free = takeRelease();
+      free = closersWaiting == 0 && takeRelease();
     }
     if (free) {
-      release.run();
+      free();
     }
   }
 
@@ -53,7 +57,7 @@ final class CallGate {
       free = takeRelease();
     }
     if (free) {
-      release.run();
+      free();
     }
   }
 
@@ -67,6 +71,7 @@ final class CallGate {
     synchronized (this) {
       closed = true;
       boolean interrupted = false;
+      closersWaiting++;
       while (running > 0) {
         try {
           wait();
@@ -74,13 +79,32 @@ final class CallGate {
           interrupted = true; // freeing under a running call is never an option: keep waiting
         }
       }
+      closersWaiting--;
+      free = takeRelease();
+      while (!free && released && !releaseDone) {
+        try {
+          wait();
+        } catch (InterruptedException e) {
+          interrupted = true; // a close that returned under a free would leave its threads and memory behind
+        }
+      }
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
-      free = takeRelease();
     }
     if (free) {
+      free();
+    }
+  }
+
+  private void free() {
+    try {
       release.run();
+    } finally {
+      synchronized (this) {
+        releaseDone = true;
+        notifyAll();
+      }
     }
   }
 

@@ -101,22 +101,27 @@ class CloseWhileRunningTest {
    */
   @Test
   void closeWaitsForACallbackThatComputes() throws Exception {
-    MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
-    CountDownLatch inCallback = new CountDownLatch(1);
-    Thread[] ranOn = new Thread[1];
-    CompletableFuture<?> chained = m.scoresAsync(q, d).thenAccept(scores -> {
-      ranOn[0] = Thread.currentThread();
-      inCallback.countDown();
-      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
-      while (System.nanoTime() < end) {
-        Thread.onSpinWait();
+    for (int attempt = 0; ; attempt++) {
+      MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
+      CountDownLatch inCallback = new CountDownLatch(1);
+      Thread[] ranOn = new Thread[1];
+      CompletableFuture<?> chained = m.scoresAsync(q, d).thenAccept(scores -> {
+        ranOn[0] = Thread.currentThread();
+        inCallback.countDown();
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+        while (System.nanoTime() < end) {
+          Thread.onSpinWait();
+        }
+      });
+      assertTrue(inCallback.await(60, TimeUnit.SECONDS), "the callback ran");
+      m.close();
+      if (ranOnThisThread(ranOn[0], attempt)) {
+        continue;
       }
-    });
-    assertTrue(inCallback.await(60, TimeUnit.SECONDS), "the callback ran");
-    m.close();
-    assertTrue(ranOn[0] != Thread.currentThread(), "the callback ran on the instance's thread");
-    assertTrue(chained.isDone(), "close() returned before the callback did");
-    assertFalse(ranOn[0].isAlive(), ranOn[0].getName() + " outlived close()");
+      assertTrue(chained.isDone(), "close() returned before the callback did");
+      assertFalse(ranOn[0].isAlive(), ranOn[0].getName() + " outlived close()");
+      return;
+    }
   }
 
   /**
@@ -125,30 +130,48 @@ class CloseWhileRunningTest {
    */
   @Test
   void closeDoesNotWaitForTheCallersCallbacks() throws Exception {
-    MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
-    Object lock = new Object();
-    CountDownLatch inCallback = new CountDownLatch(1);
-    Thread[] ranOn = new Thread[1];
-    CompletableFuture<?> chained;
-    long took;
-    synchronized (lock) {
-      chained = m.scoresAsync(q, d).thenAccept(scores -> {
-        ranOn[0] = Thread.currentThread();
-        inCallback.countDown();
-        synchronized (lock) {
-          assertEquals(16, scores.length);
-        }
-      });
-      assertTrue(inCallback.await(60, TimeUnit.SECONDS), "the callback ran");
-      long start = System.nanoTime();
-      m.close();
-      took = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+    for (int attempt = 0; ; attempt++) {
+      MaxSim m = MaxSim.builder().backend("vector").threads(2).build();
+      Object lock = new Object();
+      CountDownLatch inCallback = new CountDownLatch(1);
+      Thread[] ranOn = new Thread[1];
+      CompletableFuture<?> chained;
+      long took;
+      synchronized (lock) {
+        chained = m.scoresAsync(q, d).thenAccept(scores -> {
+          ranOn[0] = Thread.currentThread();
+          inCallback.countDown();
+          synchronized (lock) {
+            assertEquals(16, scores.length);
+          }
+        });
+        assertTrue(inCallback.await(60, TimeUnit.SECONDS), "the callback ran");
+        long start = System.nanoTime();
+        m.close();
+        took = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+      }
+      chained.get(60, TimeUnit.SECONDS);
+      if (ranOnThisThread(ranOn[0], attempt)) {
+        continue;
+      }
+      assertTrue(took < 20, "close() took " + took + " s");
+      closed(() -> m.scores(q, d));
+      ranOn[0].join(60_000); // the instance's thread ends once the callback has returned
+      assertFalse(ranOn[0].isAlive(), ranOn[0].getName() + " outlived the callback");
+      return;
     }
-    chained.get(60, TimeUnit.SECONDS);
-    assertTrue(took < 20, "close() took " + took + " s");
-    closed(() -> m.scores(q, d));
-    ranOn[0].join(60_000); // the instance's thread ends once the callback has returned
-    assertFalse(ranOn[0].isAlive(), ranOn[0].getName() + " outlived the callback");
+  }
+
+  /**
+   * Whether a callback ran inline on the test's thread, chained after its call had completed (a loaded machine can
+   * keep the test's thread off a core for the whole call): the attempt is then made again, a few times at most.
+   */
+  private static boolean ranOnThisThread(Thread ranOn, int attempt) {
+    if (ranOn != Thread.currentThread()) {
+      return false;
+    }
+    assertTrue(attempt < 10, "the call completed before its callback was chained in " + (attempt + 1) + " attempts");
+    return true;
   }
 
   /**
@@ -177,6 +200,36 @@ class CloseWhileRunningTest {
       for (Thread t : started) {
         assertFalse(t.isAlive(), t.getName() + " outlived close() in cycle " + cycle);
       }
+    }
+  }
+
+  /**
+   * close() while another thread's call runs returns only once the instance is freed: the returning call took the
+   * free on its own thread, and close() returned while it still closed the pool (a reviewer saw pool threads alive
+   * after close() in a quarter of such closes).
+   */
+  @Test
+  void closeDuringAnotherThreadsCallReturnsWithTheInstanceFreed() throws Exception {
+    for (int cycle = 0; cycle < 30; cycle++) {
+      java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+      MaxSim m = MaxSim.builder().backend("vector").threads(4).build();
+      CountDownLatch started = new CountDownLatch(1);
+      Thread caller = new Thread(() -> {
+        started.countDown();
+        m.scores(q, d);
+      });
+      caller.start();
+      assertTrue(started.await(60, TimeUnit.SECONDS));
+      Thread.sleep(5); // close() mostly while the call runs
+      m.close();
+      java.util.Set<Thread> threads = new java.util.HashSet<>(Thread.getAllStackTraces().keySet());
+      threads.removeAll(before);
+      threads.removeIf(t -> !(t instanceof java.util.concurrent.ForkJoinWorkerThread)
+          || t.getName().contains("commonPool"));
+      for (Thread t : threads) {
+        assertFalse(t.isAlive(), t.getName() + " outlived close() in cycle " + cycle);
+      }
+      caller.join(60_000);
     }
   }
 
