@@ -27,13 +27,14 @@ import java.util.Objects;
  * either range.
  *
  * <p>An empty document (no valid token) enters a loss as its score, {@code -1e9}, not as minus infinity: at the
- * usual temperatures its softmax weight is 0, but at {@code T} near {@code 1e7} and above it takes a share; an empty
- * positive costs about {@code 1e9 / T} (its own gradient, through no token, goes nowhere), and margin-MSE with an
- * empty candidate about {@code 1e18}. Leave empty documents out of training batches.
+ * usual temperatures its softmax weight is 0, but from {@code T} of about {@code 1e8} on it takes a share that
+ * counts ({@code e^-10} there, {@code e^-1} at {@code 1e9}); an empty positive costs about {@code 1e9 / T} (its own
+ * gradient, through no token, goes nowhere), and margin-MSE with an empty candidate about {@code 1e18}. Leave empty
+ * documents out of training batches.
  *
- * <p>The loss value is computed in float64 from fp32 scores; where it is tiny (a KL divergence below about
- * {@code 1e-14}, between nearly equal distributions) it carries the rounding of the terms it cancels, while
- * {@code dL/dscores} stays accurate.
+ * <p>On the CPU the loss value is computed in float64 from fp32 scores (the GPU computes each row's in fp32); where
+ * it is tiny (a KL divergence below about {@code 1e-14}, between nearly equal distributions) it carries the rounding
+ * of the terms it cancels, while {@code dL/dscores} stays accurate.
  *
  * <p>The records here compare, hash and print their arrays by value (a record's own would by identity): floats
  * and doubles as {@link Float#equals} and {@link Double#equals} take them, so NaN equals NaN and -0.0 is not 0.0.

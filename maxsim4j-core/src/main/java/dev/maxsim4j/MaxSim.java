@@ -646,10 +646,11 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * Refuses new calls, waits for calls running on other threads to return (they complete normally), then
-   * frees the thread pool and any device memory, resident batches included. Asynchronous calls already
-   * submitted complete too; the instance frees when the last one has. No thread of the instance outlives this, but
-   * one whose callbacks chained to an asynchronous call wait on something (perhaps the closing thread) or run for
-   * over a minute, which is not waited for: it ends when they return. Idempotent.
+   * frees the thread pool and any device memory, resident batches included, and returns once they are freed.
+   * Asynchronous calls already submitted complete too: while one is in flight close() returns at once, and the
+   * instance frees when the last one lands. Where close() frees, no thread of a CPU backend outlives it but the
+   * async thread while the callbacks chained to a call are found waiting on something (perhaps the closing thread)
+   * or still run after a minute: it ends when they return. Idempotent.
    */
   @Override
   public void close() {
@@ -692,6 +693,7 @@ public final class MaxSim implements AutoCloseable {
         if (polls < 1000) {
           Thread.onSpinWait(); // a future's completion takes microseconds
         } else {
+          interrupted |= Thread.interrupted(); // one that arrives now would end every pause at once
           java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // a callback that computes, for longer
         }
       }

@@ -15,14 +15,14 @@ import org.apache.lucene.search.knn.TopKnnCollectorManager;
 
 /**
  * A {@link KnnFloatVectorQuery} that finds each segment's {@code k} nearest vectors even where the segment's HNSW
- * graph does not reach them. HNSW graphs are not guaranteed to be connected, and many equal vectors (the
- * encodings of passages a tokenizer reads as the same tokens, such as text without spaces) cut them apart: a
- * graph search then returns a few dozen of those and none of the other documents. A segment whose graph search
- * returns fewer than {@code k} of its vectors (of those a filter accepts) is searched exactly instead, over the
- * documents the query accepts, as Lucene searches a restrictive filter. Each segment is asked for {@code k}, not the share of it Lucene's
- * optimistic search asks for, so that a short answer can be told from a fair one. A graph search that returns
- * {@code k} is taken as it is: where {@code k} or more equal vectors trap it, it can still miss nearer ones (ask
- * for more candidates than equal vectors a segment may hold, or index one vector per distinct value).
+ * graph does not reach them. HNSW graphs are not guaranteed to be connected, and many equal vectors (the encodings
+ * of passages a tokenizer reads as the same tokens, such as text without spaces) cut them apart: a graph search then
+ * returns a few dozen of those and none of the other documents. A segment whose graph search returns fewer than
+ * {@code k} of its vectors (of those a filter accepts) is searched exactly instead, over the documents the query
+ * accepts, as Lucene searches a restrictive filter. Each segment is asked for {@code k}, not the share of it
+ * Lucene's optimistic search asks for, so that a short answer can be told from a fair one. A graph search that
+ * returns {@code k} is taken as it is: where {@code k} or more equal vectors trap it, it can still miss nearer ones
+ * (ask for more candidates than equal vectors a segment may hold, or index one vector per distinct value).
  */
 public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
   /** The {@code k} nearest vectors of {@code field} to {@code target}, as {@link KnnFloatVectorQuery}. */
@@ -59,9 +59,9 @@ public final class CompleteKnnFloatVectorQuery extends KnnFloatVectorQuery {
     if (vectors == null) {
       return found;
     }
-    // deleted documents count in size() and a filter's cost may count documents without a vector: such a segment
-    // may be searched exactly where its graph was right, a pass over the documents it accepts, never a vector
-    // missed. A filtered search is checked too: Lucene falls back to an exact search only where the graph returns
+    // deleted documents count in size(): such a segment may be searched exactly where its graph was right, a pass
+    // over the documents it accepts, never a vector missed. A filter's cost counts the live documents it accepts
+    // that hold a vector, and is checked too: Lucene falls back to an exact search only where the graph returns
     // fewer than the segment's share of k, which equal vectors in a segment of many undercut
     long available = vectors.size();
     if (visitedLimit != Integer.MAX_VALUE) {

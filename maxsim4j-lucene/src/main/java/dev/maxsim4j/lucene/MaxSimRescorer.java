@@ -422,9 +422,8 @@ public final class MaxSimRescorer extends Rescorer {
     int dim = queryVectors[0] == null ? 0 : queryVectors[0].length;
     for (int i = 0; i < queryVectors.length; i++) {
       if (queryVectors[i] == null || queryVectors[i].length != dim || dim == 0) {
-        throw new IllegalArgumentException("queryVectors[" + i + "] has length "
-            + (queryVectors[i] == null ? "null" : queryVectors[i].length) + "; expected every token of dim "
-            + dim + " >= 1");
+        throw new IllegalArgumentException("queryVectors[" + i + "] " + (queryVectors[i] == null ? "is null"
+            : "has length " + queryVectors[i].length) + "; expected every token of dim " + dim + " >= 1");
       }
     }
     return queryVectors;
