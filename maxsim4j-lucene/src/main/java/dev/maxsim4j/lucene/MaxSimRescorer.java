@@ -38,17 +38,18 @@ import org.apache.lucene.util.BytesRef;
  *     .rescore(searcher, firstPass, 10);
  * }</pre>
  *
- * <p>Scores. With {@link Scale#LUCENE} (the default) a document scores what Lucene's {@code SUM_MAX_SIM}
- * gives for {@code DOT_PRODUCT} (unit-length token vectors, as that function requires) or {@code COSINE}:
- * the sum over query tokens of {@code (1 + best similarity) / 2}, computed here as {@code (n + S) / 2} from
- * the raw MaxSim sum {@code S} of {@code n} query tokens, equal to Lucene's within float rounding, same
- * order; a stored value of no token scores {@code Float.MIN_VALUE}, as in Lucene. With {@link Scale#RAW} a document
- * scores {@code S} itself (maxsim4j's contract: -1e9 for a value of no token). Documents without
- * the field score 0, or keep their first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene.
- * Hits are ordered as {@link dev.maxsim4j.TopK} orders them: higher scores first, equal scores by the lower doc
- * id, and a NaN score (NaN in a valid token of the query or of a float field's document) above every other, so
- * that the order is total and the same on every run. A compressed field's e4m3 NaN code or non-finite scale, which
- * its encoder never writes, is refused, naming the document and the token.
+ * <p>Scores. With {@link Scale#LUCENE} (the default) a document scores what Lucene's {@code SUM_MAX_SIM} gives for
+ * {@code DOT_PRODUCT} (unit-length token vectors, as that function requires) or {@code COSINE}: the sum over query
+ * tokens of {@code (1 + best similarity) / 2}, computed here as {@code (n + S) / 2} from the raw MaxSim sum {@code
+ * S} of {@code n} query tokens, equal to Lucene's within float rounding, same order (two sums a rounding apart can
+ * report one value, and then rank by doc id, as in Lucene; {@link Scale#RAW} keeps the library's order); a stored
+ * value of no token scores {@code Float.MIN_VALUE}, as in Lucene. With {@link Scale#RAW} a document scores {@code
+ * S} itself (maxsim4j's contract: -1e9 for a value of no token). Documents without the field score 0, or keep their
+ * first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene. Hits are ordered as {@link
+ * dev.maxsim4j.TopK} orders them: higher scores first, equal scores by the lower doc id, and a NaN score (NaN in a
+ * valid token of the query or of a float field's document) above every other, so that the order is total and the
+ * same on every run. A compressed field's e4m3 NaN code or non-finite scale, which its encoder never writes, is
+ * refused, naming the document and the token.
  *
  * <p>Lucene's own scorer differs from the raw sum in two places (see {@code docs/integrations.md}): it
  * clamps each query token's best similarity at {@code Float.MIN_VALUE} (its running max starts there), and it

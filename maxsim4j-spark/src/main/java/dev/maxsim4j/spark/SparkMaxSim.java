@@ -84,10 +84,11 @@ public final class SparkMaxSim {
   /**
    * The exact {@code k} best documents of {@code corpus} for every query: rows {@code (query_id, doc_id, rank,
    * score)}, rank 1 the best, {@code min(k, documents)} per query, ordered as {@code MaxSim.topK} orders (higher
-   * scores first, ties by corpus order). The queries are collected to the driver and broadcast, so they must fit
-   * in memory; the corpus stays partitioned, and only k entries per query and partition cross the network.
-   * A null or repeated query id fails here, a null document id or one that two rows bring into a query's top k
-   * fails the job, each naming the id; -0.0 and 0.0 are one id, as to Spark's joins.
+   * scores first, ties by corpus order: Spark's order of the corpus's rows, partition then position, which for a
+   * Parquet folder or a hash repartition is not the ids' order; docs/scaling.md). The queries are collected to the
+   * driver and broadcast, so they must fit in memory; the corpus stays partitioned, and only k entries per query and
+   * partition cross the network. A null or repeated query id fails here, a null document id or one that two rows
+   * bring into a query's top k fails the job, each naming the id; -0.0 and 0.0 are one id, as to Spark's joins.
    */
   public static Dataset<Row> topK(EmbeddingTable queries, EmbeddingTable corpus, int k) {
     return DistributedTopK.topK(queries, corpus, k);
