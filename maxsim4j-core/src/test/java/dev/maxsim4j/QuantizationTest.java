@@ -27,6 +27,14 @@ class QuantizationTest {
   }
 
   @Test
+  void e4m3DecodedFromItsBitsIsTheTablesValueBitForBit() {
+    for (int b = 0; b < 256; b++) {
+      assertEquals(Float.floatToRawIntBits(Quantization.E4M3[b]),
+          Float.floatToRawIntBits(Quantization.e4m3((byte) b)), "code " + b);
+    }
+  }
+
+  @Test
   void e4m3EncodeRoundTripsEveryFiniteCodeAndRoundsToNearestEven() {
     for (int b = 0; b < 256; b++) {
       if ((b & 0x7f) == 0x7f || b == 0x80) {

@@ -32,6 +32,20 @@ public final class Quantization {
 
   private Quantization() {}
 
+  /**
+   * The value of e4m3fn code {@code code} from its bits, equal to {@link #E4M3}'s entry bit for bit: for a code read
+   * from mapped memory, where a load that faults (its file cut short) leaves a pending error and a stale register,
+   * which as the table's index (its bounds check proved away) would read wild memory and crash the JVM.
+   */
+  public static float e4m3(byte code) {
+    int sign = (code & 0x80) << 24;
+    if ((code & 0x7f) == 0x7f) {
+      return Float.intBitsToFloat(sign | 0x7fc00000);
+    }
+    // exponent and mantissa moved into fp32's fields read as fp32 are the value times 2^-120 (subnormals too)
+    return Float.intBitsToFloat(sign | (code & 0x7f) << 20) * 0x1p120f;
+  }
+
   /** A token's stored bytes and scale, as {@link #quantize} makes them. */
   public record Quantized(byte[] data, float[] scales) {}
 

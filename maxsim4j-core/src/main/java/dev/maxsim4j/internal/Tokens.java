@@ -220,7 +220,9 @@ public final class Tokens {
     long base = (long) token * tokenBytes;
     return switch (dtype) {
       case INT8 -> storedByte(base + k);
-      case FLOAT8_E4M3 -> Quantization.E4M3[storedByte(base + k) & 0xff];
+      // a mapped byte is decoded from its bits, never used as a table index (Quantization.e4m3 says why)
+      case FLOAT8_E4M3 -> s8 != null ? Quantization.E4M3[s8[(int) (base + k)] & 0xff]
+          : Quantization.e4m3(segment.get(S8, base + k));
       case BINARY -> (storedByte(base + (k >>> 3)) & (0x80 >>> (k & 7))) != 0 ? 1f : -1f;
       default -> throw new IllegalStateException(dtype + " is not quantized");
     };
