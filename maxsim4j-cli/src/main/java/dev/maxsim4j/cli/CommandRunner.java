@@ -52,11 +52,13 @@ public final class CommandRunner {
    * ends quietly with {@value #CLOSED_PIPE} unless it failed otherwise (its work done: nothing stops it earlier).
    */
   public static int run(String program, PrintStream out, PrintStream err, Command command) {
-    Map<Path, Long> mapped = new ConcurrentHashMap<>(); // this run's, apart from runs on other threads
+    Map<Path, MappedFiles.Snapshot> mapped = new ConcurrentHashMap<>(); // this run's, apart from other threads'
     GivenFiles given = new GivenFiles();
     try {
       int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> GivenFiles.recordedIn(given,
           () -> RunMemory.freedAfter(command::run))));
+      // what it printed came from inputs that changed: its files were refused as they were written
+      MappedFiles.requireUnchanged(mapped);
       if (out.checkError()) {
         if (out == System.out && standardOutputIsPipe()) {
           // its reader closed it, as `head` does once it has its lines: no error, the status a Unix tool that the
@@ -85,7 +87,7 @@ public final class CommandRunner {
       // file shrank or was replaced during the run
       String changed = causedBy(e, InternalError.class) ? MappedFiles.changed(mapped) : "";
       if (!changed.isEmpty()) {
-        return fail(program, err, e, "error: an input changed while it was read: " + changed
+        return fail(program, err, e, "error: " + MappedFiles.CHANGED + changed
             + "; inputs must stay as they are until the run ends", 1);
       }
       NoClassDefFoundError missing = causeOf(e, NoClassDefFoundError.class);

@@ -65,8 +65,8 @@ class RunMemoryTest {
     // the files each run mapped, by which a run names an input that changed under it, are its own
     Path big = dir.resolve("big.npy");
     Npy.writeFloats(big, new float[300 * 1024], 300, 1024);
-    java.util.Map<Path, Long> mine = new java.util.concurrent.ConcurrentHashMap<>();
-    java.util.Map<Path, Long> other = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.Map<Path, MappedFiles.Snapshot> mine = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.Map<Path, MappedFiles.Snapshot> other = new java.util.concurrent.ConcurrentHashMap<>();
     MappedFiles.recordedIn(mine, () -> Npy.read(big));
     MappedFiles.recordedIn(other, () -> CliRun.of("help"));
     assertEquals(java.util.Set.of(big.toAbsolutePath()), mine.keySet());

@@ -534,6 +534,7 @@ public final class AtomicOutput implements AutoCloseable {
    * the new file then grants its group.
    */
   public void commit() throws IOException {
+    MappedFiles.requireUnchanged(); // results read from an input that changed replace nothing
     tempChannel.force(true); // the file created, whatever its name holds now
     if (newFilePermissions != null) {
       // the name moved into place must still hold the file written, not one a user who may write the folder put
