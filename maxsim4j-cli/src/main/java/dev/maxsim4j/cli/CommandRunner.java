@@ -78,7 +78,11 @@ public final class CommandRunner {
       // a stream or worker wraps the same failures: worded alike, not as the wrapped class's name
       return fail(program, err, e, "error: " + describe(e.getCause(), given), 1);
     } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
-      return fail(program, err, e, "error: " + (e.getMessage() == null ? e : e.getMessage()), 1);
+      String message = e.getMessage() == null ? e.toString() : e.getMessage();
+      // a file that changed under the run reads as a damaged one: the change is named first
+      String changed = message.startsWith(MappedFiles.CHANGED) ? "" : MappedFiles.changed(mapped);
+      return fail(program, err, e, "error: " + (changed.isEmpty() ? message : MappedFiles.CHANGED + changed
+          + "; inputs must stay as they are until the run ends (" + message + ")"), 1);
     } catch (OutOfMemoryError e) {
       return fail(program, err, e, "error: " + outOfMemory(e), 1);
     } catch (RuntimeException | InternalError | StackOverflowError | LinkageError | AssertionError e) {
