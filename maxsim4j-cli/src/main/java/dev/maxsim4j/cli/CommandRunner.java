@@ -79,10 +79,11 @@ public final class CommandRunner {
       return fail(program, err, e, "error: " + describe(e.getCause(), given), 1);
     } catch (IllegalArgumentException | IllegalStateException | ArithmeticException e) {
       String message = e.getMessage() == null ? e.toString() : e.getMessage();
-      // a file that changed under the run reads as a damaged one: the change is named first
-      String changed = message.startsWith(MappedFiles.CHANGED) ? "" : MappedFiles.changed(mapped);
-      return fail(program, err, e, "error: " + (changed.isEmpty() ? message : MappedFiles.CHANGED + changed
-          + "; inputs must stay as they are until the run ends (" + message + ")"), 1);
+      // a file modified under the run can read as a damaged one: the refusal says so after its own words
+      String changed = e instanceof IllegalStateException || message.startsWith(MappedFiles.CHANGED) ? ""
+          : MappedFiles.modifiedInPlace(mapped);
+      return fail(program, err, e, "error: " + message + (changed.isEmpty() ? "" : " (" + MappedFiles.CHANGED
+          + changed + ")"), 1);
     } catch (OutOfMemoryError e) {
       return fail(program, err, e, "error: " + outOfMemory(e), 1);
     } catch (RuntimeException | InternalError | StackOverflowError | LinkageError | AssertionError e) {

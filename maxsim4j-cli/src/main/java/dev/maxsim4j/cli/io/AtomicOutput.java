@@ -602,6 +602,7 @@ public final class AtomicOutput implements AutoCloseable {
    * the new one, never neither), then the folder forced (so the rename itself survives a crash).
    */
   public static void moveIntoPlace(Path temp, Path target) throws IOException {
+    MappedFiles.requireUnchanged(); // results read from an input that changed replace nothing
     force(temp);
     rename(temp, target);
   }

@@ -41,7 +41,8 @@ public final class MappedFiles {
         MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, RunMemory.arena());
         if (MAPPED.isBound()) {
           BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class);
-          MAPPED.get().put(file.toAbsolutePath(), new Snapshot(size, now.lastModifiedTime(), now.fileKey()));
+          // the first mapping's: a file mapped again (a shard checked, then read) is held to what it was first
+          MAPPED.get().putIfAbsent(file.toAbsolutePath(), new Snapshot(size, now.lastModifiedTime(), now.fileKey()));
         }
         return mapped;
       }
@@ -60,12 +61,24 @@ public final class MappedFiles {
 
   /**
    * The files of {@code mapped} (filled by {@link #recordedIn}) whose size is no longer what it was when they were
-   * mapped ("FILE (N bytes when read, now M)") or, where the same file still has its size, whose contents were
-   * written since ("FILE (written to during the run)"), joined; empty if none did. A file whose name now holds
-   * another file (replaced by a rename, or removed) is left out unless its size differs: the mapping still holds the
-   * file as it was read.
+   * mapped, gone ones included ("FILE (N bytes when read, now M)"), joined; empty if none: where a read faulted,
+   * the likely cause.
    */
   public static String changed(Map<Path, Snapshot> mapped) {
+    return describe(mapped, false);
+  }
+
+  /**
+   * The files of {@code mapped} that are still the file mapped (the same file system key) but were modified since:
+   * another size, or another modification time ("FILE (modified during the run)"), joined; empty if none. A file
+   * removed or replaced by a rename is left out: the mapping still holds it as it was read (the text index removes
+   * its old tokens file itself).
+   */
+  public static String modifiedInPlace(Map<Path, Snapshot> mapped) {
+    return describe(mapped, true);
+  }
+
+  private static String describe(Map<Path, Snapshot> mapped, boolean inPlace) {
     StringBuilder out = new StringBuilder();
     mapped.forEach((file, then) -> {
       BasicFileAttributes now;
@@ -75,10 +88,16 @@ public final class MappedFiles {
         now = null;
       }
       String why = null;
-      if (now == null || now.size() != then.size()) {
-        why = Counts.of(then.size(), "byte") + " when read, " + (now == null ? "now gone" : "now " + now.size());
-      } else if (Objects.equals(now.fileKey(), then.key()) && !now.lastModifiedTime().equals(then.modified())) {
-        why = "written to during the run";
+      if (!inPlace) {
+        if (now == null || now.size() != then.size()) {
+          why = Counts.of(then.size(), "byte") + " when read, " + (now == null ? "now gone" : "now " + now.size());
+        }
+      } else if (now != null && Objects.equals(now.fileKey(), then.key())) {
+        if (now.size() != then.size()) {
+          why = Counts.of(then.size(), "byte") + " when read, now " + now.size();
+        } else if (!now.lastModifiedTime().equals(then.modified())) {
+          why = "modified during the run";
+        }
       }
       if (why != null) {
         out.append(out.isEmpty() ? "" : ", ").append(file).append(" (").append(why).append(")");
@@ -88,9 +107,9 @@ public final class MappedFiles {
   }
 
   /**
-   * Refuses the results of this thread's run where a file it mapped changed since ({@link #changed}): a file cut
-   * short within its last page, or cut and grown back, reads as zeros where its bytes were, which no read faults on.
-   * Called before an output replaces its target, and once the run is over.
+   * Refuses the results of this thread's run where a file it mapped was modified since ({@link #modifiedInPlace}):
+   * a file cut short within its last page, or cut and grown back, reads as zeros where its bytes were, which no read
+   * faults on. Called before an output replaces its target, and once the run is over.
    */
   public static void requireUnchanged() {
     if (MAPPED.isBound()) {
@@ -100,7 +119,7 @@ public final class MappedFiles {
 
   /** As above for {@code mapped}. */
   public static void requireUnchanged(Map<Path, Snapshot> mapped) {
-    String changed = changed(mapped);
+    String changed = modifiedInPlace(mapped);
     if (!changed.isEmpty()) {
       throw new IllegalArgumentException(CHANGED + changed + "; inputs must stay as they are until the run ends");
     }

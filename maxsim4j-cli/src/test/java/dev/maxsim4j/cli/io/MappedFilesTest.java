@@ -56,17 +56,36 @@ class MappedFilesTest {
       ch.write(ByteBuffer.allocate(100), (2 << 20) - 100);
     }
     Files.setLastModifiedTime(in, FileTime.fromMillis(Files.getLastModifiedTime(in).toMillis() + 1000));
-    assertTrue(MappedFiles.changed(mapped).contains("(written to during the run)"), MappedFiles.changed(mapped));
+    assertTrue(MappedFiles.modifiedInPlace(mapped).contains("(modified during the run)"),
+        MappedFiles.modifiedInPlace(mapped));
   }
 
   @Test
-  void aFileReplacedByARenameIsReadAsItWas() throws IOException {
+  void aFileMappedAgainIsHeldToWhatItWasFirst() throws IOException {
     Path in = input();
     Map<Path, MappedFiles.Snapshot> mapped = mapped(in);
-    Path other = Files.write(dir.resolve("other.bin"), new byte[2 << 20]);
-    Files.setLastModifiedTime(other, FileTime.fromMillis(0));
+    try (FileChannel ch = FileChannel.open(in, StandardOpenOption.WRITE)) {
+      ch.truncate((2 << 20) - 8); // between a shard's check and its read
+    }
+    MappedFiles.recordedIn(mapped, () -> RunMemory.freedAfter(() -> {
+      MappedFiles.map(in);
+      return null;
+    }));
+    assertTrue(MappedFiles.modifiedInPlace(mapped).contains("2097152 bytes when read"), mapped.toString());
+  }
+
+  @Test
+  void aFileReplacedByARenameOrRemovedIsReadAsItWas() throws IOException {
+    Path in = input();
+    Map<Path, MappedFiles.Snapshot> mapped = mapped(in);
+    Path other = Files.write(dir.resolve("other.bin"), new byte[3 << 20]);
     Files.move(other, in, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    assertEquals("", MappedFiles.changed(mapped), "the mapping holds the file as it was read");
+    assertEquals("", MappedFiles.modifiedInPlace(mapped), "the mapping holds the file as it was read");
+    MappedFiles.requireUnchanged(mapped);
+    Files.delete(in); // as the text index removes its old tokens file
+    assertEquals("", MappedFiles.modifiedInPlace(mapped));
+    // where a read faulted, a file of another size or gone is still the likely cause
+    assertTrue(MappedFiles.changed(mapped).contains("now gone"), MappedFiles.changed(mapped));
   }
 
   @Test

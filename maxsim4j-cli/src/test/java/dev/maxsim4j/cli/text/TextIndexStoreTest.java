@@ -18,6 +18,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -128,6 +129,31 @@ class TextIndexStoreTest {
     assertTrue(rebuilt.out().contains("binary tokens)"), rebuilt.out());
     assertEquals(List.of("scales", "tokens"), SafeTensors.names(tokensFile(folder)));
     SafeTensorsLayout.assertAligned(tokensFile(folder));
+  }
+
+  /**
+   * An index whose tokens file is mapped (1 MiB and more) updated in place: the run removes the old tokens file it
+   * read, which is no input modified under it. A check of changed inputs once failed every such update and search.
+   */
+  @Test
+  void anUpdateOfAMappedIndexRemovesItsOldTokensAndSucceeds() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("long"));
+    for (int i = 0; i < 4; i++) {
+      StringBuilder text = new StringBuilder();
+      for (int line = 0; line < 120; line++) {
+        text.append("Note ").append(i).append('.').append(line).append(": ").append(TEXTS[line % TEXTS.length])
+            .append('\n');
+      }
+      Files.writeString(folder.resolve("f" + i + ".txt"), text);
+    }
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    assertTrue(Files.size(tokensFile(folder)) >= 1 << 20, "the tokens file is mapped: " + Files.size(
+        tokensFile(folder)));
+    Files.writeString(folder.resolve("f0.txt"), "One more line about otters.\n", StandardOpenOption.APPEND);
+    Run updated = run("index", "--dir", folder.toString());
+    assertEquals(0, updated.status(), updated.err());
+    Run searched = run("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
+    assertEquals(0, searched.status(), searched.err());
   }
 
   @Test
