@@ -82,15 +82,17 @@ public final class CommandRunner {
       // a file modified under the run can read as a damaged one: the refusal says so after its own words
       String changed = e instanceof IllegalStateException || message.startsWith(MappedFiles.CHANGED) ? ""
           : MappedFiles.modifiedInPlace(mapped);
-      return fail(program, err, e, "error: " + message + (changed.isEmpty() ? "" : " (" + MappedFiles.CHANGED
-          + changed + ")"), 1);
+      return fail(program, err, e, "error: " + message + (changed.isEmpty() ? "" : "; " + MappedFiles.CHANGED
+          + changed + ": inputs must stay as they are until the run ends"), 1);
     } catch (OutOfMemoryError e) {
       return fail(program, err, e, "error: " + outOfMemory(e), 1);
     } catch (RuntimeException | InternalError | StackOverflowError | LinkageError | AssertionError e) {
       // LinkageError: a class or native library that cannot be loaded (a damaged jar, a JVM without a module)
       // a read from a mapped input faulted (an InternalError, maybe wrapped by a worker thread): most often its
       // file shrank or was replaced during the run
-      String changed = causedBy(e, InternalError.class) ? MappedFiles.changed(mapped) : "";
+      // a fault reading a file modified in place names it; failing that, any file of another size or gone
+      String changed = !causedBy(e, InternalError.class) ? "" : !MappedFiles.modifiedInPlace(mapped).isEmpty()
+          ? MappedFiles.modifiedInPlace(mapped) : MappedFiles.changed(mapped);
       if (!changed.isEmpty()) {
         return fail(program, err, e, "error: " + MappedFiles.CHANGED + changed
             + "; inputs must stay as they are until the run ends", 1);

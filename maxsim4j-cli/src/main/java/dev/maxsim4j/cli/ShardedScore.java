@@ -307,11 +307,14 @@ final class ShardedScore {
    * builds float copies, one shard at a time.
    */
   private static TokenBatch docs(Args a, Shard shard) throws IOException {
-    TokenBatch b = Inputs.load(a, Inputs.DOCS, shard.file()).batch();
-    if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()) {
+    Inputs.Loaded loaded = Inputs.load(a, Inputs.DOCS, shard.file());
+    TokenBatch b = loaded.batch();
+    if (b.size() != shard.size() || b.dim() != shard.dim() || b.dtype() != shard.dtype()
+        || loaded.scaled() != shard.scaled()) {
       throw new IllegalArgumentException("docs shard " + shard.file() + " changed while the folder was read: it"
           + " holds " + Counts.of(b.size(), "document") + " of " + typeName(b.dtype()) + " tokens of d = " + b.dim()
-          + "; expected " + shard.size() + " of " + describe(shard) + " as checked");
+          + (loaded.scaled() ? " with" : " without") + " scales; expected " + shard.size() + " of " + describe(shard)
+          + (shard.scaled() ? " with" : " without") + " scales as checked");
     }
     return a.has("--normalize") ? b.l2Normalized() : b;
   }

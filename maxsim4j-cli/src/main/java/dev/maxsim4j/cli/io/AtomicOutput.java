@@ -534,7 +534,6 @@ public final class AtomicOutput implements AutoCloseable {
    * the new file then grants its group.
    */
   public void commit() throws IOException {
-    MappedFiles.requireUnchanged(); // results read from an input that changed replace nothing
     tempChannel.force(true); // the file created, whatever its name holds now
     if (newFilePermissions != null) {
       // the name moved into place must still hold the file written, not one a user who may write the folder put
@@ -558,6 +557,8 @@ public final class AtomicOutput implements AutoCloseable {
       // after a change of owner, which clears the set-id bits
       bestEffortPermissions(written, permissions);
     }
+    // last before the move: results read from an input that changed replace nothing
+    MappedFiles.requireUnchanged();
     try {
       rename(temp, target);
     } catch (FileSystemException e) {
@@ -602,8 +603,8 @@ public final class AtomicOutput implements AutoCloseable {
    * the new one, never neither), then the folder forced (so the rename itself survives a crash).
    */
   public static void moveIntoPlace(Path temp, Path target) throws IOException {
-    MappedFiles.requireUnchanged(); // results read from an input that changed replace nothing
     force(temp);
+    MappedFiles.requireUnchanged(); // last before the move: results read from an input that changed replace nothing
     rename(temp, target);
   }
 

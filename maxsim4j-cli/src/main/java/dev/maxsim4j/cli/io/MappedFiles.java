@@ -25,8 +25,8 @@ public final class MappedFiles {
   private MappedFiles() {}
 
   /**
-   * A mapped file as it was when mapped: its size, modification time and identity (the file system's key, null
-   * where it has none).
+   * A mapped file as it was when mapped: its size, modification time and identity (the file system's key; null
+   * where it has none, and then taken as the same file).
    */
   public record Snapshot(long size, FileTime modified, Object key) {}
 
@@ -35,14 +35,21 @@ public final class MappedFiles {
    * which every scoring thread may read; a small file is read onto the heap instead.
    */
   static MemorySegment map(Path file) throws IOException {
+    // read before the file is opened: attributes read after could be another file's, renamed onto the name since
+    BasicFileAttributes before = attributes(file);
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size >= MAP_FROM) {
         MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, RunMemory.arena());
-        if (MAPPED.isBound()) {
-          BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class);
-          // the first mapping's: a file mapped again (a shard checked, then read) is held to what it was first
-          MAPPED.get().putIfAbsent(file.toAbsolutePath(), new Snapshot(size, now.lastModifiedTime(), now.fileKey()));
+        if (MAPPED.isBound() && before != null && before.size() == size) {
+          Path name = file.toAbsolutePath();
+          Snapshot first = MAPPED.get().get(name);
+          // a file mapped again (a shard checked, then read) is held to what it was first, and must be that file
+          if (first != null && !Objects.equals(first.key(), before.fileKey())) {
+            throw new IllegalArgumentException(CHANGED + name + " (replaced during the run); inputs must stay as they"
+                + " are until the run ends");
+          }
+          MAPPED.get().putIfAbsent(name, new Snapshot(size, before.lastModifiedTime(), before.fileKey()));
         }
         return mapped;
       }
@@ -51,6 +58,15 @@ public final class MappedFiles {
         // read until full; a file that shrinks meanwhile is caught by the size checks of its format
       }
       return MemorySegment.ofArray(b.array()).asSlice(0, b.position());
+    }
+  }
+
+  /** The file's attributes, or null where it is gone (a file removed between its listing and its reading). */
+  private static BasicFileAttributes attributes(Path file) throws IOException {
+    try {
+      return Files.readAttributes(file, BasicFileAttributes.class);
+    } catch (java.nio.file.NoSuchFileException e) {
+      return null;
     }
   }
 
@@ -70,7 +86,8 @@ public final class MappedFiles {
 
   /**
    * The files of {@code mapped} that are still the file mapped (the same file system key) but were modified since:
-   * another size, or another modification time ("FILE (modified during the run)"), joined; empty if none. A file
+   * another size ("FILE (N bytes when read, now M)") or modification time ("FILE (modified during the run)"),
+   * joined; empty if none. A file
    * removed or replaced by a rename is left out: the mapping still holds it as it was read (the text index removes
    * its old tokens file itself).
    */
@@ -121,7 +138,8 @@ public final class MappedFiles {
   public static void requireUnchanged(Map<Path, Snapshot> mapped) {
     String changed = modifiedInPlace(mapped);
     if (!changed.isEmpty()) {
-      throw new IllegalArgumentException(CHANGED + changed + "; inputs must stay as they are until the run ends");
+      throw new IllegalArgumentException(CHANGED + changed + "; inputs must stay as they are until the run ends (the"
+          + " previous output, if any, is kept)");
     }
   }
 

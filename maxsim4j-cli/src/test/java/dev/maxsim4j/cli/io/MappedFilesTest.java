@@ -75,6 +75,23 @@ class MappedFilesTest {
   }
 
   @Test
+  void aFileReplacedBetweenTwoReadsIsRefusedAtTheSecond() throws IOException {
+    Path in = input();
+    Map<Path, MappedFiles.Snapshot> mapped = mapped(in);
+    Files.move(Files.write(dir.resolve("other.bin"), new byte[2 << 20]), in, StandardCopyOption.REPLACE_EXISTING,
+        StandardCopyOption.ATOMIC_MOVE);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> mapped(in, mapped));
+    assertTrue(e.getMessage().contains(in.toAbsolutePath() + " (replaced during the run)"), e.getMessage());
+  }
+
+  private static void mapped(Path file, Map<Path, MappedFiles.Snapshot> mapped) throws IOException {
+    MappedFiles.recordedIn(mapped, () -> RunMemory.freedAfter(() -> {
+      MappedFiles.map(file);
+      return null;
+    }));
+  }
+
+  @Test
   void aFileReplacedByARenameOrRemovedIsReadAsItWas() throws IOException {
     Path in = input();
     Map<Path, MappedFiles.Snapshot> mapped = mapped(in);

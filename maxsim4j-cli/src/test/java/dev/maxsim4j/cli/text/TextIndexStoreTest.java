@@ -150,10 +150,17 @@ class TextIndexStoreTest {
     assertTrue(Files.size(tokensFile(folder)) >= 1 << 20, "the tokens file is mapped: " + Files.size(
         tokensFile(folder)));
     Files.writeString(folder.resolve("f0.txt"), "One more line about otters.\n", StandardOpenOption.APPEND);
+    Path before = tokensFile(folder);
     Run updated = run("index", "--dir", folder.toString());
     assertEquals(0, updated.status(), updated.err());
+    assertFalse(Files.exists(before), "the old tokens file is swept");
+    // a search brings the index up to date too, and sweeps the file it read
+    Files.writeString(folder.resolve("f1.txt"), "And one about beavers.\n", StandardOpenOption.APPEND);
+    before = tokensFile(folder);
     Run searched = run("search", "--dir", folder.toString(), "--query", "otters", "--k", "1");
     assertEquals(0, searched.status(), searched.err());
+    assertFalse(Files.exists(before), "the old tokens file is swept");
+    assertTrue(Files.size(tokensFile(folder)) >= 1 << 20);
   }
 
   @Test
