@@ -57,7 +57,7 @@ public final class CommandRunner {
     try {
       int status = Engine.reportingTo(err, () -> MappedFiles.recordedIn(mapped, () -> GivenFiles.recordedIn(given,
           () -> RunMemory.freedAfter(command::run))));
-      // what it printed came from inputs that changed: its files were refused as they were written
+      // a run whose inputs changed fails though it printed its results (its files were refused as they were moved)
       MappedFiles.requireUnchanged(mapped);
       if (out.checkError()) {
         if (out == System.out && standardOutputIsPipe()) {

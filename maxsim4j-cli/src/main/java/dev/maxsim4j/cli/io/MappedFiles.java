@@ -87,9 +87,8 @@ public final class MappedFiles {
   /**
    * The files of {@code mapped} that are still the file mapped (the same file system key) but were modified since:
    * another size ("FILE (N bytes when read, now M)") or modification time ("FILE (modified during the run)"),
-   * joined; empty if none. A file
-   * removed or replaced by a rename is left out: the mapping still holds it as it was read (the text index removes
-   * its old tokens file itself).
+   * joined; empty if none. A file removed or replaced by a rename is left out: the mapping still holds it as it was
+   * read (the text index removes its old tokens file itself).
    */
   public static String modifiedInPlace(Map<Path, Snapshot> mapped) {
     return describe(mapped, true);
