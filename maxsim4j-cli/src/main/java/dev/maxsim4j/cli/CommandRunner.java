@@ -91,11 +91,12 @@ public final class CommandRunner {
       // a read from a mapped input faulted (an InternalError, maybe wrapped by a worker thread): most often its
       // file shrank or was replaced during the run
       // a fault reading a file modified in place names it; failing that, any file of another size or gone
-      String changed = !causedBy(e, InternalError.class) ? "" : !MappedFiles.modifiedInPlace(mapped).isEmpty()
-          ? MappedFiles.modifiedInPlace(mapped) : MappedFiles.changed(mapped);
+      String changed = causedBy(e, InternalError.class) ? MappedFiles.modifiedInPlace(mapped) : "";
+      if (changed.isEmpty() && causedBy(e, InternalError.class)) {
+        changed = MappedFiles.changed(mapped);
+      }
       if (!changed.isEmpty()) {
-        return fail(program, err, e, "error: " + MappedFiles.CHANGED + changed
-            + "; inputs must stay as they are until the run ends", 1);
+        return fail(program, err, e, "error: " + MappedFiles.refusal(changed), 1);
       }
       NoClassDefFoundError missing = causeOf(e, NoClassDefFoundError.class);
       if (missing != null && missing.getMessage() != null && missing.getMessage().matches("[\\w/$]+")

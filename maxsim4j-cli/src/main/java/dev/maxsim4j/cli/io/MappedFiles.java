@@ -46,8 +46,7 @@ public final class MappedFiles {
           Snapshot first = MAPPED.get().get(name);
           // a file mapped again (a shard checked, then read) is held to what it was first, and must be that file
           if (first != null && !Objects.equals(first.key(), before.fileKey())) {
-            throw new IllegalArgumentException(CHANGED + name + " (replaced during the run); inputs must stay as they"
-                + " are until the run ends");
+            throw new IllegalArgumentException(refusal(name + " (replaced during the run)"));
           }
           MAPPED.get().putIfAbsent(name, new Snapshot(size, before.lastModifiedTime(), before.fileKey()));
         }
@@ -137,11 +136,15 @@ public final class MappedFiles {
   public static void requireUnchanged(Map<Path, Snapshot> mapped) {
     String changed = modifiedInPlace(mapped);
     if (!changed.isEmpty()) {
-      throw new IllegalArgumentException(CHANGED + changed + "; inputs must stay as they are until the run ends (the"
-          + " previous output, if any, is kept)");
+      throw new IllegalArgumentException(refusal(changed) + " (the previous output, if any, is kept)");
     }
   }
 
   /** How every refusal of a changed input begins. */
   public static final String CHANGED = "an input changed while it was read: ";
+
+  /** The refusal of a run whose inputs {@code changed} (as {@link #changed} words them). */
+  public static String refusal(String changed) {
+    return CHANGED + changed + "; inputs must stay as they are until the run ends";
+  }
 }
