@@ -106,12 +106,17 @@ final class BatchChecks {
 
   /** Rows and a mask of n x length tokens are Java arrays: both counts must fit one. */
   private static void checkPaddedTokens(int n, int length, int dim) {
-    if ((long) n * length > Arguments.MAX_ARRAY || n > Arguments.MAX_ARRAY) {
-      throw new IllegalArgumentException("shape [" + n + ", " + length + ", " + dim + "] has " + n + " rows of "
-          + length + " tokens; expected at most " + Arguments.MAX_ARRAY + " of each (rows and tokens are kept in"
-          + " Java arrays)");
+    String shape = "shape [" + n + ", " + length + ", " + dim + "]";
+    if (n > Arguments.MAX_ARRAY) {
+      throw new IllegalArgumentException(shape + " has " + n + " rows; expected at most " + Arguments.MAX_ARRAY
+          + " (rows are kept in Java arrays)");
     }
-    checkRowBookkeeping("shape [" + n + ", " + length + ", " + dim + "]", n, Runtime.getRuntime().maxMemory());
+    if ((long) n * length > Arguments.MAX_ARRAY) {
+      throw new IllegalArgumentException(shape + " has " + n + " rows x " + length + " tokens = " + (long) n * length
+          + " token slots; expected at most " + Arguments.MAX_ARRAY + " (a mask of rows x tokens is a Java array):"
+          + " fewer rows per batch");
+    }
+    checkRowBookkeeping(shape, n, Runtime.getRuntime().maxMemory());
   }
 
   /** Bytes of per-row bookkeeping a batch keeps: a row start, a length and a valid count, an int each. */

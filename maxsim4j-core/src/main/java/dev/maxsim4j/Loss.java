@@ -54,10 +54,18 @@ public sealed interface Loss {
     return new Contrastive(Arguments.nonNull(positives, "positives"), temperature);
   }
 
+  /**
+   * {@code KL(softmax(t_i / T) || softmax(s_i / T))} per row against {@code teacherScores} of the scores' shape
+   * (copied; a teacher score of minus infinity is probability 0), at temperature T.
+   */
   static Loss klDistillation(float[][] teacherScores, float temperature) {
     return new KlDistillation(teacherScores, temperature);
   }
 
+  /**
+   * {@code ((s_i0 - s_i1) - teacherMargins[i])^2} per row of candidates of K = 2 (positive, then negative), one
+   * teacher margin per row (copied).
+   */
   static Loss marginMse(float[] teacherMargins) {
     return new MarginMse(teacherMargins);
   }
@@ -66,7 +74,8 @@ public sealed interface Loss {
    * The loss and {@code dL/dscores} of {@code scores} (a copy; the input is not modified). Here {@link
    * #contrastive(float)} takes its positives on the diagonal, whatever the scores are: candidates' scores (from
    * {@link MaxSim#candidatesForTraining}) need their positives named, {@code contrastive(new int[B], T)} for each
-   * query's first candidate, as {@link MaxSim#lossCandidates} takes them.
+   * query's first candidate, as {@link MaxSim#lossCandidates} takes them, or are evaluated by {@link
+   * TrainingScores#evaluate}, which reads the loss as the call that made them does.
    */
   default Value evaluate(float[][] scores) {
     Arguments.nonNull(scores, "scores");
@@ -99,7 +108,10 @@ public sealed interface Loss {
    */
   Value evaluateFlat(float[] scores, int rows, int columns);
 
-  /** A loss value and its gradient with respect to the scores, row-major like the scores. */
+  /**
+   * A loss value and its gradient with respect to the scores, row-major like the scores. {@code dScores} is the
+   * value's own array, not a copy (it goes on to a backward): changing it changes the value's equality and hash.
+   */
   record Value(double loss, float[] dScores, int rows, int columns) {
     /** A public constructor: dScores must be the rows x columns that {@link #dScoreMatrix} reads. */
     public Value {

@@ -136,6 +136,7 @@ public final class MaxSim implements AutoCloseable {
     return builder().build();
   }
 
+  /** A builder for an instance of chosen backend, threads and options; {@link Builder#build()} makes it. */
   public static Builder builder() {
     return new Builder();
   }
@@ -238,8 +239,19 @@ public final class MaxSim implements AutoCloseable {
     return backend.name();
   }
 
+  /**
+   * The threads {@link Builder#threads} set (or the default): a CPU call computes on its calling thread and
+   * {@code threads() - 1} of this instance's; the GPU backend keeps the number and starts none.
+   */
   public int threads() {
     return backend.threads();
+  }
+
+  /** The backend, its threads and whether this instance is closed, e.g. {@code MaxSim[vector, 2 threads]}. */
+  @Override
+  public String toString() {
+    return "MaxSim[" + backendName() + ", " + threads() + (threads() == 1 ? " thread" : " threads")
+        + (gate.isClosed() ? ", closed" : "") + "]";
   }
 
   /**
@@ -482,7 +494,7 @@ public final class MaxSim implements AutoCloseable {
   }
 
   /** Over candidates a contrastive loss without positives means column 0, not the all-pairs diagonal. */
-  private static Loss firstCandidatePositive(Loss loss, int queries) {
+  static Loss firstCandidatePositive(Loss loss, int queries) {
     return loss instanceof Loss.Contrastive c && c.positives() == null
         ? Loss.contrastive(new int[queries], c.temperature()) : loss;
   }

@@ -6,7 +6,8 @@ import java.util.Objects;
 /**
  * A document batch kept ready by one {@link MaxSim} (on a GPU: in device memory) for repeated scoring.
  * Closing it frees the device copy; using it afterwards, or with another MaxSim, throws
- * {@link IllegalStateException}.
+ * {@link IllegalStateException}. Thread-safe: calls on several threads may read it at once, and a call running
+ * with it when it is closed still completes.
  */
 public final class ResidentBatch implements AutoCloseable {
   private final MaxSim owner;
@@ -34,6 +35,12 @@ public final class ResidentBatch implements AutoCloseable {
       throw new IllegalStateException("this ResidentBatch belongs to another MaxSim instance");
     }
     return batch;
+  }
+
+  /** The batch's shape and whether it is closed, e.g. {@code ResidentBatch[TokenBatch[N=4, L=32, d=128, ...]]}. */
+  @Override
+  public String toString() {
+    return "ResidentBatch[" + batch + (closed ? ", closed" : "") + "]";
   }
 
   @Override

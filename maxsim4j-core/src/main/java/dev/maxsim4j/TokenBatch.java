@@ -421,10 +421,12 @@ public final class TokenBatch {
     return tokens.dim;
   }
 
+  /** The storage type of the tokens. */
   public DType dtype() {
     return tokens.dtype;
   }
 
+  /** Whether the rows are packed one after another ({@code [T, d]} with offsets) rather than padded to one L. */
   public boolean isPacked() {
     return tokens.isPacked();
   }
@@ -446,7 +448,11 @@ public final class TokenBatch {
     return tokens.validCount[row];
   }
 
-  /** Whether slot {@code t} of row {@code i} is a valid token. */
+  /**
+   * Whether slot {@code t} of row {@code row} is a valid token: false for a masked slot and for any {@code t} outside
+   * the row ({@code t < 0} or past its length), so that a loop over {@link #maxLength()} slots serves packed rows
+   * too; {@link #get} refuses such a slot.
+   */
   public boolean isValid(int row, int t) {
     Arguments.index(row, tokens.rows, "row");
     return t >= 0 && tokens.isValid(row, t);

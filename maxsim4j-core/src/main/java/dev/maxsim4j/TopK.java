@@ -10,9 +10,29 @@ import java.util.PriorityQueue;
  * The best {@code k} documents of each query: {@code scores[i][r]} and {@code indices[i][r]} at rank
  * {@code r} (0 is best). Higher scores first; equal scores by the lower document index; a NaN score ranks
  * above every number so that a corrupt document is seen, not hidden. A query has {@code min(k, Nd)} entries.
- * Two results are equal when they hold the same scores (as {@link Float#equals}) and indices.
+ * Two results are equal when they hold the same scores (as {@link Float#equals}) and indices. The arrays are the
+ * result's own, not copies (a ranking is read far more often than it is kept): changing one changes the result, its
+ * equality and its hash; a result nobody changes may be shared between threads.
  */
 public record TopK(float[][] scores, int[][] indices) {
+
+  /** A result of one row of scores and one of indices per query, each pair of rows of one length. */
+  public TopK {
+    Arguments.nonNull(scores, "scores");
+    Arguments.nonNull(indices, "indices");
+    if (scores.length != indices.length) {
+      throw new IllegalArgumentException("scores has " + scores.length + " rows and indices " + indices.length
+          + "; expected one row of each per query");
+    }
+    for (int i = 0; i < scores.length; i++) {
+      Arguments.nonNull(scores[i], "scores[" + i + "]");
+      Arguments.nonNull(indices[i], "indices[" + i + "]");
+      if (scores[i].length != indices[i].length) {
+        throw new IllegalArgumentException("scores[" + i + "] has length " + scores[i].length + " and indices[" + i
+            + "] " + indices[i].length + "; expected a score per index");
+      }
+    }
+  }
 
   // a record compares and prints its arrays by identity: equal rankings would be unequal and print as [[F@...
   @Override

@@ -10,7 +10,8 @@ import dev.maxsim4j.internal.Problem;
  * into {@code dL/dQ} and {@code dL/dD}. Scores are laid out row-major as the op returns them
  * ({@code [Nq*Nd]}, {@code [B]} or {@code [B*K]}). The backward reads the batches' tokens again (a batch is a
  * view of its array or memory), so they must hold what the forward saw: changed in between, the saved argmax no
- * longer matches them and the gradients are those of no score.
+ * longer matches them and the gradients are those of no score. Immutable and safe to share between threads: its
+ * accessors return copies, and backwards on several threads may run at once.
  */
 public final class TrainingScores {
   private final MaxSim owner;
@@ -34,6 +35,12 @@ public final class TrainingScores {
     this.columns = columns;
   }
 
+  /** The call that made these scores and their shape, e.g. {@code TrainingScores[CANDIDATES, 2 x 3]}. */
+  @Override
+  public String toString() {
+    return "TrainingScores[" + problem.kind() + ", " + rows + " x " + columns + "]";
+  }
+
   /** Flat scores (a copy). */
   public float[] scores() {
     return scores.clone();
@@ -46,6 +53,18 @@ public final class TrainingScores {
       System.arraycopy(scores, i * columns, m[i], 0, columns);
     }
     return m;
+  }
+
+  /**
+   * {@code loss} over these scores, read as {@link MaxSim#lossAllPairs} and {@link MaxSim#lossCandidates} read it:
+   * over candidates' scores {@link Loss#contrastive(float)} takes each query's first candidate as its positive,
+   * where {@link Loss#evaluate} on {@link #scoreMatrix()} would take the diagonal. Its {@link Loss.Value#dScores()}
+   * is what {@link #backward(float[])} takes.
+   */
+  public Loss.Value evaluate(Loss loss) {
+    Arguments.nonNull(loss, "loss");
+    Loss read = problem.kind() == Problem.Kind.CANDIDATES ? MaxSim.firstCandidatePositive(loss, rows) : loss;
+    return read.evaluateFlat(scores, rows, columns);
   }
 
   /**

@@ -8,7 +8,8 @@ import java.util.Objects;
  * (averaged over rows), the scores {@code [rows][columns]} and the gradients of the loss with respect to
  * the query and document embeddings, laid out like the inputs. Two steps are equal when their loss (as
  * {@link Double#equals}) and scores (as {@link Float#equals}) are and they hold the same gradient batches
- * ({@link TokenBatch} compares by identity).
+ * ({@link TokenBatch} compares by identity). The scores array is the step's own, not a copy: changing it changes
+ * the step, its equality and its hash.
  */
 public record TrainingStep(double loss, float[][] scores, Gradients gradients) {
   // a record compares and prints its arrays by identity

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The public records that hold arrays (TopK, the losses, a loss value, a training step) are equal, hash and print
  * by their contents: a record's own methods take arrays by identity, so two equal rankings were unequal and printed
- * as [[F@...
+ * as [[F@... The instance and its handles print what they are.
  */
 class HostileRecordEqualityTest {
   @Test
@@ -25,6 +25,22 @@ class HostileRecordEqualityTest {
       assertNotEquals(a, new TopK(new float[][] {{Float.NaN, 2f}}, new int[][] {{2, 0}}));
       assertEquals(a, new TopK(new float[][] {{Float.NaN, 2f}}, new int[][] {{2, 1}}));
     }
+  }
+
+  /** A demanding user's finding: the instance, a resident batch and training scores printed as Class@hash. */
+  @Test
+  void theInstanceAndItsHandlesPrintWhatTheyAre() {
+    MaxSim m = MaxSim.builder().backend("cpu").threads(2).build();
+    TokenBatch q = TokenBatch.ofFloats(new float[] {1, 0}, 1, 1, 2);
+    TokenBatch d = TokenBatch.ofFloats(new float[] {1, 0, 2, 0, 3, 0}, 3, 1, 2);
+    assertEquals("MaxSim[" + m.backendName() + ", 2 threads]", m.toString());
+    ResidentBatch resident = m.upload(d);
+    assertEquals("ResidentBatch[" + d + "]", resident.toString());
+    assertEquals("TrainingScores[CANDIDATES, 1 x 3]", m.candidatesForTraining(q, d, 3).toString());
+    resident.close();
+    assertEquals("ResidentBatch[" + d + ", closed]", resident.toString());
+    m.close();
+    assertEquals("MaxSim[" + m.backendName() + ", 2 threads, closed]", m.toString());
   }
 
   @Test

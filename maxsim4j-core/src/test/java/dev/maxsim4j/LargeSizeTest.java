@@ -47,6 +47,13 @@ class LargeSizeTest {
     }
   }
 
+  /** A padded shape past one array of token slots names the product, not each count, as what is too large. */
+  @Test
+  void paddedTokenSlotsPastOneArray() {
+    rejects(() -> TokenBatch.ofFloats(new float[0], 65536, 65536, 2), "65536 rows x 65536 tokens = 4294967296 token"
+        + " slots", LIMIT, "fewer rows");
+  }
+
   /**
    * A hostile tester's finding: topK of 65536 queries x 65536 documents with k = 65536 ran out of memory; its
    * result is Nq x min(k, Nd), refused by name before any work, while a k past Nd is clamped to Nd.
@@ -276,9 +283,9 @@ class LargeSizeTest {
    */
   @Test
   void rowCountsSegmentsAndMergesPastTheLimits() {
-    rejects(() -> TokenBatch.ofFloats(new float[0], Integer.MAX_VALUE, 0, 1), "rows of 0 tokens", LIMIT);
+    rejects(() -> TokenBatch.ofFloats(new float[0], Integer.MAX_VALUE, 0, 1), "2147483647 rows;", LIMIT);
     rejects(() -> TokenBatch.fromMemorySegment(MemorySegment.ofArray(new byte[0]), DType.INT8, null,
-        Integer.MAX_VALUE, 0, 1), "rows of 0 tokens", LIMIT);
+        Integer.MAX_VALUE, 0, 1), "2147483647 rows;", LIMIT);
     MemorySegment huge = Arena.ofAuto().allocate(16).reinterpret((1L << 61) + 1);
     rejects(() -> TokenBatch.packedFromMemorySegment(huge, DType.BINARY, new int[] {0, 1}, 8), "tokens of dim 8",
         LIMIT);

@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -91,6 +92,36 @@ class LossTest {
           step.gradients().queries().toFloatArray(), r + " dQ");
       org.junit.jupiter.api.Assertions.assertArrayEquals(g.documents().toFloatArray(),
           step.gradients().documents().toFloatArray(), r + " dD");
+    }
+  }
+
+  /**
+   * A demanding user's finding: {@code contrastive(T)} over candidates' scores means the first candidate in
+   * lossCandidates and the diagonal in Loss.evaluate, so the two gave different losses with no error;
+   * TrainingScores.evaluate reads a loss as the call that made the scores does, for every kind of loss.
+   */
+  @ParameterizedTest
+  @MethodSource("backends")
+  void trainingScoresEvaluateTheLossAsTheOneCallStepDoes(String backend) {
+    RandomBatches r = new RandomBatches();
+    try (MaxSim m = MaxSim.builder().backend(backend).threads(2).build()) {
+      TokenBatch q = r.padded(DType.FLOAT32, 2, 2, 4, 1);
+      TokenBatch d = r.padded(DType.FLOAT32, 6, 2, 4, 1);
+      int k = 3;
+      TrainingScores candidates = m.candidatesForTraining(q, d, k);
+      TrainingScores allPairs = m.scoresForTraining(q, d);
+      for (Loss loss : List.of(Loss.contrastive(0.1f), Loss.contrastive(new int[] {2, 1}, 0.5f),
+          Loss.klDistillation(matrix(r, 2, k), 1.5f))) {
+        TrainingStep step = m.lossCandidates(q, d, k, loss);
+        Loss.Value v = candidates.evaluate(loss);
+        assertEquals(step.loss(), v.loss(), 0, r + " " + loss + " over candidates");
+        assertArrayEquals(step.gradients().documents().toFloatArray(),
+            candidates.backward(v.dScores()).documents().toFloatArray(), r + " " + loss + " dD over candidates");
+      }
+      Loss diagonal = Loss.contrastive(0.1f);
+      assertEquals(m.lossAllPairs(q, d, diagonal).loss(), allPairs.evaluate(diagonal).loss(), 0, r + " all pairs");
+      assertEquals(diagonal.evaluate(allPairs.scoreMatrix()), allPairs.evaluate(diagonal), r + " all pairs' value");
+      assertThrows(IllegalArgumentException.class, () -> candidates.evaluate(null));
     }
   }
 

@@ -74,6 +74,18 @@ class TopKMergeTest {
     assertMessage(() -> TopK.merge(2, List.of(unordered), new int[] {0}), "ranks (9.0, document 4) after");
   }
 
+  /** A demanding user's finding: a result of null or mismatched arrays was accepted until something read it. */
+  @Test
+  void aResultOfMismatchedArraysIsRefusedWhereItIsMade() {
+    assertMessage(() -> new TopK(null, new int[0][]), "scores is null");
+    assertMessage(() -> new TopK(new float[0][], null), "indices is null");
+    assertMessage(() -> new TopK(new float[1][0], new int[2][0]), "scores has 1 rows and indices 2");
+    assertMessage(() -> new TopK(new float[][] {null}, new int[][] {{0}}), "scores[0] is null");
+    assertMessage(() -> new TopK(new float[][] {{1f}}, new int[][] {null}), "indices[0] is null");
+    assertMessage(() -> new TopK(new float[][] {{1f}}, new int[][] {{1, 2}}),
+        "scores[0] has length 1 and indices[0] 2; expected a score per index");
+  }
+
   @Test
   void badPartsAreNamed() {
     TopK one = new TopK(new float[][] {{1f}}, new int[][] {{0}});
@@ -82,16 +94,18 @@ class TopKMergeTest {
     assertMessage(() -> TopK.merge(1, List.of(one), new int[] {0, 1}), "expected 1 (one per part)");
     assertMessage(() -> TopK.merge(1, List.of(one, new TopK(new float[2][0], new int[2][0])), new int[] {0, 1}),
         "parts[1] has 2 rows of scores and 2 of indices; expected 1 of each");
-    assertMessage(() -> TopK.merge(3, List.of(new TopK(new float[1][0], new int[2][0])), new int[] {0}),
-        "parts[0] has 1 rows of scores and 2 of indices; expected 1 of each");
     assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{1}})),
         new int[] {Integer.MAX_VALUE}), "below 2^31");
-    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {{}})), new int[] {0}),
-        "1 scores and 0 indices");
-    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {null}, new int[][] {{0}})), new int[] {0}),
-        "parts[0] query 0 has null scores");
-    assertMessage(() -> TopK.merge(1, List.of(new TopK(new float[][] {{1f}}, new int[][] {null})), new int[] {0}),
-        "parts[0] query 0 has null indices");
+    // a result's arrays are its own, not copies: rows changed after it was made are checked where it is merged
+    TopK shortIndices = new TopK(new float[][] {{1f}}, new int[][] {{0}});
+    shortIndices.indices()[0] = new int[0];
+    assertMessage(() -> TopK.merge(1, List.of(shortIndices), new int[] {0}), "1 scores and 0 indices");
+    TopK nullScores = new TopK(new float[][] {{1f}}, new int[][] {{0}});
+    nullScores.scores()[0] = null;
+    assertMessage(() -> TopK.merge(1, List.of(nullScores), new int[] {0}), "parts[0] query 0 has null scores");
+    TopK nullIndices = new TopK(new float[][] {{1f}}, new int[][] {{0}});
+    nullIndices.indices()[0] = null;
+    assertMessage(() -> TopK.merge(1, List.of(nullIndices), new int[] {0}), "parts[0] query 0 has null indices");
     // a part out of order (a lower score first, an equal score at a higher document, a document twice, NaN
     // second) would come back out of order or repeated: refused, naming the two entries
     assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{1f, 3f}}, new int[][] {{0, 1}})),

@@ -173,6 +173,13 @@ public final class MaxSimRescorer extends Rescorer {
     return new MaxSimRescorer(field, queryVectors, VectorSimilarityFunction.DOT_PRODUCT, scale, false, maxSim, true);
   }
 
+  /** This rescorer, reporting values on {@code scale} (e.g. {@link Scale#RAW}, the library's sums). */
+  public MaxSimRescorer withScale(Scale scale) {
+    Arguments.nonNull(scale, "scale");
+    return new MaxSimRescorer(field, queryVectors, similarity, scale, fallbackToFirstPass, maxSim, blocking,
+        quantized, queryType);
+  }
+
   /** This rescorer, but documents without the field keep their first-pass score. */
   public MaxSimRescorer withFallbackToFirstPassScore() {
     return new MaxSimRescorer(field, queryVectors, similarity, scale, true, maxSim, blocking, quantized,

@@ -255,6 +255,10 @@ class MaxSimRescorerTest {
       float expected = hit.score == 0f ? 0f : (float) ((5 + (double) s) / 2);
       assertEquals(expected, hit.score, 1e-5f, "doc " + hit.doc);
     }
+    // the scale chosen on the JVM-wide default instance (a user's finding: RAW needed an instance of one's own)
+    TopDocs rawOnDefault = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT)
+        .withScale(MaxSimRescorer.Scale.RAW).rescore(searcher, firstPass, 200);
+    assertEquals(rawByDoc, byDoc(rawOnDefault));
   }
 
   /** The per-document similarity inside Lucene's own values source gives Lucene's values. */
