@@ -55,8 +55,9 @@ import java.util.function.LongSupplier;
  * against 1-bit documents: there the call reads the documents through per-query tables where every query's
  * table fits 1 MiB together (counted as 16-float lanes pad them, on every machine) and every query value is finite,
  * with each token's {@code sum |q|} at most a quarter of fp32's largest, and expands the bits otherwise; the two
- * round differently, so a query scored alone and the same query in a larger batch can differ in the last bits (within
- * fp32 rounding of a d-term dot product). The vector backend gives a call the same bits on every machine of up to
+ * round differently, so a query scored alone and the same query in a larger batch can differ in their low bits,
+ * within fp32 rounding of a d-term dot product: {@code d x 2^-24 x sum |q| x scale}, which for a score near 0 can be
+ * hundreds of units in its last place. The vector backend gives a call the same bits on every machine of up to
  * 512-bit vectors (the scalar loops, without the Vector API, round otherwise, within the same bound). On a
  * GPU the kernel a call takes depends on its shape: for int8 or e4m3 documents of 64 dims or more, int8 or e4m3
  * queries, and (rarely) 1-bit documents of 32 or 64 dims, the kernel of many short queries in one call (query
