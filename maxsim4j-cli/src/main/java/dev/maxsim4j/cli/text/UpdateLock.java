@@ -22,9 +22,17 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class UpdateLock implements AutoCloseable {
   static final String FILE = "update.lock";
-  private static final Map<Path, ReentrantLock> IN_PROCESS = new ConcurrentHashMap<>();
+  /** The in-process locks of the folders runs hold or wait for, each dropped when its last user closes. */
+  private static final Map<Path, Shared> IN_PROCESS = new ConcurrentHashMap<>();
+
+  /** A folder's in-process lock and how many runs of this JVM hold it or wait for it. */
+  private static final class Shared {
+    final ReentrantLock lock = new ReentrantLock();
+    int users; // changed only inside the map's compute, which runs one at a time per folder
+  }
 
   private final PrintStream err;
+  private Path key;
   private ReentrantLock local;
   private FileChannel channel;
   private FileLock lock;
@@ -57,8 +65,13 @@ public final class UpdateLock implements AutoCloseable {
     } catch (IOException e) {
       return false;
     }
-    local = IN_PROCESS.computeIfAbsent(dir.toRealPath(), k -> new ReentrantLock());
     try {
+      key = dir.toRealPath();
+      local = IN_PROCESS.compute(key, (k, shared) -> {
+        Shared s = shared == null ? new Shared() : shared;
+        s.users++;
+        return s;
+      }).lock;
       if (!local.tryLock()) {
         waiting(dir);
         local.lockInterruptibly();
@@ -90,6 +103,11 @@ public final class UpdateLock implements AutoCloseable {
         + "; waiting for it to finish");
   }
 
+  /** Folders whose in-process lock a run of this JVM holds or waits for (tests). */
+  static int foldersInUse() {
+    return IN_PROCESS.size();
+  }
+
   /** Whether this run holds the lock. */
   boolean held() {
     return lock != null;
@@ -110,6 +128,9 @@ public final class UpdateLock implements AutoCloseable {
       lock = null;
       if (local != null && local.isHeldByCurrentThread()) {
         local.unlock();
+      }
+      if (local != null) {
+        IN_PROCESS.computeIfPresent(key, (k, shared) -> --shared.users == 0 ? null : shared);
       }
       local = null;
       if (channel != null) {

@@ -74,6 +74,22 @@ class UpdateLockTest {
     }
   }
 
+  /** A leak hunter's finding: every folder a JVM ever indexed kept an entry of its in-process locks, for good. */
+  @Test
+  void aFolderNoRunUsesAnyMoreLeavesNoInProcessLock() throws Exception {
+    int before = UpdateLock.foldersInUse();
+    for (int i = 0; i < 20; i++) {
+      Path index = Files.createDirectories(dir.resolve("folder" + i).resolve(TextIndex.FOLDER));
+      try (UpdateLock first = new UpdateLock(System.err); UpdateLock second = new UpdateLock(System.err)) {
+        assertTrue(first.hold(index));
+        assertEquals(before + 1, UpdateLock.foldersInUse());
+        first.close();
+        assertTrue(second.hold(index)); // the same folder again, after the first let go
+      }
+      assertEquals(before, UpdateLock.foldersInUse(), "folder " + i);
+    }
+  }
+
   @Test
   void aRunInAnotherProcessWaitsForTheLockAndSaysSo() throws Exception {
     Path folder = folder();
