@@ -12,7 +12,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -77,9 +79,9 @@ import java.util.function.LongSupplier;
  * running at once on other threads, each within it alone, can still exhaust it together ({@link OutOfMemoryError}).
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed (one left
- * unclosed keeps its device memory until the JVM exits, and its threads until then or until it is collected; only
- * the CPU's computing threads end on their own, after a minute idle, and the instance is not collected before: one
- * made for each call and never closed holds each one's threads for that minute; make one and share it).
+ * unclosed keeps its device memory until the JVM exits; its threads, the CPU's computing threads and the thread of
+ * asynchronous calls, end on their own after a minute idle: one made for each call and never closed holds each one's
+ * threads for that minute; make one and share it).
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
  * after it throw {@link IllegalStateException} ("MaxSim is closed"), while {@link #backendName()},
  * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring, training or encoding call
@@ -113,8 +115,11 @@ public final class MaxSim implements AutoCloseable {
   /** Guards {@link #asyncThread}: a private lock, as a caller may hold this instance's own monitor. */
   private final Object asyncLock = new Object();
   private ExecutorService asyncThread;
-  /** The thread {@link #asyncThread} runs its calls on, once started. */
-  private volatile Thread asyncWorker;
+  /**
+   * The thread {@link #asyncThread} runs its calls on, once started: held apart from this instance, so that the thread
+   * (whose factory writes it) does not keep an instance nobody closed from being collected.
+   */
+  private final AsyncWorker asyncWorker = new AsyncWorker();
   /** Whether {@link #asyncWorker} runs the callbacks chained to an asynchronous call (it alone writes this). */
   private volatile boolean workerInCallbacks;
 
@@ -359,6 +364,8 @@ public final class MaxSim implements AutoCloseable {
    * chained without an executor ({@code thenApply}) runs on the thread that completes the call, before later calls
    * complete: one that blocks there on a later call of this instance ({@code join}) waits forever; chain that call
    * with {@code thenCompose}, or pass the callback an executor of its own ({@code thenApplyAsync(fn, executor)}).
+   * Cancelling the future ({@code cancel}) skips the call if it has not started when its turn comes (on the CPU,
+   * where calls wait for the one before); a call under way, or launched on a GPU, runs to its end unseen.
    */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, ResidentBatch documents) {
     return scoresAsync(queries, resident(documents));
@@ -375,18 +382,18 @@ public final class MaxSim implements AutoCloseable {
         requireScoreRows(backend, queries.size(), documents.size(), SCORES, SCORE_FEWER);
         return null;
       });
+      CompletableFuture<float[][]> result = new CompletableFuture<>();
       CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
           r -> asyncExecutor().execute(() -> HeapLimit.beside(held, () -> {
             r.run();
             return null;
-          })));
+          })), result::isCancelled);
       gate.submitted();
-      CompletableFuture<float[][]> result = new CompletableFuture<>();
       f.whenComplete((scores, failure) -> {
         // the caller's callbacks run in this completion: close() need not wait for the async thread while it runs
         // only them (marked before the call lands, so that a close the landing lets through sees it; only that thread
         // marks itself, and restores the mark, since a callback may complete a later call inline)
-        boolean onWorker = Thread.currentThread() == asyncWorker;
+        boolean onWorker = Thread.currentThread() == asyncWorker.thread;
         boolean marked = workerInCallbacks;
         if (onWorker) {
           workerInCallbacks = true;
@@ -423,15 +430,27 @@ public final class MaxSim implements AutoCloseable {
     }
   }
 
+  /** The async thread of an instance, once started (a new one after each minute idle). */
+  private static final class AsyncWorker {
+    volatile Thread thread;
+  }
+
+  /** How long the async thread waits idle for the next call before it ends (a later call starts another). */
+  private static final long ASYNC_IDLE_SECONDS = 60;
+
   private ExecutorService asyncExecutor() {
     synchronized (asyncLock) {
       if (asyncThread == null) {
-        asyncThread = Executors.newSingleThreadExecutor(r -> {
-          Thread t = new Thread(r, "maxsim4j-async");
-          t.setDaemon(true);
-          asyncWorker = t;
-          return t;
-        });
+        AsyncWorker worker = asyncWorker; // the factory holds this, not the instance
+        ThreadPoolExecutor one = new ThreadPoolExecutor(1, 1, ASYNC_IDLE_SECONDS, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), r -> {
+              Thread t = new Thread(r, "maxsim4j-async");
+              t.setDaemon(true);
+              worker.thread = t;
+              return t;
+            });
+        one.allowCoreThreadTimeOut(true); // as the computing threads do: an instance nobody closed keeps none
+        asyncThread = one;
       }
       return asyncThread;
     }
@@ -677,7 +696,7 @@ public final class MaxSim implements AutoCloseable {
     }
     if (async != null) {
       async.shutdown(); // idle: every submitted call has landed
-      Thread worker = asyncWorker;
+      Thread worker = asyncWorker.thread;
       // not waited for where the last asynchronous call releases the instance on that thread itself
       if (worker != null && worker != Thread.currentThread() && callbacksReturn(worker)) {
         Termination.await(async, java.util.List.of(worker), WORKER_WAIT);

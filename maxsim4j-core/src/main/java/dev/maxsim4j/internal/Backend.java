@@ -1,8 +1,10 @@
 package dev.maxsim4j.internal;
 
 import dev.maxsim4j.MaxSim;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 
 /**
  * One way of computing MaxSim (a CPU kernel or the GPU). Every backend honours the same contract:
@@ -51,11 +53,19 @@ public interface Backend extends AutoCloseable {
 
   /**
    * {@link #scoreRows}, asynchronously: returns at once, the future completes with the rows; calls complete
-   * in submission order. By default the call runs on {@code executor}; a device backend overrides it to keep
-   * several calls in flight on the device.
+   * in submission order. By default the call runs on {@code executor}, and one whose turn comes when {@code
+   * cancelled} answers true fails with a {@link CancellationException} instead of running (a caller that gave up
+   * on it should not wait behind it); a device backend overrides it to keep several calls in flight on the device,
+   * where a call launched runs to its end.
    */
-  default CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
-    return CompletableFuture.supplyAsync(() -> scoreRows(problem, rows, columns), executor);
+  default CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor,
+      BooleanSupplier cancelled) {
+    return CompletableFuture.supplyAsync(() -> {
+      if (cancelled.getAsBoolean()) {
+        throw new CancellationException("the caller cancelled this call before it ran");
+      }
+      return scoreRows(problem, rows, columns);
+    }, executor);
   }
 
   /**

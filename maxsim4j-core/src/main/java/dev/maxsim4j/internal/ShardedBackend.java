@@ -14,6 +14,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.function.ToLongFunction;
@@ -306,9 +307,10 @@ public final class ShardedBackend implements Backend {
    * they still run, and a close could free their devices under them.
    */
   @Override
-  public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
+  public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor,
+      BooleanSupplier cancelled) {
     if (problem.kind() != Problem.Kind.ALL_PAIRS) {
-      return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
+      return Backend.super.scoreRowsAsync(problem, rows, columns, executor, cancelled);
     }
     if (problem.pairs() == 0) { // no device work, but not before the calls submitted earlier
       synchronized (this) {
@@ -326,7 +328,7 @@ public final class ShardedBackend implements Backend {
         for (int s = 0; s < backends.size(); s++) {
           Tokens shard = split.shards().get(s);
           parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null) : backends.get(s).scoreRowsAsync(
-              Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor));
+              Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor, cancelled));
         }
       } catch (RuntimeException | Error e) {
         if (parts.stream().allMatch(CompletableFuture::isDone)) {

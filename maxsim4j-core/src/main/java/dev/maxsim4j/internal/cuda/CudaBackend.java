@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -262,10 +263,11 @@ public final class CudaBackend implements Backend {
    * staging and launching; the kernels of successive calls run back to back.
    */
   @Override
-  public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor) {
+  public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor,
+      BooleanSupplier cancelled) {
     int pairs = problem.pairs();
     if (!device.hostMapped) { // every call runs on the executor, in order
-      return Backend.super.scoreRowsAsync(problem, rows, columns, executor);
+      return Backend.super.scoreRowsAsync(problem, rows, columns, executor, cancelled);
     }
     if (pairs == 0 || columns == 0) {
       float[][] empty = scoreRows(problem, rows, columns); // no device work

@@ -202,7 +202,7 @@ class CudaLifecycleTest {
     List<CompletableFuture<float[][]>> submit(CudaBackend backend) {
       List<CompletableFuture<float[][]>> futures = new ArrayList<>();
       for (int i = 0; i < PipelinedCalls.SLOTS; i++) {
-        futures.add(backend.scoreRowsAsync(problem, rows, columns, Runnable::run));
+        futures.add(backend.scoreRowsAsync(problem, rows, columns, Runnable::run, () -> false));
       }
       return futures;
     }
@@ -236,7 +236,7 @@ class CudaLifecycleTest {
     backend.close(); // a second close: nothing
     closed("this CUDA backend is closed", () -> backend.scoreRows(calls.problem, calls.rows, calls.columns));
     closed("this CUDA backend is closed",
-        () -> backend.scoreRowsAsync(calls.problem, calls.rows, calls.columns, Runnable::run));
+        () -> backend.scoreRowsAsync(calls.problem, calls.rows, calls.columns, Runnable::run, () -> false));
     closed("Already closed", () -> segment.get(JAVA_INT, 0));
     pinned.close();
     calls.check(futures);
