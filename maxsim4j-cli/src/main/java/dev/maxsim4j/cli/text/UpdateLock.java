@@ -22,19 +22,23 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class UpdateLock implements AutoCloseable {
   static final String FILE = "update.lock";
-  /** The in-process locks of the folders runs hold or wait for, each dropped when its last user closes. */
+  /** The folders runs of this JVM hold or wait for, each dropped when its last user closes. */
   private static final Map<Path, Shared> IN_PROCESS = new ConcurrentHashMap<>();
 
-  /** A folder's in-process lock and how many runs of this JVM hold it or wait for it. */
+  /**
+   * A folder's in-process lock, the one channel this JVM opens on its lock file, and how many runs hold the lock or
+   * wait for it. One channel: the operating system's lock belongs to the process, and closing any channel on the file
+   * releases it (FileChannel's javadoc), so a run that gave up waiting would otherwise drop the holder's lock.
+   */
   private static final class Shared {
     final ReentrantLock lock = new ReentrantLock();
+    FileChannel channel; // opened by a holder of the lock, closed with the last user
     int users; // changed only inside the map's compute, which runs one at a time per folder
   }
 
   private final PrintStream err;
   private Path key;
-  private ReentrantLock local;
-  private FileChannel channel;
+  private Shared shared;
   private FileLock lock;
   private long since;
 
@@ -49,37 +53,45 @@ public final class UpdateLock implements AutoCloseable {
    * Something other than a regular file where the lock file belongs is refused: runs would update the index at once.
    */
   boolean hold(Path dir) throws IOException {
-    if (lock != null || local != null) {
+    if (shared != null) {
       return lock != null;
     }
     Path file = dir.resolve(FILE);
     try {
       Files.createDirectories(dir);
-      if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-        // not opened: a pipe opened to write waits for a reader, forever; a link may point anywhere. Not replaced
-        // either: another run may be replacing it too, and two runs would then hold locks on two files
-        throw new IllegalArgumentException(TextFiles.shown(file) + " is " + kind(file) + "; expected the empty"
-            + " regular file that keeps maxsim4j runs from updating this index at once: remove it");
-      }
-      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+      key = dir.toRealPath();
     } catch (IOException e) {
       return false;
     }
+    shared = IN_PROCESS.compute(key, (k, s) -> {
+      Shared entry = s == null ? new Shared() : s;
+      entry.users++;
+      return entry;
+    });
     try {
-      key = dir.toRealPath();
-      local = IN_PROCESS.compute(key, (k, shared) -> {
-        Shared s = shared == null ? new Shared() : shared;
-        s.users++;
-        return s;
-      }).lock;
-      if (!local.tryLock()) {
+      if (!shared.lock.tryLock()) {
         waiting(dir);
-        local.lockInterruptibly();
+        shared.lock.lockInterruptibly();
       }
-      lock = channel.tryLock();
+      if (shared.channel == null) {
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+          // not opened: a pipe opened to write waits for a reader, forever; a link may point anywhere. Not replaced
+          // either: another process may be replacing it too, and the two would then hold locks on two files
+          throw new IllegalArgumentException(TextFiles.shown(file) + " is " + kind(file) + "; expected the empty"
+              + " regular file that keeps maxsim4j runs from updating this index at once: remove it");
+        }
+        try {
+          shared.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+              LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+          close();
+          return false;
+        }
+      }
+      lock = shared.channel.tryLock();
       if (lock == null) {
         waiting(dir);
-        lock = channel.lock();
+        lock = shared.channel.lock();
       }
       since = System.currentTimeMillis();
       return true;
@@ -120,23 +132,44 @@ public final class UpdateLock implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    if (shared == null) {
+      return;
+    }
+    Shared entry = shared;
+    shared = null;
+    IOException failed = null;
     try {
       if (lock != null) {
         lock.release();
       }
+    } catch (IOException e) {
+      failed = e;
     } finally {
       lock = null;
-      if (local != null && local.isHeldByCurrentThread()) {
-        local.unlock();
+      if (entry.lock.isHeldByCurrentThread()) {
+        entry.lock.unlock();
       }
-      if (local != null) {
-        IN_PROCESS.computeIfPresent(key, (k, shared) -> --shared.users == 0 ? null : shared);
+      // the last user closes the channel: no run of this JVM holds the lock or waits for it any more
+      IOException[] closing = {null};
+      IN_PROCESS.computeIfPresent(key, (k, s) -> {
+        if (--s.users > 0) {
+          return s;
+        }
+        if (s.channel != null) {
+          try {
+            s.channel.close();
+          } catch (IOException e) {
+            closing[0] = e;
+          }
+        }
+        return null;
+      });
+      if (failed == null) {
+        failed = closing[0];
       }
-      local = null;
-      if (channel != null) {
-        channel.close();
-        channel = null;
-      }
+    }
+    if (failed != null) {
+      throw failed;
     }
   }
 }

@@ -90,6 +90,43 @@ class UpdateLockTest {
     }
   }
 
+  /**
+   * A reviewer's finding: a run that gave up waiting (interrupted) closed a channel of its own on the lock file, and
+   * closing any channel on a file releases the process's lock on it: another process could then update the index
+   * under the run that held it. This JVM keeps one channel per lock file; another process still finds it locked.
+   */
+  @Test
+  void aRunThatGivesUpWaitingLeavesTheHoldersLockInPlace() throws Exception {
+    Path index = Files.createDirectories(dir.resolve("shared").resolve(TextIndex.FOLDER));
+    try (UpdateLock held = new UpdateLock(System.err)) {
+      assertTrue(held.hold(index));
+      CountDownLatch gaveUp = new CountDownLatch(1);
+      Thread waiter = new Thread(() -> {
+        try (UpdateLock second = new UpdateLock(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))) {
+          second.hold(index);
+        } catch (IOException expected) {
+          gaveUp.countDown(); // interrupted while waiting
+        }
+      });
+      waiter.start();
+      while (waiter.getState() != Thread.State.WAITING && waiter.isAlive()) {
+        Thread.sleep(10);
+      }
+      waiter.interrupt();
+      assertTrue(gaveUp.await(30, TimeUnit.SECONDS), "the waiting run gave up");
+      Path probe = dir.resolve("LockProbe.java");
+      Files.writeString(probe, "import java.nio.channels.*; import java.nio.file.*;\n"
+          + "class LockProbe { public static void main(String[] a) throws Exception {\n"
+          + "  try (FileChannel c = FileChannel.open(Path.of(a[0]), StandardOpenOption.WRITE)) {\n"
+          + "    System.out.print(c.tryLock() == null ? \"held\" : \"free\"); } } }\n");
+      Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          probe.toString(), index.resolve(UpdateLock.FILE).toString()).redirectErrorStream(true).start();
+      assertTrue(child.waitFor(2, TimeUnit.MINUTES));
+      assertEquals("held", new String(child.getInputStream().readAllBytes()).trim(),
+          "another process could take the lock this run holds");
+    }
+  }
+
   @Test
   void aRunInAnotherProcessWaitsForTheLockAndSaysSo() throws Exception {
     Path folder = folder();
