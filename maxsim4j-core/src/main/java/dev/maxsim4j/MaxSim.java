@@ -79,9 +79,9 @@ import java.util.function.LongSupplier;
  * running at once on other threads, each within it alone, can still exhaust it together ({@link OutOfMemoryError}).
  *
  * <p>An instance owns a thread pool (on a GPU, device memory); it is thread-safe and should be closed (one left
- * unclosed keeps its device memory until the JVM exits; its threads, the CPU's computing threads and the thread of
- * asynchronous calls, end on their own after a minute idle: one made for each call and never closed holds each one's
- * threads for that minute; make one and share it).
+ * unclosed keeps its device memory and the GPU backends' threads until the JVM exits; on the CPU its threads, the
+ * computing threads and the thread of asynchronous calls, end on their own after a minute idle: one made for each
+ * call and never closed holds each one's threads for that minute; make one and share it).
  * {@link #close()} waits for calls running on other threads to return normally, then frees; calls that do work made
  * after it throw {@link IllegalStateException} ("MaxSim is closed"), while {@link #backendName()},
  * {@link #backendInfo()} and {@link #threads()} still answer. On the CPU, a scoring, training or encoding call
@@ -365,7 +365,9 @@ public final class MaxSim implements AutoCloseable {
    * complete: one that blocks there on a later call of this instance ({@code join}) waits forever; chain that call
    * with {@code thenCompose}, or pass the callback an executor of its own ({@code thenApplyAsync(fn, executor)}).
    * Cancelling the future ({@code cancel}) skips the call if it has not started when its turn comes (on the CPU,
-   * where calls wait for the one before); a call under way, or launched on a GPU, runs to its end unseen.
+   * where calls wait for the one before); a call under way, or launched on a GPU, runs to its end unseen, reading its
+   * batches until then. A cancelled call is in flight until its turn has passed or it has ended: {@link #close()}
+   * frees the instance after that.
    */
   public CompletableFuture<float[][]> scoresAsync(TokenBatch queries, ResidentBatch documents) {
     return scoresAsync(queries, resident(documents));
@@ -475,7 +477,8 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * As {@link #scoresForTraining}, for each query against its {@code candidatesPerQuery} documents ({@link
-   * #candidates}): scores {@code [B][K]}. A loss evaluated over them names its positives ({@link Loss#evaluate}).
+   * #candidates}): scores {@code [B][K]}. {@link TrainingScores#evaluate} reads a loss over them as {@link
+   * #lossCandidates} does; {@link Loss#evaluate} on their matrix needs the positives named.
    */
   public TrainingScores candidatesForTraining(TokenBatch queries, TokenBatch documents, int candidatesPerQuery) {
     return call(queries, documents, b -> training(b, candidatesProblem(queries, documents, candidatesPerQuery),
@@ -543,6 +546,11 @@ public final class MaxSim implements AutoCloseable {
 
   boolean deterministicBackward() {
     return deterministic;
+  }
+
+  /** Whether {@link #close()} has been called. */
+  boolean isClosed() {
+    return gate.isClosed();
   }
 
   private TrainingScores training(Backend b, Problem p, TokenBatch q, TokenBatch d, int columns) {

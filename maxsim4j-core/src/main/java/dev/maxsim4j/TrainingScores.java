@@ -56,13 +56,19 @@ public final class TrainingScores {
   }
 
   /**
-   * {@code loss} over these scores, read as {@link MaxSim#lossAllPairs} and {@link MaxSim#lossCandidates} read it:
+   * {@code loss} over all pairs' or candidates' scores, read as {@link MaxSim#lossAllPairs} and {@link
+   * MaxSim#lossCandidates} read it (pairwise scores, one column, are refused):
    * over candidates' scores {@link Loss#contrastive(float)} takes each query's first candidate as its positive,
    * where {@link Loss#evaluate} on {@link #scoreMatrix()} would take the diagonal. Its {@link Loss.Value#dScores()}
    * is what {@link #backward(float[])} takes.
    */
   public Loss.Value evaluate(Loss loss) {
     Arguments.nonNull(loss, "loss");
+    if (problem.kind() == Problem.Kind.PAIRWISE) {
+      // a [B][1] matrix: a loss over one column would read 0 or refuse the shape, saying nothing of pairs
+      throw new IllegalArgumentException("loss " + loss + " over pairwise scores [" + rows + "] (one document per"
+          + " query); expected all pairs' or candidates' scores, or Loss.evaluateFlat on a shape of your own");
+    }
     Loss read = problem.kind() == Problem.Kind.CANDIDATES ? MaxSim.firstCandidatePositive(loss, rows) : loss;
     return read.evaluateFlat(scores, rows, columns);
   }

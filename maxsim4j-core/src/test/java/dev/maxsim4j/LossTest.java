@@ -122,6 +122,15 @@ class LossTest {
       assertEquals(m.lossAllPairs(q, d, diagonal).loss(), allPairs.evaluate(diagonal).loss(), 0, r + " all pairs");
       assertEquals(diagonal.evaluate(allPairs.scoreMatrix()), allPairs.evaluate(diagonal), r + " all pairs' value");
       assertThrows(IllegalArgumentException.class, () -> candidates.evaluate(null));
+      // margin-MSE over candidates of K = 2; pairwise scores, one column, refused rather than read as a loss of 0
+      Loss margin = Loss.marginMse(new float[] {0.5f, -1f});
+      TokenBatch twoEach = r.padded(DType.FLOAT32, 4, 2, 4, 1);
+      assertEquals(m.lossCandidates(q, twoEach, 2, margin).loss(),
+          m.candidatesForTraining(q, twoEach, 2).evaluate(margin).loss(), 0, r + " margin-MSE");
+      TokenBatch pairs = r.padded(DType.FLOAT32, 2, 2, 4, 1);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> m.pairwiseForTraining(q, pairs).evaluate(Loss.klDistillation(new float[][] {{1f}, {2f}}, 1f)));
+      assertTrue(e.getMessage().contains("pairwise scores [2]"), e.getMessage());
     }
   }
 
