@@ -5,10 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.maxsim4j.internal.Backend;
-import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.Problem;
-import dev.maxsim4j.internal.Tokens;
 import java.lang.ref.WeakReference;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -64,17 +61,11 @@ class AsyncLifecycleTest {
   }
 
   /** The CPU backend, its first call held until released, counting the calls that ran. */
-  private static final class Counting implements Backend {
-    final Backend cpu = BackendSelector.create("cpu", 1);
+  private static final class Counting extends ForwardingBackend {
     final CountDownLatch started = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
     final CountDownLatch closed = new CountDownLatch(1);
     final AtomicInteger calls = new AtomicInteger();
-
-    @Override
-    public String name() {
-      return cpu.name();
-    }
 
     @Override
     public float[] score(Problem problem, int[] argmax) {
@@ -87,27 +78,12 @@ class AsyncLifecycleTest {
           throw new IllegalStateException(e);
         }
       }
-      return cpu.score(problem, argmax);
-    }
-
-    @Override
-    public TopKResult topK(Tokens queries, Tokens documents, int k) {
-      return cpu.topK(queries, documents, k);
-    }
-
-    @Override
-    public Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
-      return cpu.backward(problem, argmax, dScores, deterministic);
-    }
-
-    @Override
-    public int threads() {
-      return 1;
+      return super.score(problem, argmax);
     }
 
     @Override
     public void close() {
-      cpu.close();
+      super.close();
       closed.countDown();
     }
   }

@@ -11,7 +11,6 @@ import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.ShardedBackend;
-import dev.maxsim4j.internal.Tokens;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -96,7 +95,7 @@ class ShardedBackendEdgesTest {
   }
 
   /** A CPU backend whose asynchronous calls take a while and which records a close that comes while one runs. */
-  private static final class SlowDevice extends Forwarding {
+  private static final class SlowDevice extends ForwardingBackend {
     final CountDownLatch started = new CountDownLatch(1);
     final CountDownLatch closed = new CountDownLatch(1);
     final AtomicBoolean running = new AtomicBoolean();
@@ -126,47 +125,13 @@ class ShardedBackendEdgesTest {
   }
 
   /** A backend whose asynchronous submission fails at once, as a device's staging can. */
-  private static final class FailingSubmission extends Forwarding {
+  private static final class FailingSubmission extends ForwardingBackend {
     final IllegalStateException failure = new IllegalStateException("no staging memory");
 
     @Override
     public CompletableFuture<float[][]> scoreRowsAsync(Problem problem, int rows, int columns, Executor executor,
         BooleanSupplier cancelled) {
       throw failure;
-    }
-  }
-
-  private static class Forwarding implements Backend {
-    final Backend cpu = BackendSelector.create("cpu", 1);
-
-    @Override
-    public String name() {
-      return cpu.name();
-    }
-
-    @Override
-    public float[] score(Problem problem, int[] argmax) {
-      return cpu.score(problem, argmax);
-    }
-
-    @Override
-    public TopKResult topK(Tokens queries, Tokens documents, int k) {
-      return cpu.topK(queries, documents, k);
-    }
-
-    @Override
-    public Gradients backward(Problem problem, int[] argmax, float[] dScores, boolean deterministic) {
-      return cpu.backward(problem, argmax, dScores, deterministic);
-    }
-
-    @Override
-    public int threads() {
-      return 1;
-    }
-
-    @Override
-    public void close() {
-      cpu.close();
     }
   }
 
