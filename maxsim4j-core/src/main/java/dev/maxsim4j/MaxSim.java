@@ -5,6 +5,7 @@ import dev.maxsim4j.internal.BackendSelector;
 import dev.maxsim4j.internal.DecimalText;
 import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Internals;
+import dev.maxsim4j.internal.LibraryThreads;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Termination;
 import dev.maxsim4j.internal.Tokens;
@@ -446,8 +447,7 @@ public final class MaxSim implements AutoCloseable {
         AsyncWorker worker = asyncWorker; // the factory holds this, not the instance
         ThreadPoolExecutor one = new ThreadPoolExecutor(1, 1, ASYNC_IDLE_SECONDS, TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(), r -> {
-              Thread t = new Thread(r, "maxsim4j-async");
-              t.setDaemon(true);
+              Thread t = LibraryThreads.unstarted("maxsim4j-async", r);
               worker.thread = t;
               return t;
             });

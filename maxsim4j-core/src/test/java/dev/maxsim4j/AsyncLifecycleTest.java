@@ -60,6 +60,38 @@ class AsyncLifecycleTest {
     assertTrue(backend.closed.await(10, TimeUnit.SECONDS), "the instance freed its backend");
   }
 
+  /**
+   * A hostile tester's finding: the async thread, made anew by whichever call comes after an idle minute, took that
+   * caller's priority, context class loader (kept from being unloaded) and inheritable thread locals.
+   */
+  @Test
+  @Timeout(60)
+  void theAsyncThreadTakesNoneOfTheSubmittersSettings() throws Exception {
+    Counting backend = new Counting();
+    MaxSim m = MaxSim.over(backend);
+    InheritableThreadLocal<String> local = new InheritableThreadLocal<>();
+    ClassLoader callers = new java.net.URLClassLoader(new java.net.URL[0]);
+    CompletableFuture<Object[]> seen = new CompletableFuture<>();
+    Thread submitter = new Thread(() -> {
+      local.set("the caller's");
+      Thread.currentThread().setContextClassLoader(callers);
+      m.scoresAsync(q, d).whenComplete((scores, failure) -> seen.complete(new Object[] {
+          Thread.currentThread().getName(), Thread.currentThread().getPriority(),
+          Thread.currentThread().getContextClassLoader(), local.get()}));
+    });
+    submitter.setPriority(Thread.MIN_PRIORITY);
+    submitter.start();
+    submitter.join();
+    assertTrue(backend.started.await(10, TimeUnit.SECONDS));
+    backend.release.countDown(); // the callback was chained while the call ran: it runs on the async thread
+    Object[] s = seen.get(10, TimeUnit.SECONDS);
+    assertEquals("maxsim4j-async", s[0]);
+    assertEquals(Thread.NORM_PRIORITY, s[1]);
+    assertEquals(MaxSim.class.getClassLoader(), s[2]);
+    assertNull(s[3], "an inheritable thread local of the caller");
+    m.close();
+  }
+
   /** The CPU backend, its first call held until released, counting the calls that ran. */
   private static final class Counting extends ForwardingBackend {
     final CountDownLatch started = new CountDownLatch(1);

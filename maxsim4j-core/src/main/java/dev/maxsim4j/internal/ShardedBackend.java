@@ -69,11 +69,7 @@ public final class ShardedBackend implements Backend {
     }
     this.backends = List.copyOf(backends);
     this.capacity = capacity;
-    this.pool = Executors.newFixedThreadPool(backends.size() - 1, r -> {
-      Thread t = new Thread(r, "maxsim4j-shard");
-      t.setDaemon(true);
-      return t;
-    });
+    this.pool = Executors.newFixedThreadPool(backends.size() - 1, r -> LibraryThreads.unstarted("maxsim4j-shard", r));
   }
 
   /** Shards over {@code backends} in equal parts (CPU backends, which have no memory of their own). */

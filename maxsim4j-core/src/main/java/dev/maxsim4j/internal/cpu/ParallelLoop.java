@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cpu;
 
+import dev.maxsim4j.internal.LibraryThreads;
 import dev.maxsim4j.internal.Termination;
 import java.time.Duration;
 import java.util.Set;
@@ -78,6 +79,7 @@ final class ParallelLoop implements AutoCloseable {
   private final class Helper extends ForkJoinWorkerThread {
     Helper(ForkJoinPool pool) {
       super(null, pool, true);
+      LibraryThreads.neutral(this);
     }
 
     @Override

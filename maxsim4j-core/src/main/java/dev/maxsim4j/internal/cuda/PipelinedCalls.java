@@ -1,5 +1,6 @@
 package dev.maxsim4j.internal.cuda;
 
+import dev.maxsim4j.internal.LibraryThreads;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -74,7 +75,7 @@ final class PipelinedCalls {
   private final LinkedBlockingQueue<InFlight> inFlight = new LinkedBlockingQueue<>();
   private final Thread completer;
   private final ExecutorService callbacks = Executors.newSingleThreadExecutor(
-      r -> Thread.ofPlatform().daemon().name("maxsim4j-cuda-callbacks").unstarted(r));
+      r -> LibraryThreads.unstarted("maxsim4j-cuda-callbacks", r));
 
   PipelinedCalls(CudaDevice device) {
     this.device = device;
@@ -88,7 +89,7 @@ final class PipelinedCalls {
       releases.suppressedIn(e);
       throw e;
     }
-    this.completer = Thread.ofPlatform().daemon().name("maxsim4j-cuda-completer").unstarted(this::complete);
+    this.completer = LibraryThreads.unstarted("maxsim4j-cuda-completer", this::complete);
     completer.start();
   }
 
