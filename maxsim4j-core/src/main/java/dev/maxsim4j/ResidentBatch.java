@@ -37,7 +37,10 @@ public final class ResidentBatch implements AutoCloseable {
     return batch;
   }
 
-  /** The batch's shape and whether it (or its MaxSim) is closed, e.g. {@code ResidentBatch[TokenBatch[N=4, L=32, d=128, ...]]}. */
+  /**
+   * The batch's shape and whether it (or its MaxSim) is closed, e.g.
+   * {@code ResidentBatch[TokenBatch[N=4, L=32, d=128, FLOAT32]]}.
+   */
   @Override
   public String toString() {
     return "ResidentBatch[" + batch + (closed || owner.isClosed() ? ", closed" : "") + "]";
