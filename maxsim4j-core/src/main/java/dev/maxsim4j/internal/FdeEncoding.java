@@ -1,10 +1,7 @@
 package dev.maxsim4j.internal;
 
 import java.util.Arrays;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
 import java.util.function.IntConsumer;
-import java.util.stream.IntStream;
 
 /**
  * Fixed dimensional encodings on the CPU, rows in parallel: the definition every backend's encodings equal bit
@@ -29,15 +26,12 @@ public final class FdeEncoding {
   public static final Rows COMMON_POOL = new Rows() {
     @Override
     public void forEach(int rows, IntConsumer row) {
-      IntStream.range(0, rows).parallel().forEach(row);
+      PoolTasks.forEach(rows, row);
     }
 
     @Override
     public int parallelism() {
-      // a parallel stream runs in the pool of the worker that starts it, else in the common pool, which the caller
-      // joins
-      ForkJoinPool pool = ForkJoinTask.getPool();
-      return pool != null ? pool.getParallelism() : ForkJoinPool.getCommonPoolParallelism() + 1;
+      return PoolTasks.parallelism();
     }
   };
 

@@ -1,10 +1,10 @@
 package dev.maxsim4j.internal.cuda;
 
+import dev.maxsim4j.internal.PoolTasks;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.DocumentChunks.Chunk;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.stream.LongStream;
 
 /**
  * Documents copied to the device chunk by chunk while the previous chunk is scored: two device buffers take
@@ -148,11 +148,14 @@ final class StreamedChunks implements AutoCloseable {
     return staging[b].atLeast(bytes);
   }
 
-  /** Copies {@code from} to the start of {@code to} in pieces on the common pool's threads. */
+  /**
+   * Copies {@code from} to the start of {@code to} in pieces on the common pool's threads, all of them done (or
+   * stopped) before it returns or throws: a piece still being written would write into staging freed by then.
+   */
   private static void copyInParallel(MemorySegment from, MemorySegment to) {
     long bytes = from.byteSize();
-    long pieces = (bytes + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES;
-    LongStream.range(0, pieces).parallel().forEach(p -> {
+    int pieces = Math.toIntExact((bytes + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES);
+    PoolTasks.forEach(pieces, p -> {
       long off = p * COPY_PIECE_BYTES;
       MemorySegment.copy(from, off, to, off, Math.min(COPY_PIECE_BYTES, bytes - off));
     });
