@@ -4,14 +4,16 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.IntStream;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DocValuesType;
 import org.apache.lucene.index.FieldInfo;
@@ -249,36 +251,57 @@ public final class MaxSimRescorer extends Rescorer {
     // (docs/benchmarks.md). At most maxSim.threads() strands take the blocks, so a MaxSim built with threads(n) is
     // not outnumbered by the common pool's threads.
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-    ScoreDoc[] sorted = hits;
     int block = blockSize(hits.length);
-    int blocks = (hits.length + block - 1) / block;
-    AtomicInteger next = new AtomicInteger();
-    try {
-      IntStream.range(0, Math.min(blocks, maxSim.threads())).parallel().forEach(strand -> {
-        try {
-          for (int b; (b = next.getAndIncrement()) < blocks; ) {
-            rescoreBlock(leaves, sorted, b * block, Math.min(sorted.length, (b + 1) * block));
-          }
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
-    } catch (RuntimeException e) {
-      // a worker's exception comes back as a new one of its class whose message is the original's toString(); the
-      // original, which names the problem, is what the caller gets
-      RuntimeException original = e.getCause() != null && e.getCause().getClass() == e.getClass()
-          ? (RuntimeException) e.getCause() : e;
-      if (original instanceof UncheckedIOException io) {
-        throw io.getCause();
-      }
-      throw original;
-    }
+    rescoreInStrands(leaves, hits, block, (hits.length + block - 1) / block);
     if (topN < hits.length) {
       ArrayUtil.select(hits, 0, hits.length, topN, RANKING);
       hits = Arrays.copyOf(hits, topN);
     }
     Arrays.sort(hits, RANKING);
     return new TopDocs(firstPassTopDocs.totalHits, hits);
+  }
+
+  /**
+   * Blocks {@code [0, blocks)} of {@code block} hits on at most {@code maxSim.threads()} strands: the caller's and
+   * the common pool's. A failure stops the blocks not yet begun and is thrown once every strand has ended, so that
+   * nothing reads the searcher or scores with the {@code MaxSim} after this returns (the caller may close them).
+   */
+  private void rescoreInStrands(List<LeafReaderContext> leaves, ScoreDoc[] hits, int block, int blocks)
+      throws IOException {
+    AtomicInteger next = new AtomicInteger();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Runnable strand = () -> {
+      try {
+        for (int b; failure.get() == null && (b = next.getAndIncrement()) < blocks; ) {
+          rescoreBlock(leaves, hits, b * block, Math.min(hits.length, (b + 1) * block));
+        }
+      } catch (IOException | RuntimeException | Error e) {
+        Throwable first = failure.compareAndExchange(null, e);
+        if (first != null && first != e) {
+          first.addSuppressed(e);
+        }
+      }
+    };
+    int helpers = Math.min(blocks, maxSim.threads()) - 1;
+    List<ForkJoinTask<?>> started = new ArrayList<>();
+    try {
+      for (int h = 0; h < helpers; h++) {
+        started.add(ForkJoinPool.commonPool().submit(strand));
+      }
+    } catch (RuntimeException | Error e) { // fewer helpers: the caller's strand takes their blocks
+    }
+    strand.run();
+    for (ForkJoinTask<?> h : started) {
+      h.join(); // a strand catches what its blocks throw: this returns once it has ended
+    }
+    Throwable f = failure.get();
+    if (f instanceof IOException e) {
+      throw e;
+    } else if (f instanceof RuntimeException e) {
+      throw e;
+    } else if (f instanceof Error e) {
+      throw e;
+    }
   }
 
   /** Hits per block: all of them on the GPU, {@value #CPU_BLOCK} on the CPU (or {@link Blocking#hits}). */
