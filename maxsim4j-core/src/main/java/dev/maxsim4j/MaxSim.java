@@ -161,7 +161,7 @@ public final class MaxSim implements AutoCloseable {
   public static final class Builder {
     private String backend = BackendSelector.defaultName();
     /** Whether {@link #backend} is still the system property's: an unknown name is then reported as that property. */
-    private boolean backendFromProperty = true;
+    private boolean backendFromProperty = System.getProperty(BackendSelector.PROPERTY) != null;
     private int threads; // 0: the property maxsim4j.threads, else all available processors
     private boolean deterministic = true;
 

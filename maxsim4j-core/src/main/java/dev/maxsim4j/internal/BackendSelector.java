@@ -24,7 +24,6 @@ import java.util.function.IntFunction;
  */
 public final class BackendSelector {
   public static final String PROPERTY = "maxsim4j.backend";
-  private static final System.Logger LOG = System.getLogger("dev.maxsim4j");
   private static final AtomicBoolean SCALAR_FALLBACK_LOGGED = new AtomicBoolean();
   private static final AtomicBoolean CUDA_FALLBACK_LOGGED = new AtomicBoolean();
 
@@ -108,11 +107,10 @@ public final class BackendSelector {
       return CudaDevices.create(threads);
     }
     CudaDevices.checkSettings(); // auto would use them where a GPU is: checked here too
-    if (CUDA_FALLBACK_LOGGED.compareAndSet(false, true)) {
-      // on a machine without a GPU the CPU is the normal case; beside a GPU it is not
-      LOG.log(CudaBackend.gpuPresent() ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-          "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");
-    }
+    // on a machine without a GPU the CPU is the normal case; beside a GPU it is not
+    LibraryLog.once(CUDA_FALLBACK_LOGGED,
+        CudaBackend.gpuPresent() ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+        "maxsim4j: no GPU backend (" + reason.get() + "); scoring on the CPU");
     return bestCpu(threads);
   }
 
@@ -121,12 +119,9 @@ public final class BackendSelector {
     if (reason.isEmpty()) {
       return CpuBackends.vector(threads);
     }
-    if (SCALAR_FALLBACK_LOGGED.compareAndSet(false, true)) {
-      LOG.log(System.Logger.Level.WARNING, "maxsim4j: using the scalar CPU backend because " + reason.get()
-          + ": scoring runs scalar loops, an order of magnitude slower than the Vector API kernel"
-          + " (docs/benchmarks.md); start the JVM with"
-          + " --add-modules jdk.incubator.vector");
-    }
+    LibraryLog.once(SCALAR_FALLBACK_LOGGED, System.Logger.Level.WARNING, "maxsim4j: using the scalar CPU backend"
+        + " because " + reason.get() + ": scoring runs scalar loops, an order of magnitude slower than the Vector API"
+        + " kernel (docs/benchmarks.md); start the JVM with --add-modules jdk.incubator.vector");
     return CpuBackends.scalar(threads);
   }
 }

@@ -2,6 +2,7 @@ package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.internal.Backend;
 import dev.maxsim4j.internal.DecimalText;
+import dev.maxsim4j.internal.LibraryLog;
 import dev.maxsim4j.internal.ShardedBackend;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +15,6 @@ import java.util.List;
  */
 public final class CudaDevices {
   public static final String PROPERTY = "maxsim4j.cuda.devices";
-  private static final System.Logger LOG = System.getLogger("dev.maxsim4j");
 
   private CudaDevices() {}
 
@@ -80,7 +80,7 @@ public final class CudaDevices {
       if (reason.isEmpty()) {
         usable.add(ordinal);
       } else {
-        LOG.log(System.Logger.Level.DEBUG, "maxsim4j: not using " + reason.get());
+        LibraryLog.log(System.Logger.Level.DEBUG, "maxsim4j: not using " + reason.get());
       }
     }
     return usable.stream().mapToInt(Integer::intValue).toArray();

@@ -2,6 +2,7 @@ package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.CudaException;
 import dev.maxsim4j.DType;
+import dev.maxsim4j.internal.LibraryLog;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Tokens;
 import dev.maxsim4j.internal.cuda.ForwardLaunches.Operands;
@@ -72,7 +73,6 @@ final class ForwardKernels {
    */
   private static final int DOCUMENT_MAPS = 8;
 
-  private static final System.Logger LOG = System.getLogger("dev.maxsim4j");
 
   /** Threads of a block of the expansion, which takes a document at a time. */
   private static final int EXPAND_THREADS = 256;
@@ -199,7 +199,7 @@ final class ForwardKernels {
       if (!e.isOutOfMemory()) {
         throw e;
       }
-      LOG.log(System.Logger.Level.DEBUG, "no room for " + bytes + " bytes of expanded documents; scoring them as "
+      LibraryLog.log(System.Logger.Level.DEBUG, "no room for " + bytes + " bytes of expanded documents; scoring them as "
           + "stored: " + e.getMessage());
       return null;
     }
