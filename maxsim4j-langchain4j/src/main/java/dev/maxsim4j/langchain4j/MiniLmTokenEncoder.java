@@ -285,11 +285,13 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     }
   }
 
-  private TokenBatch encodeOpen(List<String> texts, Progress progress) {
+  private TokenBatch encodeOpen(List<String> given, Progress progress) {
+    // read once: a list that changes during the call (from the progress callback, another thread) changes nothing
+    String[] texts = given.toArray(new String[0]);
     List<long[]> windows = new ArrayList<>();
-    int[] lastWindowOf = new int[texts.size()];
-    for (int i = 0; i < texts.size(); i++) {
-      String text = texts.get(i);
+    int[] lastWindowOf = new int[texts.length];
+    for (int i = 0; i < texts.length; i++) {
+      String text = texts[i];
       if (text == null) {
         throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
       }
@@ -316,19 +318,19 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
       List<long[]> batch = windows.subList(b, Math.min(windows.size(), b + BATCH));
       float[][] states = run(batch);
       System.arraycopy(states, 0, tokensOfWindow, b, states.length);
-      while (textsDone < texts.size() && lastWindowOf[textsDone] < b + batch.size()) {
+      while (textsDone < texts.length && lastWindowOf[textsDone] < b + batch.size()) {
         textsDone++;
       }
       if (progress != null) {
-        progress.update(textsDone, texts.size());
+        progress.update(textsDone, texts.length);
       }
     }
     // rows: each text's windows, concatenated
-    int[] offsets = new int[texts.size() + 1];
+    int[] offsets = new int[texts.length + 1];
     float[] data = new float[floats];
     int at = 0;
     int window = 0;
-    for (int i = 0; i < texts.size(); i++) {
+    for (int i = 0; i < texts.length; i++) {
       for (; window <= lastWindowOf[i]; window++) {
         System.arraycopy(tokensOfWindow[window], 0, data, at * DIM, tokensOfWindow[window].length);
         at += tokensOfWindow[window].length / DIM;

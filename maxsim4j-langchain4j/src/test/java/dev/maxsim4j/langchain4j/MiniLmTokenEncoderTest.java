@@ -100,6 +100,29 @@ class MiniLmTokenEncoderTest extends WithModel {
     own.close();
   }
 
+  /** The texts are read once: a list that grows or shrinks during the call (from its Progress) changes nothing. */
+  @Test
+  void aListChangedDuringTheCallIsEncodedAsItWasGiven() {
+    List<String> base = new java.util.ArrayList<>();
+    for (int i = 0; i < 300; i++) { // several batches of windows: Progress is called between them
+      base.add("Text number " + i + " about rivers.");
+    }
+    TokenBatch expected = encoder.encode(List.copyOf(base));
+    for (boolean grow : new boolean[] {true, false}) {
+      List<String> texts = new java.util.ArrayList<>(base);
+      TokenBatch b = encoder.encode(texts, (done, all) -> {
+        if (grow) {
+          texts.add("one more");
+        } else if (!texts.isEmpty()) {
+          texts.remove(texts.size() - 1);
+        }
+      });
+      assertEquals(300, b.size(), grow ? "growing" : "shrinking");
+      assertEquals(expected.length(299), b.length(299));
+      org.junit.jupiter.api.Assertions.assertArrayEquals(expected.toFloatArray(), b.toFloatArray());
+    }
+  }
+
   @Test
   void longTextsAreEncodedInWindowsAndKeepEveryToken() {
     String sentence = "The glacier scraped the valley floor and left a moraine behind. ";
