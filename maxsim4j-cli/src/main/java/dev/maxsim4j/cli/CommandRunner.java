@@ -220,6 +220,14 @@ public final class CommandRunner {
       return "out of memory: " + why + " (raise -XX:MaxDirectMemorySize, by default the heap's -Xmx, through"
           + " JAVA_OPTS)";
     }
+    if (why.startsWith("Unable to allocate")) {
+      // native memory (an arena's allocation) past what the process may have, whatever the heap
+      return "out of native memory: " + why + " (the process's memory limit, ulimit -v or a container's, or the"
+          + " machine's memory: free some or raise the limit)";
+    }
+    if (why.contains("unable to create native thread")) {
+      return "out of threads: " + why + " (the process's limit, ulimit -u or a container's pids limit: raise it)";
+    }
     return "out of memory: " + why;
   }
 

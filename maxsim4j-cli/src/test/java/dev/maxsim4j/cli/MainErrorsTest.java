@@ -17,6 +17,13 @@ class MainErrorsTest {
     assertTrue(array.contains("2^31-1"), array);
     String direct = CommandRunner.outOfMemory(new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory"));
     assertTrue(direct.contains("MaxDirectMemorySize"), direct);
+    String nativeMemory = CommandRunner.outOfMemory(new OutOfMemoryError("Unable to allocate 230400000 bytes"));
+    assertTrue(nativeMemory.contains("out of native memory: Unable to allocate 230400000 bytes"), nativeMemory);
+    assertTrue(nativeMemory.contains("ulimit -v"), nativeMemory);
+    assertFalse(nativeMemory.contains("-Xmx"), nativeMemory);
+    String threads = CommandRunner.outOfMemory(new OutOfMemoryError("unable to create native thread: possibly out of"
+        + " memory or process/resource limits reached"));
+    assertTrue(threads.startsWith("out of threads: ") && threads.contains("ulimit -u"), threads);
   }
 
   @Test

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -40,7 +41,7 @@ public final class MappedFiles {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size >= MAP_FROM) {
-        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, RunMemory.arena());
+        MemorySegment mapped = mapOrSayWhy(file, ch, size);
         if (MAPPED.isBound() && before != null && before.size() == size) {
           Path name = file.toAbsolutePath();
           Snapshot first = MAPPED.get().get(name);
@@ -57,6 +58,25 @@ public final class MappedFiles {
         // read until full; a file that shrinks meanwhile is caught by the size checks of its format
       }
       return MemorySegment.ofArray(b.array()).asSlice(0, b.position());
+    }
+  }
+
+  /**
+   * The mapping of {@code file}'s {@code size} bytes; where the process has no room for it (the JDK's "Map failed", an
+   * OutOfMemoryError inside), a FileSystemException naming the file, its size and the limits that bound mappings.
+   */
+  private static MemorySegment mapOrSayWhy(Path file, FileChannel ch, long size) throws IOException {
+    try {
+      return ch.map(FileChannel.MapMode.READ_ONLY, 0, size, RunMemory.arena());
+    } catch (IOException e) {
+      if (!(e.getCause() instanceof OutOfMemoryError)) {
+        throw e;
+      }
+      FileSystemException why = new FileSystemException(file.toString(), null, "cannot map its " + size
+          + " bytes: out of address space or mappings (ulimit -v, a container's memory limit, or vm.max_map_count):"
+          + " raise the limit, or split the file into shards");
+      why.initCause(e);
+      throw why;
     }
   }
 
