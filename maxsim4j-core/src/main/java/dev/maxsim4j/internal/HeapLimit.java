@@ -136,8 +136,13 @@ public final class HeapLimit {
   private static long bytes(long rows, long columns, int elementBytes, int arrays, boolean flatCopy) {
     try {
       long elements = Math.multiplyExact(Math.multiplyExact(rows, columns), (long) elementBytes);
-      long overhead = Math.multiplyExact(rows, arrays * ARRAY_OVERHEAD);
-      return Math.addExact(Math.addExact(elements, overhead), flatCopy ? elements : 0);
+      if (arrays == 0) {
+        return HeapRegions.footprint(elements);
+      }
+      // each row's arrays as the collector lays them out (large ones in whole regions), header and reference included
+      long perArray = HeapRegions.footprint(Math.multiplyExact(columns, (long) elementBytes) / arrays + ARRAY_OVERHEAD);
+      long inRows = Math.multiplyExact(Math.multiplyExact(rows, (long) arrays), perArray);
+      return Math.addExact(inRows, flatCopy ? HeapRegions.footprint(elements) : 0);
     } catch (ArithmeticException e) {
       return Long.MAX_VALUE; // past any heap
     }
