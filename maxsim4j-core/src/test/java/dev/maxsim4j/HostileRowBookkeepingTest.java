@@ -75,6 +75,60 @@ class HostileRowBookkeepingTest {
     }
   }
 
+  /**
+   * Pairwise and candidate scores of more queries than the heap holds staged as fp32 (bf16 tokens in native memory,
+   * twice their bytes once staged): scored in groups of queries, each score equal to the same pair scored in a call
+   * of its own slice. Found by a hostile tester (the CLI's --pairwise over a file past the heap was refused).
+   */
+  @Test
+  void pairwiseAndCandidatesOfMoreQueriesThanTheHeapStagesAreScoredInGroups() throws Exception {
+    String out = ChildJvm.run(List.of("-Xmx64m"), ManyQueries.class, 120);
+    assertTrue(out.contains("pairwise and candidates of 3000 queries equal their slices'"), out);
+  }
+
+  static final class ManyQueries {
+    public static void main(String[] args) {
+      int rows = 3000;
+      int length = 32;
+      int dim = 128;
+      java.util.SplittableRandom rnd = new java.util.SplittableRandom(5);
+      java.lang.foreign.MemorySegment tokens = java.lang.foreign.Arena.ofAuto().allocate(2L * rows * length * dim, 2);
+      for (long i = 0; i < (long) rows * length * dim; i++) {
+        tokens.setAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, i,
+            DType.BFLOAT16.narrow((float) rnd.nextGaussian()));
+      }
+      TokenBatch all = TokenBatch.fromMemorySegment(tokens, DType.BFLOAT16, rows, length, dim);
+      try (MaxSim m = MaxSim.builder().backend("cpu").threads(2).build()) {
+        float[] pairwise = m.pairwise(all, all);
+        float[][] candidates = m.candidates(slice(tokens, 0, rows / 2, length, dim), all, 2);
+        int step = 250;
+        for (int from = 0; from < rows; from += step) {
+          TokenBatch part = slice(tokens, from, step, length, dim);
+          float[] expected = m.pairwise(part, part);
+          for (int i = 0; i < step; i++) {
+            if (Float.floatToRawIntBits(expected[i]) != Float.floatToRawIntBits(pairwise[from + i])) {
+              throw new AssertionError("pairwise " + (from + i) + ": " + pairwise[from + i] + ", alone " + expected[i]);
+            }
+          }
+          if (from < rows / 2) {
+            float[][] want = m.candidates(part, slice(tokens, 2 * from, 2 * step, length, dim), 2);
+            for (int i = 0; i < step; i++) {
+              if (!java.util.Arrays.equals(want[i], candidates[from + i])) {
+                throw new AssertionError("candidates of query " + (from + i));
+              }
+            }
+          }
+        }
+      }
+      System.out.println("pairwise and candidates of 3000 queries equal their slices'");
+    }
+
+    private static TokenBatch slice(java.lang.foreign.MemorySegment tokens, int from, int n, int length, int dim) {
+      long row = 2L * length * dim;
+      return TokenBatch.fromMemorySegment(tokens.asSlice(from * row, n * row), DType.BFLOAT16, n, length, dim);
+    }
+  }
+
   static final class LargeCorpus {
     public static void main(String[] args) {
       int dim = 128;

@@ -80,6 +80,11 @@ public final class HeapLimit {
     }
   }
 
+  /** The heap left beside what the call running on this thread holds and {@code alsoHeld} bytes more. */
+  public static long room(long alsoHeld) {
+    return HEAP - held() - alsoHeld;
+  }
+
   /** The heap's size, which does not change while the JVM runs. */
   private static final long HEAP = Runtime.getRuntime().maxMemory();
 

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal;
 import dev.maxsim4j.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 
 /**
  * The backends' view of a token-embedding batch: where each row's tokens live and which are valid.
@@ -114,6 +115,12 @@ public final class Tokens {
   public Tokens withValidity(int[] newRowLength, boolean[] newMask) {
     return new Tokens(dtype, dim, paddedLength, rowStart, newRowLength, storedTokens, newMask, f32, s16, s8,
         segment, scales);
+  }
+
+  /** Rows {@code [from, to)} over the same storage (no token is copied). */
+  public Tokens rows(int from, int to) {
+    return new Tokens(dtype, dim, paddedLength, Arrays.copyOfRange(rowStart, from, to),
+        Arrays.copyOfRange(rowLength, from, to), storedTokens, mask, f32, s16, s8, segment, scales);
   }
 
   /** The bytes of the stored tokens, wherever they are: a heap array is viewed through a segment, not copied. */

@@ -101,8 +101,12 @@ public final class CpuBackend implements Backend {
       // split by pair, not by query: one query's candidates (a reranker's call) are spread over every thread
       int perQuery = problem.documentsPerQuery();
       int grain = loop.grainFor(out.length, 1);
-      requireWorkingMemory(q, d, Math.min(loop.threads(), ParallelLoop.chunks(out.length, grain)), kept,
-          SCORE_FEWER);
+      int running = Math.min(loop.threads(), ParallelLoop.chunks(out.length, grain));
+      if (argmax == null && q.rows > 1 && !HeapLimit.fits(kernel.workingMemory(q, d).total(running), kept)) {
+        scoreInQueryGroups(problem, out);
+        return out;
+      }
+      requireWorkingMemory(q, d, running, kept, SCORE_FEWER);
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(out.length, grain, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -114,6 +118,50 @@ public final class CpuBackend implements Backend {
       });
     }
     return out;
+  }
+
+  /**
+   * Pairwise or candidate scores of more queries than the heap holds staged at once: groups of query rows, each
+   * staged and scored after the one before, as large as fit (each query meets only its own documents, so no group
+   * stages a document or query another stages). A group of one query that does not fit is refused as a call would be.
+   */
+  private void scoreInQueryGroups(Problem problem, float[] out) {
+    Tokens q = problem.queries();
+    Tokens d = problem.documents();
+    int perQuery = problem.documentsPerQuery();
+    long held = Float.BYTES * (long) out.length;
+    // groups of a quarter of the heap left, by the queries' average row: small arrays, freed group by group
+    long perRow = kernel.workingMemory(q, d).queries() / q.rows + groupBytes(1, perQuery);
+    int size = (int) Math.max(1, Math.min(q.rows / 2, HeapLimit.room(held) / 4 / perRow));
+    for (int from = 0; from < q.rows; ) {
+      Problem group = queryGroup(problem, from, Math.min(q.rows, from + size));
+      while (size > 1 && !HeapLimit.fits(groupBytes(size, perQuery)
+          + kernel.workingMemory(group.queries(), group.documents()).total(loop.threads()), held)) {
+        size /= 2;
+        group = queryGroup(problem, from, Math.min(q.rows, from + size));
+      }
+      Problem scored = group;
+      int at = from * perQuery;
+      HeapLimit.alsoHolding(held + groupBytes(scored.queries().rows, perQuery), () -> {
+        float[] s = score(scored, null);
+        System.arraycopy(s, 0, out, at, s.length);
+      });
+      from += scored.queries().rows;
+    }
+  }
+
+  /** What a group of {@code rows} queries holds beside the call: its row arrays, its documents' and its scores. */
+  private static long groupBytes(int rows, int perQuery) {
+    long documents = (long) rows * perQuery;
+    return 3L * Integer.BYTES * (rows + documents) + Float.BYTES * documents + 6 * HeapLimit.ARRAY_OVERHEAD;
+  }
+
+  /** Queries {@code [from, to)} of a pairwise or candidates problem, with their documents. */
+  private static Problem queryGroup(Problem problem, int from, int to) {
+    int k = problem.documentsPerQuery();
+    Tokens q = problem.queries().rows(from, to);
+    Tokens d = problem.documents().rows(from * k, to * k);
+    return problem.kind() == Problem.Kind.PAIRWISE ? Problem.pairwise(q, d) : Problem.candidates(q, d, k);
   }
 
   /**
