@@ -200,6 +200,25 @@ class CudaTrainingTest {
     }
   }
 
+  /**
+   * Queries against a batch of no documents have no pairs: both document-gradient kernels (whose grids would have
+   * no blocks) give zero gradients of the inputs' shapes, as the CPU does.
+   */
+  @Test
+  void queriesWithoutDocumentsHaveZeroGradients() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.BFLOAT16, 3, 32, 64, 1);
+    TokenBatch none = r.padded(DType.BFLOAT16, 0, 40, 64, 0);
+    for (MaxSim m : new MaxSim[] {cuda, atomic}) {
+      String where = (m == cuda ? "owned" : "atomic") + " dD, no documents (" + r + ")";
+      TrainingScores ts = m.scoresForTraining(q, none);
+      assertEquals(0, ts.scores().length, where);
+      Gradients g = ts.backward(new float[0]);
+      assertArrayEquals(new float[q.toFloatArray().length], g.queries().toFloatArray(), where + " dQ");
+      assertEquals(0, g.documents().size(), where + " dD rows");
+    }
+  }
+
   /** Each loss on the device equals its float64 definition on the device's scores, gradients included. */
   @Test
   void lossesOnTheDeviceMatchTheirDefinition() {

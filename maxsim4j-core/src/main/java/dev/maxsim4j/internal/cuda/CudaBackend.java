@@ -457,6 +457,7 @@ public final class CudaBackend implements Backend {
   /** Frees pinned memory from {@link DeviceAccess#allocatePinned}; runs under the lock, before the device closes. */
   private void freePinned(MemorySegment allocation) {
     device.makeCurrent();
+    device.synchronizeAll(); // a copy queued from or into it may still be running
     Driver.freeHost(allocation);
   }
 

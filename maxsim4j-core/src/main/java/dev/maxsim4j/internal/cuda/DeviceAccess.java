@@ -295,6 +295,10 @@ public final class DeviceAccess {
     DType dType = narrowGradients ? documents.dtype : DType.FLOAT32;
     return () -> {
       check();
+      if (inputs.resident(queries) != in.queries() || inputs.resident(documents) != in.documents()) {
+        throw new IllegalStateException("the queries or documents were released during the work; expected both"
+            + " resident until the work returns");
+      }
       training.launchSumStep(problem, in, deterministic, qType, dType);
     };
   }

@@ -21,12 +21,18 @@ final class Launcher implements AutoCloseable {
     if (l.wholeDevice()) {
       throw new IllegalStateException(l.entry() + " holds the whole device: it is ordered on a lane, not a stream");
     }
+    if (!hasBlocks(l.gridX(), l.gridY())) {
+      return;
+    }
     MemorySegment arguments = params.set(l.args(), KernelParams.PLAIN);
     Driver.launch(entry(l), l.entry(), l.gridX(), l.gridY(), l.threads(), l.sharedBytes(), stream, arguments);
   }
 
   /** Queues {@code l} on {@code lane}, its scratch buffers and tensor map from {@code resolver}. */
   void launch(KernelLaunch l, CudaDevice.Lane lane, KernelParams.Resolver resolver) {
+    if (!hasBlocks(l.gridX(), l.gridY())) {
+      return;
+    }
     MemorySegment arguments = params.set(l.args(), resolver);
     Driver.Entry function = entry(l);
     // a grid on every SM that reads each document once per pass runs after the last such grid on another lane, not
@@ -38,6 +44,14 @@ final class Launcher implements AutoCloseable {
     if (l.wholeDevice()) {
       device.markWholeDeviceLaunch(lane);
     }
+  }
+
+  /**
+   * Whether a grid has work: one of no blocks (a batch without documents, say) does nothing, which the driver does
+   * not take as a launch (it fails with CUDA_ERROR_INVALID_VALUE), so it is not queued.
+   */
+  private static boolean hasBlocks(int gridX, int gridY) {
+    return gridX != 0 && gridY != 0; // a negative size is a bug the driver names
   }
 
   /** {@code l}'s entry point, allowed the dynamic shared memory it opts into. */
@@ -55,6 +69,9 @@ final class Launcher implements AutoCloseable {
    */
   void launch(Driver.Entry function, String name, int blocks, int threads, Driver.Stream stream,
       Consumer<LaunchArguments> arguments) {
+    if (!hasBlocks(blocks, 1)) {
+      return;
+    }
     Driver.launch(function, name, blocks, 1, threads, 0, stream, params.set(arguments));
   }
 

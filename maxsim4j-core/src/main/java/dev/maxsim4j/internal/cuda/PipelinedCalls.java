@@ -162,13 +162,18 @@ final class PipelinedCalls {
       }
       float[][] value = result;
       Throwable error = failure;
-      callbacks.execute(() -> {
+      Runnable completion = () -> {
         if (error != null) {
           call.future.completeExceptionally(error);
         } else {
           call.future.complete(value);
         }
-      });
+      };
+      try {
+        callbacks.execute(completion);
+      } catch (RuntimeException | Error e) { // no callbacks thread could start: completed here, not lost
+        completion.run();
+      }
     }
   }
 
