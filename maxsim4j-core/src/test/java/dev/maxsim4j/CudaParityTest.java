@@ -331,6 +331,24 @@ class CudaParityTest {
     }
   }
 
+  /**
+   * Documents too large to stage through pinned memory whole (over 256 MiB) go to the device in pieces, for a call
+   * and for an upload: the reference's scores, and the same top-k either way.
+   */
+  @Test
+  void documentsTooLargeToStageWholeScoreAsTheReference() {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT32, 2, 8, 128, 1);
+    TokenBatch d = r.padded(DType.FLOAT32, 2200, 240, 128, 2); // 270 MB of fp32 tokens
+    float[][] host = cuda.scores(q, d);
+    ParityTest.assertClose(reference.scores(q, d), host, q, d, r + " documents copied in pieces");
+    int[][] top = cuda.topK(q, d, 10).indices();
+    try (ResidentBatch resident = cuda.upload(d)) {
+      assertArrayEquals(host, cuda.scores(q, resident), r + " uploaded in pieces");
+      assertArrayEquals(top, cuda.topK(q, resident, 10).indices(), r + " top-k of the upload");
+    }
+  }
+
   @Test
   void residentDocumentsScoreLikeHostDocumentsAndFreeTheirMemory() {
     RandomBatches r = new RandomBatches();

@@ -96,7 +96,8 @@ final class DeviceInputs {
   /**
    * Copies the queries and the documents, unless resident, to the device asynchronously through one pinned
    * buffer laid out as [queries | documents | download], so a call needs a single synchronisation, at its
-   * end. The caller must not ask the device for more pinned memory before that synchronisation.
+   * end. The caller must not ask the device for more pinned memory before that synchronisation. A batch too large to
+   * stage whole ({@link DeviceTokens#inPieces}) is copied before, in pieces, and waited for.
    */
   Staged stage(Tokens queries, Tokens documents, long downloadBytes) {
     return stage(queries, documents, downloadBytes, device::pinned, device.main);
@@ -110,13 +111,28 @@ final class DeviceInputs {
     boolean half = rq == null && halfCopy.test(queries, documents);
     long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries, half));
     long docBytes = rd != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(documents));
+    // a batch too large to stage whole is copied first, in pieces, before the pinned memory below is handed out
+    DeviceTokens d = rd != null ? rd.tokens : null;
+    if (d == null && DeviceTokens.inPieces(docBytes)) {
+      d = DeviceTokens.uploadInPieces(documents, lane.scratch(ScratchSlot.DOCUMENTS, docBytes), false, pinnedFor,
+          lane.stream, DeviceTokens.PIECE_BYTES);
+      docBytes = 0;
+    }
+    DeviceTokens q = rq != null ? rq.tokens : null;
+    if (q == null && DeviceTokens.inPieces(queryBytes)) {
+      q = DeviceTokens.uploadInPieces(queries, lane.scratch(ScratchSlot.QUERIES, queryBytes), half, pinnedFor,
+          lane.stream, DeviceTokens.PIECE_BYTES);
+      queryBytes = 0;
+    }
     MemorySegment pinned = pinnedFor.apply(queryBytes + docBytes + downloadBytes);
-    DeviceTokens q = rq != null ? rq.tokens
-        : DeviceTokens.uploadAsync(queries, lane.scratch(ScratchSlot.QUERIES, queryBytes),
-            pinned.asSlice(0, queryBytes), lane.stream, half);
-    DeviceTokens d = rd != null ? rd.tokens
-        : DeviceTokens.uploadAsync(documents, lane.scratch(ScratchSlot.DOCUMENTS, docBytes),
-            pinned.asSlice(queryBytes, docBytes), lane.stream);
+    if (q == null) {
+      q = DeviceTokens.uploadAsync(queries, lane.scratch(ScratchSlot.QUERIES, queryBytes),
+          pinned.asSlice(0, queryBytes), lane.stream, half);
+    }
+    if (d == null) {
+      d = DeviceTokens.uploadAsync(documents, lane.scratch(ScratchSlot.DOCUMENTS, docBytes),
+          pinned.asSlice(queryBytes, docBytes), lane.stream);
+    }
     return new Staged(q, d, pinned.asSlice(queryBytes + docBytes, downloadBytes));
   }
 
@@ -127,10 +143,16 @@ final class DeviceInputs {
   Staged stageQueries(Tokens queries, long downloadBytes) {
     Resident rq = resident.get(queries);
     long queryBytes = rq != null ? 0 : DeviceTokens.align(DeviceTokens.bytesFor(queries));
+    DeviceTokens q = rq != null ? rq.tokens : null;
+    if (q == null && DeviceTokens.inPieces(queryBytes)) {
+      q = DeviceTokens.upload(device, queries, device.scratch(ScratchSlot.QUERIES, queryBytes));
+      queryBytes = 0;
+    }
     MemorySegment pinned = device.pinned(queryBytes + downloadBytes);
-    DeviceTokens q = rq != null ? rq.tokens
-        : DeviceTokens.uploadAsync(queries, device.scratch(ScratchSlot.QUERIES, queryBytes),
-            pinned.asSlice(0, queryBytes), device.stream);
+    if (q == null) {
+      q = DeviceTokens.uploadAsync(queries, device.scratch(ScratchSlot.QUERIES, queryBytes),
+          pinned.asSlice(0, queryBytes), device.stream);
+    }
     return new Staged(q, null, pinned.asSlice(queryBytes, downloadBytes));
   }
 }

@@ -2,8 +2,10 @@ package dev.maxsim4j.internal.cuda;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.function.LongFunction;
 
 /**
  * A token batch in device memory, laid out as {@link Tokens} describes it: stored tokens in their dtype (the
@@ -59,9 +61,69 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
 
   /** As above, with the fp16 copy where {@code halfCopy} asks for one ({@code device} of {@code bytesFor(t, true)}). */
   static DeviceTokens upload(CudaDevice dev, Tokens t, long device, boolean halfCopy) {
+    if (inPieces(bytesFor(t, halfCopy))) {
+      return uploadInPieces(t, device, halfCopy, dev::pinned, dev.stream, PIECE_BYTES);
+    }
     DeviceTokens tokens = uploadAsync(t, device, dev.pinned(bytesFor(t, halfCopy)), dev.stream, halfCopy);
     Driver.synchronize(dev.stream);
     return tokens;
+  }
+
+  /**
+   * Whether a batch of {@code bytes} (as {@link #bytesFor} counts them) is copied in pieces: staged whole, a corpus of
+   * tens of GB would ask for page-locked memory of its size, which may not be there and, once there, stays held.
+   */
+  static boolean inPieces(long bytes) {
+    return bytes > WHOLE_STAGING_BYTES;
+  }
+
+  /** The largest batch staged whole. */
+  static final long WHOLE_STAGING_BYTES = 256L << 20;
+  /** The pinned memory a batch copied in pieces goes through: large enough that each copy runs at full speed. */
+  static final long PIECE_BYTES = 64L << 20;
+
+  /**
+   * Copies {@code t} into {@code device} (laid out as {@link #uploadAsync} lays it out, the fp16 copy where
+   * {@code halfCopy} asks for one) {@code pieceBytes} at a time through the pinned memory {@code pinnedFor} gives,
+   * each piece on the device before the next is written there, and returns once all are: on {@code stream}, whose
+   * queued work must not be reading that pinned memory. The row arrays, mask and scales are laid out first in native
+   * memory freed on return.
+   */
+  static DeviceTokens uploadInPieces(Tokens t, long device, boolean halfCopy, LongFunction<MemorySegment> pinnedFor,
+      Driver.Stream stream, long pieceBytes) {
+    long region = dataRegion(t);
+    long metadataBytes = bytesFor(t, halfCopy) - region;
+    MemorySegment staging = pinnedFor.apply(Math.min(pieceBytes, Math.max(dataBytes(t), metadataBytes)));
+    copyInPieces(dataOf(t), device, dataBytes(t), staging, pieceBytes, stream);
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment metadata = arena.allocate(metadataBytes, 8);
+      DeviceTokens tokens = stageMetadata(t, device, metadata, halfCopy);
+      copyInPieces(metadata, device + region, metadataBytes, staging, pieceBytes, stream);
+      return tokens;
+    }
+  }
+
+  /** {@code t}'s stored tokens as bytes, wherever they are held. */
+  private static MemorySegment dataOf(Tokens t) {
+    if (t.f32 != null) {
+      return MemorySegment.ofArray(t.f32);
+    } else if (t.s16 != null) {
+      return MemorySegment.ofArray(t.s16);
+    } else if (t.s8 != null) {
+      return MemorySegment.ofArray(t.s8);
+    }
+    return t.segment;
+  }
+
+  /** The first {@code bytes} of {@code source} to {@code device}, a piece at a time through {@code staging}. */
+  private static void copyInPieces(MemorySegment source, long device, long bytes, MemorySegment staging,
+      long pieceBytes, Driver.Stream stream) {
+    for (long at = 0; at < bytes; at += pieceBytes) {
+      long n = Math.min(pieceBytes, bytes - at);
+      MemorySegment.copy(source, at, staging, 0, n);
+      Driver.copyToDevice(device + at, staging, n, stream);
+      Driver.synchronize(stream); // the next piece is written where this one was
+    }
   }
 
   /**
