@@ -1,5 +1,6 @@
 package dev.maxsim4j;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -84,6 +85,45 @@ class HostileRowBookkeepingTest {
   void pairwiseAndCandidatesOfMoreQueriesThanTheHeapStagesAreScoredInGroups() throws Exception {
     String out = ChildJvm.run(List.of("-Xmx64m"), ManyQueries.class, 120);
     assertTrue(out.contains("pairwise and candidates of 3000 queries equal their slices'"), out);
+  }
+
+  /**
+   * Grouped or not, a pair's score has the same bits: float queries against 1-bit documents, which small groups
+   * alone would score by tables of partial sums where the whole call widens the bits (a reviewer: the last groups'
+   * scores moved by an ulp with the heap's size).
+   */
+  @Test
+  void groupsScoreWithTheArithmeticOfTheWholeCall() throws Exception {
+    String grouped = ChildJvm.run(List.of("-Xmx24m"), OneBitPairs.class, 120);
+    String whole = ChildJvm.run(List.of("-Xmx1g"), OneBitPairs.class, 120);
+    assertTrue(whole.contains("pairwise bits "), whole);
+    assertEquals(whole, grouped);
+  }
+
+  static final class OneBitPairs {
+    public static void main(String[] args) {
+      int rows = 2096; // staged, the fp32 queries take more than a 24 MB heap; the last group is small
+      int length = 32;
+      int dim = 128;
+      java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
+      // global: native memory that, unlike an automatic arena's, does not count as direct buffers (the heap's size)
+      java.lang.foreign.MemorySegment q = java.lang.foreign.Arena.global().allocate(4L * rows * length * dim, 4);
+      java.lang.foreign.MemorySegment d = java.lang.foreign.Arena.global().allocate(4L * rows * length * dim, 4);
+      for (long i = 0; i < (long) rows * length * dim; i++) {
+        q.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, (float) rnd.nextGaussian());
+        d.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, (float) rnd.nextGaussian());
+      }
+      TokenBatch bits = TokenBatch.fromMemorySegment(d, DType.FLOAT32, rows, length, dim).quantize(DType.BINARY);
+      try (MaxSim m = MaxSim.builder().backend("vector").threads(2).build()) {
+        float[] s = m.pairwise(TokenBatch.fromMemorySegment(q, DType.FLOAT32, rows, length, dim), bits);
+        int[] raw = new int[s.length];
+        for (int i = 0; i < s.length; i++) {
+          raw[i] = Float.floatToRawIntBits(s[i]);
+        }
+        System.out.println("pairwise bits " + java.util.Arrays.hashCode(raw) + ", last " + Integer.toHexString(
+            raw[rows - 1]));
+      }
+    }
   }
 
   static final class ManyQueries {

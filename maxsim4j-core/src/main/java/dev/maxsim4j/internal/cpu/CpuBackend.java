@@ -66,6 +66,10 @@ public final class CpuBackend implements Backend {
 
   @Override
   public float[] score(Problem problem, int[] argmax) {
+    return score(problem, argmax, kernel);
+  }
+
+  private float[] score(Problem problem, int[] argmax, PairKernel kernel) {
     float[] out = new float[problem.pairs()];
     Tokens q = problem.queries();
     Tokens d = problem.documents();
@@ -82,7 +86,7 @@ public final class CpuBackend implements Backend {
       int queryGrain = ParallelLoop.chunks(q.rows, queryChunks);
       queryChunks = ParallelLoop.chunks(q.rows, queryGrain);
       int qc = queryChunks;
-      requireWorkingMemory(q, d, Math.min(loop.threads(), docChunks * qc), kept, SCORE_FEWER);
+      requireWorkingMemory(kernel, q, d, Math.min(loop.threads(), docChunks * qc), kept, SCORE_FEWER);
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(docChunks * qc, 1, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -103,10 +107,10 @@ public final class CpuBackend implements Backend {
       int grain = loop.grainFor(out.length, 1);
       int running = Math.min(loop.threads(), ParallelLoop.chunks(out.length, grain));
       if (argmax == null && q.rows > 1 && !HeapLimit.fits(kernel.workingMemory(q, d).total(running), kept)) {
-        scoreInQueryGroups(problem, out);
+        scoreInQueryGroups(problem, out, kernel.fixedFor(q, d));
         return out;
       }
-      requireWorkingMemory(q, d, running, kept, SCORE_FEWER);
+      requireWorkingMemory(kernel, q, d, running, kept, SCORE_FEWER);
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(out.length, grain, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -123,9 +127,10 @@ public final class CpuBackend implements Backend {
   /**
    * Pairwise or candidate scores of more queries than the heap holds staged at once: groups of query rows, each
    * staged and scored after the one before, as large as fit (each query meets only its own documents, so no group
-   * stages a document or query another stages). A group of one query that does not fit is refused as a call would be.
+   * stages a document or query another stages), by {@code kernel} fixed as for the whole call, so that each score
+   * has the bits the call would give it. A group of one query that does not fit is refused as a call would be.
    */
-  private void scoreInQueryGroups(Problem problem, float[] out) {
+  private void scoreInQueryGroups(Problem problem, float[] out, PairKernel kernel) {
     Tokens q = problem.queries();
     Tokens d = problem.documents();
     int perQuery = problem.documentsPerQuery();
@@ -143,7 +148,7 @@ public final class CpuBackend implements Backend {
       Problem scored = group;
       int at = from * perQuery;
       HeapLimit.alsoHolding(held + groupBytes(scored.queries().rows, perQuery), () -> {
-        float[] s = score(scored, null);
+        float[] s = score(scored, null, kernel);
         System.arraycopy(s, 0, out, at, s.length);
       });
       from += scored.queries().rows;
@@ -170,6 +175,11 @@ public final class CpuBackend implements Backend {
    * bytes. {@code fewerQueries} is the advice where the queries' part is the larger.
    */
   private long requireWorkingMemory(Tokens q, Tokens d, int running, long kept, String fewerQueries) {
+    return requireWorkingMemory(kernel, q, d, running, kept, fewerQueries);
+  }
+
+  private static long requireWorkingMemory(PairKernel kernel, Tokens q, Tokens d, int running, long kept,
+      String fewerQueries) {
     PairKernel.WorkingMemory m = kernel.workingMemory(q, d);
     long total = m.total(running);
     String instead = m.queries() >= total / 2 ? fewerQueries : running > 1

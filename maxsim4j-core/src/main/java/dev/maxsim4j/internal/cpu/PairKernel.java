@@ -22,6 +22,15 @@ interface PairKernel {
   Bound bind(Tokens queries, Tokens documents);
 
   /**
+   * This kernel with what it chooses from a whole call's queries (which arithmetic serves them) fixed as it chooses
+   * for {@code queries} against {@code documents}: groups of those queries, each scored alone, then give each pair
+   * the bits the whole call would.
+   */
+  default PairKernel fixedFor(Tokens queries, Tokens documents) {
+    return this;
+  }
+
+  /**
    * The heap a call on this kernel holds beside its inputs and results, which {@link CpuBackend} checks before it
    * binds: the queries staged for the whole call and each running thread's worker (a document staged for its turn,
    * widened where the kernel widens it: a 1-bit token 32 times).

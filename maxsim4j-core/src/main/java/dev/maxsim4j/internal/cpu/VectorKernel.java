@@ -90,6 +90,27 @@ final class VectorKernel implements PairKernel {
   /** Which arithmetic serves a call: bits against bits, tables of partial sums, or the tokens widened to fp32. */
   private enum Path { POPCOUNT, TABLES, WIDENED }
 
+  /** The arithmetic of every call where fixed for groups of one call's queries ({@link #fixedFor}); else null. */
+  private final Path fixed;
+
+  VectorKernel() {
+    this(null);
+  }
+
+  private VectorKernel(Path fixed) {
+    this.fixed = fixed;
+  }
+
+  @Override
+  public PairKernel fixedFor(Tokens queries, Tokens documents) {
+    return new VectorKernel(path(queries, documents));
+  }
+
+  /** The arithmetic that serves a call: {@link #fixed}, or as chosen for its queries and documents. */
+  private Path pathOf(Tokens queries, Tokens documents) {
+    return fixed != null ? fixed : path(queries, documents);
+  }
+
   private static Path path(Tokens queries, Tokens documents) {
     if (queries.dtype == DType.BINARY && documents.dtype == DType.BINARY) {
       return Path.POPCOUNT;
@@ -99,7 +120,7 @@ final class VectorKernel implements PairKernel {
 
   @Override
   public WorkingMemory workingMemory(Tokens queries, Tokens documents) {
-    Path path = path(queries, documents);
+    Path path = pathOf(queries, documents);
     if (path != Path.WIDENED) {
       return path == Path.POPCOUNT ? PopcountKernel.workingMemory(queries, documents)
           : BitTableKernel.workingMemory(queries, documents);
@@ -129,7 +150,7 @@ final class VectorKernel implements PairKernel {
 
   @Override
   public Bound bind(Tokens queries, Tokens documents) {
-    Path path = path(queries, documents);
+    Path path = pathOf(queries, documents);
     if (path != Path.WIDENED) {
       return path == Path.POPCOUNT ? PopcountKernel.bind(queries, documents) : BitTableKernel.bind(queries, documents);
     }
