@@ -15,8 +15,8 @@ module dev.maxsim4j {
   exports dev.maxsim4j;
 
   // the bench module reaches the backend behind a MaxSim and the tokens behind a batch through Internals,
-  // which the public API deliberately does not offer
-  exports dev.maxsim4j.internal to dev.maxsim4j.bench;
+  // which the public API deliberately does not offer; the Lucene rescorer runs its strands as PoolTasks
+  exports dev.maxsim4j.internal to dev.maxsim4j.bench, dev.maxsim4j.lucene;
   // the bench module borrows the CUDA backend's device (DeviceAccess) for measurements the library does not make:
   // device time by CUDA events, copy bandwidths, corpora generated on the device by a kernel of its own
   exports dev.maxsim4j.internal.cuda to dev.maxsim4j.bench;

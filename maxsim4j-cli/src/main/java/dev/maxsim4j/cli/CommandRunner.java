@@ -222,11 +222,12 @@ public final class CommandRunner {
     }
     if (why.startsWith("Unable to allocate")) {
       // native memory (an arena's allocation) past what the process may have, whatever the heap
-      return "out of native memory: " + why + " (the process's memory limit, ulimit -v or a container's, or the"
-          + " machine's memory: free some or raise the limit)";
+      return "out of native memory: " + why + " (the process's address space, ulimit -v, or the machine's memory"
+          + " with overcommit off: raise the limit or free memory)";
     }
     if (why.contains("unable to create native thread")) {
-      return "out of threads: " + why + " (the process's limit, ulimit -u or a container's pids limit: raise it)";
+      return "out of threads: " + why + " (the user's process limit, ulimit -u, or a container's pids limit: raise"
+          + " it)";
     }
     return "out of memory: " + why;
   }

@@ -8,18 +8,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * message logged once is tried again by the next call that would log it.
  */
 public final class LibraryLog {
-  private static final System.Logger LOG = System.getLogger("dev.maxsim4j");
-
   private LibraryLog() {}
 
   /** Logs {@code message} at {@code level}. */
   public static void log(System.Logger.Level level, String message) {
-    deliver(LOG, level, message);
+    deliver(null, level, message);
   }
 
   /** Logs {@code message} at {@code level} unless {@code logged} says it was, and sets it once it is. */
   public static void once(AtomicBoolean logged, System.Logger.Level level, String message) {
-    once(LOG, logged, level, message);
+    once(null, logged, level, message);
   }
 
   static void once(System.Logger to, AtomicBoolean logged, System.Logger.Level level, String message) {
@@ -28,11 +26,12 @@ public final class LibraryLog {
     }
   }
 
+  /** Delivers to {@code to}, or where null to the library's logger, looked up here: a lookup can fail too. */
   static boolean deliver(System.Logger to, System.Logger.Level level, String message) {
     try {
-      to.log(level, message);
+      (to != null ? to : System.getLogger("dev.maxsim4j")).log(level, message);
       return true;
-    } catch (RuntimeException e) { // the handler's problem, not the caller's: scoring goes on
+    } catch (RuntimeException | Error e) { // the logging's problem, not the caller's: scoring goes on
       return false;
     }
   }

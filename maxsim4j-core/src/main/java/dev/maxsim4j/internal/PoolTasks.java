@@ -28,6 +28,11 @@ public final class PoolTasks {
    * suppressed in it).
    */
   public static void forEach(int n, IntConsumer task) {
+    forEach(n, Integer.MAX_VALUE, task);
+  }
+
+  /** As {@link #forEach(int, IntConsumer)} on at most {@code threads} threads, the caller's among them. */
+  public static void forEach(int n, int threads, IntConsumer task) {
     AtomicInteger next = new AtomicInteger();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Runnable strand = () -> {
@@ -43,7 +48,7 @@ public final class PoolTasks {
       }
     };
     ForkJoinPool pool = ForkJoinTask.inForkJoinPool() ? ForkJoinTask.getPool() : ForkJoinPool.commonPool();
-    int helpers = Math.max(0, Math.min(n, parallelism()) - 1);
+    int helpers = Math.max(0, Math.min(Math.min(n, threads), parallelism()) - 1);
     ForkJoinTask<?>[] started = new ForkJoinTask<?>[helpers];
     int made = 0;
     try {

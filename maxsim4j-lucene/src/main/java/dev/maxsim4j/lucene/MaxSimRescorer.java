@@ -3,17 +3,14 @@ package dev.maxsim4j.lucene;
 import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.internal.PoolTasks;
 import java.io.IOException;
-import java.util.ArrayList;
+import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DocValuesType;
 import org.apache.lucene.index.FieldInfo;
@@ -262,45 +259,23 @@ public final class MaxSimRescorer extends Rescorer {
   }
 
   /**
-   * Blocks {@code [0, blocks)} of {@code block} hits on at most {@code maxSim.threads()} strands: the caller's and
-   * the common pool's. A failure stops the blocks not yet begun and is thrown once every strand has ended, so that
-   * nothing reads the searcher or scores with the {@code MaxSim} after this returns (the caller may close them).
+   * Blocks {@code [0, blocks)} of {@code block} hits on at most {@code maxSim.threads()} threads, the caller's among
+   * them ({@link PoolTasks}): a failure stops the blocks not yet begun and is thrown once every block under way has
+   * ended, so that nothing reads the searcher or scores with the {@code MaxSim} after this returns (the caller may
+   * close them).
    */
   private void rescoreInStrands(List<LeafReaderContext> leaves, ScoreDoc[] hits, int block, int blocks)
       throws IOException {
-    AtomicInteger next = new AtomicInteger();
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Runnable strand = () -> {
-      try {
-        for (int b; failure.get() == null && (b = next.getAndIncrement()) < blocks; ) {
-          rescoreBlock(leaves, hits, b * block, Math.min(hits.length, (b + 1) * block));
-        }
-      } catch (IOException | RuntimeException | Error e) {
-        Throwable first = failure.compareAndExchange(null, e);
-        if (first != null && first != e) {
-          first.addSuppressed(e);
-        }
-      }
-    };
-    int helpers = Math.min(blocks, maxSim.threads()) - 1;
-    List<ForkJoinTask<?>> started = new ArrayList<>();
     try {
-      for (int h = 0; h < helpers; h++) {
-        started.add(ForkJoinPool.commonPool().submit(strand));
-      }
-    } catch (RuntimeException | Error e) { // fewer helpers: the caller's strand takes their blocks
-    }
-    strand.run();
-    for (ForkJoinTask<?> h : started) {
-      h.join(); // a strand catches what its blocks throw: this returns once it has ended
-    }
-    Throwable f = failure.get();
-    if (f instanceof IOException e) {
-      throw e;
-    } else if (f instanceof RuntimeException e) {
-      throw e;
-    } else if (f instanceof Error e) {
-      throw e;
+      PoolTasks.forEach(blocks, maxSim.threads(), b -> {
+        try {
+          rescoreBlock(leaves, hits, b * block, Math.min(hits.length, (b + 1) * block));
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
     }
   }
 

@@ -73,7 +73,8 @@ class RescorerFailureTest {
         int atReturn = reads.get();
         assertTrue(atReturn < DOCS, "the blocks not begun are skipped: " + atReturn + " reads");
         Thread.sleep(100);
-        assertEquals(atReturn, reads.get(), "doc values read after rescore " + (interrupt ? "was interrupted" : "threw"));
+        assertEquals(atReturn, reads.get(),
+            "doc values read after rescore " + (interrupt ? "was interrupted" : "threw"));
       }
     }
   }

@@ -73,8 +73,8 @@ public final class MappedFiles {
         throw e;
       }
       FileSystemException why = new FileSystemException(file.toString(), null, "cannot map its " + size
-          + " bytes: out of address space or mappings (ulimit -v, a container's memory limit, or vm.max_map_count):"
-          + " raise the limit, or split the file into shards");
+          + " bytes: out of address space or mappings (ulimit -v, or vm.max_map_count): raise the limit, or split"
+          + " the file into shards");
       why.initCause(e);
       throw why;
     }

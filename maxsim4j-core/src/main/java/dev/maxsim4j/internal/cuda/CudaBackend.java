@@ -457,8 +457,10 @@ public final class CudaBackend implements Backend {
   /** Frees pinned memory from {@link DeviceAccess#allocatePinned}; runs under the lock, before the device closes. */
   private void freePinned(MemorySegment allocation) {
     device.makeCurrent();
-    device.synchronizeAll(); // a copy queued from or into it may still be running
-    Driver.freeHost(allocation);
+    Releases releases = new Releases(); // freed even where the wait fails (a sticky error: nothing runs any more)
+    releases.run(device::synchronizeAll); // a copy queued from or into it may still be running
+    releases.run(() -> Driver.freeHost(allocation));
+    releases.throwIfFailed();
   }
 
   /** The backward on the GPU: the argmax and dScores go up, dQ and dD (fp32) come back. */

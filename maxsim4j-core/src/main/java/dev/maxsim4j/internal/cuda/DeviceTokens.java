@@ -16,6 +16,10 @@ import java.util.function.LongFunction;
  */
 record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
     long rowLength, long validCount, long mask, long scales, DeviceTokens halfOperands) {
+  /** The largest batch staged whole. */
+  static final long WHOLE_STAGING_BYTES = 256L << 20;
+  /** The pinned memory a batch copied in pieces goes through: large enough that each copy runs at full speed. */
+  static final long PIECE_BYTES = 64L << 20;
 
   /** Tokens with no fp16 copy. */
   DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTokens, long data, long rowStart,
@@ -77,17 +81,9 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     return bytes > WHOLE_STAGING_BYTES;
   }
 
-  /** The largest batch staged whole. */
-  static final long WHOLE_STAGING_BYTES = 256L << 20;
-  /** The pinned memory a batch copied in pieces goes through: large enough that each copy runs at full speed. */
-  static final long PIECE_BYTES = 64L << 20;
-
   /**
-   * Copies {@code t} into {@code device} (laid out as {@link #uploadAsync} lays it out, the fp16 copy where
-   * {@code halfCopy} asks for one) {@code pieceBytes} at a time through the pinned memory {@code pinnedFor} gives,
-   * each piece on the device before the next is written there, and returns once all are: on {@code stream}, whose
-   * queued work must not be reading that pinned memory. The row arrays, mask and scales are laid out first in native
-   * memory freed on return.
+   * Copies {@code t} into {@code device} as {@link #uploadAsync} lays it out, {@code pieceBytes} at a time through the
+   * pinned memory {@code pinnedFor} gives (which no work queued on {@code stream} may be reading), and waits for it.
    */
   static DeviceTokens uploadInPieces(Tokens t, long device, boolean halfCopy, LongFunction<MemorySegment> pinnedFor,
       Driver.Stream stream, long pieceBytes) {
@@ -95,7 +91,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
     long metadataBytes = bytesFor(t, halfCopy) - region;
     MemorySegment staging = pinnedFor.apply(Math.min(pieceBytes, Math.max(dataBytes(t), metadataBytes)));
     copyInPieces(dataOf(t), device, dataBytes(t), staging, pieceBytes, stream);
-    try (Arena arena = Arena.ofConfined()) {
+    try (Arena arena = Arena.ofConfined()) { // the row arrays, mask and scales, laid out here first
       MemorySegment metadata = arena.allocate(metadataBytes, 8);
       DeviceTokens tokens = stageMetadata(t, device, metadata, halfCopy);
       copyInPieces(metadata, device + region, metadataBytes, staging, pieceBytes, stream);

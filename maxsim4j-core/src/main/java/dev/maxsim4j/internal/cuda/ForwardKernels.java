@@ -73,7 +73,6 @@ final class ForwardKernels {
    */
   private static final int DOCUMENT_MAPS = 8;
 
-
   /** Threads of a block of the expansion, which takes a document at a time. */
   private static final int EXPAND_THREADS = 256;
 
@@ -199,8 +198,8 @@ final class ForwardKernels {
       if (!e.isOutOfMemory()) {
         throw e;
       }
-      LibraryLog.log(System.Logger.Level.DEBUG, "no room for " + bytes + " bytes of expanded documents; scoring them as "
-          + "stored: " + e.getMessage());
+      LibraryLog.log(System.Logger.Level.DEBUG, "no room for " + bytes + " bytes of expanded documents; scoring them"
+          + " as stored: " + e.getMessage());
       return null;
     }
     if (docs > 0) {

@@ -171,7 +171,9 @@ final class PipelinedCalls {
       };
       try {
         callbacks.execute(completion);
-      } catch (RuntimeException | Error e) { // no callbacks thread could start: completed here, not lost
+      } catch (RuntimeException | Error e) {
+        // no callbacks thread could start: completed here rather than lost, though a callback that then waits for a
+        // slot waits for this thread
         completion.run();
       }
     }
