@@ -217,9 +217,10 @@ class LargeSizeTest {
     int tokens = (int) (heap / (8 * (1 + 1 + 11)) * 5 / 4); // d + projection dim + 10 sign bits and 1 projection
     rejects(() -> encoder.encodeDocuments(TokenBatch.ofFloats(new float[tokens], 1, tokens, 1)), "longest row of "
         + tokens + " tokens, encoded in float64", "whole heap", "encode shorter rows");
-    int documents = (int) (heap / 12 / 1000);
+    // 4000 queries: each query's result row stays under half a G1 region, so the results alone fit
+    int documents = (int) (heap / 12 / 4000);
     try (MaxSim m = MaxSim.builder().backend("vector").threads(1).build()) {
-      rejects(() -> m.topK(TokenBatch.ofFloats(new float[1000], 1000, 1, 1),
+      rejects(() -> m.topK(TokenBatch.ofFloats(new float[4000], 4000, 1, 1),
           TokenBatch.ofFloats(new float[documents], documents, 1, 1), Integer.MAX_VALUE),
           "topK's entries held at once", "whole heap", "ask for a smaller k");
     }

@@ -142,12 +142,12 @@ public final class HeapLimit {
     try {
       long elements = Math.multiplyExact(Math.multiplyExact(rows, columns), (long) elementBytes);
       if (arrays == 0) {
-        return HeapRegions.footprint(elements);
+        return elements; // one array: the region it may round up to is within the room kept around it
       }
       // each row's arrays as the collector lays them out (large ones in whole regions), header and reference included
       long perArray = HeapRegions.footprint(Math.multiplyExact(columns, (long) elementBytes) / arrays + ARRAY_OVERHEAD);
       long inRows = Math.multiplyExact(Math.multiplyExact(rows, (long) arrays), perArray);
-      return Math.addExact(inRows, flatCopy ? HeapRegions.footprint(elements) : 0);
+      return Math.addExact(inRows, flatCopy ? elements : 0);
     } catch (ArithmeticException e) {
       return Long.MAX_VALUE; // past any heap
     }
