@@ -110,7 +110,9 @@ public final class CpuBackend implements Backend {
         scoreInQueryGroups(problem, out, kernel.fixedFor(q, d));
         return out;
       }
-      requireWorkingMemory(kernel, q, d, running, kept, SCORE_FEWER);
+      // one query (a call's, or the last group's) cannot be fewer: its tokens are what is too many
+      requireWorkingMemory(kernel, q, d, running, kept, q.rows > 1 ? SCORE_FEWER
+          : "score a shorter query (split its tokens over several rows)");
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(out.length, grain, (from, to) -> {
         PairKernel.Worker w = workers.take();

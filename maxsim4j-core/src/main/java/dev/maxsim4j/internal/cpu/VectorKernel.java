@@ -103,7 +103,7 @@ final class VectorKernel implements PairKernel {
 
   @Override
   public PairKernel fixedFor(Tokens queries, Tokens documents) {
-    return new VectorKernel(path(queries, documents));
+    return fixed != null ? this : new VectorKernel(path(queries, documents)); // a group of a group keeps the call's
   }
 
   /** The arithmetic that serves a call: {@link #fixed}, or as chosen for its queries and documents. */
