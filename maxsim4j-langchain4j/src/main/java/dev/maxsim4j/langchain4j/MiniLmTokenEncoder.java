@@ -8,6 +8,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import dev.maxsim4j.TokenBatch;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -171,9 +172,10 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           + " for org.slf4j)", e);
     }
     String tmp = System.getProperty("java.io.tmpdir", "");
-    // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart)
+    // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart); a
+    // string, so that a home this locale cannot name (non-ASCII under the C locale) is named, not a failure of its own
     String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
-        System.getProperty("DJL_CACHE_DIR", Path.of(System.getProperty("user.home", ""), ".djl.ai").toString())));
+        System.getProperty("DJL_CACHE_DIR", System.getProperty("user.home", "") + File.separator + ".djl.ai")));
     List<String> unwritable = new ArrayList<>();
     // ONNX Runtime makes its folder in java.io.tmpdir, which must be there already (DJL makes its cache)
     if (!isFolder(tmp) || !writable(tmp)) {

@@ -138,13 +138,20 @@ final class OnnxNatives {
     return o == null || a == null ? null : o + "-" + a;
   }
 
-  /** XDG_CACHE_HOME where it is an absolute path (as the XDG rules have it), else ~/.cache; null without a home. */
+  /**
+   * XDG_CACHE_HOME where it is an absolute path (as the XDG rules have it), else ~/.cache; null without a home, or
+   * where the folder's name is not one this locale's encoding can hold (a non-ASCII home under the C locale).
+   */
   private static Path cacheRoot() {
-    String xdg = System.getenv("XDG_CACHE_HOME");
-    if (xdg != null && !xdg.isEmpty() && Path.of(xdg).isAbsolute()) {
-      return Path.of(xdg);
+    try {
+      String xdg = System.getenv("XDG_CACHE_HOME");
+      if (xdg != null && !xdg.isEmpty() && Path.of(xdg).isAbsolute()) {
+        return Path.of(xdg);
+      }
+      Path home = Path.of(System.getProperty("user.home", ""));
+      return home.isAbsolute() ? home.resolve(".cache") : null;
+    } catch (InvalidPathException e) {
+      return null;
     }
-    Path home = Path.of(System.getProperty("user.home", ""));
-    return home.isAbsolute() ? home.resolve(".cache") : null;
   }
 }
