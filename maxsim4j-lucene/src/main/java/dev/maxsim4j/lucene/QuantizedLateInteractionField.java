@@ -5,6 +5,7 @@ import dev.maxsim4j.TokenBatch;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.Locale;
 import org.apache.lucene.document.BinaryDocValuesField;
 import org.apache.lucene.util.BytesRef;
 
@@ -130,8 +131,8 @@ public final class QuantizedLateInteractionField extends BinaryDocValuesField {
       for (int i = 0; i < data.length; i++) {
         // a NaN code would score NaN against every query, ranking its document first
         if ((out[HEADER + i] & 0x7f) == 0x7f) {
-          throw new IllegalArgumentException(String.format("data[%d] = 0x%02x, an e4m3 NaN code (token %d, dimension"
-              + " %d); expected finite values", i, out[HEADER + i] & 0xff, i / d, i % d));
+          throw new IllegalArgumentException(String.format(Locale.ROOT, "data[%d] = 0x%02x, an e4m3 NaN code (token"
+              + " %d, dimension %d); expected finite values", i, out[HEADER + i] & 0xff, i / d, i % d));
         }
       }
     }

@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.Locale;
 import org.apache.lucene.util.BytesRef;
 
 /**
@@ -72,8 +73,8 @@ final class QuantizedTokenBytes implements StoredTokens {
     if (type == DType.FLOAT8_E4M3) { // a NaN code, which encode refuses, would rank its document first
       int nan = firstNanCode(data, start * tokenBytes, bytes);
       if (nan >= 0) {
-        throw new IllegalArgumentException(String.format("%s: token %d, dimension %d holds 0x%02x, an e4m3 NaN"
-            + " code; expected finite values", what, nan / tokenBytes, nan % tokenBytes,
+        throw new IllegalArgumentException(String.format(Locale.ROOT, "%s: token %d, dimension %d holds 0x%02x, an"
+            + " e4m3 NaN code; expected finite values", what, nan / tokenBytes, nan % tokenBytes,
             data[start * tokenBytes + nan] & 0xff));
       }
     }

@@ -1,10 +1,7 @@
 package dev.maxsim4j.spark;
 
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.RowOrdering;
@@ -140,13 +137,9 @@ public record EmbeddingTable(Dataset<Row> data, String id, String tokens, String
    * plan that names an ambiguous one.
    */
   static void requireDistinct(Dataset<Row> data, String what) {
-    boolean byCase = byCase(data);
-    Map<String, String> first = new HashMap<>();
+    // by Spark's own comparison (equalsIgnoreCase), which lower-cased keys miss for "tıtle" and "TITLE"
     for (String column : data.columns()) {
-      String seen = first.putIfAbsent(byCase ? column : column.toLowerCase(Locale.ROOT), column);
-      if (seen != null) {
-        requireOne(data, seen, what);
-      }
+      requireOne(data, column, what);
     }
   }
 

@@ -97,6 +97,13 @@ class HostileColumnNamesTest extends WithLocalSpark {
     assertEquals("rows has 2 columns named 'query_id' [query_id, Query_Id] (Spark ignores case in names); expected"
         + " one: rename or drop the others", assertThrows(IllegalArgumentException.class,
         () -> SparkMaxSim.scoreCandidates(rows, plain(QUERIES), plain(CORPUS))).getMessage());
+    // Spark compares names by equalsIgnoreCase, which takes the dotless \u0131 for I (lower-cased keys did not)
+    Dataset<Row> dotless = spark.createDataFrame(List.of(RowFactory.create("q0", "d1", "a", "b")), new StructType()
+        .add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType)
+        .add("t\u0131tle", DataTypes.StringType).add("TITLE", DataTypes.StringType));
+    assertEquals("pairs has 2 columns named 't\u0131tle' [t\u0131tle, TITLE] (Spark ignores case in names); expected"
+        + " one: rename or drop the others", assertThrows(IllegalArgumentException.class,
+        () -> SparkMaxSim.scorePairs(dotless, plain(QUERIES), plain(CORPUS))).getMessage());
     // any column of the same name twice, as a join leaves: the scorers carry every input column through
     Dataset<Row> twice = spark.createDataFrame(List.of(RowFactory.create("q0", "d1", 1, 2)), new StructType()
         .add("query_id", DataTypes.StringType).add("doc_id", DataTypes.StringType).add("x", DataTypes.IntegerType)

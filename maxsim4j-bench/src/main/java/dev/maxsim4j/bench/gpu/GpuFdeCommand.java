@@ -15,6 +15,7 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -62,8 +63,8 @@ public final class GpuFdeCommand {
     GpuScaleCommand.oneDevice(0);
     TokenBatch docs = batch(seed, dtype, documents, length, dim);
     TokenBatch qs = batch(seed + 1, dtype, queries, queryLength, dim);
-    out.printf("%-10s %-9s %6s %5s %8s %13s %13s %9s %6s%n", "fde", "side", "rows", "L", "dim", "cpu rows/s",
-        "gpu rows/s", "speed-up", "equal");
+    out.printf(Locale.ROOT, "%-10s %-9s %6s %5s %8s %13s %13s %9s %6s%n", "fde", "side", "rows", "L", "dim",
+        "cpu rows/s", "gpu rows/s", "speed-up", "equal");
     try (MaxSim gpu = MaxSim.builder().backend("cuda").build()) {
       for (Named e : encoders) {
         row(out, e, "documents", docs, length, Math.min(cpuRows, documents), repeat, gpu, dtype, seed);
@@ -95,8 +96,8 @@ public final class GpuFdeCommand {
     }
     double cpuRate = cpuRows / cpuSeconds;
     double gpuRate = batch.size() / (gpuMillis / 1e3);
-    out.printf("%-10s %-9s %6d %5d %8d %13.0f %13.0f %8.0fx %6s%n", named.spec(), side, batch.size(), length, batch.dim(),
-        cpuRate, gpuRate, gpuRate / cpuRate, equal ? "yes" : "NO");
+    out.printf(Locale.ROOT, "%-10s %-9s %6d %5d %8d %13.0f %13.0f %8.0fx %6s%n", named.spec(), side, batch.size(),
+        length, batch.dim(), cpuRate, gpuRate, gpuRate / cpuRate, equal ? "yes" : "NO");
   }
 
   /** Rows of random unit tokens: the first rows of a larger batch of the same seed are this batch. */

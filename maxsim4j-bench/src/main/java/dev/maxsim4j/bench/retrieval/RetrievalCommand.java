@@ -19,6 +19,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -124,7 +125,8 @@ public final class RetrievalCommand {
       }
       String text = KnownItems.pinText(items);
       AtomicOutput.writeString("--prepare", AtomicOutput.target("--prepare", a.get("--prepare")), inputs, text);
-      out.printf("%s (set %s) written to %s%n", Counts.of(items.size(), "package"), hash(text), a.get("--prepare"));
+      out.printf(Locale.ROOT, "%s (set %s) written to %s%n", Counts.of(items.size(), "package"), hash(text),
+          a.get("--prepare"));
       return 0;
     }
     String pinText = pinned();
@@ -142,7 +144,7 @@ public final class RetrievalCommand {
     if (a.get("--encode") != null) {
       int n = Math.min(items.size(), a.intValue("--encode", items.size(), 1));
       cache.encode(items, n, out);
-      out.printf("%s encoded in %s%n", Counts.of(n, "package"), cache.dir());
+      out.printf(Locale.ROOT, "%s encoded in %s%n", Counts.of(n, "package"), cache.dir());
       return 0;
     }
     return KnownItemEvaluation.run(a, items, cache, out);
