@@ -178,16 +178,12 @@ public final class EncodeCommand {
   static final long FILES_LIMIT = 90_000_000L;
 
   /**
-   * {@link #FILES}: the rows' paths as a JSON array, or none where its header bytes would pass {@code limit}, said in
-   * a warning of its own (the reading's warnings may have filled the lines shown).
-   */
-  /**
-   * {@code file}'s path under {@code in} for the row-to-file map, or null (its row no token, with a warning) where the
-   * name is not valid in the file system's encoding: its string holds U+FFFD and names no file, maybe another's.
+   * {@code file}'s path under {@code in} for the row-to-file map ({@link TextFiles#key}: the same in every locale), or
+   * null (its row no token, with a warning) where it has none.
    */
   private static String mapped(Path in, Path file, Warnings warnings) {
-    String rel = in.relativize(file).toString();
-    if (TextFiles.roundTrips(in, rel, file)) {
+    String rel = TextFiles.key(in, file);
+    if (rel != null) {
       return rel;
     }
     warnings.warn(TextFiles.shown(file) + ": " + TextFiles.NAME_NOT_ENCODED + "; " + TextFiles.NO_TOKEN
@@ -195,6 +191,10 @@ public final class EncodeCommand {
     return null;
   }
 
+  /**
+   * {@link #FILES}: the rows' paths as a JSON array, or none where its header bytes would pass {@code limit}, said in
+   * a warning of its own (the reading's warnings may have filled the lines shown).
+   */
   static Map<String, String> filesOfRows(List<String> rowFiles, long limit, PrintStream err) {
     StringBuilder json = new StringBuilder("[");
     for (String f : rowFiles) {

@@ -111,7 +111,7 @@ public final class SearchCommand {
           } else {
             out.println(summary + "; " + stages);
           }
-          print(out, folder, r, k);
+          print(out, index, r, k);
           if (i > 0) {
             sums[0] += r.encode();
             sums[1] += r.candidates();
@@ -229,12 +229,12 @@ public final class SearchCommand {
         r.scored(), Counts.of(lucene.passages(), "passage"), lucene.encodingDimension(), r.score() / 1e6);
   }
 
-  private static void print(PrintStream out, Path folder, Ranked r, int k) {
+  private static void print(PrintStream out, TextIndex index, Ranked r, int k) {
     out.printf(Locale.ROOT, "%4s  %6s  %s%n", "rank", "score", "file:line  passage");
     for (int i = 0; i < Math.min(k, r.best().size()); i++) {
       Best b = r.best().get(i);
       out.printf(Locale.ROOT, "%4d  %6.3f  %s:%d  %s%n", i + 1, b.score() / r.queryTokens(),
-          Names.escape(b.path()), b.line(), passageText(folder.resolve(b.path()), b.passage()));
+          Names.escape(b.path()), b.line(), passageText(index.fileOf(b.path()), b.passage()));
     }
   }
 

@@ -391,16 +391,48 @@ public final class TextFiles {
     }
   }
 
-  /** Why a file whose name does not {@link #roundTrips} is skipped. */
+  /** Why a file that has no {@link #key} is skipped. */
   static final String NAME_NOT_ENCODED = "its name is not valid in the file system's encoding ("
       + System.getProperty("sun.jnu.encoding") + "); rename it or set a UTF-8 locale";
+
+  /**
+   * {@code file}'s name under {@code folder} as indexes and maps of files keep it: its bytes read as UTF-8, whatever
+   * this locale's encoding (a run under the C locale, where a non-ASCII name reads as U+FFFD, finds the entry a UTF-8
+   * run made), else, for bytes that are not UTF-8, the name as this locale reads it where that names the file again;
+   * null where neither does. The bytes come from the path's URI, which holds them as they are.
+   */
+  static String key(Path folder, Path file) {
+    String base = folder.toUri().getRawPath();
+    String raw = file.toUri().getRawPath();
+    if (!base.endsWith("/")) {
+      base += "/";
+    }
+    if (raw.endsWith("/")) { // a folder's URI ends with one
+      raw = raw.substring(0, raw.length() - 1);
+    }
+    if (raw.startsWith(base)) {
+      ByteBuffer bytes = ByteBuffer.allocate(raw.length() - base.length());
+      for (int i = base.length(); i < raw.length(); i++) {
+        char c = raw.charAt(i);
+        bytes.put(c == '%' ? (byte) Integer.parseInt(raw, i + 1, (i += 2) + 1, 16) : (byte) c);
+      }
+      try {
+        return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT).decode(bytes.flip()).toString();
+      } catch (CharacterCodingException e) {
+        // not UTF-8: named as this locale reads it, below
+      }
+    }
+    String rel = folder.relativize(file).toString();
+    return roundTrips(folder, rel, file) ? rel : null;
+  }
 
   /**
    * Whether {@code file} is found again from its name under {@code folder} as a string ({@code rel}): not so for bytes
    * invalid in the file system's encoding, whose string holds U+FFFD and names no file (two such names may even read
    * alike).
    */
-  static boolean roundTrips(Path folder, String rel, Path file) {
+  private static boolean roundTrips(Path folder, String rel, Path file) {
     try {
       return folder.resolve(rel).equals(file);
     } catch (InvalidPathException e) {

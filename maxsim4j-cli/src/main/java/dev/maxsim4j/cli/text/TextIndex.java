@@ -72,11 +72,15 @@ public final class TextIndex {
   private final int encoded;
   private final int skipped;
   private final long bytes;
+  /** Each entry's file as listed by this run, by the entry's path (its {@link TextFiles#key}). */
+  private final Map<String, Path> files;
   /** Each file's first row and passage count by path, made when first asked for. */
   private Map<String, int[]> firstRows;
 
-  private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped, long bytes) {
+  private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped, long bytes,
+      Map<String, Path> files) {
     this.entries = entries;
+    this.files = files;
     this.rows = rows;
     this.encoded = encoded;
     this.skipped = skipped;
@@ -93,6 +97,11 @@ public final class TextIndex {
 
   public List<Entry> entries() {
     return entries;
+  }
+
+  /** The file of the entry {@code path}, as listed by this run (its name as a string may name no file here). */
+  public Path fileOf(String path) {
+    return files.get(path);
   }
 
   /** One packed row per passage, the files' passages in order, in the index's store type. */
@@ -196,6 +205,7 @@ public final class TextIndex {
     }
 
     List<Entry> entries = new ArrayList<>();
+    Map<String, Path> listed = new HashMap<>();
     List<Integer> freshEntries = new ArrayList<>();
     List<String> texts = new ArrayList<>();
     List<Passages.Passage> fresh = new ArrayList<>();
@@ -203,10 +213,18 @@ public final class TextIndex {
     Progress reading = new Progress(err, "reading " + Counts.of(files.size(), "file"));
     for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
       Path f = files.get(i);
-      String rel = folder.relativize(f).toString();
+      String rel = TextFiles.key(folder, f);
       String shown = TextFiles.shown(f);
-      if (!TextFiles.roundTrips(folder, rel, f)) {
+      if (rel == null) {
         warnings.warn("skipped " + shown + ": " + TextFiles.NAME_NOT_ENCODED);
+        skipped++;
+        continue;
+      }
+      // a name that is not UTF-8, read in this locale, may read as another file's UTF-8 name
+      Path namesake = listed.putIfAbsent(rel, f);
+      if (namesake != null) {
+        warnings.warn("skipped " + shown + ": its name reads as that of " + TextFiles.shown(namesake) + " (one of them"
+            + " is not UTF-8); rename it");
         skipped++;
         continue;
       }
@@ -323,7 +341,7 @@ public final class TextIndex {
           cannotSave(dir, e, mustSave, warnings);
         }
       }
-      return new TextIndex(list, new PackedRows(tokens, offsets), freshEntries.size(), skipped, bytes);
+      return new TextIndex(list, new PackedRows(tokens, offsets), freshEntries.size(), skipped, bytes, listed);
     } catch (RuntimeException | Error e) {
       deleteQuietly(tmp); // a failed run leaves no temporary file behind
       throw e;
