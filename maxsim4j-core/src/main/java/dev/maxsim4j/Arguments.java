@@ -4,7 +4,7 @@ import dev.maxsim4j.internal.HeapLimit;
 
 /**
  * Checks of public arguments: each failure is an {@link IllegalArgumentException} that names the argument,
- * what it was and what was expected.
+ * what it was and what was expected (for a null argument, that it is null: none is expected to be).
  */
 final class Arguments {
   /** The longest Java array the JVM reliably allocates (a few header words below 2^31-1). */

@@ -32,8 +32,8 @@ import java.util.function.LongSupplier;
  * <p>Contract, identical on every backend: dot products of the vectors as given (no normalisation; see
  * {@link TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves
  * the max; a document with no valid token scores {@code -1e9} ({@link #EMPTY_DOCUMENT_SCORE}); a query with no
- * valid token scores 0 against any non-empty document; NaN in a valid token makes the score NaN, always
- * {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s, a NaN gradient {@link Float#NaN}'s); a score that
+ * valid token scores 0 against any non-empty document; otherwise NaN in a valid token makes the score NaN (an empty
+ * side's rule comes first, whatever NaN the other side holds), always {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s, a NaN gradient {@link Float#NaN}'s); a score that
  * rounds to zero is +0; scores are fp32; in the backward the gradient of a max flows to one document token, the
  * lowest slot among ties.
  *

@@ -2,6 +2,7 @@ package dev.maxsim4j;
 
 import dev.maxsim4j.internal.Residency;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A document batch kept ready by one {@link MaxSim} (on a GPU: in device memory) for repeated scoring.
@@ -13,7 +14,8 @@ public final class ResidentBatch implements AutoCloseable {
   private final MaxSim owner;
   private final TokenBatch batch;
   private final Residency handle;
-  private volatile boolean closed;
+  /** Set once: two threads closing at once release the handle once. */
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   ResidentBatch(MaxSim owner, TokenBatch batch, Residency handle) {
     this.owner = owner;
@@ -28,7 +30,7 @@ public final class ResidentBatch implements AutoCloseable {
 
   TokenBatch batchFor(MaxSim user) {
     Objects.requireNonNull(user);
-    if (closed) {
+    if (closed.get()) {
       throw new IllegalStateException("this ResidentBatch is closed");
     }
     if (user != owner) {
@@ -43,15 +45,13 @@ public final class ResidentBatch implements AutoCloseable {
    */
   @Override
   public String toString() {
-    return "ResidentBatch[" + batch + (closed || owner.isClosed() ? ", closed" : "") + "]";
+    return "ResidentBatch[" + batch + (closed.get() || owner.isClosed() ? ", closed" : "") + "]";
   }
 
   @Override
   public void close() {
-    if (closed) {
-      return;
+    if (closed.compareAndSet(false, true)) {
+      handle.close();
     }
-    closed = true;
-    handle.close();
   }
 }

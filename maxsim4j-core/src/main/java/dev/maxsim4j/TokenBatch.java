@@ -311,8 +311,9 @@ public final class TokenBatch {
   }
 
   /**
-   * An fp32 copy of this batch with every valid token scaled to unit L2 norm (zero vectors stay zero; a token
-   * holding NaN is left as it is, and one holding an infinity becomes NaN there and 0 elsewhere: either scores NaN).
+   * An fp32 copy of this batch with every stored token scaled to unit L2 norm, masked and padding ones too (zero
+   * vectors stay zero; a token holding NaN is left as it is, with any infinity it holds, and one holding an infinity
+   * but no NaN becomes NaN there and 0 elsewhere: either scores NaN where it is valid).
    * Quantized tokens are normalised from their exact values {@code scale x q}, finite even where their fp32 copy
    * ({@link #toFloatArray}) is not. Scoring never normalises on its own; this is the explicit opt-in.
    */
@@ -451,14 +452,20 @@ public final class TokenBatch {
   /**
    * Whether slot {@code t} of row {@code row} is a valid token: false for a masked slot and for any {@code t} outside
    * the row ({@code t < 0} or past its length), so that a loop over {@link #maxLength()} slots serves packed rows
-   * too; {@link #get} refuses such a slot.
+   * too; {@link #get} refuses a slot outside a packed row, and reads a padded row's slots up to L, padding included.
    */
   public boolean isValid(int row, int t) {
     Arguments.index(row, tokens.rows, "row");
     return t >= 0 && tokens.isValid(row, t);
   }
 
-  /** Element {@code k} of slot {@code t} of row {@code row}, as fp32 (dequantized for the quantized types). */
+  /**
+   * Element {@code k} of slot {@code t} of row {@code row}, as fp32 (dequantized for the quantized types): {@code t}
+   * below the row's length for packed rows, below L for padded ones (the padding as stored, as {@link #toFloatArray}
+   * has it).
+   *
+   * @throws IllegalArgumentException where {@code row}, {@code t} or {@code k} is out of those bounds
+   */
   public float get(int row, int t, int k) {
     Arguments.index(row, tokens.rows, "row");
     Arguments.index(t, tokens.isPacked() ? tokens.rowLength[row] : tokens.paddedLength, "t");
@@ -518,7 +525,11 @@ public final class TokenBatch {
     return out;
   }
 
-  /** Offsets {@code [N+1]} of a packed batch. */
+  /**
+   * Offsets {@code [N+1]} of a packed batch, a copy.
+   *
+   * @throws IllegalStateException for a padded batch, which has none
+   */
   public int[] offsets() {
     if (!tokens.isPacked()) {
       throw new IllegalStateException("offsets() is for packed batches; this one is padded [N, L, d]");

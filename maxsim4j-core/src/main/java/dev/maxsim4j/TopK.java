@@ -9,7 +9,9 @@ import java.util.PriorityQueue;
 /**
  * The best {@code k} documents of each query: {@code scores[i][r]} and {@code indices[i][r]} at rank
  * {@code r} (0 is best). Higher scores first; equal scores by the lower document index; a NaN score ranks
- * above every number so that a corrupt document is seen, not hidden. A query has {@code min(k, Nd)} entries.
+ * above every number so that a corrupt document is seen, not hidden. Scores compare as {@link Float#compare}
+ * does: NaN highest, and +0 above -0 (which no backend returns: a score that rounds to zero is +0, but a part given
+ * to {@link #merge} may hold one). A query has {@code min(k, Nd)} entries.
  * Two results are equal when they hold the same scores (as {@link Float#equals}) and indices. The arrays are the
  * result's own, not copies (a ranking is read far more often than it is kept): changing one changes the result, its
  * equality and its hash; a result nobody changes may be shared between threads.
@@ -224,7 +226,8 @@ public record TopK(float[][] scores, int[][] indices) {
     if (previous != null && ranksAbove(score, local, previous.score(), previous.local())) {
       throw new IllegalArgumentException("parts[" + p + "] query " + i + " ranks (" + score + ", document " + local
           + ") after (" + previous.score() + ", document " + previous.local() + "); expected a top-k: higher"
-          + " scores first, equal scores by the lower document, each document once");
+          + " scores first (as Float.compare orders them: NaN highest, +0 above -0), equal scores by the lower"
+          + " document, each document once");
     }
     return new Entry(p, rank, score, local, (long) first[p] + local);
   }

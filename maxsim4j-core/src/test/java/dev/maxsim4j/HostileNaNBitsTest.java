@@ -45,6 +45,28 @@ class HostileNaNBitsTest {
   }
 
   /**
+   * An empty side's rule comes before NaN's, as the contract states: NaN in a query against a document of no valid
+   * token scores -1e9, and a query of no valid token against a document holding NaN scores +0, on every call.
+   */
+  @Test
+  void anEmptySidesRuleComesBeforeNaN() {
+    TokenBatch nanQuery = TokenBatch.ofFloats(new float[] {Float.NaN, 1f}, 1, 1, 2);
+    TokenBatch emptyQuery = nanQuery.withMask(new boolean[] {false});
+    TokenBatch nanDoc = TokenBatch.ofFloats(new float[] {1f, Float.NaN}, 1, 1, 2);
+    TokenBatch emptyDoc = TokenBatch.ofFloats(new float[] {1f, 1f}, 1, 1, 2).withMask(new boolean[] {false});
+    for (String backend : new String[] {"reference", "scalar", "vector"}) {
+      try (MaxSim m = MaxSim.builder().backend(backend).threads(2).build()) {
+        assertEquals(MaxSim.EMPTY_DOCUMENT_SCORE, m.scores(nanQuery, emptyDoc)[0][0], backend);
+        assertEquals(MaxSim.EMPTY_DOCUMENT_SCORE, m.pairwise(nanQuery, emptyDoc)[0], backend);
+        assertEquals(MaxSim.EMPTY_DOCUMENT_SCORE, m.topK(nanQuery, emptyDoc, 1).scores()[0][0], backend);
+        assertEquals(0, Float.floatToRawIntBits(m.scores(emptyQuery, nanDoc)[0][0]), backend);
+        assertEquals(0, Float.floatToRawIntBits(m.pairwise(emptyQuery, nanDoc)[0]), backend);
+        assertEquals(0, Float.floatToRawIntBits(m.topK(emptyQuery, nanDoc, 1).scores()[0][0]), backend);
+      }
+    }
+  }
+
+  /**
    * Gradients, fixed dimensional encodings and projections hold Float.NaN's bits too: a query token holding one
    * NaN payload and a document token another once gave the same loss step's query gradient either payload, as the
    * JIT ordered the sums (about 1 call in 2 after compilation), and a backward's bits differed from run to run.

@@ -119,7 +119,8 @@ class TopKMergeTest {
     assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{1f, Float.NaN}}, new int[][] {{0, 1}})),
         new int[] {0}), "ranks (NaN, document 1)");
     assertMessage(() -> TopK.merge(2, List.of(new TopK(new float[][] {{-0f, 0f}}, new int[][] {{0, 1}})),
-        new int[] {0}), "ranks (0.0, document 1) after (-0.0, document 0)");
+        new int[] {0}), "ranks (0.0, document 1) after (-0.0, document 0); expected a top-k: higher scores first (as"
+        + " Float.compare orders them: NaN highest, +0 above -0)");
   }
 
   private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
