@@ -5,7 +5,8 @@
 # tokenizer, LangChain4j), the Spark module (not built for the stage: Spark's own jars are over 100 MB) and the
 # streaming kernel's A/B fatbin (the forced names stream_n1, stream_n2, stream_r6 need it: stage it by hand for
 # that A/B). The thin bench jar stays: `.gpu-host/java.sh dev.maxsim4j.bench.Main gpu ...`
-# runs the GPU benches there. A failing step says which one it was.
+# runs the GPU benches there; `.gpu-host/parts.sh SECONDS "CLASSES" ...` runs the GPU suite in parts
+# (scripts/gpu-test-parts.sh). A failing step says which one it was.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 step="start"
@@ -46,6 +47,9 @@ rm -f lib/maxsim4j-spark-*.jar lib/test-classes/maxsim4j-core/dev/maxsim4j/cuda/
 rm -rf lib/test-classes/maxsim4j-spark lib/test-classes/maxsim4j-lucene lib/test-classes/maxsim4j-langchain4j \
   lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/Text*Test*.class \
   lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/SealedInternalsTest*.class
+
+step="staging the suite-in-parts runner"
+cp "$root/scripts/gpu-test-parts.sh" parts.sh
 
 step="checking that the bench runs from the thin jar"
 if ! ./java.sh dev.maxsim4j.bench.Main cpu --shape 1,8,4,8,16 --iterations 1 > /dev/null; then
