@@ -29,13 +29,13 @@ import java.util.function.LongSupplier;
  * }
  * }</pre>
  *
- * <p>Contract, identical on every backend: dot products of the vectors as given (no normalisation; see
- * {@link TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves
- * the max; a document with no valid token scores {@code -1e9} ({@link #EMPTY_DOCUMENT_SCORE}); a query with no
- * valid token scores 0 against any non-empty document; otherwise NaN in a valid token makes the score NaN (an empty
- * side's rule comes first, whatever NaN the other side holds), always {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s, a NaN gradient {@link Float#NaN}'s); a score that
- * rounds to zero is +0; scores are fp32; in the backward the gradient of a max flows to one document token, the
- * lowest slot among ties.
+ * <p>Contract, identical on every backend: dot products of the vectors as given (no normalisation; see {@link
+ * TokenBatch#l2Normalized()}); a masked query token leaves the sum; a masked document token leaves the max; a document
+ * with no valid token scores {@code -1e9} ({@link #EMPTY_DOCUMENT_SCORE}); a query with no valid token scores 0 against
+ * any non-empty document; otherwise NaN in a valid token makes the score NaN (an empty side's rule comes first,
+ * whatever NaN the other side holds), always {@link Float#NaN}'s bits (and a NaN loss {@link Double#NaN}'s, a NaN
+ * gradient {@link Float#NaN}'s); a score that rounds to zero is +0; scores are fp32; in the backward the gradient of a
+ * max flows to one document token, the lowest slot among ties.
  *
  * <p>Ties are those of the dot products as a backend computes them: fp32 sums in the kernel's order (float64 on the
  * {@code reference} backend), so document tokens whose dot products lie within that rounding of each other (or

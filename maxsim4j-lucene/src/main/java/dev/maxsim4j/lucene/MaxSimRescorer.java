@@ -44,9 +44,9 @@ import org.apache.lucene.util.BytesRef;
  * report one value, and then rank by doc id, as in Lucene; {@link Scale#RAW} keeps the library's order); a stored
  * value of no token scores {@code Float.MIN_VALUE}, as in Lucene. With {@link Scale#RAW} a document scores {@code
  * S} itself (maxsim4j's contract: -1e9 for a value of no token). Documents without the field score 0, or keep their
- * first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene. Hits are ordered as {@link
- * dev.maxsim4j.TopK} orders them: higher scores first, equal scores by the lower doc id, and a NaN score (NaN in a
- * valid token of the query or of a float field's document, neither of them empty) above every other, so that the order is total and the
+ * first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene. Hits are ordered as {@link dev.maxsim4j.TopK}
+ * orders them: higher scores first, equal scores by the lower doc id, and a NaN score (NaN in a valid token of the
+ * query or of a float field's document, neither of them empty) above every other, so that the order is total and the
  * same on every run. A compressed field's e4m3 NaN code or non-finite scale, which its encoder never writes, is
  * refused, naming the document and the token.
  *
