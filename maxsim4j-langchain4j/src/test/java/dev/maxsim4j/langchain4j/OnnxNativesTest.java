@@ -48,17 +48,54 @@ class OnnxNativesTest {
 
   private static String run(Class<?> main, Path tmp, Path cache, String... properties)
       throws IOException, InterruptedException {
+    return run(main, tmp, cache, false, properties);
+  }
+
+  /** {@code main}'s last line in a child JVM, with {@code cLocale} under LC_ALL=C (cron jobs, containers). */
+  private static String run(Class<?> main, Path tmp, Path cache, boolean cLocale, String... properties)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
         "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp));
     command.addAll(List.of(properties));
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.environment().put("XDG_CACHE_HOME", cache.toString());
+    if (cLocale) {
+      pb.environment().keySet().removeIf(k -> k.startsWith("LC_") || k.equals("LANG"));
+      pb.environment().put("LC_ALL", "C");
+    }
     Process p = pb.start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the child JVM ended");
     assertEquals(0, p.exitValue(), out);
     return out.lines().filter(l -> !l.startsWith("WARNING")).reduce((a, b) -> b).orElse("");
+  }
+
+  /**
+   * A cache folder the C locale cannot name (non-ASCII: the JVM reads it with U+FFFD) leaves ONNX Runtime to unpack
+   * its libraries itself, as without a cache: it threw InvalidPathException, so that every text command failed.
+   */
+  @Test
+  @Timeout(300)
+  void aNonAsciiCacheFolderUnderTheCLocaleStillLoads(@TempDir Path root) throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("c\u00e4che"));
+    String out = run(LoadOrSayWhy.class, tmp, cache, true);
+    assertEquals("loaded", out);
+  }
+
+  /**
+   * A home the C locale cannot name, where the DJL tokenizer keeps its cache: loaded, or a failure that names DJL's
+   * folder; the diagnosis itself threw InvalidPathException, hiding the cause.
+   */
+  @Test
+  @Timeout(300)
+  void aNonAsciiHomeUnderTheCLocaleIsNamedNotACrashOfTheDiagnosis(@TempDir Path root) throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    Path home = Files.createDirectory(root.resolve("h\u00f6me"));
+    String out = run(LoadOrSayWhy.class, tmp, cache, true, "-Duser.home=" + home);
+    assertTrue(out.equals("loaded") || out.contains("DJL_CACHE_DIR"), out);
   }
 
   /**
