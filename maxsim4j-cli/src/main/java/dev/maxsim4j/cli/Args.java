@@ -125,17 +125,26 @@ public final class Args {
   }
 
   /**
+   * The name (of a tensor, say) given as {@code option}, or null: refused, naming the option, where this locale's
+   * encoding could not read it (U+FFFD under a locale that is not UTF-8); under UTF-8 a U+FFFD may be the name's own.
+   */
+  public String label(String option) {
+    String v = values.get(option);
+    String encoding = System.getProperty("sun.jnu.encoding", "UTF-8");
+    if (v != null && v.indexOf('\uFFFD') >= 0 && !encoding.equalsIgnoreCase("UTF-8")) {
+      throw new UsageException(command + ": " + option + " holds characters this locale's encoding (" + encoding
+          + ") cannot read (shown as U+FFFD); expected a UTF-8 locale (e.g. LC_ALL=C.UTF-8) for non-ASCII text");
+    }
+    return v;
+  }
+
+  /**
    * The text given as {@code name}, or null. Under a locale that is not UTF-8 (the C locale of many containers and
    * cron jobs) the JVM reads each byte of a non-ASCII argument it cannot decode as U+FFFD: such text is refused,
    * naming the option, rather than searched for as something the user did not type.
    */
   public String text(String name) {
-    String v = values.get(name);
-    String encoding = System.getProperty("sun.jnu.encoding", "UTF-8");
-    if (v != null && v.indexOf('\uFFFD') >= 0 && !encoding.equalsIgnoreCase("UTF-8")) {
-      throw new UsageException(command + ": " + name + " holds characters this locale's encoding (" + encoding
-          + ") cannot read (shown as U+FFFD); expected a UTF-8 locale (e.g. LC_ALL=C.UTF-8) for non-ASCII text");
-    }
+    String v = label(name);
     if (v != null && v.indexOf('\uFFFD') >= 0) {
       // the JVM reads bytes that are not UTF-8 as U+FFFD, as a file's line of them is refused where it is read
       throw new UsageException(command + ": " + name + " holds U+FFFD, which stands either for bytes that are not"

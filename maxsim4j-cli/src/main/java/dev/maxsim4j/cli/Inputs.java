@@ -123,11 +123,11 @@ final class Inputs {
       throw named(o.embeddings(), file, e);
     }
     List<String> names = safetensors ? tensors.names() : List.of();
-    if (!safetensors && a.text(o.tensor()) != null) {
+    if (!safetensors && a.label(o.tensor()) != null) {
       throw new UsageException("score: " + o.tensor() + " names a tensor, but " + path
           + " is not a .safetensors file");
     }
-    String embName = safetensors ? pick(o.embeddings(), path, a.text(o.tensor()), o.tensor(), names, EMBEDDINGS)
+    String embName = safetensors ? pick(o.embeddings(), path, a.label(o.tensor()), o.tensor(), names, EMBEDDINGS)
         : null;
     NdArray emb;
     try {
@@ -152,7 +152,7 @@ final class Inputs {
     }
 
     Path maskPath = companionFile(a, o.mask(), o.maskTensor(), path, file, safetensors);
-    String maskTensor = a.text(o.maskTensor());
+    String maskTensor = a.label(o.maskTensor());
     // the companions "mask", "scales" and "offsets" go with whichever tensor holds the embeddings: read or refused,
     // never ignored
     if (maskPath == null && safetensors && names.contains(MASK) && !MASK.equals(embName)) {
@@ -163,7 +163,7 @@ final class Inputs {
         o.maskTensor(), MASK, files, opened);
 
     Path offsetsPath = companionFile(a, o.offsets(), o.offsetsTensor(), path, file, safetensors);
-    String offsetsTensor = a.text(o.offsetsTensor());
+    String offsetsTensor = a.label(o.offsetsTensor());
     if (offsetsPath != null && emb.rank() != 2) {
       throw new UsageException("score: " + (a.get(o.offsets()) != null ? o.offsets() : o.offsetsTensor())
           + " is for packed [T, d] embeddings, but " + emb.source() + " has shape " + emb.shapeString());
@@ -248,9 +248,9 @@ final class Inputs {
       String embName, NdArray emb, DType dtype, List<Path> files, Map<Path, SafeTensorsFile> opened)
       throws IOException {
     Path scalesPath = companionFile(a, o.scales(), o.scaleTensor(), path, path, safetensors);
-    String scaleTensor = a.text(o.scaleTensor());
+    String scaleTensor = a.label(o.scaleTensor());
     if (scalesPath != null && !dtype.isQuantized()) {
-      throw new UsageException("score: " + (a.text(o.scaleTensor()) != null ? o.scaleTensor() : o.scales())
+      throw new UsageException("score: " + (a.label(o.scaleTensor()) != null ? o.scaleTensor() : o.scales())
           + " is for int8, float8_e4m3fn or packed-bit embeddings, but " + o.what() + " " + emb.source() + " holds "
           + emb.type() + "; expected quantized embeddings (I8, F8_E4M3, U8) or no scales");
     }

@@ -77,7 +77,7 @@ final class QuantizeCommand {
       throw Inputs.named("--in", in, e);
     }
     List<String> names = source.names();
-    String tensor = Inputs.pick("--in", in, a.text("--tensor"), "--tensor", names, Inputs.EMBEDDINGS);
+    String tensor = Inputs.pick("--in", in, a.label("--tensor"), "--tensor", names, Inputs.EMBEDDINGS);
     NdArray emb;
     try {
       emb = source.read(tensor);

@@ -225,6 +225,36 @@ class NonUtf8LocaleTest {
   }
 
   /**
+   * Under a Latin-1 locale a name that is not UTF-8 (byte 0xA1) reads as the UTF-8 name of another file ("\u00a1" in
+   * two bytes, 0xC2 0xA1, listed after it): the UTF-8 file keeps the name in every locale, and the other is skipped,
+   * naming why, so that runs in the two locales keep the same index (the file listed first took it). Skipped where
+   * the system cannot make a Latin-1 locale (localedef).
+   */
+  @Test
+  void aNameThatReadsAsAnothersUtf8NameLeavesTheIndexAsAUtf8RunMadeIt() throws Exception {
+    Path locales = Files.createDirectories(dir.resolve("locales"));
+    Process make = new ProcessBuilder("localedef", "-i", "fr_FR", "-f", "ISO-8859-1",
+        locales.resolve("fr_FR.ISO-8859-1").toString()).redirectErrorStream(true).start();
+    make.getInputStream().readAllBytes();
+    Assumptions.assumeTrue(make.waitFor() == 0, "localedef cannot make fr_FR.ISO-8859-1 here");
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Files.writeString(notes.resolve("a.txt"), "otters hold hands");
+    Files.writeString(notes.resolve("\u00a1hola.txt"), "bees dance");
+    // a path made from a URI holds its bytes as they are: 0xA1 alone is no UTF-8
+    Files.writeString(Path.of(java.net.URI.create(notes.toUri() + "%A1hola.txt")), "moles dig");
+    CliRun first = CliRun.of("index", "--dir", notes.toString());
+    assertTrue(first.out().contains("(2 encoded, 0 reused, 1 skipped"), first.out());
+    List<String> lines = inTheLocale(Map.of("LOCPATH", locales.toString(), "LC_ALL", "fr_FR.ISO-8859-1"),
+        new String[] {"index", "--dir", notes.toString()});
+    Assumptions.assumeTrue(lines.get(0).contains("8859-1"), lines.get(0));
+    assertTrue(lines.get(1).startsWith("0 ") && lines.get(1).contains("reads in this locale's encoding as that of"
+        + " another file"), lines.get(1));
+    CliRun again = CliRun.of("index", "--dir", notes.toString());
+    assertTrue(again.out().contains("(0 encoded, 2 reused, 1 skipped"), "the Latin-1 run changed the index: "
+        + again.out());
+  }
+
+  /**
    * A tensor name that the C locale cannot read arrives as U+FFFD: it is refused naming the option and the locale, as
    * --query is; it was looked up as '??mb' ("has no tensor", exit 1).
    */
@@ -246,6 +276,14 @@ class NonUtf8LocaleTest {
    * stderr. Skipped only where this system's C locale names files in UTF-8 (there is nothing to show there).
    */
   private static List<String> inTheCLocale(String[]... commands) throws IOException, InterruptedException {
+    List<String> lines = inTheLocale(Map.of("LC_ALL", "C"), commands);
+    Assumptions.assumeFalse(lines.get(0).contains("UTF-8"), "this system's C locale names files in UTF-8");
+    return lines;
+  }
+
+  /** As {@link #inTheCLocale}, in the locale that {@code locale}'s variables give. */
+  private static List<String> inTheLocale(Map<String, String> locale, String[]... commands)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",
         System.getProperty("java.class.path"), Child.class.getName()));
@@ -255,13 +293,10 @@ class NonUtf8LocaleTest {
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     Map<String, String> env = pb.environment();
     env.keySet().removeIf(k -> k.startsWith("LC_") || k.equals("LANG"));
-    env.put("LC_ALL", "C");
+    env.putAll(locale);
     Process p = pb.start();
     byte[] out = p.getInputStream().readAllBytes();
     assertTrue(p.waitFor(120, TimeUnit.SECONDS));
-    List<String> lines = new String(out, StandardCharsets.UTF_8).lines()
-        .filter(l -> !l.startsWith("WARNING:")).toList();
-    Assumptions.assumeFalse(lines.get(0).contains("UTF-8"), "this system's C locale names files in UTF-8");
-    return lines;
+    return new String(out, StandardCharsets.UTF_8).lines().filter(l -> !l.startsWith("WARNING:")).toList();
   }
 }

@@ -62,7 +62,7 @@ class TextIndexRobustnessTest {
     assertEquals(0, p.waitFor());
     CliRun index = index(folder);
     assertEquals(0, index.status(), index.err());
-    assertTrue(index.err().contains("its name is not valid in the file system's encoding"), index.err());
+    assertTrue(index.err().contains("its name is neither UTF-8 nor valid in this locale's encoding"), index.err());
     assertTrue(index.out().contains("indexed 1 file (1 encoded, 0 reused, 1 skipped)"), index.out());
     CliRun again = index(folder);
     assertTrue(again.out().contains("(0 encoded, 1 reused, 1 skipped)"), again.out());
@@ -70,7 +70,7 @@ class TextIndexRobustnessTest {
     Path out = folder.resolve("rows.safetensors");
     CliRun encode = CliRun.of("encode", "--in", folder.toString(), "--out", out.toString());
     assertEquals(0, encode.status(), encode.err());
-    assertTrue(encode.err().contains("its name is not valid in the file system's encoding"), encode.err());
+    assertTrue(encode.err().contains("its name is neither UTF-8 nor valid in this locale's encoding"), encode.err());
     String header = new String(Files.readAllBytes(out), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(header.contains("\"maxsim4j.files\":\"[\\\"a.txt\\\",null]\""),
         header.substring(0, Math.min(400, header.length())));

@@ -91,20 +91,27 @@ public final class EncodeCommand {
       if (listing != null) {
         // the files and the text-named entries that are no readable file, in one order by path
         List<TextFiles.Skip> skips = listing.skippedFiles();
+        List<Path> paths = new ArrayList<>();
+        List<TextFiles.Skip> skipOf = new ArrayList<>(); // per row: the entry that is no readable file, or null
         for (int f = 0, k = 0; f < files.size() || k < skips.size(); ) {
-          if (k < skips.size() && (f == files.size() || skips.get(k).path().compareTo(files.get(f)) < 0)) {
-            TextFiles.Skip skip = skips.get(k++);
+          boolean isSkip = k < skips.size() && (f == files.size() || skips.get(k).path().compareTo(files.get(f)) < 0);
+          TextFiles.Skip skip = isSkip ? skips.get(k++) : null;
+          paths.add(isSkip ? skip.path() : files.get(f++));
+          skipOf.add(skip);
+        }
+        // a row whose name has no key has no token, and null in the row-to-file map
+        List<String> keys = TextFiles.keys(in, paths, (f, why) -> warnings.warn(TextFiles.shown(f) + ": " + why
+            + "; " + TextFiles.NO_TOKEN + ", named null in the row-to-file map"));
+        for (int r = 0; r < paths.size(); r++) {
+          TextFiles.Skip skip = skipOf.get(r);
+          Path file = paths.get(r);
+          if (skip != null) {
             warnings.warn(skip.what() + ": " + skip.reason() + "; " + TextFiles.NO_TOKEN);
-            texts.add(null);
-            names.add(skip.what());
-            rowFiles.add(mapped(in, skip.path(), warnings));
-          } else {
-            Path file = files.get(f++);
-            String rel = mapped(in, file, warnings);
-            texts.add(rel == null ? null : TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
-            names.add(TextFiles.shown(file));
-            rowFiles.add(rel);
           }
+          texts.add(skip != null || keys.get(r) == null ? null
+              : TextFiles.readOrNoToken(file, TextFiles.shown(file), warnings).orElse(null));
+          names.add(skip != null ? skip.what() : TextFiles.shown(file));
+          rowFiles.add(keys.get(r));
         }
       } else {
         for (TextFiles.Line line : TextFiles.lines("--in", in, warnings, true)) {
@@ -176,20 +183,6 @@ public final class EncodeCommand {
    * limit), which a folder of some million files' paths would pass.
    */
   static final long FILES_LIMIT = 90_000_000L;
-
-  /**
-   * {@code file}'s path under {@code in} for the row-to-file map ({@link TextFiles#key}: the same in every locale), or
-   * null (its row no token, with a warning) where it has none.
-   */
-  private static String mapped(Path in, Path file, Warnings warnings) {
-    String rel = TextFiles.key(in, file);
-    if (rel != null) {
-      return rel;
-    }
-    warnings.warn(TextFiles.shown(file) + ": " + TextFiles.NAME_NOT_ENCODED + "; " + TextFiles.NO_TOKEN
-        + ", named null in the row-to-file map");
-    return null;
-  }
 
   /**
    * {@link #FILES}: the rows' paths as a JSON array, or none where its header bytes would pass {@code limit}, said in

@@ -165,7 +165,8 @@ final class Manifest {
   /**
    * Whether {@code path} names a file below the index's folder: not empty, not absolute, no step out. A name that
    * this JVM's file-system encoding cannot hold (a non-ASCII name under the C locale) is judged on its text: it is
-   * an entry like any other, whose file the listing skips by name, not damage that would rebuild the whole index.
+   * an entry like any other (the listing names files by their bytes read as UTF-8, TextFiles.keys), not damage that
+   * would rebuild the whole index.
    */
   private static boolean isBelowTheFolder(String path) {
     if (path.isEmpty()) {

@@ -4,6 +4,7 @@ import dev.maxsim4j.cli.io.Absent;
 import dev.maxsim4j.cli.io.GivenFiles;
 import dev.maxsim4j.cli.io.PathArgument;
 import dev.maxsim4j.cli.io.Printable;
+import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -15,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileSystems;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -25,9 +27,14 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
@@ -391,40 +398,84 @@ public final class TextFiles {
     }
   }
 
-  /** Why a file that has no {@link #key} is skipped. */
-  static final String NAME_NOT_ENCODED = "its name is not valid in the file system's encoding ("
-      + System.getProperty("sun.jnu.encoding") + "); rename it or set a UTF-8 locale";
+  /** Why a file that has no {@link #keys key} is skipped. */
+  static final String NAME_NOT_ENCODED = "its name is neither UTF-8 nor valid in this locale's encoding ("
+      + System.getProperty("sun.jnu.encoding") + "); rename it";
 
   /**
-   * {@code file}'s name under {@code folder} as indexes and maps of files keep it: its bytes read as UTF-8, whatever
-   * this locale's encoding (a run under the C locale, where a non-ASCII name reads as U+FFFD, finds the entry a UTF-8
-   * run made), else, for bytes that are not UTF-8, the name as this locale reads it where that names the file again;
-   * null where neither does. The bytes come from the path's URI, which holds them as they are.
+   * The names under {@code folder} that indexes and maps of files keep {@code files} by, in their order (null where a
+   * file has none, which is given to {@code nameless} with the reason): a name's bytes read as UTF-8, whatever this locale's encoding (a run under
+   * the C locale, where a non-ASCII name reads as U+FFFD, finds the entry a UTF-8 run made); else, for bytes that
+   * are not UTF-8 (or a file system other than the default one), the name as this locale reads it, where that names
+   * the file again. A name read so that reads as another file's UTF-8 name is left without one, so that every
+   * locale keeps the UTF-8 file under it.
    */
-  static String key(Path folder, Path file) {
+  static List<String> keys(Path folder, List<Path> files, BiConsumer<Path, String> nameless) {
+    List<String> keys = new ArrayList<>(files.size());
+    Set<String> utf8 = new HashSet<>();
+    for (Path file : files) {
+      String key = utf8Name(folder, file);
+      keys.add(key);
+      if (key != null) {
+        utf8.add(key);
+      }
+    }
+    Map<String, Path> read = new HashMap<>();
+    for (int i = 0; i < files.size(); i++) {
+      if (keys.get(i) != null) {
+        continue;
+      }
+      Path file = files.get(i);
+      String rel = folder.relativize(file).toString();
+      if (!roundTrips(folder, rel, file)) {
+        nameless.accept(file, NAME_NOT_ENCODED);
+      } else if (utf8.contains(rel) || read.putIfAbsent(rel, file) != null) {
+        nameless.accept(file, "its name, which is not UTF-8, reads in this locale's encoding as that of another"
+            + " file; rename it");
+      } else {
+        keys.set(i, rel);
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * {@code file}'s name under {@code folder} as its bytes read as UTF-8, or null where they are not UTF-8. The bytes
+   * come from the path's URI, which on the default file system of a system that separates names by '/' escapes each
+   * byte that is not ASCII; elsewhere (a zip file system, Windows) this gives null.
+   */
+  private static String utf8Name(Path folder, Path file) {
+    if (folder.getFileSystem() != FileSystems.getDefault() || File.separatorChar != '/') {
+      return null;
+    }
     String base = folder.toUri().getRawPath();
     String raw = file.toUri().getRawPath();
+    if (base == null || raw == null) {
+      return null;
+    }
     if (!base.endsWith("/")) {
       base += "/";
     }
     if (raw.endsWith("/")) { // a folder's URI ends with one
       raw = raw.substring(0, raw.length() - 1);
     }
-    if (raw.startsWith(base)) {
-      ByteBuffer bytes = ByteBuffer.allocate(raw.length() - base.length());
-      for (int i = base.length(); i < raw.length(); i++) {
-        char c = raw.charAt(i);
-        bytes.put(c == '%' ? (byte) Integer.parseInt(raw, i + 1, (i += 2) + 1, 16) : (byte) c);
-      }
-      try {
-        return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT).decode(bytes.flip()).toString();
-      } catch (CharacterCodingException e) {
-        // not UTF-8: named as this locale reads it, below
-      }
+    if (!raw.startsWith(base)) {
+      return null;
     }
-    String rel = folder.relativize(file).toString();
-    return roundTrips(folder, rel, file) ? rel : null;
+    ByteBuffer bytes = ByteBuffer.allocate(raw.length() - base.length());
+    for (int i = base.length(); i < raw.length(); i++) {
+      char c = raw.charAt(i);
+      if (c > 0x7f) {
+        return null; // a URI that holds the name as characters, not escaped bytes
+      }
+      bytes.put(c == '%' ? (byte) Integer.parseInt(raw, i + 1, (i += 2) + 1, 16) : (byte) c);
+    }
+    try {
+      return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(bytes.flip()).toString();
+    } catch (CharacterCodingException e) {
+      return null;
+    }
   }
 
   /**

@@ -72,7 +72,7 @@ public final class TextIndex {
   private final int encoded;
   private final int skipped;
   private final long bytes;
-  /** Each entry's file as listed by this run, by the entry's path (its {@link TextFiles#key}). */
+  /** Each entry's file as listed by this run, by the entry's path (its {@link TextFiles#keys key}). */
   private final Map<String, Path> files;
   /** Each file's first row and passage count by path, made when first asked for. */
   private Map<String, int[]> firstRows;
@@ -206,6 +206,8 @@ public final class TextIndex {
 
     List<Entry> entries = new ArrayList<>();
     Map<String, Path> listed = new HashMap<>();
+    List<String> keys = TextFiles.keys(folder, files, (f, why) -> warnings.warn("skipped " + TextFiles.shown(f)
+        + ": " + why));
     List<Integer> freshEntries = new ArrayList<>();
     List<String> texts = new ArrayList<>();
     List<Passages.Passage> fresh = new ArrayList<>();
@@ -213,21 +215,13 @@ public final class TextIndex {
     Progress reading = new Progress(err, "reading " + Counts.of(files.size(), "file"));
     for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
       Path f = files.get(i);
-      String rel = TextFiles.key(folder, f);
+      String rel = keys.get(i);
       String shown = TextFiles.shown(f);
       if (rel == null) {
-        warnings.warn("skipped " + shown + ": " + TextFiles.NAME_NOT_ENCODED);
         skipped++;
         continue;
       }
-      // a name that is not UTF-8, read in this locale, may read as another file's UTF-8 name
-      Path namesake = listed.putIfAbsent(rel, f);
-      if (namesake != null) {
-        warnings.warn("skipped " + shown + ": its name reads as that of " + TextFiles.shown(namesake) + " (one of them"
-            + " is not UTF-8); rename it");
-        skipped++;
-        continue;
-      }
+      listed.put(rel, f);
       BasicFileAttributes attrs;
       try {
         attrs = Files.readAttributes(f, BasicFileAttributes.class);

@@ -1,19 +1,25 @@
 package dev.maxsim4j.cli.text;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.io.IOException;
 import java.net.URI;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A file's key, the name indexes keep it by, is its bytes read as UTF-8: in a UTF-8 JVM the name as Java spells it,
- * whatever characters a URI escapes; a name whose bytes are not UTF-8 has none there.
+ * whatever characters a URI escapes; a name whose bytes are not UTF-8 has none there; on a zip file system, the
+ * name's text.
  */
 class TextFilesKeyTest {
   @TempDir Path dir;
@@ -27,8 +33,9 @@ class TextFilesKeyTest {
       Path file = folder.resolve(name);
       Files.createDirectories(file.getParent());
       Files.writeString(file, "otters");
-      assertEquals(name, TextFiles.key(folder, file));
-      assertEquals(name, TextFiles.key(dir.relativize(folder), dir.relativize(file)), "relative paths");
+      assertEquals(List.of(name), TextFiles.keys(folder, List.of(file), TextFilesKeyTest::none));
+      assertEquals(List.of(name), TextFiles.keys(dir.relativize(folder), List.of(dir.relativize(file)),
+          TextFilesKeyTest::none), "relative paths");
     }
   }
 
@@ -38,6 +45,22 @@ class TextFilesKeyTest {
     // a path made from a URI holds its bytes as they are: 0xE9 alone is no UTF-8
     Path file = Path.of(URI.create(dir.toUri() + "caf%E9.txt"));
     Files.writeString(file, "bees");
-    assertNull(TextFiles.key(dir, file));
+    List<String> why = new ArrayList<>();
+    assertEquals(Collections.singletonList(null), TextFiles.keys(dir, List.of(file), (f, reason) -> why.add(reason)));
+    assertEquals(List.of(TextFiles.NAME_NOT_ENCODED), why);
+  }
+
+  /** On another file system than the default one (a zip file), a name is the path's own text. */
+  @Test
+  void aZipFileSystemsNamesAreTheirText() throws IOException {
+    try (FileSystem zip = FileSystems.newFileSystem(dir.resolve("z.zip"), Map.of("create", "true"))) {
+      Path folder = Files.createDirectories(zip.getPath("/notes"));
+      Path file = Files.writeString(folder.resolve("na\u00efve.txt"), "otters");
+      assertEquals(List.of("na\u00efve.txt"), TextFiles.keys(folder, List.of(file), TextFilesKeyTest::none));
+    }
+  }
+
+  private static void none(Path file, String why) {
+    throw new AssertionError(file + ": " + why);
   }
 }
