@@ -172,16 +172,21 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           + " for org.slf4j)", e);
     }
     String tmp = System.getProperty("java.io.tmpdir", "");
+    String home = System.getProperty("user.home", "");
     // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart); a
     // string, so that a home this locale cannot name (non-ASCII under the C locale) is named, not a failure of its own
     String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
-        System.getProperty("DJL_CACHE_DIR", System.getProperty("user.home", "") + File.separator + ".djl.ai")));
+        System.getProperty("DJL_CACHE_DIR", home.isEmpty() ? ".djl.ai" : home + File.separator + ".djl.ai")));
     List<String> unwritable = new ArrayList<>();
     // ONNX Runtime makes its folder in java.io.tmpdir, which must be there already (DJL makes its cache)
     if (!isFolder(tmp) || !writable(tmp)) {
       unwritable.add("java.io.tmpdir (" + tmp + ") is not a folder this process can write: set -Djava.io.tmpdir");
     }
-    if (!writable(djl)) {
+    if (!nameable(djl)) {
+      unwritable.add("DJL's cache (" + djl + ") has a name this locale's encoding ("
+          + System.getProperty("sun.jnu.encoding") + ") cannot hold: set DJL_CACHE_DIR to another folder (or"
+          + " ENGINE_CACHE_DIR for the native libraries alone), or use a UTF-8 locale");
+    } else if (!writable(djl)) {
       unwritable.add("DJL's cache (" + djl + ") is not a folder this process can write: set DJL_CACHE_DIR (or"
           + " ENGINE_CACHE_DIR for the native libraries alone)");
     }
@@ -194,6 +199,16 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
             : ", as set): expected that folder to hold this ONNX Runtime's libraries, or the property unset");
     return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
         + root + ")" + (unwritable.isEmpty() ? suspect : "; " + String.join("; ", unwritable)), e);
+  }
+
+  /** Whether {@code folder} is a name this locale's encoding can hold (not so for non-ASCII under the C locale). */
+  private static boolean nameable(String folder) {
+    try {
+      Path.of(folder);
+      return true;
+    } catch (InvalidPathException e) {
+      return false;
+    }
   }
 
   private static boolean isFolder(String folder) {
