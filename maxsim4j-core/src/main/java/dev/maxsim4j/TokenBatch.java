@@ -465,6 +465,7 @@ public final class TokenBatch {
    * has it).
    *
    * @throws IllegalArgumentException where {@code row}, {@code t} or {@code k} is out of those bounds
+   * @throws IllegalStateException where the batch's memory segment is closed
    */
   public float get(int row, int t, int k) {
     Arguments.index(row, tokens.rows, "row");
