@@ -8,13 +8,9 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import dev.maxsim4j.TokenBatch;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -154,90 +150,8 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     } catch (OrtException e) {
       throw new IllegalStateException("ONNX Runtime cannot load all-MiniLM-L6-v2: " + e.getMessage(), e);
     } catch (ExceptionInInitializerError | UnsatisfiedLinkError | NoClassDefFoundError | EngineException e) {
-      throw nativeLoadFailure(e);
+      throw NativeLoadFailure.explain(e);
     }
-  }
-
-  /**
-   * ONNX Runtime (into java.io.tmpdir, or the cache above) and the DJL tokenizer (into DJL's cache) unpack their
-   * native libraries on first use; the cause names a folder they cannot write only deep down, so the folders are
-   * checked and named.
-   */
-  private static IllegalStateException nativeLoadFailure(Throwable e) {
-    Throwable root = root(e);
-    // a Java class missing is no native library: on the module path, SLF4J, which nothing requires, is not resolved
-    if (root instanceof ClassNotFoundException || root instanceof NoClassDefFoundError) {
-      return new IllegalStateException("a class that ONNX Runtime or the DJL tokenizer needs cannot be found ("
-          + root + "); put it on the class path, or on the module path add its module (--add-modules org.slf4j"
-          + " for org.slf4j)", e);
-    }
-    String tmp = System.getProperty("java.io.tmpdir", "");
-    String home = System.getProperty("user.home", "");
-    // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart); a
-    // string, so that a home this locale cannot name (non-ASCII under the C locale) is named, not a failure of its own
-    String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
-        System.getProperty("DJL_CACHE_DIR", home.isEmpty() ? ".djl.ai" : home + File.separator + ".djl.ai")));
-    List<String> unwritable = new ArrayList<>();
-    // ONNX Runtime makes its folder in java.io.tmpdir, which must be there already (DJL makes its cache)
-    if (!isFolder(tmp) || !writable(tmp)) {
-      unwritable.add("java.io.tmpdir (" + tmp + ") is not a folder this process can write: set -Djava.io.tmpdir");
-    }
-    if (!nameable(djl)) {
-      unwritable.add("DJL's cache (" + djl + ") has a name this locale's encoding ("
-          + System.getProperty("sun.jnu.encoding") + ") cannot hold: set DJL_CACHE_DIR to another folder (or"
-          + " ENGINE_CACHE_DIR for the native libraries alone), or use a UTF-8 locale");
-    } else if (!writable(djl)) {
-      unwritable.add("DJL's cache (" + djl + ") is not a folder this process can write: set DJL_CACHE_DIR (or"
-          + " ENGINE_CACHE_DIR for the native libraries alone)");
-    }
-    String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
-    // a folder that cannot be written is the cause to name; the libraries' folder is suspect only without one, and
-    // is to be deleted only where maxsim4j unpacked into it, not where the user chose it
-    String suspect = natives == null ? "" : "; ONNX Runtime's came from " + natives + " (the system property "
-        + OnnxNatives.PATH_PROPERTY + (OnnxNatives.unpackedHere(natives)
-            ? ", maxsim4j's cache): delete that folder, and it is unpacked again at the next start"
-            : ", as set): expected that folder to hold this ONNX Runtime's libraries, or the property unset");
-    return new IllegalStateException("cannot load the native library of ONNX Runtime or the DJL tokenizer ("
-        + root + ")" + (unwritable.isEmpty() ? suspect : "; " + String.join("; ", unwritable)), e);
-  }
-
-  /** Whether {@code folder} is a name this locale's encoding can hold (not so for non-ASCII under the C locale). */
-  private static boolean nameable(String folder) {
-    try {
-      Path.of(folder);
-      return true;
-    } catch (InvalidPathException e) {
-      return false;
-    }
-  }
-
-  private static boolean isFolder(String folder) {
-    try {
-      return Files.isDirectory(Path.of(folder).toAbsolutePath());
-    } catch (InvalidPathException e) {
-      return false;
-    }
-  }
-
-  /** Whether {@code folder} is, or could be made as, a folder this process can write. */
-  private static boolean writable(String folder) {
-    try {
-      Path p = Path.of(folder).toAbsolutePath();
-      while (p != null && !Files.exists(p)) {
-        p = p.getParent();
-      }
-      return p != null && Files.isDirectory(p) && Files.isWritable(p);
-    } catch (InvalidPathException e) {
-      return false;
-    }
-  }
-
-  private static Throwable root(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root;
   }
 
   private static InputStream resource(String name) {

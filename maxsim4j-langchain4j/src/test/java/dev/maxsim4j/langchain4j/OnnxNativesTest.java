@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -48,23 +49,26 @@ class OnnxNativesTest {
 
   private static String run(Class<?> main, Path tmp, Path cache, String... properties)
       throws IOException, InterruptedException {
-    return run(main, tmp, cache, false, properties);
+    return run(main, tmp, cache, Map.of(), properties);
   }
 
-  /** {@code main}'s last line in a child JVM, with {@code cLocale} under LC_ALL=C (cron jobs, containers). */
-  private static String run(Class<?> main, Path tmp, Path cache, boolean cLocale, String... properties)
-      throws IOException, InterruptedException {
+  /**
+   * {@code main}'s last line in a child JVM with {@code environment} added (LC_ALL=C: cron jobs, containers), where
+   * DJL's folders come from that, or from the home, not from this environment.
+   */
+  private static String run(Class<?> main, Path tmp, Path cache, Map<String, String> environment,
+      String... properties) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED", "-Djava.io.tmpdir=" + tmp));
     command.addAll(List.of(properties));
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.environment().put("XDG_CACHE_HOME", cache.toString());
-    if (cLocale) {
-      // DJL's folders from the home given, not from this environment
-      pb.environment().keySet().removeIf(k -> k.startsWith("LC_") || k.equals("LANG") || k.equals("DJL_CACHE_DIR")
-          || k.equals("ENGINE_CACHE_DIR"));
-      pb.environment().put("LC_ALL", "C");
+    if (!environment.isEmpty()) {
+      boolean locale = environment.containsKey("LC_ALL");
+      pb.environment().keySet().removeIf(k -> locale && (k.startsWith("LC_") || k.equals("LANG"))
+          || k.equals("DJL_CACHE_DIR") || k.equals("ENGINE_CACHE_DIR"));
+      pb.environment().putAll(environment);
     }
     Process p = pb.start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -82,7 +86,7 @@ class OnnxNativesTest {
   void aNonAsciiCacheFolderUnderTheCLocaleStillLoads(@TempDir Path root) throws Exception {
     Path tmp = Files.createDirectory(root.resolve("tmp"));
     Path cache = Files.createDirectory(root.resolve("c\u00e4che"));
-    String out = run(LoadOrSayWhy.class, tmp, cache, true);
+    String out = run(LoadOrSayWhy.class, tmp, cache, Map.of("LC_ALL", "C"));
     assertEquals("loaded", out);
   }
 
@@ -97,9 +101,32 @@ class OnnxNativesTest {
     Path tmp = Files.createDirectory(root.resolve("tmp"));
     Path cache = Files.createDirectory(root.resolve("cache"));
     Path home = Files.createDirectory(root.resolve("h\u00f6me"));
-    String out = run(LoadOrSayWhy.class, tmp, cache, true, "-Duser.home=" + home);
+    String out = run(LoadOrSayWhy.class, tmp, cache, Map.of("LC_ALL", "C"), "-Duser.home=" + home);
     assertTrue(out.contains("DJL's cache (" + root.resolve("h")), out); // the rest as this locale reads it
     assertTrue(out.contains("has a name this locale's encoding (ANSI_X3.4-1968) cannot hold: set DJL_CACHE_DIR"), out);
+  }
+
+  /**
+   * A DJL tokenizer library that does not load (damaged here; on a noexec mount or a full disk alike) is named as the
+   * one that failed, not blamed on ONNX Runtime's cached libraries, which load: the message said to delete those.
+   * Found by a hostile tester.
+   */
+  @Test
+  @Timeout(300)
+  void aDamagedTokenizerLibraryIsNotBlamedOnOnnxRuntime(@TempDir Path root) throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    Path djl = Files.createDirectory(root.resolve("djl"));
+    Map<String, String> environment = Map.of("DJL_CACHE_DIR", djl.toString());
+    assertEquals("loaded", run(LoadOrSayWhy.class, tmp, cache, environment));
+    try (Stream<Path> s = Files.walk(djl.resolve("tokenizers"))) {
+      for (Path f : s.filter(Files::isRegularFile).toList()) {
+        Files.write(f, new byte[(int) Files.size(f)]); // the same size, not an ELF file
+      }
+    }
+    String why = run(LoadOrSayWhy.class, tmp, cache, environment);
+    assertTrue(why.startsWith("cannot load the native library of the DJL tokenizer") && why.contains("libtokenizers")
+        && !why.contains("delete that folder"), why);
   }
 
   /**
