@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,6 +43,28 @@ class OutputPathUsageTest {
     assertFalse(Files.exists(dir.resolve("new")), "nothing is created for a refused output");
     try (var files = Files.list(dir.resolve("sub"))) {
       assertFalse(files.findAny().isPresent(), "nothing is written into the folder named as an output");
+    }
+  }
+
+  /**
+   * An append-only folder (chattr +a) lets the output's temporary file be made but neither removed nor renamed: the
+   * check before the work says so, naming the option, where it was the temporary file's name and "Operation not
+   * permitted". Found by a hostile tester; skipped where chattr cannot set the flag (not root, or a file system
+   * without it).
+   */
+  @Test
+  void anAppendOnlyFolderIsNamedBeforeTheWork() throws Exception {
+    Path folder = Files.createDirectories(dir.resolve("append-only"));
+    Npy.writeFloats(dir.resolve("q.npy"), new float[2 * 3 * 4], 2, 3, 4);
+    Process chattr = new ProcessBuilder("chattr", "+a", folder.toString()).redirectErrorStream(true).start();
+    chattr.getInputStream().readAllBytes();
+    Assumptions.assumeTrue(chattr.waitFor() == 0, "chattr +a does not apply here");
+    try {
+      String out = folder.resolve("run.tsv").toString();
+      assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("q.npy"), "--top-k", "1",
+          "--out-run", out), 1, "--out-run " + out + ": files can be made in " + folder + " but not removed");
+    } finally {
+      new ProcessBuilder("chattr", "-a", folder.toString()).start().waitFor();
     }
   }
 

@@ -425,7 +425,15 @@ public final class AtomicOutput implements AutoCloseable {
 
   /** Checks {@code target} as {@link #create} does, before long work whose result goes there. */
   public static void check(String option, Path target, Collection<Path> inputs) throws IOException {
-    create(option, target, inputs).close();
+    AtomicOutput probe = create(option, target, inputs);
+    try {
+      probe.close();
+    } catch (FileSystemException e) {
+      // made but not removable: an append-only folder (chattr +a), where no output could replace its target either
+      throw new IllegalArgumentException(option + " " + target + ": files can be made in " + probe.temp.getParent()
+          + " but not removed (" + (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason())
+          + "; append-only?); expected a folder where an output's temporary file can be renamed onto its target", e);
+    }
   }
 
   /** Writes {@code text} (UTF-8) to {@code target} atomically. */

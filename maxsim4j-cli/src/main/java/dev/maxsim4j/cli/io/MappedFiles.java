@@ -80,6 +80,17 @@ public final class MappedFiles {
     }
   }
 
+  /**
+   * Records {@code file}, which another library maps (a Lucene index's files), as this run's own mappings are: a read
+   * of it that faults then names it, and results read after it was modified in place are refused.
+   */
+  public static void record(Path file) throws IOException {
+    BasicFileAttributes now = MAPPED.isBound() ? attributes(file) : null;
+    if (now != null) {
+      MAPPED.get().putIfAbsent(file.toAbsolutePath(), new Snapshot(now.size(), now.lastModifiedTime(), now.fileKey()));
+    }
+  }
+
   /** The file's attributes, or null where it is gone (a file removed between its listing and its reading). */
   private static BasicFileAttributes attributes(Path file) throws IOException {
     try {

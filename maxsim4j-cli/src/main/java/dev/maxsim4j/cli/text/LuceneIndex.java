@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.cli.io.Counts;
+import dev.maxsim4j.cli.io.MappedFiles;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import dev.maxsim4j.lucene.CompleteKnnFloatVectorQuery;
 import dev.maxsim4j.lucene.MaxSimRescorer;
@@ -54,6 +55,7 @@ import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.store.FilterDirectory;
 import org.apache.lucene.store.LockObtainFailedException;
 import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.BytesRef;
@@ -364,6 +366,7 @@ public final class LuceneIndex implements Closeable {
       Set<String> wanted = new HashSet<>();
       index.entries().stream().filter(e -> !e.passages().isEmpty()).forEach(e -> wanted.add(version(e)));
       if (liveVersions(current).equals(wanted)) {
+        recordFiles(d, current);
         return new LuceneIndex(d, current, index.store(), 0, 0, saved);
       }
       current.close();
@@ -387,8 +390,21 @@ public final class LuceneIndex implements Closeable {
       }
     }
     DirectoryReader reader = DirectoryReader.open(d);
+    recordFiles(d, reader);
     int removed = counts[0] + counts[1] - reader.numDocs();
     return new LuceneIndex(d, reader, index.store(), counts[1], removed, saved);
+  }
+
+  /**
+   * Records the files of {@code reader}'s commit with the run's mapped inputs (Lucene maps them itself): a search that
+   * faults on one cut short names it, as it names the tokens file.
+   */
+  private static void recordFiles(Directory d, DirectoryReader reader) throws IOException {
+    if (FilterDirectory.unwrap(d) instanceof FSDirectory fs) {
+      for (String name : reader.getIndexCommit().getFileNames()) {
+        MappedFiles.record(fs.getDirectory().resolve(name));
+      }
+    }
   }
 
   /**
