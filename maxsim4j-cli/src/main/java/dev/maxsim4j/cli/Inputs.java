@@ -657,10 +657,13 @@ final class Inputs {
   }
 
   private static boolean[] flags(String what, NdArray mask) {
+    if (mask.type() == NdArray.ElementType.I32 || mask.type() == NdArray.ElementType.I64) {
+      return integerFlags(what, mask);
+    }
     boolean[] flags = mask.flags();
     if (flags == null) {
       throw new IllegalArgumentException(what + " mask " + mask.source() + " holds " + mask.type()
-          + "; expected bool or uint8");
+          + "; expected bool, uint8, int32 or int64 flags");
     }
     // any other byte is no flag (token ids, a damaged bool array): read as "valid" it would score silently
     MemorySegment bytes = mask.segment();
@@ -670,6 +673,25 @@ final class Inputs {
         throw new IllegalArgumentException(what + " mask " + mask.source() + " holds " + (b & 0xff) + " at "
             + TokenType.index(mask.shape(), i) + "; expected 0 or 1 (one flag per token)");
       }
+    }
+    return flags;
+  }
+
+  /** An int32 or int64 mask (a tokenizer's attention_mask, as Hugging Face's return it) as flags: 0 or 1 each. */
+  private static boolean[] integerFlags(String what, NdArray mask) {
+    long n = mask.elements();
+    if (n > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException(what + " mask " + mask.source() + " has " + n + " elements "
+          + mask.shapeString() + "; a Java array holds at most " + (Integer.MAX_VALUE - 8));
+    }
+    boolean[] flags = new boolean[(int) n];
+    for (int i = 0; i < flags.length; i++) {
+      long v = mask.integerAt(i);
+      if (v != 0 && v != 1) {
+        throw new IllegalArgumentException(what + " mask " + mask.source() + " holds " + v + " at "
+            + TokenType.index(mask.shape(), i) + "; expected 0 or 1 (one flag per token)");
+      }
+      flags[i] = v == 1;
     }
     return flags;
   }

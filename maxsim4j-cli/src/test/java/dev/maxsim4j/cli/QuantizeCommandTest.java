@@ -330,7 +330,7 @@ class QuantizeCommandTest {
     Map<String, Map<String, NdArray>> bad = new LinkedHashMap<>();
     bad.put("has shape [7, 7]; expected [3, 4]", Map.of("mask",
         new NdArray("m", NdArray.ElementType.BOOL, new long[] {7, 7}, null, null, new boolean[49])));
-    bad.put("holds float32; expected bool or uint8", Map.of("mask", NdArray.ofFloats("m", new long[] {3, 4},
+    bad.put("holds float32; expected bool, uint8, int32 or int64 flags", Map.of("mask", NdArray.ofFloats("m", new long[] {3, 4},
         new float[12])));
     bad.put("expected packed [T, d] embeddings beside offsets", Map.of("offsets", NdArray.ofSegment("o",
         NdArray.ElementType.I64, new long[] {2}, MemorySegment.ofArray(new long[] {0, 3}))));

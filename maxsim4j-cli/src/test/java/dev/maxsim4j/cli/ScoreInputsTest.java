@@ -458,7 +458,7 @@ class ScoreInputsTest {
         "holds int64; expected float32");
     Npy.writeFloats(dir.resolve("m.npy"), new float[12], 3, 4);
     assertOneLineError(run("score", "--queries", p("d.npy"), "--docs", p("d.npy"), "--doc-mask", p("m.npy"),
-        "--out", p("s.npy")), 1, "holds float32; expected bool or uint8");
+        "--out", p("s.npy")), 1, "holds float32; expected bool, uint8, int32 or int64 flags");
   }
 
   /**
@@ -486,6 +486,45 @@ class ScoreInputsTest {
         "mask " + p("e.safetensors") + ":mask holds 255 at [2, 3]; expected 0 or 1");
     assertFalse(Files.exists(dir.resolve("s.npy")));
     assertFalse(Files.exists(dir.resolve("c.safetensors")));
+  }
+
+  /**
+   * A tokenizer's attention_mask comes as int64 (Hugging Face, PyTorch) or int32: taken as flags, scoring as the bool
+   * mask of the same values, in .npy and .safetensors alike; a value other than 0 or 1 is refused by place.
+   */
+  @Test
+  void integerMasksScoreAsBoolMasks() throws IOException {
+    Npy.writeFloats(dir.resolve("q.npy"), randoms(2 * 3 * 8), 2, 3, 8);
+    Npy.writeFloats(dir.resolve("d.npy"), randoms(3 * 4 * 8), 3, 4, 8);
+    boolean[] flags = {true, true, false, true, false, false, false, false, false, true, true, true};
+    long[] ones = new long[flags.length];
+    int[] ints = new int[flags.length];
+    for (int i = 0; i < flags.length; i++) {
+      ones[i] = flags[i] ? 1 : 0;
+      ints[i] = (int) ones[i];
+    }
+    Npy.write(dir.resolve("b.npy"), new NdArray("b", NdArray.ElementType.BOOL, new long[] {3, 4}, null, null, flags));
+    Npy.write(dir.resolve("l.npy"), NdArray.ofSegment("l", NdArray.ElementType.I64, new long[] {3, 4},
+        MemorySegment.ofArray(ones)));
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", Npy.read(dir.resolve("d.npy")));
+    t.put("mask", NdArray.ofSegment("m", NdArray.ElementType.I32, new long[] {3, 4}, MemorySegment.ofArray(ints)));
+    SafeTensors.write(dir.resolve("d.safetensors"), t);
+    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--doc-mask", p("b.npy"), "--out",
+        p("b.s.npy")).status());
+    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--doc-mask", p("l.npy"), "--out",
+        p("l.s.npy")).status());
+    assertEquals(0, run("score", "--queries", p("q.npy"), "--docs", p("d.safetensors"), "--out", p("i.s.npy"))
+        .status());
+    float[] expected = Npy.read(dir.resolve("b.s.npy")).floats();
+    assertEquals(-1e9f, expected[1], "document 1 has no valid token");
+    assertArrayEquals(expected, Npy.read(dir.resolve("l.s.npy")).floats());
+    assertArrayEquals(expected, Npy.read(dir.resolve("i.s.npy")).floats());
+    ones[6] = 7;
+    Npy.write(dir.resolve("l7.npy"), NdArray.ofSegment("l", NdArray.ElementType.I64, new long[] {3, 4},
+        MemorySegment.ofArray(ones)));
+    assertOneLineError(run("score", "--queries", p("q.npy"), "--docs", p("d.npy"), "--doc-mask", p("l7.npy"),
+        "--out", p("s.npy")), 1, "docs mask " + p("l7.npy") + " holds 7 at [1, 2]; expected 0 or 1");
   }
 
   /** Offsets beside padded embeddings would be silently ignored: refused instead. */

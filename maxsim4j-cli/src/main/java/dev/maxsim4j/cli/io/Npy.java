@@ -167,8 +167,9 @@ public final class Npy {
     for (long s : shape) {
       dims.append(s).append(", ");
     }
+    // NumPy's tuple: "(3,)" for one axis, "(2, 3)" for more (parsers that count axes by commas read "(2, 3,)" as one)
     if (shape.length > 1) {
-      dims.setLength(dims.length() - 1);
+      dims.setLength(dims.length() - 2);
     }
     String dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims.toString().trim() + "), }";
     int unpadded = MAGIC.length + 2 + 2 + dict.length() + 1;

@@ -89,8 +89,12 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
     for (Map.Entry<?, ?> e : map.entrySet()) {
       String name = (String) e.getKey();
       if (name.equals("__metadata__")) {
+        if (e.getValue() == null) {
+          continue; // null is no metadata, as the format's reference reader takes it
+        }
         if (!(e.getValue() instanceof Map<?, ?> entries)) {
-          throw new IllegalArgumentException(file + ": safetensors __metadata__ is not a JSON object");
+          throw new IllegalArgumentException(file + ": safetensors __metadata__ is " + kind(e.getValue())
+              + "; expected a JSON object of strings");
         }
         // the format's metadata maps strings to strings; other values, which some writers leave, mean nothing here,
         // except under this project's own keys, where a record that is not read must not pass unseen

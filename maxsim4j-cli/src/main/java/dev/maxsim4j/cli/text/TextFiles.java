@@ -224,7 +224,7 @@ public final class TextFiles {
       int next = end + (end + 1 < bytes.length && bytes[end] == '\r' && bytes[end + 1] == '\n' ? 2 : 1);
       try {
         String line = decode(bytes, start, end, number == 1);
-        if (!line.isBlank()) {
+        if (!blank(line)) {
           out.add(new Line(number, line.strip()));
         }
       } catch (NotText e) {
@@ -396,6 +396,15 @@ public final class TextFiles {
     NotText(String why) {
       super(why, null, false, false);
     }
+  }
+
+  /**
+   * Whether {@code line} holds only white space as Python's {@code str.isspace} has it, no-break spaces and NEL
+   * included (Java's isBlank keeps them), so that row i of a file's lines is the i-th line that Python's
+   * {@code [l for l in f if l.strip()]} keeps.
+   */
+  static boolean blank(String line) {
+    return line.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c) || c == 0x85);
   }
 
   /** Why a file that has no {@link #keys key} is skipped. */

@@ -147,4 +147,21 @@ class NpyTest {
     assertThrows(IllegalArgumentException.class, () -> Npy.writeFloatRows(whole, new float[][] {{1}, {1, 2}}, 2));
     assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Npy.read(blocks).floats());
   }
+
+  /**
+   * The shape is written as NumPy writes its tuple, "(3,)" for one axis and "(2, 3)" for more: "(2, 3,)", which it
+   * was, reads in parsers that count axes by a trailing comma (cnpy and its many copies) as one axis. Found by a
+   * tester of Python interop.
+   */
+  @Test
+  void theShapeIsWrittenAsNumPyWritesIt() throws IOException {
+    for (long[] shape : new long[][] {{3}, {2, 3}, {2, 3, 4}}) {
+      Path p = dir.resolve("s" + shape.length + ".npy");
+      Npy.createFloats(p, shape);
+      byte[] b = Files.readAllBytes(p);
+      String header = new String(b, 10, (b[8] & 0xff) | (b[9] & 0xff) << 8, StandardCharsets.ISO_8859_1);
+      String tuple = shape.length == 1 ? "(3,)" : shape.length == 2 ? "(2, 3)" : "(2, 3, 4)";
+      assertTrue(header.startsWith("{'descr': '<f4', 'fortran_order': False, 'shape': " + tuple + ", }"), header);
+    }
+  }
 }

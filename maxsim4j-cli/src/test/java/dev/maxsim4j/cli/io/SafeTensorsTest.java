@@ -109,6 +109,12 @@ class SafeTensorsTest {
     Path other = Files.write(dir.resolve("other.safetensors"), safetensors("{\"__metadata__\":{\"x\":5,\"y\":null},"
         + "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4));
     assertEquals(1, SafeTensors.read(other, "t").elements());
+    // null is no metadata, as the format's reference reader takes it; another kind is named
+    Path none = Files.write(dir.resolve("none.safetensors"), safetensors("{\"__metadata__\":null,"
+        + "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4));
+    assertEquals(1, SafeTensors.read(none, "t").elements());
+    refused("{\"__metadata__\":[],\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+        "__metadata__ is an array; expected a JSON object of strings");
     // an array there is left unread whatever its length: one of 65 entries was refused as a shape of too many axes.
     // Found by a hostile test
     for (int entries : new int[] {64, 65, 10_000}) {

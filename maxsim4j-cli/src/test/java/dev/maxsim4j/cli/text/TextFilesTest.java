@@ -57,6 +57,19 @@ class TextFilesTest {
   }
 
   /**
+   * A line of only white space as Python's str.isspace has it (no-break spaces, NEL) is blank, as for
+   * {@code [l for l in f if l.strip()]}: row i is then the i-th line that Python keeps. Found by a tester of Python
+   * interop: Java's isBlank kept such a line as a row of no token.
+   */
+  @Test
+  void blankLinesAreThoseThatPythonStrips() throws IOException {
+    Path file = Files.writeString(dir.resolve("nbsp.txt"), "alpha\n\u00a0\n\u2007\u202f\n\u0085\n \t\nbeta\n");
+    List<TextFiles.Line> lines = TextFiles.lines("--in", file,
+        new Warnings(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)));
+    assertEquals(List.of(new TextFiles.Line(1, "alpha"), new TextFiles.Line(6, "beta")), lines);
+  }
+
+  /**
    * Entries with a text name that are no regular file (a pipe, a link to nothing) are skipped and named; a link to a
    * folder is not followed, without a word, whatever its name.
    */
