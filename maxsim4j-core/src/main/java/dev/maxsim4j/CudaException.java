@@ -5,6 +5,8 @@ package dev.maxsim4j;
  * and code, the call that failed, and the driver's description.
  */
 public final class CudaException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
   /** The {@code CUresult} of {@code CUDA_ERROR_OUT_OF_MEMORY}. */
   private static final int OUT_OF_MEMORY = 2;
 

@@ -199,6 +199,15 @@ public final class MaxSim implements AutoCloseable {
       return this;
     }
 
+    /**
+     * A MaxSim of the backend and threads chosen (for {@code auto}: CUDA where a usable GPU is present, else the
+     * Vector API kernels, else the scalar ones; {@link MaxSim#backendInfo()} says which and why), to be closed after
+     * use.
+     *
+     * @throws IllegalArgumentException where the system property {@code maxsim4j.backend} names no backend, or
+     *     {@code maxsim4j.threads} is no thread count
+     * @throws IllegalStateException where the backend named cannot run here (no GPU, no driver), saying why
+     */
     public MaxSim build() {
       if (backendFromProperty && !BackendSelector.isKnown(backend)) {
         throw new IllegalArgumentException("system property " + BackendSelector.PROPERTY + " = '" + backend
