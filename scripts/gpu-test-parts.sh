@@ -2,8 +2,8 @@
 # The GPU suite in parts, for a host whose calls end after a time limit (the whole suite outlasts one, and the
 # console launcher prints its summary only at the end). Staged as .gpu-host/parts.sh by gpu-stage.sh:
 #   .gpu-host/parts.sh SECONDS "dev.maxsim4j.CudaParityTest" "dev.maxsim4j.CudaTrainingTest dev.maxsim4j.X" ...
-# runs each group of classes in a JVM of its own for at most SECONDS and writes each one's events to
-# part-N.log in $OUT (else the current folder) as they happen, so that a part that runs out of time still shows
+# runs each group of classes in a JVM of its own for at most SECONDS and writes each test's end to part-N.log in
+# $OUT (else the current folder) as it happens, so that a part that runs out of time still shows
 # the tests it finished; prints each failure, and a table last. Not -e: one part failing does not stop the rest.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,15 +21,15 @@ for group in "$@"; do
   for class in $group; do select+=(--select-class "$class"); done
   start=$(date +%s)
   timeout "$limit" "$here/jre/bin/java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
-    -jar "$here/lib/junit-console.jar" execute --disable-banner --details=flat --disable-ansi-colors \
+    -jar "$here/lib/junit-console.jar" execute --disable-banner --details=testfeed --disable-ansi-colors \
     --class-path "$cp" "${select[@]}" > "$log" 2>&1
   status=$?
   summary=$(grep -E "tests (successful|failed|skipped)" "$log" | tr -s ' []' ' ' | tr '\n' ' ')
-  # a part that ran out of time has no summary: its tests are counted from the events (=> follows a failure)
-  finished=$(grep -c -E '^Finished: .*\[(method|test-template-invocation):' "$log")
-  failed=$(grep -c -E '^ *=> ' "$log")
+  # a part that ran out of time has no summary: its tests are counted from the feed, a line as each one ends
+  finished=$(grep -c -E ' :: (SUCCESSFUL|FAILED|ABORTED|SKIPPED)$' "$log")
+  failed=$(grep -c -E ' :: FAILED$' "$log")
   table+="part $n exit $status, $(($(date +%s) - start)) s: ${summary:-no summary: $finished finished, $failed failed}"
   table+=" | $group"$'\n'
-  grep -B1 -A4 -E '^ *=> ' "$log" | head -60
+  grep -A4 -E ' :: FAILED$' "$log" | head -60
 done
 echo "$table"

@@ -114,7 +114,7 @@ final class BatchChecks {
     if ((long) n * length > Arguments.MAX_ARRAY) {
       throw new IllegalArgumentException(shape + " has " + n + " rows x " + length + " tokens = " + (long) n * length
           + " token slots; expected at most " + Arguments.MAX_ARRAY + " (a mask of rows x tokens is a Java array):"
-          + " fewer rows per batch");
+          + (n > 1 ? " fewer rows per batch" : " a shorter row"));
     }
     checkRowBookkeeping(shape, n, Runtime.getRuntime().maxMemory());
   }

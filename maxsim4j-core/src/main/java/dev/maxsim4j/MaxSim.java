@@ -204,8 +204,8 @@ public final class MaxSim implements AutoCloseable {
      * Vector API kernels, else the scalar ones; {@link MaxSim#backendInfo()} says which and why), to be closed after
      * use.
      *
-     * @throws IllegalArgumentException where the system property {@code maxsim4j.backend} names no backend, or
-     *     {@code maxsim4j.threads} is no thread count
+     * @throws IllegalArgumentException where the backend's name (given, or the system property
+     *     {@code maxsim4j.backend}) names none, or the property {@code maxsim4j.threads} is no thread count
      * @throws IllegalStateException where the backend named cannot run here (no GPU, no driver), saying why
      */
     public MaxSim build() {

@@ -417,7 +417,8 @@ final class Inputs {
   /** What a mask, offsets or scales array may hold, in the file format's words. */
   static String takes(String companion, boolean safetensors) {
     return switch (companion) {
-      case MASK -> safetensors ? "BOOL or U8 (0 or 1) mask" : "bool '|b1' or uint8 '|u1' (0 or 1) mask";
+      case MASK -> safetensors ? "BOOL, U8, I32 or I64 (0 or 1) mask"
+          : "bool '|b1', uint8 '|u1', int32 '<i4' or int64 '<i8' (0 or 1) mask";
       case OFFSETS -> safetensors ? "I32 or I64 offsets" : "int32 '<i4' or int64 '<i8' offsets";
       default -> safetensors ? "F32 scales" : "float32 '<f4' scales";
     };
@@ -590,7 +591,7 @@ final class Inputs {
   /**
    * Checks a mask and offsets found beside {@code emb} as score will read them (either may be null), so a tool
    * that copies them (quantize) refuses what score would refuse: offsets only beside packed [T, d] embeddings and
-   * running from 0 to T, a bool/uint8 mask of one flag per token slot.
+   * running from 0 to T, a bool, uint8, int32 or int64 mask of one flag (0 or 1) per token slot.
    */
   static void requireCompanions(String what, NdArray emb, NdArray mask, NdArray offsets) {
     boolean packed = offsets != null;

@@ -133,7 +133,7 @@ final class QuantizeCommand {
         try {
           TokenBatch batch = TokenBatch.fromMemorySegment(slice, emb.dtype(), 1, count, d);
           // masked tokens are padding, which score never reads: quantize stores their NaN or infinities as zeros
-          q = (mask == null ? batch : batch.withMask(flags(mask.segment(), from, count))).quantize(dtype);
+          q = (mask == null ? batch : batch.withMask(flags(mask, from, count))).quantize(dtype);
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("quantize: " + emb.source() + ": " + inFile(e.getMessage(), from,
               tokenShape));
@@ -193,11 +193,18 @@ final class QuantizeCommand {
     return 0;
   }
 
-  /** The mask's flags of tokens {@code from} .. {@code from + count - 1} (bytes of 0 and 1). */
-  private static boolean[] flags(MemorySegment mask, long from, int count) {
+  /**
+   * The mask's flags of tokens {@code from} .. {@code from + count - 1}: elements of one byte (bool, uint8) or of
+   * four or eight (int32, int64), each 0 or 1 (checked with the companions), so any byte set is a set flag.
+   */
+  private static boolean[] flags(NdArray mask, long from, int count) {
+    MemorySegment bytes = mask.segment();
+    int width = mask.type().width();
     boolean[] flags = new boolean[count];
     for (int t = 0; t < count; t++) {
-      flags[t] = mask.get(ValueLayout.JAVA_BYTE, from + t) != 0;
+      for (int b = 0; b < width && !flags[t]; b++) {
+        flags[t] = bytes.get(ValueLayout.JAVA_BYTE, (from + t) * width + b) != 0;
+      }
     }
     return flags;
   }

@@ -47,7 +47,7 @@ final class ScoreCommand {
         file and its --*-offsets-tensor), or in a .safetensors file the tensor "offsets" beside the embeddings, or
         the one --*-offsets-tensor names there. [L, d] without offsets is one row of L tokens (N = 1); a note on
         stderr says so where an integer tensor beside it reads as offsets.
-        Masks: bool/uint8 of 0 and 1, [N, L] (packed: [T]; [L, d]: [L] or [1, L]); the
+        Masks: bool/uint8/int32/int64 of 0 and 1, [N, L] (packed: [T]; [L, d]: [L] or [1, L]); the
         tensor "mask" beside the embeddings, or a --*-mask-tensor without --*-mask, reads the mask from the embeddings'
         .safetensors file ("mask", "scales" and "offsets" beside them are read, whatever the embeddings tensor
         is called, or refused where they do not fit; an option that names another replaces them). A .safetensors

@@ -222,6 +222,59 @@ class QuantizeCommandTest {
   }
 
   /**
+   * An int32 or int64 mask (a tokenizer's attention_mask) masks the tokens a bool mask of the same flags masks: its
+   * elements were read a byte per token, so that token 1 of an int64 mask read element 0's high bytes (0, masked)
+   * and a NaN in a valid token was stored as zeros. Found by a reviewer.
+   */
+  @Test
+  void integerMasksMaskTheTokensABoolMaskMasks() throws IOException {
+    int d = 4;
+    float[] e = gaussians(rnd, 9 * d);
+    java.util.Arrays.fill(e, 8 * d, 9 * d, Float.NaN); // token 8, masked
+    boolean[] mask = {true, true, false, false, false, false, false, true, false};
+    long[] longs = new long[9];
+    int[] ints = new int[9];
+    for (int t = 0; t < 9; t++) {
+      longs[t] = mask[t] ? 1 : 0;
+      ints[t] = mask[t] ? 1 : 0;
+    }
+    Map<String, NdArray> masks = new LinkedHashMap<>();
+    masks.put("bool", new NdArray("m", NdArray.ElementType.BOOL, new long[] {1, 9}, null, null, mask));
+    masks.put("int32", NdArray.ofSegment("m", NdArray.ElementType.I32, new long[] {1, 9},
+        java.lang.foreign.MemorySegment.ofArray(ints)));
+    masks.put("int64", NdArray.ofSegment("m", NdArray.ElementType.I64, new long[] {1, 9},
+        java.lang.foreign.MemorySegment.ofArray(longs)));
+    for (Map.Entry<String, NdArray> m : masks.entrySet()) {
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("embeddings", NdArray.ofFloats("e", new long[] {1, 9, d}, e));
+      t.put("mask", m.getValue());
+      SafeTensors.write(dir.resolve(m.getKey() + ".safetensors"), t);
+      CliRun r = CliRun.of("quantize", "--in", p(m.getKey() + ".safetensors"), "--to", "int8", "--out",
+          p(m.getKey() + ".q.safetensors"));
+      assertEquals(0, r.status(), m.getKey() + ": " + r.err());
+    }
+    for (String tensor : new String[] {"embeddings", "scales"}) {
+      byte[] expected = bytesOf(dir.resolve("bool.q.safetensors"), tensor);
+      assertArrayEquals(expected, bytesOf(dir.resolve("int32.q.safetensors"), tensor), tensor);
+      assertArrayEquals(expected, bytesOf(dir.resolve("int64.q.safetensors"), tensor), tensor);
+    }
+    // a NaN in a token the int64 mask keeps is refused, as with a bool mask
+    longs[8] = 1;
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", NdArray.ofFloats("e", new long[] {1, 9, d}, e));
+    t.put("mask", NdArray.ofSegment("m", NdArray.ElementType.I64, new long[] {1, 9},
+        java.lang.foreign.MemorySegment.ofArray(longs)));
+    SafeTensors.write(dir.resolve("kept.safetensors"), t);
+    CliRun kept = CliRun.of("quantize", "--in", p("kept.safetensors"), "--to", "int8", "--out", p("k.safetensors"));
+    assertEquals(1, kept.status(), kept.err());
+    assertTrue(kept.err().contains("token [0, 8] holds NaN"), kept.err());
+  }
+
+  private static byte[] bytesOf(Path file, String tensor) throws IOException {
+    return SafeTensors.read(file, tensor).segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+  }
+
+  /**
    * A masked token is padding, which score never reads: NaN or an infinity there (NaN-filled or np.empty padding)
    * is stored as zeros, where quantize refused the whole file that score scores; in a valid token it is refused.
    */
@@ -330,8 +383,8 @@ class QuantizeCommandTest {
     Map<String, Map<String, NdArray>> bad = new LinkedHashMap<>();
     bad.put("has shape [7, 7]; expected [3, 4]", Map.of("mask",
         new NdArray("m", NdArray.ElementType.BOOL, new long[] {7, 7}, null, null, new boolean[49])));
-    bad.put("holds float32; expected bool, uint8, int32 or int64 flags", Map.of("mask", NdArray.ofFloats("m", new long[] {3, 4},
-        new float[12])));
+    bad.put("holds float32; expected bool, uint8, int32 or int64 flags", Map.of("mask", NdArray.ofFloats("m",
+        new long[] {3, 4}, new float[12])));
     bad.put("expected packed [T, d] embeddings beside offsets", Map.of("offsets", NdArray.ofSegment("o",
         NdArray.ElementType.I64, new long[] {2}, MemorySegment.ofArray(new long[] {0, 3}))));
     bad.put("holds a 'scales' tensor, but its embeddings " + p("bad.safetensors") + ":x hold float32; expected float"

@@ -31,7 +31,9 @@ final class NativeLoadFailure {
           + " for org.slf4j)", e);
     }
     String said = messages(e);
-    boolean tokenizer = said.contains("tokenizers") || root instanceof EngineException;
+    // the library's file names which failed (a folder's name may hold "tokenizers" too)
+    boolean tokenizer = said.contains("libtokenizers.") || said.contains("tokenizers.dll")
+        || root instanceof EngineException;
     String tmp = System.getProperty("java.io.tmpdir", "");
     String home = System.getProperty("user.home", "");
     // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart); a

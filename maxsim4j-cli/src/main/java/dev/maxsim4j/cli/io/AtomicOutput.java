@@ -429,10 +429,14 @@ public final class AtomicOutput implements AutoCloseable {
     try {
       probe.close();
     } catch (FileSystemException e) {
-      // made but not removable: an append-only folder (chattr +a), where no output could replace its target either
+      // made but not removable (EPERM): an append-only folder (chattr +a), where no output could replace its target
+      if (!"Operation not permitted".equals(e.getReason())) {
+        throw e;
+      }
       throw new IllegalArgumentException(option + " " + target + ": files can be made in " + probe.temp.getParent()
-          + " but not removed (" + (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason())
-          + "; append-only?); expected a folder where an output's temporary file can be renamed onto its target", e);
+          + " but not removed (append-only?), so " + probe.temp.getFileName() + " and " + probe.lockFile.getFileName()
+          + " stay there until it is writable again; expected a folder where an output's temporary file can be"
+          + " renamed onto its target", e);
     }
   }
 

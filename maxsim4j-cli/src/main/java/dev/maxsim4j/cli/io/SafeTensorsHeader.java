@@ -94,7 +94,7 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
         }
         if (!(e.getValue() instanceof Map<?, ?> entries)) {
           throw new IllegalArgumentException(file + ": safetensors __metadata__ is " + kind(e.getValue())
-              + "; expected a JSON object of strings");
+              + "; expected a JSON object");
         }
         // the format's metadata maps strings to strings; other values, which some writers leave, mean nothing here,
         // except under this project's own keys, where a record that is not read must not pass unseen

@@ -37,8 +37,8 @@ public final class RerankCommand {
     Args a = new Args("rerank", argv, 1, Set.of("--query", "--candidates", "--top", "--backend"), Set.of("--verbose"));
     a.require("--query");
     String query = a.text("--query");
-    if (query.isBlank()) {
-      throw new UsageException("rerank: --query is empty; expected some text");
+    if (TextFiles.blank(query)) {
+      throw new UsageException("rerank: --query is empty (white space only); expected some text");
     }
     Path file = PathArgument.of("--candidates", a.require("--candidates"));
     int top = a.intValue("--top", Integer.MAX_VALUE, 1);

@@ -145,8 +145,8 @@ public final class SearchCommand {
       throw new UsageException("search: give either --query TEXT or --queries FILE");
     }
     if (query != null) {
-      if (query.isBlank()) {
-        throw new UsageException("search: --query is empty; expected some text");
+      if (TextFiles.blank(query)) {
+        throw new UsageException("search: --query is empty (white space only); expected some text");
       }
       return List.of(new TextFiles.Line(0, query));
     }

@@ -225,7 +225,7 @@ public final class TextFiles {
       try {
         String line = decode(bytes, start, end, number == 1);
         if (!blank(line)) {
-          out.add(new Line(number, line.strip()));
+          out.add(new Line(number, strip(line)));
         }
       } catch (NotText e) {
         if (keepUnreadable) {
@@ -403,8 +403,25 @@ public final class TextFiles {
    * included (Java's isBlank keeps them), so that row i of a file's lines is the i-th line that Python's
    * {@code [l for l in f if l.strip()]} keeps.
    */
-  static boolean blank(String line) {
-    return line.codePoints().allMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c) || c == 0x85);
+  public static boolean blank(String line) {
+    return line.codePoints().allMatch(TextFiles::isSpace);
+  }
+
+  /** {@code line} without the white space {@link #blank} counts at either end, as Python's str.strip(). */
+  static String strip(String line) {
+    int start = 0;
+    int end = line.length();
+    while (start < end && isSpace(line.charAt(start))) {
+      start++;
+    }
+    while (end > start && isSpace(line.charAt(end - 1))) {
+      end--;
+    }
+    return line.substring(start, end);
+  }
+
+  private static boolean isSpace(int c) {
+    return Character.isWhitespace(c) || Character.isSpaceChar(c) || c == 0x85;
   }
 
   /** Why a file that has no {@link #keys key} is skipped. */
@@ -413,11 +430,11 @@ public final class TextFiles {
 
   /**
    * The names under {@code folder} that indexes and maps of files keep {@code files} by, in their order (null where a
-   * file has none, which is given to {@code nameless} with the reason): a name's bytes read as UTF-8, whatever this locale's encoding (a run under
-   * the C locale, where a non-ASCII name reads as U+FFFD, finds the entry a UTF-8 run made); else, for bytes that
-   * are not UTF-8 (or a file system other than the default one), the name as this locale reads it, where that names
-   * the file again. A name read so that reads as another file's UTF-8 name is left without one, so that every
-   * locale keeps the UTF-8 file under it.
+   * file has none, which is given to {@code nameless} with the reason): a name's bytes read as UTF-8, whatever this
+   * locale's encoding (a run under the C locale, where a non-ASCII name reads as U+FFFD, finds the entry a UTF-8 run
+   * made); else, for bytes that are not UTF-8 (or a file system other than the default one), the name as this locale
+   * reads it, where that names the file again. A name read so that reads as another file's UTF-8 name is left without
+   * one, so that every locale keeps the UTF-8 file under it.
    */
   static List<String> keys(Path folder, List<Path> files, BiConsumer<Path, String> nameless) {
     List<String> keys = new ArrayList<>(files.size());

@@ -60,6 +60,27 @@ class MappedFilesTest {
         MappedFiles.modifiedInPlace(mapped));
   }
 
+  /**
+   * A file another library maps (a Lucene index's) is recorded as the run's own mappings are: cut short, it is named,
+   * where a search that faulted on it was "unexpected InternalError". Outside a run nothing is recorded.
+   */
+  @Test
+  void aFileRecordedForAnotherLibraryIsNamedWhenCut() throws IOException {
+    Path in = Files.write(dir.resolve("_0.cfs"), new byte[5000]);
+    MappedFiles.record(in);
+    Map<Path, MappedFiles.Snapshot> mapped = new ConcurrentHashMap<>();
+    MappedFiles.recordedIn(mapped, () -> {
+      MappedFiles.record(in);
+      MappedFiles.record(dir.resolve("gone.si")); // a file gone meanwhile is no input
+      return null;
+    });
+    assertEquals(List.of(in.toAbsolutePath()), List.copyOf(mapped.keySet()));
+    try (FileChannel ch = FileChannel.open(in, StandardOpenOption.WRITE)) {
+      ch.truncate(4096);
+    }
+    assertEquals(in.toAbsolutePath() + " (5000 bytes when read, now 4096)", MappedFiles.changed(mapped));
+  }
+
   @Test
   void aFileMappedAgainIsHeldToWhatItWasFirst() throws IOException {
     Path in = input();

@@ -58,12 +58,12 @@ class TextFilesTest {
 
   /**
    * A line of only white space as Python's str.isspace has it (no-break spaces, NEL) is blank, as for
-   * {@code [l for l in f if l.strip()]}: row i is then the i-th line that Python keeps. Found by a tester of Python
-   * interop: Java's isBlank kept such a line as a row of no token.
+   * {@code [l for l in f if l.strip()]}: row i is then the i-th line that Python keeps, stripped as Python strips it.
+   * Found by a tester of Python interop: Java's isBlank kept such a line as a row of no token.
    */
   @Test
   void blankLinesAreThoseThatPythonStrips() throws IOException {
-    Path file = Files.writeString(dir.resolve("nbsp.txt"), "alpha\n\u00a0\n\u2007\u202f\n\u0085\n \t\nbeta\n");
+    Path file = Files.writeString(dir.resolve("nbsp.txt"), "alpha\n\u00a0\n\u2007\u202f\n\u0085\n \t\n\u00a0beta\u202f\n");
     List<TextFiles.Line> lines = TextFiles.lines("--in", file,
         new Warnings(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)));
     assertEquals(List.of(new TextFiles.Line(1, "alpha"), new TextFiles.Line(6, "beta")), lines);
