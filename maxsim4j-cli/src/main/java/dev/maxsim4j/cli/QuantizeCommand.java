@@ -121,6 +121,7 @@ final class QuantizeCommand {
     long[] codeShape = emb.shape();
     codeShape[codeShape.length - 1] = dtype.bytesPerToken(d);
 
+    AtomicOutput.check("--out", target, List.of(in)); // an append-only folder is refused before the work
     try (AtomicOutput output = AtomicOutput.create("--out", target, List.of(in))) {
       Arena arena = RunMemory.arena();
       MemorySegment codes = arena.allocate(Math.multiplyExact(tokens, dtype.bytesPerToken(d)));

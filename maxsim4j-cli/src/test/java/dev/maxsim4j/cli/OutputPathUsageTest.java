@@ -3,11 +3,14 @@ package dev.maxsim4j.cli;
 import static dev.maxsim4j.cli.CliRun.assertOneLineError;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import dev.maxsim4j.cli.io.NdArray;
 import dev.maxsim4j.cli.io.Npy;
+import dev.maxsim4j.cli.io.SafeTensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,6 +66,16 @@ class OutputPathUsageTest {
       String out = folder.resolve("run.tsv").toString();
       assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("q.npy"), "--top-k", "1",
           "--out-run", out), 1, "--out-run " + out + ": files can be made in " + folder + " but not removed");
+      // encode and quantize too, before their work (they did it all, then failed to replace the output)
+      Files.writeString(dir.resolve("texts.txt"), "a text\n");
+      String encoded = folder.resolve("e.safetensors").toString();
+      assertOneLineError(CliRun.of("encode", "--in", p("texts.txt"), "--out", encoded), 1,
+          "--out " + encoded + ": files can be made in " + folder + " but not removed");
+      SafeTensors.write(dir.resolve("e.safetensors"), Map.of("embeddings", NdArray.ofFloats("e",
+          new long[] {1, 2, 4}, new float[8])));
+      String quantized = folder.resolve("q.safetensors").toString();
+      assertOneLineError(CliRun.of("quantize", "--in", p("e.safetensors"), "--to", "int8", "--out", quantized), 1,
+          "--out " + quantized + ": files can be made in " + folder + " but not removed");
     } finally {
       new ProcessBuilder("chattr", "-a", folder.toString()).start().waitFor();
     }

@@ -126,6 +126,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
       System.setProperty(OPT_OUT_TRACKING, "true");
     }
     OnnxNatives.prepare();
+    DjlNatives.prepare();
     try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {
       Map<String, String> options = Map.of("truncation", "false", "padding", "false");
       HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson, options);

@@ -1,7 +1,6 @@
 package dev.maxsim4j.langchain4j;
 
 import ai.djl.engine.EngineException;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -35,11 +34,7 @@ final class NativeLoadFailure {
     boolean tokenizer = said.contains("libtokenizers.") || said.contains("tokenizers.dll")
         || root instanceof EngineException;
     String tmp = System.getProperty("java.io.tmpdir", "");
-    String home = System.getProperty("user.home", "");
-    // DJL's own order: the environment, then the property, then ~/.djl.ai (its engine cache may be set apart); a
-    // string, so that a home this locale cannot name (non-ASCII under the C locale) is named, not a failure of its own
-    String djl = System.getenv().getOrDefault("ENGINE_CACHE_DIR", System.getenv().getOrDefault("DJL_CACHE_DIR",
-        System.getProperty("DJL_CACHE_DIR", home.isEmpty() ? ".djl.ai" : home + File.separator + ".djl.ai")));
+    String djl = DjlNatives.cacheFolder();
     List<String> causes = new ArrayList<>();
     // ONNX Runtime makes its folder in java.io.tmpdir, which must be there already (DJL makes its cache)
     if (!isFolder(tmp) || !writable(tmp)) {

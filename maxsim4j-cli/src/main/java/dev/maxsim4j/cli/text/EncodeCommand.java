@@ -35,8 +35,8 @@ public final class EncodeCommand {
         as Java's readers count them) or a folder (one text per .txt/.md
         file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
         them; for a folder, __metadata__ "maxsim4j.files" holds each row's path under it, a JSON array
-        of strings (null for a name not valid in the file system's encoding: a row of no token, named
-        on stderr; json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
+        of strings (its bytes read as UTF-8, bytes that are not UTF-8 written as \\xNN, as Python's
+        backslashreplace; json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
         with a warning, where the paths would pass the header's 100 MB). A text that cannot be read as
         UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control or format
         characters only), is a row of no token, named on stderr: as a document it scores -1e9, as a
@@ -80,8 +80,9 @@ public final class EncodeCommand {
     }
     List<Path> inputs = new ArrayList<>(files);
     inputs.add(in);
-    // checked before any text is read: an output that is one of the texts read, or that cannot be written, is
-    // refused before the reading and encoding work
+    // checked before any text is read: an output that is one of the texts read, or that cannot be written or
+    // replaced (an append-only folder), is refused before the reading and encoding work
+    AtomicOutput.check("--out", target, inputs);
     try (AtomicOutput output = AtomicOutput.create("--out", target, inputs)) {
       // one row per input, in order, whether or not it can be read (null: named in a warning already): a row's
       // number names its file or line

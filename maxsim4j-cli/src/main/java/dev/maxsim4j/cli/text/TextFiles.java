@@ -430,47 +430,51 @@ public final class TextFiles {
 
   /**
    * The names under {@code folder} that indexes and maps of files keep {@code files} by, in their order (null where a
-   * file has none, which is given to {@code nameless} with the reason): a name's bytes read as UTF-8, whatever this
-   * locale's encoding (a run under the C locale, where a non-ASCII name reads as U+FFFD, finds the entry a UTF-8 run
-   * made); else, for bytes that are not UTF-8 (or a file system other than the default one), the name as this locale
-   * reads it, where that names the file again. A name read so that reads as another file's UTF-8 name is left without
-   * one, so that every locale keeps the UTF-8 file under it.
+   * file has none, which is given to {@code nameless} with the reason): where the file system names files by bytes
+   * separated by '/' (the default one on Linux and macOS), a name's bytes read as UTF-8, whatever this locale's
+   * encoding, and bytes that are not UTF-8 written as Python's backslashreplace writes them ({@code \xe9}), so that
+   * runs under every locale (the C locale reads a non-ASCII name as U+FFFD, Latin-1 as other letters) keep one
+   * index; elsewhere (a zip file system, Windows) the name as this JVM reads it. A name written so that equals
+   * another file's UTF-8 name is left without one: the UTF-8 file keeps it.
    */
   static List<String> keys(Path folder, List<Path> files, BiConsumer<Path, String> nameless) {
     List<String> keys = new ArrayList<>(files.size());
+    List<Boolean> escaped = new ArrayList<>(files.size());
     Set<String> utf8 = new HashSet<>();
     for (Path file : files) {
-      String key = utf8Name(folder, file);
-      keys.add(key);
-      if (key != null) {
-        utf8.add(key);
+      Name name = byteName(folder, file);
+      if (name == null) {
+        String rel = folder.relativize(file).toString();
+        name = roundTrips(folder, rel, file) ? new Name(rel, false) : null;
+      }
+      keys.add(name == null ? null : name.text());
+      escaped.add(name != null && name.escaped());
+      if (name == null) {
+        nameless.accept(file, NAME_NOT_ENCODED);
+      } else if (!name.escaped()) {
+        utf8.add(name.text());
       }
     }
-    Map<String, Path> read = new HashMap<>();
     for (int i = 0; i < files.size(); i++) {
-      if (keys.get(i) != null) {
-        continue;
-      }
-      Path file = files.get(i);
-      String rel = folder.relativize(file).toString();
-      if (!roundTrips(folder, rel, file)) {
-        nameless.accept(file, NAME_NOT_ENCODED);
-      } else if (utf8.contains(rel) || read.putIfAbsent(rel, file) != null) {
-        nameless.accept(file, "its name, which is not UTF-8, reads in this locale's encoding as that of another"
-            + " file; rename it");
-      } else {
-        keys.set(i, rel);
+      if (escaped.get(i) && utf8.contains(keys.get(i))) {
+        nameless.accept(files.get(i), "its name, which is not UTF-8, written with \\x escapes as " + keys.get(i)
+            + ", is another file's; rename it");
+        keys.set(i, null);
       }
     }
     return keys;
   }
 
+  /** A file's name as text: its UTF-8 bytes read, or with {@code escaped} bytes that are not UTF-8 as \xNN. */
+  private record Name(String text, boolean escaped) {}
+
   /**
-   * {@code file}'s name under {@code folder} as its bytes read as UTF-8, or null where they are not UTF-8. The bytes
-   * come from the path's URI, which on the default file system of a system that separates names by '/' escapes each
-   * byte that is not ASCII; elsewhere (a zip file system, Windows) this gives null.
+   * {@code file}'s name under {@code folder} from its bytes: read as UTF-8, bytes that are not UTF-8 written as
+   * {@code \xNN}; null where the bytes are not to be had. They come from the path's URI, which on the default file
+   * system of a system that separates names by '/' escapes each byte that is not ASCII; elsewhere (a zip file
+   * system, Windows) this gives null.
    */
-  private static String utf8Name(Path folder, Path file) {
+  private static Name byteName(Path folder, Path file) {
     if (folder.getFileSystem() != FileSystems.getDefault() || File.separatorChar != '/') {
       return null;
     }
@@ -496,12 +500,24 @@ public final class TextFiles {
       }
       bytes.put(c == '%' ? (byte) Integer.parseInt(raw, i + 1, (i += 2) + 1, 16) : (byte) c);
     }
-    try {
-      return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(bytes.flip()).toString();
-    } catch (CharacterCodingException e) {
-      return null;
+    bytes.flip();
+    CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT);
+    CharBuffer out = CharBuffer.allocate(4 * bytes.remaining() + 1);
+    boolean escaped = false;
+    while (true) {
+      CoderResult r = utf8.decode(bytes, out, true);
+      if (r.isError()) {
+        for (int k = 0; k < r.length(); k++) {
+          out.put(String.format(Locale.ROOT, "\\x%02x", bytes.get() & 0xff));
+        }
+        escaped = true;
+      } else if (r.isUnderflow()) {
+        break;
+      }
     }
+    utf8.flush(out);
+    return new Name(out.flip().toString(), escaped);
   }
 
   /**
