@@ -54,10 +54,10 @@ class TextIndexRobustnessTest {
   }
 
   /**
-   * A name of bytes that are not UTF-8 is kept by those bytes, as Python's backslashreplace writes them ("x\\xffy.txt"),
-   * whatever the locale: indexed, searched and named in encode's row-to-file map. It was skipped (and in encode's map
-   * named with U+FFFD, silently, before that), so that a Latin-1 locale, which reads every byte, indexed it and a
-   * UTF-8 run dropped it again.
+   * A name of bytes that are not UTF-8 is kept by those bytes, as Python's backslashreplace writes them
+   * ("x\\xffy.txt"), whatever the locale: indexed, searched and named in encode's row-to-file map. It was skipped
+   * (and in encode's map named with U+FFFD, silently, before that), so that a Latin-1 locale, which reads every byte,
+   * indexed it and a UTF-8 run dropped it again.
    */
   @Test
   void namesThatAreNotUtf8AreKeptByTheirBytes() throws IOException, InterruptedException {
