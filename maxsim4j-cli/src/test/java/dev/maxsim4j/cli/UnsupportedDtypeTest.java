@@ -105,8 +105,8 @@ class UnsupportedDtypeTest {
     npy("s.npy", "<f8", 8, 5);
     npy("i8.npy", "|i1", 1, 5, 4);
     assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--query-mask", p("m.npy"), "--docs", p("q.npy"),
-        "--out", p("x.npy")), 1, "--query-mask " + p("m.npy") + " has dtype '<f8 (float64)'; expected bool '|b1' or"
-            + " uint8 '|u1' (0 or 1) mask");
+        "--out", p("x.npy")), 1, "--query-mask " + p("m.npy") + " has dtype '<f8 (float64)'; expected bool '|b1',"
+            + " uint8 '|u1', int32 '<i4' or int64 '<i8' (0 or 1) mask");
     assertOneLineError(CliRun.of("score", "--queries", p("q.npy"), "--docs", p("t.npy"), "--doc-offsets", p("o.npy"),
         "--out", p("x.npy")), 1, "--doc-offsets " + p("o.npy") + " has dtype '<f8 (float64)'; expected int32 '<i4'"
             + " or int64 '<i8' offsets");
