@@ -27,11 +27,9 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -438,8 +436,7 @@ public final class TextFiles {
    * another file's UTF-8 name is left without one: the UTF-8 file keeps it.
    */
   static List<String> keys(Path folder, List<Path> files, BiConsumer<Path, String> nameless) {
-    List<String> keys = new ArrayList<>(files.size());
-    List<Boolean> escaped = new ArrayList<>(files.size());
+    List<Name> names = new ArrayList<>(files.size());
     Set<String> utf8 = new HashSet<>();
     for (Path file : files) {
       Name name = byteName(folder, file);
@@ -447,20 +444,22 @@ public final class TextFiles {
         String rel = folder.relativize(file).toString();
         name = roundTrips(folder, rel, file) ? new Name(rel, false) : null;
       }
-      keys.add(name == null ? null : name.text());
-      escaped.add(name != null && name.escaped());
+      names.add(name);
       if (name == null) {
         nameless.accept(file, NAME_NOT_ENCODED);
       } else if (!name.escaped()) {
         utf8.add(name.text());
       }
     }
+    List<String> keys = new ArrayList<>(files.size());
     for (int i = 0; i < files.size(); i++) {
-      if (escaped.get(i) && utf8.contains(keys.get(i))) {
-        nameless.accept(files.get(i), "its name, which is not UTF-8, written with \\x escapes as " + keys.get(i)
+      Name name = names.get(i);
+      if (name != null && name.escaped() && utf8.contains(name.text())) {
+        nameless.accept(files.get(i), "its name, which is not UTF-8, written with \\x escapes as " + name.text()
             + ", is another file's; rename it");
-        keys.set(i, null);
+        name = null;
       }
+      keys.add(name == null ? null : name.text());
     }
     return keys;
   }
