@@ -22,6 +22,11 @@ nvcc=${NVCC:-}
 if [[ -z $nvcc ]]; then
   if command -v nvcc >/dev/null; then nvcc=$(command -v nvcc); else nvcc=/usr/local/cuda/bin/nvcc; fi
 fi
+if [[ ! -x $nvcc && ${MAXSIM4J_CUDA_REQUIRED:-false} == true ]]; then
+  echo "maxsim4j: nvcc not found (PATH, /usr/local/cuda/bin, NVCC) and this build requires the GPU kernels" \
+       "(-Prelease or -Dmaxsim4j.cuda.required=true): install the CUDA toolkit" >&2
+  exit 1
+fi
 if [[ ! -x $nvcc ]]; then
   echo "maxsim4j: nvcc not found (PATH, /usr/local/cuda/bin, NVCC): building without GPU kernels, the jar" \
        "scores on the CPU only (install the CUDA toolkit for the GPU backend; -Dmaxsim4j.cuda.skip=true skips this step)" >&2
