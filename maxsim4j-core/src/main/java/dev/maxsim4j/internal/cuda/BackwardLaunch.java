@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
+
 /**
  * The launch shapes of the backward kernels (maxsim_backward.cu), checked before any work: a grid has at most
  * 65,535 rows ({@code blockIdx.y}), and the deterministic document-gradient kernel ({@code _dd_owned_}) keeps
@@ -48,10 +50,10 @@ final class BackwardLaunch {
   static int ownedGridRows(int longestDocument, int dim) {
     int perBlock = tokensPerBlock(dim);
     int rows = Math.ceilDiv(longestDocument, perBlock);
-    if (rows > Driver.MAX_GRID_Y) {
+    if (rows > GpuCapabilities.MAX_GRID_Y) {
       throw new IllegalArgumentException("the longest document holds " + longestDocument + " tokens; the"
-          + " deterministic GPU backward at d = " + dim + " takes at most " + (long) Driver.MAX_GRID_Y * perBlock
-          + " (" + Driver.MAX_GRID_Y + " blocks of " + perBlock + " tokens); expected shorter documents, or "
+          + " deterministic GPU backward at d = " + dim + " takes at most " + (long) GpuCapabilities.MAX_GRID_Y * perBlock
+          + " (" + GpuCapabilities.MAX_GRID_Y + " blocks of " + perBlock + " tokens); expected shorter documents, or "
           + WAYS_OUT);
     }
     return rows;
@@ -60,9 +62,9 @@ final class BackwardLaunch {
   /** Grid rows of the query-gradient and atomic kernels for queries of up to {@code longestQuery} tokens. */
   static int slotGridRows(int longestQuery) {
     int rows = Math.ceilDiv(longestQuery, SLOT_WARPS);
-    if (rows > Driver.MAX_GRID_Y) {
+    if (rows > GpuCapabilities.MAX_GRID_Y) {
       throw new IllegalArgumentException("the longest query holds " + longestQuery + " tokens; the GPU backward"
-          + " takes at most " + (long) Driver.MAX_GRID_Y * SLOT_WARPS + " (" + Driver.MAX_GRID_Y + " blocks of "
+          + " takes at most " + (long) GpuCapabilities.MAX_GRID_Y * SLOT_WARPS + " (" + GpuCapabilities.MAX_GRID_Y + " blocks of "
           + SLOT_WARPS + " query tokens); expected shorter queries, or backend(\"cpu\")");
     }
     return rows;

@@ -2,6 +2,7 @@ package dev.maxsim4j.internal.cuda;
 
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
 import dev.maxsim4j.internal.cuda.plan.KernelModule;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -11,7 +12,7 @@ import java.util.List;
 final class DeviceLinear {
   private static final int LINEAR_TILE = 16;
   /** Output rows one launch covers: a 16-row tile per grid row, of at most {@link Driver#MAX_GRID_Y} grid rows. */
-  static final int MAX_ROWS_PER_LAUNCH = Driver.MAX_GRID_Y * LINEAR_TILE;
+  static final int MAX_ROWS_PER_LAUNCH = GpuCapabilities.MAX_GRID_Y * LINEAR_TILE;
 
   private final CudaDevice device;
   private final Launcher launcher;

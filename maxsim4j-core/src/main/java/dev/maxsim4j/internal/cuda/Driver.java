@@ -63,8 +63,6 @@ final class Driver {
   static final int CU_STREAM_NON_BLOCKING = 1;
   static final int CU_EVENT_DEFAULT = 0;
   static final int CU_EVENT_DISABLE_TIMING = 2;
-  /** CUDA's largest grid y dimension, on every GPU. */
-  static final int MAX_GRID_Y = 65535;
 
   private static final Linker LINKER = Linker.nativeLinker();
   private static final String LOAD_ERROR;

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal.cuda;
 import dev.maxsim4j.internal.Backend.TopKResult;
 import dev.maxsim4j.internal.TokenSlices;
 import dev.maxsim4j.internal.Tokens;
+import dev.maxsim4j.internal.cuda.plan.GpuCapabilities;
 import java.util.function.Function;
 
 /**
@@ -12,7 +13,7 @@ import java.util.function.Function;
  */
 final class TopKQueryGroups {
   /** The queries of one call: a grid row each. */
-  static final int MAX_QUERIES = Driver.MAX_GRID_Y;
+  static final int MAX_QUERIES = GpuCapabilities.MAX_GRID_Y;
 
   private TopKQueryGroups() {}
 

@@ -292,7 +292,8 @@ public final class FamilyPlans {
         stages -> "maxsim_forward_wgmma_r" + rows + "_s" + stages + saved + wgmmaTypes(s));
     Split split = ForwardPlan.splitFor(s.pairs(), s.maxDocumentLength(), gpu);
     int passes = Math.ceilDiv(s.maxQueryLength(), rows);
-    if (split.slices() == 1 && passes > 1 && splitPasses) {
+    // a grid row per pass where the grid holds them, else each block scans every pass itself
+    if (split.slices() == 1 && passes > 1 && passes <= GpuCapabilities.MAX_GRID_Y && splitPasses) {
       split = Split.passes(passes);
     }
     long resident = (long) ring.perSm() * gpu.multiprocessors();

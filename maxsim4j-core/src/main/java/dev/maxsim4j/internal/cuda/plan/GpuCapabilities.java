@@ -7,6 +7,9 @@ package dev.maxsim4j.internal.cuda.plan;
 public record GpuCapabilities(int major, int minor, int multiprocessors, int sharedMemoryPerBlockOptin,
     boolean tensorMaps, Occupancy occupancy) {
 
+  /** CUDA's largest grid y dimension, on every GPU. */
+  public static final int MAX_GRID_Y = 65535;
+
   /** Blocks of {@code threads} threads with {@code sharedBytes} of dynamic shared memory one SM holds. */
   public interface Occupancy {
     int residentBlocks(KernelModule module, String entry, int threads, int sharedBytes);
