@@ -86,31 +86,37 @@ public final class CudaBackend implements Backend {
     this.threads = threads;
     this.memory = MemoryBudget.fromSystemProperty();
     this.ordinal = ordinal;
-    // what is made here is released if a later step fails: the caller never gets an instance to close
-    CudaDevice madeDevice = new CudaDevice(ordinal);
-    Launcher madeLauncher = null;
+    // the device's context is current while it is made, the caller's again afterwards (see call)
+    Driver.Context caller = CudaDevice.unavailableReason().isEmpty() ? CudaDevice.callerContext() : null;
     try {
-      madeLauncher = new Launcher(madeDevice);
-      this.device = madeDevice;
-      this.launcher = madeLauncher;
-      this.forward = new ForwardKernels(device, launcher, planner);
-      GpuCapabilities gpu = forward.capabilities();
-      this.inputs = new DeviceInputs(device, (q, d) -> planner.halfCopy(q, d, gpu));
-      this.topK = new DeviceTopK(device, launcher, forward, inputs);
-      this.training = new DeviceTraining(device, launcher, forward, inputs);
-      this.linear = new DeviceLinear(device, launcher);
-      this.fde = new DeviceFde(device, launcher);
-    } catch (RuntimeException | Error e) {
+      // what is made here is released if a later step fails: the caller never gets an instance to close
+      CudaDevice madeDevice = new CudaDevice(ordinal);
+      Launcher madeLauncher = null;
       try {
-        madeDevice.close();
-      } catch (RuntimeException | Error cleanup) {
-        e.addSuppressed(cleanup);
-      } finally {
-        if (madeLauncher != null) {
-          madeLauncher.close();
+        madeLauncher = new Launcher(madeDevice);
+        this.device = madeDevice;
+        this.launcher = madeLauncher;
+        this.forward = new ForwardKernels(device, launcher, planner);
+        GpuCapabilities gpu = forward.capabilities();
+        this.inputs = new DeviceInputs(device, (q, d) -> planner.halfCopy(q, d, gpu));
+        this.topK = new DeviceTopK(device, launcher, forward, inputs);
+        this.training = new DeviceTraining(device, launcher, forward, inputs);
+        this.linear = new DeviceLinear(device, launcher);
+        this.fde = new DeviceFde(device, launcher);
+      } catch (RuntimeException | Error e) {
+        try {
+          madeDevice.close();
+        } catch (RuntimeException | Error cleanup) {
+          e.addSuppressed(cleanup);
+        } finally {
+          if (madeLauncher != null) {
+            madeLauncher.close();
+          }
         }
+        throw e;
       }
-      throw e;
+    } finally {
+      CudaDevice.restoreCurrent(caller);
     }
   }
 
@@ -209,8 +215,11 @@ public final class CudaBackend implements Backend {
             return; // closing the backend already freed everything
           }
           released = true;
-          device.makeCurrent();
-          inputs.release(documents);
+          keepingCallerContext(() -> {
+            device.makeCurrent();
+            inputs.release(documents);
+            return null;
+          });
         } finally {
           lock.unlock();
         }
@@ -440,10 +449,13 @@ public final class CudaBackend implements Backend {
         return; // closing the backend already freed everything
       }
       onDevice.markClosed("these device documents are closed");
-      device.makeCurrent();
-      device.synchronizeAll(); // where this fails they stay listed, and the backend's close frees them
-      deviceDocuments.remove(onDevice);
-      device.release(onDevice.pointer, onDevice.bytes);
+      keepingCallerContext(() -> {
+        device.makeCurrent();
+        device.synchronizeAll(); // where this fails they stay listed, and the backend's close frees them
+        deviceDocuments.remove(onDevice);
+        device.release(onDevice.pointer, onDevice.bytes);
+        return null;
+      });
     } finally {
       lock.unlock();
     }
@@ -456,11 +468,14 @@ public final class CudaBackend implements Backend {
 
   /** Frees pinned memory from {@link DeviceAccess#allocatePinned}; runs under the lock, before the device closes. */
   private void freePinned(MemorySegment allocation) {
-    device.makeCurrent();
-    Releases releases = new Releases(); // freed even where the wait fails (a sticky error: nothing runs any more)
-    releases.run(device::synchronizeAll); // a copy queued from or into it may still be running
-    releases.run(() -> Driver.freeHost(allocation));
-    releases.throwIfFailed();
+    keepingCallerContext(() -> {
+      device.makeCurrent();
+      Releases releases = new Releases(); // freed even where the wait fails (a sticky error: nothing runs any more)
+      releases.run(device::synchronizeAll); // a copy queued from or into it may still be running
+      releases.run(() -> Driver.freeHost(allocation));
+      releases.throwIfFailed();
+      return null;
+    });
   }
 
   /** The backward on the GPU: the argmax and dScores go up, dQ and dD (fp32) come back. */
@@ -515,11 +530,35 @@ public final class CudaBackend implements Backend {
       if (closed) {
         throw new IllegalStateException("this CUDA backend is closed");
       }
-      device.makeCurrent();
-      return body.run();
+      return keepingCallerContext(() -> {
+        device.makeCurrent();
+        return body.run();
+      });
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Runs {@code body}, which makes this device's context current, on the caller's thread, then makes current again
+   * the context that thread had (another library's, or none): the caller's own CUDA work after a call runs where it
+   * ran before, not on this GPU.
+   */
+  private static <T> T keepingCallerContext(DeviceCall<T> body) {
+    Driver.Context caller = CudaDevice.callerContext();
+    T result;
+    try {
+      result = body.run();
+    } catch (RuntimeException | Error e) {
+      try {
+        CudaDevice.restoreCurrent(caller);
+      } catch (RuntimeException | Error failed) {
+        e.addSuppressed(failed);
+      }
+      throw e;
+    }
+    CudaDevice.restoreCurrent(caller);
+    return result;
   }
 
   /**
@@ -546,40 +585,48 @@ public final class CudaBackend implements Backend {
         return;
       }
       closed = true;
-      Releases releases = new Releases();
-      releases.run(device::makeCurrent);
-      int[] running = {0};
-      if (pipeline != null) {
-        PipelinedCalls calls = pipeline;
-        pipeline = null;
-        releases.run(() -> running[0] = calls.close(callTimeout));
-      }
-      int held = pinned.close();
-      for (DeviceDocuments d : deviceDocuments) {
-        d.markClosed("these device documents' CUDA backend is closed");
-      }
-      if (running[0] > 0 || held > 0) {
-        // A kernel still running may write into its call's pinned memory, and a native call may read the held
-        // pinned memory, so nothing of the device is freed (the driver's frees would also wait for the kernel):
-        // a leak until the process ends, rather than corrupted memory or a hang.
-        releases.run(launcher::close); // host memory only, copied by the driver at each launch: no kernel reads it
-        throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout, held)));
-      }
-      // work a failed call left queued may still read what is freed below: wait for it first, as every release does
-      releases.run(device::synchronizeAll);
-      releases.run(pinned::freeClosed);
-      for (DeviceDocuments d : deviceDocuments) {
-        releases.run(() -> device.release(d.pointer, d.bytes));
-      }
-      deviceDocuments.clear();
-      releases.run(inputs::releaseAll);
-      releases.run(topK::close);
-      releases.run(device::close);
-      releases.run(launcher::close);
-      releases.throwIfFailed();
+      keepingCallerContext(() -> {
+        releaseAll(callTimeout);
+        return null;
+      });
     } finally {
       lock.unlock();
     }
+  }
+
+  /** {@link #close(Duration)}'s work, under the lock: the device's context made current first. */
+  private void releaseAll(Duration callTimeout) {
+    Releases releases = new Releases();
+    releases.run(device::makeCurrent);
+    int[] running = {0};
+    if (pipeline != null) {
+      PipelinedCalls calls = pipeline;
+      pipeline = null;
+      releases.run(() -> running[0] = calls.close(callTimeout));
+    }
+    int held = pinned.close();
+    for (DeviceDocuments d : deviceDocuments) {
+      d.markClosed("these device documents' CUDA backend is closed");
+    }
+    if (running[0] > 0 || held > 0) {
+      // A kernel still running may write into its call's pinned memory, and a native call may read the held
+      // pinned memory, so nothing of the device is freed (the driver's frees would also wait for the kernel):
+      // a leak until the process ends, rather than corrupted memory or a hang.
+      releases.run(launcher::close); // host memory only, copied by the driver at each launch: no kernel reads it
+      throw releases.suppressedIn(new IllegalStateException(leftAllocated(running[0], callTimeout, held)));
+    }
+    // work a failed call left queued may still read what is freed below: wait for it first, as every release does
+    releases.run(device::synchronizeAll);
+    releases.run(pinned::freeClosed);
+    for (DeviceDocuments d : deviceDocuments) {
+      releases.run(() -> device.release(d.pointer, d.bytes));
+    }
+    deviceDocuments.clear();
+    releases.run(inputs::releaseAll);
+    releases.run(topK::close);
+    releases.run(device::close);
+    releases.run(launcher::close);
+    releases.throwIfFailed();
   }
 
   @Override

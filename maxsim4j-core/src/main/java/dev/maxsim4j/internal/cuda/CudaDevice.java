@@ -173,6 +173,34 @@ final class CudaDevice implements AutoCloseable {
     Driver.setCurrent(context);
   }
 
+  /**
+   * The context current on the calling thread (another library's, or none), for a call from a caller's thread to
+   * make current again when it ends ({@link #restoreCurrent}): the caller's own CUDA work after the call runs where
+   * it ran before, not on this device.
+   */
+  static Driver.Context callerContext() {
+    try {
+      return Driver.currentContext();
+    } catch (CudaException e) {
+      return null; // a driver that cannot say fails the call's own steps by name; nothing to make current again
+    }
+  }
+
+  /**
+   * Makes {@code previous}, from {@link #callerContext}, current again on the calling thread; where that fails (a
+   * context another thread destroyed meanwhile) the thread is left with none rather than with this device's.
+   */
+  static void restoreCurrent(Driver.Context previous) {
+    if (previous == null) {
+      return;
+    }
+    try {
+      Driver.setCurrent(previous);
+    } catch (CudaException e) {
+      Driver.setCurrent(new Driver.Context(MemorySegment.NULL));
+    }
+  }
+
   /** A kernel of one of the jar's modules, loaded on first use. */
   Driver.Entry function(KernelModule module, String kernel) {
     return functions.computeIfAbsent(module.name() + "/" + kernel,

@@ -115,6 +115,7 @@ final class Driver {
   private static final MethodHandle PRIMARY_CTX_RETAIN = fn("cuDevicePrimaryCtxRetain", I_AI);
   private static final MethodHandle PRIMARY_CTX_RELEASE = fn("cuDevicePrimaryCtxRelease_v2", I_I);
   private static final MethodHandle CTX_SET_CURRENT = fn("cuCtxSetCurrent", I_A);
+  private static final MethodHandle CTX_GET_CURRENT = fn("cuCtxGetCurrent", I_A);
   private static final MethodHandle MODULE_LOAD_DATA = fn("cuModuleLoadData", I_AA);
   private static final MethodHandle MODULE_UNLOAD = fn("cuModuleUnload", I_A);
   private static final MethodHandle MODULE_GET_FUNCTION = fn("cuModuleGetFunction",
@@ -294,6 +295,11 @@ final class Driver {
 
   static void setCurrent(Context ctx) {
     run("cuCtxSetCurrent", () -> (int) CTX_SET_CURRENT.invokeExact(ctx.handle()));
+  }
+
+  /** The context current on the calling thread: a NULL handle where none is. */
+  static Context currentContext() {
+    return new Context(addressOut("cuCtxGetCurrent", c -> (int) CTX_GET_CURRENT.invokeExact(c)));
   }
 
   // ---------------------------------------------------------------- modules and launches

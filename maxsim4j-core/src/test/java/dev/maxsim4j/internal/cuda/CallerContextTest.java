@@ -1,0 +1,109 @@
+package dev.maxsim4j.internal.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.maxsim4j.DType;
+import dev.maxsim4j.GpuTest;
+import dev.maxsim4j.TokenBatch;
+import dev.maxsim4j.internal.Internals;
+import dev.maxsim4j.internal.Problem;
+import dev.maxsim4j.internal.Residency;
+import dev.maxsim4j.internal.Tokens;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A call leaves the calling thread's current CUDA context as it found it (a reviewer's finding: the backend made its
+ * own current and left it so, and a caller's later CUDA runtime work without a cudaSetDevice of its own ran on that
+ * GPU): none where the thread had none, the caller's where it had one, after making a backend, calls, a
+ * failing call, releasing what it made, and closing it.
+ */
+@GpuTest
+class CallerContextTest {
+  private static final int DIM = 64;
+
+  private static long current() {
+    return Driver.currentContext().handle().address();
+  }
+
+  private static Tokens bfloat16(SplittableRandom r, int n, int length) {
+    short[] s = new short[n * length * DIM];
+    for (int i = 0; i < s.length; i++) {
+      s[i] = DType.BFLOAT16.narrow((float) r.nextGaussian());
+    }
+    return Internals.tokens(TokenBatch.ofHalfs(DType.BFLOAT16, s, n, length, DIM));
+  }
+
+  /**
+   * A backend's life on a thread of its own (no context current yet), the device's primary context made current
+   * first where {@code callerHasContext}: after each step, whether the thread's current context is as before.
+   */
+  private static List<String> onFreshThread(boolean callerHasContext) throws Exception {
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<String> seen = new ArrayList<>();
+    Thread t = new Thread(() -> {
+      try {
+        long expected = 0;
+        if (callerHasContext) {
+          Driver.Context primary = Driver.retainPrimaryContext(Driver.device(0));
+          Driver.setCurrent(primary);
+          expected = primary.handle().address();
+        }
+        assertEquals(expected, current(), "before anything");
+        CudaBackend backend = new CudaBackend(1);
+        seen.add("made " + (current() == expected));
+        Tokens q = bfloat16(new SplittableRandom(1), 2, 8);
+        Tokens d = bfloat16(new SplittableRandom(2), 5, 40);
+        float[][] scores = backend.scoreRows(Problem.allPairs(q, d), q.rows, d.rows);
+        seen.add("scored " + (current() == expected));
+        Residency resident = backend.makeResident(d);
+        assertArrayEquals(scores, backend.scoreRows(Problem.allPairs(q, d), q.rows, d.rows));
+        seen.add("resident " + (current() == expected));
+        resident.close();
+        seen.add("released " + (current() == expected));
+        PinnedHostMemory pinned = backend.withDevice(a -> a.allocatePinned(1 << 16));
+        pinned.close();
+        seen.add("pinned freed " + (current() == expected));
+        try {
+          backend.withDevice(a -> {
+            throw new IllegalStateException("the work fails");
+          });
+        } catch (IllegalStateException expectedFailure) {
+          seen.add("failed " + (current() == expected));
+        }
+        backend.close();
+        seen.add("closed " + (current() == expected));
+        if (callerHasContext) {
+          Driver.releasePrimaryContext(Driver.device(0));
+        }
+      } catch (Throwable e) {
+        failure.set(e);
+      }
+    });
+    t.start();
+    t.join();
+    if (failure.get() instanceof Exception e) {
+      throw e;
+    } else if (failure.get() instanceof Error e) {
+      throw e;
+    }
+    return seen;
+  }
+
+  private static final List<String> UNCHANGED = List.of("made true", "scored true", "resident true",
+      "released true", "pinned freed true", "failed true", "closed true");
+
+  @Test
+  void aThreadWithNoContextHasNoneAfterEachStep() throws Exception {
+    assertEquals(UNCHANGED, onFreshThread(false));
+  }
+
+  @Test
+  void aThreadWithAContextHasItAgainAfterEachStep() throws Exception {
+    assertEquals(UNCHANGED, onFreshThread(true));
+  }
+}
