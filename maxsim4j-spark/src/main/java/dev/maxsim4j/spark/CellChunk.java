@@ -46,7 +46,7 @@ final class CellChunk implements DocumentChunk {
 
   @Override
   public boolean add(Object id, InternalRow row, Object maskCell) {
-    String what = "tokens of document '" + id + "'";
+    String what = "tokens of document " + IdText.quoted(id);
     if (row.isNullAt(1)) {
       throw new IllegalArgumentException(what + " is null; expected its tokens (is the id missing from its table?)");
     }

@@ -269,7 +269,8 @@ final class DistributedTopK {
         entryAt[p][r] = order[r];
       }
       if (next + n > Integer.MAX_VALUE) {
-        throw new IllegalArgumentException("query '" + queryId + "' gathers more than 2^31 - 1 entries from "
+        throw new IllegalArgumentException("query " + IdText.quoted(queryId)
+            + " gathers more than 2^31 - 1 entries from "
             + parts.size() + " partitions' top " + k + "; expected fewer partitions or a smaller k");
       }
       first[p] = (int) next;
@@ -290,8 +291,9 @@ final class DistributedTopK {
       }
       Object docId = sorted.get(p).ids()[entryAt[p][global - first[p]]];
       if (!listed.add(ScanPairScoring.lookupKey(docId))) {
-        throw new IllegalArgumentException("document id '" + docId + "' appears more than once in the corpus"
-            + zeroNote(docId) + " (twice in the top " + k + " of query '" + queryId + "'); expected unique ids");
+        throw new IllegalArgumentException("document id " + IdText.quoted(docId)
+            + " appears more than once in the corpus" + zeroNote(docId) + " (twice in the top " + k + " of query "
+            + IdText.quoted(queryId) + "); expected unique ids");
       }
       rows.add(RowFactory.create(queryId, docId, r + 1, merged.scores()[0][r]));
     }

@@ -7,9 +7,9 @@ import org.apache.spark.sql.types.DataType;
 
 /**
  * Reads the id (column 0) of a scan's internal rows as the external value a {@code Row} holds (a {@code Long},
- * a {@code String}, ...; a date or timestamp as {@link TimeIds} reads it), null for a null id. The getter for the id's type is chosen once, when the reader is
- * made: Spark's {@code InternalRow.get(ordinal, type)} looks the type up on every call, and in a task thread
- * each look-up builds a fresh copy of the SQL configuration.
+ * a {@code String}, ...; a date or timestamp as {@link TimeIds} reads it), null for a null id. The getter for the
+ * id's type is chosen once, when the reader is made: Spark's {@code InternalRow.get(ordinal, type)} looks the
+ * type up on every call, and in a task thread each look-up builds a fresh copy of the SQL configuration.
  */
 final class IdReader {
   private final scala.Function2<SpecializedGetters, Object, Object> getter;

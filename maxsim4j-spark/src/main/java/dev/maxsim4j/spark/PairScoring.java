@@ -166,9 +166,10 @@ final class PairScoring {
   static void requireIds(Object queryId, Object docId) {
     if (queryId == null || docId == null) {
       throw new IllegalArgumentException(queryId == null
-          ? "a pair's or candidate's query id is null (document '" + docId + "'); expected an id of the query"
-              + " table"
-          : "a pair's or candidate's document id is null (query '" + queryId + "'); expected an id of the corpus");
+          ? "a pair's or candidate's query id is null (document " + IdText.quoted(docId)
+              + "); expected an id of the query table"
+          : "a pair's or candidate's document id is null (query " + IdText.quoted(queryId)
+              + "); expected an id of the corpus");
     }
   }
 
@@ -226,14 +227,14 @@ final class PairScoring {
         List<Row> members = group.getValue();
         Row first = members.get(0);
         query.clear();
-        requireUnique(first, width + 4, "query '" + group.getKey() + "'", "query table");
+        requireUnique(first, width + 4, "query " + IdText.quoted(group.getKey()), "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
         // one call per type the documents are stored in (a column's rows may differ) and, for a query of no
         // token, per d (TokenShape.batchOf: the query alone is the batch here), scores in the rows' order
         Map<TokenShape.Batch, List<Integer>> byBatch = new TreeMap<>();
         for (int i = 0; i < members.size(); i++) {
           Row r = members.get(i);
-          requireUnique(r, width + 5, "document '" + r.get(docId) + "'", "corpus");
+          requireUnique(r, width + 5, "document " + IdText.quoted(r.get(docId)), "corpus");
           TokenShape.Batch batch = TokenShape.batchOf(TokenCodec.statedType(r.get(width + 2)), query.dim(),
               () -> TokenCodec.statedDim(r.get(width + 2)));
           byBatch.computeIfAbsent(batch, x -> new ArrayList<>()).add(i);
@@ -241,7 +242,7 @@ final class PairScoring {
         float[] scores = new float[members.size()];
         for (List<Integer> ofBatch : byBatch.values()) {
           docs.clear();
-          docs.expectDim(query.dim(), "query '" + group.getKey() + "'");
+          docs.expectDim(query.dim(), "query " + IdText.quoted(group.getKey()));
           for (int i : ofBatch) {
             Row r = members.get(i);
             docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));

@@ -45,7 +45,8 @@ final class QuerySet implements Serializable {
       }
       // -0.0 and 0.0 are one id to Spark, as to the pair scorers
       if (!seen.add(ScanPairScoring.lookupKey(ids[i]))) {
-        throw new IllegalArgumentException("query id '" + ids[i] + "' appears more than once in the query table"
+        throw new IllegalArgumentException("query id " + IdText.quoted(ids[i])
+            + " appears more than once in the query table"
             + DistributedTopK.zeroNote(ids[i]) + "; expected unique ids");
       }
       tokens.add(ids[i], r.get(1), r.get(2));

@@ -228,11 +228,13 @@ final class ScanPairScoring {
             .anyMatch(id -> lookupKey(id).equals(lookupKey(asTable)));
         // a query the table holds is named as the table reads it (a Row's java.sql.Date may name another day)
         throw new IllegalArgumentException(knownQuery
-            ? "document '" + row.get(docId) + "' of a pair with query '" + asTable + "' is not in the corpus"
-            : "query '" + q + "' of a pair is not in the query table");
+            ? "document " + IdText.quoted(row.get(docId)) + " of a pair with query " + IdText.quoted(asTable)
+                + " is not in the corpus"
+            : "query " + IdText.quoted(q) + " of a pair is not in the query table");
       }
       if (row.getLong(width + 1) > 1) {
-        throw new IllegalArgumentException("document '" + row.get(docId) + "' appears " + row.getLong(width + 1)
+        throw new IllegalArgumentException("document " + IdText.quoted(row.get(docId)) + " appears "
+            + row.getLong(width + 1)
             + " times in the corpus; expected unique ids");
       }
       Object[] values = new Object[width + 1];

@@ -62,7 +62,7 @@ final class TokenRows {
    * {@code maskCell}, when not null, an {@code array<boolean>} with one flag per token.
    */
   void add(Object id, Object cell, Object maskCell) {
-    addNamed("tokens of " + shape.role() + " '" + id + "'", cell, maskCell);
+    addNamed("tokens of " + shape.role() + " " + IdText.quoted(id), cell, maskCell);
   }
 
   /** As {@link #add} for a row without an id (a SQL function's argument), named by its role alone. */

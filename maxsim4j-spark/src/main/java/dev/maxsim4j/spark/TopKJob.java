@@ -208,13 +208,29 @@ public final class TopKJob {
       return; // a path that cannot be resolved is reported, with its option, where the table is read
     }
     boolean glob = input.chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
-    for (Path p = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out)); p != null;
-        p = p.getParent()) {
-      if (p.equals(table) || glob && matches(table, p)) {
+    Path folder = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out));
+    // what the run writes, not the folder alone: a pattern such as corpus/* matches OUT/topk and OUT/run.trec where
+    // OUT is the corpus's folder, though it matches no folder that holds them
+    for (Path written : new Path[] {new Path(folder, "topk"), new Path(folder, "run.trec")}) {
+      boolean inside = glob && written.getName().equals("topk") && table.depth() > written.depth()
+          && matches(ancestor(table, written.depth()), written); // a deeper pattern may match the Parquet parts
+      for (Path p = written; p != null && !inside; p = p.getParent()) {
+        inside = p.equals(table) || glob && matches(table, p);
+      }
+      if (inside) {
         throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
             + "; expected an output folder outside the input tables (the run would be read as part of the table)");
       }
     }
+  }
+
+  /** The ancestor of {@code path} at {@code depth}. */
+  private static Path ancestor(Path path, int depth) {
+    Path p = path;
+    while (p.depth() > depth) {
+      p = p.getParent();
+    }
+    return p;
   }
 
   /** The characters that make a table's path a Hadoop glob, as Spark tells one. */

@@ -74,12 +74,14 @@ public final class TrecRun {
           String query = checkField(r.get(0), "query id");
           String doc = checkField(r.get(1), "document id");
           if (r.isNullAt(2) || r.isNullAt(3)) {
-            throw new IllegalArgumentException((r.isNullAt(2) ? "rank" : "score") + " of query '" + query
-                + "' and document '" + doc + "' is null; a TREC run needs a rank and a score on every line");
+            throw new IllegalArgumentException((r.isNullAt(2) ? "rank" : "score") + " of query "
+                + IdText.quoted(query) + " and document " + IdText.quoted(doc)
+                + " is null; a TREC run needs a rank and a score on every line");
           }
           float score = r.getFloat(3);
           if (Float.isNaN(score)) {
-            throw new IllegalArgumentException("score of query '" + query + "' and document '" + doc + "' is NaN;"
+            throw new IllegalArgumentException("score of query " + IdText.quoted(query) + " and document "
+                + IdText.quoted(doc) + " is NaN;"
                 + " expected a number, since TREC readers order a run by score and NaN has no place in that order"
                 + " (a NaN score comes from a NaN in a valid token: repair or drop that row)");
           }
@@ -165,8 +167,8 @@ public final class TrecRun {
     String text = value instanceof BigDecimal d ? d.toPlainString() : value.toString();
     if (text.isEmpty() || text.codePoints().anyMatch(c -> Character.isWhitespace(c) || Character.isSpaceChar(c)
         || Character.isISOControl(c))) {
-      throw new IllegalArgumentException(what + " '" + text + "' is empty or holds whitespace or a control"
-          + " character; a TREC run needs ids without blanks");
+      throw new IllegalArgumentException(what + " " + IdText.quoted(text) + " is empty or holds whitespace or a"
+          + " control character; a TREC run needs ids without blanks");
     }
     return text;
   }

@@ -1,0 +1,86 @@
+package dev.maxsim4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HostileJobAttackTest extends WithLocalSpark {
+  private static final StructType PLAIN = new StructType().add("id", DataTypes.StringType)
+      .add("tokens", TokenColumns.ARRAYS);
+
+  private record Result(int status, String err) {}
+
+  private static Result run(String... args) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = TopKJob.run(spark, args, new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status, err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** An output folder whose run a table's pattern would match, as the run's own folder, is the table's. */
+  @Test
+  void anOutputFolderWhoseRunAGlobOfTheCorpusMatchesIsRefused(@TempDir Path dir) {
+    String queries = dir.resolve("queries").toString();
+    String corpus = dir.resolve("corpus").toString();
+    spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
+    spark.createDataFrame(List.of(RowFactory.create("x", new float[][] {{1, 0}}),
+        RowFactory.create("y", new float[][] {{0, 1}})), PLAIN).write().parquet(corpus);
+    String glob = corpus + "/*";
+    assertEquals(2, spark.read().parquet(glob).count());
+    Result r = run("--queries", queries, "--corpus", glob, "--k", "2", "--out", corpus);
+    assertEquals(1, r.status(), "the run was written into the corpus's pattern: " + r.err());
+    assertTrue(r.err().contains(" lies in --corpus " + glob), r.err());
+    assertEquals(2, spark.read().parquet(glob).count());
+  }
+
+  /** A document id holding a line break: the job's one line still says what is wrong with the document. */
+  @Test
+  void anIdWithALineBreakKeepsTheReasonOnTheLine(@TempDir Path dir) {
+    String queries = dir.resolve("queries").toString();
+    String corpus = dir.resolve("corpus").toString();
+    spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
+    spark.createDataFrame(List.of(RowFactory.create("x\ny", new float[][] {{1, 0, 0}})), PLAIN).write()
+        .parquet(corpus);
+    Result r = run("--queries", queries, "--corpus", corpus, "--k", "2", "--out", dir.resolve("out").toString());
+    assertEquals(1, r.status());
+    assertEquals(1, r.err().lines().count(), r.err());
+    assertEquals("maxsim4j-spark: error: tokens of document 'x\\ny' have d = 3; expected d = 2 like the queries\n",
+        r.err());
+  }
+
+  /** A run file where no file can be written (under a file): an error naming it, nothing left behind. */
+  @Test
+  void aRunFileThatCannotBeWrittenAndTheSameJobTwice(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("file"), "x");
+    Dataset<Row> run = spark.sql("SELECT 'q1' AS query_id, 'd1' AS doc_id, 1 AS rank, 0.5f AS score");
+    Exception e = assertThrows(Exception.class, () -> TrecRun.write(run, file.resolve("run.trec").toString(), "t"));
+    assertTrue(e.getMessage().contains("run.trec"), e.getMessage());
+    assertEquals("x", Files.readString(file));
+    String queries = dir.resolve("queries").toString();
+    spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
+    Result r = run("--queries", queries, "--corpus", queries, "--k", "2", "--out", file.resolve("out").toString());
+    assertEquals(1, r.status());
+    assertEquals(1, r.err().lines().count(), r.err());
+    Path out = dir.resolve("out");
+    Result first = run("--queries", queries, "--corpus", queries, "--k", "2", "--out", out.toString());
+    assertEquals(0, first.status(), first.err());
+    String trec = Files.readString(out.resolve("run.trec"));
+    Result second = run("--queries", queries, "--corpus", queries, "--k", "2", "--out", out.toString());
+    assertEquals(1, second.status());
+    assertEquals(trec, Files.readString(out.resolve("run.trec")));
+  }
+}
