@@ -52,9 +52,9 @@ final class BackwardLaunch {
     int rows = Math.ceilDiv(longestDocument, perBlock);
     if (rows > GpuCapabilities.MAX_GRID_Y) {
       throw new IllegalArgumentException("the longest document holds " + longestDocument + " tokens; the"
-          + " deterministic GPU backward at d = " + dim + " takes at most " + (long) GpuCapabilities.MAX_GRID_Y * perBlock
-          + " (" + GpuCapabilities.MAX_GRID_Y + " blocks of " + perBlock + " tokens); expected shorter documents, or "
-          + WAYS_OUT);
+          + " deterministic GPU backward at d = " + dim + " takes at most "
+          + (long) GpuCapabilities.MAX_GRID_Y * perBlock + " (" + GpuCapabilities.MAX_GRID_Y + " blocks of "
+          + perBlock + " tokens); expected shorter documents, or " + WAYS_OUT);
     }
     return rows;
   }
@@ -64,8 +64,8 @@ final class BackwardLaunch {
     int rows = Math.ceilDiv(longestQuery, SLOT_WARPS);
     if (rows > GpuCapabilities.MAX_GRID_Y) {
       throw new IllegalArgumentException("the longest query holds " + longestQuery + " tokens; the GPU backward"
-          + " takes at most " + (long) GpuCapabilities.MAX_GRID_Y * SLOT_WARPS + " (" + GpuCapabilities.MAX_GRID_Y + " blocks of "
-          + SLOT_WARPS + " query tokens); expected shorter queries, or backend(\"cpu\")");
+          + " takes at most " + (long) GpuCapabilities.MAX_GRID_Y * SLOT_WARPS + " (" + GpuCapabilities.MAX_GRID_Y
+          + " blocks of " + SLOT_WARPS + " query tokens); expected shorter queries, or backend(\"cpu\")");
     }
     return rows;
   }

@@ -111,7 +111,8 @@ class LongRowsPlanTest {
       return;
     }
     ForwardPlan.Split split = p.split();
-    boolean ok = p.blocks() >= 1 && p.gridY() >= 1 && p.gridY() <= GpuCapabilities.MAX_GRID_Y && p.queryPasses() >= 1 && split.slices() >= 1 && split.passes() >= 1
+    boolean ok = p.blocks() >= 1 && p.gridY() >= 1 && p.gridY() <= GpuCapabilities.MAX_GRID_Y
+        && p.queryPasses() >= 1 && split.slices() >= 1 && split.passes() >= 1
         && (split.slices() == 1 || split.sliceTokens() > 0
             && (long) split.slices() * split.sliceTokens() >= s.maxDocumentLength())
         && (p.family() != ForwardPlan.Family.WGMMA_WS || split.equals(ForwardPlan.Split.NONE)
