@@ -95,7 +95,7 @@ class TextIndexRobustnessTest {
         good.substring(0, good.length() / 2),                        // cut short
         good.replace("a.txt", "../../etc/passwd"),                   // a path outside the folder
         good.replace("a.txt", "bad\\q"),                             // an escape never written
-        good.replace("index v3", "index v2"),                        // the version before (other encodings)
+        good.replace("index v4", "index v3"),                        // the version before (other encodings)
         good.replace("tokens-", "tokens-../"),                       // a tokens file elsewhere
         "");
     for (String damage : damages) {

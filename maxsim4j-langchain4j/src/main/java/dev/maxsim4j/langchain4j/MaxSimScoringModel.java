@@ -3,6 +3,7 @@ package dev.maxsim4j.langchain4j;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.output.Response;
 import dev.langchain4j.model.scoring.ScoringModel;
+import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import java.util.ArrayList;
@@ -13,9 +14,10 @@ import java.util.List;
  * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
  * segment are encoded token by token (by a {@link TokenEncoder}: the bundled {@link MiniLmTokenEncoder}, or a
  * late-interaction model of the application's) and the segments are scored against the query
- * {@value #SEGMENTS_PER_CALL} at a time, each group in one fused call (a segment's score does not depend on
- * the others, and memory stays bounded however many segments a call passes). Usable wherever LangChain4j takes a
- * scoring model, e.g.
+ * {@value #SEGMENTS_PER_CALL} at a time, or fewer where they hold over {@value #CHARS_PER_CALL} characters (a longer
+ * segment alone), each group in one fused call (a segment's score does not depend on the others, and memory stays
+ * bounded however many and however long the segments a call passes: by the longest segment). Usable wherever
+ * LangChain4j takes a scoring model, e.g.
  * {@code ReRankingContentAggregator.builder().scoringModel(new MaxSimScoringModel(encoder, maxSim))}.
  *
  * <p>Score: the MaxSim sum divided by the number of query tokens, i.e. the mean over query tokens of the best
@@ -28,6 +30,12 @@ import java.util.List;
 public final class MaxSimScoringModel implements ScoringModel {
   /** Segments encoded and scored together: a reranker's usual candidates in one call, bounded memory beyond. */
   static final int SEGMENTS_PER_CALL = 1024;
+  /**
+   * Characters of the segments encoded together, unless one segment holds more: MiniLM makes at most a word piece of
+   * a character (plus each window's two), so a group's 384-d vectors stay under about 100 MB however long its
+   * segments are (a reranker's candidates come in one call, which the application cannot split).
+   */
+  static final int CHARS_PER_CALL = 1 << 15;
 
   private final TokenEncoder encoder;
   private final MaxSim maxSim;
@@ -73,8 +81,15 @@ public final class MaxSimScoringModel implements ScoringModel {
     }
     int queryTokens = q.validTokens(0);
     List<Double> scores = new ArrayList<>(texts.size());
-    for (int from = 0; from < texts.size(); from += segmentsPerCall) {
-      List<String> group = texts.subList(from, Math.min(texts.size(), from + segmentsPerCall));
+    for (int from = 0, to; from < texts.size(); from = to) {
+      // a group ends at segmentsPerCall segments, or before the one that would take it past CHARS_PER_CALL: its
+      // token vectors (a few per character at most) stay bounded however long the segments are
+      long chars = texts.get(from).length();
+      for (to = from + 1; to < texts.size() && to - from < segmentsPerCall
+          && chars + texts.get(to).length() <= CHARS_PER_CALL; to++) {
+        chars += texts.get(to).length();
+      }
+      List<String> group = texts.subList(from, to);
       TokenBatch documents = withoutTextMasked(encoded(group));
       float[] sums = maxSim.scores(q, documents)[0];
       for (int i = 0; i < sums.length; i++) {
@@ -82,7 +97,7 @@ public final class MaxSimScoringModel implements ScoringModel {
         // tokens, since a segment with text may sum to exactly that score too
         float s = sums[i];
         scores.add(documents.validTokens(i) == 0 ? s
-            : encoder.unitLength() ? meanCosine(s, queryTokens) : (double) s / queryTokens);
+            : encoder.unitLength() ? unitMean(s, queryTokens, from + i, q, documents) : (double) s / queryTokens);
       }
     }
     return Response.from(scores);
@@ -99,9 +114,36 @@ public final class MaxSimScoringModel implements ScoringModel {
   }
 
   /**
+   * Segment {@code segment}'s mean cosine ({@link #meanCosine}), from an encoder that says its vectors are unit
+   * length: a mean past [-1, 1] by more than its types' rounding is that promise broken (vectors not normalised, an
+   * infinity), refused rather than clamped to a 1.0 that every such segment would tie at.
+   */
+  private static double unitMean(float sum, int queryTokens, int segment, TokenBatch query, TokenBatch documents) {
+    double mean = (double) sum / queryTokens;
+    double slack = Math.max(rounding(query.dtype()), rounding(documents.dtype()));
+    if (Math.abs(mean) > 1 + slack) {
+      throw new IllegalStateException("segments[" + segment + "] scores a mean best dot product of " + mean
+          + " against the query, though the token encoder says its vectors are unit length (unitLength()); expected"
+          + " at most 1 (+" + slack + " for rounding): normalise the encoder's vectors, or return false from"
+          + " unitLength()");
+    }
+    return meanCosine(sum, queryTokens);
+  }
+
+  /** How far past 1 the dot product of two unit vectors stored as {@code type} may round (generous). */
+  private static double rounding(DType type) {
+    return switch (type) {
+      case FLOAT32 -> 1e-3;
+      case FLOAT16, BFLOAT16 -> 2e-2;
+      case INT8 -> 5e-2;
+      default -> 0.25; // fp8 and bits: coarse by design
+    };
+  }
+
+  /**
    * The MaxSim sum over the query's tokens, held to [-1, 1]: the encoder's unit vectors are rounded to fp32, so a
    * text against itself summed to a hair over 1 per token (1.0000003), past the range a threshold is set in. NaN
-   * stays NaN.
+   * stays NaN. Only for rounding: a mean further out is refused first ({@link #unitMean}).
    */
   static double meanCosine(float sum, int queryTokens) {
     double mean = (double) sum / queryTokens;

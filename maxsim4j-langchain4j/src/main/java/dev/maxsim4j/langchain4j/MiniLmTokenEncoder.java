@@ -34,7 +34,9 @@ import java.util.regex.Pattern;
  * windows of that many, each encoded on its own (with its own {@code [CLS]}/{@code [SEP]}); the document is
  * all their tokens. Text is read as text: {@code [SEP]} or {@code [MASK]} written in it are word pieces, not
  * the model's special tokens, and an unpaired surrogate (not a character) is dropped as the tokenizer drops
- * U+FFFD and control characters.
+ * U+FFFD and control characters. A word piece the vocabulary lacks ([UNK]: emoji, a script it does not hold, a word
+ * of over 100 characters) is left out: it names no text, and matched every other [UNK] perfectly, so a text of
+ * those alone is a text without word pieces.
  *
  * <p>Thread-safe; close it to free the ONNX session and the tokenizer (a second close does nothing; a close
  * waits for encodings in progress, and an encoding after it is an IllegalStateException, as is a close from an
@@ -67,6 +69,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   private final HuggingFaceTokenizer tokenizer;
   private final long cls;
   private final long sep;
+  private final long unk;
   private final String outputName;
   // encodings share the native session and tokenizer; close waits for them, so neither is freed under one
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
@@ -78,6 +81,12 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     long[] special = tokenizer.encode("", true, false).getIds(); // [CLS] [SEP]
     this.cls = special[0];
     this.sep = special[special.length - 1];
+    long[] unknown = tokenizer.encode("[UNK]", false, false).getIds(); // the special token, as raw text names it
+    if (unknown.length != 1) {
+      throw new IllegalStateException("all-MiniLM-L6-v2's tokenizer has no single [UNK] token: "
+          + Arrays.toString(unknown));
+    }
+    this.unk = unknown[0];
     // the token states: the one output of rank 3 ([batch, tokens, 384])
     String name = null;
     for (var e : session.getOutputInfo().entrySet()) {
@@ -177,7 +186,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public boolean hasWordPiece(String text) {
     Arguments.nonNull(text, "text");
-    return whileOpen(() -> tokenizer.encode(asText(text), false, false).getIds().length > 0);
+    return whileOpen(() -> pieces(text).length > 0);
   }
 
   /**
@@ -187,7 +196,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public int tokenCount(String text) {
     Arguments.nonNull(text, "text");
-    int pieces = whileOpen(() -> tokenizer.encode(asText(text), false, false).getIds().length);
+    int pieces = whileOpen(() -> pieces(text).length);
     int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
     return pieces + 2 * windows;
   }
@@ -227,7 +236,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
       if (text == null) {
         throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
       }
-      long[] pieces = tokenizer.encode(asText(text), false, false).getIds();
+      long[] pieces = pieces(text);
       for (int start = 0; start == 0 || start < pieces.length; start += WINDOW) {
         int end = Math.min(pieces.length, start + WINDOW);
         long[] w = new long[end - start + 2];
@@ -270,6 +279,22 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
       offsets[i + 1] = at;
     }
     return TokenBatch.packedFloats(data, offsets, DIM);
+  }
+
+  /**
+   * The word pieces of {@code text} the model can read: [UNK] (a character or word outside the vocabulary: emoji,
+   * scripts it lacks, a word of over 100 characters) is left out. It names no text, and its states match any other
+   * [UNK]'s as [CLS] matches [CLS], so a text of [UNK] alone would match every other such text perfectly.
+   */
+  private long[] pieces(String text) {
+    long[] ids = tokenizer.encode(asText(text), false, false).getIds();
+    int kept = 0;
+    for (long id : ids) {
+      if (id != unk) {
+        ids[kept++] = id;
+      }
+    }
+    return kept == ids.length ? ids : Arrays.copyOf(ids, kept);
   }
 
   /**

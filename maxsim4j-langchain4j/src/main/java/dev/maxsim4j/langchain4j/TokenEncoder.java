@@ -27,7 +27,8 @@ public interface TokenEncoder {
 
   /**
    * Whether every token vector is unit length (default false), so that a mean best dot product is a cosine and is
-   * held to [-1, 1] against fp32 rounding. A wrapper of an encoder forwards this.
+   * held to [-1, 1] against rounding; a mean further out (vectors not normalised) is an IllegalStateException,
+   * not a 1.0 that such segments would tie at. A wrapper of an encoder forwards this.
    */
   default boolean unitLength() {
     return false;

@@ -29,7 +29,7 @@ import java.util.zip.CRC32C;
  */
 final class Manifest {
   // the version moves whenever the encoder may give some text other vectors, so that older indexes are rebuilt
-  static final String HEADER = "# maxsim4j text index v3: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
+  static final String HEADER = "# maxsim4j text index v4: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
 
   /** The version line of an index of {@code store} tokens (bf16's is the one indexes had before other stores). */
   static String header(Store store) {
