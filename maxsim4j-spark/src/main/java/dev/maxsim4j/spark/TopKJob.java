@@ -210,11 +210,12 @@ public final class TopKJob {
     boolean glob = input.chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
     Path folder = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out));
     // what the run writes, not the folder alone: a pattern such as corpus/* matches OUT/topk and OUT/run.trec where
-    // OUT is the corpus's folder, though it matches no folder that holds them
-    for (Path written : new Path[] {new Path(folder, "topk"), new Path(folder, "run.trec")}) {
-      boolean inside = glob && written.getName().equals("topk") && table.depth() > written.depth()
-          && matches(ancestor(table, written.depth()), written); // a deeper pattern may match the Parquet parts
-      for (Path p = written; p != null && !inside; p = p.getParent()) {
+    // OUT is the corpus's folder, and corpus/*/* the files in topk, though neither matches a folder that holds them
+    Path topK = new Path(folder, "topk");
+    Path[] written = {topK, new Path(folder, "run.trec"), new Path(topK, PART_FILE), new Path(topK, "_SUCCESS")};
+    for (Path w : written) {
+      boolean inside = false;
+      for (Path p = w; p != null && !inside; p = p.getParent()) {
         inside = p.equals(table) || glob && matches(table, p);
       }
       if (inside) {
@@ -224,14 +225,8 @@ public final class TopKJob {
     }
   }
 
-  /** The ancestor of {@code path} at {@code depth}. */
-  private static Path ancestor(Path path, int depth) {
-    Path p = path;
-    while (p.depth() > depth) {
-      p = p.getParent();
-    }
-    return p;
-  }
+  /** A name of the kind Spark gives the Parquet files it writes into a folder. */
+  private static final String PART_FILE = "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet";
 
   /** The characters that make a table's path a Hadoop glob, as Spark tells one. */
   private static final String GLOB = "*?[]{}\\";

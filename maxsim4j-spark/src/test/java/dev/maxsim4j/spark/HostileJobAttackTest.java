@@ -47,6 +47,34 @@ class HostileJobAttackTest extends WithLocalSpark {
     assertEquals(2, spark.read().parquet(glob).count());
   }
 
+  /**
+   * A pattern two levels below the output folder matches the Parquet files the run writes into OUT/topk (refused);
+   * one whose last level names another file, or one deeper still, cannot reach them (run).
+   */
+  @Test
+  void patternsBelowTheOutputFolderAreRefusedOnlyWhereTheyMatchTheRunsFiles(@TempDir Path dir) {
+    String queries = dir.resolve("queries").toString();
+    spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
+    List<Row> rows = List.of(RowFactory.create("x", new float[][] {{1, 0}}),
+        RowFactory.create("y", new float[][] {{0, 1}}));
+    spark.createDataFrame(rows, PLAIN).write().parquet(dir.resolve("data/c").toString());
+    spark.createDataFrame(rows, PLAIN).write().parquet(dir.resolve("named/a/corpus").toString());
+    spark.createDataFrame(rows, PLAIN).write().parquet(dir.resolve("deep/a/b/corpus").toString());
+    String files = dir.resolve("data") + "/*/*.parquet";
+    Result refused = run("--queries", queries, "--corpus", files, "--k", "2", "--out", dir.resolve("data").toString());
+    assertEquals(1, refused.status(), refused.err());
+    assertTrue(refused.err().contains(" lies in --corpus " + files), refused.err());
+    String named = dir.resolve("named") + "/*/corpus";
+    Result free = run("--queries", queries, "--corpus", named, "--k", "2", "--out", dir.resolve("named").toString());
+    assertEquals(0, free.status(), free.err());
+    assertEquals(2, spark.read().parquet(named).count());
+    String deep = dir.resolve("deep") + "/*/*/corpus";
+    Result deeper = run("--queries", queries, "--corpus", deep, "--k", "2", "--out",
+        dir.resolve("deep/runs").toString());
+    assertEquals(0, deeper.status(), deeper.err());
+    assertEquals(2, spark.read().parquet(deep).count());
+  }
+
   /** A document id holding a line break: the job's one line still says what is wrong with the document. */
   @Test
   void anIdWithALineBreakKeepsTheReasonOnTheLine(@TempDir Path dir) {

@@ -546,19 +546,11 @@ public final class CudaBackend implements Backend {
    */
   private static <T> T keepingCallerContext(DeviceCall<T> body) {
     Driver.Context caller = CudaDevice.callerContext();
-    T result;
     try {
-      result = body.run();
-    } catch (RuntimeException | Error e) {
-      try {
-        CudaDevice.restoreCurrent(caller);
-      } catch (RuntimeException | Error failed) {
-        e.addSuppressed(failed);
-      }
-      throw e;
+      return body.run();
+    } finally {
+      CudaDevice.restoreCurrent(caller);
     }
-    CudaDevice.restoreCurrent(caller);
-    return result;
   }
 
   /**

@@ -188,7 +188,8 @@ final class CudaDevice implements AutoCloseable {
 
   /**
    * Makes {@code previous}, from {@link #callerContext}, current again on the calling thread; where that fails (a
-   * context another thread destroyed meanwhile) the thread is left with none rather than with this device's.
+   * context another thread destroyed meanwhile) the thread is left with none rather than with this device's. Never
+   * throws: the call's own result or failure stands, and the thread's context is a courtesy to the caller.
    */
   static void restoreCurrent(Driver.Context previous) {
     if (previous == null) {
@@ -197,7 +198,11 @@ final class CudaDevice implements AutoCloseable {
     try {
       Driver.setCurrent(previous);
     } catch (CudaException e) {
-      Driver.setCurrent(new Driver.Context(MemorySegment.NULL));
+      try {
+        Driver.setCurrent(new Driver.Context(MemorySegment.NULL));
+      } catch (CudaException ignored) {
+        // a driver that cannot unbind fails the next call's own steps by name
+      }
     }
   }
 

@@ -11,7 +11,10 @@ import java.util.List;
 /** The projection layer on the GPU (maxsim_linear.cu): {@code Y = X W} and {@code dW = X^T dY}. Used under the lock. */
 final class DeviceLinear {
   private static final int LINEAR_TILE = 16;
-  /** Output rows one launch covers: a 16-row tile per grid row, of at most {@link Driver#MAX_GRID_Y} grid rows. */
+  /**
+   * Output rows one launch covers: a 16-row tile per grid row, of at most {@link GpuCapabilities#MAX_GRID_Y} grid
+   * rows.
+   */
   static final int MAX_ROWS_PER_LAUNCH = GpuCapabilities.MAX_GRID_Y * LINEAR_TILE;
 
   private final CudaDevice device;

@@ -1,5 +1,7 @@
 package dev.maxsim4j.internal.cuda;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -10,6 +12,12 @@ import dev.maxsim4j.internal.Internals;
 import dev.maxsim4j.internal.Problem;
 import dev.maxsim4j.internal.Residency;
 import dev.maxsim4j.internal.Tokens;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -17,14 +25,34 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * A call leaves the calling thread's current CUDA context as it found it (a reviewer's finding: the backend made its
- * own current and left it so, and a caller's later CUDA runtime work without a cudaSetDevice of its own ran on that
- * GPU): none where the thread had none, the caller's where it had one, after making a backend, calls, a
- * failing call, releasing what it made, and closing it.
+ * A call leaves the calling thread's current CUDA context as it found it, so that the caller's own CUDA work after it
+ * (a runtime library that does not call cudaSetDevice again) runs where it ran before: none where the thread had
+ * none, the caller's own context (made here with cuCtxCreate, not the device's primary one the backend uses) where
+ * it had one, after making a backend, calls, a failing call, releasing what it made, and closing it.
  */
 @GpuTest
 class CallerContextTest {
   private static final int DIM = 64;
+
+  /** A context of the caller's own on device 0 (cuCtxCreate, which also makes it current), not the primary one. */
+  private static MemorySegment createContext() throws Throwable {
+    MethodHandle create = driverCall("cuCtxCreate_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      assertEquals(0, (int) create.invokeExact(out, 0, Driver.device(0).handle()), "cuCtxCreate");
+      return out.get(ADDRESS, 0);
+    }
+  }
+
+  private static void destroyContext(MemorySegment context) throws Throwable {
+    MethodHandle destroy = driverCall("cuCtxDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    assertEquals(0, (int) destroy.invokeExact(context), "cuCtxDestroy");
+  }
+
+  private static MethodHandle driverCall(String name, FunctionDescriptor descriptor) {
+    SymbolLookup cuda = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
+    return Linker.nativeLinker().downcallHandle(cuda.find(name).orElseThrow(), descriptor);
+  }
 
   private static long current() {
     return Driver.currentContext().handle().address();
@@ -47,12 +75,8 @@ class CallerContextTest {
     List<String> seen = new ArrayList<>();
     Thread t = new Thread(() -> {
       try {
-        long expected = 0;
-        if (callerHasContext) {
-          Driver.Context primary = Driver.retainPrimaryContext(Driver.device(0));
-          Driver.setCurrent(primary);
-          expected = primary.handle().address();
-        }
+        MemorySegment own = callerHasContext ? createContext() : MemorySegment.NULL; // current once made
+        long expected = own.address();
         assertEquals(expected, current(), "before anything");
         CudaBackend backend = new CudaBackend(1);
         seen.add("made " + (current() == expected));
@@ -78,7 +102,7 @@ class CallerContextTest {
         backend.close();
         seen.add("closed " + (current() == expected));
         if (callerHasContext) {
-          Driver.releasePrimaryContext(Driver.device(0));
+          destroyContext(own);
         }
       } catch (Throwable e) {
         failure.set(e);

@@ -18,7 +18,9 @@ import org.junit.jupiter.api.Test;
  * naming the length. Runs on the CPU.
  */
 class LongRowsPlanTest {
-  private static final int[] LENGTHS = {Integer.MAX_VALUE - 72, Integer.MAX_VALUE - 127, Integer.MAX_VALUE};
+  // near 2^31, and at the grid's 65,535 rows of 64- and 128-token passes
+  private static final int[] LENGTHS = {Integer.MAX_VALUE - 72, Integer.MAX_VALUE - 127, Integer.MAX_VALUE,
+      65_535 * 64, 65_535 * 64 + 1, 65_535 * 128, 65_535 * 128 + 1};
 
   private static List<GpuCapabilities> gpus() {
     List<GpuCapabilities> gpus = new ArrayList<>();
