@@ -115,6 +115,16 @@ class ParityTest {
     }
   }
 
+  /** As {@link #assertClose} for candidates: query {@code i}'s {@code j}-th score is of document {@code i*k+j}. */
+  static void assertCandidatesClose(float[][] ref, float[][] got, TokenBatch q, TokenBatch d, int k, String where) {
+    assertEquals(ref.length, got.length, where);
+    for (int i = 0; i < ref.length; i++) {
+      for (int j = 0; j < ref[i].length; j++) {
+        assertScore(ref[i][j], got[i][j], Oracle.tolerance(q, i, d, i * k + j), where + " [" + i + "][" + j + "]");
+      }
+    }
+  }
+
   static void assertScore(float ref, float got, double tol, String where) {
     if (Float.isNaN(ref) || Float.isNaN(got)) {
       assertTrue(Float.isNaN(ref) && Float.isNaN(got), where + ": expected " + ref + ", got " + got + " (bits 0x"
