@@ -31,9 +31,10 @@ public final class MaxSimScoringModel implements ScoringModel {
   /** Segments encoded and scored together: a reranker's usual candidates in one call, bounded memory beyond. */
   static final int SEGMENTS_PER_CALL = 1024;
   /**
-   * Characters of the segments encoded together, unless one segment holds more: MiniLM makes at most a word piece of
-   * a character (plus each window's two), so a group's 384-d vectors stay under about 100 MB however long its
-   * segments are (a reranker's candidates come in one call, which the application cannot split).
+   * Characters of the segments encoded together, unless one segment holds more: MiniLM makes at most about three word
+   * pieces of a character (Hangul syllables split into letters; plus each window's two), so a group's fp32 states
+   * stay under about 150 MB however long its segments are (a reranker's candidates come in one call, which the
+   * application cannot split).
    */
   static final int CHARS_PER_CALL = 1 << 15;
 
@@ -63,8 +64,8 @@ public final class MaxSimScoringModel implements ScoringModel {
     }
     TokenBatch q = encoded(List.of(query));
     if (!encoder.hasText(q.validTokens(0))) {
-      // e.g. MiniLM's tokenizer kept no word piece (whitespace, control, format or lone combining characters): only
-      // the encoder's [CLS] and [SEP], which score the same against any text
+      // e.g. MiniLM's tokenizer kept no word piece (whitespace, control, format or lone combining characters, or only
+      // [UNK]: emoji, scripts it lacks): only the encoder's [CLS] and [SEP], which score the same against any text
       throw new IllegalArgumentException("query is without text (" + (q.validTokens(0) == 0
           ? "the encoder gave it no token" : "no word piece in it") + "); expected some text");
     }

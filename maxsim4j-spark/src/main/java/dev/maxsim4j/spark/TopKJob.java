@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -212,7 +213,10 @@ public final class TopKJob {
     // what the run writes, not the folder alone: a pattern such as corpus/* matches OUT/topk and OUT/run.trec where
     // OUT is the corpus's folder, and corpus/*/* the files in topk, though neither matches a folder that holds them
     Path topK = new Path(folder, "topk");
-    Path[] written = {topK, new Path(folder, "run.trec"), new Path(topK, PART_FILE), new Path(topK, "_SUCCESS")};
+    List<Path> written = new ArrayList<>(List.of(topK, new Path(folder, "run.trec"), new Path(topK, "_SUCCESS")));
+    for (String codec : PARQUET_CODECS) {
+      written.add(new Path(topK, PART_FILE + codec + ".parquet"));
+    }
     for (Path w : written) {
       boolean inside = false;
       for (Path p = w; p != null && !inside; p = p.getParent()) {
@@ -225,8 +229,12 @@ public final class TopKJob {
     }
   }
 
-  /** A name of the kind Spark gives the Parquet files it writes into a folder. */
-  private static final String PART_FILE = "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet";
+  /** A name of the kind Spark gives the Parquet files it writes into a folder, before the codec's ending. */
+  private static final String PART_FILE = "part-00000-00000000-0000-0000-0000-000000000000-c000";
+
+  /** Parquet's file endings per compression codec (none, snappy, gzip, lzo, brotli, lz4, zstd, lz4_raw). */
+  private static final List<String> PARQUET_CODECS =
+      List.of("", ".snappy", ".gz", ".lzo", ".br", ".lz4hadoop", ".zstd", ".lz4raw");
 
   /** The characters that make a table's path a Hadoop glob, as Spark tells one. */
   private static final String GLOB = "*?[]{}\\";

@@ -64,6 +64,11 @@ class HostileJobAttackTest extends WithLocalSpark {
     Result refused = run("--queries", queries, "--corpus", files, "--k", "2", "--out", dir.resolve("data").toString());
     assertEquals(1, refused.status(), refused.err());
     assertTrue(refused.err().contains(" lies in --corpus " + files), refused.err());
+    spark.createDataFrame(rows, PLAIN).write().option("compression", "zstd").parquet(dir.resolve("z/c").toString());
+    String zstd = dir.resolve("z") + "/*/*.zstd.parquet"; // the run's files, should the session write zstd
+    Result other = run("--queries", queries, "--corpus", zstd, "--k", "2", "--out", dir.resolve("z").toString());
+    assertEquals(1, other.status(), other.err());
+    assertTrue(other.err().contains(" lies in --corpus " + zstd), other.err());
     String named = dir.resolve("named") + "/*/corpus";
     Result free = run("--queries", queries, "--corpus", named, "--k", "2", "--out", dir.resolve("named").toString());
     assertEquals(0, free.status(), free.err());

@@ -38,7 +38,8 @@ final class TokenCache {
 
   /** A cache of chunks of {@code chunk} packages (tests use small ones). */
   TokenCache(Path root, String setHash, int chunk) {
-    this.dir = root.resolve("minilm-bf16-" + setHash + (chunk == CHUNK ? "" : "-" + chunk));
+    // named by the encoder's version, so that another version's encodings are never reused
+    this.dir = root.resolve("minilm-v2-bf16-" + setHash + (chunk == CHUNK ? "" : "-" + chunk));
     this.chunk = chunk;
   }
 

@@ -39,8 +39,9 @@ public final class EncodeCommand {
         backslashreplace; json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
         with a warning, where the paths would pass the header's 100 MB). A text that cannot be read as
         UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control or format
-        characters only), is a row of no token, named on stderr: as a document it scores -1e9, as a
-        query 0 against documents with tokens.
+        characters only, or only what the model's vocabulary lacks: emoji, scripts such as Thai), is a
+        row of no token, named on stderr: as a document it scores -1e9, as a query 0 against documents
+        with tokens.
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length, packed
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:

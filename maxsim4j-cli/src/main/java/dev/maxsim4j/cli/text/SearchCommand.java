@@ -38,8 +38,8 @@ public final class SearchCommand {
         one query per line (blank lines skipped, and lines that are not UTF-8 with a warning), each ranked in
         turn and named by its line, then the mean time of each stage per query (the first query left out: its
         time is mostly the JIT's). Skipped files are named on stderr.
-        A passage (or query) without a word piece (only format, control or lone combining characters) has no
-        text to match: it is never listed (a query is an error, named by its line of --queries before any
+        A passage (or query) without a word piece (only format, control or lone combining characters, or
+        only what the model's vocabulary lacks: emoji, scripts such as Thai) has no text to match: it is never listed (a query is an error, named by its line of --queries before any
         work). --store as for index (without it the index keeps its store).""";
   static final int CANDIDATES = 200;
 
@@ -260,7 +260,8 @@ public final class SearchCommand {
 
   /**
    * Whether a row of the index is a passage with text: one the tokenizer kept no word piece of (only format, control
-   * or lone combining characters) is its [CLS] and [SEP] alone, which would match every query alike.
+   * or lone combining characters, or only what the vocabulary lacks) is its [CLS] and [SEP] alone, which would match
+   * every query alike.
    */
   private static boolean hasText(TextIndex index, int row) {
     return row >= 0 && MiniLmTokenEncoder.hasWordPiece(index.rows().length(row));
@@ -273,7 +274,8 @@ public final class SearchCommand {
   static void requireText(String command, String query, boolean hasWordPiece) {
     if (!hasWordPiece) {
       throw new IllegalArgumentException(command + ": the query \"" + TextFiles.snippet(query, 40) + "\" has no word"
-          + " piece (only format, control or lone combining characters); expected some text");
+          + " piece (only format, control or lone combining characters, or only what the model's vocabulary lacks:"
+          + " emoji, scripts such as Thai); expected some text");
     }
   }
 

@@ -297,7 +297,8 @@ public final class TextIndex {
       if (entries.stream().flatMap(e -> e.passages().stream()).noneMatch(p -> MiniLmTokenEncoder.hasWordPiece(
           p.tokens()))) {
         throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no word the encoder"
-            + " reads (only format, control or lone combining characters)");
+            + " reads (only format, control or lone combining characters, or only what the model's vocabulary"
+            + " lacks: emoji, scripts such as Thai)");
       }
       int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
       int[] offsets = new int[rows + 1];

@@ -67,45 +67,53 @@ class CallerContextTest {
   }
 
   /**
-   * A backend's life on a thread of its own (no context current yet), the device's primary context made current
+   * A backend's life on a thread of its own (no context current yet), a context of the thread's own made current
    * first where {@code callerHasContext}: after each step, whether the thread's current context is as before.
    */
   private static List<String> onFreshThread(boolean callerHasContext) throws Exception {
     AtomicReference<Throwable> failure = new AtomicReference<>();
     List<String> seen = new ArrayList<>();
     Thread t = new Thread(() -> {
+      MemorySegment own = MemorySegment.NULL;
       try {
-        MemorySegment own = callerHasContext ? createContext() : MemorySegment.NULL; // current once made
+        if (callerHasContext) {
+          own = createContext(); // current once made
+        }
         long expected = own.address();
         assertEquals(expected, current(), "before anything");
-        CudaBackend backend = new CudaBackend(1);
-        seen.add("made " + (current() == expected));
-        Tokens q = bfloat16(new SplittableRandom(1), 2, 8);
-        Tokens d = bfloat16(new SplittableRandom(2), 5, 40);
-        float[][] scores = backend.scoreRows(Problem.allPairs(q, d), q.rows, d.rows);
-        seen.add("scored " + (current() == expected));
-        Residency resident = backend.makeResident(d);
-        assertArrayEquals(scores, backend.scoreRows(Problem.allPairs(q, d), q.rows, d.rows));
-        seen.add("resident " + (current() == expected));
-        resident.close();
-        seen.add("released " + (current() == expected));
-        PinnedHostMemory pinned = backend.withDevice(a -> a.allocatePinned(1 << 16));
-        pinned.close();
-        seen.add("pinned freed " + (current() == expected));
-        try {
-          backend.withDevice(a -> {
-            throw new IllegalStateException("the work fails");
-          });
-        } catch (IllegalStateException expectedFailure) {
-          seen.add("failed " + (current() == expected));
+        try (CudaBackend backend = new CudaBackend(1)) {
+          seen.add("made " + (current() == expected));
+          Tokens q = bfloat16(new SplittableRandom(1), 2, 8);
+          Tokens d = bfloat16(new SplittableRandom(2), 5, 40);
+          float[][] scores = backend.scoreRows(Problem.allPairs(q, d), q.rows, d.rows);
+          seen.add("scored " + (current() == expected));
+          Residency resident = backend.makeResident(d);
+          assertArrayEquals(scores, backend.scoreRows(Problem.allPairs(q, d), q.rows, d.rows));
+          seen.add("resident " + (current() == expected));
+          resident.close();
+          seen.add("released " + (current() == expected));
+          PinnedHostMemory pinned = backend.withDevice(a -> a.allocatePinned(1 << 16));
+          pinned.close();
+          seen.add("pinned freed " + (current() == expected));
+          try {
+            backend.withDevice(a -> {
+              throw new IllegalStateException("the work fails");
+            });
+          } catch (IllegalStateException expectedFailure) {
+            seen.add("failed " + (current() == expected));
+          }
         }
-        backend.close();
         seen.add("closed " + (current() == expected));
-        if (callerHasContext) {
-          destroyContext(own);
-        }
       } catch (Throwable e) {
         failure.set(e);
+      } finally {
+        if (own.address() != 0) {
+          try {
+            destroyContext(own); // a context left behind would hold device memory for the later tests
+          } catch (Throwable e) {
+            failure.compareAndSet(null, e);
+          }
+        }
       }
     });
     t.start();
