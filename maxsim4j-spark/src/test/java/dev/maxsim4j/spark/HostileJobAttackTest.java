@@ -1,13 +1,12 @@
 package dev.maxsim4j.spark;
 
+import static dev.maxsim4j.spark.TopKJobTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import dev.maxsim4j.spark.TopKJobTest.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,14 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 class HostileJobAttackTest extends WithLocalSpark {
   private static final StructType PLAIN = new StructType().add("id", DataTypes.StringType)
       .add("tokens", TokenColumns.ARRAYS);
-
-  private record Result(int status, String err) {}
-
-  private static Result run(String... args) {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status = TopKJob.run(spark, args, new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Result(status, err.toString(StandardCharsets.UTF_8));
-  }
 
   /** An output folder whose run a table's pattern would match, as the run's own folder, is the table's. */
   @Test

@@ -30,9 +30,11 @@ class TopKJobTest extends WithLocalSpark {
     return path;
   }
 
-  private record Result(int status, String err) {}
+  /** The job's exit status and what it wrote to stderr. */
+  record Result(int status, String err) {}
 
-  private static Result run(String... args) {
+  /** Runs the job in this JVM's Spark session. */
+  static Result run(String... args) {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = TopKJob.run(spark, args, new PrintStream(err, true, StandardCharsets.UTF_8));
     return new Result(status, err.toString(StandardCharsets.UTF_8));
