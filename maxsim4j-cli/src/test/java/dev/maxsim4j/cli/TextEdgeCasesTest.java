@@ -41,6 +41,16 @@ class TextEdgeCasesTest {
     CliRun none = CliRun.of("index", "--dir", invisible.toString());
     assertTrue(none.failedCleanly(), none.err());
     assertTrue(none.err().contains("hold no word the encoder reads"), none.err());
+    // beside a file with text, such a file (emoji alone: outside the vocabulary) is named once, when encoded
+    Path mixed = Files.createDirectories(dir.resolve("mixed"));
+    Files.writeString(mixed.resolve("a.txt"), "otters hold hands while they sleep");
+    Files.writeString(mixed.resolve("b.txt"), "\uD83D\uDE00 \uD83E\uDD80");
+    CliRun some = CliRun.of("index", "--dir", mixed.toString());
+    assertEquals(0, some.status(), some.err());
+    assertTrue(some.err().contains("b.txt under " + mixed + " holds no word the encoder reads"), some.err());
+    assertFalse(some.err().contains("a.txt under"), some.err());
+    CliRun again = CliRun.of("index", "--dir", mixed.toString());
+    assertFalse(again.err().contains("holds no word"), again.err());
   }
 
   private static void assertOneLineErrorNaming(CliRun r, String fragment) {

@@ -290,6 +290,12 @@ public final class TextIndex {
           spans.add(new Span(s.line(), encoded.length(row++)));
         }
         entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), e.text(), List.copyOf(spans)));
+        // such a file is indexed and never listed: said once, when it is encoded, not silently
+        if (!spans.isEmpty() && spans.stream().noneMatch(s -> MiniLmTokenEncoder.hasWordPiece(s.tokens()))) {
+          warnings.warn(e.path() + " under " + TextFiles.shown(folder) + " holds no word the encoder reads (only"
+              + " format, control or lone combining characters, or only what the model's vocabulary lacks: emoji,"
+              + " scripts such as Thai): search never lists it");
+        }
       }
       long total = entries.stream().mapToLong(Entry::tokens).sum();
       checkSize(folder, total, tmp);
