@@ -103,27 +103,8 @@ class HostileAttackTest extends WithLocalSpark {
     for (int i = 0; i < queries.size(); i++) {
       q.add(RowFactory.create("q" + i, queries.get(i)));
     }
-    float[][][] qb = queries.toArray(float[][][]::new);
-    int maxL = docs.stream().mapToInt(x -> x.length).max().getAsInt();
-    float[] flat = new float[docs.size() * maxL * 2];
-    boolean[] mask = new boolean[docs.size() * maxL];
-    for (int i = 0; i < docs.size(); i++) {
-      for (int j = 0; j < docs.get(i).length; j++) {
-        System.arraycopy(docs.get(i)[j], 0, flat, (i * maxL + j) * 2, 2);
-        mask[i * maxL + j] = true;
-      }
-    }
-    int maxQ = queries.stream().mapToInt(x -> x.length).max().getAsInt();
-    float[] qflat = new float[queries.size() * maxQ * 2];
-    boolean[] qmask = new boolean[queries.size() * maxQ];
-    for (int i = 0; i < queries.size(); i++) {
-      for (int j = 0; j < queries.get(i).length; j++) {
-        System.arraycopy(queries.get(i)[j], 0, qflat, (i * maxQ + j) * 2, 2);
-        qmask[i * maxQ + j] = true;
-      }
-    }
-    TokenBatch qs = TokenBatch.ofFloats(qflat, queries.size(), maxQ, 2).withMask(qmask);
-    TokenBatch ds = TokenBatch.ofFloats(flat, docs.size(), maxL, 2).withMask(mask);
+    TokenBatch qs = padded(queries);
+    TokenBatch ds = padded(docs);
     float[][] want;
     TopK top;
     try (MaxSim m = MaxSim.create()) {
@@ -253,5 +234,19 @@ class HostileAttackTest extends WithLocalSpark {
       assertEquals(order.subList(0, 10), run.stream().map(r -> r.getString(1)).toList(), "chunk " + chunk);
     }
     }
+  }
+
+  /** Rows of 2-d tokens of several lengths, padded to the longest and masked past each row's own. */
+  private static TokenBatch padded(List<float[][]> rows) {
+    int longest = rows.stream().mapToInt(x -> x.length).max().getAsInt();
+    float[] flat = new float[rows.size() * longest * 2];
+    boolean[] mask = new boolean[rows.size() * longest];
+    for (int i = 0; i < rows.size(); i++) {
+      for (int j = 0; j < rows.get(i).length; j++) {
+        System.arraycopy(rows.get(i)[j], 0, flat, (i * longest + j) * 2, 2);
+        mask[i * longest + j] = true;
+      }
+    }
+    return TokenBatch.ofFloats(flat, rows.size(), longest, 2).withMask(mask);
   }
 }
