@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.GlobExpander;
 import org.apache.hadoop.fs.GlobPattern;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
@@ -201,14 +202,13 @@ public final class TopKJob {
    * the table unreadable as Parquet the next time it is read.
    */
   private static void refuseInside(SparkSession spark, Path out, String option, String input) throws IOException {
-    Path table;
+    List<String> patterns;
     try {
-      Path in = new Path(input);
-      table = real(in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in));
+      // Hadoop expands braces that span a '/' ({corpus,old/corpus}) into whole patterns before it matches components
+      patterns = GlobExpander.expand(input);
     } catch (IOException | IllegalArgumentException e) {
-      return; // a path that cannot be resolved is reported, with its option, where the table is read
+      return; // a pattern Hadoop cannot read is reported, with its option, where the table is read
     }
-    boolean glob = input.chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
     Path folder = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out));
     // what the run writes, not the folder alone: a pattern such as corpus/* matches OUT/topk and OUT/run.trec where
     // OUT is the corpus's folder, and corpus/*/* the files in topk, though neither matches a folder that holds them
@@ -217,14 +217,24 @@ public final class TopKJob {
     for (String codec : PARQUET_CODECS) {
       written.add(new Path(topK, PART_FILE + codec + ".parquet"));
     }
-    for (Path w : written) {
-      boolean inside = false;
-      for (Path p = w; p != null && !inside; p = p.getParent()) {
-        inside = p.equals(table) || glob && matches(table, p);
+    for (String pattern : patterns) {
+      Path table;
+      try {
+        Path in = new Path(pattern);
+        table = real(in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in));
+      } catch (IOException | IllegalArgumentException e) {
+        continue; // a path that cannot be resolved is reported, with its option, where the table is read
       }
-      if (inside) {
-        throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
-            + "; expected an output folder outside the input tables (the run would be read as part of the table)");
+      boolean glob = pattern.chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
+      for (Path w : written) {
+        boolean inside = false;
+        for (Path p = w; p != null && !inside; p = p.getParent()) {
+          inside = p.equals(table) || glob && matches(table, p);
+        }
+        if (inside) {
+          throw new IllegalArgumentException("--out " + out + " lies in " + option + " " + input
+              + "; expected an output folder outside the input tables (the run would be read as part of the table)");
+        }
       }
     }
   }
@@ -241,8 +251,8 @@ public final class TopKJob {
 
   /**
    * Whether glob {@code pattern} matches {@code path} (both qualified), a component against a component as Hadoop's
-   * globber matches them ({@code *} never spans a {@code /}). A component that is no valid glob on its own (braces
-   * holding a {@code /}) matches nothing: the read names a pattern Hadoop cannot read either.
+   * globber matches them ({@code *} never spans a {@code /}; braces holding a {@code /} are expanded before). A
+   * component that is no valid glob on its own matches nothing: the read names a pattern Hadoop cannot read either.
    */
   static boolean matches(Path pattern, Path path) {
     if (pattern.depth() != path.depth()

@@ -38,6 +38,22 @@ class HostileJobAttackTest extends WithLocalSpark {
     assertEquals(2, spark.read().parquet(glob).count());
   }
 
+  /** Braces holding a '/' are whole alternative patterns to Hadoop, so one of them matching the run refuses it. */
+  @Test
+  void bracesThatSpanFoldersAreExpandedBeforeTheyAreMatched(@TempDir Path dir) {
+    String queries = dir.resolve("queries").toString();
+    spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
+    String corpus = dir.resolve("a/corpus").toString();
+    spark.createDataFrame(List.of(RowFactory.create("x", new float[][] {{1, 0}}),
+        RowFactory.create("y", new float[][] {{0, 1}})), PLAIN).write().parquet(corpus);
+    String glob = dir + "/{b,a/corpus}/*";
+    assertEquals(2, spark.read().parquet(glob).count());
+    Result r = run("--queries", queries, "--corpus", glob, "--k", "2", "--out", corpus);
+    assertEquals(1, r.status(), "the run was written into the corpus's pattern: " + r.err());
+    assertTrue(r.err().contains(" lies in --corpus " + glob), r.err());
+    assertEquals(2, spark.read().parquet(glob).count());
+  }
+
   /**
    * A pattern two levels below the output folder matches the Parquet files the run writes into OUT/topk (refused);
    * one whose last level names another file, or one deeper still, cannot reach them (run).
