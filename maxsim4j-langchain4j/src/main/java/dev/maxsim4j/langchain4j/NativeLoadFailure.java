@@ -101,10 +101,21 @@ final class NativeLoadFailure {
     }
   }
 
-  /** Whether {@code folder} is, or could be made as, a folder this process can write. */
+  /**
+   * Whether {@code folder} is, or could be made as, a folder this process can write: a file is made and deleted in it
+   * or its nearest existing ancestor, since permissions alone pass a root process in /proc or on a read-only mount.
+   */
   private static boolean writable(String folder) {
     Path p = existing(folder);
-    return p != null && Files.isDirectory(p) && Files.isWritable(p);
+    if (p == null || !Files.isDirectory(p) || !Files.isWritable(p)) {
+      return false;
+    }
+    try {
+      Files.delete(Files.createTempFile(p, ".maxsim4j-probe-", ""));
+      return true;
+    } catch (IOException | SecurityException | UnsupportedOperationException e) {
+      return false;
+    }
   }
 
   /** The bytes free to this process where {@code folder} is or would be made; unknown counts as plenty. */

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -149,6 +151,22 @@ class OnnxNativesTest {
     String missing = run(LoadOrSayWhy.class, root.resolve("no-such-tmp"), cache);
     assertTrue(missing.contains("java.io.tmpdir (" + root.resolve("no-such-tmp") + ") is not a folder this process"
         + " can write") && !missing.contains("delete that folder"), missing);
+  }
+
+  /**
+   * A DJL cache that cannot be made where its permissions say it could (in /proc, which a root process may "write")
+   * is named as not writable: the message said the file system had 0 bytes free.
+   */
+  @Test
+  @Timeout(300)
+  @EnabledOnOs(OS.LINUX)
+  void aCacheThatCannotBeMadeIsNotWritableRatherThanFull(@TempDir Path root) throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    String djl = "/proc/maxsim4j-no-such-cache";
+    String why = run(LoadOrSayWhy.class, tmp, cache, Map.of("DJL_CACHE_DIR", djl));
+    assertTrue(why.contains("DJL's cache (" + djl + ") is not a folder this process can write")
+        && !why.contains("bytes free"), why);
   }
 
   /**
