@@ -62,16 +62,33 @@ final class NativeLoadFailure {
       causes.add("DJL's cache (" + djl + ") has " + free(djl) + " bytes free, too few to unpack the tokenizer's"
           + " library: free some, or set DJL_CACHE_DIR (or ENGINE_CACHE_DIR) to another file system");
     }
-    String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
-    // the libraries' folder is suspect only where nothing else explains the failure and the library that failed is
-    // ONNX Runtime's, and is to be deleted only where maxsim4j unpacked into it, not where the user chose it
-    String suspect = natives == null || tokenizer ? "" : "; ONNX Runtime's came from " + natives + " (the system"
-        + " property " + OnnxNatives.PATH_PROPERTY + (OnnxNatives.unpackedHere(natives)
-            ? ", maxsim4j's cache): delete that folder, and it is unpacked again at the next start"
-            : ", as set): expected that folder to hold this ONNX Runtime's libraries, or the property unset");
+    String suspect = tokenizer ? "" : onnxRuntimeSource();
     return new IllegalStateException("cannot load the native library of " + (tokenizer ? "the DJL tokenizer"
         : "ONNX Runtime or the DJL tokenizer") + " (" + root + ")"
         + (causes.isEmpty() ? suspect : "; " + String.join("; ", causes)), e);
+  }
+
+  /**
+   * Where ONNX Runtime's libraries came from, as a message's last clause, when the user or maxsim4j chose it; empty
+   * where ONNX Runtime unpacked them itself. They are suspect only where nothing else explains the failure, and are
+   * to be deleted only where maxsim4j unpacked them, not where the user chose them. A file named by hand takes
+   * precedence over the folder in ONNX Runtime's own loader.
+   */
+  private static String onnxRuntimeSource() {
+    List<String> files = OnnxNatives.librariesChosen();
+    if (!files.isEmpty()) {
+      String property = files.size() == 1 ? "property" : "properties";
+      return "; ONNX Runtime's came from the system " + property + " " + String.join(" and ", files)
+          + ": expected each to name this ONNX Runtime's library file, or the " + property + " unset";
+    }
+    String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
+    if (natives == null) {
+      return "";
+    }
+    return "; ONNX Runtime's came from " + natives + " (the system property " + OnnxNatives.PATH_PROPERTY
+        + (OnnxNatives.unpackedHere(natives)
+            ? ", maxsim4j's cache): delete that folder, and it is unpacked again at the next start"
+            : ", as set): expected that folder to hold this ONNX Runtime's libraries, or the property unset");
   }
 
   /** Every message of the chain of causes: the system's words may sit on any of them. */

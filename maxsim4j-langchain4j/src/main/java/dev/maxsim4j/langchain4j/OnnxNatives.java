@@ -10,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.jar.JarEntry;
 
@@ -27,6 +29,19 @@ final class OnnxNatives {
 
   private OnnxNatives() {}
 
+  /** The system properties that name one of ONNX Runtime's library files by hand, as {@code name=value}, if set. */
+  static List<String> librariesChosen() {
+    List<String> chosen = new ArrayList<>();
+    for (String library : LIBRARIES) {
+      String property = "onnxruntime.native." + library + ".path";
+      String value = System.getProperty(property);
+      if (value != null) {
+        chosen.add(property + "=" + value);
+      }
+    }
+    return chosen;
+  }
+
   /**
    * Sets {@value #PATH_PROPERTY} to the cache folder holding this ONNX Runtime's libraries, unpacking them there
    * first where they are not yet. Changes nothing where the user chose a path, or where the libraries or the folder
@@ -38,10 +53,8 @@ final class OnnxNatives {
     if (System.getProperty(PATH_PROPERTY) != null) {
       return;
     }
-    for (String library : LIBRARIES) {
-      if (System.getProperty("onnxruntime.native." + library + ".path") != null) {
-        return;
-      }
+    if (!librariesChosen().isEmpty()) {
+      return;
     }
     String platform = platform();
     Path root = cacheRoot();

@@ -197,6 +197,19 @@ class OnnxNativesTest {
     assertTrue(named.contains("came from " + folder) && named.contains("delete that folder"), named);
   }
 
+  /** A library file named by hand (ONNX Runtime's per-library property) that does not load is named in the message. */
+  @Test
+  @Timeout(300)
+  void aLibraryFileChosenByHandIsNamed(@TempDir Path root) throws Exception {
+    Path tmp = Files.createDirectory(root.resolve("tmp"));
+    Path cache = Files.createDirectory(root.resolve("cache"));
+    Path bad = Files.write(root.resolve(System.mapLibraryName("onnxruntime")), new byte[64]);
+    String why = run(LoadOrSayWhy.class, tmp, cache, "-Donnxruntime.native.onnxruntime.path=" + bad);
+    assertTrue(why.startsWith("cannot load the native library of ONNX Runtime")
+        && why.contains("came from the system property onnxruntime.native.onnxruntime.path=" + bad)
+        && !why.contains("delete"), why);
+  }
+
   private static List<Path> under(Path folder) throws IOException {
     try (Stream<Path> s = Files.list(folder)) {
       return s.toList();
