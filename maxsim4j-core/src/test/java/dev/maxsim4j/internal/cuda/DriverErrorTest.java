@@ -23,6 +23,21 @@ class DriverErrorTest {
     assertTrue(e.getMessage().startsWith("cuMemAlloc(huge) failed: CUDA_ERROR_OUT_OF_MEMORY (2): "), e.getMessage());
   }
 
+  /** The codes CudaException counts as a faulted kernel are the driver's own for those errors. */
+  @Test
+  void theFaultsThatLoseTheContextAreTheDriversOwn() {
+    String[] names = {"ILLEGAL_ADDRESS", "LAUNCH_TIMEOUT", "ASSERT", "HARDWARE_STACK_ERROR", "ILLEGAL_INSTRUCTION",
+        "MISALIGNED_ADDRESS", "INVALID_ADDRESS_SPACE", "INVALID_PC", "LAUNCH_FAILED"};
+    int[] codes = {700, 702, 710, 714, 715, 716, 717, 718, 719};
+    for (int i = 0; i < codes.length; i++) {
+      int code = codes[i];
+      CudaException e = assertThrows(CudaException.class, () -> Driver.check(code, "cuStreamSynchronize"));
+      assertEquals("CUDA_ERROR_" + names[i], e.errorName());
+      assertTrue(e.isContextLost(), e.getMessage());
+    }
+    assertFalse(assertThrows(CudaException.class, () -> Driver.check(701, "cuLaunchKernel")).isContextLost());
+  }
+
   @Test
   void anImpossibleAllocationIsAnExceptionNotACrash() {
     try (CudaDevice device = new CudaDevice(0)) {
