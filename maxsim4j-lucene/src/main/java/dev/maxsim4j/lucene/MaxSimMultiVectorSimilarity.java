@@ -55,8 +55,7 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
       q = q.l2Normalized();
       d = d.l2Normalized();
     }
-    float sum = maxSim.pairwise(q, d)[0];
-    return (float) ((queryVector.length + (double) sum) / 2);
+    return LuceneScale.value(queryVector.length, maxSim.pairwise(LuceneScale.halved(q), d)[0]);
   }
 
   /** The dim of every token of {@code vectors}, checked here so that errors name them, not the batch's rows. */

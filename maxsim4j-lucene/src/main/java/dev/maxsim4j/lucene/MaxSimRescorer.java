@@ -40,7 +40,8 @@ import org.apache.lucene.util.BytesRef;
  * <p>Scores. With {@link Scale#LUCENE} (the default) a document scores what Lucene's {@code SUM_MAX_SIM} gives for
  * {@code DOT_PRODUCT} (unit-length token vectors, as that function requires) or {@code COSINE}: the sum over query
  * tokens of {@code (1 + best similarity) / 2}, computed here as {@code (n + S) / 2} from the raw MaxSim sum {@code
- * S} of {@code n} query tokens, equal to Lucene's within float rounding, same order (two sums a rounding apart can
+ * S} of {@code n} query tokens (scored as {@code S / 2}, so that it stays finite where Lucene's does), equal to
+ * Lucene's within float rounding, same order (two sums a rounding apart can
  * report one value, and then rank by doc id, as in Lucene; {@link Scale#RAW} keeps the library's order); a stored
  * value of no token scores {@code Float.MIN_VALUE}, as in Lucene. With {@link Scale#RAW} a document scores {@code
  * S} itself (maxsim4j's contract: -1e9 for a value of no token). Documents without the field score 0, or keep their
@@ -144,6 +145,7 @@ public final class MaxSimRescorer extends Rescorer {
     }
     TokenBatch q = TokenBatch.of(new float[][][] {this.queryVectors});
     q = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
+    q = scale == Scale.LUCENE ? LuceneScale.halved(q) : q;  // quantizing half the values gives half the scales
     this.query = queryType == DType.FLOAT32 ? q : q.quantize(queryType);
     this.fallbackToFirstPass = fallbackToFirstPass;
   }
@@ -370,7 +372,7 @@ public final class MaxSimRescorer extends Rescorer {
       for (int i = 0; i < sums.length; i++) {
         // a value of no token scores -1e9 raw: Lucene's SUM_MAX_SIM gives such a document Float.MIN_VALUE, not
         // (n - 1e9) / 2, which would rank it below documents without the field
-        sums[i] = documents.validTokens(i) == 0 ? Float.MIN_VALUE : (float) ((n + (double) sums[i]) / 2);
+        sums[i] = documents.validTokens(i) == 0 ? Float.MIN_VALUE : LuceneScale.value(n, sums[i]);
       }
     }
     return sums;
