@@ -25,28 +25,22 @@ class HostileJobAttackTest extends WithLocalSpark {
   /** An output folder whose run a table's pattern would match, as the run's own folder, is the table's. */
   @Test
   void anOutputFolderWhoseRunAGlobOfTheCorpusMatchesIsRefused(@TempDir Path dir) {
-    String queries = dir.resolve("queries").toString();
-    String corpus = dir.resolve("corpus").toString();
-    spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
-    spark.createDataFrame(List.of(RowFactory.create("x", new float[][] {{1, 0}}),
-        RowFactory.create("y", new float[][] {{0, 1}})), PLAIN).write().parquet(corpus);
-    String glob = corpus + "/*";
-    assertEquals(2, spark.read().parquet(glob).count());
-    Result r = run("--queries", queries, "--corpus", glob, "--k", "2", "--out", corpus);
-    assertEquals(1, r.status(), "the run was written into the corpus's pattern: " + r.err());
-    assertTrue(r.err().contains(" lies in --corpus " + glob), r.err());
-    assertEquals(2, spark.read().parquet(glob).count());
+    assertRefusedWhereTheGlobMatchesTheRun(dir, "corpus", dir.resolve("corpus") + "/*");
   }
 
   /** Braces holding a '/' are whole alternative patterns to Hadoop, so one of them matching the run refuses it. */
   @Test
   void bracesThatSpanFoldersAreExpandedBeforeTheyAreMatched(@TempDir Path dir) {
+    assertRefusedWhereTheGlobMatchesTheRun(dir, "a/corpus", dir + "/{b,a/corpus}/*");
+  }
+
+  /** A corpus written to {@code dir/folder}, read by {@code glob}: a run into that folder is refused, the table kept. */
+  private void assertRefusedWhereTheGlobMatchesTheRun(Path dir, String folder, String glob) {
     String queries = dir.resolve("queries").toString();
+    String corpus = dir.resolve(folder).toString();
     spark.createDataFrame(List.of(RowFactory.create("q", new float[][] {{1, 0}})), PLAIN).write().parquet(queries);
-    String corpus = dir.resolve("a/corpus").toString();
     spark.createDataFrame(List.of(RowFactory.create("x", new float[][] {{1, 0}}),
         RowFactory.create("y", new float[][] {{0, 1}})), PLAIN).write().parquet(corpus);
-    String glob = dir + "/{b,a/corpus}/*";
     assertEquals(2, spark.read().parquet(glob).count());
     Result r = run("--queries", queries, "--corpus", glob, "--k", "2", "--out", corpus);
     assertEquals(1, r.status(), "the run was written into the corpus's pattern: " + r.err());
