@@ -34,7 +34,7 @@ class HostileJobAttackTest extends WithLocalSpark {
     assertRefusedWhereTheGlobMatchesTheRun(dir, "a/corpus", dir + "/{b,a/corpus}/*");
   }
 
-  /** A corpus written to {@code dir/folder}, read by {@code glob}: a run into that folder is refused, the table kept. */
+  /** A corpus in {@code dir/folder} read by {@code glob}: a run into that folder is refused and the table kept. */
   private void assertRefusedWhereTheGlobMatchesTheRun(Path dir, String folder, String glob) {
     String queries = dir.resolve("queries").toString();
     String corpus = dir.resolve(folder).toString();
