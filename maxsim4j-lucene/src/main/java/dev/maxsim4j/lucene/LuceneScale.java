@@ -3,10 +3,11 @@ package dev.maxsim4j.lucene;
 import dev.maxsim4j.TokenBatch;
 
 /**
- * Lucene's SUM_MAX_SIM value {@code (n + S) / 2} of a raw MaxSim sum {@code S} over {@code n} query tokens, computed
- * from the sum of the halved query, {@code S / 2}: halving is exact (a power of two), so each dot product, each max
- * and each fp32 partial sum is exactly half the raw one, and the value stays finite where {@code S} itself passes
- * fp32's range but {@code (n + S) / 2} does not, as Lucene's sum of halves does.
+ * Lucene's SUM_MAX_SIM value {@code (n + S) / 2} of a raw MaxSim sum {@code S} over {@code n} query tokens. Where
+ * {@code S} passes fp32's range, {@code (n + S) / 2} need not (Lucene's own sum of halves does not), so the value then
+ * comes from the halved query's sum, {@code S / 2}: halving is exact for normal values, so that sum is within
+ * rounding of half the raw one, and the subnormal query values that halving rounds cannot show beside a sum that
+ * large. The raw sum serves every other case, where halving a subnormal value could drop a visible product.
  */
 final class LuceneScale {
   private LuceneScale() {}
@@ -20,8 +21,18 @@ final class LuceneScale {
     return TokenBatch.ofFloats(data, query.size(), query.maxLength(), query.dim());
   }
 
+  /** Whether a raw sum needs the {@link #halved} query's: it passed fp32's range. */
+  static boolean needsHalved(float sum) {
+    return Float.isInfinite(sum);
+  }
+
+  /** The value of a raw sum {@code sum} of {@code n} query tokens. */
+  static float value(int n, float sum) {
+    return (float) ((n + (double) sum) / 2);
+  }
+
   /** The value of a document whose sum against the {@link #halved} query of {@code n} tokens is {@code halfSum}. */
-  static float value(int n, float halfSum) {
+  static float valueOfHalved(int n, float halfSum) {
     return (float) (n / 2.0 + halfSum);
   }
 }

@@ -55,7 +55,10 @@ public final class MaxSimMultiVectorSimilarity implements MultiVectorSimilarity 
       q = q.l2Normalized();
       d = d.l2Normalized();
     }
-    return LuceneScale.value(queryVector.length, maxSim.pairwise(LuceneScale.halved(q), d)[0]);
+    float sum = maxSim.pairwise(q, d)[0];
+    return LuceneScale.needsHalved(sum)
+        ? LuceneScale.valueOfHalved(queryVector.length, maxSim.pairwise(LuceneScale.halved(q), d)[0])
+        : LuceneScale.value(queryVector.length, sum);
   }
 
   /** The dim of every token of {@code vectors}, checked here so that errors name them, not the batch's rows. */

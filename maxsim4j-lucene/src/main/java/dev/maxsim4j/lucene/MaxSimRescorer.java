@@ -40,9 +40,11 @@ import org.apache.lucene.util.BytesRef;
  * <p>Scores. With {@link Scale#LUCENE} (the default) a document scores what Lucene's {@code SUM_MAX_SIM} gives for
  * {@code DOT_PRODUCT} (unit-length token vectors, as that function requires) or {@code COSINE}: the sum over query
  * tokens of {@code (1 + best similarity) / 2}, computed here as {@code (n + S) / 2} from the raw MaxSim sum {@code
- * S} of {@code n} query tokens (scored as {@code S / 2}, so that it stays finite where Lucene's does), equal to
- * Lucene's within float rounding, same order (two sums a rounding apart can
- * report one value, and then rank by doc id, as in Lucene; {@link Scale#RAW} keeps the library's order); a stored
+ * S} of {@code n} query tokens (from the halved query's {@code S / 2} where {@code S} passes fp32's range, so
+ * that it stays finite where Lucene's sum of halves does; where one token's dot product itself passes that range,
+ * Lucene reports infinity and this the finite value), equal to Lucene's within float rounding, same order (two sums
+ * a rounding apart can report one value, and then rank by doc id, as in Lucene; {@link Scale#RAW} keeps the
+ * library's order); a stored
  * value of no token scores {@code Float.MIN_VALUE}, as in Lucene. With {@link Scale#RAW} a document scores {@code
  * S} itself (maxsim4j's contract: -1e9 for a value of no token). Documents without the field score 0, or keep their
  * first-pass score ({@link #withFallbackToFirstPassScore}), as in Lucene. Hits are ordered as {@link dev.maxsim4j.TopK}
@@ -74,6 +76,8 @@ public final class MaxSimRescorer extends Rescorer {
   private final String field;
   private final float[][] queryVectors;
   private final TokenBatch query;
+  /** The query halved, for Lucene's scale of documents whose raw sum passes fp32's range; null for the raw scale. */
+  private final TokenBatch halvedQuery;
   private final VectorSimilarityFunction similarity;
   private final Scale scale;
   private final boolean fallbackToFirstPass;
@@ -145,8 +149,9 @@ public final class MaxSimRescorer extends Rescorer {
     }
     TokenBatch q = TokenBatch.of(new float[][][] {this.queryVectors});
     q = similarity == VectorSimilarityFunction.COSINE ? q.l2Normalized() : q;
-    q = scale == Scale.LUCENE ? LuceneScale.halved(q) : q;  // quantizing half the values gives half the scales
     this.query = queryType == DType.FLOAT32 ? q : q.quantize(queryType);
+    TokenBatch half = scale == Scale.LUCENE ? LuceneScale.halved(q) : null;
+    this.halvedQuery = half == null || queryType == DType.FLOAT32 ? half : half.quantize(queryType);
     this.fallbackToFirstPass = fallbackToFirstPass;
   }
 
@@ -369,10 +374,18 @@ public final class MaxSimRescorer extends Rescorer {
     float[] sums = maxSim.scores(query, d)[0];
     if (scale == Scale.LUCENE) {
       int n = queryVectors.length;
+      float[] halves = null;
       for (int i = 0; i < sums.length; i++) {
         // a value of no token scores -1e9 raw: Lucene's SUM_MAX_SIM gives such a document Float.MIN_VALUE, not
         // (n - 1e9) / 2, which would rank it below documents without the field
-        sums[i] = documents.validTokens(i) == 0 ? Float.MIN_VALUE : LuceneScale.value(n, sums[i]);
+        if (documents.validTokens(i) == 0) {
+          sums[i] = Float.MIN_VALUE;
+        } else if (LuceneScale.needsHalved(sums[i])) {
+          halves = halves == null ? maxSim.scores(halvedQuery, d)[0] : halves;
+          sums[i] = LuceneScale.valueOfHalved(n, halves[i]);
+        } else {
+          sums[i] = LuceneScale.value(n, sums[i]);
+        }
       }
     }
     return sums;

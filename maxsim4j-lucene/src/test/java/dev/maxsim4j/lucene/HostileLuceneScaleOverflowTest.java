@@ -1,9 +1,11 @@
 package dev.maxsim4j.lucene;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
+import java.util.Arrays;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.index.DirectoryReader;
@@ -20,8 +22,9 @@ import org.apache.lucene.store.ByteBuffersDirectory;
 import org.junit.jupiter.api.Test;
 
 /**
- * A sum of best dot products past fp32's range whose Lucene value (n + S) / 2 is not: Lucene sums halves and reports
- * it; the rescorer and the similarity halved an infinity and ranked the document first. Found by a hostile tester.
+ * Lucene's scale where the raw sum S leaves fp32's range: (n + S) / 2 can be finite (Lucene sums halves), and must not
+ * come out infinite and rank first; elsewhere it is computed from S itself, bit for bit, since halving a subnormal
+ * query value rounds.
  */
 class HostileLuceneScaleOverflowTest {
   private static final float[][] QUERY = {{1f}, {1f}};
@@ -56,6 +59,11 @@ class HostileLuceneScaleOverflowTest {
               .withQueryType(queryType).rescore(searcher, firstHit(), 1).scoreDocs[0].score;
           assertEquals(EXPECTED, quantized, 1e33f, "quantized field, query " + queryType);
         }
+        // one token's dot product past fp32's range: Lucene's per-token arithmetic says infinity, the value is finite
+        float[][] twice = {{2f}};
+        float single = MaxSimRescorer.create("f", twice, VectorSimilarityFunction.DOT_PRODUCT,
+            MaxSimRescorer.Scale.LUCENE, maxSim).rescore(searcher, firstHit(), 1).scoreDocs[0].score;
+        assertEquals((float) ((1 + 4e38) / 2), single, 1e33f, "a single dot product of 4e38");
         float raw = MaxSimRescorer.create("f", QUERY, VectorSimilarityFunction.DOT_PRODUCT,
             MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstHit(), 1).scoreDocs[0].score;
         assertEquals(Float.POSITIVE_INFINITY, raw, "the raw fp32 sum overflows, as the contract says");
@@ -63,6 +71,45 @@ class HostileLuceneScaleOverflowTest {
       float similarity = new MaxSimMultiVectorSimilarity(maxSim).compare(QUERY, DOCUMENT,
           VectorSimilarityFunction.DOT_PRODUCT);
       assertEquals(EXPECTED, similarity, 1e33f, "MaxSimMultiVectorSimilarity");
+    }
+  }
+  private static float[][] filled(int d, float v) {
+    float[] t = new float[d];
+    Arrays.fill(t, v);
+    return new float[][] {t};
+  }
+
+  /** 1024 dims of Float.MIN_VALUE against 2^127: S = 2^-12, which Float.MIN_VALUE / 2 = 0 would drop. */
+  @Test
+  void subnormalQueryValuesKeepTheirProducts() throws Exception {
+    float[][] query = filled(1024, Float.MIN_VALUE);
+    float expected = (float) ((1 + 0x1p-12) / 2);
+    TopDocs hits = new TopDocs(new TotalHits(2, TotalHits.Relation.EQUAL_TO),
+        new ScoreDoc[] {new ScoreDoc(0, 1f), new ScoreDoc(1, 1f)});
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(1).build();
+        ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
+      try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
+        for (float[][] tokens : new float[][][] {filled(1024, 0f), filled(1024, 0x1p127f)}) {
+          Document doc = new Document();
+          doc.add(new LateInteractionField("f", tokens));
+          w.addDocument(doc);
+        }
+      }
+      try (DirectoryReader reader = DirectoryReader.open(dir)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        TopDocs lucene = new LateInteractionRescorer(new LateInteractionFloatValuesSource("f", query,
+            VectorSimilarityFunction.DOT_PRODUCT)).rescore(searcher, hits, 2);
+        assertEquals(1, lucene.scoreDocs[0].doc, "Lucene ranks the document of S = 2^-12 first");
+        assertEquals(expected, lucene.scoreDocs[0].score, "Lucene's own value");
+        TopDocs ours = MaxSimRescorer.create("f", query, VectorSimilarityFunction.DOT_PRODUCT,
+            MaxSimRescorer.Scale.LUCENE, maxSim).rescore(searcher, hits, 2);
+        float similarity = new MaxSimMultiVectorSimilarity(maxSim).compare(query, filled(1024, 0x1p127f),
+            VectorSimilarityFunction.DOT_PRODUCT);
+        assertAll(
+            () -> assertEquals(1, ours.scoreDocs[0].doc, "MaxSimRescorer, Scale.LUCENE ranks it first"),
+            () -> assertEquals(expected, ours.scoreDocs[0].score, "MaxSimRescorer, Scale.LUCENE value"),
+            () -> assertEquals(expected, similarity, "MaxSimMultiVectorSimilarity"));
+      }
     }
   }
 }

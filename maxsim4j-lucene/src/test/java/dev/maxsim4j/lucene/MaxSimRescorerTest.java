@@ -253,7 +253,7 @@ class MaxSimRescorerTest {
     for (ScoreDoc hit : lucene.scoreDocs) {
       float s = rawByDoc.get(hit.doc);
       float expected = hit.score == 0f ? 0f : (float) ((5 + (double) s) / 2);
-      assertEquals(expected, hit.score, 1e-5f, "doc " + hit.doc);
+      assertEquals(expected, hit.score, "doc " + hit.doc + ": the raw sum's value, bit for bit");
     }
     // the scale chosen on the JVM-wide default instance (a user's finding: RAW needed an instance of one's own)
     TopDocs rawOnDefault = MaxSimRescorer.create(FIELD, q, VectorSimilarityFunction.DOT_PRODUCT)

@@ -245,17 +245,20 @@ class QuantizedRescorerTest {
   @Test
   void luceneScaleAndFallbackWorkAsForFloatFields() throws IOException {
     TopDocs all = searcher.search(MatchAllDocsQuery.INSTANCE, DOCS);
-    TopDocs raw = MaxSimRescorer.createQuantized("int8", query, MaxSimRescorer.Scale.RAW, maxSim)
-        .rescore(searcher, all, DOCS);
-    TopDocs lucene = MaxSimRescorer.createQuantized("int8", query, MaxSimRescorer.Scale.LUCENE, maxSim)
-        .withFallbackToFirstPassScore().rescore(searcher, all, DOCS);
-    Map<Integer, Float> rawByDoc = new HashMap<>();
-    for (ScoreDoc h : raw.scoreDocs) {
-      rawByDoc.put(h.doc, h.score);
-    }
-    for (ScoreDoc h : lucene.scoreDocs) {
-      float expected = withoutField(h.doc) ? 1f : (float) ((QUERY_TOKENS + (double) rawByDoc.get(h.doc)) / 2);
-      assertEquals(expected, h.score, 1e-5f * Math.max(1f, expected), "doc " + h.doc); // first pass: 1
+    for (DType queryType : new DType[] {DType.FLOAT32, DType.INT8, DType.FLOAT8_E4M3, DType.BINARY}) {
+      TopDocs raw = MaxSimRescorer.createQuantized("int8", query, MaxSimRescorer.Scale.RAW, maxSim)
+          .withQueryType(queryType).rescore(searcher, all, DOCS);
+      TopDocs lucene = MaxSimRescorer.createQuantized("int8", query, MaxSimRescorer.Scale.LUCENE, maxSim)
+          .withQueryType(queryType).withFallbackToFirstPassScore().rescore(searcher, all, DOCS);
+      Map<Integer, Float> rawByDoc = new HashMap<>();
+      for (ScoreDoc h : raw.scoreDocs) {
+        rawByDoc.put(h.doc, h.score);
+      }
+      for (ScoreDoc h : lucene.scoreDocs) {
+        float expected = withoutField(h.doc) ? 1f : (float) ((QUERY_TOKENS + (double) rawByDoc.get(h.doc)) / 2);
+        // bit for bit: the value of the raw sum (first pass: 1)
+        assertEquals(expected, h.score, queryType + ": doc " + h.doc);
+      }
     }
   }
 
