@@ -93,12 +93,24 @@ public final class MaxSimScoringModel implements ScoringModel {
       List<String> group = texts.subList(from, to);
       TokenBatch documents = withoutTextMasked(encoded(group));
       float[] sums = maxSim.scores(q, documents)[0];
+      float[] scaledSums = null;
       for (int i = 0; i < sums.length; i++) {
         // a segment without text keeps MaxSim's score for an empty document, the same on every path; known by its
         // tokens, since a segment with text may sum to exactly that score too
         float s = sums[i];
-        scores.add(documents.validTokens(i) == 0 ? s
-            : encoder.unitLength() ? unitMean(s, queryTokens, from + i, q, documents) : (double) s / queryTokens);
+        if (documents.validTokens(i) == 0) {
+          scores.add((double) s);
+        } else if (encoder.unitLength()) {
+          scores.add(unitMean(s, queryTokens, from + i, q, documents));
+        } else if (Float.isInfinite(s)) {
+          // a sum past fp32's range may have a finite mean: the query scaled by 2^-k, 2^k >= its tokens, sums to
+          // within rounding of S / 2^k, which is finite wherever S / n is
+          int k = 32 - Integer.numberOfLeadingZeros(queryTokens - 1);
+          scaledSums = scaledSums != null ? scaledSums : maxSim.scores(scaled(q, -k), documents)[0];
+          scores.add(Math.scalb((double) scaledSums[i], k) / queryTokens);
+        } else {
+          scores.add((double) s / queryTokens);
+        }
       }
     }
     return Response.from(scores);
@@ -129,6 +141,23 @@ public final class MaxSimScoringModel implements ScoringModel {
           + " unitLength()");
     }
     return meanCosine(sum, queryTokens);
+  }
+
+  /**
+   * The valid tokens of {@code query}'s one row as fp32, each value times 2^{@code exponent}: exact for normal values,
+   * and a masked token leaves the sum either way.
+   */
+  private static TokenBatch scaled(TokenBatch query, int exponent) {
+    float[][] tokens = new float[query.validTokens(0)][query.dim()];
+    for (int t = 0, j = 0; t < query.length(0); t++) {
+      if (query.isValid(0, t)) {
+        for (int k = 0; k < query.dim(); k++) {
+          tokens[j][k] = Math.scalb(query.get(0, t, k), exponent);
+        }
+        j++;
+      }
+    }
+    return TokenBatch.ofQuery(tokens);
   }
 
   /** How far past 1 the dot product of two unit vectors stored as {@code type} may round (generous). */
