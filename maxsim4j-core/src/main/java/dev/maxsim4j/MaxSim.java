@@ -599,7 +599,9 @@ public final class MaxSim implements AutoCloseable {
    * {@code Y = X W} for row-major fp32 {@code X [rows, in]} and {@code W [in, out]}: the linear projection of
    * a late-interaction head (for example token features 384 -> 128), so training code can keep the whole
    * step on the backend's device (on the GPU backend a device kernel). Each output is summed over {@code in}
-   * in order: the same bits on every run (a NaN output is {@link Float#NaN}'s).
+   * in order: the same bits on every run (a NaN output is {@link Float#NaN}'s). The sum is an fp32 running sum of
+   * fused multiply-adds, as in any fp32 matrix product: unlike scores, a partial sum that passes fp32's range stays
+   * infinite (or turns NaN when an opposite infinity meets it) even where the whole sum would fit.
    */
   public float[] project(float[] x, int rows, int in, float[] w, int out) {
     checkMatrix("x", x, rows, in);
@@ -611,7 +613,7 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * {@code dW = X^T dY [in, out]}: the gradient of {@link #project}'s {@code W}, summed over rows in order (a NaN
-   * output is {@link Float#NaN}'s).
+   * output is {@link Float#NaN}'s), in fp32 as {@link #project} sums.
    */
   public float[] projectionGradient(float[] x, int rows, int in, float[] dy, int out) {
     checkMatrix("x", x, rows, in);
