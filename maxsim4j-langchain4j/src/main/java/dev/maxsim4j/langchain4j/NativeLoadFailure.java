@@ -2,8 +2,10 @@ package dev.maxsim4j.langchain4j;
 
 import ai.djl.engine.EngineException;
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,19 +73,20 @@ final class NativeLoadFailure {
   /**
    * Where ONNX Runtime's libraries came from, as a message's last clause, when the user or maxsim4j chose it; empty
    * where ONNX Runtime unpacked them itself. They are suspect only where nothing else explains the failure, and are
-   * to be deleted only where maxsim4j unpacked them, not where the user chose them. A file named by hand takes
-   * precedence over the folder in ONNX Runtime's own loader.
+   * to be deleted only where maxsim4j unpacked them, not where the user chose them. ONNX Runtime's own loader reads
+   * the folder's property first, and a library's own property only where the folder's is unset.
    */
   private static String onnxRuntimeSource() {
-    List<String> files = OnnxNatives.librariesChosen();
-    if (!files.isEmpty()) {
-      String property = files.size() == 1 ? "property" : "properties";
-      return "; ONNX Runtime's came from the system " + property + " " + String.join(" and ", files)
-          + ": expected each to name this ONNX Runtime's library file, or the " + property + " unset";
-    }
     String natives = System.getProperty(OnnxNatives.PATH_PROPERTY);
     if (natives == null) {
-      return "";
+      List<String> files = OnnxNatives.librariesChosen();
+      if (files.isEmpty()) {
+        return "";
+      }
+      boolean one = files.size() == 1;
+      return "; ONNX Runtime's came from the system propert" + (one ? "y " : "ies ") + String.join(" and ", files)
+          + ": expected " + (one ? "it" : "each") + " to name this ONNX Runtime's library file, or the propert"
+          + (one ? "y" : "ies") + " unset";
     }
     return "; ONNX Runtime's came from " + natives + " (the system property " + OnnxNatives.PATH_PROPERTY
         + (OnnxNatives.unpackedHere(natives)
@@ -119,20 +122,30 @@ final class NativeLoadFailure {
   }
 
   /**
-   * Whether {@code folder} is, or could be made as, a folder this process can write: a file is made and deleted in it
-   * or its nearest existing ancestor, since permissions alone pass a root process in /proc or on a read-only mount.
+   * Whether {@code folder} is, or could be made as, a folder this process can write. Its permissions are confirmed by
+   * making (and deleting) a file in it or its nearest existing ancestor, since they pass a root process in /proc
+   * and /sys; a failure other than a denial or a missing folder (a full disk) leaves it writable, for the free space
+   * to be named.
    */
   private static boolean writable(String folder) {
     Path p = existing(folder);
     if (p == null || !Files.isDirectory(p) || !Files.isWritable(p)) {
       return false;
     }
+    Path probe;
     try {
-      Files.delete(Files.createTempFile(p, ".maxsim4j-probe-", ""));
-      return true;
-    } catch (IOException | SecurityException | UnsupportedOperationException e) {
+      probe = Files.createTempFile(p, ".maxsim4j-probe-", "");
+    } catch (AccessDeniedException | NoSuchFileException e) {
       return false;
+    } catch (IOException | SecurityException | UnsupportedOperationException e) {
+      return true;
     }
+    try {
+      Files.deleteIfExists(probe);
+    } catch (IOException | SecurityException e) {
+      // the folder took the file, which is what was asked; a file left behind is the only cost
+    }
+    return true;
   }
 
   /** The bytes free to this process where {@code folder} is or would be made; unknown counts as plenty. */

@@ -154,8 +154,9 @@ class OnnxNativesTest {
   }
 
   /**
-   * A DJL cache that cannot be made where its permissions say it could (in /proc, which a root process may "write")
-   * is named as not writable: the message said the file system had 0 bytes free.
+   * A DJL cache that cannot be made where its permissions say it could (in /proc, which a root process may "write";
+   * for another user the permissions already refuse it) is named as not writable, not as a file system with 0
+   * bytes free, which /proc reports.
    */
   @Test
   @Timeout(300)
@@ -197,7 +198,10 @@ class OnnxNativesTest {
     assertTrue(named.contains("came from " + folder) && named.contains("delete that folder"), named);
   }
 
-  /** A library file named by hand (ONNX Runtime's per-library property) that does not load is named in the message. */
+  /**
+   * A library file named by hand (ONNX Runtime's per-library property) that does not load is named in the message,
+   * unless the folder's property is set too, which ONNX Runtime reads first.
+   */
   @Test
   @Timeout(300)
   void aLibraryFileChosenByHandIsNamed(@TempDir Path root) throws Exception {
@@ -208,6 +212,13 @@ class OnnxNativesTest {
     assertTrue(why.startsWith("cannot load the native library of ONNX Runtime")
         && why.contains("came from the system property onnxruntime.native.onnxruntime.path=" + bad)
         && !why.contains("delete"), why);
+    // with the folder's property set too, ONNX Runtime loads from the folder, and the message names that
+    Path chosen = Files.createDirectory(root.resolve("chosen"));
+    Files.write(chosen.resolve(System.mapLibraryName("onnxruntime")), new byte[64]);
+    Files.write(chosen.resolve(System.mapLibraryName("onnxruntime4j_jni")), new byte[64]);
+    String both = run(LoadOrSayWhy.class, tmp, cache, "-Donnxruntime.native.onnxruntime.path=" + bad,
+        "-D" + OnnxNatives.PATH_PROPERTY + "=" + chosen);
+    assertTrue(both.contains("came from " + chosen) && !both.contains("onnxruntime.native.onnxruntime.path"), both);
   }
 
   private static List<Path> under(Path folder) throws IOException {
