@@ -13,12 +13,11 @@ public final class CudaException extends RuntimeException {
   private static final int OUT_OF_MEMORY = 2;
 
   /**
-   * The {@code CUresult}s of a kernel that faulted on the device: ILLEGAL_ADDRESS, LAUNCH_TIMEOUT, ASSERT,
-   * HARDWARE_STACK_ERROR, ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS, INVALID_ADDRESS_SPACE, INVALID_PC and
-   * LAUNCH_FAILED, after which the driver fails every later call of the process the same way.
+   * The {@code CUresult}s of a kernel that failed on the device: ILLEGAL_ADDRESS, LAUNCH_TIMEOUT, ASSERT,
+   * HARDWARE_STACK_ERROR, ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS, INVALID_ADDRESS_SPACE, INVALID_PC, LAUNCH_FAILED
+   * and TENSOR_MEMORY_LEAK, after which the driver fails every later call of the process the same way.
    */
-  private static final Set<Integer> CONTEXT_LOST = Set.of(700, 702, 710, 714, 715, 716, 717,
-      718, 719);
+  private static final Set<Integer> CONTEXT_LOST = Set.of(700, 702, 710, 714, 715, 716, 717, 718, 719, 721);
 
   private final String errorName;
   private final int errorCode;
@@ -29,7 +28,7 @@ public final class CudaException extends RuntimeException {
    */
   public CudaException(String call, int errorCode, String errorName, String description) {
     super(call + " failed: " + errorName + " (" + errorCode + "): " + description
-        + (CONTEXT_LOST.contains(errorCode) ? "; a kernel faulted on the device (it may have been launched by an"
+        + (CONTEXT_LOST.contains(errorCode) ? "; a kernel failed on the device (it may have been launched by an"
             + " earlier call), which leaves this process's CUDA context unusable: every later GPU call fails the same"
             + " way until the process restarts" : ""));
     this.errorName = errorName;
@@ -55,10 +54,10 @@ public final class CudaException extends RuntimeException {
   }
 
   /**
-   * Whether a kernel faulted on the device ({@code CUDA_ERROR_ILLEGAL_ADDRESS}, {@code CUDA_ERROR_LAUNCH_FAILED} and
+   * Whether a kernel failed on the device ({@code CUDA_ERROR_ILLEGAL_ADDRESS}, {@code CUDA_ERROR_LAUNCH_FAILED} and
    * the driver's other errors of that kind). The driver then fails every later CUDA call of this process the same
    * way, on every {@link MaxSim} of the device and any other CUDA user in the process, and the error may surface at
-   * a call after the one whose kernel faulted: a service should stop sending work to the GPU and restart the process
+   * a call after the one whose kernel failed: a service should stop sending work to the GPU and restart the process
    * (or fall back to a CPU {@code MaxSim}).
    */
   public boolean isContextLost() {

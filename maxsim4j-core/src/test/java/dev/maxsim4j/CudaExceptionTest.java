@@ -14,9 +14,9 @@ class CudaExceptionTest {
     assertTrue(fault.isContextLost());
     assertFalse(fault.isOutOfMemory());
     assertTrue(fault.getMessage().startsWith("cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700): an"
-        + " illegal memory access was encountered; a kernel faulted on the device"), fault.getMessage());
+        + " illegal memory access was encountered; a kernel failed on the device"), fault.getMessage());
     assertTrue(fault.getMessage().contains("until the process restarts"), fault.getMessage());
-    for (int code : new int[] {702, 710, 714, 715, 716, 717, 718, 719}) {
+    for (int code : new int[] {702, 710, 714, 715, 716, 717, 718, 719, 721}) {
       assertTrue(new CudaException("cuMemcpyDtoH_v2", code, "E", "e").isContextLost(), "code " + code);
     }
   }

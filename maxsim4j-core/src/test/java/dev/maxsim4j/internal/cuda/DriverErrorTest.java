@@ -23,12 +23,12 @@ class DriverErrorTest {
     assertTrue(e.getMessage().startsWith("cuMemAlloc(huge) failed: CUDA_ERROR_OUT_OF_MEMORY (2): "), e.getMessage());
   }
 
-  /** The codes CudaException counts as a faulted kernel are the driver's own for those errors. */
+  /** The codes CudaException counts as a failed kernel are the driver's own for those errors. */
   @Test
   void theFaultsThatLoseTheContextAreTheDriversOwn() {
     String[] names = {"ILLEGAL_ADDRESS", "LAUNCH_TIMEOUT", "ASSERT", "HARDWARE_STACK_ERROR", "ILLEGAL_INSTRUCTION",
-        "MISALIGNED_ADDRESS", "INVALID_ADDRESS_SPACE", "INVALID_PC", "LAUNCH_FAILED"};
-    int[] codes = {700, 702, 710, 714, 715, 716, 717, 718, 719};
+        "MISALIGNED_ADDRESS", "INVALID_ADDRESS_SPACE", "INVALID_PC", "LAUNCH_FAILED", "TENSOR_MEMORY_LEAK"};
+    int[] codes = {700, 702, 710, 714, 715, 716, 717, 718, 719, 721};
     for (int i = 0; i < codes.length; i++) {
       int code = codes[i];
       CudaException e = assertThrows(CudaException.class, () -> Driver.check(code, "cuStreamSynchronize"));
