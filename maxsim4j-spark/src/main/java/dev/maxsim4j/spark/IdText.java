@@ -11,7 +11,10 @@ final class IdText {
   private IdText() {}
 
   static String quoted(Object id) {
-    String text = String.valueOf(id);
+    if (id == null) {
+      return "null"; // unquoted: the string id "null" reads 'null'
+    }
+    String text = id.toString();
     StringBuilder out = new StringBuilder(text.length() + 2).append('\'');
     text.codePoints().forEach(c -> {
       switch (c) {

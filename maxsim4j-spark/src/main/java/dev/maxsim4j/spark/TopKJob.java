@@ -202,13 +202,7 @@ public final class TopKJob {
    * the table unreadable as Parquet the next time it is read.
    */
   private static void refuseInside(SparkSession spark, Path out, String option, String input) throws IOException {
-    List<String> patterns;
-    try {
-      // Hadoop expands braces that span a '/' ({corpus,old/corpus}) into whole patterns before it matches components
-      patterns = GlobExpander.expand(input);
-    } catch (IOException | IllegalArgumentException e) {
-      return; // a pattern Hadoop cannot read is reported, with its option, where the table is read
-    }
+    List<Path> tables = tablesOf(spark, input);
     Path folder = real(out.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(out));
     // what the run writes, not the folder alone: a pattern such as corpus/* matches OUT/topk and OUT/run.trec where
     // OUT is the corpus's folder, and corpus/*/* the files in topk, though neither matches a folder that holds them
@@ -217,15 +211,8 @@ public final class TopKJob {
     for (String codec : PARQUET_CODECS) {
       written.add(new Path(topK, PART_FILE + codec + ".parquet"));
     }
-    for (String pattern : patterns) {
-      Path table;
-      try {
-        Path in = new Path(pattern);
-        table = real(in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in));
-      } catch (IOException | IllegalArgumentException e) {
-        continue; // a path that cannot be resolved is reported, with its option, where the table is read
-      }
-      boolean glob = pattern.chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
+    for (Path table : tables) {
+      boolean glob = table.toUri().getPath().chars().anyMatch(c -> GLOB.indexOf(c) >= 0);
       for (Path w : written) {
         boolean inside = false;
         for (Path p = w; p != null && !inside; p = p.getParent()) {
@@ -237,6 +224,39 @@ public final class TopKJob {
         }
       }
     }
+  }
+
+  /**
+   * The paths or patterns table {@code input} reads, qualified as Spark qualifies it (against the working folder)
+   * before Hadoop's globber expands braces that span a '/' ({@code {corpus,old/corpus}}) into whole patterns; none
+   * where it cannot be resolved, which is reported with its option where the table is read.
+   */
+  private static List<Path> tablesOf(SparkSession spark, String input) {
+    Path qualified;
+    try {
+      Path in = new Path(input);
+      qualified = in.getFileSystem(spark.sparkContext().hadoopConfiguration()).makeQualified(in);
+    } catch (IOException | IllegalArgumentException e) {
+      return List.of();
+    }
+    List<String> pieces;
+    try {
+      pieces = GlobExpander.expand(qualified.toUri().getPath());
+    } catch (IOException e) {
+      return List.of();
+    } catch (LinkageError e) {
+      // Hadoop's expander is not a public API: without it, the pattern is matched as it stands
+      pieces = List.of(qualified.toUri().getPath());
+    }
+    List<Path> tables = new ArrayList<>();
+    for (String piece : pieces) {
+      try {
+        tables.add(real(new Path(qualified.toUri().getScheme(), qualified.toUri().getAuthority(), piece)));
+      } catch (IllegalArgumentException e) {
+        // a piece Hadoop cannot name reads nothing
+      }
+    }
+    return tables;
   }
 
   /** A name of the kind Spark gives the Parquet files it writes into a folder, before the codec's ending. */

@@ -10,7 +10,8 @@ class IdTextTest {
   void plainIdsAreQuotedAsTheyAre() {
     assertEquals("'doc-7'", IdText.quoted("doc-7"));
     assertEquals("'42'", IdText.quoted(42L));
-    assertEquals("'null'", IdText.quoted(null));
+    assertEquals("null", IdText.quoted(null));
+    assertEquals("'null'", IdText.quoted("null"));
     assertEquals("'é 文 😀'", IdText.quoted("é 文 😀"));
   }
 
