@@ -18,8 +18,8 @@ import java.util.function.Supplier;
 
 /**
  * One GPU as maxsim4j uses it: the primary context, the kernel modules loaded once from the fatbins in
- * the jar, a main stream and lanes of their own streams, grow-only scratch buffers (device and pinned host) so
- * steady-state calls allocate nothing, and a high-water mark of what it allocated. Not thread-safe:
+ * the jar, a main stream and lanes of their own streams, grow-only device scratch buffers and reused pinned host
+ * memory so steady-state calls allocate nothing, and a high-water mark of what it allocated. Not thread-safe:
  * {@link CudaBackend} serialises calls.
  */
 final class CudaDevice implements AutoCloseable {
@@ -35,7 +35,7 @@ final class CudaDevice implements AutoCloseable {
   /** Whether kernels can write pinned host memory directly (unified addressing: every 64-bit platform). */
   final boolean hostMapped;
   /** Staging for copies, mapped where {@link #hostMapped} so kernels may write their results to it. */
-  private final GrowingPinnedMemory pinned;
+  private final ReusedPinnedMemory pinned;
   private final Driver.Context context;
   final Driver.Stream stream;
   private final Map<String, Driver.LoadedModule> modules = new HashMap<>();
@@ -149,7 +149,7 @@ final class CudaDevice implements AutoCloseable {
     this.sharedMemoryPerBlockOptin =
         Driver.attribute(handle, Driver.DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     this.hostMapped = Driver.attribute(handle, Driver.DeviceAttribute.UNIFIED_ADDRESSING) == 1;
-    this.pinned = new GrowingPinnedMemory(hostMapped);
+    this.pinned = new ReusedPinnedMemory(hostMapped);
     this.context = Driver.retainPrimaryContext(handle);
     try {
       Driver.setCurrent(context);
@@ -381,12 +381,13 @@ final class CudaDevice implements AutoCloseable {
     }
   }
 
-  /** Pinned host memory of at least {@code bytes} for staging copies; grows, never shrinks. */
+  /**
+   * Pinned host memory of at least {@code bytes} for staging copies, reused from call to call (given back where
+   * calls leave most of it unused: {@link PinnedSizing}); a slice of an earlier request is not used after this one.
+   */
   MemorySegment pinned(long bytes) {
-    if (pinned.byteSize() < bytes) {
-      Driver.synchronize(stream); // work queued on the main stream may still read or write the memory
-    }
-    return pinned.atLeast(bytes);
+    // work queued on the main stream may still read or write memory that is replaced
+    return pinned.atLeast(bytes, () -> Driver.synchronize(stream));
   }
 
   /**

@@ -39,7 +39,7 @@ final class PipelinedCalls {
 
   /** A call's pinned memory and completion marker; reused once its call has completed. */
   static final class Slot {
-    private final GrowingPinnedMemory pinned = new GrowingPinnedMemory(true);
+    private final ReusedPinnedMemory pinned = new ReusedPinnedMemory(true);
     private final Driver.Event marker = Driver.createMarker();
     /** The lane this slot's calls run on. */
     final CudaDevice.Lane lane;
@@ -48,9 +48,9 @@ final class PipelinedCalls {
       this.lane = lane;
     }
 
-    /** This slot's pinned memory, at least {@code bytes} (grown while the slot is idle). */
+    /** This slot's pinned memory, at least {@code bytes} (replaced, where it is, while the slot is idle). */
     MemorySegment pinned(long bytes) {
-      return pinned.atLeast(bytes);
+      return pinned.atLeast(bytes, () -> {});
     }
 
     /** The device address of {@code slice}, a part of this slot's pinned memory. */

@@ -27,7 +27,7 @@ final class StreamedChunks implements AutoCloseable {
   private Driver.Stream copyStream;
   private final Driver.Event[] copied = new Driver.Event[MemoryBudget.CHUNK_BUFFERS];
   private final Driver.Event[] scored = new Driver.Event[MemoryBudget.CHUNK_BUFFERS];
-  private final GrowingPinnedMemory[] staging = new GrowingPinnedMemory[MemoryBudget.CHUNK_BUFFERS];
+  private final ReusedPinnedMemory[] staging = new ReusedPinnedMemory[MemoryBudget.CHUNK_BUFFERS];
   /** Chunks copied so far by every call: {from page-locked memory where they lie, through staging}. */
   private long fromPageLocked;
   private long staged;
@@ -35,7 +35,7 @@ final class StreamedChunks implements AutoCloseable {
   StreamedChunks(CudaDevice device) {
     this.device = device;
     for (int b = 0; b < staging.length; b++) {
-      staging[b] = new GrowingPinnedMemory(false);
+      staging[b] = new ReusedPinnedMemory(false);
     }
   }
 
@@ -140,12 +140,9 @@ final class StreamedChunks implements AutoCloseable {
     return new CudaBackend.ChunkCounts(fromPageLocked, staged);
   }
 
-  /** Staging buffer {@code b}, at least {@code bytes}; grows, never shrinks (its last copy has been waited for). */
+  /** Staging buffer {@code b}, at least {@code bytes} (its last copy has been waited for). */
   private MemorySegment staging(int b, long bytes) {
-    if (staging[b].byteSize() < bytes) {
-      Driver.synchronize(copyStream);
-    }
-    return staging[b].atLeast(bytes);
+    return staging[b].atLeast(bytes, () -> Driver.synchronize(copyStream));
   }
 
   /**
@@ -171,7 +168,7 @@ final class StreamedChunks implements AutoCloseable {
     // each step whatever the ones before did, so that one failure leaves nothing else allocated
     Releases releases = new Releases();
     releases.run(() -> Driver.synchronize(stream));
-    for (GrowingPinnedMemory host : staging) {
+    for (ReusedPinnedMemory host : staging) {
       releases.run(host::close);
     }
     destroyEvents(releases);
