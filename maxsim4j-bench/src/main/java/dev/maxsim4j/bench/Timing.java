@@ -41,7 +41,13 @@ public final class Timing {
       call.run();
       ms[i] = (System.nanoTime() - t0) / 1e6;
     }
-    Arrays.sort(ms);
-    return ms[n / 2];
+    return median(ms);
+  }
+
+  /** The median of {@code values} (sorted here): of an even count, the mean of the two middle ones. */
+  public static double median(double[] values) {
+    Arrays.sort(values);
+    int n = values.length;
+    return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
   }
 }

@@ -10,18 +10,14 @@ import dev.maxsim4j.bench.Timing;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * {@code gpu}: all-pairs forward on device-resident documents. Times per shape: the
@@ -50,6 +46,11 @@ public final class GpuBench {
       Map.entry("1,4000,32,2048,48", 0.203), Map.entry("1,1000,32,300,64", 0.015),
       Map.entry("1,10000,32,300,64", 0.099), Map.entry("16,32,32,8192,128", 0.121));
   static final double PEAK_FLOPS = 790e12;
+  /**
+   * The compute ceiling of fp32 operands, which run in FFMA on the CUDA cores, not on the tensor cores: the H100's
+   * and H200's datasheet fp32 figure (not measured here), so that an fp32 run's floor is not the bf16 one.
+   */
+  static final double FFMA_PEAK_FLOPS = 67e12;
   /** Calls kept in flight: rounds of this many, per shape (pipelinedMillisPerCall). */
   private static final int PIPELINED_CALLS = 100;
   private static final int PIPELINED_ROUNDS = 5;
@@ -58,12 +59,11 @@ public final class GpuBench {
 
   private GpuBench() {}
 
-  static int run(List<String> shapes, DType dtype, int threads, String json, String compare, PrintStream out)
-      throws IOException {
+  static int run(List<String> shapes, DType dtype, int threads, String json, Map<List<Integer>, double[]> eager,
+      PrintStream out) throws IOException {
     if (shapes.isEmpty()) {
       shapes = SHAPES;
     }
-    Map<String, Double> eager = compare == null ? Map.of() : readEager(Path.of(compare));
     StringBuilder jsonOut = new StringBuilder("[\n");
     try (MaxSim maxSim = MaxSim.builder().backend("cuda").threads(threads).build()) {
       out.println("device: " + KernelTimer.device(maxSim) + ", documents " + dtype + ", queries " + dtype
@@ -89,7 +89,7 @@ public final class GpuBench {
             resident.add(maxSim.upload(d));
           }
           double[] kernel = KernelTimer.allPairsKernelMillis(maxSim, q, resident, 10, 21, 10);
-          double kernelMs = kernel[kernel.length / 2];
+          double kernelMs = Timing.median(kernel);
           // the call path (FFM downcalls, staging) must be JIT-compiled like in a long-running caller:
           // at least a second and 200 calls of warm-up (10 calls measured it half-interpreted)
           int[] next = {0};
@@ -106,8 +106,10 @@ public final class GpuBench {
           double topMs = Timing.medianMillis(() -> maxSim.topK(q, resident.get(next[0]++ % copies), 10), 0L, 10, 30);
           double flops = Shapes.flops(sh);
           double bytes = Shapes.inputBytes(sh, dtype.byteSize());
-          double floorMs = Math.max(flops / PEAK_FLOPS, bytes / PEAK_BYTES) * 1e3;
-          Double eagerMs = eager.get(shape);
+          double peak = dtype == DType.FLOAT32 ? FFMA_PEAK_FLOPS : PEAK_FLOPS;
+          double floorMs = Math.max(flops / peak, bytes / PEAK_BYTES) * 1e3;
+          double[] e = eager.get(EagerBaseline.shape(shape.strip()));
+          Double eagerMs = e == null || Double.isNaN(e[0]) ? null : e[0];
           out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %12.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs,
               callMs, residentCallMs, asyncMs, topMs,
               eagerMs == null ? "-" : String.format(Locale.ROOT, "%.4f", eagerMs),
@@ -167,15 +169,4 @@ public final class GpuBench {
     AtomicOutput.writeString("--json", file, List.of(), objects.append("]\n").toString());
   }
 
-  /** {"1,1000,32,300,128": 0.123, ...} as the Python baseline writes it. */
-  static Map<String, Double> readEager(Path file) throws IOException {
-    Map<String, Double> m = new HashMap<>();
-    Matcher mt = Pattern.compile("\"([0-9,]+)\"\\s*:\\s*([0-9.eE+-]+|null)").matcher(Files.readString(file));
-    while (mt.find()) {
-      if (!mt.group(2).equals("null")) {
-        m.put(mt.group(1), Double.parseDouble(mt.group(2)));
-      }
-    }
-    return m;
-  }
 }

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -77,6 +78,9 @@ public final class GpuCommand {
       // a missing folder or a clash with --compare is found before the benchmark, not after it
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), compare);
     }
+    // the baseline is checked before the GPU is: a file that is no baseline is said at once, on any machine
+    Map<List<Integer>, double[]> eager = compare.isEmpty() ? Map.of() : EagerBaseline.read(compare.get(0),
+        a.has("--train"), shapes.isEmpty() ? (a.has("--train") ? GpuTrainBench.SHAPES : GpuBench.SHAPES) : shapes);
     Optional<String> noGpu = BackendSelector.cudaUnavailableReason();
     if (noGpu.isPresent()) {
       throw new IllegalArgumentException("gpu: no usable GPU here (" + noGpu.get()
@@ -85,8 +89,8 @@ public final class GpuCommand {
     if (compressed != null) {
       return GpuCompressedBench.run(shapes, dtype, queryType, threads, a.get("--json"), out);
     }
-    return a.has("--train") ? GpuTrainBench.run(shapes, dtype, a.get("--json"), a.get("--compare"), out)
-        : GpuBench.run(shapes, dtype, threads, a.get("--json"), a.get("--compare"), out);
+    return a.has("--train") ? GpuTrainBench.run(shapes, dtype, a.get("--json"), eager, out)
+        : GpuBench.run(shapes, dtype, threads, a.get("--json"), eager, out);
   }
 
 }

@@ -25,7 +25,8 @@ public final class GpuScaleCommand {
         each size (--repeat calls, top-k included), GB/s, % of the device copy bandwidth measured in the same run
         and % of the tensor-core floor; the top-k of one query over --check-documents documents against a full
         ranking of their scores. Streamed: a corpus of --stream-documents (default 530000, 40.7 GB) in pinned
-        host memory, device memory capped at --stream-cap-gb (default 4), time per batch against the pinned
+        host memory, device memory capped at --stream-cap-gb (default 4), the median time per batch of an odd
+        count of calls, half of --repeat and at least 3, against the pinned
         host-to-device bandwidth measured in the same run, results against the same corpus resident. One GPU
         (ordinal 0) unless --devices names several: then the corpus of --documents is split across them, each shard
         generated on its device, after --single-documents (default 1000000) on the first device alone and split,

@@ -6,16 +6,13 @@ import dev.maxsim4j.ResidentBatch;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.bench.Shapes;
 import dev.maxsim4j.bench.Synthetic;
+import dev.maxsim4j.bench.Timing;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * {@code gpu --train}: forward + backward of {@code scores.sum()} over all pairs on
@@ -35,11 +32,11 @@ final class GpuTrainBench {
 
   private GpuTrainBench() {}
 
-  static int run(List<String> shapes, DType dtype, String json, String compare, PrintStream out) throws IOException {
+  static int run(List<String> shapes, DType dtype, String json, Map<List<Integer>, double[]> eager, PrintStream out)
+      throws IOException {
     if (shapes.isEmpty()) {
       shapes = SHAPES;
     }
-    Map<String, double[]> eager = compare == null ? Map.of() : readEager(Path.of(compare));
     StringBuilder jsonOut = new StringBuilder("[\n");
     out.printf(Locale.ROOT, "%-22s %12s %12s %10s %11s %10s %10s %8s%n", "shape Nq,Nd,Lq,Ld,d", "owned ms",
         "atomic ms", "op MiB", "driver MiB", "eager ms", "eager MiB", "speedup");
@@ -57,16 +54,16 @@ final class GpuTrainBench {
         if (s == 0) {
           out.println("device: " + KernelTimer.device(maxSim) + ", " + dtype + " inputs, gradients in " + dtype);
         }
-        owned = median(KernelTimer.trainingStepMillis(maxSim, rq, rd, true, true, 5, 21, 5, opBytes));
+        owned = Timing.median(KernelTimer.trainingStepMillis(maxSim, rq, rd, true, true, 5, 21, 5, opBytes));
       }
       try (MaxSim maxSim = MaxSim.builder().backend("cuda").build();
           ResidentBatch rq = maxSim.upload(q);
           ResidentBatch rd = maxSim.upload(d)) {
-        atomic = median(KernelTimer.trainingStepMillis(maxSim, rq, rd, false, false, 5, 21, 5, new long[1]));
+        atomic = Timing.median(KernelTimer.trainingStepMillis(maxSim, rq, rd, false, false, 5, 21, 5, new long[1]));
       }
       double mib = opBytes[0] / (1024.0 * 1024.0);
       double driverMib = opBytes[1] / (1024.0 * 1024.0);
-      double[] e = eager.get(shape);
+      double[] e = eager.get(EagerBaseline.shape(shape.strip()));
       double best = Math.min(owned, atomic);
       out.printf(Locale.ROOT, "%-22s %12.4f %12.4f %10.1f %11.1f %10s %10s %8s%n", shape, owned, atomic, mib, driverMib,
           e == null || Double.isNaN(e[0]) ? (e == null ? "-" : "OOM") : String.format(Locale.ROOT, "%.4f", e[0]),
@@ -86,25 +83,5 @@ final class GpuTrainBench {
       GpuBench.writeJsonArray(Path.of(json), jsonOut);
     }
     return 0;
-  }
-
-  private static double median(double[] sorted) {
-    return sorted[sorted.length / 2];
-  }
-
-  /** {"Nq,Nd,Lq,Ld,d": {"ms": 1.2, "mib": 600.0}, ...}; null values (out of memory) read as NaN. */
-  static Map<String, double[]> readEager(Path file) throws IOException {
-    Map<String, double[]> m = new HashMap<>();
-    Matcher mt = Pattern.compile(
-        "\"([0-9,]+)\"\\s*:\\s*\\{\\s*\"ms\"\\s*:\\s*([0-9.eE+-]+|null)\\s*,\\s*\"mib\"\\s*:\\s*([0-9.eE+-]+|null)")
-        .matcher(Files.readString(file));
-    while (mt.find()) {
-      m.put(mt.group(1), new double[] {parse(mt.group(2)), parse(mt.group(3))});
-    }
-    return m;
-  }
-
-  private static double parse(String v) {
-    return v.equals("null") ? Double.NaN : Double.parseDouble(v);
   }
 }
