@@ -57,7 +57,8 @@ public final class BenchTypes {
       int last = choices.lastIndexOf(", ");
       choices = symmetric ? choices + " or " + SYMMETRIC
           : last < 0 ? choices : choices.substring(0, last) + " or " + choices.substring(last + 2);
-      throw new UsageException(command + ": " + option + " '" + name + "' is unknown; expected " + choices);
+      throw new UsageException(command + ": " + option + " '" + name + "' is "
+          + (type == null ? "unknown" : "not a type " + command + " takes") + "; expected " + choices);
     }
     return type;
   }

@@ -18,7 +18,7 @@ class GpuCompressedCommandTest {
     assertTrue(BenchRun.of("gpu", "--dtype", "binary-sym", "--query-dtype", "int8").refusedWith(
         "gpu: --dtype binary-sym times 1-bit queries, but --query-dtype is int8"));
     assertTrue(BenchRun.of("gpu-fde", "--dtype", "int8").refusedWith(
-        "gpu-fde: --dtype 'int8' is unknown; expected fp32, fp16 or bf16"));
+        "gpu-fde: --dtype 'int8' is not a type gpu-fde takes; expected fp32, fp16 or bf16"));
     // the names of every bench command are one table: case and aliases as the CPU bench takes them (read as
     // compressed types, so --train is refused after them: on a GPU the command would otherwise run its bench)
     for (String name : new String[] {"INT8", "i8", "e4m3", "Binary-Sym"}) {

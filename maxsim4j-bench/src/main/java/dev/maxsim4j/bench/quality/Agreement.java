@@ -23,7 +23,7 @@ record Agreement(double meanRelativeError, double maxRelativeError, double top10
     int found = 0;
     for (int q = 0; q < reference.length; q++) {
       for (int d = 0; d < reference[q].length; d++) {
-        // relative to the float score, or to 1 where that is near 0 (a sum of cosines, so 1 is its scale)
+        // relative to the float score, or to 1e-3 where that is smaller (a score near 0 has no scale of its own)
         double e = Math.abs((double) scores[q][d] - reference[q][d]) / Math.max(1e-3, Math.abs(reference[q][d]));
         sum += e;
         max = Math.max(max, e);

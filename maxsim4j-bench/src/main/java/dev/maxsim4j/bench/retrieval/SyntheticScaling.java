@@ -56,14 +56,20 @@ final class SyntheticScaling {
     }
     int candidates = candidateList[0];
     FdeParams params = fdeList.get(0);
+    if (!a.has("--exact-only")) {
+      for (int n : sizes) {
+        KnownItemEvaluation.checkEncodings("--fde", List.of(params), n, corpus.dim, "smaller --synthetic sizes");
+      }
+    }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     Path indexRoot = a.get("--index-dir") != null ? PathArgument.of("--index-dir", a.get("--index-dir"))
         : RetrievalCommand.defaultCache().resolve("index");
     Report report = new Report(out);
     report.fact(String.format(Locale.ROOT, "synthetic: %d centres, %d-d unit tokens, %d per document (%d topics),"
-            + " %d per query (a document's tokens, perturbed); %d queries per size; FDE %s + exact rerank of %d"
-            + " candidates; %d threads", ClusteredCorpus.CENTRES, corpus.dim, corpus.docTokens,
-        ClusteredCorpus.TOPICS, corpus.queryTokens, queries, params, candidates, threads));
+            + " %d per query (a document's tokens, perturbed); %d queries per size; %s; %d threads",
+        ClusteredCorpus.CENTRES, corpus.dim, corpus.docTokens, ClusteredCorpus.TOPICS, corpus.queryTokens, queries,
+        a.has("--exact-only") ? "exact MaxSim alone" : "FDE " + params + " + exact rerank of " + candidates
+            + " candidates", threads));
     try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(threads).build()) {
       for (int n : sizes) {
         try (Arena arena = Arena.ofShared()) {
@@ -99,6 +105,7 @@ final class SyntheticScaling {
           LateInteractionRetriever retriever = new LateInteractionRetriever(params.encoder(corpus.dim),
               LuceneIndex.FDE, LuceneIndex.TOKENS, maxSim);
           Path dir = indexRoot.resolve("synthetic-" + n + "-" + params.toString().replace(':', '-'));
+          // the index is deleted however its size's run ends (out of memory, say), not left half built
           try (LuceneIndex index = LuceneIndex.build(dir, docs, retriever, null, maxSim, threads, false)) {
             for (int j = 0; j < Math.min(20, queries); j++) {
               index.fdeRerank(q[j], candidates, Ranking.TOP);
@@ -114,6 +121,13 @@ final class SyntheticScaling {
             report.add(size, "FDE HNSW + exact rerank", params + "=" + retriever.encoder().dimension(), candidates,
                 fde, fdeNs / 1e6 / queries, String.format(Locale.ROOT, "index built in %.1f s, %.2f GB, %d segments",
                     index.buildSeconds, index.bytes / 1e9, index.segments));
+          } catch (RuntimeException | Error e) {
+            try {
+              LuceneIndex.deleteTree(dir);
+            } catch (IOException | RuntimeException suppressed) {
+              e.addSuppressed(suppressed);
+            }
+            throw e;
           }
           LuceneIndex.deleteTree(dir);
         }

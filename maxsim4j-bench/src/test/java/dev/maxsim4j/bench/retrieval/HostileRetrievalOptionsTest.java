@@ -66,6 +66,23 @@ class HostileRetrievalOptionsTest {
     assertTrue(candidates.refusedWith("--candidates '5,50'"), candidates.err());
   }
 
+  /** FDE encodings of a size the heap cannot hold are refused before any size runs, naming --fde and the sizes. */
+  @Test
+  void encodingsTheHeapCannotHoldAreRefusedBeforeAnySizeRuns() {
+    long documents = Runtime.getRuntime().maxMemory() / (4L * 1024 * 64) + 1; // 10:1:64 encodes 1024 x 64 floats
+    BenchRun run = synthetic("--synthetic", "10," + documents, "--fde", "10:1:64");
+    assertTrue(run.refusedWith("--fde 10:1:64") && run.err().contains("smaller --synthetic sizes"), run.err());
+    assertTrue(run.out().isEmpty(), "nothing run before the refusal: " + run.out());
+  }
+
+  /** A run of exact MaxSim alone does not report the FDE set and candidate count it never used. */
+  @Test
+  void anExactOnlyRunReportsNoFdeSet() {
+    BenchRun run = synthetic("--synthetic", "10", "--exact-only", "--fde", "2:2:4", "--candidates", "7");
+    assertTrue(run.status() == 0 && run.out().contains("exact MaxSim alone") && !run.out().contains("2:2:4"),
+        run.err() + run.out());
+  }
+
   @Test
   void corporaWhoseTokenOffsetsOverflowAreRefusedBeforeTheyAreMade() {
     BenchRun run = synthetic("--synthetic", "10,200000000", "--exact-only");
