@@ -34,6 +34,10 @@ final class ReusedPinnedMemory implements AutoCloseable {
       return host;
     }
     beforeReplacing.run();
+    if (size == 0) {
+      close(); // a window of empty requests: nothing is held, where a block of no bytes could not be freed
+      return host;
+    }
     if (size < held) {
       return shrunk(size);
     }
@@ -53,25 +57,28 @@ final class ReusedPinnedMemory implements AutoCloseable {
     return host;
   }
 
-  /** The memory replaced by {@code size} bytes, or kept as it is where the smaller memory cannot be had. */
+  /**
+   * The memory replaced by {@code size} bytes, or kept as it is where the smaller memory cannot be had: giving memory
+   * back is optional, so no failure of it fails the call.
+   */
   private MemorySegment shrunk(long size) {
     MemorySegment made;
-    long address;
     try {
       made = Driver.mallocHost(size);
     } catch (RuntimeException e) {
-      return host; // giving memory back is optional: the call goes on with what is held
+      return host;
     }
+    long address;
     try {
       address = mapped ? Driver.hostDevicePointer(made) : 0;
     } catch (RuntimeException e) {
-      Driver.freeHost(made);
+      new Releases().run(() -> Driver.freeHost(made)); // a failure to free it too is the driver's, and is dropped
       return host;
     }
     MemorySegment old = host;
     host = made;
     device = address;
-    Driver.freeHost(old);
+    new Releases().run(() -> Driver.freeHost(old)); // the smaller memory is in place whether or not this frees
     return host;
   }
 
