@@ -51,8 +51,8 @@ final class KnownItemEvaluation {
         : a.getOr("--lucene", "first").equals("first") ? sweep.subList(0, 1)
         : FdeParams.parseList("--lucene", a.get("--lucene"), MiniLmTokenEncoder.DIM);
     // every document's FDE is one array of a set: past its size or the heap, found only after the exact search
-    checkEncodings("--fde", sweep, docs, MiniLmTokenEncoder.DIM, "fewer --docs");
-    checkEncodings("--lucene", indexed, docs, MiniLmTokenEncoder.DIM, "fewer --docs");
+    checkEncodings("--fde", sweep, docs);
+    checkEncodings("--lucene", indexed, docs);
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     int exactTimed = a.intValue("--exact-timed", 50, 0);
     // read here, not in the Lucene step: there a bad value ended the run after the exact search and the sweep
@@ -227,24 +227,20 @@ final class KnownItemEvaluation {
     return (System.nanoTime() - start) / 1e6 / n;
   }
 
-  /**
-   * Refuses sets whose encodings of {@code docs} documents of tokens of {@code dim} no Java array or this heap holds,
-   * before any work; {@code fewer} names the option that sets the documents.
-   */
-  static void checkEncodings(String option, List<FdeParams> sets, int docs, int dim, String fewer) {
+  private static void checkEncodings(String option, List<FdeParams> sets, int docs) {
     for (FdeParams p : sets) {
-      long floats = (long) docs * p.encoder(dim).dimension();
+      long floats = (long) docs * p.encoder(MiniLmTokenEncoder.DIM).dimension();
       if (floats > Integer.MAX_VALUE - 8) {
         throw new UsageException(option + " " + p + ": " + Counts.of(docs, "document") + " x " + floats / docs
             + " dimensions = "
             + floats + " floats, more than one Java array holds; expected at most " + (Integer.MAX_VALUE - 8)
-            + " (" + fewer + " or a smaller set)");
+            + " (fewer --docs or a smaller set)");
       }
       if (Float.BYTES * floats > Runtime.getRuntime().maxMemory()) {
         throw new UsageException(option + " " + p + ": " + Counts.of(docs, "document") + " x " + floats / docs
             + " dimensions need "
             + (Float.BYTES * floats >> 20) + " MiB; the heap is " + (Runtime.getRuntime().maxMemory() >> 20)
-            + " MiB (" + fewer + ", a smaller set, or -Xmx through JAVA_OPTS)");
+            + " MiB (fewer --docs, a smaller set, or -Xmx through JAVA_OPTS)");
       }
     }
   }

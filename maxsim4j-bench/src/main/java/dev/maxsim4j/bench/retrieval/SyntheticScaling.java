@@ -57,8 +57,17 @@ final class SyntheticScaling {
     int candidates = candidateList[0];
     FdeParams params = fdeList.get(0);
     if (!a.has("--exact-only")) {
+      // HNSW holds a segment's encodings on the heap while it builds the graph: an estimate the heap must pass
+      long heapBytes = Runtime.getRuntime().maxMemory();
+      int dimension = params.encoder(corpus.dim).dimension();
       for (int n : sizes) {
-        KnownItemEvaluation.checkEncodings("--fde", List.of(params), n, corpus.dim, "smaller --synthetic sizes");
+        long bytes = (long) n * dimension * Float.BYTES;
+        if (bytes > heapBytes) {
+          throw new UsageException("retrieval: --fde " + params + " for --synthetic " + n + ": " + n + " documents x "
+              + dimension + " dimensions of encodings need about " + (bytes >> 20) + " MiB while the index is"
+              + " built; the heap is " + (heapBytes >> 20) + " MiB (smaller sizes, a smaller set, or -Xmx through"
+              + " JAVA_OPTS)");
+        }
       }
     }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
@@ -121,7 +130,7 @@ final class SyntheticScaling {
             report.add(size, "FDE HNSW + exact rerank", params + "=" + retriever.encoder().dimension(), candidates,
                 fde, fdeNs / 1e6 / queries, String.format(Locale.ROOT, "index built in %.1f s, %.2f GB, %d segments",
                     index.buildSeconds, index.bytes / 1e9, index.segments));
-          } catch (RuntimeException | Error e) {
+          } catch (IOException | RuntimeException | Error e) {
             try {
               LuceneIndex.deleteTree(dir);
             } catch (IOException | RuntimeException suppressed) {
