@@ -231,7 +231,7 @@ public final class TopKJob {
    * before Hadoop's globber expands braces that span a '/' ({@code {corpus,old/corpus}}) into whole patterns; none
    * where it cannot be resolved, which is reported with its option where the table is read.
    */
-  private static List<Path> tablesOf(SparkSession spark, String input) {
+  static List<Path> tablesOf(SparkSession spark, String input) {
     Path qualified;
     try {
       Path in = new Path(input);

@@ -34,6 +34,18 @@ class HostileJobAttackTest extends WithLocalSpark {
     assertRefusedWhereTheGlobMatchesTheRun(dir, "a/corpus", dir + "/{b,a/corpus}/*");
   }
 
+  /**
+   * Spark qualifies a relative pattern against the working folder before Hadoop expands its braces, so an
+   * alternative written with a leading '/' inside a relative pattern still lies below the working folder.
+   */
+  @Test
+  void aRelativePatternIsQualifiedBeforeItsBracesAreExpanded() throws Exception {
+    String cwd = Path.of(System.getProperty("user.dir")).toRealPath().toString();
+    List<String> tables = TopKJob.tablesOf(spark, "{/abs/x,rel}/*").stream()
+        .map(p -> p.toUri().getPath()).toList();
+    assertEquals(List.of(cwd + "/abs/x/*", cwd + "/rel/*"), tables);
+  }
+
   /** A corpus in {@code dir/folder} read by {@code glob}: a run into that folder is refused and the table kept. */
   private void assertRefusedWhereTheGlobMatchesTheRun(Path dir, String folder, String glob) {
     String queries = dir.resolve("queries").toString();
