@@ -76,7 +76,7 @@ record DeviceTokens(DType dtype, int dim, int rows, int maxLength, int storedTok
   /**
    * Whether a batch of {@code bytes} (as {@link #bytesFor} counts them) is copied in pieces: staged whole, a corpus of
    * tens of GB would ask for page-locked memory of its size, which may not be there and, once there, stays held
-   * until a window of smaller calls gives it back.
+   * until a minute of smaller calls gives it back.
    */
   static boolean inPieces(long bytes) {
     return bytes > WHOLE_STAGING_BYTES;

@@ -4,18 +4,24 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Page-locked host memory reused from call to call, sized by {@link PinnedSizing} (grown to what is asked, given
- * back where a window of calls left most of it unused), and, where {@code mapped}, its device address, so that a
+ * back where a period of calls left most of it unused), and, where {@code mapped}, its device address, so that a
  * kernel writes its results straight to the host. Not thread-safe: the owner serialises its use, and a request may
  * replace the memory, so that no slice of an earlier one may be used after it.
  */
 final class ReusedPinnedMemory implements AutoCloseable {
   private final boolean mapped;
-  private final PinnedSizing sizing = new PinnedSizing();
+  private final PinnedSizing sizing;
   private MemorySegment host = MemorySegment.NULL;
   private long device;
 
   ReusedPinnedMemory(boolean mapped) {
+    this(mapped, new PinnedSizing());
+  }
+
+  /** Memory sized by {@code sizing} (tests pass one on a clock of their own). */
+  ReusedPinnedMemory(boolean mapped, PinnedSizing sizing) {
     this.mapped = mapped;
+    this.sizing = sizing;
   }
 
   /** The bytes held now. */
@@ -35,7 +41,7 @@ final class ReusedPinnedMemory implements AutoCloseable {
     }
     beforeReplacing.run();
     if (size == 0) {
-      close(); // a window of empty requests: nothing is held, where a block of no bytes could not be freed
+      close(); // a period of empty requests: nothing is held, where a block of no bytes could not be freed
       return host;
     }
     if (size < held) {

@@ -11,7 +11,7 @@ import java.util.List;
  * turns, the copies run on a stream of their own, and events order each copy after the scoring that last read
  * its buffer. Documents already in page-locked memory (cuMemAllocHost) are copied from where they lie; any
  * others (heap, off-heap, memory-mapped) go through two pinned staging buffers, filled by several threads.
- * Pinned staging memory is reused from call to call (pinning is slow; a window of smaller calls gives it back);
+ * Pinned staging memory is reused from call to call (pinning is slow; a minute of smaller calls gives it back);
  * device buffers are not. Used under the backend's lock.
  */
 final class StreamedChunks implements AutoCloseable {
