@@ -2,6 +2,7 @@ package dev.maxsim4j.internal;
 
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
@@ -50,16 +51,27 @@ public final class PoolTasks {
     ForkJoinPool pool = ForkJoinTask.inForkJoinPool() ? ForkJoinTask.getPool() : ForkJoinPool.commonPool();
     int helpers = Math.max(0, Math.min(Math.min(n, threads), parallelism()) - 1);
     ForkJoinTask<?>[] started = new ForkJoinTask<?>[helpers];
+    // a helper runs its strand only once it has claimed it; one the caller claims first (no worker was free to start
+    // it: the pool's threads all busy, perhaps waiting for this caller) is not waited for, as it will do nothing
+    AtomicBoolean[] claimed = new AtomicBoolean[helpers];
     int made = 0;
     try {
       for (; made < helpers; made++) {
-        started[made] = pool.submit(strand);
+        AtomicBoolean claim = new AtomicBoolean();
+        claimed[made] = claim;
+        started[made] = pool.submit(() -> {
+          if (claim.compareAndSet(false, true)) {
+            strand.run();
+          }
+        });
       }
     } catch (RuntimeException | Error e) { // fewer helpers: the caller's strand takes their tasks
     }
     strand.run();
     for (int h = 0; h < made; h++) {
-      started[h].join(); // a strand catches what its tasks throw: this returns once it has ended
+      if (!claimed[h].compareAndSet(false, true)) {
+        started[h].join(); // running: a strand catches what its tasks throw, so this returns once it has ended
+      }
     }
     Throwable f = failure.get();
     if (f instanceof RuntimeException e) {

@@ -3,11 +3,15 @@ package dev.maxsim4j.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
@@ -22,6 +26,37 @@ class PoolTasksTest {
       for (int i = 0; i < n; i++) {
         assertEquals(1, runs.get(i), "task " + i + " of " + n);
       }
+    }
+  }
+
+  /**
+   * With every worker of the common pool busy (an application's tasks, waiting for this caller), the caller runs
+   * every task itself and returns: it waited for helpers that no worker was free to start.
+   */
+  @Test
+  void theCallerReturnsWhileEveryWorkerIsBusy() throws InterruptedException {
+    int workers = ForkJoinPool.getCommonPoolParallelism();
+    CountDownLatch busy = new CountDownLatch(workers);
+    CountDownLatch release = new CountDownLatch(1);
+    for (int i = 0; i < workers; i++) {
+      ForkJoinPool.commonPool().execute(() -> {
+        busy.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+    }
+    assertTrue(busy.await(10, TimeUnit.SECONDS));
+    try {
+      AtomicIntegerArray runs = new AtomicIntegerArray(64);
+      assertTimeoutPreemptively(Duration.ofSeconds(10), () -> PoolTasks.forEach(64, runs::incrementAndGet));
+      for (int i = 0; i < 64; i++) {
+        assertEquals(1, runs.get(i), "task " + i);
+      }
+    } finally {
+      release.countDown();
     }
   }
 
