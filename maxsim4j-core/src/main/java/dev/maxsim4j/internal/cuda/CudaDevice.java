@@ -386,8 +386,14 @@ final class CudaDevice implements AutoCloseable {
    * calls leave most of it unused: {@link PinnedSizing}); a slice of an earlier request is not used after this one.
    */
   MemorySegment pinned(long bytes) {
-    // work queued on the main stream may still read or write memory that is replaced
-    return pinned.atLeast(bytes, () -> Driver.synchronize(stream));
+    return pinned.atLeast(bytes, waitForMainStream);
+  }
+
+  /** Work queued on the main stream may still read or write pinned memory that is replaced: waited for first. */
+  private final Runnable waitForMainStream = this::synchronizeMain;
+
+  private void synchronizeMain() {
+    Driver.synchronize(stream);
   }
 
   /**
