@@ -23,13 +23,16 @@ import java.util.zip.CRC32C;
  * The text index's list of files: a version line naming how the tokens are stored; the name of the tokens
  * file it goes with, its token count, the CRC-32C of its stored tokens and the CRC-32C of the file lines below
  * (so that a damaged tokens file or list of files is rebuilt, never scored: a file line says which tokens are
- * whose); then one line per file ({@code file}, bytes, modification time in ms, its passages as
- * {@code line:tokens} separated by commas, and the path relative to the folder, escaped by {@link Names}), and, for
- * a file read in the tick of its modification time, the CRC-32C of its text ({@link TextIndex.Entry#text()}).
+ * whose); then one line per file ({@code file}, bytes, modification time in ms, its identity
+ * ({@link TextFiles#identity}), its passages as {@code line:tokens} separated by commas, and the path relative to
+ * the folder, escaped by {@link Names}), and, for a file read in the tick of its modification time, the CRC-32C of
+ * its text ({@link TextIndex.Entry#text()}).
  */
 final class Manifest {
   // the version moves whenever the encoder may give some text other vectors, so that older indexes are rebuilt
-  static final String HEADER = "# maxsim4j text index v4: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
+  static final String HEADER = "# maxsim4j text index v5: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
+  /** What an identity field holds: {@link TextFiles#identity}'s inode and nanoseconds, or nothing. */
+  private static final Pattern IDENTITY = Pattern.compile("(-?[0-9]{1,19}:-?[0-9]{1,19})?");
 
   /** The version line of an index of {@code store} tokens (bf16's is the one indexes had before other stores). */
   static String header(Store store) {
@@ -133,12 +136,13 @@ final class Manifest {
   /** One file line (number {@code n} of the manifest); {@code seen}: the paths of the lines before it. */
   private static Entry entry(String line, int n, Set<String> seen) {
     String[] f = line.split("\t", -1);
-    if ((f.length != 5 && (f.length != 6 || !f[5].matches("[0-9a-f]{8}"))) || !f[0].equals("file")) {
+    if ((f.length != 6 && (f.length != 7 || !f[6].matches("[0-9a-f]{8}"))) || !f[0].equals("file")
+        || !IDENTITY.matcher(f[3]).matches()) {
       throw new IllegalArgumentException("line " + n + " is not a file line");
     }
     String path;
     try {
-      path = Names.unescape(f[4]);
+      path = Names.unescape(f[5]);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("line " + n + ": " + e.getMessage());
     }
@@ -146,7 +150,7 @@ final class Manifest {
       throw new IllegalArgumentException("line " + n + ": an empty, absolute, outside or repeated path");
     }
     List<Span> spans = new ArrayList<>();
-    for (String s : f[3].isEmpty() ? new String[0] : f[3].split(",", -1)) {
+    for (String s : f[4].isEmpty() ? new String[0] : f[4].split(",", -1)) {
       String[] p = s.split(":", -1);
       if (p.length != 2) {
         throw new IllegalArgumentException("line " + n + " has a passage that is not line:tokens");
@@ -158,8 +162,8 @@ final class Manifest {
       }
       spans.add(new Span((int) number, (int) count));
     }
-    long text = f.length == 6 ? Long.parseLong(f[5], 16) : -1;
-    return new Entry(path, number(f[1], n), number(f[2], n), text, List.copyOf(spans));
+    long text = f.length == 7 ? Long.parseLong(f[6], 16) : -1;
+    return new Entry(path, number(f[1], n), number(f[2], n), f[3], text, List.copyOf(spans));
   }
 
   /**
@@ -192,7 +196,8 @@ final class Manifest {
   static String format(Store store, String tokensFile, long tokens, long checksum, List<Entry> entries) {
     StringBuilder lines = new StringBuilder();
     for (Entry e : entries) {
-      lines.append("file\t").append(e.bytes()).append('\t').append(e.modified()).append('\t');
+      lines.append("file\t").append(e.bytes()).append('\t').append(e.modified()).append('\t').append(e.identity())
+          .append('\t');
       for (int i = 0; i < e.passages().size(); i++) {
         Span s = e.passages().get(i);
         lines.append(i == 0 ? "" : ",").append(s.line()).append(':').append(s.tokens());

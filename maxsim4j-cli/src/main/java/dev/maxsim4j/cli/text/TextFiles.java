@@ -25,6 +25,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -32,6 +33,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -355,6 +357,24 @@ public final class TextFiles {
     out.flip();
     String text = out.toString();
     return atStart && text.startsWith("\uFEFF") ? text.substring(1) : text;
+  }
+
+  /**
+   * What tells file {@code f} (its links followed) apart beyond its size and modification time: its inode and its
+   * status-change time, which a rename over it, a link pointed at another file or a write that sets its time back
+   * change (the time alone can be the same for files made in one clock tick), and which mounting the same files again
+   * (a container restarted, a disk moved) keeps, where a device number may not. Empty where the file system does not
+   * tell them.
+   */
+  static String identity(Path f) {
+    try {
+      long inode = ((Number) Files.getAttribute(f, "unix:ino")).longValue();
+      long changed = ((FileTime) Files.getAttribute(f, "unix:ctime")).to(TimeUnit.NANOSECONDS);
+      return inode + ":" + changed;
+    } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException
+        | SecurityException e) {
+      return "";
+    }
   }
 
   /** A file's name for a message, escaped so that it stays on one line. */

@@ -56,10 +56,11 @@ public final class TextIndex {
   public record Span(int line, int tokens) {}
 
   /**
-   * One indexed file and its passages, in order; {@code text} is the CRC-32C of its text where it was read within
-   * {@link #SAME_TICK_MILLIS} of its modification time, else -1 (its size and modification time identify it).
+   * One indexed file and its passages, in order; {@code identity} is {@link TextFiles#identity}'s, and {@code text}
+   * the CRC-32C of its text where it was read within {@link #SAME_TICK_MILLIS} of its modification time, else -1
+   * (its size, modification time and identity identify it).
    */
-  public record Entry(String path, long bytes, long modified, long text, List<Span> passages) {
+  public record Entry(String path, long bytes, long modified, String identity, long text, List<Span> passages) {
     long tokens() {
       return passages.stream().mapToLong(Span::tokens).sum();
     }
@@ -181,7 +182,18 @@ public final class TextIndex {
           + "); expected a folder of text files");
     }
     Path dir = folder.resolve(FOLDER);
-    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+    // an update deletes the tokens and Lucene files it finds there: through a link, another folder's files, so a
+    // linked index folder is neither read nor written (a search goes on from the files, an index run is refused)
+    boolean linked = Files.isSymbolicLink(dir);
+    if (linked) {
+      String why = "it is a symbolic link, through which an update would delete another folder's files; expected the"
+          + " index's own folder (remove the link: the index is rebuilt from the files)";
+      if (mustSave) {
+        throw new IllegalArgumentException("cannot write the index in " + TextFiles.shown(dir) + ": " + why);
+      }
+      warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + why + "); going on without saving it");
+    }
+    if (!linked && Files.exists(dir) && !Files.isDirectory(dir)) {
       throw new IllegalArgumentException(dir + " is a file, where the index folder belongs; remove or rename it");
     }
     // refused before any work where the index must be saved: it would encode the whole folder, then fail to save it
@@ -191,11 +203,13 @@ public final class TextIndex {
     }
     // an index folder not there yet is made (and locked) only to be written, so that a run that fails first leaves
     // none behind
-    if (Files.isDirectory(dir)) {
+    if (!linked && Files.isDirectory(dir)) {
       lock.hold(dir);
     }
-    Stored old = Stored.load(dir, warnings, store);
-    sweep(dir, lock.held() ? old.tokensFile : null, stale(lock));
+    Stored old = linked ? Stored.NONE : Stored.load(dir, warnings, store);
+    if (!linked) {
+      sweep(dir, lock.held() ? old.tokensFile : null, stale(lock));
+    }
     if (store == null) {
       store = old.store == null ? Store.BF16 : old.store;
     } else if (old.tokens != null && old.store != store) {
@@ -232,7 +246,10 @@ public final class TextIndex {
       }
       Entry previous = old.entries.get(rel);
       long modified = attrs.lastModifiedTime().toMillis();
-      boolean same = previous != null && previous.bytes() == attrs.size() && previous.modified() == modified;
+      // size and time alone keep a file swapped for another of both (renamed over it, a link pointed elsewhere)
+      String identity = TextFiles.identity(f);
+      boolean same = previous != null && previous.bytes() == attrs.size() && previous.modified() == modified
+          && previous.identity().equals(identity);
       if (same && previous.text() < 0) {
         entries.add(previous);
         continue;
@@ -252,7 +269,7 @@ public final class TextIndex {
       long sameTick = Math.abs(System.currentTimeMillis() - modified) < SAME_TICK_MILLIS ? checksum : -1;
       List<Passages.Passage> passages = Passages.of(text.get());
       freshEntries.add(entries.size());
-      entries.add(new Entry(rel, attrs.size(), modified, sameTick,
+      entries.add(new Entry(rel, attrs.size(), modified, identity, sameTick,
           passages.stream().map(p -> new Span(p.line(), 0)).toList()));
       fresh.addAll(passages);
       passages.forEach(p -> texts.add(p.text()));
@@ -268,7 +285,7 @@ public final class TextIndex {
     long reused = entries.stream().mapToLong(Entry::tokens).sum();
     checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
-    Path tmp = changed ? openTemporary(dir, mustSave, warnings, lock) : null;
+    Path tmp = changed && !linked ? openTemporary(dir, mustSave, warnings, lock) : null;
 
     try {
       PackedRows encoded = null;
@@ -289,7 +306,8 @@ public final class TextIndex {
         for (Span s : e.passages()) {
           spans.add(new Span(s.line(), encoded.length(row++)));
         }
-        entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), e.text(), List.copyOf(spans)));
+        entries.set(freshEntries.get(i), new Entry(e.path(), e.bytes(), e.modified(), e.identity(), e.text(),
+            List.copyOf(spans)));
         // such a file is indexed and never listed: said once, when it is encoded, not silently
         if (!spans.isEmpty() && spans.stream().noneMatch(s -> MiniLmTokenEncoder.hasWordPiece(s.tokens()))) {
           warnings.warn(e.path() + " under " + TextFiles.shown(folder) + " holds no word the encoder reads (only"

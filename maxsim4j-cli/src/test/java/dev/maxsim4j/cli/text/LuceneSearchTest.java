@@ -297,11 +297,11 @@ class LuceneSearchTest {
     int passages = Integer.parseInt(first.out().replaceAll("(?s).*Lucene index: (\\d+) passages.*", "$1"));
     Path index = folder.resolve(TextIndex.FOLDER);
     Path manifest = index.resolve("manifest.tsv");
-    Files.writeString(manifest, Files.readString(manifest).replace("index v4", "index v3"));
+    Files.writeString(manifest, Files.readString(manifest).replace("index v5", "index v4"));
     try (Directory d = FSDirectory.open(index.resolve(LuceneIndex.FOLDER));
         IndexWriter w = new IndexWriter(d, new IndexWriterConfig().setOpenMode(IndexWriterConfig.OpenMode.APPEND))) {
       Map<String, String> data = new HashMap<>();
-      w.getLiveCommitData().forEach(e -> data.put(e.getKey(), e.getValue().replace("index v4", "index v3")));
+      w.getLiveCommitData().forEach(e -> data.put(e.getKey(), e.getValue().replace("index v5", "index v4")));
       w.setLiveCommitData(data.entrySet(), true);
       w.commit();
     }
