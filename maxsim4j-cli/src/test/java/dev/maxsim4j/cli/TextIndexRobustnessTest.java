@@ -81,6 +81,9 @@ class TextIndexRobustnessTest {
         header.substring(0, Math.min(400, header.length())));
   }
 
+  /** A file line up to its first passage's line number: file, bytes, time, identity (inode:time), line. */
+  private static final String PASSAGE = "(file\t[0-9]+\t[0-9]+\t[0-9:]*\t[0-9]+)";
+
   @Test
   void damagedManifestOrTokensAreRebuiltWithAWarning() throws IOException {
     Path folder = folder("a.txt", "otters hold hands", "b.txt", "bees dance");
@@ -90,15 +93,17 @@ class TextIndexRobustnessTest {
     List<String> damages = List.of(
         good.replaceFirst("file\t[0-9]+", "file\tlots"),           // not a number
         good.replaceFirst("file\t[0-9]+", "file\t99999999999999999999"), // past a long
-        good.replaceFirst(":[0-9]+", ":-4"),                         // negative token count
-        good.replaceFirst(":[0-9]+", ":1"),                          // counts disagree with the tokens
+        good.replaceFirst(PASSAGE + ":[0-9]+", "$1:-4"),              // negative token count
+        good.replaceFirst(PASSAGE + ":[0-9]+", "$1:1"),               // counts disagree with the tokens
+        good.replaceFirst("(file\t[0-9]+\t[0-9]+\t)[0-9:]*", "$1x"),    // an identity that is no inode and time
         good.substring(0, good.length() / 2),                        // cut short
         good.replace("a.txt", "../../etc/passwd"),                   // a path outside the folder
         good.replace("a.txt", "bad\\q"),                             // an escape never written
-        good.replace("index v4", "index v3"),                        // the version before (other encodings)
+        good.replace("index v5", "index v4"),                        // the version before (other identities)
         good.replace("tokens-", "tokens-../"),                       // a tokens file elsewhere
         "");
     for (String damage : damages) {
+      assertFalse(damage.equals(good), "each damage changes the manifest: " + damage);
       Files.writeString(manifest, damage);
       CliRun r = index(folder);
       assertEquals(0, r.status(), damage + "\n" + r.err());
