@@ -22,6 +22,15 @@ class TextIndexIdentityTest {
 
   private static final FileTime SAME = FileTime.fromMillis(1_704_067_200_000L);
 
+  /** Two texts of one size, written with one modification time. */
+  private static Path volcanoes(Path file) throws IOException {
+    return Files.setLastModifiedTime(Files.writeString(file, "Volcanoes erupt hot lava and ash.\n"), SAME);
+  }
+
+  private static Path pianos(Path file) throws IOException {
+    return Files.setLastModifiedTime(Files.writeString(file, "Pianos have black and white keys.\n"), SAME);
+  }
+
   private static String topFile(Path folder, String query) {
     CliRun search = CliRun.of("search", "--dir", folder.toString(), "--query", query, "--k", "1", "--exact");
     assertEquals(0, search.status(), search.err());
@@ -31,10 +40,8 @@ class TextIndexIdentityTest {
   @Test
   void filesSwappedByRenameAreEncodedAgain() throws IOException {
     Path folder = Files.createDirectories(dir.resolve("swap"));
-    Path a = Files.writeString(folder.resolve("a.txt"), "Volcanoes erupt hot lava and ash.\n");
-    Path b = Files.writeString(folder.resolve("b.txt"), "Pianos have black and white keys.\n");
-    Files.setLastModifiedTime(a, SAME);
-    Files.setLastModifiedTime(b, SAME);
+    Path a = volcanoes(folder.resolve("a.txt"));
+    Path b = pianos(folder.resolve("b.txt"));
     assertEquals(0, CliRun.of("index", "--dir", folder.toString()).status());
     assertTrue(topFile(folder, "lava volcano").contains("a.txt:1"));
     Path t = folder.resolve("t");
@@ -51,10 +58,8 @@ class TextIndexIdentityTest {
   @Test
   void aLinkPointedAtAnotherFileIsEncodedAgain() throws IOException {
     Path texts = Files.createDirectories(dir.resolve("texts"));
-    Path v1 = Files.writeString(texts.resolve("v1.md"), "Pianos have black and white keys.\n");
-    Path v2 = Files.writeString(texts.resolve("v2.md"), "Volcanoes erupt hot lava and ash.\n");
-    Files.setLastModifiedTime(v1, SAME);
-    Files.setLastModifiedTime(v2, SAME);
+    Path v1 = pianos(texts.resolve("v1.md"));
+    Path v2 = volcanoes(texts.resolve("v2.md"));
     Path folder = Files.createDirectories(dir.resolve("linked"));
     Path current = Files.createSymbolicLink(folder.resolve("current.txt"), v1);
     Files.writeString(folder.resolve("other.txt"), "Rivers flow into the sea.\n");
