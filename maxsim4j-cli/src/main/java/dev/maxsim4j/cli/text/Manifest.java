@@ -29,7 +29,8 @@ import java.util.zip.CRC32C;
  * its text ({@link TextIndex.Entry#text()}).
  */
 final class Manifest {
-  // the version moves whenever the encoder may give some text other vectors, so that older indexes are rebuilt
+  // the version moves whenever the encoder may give some text other vectors or a file line gains a field, so that
+  // older indexes are rebuilt
   static final String HEADER = "# maxsim4j text index v5: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
   /** What an identity field holds: {@link TextFiles#identity}'s inode and nanoseconds, or nothing. */
   private static final Pattern IDENTITY = Pattern.compile("(-?[0-9]{1,19}:-?[0-9]{1,19})?");
