@@ -39,8 +39,9 @@ public final class SearchCommand {
         turn and named by its line, then the mean time of each stage per query (the first query left out: its
         time is mostly the JIT's). Skipped files are named on stderr.
         A passage (or query) without a word piece (only format, control or lone combining characters, or
-        only what the model's vocabulary lacks: emoji, scripts such as Thai) has no text to match: it is never listed (a query is an error, named by its line of --queries before any
-        work). --store as for index (without it the index keeps its store).""";
+        only what the model's vocabulary lacks: emoji, scripts such as Thai) has no text to match: it is
+        never listed (a query is an error, named by its line of --queries before any work). --store as for
+        index (without it the index keeps its store).""";
   static final int CANDIDATES = 200;
 
   private SearchCommand() {}

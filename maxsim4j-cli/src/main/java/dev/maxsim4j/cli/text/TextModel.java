@@ -6,8 +6,8 @@ import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.util.List;
 
 /**
- * The MiniLM token encoder as the commands (and the bench's) use it: loading it, encoding and closing it are native work that INT and
- * TERM wait out ({@link NativeWork}), an encoding's batches one at a time.
+ * The MiniLM token encoder as the commands (and the bench's) use it: loading it, encoding and closing it are native
+ * work that INT and TERM wait out ({@link NativeWork}), an encoding's batches one at a time.
  */
 public final class TextModel implements AutoCloseable {
   private final MiniLmTokenEncoder encoder;
