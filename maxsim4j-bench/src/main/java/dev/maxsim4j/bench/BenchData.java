@@ -4,7 +4,10 @@ import dev.maxsim4j.DType;
 import dev.maxsim4j.TokenBatch;
 import java.util.SplittableRandom;
 
-/** Benchmark inputs: L2-normalised random tokens, one shape string {@code NqxNdxLqxLdxd} (JMH splits command-line values on commas). */
+/**
+ * Benchmark inputs: L2-normalised random tokens, one shape string {@code NqxNdxLqxLdxd} (JMH splits command-line
+ * values on commas).
+ */
 final class BenchData {
   final int nq;
   final int nd;

@@ -49,7 +49,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xmx6g", "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(value = 1,
+    jvmArgsAppend = {"-Xmx6g", "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 @State(Scope.Benchmark)
 public class LuceneQuantizedRescorerBenchmark {
   private static final String FIELD = "colbert";
@@ -77,7 +78,8 @@ public class LuceneQuantizedRescorerBenchmark {
       case "int8" -> DType.INT8;
       case "fp8" -> DType.FLOAT8_E4M3;
       case "binary", "binary-sym" -> DType.BINARY;
-      default -> throw new IllegalArgumentException("type = " + type + "; expected fp32, int8, fp8, binary or binary-sym");
+      default -> throw new IllegalArgumentException(
+          "type = " + type + "; expected fp32, int8, fp8, binary or binary-sym");
     };
     Random rnd = new Random(42);
     folder = Files.createTempDirectory("maxsim4j-quantized-rescorer-bench");

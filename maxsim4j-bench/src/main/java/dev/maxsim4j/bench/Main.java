@@ -66,7 +66,8 @@ public final class Main {
   public static int run(String[] args, PrintStream out, PrintStream err) {
     return CommandRunner.run("maxsim4j bench", out, err, () -> {
       // help COMMAND; help --help and help help are the overview, but help -h x is refused, not read as it
-      if (args.length >= 2 && args[0].equals("help") && !(args.length == 2 && (HELP.contains(args[1]) || args[1].equals("help")))) {
+      boolean overview = args.length == 2 && (HELP.contains(args[1]) || args[1].equals("help"));
+      if (args.length >= 2 && args[0].equals("help") && !overview) {
         if (args.length > 2 || !USAGES.containsKey(args[1])) {
           throw new UsageException("help " + String.join(" ", Arrays.copyOfRange(args, 1, args.length))
               + ": expected help or help COMMAND, COMMAND one of " + String.join(", ", USAGES.keySet()));

@@ -24,8 +24,9 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * All-pairs MaxSim on the project's reference shapes: the fused Vector API kernel on one and on all threads, the
- * scalar loops a JVM without the Vector API falls back to (all threads), the naive grid-materialising path, and Lucene's own late-interaction scorer
- * ({@code SUM_MAX_SIM} with {@code DOT_PRODUCT}, one thread, fp32 only: it takes {@code float[][]}).
+ * scalar loops a JVM without the Vector API falls back to (all threads), the naive grid-materialising path, and
+ * Lucene's own late-interaction scorer ({@code SUM_MAX_SIM} with {@code DOT_PRODUCT}, one thread, fp32 only: it takes
+ * {@code float[][]}).
  * Run: {@code java -jar maxsim4j-bench/target/maxsim4j-benchmarks.jar} (see docs/benchmarks.md).
  */
 @BenchmarkMode(Mode.AverageTime)

@@ -52,7 +52,8 @@ public class QuantizedDocumentsBenchmark {
       case "int8" -> floats.quantize(DType.INT8);
       case "fp8" -> floats.quantize(DType.FLOAT8_E4M3);
       case "binary", "binary-sym" -> floats.quantize(DType.BINARY);
-      default -> throw new IllegalArgumentException("docs '" + docs + "'; expected fp32, int8, fp8, binary or binary-sym");
+      default -> throw new IllegalArgumentException(
+          "docs '" + docs + "'; expected fp32, int8, fp8, binary or binary-sym");
     };
     if (docs.equals("binary-sym")) {
       q = q.quantize(DType.BINARY);

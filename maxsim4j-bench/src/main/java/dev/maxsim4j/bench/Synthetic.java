@@ -71,7 +71,9 @@ public final class Synthetic {
   }
 
   public static TokenBatch store(DType dtype, float[] v, int n, int l, int d) {
-    return dtype == DType.FLOAT32 ? TokenBatch.ofFloats(v, n, l, d) : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
+    return dtype == DType.FLOAT32
+        ? TokenBatch.ofFloats(v, n, l, d)
+        : TokenBatch.ofHalfs(dtype, narrow(dtype, v), n, l, d);
   }
 
 }

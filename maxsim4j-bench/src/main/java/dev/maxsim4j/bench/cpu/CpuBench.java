@@ -286,9 +286,12 @@ public final class CpuBench {
 
   private static String header(boolean fp32, boolean sgemm) {
     return String.format(Locale.ROOT, "%-22s %-5s %-5s %-7s %3s %10s%s %10s %8s %9s %8s%s", "shape Nq,Nd,Lq,Ld,d",
-        "docs", "query", "backend", "thr", "fused ms", fp32 ? String.format(Locale.ROOT, " %10s %8s", "fp32 ms", "vs fp32") : "",
+        "docs", "query", "backend", "thr", "fused ms",
+        fp32 ? String.format(Locale.ROOT, " %10s %8s", "fp32 ms", "vs fp32") : "",
         "naive ms", "speedup", "GFLOP/s", "GB/s",
-        sgemm ? String.format(Locale.ROOT, " %11s %11s %9s %9s", "sgemm pairs", "sgemm all", "GFLOP/s", "vs sgemm") : "");
+        sgemm
+            ? String.format(Locale.ROOT, " %11s %11s %9s %9s", "sgemm pairs", "sgemm all", "GFLOP/s", "vs sgemm")
+            : "");
   }
 
   private static String row(String shape, Case c, boolean fp32, boolean sgemm) {

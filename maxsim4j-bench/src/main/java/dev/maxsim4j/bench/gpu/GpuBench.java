@@ -54,7 +54,7 @@ public final class GpuBench {
   /** Calls kept in flight: rounds of this many, per shape (pipelinedMillisPerCall). */
   private static final int PIPELINED_CALLS = 100;
   private static final int PIPELINED_ROUNDS = 5;
-  private static final double PEAK_BYTES = 4.3e12;
+  static final double PEAK_BYTES = 4.3e12;
   private static final long ROTATION_BYTES = 180L << 20; // three times the H200's 60 MB L2
 
   private GpuBench() {}
@@ -74,7 +74,8 @@ public final class GpuBench {
       for (int s = 0; s < shapes.size(); s++) {
         String shape = shapes.get(s);
         int[] sh = Shapes.parse("gpu", shape);
-        TokenBatch q = Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
+        TokenBatch q =
+            Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
         float[] docValues = Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]);
         long corpusBytes = (long) docValues.length * dtype.byteSize();
         // at least two: calls kept in flight overlap on two streams, and two calls reading the same copy at
@@ -121,8 +122,8 @@ public final class GpuBench {
                   + "\"topk10_ms\": %.5f, \"naive_ms\": %s, "
                   + "\"floor_ms\": %.5f, \"gflops\": %.1f, "
                   + "\"copies\": %d},\n",
-              sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs, residentCallMs,
-              asyncMs, topMs,
+              sh[0], sh[1], sh[2], sh[3], sh[4], dtype.name().toLowerCase(Locale.ROOT), kernelMs, callMs,
+              residentCallMs, asyncMs, topMs,
               eagerMs == null ? "null" : String.format(Locale.ROOT, "%.5f", eagerMs), floorMs, flops / kernelMs / 1e6,
               copies));
         } finally {

@@ -20,13 +20,11 @@ import java.util.function.Function;
  * same run three ways, kernel alone on resident documents (CUDA events, as {@link GpuBench}): the compressed
  * documents; the same documents dequantized and stored as bf16 (dequantize-then-bf16: the bf16 kernel over
  * what an expansion in memory would leave, the expansion itself not timed); and the bf16 kernel over the
- * original values (both with bf16 queries, the queries' values). Then the compressed call (resident documents, host queries) and a top-10 call. Floors
- * count each type's bytes, scales included: max(FLOPs / 790 TFLOP/s, bytes / 4.3 TB/s), FLOPs / 67 TFLOP/s (FFMA)
- * for fp32 queries.
+ * original values (both with bf16 queries, the queries' values). Then the compressed call (resident documents, host
+ * queries) and a top-10 call. Floors count each type's bytes, scales included: max(FLOPs / 790 TFLOP/s, bytes / 4.3
+ * TB/s), FLOPs / 67 TFLOP/s (FFMA) for fp32 queries ({@link GpuBench}'s ceilings).
  */
 final class GpuCompressedBench {
-  private static final double PEAK_FLOPS = 790e12;
-  private static final double PEAK_BYTES = 4.3e12;
   private static final long ROTATION_BYTES = 180L << 20; // three times the H200's 60 MB L2
 
   private GpuCompressedBench() {}
@@ -75,9 +73,11 @@ final class GpuCompressedBench {
         double queryBytes = (double) sh[0] * sh[2] * (queryType.isQuantized() ? queryType.bytesPerToken(sh[4]) + 4
             : (long) sh[4] * queryType.byteSize());
         // fp32 queries meet compressed documents in scaled FFMA, not on the tensor cores
-        double flopMs = Shapes.flops(sh) / (queryType == DType.FLOAT32 ? GpuBench.FFMA_PEAK_FLOPS : PEAK_FLOPS) * 1e3;
-        double floorMs = Math.max(flopMs, (queryBytes + compressedBytes) / PEAK_BYTES * 1e3);
-        double bf16FloorMs = Math.max(Shapes.flops(sh) / PEAK_FLOPS * 1e3, Shapes.inputBytes(sh, 2) / PEAK_BYTES * 1e3);
+        double peak = queryType == DType.FLOAT32 ? GpuBench.FFMA_PEAK_FLOPS : GpuBench.PEAK_FLOPS;
+        double flopMs = Shapes.flops(sh) / peak * 1e3;
+        double floorMs = Math.max(flopMs, (queryBytes + compressedBytes) / GpuBench.PEAK_BYTES * 1e3);
+        double bf16FloorMs =
+            Math.max(Shapes.flops(sh) / GpuBench.PEAK_FLOPS, Shapes.inputBytes(sh, 2) / GpuBench.PEAK_BYTES) * 1e3;
         out.printf(Locale.ROOT, "%-22s %10.4f %9.4f %6.0f%% %12.4f %10.4f %9.4f %10.4f %10.4f%n", shape, kernelMs,
             floorMs, 100 * floorMs / kernelMs, dequantMs, bf16Ms, bf16FloorMs, callMs, topMs);
         jsonOut.append(String.format(Locale.ROOT,

@@ -43,8 +43,10 @@ final class GpuTrainBench {
     for (int s = 0; s < shapes.size(); s++) {
       String shape = shapes.get(s);
       int[] sh = Shapes.parse("gpu", shape);
-      TokenBatch q = Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
-      TokenBatch d = Synthetic.store(dtype, Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]), sh[1], sh[3], sh[4]);
+      TokenBatch q =
+          Synthetic.store(dtype, Synthetic.fastUnitValues(7 + s, sh[0] * sh[2], sh[4]), sh[0], sh[2], sh[4]);
+      TokenBatch d =
+          Synthetic.store(dtype, Synthetic.fastUnitValues(1000 + s, sh[1] * sh[3], sh[4]), sh[1], sh[3], sh[4]);
       double owned;
       double atomic;
       long[] opBytes = new long[2];

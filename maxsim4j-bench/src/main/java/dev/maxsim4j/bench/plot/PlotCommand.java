@@ -41,7 +41,8 @@ public final class PlotCommand {
 
   public static int run(String[] argv, PrintStream out) throws IOException {
     if (argv.length < 2 || !Set.of("speedup", "memory", "goals").contains(argv[1])) {
-      throw new UsageException("plot: expected 'plot speedup', 'plot memory' or 'plot goals' (see ./maxsim4j bench help)");
+      throw new UsageException(
+          "plot: expected 'plot speedup', 'plot memory' or 'plot goals' (see ./maxsim4j bench help)");
     }
     Args a = new Args("maxsim4j bench", "plot", argv, 2, Set.of("--in", "--out", "--title", "--lq", "--ld"), Set.of());
     for (String option : List.of("--lq", "--ld")) {
@@ -297,7 +298,8 @@ public final class PlotCommand {
       svg.text(x + 38, top + plotH + 18, "B = " + ((List<?>) r.get("shape")).get(0), 12, "middle", INK);
     }
     double ly = top + plotH + 44;
-    svg.rect(left, ly - 10, 12, 12, FUSED).text(left + 18, ly, "maxsim4j (allocator high-water mark)", 11, "start", INK);
+    svg.rect(left, ly - 10, 12, 12, FUSED)
+        .text(left + 18, ly, "maxsim4j (allocator high-water mark)", 11, "start", INK);
     svg.rect(left + 240, ly - 10, 12, 12, NAIVE).text(left + 258, ly, "PyTorch eager (max_memory_allocated)",
         11, "start", INK);
     return svg.toString();

@@ -194,9 +194,11 @@ public final class QualityCommand {
       System.err.println();
       TokenBatch q = encoder.encode(texts.summaries());
       double seconds = (System.nanoTime() - start) / 1e9;
-      String what = String.format(Locale.ROOT, "Debian package descriptions, all-MiniLM-L6-v2 tokens, 384-d: %d summaries"
-          + " (%.1f tokens on average) against %d long descriptions (%.1f tokens on average; encoded in %.0f s)",
-          queries, q.offsets()[queries] / (double) queries, d.size(), d.offsets()[d.size()] / (double) d.size(), seconds);
+      String what = String.format(Locale.ROOT,
+          "Debian package descriptions, all-MiniLM-L6-v2 tokens, 384-d: %d summaries (%.1f tokens on average)"
+              + " against %d long descriptions (%.1f tokens on average; encoded in %.0f s)",
+          queries, q.offsets()[queries] / (double) queries, d.size(), d.offsets()[d.size()] / (double) d.size(),
+          seconds);
       out.println(what);
       return new Text(what, q, d, texts.relevant());
     }
