@@ -342,7 +342,8 @@ public final class MaxSim implements AutoCloseable {
    * Makes a document batch resident with this instance's backend (on a GPU: copied to device memory once)
    * so that many query batches can be scored against it without copying it again. A query batch can be
    * made resident the same way: while its handle is open, calls that pass that same {@code TokenBatch} as
-   * queries copy nothing to the device. Close the handle to free it; it is also freed when this MaxSim
+   * queries copy nothing to the device (on one GPU; over several, queries are staged on every device whatever
+   * their residency). Close the handle to free it; it is also freed when this MaxSim
    * closes. A call running with the batch when its handle closes still completes. The handle keeps {@code
    * documents} (the CPU backends score it in place): a batch over a {@code MemorySegment} needs that memory open
    * while the handle is used.

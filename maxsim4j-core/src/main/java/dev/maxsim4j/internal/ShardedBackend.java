@@ -200,6 +200,12 @@ public final class ShardedBackend implements Backend {
       Arrays.fill(capacities, Long.MAX_VALUE);
     }
     int[] bounds = TokenSlices.split(documents, capacities);
+    long copied = 0;
+    for (int s = 0; s < capacities.length; s++) {
+      copied += TokenSlices.copiedBytes(documents, bounds[s], bounds[s + 1]);
+    }
+    HeapLimit.requireBytes(copied, "the starts, lengths, masks and scales of the documents' rows copied for their "
+        + capacities.length + " devices' shards", "score fewer documents a call");
     List<Tokens> shards = new ArrayList<>();
     for (int s = 0; s < capacities.length; s++) {
       shards.add(TokenSlices.rows(documents, bounds[s], bounds[s + 1]));
@@ -534,7 +540,7 @@ public final class ShardedBackend implements Backend {
     return o.results();
   }
 
-  /** Every shard's result (null where it failed) and the first failure, or null. */
+  /** Every shard's result (null where it failed) and the first failure (the later ones suppressed in it), or null. */
   private record Outcome<T>(List<T> results, Throwable failure) {
     RuntimeException rethrow() {
       if (failure instanceof Error e) {
@@ -547,9 +553,10 @@ public final class ShardedBackend implements Backend {
   /** As {@link #all}, the failure returned rather than thrown. */
   private <T> Outcome<T> attempt(IntFunction<T> body) {
     List<Future<T>> others = new ArrayList<>();
+    long held = HeapLimit.held(); // a pool thread does not inherit the caller's binding
     for (int s = 1; s < backends.size(); s++) {
       int shard = s;
-      others.add(pool.submit(() -> body.apply(shard)));
+      others.add(pool.submit(() -> HeapLimit.beside(() -> held, () -> body.apply(shard))));
     }
     List<T> out = new ArrayList<>();
     Throwable failure = null;
@@ -568,7 +575,11 @@ public final class ShardedBackend implements Backend {
         } catch (InterruptedException e) {
           interrupted = true; // the shard still runs: wait for it, then restore the flag
         } catch (ExecutionException e) {
-          failure = failure != null ? failure : e.getCause();
+          if (failure == null) {
+            failure = e.getCause();
+          } else if (failure != e.getCause()) {
+            failure.addSuppressed(e.getCause()); // every device's failure is reported, the first one thrown
+          }
           out.add(null);
           break;
         }

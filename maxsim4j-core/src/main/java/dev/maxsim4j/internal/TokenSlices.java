@@ -40,6 +40,19 @@ public final class TokenSlices {
         scales);
   }
 
+  /**
+   * Heap bytes {@link #rows} copies for rows {@code from .. to - 1} of {@code t}: their starts and lengths, and their
+   * slots' masks and scales (none where the slice is the whole batch).
+   */
+  public static long copiedBytes(Tokens t, int from, int to) {
+    if (from == 0 && to == t.rows) {
+      return 0;
+    }
+    long slots = endSlot(t, from, to) - (long) firstSlot(t, from, to);
+    long perSlot = (t.mask == null ? 0 : 1) + (t.scales == null ? 0 : Float.BYTES);
+    return 2L * Integer.BYTES * (to - from) + perSlot * slots + 4 * HeapLimit.ARRAY_OVERHEAD;
+  }
+
   /** The first stored slot of rows {@code from .. to - 1} (0 when there are none). */
   public static int firstSlot(Tokens t, int from, int to) {
     if (from == to) {

@@ -3,6 +3,7 @@ package dev.maxsim4j.internal;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
 import java.util.List;
@@ -17,14 +18,22 @@ class ShardedBackendFailureTest {
     final Backend cpu = BackendSelector.create("cpu", 1);
     final AtomicInteger held = new AtomicInteger();
     final boolean fails;
+    final String failure;
+    /** What the call held on the heap, as this device's thread sees it, at its last top-k. */
+    volatile long heapHeld = -1;
 
     Device(boolean fails) {
+      this(fails, "device full");
+    }
+
+    Device(boolean fails, String failure) {
       this.fails = fails;
+      this.failure = failure;
     }
 
     private void check() {
       if (fails) {
-        throw new IllegalStateException("device full");
+        throw new IllegalStateException(failure);
       }
     }
 
@@ -41,6 +50,7 @@ class ShardedBackendFailureTest {
 
     @Override
     public TopKResult topK(Tokens queries, Tokens documents, int k) {
+      heapHeld = HeapLimit.held();
       check();
       return cpu.topK(queries, documents, k);
     }
@@ -89,6 +99,45 @@ class ShardedBackendFailureTest {
       assertEquals(0, good.held.get(), "the first shard freed again");
       assertThrows(IllegalStateException.class, () -> b.topK(d, d, 2));
       assertThrows(IllegalStateException.class, () -> b.score(Problem.allPairs(d, d), null));
+    }
+  }
+
+  @Test
+  void everyShardsFailureIsReportedTheFirstThrown() {
+    try (ShardedBackend b = ShardedBackend.equalParts(List.of(new Device(true, "first full"), new Device(false),
+        new Device(true, "third full")))) {
+      Tokens d = rows(6, 2, 3, new int[] {0, 2, 4, 6, 8, 10});
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> b.topK(d, d, 2));
+      assertEquals("first full", e.getMessage());
+      assertEquals(1, e.getSuppressed().length, "the third shard's failure beside it");
+      assertEquals("third full", e.getSuppressed()[0].getMessage());
+    }
+  }
+
+  /** The heap a call holds is counted by every device's checks, those on the pool's threads too. */
+  @Test
+  void everyShardSeesWhatTheCallHoldsOnTheHeap() {
+    List<Device> devices = List.of(new Device(false), new Device(false), new Device(false));
+    try (ShardedBackend b = ShardedBackend.equalParts(List.copyOf(devices))) {
+      Tokens d = rows(6, 2, 3, new int[] {0, 2, 4, 6, 8, 10});
+      HeapLimit.beside(() -> 12345, () -> b.topK(d, d, 2));
+      for (Device device : devices) {
+        assertEquals(12345, device.heapHeld);
+      }
+    }
+  }
+
+  /** The rows' metadata copied for the shards is refused, named, where the heap has no room for it. */
+  @Test
+  void shardCopiesThatPassTheHeapAreRefusedBeforeWork() {
+    Device first = new Device(false);
+    try (ShardedBackend b = ShardedBackend.equalParts(List.of(first, new Device(false)))) {
+      Tokens d = rows(4, 2, 3, new int[] {0, 2, 4, 6});
+      long heap = Runtime.getRuntime().maxMemory();
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> HeapLimit.beside(() -> heap - 100, () -> b.topK(d, d, 2)));
+      assertTrue(e.getMessage().contains("copied for their 2 devices' shards"), e.getMessage());
+      assertEquals(-1, first.heapHeld, "refused before any shard ran");
     }
   }
 

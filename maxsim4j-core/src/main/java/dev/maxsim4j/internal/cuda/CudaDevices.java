@@ -69,7 +69,7 @@ public final class CudaDevices {
       int[] named = parse(value, visible);
       for (int ordinal : named) {
         CudaDevice.unusableReason(ordinal).ifPresent(r -> {
-          throw new IllegalArgumentException("system property " + PROPERTY + " = '" + value + "' names " + r);
+          throw new IllegalArgumentException("system property " + PROPERTY + " = '" + value + "' names a GPU it cannot use: " + r);
         });
       }
       return named;
