@@ -23,8 +23,9 @@ final class DjlNatives {
 
   /**
    * DJL's engine cache, as its Utils has it: ENGINE_CACHE_DIR, else DJL_CACHE_DIR, else .djl.ai in the home folder,
-   * or in java.io.tmpdir where the home cannot be written; each variable from the environment first, then the system
-   * property, an empty one as unset. A string: a folder this locale cannot name is still named.
+   * or in java.io.tmpdir where the home cannot be written; each variable from the environment where it is set there,
+   * even to nothing, else from the system property, and an empty value as unset. A string: a folder this locale
+   * cannot name is still named.
    */
   static String cacheFolder() {
     String engine = setting("ENGINE_CACHE_DIR");
@@ -45,11 +46,13 @@ final class DjlNatives {
     return base.isEmpty() ? ".djl.ai" : base + File.separator + ".djl.ai";
   }
 
-  private static String setting(String name) {
-    String v = System.getenv(name);
-    if (v == null || v.isEmpty()) {
-      v = System.getProperty(name);
-    }
+  /** As DJL reads a setting: an environment variable set to nothing hides the system property of its name. */
+  static String setting(String name) {
+    return effective(System.getenv(name), System.getProperty(name));
+  }
+
+  static String effective(String environment, String property) {
+    String v = environment != null ? environment : property;
     return v == null || v.isEmpty() ? null : v;
   }
 

@@ -137,6 +137,26 @@ class OnnxNativesTest {
       }
     }
     assertEquals("loaded", run(LoadOrSayWhy.class, tmp, cache, environment));
+    // an environment variable set to nothing hides the property of its name, as DJL reads it: the check looked in
+    // the property's folder while DJL loaded the copy cut short from DJL_CACHE_DIR
+    try (Stream<Path> s = Files.walk(djl.resolve("tokenizers"))) {
+      for (Path f : s.filter(Files::isRegularFile).toList()) {
+        Files.write(f, new byte[1_000_000]);
+      }
+    }
+    Path other = Files.createDirectory(root.resolve("other"));
+    assertEquals("loaded", run(LoadOrSayWhy.class, tmp, cache,
+        Map.of("DJL_CACHE_DIR", djl.toString(), "ENGINE_CACHE_DIR", ""), "-DENGINE_CACHE_DIR=" + other));
+  }
+
+  /** DJL's reading of a setting: the environment's value where it is set, even to nothing; empty as unset. */
+  @Test
+  void aSettingIsReadAsDjlReadsIt() {
+    assertEquals("/env", DjlNatives.effective("/env", "/property"));
+    assertEquals(null, DjlNatives.effective("", "/property"));
+    assertEquals("/property", DjlNatives.effective(null, "/property"));
+    assertEquals(null, DjlNatives.effective(null, ""));
+    assertEquals(null, DjlNatives.effective(null, null));
   }
 
   /**
