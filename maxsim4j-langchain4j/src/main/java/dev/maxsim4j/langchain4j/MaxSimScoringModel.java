@@ -63,7 +63,7 @@ public final class MaxSimScoringModel implements ScoringModel {
       throw new IllegalArgumentException("query is null; expected some text");
     }
     TokenBatch q = encoded(List.of(query));
-    if (!encoder.hasText(q.validTokens(0))) {
+    if (q.validTokens(0) == 0 || !encoder.hasText(q.validTokens(0))) { // no token scores 0 / 0 whatever hasText says
       // e.g. MiniLM's tokenizer kept no word piece (whitespace, control, format or lone combining characters, or only
       // [UNK]: emoji, scripts it lacks): only the encoder's [CLS] and [SEP], which score the same against any text
       throw new IllegalArgumentException("query is without text (" + (q.validTokens(0) == 0
@@ -78,7 +78,11 @@ public final class MaxSimScoringModel implements ScoringModel {
       if (s == null) {
         throw new IllegalArgumentException("segments[" + i + "] is null; expected a text segment");
       }
-      texts.add(s.text());
+      String text = s.text(); // a subclass may return null where TextSegment's constructor refuses it
+      if (text == null) {
+        throw new IllegalArgumentException("segments[" + i + "].text() is null; expected some text");
+      }
+      texts.add(text);
     }
     int queryTokens = q.validTokens(0);
     List<Double> scores = new ArrayList<>(texts.size());
@@ -92,6 +96,10 @@ public final class MaxSimScoringModel implements ScoringModel {
       }
       List<String> group = texts.subList(from, to);
       TokenBatch documents = withoutTextMasked(encoded(group));
+      if (documents.dim() != q.dim()) {
+        throw new IllegalStateException("the token encoder gave the query vectors of d = " + q.dim() + " and segments["
+            + from + ".." + (to - 1) + "] vectors of d = " + documents.dim() + "; expected one d for all its texts");
+      }
       float[] sums = maxSim.scores(q, documents)[0];
       float[] scaledSums = null;
       for (int i = 0; i < sums.length; i++) {
@@ -144,10 +152,27 @@ public final class MaxSimScoringModel implements ScoringModel {
   }
 
   /**
-   * The valid tokens of {@code query}'s one row as fp32, each value times 2^{@code exponent}: exact for normal values,
-   * and a masked token leaves the sum either way.
+   * The valid tokens of {@code query}'s one row, each value times 2^{@code exponent}: exact for normal values, and a
+   * masked token leaves the sum either way. A quantized query keeps its codes and has its scales multiplied, since
+   * its dequantized values may themselves pass fp32's range where the scaled ones do not.
    */
   private static TokenBatch scaled(TokenBatch query, int exponent) {
+    if (query.dtype().isQuantized()) {
+      int bytes = (int) query.dtype().bytesPerToken(query.dim()); // a query's token is a few KB at most
+      int first = query.isPacked() ? query.offsets()[0] : 0;
+      byte[] stored = query.toByteArray();
+      float[] storedScales = query.scales();
+      int valid = query.validTokens(0);
+      byte[] codes = new byte[valid * bytes];
+      float[] scales = new float[valid];
+      for (int t = 0, j = 0; t < query.length(0); t++) {
+        if (query.isValid(0, t)) {
+          System.arraycopy(stored, (first + t) * bytes, codes, j * bytes, bytes);
+          scales[j++] = Math.scalb(storedScales[first + t], exponent);
+        }
+      }
+      return TokenBatch.packedBytes(query.dtype(), codes, scales, new int[] {0, valid}, query.dim());
+    }
     float[][] tokens = new float[query.validTokens(0)][query.dim()];
     for (int t = 0, j = 0; t < query.length(0); t++) {
       if (query.isValid(0, t)) {
