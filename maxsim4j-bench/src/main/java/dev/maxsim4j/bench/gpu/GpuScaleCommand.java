@@ -65,6 +65,13 @@ public final class GpuScaleCommand {
             "queries") + " per batch");
       }
     }
+    for (String option : devices.length > 1 ? List.of("--documents", "--single-documents") : List.<String>of()) {
+      int documents = option.equals("--documents") ? s.documents() : singleDocuments;
+      if (documents > 0 && documents < devices.length) {
+        throw new UsageException("gpu-scale: " + option + " " + documents + " split across " + devices.length
+            + " GPUs; expected at least one document a GPU");
+      }
+    }
     if (a.get("--json") != null) {
       AtomicOutput.check("--json", AtomicOutput.target("--json", a.get("--json")), List.of());
     }

@@ -145,6 +145,12 @@ final class GpuShardedScaleBench {
         double whole = equalFits ? free.length : total;
         first[i + 1] = i == free.length - 1 ? documents : (int) Math.round(documents * (share / whole));
       }
+      for (int i = 0; i < free.length; i++) {
+        if (first[i + 1] == first[i]) { // a device allocates no memory of 0 bytes
+          throw new IllegalArgumentException("gpu-scale: GPU " + i + " of --devices has room for none of the "
+              + documents + " documents (" + free[i] + " bytes free); expected room for some on every GPU named");
+        }
+      }
       long t0 = System.nanoTime();
       List<GeneratedCorpus> shards = new ArrayList<>();
       try {
@@ -174,13 +180,21 @@ final class GpuShardedScaleBench {
         parts.add(pool.submit(() -> shards.get(shard).topK(queries, k)));
       }
       List<TopK> merged = new ArrayList<>();
-      for (Future<TopKResult> f : parts) {
+      IllegalStateException failure = null;
+      for (Future<TopKResult> f : parts) { // every shard is waited for, so none runs on past a failure into close
         try {
           TopKResult r = f.get();
           merged.add(new TopK(r.scores(), r.indices()));
         } catch (Exception e) {
-          throw new IllegalStateException("a shard's top-k failed: " + e.getMessage(), e);
+          if (failure == null) {
+            failure = new IllegalStateException("a shard's top-k failed: " + e.getMessage(), e);
+          } else {
+            failure.addSuppressed(e);
+          }
         }
+      }
+      if (failure != null) {
+        throw failure;
       }
       TopK all = TopK.merge(k, merged, java.util.Arrays.copyOf(first, shards.size()));
       return new TopKResult(all.scores(), all.indices());
