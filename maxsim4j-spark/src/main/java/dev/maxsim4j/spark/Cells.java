@@ -27,12 +27,26 @@ final class Cells {
         Object element = token.apply(k);
         if (!(element instanceof Float f)) {
           throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is " + describe(element)
-              + "; expected a float (cast array<array<double>> to array<array<float>>)");
+              + "; expected a float" + castHint(element));
         }
         out[t][k] = f;
       }
     }
     return out;
+  }
+
+  /**
+   * How to make {@code element}, a number of another type, a float: SQL reads {@code 1.0} as a decimal and {@code 1}
+   * as an int, so literal arrays need the cast as much as double columns do.
+   */
+  static String castHint(Object element) {
+    if (element instanceof Double) {
+      return " (cast array<array<double>> to array<array<float>>)";
+    }
+    if (element instanceof java.math.BigDecimal) {
+      return " (SQL reads a literal such as 1.0 as a decimal: write 1.0F, or cast the array to array<array<float>>)";
+    }
+    return element instanceof Number ? " (cast the array to array<array<float>>)" : "";
   }
 
   private static String describe(Object value) {

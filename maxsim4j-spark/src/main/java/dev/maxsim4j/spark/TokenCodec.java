@@ -122,6 +122,9 @@ public final class TokenCodec {
     // beside the cell and the copy of it decoding reads, with an eighth of the heap for the JVM around them (a share
     // of the heap's size, not of what is free now, so that a cell is refused alike in every run)
     long room = heap - 2L * cell.length - heap / 8;
+    if (c.length() == 0) {
+      return new float[0][]; // no row is made, whatever d the header states
+    }
     if (c.dim() > MAX_ARRAY || bytes > room) {
       throw new IllegalArgumentException("cell holds " + c.type() + " tokens of L x d = " + c.length() + " x "
           + c.dim() + ", whose float[L][d] takes " + bytes + " bytes" + (c.dim() > MAX_ARRAY ? " in rows past one"
@@ -131,9 +134,6 @@ public final class TokenCodec {
           + " without decoding them)");
     }
     float[][] out = new float[c.length()][c.dim()];
-    if (c.length() == 0) {
-      return out;
-    }
     TokenBatch one = c.toBatch();
     for (int t = 0; t < c.length(); t++) {
       for (int k = 0; k < c.dim(); k++) {

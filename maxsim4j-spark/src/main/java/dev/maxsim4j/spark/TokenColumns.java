@@ -20,10 +20,11 @@ import org.apache.spark.sql.types.DataTypes;
 public final class TokenColumns {
   static final DataType ARRAYS = DataTypes.createArrayType(DataTypes.createArrayType(DataTypes.FloatType, false),
       false);
-  static final UserDefinedFunction ENCODE = udf((UDF2<Object, String, byte[]>) (tokens, type) ->
+  // the arguments as Object: a Java UDF's inputs are not coerced, so a typed parameter met by another column's value
+  // failed with a ClassCastException in a task rather than a message naming the argument
+  static final UserDefinedFunction ENCODE = udf((UDF2<Object, Object, byte[]>) (tokens, type) ->
       tokens == null ? null : TokenCodec.encode(Cells.toFloats(tokens, "tokens"), parseType(type)),
       DataTypes.BinaryType);
-  // the cell as Object: typed byte[], Spark would cast any other column to it first, a ClassCastException in a task
   static final UserDefinedFunction DECODE = udf((UDF1<Object, float[][]>) TokenColumns::decodeCell, ARRAYS);
 
   private TokenColumns() {}
@@ -53,9 +54,11 @@ public final class TokenColumns {
   }
 
   /** A type by name, {@code BFLOAT16} or a short form: bf16, fp16, fp32, int8, fp8, binary. */
-  static DType parseType(String name) {
-    if (name == null) {
-      throw new IllegalArgumentException("type is null; expected bf16, fp16, fp32, int8, fp8 or binary");
+  static DType parseType(Object type) {
+    if (!(type instanceof String name)) {
+      throw new IllegalArgumentException("type is " + (type == null ? "null"
+          : "a value of class " + type.getClass().getSimpleName()) + "; expected a string: bf16, fp16, fp32, int8, fp8"
+          + " or binary");
     }
     return switch (name.trim().toLowerCase(Locale.ROOT)) {
       case "bf16", "bfloat16" -> DType.BFLOAT16;

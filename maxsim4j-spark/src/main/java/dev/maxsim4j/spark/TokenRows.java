@@ -173,8 +173,7 @@ final class TokenRows {
         Object v = elements.apply(k);
         if (!(v instanceof Float f)) {
           throw new IllegalArgumentException(what + ": token " + t + " element " + k + " is "
-              + (v == null ? "null" : v.getClass().getName()) + "; expected a float"
-              + (v instanceof Double ? " (cast array<array<double>> to array<array<float>>)" : ""));
+              + (v == null ? "null" : "a " + v.getClass().getName()) + "; expected a float" + Cells.castHint(v));
         }
         values[t * d + k] = f;
       }

@@ -82,6 +82,14 @@ class HostileSqlFunctionTest extends WithLocalSpark {
   void doublesAreNamedWithTheCastThatFixesThem() {
     assertMessage("cast array<array<double>> to array<array<float>>",
         "maxsim(" + D3 + ", array(array(1D, 2D, 3D)))");
+    assertMessage("element 0 is a java.math.BigDecimal; expected a float (SQL reads a literal such as 1.0 as a decimal",
+        "maxsim(" + D3 + ", array(array(1.0, 2.0, 3.0)))");
+  }
+
+  /** A Java UDF's arguments are not coerced: a type that is not a string was a ClassCastException in a task. */
+  @Test
+  void anEncodingTypeThatIsNotAStringIsNamed() {
+    assertMessage("type is a value of class Integer; expected a string", "maxsim_encode(" + D3 + ", 3)");
   }
 
   @Test

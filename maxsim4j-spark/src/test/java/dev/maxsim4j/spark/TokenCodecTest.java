@@ -40,6 +40,10 @@ class TokenCodecTest {
     byte[] cell = TokenCodec.encode(new float[0][], DType.BFLOAT16);
     assertEquals(TokenCodec.HEADER_BYTES, cell.length);
     assertEquals(0, TokenCodec.decode(cell).length);
+    // a header of no token may state any d: it decoded to "takes 0 bytes in rows past one Java array"
+    ByteBuffer.wrap(cell).order(ByteOrder.LITTLE_ENDIAN).putInt(2, Integer.MAX_VALUE);
+    assertEquals(Integer.MAX_VALUE, TokenCodec.read(cell, "cell").dim(), "the header's d field");
+    assertEquals(0, TokenCodec.decode(cell).length);
   }
 
   @Test
@@ -105,6 +109,20 @@ class TokenCodecTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(doubles, "tokens"));
     assertEquals("tokens: token 0 element 0 is a java.lang.Double; expected a float (cast array<array<double>> to"
         + " array<array<float>>)", e.getMessage());
+    // SQL reads 1.0 as a decimal and 1 as an int: each told how to make it a float
+    scala.collection.Seq<?> decimals = CollectionConverters.asScala(
+        List.of(CollectionConverters.asScala(List.of(new java.math.BigDecimal("1.0"))).toSeq())).toSeq();
+    e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(decimals, "tokens"));
+    assertEquals("tokens: token 0 element 0 is a java.math.BigDecimal; expected a float (SQL reads a literal such as"
+        + " 1.0 as a decimal: write 1.0F, or cast the array to array<array<float>>)", e.getMessage());
+    scala.collection.Seq<?> ints = CollectionConverters.asScala(
+        List.of(CollectionConverters.asScala(List.of(1)).toSeq())).toSeq();
+    e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(ints, "tokens"));
+    assertEquals("tokens: token 0 element 0 is a java.lang.Integer; expected a float (cast the array to"
+        + " array<array<float>>)", e.getMessage());
+    IllegalArgumentException type = assertThrows(IllegalArgumentException.class, () -> TokenColumns.parseType(3));
+    assertEquals("type is a value of class Integer; expected a string: bf16, fp16, fp32, int8, fp8 or binary",
+        type.getMessage());
     scala.collection.Seq<?> flat = CollectionConverters.asScala(List.of(1f, 2f)).toSeq();
     e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(flat, "tokens"));
     assertEquals("tokens: token 0 is a java.lang.Float; expected array<float>", e.getMessage());
