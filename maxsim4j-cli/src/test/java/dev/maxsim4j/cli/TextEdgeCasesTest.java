@@ -53,6 +53,22 @@ class TextEdgeCasesTest {
     assertFalse(again.err().contains("holds no word"), again.err());
   }
 
+  /**
+   * A text of more word pieces than a run holds is refused naming --in and the line, before the model runs, and the
+   * output already there stays: one native call on such a text aborted the JVM from inside the tokenizer.
+   */
+  @Test
+  void aTextOfMoreTokensThanARunHoldsIsRefusedNamingItsLine() throws IOException {
+    long limit = Math.min((Integer.MAX_VALUE - 8) / 384, Runtime.getRuntime().maxMemory() / (2L * 4 * 384));
+    Path texts = Files.writeString(dir.resolve("texts.txt"), "tides\n" + "!".repeat((int) limit + 10) + "\n");
+    Path out = Files.writeString(dir.resolve("out.safetensors"), "kept");
+    CliRun r = CliRun.of("encode", "--in", texts.toString(), "--out", out.toString());
+    CliRun.assertOneLineError(r, 1, "encode: --in " + texts + " holds more than " + limit + " tokens (word pieces and"
+        + " each window's [CLS] and [SEP]), passed at line 2 of " + texts + "; expected at most " + limit);
+    assertTrue(r.err().contains("split the texts over several runs, or raise the heap (JAVA_OPTS=-Xmx...)"), r.err());
+    assertEquals("kept", Files.readString(out));
+  }
+
   private static void assertOneLineErrorNaming(CliRun r, String fragment) {
     assertTrue(r.failedCleanly(), r.err());
     assertTrue(r.err().contains(fragment), r.err());

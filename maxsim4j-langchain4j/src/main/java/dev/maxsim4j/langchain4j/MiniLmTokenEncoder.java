@@ -186,7 +186,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public boolean hasWordPiece(String text) {
     Arguments.nonNull(text, "text");
-    return whileOpen(() -> pieces(text).length > 0);
+    return whileOpen(() -> pieces(text, TextChunks.CHARS, 0).length > 0);
   }
 
   /**
@@ -196,7 +196,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public int tokenCount(String text) {
     Arguments.nonNull(text, "text");
-    int pieces = whileOpen(() -> pieces(text).length);
+    int pieces = whileOpen(() -> pieces(text, TextChunks.CHARS, MAX_ARRAY).length);
     int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
     return pieces + 2 * windows;
   }
@@ -231,12 +231,19 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     String[] texts = given.toArray(new String[0]);
     List<long[]> windows = new ArrayList<>();
     int[] lastWindowOf = new int[texts.length];
+    long limit = tokenLimit();
+    long held = 0;
     for (int i = 0; i < texts.length; i++) {
       String text = texts[i];
       if (text == null) {
         throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
       }
-      long[] pieces = pieces(text);
+      // word pieces past what the call may hold are not collected: the call is refused as soon as they pass it
+      long[] pieces = pieces(text, TextChunks.CHARS, Math.max(0, limit - held));
+      held += pieces.length + 2L * Math.max(1, (pieces.length + WINDOW - 1) / WINDOW);
+      if (held > limit) {
+        throw tooManyTokens(i, limit);
+      }
       for (int start = 0; start == 0 || start < pieces.length; start += WINDOW) {
         int end = Math.min(pieces.length, start + WINDOW);
         long[] w = new long[end - start + 2];
@@ -251,8 +258,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     for (long[] w : windows) {
       tokens += w.length;
     }
-    int floats = packedFloats(tokens); // refused here, before the model runs, when it cannot fit
-    fitsHeap(tokens, floats);
+    int floats = packedFloats(tokens); // within tokenLimit(), checked text by text above
     float[][] tokensOfWindow = new float[windows.size()][];
     int textsDone = 0;
     for (int b = 0; b < windows.size(); b += BATCH) {
@@ -284,17 +290,46 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   /**
    * The word pieces of {@code text} the model can read: [UNK] (a character or word outside the vocabulary: emoji,
    * scripts it lacks, a word of over 100 characters) is left out. It names no text, and its states match any other
-   * [UNK]'s as [CLS] matches [CLS], so a text of [UNK] alone would match every other such text perfectly.
+   * [UNK]'s as [CLS] matches [CLS], so a text of [UNK] alone would match every other such text perfectly. Tokenized
+   * in chunks of about {@code chunkChars} characters ({@link TextChunks}), the same pieces as whole; at most
+   * {@code max + 1} of them are returned, one more than {@code max} saying that the text holds more.
    */
-  private long[] pieces(String text) {
-    long[] ids = tokenizer.encode(asText(text), false, false).getIds();
+  long[] pieces(String text, int chunkChars, long max) {
+    String readable = asText(text);
+    long[] out = new long[0];
     int kept = 0;
-    for (long id : ids) {
-      if (id != unk) {
-        ids[kept++] = id;
+    for (int from = 0; from < readable.length() || from == 0; ) {
+      int to = TextChunks.end(readable, from, chunkChars);
+      long[] ids = tokenizer.encode(readable.substring(from, to), false, false).getIds();
+      if (out.length - kept < ids.length) {
+        out = Arrays.copyOf(out, (int) Math.min(MAX_ARRAY, Math.max((long) kept + ids.length, 2L * out.length)));
       }
+      for (long id : ids) {
+        if (id != unk && kept < out.length) {
+          out[kept++] = id;
+        }
+      }
+      if (kept > max || to == readable.length()) {
+        break; // one past max tells the caller that the text holds more
+      }
+      from = to;
     }
-    return kept == ids.length ? ids : Arrays.copyOf(ids, kept);
+    return Arrays.copyOf(out, (int) Math.min(kept, max + 1));
+  }
+
+  /**
+   * Tokens one call may encode: their vectors fit one Java array, and the heap twice (the windows' states and the
+   * packed batch they are copied into), so an input too large is refused before the model runs.
+   */
+  private static long tokenLimit() {
+    return Math.min(MAX_ARRAY / DIM, Runtime.getRuntime().maxMemory() / (2L * Float.BYTES * DIM));
+  }
+
+  private static IllegalArgumentException tooManyTokens(int text, long limit) {
+    return new IllegalArgumentException("texts hold more than " + limit + " tokens (word pieces and each window's"
+        + " [CLS] and [SEP]), passed at texts[" + text + "]; expected at most " + limit + ", whose " + DIM + "-d"
+        + " vectors fit one Java array and, held twice while packed, the heap of "
+        + (Runtime.getRuntime().maxMemory() >> 20) + " MiB: encode the texts in smaller lists (or raise -Xmx)");
   }
 
   /**
@@ -341,21 +376,6 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           + "); expected at most " + MAX_ARRAY / DIM + " tokens: encode the texts in smaller lists");
     }
     return (int) floats;
-  }
-
-  /**
-   * Refuses texts whose token vectors the heap cannot hold twice, as the windows' states and the packed batch they
-   * are copied into: checked before the model runs, so an input too large fails at once, not after every window.
-   */
-  private static void fitsHeap(long tokens, int floats) {
-    long bytes = 2L * Float.BYTES * floats;
-    long heap = Runtime.getRuntime().maxMemory();
-    if (bytes > heap) {
-      throw new IllegalArgumentException("texts hold " + tokens + " tokens (word pieces and each window's [CLS] and"
-          + " [SEP]): their " + DIM + "-d vectors, held twice while packed, need " + (bytes >> 20) + " MiB, more than"
-          + " the heap of " + (heap >> 20) + " MiB; expected at most " + heap / (2L * Float.BYTES * DIM)
-          + " tokens: encode the texts in smaller lists (or raise -Xmx)");
-    }
   }
 
   /** The model on one batch of windows (padded to the longest): each window's unit token vectors, flat. */

@@ -23,6 +23,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code encode}: texts to token embeddings in a .safetensors file, packed ({@code embeddings [T, 384]},
@@ -46,6 +48,10 @@ public final class EncodeCommand {
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:
         score --queries Q.safetensors --docs E.safetensors --top-k 10 --out-run run.tsv""";
+
+  /** The encoder's refusal of texts past what a call holds: the limit, and the text that passed it. */
+  private static final Pattern TOO_MANY = Pattern.compile("texts hold more than (\\d+) tokens .*?, passed at"
+      + " texts\\[(\\d+)]");
 
   private EncodeCommand() {}
 
@@ -151,7 +157,11 @@ public final class EncodeCommand {
               + " .txt/.md files of text");
         }
         Progress progress = new Progress(err, "encoding " + Counts.of(withText.size(), "text"));
-        b = encoder.encode(withText, progress::update);
+        try {
+          b = encoder.encode(withText, progress::update);
+        } catch (IllegalArgumentException e) {
+          throw tooManyTokens(e, in, rowNames(names, kept));
+        }
         progress.done();
         for (int i = 0, row = 0; i < texts.size(); i++) {
           lengths[i] = kept[i] ? b.validTokens(row++) : 0;
@@ -203,5 +213,29 @@ public final class EncodeCommand {
       return Map.of();
     }
     return Map.of(FILES, array);
+  }
+
+  /** The encoder's "texts hold more than N tokens, passed at texts[i]" as this command's input names it. */
+  static IllegalArgumentException tooManyTokens(IllegalArgumentException e, Path in, List<String> namesOfTexts) {
+    Matcher m = TOO_MANY.matcher(String.valueOf(e.getMessage()));
+    if (!m.lookingAt() || Integer.parseInt(m.group(2)) >= namesOfTexts.size()) {
+      return e;
+    }
+    return new IllegalArgumentException("encode: --in " + TextFiles.shown(in) + " holds more than " + m.group(1)
+        + " tokens (word pieces and each window's [CLS] and [SEP]), passed at " + namesOfTexts.get(
+        Integer.parseInt(m.group(2))) + "; expected at most " + m.group(1) + " for a heap of "
+        + (Runtime.getRuntime().maxMemory() >> 20) + " MiB: split the texts over several runs, or raise the heap"
+        + " (JAVA_OPTS=-Xmx...)", e);
+  }
+
+  /** The names of the rows kept, in order: the texts the encoder was given. */
+  private static List<String> rowNames(List<String> names, boolean[] kept) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < kept.length; i++) {
+      if (kept[i]) {
+        out.add(names.get(i));
+      }
+    }
+    return out;
   }
 }
