@@ -396,11 +396,11 @@ public final class MaxSim implements AutoCloseable {
         return null;
       });
       CompletableFuture<float[][]> result = new CompletableFuture<>();
-      CompletableFuture<float[][]> f = backend.scoreRowsAsync(p, queries.size(), documents.size(),
-          r -> asyncExecutor().execute(() -> HeapLimit.beside(held, () -> {
+      CompletableFuture<float[][]> f = HeapLimit.beside(held, () -> backend.scoreRowsAsync(p, queries.size(),
+          documents.size(), r -> asyncExecutor().execute(() -> HeapLimit.beside(held, () -> {
             r.run();
             return null;
-          })), result::isCancelled);
+          })), result::isCancelled));
       gate.submitted();
       f.whenComplete((scores, failure) -> {
         // the caller's callbacks run in this completion: close() need not wait for the async thread while it runs

@@ -4,9 +4,11 @@ import dev.maxsim4j.Loss;
 import dev.maxsim4j.TopK;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -55,8 +57,12 @@ public final class ShardedBackend implements Backend {
     }
   }
 
-  /** Documents split for one call: shard {@code s} holds rows {@code bounds[s] ..} as {@code shards.get(s)}. */
-  private record Split(int[] bounds, List<Tokens> shards) {}
+  /**
+   * Documents split for one call: shard {@code s} holds rows {@code bounds[s] ..} as {@code shards.get(s)}, and
+   * {@code copied} bytes of their rows' metadata on the heap for the call (none for resident shards, held by their
+   * handle).
+   */
+  private record Split(int[] bounds, List<Tokens> shards, long copied) {}
 
   /**
    * Shards over {@code backends} (two or more, each owned and closed by this one), bounded by {@code capacity}:
@@ -112,10 +118,10 @@ public final class ShardedBackend implements Backend {
         return releaser(documents);
       }
     }
-    Split split = split(documents);
+    Split split = split(documents, "upload fewer documents at a time");
     // an empty shard holds nothing (a device cannot allocate 0 bytes)
     Outcome<Residency> made = attempt(s -> split.shards().get(s).rows == 0 ? Residency.NONE
-        : backends.get(s).makeResident(split.shards().get(s)));
+        : backends.get(s).makeResident(split.shards().get(s)), split.copied());
     List<Residency> handles = made.results().stream().filter(h -> h != null).toList();
     if (made.failure() != null) {
       try {
@@ -179,17 +185,17 @@ public final class ShardedBackend implements Backend {
     synchronized (resident) {
       Resident r = resident.get(documents);
       if (r != null) {
-        return new Split(r.bounds, r.shards);
+        return new Split(r.bounds, r.shards, 0);
       }
     }
-    return split(documents);
+    return split(documents, "score fewer documents a call");
   }
 
   /**
    * Documents split by the backends' capacity now; where none has any left (each device below its headroom, say),
    * in equal parts, so that each device reports its own shortage, or streams, as one backend would.
    */
-  private Split split(Tokens documents) {
+  private Split split(Tokens documents, String instead) {
     long[] capacities = new long[backends.size()];
     boolean none = true;
     for (int s = 0; s < capacities.length; s++) {
@@ -204,13 +210,21 @@ public final class ShardedBackend implements Backend {
     for (int s = 0; s < capacities.length; s++) {
       copied += TokenSlices.copiedBytes(documents, bounds[s], bounds[s + 1]);
     }
-    HeapLimit.requireBytes(copied, "the starts, lengths, masks and scales of the documents' rows copied for their "
-        + capacities.length + " devices' shards", "score fewer documents a call");
+    requireCopies(copied, "the documents'", instead);
     List<Tokens> shards = new ArrayList<>();
     for (int s = 0; s < capacities.length; s++) {
       shards.add(TokenSlices.rows(documents, bounds[s], bounds[s + 1]));
     }
-    return new Split(bounds, shards);
+    return new Split(bounds, shards, copied);
+  }
+
+  /**
+   * Refuses, naming them, {@code bytes} of the rows' metadata that the shards of {@code whose} rows copy where the
+   * heap has no room for them beside what the call holds.
+   */
+  private void requireCopies(long bytes, String whose, String instead) {
+    HeapLimit.requireBytes(bytes, "the starts, lengths, masks and scales of " + whose + " rows copied for "
+        + backends.size() + " devices' shards", instead);
   }
 
   // ------------------------------------------------------------------ forward
@@ -232,7 +246,7 @@ public final class ShardedBackend implements Backend {
         argmaxes.add(argmax == null ? null : new int[p.pairs() * stride]);
       }
       List<float[]> scores = all(s -> parts.get(s).pairs() == 0 ? new float[0]
-          : backends.get(s).score(parts.get(s), argmaxes.get(s)));
+          : backends.get(s).score(parts.get(s), argmaxes.get(s)), split.copied());
       int queries = problem.queries().rows;
       int columns = problem.documents().rows;
       float[] out = new float[problem.pairs()];
@@ -258,7 +272,7 @@ public final class ShardedBackend implements Backend {
       argmaxes.add(argmax == null ? null : new int[p.pairs() * p.argmaxStride()]);
     }
     List<float[]> scores = all(s -> split.parts().get(s).pairs() == 0 ? new float[0]
-        : backends.get(s).score(split.parts().get(s), argmaxes.get(s)));
+        : backends.get(s).score(split.parts().get(s), argmaxes.get(s)), split.copied());
     float[] out = new float[problem.pairs()];
     if (argmax != null) {
       Arrays.fill(argmax, NO_ARGMAX);
@@ -287,7 +301,7 @@ public final class ShardedBackend implements Backend {
     Split split = shardsOf(problem.documents());
     List<float[][]> parts = all(s -> split.shards().get(s).rows == 0 ? null
         : backends.get(s).scoreRows(Problem.allPairs(problem.queries(), split.shards().get(s)), rows,
-            split.shards().get(s).rows));
+            split.shards().get(s).rows), split.copied());
     return concatenate(parts, split.bounds(), rows, columns);
   }
 
@@ -364,11 +378,14 @@ public final class ShardedBackend implements Backend {
       held += Math.min(k, shard.rows);
       shards += shard.rows == 0 ? 0 : 1;
     }
-    HeapLimit.requireRows(queries.rows, held, Float.BYTES + Integer.BYTES, 2 * (shards + 1), false,
-        "topK's entries held at once, queries x (k + each device's k), k = " + Math.min(k, documents.rows) + ", "
-        + shards + " devices", "ask for a smaller k, or rank the queries in smaller batches");
+    long entries = held;
+    int devices = shards;
+    HeapLimit.alsoHolding(split.copied(), () -> HeapLimit.requireRows(queries.rows, entries,
+        Float.BYTES + Integer.BYTES, 2 * (devices + 1), false, "topK's entries held at once, queries x (k + each"
+        + " device's k), k = " + Math.min(k, documents.rows) + ", " + devices + " devices",
+        "ask for a smaller k, or rank the queries in smaller batches"));
     List<TopKResult> parts = all(s -> split.shards().get(s).rows == 0 ? null
-        : backends.get(s).topK(queries, split.shards().get(s), k));
+        : backends.get(s).topK(queries, split.shards().get(s), k), split.copied());
     List<TopK> present = new ArrayList<>();
     List<Integer> firsts = new ArrayList<>();
     for (int s = 0; s < parts.size(); s++) {
@@ -412,7 +429,7 @@ public final class ShardedBackend implements Backend {
       }
       float[] d = Arrays.copyOfRange(dScores, firstPair, firstPair + pairs);
       return backends.get(s).backward(part, a, d, deterministic);
-    });
+    }, split.copied());
     Tokens q = problem.queries();
     Tokens docs = problem.documents();
     float[] dq = new float[Math.multiplyExact(q.storedTokens, q.dim)];
@@ -443,8 +460,11 @@ public final class ShardedBackend implements Backend {
     return Backend.super.lossStep(problem, loss, deterministic);
   }
 
-  /** Queries split with their documents: shard {@code s} scores queries {@code bounds[s] ..}. */
-  private record QuerySplit(int[] bounds, List<Problem> parts) {}
+  /**
+   * Queries split with their documents: shard {@code s} scores queries {@code bounds[s] ..}; {@code copied} bytes of
+   * their rows' metadata on the heap.
+   */
+  private record QuerySplit(int[] bounds, List<Problem> parts, long copied) {}
 
   /**
    * The pairwise or candidate problem split by queries in equal parts, with each query's documents; null
@@ -457,6 +477,12 @@ public final class ShardedBackend implements Backend {
       return null;
     }
     int perQuery = problem.documentsPerQuery();
+    long copied = 0;
+    for (int s = 0; s + 1 < bounds.length; s++) {
+      copied += TokenSlices.copiedBytes(problem.queries(), bounds[s], bounds[s + 1])
+          + TokenSlices.copiedBytes(problem.documents(), bounds[s] * perQuery, bounds[s + 1] * perQuery);
+    }
+    requireCopies(copied, "the queries' and documents'", "train on smaller batches of queries or documents");
     List<Problem> parts = new ArrayList<>();
     for (int s = 0; s + 1 < bounds.length; s++) {
       Tokens qs = TokenSlices.rows(problem.queries(), bounds[s], bounds[s + 1]);
@@ -464,7 +490,7 @@ public final class ShardedBackend implements Backend {
       parts.add(problem.kind() == Problem.Kind.PAIRWISE ? Problem.pairwise(qs, ds) : Problem.candidates(qs, ds,
           perQuery));
     }
-    return new QuerySplit(bounds, parts);
+    return new QuerySplit(bounds, parts, copied);
   }
 
   /** The first query of each shard, equal parts, and the end; null when {@link #splitQueries} cannot split. */
@@ -517,8 +543,13 @@ public final class ShardedBackend implements Backend {
     for (int s = 0; s <= n; s++) {
       bounds[s] = (int) ((long) tokens.rows * s / n);
     }
+    long copied = 0;
+    for (int s = 0; s < n; s++) {
+      copied += TokenSlices.copiedBytes(tokens, bounds[s], bounds[s + 1]);
+    }
+    requireCopies(copied, queries ? "the queries'" : "the documents'", "encode fewer rows a call");
     List<float[][]> parts = all(s -> backends.get(s).encodeFde(parameters,
-        TokenSlices.rows(tokens, bounds[s], bounds[s + 1]), queries));
+        TokenSlices.rows(tokens, bounds[s], bounds[s + 1]), queries), copied);
     float[][] out = new float[tokens.rows][];
     for (int s = 0; s < n; s++) {
       System.arraycopy(parts.get(s), 0, out, bounds[s], bounds[s + 1] - bounds[s]);
@@ -532,8 +563,8 @@ public final class ShardedBackend implements Backend {
    * {@code body} for every shard at once, shard 0 on the calling thread, and their results in shard order;
    * waits for every shard before throwing the first failure, so no shard still runs when the call returns.
    */
-  private <T> List<T> all(IntFunction<T> body) {
-    Outcome<T> o = attempt(body);
+  private <T> List<T> all(IntFunction<T> body, long alsoHeld) {
+    Outcome<T> o = attempt(body, alsoHeld);
     if (o.failure() != null) {
       throw o.rethrow();
     }
@@ -550,20 +581,25 @@ public final class ShardedBackend implements Backend {
     }
   }
 
-  /** As {@link #all}, the failure returned rather than thrown. */
-  private <T> Outcome<T> attempt(IntFunction<T> body) {
+  /**
+   * As {@link #all}, the failure returned rather than thrown. Every shard's heap checks count what the call holds
+   * and {@code alsoHeld} bytes beside it (the shards' copies): a pool thread does not inherit the caller's binding.
+   */
+  private <T> Outcome<T> attempt(IntFunction<T> body, long alsoHeld) {
     List<Future<T>> others = new ArrayList<>();
-    long held = HeapLimit.held(); // a pool thread does not inherit the caller's binding
+    long held = HeapLimit.held() + alsoHeld;
     for (int s = 1; s < backends.size(); s++) {
       int shard = s;
       others.add(pool.submit(() -> HeapLimit.beside(() -> held, () -> body.apply(shard))));
     }
     List<T> out = new ArrayList<>();
     Throwable failure = null;
+    Set<Throwable> reported = Collections.newSetFromMap(new IdentityHashMap<>());
     try {
-      out.add(body.apply(0));
+      out.add(HeapLimit.beside(() -> held, () -> body.apply(0)));
     } catch (RuntimeException | Error e) {
       failure = e;
+      reported.add(e);
       out.add(null);
     }
     boolean interrupted = false;
@@ -577,8 +613,9 @@ public final class ShardedBackend implements Backend {
         } catch (ExecutionException e) {
           if (failure == null) {
             failure = e.getCause();
-          } else if (failure != e.getCause()) {
-            failure.addSuppressed(e.getCause()); // every device's failure is reported, the first one thrown
+            reported.add(failure);
+          } else if (reported.add(e.getCause())) {
+            failure.addSuppressed(e.getCause()); // every device's failure is reported once, the first one thrown
           }
           out.add(null);
           break;

@@ -26,12 +26,18 @@ class ShardedBackendFailureTest {
       this(fails, "device full");
     }
 
+    /** Thrown as it is where given: devices of one driver may throw one instance. */
+    RuntimeException instance;
+
     Device(boolean fails, String failure) {
       this.fails = fails;
       this.failure = failure;
     }
 
     private void check() {
+      if (instance != null) {
+        throw instance;
+      }
       if (fails) {
         throw new IllegalStateException(failure);
       }
@@ -112,17 +118,29 @@ class ShardedBackendFailureTest {
       assertEquals(1, e.getSuppressed().length, "the third shard's failure beside it");
       assertEquals("third full", e.getSuppressed()[0].getMessage());
     }
+    RuntimeException shared = new IllegalStateException("driver gone");
+    Device second = new Device(false);
+    Device third = new Device(false);
+    second.instance = shared;
+    third.instance = shared;
+    try (ShardedBackend b = ShardedBackend.equalParts(List.of(new Device(true, "first full"), second, third))) {
+      Tokens d = rows(6, 2, 3, new int[] {0, 2, 4, 6, 8, 10});
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> b.topK(d, d, 2));
+      assertEquals(1, e.getSuppressed().length, "one instance thrown by two shards is reported once");
+    }
   }
 
-  /** The heap a call holds is counted by every device's checks, those on the pool's threads too. */
+  /** The heap a call holds, with its shards' copies, is counted by every device's checks, on the pool's threads too. */
   @Test
   void everyShardSeesWhatTheCallHoldsOnTheHeap() {
     List<Device> devices = List.of(new Device(false), new Device(false), new Device(false));
     try (ShardedBackend b = ShardedBackend.equalParts(List.copyOf(devices))) {
       Tokens d = rows(6, 2, 3, new int[] {0, 2, 4, 6, 8, 10});
       HeapLimit.beside(() -> 12345, () -> b.topK(d, d, 2));
+      long copies = TokenSlices.copiedBytes(d, 0, 2) + TokenSlices.copiedBytes(d, 2, 4)
+          + TokenSlices.copiedBytes(d, 4, 6);
       for (Device device : devices) {
-        assertEquals(12345, device.heapHeld);
+        assertEquals(12345 + copies, device.heapHeld, "the call's inputs and the shards' copies");
       }
     }
   }
@@ -136,7 +154,7 @@ class ShardedBackendFailureTest {
       long heap = Runtime.getRuntime().maxMemory();
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> HeapLimit.beside(() -> heap - 100, () -> b.topK(d, d, 2)));
-      assertTrue(e.getMessage().contains("copied for their 2 devices' shards"), e.getMessage());
+      assertTrue(e.getMessage().contains("rows copied for 2 devices' shards"), e.getMessage());
       assertEquals(-1, first.heapHeld, "refused before any shard ran");
     }
   }

@@ -69,7 +69,8 @@ public final class CudaDevices {
       int[] named = parse(value, visible);
       for (int ordinal : named) {
         CudaDevice.unusableReason(ordinal).ifPresent(r -> {
-          throw new IllegalArgumentException("system property " + PROPERTY + " = '" + value + "' names a GPU it cannot use: " + r);
+          throw new IllegalArgumentException("system property " + PROPERTY + " = '" + value + "' names a GPU maxsim4j"
+              + " cannot use: " + r);
         });
       }
       return named;
