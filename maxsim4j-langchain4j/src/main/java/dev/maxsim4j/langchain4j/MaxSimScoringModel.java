@@ -110,9 +110,10 @@ public final class MaxSimScoringModel implements ScoringModel {
           scores.add((double) s);
         } else if (encoder.unitLength()) {
           scores.add(unitMean(s, queryTokens, from + i, q, documents));
-        } else if (Float.isInfinite(s)) {
-          // a sum past fp32's range may have a finite mean: the query scaled by 2^-k, 2^k >= its tokens, sums to
-          // within rounding of S / 2^k, which is finite wherever S / n is
+        } else if (!Float.isFinite(s)) {
+          // a sum past fp32's range may have a finite mean (NaN too, where one token's best passed +Inf and
+          // another's -Inf): the query scaled by 2^-k, 2^k >= its tokens, sums to within rounding of S / 2^k, which is
+          // finite wherever S / n is; a NaN of the vectors stays NaN
           int k = 32 - Integer.numberOfLeadingZeros(queryTokens - 1);
           scaledSums = scaledSums != null ? scaledSums : maxSim.scores(scaled(q, -k), documents)[0];
           scores.add(Math.scalb((double) scaledSums[i], k) / queryTokens);

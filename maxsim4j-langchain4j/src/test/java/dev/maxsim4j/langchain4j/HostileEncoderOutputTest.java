@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What an application's encoder or segment may hand the scoring model: a query of no token from an encoder whose
  * hasText says yes, vectors of two widths, a segment subclass whose text is null, and an int8 query whose
- * dequantized values pass fp32's range. Each is an error naming its source or a finite score, never NaN or Infinity
- * (hostile tester's findings).
+ * dequantized values pass fp32's range. Each is an error naming its source or a finite score, never NaN or
+ * Infinity.
  */
 class HostileEncoderOutputTest {
   private static MaxSim maxSim;
@@ -86,8 +86,8 @@ class HostileEncoderOutputTest {
 
   /**
    * Four int8 tokens of 127 at scale 1e37 (each value 1.27e39, past fp32) against a segment of 0.1: the sum passes
-   * fp32's range, the mean, 1.27e38, does not. The query rescaled from its fp32 values was already infinite. e4m3
-   * alike.
+   * fp32's range, the mean, 1.27e38, does not; rescaled from its fp32 values, the query would be infinite too.
+   * e4m3 alike.
    */
   @Test
   void anInt8QueryPastFloatsRangeHasAFiniteMean() {

@@ -14,7 +14,10 @@ import org.junit.jupiter.api.Test;
  * out finite rather than infinite and ranked first (or last).
  */
 class HostileMeanOverflowTest {
-  /** One-dimensional tokens: "q" two tokens of 1, "big" one of 2e38, "neg" one of -2e38, "huge" one of MAX. */
+  /**
+   * One-dimensional tokens: "q" two tokens of 1, "pm" one of 2 and one of -2, "big" one of 2e38, "neg" one of
+   * -2e38, "huge" one of MAX.
+   */
   private static final TokenEncoder ENCODER = texts -> {
     float[] data = new float[2 * texts.size()];
     int[] offsets = new int[texts.size() + 1];
@@ -22,6 +25,7 @@ class HostileMeanOverflowTest {
     for (int i = 0; i < texts.size(); i++) {
       float[] rows = switch (texts.get(i)) {
         case "q" -> new float[] {1f, 1f};
+        case "pm" -> new float[] {2f, -2f};
         case "big" -> new float[] {2e38f};
         case "neg" -> new float[] {-2e38f};
         case "huge" -> new float[] {Float.MAX_VALUE};
@@ -40,6 +44,16 @@ class HostileMeanOverflowTest {
       List<Double> scores = new MaxSimScoringModel(ENCODER, maxSim).scoreAll(List.of(TextSegment.from("big"),
           TextSegment.from("neg"), TextSegment.from("one"), TextSegment.from("huge")), "q").content();
       assertEquals(List.of((double) 2e38f, (double) -2e38f, 1.0, (double) Float.MAX_VALUE), scores);
+    }
+  }
+
+  /** Best dot products of +4e38 and -4e38, each past fp32's range: the sum is NaN, the mean 0. */
+  @Test
+  void aSumOfOppositeOverflowsHasItsFiniteMean() {
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(1).build()) {
+      List<Double> scores = new MaxSimScoringModel(ENCODER, maxSim).scoreAll(List.of(TextSegment.from("big")), "pm")
+          .content();
+      assertEquals(List.of(0.0), scores);
     }
   }
 }

@@ -137,8 +137,8 @@ class OnnxNativesTest {
       }
     }
     assertEquals("loaded", run(LoadOrSayWhy.class, tmp, cache, environment));
-    // an environment variable set to nothing hides the property of its name, as DJL reads it: the check looked in
-    // the property's folder while DJL loaded the copy cut short from DJL_CACHE_DIR
+    // an environment variable set to nothing hides the property of its name, as DJL reads it: the check must look
+    // in DJL_CACHE_DIR, where DJL loads the copy cut short from, not in the property's folder
     try (Stream<Path> s = Files.walk(djl.resolve("tokenizers"))) {
       for (Path f : s.filter(Files::isRegularFile).toList()) {
         Files.write(f, new byte[1_000_000]);
