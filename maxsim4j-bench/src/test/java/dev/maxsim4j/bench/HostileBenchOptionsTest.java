@@ -150,7 +150,7 @@ class HostileBenchOptionsTest {
     // random documents of up to 256 x 128 values, one array: more of them overflowed as "integer overflow"
     BenchRun quality = BenchRun.of("quality", "--random-docs", "1000000");
     assertTrue(quality.refusedWith("quality: --random-docs = 1000000"), quality.err());
-    // a device given no document allocated 0 bytes, a driver error after the others' shards were generated
+    // a device given no document would allocate 0 bytes, a driver error after the others' shards are generated
     assertTrue(BenchRun.of("gpu-scale", "--devices", "0,1,2", "--documents", "2")
         .refusedWith("gpu-scale: --documents 2 split across 3 GPUs; expected at least one document a GPU"));
     assertTrue(BenchRun.of("gpu-scale", "--devices", "0,1", "--single-documents", "1")

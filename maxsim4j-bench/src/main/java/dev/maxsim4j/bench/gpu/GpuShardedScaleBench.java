@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -147,8 +148,9 @@ final class GpuShardedScaleBench {
       }
       for (int i = 0; i < free.length; i++) {
         if (first[i + 1] == first[i]) { // a device allocates no memory of 0 bytes
-          throw new IllegalArgumentException("gpu-scale: GPU " + i + " of --devices has room for none of the "
-              + documents + " documents (" + free[i] + " bytes free); expected room for some on every GPU named");
+          throw new IllegalArgumentException("gpu-scale: GPU " + devices.get(i).ordinal() + "'s share of the "
+              + documents + " documents, in proportion to its " + free[i] + " free bytes, rounds to none; expected"
+              + " a share of at least one document on every GPU named");
         }
       }
       long t0 = System.nanoTime();
@@ -181,17 +183,27 @@ final class GpuShardedScaleBench {
       }
       List<TopK> merged = new ArrayList<>();
       IllegalStateException failure = null;
+      boolean interrupted = false;
       for (Future<TopKResult> f : parts) { // every shard is waited for, so none runs on past a failure into close
-        try {
-          TopKResult r = f.get();
-          merged.add(new TopK(r.scores(), r.indices()));
-        } catch (Exception e) {
-          if (failure == null) {
-            failure = new IllegalStateException("a shard's top-k failed: " + e.getMessage(), e);
-          } else {
-            failure.addSuppressed(e);
+        while (true) {
+          try {
+            TopKResult r = f.get();
+            merged.add(new TopK(r.scores(), r.indices()));
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true; // the shard still runs: wait for it, then restore the flag
+          } catch (ExecutionException e) {
+            if (failure == null) {
+              failure = new IllegalStateException("a shard's top-k failed: " + e.getCause().getMessage(), e.getCause());
+            } else {
+              failure.addSuppressed(e.getCause());
+            }
+            break;
           }
         }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
       if (failure != null) {
         throw failure;

@@ -164,7 +164,8 @@ final class KnownItemEvaluation {
       report.fact(String.format(Locale.ROOT, "Lucene index (FDE %s, %d dims, %s; tokens fp32; mean 384-d) of %s:"
               + " built in %.1f s (FDEs encoded beforehand), %.2f GB on disk (token doc values %.2f GB,"
               + " vectors + graphs %.2f GB), %d segments; load %s", p, encoder.dimension(),
-          encoder.dimension() > 1024 ? "WideVectorsCodec" : "default codec", corpus, index.buildSeconds, index.bytes / 1e9, index.bytesOf(dir, "dvd") / 1e9,
+          encoder.dimension() > 1024 ? "WideVectorsCodec" : "default codec", corpus, index.buildSeconds,
+          index.bytes / 1e9, index.bytesOf(dir, "dvd") / 1e9,
           index.bytesOf(dir, "vec", "vex", "veq", "vemf", "vem") / 1e9, index.segments, Report.load()));
       float[][][] tokens = new float[q.size()][][];
       float[][] means = new float[q.size()][];
