@@ -116,15 +116,15 @@ public final class TokenCodec {
    */
   public static float[][] decode(byte[] cell) {
     Cell c = read(cell, "cell");
+    if (c.length() == 0) {
+      return new float[0][]; // no row is made, whatever d the header states
+    }
     // a row's array and its reference beside the d floats: a 1-bit or int8 cell decodes to 32 or 4 times its size
     long bytes = c.length() * (4L * c.dim() + 24);
     long heap = Runtime.getRuntime().maxMemory();
     // beside the cell and the copy of it decoding reads, with an eighth of the heap for the JVM around them (a share
     // of the heap's size, not of what is free now, so that a cell is refused alike in every run)
     long room = heap - 2L * cell.length - heap / 8;
-    if (c.length() == 0) {
-      return new float[0][]; // no row is made, whatever d the header states
-    }
     if (c.dim() > MAX_ARRAY || bytes > room) {
       throw new IllegalArgumentException("cell holds " + c.type() + " tokens of L x d = " + c.length() + " x "
           + c.dim() + ", whose float[L][d] takes " + bytes + " bytes" + (c.dim() > MAX_ARRAY ? " in rows past one"

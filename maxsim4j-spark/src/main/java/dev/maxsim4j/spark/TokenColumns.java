@@ -21,7 +21,7 @@ public final class TokenColumns {
   static final DataType ARRAYS = DataTypes.createArrayType(DataTypes.createArrayType(DataTypes.FloatType, false),
       false);
   // the arguments as Object: a Java UDF's inputs are not coerced, so a typed parameter met by another column's value
-  // failed with a ClassCastException in a task rather than a message naming the argument
+  // would fail with a ClassCastException in a task rather than a message naming the argument
   static final UserDefinedFunction ENCODE = udf((UDF2<Object, Object, byte[]>) (tokens, type) ->
       tokens == null ? null : TokenCodec.encode(Cells.toFloats(tokens, "tokens"), parseType(type)),
       DataTypes.BinaryType);
@@ -56,9 +56,9 @@ public final class TokenColumns {
   /** A type by name, {@code BFLOAT16} or a short form: bf16, fp16, fp32, int8, fp8, binary. */
   static DType parseType(Object type) {
     if (!(type instanceof String name)) {
-      throw new IllegalArgumentException("type is " + (type == null ? "null"
-          : "a value of class " + type.getClass().getSimpleName()) + "; expected a string: bf16, fp16, fp32, int8, fp8"
-          + " or binary");
+      throw new IllegalArgumentException("type is " + (type == null ? "null" : type instanceof byte[] ? "binary"
+          : type + " (a " + type.getClass().getName() + ")") + "; expected a string: bf16, fp16, fp32, int8, fp8 or"
+          + " binary");
     }
     return switch (name.trim().toLowerCase(Locale.ROOT)) {
       case "bf16", "bfloat16" -> DType.BFLOAT16;

@@ -86,10 +86,10 @@ class HostileSqlFunctionTest extends WithLocalSpark {
         "maxsim(" + D3 + ", array(array(1.0, 2.0, 3.0)))");
   }
 
-  /** A Java UDF's arguments are not coerced: a type that is not a string was a ClassCastException in a task. */
+  /** A Java UDF's arguments are not coerced: a type that is not a string is named, not a ClassCastException. */
   @Test
   void anEncodingTypeThatIsNotAStringIsNamed() {
-    assertMessage("type is a value of class Integer; expected a string", "maxsim_encode(" + D3 + ", 3)");
+    assertMessage("type is 3 (a java.lang.Integer); expected a string", "maxsim_encode(" + D3 + ", 3)");
   }
 
   @Test

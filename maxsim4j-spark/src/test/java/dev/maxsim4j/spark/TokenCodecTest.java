@@ -40,7 +40,7 @@ class TokenCodecTest {
     byte[] cell = TokenCodec.encode(new float[0][], DType.BFLOAT16);
     assertEquals(TokenCodec.HEADER_BYTES, cell.length);
     assertEquals(0, TokenCodec.decode(cell).length);
-    // a header of no token may state any d: it decoded to "takes 0 bytes in rows past one Java array"
+    // a header of no token may state any d, and makes no row to hold it
     ByteBuffer.wrap(cell).order(ByteOrder.LITTLE_ENDIAN).putInt(2, Integer.MAX_VALUE);
     assertEquals(Integer.MAX_VALUE, TokenCodec.read(cell, "cell").dim(), "the header's d field");
     assertEquals(0, TokenCodec.decode(cell).length);
@@ -121,7 +121,7 @@ class TokenCodecTest {
     assertEquals("tokens: token 0 element 0 is a java.lang.Integer; expected a float (cast the array to"
         + " array<array<float>>)", e.getMessage());
     IllegalArgumentException type = assertThrows(IllegalArgumentException.class, () -> TokenColumns.parseType(3));
-    assertEquals("type is a value of class Integer; expected a string: bf16, fp16, fp32, int8, fp8 or binary",
+    assertEquals("type is 3 (a java.lang.Integer); expected a string: bf16, fp16, fp32, int8, fp8 or binary",
         type.getMessage());
     scala.collection.Seq<?> flat = CollectionConverters.asScala(List.of(1f, 2f)).toSeq();
     e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(flat, "tokens"));
