@@ -34,16 +34,18 @@ public final class EncodeCommand {
   public static final String USAGE = """
       encode --in TEXTS --out E.safetensors [--dtype bf16|f32]
         TEXTS: a text file (one text per non-blank line, in order; a line ends at \\n, \\r\\n or a lone \\r,
-        as Java's readers count them) or a folder (one text per .txt/.md
-        file, sorted by path byte by byte, as LC_ALL=C sort orders them), so that row i is the i-th of
-        them; for a folder, __metadata__ "maxsim4j.files" holds each row's path under it, a JSON array
+        as Java's readers count them) or a folder (one text per .txt/.md file, the suffix in any case,
+        sorted by path byte by byte, as LC_ALL=C sort orders them; its own .maxsim4j, where index keeps
+        its files, left out), so that row i is the i-th of them; for a folder, __metadata__ "maxsim4j.files" holds each row's path under it, a JSON array
         of strings (its bytes read as UTF-8, bytes that are not UTF-8 written as \\xNN, as Python's
         backslashreplace; json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
         with a warning, where the paths would pass the header's 100 MB). A text that cannot be read as
         UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control or format
         characters only, or only what the model's vocabulary lacks: emoji, scripts such as Thai), is a
-        row of no token, named on stderr: as a document it scores -1e9, as a query 0 against documents
-        with tokens.
+        row of no token, named on stderr (the first 20 of the reading's warnings, then of these, the
+        rest counted): as a document it scores -1e9, as a query 0 against documents with tokens. A text
+        of more than 254 word pieces is encoded in windows of 254, each with its own [CLS] and [SEP], and
+        keeps every window's tokens (score then reads it whole; rerank scores its best passage).
         Token embeddings of all-MiniLM-L6-v2 (a sentence model used token-wise), unit length, packed
         without padding: tensors "embeddings" [T, 384] (every text's tokens in order, bf16 by default) and
         "offsets" [N+1] int64 (text i is tokens offsets[i] .. offsets[i+1]-1), which score reads as is:

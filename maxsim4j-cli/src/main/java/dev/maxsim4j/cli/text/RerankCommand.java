@@ -28,8 +28,9 @@ public final class RerankCommand {
         cosine per query token) and line number in FILE (a line ends at \\n, \\r\\n or a lone \\r, as Java's
         readers count them). A candidate longer than a passage (see index) is
         scored by its best passage. Lines that are not UTF-8 text are skipped and named on stderr. A candidate
-        without a word piece (only format, control or lone combining characters) has no valid token: it scores
-        MaxSim's -1e9 (divided by the query's tokens), last; such a query is an error.""";
+        without a word piece (only format, control or lone combining characters, or only what the model's
+        vocabulary lacks: emoji, scripts such as Thai) has no valid token: it scores MaxSim's -1e9 (divided
+        by the query's tokens), last; such a query is an error.""";
 
   private RerankCommand() {}
 

@@ -212,7 +212,12 @@ public final class TextFiles {
     if (tooLarge != null) {
       throw new IllegalArgumentException(option + " " + shown(file) + " " + tooLarge);
     }
-    byte[] bytes = readAll(file);
+    byte[] bytes;
+    try {
+      bytes = readAll(file);
+    } catch (IllegalArgumentException e) { // replaced since it was checked
+      throw new IllegalArgumentException(option + " " + shown(file) + ": " + e.getMessage());
+    }
     List<Line> out = new ArrayList<>();
     int number = 1;
     for (int start = 0; start < bytes.length; number++) {
@@ -313,10 +318,14 @@ public final class TextFiles {
     }
   }
 
+  /** The file's bytes; why not, as "it ...", where it is no longer a regular file or is past the bound. */
   private static byte[] readAll(Path file) throws IOException {
     if (!Files.isRegularFile(file)) {
+      if (!Files.exists(file)) {
+        throw new NoSuchFileException(file.toString()); // deleted since it was listed
+      }
       // a file listed as regular may have been replaced by a pipe or device since: it would block or never end
-      throw new IllegalArgumentException(shown(file) + " is not a regular file (a pipe, device or socket)");
+      throw new IllegalArgumentException("it is not a regular file (a pipe, device or socket)");
     }
     // a file past the bound is skipped (or, given as the one file, refused) by name, with its size and the bound,
     // rather than read whole and ending the run out of memory

@@ -6,8 +6,9 @@ import java.io.PrintStream;
 import java.util.Locale;
 
 /**
- * Warnings on stderr, one line each. Past the first few they are only counted, so that a folder of binary
- * files names some of them without burying the result.
+ * Warnings on stderr, one line each. Past the first few of a stage (reading the inputs, then finding which hold a
+ * word piece) they are only counted, so that a folder of binary files names some of them without burying the
+ * result, and a later stage's warnings are named even where an earlier stage's filled its share.
  */
 public final class Warnings {
   private static final int SHOWN = 20;
@@ -26,15 +27,11 @@ public final class Warnings {
     }
   }
 
-  public int count() {
-    return count;
-  }
-
-  /** Says how many warnings were not shown, if any. */
+  /** Says how many of the stage's warnings were not shown, if any; the next stage names its own first few. */
   public void finish() {
     if (count > SHOWN) {
       err.printf(Locale.ROOT, "maxsim4j: warning: %s not shown%n", Counts.of(count - SHOWN, "more warning"));
-      count = SHOWN;
     }
+    count = 0;
   }
 }

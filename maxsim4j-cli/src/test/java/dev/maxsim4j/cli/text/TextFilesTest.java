@@ -98,6 +98,23 @@ class TextFilesTest {
     assertTrue(!text.contains(folderLink.toString()), "a link to a folder is not followed, silently: " + text);
   }
 
+  /** A file gone or replaced between its listing and its reading is named once, with why. */
+  @Test
+  void aFileGoneOrReplacedSinceItsListingIsNamedOnceWithWhy() throws IOException, InterruptedException {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Warnings warnings = new Warnings(new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertTrue(TextFiles.readOrNoToken(dir.resolve("gone.txt"), "gone.txt", warnings).isEmpty());
+    assertEquals("maxsim4j: warning: gone.txt: it no longer exists; " + TextFiles.NO_TOKEN + "\n",
+        err.toString(StandardCharsets.UTF_8));
+    Path pipe = dir.resolve("pipe.txt");
+    if (new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor() == 0) {
+      err.reset();
+      assertTrue(TextFiles.readOrNoToken(pipe, "pipe.txt", warnings).isEmpty());
+      assertEquals("maxsim4j: warning: pipe.txt: it is not a regular file (a pipe, device or socket); "
+          + TextFiles.NO_TOKEN + "\n", err.toString(StandardCharsets.UTF_8));
+    }
+  }
+
   @Test
   void manyWarningsAreCounted() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -116,6 +133,11 @@ class TextFilesTest {
     }
     one.finish();
     assertTrue(err.toString(StandardCharsets.UTF_8).endsWith("maxsim4j: warning: 1 more warning not shown\n"));
+    // the next stage (texts of no word piece, after the reading's) names its own first ones
+    err.reset();
+    one.warn("line 3 holds no word piece");
+    one.finish();
+    assertEquals("maxsim4j: warning: line 3 holds no word piece\n", err.toString(StandardCharsets.UTF_8));
   }
 
   /**
