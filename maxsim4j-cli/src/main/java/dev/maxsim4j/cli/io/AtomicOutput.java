@@ -150,7 +150,8 @@ public final class AtomicOutput implements AutoCloseable {
       String missing = folder == null ? "no such file" : Absent.why(folder);
       throw new IllegalArgumentException(option + " " + target + ": the folder " + folder
           + (folder != null && Files.exists(folder) ? " is not a folder" : missing.equals("no such file")
-              ? " does not exist" : " cannot be reached (" + missing + ")"));
+              ? " does not exist" : " cannot be reached (" + missing + ")")
+          + "; expected a file in an existing folder");
     }
     String unnameable = Absent.why(file);
     if (!unnameable.equals("no such file")) {

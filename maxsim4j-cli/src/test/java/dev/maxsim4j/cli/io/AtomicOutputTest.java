@@ -94,7 +94,8 @@ class AtomicOutputTest {
     Path target = deep.resolve("s.npy");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> AtomicOutput.create("--out", target, List.of()));
-    assertTrue(e.getMessage().endsWith(" cannot be reached (file name too long)"), e.getMessage());
+    assertTrue(e.getMessage().endsWith(" cannot be reached (file name too long); expected a file in an existing"
+        + " folder"), e.getMessage());
   }
 
   /**
