@@ -59,7 +59,7 @@ class TextEdgeCasesTest {
    */
   @Test
   void aTextOfMoreTokensThanARunHoldsIsRefusedNamingItsLine() throws IOException {
-    long limit = Math.min((Integer.MAX_VALUE - 8) / 384, Runtime.getRuntime().maxMemory() / (2L * 4 * 384));
+    long limit = Math.min((Integer.MAX_VALUE - 8) / 384, Runtime.getRuntime().maxMemory() / 8 * 5 / (2L * 4 * 384));
     Path texts = Files.writeString(dir.resolve("texts.txt"), "tides\n" + "!".repeat((int) limit + 10) + "\n");
     Path out = Files.writeString(dir.resolve("out.safetensors"), "kept");
     CliRun r = CliRun.of("encode", "--in", texts.toString(), "--out", out.toString());

@@ -70,6 +70,13 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   private final long cls;
   private final long sep;
   private final long unk;
+  /** The word pieces of "aa", against which a character between two letters is told to vanish. */
+  private final long[] twoLetters;
+  /**
+   * What each character met in a cut's search is to the tokenizer, asked once per character: 1 + its Kind's ordinal,
+   * 0 where not asked yet (a race asks twice and writes the same answer).
+   */
+  private final byte[] kinds = new byte[Character.MAX_CODE_POINT + 1];
   private final String outputName;
   // encodings share the native session and tokenizer; close waits for them, so neither is freed under one
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
@@ -87,6 +94,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           + Arrays.toString(unknown));
     }
     this.unk = unknown[0];
+    this.twoLetters = tokenizer.encode("aa", false, false).getIds();
     // the token states: the one output of rank 3 ([batch, tokens, 384])
     String name = null;
     for (var e : session.getOutputInfo().entrySet()) {
@@ -186,7 +194,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public boolean hasWordPiece(String text) {
     Arguments.nonNull(text, "text");
-    return whileOpen(() -> pieces(text, TextChunks.CHARS, 0).length > 0);
+    return whileOpen(() -> pieces(text, "text", TextChunks.CHARS, 0).length > 0);
   }
 
   /**
@@ -196,7 +204,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public int tokenCount(String text) {
     Arguments.nonNull(text, "text");
-    int pieces = whileOpen(() -> pieces(text, TextChunks.CHARS, MAX_ARRAY).length);
+    int pieces = whileOpen(() -> pieces(text, "text", TextChunks.CHARS, MAX_ARRAY).length);
     int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
     return pieces + 2 * windows;
   }
@@ -239,7 +247,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
         throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
       }
       // word pieces past what the call may hold are not collected: the call is refused as soon as they pass it
-      long[] pieces = pieces(text, TextChunks.CHARS, Math.max(0, limit - held));
+      long[] pieces = pieces(text, "texts[" + i + "]", TextChunks.CHARS, Math.max(0, limit - held));
       held += pieces.length + 2L * Math.max(1, (pieces.length + WINDOW - 1) / WINDOW);
       if (held > limit) {
         throw tooManyTokens(i, limit);
@@ -294,12 +302,17 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    * in chunks of about {@code chunkChars} characters ({@link TextChunks}), the same pieces as whole; at most
    * {@code max + 1} of them are returned, one more than {@code max} saying that the text holds more.
    */
-  long[] pieces(String text, int chunkChars, long max) {
+  long[] pieces(String text, String what, int chunkChars, long max) {
     String readable = asText(text);
     long[] out = new long[0];
     int kept = 0;
     for (int from = 0; from < readable.length() || from == 0; ) {
-      int to = TextChunks.end(readable, from, chunkChars);
+      int to;
+      try {
+        to = TextChunks.end(readable, from, chunkChars, this::kind);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(what + " " + e.getMessage(), e);
+      }
       long[] ids = tokenizer.encode(readable.substring(from, to), false, false).getIds();
       if (out.length - kept < ids.length) {
         out = Arrays.copyOf(out, (int) Math.min(MAX_ARRAY, Math.max((long) kept + ids.length, 2L * out.length)));
@@ -318,17 +331,32 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   }
 
   /**
-   * Tokens one call may encode: their vectors fit one Java array, and the heap twice (the windows' states and the
-   * packed batch they are copied into), so an input too large is refused before the model runs.
+   * What {@code c} is to the tokenizer between two letters: a boundary where "a" c "a" holds two words or more, nothing
+   * where it reads as "aa", else a letter of the word.
    */
-  private static long tokenLimit() {
-    return Math.min(MAX_ARRAY / DIM, Runtime.getRuntime().maxMemory() / (2L * Float.BYTES * DIM));
+  private TextChunks.Kind kind(int c) {
+    if (kinds[c] == 0) {
+      var e = tokenizer.encode("a" + Character.toString(c) + "a", false, false);
+      TextChunks.Kind k = Arrays.stream(e.getWordIds()).max().orElse(0) > 0 ? TextChunks.Kind.BOUNDARY
+          : Arrays.equals(e.getIds(), twoLetters) ? TextChunks.Kind.NOTHING : TextChunks.Kind.LETTER;
+      kinds[c] = (byte) (1 + k.ordinal());
+    }
+    return TextChunks.Kind.values()[kinds[c] - 1];
+  }
+
+  /**
+   * Tokens one call may encode: their vectors fit one Java array, and five eighths of the heap twice (the windows'
+   * states and the packed batch they are copied into; the rest for the pieces, the model's inputs and the JVM), so an
+   * input too large is refused before the model runs rather than out of memory after it.
+   */
+  static long tokenLimit() {
+    return Math.min(MAX_ARRAY / DIM, Runtime.getRuntime().maxMemory() / 8 * 5 / (2L * Float.BYTES * DIM));
   }
 
   private static IllegalArgumentException tooManyTokens(int text, long limit) {
     return new IllegalArgumentException("texts hold more than " + limit + " tokens (word pieces and each window's"
         + " [CLS] and [SEP]), passed at texts[" + text + "]; expected at most " + limit + ", whose " + DIM + "-d"
-        + " vectors fit one Java array and, held twice while packed, the heap of "
+        + " vectors fit one Java array and, held twice while packed, five eighths of the heap of "
         + (Runtime.getRuntime().maxMemory() >> 20) + " MiB: encode the texts in smaller lists (or raise -Xmx)");
   }
 

@@ -1,30 +1,50 @@
 package dev.maxsim4j.langchain4j;
 
+import java.util.function.IntFunction;
+
 /**
  * Where a text can be cut for the BERT tokenizer without changing its word pieces, so that a long text is tokenized a
- * piece at a time: the tokenizer's native call and the Java objects it returns take hundreds of bytes a word piece,
- * so one call on a text of millions of pieces exhausted the memory and aborted the JVM from inside the native code.
+ * piece at a time: the tokenizer's native call and the Java objects it returns take hundreds of bytes a character or
+ * word piece, so one call on a text of millions of them exhausted the memory and aborted the JVM from inside the
+ * native code.
  *
- * <p>A cut is safe next to a character that ends a word whatever surrounds it, as all-MiniLM-L6-v2's tokenizer reads
- * it (BertNormalizer, then BertPreTokenizer): whitespace (ASCII, or a space separator, which the normalizer makes a
- * space), punctuation (ASCII, or Unicode's), or a CJK ideograph (which the normalizer surrounds by spaces); never
- * inside a surrogate pair. Control and format characters, which the normalizer deletes, join the words beside them
- * and are no place to cut. Special tokens' names need no care: the encoder lowercases them before, so the tokenizer
- * reads them as plain text.
+ * <p>The tokenizer ends a word at a character by that character alone (whitespace, punctuation, a CJK ideograph), so
+ * a cut next to one changes no word. Which characters those are is the tokenizer's own answer ({@link Kind}, asked of
+ * it a character at a time), not Java's Unicode tables: the native library's are older, and Java calls punctuation
+ * some characters it reads as letters. Where a stretch holds no boundary, it is one word: a cut inside it that leaves
+ * more than 100 letters on each side (WordPiece's most a word, past which a word is [UNK]) changes no piece either,
+ * since the word and both its halves are [UNK], which the encoder drops. Special tokens' names need no care: the
+ * encoder lowercases them before, so the tokenizer reads them as plain text.
  */
 final class TextChunks {
   /** Characters the tokenizer is given at once where a text is longer: a few hundred thousand word pieces at most. */
   static final int CHARS = 1 << 16;
+  /** Characters read past a chunk's start without any cut before the text is refused (only invisible ones can). */
+  static final int MAX_RUN = 1 << 18;
+  /** Letters on each side of a cut inside a word: more than WordPiece's 100 characters a word. */
+  static final int LONG_WORD = 101;
+
+  /** What a character is to the tokenizer between two letters. */
+  enum Kind {
+    /** It ends the words beside it (whitespace, punctuation, CJK ideographs). */
+    BOUNDARY,
+    /** It adds to the word it is in. */
+    LETTER,
+    /** It vanishes in normalization (control and format characters, combining marks) and joins its neighbours. */
+    NOTHING
+  }
 
   private TextChunks() {}
 
   /**
-   * The end of the chunk of {@code text} from {@code from}, chunks of at most about {@code chars} characters: the
-   * text's end, else the last safe cut after ASCII whitespace in the second half of that span, else the last safe
-   * cut there, else the first safe cut beyond it (a word longer than the span, which the tokenizer reads as one
-   * [UNK] anyway), else the text's end.
+   * The end of the chunk of {@code text} from {@code from}, chunks of about {@code chars} characters: the text's end;
+   * else the last cut after ASCII whitespace in the second half of that span; else the last cut next to a boundary
+   * there; else (a word longer than half the span) the first cut inside the word with {@value #LONG_WORD} letters on
+   * each side, or next to the first boundary after it, whichever comes first.
+   *
+   * @throws IllegalArgumentException where {@value #MAX_RUN} characters pass with no cut
    */
-  static int end(String text, int from, int chars) {
+  static int end(String text, int from, int chars, IntFunction<Kind> kinds) {
     int limit = from + chars;
     if (limit >= text.length() || limit < 0) {
       return text.length();
@@ -36,48 +56,43 @@ final class TextChunks {
       }
     }
     for (int i = limit; i >= half; i--) {
-      if (safeCut(text, i)) {
+      if (boundary(text, i, kinds)) {
         return i;
       }
     }
-    for (int i = limit + 1; i < text.length(); i++) {
-      if (safeCut(text, i)) {
+    // no boundary from half to limit: one word spans them, begun before half
+    int before = 0; // its letters from half
+    int cut = -1;
+    int after = 0; // its letters from cut
+    for (int i = half; i < text.length(); i += Character.charCount(text.codePointAt(i))) {
+      if (i > half && boundary(text, i, kinds)) {
         return i;
+      }
+      if (i - (long) from > MAX_RUN) {
+        throw new IllegalArgumentException("holds " + MAX_RUN + " characters in a row with neither a word boundary"
+            + " nor " + 2 * LONG_WORD + " letters (invisible characters: control, format, combining marks), from"
+            + " character " + from + "; expected text");
+      }
+      if (kinds.apply(text.codePointAt(i)) == Kind.LETTER) {
+        if (cut < 0 && ++before == LONG_WORD) {
+          cut = i + Character.charCount(text.codePointAt(i));
+        } else if (cut >= 0 && ++after == LONG_WORD) {
+          return cut;
+        }
       }
     }
     return text.length();
   }
 
   /** Whether the words of {@code text} stay the same when it is cut before index {@code i} (0 < i < length). */
-  static boolean safeCut(String text, int i) {
+  static boolean boundary(String text, int i, IntFunction<Kind> kinds) {
     if (Character.isHighSurrogate(text.charAt(i - 1)) && Character.isLowSurrogate(text.charAt(i))) {
       return false;
     }
-    return endsWords(text.codePointBefore(i)) || endsWords(text.codePointAt(i));
+    return kinds.apply(text.codePointBefore(i)) == Kind.BOUNDARY || kinds.apply(text.codePointAt(i)) == Kind.BOUNDARY;
   }
 
   private static boolean isAsciiSpace(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-  }
-
-  /** Whether the tokenizer ends a word at {@code c} whatever surrounds it (see the class comment). */
-  static boolean endsWords(int c) {
-    if (c < 128) {
-      return isAsciiSpace((char) c) || (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96)
-          || (c >= 123 && c <= 126);
-    }
-    return switch (Character.getType(c)) {
-      case Character.SPACE_SEPARATOR, Character.CONNECTOR_PUNCTUATION, Character.DASH_PUNCTUATION,
-          Character.START_PUNCTUATION, Character.END_PUNCTUATION, Character.INITIAL_QUOTE_PUNCTUATION,
-          Character.FINAL_QUOTE_PUNCTUATION, Character.OTHER_PUNCTUATION -> true;
-      default -> isCjk(c);
-    };
-  }
-
-  /** BERT's CJK ideograph blocks, the characters its normalizer surrounds by spaces. */
-  private static boolean isCjk(int c) {
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF)
-        || (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF)
-        || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
   }
 }

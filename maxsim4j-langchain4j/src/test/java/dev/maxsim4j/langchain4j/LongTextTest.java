@@ -38,32 +38,86 @@ class LongTextTest extends WithModel {
         b.append(PARTS[r.nextInt(PARTS.length)]);
       }
       String text = b.toString();
-      long[] whole = encoder.pieces(text, Integer.MAX_VALUE, Integer.MAX_VALUE);
-      for (int chunk : new int[] {1, 2, 3, 7, 16, 50}) {
-        assertArrayEquals(whole, encoder.pieces(text, chunk, Integer.MAX_VALUE),
-            "chunks of " + chunk + " of " + text.codePoints().mapToObj(Integer::toHexString).toList());
-      }
+      assertSamePieces(text, 1, 2, 3, 7, 16, 50);
     }
   }
 
+  private static void assertSamePieces(String text, int... chunks) {
+    long[] whole = encoder.pieces(text, "text", Integer.MAX_VALUE, Integer.MAX_VALUE);
+    for (int chunk : chunks) {
+      assertArrayEquals(whole, encoder.pieces(text, "text", chunk, Integer.MAX_VALUE),
+          "chunks of " + chunk + " of " + text.codePoints().mapToObj(Integer::toHexString).toList());
+    }
+  }
+
+  /**
+   * Characters Java's tables call punctuation that the tokenizer's older tables read as letters (added since Unicode
+   * 8), and CJK Extension E's first block, which the tokenizer's CJK ranges leave out: no cut beside them.
+   */
   @Test
-  void aCutIsNeverInsideAWordOrASurrogatePair() {
-    assertTrue(TextChunks.safeCut("ab cd", 3));
-    assertTrue(TextChunks.safeCut("ab cd", 2));
-    assertFalse(TextChunks.safeCut("abcd", 2));
-    assertFalse(TextChunks.safeCut("a\u0000b", 1), "a control character joins the letters beside it");
-    assertFalse(TextChunks.safeCut("😀😀", 1), "inside a surrogate pair");
-    assertFalse(TextChunks.safeCut("😀😀", 2), "between two emoji: neither ends a word");
-    assertTrue(TextChunks.safeCut("a中b", 1));
-    assertEquals(12, TextChunks.end("x".repeat(10) + "  " + "y".repeat(10), 0, 16), "after the last ASCII space");
-    assertEquals(25, TextChunks.end("x".repeat(25) + " y", 0, 8), "a word longer than the span is read whole");
+  void punctuationTheTokenizerReadsAsLettersIsNoPlaceToCut() {
+    for (int c : new int[] {0x0C77, 0x2E52, 0x2B820, 0x16FE2, 0x061D, 0x1E95E, 0x2E5D, 0x10EAD, 0x11FFF}) {
+      String s = Character.toString(c);
+      assertSamePieces("a" + s + "a", 1, 2, 3);
+      assertSamePieces("ab" + s + "cd", 1, 2, 3);
+      assertSamePieces("x" + s + "y1" + s + s + "z", 1, 2, 3, 4);
+    }
+  }
+
+  /**
+   * A word longer than a chunk is cut inside itself, with over 100 letters on each side: it and its halves are [UNK],
+   * which the encoder drops, so its pieces are the whole text's. Before, a text of no cut went whole to the tokenizer
+   * (gigabytes of native memory for millions of characters).
+   */
+  @Test
+  void aWordLongerThanAChunkIsCutWhereBothHalvesAreLongWords() {
+    String hangul = "한국어".repeat(3000);
+    assertSamePieces("tide " + hangul + " moon", 64, 300, 1000);
+    assertSamePieces("x".repeat(5000) + ".y" + "z".repeat(150) + " tide", 64, 250);
+    // letters among invisible characters: a cut needs 101 letters each side, which the zero-width spaces do not count
+    assertSamePieces(("a" + "\u200b".repeat(30)).repeat(400) + " tide", 64, 500);
+    assertSamePieces("a" + "\u200b".repeat(5000) + "b tide", 64, 700);
+    assertEquals(0, encoder.pieces("x".repeat(3_000_000), "text", TextChunks.CHARS, Integer.MAX_VALUE).length);
+  }
+
+  /** Past TextChunks.MAX_RUN characters with no cut (only invisible ones can be), the text is refused, named. */
+  @Test
+  void aRunOfInvisibleCharactersPastTheBoundIsRefused() {
+    String zwsp = "a" + "\u200b".repeat(TextChunks.MAX_RUN + 10) + "b";
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> encoder.encode(List.of("x", zwsp)));
+    assertTrue(e.getMessage().startsWith("texts[1] holds " + TextChunks.MAX_RUN + " characters in a row with neither"
+        + " a word boundary nor 202 letters"), e.getMessage());
+  }
+
+  /** Kinds as the tokenizer would give them for these tests' characters. */
+  private static TextChunks.Kind kind(int c) {
+    return c == ' ' || c == '中' || c == '.' ? TextChunks.Kind.BOUNDARY
+        : c == 0 || c == 0x200b ? TextChunks.Kind.NOTHING : TextChunks.Kind.LETTER;
+  }
+
+  @Test
+  void aCutIsNeverInsideAShortWordOrASurrogatePair() {
+    assertTrue(TextChunks.boundary("ab cd", 3, LongTextTest::kind));
+    assertTrue(TextChunks.boundary("ab cd", 2, LongTextTest::kind));
+    assertFalse(TextChunks.boundary("abcd", 2, LongTextTest::kind));
+    assertFalse(TextChunks.boundary("a\u0000b", 1, LongTextTest::kind), "a control character joins its neighbours");
+    assertFalse(TextChunks.boundary("😀😀", 1, LongTextTest::kind), "inside a surrogate pair");
+    assertFalse(TextChunks.boundary("😀😀", 2, LongTextTest::kind), "between two emoji: neither ends a word");
+    assertTrue(TextChunks.boundary("a中b", 1, LongTextTest::kind));
+    assertEquals(12, TextChunks.end("x".repeat(10) + "  " + "y".repeat(10), 0, 16, LongTextTest::kind),
+        "after the last ASCII space");
+    assertEquals(25, TextChunks.end("x".repeat(25) + " y", 0, 8, LongTextTest::kind), "the word's end");
+    // inside a long word: after the 101st letter from half the span, once 101 more follow
+    assertEquals(4 + 101, TextChunks.end("x".repeat(400), 0, 8, LongTextTest::kind));
+    // "xx", a zero-width space, "x": from 4, 33 groups hold 99 letters (4 .. 135), the 101st is at 137
+    assertEquals(138, TextChunks.end("xx\u200bx".repeat(200), 0, 8, LongTextTest::kind),
+        "letters counted, not invisible characters");
   }
 
   @Test
   @Timeout(120)
   void aTextPastWhatACallHoldsIsRefusedOnceItsPiecesPassIt() {
-    long limit = Math.min((Integer.MAX_VALUE - 8) / MiniLmTokenEncoder.DIM,
-        Runtime.getRuntime().maxMemory() / (2L * Float.BYTES * MiniLmTokenEncoder.DIM));
+    long limit = MiniLmTokenEncoder.tokenLimit();
     String bangs = "!".repeat((int) limit + 1000); // a word piece a character
     assertTrue(encoder.hasWordPiece(bangs));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
