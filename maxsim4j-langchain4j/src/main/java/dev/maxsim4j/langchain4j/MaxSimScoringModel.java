@@ -86,6 +86,7 @@ public final class MaxSimScoringModel implements ScoringModel {
     }
     int queryTokens = q.validTokens(0);
     List<Double> scores = new ArrayList<>(texts.size());
+    double[][] exact = null; // the query in float64, made where a sum first passes fp32's range
     for (int from = 0, to; from < texts.size(); from = to) {
       // a group ends at segmentsPerCall segments, or before the one that would take it past CHARS_PER_CALL: its
       // token vectors (a few per character at most) stay bounded however long the segments are
@@ -101,7 +102,6 @@ public final class MaxSimScoringModel implements ScoringModel {
             + from + ".." + (to - 1) + "] vectors of d = " + documents.dim() + "; expected one d for all its texts");
       }
       float[] sums = maxSim.scores(q, documents)[0];
-      float[] scaledSums = null;
       for (int i = 0; i < sums.length; i++) {
         // a segment without text keeps MaxSim's score for an empty document, the same on every path; known by its
         // tokens, since a segment with text may sum to exactly that score too
@@ -111,12 +111,9 @@ public final class MaxSimScoringModel implements ScoringModel {
         } else if (encoder.unitLength()) {
           scores.add(unitMean(s, queryTokens, from + i, q, documents));
         } else if (!Float.isFinite(s)) {
-          // a sum past fp32's range may have a finite mean (NaN too, where one token's best passed +Inf and
-          // another's -Inf): the query scaled by 2^-k, 2^k >= its tokens, sums to within rounding of S / 2^k, which is
-          // finite wherever S / n is; a NaN of the vectors stays NaN
-          int k = 32 - Integer.numberOfLeadingZeros(queryTokens - 1);
-          scaledSums = scaledSums != null ? scaledSums : maxSim.scores(scaled(q, -k), documents)[0];
-          scores.add(Math.scalb((double) scaledSums[i], k) / queryTokens);
+          // a sum past fp32's range may have a finite mean: taken in float64 (a NaN of the vectors stays NaN)
+          exact = exact != null ? exact : OverflowMean.exactQuery(q);
+          scores.add(OverflowMean.mean(exact, documents, i));
         } else {
           scores.add((double) s / queryTokens);
         }
@@ -150,40 +147,6 @@ public final class MaxSimScoringModel implements ScoringModel {
           + " unitLength()");
     }
     return meanCosine(sum, queryTokens);
-  }
-
-  /**
-   * The valid tokens of {@code query}'s one row, each value times 2^{@code exponent}: exact for normal values, and a
-   * masked token leaves the sum either way. A quantized query keeps its codes and has its scales multiplied, since
-   * its dequantized values may themselves pass fp32's range where the scaled ones do not.
-   */
-  private static TokenBatch scaled(TokenBatch query, int exponent) {
-    if (query.dtype().isQuantized()) {
-      int bytes = (int) query.dtype().bytesPerToken(query.dim()); // a query's token is a few KB at most
-      int first = query.isPacked() ? query.offsets()[0] : 0;
-      byte[] stored = query.toByteArray();
-      float[] storedScales = query.scales();
-      int valid = query.validTokens(0);
-      byte[] codes = new byte[valid * bytes];
-      float[] scales = new float[valid];
-      for (int t = 0, j = 0; t < query.length(0); t++) {
-        if (query.isValid(0, t)) {
-          System.arraycopy(stored, (first + t) * bytes, codes, j * bytes, bytes);
-          scales[j++] = Math.scalb(storedScales[first + t], exponent);
-        }
-      }
-      return TokenBatch.packedBytes(query.dtype(), codes, scales, new int[] {0, valid}, query.dim());
-    }
-    float[][] tokens = new float[query.validTokens(0)][query.dim()];
-    for (int t = 0, j = 0; t < query.length(0); t++) {
-      if (query.isValid(0, t)) {
-        for (int k = 0; k < query.dim(); k++) {
-          tokens[j][k] = Math.scalb(query.get(0, t, k), exponent);
-        }
-        j++;
-      }
-    }
-    return TokenBatch.ofQuery(tokens);
   }
 
   /** How far past 1 the dot product of two unit vectors stored as {@code type} may round (generous). */

@@ -56,6 +56,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   private static final String OPT_OUT_TRACKING = "OPT_OUT_TRACKING";
   /** The names of the vocabulary's special tokens, which the tokenizer matches case-sensitively in raw text. */
   private static final Pattern SPECIAL_TOKEN = Pattern.compile("\\[(PAD|UNK|CLS|SEP|MASK)]");
+  private static final TextChunks.Kind[] KINDS = TextChunks.Kind.values();
 
   /** Called after each batch of windows: texts fully encoded so far, of all. */
   @FunctionalInterface
@@ -194,7 +195,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public boolean hasWordPiece(String text) {
     Arguments.nonNull(text, "text");
-    return whileOpen(() -> pieces(text, "text", TextChunks.CHARS, 0).length > 0);
+    return whileOpen(() -> pieces(text, TextChunks.CHARS, 0).length > 0);
   }
 
   /**
@@ -204,7 +205,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    */
   public int tokenCount(String text) {
     Arguments.nonNull(text, "text");
-    int pieces = whileOpen(() -> pieces(text, "text", TextChunks.CHARS, MAX_ARRAY).length);
+    int pieces = whileOpen(() -> pieces(text, TextChunks.CHARS, MAX_ARRAY).length);
     int windows = Math.max(1, (pieces + WINDOW - 1) / WINDOW);
     return pieces + 2 * windows;
   }
@@ -247,7 +248,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
         throw new IllegalArgumentException("texts[" + i + "] is null; expected a string");
       }
       // word pieces past what the call may hold are not collected: the call is refused as soon as they pass it
-      long[] pieces = pieces(text, "texts[" + i + "]", TextChunks.CHARS, Math.max(0, limit - held));
+      long[] pieces = pieces(text, TextChunks.CHARS, Math.max(0, limit - held));
       held += pieces.length + 2L * Math.max(1, (pieces.length + WINDOW - 1) / WINDOW);
       if (held > limit) {
         throw tooManyTokens(i, limit);
@@ -302,17 +303,15 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
    * in chunks of about {@code chunkChars} characters ({@link TextChunks}), the same pieces as whole; at most
    * {@code max + 1} of them are returned, one more than {@code max} saying that the text holds more.
    */
-  long[] pieces(String text, String what, int chunkChars, long max) {
+  long[] pieces(String text, int chunkChars, long max) {
     String readable = asText(text);
+    if (readable.length() > chunkChars) {
+      readable = TextChunks.withoutNothing(readable, this::kind);
+    }
     long[] out = new long[0];
     int kept = 0;
     for (int from = 0; from < readable.length() || from == 0; ) {
-      int to;
-      try {
-        to = TextChunks.end(readable, from, chunkChars, this::kind);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(what + " " + e.getMessage(), e);
-      }
+      int to = TextChunks.end(readable, from, chunkChars, this::kind);
       long[] ids = tokenizer.encode(readable.substring(from, to), false, false).getIds();
       if (out.length - kept < ids.length) {
         out = Arrays.copyOf(out, (int) Math.min(MAX_ARRAY, Math.max((long) kept + ids.length, 2L * out.length)));
@@ -341,7 +340,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
           : Arrays.equals(e.getIds(), twoLetters) ? TextChunks.Kind.NOTHING : TextChunks.Kind.LETTER;
       kinds[c] = (byte) (1 + k.ordinal());
     }
-    return TextChunks.Kind.values()[kinds[c] - 1];
+    return KINDS[kinds[c] - 1];
   }
 
   /**

@@ -13,14 +13,14 @@ import java.util.function.IntFunction;
  * it a character at a time), not Java's Unicode tables: the native library's are older, and Java calls punctuation
  * some characters it reads as letters. Where a stretch holds no boundary, it is one word: a cut inside it that leaves
  * more than 100 letters on each side (WordPiece's most a word, past which a word is [UNK]) changes no piece either,
- * since the word and both its halves are [UNK], which the encoder drops. Special tokens' names need no care: the
- * encoder lowercases them before, so the tokenizer reads them as plain text.
+ * since the word and both its halves are [UNK], which the encoder drops. Characters that vanish in normalization
+ * ({@link Kind#NOTHING}) join the letters beside them, so a long text loses them before it is cut
+ * ({@link #withoutNothing}): every stretch without a boundary is then letters, cut within a few hundred of them.
+ * Special tokens' names need no care: the encoder lowercases them before, so the tokenizer reads them as plain text.
  */
 final class TextChunks {
   /** Characters the tokenizer is given at once where a text is longer: a few hundred thousand word pieces at most. */
   static final int CHARS = 1 << 16;
-  /** Characters read past a chunk's start without any cut before the text is refused (only invisible ones can). */
-  static final int MAX_RUN = 1 << 18;
   /** Letters on each side of a cut inside a word: more than WordPiece's 100 characters a word. */
   static final int LONG_WORD = 101;
 
@@ -41,8 +41,6 @@ final class TextChunks {
    * else the last cut after ASCII whitespace in the second half of that span; else the last cut next to a boundary
    * there; else (a word longer than half the span) the first cut inside the word with {@value #LONG_WORD} letters on
    * each side, or next to the first boundary after it, whichever comes first.
-   *
-   * @throws IllegalArgumentException where {@value #MAX_RUN} characters pass with no cut
    */
   static int end(String text, int from, int chars, IntFunction<Kind> kinds) {
     int limit = from + chars;
@@ -68,11 +66,6 @@ final class TextChunks {
       if (i > half && boundary(text, i, kinds)) {
         return i;
       }
-      if (i - (long) from > MAX_RUN) {
-        throw new IllegalArgumentException("holds " + MAX_RUN + " characters in a row with neither a word boundary"
-            + " nor " + 2 * LONG_WORD + " letters (invisible characters: control, format, combining marks), from"
-            + " character " + from + "; expected text");
-      }
       if (kinds.apply(text.codePointAt(i)) == Kind.LETTER) {
         if (cut < 0 && ++before == LONG_WORD) {
           cut = i + Character.charCount(text.codePointAt(i));
@@ -90,6 +83,27 @@ final class TextChunks {
       return false;
     }
     return kinds.apply(text.codePointBefore(i)) == Kind.BOUNDARY || kinds.apply(text.codePointAt(i)) == Kind.BOUNDARY;
+  }
+
+  /**
+   * {@code text} without the characters that vanish in normalization (control and format characters, combining
+   * marks): the tokenizer reads the same words in it, since each vanishes whatever surrounds it.
+   */
+  static String withoutNothing(String text, IntFunction<Kind> kinds) {
+    StringBuilder out = null;
+    for (int i = 0; i < text.length(); ) {
+      int c = text.codePointAt(i);
+      int next = i + Character.charCount(c);
+      if (kinds.apply(c) == Kind.NOTHING) {
+        if (out == null) {
+          out = new StringBuilder(text.length()).append(text, 0, i);
+        }
+      } else if (out != null) {
+        out.append(text, i, next);
+      }
+      i = next;
+    }
+    return out == null ? text : out.toString();
   }
 
   private static boolean isAsciiSpace(char c) {

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
  */
 class HostileMeanOverflowTest {
   /**
-   * One-dimensional tokens: "q" two tokens of 1, "pm" one of 2 and one of -2, "big" one of 2e38, "neg" one of
-   * -2e38, "huge" one of MAX.
+   * One-dimensional tokens: "q" two tokens of 1, "pm" one of 2 and one of -2, "pm20" one of 1e20 and one of -1e20,
+   * "e20" one of 1e20, "big" one of 2e38, "neg" one of -2e38, "huge" one of MAX.
    */
   private static final TokenEncoder ENCODER = texts -> {
     float[] data = new float[2 * texts.size()];
@@ -26,6 +26,8 @@ class HostileMeanOverflowTest {
       float[] rows = switch (texts.get(i)) {
         case "q" -> new float[] {1f, 1f};
         case "pm" -> new float[] {2f, -2f};
+        case "pm20" -> new float[] {1e20f, -1e20f};
+        case "e20" -> new float[] {1e20f};
         case "big" -> new float[] {2e38f};
         case "neg" -> new float[] {-2e38f};
         case "huge" -> new float[] {Float.MAX_VALUE};
@@ -54,6 +56,9 @@ class HostileMeanOverflowTest {
       List<Double> scores = new MaxSimScoringModel(ENCODER, maxSim).scoreAll(List.of(TextSegment.from("big")), "pm")
           .content();
       assertEquals(List.of(0.0), scores);
+      // each best, +-1e40, passes fp32's range by more than any power of two of the query's tokens
+      assertEquals(List.of(0.0), new MaxSimScoringModel(ENCODER, maxSim).scoreAll(List.of(TextSegment.from("e20")),
+          "pm20").content());
     }
   }
 }

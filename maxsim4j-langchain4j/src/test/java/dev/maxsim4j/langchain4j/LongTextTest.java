@@ -16,10 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A long text is tokenized a chunk at a time: one native call on a text of millions of word pieces took hundreds of
- * bytes a piece and, out of memory inside DJL's tokenizer, aborted the JVM (a hostile tester's finding). The chunks
- * give the same word pieces as the whole text, and a text past what a call may hold is refused once its pieces pass
- * that, not after all of them are collected.
+ * A long text is tokenized a chunk at a time, since one native call on a text of millions of word pieces takes
+ * hundreds of bytes a piece and, out of memory inside DJL's tokenizer, aborts the JVM. The chunks give the same word
+ * pieces as the whole text, and a text past what a call may hold is refused once its pieces pass that, not after all
+ * of them are collected.
  */
 class LongTextTest extends WithModel {
   /** Characters that exercise each rule of a cut: words, spaces of every kind, punctuation, CJK, marks, controls. */
@@ -43,9 +43,9 @@ class LongTextTest extends WithModel {
   }
 
   private static void assertSamePieces(String text, int... chunks) {
-    long[] whole = encoder.pieces(text, "text", Integer.MAX_VALUE, Integer.MAX_VALUE);
+    long[] whole = encoder.pieces(text, Integer.MAX_VALUE, Integer.MAX_VALUE);
     for (int chunk : chunks) {
-      assertArrayEquals(whole, encoder.pieces(text, "text", chunk, Integer.MAX_VALUE),
+      assertArrayEquals(whole, encoder.pieces(text, chunk, Integer.MAX_VALUE),
           "chunks of " + chunk + " of " + text.codePoints().mapToObj(Integer::toHexString).toList());
     }
   }
@@ -66,8 +66,8 @@ class LongTextTest extends WithModel {
 
   /**
    * A word longer than a chunk is cut inside itself, with over 100 letters on each side: it and its halves are [UNK],
-   * which the encoder drops, so its pieces are the whole text's. Before, a text of no cut went whole to the tokenizer
-   * (gigabytes of native memory for millions of characters).
+   * which the encoder drops, so its pieces are the whole text's, and a text without spaces never goes whole to the
+   * tokenizer (gigabytes of native memory for millions of characters).
    */
   @Test
   void aWordLongerThanAChunkIsCutWhereBothHalvesAreLongWords() {
@@ -77,16 +77,18 @@ class LongTextTest extends WithModel {
     // letters among invisible characters: a cut needs 101 letters each side, which the zero-width spaces do not count
     assertSamePieces(("a" + "\u200b".repeat(30)).repeat(400) + " tide", 64, 500);
     assertSamePieces("a" + "\u200b".repeat(5000) + "b tide", 64, 700);
-    assertEquals(0, encoder.pieces("x".repeat(3_000_000), "text", TextChunks.CHARS, Integer.MAX_VALUE).length);
+    assertEquals(0, encoder.pieces("x".repeat(3_000_000), TextChunks.CHARS, Integer.MAX_VALUE).length);
   }
 
-  /** Past TextChunks.MAX_RUN characters with no cut (only invisible ones can be), the text is refused, named. */
+  /**
+   * A long text loses the characters that vanish in normalization before it is cut, so that letters among them are
+   * counted and a run of them alone still has a cut: zero-width spaces, controls and combining marks between letters.
+   */
   @Test
-  void aRunOfInvisibleCharactersPastTheBoundIsRefused() {
-    String zwsp = "a" + "\u200b".repeat(TextChunks.MAX_RUN + 10) + "b";
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> encoder.encode(List.of("x", zwsp)));
-    assertTrue(e.getMessage().startsWith("texts[1] holds " + TextChunks.MAX_RUN + " characters in a row with neither"
-        + " a word boundary nor 202 letters"), e.getMessage());
+  void invisibleCharactersBetweenLettersDoNotKeepALongTextWhole() {
+    assertSamePieces("a" + "\u200b".repeat(300_000) + "b tide", 64, 70_000);
+    assertSamePieces(("ab" + "\u0000\u0301\u200d").repeat(20_000) + " tide", 64, 1000);
+    assertEquals(1, encoder.pieces("\u200b".repeat(300_000) + "tide", 64, Integer.MAX_VALUE).length);
   }
 
   /** Kinds as the tokenizer would give them for these tests' characters. */
@@ -126,11 +128,16 @@ class LongTextTest extends WithModel {
         + " [CLS] and [SEP]), passed at texts[1]; expected at most " + limit), e.getMessage());
   }
 
-  /** Encodes a text of eight million word pieces in a JVM of 256 MB of heap; prints the refusal. */
-  public static final class EncodeBangs {
+  /**
+   * Encodes, in a JVM of 256 MB of heap, eight million '!' (args[0] "bangs") or "tide " repeated to nine tenths of
+   * the tokens two copies of the vectors would fill the heap with (args[0] "tides"); prints the refusal or "encoded".
+   */
+  public static final class EncodeInSmallHeap {
     public static void main(String[] args) {
       try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load()) {
-        encoder.encode(List.of("!".repeat(8_000_000)));
+        long wholeHeap = Runtime.getRuntime().maxMemory() / (2L * Float.BYTES * MiniLmTokenEncoder.DIM);
+        encoder.encode(List.of(args[0].equals("bangs") ? "!".repeat(8_000_000)
+            : "tide ".repeat((int) (wholeHeap * 9 / 10))));
         System.out.println("encoded");
       } catch (IllegalArgumentException e) {
         System.out.println(e.getMessage());
@@ -138,17 +145,32 @@ class LongTextTest extends WithModel {
     }
   }
 
-  /** The hostile tester's case: it aborted the JVM (a panic in the tokenizer's native code, exit 134). */
-  @Test
-  @Timeout(300)
-  void eightMillionWordPiecesInASmallHeapAreRefusedNotACrash() throws IOException, InterruptedException {
+  private static String inSmallHeap(String text) throws IOException, InterruptedException {
     List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
         "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector", "-cp",
-        System.getProperty("java.class.path"), EncodeBangs.class.getName());
+        System.getProperty("java.class.path"), EncodeInSmallHeap.class.getName(), text);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(240, TimeUnit.SECONDS), "the child JVM ended");
     assertEquals(0, p.exitValue(), out);
-    assertTrue(out.contains("texts hold more than"), out);
+    return out;
+  }
+
+  /** Eight million word pieces in one text: refused, where one native call on it aborted the JVM (exit 134). */
+  @Test
+  @Timeout(300)
+  void eightMillionWordPiecesInASmallHeapAreRefusedNotACrash() throws IOException, InterruptedException {
+    assertTrue(inSmallHeap("bangs").contains("texts hold more than"));
+  }
+
+  /**
+   * Tokens whose two copies of vectors would fill nine tenths of the heap: refused before the model runs, where the
+   * heap has no room for them beside everything else (an OutOfMemoryError after the model, with no margin).
+   */
+  @Test
+  @Timeout(300)
+  void tokensNearlyFillingTheHeapAreRefusedBeforeTheModel() throws IOException, InterruptedException {
+    String out = inSmallHeap("tides");
+    assertTrue(out.contains("texts hold more than") && !out.contains("OutOfMemoryError"), out);
   }
 }
