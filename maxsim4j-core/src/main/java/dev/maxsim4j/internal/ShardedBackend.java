@@ -341,10 +341,13 @@ public final class ShardedBackend implements Backend {
       List<CompletableFuture<float[][]>> parts = new ArrayList<>();
       Throwable failedSubmitting = null;
       try {
+        long held = HeapLimit.held() + split.copied(); // each device's checks count the shards' copies too
         for (int s = 0; s < backends.size(); s++) {
           Tokens shard = split.shards().get(s);
-          parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null) : backends.get(s).scoreRowsAsync(
-              Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor, cancelled));
+          Backend device = backends.get(s);
+          parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null) : HeapLimit.beside(() -> held,
+              () -> device.scoreRowsAsync(Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor,
+                  cancelled)));
         }
       } catch (RuntimeException | Error e) {
         if (parts.stream().allMatch(CompletableFuture::isDone)) {
