@@ -55,7 +55,7 @@ class TextEdgeCasesTest {
 
   /**
    * A text of more word pieces than a run holds is refused naming --in and the line, before the model runs, and the
-   * output already there stays: one native call on such a text aborted the JVM from inside the tokenizer.
+   * output already there stays: one native call on such a text would abort the JVM from inside the tokenizer.
    */
   @Test
   void aTextOfMoreTokensThanARunHoldsIsRefusedNamingItsLine() throws IOException {

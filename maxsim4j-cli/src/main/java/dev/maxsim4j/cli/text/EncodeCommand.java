@@ -36,10 +36,11 @@ public final class EncodeCommand {
         TEXTS: a text file (one text per non-blank line, in order; a line ends at \\n, \\r\\n or a lone \\r,
         as Java's readers count them) or a folder (one text per .txt/.md file, the suffix in any case,
         sorted by path byte by byte, as LC_ALL=C sort orders them; its own .maxsim4j, where index keeps
-        its files, left out), so that row i is the i-th of them; for a folder, __metadata__ "maxsim4j.files" holds each row's path under it, a JSON array
-        of strings (its bytes read as UTF-8, bytes that are not UTF-8 written as \\xNN, as Python's
-        backslashreplace; json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out,
-        with a warning, where the paths would pass the header's 100 MB). A text that cannot be read as
+        its files, left out), so that row i is the i-th of them; for a folder, __metadata__
+        "maxsim4j.files" holds each row's path under it, a JSON array of strings (its bytes read as
+        UTF-8, bytes that are not UTF-8 written as \\xNN, as Python's backslashreplace;
+        json.loads(safe_open(F, "np").metadata()["maxsim4j.files"]) in Python; left out, with a warning,
+        where the paths would pass the header's 100 MB). A text that cannot be read as
         UTF-8 (invalid bytes, NUL bytes), or holds no word piece (whitespace, control or format
         characters only, or only what the model's vocabulary lacks: emoji, scripts such as Thai), is a
         row of no token, named on stderr (the first 20 of the reading's warnings, then of these, the
