@@ -56,9 +56,10 @@ public final class TokenColumns {
   /** A type by name, {@code BFLOAT16} or a short form: bf16, fp16, fp32, int8, fp8, binary. */
   static DType parseType(Object type) {
     if (!(type instanceof String name)) {
+      String value = String.valueOf(type); // a column of tokens passed as the type would print them all
       throw new IllegalArgumentException("type is " + (type == null ? "null" : type instanceof byte[] ? "binary"
-          : type + " (a " + type.getClass().getName() + ")") + "; expected a string: bf16, fp16, fp32, int8, fp8 or"
-          + " binary");
+          : (value.length() > 80 ? value.substring(0, 80) + "..." : value) + " (a " + type.getClass().getName()
+          + ")") + "; expected a string: bf16, fp16, fp32, int8, fp8 or binary");
     }
     return switch (name.trim().toLowerCase(Locale.ROOT)) {
       case "bf16", "bfloat16" -> DType.BFLOAT16;
