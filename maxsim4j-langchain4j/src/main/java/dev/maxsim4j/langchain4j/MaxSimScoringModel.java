@@ -102,6 +102,7 @@ public final class MaxSimScoringModel implements ScoringModel {
             + from + ".." + (to - 1) + "] vectors of d = " + documents.dim() + "; expected one d for all its texts");
       }
       float[] sums = maxSim.scores(q, documents)[0];
+      OverflowMean.Values exactDocuments = null; // the group in float64, made where a sum first passes fp32's range
       for (int i = 0; i < sums.length; i++) {
         // a segment without text keeps MaxSim's score for an empty document, the same on every path; known by its
         // tokens, since a segment with text may sum to exactly that score too
@@ -113,7 +114,8 @@ public final class MaxSimScoringModel implements ScoringModel {
         } else if (!Float.isFinite(s)) {
           // a sum past fp32's range may have a finite mean: taken in float64 (a NaN of the vectors stays NaN)
           exact = exact != null ? exact : OverflowMean.exactQuery(q);
-          scores.add(OverflowMean.mean(exact, documents, i));
+          exactDocuments = exactDocuments != null ? exactDocuments : new OverflowMean.Values(documents);
+          scores.add(OverflowMean.mean(exact, exactDocuments, i));
         } else {
           scores.add((double) s / queryTokens);
         }

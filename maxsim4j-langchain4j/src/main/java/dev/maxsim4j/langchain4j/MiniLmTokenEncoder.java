@@ -306,7 +306,8 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   long[] pieces(String text, int chunkChars, long max) {
     String readable = asText(text);
     if (readable.length() > chunkChars) {
-      readable = TextChunks.withoutNothing(readable, this::kind);
+      // asText again: a special token's name that an invisible character split is whole once it goes
+      readable = asText(TextChunks.withoutNothing(readable, this::kind));
     }
     long[] out = new long[0];
     int kept = 0;

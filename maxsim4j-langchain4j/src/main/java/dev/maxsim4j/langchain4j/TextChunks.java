@@ -16,7 +16,8 @@ import java.util.function.IntFunction;
  * since the word and both its halves are [UNK], which the encoder drops. Characters that vanish in normalization
  * ({@link Kind#NOTHING}) join the letters beside them, so a long text loses them before it is cut
  * ({@link #withoutNothing}): every stretch without a boundary is then letters, cut within a few hundred of them.
- * Special tokens' names need no care: the encoder lowercases them before, so the tokenizer reads them as plain text.
+ * Special tokens' names need no care: the encoder lowercases them before and after, so the tokenizer reads them as
+ * plain text.
  */
 final class TextChunks {
   /** Characters the tokenizer is given at once where a text is longer: a few hundred thousand word pieces at most. */
@@ -87,10 +88,13 @@ final class TextChunks {
 
   /**
    * {@code text} without the characters that vanish in normalization (control and format characters, combining
-   * marks): the tokenizer reads the same words in it, since each vanishes whatever surrounds it.
+   * marks): the tokenizer reads the same words in it, since each vanishes whatever surrounds it. Those before a
+   * spacing combining mark stay: one of combining class 0 (U+034F) keeps the marks beside it from being reordered
+   * by NFD before it is stripped.
    */
   static String withoutNothing(String text, IntFunction<Kind> kinds) {
     StringBuilder out = null;
+    int vanishing = -1; // where the run of vanishing characters before i began, or -1
     for (int i = 0; i < text.length(); ) {
       int c = text.codePointAt(i);
       int next = i + Character.charCount(c);
@@ -98,7 +102,12 @@ final class TextChunks {
         if (out == null) {
           out = new StringBuilder(text.length()).append(text, 0, i);
         }
+        vanishing = vanishing < 0 ? i : vanishing;
       } else if (out != null) {
+        if (vanishing >= 0 && Character.getType(c) == Character.COMBINING_SPACING_MARK) {
+          out.append(text, vanishing, i);
+        }
+        vanishing = -1;
         out.append(text, i, next);
       }
       i = next;

@@ -105,4 +105,19 @@ class HostileEncoderOutputTest {
       assertEquals(expected, score, expected * 1e-6, type.toString());
     }
   }
+
+  /**
+   * An int8 segment whose value passes fp32's range (127 x 1e37) against three query tokens of 0.1: the sum, 3.81e38,
+   * passes it too, the mean, 1.27e38, does not (read from fp32 values, the segment's was infinite).
+   */
+  @Test
+  void anInt8SegmentPastFloatsRangeHasAFiniteMean() {
+    TokenEncoder encoder = texts -> texts.get(0).equals("q")
+        ? TokenBatch.packedFloats(new float[] {0.1f, 0.1f, 0.1f}, new int[] {0, 3}, 1)
+        : TokenBatch.packedBytes(DType.INT8, new byte[] {127}, new float[] {1e37f}, new int[] {0, 1}, 1);
+    double score = new MaxSimScoringModel(encoder, maxSim).scoreAll(List.of(TextSegment.from("d")), "q")
+        .content().get(0);
+    double expected = 127 * (double) 1e37f * 0.1f;
+    assertEquals(expected, score, expected * 1e-12);
+  }
 }

@@ -26,7 +26,8 @@ class LongTextTest extends WithModel {
   private static final String[] PARTS = {"tide", "moon", "ocean", "x".repeat(120), "é", "e\u0301", "\u0301", " ",
       "  ", "\n", "\r\n", "\t", "\u00a0", "\u3000", "\u2028", ".", ",", "!", "$", "'", "\u00bf", "\u2014", "\u300c",
       "中", "文字", "\uD840\uDC00", "한국어", "😀", "\u0000", "\u000b", "\u0085", "\u200b", "\uFEFF", "[SEP]", "[sep",
-      "\uD800", "\uDC00", "ß", "İ", "ﬁ", "Ⅻ", "٣", "ประเทศไทย", "-", "_", "ab1", "9"};
+      "\uD800", "\uDC00", "ß", "İ", "ﬁ", "Ⅻ", "٣", "ประเทศไทย", "-", "_", "ab1", "9", "[SE\u200bP]",
+      "[\u0301MASK]", "[\u00adCLS]", "\u034f", "\u0903", "\uD834\uDD6D", "\uD834\uDD65"};
 
   @Test
   void chunksGiveTheWordPiecesOfTheWholeText() {
@@ -89,6 +90,24 @@ class LongTextTest extends WithModel {
     assertSamePieces("a" + "\u200b".repeat(300_000) + "b tide", 64, 70_000);
     assertSamePieces(("ab" + "\u0000\u0301\u200d").repeat(20_000) + " tide", 64, 1000);
     assertEquals(1, encoder.pieces("\u200b".repeat(300_000) + "tide", 64, Integer.MAX_VALUE).length);
+  }
+
+  /**
+   * A special token's name split by an invisible character is whole once a long text loses it: still plain text to
+   * the tokenizer, never the model's control token.
+   */
+  @Test
+  void aSpecialTokensNameJoinedByDroppingAnInvisibleCharacterStaysText() {
+    for (String name : List.of("[SE\u200bP]", "[\u0301MASK]", "[\u00adCLS]", "[PA\u0000D]")) {
+      String text = "tide ".repeat(40) + name + " moon";
+      assertSamePieces(text, 16, 64);
+      long[] special = encoder.pieces("[sep] [mask] [cls] [pad]", Integer.MAX_VALUE, Integer.MAX_VALUE);
+      long[] pieces = encoder.pieces(text, 16, Integer.MAX_VALUE);
+      for (long id : pieces) {
+        assertTrue(id != 101 && id != 102 && id != 103 && id != 0, name + ": a control token " + id);
+      }
+      assertTrue(special.length > 4, "the names as text are word pieces");
+    }
   }
 
   /** Kinds as the tokenizer would give them for these tests' characters. */
