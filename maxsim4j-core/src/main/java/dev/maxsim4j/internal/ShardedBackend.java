@@ -341,12 +341,17 @@ public final class ShardedBackend implements Backend {
       List<CompletableFuture<float[][]>> parts = new ArrayList<>();
       Throwable failedSubmitting = null;
       try {
-        long held = HeapLimit.held() + split.copied(); // each device's checks count the shards' copies too
+        // each device's checks count the shards' copies too, on submitting and on the executor's thread alike
+        long held = HeapLimit.held() + split.copied();
+        Executor counting = r -> executor.execute(() -> HeapLimit.beside(() -> held, () -> {
+          r.run();
+          return null;
+        }));
         for (int s = 0; s < backends.size(); s++) {
           Tokens shard = split.shards().get(s);
           Backend device = backends.get(s);
           parts.add(shard.rows == 0 ? CompletableFuture.completedFuture(null) : HeapLimit.beside(() -> held,
-              () -> device.scoreRowsAsync(Problem.allPairs(problem.queries(), shard), rows, shard.rows, executor,
+              () -> device.scoreRowsAsync(Problem.allPairs(problem.queries(), shard), rows, shard.rows, counting,
                   cancelled)));
         }
       } catch (RuntimeException | Error e) {
