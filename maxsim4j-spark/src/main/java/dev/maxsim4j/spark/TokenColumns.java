@@ -57,9 +57,11 @@ public final class TokenColumns {
   static DType parseType(Object type) {
     if (!(type instanceof String name)) {
       String value = String.valueOf(type); // a column of tokens passed as the type would print them all
+      String shown = value.codePointCount(0, value.length()) > 80
+          ? value.substring(0, value.offsetByCodePoints(0, 80)) + "..." : value;
       throw new IllegalArgumentException("type is " + (type == null ? "null" : type instanceof byte[] ? "binary"
-          : (value.length() > 80 ? value.substring(0, 80) + "..." : value) + " (a " + type.getClass().getName()
-          + ")") + "; expected a string: bf16, fp16, fp32, int8, fp8 or binary");
+          : shown + " (a " + type.getClass().getName() + ")") + "; expected a string: bf16, fp16, fp32, int8, fp8 or"
+          + " binary");
     }
     return switch (name.trim().toLowerCase(Locale.ROOT)) {
       case "bf16", "bfloat16" -> DType.BFLOAT16;

@@ -123,6 +123,11 @@ class TokenCodecTest {
     IllegalArgumentException type = assertThrows(IllegalArgumentException.class, () -> TokenColumns.parseType(3));
     assertEquals("type is 3 (a java.lang.Integer); expected a string: bf16, fp16, fp32, int8, fp8 or binary",
         type.getMessage());
+    // a long value (a column of tokens passed as the type) is cut at 80 characters, never inside a surrogate pair
+    String tokens = "😀".repeat(100);
+    type = assertThrows(IllegalArgumentException.class, () -> TokenColumns.parseType(new StringBuilder(tokens)));
+    assertEquals("type is " + "😀".repeat(80) + "... (a java.lang.StringBuilder); expected a string: bf16, fp16, fp32,"
+        + " int8, fp8 or binary", type.getMessage());
     scala.collection.Seq<?> flat = CollectionConverters.asScala(List.of(1f, 2f)).toSeq();
     e = assertThrows(IllegalArgumentException.class, () -> Cells.toFloats(flat, "tokens"));
     assertEquals("tokens: token 0 is a java.lang.Float; expected array<float>", e.getMessage());
