@@ -183,6 +183,39 @@ class BenchCommandsTest {
     assertTrue(Files.notExists(dir.resolve("kept.json.partial")), "the partial file goes once the run ends");
   }
 
+  /**
+   * A hostile tester's findings: under a locale that cannot decode it a non-ASCII title was drawn as U+FFFD; sizes
+   * written 1000.0 or 1e4 were drawn as such and found no per-call goal; plot memory drew rows of another d or
+   * dtype under the first row's.
+   */
+  @Test
+  void titlesSizesAndSubtitlesAreDrawnAsMeant() throws IOException {
+    Files.writeString(dir.resolve("g.json"), "[{\"shape\": [1, 1e4, 32, 300, 128],"
+        + " \"call_resident_queries_ms\": 0.2066, \"async_resident_queries_ms\": 0.1710},"
+        + " {\"shape\": [1, 1000.0, 32, 1024, 128],"
+        + " \"call_resident_queries_ms\": 0.2, \"async_resident_queries_ms\": 0.1}]");
+    BenchRun goals = BenchRun.of("plot", "goals", "--in", p("g.json"), "--out", p("g.svg"));
+    assertEquals(0, goals.status(), goals.err());
+    String chart = Files.readString(dir.resolve("g.svg"));
+    assertTrue(chart.contains(">1×10000×32×300×128<") && chart.contains(">1×1000×32×1024×128<"), chart);
+    String encoding = System.getProperty("sun.jnu.encoding");
+    System.setProperty("sun.jnu.encoding", "ANSI_X3.4-1968");
+    try {
+      BenchRun title = BenchRun.of("plot", "goals", "--in", p("g.json"), "--out", p("t.svg"), "--title", "f\uFFFDr");
+      assertTrue(title.refusedWith("plot: --title holds characters this locale's encoding (ANSI_X3.4-1968) cannot"
+          + " read"), title.err());
+      assertTrue(Files.notExists(dir.resolve("t.svg")));
+    } finally {
+      System.setProperty("sun.jnu.encoding", encoding);
+    }
+    Files.writeString(dir.resolve("mix.json"), "[{\"shape\": [8, 8, 48, 300, 128], \"dtype\": \"bfloat16\","
+        + " \"op_mib\": 100}, {\"shape\": [16, 16, 48, 300, 64], \"dtype\": \"bfloat16\", \"op_mib\": 50}]");
+    BenchRun mixed = BenchRun.of("plot", "memory", "--in", p("mix.json"), "--out", p("m.svg"));
+    assertTrue(mixed.failedCleanly() && mixed.err().contains(": rows 8×8×48×300×128 (bfloat16) and 16×16×48×300×64"
+        + " (bfloat16) both have Lq = 48 and Ld = 300; expected one d and one dtype"), mixed.err());
+    assertTrue(Files.notExists(dir.resolve("m.svg")));
+  }
+
   @Test
   void goalsChartsTheGpuRowsAgainstTheirPerCallGoals() throws IOException {
     // a CPU bench's rows have no call columns

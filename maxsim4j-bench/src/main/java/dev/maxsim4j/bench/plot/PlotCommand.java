@@ -1,5 +1,7 @@
 package dev.maxsim4j.bench.plot;
 
+import static java.util.Objects.requireNonNullElse;
+
 import dev.maxsim4j.bench.gpu.GpuBench;
 import dev.maxsim4j.cli.Args;
 import dev.maxsim4j.cli.UsageException;
@@ -64,13 +66,15 @@ public final class PlotCommand {
     String source = in.getFileName().toString();
     int lq = a.intValue("--lq", 48, 1);
     int ld = a.intValue("--ld", 300, 1);
+    // read as a label: under a locale that cannot decode it, non-ASCII text arrives as U+FFFD, refused here
+    String title = a.label("--title");
     String svg;
     try {
       svg = switch (argv[1]) {
-        case "speedup" -> speedup(rows, a.getOr("--title", "Fused MaxSim vs the naive grid path"), source);
-        case "memory" -> memory(rows, lq, ld, a.getOr("--title", "Peak memory of the MaxSim op, forward + backward"),
-            source);
-        default -> goals(rows, a.getOr("--title", "Time per call against the per-call goals"), source);
+        case "speedup" -> speedup(rows, requireNonNullElse(title, "Fused MaxSim vs the naive grid path"), source);
+        case "memory" -> memory(rows, lq, ld,
+            requireNonNullElse(title, "Peak memory of the MaxSim op, forward + backward"), source);
+        default -> goals(rows, requireNonNullElse(title, "Time per call against the per-call goals"), source);
       };
     } catch (IllegalArgumentException e) {
       // the rows are the file's: name it, and the chart that read them
@@ -108,15 +112,20 @@ public final class PlotCommand {
           || !shape.stream().allMatch(x -> x instanceof Number)) {
         throw new IllegalArgumentException(in + ": row " + i + " has no \"shape\" of five numbers" + expected);
       }
+      List<Long> sizes = new ArrayList<>(5);
       for (Object x : shape) {
         // charts label and pick rows by their sizes, which only whole numbers name (1e400 parses as Infinity)
         double v = ((Number) x).doubleValue();
-        if (!(x instanceof Long n ? n >= 1 : v >= 1 && v < 0x1p63 && v == Math.rint(v))) {
+        if (!(x instanceof Long n ? n >= 1 && n <= Integer.MAX_VALUE
+            : v >= 1 && v <= Integer.MAX_VALUE && v == Math.rint(v))) {
           throw new IllegalArgumentException(in + ": row " + i + " has the shape entry " + x
               + (Double.isInfinite(v) ? " (a number past the range of a double)" : "") + " in " + shape
-              + "; expected whole numbers from 1 to " + Long.MAX_VALUE + " (Nq, Nd, Lq, Ld, d)");
+              + "; expected whole numbers from 1 to " + Integer.MAX_VALUE + " (Nq, Nd, Lq, Ld, d)");
         }
+        sizes.add(((Number) x).longValue());
       }
+      // written as whole numbers from here on: 1000.0 and 1e3 label and match a goal as the 1000 they are
+      ((Map<String, Object>) list.get(i)).put("shape", sizes);
     }
     return (List<Map<String, Object>>) list;
   }
@@ -244,9 +253,7 @@ public final class PlotCommand {
     List<Map<String, Object>> picked = new ArrayList<>();
     for (Map<String, Object> r : rows) {
       List<?> s = (List<?>) r.get("shape");
-      // compared as numbers, not truncated to ints: a shape of 48.7 or 2^32 + 48 is not Lq = 48
-      if (((Number) s.get(2)).doubleValue() == lq && ((Number) s.get(3)).doubleValue() == ld
-          && ((Number) s.get(0)).doubleValue() == ((Number) s.get(1)).doubleValue()) {
+      if (s.get(2).equals((long) lq) && s.get(3).equals((long) ld) && s.get(0).equals(s.get(1))) {
         picked.add(r);
       }
     }
@@ -268,6 +275,14 @@ public final class PlotCommand {
     }
     List<?> first = (List<?>) picked.get(0).get("shape");
     Object dtype = picked.get(0).getOrDefault("dtype", "bf16");
+    for (Map<String, Object> r : picked) {
+      // the subtitle names one d and one type for every bar: rows of another would be drawn under the wrong one
+      if (!((List<?>) r.get("shape")).get(4).equals(first.get(4)) || !r.getOrDefault("dtype", "bf16").equals(dtype)) {
+        throw new IllegalArgumentException("rows " + shape(picked.get(0)) + " (" + dtype + ") and " + shape(r) + " ("
+            + r.getOrDefault("dtype", "bf16") + ") both have Lq = " + lq + " and Ld = " + ld + "; expected one d and"
+            + " one dtype among the rows a chart draws (a file of one gpu --train run)");
+      }
+    }
     int left = 100;
     int top = 60;
     int plotH = 260;
@@ -306,7 +321,8 @@ public final class PlotCommand {
   }
 
   private static void bar(Svg svg, double x, double top, double plotH, double decades, double mib, String fill) {
-    double h = plotH * Math.max(0, Math.log10(Math.max(mib, 1))) / decades;
+    // the axis ends at 10^decades MiB: a larger bar stops at its top, its label still telling the size
+    double h = plotH * Math.min(decades, Math.max(0, Math.log10(Math.max(mib, 1)))) / decades;
     svg.rect(x, top + plotH - h, 36, h, fill);
     svg.text(x + 18, top + plotH - h - 4, mib >= 1024 ? String.format(Locale.ROOT, "%.1f GiB", mib / 1024)
         : String.format(Locale.ROOT, "%.0f MiB", mib), 10, "middle", INK);
