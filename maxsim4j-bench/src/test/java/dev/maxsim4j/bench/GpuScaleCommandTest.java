@@ -35,6 +35,17 @@ class GpuScaleCommandTest {
         "gpu-scale: 10000000 documents of 300 tokens is 3000000000 tokens; expected at most 2147483647"));
   }
 
+  /** A hostile tester's finding: a batch and a dimension near 2^31 wrapped their product and passed the check. */
+  @Test
+  void sizesWhoseProductPassesALongAreRefusedToo() {
+    assertTrue(BenchRun.of("gpu-scale", "--batches", "2147483647", "--dim", "2147483647").refusedWith(
+        "gpu-scale: a batch of 2147483647 queries of 32 x 2147483647 values is more than one Java array holds"));
+    assertTrue(BenchRun.of("gpu-fde", "--documents", "2147483647", "--length", "2147483647").refusedWith(
+        "gpu-fde: 2147483647 rows of 2147483647 x 128 values is more than one Java array holds"));
+    assertTrue(BenchRun.of("gpu-scale", "--stream-cap-gb", "1e30").refusedWith(
+        "gpu-scale: --stream-cap-gb = 1.0E30 is 1.00e+39 bytes; expected at least 1 byte and below 2^63"));
+  }
+
   @Test
   void aQueryBatchLargerThanAJavaArrayIsRefused() {
     assertTrue(BenchRun.of("gpu-scale", "--batches", "1,100000000", "--dim", "128").refusedWith(

@@ -155,8 +155,10 @@ class HostileBenchOptionsTest {
         .refusedWith("gpu-scale: --documents 2 split across 3 GPUs; expected at least one document a GPU"));
     assertTrue(BenchRun.of("gpu-scale", "--devices", "0,1", "--single-documents", "1")
         .refusedWith("gpu-scale: --single-documents 1 split across 2 GPUs"));
-    BenchRun largest = BenchRun.of("quality", "--random-docs", "65535", "--translations", "/nonexistent");
-    assertTrue(largest.failedCleanly() && largest.err().contains("--translations"), "the largest count is accepted");
+    // the largest count this heap holds (about 220 KB each) is accepted, up to the array's 65535
+    long most = Math.min(65535, Runtime.getRuntime().maxMemory() / (3L * 144 * 128 * 4));
+    BenchRun largest = BenchRun.of("quality", "--random-docs", Long.toString(most), "--translations", "/nonexistent");
+    assertTrue(largest.failedCleanly() && largest.err().contains("--translations"), largest.err());
   }
 
   @Test

@@ -51,7 +51,8 @@ public final class GpuFdeCommand {
       encoders.add(new Named(spec.strip(), encoder(fdeList, spec.strip(), dim)));
     }
     for (int[] sized : new int[][] {{documents, length}, {queries, queryLength}}) {
-      if ((long) sized[0] * sized[1] * dim > Integer.MAX_VALUE - 8) {
+      // divided, not multiplied: rows and a length near 2^31 each wrapped their product past a long
+      if (sized[0] > (Integer.MAX_VALUE - 8) / ((long) sized[1] * dim)) {
         throw new UsageException("gpu-fde: " + Counts.of(sized[0], "row") + " of " + sized[1] + " x " + dim
             + " values is more than one Java array holds; expected fewer rows");
       }

@@ -11,6 +11,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 
@@ -58,7 +59,8 @@ public final class GpuScaleCommand {
     unread(a, devices.length > 1);
     for (int nq : s.batches()) {
       // the queries are generated as one fp32 array on the host
-      if ((long) nq * GpuScaleBench.QUERY_TOKENS * s.dim() > Integer.MAX_VALUE - 8) {
+      // divided, not multiplied: a batch and a dimension near 2^31 each wrapped their product past a long
+      if (nq > (Integer.MAX_VALUE - 8) / ((long) GpuScaleBench.QUERY_TOKENS * s.dim())) {
         throw new UsageException("gpu-scale: a batch of " + Counts.of(nq, "query", "queries") + " of "
             + GpuScaleBench.QUERY_TOKENS + " x " + s.dim() + " values is more than one Java array holds; expected at"
             + " most " + Counts.of((Integer.MAX_VALUE - 8) / ((long) GpuScaleBench.QUERY_TOKENS * s.dim()), "query",
@@ -137,8 +139,8 @@ public final class GpuScaleCommand {
   static long capBytes(double gigabytes) {
     double bytes = gigabytes * 1e9;
     if (bytes < 1 || bytes >= Long.MAX_VALUE) {
-      throw new UsageException("gpu-scale: --stream-cap-gb = " + gigabytes + " is " + (long) bytes
-          + " bytes; expected at least 1 byte and below 2^63");
+      throw new UsageException("gpu-scale: --stream-cap-gb = " + gigabytes + " is " + (bytes < 1 ? (long) bytes
+          : String.format(Locale.ROOT, "%.3g", bytes)) + " bytes; expected at least 1 byte and below 2^63");
     }
     return (long) bytes;
   }

@@ -6,6 +6,7 @@ import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.bench.Synthetic;
 import dev.maxsim4j.bench.quality.DebianDescriptions.Description;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
@@ -35,10 +36,11 @@ public final class QualityCommand {
       quality [--translations FILE] [--docs N] [--queries N] [--random-docs N] [--threads N] [--json FILE]
         score error and top-10 agreement with fp32 of int8, fp8 and binary documents (fp32 queries) and of
         binary-sym (queries 1-bit too): on random 128-d unit vectors (--random-docs, default 2000, at most
-        65535; 100 queries of 32 tokens) and on MiniLM token embeddings of Debian package descriptions (--docs long
-        descriptions, default 3000, at most the 3000 listed packages; --queries one-line summaries of every
-        (docs/queries)-th package, default 300). FILE: apt's Translation-en list (default the largest
-        /var/lib/apt/lists/*_main_i18n_Translation-en*; apt-get -o Acquire::Languages=en update makes it).""";
+        65535 and what the heap holds, about 220 KB each; 100 queries of 32 tokens) and on MiniLM token
+        embeddings of Debian package descriptions (--docs long descriptions, default 3000, at most the 3000
+        listed packages; --queries one-line summaries of every (docs/queries)-th package, default 300). FILE:
+        apt's Translation-en list (default the largest /var/lib/apt/lists/*_main_i18n_Translation-en*; apt-get
+        -o Acquire::Languages=en update makes it).""";
 
   /** The compressed types compared, in report order: documents' type and queries' type. */
   enum Kind {
@@ -63,6 +65,8 @@ public final class QualityCommand {
   private static final String PACKAGES = "debian-packages.txt";
   /** Random documents whose longest case, 256 tokens of 128 values each, still fits one Java array. */
   static final int MAX_RANDOM_DOCS = (Integer.MAX_VALUE - 8) / (256 * 128);
+  /** A random document's fp32 tokens: 32 to 256 of them, 144 on average, of 128 values each. */
+  private static final long RANDOM_DOC_BYTES = 144L * 128 * Float.BYTES;
 
   private QualityCommand() {}
 
@@ -70,11 +74,7 @@ public final class QualityCommand {
     Args a = new Args("maxsim4j bench", "quality", argv, 1,
         Set.of("--translations", "--docs", "--queries", "--random-docs", "--threads", "--json"), Set.of());
     List<String> packages = packageList();
-    int docs = a.intValue("--docs", packages.size(), 1);
-    if (docs > packages.size()) {
-      throw new UsageException("quality: --docs " + docs + " is more than the " + packages.size()
-          + " listed packages");
-    }
+    int docs = a.intValue("--docs", packages.size(), 1, packages.size()); // the packages listed
     // the default is capped at --docs, as retrieval's is: a user who asked for fewer documents gave no --queries
     int queries = a.intValue("--queries", Math.min(300, docs), 1);
     if (queries > docs) {
@@ -82,6 +82,14 @@ public final class QualityCommand {
     }
     // the random documents, of up to 256 tokens, are made as one fp32 array: more overflowed its int size
     int randomDocs = a.intValue("--random-docs", 2000, 1, MAX_RANDOM_DOCS);
+    // the heap holds them about three times over (made, as one array, packed): refused up front, not run out of
+    long heap = Runtime.getRuntime().maxMemory();
+    if (randomDocs > heap / (3 * RANDOM_DOC_BYTES)) {
+      throw new UsageException("quality: --random-docs " + randomDocs + " documents take about "
+          + Sizes.of(3 * RANDOM_DOC_BYTES * randomDocs) + " of heap while they are made, more than this JVM's "
+          + Sizes.of(heap) + "; expected at most " + heap / (3 * RANDOM_DOC_BYTES) + ", or a larger -Xmx through"
+          + " JAVA_OPTS");
+    }
     int threads = a.threads(Runtime.getRuntime().availableProcessors());
     Path translations = a.get("--translations") != null
         ? PathArgument.of("--translations", a.get("--translations"))

@@ -3,6 +3,7 @@ package dev.maxsim4j.bench.retrieval;
 import dev.maxsim4j.MaxSim;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Args;
+import dev.maxsim4j.cli.Sizes;
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.io.AtomicOutput;
 import dev.maxsim4j.cli.io.Counts;
@@ -11,6 +12,7 @@ import dev.maxsim4j.lucene.LateInteractionRetriever;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -23,6 +25,12 @@ import java.util.Locale;
  */
 final class SyntheticScaling {
   private SyntheticScaling() {}
+
+  /** The machine's memory, or the container's limit where one is set. */
+  private static long physicalMemory() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getTotalMemorySize();
+  }
 
   static int run(Args a, PrintStream out) throws IOException {
     int[] sizes = KnownItemEvaluation.ints("--synthetic", a.get("--synthetic"));
@@ -44,6 +52,16 @@ final class SyntheticScaling {
         throw new UsageException("retrieval: --synthetic " + n + " documents of " + corpus.docTokens + " tokens is "
             + (long) n * corpus.docTokens + " tokens; expected at most " + Integer.MAX_VALUE / corpus.docTokens
             + " documents");
+      }
+    }
+    // the corpus lives off the heap, where neither -Xmx nor a container's limit stops it before the machine does
+    long perDocument = (long) corpus.docTokens * corpus.dim * Float.BYTES;
+    long room = Math.max(0, physicalMemory() - Runtime.getRuntime().maxMemory());
+    for (int n : sizes) {
+      if (n > room / perDocument) {
+        throw new UsageException("retrieval: --synthetic " + n + " documents take " + Sizes.of(n * perDocument)
+            + " of native memory; this machine has " + Sizes.of(room) + " beside the JVM's heap; expected at most "
+            + room / perDocument + " documents");
       }
     }
     // every query's tokens are held at once (as small arrays): a count the heap cannot hold is refused, not run out of

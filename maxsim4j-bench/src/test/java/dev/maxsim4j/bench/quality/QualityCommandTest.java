@@ -82,7 +82,7 @@ class QualityCommandTest {
   @Test
   void badArgumentsAreOneLine() throws IOException {
     assertTrue(BenchRun.of("quality", "--docs", "10", "--queries", "11").refusedWith("--queries 11 is more than --docs 10"));
-    assertTrue(BenchRun.of("quality", "--docs", "3001").refusedWith("--docs 3001 is more than the 3000 listed packages"));
+    assertTrue(BenchRun.of("quality", "--docs", "3001").refusedWith("--docs = 3001; expected 1 <= --docs <= 3000"));
     Path other = dir.resolve("other");
     Files.writeString(other, "Package: x\nDescription-en: y\n z\n");
     BenchRun missing = BenchRun.of("quality", "--translations", other.toString(), "--docs", "5", "--queries", "1",
@@ -119,5 +119,33 @@ class QualityCommandTest {
     Path bad = Files.writeString(dir.resolve("bad_Translation-en.lz4"), "not lz4 at all\n");
     BenchRun run = BenchRun.of("quality", "--translations", bad.toString(), "--docs", "3", "--queries", "1");
     assertTrue(run.failedCleanly() && run.err().contains("lz4 -dc failed"), run.status() + " " + run.err());
+  }
+
+  /** A hostile tester's finding: a list whose relative name starts with "-" reached lz4 as options, "corrupt". */
+  @Test
+  void anLz4ListWhoseNameStartsWithADashIsRead() throws Exception {
+    Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/lz4")), "no lz4 program");
+    Path plain = Files.writeString(dir.resolve("Translation-en"), "Package: tool\nDescription-en: a tool\n more\n");
+    // relative, so that the name as given starts with "-": made in the working folder and removed after
+    Path dashed = Path.of("-quality-test-" + ProcessHandle.current().pid() + "_Translation-en.lz4");
+    try {
+      Process lz4 = new ProcessBuilder("lz4", "-q", "-f", plain.toString(), dir.resolve("t.lz4").toString()).start();
+      assertEquals(0, lz4.waitFor());
+      Files.move(dir.resolve("t.lz4"), dashed);
+      assertEquals("a tool", DebianDescriptions.read(dashed).get("tool").summary());
+    } finally {
+      Files.deleteIfExists(dashed);
+    }
+  }
+
+  /** A hostile tester's finding: --random-docs past the heap ran out of memory, naming neither it nor the command. */
+  @Test
+  void randomDocumentsTheHeapCannotHoldAreRefusedBeforeAnyWork() {
+    long heap = Runtime.getRuntime().maxMemory();
+    Assumptions.assumeTrue(heap < 65535L * 3 * 144 * 128 * 4, "a heap that holds the most random documents");
+    BenchRun run = BenchRun.of("quality", "--random-docs", "65535", "--docs", "3", "--queries", "1");
+    assertTrue(run.refusedWith("quality: --random-docs 65535 documents take about 13.5 GiB of heap while they are"
+        + " made, more than this JVM's "), run.err());
+    assertTrue(run.out().isEmpty(), run.out());
   }
 }

@@ -75,6 +75,18 @@ class HostileRetrievalOptionsTest {
     assertTrue(run.out().isEmpty(), "nothing run before the refusal: " + run.out());
   }
 
+  /**
+   * A hostile tester's finding: the corpus, off the heap, was allocated whatever its size (1.6 GB under -Xmx1g;
+   * 550 GB failed naming no option); one larger than the machine's memory beside the heap is refused.
+   */
+  @Test
+  void aCorpusLargerThanTheMachineIsRefusedBeforeAnySizeRuns() {
+    BenchRun run = synthetic("--synthetic", "10,100000000", "--exact-only");
+    assertTrue(run.refusedWith("retrieval: --synthetic 100000000 documents take 381.5 GiB of native memory; this"
+        + " machine has "), run.err());
+    assertTrue(run.out().isEmpty(), "nothing run before the refusal: " + run.out());
+  }
+
   /** A run of exact MaxSim alone does not report the FDE set and candidate count it never used. */
   @Test
   void anExactOnlyRunReportsNoFdeSet() {
