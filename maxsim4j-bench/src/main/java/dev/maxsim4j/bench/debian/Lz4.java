@@ -1,4 +1,4 @@
-package dev.maxsim4j.bench.retrieval;
+package dev.maxsim4j.bench.debian;
 
 import dev.maxsim4j.cli.UsageException;
 import dev.maxsim4j.cli.text.TextFiles;
@@ -9,18 +9,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** apt's lists as plain text: {@code .lz4} files (as apt stores them) through the lz4 program. */
-final class Lz4 {
+public final class Lz4 {
   private Lz4() {}
 
-  /** The text of {@code file}, named by {@code option} in errors; the caller closes the stream. */
-  static InputStream open(String option, Path file) throws IOException {
-    TextFiles.requireRegularFile(option, file, "an apt list");
+  /**
+   * The text of {@code file}, named by {@code option} in errors as {@code expected} (e.g. "an apt list"); the caller
+   * closes the stream.
+   */
+  public static InputStream open(String option, Path file, String expected) throws IOException {
+    TextFiles.requireRegularFile(option, file, expected);
     if (!file.getFileName().toString().endsWith(".lz4")) {
       return Files.newInputStream(file);
     }
     Process lz4;
     try {
-      lz4 = new ProcessBuilder("lz4", "-dc", file.toString()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      lz4 = new ProcessBuilder("lz4", "-dc", "--", file.toString()) // "--": a name may start with "-"
+          .redirectError(ProcessBuilder.Redirect.DISCARD).start();
     } catch (IOException e) {
       throw new UsageException(option + " " + file + " is lz4-compressed and the lz4 program is missing;"
           + " expected lz4 on the PATH (apt-get install lz4) or a decompressed list");
@@ -31,7 +35,9 @@ final class Lz4 {
         super.close();
         try {
           if (lz4.waitFor() != 0) {
-            throw new UsageException(option + " " + file + ": lz4 -dc failed; expected an lz4-compressed list");
+            // the file's content, not the command line, is at fault: bad input, as a list lacking packages is
+            throw new IllegalArgumentException(option + " " + file + ": lz4 -dc failed; expected an lz4-compressed"
+                + " list");
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();

@@ -1,11 +1,13 @@
 package dev.maxsim4j.bench.gpu;
 
+import dev.maxsim4j.bench.Shapes;
 import dev.maxsim4j.cli.io.MiniJson;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,13 +68,18 @@ final class EagerBaseline {
     }
     List<List<Integer>> run = new ArrayList<>();
     for (String s : shapes) {
-      run.add(shape(s.strip()));
+      run.add(key(s));
     }
     if (run.stream().noneMatch(baseline::containsKey)) {
       throw new IllegalArgumentException(name + " holds none of the run's shapes (" + String.join(" ", shapes)
           + "); expected the baseline of these shapes");
     }
     return baseline;
+  }
+
+  /** The key of a shape the run was given (checked by {@link Shapes#parse}, which allows spaces around sizes). */
+  static List<Integer> key(String runShape) {
+    return Arrays.stream(Shapes.parse("gpu", runShape)).boxed().toList();
   }
 
   /** The five sizes of {@code text}, {@code "Nq,Nd,Lq,Ld,d"}; null where it is not written so. */

@@ -109,7 +109,7 @@ public final class GpuBench {
           double bytes = Shapes.inputBytes(sh, dtype.byteSize());
           double peak = dtype == DType.FLOAT32 ? FFMA_PEAK_FLOPS : PEAK_FLOPS;
           double floorMs = Math.max(flops / peak, bytes / PEAK_BYTES) * 1e3;
-          double[] e = eager.get(EagerBaseline.shape(shape.strip()));
+          double[] e = eager.get(EagerBaseline.key(shape));
           Double eagerMs = e == null || Double.isNaN(e[0]) ? null : e[0];
           out.printf(Locale.ROOT, "%-22s %10.4f %10.4f %10.4f %12.4f %10.4f %10s %8s %9.4f %6.0f%%%n", shape, kernelMs,
               callMs, residentCallMs, asyncMs, topMs,

@@ -65,7 +65,7 @@ final class GpuTrainBench {
       }
       double mib = opBytes[0] / (1024.0 * 1024.0);
       double driverMib = opBytes[1] / (1024.0 * 1024.0);
-      double[] e = eager.get(EagerBaseline.shape(shape.strip()));
+      double[] e = eager.get(EagerBaseline.key(shape));
       double best = Math.min(owned, atomic);
       out.printf(Locale.ROOT, "%-22s %12.4f %12.4f %10.1f %11.1f %10s %10s %8s%n", shape, owned, atomic, mib, driverMib,
           e == null || Double.isNaN(e[0]) ? (e == null ? "-" : "OOM") : String.format(Locale.ROOT, "%.4f", e[0]),

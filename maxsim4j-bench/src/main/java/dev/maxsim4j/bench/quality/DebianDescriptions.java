@@ -1,8 +1,7 @@
 package dev.maxsim4j.bench.quality;
 
 import dev.maxsim4j.bench.debian.Deb822;
-import dev.maxsim4j.cli.UsageException;
-import dev.maxsim4j.cli.text.TextFiles;
+import dev.maxsim4j.bench.debian.Lz4;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -47,29 +46,7 @@ final class DebianDescriptions {
 
   /** Every package of {@code file} (plain text, or lz4-compressed as apt stores it, through the lz4 program). */
   static Map<String, Description> read(Path file) throws IOException {
-    TextFiles.requireRegularFile("--translations", file, "an apt Translation-en list");
-    if (file.getFileName().toString().endsWith(".lz4")) {
-      Process lz4;
-      try {
-        lz4 = new ProcessBuilder("lz4", "-dc", file.toString()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-      } catch (IOException e) {
-        throw new UsageException("--translations " + file + " is lz4-compressed and the lz4 program is missing;"
-            + " expected lz4 on the PATH (apt-get install lz4) or a decompressed list");
-      }
-      try (InputStream in = lz4.getInputStream()) {
-        Map<String, Description> all = parse(in);
-        if (lz4.waitFor() != 0) {
-          // the file's content, not the command line, is at fault: bad input, as a list lacking packages is
-          throw new IllegalArgumentException("--translations " + file + ": lz4 -dc failed; expected an"
-              + " lz4-compressed list");
-        }
-        return all;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while reading " + file, e);
-      }
-    }
-    try (InputStream in = Files.newInputStream(file)) {
+    try (InputStream in = Lz4.open("--translations", file, "an apt Translation-en list")) {
       return parse(in);
     }
   }

@@ -1,6 +1,7 @@
 package dev.maxsim4j.bench.retrieval;
 
 import dev.maxsim4j.bench.debian.Deb822;
+import dev.maxsim4j.bench.debian.Lz4;
 import dev.maxsim4j.cli.UsageException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -54,13 +55,13 @@ final class KnownItems {
    */
   static List<Item> build(Path translations, Path packages) throws IOException {
     Map<String, Description> byMd5 = new HashMap<>();
-    try (InputStream in = Lz4.open("--translations", translations)) {
+    try (InputStream in = Lz4.open("--translations", translations, "an apt list")) {
       for (Description d : parseTranslations(in)) {
         byMd5.putIfAbsent(d.md5(), d);
       }
     }
     Map<String, String[]> versions;
-    try (InputStream in = Lz4.open("--packages", packages)) {
+    try (InputStream in = Lz4.open("--packages", packages, "an apt list")) {
       versions = parsePackages(in);
     }
     List<Item> all = new ArrayList<>();
@@ -96,7 +97,7 @@ final class KnownItems {
    */
   static List<Item> select(Path translations, List<Pin> pins) throws IOException {
     Map<String, Description> byPrefix = new HashMap<>();
-    try (InputStream in = Lz4.open("--translations", translations)) {
+    try (InputStream in = Lz4.open("--translations", translations, "an apt list")) {
       for (Description d : parseTranslations(in)) {
         byPrefix.putIfAbsent(prefix(d.md5()), d);
       }

@@ -39,7 +39,7 @@ public final class RetrievalCommand {
       retrieval --prepare FILE [--translations FILE] [--packages FILE]
       retrieval --encode N [--translations FILE] [--cache DIR]
       retrieval --synthetic SIZES [--queries N] [--candidates N] [--fde SET] [--exact-only] [--index-dir DIR]
-                [--json FILE]
+                [--threads N] [--json FILE]
         Debian known-item retrieval with all-MiniLM-L6-v2 tokens: the first --docs (default 10000) packages of
         the pinned list as documents, --queries (default 500) of them spread evenly as queries. Reports
         Recall@1/@10, MRR@10 and overlap with exact MaxSim's top 10 for exact MaxSim (in memory; --exact-timed
@@ -144,7 +144,9 @@ public final class RetrievalCommand {
     if (a.get("--encode") != null) {
       int n = Math.min(items.size(), a.intValue("--encode", items.size(), 1));
       cache.encode(items, n, out);
-      out.printf(Locale.ROOT, "%s encoded in %s%n", Counts.of(n, "package"), cache.dir());
+      // the cache holds whole chunks: the last one asked for is encoded to its end
+      int covered = Math.min(items.size(), cache.chunks(n) * cache.chunkSize());
+      out.printf(Locale.ROOT, "%s encoded in %s%n", Counts.of(covered, "package"), cache.dir());
       return 0;
     }
     return KnownItemEvaluation.run(a, items, cache, out);

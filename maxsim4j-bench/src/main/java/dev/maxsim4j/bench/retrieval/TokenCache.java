@@ -51,6 +51,10 @@ final class TokenCache {
     return dir.resolve(String.format(Locale.ROOT, "chunk-%05d.safetensors", c));
   }
 
+  int chunkSize() {
+    return chunk;
+  }
+
   int chunks(int items) {
     return (items + chunk - 1) / chunk;
   }
