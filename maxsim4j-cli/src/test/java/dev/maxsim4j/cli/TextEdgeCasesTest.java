@@ -41,6 +41,9 @@ class TextEdgeCasesTest {
     CliRun none = CliRun.of("index", "--dir", invisible.toString());
     assertTrue(none.failedCleanly(), none.err());
     assertTrue(none.err().contains("hold no word the encoder reads"), none.err());
+    // refused from the tokenizer's counts before the index folder is made (a hostile tester's finding: it was made
+    // with its lock file, and left behind)
+    assertFalse(Files.exists(invisible.resolve(".maxsim4j")), "no index folder is created");
     // beside a file with text, such a file (emoji alone: outside the vocabulary) is named once, when encoded
     Path mixed = Files.createDirectories(dir.resolve("mixed"));
     Files.writeString(mixed.resolve("a.txt"), "otters hold hands while they sleep");

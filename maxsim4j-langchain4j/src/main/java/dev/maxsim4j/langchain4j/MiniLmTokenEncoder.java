@@ -240,7 +240,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     String[] texts = given.toArray(new String[0]);
     List<long[]> windows = new ArrayList<>();
     int[] lastWindowOf = new int[texts.length];
-    long limit = tokenLimit();
+    long limit = maxTokensPerCall();
     long held = 0;
     for (int i = 0; i < texts.length; i++) {
       String text = texts[i];
@@ -267,7 +267,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     for (long[] w : windows) {
       tokens += w.length;
     }
-    int floats = packedFloats(tokens); // within tokenLimit(), checked text by text above
+    int floats = packedFloats(tokens); // within maxTokensPerCall(), checked text by text above
     float[][] tokensOfWindow = new float[windows.size()][];
     int textsDone = 0;
     for (int b = 0; b < windows.size(); b += BATCH) {
@@ -345,11 +345,13 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   }
 
   /**
-   * Tokens one call may encode: their vectors fit one Java array, and five eighths of the heap twice (the windows'
-   * states and the packed batch they are copied into; the rest for the pieces, the model's inputs and the JVM), so an
-   * input too large is refused before the model runs rather than out of memory after it.
+   * The most token vectors one {@link #encode(List)} call takes on this JVM, as {@link #tokenCount} counts them: their
+   * vectors fit one Java array, and five eighths of the heap twice (the windows' states and the packed batch they are
+   * copied into; the rest for the pieces, the model's inputs and the JVM), so an input too large is refused before
+   * the model runs rather than out of memory after it. A caller with more splits its texts into lists whose counts
+   * sum to at most this.
    */
-  static long tokenLimit() {
+  public static long maxTokensPerCall() {
     return Math.min(MAX_ARRAY / DIM, Runtime.getRuntime().maxMemory() / 8 * 5 / (2L * Float.BYTES * DIM));
   }
 

@@ -138,7 +138,7 @@ class LongTextTest extends WithModel {
   @Test
   @Timeout(120)
   void aTextPastWhatACallHoldsIsRefusedOnceItsPiecesPassIt() {
-    long limit = MiniLmTokenEncoder.tokenLimit();
+    long limit = MiniLmTokenEncoder.maxTokensPerCall();
     String bangs = "!".repeat((int) limit + 1000); // a word piece a character
     assertTrue(encoder.hasWordPiece(bangs));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -484,7 +484,7 @@ public final class LuceneIndex implements Closeable {
   private static String version(TextIndex.Entry e) {
     // a file read in the tick of its modification time is told apart from a rewrite in that tick by its text
     return e.path() + "\u0000" + e.bytes() + "\u0000" + e.modified() + "\u0000" + e.identity()
-        + (e.text() < 0 ? "" : "\u0000" + e.text());
+        + (e.checksum() < 0 ? "" : "\u0000" + e.checksum());
   }
 
   /** Adds rows {@code from} to {@code to} of the index, a run of whole files' passages. */

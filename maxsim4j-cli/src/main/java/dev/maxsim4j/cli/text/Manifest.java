@@ -33,6 +33,8 @@ final class Manifest {
   // older indexes are rebuilt
   static final String HEADER = "# maxsim4j text index v5: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
   /** What an identity field holds: {@link TextFiles#identity}'s inode and nanoseconds, or nothing. */
+  /** What a text field holds: a CRC-32C, settled ({@link TextIndex.Entry#SETTLED}) or not. */
+  private static final Pattern TEXT = Pattern.compile("1?[0-9a-f]{8}");
   private static final Pattern IDENTITY = Pattern.compile("(-?[0-9]{1,19}:-?[0-9]{1,19})?");
 
   /** The version line of an index of {@code store} tokens (bf16's is the one indexes had before other stores). */
@@ -137,7 +139,7 @@ final class Manifest {
   /** One file line (number {@code n} of the manifest); {@code seen}: the paths of the lines before it. */
   private static Entry entry(String line, int n, Set<String> seen) {
     String[] f = line.split("\t", -1);
-    if ((f.length != 6 && (f.length != 7 || !f[6].matches("[0-9a-f]{8}"))) || !f[0].equals("file")
+    if ((f.length != 6 && (f.length != 7 || !TEXT.matcher(f[6]).matches())) || !f[0].equals("file")
         || !IDENTITY.matcher(f[3]).matches()) {
       throw new IllegalArgumentException("line " + n + " is not a file line");
     }
@@ -204,6 +206,7 @@ final class Manifest {
         lines.append(i == 0 ? "" : ",").append(s.line()).append(':').append(s.tokens());
       }
       lines.append('\t').append(Names.escape(e.path()));
+      // a settled checksum takes 9 digits, its first 1
       lines.append(e.text() < 0 ? "" : String.format(Locale.ROOT, "\t%08x", e.text())).append('\n');
     }
     CRC32C fileLines = new CRC32C();

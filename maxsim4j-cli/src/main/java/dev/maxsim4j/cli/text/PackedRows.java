@@ -5,11 +5,10 @@ import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongConsumer;
 
 /** Packed token rows kept as arrays (bf16, or codes and scales), so that a run of rows can be scored on its own. */
 record PackedRows(StoredTokens tokens, int[] offsets) {
-  /** Texts per encoder call: the fp32 states of one call are stored (bf16 or quantized) before the next. */
+  /** The most texts per encoder call: the fp32 states of one call are stored (bf16 or quantized) before the next. */
   private static final int ENCODE_TEXTS = 256;
   /** The most tokens of 384 dims that one Java array of their values holds. */
   static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
@@ -19,32 +18,26 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
     this(StoredTokens.ofBf16(bf16, dim), offsets);
   }
 
-  /** Each text's token vectors as one bf16 row; {@code tooMany} as below. */
-  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, LongConsumer tooMany) {
-    return encode(encoder, texts, progress, Store.BF16, tooMany);
-  }
-
   /**
-   * Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept.
-   * {@code tooMany} is told the tokens encoded so far after each slice and refuses them past what its caller holds
-   * (by throwing), so that too many are refused a slice after they pass the limit rather than once all are encoded;
-   * the rows must fit one Java array.
+   * Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept; {@code
+   * tokenCounts} are the texts' {@link TextModel#tokenCount}s, whose sum the caller has checked against what it
+   * holds. A slice holds at most what one encoder call takes on this heap ({@link
+   * MiniLmTokenEncoder#maxTokensPerCall}), so a small heap makes more calls rather than refusing the texts.
    */
-  static PackedRows encode(TextModel encoder, List<String> texts, Progress progress, Store store,
-      LongConsumer tooMany) {
+  static PackedRows encode(TextModel encoder, List<String> texts, int[] tokenCounts, Progress progress, Store store) {
     int dim = MiniLmTokenEncoder.DIM;
+    long perCall = MiniLmTokenEncoder.maxTokensPerCall();
     long[] offsets = new long[texts.size() + 1];
     List<StoredTokens> parts = new ArrayList<>();
-    for (int from = 0; from < texts.size(); from += ENCODE_TEXTS) {
+    for (int from = 0, to; from < texts.size(); from = to) {
+      to = sliceEnd(tokenCounts, from, perCall);
       int base = from;
-      List<String> slice = texts.subList(from, Math.min(texts.size(), from + ENCODE_TEXTS));
+      List<String> slice = texts.subList(from, to);
       TokenBatch b = encoder.encode(slice, (done, n) -> progress.update(base + done, texts.size()));
       for (int i = 0; i < slice.size(); i++) {
         offsets[from + i + 1] = offsets[from + i] + b.length(i);
       }
-      long total = offsets[from + slice.size()];
-      tooMany.accept(total);
-      requireAtMostMax(total, "the texts", "encode fewer or shorter texts"); // a caller's limit is at most this
+      requireAtMostMax(offsets[to], "the texts", "encode fewer or shorter texts"); // a caller's limit is at most this
       parts.add(StoredTokens.of(store, b));
     }
     int[] rows = new int[offsets.length];
@@ -58,6 +51,19 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
       at += p.tokens();
     }
     return new PackedRows(all, rows);
+  }
+
+  /**
+   * Where the slice from {@code from} ends: at most {@value #ENCODE_TEXTS} texts whose counts sum to at most {@code
+   * perCall}, and at least one text (one past it is refused by the encoder, naming it).
+   */
+  static int sliceEnd(int[] tokenCounts, int from, long perCall) {
+    int to = from + 1;
+    for (long tokens = tokenCounts[from]; to < tokenCounts.length && to - from < ENCODE_TEXTS
+        && tokens + tokenCounts[to] <= perCall; to++) {
+      tokens += tokenCounts[to];
+    }
+    return to;
   }
 
   /** Refuses {@code tokens} past {@link #MAX_TOKENS}, naming {@code what} holds them and {@code instead}. */

@@ -60,9 +60,9 @@ public final class RerankCommand {
           + Counts.of(passages.size(), "passage") + ")");
       String candidatesIn = "rerank: the candidates in " + TextFiles.shown(file);
       String instead = "give fewer or shorter candidates";
-      PackedRows.requireAtMostMax(passages.stream().mapToLong(encoder::tokenCount).sum(), candidatesIn, instead);
-      PackedRows rows = PackedRows.encode(encoder, passages, progress, n -> PackedRows.requireAtMostMax(n,
-          candidatesIn, instead));
+      int[] counts = passages.stream().mapToInt(encoder::tokenCount).toArray();
+      PackedRows.requireAtMostMax(Arrays.stream(counts).asLongStream().sum(), candidatesIn, instead);
+      PackedRows rows = PackedRows.encode(encoder, passages, counts, progress, Store.BF16);
       progress.done();
       float[] passageScores = ChunkedScores.of(maxSim, q, rows, "passage", err);
       float[] scores = new float[candidates.size()];

@@ -235,7 +235,7 @@ public final class SearchCommand {
     for (int i = 0; i < Math.min(k, r.best().size()); i++) {
       Best b = r.best().get(i);
       out.printf(Locale.ROOT, "%4d  %6.3f  %s:%d  %s%n", i + 1, b.score() / r.queryTokens(),
-          Names.escape(b.path()), b.line(), passageText(index.fileOf(b.path()), b.passage()));
+          Names.escape(b.path()), b.line(), passageText(index, b.path(), b.passage()));
     }
   }
 
@@ -290,8 +290,8 @@ public final class SearchCommand {
   }
 
   /** The start of a passage, read again from its file ("" when the file changed or went since). */
-  private static String passageText(Path file, int passage) {
-    List<Passages.Passage> passages = TextFiles.tryRead(file).map(Passages::of).orElse(List.of());
+  private static String passageText(TextIndex index, String path, int passage) {
+    List<Passages.Passage> passages = index.indexedText(path).map(Passages::of).orElse(List.of());
     return passage < passages.size() ? TextFiles.snippet(passages.get(passage).text(), 70) : "";
   }
 }

@@ -18,10 +18,12 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 import java.util.zip.CRC32C;
@@ -56,13 +58,31 @@ public final class TextIndex {
   public record Span(int line, int tokens) {}
 
   /**
-   * One indexed file and its passages, in order; {@code identity} is {@link TextFiles#identity}'s, and {@code text}
-   * the CRC-32C of its text where it was read within {@link #SAME_TICK_MILLIS} of its modification time, else -1
-   * (its size, modification time and identity identify it).
+   * One indexed file and its passages, in order; {@code identity} is {@link TextFiles#identity}'s. {@code text} is -1
+   * where the file's size, modification time and identity identify it; for a file read within {@link
+   * #SAME_TICK_MILLIS} of its modification time, the CRC-32C of its text, to which {@link #SETTLED} is added once a
+   * later run has read the same text past that tick (a write after that changes its time, so it is not read again).
    */
   public record Entry(String path, long bytes, long modified, String identity, long text, List<Span> passages) {
+    /** Added to a checksum confirmed past the file's tick: kept, since the Lucene index's versions name it. */
+    static final long SETTLED = 1L << 32;
+
     long tokens() {
       return passages.stream().mapToLong(Span::tokens).sum();
+    }
+
+    /** The CRC-32C of the file's text where one was kept, else -1. */
+    long checksum() {
+      return text < 0 ? -1 : text & 0xFFFFFFFFL;
+    }
+
+    /** Whether a run reads the file to tell it unchanged: it was read in its modification's tick, not since. */
+    boolean readAgain() {
+      return text >= 0 && (text & SETTLED) == 0;
+    }
+
+    Entry settled() {
+      return new Entry(path, bytes, modified, identity, checksum() | SETTLED, passages);
     }
   }
 
@@ -75,7 +95,7 @@ public final class TextIndex {
   private final long bytes;
   /** Each entry's file as listed by this run, by the entry's path (its {@link TextFiles#keys key}). */
   private final Map<String, Path> files;
-  /** Each file's first row and passage count by path, made when first asked for. */
+  /** Each file's first row, passage count and entry by path, made when first asked for. */
   private Map<String, int[]> firstRows;
 
   private TextIndex(List<Entry> entries, PackedRows rows, int encoded, int skipped, long bytes,
@@ -100,9 +120,31 @@ public final class TextIndex {
     return entries;
   }
 
-  /** The file of the entry {@code path}, as listed by this run (its name as a string may name no file here). */
-  public Path fileOf(String path) {
-    return files.get(path);
+  /**
+   * The text of the entry {@code path}'s file, read again, where it is still the text indexed (its size, time and
+   * identity, and its checksum where one was kept); empty where the file went or changed since, so that a passage
+   * is never shown from another text than the one its score is of.
+   */
+  public Optional<String> indexedText(String path) {
+    int[] at = located(path);
+    Path file = files.get(path);
+    if (at == null || file == null) {
+      return Optional.empty();
+    }
+    Entry e = entries.get(at[2]);
+    // the attributes before and after the read: a write between the two changes its time, its size or both
+    Optional<String> text = indexes(e, file) ? TextFiles.tryRead(file) : Optional.empty();
+    return indexes(e, file) ? text.filter(t -> e.checksum() < 0 || checksum(t) == e.checksum()) : Optional.empty();
+  }
+
+  private static boolean indexes(Entry e, Path file) {
+    try {
+      BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+      return a.size() == e.bytes() && a.lastModifiedTime().toMillis() == e.modified()
+          && TextFiles.identity(file).equals(e.identity());
+    } catch (IOException | RuntimeException ex) {
+      return false;
+    }
   }
 
   /** One packed row per passage, the files' passages in order, in the index's store type. */
@@ -121,15 +163,20 @@ public final class TextIndex {
 
   /** The row of passage {@code passage} of the file at {@code path}; -1 when the index holds no such passage. */
   public int rowOf(String path, int passage) {
+    int[] rows = located(path);
+    return rows == null || passage < 0 || passage >= rows[1] ? -1 : rows[0] + passage;
+  }
+
+  /** The first row, passage count and entry of the file at {@code path}; null where the index has no such file. */
+  private int[] located(String path) {
     if (firstRows == null) {
       Map<String, int[]> first = new HashMap<>();
       for (int e = 0, row = 0; e < entries.size(); row += entries.get(e).passages().size(), e++) {
-        first.put(entries.get(e).path(), new int[] {row, entries.get(e).passages().size()});
+        first.put(entries.get(e).path(), new int[] {row, entries.get(e).passages().size(), e});
       }
       firstRows = first;
     }
-    int[] rows = firstRows.get(path);
-    return rows == null || passage < 0 || passage >= rows[1] ? -1 : rows[0] + passage;
+    return firstRows.get(path);
   }
 
   /** Which passage of its file a row is (0 = first). */
@@ -194,7 +241,8 @@ public final class TextIndex {
       warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + why + "); going on without saving it");
     }
     if (!linked && Files.exists(dir) && !Files.isDirectory(dir)) {
-      throw new IllegalArgumentException(dir + " is a file, where the index folder belongs; remove or rename it");
+      throw new IllegalArgumentException(dir + (Files.isRegularFile(dir) ? " is a file" : " is not a folder (a pipe,"
+          + " socket or device)") + ", where the index folder belongs; remove or rename it");
     }
     // refused before any work where the index must be saved: it would encode the whole folder, then fail to save it
     if (mustSave && Files.isDirectory(dir.resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS)) {
@@ -226,6 +274,7 @@ public final class TextIndex {
     List<String> texts = new ArrayList<>();
     List<Passages.Passage> fresh = new ArrayList<>();
     int skipped = listing.skipped();
+    boolean settling = false; // a checksum settled: the manifest changes, the tokens do not
     Progress reading = new Progress(err, "reading " + Counts.of(files.size(), "file"));
     for (int i = 0; i < files.size(); reading.update(++i, files.size())) {
       Path f = files.get(i);
@@ -250,7 +299,7 @@ public final class TextIndex {
       String identity = TextFiles.identity(f);
       boolean same = previous != null && previous.bytes() == attrs.size() && previous.modified() == modified
           && previous.identity().equals(identity);
-      if (same && previous.text() < 0) {
+      if (same && !previous.readAgain()) {
         entries.add(previous);
         continue;
       }
@@ -262,11 +311,14 @@ public final class TextIndex {
       // read in the tick of its modification time, a file written again in that tick keeps its size and time: its
       // text's checksum tells the two apart
       long checksum = checksum(text.get());
-      if (same && previous.text() == checksum) {
-        entries.add(previous);
+      boolean inItsTick = Math.abs(System.currentTimeMillis() - modified) < SAME_TICK_MILLIS;
+      if (same && previous.checksum() == checksum) {
+        // read past its tick now, the same text: a later write changes its time, so it need not be read again
+        entries.add(inItsTick ? previous : previous.settled());
+        settling |= !inItsTick;
         continue;
       }
-      long sameTick = Math.abs(System.currentTimeMillis() - modified) < SAME_TICK_MILLIS ? checksum : -1;
+      long sameTick = inItsTick ? checksum : -1;
       List<Passages.Passage> passages = Passages.of(text.get());
       freshEntries.add(entries.size());
       entries.add(new Entry(rel, attrs.size(), modified, identity, sameTick,
@@ -283,20 +335,28 @@ public final class TextIndex {
       throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no text");
     }
     long reused = entries.stream().mapToLong(Entry::tokens).sum();
-    checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum(), null);
+    checkSize(folder, reused + fresh.stream().mapToLong(p -> p.words() + 2L).sum());
+    // the tokenizer's exact counts, before the index folder is made and the model runs (the count above takes a token
+    // a word, and a run of punctuation takes one a character): a folder refused for them leaves no index folder
+    TextModel model = texts.isEmpty() ? null : encoder.get();
+    int[] counts = model == null ? new int[0] : texts.stream().mapToInt(model::tokenCount).toArray();
+    checkSize(folder, reused + Arrays.stream(counts).asLongStream().sum());
+    // passages of [CLS] and [SEP] alone are never ranked: every search would rank nothing, as for files of blanks
+    if (entries.stream().flatMap(e -> e.passages().stream()).noneMatch(p -> MiniLmTokenEncoder.hasWordPiece(
+        p.tokens())) && Arrays.stream(counts).noneMatch(MiniLmTokenEncoder::hasWordPiece)) {
+      throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no word the encoder"
+          + " reads (only format, control or lone combining characters, or only what the model's vocabulary"
+          + " lacks: emoji, scripts such as Thai)");
+    }
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
     Path tmp = changed && !linked ? openTemporary(dir, mustSave, warnings, lock) : null;
 
     try {
       PackedRows encoded = null;
       if (!texts.isEmpty()) {
-        TextModel model = encoder.get(); // loaded before the encoding's progress is timed
-        // the tokenizer's exact count, before the model runs (the count above takes a token a word, and a run of
-        // punctuation takes one a character)
-        checkSize(folder, reused + texts.stream().mapToLong(model::tokenCount).sum(), tmp);
         Progress progress = new Progress(err, "encoding " + Counts.of(texts.size(), "passage") + " of "
             + Counts.of(freshEntries.size(), "new or changed file"));
-        encoded = PackedRows.encode(model, texts, progress, store, n -> checkSize(folder, reused + n, tmp));
+        encoded = PackedRows.encode(model, texts, counts, progress, store);
         progress.done();
       }
       // fill in the fresh entries' token counts, then assemble the rows in file order
@@ -316,14 +376,7 @@ public final class TextIndex {
         }
       }
       long total = entries.stream().mapToLong(Entry::tokens).sum();
-      checkSize(folder, total, tmp);
-      // passages of [CLS] and [SEP] alone are never ranked: every search would rank nothing, as for files of blanks
-      if (entries.stream().flatMap(e -> e.passages().stream()).noneMatch(p -> MiniLmTokenEncoder.hasWordPiece(
-          p.tokens()))) {
-        throw new IllegalArgumentException("the .txt and .md files under " + folder + " hold no word the encoder"
-            + " reads (only format, control or lone combining characters, or only what the model's vocabulary"
-            + " lacks: emoji, scripts such as Thai)");
-      }
+      checkSize(folder, total); // as counted above: the encoder's rows are the counts it gave
       int rows = entries.stream().mapToInt(e -> e.passages().size()).sum();
       int[] offsets = new int[rows + 1];
       // unchanged, with its rows in this order: the mapped tokens file is searched as it is, not copied onto the heap
@@ -359,6 +412,13 @@ public final class TextIndex {
         } catch (IOException e) {
           cannotSave(dir, e, mustSave, warnings);
         }
+      } else if (settling && !linked && lock.held()) {
+        try {
+          bytes = Files.size(dir.resolve(old.tokensFile)) + writeManifest(dir, old.store, old.tokensFile, total,
+              old.tokensChecksum, list);
+        } catch (IOException e) {
+          cannotSave(dir, e, mustSave, warnings);
+        }
       }
       return new TextIndex(list, new PackedRows(tokens, offsets), freshEntries.size(), skipped, bytes, listed);
     } catch (RuntimeException | Error e) {
@@ -375,9 +435,8 @@ public final class TextIndex {
   }
 
   /** Refuses an index past {@link #MAX_TOKENS}; {@code total} may be a lower bound known before encoding. */
-  private static void checkSize(Path folder, long total, Path tmp) {
+  private static void checkSize(Path folder, long total) {
     if (total > MAX_TOKENS) {
-      deleteQuietly(tmp);
       throw new IllegalArgumentException(TextFiles.shown(folder) + " holds at least " + total
           + " tokens; one index holds at most " + MAX_TOKENS + "; index fewer or smaller files");
     }
@@ -501,8 +560,8 @@ public final class TextIndex {
    * index keeps it.
    */
   private record Stored(Map<String, Entry> entries, Map<String, Integer> start, StoredTokens tokens,
-      String tokensFile, long bytes, Store store) {
-    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, null);
+      String tokensFile, long tokensChecksum, long bytes, Store store) {
+    static final Stored NONE = new Stored(Map.of(), Map.of(), null, null, 0, 0, null);
 
     /** {@code requested}: the store the run asks for (null: the index's own), named if a rebuild is warned of. */
     static Stored load(Path dir, Warnings warnings, Store requested) {
@@ -535,8 +594,8 @@ public final class TextIndex {
           start.put(e.path(), at);
           at += (int) e.tokens();
         }
-        return new Stored(entries, start, tokens, c.tokensFile(), Files.size(tokensFile) + Files.size(manifest),
-            store);
+        return new Stored(entries, start, tokens, c.tokensFile(), c.checksum(),
+            Files.size(tokensFile) + Files.size(manifest), store);
       } catch (IOException | RuntimeException e) {
         String why = e instanceof IOException io ? TextFiles.reason(io) : e.getMessage();
         if (store == null && Files.isRegularFile(manifest)) {
@@ -549,7 +608,7 @@ public final class TextIndex {
         warnings.warn("the index in " + TextFiles.shown(dir) + " cannot be used (" + why + "); rebuilding it"
             + (rebuilt == null ? "" : " with " + rebuilt + " tokens" + (requested == null ? ", as it stored them"
             : " (--store " + requested + ")")));
-        return new Stored(Map.of(), Map.of(), null, null, 0, store);
+        return new Stored(Map.of(), Map.of(), null, null, 0, 0, store);
       }
     }
 
@@ -564,7 +623,9 @@ public final class TextIndex {
       long at = 0;
       for (Entry e : current) {
         Integer first = start.get(e.path());
-        if (entries.get(e.path()) != e || first == null || first != at) {
+        Entry listed = entries.get(e.path());
+        // the same entry, or one whose checksum this run settled (its manifest line alone changes)
+        if (listed == null || listed != e && !e.equals(listed.settled()) || first == null || first != at) {
           return false;
         }
         at += e.tokens();

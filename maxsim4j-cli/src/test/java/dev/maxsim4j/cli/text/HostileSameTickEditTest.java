@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,7 +55,8 @@ class HostileSameTickEditTest {
         TextIndex index = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null,
             new UpdateLock(err));
         float[] stored = index.rows().gather(new int[] {index.rowOf("f.txt", 0)}).toFloatArray();
-        float[] fresh = PackedRows.encode(encoder, List.of(NEW), new Progress(err, "test"), n -> { })
+        float[] fresh = PackedRows.encode(encoder, List.of(NEW), new int[] {encoder.tokenCount(NEW)},
+            new Progress(err, "test"), Store.BF16)
             .gather(new int[] {0}).toFloatArray();
         assertArrayEquals(fresh, stored, "the new text's tokens");
         assertEquals(1, lucene.added(), "the Lucene index replaced the file's passage");
@@ -94,6 +96,58 @@ class HostileSameTickEditTest {
         assertEquals(0, again.encoded());
         assertArrayEquals(built, again.documents().toFloatArray());
       }
+    }
+  }
+
+  /**
+   * A hostile tester's finding: a file read in its modification's tick kept its checksum for good, so every later run
+   * read it again (a folder written and indexed at once: every file, every run). Read past its tick, the same text
+   * drops the checksum, and the runs after that do not read it.
+   */
+  @Test
+  void aFileReadInItsTickIsReadOnceMoreOnlyAfterItsTick() throws Exception {
+    Path folder = Files.createDirectories(dir.resolve("fresh"));
+    PrintStream err = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    try (TextModel encoder = TextModel.load();
+        MaxSim maxSim = MaxSim.builder().backend("cpu").build()) {
+      Files.writeString(folder.resolve("f.txt"), OLD);
+      update(folder, encoder, maxSim, err).close();
+      Assumptions.assumeTrue(readInItsTick(folder, "f.txt", err), "this run read f.txt only after its tick");
+      Thread.sleep(TextIndex.SAME_TICK_MILLIS + 100);
+      try (LuceneIndex lucene = update(folder, encoder, maxSim, err)) {
+        assertEquals(0, lucene.added(), "the same text: the Lucene index keeps its passages");
+      }
+      try (UpdateLock lock = new UpdateLock(err)) {
+        TextIndex index = TextIndex.update(folder, () -> {
+          throw new AssertionError("an unchanged index asked for the encoder");
+        }, true, new Warnings(err), err, null, lock);
+        TextIndex.Entry e = index.entries().get(0);
+        assertEquals(TextIndex.checksum(OLD) | TextIndex.Entry.SETTLED, e.text(), "settled, the checksum kept");
+        assertFalse(e.readAgain(), "its size, time and identity alone identify it now");
+        assertEquals(0, index.encoded());
+      }
+    }
+  }
+
+  /**
+   * A hostile tester's finding: search showed a passage read again from its file, which another run had rewritten
+   * since it was scored: the new text beside the old text's score. The text is shown only where it is still the one
+   * indexed.
+   */
+  @Test
+  void aPassageIsShownOnlyFromTheTextItsScoreIsOf() throws IOException {
+    Path folder = Files.createDirectories(dir.resolve("shown"));
+    Path file = folder.resolve("f.txt");
+    Files.writeString(file, OLD);
+    PrintStream err = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    try (TextModel encoder = TextModel.load(); UpdateLock lock = new UpdateLock(err)) {
+      TextIndex index = TextIndex.update(folder, () -> encoder, true, new Warnings(err), err, null, lock);
+      assertEquals(OLD, index.indexedText("f.txt").orElseThrow());
+      Files.writeString(file, NEW);
+      assertTrue(index.indexedText("f.txt").isEmpty(), "rewritten since it was indexed");
+      Files.delete(file);
+      assertTrue(index.indexedText("f.txt").isEmpty(), "gone");
+      assertTrue(index.indexedText("g.txt").isEmpty(), "never indexed");
     }
   }
 

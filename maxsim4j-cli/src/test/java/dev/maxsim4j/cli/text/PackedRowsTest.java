@@ -1,37 +1,26 @@
 package dev.maxsim4j.cli.text;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.maxsim4j.cli.Progress;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /**
- * A hostile tester's finding: text whose tokens pass what one index or rerank holds (a file of punctuation takes a
- * token a character, where the count before encoding takes one a word) was encoded whole, for over an hour at that
- * size, and then refused as "integer overflow". The count is now checked after each slice that is encoded.
+ * A hostile tester's finding: at -Xmx256m, indexing 114 Markdown files was refused as "texts hold more than 54613
+ * tokens ..., passed at texts[191]; ... encode the texts in smaller lists", advice an index run cannot take: 256
+ * passages went to each encoder call whatever the heap. A call now takes what the heap holds.
  */
 class PackedRowsTest {
   @Test
-  void tooManyTokensAreRefusedAsSoonAsTheSliceThatPassesIsEncoded() {
-    List<String> texts = Collections.nCopies(600, "otters hold hands");
-    List<Long> told = new ArrayList<>();
-    PrintStream err = new PrintStream(new ByteArrayOutputStream());
-    try (TextModel model = TextModel.load()) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PackedRows.encode(model,
-          texts, new Progress(err, "encoding"), Store.INT8, n -> {
-            told.add(n);
-            if (n > 1000) {
-              throw new IllegalArgumentException("past 1000 tokens");
-            }
-          }));
-      assertEquals("past 1000 tokens", e.getMessage());
-      assertEquals(1, told.size(), "the first slice of 256 texts passes 1000 tokens: " + told);
-    }
+  void aSliceHoldsWhatOneEncoderCallTakes() {
+    int[] counts = new int[600];
+    Arrays.fill(counts, 250);
+    assertEquals(3, PackedRows.sliceEnd(counts, 0, 900), "three of 250 tokens fit 900, four do not");
+    assertEquals(4, PackedRows.sliceEnd(new int[] {250, 250, 250, 250, 1}, 0, 1000), "counts that fill it exactly");
+    assertEquals(256, PackedRows.sliceEnd(counts, 0, Long.MAX_VALUE), "at most 256 texts a call");
+    assertEquals(600, PackedRows.sliceEnd(counts, 512, Long.MAX_VALUE), "the last slice ends with the texts");
+    assertEquals(8, PackedRows.sliceEnd(new int[] {5, 5, 5, 5, 5, 5, 5, 2000, 5}, 7, 1000),
+        "a text past a call alone: the encoder refuses it, naming it");
+    assertEquals(7, PackedRows.sliceEnd(new int[] {5, 5, 5, 5, 5, 5, 5, 2000, 5}, 0, 1000));
   }
 }
