@@ -25,8 +25,8 @@ import java.util.SplittableRandom;
  * the document tokens that share their partition: MaxSim's max approximated by a local average.
  *
  * <p>Only valid tokens count. Everything random derives from {@link Builder#seed}: the same parameters give
- * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel on the common fork-join
- * pool; {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (its
+ * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel on the caller's fork-join
+ * pool (called from a task of one), else the common pool; {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (its
  * threads, or the GPU for index builds), to the same bits. Instances are immutable and thread-safe. Quantized
  * batches are encoded from their exact dequantized values, {@code scale x q} in float64. A NaN or infinite value in
  * a valid token makes the encoding's values non-finite, as it makes MaxSim NaN.
@@ -254,7 +254,8 @@ public final class FixedDimensionalEncoder {
      *
      * @throws IllegalArgumentException where the encoding or its random matrix passes the limits above, or where
      *     the matrix ({@code 8 x repetitions x (simHashBits + projectionDim) x d} bytes, projectionDim counted 0
-     *     where it equals d) is larger than this JVM's whole heap
+     *     where it equals d) is more than the heap has room for beside what it holds, leaving up to an eighth of it
+     *     to the JVM
      */
     public FixedDimensionalEncoder build() {
       long perProjection = (long) repetitions * (1 << simHashBits);

@@ -68,7 +68,8 @@ import java.util.function.LongSupplier;
  * last bits between such calls (within the same bound; docs/compressed.md).
  *
  * <p>Results are Java arrays, so a call whose result (or, for training, saved argmax or gradients) would
- * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens x d would, throws
+ * pass the largest Java array (2^31 - 9 elements), or whose longest row of tokens, padded by up to 64, times d would
+ * ({@code (L + 64) x d}, the stage a kernel reads a row into), throws
  * {@link IllegalArgumentException} naming the sizes before any work; {@link #topK} needs only Nq x k. So does a
  * call whose result or working memory the heap ({@code -Xmx}) has no room for beside what the call holds there:
  * its inputs' heap arrays (per-row bookkeeping, masks, scales, tokens given as Java arrays) and the arrays it keeps
@@ -138,6 +139,9 @@ public final class MaxSim implements AutoCloseable {
   /**
    * The automatically chosen backend (property {@code maxsim4j.backend}) on all available processors (at most
    * {@value #MAX_THREADS}), or on the threads the property {@code maxsim4j.threads} names.
+   *
+   * @throws IllegalArgumentException where a property is malformed, as {@link Builder#build()} says
+   * @throws IllegalStateException where the backend the property names cannot run here
    */
   public static MaxSim create() {
     return builder().build();
@@ -178,7 +182,8 @@ public final class MaxSim implements AutoCloseable {
     }
 
     /**
-     * {@code auto} (default), {@code cpu}, {@code cuda}, {@code reference}, {@code scalar} or {@code vector}.
+     * {@code auto}, {@code cpu}, {@code cuda}, {@code reference}, {@code scalar} or {@code vector}; not set, the
+     * system property {@code maxsim4j.backend}, else {@code auto}.
      * {@code cuda} uses every visible GPU, or those the system property {@code maxsim4j.cuda.devices} names
      * (e.g. {@code 0,1}): resident documents are split across them in equal parts where those fit, else by free
      * memory; calls score every part at once and merge, with the API and results of one GPU.
@@ -205,7 +210,10 @@ public final class MaxSim implements AutoCloseable {
      * use.
      *
      * @throws IllegalArgumentException where the backend's name (given, or the system property
-     *     {@code maxsim4j.backend}) names none, or the property {@code maxsim4j.threads} is no thread count
+     *     {@code maxsim4j.backend}) names none, the property {@code maxsim4j.threads} is no thread count, or, for
+     *     {@code auto} and {@code cuda}, the property {@code maxsim4j.cuda.devices} or {@code
+     *     maxsim4j.cuda.memoryLimit} is malformed (checked where no GPU is present too, so that a setting wrong on
+     *     one machine is wrong on all)
      * @throws IllegalStateException where the backend named cannot run here (no GPU, no driver), saying why
      */
     public MaxSim build() {
@@ -257,7 +265,9 @@ public final class MaxSim implements AutoCloseable {
 
   /**
    * The threads {@link Builder#threads} set (or the default): a CPU call computes on its calling thread and
-   * {@code threads() - 1} of this instance's; the GPU backend keeps the number and starts none.
+   * {@code threads() - 1} of this instance's; the GPU backend keeps the number and computes on none of them (it
+   * starts a few threads of its own: from the first asynchronous call, to complete such calls and run their
+   * callbacks, and over several GPUs, to drive the GPUs at once).
    */
   public int threads() {
     return backend.threads();
@@ -273,8 +283,8 @@ public final class MaxSim implements AutoCloseable {
   /**
    * The backend in use, what computes and on how many threads, and why each faster backend was passed over,
    * e.g. {@code vector (Vector API, 512-bit float lanes, 2 threads); cuda not used: libcuda.so.1 (the CUDA
-   * driver) cannot be loaded}. Nothing about this is logged above DEBUG, except a missing Vector API module
-   * (a WARNING, once).
+   * driver) cannot be loaded}. Nothing about this is logged above DEBUG, except a missing Vector API module and,
+   * for {@code auto}, a GPU the driver reports that maxsim4j cannot use (a WARNING each, once).
    */
   public String backendInfo() {
     return BackendSelector.describe(backend, requestedBackend);

@@ -25,9 +25,10 @@ import java.util.Arrays;
  * neither. Masks, lengths, offsets and scales are copied. Instances are immutable and thread-safe to share.
  *
  * <p>A quantized batch ({@link #ofBytes}, {@link #packedBytes}, the {@code MemorySegment} factories with a
- * quantized type, or {@link #quantize}) is scored without being expanded in memory, and scores exactly as
- * MaxSim on its dequantized vectors ({@code scale x q}). It can be scored, ranked and made resident like any
- * batch; training calls take fp32, fp16 or bf16 only.
+ * quantized type, or {@link #quantize}) is scored without being expanded in memory, as MaxSim on its dequantized
+ * vectors ({@code scale x q}): each product exact, the sums in fp32, so within fp32 rounding of (not bit for bit)
+ * the scores of an fp32 copy. It can be scored, ranked and made resident like any batch; training calls take fp32,
+ * fp16 or bf16 only.
  */
 public final class TokenBatch {
   private final Tokens tokens;

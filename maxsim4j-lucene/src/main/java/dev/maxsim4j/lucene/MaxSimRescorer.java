@@ -59,9 +59,10 @@ import org.apache.lucene.util.BytesRef;
  *
  * <p>Compressed fields. {@link #createQuantized} rescores a {@link QuantizedLateInteractionField} (int8, fp8 or
  * one bit per dimension, with per-token scales): the stored bytes are gathered and scored as they are, never
- * expanded to floats in memory, and each document scores exactly MaxSim on its dequantized vectors (a field's
- * values may differ in type from document to document: each type is scored in its own call). Its
- * similarity is DOT_PRODUCT (index quantized unit vectors); {@link #withQueryType} compresses the query too.
+ * expanded to floats in memory, and each document scores MaxSim on its dequantized vectors, each product exact and
+ * the sums in fp32 (a field's values may differ in type from document to document: each type is scored in its own
+ * call). Its similarity is DOT_PRODUCT (index quantized unit vectors); {@link #withQueryType} compresses the query
+ * too.
  */
 public final class MaxSimRescorer extends Rescorer {
 
