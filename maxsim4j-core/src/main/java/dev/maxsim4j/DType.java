@@ -8,7 +8,8 @@ package dev.maxsim4j;
  * <p>The quantized types ({@link #INT8}, {@link #FLOAT8_E4M3}, {@link #BINARY}) store each token as bytes plus
  * one fp32 scale: the token's value is {@code scale x q} for its stored values {@code q} (scale 1 when none is
  * given). A quantized batch scores as MaxSim on its dequantized vectors, each product exact and the sums in fp32
- * (within fp32 rounding of, not bit for bit, an fp32 copy's scores). Training inputs stay {@link #FLOAT32}, {@link #FLOAT16} or {@link #BFLOAT16}.
+ * (within fp32 rounding of, not bit for bit, an fp32 copy's scores). Training inputs stay {@link #FLOAT32},
+ * {@link #FLOAT16} or {@link #BFLOAT16}.
  */
 public enum DType {
   /** IEEE 754 binary32. */

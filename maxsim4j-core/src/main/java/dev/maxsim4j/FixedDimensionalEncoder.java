@@ -26,8 +26,9 @@ import java.util.SplittableRandom;
  *
  * <p>Only valid tokens count. Everything random derives from {@link Builder#seed}: the same parameters give
  * the same encodings on every run and machine. Encoding is on the CPU, rows in parallel on the caller's fork-join
- * pool (called from a task of one), else the common pool; {@link MaxSim#encodeDocuments} and {@link MaxSim#encodeQueries} run it on a MaxSim's backend instead (its
- * threads, or the GPU for index builds), to the same bits. Instances are immutable and thread-safe. Quantized
+ * pool (called from a task of one), else the common pool; {@link MaxSim#encodeDocuments} and {@link
+ * MaxSim#encodeQueries} run it on a MaxSim's backend instead (its threads, or the GPU for index builds), to the same
+ * bits. Instances are immutable and thread-safe. Quantized
  * batches are encoded from their exact dequantized values, {@code scale x q} in float64. A NaN or infinite value in
  * a valid token makes the encoding's values non-finite, as it makes MaxSim NaN.
  */

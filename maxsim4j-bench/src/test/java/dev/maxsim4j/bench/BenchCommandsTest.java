@@ -214,6 +214,10 @@ class BenchCommandsTest {
     assertTrue(mixed.failedCleanly() && mixed.err().contains(": rows 8×8×48×300×128 (bfloat16) and 16×16×48×300×64"
         + " (bfloat16) both have Lq = 48 and Ld = 300; expected one d and one dtype"), mixed.err());
     assertTrue(Files.notExists(dir.resolve("m.svg")));
+    Files.writeString(dir.resolve("null.json"), "[{\"shape\": [8, 8, 48, 300, 128], \"dtype\": \"bfloat16\","
+        + " \"op_mib\": 100}, {\"shape\": [16, 16, 48, 300, 128], \"dtype\": null, \"op_mib\": 50}]");
+    BenchRun nulled = BenchRun.of("plot", "memory", "--in", p("null.json"), "--out", p("m.svg"));
+    assertTrue(nulled.failedCleanly() && nulled.err().contains("(null) both have Lq = 48"), nulled.err());
   }
 
   @Test

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -277,7 +278,8 @@ public final class PlotCommand {
     Object dtype = picked.get(0).getOrDefault("dtype", "bf16");
     for (Map<String, Object> r : picked) {
       // the subtitle names one d and one type for every bar: rows of another would be drawn under the wrong one
-      if (!((List<?>) r.get("shape")).get(4).equals(first.get(4)) || !r.getOrDefault("dtype", "bf16").equals(dtype)) {
+      if (!((List<?>) r.get("shape")).get(4).equals(first.get(4))
+          || !Objects.equals(r.getOrDefault("dtype", "bf16"), dtype)) {
         throw new IllegalArgumentException("rows " + shape(picked.get(0)) + " (" + dtype + ") and " + shape(r) + " ("
             + r.getOrDefault("dtype", "bf16") + ") both have Lq = " + lq + " and Ld = " + ld + "; expected one d and"
             + " one dtype among the rows a chart draws (a file of one gpu --train run)");

@@ -54,7 +54,7 @@ final class SyntheticScaling {
             + " documents");
       }
     }
-    // the corpus lives off the heap, where neither -Xmx nor a container's limit stops it before the machine does
+    // the corpus lives off the heap, which -Xmx does not bound: too large, it is refused here, not killed by the system
     long perDocument = (long) corpus.docTokens * corpus.dim * Float.BYTES;
     long room = Math.max(0, physicalMemory() - Runtime.getRuntime().maxMemory());
     for (int n : sizes) {

@@ -26,16 +26,16 @@ import java.util.zip.CRC32C;
  * whose); then one line per file ({@code file}, bytes, modification time in ms, its identity
  * ({@link TextFiles#identity}), its passages as {@code line:tokens} separated by commas, and the path relative to
  * the folder, escaped by {@link Names}), and, for a file read in the tick of its modification time, the CRC-32C of
- * its text ({@link TextIndex.Entry#text()}).
+ * its text ({@link TextIndex.Entry#text()}: 8 hex digits, 9 from 1 once a later run has settled it).
  */
 final class Manifest {
   // the version moves whenever the encoder may give some text other vectors or a file line gains a field, so that
-  // older indexes are rebuilt
+  // older indexes are rebuilt (a value an older maxsim4j cannot parse, a settled checksum, makes it rebuild too)
   static final String HEADER = "# maxsim4j text index v5: all-MiniLM-L6-v2 token states, 384-d, bf16, passages";
   /** What an identity field holds: {@link TextFiles#identity}'s inode and nanoseconds, or nothing. */
-  /** What a text field holds: a CRC-32C, settled ({@link TextIndex.Entry#SETTLED}) or not. */
-  private static final Pattern TEXT = Pattern.compile("1?[0-9a-f]{8}");
   private static final Pattern IDENTITY = Pattern.compile("(-?[0-9]{1,19}:-?[0-9]{1,19})?");
+  /** What a text field holds: a CRC-32C, settled ({@link TextIndex.Entry#SETTLED}: 9 digits, the first 1) or not. */
+  private static final Pattern TEXT = Pattern.compile("1?[0-9a-f]{8}");
 
   /** The version line of an index of {@code store} tokens (bf16's is the one indexes had before other stores). */
   static String header(Store store) {

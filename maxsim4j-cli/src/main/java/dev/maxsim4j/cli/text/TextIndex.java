@@ -81,6 +81,7 @@ public final class TextIndex {
       return text >= 0 && (text & SETTLED) == 0;
     }
 
+    /** This entry with its checksum settled (a -1 stays -1: nothing to settle). */
     Entry settled() {
       return new Entry(path, bytes, modified, identity, checksum() | SETTLED, passages);
     }
@@ -241,8 +242,8 @@ public final class TextIndex {
       warnings.warn("cannot save the index in " + TextFiles.shown(dir) + " (" + why + "); going on without saving it");
     }
     if (!linked && Files.exists(dir) && !Files.isDirectory(dir)) {
-      throw new IllegalArgumentException(dir + (Files.isRegularFile(dir) ? " is a file" : " is not a folder (a pipe,"
-          + " socket or device)") + ", where the index folder belongs; remove or rename it");
+      throw new IllegalArgumentException(TextFiles.shown(dir) + (Files.isRegularFile(dir) ? " is a file"
+          : " is not a folder (a pipe, socket or device)") + ", where the index folder belongs; remove or rename it");
     }
     // refused before any work where the index must be saved: it would encode the whole folder, then fail to save it
     if (mustSave && Files.isDirectory(dir.resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS)) {
@@ -303,6 +304,8 @@ public final class TextIndex {
         entries.add(previous);
         continue;
       }
+      // the clock before the read: a read that began in the tick and ended past it is still one in the tick
+      boolean inItsTick = Math.abs(System.currentTimeMillis() - modified) < SAME_TICK_MILLIS;
       var text = TextFiles.readOrWarn(f, shown, warnings);
       if (text.isEmpty()) {
         skipped++;
@@ -311,7 +314,6 @@ public final class TextIndex {
       // read in the tick of its modification time, a file written again in that tick keeps its size and time: its
       // text's checksum tells the two apart
       long checksum = checksum(text.get());
-      boolean inItsTick = Math.abs(System.currentTimeMillis() - modified) < SAME_TICK_MILLIS;
       if (same && previous.checksum() == checksum) {
         // read past its tick now, the same text: a later write changes its time, so it need not be read again
         entries.add(inItsTick ? previous : previous.settled());
@@ -412,12 +414,12 @@ public final class TextIndex {
         } catch (IOException e) {
           cannotSave(dir, e, mustSave, warnings);
         }
-      } else if (settling && !linked && lock.held()) {
+      } else if (!changed && settling && !linked && lock.held()) {
         try {
           bytes = Files.size(dir.resolve(old.tokensFile)) + writeManifest(dir, old.store, old.tokensFile, total,
               old.tokensChecksum, list);
         } catch (IOException e) {
-          cannotSave(dir, e, mustSave, warnings);
+          // only saves later runs a read: unwritten, the index on disk is whole, and the next run reads the file again
         }
       }
       return new TextIndex(list, new PackedRows(tokens, offsets), freshEntries.size(), skipped, bytes, listed);
