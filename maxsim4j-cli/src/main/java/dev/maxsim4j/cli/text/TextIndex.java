@@ -387,7 +387,10 @@ public final class TextIndex {
         Integer start = old.start.get(entries.get(e).path());
         inPlace = start != null && start == at;
       }
-      StoredTokens tokens = inPlace ? old.tokens : StoredTokens.allocate(store, (int) total, DIM);
+      // every file new (a first build, a rebuild): the encoded rows are the index's, in its order, and are not copied
+      boolean allFresh = encoded != null && freshEntries.size() == entries.size();
+      StoredTokens tokens = inPlace ? old.tokens : allFresh ? encoded.tokens()
+          : StoredTokens.allocate(store, (int) total, DIM);
       for (int e = 0, row = 0, freshRow = 0, next = 0; e < entries.size(); e++) {
         Entry entry = entries.get(e);
         boolean isFresh = next < freshEntries.size() && freshEntries.get(next) == e;
@@ -395,7 +398,7 @@ public final class TextIndex {
         StoredTokens from = !isFresh ? old.tokens : encoded == null ? null : encoded.tokens(); // null: no passages
         for (Span s : entry.passages()) {
           offsets[row + 1] = offsets[row] + s.tokens();
-          if (!inPlace) {
+          if (!inPlace && !allFresh) {
             from.copyTo(at, tokens, offsets[row], s.tokens());
           }
           at += s.tokens();
