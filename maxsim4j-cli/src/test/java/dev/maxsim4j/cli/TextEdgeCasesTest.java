@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Collectors;
@@ -249,6 +250,27 @@ class TextEdgeCasesTest {
       assertTrue(r.err().contains("has no word piece"), r.err());
       assertEquals("", r.out(), "nothing ranked before the bad line");
       assertFalse(Files.exists(notes.resolve(".maxsim4j")), "no index is built for a run that cannot complete");
+    }
+  }
+
+  /**
+   * A hostile tester's finding: the model's 90 MB were read onto the heap (twice that while read), so index ran out
+   * of memory below some 170 MB for a single file. They are read into native memory now.
+   */
+  @Test
+  void aSmallHeapIndexesAndSearchesASmallFolder() throws Exception {
+    Path folder = Files.createDirectories(dir.resolve("small"));
+    Files.writeString(folder.resolve("a.txt"), "Sea otters hold hands while they sleep.");
+    Files.writeString(folder.resolve("b.txt"), "Bread rises because yeast makes gas.");
+    for (String command : new String[] {"index\u0001--dir\u0001" + folder,
+        "search\u0001--dir\u0001" + folder + "\u0001--query\u0001otters"}) {
+      Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx96m",
+          "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",
+          System.getProperty("java.class.path"), NonUtf8LocaleTest.Child.class.getName(), command)
+          .redirectErrorStream(true).start();
+      String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertEquals(0, child.waitFor(), output);
+      assertTrue(output.contains("\n0 "), command + ": " + output);
     }
   }
 }
