@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -269,7 +270,8 @@ class TextEdgeCasesTest {
           System.getProperty("java.class.path"), NonUtf8LocaleTest.Child.class.getName(), command)
           .redirectErrorStream(true).start();
       String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertEquals(0, child.waitFor(), output);
+      assertTrue(child.waitFor(5, TimeUnit.MINUTES), command + " ended: " + output);
+      assertEquals(0, child.exitValue(), output);
       assertTrue(output.contains("\n0 "), command + ": " + output);
     }
   }

@@ -180,7 +180,7 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
 
   /**
    * ONNX Runtime's session of the model, read into native memory for it to parse: read onto the heap, its 90 MB
-   * (twice that while read) took most of a small heap for the moment of loading, and a heap below some 200 MB
+   * (twice that while read) took most of a small heap for the moment of loading, and a heap below some 170 MB
    * could not load it at all.
    */
   private static OrtSession session(OrtSession.SessionOptions options) throws IOException, OrtException {
@@ -199,12 +199,12 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
       long at = 0;
       for (int n; (n = in.read(chunk)) > 0; at += n) {
         if (n > size - at) {
-          throw new IOException(MODEL + " holds more than the " + size + " bytes its jar entry gives");
+          throw new IOException(MODEL + " holds more than the " + size + " bytes its class loader gives");
         }
         MemorySegment.copy(chunk, 0, model, ValueLayout.JAVA_BYTE, at, n);
       }
       if (at != size) {
-        throw new IOException(MODEL + " ended after " + at + " of the " + size + " bytes its jar entry gives");
+        throw new IOException(MODEL + " ended after " + at + " of the " + size + " bytes its class loader gives");
       }
       // ONNX Runtime builds its session from a copy: the bytes are freed once it is made
       return OrtEnvironment.getEnvironment().createSession(model.asByteBuffer(), options);

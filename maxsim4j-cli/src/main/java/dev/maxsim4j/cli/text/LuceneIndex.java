@@ -387,13 +387,12 @@ public final class LuceneIndex implements Closeable {
       writer.close();
     } catch (IOException | RuntimeException | Error e) {
       // closing would commit the passages added so far, and a file with some of its passages would then pass for
-      // indexed; rolling back keeps the last commit, whole. A writer that met a tragic event (out of memory in a
-      // flush, say) rolls itself back, and waiting on it then can wait forever: it is left, its last commit whole
-      // and its lock the process's until it ends
-      if (writer.getTragicException() == null && !(e instanceof VirtualMachineError)) {
+      // indexed; rolling back keeps the last commit, whole. A writer that met a tragic event (an out-of-memory error
+      // inside Lucene, say) has rolled itself back, and a second rollback then could wait for it forever
+      if (writer.getTragicException() == null) {
         try {
           writer.rollback();
-        } catch (IOException | RuntimeException suppressed) {
+        } catch (Throwable suppressed) {
           e.addSuppressed(suppressed);
         }
       }
@@ -454,7 +453,8 @@ public final class LuceneIndex implements Closeable {
       int to = from + 1;
       long tokens = index.rows().length(rows.get(from));
       while (to < rows.size() && to - from < ROWS && rows.get(to) == rows.get(to - 1) + 1
-          && (tokens += index.rows().length(rows.get(to))) <= ROW_TOKENS) {
+          && tokens + index.rows().length(rows.get(to)) <= ROW_TOKENS) {
+        tokens += index.rows().length(rows.get(to));
         to++;
       }
       addRows(writer, index, maxSim, rows.get(from), rows.get(to - 1) + 1);
@@ -499,7 +499,7 @@ public final class LuceneIndex implements Closeable {
         + (e.checksum() < 0 ? "" : "\u0000" + e.checksum());
   }
 
-  /** Adds rows {@code from} to {@code to} of the index, a run of whole files' passages. */
+  /** Adds rows {@code from} to {@code to} of the index (committed with the rest, so a file's rows may be split). */
   private static void addRows(IndexWriter writer, TextIndex index, Function<TokenBatch, float[][]> maxSim, int from,
       int to) throws IOException {
     TokenBatch batch = index.rows().slice(from, to);
