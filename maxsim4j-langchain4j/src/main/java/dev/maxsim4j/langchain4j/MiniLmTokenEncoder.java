@@ -179,9 +179,8 @@ public final class MiniLmTokenEncoder implements TokenEncoder, AutoCloseable {
   }
 
   /**
-   * ONNX Runtime's session of the model, read into native memory for it to parse: read onto the heap, its 90 MB
-   * (twice that while read) took most of a small heap for the moment of loading, and a heap below some 170 MB
-   * could not load it at all.
+   * ONNX Runtime's session of the model, read into native memory for it to parse, so that loading takes none of the
+   * heap: the model's 90 MB (twice that while read) would be most of a small one.
    */
   private static OrtSession session(OrtSession.SessionOptions options) throws IOException, OrtException {
     URL url = MiniLmTokenEncoder.class.getClassLoader().getResource(MODEL);
