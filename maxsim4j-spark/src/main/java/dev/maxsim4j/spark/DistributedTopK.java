@@ -125,7 +125,7 @@ final class DistributedTopK {
       if (!rows.hasNext()) {
         return Collections.emptyIterator();
       }
-      IdReader idReader = new IdReader(idType);
+      IdReader idReader = new IdReader(idType, "document id");
       QuerySet set = queries.value();
       Map<TokenShape.Batch, Pending> byBatch = new TreeMap<>();
       int queryDim = set.tokens().dim();

@@ -19,8 +19,8 @@ import org.apache.spark.sql.types.StructType;
  * A table of token embeddings: an id column, a tokens column ({@code array<array<float>>}, or {@code binary}
  * cells of {@link TokenCodec}) and optionally a mask column ({@code array<boolean>}, one flag per token; a
  * false flag leaves the token out). Ids are strings, numbers, dates or other single values that Spark compares
- * (not intervals or variants; strings compared by their bytes, not under a collation such as UTF8_LCASE), and
- * unique: scoring fails on a duplicate it meets rather than scoring one id twice.
+ * (not intervals or variants; strings compared by their bytes, not under a collation such as UTF8_LCASE, and
+ * UTF-8), and unique: scoring fails on a duplicate it meets rather than scoring one id twice.
  *
  * <pre>{@code
  * EmbeddingTable corpus = EmbeddingTable.of(spark.read().parquet("corpus/"));          // id, tokens

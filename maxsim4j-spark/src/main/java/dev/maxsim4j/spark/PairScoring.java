@@ -66,9 +66,32 @@ final class PairScoring {
     check(pairs, queryId, docId, scoreColumn, queries, corpus);
     Dataset<Row> joined = joined(pairs, queryId, docId, queries, corpus);
     List<String> columns = Arrays.asList(pairs.columns());
-    StructType out = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
-    Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId), chunkRows);
-    return joined.mapPartitions(scorer, Encoders.row(out));
+    StructType types = pairs.schema();
+    List<Column> crossing = new ArrayList<>();
+    for (String c : joined.columns()) {
+      crossing.add(columns.contains(c) ? PassThroughColumns.encoded(col(quoted(c)), types.apply(c).dataType()).as(c)
+          : col(quoted(c)));
+    }
+    Dataset<Row> rows = joined.select(crossing.toArray(Column[]::new));
+    StructType out = new StructType(Arrays.copyOf(rows.schema().fields(), columns.size()))
+        .add(scoreColumn, DataTypes.FloatType, false);
+    Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId),
+        types.apply(queryId).dataType(), types.apply(docId).dataType(), chunkRows);
+    Dataset<Row> scored = rows.mapPartitions(scorer, Encoders.row(out));
+    return scored.select(decoded(scored, types).toArray(Column[]::new));
+  }
+
+  /**
+   * The columns of {@code scored} (the pairs' columns as {@link PassThroughColumns} encoded them, then a score) as
+   * the pairs' {@code types} again.
+   */
+  static List<Column> decoded(Dataset<Row> scored, StructType types) {
+    List<Column> out = new ArrayList<>();
+    for (String c : scored.columns()) {
+      out.add(types.getFieldIndex(c).isDefined()
+          ? PassThroughColumns.decoded(scored.col(quoted(c)), types.apply(c).dataType()).as(c) : scored.col(quoted(c)));
+    }
+    return out;
   }
 
   /**
@@ -183,8 +206,11 @@ final class PairScoring {
         .withColumn(copies, count(lit(1)).over(Window.partitionBy(col(key))));
   }
 
-  /** One partition: chunks of rows, grouped by query, one call per query and chunk. */
-  private record Scorer(int width, int queryId, int docId, int chunkRows)
+  /**
+   * One partition: chunks of rows, grouped by query, one call per query and chunk. The pairs' columns arrive as
+   * {@link PassThroughColumns} encoded them, ids of types {@code queryType} and {@code docType}.
+   */
+  private record Scorer(int width, int queryId, int docId, DataType queryType, DataType docType, int chunkRows)
       implements MapPartitionsFunction<Row, Row> {
     @Override
     public Iterator<Row> call(Iterator<Row> rows) {
@@ -209,23 +235,28 @@ final class PairScoring {
       };
     }
 
+    /** A pair's row and its document id as the library reads it ({@link IdValues}). */
+    private record Member(Row row, Object docId) {}
+
     private void scoreChunk(Iterator<Row> rows, ArrayDeque<Row> out) {
-      Map<Object, List<Row>> byQuery = new LinkedHashMap<>();
+      Map<Object, List<Member>> byQuery = new LinkedHashMap<>();
       int taken = 0;
       long elements = 0;
       while (rows.hasNext() && taken < chunkRows && elements < CHUNK_ELEMENTS) {
         Row r = rows.next();
-        requireIds(r.get(queryId), r.get(docId));
-        byQuery.computeIfAbsent(r.get(queryId), x -> new ArrayList<>()).add(r);
+        Object query = IdValues.external(r.get(queryId), queryType, "a pair's query id");
+        Object doc = IdValues.external(r.get(docId), docType, "a pair's document id");
+        requireIds(query, doc);
+        byQuery.computeIfAbsent(query, x -> new ArrayList<>()).add(new Member(r, doc));
         taken++;
         elements += approximateElements(r.get(width + 2));
       }
       MaxSim maxSim = ExecutorMaxSim.get();
       TokenRows query = new TokenRows("query");
       TokenRows docs = new TokenRows("document");
-      for (Map.Entry<Object, List<Row>> group : byQuery.entrySet()) {
-        List<Row> members = group.getValue();
-        Row first = members.get(0);
+      for (Map.Entry<Object, List<Member>> group : byQuery.entrySet()) {
+        List<Member> members = group.getValue();
+        Row first = members.get(0).row();
         query.clear();
         requireUnique(first, width + 4, "query " + IdText.quoted(group.getKey()), "query table");
         query.add(group.getKey(), first.get(width), first.get(width + 1));
@@ -233,8 +264,8 @@ final class PairScoring {
         // token, per d (TokenShape.batchOf: the query alone is the batch here), scores in the rows' order
         Map<TokenShape.Batch, List<Integer>> byBatch = new TreeMap<>();
         for (int i = 0; i < members.size(); i++) {
-          Row r = members.get(i);
-          requireUnique(r, width + 5, "document " + IdText.quoted(r.get(docId)), "corpus");
+          Row r = members.get(i).row();
+          requireUnique(r, width + 5, "document " + IdText.quoted(members.get(i).docId()), "corpus");
           TokenShape.Batch batch = TokenShape.batchOf(TokenCodec.statedType(r.get(width + 2)), query.dim(),
               () -> TokenCodec.statedDim(r.get(width + 2)));
           byBatch.computeIfAbsent(batch, x -> new ArrayList<>()).add(i);
@@ -244,8 +275,8 @@ final class PairScoring {
           docs.clear();
           docs.expectDim(query.dim(), "query " + IdText.quoted(group.getKey()));
           for (int i : ofBatch) {
-            Row r = members.get(i);
-            docs.add(r.get(docId), r.get(width + 2), r.get(width + 3));
+            Row r = members.get(i).row();
+            docs.add(members.get(i).docId(), r.get(width + 2), r.get(width + 3));
           }
           int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
           float[] batchScores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
@@ -256,7 +287,7 @@ final class PairScoring {
         for (int i = 0; i < members.size(); i++) {
           Object[] values = new Object[width + 1];
           for (int c = 0; c < width; c++) {
-            values[c] = members.get(i).get(c);
+            values[c] = members.get(i).row().get(c);
           }
           values[width] = scores[i];
           out.add(RowFactory.create(values));

@@ -31,14 +31,14 @@ final class QuerySet implements Serializable {
 
   static QuerySet collect(EmbeddingTable queries) {
     Column[] columns = TableColumns.of(queries);
-    columns[0] = TimeIds.collected(columns[0], queries.idType());
+    columns[0] = IdValues.collected(columns[0], queries.idType());
     List<Row> rows = queries.data().select(columns).collectAsList();
     TokenRows tokens = new TokenRows("query");
     Object[] ids = new Object[rows.size()];
     Set<Object> seen = new HashSet<>();
     for (int i = 0; i < ids.length; i++) {
       Row r = rows.get(i);
-      ids[i] = TimeIds.external(r.get(0), queries.idType());
+      ids[i] = IdValues.external(r.get(0), queries.idType(), "query id");
       if (ids[i] == null) {
         throw new IllegalArgumentException("a query's id is null; expected every query to have an id (results"
             + " name queries by id)");

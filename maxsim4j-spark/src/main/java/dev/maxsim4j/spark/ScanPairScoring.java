@@ -62,11 +62,12 @@ final class ScanPairScoring {
     Map<Object, List<Integer>> byDocument = new HashMap<>();
     DataType queryType = queries.idType();
     DataType docType = corpus.idType();
-    for (Row key : keys.select(TimeIds.collected(col(QUERY_KEY), queryType), TimeIds.collected(col(DOC_KEY),
+    for (Row key : keys.select(IdValues.collected(col(QUERY_KEY), queryType), IdValues.collected(col(DOC_KEY),
         docType)).collectAsList()) {
-      Integer q = queryIndex.get(lookupKey(TimeIds.external(key.get(0), queryType)));
+      Integer q = queryIndex.get(lookupKey(IdValues.external(key.get(0), queryType, "a pair's query id")));
       if (q != null && !key.isNullAt(1)) {
-        byDocument.computeIfAbsent(lookupKey(TimeIds.external(key.get(1), docType)), d -> new ArrayList<>()).add(q);
+        byDocument.computeIfAbsent(lookupKey(IdValues.external(key.get(1), docType, "a pair's document id")),
+            d -> new ArrayList<>()).add(q);
       }
     }
     Map<Object, int[]> plan = new HashMap<>();
@@ -85,17 +86,22 @@ final class ScanPairScoring {
         .equalTo(scores.col(QUERY_KEY))
         .and(PairScoring.idAs(pairs, docId, corpus.idType()).equalTo(scores.col(DOC_KEY))), "left");
     List<Column> out = new ArrayList<>();
+    StructType types = pairs.schema();
     for (String c : pairs.columns()) {
-      out.add(pairs.col(PairScoring.quoted(c)));
+      out.add(PassThroughColumns.encoded(pairs.col(PairScoring.quoted(c)), types.apply(c).dataType()).as(c));
     }
     out.add(scores.col(SCORE));
     out.add(scores.col(COPIES));
-    out.add(TimeIds.collected(PairScoring.idAs(pairs, queryId, queries.idType()), queries.idType())
+    out.add(IdValues.collected(PairScoring.idAs(pairs, queryId, queries.idType()), queries.idType())
         .as(QUERY_KEY + "p"));
-    StructType schema = pairs.schema().add(scoreColumn, DataTypes.FloatType, false);
     List<String> columns = Arrays.asList(pairs.columns());
-    return joined.select(out.toArray(Column[]::new)).map(new RequireScore(broadcast, columns.indexOf(queryId),
-        columns.indexOf(docId), columns.size(), queries.idType()), Encoders.row(schema));
+    Dataset<Row> rows = joined.select(out.toArray(Column[]::new));
+    StructType schema = new StructType(Arrays.copyOf(rows.schema().fields(), columns.size()))
+        .add(scoreColumn, DataTypes.FloatType, false);
+    Dataset<Row> checked = rows.map(new RequireScore(broadcast, columns.indexOf(queryId), columns.indexOf(docId),
+        columns.size(), queries.idType(), types.apply(queryId).dataType(), types.apply(docId).dataType()),
+        Encoders.row(schema));
+    return checked.select(PairScoring.decoded(checked, types).toArray(Column[]::new));
   }
 
   /**
@@ -147,7 +153,7 @@ final class ScanPairScoring {
       implements FlatMapFunction<Iterator<InternalRow>, Row> {
     @Override
     public Iterator<Row> call(Iterator<InternalRow> rows) {
-      IdReader idReader = new IdReader(idType);
+      IdReader idReader = new IdReader(idType, "document id");
       Plan p = plan.value();
       Map<Group, TokenRows> documents = new LinkedHashMap<>();
       Map<Group, List<Object>> documentIds = new HashMap<>();
@@ -214,27 +220,29 @@ final class ScanPairScoring {
   /**
    * Every pair gets one score; one without names the id its tables lack, rather than being dropped, and one
    * scored against several corpus rows names the id they share; the count and cast query id columns are dropped.
+   * The pairs' columns arrive as {@link PassThroughColumns} encoded them, their ids of {@code pairQueryType} and
+   * {@code pairDocType}.
    */
-  private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width, DataType queryType)
+  private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width, DataType queryType,
+      DataType pairQueryType, DataType pairDocType)
       implements MapFunction<Row, Row> {
     @Override
     public Row call(Row row) {
-      PairScoring.requireIds(row.get(queryId), row.get(docId));
+      Object q = IdValues.external(row.get(queryId), pairQueryType, "a pair's query id");
+      Object d = IdValues.external(row.get(docId), pairDocType, "a pair's document id");
+      PairScoring.requireIds(q, d);
       if (row.isNullAt(width)) {
-        Object q = row.get(queryId);
         // the pair's id as the query table types it: a string "1" is query 1 of an int table
-        Object asTable = TimeIds.external(row.get(width + 2), queryType);
+        Object asTable = IdValues.external(row.get(width + 2), queryType, "a pair's query id");
         boolean knownQuery = asTable != null && Arrays.stream(plan.value().queries().ids())
             .anyMatch(id -> lookupKey(id).equals(lookupKey(asTable)));
-        // a query the table holds is named as the table reads it (a Row's java.sql.Date may name another day)
         throw new IllegalArgumentException(knownQuery
-            ? "document " + IdText.quoted(row.get(docId)) + " of a pair with query " + IdText.quoted(asTable)
+            ? "document " + IdText.quoted(d) + " of a pair with query " + IdText.quoted(asTable)
                 + " is not in the corpus"
             : "query " + IdText.quoted(q) + " of a pair is not in the query table");
       }
       if (row.getLong(width + 1) > 1) {
-        throw new IllegalArgumentException("document " + IdText.quoted(row.get(docId)) + " appears "
-            + row.getLong(width + 1)
+        throw new IllegalArgumentException("document " + IdText.quoted(d) + " appears " + row.getLong(width + 1)
             + " times in the corpus; expected unique ids");
       }
       Object[] values = new Object[width + 1];

@@ -96,10 +96,10 @@ public final class TrecRun {
 
   /**
    * Column {@code name} as the run writes it: a date id as Spark prints it, formatted by Spark (a Row's java.sql.Date
-   * names another day for dates before 1582-10-15 or outside years 1 to 9999, see TimeIds).
+   * names another day for dates before 1582-10-15 or outside years 1 to 9999, see IdValues).
    */
   private static Column asPrinted(Dataset<Row> topK, String name) {
-    return TimeIds.applies(topK.schema().apply(name).dataType()) ? col(name).cast("string").as(name) : col(name);
+    return IdValues.isTime(topK.schema().apply(name).dataType()) ? col(name).cast("string").as(name) : col(name);
   }
 
   /**

@@ -105,7 +105,7 @@ class HostileIdReaderTest {
           } catch (RuntimeException e) {
             continue; // the getter before the change failed here too
           }
-          Object got = new IdReader(type).read(row);
+          Object got = new IdReader(type, "id").read(row);
           compared++;
           if (value == null) {
             assertNull(got, what);

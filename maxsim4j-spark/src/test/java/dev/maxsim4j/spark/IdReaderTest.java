@@ -33,11 +33,11 @@ class IdReaderTest {
       for (Object value : new Object[] {id[1], null}) {
         InternalRow generic = new GenericInternalRow(new Object[] {value, new byte[] {9}});
         for (InternalRow row : new InternalRow[] {generic, unsafe.apply(generic)}) {
-          // dates and timestamps as java.time values, whatever the JVM's time zone (TimeIds)
+          // dates and timestamps as java.time values, whatever the JVM's time zone (IdValues)
           Object want = type == DataTypes.DateType ? java.time.LocalDate.ofEpochDay(20000)
               : type == DataTypes.TimestampType ? java.time.Instant.ofEpochSecond(1_700_000_000L)
               : CatalystTypeConverters.createToScalaConverter(type).apply(row.get(0, type));
-          Object got = new IdReader(type).read(row);
+          Object got = new IdReader(type, "id").read(row);
           String what = type.simpleString() + " " + value + " in a " + row.getClass().getSimpleName();
           if (value == null) {
             assertNull(got, what);
