@@ -14,9 +14,10 @@ import java.util.List;
  * A LangChain4j {@link ScoringModel} (reranker) backed by token embeddings and MaxSim: the query and every
  * segment are encoded token by token (by a {@link TokenEncoder}: the bundled {@link MiniLmTokenEncoder}, or a
  * late-interaction model of the application's) and the segments are scored against the query
- * {@value #SEGMENTS_PER_CALL} at a time, or fewer where they hold over {@value #CHARS_PER_CALL} characters (a longer
- * segment alone), each group in one fused call (a segment's score does not depend on the others, and memory stays
- * bounded however many and however long the segments a call passes: by the longest segment). Usable wherever
+ * {@value #SEGMENTS_PER_CALL} at a time, or fewer where they hold over {@value #CHARS_PER_CALL} characters or, on a
+ * small heap, more word pieces than {@link MiniLmTokenEncoder#maxTokensPerCall()} could (a longer segment alone), each
+ * group in one fused call (a segment's score does not depend on the others, and memory stays bounded however many and
+ * however long the segments a call passes: by the longest segment). Usable wherever
  * LangChain4j takes a scoring model, e.g.
  * {@code ReRankingContentAggregator.builder().scoringModel(new MaxSimScoringModel(encoder, maxSim))}.
  *
@@ -37,6 +38,8 @@ public final class MaxSimScoringModel implements ScoringModel {
    * application cannot split).
    */
   static final int CHARS_PER_CALL = 1 << 15;
+  /** Word pieces a character makes at most: a Hangul syllable is split into its two or three letters. */
+  private static final int PIECES_PER_CHAR = 3;
 
   private final TokenEncoder encoder;
   private final MaxSim maxSim;
@@ -87,16 +90,26 @@ public final class MaxSimScoringModel implements ScoringModel {
     int queryTokens = q.validTokens(0);
     List<Double> scores = new ArrayList<>(texts.size());
     double[][] exact = null; // the query in float64, made where a sum first passes fp32's range
+    long tokensPerCall = MiniLmTokenEncoder.maxTokensPerCall();
     for (int from = 0, to; from < texts.size(); from = to) {
-      // a group ends at segmentsPerCall segments, or before the one that would take it past CHARS_PER_CALL: its
-      // token vectors (a few per character at most) stay bounded however long the segments are
+      // a group ends at segmentsPerCall segments, or before the one that would take it past CHARS_PER_CALL or past
+      // the tokens MiniLM encodes at once on this heap: its token vectors (a few per character at most) stay bounded
+      // however long the segments are, and segments that each fit are not refused together
       long chars = texts.get(from).length();
       for (to = from + 1; to < texts.size() && to - from < segmentsPerCall
-          && chars + texts.get(to).length() <= CHARS_PER_CALL; to++) {
+          && chars + texts.get(to).length() <= CHARS_PER_CALL
+          && mostTokens(chars + texts.get(to).length(), to + 1 - from) <= tokensPerCall; to++) {
         chars += texts.get(to).length();
       }
       List<String> group = texts.subList(from, to);
-      TokenBatch documents = withoutTextMasked(encoded(group));
+      TokenBatch documents;
+      try {
+        documents = withoutTextMasked(encoded(group));
+      } catch (IllegalArgumentException e) {
+        // the encoder names a text by its place in the group
+        throw new IllegalArgumentException("segments[" + from + (to - from > 1 ? ".." + (to - 1) : "") + "] could"
+            + " not be encoded: " + e.getMessage(), e);
+      }
       if (documents.dim() != q.dim()) {
         throw new IllegalStateException("the token encoder gave the query vectors of d = " + q.dim() + " and segments["
             + from + ".." + (to - 1) + "] vectors of d = " + documents.dim() + "; expected one d for all its texts");
@@ -122,6 +135,15 @@ public final class MaxSimScoringModel implements ScoringModel {
       }
     }
     return Response.from(scores);
+  }
+
+  /**
+   * The most tokens MiniLM makes of {@code segments} texts of {@code chars} characters: {@value #PIECES_PER_CHAR}
+   * word pieces a character, and a [CLS] and a [SEP] for each window of {@value MiniLmTokenEncoder#WINDOW} pieces
+   * (one a text at least; a thirty-second of a character bounds those past the first).
+   */
+  static long mostTokens(long chars, int segments) {
+    return PIECES_PER_CHAR * chars + chars / 32 + 2L * segments;
   }
 
   /** {@code texts} encoded, checked to be a row per text: another encoder's rows would be scored as others'. */

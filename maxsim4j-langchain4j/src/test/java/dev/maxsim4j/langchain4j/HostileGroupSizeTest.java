@@ -43,17 +43,50 @@ class HostileGroupSizeTest {
     }
   }
 
+  /**
+   * A second finding: a group of 32,768 characters holds about 98,000 word pieces of Hangul (three letters a
+   * syllable), more than a 256 MB heap's 54,613, so two segments of 40,820 that each fit were refused together, the
+   * error naming the second as texts[1]. Groups are now bounded by those word pieces too; a segment too long alone is
+   * named by its place among the segments.
+   */
+  public static final class DenseSegments {
+    public static void main(String[] args) {
+      try (MiniLmTokenEncoder encoder = MiniLmTokenEncoder.load();
+          MaxSim maxSim = MaxSim.builder().backend("cpu").threads(1).build()) {
+        MaxSimScoringModel model = new MaxSimScoringModel(encoder, maxSim);
+        TextSegment dense = TextSegment.from("각각각각각 ".repeat(2700));
+        System.out.println("scored " + model.scoreAll(List.of(dense, dense), "각").content().size());
+        TextSegment tooLong = TextSegment.from("각 ".repeat(20000));
+        model.scoreAll(List.of(TextSegment.from("short"), dense, tooLong), "각");
+      } catch (IllegalArgumentException e) {
+        System.out.println(e.getMessage());
+      }
+    }
+  }
+
   @Test
   @Timeout(600)
   void segmentsThatFitAloneAreScoredTogether() throws IOException, InterruptedException {
+    assertEquals("scored 5", lastLines(FiveLongSegments.class, 1));
+  }
+
+  @Test
+  @Timeout(600)
+  void segmentsOfManyWordPiecesACharacterThatFitAloneAreScoredTogether() throws IOException, InterruptedException {
+    String out = lastLines(DenseSegments.class, 2);
+    assertTrue(out.startsWith("scored 2\nsegments[2] could not be encoded: texts hold more than "), out);
+  }
+
+  /** The last {@code n} lines of {@code main}'s output on a 256 MB heap, once it ended well. */
+  private static String lastLines(Class<?> main, int n) throws IOException, InterruptedException {
     List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector", "-Xmx256m", "-cp",
-        System.getProperty("java.class.path"), FiveLongSegments.class.getName());
+        System.getProperty("java.class.path"), main.getName());
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(500, TimeUnit.SECONDS), "the child JVM ended");
     assertEquals(0, p.exitValue(), out);
-    assertEquals("scored 5", out.lines().filter(l -> !l.startsWith("WARNING") && !l.startsWith("SLF4J"))
-        .reduce((a, b) -> b).orElse(""), out);
+    List<String> lines = out.lines().filter(l -> !l.startsWith("WARNING") && !l.startsWith("SLF4J")).toList();
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - n), lines.size()));
   }
 }

@@ -86,7 +86,7 @@ public final class CpuBackend implements Backend {
       int queryGrain = ParallelLoop.chunks(q.rows, queryChunks);
       queryChunks = ParallelLoop.chunks(q.rows, queryGrain);
       int qc = queryChunks;
-      requireWorkingMemory(kernel, q, d, Math.min(loop.threads(), docChunks * qc), kept, SCORE_FEWER);
+      requireWorkingMemory(kernel, q, d, Math.min(loop.threads(), docChunks * qc), kept, fewerQueries(q));
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(docChunks * qc, 1, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -110,9 +110,7 @@ public final class CpuBackend implements Backend {
         scoreInQueryGroups(problem, out, kernel.fixedFor(q, d));
         return out;
       }
-      // one query (a call's, or the last group's) cannot be fewer: its tokens are what is too many
-      requireWorkingMemory(kernel, q, d, running, kept, q.rows > 1 ? SCORE_FEWER
-          : "score a shorter query (split its tokens over several rows)");
+      requireWorkingMemory(kernel, q, d, running, kept, fewerQueries(q));
       Workers workers = new Workers(kernel.bind(q, d));
       loop.forRange(out.length, grain, (from, to) -> {
         PairKernel.Worker w = workers.take();
@@ -155,6 +153,14 @@ public final class CpuBackend implements Backend {
       });
       from += scored.queries().rows;
     }
+  }
+
+  /**
+   * The advice where the queries' part of a call's working memory is too large: one query (a call's, or the last
+   * group's) cannot be fewer, its tokens are what is too many.
+   */
+  private static String fewerQueries(Tokens q) {
+    return q.rows > 1 ? SCORE_FEWER : "score a shorter query (split its tokens over several rows and add their scores)";
   }
 
   /** What a group of {@code rows} queries holds beside the call: its row arrays, its documents' and its scores. */
