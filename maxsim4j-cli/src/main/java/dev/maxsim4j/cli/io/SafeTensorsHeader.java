@@ -2,8 +2,8 @@ package dev.maxsim4j.cli.io;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,6 +42,28 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
 
   record Tensor(String name, String dtype, long[] shape, long begin, long end) {}
 
+  /**
+   * Where {@code text}, the header read up to an error, begins with a whole JSON object and has more after it (or
+   * where the error came {@code after} its end), the likely cause: a length field too large, which takes in the
+   * data's first bytes; else "".
+   */
+  private static String lengthHint(String text, boolean after, long length) {
+    int end = text.lastIndexOf('}');
+    if (end < 0 || !after && text.substring(end + 1).isBlank()) {
+      return "";
+    }
+    String object = text.substring(0, end + 1);
+    try {
+      if (!(MiniJson.parse(object, Integer.MAX_VALUE, MAX_VALUES) instanceof Map<?, ?>)) {
+        return "";
+      }
+    } catch (IllegalArgumentException e) {
+      return "";
+    }
+    return "; its JSON object ends at byte " + (8 + object.getBytes(StandardCharsets.UTF_8).length)
+        + ", so its length field (" + length + ") may be too large";
+  }
+
   static SafeTensorsHeader read(Path file, MemorySegment all) {
     long size = all.byteSize();
     if (size < 8) {
@@ -58,12 +80,13 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
           + size + " bytes)");
     }
     String text;
-    try {
-      text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(SafeTensors.bytes(all, 8, length)))
-          .toString();
-    } catch (CharacterCodingException e) {
-      throw new IllegalArgumentException(file + " has a safetensors header that is not UTF-8");
+    ByteBuffer bytes = ByteBuffer.wrap(SafeTensors.bytes(all, 8, length));
+    CharBuffer decoded = CharBuffer.allocate((int) length);
+    if (StandardCharsets.UTF_8.newDecoder().decode(bytes, decoded, true).isError()) {
+      throw new IllegalArgumentException(file + " has a safetensors header that is not UTF-8 (at byte "
+          + (8 + bytes.position()) + ")" + lengthHint(decoded.flip().toString(), true, length));
     }
+    text = decoded.flip().toString();
     // the format puts the object at the header's first byte: other readers (safetensors) refuse JSON's space before it
     if (" \t\r\n".indexOf(text.charAt(0)) >= 0) {
       throw new IllegalArgumentException(file + " has a bad safetensors header: it starts with "
@@ -77,7 +100,8 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
     } catch (IllegalArgumentException e) {
       String limits = e.getMessage().contains(" values") ? "; expected a header of at most " + MAX_VALUES
           + " JSON values (some " + MAX_VALUES / 10 + " tensors)" : "";
-      throw new IllegalArgumentException(file + " has a bad safetensors header: " + e.getMessage() + limits);
+      throw new IllegalArgumentException(file + " has a bad safetensors header: " + e.getMessage() + limits
+          + lengthHint(text, false, length));
     }
     if (!(parsed instanceof Map<?, ?> map)) {
       throw new IllegalArgumentException(file + " has a safetensors header that is not a JSON object");

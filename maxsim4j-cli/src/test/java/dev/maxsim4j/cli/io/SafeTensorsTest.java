@@ -126,6 +126,30 @@ class SafeTensorsTest {
     }
   }
 
+  /**
+   * A length field too large takes in the data's first bytes, which read as a header that is not UTF-8 or as JSON
+   * with more after it; the refusal names the likely cause. Found by a hostile tester, to whom "not UTF-8" alone said
+   * nothing of the length.
+   */
+  @Test
+  void aLengthFieldTooLargeIsNamedAsTheLikelyCause() throws IOException {
+    String json = "{\"t\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}";
+    for (byte[] data : new byte[][] {{(byte) 0xff, 1}, {'7', ' '}}) {
+      byte[] file = safetensors(json, 2);
+      file[8 + json.length()] = data[0];
+      file[9 + json.length()] = data[1];
+      ByteBuffer.wrap(file).order(ByteOrder.LITTLE_ENDIAN).putLong(0, json.length() + 1);
+      Path p = Files.write(dir.resolve("long.safetensors"), file);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SafeTensors.read(p, "t"));
+      assertTrue(e.getMessage().startsWith(p + " has a"), e.getMessage());
+      assertTrue(e.getMessage().endsWith("; its JSON object ends at byte " + (8 + json.length()) + ", so its length"
+          + " field (" + (json.length() + 1) + ") may be too large"), e.getMessage());
+    }
+    // a header that is broken in itself gets no such hint
+    assertTrue(refusal("{\"t\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}", 2)
+        .indexOf("length field") < 0);
+  }
+
   /** A header over the format's limit is named as such, not as a file of another kind. Found by a hostile test. */
   @Test
   void aHeaderOverTheLimitIsNamed() throws IOException {
