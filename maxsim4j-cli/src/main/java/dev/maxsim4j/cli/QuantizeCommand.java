@@ -41,7 +41,8 @@ final class QuantizeCommand {
         bit 1 = +1 for x >= 0, packed 8 per byte, most significant bit first) with scale mean |x|. Writes
         "embeddings" (I8, F8_E4M3, or U8 [.., ceil(d/8)]), "scales" F32 (one per token) and copies "mask"
         and "offsets" if E holds them beside the tensor (checked as score reads them; any other tensor is left
-        out, and named), E's __metadata__ and d in it (maxsim4j.dim.embeddings); score reads the result as
+        out, and named), E's __metadata__ (its string entries; others are named) and d in it
+        (maxsim4j.dim.embeddings); score reads the result as
         is (binary too: packed bits hold d only in whole bytes, the record tells it). A masked
         token (padding, which score never reads) that holds NaN or an infinity is stored as zeros; in a valid
         token such a value is an error.""";
@@ -157,6 +158,11 @@ final class QuantizeCommand {
       List<String> leftOut = names.stream().filter(n -> !n.equals(embName) && !companions.containsKey(n)).toList();
       if (!leftOut.isEmpty()) {
         copied += ", left out: " + SafeTensorsFile.shown(leftOut);
+      }
+      if (!source.otherMetadata().isEmpty()) {
+        // the format's metadata maps strings to strings: the reader keeps those only
+        copied += ", __metadata__ entries that are not strings left out: " + SafeTensorsFile.shown(
+            source.otherMetadata());
       }
       // the input's __metadata__ stays (model names, formats), but its d records, which named the input's tensors; then
       // d itself: packed bits hold it only rounded up to whole bytes, and score reads it from here

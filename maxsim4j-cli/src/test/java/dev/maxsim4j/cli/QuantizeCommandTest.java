@@ -133,6 +133,27 @@ class QuantizeCommandTest {
     }
   }
 
+  /**
+   * __metadata__ entries whose values are not strings (numbers, objects, null: other writers leave them, the format
+   * has strings only) are not kept, and the summary names them as it names the tensors it leaves out: a hostile
+   * tester saw them go without a word.
+   */
+  @Test
+  void metadataEntriesThatAreNotStringsAreNamedAsLeftOut() throws IOException {
+    String json = "{\"__metadata__\":{\"format\":\"pt\",\"n\":1e99999,\"o\":{\"a\":1},\"z\":null},"
+        + "\"embeddings\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}";
+    byte[] head = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    java.nio.ByteBuffer file = java.nio.ByteBuffer.allocate(8 + head.length + 8)
+        .order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(head.length).put(head).putFloat(1).putFloat(-2);
+    java.nio.file.Files.write(dir.resolve("meta.safetensors"), file.array());
+    CliRun r = CliRun.of("quantize", "--in", p("meta.safetensors"), "--to", "int8", "--out", p("mq.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().contains("__metadata__ entries that are not strings left out: [\"n\", \"o\", \"z\"]"),
+        r.out());
+    assertEquals(Map.of("format", "pt", "maxsim4j.dim.embeddings", "2"),
+        dev.maxsim4j.cli.io.SafeTensorsFile.open(dir.resolve("mq.safetensors")).metadata());
+  }
+
   @Test
   void packedWithOffsetsKeepsTheOffsetsAndSpansManySlices() throws IOException {
     int d = 8;

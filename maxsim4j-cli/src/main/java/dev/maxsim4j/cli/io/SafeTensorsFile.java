@@ -34,6 +34,11 @@ public final class SafeTensorsFile {
     return header.metadata();
   }
 
+  /** The keys of the header's other {@code __metadata__} entries (numbers, objects...), which mean nothing here. */
+  public List<String> otherMetadata() {
+    return header.otherMetadata();
+  }
+
   /** Names of the tensors, in header order. */
   public List<String> names() {
     return new ArrayList<>(header.tensors().keySet());

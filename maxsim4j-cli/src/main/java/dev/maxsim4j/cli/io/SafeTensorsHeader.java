@@ -18,9 +18,10 @@ import java.util.Set;
  * A .safetensors header checked against the format: a JSON object of tensors, each an object of exactly
  * {@code dtype} (a string), {@code shape} (non-negative integers) and {@code data_offsets} (two integers
  * {@code begin <= end} inside the file, spanning the tensor's bytes), no two tensors overlapping; plus an
- * optional {@code __metadata__} object.
+ * optional {@code __metadata__} object, of which the entries whose values are strings are kept and the others named.
  */
-record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metadata, long dataStart) {
+record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metadata, List<String> otherMetadata,
+    long dataStart) {
   /** The prefix of the __metadata__ keys this project writes and reads. */
   private static final String PROJECT_KEYS = "maxsim4j.";
 
@@ -110,6 +111,7 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
     long dataSize = size - dataStart;
     Map<String, Tensor> tensors = new LinkedHashMap<>();
     Map<String, String> metadata = new LinkedHashMap<>();
+    List<String> otherMetadata = new ArrayList<>();
     for (Map.Entry<?, ?> e : map.entrySet()) {
       String name = (String) e.getKey();
       if (name.equals("__metadata__")) {
@@ -128,6 +130,8 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
           } else if (((String) k).startsWith(PROJECT_KEYS)) {
             throw new IllegalArgumentException(file + ": safetensors __metadata__ entry " + shown(k) + " is "
                 + kind(v) + "; expected a string, as quantize writes it");
+          } else {
+            otherMetadata.add((String) k);
           }
         });
         continue;
@@ -135,7 +139,7 @@ record SafeTensorsHeader(Map<String, Tensor> tensors, Map<String, String> metada
       tensors.put(name, tensor(file, name, e.getValue(), dataSize));
     }
     checkLayout(file, tensors.values(), dataSize);
-    return new SafeTensorsHeader(tensors, metadata, dataStart);
+    return new SafeTensorsHeader(tensors, metadata, otherMetadata, dataStart);
   }
 
   private static Tensor tensor(Path file, String name, Object value, long dataSize) {
