@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * Reads the id (column 0) of a scan's internal rows as the external value a {@code Row} holds (a {@code Long},
+ * Reads the id (a column of a scan's internal rows) as the external value a {@code Row} holds (a {@code Long},
  * a {@code String}, ...; a date, timestamp or string as {@link IdValues} reads it), null for a null id. The getter
  * for the id's type is chosen once, when the reader is made: Spark's {@code InternalRow.get(ordinal, type)} looks the
  * type up on every call, and in a task thread each look-up builds a fresh copy of the SQL configuration.
@@ -15,9 +15,16 @@ import org.apache.spark.unsafe.types.UTF8String;
 final class IdReader {
   private final scala.Function2<SpecializedGetters, Object, Object> getter;
   private final scala.Function1<Object, Object> toExternal;
+  private final int column;
 
-  /** A reader of ids of {@code type}; {@code what} names them in an error ("document id"). */
+  /** A reader of ids of {@code type} in column 0; {@code what} names them in an error ("document id"). */
   IdReader(DataType type, String what) {
+    this(type, 0, what);
+  }
+
+  /** A reader of ids of {@code type} in {@code column}; {@code what} names them in an error ("document id"). */
+  IdReader(DataType type, int column, String what) {
+    this.column = column;
     getter = InternalRow.getAccessor(type, true);
     toExternal = IdValues.isTime(type) || IdValues.isText(type) ? new AsIdValues(type, what)
         : CatalystTypeConverters.createToScalaConverter(type);
@@ -40,6 +47,6 @@ final class IdReader {
   }
 
   Object read(InternalRow row) {
-    return toExternal.apply(getter.apply(row, 0));
+    return toExternal.apply(getter.apply(row, column));
   }
 }

@@ -64,7 +64,7 @@ final class IdValues {
           .plusNanos(Math.floorMod(micros, 1_000_000L) * 1000L);
     }
     if (isText(type)) {
-      return text(value instanceof UTF8String s ? s.getBytes() : (byte[]) value, what);
+      return value instanceof UTF8String s ? text(s, what) : text((byte[]) value, what);
     }
     return value;
   }

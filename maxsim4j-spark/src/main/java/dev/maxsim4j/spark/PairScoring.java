@@ -16,15 +16,18 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.TreeMap;
-import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.expressions.Window;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -48,10 +51,10 @@ final class PairScoring {
   static final int CHUNK_ROWS = 16384;
   static final long CHUNK_ELEMENTS = 1L << 26;
   /**
-   * What a value of a document read as an array of arrays counts toward CHUNK_ELEMENTS: the join path holds it boxed
-   * (a Float and its reference, about six times a packed float's four bytes) until the chunk is scored.
+   * What a value of a document counts toward CHUNK_ELEMENTS: the scorer holds a copy of its row, then packs it for
+   * the call.
    */
-  private static final long BOXED_WEIGHT = 6;
+  private static final long HELD_WEIGHT = 2;
 
   private PairScoring() {}
 
@@ -60,38 +63,21 @@ final class PairScoring {
     return score(pairs, queryId, docId, scoreColumn, queries, corpus, CHUNK_ROWS);
   }
 
-  /** As above with chunks of at most {@code chunkRows} rows (tests use small chunks to cross their bounds). */
+  /**
+   * As above with chunks of at most {@code chunkRows} rows (tests use small chunks to cross their bounds). The pairs'
+   * columns pass through as Spark's internal values, never as a {@code Row}'s, which would change some (a string that
+   * is not UTF-8, a date of the Julian calendar's gap) and keep neither nullability nor metadata.
+   */
   static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
       EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
     check(pairs, queryId, docId, scoreColumn, queries, corpus);
     Dataset<Row> joined = joined(pairs, queryId, docId, queries, corpus);
     List<String> columns = Arrays.asList(pairs.columns());
     StructType types = pairs.schema();
-    List<Column> crossing = new ArrayList<>();
-    for (String c : joined.columns()) {
-      crossing.add(columns.contains(c) ? PassThroughColumns.encoded(col(quoted(c)), types.apply(c).dataType()).as(c)
-          : col(quoted(c)));
-    }
-    Dataset<Row> rows = joined.select(crossing.toArray(Column[]::new));
-    StructType out = new StructType(Arrays.copyOf(rows.schema().fields(), columns.size()))
-        .add(scoreColumn, DataTypes.FloatType, false);
-    Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId),
-        types.apply(queryId).dataType(), types.apply(docId).dataType(), chunkRows);
-    Dataset<Row> scored = rows.mapPartitions(scorer, Encoders.row(out));
-    return scored.select(decoded(scored, types).toArray(Column[]::new));
-  }
-
-  /**
-   * The columns of {@code scored} (the pairs' columns as {@link PassThroughColumns} encoded them, then a score) as
-   * the pairs' {@code types} again.
-   */
-  static List<Column> decoded(Dataset<Row> scored, StructType types) {
-    List<Column> out = new ArrayList<>();
-    for (String c : scored.columns()) {
-      out.add(types.getFieldIndex(c).isDefined()
-          ? PassThroughColumns.decoded(scored.col(quoted(c)), types.apply(c).dataType()).as(c) : scored.col(quoted(c)));
-    }
-    return out;
+    DataType[] all = Arrays.stream(joined.schema().fields()).map(StructField::dataType).toArray(DataType[]::new);
+    Scorer scorer = new Scorer(columns.size(), columns.indexOf(queryId), columns.indexOf(docId), all, chunkRows);
+    JavaRDD<InternalRow> scored = joined.queryExecution().toRdd().toJavaRDD().mapPartitions(scorer);
+    return InternalRows.dataFrame(joined, scored, types.add(scoreColumn, DataTypes.FloatType, false));
   }
 
   /**
@@ -207,26 +193,28 @@ final class PairScoring {
   }
 
   /**
-   * One partition: chunks of rows, grouped by query, one call per query and chunk. The pairs' columns arrive as
-   * {@link PassThroughColumns} encoded them, ids of types {@code queryType} and {@code docType}.
+   * One partition of the joined rows ({@link #joined}, of column {@code types}): chunks of rows, grouped by query, one
+   * call per query and chunk; each row leaves as its pairs' columns and its score.
    */
-  private record Scorer(int width, int queryId, int docId, DataType queryType, DataType docType, int chunkRows)
-      implements MapPartitionsFunction<Row, Row> {
+  private record Scorer(int width, int queryId, int docId, DataType[] types, int chunkRows)
+      implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
     @Override
-    public Iterator<Row> call(Iterator<Row> rows) {
+    public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
+      IdReader queries = new IdReader(types[queryId], queryId, "a pair's or candidate's query id");
+      IdReader documents = new IdReader(types[docId], docId, "a pair's or candidate's document id");
       return new Iterator<>() {
-        private final ArrayDeque<Row> ready = new ArrayDeque<>();
+        private final ArrayDeque<InternalRow> ready = new ArrayDeque<>();
 
         @Override
         public boolean hasNext() {
           while (ready.isEmpty() && rows.hasNext()) {
-            scoreChunk(rows, ready);
+            scoreChunk(rows, queries, documents, ready);
           }
           return !ready.isEmpty();
         }
 
         @Override
-        public Row next() {
+        public InternalRow next() {
           if (!hasNext()) {
             throw new NoSuchElementException();
           }
@@ -235,39 +223,45 @@ final class PairScoring {
       };
     }
 
-    /** A pair's row and its document id as the library reads it ({@link IdValues}). */
-    private record Member(Row row, Object docId) {}
+    /** A pair's row (a copy: Spark reuses the one it hands out) and its document id as the library reads it. */
+    private record Member(InternalRow row, Object docId) {}
 
-    private void scoreChunk(Iterator<Row> rows, ArrayDeque<Row> out) {
+    private Object cell(InternalRow r, int column) {
+      return r.isNullAt(column) ? null : types[column] instanceof BinaryType ? r.getBinary(column) : r.getArray(column);
+    }
+
+    private void scoreChunk(Iterator<InternalRow> rows, IdReader queries, IdReader documents,
+        ArrayDeque<InternalRow> out) {
       Map<Object, List<Member>> byQuery = new LinkedHashMap<>();
       int taken = 0;
       long elements = 0;
       while (rows.hasNext() && taken < chunkRows && elements < CHUNK_ELEMENTS) {
-        Row r = rows.next();
-        Object query = IdValues.external(r.get(queryId), queryType, "a pair's query id");
-        Object doc = IdValues.external(r.get(docId), docType, "a pair's document id");
+        InternalRow r = rows.next().copy();
+        Object query = queries.read(r);
+        Object doc = documents.read(r);
         requireIds(query, doc);
         byQuery.computeIfAbsent(query, x -> new ArrayList<>()).add(new Member(r, doc));
         taken++;
-        elements += approximateElements(r.get(width + 2));
+        elements += HELD_WEIGHT * approximateElements(cell(r, width + 2));
       }
       MaxSim maxSim = ExecutorMaxSim.get();
       TokenRows query = new TokenRows("query");
       TokenRows docs = new TokenRows("document");
       for (Map.Entry<Object, List<Member>> group : byQuery.entrySet()) {
         List<Member> members = group.getValue();
-        Row first = members.get(0).row();
+        InternalRow first = members.get(0).row();
         query.clear();
         requireUnique(first, width + 4, "query " + IdText.quoted(group.getKey()), "query table");
-        query.add(group.getKey(), first.get(width), first.get(width + 1));
+        query.add(group.getKey(), cell(first, width), cell(first, width + 1));
         // one call per type the documents are stored in (a column's rows may differ) and, for a query of no
         // token, per d (TokenShape.batchOf: the query alone is the batch here), scores in the rows' order
         Map<TokenShape.Batch, List<Integer>> byBatch = new TreeMap<>();
         for (int i = 0; i < members.size(); i++) {
-          Row r = members.get(i).row();
+          InternalRow r = members.get(i).row();
           requireUnique(r, width + 5, "document " + IdText.quoted(members.get(i).docId()), "corpus");
-          TokenShape.Batch batch = TokenShape.batchOf(TokenCodec.statedType(r.get(width + 2)), query.dim(),
-              () -> TokenCodec.statedDim(r.get(width + 2)));
+          Object tokens = cell(r, width + 2);
+          TokenShape.Batch batch = TokenShape.batchOf(TokenCodec.statedType(tokens), query.dim(),
+              () -> TokenCodec.statedDim(tokens));
           byBatch.computeIfAbsent(batch, x -> new ArrayList<>()).add(i);
         }
         float[] scores = new float[members.size()];
@@ -275,8 +269,8 @@ final class PairScoring {
           docs.clear();
           docs.expectDim(query.dim(), "query " + IdText.quoted(group.getKey()));
           for (int i : ofBatch) {
-            Row r = members.get(i).row();
-            docs.add(members.get(i).docId(), r.get(width + 2), r.get(width + 3));
+            InternalRow r = members.get(i).row();
+            docs.add(members.get(i).docId(), cell(r, width + 2), cell(r, width + 3));
           }
           int dim = query.dim() != 0 ? query.dim() : docs.dim() != 0 ? docs.dim() : 1;
           float[] batchScores = maxSim.scores(query.pack(dim).toBatch(), docs.pack(dim).toBatch())[0];
@@ -285,18 +279,13 @@ final class PairScoring {
           }
         }
         for (int i = 0; i < members.size(); i++) {
-          Object[] values = new Object[width + 1];
-          for (int c = 0; c < width; c++) {
-            values[c] = members.get(i).row().get(c);
-          }
-          values[width] = scores[i];
-          out.add(RowFactory.create(values));
+          out.add(InternalRows.withScore(members.get(i).row(), width, types, scores[i]));
         }
       }
     }
 
     /** {@code copies} is null where the id is missing, which adding its null tokens reports. */
-    private static void requireUnique(Row r, int copies, String what, String table) {
+    private static void requireUnique(InternalRow r, int copies, String what, String table) {
       if (!r.isNullAt(copies) && r.getLong(copies) > 1) {
         throw new IllegalArgumentException(what + " appears " + r.getLong(copies) + " times in the " + table
             + "; expected unique ids");
@@ -312,9 +301,8 @@ final class PairScoring {
         java.nio.ByteBuffer header = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         return Math.max(0L, header.getInt(2)) * Math.max(0, header.getInt(6));
       }
-      if (cell instanceof scala.collection.Seq<?> s && s.nonEmpty()
-          && s.apply(0) instanceof scala.collection.Seq<?> first) {
-        return BOXED_WEIGHT * s.length() * first.length();
+      if (cell instanceof ArrayData a && a.numElements() > 0 && !a.isNullAt(0)) {
+        return (long) a.numElements() * a.getArray(0).numElements();
       }
       return 0;
     }

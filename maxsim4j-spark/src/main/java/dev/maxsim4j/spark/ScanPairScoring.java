@@ -16,11 +16,9 @@ import java.util.Map;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
-import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
@@ -29,6 +27,7 @@ import org.apache.spark.sql.expressions.Window;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -88,7 +87,7 @@ final class ScanPairScoring {
     List<Column> out = new ArrayList<>();
     StructType types = pairs.schema();
     for (String c : pairs.columns()) {
-      out.add(PassThroughColumns.encoded(pairs.col(PairScoring.quoted(c)), types.apply(c).dataType()).as(c));
+      out.add(pairs.col(PairScoring.quoted(c)));
     }
     out.add(scores.col(SCORE));
     out.add(scores.col(COPIES));
@@ -96,12 +95,11 @@ final class ScanPairScoring {
         .as(QUERY_KEY + "p"));
     List<String> columns = Arrays.asList(pairs.columns());
     Dataset<Row> rows = joined.select(out.toArray(Column[]::new));
-    StructType schema = new StructType(Arrays.copyOf(rows.schema().fields(), columns.size()))
-        .add(scoreColumn, DataTypes.FloatType, false);
-    Dataset<Row> checked = rows.map(new RequireScore(broadcast, columns.indexOf(queryId), columns.indexOf(docId),
-        columns.size(), queries.idType(), types.apply(queryId).dataType(), types.apply(docId).dataType()),
-        Encoders.row(schema));
-    return checked.select(PairScoring.decoded(checked, types).toArray(Column[]::new));
+    DataType[] all = Arrays.stream(rows.schema().fields()).map(StructField::dataType).toArray(DataType[]::new);
+    // internal rows: the pairs' columns pass through as Spark holds them (InternalRows says why)
+    JavaRDD<InternalRow> checked = rows.queryExecution().toRdd().toJavaRDD().mapPartitions(new RequireScore(
+        broadcast, columns.indexOf(queryId), columns.indexOf(docId), columns.size(), queries.idType(), all));
+    return InternalRows.dataFrame(rows, checked, types.add(scoreColumn, DataTypes.FloatType, false));
   }
 
   /**
@@ -220,20 +218,36 @@ final class ScanPairScoring {
   /**
    * Every pair gets one score; one without names the id its tables lack, rather than being dropped, and one
    * scored against several corpus rows names the id they share; the count and cast query id columns are dropped.
-   * The pairs' columns arrive as {@link PassThroughColumns} encoded them, their ids of {@code pairQueryType} and
-   * {@code pairDocType}.
+   * Rows arrive as the pairs' columns (of column {@code types}), the score, the count and the query id as the query
+   * table types it, collected ({@link IdValues#collected}).
    */
   private record RequireScore(Broadcast<Plan> plan, int queryId, int docId, int width, DataType queryType,
-      DataType pairQueryType, DataType pairDocType)
-      implements MapFunction<Row, Row> {
+      DataType[] types) implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
     @Override
-    public Row call(Row row) {
-      Object q = IdValues.external(row.get(queryId), pairQueryType, "a pair's query id");
-      Object d = IdValues.external(row.get(docId), pairDocType, "a pair's document id");
+    public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
+      IdReader queries = new IdReader(types[queryId], queryId, "a pair's query id");
+      IdReader documents = new IdReader(types[docId], docId, "a pair's document id");
+      return new Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return rows.hasNext();
+        }
+
+        @Override
+        public InternalRow next() {
+          return checked(rows.next().copy(), queries, documents);
+        }
+      };
+    }
+
+    private InternalRow checked(InternalRow row, IdReader queries, IdReader documents) {
+      Object q = queries.read(row);
+      Object d = documents.read(row);
       PairScoring.requireIds(q, d);
       if (row.isNullAt(width)) {
         // the pair's id as the query table types it: a string "1" is query 1 of an int table
-        Object asTable = IdValues.external(row.get(width + 2), queryType, "a pair's query id");
+        Object asTable = IdValues.external(row.isNullAt(width + 2) ? null : row.get(width + 2, types[width + 2]),
+            queryType, "a pair's query id");
         boolean knownQuery = asTable != null && Arrays.stream(plan.value().queries().ids())
             .anyMatch(id -> lookupKey(id).equals(lookupKey(asTable)));
         throw new IllegalArgumentException(knownQuery
@@ -245,11 +259,7 @@ final class ScanPairScoring {
         throw new IllegalArgumentException("document " + IdText.quoted(d) + " appears " + row.getLong(width + 1)
             + " times in the corpus; expected unique ids");
       }
-      Object[] values = new Object[width + 1];
-      for (int c = 0; c <= width; c++) {
-        values[c] = row.get(c);
-      }
-      return RowFactory.create(values);
+      return InternalRows.withScore(row, width, types, row.getFloat(width));
     }
   }
 }
