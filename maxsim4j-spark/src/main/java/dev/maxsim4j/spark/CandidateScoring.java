@@ -46,6 +46,7 @@ final class CandidateScoring {
       }
     }
     EmbeddingTable.requireDistinct(rows, "rows");
+    PairScoring.requireBatch(rows, "rows");
     DataType listType = rows.schema().apply(candidates).dataType();
     DataType queryType = rows.schema().apply(queryId).dataType();
     if (!(listType instanceof ArrayType list) || !EmbeddingTable.isSingleValue(list.elementType())) {

@@ -59,6 +59,8 @@ final class DistributedTopK {
         .add("doc_id", corpus.idType(), true)
         .add("rank", DataTypes.IntegerType, false)
         .add("score", DataTypes.FloatType, false);
+    PairScoring.requireBatch(queries.data(), "queries");
+    PairScoring.requireBatch(corpus.data(), "corpus");
     QuerySet set = QuerySet.collect(queries);
     if (set.size() == 0) {
       return spark.createDataFrame(List.of(), schema);

@@ -52,7 +52,7 @@ final class PairScoring {
   static final long CHUNK_ELEMENTS = 1L << 26;
   /**
    * What a value of a document counts toward CHUNK_ELEMENTS: the scorer holds a copy of its row, then packs it for
-   * the call.
+   * the call. The copy holds its query's tokens too, uncounted: a query's are counted once it is packed.
    */
   private static final long HELD_WEIGHT = 2;
 
@@ -142,6 +142,9 @@ final class PairScoring {
       }
     }
     EmbeddingTable.requireDistinct(pairs, "pairs");
+    requireBatch(pairs, "pairs");
+    requireBatch(queries.data(), "queries");
+    requireBatch(corpus.data(), "corpus");
     for (String c : new String[] {queryId, docId}) {
       // such a column cannot be cast to a table's id type: Spark would refuse the join with an analysis error
       DataType type = pairs.schema().apply(c).dataType();
@@ -168,6 +171,17 @@ final class PairScoring {
         throw new IllegalArgumentException(what + " has a column '" + c + "'; expected no column whose name starts"
             + " with " + PREFIX + " (the scorers name their own columns so)");
       }
+    }
+  }
+
+  /**
+   * The scorers read their inputs as batch Datasets (their rows, once, as the call plans them); a stream's
+   * micro-batches are each one ({@code foreachBatch}).
+   */
+  static void requireBatch(Dataset<Row> data, String what) {
+    if (data.isStreaming()) {
+      throw new IllegalArgumentException(what + " is a streaming Dataset; expected a batch one (score a stream's"
+          + " micro-batches with writeStream().foreachBatch)");
     }
   }
 
@@ -202,13 +216,14 @@ final class PairScoring {
     public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
       IdReader queries = new IdReader(types[queryId], queryId, "a pair's or candidate's query id");
       IdReader documents = new IdReader(types[docId], docId, "a pair's or candidate's document id");
+      InternalRows.WithScore withScore = new InternalRows.WithScore(types, width);
       return new Iterator<>() {
         private final ArrayDeque<InternalRow> ready = new ArrayDeque<>();
 
         @Override
         public boolean hasNext() {
           while (ready.isEmpty() && rows.hasNext()) {
-            scoreChunk(rows, queries, documents, ready);
+            scoreChunk(rows, queries, documents, withScore, ready);
           }
           return !ready.isEmpty();
         }
@@ -231,7 +246,7 @@ final class PairScoring {
     }
 
     private void scoreChunk(Iterator<InternalRow> rows, IdReader queries, IdReader documents,
-        ArrayDeque<InternalRow> out) {
+        InternalRows.WithScore withScore, ArrayDeque<InternalRow> out) {
       Map<Object, List<Member>> byQuery = new LinkedHashMap<>();
       int taken = 0;
       long elements = 0;
@@ -279,7 +294,7 @@ final class PairScoring {
           }
         }
         for (int i = 0; i < members.size(); i++) {
-          out.add(InternalRows.withScore(members.get(i).row(), width, types, scores[i]));
+          out.add(withScore.of(members.get(i).row(), scores[i]));
         }
       }
     }

@@ -227,6 +227,7 @@ final class ScanPairScoring {
     public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
       IdReader queries = new IdReader(types[queryId], queryId, "a pair's query id");
       IdReader documents = new IdReader(types[docId], docId, "a pair's document id");
+      InternalRows.WithScore withScore = new InternalRows.WithScore(types, width);
       return new Iterator<>() {
         @Override
         public boolean hasNext() {
@@ -235,12 +236,13 @@ final class ScanPairScoring {
 
         @Override
         public InternalRow next() {
-          return checked(rows.next().copy(), queries, documents);
+          return checked(rows.next().copy(), queries, documents, withScore);
         }
       };
     }
 
-    private InternalRow checked(InternalRow row, IdReader queries, IdReader documents) {
+    private InternalRow checked(InternalRow row, IdReader queries, IdReader documents,
+        InternalRows.WithScore withScore) {
       Object q = queries.read(row);
       Object d = documents.read(row);
       PairScoring.requireIds(q, d);
@@ -259,7 +261,7 @@ final class ScanPairScoring {
         throw new IllegalArgumentException("document " + IdText.quoted(d) + " appears " + row.getLong(width + 1)
             + " times in the corpus; expected unique ids");
       }
-      return InternalRows.withScore(row, width, types, row.getFloat(width));
+      return withScore.of(row, row.getFloat(width));
     }
   }
 }
