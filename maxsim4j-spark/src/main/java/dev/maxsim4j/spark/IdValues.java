@@ -81,9 +81,9 @@ final class IdValues {
     } catch (CharacterCodingException e) {
       int shown = Math.min(bytes.length, 32);
       throw new IllegalArgumentException(what + " (" + bytes.length + (bytes.length == 1 ? " byte: " : " bytes: ")
-          + HexFormat.of().formatHex(bytes, 0, shown) + (shown < bytes.length ? "..." : "") + ") is not UTF-8; expected ids of text, which Spark's"
-          + " strings hold as UTF-8 (a cast from binary can make one that is not: make_valid_utf8 replaces what is"
-          + " not, or compare such ids as numbers or hex text)");
+          + HexFormat.of().formatHex(bytes, 0, shown) + (shown < bytes.length ? "..." : "") + ") is not UTF-8;"
+          + " expected ids of text, which Spark's strings hold as UTF-8 (a cast from binary can make one that is"
+          + " not: make_valid_utf8 replaces what is not, or compare such ids as numbers or hex text)");
     }
   }
 }

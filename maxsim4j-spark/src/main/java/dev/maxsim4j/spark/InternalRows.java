@@ -23,7 +23,8 @@ final class InternalRows {
     // the classic session builds a DataFrame of internal rows; a Spark Connect client has no such rows to give
     if (!(source.sparkSession() instanceof org.apache.spark.sql.classic.SparkSession session)) {
       throw new IllegalArgumentException("the Datasets are of a " + source.sparkSession().getClass().getName()
-          + "; expected a classic SparkSession (Spark Connect clients score through a job on the cluster)");
+          + "; expected a classic SparkSession (the scorers build their results of Spark's internal rows, which a"
+          + " Spark Connect client does not hold)");
     }
     return session.internalCreateDataFrame(rows.rdd(), schema, false);
   }

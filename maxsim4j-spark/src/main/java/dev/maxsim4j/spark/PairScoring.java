@@ -66,7 +66,7 @@ final class PairScoring {
   /**
    * As above with chunks of at most {@code chunkRows} rows (tests use small chunks to cross their bounds). The pairs'
    * columns pass through as Spark's internal values, never as a {@code Row}'s, which would change some (a string that
-   * is not UTF-8, a date of the Julian calendar's gap) and keep neither nullability nor metadata.
+   * is not UTF-8, a date of the Julian calendar's gap, an interval of days).
    */
   static Dataset<Row> score(Dataset<Row> pairs, String queryId, String docId, String scoreColumn,
       EmbeddingTable queries, EmbeddingTable corpus, int chunkRows) {
@@ -174,10 +174,7 @@ final class PairScoring {
     }
   }
 
-  /**
-   * The scorers read their inputs as batch Datasets (their rows, once, as the call plans them); a stream's
-   * micro-batches are each one ({@code foreachBatch}).
-   */
+  /** The scorers plan their work on batch Datasets; each of a stream's micro-batches is one ({@code foreachBatch}). */
   static void requireBatch(Dataset<Row> data, String what) {
     if (data.isStreaming()) {
       throw new IllegalArgumentException(what + " is a streaming Dataset; expected a batch one (score a stream's"

@@ -20,8 +20,9 @@ import org.apache.spark.sql.Row;
  * <p>Results are Datasets that each action recomputes, so {@code persist()} a result that feeds several actions.
  * A call plans its work when made: the pair and candidate scorers their joins, whose shuffle stages Spark's adaptive
  * execution (its default) runs then; the scan scorer and top-k collect the queries. Inputs are batch Datasets: score
- * a stream's micro-batches with {@code writeStream().foreachBatch}. A failure on an executor (a document of the wrong d, a malformed cell) fails the job
- * with Spark's {@code SparkException}, whose cause is the {@code IllegalArgumentException} naming the row.
+ * a stream's micro-batches with {@code writeStream().foreachBatch}. A failure on an executor (a document of the wrong
+ * d, a malformed cell) fails the job with Spark's {@code SparkException}, whose cause is the
+ * {@code IllegalArgumentException} naming the row.
  *
  * <p>A document must have the d of the queries where they hold a token (the broadcast queries of top-k and the
  * scan, a pair's own query for the join): one of another d fails the job in every partitioning. Queries of no
