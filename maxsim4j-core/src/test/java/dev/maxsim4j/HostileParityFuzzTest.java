@@ -204,6 +204,42 @@ class HostileParityFuzzTest {
     }
   }
 
+  /** A case of seed {@code where}: its queries and documents, and its random source for what the test draws next. */
+  record Case(TokenBatch queries, TokenBatch documents, String where, SplittableRandom random) {}
+
+  /**
+   * The case of {@code seed}: types, d, shapes, layouts and values drawn as the class comment says; null where
+   * quantizing a drawn float batch is refused (a value past what the type holds).
+   */
+  static Case drawCase(long seed) {
+    SplittableRandom r = new SplittableRandom(seed);
+    int dim = DIMS[r.nextInt(DIMS.length)];
+    DType qt = TYPES[r.nextInt(TYPES.length)];
+    DType dt = TYPES[r.nextInt(TYPES.length)];
+    int mode = r.nextInt(4) == 0 ? r.nextInt(2) : 2;
+    int nq = 1 + r.nextInt(4);
+    int nd = 1 + r.nextInt(r.nextInt(8) == 0 ? 300 : 6);
+    int lq = 1 + r.nextInt(r.nextBoolean() ? 3 : r.nextBoolean() ? 20 : 70);
+    int ld = 1 + r.nextInt(r.nextBoolean() ? 3 : r.nextBoolean() ? 40 : 300);
+    if ((long) nd * ld * dim > 300_000) {
+      nd = Math.max(1, 300_000 / (ld * dim));
+    }
+    boolean qQuantize = qt.isQuantized() && r.nextInt(3) == 0;
+    boolean dQuantize = dt.isQuantized() && r.nextInt(3) == 0;
+    TokenBatch q = draw(r, qQuantize ? DType.FLOAT32 : qt, nq, lq, dim, mode, r.nextBoolean(), r.nextBoolean(),
+        r.nextInt(3), r.nextBoolean());
+    TokenBatch d = draw(r, dQuantize ? DType.FLOAT32 : dt, nd, ld, dim, mode, r.nextBoolean(), r.nextBoolean(),
+        r.nextInt(3), r.nextBoolean());
+    try {
+      if (qQuantize) q = q.quantize(qt);
+      if (dQuantize) d = d.quantize(dt);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    return new Case(q, d, "seed " + seed + "L " + q.dtype() + (qQuantize ? "(q)" : "") + " " + q + " x " + d.dtype()
+        + (dQuantize ? "(q)" : "") + " " + d + " mode " + mode, r);
+  }
+
   @Test
   void everyTypePairScoresAsTheReferenceOnEveryEntryPoint() throws Exception {
     long seed0 = Long.getLong("fuzz.seed", new RandomBatches().seed);
@@ -213,32 +249,16 @@ class HostileParityFuzzTest {
         MaxSim vec = MaxSim.builder().backend("vector").threads(2).build();
         MaxSim sca = MaxSim.builder().backend("scalar").threads(2).build()) {
       for (long seed = seed0; seed < seed0 + cases && failures.size() < 30; seed++) {
-        SplittableRandom r = new SplittableRandom(seed);
-        int dim = DIMS[r.nextInt(DIMS.length)];
-        DType qt = TYPES[r.nextInt(TYPES.length)];
-        DType dt = TYPES[r.nextInt(TYPES.length)];
-        int mode = r.nextInt(4) == 0 ? r.nextInt(2) : 2;
-        int nq = 1 + r.nextInt(4);
-        int nd = 1 + r.nextInt(r.nextInt(8) == 0 ? 300 : 6);
-        int lq = 1 + r.nextInt(r.nextBoolean() ? 3 : r.nextBoolean() ? 20 : 70);
-        int ld = 1 + r.nextInt(r.nextBoolean() ? 3 : r.nextBoolean() ? 40 : 300);
-        if ((long) nd * ld * dim > 300_000) {
-          nd = Math.max(1, 300_000 / (ld * dim));
-        }
-        boolean qQuantize = qt.isQuantized() && r.nextInt(3) == 0;
-        boolean dQuantize = dt.isQuantized() && r.nextInt(3) == 0;
-        TokenBatch q = draw(r, qQuantize ? DType.FLOAT32 : qt, nq, lq, dim, mode, r.nextBoolean(), r.nextBoolean(),
-            r.nextInt(3), r.nextBoolean());
-        TokenBatch d = draw(r, dQuantize ? DType.FLOAT32 : dt, nd, ld, dim, mode, r.nextBoolean(), r.nextBoolean(),
-            r.nextInt(3), r.nextBoolean());
-        try {
-          if (qQuantize) q = q.quantize(qt);
-          if (dQuantize) d = d.quantize(dt);
-        } catch (IllegalArgumentException e) {
+        Case drawn = drawCase(seed);
+        if (drawn == null) {
           continue;
         }
-        String where = "seed " + seed + "L " + q.dtype() + (qQuantize ? "(q)" : "") + " " + q + " x " + d.dtype()
-            + (dQuantize ? "(q)" : "") + " " + d + " mode " + mode;
+        SplittableRandom r = drawn.random();
+        TokenBatch q = drawn.queries();
+        TokenBatch d = drawn.documents();
+        int nq = q.size();
+        int nd = d.size();
+        String where = drawn.where();
         try {
           float[][] want = ref.scores(q, d);
           for (MaxSim m : new MaxSim[] {vec, sca}) {
