@@ -79,7 +79,8 @@ class CudaHostileParityFuzzTest {
     for (String f : failures) {
       System.out.println("FAIL " + f);
     }
-    assertTrue(failures.isEmpty(), failures.size() + " failures; first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    assertTrue(failures.isEmpty(), failures.size() + " failures; first: "
+        + (failures.isEmpty() ? "" : failures.get(0)));
   }
 
   private static void checkAll(float[][] want, float[][] got, double[][] tol, String where) {
