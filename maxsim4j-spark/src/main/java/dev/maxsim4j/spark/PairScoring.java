@@ -22,6 +22,7 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.expressions.Window;
 import org.apache.spark.sql.types.BinaryType;
@@ -50,11 +51,6 @@ final class PairScoring {
    */
   static final int CHUNK_ROWS = 16384;
   static final long CHUNK_ELEMENTS = 1L << 26;
-  /**
-   * What a value of a document counts toward CHUNK_ELEMENTS: the scorer holds a copy of its row, then packs it for
-   * the call. The copy holds its query's tokens too, uncounted: a query's are counted once it is packed.
-   */
-  private static final long HELD_WEIGHT = 2;
 
   private PairScoring() {}
 
@@ -254,7 +250,7 @@ final class PairScoring {
         requireIds(query, doc);
         byQuery.computeIfAbsent(query, x -> new ArrayList<>()).add(new Member(r, doc));
         taken++;
-        elements += HELD_WEIGHT * approximateElements(cell(r, width + 2));
+        elements += heldElements(r);
       }
       MaxSim maxSim = ExecutorMaxSim.get();
       TokenRows query = new TokenRows("query");
@@ -304,7 +300,19 @@ final class PairScoring {
       }
     }
 
-    /** L x d of a document cell as its header or first token states it (checked when the row is added). */
+    /**
+     * What a pair's row counts toward CHUNK_ELEMENTS, in 4-byte values: the copy the chunk holds, which carries the
+     * query's tokens and the pairs' own columns beside the document's, and the document's values once more, as
+     * they are packed for the call.
+     */
+    private long heldElements(InternalRow r) {
+      long document = approximateElements(cell(r, width + 2));
+      long copy = r instanceof UnsafeRow u ? u.getSizeInBytes() / Float.BYTES
+          : approximateElements(cell(r, width)) + document;
+      return copy + document;
+    }
+
+    /** L x d of a token cell as its header or first token states it (checked when the row is added). */
     private static long approximateElements(Object cell) {
       if (cell instanceof byte[] b) {
         if (b.length < TokenCodec.HEADER_BYTES) {
