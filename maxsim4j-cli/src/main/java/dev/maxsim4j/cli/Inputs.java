@@ -451,20 +451,7 @@ final class Inputs {
     int d = type.dim();
     int l = emb.dim(rank - 2);
     requireDim(what, emb, d);
-    long rows = 1; // the rows the leading axes make, capped past 2^31 - 1 so the product cannot wrap
-    for (int axis = 0; axis < rank - 2; axis++) {
-      long size = emb.shape()[axis];
-      rows = size == 0 || rows == 0 ? 0 : rows > Integer.MAX_VALUE / size ? Integer.MAX_VALUE + 1L : rows * size;
-    }
-    if (rows > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
-          + ": more than 2^31-1 rows; at most 2^31-1 are supported");
-    }
-    if (rows * l > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString() + ": "
-          + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
-    }
-    int n = (int) rows;
+    int n = paddedRows(what, emb);
     TokenBatch b = named(what, emb, () -> {
       if (type.dtype().isQuantized()) {
         return emb.inSegment()
@@ -483,6 +470,38 @@ final class Inputs {
     }
     int[] lengths = trailingLengths(flags, n, l);
     return lengths != null ? b.withLengths(lengths) : b.withMask(flags);
+  }
+
+  /** The rows a padded tensor's leading axes make, refused by name past what one batch holds. */
+  private static int paddedRows(String what, NdArray emb) {
+    long rows = 1; // capped past 2^31 - 1 so the product cannot wrap
+    for (int axis = 0; axis < emb.rank() - 2; axis++) {
+      long size = emb.shape()[axis];
+      rows = size == 0 || rows == 0 ? 0 : rows > Integer.MAX_VALUE / size ? Integer.MAX_VALUE + 1L : rows * size;
+    }
+    if (rows > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString()
+          + ": more than 2^31-1 rows; at most 2^31-1 are supported");
+    }
+    long l = emb.dim(emb.rank() - 2);
+    if (rows * l > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(what + " " + emb.source() + " has shape " + emb.shapeString() + ": "
+          + rows * l + " token slots; at most 2^31-1 are supported (write the packed layout [T, d] + offsets)");
+    }
+    return (int) rows;
+  }
+
+  /**
+   * Refuses padded float tokens {@code emb} (in a segment) where score could not read them, or tokens of their
+   * shape, as one batch: the checks of {@link #padded} on the shape alone, without reading a token.
+   */
+  static void requirePaddedShape(String what, NdArray emb) {
+    requireRank(what, emb);
+    int d = emb.dim(emb.rank() - 1);
+    requireDim(what, emb, d);
+    int n = paddedRows(what, emb);
+    int l = emb.dim(emb.rank() - 2);
+    named(what, emb, () -> TokenBatch.fromMemorySegment(emb.segment(), emb.dtype(), n, l, d));
   }
 
   private static void requireRank(String what, NdArray emb) {

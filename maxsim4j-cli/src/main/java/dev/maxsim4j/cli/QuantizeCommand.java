@@ -111,6 +111,10 @@ final class QuantizeCommand {
       }
     }
     Inputs.requireCompanions("quantize: --in", emb, companions.get(Inputs.MASK), companions.get(Inputs.OFFSETS));
+    if (companions.get(Inputs.OFFSETS) == null) {
+      // the codes keep the input's shape: one score could not read as a batch is refused before the work
+      Inputs.requirePaddedShape("quantize: --in", emb);
+    }
     if (names.contains(Inputs.SCALES) && !Inputs.SCALES.equals(tensor) && (tensor != null || names.size() > 1)) {
       // score refuses scales beside float embeddings (are they applied already?); replacing them would hide that
       throw new IllegalArgumentException("quantize: --in " + inPath + " holds a 'scales' tensor, but its embeddings "

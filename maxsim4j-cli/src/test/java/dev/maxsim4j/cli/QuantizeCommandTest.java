@@ -111,6 +111,40 @@ class QuantizeCommandTest {
   }
 
   /**
+   * A hostile tester's finding: quantize wrote codes of 2^31-1 rows of no token, which score refuses (rows are Java
+   * arrays). A shape score cannot read as a batch is now refused as score refuses it, before any file is written.
+   */
+  @Test
+  void aShapeScoreCannotReadIsRefusedAsScoreRefusesIt() throws IOException {
+    Map<String, NdArray> q = new LinkedHashMap<>();
+    q.put("embeddings", new NdArray("q", NdArray.ElementType.F32, new long[] {1, 1, 4}, new float[4], null, null));
+    SafeTensors.write(dir.resolve("q.safetensors"), q);
+    for (long rows : new long[] {Integer.MAX_VALUE, Integer.MAX_VALUE - 7, 1L << 30}) {
+      Map<String, NdArray> t = new LinkedHashMap<>();
+      t.put("embeddings", new NdArray("e", NdArray.ElementType.F32, new long[] {rows, 0, 4}, new float[0], null,
+          null));
+      SafeTensors.write(dir.resolve("rows.safetensors"), t);
+      CliRun score = CliRun.of("score", "--queries", p("q.safetensors"), "--docs", p("rows.safetensors"), "--out",
+          p("s.npy"));
+      assertOneLineError(score, 1, "rows");
+      CliRun r = CliRun.of("quantize", "--in", p("rows.safetensors"), "--to", "int8", "--out", p("c.safetensors"));
+      String why = score.err().substring(score.err().indexOf(":embeddings: ")).strip();
+      assertOneLineError(r, 1, "quantize: --in " + dir.resolve("rows.safetensors") + why);
+      assertFalse(Files.exists(dir.resolve("c.safetensors")), "no output written for " + rows + " rows");
+    }
+    // a million rows of no token, which score reads, are quantized
+    Map<String, NdArray> t = new LinkedHashMap<>();
+    t.put("embeddings", new NdArray("e", NdArray.ElementType.F32, new long[] {1 << 20, 0, 4}, new float[0], null,
+        null));
+    SafeTensors.write(dir.resolve("rows.safetensors"), t);
+    CliRun r = CliRun.of("quantize", "--in", p("rows.safetensors"), "--to", "int8", "--out", p("c.safetensors"));
+    assertEquals(0, r.status(), r.err());
+    CliRun score = CliRun.of("score", "--queries", p("q.safetensors"), "--docs", p("c.safetensors"), "--out",
+        p("s.npy"));
+    assertEquals(0, score.status(), score.err());
+  }
+
+  /**
    * The input's __metadata__ is kept (any characters), but for its d records, which named the input's tensors: the
    * output records d for its own embeddings.
    */
