@@ -19,6 +19,8 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * Scores (query, K candidates) rows: the candidates are exploded into pairs, scored as {@link PairScoring}
@@ -80,7 +82,11 @@ final class CandidateScoring {
     List<Column> empty = new ArrayList<>(Arrays.asList(originals));
     empty.add(when(candidateList.isNull(), lit(null).cast("array<float>")).otherwise(lit(new float[0]))
         .as(scoresColumn));
-    return withScores.unionByName(rows.where(nonEmpty.isNull().or(nonEmpty.equalTo(false)))
+    Dataset<Row> all = withScores.unionByName(rows.where(nonEmpty.isNull().or(nonEmpty.equalTo(false)))
         .select(empty.toArray(Column[]::new)));
+    // the aggregation that gathers the lists makes every column nullable and drops their metadata: the rows' own
+    // schema is declared again over the same values
+    StructType schema = rows.schema().add(scoresColumn, DataTypes.createArrayType(DataTypes.FloatType, false), true);
+    return InternalRows.dataFrame(all, all.queryExecution().toRdd().toJavaRDD(), schema);
   }
 }
