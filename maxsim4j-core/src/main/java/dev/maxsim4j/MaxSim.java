@@ -711,8 +711,9 @@ public final class MaxSim implements AutoCloseable {
    * frees the thread pool and any device memory, resident batches included, and returns once they are freed.
    * Asynchronous calls already submitted complete too: while one is in flight close() returns at once, and the
    * instance frees when the last one lands. Where close() frees, no thread of a CPU backend outlives it but the
-   * async thread while the callbacks chained to a call are found waiting on something (perhaps the closing thread)
-   * or still run after a minute: it ends when they return. Idempotent.
+   * async thread while the callbacks chained to a call are found waiting on something (a lock, a condition, native
+   * I/O such as a socket's read; perhaps for the closing thread) or still run after a minute: it ends when they
+   * return. Idempotent.
    */
   @Override
   public void close() {
@@ -737,6 +738,9 @@ public final class MaxSim implements AutoCloseable {
 
   private static final java.time.Duration WORKER_WAIT = java.time.Duration.ofMinutes(1);
 
+  /** Consecutive polls, a millisecond apart, that find a callback in a native method: it waits for I/O. */
+  private static final int NATIVE_POLLS = 20;
+
   /**
    * Whether the async thread, where it runs the caller's callbacks, leaves them within {@link #WORKER_WAIT} without
    * waiting on anything: a callback that waits may wait for the closing thread, so the thread is left to end once it
@@ -746,6 +750,7 @@ public final class MaxSim implements AutoCloseable {
     long deadline = System.nanoTime() + WORKER_WAIT.toNanos();
     boolean interrupted = Thread.interrupted(); // a set interrupt would turn the pauses below into a busy loop
     try {
+      int inNative = 0;
       for (int polls = 0; workerInCallbacks && worker.isAlive(); polls++) {
         Thread.State state = worker.getState();
         if (state == Thread.State.BLOCKED || state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
@@ -755,6 +760,12 @@ public final class MaxSim implements AutoCloseable {
         if (polls < 1000) {
           Thread.onSpinWait(); // a future's completion takes microseconds
         } else {
+          // a thread blocked in native I/O (a socket's read, perhaps from the closing thread) reports RUNNABLE: one
+          // found in a native method poll after poll is taken to wait
+          inNative = inNativeMethod(worker) ? inNative + 1 : 0;
+          if (inNative == NATIVE_POLLS) {
+            return false;
+          }
           interrupted |= Thread.interrupted(); // one that arrives now would end every pause at once
           java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // a callback that computes, for longer
         }
@@ -765,6 +776,11 @@ public final class MaxSim implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  private static boolean inNativeMethod(Thread t) {
+    StackTraceElement[] stack = t.getStackTrace();
+    return stack.length > 0 && stack[0].isNativeMethod();
   }
 
   private TokenBatch resident(ResidentBatch documents) {
