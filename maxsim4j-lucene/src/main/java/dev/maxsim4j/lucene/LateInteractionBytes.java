@@ -79,6 +79,11 @@ final class LateInteractionBytes implements StoredTokens {
   }
 
   @Override
+  public long usedBytes() {
+    return (long) offsets[rows] * Float.BYTES + (rows + 1L) * Integer.BYTES;
+  }
+
+  @Override
   public long capacityBytes() {
     return (long) data.length * Float.BYTES + (long) offsets.length * Integer.BYTES;
   }

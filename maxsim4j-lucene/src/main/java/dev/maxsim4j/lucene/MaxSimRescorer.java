@@ -29,7 +29,8 @@ import org.apache.lucene.util.BytesRef;
 /**
  * A drop-in replacement for Lucene's {@code LateInteractionRescorer}: rescores first-pass hits by the
  * late-interaction similarity of their {@code LateInteractionField} to the query's token vectors, scored by fused
- * MaxSim calls: the whole candidate set in one call on the GPU, blocks of 64 hits scored in parallel on the CPU.
+ * MaxSim calls: the whole candidate set in one call on the GPU, blocks of 64 hits scored in parallel on the CPU (a
+ * block's gathered tokens bounded by the heap: past an eighth of it, shared among the threads, it takes more calls).
  *
  * <pre>{@code
  * TopDocs firstPass = searcher.search(query, 1000);
@@ -257,7 +258,8 @@ public final class MaxSimRescorer extends Rescorer {
     // not outnumbered by the common pool's threads.
     List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
     int block = blockSize(hits.length);
-    rescoreInStrands(leaves, hits, block, (hits.length + block - 1) / block);
+    int blocks = (hits.length + block - 1) / block;
+    rescoreInStrands(leaves, hits, block, blocks, gatherBudget(Math.min(blocks, maxSim.threads())));
     if (topN < hits.length) {
       ArrayUtil.select(hits, 0, hits.length, topN, RANKING);
       hits = Arrays.copyOf(hits, topN);
@@ -272,12 +274,12 @@ public final class MaxSimRescorer extends Rescorer {
    * ended, so that nothing reads the searcher or scores with the {@code MaxSim} after this returns (the caller may
    * close them).
    */
-  private void rescoreInStrands(List<LeafReaderContext> leaves, ScoreDoc[] hits, int block, int blocks)
+  private void rescoreInStrands(List<LeafReaderContext> leaves, ScoreDoc[] hits, int block, int blocks, long budget)
       throws IOException {
     try {
       PoolTasks.forEach(blocks, maxSim.threads(), b -> {
         try {
-          rescoreBlock(leaves, hits, b * block, Math.min(hits.length, (b + 1) * block));
+          rescoreBlock(leaves, hits, b * block, Math.min(hits.length, (b + 1) * block), budget);
         } catch (IOException e) {
           throw new UncheckedIOException(e);
         }
@@ -285,6 +287,16 @@ public final class MaxSimRescorer extends Rescorer {
     } catch (UncheckedIOException e) {
       throw e.getCause();
     }
+  }
+
+  /**
+   * The bytes each of {@code strands} gathering buffers may fill before what it holds is scored: an eighth of the
+   * heap shared among them, since a buffer grows by doubling (the old array beside the new) and the doc values read
+   * and the idle buffers kept take their part (1 MiB at least). Lucene's own rescorer reads one value at a time, so
+   * long candidates on a small heap must not fail here where they pass there.
+   */
+  static long gatherBudget(int strands) {
+    return Math.max(1L << 20, Runtime.getRuntime().maxMemory() / (8L * Math.max(1, strands)));
   }
 
   /** Hits per block: all of them on the GPU, {@value #CPU_BLOCK} on the CPU (or {@link Blocking#hits}). */
@@ -300,7 +312,8 @@ public final class MaxSimRescorer extends Rescorer {
    * a quantized field may differ in type from document to document; each type met is gathered into a buffer of
    * its own and scored in its own call, so a document scores the same whatever else its block holds.
    */
-  private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to) throws IOException {
+  private void rescoreBlock(List<LeafReaderContext> leaves, ScoreDoc[] hits, int from, int to, long budget)
+      throws IOException {
     IdleBuffers idle = idleBuffers(quantized);
     Map<DType, Gathered> byType = new EnumMap<>(DType.class);
     try {
@@ -329,8 +342,10 @@ public final class MaxSimRescorer extends Rescorer {
           if (group == null) {
             group = new Gathered(take(idle), new ScoreDoc[to - from]);
             byType.put(type, group);
-          } else if (!group.tokens.fits(value, blocking.entries())) {
-            scoreGathered(group); // a block past what one array holds (the GPU's: every hit) takes several calls
+          } else if (!group.tokens.fits(value, blocking.entries())
+              || group.tokens.rows() > 0 && group.tokens.usedBytes() + value.length > budget) {
+            // a block past what one array holds or the heap spares (the GPU's: every hit) takes several calls
+            scoreGathered(group);
           }
           group.hits[group.tokens.rows()] = hit;
           group.tokens.add(value, hit.doc);

@@ -105,6 +105,12 @@ final class QuantizedTokenBytes implements StoredTokens {
   }
 
   @Override
+  public long usedBytes() {
+    long tokenBytes = type == null ? 0 : type.bytesPerToken(dim);
+    return offsets[rows] * (tokenBytes + Float.BYTES) + (rows + 1L) * Integer.BYTES;
+  }
+
+  @Override
   public long capacityBytes() {
     return data.length + (long) scales.length * Float.BYTES + (long) offsets.length * Integer.BYTES;
   }

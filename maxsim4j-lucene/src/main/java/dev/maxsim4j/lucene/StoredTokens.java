@@ -22,6 +22,9 @@ interface StoredTokens {
   /** The rows gathered so far as one packed batch (a view of the buffer where the type allows). */
   TokenBatch batch();
 
+  /** The bytes the rows gathered so far take in the buffer. */
+  long usedBytes();
+
   /** The bytes this buffer holds on to, whatever it holds now. */
   long capacityBytes();
 }
