@@ -188,7 +188,10 @@ public final class MaxSimRescorer extends Rescorer {
         quantized, queryType);
   }
 
-  /** This rescorer, but documents without the field keep their first-pass score. */
+  /**
+   * This rescorer, but documents without the field keep their first-pass score; one whose first-pass score is NaN
+   * (a first pass sorted by a field) is refused, naming it.
+   */
   public MaxSimRescorer withFallbackToFirstPassScore() {
     return new MaxSimRescorer(field, queryVectors, similarity, scale, true, maxSim, blocking, quantized,
         queryType);
@@ -351,6 +354,11 @@ public final class MaxSimRescorer extends Rescorer {
           group.tokens.add(value, hit.doc);
         } else if (!fallbackToFirstPass) {
           hit.score = 0f;
+        } else if (Float.isNaN(hit.score)) {
+          // kept, it would rank above every rescored hit (NaN first): a first pass sorted by a field has no scores
+          throw new IllegalArgumentException("doc " + hit.doc + " has no " + field + " value, and its first-pass score"
+              + " to fall back to is NaN (a search sorted by a field leaves its hits' scores NaN); expected scored"
+              + " first-pass hits, or a rescorer without withFallbackToFirstPassScore");
         }
       }
       for (Gathered group : byType.values()) {
