@@ -10,6 +10,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.FieldType;
@@ -23,12 +24,14 @@ import org.apache.lucene.index.VectorEncoding;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TotalHits;
+import org.apache.lucene.util.Bits;
 
 /**
  * Late-interaction retrieval in a Lucene index: candidates by HNSW on each document's MUVERA encoding
@@ -60,6 +63,8 @@ public final class LateInteractionRetriever {
   static final String ENCODER_ATTRIBUTE = "maxsim4j.fde.encoder";
   /** Attribute of the encoding field: the {@link #fingerprint} of the encoder that wrote it. */
   static final String FINGERPRINT_ATTRIBUTE = "maxsim4j.fde.fingerprint";
+  /** Documents {@link #searchExact} rescores at a time. */
+  static final int EXACT_CHUNK = 4096;
   private final FixedDimensionalEncoder encoder;
   private final String encodingField;
   private final String tokensField;
@@ -216,7 +221,10 @@ public final class LateInteractionRetriever {
         new FieldExistsQuery(tokensField)), n);
   }
 
-  /** The exact best {@code k} documents by MaxSim over every document with token vectors (brute force). */
+  /**
+   * The exact best {@code k} documents by MaxSim over every document with token vectors (brute force), holding
+   * {@code k} hits and a chunk of 4,096 documents being rescored at a time, whatever the index's size.
+   */
   public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
     Arguments.nonNull(searcher, "searcher");
     checkCounts(1, k);
@@ -224,15 +232,67 @@ public final class LateInteractionRetriever {
     // checked against the encoder, not left to the rerank: it would blame the first document, or find none to blame
     checkTokens("queryTokens", queryTokens);
     checkTokensField(searcher);
-    int all = Math.max(1, searcher.getIndexReader().maxDoc());
-    TopDocs everything = searcher.search(new FieldExistsQuery(tokensField), all);
-    return rerank(searcher, queryTokens, everything, k);
+    return searchExact(searcher, queryTokens, k, EXACT_CHUNK);
+  }
+
+  /**
+   * searchExact, rescoring the live documents with token vectors {@code chunk} at a time (in doc order) into a
+   * running top {@code k} (tests: small chunks), ranked as the rescorer ranks one first pass of them all.
+   */
+  TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k, int chunk) throws IOException {
+    MaxSimRescorer rescorer = rescorer(queryTokens);
+    // worst of the best first, so the head is the one a better hit replaces
+    PriorityQueue<ScoreDoc> best = new PriorityQueue<>(MaxSimRescorer.RANKING.reversed());
+    ScoreDoc[] pending = new ScoreDoc[chunk];
+    int n = 0;
+    long total = 0;
+    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+      BinaryDocValues values = MaxSimRescorer.binaryValues(leaf.reader(), tokensField);
+      if (values == null) {
+        continue; // no document of the leaf has token vectors
+      }
+      Bits live = leaf.reader().getLiveDocs();
+      for (int doc = values.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = values.nextDoc()) {
+        if (live == null || live.get(doc)) {
+          pending[n++] = new ScoreDoc(leaf.docBase + doc, 0f);
+          total++;
+          if (n == chunk) {
+            rescoreInto(best, k, rescorer, searcher, pending);
+            n = 0;
+          }
+        }
+      }
+    }
+    rescoreInto(best, k, rescorer, searcher, Arrays.copyOf(pending, n));
+    ScoreDoc[] hits = best.toArray(new ScoreDoc[0]);
+    Arrays.sort(hits, MaxSimRescorer.RANKING);
+    // what a FieldExistsQuery collecting maxDoc hits counts: every live document with token vectors, exactly
+    return new TopDocs(new TotalHits(total, TotalHits.Relation.EQUAL_TO), hits);
+  }
+
+  /** Rescores {@code hits}, keeping the best {@code k} of them and of {@code best} in {@code best}. */
+  private static void rescoreInto(PriorityQueue<ScoreDoc> best, int k, MaxSimRescorer rescorer,
+      IndexSearcher searcher, ScoreDoc[] hits) throws IOException {
+    TopDocs chunk = new TopDocs(new TotalHits(hits.length, TotalHits.Relation.EQUAL_TO), hits);
+    for (ScoreDoc h : rescorer.rescore(searcher, chunk, k).scoreDocs) {
+      if (best.size() < k) {
+        best.add(h);
+      } else if (MaxSimRescorer.RANKING.compare(h, best.peek()) < 0) {
+        best.poll();
+        best.add(h);
+      }
+    }
   }
 
   private TopDocs rerank(IndexSearcher searcher, float[][] queryTokens, TopDocs firstPass, int k)
       throws IOException {
+    return rescorer(queryTokens).rescore(searcher, firstPass, k);
+  }
+
+  /** Raw MaxSim sums of the tokens field's dot products with {@code queryTokens}. */
+  private MaxSimRescorer rescorer(float[][] queryTokens) {
     return MaxSimRescorer.create(tokensField, queryTokens, VectorSimilarityFunction.DOT_PRODUCT,
-        MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstPass, k);
+        MaxSimRescorer.Scale.RAW, maxSim);
   }
 
   /**

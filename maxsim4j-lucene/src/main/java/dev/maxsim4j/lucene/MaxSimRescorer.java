@@ -227,7 +227,7 @@ public final class MaxSimRescorer extends Rescorer {
    * above -0), ties to the lower doc id. A total order, unlike ScoreDoc.COMPARATOR, which NaN breaks (a sort that
    * throws, or a wrong top n).
    */
-  private static final Comparator<ScoreDoc> RANKING = (a, b) -> {
+  static final Comparator<ScoreDoc> RANKING = (a, b) -> {
     int byScore = Float.compare(b.score, a.score);
     return byScore != 0 ? byScore : Integer.compare(a.doc, b.doc);
   };
