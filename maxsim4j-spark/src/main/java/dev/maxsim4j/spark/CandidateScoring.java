@@ -19,8 +19,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.StructField;
 
 /**
  * Scores (query, K candidates) rows: the candidates are exploded into pairs, scored as {@link PairScoring}
@@ -73,8 +72,11 @@ final class CandidateScoring {
         .agg(first(col(ORIGINAL)).as(ORIGINAL), array_sort(collect_list(struct(col(POSITION), col(SCORE))))
             .as(SCORED));
     List<Column> out = new ArrayList<>();
-    for (String c : columns) {
-      out.add(col(ORIGINAL).getField(c).as(c));
+    // the aggregation that gathers the lists makes every column nullable (declaring the rows' schema again over its
+    // internal rows would run the scoring when this is called, adaptive execution planning it) and drops metadata,
+    // which is given back
+    for (StructField f : rows.schema().fields()) {
+      out.add(col(ORIGINAL).getField(f.name()).as(f.name(), f.metadata()));
     }
     out.add(col(SCORED).getField(SCORE).as(scoresColumn));
     Dataset<Row> withScores = gathered.select(out.toArray(Column[]::new));
@@ -82,11 +84,7 @@ final class CandidateScoring {
     List<Column> empty = new ArrayList<>(Arrays.asList(originals));
     empty.add(when(candidateList.isNull(), lit(null).cast("array<float>")).otherwise(lit(new float[0]))
         .as(scoresColumn));
-    Dataset<Row> all = withScores.unionByName(rows.where(nonEmpty.isNull().or(nonEmpty.equalTo(false)))
+    return withScores.unionByName(rows.where(nonEmpty.isNull().or(nonEmpty.equalTo(false)))
         .select(empty.toArray(Column[]::new)));
-    // the aggregation that gathers the lists makes every column nullable and drops their metadata: the rows' own
-    // schema is declared again over the same values
-    StructType schema = rows.schema().add(scoresColumn, DataTypes.createArrayType(DataTypes.FloatType, false), true);
-    return InternalRows.dataFrame(all, all.queryExecution().toRdd().toJavaRDD(), schema);
   }
 }
