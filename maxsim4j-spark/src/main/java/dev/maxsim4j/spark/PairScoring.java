@@ -46,8 +46,9 @@ final class PairScoring {
   private static final String QUERY_COPIES = PREFIX + "qc";
   private static final String DOC_COPIES = PREFIX + "dc";
   /**
-   * A chunk's bounds: enough rows for fused calls, few enough values (2^19 tokens of d = 128) to stay far below
-   * a task's heap and below 2^31 packed elements whatever d is.
+   * A chunk's bounds: enough rows for fused calls, few enough 4-byte values held (Scorer.heldElements: about
+   * 175,000 tokens of d = 128 in fp32 cells) to stay far below a task's heap and below 2^31 packed elements whatever
+   * d is.
    */
   static final int CHUNK_ROWS = 16384;
   static final long CHUNK_ELEMENTS = 1L << 26;
@@ -203,7 +204,7 @@ final class PairScoring {
    * One partition of the joined rows ({@link #joined}, of column {@code types}): chunks of rows, grouped by query, one
    * call per query and chunk; each row leaves as its pairs' columns and its score.
    */
-  private record Scorer(int width, int queryId, int docId, DataType[] types, int chunkRows)
+  record Scorer(int width, int queryId, int docId, DataType[] types, int chunkRows)
       implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
     @Override
     public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
@@ -302,14 +303,14 @@ final class PairScoring {
 
     /**
      * What a pair's row counts toward CHUNK_ELEMENTS, in 4-byte values: the copy the chunk holds, which carries the
-     * query's tokens and the pairs' own columns beside the document's, and the document's values once more, as
-     * they are packed for the call.
+     * query's tokens and the pairs' own columns beside the document's, and the document's values twice more, as
+     * they are read from the copy and packed for the call.
      */
-    private long heldElements(InternalRow r) {
+    long heldElements(InternalRow r) {
       long document = approximateElements(cell(r, width + 2));
       long copy = r instanceof UnsafeRow u ? u.getSizeInBytes() / Float.BYTES
           : approximateElements(cell(r, width)) + document;
-      return copy + document;
+      return copy + 2 * document;
     }
 
     /** L x d of a token cell as its header or first token states it (checked when the row is added). */
