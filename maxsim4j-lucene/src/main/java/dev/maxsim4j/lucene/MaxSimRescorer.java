@@ -298,7 +298,7 @@ public final class MaxSimRescorer extends Rescorer {
    * and the idle buffers kept take their part (1 MiB at least). Lucene's own rescorer reads one value at a time, so
    * long candidates on a small heap must not fail here where they pass there.
    */
-  static long gatherBudget(int strands) {
+  private static long gatherBudget(int strands) {
     return Math.max(1L << 20, Runtime.getRuntime().maxMemory() / (8L * Math.max(1, strands)));
   }
 
