@@ -50,7 +50,8 @@ public final class UpdateLock implements AutoCloseable {
   /**
    * Takes the lock of the index folder {@code dir}, waiting for another run that holds it; returns whether it is
    * held. Not held when the lock file cannot be made (a read-only folder, where this run cannot write either).
-   * Something other than a regular file where the lock file belongs is refused: runs would update the index at once.
+   * Something other than a regular file where the lock file belongs, or one that cannot be opened in a folder that
+   * can be written, is refused: runs would update the index at once.
    */
   boolean hold(Path dir) throws IOException {
     if (shared != null) {
@@ -84,6 +85,13 @@ public final class UpdateLock implements AutoCloseable {
           shared.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
               LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
+          if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && Files.isWritable(dir)) {
+            // runs that update the folder's index without the lock could not take turns, nor delete what another
+            // left, so each update would leave a tokens file behind
+            throw new IllegalArgumentException(TextFiles.shown(file) + " cannot be opened to write ("
+                + TextFiles.reason(e) + "); expected the empty regular file that keeps maxsim4j runs from updating"
+                + " this index at once: make it writable, or remove it");
+          }
           close();
           return false;
         }

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.store.FSDirectory;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -221,6 +222,43 @@ class UpdateLockTest {
     CliRun fixed = run("index", "--dir", folder.toString());
     assertEquals(0, fixed.status(), fixed.err());
     assertTrue(Files.isRegularFile(lockFile, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+  }
+
+  /**
+   * A hostile tester's finding: a lock file that could not be opened to write (made read-only by its owner) in a
+   * folder that can be written let runs go on without the lock, silently: each update left a tokens file behind
+   * and two at once blamed another program for Lucene's lock. It is refused, named. Root writes a read-only file:
+   * there it is made immutable (chattr), where the file system lets it.
+   */
+  @Test
+  void aLockFileThatCannotBeOpenedToWriteIsRefused() throws Exception {
+    Path folder = folder();
+    assertEquals(0, run("index", "--dir", folder.toString()).status());
+    Path lockFile = folder.resolve(TextIndex.FOLDER).resolve(UpdateLock.FILE);
+    boolean root = "root".equals(System.getProperty("user.name"));
+    if (root) {
+      Process p = new ProcessBuilder("chattr", "+i", lockFile.toString()).redirectErrorStream(true).start();
+      p.getInputStream().readAllBytes();
+      Assumptions.assumeTrue(p.waitFor() == 0, "chattr +i, which makes a file root cannot write, works here");
+    } else {
+      assertTrue(lockFile.toFile().setWritable(false));
+    }
+    try {
+      Files.writeString(folder.resolve("note1.txt"), "otters changed their minds");
+      CliRun r = run("index", "--dir", folder.toString());
+      assertEquals(1, r.status(), r.out() + r.err());
+      assertTrue(r.err().contains(lockFile + " cannot be opened to write (") && r.err().contains("make it"
+          + " writable, or remove it"), r.err());
+      assertEquals(1, r.err().strip().lines().count(), r.err());
+    } finally {
+      if (root) {
+        new ProcessBuilder("chattr", "-i", lockFile.toString()).start().waitFor();
+      } else {
+        lockFile.toFile().setWritable(true);
+      }
+    }
+    CliRun fixed = run("index", "--dir", folder.toString());
+    assertEquals(0, fixed.status(), fixed.err());
   }
 
   private static void assertRefused(CliRun r, Path lockFile, String kind) {
