@@ -255,6 +255,8 @@ public final class TextIndex {
     if (!linked && Files.isDirectory(dir)) {
       lock.hold(dir);
     }
+    boolean heldWhenRead = lock.held();
+    Store requested = store;
     Stored old = linked ? Stored.NONE : Stored.load(dir, warnings, store);
     if (!linked) {
       sweep(dir, lock.held() ? old.tokensFile : null, stale(lock));
@@ -352,6 +354,12 @@ public final class TextIndex {
     }
     boolean changed = !texts.isEmpty() || !freshEntries.isEmpty() || !old.matches(entries);
     Path tmp = changed && !linked ? openTemporary(dir, mustSave, warnings, lock) : null;
+    if (tmp != null && !heldWhenRead && Files.exists(dir.resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS)) {
+      // another run wrote the first index while this one read the files without the lock (no index folder yet): read
+      // again, holding it now, so that its store and tokens are kept rather than rebuilt
+      deleteQuietly(tmp);
+      return update(folder, encoder, mustSave, warnings, err, requested, lock);
+    }
 
     try {
       PackedRows encoded = null;

@@ -3,7 +3,9 @@ package dev.maxsim4j.cli.text;
 import dev.maxsim4j.cli.io.Counts;
 import dev.maxsim4j.cli.io.Printable;
 import java.io.PrintStream;
+import java.util.HashSet;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Warnings on stderr, one line each. Past the first few of a stage (reading the inputs, then finding which hold a
@@ -14,16 +16,23 @@ public final class Warnings {
   private static final int SHOWN = 20;
   private final PrintStream err;
   private int count;
+  /** The warnings shown, at most {@link #SHOWN} a stage. */
+  private final Set<String> shown = new HashSet<>();
 
   public Warnings(PrintStream err) {
     this.err = err;
   }
 
   public void warn(String message) {
+    // a name or line of a file quoted in it must not split the warning or forge a line of its own
+    String line = Printable.oneLine(message);
+    if (shown.contains(line)) {
+      return; // said already: a run that reads the folder again (TextIndex.update) names each file once
+    }
     count++;
     if (count <= SHOWN) {
-      // a name or line of a file quoted in it must not split the warning or forge a line of its own
-      err.println("maxsim4j: warning: " + Printable.oneLine(message));
+      shown.add(line);
+      err.println("maxsim4j: warning: " + line);
     }
   }
 
