@@ -354,11 +354,8 @@ public final class MaxSimRescorer extends Rescorer {
           group.tokens.add(value, hit.doc);
         } else if (!fallbackToFirstPass) {
           hit.score = 0f;
-        } else if (Float.isNaN(hit.score)) {
-          // kept, it would rank above every rescored hit (NaN first): a first pass sorted by a field has no scores
-          throw new IllegalArgumentException("doc " + hit.doc + " has no " + field + " value, and its first-pass score"
-              + " to fall back to is NaN (a search sorted by a field leaves its hits' scores NaN); expected scored"
-              + " first-pass hits, or a rescorer without withFallbackToFirstPassScore");
+        } else {
+          requireFallback(hit.doc, hit.score);
         }
       }
       for (Gathered group : byType.values()) {
@@ -390,6 +387,19 @@ public final class MaxSimRescorer extends Rescorer {
       buffer = quantized ? new QuantizedTokenBytes() : new LateInteractionBytes();
     }
     return buffer.reset(field, query.dim());
+  }
+
+  /**
+   * {@code firstPass}, the score document {@code doc} without the field keeps: a NaN, which would rank above every
+   * rescored hit, is refused (a first pass sorted by a field has no scores).
+   */
+  private float requireFallback(int doc, float firstPass) {
+    if (Float.isNaN(firstPass)) {
+      throw new IllegalArgumentException("doc " + doc + " has no " + field + " value, and its first-pass score to"
+          + " fall back to is NaN (a search sorted by a field leaves its hits' scores NaN); expected scored first-pass"
+          + " hits, or a rescorer without withFallbackToFirstPassScore");
+    }
+    return firstPass;
   }
 
   /** The reported value of each row of {@code documents} (one fused call). */
@@ -429,7 +439,7 @@ public final class MaxSimRescorer extends Rescorer {
     BinaryDocValues values = binaryValues(ctx.reader(), field);
     Explanation first = Explanation.match(firstPassExplanation.getValue(), "first pass score", firstPassExplanation);
     if (values == null || !values.advanceExact(docID - ctx.docBase)) {
-      float score = fallbackToFirstPass ? first.getValue().floatValue() : 0f;
+      float score = fallbackToFirstPass ? requireFallback(docID, first.getValue().floatValue()) : 0f;
       return Explanation.match(score, "no " + field + " value: " + (fallbackToFirstPass ? "first pass score" : "0"),
           first);
     }

@@ -2,6 +2,7 @@ package dev.maxsim4j.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.MaxSim;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.ScoreDoc;
@@ -53,6 +55,10 @@ class HostileSortedFirstPassFallbackTest {
         assertEquals("doc 1 has no f value, and its first-pass score to fall back to is NaN (a search sorted by a"
             + " field leaves its hits' scores NaN); expected scored first-pass hits, or a rescorer without"
             + " withFallbackToFirstPassScore", e.getMessage());
+        // explain says what rescore does
+        e = assertThrows(IllegalArgumentException.class, () -> rescorer.withFallbackToFirstPassScore()
+            .explain(searcher, Explanation.match(Float.NaN, "a sorted first pass"), 1));
+        assertTrue(e.getMessage().startsWith("doc 1 has no f value, and its first-pass score"), e.getMessage());
         // without the fallback the documents without the field score 0, below doc 0's cos(0) = 1
         assertEquals(0, rescorer.rescore(searcher, sorted, 2).scoreDocs[0].doc);
         // with it, a sorted first pass of documents that all have the field needs nothing to fall back to
