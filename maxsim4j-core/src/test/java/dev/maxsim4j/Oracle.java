@@ -28,19 +28,56 @@ final class Oracle {
    * product carries at most about d units of rounding of |q||d|, the sum over query tokens about Lq more.
    */
   static double tolerance(TokenBatch q, int i, TokenBatch d, int j) {
-    double maxDocNorm = 0;
-    for (int t = 0; t < d.length(j); t++) {
-      if (d.isValid(j, t)) {
-        maxDocNorm = Math.max(maxDocNorm, norm(d, j, t));
-      }
-    }
-    double bound = 0;
-    for (int s = 0; s < q.length(i); s++) {
-      if (q.isValid(i, s)) {
-        bound += norm(q, i, s) * maxDocNorm;
-      }
-    }
+    return tolerance(q, i, normSum(q, i), maxNorm(d, j));
+  }
+
+  private static double tolerance(TokenBatch q, int i, double queryNorms, double documentNorm) {
     double eps = Math.ulp(1.0f);
-    return 4 * eps * (q.dim() + q.length(i) + 4) * bound + 1e-6;
+    return 4 * eps * (q.dim() + q.length(i) + 4) * queryNorms * documentNorm + 1e-6;
+  }
+
+  /** The sum of the norms of row i's valid tokens. */
+  private static double normSum(TokenBatch b, int i) {
+    double sum = 0;
+    for (int s = 0; s < b.length(i); s++) {
+      if (b.isValid(i, s)) {
+        sum += norm(b, i, s);
+      }
+    }
+    return sum;
+  }
+
+  /** The largest norm among row j's valid tokens (0 where it has none). */
+  private static double maxNorm(TokenBatch b, int j) {
+    double max = 0;
+    for (int t = 0; t < b.length(j); t++) {
+      if (b.isValid(j, t)) {
+        max = Math.max(max, norm(b, j, t));
+      }
+    }
+    return max;
+  }
+
+  /**
+   * {@link #tolerance} for many pairs of the same batches, each row's norms read once (pair by pair, a large call's
+   * documents would be read once per query, the bulk of a GPU test's time).
+   */
+  static Tolerances tolerances(TokenBatch q, TokenBatch d) {
+    double[] queryNorms = new double[q.size()];
+    for (int i = 0; i < q.size(); i++) {
+      queryNorms[i] = normSum(q, i);
+    }
+    double[] documentNorms = new double[d.size()];
+    for (int j = 0; j < d.size(); j++) {
+      documentNorms[j] = maxNorm(d, j);
+    }
+    return new Tolerances(q, queryNorms, documentNorms);
+  }
+
+  /** The bounds of {@link #tolerances}: {@code of(i, j)} for query row i and document row j. */
+  record Tolerances(TokenBatch q, double[] queryNorms, double[] documentNorms) {
+    double of(int i, int j) {
+      return tolerance(q, i, queryNorms[i], documentNorms[j]);
+    }
   }
 }
