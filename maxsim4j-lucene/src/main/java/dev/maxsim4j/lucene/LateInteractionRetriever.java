@@ -20,6 +20,7 @@ import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.QueryTimeout;
 import org.apache.lucene.index.VectorEncoding;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause;
@@ -223,7 +224,10 @@ public final class LateInteractionRetriever {
 
   /**
    * The exact best {@code k} documents by MaxSim over every document with token vectors (brute force), holding
-   * {@code k} hits and a chunk of 4,096 documents being rescored at a time, whatever the index's size.
+   * {@code k} hits and a chunk of 4,096 documents being rescored at a time, whatever the index's size. The searcher's
+   * timeout ({@link IndexSearcher#setTimeout}) is asked between chunks: once it says exit, the search returns the best
+   * of the documents rescored so far, its total hits a lower bound ({@code GREATER_THAN_OR_EQUAL_TO}), as Lucene's
+   * partial results are.
    */
   public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
     Arguments.nonNull(searcher, "searcher");
@@ -244,8 +248,11 @@ public final class LateInteractionRetriever {
     // worst of the best first, so the head is the one a better hit replaces
     PriorityQueue<ScoreDoc> best = new PriorityQueue<>(MaxSimRescorer.RANKING.reversed());
     ScoreDoc[] pending = new ScoreDoc[chunk];
+    QueryTimeout timeout = searcher.getTimeout();
     int n = 0;
     long total = 0;
+    boolean timedOut = false;
+    leaves:
     for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
       BinaryDocValues values = MaxSimRescorer.binaryValues(leaf.reader(), tokensField);
       if (values == null) {
@@ -259,6 +266,10 @@ public final class LateInteractionRetriever {
           if (n == chunk) {
             rescoreInto(best, k, rescorer, searcher, pending);
             n = 0;
+            if (timeout != null && timeout.shouldExit()) {
+              timedOut = true;
+              break leaves;
+            }
           }
         }
       }
@@ -267,7 +278,8 @@ public final class LateInteractionRetriever {
     ScoreDoc[] hits = best.toArray(new ScoreDoc[0]);
     Arrays.sort(hits, MaxSimRescorer.RANKING);
     // what a FieldExistsQuery collecting maxDoc hits counts: every live document with token vectors, exactly
-    return new TopDocs(new TotalHits(total, TotalHits.Relation.EQUAL_TO), hits);
+    return new TopDocs(new TotalHits(total,
+        timedOut ? TotalHits.Relation.GREATER_THAN_OR_EQUAL_TO : TotalHits.Relation.EQUAL_TO), hits);
   }
 
   /** Rescores {@code hits}, keeping the best {@code k} of them and of {@code best} in {@code best}. */

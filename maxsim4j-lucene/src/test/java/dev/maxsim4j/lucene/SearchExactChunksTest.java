@@ -7,6 +7,7 @@ import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
@@ -23,7 +24,9 @@ import org.apache.lucene.index.Term;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.TotalHits;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.store.Directory;
 import org.junit.jupiter.api.Test;
@@ -70,6 +73,44 @@ class SearchExactChunksTest {
       }
     } finally {
       executor.shutdown();
+    }
+  }
+
+  /**
+   * A searcher's timeout stops the walk between chunks: the hits are the best of the chunks rescored before it said
+   * exit, ranked as one first pass of those documents, and the total is their count as a lower bound.
+   */
+  @Test
+  void aSearchersTimeoutStopsBetweenChunksWithTheBestSoFar() throws IOException {
+    FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(D).simHashBits(2).repetitions(2).build();
+    try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
+        Directory directory = new ByteBuffersDirectory()) {
+      LateInteractionRetriever retriever = new LateInteractionRetriever(encoder, "fde", "tokens", maxSim);
+      SplittableRandom rnd = new SplittableRandom(11);
+      build(directory, retriever, rnd, false);
+      try (DirectoryReader reader = DirectoryReader.open(directory)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        // every live document with token vectors, in doc order (a constant score ranks them so)
+        ScoreDoc[] all = searcher.search(new FieldExistsQuery("tokens"), reader.maxDoc()).scoreDocs;
+        assertTrue(all.length > 9, "enough documents for three chunks of 3");
+        float[][] query = gaussian(rnd, 3);
+        for (int chunksBeforeExit : new int[] {1, 2, 3}) {
+          int[] asked = {0};
+          searcher.setTimeout(() -> ++asked[0] >= chunksBeforeExit);
+          int rescored = 3 * chunksBeforeExit;
+          TopDocs firstChunks = new TopDocs(new TotalHits(rescored, TotalHits.Relation.EQUAL_TO),
+              Arrays.copyOf(all, rescored));
+          TopDocs best = MaxSimRescorer.create("tokens", query, VectorSimilarityFunction.DOT_PRODUCT,
+              MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstChunks, 4);
+          TopDocs expected = new TopDocs(new TotalHits(rescored, TotalHits.Relation.GREATER_THAN_OR_EQUAL_TO),
+              best.scoreDocs);
+          assertSame(expected, retriever.searchExact(searcher, query, 4, 3), chunksBeforeExit + " chunks");
+          assertEquals(chunksBeforeExit, asked[0], "the timeout is asked once a chunk");
+        }
+        searcher.setTimeout(() -> false);
+        assertSame(oneFirstPass(searcher, query, 4, maxSim), retriever.searchExact(searcher, query, 4, 3),
+            "a timeout that never says exit");
+      }
     }
   }
 
