@@ -40,7 +40,7 @@ class CudaCompressedTest {
 
   @BeforeAll
   static void open() {
-    reference = MaxSim.builder().backend("reference").threads(2).build();
+    reference = MaxSim.builder().backend("reference").build();
     cuda = MaxSim.builder().backend("cuda").build();
     forced = new MaxSim[FORCED.length];
     for (int i = 0; i < FORCED.length; i++) {

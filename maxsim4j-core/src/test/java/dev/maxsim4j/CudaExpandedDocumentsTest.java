@@ -27,7 +27,7 @@ class CudaExpandedDocumentsTest {
 
   @BeforeAll
   static void open() {
-    reference = MaxSim.builder().backend("reference").threads(2).build();
+    reference = MaxSim.builder().backend("reference").build();
     cuda = MaxSim.builder().backend("cuda").build();
     expanded = CudaParityTest.withVariant("expanded");
   }

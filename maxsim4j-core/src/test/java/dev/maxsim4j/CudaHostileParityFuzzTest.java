@@ -23,7 +23,7 @@ class CudaHostileParityFuzzTest {
     long seed0 = Long.getLong("fuzz.seed", new RandomBatches().seed);
     int cases = Integer.getInteger("fuzz.cases", 300);
     List<String> failures = new ArrayList<>();
-    try (MaxSim ref = MaxSim.builder().backend("reference").threads(2).build();
+    try (MaxSim ref = MaxSim.builder().backend("reference").build();
         MaxSim gpu = MaxSim.builder().backend("cuda").build()) {
       for (long seed = seed0; seed < seed0 + cases && failures.size() < 30; seed++) {
         HostileParityFuzzTest.Case drawn = HostileParityFuzzTest.drawCase(seed);

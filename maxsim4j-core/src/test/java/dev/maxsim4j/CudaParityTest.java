@@ -50,7 +50,7 @@ class CudaParityTest {
 
   @BeforeAll
   static void open() {
-    reference = MaxSim.builder().backend("reference").threads(2).build();
+    reference = MaxSim.builder().backend("reference").build();
     cuda = MaxSim.builder().backend("cuda").build();
     streaming = withVariant("stream");
     warpgroups = withVariant("wgmma");
