@@ -6,6 +6,7 @@ import dev.maxsim4j.internal.FdeParameters;
 import dev.maxsim4j.internal.HeapLimit;
 import dev.maxsim4j.internal.Tokens;
 import java.math.BigInteger;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.SplittableRandom;
 
@@ -61,8 +62,13 @@ public final class FixedDimensionalEncoder {
     // [dim][columns]: a token's products with all of them are one pass over its values, vectorised over columns
     double[] weights = new double[Math.multiplyExact(dim, columns)];
     double scale = 1 / Math.sqrt(projectionDim);
+    // one generator per seed, split into a stream per use: split streams are independent, and so are the roots of
+    // nearby seeds (a seed times SplittableRandom's own increment plus a repetition's index would hand seed s + 1
+    // the draws of seed s, one along)
+    SplittableRandom root = new SplittableRandom(seed);
+    SplittableRandom finalDraws = root.split();
     for (int r = 0; r < repetitions; r++) {
-      SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + r);
+      SplittableRandom rnd = root.split();
       int first = r * columnsPerRepetition;
       for (int i = 0; i < simHashBits; i++) {
         for (int k = 0; k < dim; k++) {
@@ -81,7 +87,7 @@ public final class FixedDimensionalEncoder {
     byte[] finalSign = null;
     if (finalDim > 0) {
       int raw = shape.rawDimension();
-      SplittableRandom rnd = new SplittableRandom(~seed);
+      SplittableRandom rnd = finalDraws;
       finalBucket = new int[raw];
       finalSign = new byte[raw];
       for (int i = 0; i < raw; i++) {
@@ -151,6 +157,47 @@ public final class FixedDimensionalEncoder {
     Arguments.arraySize(t.maxValidCount, parameters.columns(), name
         + "' longest row of tokens x projections", "encode shorter rows");
     return t;
+  }
+
+  /**
+   * A hash of this encoder's parameters, its random draws and its encodings of fixed probe tokens, as 16 hex
+   * digits: equal for encoders that encode alike, on any machine, and different where a release of maxsim4j draws
+   * or encodes otherwise for the same parameters and seed. Stored beside persisted encodings (as the Lucene
+   * integration stores it on its field), it tells encodings this encoder can no longer search with from ones it
+   * can: compare it, not {@link #toString}, before reusing them.
+   */
+  public String fingerprint() {
+    long hash = mix(toString().hashCode());
+    for (double w : parameters.weights()) {
+      hash = mix(hash + Double.doubleToLongBits(w));
+    }
+    if (parameters.finalBucket() != null) {
+      for (int i = 0; i < parameters.finalBucket().length; i++) {
+        hash = mix(hash + parameters.finalBucket()[i] * 3L + parameters.finalSign()[i]);
+      }
+    }
+    // three tokens and one: a lone token leaves the other partitions empty, which fillEmpty fills
+    SplittableRandom rnd = new SplittableRandom(0x5EEDL);
+    float[] tokens = new float[3 * dim];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = (float) rnd.nextGaussian();
+    }
+    for (TokenBatch probe : new TokenBatch[] {TokenBatch.ofFloats(tokens, 1, 3, dim),
+        TokenBatch.ofFloats(Arrays.copyOf(tokens, dim), 1, 1, dim)}) {
+      for (float[] encoding : new float[][] {encodeQueries(probe)[0], encodeDocuments(probe)[0]}) {
+        for (float v : encoding) {
+          hash = mix(hash + Float.floatToIntBits(v));
+        }
+      }
+    }
+    return String.format("%016x", hash);
+  }
+
+  /** A 64-bit finaliser (MurmurHash3's): every input bit moves about half of the output's. */
+  private static long mix(long h) {
+    h = (h ^ (h >>> 33)) * 0xff51afd7ed558ccdL;
+    h = (h ^ (h >>> 33)) * 0xc4ceb9fe1a85ec53L;
+    return h ^ (h >>> 33);
   }
 
   /** What a backend encodes with. */
@@ -244,7 +291,10 @@ public final class FixedDimensionalEncoder {
       return this;
     }
 
-    /** Seed of every random draw; encodings are comparable only between encoders of equal parameters and seed. */
+    /**
+     * Seed of every random draw; encodings are comparable only between encoders of equal parameters and seed, and
+     * encoders of different seeds draw independently (any two, however close).
+     */
     public Builder seed(long seed) {
       this.seed = seed;
       return this;

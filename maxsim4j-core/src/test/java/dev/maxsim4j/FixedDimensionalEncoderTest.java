@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +33,31 @@ class FixedDimensionalEncoderTest {
     assertTrue(!Arrays.equals(a[0], c[0]), "another seed, another encoding");
     assertEquals(64, FixedDimensionalEncoder.builder(16).finalDim(64).build().encodeQueries(docs)[0].length);
     assertEquals(1024, FixedDimensionalEncoder.builder(128).build().dimension(), "the default fits Lucene's 1024");
+  }
+
+  /**
+   * The fingerprint: 16 hex digits, equal for encoders that encode alike, different for each parameter and seed that
+   * changes the encodings (fillEmpty included, which the probe's lone token exercises).
+   */
+  @Test
+  void fingerprintsTellEncodingsApart() {
+    FixedDimensionalEncoder.Builder base = FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(4)
+        .projectionDim(4);
+    String f = base.build().fingerprint();
+    assertTrue(f.matches("[0-9a-f]{16}"), f);
+    assertEquals(f, FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(4).projectionDim(4).build()
+        .fingerprint(), "equal encoders");
+    Set<String> seen = new HashSet<>(List.of(f));
+    for (FixedDimensionalEncoder other : new FixedDimensionalEncoder[] {
+        FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(4).projectionDim(4).seed(43).build(),
+        FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(4).projectionDim(4).seed(41).build(),
+        FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(4).projectionDim(4).fillEmptyPartitions(false)
+            .build(),
+        FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(4).projectionDim(4).finalDim(32).build(),
+        FixedDimensionalEncoder.builder(16).simHashBits(2).repetitions(4).projectionDim(4).build(),
+        FixedDimensionalEncoder.builder(16).simHashBits(3).repetitions(5).projectionDim(4).build()}) {
+      assertTrue(seen.add(other.fingerprint()), other + " has another encoder's fingerprint");
+    }
   }
 
   @Test

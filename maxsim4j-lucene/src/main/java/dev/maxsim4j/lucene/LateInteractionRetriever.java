@@ -11,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.SplittableRandom;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.KnnFloatVectorField;
@@ -62,7 +61,7 @@ import org.apache.lucene.util.Bits;
 public final class LateInteractionRetriever {
   /** Attribute of the encoding field that names the encoder that wrote it (for errors). */
   static final String ENCODER_ATTRIBUTE = "maxsim4j.fde.encoder";
-  /** Attribute of the encoding field: the {@link #fingerprint} of the encoder that wrote it. */
+  /** Attribute of the encoding field: the {@link FixedDimensionalEncoder#fingerprint} of the encoder that wrote it. */
   static final String FINGERPRINT_ATTRIBUTE = "maxsim4j.fde.fingerprint";
   /** Documents {@link #searchExact} rescores at a time. */
   static final int EXACT_CHUNK = 4096;
@@ -88,34 +87,13 @@ public final class LateInteractionRetriever {
       throw new IllegalArgumentException("encodingField and tokensField are both \"" + tokensField
           + "\"; expected two fields");
     }
-    this.fingerprint = fingerprint(encoder);
+    this.fingerprint = encoder.fingerprint();
     FieldType type = new FieldType(KnnFloatVectorField.createFieldType(encoder.dimension(),
         VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
     type.putAttribute(ENCODER_ATTRIBUTE, encoder.toString());
     type.putAttribute(FINGERPRINT_ATTRIBUTE, fingerprint);
     type.freeze();
     this.encodingType = type;
-  }
-
-  /**
-   * A hash of the encoder's query and document encodings of fixed tokens: equal for encoders that encode alike (their
-   * parameters and seed equal), unequal for others of the same dimension, whose encodings another cannot search.
-   */
-  private static String fingerprint(FixedDimensionalEncoder encoder) {
-    int d = encoder.tokenDimension();
-    float[] tokens = new float[3 * d];
-    SplittableRandom rnd = new SplittableRandom(0x5EEDL);
-    for (int i = 0; i < tokens.length; i++) {
-      tokens[i] = (float) rnd.nextGaussian();
-    }
-    TokenBatch probe = TokenBatch.ofFloats(tokens, 1, 3, d);
-    long hash = encoder.dimension();
-    for (float[] encoding : new float[][] {encoder.encodeQueries(probe)[0], encoder.encodeDocuments(probe)[0]}) {
-      for (float v : encoding) {
-        hash = hash * 0x9E3779B97F4A7C15L + Float.floatToIntBits(v);
-      }
-    }
-    return Long.toHexString(hash);
   }
 
   /** The encoder documents and queries are encoded with. */

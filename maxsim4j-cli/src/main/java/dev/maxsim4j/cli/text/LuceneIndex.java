@@ -87,6 +87,8 @@ public final class LuceneIndex implements Closeable {
   private static final long SEED = 42;
   static final FixedDimensionalEncoder ENCODER = FixedDimensionalEncoder.builder(MiniLmTokenEncoder.DIM).seed(SEED)
       .build();
+  /** The encoder's fingerprint, in every commit: encodings of another release's draws rebuild the index. */
+  private static final String ENCODINGS = ENCODER.fingerprint();
 
   /** A reranked passage: its file, which passage of it (0 = first), the line it starts on, its MaxSim sum. */
   public record Hit(String path, int passage, int line, float score) {}
@@ -338,13 +340,14 @@ public final class LuceneIndex implements Closeable {
   }
 
   /**
-   * What a commit records: the passages' store, encoder and the version line of the tokens they were copied from; an
-   * index of other ones is rebuilt (a new version line means the token encoder may give other vectors, which the
-   * file versions this index is kept in line by would not show).
+   * What a commit records: the passages' store, encoder, its encodings' fingerprint and the version line of the tokens
+   * they were copied from; an index of other ones is rebuilt (a new version line means the token encoder may give
+   * other vectors, and a new fingerprint other encodings for the same parameters, which the file versions this index
+   * is kept in line by would not show).
    */
   private static Map<String, String> commitData(Store store) {
     return Map.of("maxsim4j", "text passages v1", "store", store.toString(), "encoder", ENCODER.toString(),
-        "tokens", Manifest.header(store));
+        "encodings", ENCODINGS, "tokens", Manifest.header(store));
   }
 
   private static LuceneIndex write(Directory d, TextIndex index, Function<TokenBatch, float[][]> maxSim,

@@ -313,6 +313,41 @@ class LuceneSearchTest {
     assertTrue(third.out().contains("(0 added, 0 removed)") && third.err().isEmpty(), third.out() + third.err());
   }
 
+  /**
+   * An index whose encodings another release drew (the same encoder's parameters and seed, another fingerprint, or
+   * none: the releases before it recorded none) is rebuilt: its encodings would find no candidates for this
+   * release's queries, silently.
+   */
+  @Test
+  void aLuceneIndexOfOtherEncodingsIsRebuilt() throws IOException {
+    Path folder = corpus();
+    Result first = run("index", "--dir", folder.toString());
+    assertEquals(0, first.status(), first.err());
+    int passages = Integer.parseInt(first.out().replaceAll("(?s).*Lucene index: (\\d+) passages.*", "$1"));
+    Path index = folder.resolve(TextIndex.FOLDER);
+    for (String recorded : new String[] {"0123456789abcdef", null}) {
+      try (Directory d = FSDirectory.open(index.resolve(LuceneIndex.FOLDER));
+          IndexWriter w = new IndexWriter(d,
+              new IndexWriterConfig().setOpenMode(IndexWriterConfig.OpenMode.APPEND))) {
+        Map<String, String> data = new HashMap<>();
+        w.getLiveCommitData().forEach(e -> data.put(e.getKey(), e.getValue()));
+        assertEquals(LuceneIndex.ENCODER.fingerprint(), data.get("encodings"), "the commit records the fingerprint");
+        if (recorded == null) {
+          data.remove("encodings");
+        } else {
+          data.put("encodings", recorded);
+        }
+        w.setLiveCommitData(data.entrySet(), true);
+        w.commit();
+      }
+      Result again = run("index", "--dir", folder.toString());
+      assertEquals(0, again.status(), again.err());
+      assertTrue(again.out().contains("Lucene index: " + passages + " passages (" + passages + " added"),
+          recorded + ": " + again.out());
+      assertCandidatesEqualExact(folder);
+    }
+  }
+
   @Test
   void aFileOfQueriesRanksEachAsItsOwnSearchAndReportsMeanStageTimes() throws IOException {
     Path folder = corpus();
