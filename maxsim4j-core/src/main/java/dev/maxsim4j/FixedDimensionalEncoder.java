@@ -62,10 +62,10 @@ public final class FixedDimensionalEncoder {
     // [dim][columns]: a token's products with all of them are one pass over its values, vectorised over columns
     double[] weights = new double[Math.multiplyExact(dim, columns)];
     double scale = 1 / Math.sqrt(projectionDim);
-    // one generator per seed, split into a stream per use: split streams are independent, and so are the roots of
-    // nearby seeds (a seed times SplittableRandom's own increment plus a repetition's index would hand seed s + 1
-    // the draws of seed s, one along)
-    SplittableRandom root = new SplittableRandom(seed);
+    // one generator per seed, split into a stream per use (split streams are independent); the root is split off
+    // too, so that its increment is mixed from the seed as well: with SplittableRandom's fixed one, seeds that differ
+    // by a multiple of it would draw each other's streams
+    SplittableRandom root = new SplittableRandom(seed).split();
     SplittableRandom finalDraws = root.split();
     for (int r = 0; r < repetitions; r++) {
       SplittableRandom rnd = root.split();
