@@ -10,7 +10,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.KnnFloatVectorField;
@@ -19,19 +18,16 @@ import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.QueryTimeout;
 import org.apache.lucene.index.VectorEncoding;
 import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
-import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TotalHits;
-import org.apache.lucene.util.Bits;
 
 /**
  * Late-interaction retrieval in a Lucene index: candidates by HNSW on each document's MUVERA encoding
@@ -202,10 +198,10 @@ public final class LateInteractionRetriever {
 
   /**
    * The exact best {@code k} documents by MaxSim over every document with token vectors (brute force), holding
-   * {@code k} hits and a chunk of 4,096 documents being rescored at a time, whatever the index's size. The searcher's
-   * timeout ({@link IndexSearcher#setTimeout}) is asked between chunks: once it says exit, the search returns the best
-   * of the documents rescored so far, its total hits a lower bound ({@code GREATER_THAN_OR_EQUAL_TO}), as Lucene's
-   * partial results are.
+   * {@code k} hits and a chunk of 4,096 documents being rescored at a time per slice of the searcher, whatever the
+   * index's size. It is a search of the searcher's: its executor takes the slices, and its timeout ({@link
+   * IndexSearcher#setTimeout}) stops it as it stops any search, {@link IndexSearcher#timedOut} then true and the hits
+   * the best of the documents collected before, their count the total.
    */
   public TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k) throws IOException {
     Arguments.nonNull(searcher, "searcher");
@@ -218,60 +214,12 @@ public final class LateInteractionRetriever {
   }
 
   /**
-   * searchExact, rescoring the live documents with token vectors {@code chunk} at a time (in doc order) into a
-   * running top {@code k} (tests: small chunks), ranked as the rescorer ranks one first pass of them all.
+   * searchExact, rescoring the live documents with token vectors {@code chunk} at a time into a running top {@code k}
+   * per slice (tests: small chunks), ranked as the rescorer ranks one first pass of them all.
    */
   TopDocs searchExact(IndexSearcher searcher, float[][] queryTokens, int k, int chunk) throws IOException {
-    MaxSimRescorer rescorer = rescorer(queryTokens);
-    // worst of the best first, so the head is the one a better hit replaces
-    PriorityQueue<ScoreDoc> best = new PriorityQueue<>(MaxSimRescorer.RANKING.reversed());
-    ScoreDoc[] pending = new ScoreDoc[chunk];
-    QueryTimeout timeout = searcher.getTimeout();
-    int n = 0;
-    long total = 0;
-    boolean timedOut = false;
-    leaves:
-    for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
-      BinaryDocValues values = MaxSimRescorer.binaryValues(leaf.reader(), tokensField);
-      if (values == null) {
-        continue; // no document of the leaf has token vectors
-      }
-      Bits live = leaf.reader().getLiveDocs();
-      for (int doc = values.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = values.nextDoc()) {
-        if (live == null || live.get(doc)) {
-          pending[n++] = new ScoreDoc(leaf.docBase + doc, 0f);
-          total++;
-          if (n == chunk) {
-            rescoreInto(best, k, rescorer, searcher, pending);
-            n = 0;
-            if (timeout != null && timeout.shouldExit()) {
-              timedOut = true;
-              break leaves;
-            }
-          }
-        }
-      }
-    }
-    rescoreInto(best, k, rescorer, searcher, Arrays.copyOf(pending, n));
-    ScoreDoc[] hits = best.toArray(new ScoreDoc[0]);
-    Arrays.sort(hits, MaxSimRescorer.RANKING);
-    // what a FieldExistsQuery collecting maxDoc hits counts: every live document with token vectors, exactly
-    return new TopDocs(new TotalHits(total,
-        timedOut ? TotalHits.Relation.GREATER_THAN_OR_EQUAL_TO : TotalHits.Relation.EQUAL_TO), hits);
-  }
-
-  /** Rescores {@code hits}, keeping the best {@code k} of them and of {@code best} in {@code best}. */
-  private static void rescoreInto(PriorityQueue<ScoreDoc> best, int k, MaxSimRescorer rescorer,
-      IndexSearcher searcher, ScoreDoc[] hits) throws IOException {
-    TopDocs chunk = new TopDocs(new TotalHits(hits.length, TotalHits.Relation.EQUAL_TO), hits);
-    for (ScoreDoc h : rescorer.rescore(searcher, chunk, k).scoreDocs) {
-      if (best.size() < k) {
-        best.add(h);
-      } else if (MaxSimRescorer.RANKING.compare(h, best.peek()) < 0) {
-        best.poll();
-        best.add(h);
-      }
-    }
+    return searcher.search(new FieldExistsQuery(tokensField),
+        ExactSearchCollector.manager(rescorer(queryTokens), searcher, k, chunk));
   }
 
   private TopDocs rerank(IndexSearcher searcher, float[][] queryTokens, TopDocs firstPass, int k)

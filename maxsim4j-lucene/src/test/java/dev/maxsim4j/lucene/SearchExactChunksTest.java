@@ -1,6 +1,7 @@
 package dev.maxsim4j.lucene;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.FixedDimensionalEncoder;
@@ -77,11 +78,11 @@ class SearchExactChunksTest {
   }
 
   /**
-   * A searcher's timeout stops the walk between chunks: the hits are the best of the chunks rescored before it said
-   * exit, ranked as one first pass of those documents, and the total is their count as a lower bound.
+   * searchExact is a search of the searcher's: its timeout stops it as any search, timedOut() then true, and the hits
+   * are the best of the documents collected before it (their count the total), ranked as one first pass of those.
    */
   @Test
-  void aSearchersTimeoutStopsBetweenChunksWithTheBestSoFar() throws IOException {
+  void aSearchersTimeoutStopsItWithTheBestOfWhatItCollected() throws IOException {
     FixedDimensionalEncoder encoder = FixedDimensionalEncoder.builder(D).simHashBits(2).repetitions(2).build();
     try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(2).build();
         Directory directory = new ByteBuffersDirectory()) {
@@ -92,24 +93,26 @@ class SearchExactChunksTest {
         IndexSearcher searcher = new IndexSearcher(reader);
         // every live document with token vectors, in doc order (a constant score ranks them so)
         ScoreDoc[] all = searcher.search(new FieldExistsQuery("tokens"), reader.maxDoc()).scoreDocs;
-        assertTrue(all.length > 9, "enough documents for three chunks of 3");
         float[][] query = gaussian(rnd, 3);
-        for (int chunksBeforeExit : new int[] {1, 2, 3}) {
+        for (int asksBeforeExit : new int[] {0, 1, 2, 4}) {
           int[] asked = {0};
-          searcher.setTimeout(() -> ++asked[0] >= chunksBeforeExit);
-          int rescored = 3 * chunksBeforeExit;
-          TopDocs firstChunks = new TopDocs(new TotalHits(rescored, TotalHits.Relation.EQUAL_TO),
-              Arrays.copyOf(all, rescored));
+          searcher.setTimeout(() -> asked[0]++ >= asksBeforeExit);
+          TopDocs got = retriever.searchExact(searcher, query, 4, 3);
+          assertTrue(searcher.timedOut(), asksBeforeExit + " asks: timed out");
+          int collected = Math.toIntExact(got.totalHits.value());
+          assertTrue(collected < all.length, asksBeforeExit + " asks: " + collected + " of " + all.length);
+          TopDocs firstCollected = new TopDocs(new TotalHits(collected, TotalHits.Relation.EQUAL_TO),
+              Arrays.copyOf(all, collected));
           TopDocs best = MaxSimRescorer.create("tokens", query, VectorSimilarityFunction.DOT_PRODUCT,
-              MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstChunks, 4);
-          TopDocs expected = new TopDocs(new TotalHits(rescored, TotalHits.Relation.GREATER_THAN_OR_EQUAL_TO),
-              best.scoreDocs);
-          assertSame(expected, retriever.searchExact(searcher, query, 4, 3), chunksBeforeExit + " chunks");
-          assertEquals(chunksBeforeExit, asked[0], "the timeout is asked once a chunk");
+              MaxSimRescorer.Scale.RAW, maxSim).rescore(searcher, firstCollected, 4);
+          assertSame(new TopDocs(got.totalHits, best.scoreDocs), got, asksBeforeExit + " asks");
         }
-        searcher.setTimeout(() -> false);
-        assertSame(oneFirstPass(searcher, query, 4, maxSim), retriever.searchExact(searcher, query, 4, 3),
+        // Lucene leaves a searcher's timedOut() set once a search timed out: a fresh one
+        IndexSearcher patient = new IndexSearcher(reader);
+        patient.setTimeout(() -> false);
+        assertSame(oneFirstPass(patient, query, 4, maxSim), retriever.searchExact(patient, query, 4, 3),
             "a timeout that never says exit");
+        assertFalse(patient.timedOut(), "not timed out");
       }
     }
   }
