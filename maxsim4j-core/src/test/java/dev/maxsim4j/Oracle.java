@@ -49,8 +49,8 @@ final class Oracle {
     return sum;
   }
 
-  /** The largest norm among row j's valid tokens (0 where it has none). */
-  private static double maxNorm(TokenBatch b, int j) {
+  /** The largest norm among row j's valid tokens (0 where it has none; a masked token's values do not count). */
+  static double maxNorm(TokenBatch b, int j) {
     double max = 0;
     for (int t = 0; t < b.length(j); t++) {
       if (b.isValid(j, t)) {
