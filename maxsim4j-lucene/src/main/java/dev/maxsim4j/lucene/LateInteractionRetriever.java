@@ -7,9 +7,12 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.lucene.codecs.Codec;
 import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.KnnFloatVectorField;
@@ -57,8 +60,15 @@ import org.apache.lucene.search.TotalHits;
 public final class LateInteractionRetriever {
   /** Attribute of the encoding field that names the encoder that wrote it (for errors). */
   static final String ENCODER_ATTRIBUTE = "maxsim4j.fde.encoder";
-  /** Attribute of the encoding field: the {@link FixedDimensionalEncoder#fingerprint} of the encoder that wrote it. */
-  static final String FINGERPRINT_ATTRIBUTE = "maxsim4j.fde.fingerprint";
+  /**
+   * Attribute of the encoding field whose name ends in the {@link FixedDimensionalEncoder#fingerprint} of the encoder
+   * that wrote it (its value names the encoder). A merge keeps the attributes of every segment it merges, one per
+   * name, so a segment merged from two encoders' encodings holds both fingerprints: a single attribute holding the
+   * fingerprint, as builds before wrote it, would hold the newest segment's alone.
+   */
+  static final String FINGERPRINT_PREFIX = "maxsim4j.fde.fingerprint.";
+  /** The single fingerprint attribute of earlier builds, read so that their encodings are still told apart. */
+  static final String EARLIER_FINGERPRINT_ATTRIBUTE = "maxsim4j.fde.fingerprint";
   /** Documents {@link #searchExact} rescores at a time. */
   static final int EXACT_CHUNK = 4096;
   private final FixedDimensionalEncoder encoder;
@@ -87,7 +97,7 @@ public final class LateInteractionRetriever {
     FieldType type = new FieldType(KnnFloatVectorField.createFieldType(encoder.dimension(),
         VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
     type.putAttribute(ENCODER_ATTRIBUTE, encoder.toString());
-    type.putAttribute(FINGERPRINT_ATTRIBUTE, fingerprint);
+    type.putAttribute(FINGERPRINT_PREFIX + fingerprint, encoder.toString());
     type.freeze();
     this.encodingType = type;
   }
@@ -361,20 +371,37 @@ public final class LateInteractionRetriever {
             + " holds encodings compared by " + info.getVectorSimilarityFunction() + "; expected MAXIMUM_INNER_PRODUCT,"
             + " the similarity encodings approximate MaxSim with (index them with documentFields)");
       }
-      // encodings of another encoder of the same length: its nearest are no candidates for this one's queries. The
-      // parameters are compared as well as the fingerprint, whose probe can miss one (fillEmpty, with few partitions)
-      String written = info == null ? null : info.getAttribute(FINGERPRINT_ATTRIBUTE);
-      String writer = info == null ? null : info.getAttribute(ENCODER_ATTRIBUTE);
-      if (written != null && (!written.equals(fingerprint) || writer != null && !writer.equals(encoder.toString()))) {
-        throw new IllegalArgumentException("field " + encodingField + " of segment " + leaf.reader()
-            + (encoder.toString().equals(writer)
-                // same parameters, other encodings: the fingerprint hashes the encodings themselves
-                ? " holds encodings of " + writer + " that this maxsim4j does not compute alike (fingerprint "
-                    + written + ", here " + fingerprint + "); expected this version's encodings (re-index them)"
-                : " holds encodings written by " + writer + "; expected encodings of this retriever's " + encoder
-                    + " (search it with the encoder that wrote it)"));
+      // encodings of another encoder of the same length (or of another release's draws): its nearest are no
+      // candidates for this one's queries; the fingerprint hashes the parameters and the encodings themselves
+      Set<String> written = info == null ? Set.of() : fingerprints(info);
+      if (!written.isEmpty() && !written.equals(Set.of(fingerprint))) {
+        String writer = info.getAttribute(ENCODER_ATTRIBUTE);
+        String where = "field " + encodingField + " of segment " + leaf.reader();
+        if (written.size() > 1) {
+          throw new IllegalArgumentException(where + " holds the encodings of several encoders or releases, merged"
+              + " (fingerprints " + new TreeSet<>(written) + "); expected this retriever's alone (" + fingerprint
+              + ", " + encoder + "): re-index them with one encoder");
+        }
+        throw new IllegalArgumentException(where + (encoder.toString().equals(writer)
+            ? " holds encodings of " + writer + " that this maxsim4j does not compute alike (fingerprint "
+                + written.iterator().next() + ", here " + fingerprint + "); expected this version's encodings"
+                + " (re-index them)"
+            : " holds encodings written by " + writer + "; expected encodings of this retriever's " + encoder
+                + " (search it with the encoder that wrote it)"));
       }
     }
+  }
+
+  /** The fingerprints of the encoders whose encodings the field of a segment holds (none recorded: hand-indexed). */
+  private static Set<String> fingerprints(FieldInfo info) {
+    Set<String> found = new HashSet<>();
+    info.attributes().keySet().stream().filter(k -> k.startsWith(FINGERPRINT_PREFIX))
+        .forEach(k -> found.add(k.substring(FINGERPRINT_PREFIX.length())));
+    String earlier = info.getAttribute(EARLIER_FINGERPRINT_ATTRIBUTE);
+    if (earlier != null) {
+      found.add(earlier);
+    }
+    return found;
   }
 
   /**

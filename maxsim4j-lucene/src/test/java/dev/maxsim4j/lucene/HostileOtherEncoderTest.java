@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.FixedDimensionalEncoder;
 import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Random;
 import org.apache.lucene.document.Document;
+import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.KnnFloatVectorField;
 import org.apache.lucene.document.LateInteractionField;
 import org.apache.lucene.index.DirectoryReader;
@@ -102,6 +104,64 @@ class HostileOtherEncoderTest {
             () -> reader.search(new IndexSearcher(r), MaxSimRescorerTest.unitVectors(new Random(14), 2, false, DIM),
                 10, 5));
         assertTrue(e.getMessage().contains("written by " + written.encoder()), e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * A reviewer's finding: segments of two encoders merged into one kept the newest segment's single fingerprint
+   * attribute, and a search by that encoder no longer saw the other's encodings. Each fingerprint is now an attribute
+   * of its own name, which a merge keeps beside the other's; the single attribute of earlier builds is read too, and
+   * survives a merge with this build's segments, which no longer write it.
+   */
+  @Test
+  void segmentsOfTwoEncodersMergedIntoOneAreRefused() throws IOException {
+    Random rnd = new Random(5);
+    try (MaxSim maxSim = MaxSim.builder().backend("cpu").threads(2).build()) {
+      LateInteractionRetriever first = new LateInteractionRetriever(encoder().seed(1).build(), "fde", "tokens",
+          maxSim);
+      LateInteractionRetriever second = new LateInteractionRetriever(encoder().seed(2).build(), "fde", "tokens",
+          maxSim);
+      float[][] query = MaxSimRescorerTest.unitVectors(rnd, 2, false, DIM);
+      try (FSDirectory directory = FSDirectory.open(dir.resolve("two-encoders"))) {
+        index(directory, first, rnd, false);
+        index(directory, second, rnd, true);
+        try (DirectoryReader r = DirectoryReader.open(directory)) {
+          assertEquals(1, r.leaves().size(), "merged");
+          for (LateInteractionRetriever searching : new LateInteractionRetriever[] {first, second}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> searching.search(new IndexSearcher(r), query, 10, 5));
+            assertTrue(e.getMessage().contains("holds the encodings of several encoders or releases, merged")
+                && e.getMessage().contains(first.encoder().fingerprint())
+                && e.getMessage().contains(second.encoder().fingerprint()), e.getMessage());
+          }
+        }
+      }
+      // as an earlier build wrote its fields: the encoder's description and one fingerprint attribute
+      try (FSDirectory directory = FSDirectory.open(dir.resolve("earlier-build"))) {
+        FieldType earlier = new FieldType(KnnFloatVectorField.createFieldType(first.encoder().dimension(),
+            VectorSimilarityFunction.MAXIMUM_INNER_PRODUCT));
+        earlier.putAttribute(LateInteractionRetriever.ENCODER_ATTRIBUTE, first.encoder().toString());
+        earlier.putAttribute(LateInteractionRetriever.EARLIER_FINGERPRINT_ATTRIBUTE, "0123456789abcdef");
+        earlier.freeze();
+        try (IndexWriter w = new IndexWriter(directory, new IndexWriterConfig().setCodec(first.codec()))) {
+          for (int i = 0; i < 10; i++) {
+            float[][] tokens = MaxSimRescorerTest.unitVectors(rnd, 2, false, DIM);
+            Document doc = new Document();
+            doc.add(new KnnFloatVectorField("fde", first.encoder().encodeDocuments(TokenBatch.ofQuery(tokens))[0],
+                earlier));
+            doc.add(new LateInteractionField("tokens", tokens));
+            w.addDocument(doc);
+          }
+        }
+        index(directory, first, rnd, true);
+        try (DirectoryReader r = DirectoryReader.open(directory)) {
+          assertEquals(1, r.leaves().size(), "merged");
+          IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+              () -> first.search(new IndexSearcher(r), query, 10, 5));
+          assertTrue(e.getMessage().contains("several encoders or releases")
+              && e.getMessage().contains("0123456789abcdef"), e.getMessage());
+        }
       }
     }
   }
