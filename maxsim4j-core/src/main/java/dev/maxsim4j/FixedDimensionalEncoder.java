@@ -160,11 +160,12 @@ public final class FixedDimensionalEncoder {
   }
 
   /**
-   * A hash of this encoder's parameters, its random draws and its encodings of fixed probe tokens, as 16 hex
-   * digits: equal for encoders that encode alike, on any machine, and different where a release of maxsim4j draws
-   * or encodes otherwise for the same parameters and seed. Stored beside persisted encodings (as the Lucene
-   * integration stores it on its field), it tells encodings this encoder can no longer search with from ones it
-   * can: compare it, not {@link #toString}, before reusing them.
+   * A hash of this encoder's parameters, its random draws and its encodings of a few fixed fp32 probe tokens, as 16
+   * hex digits: equal for encoders that encode alike, on any machine, and different where a release of maxsim4j
+   * draws otherwise for the same parameters and seed, or encodes those probes otherwise (a probe: a change that only
+   * other inputs meet, quantized or masked tokens say, can leave it as it was). Stored beside persisted encodings (as
+   * the Lucene integration stores it on its field), it tells encodings this encoder can no longer search with from
+   * ones it can: compare it, not {@link #toString}, before reusing them.
    */
   public String fingerprint() {
     long hash = mix(toString().hashCode());
