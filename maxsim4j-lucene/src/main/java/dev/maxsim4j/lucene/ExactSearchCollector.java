@@ -19,16 +19,19 @@ import org.apache.lucene.search.TotalHits;
 
 /**
  * What {@link LateInteractionRetriever#searchExact} collects, as an ordinary Lucene search of the documents with token
- * vectors: each slice's collector gathers them a chunk at a time, rescores each full chunk into a running top k and so
- * holds at most a chunk and k hits; the manager rescores what is left and merges the slices' tops in the rescorer's
- * ranking. Being a search, it runs on the searcher's executor and stops at its timeout as any search does (the
- * searcher's {@code timedOut()}, and hits of the documents collected before).
+ * vectors: each slice's collector gathers them a chunk at a time and rescores each chunk into a running top k, a full
+ * one as it fills and the rest as its segment (or part of one) ends, so a slice holds k hits, and a chunk only while
+ * it runs; the manager merges the slices' tops in the rescorer's ranking. Being a search, it runs on the searcher's
+ * executor and stops at its timeout as any search does (the searcher's {@code timedOut()}, and hits of the documents
+ * collected before).
  */
 final class ExactSearchCollector implements Collector {
   private final MaxSimRescorer rescorer;
   private final IndexSearcher searcher;
   private final int k;
-  private final ScoreDoc[] pending;
+  private final int chunk;
+  /** The documents collected and not yet rescored: a chunk's room while a segment is collected, else null. */
+  private ScoreDoc[] pending;
   private int pendingCount;
   private long collected;
   /** Worst of the best first, so the head is the one a better hit replaces. */
@@ -38,7 +41,7 @@ final class ExactSearchCollector implements Collector {
     this.rescorer = rescorer;
     this.searcher = searcher;
     this.k = k;
-    this.pending = new ScoreDoc[chunk];
+    this.chunk = chunk;
   }
 
   /** Collectors of chunks of {@code chunk} documents, reduced to the best {@code k} of them all. */
@@ -55,7 +58,7 @@ final class ExactSearchCollector implements Collector {
         List<ScoreDoc> hits = new ArrayList<>();
         long total = 0;
         for (ExactSearchCollector c : collectors) {
-          c.rescorePending();
+          c.rescorePending(); // a segment whose collection a timeout cut short is not finished
           hits.addAll(c.best);
           total += c.collected;
         }
@@ -76,17 +79,29 @@ final class ExactSearchCollector implements Collector {
   @Override
   public LeafCollector getLeafCollector(LeafReaderContext context) {
     int docBase = context.docBase;
+    int room = Math.max(1, Math.min(chunk, context.reader().maxDoc()));
     return new LeafCollector() {
       @Override
       public void setScorer(Scorable scorer) {}
 
       @Override
       public void collect(int doc) throws IOException {
+        if (pending == null) {
+          pending = new ScoreDoc[room];
+        }
         pending[pendingCount++] = new ScoreDoc(docBase + doc, 0f);
         collected++;
         if (pendingCount == pending.length) {
           rescorePending();
         }
+      }
+
+      @Override
+      public void finish() throws IOException {
+        // Lucene builds every slice's collector before it searches: pending documents left until the reduction
+        // would hold every slice's remainder at once, as many as the index's documents with many small slices
+        rescorePending();
+        pending = null;
       }
     };
   }

@@ -43,9 +43,9 @@ import org.apache.lucene.search.TotalHits;
  * {@link MaxSimRescorer}; scores are raw MaxSim sums. Both fields are ordinary Lucene fields, so the same
  * documents shard across a cluster as any Lucene index does (each shard returns its reranked top k; the
  * coordinator merges by score). The encoding field of {@link #documentFields} records its encoder in each
- * segment, and {@link #search} refuses a segment written by another encoder of the same dimension. The record is
- * per segment, as Lucene keeps field attributes: one writer adding documents of two encoders, or a merge of their
- * segments, keeps one record, which the check cannot see past.
+ * segment, and {@link #search} refuses a segment written by another encoder of the same dimension, or merged from
+ * segments of several. The record is per segment, as Lucene keeps field attributes: one writer adding documents of
+ * two encoders into one segment keeps the first one's record, which the check cannot see past.
  *
  * <p>Encodings wider than Lucene's 1,024 dimensions index with {@link #codec()}, rather than a final projection
  * down to 1,024, which serves recall less on real text ({@code docs/retrieval.md}).
@@ -386,8 +386,9 @@ public final class LateInteractionRetriever {
             ? " holds encodings of " + writer + " that this maxsim4j does not compute alike (fingerprint "
                 + written.iterator().next() + ", here " + fingerprint + "); expected this version's encodings"
                 + " (re-index them)"
-            : " holds encodings written by " + writer + "; expected encodings of this retriever's " + encoder
-                + " (search it with the encoder that wrote it)"));
+            : " holds encodings written by " + writer + " (fingerprint " + written.iterator().next() + ")"
+                + "; expected encodings of this retriever's " + encoder + " (" + fingerprint + "; search it with"
+                + " the encoder that wrote it)"));
       }
     }
   }
