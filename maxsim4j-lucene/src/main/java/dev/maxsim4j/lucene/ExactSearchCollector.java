@@ -58,7 +58,7 @@ final class ExactSearchCollector implements Collector {
         List<ScoreDoc> hits = new ArrayList<>();
         long total = 0;
         for (ExactSearchCollector c : collectors) {
-          c.rescorePending(); // a segment whose collection a timeout cut short is not finished
+          c.rescorePending(); // what a segment the search stopped in (a timeout) may have left unfinished
           hits.addAll(c.best);
           total += c.collected;
         }
