@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
  * exactly (mutation audit).
  */
 class HalvedQuantizedQueryTest {
-  // binary: mean |x| = 0.75 with signs (+, -): each token dequantizes to (0.75, -0.75), 0.75 x 2e38 against the document
+  // binary: mean |x| = 0.75 with signs (+, -): each token dequantizes to (0.75, -0.75), 0.75 x 2e38 against the
+  // document
   private static final float[][] QUERY = {{1f, -0.5f}, {1f, -0.5f}, {1f, -0.5f}};
   private static final float[][] DOCUMENT = {{2e38f, 0f}};
 
@@ -50,7 +51,8 @@ class HalvedQuantizedQueryTest {
       }
       try (DirectoryReader reader = DirectoryReader.open(dir)) {
         IndexSearcher searcher = new IndexSearcher(reader);
-        TopDocs first = new TopDocs(new TotalHits(1, TotalHits.Relation.EQUAL_TO), new ScoreDoc[] {new ScoreDoc(0, 1f)});
+        TopDocs first = new TopDocs(new TotalHits(1, TotalHits.Relation.EQUAL_TO),
+            new ScoreDoc[] {new ScoreDoc(0, 1f)});
         MaxSimRescorer floats = MaxSimRescorer.create("f", QUERY, VectorSimilarityFunction.DOT_PRODUCT,
             MaxSimRescorer.Scale.LUCENE, maxSim).withQueryType(DType.BINARY);
         MaxSimRescorer quantized = MaxSimRescorer.createQuantized("q", QUERY, MaxSimRescorer.Scale.LUCENE, maxSim)
