@@ -111,9 +111,9 @@ final class ExactSearchCollector implements Collector {
     if (pendingCount == 0) {
       return;
     }
-    ScoreDoc[] chunk = Arrays.copyOf(pending, pendingCount);
+    ScoreDoc[] docs = Arrays.copyOf(pending, pendingCount);
     pendingCount = 0;
-    TopDocs hits = new TopDocs(new TotalHits(chunk.length, TotalHits.Relation.EQUAL_TO), chunk);
+    TopDocs hits = new TopDocs(new TotalHits(docs.length, TotalHits.Relation.EQUAL_TO), docs);
     for (ScoreDoc h : rescorer.rescore(searcher, hits, k).scoreDocs) {
       if (best.size() < k) {
         best.add(h);
