@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.maxsim4j.DType;
 import dev.maxsim4j.MaxSim;
+import dev.maxsim4j.TokenBatch;
+import java.io.IOException;
 import java.util.Arrays;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.LateInteractionField;
@@ -12,6 +14,7 @@ import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.LateInteractionFloatValuesSource;
 import org.apache.lucene.search.LateInteractionRescorer;
@@ -19,6 +22,7 @@ import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TotalHits;
 import org.apache.lucene.store.ByteBuffersDirectory;
+import org.apache.lucene.store.Directory;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,21 +34,29 @@ class HostileLuceneScaleOverflowTest {
   private static final float[][] QUERY = {{1f}, {1f}};
   private static final float[][] DOCUMENT = {{2e38f}};  // each query token's best dot is 2e38: S = 4e38
   private static final float EXPECTED = (float) ((QUERY.length + 4e38) / 2);
+  private static final float[][] HALVED_QUERY = {{1f, -0.5f}, {1f, -0.5f}, {1f, -0.5f}};
+  private static final float[][] HALVED_DOCUMENT = {{2e38f, 0f}};
 
   private static TopDocs firstHit() {
     return new TopDocs(new TotalHits(1, TotalHits.Relation.EQUAL_TO), new ScoreDoc[] {new ScoreDoc(0, 1f)});
   }
 
+  /** One document of {@code tokens}, as floats in field f and as int8 in field q. */
+  private static ByteBuffersDirectory index(float[][] tokens) throws IOException {
+    ByteBuffersDirectory dir = new ByteBuffersDirectory();
+    try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
+      Document d = new Document();
+      d.add(new LateInteractionField("f", tokens));
+      d.add(new QuantizedLateInteractionField("q", tokens, DType.INT8));
+      w.addDocument(d);
+    }
+    return dir;
+  }
+
   @Test
   void aSumPastFloatsRangeScoresWhatLuceneScores() throws Exception {
     try (MaxSim maxSim = MaxSim.builder().backend("vector").threads(1).build();
-        ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
-      try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
-        Document d = new Document();
-        d.add(new LateInteractionField("f", DOCUMENT));
-        d.add(new QuantizedLateInteractionField("q", DOCUMENT, DType.INT8));
-        w.addDocument(d);
-      }
+        ByteBuffersDirectory dir = index(DOCUMENT)) {
       try (DirectoryReader reader = DirectoryReader.open(dir)) {
         IndexSearcher searcher = new IndexSearcher(reader);
         float lucene = new LateInteractionRescorer(new LateInteractionFloatValuesSource("f", QUERY,
@@ -73,6 +85,41 @@ class HostileLuceneScaleOverflowTest {
       assertEquals(EXPECTED, similarity, 1e33f, "MaxSimMultiVectorSimilarity");
     }
   }
+  /**
+   * withQueryType: a document scores MaxSim against the dequantized query on Lucene's scale also where its raw sum
+   * passes fp32's range and the value comes from the halved query: that query is quantized too. A halved query left
+   * unquantized scored such documents against the float query, unnoticed, since the query above quantizes exactly
+   * (mutation audit). Binary: mean |x| = 0.75 with signs (+, -), each token dequantizes to (0.75, -0.75), 0.75 x 2e38
+   * against the document.
+   */
+  @Test
+  void anOverflowingSumScoresTheDequantizedQuery() throws IOException {
+    float[] dequantized = TokenBatch.ofQuery(HALVED_QUERY).quantize(DType.BINARY).toFloatArray();
+    double s = 0;
+    for (int t = 0; t < HALVED_QUERY.length; t++) {
+      s += (double) dequantized[2 * t] * HALVED_DOCUMENT[0][0]
+          + (double) dequantized[2 * t + 1] * HALVED_DOCUMENT[0][1];
+    }
+    assertEquals(4.5e38, s, 1e33, "the raw sum against the dequantized query passes fp32's range");
+    float expected = (float) ((HALVED_QUERY.length + s) / 2);
+    try (MaxSim maxSim = MaxSim.builder().backend("scalar").build(); Directory dir = index(HALVED_DOCUMENT)) {
+      try (DirectoryReader reader = DirectoryReader.open(dir)) {
+        IndexSearcher searcher = new IndexSearcher(reader);
+        TopDocs first = firstHit();
+        MaxSimRescorer floats = MaxSimRescorer.create("f", HALVED_QUERY, VectorSimilarityFunction.DOT_PRODUCT,
+            MaxSimRescorer.Scale.LUCENE, maxSim).withQueryType(DType.BINARY);
+        MaxSimRescorer quantized = MaxSimRescorer.createQuantized("q", HALVED_QUERY, MaxSimRescorer.Scale.LUCENE,
+            maxSim).withQueryType(DType.BINARY);
+        for (MaxSimRescorer r : new MaxSimRescorer[] {floats, quantized}) {
+          float score = r.rescore(searcher, first, 1).scoreDocs[0].score;
+          assertEquals(expected, score, Math.abs(expected) * 1e-5f, r.toString());
+          assertEquals(score, r.explain(searcher, Explanation.match(1f, "first"), 0).getValue().floatValue(),
+              r.toString());
+        }
+      }
+    }
+  }
+
   private static float[][] filled(int d, float v) {
     float[] t = new float[d];
     Arrays.fill(t, v);
@@ -113,3 +160,4 @@ class HostileLuceneScaleOverflowTest {
     }
   }
 }
+
