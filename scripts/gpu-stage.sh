@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Stages the project for the GPU host (../shared/gpu-host/stage.sh), then drops what the GPU host does not
-# need so the travelling tree stays under its 64 MiB limit: JMH and the bench's shaded jar, Lucene and its
-# integration, the real-text stack (all-MiniLM-L6-v2 alone is a 90 MB jar; ONNX Runtime, the DJL
-# tokenizer, LangChain4j), the Spark module (not built for the stage: Spark's own jars are over 100 MB) and the
-# streaming kernel's A/B fatbin (the forced names stream_n1, stream_n2, stream_r6 need it: stage it by hand for
-# that A/B). The thin bench jar stays: `.gpu-host/java.sh dev.maxsim4j.bench.Main gpu ...`
-# runs the GPU benches there; `.gpu-host/parts.sh SECONDS "CLASSES" ...` runs the GPU suite in parts
-# (scripts/gpu-test-parts.sh). A failing step says which one it was.
+# Stages the project for the GPU host (../shared/gpu-host/stage.sh), drops what the GPU host does not need (JMH and
+# the bench's shaded jar; the real-text stack: all-MiniLM-L6-v2 alone is a 90 MB jar, ONNX Runtime, the DJL
+# tokenizer, LangChain4j; the Spark module, not built for the stage: Spark's own jars are over 100 MB) and packs
+# .gpu-host into .gpu-pack/gpu-host.tar.gz: the runtime compresses to about half, so the core, the bench, the CLI and
+# Lucene with their test classes, A/B fatbins included, travel within the GPU host's 64 MiB. There: carry
+# ".gpu-pack" and begin the command with `tar xzf .gpu-pack/gpu-host.tar.gz`; then
+# `.gpu-host/suite.sh` runs the GPU tests within one call (scripts/gpu-suite.sh), `.gpu-host/parts.sh SECONDS
+# "CLASSES" ...` chosen classes (scripts/gpu-test-parts.sh) and `.gpu-host/java.sh dev.maxsim4j.bench.Main gpu ...`
+# the GPU benches.
+# A failing step says which one it was.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 step="start"
@@ -35,25 +37,41 @@ fi
 
 step="trimming .gpu-host"
 cd "$root/.gpu-host"
-rm -f lib/maxsim4j-benchmarks.jar lib/original-maxsim4j-benchmarks.jar \
-  lib/maxsim4j-lucene-*.jar lib/maxsim4j-langchain4j-*.jar \
-  lib/deps/lucene-*.jar lib/deps/jmh-*.jar lib/deps/jopt-*.jar lib/deps/commons-math3-*.jar \
+rm -f lib/maxsim4j-benchmarks.jar lib/original-maxsim4j-benchmarks.jar lib/maxsim4j-langchain4j-*.jar \
+  lib/deps/jmh-*.jar lib/deps/jopt-*.jar lib/deps/commons-math3-*.jar \
   lib/deps/langchain4j-*.jar lib/deps/onnxruntime-*.jar lib/deps/tokenizers-*.jar lib/deps/api-*.jar \
   lib/deps/jackson-*.jar lib/deps/gson-*.jar lib/deps/jna-*.jar lib/deps/commons-*.jar lib/deps/slf4j-*.jar \
   lib/deps/jspecify-*.jar lib/deps/error_prone_*.jar
 # their tests need what was dropped; the CLI's text commands are not run there, and SealedInternalsTest reads
 # the LangChain4j integration's jar
-rm -f lib/maxsim4j-spark-*.jar lib/test-classes/maxsim4j-core/dev/maxsim4j/cuda/maxsim_forward_stream_ab.fatbin
-rm -rf lib/test-classes/maxsim4j-spark lib/test-classes/maxsim4j-lucene lib/test-classes/maxsim4j-langchain4j \
+rm -f lib/maxsim4j-spark-*.jar
+rm -rf lib/test-classes/maxsim4j-spark lib/test-classes/maxsim4j-langchain4j \
   lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/Text*Test*.class \
   lib/test-classes/maxsim4j-cli/dev/maxsim4j/cli/SealedInternalsTest*.class
 
-step="staging the suite-in-parts runner"
+step="staging the suite runners"
 cp "$root/scripts/gpu-test-parts.sh" parts.sh
+cp "$root/scripts/gpu-suite.sh" suite.sh
 
 step="checking that the bench runs from the thin jar"
 if ! ./java.sh dev.maxsim4j.bench.Main cpu --shape 1,8,4,8,16 --iterations 1 > /dev/null; then
   echo "gpu-stage: dev.maxsim4j.bench.Main does not start from .gpu-host/lib (a jar it needs was trimmed)" >&2
   exit 1
 fi
-echo "trimmed: $(du -sm . | cut -f1) MiB in .gpu-host"
+
+step="packing .gpu-host into .gpu-pack/gpu-host.tar.gz"
+cd "$root"
+grep -qxF '/.gpu-pack/' .git/info/exclude 2>/dev/null || echo '/.gpu-pack/' >> .git/info/exclude
+mkdir -p .gpu-pack
+tar czf .gpu-pack/gpu-host.tar.gz.part .gpu-host
+mv .gpu-pack/gpu-host.tar.gz.part .gpu-pack/gpu-host.tar.gz
+# what travels besides: tracked files and untracked ones git does not ignore
+tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null \
+  | awk '{s += $1} END {print s + 0}')
+pack=$(stat -c %s .gpu-pack/gpu-host.tar.gz)
+echo "staged: $(du -sm .gpu-host | cut -f1) MiB in .gpu-host, packed $((pack >> 20)) MiB; with the tracked tree" \
+  "$(((pack + tree) >> 20)) MiB of the GPU host's 64: carry \".gpu-pack\", begin with tar xzf .gpu-pack/gpu-host.tar.gz"
+if (( pack + tree >= 64 << 20 )); then
+  echo "gpu-stage: .gpu-pack and the tree are over the GPU host's 64 MiB" >&2
+  exit 1
+fi
