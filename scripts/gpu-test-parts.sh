@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU suite in parts, for a host whose calls end after a time limit (the whole suite outlasts one, and the
-# console launcher prints its summary only at the end). Staged as .gpu-host/parts.sh by gpu-stage.sh:
+# Chosen GPU test classes in parts, for a host whose calls end after a time limit (the console launcher prints its
+# summary only at the end; the whole suite: gpu-suite.sh). Staged as .gpu-host/parts.sh by gpu-stage.sh:
 #   .gpu-host/parts.sh SECONDS "dev.maxsim4j.CudaParityTest" "dev.maxsim4j.CudaTrainingTest dev.maxsim4j.X" ...
 # runs each group of classes in a JVM of its own for at most SECONDS and writes each test's end to part-N.log in
 # $OUT (else the current folder) as it happens, so that a part that runs out of time still shows
