@@ -28,6 +28,14 @@ class HostileJobOptionsTest {
   }
 
   @Test
+  void anOptionGivenTwiceIsAUsageErrorNamingBothValues() {
+    // the last value silently winning would run a job other than the one a script's earlier --k asked for
+    String err = usageError("--queries", "q", "--corpus", "c", "--k", "5", "--out", "o", "--k", "50");
+    assertEquals(true, err.startsWith("maxsim4j-spark: --k is given twice ('5' and '50'); expected it once (usage:"),
+        err);
+  }
+
+  @Test
   void aQuotedValueCannotBreakTheErrorLine() {
     for (String breaker : new String[] {"\n", "\u0085", "\u2028", "\u2029", "\u202e", "\ud800"}) {
       String err = usageError("--queries", "q", "--corpus", "c", "--k", "x" + breaker + "maxsim4j-spark: forged",
