@@ -1,11 +1,15 @@
 package dev.maxsim4j.spark;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -38,5 +42,28 @@ class ChunkBoundTest {
     long int8 = tokensPerChunk(DType.INT8);
     assertTrue(fp32 > 170_000 && fp32 <= 175_000, "fp32: " + fp32);
     assertTrue(int8 > 228_000 && int8 <= 233_000, "int8: " + int8);
+  }
+
+  /** A row (id, tokens) of {@code length} tokens of d = 2, as an {@code array<array<float>>} column holds it. */
+  private static InternalRow arrays(String id, int length) {
+    ArrayData[] tokens = new ArrayData[length];
+    for (int t = 0; t < length; t++) {
+      tokens[t] = ArrayData.toArrayData(new float[] {t, 1});
+    }
+    return new GenericInternalRow(new Object[] {UTF8String.fromString(id), new GenericArrayData(tokens)});
+  }
+
+  @Test
+  void anArrayChunkCountsTheIncomingDocumentTowardItsBoundAsACellChunkDoes() {
+    // 10 elements: a document of 3 tokens of d = 2 fits, a second would take the chunk to 12
+    ArrayChunk chunk = new ArrayChunk(100, 10, 2);
+    assertTrue(chunk.add("d0", arrays("d0", 3), null));
+    assertFalse(chunk.add("d1", arrays("d1", 3), null));
+    assertEquals(1, chunk.rows());
+    assertTrue(chunk.add("d2", arrays("d2", 2), null));
+    assertEquals(2, chunk.rows());
+    // an empty chunk takes a document past the bound, which it could not otherwise rank
+    chunk.clear();
+    assertTrue(chunk.add("d3", arrays("d3", 8), null));
   }
 }
