@@ -113,6 +113,21 @@ class HostileTrecRunTest extends WithLocalSpark {
   }
 
   @Test
+  void aRunPathThatIsAFolderIsRefusedAndTheFolderKept(@TempDir Path dir) throws IOException {
+    // replacing it as an old run would move the folder aside and fail to delete what it holds
+    Path folder = Files.createDirectories(dir.resolve("run.trec"));
+    Files.writeString(folder.resolve("notes.txt"), "kept");
+    Dataset<Row> run = spark.createDataFrame(List.of(RowFactory.create("q1", "d1", 1, 2f)), RUN);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TrecRun.write(run, folder.toString(), "t"));
+    assertEquals("run file " + folder + " is a directory; expected a file to write", e.getMessage());
+    assertEquals("kept", Files.readString(folder.resolve("notes.txt")));
+    try (var left = Files.list(dir)) {
+      assertEquals(List.of(folder), left.toList(), "no side file is left");
+    }
+  }
+
+  @Test
   void aTagWithAUnicodeBlankIsAUsageError() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = TopKJob.start(() -> {
