@@ -44,26 +44,31 @@ class ChunkBoundTest {
     assertTrue(int8 > 228_000 && int8 <= 233_000, "int8: " + int8);
   }
 
-  /** A row (id, tokens) of {@code length} tokens of d = 2, as an {@code array<array<float>>} column holds it. */
-  private static InternalRow arrays(String id, int length) {
+  /** A row (id, tokens) of {@code length} tokens of d = 2, as an array or a binary tokens column holds it. */
+  private static InternalRow document(String id, int length, boolean binary) {
     ArrayData[] tokens = new ArrayData[length];
+    float[][] values = new float[length][];
     for (int t = 0; t < length; t++) {
-      tokens[t] = ArrayData.toArrayData(new float[] {t, 1});
+      values[t] = new float[] {t, 1};
+      tokens[t] = ArrayData.toArrayData(values[t]);
     }
-    return new GenericInternalRow(new Object[] {UTF8String.fromString(id), new GenericArrayData(tokens)});
+    Object cell = binary ? TokenCodec.encode(values, DType.FLOAT32) : new GenericArrayData(tokens);
+    return new GenericInternalRow(new Object[] {UTF8String.fromString(id), cell});
   }
 
   @Test
-  void anArrayChunkCountsTheIncomingDocumentTowardItsBoundAsACellChunkDoes() {
-    // 10 elements: a document of 3 tokens of d = 2 fits, a second would take the chunk to 12
-    ArrayChunk chunk = new ArrayChunk(100, 10, 2);
-    assertTrue(chunk.add("d0", arrays("d0", 3), null));
-    assertFalse(chunk.add("d1", arrays("d1", 3), null));
-    assertEquals(1, chunk.rows());
-    assertTrue(chunk.add("d2", arrays("d2", 2), null));
-    assertEquals(2, chunk.rows());
-    // an empty chunk takes a document past the bound, which it could not otherwise rank
-    chunk.clear();
-    assertTrue(chunk.add("d3", arrays("d3", 8), null));
+  void aChunkCountsTheIncomingDocumentTowardItsElementBound() {
+    for (boolean binary : new boolean[] {false, true}) {
+      // 10 elements: a document of 3 tokens of d = 2 fits, a second would take the chunk to 12
+      DocumentChunk chunk = DocumentChunk.of(binary, 100, 10, 2);
+      assertTrue(chunk.add("d0", document("d0", 3, binary), null));
+      assertFalse(chunk.add("d1", document("d1", 3, binary), null), "binary " + binary);
+      assertEquals(1, chunk.rows());
+      assertTrue(chunk.add("d2", document("d2", 2, binary), null));
+      assertEquals(2, chunk.rows());
+      // an empty chunk takes a document past the bound, which it could not otherwise rank
+      chunk.clear();
+      assertTrue(chunk.add("d3", document("d3", 8, binary), null));
+    }
   }
 }
