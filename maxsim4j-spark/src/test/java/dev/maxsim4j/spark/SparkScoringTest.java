@@ -284,6 +284,38 @@ class SparkScoringTest extends WithLocalSpark {
   }
 
   @Test
+  void candidateListsKeepTheirOrderWhereTheJoinsShuffleThePairs() {
+    // without a broadcast join each list's pairs reach the gathering out of order, in the partitions of their ids
+    String threshold = spark.conf().get("spark.sql.autoBroadcastJoinThreshold");
+    spark.conf().set("spark.sql.autoBroadcastJoinThreshold", "-1");
+    try {
+      List<Row> rows = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        String[] candidates = new String[12];
+        for (int j = 0; j < candidates.length; j++) {
+          candidates[j] = CORPUS.ids().get((7 * i + 11 * j) % 30);
+        }
+        rows.add(RowFactory.create(QUERIES.ids().get(i + 1), candidates));
+      }
+      StructType schema = new StructType().add("query_id", DataTypes.StringType)
+          .add("candidates", DataTypes.createArrayType(DataTypes.StringType));
+      List<Row> scored = SparkMaxSim.scoreCandidates(spark.createDataFrame(rows, schema), table(QUERIES, 2),
+          table(CORPUS, 3)).collectAsList();
+      assertEquals(4, scored.size());
+      for (Row row : scored) {
+        List<String> candidates = row.getList(1);
+        List<Float> scores = row.getList(2);
+        for (int j = 0; j < candidates.size(); j++) {
+          float want = want(row.getString(0), candidates.get(j));
+          assertEquals(want, scores.get(j), 1e-5f * Math.max(1, Math.abs(want)), row.getString(0) + " " + j);
+        }
+      }
+    } finally {
+      spark.conf().set("spark.sql.autoBroadcastJoinThreshold", threshold);
+    }
+  }
+
+  @Test
   void decodingACellThatIsNotBinaryIsRefusedNamingWhatItIs() {
     MaxSimFunctions.register(spark);
     Corpus plain = Corpus.random("p", 2, 3, 8, 26, 0);
