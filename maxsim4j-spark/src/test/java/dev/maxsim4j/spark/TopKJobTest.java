@@ -7,11 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.maxsim4j.DType;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.functions;
@@ -120,6 +123,35 @@ class TopKJobTest extends WithLocalSpark {
     assertTrue(busy.err().contains("is being written by another job (.maxsim4j-topk.claim is there"), busy.err());
     assertEquals("another job", Files.readString(claimed.resolve(".maxsim4j-topk.claim")), "its claim is kept");
     assertTrue(!Files.exists(out.resolve(".maxsim4j-topk.claim")), "a job's own claim is removed when it ends");
+  }
+
+  /** The local file system, but the staged Parquet run cannot be renamed into place (as on a store that refuses). */
+  public static final class RefusingTableRenames extends RawLocalFileSystem {
+    @Override
+    public boolean rename(org.apache.hadoop.fs.Path src, org.apache.hadoop.fs.Path dst) throws IOException {
+      return !dst.getName().equals("topk") && super.rename(src, dst);
+    }
+  }
+
+  @Test
+  void aTableThatCannotBeMovedIntoPlaceTakesItsRunFileWithIt(@TempDir Path dir) throws Exception {
+    String queries = write(Corpus.random("q", 2, 3, 8, 37, 0), dir, "q.parquet", false);
+    String corpus = write(Corpus.random("d", 6, 3, 8, 38, 0), dir, "corpus", false);
+    Path out = dir.resolve("run");
+    Configuration conf = spark.sparkContext().hadoopConfiguration();
+    conf.set("fs.file.impl", RefusingTableRenames.class.getName());
+    conf.setBoolean("fs.file.impl.disable.cache", true);
+    Result failed;
+    try {
+      failed = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString());
+    } finally {
+      conf.unset("fs.file.impl");
+      conf.unset("fs.file.impl.disable.cache");
+    }
+    assertEquals(1, failed.status());
+    assertTrue(failed.err().contains("could not move") && failed.err().contains("topk"), failed.err());
+    // a run file without its table would be taken for a finished run, and block running the job again
+    assertEquals(List.of(), listed(out));
   }
 
   @Test
