@@ -2,6 +2,8 @@ package dev.maxsim4j.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.io.IOException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -12,6 +14,17 @@ class JobFailureTest {
     Throwable wrapped = new RuntimeException("Job aborted due to stage failure:\n stage dump",
         new IllegalArgumentException("document 'x' has 3 dims; expected 4\nmore"));
     assertEquals("error: document 'x' has 3 dims; expected 4", JobFailure.describe(wrapped));
+  }
+
+  @Test
+  void aStateInputOrMemoryErrorAnywhereInTheChainIsTheLine() {
+    // their messages say what went wrong, where Spark's wrappers around them only name a stage
+    for (Throwable cause : List.of(new IllegalStateException("MaxSim is closed"),
+        new IOException("No space left on device"), new OutOfMemoryError("Java heap space"))) {
+      Throwable wrapped = new RuntimeException("Job aborted due to stage failure:\n stage dump",
+          new RuntimeException("task failed", cause));
+      assertEquals("error: " + cause.getMessage(), JobFailure.describe(wrapped), cause.toString());
+    }
   }
 
   /**
