@@ -33,6 +33,17 @@ class PartitionMergeTest {
   }
 
   @Test
+  void aPartOfNoEntryBetweenOthersTakesNoRank() {
+    // its offset would equal the next part's, and that part's entries be looked up in it
+    List<DistributedTopK.PartTop> parts = List.of(
+        part(0, new float[] {5, 4}, new int[] {0, 1}, "a0", "a1"),
+        part(1, new float[0], new int[0]),
+        part(2, new float[] {4.5f}, new int[] {0}, "c0"));
+    List<Row> rows = DistributedTopK.merge("q", parts, 3);
+    assertEquals(List.of("a0", "c0", "a1"), rows.stream().map(r -> r.get(1)).toList());
+  }
+
+  @Test
   void anIdTwiceInTheTopIsNamed() {
     List<DistributedTopK.PartTop> parts = List.of(
         part(0, new float[] {3}, new int[] {Integer.MAX_VALUE - 1}, "x"),
