@@ -36,6 +36,15 @@ class HostileIdTypeTest extends WithLocalSpark {
     }
   }
 
+  @Test
+  void anIdColumnOfOnlyNullsIsRefusedWhenTheTableIsMade() {
+    // Spark orders the void type, but its every id is null and would fail only once a job reads it
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> EmbeddingTable.of(table("NULL")));
+    assertEquals("id column 'id' is void; expected a single value per row such as a string or a number",
+        e.getMessage());
+  }
+
   /**
    * Strings under a collation that matches other text as equal (UTF8_LCASE, a _CI or _RTRIM one) are refused as
    * ids: Spark's joins matched 'a' to 'A' while the scorers' lookups by exact text did not, so topK listed one id
