@@ -28,6 +28,12 @@ class HostileJobOptionsTest {
   }
 
   @Test
+  void anOptionLastOnTheLineWithoutItsValueIsAUsageError() {
+    String err = usageError("--queries", "q", "--corpus", "c", "--out", "o", "--k");
+    assertEquals(true, err.startsWith("maxsim4j-spark: --k needs a value (usage:"), err);
+  }
+
+  @Test
   void anOptionGivenTwiceIsAUsageErrorNamingBothValues() {
     // the last value silently winning would run a job other than the one a script's earlier --k asked for
     String err = usageError("--queries", "q", "--corpus", "c", "--k", "5", "--out", "o", "--k", "50");
