@@ -60,6 +60,18 @@ class TokenCodecTest {
     badType[1] = 9;
     e = assertThrows(IllegalArgumentException.class, () -> TokenCodec.decode(badType));
     assertTrue(e.getMessage().contains("type code 9"), e.getMessage());
+    // the first code past the known ones states no type, so that reading the cell names the code and its row
+    badType[1] = 6;
+    assertEquals(DType.FLOAT32, TokenCodec.statedType(badType));
+    assertEquals(DType.FLOAT32, TokenCodec.statedType(badType[0], badType[1]));
+  }
+
+  @Test
+  void encodingTypeNamesAreReadInAnyCaseAndWithoutTheBlanksAroundThem() {
+    assertEquals(DType.BFLOAT16, TokenColumns.parseType(" BF16 "));
+    assertEquals(DType.FLOAT8_E4M3, TokenColumns.parseType("e4m3\t"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TokenColumns.parseType("bf 16"));
+    assertEquals("type 'bf 16'; expected bf16, fp16, fp32, int8, fp8 or binary", e.getMessage());
   }
 
   @Test
