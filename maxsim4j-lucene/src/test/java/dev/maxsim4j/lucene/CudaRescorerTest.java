@@ -101,7 +101,7 @@ class CudaRescorerTest {
             float[][] v = MaxSimRescorerTest.unitVectors(rnd, (plant ? QUERY_TOKENS : 1) + rnd.nextInt(80), false,
                 dim);
             if (plant) {
-              plant(rnd, query, v);
+              QuantizedRescorerTest.plant(rnd, query, v);
               planted.add(i);
             }
             doc.add(new LateInteractionField(FLOAT, v));
@@ -175,7 +175,7 @@ class CudaRescorerTest {
           boolean plant = i % 300 == 11;
           float[][] v = MaxSimRescorerTest.unitVectors(rnd, (plant ? QUERY_TOKENS : 1) + rnd.nextInt(80), false, dim);
           if (plant) {
-            plant(rnd, query, v);
+            QuantizedRescorerTest.plant(rnd, query, v);
             planted.add(i);
           }
           Document doc = new Document();
@@ -210,22 +210,5 @@ class CudaRescorerTest {
       docs.add(hits.scoreDocs[i].doc);
     }
     return docs;
-  }
-
-  /** Replaces the first tokens of {@code v} by the query's plus a little noise (unit length again). */
-  private static void plant(Random rnd, float[][] query, float[][] v) {
-    int dim = query[0].length;
-    for (int i = 0; i < query.length; i++) {
-      float[] t = new float[dim];
-      double norm = 0;
-      for (int k = 0; k < dim; k++) {
-        t[k] = query[i][k] + (float) (0.05 * rnd.nextGaussian() / Math.sqrt(dim));
-        norm += t[k] * t[k];
-      }
-      for (int k = 0; k < dim; k++) {
-        t[k] /= (float) Math.sqrt(norm);
-      }
-      v[i] = t;
-    }
   }
 }

@@ -78,7 +78,7 @@ class QuantizedRescorerTest {
           boolean plant = i % 200 == 7;
           float[][] v = MaxSimRescorerTest.unitVectors(rnd, (plant ? QUERY_TOKENS : 1) + rnd.nextInt(60), false, DIM);
           if (plant) {
-            plant(rnd, v);
+            plant(rnd, query, v);
             planted.add(i);
           }
           doc.add(new LateInteractionField(FLOAT, v));
@@ -100,16 +100,17 @@ class QuantizedRescorerTest {
     return doc % 13 == 4 && doc % 200 != 7;
   }
 
-  /** Replaces the first tokens of {@code v} by the query's tokens plus a little noise (unit length again). */
-  private static void plant(Random rnd, float[][] v) {
-    for (int i = 0; i < QUERY_TOKENS; i++) {
-      float[] t = new float[DIM];
+  /** Replaces the first tokens of {@code v} by the tokens of {@code query} plus a little noise (unit length again). */
+  static void plant(Random rnd, float[][] query, float[][] v) {
+    int dim = query[0].length;
+    for (int i = 0; i < query.length; i++) {
+      float[] t = new float[dim];
       double norm = 0;
-      for (int k = 0; k < DIM; k++) {
-        t[k] = query[i][k] + (float) (0.05 * rnd.nextGaussian() / Math.sqrt(DIM));
+      for (int k = 0; k < dim; k++) {
+        t[k] = query[i][k] + (float) (0.05 * rnd.nextGaussian() / Math.sqrt(dim));
         norm += t[k] * t[k];
       }
-      for (int k = 0; k < DIM; k++) {
+      for (int k = 0; k < dim; k++) {
         t[k] /= (float) Math.sqrt(norm);
       }
       v[i] = t;
