@@ -221,6 +221,29 @@ class GradientTest {
     }
   }
 
+  /** fp16 gradients past fp16's range are infinite, as GradientPrecision.INPUT documents, where fp32 ones are finite. */
+  @ParameterizedTest
+  @MethodSource("backends")
+  void halfGradientsPastTheRangeOfHalfAreInfinite(String backend) {
+    RandomBatches r = new RandomBatches();
+    TokenBatch q = r.padded(DType.FLOAT16, 2, 5, 8, 0);
+    TokenBatch d = r.padded(DType.FLOAT16, 3, 6, 8, 0);
+    try (MaxSim m = MaxSim.builder().backend(backend).build()) {
+      TrainingScores ts = m.scoresForTraining(q, d);
+      float[] dS = new float[6];
+      java.util.Arrays.fill(dS, 1e5f);
+      float[] wide = ts.backward(dS, GradientPrecision.FLOAT32).queries().toFloatArray();
+      float[] half = ts.backward(dS, GradientPrecision.INPUT).queries().toFloatArray();
+      int infinite = 0;
+      for (int i = 0; i < wide.length; i++) {
+        assertTrue(Float.isFinite(wide[i]), "fp32 gradient " + i);
+        assertEquals(DType.FLOAT16.widen(DType.FLOAT16.narrow(wide[i])), half[i], 0f, "fp16 gradient " + i);
+        infinite += Float.isInfinite(half[i]) ? 1 : 0;
+      }
+      assertTrue(infinite > 0, "some fp16 gradient passes 65504");
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("backends")
   void backwardIsBitwiseStableAcrossRunsAndThreadCounts(String backend) {
