@@ -4,7 +4,8 @@
 # tokenizer, LangChain4j; the Spark module, not built for the stage: Spark's own jars are over 100 MB) and packs
 # .gpu-host into .gpu-pack/gpu-host.tar.gz: the runtime compresses to about half, so the core, the bench, the CLI and
 # Lucene with their test classes, A/B fatbins included, travel within the GPU host's 64 MiB. There: carry
-# ".gpu-pack" and begin the command with `tar xzf .gpu-pack/gpu-host.tar.gz`; then
+# ".gpu-pack" and begin the command with `rm -rf .gpu-host && tar xzf .gpu-pack/gpu-host.tar.gz` (a warm host keeps
+# an earlier call's .gpu-host, whose stale jars the class path would take too); then
 # `.gpu-host/suite.sh` runs the GPU tests within one call (scripts/gpu-suite.sh), `.gpu-host/parts.sh SECONDS
 # "CLASSES" ...` chosen classes (scripts/gpu-test-parts.sh) and `.gpu-host/java.sh dev.maxsim4j.bench.Main gpu ...`
 # the GPU benches.
@@ -61,16 +62,19 @@ fi
 
 step="packing .gpu-host into .gpu-pack/gpu-host.tar.gz"
 cd "$root"
-grep -qxF '/.gpu-pack/' .git/info/exclude 2>/dev/null || echo '/.gpu-pack/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)
+grep -qxF '/.gpu-pack/' "$exclude" 2>/dev/null || echo '/.gpu-pack/' >> "$exclude"
 mkdir -p .gpu-pack
 tar czf .gpu-pack/gpu-host.tar.gz.part .gpu-host
 mv .gpu-pack/gpu-host.tar.gz.part .gpu-pack/gpu-host.tar.gz
-# what travels besides: tracked files and untracked ones git does not ignore
-tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null \
-  | awk '{s += $1} END {print s + 0}')
-pack=$(stat -c %s .gpu-pack/gpu-host.tar.gz)
-echo "staged: $(du -sm .gpu-host | cut -f1) MiB in .gpu-host, packed $((pack >> 20)) MiB; with the tracked tree" \
-  "$(((pack + tree) >> 20)) MiB of the GPU host's 64: carry \".gpu-pack\", begin with tar xzf .gpu-pack/gpu-host.tar.gz"
+# what travels besides: tracked files (a deleted one, which stat cannot find, counts nothing) and untracked ones git
+# does not ignore
+tree=$( { git ls-files -z --cached --others --exclude-standard --deduplicate \
+  | xargs -0 -r stat -c %s -- 2>/dev/null || true; } | awk '{s += $1} END {print s + 0}')
+pack=$(du -sb .gpu-pack | cut -f1)
+echo "staged: $(du -sm .gpu-host | cut -f1) MiB in .gpu-host, .gpu-pack $((pack >> 20)) MiB; with the tree" \
+  "$(((pack + tree) >> 20)) MiB of the GPU host's 64: carry \".gpu-pack\" and begin with" \
+  "rm -rf .gpu-host && tar xzf .gpu-pack/gpu-host.tar.gz"
 if (( pack + tree >= 64 << 20 )); then
   echo "gpu-stage: .gpu-pack and the tree are over the GPU host's 64 MiB" >&2
   exit 1
