@@ -31,9 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code score --backend cuda} on files: every document type (fp32, bf16, int8, fp8, 1-bit) packed with a mask and
- * ragged rows, against fp32 and bf16 queries of 32 tokens at d = 33 and 128 (bf16 queries at 128 take the tensor-core
- * kernels); all-pairs scores agree with the float64 reference to fp32 accuracy, and the top-k runs of the file and
- * of a folder of shards rank as the CPU backend's do.
+ * ragged rows, against fp32 and bf16 queries of 32 tokens at d = 33 and 128 (a width the tensor-core kernels take
+ * with bf16 queries); all-pairs scores agree with the float64 reference to fp32 accuracy, and the top-k runs of the
+ * file and of a folder of shards rank as the CPU backend's do.
  */
 @Tag("gpu")
 @ExtendWith(CudaScoreCommandTest.RequiresCuda.class)
@@ -44,18 +44,27 @@ class CudaScoreCommandTest {
   private static final int QUERY_TOKENS = 32;
   private static final int K = 10;
 
-  @TempDir Path dir;
-  private final SplittableRandom rnd = new SplittableRandom();
+  /** Fresh every run; a failure names it, and {@code -Dfuzz.seed} replays it. */
+  private static final long SEED = Long.getLong("fuzz.seed", new SplittableRandom().nextLong());
 
-  /** Enables the tests only where the CUDA backend can run, saying why not elsewhere. */
+  @TempDir Path dir;
+  private final SplittableRandom rnd = new SplittableRandom(SEED);
+
+  /** Enables the tests only where the CUDA backend can run (asked once), saying why not elsewhere. */
   static final class RequiresCuda implements ExecutionCondition {
-    @Override
-    public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-      try (MaxSim probe = MaxSim.builder().backend("cuda").build()) {
-        return ConditionEvaluationResult.enabled("a CUDA device is present: " + probe.backendInfo());
+    private static final ConditionEvaluationResult RESULT = probe();
+
+    private static ConditionEvaluationResult probe() {
+      try (MaxSim cuda = MaxSim.builder().backend("cuda").build()) {
+        return ConditionEvaluationResult.enabled("a CUDA device is present: " + cuda.backendInfo());
       } catch (IllegalStateException e) {
         return ConditionEvaluationResult.disabled("GPU test skipped: " + e.getMessage());
       }
+    }
+
+    @Override
+    public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+      return RESULT;
     }
   }
 
@@ -83,7 +92,8 @@ class CudaScoreCommandTest {
         Path shards = Files.createDirectories(dir.resolve("shards-" + type + "-" + d));
         writeShards(shards, file, offsets, new int[] {0, 1, 300, DOCS});
         for (boolean bf16Queries : new boolean[] {false, true}) {
-          String what = type + " documents, d=" + d + ", " + (bf16Queries ? "bf16" : "fp32") + " queries";
+          String what = type + " documents, d=" + d + ", " + (bf16Queries ? "bf16" : "fp32") + " queries (seed "
+              + SEED + "L)";
           TokenBatch queries = queries(bf16Queries, d);
           String q = dir.resolve(bf16Queries ? "q-bf16.safetensors" : "q-fp32.safetensors").toString();
           List<String> bits = type == DType.BINARY ? List.of("--docs-bits", String.valueOf(d)) : List.of();
