@@ -221,7 +221,7 @@ class GradientTest {
     }
   }
 
-  /** fp16 gradients past fp16's range are infinite, as GradientPrecision.INPUT documents, where fp32 ones are finite. */
+  /** fp16 gradients past fp16's range are infinite, as GradientPrecision.INPUT says, where fp32 ones are finite. */
   @ParameterizedTest
   @MethodSource("backends")
   void halfGradientsPastTheRangeOfHalfAreInfinite(String backend) {

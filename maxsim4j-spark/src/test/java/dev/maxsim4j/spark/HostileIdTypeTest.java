@@ -37,7 +37,7 @@ class HostileIdTypeTest extends WithLocalSpark {
   }
 
   @Test
-  void anIdColumnOfOnlyNullsIsRefusedWhenTheTableIsMade() {
+  void anIdColumnOfTheVoidTypeIsRefusedWhenTheTableIsMade() {
     // Spark orders the void type, but its every id is null and would fail only once a job reads it
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> EmbeddingTable.of(table("NULL")));

@@ -139,19 +139,29 @@ class TopKJobTest extends WithLocalSpark {
     String corpus = write(Corpus.random("d", 6, 3, 8, 38, 0), dir, "corpus", false);
     Path out = dir.resolve("run");
     Configuration conf = spark.sparkContext().hadoopConfiguration();
+    String impl = conf.get("fs.file.impl");
+    String noCache = conf.get("fs.file.impl.disable.cache");
     conf.set("fs.file.impl", RefusingTableRenames.class.getName());
     conf.setBoolean("fs.file.impl.disable.cache", true);
     Result failed;
     try {
       failed = run("--queries", queries, "--corpus", corpus, "--k", "3", "--out", out.toString());
     } finally {
-      conf.unset("fs.file.impl");
-      conf.unset("fs.file.impl.disable.cache");
+      restore(conf, "fs.file.impl", impl);
+      restore(conf, "fs.file.impl.disable.cache", noCache);
     }
     assertEquals(1, failed.status());
     assertTrue(failed.err().contains("could not move") && failed.err().contains("topk"), failed.err());
     // a run file without its table would be taken for a finished run, and block running the job again
     assertEquals(List.of(), listed(out));
+  }
+
+  private static void restore(Configuration conf, String key, String value) {
+    if (value == null) {
+      conf.unset(key);
+    } else {
+      conf.set(key, value);
+    }
   }
 
   @Test
